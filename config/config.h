@@ -1,0 +1,170 @@
+// The validated configuration (DESIGN.md §8). Loading is the one place that throws: a ConfigError
+// names the file, line and key. Everything downstream reads plain structs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sw::config {
+
+using Duration = std::chrono::milliseconds;
+
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, int line, std::string key, const std::string& message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }         // 1-based; 0 when unknown (missing key)
+  const std::string& key() const { return key_; }  // dotted path, e.g. "pool.size"
+
+ private:
+  std::string file_;
+  int line_;
+  std::string key_;
+};
+
+// libpq-style "key=value key='quoted value'" connection string.
+struct ConnInfo {
+  std::string host = "127.0.0.1";
+  int port = 5432;
+  std::string dbname;
+  std::string user;
+  std::string password;
+  std::string sslmode = "disable";   // disable | allow | prefer | require | verify-ca | verify-full
+  std::string sslrootcert;
+  std::map<std::string, std::string> other;  // any other keyword, kept for libpq users (mover)
+};
+// Throws std::invalid_argument with a message naming the bad keyword.
+ConnInfo parse_conninfo(const std::string& dsn);
+
+struct Tls {
+  std::string cert_file;
+  std::string key_file;
+  bool enabled() const { return !cert_file.empty() && !key_file.empty(); }
+};
+
+struct Listen {
+  std::string host = "127.0.0.1";
+  int port = 6432;
+  int max_client_connections = 10000;
+  Tls tls;
+};
+
+enum class AuthMethod { Trust, Md5, ScramSha256 };
+
+struct User {
+  std::string name;
+  std::string password;  // cleartext or a SCRAM-SHA-256$... verifier (scram only)
+};
+
+struct Auth {
+  AuthMethod method = AuthMethod::ScramSha256;
+  std::vector<User> users;
+  Duration login_timeout{std::chrono::seconds(60)};  // client must finish startup+auth within it
+  const User* find(const std::string& name) const;
+};
+
+enum class PoolMode { Transaction, Session };
+
+struct Pool {
+  PoolMode mode = PoolMode::Transaction;
+  int size = 20;                                               // per shard and user, all workers
+  Duration idle_timeout{std::chrono::seconds(60)};             // close server conns idle longer
+  Duration query_wait_timeout{std::chrono::seconds(5)};        // client waiting for a server conn
+  Duration server_lifetime{std::chrono::seconds(3600)};        // close server conns older, when idle
+  Duration server_connect_timeout{std::chrono::seconds(5)};    // TCP connect + backend login
+};
+
+struct Admin {
+  std::string database = "shardwire";
+  std::vector<std::string> users;
+};
+
+struct Metrics {
+  std::string listen;  // "host:port"; empty = disabled
+};
+
+struct Catalog {
+  std::string dsn;
+};
+
+struct Shard {
+  std::string name;
+  std::string dsn;     // as written (never logged: may hold a password)
+  ConnInfo conn;
+};
+
+struct ShardedTable {
+  std::string name;
+  std::string key;
+  std::string type = "bigint";   // smallint | integer | bigint | text | varchar | uuid
+  std::string version_column;    // optional
+};
+
+struct Sharding {
+  int buckets = 4096;
+  std::string default_shard;     // defaults to the first shard
+  std::vector<ShardedTable> tables;
+  Duration directory_lease{std::chrono::seconds(30)};
+};
+
+struct Mover {
+  int64_t copy_rows_per_sec = 50000;
+  Duration rollback_window{std::chrono::hours(24)};
+  int64_t rollback_wal_budget = 1ll << 30;  // bytes
+  int max_concurrent = 2;
+  std::string user;
+  std::string password;
+};
+
+struct Cutover {
+  Duration queue_timeout{std::chrono::seconds(2)};
+  int queue_max = 10000;
+  Duration drain_timeout{std::chrono::seconds(5)};
+};
+
+struct Config {
+  std::string file;                 // where it was loaded from
+  std::string database;             // logical database clients connect to; default: first shard's dbname
+  Listen listen;
+  int workers = 1;
+  std::string log_level = "info";
+  uint64_t max_message_size = 256ull << 20;
+  Admin admin;
+  Metrics metrics;
+  Auth auth;
+  Pool pool;
+  Catalog catalog;
+  std::vector<Shard> shards;
+  Sharding sharding;
+  Mover mover;
+  Cutover cutover;
+
+  const Shard* find_shard(const std::string& name) const;
+};
+
+// Loads and validates. Throws ConfigError naming file, line and key; unknown keys are errors.
+Config load_file(const std::string& path);
+Config load_string(const std::string& text, const std::string& file_name);
+
+// Settings that differ between two configs, as dotted keys; and which of them a running proxy
+// cannot apply without a restart (listen address, workers).
+struct ConfigDiff {
+  std::vector<std::string> changed;
+  std::vector<std::string> need_restart;
+};
+ConfigDiff diff(const Config& running, const Config& loaded);
+
+// Durations: "250ms", "5s", "10m", "24h", or a bare number of seconds.
+Duration parse_duration(const std::string& text);  // throws std::invalid_argument
+
+// Byte sizes: "256MB", "1GB", "64kB" (powers of 1024, as PostgreSQL reads them), or a bare number
+// of bytes. Throws std::invalid_argument.
+uint64_t parse_byte_size(const std::string& text);
+
+}  // namespace sw::config

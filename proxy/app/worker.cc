@@ -1,0 +1,199 @@
+#include "app/worker.h"
+
+#include "app/cancel_registry.h"
+#include "common/log.h"
+#include "net/connection.h"
+#include "wire/messages.h"
+
+namespace sw::app {
+namespace {
+
+uint64_t pack(wire::CancelKey key) { return (uint64_t{key.pid} << 32) | key.secret; }
+
+uint64_t to_ms(config::Duration d) { return static_cast<uint64_t>(d.count()); }
+
+bool same_login(const pool::BackendTarget& a, const pool::BackendTarget& b) {
+  return a.key() == b.key() && a.password == b.password && a.sslrootcert == b.sslrootcert;
+}
+
+}  // namespace
+
+Worker::Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
+               std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls)
+    : index_(index), config_(std::move(config)), cancels_(cancels), client_count_(client_count),
+      tls_(std::move(tls)) {}
+
+Worker::~Worker() {
+  join();
+  sessions_.clear();
+  pools_.clear();
+  listener_.reset();
+}
+
+Status Worker::listen() {
+  listener_ = std::make_unique<net::Listener>(
+      loop_, [this](std::unique_ptr<net::Connection> c) { accept(std::move(c)); });
+  return listener_->listen(config_->listen.host, config_->listen.port, /*reuse_port=*/true);
+}
+
+void Worker::start_thread(std::function<void()> on_exit) {
+  thread_ = std::thread([this, on_exit = std::move(on_exit)] {
+    loop_.run();
+    LOG_DEBUG("worker=%d loop stopped", index_);
+    on_exit();
+  });
+}
+
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::accept(std::unique_ptr<net::Connection> connection) {
+  if (shutting_down_) return;
+  if (client_count_.fetch_add(1) >= config_->listen.max_client_connections) {
+    client_count_.fetch_sub(1);
+    std::string out;
+    wire::encode_error(out, "FATAL", "53300", "sorry, too many clients already (listen.max_client_connections)");
+    LOG_WARN("client=c%llu refused: max_client_connections reached", (unsigned long long)connection->id());
+    connection->write(out);
+    connection->close_after_flush();  // a few bytes: written at once, then closed
+    return;
+  }
+  auto session = std::make_unique<session::Session>(*this, std::move(connection));
+  session::Session* raw = session.get();
+  sessions_.emplace(raw, std::move(session));
+}
+
+void Worker::session_closed(session::Session* session) {
+  // Deleting now would destroy the session inside its own callback.
+  loop_.post([this, session] {
+    if (sessions_.erase(session) != 0) client_count_.fetch_sub(1);
+    stop_when_idle();
+  });
+}
+
+Result<pool::BackendTarget> Worker::target_for(const config::Config& config, const std::string& user) const {
+  const config::Shard* shard = config.find_shard(config.sharding.default_shard);
+  if (shard == nullptr) return Status::config("no default shard configured");
+  pool::BackendTarget target;
+  target.shard = shard->name;
+  target.host = shard->conn.host;
+  target.port = shard->conn.port;
+  target.dbname = shard->conn.dbname;
+  target.sslmode = shard->conn.sslmode;
+  target.sslrootcert = shard->conn.sslrootcert;
+  if (!shard->conn.user.empty()) {
+    // The DSN names the login: every client shares it.
+    target.user = shard->conn.user;
+    target.password = shard->conn.password;
+  } else {
+    const config::User* u = config.auth.find(user);
+    target.user = user;
+    target.password = u ? u->password : std::string();
+  }
+  return target;
+}
+
+pool::PoolSettings Worker::pool_settings() const {
+  const config::Pool& p = config_->pool;
+  pool::PoolSettings s;
+  int workers = std::max(1, config_->workers);
+  s.size = std::max(1, (p.size + workers - 1) / workers);
+  s.idle_timeout_ms = to_ms(p.idle_timeout);
+  s.query_wait_timeout_ms = to_ms(p.query_wait_timeout);
+  s.server_lifetime_ms = to_ms(p.server_lifetime);
+  s.connect_timeout_ms = to_ms(p.server_connect_timeout);
+  s.max_message_size = config_->max_message_size;
+  return s;
+}
+
+pool::Pool* Worker::pool_for(const std::string& user, Status* error) {
+  auto target = target_for(*config_, user);
+  if (!target) {
+    *error = target.status();
+    return nullptr;
+  }
+  std::string key = target->key();
+  auto it = pools_.find(key);
+  if (it != pools_.end() && !it->second.pool->retired()) return it->second.pool.get();
+  if (it != pools_.end()) {
+    // A retired pool with the same key still drains; park it under a unique name.
+    pools_.emplace(key + "#retired" + std::to_string(reinterpret_cast<uintptr_t>(it->second.pool.get())),
+                   std::move(it->second));
+    pools_.erase(it);
+  }
+  auto pool = std::make_unique<pool::Pool>(loop_, *target, pool_settings());
+  pool::Pool* raw = pool.get();
+  pools_[key] = PoolEntry{std::move(pool), user};
+  return raw;
+}
+
+wire::CancelKey Worker::register_cancel(session::Session* session) {
+  wire::CancelKey key = cancels_.add(this);
+  by_cancel_key_[pack(key)] = session;
+  return key;
+}
+
+void Worker::unregister_cancel(wire::CancelKey key) {
+  by_cancel_key_.erase(pack(key));
+  cancels_.remove(key);
+}
+
+void Worker::forward_cancel(wire::CancelKey key) {
+  Worker* owner = cancels_.find(key);
+  if (owner == nullptr) {
+    LOG_INFO("cancel request with an unknown key ignored");
+    return;
+  }
+  owner->post_cancel(key);
+}
+
+void Worker::post_cancel(wire::CancelKey key) {
+  loop_.post([this, key] {
+    auto it = by_cancel_key_.find(pack(key));
+    if (it != by_cancel_key_.end()) it->second->cancel_running_query();
+  });
+}
+
+void Worker::post_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls) {
+  loop_.post([this, config, tls] { apply_reload(config, tls); });
+}
+
+void Worker::apply_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls) {
+  config_ = std::move(config);
+  tls_ = std::move(tls);
+  for (auto& [key, entry] : pools_) {
+    if (entry.pool->retired()) continue;
+    auto target = target_for(*config_, entry.user);
+    if (!target || !same_login(*target, entry.pool->target())) {
+      LOG_INFO("worker=%d pool for shard %s retired by reload", index_, entry.pool->target().shard.c_str());
+      entry.pool->retire();
+    } else {
+      entry.pool->update_settings(pool_settings());
+    }
+  }
+}
+
+void Worker::post_shutdown(bool graceful) {
+  loop_.post([this, graceful] { shutdown(graceful); });
+}
+
+void Worker::shutdown(bool graceful) {
+  shutting_down_ = true;
+  if (listener_) listener_->close();
+  std::vector<session::Session*> sessions;
+  for (auto& [raw, owned] : sessions_) sessions.push_back(raw);
+  for (session::Session* s : sessions) {
+    if (graceful) s->begin_shutdown();
+    else s->terminate(Status::proxy("57P01", "terminating connection due to immediate shutdown"));
+  }
+  for (auto& [key, entry] : pools_) entry.pool->retire();
+  if (!graceful) loop_.stop();
+  stop_when_idle();
+}
+
+void Worker::stop_when_idle() {
+  if (shutting_down_ && sessions_.empty()) loop_.stop();
+}
+
+}  // namespace sw::app

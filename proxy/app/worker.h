@@ -1,0 +1,80 @@
+// One event loop with its own listener (SO_REUSEPORT), client sessions and server pools, so the
+// data path takes no lock. Everything here runs on the worker's thread; other threads talk to
+// it only through post_* methods.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "config/config.h"
+#include "net/listener.h"
+#include "net/loop.h"
+#include "pool/pool.h"
+#include "session/session.h"
+
+namespace sw::app {
+
+class CancelRegistry;
+
+class Worker : public session::SessionHost {
+ public:
+  Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
+         std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls);
+  ~Worker() override;
+
+  // Binds the listener (called before the thread starts; errors are fatal at startup).
+  Status listen();
+  // Runs the loop on a new thread; `on_exit` is called on that thread when the loop ends.
+  void start_thread(std::function<void()> on_exit);
+  void join();
+
+  // Thread-safe requests.
+  void post_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls);
+  void post_shutdown(bool graceful);
+  void post_cancel(wire::CancelKey key);
+
+  // SessionHost
+  net::Loop& loop() override { return loop_; }
+  const config::Config& config() override { return *config_; }
+  pool::Pool* pool_for(const std::string& user, Status* error) override;
+  std::shared_ptr<net::TlsContext> server_tls() override { return tls_; }
+  session::StatementRegistry& statements() override { return statements_; }
+  wire::CancelKey register_cancel(session::Session* session) override;
+  void unregister_cancel(wire::CancelKey key) override;
+  void forward_cancel(wire::CancelKey key) override;
+  bool shutting_down() override { return shutting_down_; }
+  void session_closed(session::Session* session) override;
+
+ private:
+  void accept(std::unique_ptr<net::Connection> connection);
+  void apply_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls);
+  void shutdown(bool graceful);
+  pool::PoolSettings pool_settings() const;
+  Result<pool::BackendTarget> target_for(const config::Config& config, const std::string& user) const;
+  void stop_when_idle();
+
+  int index_;
+  net::Loop loop_;
+  std::shared_ptr<const config::Config> config_;
+  CancelRegistry& cancels_;
+  std::atomic<int>& client_count_;
+  std::shared_ptr<net::TlsContext> tls_;
+  std::unique_ptr<net::Listener> listener_;
+  std::unordered_map<session::Session*, std::unique_ptr<session::Session>> sessions_;
+  std::unordered_map<uint64_t, session::Session*> by_cancel_key_;
+  struct PoolEntry {
+    std::unique_ptr<pool::Pool> pool;
+    std::string user;  // the client user whose login created it
+  };
+  std::map<std::string, PoolEntry> pools_;  // by BackendTarget::key()
+  session::StatementRegistry statements_;
+  bool shutting_down_ = false;
+  std::thread thread_;
+};
+
+}  // namespace sw::app

@@ -1,0 +1,70 @@
+#include "net/listener.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "net/connection.h"
+#include "net/loop.h"
+
+namespace sw::net {
+
+Listener::Listener(Loop& loop, AcceptCallback on_accept)
+    : loop_(loop), on_accept_(std::move(on_accept)) {}
+
+Listener::~Listener() { close(); }
+
+Status Listener::listen(const std::string& host, int port, bool reuse_port) {
+  std::string where = host + ":" + std::to_string(port);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* resolved = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &resolved) != 0 || !resolved)
+    return Status::config("listen: cannot resolve " + where);
+  int fd = socket(resolved->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  int rc = bind(fd, resolved->ai_addr, resolved->ai_addrlen);
+  freeaddrinfo(resolved);
+  if (rc != 0) {
+    std::string reason = std::strerror(errno);
+    ::close(fd);
+    return Status::config("listen: cannot bind " + where + ": " + reason);
+  }
+  handle_ = new uv_tcp_t;
+  uv_tcp_init(loop_.raw(), handle_);
+  handle_->data = this;
+  uv_tcp_open(handle_, fd);
+  rc = uv_listen(reinterpret_cast<uv_stream_t*>(handle_), 1024, [](uv_stream_t* server, int status) {
+    auto* self = static_cast<Listener*>(server->data);
+    if (self == nullptr || status != 0) return;
+    auto connection = Connection::accept(self->loop_, server, next_connection_id());
+    if (connection) self->on_accept_(std::move(connection));
+  });
+  if (rc != 0) {
+    close();
+    return Status::config("listen: cannot listen on " + where + ": " + uv_strerror(rc));
+  }
+  return Status::ok();
+}
+
+void Listener::close() {
+  if (handle_ == nullptr) return;
+  handle_->data = nullptr;
+  uv_close(reinterpret_cast<uv_handle_t*>(handle_),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_tcp_t*>(handle); });
+  handle_ = nullptr;
+}
+
+uint64_t next_connection_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace sw::net

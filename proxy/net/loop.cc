@@ -1,0 +1,80 @@
+#include "net/loop.h"
+
+#include <uv.h>
+
+#include <algorithm>
+
+#include "net/connection.h"
+
+namespace sw::net {
+
+Loop::Loop()
+    : loop_(std::make_unique<uv_loop_t>()),
+      async_(std::make_unique<uv_async_t>()),
+      check_(std::make_unique<uv_check_t>()) {
+  uv_loop_init(loop_.get());
+  uv_async_init(loop_.get(), async_.get(), &Loop::on_async);
+  async_->data = this;
+  uv_check_init(loop_.get(), check_.get());
+  check_->data = this;
+  uv_check_start(check_.get(), &Loop::on_check);
+  uv_unref(reinterpret_cast<uv_handle_t*>(check_.get()));
+}
+
+Loop::~Loop() {
+  uv_close(reinterpret_cast<uv_handle_t*>(async_.get()), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(check_.get()), nullptr);
+  // Let every pending close callback run before the loop memory goes away.
+  uv_run(loop_.get(), UV_RUN_DEFAULT);
+  uv_loop_close(loop_.get());
+}
+
+void Loop::run() {
+  while (!stopping_) {
+    if (uv_run(loop_.get(), UV_RUN_ONCE) == 0) break;
+  }
+}
+
+void Loop::stop() {
+  post([this] { stopping_ = true; });
+}
+
+void Loop::post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(posted_mutex_);
+    posted_.push_back(std::move(task));
+  }
+  uv_async_send(async_.get());
+}
+
+void Loop::on_async(uv_async_t* handle) {
+  auto* self = static_cast<Loop*>(handle->data);
+  std::vector<std::function<void()>> tasks;
+  {
+    std::lock_guard<std::mutex> lock(self->posted_mutex_);
+    tasks.swap(self->posted_);
+  }
+  for (auto& task : tasks) task();
+  self->flush_dirty();
+}
+
+void Loop::on_check(uv_check_t* handle) { static_cast<Loop*>(handle->data)->flush_dirty(); }
+
+void Loop::mark_dirty(Connection* connection) { dirty_.push_back(connection); }
+
+void Loop::forget(Connection* connection) {
+  std::replace(dirty_.begin(), dirty_.end(), connection, static_cast<Connection*>(nullptr));
+}
+
+void Loop::flush_dirty() {
+  // A flush may close a connection (write error), which calls forget(): index, don't iterate.
+  for (size_t i = 0; i < dirty_.size(); ++i) {
+    if (Connection* connection = dirty_[i]) {
+      dirty_[i] = nullptr;
+      connection->flush();
+    }
+  }
+  dirty_.clear();
+}
+
+}  // namespace sw::net

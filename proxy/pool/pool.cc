@@ -1,0 +1,225 @@
+#include "pool/pool.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "net/listener.h"
+#include "net/loop.h"
+#include "net/tls.h"
+#include "wire/startup.h"
+
+namespace sw::pool {
+namespace {
+constexpr uint64_t kMaintenanceIntervalMs = 100;
+}
+
+// Sends one CancelRequest and lets the server close the connection.
+class CancelSender : public net::Connection::Handler {
+ public:
+  explicit CancelSender(wire::CancelKey key) : key_(key) {}
+  void on_connected(net::Connection& c, const Status& status) override {
+    if (status) {
+      c.write(wire::encode_cancel_request(key_));
+      c.close_after_flush();
+    }
+  }
+  void on_readable(net::Connection& c) override { c.consume(c.input().size()); }
+  void on_closed(net::Connection&, const Status&) override {}
+
+ private:
+  wire::CancelKey key_;
+};
+
+Pool::Pool(net::Loop& loop, BackendTarget target, PoolSettings settings)
+    : loop_(loop), target_(std::move(target)), settings_(std::move(settings)), maintenance_(loop) {
+  maintenance_.start(kMaintenanceIntervalMs, kMaintenanceIntervalMs, [this] { maintain(); });
+  maintenance_.unref();
+}
+
+Pool::CancelInFlight::CancelInFlight() = default;
+Pool::CancelInFlight::CancelInFlight(CancelInFlight&&) noexcept = default;
+Pool::CancelInFlight::~CancelInFlight() = default;
+
+Pool::~Pool() {
+  for (auto& [raw, backend] : backends_) backend->close();
+}
+
+Backend* Pool::acquire(Waiter* waiter) {
+  while (!idle_.empty()) {
+    Backend* backend = idle_.back();
+    idle_.pop_back();
+    if (backend->state() != Backend::State::Idle) continue;
+    backend->state_ = Backend::State::Active;
+    return backend;
+  }
+  waiters_.push_back({waiter, net::now_ms(loop_)});
+  grow_if_needed();
+  return nullptr;
+}
+
+void Pool::cancel_wait(Waiter* waiter) {
+  waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
+                                [waiter](const Waiting& w) { return w.waiter == waiter; }),
+                 waiters_.end());
+}
+
+void Pool::release(Backend* backend, bool clean) {
+  backend->detach();
+  uint64_t now = net::now_ms(loop_);
+  bool expired = now - backend->created_ms > settings_.server_lifetime_ms;
+  if (!clean || expired || retired_ || backend->state() != Backend::State::Idle) {
+    if (!clean) LOG_INFO("server=s%llu closing: released in an unknown state", (unsigned long long)backend->id());
+    backend->close();
+    destroy_later(backend);
+    grow_if_needed();
+    return;
+  }
+  hand_to_waiter_or_idle(backend);
+}
+
+void Pool::hand_to_waiter_or_idle(Backend* backend) {
+  if (!waiters_.empty()) {
+    Waiter* waiter = waiters_.front().waiter;
+    waiters_.pop_front();
+    backend->state_ = Backend::State::Active;
+    waiter->on_backend_ready(backend);
+    return;
+  }
+  backend->idle_since_ms = net::now_ms(loop_);
+  idle_.push_back(backend);
+}
+
+void Pool::grow_if_needed() {
+  if (retired_) return;
+  Counts c = counts();
+  int total = c.active + c.idle + c.connecting;
+  int wanted = c.waiting - c.connecting;
+  while (wanted-- > 0 && total < settings_.size) {
+    uint64_t id = net::next_connection_id();
+    auto backend = std::make_unique<Backend>(*this, id, net::now_ms(loop_));
+    Backend* raw = backend.get();
+    backends_.emplace(raw, std::move(backend));
+    ++total;
+    raw->start();
+  }
+}
+
+void Pool::on_login_done(Backend* backend) {
+  server_parameters_ = backend->parameters();
+  LOG_DEBUG("server=s%llu shard=%s logged in", (unsigned long long)backend->id(), target_.shard.c_str());
+  hand_to_waiter_or_idle(backend);
+}
+
+void Pool::on_login_failed(Backend* backend, const Status& why) {
+  destroy_later(backend);
+  // Every waiter hears it: a server that refuses one login refuses the next one too.
+  std::deque<Waiting> failed;
+  failed.swap(waiters_);
+  Status status = why;
+  if (status.fault == Fault::None) status = Status::server("08006", "login failed");
+  status.message = "could not connect to shard " + target_.shard + ": " + status.message;
+  for (auto& w : failed) w.waiter->on_backend_failed(status);
+}
+
+void Pool::on_backend_closed(Backend* backend) {
+  idle_.erase(std::remove(idle_.begin(), idle_.end(), backend), idle_.end());
+  destroy_later(backend);
+  grow_if_needed();
+}
+
+void Pool::destroy_later(Backend* backend) {
+  auto it = backends_.find(backend);
+  if (it == backends_.end()) return;
+  idle_.erase(std::remove(idle_.begin(), idle_.end(), backend), idle_.end());
+  // Deleting inside the backend's own callback would pull the floor from under it.
+  std::shared_ptr<Backend> doomed(std::move(it->second));
+  backends_.erase(it);
+  loop_.post([doomed] {});
+}
+
+void Pool::maintain() {
+  uint64_t now = net::now_ms(loop_);
+  while (!waiters_.empty() && now - waiters_.front().since_ms >= settings_.query_wait_timeout_ms) {
+    Waiter* waiter = waiters_.front().waiter;
+    waiters_.pop_front();
+    waiter->on_backend_failed(Status::proxy(
+        "57014", "no server connection to shard " + target_.shard + " became free within query_wait_timeout (" +
+                     std::to_string(settings_.query_wait_timeout_ms) + " ms)"));
+  }
+  std::vector<Backend*> doomed;
+  for (auto& [raw, backend] : backends_) {
+    bool logging_in = raw->state() == Backend::State::Connecting ||
+                      raw->state() == Backend::State::Negotiating ||
+                      raw->state() == Backend::State::LoggingIn;
+    if (logging_in && now - raw->created_ms > settings_.connect_timeout_ms) doomed.push_back(raw);
+  }
+  for (Backend* b : doomed) b->fail_login(Status::server("08006", "server_connect_timeout expired"));
+  // Idle servers: the oldest idle sit at the front (LIFO hands out from the back).
+  std::vector<Backend*> keep;
+  for (Backend* b : idle_) {
+    bool idle_too_long = now - b->idle_since_ms > settings_.idle_timeout_ms;
+    bool too_old = now - b->created_ms > settings_.server_lifetime_ms;
+    if (idle_too_long || too_old || retired_) {
+      LOG_DEBUG("server=s%llu closing: %s", (unsigned long long)b->id(),
+                retired_ ? "pool retired" : idle_too_long ? "idle_timeout" : "server_lifetime");
+      b->close();
+      doomed.push_back(b);
+    } else {
+      keep.push_back(b);
+    }
+  }
+  idle_.swap(keep);
+  for (Backend* b : doomed) destroy_later(b);
+  cancels_.remove_if([&](const CancelInFlight& c) {
+    return !c.connection->is_open() || now - c.started_ms > settings_.connect_timeout_ms;
+  });
+}
+
+void Pool::update_settings(const PoolSettings& settings) {
+  settings_ = settings;
+  grow_if_needed();
+}
+
+void Pool::retire() {
+  retired_ = true;
+  maintain();
+}
+
+Pool::Counts Pool::counts() const {
+  Counts c;
+  for (auto& [raw, backend] : backends_) {
+    switch (raw->state()) {
+      case Backend::State::Active: ++c.active; break;
+      case Backend::State::Idle: ++c.idle; break;
+      case Backend::State::Closed: break;
+      default: ++c.connecting; break;
+    }
+  }
+  c.waiting = static_cast<int>(waiters_.size());
+  if (!waiters_.empty()) c.max_wait_ms = net::now_ms(loop_) - waiters_.front().since_ms;
+  return c;
+}
+
+std::shared_ptr<net::TlsContext> Pool::tls_context(Status* error) {
+  if (tls_) return tls_;
+  bool verify = target_.sslmode == "verify-ca" || target_.sslmode == "verify-full";
+  auto context = net::TlsContext::make_client(verify, target_.sslrootcert);
+  if (!context) {
+    *error = context.status();
+    return nullptr;
+  }
+  tls_ = *context;
+  return tls_;
+}
+
+
+void Pool::send_cancel(const Backend& backend) {
+  CancelInFlight cancel;
+  cancel.sender = std::make_unique<CancelSender>(backend.server_key());
+  cancel.connection = net::Connection::connect(loop_, target_.host, target_.port, cancel.sender.get(),
+                                               net::next_connection_id());
+  cancel.started_ms = net::now_ms(loop_);
+  cancels_.push_back(std::move(cancel));
+}
+
+}  // namespace sw::pool

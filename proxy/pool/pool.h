@@ -1,0 +1,115 @@
+// Server connections to one target (shard + login) on one worker loop. Hands idle connections
+// to waiters LIFO, opens new ones up to `size`, times out waiters after query_wait_timeout,
+// closes connections idle past idle_timeout or older than server_lifetime.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "net/timer.h"
+#include "pool/backend.h"
+
+namespace sw::net {
+class Loop;
+class TlsContext;
+}  // namespace sw::net
+
+namespace sw::pool {
+
+class CancelSender;
+
+struct PoolSettings {
+  int size = 20;                       // this worker's share
+  uint64_t idle_timeout_ms = 60000;
+  uint64_t query_wait_timeout_ms = 5000;
+  uint64_t server_lifetime_ms = 3600000;
+  uint64_t connect_timeout_ms = 5000;
+  uint64_t max_message_size = 256ull << 20;
+  std::string application_name = "shardwire";
+};
+
+class Pool {
+ public:
+  class Waiter {
+   public:
+    virtual ~Waiter() = default;
+    virtual void on_backend_ready(Backend* backend) = 0;
+    virtual void on_backend_failed(const Status& why) = 0;
+  };
+
+  struct Counts {
+    int active = 0, idle = 0, connecting = 0, waiting = 0;
+    uint64_t max_wait_ms = 0;
+  };
+
+  Pool(net::Loop& loop, BackendTarget target, PoolSettings settings);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  // An idle server (now Active), or nullptr: the waiter is queued and called back later.
+  Backend* acquire(Waiter* waiter);
+  void cancel_wait(Waiter* waiter);
+  // A server whose user is done with it. Clean servers go back idle (or to a waiter); others close.
+  void release(Backend* backend, bool clean);
+
+  void update_settings(const PoolSettings& settings);
+  // Closes idle servers now and the others when released (the target changed or shutdown).
+  void retire();
+  bool retired() const { return retired_; }
+  bool empty() const { return backends_.empty() && waiters_.empty(); }
+
+  // Sends a CancelRequest for `backend`'s current query over a new connection.
+  void send_cancel(const Backend& backend);
+
+  const BackendTarget& target() const { return target_; }
+  const PoolSettings& settings() const { return settings_; }
+  net::Loop& loop() { return loop_; }
+  Counts counts() const;
+  // ParameterStatus set of the last server that logged in (what new clients are told).
+  const std::map<std::string, std::string>& server_parameters() const { return server_parameters_; }
+  bool has_server_parameters() const { return !server_parameters_.empty(); }
+  std::shared_ptr<net::TlsContext> tls_context(Status* error);
+
+ private:
+  friend class Backend;
+  struct Waiting {
+    Waiter* waiter;
+    uint64_t since_ms;
+  };
+  void on_login_done(Backend* backend);
+  void on_login_failed(Backend* backend, const Status& why);
+  void on_backend_closed(Backend* backend);
+  void hand_to_waiter_or_idle(Backend* backend);
+  void grow_if_needed();
+  void maintain();
+  void destroy_later(Backend* backend);
+
+  net::Loop& loop_;
+  BackendTarget target_;
+  PoolSettings settings_;
+  std::map<Backend*, std::unique_ptr<Backend>> backends_;
+  std::vector<Backend*> idle_;  // LIFO: the warmest server first
+  std::deque<Waiting> waiters_;
+  std::map<std::string, std::string> server_parameters_;
+  std::shared_ptr<net::TlsContext> tls_;
+  struct CancelInFlight {
+    CancelInFlight();
+    CancelInFlight(CancelInFlight&&) noexcept;
+    ~CancelInFlight();
+    std::unique_ptr<CancelSender> sender;
+    std::unique_ptr<net::Connection> connection;
+    uint64_t started_ms = 0;
+  };
+  std::list<CancelInFlight> cancels_;
+  net::Timer maintenance_;
+  bool retired_ = false;
+};
+
+}  // namespace sw::pool

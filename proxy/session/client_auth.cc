@@ -1,0 +1,81 @@
+#include "session/client_auth.h"
+
+#include "auth/md5.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+
+ClientAuth::ClientAuth(config::AuthMethod method, const config::User* user, std::string user_name)
+    : method_(method), user_(user), user_name_(std::move(user_name)) {}
+
+Status ClientAuth::failure(std::string_view user_name) {
+  return Status::client("28P01", "password authentication failed for user \"" +
+                                     std::string(user_name) + "\"");
+}
+
+std::string ClientAuth::begin() {
+  std::string out;
+  switch (method_) {
+    case config::AuthMethod::Trust: break;
+    case config::AuthMethod::Md5:
+      auth::random_bytes(salt_, sizeof salt_);
+      wire::encode_auth_md5(out, salt_);
+      break;
+    case config::AuthMethod::ScramSha256:
+      wire::encode_auth_sasl(out, {"SCRAM-SHA-256"});
+      break;
+  }
+  return out;
+}
+
+Result<bool> ClientAuth::on_message(std::string_view body, std::string& out) {
+  switch (method_) {
+    case config::AuthMethod::Trust: return Status::client("08P01", "unexpected password message");
+    case config::AuthMethod::Md5: return on_md5(body);
+    case config::AuthMethod::ScramSha256: return on_scram(body, out);
+  }
+  return failure(user_name_);
+}
+
+Result<bool> ClientAuth::on_md5(std::string_view body) {
+  auto password = wire::decode_password_message(body);
+  if (!password) return password.status();
+  // Unknown users are checked against a password nobody has, to take the same path.
+  std::string expected = auth::md5_password_response(
+      user_name_, user_ ? std::string_view(user_->password) : std::string_view("\x01unknown"), salt_);
+  if (user_ != nullptr && auth::constant_time_equal(*password, expected)) return true;
+  return failure(user_name_);
+}
+
+Result<bool> ClientAuth::on_scram(std::string_view body, std::string& out) {
+  if (scram_step_ == 0) {
+    auto initial = wire::decode_sasl_initial_response(body);
+    if (!initial) return initial.status();
+    if (initial->mechanism != "SCRAM-SHA-256")
+      return Status::client("28000", "client selected an invalid SASL authentication mechanism");
+    if (user_ != nullptr) {
+      auto parsed = auth::parse_scram_secret(user_->password);
+      secret_ = std::make_unique<auth::ScramSecret>(
+          parsed ? *parsed : auth::make_scram_secret(user_->password, auth::random_nonce(16), 4096));
+    }
+    scram_ = std::make_unique<auth::ScramServer>(secret_.get(), user_name_, auth::random_nonce());
+    auto server_first = scram_->on_client_first(initial->data);
+    if (!server_first) return server_first.status();
+    wire::encode_auth_sasl_continue(out, *server_first);
+    scram_step_ = 1;
+    return false;
+  }
+  if (scram_step_ == 1) {
+    auto server_final = scram_->on_client_final(body);
+    if (!server_final) {
+      if (server_final.status().sqlstate == "28P01") return failure(user_name_);
+      return server_final.status();
+    }
+    wire::encode_auth_sasl_final(out, *server_final);
+    scram_step_ = 2;
+    return true;
+  }
+  return Status::client("08P01", "unexpected SASL message after authentication");
+}
+
+}  // namespace sw::session

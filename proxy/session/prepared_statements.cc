@@ -1,0 +1,43 @@
+#include "session/prepared_statements.h"
+
+#include "common/bytes.h"
+
+namespace sw::session {
+
+std::shared_ptr<const PreparedStatement> StatementRegistry::intern(
+    std::string_view query, const std::vector<uint32_t>& param_types) {
+  std::string key;
+  key.reserve(query.size() + 4 * param_types.size() + 4);
+  append_be32(key, static_cast<uint32_t>(param_types.size()));
+  for (uint32_t type : param_types) append_be32(key, type);
+  key.append(query);
+  auto it = by_key_.find(key);
+  if (it != by_key_.end()) return it->second;
+  auto statement = std::make_shared<PreparedStatement>();
+  statement->id = next_id_++;
+  statement->server_name = "sw_" + std::to_string(statement->id);
+  statement->query = std::string(query);
+  statement->param_types = param_types;
+  by_key_.emplace(std::move(key), statement);
+  return statement;
+}
+
+const PreparedStatement* ClientStatements::find(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : it->second.get();
+}
+
+void ClientStatements::add(std::string_view name, std::shared_ptr<const PreparedStatement> statement) {
+  by_name_[std::string(name)] = std::move(statement);
+}
+
+void ClientStatements::remove(std::string_view name) { by_name_.erase(std::string(name)); }
+
+void ClientStatements::remove_id(uint64_t id) {
+  for (auto it = by_name_.begin(); it != by_name_.end();) {
+    if (it->second->id == id) it = by_name_.erase(it);
+    else ++it;
+  }
+}
+
+}  // namespace sw::session

@@ -1,0 +1,49 @@
+// Prepared statements in transaction pooling: a client's statement names map to server-side
+// statements named by the proxy ("sw_<id>"), shared by every client of the worker that prepares
+// the same text with the same parameter types, and prepared lazily on each server that needs one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace sw::session {
+
+struct PreparedStatement {
+  uint64_t id = 0;
+  std::string server_name;
+  std::string query;
+  std::vector<uint32_t> param_types;
+};
+
+// One per worker: interns (query, parameter types) -> statement. Not thread-safe by design.
+class StatementRegistry {
+ public:
+  std::shared_ptr<const PreparedStatement> intern(std::string_view query,
+                                                  const std::vector<uint32_t>& param_types);
+  size_t size() const { return by_key_.size(); }
+
+ private:
+  std::unordered_map<std::string, std::shared_ptr<const PreparedStatement>> by_key_;
+  uint64_t next_id_ = 1;
+};
+
+// One per client: the names it has prepared.
+class ClientStatements {
+ public:
+  const PreparedStatement* find(std::string_view name) const;
+  bool contains(std::string_view name) const { return find(name) != nullptr; }
+  void add(std::string_view name, std::shared_ptr<const PreparedStatement> statement);
+  void remove(std::string_view name);
+  // Forgets a statement by id (its Parse failed on the server).
+  void remove_id(uint64_t id);
+  void clear() { by_name_.clear(); }
+
+ private:
+  std::unordered_map<std::string, std::shared_ptr<const PreparedStatement>> by_name_;
+};
+
+}  // namespace sw::session

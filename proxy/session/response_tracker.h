@@ -1,0 +1,73 @@
+// Knows which server responses are owed for the messages forwarded to a server, so the session
+// can tell when a server is back at a transaction boundary, swallow answers to messages the proxy
+// injected, and emit answers the proxy gives itself in their exact place in the stream.
+// Pure: no I/O.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+namespace sw::session {
+
+// What a forwarded (or proxy-answered) message is owed.
+enum class Owed : uint8_t {
+  Parse,              // '1'
+  Bind,               // '2'
+  DescribeStatement,  // 't' then 'T' | 'n'
+  DescribePortal,     // 'T' | 'n'
+  Execute,            // 'D'* ... 'C' | 'I' | 's' (or COPY sub-protocol then 'C')
+  Close,              // '3'
+  Sync,               // 'Z'
+  Query,              // anything, ends at 'Z' (also FunctionCall)
+  Synthetic,          // bytes the proxy sends itself when their turn comes
+};
+
+struct Expectation {
+  Owed owed = Owed::Sync;
+  bool relay = true;         // relay the server's answer to the client
+  bool relay_errors = true;  // relay an ErrorResponse even when relay is false
+  uint64_t statement = 0;    // Parse: the statement being prepared (forgotten if it fails)
+  std::string bytes;         // Synthetic: what to send
+};
+
+class ResponseTracker {
+ public:
+  enum class Verdict { Relay, Swallow, Desync };
+
+  struct Outcome {
+    Verdict verdict = Verdict::Relay;
+    bool completed = false;        // the message finished the head expectation
+    Expectation finished;          // that expectation, when completed
+    bool dropped_parse_failed = false;
+  };
+
+  // Appends an expectation. Synthetic bytes with nothing owed before them are returned in
+  // `emit_now` instead of being queued.
+  void expect(Expectation expectation, std::string* emit_now);
+
+  // Classifies one server message. Synthetic expectations that become due afterwards are
+  // appended to `emit`. Asynchronous messages ('N', 'A', 'S') never consume an expectation.
+  Outcome on_server_message(char type, std::string* emit);
+
+  bool idle() const { return queue_.empty(); }
+  int owed_ready_for_query() const { return ready_owed_; }
+  bool in_copy() const { return copy_; }
+  // Statements whose Parse failed or was skipped after an error (the session forgets them).
+  const std::deque<uint64_t>& failed_statements() const { return failed_statements_; }
+  void clear_failed_statements() { failed_statements_.clear(); }
+  void reset();
+
+ private:
+  Outcome complete_head();
+  void skip_to_sync();
+  void emit_due_synthetics(std::string* emit);
+
+  std::deque<Expectation> queue_;
+  int ready_owed_ = 0;
+  bool copy_ = false;
+  bool saw_row_description_ = false;
+  std::deque<uint64_t> failed_statements_;
+};
+
+}  // namespace sw::session

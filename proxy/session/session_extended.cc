@@ -1,0 +1,115 @@
+// Session: extended-protocol messages that name prepared statements. In session pooling they pass
+// through untouched; in transaction pooling client names are mapped to shared server statements
+// that are prepared lazily on whichever server runs them.
+#include "session/session.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+
+void Session::ensure_prepared(const PreparedStatement& statement) {
+  if (backend_->prepared.count(statement.id) != 0) return;
+  std::string parse;
+  wire::encode_parse(parse, statement.server_name, statement.query, statement.param_types);
+  backend_->connection().write(parse);
+  backend_->prepared.insert(statement.id);
+  Expectation e;
+  e.owed = Owed::Parse;
+  e.relay = false;         // the client never sent this Parse
+  e.relay_errors = true;   // but if it fails, the client's Bind/Describe fails with it
+  e.statement = statement.id;
+  std::string now;
+  tracker_.expect(std::move(e), &now);
+}
+
+Status Session::forward_parse(const wire::Frame& frame) {
+  auto parse = wire::decode_parse(frame.body);
+  if (!parse) return parse.status();
+  if (session_pooling_ || parse->statement.empty()) {
+    expect(Owed::Parse);
+    backend_->connection().write(whole(frame));
+    return Status::ok();
+  }
+  if (statements_.contains(parse->statement)) {
+    answer_with_error(Status::client(
+        "42P05", "prepared statement \"" + std::string(parse->statement) + "\" already exists"));
+    return Status::ok();
+  }
+  auto statement = host_.statements().intern(parse->query, parse->param_types);
+  statements_.add(parse->statement, statement);
+  if (backend_->prepared.count(statement->id) != 0) {
+    Expectation e;
+    e.owed = Owed::Synthetic;
+    wire::encode_parse_complete(e.bytes);
+    std::string now;
+    tracker_.expect(std::move(e), &now);
+    client_->write(now);
+    return Status::ok();
+  }
+  std::string rewritten;
+  wire::encode_parse(rewritten, statement->server_name, statement->query, statement->param_types);
+  backend_->connection().write(rewritten);
+  backend_->prepared.insert(statement->id);
+  expect(Owed::Parse, true, statement->id);
+  return Status::ok();
+}
+
+Status Session::forward_bind(const wire::Frame& frame) {
+  auto bind = wire::decode_bind(frame.body);
+  if (!bind) return bind.status();
+  if (session_pooling_ || bind->statement.empty()) {
+    expect(Owed::Bind);
+    backend_->connection().write(whole(frame));
+    return Status::ok();
+  }
+  const PreparedStatement* statement = statements_.find(bind->statement);
+  if (statement == nullptr) {
+    answer_with_error(Status::client(
+        "26000", "prepared statement \"" + std::string(bind->statement) + "\" does not exist"));
+    return Status::ok();
+  }
+  ensure_prepared(*statement);
+  std::string rewritten;
+  wire::encode_bind_renamed(rewritten, *bind, statement->server_name);
+  backend_->connection().write(rewritten);
+  expect(Owed::Bind);
+  return Status::ok();
+}
+
+Status Session::forward_describe_or_close(const wire::Frame& frame) {
+  auto target = wire::decode_target(frame.body);
+  if (!target) return target.status();
+  bool describe = frame.type == 'D';
+  Owed owed = !describe ? Owed::Close
+              : target->kind == 'S' ? Owed::DescribeStatement
+                                    : Owed::DescribePortal;
+  if (session_pooling_ || target->kind != 'S' || target->name.empty()) {
+    expect(owed);
+    backend_->connection().write(whole(frame));
+    return Status::ok();
+  }
+  const PreparedStatement* statement = statements_.find(target->name);
+  if (!describe) {
+    // Server statements are shared; closing only forgets the client's name, as a server would.
+    statements_.remove(target->name);
+    Expectation e;
+    e.owed = Owed::Synthetic;
+    wire::encode_close_complete(e.bytes);
+    std::string now;
+    tracker_.expect(std::move(e), &now);
+    client_->write(now);
+    return Status::ok();
+  }
+  if (statement == nullptr) {
+    answer_with_error(Status::client(
+        "26000", "prepared statement \"" + std::string(target->name) + "\" does not exist"));
+    return Status::ok();
+  }
+  ensure_prepared(*statement);
+  std::string rewritten;
+  wire::encode_target(rewritten, 'D', 'S', statement->server_name);
+  backend_->connection().write(rewritten);
+  expect(owed);
+  return Status::ok();
+}
+
+}  // namespace sw::session

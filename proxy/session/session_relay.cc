@@ -1,0 +1,228 @@
+// Session: relaying client messages to a pooled server and the server's answers back.
+#include "common/log.h"
+#include "config/config.h"
+#include "session/session.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+namespace {
+
+// Client input buffered beyond this while no server can take it stops further reads.
+constexpr size_t kMaxBufferedClientInput = 1024 * 1024;
+
+bool is_extended(char type) {
+  return type == 'P' || type == 'B' || type == 'D' || type == 'E' || type == 'C' || type == 'H';
+}
+
+}  // namespace
+
+void Session::read_client_messages() {
+  while (phase_ == Phase::Ready && !waiting_for_backend_) {
+    auto result = wire::read_frame(client_->input(), wire::Sender::Client, limits_);
+    if (result.status == wire::FrameStatus::NeedMore) {
+      if (client_->input().size() > kMaxBufferedClientInput && result.need > client_->input().size()) {
+        // Mid-way through one big message: keep reading, the limit check already bounds it.
+      }
+      return;
+    }
+    if (result.status == wire::FrameStatus::Error) {
+      LOG_INFO("client=c%llu protocol violation: %s", (unsigned long long)id(), result.error.c_str());
+      terminate(Status::client("08P01", result.error));
+      return;
+    }
+    const wire::Frame& frame = result.frame;
+    if (frame.type == 'X') {
+      close("client sent Terminate");
+      return;
+    }
+    if (skip_until_sync_ && frame.type != 'S') {
+      client_->consume(frame.size);
+      continue;
+    }
+    if (backend_ == nullptr) {
+      if (frame.type == 'H') {  // nothing to flush
+        client_->consume(frame.size);
+        continue;
+      }
+      if (frame.type == 'S' && skip_until_sync_) {
+        skip_until_sync_ = false;
+        std::string ready;
+        wire::encode_ready_for_query(ready, transaction_status_);
+        client_->write(ready);
+        client_->consume(frame.size);
+        continue;
+      }
+      if (!acquire_backend()) {
+        if (client_->input().size() > kMaxBufferedClientInput) client_->pause_reading();
+        return;
+      }
+    }
+    if (backend_->connection().over_high_water()) {
+      client_->pause_reading();  // resumed by on_backend_drained
+      return;
+    }
+    if (frame.type == 'S') skip_until_sync_ = false;
+    Status status = forward(frame);
+    client_->consume(frame.size);
+    if (!status) {
+      terminate(status);
+      return;
+    }
+  }
+}
+
+bool Session::acquire_backend() {
+  pool::Backend* backend = pool_->acquire(this);
+  if (backend == nullptr) {
+    waiting_for_backend_ = true;
+    return false;
+  }
+  attach(backend);
+  return true;
+}
+
+void Session::attach(pool::Backend* backend) {
+  backend_ = backend;
+  backend->attach(this);
+  if (backend->applied_state != state_.signature()) {
+    // Bring the server to this client's settings before anything of the client runs there.
+    std::string replay;
+    wire::encode_query(replay, "RESET ALL;" + state_.signature());
+    backend->connection().write(replay);
+    Expectation e;
+    e.owed = Owed::Query;
+    e.relay = false;
+    e.relay_errors = false;
+    std::string unused;
+    tracker_.expect(std::move(e), &unused);
+    backend->applied_state = state_.signature();
+  }
+}
+
+void Session::on_backend_ready(pool::Backend* backend) {
+  waiting_for_backend_ = false;
+  if (phase_ == Phase::AwaitingServerParameters) {
+    pool_->release(backend, true);
+    finish_login();
+    return;
+  }
+  if (phase_ != Phase::Ready) {
+    pool_->release(backend, true);
+    return;
+  }
+  attach(backend);
+  client_->resume_reading();
+  read_client_messages();
+}
+
+void Session::on_backend_failed(const Status& why) {
+  waiting_for_backend_ = false;
+  LOG_WARN("client=c%llu user=%s no server: %s", (unsigned long long)id(), user_.c_str(), why.message.c_str());
+  if (phase_ == Phase::AwaitingServerParameters) {
+    fail_login(why);
+    return;
+  }
+  if (phase_ != Phase::Ready) return;
+  reject_pending_request(why);
+  client_->resume_reading();
+  read_client_messages();
+}
+
+// No server could take the client's next request: answer it with `why` exactly as a server
+// answers a failed request, so the client stays usable.
+void Session::reject_pending_request(const Status& why) {
+  auto result = wire::read_frame(client_->input(), wire::Sender::Client, limits_);
+  bool simple = result.status == wire::FrameStatus::Complete &&
+                (result.frame.type == 'Q' || result.frame.type == 'F');
+  std::string out;
+  wire::encode_error(out, "ERROR", why.sqlstate, why.message);
+  if (simple) {
+    client_->consume(result.frame.size);
+    wire::encode_ready_for_query(out, transaction_status_);
+  } else {
+    skip_until_sync_ = true;
+  }
+  client_->write(out);
+}
+
+void Session::expect(Owed owed, bool relay, uint64_t statement) {
+  Expectation e;
+  e.owed = owed;
+  e.relay = relay;
+  e.statement = statement;
+  std::string now;
+  tracker_.expect(std::move(e), &now);
+}
+
+// An error the proxy gives in place of a server answer, in its exact place in the stream; the
+// rest of the client's extended-protocol batch is skipped like a server skips it.
+void Session::answer_with_error(const Status& error) {
+  Expectation e;
+  e.owed = Owed::Synthetic;
+  wire::encode_error(e.bytes, "ERROR", error.sqlstate, error.message);
+  std::string now;
+  tracker_.expect(std::move(e), &now);
+  client_->write(now);
+  skip_until_sync_ = true;
+}
+
+Status Session::forward(const wire::Frame& frame) {
+  if (is_extended(frame.type)) extended_open_ = true;
+  switch (frame.type) {
+    case 'Q': return forward_query(frame);
+    case 'P': return forward_parse(frame);
+    case 'B': return forward_bind(frame);
+    case 'D':
+    case 'C': return forward_describe_or_close(frame);
+    case 'E': expect(Owed::Execute); break;
+    case 'S':
+      expect(Owed::Sync);
+      extended_open_ = false;
+      break;
+    case 'F': expect(Owed::Query); break;
+    case 'H':
+    case 'd':
+    case 'c':
+    case 'f': break;
+    default:
+      return Status::client("08P01", std::string("unexpected message type '") + frame.type + "'");
+  }
+  backend_->connection().write(whole(frame));
+  return Status::ok();
+}
+
+Status Session::forward_query(const wire::Frame& frame) {
+  auto sql = wire::decode_query(frame.body);
+  if (!sql) return sql.status();
+  auto facts = parser::analyze(*sql);
+  std::shared_ptr<const parser::QueryFacts> known = facts ? *facts : nullptr;
+  if (known) {
+    for (const auto& statement : known->statements) {
+      bool sets = statement.kind == parser::StatementKind::Set ||
+                  statement.kind == parser::StatementKind::SetLocal ||
+                  statement.kind == parser::StatementKind::Reset;
+      Status refused;
+      if (sets && SessionState::is_protected(statement.set_name))
+        refused = Status::client("42501", "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
+      else if (!session_pooling_ && statement.kind == parser::StatementKind::Listen)
+        refused = Status::client("0A000", "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
+      if (!refused.is_ok()) {
+        Expectation e;
+        e.owed = Owed::Synthetic;
+        wire::encode_error(e.bytes, "ERROR", refused.sqlstate, refused.message);
+        wire::encode_ready_for_query(e.bytes, transaction_status_);
+        std::string now;
+        tracker_.expect(std::move(e), &now);
+        client_->write(now);
+        maybe_release_backend();
+        return Status::ok();
+      }
+    }
+  }
+  queries_in_flight_.push_back(std::move(known));
+  expect(Owed::Query);
+  backend_->connection().write(whole(frame));
+  return Status::ok();
+}
+
+}  // namespace sw::session

@@ -1,0 +1,145 @@
+#include "session/session_state.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace sw::session {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool is_identifier(std::string_view name) {
+  if (name.empty()) return false;
+  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '.';
+  });
+}
+
+// "-c a=b --c=d" -> {a,b}, {c,d}. Backslash escapes a space as libpq documents.
+std::vector<std::pair<std::string, std::string>> split_options(std::string_view options) {
+  std::vector<std::string> words;
+  std::string word;
+  for (size_t i = 0; i < options.size(); ++i) {
+    char c = options[i];
+    if (c == '\\' && i + 1 < options.size()) {
+      word.push_back(options[++i]);
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+    } else {
+      word.push_back(c);
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::string_view w = words[i];
+    if (w == "-c" && i + 1 < words.size()) w = words[++i];
+    else if (w.rfind("--", 0) == 0) w.remove_prefix(2);
+    else if (w.rfind("-c", 0) == 0) w.remove_prefix(2);
+    else continue;
+    size_t eq = w.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string name(w.substr(0, eq));
+    std::replace(name.begin(), name.end(), '-', '_');
+    settings.emplace_back(name, std::string(w.substr(eq + 1)));
+  }
+  return settings;
+}
+
+}  // namespace
+
+std::string quote_literal(std::string_view value) {
+  bool backslash = value.find('\\') != std::string_view::npos;
+  std::string out = backslash ? "E'" : "'";
+  for (char c : value) {
+    if (c == '\'') out += "''";
+    else if (c == '\\') out += "\\\\";
+    else out.push_back(c);
+  }
+  out.push_back('\'');
+  return out;
+}
+
+bool SessionState::is_protected(std::string_view name) {
+  std::string n = lower(name);
+  return n == "session_replication_role" || n.rfind("shardwire.", 0) == 0;
+}
+
+void SessionState::set_startup(const std::vector<std::pair<std::string, std::string>>& params) {
+  startup_.clear();
+  auto add = [this](const std::string& name, const std::string& value) {
+    if (!is_identifier(name)) return;
+    startup_.push_back({lower(name), "SET " + name + " = " + quote_literal(value)});
+  };
+  for (const auto& [name, value] : params) {
+    std::string n = lower(name);
+    if (n == "user" || n == "database" || n == "replication") continue;
+    if (n == "options") {
+      for (const auto& [opt, val] : split_options(value)) add(opt, val);
+    } else {
+      add(name, value);
+    }
+  }
+  rebuild_signature();
+}
+
+void SessionState::apply(std::vector<Setting>& settings, const parser::StatementFacts& statement) const {
+  using parser::StatementKind;
+  auto erase = [&settings](const std::string& name) {
+    settings.erase(std::remove_if(settings.begin(), settings.end(),
+                                  [&](const Setting& s) { return s.name == name; }),
+                   settings.end());
+  };
+  switch (statement.kind) {
+    case StatementKind::Set:
+      erase(statement.set_name);
+      settings.push_back({statement.set_name, statement.text});
+      break;
+    case StatementKind::Reset: erase(statement.set_name); break;
+    case StatementKind::ResetAll:
+    case StatementKind::DiscardAll: settings.clear(); break;
+    default: break;
+  }
+}
+
+void SessionState::on_statement(const parser::StatementFacts& statement) {
+  using parser::StatementKind;
+  switch (statement.kind) {
+    case StatementKind::Set:
+    case StatementKind::Reset:
+    case StatementKind::ResetAll:
+    case StatementKind::DiscardAll:
+      if (!pending_dirty_) pending_ = committed_;
+      pending_dirty_ = true;
+      apply(pending_, statement);
+      break;
+    default: break;
+  }
+}
+
+void SessionState::end_transaction(bool committed) {
+  if (!pending_dirty_) return;
+  if (committed) {
+    committed_.swap(pending_);
+    rebuild_signature();
+  }
+  pending_.clear();
+  pending_dirty_ = false;
+}
+
+void SessionState::rebuild_signature() {
+  signature_.clear();
+  for (const auto* list : {&startup_, &committed_}) {
+    for (const Setting& s : *list) {
+      signature_ += s.sql;
+      signature_ += ";";
+    }
+  }
+}
+
+}  // namespace sw::session

@@ -1,0 +1,51 @@
+// Session settings a client has made (startup parameters, SET, RESET), tracked so that whichever
+// server runs the client's next transaction can be brought to the same state first. SETs made in
+// a transaction count only once it commits, as on a real server.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "parser/analyze.h"
+
+namespace sw::session {
+
+class SessionState {
+ public:
+  // Startup packet parameters other than user/database/replication/options become SETs;
+  // "options" (-c name=value / --name=value) is split into its settings.
+  void set_startup(const std::vector<std::pair<std::string, std::string>>& params);
+
+  // A statement that completed without error, in the transaction in progress.
+  void on_statement(const parser::StatementFacts& statement);
+  // The transaction in progress ended: committed (ReadyForQuery 'I' after it) or rolled back.
+  void end_transaction(bool committed);
+
+  // The SQL that brings a freshly RESET server to this state ("" when there is nothing to do
+  // besides RESET ALL). Also serves as the state's identity: equal text, equal state.
+  const std::string& signature() const { return signature_; }
+
+  // True for settings no client may change: they steer fencing and replication.
+  static bool is_protected(std::string_view name);
+
+ private:
+  struct Setting {
+    std::string name;  // lower-case
+    std::string sql;   // statement that sets it
+  };
+  void apply(std::vector<Setting>& settings, const parser::StatementFacts& statement) const;
+  void rebuild_signature();
+
+  std::vector<Setting> startup_;
+  std::vector<Setting> committed_;
+  std::vector<Setting> pending_;  // committed_ as modified by the open transaction
+  bool pending_dirty_ = false;
+  std::string signature_;
+};
+
+// Quotes a value as a SQL string literal ('...' with quotes doubled; E'' when it has a backslash).
+std::string quote_literal(std::string_view value);
+
+}  // namespace sw::session

@@ -1,0 +1,382 @@
+// Decoders and encoders for the messages the proxy looks inside or writes itself.
+//
+// Decoders: every read is bounds-checked; strings must be NUL-terminated inside the body; counts
+// must match the bytes present; a body with bytes left over after the last field is malformed
+// (as PostgreSQL's pq_getmsgend). Errors are 08P01 with the fault of the sender: Client for
+// frontend messages, Server for backend messages. Views point into the body passed in.
+//
+// Encoders: append whole messages through MessageWriter. A message that cannot be represented
+// (a string containing NUL, more than 65535 Parse parameter types, a length past INT32_MAX)
+// leaves `out` unchanged.
+#include "wire/messages.h"
+
+#include <cstring>
+
+#include "common/bytes.h"
+#include "wire/message_writer.h"
+
+namespace sw::wire {
+namespace {
+
+// Bounds-checked sequential reader over a message body. Each read returns false, and consumes
+// nothing, when the body does not hold the field.
+class BodyReader {
+ public:
+  explicit BodyReader(std::string_view body) : body_(body) {}
+
+  bool byte(char& out) {
+    if (remaining() < 1) return false;
+    out = body_[pos_++];
+    return true;
+  }
+  bool int16(uint16_t& out) {
+    if (remaining() < 2) return false;
+    out = load_be16(body_.data() + pos_);
+    pos_ += 2;
+    return true;
+  }
+  bool int32(uint32_t& out) {
+    if (remaining() < 4) return false;
+    out = load_be32(body_.data() + pos_);
+    pos_ += 4;
+    return true;
+  }
+  bool cstr(std::string_view& out) {
+    if (remaining() == 0) return false;  // also keeps a null data() away from memchr
+    const void* nul = std::memchr(body_.data() + pos_, '\0', remaining());
+    if (nul == nullptr) return false;
+    const size_t end = static_cast<size_t>(static_cast<const char*>(nul) - body_.data());
+    out = body_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return true;
+  }
+  bool bytes(uint64_t n, std::string_view& out) {
+    if (n > remaining()) return false;
+    out = body_.substr(pos_, static_cast<size_t>(n));
+    pos_ += static_cast<size_t>(n);
+    return true;
+  }
+  bool skip(uint64_t n) {
+    std::string_view ignored;
+    return bytes(n, ignored);
+  }
+  std::string_view rest() {
+    std::string_view r = body_.substr(pos_);
+    pos_ = body_.size();
+    return r;
+  }
+  size_t remaining() const { return body_.size() - pos_; }
+  bool at_end() const { return pos_ == body_.size(); }
+
+ private:
+  std::string_view body_;
+  size_t pos_ = 0;
+};
+
+constexpr uint32_t kNullLength = 0xffffffffu;  // int32 -1: absent value
+constexpr uint32_t kMaxLength = 0x7fffffffu;
+
+Status client_error(const char* message_name, const std::string& reason) {
+  return Status::client("08P01", std::string("invalid ") + message_name + " message: " + reason);
+}
+
+Status server_error(const char* message_name, const std::string& reason) {
+  return Status::server("08P01", std::string("invalid ") + message_name + " message: " + reason);
+}
+
+const char* const kTrailing = "unexpected bytes after the last field";
+
+// Structure of Bind after the statement name: format codes, parameter values, result formats.
+// Values are not interpreted; only lengths and counts are checked.
+bool bind_rest_is_well_formed(std::string_view rest, std::string& why) {
+  BodyReader r(rest);
+  uint16_t formats = 0;
+  uint16_t params = 0;
+  uint16_t result_formats = 0;
+  if (!r.int16(formats) || !r.skip(uint64_t{formats} * 2)) {
+    why = "parameter format codes truncated";
+    return false;
+  }
+  if (!r.int16(params)) {
+    why = "parameter count missing";
+    return false;
+  }
+  if (formats > 1 && formats != params) {
+    why = std::to_string(formats) + " parameter formats but " + std::to_string(params) +
+          " parameters";
+    return false;
+  }
+  for (uint32_t i = 0; i < params; ++i) {
+    uint32_t length = 0;
+    if (!r.int32(length)) {
+      why = "parameter " + std::to_string(i + 1) + " length missing";
+      return false;
+    }
+    if (length == kNullLength) continue;
+    if (length > kMaxLength || !r.skip(length)) {
+      why = "parameter " + std::to_string(i + 1) + " has invalid length";
+      return false;
+    }
+  }
+  if (!r.int16(result_formats) || !r.skip(uint64_t{result_formats} * 2)) {
+    why = "result format codes truncated";
+    return false;
+  }
+  if (!r.at_end()) {
+    why = kTrailing;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---- frontend ---------------------------------------------------------------------------------
+
+Result<ParseMessage> decode_parse(std::string_view body) {
+  BodyReader r(body);
+  ParseMessage m;
+  if (!r.cstr(m.statement)) return client_error("Parse", "statement name has no terminator");
+  if (!r.cstr(m.query)) return client_error("Parse", "query has no terminator");
+  uint16_t count = 0;
+  if (!r.int16(count)) return client_error("Parse", "parameter type count missing");
+  if (r.remaining() != uint64_t{count} * 4) {
+    return client_error("Parse", std::to_string(count) + " parameter types declared but " +
+                                     std::to_string(r.remaining()) + " bytes follow");
+  }
+  m.param_types.reserve(count);
+  for (uint16_t i = 0; i < count; ++i) {
+    uint32_t oid = 0;
+    r.int32(oid);  // cannot fail: length checked above
+    m.param_types.push_back(oid);
+  }
+  return m;
+}
+
+void encode_parse(std::string& out, std::string_view statement, std::string_view query,
+                  const std::vector<uint32_t>& param_types) {
+  if (param_types.size() > 0xffff) return;  // not representable: int16 count on the wire
+  MessageWriter w(out);
+  w.begin('P').cstr(statement).cstr(query).int16(static_cast<uint16_t>(param_types.size()));
+  for (uint32_t oid : param_types) w.int32(oid);
+  w.end();
+}
+
+Result<BindMessage> decode_bind(std::string_view body) {
+  BodyReader r(body);
+  BindMessage m;
+  if (!r.cstr(m.portal)) return client_error("Bind", "portal name has no terminator");
+  if (!r.cstr(m.statement)) return client_error("Bind", "statement name has no terminator");
+  m.rest = r.rest();
+  std::string why;
+  if (!bind_rest_is_well_formed(m.rest, why)) return client_error("Bind", why);
+  return m;
+}
+
+void encode_bind_renamed(std::string& out, const BindMessage& bind, std::string_view statement) {
+  MessageWriter(out).begin('B').cstr(bind.portal).cstr(statement).bytes(bind.rest).end();
+}
+
+Result<TargetMessage> decode_target(std::string_view body) {
+  BodyReader r(body);
+  TargetMessage m;
+  if (!r.byte(m.kind)) return client_error("Describe/Close", "kind missing");
+  if (m.kind != 'S' && m.kind != 'P') {
+    return client_error("Describe/Close", "kind must be 'S' or 'P'");
+  }
+  if (!r.cstr(m.name)) return client_error("Describe/Close", "name has no terminator");
+  if (!r.at_end()) return client_error("Describe/Close", kTrailing);
+  return m;
+}
+
+void encode_target(std::string& out, char type, char kind, std::string_view name) {
+  MessageWriter(out).begin(type).int8(static_cast<uint8_t>(kind)).cstr(name).end();
+}
+
+Result<std::string_view> decode_query(std::string_view body) {
+  BodyReader r(body);
+  std::string_view sql;
+  if (!r.cstr(sql)) return client_error("Query", "query string has no terminator");
+  if (!r.at_end()) return client_error("Query", kTrailing);
+  return sql;
+}
+
+void encode_query(std::string& out, std::string_view sql) {
+  MessageWriter(out).begin('Q').cstr(sql).end();
+}
+
+Result<SaslInitialResponse> decode_sasl_initial_response(std::string_view body) {
+  BodyReader r(body);
+  SaslInitialResponse m;
+  if (!r.cstr(m.mechanism)) {
+    return client_error("SASLInitialResponse", "mechanism name has no terminator");
+  }
+  uint32_t length = 0;
+  if (!r.int32(length)) return client_error("SASLInitialResponse", "data length missing");
+  if (length != kNullLength) {
+    if (length > kMaxLength || length > r.remaining()) {
+      return client_error("SASLInitialResponse", "invalid data length");
+    }
+    r.bytes(length, m.data);
+  }
+  if (!r.at_end()) return client_error("SASLInitialResponse", kTrailing);
+  return m;
+}
+
+void encode_sasl_initial_response(std::string& out, std::string_view mechanism,
+                                  std::string_view data) {
+  if (data.size() > kMaxLength) return;
+  MessageWriter(out).begin('p').cstr(mechanism).int32(static_cast<uint32_t>(data.size()))
+      .bytes(data).end();
+}
+
+void encode_password_message(std::string& out, std::string_view payload) {
+  MessageWriter(out).begin('p').cstr(payload).end();
+}
+
+void encode_sasl_response(std::string& out, std::string_view data) {
+  MessageWriter(out).begin('p').bytes(data).end();
+}
+
+Result<std::string_view> decode_password_message(std::string_view body) {
+  BodyReader r(body);
+  std::string_view password;
+  if (!r.cstr(password)) return client_error("PasswordMessage", "password has no terminator");
+  if (!r.at_end()) return client_error("PasswordMessage", kTrailing);
+  return password;
+}
+
+void encode_sync(std::string& out) { MessageWriter(out).begin('S').end(); }
+void encode_terminate(std::string& out) { MessageWriter(out).begin('X').end(); }
+
+// ---- backend ----------------------------------------------------------------------------------
+
+Result<AuthenticationMessage> decode_authentication(std::string_view body) {
+  BodyReader r(body);
+  AuthenticationMessage m;
+  if (!r.int32(m.code)) return server_error("Authentication", "request code missing");
+  m.data = r.rest();
+  if (m.code == static_cast<uint32_t>(AuthRequest::Md5Password) && m.data.size() != 4) {
+    return server_error("Authentication", "MD5 salt must be 4 bytes, got " +
+                                              std::to_string(m.data.size()));
+  }
+  return m;
+}
+
+namespace {
+void encode_auth(std::string& out, AuthRequest code, std::string_view data) {
+  MessageWriter(out).begin('R').int32(static_cast<uint32_t>(code)).bytes(data).end();
+}
+}  // namespace
+
+void encode_auth_ok(std::string& out) { encode_auth(out, AuthRequest::Ok, {}); }
+void encode_auth_cleartext(std::string& out) { encode_auth(out, AuthRequest::CleartextPassword, {}); }
+void encode_auth_md5(std::string& out, const char salt[4]) {
+  encode_auth(out, AuthRequest::Md5Password, std::string_view(salt, 4));
+}
+
+void encode_auth_sasl(std::string& out, const std::vector<std::string>& mechanisms) {
+  MessageWriter w(out);
+  w.begin('R').int32(static_cast<uint32_t>(AuthRequest::Sasl));
+  for (const std::string& mechanism : mechanisms) w.cstr(mechanism);
+  w.int8(0).end();
+}
+
+void encode_auth_sasl_continue(std::string& out, std::string_view data) {
+  encode_auth(out, AuthRequest::SaslContinue, data);
+}
+void encode_auth_sasl_final(std::string& out, std::string_view data) {
+  encode_auth(out, AuthRequest::SaslFinal, data);
+}
+
+Result<ParameterStatus> decode_parameter_status(std::string_view body) {
+  BodyReader r(body);
+  ParameterStatus m;
+  if (!r.cstr(m.name)) return server_error("ParameterStatus", "name has no terminator");
+  if (!r.cstr(m.value)) return server_error("ParameterStatus", "value has no terminator");
+  if (!r.at_end()) return server_error("ParameterStatus", kTrailing);
+  return m;
+}
+
+void encode_parameter_status(std::string& out, std::string_view name, std::string_view value) {
+  MessageWriter(out).begin('S').cstr(name).cstr(value).end();
+}
+
+Result<CancelKey> decode_backend_key_data(std::string_view body) {
+  BodyReader r(body);
+  CancelKey key;
+  if (!r.int32(key.pid) || !r.int32(key.secret) || !r.at_end()) {
+    return server_error("BackendKeyData", "body must be 8 bytes, got " +
+                                              std::to_string(body.size()));
+  }
+  return key;
+}
+
+void encode_backend_key_data(std::string& out, CancelKey key) {
+  MessageWriter(out).begin('K').int32(key.pid).int32(key.secret).end();
+}
+
+Result<char> decode_ready_for_query(std::string_view body) {
+  BodyReader r(body);
+  char status = 0;
+  if (!r.byte(status) || !r.at_end()) {
+    return server_error("ReadyForQuery", "body must be 1 byte, got " + std::to_string(body.size()));
+  }
+  if (status != 'I' && status != 'T' && status != 'E') {
+    return server_error("ReadyForQuery", "unknown transaction status");
+  }
+  return status;
+}
+
+void encode_ready_for_query(std::string& out, char status) {
+  MessageWriter(out).begin('Z').int8(static_cast<uint8_t>(status)).end();
+}
+
+Result<std::string_view> decode_command_complete(std::string_view body) {
+  BodyReader r(body);
+  std::string_view tag;
+  if (!r.cstr(tag)) return server_error("CommandComplete", "command tag has no terminator");
+  if (!r.at_end()) return server_error("CommandComplete", kTrailing);
+  return tag;
+}
+
+Result<ErrorFields> decode_error_fields(std::string_view body) {
+  BodyReader r(body);
+  ErrorFields fields;
+  std::string_view localized_severity;
+  for (;;) {
+    char code = 0;
+    if (!r.byte(code)) return server_error("ErrorResponse", "field list has no terminator");
+    if (code == '\0') break;
+    std::string_view value;
+    if (!r.cstr(value)) return server_error("ErrorResponse", "field value has no terminator");
+    switch (code) {
+      case 'S': localized_severity = value; break;
+      case 'V': fields.severity = value; break;  // non-localized: preferred when present
+      case 'C': fields.sqlstate = value; break;
+      case 'M': fields.message = value; break;
+      default: break;  // detail, hint, position, ...: not needed by the proxy
+    }
+  }
+  if (!r.at_end()) return server_error("ErrorResponse", kTrailing);
+  if (fields.severity.empty()) fields.severity = localized_severity;
+  return fields;
+}
+
+void encode_error(std::string& out, std::string_view severity, std::string_view sqlstate,
+                  std::string_view message, std::string_view detail, std::string_view hint,
+                  char type) {
+  MessageWriter w(out);
+  w.begin(type);
+  w.int8('S').cstr(severity).int8('V').cstr(severity);
+  w.int8('C').cstr(sqlstate).int8('M').cstr(message);
+  if (!detail.empty()) w.int8('D').cstr(detail);
+  if (!hint.empty()) w.int8('H').cstr(hint);
+  w.int8(0).end();
+}
+
+void encode_parse_complete(std::string& out) { MessageWriter(out).begin('1').end(); }
+void encode_bind_complete(std::string& out) { MessageWriter(out).begin('2').end(); }
+void encode_close_complete(std::string& out) { MessageWriter(out).begin('3').end(); }
+
+}  // namespace sw::wire

@@ -1,0 +1,259 @@
+#include "parser/analyze.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <thread>
+
+using sw::parser::analyze;
+using sw::parser::analyze_uncached;
+using sw::parser::QueryFacts;
+using sw::parser::StatementKind;
+
+namespace {
+
+// The facts of a string that must parse.
+const QueryFacts& facts_of(const std::string& sql) {
+  static thread_local std::shared_ptr<const QueryFacts> keep;
+  auto result = analyze(sql);
+  REQUIRE_MESSAGE(result.is_ok(), sql);
+  keep = result.value();
+  return *keep;
+}
+
+// The kind of a single-statement string.
+StatementKind kind_of(const std::string& sql) {
+  const QueryFacts& facts = facts_of(sql);
+  REQUIRE_MESSAGE(facts.statements.size() == 1, sql);
+  return facts.statements[0].kind;
+}
+
+}  // namespace
+
+TEST_CASE("DML and queries") {
+  CHECK(kind_of("SELECT 1") == StatementKind::Select);
+  CHECK(kind_of("select * from orders where tenant_id = $1") == StatementKind::Select);
+  CHECK(kind_of("VALUES (1), (2)") == StatementKind::Select);
+  CHECK(kind_of("TABLE orders") == StatementKind::Select);
+  CHECK(kind_of("SELECT 1 UNION ALL SELECT 2") == StatementKind::Select);
+  CHECK(kind_of("WITH x AS (SELECT 1) SELECT * FROM x") == StatementKind::Select);
+  CHECK(kind_of("SELECT * FROM orders FOR UPDATE") == StatementKind::Select);
+  CHECK(kind_of("INSERT INTO orders (id) VALUES (1)") == StatementKind::Insert);
+  CHECK(kind_of("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x") == StatementKind::Insert);
+  CHECK(kind_of("UPDATE orders SET x = 1 WHERE id = 2") == StatementKind::Update);
+  CHECK(kind_of("DELETE FROM orders WHERE id = 2") == StatementKind::Delete);
+  CHECK(kind_of("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE") ==
+        StatementKind::Merge);
+  // SELECT INTO creates a table.
+  CHECK(kind_of("SELECT * INTO new_orders FROM orders") == StatementKind::Ddl);
+}
+
+TEST_CASE("transaction control") {
+  CHECK(kind_of("BEGIN") == StatementKind::Begin);
+  CHECK(kind_of("begin isolation level serializable") == StatementKind::Begin);
+  CHECK(kind_of("START TRANSACTION READ ONLY") == StatementKind::Begin);
+  CHECK(kind_of("COMMIT") == StatementKind::Commit);
+  CHECK(kind_of("END") == StatementKind::Commit);
+  CHECK(kind_of("COMMIT AND CHAIN") == StatementKind::Commit);
+  CHECK(kind_of("ROLLBACK") == StatementKind::Rollback);
+  CHECK(kind_of("ABORT") == StatementKind::Rollback);
+  CHECK(kind_of("SAVEPOINT sp1") == StatementKind::Savepoint);
+  CHECK(kind_of("RELEASE SAVEPOINT sp1") == StatementKind::ReleaseSavepoint);
+  CHECK(kind_of("RELEASE sp1") == StatementKind::ReleaseSavepoint);
+  CHECK(kind_of("ROLLBACK TO SAVEPOINT sp1") == StatementKind::RollbackToSavepoint);
+  CHECK(kind_of("ROLLBACK TO sp1") == StatementKind::RollbackToSavepoint);
+  CHECK(kind_of("PREPARE TRANSACTION 'gid1'") == StatementKind::PrepareTransaction);
+  CHECK(kind_of("COMMIT PREPARED 'gid1'") == StatementKind::CommitPrepared);
+  CHECK(kind_of("ROLLBACK PREPARED 'gid1'") == StatementKind::RollbackPrepared);
+}
+
+TEST_CASE("SET, SET LOCAL, RESET, RESET ALL") {
+  auto one = [](const std::string& sql) { return facts_of(sql).statements.at(0); };
+  CHECK(one("SET search_path TO app, public").kind == StatementKind::Set);
+  CHECK(one("SET search_path TO app, public").set_name == "search_path");
+  CHECK(one("SET SESSION statement_timeout = 5000").kind == StatementKind::Set);
+  CHECK(one("set Application_Name = 'x'").set_name == "application_name");
+  CHECK(one("SET \"DateStyle\" TO ISO").set_name == "datestyle");
+  CHECK(one("SET TIME ZONE 'UTC'").set_name == "timezone");
+  CHECK(one("SET work_mem TO DEFAULT").kind == StatementKind::Set);
+  CHECK(one("SET work_mem FROM CURRENT").kind == StatementKind::Set);
+  CHECK(one("SET ROLE app").set_name == "role");
+  CHECK(one("SET SESSION AUTHORIZATION app").set_name == "session_authorization");
+
+  CHECK(one("SET LOCAL statement_timeout = 0").kind == StatementKind::SetLocal);
+  CHECK(one("SET LOCAL statement_timeout = 0").set_name == "statement_timeout");
+  CHECK(one("SET LOCAL work_mem TO DEFAULT").kind == StatementKind::SetLocal);
+
+  CHECK(one("RESET search_path").kind == StatementKind::Reset);
+  CHECK(one("RESET search_path").set_name == "search_path");
+  CHECK(one("RESET ROLE").set_name == "role");
+  CHECK(one("RESET ALL").kind == StatementKind::ResetAll);
+  CHECK(one("RESET ALL").set_name.empty());
+
+  // Transaction-scoped forms are not session state; session characteristics are.
+  CHECK(one("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE").kind == StatementKind::Utility);
+  CHECK(one("SET TRANSACTION SNAPSHOT '00000003-0000001B-1'").kind == StatementKind::Utility);
+  auto chars = one("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+  CHECK(chars.kind == StatementKind::Set);
+  CHECK(chars.set_name == "session_characteristics");
+}
+
+TEST_CASE("DISCARD, LISTEN/NOTIFY, COPY, PREPARE/EXECUTE/DEALLOCATE") {
+  CHECK(kind_of("DISCARD ALL") == StatementKind::DiscardAll);
+  CHECK(kind_of("DISCARD PLANS") == StatementKind::Discard);
+  CHECK(kind_of("DISCARD SEQUENCES") == StatementKind::Discard);
+  CHECK(kind_of("DISCARD TEMP") == StatementKind::Discard);
+  CHECK(kind_of("LISTEN chan") == StatementKind::Listen);
+  CHECK(kind_of("UNLISTEN *") == StatementKind::Unlisten);
+  CHECK(kind_of("NOTIFY chan, 'payload'") == StatementKind::Notify);
+  CHECK(kind_of("COPY orders FROM STDIN") == StatementKind::Copy);
+  CHECK(kind_of("COPY (SELECT 1) TO STDOUT WITH (FORMAT csv)") == StatementKind::Copy);
+  CHECK(kind_of("PREPARE q(int) AS SELECT $1") == StatementKind::Prepare);
+  CHECK(kind_of("EXECUTE q(1)") == StatementKind::Execute);
+  CHECK(kind_of("DEALLOCATE q") == StatementKind::Deallocate);
+  CHECK(kind_of("DEALLOCATE ALL") == StatementKind::Deallocate);
+}
+
+TEST_CASE("DDL and utility") {
+  CHECK(kind_of("CREATE TABLE t (id bigint primary key)") == StatementKind::Ddl);
+  CHECK(kind_of("ALTER TABLE t ADD COLUMN x int") == StatementKind::Ddl);
+  CHECK(kind_of("DROP TABLE t") == StatementKind::Ddl);
+  CHECK(kind_of("CREATE INDEX ON t (x)") == StatementKind::Ddl);
+  CHECK(kind_of("CREATE VIEW v AS SELECT 1") == StatementKind::Ddl);
+  CHECK(kind_of("CREATE TABLE t2 AS SELECT * FROM t") == StatementKind::Ddl);
+  CHECK(kind_of("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'") ==
+        StatementKind::Ddl);
+  CHECK(kind_of("ALTER TABLE t RENAME TO u") == StatementKind::Ddl);
+  CHECK(kind_of("COMMENT ON TABLE t IS 'x'") == StatementKind::Ddl);
+  CHECK(kind_of("GRANT SELECT ON t TO app") == StatementKind::Ddl);
+  CHECK(kind_of("CREATE SCHEMA s") == StatementKind::Ddl);
+  CHECK(kind_of("CREATE EXTENSION pgcrypto") == StatementKind::Ddl);
+  CHECK(kind_of("TRUNCATE orders") == StatementKind::Ddl);
+
+  CHECK(kind_of("SHOW search_path") == StatementKind::Utility);
+  CHECK(kind_of("EXPLAIN SELECT 1") == StatementKind::Utility);
+  CHECK(kind_of("VACUUM orders") == StatementKind::Utility);
+  CHECK(kind_of("LOCK TABLE orders") == StatementKind::Utility);
+  CHECK(kind_of("DO $$ BEGIN END $$") == StatementKind::Utility);
+  CHECK(kind_of("CALL p()") == StatementKind::Utility);
+  CHECK(kind_of("CHECKPOINT") == StatementKind::Utility);
+}
+
+TEST_CASE("multi-statement strings keep each statement's exact text") {
+  const QueryFacts& facts =
+      facts_of("BEGIN; SET LOCAL a.b = 'x;y'; INSERT INTO t VALUES ('a;b');\n  COMMIT;");
+  REQUIRE(facts.statements.size() == 4);
+  CHECK(facts.statements[0].kind == StatementKind::Begin);
+  CHECK(facts.statements[0].text == "BEGIN");
+  CHECK(facts.statements[1].kind == StatementKind::SetLocal);
+  CHECK(facts.statements[1].set_name == "a.b");
+  CHECK(facts.statements[1].text == "SET LOCAL a.b = 'x;y'");
+  CHECK(facts.statements[2].kind == StatementKind::Insert);
+  CHECK(facts.statements[2].text == "INSERT INTO t VALUES ('a;b')");
+  CHECK(facts.statements[3].kind == StatementKind::Commit);
+  CHECK(facts.statements[3].text == "COMMIT");
+
+  const QueryFacts& dollar = facts_of("SELECT $x$;$x$; SELECT 2 -- trailing\n");
+  REQUIRE(dollar.statements.size() == 2);
+  CHECK(dollar.statements[0].text == "SELECT $x$;$x$");
+  CHECK(dollar.statements[1].text == "SELECT 2 -- trailing");
+
+  // Empty statements between semicolons are not statements.
+  const QueryFacts& sparse = facts_of(";;SELECT 1;;; SELECT 2;");
+  REQUIRE(sparse.statements.size() == 2);
+  CHECK(sparse.statements[0].text == "SELECT 1");
+  CHECK(sparse.statements[1].text == "SELECT 2");
+
+  // Offsets are bytes: multi-byte characters before a statement do not shift it.
+  const QueryFacts& utf8 = facts_of("SELECT 'ÿ€😀'; RESET ALL");
+  REQUIRE(utf8.statements.size() == 2);
+  CHECK(utf8.statements[0].text == "SELECT 'ÿ€😀'");
+  CHECK(utf8.statements[1].text == "RESET ALL");
+  CHECK(utf8.statements[1].kind == StatementKind::ResetAll);
+}
+
+TEST_CASE("empty and comment-only strings give one Empty statement") {
+  for (const char* sql : {"", "   ", "-- just a comment", "/* block */", ";", " ; ; ",
+                          "/* a */ -- b\n"}) {
+    const QueryFacts& facts = facts_of(sql);
+    REQUIRE_MESSAGE(facts.statements.size() == 1, sql);
+    CHECK(facts.statements[0].kind == StatementKind::Empty);
+    CHECK(facts.statements[0].text.empty());
+  }
+}
+
+TEST_CASE("syntax errors are client faults with SQLSTATE 42601") {
+  auto result = analyze("SELEC 1");
+  REQUIRE_FALSE(result.is_ok());
+  CHECK(result.status().fault == sw::Fault::Client);
+  CHECK(result.status().sqlstate == "42601");
+  CHECK(result.status().message.find("syntax error") != std::string::npos);
+
+  // An error anywhere fails the whole string, as PostgreSQL does.
+  auto multi = analyze("SELECT 1; SELECT FROM WHERE;");
+  REQUIRE_FALSE(multi.is_ok());
+  CHECK(multi.status().sqlstate == "42601");
+
+  auto unterminated = analyze("SELECT 'abc");
+  REQUIRE_FALSE(unterminated.is_ok());
+  CHECK(unterminated.status().sqlstate == "42601");
+
+  auto nul = analyze(std::string_view("SELECT 1\0", 9));
+  REQUIRE_FALSE(nul.is_ok());
+  CHECK(nul.status().fault == sw::Fault::Client);
+
+  // Errors are not cached: asking again gives the error again.
+  CHECK_FALSE(analyze("SELEC 1").is_ok());
+}
+
+TEST_CASE("the cache returns the same pointer for the same text") {
+  auto first = analyze("SELECT * FROM cache_probe WHERE id = 1");
+  auto second = analyze("SELECT * FROM cache_probe WHERE id = 1");
+  REQUIRE(first.is_ok());
+  REQUIRE(second.is_ok());
+  CHECK(first.value().get() == second.value().get());
+
+  // A different text (even by one space) is a different entry.
+  auto other = analyze("SELECT * FROM cache_probe WHERE id =  1");
+  REQUIRE(other.is_ok());
+  CHECK(other.value().get() != first.value().get());
+
+  // analyze_uncached always parses anew.
+  auto fresh = analyze_uncached("SELECT * FROM cache_probe WHERE id = 1");
+  REQUIRE(fresh.is_ok());
+  CHECK(fresh.value().get() != first.value().get());
+
+  // The cache is per thread: another thread gets its own entry.
+  const QueryFacts* from_thread = nullptr;
+  std::thread([&] {
+    auto r = analyze("SELECT * FROM cache_probe WHERE id = 1");
+    if (r.is_ok()) from_thread = r.value().get();
+  }).join();
+  CHECK(from_thread != nullptr);
+  CHECK(from_thread != first.value().get());
+}
+
+TEST_CASE("the cache evicts the least recently used entry past 1024 entries") {
+  auto pinned = analyze("SELECT 'lru-pinned'");
+  REQUIRE(pinned.is_ok());
+  auto evicted = analyze("SELECT 'lru-evicted'");
+  REQUIRE(evicted.is_ok());
+  for (int i = 0; i < 1100; ++i) {
+    if (i % 100 == 0) CHECK(analyze("SELECT 'lru-pinned'").value().get() == pinned.value().get());
+    REQUIRE(analyze("SELECT " + std::to_string(i)).is_ok());
+  }
+  CHECK(analyze("SELECT 'lru-pinned'").value().get() == pinned.value().get());
+  // Evicted, so parsed anew; the old pointer is still valid for its holder.
+  CHECK(analyze("SELECT 'lru-evicted'").value().get() != evicted.value().get());
+  CHECK(evicted.value()->statements.at(0).kind == StatementKind::Select);
+}
+
+TEST_CASE("long texts are analyzed but not cached") {
+  std::string long_sql = "SELECT 1 /*" + std::string(10000, 'x') + "*/";
+  auto a = analyze(long_sql);
+  auto b = analyze(long_sql);
+  REQUIRE(a.is_ok());
+  REQUIRE(b.is_ok());
+  CHECK(a.value().get() != b.value().get());
+  CHECK(a.value()->statements.at(0).kind == StatementKind::Select);
+}

@@ -1,0 +1,36 @@
+#include "session/prepared_statements.h"
+
+#include <doctest/doctest.h>
+
+using sw::session::ClientStatements;
+using sw::session::StatementRegistry;
+
+TEST_CASE("the same text and types share one server statement") {
+  StatementRegistry registry;
+  auto a = registry.intern("SELECT $1", {23});
+  auto b = registry.intern("SELECT $1", {23});
+  auto c = registry.intern("SELECT $1", {20});
+  auto d = registry.intern("SELECT $1", {});
+  CHECK(a == b);
+  CHECK(a->id != c->id);
+  CHECK(c->id != d->id);
+  CHECK(a->server_name == "sw_" + std::to_string(a->id));
+  CHECK(registry.size() == 3);
+}
+
+TEST_CASE("client names map to registry statements") {
+  StatementRegistry registry;
+  ClientStatements client;
+  client.add("q1", registry.intern("SELECT 1", {}));
+  client.add("q2", registry.intern("SELECT 1", {}));
+  client.add("q3", registry.intern("SELECT 2", {}));
+  REQUIRE(client.find("q1") != nullptr);
+  CHECK(client.find("q1")->id == client.find("q2")->id);
+  client.remove("q1");
+  CHECK_FALSE(client.contains("q1"));
+  client.remove_id(client.find("q2")->id);
+  CHECK_FALSE(client.contains("q2"));
+  CHECK(client.contains("q3"));
+  client.clear();
+  CHECK_FALSE(client.contains("q3"));
+}

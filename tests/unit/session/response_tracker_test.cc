@@ -1,0 +1,165 @@
+#include "session/response_tracker.h"
+
+#include <doctest/doctest.h>
+
+using sw::session::Expectation;
+using sw::session::Owed;
+using sw::session::ResponseTracker;
+using Verdict = ResponseTracker::Verdict;
+
+namespace {
+
+Expectation owed(Owed kind, bool relay = true, uint64_t statement = 0) {
+  Expectation e;
+  e.owed = kind;
+  e.relay = relay;
+  e.statement = statement;
+  return e;
+}
+
+Expectation synthetic(std::string bytes) {
+  Expectation e;
+  e.owed = Owed::Synthetic;
+  e.bytes = std::move(bytes);
+  return e;
+}
+
+// Feeds server message types; returns the verdict letters ('R'elay, 'S'wallow, 'X' desync).
+std::string feed(ResponseTracker& tracker, const std::string& types, std::string* emitted = nullptr) {
+  std::string verdicts, emit;
+  for (char type : types) {
+    auto outcome = tracker.on_server_message(type, &emit);
+    verdicts.push_back(outcome.verdict == Verdict::Relay ? 'R' : outcome.verdict == Verdict::Swallow ? 'S' : 'X');
+  }
+  if (emitted) *emitted = emit;
+  return verdicts;
+}
+
+}  // namespace
+
+TEST_CASE("a simple query is owed everything up to ReadyForQuery") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(owed(Owed::Query), &now);
+  CHECK(tracker.owed_ready_for_query() == 1);
+  CHECK(feed(tracker, "TDDCZ") == "RRRRR");
+  CHECK(tracker.idle());
+  CHECK(tracker.owed_ready_for_query() == 0);
+}
+
+TEST_CASE("an error inside a simple query still waits for ReadyForQuery") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(owed(Owed::Query), &now);
+  CHECK(feed(tracker, "E") == "R");
+  CHECK_FALSE(tracker.idle());
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(tracker.idle());
+}
+
+TEST_CASE("extended pipeline completes message by message") {
+  ResponseTracker tracker;
+  std::string now;
+  for (Owed kind : {Owed::Parse, Owed::Bind, Owed::DescribePortal, Owed::Execute, Owed::Sync})
+    tracker.expect(owed(kind), &now);
+  CHECK(feed(tracker, "12TDDC") == "RRRRRR");
+  CHECK_FALSE(tracker.idle());
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(tracker.idle());
+}
+
+TEST_CASE("an error in a pipeline skips the owed answers up to Sync, like the server") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(owed(Owed::Parse, true, 7), &now);
+  tracker.expect(owed(Owed::Bind), &now);
+  tracker.expect(synthetic("X"), &now);
+  tracker.expect(owed(Owed::Execute), &now);
+  tracker.expect(owed(Owed::Sync), &now);
+  tracker.expect(owed(Owed::Parse), &now);
+  tracker.expect(owed(Owed::Sync), &now);
+  std::string emitted;
+  CHECK(feed(tracker, "E", &emitted) == "R");
+  CHECK(emitted.empty());  // the synthetic answer belonged to a skipped message
+  REQUIRE(tracker.failed_statements().size() == 1);
+  CHECK(tracker.failed_statements().front() == 7);
+  CHECK(feed(tracker, "Z1Z") == "RRR");
+  CHECK(tracker.idle());
+}
+
+TEST_CASE("synthetic answers go out in their place") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(synthetic("first"), &now);
+  CHECK(now == "first");  // nothing owed before it
+  now.clear();
+  tracker.expect(owed(Owed::Bind), &now);
+  tracker.expect(synthetic("second"), &now);
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(now.empty());
+  std::string emitted;
+  CHECK(feed(tracker, "2", &emitted) == "R");
+  CHECK(emitted == "second");
+  CHECK(feed(tracker, "Z") == "R");
+}
+
+TEST_CASE("answers to injected messages are swallowed, their errors relayed when asked") {
+  ResponseTracker tracker;
+  std::string now;
+  Expectation replay = owed(Owed::Query, false);
+  replay.relay_errors = false;
+  tracker.expect(replay, &now);
+  Expectation parse = owed(Owed::Parse, false, 3);
+  tracker.expect(parse, &now);
+  tracker.expect(owed(Owed::Bind), &now);
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "SCCZ") == "SSSS");
+  CHECK(feed(tracker, "E") == "R");  // the injected Parse failed: the client must hear it
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(tracker.idle());
+}
+
+TEST_CASE("asynchronous messages never consume what is owed") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "NAS") == "RRR");
+  CHECK_FALSE(tracker.idle());
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(feed(tracker, "N") == "R");  // nothing owed, still fine
+}
+
+TEST_CASE("COPY sub-protocol inside a query and inside Execute") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(owed(Owed::Query), &now);
+  CHECK(feed(tracker, "H") == "R");
+  CHECK(tracker.in_copy());
+  CHECK(feed(tracker, "ddcC") == "RRRR");
+  CHECK_FALSE(tracker.in_copy());
+  CHECK(feed(tracker, "Z") == "R");
+  tracker.expect(owed(Owed::Execute), &now);
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "GCZ") == "RRR");
+  CHECK(tracker.idle());
+}
+
+TEST_CASE("a message nobody asked for is a desync") {
+  ResponseTracker tracker;
+  CHECK(feed(tracker, "D") == "X");
+  std::string now;
+  tracker.expect(owed(Owed::Parse), &now);
+  CHECK(feed(tracker, "2") == "X");
+  tracker.reset();
+  tracker.expect(owed(Owed::Bind), &now);
+  CHECK(feed(tracker, "Z") == "X");
+}
+
+TEST_CASE("an error at the implicit commit of Sync is relayed and ReadyForQuery still follows") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(owed(Owed::Execute), &now);
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "CEZ") == "RRR");
+  CHECK(tracker.idle());
+}

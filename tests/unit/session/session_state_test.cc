@@ -1,0 +1,72 @@
+#include "session/session_state.h"
+
+#include <doctest/doctest.h>
+
+using sw::parser::StatementFacts;
+using sw::parser::StatementKind;
+using sw::session::SessionState;
+
+namespace {
+StatementFacts statement(StatementKind kind, std::string name, std::string text) {
+  StatementFacts s;
+  s.kind = kind;
+  s.set_name = std::move(name);
+  s.text = std::move(text);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("startup parameters become the base of the signature") {
+  SessionState state;
+  state.set_startup({{"user", "app"}, {"database", "app"}, {"application_name", "it's"},
+                     {"options", "-c search_path=a,b --statement-timeout=5s"}});
+  CHECK(state.signature() ==
+        "SET application_name = 'it''s';SET search_path = 'a,b';SET statement_timeout = '5s';");
+}
+
+TEST_CASE("SET counts once its transaction commits") {
+  SessionState state;
+  state.on_statement(statement(StatementKind::Set, "search_path", "SET search_path = x"));
+  CHECK(state.signature().empty());
+  state.end_transaction(true);
+  CHECK(state.signature() == "SET search_path = x;");
+
+  state.on_statement(statement(StatementKind::Set, "work_mem", "SET work_mem = '1MB'"));
+  state.end_transaction(false);  // rolled back
+  CHECK(state.signature() == "SET search_path = x;");
+}
+
+TEST_CASE("later SET replaces earlier, RESET and RESET ALL remove") {
+  SessionState state;
+  state.set_startup({{"application_name", "psql"}});
+  state.on_statement(statement(StatementKind::Set, "a", "SET a = 1"));
+  state.on_statement(statement(StatementKind::Set, "b", "SET b = 2"));
+  state.on_statement(statement(StatementKind::Set, "a", "SET a = 3"));
+  state.end_transaction(true);
+  CHECK(state.signature() == "SET application_name = 'psql';SET b = 2;SET a = 3;");
+  state.on_statement(statement(StatementKind::Reset, "b", "RESET b"));
+  state.end_transaction(true);
+  CHECK(state.signature() == "SET application_name = 'psql';SET a = 3;");
+  state.on_statement(statement(StatementKind::ResetAll, "", "RESET ALL"));
+  state.end_transaction(true);
+  CHECK(state.signature() == "SET application_name = 'psql';");  // startup values are the defaults
+}
+
+TEST_CASE("SET LOCAL is not session state") {
+  SessionState state;
+  state.on_statement(statement(StatementKind::SetLocal, "a", "SET LOCAL a = 1"));
+  state.end_transaction(true);
+  CHECK(state.signature().empty());
+}
+
+TEST_CASE("protected settings") {
+  CHECK(SessionState::is_protected("session_replication_role"));
+  CHECK(SessionState::is_protected("Session_Replication_Role"));
+  CHECK(SessionState::is_protected("shardwire.anything"));
+  CHECK_FALSE(SessionState::is_protected("search_path"));
+}
+
+TEST_CASE("quote_literal") {
+  CHECK(sw::session::quote_literal("a'b") == "'a''b'");
+  CHECK(sw::session::quote_literal("a\\b") == "E'a\\\\b'");
+}
