@@ -84,7 +84,9 @@ MapReader::MapReader(LoadContext& ctx, const YAML::Node& node, std::string path,
   }
   std::vector<std::string_view> candidates(allowed);
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& key_node = it->first;
+    // Copies: the iterator's pair is a temporary, references into it would dangle.
+    const YAML::Node key_node = it->first;
+    const YAML::Node value = it->second;
     const int key_line = detail::line_of(key_node);
     if (!key_node.IsScalar()) {
       ctx_.fail(key_line, path_.empty() ? "(document)" : path_, "keys must be plain names");
@@ -97,7 +99,7 @@ MapReader::MapReader(LoadContext& ctx, const YAML::Node& node, std::string path,
       ctx_.fail(key_line, key_path(key),
                 "duplicate key (first at line " + std::to_string(find(key)->line) + ")");
     }
-    entries_.push_back(Entry{key, it->second, key_line});
+    entries_.push_back(Entry{key, value, key_line});
   }
 }
 

@@ -140,6 +140,8 @@ std::string cached_salted_password(std::string_view password, std::string_view s
 
 }  // namespace detail
 
+// An iteration count of 0 is treated as 1; counts above INT_MAX (outside PostgreSQL's range)
+// give empty keys, which never verify.
 ScramSecret make_scram_secret(std::string_view password, std::string_view salt, uint32_t iterations) {
   ScramSecret secret;
   secret.iterations = std::max<uint32_t>(iterations, 1);

@@ -11,9 +11,11 @@ namespace sw::net {
 namespace {
 
 // Drains this thread's OpenSSL error queue into "reason; reason" (the queue is thread-local and
-// must not leak into the next session on the same loop).
+// must not leak into the next session on the same loop). Generic wrappers ("system lib",
+// "PEM lib") are dropped when a specific reason exists.
 std::string openssl_errors() {
   std::string out;
+  std::string generic;
   while (unsigned long code = ERR_get_error()) {
     char buf[256];
     ERR_error_string_n(code, buf, sizeof buf);
@@ -26,11 +28,16 @@ std::string openssl_errors() {
       start = colon + 1;
     }
     std::string reason(text.substr(start));
+    if (reason.size() > 4 && reason.compare(reason.size() - 4, 4, " lib") == 0) {
+      if (generic.empty()) generic = reason;
+      continue;
+    }
     if (reason.empty() || out.find(reason) != std::string::npos) continue;
     if (!out.empty()) out += "; ";
     out += reason;
   }
-  return out.empty() ? "unknown OpenSSL error" : out;
+  if (out.empty()) out = generic.empty() ? "unknown OpenSSL error" : generic;
+  return out;
 }
 
 // Refuses passphrase-protected keys instead of prompting on the terminal.

@@ -139,6 +139,11 @@ void Pool::destroy_later(Backend* backend) {
 
 void Pool::maintain() {
   uint64_t now = net::now_ms(loop_);
+  if (!waiters_.empty() && log::enabled(log::Level::Debug)) {
+    Counts c = counts();
+    LOG_DEBUG("pool shard=%s active=%d idle=%d connecting=%d waiting=%d max_wait_ms=%llu", target_.shard.c_str(),
+              c.active, c.idle, c.connecting, c.waiting, (unsigned long long)c.max_wait_ms);
+  }
   while (!waiters_.empty() && now - waiters_.front().since_ms >= settings_.query_wait_timeout_ms) {
     Waiter* waiter = waiters_.front().waiter;
     waiters_.pop_front();

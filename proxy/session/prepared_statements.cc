@@ -18,8 +18,14 @@ std::shared_ptr<const PreparedStatement> StatementRegistry::intern(
   statement->server_name = "sw_" + std::to_string(statement->id);
   statement->query = std::string(query);
   statement->param_types = param_types;
+  by_id_.emplace(statement->id, statement.get());
   by_key_.emplace(std::move(key), statement);
   return statement;
+}
+
+void StatementRegistry::mark_validated(uint64_t id) {
+  auto it = by_id_.find(id);
+  if (it != by_id_.end()) it->second->validated = true;
 }
 
 const PreparedStatement* ClientStatements::find(std::string_view name) const {

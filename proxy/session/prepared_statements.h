@@ -17,6 +17,7 @@ struct PreparedStatement {
   std::string server_name;
   std::string query;
   std::vector<uint32_t> param_types;
+  bool validated = false;  // some server accepted its Parse: later Parses can be answered at once
 };
 
 // One per worker: interns (query, parameter types) -> statement. Not thread-safe by design.
@@ -24,10 +25,12 @@ class StatementRegistry {
  public:
   std::shared_ptr<const PreparedStatement> intern(std::string_view query,
                                                   const std::vector<uint32_t>& param_types);
+  void mark_validated(uint64_t id);
   size_t size() const { return by_key_.size(); }
 
  private:
-  std::unordered_map<std::string, std::shared_ptr<const PreparedStatement>> by_key_;
+  std::unordered_map<std::string, std::shared_ptr<PreparedStatement>> by_key_;
+  std::unordered_map<uint64_t, PreparedStatement*> by_id_;
   uint64_t next_id_ = 1;
 };
 

@@ -99,6 +99,7 @@ class Session : private net::Connection::Handler,
 
   // Relay (session_relay.cc)
   void read_client_messages();
+  bool answer_without_server(const wire::Frame& frame);
   bool acquire_backend();
   void attach(pool::Backend* backend);
   Status forward(const wire::Frame& frame);

@@ -40,15 +40,7 @@ void Session::read_client_messages() {
       continue;
     }
     if (backend_ == nullptr) {
-      if (frame.type == 'H') {  // nothing to flush
-        client_->consume(frame.size);
-        continue;
-      }
-      if (frame.type == 'S' && skip_until_sync_) {
-        skip_until_sync_ = false;
-        std::string ready;
-        wire::encode_ready_for_query(ready, transaction_status_);
-        client_->write(ready);
+      if (answer_without_server(frame)) {
         client_->consume(frame.size);
         continue;
       }
@@ -69,6 +61,47 @@ void Session::read_client_messages() {
       return;
     }
   }
+}
+
+// Between transactions some messages need no server, and a client that blocks on them (pgbench
+// -M prepared prepares synchronously) must not wait for one: a Sync with nothing before it, a
+// Flush, closing a statement, and preparing a statement some server has already accepted.
+bool Session::answer_without_server(const wire::Frame& frame) {
+  std::string out;
+  switch (frame.type) {
+    case 'H': return true;
+    case 'S':
+      skip_until_sync_ = false;
+      wire::encode_ready_for_query(out, transaction_status_);
+      break;
+    case 'P': {
+      if (session_pooling_) return false;
+      auto parse = wire::decode_parse(frame.body);
+      if (!parse || parse->statement.empty()) return false;
+      auto statement = host_.statements().intern(parse->query, parse->param_types);
+      if (!statement->validated) return false;
+      if (statements_.contains(parse->statement)) {
+        wire::encode_error(out, "ERROR", "42P05",
+                           "prepared statement \"" + std::string(parse->statement) + "\" already exists");
+        skip_until_sync_ = true;
+      } else {
+        statements_.add(parse->statement, statement);
+        wire::encode_parse_complete(out);
+      }
+      break;
+    }
+    case 'C': {
+      if (session_pooling_) return false;
+      auto target = wire::decode_target(frame.body);
+      if (!target || target->kind != 'S' || target->name.empty()) return false;
+      statements_.remove(target->name);
+      wire::encode_close_complete(out);
+      break;
+    }
+    default: return false;
+  }
+  client_->write(out);
+  return true;
 }
 
 bool Session::acquire_backend() {

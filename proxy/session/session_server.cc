@@ -68,6 +68,9 @@ bool Session::handle_server_message(const wire::Frame& frame) {
   if (relay) client_->write(whole(frame));
   if (!due.empty()) client_->write(due);
   for (uint64_t failed : tracker_.failed_statements()) backend_->prepared.erase(failed);
+  if (outcome.completed && outcome.finished.owed == Owed::Parse && frame.type == '1' &&
+      outcome.finished.statement != 0)
+    host_.statements().mark_validated(outcome.finished.statement);
   if (outcome.dropped_parse_failed && outcome.finished.relay) statements_.remove_id(outcome.finished.statement);
   tracker_.clear_failed_statements();
   if (outcome.completed && outcome.finished.owed == Owed::Query && outcome.finished.relay)

@@ -59,7 +59,10 @@ PgResult::PgResult(PGresult* res) {
   }
   if (const char* t = PQcmdStatus(res)) tag_ = t;
   int nf = PQnfields(res), nt = PQntuples(res);
-  for (int c = 0; c < nf; ++c) names_.push_back(PQfname(res, c));
+  for (int c = 0; c < nf; ++c) {
+    const char* name = PQfname(res, c);  // null for COPY results
+    names_.push_back(name ? name : "");
+  }
   rows_.resize(nt);
   nulls_.resize(nt);
   for (int r = 0; r < nt; ++r) {

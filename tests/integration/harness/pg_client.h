@@ -50,6 +50,10 @@ class PgResult {
 // An open libpq connection. Every wait is bounded.
 class PgConn {
  public:
+  // Collects NoticeResponses into notices() (connect() installs it).
+  void install_notice_receiver();
+
+ public:
   PgConn() = default;
   explicit PgConn(PGconn* conn) : conn_(conn) {}
   ~PgConn() { reset(); }
@@ -86,9 +90,6 @@ class PgConn {
   const std::vector<std::string>& notices() const { return *notices_; }
 
  private:
-  friend struct ConnectResult;
-  friend ConnectResult connect(const std::string&, std::chrono::milliseconds);
-  void install_notice_receiver();
   PGconn* conn_ = nullptr;
   std::shared_ptr<std::vector<std::string>> notices_ = std::make_shared<std::vector<std::string>>();
 };

@@ -3,6 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "auth/base64.h"
 #include "scram_test_util.h"
 
@@ -78,6 +82,30 @@ TEST_CASE("round trip with random nonces and salt") {
   ScramServer server(&secret, "unused", "");
   ScramClient client("correct horse battery staple", "");
   CHECK(run_exchange(client, server).is_ok());
+}
+
+TEST_CASE("ScramClient: the SaltedPassword cache is correct under concurrency and eviction") {
+  // 4 threads x 40 exchanges over 80 (password, salt) pairs: more than the cache holds, with
+  // the same salt under two passwords so a wrong password must never hit a right one's entry.
+  std::vector<ScramSecret> secrets;
+  for (int i = 0; i < 40; ++i) {
+    secrets.push_back(make_scram_secret("pw" + std::to_string(i), "salt" + std::to_string(i), 4096));
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 40; ++i) {
+        int k = (i * 7 + t * 13) % 40;
+        bool right = (i + t) % 2 == 0;
+        ScramServer server(&secrets[k], "unused", random_nonce());
+        ScramClient client(right ? "pw" + std::to_string(k) : "wrong" + std::to_string(k), random_nonce());
+        if (scram_test::run_exchange(client, server).is_ok() != right) failures++;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(failures.load() == 0);
 }
 
 TEST_CASE("random_nonce: printable, unique, PostgreSQL's length") {

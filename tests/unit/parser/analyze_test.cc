@@ -257,3 +257,26 @@ TEST_CASE("long texts are analyzed but not cached") {
   CHECK(a.value().get() != b.value().get());
   CHECK(a.value()->statements.at(0).kind == StatementKind::Select);
 }
+
+TEST_CASE("very deep left-associative chains do not exhaust the stack") {
+  // ~400 KB; libpg_query needs ~25 MB of stack to write this tree out.
+  std::string chain = "SELECT 1";
+  for (int i = 0; i < 200000; ++i) chain += "+1";
+  auto result = analyze(chain);
+  REQUIRE(result.is_ok());
+  CHECK(result.value()->statements.at(0).kind == StatementKind::Select);
+
+  std::string unions = "SELECT 1 INTO t";
+  for (int i = 0; i < 20000; ++i) unions += " UNION SELECT 1";
+  auto into = analyze(unions);
+  REQUIRE(into.is_ok());
+  CHECK(into.value()->statements.at(0).kind == StatementKind::Ddl);
+}
+
+TEST_CASE("statements past the analysis limit are refused, not parsed") {
+  std::string huge = "SELECT 1 /*" + std::string(9u << 20, 'x') + "*/";
+  auto result = analyze(huge);
+  REQUIRE_FALSE(result.is_ok());
+  CHECK(result.status().sqlstate == "54000");
+  CHECK(result.status().fault == sw::Fault::Client);
+}
