@@ -3,13 +3,14 @@
 //
 // ConfigError::what() reads "<file>:<line>: <key>: <message>"; the line is left out when it is
 // unknown (0) and the key when there is none (a YAML syntax error).
+#include "config/config.h"
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "config/config.h"
 #include "config/loader.h"
 
 namespace sw::config {

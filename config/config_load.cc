@@ -35,8 +35,9 @@ bool valid_host_port(const std::string& text) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
   std::string port = text.substr(colon + 1);
-  if (port.size() > 5 || !std::all_of(port.begin(), port.end(),
-                                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
     return false;
   }
   int value = std::stoi(port);
@@ -103,7 +104,8 @@ void read_shards(MapReader& top, std::vector<Shard>& out) {
     read_nonempty(s, "name", shard.name);
     if (shard.name.empty()) s.fail("name", "is required");
     if (!valid_shard_name(shard.name)) {
-      s.fail("name", "may hold only letters, digits, '_', '-' and '.', got " + quote_value(shard.name));
+      s.fail("name",
+             "may hold only letters, digits, '_', '-' and '.', got " + quote_value(shard.name));
     }
     shard.conn = read_dsn(s, "dsn", shard.dsn);
     if (shard.dsn.empty()) s.fail("dsn", "is required");
@@ -131,8 +133,9 @@ void read_sharding(MapReader& top, Sharding& out) {
     if (table.name.empty()) t.fail("name", "is required");
     read_nonempty(t, "key", table.key);
     if (table.key.empty()) t.fail("key", "is required (the shard-key column)");
-    if (t.read_choice("type", table.type, {"smallint", "integer", "int", "int2", "int4", "int8",
-                                           "bigint", "text", "varchar", "uuid"})) {
+    if (t.read_choice("type", table.type,
+                      {"smallint", "integer", "int", "int2", "int4", "int8", "bigint", "text",
+                       "varchar", "uuid"})) {
       table.type = normalize_key_type(table.type);
     }
     read_nonempty(t, "version_column", table.version_column);
@@ -143,8 +146,7 @@ void read_sharding(MapReader& top, Sharding& out) {
 void read_mover(MapReader& top, Mover& out) {
   MapReader m = top.map("mover", {"copy_rows_per_sec", "rollback_window", "rollback_wal_budget",
                                   "max_concurrent", "user", "password"});
-  m.read_int64("copy_rows_per_sec", out.copy_rows_per_sec, 1,
-               std::numeric_limits<int64_t>::max());
+  m.read_int64("copy_rows_per_sec", out.copy_rows_per_sec, 1, std::numeric_limits<int64_t>::max());
   m.read_duration("rollback_window", out.rollback_window);
   uint64_t budget = 0;
   if (m.read_size("rollback_wal_budget", budget, 1ull << 50)) {

@@ -31,14 +31,14 @@ void validate_users(const Config& cfg, const LoadContext& ctx) {
     const std::string path = "auth.users[" + std::to_string(i) + "]";
     auto [it, inserted] = seen.emplace(user.name, i);
     if (!inserted) {
-      ctx.fail(ctx.line_of(path + ".name"), path + ".name",
-               "duplicate user " + quote_value(user.name) + " (first at line " +
-                   std::to_string(ctx.line_of("auth.users[" + std::to_string(it->second) +
-                                              "].name")) + ")");
+      ctx.fail(
+          ctx.line_of(path + ".name"), path + ".name",
+          "duplicate user " + quote_value(user.name) + " (first at line " +
+              std::to_string(ctx.line_of("auth.users[" + std::to_string(it->second) + "].name")) +
+              ")");
     }
     const bool has_password = !user.password.empty();
-    const int password_line =
-        has_password ? ctx.line_of(path + ".password") : ctx.line_of(path);
+    const int password_line = has_password ? ctx.line_of(path + ".password") : ctx.line_of(path);
     if (!has_password && cfg.auth.method != AuthMethod::Trust) {
       ctx.fail(password_line, path + ".password", "is required unless auth.method is trust");
     }
@@ -83,8 +83,9 @@ void validate_shards(Config& cfg, const LoadContext& ctx) {
   } else if (cfg.find_shard(cfg.sharding.default_shard) == nullptr) {
     std::string names;
     for (const Shard& shard : cfg.shards) names += (names.empty() ? "" : ", ") + shard.name;
-    ctx.fail(ctx.line_of("sharding.default_shard"), "sharding.default_shard",
-             "no shard named " + quote_value(cfg.sharding.default_shard) + " (shards: " + names + ")");
+    ctx.fail(
+        ctx.line_of("sharding.default_shard"), "sharding.default_shard",
+        "no shard named " + quote_value(cfg.sharding.default_shard) + " (shards: " + names + ")");
   }
   std::map<std::string, size_t> tables;
   for (size_t i = 0; i < cfg.sharding.tables.size(); ++i) {
@@ -94,8 +95,9 @@ void validate_shards(Config& cfg, const LoadContext& ctx) {
       ctx.fail(ctx.line_of(key), key,
                "duplicate sharded table " + quote_value(cfg.sharding.tables[i].name) +
                    " (first at line " +
-                   std::to_string(ctx.line_of("sharding.tables[" + std::to_string(it->second) +
-                                              "].name")) + ")");
+                   std::to_string(
+                       ctx.line_of("sharding.tables[" + std::to_string(it->second) + "].name")) +
+                   ")");
     }
   }
 }
@@ -116,9 +118,9 @@ void validate_tls(Config& cfg, const LoadContext& ctx, const std::string& base_d
   Tls& tls = cfg.listen.tls;
   if (tls.cert_file.empty() && tls.key_file.empty()) return;
   if (tls.cert_file.empty() || tls.key_file.empty()) {
-    const std::string given = tls.cert_file.empty() ? "listen.tls.key_file" : "listen.tls.cert_file";
-    ctx.fail(ctx.line_of(given), "listen.tls",
-             "needs both cert_file and key_file, or neither");
+    const std::string given =
+        tls.cert_file.empty() ? "listen.tls.key_file" : "listen.tls.cert_file";
+    ctx.fail(ctx.line_of(given), "listen.tls", "needs both cert_file and key_file, or neither");
   }
   check_file(tls.cert_file, "listen.tls.cert_file", base_dir, ctx);
   check_file(tls.key_file, "listen.tls.key_file", base_dir, ctx);

@@ -22,19 +22,52 @@ namespace sw::config {
 namespace {
 
 // libpq's keywords up to PostgreSQL 17 (PQconndefaults()).
-constexpr std::string_view kLibpqKeywords[] = {
-    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "channel_binding",
-    "connect_timeout", "client_encoding", "options", "application_name",
-    "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
-    "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode",
-    "sslnegotiation", "sslcompression", "sslcert", "sslkey", "sslpassword", "sslcertmode",
-    "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer", "require_auth",
-    "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
-    "gssdelegation", "service", "target_session_attrs", "load_balance_hosts", "authtype",
-    "scram_client_key"};
+constexpr std::string_view kLibpqKeywords[] = {"host",
+                                               "hostaddr",
+                                               "port",
+                                               "dbname",
+                                               "user",
+                                               "password",
+                                               "passfile",
+                                               "channel_binding",
+                                               "connect_timeout",
+                                               "client_encoding",
+                                               "options",
+                                               "application_name",
+                                               "fallback_application_name",
+                                               "keepalives",
+                                               "keepalives_idle",
+                                               "keepalives_interval",
+                                               "keepalives_count",
+                                               "tcp_user_timeout",
+                                               "replication",
+                                               "gssencmode",
+                                               "sslmode",
+                                               "sslnegotiation",
+                                               "sslcompression",
+                                               "sslcert",
+                                               "sslkey",
+                                               "sslpassword",
+                                               "sslcertmode",
+                                               "sslrootcert",
+                                               "sslcrl",
+                                               "sslcrldir",
+                                               "sslsni",
+                                               "requirepeer",
+                                               "require_auth",
+                                               "ssl_min_protocol_version",
+                                               "ssl_max_protocol_version",
+                                               "krbsrvname",
+                                               "gsslib",
+                                               "gssdelegation",
+                                               "service",
+                                               "target_session_attrs",
+                                               "load_balance_hosts",
+                                               "authtype",
+                                               "scram_client_key"};
 
-constexpr std::string_view kSslModes[] = {"disable", "allow", "prefer",
-                                           "require", "verify-ca", "verify-full"};
+constexpr std::string_view kSslModes[] = {"disable", "allow",     "prefer",
+                                          "require", "verify-ca", "verify-full"};
 
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
@@ -87,7 +120,8 @@ void assign(ConnInfo& info, const std::string& keyword, std::string value) {
 
 ConnInfo parse_conninfo(const std::string& dsn) {
   if (dsn.rfind("postgresql://", 0) == 0 || dsn.rfind("postgres://", 0) == 0) {
-    throw std::invalid_argument("URI connection strings are not supported; use keyword=value pairs");
+    throw std::invalid_argument(
+        "URI connection strings are not supported; use keyword=value pairs");
   }
   ConnInfo info;
   size_t pos = 0;

@@ -29,39 +29,43 @@ namespace {
 
 using Kinds = std::unordered_map<std::string_view, StatementKind>;
 
+// The LOGSTMT_DDL statements of PostgreSQL's GetCommandLogLevel(), plus TruncateStmt.
+// clang-format off
+constexpr std::string_view kDdlNodeTypes[] = {
+    "AlterTableStmt", "AlterDomainStmt", "GrantStmt", "GrantRoleStmt", "AlterDefaultPrivilegesStmt",
+    "ClusterStmt", "CreateStmt", "DefineStmt", "DropStmt", "TruncateStmt", "CommentStmt",
+    "IndexStmt", "CreateFunctionStmt", "AlterFunctionStmt", "RenameStmt", "RuleStmt", "ViewStmt",
+    "CreateDomainStmt", "CreatedbStmt", "DropdbStmt", "CreateTableAsStmt", "CreateSeqStmt",
+    "AlterSeqStmt", "CreateTrigStmt", "CreatePLangStmt", "CreateRoleStmt", "AlterRoleStmt",
+    "DropRoleStmt", "CreateSchemaStmt", "AlterDatabaseStmt", "AlterDatabaseRefreshCollStmt",
+    "AlterDatabaseSetStmt", "AlterRoleSetStmt", "CreateConversionStmt", "CreateCastStmt",
+    "CreateOpClassStmt", "CreateOpFamilyStmt", "AlterOpFamilyStmt", "CreateTableSpaceStmt",
+    "DropTableSpaceStmt", "AlterObjectDependsStmt", "AlterObjectSchemaStmt", "AlterOwnerStmt",
+    "AlterOperatorStmt", "AlterTypeStmt", "DropOwnedStmt", "ReassignOwnedStmt", "CompositeTypeStmt",
+    "CreateEnumStmt", "CreateRangeStmt", "AlterEnumStmt", "AlterTSDictionaryStmt",
+    "AlterTSConfigurationStmt", "CreateFdwStmt", "AlterFdwStmt", "CreateForeignServerStmt",
+    "AlterForeignServerStmt", "CreateUserMappingStmt", "AlterUserMappingStmt",
+    "DropUserMappingStmt", "AlterTableSpaceOptionsStmt", "AlterTableMoveAllStmt", "SecLabelStmt",
+    "CreateForeignTableStmt", "ImportForeignSchemaStmt", "CreateExtensionStmt",
+    "AlterExtensionStmt", "AlterExtensionContentsStmt", "CreateEventTrigStmt", "AlterEventTrigStmt",
+    "RefreshMatViewStmt", "AlterSystemStmt", "CreatePolicyStmt", "AlterPolicyStmt",
+    "CreateTransformStmt", "CreateAmStmt", "CreatePublicationStmt", "AlterPublicationStmt",
+    "CreateSubscriptionStmt", "AlterSubscriptionStmt", "DropSubscriptionStmt", "CreateStatsStmt",
+    "AlterStatsStmt", "AlterCollationStmt"};
+// clang-format on
+
 // Node types whose kind needs nothing from the body.
 const Kinds& kinds_by_node_type() {
   static const Kinds* const kinds = [] {
     auto* map = new Kinds{
-        {"InsertStmt", StatementKind::Insert},     {"UpdateStmt", StatementKind::Update},
-        {"DeleteStmt", StatementKind::Delete},     {"MergeStmt", StatementKind::Merge},
-        {"ListenStmt", StatementKind::Listen},     {"UnlistenStmt", StatementKind::Unlisten},
-        {"NotifyStmt", StatementKind::Notify},     {"CopyStmt", StatementKind::Copy},
-        {"PrepareStmt", StatementKind::Prepare},   {"ExecuteStmt", StatementKind::Execute},
+        {"InsertStmt", StatementKind::Insert},         {"UpdateStmt", StatementKind::Update},
+        {"DeleteStmt", StatementKind::Delete},         {"MergeStmt", StatementKind::Merge},
+        {"ListenStmt", StatementKind::Listen},         {"UnlistenStmt", StatementKind::Unlisten},
+        {"NotifyStmt", StatementKind::Notify},         {"CopyStmt", StatementKind::Copy},
+        {"PrepareStmt", StatementKind::Prepare},       {"ExecuteStmt", StatementKind::Execute},
         {"DeallocateStmt", StatementKind::Deallocate},
     };
-    for (std::string_view ddl : {
-        "AlterTableStmt", "AlterDomainStmt", "GrantStmt", "GrantRoleStmt",
-        "AlterDefaultPrivilegesStmt", "ClusterStmt", "CreateStmt", "DefineStmt", "DropStmt",
-        "TruncateStmt", "CommentStmt", "IndexStmt", "CreateFunctionStmt", "AlterFunctionStmt",
-        "RenameStmt", "RuleStmt", "ViewStmt", "CreateDomainStmt", "CreatedbStmt", "DropdbStmt",
-        "CreateTableAsStmt", "CreateSeqStmt", "AlterSeqStmt", "CreateTrigStmt", "CreatePLangStmt",
-        "CreateRoleStmt", "AlterRoleStmt", "DropRoleStmt", "CreateSchemaStmt", "AlterDatabaseStmt",
-        "AlterDatabaseRefreshCollStmt", "AlterDatabaseSetStmt", "AlterRoleSetStmt",
-        "CreateConversionStmt", "CreateCastStmt", "CreateOpClassStmt", "CreateOpFamilyStmt",
-        "AlterOpFamilyStmt", "CreateTableSpaceStmt", "DropTableSpaceStmt", "AlterObjectDependsStmt",
-        "AlterObjectSchemaStmt", "AlterOwnerStmt", "AlterOperatorStmt", "AlterTypeStmt",
-        "DropOwnedStmt", "ReassignOwnedStmt", "CompositeTypeStmt", "CreateEnumStmt",
-        "CreateRangeStmt", "AlterEnumStmt", "AlterTSDictionaryStmt", "AlterTSConfigurationStmt",
-        "CreateFdwStmt", "AlterFdwStmt", "CreateForeignServerStmt", "AlterForeignServerStmt",
-        "CreateUserMappingStmt", "AlterUserMappingStmt", "DropUserMappingStmt",
-        "AlterTableSpaceOptionsStmt", "AlterTableMoveAllStmt", "SecLabelStmt",
-        "CreateForeignTableStmt", "ImportForeignSchemaStmt", "CreateExtensionStmt",
-        "AlterExtensionStmt", "AlterExtensionContentsStmt", "CreateEventTrigStmt",
-        "AlterEventTrigStmt", "RefreshMatViewStmt", "AlterSystemStmt", "CreatePolicyStmt",
-        "AlterPolicyStmt", "CreateTransformStmt", "CreateAmStmt", "CreatePublicationStmt",
-        "AlterPublicationStmt", "CreateSubscriptionStmt", "AlterSubscriptionStmt",
-        "DropSubscriptionStmt", "CreateStatsStmt", "AlterStatsStmt", "AlterCollationStmt"}) {
+    for (std::string_view ddl : kDdlNodeTypes) {
       map->emplace(ddl, StatementKind::Ddl);
     }
     return map;
@@ -92,8 +96,8 @@ std::string lower(std::string text) {
 
 // The scalar fields of a node body that classification looks at; the rest is skipped.
 struct NodeFields {
-  std::string kind;    // TransactionStmt.kind, VariableSetStmt.kind
-  std::string name;    // VariableSetStmt.name
+  std::string kind;  // TransactionStmt.kind, VariableSetStmt.kind
+  std::string name;  // VariableSetStmt.name
   bool is_local = false;
   std::string target;  // DiscardStmt.target
 };
@@ -183,7 +187,8 @@ bool classify(std::string_view node_type, JsonReader& reader, StatementFacts& ou
       auto it = transaction_kinds().find(fields.kind);
       if (it != transaction_kinds().end()) out.kind = it->second;
     } else if (discard) {
-      out.kind = fields.target == "DISCARD_ALL" ? StatementKind::DiscardAll : StatementKind::Discard;
+      out.kind =
+          fields.target == "DISCARD_ALL" ? StatementKind::DiscardAll : StatementKind::Discard;
     } else {
       classify_set(fields, out);
     }

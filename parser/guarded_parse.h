@@ -3,11 +3,11 @@
 // Why: libpg_query writes its parse tree out recursively, a chain of C frames per tree level,
 // and left-associative chains ("1+1+1...", "x::t::t...", UNION, JOIN) nest without the bison
 // stack limit that bounds parenthesized nesting. A 300 KB "SELECT 1+1+...+1" needs ~10 MB of
-// stack and would crash the proxy on an ordinary 8 MB thread stack. Measured worst case (libpg_query
-// 15-4.0): ~64 bytes of stack per byte of SQL ("+1" is two bytes and one tree level of ~128
-// bytes of frames). So a statement of N bytes is parsed on the calling thread when
-// N * kStackBytesPerSqlByte fits a modest budget, else on a helper thread whose stack is sized
-// from N, and refused (SQLSTATE 54000) past kMaxAnalyzeBytes.
+// stack and would crash the proxy on an ordinary 8 MB thread stack. Measured worst case
+// (libpg_query 15-4.0): ~64 bytes of stack per byte of SQL ("+1" is two bytes and one tree
+// level of ~128 bytes of frames). So a statement of N bytes is parsed on the calling thread when
+// it is small (kInlineParseBytes), else on a helper thread whose stack is sized from N, and
+// refused (SQLSTATE 54000) past kMaxAnalyzeBytes.
 #pragma once
 
 #include <pg_query.h>
@@ -19,7 +19,7 @@
 
 namespace sw::parser::detail {
 
-constexpr size_t kStackBytesPerSqlByte = 128;  // measured worst case 64, doubled
+constexpr size_t kStackBytesPerSqlByte = 128;   // measured worst case 64, doubled
 constexpr size_t kInlineParseBytes = 8 * 1024;  // at most ~1 MiB of the caller's stack
 constexpr size_t kHelperStackBase = 1 << 20;
 constexpr size_t kMaxParseStack = size_t{1} << 30;

@@ -37,8 +37,8 @@ bool JsonReader::fail() {
 }
 
 void JsonReader::skip_space() {
-  while (pos_ < json_.size() &&
-         (json_[pos_] == ' ' || json_[pos_] == '\n' || json_[pos_] == '\t' || json_[pos_] == '\r')) {
+  while (pos_ < json_.size() && (json_[pos_] == ' ' || json_[pos_] == '\n' || json_[pos_] == '\t' ||
+                                 json_[pos_] == '\r')) {
     ++pos_;
   }
 }
@@ -113,12 +113,26 @@ bool JsonReader::string_token(std::string_view& out) {
     if (pos_ >= json_.size()) return false;
     char e = json_[pos_++];
     switch (e) {
-      case '"': case '\\': case '/': scratch_.push_back(e); break;
-      case 'b': scratch_.push_back('\b'); break;
-      case 'f': scratch_.push_back('\f'); break;
-      case 'n': scratch_.push_back('\n'); break;
-      case 'r': scratch_.push_back('\r'); break;
-      case 't': scratch_.push_back('\t'); break;
+      case '"':
+      case '\\':
+      case '/':
+        scratch_.push_back(e);
+        break;
+      case 'b':
+        scratch_.push_back('\b');
+        break;
+      case 'f':
+        scratch_.push_back('\f');
+        break;
+      case 'n':
+        scratch_.push_back('\n');
+        break;
+      case 'r':
+        scratch_.push_back('\r');
+        break;
+      case 't':
+        scratch_.push_back('\t');
+        break;
       case 'u': {
         auto read_hex4 = [&](uint32_t& cp) {
           if (pos_ + 4 > json_.size()) return false;
@@ -142,7 +156,8 @@ bool JsonReader::string_token(std::string_view& out) {
         append_utf8(scratch_, cp);
         break;
       }
-      default: return false;
+      default:
+        return false;
     }
   }
   return false;

@@ -1,9 +1,37 @@
 #include "session/client_auth.h"
 
+#include <map>
+#include <mutex>
+
 #include "auth/md5.h"
 #include "wire/messages.h"
 
 namespace sw::session {
+namespace {
+
+// Seeds the mock SCRAM salt of unknown users: stable for a user within this process (so
+// retries look like a real user's), unpredictable from outside.
+const std::string& mock_salt_secret() {
+  static const std::string secret = auth::random_nonce(32);
+  return secret;
+}
+
+// The verifier for a user configured with a cleartext password, derived once per process
+// (PBKDF2 is deliberately slow; a login storm should not pay it per connection).
+auth::ScramSecret secret_for(const config::User& user) {
+  auto parsed = auth::parse_scram_secret(user.password);
+  if (parsed) return *parsed;
+  static std::mutex mutex;
+  static std::map<std::string, auth::ScramSecret> derived;
+  std::string key = user.name + '\0' + user.password;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = derived.find(key);
+  if (it == derived.end())
+    it = derived.emplace(key, auth::make_scram_secret(user.password, auth::random_nonce(16), 4096)).first;
+  return it->second;
+}
+
+}  // namespace
 
 ClientAuth::ClientAuth(config::AuthMethod method, const config::User* user, std::string user_name)
     : method_(method), user_(user), user_name_(std::move(user_name)) {}
@@ -53,12 +81,9 @@ Result<bool> ClientAuth::on_scram(std::string_view body, std::string& out) {
     if (!initial) return initial.status();
     if (initial->mechanism != "SCRAM-SHA-256")
       return Status::client("28000", "client selected an invalid SASL authentication mechanism");
-    if (user_ != nullptr) {
-      auto parsed = auth::parse_scram_secret(user_->password);
-      secret_ = std::make_unique<auth::ScramSecret>(
-          parsed ? *parsed : auth::make_scram_secret(user_->password, auth::random_nonce(16), 4096));
-    }
-    scram_ = std::make_unique<auth::ScramServer>(secret_.get(), user_name_, auth::random_nonce());
+    if (user_ != nullptr) secret_ = std::make_unique<auth::ScramSecret>(secret_for(*user_));
+    scram_ = std::make_unique<auth::ScramServer>(secret_.get(), mock_salt_secret() + user_name_,
+                                                 auth::random_nonce());
     auto server_first = scram_->on_client_first(initial->data);
     if (!server_first) return server_first.status();
     wire::encode_auth_sasl_continue(out, *server_first);

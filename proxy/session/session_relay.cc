@@ -227,8 +227,11 @@ Status Session::forward(const wire::Frame& frame) {
 Status Session::forward_query(const wire::Frame& frame) {
   auto sql = wire::decode_query(frame.body);
   if (!sql) return sql.status();
-  auto facts = parser::analyze(*sql);
-  std::shared_ptr<const parser::QueryFacts> known = facts ? *facts : nullptr;
+  std::shared_ptr<const parser::QueryFacts> known;
+  if (may_touch_session(*sql)) {
+    auto facts = parser::analyze(*sql);
+    if (facts) known = *facts;
+  }
   if (known) {
     for (const auto& statement : known->statements) {
       bool sets = statement.kind == parser::StatementKind::Set ||

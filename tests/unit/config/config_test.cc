@@ -13,12 +13,12 @@ const std::string kData = std::string(SHARDWIRE_TEST_DATA) + "/unit/config/data/
 
 // Six valid lines; cases append from line 7 on.
 const std::string kHead =
-    "auth:\n"                                                                       // 1
-    "  method: scram-sha-256\n"                                                     // 2
-    "  users: [ { name: app, password: secret }, { name: admin, password: pw } ]\n" // 3
-    "shards:\n"                                                                     // 4
-    "  - { name: s0, dsn: \"host=127.0.0.1 port=5433 dbname=app user=postgres\" }\n" // 5
-    "  - { name: s1, dsn: \"host=127.0.0.1 port=5434 dbname=app user=postgres\" }\n"; // 6
+    "auth:\n"                                                                          // 1
+    "  method: scram-sha-256\n"                                                        // 2
+    "  users: [ { name: app, password: secret }, { name: admin, password: pw } ]\n"    // 3
+    "shards:\n"                                                                        // 4
+    "  - { name: s0, dsn: \"host=127.0.0.1 port=5433 dbname=app user=postgres\" }\n"   // 5
+    "  - { name: s1, dsn: \"host=127.0.0.1 port=5434 dbname=app user=postgres\" }\n";  // 6
 
 // Loads `yaml` as "shardwire.yaml" and checks the error's file, line, key and message.
 void expect_error(const std::string& yaml, int line, const std::string& key,
@@ -199,16 +199,14 @@ TEST_CASE("bad values name file, line and key") {
                "must be a positive integer, got \"-1\"");
   expect_error(kHead + "pool:\n  mode: statement\n", 8, "pool.mode",
                "must be one of transaction | session, got \"statement\"");
-  expect_error(kHead + "pool:\n  idle_timeout: 5x\n", 8, "pool.idle_timeout",
-               "must be a duration");
+  expect_error(kHead + "pool:\n  idle_timeout: 5x\n", 8, "pool.idle_timeout", "must be a duration");
   expect_error(kHead + "cutover:\n  drain_timeout: 0s\n", 8, "cutover.drain_timeout",
                "must be greater than zero");
   expect_error(kHead + "sharding: { buckets: 0 }\n", 7, "sharding.buckets",
                "between 1 and 1048576");
   expect_error(kHead + "sharding:\n  buckets: 2000000\n", 8, "sharding.buckets",
                "between 1 and 1048576");
-  expect_error(kHead + "max_message_size: 256XB\n", 7, "max_message_size",
-               "must be a size like");
+  expect_error(kHead + "max_message_size: 256XB\n", 7, "max_message_size", "must be a size like");
   expect_error(kHead + "max_message_size: 2GB\n", 7, "max_message_size", "between 1 byte");
   expect_error(kHead + "log_level: verbose\n", 7, "log_level",
                "must be one of debug | info | warn | error");
@@ -240,38 +238,44 @@ TEST_CASE("unknown keys, shapes and YAML syntax") {
 TEST_CASE("auth errors") {
   expect_error(kHead + "admin: { users: [admin, root] }\n", 7, "admin.users[1]",
                "\"root\" is not one of auth.users");
-  expect_error("auth:\n"
-               "  method: md6\n",
-               2, "auth.method", "(did you mean \"md5\"?)");
-  expect_error("auth:\n"
-               "  users:\n"
-               "    - name: app\n"
-               "      password: a\n"
-               "    - password: b\n",
-               5, "auth.users[1].name", "is required");
-  expect_error("auth:\n"
-               "  method: md5\n"
-               "  users:\n"
-               "    - { name: app }\n",
-               4, "auth.users[0].password", "is required unless auth.method is trust");
-  expect_error("auth:\n"
-               "  method: trust\n"
-               "  users:\n"
-               "    - { name: app }\n"
-               "    - { name: bob }\n"
-               "    - { name: app }\n",
-               6, "auth.users[2].name", "duplicate user \"app\" (first at line 4)");
-  expect_error("auth:\n"
-               "  method: md5\n"
-               "  users:\n"
-               "    - name: app\n"
-               "      password: \"SCRAM-SHA-256$4096:c2FsdA==$c3RvcmVk:c2VydmVy\"\n",
-               5, "auth.users[0].password", "cannot be used with auth.method md5");
-  expect_error("auth:\n"
-               "  users:\n"
-               "    - name: app\n"
-               "      password: \"SCRAM-SHA-256$garbage\"\n",
-               4, "auth.users[0].password", "malformed SCRAM-SHA-256 verifier");
+  expect_error(
+      "auth:\n"
+      "  method: md6\n",
+      2, "auth.method", "(did you mean \"md5\"?)");
+  expect_error(
+      "auth:\n"
+      "  users:\n"
+      "    - name: app\n"
+      "      password: a\n"
+      "    - password: b\n",
+      5, "auth.users[1].name", "is required");
+  expect_error(
+      "auth:\n"
+      "  method: md5\n"
+      "  users:\n"
+      "    - { name: app }\n",
+      4, "auth.users[0].password", "is required unless auth.method is trust");
+  expect_error(
+      "auth:\n"
+      "  method: trust\n"
+      "  users:\n"
+      "    - { name: app }\n"
+      "    - { name: bob }\n"
+      "    - { name: app }\n",
+      6, "auth.users[2].name", "duplicate user \"app\" (first at line 4)");
+  expect_error(
+      "auth:\n"
+      "  method: md5\n"
+      "  users:\n"
+      "    - name: app\n"
+      "      password: \"SCRAM-SHA-256$4096:c2FsdA==$c3RvcmVk:c2VydmVy\"\n",
+      5, "auth.users[0].password", "cannot be used with auth.method md5");
+  expect_error(
+      "auth:\n"
+      "  users:\n"
+      "    - name: app\n"
+      "      password: \"SCRAM-SHA-256$garbage\"\n",
+      4, "auth.users[0].password", "malformed SCRAM-SHA-256 verifier");
 }
 
 TEST_CASE("shard and sharding errors") {
@@ -328,12 +332,13 @@ TEST_CASE("DSN errors name the key and never echo the DSN") {
 
 TEST_CASE("TLS errors") {
   const std::string rest =
-      "auth: { method: trust, users: [ { name: app } ] }\nshards: [ { name: s0, dsn: 'host=a' } ]\n";
+      "auth: { method: trust, users: [ { name: app } ] }\nshards: [ { name: s0, dsn: 'host=a' } "
+      "]\n";
   expect_error("listen:\n  tls:\n    cert_file: server.crt\n" + rest, 3, "listen.tls",
                "needs both cert_file and key_file");
-  expect_error("listen:\n  tls: { cert_file: /nonexistent/a.crt, key_file: /nonexistent/a.key }\n" +
-                   rest,
-               2, "listen.tls.cert_file", "file not found: \"/nonexistent/a.crt\"");
+  expect_error(
+      "listen:\n  tls: { cert_file: /nonexistent/a.crt, key_file: /nonexistent/a.key }\n" + rest, 2,
+      "listen.tls.cert_file", "file not found: \"/nonexistent/a.crt\"");
 }
 
 TEST_CASE("load_file reports unreadable files") {

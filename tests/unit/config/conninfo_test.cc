@@ -93,8 +93,7 @@ TEST_CASE("errors name the keyword and never the value") {
   CHECK(error_of("dbnmae=x") == "unknown keyword \"dbnmae\" (did you mean \"dbname\"?)");
   CHECK(error_of("frobnicate=x") == "unknown keyword \"frobnicate\"");
   CHECK(error_of("=x") == "missing keyword before \"=\" at offset 0");
-  CHECK(error_of("password='unterminated") ==
-        "unterminated quoted value for keyword \"password\"");
+  CHECK(error_of("password='unterminated") == "unterminated quoted value for keyword \"password\"");
 
   // A space in an unquoted password splits it; the stray half must not be echoed.
   std::string message = error_of("user=a password=top secret");

@@ -139,6 +139,53 @@ TEST_CASE("DDL and utility") {
   CHECK(kind_of("CHECKPOINT") == StatementKind::Utility);
 }
 
+TEST_CASE("the DDL node names libpg_query emits are the ones classify knows") {
+  for (const char* sql : {"ALTER DOMAIN d SET NOT NULL",
+                          "GRANT app TO bob",
+                          "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO app",
+                          "CLUSTER orders",
+                          "CREATE TYPE t AS (a int)",
+                          "CREATE AGGREGATE a (int) (sfunc = f, stype = int)",
+                          "CREATE RULE r AS ON INSERT TO t DO NOTHING",
+                          "CREATE DOMAIN d AS int",
+                          "CREATE DATABASE x",
+                          "DROP DATABASE x",
+                          "CREATE MATERIALIZED VIEW mv AS SELECT 1",
+                          "CREATE SEQUENCE s",
+                          "ALTER SEQUENCE s RESTART",
+                          "CREATE TRIGGER tr BEFORE INSERT ON t "
+                          "FOR EACH ROW EXECUTE FUNCTION f()",
+                          "CREATE ROLE r",
+                          "ALTER ROLE r LOGIN",
+                          "DROP ROLE r",
+                          "ALTER DATABASE x SET work_mem = '1MB'",
+                          "ALTER ROLE r SET work_mem = '1MB'",
+                          "CREATE TABLESPACE ts LOCATION '/tmp'",
+                          "ALTER TABLE t SET SCHEMA s",
+                          "ALTER TABLE t OWNER TO r",
+                          "ALTER TYPE e ADD VALUE 'x'",
+                          "CREATE TYPE e AS ENUM ('a')",
+                          "CREATE TYPE rg AS RANGE (subtype = int)",
+                          "DROP OWNED BY r",
+                          "REASSIGN OWNED BY r TO s",
+                          "CREATE SERVER sv FOREIGN DATA WRAPPER w",
+                          "CREATE FOREIGN TABLE ft (a int) SERVER sv",
+                          "ALTER EXTENSION e UPDATE",
+                          "CREATE EVENT TRIGGER et ON ddl_command_start EXECUTE FUNCTION f()",
+                          "REFRESH MATERIALIZED VIEW mv",
+                          "ALTER SYSTEM SET work_mem = '1MB'",
+                          "CREATE POLICY p ON t USING (true)",
+                          "CREATE PUBLICATION p FOR TABLE t",
+                          "ALTER PUBLICATION p ADD TABLE u",
+                          "CREATE STATISTICS st ON a, b FROM t",
+                          "SECURITY LABEL ON TABLE t IS 'x'",
+                          "CREATE CAST (int AS text) WITH INOUT",
+                          "ALTER FUNCTION f() STABLE",
+                          "ALTER TABLE t RENAME COLUMN a TO b"}) {
+    CHECK_MESSAGE(kind_of(sql) == StatementKind::Ddl, sql);
+  }
+}
+
 TEST_CASE("multi-statement strings keep each statement's exact text") {
   const QueryFacts& facts =
       facts_of("BEGIN; SET LOCAL a.b = 'x;y'; INSERT INTO t VALUES ('a;b');\n  COMMIT;");
@@ -173,8 +220,8 @@ TEST_CASE("multi-statement strings keep each statement's exact text") {
 }
 
 TEST_CASE("empty and comment-only strings give one Empty statement") {
-  for (const char* sql : {"", "   ", "-- just a comment", "/* block */", ";", " ; ; ",
-                          "/* a */ -- b\n"}) {
+  for (const char* sql :
+       {"", "   ", "-- just a comment", "/* block */", ";", " ; ; ", "/* a */ -- b\n"}) {
     const QueryFacts& facts = facts_of(sql);
     REQUIRE_MESSAGE(facts.statements.size() == 1, sql);
     CHECK(facts.statements[0].kind == StatementKind::Empty);
