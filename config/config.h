@@ -15,6 +15,8 @@ namespace sw::config {
 
 using Duration = std::chrono::milliseconds;
 
+// what() reads "<file>:<line>: <key>: <message>"; ":<line>" is left out when the line is unknown
+// (0) and "<key>: " when there is no key (a YAML syntax error, an unreadable file).
 class ConfigError : public std::runtime_error {
  public:
   ConfigError(std::string file, int line, std::string key, const std::string& message);

@@ -2,6 +2,7 @@
 // (ranges, choices, DSN syntax); rules that relate fields to each other are in config_validate.cc.
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <stdexcept>
 #include <string>
 

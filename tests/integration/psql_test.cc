@@ -68,7 +68,11 @@ TEST_CASE("psql script with \\copy in and out round-trips 20000 rows") {
   CHECK(contains(r.out, "script-finished"));
   std::string out_csv = read_file(tmp.file("out.csv"));
   CHECK(out_csv.size() == csv.size());
-  CHECK_MESSAGE(out_csv == csv, "\\copy out differs from \\copy in");
+  size_t diff = 0;
+  while (diff < out_csv.size() && diff < csv.size() && out_csv[diff] == csv[diff]) ++diff;
+  bool same = out_csv == csv;
+  CHECK_MESSAGE(same, "\\copy out differs from \\copy in at byte " << diff << ": `"
+                          << out_csv.substr(diff, 60) << "` instead of `" << csv.substr(diff, 60) << "`");
   // \copy TO STDOUT went through CopyOut on psql's stdout: it holds every row once more.
   CHECK(r.out.size() > csv.size());
 }

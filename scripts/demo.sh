@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Local demo: installs what is missing, builds shardwire, creates a PostgreSQL 15 cluster in
+# ./demo/pg (as the postgres user), starts shardwire in front of it and prints how to connect.
+#
+#   scripts/demo.sh          start (or restart) the demo
+#   scripts/demo.sh stop     stop shardwire and PostgreSQL
+#   scripts/demo.sh status
+#
+# Ports: DEMO_PG_PORT (default 5433) for PostgreSQL, DEMO_PROXY_PORT (default 6432) for shardwire.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DEMO=$ROOT/demo
+PGDATA_DIR=$DEMO/pg
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+PG_PORT=${DEMO_PG_PORT:-5433}
+PROXY_PORT=${DEMO_PROXY_PORT:-6432}
+PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+SOCKET_DIR=/tmp
+PIDFILE=$DEMO/shardwire.pid
+
+as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then
+    (cd / && runuser -u postgres -- "$@")
+  else
+    "$@"
+  fi
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+proxy_running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+
+pg_running() { [ -f "$PGDATA_DIR/postmaster.pid" ] && as_postgres "$PGBIN/pg_ctl" status -D "$PGDATA_DIR" >/dev/null 2>&1; }
+
+stop_demo() {
+  if proxy_running; then
+    local pid
+    pid=$(cat "$PIDFILE")
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    echo "demo: shardwire stopped"
+  fi
+  rm -f "$PIDFILE"
+  if pg_running; then
+    as_postgres "$PGBIN/pg_ctl" stop -D "$PGDATA_DIR" -m fast -w >/dev/null
+    echo "demo: PostgreSQL stopped"
+  fi
+}
+
+status_demo() {
+  if pg_running; then echo "PostgreSQL: running on 127.0.0.1:$PG_PORT ($PGDATA_DIR)"; else echo "PostgreSQL: stopped"; fi
+  if proxy_running; then echo "shardwire:  running, pid $(cat "$PIDFILE"), port $PROXY_PORT"; else echo "shardwire:  stopped"; fi
+}
+
+case "${1:-start}" in
+  stop) stop_demo; exit 0 ;;
+  status) status_demo; exit 0 ;;
+  start) ;;
+  *) echo "usage: $0 [start|stop|status]" >&2; exit 2 ;;
+esac
+
+"$ROOT/scripts/install-deps.sh"
+cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" --target shardwire
+BIN=$BUILD_DIR/proxy/app/shardwire
+[ -x "$BIN" ] || { echo "demo: $BIN was not built" >&2; exit 1; }
+
+stop_demo
+for p in "$PG_PORT" "$PROXY_PORT"; do
+  if port_open "$p"; then
+    echo "demo: port $p is already in use; pick others with DEMO_PG_PORT / DEMO_PROXY_PORT" >&2
+    exit 1
+  fi
+done
+
+mkdir -p "$DEMO"
+chmod 755 "$DEMO"
+if [ "$(id -u)" -eq 0 ] && [ ! -e "$PGDATA_DIR" ] && ! runuser -u postgres -- test -x "$DEMO"; then
+  # The postgres user cannot reach this checkout (e.g. under /root): keep the data elsewhere.
+  target=/var/tmp/shardwire-demo-pg
+  mkdir -p "$target"
+  ln -s "$target" "$PGDATA_DIR"
+  echo "demo: $DEMO is not accessible to the postgres user; data lives in $target"
+fi
+if [ ! -f "$PGDATA_DIR/PG_VERSION" ]; then
+  mkdir -p "$PGDATA_DIR"
+  [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$PGDATA_DIR"
+  chmod 700 "$PGDATA_DIR"
+  as_postgres "$PGBIN/initdb" -D "$PGDATA_DIR" -U postgres -E UTF8 --locale=C \
+    --auth-local=trust --auth-host=scram-sha-256 --no-instructions >/dev/null
+  cat >>"$PGDATA_DIR/postgresql.conf" <<CONF
+# shardwire demo
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$SOCKET_DIR'
+wal_level = logical
+max_connections = 200
+CONF
+fi
+# The port can change between runs.
+sed -i '/^port = /d' "$PGDATA_DIR/postgresql.conf"
+echo "port = $PG_PORT" >>"$PGDATA_DIR/postgresql.conf"
+as_postgres "$PGBIN/pg_ctl" start -w -D "$PGDATA_DIR" -l "$PGDATA_DIR/postgres.log" >/dev/null
+echo "demo: PostgreSQL 15 running on 127.0.0.1:$PG_PORT (data in $PGDATA_DIR)"
+
+PSQL_ADMIN=("$PGBIN/psql" -X -q -h "$SOCKET_DIR" -p "$PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1)
+if [ "$(as_postgres "${PSQL_ADMIN[@]}" -Atc "SELECT count(*) FROM pg_roles WHERE rolname = 'app'")" = 0 ]; then
+  as_postgres "${PSQL_ADMIN[@]}" -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
+fi
+if [ "$(as_postgres "${PSQL_ADMIN[@]}" -Atc "SELECT count(*) FROM pg_database WHERE datname = 'app'")" = 0 ]; then
+  as_postgres "${PSQL_ADMIN[@]}" -c "CREATE DATABASE app OWNER app"
+fi
+
+cat >"$DEMO/shardwire.yaml" <<YAML
+# shardwire demo config (see docker/shardwire.example.yaml for every key)
+listen:
+  host: 127.0.0.1
+  port: $PROXY_PORT
+workers: 2
+log_level: info
+auth:
+  method: scram-sha-256
+  users:
+    - { name: app, password: secret }
+pool:
+  mode: transaction
+  size: 20
+  idle_timeout: 60s
+  query_wait_timeout: 5s
+shards:
+  - name: s0
+    dsn: "host=127.0.0.1 port=$PG_PORT dbname=app user=app password=secret"
+YAML
+
+nohup "$BIN" --config "$DEMO/shardwire.yaml" >>"$DEMO/shardwire.log" 2>&1 </dev/null &
+echo $! >"$PIDFILE"
+for _ in $(seq 1 150); do
+  port_open "$PROXY_PORT" && break
+  if ! proxy_running; then break; fi
+  sleep 0.1
+done
+if ! port_open "$PROXY_PORT"; then
+  echo "demo: shardwire did not start; last log lines:" >&2
+  tail -n 20 "$DEMO/shardwire.log" >&2 || true
+  exit 1
+fi
+
+cat <<MSG
+demo: shardwire running (pid $(cat "$PIDFILE")), logs in $DEMO/shardwire.log
+
+Connect through shardwire:
+  psql "host=127.0.0.1 port=$PROXY_PORT dbname=app user=app password=secret"
+
+Stop everything:
+  $ROOT/scripts/demo.sh stop
+MSG

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages shardwire needs to build, test and demo. Idempotent: does nothing
+# (and needs no root) when everything is already installed.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libuv1-dev libpq-dev libpg-query-dev libprotobuf-c-dev libyaml-cpp-dev prometheus-cpp-dev
+  doctest-dev libssl-dev
+  postgresql-15 postgresql-client-15 postgresql-contrib-15
+  pgbouncer openssl
+)
+
+installed() {
+  local pkg=$1
+  if [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" = "install ok installed" ]; then
+    return 0
+  fi
+  # Virtual packages (postgresql-contrib-15 is provided by postgresql-15 on Debian 12).
+  dpkg-query -W -f='${Status} ${Provides}\n' 2>/dev/null |
+    grep '^install ok installed' | grep -Eq "(^|[ ,])${pkg}([ ,(]|$)"
+}
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  installed "$pkg" || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    echo "install-deps: missing packages and not root (no sudo): ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update
+"${SUDO[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+
+echo "install-deps: done"
