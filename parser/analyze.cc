@@ -1,14 +1,16 @@
-// analyze(): libpg_query parse -> per-statement facts, behind a thread-local LRU cache.
+// analyze(): libpg_query parse -> per-statement facts, behind two thread-local caches.
 //
-// Why libpg_query's JSON output read by a pull reader (json_reader.h), not the protobuf output:
-// speed, measured with libpg_query 15-4.0 at -O2 for a typical 100-byte SELECT:
-// pg_query_parse (JSON) ~5 us, pg_query_parse_protobuf ~20 us plus ~20 us to unpack it with
-// protobuf-c. analyze_uncached() on the JSON path costs ~6 us in all, against ~41 us when built
-// on protobuf; a cache hit ~15 ns. Misses matter: simple-protocol statements with literals
-// rarely repeat verbatim. Robustness: the reader is a real JSON tokenizer (strings, escapes,
-// nesting), not a substring search, so quoted text in the statement cannot fool it; it skips
-// values iteratively, so deep trees cannot exhaust the stack; the node and field names in that
-// JSON are PostgreSQL's own parse-node names, and the unit tests pin every kind.
+// Why libpg_query's JSON output, not the protobuf output: speed, measured with libpg_query
+// 15-4.0 at -O2 for a typical 100-byte SELECT: pg_query_parse (JSON) ~5 us,
+// pg_query_parse_protobuf ~20 us plus ~20 us to unpack it with protobuf-c. The JSON is read once
+// into a JsonTree (json_tree.h: a real tokenizer, so quoted text in the statement cannot fool
+// it; iterative, so deep trees cannot exhaust the stack); the node and field names in it are
+// PostgreSQL's own parse-node names, and the unit tests pin every kind and fact.
+//
+// Caches (per thread, no locks): exact text -> facts; then normalized text (literals replaced
+// by markers, sql_lexer.h) -> a facts template (facts_template.h) whose literals are re-read
+// from the new text. Misses matter: simple-protocol statements with literals rarely repeat
+// verbatim. Measured numbers are in README.md.
 //
 // Splitting: each RawStmt carries stmt_location/stmt_len (byte offsets; absent = 0, len 0 = to
 // the end), the parser's own statement boundaries, so quoted semicolons, dollar quotes and
@@ -22,14 +24,18 @@
 #include <new>
 
 #include "parser/classify.h"
+#include "parser/facts_builder.h"
+#include "parser/facts_template.h"
 #include "parser/guarded_parse.h"
-#include "parser/json_reader.h"
+#include "parser/json_tree.h"
+#include "parser/sql_lexer.h"
 #include "parser/statement_cache.h"
 
 namespace sw::parser {
 namespace {
 
-using detail::JsonReader;
+using detail::JsonRef;
+using detail::JsonTree;
 
 constexpr size_t kCacheEntries = 1024;
 constexpr size_t kMaxCachedSqlBytes = 8 * 1024;  // longer texts are rarely repeated verbatim
@@ -68,54 +74,42 @@ std::string_view statement_text(std::string_view sql, int64_t location, int64_t 
   return trim(sql.substr(from, count));
 }
 
-// One element of "stmts": {"stmt":{"<NodeType>":{...}},"stmt_location":N,"stmt_len":N}.
-bool read_statement(JsonReader& reader, std::string_view sql, StatementFacts& out) {
-  int64_t location = 0;
-  int64_t length = 0;
-  if (!reader.begin_object()) return false;
-  std::string_view key;
-  while (reader.next_key(key)) {
-    if (key == "stmt") {
-      if (!reader.begin_object()) return false;
-      std::string_view type_view;
-      if (reader.next_key(type_view)) {
-        const std::string node_type(type_view);  // the view may not survive further reads
-        if (!detail::classify(node_type, reader, out)) return false;
-        while (reader.next_key(key)) reader.skip_value();  // a Node has exactly one key
-      }
-    } else if (key == "stmt_location") {
-      reader.read_int(location);
-    } else if (key == "stmt_len") {
-      reader.read_int(length);
-    } else {
-      reader.skip_value();
+// A parse's facts plus what a normalized-cache template needs.
+struct Analysis {
+  std::vector<std::pair<uint32_t, uint32_t>> spans;  // each statement's text in the SQL
+  std::vector<int> constants;                        // locations of every A_Const
+};
+
+// {"version":N,"stmts":[{"stmt":{"<NodeType>":{...}},"stmt_location":N,"stmt_len":N}, ...]}
+bool read_parse_tree(std::string_view json, std::string_view sql, QueryFacts& facts,
+                     Analysis* analysis) {
+  JsonTree tree;
+  if (!tree.parse(json)) return false;
+  for (JsonRef raw : tree.root()["stmts"]) {
+    JsonRef node = raw["stmt"];
+    StatementFacts statement;
+    const std::string_view type = node.node_type();
+    detail::classify(type, node.body(), statement);
+    detail::FactsBuilder(sql, statement).build(type, node.body());
+    const std::string_view text = statement_text(sql, raw["stmt_location"].integer(0),
+                                                 raw["stmt_len"].integer(0));
+    statement.text = std::string(text);
+    if (analysis != nullptr) {
+      const auto begin = static_cast<uint32_t>(text.data() - sql.data());
+      analysis->spans.emplace_back(begin, begin + static_cast<uint32_t>(text.size()));
+    }
+    facts.statements.push_back(std::move(statement));
+  }
+  if (analysis != nullptr) {
+    for (JsonRef constant : tree.find_all("A_Const")) {
+      analysis->constants.push_back(static_cast<int>(constant["location"].integer(-1)));
     }
   }
-  out.text = std::string(statement_text(sql, location, length));
-  return reader.ok();
+  return true;
 }
 
-// {"version":N,"stmts":[...]} -> facts.
-bool read_parse_tree(std::string_view json, std::string_view sql, QueryFacts& facts) {
-  JsonReader reader(json);
-  if (!reader.begin_object()) return false;
-  std::string_view key;
-  while (reader.next_key(key)) {
-    if (key != "stmts") {
-      reader.skip_value();
-      continue;
-    }
-    if (!reader.begin_array()) return false;
-    while (reader.next_element()) {
-      StatementFacts statement;
-      if (!read_statement(reader, sql, statement)) return false;
-      facts.statements.push_back(std::move(statement));
-    }
-  }
-  return reader.ok();
-}
-
-Result<std::shared_ptr<const QueryFacts>> analyze_checked(std::string_view sql) {
+Result<std::shared_ptr<const QueryFacts>> analyze_checked(std::string_view sql,
+                                                          Analysis* analysis) {
   if (sql.find('\0') != std::string_view::npos) {
     // The wire protocol cannot carry it either; PostgreSQL's message for the same input.
     return Status::client("22021", "invalid byte sequence for encoding \"UTF8\": 0x00");
@@ -130,23 +124,24 @@ Result<std::shared_ptr<const QueryFacts>> analyze_checked(std::string_view sql) 
   }
 
   auto facts = std::make_shared<QueryFacts>();
-  if (!read_parse_tree(parsed.result.parse_tree, sql, *facts)) {
+  if (!read_parse_tree(parsed.result.parse_tree, sql, *facts, analysis)) {
     return Status::proxy("XX000", "cannot read libpg_query's parse tree");
   }
   if (facts->statements.empty()) {
     // Only whitespace and comments: PostgreSQL answers EmptyQueryResponse.
     StatementFacts empty;
     empty.kind = StatementKind::Empty;
+    empty.query_kind = StatementKind::Empty;
     facts->statements.push_back(std::move(empty));
+    if (analysis != nullptr) analysis->spans.emplace_back(0, 0);
   }
   return std::shared_ptr<const QueryFacts>(std::move(facts));
 }
 
-}  // namespace
-
-Result<std::shared_ptr<const QueryFacts>> analyze_uncached(std::string_view sql) {
+Result<std::shared_ptr<const QueryFacts>> analyze_guarded(std::string_view sql,
+                                                          Analysis* analysis) {
   try {
-    return analyze_checked(sql);
+    return analyze_checked(sql, analysis);
   } catch (const std::bad_alloc&) {
     return Status::proxy("53200", "out of memory while analyzing a statement");
   } catch (...) {
@@ -154,19 +149,59 @@ Result<std::shared_ptr<const QueryFacts>> analyze_uncached(std::string_view sql)
   }
 }
 
+struct Caches {
+  detail::StatementCache exact{kCacheEntries};
+  detail::LruMap<detail::FactsTemplate> normalized{kCacheEntries};
+  CacheStats stats;
+};
+
+Caches& caches() {
+  thread_local Caches per_thread;
+  return per_thread;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const QueryFacts>> analyze_uncached(std::string_view sql) {
+  return analyze_guarded(sql, nullptr);
+}
+
 Result<std::shared_ptr<const QueryFacts>> analyze(std::string_view sql) {
-  thread_local detail::StatementCache cache(kCacheEntries);
+  Caches& cache = caches();
   const bool cacheable = sql.size() <= kMaxCachedSqlBytes;
   try {
     if (cacheable) {
-      if (std::shared_ptr<const QueryFacts> hit = cache.find(sql)) return hit;
+      if (std::shared_ptr<const QueryFacts> hit = cache.exact.find(sql)) {
+        ++cache.stats.exact_hits;
+        return hit;
+      }
     }
-    Result<std::shared_ptr<const QueryFacts>> result = analyze_uncached(sql);
-    if (cacheable && result.is_ok()) cache.insert(sql, result.value());
+    detail::NormalizedSql normalized;
+    const bool templatable =
+        cacheable && detail::normalize_sql(sql, normalized) && !normalized.slots.empty();
+    if (templatable) {
+      if (auto tmpl = cache.normalized.find(normalized.key)) {
+        ++cache.stats.normalized_hits;
+        return detail::instantiate(*tmpl, sql, normalized);
+      }
+    }
+    ++cache.stats.misses;
+    Analysis analysis;
+    Result<std::shared_ptr<const QueryFacts>> result =
+        analyze_guarded(sql, templatable ? &analysis : nullptr);
+    if (cacheable && result.is_ok()) cache.exact.insert(sql, result.value());
+    if (templatable && result.is_ok()) {
+      if (auto tmpl = detail::make_template(sql, normalized, result.value(), analysis.constants,
+                                            analysis.spans)) {
+        cache.normalized.insert(normalized.key, std::move(tmpl));
+      }
+    }
     return result;
   } catch (...) {  // only allocation failures can get here
     return Status::proxy("53200", "out of memory while analyzing a statement");
   }
 }
+
+CacheStats cache_stats() { return caches().stats; }
 
 }  // namespace sw::parser

@@ -1,6 +1,15 @@
 // Statement facts from libpg_query. This module is the only user of libpg_query.
+//
+// analyze(sql) splits a (multi-)statement string and describes each statement: its kind (for
+// session state), and the facts routing needs (DESIGN §5), expressed generically because the
+// parser does not know the sharding config: the tables referenced, whether it writes, the
+// `column = value` / `column IN (values)` predicates of top-level AND chains, column equalities
+// (joins, correlations), INSERT columns and VALUES rows, UPDATE / ON CONFLICT assignments, and
+// the SELECT features that keep rows of several shards from being simply concatenated. The
+// router (proxy/router) applies the config to these facts.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,10 +37,144 @@ enum class StatementKind {
   Empty,          // no statement (only comments/whitespace)
 };
 
+// ---- Routing facts -------------------------------------------------------------------------
+
+// What a column is compared with or assigned: a literal, a parameter, a column, or anything else.
+enum class ValueKind : uint8_t {
+  String,  // '...' (any quoting form); text is the decoded string
+  Number,  // 42, -7, 1.5e3; text as written, with a leading '-' when negated
+  Null,    // NULL
+  Bool,    // TRUE / FALSE; text "true" / "false"
+  Param,   // $n
+  Column,  // a column reference; text "name" or "qualifier.name"
+  Other,   // any other expression (function call, arithmetic, subquery, DEFAULT, ...)
+};
+
+struct Value {
+  ValueKind kind = ValueKind::Other;
+  std::string text;
+  // Type of an explicit cast or typed literal ('…'::uuid, CAST($1 AS bigint), uuid '…'): the last
+  // component of the type name as PostgreSQL's grammar spells it (bigint -> "int8", integer ->
+  // "int4", varchar -> "varchar", uuid -> "uuid"); "" when there is none. The outermost cast wins.
+  std::string cast;
+  int param = 0;      // Param: n of $n (1-based)
+  int location = -1;  // byte offset of the literal or parameter in the analyzed string; -1 unknown
+};
+
+enum class TableRole : uint8_t {
+  Read,         // FROM / JOIN / USING / subquery / CTE body
+  Insert,       // INSERT target
+  Update,       // UPDATE target
+  Delete,       // DELETE target
+  Merge,        // MERGE target
+  CopyFrom,     // COPY table FROM ... (a write)
+  CopyTo,       // COPY table TO ...
+  Create,       // CREATE TABLE / CREATE TABLE AS / SELECT INTO target
+  Ddl,          // target of other DDL: ALTER/DROP/TRUNCATE/CREATE INDEX/GRANT/COMMENT/...
+  Maintenance,  // VACUUM / ANALYZE / REINDEX / CLUSTER
+  Lock,         // LOCK TABLE
+};
+
+// One reference to a relation. CTE references are not tables (their bodies are analyzed in
+// their own scopes); neither are functions, VALUES or subqueries in FROM.
+struct TableRef {
+  std::string schema;  // "" when unqualified
+  std::string name;
+  std::string alias;   // "" when none
+  TableRole role = TableRole::Read;
+  int scope = 0;       // the query block it belongs to (index into StatementFacts::scopes)
+  bool nullable = false;  // on the nullable side of an outer join (LEFT JOIN's right side, ...)
+};
+
+// A column in a predicate or equality.
+struct ColumnRef {
+  std::string name;        // as PostgreSQL folds it (unquoted: lower case)
+  int table = -1;          // qualified by a table's alias or name: that table's index
+  int scope = 0;           // query block the reference appears in
+  bool qualified = false;  // qualified, but table == -1: not a table's column (CTE, subquery,
+                           // function alias, EXCLUDED, or unknown qualifier)
+};
+
+// `column = value` or `column IN (value, ...)`, either side order.
+struct KeyPredicate {
+  ColumnRef column;
+  std::vector<Value> values;  // one for '='
+  bool in_list = false;
+  // On a top-level AND chain of a WHERE or of an inner join's ON. False when found under OR,
+  // NOT, CASE, an outer join's ON, or inside another expression: such a predicate does not
+  // restrict the rows and must not be used for routing (kept to explain why).
+  bool usable = true;
+};
+
+// `column = column` on a top-level AND chain of a WHERE or any join's ON, or a JOIN ... USING.
+// Joins (and correlated subqueries) of sharded tables are co-located when this equates keys.
+struct ColumnEquality {
+  ColumnRef left;
+  ColumnRef right;
+};
+
+// UPDATE ... SET column = value, INSERT ... ON CONFLICT DO UPDATE SET column = value.
+struct Assignment {
+  int table = -1;  // the target table
+  std::string column;
+  Value value;     // multi-column assignments ((a, b) = (...)) are Other
+};
+
+enum class OnConflict : uint8_t { None, DoNothing, DoUpdate };
+
+struct InsertFacts {
+  int table = -1;                        // target, index into StatementFacts::tables
+  std::vector<std::string> columns;      // the column list; empty when omitted
+  std::vector<std::vector<Value>> rows;  // VALUES rows (DEFAULT is Other)
+  bool from_select = false;              // INSERT ... SELECT (rows unknown)
+  bool default_values = false;           // INSERT ... DEFAULT VALUES
+  OnConflict on_conflict = OnConflict::None;
+};
+
+// SELECT features that stop a scatter read from being a plain concatenation of shard results.
+namespace feature {
+constexpr uint32_t kOrderBy = 1u << 0;
+constexpr uint32_t kLimit = 1u << 1;      // LIMIT / OFFSET / FETCH FIRST
+constexpr uint32_t kDistinct = 1u << 2;   // DISTINCT, DISTINCT ON
+constexpr uint32_t kGroupBy = 1u << 3;
+constexpr uint32_t kHaving = 1u << 4;
+constexpr uint32_t kAggregate = 1u << 5;  // built-in aggregates, and any call with an aggregate
+                                          // clause (*, DISTINCT, ORDER BY, FILTER, WITHIN GROUP)
+constexpr uint32_t kWindow = 1u << 6;     // OVER (...) / WINDOW
+constexpr uint32_t kSetOp = 1u << 7;      // UNION / INTERSECT / EXCEPT (with or without ALL)
+}  // namespace feature
+
+// A query block: the statement itself, a subquery, a CTE body, a set-operation branch.
+struct Scope {
+  int parent = -1;           // enclosing block; -1 for the statement's own (scope 0)
+  uint32_t features = 0;     // feature:: bits of this block
+  bool non_table_from = false;  // FROM has an item that is not a table (subquery, function,
+                                // VALUES, CTE reference, ...)
+};
+
 struct StatementFacts {
   StatementKind kind = StatementKind::Utility;
   std::string set_name;          // Set/SetLocal/Reset: lower-cased GUC name ("search_path")
   std::string text;              // this statement's own SQL text (from the split)
+
+  std::string node_type;         // libpg_query's node name ("SelectStmt", "VariableShowStmt")
+  // The kind of the statement that actually runs: `kind`, or for EXPLAIN / DECLARE CURSOR /
+  // COPY (query) the wrapped query's kind (the routing facts below are then that query's).
+  StatementKind query_kind = StatementKind::Utility;
+  bool writes = false;           // INSERT/UPDATE/DELETE/MERGE (also in a CTE), COPY FROM
+  bool returning = false;        // some RETURNING clause
+  // False when the statement nests deeper than the analyzer follows: `tables` then lists every
+  // relation named anywhere (role Read unless known), the other routing facts are partial, and
+  // nothing may be routed on them but "touches no sharded table".
+  bool complete = true;
+  int max_param = 0;             // highest $n used
+
+  std::vector<TableRef> tables;
+  std::vector<Scope> scopes;
+  std::vector<KeyPredicate> predicates;
+  std::vector<ColumnEquality> equalities;
+  std::vector<Assignment> assignments;
+  std::vector<InsertFacts> inserts;  // the INSERT, and INSERTs in CTEs
 };
 
 struct QueryFacts {
@@ -42,12 +185,29 @@ struct QueryFacts {
 // parser's message; callers usually forward such SQL to the server so the client sees the
 // server's own error.
 //
-// Results are cached per thread by exact text (LRU, 1024 entries; texts over 8 KiB and errors
-// are not cached), so analyzing the same text again on the same thread returns the same pointer.
-// Never throws.
+// Caching, per thread (no locks): by exact text (LRU, 1024 entries; texts over 8 KiB and errors
+// are not cached), so analyzing the same text again on the same thread returns the same
+// pointer; then by normalized text: a text that differs from an earlier one only in the values
+// of its plain literals ('...' strings and numbers) gets that earlier text's facts with its own
+// literal values substituted, without a parse (a new pointer each time). Never throws.
 Result<std::shared_ptr<const QueryFacts>> analyze(std::string_view sql);
 
-// analyze() without the cache: always parses. For benchmarks, fuzzing and tests.
+// analyze() without the caches: always parses. For benchmarks, fuzzing and tests.
 Result<std::shared_ptr<const QueryFacts>> analyze_uncached(std::string_view sql);
+
+// This thread's analyze() cache counters (for metrics and benchmarks).
+struct CacheStats {
+  uint64_t exact_hits = 0;
+  uint64_t normalized_hits = 0;
+  uint64_t misses = 0;  // full parses (including texts that are not cacheable)
+};
+CacheStats cache_stats();
+
+// A compact, stable, one-line-per-item description of a statement's routing facts, for tests,
+// debugging and `shardwire route --verbose`.
+std::string describe_facts(const StatementFacts& facts);
+
+const char* statement_kind_name(StatementKind kind);
+const char* table_role_name(TableRole role);
 
 }  // namespace sw::parser

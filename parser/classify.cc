@@ -94,109 +94,56 @@ std::string lower(std::string text) {
   return text;
 }
 
-// The scalar fields of a node body that classification looks at; the rest is skipped.
-struct NodeFields {
-  std::string kind;  // TransactionStmt.kind, VariableSetStmt.kind
-  std::string name;  // VariableSetStmt.name
-  bool is_local = false;
-  std::string target;  // DiscardStmt.target
-};
-
-bool read_fields(JsonReader& reader, NodeFields& fields) {
-  if (!reader.begin_object()) return false;
-  std::string_view key;
-  while (reader.next_key(key)) {
-    if (key == "kind") {
-      reader.read_string(fields.kind);
-    } else if (key == "name") {
-      reader.read_string(fields.name);
-    } else if (key == "is_local") {
-      reader.read_bool(fields.is_local);
-    } else if (key == "target") {
-      reader.read_string(fields.target);
-    } else {
-      reader.skip_value();
-    }
-  }
-  return reader.ok();
-}
-
-void classify_set(const NodeFields& fields, StatementFacts& out) {
-  const StatementKind set_kind = fields.is_local ? StatementKind::SetLocal : StatementKind::Set;
-  if (fields.kind == "VAR_SET_VALUE" || fields.kind == "VAR_SET_DEFAULT" ||
-      fields.kind == "VAR_SET_CURRENT") {
+void classify_set(JsonRef body, StatementFacts& out) {
+  const std::string kind = body["kind"].string();
+  const std::string name = body["name"].string();
+  const StatementKind set_kind =
+      body["is_local"].boolean() ? StatementKind::SetLocal : StatementKind::Set;
+  if (kind == "VAR_SET_VALUE" || kind == "VAR_SET_DEFAULT" || kind == "VAR_SET_CURRENT") {
     out.kind = set_kind;
-    out.set_name = lower(fields.name);
-  } else if (fields.kind == "VAR_SET_MULTI") {
+    out.set_name = lower(name);
+  } else if (kind == "VAR_SET_MULTI") {
     // The grammar names these "TRANSACTION", "SESSION CHARACTERISTICS", "TRANSACTION SNAPSHOT".
-    if (fields.name == "SESSION CHARACTERISTICS") {
+    if (name == "SESSION CHARACTERISTICS") {
       out.kind = set_kind;
       out.set_name = "session_characteristics";
     }
-  } else if (fields.kind == "VAR_RESET") {
+  } else if (kind == "VAR_RESET") {
     out.kind = StatementKind::Reset;
-    out.set_name = lower(fields.name);
-  } else if (fields.kind == "VAR_RESET_ALL") {
+    out.set_name = lower(name);
+  } else if (kind == "VAR_RESET_ALL") {
     out.kind = StatementKind::ResetAll;
   }
 }
 
 // SELECT ... INTO puts intoClause on the leftmost simple SELECT of a set operation, reached
-// through "larg". Walks down that chain without recursion, consuming the whole body.
-bool select_has_into(JsonReader& reader, bool& into) {
-  into = false;
-  if (!reader.begin_object()) return false;
-  size_t depth = 0;  // "larg" objects entered
-  std::string_view key;
-  while (true) {
-    if (reader.next_key(key)) {
-      if (key == "intoClause") {
-        into = true;
-        reader.skip_value();
-      } else if (key == "larg") {
-        if (!reader.begin_object()) return false;
-        ++depth;
-      } else {
-        reader.skip_value();
-      }
-    } else {
-      if (!reader.ok()) return false;
-      if (depth == 0) return true;
-      --depth;
-    }
+// through "larg" (a SelectStmt written without a node wrapper; a loop: set operations nest
+// without limit).
+bool select_has_into(JsonRef select) {
+  for (JsonRef node = select; node; node = node["larg"]) {
+    if (node["intoClause"]) return true;
   }
+  return false;
 }
 
 }  // namespace
 
-bool classify(std::string_view node_type, JsonReader& reader, StatementFacts& out) {
+void classify(std::string_view node_type, JsonRef body, StatementFacts& out) {
   out.kind = StatementKind::Utility;
   if (node_type == "SelectStmt") {
-    bool into = false;
-    if (!select_has_into(reader, into)) return false;
-    out.kind = into ? StatementKind::Ddl : StatementKind::Select;
-    return true;
+    out.kind = select_has_into(body) ? StatementKind::Ddl : StatementKind::Select;
+  } else if (node_type == "TransactionStmt") {
+    auto it = transaction_kinds().find(body["kind"].string());
+    if (it != transaction_kinds().end()) out.kind = it->second;
+  } else if (node_type == "DiscardStmt") {
+    out.kind = body["target"].string() == "DISCARD_ALL" ? StatementKind::DiscardAll
+                                                        : StatementKind::Discard;
+  } else if (node_type == "VariableSetStmt") {
+    classify_set(body, out);
+  } else {
+    auto it = kinds_by_node_type().find(node_type);
+    if (it != kinds_by_node_type().end()) out.kind = it->second;
   }
-  if (node_type == "TransactionStmt" || node_type == "VariableSetStmt" ||
-      node_type == "DiscardStmt") {
-    const bool transaction = node_type == "TransactionStmt";
-    const bool discard = node_type == "DiscardStmt";
-    NodeFields fields;
-    if (!read_fields(reader, fields)) return false;
-    if (transaction) {
-      auto it = transaction_kinds().find(fields.kind);
-      if (it != transaction_kinds().end()) out.kind = it->second;
-    } else if (discard) {
-      out.kind =
-          fields.target == "DISCARD_ALL" ? StatementKind::DiscardAll : StatementKind::Discard;
-    } else {
-      classify_set(fields, out);
-    }
-    return true;
-  }
-  auto it = kinds_by_node_type().find(node_type);
-  if (it != kinds_by_node_type().end()) out.kind = it->second;
-  return reader.skip_value();
 }
 
 }  // namespace sw::parser::detail

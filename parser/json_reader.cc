@@ -237,3 +237,90 @@ bool JsonReader::skip_value() {
 }
 
 }  // namespace sw::parser::detail
+
+namespace sw::parser::detail {
+
+char JsonReader::peek() {
+  if (!ok_) return 0;
+  skip_space();
+  return pos_ < json_.size() ? json_[pos_] : 0;
+}
+
+bool JsonReader::read_raw_string(std::string_view& raw, bool& escaped) {
+  if (!ok_) return false;
+  skip_space();
+  if (pos_ >= json_.size() || json_[pos_] != '"') return fail();
+  const size_t start = ++pos_;
+  escaped = false;
+  while (pos_ < json_.size() && json_[pos_] != '"') {
+    if (json_[pos_] == '\\') {
+      escaped = true;
+      if (++pos_ >= json_.size()) return fail();
+    }
+    ++pos_;
+  }
+  if (pos_ >= json_.size()) return fail();
+  raw = json_.substr(start, pos_ - start);
+  ++pos_;
+  if (escaped) {
+    std::string check;
+    if (!unescape(raw, check)) return fail();
+  }
+  need_comma_ = true;
+  return true;
+}
+
+bool JsonReader::read_number(std::string_view& text) {
+  if (!ok_) return false;
+  skip_space();
+  const size_t start = pos_;
+  auto digits = [&] {
+    const size_t from = pos_;
+    while (pos_ < json_.size() && json_[pos_] >= '0' && json_[pos_] <= '9') ++pos_;
+    return pos_ > from;
+  };
+  if (pos_ < json_.size() && json_[pos_] == '-') ++pos_;
+  if (!digits()) return fail();
+  if (pos_ < json_.size() && json_[pos_] == '.') {
+    ++pos_;
+    if (!digits()) return fail();
+  }
+  if (pos_ < json_.size() && (json_[pos_] == 'e' || json_[pos_] == 'E')) {
+    ++pos_;
+    if (pos_ < json_.size() && (json_[pos_] == '+' || json_[pos_] == '-')) ++pos_;
+    if (!digits()) return fail();
+  }
+  text = json_.substr(start, pos_ - start);
+  need_comma_ = true;
+  return true;
+}
+
+bool JsonReader::read_null() {
+  if (!ok_) return false;
+  skip_space();
+  if (json_.substr(pos_, 4) != "null") return fail();
+  pos_ += 4;
+  need_comma_ = true;
+  return true;
+}
+
+int64_t JsonReader::offset_of(std::string_view view) const {
+  const char* base = json_.data();
+  if (view.data() >= base && view.data() + view.size() <= base + json_.size()) {
+    return view.data() - base;
+  }
+  return -1;
+}
+
+bool JsonReader::unescape(std::string_view raw, std::string& out) {
+  // Reuses the tokenizer: a reader over the quoted raw text decodes exactly as string_token.
+  std::string quoted;
+  quoted.reserve(raw.size() + 2);
+  quoted.push_back('"');
+  quoted.append(raw);
+  quoted.push_back('"');
+  JsonReader reader(quoted);
+  return reader.read_string(out);
+}
+
+}  // namespace sw::parser::detail

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <uv.h>
 
+#include "catalog/directory_watcher.h"
 #include "common/log.h"
 #include "net/tls.h"
 
@@ -23,7 +24,32 @@ void apply_log_level(const config::Config& config) {
 
 Proxy::Proxy(std::string config_path) : config_path_(std::move(config_path)) {}
 
-Proxy::~Proxy() = default;
+Proxy::~Proxy() {
+  if (watcher_) watcher_->stop();
+}
+
+std::shared_ptr<const router::Directory> Proxy::start_directory() {
+  std::vector<std::string> shards;
+  for (const auto& shard : config_->shards) shards.push_back(shard.name);
+  if (config_->catalog.dsn.empty()) {
+    LOG_INFO("no catalog configured: static directory, bucket i on shard i mod %zu", shards.size());
+    return router::Directory::initial(static_cast<uint32_t>(config_->sharding.buckets), shards);
+  }
+  watcher_ = std::make_unique<catalog::DirectoryWatcher>(
+      *config_, [this](std::shared_ptr<const router::Directory> d) { publish(std::move(d)); });
+  watcher_->start();
+  auto directory = watcher_->wait_for_directory(std::chrono::seconds(10));
+  if (!directory) LOG_ERROR("no directory loaded from the catalog yet; routed statements fail until it is");
+  return directory;
+}
+
+// Called on the watcher thread; the workers list belongs to the main thread.
+void Proxy::publish(std::shared_ptr<const router::Directory> directory) {
+  main_loop_.post([this, directory] {
+    LOG_INFO("directory version %llu loaded", (unsigned long long)directory->version());
+    for (auto& worker : workers_) worker->post_directory(directory);
+  });
+}
 
 Result<std::shared_ptr<net::TlsContext>> Proxy::make_tls(const config::Config& config) {
   if (!config.listen.tls.enabled()) return std::shared_ptr<net::TlsContext>();
@@ -45,8 +71,18 @@ int Proxy::run() {
   }
   signal(SIGPIPE, SIG_IGN);
 
+  DirectoryAccess directory_access;
+  auto directory = start_directory();
+  if (watcher_) {
+    catalog::DirectoryWatcher* watcher = watcher_.get();
+    directory_access.lease_valid = [watcher] {
+      return watcher->lease_valid(catalog::DirectoryWatcher::Clock::now());
+    };
+    directory_access.request_refresh = [watcher] { watcher->request_refresh(); };
+  }
   for (int i = 0; i < config_->workers; ++i) {
-    workers_.push_back(std::make_unique<Worker>(i, config_, cancels_, client_count_, *tls));
+    workers_.push_back(std::make_unique<Worker>(i, config_, cancels_, client_count_, *tls, directory,
+                                                directory_access));
     Status listening = workers_.back()->listen();
     if (!listening) {
       LOG_ERROR("%s", listening.message.c_str());
@@ -82,6 +118,7 @@ int Proxy::run() {
   for (auto& w : watches) uv_close(reinterpret_cast<uv_handle_t*>(&w->handle), nullptr);
   uv_run(main_loop_.raw(), UV_RUN_NOWAIT);
   workers_.clear();
+  if (watcher_) watcher_->stop();
   LOG_INFO("shardwire stopped");
   return 0;
 }

@@ -11,6 +11,11 @@
 #include "app/worker.h"
 #include "config/config.h"
 #include "net/loop.h"
+#include "router/directory.h"
+
+namespace sw::catalog {
+class DirectoryWatcher;
+}
 
 namespace sw::app {
 
@@ -25,6 +30,10 @@ class Proxy {
   void reload();
   void stop(bool graceful);
   Result<std::shared_ptr<net::TlsContext>> make_tls(const config::Config& config);
+  // Starts the catalog watcher (or uses the static initial layout without a catalog) and
+  // returns the directory to start with; null when the catalog has none yet.
+  std::shared_ptr<const router::Directory> start_directory();
+  void publish(std::shared_ptr<const router::Directory> directory);
 
   std::string config_path_;
   std::shared_ptr<const config::Config> config_;
@@ -32,6 +41,7 @@ class Proxy {
   CancelRegistry cancels_;
   std::atomic<int> client_count_{0};
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<catalog::DirectoryWatcher> watcher_;
   bool stopping_ = false;
   int workers_stopped_ = 0;  // main loop thread only
 };

@@ -19,9 +19,10 @@ bool same_login(const pool::BackendTarget& a, const pool::BackendTarget& b) {
 }  // namespace
 
 Worker::Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
-               std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls)
+               std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
+               std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access)
     : index_(index), config_(std::move(config)), cancels_(cancels), client_count_(client_count),
-      tls_(std::move(tls)) {}
+      tls_(std::move(tls)), directory_(std::move(directory)), directory_access_(std::move(directory_access)) {}
 
 Worker::~Worker() {
   join();
@@ -72,9 +73,10 @@ void Worker::session_closed(session::Session* session) {
   });
 }
 
-Result<pool::BackendTarget> Worker::target_for(const config::Config& config, const std::string& user) const {
-  const config::Shard* shard = config.find_shard(config.sharding.default_shard);
-  if (shard == nullptr) return Status::config("no default shard configured");
+Result<pool::BackendTarget> Worker::target_for(const config::Config& config, const std::string& user,
+                                               const std::string& shard_name) const {
+  const config::Shard* shard = config.find_shard(shard_name);
+  if (shard == nullptr) return Status::proxy("58000", "shard " + shard_name + " is not in the configuration");
   pool::BackendTarget target;
   target.shard = shard->name;
   target.host = shard->conn.host;
@@ -107,8 +109,11 @@ pool::PoolSettings Worker::pool_settings() const {
   return s;
 }
 
-pool::Pool* Worker::pool_for(const std::string& user, Status* error) {
-  auto target = target_for(*config_, user);
+pool::Pool* Worker::pool_for(const std::string& user, int shard, Status* error) {
+  const std::string& name = shard >= 0 && directory_ && shard < static_cast<int>(directory_->shards().size())
+                                ? directory_->shard_name(static_cast<uint16_t>(shard))
+                                : config_->sharding.default_shard;
+  auto target = target_for(*config_, user, name);
   if (!target) {
     *error = target.status();
     return nullptr;
@@ -155,6 +160,18 @@ void Worker::post_cancel(wire::CancelKey key) {
   });
 }
 
+void Worker::post_directory(std::shared_ptr<const router::Directory> directory) {
+  loop_.post([this, directory] { directory_ = directory; });
+}
+
+bool Worker::directory_lease_valid() {
+  return !directory_access_.lease_valid || directory_access_.lease_valid();
+}
+
+void Worker::request_directory_refresh() {
+  if (directory_access_.request_refresh) directory_access_.request_refresh();
+}
+
 void Worker::post_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls) {
   loop_.post([this, config, tls] { apply_reload(config, tls); });
 }
@@ -164,7 +181,7 @@ void Worker::apply_reload(std::shared_ptr<const config::Config> config, std::sha
   tls_ = std::move(tls);
   for (auto& [key, entry] : pools_) {
     if (entry.pool->retired()) continue;
-    auto target = target_for(*config_, entry.user);
+    auto target = target_for(*config_, entry.user, entry.pool->target().shard);
     if (!target || !same_login(*target, entry.pool->target())) {
       LOG_INFO("worker=%d pool for shard %s retired by reload", index_, entry.pool->target().shard.c_str());
       entry.pool->retire();

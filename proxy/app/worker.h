@@ -21,10 +21,17 @@ namespace sw::app {
 
 class CancelRegistry;
 
+// How a worker reaches the catalog watcher (empty functions: no catalog, static directory).
+struct DirectoryAccess {
+  std::function<bool()> lease_valid;
+  std::function<void()> request_refresh;
+};
+
 class Worker : public session::SessionHost {
  public:
   Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
-         std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls);
+         std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
+         std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access);
   ~Worker() override;
 
   // Binds the listener (called before the thread starts; errors are fatal at startup).
@@ -37,11 +44,15 @@ class Worker : public session::SessionHost {
   void post_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls);
   void post_shutdown(bool graceful);
   void post_cancel(wire::CancelKey key);
+  void post_directory(std::shared_ptr<const router::Directory> directory);
 
   // SessionHost
   net::Loop& loop() override { return loop_; }
   const config::Config& config() override { return *config_; }
-  pool::Pool* pool_for(const std::string& user, Status* error) override;
+  pool::Pool* pool_for(const std::string& user, int shard, Status* error) override;
+  const std::shared_ptr<const router::Directory>& directory() override { return directory_; }
+  bool directory_lease_valid() override;
+  void request_directory_refresh() override;
   std::shared_ptr<net::TlsContext> server_tls() override { return tls_; }
   session::StatementRegistry& statements() override { return statements_; }
   wire::CancelKey register_cancel(session::Session* session) override;
@@ -55,7 +66,8 @@ class Worker : public session::SessionHost {
   void apply_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls);
   void shutdown(bool graceful);
   pool::PoolSettings pool_settings() const;
-  Result<pool::BackendTarget> target_for(const config::Config& config, const std::string& user) const;
+  Result<pool::BackendTarget> target_for(const config::Config& config, const std::string& user,
+                                         const std::string& shard) const;
   void stop_when_idle();
 
   int index_;
@@ -64,6 +76,8 @@ class Worker : public session::SessionHost {
   CancelRegistry& cancels_;
   std::atomic<int>& client_count_;
   std::shared_ptr<net::TlsContext> tls_;
+  std::shared_ptr<const router::Directory> directory_;
+  DirectoryAccess directory_access_;
   std::unique_ptr<net::Listener> listener_;
   std::unordered_map<session::Session*, std::unique_ptr<session::Session>> sessions_;
   std::unordered_map<uint64_t, session::Session*> by_cancel_key_;

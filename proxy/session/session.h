@@ -14,6 +14,7 @@
 #include "net/timer.h"
 #include "parser/analyze.h"
 #include "pool/pool.h"
+#include "router/directory.h"
 #include "session/client_auth.h"
 #include "session/prepared_statements.h"
 #include "session/response_tracker.h"
@@ -44,8 +45,15 @@ class SessionHost {
   virtual ~SessionHost() = default;
   virtual net::Loop& loop() = 0;
   virtual const config::Config& config() = 0;
-  // The pool serving `user` on the default shard; nullptr with `error` set if none can.
-  virtual pool::Pool* pool_for(const std::string& user, Status* error) = 0;
+  // The pool serving `user` on shard `shard` (an index into directory()->shards(); -1 = the
+  // default shard); nullptr with `error` set if none can.
+  virtual pool::Pool* pool_for(const std::string& user, int shard, Status* error) = 0;
+  // The bucket directory this worker routes with (null until the catalog delivered one).
+  virtual const std::shared_ptr<const router::Directory>& directory() = 0;
+  // False once the directory could not be confirmed within sharding.directory_lease.
+  virtual bool directory_lease_valid() = 0;
+  // A shard refused a write with SW001: the directory is stale.
+  virtual void request_directory_refresh() = 0;
   virtual std::shared_ptr<net::TlsContext> server_tls() = 0;
   virtual StatementRegistry& statements() = 0;
   virtual wire::CancelKey register_cancel(Session* session) = 0;

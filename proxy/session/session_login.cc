@@ -126,7 +126,7 @@ void Session::after_authentication() {
     return;
   }
   Status error;
-  pool_ = host_.pool_for(user_, &error);
+  pool_ = host_.pool_for(user_, -1, &error);
   if (pool_ == nullptr) {
     fail_login(error);
     return;

@@ -23,6 +23,18 @@
     }                                                                      \
   } while (0)
 
+// A PgResult-returning expression that must succeed; the failure shows the SQLSTATE and message.
+#define REQUIRE_OK(expr)                                              \
+  do {                                                                \
+    ::it::PgResult it_result_ = (expr);                               \
+    REQUIRE_MESSAGE(it_result_.ok(), #expr " -> " << it_result_.describe()); \
+  } while (0)
+#define CHECK_OK(expr)                                                \
+  do {                                                                \
+    ::it::PgResult it_result_ = (expr);                               \
+    CHECK_MESSAGE(it_result_.ok(), #expr " -> " << it_result_.describe()); \
+  } while (0)
+
 namespace it {
 
 inline bool contains(const std::string& hay, const std::string& needle) {

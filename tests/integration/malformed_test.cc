@@ -14,10 +14,10 @@ struct Fixture {
   Fixture() {
     target = std::make_unique<Target>(shared_cluster());
     PgConn admin = shared_cluster().admin("app");
-    REQUIRE(admin.exec("CREATE TABLE " + table + " (id int)").ok());
+    REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int)"));
     bystander = target->connect_or_throw();
-    REQUIRE(bystander.exec("BEGIN").ok());
-    REQUIRE(bystander.exec("INSERT INTO " + table + " VALUES (1)").ok());
+    REQUIRE_OK(bystander.exec("BEGIN"));
+    REQUIRE_OK(bystander.exec("INSERT INTO " + table + " VALUES (1)"));
   }
 
   // The bystander's transaction and new clients still work.

@@ -19,7 +19,7 @@ struct Bench {
     o.pool_size = pool_size;
     o.query_wait_timeout = "30s";
     target = std::make_unique<Target>(shared_cluster(), o);
-    CommandResult init = run_command({pgbench(), "-i", "-s", "1", "-q", target->conninfo()}, "", 300s);
+    CommandResult init = run_command({pgbench(), "-i", "-s", "1", "-q", target->conninfo()}, "", 120s);
     INFO("pgbench -i: " << init.describe());
     INFO("proxy log:\n" << target->log_tail());
     REQUIRE(init.exit_code == 0);

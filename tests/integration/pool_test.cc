@@ -20,34 +20,28 @@ ProxyOptions own_db_options(const std::string& prefix) {
   return o;
 }
 
-// Other clients that randomly hold a server inside a transaction, so that a client's consecutive
-// transactions land on different servers.
-struct Churn {
-  std::vector<PgConn> conns;
-  std::vector<bool> holding;
-  std::mt19937 rng{12345};
-  Churn(const Target& t, int n) {
-    for (int i = 0; i < n; ++i) {
-      conns.push_back(t.connect_or_throw());
-      holding.push_back(false);
-    }
+// Steers a client's next transaction onto a chosen server: `n` (= pool.size) holders each take a
+// server inside a transaction, then holder i%n commits, so its server is the only free one.
+struct Rotation {
+  std::vector<PgConn> holders;
+  explicit Rotation(const Target& t, int n) {
+    for (int i = 0; i < n; ++i) holders.push_back(t.connect_or_throw());
   }
-  void step() {
-    for (size_t i = 0; i < conns.size(); ++i) {
-      bool hold = rng() % 2;
-      if (hold && !holding[i]) {
-        REQUIRE(conns[i].exec("BEGIN").ok());
-        REQUIRE(conns[i].exec("SELECT pg_backend_pid()").ok());
-      } else if (!hold && holding[i]) {
-        REQUIRE(conns[i].exec("COMMIT").ok());
-      }
-      holding[i] = hold;
+  // Returns the backend pid of the server left free.
+  std::string free_one(int i) {
+    std::vector<std::string> pids;
+    for (auto& h : holders) {
+      REQUIRE_OK(h.exec("BEGIN"));
+      pids.push_back(h.value("SELECT pg_backend_pid()"));
     }
+    size_t k = static_cast<size_t>(i) % holders.size();
+    REQUIRE_OK(holders[k].exec("COMMIT"));
+    return pids[k];
   }
-  void release() {
-    for (size_t i = 0; i < conns.size(); ++i)
-      if (holding[i]) conns[i].exec("COMMIT");
-    std::fill(holding.begin(), holding.end(), false);
+  void release_all(int i) {
+    size_t k = static_cast<size_t>(i) % holders.size();
+    for (size_t j = 0; j < holders.size(); ++j)
+      if (j != k) REQUIRE_OK(holders[j].exec("COMMIT"));
   }
 };
 
@@ -100,24 +94,27 @@ TEST_CASE("500 short-lived connections") {
 TEST_CASE("transaction mode: SET and application_name are replayed on whichever server runs the next transaction") {
   ProxyOptions o = own_db_options("replay");
   o.pool_size = 3;
+  o.workers = 1;  // exact server counts; the multi-worker cap has its own test
   Target t(shared_cluster(), o);
   PgConn a = t.connect_or_throw("sslmode=disable application_name=it_app_a");
   PgConn b = t.connect_or_throw("sslmode=disable application_name=it_app_b");
   INFO("proxy log:\n" << t.log_tail());
-  REQUIRE(a.exec("SET statement_timeout = '1234ms'").ok());
-  REQUIRE(a.exec("SET search_path = it_schema_a, public").ok());
-  REQUIRE(b.exec("SET statement_timeout = '2222ms'").ok());
-  REQUIRE(b.exec("SET application_name = 'it_app_b2'").ok());
-  Churn churn(t, 1);
+  REQUIRE_OK(a.exec("SET statement_timeout = '1234ms'"));
+  REQUIRE_OK(a.exec("SET search_path = it_schema_a, public"));
+  REQUIRE_OK(b.exec("SET statement_timeout = '2222ms'"));
+  REQUIRE_OK(b.exec("SET application_name = 'it_app_b2'"));
+  Rotation rot(t, 3);
   std::set<std::string> a_servers;
   const std::string probe =
       "SELECT pg_backend_pid(), current_setting('statement_timeout'), current_setting('application_name'), "
       "current_setting('search_path')";
-  for (int i = 0; i < 40; ++i) {
-    churn.step();
+  for (int i = 0; i < 12; ++i) {
+    std::string free_server = rot.free_one(i);
     PgResult ra = a.exec(probe);
+    rot.release_all(i);
     REQUIRE_MESSAGE(ra.ok(), ra.describe());
     a_servers.insert(ra.value(0, 0));
+    if (!t.direct()) CHECK_MESSAGE(ra.value(0, 0) == free_server, "a did not run on the only free server");
     CHECK(ra.value(0, 1) == "1234ms");
     CHECK(ra.value(0, 2) == "it_app_a");
     CHECK(ra.value(0, 3) == "it_schema_a, public");
@@ -127,62 +124,67 @@ TEST_CASE("transaction mode: SET and application_name are replayed on whichever 
     CHECK(rb.value(0, 2) == "it_app_b2");
     CHECK(rb.value(0, 3) == "\"$user\", public");
   }
-  churn.release();
   if (!t.direct())
-    CHECK_MESSAGE(a_servers.size() >= 2, "client a always ran on the same server; replay was not exercised");
+    CHECK_MESSAGE(a_servers.size() == 3, "client a did not visit all three servers; replay was not exercised");
 
   // pg_stat_activity of the server running a's transaction shows a's application_name.
-  REQUIRE(a.exec("BEGIN").ok());
+  REQUIRE_OK(a.exec("BEGIN"));
   std::string pid = a.value("SELECT pg_backend_pid()");
   PgConn admin = shared_cluster().admin("postgres");
   CHECK(admin.value("SELECT application_name FROM pg_stat_activity WHERE pid = " + pid) == "it_app_a");
-  REQUIRE(a.exec("COMMIT").ok());
+  REQUIRE_OK(a.exec("COMMIT"));
 
   // RESET ALL goes back to the startup values everywhere.
-  REQUIRE(a.exec("RESET ALL").ok());
-  for (int i = 0; i < 10; ++i) {
-    churn.step();
+  REQUIRE_OK(a.exec("RESET ALL"));
+  for (int i = 0; i < 6; ++i) {
+    rot.free_one(i);
     PgResult ra = a.exec(probe);
+    rot.release_all(i);
     REQUIRE_MESSAGE(ra.ok(), ra.describe());
     CHECK(ra.value(0, 1) == "0");
     CHECK(ra.value(0, 2) == "it_app_a");
     CHECK(ra.value(0, 3) == "\"$user\", public");
   }
-  churn.release();
 }
 
 TEST_CASE("transaction mode: startup options (-c settings) apply to every transaction") {
   ProxyOptions o;
   o.pool_size = 2;
+  o.workers = 1;  // exact server counts; the multi-worker cap has its own test
   Target t(shared_cluster(), o);
   PgConn a = t.connect_or_throw("sslmode=disable options='-c statement_timeout=4321 -c work_mem=7MB'");
   INFO("proxy log:\n" << t.log_tail());
-  Churn churn(t, 1);
-  for (int i = 0; i < 10; ++i) {
-    churn.step();
-    PgResult r = a.exec("SELECT current_setting('statement_timeout'), current_setting('work_mem')");
+  Rotation rot(t, 2);
+  std::set<std::string> servers;
+  for (int i = 0; i < 6; ++i) {
+    rot.free_one(i);
+    PgResult r = a.exec("SELECT current_setting('statement_timeout'), current_setting('work_mem'), pg_backend_pid()");
+    rot.release_all(i);
     REQUIRE_MESSAGE(r.ok(), r.describe());
     CHECK(r.value(0, 0) == "4321ms");
     CHECK(r.value(0, 1) == "7MB");
+    servers.insert(r.value(0, 2));
   }
-  churn.release();
+  if (!t.direct()) CHECK(servers.size() == 2);
 }
 
 TEST_CASE("transaction mode: named prepared statements work whichever server runs them") {
   ProxyOptions o;
   o.pool_size = 3;
+  o.workers = 1;  // exact server counts; the multi-worker cap has its own test
   Target t(shared_cluster(), o);
   PgConn a = t.connect_or_throw();
   INFO("proxy log:\n" << t.log_tail());
-  REQUIRE(a.prepare("double_it", "SELECT $1::int * 2, pg_backend_pid()").ok());
-  REQUIRE(a.prepare("concat_it", "SELECT $1::text || $2::text").ok());
+  REQUIRE_OK(a.prepare("double_it", "SELECT $1::int * 2, pg_backend_pid()"));
+  REQUIRE_OK(a.prepare("concat_it", "SELECT $1::text || $2::text"));
   PgResult dup = a.prepare("double_it", "SELECT 1");
   CHECK(dup.sqlstate() == "42P05");  // already exists, as PostgreSQL says
-  Churn churn(t, 2);
+  Rotation rot(t, 3);
   std::set<std::string> servers;
-  for (int i = 0; i < 40; ++i) {
-    churn.step();
+  for (int i = 0; i < 12; ++i) {
+    rot.free_one(i);
     PgResult r = a.exec_prepared("double_it", {std::to_string(i)});
+    rot.release_all(i);
     REQUIRE_MESSAGE(r.ok(), r.describe());
     CHECK(r.value(0, 0) == std::to_string(i * 2));
     servers.insert(r.value(0, 1));
@@ -190,13 +192,49 @@ TEST_CASE("transaction mode: named prepared statements work whichever server run
     REQUIRE_MESSAGE(c.ok(), c.describe());
     CHECK(c.value() == "x" + std::to_string(i));
   }
-  churn.release();
-  if (!t.direct()) CHECK_MESSAGE(servers.size() >= 2, "prepared statements never changed server");
+  if (!t.direct()) CHECK_MESSAGE(servers.size() == 3, "prepared statements did not visit all three servers");
   CHECK(a.exec_prepared("never_prepared", {}).sqlstate() == "26000");
   // Inside a transaction too.
-  REQUIRE(a.exec("BEGIN").ok());
+  REQUIRE_OK(a.exec("BEGIN"));
   CHECK(a.exec_prepared("double_it", {"21"}).value() == "42");
-  REQUIRE(a.exec("COMMIT").ok());
+  REQUIRE_OK(a.exec("COMMIT"));
+}
+
+TEST_CASE("pool.size caps the servers of all workers together, and any free server serves any worker") {
+  ProxyOptions o = own_db_options("cap");
+  o.workers = 2;
+  o.pool_size = 3;
+  o.query_wait_timeout = "20s";
+  Target t(shared_cluster(), o);
+  INFO("proxy log:\n" << t.log_tail());
+  // pool.size clients in transactions at once are all served promptly, whichever worker has them.
+  for (int round = 0; round < 5; ++round) {
+    std::vector<PgConn> clients;
+    for (int i = 0; i < o.pool_size; ++i) clients.push_back(t.connect_or_throw());
+    for (auto& c : clients) {
+      auto start = std::chrono::steady_clock::now();
+      REQUIRE_OK(c.exec("BEGIN", 10s));
+      REQUIRE_OK(c.exec("SELECT 1", 10s));
+      CHECK_MESSAGE(ms_since(start) < 2000, "waited for a server although the pool had room (round " << round << ")");
+    }
+    for (auto& c : clients) REQUIRE_OK(c.exec("COMMIT", 10s));
+  }
+  // 9 clients at once never use more than pool.size servers.
+  std::vector<PgConn> clients;
+  for (int i = 0; i < 9; ++i) clients.push_back(t.connect_or_throw());
+  for (auto& c : clients) REQUIRE(c.send("SELECT pg_backend_pid(), pg_sleep(0.3)"));
+  std::set<std::string> pids;
+  int most = 0;
+  for (auto& c : clients) {
+    most = std::max(most, shared_cluster().count_backends(o.dbname));
+    PgResult r = c.wait_result(30s);
+    REQUIRE_MESSAGE(r.ok(), r.describe());
+    pids.insert(r.value(0, 0));
+  }
+  INFO("servers used: " << pids.size() << ", most connected at once: " << most);
+  CHECK(pids.size() <= 3);
+  CHECK(most <= 3);
+  CHECK(shared_cluster().count_backends(o.dbname) <= 3);
 }
 
 TEST_CASE("session mode: LISTEN/NOTIFY, and one server per client") {
@@ -207,17 +245,17 @@ TEST_CASE("session mode: LISTEN/NOTIFY, and one server per client") {
   PgConn listener = t.connect_or_throw(), notifier = t.connect_or_throw();
   INFO("proxy log:\n" << t.log_tail());
   std::string channel = unique_name("chan");
-  REQUIRE(listener.exec("LISTEN " + channel).ok());
-  REQUIRE(notifier.exec("NOTIFY " + channel + ", 'hello-1'").ok());
+  REQUIRE_OK(listener.exec("LISTEN " + channel));
+  REQUIRE_OK(notifier.exec("NOTIFY " + channel + ", 'hello-1'"));
   auto n1 = listener.wait_notify(5s);
   REQUIRE_MESSAGE(n1.has_value(), "no notification within 5 s");
   CHECK(n1->first == channel);
   CHECK(n1->second == "hello-1");
   // Delivered at commit, not before.
-  REQUIRE(notifier.exec("BEGIN").ok());
-  REQUIRE(notifier.exec("SELECT pg_notify('" + channel + "', 'hello-2')").ok());
+  REQUIRE_OK(notifier.exec("BEGIN"));
+  REQUIRE_OK(notifier.exec("SELECT pg_notify('" + channel + "', 'hello-2')"));
   CHECK_FALSE(listener.wait_notify(300ms).has_value());
-  REQUIRE(notifier.exec("COMMIT").ok());
+  REQUIRE_OK(notifier.exec("COMMIT"));
   auto n2 = listener.wait_notify(5s);
   REQUIRE(n2.has_value());
   CHECK(n2->second == "hello-2");
@@ -229,7 +267,7 @@ TEST_CASE("session mode: LISTEN/NOTIFY, and one server per client") {
     CHECK(listener.value("SELECT pg_backend_pid()") == pid);
   }
   // Session state stays without replay.
-  REQUIRE(listener.exec("SET work_mem = '3MB'").ok());
+  REQUIRE_OK(listener.exec("SET work_mem = '3MB'"));
   CHECK(listener.value("SHOW work_mem") == "3MB");
 }
 
@@ -237,11 +275,12 @@ TEST_CASE("query_wait_timeout: a client waiting for the only server gets a clear
   PROXY_ONLY();
   ProxyOptions o;
   o.pool_size = 1;
+  o.workers = 1;  // exact server counts; the multi-worker cap has its own test
   o.query_wait_timeout = "1s";
   Target t(shared_cluster(), o);
   INFO("proxy log:\n" << t.log_tail());
   PgConn holder = t.connect_or_throw();
-  REQUIRE(holder.exec("BEGIN").ok());
+  REQUIRE_OK(holder.exec("BEGIN"));
   REQUIRE(holder.value("SELECT 'holding'") == "holding");
 
   auto start = std::chrono::steady_clock::now();
@@ -261,7 +300,7 @@ TEST_CASE("query_wait_timeout: a client waiting for the only server gets a clear
   CHECK(took < 5000);
   CHECK(contains(lower(error), "timeout"));
 
-  REQUIRE(holder.exec("COMMIT").ok());
+  REQUIRE_OK(holder.exec("COMMIT"));
   ConnectResult next = t.connect();
   REQUIRE_MESSAGE(next.ok, next.error);
   CHECK(next.conn.value("SELECT 'served'") == "served");
@@ -271,14 +310,15 @@ TEST_CASE("idle_timeout closes idle server connections") {
   PROXY_ONLY();
   ProxyOptions o = own_db_options("idle");
   o.pool_size = 5;
+  o.workers = 1;  // exact server counts; the multi-worker cap has its own test
   o.idle_timeout = "1s";
   Target t(shared_cluster(), o);
   INFO("proxy log:\n" << t.log_tail());
   std::vector<PgConn> clients;
   for (int i = 0; i < 4; ++i) {
     clients.push_back(t.connect_or_throw());
-    REQUIRE(clients.back().exec("BEGIN").ok());
-    REQUIRE(clients.back().exec("SELECT 1").ok());
+    REQUIRE_OK(clients.back().exec("BEGIN"));
+    REQUIRE_OK(clients.back().exec("SELECT 1"));
   }
   CHECK(shared_cluster().count_backends(o.dbname) == 4);
   for (auto& c : clients) REQUIRE(c.exec("COMMIT").ok());
@@ -294,6 +334,7 @@ TEST_CASE("server_lifetime retires old server connections") {
   PROXY_ONLY();
   ProxyOptions o = own_db_options("lifetime");
   o.pool_size = 1;
+  o.workers = 1;  // exact server counts; the multi-worker cap has its own test
   o.server_lifetime = "1s";
   Target t(shared_cluster(), o);
   INFO("proxy log:\n" << t.log_tail());
@@ -315,6 +356,7 @@ TEST_CASE("server_lifetime retires old server connections") {
 TEST_CASE("a client that disconnects mid-query does not leak its server") {
   ProxyOptions o;
   o.pool_size = 1;
+  o.workers = 1;  // exact server counts; the multi-worker cap has its own test
   o.query_wait_timeout = "15s";
   Target t(shared_cluster(), o);
   INFO("proxy log:\n" << t.log_tail());
@@ -341,23 +383,24 @@ TEST_CASE("a client that disconnects mid-query does not leak its server") {
 TEST_CASE("a client that disconnects inside a transaction: its work is rolled back and the server reused") {
   ProxyOptions o;
   o.pool_size = 1;
+  o.workers = 1;  // exact server counts; the multi-worker cap has its own test
   o.query_wait_timeout = "15s";
   Target t(shared_cluster(), o);
   INFO("proxy log:\n" << t.log_tail());
   std::string table = unique_name("abandoned");
   PgConn admin = shared_cluster().admin("app");
-  REQUIRE(admin.exec("CREATE TABLE " + table + " (id int)").ok());
+  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int)"));
   {
     PgConn a = t.connect_or_throw();
-    REQUIRE(a.exec("BEGIN").ok());
-    REQUIRE(a.exec("INSERT INTO " + table + " VALUES (1)").ok());
+    REQUIRE_OK(a.exec("BEGIN"));
+    REQUIRE_OK(a.exec("INSERT INTO " + table + " VALUES (1)"));
   }
   PgConn b = t.connect_or_throw();
   PgResult r = b.exec("SELECT count(*), now() = statement_timestamp() FROM " + table, 20s);
   REQUIRE_MESSAGE(r.ok(), r.describe());
   CHECK(r.value(0, 0) == "0");
   CHECK(r.value(0, 1) == "t");  // not inside a's leftover transaction
-  REQUIRE(b.exec("INSERT INTO " + table + " VALUES (2)").ok());
+  REQUIRE_OK(b.exec("INSERT INTO " + table + " VALUES (2)"));
   CHECK(admin.value("SELECT string_agg(id::text, ',') FROM " + table) == "2");
   admin.exec("DROP TABLE " + table);
 }

@@ -84,7 +84,7 @@ TEST_CASE("pipelined transaction of 200 inserts commits atomically") {
   Target t(shared_cluster());
   std::string table = unique_name("pipe_tx");
   PgConn admin = shared_cluster().admin("app");
-  REQUIRE(admin.exec("CREATE TABLE " + table + " (id int PRIMARY KEY)").ok());
+  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int PRIMARY KEY)"));
   PgConn conn = t.connect_or_throw();
   PGconn* c = conn.get();
   INFO("proxy log:\n" << t.log_tail());
@@ -157,7 +157,7 @@ TEST_CASE("parameters, NULLs, binary formats, Describe") {
   CHECK(ntohl(got) == 42);
 
   // Describe of a prepared statement.
-  REQUIRE(conn.prepare("describe_me", "SELECT $1::int AS a, $2::text AS b").ok());
+  REQUIRE_OK(conn.prepare("describe_me", "SELECT $1::int AS a, $2::text AS b"));
   REQUIRE(PQsendDescribePrepared(conn.get(), "describe_me") == 1);
   auto [timed_out, res] = next_result(conn.get(), Clock::now() + 10s);
   REQUIRE_FALSE(timed_out);
@@ -176,7 +176,7 @@ TEST_CASE("COPY FROM STDIN / TO STDOUT through libpq, a failing COPY, a client-a
   Target t(shared_cluster());
   std::string table = unique_name("copy_lib");
   PgConn admin = shared_cluster().admin("app");
-  REQUIRE(admin.exec("CREATE TABLE " + table + " (id int, payload text)").ok());
+  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int, payload text)"));
   PgConn conn = t.connect_or_throw();
   INFO("proxy log:\n" << t.log_tail());
 
@@ -256,9 +256,9 @@ TEST_CASE("ParameterStatus, notices, empty query, transaction status, multi-stat
   CHECK(conn.parameter("standard_conforming_strings") == "on");
   CHECK(conn.parameter("integer_datetimes") == "on");
   CHECK(conn.parameter("application_name") == "ps_start");
-  REQUIRE(conn.exec("SET application_name = 'ps_changed'").ok());
+  REQUIRE_OK(conn.exec("SET application_name = 'ps_changed'"));
   CHECK(conn.parameter("application_name") == "ps_changed");
-  REQUIRE(conn.exec("SET TimeZone = 'Asia/Tokyo'").ok());
+  REQUIRE_OK(conn.exec("SET TimeZone = 'Asia/Tokyo'"));
   CHECK(conn.parameter("TimeZone") == "Asia/Tokyo");
 
   PgResult n = conn.exec("DO $$ BEGIN RAISE NOTICE 'n-one'; RAISE WARNING 'w-two'; END $$");
@@ -270,12 +270,12 @@ TEST_CASE("ParameterStatus, notices, empty query, transaction status, multi-stat
   CHECK(conn.exec("").status() == PGRES_EMPTY_QUERY);
 
   CHECK(PQtransactionStatus(conn.get()) == PQTRANS_IDLE);
-  REQUIRE(conn.exec("BEGIN").ok());
+  REQUIRE_OK(conn.exec("BEGIN"));
   CHECK(PQtransactionStatus(conn.get()) == PQTRANS_INTRANS);
   CHECK(conn.exec("SELECT 1/0").sqlstate() == "22012");
   CHECK(PQtransactionStatus(conn.get()) == PQTRANS_INERROR);
   CHECK(conn.exec("SELECT 1").sqlstate() == "25P02");
-  REQUIRE(conn.exec("ROLLBACK").ok());
+  REQUIRE_OK(conn.exec("ROLLBACK"));
   CHECK(PQtransactionStatus(conn.get()) == PQTRANS_IDLE);
 
   PgResult multi = conn.exec("SELECT 1; SELECT 1/0; SELECT 3");
@@ -284,7 +284,7 @@ TEST_CASE("ParameterStatus, notices, empty query, transaction status, multi-stat
 
   std::string table = unique_name("multi_tx");
   PgConn admin = shared_cluster().admin("app");
-  REQUIRE(admin.exec("CREATE TABLE " + table + " (id int)").ok());
+  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int)"));
   PgResult tx = conn.exec("BEGIN; INSERT INTO " + table + " VALUES (1); INSERT INTO " + table + " VALUES (2); COMMIT");
   CHECK_MESSAGE(tx.ok(), tx.describe());
   CHECK(PQtransactionStatus(conn.get()) == PQTRANS_IDLE);

@@ -81,7 +81,7 @@ TEST_CASE("psql: an error inside a transaction, then ROLLBACK, leaves a usable c
   Target t(shared_cluster());
   std::string table = unique_name("err_tx");
   PgConn admin = shared_cluster().admin("app");
-  REQUIRE(admin.exec("CREATE TABLE " + table + " (id int)").ok());
+  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int)"));
   std::string script =
       "BEGIN;\n"
       "INSERT INTO " + table + " VALUES (1);\n"

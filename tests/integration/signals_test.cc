@@ -89,12 +89,12 @@ TEST_CASE("SIGTERM: stops accepting, lets the open transaction COMMIT, then exit
   PROXY_ONLY();
   std::string table = unique_name("sigterm");
   PgConn admin = shared_cluster().admin("app");
-  REQUIRE(admin.exec("CREATE TABLE " + table + " (id int)").ok());
+  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int)"));
   ProxyProcess p(shared_cluster());
   INFO("proxy log:\n" << p.log_tail());
   PgConn a = connect_or_throw(p.conninfo());
-  REQUIRE(a.exec("BEGIN").ok());
-  REQUIRE(a.exec("INSERT INTO " + table + " VALUES (1)").ok());
+  REQUIRE_OK(a.exec("BEGIN"));
+  REQUIRE_OK(a.exec("INSERT INTO " + table + " VALUES (1)"));
 
   REQUIRE(p.signal(SIGTERM));
   std::string last;
@@ -139,12 +139,12 @@ TEST_CASE("SIGINT exits at once, abandoning the open transaction") {
   PROXY_ONLY();
   std::string table = unique_name("sigint");
   PgConn admin = shared_cluster().admin("app");
-  REQUIRE(admin.exec("CREATE TABLE " + table + " (id int)").ok());
+  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int)"));
   ProxyProcess p(shared_cluster());
   INFO("proxy log:\n" << p.log_tail());
   PgConn a = connect_or_throw(p.conninfo());
-  REQUIRE(a.exec("BEGIN").ok());
-  REQUIRE(a.exec("INSERT INTO " + table + " VALUES (1)").ok());
+  REQUIRE_OK(a.exec("BEGIN"));
+  REQUIRE_OK(a.exec("INSERT INTO " + table + " VALUES (1)"));
   std::string pid = a.value("SELECT pg_backend_pid()");
   auto start = std::chrono::steady_clock::now();
   REQUIRE(p.signal(SIGINT));
@@ -169,7 +169,7 @@ TEST_CASE("the log never contains a password or a bound parameter value, and eve
   const std::string error_param = "Canary-Param-In-Error-8c1f";
   std::string role = unique_name("canary_role");
   PgConn pg = shared_cluster().admin("postgres");
-  REQUIRE(pg.exec("CREATE ROLE " + role + " LOGIN SUPERUSER PASSWORD '" + shard_pw + "'").ok());
+  REQUIRE_OK(pg.exec("CREATE ROLE " + role + " LOGIN SUPERUSER PASSWORD '" + shard_pw + "'"));
 
   ProxyOptions o;
   o.log_level = "debug";
@@ -181,7 +181,7 @@ TEST_CASE("the log never contains a password or a bound parameter value, and eve
 
   PgConn a = connect_or_throw(p.conninfo("app", client_pw));
   CHECK(a.exec_params("SELECT $1::text", {param}).value() == param);
-  REQUIRE(a.prepare("canary_stmt", "SELECT length($1::text)").ok());
+  REQUIRE_OK(a.prepare("canary_stmt", "SELECT length($1::text)"));
   CHECK(a.exec_prepared("canary_stmt", {param}).value() == std::to_string(param.size()));
   // PostgreSQL's error text quotes this value; the proxy must not log it either.
   CHECK(a.exec_params("SELECT $1::int", {error_param}).sqlstate() == "22P02");

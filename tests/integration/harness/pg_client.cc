@@ -293,6 +293,10 @@ void RawSocket::close_now() {
   closed_ = true;
 }
 
+void RawSocket::shutdown_write() {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
+}
+
 bool RawSocket::send_all(std::string_view bytes) {
   size_t off = 0;
   while (off < bytes.size()) {

@@ -130,6 +130,7 @@ class RawSocket {
   std::string read_until_closed(std::chrono::milliseconds timeout);
   bool closed() const { return closed_; }
   void close_now();
+  void shutdown_write();  // half-close: the peer reads EOF
 
  private:
   RawSocket() = default;

@@ -100,6 +100,9 @@ void ProxyProcess::start(int shard_port) {
                              "and SHARDWIRE_BIN is not set");
   if (access(bin.c_str(), X_OK) != 0)
     throw std::runtime_error("shardwire binary " + bin + " does not exist or is not executable; build it first");
+  // SHARDWIRE_IT_LOG_LEVEL=debug raises the level of every proxy a test starts (for debugging).
+  if (const char* lvl = std::getenv("SHARDWIRE_IT_LOG_LEVEL"); lvl && *lvl && options_.log_level == "info")
+    options_.log_level = lvl;
   std::string last;
   for (int attempt = 0; attempt < 3; ++attempt) {
     port_ = free_port();

@@ -1,0 +1,100 @@
+// Routing facts of one statement from its libpg_query tree (internal to sw_parser).
+//
+// The walk follows PostgreSQL's raw parse nodes (nodes/parsenodes.h): statements open query
+// blocks (Scope), FROM items register tables and the names columns may be qualified with,
+// WHERE and JOIN ... ON conditions are split on their top-level AND chain into `column = value`
+// / `column IN (...)` predicates and `column = column` equalities; everything else is walked
+// generically to find subqueries, aggregates and window functions. Recursion is bounded
+// (kMaxDepth nested nodes): past it the facts are marked incomplete and list every relation
+// named anywhere in the statement (an iterative scan), which is all the router may use then.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parser/analyze.h"
+#include "parser/json_tree.h"
+
+namespace sw::parser::detail {
+
+class FactsBuilder {
+ public:
+  static constexpr int kMaxDepth = 160;
+
+  // `sql` is the whole analyzed string: node locations are offsets into it.
+  FactsBuilder(std::string_view sql, StatementFacts& out) : sql_(sql), out_(out) {}
+
+  // Fills the routing facts of `out` (whose kind is already classified) for the top-level
+  // statement `node_type` with body `body`.
+  void build(std::string_view node_type, JsonRef body);
+
+ private:
+  class Depth;
+  // A name columns may be qualified with, visible in a scope: a table (alias or name) or
+  // something else (subquery, function, CTE reference, join alias, EXCLUDED): table == -1.
+  struct Entry {
+    std::string name;
+    std::string schema;
+    int table = -1;
+  };
+
+  // facts_builder.cc — statements.
+  int statement(JsonRef node, int parent);  // a wrapped statement node; returns its scope
+  int insert(JsonRef body, int parent);
+  int update(JsonRef body, int parent);
+  int remove(JsonRef body, int parent);
+  int merge(JsonRef body, int parent);
+  void copy(JsonRef body);
+  void ddl(std::string_view node_type, JsonRef body);
+  void ddl_names(JsonRef name_list, bool drop_last, TableRole role);
+  void assignments(JsonRef targets, int table, int scope);
+  void returning(JsonRef list, int scope);
+
+  // facts_query.cc — query blocks, FROM, conditions, expressions.
+  int select(JsonRef body, int parent);
+  void with_clause(JsonRef with, int scope);
+  void from_item(JsonRef node, int scope, bool nullable, std::vector<int>& tables);
+  void join(JsonRef body, int scope, bool nullable, std::vector<int>& tables);
+  void condition(JsonRef node, int scope, bool predicates_usable);
+  void expression(JsonRef node, int scope);
+  void predicate(JsonRef a_expr, int scope, bool usable, bool top_level);
+  void function_call(JsonRef body, int scope);
+
+  // facts_values.cc — values, columns, tables, scopes.
+  Value value(JsonRef node) const;
+  bool column(JsonRef node, int scope, ColumnRef& out) const;
+  int resolve(const std::vector<std::string>& qualifier, int scope) const;
+  int add_table(JsonRef range_var, TableRole role, int scope, bool nullable, bool visible);
+  bool is_cte(const std::string& name, int scope) const;
+  int new_scope(int parent);
+  void add_entry(int scope, Entry entry);
+  void finish(JsonRef body);
+
+  std::string_view sql_;
+  StatementFacts& out_;
+  std::vector<std::vector<Entry>> entries_;     // per scope
+  std::vector<std::vector<std::string>> ctes_;  // per scope: CTE names visible from it
+  int depth_ = 0;
+  bool too_deep_ = false;
+};
+
+// Calls f(JsonRef) for every object node under `root` (root included), iteratively.
+template <typename F>
+void for_each_object(JsonRef root, F&& f) {
+  std::vector<JsonRef> stack;
+  if (root) stack.push_back(root);
+  while (!stack.empty()) {
+    JsonRef node = stack.back();
+    stack.pop_back();
+    if (node.is_object()) f(node);
+    if (node.is_object() || node.is_array()) {
+      const size_t mark = stack.size();
+      for (JsonRef child : node) stack.push_back(child);
+      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(mark), stack.end());  // doc order
+    }
+  }
+}
+
+}  // namespace sw::parser::detail

@@ -1,0 +1,252 @@
+// FactsBuilder: query blocks, FROM items, conditions and expressions.
+//
+// Predicates and equalities are taken from the top-level AND chain of a WHERE and of a join's
+// ON only: `a = 1 AND (b = 2 OR c = 3)` gives a usable `a = 1` and unusable `b = 2`, `c = 3`.
+// An outer join's ON restricts nothing on its preserved side, so its `column = value`
+// predicates are unusable; its `column = column` equalities still say the joined rows share
+// that value (co-location). NOT IN (`<>` ALL) and `= ANY (array)` are not predicates.
+#include <array>
+#include <unordered_set>
+
+#include "parser/facts_builder.h"
+
+namespace sw::parser::detail {
+namespace {
+
+// PostgreSQL's built-in aggregates (pg_aggregate, PostgreSQL 15) that can be called without an
+// aggregate clause. User-defined aggregates are not known here; calls with *, DISTINCT, ORDER BY,
+// FILTER or WITHIN GROUP are aggregates whatever their name.
+bool is_builtin_aggregate(std::string_view name) {
+  static const std::unordered_set<std::string_view> names = {
+      "array_agg", "avg", "bit_and", "bit_or", "bit_xor", "bool_and", "bool_or", "count",
+      "every", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "max", "min",
+      "range_agg", "range_intersect_agg", "string_agg", "sum", "xmlagg", "corr", "covar_pop",
+      "covar_samp", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2",
+      "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "stddev", "stddev_pop", "stddev_samp",
+      "variance", "var_pop", "var_samp", "mode", "percentile_cont", "percentile_disc",
+      "grouping", "any_value"};
+  return names.count(name) > 0;
+}
+
+bool is_statement_node(std::string_view type) {
+  return type == "SelectStmt" || type == "InsertStmt" || type == "UpdateStmt" ||
+         type == "DeleteStmt" || type == "MergeStmt";
+}
+
+}  // namespace
+
+class FactsBuilder::Depth {
+ public:
+  explicit Depth(FactsBuilder& builder) : builder_(builder) {
+    if (++builder_.depth_ > kMaxDepth) builder_.too_deep_ = true;
+  }
+  ~Depth() { --builder_.depth_; }
+  Depth(const Depth&) = delete;
+  Depth& operator=(const Depth&) = delete;
+  explicit operator bool() const { return !builder_.too_deep_; }
+
+ private:
+  FactsBuilder& builder_;
+};
+
+int FactsBuilder::select(JsonRef body, int parent) {
+  Depth depth(*this);
+  if (!depth) return -1;
+  const int scope = new_scope(parent);
+  if (JsonRef with = body["withClause"]) with_clause(with, scope);
+  const std::string op = body["op"].string();
+  uint32_t features = 0;
+  if (!op.empty() && op != "SETOP_NONE") {
+    features |= feature::kSetOp;
+    select(body["larg"], scope);  // branches are SelectStmt bodies without a node wrapper
+    select(body["rarg"], scope);
+  } else {
+    std::vector<int> tables;
+    for (JsonRef item : body["fromClause"]) from_item(item, scope, false, tables);
+    if (JsonRef into = body["intoClause"]) {
+      add_table(into["rel"], TableRole::Create, scope, false, false);
+    }
+    expression(body["valuesLists"], scope);
+    expression(body["targetList"], scope);
+    condition(body["whereClause"], scope, true);
+    if (body["groupClause"]) features |= feature::kGroupBy;
+    expression(body["groupClause"], scope);
+    if (body["havingClause"]) features |= feature::kHaving;
+    expression(body["havingClause"], scope);
+    if (body["distinctClause"]) features |= feature::kDistinct;
+    if (body["windowClause"]) features |= feature::kWindow;
+    expression(body["windowClause"], scope);
+  }
+  if (body["sortClause"]) features |= feature::kOrderBy;
+  expression(body["sortClause"], scope);
+  if (body["limitCount"] || body["limitOffset"]) features |= feature::kLimit;
+  expression(body["limitCount"], scope);
+  expression(body["limitOffset"], scope);
+  out_.scopes[static_cast<size_t>(scope)].features |= features;
+  return scope;
+}
+
+// WITH: each CTE body is its own block. Without RECURSIVE a CTE's name is visible only after
+// its own body (inside it, the same name is still the table), so names are registered as the
+// bodies are walked; WITH RECURSIVE makes every name visible in every body.
+void FactsBuilder::with_clause(JsonRef with, int scope) {
+  const bool recursive = with["recursive"].boolean();
+  if (recursive) {
+    for (JsonRef cte : with["ctes"]) {
+      ctes_[static_cast<size_t>(scope)].push_back(cte.body()["ctename"].string());
+    }
+  }
+  for (JsonRef cte : with["ctes"]) {
+    JsonRef body = cte.body();
+    statement(body["ctequery"], scope);
+    if (!recursive) ctes_[static_cast<size_t>(scope)].push_back(body["ctename"].string());
+  }
+}
+
+void FactsBuilder::from_item(JsonRef node, int scope, bool nullable, std::vector<int>& tables) {
+  Depth depth(*this);
+  if (!depth || !node) return;
+  const std::string_view type = node.node_type();
+  JsonRef body = node.body();
+  // By index: nested walks add scopes, which may move out_.scopes.
+  auto mark_non_table = [&] { out_.scopes[static_cast<size_t>(scope)].non_table_from = true; };
+  if (type == "RangeVar") {
+    const std::string name = body["relname"].string();
+    if (!body["schemaname"] && is_cte(name, scope)) {
+      mark_non_table();
+      std::string alias = body["alias"]["aliasname"].string();
+      add_entry(scope, {alias.empty() ? name : alias, "", -1});
+    } else {
+      tables.push_back(add_table(body, TableRole::Read, scope, nullable, true));
+    }
+  } else if (type == "JoinExpr") {
+    join(body, scope, nullable, tables);
+  } else if (type == "RangeTableSample") {
+    from_item(body["relation"], scope, nullable, tables);
+    expression(body["args"], scope);
+    expression(body["repeatable"], scope);
+  } else {
+    // Subqueries, functions, VALUES, XMLTABLE, ...: not tables, but may contain some.
+    mark_non_table();
+    if (type == "RangeSubselect") {
+      statement(body["subquery"], scope);
+    } else {
+      expression(body, scope);
+    }
+    std::string alias = body["alias"]["aliasname"].string();
+    if (!alias.empty()) add_entry(scope, {alias, "", -1});
+  }
+}
+
+void FactsBuilder::join(JsonRef body, int scope, bool nullable, std::vector<int>& tables) {
+  const std::string type = body["jointype"].string();
+  const bool left_nullable = nullable || type == "JOIN_RIGHT" || type == "JOIN_FULL";
+  const bool right_nullable = nullable || type == "JOIN_LEFT" || type == "JOIN_FULL";
+  std::vector<int> left, right;
+  from_item(body["larg"], scope, left_nullable, left);
+  from_item(body["rarg"], scope, right_nullable, right);
+  // USING (c): each table of one side that has c equals each of the other side's.
+  for (JsonRef name : body["usingClause"]) {
+    const std::string column = name.body()["sval"].string();
+    for (int l : left) {
+      for (int r : right) {
+        out_.equalities.push_back({{column, l, scope, true}, {column, r, scope, true}});
+      }
+    }
+  }
+  condition(body["quals"], scope, type == "JOIN_INNER");
+  std::string alias = body["alias"]["aliasname"].string();
+  if (!alias.empty()) add_entry(scope, {alias, "", -1});
+  tables.insert(tables.end(), left.begin(), left.end());
+  tables.insert(tables.end(), right.begin(), right.end());
+}
+
+void FactsBuilder::condition(JsonRef node, int scope, bool predicates_usable) {
+  Depth depth(*this);
+  if (!depth || !node) return;
+  const std::string_view type = node.node_type();
+  JsonRef body = node.body();
+  if (type == "BoolExpr" && body["boolop"].string() == "AND_EXPR") {
+    for (JsonRef arg : body["args"]) condition(arg, scope, predicates_usable);
+  } else if (type == "A_Expr") {
+    predicate(body, scope, predicates_usable, true);
+    expression(body, scope);
+  } else {
+    expression(node, scope);
+  }
+}
+
+// Generic walk of an expression (or any part of a tree): finds subqueries, aggregates, window
+// functions, and predicates nested where they restrict nothing (recorded unusable).
+void FactsBuilder::expression(JsonRef node, int scope) {
+  Depth depth(*this);
+  if (!depth || !node) return;
+  if (node.is_array()) {
+    for (JsonRef element : node) expression(element, scope);
+    return;
+  }
+  if (!node.is_object()) return;
+  for (JsonRef child : node) {
+    const std::string_view key = child.key();
+    if (key == "SubLink") {
+      expression(child["testexpr"], scope);
+      statement(child["subselect"], scope);
+    } else if (is_statement_node(key)) {
+      statement(node, scope);  // a statement where an expression was expected: walk it
+    } else if (key == "A_Expr") {
+      predicate(child, scope, false, false);
+      expression(child, scope);
+    } else if (key == "FuncCall") {
+      function_call(child, scope);
+      expression(child, scope);
+    } else if (key == "RangeVar") {
+      add_table(child, TableRole::Read, scope, false, false);  // unexpected: keep it anyway
+    } else if (key == "ColumnRef" || key == "A_Const" || key == "ParamRef" || key == "location" ||
+               key == "String") {
+      continue;  // leaves
+    } else if (child.is_object() || child.is_array()) {
+      expression(child, scope);
+    }
+  }
+}
+
+void FactsBuilder::predicate(JsonRef a_expr, int scope, bool usable, bool top_level) {
+  const std::string kind = a_expr["kind"].string();
+  JsonRef name = a_expr["name"];  // the operator: [{"String": {"sval": "="}}]
+  if (name.size() != 1) return;
+  JsonRef op = *name.begin();
+  if (op.node_type() != "String" || op.body()["sval"].string() != "=") return;
+  ColumnRef left, right;
+  if (kind == "AEXPR_OP") {
+    const bool left_column = column(a_expr["lexpr"], scope, left);
+    const bool right_column = column(a_expr["rexpr"], scope, right);
+    if (left_column && right_column) {
+      if (top_level) out_.equalities.push_back({std::move(left), std::move(right)});
+    } else if (left_column) {
+      out_.predicates.push_back({std::move(left), {value(a_expr["rexpr"])}, false, usable});
+    } else if (right_column) {
+      out_.predicates.push_back({std::move(right), {value(a_expr["lexpr"])}, false, usable});
+    }
+  } else if (kind == "AEXPR_IN") {
+    if (!column(a_expr["lexpr"], scope, left)) return;
+    KeyPredicate in{std::move(left), {}, true, usable};
+    for (JsonRef item : a_expr["rexpr"].body()["items"]) in.values.push_back(value(item));
+    out_.predicates.push_back(std::move(in));
+  }
+}
+
+void FactsBuilder::function_call(JsonRef body, int scope) {
+  std::string name;
+  for (JsonRef part : body["funcname"]) name = part.body()["sval"].string();
+  uint32_t found = 0;
+  if (body["over"]) {
+    found = feature::kWindow;
+  } else if (body["agg_star"].boolean() || body["agg_distinct"].boolean() || body["agg_order"] ||
+             body["agg_filter"] || body["agg_within_group"].boolean() ||
+             is_builtin_aggregate(name)) {
+    found = feature::kAggregate;
+  }
+  out_.scopes[static_cast<size_t>(scope)].features |= found;
+}
+
+}  // namespace sw::parser::detail

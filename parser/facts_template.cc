@@ -1,0 +1,115 @@
+#include "parser/facts_template.h"
+
+#include <algorithm>
+
+namespace sw::parser::detail {
+namespace {
+
+// Every Value of the facts that may carry a literal or a location, in a fixed order.
+template <typename Facts, typename F>
+void for_each_value(Facts& facts, F&& f) {
+  for (auto& statement : facts.statements) {
+    for (auto& predicate : statement.predicates) {
+      for (auto& value : predicate.values) f(value);
+    }
+    for (auto& assignment : statement.assignments) f(assignment.value);
+    for (auto& insert : statement.inserts) {
+      for (auto& row : insert.rows) {
+        for (auto& value : row) f(value);
+      }
+    }
+  }
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+}  // namespace
+
+std::shared_ptr<const FactsTemplate> make_template(
+    std::string_view sql, const NormalizedSql& normalized,
+    std::shared_ptr<const QueryFacts> facts, const std::vector<int>& constants,
+    const std::vector<std::pair<uint32_t, uint32_t>>& spans) {
+  // Which slot (and sign) each constant of the tree is; every slot must be one.
+  struct Constant {
+    int location;
+    int slot;
+    bool negated;
+  };
+  std::vector<Constant> found;
+  std::vector<bool> confirmed(normalized.slots.size(), false);
+  for (int location : constants) {
+    if (location < 0) continue;
+    int slot = slot_at(normalized, static_cast<uint32_t>(location));
+    bool negated = false;
+    if (slot < 0 && static_cast<size_t>(location) < sql.size() && sql[location] == '-') {
+      size_t next = static_cast<size_t>(location) + 1;
+      while (next < sql.size() && is_space(sql[next])) ++next;
+      slot = slot_at(normalized, static_cast<uint32_t>(next));
+      if (slot >= 0 && normalized.slots[static_cast<size_t>(slot)].kind == SlotKind::String) {
+        slot = -1;
+      }
+      negated = slot >= 0;
+    }
+    if (slot < 0) continue;
+    confirmed[static_cast<size_t>(slot)] = true;
+    found.push_back({location, slot, negated});
+  }
+  for (bool ok : confirmed) {
+    if (!ok) return nullptr;
+  }
+  std::sort(found.begin(), found.end(),
+            [](const Constant& a, const Constant& b) { return a.location < b.location; });
+
+  auto tmpl = std::make_shared<FactsTemplate>();
+  bool consistent = true;
+  for_each_value(*facts, [&](const Value& value) {
+    if (value.location < 0) return;
+    FactsTemplate::Fix fix;
+    fix.key_offset = sql_to_key_offset(normalized, static_cast<uint32_t>(value.location));
+    auto it = std::lower_bound(
+        found.begin(), found.end(), value.location,
+        [](const Constant& constant, int location) { return constant.location < location; });
+    if (it != found.end() && it->location == value.location) {
+      fix.slot = it->slot;
+      fix.negated = it->negated;
+    }
+    // A literal must come from its slot, or be verbatim in the key (E'', NULL, TRUE, ...).
+    if (fix.slot < 0 && (value.kind == ValueKind::String || value.kind == ValueKind::Number) &&
+        slot_at(normalized, static_cast<uint32_t>(value.location)) >= 0) {
+      consistent = false;
+    }
+    tmpl->fixes.push_back(fix);
+  });
+  if (!consistent) return nullptr;
+  for (const auto& [begin, end] : spans) {
+    tmpl->statement_spans.emplace_back(sql_to_key_offset(normalized, begin),
+                                       sql_to_key_offset(normalized, end));
+  }
+  tmpl->facts = std::move(facts);
+  return tmpl;
+}
+
+std::shared_ptr<const QueryFacts> instantiate(const FactsTemplate& tmpl, std::string_view sql,
+                                              const NormalizedSql& normalized) {
+  auto facts = std::make_shared<QueryFacts>(*tmpl.facts);
+  size_t next = 0;
+  for_each_value(*facts, [&](Value& value) {
+    if (value.location < 0) return;
+    const FactsTemplate::Fix& fix = tmpl.fixes[next++];
+    value.location = static_cast<int>(key_to_sql_offset(normalized, fix.key_offset));
+    if (fix.slot >= 0) {
+      value.text = slot_value(sql, normalized.slots[static_cast<size_t>(fix.slot)]);
+      if (fix.negated) value.text.insert(value.text.begin(), '-');
+    }
+  });
+  for (size_t i = 0; i < facts->statements.size() && i < tmpl.statement_spans.size(); ++i) {
+    const uint32_t begin = key_to_sql_offset(normalized, tmpl.statement_spans[i].first);
+    const uint32_t end = key_to_sql_offset(normalized, tmpl.statement_spans[i].second);
+    facts->statements[i].text = std::string(sql.substr(begin, end - begin));
+  }
+  return facts;
+}
+
+}  // namespace sw::parser::detail

@@ -1,0 +1,219 @@
+#include "catalog/catalog_sql.h"
+
+#include "router/bucket_sql.h"
+
+namespace sw::catalog {
+namespace {
+
+const char* const kCatalogSchema = R"SQL(
+CREATE SCHEMA IF NOT EXISTS shardwire;
+
+CREATE TABLE IF NOT EXISTS shardwire.directory_version (
+  id boolean PRIMARY KEY DEFAULT true CHECK (id),
+  version bigint NOT NULL CHECK (version >= 0)
+);
+INSERT INTO shardwire.directory_version (id, version) VALUES (true, 0) ON CONFLICT (id) DO NOTHING;
+
+CREATE TABLE IF NOT EXISTS shardwire.buckets (
+  bucket integer PRIMARY KEY CHECK (bucket >= 0),
+  shard text NOT NULL,
+  state text NOT NULL DEFAULT 'ACTIVE' CHECK (state IN ('ACTIVE', 'MIGRATING')),
+  version bigint NOT NULL DEFAULT 0
+);
+
+CREATE TABLE IF NOT EXISTS shardwire.routers (
+  id text PRIMARY KEY,
+  directory_version bigint NOT NULL,
+  heartbeat_at timestamptz NOT NULL DEFAULT now(),
+  started_at timestamptz NOT NULL DEFAULT now(),
+  host text NOT NULL DEFAULT '',
+  port integer,
+  pid integer
+);
+
+CREATE TABLE IF NOT EXISTS shardwire.migrations (
+  id bigserial PRIMARY KEY,
+  state text NOT NULL,
+  source text NOT NULL,
+  target text NOT NULL,
+  buckets integer[] NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  error text,
+  steps jsonb NOT NULL DEFAULT '{}'::jsonb
+);
+
+-- The directory version of the current transaction: bumped (and NOTIFYed) on first use, the
+-- same value for every later change in the transaction.
+CREATE OR REPLACE FUNCTION shardwire.bump_directory_version() RETURNS bigint
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  tx text := pg_current_xact_id()::text;
+  pending text := current_setting('shardwire.pending_version', true);
+  v bigint;
+BEGIN
+  IF pending IS NOT NULL AND split_part(pending, ':', 1) = tx THEN
+    RETURN split_part(pending, ':', 2)::bigint;
+  END IF;
+  UPDATE shardwire.directory_version SET version = version + 1 RETURNING version INTO v;
+  PERFORM set_config('shardwire.pending_version', tx || ':' || v, true);
+  PERFORM pg_notify('shardwire_directory', v::text);
+  RETURN v;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION shardwire.buckets_row_changed() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  NEW.version := shardwire.bump_directory_version();
+  RETURN NEW;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION shardwire.buckets_removed() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM shardwire.bump_directory_version();
+  RETURN NULL;
+END
+$fn$;
+
+CREATE OR REPLACE TRIGGER buckets_version BEFORE INSERT OR UPDATE ON shardwire.buckets
+  FOR EACH ROW EXECUTE FUNCTION shardwire.buckets_row_changed();
+CREATE OR REPLACE TRIGGER buckets_removed AFTER DELETE OR TRUNCATE ON shardwire.buckets
+  FOR EACH STATEMENT EXECUTE FUNCTION shardwire.buckets_removed();
+)SQL";
+
+// After router::bucket_function_sql() (which creates the schema and bucket_of).
+const char* const kShardSchema = R"SQL(
+CREATE SCHEMA IF NOT EXISTS shardwire;
+
+CREATE TABLE IF NOT EXISTS shardwire.fenced_buckets (
+  bucket integer PRIMARY KEY CHECK (bucket >= 0),
+  version bigint NOT NULL DEFAULT 0,
+  fenced_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE OR REPLACE FUNCTION shardwire.install_fence(tbl regclass, key_column text, key_type text, buckets integer)
+RETURNS text LANGUAGE plpgsql AS $install$
+DECLARE
+  cast_type text;
+  nsp name;
+  rel name;
+  fn_name text;
+  fn_oid oid;
+  body text;
+  result text := 'unchanged';
+BEGIN
+  cast_type := CASE lower(key_type)
+    WHEN 'smallint' THEN 'int2' WHEN 'int2' THEN 'int2'
+    WHEN 'integer' THEN 'int4' WHEN 'int' THEN 'int4' WHEN 'int4' THEN 'int4'
+    WHEN 'bigint' THEN 'int8' WHEN 'int8' THEN 'int8'
+    WHEN 'text' THEN 'text' WHEN 'varchar' THEN 'text' WHEN 'character varying' THEN 'text'
+    WHEN 'uuid' THEN 'uuid' END;
+  IF cast_type IS NULL THEN
+    RAISE EXCEPTION 'shardwire.install_fence: unsupported key type "%"', key_type USING ERRCODE = '22023';
+  END IF;
+  IF buckets IS NULL OR buckets < 1 THEN
+    RAISE EXCEPTION 'shardwire.install_fence: buckets must be positive' USING ERRCODE = '22023';
+  END IF;
+  PERFORM 1 FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = key_column AND a.attnum > 0 AND NOT a.attisdropped;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'shardwire.install_fence: column "%" of relation % does not exist', key_column, tbl
+      USING ERRCODE = '42703';
+  END IF;
+  SELECT n.nspname, c.relname INTO nsp, rel
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
+  fn_name := left('fence_' || nsp || '_' || rel, 63);
+  body := format($tmpl$
+DECLARE
+  b integer;
+  v bigint;
+BEGIN
+  IF TG_OP <> 'INSERT' THEN
+    b := shardwire.bucket_of((OLD.%1$I)::%2$s, %3$s);
+    SELECT f.version INTO v FROM shardwire.fenced_buckets f WHERE f.bucket = b;
+    IF FOUND THEN
+      RAISE EXCEPTION USING ERRCODE = 'SW001',
+        MESSAGE = format('bucket %%s is not owned by this shard; directory version %%s', b, v),
+        HINT = 'refresh the shardwire directory and retry on the owning shard',
+        SCHEMA = TG_TABLE_SCHEMA, TABLE = TG_TABLE_NAME;
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+      RETURN OLD;
+    END IF;
+    IF NEW.%1$I IS NOT DISTINCT FROM OLD.%1$I THEN
+      RETURN NEW;
+    END IF;
+  END IF;
+  b := shardwire.bucket_of((NEW.%1$I)::%2$s, %3$s);
+  SELECT f.version INTO v FROM shardwire.fenced_buckets f WHERE f.bucket = b;
+  IF FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'SW001',
+      MESSAGE = format('bucket %%s is not owned by this shard; directory version %%s', b, v),
+      HINT = 'refresh the shardwire directory and retry on the owning shard',
+      SCHEMA = TG_TABLE_SCHEMA, TABLE = TG_TABLE_NAME;
+  END IF;
+  RETURN NEW;
+END
+$tmpl$, key_column, cast_type, buckets);
+
+  fn_oid := to_regprocedure(format('shardwire.%I()', fn_name));
+  IF fn_oid IS NULL OR (SELECT p.prosrc FROM pg_proc p WHERE p.oid = fn_oid) IS DISTINCT FROM body THEN
+    EXECUTE format('CREATE OR REPLACE FUNCTION shardwire.%I() RETURNS trigger LANGUAGE plpgsql AS %L',
+                   fn_name, body);
+    fn_oid := to_regprocedure(format('shardwire.%I()', fn_name));
+    result := 'updated';
+  END IF;
+  -- The trigger is (re)created only when missing or calling another function: re-running takes
+  -- no lock on the table.
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger t
+                 WHERE t.tgrelid = tbl AND t.tgname = 'shardwire_fence' AND t.tgfoid = fn_oid) THEN
+    IF NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = tbl AND t.tgname = 'shardwire_fence') THEN
+      result := 'created';
+    ELSE
+      result := 'updated';
+    END IF;
+    EXECUTE format('CREATE OR REPLACE TRIGGER shardwire_fence BEFORE INSERT OR UPDATE OR DELETE ON %s '
+                   'FOR EACH ROW EXECUTE FUNCTION shardwire.%I()', tbl, fn_name);
+  END IF;
+  RETURN result;
+END
+$install$;
+)SQL";
+
+}  // namespace
+
+std::string catalog_schema_sql() { return kCatalogSchema; }
+
+std::string shard_schema_sql() { return router::bucket_function_sql() + "\n" + kShardSchema; }
+
+std::string quote_literal(const std::string& text) {
+  bool backslash = text.find('\\') != std::string::npos;
+  std::string out = backslash ? "E'" : "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    if (c == '\\') out += '\\';
+    out += c;
+  }
+  out += '\'';
+  return out;
+}
+
+std::string int_array_literal(const std::vector<int>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(items[i]);
+  }
+  out += '}';
+  return out;
+}
+
+std::string install_fence_statement(const config::ShardedTable& table, int buckets) {
+  return "SELECT shardwire.install_fence(" + quote_literal(table.name) + "::regclass, " + quote_literal(table.key) +
+         ", " + quote_literal(table.type) + ", " + std::to_string(buckets) + ")";
+}
+
+}  // namespace sw::catalog

@@ -1,0 +1,78 @@
+// The SQL that `shardwire init` runs: the catalog schema (directory, routers, migrations) and the
+// per-shard `shardwire` schema (bucket_of, fenced_buckets, install_fence). Pure string builders,
+// no I/O. Every script is idempotent; callers run it inside a transaction holding
+// kInitLockSql's advisory lock so concurrent inits serialize.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace sw::catalog {
+
+// NOTIFY channel; the payload is the new directory version in decimal.
+inline constexpr const char* kNotifyChannel = "shardwire_directory";
+// SQLSTATE raised by the fence trigger on a shard.
+inline constexpr const char* kFenceSqlstate = "SW001";
+// Name of the fence trigger on every sharded table.
+inline constexpr const char* kFenceTriggerName = "shardwire_fence";
+
+// Transaction-scoped advisory lock taken by every init step (catalog and shards).
+inline constexpr const char* kInitLockSql = "SELECT pg_advisory_xact_lock(hashtext('shardwire init'))";
+
+// Catalog database, schema `shardwire`:
+//   directory_version(id, version)  one row; the version of the latest directory change
+//   buckets(bucket, shard, state, version)
+//   routers(id, directory_version, heartbeat_at, started_at, host, port, pid)
+//   migrations(id, state, source, target, buckets, created_at, updated_at, error, steps jsonb)
+// Contract: any INSERT/UPDATE of buckets rows sets their `version` to the transaction's new
+// directory version; any INSERT/UPDATE/DELETE/TRUNCATE bumps directory_version exactly once per
+// transaction and sends NOTIFY shardwire_directory '<version>' (delivered at commit). The bump
+// locks the directory_version row, so versions are assigned in commit order.
+std::string catalog_schema_sql();
+
+// Per shard, schema `shardwire`: router::bucket_function_sql() (bucket_of), fenced_buckets(bucket,
+// version, fenced_at), and install_fence(tbl regclass, key_column text, key_type text, buckets int)
+// returning 'created' | 'updated' | 'unchanged'. install_fence generates a per-table trigger
+// function shardwire."fence_<schema>_<table>"() with the key column, type and bucket count baked
+// in, and a BEFORE INSERT OR UPDATE OR DELETE row trigger `shardwire_fence` calling it. The
+// trigger raises SQLSTATE SW001 "bucket N is not owned by this shard; directory version V" (V is
+// fenced_buckets.version; TABLE/SCHEMA error fields set) when the row's bucket -- for UPDATE the
+// old row's and, when the key changed, the new row's -- is in fenced_buckets. Per row it costs one
+// bucket_of call and one primary-key probe. Like every ordinary trigger it does not fire under
+// session_replication_role = replica.
+std::string shard_schema_sql();
+
+// Parameterized statement ($1 table, $2 key column, $3 key type, $4 buckets) that installs the fence.
+inline constexpr const char* kInstallFenceSql = "SELECT shardwire.install_fence($1::regclass, $2, $3, $4::int)";
+
+// The same as one self-contained statement with quoted literals, for a caller that speaks the
+// wire protocol itself (the proxy, after it created a configured sharded table).
+std::string install_fence_statement(const config::ShardedTable& table, int buckets);
+
+// Inserts the initial directory: $1 bucket count, $2 text[] of shard names; bucket i -> shard
+// names[i mod N], state ACTIVE. Does nothing when buckets already has rows.
+inline constexpr const char* kInitialDirectorySql =
+    "INSERT INTO shardwire.buckets (bucket, shard, state) "
+    "SELECT g, ($2::text[])[g % cardinality($2::text[]) + 1], 'ACTIVE' "
+    "FROM generate_series(0, $1::int - 1) AS g "
+    "WHERE NOT EXISTS (SELECT 1 FROM shardwire.buckets)";
+
+// Fences $1 int[] buckets at directory version $2 (ON CONFLICT DO NOTHING).
+inline constexpr const char* kFenceBucketsSql =
+    "INSERT INTO shardwire.fenced_buckets (bucket, version) SELECT unnest($1::int[]), $2::bigint "
+    "ON CONFLICT (bucket) DO NOTHING";
+
+// The whole directory in one statement (one snapshot): version, bucket, shard, state, bucket
+// version. One row with NULL bucket columns when there are no buckets.
+inline constexpr const char* kLoadDirectorySql =
+    "SELECT v.version, b.bucket, b.shard, b.state, b.version "
+    "FROM shardwire.directory_version v LEFT JOIN shardwire.buckets b ON true ORDER BY b.bucket";
+
+// A SQL string literal ('...' with quotes doubled; E'...' when it holds a backslash).
+std::string quote_literal(const std::string& text);
+// An int[] array literal: {1,2,3}.
+std::string int_array_literal(const std::vector<int>& items);
+
+}  // namespace sw::catalog

@@ -1,0 +1,105 @@
+#include "catalog/directory_loader.h"
+
+#include <limits>
+
+#include "catalog/catalog_sql.h"
+#include "catalog/pq.h"
+
+namespace sw::catalog {
+
+std::vector<std::string> shard_names(const config::Config& config) {
+  std::vector<std::string> names;
+  names.reserve(config.shards.size());
+  for (const auto& s : config.shards) names.push_back(s.name);
+  return names;
+}
+
+Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t version, const std::vector<BucketRow>& rows,
+                                                                 const std::vector<std::string>& shards,
+                                                                 uint32_t bucket_count) {
+  if (shards.empty()) return Status::config("no shards are configured");
+  if (shards.size() > std::numeric_limits<uint16_t>::max()) return Status::config("too many shards");
+  if (rows.size() != bucket_count) {
+    return Status::config("the catalog directory has " + std::to_string(rows.size()) +
+                          " buckets but sharding.buckets is " + std::to_string(bucket_count) +
+                          " (the bucket count never changes once initialized)");
+  }
+  std::vector<router::BucketEntry> entries(bucket_count);
+  std::vector<bool> seen(bucket_count, false);
+  // Rows usually arrive in bucket order with few distinct shards: remember the last lookup.
+  std::string last_name;
+  int last_index = -1;
+  for (const BucketRow& row : rows) {
+    if (row.bucket < 0 || row.bucket >= static_cast<int64_t>(bucket_count)) {
+      return Status::config("the catalog directory has bucket " + std::to_string(row.bucket) +
+                            ", outside 0.." + std::to_string(bucket_count - 1) + " (sharding.buckets is " +
+                            std::to_string(bucket_count) + ")");
+    }
+    auto b = static_cast<uint32_t>(row.bucket);
+    if (seen[b]) return Status::config("the catalog directory lists bucket " + std::to_string(b) + " twice");
+    seen[b] = true;
+    if (last_index < 0 || row.shard != last_name) {
+      last_index = -1;
+      for (size_t i = 0; i < shards.size(); ++i) {
+        if (shards[i] == row.shard) last_index = static_cast<int>(i);
+      }
+      if (last_index < 0) {
+        return Status::config("the catalog directory puts bucket " + std::to_string(b) + " on shard \"" + row.shard +
+                              "\", which is not in the config's shards");
+      }
+      last_name = row.shard;
+    }
+    router::BucketEntry& e = entries[b];
+    e.shard = static_cast<uint16_t>(last_index);
+    if (row.state == "ACTIVE") {
+      e.state = router::BucketState::Active;
+    } else if (row.state == "MIGRATING") {
+      e.state = router::BucketState::Migrating;
+    } else {
+      return Status::config("the catalog directory has unknown state \"" + row.state + "\" for bucket " +
+                            std::to_string(b));
+    }
+    if (row.version < 0) return Status::config("the catalog directory has a negative version for bucket " + std::to_string(b));
+    e.version = static_cast<uint64_t>(row.version);
+  }
+  return std::make_shared<const router::Directory>(version, shards, std::move(entries));
+}
+
+Result<LoadedRows> parse_directory_result(const PGresult* res) {
+  LoadedRows out;
+  if (PQnfields(res) != 5) return Status::server("XX000", "catalog: unexpected directory result shape");
+  const int n = PQntuples(res);
+  if (n == 0) return Status::server("XX000", "catalog: shardwire.directory_version has no row; run shardwire init");
+  out.rows.reserve(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    int64_t version = 0;
+    if (!parse_int64(res, r, 0, &version) || version < 0)
+      return Status::server("XX000", "catalog: malformed directory version");
+    out.version = static_cast<uint64_t>(version);
+    if (PQgetisnull(res, r, 1)) {
+      if (n != 1) return Status::server("XX000", "catalog: malformed directory row");
+      return out;  // LEFT JOIN with no buckets
+    }
+    BucketRow row;
+    if (!parse_int64(res, r, 1, &row.bucket) || !parse_int64(res, r, 4, &row.version))
+      return Status::server("XX000", "catalog: malformed bucket row " + std::to_string(r));
+    row.shard = text_value(res, r, 2);
+    row.state = text_value(res, r, 3);
+    out.rows.push_back(std::move(row));
+  }
+  out.has_directory = true;
+  return out;
+}
+
+Result<std::shared_ptr<const router::Directory>> load_directory(PGconn* conn, const config::Config& config) {
+  auto res = query(conn, kLoadDirectorySql);
+  if (!res) return Status{res.status().fault, res.status().sqlstate, "catalog: loading the directory: " + res.status().message};
+  auto rows = parse_directory_result(res->get());
+  if (!rows) return rows.status();
+  if (!rows->has_directory) {
+    return Status::config("the catalog has no bucket directory yet; run `shardwire init --config " + config.file + "`");
+  }
+  return build_directory(rows->version, rows->rows, shard_names(config), static_cast<uint32_t>(config.sharding.buckets));
+}
+
+}  // namespace sw::catalog

@@ -1,0 +1,298 @@
+#include "catalog/directory_watcher.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <stdexcept>
+
+#include "catalog/catalog_sql.h"
+#include "catalog/directory_loader.h"
+#include "common/log.h"
+
+namespace sw::catalog {
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+// Registers or heartbeats this router; returns the catalog's current directory version.
+// $1 id, $2 loaded version, $3 host, $4 port, $5 pid, $6 first registration (resets started_at).
+constexpr const char* kHeartbeatSql =
+    "INSERT INTO shardwire.routers AS r (id, directory_version, heartbeat_at, started_at, host, port, pid) "
+    "VALUES ($1, $2::bigint, now(), now(), $3, $4::int, $5::int) "
+    "ON CONFLICT (id) DO UPDATE SET directory_version = EXCLUDED.directory_version, heartbeat_at = now(), "
+    "started_at = CASE WHEN $6::bool THEN now() ELSE r.started_at END, "
+    "host = EXCLUDED.host, port = EXCLUDED.port, pid = EXCLUDED.pid "
+    "RETURNING (SELECT v.version FROM shardwire.directory_version v)";
+
+constexpr const char* kDeregisterSql = "DELETE FROM shardwire.routers WHERE id = $1";
+
+std::string local_hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+milliseconds heartbeat_interval_for(milliseconds configured, milliseconds lease) {
+  if (configured.count() > 0) return configured;
+  return std::max(milliseconds(10), std::min(milliseconds(1000), lease / 4));
+}
+
+std::string default_router_id(const std::string& host, int port, long pid) {
+  return host + ":" + std::to_string(port) + ":" + std::to_string(pid);
+}
+
+DirectoryWatcher::DirectoryWatcher(config::Config config, Publish publish, WatcherOptions options)
+    : config_(std::move(config)), publish_(std::move(publish)), options_(std::move(options)) {
+  host_ = local_hostname();
+  router_id_ = options_.router_id.empty() ? default_router_id(host_, config_.listen.port, static_cast<long>(getpid()))
+                                          : options_.router_id;
+  heartbeat_interval_ = heartbeat_interval_for(options_.heartbeat_interval, config_.sharding.directory_lease);
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) throw std::runtime_error("directory watcher: eventfd failed");
+}
+
+DirectoryWatcher::~DirectoryWatcher() {
+  stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void DirectoryWatcher::start() {
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { run(); });
+}
+
+void DirectoryWatcher::stop() {
+  stopping_ = true;
+  wake();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DirectoryWatcher::request_refresh() {
+  refresh_requested_ = true;
+  wake();
+}
+
+void DirectoryWatcher::set_ignore_updates(bool ignore) {
+  ignore_updates_ = ignore;
+  if (!ignore) request_refresh();
+}
+
+bool DirectoryWatcher::lease_valid(Clock::time_point now) const {
+  int64_t at = confirmed_at_ns_.load();
+  if (at == 0) return false;
+  auto age = now.time_since_epoch() - nanoseconds(at);
+  return age <= duration_cast<nanoseconds>(config_.sharding.directory_lease);
+}
+
+std::shared_ptr<const router::Directory> DirectoryWatcher::current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+std::shared_ptr<const router::Directory> DirectoryWatcher::wait_for_directory(milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, timeout, [this] { return current_ != nullptr; });
+  return current_;
+}
+
+void DirectoryWatcher::wake() {
+  uint64_t one = 1;
+  ssize_t n = write(wake_fd_, &one, sizeof(one));
+  (void)n;  // EAGAIN: the counter is already non-zero, the thread will wake anyway
+}
+
+void DirectoryWatcher::wait_for_wakeup(milliseconds timeout) {
+  // Only stop() cuts the backoff short: refresh requests (one per fence error) must not turn a
+  // catalog outage into a reconnect storm. A pending request is served after the reconnect.
+  Clock::time_point deadline = Clock::now() + timeout;
+  while (!stopping_) {
+    Clock::time_point now = Clock::now();
+    if (now >= deadline) break;
+    pollfd fd{wake_fd_, POLLIN, 0};
+    poll(&fd, 1, static_cast<int>(duration_cast<milliseconds>(deadline - now).count()) + 1);
+    uint64_t value;
+    while (read(wake_fd_, &value, sizeof(value)) > 0) {
+    }
+  }
+}
+
+void DirectoryWatcher::confirm(Clock::time_point started) {
+  int64_t ns = duration_cast<nanoseconds>(started.time_since_epoch()).count();
+  int64_t prev = confirmed_at_ns_.load();
+  while (prev < ns && !confirmed_at_ns_.compare_exchange_weak(prev, ns)) {
+  }
+}
+
+void DirectoryWatcher::drop_connection(const Status& why) {
+  was_down_ = true;
+  if (why.message != last_logged_error_) {
+    LOG_WARN("catalog: %s; reconnecting (router %s)", why.message.c_str(), router_id_.c_str());
+    last_logged_error_ = why.message;
+  }
+  conn_.reset();
+  connected_ = false;
+}
+
+bool DirectoryWatcher::connect_and_load() {
+  ConnectOptions copts;
+  copts.application_name = "shardwire directory watcher";
+  copts.tcp_user_timeout_ms = static_cast<int>(std::clamp<int64_t>(config_.sharding.directory_lease.count(), 1000, 10000));
+  auto c = connect(config_.catalog.dsn, "catalog", copts);
+  if (!c) {
+    was_down_ = true;
+    if (c.status().message != last_logged_error_) {
+      LOG_WARN("%s; retrying (router %s)", c.status().message.c_str(), router_id_.c_str());
+      last_logged_error_ = c.status().message;
+    }
+    return false;
+  }
+  conn_ = std::move(*c);
+  connected_ = true;
+  // LISTEN before loading, so no change between the load and the LISTEN is missed.
+  if (Status s = exec(conn_.get(), std::string("LISTEN ") + kNotifyChannel); !s) {
+    drop_connection(s);
+    return false;
+  }
+  if (!ignore_updates_ || !current()) {
+    refresh_requested_ = false;
+    if (!refresh(Clock::now())) return false;
+  }
+  if (!heartbeat(/*first=*/!registered_)) return false;
+  registered_ = true;
+  if (was_down_) {
+    was_down_ = false;
+    LOG_INFO("catalog: connected again; directory version %llu (router %s)",
+             static_cast<unsigned long long>(loaded_version_.load()), router_id_.c_str());
+    last_logged_error_.clear();
+  }
+  return true;
+}
+
+bool DirectoryWatcher::refresh(Clock::time_point started) {
+  auto dir = load_directory(conn_.get(), config_);
+  if (!dir) {
+    if (dir.status().fault != Fault::Config) {
+      drop_connection(dir.status());
+      return false;
+    }
+    // The catalog answered but its directory does not fit the config: keep the connection, do
+    // not confirm (the lease lapses), retry on the next heartbeat or NOTIFY.
+    if (dir.status().message != last_logged_error_) {
+      LOG_ERROR("catalog: %s", dir.status().message.c_str());
+      last_logged_error_ = dir.status().message;
+    }
+    return true;
+  }
+  std::shared_ptr<const router::Directory> snapshot = std::move(*dir);
+  bool changed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    changed = !current_ || current_->version() != snapshot->version();
+    if (changed) current_ = snapshot;
+  }
+  loaded_version_ = snapshot->version();
+  confirm(started);
+  if (changed) {
+    cv_.notify_all();
+    LOG_INFO("catalog: directory version %llu loaded (%u buckets)",
+             static_cast<unsigned long long>(snapshot->version()), snapshot->bucket_count());
+    if (publish_) {
+      try {
+        publish_(snapshot);
+      } catch (const std::exception& e) {
+        LOG_ERROR("catalog: directory publish callback threw: %s", e.what());
+      }
+    }
+  }
+  return true;
+}
+
+bool DirectoryWatcher::heartbeat(bool first) {
+  Clock::time_point started = Clock::now();
+  uint64_t loaded = loaded_version_.load();
+  auto res = query(conn_.get(), kHeartbeatSql,
+                   {router_id_, std::to_string(loaded), host_, std::to_string(config_.listen.port),
+                    std::to_string(static_cast<long>(getpid())), first ? "true" : "false"});
+  if (!res) {
+    drop_connection(res.status());
+    return false;
+  }
+  int64_t catalog_version = -1;
+  if (!parse_int64(res->get(), 0, 0, &catalog_version)) {
+    drop_connection(Status::server("XX000", "heartbeat returned no directory version"));
+    return false;
+  }
+  if (static_cast<uint64_t>(catalog_version) == loaded && current()) {
+    confirm(started);
+    return true;
+  }
+  if (ignore_updates_) return true;  // stale on purpose: no confirmation, the lease runs out
+  return refresh(started);
+}
+
+bool DirectoryWatcher::drain_notifications() {
+  bool newer = false;
+  if (!conn_) return false;
+  while (PGnotify* n = PQnotifies(conn_.get())) {
+    int64_t v = -1;
+    if (!parse_int64(std::string(n->extra ? n->extra : ""), &v) || static_cast<uint64_t>(v) > loaded_version_.load())
+      newer = true;
+    PQfreemem(n);
+  }
+  return newer && !ignore_updates_;
+}
+
+void DirectoryWatcher::run() {
+  milliseconds backoff = options_.reconnect_initial;
+  Clock::time_point next_heartbeat = Clock::now();
+  while (!stopping_) {
+    if (!conn_) {
+      if (!connect_and_load()) {
+        wait_for_wakeup(backoff);
+        backoff = std::min(backoff * 2, options_.reconnect_max);
+        continue;
+      }
+      backoff = options_.reconnect_initial;
+      next_heartbeat = Clock::now() + heartbeat_interval_;
+    }
+    bool want_refresh = drain_notifications();
+    if (refresh_requested_.exchange(false) && !ignore_updates_) want_refresh = true;
+    if (want_refresh && !refresh(Clock::now())) continue;
+    if (Clock::now() >= next_heartbeat) {
+      if (!heartbeat(false)) continue;
+      next_heartbeat = Clock::now() + heartbeat_interval_;
+    }
+    Clock::time_point now = Clock::now();
+    auto wait = next_heartbeat > now ? duration_cast<milliseconds>(next_heartbeat - now) + milliseconds(1) : milliseconds(0);
+    pollfd fds[2] = {{PQsocket(conn_.get()), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    int rc = poll(fds, 2, static_cast<int>(wait.count()));
+    if (rc < 0 && errno != EINTR) {
+      drop_connection(Status::proxy("XX000", "poll failed"));
+      continue;
+    }
+    if (fds[1].revents) {
+      uint64_t value;
+      while (read(wake_fd_, &value, sizeof(value)) > 0) {
+      }
+    }
+    if (fds[0].revents && !PQconsumeInput(conn_.get())) {
+      drop_connection(error_status(conn_.get(), nullptr, "connection lost"));
+    }
+  }
+  if (conn_) {
+    auto res = query(conn_.get(), kDeregisterSql, {router_id_});
+    if (!res) LOG_WARN("catalog: could not deregister router %s: %s", router_id_.c_str(), res.status().message.c_str());
+  }
+  conn_.reset();
+  connected_ = false;
+}
+
+}  // namespace sw::catalog

@@ -1,0 +1,119 @@
+// DirectoryWatcher: the proxy's link to the catalog. A background thread (never an event loop)
+// that keeps the bucket directory current, registers the proxy in shardwire.routers and tells
+// whether the directory is still confirmed (the lease, DESIGN.md §6).
+//
+// Thread contract: start()/stop() from one owner thread; request_refresh(), lease_valid(),
+// current(), loaded_version(), wait_for_directory(), set_ignore_updates() from any thread. The
+// publish callback runs on the watcher thread, once per new directory version (and for the first
+// load), never concurrently with itself; it must not block for long (post to the workers).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "catalog/pq.h"
+#include "config/config.h"
+#include "router/directory.h"
+
+namespace sw::catalog {
+
+struct WatcherOptions {
+  std::string router_id;  // empty: "<hostname>:<listen.port>:<pid>"
+  // Heartbeat period; 0: min(1 s, directory_lease / 4).
+  std::chrono::milliseconds heartbeat_interval{0};
+  // Reconnect backoff: doubles from `initial` up to `max` while the catalog is unreachable.
+  std::chrono::milliseconds reconnect_initial{100};
+  std::chrono::milliseconds reconnect_max{2000};
+};
+
+// The heartbeat period the watcher uses for a lease (pure; tested).
+std::chrono::milliseconds heartbeat_interval_for(std::chrono::milliseconds configured,
+                                                 std::chrono::milliseconds lease);
+// "<host>:<port>:<pid>" (pure; tested).
+std::string default_router_id(const std::string& host, int port, long pid);
+
+class DirectoryWatcher {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Publish = std::function<void(std::shared_ptr<const router::Directory>)>;
+
+  DirectoryWatcher(config::Config config, Publish publish, WatcherOptions options = {});
+  ~DirectoryWatcher();  // stop()
+  DirectoryWatcher(const DirectoryWatcher&) = delete;
+  DirectoryWatcher& operator=(const DirectoryWatcher&) = delete;
+
+  // Starts the thread: connect, LISTEN shardwire_directory, load + publish, register; then
+  // refresh on NOTIFY / request_refresh() / a heartbeat that sees a newer version, heartbeat
+  // every interval, reconnect with backoff after any catalog error. Call once.
+  void start();
+  // Wakes the thread, deletes this router's row (best effort), joins. Idempotent.
+  void stop();
+
+  // Asks for a reload soon (e.g. after a shard answered SW001). Never blocks.
+  void request_refresh();
+
+  // True while the directory was confirmed -- a successful catalog round trip that loaded it or
+  // saw the loaded version is still current -- less than sharding.directory_lease before `now`.
+  // False before the first load. The confirmation time is when that round trip started.
+  bool lease_valid(Clock::time_point now) const;
+
+  // The latest published snapshot, or null before the first load.
+  std::shared_ptr<const router::Directory> current() const;
+  uint64_t loaded_version() const { return loaded_version_.load(); }
+  // Blocks until a snapshot is loaded or `timeout` passes (null then). For startup.
+  std::shared_ptr<const router::Directory> wait_for_directory(std::chrono::milliseconds timeout) const;
+
+  const std::string& router_id() const { return router_id_; }
+  bool connected() const { return connected_.load(); }
+
+  // Test hook (simulates a stale proxy): while set, NOTIFYs, refresh requests and newer versions
+  // seen by heartbeats are ignored; heartbeats go on reporting the old version, and the lease
+  // lapses once the catalog's version moved past it. Clearing it triggers a refresh.
+  void set_ignore_updates(bool ignore);
+
+ private:
+  void run();
+  bool connect_and_load();
+  bool refresh(Clock::time_point started);
+  bool heartbeat(bool first);  // first: also sets routers.started_at
+  bool drain_notifications();  // true when a NOTIFY announced a version newer than loaded
+  void drop_connection(const Status& why);
+  void wait_for_wakeup(std::chrono::milliseconds timeout);
+  void wake();
+  void confirm(Clock::time_point started);
+
+  config::Config config_;
+  Publish publish_;
+  WatcherOptions options_;
+  std::string router_id_;
+  std::string host_;
+  std::chrono::milliseconds heartbeat_interval_;
+
+  std::thread thread_;
+  int wake_fd_ = -1;  // eventfd: stop, refresh requests
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> refresh_requested_{false};
+  std::atomic<bool> ignore_updates_{false};
+  std::atomic<bool> connected_{false};
+  std::atomic<uint64_t> loaded_version_{0};
+  std::atomic<int64_t> confirmed_at_ns_{0};  // Clock epoch ns; 0 = never
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::shared_ptr<const router::Directory> current_;
+
+  // Watcher thread only.
+  PgConnPtr conn_;
+  std::string last_logged_error_;  // last warning logged, so a failure repeating is logged once
+  bool registered_ = false;        // the routers row was written once (started_at set)
+  bool was_down_ = false;          // a connection failed since the last successful connect
+};
+
+}  // namespace sw::catalog

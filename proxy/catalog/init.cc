@@ -1,0 +1,157 @@
+#include "catalog/init.h"
+
+#include <cstdio>
+
+#include "catalog/catalog_sql.h"
+#include "catalog/directory_loader.h"
+#include "catalog/pq.h"
+#include "common/log.h"
+
+namespace sw::catalog {
+namespace {
+
+Status with_context(const Status& s, const std::string& context) {
+  return Status{s.fault, s.sqlstate, context + ": " + s.message};
+}
+
+// BEGIN + advisory lock + a bound on lock waits (a trigger creation waits for open transactions).
+Status begin_locked(PGconn* conn) {
+  Status s = exec(conn, "BEGIN");
+  if (s) s = exec(conn, kInitLockSql);
+  if (s) s = exec(conn, "SET LOCAL lock_timeout = '30s'");
+  return s;
+}
+
+Result<bool> relation_exists(PGconn* conn, const std::string& name) {
+  auto res = query(conn, "SELECT to_regclass($1) IS NOT NULL", {name});
+  if (!res) return res.status();
+  return text_value(res->get(), 0, 0) == "t";
+}
+
+Status init_catalog_schema(PGconn* conn, InitReport& report) {
+  Status s = begin_locked(conn);
+  if (!s) return s;
+  auto existed = relation_exists(conn, "shardwire.buckets");
+  if (!existed) return existed.status();
+  report.catalog_created = !*existed;
+  if (!(s = exec(conn, catalog_schema_sql()))) return s;
+  return exec(conn, "COMMIT");
+}
+
+Result<std::shared_ptr<const router::Directory>> init_directory(PGconn* conn, const config::Config& config,
+                                                                InitReport& report) {
+  Status s = begin_locked(conn);
+  if (!s) return s;
+  auto before = query(conn, "SELECT count(*) FROM shardwire.buckets");
+  if (!before) return before.status();
+  if (text_value(before->get(), 0, 0) == "0") {
+    auto ins = query(conn, kInitialDirectorySql,
+                     {std::to_string(config.sharding.buckets), text_array_literal(shard_names(config))});
+    if (!ins) return ins.status();
+    report.directory_created = true;
+  }
+  auto dir = load_directory(conn, config);
+  if (!dir) return dir.status();
+  if (!(s = exec(conn, "COMMIT"))) return s;
+  return dir;
+}
+
+Status init_shard(const config::Config& config, size_t shard_index, const router::Directory& dir,
+                  ShardInitReport& out) {
+  const config::Shard& shard = config.shards[shard_index];
+  const std::string what = "shard " + shard.name;
+  out.name = shard.name;
+  auto conn = connect(shard.dsn, what, {.application_name = "shardwire init"});
+  if (!conn) return conn.status();
+  PGconn* c = conn->get();
+  Status s = begin_locked(c);
+  if (!s) return with_context(s, what);
+  auto existed = relation_exists(c, "shardwire.fenced_buckets");
+  if (!existed) return with_context(existed.status(), what);
+  if (!(s = exec(c, shard_schema_sql()))) return with_context(s, what + ": creating schema shardwire");
+  if (!*existed) {
+    out.schema_created = true;
+    std::vector<int> fenced;
+    for (uint32_t b = 0; b < dir.bucket_count(); ++b) {
+      if (dir.bucket(b).shard != shard_index) fenced.push_back(static_cast<int>(b));
+    }
+    auto res = query(c, kFenceBucketsSql, {int_array_literal(fenced), std::to_string(dir.version())});
+    if (!res) return with_context(res.status(), what + ": fencing buckets it does not own");
+    int64_t added = 0;
+    parse_int64(PQcmdTuples(res->get()), &added);
+    out.buckets_fenced = added;
+  }
+  for (const config::ShardedTable& table : config.sharding.tables) {
+    auto exists = relation_exists(c, table.name);
+    if (!exists) return with_context(exists.status(), what + ": looking up table " + table.name);
+    if (!*exists) {
+      LOG_INFO("init: %s: table %s does not exist yet; its fence is installed when it is created through shardwire",
+               shard.name.c_str(), table.name.c_str());
+      out.missing_tables.push_back(table.name);
+      continue;
+    }
+    auto res = query(c, kInstallFenceSql, {table.name, table.key, table.type, std::to_string(config.sharding.buckets)});
+    if (!res) return with_context(res.status(), what + ": installing the fence on " + table.name);
+    out.fences.push_back(table.name + ": " + text_value(res->get(), 0, 0));
+  }
+  if (!(s = exec(c, "COMMIT"))) return with_context(s, what);
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<InitReport> initialize(const config::Config& config) {
+  if (config.catalog.dsn.empty()) return Status::config("catalog.dsn is required for shardwire init");
+  if (config.shards.empty()) return Status::config("shards: at least one shard is required for shardwire init");
+  InitReport report;
+  auto conn = connect(config.catalog.dsn, "catalog", {.application_name = "shardwire init"});
+  if (!conn) return conn.status();
+  if (Status s = init_catalog_schema(conn->get(), report); !s) return with_context(s, "catalog: creating schema shardwire");
+  auto dir = init_directory(conn->get(), config, report);
+  if (!dir) {
+    if (dir.status().fault == Fault::Config) {
+      return Status::config(dir.status().message + "; refusing to initialize (" + config.file + ")");
+    }
+    return with_context(dir.status(), "catalog: initial directory");
+  }
+  conn->reset();
+  const router::Directory& d = **dir;
+  report.directory_version = d.version();
+  report.buckets = d.bucket_count();
+  report.shard_names = d.shards();
+  for (uint16_t i = 0; i < d.shards().size(); ++i) report.buckets_per_shard.push_back(d.owned_by(i));
+  for (size_t i = 0; i < config.shards.size(); ++i) {
+    ShardInitReport shard_report;
+    if (Status s = init_shard(config, i, d, shard_report); !s) return s;
+    report.shards.push_back(std::move(shard_report));
+  }
+  return report;
+}
+
+std::string format_report(const InitReport& r) {
+  std::string out;
+  out += std::string("catalog: schema shardwire ") + (r.catalog_created ? "created" : "already present") + "\n";
+  out += std::string("directory: ") + (r.directory_created ? "created" : "already present") + ", version " +
+         std::to_string(r.directory_version) + ", " + std::to_string(r.buckets) + " buckets\n";
+  for (size_t i = 0; i < r.shards.size(); ++i) {
+    const ShardInitReport& s = r.shards[i];
+    out += "shard " + s.name + ": " + std::to_string(i < r.buckets_per_shard.size() ? r.buckets_per_shard[i] : 0) +
+           " buckets owned; schema shardwire " + (s.schema_created ? "created" : "already present");
+    if (s.schema_created) out += ", " + std::to_string(s.buckets_fenced) + " buckets fenced";
+    out += "\n";
+    for (const auto& f : s.fences) out += "  fence " + f + "\n";
+    for (const auto& t : s.missing_tables) out += "  table " + t + ": not created yet (skipped)\n";
+  }
+  return out;
+}
+
+Status run_init(const config::Config& config) {
+  auto report = initialize(config);
+  if (!report) return report.status();
+  std::string text = format_report(*report);
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  return Status::ok();
+}
+
+}  // namespace sw::catalog

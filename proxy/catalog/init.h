@@ -1,0 +1,53 @@
+// `shardwire init --config FILE`: creates the catalog schema, the per-shard `shardwire` schema
+// with fences, and the initial directory. Blocking libpq; run at startup or from the CLI.
+//
+// Contract (idempotent: a second run changes no data and bumps no version):
+//  1. Catalog: catalog_schema_sql().
+//  2. Directory: when shardwire.buckets is empty, bucket i -> shard i mod N (config order),
+//     ACTIVE, version 1. An existing directory is kept; if its bucket count differs from
+//     sharding.buckets or it names a shard missing from the config, init refuses (Fault::Config).
+//  3. Every shard: shard_schema_sql(); when this run creates shardwire.fenced_buckets it fences
+//     every bucket the directory does not assign to that shard (owner-side fencing: a shard
+//     refuses writes to buckets it does not own; the mover unfences on cutover). Then
+//     install_fence for every configured sharded table that exists there; missing tables are
+//     skipped with a log line (the proxy installs the fence when it creates the table).
+// Each step runs in one transaction holding an advisory lock, so concurrent inits serialize.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "config/config.h"
+
+namespace sw::catalog {
+
+struct ShardInitReport {
+  std::string name;
+  bool schema_created = false;             // fenced_buckets did not exist before this run
+  int64_t buckets_fenced = 0;              // fences added by this run
+  std::vector<std::string> fences;         // "<table>: created|updated|unchanged"
+  std::vector<std::string> missing_tables; // configured tables that do not exist on the shard
+};
+
+struct InitReport {
+  bool catalog_created = false;    // shardwire.buckets did not exist before this run
+  bool directory_created = false;  // this run inserted the initial directory
+  uint64_t directory_version = 0;
+  uint32_t buckets = 0;
+  std::vector<std::string> shard_names;
+  std::vector<uint32_t> buckets_per_shard;  // parallel to shard_names
+  std::vector<ShardInitReport> shards;
+};
+
+// Runs the steps above. Errors name the catalog or shard (never a DSN).
+Result<InitReport> initialize(const config::Config& config);
+
+// A few human-readable lines describing the report.
+std::string format_report(const InitReport& report);
+
+// initialize() and print format_report() to stdout; the error Status otherwise.
+Status run_init(const config::Config& config);
+
+}  // namespace sw::catalog

@@ -1,0 +1,270 @@
+// DmlRouter: from co-location groups to a route (see route_dml.cc for the model).
+#include <algorithm>
+
+#include "router/dml_router.h"
+
+namespace sw::router::detail {
+namespace {
+
+std::string feature_names(uint32_t features) {
+  namespace f = parser::feature;
+  static const std::pair<uint32_t, const char*> names[] = {
+      {f::kOrderBy, "ORDER BY"},        {f::kLimit, "LIMIT/OFFSET"},
+      {f::kDistinct, "DISTINCT"},       {f::kGroupBy, "GROUP BY"},
+      {f::kHaving, "HAVING"},           {f::kAggregate, "aggregates"},
+      {f::kWindow, "window functions"}, {f::kSetOp, "UNION/INTERSECT/EXCEPT"}};
+  std::string out;
+  for (const auto& [bit, name] : names) {
+    if ((features & bit) == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace
+
+// A scatter read is a plain concatenation of the shards' results when no block that sees a
+// sharded table (and not the statement's own block) needs rows of several shards together
+// (ORDER BY, LIMIT, DISTINCT, GROUP BY, HAVING, aggregates, windows, set operations), and when
+// every result row contains a sharded row (else shards would each return it): the top block
+// reads a sharded table that is not on the nullable side of an outer join, or only sharded
+// tables (FULL JOIN of co-located tables).
+bool DmlRouter::scatter_allowed(std::string& why) {
+  const int first = sharded_[0];
+  const std::string name = rule(first)->config_name;
+  const std::string fix = ": add " + key_example(first);
+  if (facts_.query_kind != parser::StatementKind::Select) {
+    why = std::string(statement_verb(facts_)) + " on sharded table " + name + " needs its key" + fix;
+    return false;
+  }
+  const auto& scopes = facts_.scopes;
+  std::vector<bool> sees_sharded(scopes.size(), false);
+  for (int t : sharded_) {
+    for (int s = ref(t).scope; s >= 0 && !sees_sharded[static_cast<size_t>(s)];
+         s = scopes[static_cast<size_t>(s)].parent) {
+      sees_sharded[static_cast<size_t>(s)] = true;
+    }
+  }
+  uint32_t blocking = 0;
+  for (size_t s = 0; s < scopes.size(); ++s) {
+    if (s == 0 || sees_sharded[s]) blocking |= scopes[s].features;
+  }
+  if (blocking != 0) {
+    why = "SELECT on sharded table " + name + " has no key value and uses " +
+          feature_names(blocking) +
+          ", which needs a merge of the shards' rows (not supported yet)" + fix;
+    return false;
+  }
+  bool preserved = false;
+  bool only_sharded = scopes.empty() || !scopes[0].non_table_from;
+  bool any_top = false;
+  for (size_t t = 0; t < facts_.tables.size(); ++t) {
+    const parser::TableRef& table = facts_.tables[t];
+    if (table.scope != 0) continue;
+    const bool sharded = rules_of_[t] != nullptr;
+    any_top = any_top || sharded;
+    if (sharded && !table.nullable) preserved = true;
+    if (!sharded) only_sharded = false;
+  }
+  if (!preserved && !(only_sharded && any_top)) {
+    why = "SELECT on sharded table " + name +
+          " has no key value and reads it through a subquery, CTE or outer join, which cannot "
+          "be sent to every shard and concatenated" + fix;
+    return false;
+  }
+  return true;
+}
+
+// Two sharded references in different groups, `a` without a key value: why they cannot be
+// routed together, and what would make them.
+std::string DmlRouter::not_tied_message(int a, int b) const {
+  const TableRule& ra = *rule(a);
+  const TableRule& rb = *rule(b);
+  const parser::TableRef& ta = ref(a);
+  const parser::TableRef& tb = ref(b);
+  const bool same_table = ra.config_name == rb.config_name;
+  std::string message;
+  const std::string fix = ": give each a key value on one shard";
+  if (!same_hash_family(ra.key_type, rb.key_type)) {
+    message = "sharded tables " + ra.config_name + " and " + rb.config_name +
+              " have keys of different types (" + key_type_name(ra.key_type) + ", " +
+              key_type_name(rb.key_type) + "), so their rows do not meet on one shard" + fix;
+  } else if (ta.scope == tb.scope) {
+    auto qualifier = [](const parser::TableRef& t) { return t.alias.empty() ? t.name : t.alias; };
+    message = (same_table ? "sharded table " + ra.config_name + " is joined with itself, not"
+                          : "sharded tables " + ra.config_name + " and " + rb.config_name +
+                                " are not joined") +
+              " on the key: add " + qualifier(ta) + "." + ra.key + " = " + qualifier(tb) +
+              "." + rb.key + ", or give each a key value on one shard";
+  } else {
+    message = (same_table ? "sharded table " + ra.config_name + " is read twice"
+                          : "sharded tables " + ra.config_name + " and " + rb.config_name +
+                                " are read") +
+              " in parts of the statement (subquery, CTE or UNION) not tied by the key" + fix;
+  }
+  const std::string& hint = group_of_const(a).hint;
+  return message + (hint.empty() ? "" : " (" + hint + ")");
+}
+
+// Group roots in the order of their first member.
+std::vector<int> DmlRouter::group_roots() {
+  std::vector<int> roots;
+  for (int t : sharded_) {
+    if (std::find(roots.begin(), roots.end(), find(t)) == roots.end()) roots.push_back(find(t));
+  }
+  return roots;
+}
+
+Route DmlRouter::unkeyed_route() {
+  std::vector<int> unkeyed, keyed;  // the first member of each group
+  for (int root : group_roots()) {
+    const Group& group = groups_[static_cast<size_t>(root)];
+    (group.keyed() ? keyed : unkeyed).push_back(group.members.front());
+  }
+  const int a = unkeyed.front();
+  const TableRule& ra = *rule(a);
+  const std::string hint = group_of(a).hint;
+  if (unkeyed.size() > 1 || !keyed.empty()) {
+    const int b = unkeyed.size() > 1 ? unkeyed[1] : keyed.front();
+    return make_error("0A000", not_tied_message(a, b), ra.config_name);
+  }
+  if (!unsharded_.empty()) {
+    return make_error("0A000", "SELECT reads sharded table " + ra.config_name +
+                                   " without its key together with unsharded table " +
+                                   table_name(ref(unsharded_.front())) +
+                                   ", which lives on the default shard only",
+                      ra.config_name);
+  }
+  std::string why;
+  if (!scatter_allowed(why)) {
+    return make_error("0A000", why + (hint.empty() ? "" : " (" + hint + ")"), ra.config_name);
+  }
+  Route route;
+  route.kind = RouteKind::Scatter;
+  route.table = ra.config_name;
+  route.reason = ra.config_name + " has no key value" + (hint.empty() ? "" : " (" + hint + ")") +
+                 ": every shard, rows concatenated";
+  return route;
+}
+
+bool DmlRouter::check_assignments(int shard, Route& error) {
+  for (const parser::Assignment& assignment : facts_.assignments) {
+    if (assignment.table < 0 || rule(assignment.table) == nullptr) continue;
+    const TableRule& r = *rule(assignment.table);
+    if (assignment.column != r.key) continue;
+    const parser::TableRef& target = ref(assignment.table);
+    const std::string what = (target.role == parser::TableRole::Insert
+                                  ? "ON CONFLICT DO UPDATE of sharded table "
+                                  : "UPDATE of sharded table ") +
+                             r.config_name + " sets its key " + r.key;
+    const parser::Value& value = assignment.value;
+    if (value.kind == parser::ValueKind::Column &&
+        (value.text == r.key || value.text == "excluded." + r.key ||
+         value.text == (target.alias.empty() ? target.name : target.alias) + "." + r.key)) {
+      continue;  // unchanged, or the inserted row's own key
+    }
+    KeyBucket key = key_bucket(value, r, params_, dir_.bucket_count());
+    switch (key.outcome) {
+      case KeyOutcome::Error:
+        error = make_error(key.error.sqlstate, key.error.message, r.config_name);
+        return false;
+      case KeyOutcome::Null:
+        error = make_error("23502", what + " to NULL", r.config_name);
+        return false;
+      case KeyOutcome::NotAKey:
+        error = make_error("0A000", what + " to an expression; only a constant or parameter on "
+                                           "the same shard is allowed",
+                           r.config_name);
+        return false;
+      case KeyOutcome::NeedsBind:
+        error = Route{};
+        error.kind = RouteKind::AtBind;
+        error.table = r.config_name;
+        error.reason = "the new key of " + r.config_name + " is a parameter: routed at Bind";
+        return false;
+      case KeyOutcome::Bucket:
+        if (dir_.bucket(key.bucket).shard != shard) {
+          error = make_error(
+              "0A000", what + " to a value on shard " +
+                           dir_.shard_name(dir_.bucket(key.bucket).shard) + ", but its rows are on " +
+                           dir_.shard_name(static_cast<uint16_t>(shard)) +
+                           "; a key can only change within its shard",
+              r.config_name);
+          return false;
+        }
+        break;
+    }
+  }
+  return true;
+}
+
+Route DmlRouter::keyed_route() {
+  std::vector<int> shards;
+  std::vector<uint32_t> buckets;
+  std::string owners;  // "orders on s1, items on s0"
+  for (int root : group_roots()) {
+    Group& group = groups_[static_cast<size_t>(root)];
+    if (group.deferred) {
+      Route route;
+      route.kind = RouteKind::AtBind;
+      route.table = rule(group.members.front())->config_name;
+      route.reason = "the key of " + route.table + " is a parameter: routed at Bind";
+      return route;
+    }
+    buckets.insert(buckets.end(), group.buckets.begin(), group.buckets.end());
+    for (int shard : group.shards) {
+      if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
+      owners += std::string(owners.empty() ? "" : ", ") + rule(group.members.front())->config_name +
+                " on " + dir_.shard_name(static_cast<uint16_t>(shard));
+    }
+  }
+  if (shards.size() > 1) {
+    return make_error("0A000", std::string(statement_verb(facts_)) +
+                                   " mixes sharded tables on different shards (" + owners +
+                                   "); send a statement per shard",
+                      rule(sharded_.front())->config_name);
+  }
+  const std::string& table = rule(sharded_.front())->config_name;
+  const int default_shard = dir_.shard_index(rules_.default_shard());
+  if (shards.empty()) {
+    return make_default(dir_, rules_, "the key values match no row (NULL or contradictory)");
+  }
+  const int shard = shards.front();
+  if (!unsharded_.empty() && shard != default_shard) {
+    return make_error("0A000", std::string(statement_verb(facts_)) + " mixes sharded table " +
+                                   table + " (shard " +
+                                   dir_.shard_name(static_cast<uint16_t>(shard)) +
+                                   ") with unsharded table " + table_name(ref(unsharded_.front())) +
+                                   ", which lives on the default shard " +
+                                   rules_.default_shard() + " only",
+                      table);
+  }
+  Route error;
+  if (!check_assignments(shard, error)) return error;
+
+  Route route;
+  route.kind = RouteKind::Shard;
+  route.shard = shard;
+  std::sort(buckets.begin(), buckets.end());
+  buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
+  route.buckets = std::move(buckets);
+  for (uint32_t bucket : route.buckets) {
+    if (dir_.bucket(bucket).state == BucketState::Migrating) route.migrating = true;
+  }
+  route.table = table;
+  std::vector<std::string> names;
+  for (int t : sharded_) {
+    const std::string& name = rule(t)->config_name;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  if (names.size() == 1) {
+    route.reason = "by the key " + rule(sharded_.front())->key + " of " + table;
+  } else {
+    route.reason = "by the keys of co-located tables";
+    for (size_t i = 0; i < names.size(); ++i) route.reason += (i ? ", " : " ") + names[i];
+  }
+  return route;
+}
+
+}  // namespace sw::router::detail

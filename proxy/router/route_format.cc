@@ -1,0 +1,80 @@
+// Route rendering for golden files, `shardwire route` and SHOW ROUTE.
+#include "router/router.h"
+
+namespace sw::router {
+namespace {
+
+std::string all_shards(const Directory& dir) {
+  std::string out;
+  for (const std::string& shard : dir.shards()) out += (out.empty() ? "" : ",") + shard;
+  return out;
+}
+
+}  // namespace
+
+const char* route_kind_name(RouteKind kind) {
+  switch (kind) {
+    case RouteKind::Shard: return "shard";
+    case RouteKind::Default: return "default";
+    case RouteKind::Scatter: return "scatter";
+    case RouteKind::AllShards: return "all-shards";
+    case RouteKind::Session: return "session";
+    case RouteKind::AtBind: return "at-bind";
+    case RouteKind::Error: return "error";
+  }
+  return "?";
+}
+
+std::string route_summary(const Route& route, const Directory& dir) {
+  std::string out = route_kind_name(route.kind);
+  switch (route.kind) {
+    case RouteKind::Shard:
+    case RouteKind::Default:
+      if (route.shard >= 0 && route.shard < static_cast<int>(dir.shards().size())) {
+        out += " " + dir.shard_name(static_cast<uint16_t>(route.shard));
+      }
+      if (route.kind == RouteKind::Shard) {
+        out += " buckets ";
+        for (size_t i = 0; i < route.buckets.size(); ++i) {
+          out += (i ? "," : "") + std::to_string(route.buckets[i]);
+        }
+        if (route.migrating) out += " migrating";
+      }
+      break;
+    case RouteKind::Scatter:
+    case RouteKind::AllShards:
+      out += " " + all_shards(dir);
+      if (!route.fence_tables.empty()) {
+        out += " fence";
+        for (const std::string& table : route.fence_tables) out += " " + table;
+      }
+      break;
+    case RouteKind::Error:
+      out += " " + route.error.sqlstate + " " + route.error.message;
+      break;
+    case RouteKind::Session:
+    case RouteKind::AtBind:
+      break;
+  }
+  return out;
+}
+
+std::string describe_route(const Route& route, const Directory& dir) {
+  std::string out = route_summary(route, dir);
+  if (route.kind == RouteKind::Shard && !route.buckets.empty()) {
+    out += " (";
+    for (size_t i = 0; i < route.buckets.size() && i < 16; ++i) {
+      const uint32_t bucket = route.buckets[i];
+      out += (i ? ", " : "") + std::string("bucket ") + std::to_string(bucket) + " " +
+             bucket_state_name(dir.bucket(bucket).state);
+    }
+    if (route.buckets.size() > 16) out += ", ...";
+    out += ")";
+  }
+  if (route.kind != RouteKind::Error && !route.reason.empty()) out += "; " + route.reason;
+  if (route.writes) out += "; writes";
+  out += "; directory version " + std::to_string(route.directory_version);
+  return out;
+}
+
+}  // namespace sw::router

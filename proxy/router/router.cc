@@ -1,0 +1,218 @@
+// route() and route_query(): dispatch on the statement kind, and the shared helpers.
+//
+// Kinds that need no shard (Session): transaction control, SET/RESET/DISCARD/SHOW, SQL-level
+// PREPARE/EXECUTE/DEALLOCATE (not routed by key: the caller keeps them on the session's or the
+// transaction's backend), FETCH/CLOSE/MOVE of a cursor, SET CONSTRAINTS, the empty query.
+// LISTEN/UNLISTEN/NOTIFY go to the default shard, so that they meet. DO, CALL, CHECKPOINT and
+// other utilities cannot be seen into: default shard.
+#include <algorithm>
+
+#include "router/router_internal.h"
+
+namespace sw::router {
+namespace detail {
+
+bool is_system_table(const parser::TableRef& table) {
+  if (table.schema == "pg_catalog" || table.schema == "information_schema" ||
+      table.schema.rfind("pg_", 0) == 0) {
+    return true;
+  }
+  return table.schema.empty() && table.name.rfind("pg_", 0) == 0;
+}
+
+std::string table_name(const parser::TableRef& table) {
+  return table.schema.empty() ? table.name : table.schema + "." + table.name;
+}
+
+const char* statement_verb(const parser::StatementFacts& statement) {
+  switch (statement.query_kind) {
+    case parser::StatementKind::Select: return "SELECT";
+    case parser::StatementKind::Insert: return "INSERT";
+    case parser::StatementKind::Update: return "UPDATE";
+    case parser::StatementKind::Delete: return "DELETE";
+    case parser::StatementKind::Merge: return "MERGE";
+    default: return "statement";
+  }
+}
+
+Route make_error(std::string sqlstate, std::string message, std::string table) {
+  Route route;
+  route.kind = RouteKind::Error;
+  route.error = Status::client(std::move(sqlstate), std::move(message));
+  route.reason = route.error.message;
+  route.table = std::move(table);
+  return route;
+}
+
+Route make_default(const Directory& dir, const RoutingRules& rules, std::string reason) {
+  const int shard = dir.shard_index(rules.default_shard());
+  if (shard < 0) {
+    Route route = make_error("XX000", "default shard " + rules.default_shard() +
+                                          " is not in the directory");
+    route.error.fault = Fault::Proxy;
+    return route;
+  }
+  Route route;
+  route.kind = RouteKind::Default;
+  route.shard = shard;
+  route.reason = std::move(reason);
+  return route;
+}
+
+std::string shard_names(const Directory& dir, const std::vector<int>& shards) {
+  std::string out;
+  for (int shard : shards) {
+    if (!out.empty()) out += ", ";
+    out += dir.shard_name(static_cast<uint16_t>(shard));
+  }
+  return out;
+}
+
+}  // namespace detail
+
+namespace {
+
+using parser::StatementKind;
+
+Route session_route(std::string reason) {
+  Route route;
+  route.kind = RouteKind::Session;
+  route.reason = std::move(reason);
+  return route;
+}
+
+Route route_utility(const parser::StatementFacts& statement, const BindValues* params,
+                    const Directory& dir, const RoutingRules& rules) {
+  const std::string& node = statement.node_type;
+  if (node == "VariableShowStmt" || node == "VariableSetStmt" || node == "FetchStmt" ||
+      node == "ClosePortalStmt" || node == "ConstraintsSetStmt") {
+    return session_route("session or transaction statement: no shard needed");
+  }
+  if (node == "ExplainStmt" || node == "DeclareCursorStmt") {
+    if (statement.query_kind == StatementKind::Utility) {
+      return detail::make_default(dir, rules, "EXPLAIN of a utility statement");
+    }
+    Route route = detail::route_dml(statement, params, dir, rules);
+    if (route.kind == RouteKind::Scatter && node == "DeclareCursorStmt") {
+      return detail::make_error("0A000", "DECLARE CURSOR over every shard is not supported: " +
+                                             route.table + " has no key value",
+                                route.table);
+    }
+    return route;
+  }
+  if (node == "VacuumStmt" || node == "ReindexStmt" || node == "LockStmt") {
+    return detail::route_ddl(statement, dir, rules);
+  }
+  return detail::make_default(dir, rules, "utility statement: default shard");
+}
+
+Route route_copy(const parser::StatementFacts& statement, const BindValues* params,
+                 const Directory& dir, const RoutingRules& rules) {
+  if (statement.query_kind == StatementKind::Copy) return detail::route_ddl(statement, dir, rules);
+  Route route = detail::route_dml(statement, params, dir, rules);
+  if (route.kind == RouteKind::Scatter) {
+    return detail::make_error("0A000", "COPY (query) over every shard is not supported yet: " +
+                                           route.table + " has no key value",
+                              route.table);
+  }
+  return route;
+}
+
+Route route_kind(const parser::StatementFacts& statement, const BindValues* params,
+                 const Directory& dir, const RoutingRules& rules) {
+  switch (statement.kind) {
+    case StatementKind::Select:
+    case StatementKind::Insert:
+    case StatementKind::Update:
+    case StatementKind::Delete:
+    case StatementKind::Merge:
+      return detail::route_dml(statement, params, dir, rules);
+    case StatementKind::Ddl:
+      return detail::route_ddl(statement, dir, rules);
+    case StatementKind::Copy:
+      return route_copy(statement, params, dir, rules);
+    case StatementKind::Utility:
+      return route_utility(statement, params, dir, rules);
+    case StatementKind::Listen:
+    case StatementKind::Unlisten:
+    case StatementKind::Notify:
+      return detail::make_default(dir, rules, "notifications use the default shard");
+    case StatementKind::Empty:
+      return session_route("empty query: no shard needed");
+    default:
+      return session_route("transaction control or session statement: no shard needed");
+  }
+}
+
+}  // namespace
+
+Route route(const parser::StatementFacts& statement, const BindValues* params,
+            const Directory& dir, const RoutingRules& rules) {
+  Route out;
+  try {
+    out = route_kind(statement, params, dir, rules);
+  } catch (...) {  // allocation failure: the router itself never throws
+    out = detail::make_error("53200", "out of memory while routing");
+    out.error.fault = Fault::Proxy;
+  }
+  out.writes = statement.writes;
+  out.directory_version = dir.version();
+  return out;
+}
+
+Route route_query(const parser::QueryFacts& query, const BindValues* params,
+                  const Directory& dir, const RoutingRules& rules) {
+  if (query.statements.size() == 1) return route(query.statements[0], params, dir, rules);
+  Route combined = session_route("only session statements: no shard needed");
+  combined.directory_version = dir.version();
+  size_t decided_by = 0;  // 1-based statement number that fixed the shard
+  for (size_t i = 0; i < query.statements.size(); ++i) {
+    Route next = route(query.statements[i], params, dir, rules);
+    const std::string number = "statement " + std::to_string(i + 1);
+    if (next.kind == RouteKind::Error || next.kind == RouteKind::AtBind) {
+      if (next.kind == RouteKind::Error) next.error.message = number + ": " + next.error.message;
+      next.reason = next.error.message;
+      return next;
+    }
+    if (next.kind == RouteKind::Session) continue;
+    if (next.kind == RouteKind::Scatter || next.kind == RouteKind::AllShards) {
+      Route error = detail::make_error(
+          "0A000", "multi-statement query: " + number + " runs on every shard (" + next.reason +
+                       "); send it as a query of its own",
+          next.table);
+      error.directory_version = dir.version();
+      return error;
+    }
+    if (combined.kind == RouteKind::Session) {
+      combined = std::move(next);
+      decided_by = i + 1;
+      continue;
+    }
+    if (next.shard != combined.shard) {
+      Route error = detail::make_error(
+          "0A000", "multi-statement query spans shards: statement " +
+                       std::to_string(decided_by) + " goes to " +
+                       dir.shard_name(static_cast<uint16_t>(combined.shard)) + ", " + number +
+                       " to " + dir.shard_name(static_cast<uint16_t>(next.shard)) +
+                       "; send them separately",
+          next.table.empty() ? combined.table : next.table);
+      error.directory_version = dir.version();
+      return error;
+    }
+    // Same shard: one Shard route covering every statement's buckets.
+    if (next.kind == RouteKind::Shard) {
+      combined.kind = RouteKind::Shard;
+      combined.buckets.insert(combined.buckets.end(), next.buckets.begin(), next.buckets.end());
+      std::sort(combined.buckets.begin(), combined.buckets.end());
+      combined.buckets.erase(std::unique(combined.buckets.begin(), combined.buckets.end()),
+                             combined.buckets.end());
+      if (combined.table.empty()) combined.table = next.table;
+      combined.reason = next.reason;
+    }
+    combined.writes = combined.writes || next.writes;
+    combined.migrating = combined.migrating || next.migrating;
+  }
+  return combined;
+}
+
+}  // namespace sw::router

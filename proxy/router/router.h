@@ -1,0 +1,121 @@
+// Routing (DESIGN §5): statement facts + bound parameters + directory snapshot -> route.
+//
+// Pure: no I/O, no clocks, never throws, safe from any thread. The caller analyzes the SQL
+// (parser::analyze, cached), holds the directory snapshot and the rules, and acts on the route.
+//
+// When to call:
+//  * simple Query: route_query(facts, nullptr, dir, rules) once for the whole string (a
+//    multi-statement string routes as one when all its statements go to one shard).
+//  * extended protocol: at Parse/Describe, route(statement, nullptr, ...) may answer AtBind
+//    (the key is a parameter): send Parse/Describe to any shard and prepare lazily. At Bind,
+//    route(statement, &values, ...) with values from decode_bind_values() and the Parse's
+//    parameter type OIDs decides the shard.
+//
+// Never guesses: a write whose rows' shard is not known is an Error (0A000), never a broadcast.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "config/config.h"
+#include "parser/analyze.h"
+#include "router/bucket_hash.h"
+#include "router/directory.h"
+
+namespace sw::router {
+
+// One configured sharded table (config sharding.tables[]).
+struct TableRule {
+  std::string config_name;  // as configured, for messages: "orders" or "app.orders"
+  std::string schema;       // "" when configured unqualified: matches the name in any schema
+  std::string name;
+  std::string key;          // key column
+  KeyType key_type = KeyType::Int8;
+};
+
+class RoutingRules {
+ public:
+  RoutingRules() = default;
+  RoutingRules(std::vector<TableRule> tables, std::string default_shard);
+
+  // From the validated config (sharding.default_shard is already filled in). A Config-fault
+  // Status names the table whose key type is unsupported.
+  static Result<RoutingRules> from_config(const config::Sharding& sharding);
+
+  // The rule of a table reference: `schema.name` matches a rule with that schema or with none;
+  // an unqualified `name` matches any rule of that name. nullptr when not sharded.
+  const TableRule* find(std::string_view schema, std::string_view name) const;
+  const std::vector<TableRule>& tables() const { return tables_; }
+  const std::string& default_shard() const { return default_shard_; }
+
+ private:
+  std::vector<TableRule> tables_;
+  std::string default_shard_;
+};
+
+// Bind parameters as the router needs them.
+struct BindParam {
+  bool null = false;
+  bool binary = false;     // format code 1
+  std::string_view bytes;  // the value; views the Bind message (valid while routing)
+};
+
+struct BindValues {
+  std::vector<BindParam> params;  // $1 is params[0]
+  // Parameter type OIDs from Parse ($1 is types[0]); missing or 0 = unspecified: the value is
+  // then read as the type of an explicit cast in the SQL ($1::int4), else as the key's type.
+  std::vector<uint32_t> types;
+};
+
+// Decodes a Bind body after the portal and statement names (wire::BindMessage::rest): format
+// codes (0, 1 or one per parameter) and values. Checks every length; 08P01 when malformed.
+Result<BindValues> decode_bind_values(std::string_view rest, std::vector<uint32_t> param_types);
+
+enum class RouteKind : uint8_t {
+  Shard,      // one shard: the buckets of the key values
+  Default,    // the default shard: no sharded table involved (or no row can match)
+  Scatter,    // every shard, rows concatenated (a read without a key, no merge needed)
+  AllShards,  // every shard in turn: DDL / maintenance on a sharded table
+  Session,    // no shard needed: transaction control, SET/RESET/SHOW, PREPARE/EXECUTE, cursors,
+              // empty query; the caller answers, tracks, or uses the transaction's shard
+  AtBind,     // the key is a parameter and no values were given: decide at Bind
+  Error,      // refused: `error` says why (names the table and the reason)
+};
+
+struct Route {
+  RouteKind kind = RouteKind::Error;
+  int shard = -1;                 // Shard, Default: index into Directory::shards()
+  std::vector<uint32_t> buckets;  // Shard: the key values' buckets, sorted, unique
+  bool writes = false;            // the statement writes (INSERT/UPDATE/DELETE, also in CTEs)
+  bool migrating = false;         // Shard: a bucket is MIGRATING (§7 5a: writes queue)
+  // AllShards: configured sharded tables this CREATE TABLE creates; install their fence trigger.
+  std::vector<std::string> fence_tables;
+  std::string table;              // the sharded table the decision is about ("" when none)
+  std::string reason;             // why, for people (shardwire route, SHOW ROUTE, logs)
+  Status error;                   // Error: SQLSTATE and message
+  uint64_t directory_version = 0;
+};
+
+// Routes one statement. `params` is null before Bind (simple protocol, Parse, CLI).
+Route route(const parser::StatementFacts& statement, const BindValues* params,
+            const Directory& dir, const RoutingRules& rules);
+
+// Routes a whole simple-protocol string: one shard for all its statements, else an Error.
+// Session statements (BEGIN, SET, ...) go along with the others.
+Route route_query(const parser::QueryFacts& query, const BindValues* params,
+                  const Directory& dir, const RoutingRules& rules);
+
+const char* route_kind_name(RouteKind kind);  // "shard", "default", "scatter", ...
+
+// One stable line: "shard s1 buckets 5,9 migrating", "default s0", "scatter s0,s1",
+// "all-shards s0,s1 fence orders", "session", "at-bind", "error 0A000 <message>".
+std::string route_summary(const Route& route, const Directory& dir);
+
+// The summary plus bucket states, the reason and the directory version, for `shardwire route`
+// and the admin console's SHOW ROUTE.
+std::string describe_route(const Route& route, const Directory& dir);
+
+}  // namespace sw::router

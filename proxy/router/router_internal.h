@@ -1,0 +1,53 @@
+// Shared pieces of the router's implementation (internal to sw_router).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "router/router.h"
+
+namespace sw::router::detail {
+
+// What a value compared with (or assigned to) a shard key says about the key's bucket.
+enum class KeyOutcome : uint8_t {
+  Bucket,     // `bucket` is set
+  Null,       // NULL: matches no row (an INSERT of it is refused by the caller)
+  NeedsBind,  // a parameter, and no Bind values yet
+  NotAKey,    // a column or expression: not a value the router can hash
+  Error,      // `error` is set (bad value syntax, bad parameter)
+};
+
+struct KeyBucket {
+  KeyOutcome outcome = KeyOutcome::NotAKey;
+  uint32_t bucket = 0;
+  Status error;
+};
+
+// The bucket of `value` as a value of `rule`'s key: literals in their text form (as PostgreSQL
+// coerces an untyped literal to the column's type); parameters in text format likewise, in
+// binary format decoded as their Parse type OID, else as an explicit cast's type, else as the
+// key's type.
+KeyBucket key_bucket(const parser::Value& value, const TableRule& rule, const BindValues* params,
+                     uint32_t bucket_count);
+
+// int2/int4/int8 hash alike (PostgreSQL hashes them as int8), text/varchar alike, uuid.
+bool same_hash_family(KeyType a, KeyType b);
+
+bool is_system_table(const parser::TableRef& table);
+std::string table_name(const parser::TableRef& table);  // "schema.name" or "name"
+const char* statement_verb(const parser::StatementFacts& statement);  // "SELECT", "UPDATE", ...
+
+Route make_error(std::string sqlstate, std::string message, std::string table = {});
+// The default shard, or an Error when the directory does not know it.
+Route make_default(const Directory& dir, const RoutingRules& rules, std::string reason);
+std::string shard_names(const Directory& dir, const std::vector<int>& shards);
+
+// SELECT / INSERT / UPDATE / DELETE / MERGE, and the queries of EXPLAIN, DECLARE CURSOR and
+// COPY (query): route_dml.cc.
+Route route_dml(const parser::StatementFacts& statement, const BindValues* params,
+                const Directory& dir, const RoutingRules& rules);
+// DDL, maintenance, LOCK, COPY table: route_ddl.cc.
+Route route_ddl(const parser::StatementFacts& statement, const Directory& dir,
+                const RoutingRules& rules);
+
+}  // namespace sw::router::detail

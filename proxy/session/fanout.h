@@ -1,0 +1,83 @@
+// One simple Query run on several shards for one client, outside any transaction:
+//  * Mode::ConcatenateRows — a read sent to every shard at once; rows relayed shard after shard
+//    (one RowDescription, the DataRows of all, one "SELECT n" with the total);
+//  * Mode::OneAfterAnother — DDL applied shard after shard; the first failure stops it and the
+//    error names the shards that did and did not apply the statement (DDL is not atomic).
+// The client sees exactly one answer ending in ReadyForQuery.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "pool/pool.h"
+
+namespace sw::session {
+
+class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
+ public:
+  enum class Mode { ConcatenateRows, OneAfterAnother };
+
+  struct Target {
+    pool::Pool* pool = nullptr;
+    std::string shard;
+    std::string epilogue_sql;  // run after the query on this shard, answer swallowed (may be empty)
+  };
+
+  // `write_client` receives bytes for the client; `done` is called once, after ReadyForQuery
+  // was written, from inside a callback (the owner may delete the Fanout on the next turn).
+  // `session_state` is the client's SessionState signature: servers are brought to it first.
+  Fanout(Mode mode, std::vector<Target> targets, std::string query_message, std::string session_state,
+         std::function<void(std::string_view)> write_client, std::function<void()> done);
+  ~Fanout() override;
+  Fanout(const Fanout&) = delete;
+  Fanout& operator=(const Fanout&) = delete;
+
+  void start();
+  bool finished() const { return finished_; }
+
+ private:
+  struct Leg {
+    Target target;
+    pool::Backend* backend = nullptr;
+    bool waiting = false;
+    bool done = false;
+    bool epilogue_sent = false;
+    int swallow_ready = 0;  // ReadyForQuery messages of injected statements still to come
+    int ready_owed = 0;
+    char status = 'I';
+  };
+
+  void on_backend_ready(pool::Backend* backend) override;
+  void on_backend_failed(const Status& why) override;
+  void on_backend_readable(pool::Backend& backend) override;
+  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+
+  void acquire(size_t index);
+  void send_query(Leg& leg);
+  void drain_current();
+  bool handle_message(Leg& leg, char type, std::string_view frame, std::string_view body);
+  void finish_leg(Leg& leg);
+  void fail(const Status& why);
+  void complete();
+  Leg* leg_of(pool::Backend& backend);
+  std::string applied_summary(size_t failed_index) const;
+
+  Mode mode_;
+  std::vector<Leg> legs_;
+  std::string query_message_;
+  std::string session_state_;
+  std::function<void(std::string_view)> write_client_;
+  std::function<void()> done_;
+  size_t current_ = 0;            // the leg whose answers are being relayed
+  bool row_description_sent_ = false;
+  uint64_t rows_ = 0;
+  std::string command_tag_;
+  bool errored_ = false;          // an ErrorResponse went to the client already
+  bool finished_ = false;
+};
+
+}  // namespace sw::session
