@@ -100,17 +100,25 @@ struct KeyPredicate {
   ColumnRef column;
   std::vector<Value> values;  // one for '='
   bool in_list = false;
-  // On a top-level AND chain of a WHERE or of an inner join's ON. False when found under OR,
-  // NOT, CASE, an outer join's ON, or inside another expression: such a predicate does not
-  // restrict the rows and must not be used for routing (kept to explain why).
+  // It restricts the rows of its column's table that count in its query block: on a top-level
+  // AND chain of a WHERE or of an inner join's ON, or of an outer join's ON for a column of its
+  // nullable side (LEFT/RIGHT JOIN). False when found under OR, NOT, CASE, inside another
+  // expression, or in an outer join's ON about another side: such a predicate restricts
+  // nothing and must not be used for routing (kept to explain why).
   bool usable = true;
 };
 
-// `column = column` on a top-level AND chain of a WHERE or any join's ON, or a JOIN ... USING.
-// Joins (and correlated subqueries) of sharded tables are co-located when this equates keys.
+// `column = column` on a top-level AND chain of a WHERE or of a join's ON, or a JOIN ... USING.
+// Joins (and correlated subqueries) of sharded tables are co-located when this equates keys:
+// rows that meet share the key. Whether a key restriction on one side carries over to the
+// other depends on the join: always for WHERE and inner joins; for LEFT/RIGHT JOIN only from
+// the preserved side to the nullable one; never for FULL JOIN (and never when a side is an
+// unqualified column of an outer join, whose side is unknown).
 struct ColumnEquality {
   ColumnRef left;
   ColumnRef right;
+  bool left_restricts_right = true;  // rows of right's table that count have left's key
+  bool right_restricts_left = true;
 };
 
 // UPDATE ... SET column = value, INSERT ... ON CONFLICT DO UPDATE SET column = value.
@@ -167,7 +175,8 @@ struct StatementFacts {
   // relation named anywhere (role Read unless known), the other routing facts are partial, and
   // nothing may be routed on them but "touches no sharded table".
   bool complete = true;
-  int max_param = 0;             // highest $n used
+  int max_param = 0;             // highest $n in the parts walked for routing (every DML /
+                                 // query expression; not DDL bodies)
 
   std::vector<TableRef> tables;
   std::vector<Scope> scopes;

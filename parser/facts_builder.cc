@@ -83,11 +83,11 @@ int FactsBuilder::insert(JsonRef body, int parent) {
 
   JsonRef source = body["selectStmt"];
   JsonRef select_body = source.body();
-  const std::string op = select_body["op"].string();
+  JsonRef op = select_body["op"];
   if (!source) {
     facts.default_values = true;
   } else if (source.node_type() == "SelectStmt" && select_body["valuesLists"] &&
-             !select_body["fromClause"] && (op.empty() || op == "SETOP_NONE") &&
+             !select_body["fromClause"] && (!op || op.equals("SETOP_NONE")) &&
              !select_body["withClause"]) {
     for (JsonRef row : select_body["valuesLists"]) {
       std::vector<Value> values;
@@ -123,7 +123,7 @@ int FactsBuilder::update(JsonRef body, int parent) {
   std::vector<int> tables;
   for (JsonRef item : body["fromClause"]) from_item(item, scope, false, tables);
   assignments(body["targetList"], table, scope);
-  condition(body["whereClause"], scope, true);
+  condition(body["whereClause"], scope, Restriction{});
   returning(body["returningList"], scope);
   return scope;
 }
@@ -135,7 +135,7 @@ int FactsBuilder::remove(JsonRef body, int parent) {
   add_table(body["relation"], TableRole::Delete, scope, false, true);
   std::vector<int> tables;
   for (JsonRef item : body["usingClause"]) from_item(item, scope, false, tables);
-  condition(body["whereClause"], scope, true);
+  condition(body["whereClause"], scope, Restriction{});
   returning(body["returningList"], scope);
   return scope;
 }

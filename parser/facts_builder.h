@@ -32,6 +32,13 @@ class FactsBuilder {
 
  private:
   class Depth;
+  // How a condition restricts rows: a WHERE or inner join's ON restricts every row of its
+  // block; an outer join's ON restricts only its nullable input (LEFT/RIGHT; FULL: neither).
+  struct Restriction {
+    bool all = true;
+    const std::vector<int>* preserved = nullptr;  // outer join: tables of the preserved input
+    const std::vector<int>* nullable = nullptr;   // outer join: tables of the nullable input
+  };
   // A name columns may be qualified with, visible in a scope: a table (alias or name) or
   // something else (subquery, function, CTE reference, join alias, EXCLUDED): table == -1.
   struct Entry {
@@ -57,9 +64,10 @@ class FactsBuilder {
   void with_clause(JsonRef with, int scope);
   void from_item(JsonRef node, int scope, bool nullable, std::vector<int>& tables);
   void join(JsonRef body, int scope, bool nullable, std::vector<int>& tables);
-  void condition(JsonRef node, int scope, bool predicates_usable);
+  void condition(JsonRef node, int scope, const Restriction& restriction);
   void expression(JsonRef node, int scope);
-  void predicate(JsonRef a_expr, int scope, bool usable, bool top_level);
+  // `restriction` null: found inside some other expression (restricts nothing).
+  void predicate(JsonRef a_expr, int scope, const Restriction* restriction);
   void function_call(JsonRef body, int scope);
 
   // facts_values.cc — values, columns, tables, scopes.

@@ -5,7 +5,7 @@
 //   table 0 app.orders as o role=read scope=0 nullable
 //   predicate t0.tenant_id = 5 usable
 //   predicate tenant_id@1 in ('a', $1::uuid) unusable
-//   equality t0.tenant_id = t1.tenant_id
+//   equality t0.tenant_id = t1.tenant_id (left restricts right)
 //   assignment t0.total = $2
 //   insert t0 columns=(id, tenant_id) rows=2 on_conflict=update | row (1, 'x') | ...
 //
@@ -150,7 +150,12 @@ std::string describe_facts(const StatementFacts& facts) {
            (predicate.usable ? " usable" : " unusable") + "\n";
   }
   for (const ColumnEquality& equality : facts.equalities) {
-    out += "equality " + column_text(equality.left) + " = " + column_text(equality.right) + "\n";
+    const char* direction = equality.left_restricts_right
+                                ? (equality.right_restricts_left ? "" : " (left restricts right)")
+                                : (equality.right_restricts_left ? " (right restricts left)"
+                                                                 : " (co-location only)");
+    out += "equality " + column_text(equality.left) + " = " + column_text(equality.right) +
+           direction + "\n";
   }
   for (const Assignment& assignment : facts.assignments) {
     out += "assignment t" + std::to_string(assignment.table) + "." + assignment.column + " = " +

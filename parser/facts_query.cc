@@ -2,10 +2,12 @@
 //
 // Predicates and equalities are taken from the top-level AND chain of a WHERE and of a join's
 // ON only: `a = 1 AND (b = 2 OR c = 3)` gives a usable `a = 1` and unusable `b = 2`, `c = 3`.
-// An outer join's ON restricts nothing on its preserved side, so its `column = value`
-// predicates are unusable; its `column = column` equalities still say the joined rows share
-// that value (co-location). NOT IN (`<>` ALL) and `= ANY (array)` are not predicates.
-#include <array>
+// An outer join's ON restricts only its nullable side (LEFT/RIGHT JOIN; FULL JOIN: none): its
+// `column = value` predicates are usable for columns of that side only, and its equalities
+// carry a key restriction from the preserved side to the nullable one only (they still say the
+// joined rows share the value: co-location). NOT IN (`<>` ALL) and `= ANY (array)` are not
+// predicates.
+#include <algorithm>
 #include <unordered_set>
 
 #include "parser/facts_builder.h"
@@ -54,9 +56,9 @@ int FactsBuilder::select(JsonRef body, int parent) {
   if (!depth) return -1;
   const int scope = new_scope(parent);
   if (JsonRef with = body["withClause"]) with_clause(with, scope);
-  const std::string op = body["op"].string();
+  JsonRef op = body["op"];
   uint32_t features = 0;
-  if (!op.empty() && op != "SETOP_NONE") {
+  if (op && !op.equals("SETOP_NONE")) {
     features |= feature::kSetOp;
     select(body["larg"], scope);  // branches are SelectStmt bodies without a node wrapper
     select(body["rarg"], scope);
@@ -68,7 +70,7 @@ int FactsBuilder::select(JsonRef body, int parent) {
     }
     expression(body["valuesLists"], scope);
     expression(body["targetList"], scope);
-    condition(body["whereClause"], scope, true);
+    condition(body["whereClause"], scope, Restriction{});
     if (body["groupClause"]) features |= feature::kGroupBy;
     expression(body["groupClause"], scope);
     if (body["havingClause"]) features |= feature::kHaving;
@@ -139,37 +141,51 @@ void FactsBuilder::from_item(JsonRef node, int scope, bool nullable, std::vector
 }
 
 void FactsBuilder::join(JsonRef body, int scope, bool nullable, std::vector<int>& tables) {
-  const std::string type = body["jointype"].string();
-  const bool left_nullable = nullable || type == "JOIN_RIGHT" || type == "JOIN_FULL";
-  const bool right_nullable = nullable || type == "JOIN_LEFT" || type == "JOIN_FULL";
+  JsonRef type = body["jointype"];
+  const bool left_nullable = nullable || type.equals("JOIN_RIGHT") || type.equals("JOIN_FULL");
+  const bool right_nullable = nullable || type.equals("JOIN_LEFT") || type.equals("JOIN_FULL");
   std::vector<int> left, right;
   from_item(body["larg"], scope, left_nullable, left);
   from_item(body["rarg"], scope, right_nullable, right);
+  Restriction restriction;
+  if (!type.equals("JOIN_INNER")) {
+    restriction.all = false;
+    if (type.equals("JOIN_LEFT")) {
+      restriction.preserved = &left;
+      restriction.nullable = &right;
+    } else if (type.equals("JOIN_RIGHT")) {
+      restriction.preserved = &right;
+      restriction.nullable = &left;
+    }  // FULL: neither side is restricted
+  }
   // USING (c): each table of one side that has c equals each of the other side's.
   for (JsonRef name : body["usingClause"]) {
     const std::string column = name.body()["sval"].string();
     for (int l : left) {
       for (int r : right) {
-        out_.equalities.push_back({{column, l, scope, true}, {column, r, scope, true}});
+        ColumnEquality equality{{column, l, scope, true}, {column, r, scope, true}};
+        equality.left_restricts_right = restriction.all || restriction.preserved == &left;
+        equality.right_restricts_left = restriction.all || restriction.preserved == &right;
+        out_.equalities.push_back(std::move(equality));
       }
     }
   }
-  condition(body["quals"], scope, type == "JOIN_INNER");
+  condition(body["quals"], scope, restriction);
   std::string alias = body["alias"]["aliasname"].string();
   if (!alias.empty()) add_entry(scope, {alias, "", -1});
   tables.insert(tables.end(), left.begin(), left.end());
   tables.insert(tables.end(), right.begin(), right.end());
 }
 
-void FactsBuilder::condition(JsonRef node, int scope, bool predicates_usable) {
+void FactsBuilder::condition(JsonRef node, int scope, const Restriction& restriction) {
   Depth depth(*this);
   if (!depth || !node) return;
   const std::string_view type = node.node_type();
   JsonRef body = node.body();
-  if (type == "BoolExpr" && body["boolop"].string() == "AND_EXPR") {
-    for (JsonRef arg : body["args"]) condition(arg, scope, predicates_usable);
+  if (type == "BoolExpr" && body["boolop"].equals("AND_EXPR")) {
+    for (JsonRef arg : body["args"]) condition(arg, scope, restriction);
   } else if (type == "A_Expr") {
-    predicate(body, scope, predicates_usable, true);
+    predicate(body, scope, &restriction);
     expression(body, scope);
   } else {
     expression(node, scope);
@@ -194,15 +210,16 @@ void FactsBuilder::expression(JsonRef node, int scope) {
     } else if (is_statement_node(key)) {
       statement(node, scope);  // a statement where an expression was expected: walk it
     } else if (key == "A_Expr") {
-      predicate(child, scope, false, false);
+      predicate(child, scope, nullptr);
       expression(child, scope);
     } else if (key == "FuncCall") {
       function_call(child, scope);
       expression(child, scope);
     } else if (key == "RangeVar") {
       add_table(child, TableRole::Read, scope, false, false);  // unexpected: keep it anyway
-    } else if (key == "ColumnRef" || key == "A_Const" || key == "ParamRef" || key == "location" ||
-               key == "String") {
+    } else if (key == "ParamRef") {
+      out_.max_param = std::max(out_.max_param, static_cast<int>(child["number"].integer(0)));
+    } else if (key == "ColumnRef" || key == "A_Const" || key == "location" || key == "String") {
       continue;  // leaves
     } else if (child.is_object() || child.is_array()) {
       expression(child, scope);
@@ -210,28 +227,47 @@ void FactsBuilder::expression(JsonRef node, int scope) {
   }
 }
 
-void FactsBuilder::predicate(JsonRef a_expr, int scope, bool usable, bool top_level) {
-  const std::string kind = a_expr["kind"].string();
+void FactsBuilder::predicate(JsonRef a_expr, int scope, const Restriction* restriction) {
+  JsonRef kind = a_expr["kind"];
   JsonRef name = a_expr["name"];  // the operator: [{"String": {"sval": "="}}]
   if (name.size() != 1) return;
   JsonRef op = *name.begin();
-  if (op.node_type() != "String" || op.body()["sval"].string() != "=") return;
+  if (op.node_type() != "String" || !op.body()["sval"].equals("=")) return;
+  auto in = [](const std::vector<int>* tables, int table) {
+    return tables != nullptr && table >= 0 &&
+           std::find(tables->begin(), tables->end(), table) != tables->end();
+  };
+  // Does a restriction on this column's rows hold for every row of its table that counts?
+  auto restricts = [&](const ColumnRef& column) {
+    return restriction != nullptr && (restriction->all || in(restriction->nullable, column.table));
+  };
   ColumnRef left, right;
-  if (kind == "AEXPR_OP") {
+  if (kind.equals("AEXPR_OP")) {
     const bool left_column = column(a_expr["lexpr"], scope, left);
     const bool right_column = column(a_expr["rexpr"], scope, right);
     if (left_column && right_column) {
-      if (top_level) out_.equalities.push_back({std::move(left), std::move(right)});
+      if (restriction == nullptr) return;
+      ColumnEquality equality{std::move(left), std::move(right)};
+      equality.left_restricts_right =
+          restriction->all || (in(restriction->preserved, equality.left.table) &&
+                               in(restriction->nullable, equality.right.table));
+      equality.right_restricts_left =
+          restriction->all || (in(restriction->preserved, equality.right.table) &&
+                               in(restriction->nullable, equality.left.table));
+      out_.equalities.push_back(std::move(equality));
     } else if (left_column) {
+      const bool usable = restricts(left);
       out_.predicates.push_back({std::move(left), {value(a_expr["rexpr"])}, false, usable});
     } else if (right_column) {
+      const bool usable = restricts(right);
       out_.predicates.push_back({std::move(right), {value(a_expr["lexpr"])}, false, usable});
     }
-  } else if (kind == "AEXPR_IN") {
+  } else if (kind.equals("AEXPR_IN")) {
     if (!column(a_expr["lexpr"], scope, left)) return;
-    KeyPredicate in{std::move(left), {}, true, usable};
-    for (JsonRef item : a_expr["rexpr"].body()["items"]) in.values.push_back(value(item));
-    out_.predicates.push_back(std::move(in));
+    const bool usable = restricts(left);
+    KeyPredicate list{std::move(left), {}, true, usable};
+    for (JsonRef item : a_expr["rexpr"].body()["items"]) list.values.push_back(value(item));
+    out_.predicates.push_back(std::move(list));
   }
 }
 

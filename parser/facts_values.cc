@@ -49,7 +49,7 @@ Value FactsBuilder::value(JsonRef node) const {
       out.kind = ValueKind::Bool;
       out.text = boolval["boolval"].boolean() ? "true" : "false";
     }  // bit strings: Other
-  } else if (type == "ParamRef") {
+  } else if (type == "ParamRef") {  // (max_param is counted by expression(), which sees all)
     out.kind = ValueKind::Param;
     out.param = static_cast<int>(body["number"].integer(0));
     out.location = static_cast<int>(body["location"].integer(-1));
@@ -146,13 +146,8 @@ void FactsBuilder::add_entry(int scope, Entry entry) {
   entries_[static_cast<size_t>(scope)].push_back(std::move(entry));
 }
 
-// max_param from every $n of the statement; on too deep a tree, the conservative facts.
+// On too deep a tree, the conservative facts: every relation named anywhere.
 void FactsBuilder::finish(JsonRef body) {
-  for_each_object(body, [&](JsonRef object) {
-    if (JsonRef param = object["ParamRef"]) {
-      out_.max_param = std::max(out_.max_param, static_cast<int>(param["number"].integer(0)));
-    }
-  });
   if (!too_deep_) return;
   out_.complete = false;
   out_.tables.clear();

@@ -31,19 +31,8 @@ class JsonReader {
   bool read_bool(bool& out);
   bool skip_value();
 
-  // For tree builders (json_tree.h):
-  // The first character of the next value ('{', '[', '"', 't', 'f', 'n', '-' or a digit); 0 at
-  // the end of the input or after an error. Does not consume anything.
-  char peek();
-  // A string value's raw contents between the quotes, escapes left as they are (checked, not
-  // decoded); `escaped` tells whether there were any. The view is into the input.
-  bool read_raw_string(std::string_view& raw, bool& escaped);
-  // A number's text as written (JSON syntax: -?digits[.digits][e[+-]digits]).
-  bool read_number(std::string_view& text);
-  bool read_null();
-  // Byte offset of `view` in the input when it points into it; -1 when it is decoded scratch.
-  int64_t offset_of(std::string_view view) const;
-  // Decodes the raw contents of a JSON string (as read_raw_string returns them).
+  // Decodes the raw contents of a JSON string (the text between its quotes); json_tree.h
+  // decodes strings with it.
   static bool unescape(std::string_view raw, std::string& out);
 
  private:

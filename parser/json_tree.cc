@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "parser/json_reader.h"
+#include "parser/json_reader.h"  // unescape
 
 namespace sw::parser::detail {
 
@@ -42,6 +42,13 @@ std::string JsonRef::string() const {
   std::string out;
   JsonReader::unescape(raw, out);  // checked when the tree was built
   return out;
+}
+
+bool JsonRef::equals(std::string_view expected) const {
+  if (type() != JsonType::String) return false;
+  const JsonTree::Node& node = tree_->nodes_[index_];
+  if ((node.flags & JsonTree::kEscaped) != 0) return string() == expected;
+  return tree_->json_.substr(node.value_offset, node.value_length) == expected;
 }
 
 std::string_view JsonRef::number() const {
@@ -94,76 +101,129 @@ std::string_view JsonTree::key_of(const Node& node) const {
   return base.substr(node.key_offset, node.key_length);
 }
 
+namespace {
+
+bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// Scans a string token at json[pos] == '"'; leaves pos after the closing quote. Escapes are
+// checked for shape here and decoded on access.
+bool scan_string(std::string_view json, size_t& pos, size_t& begin, size_t& length,
+                 bool& escaped) {
+  begin = ++pos;
+  escaped = false;
+  while (pos < json.size()) {
+    const char c = json[pos];
+    if (c == '"') {
+      length = pos - begin;
+      ++pos;
+      return true;
+    }
+    if (static_cast<unsigned char>(c) < 0x20) return false;
+    if (c == '\\') {
+      escaped = true;
+      if (++pos >= json.size()) return false;
+      const char e = json[pos];
+      if (e == 'u') {
+        if (pos + 4 >= json.size()) return false;
+        for (int k = 1; k <= 4; ++k) {
+          if (!is_hex(json[pos + static_cast<size_t>(k)])) return false;
+        }
+        pos += 4;
+      } else if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' &&
+                 e != 'r' && e != 't') {
+        return false;
+      }
+    }
+    ++pos;
+  }
+  return false;
+}
+
+bool scan_number(std::string_view json, size_t& pos) {
+  auto digits = [&] {
+    const size_t from = pos;
+    while (pos < json.size() && json[pos] >= '0' && json[pos] <= '9') ++pos;
+    return pos > from;
+  };
+  if (pos < json.size() && json[pos] == '-') ++pos;
+  if (!digits()) return false;
+  if (pos < json.size() && json[pos] == '.') {
+    ++pos;
+    if (!digits()) return false;
+  }
+  if (pos < json.size() && (json[pos] == 'e' || json[pos] == 'E')) {
+    ++pos;
+    if (pos < json.size() && (json[pos] == '+' || json[pos] == '-')) ++pos;
+    if (!digits()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// One pass, iterative: a stack of open containers; each value becomes a node linked to its
+// parent's last child.
 bool JsonTree::parse(std::string_view json) {
   json_ = json;
   extra_.clear();
   nodes_.clear();
   if (json.size() >= kNone) return false;
-  JsonReader reader(json);
+  nodes_.reserve(json.size() / 8 + 8);  // libpg_query writes ~1 node per 11 bytes
 
   struct Open {
     uint32_t node;
     uint32_t last_child;
+    bool object;
+    bool empty;  // no member read yet
   };
   std::vector<Open> open;
+  open.reserve(32);
+  size_t pos = 0;
+  auto skip_space = [&] {
+    while (pos < json.size() && is_json_space(json[pos])) ++pos;
+  };
 
-  // Adds a node for the value at the reader's position (after its key, if any).
-  auto add_value = [&](std::string_view key) -> bool {
+  // Reads one value at pos (its key, if any, already read) into a new node.
+  auto value = [&](uint32_t key_offset, uint32_t key_length, bool key_extra) -> bool {
+    skip_space();
+    if (pos >= json.size()) return false;
     Node node;
-    if (!key.empty()) {
-      int64_t offset = reader.offset_of(key);
-      if (offset < 0) {  // an escaped key: keep a decoded copy
-        node.flags |= kKeyExtra;
-        offset = static_cast<int64_t>(extra_.size());
-        extra_.append(key);
-      }
-      node.key_offset = static_cast<uint32_t>(offset);
-      node.key_length = static_cast<uint32_t>(key.size());
-    }
-    const char c = reader.peek();
-    std::string_view text;
-    bool escaped = false;
+    node.key_offset = key_offset;
+    node.key_length = key_length;
+    if (key_extra) node.flags |= kKeyExtra;
+    const char c = json[pos];
+    const size_t start = pos;
     bool container = false;
-    switch (c) {
-      case '{':
-        if (!reader.begin_object()) return false;
-        node.type = JsonType::Object;
-        container = true;
-        break;
-      case '[':
-        if (!reader.begin_array()) return false;
-        node.type = JsonType::Array;
-        container = true;
-        break;
-      case '"':
-        if (!reader.read_raw_string(text, escaped)) return false;
-        node.type = JsonType::String;
-        if (escaped) node.flags |= kEscaped;
-        break;
-      case 't':
-      case 'f': {
-        bool value = false;
-        if (!reader.read_bool(value)) return false;
-        node.type = JsonType::Bool;
-        text = value ? "true" : "false";
-        node.value_length = static_cast<uint32_t>(text.size());
-        text = {};
-        break;
-      }
-      case 'n':
-        if (!reader.read_null()) return false;
-        node.type = JsonType::Null;
-        break;
-      default:
-        if (!reader.read_number(text)) return false;
-        node.type = JsonType::Number;
-        break;
+    if (c == '{' || c == '[') {
+      node.type = c == '{' ? JsonType::Object : JsonType::Array;
+      container = true;
+      ++pos;
+    } else if (c == '"') {
+      size_t begin = 0, length = 0;
+      bool escaped = false;
+      if (!scan_string(json, pos, begin, length, escaped)) return false;
+      node.type = JsonType::String;
+      node.value_offset = static_cast<uint32_t>(begin);
+      node.value_length = static_cast<uint32_t>(length);
+      if (escaped) node.flags |= kEscaped;
+    } else if (json.substr(pos, 4) == "true" || json.substr(pos, 5) == "false") {
+      node.type = JsonType::Bool;
+      pos += json[pos] == 't' ? 4 : 5;
+      node.value_offset = static_cast<uint32_t>(start);
+      node.value_length = static_cast<uint32_t>(pos - start);
+    } else if (json.substr(pos, 4) == "null") {
+      node.type = JsonType::Null;
+      pos += 4;
+    } else {
+      if (!scan_number(json, pos)) return false;
+      node.type = JsonType::Number;
+      node.value_offset = static_cast<uint32_t>(start);
+      node.value_length = static_cast<uint32_t>(pos - start);
     }
-    if (!text.empty() || node.type == JsonType::String) {
-      node.value_offset = static_cast<uint32_t>(reader.offset_of(text) < 0 ? 0 : reader.offset_of(text));
-      node.value_length = static_cast<uint32_t>(text.size());
-    }
-    const uint32_t index = static_cast<uint32_t>(nodes_.size());
+    const auto index = static_cast<uint32_t>(nodes_.size());
     nodes_.push_back(node);
     if (!open.empty()) {
       Open& parent = open.back();
@@ -174,27 +234,50 @@ bool JsonTree::parse(std::string_view json) {
       }
       parent.last_child = index;
     }
-    if (container) open.push_back({index, kNone});
+    if (container) open.push_back({index, kNone, node.type == JsonType::Object, true});
     return true;
   };
 
-  if (!add_value({})) return false;
+  if (!value(0, 0, false)) return false;
   while (!open.empty()) {
-    const bool object = nodes_[open.back().node].type == JsonType::Object;
-    if (object) {
-      std::string_view key;
-      if (reader.next_key(key)) {
-        if (!add_value(key)) return false;
-        continue;
-      }
-    } else if (reader.next_element()) {
-      if (!add_value({})) return false;
+    Open& top = open.back();
+    skip_space();
+    if (pos >= json.size()) return false;
+    const char close = top.object ? '}' : ']';
+    if (json[pos] == close) {
+      ++pos;
+      open.pop_back();
       continue;
     }
-    if (!reader.ok()) return false;
-    open.pop_back();
+    if (!top.empty) {
+      if (json[pos] != ',') return false;
+      ++pos;
+      skip_space();
+    }
+    top.empty = false;
+    if (!top.object) {
+      if (!value(0, 0, false)) return false;
+      continue;
+    }
+    if (pos >= json.size() || json[pos] != '"') return false;
+    size_t begin = 0, length = 0;
+    bool escaped = false;
+    if (!scan_string(json, pos, begin, length, escaped)) return false;
+    skip_space();
+    if (pos >= json.size() || json[pos] != ':') return false;
+    ++pos;
+    if (!escaped) {
+      if (!value(static_cast<uint32_t>(begin), static_cast<uint32_t>(length), false)) return false;
+      continue;
+    }
+    std::string decoded;  // an escaped key (never produced by libpg_query): keep it decoded
+    if (!JsonReader::unescape(json.substr(begin, length), decoded)) return false;
+    const auto offset = static_cast<uint32_t>(extra_.size());
+    extra_.append(decoded);
+    if (!value(offset, static_cast<uint32_t>(decoded.size()), true)) return false;
   }
-  return reader.ok() && reader.peek() == 0;
+  skip_space();
+  return pos == json.size();
 }
 
 std::vector<JsonRef> JsonTree::find_all(std::string_view key) const {

@@ -39,6 +39,8 @@ class JsonRef {
   // The value of a scalar. string(): decoded; number()/integer(): as written / as an int
   // (0 when not a number); boolean(): false unless `true`.
   std::string string() const;
+  // string() == expected, without allocating for strings that have no escapes.
+  bool equals(std::string_view expected) const;
   std::string_view number() const;
   int64_t integer(int64_t missing = 0) const;
   bool boolean() const;

@@ -22,7 +22,10 @@ Worker::Worker(int index, std::shared_ptr<const config::Config> config, CancelRe
                std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
                std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access)
     : index_(index), config_(std::move(config)), cancels_(cancels), client_count_(client_count),
-      tls_(std::move(tls)), directory_(std::move(directory)), directory_access_(std::move(directory_access)) {}
+      tls_(std::move(tls)), directory_(std::move(directory)), directory_access_(std::move(directory_access)) {
+  // The config was validated at load; a rule it cannot express is reported there.
+  if (auto rules = router::RoutingRules::from_config(config_->sharding)) rules_ = std::move(*rules);
+}
 
 Worker::~Worker() {
   join();
@@ -179,6 +182,7 @@ void Worker::post_reload(std::shared_ptr<const config::Config> config, std::shar
 void Worker::apply_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls) {
   config_ = std::move(config);
   tls_ = std::move(tls);
+  if (auto rules = router::RoutingRules::from_config(config_->sharding)) rules_ = std::move(*rules);
   for (auto& [key, entry] : pools_) {
     if (entry.pool->retired()) continue;
     auto target = target_for(*config_, entry.user, entry.pool->target().shard);

@@ -53,6 +53,7 @@ class Worker : public session::SessionHost {
   const std::shared_ptr<const router::Directory>& directory() override { return directory_; }
   bool directory_lease_valid() override;
   void request_directory_refresh() override;
+  const router::RoutingRules& routing_rules() override { return rules_; }
   std::shared_ptr<net::TlsContext> server_tls() override { return tls_; }
   session::StatementRegistry& statements() override { return statements_; }
   wire::CancelKey register_cancel(session::Session* session) override;
@@ -78,6 +79,7 @@ class Worker : public session::SessionHost {
   std::shared_ptr<net::TlsContext> tls_;
   std::shared_ptr<const router::Directory> directory_;
   DirectoryAccess directory_access_;
+  router::RoutingRules rules_;
   std::unique_ptr<net::Listener> listener_;
   std::unordered_map<session::Session*, std::unique_ptr<session::Session>> sessions_;
   std::unordered_map<uint64_t, session::Session*> by_cancel_key_;

@@ -40,9 +40,21 @@ Status malformed(const std::string& what) {
   return Status::client("08P01", "malformed Bind message: " + what);
 }
 
+Result<BindValues> decode(std::string_view rest, std::vector<uint32_t> param_types);
+
 }  // namespace
 
 Result<BindValues> decode_bind_values(std::string_view rest, std::vector<uint32_t> param_types) {
+  try {
+    return decode(rest, std::move(param_types));
+  } catch (...) {  // allocation failure
+    return Status::proxy("53200", "out of memory while decoding Bind parameters");
+  }
+}
+
+namespace {
+
+Result<BindValues> decode(std::string_view rest, std::vector<uint32_t> param_types) {
   Cursor in(rest);
   int16_t format_count = 0;
   if (!in.int16(format_count) || format_count < 0) return malformed("parameter format codes");
@@ -74,6 +86,8 @@ Result<BindValues> decode_bind_values(std::string_view rest, std::vector<uint32_
   }
   return values;  // result format codes follow; routing does not need them
 }
+
+}  // namespace
 
 namespace detail {
 namespace {

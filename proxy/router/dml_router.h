@@ -10,20 +10,21 @@ namespace sw::router::detail {
 
 enum class ConstraintKind : uint8_t { Equal, InList, Rows };
 
+// One usable key predicate (or an INSERT's rows) of a table reference.
 struct Constraint {
   ConstraintKind kind = ConstraintKind::Equal;
   std::vector<uint32_t> buckets;  // sorted, unique (empty: only NULLs)
+  bool deferred = false;          // a value is a parameter and there are no Bind values yet
 };
 
-// A co-location group of sharded table references.
-struct Group {
-  std::vector<int> members;
-  std::vector<Constraint> constraints;
-  bool deferred = false;   // a key value is a parameter and there are no Bind values yet
-  std::string hint;        // why a key condition was not usable
-  std::vector<uint32_t> buckets;  // intersection of the constraints
-  std::vector<int> shards;        // shards of those buckets
-  bool keyed() const { return deferred || !constraints.empty(); }
+// What routing knows of the rows of one sharded table reference that count.
+struct RefKeys {
+  std::vector<Constraint> own;    // from its own predicates / INSERT rows
+  bool pinned = false;            // restricted by some key constraint (own or carried over)
+  bool deferred = false;          // ... one of which waits for Bind values
+  bool known = false;             // `buckets` holds: the rows are in these buckets
+  std::vector<uint32_t> buckets;  // sorted, unique
+  std::string hint;               // why a key condition on it was not usable
 };
 
 class DmlRouter {
@@ -35,28 +36,31 @@ class DmlRouter {
   Route run();
 
  private:
+  // A key restriction on `from` carries over to `to`.
+  struct Edge {
+    int from;
+    int to;
+  };
+
   const TableRule* rule(int table) const { return rules_of_[static_cast<size_t>(table)]; }
   const parser::TableRef& ref(int table) const {
     return facts_.tables[static_cast<size_t>(table)];
   }
-  int find(int table);
-  Group& group_of(int table) { return groups_[static_cast<size_t>(find(table))]; }
-  const Group& group_of_const(int table) const {
-    int root = table;
-    while (parent_[static_cast<size_t>(root)] != root) root = parent_[static_cast<size_t>(root)];
-    return groups_[static_cast<size_t>(root)];
-  }
+  RefKeys& keys(int table) { return keys_[static_cast<size_t>(table)]; }
+  int find(int table) const;  // co-location group (union-find root)
   std::string key_example(int table) const { return "WHERE " + rule(table)->key + " = <value>"; }
+  std::vector<int> shards_of(const std::vector<uint32_t>& buckets) const;
 
-  // route_dml.cc: facts -> groups.
+  // route_dml.cc: facts -> key state.
   std::vector<int> key_refs(const parser::ColumnRef& column) const;
+  void add_equalities();
   bool add_predicates(Route& error);
   bool add_inserts(Route& error);
-  bool settle_groups(Route& error);
-  // route_decide.cc: groups -> route.
-  std::vector<int> group_roots();
-  Route keyed_route();
-  Route unkeyed_route();
+  void propagate();
+  // route_decide.cc: key state -> route.
+  Route pinned_route();
+  Route unpinned_route();
+  Route several_shards_error(int table) const;
   bool check_assignments(int shard, Route& error);
   bool scatter_allowed(std::string& why);
   std::string not_tied_message(int a, int b) const;
@@ -68,8 +72,9 @@ class DmlRouter {
   std::vector<const TableRule*> rules_of_;  // per table reference; null when not sharded
   std::vector<int> sharded_;
   std::vector<int> unsharded_;  // user tables (not system catalogs)
-  std::vector<int> parent_;     // union-find over table indices
-  std::vector<Group> groups_;   // indexed by group root
+  std::vector<RefKeys> keys_;   // per table reference
+  std::vector<Edge> edges_;
+  mutable std::vector<int> parent_;  // union-find over table indices: co-location groups
 };
 
 }  // namespace sw::router::detail

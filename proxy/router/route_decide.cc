@@ -1,4 +1,4 @@
-// DmlRouter: from co-location groups to a route (see route_dml.cc for the model).
+// DmlRouter: from key state and co-location groups to a route (see route_dml.cc for the model).
 #include <algorithm>
 
 #include "router/dml_router.h"
@@ -103,49 +103,8 @@ std::string DmlRouter::not_tied_message(int a, int b) const {
                                 " are read") +
               " in parts of the statement (subquery, CTE or UNION) not tied by the key" + fix;
   }
-  const std::string& hint = group_of_const(a).hint;
+  const std::string& hint = keys_[static_cast<size_t>(a)].hint;
   return message + (hint.empty() ? "" : " (" + hint + ")");
-}
-
-// Group roots in the order of their first member.
-std::vector<int> DmlRouter::group_roots() {
-  std::vector<int> roots;
-  for (int t : sharded_) {
-    if (std::find(roots.begin(), roots.end(), find(t)) == roots.end()) roots.push_back(find(t));
-  }
-  return roots;
-}
-
-Route DmlRouter::unkeyed_route() {
-  std::vector<int> unkeyed, keyed;  // the first member of each group
-  for (int root : group_roots()) {
-    const Group& group = groups_[static_cast<size_t>(root)];
-    (group.keyed() ? keyed : unkeyed).push_back(group.members.front());
-  }
-  const int a = unkeyed.front();
-  const TableRule& ra = *rule(a);
-  const std::string hint = group_of(a).hint;
-  if (unkeyed.size() > 1 || !keyed.empty()) {
-    const int b = unkeyed.size() > 1 ? unkeyed[1] : keyed.front();
-    return make_error("0A000", not_tied_message(a, b), ra.config_name);
-  }
-  if (!unsharded_.empty()) {
-    return make_error("0A000", "SELECT reads sharded table " + ra.config_name +
-                                   " without its key together with unsharded table " +
-                                   table_name(ref(unsharded_.front())) +
-                                   ", which lives on the default shard only",
-                      ra.config_name);
-  }
-  std::string why;
-  if (!scatter_allowed(why)) {
-    return make_error("0A000", why + (hint.empty() ? "" : " (" + hint + ")"), ra.config_name);
-  }
-  Route route;
-  route.kind = RouteKind::Scatter;
-  route.table = ra.config_name;
-  route.reason = ra.config_name + " has no key value" + (hint.empty() ? "" : " (" + hint + ")") +
-                 ": every shard, rows concatenated";
-  return route;
 }
 
 bool DmlRouter::check_assignments(int shard, Route& error) {
@@ -199,39 +158,128 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
   return true;
 }
 
-Route DmlRouter::keyed_route() {
+// Some reference is not restricted by a key. Writes never fan out; a read may scatter when its
+// sharded tables form one co-location group.
+Route DmlRouter::unpinned_route() {
+  for (int t : sharded_) {
+    const RefKeys& k = keys(t);
+    const parser::TableRole role = ref(t).role;
+    if (k.pinned || (role != parser::TableRole::Update && role != parser::TableRole::Delete)) {
+      continue;
+    }
+    const TableRule& r = *rule(t);
+    return make_error("0A000", std::string(role == parser::TableRole::Update ? "UPDATE"
+                                                                              : "DELETE") +
+                                   " on sharded table " + r.config_name + " needs its key: " +
+                                   key_example(t) + (k.hint.empty() ? "" : " (" + k.hint + ")") +
+                                   "; writes without a key are never sent to every shard",
+                       r.config_name);
+  }
+  int a = -1;  // the first reference without a key
+  for (int t : sharded_) {
+    if (!keys(t).pinned) {
+      a = t;
+      break;
+    }
+  }
+  const TableRule& ra = *rule(a);
+  const std::string& hint = keys(a).hint;
+  if (facts_.writes) {
+    return make_error("0A000", std::string(statement_verb(facts_)) +
+                                   " writes on one shard but reads sharded table " +
+                                   ra.config_name + " without its key: add " + key_example(a) +
+                                   " or join it on its key",
+                      ra.config_name);
+  }
+  for (int t : sharded_) {
+    if (find(t) != find(a)) return make_error("0A000", not_tied_message(a, t), ra.config_name);
+  }
+  if (!unsharded_.empty()) {
+    return make_error("0A000", "SELECT reads sharded table " + ra.config_name +
+                                   " without its key together with unsharded table " +
+                                   table_name(ref(unsharded_.front())) +
+                                   ", which lives on the default shard only",
+                      ra.config_name);
+  }
+  std::string why;
+  if (!scatter_allowed(why)) {
+    return make_error("0A000", why + (hint.empty() ? "" : " (" + hint + ")"), ra.config_name);
+  }
+  Route route;
+  route.kind = RouteKind::Scatter;
+  route.table = ra.config_name;
+  route.reason = ra.config_name + " has no key value" + (hint.empty() ? "" : " (" + hint + ")") +
+                 ": every shard, rows concatenated";
+  return route;
+}
+
+// `table`'s rows would be on several shards: blame the IN list or INSERT rows that put them
+// there, if one did alone.
+Route DmlRouter::several_shards_error(int table) const {
+  for (int t : sharded_) {
+    for (const Constraint& constraint : keys_[static_cast<size_t>(t)].own) {
+      const std::vector<int> shards = shards_of(constraint.buckets);
+      if (shards.size() <= 1) continue;
+      const TableRule& r = *rule(t);
+      const std::string names = shard_names(dir_, shards);
+      if (constraint.kind == ConstraintKind::Rows) {
+        return make_error("0A000", "INSERT into sharded table " + r.config_name +
+                                       ": the rows' keys fall on several shards (" + names +
+                                       "); insert them in separate statements, one per shard",
+                          r.config_name);
+      }
+      return make_error("0A000", "IN list on the key " + r.key + " of sharded table " +
+                                     r.config_name + " spans several shards (" + names +
+                                     "); split the statement by shard",
+                        r.config_name);
+    }
+  }
+  const TableRule& r = *rule(table);
+  return make_error("0A000", "the key values of sharded table " + r.config_name +
+                                 " fall on several shards (" +
+                                 shard_names(dir_, shards_of(keys_[static_cast<size_t>(table)].buckets)) +
+                                 "); split the statement by shard",
+                    r.config_name);
+}
+
+// Every reference is restricted by a key: one shard, if they agree.
+Route DmlRouter::pinned_route() {
+  for (int t : sharded_) {
+    if (!keys(t).deferred) continue;
+    Route route;
+    route.kind = RouteKind::AtBind;
+    route.table = rule(t)->config_name;
+    route.reason = "the key of " + route.table + " is a parameter: routed at Bind";
+    return route;
+  }
   std::vector<int> shards;
   std::vector<uint32_t> buckets;
-  std::string owners;  // "orders on s1, items on s0"
-  for (int root : group_roots()) {
-    Group& group = groups_[static_cast<size_t>(root)];
-    if (group.deferred) {
-      Route route;
-      route.kind = RouteKind::AtBind;
-      route.table = rule(group.members.front())->config_name;
-      route.reason = "the key of " + route.table + " is a parameter: routed at Bind";
-      return route;
-    }
-    buckets.insert(buckets.end(), group.buckets.begin(), group.buckets.end());
-    for (int shard : group.shards) {
+  std::vector<std::string> owners;  // "orders on s1", "items on s0"
+  for (int t : sharded_) {
+    const std::vector<int> own = shards_of(keys(t).buckets);
+    if (own.size() > 1) return several_shards_error(t);
+    buckets.insert(buckets.end(), keys(t).buckets.begin(), keys(t).buckets.end());
+    for (int shard : own) {
+      const std::string owner = rule(t)->config_name + " on " +
+                                dir_.shard_name(static_cast<uint16_t>(shard));
+      if (std::find(owners.begin(), owners.end(), owner) == owners.end()) owners.push_back(owner);
       if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
-      owners += std::string(owners.empty() ? "" : ", ") + rule(group.members.front())->config_name +
-                " on " + dir_.shard_name(static_cast<uint16_t>(shard));
     }
-  }
-  if (shards.size() > 1) {
-    return make_error("0A000", std::string(statement_verb(facts_)) +
-                                   " mixes sharded tables on different shards (" + owners +
-                                   "); send a statement per shard",
-                      rule(sharded_.front())->config_name);
   }
   const std::string& table = rule(sharded_.front())->config_name;
-  const int default_shard = dir_.shard_index(rules_.default_shard());
+  if (shards.size() > 1) {
+    std::string list;
+    for (const std::string& owner : owners) list += (list.empty() ? "" : ", ") + owner;
+    return make_error("0A000", std::string(statement_verb(facts_)) +
+                                   " mixes sharded tables on different shards (" + list +
+                                   "); send a statement per shard",
+                      table);
+  }
   if (shards.empty()) {
     return make_default(dir_, rules_, "the key values match no row (NULL or contradictory)");
   }
   const int shard = shards.front();
-  if (!unsharded_.empty() && shard != default_shard) {
+  if (!unsharded_.empty() && shard != dir_.shard_index(rules_.default_shard())) {
     return make_error("0A000", std::string(statement_verb(facts_)) + " mixes sharded table " +
                                    table + " (shard " +
                                    dir_.shard_name(static_cast<uint16_t>(shard)) +
@@ -261,7 +309,7 @@ Route DmlRouter::keyed_route() {
   if (names.size() == 1) {
     route.reason = "by the key " + rule(sharded_.front())->key + " of " + table;
   } else {
-    route.reason = "by the keys of co-located tables";
+    route.reason = "by the keys of";
     for (size_t i = 0; i < names.size(); ++i) route.reason += (i ? ", " : " ") + names[i];
   }
   return route;

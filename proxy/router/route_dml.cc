@@ -1,15 +1,22 @@
 // Routing of queries and DML: SELECT, INSERT, UPDATE, DELETE, MERGE (and the queries inside
 // EXPLAIN, DECLARE CURSOR, COPY (query)).
 //
-// Model. Every reference to a sharded table must be pinned to one shard. References are put in
-// co-location groups: a `key = key` equality (join ON/USING, WHERE, correlated subquery)
-// between two sharded tables whose keys hash alike joins their groups, since the rows that meet
-// share the key value. A group's key constraints are its usable `key = v` / `key IN (...)`
-// predicates (and an INSERT's rows); its buckets are their intersection. Then:
-//  * every group keyed, all on one shard           -> Shard (or AtBind if a key is a parameter);
-//  * no group keyed, one group, a read that needs no merge and preserves only sharded rows
-//                                                   -> Scatter;
-//  * anything else                                  -> Error 0A000 naming the table and why.
+// Model. Every row of a sharded table that counts for the statement must be on the shard it
+// runs on. Per sharded table reference:
+//  * its own key constraints: usable `key = v` / `key IN (...)` predicates of its own query
+//    block, and an INSERT's rows; its buckets are their intersection;
+//  * restrictions carried over `key = key` equalities, in the direction the facts allow (both
+//    ways for WHERE and inner joins, preserved -> nullable side for LEFT/RIGHT JOIN, outer ->
+//    inner for a correlated subquery; never into an outer query, where the subquery may be
+//    under OR or NOT);
+//  * its co-location group: references joined by key equalities (any direction, as long as one
+//    side belongs to the block the equality is written in), whose rows that meet share a key.
+// Then:
+//  * every reference restricted, all buckets on one shard     -> Shard (AtBind while a
+//                                                                 parameter has no value);
+//  * a read with one co-location group, no merge needed, every result row from a sharded
+//    row                                                        -> Scatter;
+//  * anything else                                              -> Error naming the table.
 // Unsharded tables live on the default shard only: they may join sharded ones only there.
 #include <algorithm>
 #include <numeric>
@@ -19,24 +26,36 @@
 namespace sw::router::detail {
 namespace {
 
-using parser::StatementFacts;
-using parser::TableRef;
-using parser::TableRole;
-
 void sort_unique(std::vector<uint32_t>& v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
+std::vector<uint32_t> intersect(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  std::vector<uint32_t> both;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+  return both;
+}
+
 }  // namespace
 
-int DmlRouter::find(int table) {
+int DmlRouter::find(int table) const {
   while (parent_[static_cast<size_t>(table)] != table) {
     int& up = parent_[static_cast<size_t>(table)];
     up = parent_[static_cast<size_t>(up)];  // path halving
     table = up;
   }
   return table;
+}
+
+std::vector<int> DmlRouter::shards_of(const std::vector<uint32_t>& buckets) const {
+  std::vector<int> shards;
+  for (uint32_t bucket : buckets) {
+    const int shard = dir_.bucket(bucket).shard;
+    if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
+  }
+  std::sort(shards.begin(), shards.end());
+  return shards;
 }
 
 // The sharded references whose key `column` is: the qualifying table, or for an unqualified
@@ -56,19 +75,42 @@ std::vector<int> DmlRouter::key_refs(const parser::ColumnRef& column) const {
   return out;
 }
 
+// Co-location: when one side belongs to the block the equality is written in, that block only
+// considers rows of its table with the other's key (a join, or a correlated subquery however
+// it is used). Between two outer tables it says nothing. Restriction: only into that block.
+void DmlRouter::add_equalities() {
+  for (const parser::ColumnEquality& equality : facts_.equalities) {
+    const int block = equality.left.scope;
+    for (int l : key_refs(equality.left)) {
+      for (int r : key_refs(equality.right)) {
+        const bool left_local = ref(l).scope == block;
+        const bool right_local = ref(r).scope == block;
+        if (!(left_local || right_local)) continue;
+        if (!same_hash_family(rule(l)->key_type, rule(r)->key_type)) continue;
+        parent_[static_cast<size_t>(find(l))] = find(r);
+        if (equality.left_restricts_right && right_local) edges_.push_back({l, r});
+        if (equality.right_restricts_left && left_local) edges_.push_back({r, l});
+      }
+    }
+  }
+}
+
+// A predicate restricts a table's rows only in the table's own query block: written inside a
+// subquery about an outer table (`... OR EXISTS (SELECT ... WHERE o.k = 5)`), it may hold for
+// some rows and not others.
 bool DmlRouter::add_predicates(Route& error) {
   const uint32_t buckets = dir_.bucket_count();
   for (const parser::KeyPredicate& predicate : facts_.predicates) {
     for (int t : key_refs(predicate.column)) {
-      Group& group = group_of(t);
+      if (ref(t).scope != predicate.column.scope) continue;
       const TableRule& r = *rule(t);
       if (!predicate.usable) {
-        group.hint = "the condition on " + r.key + " is inside an OR, NOT or outer join";
+        keys(t).hint = "the condition on " + r.key + " is inside an OR, NOT or outer join";
         continue;
       }
       Constraint constraint;
       constraint.kind = predicate.in_list ? ConstraintKind::InList : ConstraintKind::Equal;
-      bool usable = true, deferred = false;
+      bool usable = true;
       for (const parser::Value& value : predicate.values) {
         KeyBucket key = key_bucket(value, r, params_, buckets);
         if (key.outcome == KeyOutcome::Error) {
@@ -76,17 +118,15 @@ bool DmlRouter::add_predicates(Route& error) {
           return false;
         }
         if (key.outcome == KeyOutcome::NotAKey) usable = false;
-        if (key.outcome == KeyOutcome::NeedsBind) deferred = true;
+        if (key.outcome == KeyOutcome::NeedsBind) constraint.deferred = true;
         if (key.outcome == KeyOutcome::Bucket) constraint.buckets.push_back(key.bucket);
       }
       if (!usable) {
-        group.hint = r.key + " is compared with an expression, not a constant or parameter";
-      } else if (deferred) {
-        group.deferred = true;
-      } else {
-        sort_unique(constraint.buckets);
-        group.constraints.push_back(std::move(constraint));
+        keys(t).hint = r.key + " is compared with an expression, not a constant or parameter";
+        continue;
       }
+      sort_unique(constraint.buckets);
+      keys(t).own.push_back(std::move(constraint));
     }
   }
   return true;
@@ -110,24 +150,22 @@ bool DmlRouter::add_inserts(Route& error) {
       return false;
     }
     auto column = std::find(insert.columns.begin(), insert.columns.end(), r.key);
-    if (insert.columns.empty() || column == insert.columns.end()) {
-      error = make_error("0A000", into + (insert.columns.empty() ? " needs a column list" : "") +
-                                      (insert.columns.empty() ? " naming its key " : " must set its key ") +
-                                      r.key,
+    if (column == insert.columns.end()) {
+      error = make_error("0A000", into + (insert.columns.empty()
+                                              ? " needs a column list naming its key "
+                                              : " must set its key ") + r.key,
                          r.config_name);
       return false;
     }
     const auto position = static_cast<size_t>(column - insert.columns.begin());
     Constraint rows;
     rows.kind = ConstraintKind::Rows;
-    Group& group = group_of(insert.table);
     for (size_t i = 0; i < insert.rows.size(); ++i) {
       const std::string row = insert.rows.size() > 1 ? " in row " + std::to_string(i + 1) : "";
-      if (position >= insert.rows[i].size()) {
-        error = make_error("0A000", into + ": no value for its key " + r.key + row, r.config_name);
-        return false;
+      KeyBucket key;  // NotAKey when the row is short (PostgreSQL rejects it anyway)
+      if (position < insert.rows[i].size()) {
+        key = key_bucket(insert.rows[i][position], r, params_, buckets);
       }
-      KeyBucket key = key_bucket(insert.rows[i][position], r, params_, buckets);
       switch (key.outcome) {
         case KeyOutcome::Error:
           error = make_error(key.error.sqlstate, key.error.message, r.config_name);
@@ -142,7 +180,7 @@ bool DmlRouter::add_inserts(Route& error) {
                              r.config_name);
           return false;
         case KeyOutcome::NeedsBind:
-          group.deferred = true;
+          rows.deferred = true;
           break;
         case KeyOutcome::Bucket:
           rows.buckets.push_back(key.bucket);
@@ -150,53 +188,54 @@ bool DmlRouter::add_inserts(Route& error) {
       }
     }
     sort_unique(rows.buckets);
-    group.constraints.push_back(std::move(rows));
+    keys(insert.table).own.push_back(std::move(rows));
   }
   return true;
 }
 
-// Intersects each group's constraints and finds its shards; a group on several shards is an
-// error (only an IN list or a multi-row INSERT can put it there).
-bool DmlRouter::settle_groups(Route& error) {
+// Own constraints, then restrictions carried along the edges until nothing changes (flags only
+// turn on and bucket sets only shrink, so this ends).
+void DmlRouter::propagate() {
   for (int t : sharded_) {
-    if (find(t) != t) continue;
-    Group& group = groups_[static_cast<size_t>(t)];
-    if (group.constraints.empty()) continue;
-    group.buckets = group.constraints[0].buckets;
-    for (size_t i = 1; i < group.constraints.size(); ++i) {
-      std::vector<uint32_t> both;
-      std::set_intersection(group.buckets.begin(), group.buckets.end(),
-                            group.constraints[i].buckets.begin(),
-                            group.constraints[i].buckets.end(), std::back_inserter(both));
-      group.buckets = std::move(both);
+    RefKeys& k = keys(t);
+    for (const Constraint& constraint : k.own) {
+      k.pinned = true;
+      if (constraint.deferred) {
+        k.deferred = true;
+        continue;
+      }
+      k.buckets = k.known ? intersect(k.buckets, constraint.buckets) : constraint.buckets;
+      k.known = true;
     }
-    for (uint32_t bucket : group.buckets) group.shards.push_back(dir_.bucket(bucket).shard);
-    std::sort(group.shards.begin(), group.shards.end());
-    group.shards.erase(std::unique(group.shards.begin(), group.shards.end()), group.shards.end());
-    if (group.shards.size() <= 1) continue;
-    const TableRule& r = *rule(t);
-    const std::string shards = shard_names(dir_, group.shards);
-    if (group.constraints[0].kind == ConstraintKind::Rows) {
-      error = make_error("0A000", "INSERT into sharded table " + r.config_name +
-                                      ": the rows' keys fall on several shards (" + shards +
-                                      "); insert them in separate statements, one per shard",
-                         r.config_name);
-    } else {
-      error = make_error("0A000", "IN list on the key " + r.key + " of sharded table " +
-                                      r.config_name + " spans several shards (" + shards +
-                                      "); split the statement by shard",
-                         r.config_name);
-    }
-    return false;
   }
-  return true;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Edge& edge : edges_) {
+      const RefKeys& from = keys(edge.from);
+      RefKeys& to = keys(edge.to);
+      if (!from.pinned) continue;
+      if (!to.pinned || (from.deferred && !to.deferred)) {
+        to.pinned = true;
+        to.deferred = to.deferred || from.deferred;
+        changed = true;
+      }
+      if (from.known) {
+        std::vector<uint32_t> next = to.known ? intersect(to.buckets, from.buckets) : from.buckets;
+        if (!to.known || next.size() != to.buckets.size()) {
+          to.buckets = std::move(next);
+          to.known = true;
+          changed = true;
+        }
+      }
+    }
+  }
 }
 
 Route DmlRouter::run() {
   const size_t n = facts_.tables.size();
   rules_of_.resize(n, nullptr);
   for (size_t t = 0; t < n; ++t) {
-    const TableRef& table = facts_.tables[t];
+    const parser::TableRef& table = facts_.tables[t];
     if (is_system_table(table)) continue;
     rules_of_[t] = rules_.find(table.schema, table.name);
     (rules_of_[t] != nullptr ? sharded_ : unsharded_).push_back(static_cast<int>(t));
@@ -209,7 +248,7 @@ Route DmlRouter::run() {
                       first.config_name);
   }
   for (int t : sharded_) {
-    if (ref(t).role == TableRole::Merge) {
+    if (ref(t).role == parser::TableRole::Merge) {
       return make_error("0A000", "MERGE into sharded table " + rule(t)->config_name +
                                      " is not supported; use INSERT ... ON CONFLICT by key",
                         rule(t)->config_name);
@@ -219,46 +258,14 @@ Route DmlRouter::run() {
 
   parent_.resize(n);
   std::iota(parent_.begin(), parent_.end(), 0);
-  groups_.resize(n);
-  for (const parser::ColumnEquality& equality : facts_.equalities) {
-    for (int l : key_refs(equality.left)) {
-      for (int r : key_refs(equality.right)) {
-        if (same_hash_family(rule(l)->key_type, rule(r)->key_type)) parent_[static_cast<size_t>(find(l))] = find(r);
-      }
-    }
-  }
+  keys_.resize(n);
+  add_equalities();
   Route error;
-  if (!add_predicates(error) || !add_inserts(error) || !settle_groups(error)) return error;
-  for (int t : sharded_) group_of(t).members.push_back(t);
-
-  bool any_unkeyed = false;
-  for (int t : sharded_) {
-    const Group& group = group_of(t);
-    if (group.keyed()) continue;
-    any_unkeyed = true;
-    const TableRole role = ref(t).role;
-    if (role == TableRole::Update || role == TableRole::Delete) {
-      const TableRule& r = *rule(t);
-      return make_error("0A000", std::string(role == TableRole::Update ? "UPDATE" : "DELETE") +
-                                     " on sharded table " + r.config_name + " needs its key: " +
-                                     key_example(t) +
-                                     (group.hint.empty() ? "" : " (" + group.hint + ")") +
-                                     "; writes without a key are never sent to every shard",
-                         r.config_name);
-    }
-  }
-  if (any_unkeyed && facts_.writes) {
-    for (int t : sharded_) {
-      if (group_of(t).keyed()) continue;
-      const TableRule& r = *rule(t);
-      return make_error("0A000", std::string(statement_verb(facts_)) +
-                                     " writes on one shard but reads sharded table " +
-                                     r.config_name + " without its key: add " + key_example(t) +
-                                     " or join it on its key",
-                        r.config_name);
-    }
-  }
-  return any_unkeyed ? unkeyed_route() : keyed_route();
+  if (!add_predicates(error) || !add_inserts(error)) return error;
+  propagate();
+  const bool all_pinned =
+      std::all_of(sharded_.begin(), sharded_.end(), [&](int t) { return keys(t).pinned; });
+  return all_pinned ? pinned_route() : unpinned_route();
 }
 
 Route route_dml(const parser::StatementFacts& statement, const BindValues* params,
@@ -267,4 +274,3 @@ Route route_dml(const parser::StatementFacts& statement, const BindValues* param
 }
 
 }  // namespace sw::router::detail
-

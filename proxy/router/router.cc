@@ -1,4 +1,4 @@
-// route() and route_query(): dispatch on the statement kind, and the shared helpers.
+// RoutingRules; route() and route_query(): dispatch on the statement kind; shared helpers.
 //
 // Kinds that need no shard (Session): transaction control, SET/RESET/DISCARD/SHOW, SQL-level
 // PREPARE/EXECUTE/DEALLOCATE (not routed by key: the caller keeps them on the session's or the
@@ -10,6 +10,44 @@
 #include "router/router_internal.h"
 
 namespace sw::router {
+
+
+RoutingRules::RoutingRules(std::vector<TableRule> tables, std::string default_shard)
+    : tables_(std::move(tables)), default_shard_(std::move(default_shard)) {}
+
+Result<RoutingRules> RoutingRules::from_config(const config::Sharding& sharding) {
+  std::vector<TableRule> tables;
+  for (size_t i = 0; i < sharding.tables.size(); ++i) {
+    const config::ShardedTable& table = sharding.tables[i];
+    TableRule rule;
+    rule.config_name = table.name;
+    const size_t dot = table.name.rfind('.');
+    if (dot == std::string::npos) {
+      rule.name = table.name;
+    } else {
+      rule.schema = table.name.substr(0, dot);
+      rule.name = table.name.substr(dot + 1);
+    }
+    rule.key = table.key;
+    Result<KeyType> type = key_type_from_name(table.type);
+    if (!type.is_ok()) {
+      return Status::config("sharding.tables[" + std::to_string(i) + "] (" + table.name +
+                            "): " + type.status().message);
+    }
+    rule.key_type = type.value();
+    tables.push_back(std::move(rule));
+  }
+  return RoutingRules(std::move(tables), sharding.default_shard);
+}
+
+const TableRule* RoutingRules::find(std::string_view schema, std::string_view name) const {
+  for (const TableRule& rule : tables_) {
+    if (rule.name != name) continue;
+    if (schema.empty() || rule.schema.empty() || rule.schema == schema) return &rule;
+  }
+  return nullptr;
+}
+
 namespace detail {
 
 bool is_system_table(const parser::TableRef& table) {
@@ -160,9 +198,10 @@ Route route(const parser::StatementFacts& statement, const BindValues* params,
   return out;
 }
 
-Route route_query(const parser::QueryFacts& query, const BindValues* params,
-                  const Directory& dir, const RoutingRules& rules) {
-  if (query.statements.size() == 1) return route(query.statements[0], params, dir, rules);
+namespace {
+
+Route combine_statements(const parser::QueryFacts& query, const BindValues* params,
+                         const Directory& dir, const RoutingRules& rules) {
   Route combined = session_route("only session statements: no shard needed");
   combined.directory_version = dir.version();
   size_t decided_by = 0;  // 1-based statement number that fixed the shard
@@ -213,6 +252,20 @@ Route route_query(const parser::QueryFacts& query, const BindValues* params,
     combined.migrating = combined.migrating || next.migrating;
   }
   return combined;
+}
+
+}  // namespace
+
+Route route_query(const parser::QueryFacts& query, const BindValues* params,
+                  const Directory& dir, const RoutingRules& rules) {
+  if (query.statements.size() == 1) return route(query.statements[0], params, dir, rules);
+  try {
+    return combine_statements(query, params, dir, rules);
+  } catch (...) {  // allocation failure
+    Route out = detail::make_error("53200", "out of memory while routing");
+    out.error.fault = Fault::Proxy;
+    return out;
+  }
 }
 
 }  // namespace sw::router

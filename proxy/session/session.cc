@@ -23,7 +23,7 @@ Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
 
 Session::~Session() {
   if (cancel_registered_) host_.unregister_cancel(cancel_key_);
-  if (waiting_for_backend_ && pool_ != nullptr) pool_->cancel_wait(this);
+  if (waiting_for_backend_ && waiting_pool_ != nullptr) waiting_pool_->cancel_wait(this);
   if (backend_ != nullptr) release_backend(false);
 }
 
@@ -90,7 +90,7 @@ void Session::close(const char* reason) {
   phase_ = Phase::Closed;
   LOG_INFO("client=c%llu user=%s closed: %s", (unsigned long long)id(), user_.c_str(), reason);
   login_timer_.stop();
-  if (waiting_for_backend_ && pool_ != nullptr) pool_->cancel_wait(this);
+  if (waiting_for_backend_ && waiting_pool_ != nullptr) waiting_pool_->cancel_wait(this);
   waiting_for_backend_ = false;
   if (backend_ != nullptr) {
     // A server in the middle of something is not reusable: stop its query and close it.

@@ -15,11 +15,14 @@
 #include "parser/analyze.h"
 #include "pool/pool.h"
 #include "router/directory.h"
+#include "router/router.h"
+#include "session/fanout.h"
 #include "session/client_auth.h"
 #include "session/prepared_statements.h"
 #include "session/response_tracker.h"
 #include "session/session_state.h"
 #include "wire/frame_reader.h"
+#include "wire/messages.h"
 #include "wire/startup.h"
 
 namespace sw::config {
@@ -54,6 +57,7 @@ class SessionHost {
   virtual bool directory_lease_valid() = 0;
   // A shard refused a write with SW001: the directory is stale.
   virtual void request_directory_refresh() = 0;
+  virtual const router::RoutingRules& routing_rules() = 0;
   virtual std::shared_ptr<net::TlsContext> server_tls() = 0;
   virtual StatementRegistry& statements() = 0;
   virtual wire::CancelKey register_cancel(Session* session) = 0;
@@ -63,6 +67,12 @@ class SessionHost {
   virtual bool shutting_down() = 0;
   // The session is finished; the host deletes it outside the session's own callbacks.
   virtual void session_closed(Session* session) = 0;
+};
+
+// A statement parsed in an extended-protocol batch that is being routed.
+struct BatchStatement {
+  std::string query;
+  std::vector<uint32_t> types;
 };
 
 class Session : private net::Connection::Handler,
@@ -106,9 +116,11 @@ class Session : private net::Connection::Handler,
   void fail_login(const Status& why);
 
   // Relay (session_relay.cc)
+  std::string_view client_input() const;
+  void consume_client(size_t n);
   void read_client_messages();
   bool answer_without_server(const wire::Frame& frame);
-  bool acquire_backend();
+  bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);
@@ -125,6 +137,25 @@ class Session : private net::Connection::Handler,
   void on_query_finished(bool failed);
   void maybe_release_backend();
   void release_backend(bool clean);
+
+  // Routing (session_route.cc)
+  enum class Start { Forward, Answered, Wait };
+  Start start_request(const wire::Frame& frame, int* shard);
+  Start start_query(const wire::Frame& frame, int* shard);
+  Start start_extended(int* shard);
+  Start start_transaction_control(parser::StatementKind kind, std::string_view sql, size_t batch_size,
+                                  const std::string& extended_answer);
+  void remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed);
+  Start start_fanout(const wire::Frame& frame, const router::Route& route);
+  Status check_bind_route(const wire::BindMessage& bind);
+  Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
+  void inject_abort(const Status& error, bool extended);
+  void refuse_request(const Status& why);
+  pool::Pool* pool_for_shard(int shard, Status* error);
+  // Fence errors (session_retry.cc)
+  void capture_request(std::string_view bytes);
+  bool on_fence_error(std::string_view body);
+  void retry_after_fence();
 
   void send_fatal(const Status& why);
   void close(const char* reason);
@@ -143,9 +174,30 @@ class Session : private net::Connection::Handler,
   bool cancel_registered_ = false;
   std::map<std::string, std::string> client_parameters_;  // as the client was last told
 
-  pool::Pool* pool_ = nullptr;
+  pool::Pool* pool_ = nullptr;       // the default shard's pool (login, server parameters)
   pool::Backend* backend_ = nullptr;
+  int shard_ = -1;                   // backend_'s shard: the transaction's shard
+  std::vector<pool::Pool*> shard_pools_;
+  std::string deferred_begin_;       // a BEGIN answered by the proxy, sent with the first statement
+  bool deferred_aborted_ = false;    // a statement failed before the transaction had a shard
+  std::unique_ptr<Fanout> fanout_;
+  std::string last_unnamed_query_;   // the unnamed statement, for routing a later Bind
+  std::vector<uint32_t> last_unnamed_types_;
+  // Fence retry: the first request of a transaction is kept until its answer starts, so a
+  // SW001 can re-run it on the bucket's new owner.
+  std::string replay_input_;
+  std::string first_request_;
+  std::string first_request_begin_;
+  bool capturing_ = false;
+  bool answer_started_ = false;
+  bool retry_pending_ = false;
+  bool retried_ = false;             // one retry per request
+  bool retry_now_ = false;
+  uint64_t routed_version_ = 0;
+  std::unique_ptr<net::Timer> retry_timer_;
+  int retry_polls_ = 0;
   bool waiting_for_backend_ = false;
+  pool::Pool* waiting_pool_ = nullptr;
   bool session_pooling_ = false;
   ResponseTracker tracker_;
   char transaction_status_ = 'I';
@@ -156,6 +208,7 @@ class Session : private net::Connection::Handler,
   SessionState state_;
   ClientStatements statements_;
   bool shutdown_pending_ = false;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // lets posted tasks detect our end
 };
 
 }  // namespace sw::session

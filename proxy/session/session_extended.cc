@@ -24,6 +24,10 @@ void Session::ensure_prepared(const PreparedStatement& statement) {
 Status Session::forward_parse(const wire::Frame& frame) {
   auto parse = wire::decode_parse(frame.body);
   if (!parse) return parse.status();
+  if (parse->statement.empty()) {
+    last_unnamed_query_ = std::string(parse->query);
+    last_unnamed_types_ = parse->param_types;
+  }
   if (session_pooling_ || parse->statement.empty()) {
     expect(Owed::Parse);
     backend_->connection().write(whole(frame));
@@ -53,9 +57,37 @@ Status Session::forward_parse(const wire::Frame& frame) {
   return Status::ok();
 }
 
+// Inside a transaction every Bind must route to the transaction's shard.
+Status Session::check_bind_route(const wire::BindMessage& bind) {
+  if (!host_.directory()) return Status::ok();
+  std::string_view query;
+  std::vector<uint32_t> types;
+  if (bind.statement.empty()) {
+    query = last_unnamed_query_;
+    types = last_unnamed_types_;
+  } else if (const PreparedStatement* statement = statements_.find(bind.statement)) {
+    query = statement->query;
+    types = statement->param_types;
+  } else {
+    return Status::ok();  // unknown statement: reported in its place by forward_bind
+  }
+  auto facts = parser::analyze(query);
+  if (!facts || (*facts)->statements.size() != 1) return Status::ok();
+  auto values = router::decode_bind_values(bind.rest, std::move(types));
+  if (!values) return values.status();
+  router::Route route = router::route((*facts)->statements.front(), &*values, *host_.directory(),
+                                      host_.routing_rules());
+  return check_pinned(**facts, route);
+}
+
 Status Session::forward_bind(const wire::Frame& frame) {
   auto bind = wire::decode_bind(frame.body);
   if (!bind) return bind.status();
+  Status allowed = check_bind_route(*bind);
+  if (!allowed.is_ok()) {
+    inject_abort(allowed, true);
+    return Status::ok();
+  }
   if (session_pooling_ || bind->statement.empty()) {
     expect(Owed::Bind);
     backend_->connection().write(whole(frame));

@@ -141,6 +141,7 @@ void Session::after_authentication() {
   // New clients are told the server's parameters; the first login to a pool fetches them.
   phase_ = Phase::AwaitingServerParameters;
   waiting_for_backend_ = true;
+  waiting_pool_ = pool_;
   if (pool::Backend* backend = pool_->acquire(this)) on_backend_ready(backend);
 }
 

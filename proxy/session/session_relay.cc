@@ -16,15 +16,19 @@ bool is_extended(char type) {
 
 }  // namespace
 
+std::string_view Session::client_input() const {
+  return replay_input_.empty() ? client_->input() : std::string_view(replay_input_);
+}
+
+void Session::consume_client(size_t n) {
+  if (replay_input_.empty()) client_->consume(n);
+  else replay_input_.erase(0, n);
+}
+
 void Session::read_client_messages() {
-  while (phase_ == Phase::Ready && !waiting_for_backend_) {
-    auto result = wire::read_frame(client_->input(), wire::Sender::Client, limits_);
-    if (result.status == wire::FrameStatus::NeedMore) {
-      if (client_->input().size() > kMaxBufferedClientInput && result.need > client_->input().size()) {
-        // Mid-way through one big message: keep reading, the limit check already bounds it.
-      }
-      return;
-    }
+  while (phase_ == Phase::Ready && !waiting_for_backend_ && !fanout_ && !retry_pending_) {
+    auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
+    if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
       LOG_INFO("client=c%llu protocol violation: %s", (unsigned long long)id(), result.error.c_str());
       terminate(Status::client("08P01", result.error));
@@ -36,15 +40,19 @@ void Session::read_client_messages() {
       return;
     }
     if (skip_until_sync_ && frame.type != 'S') {
-      client_->consume(frame.size);
+      consume_client(frame.size);
       continue;
     }
     if (backend_ == nullptr) {
       if (answer_without_server(frame)) {
-        client_->consume(frame.size);
+        consume_client(frame.size);
         continue;
       }
-      if (!acquire_backend()) {
+      int shard = -1;
+      Start start = start_request(frame, &shard);
+      if (start == Start::Answered) continue;
+      if (start == Start::Wait) return;
+      if (!acquire_backend(shard)) {
         if (client_->input().size() > kMaxBufferedClientInput) client_->pause_reading();
         return;
       }
@@ -54,8 +62,9 @@ void Session::read_client_messages() {
       return;
     }
     if (frame.type == 'S') skip_until_sync_ = false;
+    if (capturing_) capture_request(whole(frame));
     Status status = forward(frame);
-    client_->consume(frame.size);
+    consume_client(frame.size);
     if (!status) {
       terminate(status);
       return;
@@ -104,10 +113,18 @@ bool Session::answer_without_server(const wire::Frame& frame) {
   return true;
 }
 
-bool Session::acquire_backend() {
-  pool::Backend* backend = pool_->acquire(this);
+bool Session::acquire_backend(int shard) {
+  Status error;
+  pool::Pool* pool = pool_for_shard(shard, &error);
+  if (pool == nullptr) {
+    refuse_request(error);
+    return false;
+  }
+  shard_ = shard;
+  pool::Backend* backend = pool->acquire(this);
   if (backend == nullptr) {
     waiting_for_backend_ = true;
+    waiting_pool_ = pool;
     return false;
   }
   attach(backend);
@@ -117,19 +134,36 @@ bool Session::acquire_backend() {
 void Session::attach(pool::Backend* backend) {
   backend_ = backend;
   backend->attach(this);
+  std::string prologue;
   if (backend->applied_state != state_.signature()) {
     // Bring the server to this client's settings before anything of the client runs there.
-    std::string replay;
-    wire::encode_query(replay, "RESET ALL;" + state_.signature());
-    backend->connection().write(replay);
+    wire::encode_query(prologue, "RESET ALL;" + state_.signature());
+    backend->applied_state = state_.signature();
     Expectation e;
     e.owed = Owed::Query;
     e.relay = false;
     e.relay_errors = false;
     std::string unused;
     tracker_.expect(std::move(e), &unused);
-    backend->applied_state = state_.signature();
   }
+  if (!deferred_begin_.empty()) {
+    // The transaction the proxy answered BEGIN for starts here, on the shard it picked.
+    wire::encode_query(prologue, deferred_begin_);
+    first_request_begin_ = std::move(deferred_begin_);
+    deferred_begin_.clear();
+    Expectation e;
+    e.owed = Owed::Query;
+    e.relay = false;
+    std::string unused;
+    tracker_.expect(std::move(e), &unused);
+  } else {
+    first_request_begin_.clear();
+  }
+  backend->connection().write(prologue);
+  // Keep the first request until its answer starts: a fence error may send it elsewhere.
+  first_request_.clear();
+  capturing_ = true;
+  answer_started_ = false;
 }
 
 void Session::on_backend_ready(pool::Backend* backend) {
@@ -147,6 +181,7 @@ void Session::on_backend_ready(pool::Backend* backend) {
   client_->resume_reading();
   read_client_messages();
 }
+
 
 void Session::on_backend_failed(const Status& why) {
   waiting_for_backend_ = false;
@@ -228,9 +263,14 @@ Status Session::forward_query(const wire::Frame& frame) {
   auto sql = wire::decode_query(frame.body);
   if (!sql) return sql.status();
   std::shared_ptr<const parser::QueryFacts> known;
-  if (may_touch_session(*sql)) {
-    auto facts = parser::analyze(*sql);
-    if (facts) known = *facts;
+  if (auto facts = parser::analyze(*sql)) known = *facts;
+  if (known && host_.directory()) {
+    router::Route route = router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules());
+    Status allowed = check_pinned(*known, route);
+    if (!allowed.is_ok()) {
+      inject_abort(allowed, false);
+      return Status::ok();
+    }
   }
   if (known) {
     for (const auto& statement : known->statements) {

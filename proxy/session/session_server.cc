@@ -25,6 +25,11 @@ void Session::read_server_messages() {
     pool::Backend* backend = backend_;
     if (!handle_server_message(result.frame)) return;
     backend->connection().consume(result.frame.size);
+    if (retry_now_) {
+      retry_now_ = false;
+      retry_after_fence();
+      return;
+    }
     maybe_release_backend();
     if (backend_ == nullptr && phase_ == Phase::Ready && !client_->input().empty()) {
       read_client_messages();  // the client pipelined its next transaction already
@@ -53,6 +58,7 @@ bool Session::handle_server_message(const wire::Frame& frame) {
       if (auto fields = wire::decode_error_fields(frame.body)) {
         LOG_DEBUG("client=c%llu server error %.*s", (unsigned long long)id(),
                   static_cast<int>(fields->sqlstate.size()), fields->sqlstate.data());
+        if (fields->sqlstate == "SW001" && relay && on_fence_error(frame.body)) relay = false;
       }
       if (!queries_in_flight_.empty() && !outcome.completed) query_failed_ = true;
       break;
@@ -62,10 +68,18 @@ bool Session::handle_server_message(const wire::Frame& frame) {
       break;
     case 'Z':
       if (!frame.body.empty()) transaction_status_ = frame.body[0];
+      if (outcome.finished.relay) {
+        capturing_ = false;  // the first request got its answer: no retry from here on
+        if (retry_pending_) relay = false;
+        else retried_ = false;
+      }
       break;
     default: break;
   }
-  if (relay) client_->write(whole(frame));
+  if (relay) {
+    client_->write(whole(frame));
+    if (frame.type != 'N' && frame.type != 'A') answer_started_ = true;
+  }
   if (!due.empty()) client_->write(due);
   for (uint64_t failed : tracker_.failed_statements()) backend_->prepared.erase(failed);
   if (outcome.completed && outcome.finished.owed == Owed::Parse && frame.type == '1' &&
@@ -77,6 +91,7 @@ bool Session::handle_server_message(const wire::Frame& frame) {
     on_query_finished(query_failed_);
   if (frame.type == 'Z') {
     if (transaction_status_ == 'I') state_.end_transaction(true);
+    if (retry_pending_ && outcome.finished.relay) retry_now_ = true;
   }
   return true;
 }
@@ -134,7 +149,7 @@ void Session::release_backend(bool clean) {
     transaction_status_ = 'I';
   }
   backend->connection().resume_reading();
-  pool_->release(backend, clean);
+  backend->pool().release(backend, clean);
 }
 
 void Session::on_backend_lost(pool::Backend&, const Status& why) {

@@ -12,14 +12,16 @@ struct Bench {
   std::string db = unique_name("bench");
   std::unique_ptr<Target> target;
 
-  explicit Bench(int pool_size = 20) {
+  // The tables are created directly on PostgreSQL (`pgbench -i` through the proxy is its own case).
+  explicit Bench(int pool_size = 20, bool init_through_proxy = false) {
     shared_cluster().create_database(db);
     ProxyOptions o;
     o.dbname = db;
     o.pool_size = pool_size;
     o.query_wait_timeout = "30s";
     target = std::make_unique<Target>(shared_cluster(), o);
-    CommandResult init = run_command({pgbench(), "-i", "-s", "1", "-q", target->conninfo()}, "", 120s);
+    std::string conninfo = init_through_proxy ? target->conninfo() : shared_cluster().conninfo(db);
+    CommandResult init = run_command({pgbench(), "-i", "-s", "1", "-q", conninfo}, "", 120s);
     INFO("pgbench -i: " << init.describe());
     INFO("proxy log:\n" << target->log_tail());
     REQUIRE(init.exit_code == 0);
@@ -64,6 +66,14 @@ void run_mode(const std::string& mode) {
 }  // namespace
 
 TEST_SUITE("pgbench") {
+
+TEST_CASE("pgbench -i through the proxy: DDL, COPY of 100 000 rows, VACUUM") {
+  Bench b(20, /*init_through_proxy=*/true);
+  PgConn admin = shared_cluster().admin(b.db);
+  CHECK(admin.value("SELECT count(*) FROM pgbench_accounts") == "100000");
+  CHECK(admin.value("SELECT count(*) FROM pgbench_branches") == "1");
+  CHECK(admin.value("SELECT count(*) FROM pgbench_tellers") == "10");
+}
 
 TEST_CASE("pgbench -M simple, 32 clients, transaction mode: 0 failed") { run_mode("simple"); }
 

@@ -1,6 +1,7 @@
 // Runs the routing golden files tests/routing/*.route (format: golden_file.h): each case's SQL
 // is analyzed and routed with route_query() against the file's config and directory, and the
-// route summary must equal the expected line. A failure prints the file and line, the SQL, the
+// route summary must equal the expected line, through analyze()'s caches and through a fresh
+// parse alike (so the normalized cache is checked on every case). A failure prints the file and line, the SQL, the
 // expected and the actual route. SHARDWIRE_GOLDEN_PRINT=1 prints every case's actual route.
 #include <doctest/doctest.h>
 
@@ -34,9 +35,10 @@ std::shared_ptr<const Directory> directory_of(const GoldenFile& file) {
   return std::make_shared<const Directory>(7, file.shards, std::move(buckets));
 }
 
+// `cached`: through analyze() (exact and normalized caches), else a fresh parse.
 std::string actual_route(const std::string& sql, const BindValues* bind, const Directory& dir,
-                         const RoutingRules& rules) {
-  auto facts = sw::parser::analyze(sql);
+                         const RoutingRules& rules, bool cached) {
+  auto facts = cached ? sw::parser::analyze(sql) : sw::parser::analyze_uncached(sql);
   if (!facts.is_ok()) {
     return "parse-error " + facts.status().sqlstate + " " + facts.status().message;
   }
@@ -63,8 +65,9 @@ TEST_CASE("routing golden files") {
     const RoutingRules rules(file.tables, file.default_shard);
     for (const auto& c : file.cases) {
       ++total;
-      const std::string actual =
-          actual_route(c.sql, c.has_bind ? &c.bind : nullptr, *directory, rules);
+      const BindValues* bind = c.has_bind ? &c.bind : nullptr;
+      const std::string actual = actual_route(c.sql, bind, *directory, rules, true);
+      const std::string fresh = actual_route(c.sql, bind, *directory, rules, false);
       if (print) {
         std::cout << path.filename().string() << ":" << c.line << "\n" << c.sql << "\n=> "
                   << actual << "\n\n";
@@ -74,8 +77,16 @@ TEST_CASE("routing golden files") {
         FAIL_CHECK(where << "\n  sql:      " << c.sql << "\n  expected: " << c.expected
                          << "\n  actual:   " << actual);
       }
+      if (actual != fresh) {  // the statement caches must not change any route
+        FAIL_CHECK(path.filename().string() << ":" << c.line << "\n  sql:      " << c.sql
+                                            << "\n  cached:   " << actual
+                                            << "\n  parsed:   " << fresh);
+      }
     }
   }
-  MESSAGE("golden routing cases: " << total << " in " << paths.size() << " files");
+  const auto stats = sw::parser::cache_stats();
+  MESSAGE("golden routing cases: " << total << " in " << paths.size() << " files; analyze() "
+          << stats.exact_hits << " exact hits, " << stats.normalized_hits
+          << " normalized hits, " << stats.misses << " parses");
   CHECK(total > 0);
 }

@@ -1,0 +1,270 @@
+// Routing facts of analyze(): tables, predicates, equalities, INSERT rows, assignments, scopes
+// and SELECT features, pinned through describe_facts() (format in parser/facts_format.cc).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "parser/analyze.h"
+
+using sw::parser::analyze_uncached;
+using sw::parser::describe_facts;
+using sw::parser::StatementFacts;
+using sw::parser::StatementKind;
+using sw::parser::TableRole;
+using sw::parser::ValueKind;
+
+namespace {
+
+StatementFacts facts(const std::string& sql) {
+  auto result = analyze_uncached(sql);
+  REQUIRE_MESSAGE(result.is_ok(), sql);
+  REQUIRE(result.value()->statements.size() == 1);
+  return result.value()->statements[0];
+}
+
+std::string described(const std::string& sql) { return describe_facts(facts(sql)); }
+
+}  // namespace
+
+TEST_CASE("SELECT: tables, aliases, top-level AND predicates, IN lists, OR is unusable") {
+  CHECK(described("SELECT * FROM app.orders o WHERE o.tenant_id = 5 AND status IN ('a', $1) "
+                  "AND (x = 1 OR y = 2)") ==
+        "kind=Select query=Select writes=no returning=no complete=yes max_param=1\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "table 0 app.orders as o role=read scope=0\n"
+        "predicate t0.tenant_id = 5 usable\n"
+        "predicate status@0 in ('a', $1) usable\n"
+        "predicate x@0 = 1 unusable\n"
+        "predicate y@0 = 2 unusable\n");
+  // Either side order; NOT IN and = ANY are not predicates.
+  CHECK(described("SELECT * FROM t WHERE 7 = k AND j NOT IN (1) AND m = ANY($2)") ==
+        "kind=Select query=Select writes=no returning=no complete=yes max_param=2\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "table 0 t role=read scope=0\n"
+        "predicate k@0 = 7 usable\n");
+  // NOT makes a predicate unusable too.
+  CHECK(facts("SELECT * FROM t WHERE NOT (k = 1)").predicates.at(0).usable == false);
+}
+
+TEST_CASE("literal values keep their text and kind; casts are recorded") {
+  auto f = facts("SELECT * FROM t WHERE a IN (-5, 007, 1.50, -2.5e3, 99999999999, 'it''s', "
+                 "E'x\\ny', $$d$$, NULL, true, '6ba7b810-9dad-11d1-80b4-00c04fd430c8'::uuid, "
+                 "CAST($3 AS bigint), uuid 'u', 1 + 1, b)");
+  const auto& v = f.predicates.at(0).values;
+  REQUIRE(v.size() == 15);
+  CHECK((v[0].kind == ValueKind::Number && v[0].text == "-5"));
+  CHECK(v[1].text == "007");
+  CHECK(v[2].text == "1.50");
+  CHECK(v[3].text == "-2.5e3");
+  CHECK(v[4].text == "99999999999");
+  CHECK((v[5].kind == ValueKind::String && v[5].text == "it's"));
+  CHECK(v[6].text == "x\ny");
+  CHECK(v[7].text == "d");
+  CHECK(v[8].kind == ValueKind::Null);
+  CHECK((v[9].kind == ValueKind::Bool && v[9].text == "true"));
+  CHECK((v[10].kind == ValueKind::String && v[10].cast == "uuid"));
+  CHECK((v[11].kind == ValueKind::Param && v[11].param == 3 && v[11].cast == "int8"));
+  CHECK((v[12].kind == ValueKind::String && v[12].text == "u" && v[12].cast == "uuid"));
+  CHECK(v[13].kind == ValueKind::Other);
+  CHECK((v[14].kind == ValueKind::Column && v[14].text == "b"));
+  // Locations point at the literal (at the minus sign of a folded negative number).
+  const std::string sql = "SELECT * FROM t WHERE k = - 12";
+  CHECK(facts(sql).predicates.at(0).values.at(0).location == static_cast<int>(sql.find('-')));
+  CHECK(facts(sql).predicates.at(0).values.at(0).text == "-12");
+}
+
+TEST_CASE("joins: equalities from ON, USING and WHERE; outer joins; nullable sides") {
+  CHECK(described("SELECT * FROM orders o JOIN items i ON o.tenant_id = i.tenant_id AND i.x = 1 "
+                  "LEFT JOIN notes n ON n.tenant_id = o.tenant_id AND n.y = 2 "
+                  "WHERE o.tenant_id = $1") ==
+        "kind=Select query=Select writes=no returning=no complete=yes max_param=1\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "table 0 orders as o role=read scope=0\n"
+        "table 1 items as i role=read scope=0\n"
+        "table 2 notes as n role=read scope=0 nullable\n"
+        "predicate t1.x = 1 usable\n"
+        "predicate t2.y = 2 usable\n"  // restricts the nullable side's rows
+        "predicate t0.tenant_id = $1 usable\n"
+        "equality t0.tenant_id = t1.tenant_id\n"
+        "equality t2.tenant_id = t0.tenant_id (right restricts left)\n");
+  CHECK(described("SELECT * FROM a FULL JOIN b USING (k), c") ==
+        "kind=Select query=Select writes=no returning=no complete=yes max_param=0\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "table 0 a role=read scope=0 nullable\n"
+        "table 1 b role=read scope=0 nullable\n"
+        "table 2 c role=read scope=0\n"
+        "equality t0.k = t1.k (co-location only)\n");
+  // An outer join's ON restricts nothing on its preserved side; RIGHT JOIN mirrors LEFT JOIN;
+  // an unqualified column's side is unknown.
+  CHECK(described("SELECT * FROM a RIGHT JOIN b ON a.k = b.k AND b.x = 1 AND a.y = 2 AND z = 3") ==
+        "kind=Select query=Select writes=no returning=no complete=yes max_param=0\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "table 0 a role=read scope=0 nullable\n"
+        "table 1 b role=read scope=0\n"
+        "predicate t1.x = 1 unusable\n"
+        "predicate t0.y = 2 usable\n"
+        "predicate z@0 = 3 unusable\n"
+        "equality t0.k = t1.k (right restricts left)\n");
+  CHECK(described("SELECT * FROM a LEFT JOIN b USING (k)") ==
+        "kind=Select query=Select writes=no returning=no complete=yes max_param=0\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "table 0 a role=read scope=0\n"
+        "table 1 b role=read scope=0 nullable\n"
+        "equality t0.k = t1.k (left restricts right)\n");
+  // A column = column under OR is not an equality.
+  CHECK(facts("SELECT * FROM a, b WHERE a.k = b.k OR a.j = b.j").equalities.empty());
+}
+
+TEST_CASE("subqueries, correlation, CTEs and set operations open scopes") {
+  CHECK(described("SELECT * FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) "
+                  "AND a.id IN (SELECT id FROM c)") ==
+        "kind=Select query=Select writes=no returning=no complete=yes max_param=0\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "scope 1 parent=0 features=none non_table_from=no\n"
+        "scope 2 parent=0 features=none non_table_from=no\n"
+        "table 0 a role=read scope=0\n"
+        "table 1 b role=read scope=1\n"
+        "table 2 c role=read scope=2\n"
+        "equality t1.k = t0.k\n");
+  // A CTE reference is not a table; inside a non-recursive CTE its own name is the table.
+  auto cte = facts("WITH orders AS (SELECT * FROM orders WHERE k = 1) SELECT * FROM orders o "
+                   "WHERE o.x = 2");
+  REQUIRE(cte.tables.size() == 1);
+  CHECK(cte.tables[0].scope == 1);
+  CHECK(cte.scopes[0].non_table_from);
+  CHECK(cte.predicates.at(1).column.qualified);
+  CHECK(cte.predicates.at(1).column.table == -1);  // o is the CTE, not a table
+  // Subquery in FROM: its alias qualifies no table.
+  auto sub = facts("SELECT * FROM (SELECT * FROM t) s WHERE s.k = 1");
+  CHECK(sub.tables.at(0).scope == 1);
+  CHECK(sub.predicates.at(0).column.table == -1);
+  // Data-modifying CTE: a write.
+  auto moved = facts("WITH m AS (DELETE FROM t WHERE k = 1 RETURNING *) SELECT * FROM m");
+  CHECK(moved.writes);
+  CHECK(moved.returning);
+  CHECK(moved.tables.at(0).role == TableRole::Delete);
+  auto set_op = facts("SELECT k FROM a UNION SELECT k FROM b ORDER BY 1");
+  CHECK(set_op.scopes.at(0).features == (sw::parser::feature::kSetOp |
+                                         sw::parser::feature::kOrderBy));
+  CHECK(set_op.tables.size() == 2);
+}
+
+TEST_CASE("SELECT features that block a scatter concatenation") {
+  namespace f = sw::parser::feature;
+  auto features = [](const std::string& sql) { return facts(sql).scopes.at(0).features; };
+  CHECK(features("SELECT * FROM t") == 0);
+  CHECK(features("SELECT * FROM t ORDER BY 1") == f::kOrderBy);
+  CHECK(features("SELECT * FROM t LIMIT 1") == f::kLimit);
+  CHECK(features("SELECT * FROM t OFFSET 1") == f::kLimit);
+  CHECK(features("SELECT * FROM t FETCH FIRST 3 ROWS ONLY") == f::kLimit);
+  CHECK(features("SELECT DISTINCT a FROM t") == f::kDistinct);
+  CHECK(features("SELECT DISTINCT ON (a) a FROM t") == f::kDistinct);
+  CHECK(features("SELECT a FROM t GROUP BY a") == f::kGroupBy);
+  CHECK(features("SELECT 1 FROM t HAVING true") == f::kHaving);
+  CHECK(features("SELECT count(*) FROM t") == f::kAggregate);
+  CHECK(features("SELECT sum(x) FROM t") == f::kAggregate);
+  CHECK(features("SELECT my_agg(DISTINCT x) FROM t") == f::kAggregate);
+  CHECK(features("SELECT my_agg(x ORDER BY y) FROM t") == f::kAggregate);
+  CHECK(features("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM t") == f::kAggregate);
+  CHECK(features("SELECT row_number() OVER () FROM t") == f::kWindow);
+  CHECK(features("SELECT sum(x) OVER w FROM t WINDOW w AS ()") == f::kWindow);
+  CHECK(features("SELECT lower(x) FROM t") == 0);
+  // Features of a subquery belong to its scope.
+  auto nested = facts("SELECT * FROM t WHERE x > (SELECT max(x) FROM t)");
+  CHECK(nested.scopes.at(0).features == 0);
+  CHECK(nested.scopes.at(1).features == f::kAggregate);
+}
+
+TEST_CASE("INSERT: columns, VALUES rows, ON CONFLICT, RETURNING, INSERT ... SELECT") {
+  CHECK(described("INSERT INTO orders AS o (tenant_id, id, note) VALUES ($1, 1, 'a'), (2, "
+                  "DEFAULT, NULL) ON CONFLICT (tenant_id, id) DO UPDATE SET note = "
+                  "excluded.note, tenant_id = o.tenant_id RETURNING id") ==
+        "kind=Insert query=Insert writes=yes returning=yes complete=yes max_param=1\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "table 0 orders as o role=insert scope=0\n"
+        "assignment t0.note = col:excluded.note\n"
+        "assignment t0.tenant_id = col:o.tenant_id\n"
+        "insert t0 columns=(tenant_id, id, note) rows=2 on_conflict=update | row ($1, 1, 'a') | "
+        "row (2, ?, NULL)\n");
+  auto select = facts("INSERT INTO t (k) SELECT k FROM u WHERE k = 1");
+  CHECK(select.inserts.at(0).from_select);
+  CHECK(select.tables.at(1).role == TableRole::Read);
+  CHECK(facts("INSERT INTO t DEFAULT VALUES").inserts.at(0).default_values);
+  CHECK(facts("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING").inserts.at(0).on_conflict ==
+        sw::parser::OnConflict::DoNothing);
+  CHECK(facts("INSERT INTO t VALUES (1)").inserts.at(0).columns.empty());
+}
+
+TEST_CASE("UPDATE and DELETE: targets, FROM/USING, WHERE, assignments") {
+  CHECK(described("UPDATE orders SET total = $2, (a, b) = (1, 2) FROM items i "
+                  "WHERE orders.tenant_id = i.tenant_id AND i.tenant_id = $1") ==
+        "kind=Update query=Update writes=yes returning=no complete=yes max_param=2\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "table 0 orders role=update scope=0\n"
+        "table 1 items as i role=read scope=0\n"
+        "predicate t1.tenant_id = $1 usable\n"
+        "equality t0.tenant_id = t1.tenant_id\n"
+        "assignment t0.total = $2\n"
+        "assignment t0.a = ?\n"
+        "assignment t0.b = ?\n");
+  CHECK(described("DELETE FROM orders o USING items i WHERE o.k = i.k RETURNING *") ==
+        "kind=Delete query=Delete writes=yes returning=yes complete=yes max_param=0\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "table 0 orders as o role=delete scope=0\n"
+        "table 1 items as i role=read scope=0\n"
+        "equality t0.k = t1.k\n");
+}
+
+TEST_CASE("DDL and utility statements name their tables") {
+  auto tables = [](const std::string& sql) {
+    std::string out;
+    for (const auto& t : facts(sql).tables) {
+      out += (out.empty() ? "" : " ") + (t.schema.empty() ? "" : t.schema + ".") + t.name + ":" +
+             sw::parser::table_role_name(t.role);
+    }
+    return out;
+  };
+  CHECK(tables("CREATE TABLE s.t (a int REFERENCES o)") == "s.t:create");
+  CHECK(tables("CREATE TABLE p PARTITION OF o FOR VALUES IN (1)") == "p:create o:ddl");
+  CHECK(tables("CREATE TABLE x AS SELECT * FROM y") == "x:create y:read");
+  CHECK(tables("SELECT * INTO x FROM y") == "y:read x:create");
+  CHECK(tables("CREATE VIEW v AS SELECT * FROM y") == "v:create y:read");
+  CHECK(tables("ALTER TABLE t ADD FOREIGN KEY (a) REFERENCES o") == "t:ddl");
+  CHECK(tables("DROP TABLE a, s.b") == "a:ddl s.b:ddl");
+  CHECK(tables("DROP INDEX i") == "");
+  CHECK(tables("TRUNCATE a, b") == "a:ddl b:ddl");
+  CHECK(tables("CREATE INDEX ON t (x)") == "t:ddl");
+  CHECK(tables("COMMENT ON COLUMN s.t.c IS 'x'") == "s.t:ddl");
+  CHECK(tables("COMMENT ON TABLE t IS 'x'") == "t:ddl");
+  CHECK(tables("GRANT SELECT ON t, u TO r") == "t:ddl u:ddl");
+  CHECK(tables("ALTER TABLE t RENAME TO u") == "t:ddl");
+  CHECK(tables("CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()") ==
+        "t:ddl");
+  CHECK(tables("VACUUM a, b") == "a:maintenance b:maintenance");
+  CHECK(tables("REINDEX TABLE t") == "t:maintenance");
+  CHECK(tables("LOCK t") == "t:lock");
+  CHECK(tables("COPY t FROM STDIN") == "t:copy_from");
+  CHECK(tables("COPY t TO STDOUT") == "t:copy_to");
+  CHECK(facts("COPY t FROM STDIN").writes);
+  CHECK(facts("COPY (SELECT * FROM t) TO STDOUT").query_kind == StatementKind::Select);
+  auto explain = facts("EXPLAIN ANALYZE UPDATE t SET a = 1 WHERE k = 2");
+  CHECK(explain.kind == StatementKind::Utility);
+  CHECK(explain.query_kind == StatementKind::Update);
+  CHECK(explain.node_type == "ExplainStmt");
+  CHECK(explain.writes);
+  CHECK(facts("SHOW search_path").node_type == "VariableShowStmt");
+}
+
+TEST_CASE("statements nested deeper than the walk follows are incomplete, tables still listed") {
+  std::string sql = "SELECT * FROM deep_a WHERE k = ";
+  for (int i = 0; i < 300; ++i) sql += "(1 + ";
+  sql += "(SELECT k FROM deep_b)";
+  for (int i = 0; i < 300; ++i) sql += ")";
+  auto deep = facts(sql);
+  CHECK_FALSE(deep.complete);
+  REQUIRE(deep.tables.size() == 2);
+  CHECK(deep.tables[0].name == "deep_a");
+  CHECK(deep.tables[1].name == "deep_b");
+  CHECK(deep.predicates.empty());
+  CHECK(facts("SELECT * FROM t WHERE k = 1").complete);
+}

@@ -1,0 +1,154 @@
+// The normalized statement cache: sql_lexer's keys, template substitution through analyze(),
+// and its cost against a full parse (printed; the README quotes a Release build's numbers).
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "parser/analyze.h"
+#include "parser/json_tree.h"
+#include "parser/sql_lexer.h"
+
+using sw::parser::analyze;
+using sw::parser::analyze_uncached;
+using sw::parser::cache_stats;
+using sw::parser::describe_facts;
+using sw::parser::detail::NormalizedSql;
+using sw::parser::detail::normalize_sql;
+
+namespace {
+
+std::string key_of(const std::string& sql) {
+  NormalizedSql normalized;
+  if (!normalize_sql(sql, normalized)) return "<refused>";
+  std::string printable;
+  for (char c : normalized.key) printable += c == '\x01' ? std::string("#") : std::string(1, c);
+  return printable;
+}
+
+// Everything analyze() says about a string, as text (statement texts included).
+std::string everything(const std::shared_ptr<const sw::parser::QueryFacts>& facts) {
+  std::string out;
+  for (const auto& s : facts->statements) {
+    out += "[" + s.text + "]\n" + describe_facts(s);
+    for (const auto& p : s.predicates) {
+      for (const auto& v : p.values) out += "@" + std::to_string(v.location);
+    }
+    for (const auto& i : s.inserts) {
+      for (const auto& row : i.rows) {
+        for (const auto& v : row) out += "@" + std::to_string(v.location);
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sql_lexer: plain literals become markers, everything else stays") {
+  CHECK(key_of("SELECT * FROM t WHERE a = 5 AND b = 'x''y' AND c = 1.5") ==
+        "SELECT * FROM t WHERE a = #i AND b = #s AND c = #n");
+  CHECK(key_of("SELECT 2147483647, 2147483648, 007, 1e3, .5") == "SELECT #i, #n, #i, #n, #n");
+  // Not literals: parameters, identifiers, quoted identifiers, comments, dollar quotes, E''.
+  CHECK(key_of("SELECT $1, a1, \"x 5 'y'\", $$ 7 $$, $q$ ' $q$, E'\\'5', x -- 5\n/* 'a' /* 9 */ */")
+        == "SELECT $1, a1, \"x 5 'y'\", $$ 7 $$, $q$ ' $q$, E'\\'5', x -- 5\n/* 'a' /* 9 */ */");
+  CHECK(key_of("SELECT -5, x-1, B'101', X'1F', N'n'") == "SELECT -#i, x-#i, B'101', X'1F', N'n'");
+  // Refused: forms the scanner does not model exactly.
+  CHECK(key_of("SELECT U&'d\\0061t'") == "<refused>");
+  CHECK(key_of("SELECT 'a'\n'b'") == "<refused>");
+  CHECK(key_of("SELECT 'a' 'b'") == "<refused>");
+  CHECK(key_of("SELECT 12abc") == "<refused>");
+  CHECK(key_of("SELECT 1.2.3") == "<refused>");
+  CHECK(key_of("SELECT 'open") == "<refused>");
+  CHECK(key_of("SELECT /* open") == "<refused>");
+  CHECK(key_of("SELECT $a$ open") == "<refused>");
+  CHECK(key_of(std::string("SELECT '\x01' , \x01i")) == "<refused>");
+}
+
+TEST_CASE("a text that differs only in literals gets the cached facts with its own values") {
+  const std::string first =
+      "SELECT * FROM norm_t WHERE k = 5 AND s = 'a' AND n = -3; "
+      "INSERT INTO norm_t (k, s) VALUES (1, 'x'), (-2, 'y''z') RETURNING k";
+  const std::string second =
+      "SELECT * FROM norm_t WHERE k = 123456 AND s = 'it''s long' AND n = -0; "
+      "INSERT INTO norm_t (k, s) VALUES (77, ''), (-2147483647, '5') RETURNING k";
+  REQUIRE(analyze(first).is_ok());
+  const auto before = cache_stats();
+  auto hit = analyze(second);
+  REQUIRE(hit.is_ok());
+  const auto after = cache_stats();
+  CHECK(after.normalized_hits == before.normalized_hits + 1);
+  CHECK(after.misses == before.misses);
+  // Identical to a full parse of the second text: values, locations, statement texts.
+  auto parsed = analyze_uncached(second);
+  REQUIRE(parsed.is_ok());
+  CHECK(everything(hit.value()) == everything(parsed.value()));
+  CHECK(hit.value()->statements[0].predicates[1].values[0].text == "it's long");
+  CHECK(hit.value()->statements[1].inserts[0].rows[1][0].text == "-2147483647");
+}
+
+TEST_CASE("texts the parser does not confirm are not templated") {
+  // FETCH's count is not a constant node: both texts must be parsed.
+  REQUIRE(analyze("FETCH 5 FROM norm_c").is_ok());
+  const auto before = cache_stats();
+  REQUIRE(analyze("FETCH 6 FROM norm_c").is_ok());
+  CHECK(cache_stats().normalized_hits == before.normalized_hits);
+  CHECK(cache_stats().misses == before.misses + 1);
+  // A different literal kind is a different key.
+  REQUIRE(analyze("SELECT * FROM norm_k WHERE a = 1").is_ok());
+  auto text = analyze("SELECT * FROM norm_k WHERE a = 'x'");
+  REQUIRE(text.is_ok());
+  CHECK(text.value()->statements[0].predicates[0].values[0].kind == sw::parser::ValueKind::String);
+  // A syntax error is still an error even when its shape resembles a cached text.
+  REQUIRE(analyze("SELECT * FROM norm_e WHERE a = 1").is_ok());
+  CHECK_FALSE(analyze("SELECT * FROM norm_e WHERE a = 1 1").is_ok());
+}
+
+TEST_CASE("json_tree: navigation and scalars") {
+  sw::parser::detail::JsonTree tree;
+  REQUIRE(tree.parse(R"({"a": {"B": {"x": -12, "s": "q\"\u00e9"}}, "l": [1, {}, true, null]})"));
+  auto root = tree.root();
+  CHECK(root["a"].node_type() == "B");
+  CHECK(root["a"].body()["x"].integer() == -12);
+  CHECK(root["a"].body()["s"].string() == "q\"\xc3\xa9");
+  CHECK(root["l"].size() == 4);
+  CHECK(root["missing"]["deeper"].string().empty());
+  CHECK_FALSE(tree.parse(R"({"a": })"));
+  CHECK_FALSE(tree.parse(R"({"a": 1} x)"));
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "[";
+  for (int i = 0; i < 100000; ++i) deep += "]";
+  CHECK(tree.parse(deep));  // iterative: no stack exhaustion
+}
+
+TEST_CASE("normalized cache cost against a full parse (measurement)") {
+  using Clock = std::chrono::steady_clock;
+  const int n = 2000;
+  auto sql_with = [](int i) {
+    return "SELECT id, total FROM bench_orders WHERE tenant_id = " + std::to_string(1000 + i) +
+           " AND status = 'open-" + std::to_string(i) + "'";
+  };
+  auto per_op = [&](auto&& body) {
+    const auto start = Clock::now();
+    for (int i = 0; i < n; ++i) body(i);
+    return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / n;
+  };
+  std::vector<std::string> texts;
+  for (int i = 0; i < 2 * n; ++i) texts.push_back(sql_with(i));
+  REQUIRE(analyze(sql_with(-1)).is_ok());  // creates the template
+  int failures = 0;
+  const double parse = per_op([&](int i) { failures += !analyze_uncached(texts[i]).is_ok(); });
+  const auto before = cache_stats();
+  const double normalized = per_op([&](int i) { failures += !analyze(texts[n + i]).is_ok(); });
+  CHECK(cache_stats().normalized_hits == before.normalized_hits + n);
+  // A text without literals: no template, so a repeat is an exact hit.
+  const std::string same = "SELECT id, total FROM bench_orders WHERE tenant_id = $1";
+  REQUIRE(analyze(same).is_ok());
+  const double exact = per_op([&](int) { failures += !analyze(same).is_ok(); });
+  CHECK(failures == 0);
+  MESSAGE("per statement: full parse " << parse << " us, normalized hit " << normalized
+                                       << " us, exact hit " << exact << " us");
+  CHECK(normalized < parse);
+}

@@ -1,0 +1,182 @@
+// Router API beyond the golden files: Bind decoding, rules from config, the Parse -> Bind
+// flow, route rendering, and edge cases.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "parser/analyze.h"
+#include "router/router.h"
+
+using namespace sw::router;
+
+namespace {
+
+std::string be16(int v) { return {static_cast<char>((v >> 8) & 0xff), static_cast<char>(v & 0xff)}; }
+std::string be32(int64_t v) {
+  std::string out;
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+  return out;
+}
+
+RoutingRules orders_rules(const std::string& default_shard = "s0") {
+  sw::config::Sharding sharding;
+  sharding.default_shard = default_shard;
+  sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"app.devices", "id", "uuid", ""});
+  auto rules = RoutingRules::from_config(sharding);
+  REQUIRE(rules.is_ok());
+  return rules.value();
+}
+
+const sw::parser::StatementFacts& first(const std::string& sql) {
+  static thread_local std::shared_ptr<const sw::parser::QueryFacts> keep;
+  auto facts = sw::parser::analyze(sql);
+  REQUIRE_MESSAGE(facts.is_ok(), sql);
+  keep = facts.value();
+  return keep->statements.at(0);
+}
+
+}  // namespace
+
+TEST_CASE("decode_bind_values reads formats, values and NULLs, and checks every length") {
+  // 2 format codes (text, binary), 3 parameters would mismatch; use 2.
+  std::string rest = be16(2) + be16(0) + be16(1) + be16(2) + be32(1) + "7" + be32(8) +
+                     std::string(7, '\0') + "\x05" + be16(0);
+  auto values = decode_bind_values(rest, {0, 20});
+  REQUIRE(values.is_ok());
+  REQUIRE(values->params.size() == 2);
+  CHECK_FALSE(values->params[0].binary);
+  CHECK(values->params[0].bytes == "7");
+  CHECK(values->params[1].binary);
+  CHECK(values->params[1].bytes.size() == 8);
+  CHECK(values->types == std::vector<uint32_t>{0, 20});
+
+  // One format code applies to all; -1 length is NULL.
+  auto nulls = decode_bind_values(be16(1) + be16(1) + be16(2) + be32(-1) + be32(0), {});
+  REQUIRE(nulls.is_ok());
+  CHECK(nulls->params[0].null);
+  CHECK((nulls->params[1].binary && !nulls->params[1].null && nulls->params[1].bytes.empty()));
+
+  for (const std::string& bad :
+       {std::string(), be16(1), be16(1) + be16(2), be16(0) + be16(1) + be32(5) + "abc",
+        be16(0) + be16(1) + be32(-2), be16(2) + be16(0) + be16(0) + be16(1) + be32(0)}) {
+    auto result = decode_bind_values(bad, {});
+    REQUIRE_FALSE(result.is_ok());
+    CHECK(result.status().sqlstate == "08P01");
+  }
+}
+
+TEST_CASE("RoutingRules from config: schemas, key types, lookup") {
+  RoutingRules rules = orders_rules();
+  CHECK(rules.default_shard() == "s0");
+  REQUIRE(rules.find("", "orders") != nullptr);
+  CHECK(rules.find("any", "orders") != nullptr);  // configured unqualified: any schema
+  CHECK(rules.find("app", "devices") != nullptr);
+  CHECK(rules.find("", "devices") != nullptr);  // unqualified reference: search_path decides
+  CHECK(rules.find("other", "devices") == nullptr);
+  CHECK(rules.find("", "Orders") == nullptr);
+  CHECK(rules.find("app", "devices")->key_type == KeyType::Uuid);
+  CHECK(rules.find("app", "devices")->config_name == "app.devices");
+
+  sw::config::Sharding bad;
+  bad.tables.push_back({"t", "k", "numeric", ""});
+  auto refused = RoutingRules::from_config(bad);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().fault == sw::Fault::Config);
+  CHECK(refused.status().message.find("sharding.tables[0] (t)") != std::string::npos);
+}
+
+TEST_CASE("extended protocol: Parse routes at Bind, Bind picks the shard") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  RoutingRules rules = orders_rules();
+  const auto& statement = first("UPDATE orders SET total = $2 WHERE tenant_id = $1");
+  Route at_parse = route(statement, nullptr, *dir, rules);
+  CHECK(at_parse.kind == RouteKind::AtBind);
+  CHECK(at_parse.table == "orders");
+  CHECK(at_parse.writes);
+
+  // tenant 2 -> bucket 10 -> s1 (10 mod 3), as PostgreSQL's MODULUS 16 partitioning.
+  std::string rest = be16(0) + be16(2) + be32(1) + "2" + be32(2) + "10" + be16(0);
+  auto values = decode_bind_values(rest, {});
+  REQUIRE(values.is_ok());
+  Route at_bind = route(statement, &values.value(), *dir, rules);
+  CHECK(at_bind.kind == RouteKind::Shard);
+  CHECK(at_bind.shard == 1);
+  CHECK(at_bind.buckets == std::vector<uint32_t>{10});
+  CHECK(at_bind.writes);
+  CHECK(at_bind.directory_version == dir->version());
+  CHECK(route_summary(at_bind, *dir) == "shard s1 buckets 10");
+  CHECK(describe_route(at_bind, *dir) ==
+        "shard s1 buckets 10 (bucket 10 ACTIVE); by the key tenant_id of orders; writes; "
+        "directory version 1");
+}
+
+TEST_CASE("route kinds render for people") {
+  auto dir = Directory::initial(16, {"s0", "s1"});
+  RoutingRules rules = orders_rules();
+  auto text = [&](const std::string& sql) {
+    auto facts = sw::parser::analyze(sql);
+    REQUIRE(facts.is_ok());
+    return describe_route(route_query(*facts.value(), nullptr, *dir, rules), *dir);
+  };
+  CHECK(text("SELECT * FROM orders") ==
+        "scatter s0,s1; orders has no key value: every shard, rows concatenated; directory "
+        "version 1");
+  CHECK(text("SELECT 1") == "default s0; no sharded table; directory version 1");
+  CHECK(text("BEGIN") ==
+        "session; transaction control or session statement: no shard needed; directory version 1");
+  CHECK(text("CREATE TABLE orders (tenant_id bigint)") ==
+        "all-shards s0,s1 fence orders; DDL on sharded table orders: every shard in turn (not "
+        "atomic); installs the fence trigger; directory version 1");
+  CHECK(text("DELETE FROM orders") ==
+        "error 0A000 DELETE on sharded table orders needs its key: WHERE tenant_id = <value>; "
+        "writes without a key are never sent to every shard; writes; directory version 1");
+  CHECK(std::string(route_kind_name(RouteKind::AtBind)) == "at-bind");
+}
+
+TEST_CASE("errors are client faults; a default shard missing from the directory is a proxy fault") {
+  auto dir = Directory::initial(16, {"s0", "s1"});
+  Route refused = route(first("DELETE FROM orders"), nullptr, *dir, orders_rules());
+  CHECK(refused.kind == RouteKind::Error);
+  CHECK(refused.error.fault == sw::Fault::Client);
+  CHECK(refused.error.sqlstate == "0A000");
+  CHECK(refused.table == "orders");
+
+  Route lost = route(first("SELECT 1"), nullptr, *dir, orders_rules("gone"));
+  CHECK(lost.kind == RouteKind::Error);
+  CHECK(lost.error.fault == sw::Fault::Proxy);
+  CHECK(lost.error.message == "default shard gone is not in the directory");
+}
+
+TEST_CASE("bucket states and a directory snapshot's own layout") {
+  std::vector<BucketEntry> buckets(16);
+  for (uint32_t b = 0; b < 16; ++b) buckets[b].shard = static_cast<uint16_t>(b % 2);
+  buckets[10].shard = 0;  // tenant 2's bucket moved to s0 ...
+  buckets[10].state = BucketState::Migrating;  // ... and moving again
+  Directory dir(42, {"s0", "s1"}, buckets);
+  Route moved = route(first("SELECT * FROM orders WHERE tenant_id = 2"), nullptr, dir,
+                      orders_rules());
+  CHECK(moved.kind == RouteKind::Shard);
+  CHECK(moved.shard == 0);
+  CHECK(moved.migrating);
+  CHECK(moved.directory_version == 42);
+  CHECK(describe_route(moved, dir) ==
+        "shard s0 buckets 10 migrating (bucket 10 MIGRATING); by the key tenant_id of orders; "
+        "directory version 42");
+}
+
+TEST_CASE("statements too deep to analyze route only when they touch no sharded table") {
+  auto dir = Directory::initial(16, {"s0", "s1"});
+  auto deep = [](const std::string& table) {
+    std::string sql = "SELECT * FROM " + table + " WHERE k = ";
+    for (int i = 0; i < 300; ++i) sql += "(1 + ";
+    sql += "1";
+    for (int i = 0; i < 300; ++i) sql += ")";
+    return sql;
+  };
+  Route plain = route(first(deep("countries")), nullptr, *dir, orders_rules());
+  CHECK(plain.kind == RouteKind::Default);
+  Route sharded = route(first(deep("orders")), nullptr, *dir, orders_rules());
+  CHECK(sharded.kind == RouteKind::Error);
+  CHECK(sharded.error.message == "SELECT on sharded table orders is nested too deeply to route");
+}
