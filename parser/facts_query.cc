@@ -76,6 +76,7 @@ int FactsBuilder::select(JsonRef body, int parent) {
     if (body["havingClause"]) features |= feature::kHaving;
     expression(body["havingClause"], scope);
     if (body["distinctClause"]) features |= feature::kDistinct;
+    expression(body["distinctClause"], scope);  // DISTINCT ON (expressions)
     if (body["windowClause"]) features |= feature::kWindow;
     expression(body["windowClause"], scope);
   }
@@ -215,7 +216,7 @@ void FactsBuilder::expression(JsonRef node, int scope) {
     } else if (key == "FuncCall") {
       function_call(child, scope);
       expression(child, scope);
-    } else if (key == "RangeVar") {
+    } else if (key == "RangeVar" || ((key == "relation" || key == "rel") && child["relname"])) {
       add_table(child, TableRole::Read, scope, false, false);  // unexpected: keep it anyway
     } else if (key == "ParamRef") {
       out_.max_param = std::max(out_.max_param, static_cast<int>(child["number"].integer(0)));

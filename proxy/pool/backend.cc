@@ -128,6 +128,9 @@ void Backend::read_login() {
       return;
     }
   }
+  // Handed over only now that the login's last message is consumed: the next reader of this
+  // connection must start at the first answer to its own request.
+  if (state_ == State::Idle) pool_.on_login_done(this);
 }
 
 Status Backend::handle_login_message(char type, std::string_view body) {
@@ -157,7 +160,6 @@ Status Backend::handle_login_message(char type, std::string_view body) {
       if (!status) return status.status();
       scram_.reset();
       state_ = State::Idle;
-      pool_.on_login_done(this);
       return Status::ok();
     }
     default:

@@ -65,6 +65,11 @@ void Pool::cancel_wait(Waiter* waiter) {
 
 void Pool::release(Backend* backend, bool clean) {
   backend->detach();
+  if (clean && !backend->connection().input().empty()) {
+    // Bytes nobody read would reach the next user as answers to its queries.
+    LOG_WARN("server=s%llu released with unread input; closing it", (unsigned long long)backend->id());
+    clean = false;
+  }
   uint64_t now = net::now_ms(loop_);
   bool expired = now - backend->created_ms > settings_.server_lifetime_ms;
   if (!clean || expired || retired_ || backend->state() != Backend::State::Idle) {

@@ -96,21 +96,21 @@ void Fanout::drain_current() {
     }
     std::string_view frame(result.frame.body.data() + result.frame.body.size() - result.frame.size,
                            result.frame.size);
-    bool keep_going = handle_message(leg, result.frame.type, frame, result.frame.body);
+    Next next = handle_message(leg, result.frame.type, frame, result.frame.body);
     if (leg.backend != nullptr) connection.consume(result.frame.size);
-    if (!keep_going) return;
+    if (next == Next::FinishLeg) finish_leg(leg);
+    if (next != Next::Continue) return;
   }
 }
 
-// Returns false when reading this leg must stop (it finished or the fanout failed).
-bool Fanout::handle_message(Leg& leg, char type, std::string_view frame, std::string_view body) {
+Fanout::Next Fanout::handle_message(Leg& leg, char type, std::string_view frame, std::string_view body) {
   bool injected = leg.swallow_ready > 0 || leg.epilogue_sent;
   switch (type) {
     case 'Z':
       if (!body.empty()) leg.status = body[0];
       if (leg.swallow_ready > 0) {
         --leg.swallow_ready;
-        return true;
+        return Next::Continue;
       }
       --leg.ready_owed;
       if (leg.ready_owed == 0 && !leg.epilogue_sent && !leg.target.epilogue_sql.empty() && !errored_) {
@@ -119,16 +119,12 @@ bool Fanout::handle_message(Leg& leg, char type, std::string_view frame, std::st
         leg.backend->connection().write(out);
         leg.epilogue_sent = true;
         ++leg.ready_owed;
-        return true;
+        return Next::Continue;
       }
-      if (leg.ready_owed == 0) {
-        finish_leg(leg);
-        return false;
-      }
-      return true;
+      return leg.ready_owed == 0 ? Next::FinishLeg : Next::Continue;
     case 'E': {
       if (injected && leg.swallow_ready > 0) LOG_WARN("shard %s refused session settings", leg.target.shard.c_str());
-      if (errored_) return true;
+      if (errored_) return Next::Continue;
       errored_ = true;
       if (mode_ == Mode::OneAfterAnother) {
         auto fields = wire::decode_error_fields(body);
@@ -139,28 +135,28 @@ bool Fanout::handle_message(Leg& leg, char type, std::string_view frame, std::st
       } else {
         write_client_(frame);
       }
-      return true;
+      return Next::Continue;
     }
     case 'S':
       if (auto p = wire::decode_parameter_status(body)) leg.backend->set_parameter(p->name, p->value);
-      return true;
+      return Next::Continue;
     case 'N':
       if (!injected && (mode_ == Mode::ConcatenateRows || current_ == 0)) write_client_(frame);
-      return true;
-    case 'A': return true;
+      return Next::Continue;
+    case 'A': return Next::Continue;
     default: break;
   }
-  if (injected || errored_) return true;
+  if (injected || errored_) return Next::Continue;
   switch (type) {
     case 'T':
       if (mode_ == Mode::ConcatenateRows && !row_description_sent_) {
         row_description_sent_ = true;
         write_client_(frame);
       }
-      return true;
+      return Next::Continue;
     case 'D':
       if (mode_ == Mode::ConcatenateRows) write_client_(frame);
-      return true;
+      return Next::Continue;
     case 'C': {
       auto tag = wire::decode_command_complete(body);
       std::string_view text = tag ? *tag : std::string_view();
@@ -173,14 +169,14 @@ bool Fanout::handle_message(Leg& leg, char type, std::string_view frame, std::st
       } else if (command_tag_.empty()) {
         command_tag_ = std::string(text);
       }
-      return true;
+      return Next::Continue;
     }
     case 'I':
-      return true;
+      return Next::Continue;
     default:
       fail(Status::server("0A000", std::string("shard ") + leg.target.shard +
                                        " answered with a message shardwire cannot merge ('" + type + "')"));
-      return false;
+      return Next::Stop;
   }
 }
 

@@ -59,7 +59,8 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   void acquire(size_t index);
   void send_query(Leg& leg);
   void drain_current();
-  bool handle_message(Leg& leg, char type, std::string_view frame, std::string_view body);
+  enum class Next { Continue, FinishLeg, Stop };
+  Next handle_message(Leg& leg, char type, std::string_view frame, std::string_view body);
   void finish_leg(Leg& leg);
   void fail(const Status& why);
   void complete();
