@@ -221,7 +221,20 @@ void Connection::flush() {
       return;
     }
   }
-  if (closing_ && in_flight_ == 0 && out_.empty()) detach_handle();
+  if (closing_ && in_flight_ == 0 && out_.empty()) {
+    detach_handle();
+    return;
+  }
+  notify_if_drained();
+}
+
+// The handler paused its peer when this connection's output passed the high-water mark; tell it
+// once the output is low again, whether the kernel took it at once or in a write callback.
+void Connection::notify_if_drained() {
+  if (above_high_water_ && buffered_output() < kLowWater) {
+    above_high_water_ = false;
+    if (handler_ != nullptr) handler_->on_drained(*this);
+  }
 }
 
 void Connection::on_write(uv_write_t* req, int status) {
@@ -239,10 +252,7 @@ void Connection::on_write(uv_write_t* req, int status) {
     self->detach_handle();
     return;
   }
-  if (self->above_high_water_ && self->buffered_output() < kLowWater) {
-    self->above_high_water_ = false;
-    if (self->handler_ != nullptr) self->handler_->on_drained(*self);
-  }
+  self->notify_if_drained();
 }
 
 Status Connection::start_tls(std::shared_ptr<TlsContext> context, const std::string& hostname) {

@@ -89,6 +89,7 @@ class Connection {
   void start_reading();
   void handle_bytes(std::string_view bytes);
   void fail(const Status& why);
+  void notify_if_drained();
   void raw_write(std::string_view data);
   void detach_handle();
 

@@ -85,6 +85,10 @@ void Session::handle_startup_packet(const wire::StartupPacket& packet) {
   auth_ = std::make_unique<ClientAuth>(config.auth.method, config.auth.find(user_), user_);
   std::string request = auth_->begin();
   phase_ = Phase::Authenticating;
+  if (request.empty() && config.auth.find(user_) == nullptr) {
+    fail_login(ClientAuth::failure(user_));  // trust admits configured users only
+    return;
+  }
   if (request.empty()) {
     after_authentication();
     return;

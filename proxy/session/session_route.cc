@@ -135,8 +135,9 @@ Session::Start Session::start_transaction_control(StatementKind kind, std::strin
   }
   std::string out = extended_answer;
   wire::MessageWriter(out).begin('C').cstr(tag).end();
+  // An extended batch's Sync gets its ReadyForQuery from answer_without_server (or, pipelined
+  // behind more statements, from the server that runs them).
   if (extended_answer.empty()) wire::encode_ready_for_query(out, transaction_status_);
-  else skip_until_sync_ = true;  // the batch's Sync gets ReadyForQuery from answer_without_server
   client_->write(out);
   consume_client(batch_size);
   return Start::Answered;
