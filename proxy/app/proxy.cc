@@ -82,7 +82,7 @@ int Proxy::run() {
   }
   for (int i = 0; i < config_->workers; ++i) {
     workers_.push_back(std::make_unique<Worker>(i, config_, cancels_, client_count_, *tls, directory,
-                                                directory_access));
+                                                directory_access, budgets_));
     Status listening = workers_.back()->listen();
     if (!listening) {
       LOG_ERROR("%s", listening.message.c_str());

@@ -39,6 +39,7 @@ class Proxy {
   std::shared_ptr<const config::Config> config_;
   net::Loop main_loop_;
   CancelRegistry cancels_;
+  pool::BudgetRegistry budgets_;
   std::atomic<int> client_count_{0};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<catalog::DirectoryWatcher> watcher_;

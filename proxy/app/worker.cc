@@ -20,9 +20,11 @@ bool same_login(const pool::BackendTarget& a, const pool::BackendTarget& b) {
 
 Worker::Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
                std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
-               std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access)
+               std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access,
+               pool::BudgetRegistry& budgets)
     : index_(index), config_(std::move(config)), cancels_(cancels), client_count_(client_count),
-      tls_(std::move(tls)), directory_(std::move(directory)), directory_access_(std::move(directory_access)) {
+      tls_(std::move(tls)), directory_(std::move(directory)), directory_access_(std::move(directory_access)),
+      budgets_(budgets) {
   // The config was validated at load; a rule it cannot express is reported there.
   if (auto rules = router::RoutingRules::from_config(config_->sharding)) rules_ = std::move(*rules);
 }
@@ -102,8 +104,7 @@ Result<pool::BackendTarget> Worker::target_for(const config::Config& config, con
 pool::PoolSettings Worker::pool_settings() const {
   const config::Pool& p = config_->pool;
   pool::PoolSettings s;
-  int workers = std::max(1, config_->workers);
-  s.size = std::max(1, (p.size + workers - 1) / workers);
+  s.size = p.size;
   s.idle_timeout_ms = to_ms(p.idle_timeout);
   s.query_wait_timeout_ms = to_ms(p.query_wait_timeout);
   s.server_lifetime_ms = to_ms(p.server_lifetime);
@@ -130,7 +131,7 @@ pool::Pool* Worker::pool_for(const std::string& user, int shard, Status* error) 
                    std::move(it->second));
     pools_.erase(it);
   }
-  auto pool = std::make_unique<pool::Pool>(loop_, *target, pool_settings());
+  auto pool = std::make_unique<pool::Pool>(loop_, *target, pool_settings(), budgets_.get(key, config_->pool.size));
   pool::Pool* raw = pool.get();
   pools_[key] = PoolEntry{std::move(pool), user};
   return raw;

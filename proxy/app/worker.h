@@ -31,7 +31,8 @@ class Worker : public session::SessionHost {
  public:
   Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
          std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
-         std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access);
+         std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access,
+         pool::BudgetRegistry& budgets);
   ~Worker() override;
 
   // Binds the listener (called before the thread starts; errors are fatal at startup).
@@ -80,6 +81,7 @@ class Worker : public session::SessionHost {
   std::shared_ptr<const router::Directory> directory_;
   DirectoryAccess directory_access_;
   router::RoutingRules rules_;
+  pool::BudgetRegistry& budgets_;
   std::unique_ptr<net::Listener> listener_;
   std::unordered_map<session::Session*, std::unique_ptr<session::Session>> sessions_;
   std::unordered_map<uint64_t, session::Session*> by_cancel_key_;

@@ -30,10 +30,17 @@ class CancelSender : public net::Connection::Handler {
   wire::CancelKey key_;
 };
 
-Pool::Pool(net::Loop& loop, BackendTarget target, PoolSettings settings)
-    : loop_(loop), target_(std::move(target)), settings_(std::move(settings)), maintenance_(loop) {
+Pool::Pool(net::Loop& loop, BackendTarget target, PoolSettings settings, std::shared_ptr<Budget> budget)
+    : loop_(loop), target_(std::move(target)), settings_(std::move(settings)), budget_(std::move(budget)),
+      maintenance_(loop) {
   maintenance_.start(kMaintenanceIntervalMs, kMaintenanceIntervalMs, [this] { maintain(); });
   maintenance_.unref();
+  Budget::Member member;
+  member.id = this;
+  member.post = [&loop](std::function<void()> task) { loop.post(std::move(task)); };
+  member.shed_one_idle = [this] { shed_one_idle(); };
+  member.capacity_freed = [this] { grow_if_needed(); };
+  budget_->join(std::move(member));
 }
 
 Pool::CancelInFlight::CancelInFlight() = default;
@@ -41,7 +48,22 @@ Pool::CancelInFlight::CancelInFlight(CancelInFlight&&) noexcept = default;
 Pool::CancelInFlight::~CancelInFlight() = default;
 
 Pool::~Pool() {
-  for (auto& [raw, backend] : backends_) backend->close();
+  budget_->leave(this);
+  for (auto& [raw, backend] : backends_) {
+    backend->close();
+    budget_->give_back();
+  }
+}
+
+void Pool::note_waiting() { budget_->set_waiting(this, !waiters_.empty()); }
+
+// Another worker needs a server and this one holds capacity idle: give a slot back.
+void Pool::shed_one_idle() {
+  if (idle_.empty()) return;
+  Backend* oldest = idle_.front();
+  LOG_DEBUG("server=s%llu closing: capacity needed by another worker", (unsigned long long)oldest->id());
+  oldest->close();
+  destroy_later(oldest);
 }
 
 Backend* Pool::acquire(Waiter* waiter) {
@@ -53,6 +75,7 @@ Backend* Pool::acquire(Waiter* waiter) {
     return backend;
   }
   waiters_.push_back({waiter, net::now_ms(loop_)});
+  if (waiters_.size() == 1) note_waiting();
   grow_if_needed();
   return nullptr;
 }
@@ -61,6 +84,7 @@ void Pool::cancel_wait(Waiter* waiter) {
   waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
                                 [waiter](const Waiting& w) { return w.waiter == waiter; }),
                  waiters_.end());
+  if (waiters_.empty()) note_waiting();
 }
 
 void Pool::release(Backend* backend, bool clean) {
@@ -86,6 +110,7 @@ void Pool::hand_to_waiter_or_idle(Backend* backend) {
   if (!waiters_.empty()) {
     Waiter* waiter = waiters_.front().waiter;
     waiters_.pop_front();
+    if (waiters_.empty()) note_waiting();
     backend->state_ = Backend::State::Active;
     waiter->on_backend_ready(backend);
     return;
@@ -97,16 +122,16 @@ void Pool::hand_to_waiter_or_idle(Backend* backend) {
 void Pool::grow_if_needed() {
   if (retired_) return;
   Counts c = counts();
-  int total = c.active + c.idle + c.connecting;
   int wanted = c.waiting - c.connecting;
-  while (wanted-- > 0 && total < settings_.size) {
+  while (wanted > 0 && budget_->try_take()) {
+    --wanted;
     uint64_t id = net::next_connection_id();
     auto backend = std::make_unique<Backend>(*this, id, net::now_ms(loop_));
     Backend* raw = backend.get();
     backends_.emplace(raw, std::move(backend));
-    ++total;
     raw->start();
   }
+  if (wanted > 0 && c.connecting == 0) budget_->ask_others_to_shed(this);
 }
 
 void Pool::on_login_done(Backend* backend) {
@@ -120,6 +145,7 @@ void Pool::on_login_failed(Backend* backend, const Status& why) {
   // Every waiter hears it: a server that refuses one login refuses the next one too.
   std::deque<Waiting> failed;
   failed.swap(waiters_);
+  note_waiting();
   Status status = why;
   if (status.fault == Fault::None) status = Status::server("08006", "login failed");
   status.message = "could not connect to shard " + target_.shard + ": " + status.message;
@@ -139,11 +165,13 @@ void Pool::destroy_later(Backend* backend) {
   // Deleting inside the backend's own callback would pull the floor from under it.
   std::shared_ptr<Backend> doomed(std::move(it->second));
   backends_.erase(it);
+  budget_->give_back();
   loop_.post([doomed] {});
 }
 
 void Pool::maintain() {
   uint64_t now = net::now_ms(loop_);
+  if (!waiters_.empty()) grow_if_needed();  // capacity may have gone idle on another worker
   if (!waiters_.empty() && log::enabled(log::Level::Debug)) {
     Counts c = counts();
     LOG_DEBUG("pool shard=%s active=%d idle=%d connecting=%d waiting=%d max_wait_ms=%llu", target_.shard.c_str(),
@@ -152,6 +180,7 @@ void Pool::maintain() {
   while (!waiters_.empty() && now - waiters_.front().since_ms >= settings_.query_wait_timeout_ms) {
     Waiter* waiter = waiters_.front().waiter;
     waiters_.pop_front();
+    if (waiters_.empty()) note_waiting();
     waiter->on_backend_failed(Status::proxy(
         "57014", "no server connection to shard " + target_.shard + " became free within query_wait_timeout (" +
                      std::to_string(settings_.query_wait_timeout_ms) + " ms)"));
@@ -187,6 +216,7 @@ void Pool::maintain() {
 
 void Pool::update_settings(const PoolSettings& settings) {
   settings_ = settings;
+  budget_->set_size(settings.size);
   grow_if_needed();
 }
 

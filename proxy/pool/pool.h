@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "net/timer.h"
 #include "pool/backend.h"
+#include "pool/budget.h"
 
 namespace sw::net {
 class Loop;
@@ -25,7 +26,7 @@ namespace sw::pool {
 class CancelSender;
 
 struct PoolSettings {
-  int size = 20;                       // this worker's share
+  int size = 20;                       // servers per target across all workers (the Budget's cap)
   uint64_t idle_timeout_ms = 60000;
   uint64_t query_wait_timeout_ms = 5000;
   uint64_t server_lifetime_ms = 3600000;
@@ -48,7 +49,7 @@ class Pool {
     uint64_t max_wait_ms = 0;
   };
 
-  Pool(net::Loop& loop, BackendTarget target, PoolSettings settings);
+  Pool(net::Loop& loop, BackendTarget target, PoolSettings settings, std::shared_ptr<Budget> budget);
   ~Pool();
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -90,6 +91,8 @@ class Pool {
   void grow_if_needed();
   void maintain();
   void destroy_later(Backend* backend);
+  void note_waiting();
+  void shed_one_idle();
 
   net::Loop& loop_;
   BackendTarget target_;
@@ -108,6 +111,7 @@ class Pool {
     uint64_t started_ms = 0;
   };
   std::list<CancelInFlight> cancels_;
+  std::shared_ptr<Budget> budget_;
   net::Timer maintenance_;
   bool retired_ = false;
 };

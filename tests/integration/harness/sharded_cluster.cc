@@ -86,12 +86,7 @@ void ShardedSetup::init_or_throw(const std::string& catalog_dsn_override) const 
 }
 
 std::unique_ptr<ProxyProcess> ShardedSetup::start_proxy(const std::string& catalog_dsn_override) const {
-  ProxyOptions o = proxy_options(catalog_dsn_override);
-  std::string a = q(shard_dsn(1)), b = q(shard_dsn(2));
-  o.extra_yaml.replace(o.extra_yaml.find(a), a.size(), "@@");
-  o.extra_yaml.replace(o.extra_yaml.find(b), b.size(), a);
-  o.extra_yaml.replace(o.extra_yaml.find("@@"), 2, b);
-  return std::make_unique<ProxyProcess>(cluster_.port(), o);
+  return std::make_unique<ProxyProcess>(cluster_.port(), proxy_options(catalog_dsn_override));
 }
 
 PgConn ShardedSetup::shard(int i) const { return cluster_.admin(shard_db(i)); }
