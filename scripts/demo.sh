@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Local demo: installs what is missing, builds shardwire, creates a PostgreSQL 15 cluster in
-# ./demo/pg (as the postgres user), starts shardwire in front of it and prints how to connect.
+# ./demo/pg (as the postgres user) holding a catalog database and two shard databases (s0, s1),
+# runs `shardwire init`, starts shardwire in front of them, creates the sharded table `orders`
+# through it, shows a keyed insert landing on its shard, and prints how to connect.
 #
 #   scripts/demo.sh          start (or restart) the demo
 #   scripts/demo.sh stop     stop shardwire and PostgreSQL
@@ -108,9 +110,11 @@ PSQL_ADMIN=("$PGBIN/psql" -X -q -h "$SOCKET_DIR" -p "$PG_PORT" -U postgres -d po
 if [ "$(as_postgres "${PSQL_ADMIN[@]}" -Atc "SELECT count(*) FROM pg_roles WHERE rolname = 'app'")" = 0 ]; then
   as_postgres "${PSQL_ADMIN[@]}" -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
 fi
-if [ "$(as_postgres "${PSQL_ADMIN[@]}" -Atc "SELECT count(*) FROM pg_database WHERE datname = 'app'")" = 0 ]; then
-  as_postgres "${PSQL_ADMIN[@]}" -c "CREATE DATABASE app OWNER app"
-fi
+for db in catalog shard0 shard1; do
+  if [ "$(as_postgres "${PSQL_ADMIN[@]}" -Atc "SELECT count(*) FROM pg_database WHERE datname = '$db'")" = 0 ]; then
+    as_postgres "${PSQL_ADMIN[@]}" -c "CREATE DATABASE $db OWNER app"
+  fi
+done
 
 cat >"$DEMO/shardwire.yaml" <<YAML
 # shardwire demo config (see docker/shardwire.example.yaml for every key)
@@ -128,10 +132,22 @@ pool:
   size: 20
   idle_timeout: 60s
   query_wait_timeout: 5s
+database: app                     # the database name clients connect to
+catalog:
+  dsn: "host=127.0.0.1 port=$PG_PORT dbname=catalog user=app password=secret"
 shards:
   - name: s0
-    dsn: "host=127.0.0.1 port=$PG_PORT dbname=app user=app password=secret"
+    dsn: "host=127.0.0.1 port=$PG_PORT dbname=shard0 user=app password=secret"
+  - name: s1
+    dsn: "host=127.0.0.1 port=$PG_PORT dbname=shard1 user=app password=secret"
+sharding:
+  buckets: 4096
+  default_shard: s0
+  tables:
+    - { name: orders, key: tenant_id, type: bigint }
 YAML
+
+"$BIN" init --config "$DEMO/shardwire.yaml"
 
 nohup "$BIN" --config "$DEMO/shardwire.yaml" >>"$DEMO/shardwire.log" 2>&1 </dev/null &
 echo $! >"$PIDFILE"
@@ -146,11 +162,31 @@ if ! port_open "$PROXY_PORT"; then
   exit 1
 fi
 
+# A sharded table created through shardwire (on every shard, with its fence trigger), and one
+# keyed insert per tenant: each row lands only on the shard that owns its bucket.
+export PGPASSWORD=secret
+PSQL_PROXY=("$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "host=127.0.0.1 port=$PROXY_PORT dbname=app user=app")
+"${PSQL_PROXY[@]}" -c "CREATE TABLE IF NOT EXISTS orders (tenant_id bigint NOT NULL, id bigserial, note text,
+                                                         PRIMARY KEY (tenant_id, id))"
+for tenant in 1 2 3 4; do
+  "${PSQL_PROXY[@]}" -c "INSERT INTO orders (tenant_id, note) VALUES ($tenant, 'demo')"
+  echo "demo: $("$BIN" route --config "$DEMO/shardwire.yaml" "INSERT INTO orders (tenant_id) VALUES ($tenant)" | head -1)"
+done
+for db in shard0 shard1; do
+  echo "demo: $db holds tenants: $("$PGBIN/psql" -X -At -h 127.0.0.1 -p "$PG_PORT" -U app -d "$db" \
+    -c "SELECT coalesce(string_agg(DISTINCT tenant_id::text, ','), '-') FROM orders")"
+done
+unset PGPASSWORD
+
 cat <<MSG
 demo: shardwire running (pid $(cat "$PIDFILE")), logs in $DEMO/shardwire.log
 
 Connect through shardwire:
   psql "host=127.0.0.1 port=$PROXY_PORT dbname=app user=app password=secret"
+  e.g.  INSERT INTO orders (tenant_id, note) VALUES (42, 'hello');
+        SELECT * FROM orders WHERE tenant_id = 42;
+Where would a statement go?
+  $BIN route --config $DEMO/shardwire.yaml "SELECT * FROM orders WHERE tenant_id = 42"
 
 Stop everything:
   $ROOT/scripts/demo.sh stop

@@ -103,6 +103,7 @@ int count_of(const std::string& text, const std::string& needle) {
 TEST_SUITE("sharding_directory") {
 
 TEST_CASE("moving a bucket in the catalog re-routes new transactions for its keys within one second") {
+  PROXY_ONLY();
   ShardedFixture f;
   const int from = 1, to = 2;
   const int64_t key = key_where([](uint32_t b) { return b % kShards == 1; }, 500);
@@ -187,6 +188,7 @@ TEST_CASE("moving a bucket in the catalog re-routes new transactions for its key
 }
 
 TEST_CASE("a shard's fence trigger refuses writes to buckets it does not own with SW001") {
+  PROXY_ONLY();
   ShardedFixture f;
   const int64_t key = key_where([](uint32_t b) { return b % kShards == 0; }, 10);
   const int bucket = static_cast<int>(bucket_of_key(key));
@@ -309,30 +311,37 @@ void first_statement_retry(First variant) {
 TEST_SUITE("sharding_directory") {
 
 TEST_CASE("fence error on the first statement, autocommit UPDATE (simple protocol): re-run on the new owner") {
+  PROXY_ONLY();
   first_statement_retry(First::SimpleUpdate);
 }
 
 TEST_CASE("fence error on the first statement, autocommit INSERT (simple protocol): re-run on the new owner") {
+  PROXY_ONLY();
   first_statement_retry(First::SimpleInsert);
 }
 
 TEST_CASE("fence error on the first statement, UPDATE ... RETURNING (simple protocol): rows from the new owner") {
+  PROXY_ONLY();
   first_statement_retry(First::SimpleReturning);
 }
 
 TEST_CASE("fence error on the first statement after BEGIN: re-run on the new owner, the transaction carries on") {
+  PROXY_ONLY();
   first_statement_retry(First::AfterBegin);
 }
 
 TEST_CASE("fence error on the first statement, autocommit UPDATE (extended protocol): re-run on the new owner") {
+  PROXY_ONLY();
   first_statement_retry(First::ExtendedUpdate);
 }
 
 TEST_CASE("fence error on the first statement, autocommit INSERT (prepared statement): re-run on the new owner") {
+  PROXY_ONLY();
   first_statement_retry(First::PreparedInsert);
 }
 
 TEST_CASE("fence error on a later statement of a transaction: 40001 and the transaction is rolled back") {
+  PROXY_ONLY();
   ShardedFixture f;
   const int64_t key = key_where([](uint32_t b) { return b % kShards == 0; }, 1000);
   const int64_t other = key_where([&](uint32_t b) { return b % kShards == 0 && b != bucket_of_key(key); }, 1000);
@@ -374,6 +383,7 @@ TEST_CASE("fence error on a later statement of a transaction: 40001 and the tran
 }
 
 TEST_CASE("a proxy whose catalog never learns of a move: its writes to the moved bucket get 40001") {
+  PROXY_ONLY();
   ShardedFixture f;
   // A second catalog with the same initial directory, never updated: proxy 2 stays stale.
   std::string stale_catalog = f.setup.create_extra_catalog();
@@ -429,6 +439,7 @@ TEST_CASE("a proxy whose catalog never learns of a move: its writes to the moved
 }
 
 TEST_CASE("past directory_lease without the catalog, routed statements get 57P03; back to normal once it returns") {
+  PROXY_ONLY();
   PgCluster catalog_cluster;  // the catalog alone, so that it can be stopped
   ShardedOptions o;
   o.catalog_cluster = &catalog_cluster;

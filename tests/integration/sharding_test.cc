@@ -76,6 +76,7 @@ const char* protocol_name(int protocol) { return protocol == 0 ? "simple" : prot
 TEST_SUITE("sharding") {
 
 TEST_CASE("rows written through shardwire land only on the shard that owns their bucket") {
+  PROXY_ONLY();
   ShardedFixture f;
   std::map<int, std::vector<std::string>> expected;
   size_t total = 0;
@@ -186,6 +187,7 @@ TEST_CASE("rows written through shardwire land only on the shard that owns their
 }
 
 TEST_CASE("keyed SELECT, UPDATE and DELETE through shardwire touch exactly the key's rows on its shard") {
+  PROXY_ONLY();
   ShardedFixture f;
   PgConn c = f.client();
   std::vector<int64_t> keys = spread_keys(90, 11, true);
@@ -291,18 +293,22 @@ void keyed_pgbench(const std::string& mode) {
   write_file(dir.file("auto.sql"), "\\set k random(1, 100000)\n" + statements);
   write_file(dir.file("tx.sql"), "\\set k random(1, 100000)\nBEGIN;\n" + statements + "END;\n");
   const int clients = 8, per_client = 250;
-  CommandResult r = run_command({pgbench(), "-n", "-M", mode, "-c", std::to_string(clients), "-j", "2", "-t",
-                                 std::to_string(per_client), "-f", dir.file("auto.sql"), "-f", dir.file("tx.sql"),
-                                 f.proxy->conninfo()},
-                                "", 300s);
-  INFO("pgbench -M " << mode << ": " << r.describe());
-  INFO("proxy log:\n" << f.log_tail());
-  CHECK(r.exit_code == 0);
-  CHECK(contains(r.out, "query mode: " + mode));
-  CHECK(grab(r.out, R"(number of transactions actually processed: (\d+))") == clients * per_client);
-  CHECK(grab(r.out, R"(number of failed transactions: (\d+))") == 0);
-  CHECK_FALSE(contains(lower(r.err), "error"));
-  CHECK_FALSE(contains(r.err, "aborted"));
+  {  // the pgbench output and the proxy log are shown only with these checks
+    CommandResult r = run_command({pgbench(), "-n", "-M", mode, "-c", std::to_string(clients), "-j", "2", "-t",
+                                   std::to_string(per_client), "-f", dir.file("auto.sql"), "-f", dir.file("tx.sql"),
+                                   f.proxy->conninfo()},
+                                  "", 300s);
+    INFO("pgbench -M " << mode << ": " << r.describe());
+    INFO("proxy log:\n" << f.log_tail());
+    CHECK(r.exit_code == 0);
+    CHECK(contains(r.out, "query mode: " + mode));
+    CHECK(grab(r.out, R"(number of transactions actually processed: (\d+))") == clients * per_client);
+    CHECK(grab(r.out, R"(number of failed transactions: (\d+))") == 0);
+    CHECK_FALSE(contains(lower(r.err), "error"));
+    CHECK_FALSE(contains(r.err, "aborted"));
+    std::smatch m;
+    if (std::regex_search(r.out, m, std::regex(R"(tps = ([0-9.]+))"))) MESSAGE("-M " << mode << ": tps " << m[1]);
+  }
 
   long long rows = 0;
   for (int i = 0; i < kShards; ++i) {
@@ -321,18 +327,22 @@ void keyed_pgbench(const std::string& mode) {
 }  // namespace
 
 TEST_CASE("pgbench keyed script through shardwire, -M simple, 8 clients: 0 failed, rows on their buckets' shards") {
+  PROXY_ONLY();
   keyed_pgbench("simple");
 }
 
 TEST_CASE("pgbench keyed script through shardwire, -M extended, 8 clients: 0 failed, rows on their buckets' shards") {
+  PROXY_ONLY();
   keyed_pgbench("extended");
 }
 
 TEST_CASE("pgbench keyed script through shardwire, -M prepared, 8 clients: 0 failed, rows on their buckets' shards") {
+  PROXY_ONLY();
   keyed_pgbench("prepared");
 }
 
 TEST_CASE("a transaction that crosses shards is refused with 0A000 naming both shards and is rolled back") {
+  PROXY_ONLY();
   ShardedFixture f;
   const int64_t a = key_where([](uint32_t b) { return b % kShards == 0; }, 100);
   const int64_t b = key_where([](uint32_t bk) { return bk % kShards == 2; }, 100);
@@ -382,6 +392,7 @@ TEST_CASE("a transaction that crosses shards is refused with 0A000 naming both s
 }
 
 TEST_CASE("unroutable writes and multi-row INSERTs across shards are refused with 0A000 naming the table") {
+  PROXY_ONLY();
   ShardedFixture f;
   PgConn c = f.client();
   const int64_t a = key_where([](uint32_t b) { return b % kShards == 0; }, 100);
@@ -448,6 +459,7 @@ TEST_CASE("unroutable writes and multi-row INSERTs across shards are refused wit
 }
 
 TEST_CASE("a read without a key returns every shard's rows; one that needs a merge is refused") {
+  PROXY_ONLY();
   ShardedFixture f;
   PgConn c = f.client();
   std::vector<int64_t> keys = spread_keys(60, 21, true);

@@ -1,0 +1,305 @@
+#!/usr/bin/env bash
+# Keyed benchmark (run by hand; not a pass/fail test): a pgbench custom script that works on
+# `orders` by its shard key tenant_id, against
+#   direct       PostgreSQL 15, one database with an ordinary `orders` table
+#   passthrough  shardwire in front of that same database (one shard, no catalog, no sharded table)
+#   sharded      shardwire with a catalog and 2 shard databases, `orders` sharded by tenant_id
+# interleaved in -M simple / extended / prepared. Prints tps, each shardwire's CPU microseconds per
+# transaction (utime+stime from /proc/<pid>/stat) and the sharded/passthrough CPU ratio (issue 3's
+# goal: within 1.2x). All databases live in one PostgreSQL cluster (initdb in a temp dir).
+#
+#   tests/bench/keyed.sh [seconds-per-run]
+#
+# Environment: SECS (10), ROWS (100000 seeded orders, one per tenant), ROUNDS (1; averaged),
+# POOL_SIZE (40), SW_WORKERS (1), MODES ("simple extended prepared"), CLIENTS ("1 8"),
+# SCRIPTS ("select tx"), SHARDWIRE_BIN (default: build/proxy/app/shardwire, built if missing),
+# KEEP=1 keeps the work directory.
+#
+# Scripts (k = random(1, ROWS)):
+#   select  SELECT by key (one statement, autocommit)
+#   tx      BEGIN; SELECT by key; UPDATE by key; INSERT a row for the key; END
+#   auto    the same three statements without BEGIN/END (three transactions per script run)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SECS=${1:-${SECS:-10}}
+ROWS=${ROWS:-100000}
+ROUNDS=${ROUNDS:-1}
+POOL_SIZE=${POOL_SIZE:-40}
+SW_WORKERS=${SW_WORKERS:-1}
+MODES=${MODES:-"simple extended prepared"}
+CLIENTS=${CLIENTS:-"1 8"}
+SCRIPTS=${SCRIPTS:-"select tx"}
+PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+CLK_TCK=$(getconf CLK_TCK)
+
+# ---- binaries ---------------------------------------------------------------------------------
+BIN=${SHARDWIRE_BIN:-}
+if [ -z "$BIN" ]; then
+  BIN=$ROOT/build/proxy/app/shardwire
+  if [ ! -x "$BIN" ]; then
+    echo "bench: building shardwire (Release) in $ROOT/build" >&2
+    cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$ROOT/build" --target shardwire >/dev/null
+  fi
+fi
+for b in "$BIN" "$PGBIN/pgbench" "$PGBIN/initdb" "$PGBIN/psql"; do
+  [ -x "$b" ] || { echo "bench: $b not found (run scripts/install-deps.sh and build)" >&2; exit 1; }
+done
+
+# ---- helpers ----------------------------------------------------------------------------------
+IS_ROOT=0
+[ "$(id -u)" -eq 0 ] && IS_ROOT=1
+
+as_postgres() {
+  if [ $IS_ROOT -eq 1 ]; then
+    setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"
+  else
+    "$@"
+  fi
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pick_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 40000))
+    port_open "$p" || { echo "$p"; return; }
+  done
+}
+
+wait_port() {
+  local port=$1 what=$2
+  for _ in $(seq 1 200); do
+    port_open "$port" && return 0
+    sleep 0.05
+  done
+  echo "bench: $what did not open port $port" >&2
+  return 1
+}
+
+# utime + stime of a process, in clock ticks.
+cpu_ticks() {
+  local stat
+  stat=$(cat "/proc/$1/stat")
+  stat=${stat##*) }
+  awk '{ print $12 + $13 }' <<<"$stat"
+}
+
+# ---- PostgreSQL: catalog, s0, s1 (sharded) and plain (direct + passthrough) -------------------
+WORK=$(mktemp -d /tmp/shardwire-keyed-bench-XXXXXX)
+chmod 755 "$WORK"
+[ $IS_ROOT -eq 1 ] && chown postgres:postgres "$WORK"
+PG_PORT=$(pick_port)
+SHARDED_PORT=$(pick_port)
+PASS_PORT=$(pick_port)
+SHARDED_PID=""
+PASS_PID=""
+
+cleanup() {
+  [ -n "$SHARDED_PID" ] && kill -KILL "$SHARDED_PID" 2>/dev/null || true
+  [ -n "$PASS_PID" ] && kill -KILL "$PASS_PID" 2>/dev/null || true
+  if [ -f "$WORK/pg/PG_VERSION" ]; then
+    (cd / && as_postgres "$PGBIN/pg_ctl" stop -D "$WORK/pg" -m immediate >/dev/null 2>&1) || true
+  fi
+  if [ "${KEEP:-0}" = 1 ]; then echo "bench: kept $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+cd "$WORK"
+as_postgres "$PGBIN/initdb" -D "$WORK/pg" -U postgres -E UTF8 --locale=C --auth-local=trust \
+  --auth-host=scram-sha-256 --no-instructions >/dev/null
+cat >>"$WORK/pg/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = '$WORK'
+max_connections = 300
+shared_buffers = 256MB
+fsync = off
+synchronous_commit = off
+CONF
+as_postgres "$PGBIN/pg_ctl" start -w -D "$WORK/pg" -l "$WORK/pg/postgres.log" >/dev/null
+admin() { as_postgres "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$WORK" -p "$PG_PORT" -U postgres "$@"; }
+admin -d postgres -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
+for db in catalog s0 s1 plain; do admin -d postgres -c "CREATE DATABASE $db OWNER app"; done
+
+dsn() { echo "host=127.0.0.1 port=$PG_PORT dbname=$1 user=app password=secret"; }
+ORDERS_DDL="CREATE TABLE orders (id bigserial PRIMARY KEY, tenant_id bigint NOT NULL, note text, qty integer NOT NULL DEFAULT 0)"
+INDEX_DDL="CREATE INDEX orders_tenant ON orders (tenant_id)"
+
+# Unsharded copy: direct and passthrough.
+"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$(dsn plain)" -c "$ORDERS_DDL" -c "$INDEX_DDL" \
+  -c "INSERT INTO orders (tenant_id, note) SELECT g, 'seed' FROM generate_series(1, $ROWS) g" -c "VACUUM ANALYZE orders"
+
+# ---- shardwire: sharded (catalog + 2 shards) and passthrough (one shard) ------------------------
+cat >"$WORK/sharded.yaml" <<YAML
+listen: { host: 127.0.0.1, port: $SHARDED_PORT }
+workers: $SW_WORKERS
+log_level: info
+database: app
+auth:
+  method: scram-sha-256
+  users: [ { name: app, password: secret } ]
+pool: { mode: transaction, size: $POOL_SIZE, idle_timeout: 600s, query_wait_timeout: 30s }
+catalog: { dsn: "$(dsn catalog)" }
+shards:
+  - { name: s0, dsn: "$(dsn s0)" }
+  - { name: s1, dsn: "$(dsn s1)" }
+sharding:
+  buckets: 4096
+  default_shard: s0
+  directory_lease: 30s
+  tables: [ { name: orders, key: tenant_id, type: bigint } ]
+YAML
+cat >"$WORK/passthrough.yaml" <<YAML
+listen: { host: 127.0.0.1, port: $PASS_PORT }
+workers: $SW_WORKERS
+log_level: info
+database: app
+auth:
+  method: scram-sha-256
+  users: [ { name: app, password: secret } ]
+pool: { mode: transaction, size: $POOL_SIZE, idle_timeout: 600s, query_wait_timeout: 30s }
+shards:
+  - { name: s0, dsn: "$(dsn plain)" }
+YAML
+
+echo "bench: shardwire init" >&2
+"$BIN" init --config "$WORK/sharded.yaml" >"$WORK/init.log" 2>&1 || { cat "$WORK/init.log" >&2; exit 1; }
+
+"$BIN" --config "$WORK/sharded.yaml" >>"$WORK/sharded.log" 2>&1 &
+SHARDED_PID=$!
+disown
+"$BIN" --config "$WORK/passthrough.yaml" >>"$WORK/passthrough.log" 2>&1 &
+PASS_PID=$!
+disown
+wait_port "$SHARDED_PORT" "shardwire (sharded)" || { tail -n 20 "$WORK/sharded.log" >&2; exit 1; }
+wait_port "$PASS_PORT" "shardwire (passthrough)" || { tail -n 20 "$WORK/passthrough.log" >&2; exit 1; }
+
+conninfo() {
+  case $1 in
+    direct) echo "$(dsn plain) sslmode=disable" ;;
+    passthrough) echo "host=127.0.0.1 port=$PASS_PORT dbname=app user=app password=secret sslmode=disable" ;;
+    sharded) echo "host=127.0.0.1 port=$SHARDED_PORT dbname=app user=app password=secret sslmode=disable" ;;
+  esac
+}
+pid_of() {
+  case $1 in
+    passthrough) echo "$PASS_PID" ;;
+    sharded) echo "$SHARDED_PID" ;;
+    *) echo "" ;;
+  esac
+}
+
+# The sharded table through shardwire (DDL on every shard + fence trigger), then each shard is
+# seeded directly with the rows of the buckets it owns (bucket i on shard i mod 2).
+"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$(conninfo sharded)" -c "$ORDERS_DDL" -c "$INDEX_DDL"
+for i in 0 1; do
+  "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$(dsn s$i)" \
+    -c "INSERT INTO orders (tenant_id, note) SELECT g, 'seed' FROM generate_series(1, $ROWS) g
+        WHERE shardwire.bucket_of(g::bigint, 4096) % 2 = $i" -c "VACUUM ANALYZE orders"
+done
+
+cat >"$WORK/select.sql" <<SQL
+\set k random(1, $ROWS)
+SELECT id, note, qty FROM orders WHERE tenant_id = :k;
+SQL
+cat >"$WORK/tx.sql" <<SQL
+\set k random(1, $ROWS)
+BEGIN;
+SELECT id, note, qty FROM orders WHERE tenant_id = :k;
+UPDATE orders SET qty = qty + 1 WHERE tenant_id = :k;
+INSERT INTO orders (tenant_id, note) VALUES (:k, 'bench');
+END;
+SQL
+cat >"$WORK/auto.sql" <<SQL
+\set k random(1, $ROWS)
+SELECT id, note, qty FROM orders WHERE tenant_id = :k;
+UPDATE orders SET qty = qty + 1 WHERE tenant_id = :k;
+INSERT INTO orders (tenant_id, note) VALUES (:k, 'bench');
+SQL
+
+# ---- runs -------------------------------------------------------------------------------------
+declare -A TPS_SUM TX_SUM TICKS_SUM RUNS FAILED
+TARGETS="direct passthrough sharded"
+
+run_one() {
+  local target=$1 script=$2 mode=$3 clients=$4 key="$1/$2/$3/$4"
+  local threads=$((clients < 2 ? clients : 2))
+  local pid before=0 after=0 out rc=0 tps tx failed_tx
+  pid=$(pid_of "$target")
+  if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then
+    FAILED[$key]="$target died"
+    return
+  fi
+  [ -n "$pid" ] && before=$(cpu_ticks "$pid")
+  out=$("$PGBIN/pgbench" -n -f "$WORK/$script.sql" -T "$SECS" -M "$mode" -c "$clients" -j "$threads" \
+    "$(conninfo "$target")" 2>&1) || rc=$?
+  [ -n "$pid" ] && [ -d "/proc/$pid" ] && after=$(cpu_ticks "$pid")
+  tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' <<<"$out")
+  tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+  failed_tx=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
+  if [ $rc -ne 0 ] || [ -z "$tps" ] || [ -z "$tx" ] || [ "$tx" = 0 ] || [ "${failed_tx:-0}" != 0 ]; then
+    FAILED[$key]=$(grep -m1 -iE 'error|abort|fatal' <<<"$out" || echo "pgbench exit $rc")
+    echo "bench: $key failed: ${FAILED[$key]}" >&2
+    return
+  fi
+  TPS_SUM[$key]=$(awk -v a="${TPS_SUM[$key]:-0}" -v b="$tps" 'BEGIN { print a + b }')
+  TX_SUM[$key]=$(( ${TX_SUM[$key]:-0} + tx ))
+  TICKS_SUM[$key]=$(( ${TICKS_SUM[$key]:-0} + after - before ))
+  RUNS[$key]=$(( ${RUNS[$key]:-0} + 1 ))
+  printf 'bench: %-34s tps %10.1f\n' "$key" "$tps" >&2
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+  for script in $SCRIPTS; do
+    for mode in $MODES; do
+      for clients in $CLIENTS; do
+        for target in $TARGETS; do
+          run_one "$target" "$script" "$mode" "$clients"
+        done
+      done
+    done
+  done
+done
+
+# ---- checks and report ------------------------------------------------------------------------
+# Every row on a shard must belong to a bucket that shard owns (bucket i on shard i mod 2).
+MISPLACED=0
+for i in 0 1; do
+  n=$("$PGBIN/psql" -X -A -t "$(dsn s$i)" -c "SELECT count(*) FROM orders WHERE shardwire.bucket_of(tenant_id, 4096) % 2 <> $i")
+  MISPLACED=$((MISPLACED + n))
+done
+
+tps_of() { local k=$1; [ -n "${FAILED[$k]:-}" ] || [ -z "${RUNS[$k]:-}" ] && { echo failed; return; }; awk -v s="${TPS_SUM[$k]}" -v n="${RUNS[$k]}" 'BEGIN { printf "%.0f", s / n }'; }
+ratio() { [ "$1" = failed ] || [ "$2" = failed ] && { echo "-"; return; }; awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+cpu_of() {
+  local k=$1
+  [ -n "${FAILED[$k]:-}" ] || [ -z "${RUNS[$k]:-}" ] && { echo failed; return; }
+  awk -v t="${TICKS_SUM[$k]}" -v hz="$CLK_TCK" -v n="${TX_SUM[$k]}" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }'
+}
+
+echo
+echo "keyed pgbench scripts, -T $SECS, $ROWS seeded rows, $ROUNDS round(s), pool size $POOL_SIZE, shardwire workers $SW_WORKERS, $(nproc) CPUs"
+echo "sharded: 2 shards + catalog; passthrough: shardwire, 1 shard, no sharded table; direct: PostgreSQL"
+echo
+echo "| script | mode | clients | tps direct | tps passthrough | tps sharded | sharded/direct | passthrough CPU µs/tx | sharded CPU µs/tx | sharded/passthrough CPU |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+for script in $SCRIPTS; do
+  for mode in $MODES; do
+    for clients in $CLIENTS; do
+      d=$(tps_of "direct/$script/$mode/$clients")
+      p=$(tps_of "passthrough/$script/$mode/$clients")
+      s=$(tps_of "sharded/$script/$mode/$clients")
+      pc=$(cpu_of "passthrough/$script/$mode/$clients")
+      sc=$(cpu_of "sharded/$script/$mode/$clients")
+      echo "| $script | $mode | $clients | $d | $p | $s | $(ratio "$s" "$d") | $pc | $sc | $(ratio "$sc" "$pc") |"
+    done
+  done
+done
+echo
+echo "rows on a shard that does not own their bucket: $MISPLACED"
+echo "parse-cache hit rate: not reported -- shardwire exposes no parse-cache counters yet (no /metrics, no admin console);"
+echo "  -M simple texts differ only in the key literal (normalized-cache hits), -M extended/prepared texts are constant (exact hits)"
+[ "$MISPLACED" = 0 ]
