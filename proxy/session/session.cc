@@ -69,7 +69,7 @@ void Session::cancel_running_query() {
 
 void Session::begin_shutdown() {
   shutdown_pending_ = true;
-  bool busy = backend_ != nullptr && (!tracker_.idle() || transaction_status_ != 'I' || extended_open_);
+  bool busy = backend_ != nullptr && (!tracker_.idle() || server_status_ != 'I' || extended_open_);
   if (!busy) terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
 }
 
@@ -94,7 +94,7 @@ void Session::close(const char* reason) {
   waiting_for_backend_ = false;
   if (backend_ != nullptr) {
     // A server in the middle of something is not reusable: stop its query and close it.
-    bool clean = tracker_.idle() && transaction_status_ == 'I' && !extended_open_ && !session_pooling_;
+    bool clean = tracker_.idle() && server_status_ == 'I' && !extended_open_ && !session_pooling_;
     if (!tracker_.idle()) backend_->pool().send_cancel(*backend_);
     release_backend(clean);
   }

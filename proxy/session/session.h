@@ -157,6 +157,12 @@ class Session : private net::Connection::Handler,
   bool on_fence_error(std::string_view body);
   void retry_after_fence();
 
+  // Client output for server answers and proxy answers in the stream. While the first request's
+  // answer has not started, ParseComplete/BindComplete/descriptions are held back, so a fence
+  // retry can re-run the request without the client seeing them twice.
+  void to_client(std::string_view bytes);
+  bool replaying() const { return !replay_input_.empty(); }
+
   void send_fatal(const Status& why);
   void close(const char* reason);
 
@@ -188,6 +194,7 @@ class Session : private net::Connection::Handler,
   std::string replay_input_;
   std::string first_request_;
   std::string first_request_begin_;
+  std::string held_;                 // answers held back during the first request (see to_client)
   bool capturing_ = false;
   bool answer_started_ = false;
   bool retry_pending_ = false;
@@ -200,7 +207,9 @@ class Session : private net::Connection::Handler,
   pool::Pool* waiting_pool_ = nullptr;
   bool session_pooling_ = false;
   ResponseTracker tracker_;
-  char transaction_status_ = 'I';
+  char transaction_status_ = 'I';   // as the client sees it (a deferred BEGIN makes it 'T')
+  char server_status_ = 'I';        // as backend_'s last ReadyForQuery said
+  bool outside_transaction_ = false;  // backend_ runs a Parse/Describe batch outside it
   bool extended_open_ = false;      // extended-protocol messages forwarded since the last Sync
   bool skip_until_sync_ = false;    // the proxy answered an error; drop messages up to Sync
   bool query_failed_ = false;       // the Query in progress got an ErrorResponse

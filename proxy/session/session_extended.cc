@@ -33,12 +33,14 @@ Status Session::forward_parse(const wire::Frame& frame) {
     backend_->connection().write(whole(frame));
     return Status::ok();
   }
-  if (statements_.contains(parse->statement)) {
+  auto statement = host_.statements().intern(parse->query, parse->param_types);
+  const PreparedStatement* existing = statements_.find(parse->statement);
+  // A fence retry replays the Parse that already registered the name: that one is no duplicate.
+  if (existing != nullptr && !(replaying() && existing->id == statement->id)) {
     answer_with_error(Status::client(
         "42P05", "prepared statement \"" + std::string(parse->statement) + "\" already exists"));
     return Status::ok();
   }
-  auto statement = host_.statements().intern(parse->query, parse->param_types);
   statements_.add(parse->statement, statement);
   if (backend_->prepared.count(statement->id) != 0) {
     Expectation e;
@@ -46,7 +48,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
     wire::encode_parse_complete(e.bytes);
     std::string now;
     tracker_.expect(std::move(e), &now);
-    client_->write(now);
+    to_client(now);
     return Status::ok();
   }
   std::string rewritten;

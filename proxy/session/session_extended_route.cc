@@ -117,7 +117,10 @@ Session::Start Session::start_extended(int* shard) {
       }
       case 'S':
       case 'H':
-        *shard = default_shard;  // Parse/Describe without Bind: schemas are the same everywhere
+        // Parse/Describe without Bind: schemas are the same everywhere. Inside a transaction
+        // that has no shard yet, this must not be what picks one.
+        *shard = default_shard;
+        outside_transaction_ = !deferred_begin_.empty();
         return Start::Forward;
       default:
         answer += '\x01';

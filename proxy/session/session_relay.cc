@@ -89,7 +89,8 @@ bool Session::answer_without_server(const wire::Frame& frame) {
       if (!parse || parse->statement.empty()) return false;
       auto statement = host_.statements().intern(parse->query, parse->param_types);
       if (!statement->validated) return false;
-      if (statements_.contains(parse->statement)) {
+      const PreparedStatement* existing = statements_.find(parse->statement);
+      if (existing != nullptr && !(replaying() && existing->id == statement->id)) {
         wire::encode_error(out, "ERROR", "42P05",
                            "prepared statement \"" + std::string(parse->statement) + "\" already exists");
         skip_until_sync_ = true;
@@ -146,7 +147,7 @@ void Session::attach(pool::Backend* backend) {
     std::string unused;
     tracker_.expect(std::move(e), &unused);
   }
-  if (!deferred_begin_.empty()) {
+  if (!deferred_begin_.empty() && !outside_transaction_) {
     // The transaction the proxy answered BEGIN for starts here, on the shard it picked.
     wire::encode_query(prologue, deferred_begin_);
     first_request_begin_ = std::move(deferred_begin_);
@@ -162,7 +163,7 @@ void Session::attach(pool::Backend* backend) {
   backend->connection().write(prologue);
   // Keep the first request until its answer starts: a fence error may send it elsewhere.
   first_request_.clear();
-  capturing_ = true;
+  capturing_ = !outside_transaction_;
   answer_started_ = false;
 }
 
@@ -185,6 +186,7 @@ void Session::on_backend_ready(pool::Backend* backend) {
 
 void Session::on_backend_failed(const Status& why) {
   waiting_for_backend_ = false;
+  outside_transaction_ = false;
   LOG_WARN("client=c%llu user=%s no server: %s", (unsigned long long)id(), user_.c_str(), why.message.c_str());
   if (phase_ == Phase::AwaitingServerParameters) {
     fail_login(why);

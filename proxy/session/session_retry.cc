@@ -13,6 +13,22 @@ constexpr uint64_t kDirectoryPollMs = 10;
 constexpr int kDirectoryPolls = 200;  // wait up to 2 s for a newer directory
 }  // namespace
 
+void Session::to_client(std::string_view bytes) {
+  if (bytes.empty()) return;
+  char type = bytes[0];
+  bool preamble = type == '1' || type == '2' || type == 't' || type == 'n' || type == 'T';
+  if (capturing_ && !answer_started_ && preamble) {
+    held_.append(bytes);
+    return;
+  }
+  if (!held_.empty()) {
+    client_->write(held_);
+    held_.clear();
+  }
+  client_->write(bytes);
+  if (type != 'N' && type != 'A' && type != 'S') answer_started_ = true;
+}
+
 void Session::capture_request(std::string_view bytes) {
   if (first_request_.size() + bytes.size() > kMaxCapturedRequest) {
     capturing_ = false;  // too big to keep: a fence error will be a 40001
@@ -44,7 +60,8 @@ bool Session::on_fence_error(std::string_view body) {
 // The failed first request's server answered ReadyForQuery: drop that server, wait for a newer
 // directory, and run the request again from the start (BEGIN included).
 void Session::retry_after_fence() {
-  release_backend(tracker_.idle() && transaction_status_ == 'I');
+  release_backend(tracker_.idle() && server_status_ == 'I');
+  held_.clear();  // the retry answers these again
   replay_input_.insert(0, first_request_);
   first_request_.clear();
   capturing_ = false;

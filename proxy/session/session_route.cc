@@ -81,9 +81,14 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     return Start::Forward;
   }
   const parser::StatementFacts* only = single_statement(**facts);
-  if (only != nullptr) {
+  bool protected_setting = (only != nullptr) && (only->kind == StatementKind::Set || only->kind == StatementKind::SetLocal) &&
+                           SessionState::is_protected(only->set_name);
+  if (only != nullptr && !protected_setting) {
     Start answered = start_transaction_control(only->kind, only->text, frame.size, {});
-    if (answered != Start::Forward) return answered;
+    if (answered != Start::Forward) {
+      state_.on_statement(*only);  // a deferred SET counts if the transaction commits
+      return answered;
+    }
   }
   if (deferred_aborted_) {
     refuse_request(Status::client("25P02", "current transaction is aborted, commands ignored until end of transaction block"));
@@ -125,8 +130,15 @@ Session::Start Session::start_transaction_control(StatementKind kind, std::strin
     deferred_begin_ = std::string(sql);
     transaction_status_ = 'T';
     tag = "BEGIN";
+  } else if ((kind == StatementKind::Set || kind == StatementKind::SetLocal) && in_deferred &&
+             !deferred_aborted_) {
+    // A setting picks no shard: it runs with the BEGIN, on the shard the transaction gets.
+    deferred_begin_ += ";";
+    deferred_begin_ += sql;
+    tag = "SET";
   } else if ((kind == StatementKind::Commit || kind == StatementKind::Rollback) && in_deferred) {
     tag = deferred_aborted_ || kind == StatementKind::Rollback ? "ROLLBACK" : "COMMIT";
+    state_.end_transaction(tag == "COMMIT");
     deferred_begin_.clear();
     deferred_aborted_ = false;
     transaction_status_ = 'I';

@@ -67,7 +67,19 @@ bool Session::handle_server_message(const wire::Frame& frame) {
         state_.end_transaction(false);
       break;
     case 'Z':
-      if (!frame.body.empty()) transaction_status_ = frame.body[0];
+      if (!frame.body.empty()) server_status_ = frame.body[0];
+      if (outside_transaction_) {
+        // This server ran a Parse/Describe batch outside the client's not-yet-started
+        // transaction: the client is told its own transaction status.
+        if (relay) {
+          std::string ready;
+          wire::encode_ready_for_query(ready, transaction_status_);
+          to_client(ready);
+          relay = false;
+        }
+      } else {
+        transaction_status_ = server_status_;
+      }
       if (outcome.finished.relay) {
         capturing_ = false;  // the first request got its answer: no retry from here on
         if (retry_pending_) relay = false;
@@ -76,11 +88,8 @@ bool Session::handle_server_message(const wire::Frame& frame) {
       break;
     default: break;
   }
-  if (relay) {
-    client_->write(whole(frame));
-    if (frame.type != 'N' && frame.type != 'A') answer_started_ = true;
-  }
-  if (!due.empty()) client_->write(due);
+  if (relay) to_client(whole(frame));
+  if (!due.empty()) to_client(due);
   for (uint64_t failed : tracker_.failed_statements()) backend_->prepared.erase(failed);
   if (outcome.completed && outcome.finished.owed == Owed::Parse && frame.type == '1' &&
       outcome.finished.statement != 0)
@@ -90,7 +99,7 @@ bool Session::handle_server_message(const wire::Frame& frame) {
   if (outcome.completed && outcome.finished.owed == Owed::Query && outcome.finished.relay)
     on_query_finished(query_failed_);
   if (frame.type == 'Z') {
-    if (transaction_status_ == 'I') state_.end_transaction(true);
+    if (server_status_ == 'I' && !outside_transaction_) state_.end_transaction(true);
     if (retry_pending_ && outcome.finished.relay) retry_now_ = true;
   }
   return true;
@@ -128,7 +137,7 @@ void Session::on_query_finished(bool failed) {
 
 void Session::maybe_release_backend() {
   if (backend_ == nullptr) return;
-  bool at_boundary = tracker_.idle() && transaction_status_ == 'I' && !extended_open_;
+  bool at_boundary = tracker_.idle() && server_status_ == 'I' && !extended_open_;
   if (!at_boundary) return;
   if (session_pooling_) {
     if (shutdown_pending_) terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
@@ -142,11 +151,13 @@ void Session::maybe_release_backend() {
 void Session::release_backend(bool clean) {
   pool::Backend* backend = backend_;
   backend_ = nullptr;
+  outside_transaction_ = false;
   if (!clean) {
     tracker_.reset();
     queries_in_flight_.clear();
     extended_open_ = false;
-    transaction_status_ = 'I';
+    server_status_ = 'I';
+    if (deferred_begin_.empty()) transaction_status_ = 'I';
   }
   backend->connection().resume_reading();
   backend->pool().release(backend, clean);

@@ -112,14 +112,19 @@ as_postgres "$PGBIN/initdb" -D "$WORK/pg" -U postgres -E UTF8 --locale=C --auth-
   --auth-host=scram-sha-256 --no-instructions >/dev/null
 cat >>"$WORK/pg/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
-port = $PG_PORT
 unix_socket_directories = '$WORK'
 max_connections = 300
 shared_buffers = 256MB
 fsync = off
 synchronous_commit = off
 CONF
-as_postgres "$PGBIN/pg_ctl" start -w -D "$WORK/pg" -l "$WORK/pg/postgres.log" >/dev/null
+# A port picked free can be taken before PostgreSQL binds it (other jobs share the machine): retry.
+for attempt in 1 2 3 4 5; do
+  echo "port = $PG_PORT" >>"$WORK/pg/postgresql.conf"
+  as_postgres "$PGBIN/pg_ctl" start -w -D "$WORK/pg" -l "$WORK/pg/postgres.log" >/dev/null 2>&1 && break
+  [ "$attempt" = 5 ] && { tail -n 5 "$WORK/pg/postgres.log" >&2; exit 1; }
+  PG_PORT=$(pick_port)
+done
 admin() { as_postgres "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$WORK" -p "$PG_PORT" -U postgres "$@"; }
 admin -d postgres -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
 for db in catalog s0 s1 plain; do admin -d postgres -c "CREATE DATABASE $db OWNER app"; done

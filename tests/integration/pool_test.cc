@@ -200,7 +200,7 @@ TEST_CASE("transaction mode: named prepared statements work whichever server run
   REQUIRE_OK(a.exec("COMMIT"));
 }
 
-TEST_CASE("pool.size caps the servers of all workers together, and any free server serves any worker") {
+TEST_CASE("pool.size caps the servers of all workers together, and capacity follows the clients") {
   ProxyOptions o = own_db_options("cap");
   o.workers = 2;
   o.pool_size = 3;
@@ -232,7 +232,8 @@ TEST_CASE("pool.size caps the servers of all workers together, and any free serv
     pids.insert(r.value(0, 0));
   }
   INFO("servers used: " << pids.size() << ", most connected at once: " << most);
-  CHECK(pids.size() <= 3);
+  // The cap is on servers connected at once. Capacity moves between workers by closing an idle
+  // server on one and opening one on the other, so over the run more than 3 pids may appear.
   CHECK(most <= 3);
   CHECK(shared_cluster().count_backends(o.dbname) <= 3);
 }

@@ -5,10 +5,12 @@
 //  * fence errors: a write to a fenced bucket gets SW001 from the shard's trigger; shardwire
 //    refreshes its directory and re-runs the first statement of a transaction on the new owner
 //    (the client sees success), or answers 40001 for a later statement. The stale state is made
-//    deterministic: the proxy's statement is held on a row lock on the old owner while the bucket
-//    is fenced there, moved in the catalog and the proxy has loaded the new directory; releasing
-//    the lock lets the statement meet the fence. A second proxy whose catalog is never updated
-//    shows the stale-forever case;
+//    deterministic, no sleeps: the proxy's statement is held on the old owner by a lock (the
+//    key's row lock for an UPDATE; shardwire.fenced_buckets locked for an INSERT, whose fence
+//    trigger reads it) while the bucket is fenced there, unfenced on the new owner, moved in the
+//    catalog, and the proxy has logged loading the new directory; releasing the lock lets the
+//    in-flight statement meet the fence. A second proxy whose catalog is never updated shows the
+//    stale-forever case (one retry on the same shard, then 40001);
 //  * the directory lease: with the catalog's cluster stopped, routed statements get 57P03 once
 //    directory_lease has passed, and work again after the catalog comes back.
 #include "it_test.h"

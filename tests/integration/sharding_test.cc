@@ -2,9 +2,12 @@
 // rows written with the simple protocol (psql), the extended protocol (text and binary int8
 // parameters) and prepared statements land only on the shard that owns their bucket; keyed
 // SELECT/UPDATE/DELETE touch exactly the right rows; pgbench with a keyed custom script runs clean
-// in -M simple/extended/prepared; cross-shard transactions, unroutable writes and cross-shard
-// multi-row INSERTs are refused with 0A000; reads without a key scatter, or are refused when they
-// need a merge. Directory changes, fences and the lease are in sharding_directory_test.cc.
+// in -M simple/extended/prepared; statements before the first routed one of a transaction (a
+// Parse, a SET LOCAL) do not pin it to the default shard; cross-shard transactions, unroutable
+// writes and cross-shard multi-row INSERTs are refused with 0A000; reads without a key scatter,
+// or are refused when they need a merge. Every case has its own catalog + 3 shard databases and
+// proxy (harness/sharded_fixture.h). Directory changes, fences and the lease are in
+// sharding_directory_test.cc.
 #include "it_test.h"
 
 #ifdef SHARDWIRE_IT_SHARDING
@@ -44,7 +47,7 @@ long long grab(const std::string& text, const std::string& pattern) {
 
 std::string k(int64_t key) { return std::to_string(key); }
 
-// Three keys whose buckets are on shard `shard`, the first >= from.
+// n keys whose buckets are on shard `shard` (initial directory), the first >= from.
 std::vector<int64_t> keys_on(int shard, size_t n, int64_t from = 1) {
   std::vector<int64_t> out;
   for (int64_t key = from; out.size() < n; ++key)
@@ -339,6 +342,53 @@ TEST_CASE("pgbench keyed script through shardwire, -M extended, 8 clients: 0 fai
 TEST_CASE("pgbench keyed script through shardwire, -M prepared, 8 clients: 0 failed, rows on their buckets' shards") {
   PROXY_ONLY();
   keyed_pgbench("prepared");
+}
+
+TEST_CASE("a Parse/Describe or SET after BEGIN does not pin the transaction to the default shard") {
+  PROXY_ONLY();
+  // DESIGN §5: a Parse/Describe before any Bind may go to any shard; the transaction's shard is
+  // picked by its first routed statement. pgbench -M prepared does exactly this with a
+  // BEGIN/END script: BEGIN, then PQprepare of the INSERT, then PQexecPrepared.
+  ShardedFixture f;
+  PgConn c = f.client();
+  const int64_t a = key_where([](uint32_t b) { return b % kShards == 2; }, 100);
+  const int64_t b = key_where([](uint32_t bk) { return bk % kShards == 1; }, 100);
+
+  SUBCASE("PQprepare after BEGIN") {
+    REQUIRE_OK(c.exec("BEGIN"));
+    // A text no server has seen yet, so the proxy cannot answer the Parse by itself.
+    REQUIRE_OK(c.prepare("ins", "INSERT INTO orders (tenant_id, note) VALUES ($1, $2) -- prepared in a transaction"));
+    PgResult r = c.exec_prepared("ins", {std::to_string(a), "prepared in tx"});
+    INFO(r.describe() << "\nproxy log:\n" << f.log_tail());
+    CHECK_OK(r);
+    PgResult commit = c.exec("COMMIT");
+    CHECK(commit.command_tag() == "COMMIT");
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "prepared in tx")});
+  }
+  SUBCASE("PQprepare and PQdescribePrepared after BEGIN (extended protocol throughout)") {
+    REQUIRE_OK(c.exec_params("BEGIN", {}));
+    REQUIRE_OK(c.prepare("upd", "UPDATE orders SET note = $2 WHERE tenant_id = $1 -- described in a transaction"));
+    PGresult* d = PQdescribePrepared(c.get(), "upd");
+    CHECK(PQresultStatus(d) == PGRES_COMMAND_OK);
+    CHECK(PQnparams(d) == 2);
+    PQclear(d);
+    PgResult r = c.exec_prepared("upd", {std::to_string(b), "x"});
+    INFO(r.describe() << "\nproxy log:\n" << f.log_tail());
+    CHECK_OK(r);
+    CHECK(r.command_tag() == "UPDATE 0");
+    PgResult commit = c.exec_params("COMMIT", {});
+    CHECK(commit.command_tag() == "COMMIT");
+  }
+  SUBCASE("SET LOCAL after BEGIN (simple protocol): a session statement picks no shard") {
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(c.exec("SET LOCAL statement_timeout = '10s'"));
+    PgResult r = c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(a) + ", 'after set local')");
+    INFO(r.describe() << "\nproxy log:\n" << f.log_tail());
+    CHECK_OK(r);
+    PgResult commit = c.exec("COMMIT");
+    CHECK(commit.command_tag() == "COMMIT");
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "after set local")});
+  }
 }
 
 TEST_CASE("a transaction that crosses shards is refused with 0A000 naming both shards and is rolled back") {

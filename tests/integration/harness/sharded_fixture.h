@@ -31,8 +31,9 @@ int64_t key_where(Pred pred, int64_t from = 1) {
     if (pred(bucket_of_key(k))) return k;
 }
 
-// n distinct keys spread over the whole int8 range (deterministic; includes the extremes when
-// `extremes`), none in `avoid`.
+// n distinct keys, deterministic for a seed: every third one small (0 .. 2^20, like ids), the
+// others anywhere in the int8 range; with `extremes`, the first ones are INT64_MIN, INT64_MAX,
+// -1, 0, 1 and the int4 limits.
 inline std::vector<int64_t> spread_keys(size_t n, uint64_t seed, bool extremes = false) {
   std::vector<int64_t> keys;
   if (extremes) {
@@ -44,7 +45,6 @@ inline std::vector<int64_t> spread_keys(size_t n, uint64_t seed, bool extremes =
   while (keys.size() < n) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
     int64_t k = static_cast<int64_t>(x ^ (x >> 29));
-    // Every third key small (the common case: ids), the others anywhere in the range.
     if (keys.size() % 3 == 0) k = static_cast<int64_t>(x >> 44);
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   }
