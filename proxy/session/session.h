@@ -128,7 +128,11 @@ class Session : private net::Connection::Handler,
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);
   void ensure_prepared(const PreparedStatement& statement);
-  void expect(Owed owed, bool relay = true, uint64_t statement = 0);
+  // Records what the server owes for a message written to it. Injected messages pass
+  // relay=false (their answers are swallowed; their errors reach the client if relay_errors).
+  void expect(Owed owed, bool relay = true, uint64_t statement = 0, bool relay_errors = true);
+  // An answer the proxy gives itself, in its exact place among the server's answers.
+  void answer_in_place(std::string bytes);
   void answer_with_error(const Status& error);
   void reject_pending_request(const Status& why);
   void read_server_messages();

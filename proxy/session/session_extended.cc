@@ -12,13 +12,8 @@ void Session::ensure_prepared(const PreparedStatement& statement) {
   wire::encode_parse(parse, statement.server_name, statement.query, statement.param_types);
   backend_->connection().write(parse);
   backend_->prepared.insert(statement.id);
-  Expectation e;
-  e.owed = Owed::Parse;
-  e.relay = false;         // the client never sent this Parse
-  e.relay_errors = true;   // but if it fails, the client's Bind/Describe fails with it
-  e.statement = statement.id;
-  std::string now;
-  tracker_.expect(std::move(e), &now);
+  // The client never sent this Parse; but if it fails, the client's Bind/Describe fails with it.
+  expect(Owed::Parse, /*relay=*/false, statement.id, /*relay_errors=*/true);
 }
 
 Status Session::forward_parse(const wire::Frame& frame) {
@@ -43,12 +38,9 @@ Status Session::forward_parse(const wire::Frame& frame) {
   }
   statements_.add(parse->statement, statement);
   if (backend_->prepared.count(statement->id) != 0) {
-    Expectation e;
-    e.owed = Owed::Synthetic;
-    wire::encode_parse_complete(e.bytes);
-    std::string now;
-    tracker_.expect(std::move(e), &now);
-    to_client(now);
+    std::string bytes;
+    wire::encode_parse_complete(bytes);
+    answer_in_place(std::move(bytes));
     return Status::ok();
   }
   std::string rewritten;
@@ -125,12 +117,9 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   if (!describe) {
     // Server statements are shared; closing only forgets the client's name, as a server would.
     statements_.remove(target->name);
-    Expectation e;
-    e.owed = Owed::Synthetic;
-    wire::encode_close_complete(e.bytes);
-    std::string now;
-    tracker_.expect(std::move(e), &now);
-    client_->write(now);
+    std::string bytes;
+    wire::encode_close_complete(bytes);
+    answer_in_place(std::move(bytes));
     return Status::ok();
   }
   if (statement == nullptr) {

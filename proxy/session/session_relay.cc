@@ -140,23 +140,14 @@ void Session::attach(pool::Backend* backend) {
     // Bring the server to this client's settings before anything of the client runs there.
     wire::encode_query(prologue, "RESET ALL;" + state_.signature());
     backend->applied_state = state_.signature();
-    Expectation e;
-    e.owed = Owed::Query;
-    e.relay = false;
-    e.relay_errors = false;
-    std::string unused;
-    tracker_.expect(std::move(e), &unused);
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   }
   if (!deferred_begin_.empty() && !outside_transaction_) {
     // The transaction the proxy answered BEGIN for starts here, on the shard it picked.
     wire::encode_query(prologue, deferred_begin_);
     first_request_begin_ = std::move(deferred_begin_);
     deferred_begin_.clear();
-    Expectation e;
-    e.owed = Owed::Query;
-    e.relay = false;
-    std::string unused;
-    tracker_.expect(std::move(e), &unused);
+    expect(Owed::Query, /*relay=*/false);
   } else {
     first_request_begin_.clear();
   }
@@ -215,24 +206,31 @@ void Session::reject_pending_request(const Status& why) {
   client_->write(out);
 }
 
-void Session::expect(Owed owed, bool relay, uint64_t statement) {
+void Session::expect(Owed owed, bool relay, uint64_t statement, bool relay_errors) {
   Expectation e;
   e.owed = owed;
   e.relay = relay;
+  e.relay_errors = relay_errors;
   e.statement = statement;
   std::string now;
   tracker_.expect(std::move(e), &now);
 }
 
+void Session::answer_in_place(std::string bytes) {
+  Expectation e;
+  e.owed = Owed::Synthetic;
+  e.bytes = std::move(bytes);
+  std::string now;
+  tracker_.expect(std::move(e), &now);
+  to_client(now);
+}
+
 // An error the proxy gives in place of a server answer, in its exact place in the stream; the
 // rest of the client's extended-protocol batch is skipped like a server skips it.
 void Session::answer_with_error(const Status& error) {
-  Expectation e;
-  e.owed = Owed::Synthetic;
-  wire::encode_error(e.bytes, "ERROR", error.sqlstate, error.message);
-  std::string now;
-  tracker_.expect(std::move(e), &now);
-  client_->write(now);
+  std::string bytes;
+  wire::encode_error(bytes, "ERROR", error.sqlstate, error.message);
+  answer_in_place(std::move(bytes));
   skip_until_sync_ = true;
 }
 
@@ -285,13 +283,10 @@ Status Session::forward_query(const wire::Frame& frame) {
       else if (!session_pooling_ && statement.kind == parser::StatementKind::Listen)
         refused = Status::client("0A000", "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
       if (!refused.is_ok()) {
-        Expectation e;
-        e.owed = Owed::Synthetic;
-        wire::encode_error(e.bytes, "ERROR", refused.sqlstate, refused.message);
-        wire::encode_ready_for_query(e.bytes, transaction_status_);
-        std::string now;
-        tracker_.expect(std::move(e), &now);
-        client_->write(now);
+        std::string bytes;
+        wire::encode_error(bytes, "ERROR", refused.sqlstate, refused.message);
+        wire::encode_ready_for_query(bytes, transaction_status_);
+        answer_in_place(std::move(bytes));
         maybe_release_backend();
         return Status::ok();
       }

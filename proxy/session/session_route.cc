@@ -233,14 +233,7 @@ void Session::inject_abort(const Status& error, bool extended) {
     wire::encode_parse(out, "", sql, {});
     wire::MessageWriter(out).begin('B').cstr("").cstr("").int16(0).int16(0).int16(0).end();
     wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
-    for (Owed owed : {Owed::Parse, Owed::Bind, Owed::Execute}) {
-      Expectation e;
-      e.owed = owed;
-      e.relay = false;
-      e.relay_errors = true;
-      std::string now;
-      tracker_.expect(std::move(e), &now);
-    }
+    for (Owed owed : {Owed::Parse, Owed::Bind, Owed::Execute}) expect(owed, /*relay=*/false);
     skip_until_sync_ = true;
   }
   backend_->connection().write(out);
