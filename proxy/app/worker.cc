@@ -2,6 +2,7 @@
 
 #include "app/cancel_registry.h"
 #include "common/log.h"
+#include "parser/analyze.h"
 #include "net/connection.h"
 #include "wire/messages.h"
 
@@ -45,7 +46,12 @@ Status Worker::listen() {
 void Worker::start_thread(std::function<void()> on_exit) {
   thread_ = std::thread([this, on_exit = std::move(on_exit)] {
     loop_.run();
-    LOG_DEBUG("worker=%d loop stopped", index_);
+    parser::CacheStats stats = parser::cache_stats();  // this thread's statement caches
+    uint64_t lookups = stats.exact_hits + stats.normalized_hits + stats.misses;
+    LOG_INFO("worker=%d parse cache: %llu exact hits, %llu normalized hits, %llu misses (hit rate %.1f%%)", index_,
+             (unsigned long long)stats.exact_hits, (unsigned long long)stats.normalized_hits,
+             (unsigned long long)stats.misses,
+             lookups ? 100.0 * static_cast<double>(stats.exact_hits + stats.normalized_hits) / lookups : 0.0);
     on_exit();
   });
 }

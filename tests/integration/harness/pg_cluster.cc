@@ -131,7 +131,9 @@ void PgCluster::stop() {
   if (!running_) return;
   CommandOptions opts;
   opts.cwd = dir_;
-  auto r = run_command(as_postgres({pg_bin("pg_ctl"), "stop", "-w", "-m", "immediate", "-D", data_dir()}), "", 60s,
+  // Fast, not immediate: a stopped cluster must keep what it acknowledged (synchronous_commit is
+  // off), since outage tests restart it.
+  auto r = run_command(as_postgres({pg_bin("pg_ctl"), "stop", "-w", "-m", "fast", "-D", data_dir()}), "", 60s,
                        opts);
   running_ = false;
   check(r, "pg_ctl stop");
