@@ -53,41 +53,6 @@ std::vector<std::pair<std::string, std::string>> split_options(std::string_view 
 
 }  // namespace
 
-bool may_touch_session(std::string_view sql) {
-  static constexpr std::string_view kKeywords[] = {"set", "reset", "discard", "listen", "deallocate"};
-  size_t i = 0;
-  bool at_statement_start = true;
-  while (i < sql.size()) {
-    char c = sql[i];
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '(') {
-      ++i;
-    } else if (sql.compare(i, 2, "--") == 0) {
-      size_t end = sql.find('\n', i);
-      i = end == std::string_view::npos ? sql.size() : end + 1;
-    } else if (sql.compare(i, 2, "/*") == 0) {
-      size_t end = sql.find("*/", i + 2);
-      i = end == std::string_view::npos ? sql.size() : end + 2;
-    } else if (c == ';') {
-      at_statement_start = true;
-      ++i;
-    } else {
-      if (at_statement_start) {
-        size_t end = i;
-        while (end < sql.size() && std::isalpha(static_cast<unsigned char>(sql[end]))) ++end;
-        std::string word = lower(sql.substr(i, end - i));
-        for (std::string_view keyword : kKeywords) {
-          if (word == keyword) return true;
-        }
-        at_statement_start = false;
-      }
-      size_t next = sql.find(';', i);
-      if (next == std::string_view::npos) return false;
-      i = next;
-    }
-  }
-  return false;
-}
-
 std::string quote_literal(std::string_view value) {
   bool backslash = value.find('\\') != std::string_view::npos;
   std::string out = backslash ? "E'" : "'";

@@ -45,11 +45,6 @@ class SessionState {
   std::string signature_;
 };
 
-// Cheap pre-check before parsing a Query: does any statement in `sql` start with a keyword that
-// can change session state or needs a session (SET, RESET, DISCARD, LISTEN, DEALLOCATE)?
-// False positives only cost a parse; there are no false negatives.
-bool may_touch_session(std::string_view sql);
-
 // Quotes a value as a SQL string literal ('...' with quotes doubled; E'' when it has a backslash).
 std::string quote_literal(std::string_view value);
 

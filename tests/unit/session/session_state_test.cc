@@ -70,18 +70,3 @@ TEST_CASE("quote_literal") {
   CHECK(sw::session::quote_literal("a'b") == "'a''b'");
   CHECK(sw::session::quote_literal("a\\b") == "E'a\\\\b'");
 }
-
-TEST_CASE("may_touch_session finds session keywords at any statement start") {
-  using sw::session::may_touch_session;
-  CHECK(may_touch_session("SET search_path = x"));
-  CHECK(may_touch_session("  set x=1"));
-  CHECK(may_touch_session("/* c */ -- d\n RESET ALL"));
-  CHECK(may_touch_session("select 1; discard all"));
-  CHECK(may_touch_session("LISTEN ch"));
-  CHECK(may_touch_session("deallocate all"));
-  CHECK_FALSE(may_touch_session("UPDATE t SET a = 1 WHERE k = 2"));
-  CHECK_FALSE(may_touch_session("SELECT 'set'"));
-  CHECK_FALSE(may_touch_session("SELECT settings FROM t"));
-  CHECK_FALSE(may_touch_session(""));
-  CHECK(may_touch_session("select ';' ; set x = 1"));  // may over-report, never under-report
-}
