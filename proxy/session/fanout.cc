@@ -173,6 +173,14 @@ Fanout::Next Fanout::handle_message(Leg& leg, char type, std::string_view frame,
     }
     case 'I':
       return Next::Continue;
+    case '1':
+    case '2':
+    case 'n': {
+      bool& sent = type == '1' ? parse_complete_sent_ : type == '2' ? bind_complete_sent_ : row_description_sent_;
+      if (mode_ == Mode::ConcatenateRows && !sent) write_client_(frame);
+      sent = true;
+      return Next::Continue;
+    }
     default:
       fail(Status::server("0A000", std::string("shard ") + leg.target.shard +
                                        " answered with a message shardwire cannot merge ('" + type + "')"));

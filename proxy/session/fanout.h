@@ -36,6 +36,10 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   Fanout(const Fanout&) = delete;
   Fanout& operator=(const Fanout&) = delete;
 
+  // Extended-protocol batches: the client sent no Parse (its Bind named a known statement, the
+  // shards get one anyway), so the shards' ParseComplete is not for the client.
+  void hide_parse_complete() { parse_complete_sent_ = true; }
+
   void start();
   bool finished() const { return finished_; }
 
@@ -75,6 +79,8 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   std::function<void()> done_;
   size_t current_ = 0;            // the leg whose answers are being relayed
   bool row_description_sent_ = false;
+  bool parse_complete_sent_ = false;  // ParseComplete/BindComplete/NoData: once, from the first shard
+  bool bind_complete_sent_ = false;
   uint64_t rows_ = 0;
   std::string command_tag_;
   bool errored_ = false;          // an ErrorResponse went to the client already

@@ -150,7 +150,9 @@ class Session : private net::Connection::Handler,
   Start start_transaction_control(parser::StatementKind kind, std::string_view sql, size_t batch_size,
                                   const std::string& extended_answer);
   void remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed);
-  Start start_fanout(const wire::Frame& frame, const router::Route& route);
+  Start start_fanout(std::string message, size_t consumed, const router::Route& route, bool hide_parse_complete);
+  Start start_extended_scatter(const BatchStatement& statement, const wire::BindMessage& bind, size_t bind_end,
+                               const router::Route& route, bool client_parsed);
   Status check_bind_route(const wire::BindMessage& bind);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);

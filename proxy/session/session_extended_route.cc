@@ -1,5 +1,6 @@
 // Session: routing an extended-protocol batch. The shard is decided at its first Bind, from the
 // parameter values; a batch with no Bind before its Sync (Parse/Describe only) may run anywhere.
+#include "common/bytes.h"
 #include "session/session.h"
 #include "wire/messages.h"
 
@@ -107,6 +108,12 @@ Session::Start Session::start_extended(int* shard) {
           case router::RouteKind::Default: *shard = route.shard; return Start::Forward;
           case router::RouteKind::Error: refuse_request(route.error); return Start::Answered;
           case router::RouteKind::Scatter:
+            if (deferred_begin_.empty()) {
+              remember_parsed(parsed);
+              return start_extended_scatter(*statement, *bind, offset + frame.size, route,
+                                            parsed.count(std::string(bind->statement)) != 0);
+            }
+            [[fallthrough]];
           case router::RouteKind::AllShards:
             refuse_request(Status::client(
                 "0A000", "statement on sharded table " + route.table +
@@ -128,6 +135,45 @@ Session::Start Session::start_extended(int* shard) {
     }
     offset += frame.size;
   }
+}
+
+// A keyless read in the extended protocol, sent to every shard: the batch must be
+// [Parse] Bind [Describe portal] Execute(all rows) Sync. Each shard gets it with the statement
+// parsed as the unnamed one, so no shard needs the client's statement prepared beforehand.
+Session::Start Session::start_extended_scatter(const BatchStatement& statement, const wire::BindMessage& bind,
+                                              size_t bind_end, const router::Route& route, bool client_parsed) {
+  std::string_view input = client_input();
+  size_t offset = bind_end;
+  auto next = [&]() { return wire::read_frame(input.substr(offset), wire::Sender::Client, limits_); };
+  auto frame = next();
+  if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
+  std::string batch;
+  wire::encode_parse(batch, "", statement.query, statement.types);
+  wire::encode_bind_renamed(batch, bind, "");
+  if (frame.status == wire::FrameStatus::Complete && frame.frame.type == 'D') {
+    batch.append(whole(frame.frame));
+    offset += frame.frame.size;
+    frame = next();
+    if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
+  }
+  bool execute_all = frame.status == wire::FrameStatus::Complete && frame.frame.type == 'E' &&
+                     frame.frame.body.size() >= 4 &&
+                     load_be32(frame.frame.body.data() + frame.frame.body.size() - 4) == 0;
+  if (execute_all) {
+    batch.append(whole(frame.frame));
+    offset += frame.frame.size;
+    frame = next();
+    if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
+  }
+  if (!execute_all || frame.status != wire::FrameStatus::Complete || frame.frame.type != 'S') {
+    refuse_request(Status::client("0A000", "a read of sharded table " + route.table +
+                                               " without a key runs on every shard only as one batch of "
+                                               "Bind, Describe, Execute (all rows) and Sync"));
+    return Start::Answered;
+  }
+  batch.append(whole(frame.frame));
+  offset += frame.frame.size;
+  return start_fanout(std::move(batch), offset, route, !client_parsed);
 }
 
 }  // namespace sw::session

@@ -111,7 +111,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
                                                    " needs every shard, which a transaction cannot span"));
         return Start::Answered;
       }
-      return start_fanout(frame, route);
+      return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case RouteKind::Error:
       refuse_request(route.error);
       return Start::Answered;
@@ -155,7 +155,8 @@ Session::Start Session::start_transaction_control(StatementKind kind, std::strin
   return Start::Answered;
 }
 
-Session::Start Session::start_fanout(const wire::Frame& frame, const router::Route& route) {
+Session::Start Session::start_fanout(std::string message, size_t consumed, const router::Route& route,
+                                     bool hide_parse_complete) {
   const router::Directory& directory = *host_.directory();
   std::vector<Fanout::Target> targets;
   for (size_t i = 0; i < directory.shards().size(); ++i) {
@@ -179,7 +180,7 @@ Session::Start Session::start_fanout(const wire::Frame& frame, const router::Rou
   LOG_DEBUG("client=c%llu %s on %zu shards", (unsigned long long)id(),
             mode == Fanout::Mode::ConcatenateRows ? "scatter read" : "DDL", targets.size());
   fanout_ = std::make_unique<Fanout>(
-      mode, std::move(targets), std::string(whole(frame)), state_.signature(),
+      mode, std::move(targets), std::move(message), state_.signature(),
       [this](std::string_view bytes) { client_->write(bytes); },
       [this] {
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
@@ -188,7 +189,8 @@ Session::Start Session::start_fanout(const wire::Frame& frame, const router::Rou
           if (phase_ == Phase::Ready) read_client_messages();
         });
       });
-  consume_client(frame.size);
+  if (hide_parse_complete) fanout_->hide_parse_complete();
+  consume_client(consumed);
   fanout_->start();
   return Start::Wait;
 }
