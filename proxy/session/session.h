@@ -216,6 +216,7 @@ class Session : private net::Connection::Handler,
   char transaction_status_ = 'I';   // as the client sees it (a deferred BEGIN makes it 'T')
   char server_status_ = 'I';        // as backend_'s last ReadyForQuery said
   bool outside_transaction_ = false;  // backend_ runs a Parse/Describe batch outside it
+  bool first_message_routed_ = false;  // the next Query/Bind picked backend_: no need to route it again
   bool extended_open_ = false;      // extended-protocol messages forwarded since the last Sync
   bool skip_until_sync_ = false;    // the proxy answered an error; drop messages up to Sync
   bool query_failed_ = false;       // the Query in progress got an ErrorResponse

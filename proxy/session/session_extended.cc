@@ -1,6 +1,8 @@
 // Session: extended-protocol messages that name prepared statements. In session pooling they pass
 // through untouched; in transaction pooling client names are mapped to shared server statements
 // that are prepared lazily on whichever server runs them.
+#include <utility>
+
 #include "session/session.h"
 #include "wire/messages.h"
 
@@ -77,7 +79,8 @@ Status Session::check_bind_route(const wire::BindMessage& bind) {
 Status Session::forward_bind(const wire::Frame& frame) {
   auto bind = wire::decode_bind(frame.body);
   if (!bind) return bind.status();
-  Status allowed = check_bind_route(*bind);
+  // The Bind that picked this server was routed already; every later one is checked.
+  Status allowed = std::exchange(first_message_routed_, false) ? Status::ok() : check_bind_route(*bind);
   if (!allowed.is_ok()) {
     inject_abort(allowed, true);
     return Status::ok();

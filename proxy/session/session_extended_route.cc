@@ -105,7 +105,10 @@ Session::Start Session::start_extended(int* shard) {
         router::Route route = router::route(only, &*values, directory, host_.routing_rules());
         switch (route.kind) {
           case router::RouteKind::Shard:
-          case router::RouteKind::Default: *shard = route.shard; return Start::Forward;
+          case router::RouteKind::Default:
+            *shard = route.shard;
+            first_message_routed_ = true;  // this Bind chose the server
+            return Start::Forward;
           case router::RouteKind::Error: refuse_request(route.error); return Start::Answered;
           case router::RouteKind::Scatter:
             if (deferred_begin_.empty()) {

@@ -1,4 +1,6 @@
 // Session: relaying client messages to a pooled server and the server's answers back.
+#include <utility>
+
 #include "common/log.h"
 #include "config/config.h"
 #include "session/session.h"
@@ -118,6 +120,7 @@ bool Session::acquire_backend(int shard) {
   Status error;
   pool::Pool* pool = pool_for_shard(shard, &error);
   if (pool == nullptr) {
+    first_message_routed_ = false;
     refuse_request(error);
     return false;
   }
@@ -178,6 +181,7 @@ void Session::on_backend_ready(pool::Backend* backend) {
 void Session::on_backend_failed(const Status& why) {
   waiting_for_backend_ = false;
   outside_transaction_ = false;
+  first_message_routed_ = false;
   LOG_WARN("client=c%llu user=%s no server: %s", (unsigned long long)id(), user_.c_str(), why.message.c_str());
   if (phase_ == Phase::AwaitingServerParameters) {
     fail_login(why);
@@ -264,7 +268,8 @@ Status Session::forward_query(const wire::Frame& frame) {
   if (!sql) return sql.status();
   std::shared_ptr<const parser::QueryFacts> known;
   if (auto facts = parser::analyze(*sql)) known = *facts;
-  if (known && host_.directory()) {
+  bool routed = std::exchange(first_message_routed_, false);
+  if (known && host_.directory() && !routed) {
     router::Route route = router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules());
     Status allowed = check_pinned(*known, route);
     if (!allowed.is_ok()) {

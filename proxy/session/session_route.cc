@@ -99,6 +99,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     case RouteKind::Shard:
     case RouteKind::Default:
       *shard = route.shard;
+      first_message_routed_ = true;
       return Start::Forward;
     case RouteKind::Session:
     case RouteKind::AtBind:
