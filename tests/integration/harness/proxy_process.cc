@@ -10,10 +10,8 @@
 #include "harness/pg_cluster.h"
 
 namespace it {
-namespace {
 
-// YAML double-quoted scalar.
-std::string q(const std::string& s) {
+std::string yaml_quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out.push_back('\\');
@@ -22,6 +20,8 @@ std::string q(const std::string& s) {
   return out + "\"";
 }
 
+namespace {
+const auto& q = yaml_quote;
 }  // namespace
 
 std::string render_config(const ProxyOptions& o, int listen_port, int shard_port) {

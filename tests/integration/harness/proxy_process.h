@@ -43,6 +43,8 @@ struct ProxyOptions {
 
 // The config file text, one key per line (tests find line numbers in it).
 std::string render_config(const ProxyOptions& options, int listen_port, int shard_port);
+// A YAML double-quoted scalar.
+std::string yaml_quote(const std::string& s);
 // 1-based line of the first line containing `needle`, 0 if none.
 int line_of(const std::string& text, const std::string& needle);
 

@@ -7,14 +7,7 @@
 namespace it {
 namespace {
 
-std::string q(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
-  }
-  return out + "\"";
-}
+const auto& q = yaml_quote;
 
 // "host=... port=... dbname=... user=app password=secret" without sslmode (the proxy's DSN).
 std::string dsn_of(const PgCluster& cluster, const std::string& db) {
