@@ -58,3 +58,45 @@ cpu_ticks() {
   stat=${stat##*) }  # fields after "(comm) "; utime and stime are fields 14 and 15 overall
   awk '{ print $12 + $13 }' <<<"$stat"
 }
+
+# start_bench_cluster NAME: a temp work dir ($WORK) and a PostgreSQL 15 cluster in $WORK/pg on a
+# free loopback port ($PG_PORT). On exit the processes whose pids are in the variables named by
+# BENCH_PID_VARS are killed, the cluster stopped and $WORK removed (kept with KEEP=1).
+bench_cleanup() {
+  local var
+  for var in ${BENCH_PID_VARS:-}; do
+    [ -n "${!var:-}" ] && kill -KILL "${!var}" 2>/dev/null || true
+  done
+  if [ -f "$WORK/pg/PG_VERSION" ]; then
+    (cd / && as_postgres "$PGBIN/pg_ctl" stop -D "$WORK/pg" -m immediate >/dev/null 2>&1) || true
+  fi
+  if [ "${KEEP:-0}" = 1 ]; then echo "bench: kept $WORK" >&2; else rm -rf "$WORK"; fi
+}
+
+start_bench_cluster() {
+  WORK=$(mktemp -d "/tmp/shardwire-$1-XXXXXX")
+  chmod 755 "$WORK"
+  [ $IS_ROOT -eq 1 ] && chown postgres:postgres "$WORK"
+  trap bench_cleanup EXIT
+  cd "$WORK"
+  as_postgres "$PGBIN/initdb" -D "$WORK/pg" -U postgres -E UTF8 --locale=C --auth-local=trust \
+    --auth-host=scram-sha-256 --no-instructions >/dev/null
+  cat >>"$WORK/pg/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$WORK'
+max_connections = 300
+shared_buffers = 256MB
+fsync = off
+synchronous_commit = off
+CONF
+  # A port picked free can be taken before PostgreSQL binds it (other jobs share the machine): retry.
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    PG_PORT=$(pick_port)
+    echo "port = $PG_PORT" >>"$WORK/pg/postgresql.conf"
+    as_postgres "$PGBIN/pg_ctl" start -w -D "$WORK/pg" -l "$WORK/pg/postgres.log" >/dev/null 2>&1 && return 0
+    sed -i '/^port = /d' "$WORK/pg/postgresql.conf"
+  done
+  tail -n 5 "$WORK/pg/postgres.log" >&2
+  exit 1
+}

@@ -37,43 +37,12 @@ source "$ROOT/tests/bench/common.sh"
 require_binaries "$PGBIN/pgbench" "$PGBIN/initdb" "$PGBIN/psql"
 
 # ---- PostgreSQL: catalog, s0, s1 (sharded) and plain (direct + passthrough) -------------------
-WORK=$(mktemp -d /tmp/shardwire-keyed-bench-XXXXXX)
-chmod 755 "$WORK"
-[ $IS_ROOT -eq 1 ] && chown postgres:postgres "$WORK"
-PG_PORT=$(pick_port)
-SHARDED_PORT=$(pick_port)
-PASS_PORT=$(pick_port)
 SHARDED_PID=""
 PASS_PID=""
-
-cleanup() {
-  [ -n "$SHARDED_PID" ] && kill -KILL "$SHARDED_PID" 2>/dev/null || true
-  [ -n "$PASS_PID" ] && kill -KILL "$PASS_PID" 2>/dev/null || true
-  if [ -f "$WORK/pg/PG_VERSION" ]; then
-    (cd / && as_postgres "$PGBIN/pg_ctl" stop -D "$WORK/pg" -m immediate >/dev/null 2>&1) || true
-  fi
-  if [ "${KEEP:-0}" = 1 ]; then echo "bench: kept $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-cd "$WORK"
-as_postgres "$PGBIN/initdb" -D "$WORK/pg" -U postgres -E UTF8 --locale=C --auth-local=trust \
-  --auth-host=scram-sha-256 --no-instructions >/dev/null
-cat >>"$WORK/pg/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$WORK'
-max_connections = 300
-shared_buffers = 256MB
-fsync = off
-synchronous_commit = off
-CONF
-# A port picked free can be taken before PostgreSQL binds it (other jobs share the machine): retry.
-for attempt in 1 2 3 4 5; do
-  echo "port = $PG_PORT" >>"$WORK/pg/postgresql.conf"
-  as_postgres "$PGBIN/pg_ctl" start -w -D "$WORK/pg" -l "$WORK/pg/postgres.log" >/dev/null 2>&1 && break
-  [ "$attempt" = 5 ] && { tail -n 5 "$WORK/pg/postgres.log" >&2; exit 1; }
-  PG_PORT=$(pick_port)
-done
+BENCH_PID_VARS="SHARDED_PID PASS_PID"
+start_bench_cluster keyed-bench
+SHARDED_PORT=$(pick_port)
+PASS_PORT=$(pick_port)
 admin() { as_postgres "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$WORK" -p "$PG_PORT" -U postgres "$@"; }
 admin -d postgres -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
 for db in catalog s0 s1 plain; do admin -d postgres -c "CREATE DATABASE $db OWNER app"; done

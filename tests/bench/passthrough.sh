@@ -29,38 +29,12 @@ source "$ROOT/tests/bench/common.sh"
 require_binaries "$PGBOUNCER" "$PGBIN/pgbench" "$PGBIN/initdb"
 
 # ---- start everything -------------------------------------------------------------------------
-WORK=$(mktemp -d /tmp/shardwire-bench-XXXXXX)
-chmod 755 "$WORK"
-[ $IS_ROOT -eq 1 ] && chown postgres:postgres "$WORK"
-PG_PORT=$(pick_port)
-BOUNCER_PORT=$(pick_port)
-SW_PORT=$(pick_port)
 BOUNCER_PID=""
 SW_PID=""
-
-cleanup() {
-  [ -n "$SW_PID" ] && kill -KILL "$SW_PID" 2>/dev/null || true
-  [ -n "$BOUNCER_PID" ] && kill -KILL "$BOUNCER_PID" 2>/dev/null || true
-  if [ -f "$WORK/pg/PG_VERSION" ]; then
-    (cd / && as_postgres "$PGBIN/pg_ctl" stop -D "$WORK/pg" -m immediate >/dev/null 2>&1) || true
-  fi
-  if [ "${KEEP:-0}" = 1 ]; then echo "bench: kept $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-cd "$WORK"
-as_postgres "$PGBIN/initdb" -D "$WORK/pg" -U postgres -E UTF8 --locale=C --auth-local=trust \
-  --auth-host=scram-sha-256 --no-instructions >/dev/null
-cat >>"$WORK/pg/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $PG_PORT
-unix_socket_directories = '$WORK'
-max_connections = 300
-shared_buffers = 256MB
-fsync = off
-synchronous_commit = off
-CONF
-as_postgres "$PGBIN/pg_ctl" start -w -D "$WORK/pg" -l "$WORK/pg/postgres.log" >/dev/null
+BENCH_PID_VARS="SW_PID BOUNCER_PID"
+start_bench_cluster bench
+BOUNCER_PORT=$(pick_port)
+SW_PORT=$(pick_port)
 as_postgres "$PGBIN/psql" -X -q -h "$WORK" -p "$PG_PORT" -U postgres -d postgres \
   -c "CREATE ROLE app LOGIN PASSWORD 'secret'" -c "CREATE DATABASE app OWNER app"
 
