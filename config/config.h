@@ -154,6 +154,16 @@ struct Config {
 Config load_file(const std::string& path);
 Config load_string(const std::string& text, const std::string& file_name);
 
+// The configuration as flat dotted keys in file order (config_settings.cc). `value` is exact
+// and may hold secrets (compare it, never print it); `shown` is safe to display.
+struct Setting {
+  std::string key;
+  std::string value;
+  std::string shown;
+  bool restart = false;  // a running proxy cannot apply a change (listen.*, workers)
+};
+std::vector<Setting> settings(const Config& config);
+
 // Settings that differ between two configs, as dotted keys; and which of them a running proxy
 // cannot apply without a restart (listen address, workers).
 struct ConfigDiff {

@@ -8,7 +8,7 @@ PACKAGES=(
   libuv1-dev libpq-dev libpg-query-dev libprotobuf-c-dev libyaml-cpp-dev prometheus-cpp-dev
   doctest-dev libssl-dev
   postgresql-15 postgresql-client-15 postgresql-contrib-15
-  pgbouncer openssl
+  pgbouncer openssl curl docker-compose prometheus
 )
 
 installed() {

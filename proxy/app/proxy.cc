@@ -1,5 +1,9 @@
 #include "app/proxy.h"
 
+#include "app/admin_host.h"
+#include "metrics/exposer.h"
+#include "metrics/readings.h"
+
 #include <signal.h>
 #include <uv.h>
 
@@ -33,7 +37,8 @@ std::shared_ptr<const router::Directory> Proxy::start_directory() {
   for (const auto& shard : config_->shards) shards.push_back(shard.name);
   if (config_->catalog.dsn.empty()) {
     LOG_INFO("no catalog configured: static directory, bucket i on shard i mod %zu", shards.size());
-    return router::Directory::initial(static_cast<uint32_t>(config_->sharding.buckets), shards);
+    static_directory_ = router::Directory::initial(static_cast<uint32_t>(config_->sharding.buckets), shards);
+    return static_directory_;
   }
   watcher_ = std::make_unique<catalog::DirectoryWatcher>(
       *config_, [this](std::shared_ptr<const router::Directory> d) { publish(std::move(d)); });
@@ -57,6 +62,7 @@ Result<std::shared_ptr<net::TlsContext>> Proxy::make_tls(const config::Config& c
 }
 
 int Proxy::run() {
+  started_at_us_ = stats::wall_clock_us();
   try {
     config_ = std::make_shared<const config::Config>(config::load_file(config_path_));
   } catch (const std::exception& e) {
@@ -82,12 +88,22 @@ int Proxy::run() {
   }
   for (int i = 0; i < config_->workers; ++i) {
     workers_.push_back(std::make_unique<Worker>(i, config_, cancels_, client_count_, *tls, directory,
-                                                directory_access, budgets_));
+                                                directory_access, budgets_, paused_));
+    workers_.back()->set_console_host(std::make_unique<AdminHost>(*this, *workers_.back()));
     Status listening = workers_.back()->listen();
     if (!listening) {
       LOG_ERROR("%s", listening.message.c_str());
       return 78;
     }
+  }
+  if (!config_->metrics.listen.empty()) {
+    auto exposer = metrics::Exposer::start(config_->metrics.listen, [this] { return read_metrics(); });
+    if (!exposer) {
+      LOG_ERROR("%s", exposer.status().message.c_str());
+      return 78;
+    }
+    exposer_ = std::move(*exposer);
+    LOG_INFO("metrics on http://%s/metrics", config_->metrics.listen.c_str());
   }
   for (auto& worker : workers_) {
     worker->start_thread([this] {
@@ -110,10 +126,11 @@ int Proxy::run() {
     watches.push_back(std::move(w));
   };
   watch(SIGHUP, [this] { reload(); });
-  watch(SIGTERM, [this] { stop(true); });
-  watch(SIGINT, [this] { stop(false); });
+  watch(SIGTERM, [this] { stop(admin::ShutdownMode::WaitForServers); });
+  watch(SIGINT, [this] { stop(admin::ShutdownMode::Immediate); });
   main_loop_.run();
 
+  exposer_.reset();
   for (auto& worker : workers_) worker->join();
   for (auto& w : watches) uv_close(reinterpret_cast<uv_handle_t*>(&w->handle), nullptr);
   uv_run(main_loop_.raw(), UV_RUN_NOWAIT);
@@ -123,13 +140,14 @@ int Proxy::run() {
   return 0;
 }
 
-void Proxy::reload() {
+Status Proxy::reload() {
   std::shared_ptr<const config::Config> loaded;
   try {
     loaded = std::make_shared<const config::Config>(config::load_file(config_path_));
   } catch (const std::exception& e) {
     LOG_ERROR("reload refused, keeping the running config: %s", e.what());
-    return;
+    ++reloads_failed_;
+    return Status::config(std::string("reload refused, the running configuration stays: ") + e.what());
   }
   auto diff = config::diff(*config_, *loaded);
   for (const auto& key : diff.need_restart)
@@ -137,21 +155,30 @@ void Proxy::reload() {
   auto tls = make_tls(*loaded);
   if (!tls) {
     LOG_ERROR("reload refused, keeping the running config: %s", tls.status().message.c_str());
-    return;
+    ++reloads_failed_;
+    return Status::config("reload refused, the running configuration stays: " + tls.status().message);
   }
-  config_ = loaded;
-  apply_log_level(*config_);
-  for (auto& worker : workers_) worker->post_reload(config_, *tls);
+  {
+    std::lock_guard<std::mutex> lock(config_mutex_);
+    config_ = loaded;
+  }
+  apply_log_level(*loaded);
+  for (auto& worker : workers_) worker->post_reload(loaded, *tls);
+  ++reloads_ok_;
   LOG_INFO("config reloaded from %s (%zu setting(s) changed)", config_path_.c_str(), diff.changed.size());
+  return Status::ok();
 }
 
-void Proxy::stop(bool graceful) {
-  if (stopping_ && graceful) return;
-  stopping_ = true;
-  LOG_INFO("%s", graceful ? "SIGTERM: no new connections; waiting for transactions to finish"
-                          : "SIGINT: stopping now");
+void Proxy::stop(admin::ShutdownMode mode) {
+  bool again = shutting_down_.exchange(true);
+  if (again && mode != admin::ShutdownMode::Immediate) return;
+  switch (mode) {
+    case admin::ShutdownMode::Immediate: LOG_INFO("stopping now"); break;
+    case admin::ShutdownMode::WaitForServers: LOG_INFO("no new connections; waiting for transactions to finish"); break;
+    case admin::ShutdownMode::WaitForClients: LOG_INFO("no new connections; waiting for clients to leave"); break;
+  }
   // The main loop ends when every worker has (see run()).
-  for (auto& worker : workers_) worker->post_shutdown(graceful);
+  for (auto& worker : workers_) worker->post_shutdown(mode);
 }
 
 }  // namespace sw::app

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "admin/console.h"
 #include "app/cancel_registry.h"
 #include "app/worker.h"
 #include "config/config.h"
@@ -15,6 +18,10 @@
 
 namespace sw::catalog {
 class DirectoryWatcher;
+}
+namespace sw::metrics {
+class Exposer;
+struct Readings;
 }
 
 namespace sw::app {
@@ -26,9 +33,24 @@ class Proxy {
   // Loads the config, binds, runs until stopped. Returns the process exit code.
   int run();
 
+  // For the admin console and the metrics; thread-safe (proxy_control.cc). Callbacks run on
+  // whichever thread finished the work.
+  std::shared_ptr<const config::Config> config();
+  void gather(bool lists, std::function<void(stats::Snapshot)> done);
+  void count_busy(std::function<void(int)> done);
+  void set_paused(bool paused);
+  admin::ProxyState state();
+  admin::DirectoryStatus directory_status();
+  void request_reload(std::function<void(Status)> done);
+  void request_shutdown(admin::ShutdownMode mode);
+  void kill_client(uint64_t id, std::function<void(bool)> done);
+  void reconnect();
+  // One scrape's worth of readings (proxy_metrics.cc); blocks up to a timeout for the workers.
+  metrics::Readings read_metrics();
+
  private:
-  void reload();
-  void stop(bool graceful);
+  Status reload();
+  void stop(admin::ShutdownMode mode);
   Result<std::shared_ptr<net::TlsContext>> make_tls(const config::Config& config);
   // Starts the catalog watcher (or uses the static initial layout without a catalog) and
   // returns the directory to start with; null when the catalog has none yet.
@@ -36,14 +58,21 @@ class Proxy {
   void publish(std::shared_ptr<const router::Directory> directory);
 
   std::string config_path_;
+  std::mutex config_mutex_;                        // config_ is read by other threads
   std::shared_ptr<const config::Config> config_;
+  std::shared_ptr<const router::Directory> static_directory_;  // without a catalog
+  std::atomic<bool> paused_{false};
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<uint64_t> reloads_ok_{0};
+  std::atomic<uint64_t> reloads_failed_{0};
+  int64_t started_at_us_ = 0;
   net::Loop main_loop_;
   CancelRegistry cancels_;
   pool::BudgetRegistry budgets_;
   std::atomic<int> client_count_{0};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<catalog::DirectoryWatcher> watcher_;
-  bool stopping_ = false;
+  std::unique_ptr<metrics::Exposer> exposer_;  // stopped before the workers go
   int workers_stopped_ = 0;  // main loop thread only
 };
 

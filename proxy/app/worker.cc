@@ -1,5 +1,7 @@
 #include "app/worker.h"
 
+#include <algorithm>
+
 #include "app/cancel_registry.h"
 #include "common/log.h"
 #include "parser/analyze.h"
@@ -22,10 +24,10 @@ bool same_login(const pool::BackendTarget& a, const pool::BackendTarget& b) {
 Worker::Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
                std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
                std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access,
-               pool::BudgetRegistry& budgets)
+               pool::BudgetRegistry& budgets, const std::atomic<bool>& paused)
     : index_(index), config_(std::move(config)), cancels_(cancels), client_count_(client_count),
       tls_(std::move(tls)), directory_(std::move(directory)), directory_access_(std::move(directory_access)),
-      budgets_(budgets) {
+      budgets_(budgets), paused_(paused) {
   // The config was validated at load; a rule it cannot express is reported there.
   if (auto rules = router::RoutingRules::from_config(config_->sharding)) rules_ = std::move(*rules);
 }
@@ -79,7 +81,13 @@ void Worker::accept(std::unique_ptr<net::Connection> connection) {
 void Worker::session_closed(session::Session* session) {
   // Deleting now would destroy the session inside its own callback.
   loop_.post([this, session] {
-    if (sessions_.erase(session) != 0) client_count_.fetch_sub(1);
+    auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    traffic_.client_bytes_received += session->client_bytes_read();
+    traffic_.client_bytes_sent += session->client_bytes_written();
+    held_.erase(std::remove(held_.begin(), held_.end(), session), held_.end());
+    sessions_.erase(it);
+    client_count_.fetch_sub(1);
     stop_when_idle();
   });
 }
@@ -202,21 +210,25 @@ void Worker::apply_reload(std::shared_ptr<const config::Config> config, std::sha
   }
 }
 
-void Worker::post_shutdown(bool graceful) {
-  loop_.post([this, graceful] { shutdown(graceful); });
+void Worker::post_shutdown(admin::ShutdownMode mode) {
+  loop_.post([this, mode] { shutdown(mode); });
 }
 
-void Worker::shutdown(bool graceful) {
+// Immediate: every client closed now. WaitForServers (SIGTERM): transactions in progress finish,
+// then each client is closed. WaitForClients: no new clients; the loop ends when the last leaves.
+void Worker::shutdown(admin::ShutdownMode mode) {
   shutting_down_ = true;
   if (listener_) listener_->close();
-  std::vector<session::Session*> sessions;
-  for (auto& [raw, owned] : sessions_) sessions.push_back(raw);
-  for (session::Session* s : sessions) {
-    if (graceful) s->begin_shutdown();
-    else s->terminate(Status::proxy("57P01", "terminating connection due to immediate shutdown"));
+  if (mode != admin::ShutdownMode::WaitForClients) {
+    std::vector<session::Session*> sessions;
+    for (auto& [raw, owned] : sessions_) sessions.push_back(raw);
+    for (session::Session* s : sessions) {
+      if (mode == admin::ShutdownMode::WaitForServers) s->begin_shutdown();
+      else s->terminate(Status::proxy("57P01", "terminating connection due to immediate shutdown"));
+    }
+    for (auto& [key, entry] : pools_) entry.pool->retire();
   }
-  for (auto& [key, entry] : pools_) entry.pool->retire();
-  if (!graceful) loop_.stop();
+  if (mode == admin::ShutdownMode::Immediate) loop_.stop();
   stop_when_idle();
 }
 

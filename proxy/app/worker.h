@@ -11,11 +11,13 @@
 #include <thread>
 #include <unordered_map>
 
+#include "admin/console.h"
 #include "config/config.h"
 #include "net/listener.h"
 #include "net/loop.h"
 #include "pool/pool.h"
 #include "session/session.h"
+#include "stats/snapshot.h"
 
 namespace sw::app {
 
@@ -32,7 +34,7 @@ class Worker : public session::SessionHost {
   Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
          std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
          std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access,
-         pool::BudgetRegistry& budgets);
+         pool::BudgetRegistry& budgets, const std::atomic<bool>& paused);
   ~Worker() override;
 
   // Binds the listener (called before the thread starts; errors are fatal at startup).
@@ -41,11 +43,20 @@ class Worker : public session::SessionHost {
   void start_thread(std::function<void()> on_exit);
   void join();
 
+  // The admin console this worker's admin clients talk to (set before the thread starts).
+  void set_console_host(std::unique_ptr<admin::ConsoleHost> host);
+
   // Thread-safe requests.
   void post_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls);
-  void post_shutdown(bool graceful);
+  void post_shutdown(admin::ShutdownMode mode);
   void post_cancel(wire::CancelKey key);
   void post_directory(std::shared_ptr<const router::Directory> directory);
+  // Each runs on this worker's thread and calls `done` there (worker_control.cc).
+  void post_snapshot(bool lists, std::function<void(stats::Snapshot)> done);
+  void post_count_busy(std::function<void(int)> done);  // sessions holding servers
+  void post_resume();                                     // wake sessions PAUSE held
+  void post_kill_client(uint64_t id, std::function<void(bool)> done);
+  void post_reconnect();                                  // servers close once released
 
   // SessionHost
   net::Loop& loop() override { return loop_; }
@@ -62,11 +73,15 @@ class Worker : public session::SessionHost {
   void forward_cancel(wire::CancelKey key) override;
   bool shutting_down() override { return shutting_down_; }
   void session_closed(session::Session* session) override;
+  stats::WorkerTraffic& traffic() override { return traffic_; }
+  bool hold_if_paused(session::Session* session) override;
+  void admin_command(std::string_view sql, std::function<void(std::string)> reply) override;
 
  private:
   void accept(std::unique_ptr<net::Connection> connection);
   void apply_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls);
-  void shutdown(bool graceful);
+  void shutdown(admin::ShutdownMode mode);
+  stats::Snapshot snapshot(bool lists);
   pool::PoolSettings pool_settings() const;
   Result<pool::BackendTarget> target_for(const config::Config& config, const std::string& user,
                                          const std::string& shard) const;
@@ -82,6 +97,7 @@ class Worker : public session::SessionHost {
   DirectoryAccess directory_access_;
   router::RoutingRules rules_;
   pool::BudgetRegistry& budgets_;
+  const std::atomic<bool>& paused_;
   std::unique_ptr<net::Listener> listener_;
   std::unordered_map<session::Session*, std::unique_ptr<session::Session>> sessions_;
   std::unordered_map<uint64_t, session::Session*> by_cancel_key_;
@@ -91,6 +107,10 @@ class Worker : public session::SessionHost {
   };
   std::map<std::string, PoolEntry> pools_;  // by BackendTarget::key()
   session::StatementRegistry statements_;
+  stats::WorkerTraffic traffic_;    // includes the byte counts of closed client connections
+  std::vector<session::Session*> held_;  // sessions PAUSE holds
+  std::unique_ptr<admin::ConsoleHost> console_host_;
+  std::unique_ptr<admin::Console> console_;
   bool shutting_down_ = false;
   std::thread thread_;
 };

@@ -16,10 +16,13 @@ struct WriteRequest {
   std::string data;
 };
 
-std::string describe_peer(uv_tcp_t* handle) {
+// "host:port" of either end of a TCP handle.
+std::string describe_address(uv_tcp_t* handle, bool peer) {
   sockaddr_storage address{};
   int length = sizeof address;
-  if (uv_tcp_getpeername(handle, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "?";
+  auto* raw = reinterpret_cast<sockaddr*>(&address);
+  if ((peer ? uv_tcp_getpeername(handle, raw, &length) : uv_tcp_getsockname(handle, raw, &length)) != 0)
+    return "?";
   char host[INET6_ADDRSTRLEN] = "?";
   int port = 0;
   if (address.ss_family == AF_INET) {
@@ -54,7 +57,8 @@ std::unique_ptr<Connection> Connection::accept(Loop& loop, uv_stream_t* server, 
   connection->handle_->data = connection.get();
   if (uv_accept(server, reinterpret_cast<uv_stream_t*>(connection->handle_)) != 0) return nullptr;
   uv_tcp_nodelay(connection->handle_, 1);
-  connection->peer_ = describe_peer(connection->handle_);
+  connection->peer_ = describe_address(connection->handle_, true);
+  connection->local_ = describe_address(connection->handle_, false);
   connection->start_reading();
   return connection;
 }
@@ -106,6 +110,7 @@ void Connection::on_connect(uv_connect_t* request, int status) {
     return;
   }
   uv_tcp_nodelay(self->handle_, 1);
+  self->local_ = describe_address(self->handle_, false);
   self->start_reading();
   self->handler_->on_connected(*self, Status::ok());
 }
@@ -145,6 +150,7 @@ void Connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf
 }
 
 void Connection::handle_bytes(std::string_view bytes) {
+  bytes_read_ += bytes.size();
   if (tls_) {
     Status status = tls_->on_ciphertext(bytes, in_);
     std::string records = tls_->take_ciphertext();
@@ -202,7 +208,10 @@ void Connection::flush() {
   if (in_flight_ == 0) {
     uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
     int written = uv_try_write(stream, &buf, 1);
-    if (written > 0) out_.erase(0, static_cast<size_t>(written));
+    if (written > 0) {
+      out_.erase(0, static_cast<size_t>(written));
+      bytes_written_ += static_cast<uint64_t>(written);
+    }
     else if (written != UV_EAGAIN) {
       fail(uv_status("write failed", written));
       return;
@@ -212,6 +221,7 @@ void Connection::flush() {
     auto* request = new WriteRequest;
     request->data.swap(out_);
     in_flight_ += request->data.size();
+    bytes_written_ += request->data.size();
     uv_buf_t buf = uv_buf_init(request->data.data(), static_cast<unsigned>(request->data.size()));
     int rc = uv_write(&request->req, stream, &buf, 1, &Connection::on_write);
     if (rc != 0) {

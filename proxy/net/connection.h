@@ -55,7 +55,11 @@ class Connection {
 
   void set_handler(Handler* handler) { handler_ = handler; }
   uint64_t id() const { return id_; }
-  const std::string& peer() const { return peer_; }
+  const std::string& peer() const { return peer_; }     // "host:port"
+  const std::string& local() const { return local_; }   // "host:port" once connected
+  // Socket bytes (ciphertext under TLS): read so far, and handed to the kernel so far.
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t bytes_written() const { return bytes_written_; }
   bool is_open() const { return handle_ != nullptr; }
 
   std::string_view input() const { return std::string_view(in_).substr(in_offset_); }
@@ -96,6 +100,9 @@ class Connection {
   Loop& loop_;
   uint64_t id_;
   std::string peer_;
+  std::string local_;
+  uint64_t bytes_read_ = 0;
+  uint64_t bytes_written_ = 0;
   uv_tcp_t* handle_ = nullptr;
   Handler* handler_ = nullptr;
   std::string in_;

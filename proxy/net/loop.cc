@@ -47,6 +47,31 @@ void Loop::post(std::function<void()> task) {
   uv_async_send(async_.get());
 }
 
+namespace {
+struct BlockingWork {
+  uv_work_t request;
+  std::function<void()> work;
+  std::function<void()> after;
+};
+}  // namespace
+
+void Loop::run_blocking(std::function<void()> work, std::function<void()> after) {
+  auto* job = new BlockingWork{{}, std::move(work), std::move(after)};
+  job->request.data = job;
+  int rc = uv_queue_work(
+      loop_.get(), &job->request, [](uv_work_t* r) { static_cast<BlockingWork*>(r->data)->work(); },
+      [](uv_work_t* r, int) {
+        std::unique_ptr<BlockingWork> done(static_cast<BlockingWork*>(r->data));
+        done->after();
+      });
+  if (rc != 0) {
+    // Only fails for a null callback; run inline rather than lose the answer.
+    std::unique_ptr<BlockingWork> done(job);
+    done->work();
+    done->after();
+  }
+}
+
 void Loop::on_async(uv_async_t* handle) {
   auto* self = static_cast<Loop*>(handle->data);
   std::vector<std::function<void()>> tasks;

@@ -30,6 +30,8 @@ class Loop {
   void stop();
   // Thread-safe: runs `task` on this loop's thread.
   void post(std::function<void()> task);
+  // Runs `work` on libuv's thread pool (blocking I/O), then `after` on this loop's thread.
+  void run_blocking(std::function<void()> work, std::function<void()> after);
 
   // Called by Connection when it has buffered output; flushed after this iteration's callbacks.
   void mark_dirty(Connection* connection);

@@ -6,6 +6,7 @@
 #include "net/loop.h"
 #include "net/tls.h"
 #include "pool/pool.h"
+#include "stats/snapshot.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
 
@@ -16,7 +17,7 @@ std::string BackendTarget::key() const {
 }
 
 Backend::Backend(Pool& pool, uint64_t id, uint64_t now_ms)
-    : created_ms(now_ms), pool_(pool), id_(id) {}
+    : created_ms(now_ms), connected_at_us(stats::wall_clock_us()), pool_(pool), id_(id) {}
 
 Backend::~Backend() = default;
 
@@ -221,6 +222,7 @@ void Backend::set_parameter(std::string_view name, std::string_view value) {
 
 void Backend::attach(BackendUser* user) {
   user_ = user;
+  attached_at_us = stats::wall_clock_us();
   state_ = State::Active;
 }
 

@@ -73,6 +73,8 @@ class Backend : private net::Connection::Handler {
   std::unordered_set<uint64_t> prepared;   // ids of statements prepared on this server
   uint64_t created_ms;
   uint64_t idle_since_ms = 0;
+  int64_t connected_at_us = 0;    // wall clock, for the admin console
+  int64_t attached_at_us = 0;     // wall clock of the last attach
 
  private:
   friend class Pool;

@@ -109,6 +109,7 @@ void Pool::release(Backend* backend, bool clean) {
 void Pool::hand_to_waiter_or_idle(Backend* backend) {
   if (!waiters_.empty()) {
     Waiter* waiter = waiters_.front().waiter;
+    traffic_.wait_time_us += (net::now_ms(loop_) - waiters_.front().since_ms) * 1000;
     waiters_.pop_front();
     if (waiters_.empty()) note_waiting();
     backend->state_ = Backend::State::Active;
@@ -165,6 +166,10 @@ void Pool::destroy_later(Backend* backend) {
   // Deleting inside the backend's own callback would pull the floor from under it.
   std::shared_ptr<Backend> doomed(std::move(it->second));
   backends_.erase(it);
+  if (doomed->connection_) {
+    closed_bytes_received_ += doomed->connection_->bytes_written();
+    closed_bytes_sent_ += doomed->connection_->bytes_read();
+  }
   budget_->give_back();
   loop_.post([doomed] {});
 }
@@ -179,6 +184,7 @@ void Pool::maintain() {
   }
   while (!waiters_.empty() && now - waiters_.front().since_ms >= settings_.query_wait_timeout_ms) {
     Waiter* waiter = waiters_.front().waiter;
+    traffic_.wait_time_us += (now - waiters_.front().since_ms) * 1000;
     waiters_.pop_front();
     if (waiters_.empty()) note_waiting();
     waiter->on_backend_failed(Status::proxy(

@@ -15,6 +15,7 @@
 #include "net/timer.h"
 #include "pool/backend.h"
 #include "pool/budget.h"
+#include "stats/snapshot.h"
 
 namespace sw::net {
 class Loop;
@@ -73,6 +74,12 @@ class Pool {
   const PoolSettings& settings() const { return settings_; }
   net::Loop& loop() { return loop_; }
   Counts counts() const;
+  // Counters the session layer adds to as it serves queries and transactions with this pool.
+  stats::PoolTraffic& traffic() { return traffic_; }
+  // For the admin console and metrics (pool_report.cc): the pool's row (client counts are the
+  // sessions' to fill in) and one row per server connection.
+  stats::PoolInfo report() const;
+  void report_servers(int worker, std::vector<stats::ServerInfo>& out) const;
   // ParameterStatus set of the last server that logged in (what new clients are told).
   const std::map<std::string, std::string>& server_parameters() const { return server_parameters_; }
   bool has_server_parameters() const { return !server_parameters_.empty(); }
@@ -112,6 +119,9 @@ class Pool {
   };
   std::list<CancelInFlight> cancels_;
   std::shared_ptr<Budget> budget_;
+  stats::PoolTraffic traffic_;
+  uint64_t closed_bytes_received_ = 0;  // socket bytes of servers already closed
+  uint64_t closed_bytes_sent_ = 0;
   net::Timer maintenance_;
   bool retired_ = false;
 };

@@ -231,7 +231,7 @@ void Fanout::complete() {
   std::string out;
   if (!errored_) {
     std::string tag = mode_ == Mode::ConcatenateRows ? command_tag_ + " " + std::to_string(rows_) : command_tag_;
-    wire::MessageWriter(out).begin('C').cstr(tag).end();
+    wire::encode_command_complete(out, tag);
   }
   wire::encode_ready_for_query(out, 'I');
   write_client_(out);

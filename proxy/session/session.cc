@@ -31,7 +31,7 @@ void Session::on_readable(net::Connection&) {
   switch (phase_) {
     case Phase::Startup: read_startup(); break;
     case Phase::Authenticating: read_auth(); break;
-    case Phase::Ready: read_client_messages(); break;
+    case Phase::Ready: admin_ ? read_admin_messages() : read_client_messages(); break;
     case Phase::AwaitingServerParameters:
     case Phase::Closed: break;
   }
@@ -65,6 +65,11 @@ void Session::cancel_running_query() {
   LOG_INFO("client=c%llu cancel request forwarded to server=s%llu", (unsigned long long)id(),
            (unsigned long long)backend_->id());
   backend_->pool().send_cancel(*backend_);
+}
+
+void Session::resume_after_pause() {
+  held_by_pause_ = false;
+  if (phase_ == Phase::Ready) read_client_messages();
 }
 
 void Session::begin_shutdown() {

@@ -21,6 +21,7 @@
 #include "session/prepared_statements.h"
 #include "session/response_tracker.h"
 #include "session/session_state.h"
+#include "stats/snapshot.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
 #include "wire/startup.h"
@@ -67,6 +68,12 @@ class SessionHost {
   virtual bool shutting_down() = 0;
   // The session is finished; the host deletes it outside the session's own callbacks.
   virtual void session_closed(Session* session) = 0;
+  // This worker's counters (logins, latency, backend errors).
+  virtual stats::WorkerTraffic& traffic() = 0;
+  // PAUSE: a session about to start a transaction asks; if paused, it waits for resume_after_pause().
+  virtual bool hold_if_paused(Session* session) = 0;
+  // The admin console: `reply` gets the answer (without ReadyForQuery) on this thread, once.
+  virtual void admin_command(std::string_view sql, std::function<void(std::string)> reply) = 0;
 };
 
 // A statement parsed in an extended-protocol batch that is being routed.
@@ -91,6 +98,15 @@ class Session : private net::Connection::Handler,
   void begin_shutdown();
   // Closes the client now (SIGINT, admin KILL).
   void terminate(const Status& why);
+  // RESUME after PAUSE held this session (see SessionHost::hold_if_paused).
+  void resume_after_pause();
+  // A transaction (or a fan-out) holds servers right now: PAUSE waits for it.
+  bool holds_server() const { return backend_ != nullptr || fanout_ != nullptr; }
+  // For SHOW CLIENTS and SHOW POOLS (session_report.cc): `pool` is the pool the client counts
+  // in (its server's, the one it waits for, else its login pool).
+  stats::ClientInfo report(int worker, const pool::Pool** pool) const;
+  uint64_t client_bytes_read() const { return client_->bytes_read(); }
+  uint64_t client_bytes_written() const { return client_->bytes_written(); }
 
  private:
   enum class Phase { Startup, Authenticating, AwaitingServerParameters, Ready, Closed };
@@ -114,6 +130,13 @@ class Session : private net::Connection::Handler,
   void after_authentication();
   void finish_login();
   void fail_login(const Status& why);
+  // Admin console (session_admin.cc)
+  void start_admin();
+  void read_admin_messages();
+  // Statistics (session_report.cc)
+  void note_request_start();
+  void count_request_done();
+  void count_fanout(const std::vector<pool::Pool*>& pools, stats::RouteLabel label, int64_t started_us);
 
   // Relay (session_relay.cc)
   std::string_view client_input() const;
@@ -224,6 +247,15 @@ class Session : private net::Connection::Handler,
   SessionState state_;
   ClientStatements statements_;
   bool shutdown_pending_ = false;
+  bool admin_ = false;               // a console session: no servers, commands go to the host
+  bool admin_busy_ = false;          // a console command is running; later input waits
+  bool held_by_pause_ = false;
+  // Statistics
+  int64_t connected_at_us_ = stats::wall_clock_us();
+  int64_t request_wall_us_ = 0;
+  int64_t request_started_us_ = 0;   // monotonic; 0 = no request in flight
+  int64_t xact_started_us_ = 0;
+  stats::RouteLabel route_label_ = stats::RouteLabel::Default;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // lets posted tasks detect our end
 };
 

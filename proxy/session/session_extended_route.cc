@@ -108,6 +108,7 @@ Session::Start Session::start_extended(int* shard) {
           case router::RouteKind::Default:
             *shard = route.shard;
             first_message_routed_ = true;  // this Bind chose the server
+            route_label_ = route.kind == router::RouteKind::Shard ? stats::RouteLabel::Shard : stats::RouteLabel::Default;
             return Start::Forward;
           case router::RouteKind::Error: refuse_request(route.error); return Start::Answered;
           case router::RouteKind::Scatter:

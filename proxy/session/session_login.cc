@@ -123,6 +123,10 @@ void Session::read_auth() {
 
 void Session::after_authentication() {
   const config::Config& config = host_.config();
+  if (database_ == config.admin.database) {
+    start_admin();
+    return;
+  }
   // An unknown database fails exactly like a wrong password: nothing about what exists leaks.
   if (database_ != config.database) {
     LOG_INFO("client=c%llu user=%s login refused: unknown database", (unsigned long long)id(), user_.c_str());
@@ -151,6 +155,7 @@ void Session::after_authentication() {
 
 void Session::finish_login() {
   phase_ = Phase::Ready;
+  host_.traffic().count_login(stats::LoginResult::Ok);
   login_timer_.stop();
   cancel_key_ = host_.register_cancel(this);
   cancel_registered_ = true;
@@ -173,6 +178,12 @@ void Session::finish_login() {
 
 void Session::fail_login(const Status& why) {
   if (phase_ == Phase::Closed) return;
+  if (phase_ != Phase::Startup) {
+    stats::LoginResult result = why.sqlstate == "28P01"   ? stats::LoginResult::BadCredentials
+                                : why.sqlstate == "28000" ? stats::LoginResult::NotAllowed
+                                                          : stats::LoginResult::Error;
+    host_.traffic().count_login(result);
+  }
   LOG_INFO("client=c%llu user=%s login failed: %s", (unsigned long long)id(), user_.c_str(),
            why.message.c_str());
   terminate(why);

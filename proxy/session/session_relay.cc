@@ -28,7 +28,7 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
-  while (phase_ == Phase::Ready && !waiting_for_backend_ && !fanout_ && !retry_pending_) {
+  while (phase_ == Phase::Ready && !waiting_for_backend_ && !fanout_ && !retry_pending_ && !held_by_pause_) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
@@ -50,6 +50,10 @@ void Session::read_client_messages() {
         consume_client(frame.size);
         continue;
       }
+      if (host_.hold_if_paused(this)) {
+        held_by_pause_ = true;  // PAUSE: no new transaction until RESUME
+        return;
+      }
       int shard = -1;
       Start start = start_request(frame, &shard);
       if (start == Start::Answered) continue;
@@ -65,6 +69,7 @@ void Session::read_client_messages() {
     }
     if (frame.type == 'S') skip_until_sync_ = false;
     if (capturing_) capture_request(whole(frame));
+    if (request_started_us_ == 0) note_request_start();
     Status status = forward(frame);
     consume_client(frame.size);
     if (!status) {
@@ -138,6 +143,7 @@ bool Session::acquire_backend(int shard) {
 void Session::attach(pool::Backend* backend) {
   backend_ = backend;
   backend->attach(this);
+  xact_started_us_ = stats::monotonic_us();
   std::string prologue;
   if (backend->applied_state != state_.signature()) {
     // Bring the server to this client's settings before anything of the client runs there.

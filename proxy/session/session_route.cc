@@ -54,6 +54,7 @@ Session::Start Session::start_request(const wire::Frame& frame, int* shard) {
     return Start::Answered;
   }
   routed_version_ = directory->version();
+  route_label_ = stats::RouteLabel::Default;
   switch (frame.type) {
     case 'Q': return start_query(frame, shard);
     case 'P':
@@ -100,6 +101,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     case RouteKind::Default:
       *shard = route.shard;
       first_message_routed_ = true;
+      route_label_ = route.kind == RouteKind::Shard ? stats::RouteLabel::Shard : stats::RouteLabel::Default;
       return Start::Forward;
     case RouteKind::Session:
     case RouteKind::AtBind:
@@ -147,7 +149,7 @@ Session::Start Session::start_transaction_control(StatementKind kind, std::strin
     return Start::Forward;
   }
   std::string out = extended_answer;
-  wire::MessageWriter(out).begin('C').cstr(tag).end();
+  wire::encode_command_complete(out, tag);
   // An extended batch's Sync gets its ReadyForQuery from answer_without_server (or, pipelined
   // behind more statements, from the server that runs them).
   if (extended_answer.empty()) wire::encode_ready_for_query(out, transaction_status_);
@@ -180,10 +182,14 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
   auto mode = route.kind == RouteKind::Scatter ? Fanout::Mode::ConcatenateRows : Fanout::Mode::OneAfterAnother;
   LOG_DEBUG("client=c%llu %s on %zu shards", (unsigned long long)id(),
             mode == Fanout::Mode::ConcatenateRows ? "scatter read" : "DDL", targets.size());
+  std::vector<pool::Pool*> pools;
+  for (const auto& target : targets) pools.push_back(target.pool);
+  auto label = route.kind == RouteKind::Scatter ? stats::RouteLabel::Scatter : stats::RouteLabel::AllShards;
   fanout_ = std::make_unique<Fanout>(
       mode, std::move(targets), std::move(message), state_.signature(),
       [this](std::string_view bytes) { client_->write(bytes); },
-      [this] {
+      [this, pools = std::move(pools), label, started = stats::monotonic_us()] {
+        count_fanout(pools, label, started);
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
           if (!alive.lock()) return;
           fanout_.reset();

@@ -58,6 +58,7 @@ bool Session::handle_server_message(const wire::Frame& frame) {
       if (auto fields = wire::decode_error_fields(frame.body)) {
         LOG_DEBUG("client=c%llu server error %.*s", (unsigned long long)id(),
                   static_cast<int>(fields->sqlstate.size()), fields->sqlstate.data());
+        host_.traffic().count_backend_error(fields->sqlstate);
         if (fields->sqlstate == "SW001" && relay && on_fence_error(frame.body)) relay = false;
       }
       if (!queries_in_flight_.empty() && !outcome.completed) query_failed_ = true;
@@ -81,6 +82,7 @@ bool Session::handle_server_message(const wire::Frame& frame) {
         transaction_status_ = server_status_;
       }
       if (outcome.finished.relay) {
+        count_request_done();
         capturing_ = false;  // the first request got its answer: no retry from here on
         if (retry_pending_) relay = false;
         else retried_ = false;

@@ -375,6 +375,33 @@ void encode_error(std::string& out, std::string_view severity, std::string_view 
   w.int8(0).end();
 }
 
+void encode_command_complete(std::string& out, std::string_view tag) {
+  MessageWriter(out).begin('C').cstr(tag).end();
+}
+
+void encode_row_description(std::string& out, const std::vector<ColumnDescription>& columns) {
+  MessageWriter w(out);
+  w.begin('T').int16(static_cast<uint16_t>(columns.size()));
+  for (const auto& column : columns) {
+    w.cstr(column.name).int32(0).int16(0).int32(column.type_oid).int16(static_cast<uint16_t>(-1));
+    w.int32(static_cast<uint32_t>(-1)).int16(0);
+  }
+  w.end();
+}
+
+void encode_data_row(std::string& out, const std::vector<std::optional<std::string>>& values) {
+  MessageWriter w(out);
+  w.begin('D').int16(static_cast<uint16_t>(values.size()));
+  for (const auto& value : values) {
+    if (!value) {
+      w.int32(static_cast<uint32_t>(-1));
+      continue;
+    }
+    w.int32(static_cast<uint32_t>(value->size())).bytes(*value);
+  }
+  w.end();
+}
+
 void encode_parse_complete(std::string& out) { MessageWriter(out).begin('1').end(); }
 void encode_bind_complete(std::string& out) { MessageWriter(out).begin('2').end(); }
 void encode_close_complete(std::string& out) { MessageWriter(out).begin('3').end(); }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,6 +105,16 @@ void encode_ready_for_query(std::string& out, char status);
 
 // 'C': command tag without terminator ("SELECT 1", "ROLLBACK", ...).
 Result<std::string_view> decode_command_complete(std::string_view body);
+void encode_command_complete(std::string& out, std::string_view tag);
+
+// 'T' for a result in text format: column names and type OIDs (no table, typmod -1).
+struct ColumnDescription {
+  std::string_view name;
+  uint32_t type_oid;
+};
+void encode_row_description(std::string& out, const std::vector<ColumnDescription>& columns);
+// 'D': one value per column, text format; nullopt is NULL.
+void encode_data_row(std::string& out, const std::vector<std::optional<std::string>>& values);
 
 // 'E' / 'N': field list. Missing fields are empty (a server may omit the SQLSTATE).
 struct ErrorFields {

@@ -30,6 +30,7 @@ class PgResult {
   const std::string& command_tag() const { return tag_; }
   int rows() const { return static_cast<int>(rows_.size()); }
   int cols() const { return static_cast<int>(names_.size()); }
+  const std::vector<std::string>& names() const { return names_; }
   const std::string& value(int row = 0, int col = 0) const;
   bool is_null(int row, int col) const { return nulls_.at(row).at(col); }
   const std::vector<std::vector<std::string>>& data() const { return rows_; }

@@ -1,0 +1,66 @@
+// The admin console: executes one command text and answers with complete protocol messages
+// (without the ReadyForQuery, which the session adds). Runs on the admin client's worker thread;
+// whatever needs other threads or blocking I/O goes through ConsoleHost, which calls back on
+// that same thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "admin/command.h"
+#include "catalog/routers.h"
+#include "common/status.h"
+#include "config/config.h"
+#include "router/directory.h"
+#include "stats/snapshot.h"
+
+namespace sw::admin {
+
+struct DirectoryStatus {
+  std::shared_ptr<const router::Directory> directory;  // null until one was loaded
+  std::string source;          // "catalog" or "static" (no catalog configured)
+  int64_t loaded_at_us = 0;    // wall clock of the last confirmed load
+  bool lease_valid = true;
+};
+
+
+struct ProxyState {
+  bool paused = false;         // PAUSE completed or in progress
+  bool shutting_down = false;
+  int64_t started_at_us = 0;
+};
+
+class ConsoleHost {
+ public:
+  virtual ~ConsoleHost() = default;
+  virtual std::shared_ptr<const config::Config> config() = 0;
+  // Snapshots of every worker merged; `lists`: include per-client and per-server rows.
+  virtual void gather(bool lists, std::function<void(stats::Snapshot)> done) = 0;
+  virtual DirectoryStatus directory_status() = 0;
+  virtual void list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) = 0;
+  virtual ProxyState state() = 0;
+  // Completes when no transaction runs any more; new ones are held until resume().
+  virtual void pause(std::function<void()> done) = 0;
+  virtual Status resume() = 0;
+  virtual void reload(std::function<void(Status)> done) = 0;
+  virtual void shutdown(ShutdownMode mode) = 0;
+  virtual void kill_client(uint64_t id, std::function<void(bool found)> done) = 0;
+  virtual void reconnect() = 0;
+};
+
+class Console {
+ public:
+  explicit Console(ConsoleHost& host) : host_(host) {}
+  // `reply` is called exactly once, on this thread, possibly before execute() returns.
+  void execute(std::string_view text, std::function<void(std::string)> reply);
+
+ private:
+  void show(const Command& command, std::function<void(std::string)> reply);
+  void control(const Command& command, std::function<void(std::string)> reply);
+  ConsoleHost& host_;
+};
+
+}  // namespace sw::admin

@@ -1,0 +1,42 @@
+// Every table the console shows, each declared once (its columns live next to its builder).
+// pgbouncer's tables keep pgbouncer 1.18's column names and order so pgbouncer_exporter and
+// existing scripts read them; shardwire's extra columns come last. pgbouncer's "database" is a
+// shard here: each shard is a pool target, as each [databases] entry is in pgbouncer.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "admin/console.h"
+#include "admin/result_table.h"
+#include "config/config.h"
+#include "router/router.h"
+#include "stats/snapshot.h"
+
+namespace sw::admin {
+
+// pgbouncer's (tables_pgbouncer.cc)
+ResultTable help_table();
+ResultTable version_table();
+ResultTable config_table(const config::Config& config);
+ResultTable databases_table(const config::Config& config, const stats::Snapshot& snapshot, bool paused);
+ResultTable pools_table(const config::Config& config, const stats::Snapshot& snapshot);
+ResultTable clients_table(const stats::Snapshot& snapshot);
+ResultTable servers_table(const stats::Snapshot& snapshot);
+// Averages are over the proxy's lifetime (`uptime_seconds`): per second for counts and bytes,
+// per transaction/query for times.
+ResultTable stats_table(const stats::Snapshot& snapshot, double uptime_seconds);
+ResultTable stats_totals_table(const stats::Snapshot& snapshot);
+ResultTable lists_table(const config::Config& config, const stats::Snapshot& snapshot);
+ResultTable users_table(const config::Config& config);
+ResultTable state_table(const ProxyState& state);
+
+// shardwire's (tables_sharding.cc)
+ResultTable shards_table(const config::Config& config, const router::Directory* directory);
+// Error (42704) when `shard` names no shard.
+Result<ResultTable> buckets_table(const router::Directory& directory, std::string_view shard);
+ResultTable directory_table(const DirectoryStatus& status);
+ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers);
+ResultTable route_table(const router::Route& route, const router::Directory& directory);
+
+}  // namespace sw::admin

@@ -1,0 +1,77 @@
+#include "app/admin_host.h"
+
+#include <memory>
+
+#include "app/proxy.h"
+#include "app/worker.h"
+#include "catalog/routers.h"
+#include "net/timer.h"
+
+namespace sw::app {
+namespace {
+constexpr uint64_t kPausePollMs = 10;
+}
+
+void AdminHost::here(std::function<void()> task) { worker_.loop().post(std::move(task)); }
+
+std::shared_ptr<const config::Config> AdminHost::config() { return proxy_.config(); }
+
+void AdminHost::gather(bool lists, std::function<void(stats::Snapshot)> done) {
+  proxy_.gather(lists, [this, done = std::move(done)](stats::Snapshot snapshot) mutable {
+    here([done = std::move(done), snapshot = std::move(snapshot)]() mutable { done(std::move(snapshot)); });
+  });
+}
+
+admin::DirectoryStatus AdminHost::directory_status() { return proxy_.directory_status(); }
+
+void AdminHost::list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) {
+  auto result = std::make_shared<Result<std::vector<catalog::RegisteredRouter>>>(Status::proxy("XX000", "not run"));
+  std::string dsn = proxy_.config()->catalog.dsn;
+  worker_.loop().run_blocking([result, dsn] { *result = catalog::list_routers(dsn); },
+                              [result, done = std::move(done)] { done(std::move(*result)); });
+}
+
+admin::ProxyState AdminHost::state() { return proxy_.state(); }
+
+void AdminHost::pause(std::function<void()> done) {
+  proxy_.set_paused(true);
+  wait_until_idle(std::move(done));
+}
+
+// PAUSE completes when no session on any worker holds a server (new transactions are held).
+void AdminHost::wait_until_idle(std::function<void()> done) {
+  proxy_.count_busy([this, done = std::move(done)](int busy) mutable {
+    here([this, busy, done = std::move(done)]() mutable {
+      if (busy == 0 || !proxy_.state().paused) {
+        done();
+        return;
+      }
+      if (!poll_timer_) poll_timer_ = std::make_unique<net::Timer>(worker_.loop());
+      poll_timer_->start(kPausePollMs, 0, [this, done = std::move(done)]() mutable { wait_until_idle(std::move(done)); });
+    });
+  });
+}
+
+Status AdminHost::resume() {
+  if (!proxy_.state().paused) return Status::client("55000", "not paused");
+  proxy_.set_paused(false);
+  return Status::ok();
+}
+
+void AdminHost::reload(std::function<void(Status)> done) {
+  proxy_.request_reload([this, done = std::move(done)](Status status) mutable {
+    here([done = std::move(done), status] { done(status); });
+  });
+}
+
+void AdminHost::shutdown(admin::ShutdownMode mode) { proxy_.request_shutdown(mode); }
+
+void AdminHost::kill_client(uint64_t id, std::function<void(bool)> done) {
+  proxy_.kill_client(id, [this, done = std::move(done)](bool found) mutable {
+    here([done = std::move(done), found] { done(found); });
+  });
+}
+
+void AdminHost::reconnect() { proxy_.reconnect(); }
+
+}  // namespace sw::app

@@ -1,0 +1,41 @@
+// The admin console's view of the running proxy, one per worker: answers arrive on that
+// worker's thread (the admin client's), whichever threads did the work.
+#pragma once
+
+#include <memory>
+
+#include "admin/console.h"
+#include "net/timer.h"
+
+namespace sw::app {
+
+class Proxy;
+class Worker;
+
+class AdminHost : public admin::ConsoleHost {
+ public:
+  AdminHost(Proxy& proxy, Worker& worker) : proxy_(proxy), worker_(worker) {}
+
+  std::shared_ptr<const config::Config> config() override;
+  void gather(bool lists, std::function<void(stats::Snapshot)> done) override;
+  admin::DirectoryStatus directory_status() override;
+  void list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) override;
+  admin::ProxyState state() override;
+  void pause(std::function<void()> done) override;
+  Status resume() override;
+  void reload(std::function<void(Status)> done) override;
+  void shutdown(admin::ShutdownMode mode) override;
+  void kill_client(uint64_t id, std::function<void(bool found)> done) override;
+  void reconnect() override;
+
+ private:
+  // Runs `task` on this worker's thread.
+  void here(std::function<void()> task);
+  void wait_until_idle(std::function<void()> done);
+
+  Proxy& proxy_;
+  Worker& worker_;
+  std::unique_ptr<net::Timer> poll_timer_;  // PAUSE polling; made on the worker's thread
+};
+
+}  // namespace sw::app

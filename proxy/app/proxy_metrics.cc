@@ -1,0 +1,58 @@
+// Proxy: the readings behind /metrics, taken on the exposer's HTTP thread at each scrape.
+#include <chrono>
+#include <future>
+
+#include "app/proxy.h"
+#include "common/log.h"
+#include "metrics/readings.h"
+
+namespace sw::app {
+namespace {
+constexpr auto kGatherTimeout = std::chrono::seconds(2);
+}
+
+metrics::Readings Proxy::read_metrics() {
+  metrics::Readings readings;
+  auto promise = std::make_shared<std::promise<stats::Snapshot>>();
+  std::future<stats::Snapshot> future = promise->get_future();
+  gather(false, [promise](stats::Snapshot snapshot) { promise->set_value(std::move(snapshot)); });
+  if (future.wait_for(kGatherTimeout) == std::future_status::ready) {
+    try {
+      readings.snapshot = future.get();
+    } catch (const std::future_error&) {
+      // A worker stopped before answering (shutdown): report what the others cannot complete.
+    }
+  } else {
+    LOG_WARN("metrics: workers did not report within %lld s; scrape without traffic figures",
+             static_cast<long long>(kGatherTimeout.count()));
+  }
+  readings.parse_cache.hits = readings.snapshot.traffic.parse_cache_hits;
+  readings.parse_cache.misses = readings.snapshot.traffic.parse_cache_misses;
+  std::shared_ptr<const config::Config> running = config();
+  for (const auto& shard : running->shards) readings.shards.push_back(shard.name);
+
+  admin::DirectoryStatus status = directory_status();
+  readings.directory.lease_valid = status.lease_valid && status.directory != nullptr;
+  if (status.directory) {
+    const router::Directory& d = *status.directory;
+    readings.directory.version = d.version();
+    readings.directory.age_seconds = static_cast<double>(stats::wall_clock_us() - status.loaded_at_us) / 1e6;
+    std::vector<std::array<uint64_t, metrics::kBucketStates>> counts(d.shards().size());
+    for (uint32_t b = 0; b < d.bucket_count(); ++b) {
+      const auto& entry = d.bucket(b);
+      bool migrating = entry.state == router::BucketState::Migrating;
+      ++counts[entry.shard][static_cast<size_t>(migrating ? metrics::BucketState::Migrating : metrics::BucketState::Active)];
+    }
+    for (size_t shard = 0; shard < counts.size(); ++shard) {
+      for (size_t state = 0; state < metrics::kBucketStates; ++state) {
+        readings.directory.buckets.push_back(
+            {d.shards()[shard], static_cast<metrics::BucketState>(state), counts[shard][state]});
+      }
+    }
+  }
+  readings.reloads.ok = reloads_ok_.load();
+  readings.reloads.failed = reloads_failed_.load();
+  return readings;
+}
+
+}  // namespace sw::app

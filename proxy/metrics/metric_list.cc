@@ -1,0 +1,111 @@
+#include "metrics/metric_list.h"
+
+#ifndef SHARDWIRE_VERSION
+#define SHARDWIRE_VERSION "unknown"
+#endif
+
+namespace sw::metrics {
+namespace {
+
+using prometheus::MetricType;
+constexpr MetricType kCounter = MetricType::Counter;
+constexpr MetricType kGauge = MetricType::Gauge;
+constexpr MetricType kHistogram = MetricType::Histogram;
+
+// Label values are bounded by construction: states, route kinds, login results and SQLSTATE
+// classes are fixed sets; shards are the configured ones. Never SQL, addresses or user names.
+constexpr MetricDef kMetrics[] = {
+    {Id::ClientConnections, "shardwire_client_connections", kGauge,
+     "Client connections by state (login, idle, active, waiting).", {"state"}},
+    {Id::ClientLogins, "shardwire_client_logins_total", kCounter,
+     "Client login attempts by result.", {"result"}},
+    {Id::ServerConnections, "shardwire_server_connections", kGauge,
+     "Server connections by shard and state (login, idle, active).", {"shard", "state"}},
+    {Id::PoolWaitingClients, "shardwire_pool_waiting_clients", kGauge,
+     "Clients waiting for a server connection of this shard.", {"shard"}},
+    {Id::PoolMaxWaitSeconds, "shardwire_pool_max_wait_seconds", kGauge,
+     "Longest current wait of a client for a server connection of this shard.", {"shard"}},
+    {Id::Queries, "shardwire_queries_total", kCounter,
+     "Queries sent to servers, by shard and route kind.", {"shard", "route"}},
+    {Id::Transactions, "shardwire_transactions_total", kCounter,
+     "Transactions run on servers, by shard and route kind.", {"shard", "route"}},
+    {Id::QueryDuration, "shardwire_query_duration_seconds", kHistogram,
+     "Time from a client request to its last response, by route kind.", {"route"}},
+    {Id::BackendErrors, "shardwire_backend_errors_total", kCounter,
+     "Errors returned by servers, by SQLSTATE class.", {"class"}},
+    {Id::ClientReceivedBytes, "shardwire_client_received_bytes_total", kCounter,
+     "Bytes received from clients."},
+    {Id::ClientSentBytes, "shardwire_client_sent_bytes_total", kCounter,
+     "Bytes sent to clients."},
+    {Id::ServerReceivedBytes, "shardwire_server_received_bytes_total", kCounter,
+     "Bytes received from servers of this shard.", {"shard"}},
+    {Id::ServerSentBytes, "shardwire_server_sent_bytes_total", kCounter,
+     "Bytes sent to servers of this shard.", {"shard"}},
+    {Id::ParseCacheHits, "shardwire_parse_cache_hits_total", kCounter,
+     "Statements whose analysis came from the parse cache."},
+    {Id::ParseCacheMisses, "shardwire_parse_cache_misses_total", kCounter,
+     "Statements parsed because the parse cache did not have them."},
+    {Id::DirectoryVersion, "shardwire_directory_version", kGauge,
+     "Version of the bucket directory this proxy routes with."},
+    {Id::DirectoryAge, "shardwire_directory_age_seconds", kGauge,
+     "Seconds since the bucket directory was last confirmed from the catalog."},
+    {Id::DirectoryLeaseValid, "shardwire_directory_lease_valid", kGauge,
+     "1 if the directory lease is valid (the proxy routes), 0 if not."},
+    {Id::Buckets, "shardwire_buckets", kGauge,
+     "Buckets by owning shard and state (active, migrating).", {"shard", "state"}},
+    {Id::ConfigReloads, "shardwire_config_reloads_total", kCounter,
+     "Configuration reloads by result (ok, failed).", {"result"}},
+    {Id::BuildInfo, "shardwire_build_info", kGauge,
+     "Always 1; the version label says which shardwire is running.", {"version"}},
+    {Id::MoverCopiedRows, "shardwire_mover_copied_rows_total", kCounter,
+     "Rows copied by bucket migrations."},
+    {Id::MoverCopiedBytes, "shardwire_mover_copied_bytes_total", kCounter,
+     "Bytes copied by bucket migrations."},
+    {Id::MoverAppliedChanges, "shardwire_mover_applied_changes_total", kCounter,
+     "Logical replication changes applied by bucket migrations."},
+    {Id::MoverLagBytes, "shardwire_mover_lag_bytes", kGauge,
+     "Replication lag of the migration catching up, in WAL bytes."},
+    {Id::MoverLagSeconds, "shardwire_mover_lag_seconds", kGauge,
+     "Replication lag of the migration catching up, in seconds."},
+    {Id::MoverVerifyMismatches, "shardwire_mover_verify_mismatches_total", kCounter,
+     "Rows that differed between source and target when verifying a migration."},
+    {Id::CutoverPause, "shardwire_cutover_pause_seconds", kHistogram,
+     "How long writes to migrating buckets were paused at cutover."},
+    {Id::CutoverQueuedWrites, "shardwire_cutover_queued_writes", kGauge,
+     "Writes queued behind a cutover right now."},
+    {Id::CutoverDrainAborts, "shardwire_cutover_drain_aborts_total", kCounter,
+     "Cutovers aborted because in-flight writes did not drain in time."},
+    {Id::Migrations, "shardwire_migrations", kGauge,
+     "Bucket migrations by state.", {"state"}},
+    {Id::RollbackWindowRemaining, "shardwire_rollback_window_remaining_seconds", kGauge,
+     "Seconds left in the open rollback window, 0 when none is open."},
+    // Process metrics as the Prometheus client libraries define them (read from /proc/self).
+    {Id::ProcessCpuSeconds, "process_cpu_seconds_total", kCounter,
+     "Total user and system CPU time spent in seconds."},
+    {Id::ProcessResidentMemory, "process_resident_memory_bytes", kGauge,
+     "Resident memory size in bytes."},
+    {Id::ProcessVirtualMemory, "process_virtual_memory_bytes", kGauge,
+     "Virtual memory size in bytes."},
+    {Id::ProcessOpenFds, "process_open_fds", kGauge, "Number of open file descriptors."},
+    {Id::ProcessMaxFds, "process_max_fds", kGauge, "Maximum number of open file descriptors."},
+    {Id::ProcessStartTime, "process_start_time_seconds", kGauge,
+     "Start time of the process since unix epoch in seconds."},
+};
+
+constexpr bool ids_in_order() {
+  for (size_t i = 0; i < std::size(kMetrics); ++i) {
+    if (static_cast<size_t>(kMetrics[i].id) != i) return false;
+  }
+  return std::size(kMetrics) == kMetricCount;
+}
+static_assert(ids_in_order(), "kMetrics must list every Id once, in enum order");
+
+}  // namespace
+
+std::span<const MetricDef> all_metrics() { return kMetrics; }
+
+const MetricDef& metric_def(Id id) { return kMetrics[static_cast<size_t>(id)]; }
+
+std::string_view build_version() { return SHARDWIRE_VERSION; }
+
+}  // namespace sw::metrics

@@ -1,0 +1,55 @@
+// Counters the data path updates on its worker's thread. Plain integers: a worker never shares
+// them; snapshots copy them on that thread (see snapshot.h).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "stats/latency_histogram.h"
+
+namespace sw::stats {
+
+// How a request was routed (a bounded label set; the router's kinds that reach a server).
+enum class RouteLabel : uint8_t { Shard, Default, Scatter, AllShards };
+constexpr size_t kRouteLabels = 4;
+std::string_view route_label_name(RouteLabel label);
+
+// Outcome of a client login.
+enum class LoginResult : uint8_t { Ok, BadCredentials, NotAllowed, Error };
+constexpr size_t kLoginResults = 4;
+std::string_view login_result_name(LoginResult result);
+
+// Work done by one pool (one shard, one login), in pgbouncer's SHOW STATS terms.
+struct PoolTraffic {
+  std::array<uint64_t, kRouteLabels> queries{};
+  std::array<uint64_t, kRouteLabels> transactions{};
+  uint64_t query_time_us = 0;
+  uint64_t xact_time_us = 0;
+  uint64_t wait_time_us = 0;       // clients waiting for a server of this pool
+  uint64_t bytes_received = 0;     // client bytes forwarded to this pool's servers
+  uint64_t bytes_sent = 0;         // server bytes relayed back
+
+  uint64_t query_count() const;
+  uint64_t xact_count() const;
+  void merge(const PoolTraffic& other);
+};
+
+// Counters of one worker that belong to no single pool.
+struct WorkerTraffic {
+  std::array<uint64_t, kLoginResults> logins{};
+  std::array<LatencyHistogram, kRouteLabels> latency;   // per request, by route
+  std::map<std::string, uint64_t> backend_errors;       // by SQLSTATE class (two characters)
+  uint64_t client_bytes_received = 0;                   // of closed client connections
+  uint64_t client_bytes_sent = 0;
+  uint64_t parse_cache_hits = 0;                        // the worker thread's statement caches
+  uint64_t parse_cache_misses = 0;
+
+  void count_login(LoginResult result) { ++logins[static_cast<size_t>(result)]; }
+  void count_backend_error(std::string_view sqlstate);
+  void merge(const WorkerTraffic& other);
+};
+
+}  // namespace sw::stats
