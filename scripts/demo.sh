@@ -8,7 +8,8 @@
 #   scripts/demo.sh stop     stop shardwire and PostgreSQL
 #   scripts/demo.sh status
 #
-# Ports: DEMO_PG_PORT (default 5433) for PostgreSQL, DEMO_PROXY_PORT (default 6432) for shardwire.
+# Ports: DEMO_PG_PORT (default 5433) for PostgreSQL, DEMO_PROXY_PORT (default 6432) for shardwire,
+# DEMO_METRICS_PORT (default 9930) for its Prometheus metrics.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,6 +18,7 @@ PGDATA_DIR=$DEMO/pg
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 PG_PORT=${DEMO_PG_PORT:-5433}
 PROXY_PORT=${DEMO_PROXY_PORT:-6432}
+METRICS_PORT=${DEMO_METRICS_PORT:-9930}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 SOCKET_DIR=/tmp
 PIDFILE=$DEMO/shardwire.pid
@@ -70,7 +72,7 @@ BIN=$BUILD_DIR/proxy/app/shardwire
 [ -x "$BIN" ] || { echo "demo: $BIN was not built" >&2; exit 1; }
 
 stop_demo
-for p in "$PG_PORT" "$PROXY_PORT"; do
+for p in "$PG_PORT" "$PROXY_PORT" "$METRICS_PORT"; do
   if port_open "$p"; then
     echo "demo: port $p is already in use; pick others with DEMO_PG_PORT / DEMO_PROXY_PORT" >&2
     exit 1
@@ -123,10 +125,13 @@ listen:
   port: $PROXY_PORT
 workers: 2
 log_level: info
+admin: { database: shardwire, users: [admin] }
+metrics: { listen: "127.0.0.1:$METRICS_PORT" }
 auth:
   method: scram-sha-256
   users:
     - { name: app, password: secret }
+    - { name: admin, password: adminpw }
 pool:
   mode: transaction
   size: 20
@@ -176,6 +181,8 @@ for db in shard0 shard1; do
   echo "demo: $db holds tenants: $("$PGBIN/psql" -X -At -h 127.0.0.1 -p "$PG_PORT" -U app -d "$db" \
     -c "SELECT coalesce(string_agg(DISTINCT tenant_id::text, ','), '-') FROM orders")"
 done
+echo "demo: the admin console's view of the shards:"
+PGPASSWORD=adminpw "$PGBIN/psql" -X "host=127.0.0.1 port=$PROXY_PORT dbname=shardwire user=admin" -c "SHOW SHARDS"
 unset PGPASSWORD
 
 cat <<MSG
@@ -187,6 +194,11 @@ Connect through shardwire:
         SELECT * FROM orders WHERE tenant_id = 42;
 Where would a statement go?
   $BIN route --config $DEMO/shardwire.yaml "SELECT * FROM orders WHERE tenant_id = 42"
+The admin console (SHOW HELP lists its commands):
+  psql "host=127.0.0.1 port=$PROXY_PORT dbname=shardwire user=admin password=adminpw"
+  e.g.  SHOW POOLS;  SHOW STATS;  SHOW SHARDS;  SHOW ROUTE SELECT * FROM orders WHERE tenant_id = 42;
+Prometheus metrics:
+  curl -s http://127.0.0.1:$METRICS_PORT/metrics | grep ^shardwire_
 
 Stop everything:
   $ROOT/scripts/demo.sh stop

@@ -115,7 +115,7 @@ ResultTable clients_table(const stats::Snapshot& snapshot) {
 ResultTable servers_table(const stats::Snapshot& snapshot) {
   ResultTable table(kSocketColumns);
   for (const auto& s : snapshot.servers) {
-    table.add({text("S"), text(s.user), text(s.database), text(std::string(stats::server_state_name(s.state))),
+    table.add({text("S"), text(s.user), text(s.shard), text(std::string(stats::server_state_name(s.state))),
                text(s.addr.addr), number(s.addr.port), text(s.local.addr), number(s.local.port),
                timestamp(s.connect_time_us), timestamp(s.request_time_us), number(0), number(0), number(0),
                link('s', s.id), link('c', s.client), number(s.remote_pid), text(s.tls ? "TLS" : ""), text(""),

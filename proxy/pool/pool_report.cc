@@ -30,7 +30,6 @@ void Pool::report_servers(int worker, std::vector<stats::ServerInfo>& out) const
     server.id = backend->id();
     server.worker = worker;
     server.user = target_.user;
-    server.database = target_.dbname;
     server.shard = target_.shard;
     switch (backend->state()) {
       case Backend::State::Idle: server.state = stats::ServerState::Idle; break;

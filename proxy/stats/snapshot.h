@@ -53,7 +53,6 @@ struct ServerInfo {
   uint64_t id = 0;
   int worker = 0;
   std::string user;
-  std::string database;          // the server's dbname
   std::string shard;
   ServerState state = ServerState::Login;
   Endpoint addr;

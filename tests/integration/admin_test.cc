@@ -229,4 +229,33 @@ TEST_CASE("KILL_CLIENT ends exactly that client") {
   CHECK(row_of(after, 17, "bystander") >= 0);
 }
 
+TEST_CASE("RECONNECT replaces every server once it is released") {
+  PROXY_ONLY();
+  ShardedFixture f(admin_options());
+  Console admin = console(f);
+  PgConn app = f.client();
+  std::string before = app.value("SELECT pg_backend_pid()");
+  REQUIRE_OK(admin.run("RECONNECT"));
+  std::string after = app.value("SELECT pg_backend_pid()");
+  CHECK(before != after);
+  CHECK(app.value("SELECT 'served'") == "served");
+}
+
+TEST_CASE("SHUTDOWN WAIT_FOR_CLIENTS refuses new clients and exits when the last one leaves") {
+  PROXY_ONLY();
+  ShardedFixture f(admin_options());
+  PgConn app = f.client();
+  {
+    Console admin = console(f);
+    REQUIRE_OK(admin.run("SHUTDOWN WAIT_FOR_CLIENTS"));
+  }
+  CHECK(wait_until([&] { return !connect(f.proxy->conninfo(), 2s).ok; }, 5s));
+  CHECK(app.value("SELECT 'still-served'") == "still-served");
+  CHECK(f.proxy->running());
+  app.reset();
+  auto code = f.proxy->wait_exit(10s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+}
+
 }  // TEST_SUITE
