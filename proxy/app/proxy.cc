@@ -88,7 +88,8 @@ int Proxy::run() {
   }
   for (int i = 0; i < config_->workers; ++i) {
     workers_.push_back(std::make_unique<Worker>(i, config_, cancels_, client_count_, *tls, directory,
-                                                directory_access, budgets_, paused_));
+                                                directory_access, budgets_, paused_,
+                                                cutover_queued_));
     workers_.back()->set_console_host(std::make_unique<AdminHost>(*this, *workers_.back()));
     Status listening = workers_.back()->listen();
     if (!listening) {

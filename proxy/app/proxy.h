@@ -62,6 +62,7 @@ class Proxy {
   std::shared_ptr<const config::Config> config_;
   std::shared_ptr<const router::Directory> static_directory_;  // without a catalog
   std::atomic<bool> paused_{false};
+  std::atomic<int> cutover_queued_{0};
   std::atomic<bool> shutting_down_{false};
   std::atomic<uint64_t> reloads_ok_{0};
   std::atomic<uint64_t> reloads_failed_{0};

@@ -50,6 +50,7 @@ metrics::Readings Proxy::read_metrics() {
       }
     }
   }
+  readings.mover.queued_writes = static_cast<uint64_t>(std::max(0, cutover_queued_.load()));
   readings.reloads.ok = reloads_ok_.load();
   readings.reloads.failed = reloads_failed_.load();
   return readings;

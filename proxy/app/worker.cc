@@ -24,10 +24,10 @@ bool same_login(const pool::BackendTarget& a, const pool::BackendTarget& b) {
 Worker::Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
                std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
                std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access,
-               pool::BudgetRegistry& budgets, const std::atomic<bool>& paused)
+               pool::BudgetRegistry& budgets, const std::atomic<bool>& paused, std::atomic<int>& cutover_queued)
     : index_(index), config_(std::move(config)), cancels_(cancels), client_count_(client_count),
       tls_(std::move(tls)), directory_(std::move(directory)), directory_access_(std::move(directory_access)),
-      budgets_(budgets), paused_(paused) {
+      budgets_(budgets), paused_(paused), cutover_queued_(cutover_queued) {
   // The config was validated at load; a rule it cannot express is reported there.
   if (auto rules = router::RoutingRules::from_config(config_->sharding)) rules_ = std::move(*rules);
 }
@@ -179,7 +179,13 @@ void Worker::post_cancel(wire::CancelKey key) {
 }
 
 void Worker::post_directory(std::shared_ptr<const router::Directory> directory) {
-  loop_.post([this, directory] { directory_ = directory; });
+  loop_.post([this, directory] {
+    directory_ = directory;
+    std::vector<session::Session*> waiting = cutover_queue_;
+    for (session::Session* s : waiting) {
+      if (sessions_.count(s) != 0) s->resume_after_directory_change();
+    }
+  });
 }
 
 bool Worker::directory_lease_valid() {

@@ -34,7 +34,7 @@ class Worker : public session::SessionHost {
   Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
          std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
          std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access,
-         pool::BudgetRegistry& budgets, const std::atomic<bool>& paused);
+         pool::BudgetRegistry& budgets, const std::atomic<bool>& paused, std::atomic<int>& cutover_queued);
   ~Worker() override;
 
   // Binds the listener (called before the thread starts; errors are fatal at startup).
@@ -75,6 +75,8 @@ class Worker : public session::SessionHost {
   void session_closed(session::Session* session) override;
   stats::WorkerTraffic& traffic() override { return traffic_; }
   bool hold_if_paused(session::Session* session) override;
+  bool queue_for_cutover(session::Session* session) override;
+  void dequeue_from_cutover(session::Session* session) override;
   void admin_command(std::string_view sql, std::function<void(std::string)> reply) override;
 
  private:
@@ -98,6 +100,8 @@ class Worker : public session::SessionHost {
   router::RoutingRules rules_;
   pool::BudgetRegistry& budgets_;
   const std::atomic<bool>& paused_;
+  std::atomic<int>& cutover_queued_;       // writes waiting for a cutover, all workers
+  std::vector<session::Session*> cutover_queue_;
   std::unique_ptr<net::Listener> listener_;
   std::unordered_map<session::Session*, std::unique_ptr<session::Session>> sessions_;
   std::unordered_map<uint64_t, session::Session*> by_cancel_key_;

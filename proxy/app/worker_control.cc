@@ -24,6 +24,22 @@ bool Worker::hold_if_paused(session::Session* session) {
   return true;
 }
 
+bool Worker::queue_for_cutover(session::Session* session) {
+  if (cutover_queued_.fetch_add(1) >= config_->cutover.queue_max) {
+    cutover_queued_.fetch_sub(1);
+    return false;
+  }
+  cutover_queue_.push_back(session);
+  return true;
+}
+
+void Worker::dequeue_from_cutover(session::Session* session) {
+  auto it = std::find(cutover_queue_.begin(), cutover_queue_.end(), session);
+  if (it == cutover_queue_.end()) return;
+  cutover_queue_.erase(it);
+  cutover_queued_.fetch_sub(1);
+}
+
 void Worker::post_resume() {
   loop_.post([this] {
     std::vector<session::Session*> held;

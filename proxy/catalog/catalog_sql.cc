@@ -42,6 +42,31 @@ CREATE TABLE IF NOT EXISTS shardwire.migrations (
   error text,
   steps jsonb NOT NULL DEFAULT '{}'::jsonb
 );
+-- The mover's state machine (DESIGN §7); every column is written before the step it describes.
+ALTER TABLE shardwire.migrations
+  ADD COLUMN IF NOT EXISTS step text NOT NULL DEFAULT '',
+  ADD COLUMN IF NOT EXISTS slot text NOT NULL DEFAULT '',
+  ADD COLUMN IF NOT EXISTS publication text NOT NULL DEFAULT '',
+  ADD COLUMN IF NOT EXISTS consistent_lsn pg_lsn,
+  ADD COLUMN IF NOT EXISTS rows_copied bigint NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS rows_total bigint NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS bytes_copied bigint NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS lag_bytes bigint NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS lag_seconds double precision NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS paused boolean NOT NULL DEFAULT false,
+  ADD COLUMN IF NOT EXISTS cancel_requested boolean NOT NULL DEFAULT false,
+  ADD COLUMN IF NOT EXISTS rollback_requested boolean NOT NULL DEFAULT false,
+  ADD COLUMN IF NOT EXISTS expire_requested boolean NOT NULL DEFAULT false,
+  ADD COLUMN IF NOT EXISTS cutover_attempts integer NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS last_pause_ms double precision,
+  ADD COLUMN IF NOT EXISTS retry_at timestamptz,
+  ADD COLUMN IF NOT EXISTS rollback_expires_at timestamptz,
+  ADD COLUMN IF NOT EXISTS reverse_slot text NOT NULL DEFAULT '',
+  ADD COLUMN IF NOT EXISTS reverse_publication text NOT NULL DEFAULT '',
+  ADD COLUMN IF NOT EXISTS reverse_lsn pg_lsn,
+  ADD COLUMN IF NOT EXISTS rolling_back boolean NOT NULL DEFAULT false;
+CREATE INDEX IF NOT EXISTS migrations_active ON shardwire.migrations (id)
+  WHERE state NOT IN ('done', 'failed', 'cancelled', 'rolled_back');
 
 -- The directory version of the current transaction: bumped (and NOTIFYed) on first use, the
 -- same value for every later change in the transaction.

@@ -265,7 +265,11 @@ void DirectoryWatcher::run() {
     }
     bool want_refresh = drain_notifications();
     if (refresh_requested_.exchange(false) && !ignore_updates_) want_refresh = true;
-    if (want_refresh && !refresh(Clock::now())) continue;
+    if (want_refresh) {
+      // Report the new version at once: a cutover waits for every router to acknowledge it.
+      if (!refresh(Clock::now()) || !heartbeat(false)) continue;
+      next_heartbeat = Clock::now() + heartbeat_interval_;
+    }
     if (Clock::now() >= next_heartbeat) {
       if (!heartbeat(false)) continue;
       next_heartbeat = Clock::now() + heartbeat_interval_;

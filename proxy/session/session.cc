@@ -22,6 +22,7 @@ Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
 }
 
 Session::~Session() {
+  end_cutover_wait();
   if (cancel_registered_) host_.unregister_cancel(cancel_key_);
   if (waiting_for_backend_ && waiting_pool_ != nullptr) waiting_pool_->cancel_wait(this);
   if (backend_ != nullptr) release_backend(false);
@@ -95,6 +96,7 @@ void Session::close(const char* reason) {
   phase_ = Phase::Closed;
   LOG_INFO("client=c%llu user=%s closed: %s", (unsigned long long)id(), user_.c_str(), reason);
   login_timer_.stop();
+  end_cutover_wait();
   if (waiting_for_backend_ && waiting_pool_ != nullptr) waiting_pool_->cancel_wait(this);
   waiting_for_backend_ = false;
   if (backend_ != nullptr) {

@@ -72,6 +72,10 @@ class SessionHost {
   virtual stats::WorkerTraffic& traffic() = 0;
   // PAUSE: a session about to start a transaction asks; if paused, it waits for resume_after_pause().
   virtual bool hold_if_paused(Session* session) = 0;
+  // A new transaction writes a MIGRATING bucket: hold it until the directory changes. False when
+  // cutover.queue_max requests wait already.
+  virtual bool queue_for_cutover(Session* session) = 0;
+  virtual void dequeue_from_cutover(Session* session) = 0;
   // The admin console: `reply` gets the answer (without ReadyForQuery) on this thread, once.
   virtual void admin_command(std::string_view sql, std::function<void(std::string)> reply) = 0;
 };
@@ -100,6 +104,8 @@ class Session : private net::Connection::Handler,
   void terminate(const Status& why);
   // RESUME after PAUSE held this session (see SessionHost::hold_if_paused).
   void resume_after_pause();
+  // A new directory arrived while a write waited for its bucket's cutover.
+  void resume_after_directory_change();
   // A transaction (or a fan-out) holds servers right now: PAUSE waits for it.
   bool holds_server() const { return backend_ != nullptr || fanout_ != nullptr; }
   // For SHOW CLIENTS and SHOW POOLS (session_report.cc): `pool` is the pool the client counts
@@ -181,6 +187,10 @@ class Session : private net::Connection::Handler,
   void inject_abort(const Status& error, bool extended);
   void refuse_request(const Status& why);
   pool::Pool* pool_for_shard(int shard, Status* error);
+  // Cutover queue (session_cutover.cc)
+  Start wait_for_cutover(const router::Route& route);
+  void end_cutover_wait();
+  void on_cutover_timeout();
   // Fence errors (session_retry.cc)
   void capture_request(std::string_view bytes);
   bool on_fence_error(std::string_view body);
@@ -250,6 +260,9 @@ class Session : private net::Connection::Handler,
   bool admin_ = false;               // a console session: no servers, commands go to the host
   bool admin_busy_ = false;          // a console command is running; later input waits
   bool held_by_pause_ = false;
+  bool queued_for_cutover_ = false;
+  uint32_t waiting_bucket_ = 0;
+  std::unique_ptr<net::Timer> cutover_timer_;  // set while a write waits for a cutover
   // Statistics
   int64_t connected_at_us_ = stats::wall_clock_us();
   int64_t request_wall_us_ = 0;

@@ -106,6 +106,8 @@ Session::Start Session::start_extended(int* shard) {
         switch (route.kind) {
           case router::RouteKind::Shard:
           case router::RouteKind::Default:
+            if (route.migrating && route.writes) return wait_for_cutover(route);
+            end_cutover_wait();
             *shard = route.shard;
             first_message_routed_ = true;  // this Bind chose the server
             route_label_ = route.kind == router::RouteKind::Shard ? stats::RouteLabel::Shard : stats::RouteLabel::Default;

@@ -28,7 +28,8 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
-  while (phase_ == Phase::Ready && !waiting_for_backend_ && !fanout_ && !retry_pending_ && !held_by_pause_) {
+  while (phase_ == Phase::Ready && !waiting_for_backend_ && !fanout_ && !retry_pending_ && !held_by_pause_ &&
+         !queued_for_cutover_) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {

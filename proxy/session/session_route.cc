@@ -99,6 +99,8 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
   switch (route.kind) {
     case RouteKind::Shard:
     case RouteKind::Default:
+      if (route.migrating && route.writes) return wait_for_cutover(route);
+      end_cutover_wait();
       *shard = route.shard;
       first_message_routed_ = true;
       route_label_ = route.kind == RouteKind::Shard ? stats::RouteLabel::Shard : stats::RouteLabel::Default;

@@ -42,6 +42,8 @@ std::vector<sw::wire::Frame> frames(const std::string& bytes) {
   }
   return out;
 }
+// The frames point into the bytes: keep them alive.
+std::vector<sw::wire::Frame> frames(std::string&&) = delete;
 
 // Every field of an ErrorResponse body, by code.
 std::map<char, std::string> error_fields(std::string_view body) {
@@ -95,7 +97,8 @@ TEST_CASE("encode: RowDescription, DataRows with a NULL, CommandComplete SHOW, b
 
 TEST_CASE("an empty table is a RowDescription and the tag") {
   ResultTable table(kColumns, "SELECT");
-  auto list = frames(table.encode());
+  const std::string bytes = table.encode();
+  auto list = frames(bytes);
   REQUIRE(list.size() == 2);
   CHECK(list[0].type == 'T');
   CHECK(*sw::wire::decode_command_complete(list[1].body) == "SELECT 0");
@@ -106,13 +109,15 @@ TEST_CASE("the SELECT tag counts rows; other tags are sent as given") {
   select.add({text("a"), number(1)});
   select.add({text("b"), number(uint64_t{2})});
   select.add({text("c"), number(int64_t{3})});
-  auto list = frames(select.encode());
+  const std::string bytes = select.encode();
+  auto list = frames(bytes);
   REQUIRE(list.size() == 5);
   CHECK(*sw::wire::decode_command_complete(list[4].body) == "SELECT 3");
 
   ResultTable other(kColumns, "SHOW POOLS");
   other.add({text("a"), number(1)});
-  auto other_list = frames(other.encode());
+  const std::string other_bytes = other.encode();
+  auto other_list = frames(other_bytes);
   REQUIRE(other_list.size() == 3);
   CHECK(*sw::wire::decode_command_complete(other_list[2].body) == "SHOW POOLS");
 }
@@ -124,7 +129,8 @@ TEST_CASE("a row with the wrong number of values encodes as one ErrorResponse XX
     table.add({text("ok"), number(1)});
     table.add(std::vector<Value>(values, text("x")));
     table.add({text("ok"), number(2)});
-    auto list = frames(table.encode());
+    const std::string bytes = table.encode();
+    auto list = frames(bytes);
     REQUIRE(list.size() == 1);
     CHECK(list[0].type == 'E');
     auto fields = sw::wire::decode_error_fields(list[0].body);
@@ -166,7 +172,8 @@ TEST_CASE("command_complete") {
 }
 
 TEST_CASE("error() carries severity, SQLSTATE, message and the hint") {
-  auto list = frames(error("55000", "already paused", "RESUME first"));
+  const std::string bytes = error("55000", "already paused", "RESUME first");
+  auto list = frames(bytes);
   REQUIRE(list.size() == 1);
   CHECK(list[0].type == 'E');
   auto decoded = sw::wire::decode_error_fields(list[0].body);
@@ -179,7 +186,8 @@ TEST_CASE("error() carries severity, SQLSTATE, message and the hint") {
                       {'S', "ERROR"}, {'V', "ERROR"}, {'C', "55000"}, {'M', "already paused"}, {'H', "RESUME first"}});
 
   // Without a hint there is no H field.
-  auto plain = frames(error("42704", "no client with id 9"));
+  const std::string plain_bytes = error("42704", "no client with id 9");
+  auto plain = frames(plain_bytes);
   REQUIRE(plain.size() == 1);
   auto plain_fields = error_fields(plain[0].body);
   CHECK(plain_fields.count('H') == 0);

@@ -1,0 +1,206 @@
+#include "catalog/migrations.h"
+
+#include <cstdlib>
+
+namespace sw::catalog {
+namespace {
+
+constexpr const char* kStateNames[kMigrationStates] = {
+    "planned", "copying", "catching_up", "cutting_over", "rollback_window",
+    "cleaning", "done", "failed", "cancelled", "rolled_back"};
+
+constexpr const char* kColumns =
+    "id, state, step, source, target, buckets::text, slot, publication, consistent_lsn::text, rows_copied, "
+    "rows_total, bytes_copied, lag_bytes, lag_seconds, paused, cancel_requested, rollback_requested, "
+    "expire_requested, rolling_back, cutover_attempts, last_pause_ms, (retry_at IS NULL OR retry_at <= now()), "
+    "rollback_expires_at::text, greatest(extract(epoch FROM rollback_expires_at - now()), 0)::float8, "
+    "reverse_slot, reverse_publication, reverse_lsn::text, coalesce(error, ''), created_at::text";
+
+std::vector<uint32_t> parse_int_array(const std::string& text) {
+  std::vector<uint32_t> out;
+  const char* p = text.c_str();
+  while (*p) {
+    if (*p >= '0' && *p <= '9') {
+      char* end = nullptr;
+      out.push_back(static_cast<uint32_t>(std::strtoul(p, &end, 10)));
+      p = end;
+    } else {
+      ++p;
+    }
+  }
+  return out;
+}
+
+std::string array_literal(const std::vector<uint32_t>& buckets) {
+  std::string out = "{";
+  for (size_t i = 0; i < buckets.size(); ++i) out += (i ? "," : "") + std::to_string(buckets[i]);
+  return out + "}";
+}
+
+std::optional<std::string> nullable(const PGresult* res, int row, int col) {
+  if (PQgetisnull(res, row, col)) return std::nullopt;
+  return text_value(res, row, col);
+}
+
+Migration read_row(const PGresult* res, int row) {
+  Migration m;
+  int64_t n = 0;
+  auto int_at = [&](int col) { return parse_int64(res, row, col, &n) ? n : 0; };
+  auto bool_at = [&](int col) { return text_value(res, row, col) == "t"; };
+  m.id = int_at(0);
+  auto state = parse_migration_state(text_value(res, row, 1));
+  m.state = state ? *state : MigrationState::Failed;
+  m.step = text_value(res, row, 2);
+  m.source = text_value(res, row, 3);
+  m.target = text_value(res, row, 4);
+  m.buckets = parse_int_array(text_value(res, row, 5));
+  m.slot = text_value(res, row, 6);
+  m.publication = text_value(res, row, 7);
+  m.consistent_lsn = nullable(res, row, 8);
+  m.rows_copied = int_at(9);
+  m.rows_total = int_at(10);
+  m.bytes_copied = int_at(11);
+  m.lag_bytes = int_at(12);
+  m.lag_seconds = std::atof(text_value(res, row, 13).c_str());
+  m.paused = bool_at(14);
+  m.cancel_requested = bool_at(15);
+  m.rollback_requested = bool_at(16);
+  m.expire_requested = bool_at(17);
+  m.rolling_back = bool_at(18);
+  m.cutover_attempts = static_cast<int>(int_at(19));
+  if (auto pause = nullable(res, row, 20)) m.last_pause_ms = std::atof(pause->c_str());
+  m.retry_due = bool_at(21);
+  m.rollback_expires_at = nullable(res, row, 22);
+  m.rollback_seconds_left = std::atof(text_value(res, row, 23).c_str());
+  m.reverse_slot = text_value(res, row, 24);
+  m.reverse_publication = text_value(res, row, 25);
+  m.reverse_lsn = nullable(res, row, 26);
+  m.error = text_value(res, row, 27);
+  m.created_at = text_value(res, row, 28);
+  return m;
+}
+
+}  // namespace
+
+const char* migration_state_name(MigrationState state) { return kStateNames[static_cast<size_t>(state)]; }
+
+Result<MigrationState> parse_migration_state(std::string_view name) {
+  for (size_t i = 0; i < kMigrationStates; ++i) {
+    if (name == kStateNames[i]) return static_cast<MigrationState>(i);
+  }
+  return Status::server("XX000", "unknown migration state \"" + std::string(name) + "\" in the catalog");
+}
+
+bool is_final(MigrationState state) { return state >= MigrationState::Done; }
+
+Result<int64_t> create_migration(PGconn* conn, const std::string& source, const std::string& target,
+                                 const std::vector<uint32_t>& buckets) {
+  if (buckets.empty()) return Status::client("22023", "no buckets to move");
+  if (source == target) return Status::client("22023", "the buckets are already on shard " + target);
+  if (Status s = exec(conn, "BEGIN; LOCK TABLE shardwire.migrations IN SHARE ROW EXCLUSIVE MODE"); !s) return s;
+  auto abort_with = [&](Status status) -> Result<int64_t> {
+    exec(conn, "ROLLBACK");
+    return status;
+  };
+  std::string set = array_literal(buckets);
+  auto wrong = query(conn,
+                     "SELECT b.bucket, coalesce(c.shard, '(none)'), coalesce(c.state, '') "
+                     "FROM unnest($1::int[]) AS b(bucket) LEFT JOIN shardwire.buckets c USING (bucket) "
+                     "WHERE c.shard IS DISTINCT FROM $2 OR c.state <> 'ACTIVE' ORDER BY 1 LIMIT 1",
+                     {set, source});
+  if (!wrong) return abort_with(wrong.status());
+  if (PQntuples(wrong->get()) > 0) {
+    std::string bucket = text_value(wrong->get(), 0, 0);
+    std::string owner = text_value(wrong->get(), 0, 1);
+    std::string state = text_value(wrong->get(), 0, 2);
+    return abort_with(Status::client("22023", "bucket " + bucket + " is " +
+                                                  (owner == "(none)" ? "not in the directory"
+                                                                     : "on shard " + owner + " (" + state + ")") +
+                                                  ", not ACTIVE on " + source));
+  }
+  auto busy = query(conn,
+                    "SELECT m.id, b FROM shardwire.migrations m, unnest(m.buckets) b "
+                    "WHERE m.state NOT IN ('done', 'failed', 'cancelled', 'rolled_back') AND b = ANY($1::int[]) "
+                    "ORDER BY 1, 2 LIMIT 1",
+                    {set});
+  if (!busy) return abort_with(busy.status());
+  if (PQntuples(busy->get()) > 0)
+    return abort_with(Status::client("55006", "bucket " + text_value(busy->get(), 0, 1) + " is already moving in migration " +
+                                                  text_value(busy->get(), 0, 0)));
+  auto inserted = query(conn,
+                        "INSERT INTO shardwire.migrations (state, source, target, buckets) "
+                        "VALUES ('planned', $1, $2, $3::int[]) RETURNING id",
+                        {source, target, set});
+  if (!inserted) return abort_with(inserted.status());
+  int64_t id = 0;
+  parse_int64(inserted->get(), 0, 0, &id);
+  if (Status s = exec(conn, "COMMIT"); !s) return s;
+  return id;
+}
+
+Result<Migration> get_migration(PGconn* conn, int64_t id) {
+  auto res = query(conn, std::string("SELECT ") + kColumns + " FROM shardwire.migrations WHERE id = $1",
+                   {std::to_string(id)});
+  if (!res) return res.status();
+  if (PQntuples(res->get()) == 0) return Status::client("42704", "no migration " + std::to_string(id));
+  return read_row(res->get(), 0);
+}
+
+Result<std::vector<Migration>> list_migrations(PGconn* conn, bool active_only) {
+  std::string sql = std::string("SELECT ") + kColumns + " FROM shardwire.migrations";
+  if (active_only) sql += " WHERE state NOT IN ('done', 'failed', 'cancelled', 'rolled_back')";
+  auto res = query(conn, sql + " ORDER BY id");
+  if (!res) return res.status();
+  std::vector<Migration> out;
+  for (int row = 0; row < PQntuples(res->get()); ++row) out.push_back(read_row(res->get(), row));
+  return out;
+}
+
+Status update_migration(PGconn* conn, int64_t id, const std::string& assignments,
+                        const std::vector<std::optional<std::string>>& params) {
+  std::vector<std::optional<std::string>> all{std::to_string(id)};
+  all.insert(all.end(), params.begin(), params.end());
+  auto res = query(conn, "UPDATE shardwire.migrations SET " + assignments + ", updated_at = now() WHERE id = $1", all);
+  return res ? Status::ok() : res.status();
+}
+
+Status set_migration_state(PGconn* conn, int64_t id, MigrationState state, const std::string& step,
+                           const std::string& error) {
+  return update_migration(conn, id, "state = $2, step = $3, error = nullif($4, '')",
+                          {migration_state_name(state), step, error});
+}
+
+Status set_migration_step(PGconn* conn, int64_t id, const std::string& step) {
+  return update_migration(conn, id, "step = $2", {step});
+}
+
+Status request_migration(PGconn* conn, int64_t id, MigrationRequest request) {
+  auto m = get_migration(conn, id);
+  if (!m) return m.status();
+  std::string name = "migration " + std::to_string(id);
+  if (is_final(m->state)) return Status::client("55000", name + " is " + migration_state_name(m->state));
+  bool after_flip = m->state == MigrationState::RollbackWindow || m->state == MigrationState::Cleaning;
+  switch (request) {
+    case MigrationRequest::Pause: return update_migration(conn, id, "paused = true");
+    case MigrationRequest::Resume:
+      if (!m->paused) return Status::client("55000", name + " is not paused");
+      return update_migration(conn, id, "paused = false");
+    case MigrationRequest::Cancel:
+      if (after_flip)
+        return Status::client("55000", name + " has cut over already; use ROLLBACK MIGRATION " + std::to_string(id));
+      return update_migration(conn, id, "cancel_requested = true, paused = false");
+    case MigrationRequest::Rollback:
+      if (m->state == MigrationState::Cleaning || (m->state == MigrationState::RollbackWindow && m->rollback_seconds_left <= 0))
+        return Status::client("55000", "the rollback window of " + name + " has expired; the source rows are being deleted");
+      if (!after_flip)
+        return Status::client("55000", name + " has not cut over yet; use CANCEL MIGRATION " + std::to_string(id));
+      return update_migration(conn, id, "rollback_requested = true, paused = false");
+    case MigrationRequest::ExpireRollback:
+      if (m->state != MigrationState::RollbackWindow)
+        return Status::client("55000", name + " is not in its rollback window (" + migration_state_name(m->state) + ")");
+      return update_migration(conn, id, "expire_requested = true");
+  }
+  return Status::ok();
+}
+
+}  // namespace sw::catalog
