@@ -31,10 +31,19 @@ const HelpEntry kHelp[] = {
     {"RECONNECT", "close every server connection once it is released"},
     {"KILL_CLIENT <id>", "close one client connection"},
     {"SHUTDOWN [WAIT_FOR_SERVERS|WAIT_FOR_CLIENTS]", "stop shardwire"},
+    {"SHOW MIGRATIONS", "bucket moves and their progress"},
+    {"MOVE BUCKETS <list or ranges> TO <shard>", "start moving buckets (e.g. 1,5,10-20); returns the migration id"},
+    {"REBALANCE [TO <shards>] [DRY RUN]", "plan the fewest moves for an even spread (over <shards>) and start them"},
+    {"PAUSE MIGRATION <id>", "hold a migration between steps"},
+    {"RESUME MIGRATION <id>", "let a paused migration go on"},
+    {"CANCEL MIGRATION <id>", "stop a migration before its cutover and remove what it copied"},
+    {"ROLLBACK MIGRATION <id>", "move the buckets back within the rollback window"},
+    {"EXPIRE ROLLBACK <id>", "end the rollback window now and clean up the source"},
+    {"VERIFY BUCKET <n>", "row count and checksum of a bucket on its shards"},
 };
 const size_t kHelpCount = sizeof kHelp / sizeof kHelp[0];
 
-namespace {
+namespace detail {
 
 std::string upper(std::string_view word) {
   std::string out(word);
@@ -62,6 +71,14 @@ Status invalid(std::string_view text) {
   return Status::client("08P01", "invalid command '" + std::string(text) + "', use SHOW HELP;");
 }
 
+}  // namespace detail
+
+namespace {
+using detail::invalid;
+using detail::next_word;
+using detail::trim;
+using detail::upper;
+
 Status no_argument(std::string_view command) {
   return Status::client("08P01", std::string(command) + " takes no argument; use SHOW HELP;");
 }
@@ -76,6 +93,7 @@ constexpr ShowEntry kShows[] = {
     {"SERVERS", Verb::ShowServers}, {"STATS", Verb::ShowStats},       {"STATS_TOTALS", Verb::ShowStatsTotals},
     {"LISTS", Verb::ShowLists},     {"USERS", Verb::ShowUsers},       {"STATE", Verb::ShowState},
     {"SHARDS", Verb::ShowShards},   {"DIRECTORY", Verb::ShowDirectory}, {"ROUTERS", Verb::ShowRouters},
+    {"MIGRATIONS", Verb::ShowMigrations},
 };
 
 Result<Command> parse_show(std::string_view rest, std::string_view text) {
@@ -124,6 +142,7 @@ Result<Command> parse_command(std::string_view text) {
     return Status::client("08P01", "one command per query; use SHOW HELP;");
   if (first == "SHOW") return parse_show(rest, body);
 
+  if (auto mover = detail::parse_mover_command(first, rest)) return std::move(*mover);
   Command command;
   if (first == "KILL_CLIENT") {
     auto id = parse_client_id(next_word(rest));

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -16,6 +18,9 @@ enum class Verb {
   ShowStatsTotals, ShowLists, ShowUsers, ShowState, Pause, Resume, Reload, Shutdown, KillClient, Reconnect,
   // sharding
   ShowShards, ShowBuckets, ShowDirectory, ShowRouters, ShowRoute,
+  // the mover (command_mover.cc)
+  ShowMigrations, MoveBuckets, Rebalance, PauseMigration, ResumeMigration, CancelMigration, RollbackMigration,
+  ExpireRollback, VerifyBucket,
 };
 
 enum class ShutdownMode {
@@ -26,12 +31,26 @@ enum class ShutdownMode {
 
 struct Command {
   Verb verb = Verb::ShowHelp;
-  std::string argument;     // SHOW BUCKETS <shard>, SHOW ROUTE <sql>
+  std::string argument;     // SHOW BUCKETS <shard>, SHOW ROUTE <sql>, MOVE BUCKETS <list>
   uint64_t client_id = 0;   // KILL_CLIENT
   ShutdownMode shutdown = ShutdownMode::Immediate;
+  int64_t number = 0;       // the migration id, VERIFY BUCKET's bucket
+  std::string shard;        // MOVE BUCKETS ... TO <shard>
+  std::vector<std::string> shards;  // REBALANCE TO <shards>
+  bool dry_run = false;     // REBALANCE ... DRY RUN
 };
 
 Result<Command> parse_command(std::string_view text);
+
+namespace detail {
+// Words of a command, for the parsers in command*.cc.
+std::string upper(std::string_view word);
+std::string_view trim(std::string_view s);
+std::string_view next_word(std::string_view& rest);
+Status invalid(std::string_view text);
+// The mover's commands; nullopt when `first` starts none of them.
+std::optional<Result<Command>> parse_mover_command(const std::string& first, std::string_view rest);
+}  // namespace detail
 
 // One line per command, for SHOW HELP and error hints.
 struct HelpEntry {

@@ -52,6 +52,15 @@ void Console::execute(std::string_view text, Reply reply) {
     case Verb::Shutdown:
     case Verb::KillClient:
     case Verb::Reconnect: control(*command, std::move(reply)); return;
+    case Verb::ShowMigrations:
+    case Verb::MoveBuckets:
+    case Verb::Rebalance:
+    case Verb::PauseMigration:
+    case Verb::ResumeMigration:
+    case Verb::CancelMigration:
+    case Verb::RollbackMigration:
+    case Verb::ExpireRollback:
+    case Verb::VerifyBucket: mover(*command, std::move(reply)); return;
     default: show(*command, std::move(reply)); return;
   }
 }

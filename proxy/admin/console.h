@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "admin/command.h"
+#include "catalog/migration.h"
 #include "catalog/routers.h"
 #include "common/status.h"
 #include "config/config.h"
@@ -26,6 +27,20 @@ struct DirectoryStatus {
   bool lease_valid = true;
 };
 
+
+struct PlannedMigration {
+  std::string source, target;
+  std::vector<uint32_t> buckets;
+  int64_t id = 0;  // 0 for DRY RUN
+};
+
+// One shard's view of a bucket (VERIFY BUCKET).
+struct BucketCheck {
+  std::string shard;
+  std::string role;      // "owner", "target" (a migration copies it there), "source" (rollback window)
+  uint64_t rows = 0;
+  std::string checksum;  // order-independent sum of row hashes
+};
 
 struct ProxyState {
   bool paused = false;         // PAUSE completed or in progress
@@ -49,6 +64,15 @@ class ConsoleHost {
   virtual void shutdown(ShutdownMode mode) = 0;
   virtual void kill_client(uint64_t id, std::function<void(bool found)> done) = 0;
   virtual void reconnect() = 0;
+  // The mover's commands: catalog work off the event loop, answers on this thread.
+  // One migration per shard the buckets are on now.
+  virtual void move_buckets(const std::string& list, const std::string& target,
+                            std::function<void(Result<std::vector<PlannedMigration>>)> done) = 0;
+  virtual void rebalance(const std::vector<std::string>& targets, bool dry_run,
+                         std::function<void(Result<std::vector<PlannedMigration>>)> done) = 0;
+  virtual void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) = 0;
+  virtual void request_migration(int64_t id, catalog::MigrationRequest request, std::function<void(Status)> done) = 0;
+  virtual void verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<BucketCheck>>)> done) = 0;
 };
 
 class Console {
@@ -60,6 +84,7 @@ class Console {
  private:
   void show(const Command& command, std::function<void(std::string)> reply);
   void control(const Command& command, std::function<void(std::string)> reply);
+  void mover(const Command& command, std::function<void(std::string)> reply);  // console_mover.cc
   ConsoleHost& host_;
 };
 

@@ -39,4 +39,11 @@ ResultTable directory_table(const DirectoryStatus& status);
 ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers);
 ResultTable route_table(const router::Route& route, const router::Directory& directory);
 
+// the mover's (tables_mover.cc)
+ResultTable migrations_table(const std::vector<catalog::Migration>& migrations);
+ResultTable rebalance_table(const std::vector<PlannedMigration>& plan);
+ResultTable verify_table(uint32_t bucket, const std::vector<BucketCheck>& checks);
+// "1-5,9,12-13"
+std::string bucket_ranges(const std::vector<uint32_t>& buckets);
+
 }  // namespace sw::admin

@@ -27,10 +27,21 @@ class AdminHost : public admin::ConsoleHost {
   void shutdown(admin::ShutdownMode mode) override;
   void kill_client(uint64_t id, std::function<void(bool found)> done) override;
   void reconnect() override;
+  // admin_mover.cc
+  void move_buckets(const std::string& list, const std::string& target,
+                    std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) override;
+  void rebalance(const std::vector<std::string>& targets, bool dry_run,
+                 std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) override;
+  void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) override;
+  void request_migration(int64_t id, catalog::MigrationRequest request, std::function<void(Status)> done) override;
+  void verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<admin::BucketCheck>>)> done) override;
 
  private:
   // Runs `task` on this worker's thread.
   void here(std::function<void()> task);
+  // Runs `work` off the event loop, then `done` with its result here.
+  template <typename T>
+  void off_loop(std::function<T()> work, std::function<void(T)> done);
   void wait_until_idle(std::function<void()> done);
 
   Proxy& proxy_;

@@ -3,6 +3,7 @@
 #include "app/admin_host.h"
 #include "metrics/exposer.h"
 #include "metrics/readings.h"
+#include "mover/mover_service.h"
 
 #include <signal.h>
 #include <uv.h>
@@ -113,6 +114,10 @@ int Proxy::run() {
       });
     });
   }
+  if (!config_->catalog.dsn.empty()) {
+    mover_ = std::make_unique<mover::MoverService>(config_);
+    mover_->start();
+  }
   LOG_INFO("shardwire listening on %s:%d with %d worker(s), pool mode %s", config_->listen.host.c_str(),
            config_->listen.port, config_->workers,
            config_->pool.mode == config::PoolMode::Session ? "session" : "transaction");
@@ -132,6 +137,7 @@ int Proxy::run() {
   main_loop_.run();
 
   exposer_.reset();
+  if (mover_) mover_->stop();
   for (auto& worker : workers_) worker->join();
   for (auto& w : watches) uv_close(reinterpret_cast<uv_handle_t*>(&w->handle), nullptr);
   uv_run(main_loop_.raw(), UV_RUN_NOWAIT);
@@ -165,6 +171,7 @@ Status Proxy::reload() {
   }
   apply_log_level(*loaded);
   for (auto& worker : workers_) worker->post_reload(loaded, *tls);
+  if (mover_) mover_->update_config(loaded);
   ++reloads_ok_;
   LOG_INFO("config reloaded from %s (%zu setting(s) changed)", config_path_.c_str(), diff.changed.size());
   return Status::ok();

@@ -19,6 +19,9 @@
 namespace sw::catalog {
 class DirectoryWatcher;
 }
+namespace sw::mover {
+class MoverService;
+}
 namespace sw::metrics {
 class Exposer;
 struct Readings;
@@ -45,6 +48,8 @@ class Proxy {
   void request_shutdown(admin::ShutdownMode mode);
   void kill_client(uint64_t id, std::function<void(bool)> done);
   void reconnect();
+  // A console command changed the migrations (no-op without a catalog).
+  void wake_mover();
   // One scrape's worth of readings (proxy_metrics.cc); blocks up to a timeout for the workers.
   metrics::Readings read_metrics();
 
@@ -73,6 +78,7 @@ class Proxy {
   std::atomic<int> client_count_{0};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<catalog::DirectoryWatcher> watcher_;
+  std::unique_ptr<mover::MoverService> mover_;  // with a catalog only
   std::unique_ptr<metrics::Exposer> exposer_;  // stopped before the workers go
   int workers_stopped_ = 0;  // main loop thread only
 };

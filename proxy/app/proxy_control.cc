@@ -4,6 +4,7 @@
 #include "app/proxy.h"
 #include "catalog/directory_watcher.h"
 #include "common/log.h"
+#include "mover/mover_service.h"
 
 namespace sw::app {
 namespace {
@@ -113,6 +114,10 @@ void Proxy::request_reload(std::function<void(Status)> done) {
 
 void Proxy::request_shutdown(admin::ShutdownMode mode) {
   main_loop_.post([this, mode] { stop(mode); });
+}
+
+void Proxy::wake_mover() {
+  if (mover_) mover_->wake();
 }
 
 void Proxy::reconnect() {

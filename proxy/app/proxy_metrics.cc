@@ -5,6 +5,7 @@
 #include "app/proxy.h"
 #include "common/log.h"
 #include "metrics/readings.h"
+#include "mover/mover_service.h"
 
 namespace sw::app {
 namespace {
@@ -49,6 +50,20 @@ metrics::Readings Proxy::read_metrics() {
             {d.shards()[shard], static_cast<metrics::BucketState>(state), counts[shard][state]});
       }
     }
+  }
+  if (mover_) {
+    mover::MoverSnapshot m = mover_->snapshot();
+    readings.mover.copied_rows = m.copied_rows;
+    readings.mover.copied_bytes = m.copied_bytes;
+    readings.mover.applied_changes = m.applied_changes;
+    readings.mover.lag_bytes = m.lag_bytes;
+    readings.mover.lag_seconds = m.lag_seconds;
+    readings.mover.verify_mismatches = m.verify_mismatches;
+    readings.mover.cutover_pause = m.cutover_pause;
+    readings.mover.drain_aborts = m.drain_aborts;
+    for (size_t i = 0; i < catalog::kMigrationStates && i < metrics::kMigrationStates; ++i)
+      readings.mover.migrations[i] = m.migrations[i];
+    readings.mover.rollback_window_remaining_seconds = m.rollback_window_remaining_seconds;
   }
   readings.mover.queued_writes = static_cast<uint64_t>(std::max(0, cutover_queued_.load()));
   readings.reloads.ok = reloads_ok_.load();

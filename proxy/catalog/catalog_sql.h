@@ -68,7 +68,8 @@ inline constexpr const char* kFenceBucketsSql =
 // version. One row with NULL bucket columns when there are no buckets.
 inline constexpr const char* kLoadDirectorySql =
     "SELECT v.version, b.bucket, b.shard, b.state, b.version "
-    "FROM shardwire.directory_version v LEFT JOIN shardwire.buckets b ON true ORDER BY b.bucket";
+    "FROM (SELECT version FROM shardwire.directory_version LIMIT 1) v LEFT JOIN shardwire.buckets b ON true "
+    "ORDER BY b.bucket";
 
 // A SQL string literal ('...' with quotes doubled; E'...' when it holds a backslash).
 std::string quote_literal(const std::string& text);

@@ -177,7 +177,9 @@ bool DirectoryWatcher::connect_and_load() {
 }
 
 bool DirectoryWatcher::refresh(Clock::time_point started) {
+  auto load_started = Clock::now();
   auto dir = load_directory(conn_.get(), config_);
+  LOG_DEBUG("catalog: load took %.1f ms", std::chrono::duration<double, std::milli>(Clock::now() - load_started).count());
   if (!dir) {
     if (dir.status().fault != Fault::Config) {
       drop_connection(dir.status());
@@ -235,13 +237,18 @@ bool DirectoryWatcher::heartbeat(bool first) {
     return true;
   }
   if (ignore_updates_) return true;  // stale on purpose: no confirmation, the lease runs out
-  return refresh(started);
+  uint64_t before = loaded_version_.load();
+  if (!refresh(started)) return false;
+  // This heartbeat reported the version loaded before the refresh: report the new one now, so a
+  // cutover waiting for every router's acknowledgement does not wait for the next interval.
+  return loaded_version_.load() == before || heartbeat(false);
 }
 
 bool DirectoryWatcher::drain_notifications() {
   bool newer = false;
   if (!conn_) return false;
   while (PGnotify* n = PQnotifies(conn_.get())) {
+    LOG_DEBUG("catalog: NOTIFY %s", n->extra ? n->extra : "");
     int64_t v = -1;
     if (!parse_int64(std::string(n->extra ? n->extra : ""), &v) || static_cast<uint64_t>(v) > loaded_version_.load())
       newer = true;
@@ -269,10 +276,12 @@ void DirectoryWatcher::run() {
       // Report the new version at once: a cutover waits for every router to acknowledge it.
       if (!refresh(Clock::now()) || !heartbeat(false)) continue;
       next_heartbeat = Clock::now() + heartbeat_interval_;
+      continue;  // a NOTIFY that arrived during these queries sits in libpq's buffer: drain first
     }
     if (Clock::now() >= next_heartbeat) {
       if (!heartbeat(false)) continue;
       next_heartbeat = Clock::now() + heartbeat_interval_;
+      continue;
     }
     Clock::time_point now = Clock::now();
     auto wait = next_heartbeat > now ? duration_cast<milliseconds>(next_heartbeat - now) + milliseconds(1) : milliseconds(0);

@@ -5,10 +5,6 @@
 namespace sw::catalog {
 namespace {
 
-constexpr const char* kStateNames[kMigrationStates] = {
-    "planned", "copying", "catching_up", "cutting_over", "rollback_window",
-    "cleaning", "done", "failed", "cancelled", "rolled_back"};
-
 constexpr const char* kColumns =
     "id, state, step, source, target, buckets::text, slot, publication, consistent_lsn::text, rows_copied, "
     "rows_total, bytes_copied, lag_bytes, lag_seconds, paused, cancel_requested, rollback_requested, "
@@ -82,16 +78,12 @@ Migration read_row(const PGresult* res, int row) {
 
 }  // namespace
 
-const char* migration_state_name(MigrationState state) { return kStateNames[static_cast<size_t>(state)]; }
-
 Result<MigrationState> parse_migration_state(std::string_view name) {
   for (size_t i = 0; i < kMigrationStates; ++i) {
-    if (name == kStateNames[i]) return static_cast<MigrationState>(i);
+    if (name == kMigrationStateNames[i]) return static_cast<MigrationState>(i);
   }
   return Status::server("XX000", "unknown migration state \"" + std::string(name) + "\" in the catalog");
 }
-
-bool is_final(MigrationState state) { return state >= MigrationState::Done; }
 
 Result<int64_t> create_migration(PGconn* conn, const std::string& source, const std::string& target,
                                  const std::vector<uint32_t>& buckets) {

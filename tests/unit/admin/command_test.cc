@@ -82,12 +82,14 @@ std::vector<std::string> expand(std::string_view syntax) {
     std::string inner(syntax.substr(i + 1, close - i - 1));
     std::vector<std::string> choices;
     if (inner == "sql") choices = {"SELECT * FROM orders WHERE tenant_id = 7"};
-    else if (inner == "id") choices = {"42"};
+    else if (inner == "id" || inner == "n") choices = {"42"};
     else if (inner == "shard") choices = {"s1"};
+    else if (inner == "shards") choices = {"s1", "s0, s2"};
+    else if (inner == "list or ranges") choices = {"1,5,10-20"};
     else {
       for (size_t start = 0;;) {
         size_t bar = inner.find('|', start);
-        choices.push_back(inner.substr(start, bar - start));
+        for (auto& part : expand(inner.substr(start, bar - start))) choices.push_back(part);
         if (bar == std::string::npos) break;
         start = bar + 1;
       }
@@ -237,4 +239,47 @@ TEST_CASE("SHOW HELP lists every verb") {
   }
   CHECK(has(Verb::ShowRoute));
   CHECK(has(Verb::KillClient));
+}
+
+TEST_CASE("the mover's commands parse; malformed ones say their usage") {
+  auto move = parse_command("move buckets 1, 5-9 ,12 to s3;");
+  REQUIRE(move);
+  CHECK(move->verb == Verb::MoveBuckets);
+  CHECK(move->argument == "1, 5-9 ,12");
+  CHECK(move->shard == "s3");
+  auto rebalance = parse_command("REBALANCE TO s0,s1 s2 DRY RUN");
+  REQUIRE(rebalance);
+  CHECK(rebalance->verb == Verb::Rebalance);
+  CHECK(rebalance->shards == std::vector<std::string>{"s0", "s1", "s2"});
+  CHECK(rebalance->dry_run);
+  auto plain = parse_command("REBALANCE");
+  REQUIRE(plain);
+  CHECK(plain->shards.empty());
+  CHECK_FALSE(plain->dry_run);
+  struct Numbered {
+    const char* text;
+    Verb verb;
+  };
+  for (const Numbered& n : {Numbered{"PAUSE MIGRATION 7", Verb::PauseMigration},
+                            Numbered{"resume migration 7", Verb::ResumeMigration},
+                            Numbered{"CANCEL MIGRATION 7", Verb::CancelMigration},
+                            Numbered{"ROLLBACK MIGRATION 7", Verb::RollbackMigration},
+                            Numbered{"EXPIRE ROLLBACK 7", Verb::ExpireRollback},
+                            Numbered{"VERIFY BUCKET 7", Verb::VerifyBucket}}) {
+    CAPTURE(n.text);
+    auto parsed = parse_command(n.text);
+    REQUIRE(parsed);
+    CHECK(parsed->verb == n.verb);
+    CHECK(parsed->number == 7);
+  }
+  CHECK(parse_command("SHOW MIGRATIONS")->verb == Verb::ShowMigrations);
+  CHECK(parse_command("PAUSE")->verb == Verb::Pause);  // pgbouncer's PAUSE is unchanged
+  for (const char* bad : {"MOVE BUCKETS 1,2", "MOVE BUCKETS TO s1", "MOVE 1 TO s1", "MOVE BUCKETS 1 TO s1 s2",
+                          "REBALANCE TO", "REBALANCE s1", "CANCEL MIGRATION", "CANCEL MIGRATION x",
+                          "ROLLBACK MIGRATION 1 2", "EXPIRE 3", "VERIFY BUCKET -1", "PAUSE MIGRATION"}) {
+    CAPTURE(bad);
+    auto parsed = parse_command(bad);
+    REQUIRE_FALSE(parsed);
+    CHECK(parsed.status().sqlstate == "08P01");
+  }
 }

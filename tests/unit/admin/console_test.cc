@@ -81,6 +81,36 @@ class FakeHost : public ConsoleHost {
     answer([this, done] { done(client_exists); });
   }
   void reconnect() override { calls.push_back("reconnect"); }
+  void move_buckets(const std::string& list, const std::string& target,
+                    std::function<void(Result<std::vector<PlannedMigration>>)> done) override {
+    calls.push_back("move " + list + " to " + target);
+    answer([done, target] { done(std::vector<PlannedMigration>{{"s0", target, {1, 2, 3, 7}, 42}}); });
+  }
+  void rebalance(const std::vector<std::string>& targets, bool dry_run,
+                 std::function<void(Result<std::vector<PlannedMigration>>)> done) override {
+    calls.push_back(std::string("rebalance ") + std::to_string(targets.size()) + (dry_run ? " dry" : ""));
+    answer([done, dry_run] { done(std::vector<PlannedMigration>{{"s0", "s2", {5}, dry_run ? 0 : 9}}); });
+  }
+  void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) override {
+    calls.push_back("list migrations");
+    catalog::Migration m;
+    m.id = 3;
+    m.state = catalog::MigrationState::Copying;
+    m.source = "s0";
+    m.target = "s1";
+    m.buckets = {1, 2, 3, 9};
+    m.rows_copied = 50;
+    m.rows_total = 200;
+    answer([done, m] { done(std::vector<catalog::Migration>{m}); });
+  }
+  void request_migration(int64_t id, catalog::MigrationRequest, std::function<void(Status)> done) override {
+    calls.push_back("request " + std::to_string(id));
+    answer([done, id] { done(id == 404 ? Status::client("42704", "no migration 404") : Status::ok()); });
+  }
+  void verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<BucketCheck>>)> done) override {
+    calls.push_back("verify " + std::to_string(bucket));
+    answer([done] { done(std::vector<BucketCheck>{{"s0", "owner", 10, "123"}, {"s1", "target", 10, "124"}}); });
+  }
 
   void run_pending() {
     auto list = std::move(pending);
@@ -345,4 +375,31 @@ TEST_CASE("unknown or malformed commands are 08P01 with a hint, and touch nothin
     CHECK(fields['H'].find("SHOW HELP") != std::string::npos);
     CHECK(h.host.calls == std::vector<std::string>{"reply"});
   }
+}
+
+TEST_CASE("the mover's commands reach the host and render their tables") {
+  Harness h;
+  h.run("MOVE BUCKETS 1-3,7 TO s1");
+  h.run("REBALANCE TO s0, s2 DRY RUN");
+  h.run("SHOW MIGRATIONS");
+  h.run("VERIFY BUCKET 5");
+  h.run("PAUSE MIGRATION 3");
+  h.run("cancel migration 404");
+  REQUIRE(h.replies.size() == 6);
+  CHECK(h.host.calls[0] == "move 1-3,7 to s1");
+  CHECK(h.host.calls[2] == "rebalance 2 dry");
+  CHECK(types(h.replies[0]) == "TDC");
+  CHECK(types(h.replies[1]) == "TDC");
+  CHECK(types(h.replies[2]) == "TDC");
+  CHECK(types(h.replies[3]) == "TDDC");
+  CHECK(tag(h.replies[4]) == "PAUSE MIGRATION");
+  CHECK(error_fields(h.replies[5])['C'] == "42704");
+}
+
+TEST_CASE("the mover's commands need a catalog") {
+  Harness h;
+  h.host.cfg = load(false);
+  h.run("SHOW MIGRATIONS");
+  CHECK(error_fields(h.reply())['C'] == "55000");
+  CHECK(h.host.calls == std::vector<std::string>{"reply"});
 }

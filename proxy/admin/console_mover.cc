@@ -1,0 +1,70 @@
+// Console: the mover's commands. Each checks that a catalog exists, hands the work to the host
+// (catalog I/O happens off the event loop) and renders the answer.
+#include "admin/console.h"
+#include "admin/tables.h"
+
+namespace sw::admin {
+namespace {
+
+using Reply = std::function<void(std::string)>;
+
+std::string failure(const Status& status) { return error(status.sqlstate, status.message); }
+
+catalog::MigrationRequest request_of(Verb verb) {
+  switch (verb) {
+    case Verb::PauseMigration: return catalog::MigrationRequest::Pause;
+    case Verb::ResumeMigration: return catalog::MigrationRequest::Resume;
+    case Verb::CancelMigration: return catalog::MigrationRequest::Cancel;
+    case Verb::RollbackMigration: return catalog::MigrationRequest::Rollback;
+    default: return catalog::MigrationRequest::ExpireRollback;
+  }
+}
+
+const char* tag_of(Verb verb) {
+  switch (verb) {
+    case Verb::PauseMigration: return "PAUSE MIGRATION";
+    case Verb::ResumeMigration: return "RESUME MIGRATION";
+    case Verb::CancelMigration: return "CANCEL MIGRATION";
+    case Verb::RollbackMigration: return "ROLLBACK MIGRATION";
+    default: return "EXPIRE ROLLBACK";
+  }
+}
+
+}  // namespace
+
+void Console::mover(const Command& command, Reply reply) {
+  if (host_.config()->catalog.dsn.empty()) {
+    reply(error("55000", "the mover needs a catalog (catalog.dsn): without one the directory is static"));
+    return;
+  }
+  switch (command.verb) {
+    case Verb::ShowMigrations:
+      host_.list_migrations([reply](Result<std::vector<catalog::Migration>> migrations) {
+        reply(migrations ? migrations_table(*migrations).encode() : failure(migrations.status()));
+      });
+      return;
+    case Verb::MoveBuckets:
+      host_.move_buckets(command.argument, command.shard, [reply](Result<std::vector<PlannedMigration>> started) {
+        reply(started ? rebalance_table(*started).encode() : failure(started.status()));
+      });
+      return;
+    case Verb::Rebalance:
+      host_.rebalance(command.shards, command.dry_run, [reply](Result<std::vector<PlannedMigration>> plan) {
+        reply(plan ? rebalance_table(*plan).encode() : failure(plan.status()));
+      });
+      return;
+    case Verb::VerifyBucket:
+      host_.verify_bucket(static_cast<uint32_t>(command.number),
+                          [reply, bucket = static_cast<uint32_t>(command.number)](Result<std::vector<BucketCheck>> checks) {
+                            reply(checks ? verify_table(bucket, *checks).encode() : failure(checks.status()));
+                          });
+      return;
+    default:
+      host_.request_migration(command.number, request_of(command.verb), [reply, verb = command.verb](Status status) {
+        reply(status ? command_complete(tag_of(verb)) : failure(status));
+      });
+      return;
+  }
+}
+
+}  // namespace sw::admin

@@ -1,0 +1,69 @@
+#include "admin/tables.h"
+
+namespace sw::admin {
+namespace {
+using T = ColumnType;
+}
+
+std::string bucket_ranges(const std::vector<uint32_t>& buckets) {
+  std::string out;
+  for (size_t i = 0; i < buckets.size();) {
+    size_t j = i;
+    while (j + 1 < buckets.size() && buckets[j + 1] == buckets[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(buckets[i]);
+    if (j > i) out += "-" + std::to_string(buckets[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+ResultTable migrations_table(const std::vector<catalog::Migration>& migrations) {
+  static constexpr Column kColumns[] = {
+      {"id", T::Int8},           {"buckets", T::Text},      {"source", T::Text},       {"target", T::Text},
+      {"state", T::Text},        {"step", T::Text},         {"rows_copied", T::Int8},  {"rows_total", T::Int8},
+      {"percent", T::Float8},    {"lag_bytes", T::Int8},    {"lag_seconds", T::Float8}, {"last_pause_ms", T::Float8},
+      {"rollback_expires_at", T::Text}, {"paused", T::Bool}, {"error", T::Text}};
+  ResultTable table(kColumns);
+  for (const auto& m : migrations) {
+    double percent = m.rows_total > 0 ? 100.0 * static_cast<double>(m.rows_copied) / static_cast<double>(m.rows_total)
+                     : m.state >= catalog::MigrationState::CatchingUp ? 100.0
+                                                                      : 0.0;
+    if (percent > 100) percent = 100;
+    table.add({number(m.id), text(bucket_ranges(m.buckets)), text(m.source), text(m.target),
+               text(catalog::migration_state_name(m.state)), text(m.step), number(m.rows_copied), number(m.rows_total),
+               decimal(percent), number(m.lag_bytes), decimal(m.lag_seconds),
+               m.last_pause_ms ? decimal(*m.last_pause_ms) : Value(),
+               m.rollback_expires_at ? text(*m.rollback_expires_at) : Value(), text(m.paused ? "t" : "f"),
+               m.error.empty() ? Value() : text(m.error)});
+  }
+  return table;
+}
+
+ResultTable rebalance_table(const std::vector<PlannedMigration>& plan) {
+  static constexpr Column kColumns[] = {{"source", T::Text}, {"target", T::Text}, {"bucket_count", T::Int4},
+                                        {"buckets", T::Text}, {"migration_id", T::Int8}};
+  ResultTable table(kColumns);
+  for (const auto& move : plan) {
+    table.add({text(move.source), text(move.target), number(static_cast<int64_t>(move.buckets.size())),
+               text(bucket_ranges(move.buckets)), move.id == 0 ? Value() : number(move.id)});
+  }
+  return table;
+}
+
+ResultTable verify_table(uint32_t bucket, const std::vector<BucketCheck>& checks) {
+  static constexpr Column kColumns[] = {{"bucket", T::Int4}, {"shard", T::Text},    {"role", T::Text},
+                                        {"rows", T::Int8},   {"checksum", T::Text}, {"matches_owner", T::Bool}};
+  ResultTable table(kColumns);
+  const BucketCheck* owner = nullptr;
+  for (const auto& check : checks) {
+    if (check.role == "owner") owner = &check;
+  }
+  for (const auto& check : checks) {
+    bool same = owner != nullptr && owner->rows == check.rows && owner->checksum == check.checksum;
+    table.add({number(static_cast<int64_t>(bucket)), text(check.shard), text(check.role), number(check.rows),
+               text(check.checksum), text(same ? "t" : "f")});
+  }
+  return table;
+}
+
+}  // namespace sw::admin

@@ -1,0 +1,190 @@
+// AdminHost: the mover's console commands. Catalog and shard I/O is blocking libpq, so it runs
+// on libuv's thread pool; the answer comes back on the admin client's worker thread.
+#include <map>
+#include <memory>
+
+#include "app/admin_host.h"
+#include "app/proxy.h"
+#include "app/worker.h"
+#include "catalog/migrations.h"
+#include "mover/copier.h"
+#include "mover/planner.h"
+#include "mover/verifier.h"
+
+namespace sw::app {
+namespace {
+
+Result<catalog::PgConnPtr> catalog_connection(const config::Config& config) {
+  return catalog::connect(config.catalog.dsn, "catalog");
+}
+
+// Creates one migration per move; the ids go into the plan.
+Result<std::vector<admin::PlannedMigration>> start(const config::Config& config,
+                                                   std::vector<admin::PlannedMigration> plan) {
+  auto conn = catalog_connection(config);
+  if (!conn) return conn.status();
+  for (auto& move : plan) {
+    auto id = catalog::create_migration(conn->get(), move.source, move.target, move.buckets);
+    if (!id) return id.status();
+    move.id = *id;
+  }
+  return plan;
+}
+
+// Rows per bucket over every shard (REBALANCE moves the lightest buckets first).
+Result<std::map<uint32_t, uint64_t>> rows_per_bucket(const config::Config& config) {
+  std::map<uint32_t, uint64_t> rows;
+  auto buckets = static_cast<uint32_t>(config.sharding.buckets);
+  for (const auto& shard : config.shards) {
+    auto conn = catalog::connect(mover::mover_dsn(config, shard), "shard " + shard.name);
+    if (!conn) return conn.status();
+    for (const auto& table : config.sharding.tables) {
+      auto name = mover::resolve_table(conn->get(), table.name);
+      if (!name) continue;  // not created on this shard (yet): no rows
+      auto bucket = mover::bucket_expression(table, buckets);
+      if (!bucket) return bucket.status();
+      auto counts = catalog::query(conn->get(), "SELECT " + *bucket + ", count(*) FROM " + *name + " GROUP BY 1");
+      if (!counts) return counts.status();
+      for (int row = 0; row < PQntuples(counts->get()); ++row) {
+        int64_t b = 0, n = 0;
+        catalog::parse_int64(counts->get(), row, 0, &b);
+        catalog::parse_int64(counts->get(), row, 1, &n);
+        rows[static_cast<uint32_t>(b)] += static_cast<uint64_t>(n);
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+template <typename T>
+void AdminHost::off_loop(std::function<T()> work, std::function<void(T)> done) {
+  auto result = std::make_shared<std::optional<T>>();
+  worker_.loop().run_blocking([result, work = std::move(work)] { result->emplace(work()); },
+                              [result, done = std::move(done)] { done(std::move(**result)); });
+}
+
+void AdminHost::move_buckets(const std::string& list, const std::string& target,
+                             std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) {
+  auto config = proxy_.config();
+  auto directory = proxy_.directory_status().directory;
+  using Plan = Result<std::vector<admin::PlannedMigration>>;
+  off_loop<Plan>(
+      [config, directory, list, target]() -> Plan {
+        if (!directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
+        if (config->find_shard(target) == nullptr)
+          return Status::client("42704", "shard \"" + target + "\" is not in the configuration; see SHOW SHARDS");
+        auto buckets = mover::parse_bucket_list(list, directory->bucket_count());
+        if (!buckets) return buckets.status();
+        std::map<std::string, admin::PlannedMigration> by_source;
+        for (uint32_t b : *buckets) {
+          const std::string& owner = directory->shard_name(directory->bucket(b).shard);
+          if (owner == target) continue;
+          auto& move = by_source[owner];
+          move.source = owner;
+          move.target = target;
+          move.buckets.push_back(b);
+        }
+        if (by_source.empty()) return Status::client("22023", "every listed bucket is on " + target + " already");
+        std::vector<admin::PlannedMigration> plan;
+        for (auto& [source, move] : by_source) plan.push_back(std::move(move));
+        return start(*config, std::move(plan));
+      },
+      [this, done = std::move(done)](Plan plan) {
+        if (plan) proxy_.wake_mover();
+        done(std::move(plan));
+      });
+}
+
+void AdminHost::rebalance(const std::vector<std::string>& targets, bool dry_run,
+                          std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) {
+  auto config = proxy_.config();
+  auto directory = proxy_.directory_status().directory;
+  using Plan = Result<std::vector<admin::PlannedMigration>>;
+  off_loop<Plan>(
+      [config, directory, targets, dry_run]() -> Plan {
+        if (!directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
+        for (const auto& name : targets) {
+          if (config->find_shard(name) == nullptr)
+            return Status::client("42704", "shard \"" + name + "\" is not in the configuration; see SHOW SHARDS");
+        }
+        auto rows = rows_per_bucket(*config);
+        if (!rows) return rows.status();
+        std::vector<admin::PlannedMigration> plan;
+        for (auto& move : mover::plan_rebalance(*directory, targets, *rows))
+          plan.push_back({move.source, move.target, std::move(move.buckets), 0});
+        if (dry_run) return plan;
+        return start(*config, std::move(plan));
+      },
+      [this, dry_run, done = std::move(done)](Plan plan) {
+        if (plan && !dry_run) proxy_.wake_mover();
+        done(std::move(plan));
+      });
+}
+
+void AdminHost::list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) {
+  auto config = proxy_.config();
+  using List = Result<std::vector<catalog::Migration>>;
+  off_loop<List>(
+      [config]() -> List {
+        auto conn = catalog_connection(*config);
+        if (!conn) return conn.status();
+        return catalog::list_migrations(conn->get(), /*active_only=*/false);
+      },
+      std::move(done));
+}
+
+void AdminHost::request_migration(int64_t id, catalog::MigrationRequest request, std::function<void(Status)> done) {
+  auto config = proxy_.config();
+  off_loop<Status>(
+      [config, id, request]() -> Status {
+        auto conn = catalog_connection(*config);
+        if (!conn) return conn.status();
+        return catalog::request_migration(conn->get(), id, request);
+      },
+      [this, done = std::move(done)](Status status) {
+        if (status) proxy_.wake_mover();
+        done(status);
+      });
+}
+
+void AdminHost::verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<admin::BucketCheck>>)> done) {
+  auto config = proxy_.config();
+  auto directory = proxy_.directory_status().directory;
+  using Checks = Result<std::vector<admin::BucketCheck>>;
+  off_loop<Checks>(
+      [config, directory, bucket]() -> Checks {
+        if (!directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
+        if (bucket >= directory->bucket_count())
+          return Status::client("22023", "bucket " + std::to_string(bucket) + " does not exist (buckets 0-" +
+                                             std::to_string(directory->bucket_count() - 1) + ")");
+        std::vector<std::pair<std::string, std::string>> shards{
+            {directory->shard_name(directory->bucket(bucket).shard), "owner"}};
+        auto conn = catalog_connection(*config);
+        if (!conn) return conn.status();
+        auto migrations = catalog::list_migrations(conn->get(), /*active_only=*/true);
+        if (!migrations) return migrations.status();
+        for (const auto& m : *migrations) {
+          if (std::find(m.buckets.begin(), m.buckets.end(), bucket) == m.buckets.end()) continue;
+          const std::string& other = shards.front().first == m.source ? m.target : m.source;
+          shards.push_back({other, other == m.target ? "target" : "source"});
+        }
+        mover::BucketSet set(directory->bucket_count(), {bucket});
+        std::vector<admin::BucketCheck> checks;
+        for (const auto& [name, role] : shards) {
+          const config::Shard* shard = config->find_shard(name);
+          if (shard == nullptr) continue;
+          auto shard_conn = catalog::connect(mover::mover_dsn(*config, *shard), "shard " + name);
+          if (!shard_conn) return shard_conn.status();
+          auto digests = mover::bucket_digests(shard_conn->get(), config->sharding.tables, set);
+          if (!digests) return digests.status();
+          const mover::BucketDigest& digest = (*digests)[bucket];
+          checks.push_back({name, role, digest.rows, digest.checksum});
+        }
+        return checks;
+      },
+      std::move(done));
+}
+
+}  // namespace sw::app

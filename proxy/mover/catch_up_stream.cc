@@ -1,0 +1,345 @@
+#include "mover/catch_up_stream.h"
+
+#include <algorithm>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+
+#include "common/log.h"
+#include "mover/apply_sql.h"
+#include "mover/change_applier.h"
+#include "mover/replication.h"
+#include "wire/pgoutput.h"
+
+namespace sw::mover {
+namespace pgo = wire::pgoutput;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long one wait for stream data lasts: bounds how late the thread notices stop(), a waiter
+// that wants a keepalive, or a due status update.
+constexpr std::chrono::milliseconds kTick{20};
+constexpr std::chrono::milliseconds kFirstBackoff{100};
+constexpr std::chrono::milliseconds kMaxBackoff{5000};
+// Committed source transactions applied together once their kept messages reach this many.
+constexpr size_t kBatchChanges = 200;
+// ... or once the batch's first transaction waited this long (the source never goes quiet).
+constexpr std::chrono::milliseconds kBatchAge{5};
+// A waiter asks the server for a keepalive at most this often.
+constexpr std::chrono::milliseconds kReplyRequestEvery{5};
+
+int64_t unix_micros_now() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// One connection pair (source replication + target applier) of the stream, from connect until
+// stop() or the first error. Lives on the stream's thread only.
+class CatchUpStream::Session {
+ public:
+  explicit Session(CatchUpStream& owner) : owner_(owner), options_(owner.options_) {}
+
+  // Ok when stopped; the error otherwise (the caller reconnects).
+  Status run() {
+    auto applier = ChangeApplier::open(options_.target_dsn, options_.migration_id, options_.tables, options_.buckets);
+    if (!applier) return applier.status();
+    applier_ = std::move(*applier);
+    const Lsn resume = std::max({options_.start_lsn, applier_->applied_lsn(), owner_.processed_lsn()});
+    owner_.advance_processed(resume);
+    auto replication = ReplicationConnection::open(options_.source_dsn);
+    if (!replication) return replication.status();
+    replication_ = std::move(*replication);
+    if (Status s = replication_->start(options_.slot, resume, options_.publication); !s) return s;
+    LOG_INFO("mover: migration %lld catch-up streaming from slot %s at %s", static_cast<long long>(options_.migration_id),
+             options_.slot.c_str(), lsn_text(resume).c_str());
+    if (Status s = send_status(false); !s) return s;
+
+    while (!owner_.stopping_.load()) {
+      const auto now = Clock::now();
+      bool request_reply = false;
+      if (owner_.reply_wanted_.load() && now - last_reply_request_ >= kReplyRequestEvery) {
+        owner_.reply_wanted_.store(false);
+        request_reply = true;
+        last_reply_request_ = now;
+      }
+      if (request_reply || now - last_status_ >= options_.status_interval) {
+        if (Status s = send_status(request_reply); !s) return s;
+      }
+      // While committed transactions wait in the batch, only take what has arrived already.
+      auto payload = replication_->next(batch_transactions_ > 0 ? std::chrono::milliseconds(0) : kTick);
+      if (!payload) return payload.status();
+      if (!payload->has_value()) {
+        if (Status s = flush_batch(); !s) return s;
+        continue;
+      }
+      if (Status s = handle(**payload); !s) return s;
+    }
+    (void)send_status(false);  // the final position, best effort
+    return Status::ok();
+  }
+
+  // Whether this session moved processed_lsn (the caller then resets its backoff).
+  bool progressed() const { return progressed_; }
+
+ private:
+  Status send_status(bool reply_requested) {
+    const Lsn p = owner_.processed_lsn();
+    last_status_ = Clock::now();
+    return replication_->send_status(p, p, p, reply_requested);
+  }
+
+  void note_server_end(Lsn wal_end) {
+    Lsn seen = owner_.server_wal_end_.load();
+    while (wal_end > seen && !owner_.server_wal_end_.compare_exchange_weak(seen, wal_end)) {
+    }
+  }
+
+  // Outside a transaction (and with the batch applied) every commit up to `lsn` has been received
+  // and applied.
+  void position_reached(Lsn lsn) {
+    if (in_transaction_ || batch_transactions_ > 0 || lsn <= owner_.processed_lsn()) return;
+    owner_.clear_failure(false, lsn);
+    owner_.advance_processed(lsn);
+    progressed_ = true;
+  }
+
+  Status handle(const std::string& payload) {
+    auto envelope = pgo::decode_replication_message(payload);
+    if (!envelope) return envelope.status();
+    if (const auto* keepalive = std::get_if<pgo::PrimaryKeepalive>(&*envelope)) {
+      note_server_end(keepalive->wal_end);
+      position_reached(keepalive->wal_end);
+      return keepalive->reply_requested ? send_status(false) : Status::ok();
+    }
+    const auto& xlog = std::get<pgo::XLogData>(*envelope);
+    note_server_end(xlog.wal_end);
+    auto message = decoder_.decode(xlog.data);
+    if (!message) return message.status();
+    if (Status s = handle_message(std::move(*message)); !s) return s;
+    position_reached(xlog.wal_end);  // for a Commit: its end LSN
+    return Status::ok();
+  }
+
+  bool configured(uint32_t oid) const {
+    auto it = configured_.find(oid);
+    return it != configured_.end() && it->second;
+  }
+
+  static Status unexpected(const char* what) {
+    return Status::server("08P01", std::string("mover: unexpected ") + what + " in the replication stream");
+  }
+
+  Status handle_message(pgo::Message message) {
+    if (const auto* begin = std::get_if<pgo::Begin>(&message)) {
+      if (in_transaction_) return unexpected("Begin inside a transaction");
+      in_transaction_ = true;
+      changes_.clear();
+      int64_t none = 0;  // the oldest unapplied transaction's time is kept across reconnects
+      owner_.pending_commit_unix_us_.compare_exchange_strong(none, pgo::unix_micros_from_pg_timestamp(begin->commit_time));
+      return Status::ok();
+    }
+    if (const auto* commit = std::get_if<pgo::Commit>(&message)) {
+      if (!in_transaction_) return unexpected("Commit outside a transaction");
+      return apply(commit->end_lsn);
+    }
+    if (auto* relation = std::get_if<pgo::Relation>(&message)) {
+      configured_[relation->oid] = find_sharded_table(options_.tables, *relation) != nullptr;
+      // Inside a transaction it describes the changes after it: the applier takes it in order.
+      if (in_transaction_) {
+        changes_.push_back(std::move(message));
+      } else {
+        relations_.put(std::move(*relation));
+      }
+      return Status::ok();
+    }
+    if (!is_row_change(message)) {
+      if (std::holds_alternative<pgo::StreamStart>(message) || std::holds_alternative<pgo::StreamStop>(message) ||
+          std::holds_alternative<pgo::StreamCommit>(message) || std::holds_alternative<pgo::StreamAbort>(message))
+        return unexpected("streamed-transaction message");
+      return Status::ok();  // Type, Origin, DecodingMessage
+    }
+    if (!in_transaction_) return unexpected("change outside a transaction");
+    // Only changes of configured tables are kept until the commit; the applier filters buckets.
+    bool keep = false;
+    if (const auto* truncate = std::get_if<pgo::Truncate>(&message)) {
+      keep = std::any_of(truncate->relation_oids.begin(), truncate->relation_oids.end(),
+                         [&](uint32_t oid) { return configured(oid); });
+    } else {
+      std::visit(
+          [&](const auto& m) {
+            if constexpr (requires { m.relation_oid; }) keep = configured(m.relation_oid);
+          },
+          message);
+    }
+    if (keep) changes_.push_back(std::move(message));
+    return Status::ok();
+  }
+
+  // A commit: the transaction joins the batch. Consecutive transactions are applied together, in
+  // order, as one target transaction (its progress row holds the last one's end), whenever the
+  // stream has nothing more at hand or the batch is full.
+  Status apply(Lsn end_lsn) {
+    in_transaction_ = false;
+    if (end_lsn <= applier_->applied_lsn()) {  // replayed after a restart: applied already
+      changes_.clear();
+      if (batch_transactions_ == 0) owner_.advance_processed(end_lsn);
+      return Status::ok();
+    }
+    if (changes_.empty() && batch_transactions_ == 0) {  // nothing for the moving buckets
+      owner_.pending_commit_unix_us_.store(0);
+      owner_.advance_processed(end_lsn);
+      return Status::ok();
+    }
+    if (batch_transactions_ == 0) batch_started_ = Clock::now();
+    for (auto& m : changes_) batch_.push_back(std::move(m));
+    changes_.clear();
+    batch_end_ = end_lsn;
+    ++batch_transactions_;
+    bool full = batch_.size() >= kBatchChanges || Clock::now() - batch_started_ >= kBatchAge;
+    return full ? flush_batch() : Status::ok();
+  }
+
+  Status flush_batch() {
+    if (batch_transactions_ == 0) return Status::ok();
+    const uint64_t before = applier_->applied_changes();
+    if (Status s = applier_->apply_transaction(batch_, relations_, batch_end_); !s) return s;
+    for (auto& m : batch_)
+      if (auto* relation = std::get_if<pgo::Relation>(&m)) relations_.put(std::move(*relation));
+    batch_.clear();
+    batch_transactions_ = 0;
+    owner_.applied_changes_.fetch_add(applier_->applied_changes() - before);
+    owner_.pending_commit_unix_us_.store(0);
+    owner_.clear_failure(true, batch_end_);  // before a waiter can see the new position
+    owner_.advance_processed(batch_end_);
+    progressed_ = true;
+    return Status::ok();
+  }
+
+  CatchUpStream& owner_;
+  const CatchUpOptions& options_;
+  std::unique_ptr<ChangeApplier> applier_;
+  std::unique_ptr<ReplicationConnection> replication_;
+  pgo::Decoder decoder_;
+  pgo::RelationCache relations_;                  // as of the last commit
+  std::unordered_map<uint32_t, bool> configured_;  // relation oid -> a configured sharded table
+  bool in_transaction_ = false;
+  std::vector<pgo::Message> changes_;              // the open transaction's kept messages
+  std::vector<pgo::Message> batch_;                // committed transactions not applied yet
+  size_t batch_transactions_ = 0;
+  Lsn batch_end_ = 0;                              // end LSN of the batch's last transaction
+  Clock::time_point batch_started_{};
+  Clock::time_point last_status_{};
+  Clock::time_point last_reply_request_{};
+  bool progressed_ = false;
+};
+
+CatchUpStream::CatchUpStream(CatchUpOptions options) : options_(std::move(options)) {
+  processed_.store(options_.start_lsn);
+}
+
+CatchUpStream::~CatchUpStream() { stop(); }
+
+void CatchUpStream::start() {
+  if (thread_.joinable()) return;
+  stopping_.store(false);
+  running_.store(true);
+  thread_ = std::thread([this] { run(); });
+}
+
+void CatchUpStream::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_.store(true);
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  running_.store(false);
+}
+
+void CatchUpStream::run() {
+  auto backoff = kFirstBackoff;
+  while (!stopping_.load()) {
+    Session session(*this);
+    const Status status = session.run();
+    if (stopping_.load()) break;
+    if (session.progressed()) backoff = kFirstBackoff;
+    record_failure(status.is_ok() ? Status::server("08006", "catch-up session ended") : status);
+    LOG_WARN("mover: migration %lld catch-up: %s; reconnecting in %lld ms", static_cast<long long>(options_.migration_id),
+             status.message.c_str(), static_cast<long long>(backoff.count()));
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, backoff, [this] { return stopping_.load(); });
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.store(false);
+  }
+  cv_.notify_all();
+}
+
+void CatchUpStream::advance_processed(Lsn lsn) {
+  Lsn current = processed_.load();
+  bool moved = false;
+  while (lsn > current && !(moved = processed_.compare_exchange_weak(current, lsn))) {
+  }
+  if (!moved) return;
+  { std::lock_guard<std::mutex> lock(mu_); }  // a waiter between its check and its wait sees the notify
+  cv_.notify_all();
+}
+
+void CatchUpStream::record_failure(const Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_error_ = status;
+    failed_at_ = processed_.load();
+    has_error_.store(true);
+    failures_.fetch_add(1);
+  }
+  cv_.notify_all();
+}
+
+void CatchUpStream::clear_failure(bool applied_transaction, Lsn reached) {
+  if (!has_error_.load()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (applied_transaction || reached > failed_at_) {
+    last_error_ = Status::ok();
+    has_error_.store(false);
+  }
+}
+
+bool CatchUpStream::wait_until_processed(Lsn target, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t failures_before = failures_.load();
+  for (;;) {
+    if (processed_.load() >= target) return true;
+    if (!running_.load() || stopping_.load() || failures_.load() != failures_before) return false;
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    reply_wanted_.store(true);
+    cv_.wait_until(lock, std::min(deadline, now + kReplyRequestEvery));
+  }
+}
+
+uint64_t CatchUpStream::lag_bytes() const {
+  const Lsn end = server_wal_end_.load(), processed = processed_.load();
+  return end > processed ? end - processed : 0;
+}
+
+double CatchUpStream::lag_seconds() const {
+  const int64_t pending = pending_commit_unix_us_.load();
+  if (pending == 0) return 0.0;
+  const int64_t lag = unix_micros_now() - pending;
+  return lag > 0 ? static_cast<double>(lag) / 1e6 : 0.0;
+}
+
+Status CatchUpStream::last_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
+}
+
+}  // namespace sw::mover

@@ -1,0 +1,101 @@
+// The catch-up stream of a migration (DESIGN §7 step 3): one thread that streams pgoutput from the
+// migration's slot on the source shard, keeps the changes of the moving buckets and applies them
+// to the target shard in source commit order (ChangeApplier), recording progress on the target.
+// After an error it reconnects both sides with backoff (100 ms doubling to 5 s) and resumes from
+// max(start_lsn, the target's applied_lsn, processed_lsn()); the server itself never resends what
+// was reported flushed.
+//
+// Thread safety: start()/stop() from the owner; every other method from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "config/config.h"
+#include "mover/mover_types.h"
+
+namespace sw::mover {
+
+struct CatchUpOptions {
+  std::string source_dsn, target_dsn, slot, publication;
+  int64_t migration_id = 0;
+  std::vector<config::ShardedTable> tables;
+  BucketSet buckets;
+  // The slot's consistent point (the snapshot the copy read): everything before it is on the
+  // target already. The stream resumes from max(this, the target's applied_lsn).
+  Lsn start_lsn = 0;
+  // Standby status updates (written = flushed = applied = processed_lsn()) at least this often.
+  std::chrono::milliseconds status_interval{1000};
+};
+
+class CatchUpStream {
+ public:
+  explicit CatchUpStream(CatchUpOptions options);
+  ~CatchUpStream();  // stop()
+  CatchUpStream(const CatchUpStream&) = delete;
+  CatchUpStream& operator=(const CatchUpStream&) = delete;
+
+  void start();  // starts the thread (once; later calls while running do nothing)
+  void stop();   // ends the thread within ~0.1 s plus any target statement in flight; joins
+
+  // Every source change with commit end LSN <= processed_lsn() is applied on the target (or was
+  // not for a moving bucket). Starts at start_lsn; advances on applied (or skipped) commits and,
+  // when no transaction is open, on the wal_end of keepalives and XLogData. Never goes back.
+  Lsn processed_lsn() const { return processed_.load(); }
+
+  // Blocks until processed_lsn() >= target (meanwhile asking the server, via reply_requested, for
+  // a keepalive every ~100 ms so an idle stream reports its position promptly). False when
+  // `timeout` passed first, when the stream is not running, or when it failed during the wait
+  // (a cutover then aborts rather than wait out a reconnect).
+  // `target` should be pg_current_wal_insert_lsn() of the source read after the writes of
+  // interest committed: with synchronous_commit = off, pg_current_wal_lsn() (the WAL write
+  // position) can be before a committed transaction's commit record.
+  bool wait_until_processed(Lsn target, std::chrono::milliseconds timeout);
+
+  uint64_t applied_changes() const { return applied_changes_.load(); }
+  // The server's last reported wal_end minus processed_lsn() (0 before the first report).
+  uint64_t lag_bytes() const;
+  // Now minus the commit time of the oldest transaction received but not yet applied; 0 when
+  // there is none.
+  double lag_seconds() const;
+  // The last failure (the thread keeps retrying); ok while healthy: cleared once the stream
+  // applies a transaction or moves processed_lsn() past where it failed.
+  Status last_error() const;
+
+ private:
+  class Session;
+
+  void run();
+  void advance_processed(Lsn lsn);      // monotonic; wakes waiters
+  void record_failure(const Status& status);
+  // After progress: clears last_error_ when a transaction was applied or processed_ moved past
+  // where the failure happened.
+  void clear_failure(bool applied_transaction, Lsn reached);
+
+  const CatchUpOptions options_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> running_{false};
+  std::atomic<bool> reply_wanted_{false};  // a waiter asks the thread to request a keepalive
+
+  std::atomic<Lsn> processed_{0};
+  std::atomic<Lsn> server_wal_end_{0};
+  std::atomic<uint64_t> applied_changes_{0};
+  std::atomic<int64_t> pending_commit_unix_us_{0};  // 0: no transaction waiting
+  std::atomic<uint64_t> failures_{0};     // failures so far (waiters compare)
+  std::atomic<bool> has_error_{false};     // last_error_ is set (cheap check on the hot path)
+
+  mutable std::mutex mu_;                // guards last_error_, failed_at_; pairs with cv_
+  std::condition_variable cv_;           // processed advanced, a failure, or stop
+  Status last_error_;
+  Lsn failed_at_ = 0;
+};
+
+}  // namespace sw::mover

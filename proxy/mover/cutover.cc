@@ -1,0 +1,169 @@
+// MigrationRunner: the cutover (DESIGN §7 step 5), forward (source -> target) or reverse
+// (ROLLBACK MIGRATION: target -> source). Sub-steps are recorded before they are taken; a cutover
+// that stops before its flip is undone (here on abort, or by the next runner after a crash).
+#include "common/log.h"
+#include "mover/catch_up_stream.h"
+#include "mover/copier.h"
+#include "mover/migration_runner.h"
+#include "mover/replication.h"
+#include "mover/shard_ops.h"
+#include "mover/verifier.h"
+
+namespace sw::mover {
+
+using catalog::MigrationState;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr auto kFinalCatchUp = std::chrono::milliseconds(10000);
+}
+
+Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m, bool reverse) {
+  const std::string& from_name = reverse ? m.target : m.source;
+  const std::string& to_name = reverse ? m.source : m.target;
+  auto from = catalog::connect(mover_dsn(*config_, *shard(from_name)), "shard " + from_name);
+  if (!from) return from.status();
+  auto to = catalog::connect(mover_dsn(*config_, *shard(to_name)), "shard " + to_name);
+  if (!to) return to.status();
+  BucketSet buckets = bucket_set(m);
+  PGconn* cat = catalog_.get();
+  auto cutover_started = Clock::now();
+  auto record = [&](const char* step) {
+    LOG_DEBUG("mover: migration %lld cutover step %s at +%.1f ms", (long long)id_, step,
+              std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
+    Status s = catalog::set_migration_step(cat, id_, step);
+    crash_point(step);
+    return s;
+  };
+  auto abort = [&](const std::string& why, bool drain) -> Result<Cutover> {
+    if (drain) ++counters_.drain_aborts;
+    LOG_WARN("mover: migration %lld cutover aborted: %s", (long long)id_, why.c_str());
+    if (Status s = undo_cutover(m, reverse); !s) return s;
+    std::string state = reverse ? "rollback_window" : "catching_up";
+    if (Status s = catalog::update_migration(
+            cat, id_,
+            "state = $2, step = '', error = $3, retry_at = now() + least(interval '1 second' * cutover_attempts, interval '30 seconds')",
+            {state, "cutover aborted: " + why});
+        !s)
+      return s;
+    return Cutover::Aborted;
+  };
+
+  if (Status s = catalog::update_migration(cat, id_, "state = 'cutting_over', step = 'publish_migrating', "
+                                                     "cutover_attempts = cutover_attempts + 1, rolling_back = $2",
+                                           {reverse ? "true" : "false"});
+      !s)
+    return s;
+  crash_point("publish_migrating");
+  auto pause_started = Clock::now();
+  auto version = publish_migrating(cat, buckets, from_name);
+  if (!version) return abort(version.status().message, false);
+  LOG_DEBUG("mover: migration %lld: directory version %llu (MIGRATING) published at +%.1f ms", (long long)id_,
+            (unsigned long long)*version, std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
+  // Routers that acknowledge MIGRATING hold new writes instead of sending them to the source. One
+  // that does not answer in time (cut off from the catalog) may still route on its old directory:
+  // the source's fence refuses those writes (SW001), so the cutover goes on without it.
+  auto acknowledged = wait_for_routers(cat, *version, config_->sharding.directory_lease, config_->cutover.queue_timeout / 2);
+  if (!acknowledged) return abort(acknowledged.status().message, false);
+  if (!*acknowledged)
+    LOG_WARN("mover: migration %lld: not every router loaded directory version %llu in time; the fence on %s guards "
+             "the buckets",
+             (long long)id_, (unsigned long long)*version, from_name.c_str());
+
+  if (Status s = record("fence_source"); !s) return s;
+  auto fenced_at = fence(from->get(), buckets, *version);
+  if (!fenced_at) return abort(fenced_at.status().message, false);
+  if (Status s = record("drain"); !s) return s;
+  auto drained = wait_for_drain(from->get(), *fenced_at, config_->cutover.drain_timeout);
+  if (!drained) return abort(drained.status().message, false);
+  if (!*drained) return abort("transactions on " + from_name + " outlived cutover.drain_timeout", true);
+
+  if (Status s = record("catch_up"); !s) return s;
+  auto fence_lsn = current_wal_lsn(from->get());
+  if (!fence_lsn) return abort(fence_lsn.status().message, false);
+  if (!stream_ || !stream_->wait_until_processed(*fence_lsn, kFinalCatchUp))
+    return abort("the stream did not reach " + lsn_text(*fence_lsn) + " in time", false);
+
+  if (Status s = record("verify"); !s) return s;
+  auto from_digests = bucket_digests(from->get(), config_->sharding.tables, buckets);
+  auto to_digests = bucket_digests(to->get(), config_->sharding.tables, buckets);
+  if (!from_digests || !to_digests) return abort((from_digests ? to_digests.status() : from_digests.status()).message, false);
+  auto mismatched = mismatched_buckets(*from_digests, *to_digests);
+  if (!mismatched.empty()) {
+    counters_.verify_mismatches += mismatched.size();
+    return abort("verification: bucket " + std::to_string(mismatched.front()) + " differs between " + from_name +
+                     " and " + to_name,
+                 false);
+  }
+
+  if (!reverse) {
+    // The rollback window's stream starts here: every write the target takes comes after this
+    // position, and nothing the applier wrote (it has caught up) does.
+    if (Status s = record("reverse_position"); !s) return s;
+    auto position = current_wal_lsn(to->get());
+    if (!position) return abort(position.status().message, false);
+    if (Status s = catalog::update_migration(cat, id_, "reverse_lsn = $2::pg_lsn", {lsn_text(*position)}); !s) return s;
+    m.reverse_lsn = lsn_text(*position);
+  }
+  if (Status s = advance_sequences(to->get(), config_->sharding.tables); !s) return abort(s.message, false);
+  if (Status s = record("unfence_target"); !s) return s;
+  if (Status s = unfence(to->get(), buckets); !s) return abort(s.message, false);
+
+  // The flip: owner and state change together with the migration's own state, in one transaction.
+  double pause_ms = std::chrono::duration<double, std::milli>(Clock::now() - pause_started).count();
+  if (Status s = catalog::exec(cat, "BEGIN"); !s) return s;
+  Status flipped = publish_active_on(cat, buckets, to_name);
+  if (flipped) {
+    flipped = reverse ? catalog::update_migration(cat, id_, "state = 'cleaning', step = 'flipped', error = NULL, "
+                                                            "last_pause_ms = $2, rollback_expires_at = NULL",
+                                                  {std::to_string(pause_ms)})
+                      : catalog::update_migration(cat, id_,
+                                                  "state = 'rollback_window', step = 'flipped', error = NULL, last_pause_ms = $2, "
+                                                  "rollback_expires_at = now() + $3::interval",
+                                                  {std::to_string(pause_ms),
+                                                   std::to_string(config_->mover.rollback_window.count()) + " milliseconds"});
+  }
+  if (!flipped) {
+    catalog::exec(cat, "ROLLBACK");
+    return abort(flipped.message, false);
+  }
+  if (Status s = catalog::exec(cat, "COMMIT"); !s) return s;
+  auto pause_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - pause_started).count();
+  counters_.observe_pause_us(static_cast<uint64_t>(pause_us));
+  LOG_INFO("mover: migration %lld: %zu bucket(s) now on %s; writes paused %.1f ms", (long long)id_,
+           buckets.list().size(), to_name.c_str(), pause_ms);
+  crash_point("flipped");
+  if (Status s = finish_flip(m, reverse); !s) return s;
+  return Cutover::Flipped;
+}
+
+// After a flip: the stream that fed `to` is no longer needed; its slot and publication go.
+Status MigrationRunner::finish_flip(const catalog::Migration& m, bool reverse) {
+  stop_stream();
+  const std::string& from_name = reverse ? m.target : m.source;
+  auto from = catalog::connect(mover_dsn(*config_, *shard(from_name)), "shard " + from_name);
+  if (!from) return from.status();
+  std::string slot = reverse ? m.reverse_slot : m.slot;
+  std::string publication = reverse ? m.reverse_publication : m.publication;
+  if (Status s = drop_slot(from->get(), slot); !s) return s;
+  return drop_publication(from->get(), publication);
+}
+
+// A cutover that did not flip (the flip changes owner and migration state in one catalog
+// transaction, so "not flipped" is exact): `to` fences the buckets again, `from` takes writes
+// again, and the directory says ACTIVE on `from`.
+Status MigrationRunner::undo_cutover(const catalog::Migration& m, bool reverse) {
+  const std::string& from_name = reverse ? m.target : m.source;
+  const std::string& to_name = reverse ? m.source : m.target;
+  BucketSet buckets = bucket_set(m);
+  auto to = catalog::connect(mover_dsn(*config_, *shard(to_name)), "shard " + to_name);
+  if (!to) return to.status();
+  if (auto refenced = fence(to->get(), buckets, 0); !refenced) return refenced.status();
+  auto from = catalog::connect(mover_dsn(*config_, *shard(from_name)), "shard " + from_name);
+  if (!from) return from.status();
+  if (Status s = unfence(from->get(), buckets); !s) return s;
+  LOG_INFO("mover: migration %lld: cutover undone; buckets stay ACTIVE on %s", (long long)id_, from_name.c_str());
+  return publish_active_on(catalog_.get(), buckets, from_name);
+}
+
+}  // namespace sw::mover

@@ -1,0 +1,302 @@
+#include "mover/migration_runner.h"
+
+#include <cstdlib>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "mover/catch_up_stream.h"
+#include "mover/copier.h"
+#include "mover/replication.h"
+#include "mover/shard_ops.h"
+
+namespace sw::mover {
+
+using catalog::MigrationState;
+
+namespace {
+constexpr auto kMaxBackoff = std::chrono::milliseconds(10000);
+constexpr auto kCatchUpWait = std::chrono::milliseconds(2000);
+// The stream counts as close behind when it reaches the source's current position this fast:
+// what it still has to apply after the fence is then about this much writing.
+constexpr auto kCloseBehind = std::chrono::milliseconds(50);
+// Advisory lock class for "this process runs migration <id>" (two-key form).
+constexpr int kLockClass = 0x5357;
+}  // namespace
+
+void crash_point(const char* point) {
+  static const char* wanted = std::getenv("SHARDWIRE_MOVER_CRASH_AT");
+  if (wanted == nullptr || std::string(wanted) != point) return;
+  LOG_WARN("mover: SHARDWIRE_MOVER_CRASH_AT=%s reached; exiting now", point);
+  _exit(137);
+}
+
+MigrationRunner::MigrationRunner(int64_t id, std::shared_ptr<const config::Config> config, MoverCounters& counters)
+    : id_(id), config_(std::move(config)), counters_(counters) {}
+
+MigrationRunner::~MigrationRunner() { stop(); }
+
+void MigrationRunner::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void MigrationRunner::stop() {
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+bool MigrationRunner::sleep_for(std::chrono::milliseconds duration) {
+  auto until = std::chrono::steady_clock::now() + duration;
+  while (!stopping_ && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return !stopping_;
+}
+
+const config::Shard* MigrationRunner::shard(const std::string& name) const { return config_->find_shard(name); }
+
+BucketSet MigrationRunner::bucket_set(const catalog::Migration& m) const {
+  return BucketSet(static_cast<uint32_t>(config_->sharding.buckets), m.buckets);
+}
+
+std::string MigrationRunner::slot_name(bool reverse) const {
+  return (reverse ? "sw_rev_" : "sw_mig_") + std::to_string(id_);
+}
+
+uint64_t MigrationRunner::lag_bytes() const {
+  std::lock_guard<std::mutex> lock(stream_mutex_);
+  return stream_ ? stream_->lag_bytes() : 0;
+}
+
+double MigrationRunner::lag_seconds() const {
+  std::lock_guard<std::mutex> lock(stream_mutex_);
+  return stream_ ? stream_->lag_seconds() : 0;
+}
+
+// A catalog connection holding this migration's advisory lock: while it lives, no other
+// shardwire process runs the migration; if it dies, the lock goes with it.
+Status MigrationRunner::connect() {
+  auto conn = catalog::connect(config_->catalog.dsn, "catalog");
+  if (!conn) return conn.status();
+  auto locked = catalog::query(conn->get(), "SELECT pg_try_advisory_lock($1, $2)",
+                               {std::to_string(kLockClass), std::to_string(id_)});
+  if (!locked) return locked.status();
+  if (catalog::text_value(locked->get(), 0, 0) != "t")
+    return Status::proxy("55006", "migration " + std::to_string(id_) + " is run by another shardwire process");
+  catalog_ = std::move(*conn);
+  return Status::ok();
+}
+
+void MigrationRunner::run() {
+  while (!stopping_) {
+    if (!catalog_) {
+      Status connected = connect();
+      if (!connected) {
+        if (connected.sqlstate == "55006") break;  // another process has it
+        LOG_WARN("mover: migration %lld: %s", (long long)id_, connected.message.c_str());
+        sleep_for(backoff_);
+        backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+        continue;
+      }
+    }
+    auto m = catalog::get_migration(catalog_.get(), id_);
+    if (!m) {
+      LOG_WARN("mover: migration %lld: %s", (long long)id_, m.status().message.c_str());
+      if (catalog::connection_lost(catalog_.get())) {
+        stop_stream();  // the lock went with the connection: another process may take over
+        catalog_.reset();
+      }
+      sleep_for(backoff_);
+      continue;
+    }
+    if (catalog::is_final(m->state)) break;
+    Outcome outcome = step(*m);
+    if (outcome == Outcome::Stop) break;
+    if (outcome == Outcome::Wait) sleep_for(backoff_);
+  }
+  stop_stream();
+  finished_ = true;
+}
+
+MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
+  auto failed = [&](const Status& why) {
+    LOG_WARN("mover: migration %lld (%s): %s", (long long)id_, catalog::migration_state_name(m.state),
+             why.message.c_str());
+    catalog::update_migration(catalog_.get(), id_, "error = $2", {why.message});
+    backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+    return Outcome::Wait;
+  };
+  bool before_flip = m.state <= MigrationState::CuttingOver;
+  if (m.cancel_requested && before_flip) {
+    Status cancelled = cancel(m);
+    return cancelled ? Outcome::Continue : failed(cancelled);
+  }
+  if (m.paused) {
+    record_lag();
+    return Outcome::Wait;
+  }
+  Status status = Status::ok();
+  switch (m.state) {
+    case MigrationState::Planned:
+      LOG_INFO("mover: migration %lld: %zu bucket(s) from %s to %s", (long long)id_, m.buckets.size(),
+               m.source.c_str(), m.target.c_str());
+      status = catalog::set_migration_state(catalog_.get(), id_, MigrationState::Copying, "copy");
+      break;
+    case MigrationState::Copying: status = copy(m); break;
+    case MigrationState::CatchingUp: status = catch_up(m); break;
+    case MigrationState::CuttingOver:
+      // Only a crashed or disconnected runner leaves a migration here: the cutover did not flip
+      // (the flip moves the state on in the same catalog transaction), so undo it.
+      status = undo_cutover(m, m.rolling_back);
+      if (status) {
+        status = catalog::update_migration(catalog_.get(), id_, m.rolling_back
+                                                                     ? "state = 'rollback_window', step = '', rolling_back = false"
+                                                                     : "state = 'catching_up', step = ''");
+      }
+      break;
+    case MigrationState::RollbackWindow: status = keep_rollback_window(m); break;
+    case MigrationState::Cleaning: status = m.rolling_back ? finish_rollback(m) : clean(m); break;
+    default: return Outcome::Stop;
+  }
+  if (!status) return failed(status);
+  backoff_ = std::chrono::milliseconds(200);
+  return Outcome::Continue;
+}
+
+Status MigrationRunner::copy(catalog::Migration& m) {
+  const config::Shard* source = shard(m.source);
+  const config::Shard* target = shard(m.target);
+  if (source == nullptr || target == nullptr)
+    return Status::config("shard " + (source ? m.target : m.source) + " of migration " + std::to_string(id_) +
+                          " is not in the configuration");
+  auto source_conn = catalog::connect(mover_dsn(*config_, *source), "shard " + m.source);
+  if (!source_conn) return source_conn.status();
+  BucketSet buckets = bucket_set(m);
+  const auto& tables = config_->sharding.tables;
+  std::string publication = slot_name(false);
+  if (Status s = ensure_publication(source_conn->get(), publication, tables); !s) return s;
+  // A copy that died took its exported snapshot with it: start over with a fresh slot.
+  if (Status s = drop_slot(source_conn->get(), slot_name(false)); !s) return s;
+  auto replication = ReplicationConnection::open(mover_dsn(*config_, *source));
+  if (!replication) return replication.status();
+  auto slot = (*replication)->create_slot(slot_name(false), /*export_snapshot=*/true);
+  if (!slot) return slot.status();
+  auto total = count_rows(source_conn->get(), tables, buckets);
+  if (Status s = catalog::update_migration(
+          catalog_.get(), id_,
+          "slot = $2, publication = $3, consistent_lsn = $4::pg_lsn, rows_total = $5, rows_copied = 0, bytes_copied = 0, "
+          "step = 'copy', error = NULL",
+          {slot->name, publication, lsn_text(slot->consistent_point), std::to_string(total ? *total : 0)});
+      !s)
+    return s;
+  CopyOptions options;
+  options.source_dsn = mover_dsn(*config_, *source);
+  options.target_dsn = mover_dsn(*config_, *target);
+  options.source_name = m.source;
+  options.target_name = m.target;
+  options.snapshot_name = slot->snapshot_name;
+  options.tables = tables;
+  options.buckets = buckets;
+  options.rows_per_sec = config_->mover.copy_rows_per_sec;
+  options.cancel = &stopping_;
+  CopyProgress last;
+  options.on_progress = [&](const CopyProgress& progress) {
+    counters_.copied_rows += progress.rows - last.rows;
+    counters_.copied_bytes += progress.bytes - last.bytes;
+    last = progress;
+    catalog::update_migration(catalog_.get(), id_, "rows_copied = $2, bytes_copied = $3",
+                              {std::to_string(progress.rows), std::to_string(progress.bytes)});
+    if (progress.rows > 0) crash_point("copy");
+  };
+  auto copied = copy_buckets(options);
+  if (!copied) return copied.status();
+  LOG_INFO("mover: migration %lld copied %llu rows (%llu bytes); catching up from %s", (long long)id_,
+           (unsigned long long)copied->rows, (unsigned long long)copied->bytes, lsn_text(slot->consistent_point).c_str());
+  return catalog::set_migration_state(catalog_.get(), id_, MigrationState::CatchingUp, "catch_up");
+}
+
+// The rollback window's slot on the target, made before the cutover (creating a slot waits for
+// running transactions; the cutover records where the reverse stream starts instead).
+Status MigrationRunner::create_reverse_slot(catalog::Migration& m) {
+  auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+  if (!target) return target.status();
+  std::string name = slot_name(true);
+  if (Status s = ensure_publication(target->get(), name, config_->sharding.tables); !s) return s;
+  if (Status s = drop_slot(target->get(), name); !s) return s;
+  auto replication = ReplicationConnection::open(mover_dsn(*config_, *shard(m.target)));
+  if (!replication) return replication.status();
+  auto slot = (*replication)->create_slot(name, /*export_snapshot=*/false);
+  if (!slot) return slot.status();
+  m.reverse_slot = name;
+  m.reverse_publication = name;
+  return catalog::update_migration(catalog_.get(), id_, "reverse_slot = $2, reverse_publication = $2", {name});
+}
+
+Status MigrationRunner::start_stream(const catalog::Migration& m, bool reverse) {
+  std::lock_guard<std::mutex> lock(stream_mutex_);
+  if (stream_ && stream_reverse_ == reverse) return Status::ok();
+  const std::optional<std::string>& from = reverse ? m.reverse_lsn : m.consistent_lsn;
+  if (!from) return Status::proxy("XX000", "migration " + std::to_string(id_) + " has no slot position recorded");
+  auto lsn = parse_lsn(*from);
+  if (!lsn) return lsn.status();
+  const config::Shard* sender = shard(reverse ? m.target : m.source);
+  const config::Shard* receiver = shard(reverse ? m.source : m.target);
+  if (sender == nullptr || receiver == nullptr) return Status::config("a shard of migration " + std::to_string(id_) + " is not configured");
+  CatchUpOptions options;
+  options.source_dsn = mover_dsn(*config_, *sender);
+  options.target_dsn = mover_dsn(*config_, *receiver);
+  options.slot = reverse ? m.reverse_slot : m.slot;
+  options.publication = reverse ? m.reverse_publication : m.publication;
+  options.migration_id = reverse ? -id_ : id_;  // the reverse stream keeps its own progress row
+  options.tables = config_->sharding.tables;
+  options.buckets = bucket_set(m);
+  options.start_lsn = *lsn;
+  if (stream_) stream_->stop();
+  stream_ = std::make_unique<CatchUpStream>(std::move(options));
+  stream_reverse_ = reverse;
+  stream_changes_seen_ = 0;
+  stream_->start();
+  return Status::ok();
+}
+
+void MigrationRunner::stop_stream() {
+  std::unique_ptr<CatchUpStream> stream;
+  {
+    std::lock_guard<std::mutex> lock(stream_mutex_);
+    stream.swap(stream_);
+  }
+  if (stream) stream->stop();
+}
+
+Status MigrationRunner::record_lag() {
+  std::lock_guard<std::mutex> lock(stream_mutex_);
+  if (!stream_) return Status::ok();
+  uint64_t changes = stream_->applied_changes();
+  counters_.applied_changes += changes - stream_changes_seen_;
+  stream_changes_seen_ = changes;
+  return catalog::update_migration(catalog_.get(), id_, "lag_bytes = $2, lag_seconds = $3",
+                                   {std::to_string(stream_->lag_bytes()), std::to_string(stream_->lag_seconds())});
+}
+
+// Streams until the target is close behind the source, then cuts over (when a retry is due).
+Status MigrationRunner::catch_up(catalog::Migration& m) {
+  if (Status s = start_stream(m, false); !s) return s;
+  auto source = catalog::connect(mover_dsn(*config_, *shard(m.source)), "shard " + m.source);
+  if (!source) return source.status();
+  auto lsn = current_wal_lsn(source->get());
+  if (!lsn) return lsn.status();
+  auto asked = std::chrono::steady_clock::now();
+  bool reached = stream_->wait_until_processed(*lsn, kCatchUpWait);
+  bool close_behind = reached && std::chrono::steady_clock::now() - asked <= kCloseBehind;
+  record_lag();
+  if (!reached) {
+    Status why = stream_->last_error();
+    return why ? Status::ok() : why;  // still catching up: come back
+  }
+  if (!close_behind || !m.retry_due) return Status::ok();
+  if (m.reverse_slot.empty()) {
+    if (Status s = create_reverse_slot(m); !s) return s;
+  }
+  auto result = cut_over(m, /*reverse=*/false);
+  if (!result) return result.status();
+  return Status::ok();
+}
+
+}  // namespace sw::mover

@@ -1,0 +1,81 @@
+// One migration's state machine (DESIGN §7), on its own thread: copy, catch up, cut over, keep
+// the rollback window, clean up. Every step is recorded in the catalog before it is taken and is
+// idempotent, so a runner started on a half-done migration (after a crash) resumes it. The
+// catalog row's requests (pause, cancel, rollback, expire) are polled between steps.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "catalog/migrations.h"
+#include "catalog/pq.h"
+#include "config/config.h"
+#include "mover/mover_counters.h"
+#include "mover/mover_types.h"
+
+namespace sw::mover {
+
+class CatchUpStream;
+
+class MigrationRunner {
+ public:
+  MigrationRunner(int64_t id, std::shared_ptr<const config::Config> config, MoverCounters& counters);
+  ~MigrationRunner();  // stop()
+  MigrationRunner(const MigrationRunner&) = delete;
+  MigrationRunner& operator=(const MigrationRunner&) = delete;
+
+  void start();
+  void stop();  // asks the thread to end between steps and joins it
+  bool finished() const { return finished_.load(); }
+  int64_t id() const { return id_; }
+  // Current lag of the stream this runner feeds (forward, or reverse in the rollback window).
+  uint64_t lag_bytes() const;
+  double lag_seconds() const;
+
+ private:
+  enum class Outcome { Continue, Wait, Stop };
+  void run();
+  Status connect();
+  Outcome step(catalog::Migration& m);
+  // migration_runner.cc
+  Status copy(catalog::Migration& m);
+  Status catch_up(catalog::Migration& m);
+  Status create_reverse_slot(catalog::Migration& m);
+  Status start_stream(const catalog::Migration& m, bool reverse);
+  void stop_stream();
+  // cutover.cc
+  enum class Cutover { Flipped, Aborted };
+  Result<Cutover> cut_over(catalog::Migration& m, bool reverse);
+  Status undo_cutover(const catalog::Migration& m, bool reverse);
+  Status finish_flip(const catalog::Migration& m, bool reverse);
+  // migration_end.cc
+  Status keep_rollback_window(catalog::Migration& m);
+  Status clean(catalog::Migration& m);
+  Status finish_rollback(catalog::Migration& m);
+  Status cancel(catalog::Migration& m);
+  Status record_lag();
+
+  const config::Shard* shard(const std::string& name) const;
+  BucketSet bucket_set(const catalog::Migration& m) const;
+  std::string slot_name(bool reverse) const;
+  bool sleep_for(std::chrono::milliseconds duration);  // false when stopping
+
+  int64_t id_;
+  std::shared_ptr<const config::Config> config_;
+  MoverCounters& counters_;
+  catalog::PgConnPtr catalog_;   // holds the migration's advisory lock while the runner lives
+  std::unique_ptr<CatchUpStream> stream_;
+  bool stream_reverse_ = false;
+  uint64_t stream_changes_seen_ = 0;
+  mutable std::mutex stream_mutex_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> finished_{false};
+  std::chrono::milliseconds backoff_{200};
+  std::thread thread_;
+};
+
+}  // namespace sw::mover

@@ -1,0 +1,110 @@
+#include "mover/mover_service.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace sw::mover {
+namespace {
+constexpr auto kPollInterval = std::chrono::milliseconds(1000);
+}
+
+MoverService::MoverService(std::shared_ptr<const config::Config> config) : config_(std::move(config)) {}
+
+MoverService::~MoverService() { stop(); }
+
+void MoverService::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void MoverService::stop() {
+  stopping_ = true;
+  wake();
+  if (thread_.joinable()) thread_.join();
+  std::map<int64_t, std::unique_ptr<MigrationRunner>> runners;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    runners.swap(runners_);
+  }
+  runners.clear();  // each destructor stops and joins its thread
+}
+
+void MoverService::update_config(std::shared_ptr<const config::Config> config) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  config_ = std::move(config);  // runners started from now on use it
+}
+
+void MoverService::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    woken_ = true;
+  }
+  wakeup_.notify_all();
+}
+
+void MoverService::run() {
+  while (!stopping_) {
+    poll();
+    std::unique_lock<std::mutex> lock(mutex_);
+    wakeup_.wait_for(lock, kPollInterval, [this] { return woken_ || stopping_.load(); });
+    woken_ = false;
+  }
+}
+
+// Starts runners for unfinished migrations nobody here runs yet (the advisory lock decides
+// between processes), and forgets runners that ended.
+void MoverService::poll() {
+  std::shared_ptr<const config::Config> config;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    config = config_;
+    for (auto it = runners_.begin(); it != runners_.end();) {
+      if (it->second->finished()) it = runners_.erase(it);
+      else ++it;
+    }
+  }
+  auto conn = catalog::connect(config->catalog.dsn, "catalog");
+  if (!conn) {
+    LOG_DEBUG("mover: %s", conn.status().message.c_str());
+    return;
+  }
+  auto all = catalog::list_migrations(conn->get(), /*active_only=*/false);
+  if (!all) return;
+  std::array<uint64_t, catalog::kMigrationStates> states{};
+  double window = 0;
+  for (const auto& m : *all) {
+    ++states[static_cast<size_t>(m.state)];
+    if (m.state == catalog::MigrationState::RollbackWindow && m.rollback_seconds_left > 0)
+      window = window == 0 ? m.rollback_seconds_left : std::min(window, m.rollback_seconds_left);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  states_ = states;
+  window_remaining_ = window;
+  for (const auto& m : *all) {
+    if (catalog::is_final(m.state) || runners_.count(m.id) != 0) continue;
+    if (static_cast<int>(runners_.size()) >= config->mover.max_concurrent) break;
+    auto runner = std::make_unique<MigrationRunner>(m.id, config, counters_);
+    runner->start();
+    runners_.emplace(m.id, std::move(runner));
+  }
+}
+
+MoverSnapshot MoverService::snapshot() const {
+  MoverSnapshot s;
+  s.copied_rows = counters_.copied_rows.load();
+  s.copied_bytes = counters_.copied_bytes.load();
+  s.applied_changes = counters_.applied_changes.load();
+  s.verify_mismatches = counters_.verify_mismatches.load();
+  s.drain_aborts = counters_.drain_aborts.load();
+  s.cutover_pause = counters_.cutover_pause();
+  std::lock_guard<std::mutex> lock(mutex_);
+  s.migrations = states_;
+  s.rollback_window_remaining_seconds = window_remaining_;
+  for (const auto& [id, runner] : runners_) {
+    s.lag_bytes = std::max(s.lag_bytes, runner->lag_bytes());
+    s.lag_seconds = std::max(s.lag_seconds, runner->lag_seconds());
+  }
+  return s;
+}
+
+}  // namespace sw::mover

@@ -1,0 +1,59 @@
+// The mover of one shardwire process: a thread that watches the catalog for unfinished
+// migrations and runs up to mover.max_concurrent of them, each on a MigrationRunner thread.
+// Several processes may share a catalog; a per-migration advisory lock makes each migration run
+// in exactly one of them, and a process that dies releases its migrations to the others (or to
+// itself after a restart).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "catalog/migrations.h"
+#include "config/config.h"
+#include "mover/migration_runner.h"
+#include "mover/mover_counters.h"
+
+namespace sw::mover {
+
+struct MoverSnapshot {
+  uint64_t copied_rows = 0, copied_bytes = 0, applied_changes = 0, verify_mismatches = 0, drain_aborts = 0;
+  uint64_t lag_bytes = 0;       // the largest of the running migrations
+  double lag_seconds = 0;
+  stats::LatencyHistogram cutover_pause;
+  std::array<uint64_t, catalog::kMigrationStates> migrations{};  // by state, from the last catalog poll
+  double rollback_window_remaining_seconds = 0;  // the soonest window to close; 0 when none is open
+};
+
+class MoverService {
+ public:
+  explicit MoverService(std::shared_ptr<const config::Config> config);
+  ~MoverService();  // stop()
+  void start();
+  void stop();
+  void update_config(std::shared_ptr<const config::Config> config);
+  // A console command changed the migrations: look now instead of at the next poll.
+  void wake();
+  MoverSnapshot snapshot() const;
+
+ private:
+  void run();
+  void poll();
+
+  mutable std::mutex mutex_;
+  std::condition_variable wakeup_;
+  bool woken_ = false;
+  std::shared_ptr<const config::Config> config_;
+  MoverCounters counters_;
+  std::map<int64_t, std::unique_ptr<MigrationRunner>> runners_;
+  std::array<uint64_t, catalog::kMigrationStates> states_{};
+  double window_remaining_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace sw::mover

@@ -1,0 +1,192 @@
+#include "mover/shard_ops.h"
+
+#include <thread>
+
+#include "catalog/pq.h"
+#include "mover/copier.h"
+
+namespace sw::mover {
+namespace {
+
+using catalog::exec;
+using catalog::query;
+using catalog::text_value;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kPoll = std::chrono::milliseconds(2);
+
+Status failed(const Status& status, const std::string& what) {
+  Status out = status;
+  out.message = what + ": " + status.message;
+  return out;
+}
+
+}  // namespace
+
+Status ensure_publication(PGconn* shard, const std::string& name, const std::vector<config::ShardedTable>& tables) {
+  auto exists = query(shard, "SELECT 1 FROM pg_publication WHERE pubname = $1", {name});
+  if (!exists) return failed(exists.status(), "publication " + name);
+  if (PQntuples(exists->get()) > 0) return Status::ok();
+  std::string list;
+  for (const auto& table : tables) {
+    auto resolved = resolve_table(shard, table.name);
+    if (!resolved) return resolved.status();
+    list += (list.empty() ? "" : ", ") + *resolved;
+  }
+  return exec(shard, "CREATE PUBLICATION " + quote_identifier(name) + " FOR TABLE " + list);
+}
+
+Status drop_publication(PGconn* shard, const std::string& name) {
+  if (name.empty()) return Status::ok();
+  return exec(shard, "DROP PUBLICATION IF EXISTS " + quote_identifier(name));
+}
+
+bool slot_exists(PGconn* shard, const std::string& name) {
+  auto res = query(shard, "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", {name});
+  return res && PQntuples(res->get()) > 0;
+}
+
+Status drop_slot(PGconn* shard, const std::string& name) {
+  if (name.empty()) return Status::ok();
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (true) {
+    auto res = query(shard,
+                     "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                     "WHERE slot_name = $1 AND active_pid IS NOT NULL",
+                     {name});
+    if (!res) return failed(res.status(), "slot " + name);
+    auto dropped = query(shard,
+                         "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                         "WHERE slot_name = $1 AND active_pid IS NULL",
+                         {name});
+    if (dropped && !slot_exists(shard, name)) return Status::ok();
+    if (Clock::now() > deadline)
+      return dropped ? Status::server("55006", "replication slot " + name + " stays active; cannot drop it")
+                     : failed(dropped.status(), "drop slot " + name);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+Result<uint64_t> slot_retained_bytes(PGconn* shard, const std::string& name) {
+  auto res = query(shard,
+                   "SELECT coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0)::bigint "
+                   "FROM pg_replication_slots WHERE slot_name = $1",
+                   {name});
+  if (!res) return res.status();
+  if (PQntuples(res->get()) == 0) return uint64_t{0};
+  int64_t bytes = 0;
+  catalog::parse_int64(res->get(), 0, 0, &bytes);
+  return static_cast<uint64_t>(bytes < 0 ? 0 : bytes);
+}
+
+Result<std::string> fence(PGconn* shard, const BucketSet& buckets, uint64_t version) {
+  auto res = query(shard,
+                   "INSERT INTO shardwire.fenced_buckets (bucket, version) SELECT b, $2 FROM unnest($1::int[]) b "
+                   "ON CONFLICT (bucket) DO UPDATE SET version = EXCLUDED.version, fenced_at = now()",
+                   {buckets.array_literal(), std::to_string(version)});
+  if (!res) return failed(res.status(), "fence");
+  // Autocommit: the fence is committed now; the clock is read after it.
+  auto clock = query(shard, "SELECT clock_timestamp()::text");
+  if (!clock) return clock.status();
+  return text_value(clock->get(), 0, 0);
+}
+
+Status unfence(PGconn* shard, const BucketSet& buckets) {
+  auto res = query(shard, "DELETE FROM shardwire.fenced_buckets WHERE bucket = ANY($1::int[])", {buckets.array_literal()});
+  return res ? Status::ok() : failed(res.status(), "unfence");
+}
+
+Result<bool> wait_for_drain(PGconn* shard, const std::string& since, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (true) {
+    auto res = query(shard,
+                     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                     "AND pid <> pg_backend_pid() AND backend_type = 'client backend' "
+                     "AND application_name <> $2 AND xact_start < $1::timestamptz",
+                     {since, kMoverApplicationName});
+    if (!res) return res.status();
+    if (text_value(res->get(), 0, 0) == "0") return true;
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+Result<Lsn> current_wal_lsn(PGconn* shard) {
+  // The insert position covers every commit so far (with synchronous_commit = off a commit record
+  // may lie past the write position). A transaction that writes WAL (a transactional logical
+  // message, which pgoutput does not send unless asked) and commits synchronously flushes WAL
+  // through that position, so the walsender can send it now, not after the WAL writer's next round.
+  if (Status s = exec(shard, "BEGIN; SET LOCAL synchronous_commit = on"); !s) return s;
+  auto res = query(shard, "SELECT pg_current_wal_insert_lsn()::text, pg_logical_emit_message(true, 'shardwire', 'position')");
+  Status committed = exec(shard, res ? "COMMIT" : "ROLLBACK");
+  if (!res) return res.status();
+  if (!committed) return committed;
+  return parse_lsn(text_value(res->get(), 0, 0));
+}
+
+Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::ShardedTable>& tables,
+                                    const BucketSet& buckets, int64_t rows_per_sec, uint64_t batch) {
+  if (Status s = exec(shard, "SET session_replication_role = replica"); !s) return s;
+  uint64_t total = 0;
+  auto started = Clock::now();
+  for (const auto& table : tables) {
+    auto name = resolve_table(shard, table.name);
+    if (!name) return name.status();
+    auto filter = bucket_filter(table, buckets);
+    if (!filter) return filter.status();
+    std::string sql = "DELETE FROM " + *name + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + *name + " WHERE " +
+                      *filter + " LIMIT " + std::to_string(batch) + "))";
+    while (true) {
+      auto res = query(shard, sql);
+      if (!res) return failed(res.status(), "delete moved rows of " + table.name);
+      uint64_t deleted = std::strtoull(PQcmdTuples(res->get()), nullptr, 10);
+      total += deleted;
+      if (deleted < batch) break;
+      if (rows_per_sec > 0) {
+        auto due = started + std::chrono::microseconds(total * 1000000 / static_cast<uint64_t>(rows_per_sec));
+        std::this_thread::sleep_until(due);
+      }
+    }
+  }
+  if (Status s = exec(shard, "RESET session_replication_role"); !s) return s;
+  return total;
+}
+
+Result<uint64_t> publish_migrating(PGconn* catalog, const BucketSet& buckets, const std::string& source) {
+  auto res = query(catalog,
+                   "UPDATE shardwire.buckets SET state = 'MIGRATING' WHERE bucket = ANY($1::int[]) AND shard = $2 "
+                   "RETURNING version",
+                   {buckets.array_literal(), source});
+  if (!res) return failed(res.status(), "publish MIGRATING");
+  if (PQntuples(res->get()) != static_cast<int>(buckets.list().size()))
+    return Status::server("55000", "the buckets are no longer all on shard " + source);
+  int64_t version = 0;
+  catalog::parse_int64(res->get(), 0, 0, &version);
+  return static_cast<uint64_t>(version);
+}
+
+Status publish_active_on(PGconn* catalog, const BucketSet& buckets, const std::string& shard) {
+  auto res = query(catalog,
+                   "UPDATE shardwire.buckets SET shard = $2, state = 'ACTIVE' WHERE bucket = ANY($1::int[]) "
+                   "AND (shard <> $2 OR state <> 'ACTIVE')",
+                   {buckets.array_literal(), shard});
+  return res ? Status::ok() : failed(res.status(), "publish ACTIVE on " + shard);
+}
+
+Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds lease,
+                              std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  std::string lease_ms = std::to_string(lease.count()) + " milliseconds";
+  while (true) {
+    auto res = query(catalog,
+                     "SELECT count(*) FROM shardwire.routers WHERE heartbeat_at > now() - $2::interval "
+                     "AND directory_version < $1",
+                     {std::to_string(version), lease_ms});
+    if (!res) return res.status();
+    if (text_value(res->get(), 0, 0) == "0") return true;
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+}  // namespace sw::mover

@@ -1,0 +1,53 @@
+// The mover's SQL on shards and on the catalog, one function per operation, each idempotent so
+// a step can be re-run after a crash. Blocking libpq; mover threads only.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "config/config.h"
+#include "mover/mover_types.h"
+
+namespace sw::mover {
+
+// ---- shards -------------------------------------------------------------------------------------
+// CREATE PUBLICATION <name> FOR TABLE <tables> unless it exists.
+Status ensure_publication(PGconn* shard, const std::string& name, const std::vector<config::ShardedTable>& tables);
+Status drop_publication(PGconn* shard, const std::string& name);
+// Drops the slot if it exists, first ending the walsender that still holds it (a dead mover's).
+Status drop_slot(PGconn* shard, const std::string& name);
+bool slot_exists(PGconn* shard, const std::string& name);
+// WAL the slot holds back on this shard, in bytes (0 when the slot does not exist).
+Result<uint64_t> slot_retained_bytes(PGconn* shard, const std::string& name);
+
+// Adds the buckets to shardwire.fenced_buckets (writes refused with SW001) and returns the
+// shard's clock right after the fence committed: transactions that started before it may not
+// have seen the fence.
+Result<std::string> fence(PGconn* shard, const BucketSet& buckets, uint64_t version);
+Status unfence(PGconn* shard, const BucketSet& buckets);
+// Waits until no client transaction (other than the mover's) that started before `since` is
+// still open on the shard. False when `timeout` passed first.
+Result<bool> wait_for_drain(PGconn* shard, const std::string& since, std::chrono::milliseconds timeout);
+// Every transaction committed so far ends at or before this position, and WAL is flushed through
+// it (so a logical walsender can send it at once).
+Result<Lsn> current_wal_lsn(PGconn* shard);
+// Deletes the buckets' rows in batches of `batch` rows (session_replication_role = replica, so
+// the fence does not refuse it), pausing so that no more than rows_per_sec go per second.
+// Returns the rows deleted.
+Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::ShardedTable>& tables,
+                                    const BucketSet& buckets, int64_t rows_per_sec, uint64_t batch = 1000);
+
+// ---- catalog ------------------------------------------------------------------------------------
+// Marks the buckets MIGRATING on `source` and returns the new directory version.
+Result<uint64_t> publish_migrating(PGconn* catalog, const BucketSet& buckets, const std::string& source);
+// Back to ACTIVE on `source` (a cutover that did not flip). Idempotent.
+Status publish_active_on(PGconn* catalog, const BucketSet& buckets, const std::string& shard);
+// Waits until every router with a heartbeat younger than `lease` reports `version` or later.
+// False when `timeout` passed first.
+Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds lease,
+                              std::chrono::milliseconds timeout);
+}  // namespace sw::mover

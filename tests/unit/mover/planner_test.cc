@@ -1,0 +1,194 @@
+// The console's bucket planning: operator bucket lists and REBALANCE plans (counts per shard,
+// lightest buckets first, MIGRATING buckets left alone, determinism).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "mover/planner.h"
+
+using namespace sw::mover;
+using sw::router::BucketEntry;
+using sw::router::BucketState;
+using sw::router::Directory;
+
+namespace {
+
+std::vector<uint32_t> parsed(std::string_view text, uint32_t bucket_count = 4096) {
+  auto r = parse_bucket_list(text, bucket_count);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message);
+  return *r;
+}
+
+std::string error_of(std::string_view text, uint32_t bucket_count = 4096) {
+  auto r = parse_bucket_list(text, bucket_count);
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().fault == sw::Fault::Client);
+  CHECK(r.status().sqlstate == "22023");
+  return r.status().message;
+}
+
+bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+// Bucket b on shard b mod N (the initial layout), ACTIVE.
+Directory modulo_layout(uint32_t buckets, std::vector<std::string> shards) {
+  std::vector<BucketEntry> entries(buckets);
+  for (uint32_t b = 0; b < buckets; ++b) entries[b].shard = static_cast<uint16_t>(b % shards.size());
+  return Directory(7, std::move(shards), std::move(entries));
+}
+
+// Buckets per shard name after applying the plan; checks no bucket moves twice and every move
+// leaves from the bucket's current owner.
+std::map<std::string, uint32_t> apply(const Directory& dir, const std::vector<PlannedMove>& plan) {
+  std::vector<std::string> owner(dir.bucket_count());
+  for (uint32_t b = 0; b < dir.bucket_count(); ++b) owner[b] = dir.shard_name(dir.bucket(b).shard);
+  std::set<uint32_t> moved;
+  for (const PlannedMove& move : plan) {
+    CHECK(move.source != move.target);
+    CHECK_FALSE(move.buckets.empty());
+    CHECK(std::is_sorted(move.buckets.begin(), move.buckets.end()));
+    for (uint32_t b : move.buckets) {
+      CHECK_MESSAGE(moved.insert(b).second, "bucket " << b << " moves twice");
+      CHECK(owner[b] == move.source);
+      CHECK(dir.bucket(b).state == BucketState::Active);
+      owner[b] = move.target;
+    }
+  }
+  std::map<std::string, uint32_t> counts;
+  for (const std::string& shard : owner) ++counts[shard];
+  return counts;
+}
+
+size_t moved_count(const std::vector<PlannedMove>& plan) {
+  size_t n = 0;
+  for (const PlannedMove& move : plan) n += move.buckets.size();
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("parse_bucket_list: numbers and ranges, sorted and unique") {
+  CHECK(parsed("1,2,5-9, 12") == std::vector<uint32_t>{1, 2, 5, 6, 7, 8, 9, 12});
+  CHECK(parsed("7") == std::vector<uint32_t>{7});
+  CHECK(parsed(" 12 , 3 ,3, 1-3 ") == std::vector<uint32_t>{1, 2, 3, 12});
+  CHECK(parsed("5 - 6") == std::vector<uint32_t>{5, 6});
+  CHECK(parsed("4-4") == std::vector<uint32_t>{4});
+  CHECK(parsed("0,4095") == std::vector<uint32_t>{0, 4095});
+  CHECK(parsed("0-4095").size() == 4096);
+  CHECK(parsed("0-3", 4) == std::vector<uint32_t>{0, 1, 2, 3});
+}
+
+TEST_CASE("parse_bucket_list: client errors") {
+  CHECK(has(error_of(""), "no buckets"));
+  CHECK(has(error_of("   "), "no buckets"));
+  CHECK(has(error_of("1,,2"), "empty item"));
+  CHECK(has(error_of("1,"), "empty item"));
+  CHECK(has(error_of(",1"), "empty item"));
+  CHECK(has(error_of("9-5"), "backwards"));
+  CHECK(has(error_of("4096"), "out of range"));
+  CHECK(has(error_of("4000-4096"), "out of range"));
+  CHECK(has(error_of("4", 4), "0-3"));
+  CHECK(has(error_of("99999999999999999999999"), "out of range"));
+  CHECK(has(error_of("abc"), "not a bucket number"));
+  CHECK(has(error_of("1;2"), "not a bucket number"));
+  CHECK(has(error_of("1 2"), "not a bucket number"));
+  CHECK(has(error_of("+3"), "not a bucket number"));
+  CHECK(has(error_of("1-2-3"), "not a bucket number"));
+  CHECK(has(error_of("-5"), "both sides"));
+  CHECK(has(error_of("5-"), "both sides"));
+  CHECK(has(error_of("1,x"), "\"1,x\""));  // the message quotes the whole list
+}
+
+TEST_CASE("rebalance 4 -> 5 shards at 4096 buckets") {
+  const Directory dir = modulo_layout(4096, {"s0", "s1", "s2", "s3"});
+  std::map<uint32_t, uint64_t> rows;
+  for (uint32_t b = 0; b < 4096; ++b) rows[b] = 1000 + (b * 7919) % 5000;  // varied weights
+  const auto plan = plan_rebalance(dir, {"s0", "s1", "s2", "s3", "s4"}, rows);
+
+  CHECK(moved_count(plan) == 819);
+  REQUIRE(plan.size() == 4);  // one move per old shard, all into s4
+  std::map<std::string, size_t> given;
+  for (const PlannedMove& move : plan) {
+    CHECK(move.target == "s4");
+    given[move.source] += move.buckets.size();
+  }
+  CHECK(given == std::map<std::string, size_t>{{"s0", 204}, {"s1", 205}, {"s2", 205}, {"s3", 205}});
+
+  const auto counts = apply(dir, plan);
+  uint32_t lo = 4096, hi = 0;
+  for (const auto& [shard, n] : counts) {
+    lo = std::min(lo, n);
+    hi = std::max(hi, n);
+  }
+  CHECK(counts.size() == 5);
+  CHECK(hi - lo <= 1);
+
+  // Lightest first: every bucket a shard gives is no heavier than any bucket it keeps.
+  for (const PlannedMove& move : plan) {
+    uint64_t heaviest_moved = 0;
+    for (uint32_t b : move.buckets) heaviest_moved = std::max(heaviest_moved, rows[b]);
+    const std::set<uint32_t> leaving(move.buckets.begin(), move.buckets.end());
+    const int source = dir.shard_index(move.source);
+    for (uint32_t b = 0; b < 4096; ++b) {
+      if (dir.bucket(b).shard == source && !leaving.count(b)) CHECK(rows[b] >= heaviest_moved);
+    }
+  }
+
+  CHECK(plan_rebalance(dir, {"s0", "s1", "s2", "s3", "s4"}, rows) == plan);  // deterministic
+  CHECK(plan_rebalance(dir, {"s4", "s3", "s2", "s1", "s0", "s4"}, rows) == plan);  // order and duplicates
+}
+
+TEST_CASE("rebalance without weights takes the lowest bucket numbers") {
+  const Directory dir = modulo_layout(16, {"a", "b"});
+  const auto plan = plan_rebalance(dir, {"a", "b", "c", "d"}, {});
+  // a: 0,2,..,14 keeps 4, gives 0,2,4,6 (fills c); b gives 1,3,5,7 (to d).
+  REQUIRE(plan.size() == 2);
+  CHECK(plan[0] == PlannedMove{"a", "c", {0, 2, 4, 6}});
+  CHECK(plan[1] == PlannedMove{"b", "d", {1, 3, 5, 7}});
+}
+
+TEST_CASE("rebalance to fewer shards drains the removed one") {
+  const Directory dir = modulo_layout(4096, {"s0", "s1", "s2", "s3", "s4"});
+  const auto plan = plan_rebalance(dir, {"s0", "s1", "s2", "s3"}, {});
+  for (const PlannedMove& move : plan) CHECK(move.source == "s4");
+  CHECK(moved_count(plan) == dir.owned_by(4));
+  const auto counts = apply(dir, plan);
+  CHECK(counts.count("s4") == 0);
+  for (const char* shard : {"s0", "s1", "s2", "s3"}) CHECK(counts.at(shard) == 1024);
+}
+
+TEST_CASE("an already balanced layout plans nothing") {
+  CHECK(plan_rebalance(modulo_layout(4096, {"s0", "s1", "s2", "s3"}), {}, {}).empty());
+  CHECK(plan_rebalance(modulo_layout(4096, {"s0", "s1", "s2"}), {}, {}).empty());  // 1366/1365/1365
+  CHECK(plan_rebalance(modulo_layout(4096, {"s0", "s1", "s2"}), {"s2", "s0", "s1"}, {}).empty());
+  CHECK(plan_rebalance(modulo_layout(0, {"s0"}), {}, {}).empty());
+}
+
+TEST_CASE("MIGRATING buckets count where they are and never move") {
+  std::vector<BucketEntry> entries(8);  // all on s0; 0..2 MIGRATING
+  for (uint32_t b = 0; b < 3; ++b) entries[b].state = BucketState::Migrating;
+  const Directory dir(3, {"s0", "s1"}, entries);
+  const auto plan = plan_rebalance(dir, {"s0", "s1"}, {});
+  REQUIRE(plan.size() == 1);
+  CHECK(plan[0] == PlannedMove{"s0", "s1", {3, 4, 5, 6}});
+
+  // Draining a shard whose buckets are all MIGRATING plans nothing for them.
+  std::vector<BucketEntry> stuck(4);
+  for (uint32_t b = 0; b < 4; ++b) {
+    stuck[b].shard = static_cast<uint16_t>(b % 2);
+    if (b % 2) stuck[b].state = BucketState::Migrating;
+  }
+  const auto drain = plan_rebalance(Directory(2, {"s0", "s1"}, stuck), {"s0"}, {});
+  CHECK(drain.empty());
+}
+
+TEST_CASE("uneven layouts reach floor/ceil with the fewest moves") {
+  std::vector<BucketEntry> entries(10);  // s0: 7 buckets, s1: 3, s2: 0
+  for (uint32_t b = 7; b < 10; ++b) entries[b].shard = 1;
+  std::map<uint32_t, uint64_t> rows{{0, 50}, {1, 10}, {2, 40}, {3, 10}, {4, 30}, {5, 20}, {6, 60}};
+  const Directory dir(5, {"s0", "s1", "s2"}, entries);
+  const auto plan = plan_rebalance(dir, {}, rows);
+  // quotas 4/3/3 (s0 is the most loaded); s0 gives its 3 lightest: 1 (10), 3 (10), 5 (20).
+  REQUIRE(plan.size() == 1);
+  CHECK(plan[0] == PlannedMove{"s0", "s2", {1, 3, 5}});
+}
