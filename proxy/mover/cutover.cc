@@ -134,12 +134,19 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
            buckets.list().size(), to_name.c_str(), pause_ms);
   crash_point("flipped");
   if (Status s = finish_flip(m, reverse); !s) return s;
+  if (!reverse) forward_slot_dropped_ = true;
   return Cutover::Flipped;
 }
 
 // After a flip: the stream that fed `to` is no longer needed; its slot and publication go.
+// Idempotent: a runner resuming after a crash right after the flip runs it again.
 Status MigrationRunner::finish_flip(const catalog::Migration& m, bool reverse) {
-  stop_stream();
+  bool feeding = false;
+  {
+    std::lock_guard<std::mutex> lock(stream_mutex_);
+    feeding = stream_ && stream_reverse_ == reverse;
+  }
+  if (feeding) stop_stream();
   const std::string& from_name = reverse ? m.target : m.source;
   auto from = catalog::connect(mover_dsn(*config_, *shard(from_name)), "shard " + from_name);
   if (!from) return from.status();

@@ -16,6 +16,10 @@ constexpr auto kWindowPoll = std::chrono::milliseconds(1000);
 // nothing. The window ends at rollback_expires_at, when the reverse slot holds back more WAL
 // than mover.rollback_wal_budget, or on EXPIRE ROLLBACK; ROLLBACK MIGRATION cuts back over.
 Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
+  if (!forward_slot_dropped_) {
+    if (Status s = finish_flip(m, /*reverse=*/false); !s) return s;
+    forward_slot_dropped_ = true;
+  }
   if (Status s = start_stream(m, /*reverse=*/true); !s) return s;
   record_lag();
   if (m.rollback_requested) {

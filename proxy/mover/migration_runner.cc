@@ -284,6 +284,7 @@ Status MigrationRunner::catch_up(catalog::Migration& m) {
   if (!lsn) return lsn.status();
   auto asked = std::chrono::steady_clock::now();
   bool reached = stream_->wait_until_processed(*lsn, kCatchUpWait);
+  crash_point("catching_up");
   bool close_behind = reached && std::chrono::steady_clock::now() - asked <= kCloseBehind;
   record_lag();
   if (!reached) {

@@ -70,6 +70,7 @@ class MigrationRunner {
   catalog::PgConnPtr catalog_;   // holds the migration's advisory lock while the runner lives
   std::unique_ptr<CatchUpStream> stream_;
   bool stream_reverse_ = false;
+  bool forward_slot_dropped_ = false;  // the forward slot is gone (checked once per runner)
   uint64_t stream_changes_seen_ = 0;
   mutable std::mutex stream_mutex_;
   std::atomic<bool> stopping_{false};

@@ -108,7 +108,9 @@ void ProxyProcess::start(int shard_port) {
     port_ = free_port();
     config_text_ = render_config(options_, port_, shard_port);
     write_file(config_path(), config_text_);
-    process_ = Background({bin, "--config", config_path()}, log_path());
+    CommandOptions run;
+    run.env = options_.env;
+    process_ = Background({bin, "--config", config_path()}, log_path(), run);
     bool up = wait_until([&] { return !process_.running() || port_accepts(port_); }, 15s, 10ms);
     if (up && process_.running()) return;
     std::string why = !up ? "did not accept connections on port " + std::to_string(port_) + " within 15 s"
@@ -119,6 +121,17 @@ void ProxyProcess::start(int shard_port) {
     if (log().find("in use") == std::string::npos) break;
   }
   throw std::runtime_error(last);
+}
+
+void ProxyProcess::restart(const std::map<std::string, std::string>& env) {
+  process_.kill_and_wait();
+  CommandOptions run;
+  run.env = env;
+  process_ = Background({shardwire_binary(), "--config", config_path()}, log_path(), run);
+  bool up = wait_until([&] { return !process_.running() || port_accepts(port_); }, 15s, 10ms);
+  if (!up || !process_.running())
+    throw std::runtime_error("shardwire did not come back on port " + std::to_string(port_) + "\n--- log tail ---\n" +
+                             log_tail(30));
 }
 
 std::string ProxyProcess::conninfo(const std::string& user, const std::string& password,

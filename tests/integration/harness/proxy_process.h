@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@ struct ProxyOptions {
   std::string shard_password = "secret";
   std::string shard_dsn;                       // overrides dbname/user/password when set
   std::string extra_yaml;                      // appended verbatim
+  std::map<std::string, std::string> env;      // added to the proxy's environment (fault hooks)
 };
 
 // The config file text, one key per line (tests find line numbers in it).
@@ -71,6 +73,9 @@ class ProxyProcess {
                        const std::string& extra = "sslmode=disable") const;
 
   void write_config(const std::string& text);  // replaces the file (atomically)
+  // Starts the proxy again (after it exited or was killed) on the same port and config file, with
+  // `env` instead of the options' environment; the log is appended to.
+  void restart(const std::map<std::string, std::string>& env = {});
   bool signal(int sig) { return process_.signal(sig); }
   bool running() { return process_.running(); }
   std::optional<int> wait_exit(std::chrono::milliseconds timeout) { return process_.wait_exit(timeout); }

@@ -1,0 +1,160 @@
+// The mover killed (as by SIGKILL) at each step of a migration while writers run, then started
+// again: the migration completes, no acknowledged write is lost or doubled, no slot or
+// publication leaks, no bucket stays MIGRATING. The kill is the SHARDWIRE_MOVER_CRASH_AT hook
+// (the process _exits right after recording the step).
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "harness/sharded_fixture.h"
+#include "it_test.h"
+
+#if defined(SHARDWIRE_IT_SHARDING)
+
+using namespace it;
+
+namespace {
+
+using RowKey = std::pair<long long, long long>;  // (tenant_id, id)
+
+// Buckets 0, 3 and 6 (on s0) move to s1.
+bool moved(long long key) {
+  uint32_t b = bucket_of_key(key);
+  return b == 0 || b == 3 || b == 6;
+}
+
+ShardedOptions crash_options(const std::string& point) {
+  ShardedOptions options;
+  options.proxy.users.push_back({"admin", "adminpw"});
+  options.proxy.extra_yaml =
+      "admin:\n  users: [admin]\nmover:\n  copy_rows_per_sec: 1000000\n  rollback_window: 1s\n"
+      "cutover:\n  queue_timeout: 3s\n  drain_timeout: 2s\n";
+  options.proxy.env["SHARDWIRE_MOVER_CRASH_AT"] = point;
+  return options;
+}
+
+// Inserts through shardwire until stopped, reconnecting while the proxy is down; keeps the rows
+// whose INSERT was acknowledged.
+void insert_until(const ShardedFixture& f, const std::vector<long long>& keys, std::atomic<bool>& stop,
+                  std::set<RowKey>& acknowledged, std::mutex& mutex) {
+  PgConn c;
+  for (int seq = 0; !stop; ++seq) {
+    if (!c) {
+      ConnectResult r = connect(f.proxy->conninfo(), 2s);
+      if (!r.ok) {
+        sleep_ms(50);
+        continue;
+      }
+      c = std::move(r.conn);
+    }
+    long long key = keys[static_cast<size_t>(seq) % keys.size()];
+    PgResult r = c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", 'crash') RETURNING id", 5s);
+    if (r.ok() && r.rows() == 1) {
+      std::lock_guard<std::mutex> lock(mutex);
+      acknowledged.insert({key, std::stoll(r.value())});
+    } else if (PQstatus(c.get()) != CONNECTION_OK) {
+      c.reset();
+    }
+  }
+}
+
+std::string migration_state(const ShardedFixture& f, const std::string& id) {
+  PgConn catalog = f.setup.catalog();
+  PgResult r = catalog.exec("SELECT state || ' ' || step || ' ' || coalesce(error, '') FROM shardwire.migrations WHERE id = " + id);
+  return r.rows() == 1 ? r.value() : "?";
+}
+
+void crash_and_recover(const std::string& point) {
+  ShardedFixture f(crash_options(point));
+  {
+    PgConn c = f.client();
+    REQUIRE_OK(c.exec("ALTER TABLE orders DROP CONSTRAINT orders_pkey, ADD PRIMARY KEY (tenant_id, id)"));
+  }
+  std::vector<long long> keys;  // four in the moving buckets, four elsewhere
+  size_t in_count = 0;
+  for (long long k = 1; keys.size() < 8; ++k) {
+    if (moved(k) ? in_count == 4 : keys.size() - in_count == 4) continue;
+    in_count += moved(k);
+    keys.push_back(k);
+  }
+  {
+    PgConn c = f.client();
+    for (long long k : keys) {
+      std::string values;
+      for (int i = 0; i < 200; ++i) values += (i ? ", (" : "(") + std::to_string(k) + ", 'seed')";
+      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES " + values));
+    }
+  }
+  std::set<RowKey> acknowledged;
+  std::mutex mutex;
+  std::atomic<bool> stop{false};
+  std::thread writer([&] { insert_until(f, keys, stop, acknowledged, mutex); });
+
+  std::string id;
+  {
+    ConnectResult admin = connect(f.proxy->conninfo("admin", "adminpw", "sslmode=disable dbname=shardwire"));
+    REQUIRE_MESSAGE(admin.ok, admin.error);
+    PgResult moved = admin.conn.exec("MOVE BUCKETS 0,3,6 TO s1");
+    REQUIRE_MESSAGE(moved.ok(), moved.describe());
+    id = moved.value(0, 4);
+  }
+  auto exited = f.proxy->wait_exit(60s);
+  INFO("migration " << id << " before the restart: " << migration_state(f, id) << "\nlog:\n" << f.proxy->log_tail(40));
+  REQUIRE_MESSAGE(exited.has_value(), "the mover never reached step " << point);
+  CHECK(contains(f.proxy->log(), "SHARDWIRE_MOVER_CRASH_AT=" + point));
+  f.proxy->restart();
+  std::string state;
+  bool done = wait_until([&] {
+    state = migration_state(f, id);
+    return state.rfind("done", 0) == 0;
+  }, 90s, 200ms);
+  sleep_ms(200);
+  stop = true;
+  writer.join();
+  INFO("after the restart: " << state << "\nlog:\n" << f.proxy->log_tail(60));
+  REQUIRE_MESSAGE(done, "migration " << id << " did not finish: " << state);
+
+  // Every acknowledged row exactly once, on the owner of its bucket.
+  PgConn catalog = f.setup.catalog();
+  CHECK(catalog.value("SELECT count(*) FROM shardwire.buckets WHERE state <> 'ACTIVE'") == "0");
+  CHECK(catalog.value("SELECT string_agg(DISTINCT shard, ',') FROM shardwire.buckets WHERE bucket IN (0, 3, 6)") == "s1");
+  std::map<RowKey, std::vector<int>> where;
+  for (int s = 0; s < f.setup.shards(); ++s) {
+    PgConn c = f.setup.shard(s);
+    PgResult r = c.exec("SELECT tenant_id, id FROM orders");
+    for (int i = 0; i < r.rows(); ++i) where[{std::stoll(r.value(i, 0)), std::stoll(r.value(i, 1))}].push_back(s);
+    CHECK(c.value("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()") == "0");
+    CHECK(c.value("SELECT count(*) FROM pg_publication") == "0");
+  }
+  size_t lost = 0, doubled = 0, misplaced = 0;
+  for (const RowKey& row : acknowledged) {
+    const auto& shards = where[row];
+    if (shards.empty()) ++lost;
+    else if (shards.size() > 1) ++doubled;
+    else if (shards[0] != (moved(row.first) ? 1 : shard_of_key(row.first))) ++misplaced;
+  }
+  MESSAGE("crash at " << point << ": " << acknowledged.size() << " acknowledged inserts, lost " << lost << ", doubled "
+                      << doubled << ", misplaced " << misplaced);
+  CHECK(lost == 0);
+  CHECK(doubled == 0);
+  CHECK(misplaced == 0);
+}
+
+}  // namespace
+
+TEST_SUITE("mover_faults") {
+
+TEST_CASE("killed during the copy") { crash_and_recover("copy"); }
+TEST_CASE("killed during catch-up") { crash_and_recover("catching_up"); }
+TEST_CASE("killed after publishing MIGRATING") { crash_and_recover("publish_migrating"); }
+TEST_CASE("killed after fencing the source") { crash_and_recover("fence_source"); }
+TEST_CASE("killed during the drain") { crash_and_recover("drain"); }
+TEST_CASE("killed during the final catch-up") { crash_and_recover("catch_up"); }
+TEST_CASE("killed during the final verification") { crash_and_recover("verify"); }
+TEST_CASE("killed before unfencing the target") { crash_and_recover("unfence_target"); }
+TEST_CASE("killed right after the flip") { crash_and_recover("flipped"); }
+
+}  // TEST_SUITE
+
+#endif
