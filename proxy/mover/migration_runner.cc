@@ -170,6 +170,12 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   if (!source_conn) return source_conn.status();
   BucketSet buckets = bucket_set(m);
   const auto& tables = config_->sharding.tables;
+  if (Status s = check_tables(source_conn->get(), m.source, tables); !s) return s;
+  {
+    auto target_conn = catalog::connect(mover_dsn(*config_, *target), "shard " + m.target);
+    if (!target_conn) return target_conn.status();
+    if (Status s = check_tables(target_conn->get(), m.target, tables); !s) return s;
+  }
   std::string publication = slot_name(false);
   if (Status s = ensure_publication(source_conn->get(), publication, tables); !s) return s;
   // A copy that died took its exported snapshot with it: start over with a fresh slot.

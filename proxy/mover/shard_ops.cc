@@ -23,6 +23,27 @@ Status failed(const Status& status, const std::string& what) {
 
 }  // namespace
 
+Status check_tables(PGconn* shard, const std::string& shard_name, const std::vector<config::ShardedTable>& tables) {
+  for (const auto& table : tables) {
+    auto name = resolve_table(shard, table.name);
+    if (!name)
+      return Status::config("table " + table.name + " does not exist on shard " + shard_name +
+                            ": create it through shardwire (DDL on a sharded table runs on every shard), then move");
+    auto keyed = query(shard,
+                       "SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid "
+                       "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY(i.indkey) "
+                       "WHERE c.oid = $1::regclass AND a.attname = $2 AND "
+                       "((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))",
+                       {*name, table.key});
+    if (!keyed) return keyed.status();
+    if (PQntuples(keyed->get()) == 0)
+      return Status::config("table " + table.name + " on shard " + shard_name +
+                            " has no primary key (or replica identity index) that includes its shard key " + table.key +
+                            ": the mover applies updates and deletes by that key");
+  }
+  return Status::ok();
+}
+
 Status ensure_publication(PGconn* shard, const std::string& name, const std::vector<config::ShardedTable>& tables) {
   auto exists = query(shard, "SELECT 1 FROM pg_publication WHERE pubname = $1", {name});
   if (!exists) return failed(exists.status(), "publication " + name);

@@ -15,6 +15,10 @@
 namespace sw::mover {
 
 // ---- shards -------------------------------------------------------------------------------------
+// What a shard needs before a move: every table exists, and has a primary key (or replica
+// identity index) that includes the shard key, so the stream can apply updates and deletes by
+// key. Config-fault errors that say what to do.
+Status check_tables(PGconn* shard, const std::string& shard_name, const std::vector<config::ShardedTable>& tables);
 // CREATE PUBLICATION <name> FOR TABLE <tables> unless it exists.
 Status ensure_publication(PGconn* shard, const std::string& name, const std::vector<config::ShardedTable>& tables);
 Status drop_publication(PGconn* shard, const std::string& name);
