@@ -2,23 +2,27 @@
 # Local demo: installs what is missing, builds shardwire, creates a PostgreSQL 15 cluster in
 # ./demo/pg (as the postgres user) holding a catalog database and two shard databases (s0, s1),
 # runs `shardwire init`, starts shardwire in front of them, creates the sharded table `orders`
-# through it, shows a keyed insert landing on its shard, and prints how to connect.
+# through it, shows a keyed insert landing on its shard, moves a few buckets from s0 to s1 online
+# under a short pgbench write load (MOVE BUCKETS on the admin console, SHOW MIGRATIONS until done,
+# the load's errors counted), and prints how to connect.
 #
 #   scripts/demo.sh          start (or restart) the demo
 #   scripts/demo.sh stop     stop shardwire and PostgreSQL
 #   scripts/demo.sh status
 #
 # Ports: DEMO_PG_PORT (default 5433) for PostgreSQL, DEMO_PROXY_PORT (default 6432) for shardwire,
-# DEMO_METRICS_PORT (default 9930) for its Prometheus metrics.
+# DEMO_METRICS_PORT (default 9930) for its Prometheus metrics. DEMO_DIR (default ./demo) holds the
+# data, config and logs. DEMO_MOVE=0 skips the live move.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-DEMO=$ROOT/demo
+DEMO=$(realpath -m "${DEMO_DIR:-$ROOT/demo}")
 PGDATA_DIR=$DEMO/pg
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 PG_PORT=${DEMO_PG_PORT:-5433}
 PROXY_PORT=${DEMO_PROXY_PORT:-6432}
 METRICS_PORT=${DEMO_METRICS_PORT:-9930}
+DEMO_MOVE=${DEMO_MOVE:-1}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 SOCKET_DIR=/tmp
 PIDFILE=$DEMO/shardwire.pid
@@ -112,6 +116,11 @@ PSQL_ADMIN=("$PGBIN/psql" -X -q -h "$SOCKET_DIR" -p "$PG_PORT" -U postgres -d po
 if [ "$(as_postgres "${PSQL_ADMIN[@]}" -Atc "SELECT count(*) FROM pg_roles WHERE rolname = 'app'")" = 0 ]; then
   as_postgres "${PSQL_ADMIN[@]}" -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
 fi
+# The bucket mover's login (mover.user): logical replication and session_replication_role need
+# REPLICATION and superuser on PostgreSQL 15; the application's role stays unprivileged.
+if [ "$(as_postgres "${PSQL_ADMIN[@]}" -Atc "SELECT count(*) FROM pg_roles WHERE rolname = 'mover'")" = 0 ]; then
+  as_postgres "${PSQL_ADMIN[@]}" -c "CREATE ROLE mover LOGIN SUPERUSER REPLICATION PASSWORD 'moverpw'"
+fi
 for db in catalog shard0 shard1; do
   if [ "$(as_postgres "${PSQL_ADMIN[@]}" -Atc "SELECT count(*) FROM pg_database WHERE datname = '$db'")" = 0 ]; then
     as_postgres "${PSQL_ADMIN[@]}" -c "CREATE DATABASE $db OWNER app"
@@ -150,8 +159,14 @@ sharding:
   default_shard: s0
   tables:
     - { name: orders, key: tenant_id, type: bigint }
+mover:                            # MOVE BUCKETS / REBALANCE on the admin console
+  user: mover                     # replaces the shard DSNs' user for the mover's connections
+  password: moverpw
+  rollback_window: 5s             # default 24h; short so the demo's move reaches done
+cutover: { queue_timeout: 2s, drain_timeout: 5s }   # the defaults: how long writes may queue
 YAML
 
+"$BIN" check --config "$DEMO/shardwire.yaml" >/dev/null
 "$BIN" init --config "$DEMO/shardwire.yaml"
 
 nohup "$BIN" --config "$DEMO/shardwire.yaml" >>"$DEMO/shardwire.log" 2>&1 </dev/null &
@@ -182,8 +197,85 @@ for db in shard0 shard1; do
     -c "SELECT coalesce(string_agg(DISTINCT tenant_id::text, ','), '-') FROM orders")"
 done
 echo "demo: the admin console's view of the shards:"
-PGPASSWORD=adminpw "$PGBIN/psql" -X "host=127.0.0.1 port=$PROXY_PORT dbname=shardwire user=admin" -c "SHOW SHARDS"
+CONSOLE_DSN="host=127.0.0.1 port=$PROXY_PORT dbname=shardwire user=admin password=adminpw"
+"$PGBIN/psql" -X "$CONSOLE_DSN" -c "SHOW SHARDS"
 unset PGPASSWORD
+
+# A live move: a few of s0's buckets go to s1 while pgbench writes through shardwire.
+live_move() {
+  local console=("$PGBIN/psql" -X -q -At -F '|' -v ON_ERROR_STOP=1 "$CONSOLE_DSN" -c)
+  local run shard_psql=("$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1)
+  local shard0_dsn="host=127.0.0.1 port=$PG_PORT dbname=shard0 user=app password=secret"
+  local shard1_dsn="host=127.0.0.1 port=$PG_PORT dbname=shard1 user=app password=secret"
+  run=$(date +%s)
+  # Buckets on s0 that hold some of the load's tenants (1001..1200) but none of tenants 1..4 above
+  # (`shardwire route` shows the initial layout), 8 of them; any s0 buckets once those ran out.
+  local on_s0 buckets
+  on_s0=$("${console[@]}" "SHOW BUCKETS s0" | cut -d'|' -f1 | paste -sd, -)
+  buckets=$("${shard_psql[@]}" "$shard0_dsn" -c "
+    WITH s0 AS (SELECT unnest('{$on_s0}'::int[]) AS b),
+         load AS (SELECT DISTINCT shardwire.bucket_of(g::bigint, 4096) AS b FROM generate_series(1001, 1200) g),
+         mine AS (SELECT shardwire.bucket_of(g::bigint, 4096) AS b FROM generate_series(1, 4) g)
+    SELECT string_agg(b::text, ',' ORDER BY pref, b) FROM (
+      SELECT b, CASE WHEN b IN (SELECT b FROM load) THEN 0 ELSE 1 END AS pref FROM s0
+      WHERE b NOT IN (SELECT b FROM mine) ORDER BY pref, b LIMIT 8) picked")
+  if [ -z "$buckets" ]; then echo "demo: no bucket left on s0 to move; skipping the live move"; return 0; fi
+
+  cat >"$DEMO/load.sql" <<SQL
+\set k random(1001, 1200)
+INSERT INTO orders (tenant_id, note) VALUES (:k, 'load $run');
+SQL
+  echo "demo: live move: pgbench inserts for 12 s through shardwire (4 clients, tenants 1001..1200) while"
+  echo "demo: buckets $buckets move from s0 to s1 (MOVE BUCKETS on the admin console)"
+  "$PGBIN/pgbench" -n -f "$DEMO/load.sql" -T 12 -c 4 -j 2 --failures-detailed \
+    "host=127.0.0.1 port=$PROXY_PORT dbname=app user=app password=secret sslmode=disable" \
+    >"$DEMO/load.out" 2>"$DEMO/load.err" &
+  local load_pid=$!
+  sleep 2
+  # MOVE BUCKETS answers at once: source|target|bucket_count|buckets|migration_id
+  local id
+  id=$("${console[@]}" "MOVE BUCKETS $buckets TO s1" | awk -F'|' 'NR == 1 { print $NF }')
+  echo "demo: MOVE BUCKETS $buckets TO s1  -> migration $id; SHOW MIGRATIONS:"
+  # SHOW MIGRATIONS: id|buckets|source|target|state|step|rows_copied|rows_total|percent|lag_bytes|
+  # lag_seconds|last_pause_ms|rollback_expires_at|paused|error
+  local started=$SECONDS row state="" last="" step copied total lag pause expires error
+  while [ $((SECONDS - started)) -lt 45 ]; do
+    row=$("${console[@]}" "SHOW MIGRATIONS" | awk -F'|' -v id="$id" '$1 == id')
+    IFS='|' read -r _ _ _ _ state step copied total _ lag _ pause expires _ error <<<"$row"
+    if [ "$state/$step" != "$last" ]; then
+      printf 'demo:   +%2ds  migration %s  %-15s %-20s rows %s/%s  lag %s B%s%s\n' $((SECONDS - started)) "$id" \
+        "$state" "${step:+($step)}" "$copied" "$total" "${lag:-0}" "${pause:+  writes paused ${pause} ms}" \
+        "${expires:+  rollback until $expires}"
+      last="$state/$step"
+    fi
+    case $state in done | failed | cancelled | rolled_back) break ;; esac
+    sleep 0.25
+  done
+  if [ "$state" != "done" ]; then
+    echo "demo: warning: migration $id is ${state:-unknown} after 45 s (it goes on in the background)${error:+; last error: $error}"
+  fi
+  wait "$load_pid" || true
+  local out tx failed aborted
+  out=$(cat "$DEMO/load.out")
+  tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+  failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
+  aborted=$(grep -c 'aborted' "$DEMO/load.err" || true)
+  local rows0 rows1 moved_on_s1 moved_on_s0
+  rows0=$("${shard_psql[@]}" "$shard0_dsn" -c "SELECT count(*) FROM orders WHERE note = 'load $run'")
+  rows1=$("${shard_psql[@]}" "$shard1_dsn" -c "SELECT count(*) FROM orders WHERE note = 'load $run'")
+  moved_on_s1=$("${shard_psql[@]}" "$shard1_dsn" -c "SELECT count(*) FROM orders
+    WHERE note = 'load $run' AND shardwire.bucket_of(tenant_id, 4096) = ANY('{$buckets}'::int[])")
+  moved_on_s0=$("${shard_psql[@]}" "$shard0_dsn" -c "SELECT count(*) FROM orders
+    WHERE shardwire.bucket_of(tenant_id, 4096) = ANY('{$buckets}'::int[])")
+  echo "demo: load: ${tx:-?} inserts acknowledged, ${failed:-?} failed, $aborted clients aborted" \
+    "(errors: $(( ${failed:-0} + aborted )))"
+  echo "demo: rows of this load: $rows0 on shard0 + $rows1 on shard1 = $((rows0 + rows1)); $moved_on_s1 written to the" \
+    "moved buckets are on shard1, $moved_on_s0 rows of them left on shard0"
+  "$PGBIN/psql" -X "$CONSOLE_DSN" -c "SHOW SHARDS"
+}
+if [ "$DEMO_MOVE" = 1 ]; then
+  live_move || echo "demo: the live move failed; see $DEMO/shardwire.log"
+fi
 
 cat <<MSG
 demo: shardwire running (pid $(cat "$PIDFILE")), logs in $DEMO/shardwire.log
@@ -197,9 +289,10 @@ Where would a statement go?
 The admin console (SHOW HELP lists its commands):
   psql "host=127.0.0.1 port=$PROXY_PORT dbname=shardwire user=admin password=adminpw"
   e.g.  SHOW POOLS;  SHOW STATS;  SHOW SHARDS;  SHOW ROUTE SELECT * FROM orders WHERE tenant_id = 42;
+        SHOW MIGRATIONS;  MOVE BUCKETS 10-20 TO s1;  SHOW BUCKETS s1;
 Prometheus metrics:
   curl -s http://127.0.0.1:$METRICS_PORT/metrics | grep ^shardwire_
 
 Stop everything:
-  $ROOT/scripts/demo.sh stop
+  ${DEMO_DIR:+DEMO_DIR=$DEMO_DIR }$ROOT/scripts/demo.sh stop
 MSG

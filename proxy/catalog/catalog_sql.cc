@@ -1,5 +1,7 @@
 #include "catalog/catalog_sql.h"
 
+#include <cctype>
+
 #include "router/bucket_sql.h"
 
 namespace sw::catalog {
@@ -234,6 +236,16 @@ std::string int_array_literal(const std::vector<int>& items) {
   }
   out += '}';
   return out;
+}
+
+std::string bucket_index_statement(const config::ShardedTable& table, int buckets) {
+  std::string name = "shardwire_buckets_" + table.name.substr(table.name.rfind('.') + 1);
+  if (name.size() > 63) name.resize(63);
+  std::string type = table.type;
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (type == "varchar" || type == "character varying") type = "text";  // bucket_of hashes varchar as text
+  return "CREATE INDEX IF NOT EXISTS \"" + name + "\" ON " + table.name + " ((shardwire.bucket_of(\"" + table.key +
+         "\"::" + type + ", " + std::to_string(buckets) + ")))";
 }
 
 std::string install_fence_statement(const config::ShardedTable& table, int buckets) {

@@ -50,6 +50,10 @@ inline constexpr const char* kInstallFenceSql = "SELECT shardwire.install_fence(
 // The same as one self-contained statement with quoted literals, for a caller that speaks the
 // wire protocol itself (the proxy, after it created a configured sharded table).
 std::string install_fence_statement(const config::ShardedTable& table, int buckets);
+// CREATE INDEX IF NOT EXISTS on the table's bucket expression, as the mover's queries spell it:
+// copies, verifications (inside the cutover's write pause) and cleanups then read the moved
+// buckets' rows instead of whole tables. Run when shardwire creates the table (it is empty).
+std::string bucket_index_statement(const config::ShardedTable& table, int buckets);
 
 // Inserts the initial directory: $1 bucket count, $2 text[] of shard names; bucket i -> shard
 // names[i mod N], state ACTIVE. Does nothing when buckets already has rows.

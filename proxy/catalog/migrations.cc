@@ -170,26 +170,43 @@ Status request_migration(PGconn* conn, int64_t id, MigrationRequest request) {
   auto m = get_migration(conn, id);
   if (!m) return m.status();
   std::string name = "migration " + std::to_string(id);
-  if (is_final(m->state)) return Status::client("55000", name + " is " + migration_state_name(m->state));
+  if (is_final(m->state)) {
+    if (request == MigrationRequest::Rollback && m->state == MigrationState::Done)
+      return Status::client("55000", "the rollback window of " + name + " has expired; it is done and its source rows are deleted");
+    return Status::client("55000", name + " is " + migration_state_name(m->state));
+  }
   bool after_flip = m->state == MigrationState::RollbackWindow || m->state == MigrationState::Cleaning;
+  // The window is over once EXPIRE ROLLBACK was accepted (the runner may not have acted on it
+  // yet), when its time passed, or when cleanup of the source began. A migration that is being
+  // rolled back (reverse cutover, then cleaning with rolling_back) is not expired.
+  bool window_closed = !m->rolling_back &&
+                       (m->state == MigrationState::Cleaning ||
+                        (m->state == MigrationState::RollbackWindow && (m->expire_requested || m->rollback_seconds_left <= 0)));
   switch (request) {
     case MigrationRequest::Pause: return update_migration(conn, id, "paused = true");
     case MigrationRequest::Resume:
       if (!m->paused) return Status::client("55000", name + " is not paused");
       return update_migration(conn, id, "paused = false");
     case MigrationRequest::Cancel:
-      if (after_flip)
+      // rolling_back: a reverse cutover (state cutting_over) of a migration that flipped already.
+      if (after_flip || m->rolling_back)
         return Status::client("55000", name + " has cut over already; use ROLLBACK MIGRATION " + std::to_string(id));
       return update_migration(conn, id, "cancel_requested = true, paused = false");
     case MigrationRequest::Rollback:
-      if (m->state == MigrationState::Cleaning || (m->state == MigrationState::RollbackWindow && m->rollback_seconds_left <= 0))
+      if (m->rolling_back) return Status::client("55000", name + " is being rolled back already");
+      if (window_closed)
         return Status::client("55000", "the rollback window of " + name + " has expired; the source rows are being deleted");
       if (!after_flip)
         return Status::client("55000", name + " has not cut over yet; use CANCEL MIGRATION " + std::to_string(id));
-      return update_migration(conn, id, "rollback_requested = true, paused = false");
+      // A CANCEL accepted during the forward cutover that then flipped was moot; it must not be
+      // acted on should the reverse cutover be interrupted (state cutting_over again).
+      return update_migration(conn, id, "rollback_requested = true, paused = false, cancel_requested = false");
     case MigrationRequest::ExpireRollback:
       if (m->state != MigrationState::RollbackWindow)
         return Status::client("55000", name + " is not in its rollback window (" + migration_state_name(m->state) + ")");
+      // The runner acts on a rollback request first: an expiry accepted now would be ignored.
+      if (m->rollback_requested)
+        return Status::client("55000", name + " is being rolled back (ROLLBACK MIGRATION " + std::to_string(id) + ")");
       return update_migration(conn, id, "expire_requested = true");
   }
   return Status::ok();

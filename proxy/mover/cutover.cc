@@ -1,6 +1,8 @@
 // MigrationRunner: the cutover (DESIGN §7 step 5), forward (source -> target) or reverse
 // (ROLLBACK MIGRATION: target -> source). Sub-steps are recorded before they are taken; a cutover
 // that stops before its flip is undone (here on abort, or by the next runner after a crash).
+#include <future>
+
 #include "common/log.h"
 #include "mover/catch_up_stream.h"
 #include "mover/copier.h"
@@ -85,8 +87,11 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
     return abort("the stream did not reach " + lsn_text(*fence_lsn) + " in time", false);
 
   if (Status s = record("verify"); !s) return s;
-  auto from_digests = bucket_digests(from->get(), config_->sharding.tables, buckets);
+  // Both shards scan at once: the verification is most of the pause for a large table.
+  auto from_scan = std::async(std::launch::async,
+                              [&] { return bucket_digests(from->get(), config_->sharding.tables, buckets); });
   auto to_digests = bucket_digests(to->get(), config_->sharding.tables, buckets);
+  auto from_digests = from_scan.get();
   if (!from_digests || !to_digests) return abort((from_digests ? to_digests.status() : from_digests.status()).message, false);
   auto mismatched = mismatched_buckets(*from_digests, *to_digests);
   if (!mismatched.empty()) {

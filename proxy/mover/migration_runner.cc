@@ -123,13 +123,18 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
     backoff_ = std::min(backoff_ * 2, kMaxBackoff);
     return Outcome::Wait;
   };
-  bool before_flip = m.state <= MigrationState::CuttingOver;
+  // A reverse cutover (ROLLBACK MIGRATION) is past the forward flip: cancel no longer applies.
+  bool before_flip = m.state <= MigrationState::CuttingOver && !m.rolling_back;
   if (m.cancel_requested && before_flip) {
     Status cancelled = cancel(m);
     return cancelled ? Outcome::Continue : failed(cancelled);
   }
-  if (m.paused) {
-    record_lag();
+  // A paused rollback window still closes on time or on its WAL budget (the reverse slot would
+  // hold WAL without bound otherwise).
+  if (m.paused && m.state != MigrationState::RollbackWindow) {
+    // Held: no copy, no stream (the slot keeps the WAL), no cutover until RESUME MIGRATION.
+    stop_stream();
+    if (m.step != "paused") catalog::set_migration_step(catalog_.get(), id_, "paused");
     return Outcome::Wait;
   }
   Status status = Status::ok();
@@ -184,6 +189,9 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   if (!replication) return replication.status();
   auto slot = (*replication)->create_slot(slot_name(false), /*export_snapshot=*/true);
   if (!slot) return slot.status();
+  // The rollback window's slot on the target, made now: creating a slot waits for the writing
+  // transactions of its server, which must not happen inside a cutover.
+  if (Status s = create_reverse_slot(m); !s) return s;
   auto total = count_rows(source_conn->get(), tables, buckets);
   if (Status s = catalog::update_migration(
           catalog_.get(), id_,
@@ -201,25 +209,36 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   options.tables = tables;
   options.buckets = buckets;
   options.rows_per_sec = config_->mover.copy_rows_per_sec;
-  options.cancel = &stopping_;
+  // PAUSE and CANCEL MIGRATION stop a running copy (it starts over when resumed).
+  std::atomic<bool> interrupt{false};
+  options.cancel = &interrupt;
   CopyProgress last;
   options.on_progress = [&](const CopyProgress& progress) {
     counters_.copied_rows += progress.rows - last.rows;
     counters_.copied_bytes += progress.bytes - last.bytes;
     last = progress;
-    catalog::update_migration(catalog_.get(), id_, "rows_copied = $2, bytes_copied = $3",
-                              {std::to_string(progress.rows), std::to_string(progress.bytes)});
+    auto requests = catalog::query(catalog_.get(),
+                                   "UPDATE shardwire.migrations SET rows_copied = $2, bytes_copied = $3, updated_at = now() "
+                                   "WHERE id = $1 RETURNING paused OR cancel_requested",
+                                   {std::to_string(id_), std::to_string(progress.rows), std::to_string(progress.bytes)});
+    if (stopping_ || (requests && PQntuples(requests->get()) == 1 && catalog::text_value(requests->get(), 0, 0) == "t"))
+      interrupt = true;
     if (progress.rows > 0) crash_point("copy");
   };
   auto copied = copy_buckets(options);
+  if (!copied && interrupt) {
+    LOG_INFO("mover: migration %lld: copy interrupted (pause, cancel or stop)", (long long)id_);
+    return Status::ok();  // the next step sees the request; a resumed copy starts over
+  }
   if (!copied) return copied.status();
+  // The snapshot's exact row count (the estimate above was taken outside it).
+  catalog::update_migration(catalog_.get(), id_, "rows_total = $2", {std::to_string(copied->rows)});
   LOG_INFO("mover: migration %lld copied %llu rows (%llu bytes); catching up from %s", (long long)id_,
            (unsigned long long)copied->rows, (unsigned long long)copied->bytes, lsn_text(slot->consistent_point).c_str());
   return catalog::set_migration_state(catalog_.get(), id_, MigrationState::CatchingUp, "catch_up");
 }
 
-// The rollback window's slot on the target, made before the cutover (creating a slot waits for
-// running transactions; the cutover records where the reverse stream starts instead).
+// The rollback window's slot on the target (the cutover records where its stream starts).
 Status MigrationRunner::create_reverse_slot(catalog::Migration& m) {
   auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
   if (!target) return target.status();
@@ -283,6 +302,7 @@ Status MigrationRunner::record_lag() {
 
 // Streams until the target is close behind the source, then cuts over (when a retry is due).
 Status MigrationRunner::catch_up(catalog::Migration& m) {
+  if (m.step != "catch_up") catalog::set_migration_step(catalog_.get(), id_, "catch_up");
   if (Status s = start_stream(m, false); !s) return s;
   auto source = catalog::connect(mover_dsn(*config_, *shard(m.source)), "shard " + m.source);
   if (!source) return source.status();
@@ -298,9 +318,6 @@ Status MigrationRunner::catch_up(catalog::Migration& m) {
     return why ? Status::ok() : why;  // still catching up: come back
   }
   if (!close_behind || !m.retry_due) return Status::ok();
-  if (m.reverse_slot.empty()) {
-    if (Status s = create_reverse_slot(m); !s) return s;
-  }
   auto result = cut_over(m, /*reverse=*/false);
   if (!result) return result.status();
   return Status::ok();

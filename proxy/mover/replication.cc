@@ -77,12 +77,36 @@ Result<std::unique_ptr<ReplicationConnection>> ReplicationConnection::open(const
   return std::unique_ptr<ReplicationConnection>(new ReplicationConnection(std::move(conn)));
 }
 
-Result<ReplicationConnection::Slot> ReplicationConnection::create_slot(const std::string& name, bool export_snapshot) {
+Result<ReplicationConnection::Slot> ReplicationConnection::create_slot(const std::string& name, bool export_snapshot,
+                                                                       std::chrono::milliseconds timeout) {
   if (!valid_slot_name(name)) return invalid_slot_name(name);
   if (streaming_) return Status::proxy("XX000", "create_slot on a streaming replication connection");
   const std::string sql = "CREATE_REPLICATION_SLOT " + name + " LOGICAL pgoutput " +
                           (export_snapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT");
-  catalog::PgResultPtr res(PQexec(conn_.get(), sql.c_str()));
+  // The server answers once every transaction that was writing when the command arrived has
+  // ended; a transaction left open would hold the mover here with no sign. Bound the wait.
+  if (PQsendQuery(conn_.get(), sql.c_str()) != 1)
+    return catalog::error_status(conn_.get(), nullptr, "creating replication slot " + name);
+  const auto deadline = Clock::now() + timeout;
+  while (PQisBusy(conn_.get())) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      if (PGcancel* cancel = PQgetCancel(conn_.get())) {
+        char error[256];
+        PQcancel(cancel, error, sizeof error);
+        PQfreeCancel(cancel);
+      }
+      while (PGresult* rest = PQgetResult(conn_.get())) PQclear(rest);
+      return Status::server("55006", "creating replication slot " + name + " waited " +
+                                         std::to_string(timeout.count() / 1000) +
+                                         " s for transactions that were writing on the shard to end; retrying later");
+    }
+    pollfd pfd{PQsocket(conn_.get()), POLLIN, 0};
+    if (poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 100))) > 0 && PQconsumeInput(conn_.get()) == 0)
+      return catalog::error_status(conn_.get(), nullptr, "creating replication slot " + name);
+  }
+  catalog::PgResultPtr res(PQgetResult(conn_.get()));
+  while (PGresult* rest = PQgetResult(conn_.get())) PQclear(rest);
   if (!res || PQresultStatus(res.get()) != PGRES_TUPLES_OK || PQntuples(res.get()) != 1 || PQnfields(res.get()) < 3)
     return catalog::error_status(conn_.get(), res.get(), "creating replication slot " + name);
   Slot slot;

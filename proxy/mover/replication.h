@@ -35,7 +35,9 @@ class ReplicationConnection {
   // CREATE_REPLICATION_SLOT <name> LOGICAL pgoutput (EXPORT_SNAPSHOT | NOEXPORT_SNAPSHOT). The
   // exported snapshot stays valid only while this connection stays open and runs nothing else.
   // Slot names: 1-63 characters of [a-z0-9_] (PostgreSQL's rule), else 42602.
-  Result<Slot> create_slot(const std::string& name, bool export_snapshot);
+  // Gives up (55006) after `timeout`: the server waits for every transaction writing at that moment.
+  Result<Slot> create_slot(const std::string& name, bool export_snapshot,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
   // START_REPLICATION SLOT <slot> LOGICAL <from> (proto_version '1', publication_names
   // '<publication>'). The server starts at max(from, the slot's confirmed_flush_lsn) and sends

@@ -176,7 +176,8 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
     for (const std::string& table : route.fence_tables) {
       for (const auto& configured : host_.config().sharding.tables) {
         if (configured.name == table)
-          target.epilogue_sql += catalog::install_fence_statement(configured, host_.config().sharding.buckets) + ";";
+          target.epilogue_sql += catalog::install_fence_statement(configured, host_.config().sharding.buckets) + ";" +
+                                 catalog::bucket_index_statement(configured, host_.config().sharding.buckets) + ";";
       }
     }
     targets.push_back(std::move(target));

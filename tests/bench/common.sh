@@ -59,17 +59,20 @@ cpu_ticks() {
   awk '{ print $12 + $13 }' <<<"$stat"
 }
 
-# start_bench_cluster NAME: a temp work dir ($WORK) and a PostgreSQL 15 cluster in $WORK/pg on a
-# free loopback port ($PG_PORT). On exit the processes whose pids are in the variables named by
-# BENCH_PID_VARS are killed, the cluster stopped and $WORK removed (kept with KEEP=1).
+# start_bench_cluster NAME [EXTRA_CONF]: a temp work dir ($WORK) and a PostgreSQL 15 cluster in
+# $WORK/pg on a free loopback port ($PG_PORT); start_bench_server adds more. On exit the processes
+# whose pids are in the variables named by BENCH_PID_VARS are killed, every cluster under $WORK
+# stopped and $WORK removed (kept with KEEP=1).
 bench_cleanup() {
   local var
   for var in ${BENCH_PID_VARS:-}; do
     [ -n "${!var:-}" ] && kill -KILL "${!var}" 2>/dev/null || true
   done
-  if [ -f "$WORK/pg/PG_VERSION" ]; then
-    (cd / && as_postgres "$PGBIN/pg_ctl" stop -D "$WORK/pg" -m immediate >/dev/null 2>&1) || true
-  fi
+  local data
+  for data in "$WORK"/*/; do
+    [ -f "$data/PG_VERSION" ] || continue
+    (cd / && as_postgres "$PGBIN/pg_ctl" stop -D "$data" -m immediate >/dev/null 2>&1) || true
+  done
   if [ "${KEEP:-0}" = 1 ]; then echo "bench: kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 
@@ -79,9 +82,18 @@ start_bench_cluster() {
   [ $IS_ROOT -eq 1 ] && chown postgres:postgres "$WORK"
   trap bench_cleanup EXIT
   cd "$WORK"
-  as_postgres "$PGBIN/initdb" -D "$WORK/pg" -U postgres -E UTF8 --locale=C --auth-local=trust \
+  start_bench_server pg "${2:-}"
+  PG_PORT=$SERVER_PORT
+}
+
+# start_bench_server DIR [EXTRA_CONF]: one more PostgreSQL 15 cluster, in $WORK/DIR, on a free
+# loopback port ($SERVER_PORT); EXTRA_CONF lines are appended to its postgresql.conf. Stopped by
+# bench_cleanup with the others.
+start_bench_server() {
+  local data=$WORK/$1
+  as_postgres "$PGBIN/initdb" -D "$data" -U postgres -E UTF8 --locale=C --auth-local=trust \
     --auth-host=scram-sha-256 --no-instructions >/dev/null
-  cat >>"$WORK/pg/postgresql.conf" <<CONF
+  cat >>"$data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$WORK'
 max_connections = 300
@@ -89,14 +101,15 @@ shared_buffers = 256MB
 fsync = off
 synchronous_commit = off
 CONF
+  [ -n "${2:-}" ] && printf '%s\n' "$2" >>"$data/postgresql.conf"
   # A port picked free can be taken before PostgreSQL binds it (other jobs share the machine): retry.
   local attempt
   for attempt in 1 2 3 4 5; do
-    PG_PORT=$(pick_port)
-    echo "port = $PG_PORT" >>"$WORK/pg/postgresql.conf"
-    as_postgres "$PGBIN/pg_ctl" start -w -D "$WORK/pg" -l "$WORK/pg/postgres.log" >/dev/null 2>&1 && return 0
-    sed -i '/^port = /d' "$WORK/pg/postgresql.conf"
+    SERVER_PORT=$(pick_port)
+    echo "port = $SERVER_PORT" >>"$data/postgresql.conf"
+    as_postgres "$PGBIN/pg_ctl" start -w -D "$data" -l "$data/postgres.log" >/dev/null 2>&1 && return 0
+    sed -i '/^port = /d' "$data/postgresql.conf"
   done
-  tail -n 5 "$WORK/pg/postgres.log" >&2
+  tail -n 5 "$data/postgres.log" >&2
   exit 1
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/mover_helpers.h"
 #include "harness/sharded_fixture.h"
 #include "it_test.h"
 
@@ -16,40 +17,6 @@
 using namespace it;
 
 namespace {
-
-ShardedOptions mover_options(const std::string& rollback_window = "2s") {
-  ShardedOptions options;
-  options.proxy.users.push_back({"admin", "adminpw"});
-  options.proxy.extra_yaml = "admin:\n  users: [admin]\nmover:\n  copy_rows_per_sec: 1000000\n  rollback_window: " +
-                             rollback_window + "\ncutover:\n  queue_timeout: 3s\n  drain_timeout: 2s\n";
-  return options;
-}
-
-PgConn admin_console(const ShardedFixture& f) {
-  ConnectResult r = connect(f.proxy->conninfo("admin", "adminpw", "sslmode=disable dbname=shardwire"));
-  if (!r.ok) throw std::runtime_error("admin connect: " + r.error + "\n" + f.log_tail());
-  return std::move(r.conn);
-}
-
-// The migration's row in SHOW MIGRATIONS: column -> value.
-std::map<std::string, std::string> migration(PgConn& admin, const std::string& id) {
-  PgResult r = admin.exec("SHOW MIGRATIONS");
-  std::map<std::string, std::string> row;
-  for (int i = 0; i < r.rows(); ++i) {
-    if (r.value(i, 0) != id) continue;
-    for (int c = 0; c < r.cols(); ++c) row[r.names()[c]] = r.value(i, c);
-  }
-  return row;
-}
-
-bool wait_for_state(PgConn& admin, const std::string& id, const std::string& state, std::chrono::milliseconds timeout,
-                    std::string* last) {
-  return wait_until([&] {
-    auto row = migration(admin, id);
-    *last = row["state"] + " step=" + row["step"] + " error=" + row["error"];
-    return row["state"] == state;
-  }, timeout, 100ms);
-}
 
 // Writers through shardwire: inserts (and increments of their own rows) on a key list, each
 // recording what was acknowledged.
@@ -109,14 +76,6 @@ std::multimap<RowKey, Row> all_rows(const ShardedFixture& f) {
       rows.insert({{std::stoll(r.value(i, 0)), std::stoll(r.value(i, 1))}, Row{s, std::stoi(r.value(i, 2))}});
   }
   return rows;
-}
-
-// The fixture's orders has PRIMARY KEY (id); ids come from per-shard sequences, so a sharded
-// table keys its rows by (tenant_id, id).
-void key_orders_by_tenant(const ShardedFixture& f) {
-  PgConn c = f.client();
-  PgResult r = c.exec("ALTER TABLE orders DROP CONSTRAINT orders_pkey, ADD PRIMARY KEY (tenant_id, id)");
-  if (!r.ok()) throw std::runtime_error("ALTER TABLE orders: " + r.describe());
 }
 
 std::map<int, std::string> owners(const ShardedFixture& f) {

@@ -1,0 +1,166 @@
+// Helpers of the mover suites (mover_test.cc, mover_ops_test.cc): a sharded deployment with the
+// admin console and mover settings, the console's SHOW MIGRATIONS as a map, waits on a
+// migration's state, and direct looks at the shards (rows of a bucket set, slots, publications,
+// fences) and at the catalog's directory.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/sharded_fixture.h"
+
+namespace it {
+
+// Mover and cutover settings of a test deployment (YAML durations, e.g. "2s").
+struct MoverKnobs {
+  std::string rollback_window = "2s";
+  long long copy_rows_per_sec = 1000000;
+  std::string queue_timeout = "3s";
+  std::string drain_timeout = "2s";
+};
+
+// The fixture options of a mover test: user admin (password adminpw) may use the console.
+inline ShardedOptions mover_options(const MoverKnobs& knobs) {
+  ShardedOptions options;
+  options.proxy.users.push_back({"admin", "adminpw"});
+  options.proxy.extra_yaml = "admin:\n  users: [admin]\nmover:\n  copy_rows_per_sec: " +
+                             std::to_string(knobs.copy_rows_per_sec) + "\n  rollback_window: " + knobs.rollback_window +
+                             "\ncutover:\n  queue_timeout: " + knobs.queue_timeout +
+                             "\n  drain_timeout: " + knobs.drain_timeout + "\n";
+  return options;
+}
+
+inline ShardedOptions mover_options(const std::string& rollback_window = "2s") {
+  MoverKnobs knobs;
+  knobs.rollback_window = rollback_window;
+  return mover_options(knobs);
+}
+
+// A connection to the admin console (database shardwire) as admin.
+inline PgConn admin_console(const ShardedFixture& f) {
+  ConnectResult r = connect(f.proxy->conninfo("admin", "adminpw", "sslmode=disable dbname=shardwire"));
+  if (!r.ok) throw std::runtime_error("admin connect: " + r.error + "\n" + f.log_tail());
+  return std::move(r.conn);
+}
+
+// The migration's row in SHOW MIGRATIONS: column -> value (NULL reads as "").
+inline std::map<std::string, std::string> migration(PgConn& admin, const std::string& id) {
+  PgResult r = admin.exec("SHOW MIGRATIONS");
+  std::map<std::string, std::string> row;
+  for (int i = 0; i < r.rows(); ++i) {
+    if (r.value(i, 0) != id) continue;
+    for (int c = 0; c < r.cols(); ++c) row[r.names()[c]] = r.value(i, c);
+  }
+  return row;
+}
+
+// Waits until SHOW MIGRATIONS gives the migration `state`; `last` says what it was last.
+inline bool wait_for_state(PgConn& admin, const std::string& id, const std::string& state,
+                           std::chrono::milliseconds timeout, std::string* last) {
+  return wait_until([&] {
+    auto row = migration(admin, id);
+    *last = row["state"] + " step=" + row["step"] + " error=" + row["error"];
+    return row["state"] == state;
+  }, timeout, 100ms);
+}
+
+// The fixture's orders has PRIMARY KEY (id); ids come from per-shard sequences, so a sharded
+// table keys its rows by (tenant_id, id).
+inline void key_orders_by_tenant(const ShardedFixture& f) {
+  PgConn c = f.client();
+  PgResult r = c.exec("ALTER TABLE orders DROP CONSTRAINT orders_pkey, ADD PRIMARY KEY (tenant_id, id)");
+  if (!r.ok()) throw std::runtime_error("ALTER TABLE orders: " + r.describe());
+}
+
+// The last `lines` lines of the proxy's log, without the polling's "admin command: SHOW
+// MIGRATIONS" lines (for failure messages).
+inline std::string mover_log(const ShardedFixture& f, size_t lines = 60) {
+  std::vector<std::string> kept;
+  std::string log = f.proxy->log();
+  size_t at = 0;
+  while (at < log.size()) {
+    size_t end = log.find('\n', at);
+    if (end == std::string::npos) end = log.size();
+    std::string line = log.substr(at, end - at);
+    if (line.find("admin command: SHOW MIGRATIONS") == std::string::npos) kept.push_back(std::move(line));
+    at = end + 1;
+  }
+  std::string out;
+  for (size_t i = kept.size() > lines ? kept.size() - lines : 0; i < kept.size(); ++i) out += kept[i] + "\n";
+  return out;
+}
+
+// ---- direct looks at shards and catalog (superuser connections) -------------------------------
+
+// "1,5,9" for a bucket list.
+inline std::string bucket_list(const std::vector<uint32_t>& buckets) {
+  std::string out;
+  for (uint32_t b : buckets) out += (out.empty() ? "" : ",") + std::to_string(b);
+  return out;
+}
+
+// SQL predicate "the row's bucket is one of `buckets`" for a bigint key column.
+inline std::string in_buckets(const std::vector<uint32_t>& buckets, const std::string& key = "tenant_id") {
+  return "shardwire.bucket_of(" + key + ", " + std::to_string(kBuckets) + ") IN (" + bucket_list(buckets) + ")";
+}
+
+// Every row of `table` in `buckets` on shard i, each as its columns' text joined by '|', sorted.
+inline std::vector<std::string> bucket_rows(const ShardedFixture& f, int shard, const std::vector<uint32_t>& buckets,
+                                            const std::string& table = "orders") {
+  PgConn c = f.setup.shard(shard);
+  PgResult r = c.exec("SELECT t::text FROM " + table + " t WHERE " + in_buckets(buckets) + " ORDER BY 1");
+  if (!r.ok()) throw std::runtime_error("rows of " + table + " on shard " + std::to_string(shard) + ": " + r.describe());
+  std::vector<std::string> out;
+  for (const auto& row : r.data()) out.push_back(row.at(0));
+  return out;
+}
+
+// Replication slots / publications on shard i (their names, comma-separated; "" when none).
+inline std::string slots_on(const ShardedFixture& f, int shard) {
+  PgConn c = f.setup.shard(shard);
+  return c.value("SELECT coalesce(string_agg(slot_name, ','), '') FROM pg_replication_slots "
+                 "WHERE database = current_database()");
+}
+inline std::string publications_on(const ShardedFixture& f, int shard) {
+  PgConn c = f.setup.shard(shard);
+  return c.value("SELECT coalesce(string_agg(pubname, ','), '') FROM pg_publication");
+}
+
+// Of `buckets`, those fenced on shard i.
+inline std::set<uint32_t> fenced_on(const ShardedFixture& f, int shard, const std::vector<uint32_t>& buckets) {
+  PgConn c = f.setup.shard(shard);
+  PgResult r = c.exec("SELECT bucket FROM shardwire.fenced_buckets WHERE bucket IN (" + bucket_list(buckets) + ")");
+  if (!r.ok()) throw std::runtime_error("fenced buckets on shard " + std::to_string(shard) + ": " + r.describe());
+  std::set<uint32_t> out;
+  for (const auto& row : r.data()) out.insert(static_cast<uint32_t>(std::stoul(row.at(0))));
+  return out;
+}
+
+// "shard/STATE" of each of `buckets` in the catalog's directory, e.g. {"s0/ACTIVE", ...}.
+inline std::vector<std::string> directory_of(const ShardedFixture& f, const std::vector<uint32_t>& buckets) {
+  PgConn c = f.setup.catalog();
+  PgResult r = c.exec("SELECT shard || '/' || state FROM shardwire.buckets WHERE bucket IN (" + bucket_list(buckets) +
+                      ") ORDER BY bucket");
+  if (!r.ok()) throw std::runtime_error("directory: " + r.describe());
+  std::vector<std::string> out;
+  for (const auto& row : r.data()) out.push_back(row.at(0));
+  return out;
+}
+
+// Distinct keys (ascending from `from`) whose buckets are distinct and satisfy pred(bucket).
+template <typename Pred>
+std::vector<int64_t> keys_in_distinct_buckets(size_t n, Pred pred, int64_t from = 1) {
+  std::vector<int64_t> keys;
+  std::set<uint32_t> seen;
+  for (int64_t k = from; keys.size() < n; ++k) {
+    uint32_t b = bucket_of_key(k);
+    if (pred(b) && seen.insert(b).second) keys.push_back(k);
+  }
+  return keys;
+}
+
+}  // namespace it
