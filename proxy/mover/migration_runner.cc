@@ -8,6 +8,7 @@
 #include "mover/copier.h"
 #include "mover/replication.h"
 #include "mover/shard_ops.h"
+#include "mover/verifier.h"
 
 namespace sw::mover {
 
@@ -19,6 +20,7 @@ constexpr auto kCatchUpWait = std::chrono::milliseconds(2000);
 // The stream counts as close behind when it reaches the source's current position this fast:
 // what it still has to apply after the fence is then about this much writing.
 constexpr auto kCloseBehind = std::chrono::milliseconds(50);
+constexpr int kLiveVerifyRounds = 3;
 // Advisory lock class for "this process runs migration <id>" (two-key form).
 constexpr int kLockClass = 0x5357;
 }  // namespace
@@ -238,6 +240,28 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   return catalog::set_migration_state(catalog_.get(), id_, MigrationState::CatchingUp, "catch_up");
 }
 
+// Live verification (DESIGN §7 step 4): counts and checksums of the buckets on both shards while
+// writes go on, repeated until they agree; after kLiveVerifyRounds disagreeing rounds (a steady
+// stream of writes to the buckets can keep them apart) the cutover's own verification, taken
+// with the source fenced and drained, decides.
+bool MigrationRunner::live_verified(const catalog::Migration& m) {
+  auto source = catalog::connect(mover_dsn(*config_, *shard(m.source)), "shard " + m.source);
+  auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+  if (!source || !target) return false;
+  BucketSet buckets = bucket_set(m);
+  auto a = bucket_digests(source->get(), config_->sharding.tables, buckets);
+  auto b = bucket_digests(target->get(), config_->sharding.tables, buckets);
+  if (!a || !b) return false;
+  auto mismatched = mismatched_buckets(*a, *b);
+  if (mismatched.empty() || ++live_mismatch_rounds_ >= kLiveVerifyRounds) {
+    live_mismatch_rounds_ = 0;
+    return true;
+  }
+  LOG_INFO("mover: migration %lld: live verification: %zu bucket(s) differ while writes go on (bucket %u first); "
+           "catching up again", (long long)id_, mismatched.size(), mismatched.front());
+  return false;
+}
+
 // The rollback window's slot on the target (the cutover records where its stream starts).
 Status MigrationRunner::create_reverse_slot(catalog::Migration& m) {
   auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
@@ -318,6 +342,7 @@ Status MigrationRunner::catch_up(catalog::Migration& m) {
     return why ? Status::ok() : why;  // still catching up: come back
   }
   if (!close_behind || !m.retry_due) return Status::ok();
+  if (!live_verified(m)) return Status::ok();
   auto result = cut_over(m, /*reverse=*/false);
   if (!result) return result.status();
   return Status::ok();

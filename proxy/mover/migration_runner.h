@@ -45,6 +45,7 @@ class MigrationRunner {
   Status copy(catalog::Migration& m);
   Status catch_up(catalog::Migration& m);
   Status create_reverse_slot(catalog::Migration& m);
+  bool live_verified(const catalog::Migration& m);
   Status start_stream(const catalog::Migration& m, bool reverse);
   void stop_stream();
   // cutover.cc
@@ -71,6 +72,7 @@ class MigrationRunner {
   std::unique_ptr<CatchUpStream> stream_;
   bool stream_reverse_ = false;
   bool forward_slot_dropped_ = false;  // the forward slot is gone (checked once per runner)
+  int live_mismatch_rounds_ = 0;
   uint64_t stream_changes_seen_ = 0;
   mutable std::mutex stream_mutex_;
   std::atomic<bool> stopping_{false};
