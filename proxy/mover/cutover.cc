@@ -87,19 +87,9 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
     return abort("the stream did not reach " + lsn_text(*fence_lsn) + " in time", false);
 
   if (Status s = record("verify"); !s) return s;
-  // Both shards scan at once: the verification is most of the pause for a large table.
-  auto from_scan = std::async(std::launch::async,
-                              [&] { return bucket_digests(from->get(), config_->sharding.tables, buckets); });
-  auto to_digests = bucket_digests(to->get(), config_->sharding.tables, buckets);
-  auto from_digests = from_scan.get();
-  if (!from_digests || !to_digests) return abort((from_digests ? to_digests.status() : from_digests.status()).message, false);
-  auto mismatched = mismatched_buckets(*from_digests, *to_digests);
-  if (!mismatched.empty()) {
-    counters_.verify_mismatches += mismatched.size();
-    return abort("verification: bucket " + std::to_string(mismatched.front()) + " differs between " + from_name +
-                     " and " + to_name,
-                 false);
-  }
+  auto difference = compare_buckets(from->get(), to->get(), buckets);
+  if (!difference) return abort(difference.status().message, false);
+  if (!difference->empty()) return abort(*difference + " between " + from_name + " and " + to_name, false);
 
   if (!reverse) {
     // The rollback window's stream starts here: every write the target takes comes after this
@@ -114,25 +104,10 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   if (Status s = record("unfence_target"); !s) return s;
   if (Status s = unfence(to->get(), buckets); !s) return abort(s.message, false);
 
-  // The flip: owner and state change together with the migration's own state, in one transaction.
   double pause_ms = std::chrono::duration<double, std::milli>(Clock::now() - pause_started).count();
-  if (Status s = catalog::exec(cat, "BEGIN"); !s) return s;
-  Status flipped = publish_active_on(cat, buckets, to_name);
-  if (flipped) {
-    flipped = reverse ? catalog::update_migration(cat, id_, "state = 'cleaning', step = 'flipped', error = NULL, "
-                                                            "last_pause_ms = $2, rollback_expires_at = NULL",
-                                                  {std::to_string(pause_ms)})
-                      : catalog::update_migration(cat, id_,
-                                                  "state = 'rollback_window', step = 'flipped', error = NULL, last_pause_ms = $2, "
-                                                  "rollback_expires_at = now() + $3::interval",
-                                                  {std::to_string(pause_ms),
-                                                   std::to_string(config_->mover.rollback_window.count()) + " milliseconds"});
-  }
-  if (!flipped) {
-    catalog::exec(cat, "ROLLBACK");
-    return abort(flipped.message, false);
-  }
-  if (Status s = catalog::exec(cat, "COMMIT"); !s) return s;
+  auto flipped = flip(buckets, to_name, reverse, pause_ms);
+  if (!flipped) return flipped.status();  // outcome unknown: the next pass reads it from the catalog
+  if (!*flipped) return abort("the catalog refused the flip", false);
   auto pause_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - pause_started).count();
   counters_.observe_pause_us(static_cast<uint64_t>(pause_us));
   LOG_INFO("mover: migration %lld: %zu bucket(s) now on %s; writes paused %.1f ms", (long long)id_,
@@ -141,6 +116,46 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   if (Status s = finish_flip(m, reverse); !s) return s;
   if (!reverse) forward_slot_dropped_ = true;
   return Cutover::Flipped;
+}
+
+// The final verification: "" when every bucket has the same rows on both shards, else which
+// bucket differs. Both shards scan at once: it is most of the write pause for a large table.
+Result<std::string> MigrationRunner::compare_buckets(PGconn* from, PGconn* to, const BucketSet& buckets) {
+  auto from_scan = std::async(std::launch::async, [&] { return bucket_digests(from, config_->sharding.tables, buckets); });
+  auto to_digests = bucket_digests(to, config_->sharding.tables, buckets);
+  auto from_digests = from_scan.get();
+  if (!from_digests) return from_digests.status();
+  if (!to_digests) return to_digests.status();
+  auto mismatched = mismatched_buckets(*from_digests, *to_digests);
+  if (mismatched.empty()) return std::string();
+  counters_.verify_mismatches += mismatched.size();
+  return "verification: bucket " + std::to_string(mismatched.front()) + " differs";
+}
+
+// The flip: owner and state change together with the migration's own state, in one catalog
+// transaction (so "not flipped" is exact for a runner that resumes after a crash). False when it
+// was refused before COMMIT; an error when COMMIT's outcome is unknown.
+Result<bool> MigrationRunner::flip(const BucketSet& buckets, const std::string& to_name, bool reverse, double pause_ms) {
+  PGconn* cat = catalog_.get();
+  if (Status s = catalog::exec(cat, "BEGIN"); !s) return false;
+  Status flipped = publish_active_on(cat, buckets, to_name);
+  if (flipped) {
+    flipped = reverse ? catalog::update_migration(cat, id_, "state = 'cleaning', step = 'flipped', error = NULL, "
+                                                            "last_pause_ms = $2, rollback_expires_at = NULL",
+                                                  {std::to_string(pause_ms)})
+                      : catalog::update_migration(cat, id_,
+                                                  "state = 'rollback_window', step = 'flipped', error = NULL, "
+                                                  "last_pause_ms = $2, rollback_expires_at = now() + $3::interval",
+                                                  {std::to_string(pause_ms),
+                                                   std::to_string(config_->mover.rollback_window.count()) + " milliseconds"});
+  }
+  if (!flipped) {
+    LOG_WARN("mover: migration %lld: flip refused: %s", (long long)id_, flipped.message.c_str());
+    catalog::exec(cat, "ROLLBACK");
+    return false;
+  }
+  if (Status s = catalog::exec(cat, "COMMIT"); !s) return s;
+  return true;
 }
 
 // After a flip: the stream that fed `to` is no longer needed; its slot and publication go.

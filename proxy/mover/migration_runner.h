@@ -52,6 +52,8 @@ class MigrationRunner {
   enum class Cutover { Flipped, Aborted };
   Result<Cutover> cut_over(catalog::Migration& m, bool reverse);
   Status undo_cutover(const catalog::Migration& m, bool reverse);
+  Result<std::string> compare_buckets(PGconn* from, PGconn* to, const BucketSet& buckets);
+  Result<bool> flip(const BucketSet& buckets, const std::string& to_name, bool reverse, double pause_ms);
   Status finish_flip(const catalog::Migration& m, bool reverse);
   // migration_end.cc
   Status keep_rollback_window(catalog::Migration& m);
