@@ -65,6 +65,11 @@ Status MigrationRunner::clean(catalog::Migration& m) {
   auto deleted = delete_bucket_rows(source->get(), config_->sharding.tables, bucket_set(m),
                                     config_->mover.copy_rows_per_sec);
   if (!deleted) return deleted.status();
+  // The applied positions of both streams are history now.
+  if (Status s = drop_progress(source->get(), -id_); !s) return s;
+  auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+  if (!target) return target.status();
+  if (Status s = drop_progress(target->get(), id_); !s) return s;
   LOG_INFO("mover: migration %lld done: %llu rows deleted from %s", (long long)id_, (unsigned long long)*deleted,
            m.source.c_str());
   return catalog::set_migration_state(catalog_.get(), id_, MigrationState::Done);
@@ -79,6 +84,10 @@ Status MigrationRunner::finish_rollback(catalog::Migration& m) {
   auto deleted = delete_bucket_rows(target->get(), config_->sharding.tables, bucket_set(m),
                                     config_->mover.copy_rows_per_sec);
   if (!deleted) return deleted.status();
+  if (Status s = drop_progress(target->get(), id_); !s) return s;
+  auto source = catalog::connect(mover_dsn(*config_, *shard(m.source)), "shard " + m.source);
+  if (!source) return source.status();
+  if (Status s = drop_progress(source->get(), -id_); !s) return s;
   LOG_INFO("mover: migration %lld rolled back: buckets on %s again", (long long)id_, m.source.c_str());
   return catalog::update_migration(catalog_.get(), id_, "state = 'rolled_back', step = '', rolling_back = false, error = NULL");
 }
@@ -99,9 +108,7 @@ Status MigrationRunner::cancel(catalog::Migration& m) {
   if (Status s = drop_publication(target->get(), slot_name(true)); !s) return s;
   auto deleted = delete_bucket_rows(target->get(), config_->sharding.tables, bucket_set(m), 0);
   if (!deleted) return deleted.status();
-  if (Status s = catalog::exec(target->get(), "DELETE FROM shardwire.mover_progress WHERE migration_id = " + std::to_string(id_));
-      !s && s.sqlstate != "42P01")
-    return s;
+  if (Status s = drop_progress(target->get(), id_); !s) return s;
   LOG_INFO("mover: migration %lld cancelled; %llu copied rows removed from %s", (long long)id_,
            (unsigned long long)*deleted, m.target.c_str());
   return catalog::set_migration_state(catalog_.get(), id_, MigrationState::Cancelled);

@@ -62,6 +62,12 @@ Status drop_publication(PGconn* shard, const std::string& name) {
   return exec(shard, "DROP PUBLICATION IF EXISTS " + quote_identifier(name));
 }
 
+Status drop_progress(PGconn* shard, int64_t stream_id) {
+  auto res = query(shard, "DELETE FROM shardwire.mover_progress WHERE migration_id = $1", {std::to_string(stream_id)});
+  if (!res && res.status().sqlstate == "42P01") return Status::ok();  // no stream ever ran there
+  return res ? Status::ok() : res.status();
+}
+
 bool slot_exists(PGconn* shard, const std::string& name) {
   auto res = query(shard, "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", {name});
   return res && PQntuples(res->get()) > 0;

@@ -22,6 +22,8 @@ Status check_tables(PGconn* shard, const std::string& shard_name, const std::vec
 // CREATE PUBLICATION <name> FOR TABLE <tables> unless it exists.
 Status ensure_publication(PGconn* shard, const std::string& name, const std::vector<config::ShardedTable>& tables);
 Status drop_publication(PGconn* shard, const std::string& name);
+// Forgets a stream's applied position (shardwire.mover_progress) once the migration is over.
+Status drop_progress(PGconn* shard, int64_t stream_id);
 // Drops the slot if it exists, first ending the walsender that still holds it (a dead mover's).
 Status drop_slot(PGconn* shard, const std::string& name);
 bool slot_exists(PGconn* shard, const std::string& name);

@@ -168,11 +168,13 @@ TEST_CASE("MOVE BUCKETS under a write load: nothing lost, nothing doubled, the s
     if (moving_set.count(bucket_of_key(k))) key_in_moved = k;
   PgResult refused = s0.exec("INSERT INTO orders (tenant_id) VALUES (" + std::to_string(key_in_moved) + ")");
   CHECK(refused.sqlstate() == "SW001");
-  // No slot or publication left behind.
+  // No slot, publication or stream position left behind.
   for (int s = 0; s < f.setup.shards(); ++s) {
     PgConn c = f.setup.shard(s);
     CHECK(c.value("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()") == "0");
     CHECK(c.value("SELECT count(*) FROM pg_publication") == "0");
+    if (c.value("SELECT to_regclass('shardwire.mover_progress') IS NOT NULL") == "t")
+      CHECK(c.value("SELECT count(*) FROM shardwire.mover_progress") == "0");
   }
 }
 
