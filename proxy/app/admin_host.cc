@@ -14,6 +14,8 @@ constexpr uint64_t kPausePollMs = 10;
 
 void AdminHost::here(std::function<void()> task) { worker_.loop().post(std::move(task)); }
 
+net::Loop& AdminHost::worker_loop() { return worker_.loop(); }
+
 std::shared_ptr<const config::Config> AdminHost::config() { return proxy_.config(); }
 
 void AdminHost::gather(bool lists, std::function<void(stats::Snapshot)> done) {
@@ -25,10 +27,9 @@ void AdminHost::gather(bool lists, std::function<void(stats::Snapshot)> done) {
 admin::DirectoryStatus AdminHost::directory_status() { return proxy_.directory_status(); }
 
 void AdminHost::list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) {
-  auto result = std::make_shared<Result<std::vector<catalog::RegisteredRouter>>>(Status::proxy("XX000", "not run"));
   std::string dsn = proxy_.config()->catalog.dsn;
-  worker_.loop().run_blocking([result, dsn] { *result = catalog::list_routers(dsn); },
-                              [result, done = std::move(done)] { done(std::move(*result)); });
+  off_loop<Result<std::vector<catalog::RegisteredRouter>>>([dsn] { return catalog::list_routers(dsn); },
+                                                           std::move(done));
 }
 
 admin::ProxyState AdminHost::state() { return proxy_.state(); }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "admin/console.h"
 #include "net/timer.h"
@@ -39,9 +40,14 @@ class AdminHost : public admin::ConsoleHost {
  private:
   // Runs `task` on this worker's thread.
   void here(std::function<void()> task);
-  // Runs `work` off the event loop, then `done` with its result here.
+  // Runs `work` (blocking I/O) on libuv's thread pool, then `done` with its result here.
   template <typename T>
-  void off_loop(std::function<T()> work, std::function<void(T)> done);
+  void off_loop(std::function<T()> work, std::function<void(T)> done) {
+    auto result = std::make_shared<std::optional<T>>();
+    worker_loop().run_blocking([result, work = std::move(work)] { result->emplace(work()); },
+                               [result, done = std::move(done)] { done(std::move(**result)); });
+  }
+  net::Loop& worker_loop();
   void wait_until_idle(std::function<void()> done);
 
   Proxy& proxy_;

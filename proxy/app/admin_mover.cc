@@ -41,7 +41,7 @@ Result<std::map<uint32_t, uint64_t>> rows_per_bucket(const config::Config& confi
     for (const auto& table : config.sharding.tables) {
       auto name = mover::resolve_table(conn->get(), table.name);
       if (!name) continue;  // not created on this shard (yet): no rows
-      auto bucket = mover::bucket_expression(table, buckets);
+      auto bucket = catalog::bucket_expression(table, buckets);
       if (!bucket) return bucket.status();
       auto counts = catalog::query(conn->get(), "SELECT " + *bucket + ", count(*) FROM " + *name + " GROUP BY 1");
       if (!counts) return counts.status();
@@ -57,13 +57,6 @@ Result<std::map<uint32_t, uint64_t>> rows_per_bucket(const config::Config& confi
 }
 
 }  // namespace
-
-template <typename T>
-void AdminHost::off_loop(std::function<T()> work, std::function<void(T)> done) {
-  auto result = std::make_shared<std::optional<T>>();
-  worker_.loop().run_blocking([result, work = std::move(work)] { result->emplace(work()); },
-                              [result, done = std::move(done)] { done(std::move(**result)); });
-}
 
 void AdminHost::move_buckets(const std::string& list, const std::string& target,
                              std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) {

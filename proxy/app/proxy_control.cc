@@ -9,15 +9,32 @@
 namespace sw::app {
 namespace {
 
-// Collects one answer per worker; `done` gets the combination once the last one arrived, on the
-// thread that delivered it.
+// Asks every worker (`ask(worker, reply)`) and folds the answers with `fold`; `done` gets the
+// result once the last worker answered, on the thread that delivered that answer.
 template <typename T>
-struct FanIn {
-  std::mutex mutex;
-  int pending = 0;
-  T value{};
-  std::function<void(T)> done;
-};
+void fan_in(std::vector<std::unique_ptr<Worker>>& workers, std::function<void(Worker&, std::function<void(T)>)> ask,
+            std::function<void(T&, T)> fold, std::function<void(T)> done) {
+  struct State {
+    std::mutex mutex;
+    size_t pending;
+    T value{};
+    std::function<void(T&, T)> fold;
+    std::function<void(T)> done;
+  };
+  auto state = std::make_shared<State>();
+  state->pending = workers.size();
+  state->fold = std::move(fold);
+  state->done = std::move(done);
+  for (auto& worker : workers) {
+    ask(*worker, [state](T answer) {
+      std::unique_lock<std::mutex> lock(state->mutex);
+      state->fold(state->value, std::move(answer));
+      if (--state->pending != 0) return;
+      lock.unlock();
+      state->done(std::move(state->value));
+    });
+  }
+}
 
 }  // namespace
 
@@ -27,48 +44,21 @@ std::shared_ptr<const config::Config> Proxy::config() {
 }
 
 void Proxy::gather(bool lists, std::function<void(stats::Snapshot)> done) {
-  auto fan = std::make_shared<FanIn<stats::Snapshot>>();
-  fan->pending = static_cast<int>(workers_.size());
-  fan->done = std::move(done);
-  for (auto& worker : workers_) {
-    worker->post_snapshot(lists, [fan](stats::Snapshot snapshot) {
-      std::unique_lock<std::mutex> lock(fan->mutex);
-      fan->value.merge(std::move(snapshot));
-      if (--fan->pending != 0) return;
-      lock.unlock();
-      fan->done(std::move(fan->value));
-    });
-  }
+  fan_in<stats::Snapshot>(
+      workers_, [lists](Worker& w, std::function<void(stats::Snapshot)> reply) { w.post_snapshot(lists, std::move(reply)); },
+      [](stats::Snapshot& all, stats::Snapshot one) { all.merge(std::move(one)); }, std::move(done));
 }
 
 void Proxy::count_busy(std::function<void(int)> done) {
-  auto fan = std::make_shared<FanIn<int>>();
-  fan->pending = static_cast<int>(workers_.size());
-  fan->done = std::move(done);
-  for (auto& worker : workers_) {
-    worker->post_count_busy([fan](int busy) {
-      std::unique_lock<std::mutex> lock(fan->mutex);
-      fan->value += busy;
-      if (--fan->pending != 0) return;
-      lock.unlock();
-      fan->done(fan->value);
-    });
-  }
+  fan_in<int>(
+      workers_, [](Worker& w, std::function<void(int)> reply) { w.post_count_busy(std::move(reply)); },
+      [](int& all, int one) { all += one; }, std::move(done));
 }
 
 void Proxy::kill_client(uint64_t id, std::function<void(bool)> done) {
-  auto fan = std::make_shared<FanIn<bool>>();
-  fan->pending = static_cast<int>(workers_.size());
-  fan->done = std::move(done);
-  for (auto& worker : workers_) {
-    worker->post_kill_client(id, [fan](bool found) {
-      std::unique_lock<std::mutex> lock(fan->mutex);
-      fan->value = fan->value || found;
-      if (--fan->pending != 0) return;
-      lock.unlock();
-      fan->done(fan->value);
-    });
-  }
+  fan_in<bool>(
+      workers_, [id](Worker& w, std::function<void(bool)> reply) { w.post_kill_client(id, std::move(reply)); },
+      [](bool& any, bool one) { any = any || one; }, std::move(done));
 }
 
 void Proxy::set_paused(bool paused) {

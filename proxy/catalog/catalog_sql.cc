@@ -238,14 +238,38 @@ std::string int_array_literal(const std::vector<int>& items) {
   return out;
 }
 
-std::string bucket_index_statement(const config::ShardedTable& table, int buckets) {
-  std::string name = "shardwire_buckets_" + table.name.substr(table.name.rfind('.') + 1);
-  if (name.size() > 63) name.resize(63);
+std::string quote_identifier(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+Result<std::string> bucket_expression(const config::ShardedTable& table, uint32_t bucket_count) {
+  // The key types bucket_of has overloads for (varchar hashes as text).
+  static const std::pair<const char*, const char*> kCasts[] = {
+      {"smallint", "smallint"}, {"int2", "smallint"}, {"integer", "integer"}, {"int", "integer"},
+      {"int4", "integer"},      {"bigint", "bigint"}, {"int8", "bigint"},     {"text", "text"},
+      {"varchar", "text"},      {"character varying", "text"},              {"uuid", "uuid"}};
   std::string type = table.type;
   for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (type == "varchar" || type == "character varying") type = "text";  // bucket_of hashes varchar as text
-  return "CREATE INDEX IF NOT EXISTS \"" + name + "\" ON " + table.name + " ((shardwire.bucket_of(\"" + table.key +
-         "\"::" + type + ", " + std::to_string(buckets) + ")))";
+  for (const auto& [name, cast] : kCasts) {
+    if (type == name) {
+      return "shardwire.bucket_of(" + quote_identifier(table.key) + "::" + cast + ", " + std::to_string(bucket_count) +
+             ")";
+    }
+  }
+  return Status::client("22023", "table " + table.name + ": unsupported shard key type \"" + table.type + "\"");
+}
+
+std::string bucket_index_statement(const config::ShardedTable& table, int buckets) {
+  auto expression = bucket_expression(table, static_cast<uint32_t>(buckets));
+  if (!expression) return "SELECT 1";  // config validation admits only key types bucket_of takes
+  std::string name = "shardwire_buckets_" + table.name.substr(table.name.rfind('.') + 1);
+  if (name.size() > 63) name.resize(63);
+  return "CREATE INDEX IF NOT EXISTS " + quote_identifier(name) + " ON " + table.name + " ((" + *expression + "))";
 }
 
 std::string install_fence_statement(const config::ShardedTable& table, int buckets) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "config/config.h"
 
 namespace sw::catalog {
@@ -50,6 +51,12 @@ inline constexpr const char* kInstallFenceSql = "SELECT shardwire.install_fence(
 // The same as one self-contained statement with quoted literals, for a caller that speaks the
 // wire protocol itself (the proxy, after it created a configured sharded table).
 std::string install_fence_statement(const config::ShardedTable& table, int buckets);
+// A quoted SQL identifier: "tenant_id" (embedded quotes doubled).
+std::string quote_identifier(const std::string& name);
+// `shardwire.bucket_of("<key>"::<type>, <bucket_count>)` for a table's key, spelled one way
+// everywhere (the bucket index below only serves queries that spell it the same); 22023 for a key
+// type bucket_of has no overload for.
+Result<std::string> bucket_expression(const config::ShardedTable& table, uint32_t bucket_count);
 // CREATE INDEX IF NOT EXISTS on the table's bucket expression, as the mover's queries spell it:
 // copies, verifications (inside the cutover's write pause) and cleanups then read the moved
 // buckets' rows instead of whole tables. Run when shardwire creates the table (it is empty).

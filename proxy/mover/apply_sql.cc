@@ -1,5 +1,6 @@
 #include "mover/apply_sql.h"
 
+#include "catalog/catalog_sql.h"
 #include "router/bucket_hash.h"
 
 namespace sw::mover {
@@ -7,15 +8,7 @@ namespace pgo = wire::pgoutput;
 
 namespace {
 
-// A quoted SQL identifier: "name" with embedded quotes doubled.
-std::string quoted(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
+using catalog::quote_identifier;
 
 // What the statements of one table need to know, derived from its Relation and configuration.
 struct TableShape {
@@ -34,7 +27,7 @@ Status prerequisite(const TableShape& shape, const std::string& what) {
 Result<TableShape> shape_of(const pgo::Relation& relation, const config::ShardedTable& table) {
   TableShape shape;
   shape.display = relation.namespace_name + "." + relation.name;
-  shape.qualified = quoted(relation.namespace_name) + "." + quoted(relation.name);
+  shape.qualified = quote_identifier(relation.namespace_name) + "." + quote_identifier(relation.name);
   auto key_type = router::key_type_from_name(table.type);
   if (!key_type) return key_type.status();
   shape.key_type = *key_type;
@@ -107,7 +100,7 @@ Result<std::string> key_predicate(const TableShape& shape, const pgo::Relation& 
   for (size_t k : shape.key_columns) {
     auto value = param_value(shape, relation, tuple, k);
     if (!value) return value.status();
-    sql += (sql.empty() ? "" : " AND ") + quoted(relation.columns[k].name) + " = " + params.add(std::move(*value));
+    sql += (sql.empty() ? "" : " AND ") + quote_identifier(relation.columns[k].name) + " = " + params.add(std::move(*value));
   }
   return sql;
 }
@@ -119,7 +112,7 @@ Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& rela
   for (size_t i = 0; i < relation.columns.size(); ++i) {
     auto value = param_value(shape, relation, tuple, i);
     if (!value) return value.status();
-    const std::string name = quoted(relation.columns[i].name);
+    const std::string name = quote_identifier(relation.columns[i].name);
     columns += (i ? ", " : "") + name;
     values += (i ? ", " : "") + params.add(std::move(*value));
     if (relation.columns[i].key) {
@@ -135,7 +128,7 @@ Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& rela
   } else {
     sql += "DO UPDATE SET " + set;
     if (shape.version) {
-      const std::string v = quoted(relation.columns[*shape.version].name);
+      const std::string v = quote_identifier(relation.columns[*shape.version].name);
       sql += " WHERE " + shape.qualified + "." + v + " < EXCLUDED." + v;
     }
   }
@@ -160,7 +153,7 @@ Result<std::optional<ApplyStatement>> update_in_place(const TableShape& shape, c
     if (!is_sent(new_tuple[i]) || (relation.columns[i].key && !set_keys)) continue;
     auto value = param_value(shape, relation, new_tuple, i);
     if (!value) return value.status();
-    set += (set.empty() ? "" : ", ") + quoted(relation.columns[i].name) + " = " + params.add(std::move(*value));
+    set += (set.empty() ? "" : ", ") + quote_identifier(relation.columns[i].name) + " = " + params.add(std::move(*value));
   }
   if (set.empty()) return std::optional<ApplyStatement>();
   auto where = key_predicate(shape, relation, where_tuple, params);
@@ -169,7 +162,7 @@ Result<std::optional<ApplyStatement>> update_in_place(const TableShape& shape, c
   if (shape.version && is_sent(new_tuple[*shape.version])) {
     auto version = param_value(shape, relation, new_tuple, *shape.version);
     if (!version) return version.status();
-    sql += " AND " + quoted(relation.columns[*shape.version].name) + " < " + params.add(std::move(*version));
+    sql += " AND " + quote_identifier(relation.columns[*shape.version].name) + " < " + params.add(std::move(*version));
   }
   return std::optional<ApplyStatement>(ApplyStatement{std::move(sql), params.take()});
 }
@@ -265,8 +258,8 @@ Result<Statements> truncate_statements(const pgo::Relation& relation, const conf
   auto key = relation.column_index(table.key);
   const std::string display = relation.namespace_name + "." + relation.name;
   if (!key) return Status::server("55000", "mover: table " + display + ": shard key column \"" + table.key + "\" is not published");
-  std::string sql = "DELETE FROM " + quoted(relation.namespace_name) + "." + quoted(relation.name) +
-                    " WHERE shardwire.bucket_of(" + quoted(table.key) + "::" + router::key_type_name(*key_type) + ", " +
+  std::string sql = "DELETE FROM " + quote_identifier(relation.namespace_name) + "." + quote_identifier(relation.name) +
+                    " WHERE shardwire.bucket_of(" + quote_identifier(table.key) + "::" + router::key_type_name(*key_type) + ", " +
                     std::to_string(buckets.bucket_count()) + ") = ANY($1::int[])";
   return Statements{ApplyStatement{std::move(sql), {buckets.array_literal()}}};
 }

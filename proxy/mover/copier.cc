@@ -280,32 +280,6 @@ Result<catalog::PgResultPtr> run_sql(PGconn* conn, const std::string& sql, const
   return res;
 }
 
-std::string quote_identifier(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-Result<std::string> bucket_expression(const config::ShardedTable& table, uint32_t bucket_count) {
-  // The key types bucket_of has overloads for (varchar hashes as text).
-  static const std::pair<const char*, const char*> kCasts[] = {
-      {"smallint", "smallint"}, {"int2", "smallint"}, {"integer", "integer"}, {"int", "integer"},
-      {"int4", "integer"},      {"bigint", "bigint"}, {"int8", "bigint"},     {"text", "text"},
-      {"varchar", "text"},      {"character varying", "text"},              {"uuid", "uuid"}};
-  std::string type = table.type;
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const auto& [name, cast] : kCasts) {
-    if (type == name) {
-      return "shardwire.bucket_of(" + quote_identifier(table.key) + "::" + cast + ", " + std::to_string(bucket_count) +
-             ")";
-    }
-  }
-  return Status::client("22023", "table " + table.name + ": unsupported shard key type \"" + table.type + "\"");
-}
-
 Result<std::string> bucket_filter(const config::ShardedTable& table, const BucketSet& buckets) {
   auto expression = bucket_expression(table, buckets.bucket_count());
   if (!expression) return expression.status();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/catalog_sql.h"
 #include "catalog/pq.h"
 #include "common/status.h"
 #include "config/config.h"
@@ -81,12 +82,10 @@ Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>
 Result<catalog::PgResultPtr> run_sql(PGconn* conn, const std::string& sql, const std::string& context,
                                      const std::vector<std::optional<std::string>>& params = {});
 
-// A quoted SQL identifier: "tenant_id" (embedded quotes doubled).
-std::string quote_identifier(const std::string& name);
-
-// `shardwire.bucket_of("<key>"::<type>, <bucket_count>)` for a table's key; 22023 for a key type
-// bucket_of has no overload for.
-Result<std::string> bucket_expression(const config::ShardedTable& table, uint32_t bucket_count);
+// Identifiers and bucket expressions are spelled by catalog_sql.h (the DDL epilogue's bucket
+// index must match the expression these queries use).
+using catalog::bucket_expression;
+using catalog::quote_identifier;
 
 // `<bucket_expression> = ANY('{1,5,9}'::int[])`.
 Result<std::string> bucket_filter(const config::ShardedTable& table, const BucketSet& buckets);

@@ -23,9 +23,9 @@ constexpr auto kFinalCatchUp = std::chrono::milliseconds(10000);
 Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m, bool reverse) {
   const std::string& from_name = reverse ? m.target : m.source;
   const std::string& to_name = reverse ? m.source : m.target;
-  auto from = catalog::connect(mover_dsn(*config_, *shard(from_name)), "shard " + from_name);
+  auto from = connect_shard(from_name);
   if (!from) return from.status();
-  auto to = catalog::connect(mover_dsn(*config_, *shard(to_name)), "shard " + to_name);
+  auto to = connect_shard(to_name);
   if (!to) return to.status();
   BucketSet buckets = bucket_set(m);
   PGconn* cat = catalog_.get();
@@ -168,7 +168,7 @@ Status MigrationRunner::finish_flip(const catalog::Migration& m, bool reverse) {
   }
   if (feeding) stop_stream();
   const std::string& from_name = reverse ? m.target : m.source;
-  auto from = catalog::connect(mover_dsn(*config_, *shard(from_name)), "shard " + from_name);
+  auto from = connect_shard(from_name);
   if (!from) return from.status();
   std::string slot = reverse ? m.reverse_slot : m.slot;
   std::string publication = reverse ? m.reverse_publication : m.publication;
@@ -183,10 +183,10 @@ Status MigrationRunner::undo_cutover(const catalog::Migration& m, bool reverse) 
   const std::string& from_name = reverse ? m.target : m.source;
   const std::string& to_name = reverse ? m.source : m.target;
   BucketSet buckets = bucket_set(m);
-  auto to = catalog::connect(mover_dsn(*config_, *shard(to_name)), "shard " + to_name);
+  auto to = connect_shard(to_name);
   if (!to) return to.status();
   if (auto refenced = fence(to->get(), buckets, 0); !refenced) return refenced.status();
-  auto from = catalog::connect(mover_dsn(*config_, *shard(from_name)), "shard " + from_name);
+  auto from = connect_shard(from_name);
   if (!from) return from.status();
   if (Status s = unfence(from->get(), buckets); !s) return s;
   LOG_INFO("mover: migration %lld: cutover undone; buckets stay ACTIVE on %s", (long long)id_, from_name.c_str());

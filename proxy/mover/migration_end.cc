@@ -35,7 +35,7 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
   if (m.expire_requested) why = "EXPIRE ROLLBACK";
   else if (m.rollback_seconds_left <= 0) why = "mover.rollback_window passed";
   if (why.empty()) {
-    auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+    auto target = connect_shard(m.target);
     if (!target) return target.status();
     auto retained = slot_retained_bytes(target->get(), m.reverse_slot);
     if (!retained) return retained.status();
@@ -49,7 +49,7 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
   LOG_INFO("mover: migration %lld: rollback window closed (%s); cleaning up %s", (long long)id_, why.c_str(),
            m.source.c_str());
   stop_stream();
-  auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+  auto target = connect_shard(m.target);
   if (!target) return target.status();
   if (Status s = drop_slot(target->get(), m.reverse_slot); !s) return s;
   if (Status s = drop_publication(target->get(), m.reverse_publication); !s) return s;
@@ -60,14 +60,14 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
 
 // The source's copy of the moved buckets goes, in throttled batches; its fence stays.
 Status MigrationRunner::clean(catalog::Migration& m) {
-  auto source = catalog::connect(mover_dsn(*config_, *shard(m.source)), "shard " + m.source);
+  auto source = connect_shard(m.source);
   if (!source) return source.status();
   auto deleted = delete_bucket_rows(source->get(), config_->sharding.tables, bucket_set(m),
                                     config_->mover.copy_rows_per_sec);
   if (!deleted) return deleted.status();
   // The applied positions of both streams are history now.
   if (Status s = drop_progress(source->get(), -id_); !s) return s;
-  auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+  auto target = connect_shard(m.target);
   if (!target) return target.status();
   if (Status s = drop_progress(target->get(), id_); !s) return s;
   LOG_INFO("mover: migration %lld done: %llu rows deleted from %s", (long long)id_, (unsigned long long)*deleted,
@@ -77,7 +77,7 @@ Status MigrationRunner::clean(catalog::Migration& m) {
 
 // ROLLBACK MIGRATION flipped the buckets back: the target's copy goes (it stays fenced there).
 Status MigrationRunner::finish_rollback(catalog::Migration& m) {
-  auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+  auto target = connect_shard(m.target);
   if (!target) return target.status();
   if (Status s = drop_slot(target->get(), m.reverse_slot); !s) return s;
   if (Status s = drop_publication(target->get(), m.reverse_publication); !s) return s;
@@ -85,7 +85,7 @@ Status MigrationRunner::finish_rollback(catalog::Migration& m) {
                                     config_->mover.copy_rows_per_sec);
   if (!deleted) return deleted.status();
   if (Status s = drop_progress(target->get(), id_); !s) return s;
-  auto source = catalog::connect(mover_dsn(*config_, *shard(m.source)), "shard " + m.source);
+  auto source = connect_shard(m.source);
   if (!source) return source.status();
   if (Status s = drop_progress(source->get(), -id_); !s) return s;
   LOG_INFO("mover: migration %lld rolled back: buckets on %s again", (long long)id_, m.source.c_str());
@@ -98,11 +98,11 @@ Status MigrationRunner::cancel(catalog::Migration& m) {
   if (m.state == MigrationState::CuttingOver) {
     if (Status s = undo_cutover(m, false); !s) return s;
   }
-  auto source = catalog::connect(mover_dsn(*config_, *shard(m.source)), "shard " + m.source);
+  auto source = connect_shard(m.source);
   if (!source) return source.status();
   if (Status s = drop_slot(source->get(), slot_name(false)); !s) return s;
   if (Status s = drop_publication(source->get(), slot_name(false)); !s) return s;
-  auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+  auto target = connect_shard(m.target);
   if (!target) return target.status();
   if (Status s = drop_slot(target->get(), slot_name(true)); !s) return s;
   if (Status s = drop_publication(target->get(), slot_name(true)); !s) return s;

@@ -21,6 +21,8 @@ constexpr auto kCatchUpWait = std::chrono::milliseconds(2000);
 // what it still has to apply after the fence is then about this much writing.
 constexpr auto kCloseBehind = std::chrono::milliseconds(50);
 constexpr int kLiveVerifyRounds = 3;
+// How often a migration whose cutover was undone looks whether its retry is due.
+constexpr auto kRetryPoll = std::chrono::milliseconds(200);
 // Advisory lock class for "this process runs migration <id>" (two-key form).
 constexpr int kLockClass = 0x5357;
 }  // namespace
@@ -52,7 +54,36 @@ bool MigrationRunner::sleep_for(std::chrono::milliseconds duration) {
   return !stopping_;
 }
 
-const config::Shard* MigrationRunner::shard(const std::string& name) const { return config_->find_shard(name); }
+Result<std::string> MigrationRunner::shard_dsn(const std::string& name) const {
+  const config::Shard* shard = config_->find_shard(name);
+  if (shard == nullptr)
+    return Status::config("shard " + name + " of migration " + std::to_string(id_) + " is not in the configuration");
+  return mover_dsn(*config_, *shard);
+}
+
+Result<catalog::PgConnPtr> MigrationRunner::connect_shard(const std::string& name) const {
+  auto dsn = shard_dsn(name);
+  if (!dsn) return dsn.status();
+  return catalog::connect(*dsn, "shard " + name);
+}
+
+Result<std::unique_ptr<ReplicationConnection>> MigrationRunner::open_replication(const std::string& name) const {
+  auto dsn = shard_dsn(name);
+  if (!dsn) return dsn.status();
+  return ReplicationConnection::open(*dsn);
+}
+
+// The catch-up rounds' connections, kept across rounds (a round runs every few milliseconds to
+// seconds) and opened again once lost.
+Result<PGconn*> MigrationRunner::round_connection(const std::string& name) {
+  catalog::PgConnPtr& conn = round_connections_[name];
+  if (!conn || catalog::connection_lost(conn.get())) {
+    auto fresh = connect_shard(name);
+    if (!fresh) return fresh.status();
+    conn = std::move(*fresh);
+  }
+  return conn.get();
+}
 
 BucketSet MigrationRunner::bucket_set(const catalog::Migration& m) const {
   return BucketSet(static_cast<uint32_t>(config_->sharding.buckets), m.buckets);
@@ -168,18 +199,17 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
 }
 
 Status MigrationRunner::copy(catalog::Migration& m) {
-  const config::Shard* source = shard(m.source);
-  const config::Shard* target = shard(m.target);
-  if (source == nullptr || target == nullptr)
-    return Status::config("shard " + (source ? m.target : m.source) + " of migration " + std::to_string(id_) +
-                          " is not in the configuration");
-  auto source_conn = catalog::connect(mover_dsn(*config_, *source), "shard " + m.source);
+  auto source_dsn = shard_dsn(m.source);
+  auto target_dsn = shard_dsn(m.target);
+  if (!source_dsn) return source_dsn.status();
+  if (!target_dsn) return target_dsn.status();
+  auto source_conn = connect_shard(m.source);
   if (!source_conn) return source_conn.status();
   BucketSet buckets = bucket_set(m);
   const auto& tables = config_->sharding.tables;
   if (Status s = check_tables(source_conn->get(), m.source, tables); !s) return s;
   {
-    auto target_conn = catalog::connect(mover_dsn(*config_, *target), "shard " + m.target);
+    auto target_conn = connect_shard(m.target);
     if (!target_conn) return target_conn.status();
     if (Status s = check_tables(target_conn->get(), m.target, tables); !s) return s;
   }
@@ -187,7 +217,7 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   if (Status s = ensure_publication(source_conn->get(), publication, tables); !s) return s;
   // A copy that died took its exported snapshot with it: start over with a fresh slot.
   if (Status s = drop_slot(source_conn->get(), slot_name(false)); !s) return s;
-  auto replication = ReplicationConnection::open(mover_dsn(*config_, *source));
+  auto replication = open_replication(m.source);
   if (!replication) return replication.status();
   auto slot = (*replication)->create_slot(slot_name(false), /*export_snapshot=*/true);
   if (!slot) return slot.status();
@@ -203,8 +233,8 @@ Status MigrationRunner::copy(catalog::Migration& m) {
       !s)
     return s;
   CopyOptions options;
-  options.source_dsn = mover_dsn(*config_, *source);
-  options.target_dsn = mover_dsn(*config_, *target);
+  options.source_dsn = *source_dsn;
+  options.target_dsn = *target_dsn;
   options.source_name = m.source;
   options.target_name = m.target;
   options.snapshot_name = slot->snapshot_name;
@@ -245,12 +275,12 @@ Status MigrationRunner::copy(catalog::Migration& m) {
 // stream of writes to the buckets can keep them apart) the cutover's own verification, taken
 // with the source fenced and drained, decides.
 bool MigrationRunner::live_verified(const catalog::Migration& m) {
-  auto source = catalog::connect(mover_dsn(*config_, *shard(m.source)), "shard " + m.source);
-  auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+  auto source = round_connection(m.source);
+  auto target = round_connection(m.target);
   if (!source || !target) return false;
   BucketSet buckets = bucket_set(m);
-  auto a = bucket_digests(source->get(), config_->sharding.tables, buckets);
-  auto b = bucket_digests(target->get(), config_->sharding.tables, buckets);
+  auto a = bucket_digests(*source, config_->sharding.tables, buckets);
+  auto b = bucket_digests(*target, config_->sharding.tables, buckets);
   if (!a || !b) return false;
   auto mismatched = mismatched_buckets(*a, *b);
   if (mismatched.empty() || ++live_mismatch_rounds_ >= kLiveVerifyRounds) {
@@ -264,12 +294,12 @@ bool MigrationRunner::live_verified(const catalog::Migration& m) {
 
 // The rollback window's slot on the target (the cutover records where its stream starts).
 Status MigrationRunner::create_reverse_slot(catalog::Migration& m) {
-  auto target = catalog::connect(mover_dsn(*config_, *shard(m.target)), "shard " + m.target);
+  auto target = connect_shard(m.target);
   if (!target) return target.status();
   std::string name = slot_name(true);
   if (Status s = ensure_publication(target->get(), name, config_->sharding.tables); !s) return s;
   if (Status s = drop_slot(target->get(), name); !s) return s;
-  auto replication = ReplicationConnection::open(mover_dsn(*config_, *shard(m.target)));
+  auto replication = open_replication(m.target);
   if (!replication) return replication.status();
   auto slot = (*replication)->create_slot(name, /*export_snapshot=*/false);
   if (!slot) return slot.status();
@@ -285,12 +315,13 @@ Status MigrationRunner::start_stream(const catalog::Migration& m, bool reverse) 
   if (!from) return Status::proxy("XX000", "migration " + std::to_string(id_) + " has no slot position recorded");
   auto lsn = parse_lsn(*from);
   if (!lsn) return lsn.status();
-  const config::Shard* sender = shard(reverse ? m.target : m.source);
-  const config::Shard* receiver = shard(reverse ? m.source : m.target);
-  if (sender == nullptr || receiver == nullptr) return Status::config("a shard of migration " + std::to_string(id_) + " is not configured");
+  auto sender = shard_dsn(reverse ? m.target : m.source);
+  auto receiver = shard_dsn(reverse ? m.source : m.target);
+  if (!sender) return sender.status();
+  if (!receiver) return receiver.status();
   CatchUpOptions options;
-  options.source_dsn = mover_dsn(*config_, *sender);
-  options.target_dsn = mover_dsn(*config_, *receiver);
+  options.source_dsn = *sender;
+  options.target_dsn = *receiver;
   options.slot = reverse ? m.reverse_slot : m.slot;
   options.publication = reverse ? m.reverse_publication : m.publication;
   options.migration_id = reverse ? -id_ : id_;  // the reverse stream keeps its own progress row
@@ -328,9 +359,14 @@ Status MigrationRunner::record_lag() {
 Status MigrationRunner::catch_up(catalog::Migration& m) {
   if (m.step != "catch_up") catalog::set_migration_step(catalog_.get(), id_, "catch_up");
   if (Status s = start_stream(m, false); !s) return s;
-  auto source = catalog::connect(mover_dsn(*config_, *shard(m.source)), "shard " + m.source);
+  if (!m.retry_due) {  // a cutover was undone lately: keep streaming, try again when due
+    record_lag();
+    sleep_for(kRetryPoll);
+    return Status::ok();
+  }
+  auto source = round_connection(m.source);
   if (!source) return source.status();
-  auto lsn = current_wal_lsn(source->get());
+  auto lsn = current_wal_lsn(*source);
   if (!lsn) return lsn.status();
   auto asked = std::chrono::steady_clock::now();
   bool reached = stream_->wait_until_processed(*lsn, kCatchUpWait);
@@ -341,8 +377,7 @@ Status MigrationRunner::catch_up(catalog::Migration& m) {
     Status why = stream_->last_error();
     return why ? Status::ok() : why;  // still catching up: come back
   }
-  if (!close_behind || !m.retry_due) return Status::ok();
-  if (!live_verified(m)) return Status::ok();
+  if (!close_behind || !live_verified(m)) return Status::ok();
   auto result = cut_over(m, /*reverse=*/false);
   if (!result) return result.status();
   return Status::ok();

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,7 @@
 namespace sw::mover {
 
 class CatchUpStream;
+class ReplicationConnection;
 
 class MigrationRunner {
  public:
@@ -62,7 +64,11 @@ class MigrationRunner {
   Status cancel(catalog::Migration& m);
   Status record_lag();
 
-  const config::Shard* shard(const std::string& name) const;
+  // How the runner reaches a shard; a Config error when the configuration no longer has it.
+  Result<std::string> shard_dsn(const std::string& name) const;
+  Result<catalog::PgConnPtr> connect_shard(const std::string& name) const;
+  Result<std::unique_ptr<ReplicationConnection>> open_replication(const std::string& name) const;
+  Result<PGconn*> round_connection(const std::string& name);
   BucketSet bucket_set(const catalog::Migration& m) const;
   std::string slot_name(bool reverse) const;
   bool sleep_for(std::chrono::milliseconds duration);  // false when stopping
@@ -75,6 +81,7 @@ class MigrationRunner {
   bool stream_reverse_ = false;
   bool forward_slot_dropped_ = false;  // the forward slot is gone (checked once per runner)
   int live_mismatch_rounds_ = 0;
+  std::map<std::string, catalog::PgConnPtr> round_connections_;  // by shard name
   uint64_t stream_changes_seen_ = 0;
   mutable std::mutex stream_mutex_;
   std::atomic<bool> stopping_{false};

@@ -67,10 +67,6 @@ std::string migration_state(const ShardedFixture& f, const std::string& id) {
 
 void crash_and_recover(const std::string& point) {
   ShardedFixture f(crash_options(point));
-  {
-    PgConn c = f.client();
-    REQUIRE_OK(c.exec("ALTER TABLE orders DROP CONSTRAINT orders_pkey, ADD PRIMARY KEY (tenant_id, id)"));
-  }
   std::vector<long long> keys;  // four in the moving buckets, four elsewhere
   size_t in_count = 0;
   for (long long k = 1; keys.size() < 8; ++k) {

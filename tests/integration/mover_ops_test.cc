@@ -85,7 +85,6 @@ TEST_CASE("drain timeout: a long source transaction aborts the cutover; once it 
   knobs.rollback_window = "1s";
   ShardedFixture f(mover_options(knobs));
   INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-  key_orders_by_tenant(f);
   Moving m = moving_on_s0(2);
   PgConn s0 = f.setup.shard(0);
   for (int64_t k : m.keys) seed_orders(s0, k, 200);
@@ -154,7 +153,6 @@ TEST_CASE("ROLLBACK MIGRATION in the window returns every write to the source; r
   knobs.rollback_window = "60s";
   ShardedFixture f(mover_options(knobs));
   INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-  key_orders_by_tenant(f);
   Moving m = moving_on_s0(2);
   PgConn app = f.client();
   for (int64_t k : m.keys)
@@ -237,7 +235,6 @@ TEST_CASE("CANCEL MIGRATION during the copy: no slot, no publication, no copied 
   knobs.copy_rows_per_sec = 200;  // 2000 rows: a copy of ~10 s
   ShardedFixture f(mover_options(knobs));
   INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-  key_orders_by_tenant(f);
   Moving m = moving_on_s0(2);
   PgConn s0 = f.setup.shard(0);
   for (int64_t k : m.keys) seed_orders(s0, k, 1000);
@@ -289,7 +286,6 @@ TEST_CASE("PAUSE MIGRATION and CANCEL MIGRATION take effect during a running cop
   knobs.copy_rows_per_sec = 200;  // 2000 rows: a copy of ~10 s
   ShardedFixture f(mover_options(knobs));
   INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-  key_orders_by_tenant(f);
   Moving m = moving_on_s0(2);
   PgConn s0 = f.setup.shard(0);
   for (int64_t k : m.keys) seed_orders(s0, k, 1000);
@@ -327,7 +323,6 @@ TEST_CASE("version_column: the catch-up stream never overwrites a newer target r
       "    - name: accounts\n      key: tenant_id\n      type: bigint\n      version_column: row_version\n";
   ShardedFixture f(std::move(options));
   INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-  key_orders_by_tenant(f);
   PgConn app = f.client();
   REQUIRE_OK(app.exec("CREATE TABLE accounts (tenant_id bigint NOT NULL, id integer NOT NULL, balance integer NOT NULL, "
                       "note text, row_version bigint NOT NULL, PRIMARY KEY (tenant_id, id))"));
@@ -423,7 +418,6 @@ TEST_CASE("PAUSE MIGRATION holds a migration where it is; RESUME MIGRATION compl
   knobs.rollback_window = "1s";
   ShardedFixture f(mover_options(knobs));
   INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-  key_orders_by_tenant(f);
   Moving m = moving_on_s0(2);
   PgConn s0 = f.setup.shard(0);
   for (int64_t k : m.keys) seed_orders(s0, k, 200);
@@ -477,7 +471,6 @@ TEST_CASE("SHOW MIGRATIONS columns and progress; VERIFY BUCKET shows the owner's
   knobs.rollback_window = "60s";
   ShardedFixture f(mover_options(knobs));
   INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-  key_orders_by_tenant(f);
   Moving m = moving_on_s0(2);
   PgConn s0 = f.setup.shard(0);
   for (int64_t k : m.keys) seed_orders(s0, k, 30);

@@ -18,11 +18,6 @@ TEST_CASE("a stale instance's write to a moved bucket is refused by the fence, t
   options.proxy.extra_yaml =
       "admin:\n  users: [admin]\nmover:\n  rollback_window: 60s\ncutover:\n  queue_timeout: 2s\n";
   ShardedFixture f(options);
-  {
-    PgConn c = f.client();
-    PgResult keyed = c.exec("ALTER TABLE orders DROP CONSTRAINT orders_pkey, ADD PRIMARY KEY (tenant_id, id)");
-    REQUIRE_MESSAGE(keyed.ok(), keyed.describe());
-  }
   // Instance 2 reaches the catalog through a relay the test can freeze.
   TcpForwarder relay(f.setup.catalog_cluster().port());
   std::string dsn = f.setup.catalog_dsn();

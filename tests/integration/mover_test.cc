@@ -93,7 +93,6 @@ TEST_CASE("MOVE BUCKETS under a write load: nothing lost, nothing doubled, the s
   PROXY_ONLY();
   ShardedFixture f(mover_options());
   INFO("proxy log:\n" << f.log_tail(80));
-  key_orders_by_tenant(f);
   // Three buckets of s0 move to s1; keys in them and elsewhere.
   const std::vector<uint32_t> moving = {0, 3, 6};  // on s0 (bucket i on shard i mod 3)
   std::set<uint32_t> moving_set(moving.begin(), moving.end());
@@ -183,7 +182,6 @@ TEST_CASE("REBALANCE drains a shard: DRY RUN prints the plan, the run moves it w
   PROXY_ONLY();
   ShardedFixture f(mover_options("1s"));
   INFO("proxy log:\n" << mover_log(f));
-  key_orders_by_tenant(f);
   PgConn app = f.client();
   for (long long k = 1; k <= 300; ++k)
     REQUIRE_OK(app.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(k) + ", 'r')"));

@@ -68,14 +68,6 @@ inline bool wait_for_state(PgConn& admin, const std::string& id, const std::stri
   }, timeout, 100ms);
 }
 
-// The fixture's orders has PRIMARY KEY (id); ids come from per-shard sequences, so a sharded
-// table keys its rows by (tenant_id, id).
-inline void key_orders_by_tenant(const ShardedFixture& f) {
-  PgConn c = f.client();
-  PgResult r = c.exec("ALTER TABLE orders DROP CONSTRAINT orders_pkey, ADD PRIMARY KEY (tenant_id, id)");
-  if (!r.ok()) throw std::runtime_error("ALTER TABLE orders: " + r.describe());
-}
-
 // The last `lines` lines of the proxy's log, without the polling's "admin command: SHOW
 // MIGRATIONS" lines (for failure messages).
 inline std::string mover_log(const ShardedFixture& f, size_t lines = 60) {

@@ -52,8 +52,8 @@ inline std::vector<int64_t> spread_keys(size_t n, uint64_t seed, bool extremes =
 }
 
 inline const char* const kCreateOrders =
-    "CREATE TABLE orders (id bigserial PRIMARY KEY, tenant_id bigint NOT NULL, note text, "
-    "qty integer NOT NULL DEFAULT 0)";
+    "CREATE TABLE orders (id bigserial, tenant_id bigint NOT NULL, note text, "
+    "qty integer NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, id))";  // ids come from per-shard sequences
 
 struct ShardedFixture {
   ShardedSetup setup;
