@@ -153,7 +153,7 @@ void read_mover(MapReader& top, Mover& out) {
   if (m.read_size("rollback_wal_budget", budget, 1ull << 50)) {
     out.rollback_wal_budget = static_cast<int64_t>(budget);
   }
-  m.read_int("max_concurrent", out.max_concurrent, 1, 64);
+  m.read_int("max_concurrent", out.max_concurrent, 0, 64);  // 0: this instance runs no migrations
   m.read_string("user", out.user);
   m.read_string("password", out.password);
 }

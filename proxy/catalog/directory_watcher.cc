@@ -1,6 +1,7 @@
 #include "catalog/directory_watcher.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -30,6 +31,11 @@ constexpr const char* kHeartbeatSql =
     "RETURNING (SELECT v.version FROM shardwire.directory_version v)";
 
 constexpr const char* kDeregisterSql = "DELETE FROM shardwire.routers WHERE id = $1";
+
+// Other registrations on this host and port: earlier processes (a restart), or a live one
+// sharing the port through SO_REUSEPORT (a rolling restart). $1 host, $2 port, $3 this id.
+constexpr const char* kSameAddressSql =
+    "SELECT id, pid FROM shardwire.routers WHERE host = $1 AND port = $2::int AND id <> $3 AND pid IS NOT NULL";
 
 std::string local_hostname() {
   char buf[256] = {};
@@ -166,6 +172,7 @@ bool DirectoryWatcher::connect_and_load() {
     if (!refresh(Clock::now())) return false;
   }
   if (!heartbeat(/*first=*/!registered_)) return false;
+  if (!registered_) forget_dead_predecessors();
   registered_ = true;
   if (was_down_) {
     was_down_ = false;
@@ -242,6 +249,22 @@ bool DirectoryWatcher::heartbeat(bool first) {
   // This heartbeat reported the version loaded before the refresh: report the new one now, so a
   // cutover waiting for every router's acknowledgement does not wait for the next interval.
   return loaded_version_.load() == before || heartbeat(false);
+}
+
+// A router that died without deregistering (SIGKILL, a crash) would count as live until its
+// lease ran out, and every cutover in that time would wait for its acknowledgement. A process
+// on this host can tell for sure: a registration for this host and port whose pid no longer
+// exists here is removed. Registrations of live processes are kept.
+void DirectoryWatcher::forget_dead_predecessors() {
+  auto res = query(conn_.get(), kSameAddressSql, {host_, std::to_string(config_.listen.port), router_id_});
+  if (!res) return;  // the lease still expires them
+  for (int row = 0; row < PQntuples(res->get()); ++row) {
+    int64_t pid = 0;
+    if (!parse_int64(res->get(), row, 1, &pid) || pid <= 0) continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    const std::string id = text_value(res->get(), row, 0);
+    if (query(conn_.get(), kDeregisterSql, {id})) LOG_INFO("catalog: removed router %s (its process is gone)", id.c_str());
+  }
 }
 
 bool DirectoryWatcher::drain_notifications() {

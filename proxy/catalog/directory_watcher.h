@@ -85,6 +85,7 @@ class DirectoryWatcher {
   bool connect_and_load();
   bool refresh(Clock::time_point started);
   bool heartbeat(bool first);  // first: also sets routers.started_at
+  void forget_dead_predecessors();
   bool drain_notifications();  // true when a NOTIFY announced a version newer than loaded
   void drop_connection(const Status& why);
   void wait_for_wakeup(std::chrono::milliseconds timeout);

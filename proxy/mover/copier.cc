@@ -335,11 +335,14 @@ Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable
   return total;
 }
 
-Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables) {
+Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables, const BucketSet& buckets) {
+  if (buckets.empty()) return Status::ok();
   for (const config::ShardedTable& table : tables) {
     const std::string context = "advancing sequences of " + table.name;
     auto name = resolve_table(target, table.name);
     if (!name) return name.status();
+    auto expression = bucket_expression(table, buckets.bucket_count());
+    if (!expression) return expression.status();
     // Serial and identity columns alike: pg_get_serial_sequence finds both.
     auto owned = run_sql(target,
                          "SELECT quote_ident(attname), pg_get_serial_sequence($1, attname) FROM pg_attribute "
@@ -353,7 +356,8 @@ Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>
       // Only forward: next value = max + 1 unless the sequence is already past it.
       auto moved = run_sql(target,
                            "SELECT setval($1::regclass, x.m) FROM (SELECT max(" + column + ")::bigint AS m FROM " +
-                               *name + ") x, " + sequence +
+                               *name + " WHERE " + *expression + " = ANY('" + buckets.array_literal() +
+                               "'::int[])) x, " + sequence +
                                " s WHERE x.m IS NOT NULL AND (x.m > s.last_value OR (x.m = s.last_value AND NOT "
                                "s.is_called))",
                            context, {sequence});

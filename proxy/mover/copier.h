@@ -70,9 +70,11 @@ Result<CopyProgress> copy_buckets(const CopyOptions& options);
 Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable>& tables, const BucketSet& buckets);
 
 // For every serial/identity column of the tables on `target`: moves its sequence so the next
-// value is past max(column) there (setval only when the sequence is behind; never backwards).
-// Run before the target takes writes for the moved buckets. Ascending sequences only.
-Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables);
+// value is past max(column) over the rows of `buckets` (setval only when the sequence is behind;
+// never backwards). Run before the target takes writes for the moved buckets. Only the moved
+// rows are read (through the bucket index when there is one): the target's other rows got their
+// values from this sequence, or from an earlier move that advanced it. Ascending sequences only.
+Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables, const BucketSet& buckets);
 
 // ---- SQL pieces shared with the verifier ------------------------------------------------------
 

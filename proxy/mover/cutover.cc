@@ -100,7 +100,7 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
     if (Status s = catalog::update_migration(cat, id_, "reverse_lsn = $2::pg_lsn", {lsn_text(*position)}); !s) return s;
     m.reverse_lsn = lsn_text(*position);
   }
-  if (Status s = advance_sequences(to->get(), config_->sharding.tables); !s) return abort(s.message, false);
+  if (Status s = advance_sequences(to->get(), config_->sharding.tables, buckets); !s) return abort(s.message, false);
   if (Status s = record("unfence_target"); !s) return s;
   if (Status s = unfence(to->get(), buckets); !s) return abort(s.message, false);
 

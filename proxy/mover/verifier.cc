@@ -67,8 +67,8 @@ Result<std::map<uint32_t, BucketDigest>> bucket_digests(PGconn* conn, const std:
     if (!name) return Status::server(name.status().sqlstate, context + ": " + name.status().message);
     auto columns = columns_by_name(conn, *name, context);
     if (!columns) return columns.status();
-    const std::string row_hash = "('x' || substr(md5(" + catalog::quote_literal(table.name + ":") + " || ROW(" +
-                                 *columns + ")::text), 1, 16))::bit(64)::bigint";
+    const std::string row_hash =
+        "hashtextextended(" + catalog::quote_literal(table.name + ":") + " || ROW(" + *columns + ")::text, 0)";
     auto res = run_sql(conn,
                        "SELECT " + *expression + ", count(*), sum(" + row_hash + ")::text FROM " + *name + " WHERE " +
                            *expression + " = ANY('" + buckets.array_literal() + "'::int[]) GROUP BY 1",

@@ -3,6 +3,9 @@
 // session_replication_role = replica bypass), the DirectoryWatcher (NOTIFY within 1 s, the stale
 // hook, the lease across a catalog outage). One cluster of its own hosts the catalog database and
 // three shard databases; the last case stops and restarts it.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "it_test.h"
 
 #ifdef SHARDWIRE_IT_CATALOG
@@ -346,6 +349,34 @@ TEST_CASE("the watcher publishes a catalog change within 1 s, heartbeats, and ho
 
   w.stop();
   CHECK(cat.value("SELECT count(*) FROM shardwire.routers WHERE id = 'it-router-1'") == "0");
+}
+
+TEST_CASE("a router registering removes the dead registrations of its own host and port, not live ones") {
+  Setup s(std::chrono::seconds(2));
+  s.init();
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof host - 1) == 0);
+  pid_t dead = fork();  // a pid that surely names no process once reaped
+  if (dead == 0) _exit(0);
+  REQUIRE(dead > 0);
+  REQUIRE(waitpid(dead, nullptr, 0) == dead);
+  PgConn cat = s.catalog();
+  const std::string port = std::to_string(s.cfg.listen.port);
+  REQUIRE(cat.exec("INSERT INTO shardwire.routers (id, directory_version, host, port, pid) VALUES "
+                   "('killed', 1, '" + std::string(host) + "', " + port + ", " + std::to_string(dead) + "), "
+                   "('sharing-the-port', 1, '" + std::string(host) + "', " + port + ", " + std::to_string(getpid()) + "), "
+                   "('other-port', 1, '" + std::string(host) + "', " + std::to_string(s.cfg.listen.port + 1) + ", " +
+                   std::to_string(dead) + ")").ok());
+  sw::catalog::WatcherOptions opts;
+  opts.router_id = "it-router-2";
+  Published published;
+  DirectoryWatcher w(s.cfg, published.callback(), opts);
+  w.start();
+  REQUIRE(w.wait_for_directory(std::chrono::seconds(10)));
+  CHECK(wait_until([&] { return cat.value("SELECT string_agg(id, ',' ORDER BY id) FROM shardwire.routers") ==
+                                "it-router-2,other-port,sharing-the-port"; },
+                   std::chrono::seconds(3)));
+  w.stop();
 }
 
 TEST_CASE("the lease lapses while the catalog is down and returns with it") {

@@ -40,13 +40,13 @@ std::string ShardedSetup::create_extra_catalog() {
   return dsn_of(*catalog_cluster_, db);
 }
 
-ProxyOptions ShardedSetup::proxy_options(const std::string& catalog_dsn_override) const {
+ProxyOptions ShardedSetup::proxy_options(const std::string& catalog_dsn_override, int shard_count) const {
   ProxyOptions o = options_.proxy;
   o.dbname = "app";
   o.shard_dsn = shard_dsn(0);
   std::string y;
   // Continues the `shards:` list render_config() starts with s0.
-  for (int i = 1; i < shards(); ++i) {
+  for (int i = 1; i < (shard_count > 0 ? shard_count : shards()); ++i) {
     y += "  - name: " + shard_name(i) + "\n";
     y += "    dsn: " + q(shard_dsn(i)) + "\n";
   }
@@ -63,18 +63,18 @@ ProxyOptions ShardedSetup::proxy_options(const std::string& catalog_dsn_override
   return o;
 }
 
-std::string ShardedSetup::config_text(const std::string& catalog_dsn_override) const {
-  return render_config(proxy_options(catalog_dsn_override), free_port(), cluster_.port());
+std::string ShardedSetup::config_text(const std::string& catalog_dsn_override, int shard_count) const {
+  return render_config(proxy_options(catalog_dsn_override, shard_count), free_port(), cluster_.port());
 }
 
-CommandResult ShardedSetup::init(const std::string& catalog_dsn_override) const {
+CommandResult ShardedSetup::init(const std::string& catalog_dsn_override, int shard_count) const {
   std::string path = dir_->file("init-" + unique_name("cfg") + ".yaml");
-  write_file(path, config_text(catalog_dsn_override));
+  write_file(path, config_text(catalog_dsn_override, shard_count));
   return run_command({shardwire_binary(), "init", "--config", path}, "", std::chrono::seconds(120));
 }
 
-void ShardedSetup::init_or_throw(const std::string& catalog_dsn_override) const {
-  CommandResult r = init(catalog_dsn_override);
+void ShardedSetup::init_or_throw(const std::string& catalog_dsn_override, int shard_count) const {
+  CommandResult r = init(catalog_dsn_override, shard_count);
   if (r.exit_code != 0) throw std::runtime_error("shardwire init failed: " + r.describe());
 }
 

@@ -51,14 +51,16 @@ class ShardedSetup {
   // own); returns its DSN. Run init(dsn) to fill it.
   std::string create_extra_catalog();
 
-  // The proxy options for a proxy whose catalog is `catalog_dsn` (empty: this setup's).
-  ProxyOptions proxy_options(const std::string& catalog_dsn = "") const;
+  // The proxy options for a proxy whose catalog is `catalog_dsn` (empty: this setup's), with the
+  // first `shard_count` shards in its config (0: all; fewer is a deployment before shards are
+  // added).
+  ProxyOptions proxy_options(const std::string& catalog_dsn = "", int shard_count = 0) const;
   // The whole config file text (listen port irrelevant for init).
-  std::string config_text(const std::string& catalog_dsn = "") const;
+  std::string config_text(const std::string& catalog_dsn = "", int shard_count = 0) const;
   // `shardwire init --config FILE`; the result (exit code, stdout, stderr).
-  CommandResult init(const std::string& catalog_dsn = "") const;
+  CommandResult init(const std::string& catalog_dsn = "", int shard_count = 0) const;
   // init() that must succeed (throws with its output otherwise).
-  void init_or_throw(const std::string& catalog_dsn = "") const;
+  void init_or_throw(const std::string& catalog_dsn = "", int shard_count = 0) const;
   // A running proxy on this deployment.
   std::unique_ptr<ProxyProcess> start_proxy(const std::string& catalog_dsn = "") const;
 

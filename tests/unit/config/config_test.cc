@@ -217,6 +217,7 @@ TEST_CASE("bad values name file, line and key") {
   expect_error(kHead + "listen: { host: \"\" }\n", 7, "listen.host", "must not be empty");
   expect_error(kHead + "mover: { max_concurrent: many }\n", 7, "mover.max_concurrent",
                "got \"many\"");
+  expect_error(kHead + "mover: { max_concurrent: -1 }\n", 7, "mover.max_concurrent", "between 0");
   expect_error(kHead + "pool: { size: [1, 2] }\n", 7, "pool.size",
                "must be a single value, got a list");
 }

@@ -1,0 +1,108 @@
+// The reshard scenario's deployment (issue 6): 4096 buckets on 4 shards (s0..s3, bucket i on
+// s(i mod 4)), a 5th shard s4 added the way an operator adds one (`shardwire init` with it in the
+// config, then the sharded table created through shardwire), two shardwire instances on the same
+// catalog, and the same number of seed rows in every bucket (so moving 20% of the buckets moves
+// 20% of the rows, whichever buckets the planner picks).
+//
+// For the checker it also records, outside shardwire: every application write on a shard (an
+// ordinary AFTER trigger, so the mover's replica-role writes are not in it) with its time, and
+// every owner change in the catalog's directory with its time.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/sharded_cluster.h"
+#include "harness/tcp_forwarder.h"
+
+namespace it::reshard {
+
+inline constexpr int kOldShards = 4;
+inline constexpr int kAllShards = 5;
+inline constexpr int kInstances = 2;
+
+struct DeploymentOptions {
+  int rows_per_bucket = 5;
+  // Instance i runs at most max_concurrent[i] migrations (0: it only routes).
+  std::vector<int> max_concurrent = {2, 2};
+  bool catalog_via_relay = false;  // the instances reach the catalog through a TcpForwarder
+  std::string rollback_window = "1s";
+  long long copy_rows_per_sec = 1000000;
+};
+
+class Deployment {
+ public:
+  explicit Deployment(DeploymentOptions options);
+  ~Deployment();
+
+  const ShardedSetup& setup() const { return *setup_; }
+  ProxyProcess& instance(int i) { return *instances_.at(static_cast<size_t>(i)); }
+  TcpForwarder* catalog_relay() { return relay_.get(); }
+  std::string conninfo(int instance) const;
+  PgConn admin(int instance) const;  // the console as admin; throws when it cannot connect
+
+  uint32_t buckets() const { return 4096; }
+  size_t seed_rows() const { return seed_keys_.size(); }
+  const std::vector<int64_t>& seed_keys() const { return seed_keys_; }
+  // Owner of every bucket, by shard index: at start (i mod 4) and now (the catalog).
+  const std::map<uint32_t, int>& initial_directory() const { return initial_; }
+  std::map<uint32_t, int> directory() const;
+
+  // Faults. kill: SIGKILL, started again after `down`. restart: SIGTERM (drains), started again.
+  void kill_instance(int i, std::chrono::milliseconds down);
+  void restart_instance(int i);
+  // pg_terminate_backend of every other connection to shard i's database; how many.
+  int terminate_backends(int shard);
+
+  std::string log_tails(size_t lines = 40) const;
+
+ private:
+  void add_fifth_shard();
+  void seed();
+  void install_write_log();
+
+  DeploymentOptions options_;
+  std::unique_ptr<ShardedSetup> setup_;
+  std::unique_ptr<TcpForwarder> relay_;
+  std::vector<std::unique_ptr<ProxyProcess>> instances_;
+  std::vector<int64_t> seed_keys_;
+  std::map<uint32_t, int> initial_;
+};
+
+// SHOW MIGRATIONS polled on a background thread (any instance that answers): the peak lag and
+// each migration's last row.
+class MigrationWatch {
+ public:
+  explicit MigrationWatch(Deployment& deployment);
+  ~MigrationWatch();
+  MigrationWatch(const MigrationWatch&) = delete;
+  MigrationWatch& operator=(const MigrationWatch&) = delete;
+
+  // True once every migration listed is done (and at least one is listed).
+  bool all_done() const;
+  bool wait_all_done(std::chrono::milliseconds timeout) const;
+  long long peak_lag_bytes() const;
+  double peak_lag_seconds() const;
+  // id -> column -> value, as last seen.
+  std::map<std::string, std::map<std::string, std::string>> migrations() const;
+  std::string summary() const;  // one line per migration: id buckets source->target state step error
+
+ private:
+  void run();
+
+  Deployment& deployment_;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mutex_;
+  std::map<std::string, std::map<std::string, std::string>> rows_;
+  long long peak_lag_bytes_ = 0;
+  double peak_lag_seconds_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace it::reshard
