@@ -9,6 +9,7 @@
 #include "stats/snapshot.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
+#include "wire/server_check.h"
 
 namespace sw::pool {
 
@@ -153,8 +154,11 @@ Status Backend::handle_login_message(char type, std::string_view body) {
     case 'E': {
       auto fields = wire::decode_error_fields(body);
       if (!fields) return fields.status();
-      std::string sqlstate(fields->sqlstate.empty() ? "08006" : fields->sqlstate);
-      return Status::server(sqlstate, "server refused login: " + std::string(fields->message));
+      // A refusal without a well-formed SQLSTATE still refuses; the client sees a connection failure.
+      if (!wire::is_sqlstate(fields->sqlstate))
+        return Status::server("08006",
+                              "server refused login without a valid SQLSTATE: " + std::string(fields->message));
+      return Status::server(std::string(fields->sqlstate), "server refused login: " + std::string(fields->message));
     }
     case 'Z': {
       auto status = wire::decode_ready_for_query(body);
@@ -173,7 +177,15 @@ Status Backend::handle_auth(std::string_view body) {
   if (!request) return request.status();
   const BackendTarget& t = target();
   std::string out;
-  switch (static_cast<wire::AuthRequest>(request->code)) {
+  const auto code = static_cast<wire::AuthRequest>(request->code);
+  bool asks_password = code == wire::AuthRequest::CleartextPassword || code == wire::AuthRequest::Md5Password ||
+                       code == wire::AuthRequest::Sasl;
+  if (asks_password && t.password.empty()) {
+    // Only a trust user without a password gets here; an empty password would only be refused.
+    return Status::config("the server asks for a password and user \"" + t.user +
+                          "\" has none (auth.users, or a user and password in the shard's dsn)");
+  }
+  switch (code) {
     case wire::AuthRequest::Ok: return Status::ok();
     case wire::AuthRequest::CleartextPassword:
       wire::encode_password_message(out, t.password);

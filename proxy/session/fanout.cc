@@ -94,6 +94,13 @@ void Fanout::drain_current() {
       fail(Status::server("08P01", "shard " + leg.target.shard + " sent an invalid message: " + result.error));
       return;
     }
+    if (Status shape = leg.check.on_message(result.frame.type, result.frame.body); !shape) {
+      // A broken or hostile server: fail() closes it rather than return it to the pool.
+      LOG_WARN("server=s%llu shard=%s protocol violation by server, dropping it: %s",
+               (unsigned long long)leg.backend->id(), leg.target.shard.c_str(), shape.message.c_str());
+      fail(Status::server("08P01", "shard " + leg.target.shard + " sent an invalid message: " + shape.message));
+      return;
+    }
     std::string_view frame(result.frame.body.data() + result.frame.body.size() - result.frame.size,
                            result.frame.size);
     Next next = handle_message(leg, result.frame.type, frame, result.frame.body);

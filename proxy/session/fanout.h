@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "wire/server_check.h"
 
 namespace sw::session {
 
@@ -53,6 +54,7 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
     int swallow_ready = 0;  // ReadyForQuery messages of injected statements still to come
     int ready_owed = 0;
     char status = 'I';
+    wire::ServerMessageCheck check;  // this leg's server messages
   };
 
   void on_backend_ready(pool::Backend* backend) override;

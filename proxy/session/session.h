@@ -24,6 +24,7 @@
 #include "stats/snapshot.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
+#include "wire/server_check.h"
 #include "wire/startup.h"
 
 namespace sw::config {
@@ -246,6 +247,7 @@ class Session : private net::Connection::Handler,
   pool::Pool* waiting_pool_ = nullptr;
   bool session_pooling_ = false;
   ResponseTracker tracker_;
+  wire::ServerMessageCheck server_check_;  // of backend_'s messages; reset at attach
   char transaction_status_ = 'I';   // as the client sees it (a deferred BEGIN makes it 'T')
   char server_status_ = 'I';        // as backend_'s last ReadyForQuery said
   bool outside_transaction_ = false;  // backend_ runs a Parse/Describe batch outside it

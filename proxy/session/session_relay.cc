@@ -144,6 +144,7 @@ bool Session::acquire_backend(int shard) {
 void Session::attach(pool::Backend* backend) {
   backend_ = backend;
   backend->attach(this);
+  server_check_.reset();
   xact_started_us_ = stats::monotonic_us();
   std::string prologue;
   if (backend->applied_state != state_.signature()) {

@@ -2,6 +2,7 @@
 #include "common/log.h"
 #include "session/session.h"
 #include "wire/messages.h"
+#include "wire/server_check.h"
 
 namespace sw::session {
 
@@ -15,11 +16,20 @@ void Session::read_server_messages() {
     }
     auto result = wire::read_frame(backend_->connection().input(), wire::Sender::Server, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
-    if (result.status == wire::FrameStatus::Error) {
-      LOG_WARN("client=c%llu server=s%llu protocol violation by server: %s", (unsigned long long)id(),
-               (unsigned long long)backend_->id(), result.error.c_str());
+    std::string violation = result.status == wire::FrameStatus::Error ? result.error : std::string();
+    if (violation.empty()) {
+      // Checked before anything of the message reaches the client.
+      if (Status shape = server_check_.on_message(result.frame.type, result.frame.body); !shape)
+        violation = shape.message;
+    }
+    if (!violation.empty()) {
+      // A broken or hostile server: never reused, and the client is not left to parse its bytes.
+      std::string shard = backend_->target().shard;
+      LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
+               (unsigned long long)id(), (unsigned long long)backend_->id(), shard.c_str(), violation.c_str());
       release_backend(false);
-      terminate(Status::server("08P01", "server sent an invalid message: " + result.error));
+      terminate(Status::server("08P01", "shard " + shard + " sent an invalid message: " + violation +
+                                            "; the server connection was closed"));
       return;
     }
     pool::Backend* backend = backend_;
