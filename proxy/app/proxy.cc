@@ -6,10 +6,13 @@
 #include "mover/mover_service.h"
 
 #include <signal.h>
+#include <algorithm>
+#include <climits>
 #include <uv.h>
 
 #include "catalog/directory_watcher.h"
 #include "common/log.h"
+#include "net/listener.h"
 #include "net/tls.h"
 
 namespace sw::app {
@@ -23,6 +26,34 @@ struct SignalWatch {
 void apply_log_level(const config::Config& config) {
   log::Level level;
   if (log::parse_level(config.log_level.c_str(), &level)) log::set_level(level);
+}
+
+// Descriptors the config can use at once: every client, every server connection (pool.size per
+// shard and user, across workers) plus as many short-lived cancel connections, and a fixed margin
+// for listeners, loops, the catalog, the mover, metrics and the log.
+uint64_t descriptors_needed(const config::Config& config) {
+  uint64_t logins = std::max<uint64_t>(config.auth.users.size(), 1);
+  uint64_t servers = static_cast<uint64_t>(config.pool.size) * std::max<uint64_t>(config.shards.size(), 1) * logins;
+  return static_cast<uint64_t>(config.listen.max_client_connections) + 2 * servers + 256;
+}
+
+// Raises the open file limit for the config; returns how many clients fit in what was granted.
+int raise_fd_limit(const config::Config& config) {
+  uint64_t wanted = descriptors_needed(config);
+  net::FdLimit limit = net::raise_open_file_limit(wanted);
+  if (limit.enough) {
+    if (limit.soft != limit.before)
+      LOG_INFO("open file limit raised from %llu to %llu", (unsigned long long)limit.before,
+               (unsigned long long)limit.soft);
+    return config.listen.max_client_connections;
+  }
+  uint64_t others = wanted - static_cast<uint64_t>(config.listen.max_client_connections);
+  int cap = limit.soft > others ? static_cast<int>(std::min<uint64_t>(limit.soft - others, INT_MAX)) : 1;
+  LOG_WARN("open file limit is %llu (hard %llu) but listen.max_client_connections=%d needs about %llu; "
+           "clients beyond %d are refused with 53300",
+           (unsigned long long)limit.soft, (unsigned long long)limit.hard, config.listen.max_client_connections,
+           (unsigned long long)wanted, cap);
+  return cap;
 }
 
 }  // namespace
@@ -77,6 +108,7 @@ int Proxy::run() {
     return 78;
   }
   signal(SIGPIPE, SIG_IGN);
+  const int client_cap = raise_fd_limit(*config_);
 
   DirectoryAccess directory_access;
   auto directory = start_directory();
@@ -92,6 +124,7 @@ int Proxy::run() {
                                                 directory_access, budgets_, paused_,
                                                 cutover_queued_));
     workers_.back()->set_console_host(std::make_unique<AdminHost>(*this, *workers_.back()));
+    workers_.back()->set_client_cap(client_cap);
     Status listening = workers_.back()->listen();
     if (!listening) {
       LOG_ERROR("%s", listening.message.c_str());

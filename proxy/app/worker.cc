@@ -64,7 +64,7 @@ void Worker::join() {
 
 void Worker::accept(std::unique_ptr<net::Connection> connection) {
   if (shutting_down_) return;
-  if (client_count_.fetch_add(1) >= config_->listen.max_client_connections) {
+  if (client_count_.fetch_add(1) >= std::min(config_->listen.max_client_connections, client_cap_)) {
     client_count_.fetch_sub(1);
     std::string out;
     wire::encode_error(out, "FATAL", "53300", "sorry, too many clients already (listen.max_client_connections)");

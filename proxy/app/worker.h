@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <functional>
 #include <map>
 #include <memory>
@@ -45,6 +46,10 @@ class Worker : public session::SessionHost {
 
   // The admin console this worker's admin clients talk to (set before the thread starts).
   void set_console_host(std::unique_ptr<admin::ConsoleHost> host);
+  // At most `cap` clients across workers, below listen.max_client_connections when the open file
+  // limit cannot hold that many (set before the thread starts): the excess gets 53300, not a
+  // failed accept.
+  void set_client_cap(int cap) { client_cap_ = cap; }
 
   // Thread-safe requests.
   void post_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls);
@@ -94,6 +99,7 @@ class Worker : public session::SessionHost {
   std::shared_ptr<const config::Config> config_;
   CancelRegistry& cancels_;
   std::atomic<int>& client_count_;
+  int client_cap_ = INT_MAX;
   std::shared_ptr<net::TlsContext> tls_;
   std::shared_ptr<const router::Directory> directory_;
   DirectoryAccess directory_access_;

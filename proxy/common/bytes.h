@@ -1,4 +1,4 @@
-// Big-endian integer helpers for the PostgreSQL wire format.
+// Big-endian integer helpers for the PostgreSQL wire format, and buffer trimming.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +33,12 @@ inline void append_be32(std::string& out, uint32_t v) {
 inline void append_be16(std::string& out, uint16_t v) {
   out.push_back(static_cast<char>(v >> 8));
   out.push_back(static_cast<char>(v));
+}
+
+// An empty buffer whose capacity grew past `keep` bytes (for one large message) gives the memory
+// back, so a connection that goes idle after a big query or result does not keep it.
+inline void release_if_large(std::string& buffer, size_t keep) {
+  if (buffer.empty() && buffer.capacity() > keep) std::string().swap(buffer);
 }
 
 }  // namespace sw

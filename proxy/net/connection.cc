@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "common/bytes.h"
 #include "net/loop.h"
 #include "net/tls.h"
 
@@ -151,6 +152,7 @@ void Connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf
 
 void Connection::handle_bytes(std::string_view bytes) {
   bytes_read_ += bytes.size();
+  active_iteration_ = loop_.iteration();
   if (tls_) {
     Status status = tls_->on_ciphertext(bytes, in_);
     std::string records = tls_->take_ciphertext();
@@ -170,7 +172,7 @@ void Connection::consume(size_t n) {
   if (in_offset_ >= in_.size()) {
     in_offset_ = 0;
     in_.clear();
-    if (in_.capacity() > 1024 * 1024) in_.shrink_to_fit();
+    if (in_.capacity() > kIdleBufferKeep) schedule_trim();
   } else if (in_offset_ > 64 * 1024 && in_offset_ * 2 > in_.size()) {
     in_.erase(0, in_offset_);
     in_offset_ = 0;
@@ -193,6 +195,7 @@ void Connection::write(std::string_view data) {
 
 void Connection::raw_write(std::string_view data) {
   if (data.empty()) return;
+  active_iteration_ = loop_.iteration();
   out_.append(data);
   if (buffered_output() > kHighWater) above_high_water_ = true;
   if (!dirty_) {
@@ -211,6 +214,7 @@ void Connection::flush() {
     if (written > 0) {
       out_.erase(0, static_cast<size_t>(written));
       bytes_written_ += static_cast<uint64_t>(written);
+      if (out_.empty() && out_.capacity() > kIdleBufferKeep) schedule_trim();
     }
     else if (written != UV_EAGAIN) {
       fail(uv_status("write failed", written));
@@ -236,6 +240,23 @@ void Connection::flush() {
     return;
   }
   notify_if_drained();
+}
+
+void Connection::schedule_trim() {
+  if (trim_scheduled_) return;
+  trim_scheduled_ = true;
+  loop_.mark_trim(this);
+}
+
+void Connection::release_idle_buffers() {
+  trim_scheduled_ = false;
+  if (handle_ == nullptr) return;
+  if (active_iteration_ == loop_.iteration()) {
+    schedule_trim();
+    return;
+  }
+  if (in_offset_ == 0) release_if_large(in_, kIdleBufferKeep);
+  release_if_large(out_, kIdleBufferKeep);
 }
 
 // The handler paused its peer when this connection's output passed the high-water mark; tell it

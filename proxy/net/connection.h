@@ -42,6 +42,10 @@ class Connection {
 
   static constexpr size_t kHighWater = 256 * 1024;
   static constexpr size_t kLowWater = 64 * 1024;
+  // Input and output buffers emptied with more capacity than this are freed once the connection
+  // stayed unused for a loop iteration (Loop::mark_trim): an idle connection holds no memory for
+  // the largest message it once carried.
+  static constexpr size_t kIdleBufferKeep = 8 * 1024;
 
   // Wraps an accepted socket from a listening stream; nullptr if accept failed.
   static std::unique_ptr<Connection> accept(Loop& loop, uv_stream_t* server, uint64_t id);
@@ -71,6 +75,9 @@ class Connection {
   bool over_high_water() const { return buffered_output() > kHighWater; }
   // Sends buffered output now (called by the Loop).
   void flush();
+  // Frees empty buffers above kIdleBufferKeep unless bytes moved in this loop iteration (then it
+  // asks again next iteration). Called by the Loop, see mark_trim.
+  void release_idle_buffers();
 
   void pause_reading();
   void resume_reading();
@@ -94,6 +101,7 @@ class Connection {
   void handle_bytes(std::string_view bytes);
   void fail(const Status& why);
   void notify_if_drained();
+  void schedule_trim();
   void raw_write(std::string_view data);
   void detach_handle();
 
@@ -110,6 +118,8 @@ class Connection {
   std::string out_;
   size_t in_flight_ = 0;
   bool dirty_ = false;
+  bool trim_scheduled_ = false;
+  uint64_t active_iteration_ = 0;  // the loop iteration that last appended to in_ or out_
   bool reading_ = false;
   bool paused_ = false;
   bool above_high_water_ = false;

@@ -1,6 +1,7 @@
 #include "net/listener.h"
 
 #include <netdb.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
@@ -65,6 +66,35 @@ void Listener::close() {
 uint64_t next_connection_id() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+namespace {
+
+uint64_t as_count(rlim_t value) { return value == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(value); }
+
+}  // namespace
+
+FdLimit raise_open_file_limit(uint64_t wanted) {
+  FdLimit result;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return result;
+  result.before = as_count(limit.rlim_cur);
+  if (as_count(limit.rlim_cur) < wanted) {
+    rlimit raised = limit;
+    raised.rlim_cur = static_cast<rlim_t>(wanted);
+    if (as_count(raised.rlim_max) < wanted) raised.rlim_max = static_cast<rlim_t>(wanted);
+    // Raising the hard limit needs privilege; without it, settle for the hard limit we have.
+    if (setrlimit(RLIMIT_NOFILE, &raised) != 0) {
+      raised = limit;
+      raised.rlim_cur = limit.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &raised);
+    }
+    getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  result.soft = as_count(limit.rlim_cur);
+  result.hard = as_count(limit.rlim_max);
+  result.enough = result.soft >= wanted;
+  return result;
 }
 
 }  // namespace sw::net

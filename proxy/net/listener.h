@@ -1,7 +1,9 @@
 // A listening TCP socket on a Loop. With reuse_port, every worker binds its own socket to the
-// same address (SO_REUSEPORT) and the kernel spreads connections across them.
+// same address (SO_REUSEPORT) and the kernel spreads connections across them. Every accepted
+// connection is a descriptor: raise_open_file_limit() makes room for as many as configured.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,5 +39,18 @@ class Listener {
 
 // Process-wide unique ids for log lines ("c12" clients, "s7" servers share one sequence).
 uint64_t next_connection_id();
+
+// The process's open file limit. Distributions start daemons with a soft RLIMIT_NOFILE of 1024
+// and a much higher hard limit; a proxy for listen.max_client_connections clients needs more.
+struct FdLimit {
+  uint64_t before = 0;   // soft limit found at start
+  uint64_t soft = 0;     // soft limit in force now
+  uint64_t hard = 0;     // hard limit in force now
+  bool enough = false;   // soft >= wanted
+};
+
+// Raises the soft RLIMIT_NOFILE to `wanted` when it is lower: up to the hard limit for anyone,
+// beyond it (raising the hard limit too) only with CAP_SYS_RESOURCE. Never lowers either limit.
+FdLimit raise_open_file_limit(uint64_t wanted);
 
 }  // namespace sw::net

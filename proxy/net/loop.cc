@@ -83,12 +83,28 @@ void Loop::on_async(uv_async_t* handle) {
   self->flush_dirty();
 }
 
-void Loop::on_check(uv_check_t* handle) { static_cast<Loop*>(handle->data)->flush_dirty(); }
+void Loop::on_check(uv_check_t* handle) {
+  auto* self = static_cast<Loop*>(handle->data);
+  self->trim_idle();
+  self->flush_dirty();
+  ++self->iteration_;
+}
 
 void Loop::mark_dirty(Connection* connection) { dirty_.push_back(connection); }
 
+void Loop::mark_trim(Connection* connection) { trim_.push_back(connection); }
+
 void Loop::forget(Connection* connection) {
   std::replace(dirty_.begin(), dirty_.end(), connection, static_cast<Connection*>(nullptr));
+  std::replace(trim_.begin(), trim_.end(), connection, static_cast<Connection*>(nullptr));
+}
+
+void Loop::trim_idle() {
+  std::vector<Connection*> due;
+  due.swap(trim_);  // a connection still busy marks itself again, for the next iteration
+  for (Connection* connection : due) {
+    if (connection != nullptr) connection->release_idle_buffers();
+  }
 }
 
 void Loop::flush_dirty() {

@@ -3,6 +3,7 @@
 // and pay one syscall per connection per loop iteration.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -35,12 +36,20 @@ class Loop {
 
   // Called by Connection when it has buffered output; flushed after this iteration's callbacks.
   void mark_dirty(Connection* connection);
+  // Called by Connection when a buffer that grew large became empty. At the end of each iteration
+  // the connection is asked to release its empty buffers; one that moved bytes in that iteration
+  // (streaming) keeps them and is asked again next time, so buffers are not freed and regrown per
+  // iteration.
+  void mark_trim(Connection* connection);
+  // Counts iterations (end-of-iteration checks); connections note when they last moved bytes.
+  uint64_t iteration() const { return iteration_; }
   void forget(Connection* connection);
 
  private:
   static void on_async(uv_async_t* handle);
   static void on_check(uv_check_t* handle);
   void flush_dirty();
+  void trim_idle();
 
   std::unique_ptr<uv_loop_t> loop_;
   std::unique_ptr<uv_async_t> async_;
@@ -49,6 +58,8 @@ class Loop {
   std::vector<std::function<void()>> posted_;
   bool stopping_ = false;
   std::vector<Connection*> dirty_;
+  std::vector<Connection*> trim_;
+  uint64_t iteration_ = 0;
 };
 
 }  // namespace sw::net

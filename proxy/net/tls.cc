@@ -1,6 +1,7 @@
 #include "net/tls.h"
 
 #include <arpa/inet.h>
+#include <openssl/buffer.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -9,6 +10,16 @@
 
 namespace sw::net {
 namespace {
+
+// A memory BIO keeps the largest size it ever held. Past this, a drained BIO is replaced by an
+// empty one, so an idle session does not hold the size of the largest message it carried.
+constexpr size_t kIdleBioKeep = 8 * 1024;
+
+bool drained_and_grown(BIO* bio) {
+  if (bio == nullptr || BIO_ctrl_pending(bio) != 0) return false;
+  BUF_MEM* memory = nullptr;
+  return BIO_get_mem_ptr(bio, &memory) == 1 && memory != nullptr && memory->max > kIdleBioKeep;
+}
 
 // Drains this thread's OpenSSL error queue into "reason; reason" (the queue is thread-local and
 // must not leak into the next session on the same loop). Generic wrappers ("system lib",
@@ -179,7 +190,15 @@ Status TlsSession::on_ciphertext(std::string_view ciphertext, std::string& plain
     Status status = pump_handshake();
     if (!status.is_ok() || !done_) return status;
   }
-  return decrypt_into(plaintext);
+  Status status = decrypt_into(plaintext);
+  if (status.is_ok() && drained_and_grown(in)) {
+    if (BIO* fresh = BIO_new(BIO_s_mem())) {
+      BIO_set_mem_eof_return(fresh, -1);
+      SSL_set0_rbio(ssl_, fresh);  // frees the grown one
+      in_bio_ = fresh;
+    }
+  }
+  return status;
 }
 
 Status TlsSession::write_plaintext(std::string_view plaintext) {
@@ -199,6 +218,12 @@ std::string TlsSession::take_ciphertext() {
   size_t read = 0;
   if (out.empty() || BIO_read_ex(bio, out.data(), out.size(), &read) != 1) read = 0;
   out.resize(read);
+  if (drained_and_grown(bio)) {
+    if (BIO* fresh = BIO_new(BIO_s_mem())) {
+      SSL_set0_wbio(ssl_, fresh);  // frees the grown one
+      out_bio_ = fresh;
+    }
+  }
   return out;
 }
 

@@ -122,6 +122,7 @@ void Session::read_auth() {
 }
 
 void Session::after_authentication() {
+  auth_.reset();  // the exchange is over; a SCRAM state would otherwise stay with every client
   const config::Config& config = host_.config();
   if (database_ == config.admin.database) {
     start_admin();

@@ -1,4 +1,5 @@
 // Session: what the server sends back, and when the server goes back to the pool.
+#include "common/bytes.h"
 #include "common/log.h"
 #include "session/session.h"
 #include "wire/messages.h"
@@ -94,8 +95,15 @@ bool Session::handle_server_message(const wire::Frame& frame) {
       if (outcome.finished.relay) {
         count_request_done();
         capturing_ = false;  // the first request got its answer: no retry from here on
-        if (retry_pending_) relay = false;
-        else retried_ = false;
+        if (retry_pending_) {
+          relay = false;
+        } else {
+          retried_ = false;
+          // Nothing will replay the first request now; an idle client keeps no copy of it.
+          first_request_.clear();
+          release_if_large(first_request_, net::Connection::kIdleBufferKeep);
+          release_if_large(held_, net::Connection::kIdleBufferKeep);
+        }
       }
       break;
     default: break;
