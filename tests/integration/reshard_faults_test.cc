@@ -30,11 +30,14 @@ TEST_CASE("REBALANCE with the mover killed, an instance restarted, backends term
   std::mt19937_64 rng(seed);
 
   DeploymentOptions options;
+  options.rows_per_bucket = env_int("RESHARD_ROWS_PER_BUCKET", 5);
   options.max_concurrent = {4, 0};  // instance 0 runs every migration; instance 1 only routes
   options.catalog_via_relay = true;
-  options.copy_rows_per_sec = 200;  // each copy lasts seconds: the faults land inside the rebalance
+  // Each copy lasts about 5 s: the faults land inside the rebalance.
+  options.copy_rows_per_sec = 40LL * options.rows_per_bucket;
   Deployment d(options);
-  Workload w({8, kInstances, [&](int i) { return d.conninfo(i); }, seed, 5});
+  Workload w({env_int("RESHARD_CLIENTS", 8), kInstances, [&](int i) { return d.conninfo(i); }, seed,
+               env_int("RESHARD_THINK_MS", 5)});
   MigrationWatch watch(d);
 
   PgConn admin = d.admin(1);

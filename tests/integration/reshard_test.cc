@@ -7,8 +7,6 @@
 //
 // RESHARD_ROWS_PER_BUCKET (5), RESHARD_CLIENTS (8) and RESHARD_THINK_MS (5, between a client's
 // transactions) scale it (tests/bench/reshard.sh).
-#include <cstdlib>
-
 #include "harness/reshard_checker.h"
 #include "it_test.h"
 
@@ -16,15 +14,6 @@
 
 using namespace it;
 using namespace it::reshard;
-
-namespace {
-
-int env_int(const char* name, int fallback) {
-  const char* value = std::getenv(name);
-  return value && *value ? std::atoi(value) : fallback;
-}
-
-}  // namespace
 
 TEST_SUITE("reshard") {
 

@@ -1,5 +1,8 @@
 #include "harness/proxy_process.h"
 
+#include <csignal>
+#include <mutex>
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -91,7 +94,48 @@ ProxyProcess::ProxyProcess(int shard_port, ProxyOptions options) : options_(std:
   start(shard_port);
 }
 
-ProxyProcess::~ProxyProcess() { process_.kill_and_wait(); }
+ProxyProcess::~ProxyProcess() {
+  if (sanitized_mode()) {
+    // An orderly exit, so LeakSanitizer looks at what is left; then the log is read for reports.
+    if (process_.running()) {
+      process_.signal(SIGINT);
+      process_.wait_exit(std::chrono::seconds(20));
+    }
+    process_.kill_and_wait();
+    note_sanitizer_reports(log_path(), log());
+    return;
+  }
+  process_.kill_and_wait();
+}
+
+bool sanitized_mode() {
+  const char* v = std::getenv("SHARDWIRE_IT_SANITIZED");
+  return v && std::string(v) == "1";
+}
+
+namespace {
+std::mutex g_reports_mutex;
+std::vector<std::string> g_reports;
+}  // namespace
+
+void note_sanitizer_reports(const std::string& source, const std::string& text) {
+  static const char* const kMarkers[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                                         "WARNING: ThreadSanitizer"};
+  for (const char* marker : kMarkers) {
+    size_t at = text.find(marker);
+    if (at == std::string::npos) continue;
+    size_t from = text.rfind('\n', at);
+    from = from == std::string::npos ? 0 : from + 1;
+    std::lock_guard<std::mutex> lock(g_reports_mutex);
+    g_reports.push_back(source + ":\n" + text.substr(from, 4000));
+    return;
+  }
+}
+
+std::vector<std::string> sanitizer_reports() {
+  std::lock_guard<std::mutex> lock(g_reports_mutex);
+  return g_reports;
+}
 
 void ProxyProcess::start(int shard_port) {
   std::string bin = shardwire_binary();

@@ -53,6 +53,13 @@ int line_of(const std::string& text, const std::string& needle);
 // Path of the shardwire binary, or "" when it is not built.
 std::string shardwire_binary();
 
+// SHARDWIRE_IT_SANITIZED=1: the binary is built with sanitizers (scripts/test.sh). Each proxy is
+// then stopped with SIGINT (so LeakSanitizer runs) and its log is searched for sanitizer reports;
+// the test runner fails when any was found.
+bool sanitized_mode();
+void note_sanitizer_reports(const std::string& source, const std::string& text);
+std::vector<std::string> sanitizer_reports();
+
 class ProxyProcess {
  public:
   ProxyProcess(const PgCluster& cluster, ProxyOptions options = {});

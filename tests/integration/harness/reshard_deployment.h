@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,12 @@ namespace it::reshard {
 inline constexpr int kOldShards = 4;
 inline constexpr int kAllShards = 5;
 inline constexpr int kInstances = 2;
+
+// An integer from the environment (the scenario's scale knobs), or `fallback`.
+inline int env_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::atoi(value) : fallback;
+}
 
 struct DeploymentOptions {
   int rows_per_bucket = 5;
