@@ -1,5 +1,6 @@
 #include "harness/reshard_checker.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -199,6 +200,17 @@ std::string format_figures(const Report& report, const Workload& workload, const
     if (op.start_s < from_s || op.start_s > to_s || op.outcome != Outcome::Ok) continue;
     (report.moved_bucket_set.count(op.bucket) ? moving : other).push_back(op.latency_ms);
   }
+  // A bucket's write pause: the longest a write to it waited during the rebalance (its cutover
+  // holds new writes), over the moved buckets that took writes then.
+  std::map<uint32_t, double> longest;
+  for (const Op& op : workload.ops())
+    if (op.outcome == Outcome::Ok && op.start_s >= from_s && op.start_s <= to_s && report.moved_bucket_set.count(op.bucket))
+      longest[op.bucket] = std::max(longest[op.bucket], op.latency_ms);
+  std::vector<double> per_bucket;
+  for (const auto& [bucket, ms] : longest) per_bucket.push_back(ms);
+  out << "per-bucket write pause (longest write to each moved bucket, " << per_bucket.size() << " buckets): p50 "
+      << percentile(per_bucket, 50) << " / p99 " << percentile(per_bucket, 99) << " / max " << percentile(per_bucket, 100)
+      << " ms\n";
   out << "write latency during the rebalance, moved buckets: " << moving.size() << " tx, p50 " << percentile(moving, 50)
       << " / p99 " << percentile(moving, 99) << " / max " << percentile(moving, 100) << " ms; other buckets: "
       << other.size() << " tx, p50 " << percentile(other, 50) << " / p99 " << percentile(other, 99) << " / max "
