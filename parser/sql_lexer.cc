@@ -191,6 +191,9 @@ bool normalize_sql(std::string_view sql, NormalizedSql& out) {
   out.key.clear();
   out.slots.clear();
   if (sql.size() >= UINT32_MAX / 2) return false;
+  // A NUL byte is an error PostgreSQL reports (22021) only a parse finds; inside a string
+  // literal it would otherwise vanish into the literal's marker and hit a NUL-free text's entry.
+  if (sql.find('\0') != std::string_view::npos) return false;
   Scanner scanner(sql);
   if (!scanner.run(out.slots)) return false;
   out.key.reserve(sql.size());

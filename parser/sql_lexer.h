@@ -9,7 +9,8 @@
 // with standard_conforming_strings on: comments (nested /* */, --), quoted identifiers,
 // dollar quotes, E'' / B'' / X'' / N'' strings (kept verbatim), $n parameters. It refuses
 // (returns false) anything it does not model exactly: U&'' strings, adjacent or continued
-// string literals, numbers with trailing junk, unterminated tokens, and the marker byte itself.
+// string literals, numbers with trailing junk, unterminated tokens, the marker byte itself, and
+// any NUL byte (so a text PostgreSQL refuses is always parsed, and refused).
 // analyze() additionally checks, on the text that creates a cache entry, that every literal the
 // scanner found is a constant in libpg_query's tree (sql_lexer is never trusted alone).
 #pragma once

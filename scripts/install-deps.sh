@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libuv1-dev libpq-dev libpg-query-dev libprotobuf-c-dev libyaml-cpp-dev prometheus-cpp-dev
   doctest-dev libssl-dev
+  clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and the sanitizer runtimes
   postgresql-15 postgresql-client-15 postgresql-contrib-15
   pgbouncer openssl curl docker-compose prometheus
 )
@@ -16,9 +17,11 @@ installed() {
   if [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" = "install ok installed" ]; then
     return 0
   fi
-  # Virtual packages (postgresql-contrib-15 is provided by postgresql-15 on Debian 12).
+  # Virtual packages (postgresql-contrib-15 is provided by postgresql-15 on Debian 12). Not
+  # `grep -q`: it exits at the first match, dpkg-query then dies of SIGPIPE and pipefail turns
+  # the match into a failure (the package was "missing" and apt-get ran on every call).
   dpkg-query -W -f='${Status} ${Provides}\n' 2>/dev/null |
-    grep '^install ok installed' | grep -Eq "(^|[ ,])${pkg}([ ,(]|$)"
+    grep '^install ok installed' | grep -E "(^|[ ,])${pkg}([ ,(]|$)" >/dev/null
 }
 
 missing=()

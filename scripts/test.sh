@@ -1,16 +1,75 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds (Release, in build/) and runs the whole test suite:
-# unit, routing and integration tests (real PostgreSQL 15 clusters, psql, pgbench).
-# Extra arguments go to ctest, e.g. `scripts/test.sh -L integration` or `-R integration.pool`.
+# Installs what is missing, then builds and runs every test (what .ci/run runs):
+#
+#   release  Release build in build/: unit, routing and integration tests (real PostgreSQL 15
+#            clusters, psql, pgbench, a real Prometheus) against a Release shardwire.
+#   asan     ASan+UBSan build of shardwire and the unit tests in build-asan/: the unit tests, then
+#            the whole integration suite again, driving the sanitized shardwire
+#            (SHARDWIRE_BIN). Any sanitizer report fails the run.
+#   tsan     TSan build of shardwire and the mover's unit tests in build-tsan/: unit_mover, then
+#            the integration suites that run the mover's threads (mover*, reshard*).
+#   fuzz     scripts/fuzz.sh: every libFuzzer target over its seed corpus, then a short run.
+#
+# STAGES picks stages (default: all, in that order). Extra arguments go to the release stage's
+# ctest and skip the others, e.g. `scripts/test.sh -L integration` or `-R integration.pool`.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+STAGES=${STAGES:-release asan tsan fuzz}
+[ $# -gt 0 ] && STAGES=release
 
 "$ROOT/scripts/install-deps.sh"
 
-cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build "$BUILD_DIR"
+stage() { echo "== $(date +%T) $*"; }
+has_stage() { [[ " $STAGES " == *" $1 "* ]]; }
 
-cd "$BUILD_DIR"
-ctest --output-on-failure -j2 "$@"
+# Sanitized builds: -O1 with line tables (readable reports, a fraction of -O2 -g's build time).
+sanitized_build() {  # DIR OPTION TARGET...
+  local dir=$1 option=$2
+  shift 2
+  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" "-D$option=ON" >/dev/null
+  cmake --build "$dir" --target "$@"
+}
+
+# Both stages below run the release build's integration binary against a sanitized shardwire.
+# The sanitizer runtimes write their reports into the proxy's log and exit non-zero; the
+# harness fails a test whose proxy log holds one (SHARDWIRE_IT_SANITIZED=1).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=86:second_deadlock_stack=1}
+
+# Release first: it builds the integration binary every stage uses.
+stage "release build"
+cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR"
+if has_stage release; then
+  stage "release tests"
+  (cd "$BUILD_DIR" && ctest --output-on-failure -j2 "$@")
+fi
+
+if has_stage asan; then
+  stage "asan build"
+  sanitized_build "$ROOT/build-asan" SHARDWIRE_SANITIZE shardwire all_unit_tests
+  stage "asan unit tests"
+  (cd "$ROOT/build-asan" && ctest --output-on-failure -j2 -L unit)
+  stage "asan integration tests (sanitized shardwire)"
+  (cd "$BUILD_DIR" && SHARDWIRE_BIN="$ROOT/build-asan/proxy/app/shardwire" SHARDWIRE_IT_SANITIZED=1 \
+    ctest --output-on-failure -j2 -L integration)
+fi
+
+if has_stage tsan; then
+  stage "tsan build"
+  sanitized_build "$ROOT/build-tsan" SHARDWIRE_TSAN shardwire unit_mover
+  stage "tsan tests"
+  (cd "$ROOT/build-tsan" && ctest --output-on-failure -R '^unit_mover$')
+  (cd "$BUILD_DIR" && SHARDWIRE_BIN="$ROOT/build-tsan/proxy/app/shardwire" SHARDWIRE_IT_SANITIZED=1 \
+    ctest --output-on-failure -j2 -R '^integration\.(mover|reshard)')
+fi
+
+if has_stage fuzz; then
+  stage "fuzz"
+  "$ROOT/scripts/fuzz.sh"
+fi
+stage "done"

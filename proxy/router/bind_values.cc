@@ -60,9 +60,7 @@ Result<BindValues> decode(std::string_view rest, std::vector<uint32_t> param_typ
   if (!in.int16(format_count) || format_count < 0) return malformed("parameter format codes");
   std::vector<int16_t> formats(static_cast<size_t>(format_count));
   for (int16_t& format : formats) {
-    if (!in.int16(format) || (format != 0 && format != 1)) {
-      return malformed("parameter format codes");
-    }
+    if (!in.int16(format)) return malformed("parameter format codes");
   }
   int16_t param_count = 0;
   if (!in.int16(param_count) || param_count < 0) return malformed("parameter count");
@@ -75,6 +73,11 @@ Result<BindValues> decode(std::string_view rest, std::vector<uint32_t> param_typ
   for (int16_t i = 0; i < param_count; ++i) {
     BindParam& param = values.params[static_cast<size_t>(i)];
     const int16_t format = format_count == 0 ? 0 : formats[format_count == 1 ? 0 : i];
+    // Checked where PostgreSQL checks it (exec_bind_message), with its error: a format code is
+    // well-formed structure (wire::decode_bind accepts it), only an unusable value.
+    if (format != 0 && format != 1) {
+      return Status::client("22023", "unsupported format code: " + std::to_string(format));
+    }
     param.binary = format == 1;
     int32_t length = 0;
     if (!in.int32(length) || length < -1) return malformed("parameter length");

@@ -71,7 +71,8 @@ struct BindValues {
 };
 
 // Decodes a Bind body after the portal and statement names (wire::BindMessage::rest): format
-// codes (0, 1 or one per parameter) and values. Checks every length; 08P01 when malformed.
+// codes (0, 1 or one per parameter) and values. Checks every length; 08P01 when malformed;
+// 22023 for a parameter whose format code is neither 0 (text) nor 1 (binary), as PostgreSQL.
 Result<BindValues> decode_bind_values(std::string_view rest, std::vector<uint32_t> param_types);
 
 enum class RouteKind : uint8_t {

@@ -106,6 +106,18 @@ TEST_CASE("texts the parser does not confirm are not templated") {
   CHECK_FALSE(analyze("SELECT * FROM norm_e WHERE a = 1 1").is_ok());
 }
 
+TEST_CASE("a NUL byte inside a literal is refused even when a NUL-free twin is cached") {
+  // Found by tests/fuzz/parser_facts_fuzz (corpus/parser_facts/regression_nul_in_cached_literal):
+  // the NUL vanished into the literal's marker, so the cached twin's facts came back.
+  const std::string with_nul("SELECT * FROM norm_z WHERE a = 21 AND b = 'x\0y'", 47);
+  REQUIRE(with_nul.size() == 47);
+  REQUIRE(analyze("SELECT * FROM norm_z WHERE a = 21 AND b = 'x'").is_ok());
+  CHECK(key_of(with_nul) == "<refused>");
+  auto result = analyze(with_nul);
+  REQUIRE_FALSE(result.is_ok());
+  CHECK(result.status().sqlstate == "22021");
+}
+
 TEST_CASE("json_tree: navigation and scalars") {
   sw::parser::detail::JsonTree tree;
   REQUIRE(tree.parse(R"({"a": {"B": {"x": -12, "s": "q\"\u00e9"}}, "l": [1, {}, true, null]})"));

@@ -66,6 +66,19 @@ TEST_CASE("decode_bind_values reads formats, values and NULLs, and checks every 
   }
 }
 
+TEST_CASE("decode_bind_values: an unknown format code is PostgreSQL's 22023, only when used") {
+  // Found by tests/fuzz/frame_reader_fuzz (corpus/frame_reader/regression_bind_format_code_2):
+  // wire::decode_bind accepted the Bind, the router called it malformed (08P01).
+  auto used = decode_bind_values(be16(1) + be16(2) + be16(1) + be32(1) + "7" + be16(0), {});
+  REQUIRE_FALSE(used.is_ok());
+  CHECK(used.status().sqlstate == "22023");
+  CHECK(used.status().message == "unsupported format code: 2");
+  // With no parameters PostgreSQL never looks at it.
+  auto unused = decode_bind_values(be16(1) + be16(-1) + be16(0) + be16(0), {});
+  REQUIRE(unused.is_ok());
+  CHECK(unused->params.empty());
+}
+
 TEST_CASE("RoutingRules from config: schemas, key types, lookup") {
   RoutingRules rules = orders_rules();
   CHECK(rules.default_shard() == "s0");
