@@ -1,7 +1,5 @@
 #include "harness/fake_backend.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,8 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
-#include <stdexcept>
 
+#include "harness/loopback.h"
 #include "harness/pg_client.h"
 
 namespace it {
@@ -150,15 +148,7 @@ const char* fault_name(BackendFault fault) {
 }
 
 FakeBackend::FakeBackend(FakeBackendScript script) : script_(script) {
-  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof addr;
-  if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      listen(listen_fd_, 64) != 0 || getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0)
-    throw std::runtime_error("fake backend: cannot listen on 127.0.0.1");
-  port_ = ntohs(addr.sin_port);
+  listen_fd_ = listen_loopback(&port_, "fake backend");
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 

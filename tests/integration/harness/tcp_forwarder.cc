@@ -1,26 +1,13 @@
 #include "harness/tcp_forwarder.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <stdexcept>
+#include "harness/loopback.h"
 
 namespace it {
 namespace {
-
-int connect_loopback(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
-  if (fd >= 0) close(fd);
-  return -1;
-}
 
 // Copies what is readable on `from` to `to`; false when `from` closed or failed.
 bool pump(int from, int to) {
@@ -38,15 +25,7 @@ bool pump(int from, int to) {
 }  // namespace
 
 TcpForwarder::TcpForwarder(int upstream_port) : upstream_port_(upstream_port) {
-  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof addr;
-  if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      listen(listen_fd_, 64) != 0 || getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0)
-    throw std::runtime_error("tcp forwarder: cannot listen on 127.0.0.1");
-  port_ = ntohs(addr.sin_port);
+  listen_fd_ = listen_loopback(&port_, "tcp forwarder");
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 

@@ -1,0 +1,34 @@
+// How both reshard suites end (reshard_test.cc, reshard_faults_test.cc): wait for every
+// migration to be done, stop the clients, run the history checker, print the figures, and hold
+// the result to the scenario's claims. doctest assertions; include from a test file only.
+#pragma once
+
+#include <chrono>
+#include <thread>
+
+#include "harness/reshard_checker.h"
+#include "it_test.h"
+
+namespace it::reshard {
+
+// `from`: when REBALANCE was issued, in workload time.
+inline Report expect_nothing_lost(Deployment& d, Workload& w, const MigrationWatch& watch, double from,
+                                  std::chrono::seconds timeout) {
+  const bool done = watch.wait_all_done(timeout);
+  const double to = w.elapsed_s();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // writes go on landing on the new owners
+  w.stop();
+  REQUIRE_MESSAGE(done, "migrations not done:\n" << watch.summary() << d.log_tails(80));
+
+  Report report = check_history(d, w);
+  MESSAGE(format_figures(report, w, watch, from, to));
+  CHECK(report.problem_count() == 0);
+  CHECK_MESSAGE(w.anomalies().empty(), w.anomalies().front());
+  CHECK(report.moved_buckets == 819);  // 4096 / 5 = 819.2: s4 gets 819
+  CHECK(report.moved_row_share() >= 0.19);
+  CHECK(report.moved_row_share() <= 0.21);
+  CHECK(report.acknowledged > 100);
+  return report;
+}
+
+}  // namespace it::reshard
