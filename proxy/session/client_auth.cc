@@ -33,8 +33,9 @@ auth::ScramSecret secret_for(const config::User& user) {
 
 }  // namespace
 
-ClientAuth::ClientAuth(config::AuthMethod method, const config::User* user, std::string user_name)
-    : method_(method), user_(user), user_name_(std::move(user_name)) {}
+ClientAuth::ClientAuth(config::AuthMethod method, const config::User* user, std::string user_name,
+                       std::string server_nonce)
+    : method_(method), user_(user), user_name_(std::move(user_name)), server_nonce_(std::move(server_nonce)) {}
 
 Status ClientAuth::failure(std::string_view user_name) {
   return Status::client("28P01", "password authentication failed for user \"" +
@@ -83,7 +84,7 @@ Result<bool> ClientAuth::on_scram(std::string_view body, std::string& out) {
       return Status::client("28000", "client selected an invalid SASL authentication mechanism");
     if (user_ != nullptr) secret_ = std::make_unique<auth::ScramSecret>(secret_for(*user_));
     scram_ = std::make_unique<auth::ScramServer>(secret_.get(), mock_salt_secret() + user_name_,
-                                                 auth::random_nonce());
+                                                 server_nonce_.empty() ? auth::random_nonce() : server_nonce_);
     auto server_first = scram_->on_client_first(initial->data);
     if (!server_first) return server_first.status();
     wire::encode_auth_sasl_continue(out, *server_first);

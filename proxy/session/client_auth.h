@@ -16,7 +16,10 @@ namespace sw::session {
 
 class ClientAuth {
  public:
-  ClientAuth(config::AuthMethod method, const config::User* user, std::string user_name);
+  // `server_nonce`: the SCRAM server nonce; empty (always, outside tests and fuzzing) draws a
+  // random one per login.
+  ClientAuth(config::AuthMethod method, const config::User* user, std::string user_name,
+             std::string server_nonce = {});
 
   // The first authentication request to send; empty when no exchange is needed (trust).
   std::string begin();
@@ -34,6 +37,7 @@ class ClientAuth {
   config::AuthMethod method_;
   const config::User* user_;
   std::string user_name_;
+  std::string server_nonce_;
   char salt_[4] = {0, 0, 0, 0};
   std::unique_ptr<auth::ScramSecret> secret_;
   std::unique_ptr<auth::ScramServer> scram_;

@@ -4,9 +4,9 @@
 // loop over a byte buffer: startup packets (read_startup_packet -> parse_startup_packet) with
 // Session::handle_startup_packet's rules, then 'p' frames (read_frame) fed to the real
 // session::ClientAuth. Input byte 0 picks the configuration:
-//   bits 0-1  auth method: 0 trust, 1 md5, 2 scram-sha-256 (ClientAuth), 3 scram-sha-256 with
-//             auth::ScramServer and a fixed server nonce. ClientAuth's nonces and md5 salt are
-//             random, so a fuzzer can never complete its exchange; with a fixed nonce the seed
+//   bits 0-1  auth method: 0 trust, 1 md5, 2 scram-sha-256, 3 scram-sha-256 with a fixed server
+//             nonce (ClientAuth's test seam) and alice's stored verifier. Random nonces and md5
+//             salts keep a fuzzer from ever completing an exchange; with the fixed nonce the seed
 //             corpus holds a valid client-final-message and the success path is reached.
 //   bit 2     user "alice" is configured with a SCRAM verifier instead of a cleartext password.
 // The rest is what the client sends, as records (2-byte length + bytes, RecordSplitter): one
@@ -61,8 +61,9 @@ enum class Method { Trust, Md5, Scram, ScramFixedNonce };
 class Login {
  public:
   Login(Method method, bool verifier) : method_(method) {
-    config::User alice{"alice", verifier && method != Method::Md5 ? verifier_text(known_secret())
-                                                                  : std::string(kPassword)};
+    // The fixed-nonce mode needs the verifier the seeds were computed against.
+    const bool stored = (verifier || method == Method::ScramFixedNonce) && method != Method::Md5;
+    config::User alice{"alice", stored ? verifier_text(known_secret()) : std::string(kPassword)};
     auth_.method = method == Method::Trust ? config::AuthMethod::Trust
                    : method == Method::Md5 ? config::AuthMethod::Md5
                                            : config::AuthMethod::ScramSha256;
@@ -108,17 +109,14 @@ class Login {
     FUZZ_CHECK(!packet->param("user").empty());
     user_name_ = std::string(packet->param("user"));
     user_ = auth_.find(user_name_);
-    client_auth_.emplace(auth_.method, user_, user_name_);
+    client_auth_.emplace(auth_.method, user_, user_name_,
+                         method_ == Method::ScramFixedNonce ? std::string(kServerNonce) : std::string());
     const std::string request = client_auth_->begin();
     if (request.empty()) {  // trust admits configured users only
       phase_ = user_ != nullptr ? Phase::Ready : Phase::Closed;
       return false;
     }
     FUZZ_CHECK(request.size() > 5 && request[0] == 'R');
-    if (method_ == Method::ScramFixedNonce) {
-      scram_.emplace(user_ ? &known_secret() : nullptr, "mock-seed-" + user_name_,
-                     std::string(kServerNonce));
-    }
     phase_ = Phase::Authenticating;
     return false;
   }
@@ -132,9 +130,7 @@ class Login {
     ExactCopy body(frame.frame.body);
     buffer_.erase(0, frame.frame.size);
     std::string reply;
-    Result<bool> done = method_ == Method::ScramFixedNonce
-                            ? fixed_nonce_scram(body.view(), reply)
-                            : client_auth_->on_message(body.view(), reply);
+    Result<bool> done = client_auth_->on_message(body.view(), reply);
     if (!done) {
       FUZZ_CHECK(is_login_failure_state(done.status().sqlstate));
       return close();
@@ -146,28 +142,6 @@ class Login {
     FUZZ_CHECK(user_ != nullptr);  // the mock exchange and md5 never admit an unknown user
     phase_ = Phase::Ready;
     return false;
-  }
-
-  // ClientAuth::on_scram's steps around a ScramServer whose nonce the seeds know.
-  Result<bool> fixed_nonce_scram(std::string_view body, std::string& reply) {
-    if (scram_step_ == 0) {
-      auto initial = wire::decode_sasl_initial_response(body);
-      if (!initial) return initial.status();
-      if (initial->mechanism != "SCRAM-SHA-256") return Status::client("28000", "bad mechanism");
-      auto server_first = scram_->on_client_first(initial->data);
-      if (!server_first) return server_first.status();
-      wire::encode_auth_sasl_continue(reply, *server_first);
-      scram_step_ = 1;
-      return false;
-    }
-    if (scram_step_ == 1) {
-      auto server_final = scram_->on_client_final(body);
-      if (!server_final) return server_final.status();
-      FUZZ_CHECK(server_final->rfind("v=", 0) == 0);
-      scram_step_ = 2;
-      return true;
-    }
-    return Status::client("08P01", "unexpected SASL message after authentication");
   }
 
   // After the StartupMessage every frame has a type byte; a StartupMessage (or any untyped
@@ -193,8 +167,6 @@ class Login {
   std::string user_name_;
   const config::User* user_ = nullptr;
   std::optional<session::ClientAuth> client_auth_;
-  std::optional<auth::ScramServer> scram_;
-  int scram_step_ = 0;
 };
 
 }  // namespace

@@ -16,11 +16,6 @@ struct Found {
   long long qty;
 };
 
-PgResult must(PgResult r, const std::string& what) {
-  if (!r.ok()) throw std::runtime_error(what + ": " + r.describe());
-  return r;
-}
-
 void problem(Report& report, size_t& counter, const std::string& what) {
   ++counter;
   if (report.problems.size() < 20) report.problems.push_back(what);
@@ -46,6 +41,14 @@ Rows read_rows(const Deployment& d, const std::set<uint32_t>& moved, Report& rep
     }
   }
   return rows;
+}
+
+// "3,17,..." of the buckets that moved away from shard s.
+std::string moved_from_shard(const std::map<uint32_t, int>& moved_from, int s) {
+  std::string list;
+  for (const auto& [b, from] : moved_from)
+    if (from == s) list += (list.empty() ? "" : ",") + std::to_string(b);
+  return list;
 }
 
 std::string pair_name(const Pair& p) { return "pair " + p.note + " (tenant " + std::to_string(p.tenant) + ")"; }
@@ -104,9 +107,7 @@ void check_writes_after_flip(const Deployment& d, const std::map<uint32_t, int>&
     if (owner.at(b) == std::stoi(row.at(1))) flipped_at[b] = std::stoll(row.at(2));
   }
   for (int s = 0; s < kOldShards; ++s) {
-    std::string list;
-    for (const auto& [b, from] : moved_from)
-      if (from == s) list += (list.empty() ? "" : ",") + std::to_string(b);
+    const std::string list = moved_from_shard(moved_from, s);
     if (list.empty()) continue;
     PgConn c = d.setup().shard(s);
     PgResult last = must(c.exec("SELECT bucket, (extract(epoch FROM max(at)) * 1e6)::bigint FROM sw_test_writes "
@@ -135,9 +136,7 @@ void check_leftovers(const Deployment& d, const std::map<uint32_t, int>& moved_f
     std::string pubs = c.value("SELECT count(*) FROM pg_publication");
     if (slots != "0" || pubs != "0")
       problem(report, report.leftovers, "s" + std::to_string(s) + ": " + slots + " slots, " + pubs + " publications left");
-    std::string list;
-    for (const auto& [b, from] : moved_from)
-      if (from == s) list += (list.empty() ? "" : ",") + std::to_string(b);
+    const std::string list = moved_from_shard(moved_from, s);
     if (list.empty()) continue;
     std::string unfenced = c.value("SELECT count(*) FROM unnest('{" + list + "}'::int[]) b WHERE b NOT IN "
                                    "(SELECT bucket FROM shardwire.fenced_buckets)");

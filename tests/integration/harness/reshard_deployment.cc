@@ -8,10 +8,6 @@
 namespace it::reshard {
 namespace {
 
-void must(PgResult r, const std::string& what) {
-  if (!r.ok()) throw std::runtime_error(what + ": " + r.describe());
-}
-
 ShardedOptions sharded_options() {
   ShardedOptions o;
   o.shards = kAllShards;
@@ -50,6 +46,11 @@ const char* const kFlipLog =
     "ALTER TABLE shardwire.buckets ENABLE ALWAYS TRIGGER sw_test_log_flip;";
 
 }  // namespace
+
+PgResult must(PgResult r, const std::string& what) {
+  if (!r.ok()) throw std::runtime_error(what + ": " + r.describe());
+  return r;
+}
 
 Deployment::Deployment(DeploymentOptions options)
     : options_(std::move(options)), setup_(std::make_unique<ShardedSetup>(shared_cluster(), sharded_options())) {

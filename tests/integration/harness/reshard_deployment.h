@@ -34,6 +34,9 @@ inline int env_int(const char* name, int fallback) {
   return value && *value ? std::atoi(value) : fallback;
 }
 
+// `r` when it succeeded; else throws with `what` and the error (setup and checker queries).
+PgResult must(PgResult r, const std::string& what);
+
 struct DeploymentOptions {
   int rows_per_bucket = 5;
   // Instance i runs at most max_concurrent[i] migrations (0: it only routes).
