@@ -35,7 +35,9 @@ auth::ScramSecret secret_for(const config::User& user) {
 
 ClientAuth::ClientAuth(config::AuthMethod method, const config::User* user, std::string user_name,
                        std::string server_nonce)
-    : method_(method), user_(user), user_name_(std::move(user_name)), server_nonce_(std::move(server_nonce)) {}
+    : method_(method),
+      user_(user ? std::optional<config::User>(*user) : std::nullopt),
+      user_name_(std::move(user_name)), server_nonce_(std::move(server_nonce)) {}
 
 Status ClientAuth::failure(std::string_view user_name) {
   return Status::client("28P01", "password authentication failed for user \"" +
@@ -72,7 +74,7 @@ Result<bool> ClientAuth::on_md5(std::string_view body) {
   // Unknown users are checked against a password nobody has, to take the same path.
   std::string expected = auth::md5_password_response(
       user_name_, user_ ? std::string_view(user_->password) : std::string_view("\x01unknown"), salt_);
-  if (user_ != nullptr && auth::constant_time_equal(*password, expected)) return true;
+  if (user_ && auth::constant_time_equal(*password, expected)) return true;
   return failure(user_name_);
 }
 
@@ -82,7 +84,7 @@ Result<bool> ClientAuth::on_scram(std::string_view body, std::string& out) {
     if (!initial) return initial.status();
     if (initial->mechanism != "SCRAM-SHA-256")
       return Status::client("28000", "client selected an invalid SASL authentication mechanism");
-    if (user_ != nullptr) secret_ = std::make_unique<auth::ScramSecret>(secret_for(*user_));
+    if (user_) secret_ = std::make_unique<auth::ScramSecret>(secret_for(*user_));
     scram_ = std::make_unique<auth::ScramServer>(secret_.get(), mock_salt_secret() + user_name_,
                                                  server_nonce_.empty() ? auth::random_nonce() : server_nonce_);
     auto server_first = scram_->on_client_first(initial->data);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,7 +36,8 @@ class ClientAuth {
   Result<bool> on_scram(std::string_view body, std::string& out);
 
   config::AuthMethod method_;
-  const config::User* user_;
+  // A copy: a reload may replace the config (and free its users) while a login is under way.
+  std::optional<config::User> user_;
   std::string user_name_;
   std::string server_nonce_;
   char salt_[4] = {0, 0, 0, 0};
