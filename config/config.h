@@ -21,7 +21,7 @@ class ConfigError : public std::runtime_error {
  public:
   ConfigError(std::string file, int line, std::string key, const std::string& message);
   const std::string& file() const { return file_; }
-  int line() const { return line_; }         // 1-based; 0 when unknown (missing key)
+  int line() const { return line_; }               // 1-based; 0 when unknown (missing key)
   const std::string& key() const { return key_; }  // dotted path, e.g. "pool.size"
 
  private:
@@ -37,7 +37,7 @@ struct ConnInfo {
   std::string dbname;
   std::string user;
   std::string password;
-  std::string sslmode = "disable";   // disable | allow | prefer | require | verify-ca | verify-full
+  std::string sslmode = "disable";  // disable | allow | prefer | require | verify-ca | verify-full
   std::string sslrootcert;
   std::map<std::string, std::string> other;  // any other keyword, kept for libpq users (mover)
 };
@@ -75,11 +75,11 @@ enum class PoolMode { Transaction, Session };
 
 struct Pool {
   PoolMode mode = PoolMode::Transaction;
-  int size = 20;                                               // per shard and user, all workers
-  Duration idle_timeout{std::chrono::seconds(60)};             // close server conns idle longer
-  Duration query_wait_timeout{std::chrono::seconds(5)};        // client waiting for a server conn
-  Duration server_lifetime{std::chrono::seconds(3600)};        // close server conns older, when idle
-  Duration server_connect_timeout{std::chrono::seconds(5)};    // TCP connect + backend login
+  int size = 20;                                             // per shard and user, all workers
+  Duration idle_timeout{std::chrono::seconds(60)};           // close server conns idle longer
+  Duration query_wait_timeout{std::chrono::seconds(5)};      // client waiting for a server conn
+  Duration server_lifetime{std::chrono::seconds(3600)};      // close server conns older, when idle
+  Duration server_connect_timeout{std::chrono::seconds(5)};  // TCP connect + backend login
 };
 
 struct Admin {
@@ -97,20 +97,20 @@ struct Catalog {
 
 struct Shard {
   std::string name;
-  std::string dsn;     // as written (never logged: may hold a password)
+  std::string dsn;  // as written (never logged: may hold a password)
   ConnInfo conn;
 };
 
 struct ShardedTable {
   std::string name;
   std::string key;
-  std::string type = "bigint";   // smallint | integer | bigint | text | varchar | uuid
-  std::string version_column;    // optional
+  std::string type = "bigint";  // smallint | integer | bigint | text | varchar | uuid
+  std::string version_column;   // optional
 };
 
 struct Sharding {
   int buckets = 4096;
-  std::string default_shard;     // defaults to the first shard
+  std::string default_shard;  // defaults to the first shard
   std::vector<ShardedTable> tables;
   Duration directory_lease{std::chrono::seconds(30)};
 };
@@ -131,8 +131,8 @@ struct Cutover {
 };
 
 struct Config {
-  std::string file;                 // where it was loaded from
-  std::string database;             // logical database clients connect to; default: first shard's dbname
+  std::string file;      // where it was loaded from
+  std::string database;  // logical database clients connect to; default: first shard's dbname
   Listen listen;
   int workers = 1;
   std::string log_level = "info";

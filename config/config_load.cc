@@ -36,9 +36,8 @@ bool valid_host_port(const std::string& text) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
   std::string port = text.substr(colon + 1);
-  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) {
-        return std::isdigit(static_cast<unsigned char>(c));
-      })) {
+  if (port.size() > 5 || !std::all_of(port.begin(), port.end(),
+                                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     return false;
   }
   int value = std::stoi(port);
@@ -85,8 +84,8 @@ void read_auth(MapReader& top, Auth& out) {
 }
 
 void read_pool(MapReader& top, Pool& out) {
-  MapReader m = top.map("pool", {"mode", "size", "idle_timeout", "query_wait_timeout",
-                                 "server_lifetime", "server_connect_timeout"});
+  MapReader m = top.map("pool", {"mode", "size", "idle_timeout", "query_wait_timeout", "server_lifetime",
+                                 "server_connect_timeout"});
   std::string mode;
   if (m.read_choice("mode", mode, {"transaction", "session"})) {
     out.mode = mode == "session" ? PoolMode::Session : PoolMode::Transaction;
@@ -105,8 +104,7 @@ void read_shards(MapReader& top, std::vector<Shard>& out) {
     read_nonempty(s, "name", shard.name);
     if (shard.name.empty()) s.fail("name", "is required");
     if (!valid_shard_name(shard.name)) {
-      s.fail("name",
-             "may hold only letters, digits, '_', '-' and '.', got " + quote_value(shard.name));
+      s.fail("name", "may hold only letters, digits, '_', '-' and '.', got " + quote_value(shard.name));
     }
     shard.conn = read_dsn(s, "dsn", shard.dsn);
     if (shard.dsn.empty()) s.fail("dsn", "is required");
@@ -134,9 +132,9 @@ void read_sharding(MapReader& top, Sharding& out) {
     if (table.name.empty()) t.fail("name", "is required");
     read_nonempty(t, "key", table.key);
     if (table.key.empty()) t.fail("key", "is required (the shard-key column)");
-    if (t.read_choice("type", table.type,
-                      {"smallint", "integer", "int", "int2", "int4", "int8", "bigint", "text",
-                       "varchar", "uuid"})) {
+    if (t.read_choice(
+            "type", table.type,
+            {"smallint", "integer", "int", "int2", "int4", "int8", "bigint", "text", "varchar", "uuid"})) {
       table.type = normalize_key_type(table.type);
     }
     read_nonempty(t, "version_column", table.version_column);
@@ -169,8 +167,8 @@ void read_cutover(MapReader& top, Cutover& out) {
 
 void read_document(const YAML::Node& root, LoadContext& ctx, Config& cfg) {
   MapReader top(ctx, root, "",
-                {"listen", "workers", "log_level", "max_message_size", "database", "admin",
-                 "metrics", "auth", "pool", "catalog", "shards", "sharding", "mover", "cutover"},
+                {"listen", "workers", "log_level", "max_message_size", "database", "admin", "metrics", "auth",
+                 "pool", "catalog", "shards", "sharding", "mover", "cutover"},
                 1);
   read_listen(top, cfg.listen);
   top.read_int("workers", cfg.workers, 1, 64);
@@ -185,8 +183,8 @@ void read_document(const YAML::Node& root, LoadContext& ctx, Config& cfg) {
   MapReader metrics = top.map("metrics", {"listen"});
   if (metrics.read_string("listen", cfg.metrics.listen) && !cfg.metrics.listen.empty() &&
       !valid_host_port(cfg.metrics.listen)) {
-    metrics.fail("listen", "must be \"host:port\" with a port 1..65535, got " +
-                               quote_value(cfg.metrics.listen));
+    metrics.fail("listen",
+                 "must be \"host:port\" with a port 1..65535, got " + quote_value(cfg.metrics.listen));
   }
 
   read_auth(top, cfg.auth);

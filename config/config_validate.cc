@@ -20,8 +20,8 @@ bool looks_like_scram_verifier(const std::string& password) {
   size_t colon1 = rest.find(':');
   size_t dollar = rest.find('$');
   size_t colon2 = rest.rfind(':');
-  return colon1 != std::string::npos && dollar != std::string::npos && colon1 < dollar &&
-         colon2 > dollar && colon1 > 0 && colon2 + 1 < rest.size();
+  return colon1 != std::string::npos && dollar != std::string::npos && colon1 < dollar && colon2 > dollar &&
+         colon1 > 0 && colon2 + 1 < rest.size();
 }
 
 void validate_users(const Config& cfg, const LoadContext& ctx) {
@@ -31,11 +31,9 @@ void validate_users(const Config& cfg, const LoadContext& ctx) {
     const std::string path = "auth.users[" + std::to_string(i) + "]";
     auto [it, inserted] = seen.emplace(user.name, i);
     if (!inserted) {
-      ctx.fail(
-          ctx.line_of(path + ".name"), path + ".name",
-          "duplicate user " + quote_value(user.name) + " (first at line " +
-              std::to_string(ctx.line_of("auth.users[" + std::to_string(it->second) + "].name")) +
-              ")");
+      ctx.fail(ctx.line_of(path + ".name"), path + ".name",
+               "duplicate user " + quote_value(user.name) + " (first at line " +
+                   std::to_string(ctx.line_of("auth.users[" + std::to_string(it->second) + "].name")) + ")");
     }
     const bool has_password = !user.password.empty();
     const int password_line = has_password ? ctx.line_of(path + ".password") : ctx.line_of(path);
@@ -57,8 +55,7 @@ void validate_users(const Config& cfg, const LoadContext& ctx) {
   for (size_t i = 0; i < cfg.admin.users.size(); ++i) {
     const std::string path = "admin.users[" + std::to_string(i) + "]";
     if (cfg.auth.find(cfg.admin.users[i]) == nullptr) {
-      ctx.fail(ctx.line_of(path), path,
-               quote_value(cfg.admin.users[i]) + " is not one of auth.users");
+      ctx.fail(ctx.line_of(path), path, quote_value(cfg.admin.users[i]) + " is not one of auth.users");
     }
   }
 }
@@ -74,8 +71,7 @@ void validate_shards(Config& cfg, const LoadContext& ctx) {
       const std::string key = "shards[" + std::to_string(i) + "].name";
       ctx.fail(ctx.line_of(key), key,
                "duplicate shard name " + quote_value(cfg.shards[i].name) + " (first at line " +
-                   std::to_string(ctx.line_of("shards[" + std::to_string(it->second) + "].name")) +
-                   ")");
+                   std::to_string(ctx.line_of("shards[" + std::to_string(it->second) + "].name")) + ")");
     }
   }
   if (cfg.sharding.default_shard.empty()) {
@@ -83,9 +79,8 @@ void validate_shards(Config& cfg, const LoadContext& ctx) {
   } else if (cfg.find_shard(cfg.sharding.default_shard) == nullptr) {
     std::string names;
     for (const Shard& shard : cfg.shards) names += (names.empty() ? "" : ", ") + shard.name;
-    ctx.fail(
-        ctx.line_of("sharding.default_shard"), "sharding.default_shard",
-        "no shard named " + quote_value(cfg.sharding.default_shard) + " (shards: " + names + ")");
+    ctx.fail(ctx.line_of("sharding.default_shard"), "sharding.default_shard",
+             "no shard named " + quote_value(cfg.sharding.default_shard) + " (shards: " + names + ")");
   }
   std::map<std::string, size_t> tables;
   for (size_t i = 0; i < cfg.sharding.tables.size(); ++i) {
@@ -93,10 +88,8 @@ void validate_shards(Config& cfg, const LoadContext& ctx) {
     if (!inserted) {
       const std::string key = "sharding.tables[" + std::to_string(i) + "].name";
       ctx.fail(ctx.line_of(key), key,
-               "duplicate sharded table " + quote_value(cfg.sharding.tables[i].name) +
-                   " (first at line " +
-                   std::to_string(
-                       ctx.line_of("sharding.tables[" + std::to_string(it->second) + "].name")) +
+               "duplicate sharded table " + quote_value(cfg.sharding.tables[i].name) + " (first at line " +
+                   std::to_string(ctx.line_of("sharding.tables[" + std::to_string(it->second) + "].name")) +
                    ")");
     }
   }
@@ -118,8 +111,7 @@ void validate_tls(Config& cfg, const LoadContext& ctx, const std::string& base_d
   Tls& tls = cfg.listen.tls;
   if (tls.cert_file.empty() && tls.key_file.empty()) return;
   if (tls.cert_file.empty() || tls.key_file.empty()) {
-    const std::string given =
-        tls.cert_file.empty() ? "listen.tls.key_file" : "listen.tls.cert_file";
+    const std::string given = tls.cert_file.empty() ? "listen.tls.key_file" : "listen.tls.cert_file";
     ctx.fail(ctx.line_of(given), "listen.tls", "needs both cert_file and key_file, or neither");
   }
   check_file(tls.cert_file, "listen.tls.cert_file", base_dir, ctx);

@@ -77,9 +77,9 @@ bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0;
 }
 
 int parse_port(const std::string& value) {
-  bool digits = !value.empty() && value.size() <= 5 &&
-                std::all_of(value.begin(), value.end(),
-                            [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  bool digits = !value.empty() && value.size() <= 5 && std::all_of(value.begin(), value.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
   int port = digits ? std::stoi(value) : 0;
   if (port < 1 || port > 65535) throw std::invalid_argument("port must be an integer 1..65535");
   return port;
@@ -120,8 +120,7 @@ void assign(ConnInfo& info, const std::string& keyword, std::string value) {
 
 ConnInfo parse_conninfo(const std::string& dsn) {
   if (dsn.rfind("postgresql://", 0) == 0 || dsn.rfind("postgres://", 0) == 0) {
-    throw std::invalid_argument(
-        "URI connection strings are not supported; use keyword=value pairs");
+    throw std::invalid_argument("URI connection strings are not supported; use keyword=value pairs");
   }
   ConnInfo info;
   size_t pos = 0;
@@ -137,8 +136,7 @@ ConnInfo parse_conninfo(const std::string& dsn) {
     while (pos < n && is_space(dsn[pos])) ++pos;
     if (pos >= n || dsn[pos] != '=') {
       // The word may be half of a mis-quoted password: say where, not what.
-      throw std::invalid_argument("missing \"=\" after a keyword at offset " +
-                                  std::to_string(start));
+      throw std::invalid_argument("missing \"=\" after a keyword at offset " + std::to_string(start));
     }
     if (keyword.empty()) {
       throw std::invalid_argument("missing keyword before \"=\" at offset " + std::to_string(pos));

@@ -66,16 +66,14 @@ Duration parse_duration(const std::string& text) {
     throw std::invalid_argument("duration unit must be ms, s, m, h or d");
   }
   const auto limit = static_cast<uint64_t>(std::numeric_limits<Duration::rep>::max());
-  return Duration(
-      static_cast<Duration::rep>(checked_multiply(parsed.number, factor_ms, limit, "duration")));
+  return Duration(static_cast<Duration::rep>(checked_multiply(parsed.number, factor_ms, limit, "duration")));
 }
 
 uint64_t parse_byte_size(const std::string& text) {
   NumberAndUnit parsed = split_number(text, "size");
   // Powers of 1024, as PostgreSQL reads memory settings ("256MB" = 256 MiB).
   std::string unit;
-  for (char c : parsed.unit)
-    unit.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  for (char c : parsed.unit) unit.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
   uint64_t factor = 0;
   if (unit.empty() || unit == "B") {
     factor = 1;

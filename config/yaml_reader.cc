@@ -12,14 +12,10 @@ namespace {
 
 const char* shape_name(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    default:
-      return "nothing";
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "a scalar";
+    default: return "nothing";
   }
 }
 
@@ -181,8 +177,7 @@ bool MapReader::read_duration(std::string_view key, Duration& out) {
   try {
     value = parse_duration(text);
   } catch (const std::invalid_argument&) {
-    fail(key,
-         "must be a duration like \"250ms\", \"5s\", \"10m\" or \"24h\", got " + quote_value(text));
+    fail(key, "must be a duration like \"250ms\", \"5s\", \"10m\" or \"24h\", got " + quote_value(text));
   }
   if (value.count() <= 0) fail(key, "must be greater than zero, got " + quote_value(text));
   out = value;
@@ -197,12 +192,10 @@ bool MapReader::read_size(std::string_view key, uint64_t& out, uint64_t max) {
   try {
     value = parse_byte_size(text);
   } catch (const std::invalid_argument&) {
-    fail(key,
-         "must be a size like \"256MB\", \"1GB\" or a number of bytes, got " + quote_value(text));
+    fail(key, "must be a size like \"256MB\", \"1GB\" or a number of bytes, got " + quote_value(text));
   }
   if (value == 0 || value > max) {
-    fail(key, "must be between 1 byte and " + std::to_string(max >> 20) + "MB, got " +
-                  quote_value(text));
+    fail(key, "must be between 1 byte and " + std::to_string(max >> 20) + "MB, got " + quote_value(text));
   }
   out = value;
   return true;
@@ -214,11 +207,9 @@ bool MapReader::read_choice(std::string_view key, std::string& out,
   if (!read_string(key, value)) return false;
   if (std::find(choices.begin(), choices.end(), value) == choices.end()) {
     std::string list;
-    for (std::string_view choice : choices)
-      list += (list.empty() ? "" : " | ") + std::string(choice);
+    for (std::string_view choice : choices) list += (list.empty() ? "" : " | ") + std::string(choice);
     std::vector<std::string_view> candidates(choices);
-    fail(key, "must be one of " + list + ", got " + quote_value(value) +
-                  did_you_mean(value, candidates));
+    fail(key, "must be one of " + list + ", got " + quote_value(value) + did_you_mean(value, candidates));
   }
   out = std::move(value);
   return true;
@@ -230,8 +221,7 @@ bool MapReader::read_string_list(std::string_view key, std::vector<std::string>&
   out.clear();
   for (auto& [node, item_path] : items) {
     if (!node.IsScalar()) {
-      ctx_.fail(detail::line_of(node), item_path,
-                std::string("must be a name, got ") + shape_name(node));
+      ctx_.fail(detail::line_of(node), item_path, std::string("must be a name, got ") + shape_name(node));
     }
     ctx_.record(item_path, detail::line_of(node));
     out.push_back(node.Scalar());
@@ -243,8 +233,7 @@ MapReader MapReader::map(std::string_view key, std::initializer_list<std::string
   const Entry* entry = read_entry(key);
   if (entry == nullptr) {
     const Entry* present = find(key);  // present but null: point at it
-    return MapReader(ctx_, YAML::Node(), key_path(key), allowed,
-                     present != nullptr ? present->line : line_);
+    return MapReader(ctx_, YAML::Node(), key_path(key), allowed, present != nullptr ? present->line : line_);
   }
   if (!entry->value.IsMap()) {
     fail(key, std::string("must be a mapping, got ") + shape_name(entry->value));

@@ -59,8 +59,7 @@ class MapReader {
   bool read_int64(std::string_view key, int64_t& out, int64_t min, int64_t max);
   bool read_duration(std::string_view key, Duration& out);            // must be > 0
   bool read_size(std::string_view key, uint64_t& out, uint64_t max);  // 1..max bytes
-  bool read_choice(std::string_view key, std::string& out,
-                   std::initializer_list<std::string_view> choices);
+  bool read_choice(std::string_view key, std::string& out, std::initializer_list<std::string_view> choices);
   bool read_string_list(std::string_view key, std::vector<std::string>& out);
 
   MapReader map(std::string_view key, std::initializer_list<std::string_view> allowed);

@@ -40,9 +40,7 @@ using detail::JsonTree;
 constexpr size_t kCacheEntries = 1024;
 constexpr size_t kMaxCachedSqlBytes = 8 * 1024;  // longer texts are rarely repeated verbatim
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
@@ -81,8 +79,7 @@ struct Analysis {
 };
 
 // {"version":N,"stmts":[{"stmt":{"<NodeType>":{...}},"stmt_location":N,"stmt_len":N}, ...]}
-bool read_parse_tree(std::string_view json, std::string_view sql, QueryFacts& facts,
-                     Analysis* analysis) {
+bool read_parse_tree(std::string_view json, std::string_view sql, QueryFacts& facts, Analysis* analysis) {
   JsonTree tree;
   if (!tree.parse(json)) return false;
   for (JsonRef raw : tree.root()["stmts"]) {
@@ -91,8 +88,8 @@ bool read_parse_tree(std::string_view json, std::string_view sql, QueryFacts& fa
     const std::string_view type = node.node_type();
     detail::classify(type, node.body(), statement);
     detail::FactsBuilder(sql, statement).build(type, node.body());
-    const std::string_view text = statement_text(sql, raw["stmt_location"].integer(0),
-                                                 raw["stmt_len"].integer(0));
+    const std::string_view text =
+        statement_text(sql, raw["stmt_location"].integer(0), raw["stmt_len"].integer(0));
     statement.text = std::string(text);
     if (analysis != nullptr) {
       const auto begin = static_cast<uint32_t>(text.data() - sql.data());
@@ -108,8 +105,7 @@ bool read_parse_tree(std::string_view json, std::string_view sql, QueryFacts& fa
   return true;
 }
 
-Result<std::shared_ptr<const QueryFacts>> analyze_checked(std::string_view sql,
-                                                          Analysis* analysis) {
+Result<std::shared_ptr<const QueryFacts>> analyze_checked(std::string_view sql, Analysis* analysis) {
   if (sql.find('\0') != std::string_view::npos) {
     // The wire protocol cannot carry it either; PostgreSQL's message for the same input.
     return Status::client("22021", "invalid byte sequence for encoding \"UTF8\": 0x00");
@@ -138,8 +134,7 @@ Result<std::shared_ptr<const QueryFacts>> analyze_checked(std::string_view sql,
   return std::shared_ptr<const QueryFacts>(std::move(facts));
 }
 
-Result<std::shared_ptr<const QueryFacts>> analyze_guarded(std::string_view sql,
-                                                          Analysis* analysis) {
+Result<std::shared_ptr<const QueryFacts>> analyze_guarded(std::string_view sql, Analysis* analysis) {
   try {
     return analyze_checked(sql, analysis);
   } catch (const std::bad_alloc&) {
@@ -177,8 +172,7 @@ Result<std::shared_ptr<const QueryFacts>> analyze(std::string_view sql) {
       }
     }
     detail::NormalizedSql normalized;
-    const bool templatable =
-        cacheable && detail::normalize_sql(sql, normalized) && !normalized.slots.empty();
+    const bool templatable = cacheable && detail::normalize_sql(sql, normalized) && !normalized.slots.empty();
     if (templatable) {
       if (auto tmpl = cache.normalized.find(normalized.key)) {
         ++cache.stats.normalized_hits;
@@ -191,8 +185,8 @@ Result<std::shared_ptr<const QueryFacts>> analyze(std::string_view sql) {
         analyze_guarded(sql, templatable ? &analysis : nullptr);
     if (cacheable && result.is_ok()) cache.exact.insert(sql, result.value());
     if (templatable && result.is_ok()) {
-      if (auto tmpl = detail::make_template(sql, normalized, result.value(), analysis.constants,
-                                            analysis.spans)) {
+      if (auto tmpl =
+              detail::make_template(sql, normalized, result.value(), analysis.constants, analysis.spans)) {
         cache.normalized.insert(normalized.key, std::move(tmpl));
       }
     }

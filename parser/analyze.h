@@ -20,21 +20,36 @@
 namespace sw::parser {
 
 enum class StatementKind {
-  Select, Insert, Update, Delete, Merge,
-  Begin, Commit, Rollback, Savepoint, ReleaseSavepoint, RollbackToSavepoint,
-  PrepareTransaction, CommitPrepared, RollbackPrepared,
-  Set,            // SET name ... (session level)
-  SetLocal,       // SET LOCAL name ... (transaction level: not session state)
-  Reset,          // RESET name
-  ResetAll,       // RESET ALL
-  DiscardAll,     // DISCARD ALL
-  Discard,        // DISCARD PLANS/SEQUENCES/TEMP
-  Listen, Unlisten, Notify,
+  Select,
+  Insert,
+  Update,
+  Delete,
+  Merge,
+  Begin,
+  Commit,
+  Rollback,
+  Savepoint,
+  ReleaseSavepoint,
+  RollbackToSavepoint,
+  PrepareTransaction,
+  CommitPrepared,
+  RollbackPrepared,
+  Set,         // SET name ... (session level)
+  SetLocal,    // SET LOCAL name ... (transaction level: not session state)
+  Reset,       // RESET name
+  ResetAll,    // RESET ALL
+  DiscardAll,  // DISCARD ALL
+  Discard,     // DISCARD PLANS/SEQUENCES/TEMP
+  Listen,
+  Unlisten,
+  Notify,
   Copy,
-  Prepare, Execute, Deallocate,  // SQL-level PREPARE/EXECUTE/DEALLOCATE
-  Ddl,            // CREATE/ALTER/DROP/...
-  Utility,        // SHOW, EXPLAIN, VACUUM, ... anything else
-  Empty,          // no statement (only comments/whitespace)
+  Prepare,
+  Execute,
+  Deallocate,  // SQL-level PREPARE/EXECUTE/DEALLOCATE
+  Ddl,         // CREATE/ALTER/DROP/...
+  Utility,     // SHOW, EXPLAIN, VACUUM, ... anything else
+  Empty,       // no statement (only comments/whitespace)
 };
 
 // ---- Routing facts -------------------------------------------------------------------------
@@ -80,9 +95,9 @@ enum class TableRole : uint8_t {
 struct TableRef {
   std::string schema;  // "" when unqualified
   std::string name;
-  std::string alias;   // "" when none
+  std::string alias;  // "" when none
   TableRole role = TableRole::Read;
-  int scope = 0;       // the query block it belongs to (index into StatementFacts::scopes)
+  int scope = 0;          // the query block it belongs to (index into StatementFacts::scopes)
   bool nullable = false;  // on the nullable side of an outer join (LEFT JOIN's right side, ...)
 };
 
@@ -125,7 +140,7 @@ struct ColumnEquality {
 struct Assignment {
   int table = -1;  // the target table
   std::string column;
-  Value value;     // multi-column assignments ((a, b) = (...)) are Other
+  Value value;  // multi-column assignments ((a, b) = (...)) are Other
 };
 
 enum class OnConflict : uint8_t { None, DoNothing, DoUpdate };
@@ -142,8 +157,8 @@ struct InsertFacts {
 // SELECT features that stop a scatter read from being a plain concatenation of shard results.
 namespace feature {
 constexpr uint32_t kOrderBy = 1u << 0;
-constexpr uint32_t kLimit = 1u << 1;      // LIMIT / OFFSET / FETCH FIRST
-constexpr uint32_t kDistinct = 1u << 2;   // DISTINCT, DISTINCT ON
+constexpr uint32_t kLimit = 1u << 1;     // LIMIT / OFFSET / FETCH FIRST
+constexpr uint32_t kDistinct = 1u << 2;  // DISTINCT, DISTINCT ON
 constexpr uint32_t kGroupBy = 1u << 3;
 constexpr uint32_t kHaving = 1u << 4;
 constexpr uint32_t kAggregate = 1u << 5;  // built-in aggregates, and any call with an aggregate
@@ -154,29 +169,29 @@ constexpr uint32_t kSetOp = 1u << 7;      // UNION / INTERSECT / EXCEPT (with or
 
 // A query block: the statement itself, a subquery, a CTE body, a set-operation branch.
 struct Scope {
-  int parent = -1;           // enclosing block; -1 for the statement's own (scope 0)
-  uint32_t features = 0;     // feature:: bits of this block
+  int parent = -1;              // enclosing block; -1 for the statement's own (scope 0)
+  uint32_t features = 0;        // feature:: bits of this block
   bool non_table_from = false;  // FROM has an item that is not a table (subquery, function,
                                 // VALUES, CTE reference, ...)
 };
 
 struct StatementFacts {
   StatementKind kind = StatementKind::Utility;
-  std::string set_name;          // Set/SetLocal/Reset: lower-cased GUC name ("search_path")
-  std::string text;              // this statement's own SQL text (from the split)
+  std::string set_name;  // Set/SetLocal/Reset: lower-cased GUC name ("search_path")
+  std::string text;      // this statement's own SQL text (from the split)
 
-  std::string node_type;         // libpg_query's node name ("SelectStmt", "VariableShowStmt")
+  std::string node_type;  // libpg_query's node name ("SelectStmt", "VariableShowStmt")
   // The kind of the statement that actually runs: `kind`, or for EXPLAIN / DECLARE CURSOR /
   // COPY (query) the wrapped query's kind (the routing facts below are then that query's).
   StatementKind query_kind = StatementKind::Utility;
-  bool writes = false;           // INSERT/UPDATE/DELETE/MERGE (also in a CTE), COPY FROM
-  bool returning = false;        // some RETURNING clause
+  bool writes = false;     // INSERT/UPDATE/DELETE/MERGE (also in a CTE), COPY FROM
+  bool returning = false;  // some RETURNING clause
   // False when the statement nests deeper than the analyzer follows: `tables` then lists every
   // relation named anywhere (role Read unless known), the other routing facts are partial, and
   // nothing may be routed on them but "touches no sharded table".
   bool complete = true;
-  int max_param = 0;             // highest $n in the parts walked for routing (every DML /
-                                 // query expression; not DDL bodies)
+  int max_param = 0;  // highest $n in the parts walked for routing (every DML /
+                      // query expression; not DDL bodies)
 
   std::vector<TableRef> tables;
   std::vector<Scope> scopes;

@@ -97,8 +97,7 @@ std::string lower(std::string text) {
 void classify_set(JsonRef body, StatementFacts& out) {
   const std::string kind = body["kind"].string();
   const std::string name = body["name"].string();
-  const StatementKind set_kind =
-      body["is_local"].boolean() ? StatementKind::SetLocal : StatementKind::Set;
+  const StatementKind set_kind = body["is_local"].boolean() ? StatementKind::SetLocal : StatementKind::Set;
   if (kind == "VAR_SET_VALUE" || kind == "VAR_SET_DEFAULT" || kind == "VAR_SET_CURRENT") {
     out.kind = set_kind;
     out.set_name = lower(name);
@@ -136,8 +135,7 @@ void classify(std::string_view node_type, JsonRef body, StatementFacts& out) {
     auto it = transaction_kinds().find(body["kind"].string());
     if (it != transaction_kinds().end()) out.kind = it->second;
   } else if (node_type == "DiscardStmt") {
-    out.kind = body["target"].string() == "DISCARD_ALL" ? StatementKind::DiscardAll
-                                                        : StatementKind::Discard;
+    out.kind = body["target"].string() == "DISCARD_ALL" ? StatementKind::DiscardAll : StatementKind::Discard;
   } else if (node_type == "VariableSetStmt") {
     classify_set(body, out);
   } else {

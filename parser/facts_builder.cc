@@ -23,10 +23,9 @@ StatementKind kind_of_node(std::string_view node_type) {
 
 // The RangeVar-valued field that names the table of these DDL / utility statements.
 std::string_view relation_field(std::string_view node_type) {
-  if (node_type == "AlterTableStmt" || node_type == "IndexStmt" ||
-      node_type == "CreateTrigStmt" || node_type == "RuleStmt" || node_type == "RenameStmt" ||
-      node_type == "AlterObjectSchemaStmt" || node_type == "RefreshMatViewStmt" ||
-      node_type == "ClusterStmt" || node_type == "ReindexStmt") {
+  if (node_type == "AlterTableStmt" || node_type == "IndexStmt" || node_type == "CreateTrigStmt" ||
+      node_type == "RuleStmt" || node_type == "RenameStmt" || node_type == "AlterObjectSchemaStmt" ||
+      node_type == "RefreshMatViewStmt" || node_type == "ClusterStmt" || node_type == "ReindexStmt") {
     return "relation";
   }
   if (node_type == "CreatePolicyStmt" || node_type == "AlterPolicyStmt") return "table";
@@ -55,8 +54,8 @@ void FactsBuilder::build(std::string_view node_type, JsonRef body) {
     statement(query, -1);
   } else if (node_type == "CopyStmt") {
     copy(body);
-  } else if (out_.kind == StatementKind::Ddl || node_type == "VacuumStmt" ||
-             node_type == "ReindexStmt" || node_type == "LockStmt") {
+  } else if (out_.kind == StatementKind::Ddl || node_type == "VacuumStmt" || node_type == "ReindexStmt" ||
+             node_type == "LockStmt") {
     ddl(node_type, body);
   }
   finish(body);
@@ -86,9 +85,8 @@ int FactsBuilder::insert(JsonRef body, int parent) {
   JsonRef op = select_body["op"];
   if (!source) {
     facts.default_values = true;
-  } else if (source.node_type() == "SelectStmt" && select_body["valuesLists"] &&
-             !select_body["fromClause"] && (!op || op.equals("SETOP_NONE")) &&
-             !select_body["withClause"]) {
+  } else if (source.node_type() == "SelectStmt" && select_body["valuesLists"] && !select_body["fromClause"] &&
+             (!op || op.equals("SETOP_NONE")) && !select_body["withClause"]) {
     for (JsonRef row : select_body["valuesLists"]) {
       std::vector<Value> values;
       for (JsonRef item : row.body()["items"]) {
@@ -105,8 +103,7 @@ int FactsBuilder::insert(JsonRef body, int parent) {
   add_entry(scope, {"excluded", "", -1});
   if (JsonRef conflict = body["onConflictClause"]) {
     const std::string action = conflict["action"].string();
-    facts.on_conflict =
-        action == "ONCONFLICT_UPDATE" ? OnConflict::DoUpdate : OnConflict::DoNothing;
+    facts.on_conflict = action == "ONCONFLICT_UPDATE" ? OnConflict::DoUpdate : OnConflict::DoNothing;
     assignments(conflict["targetList"], facts.table, scope);
     expression(conflict["whereClause"], scope);
   }

@@ -51,10 +51,9 @@ std::string column_text(const ColumnRef& column) {
 
 std::string features_text(uint32_t features) {
   static const std::pair<uint32_t, const char*> names[] = {
-      {feature::kOrderBy, "order_by"}, {feature::kLimit, "limit"},
-      {feature::kDistinct, "distinct"}, {feature::kGroupBy, "group_by"},
-      {feature::kHaving, "having"},     {feature::kAggregate, "aggregate"},
-      {feature::kWindow, "window"},     {feature::kSetOp, "set_op"}};
+      {feature::kOrderBy, "order_by"}, {feature::kLimit, "limit"},   {feature::kDistinct, "distinct"},
+      {feature::kGroupBy, "group_by"}, {feature::kHaving, "having"}, {feature::kAggregate, "aggregate"},
+      {feature::kWindow, "window"},    {feature::kSetOp, "set_op"}};
   std::string out;
   for (const auto& [bit, name] : names) {
     if ((features & bit) == 0) continue;
@@ -123,21 +122,19 @@ const char* table_role_name(TableRole role) {
 
 std::string describe_facts(const StatementFacts& facts) {
   std::string out = std::string("kind=") + statement_kind_name(facts.kind) +
-                    " query=" + statement_kind_name(facts.query_kind) +
-                    " writes=" + yes_no(facts.writes) + " returning=" + yes_no(facts.returning) +
-                    " complete=" + yes_no(facts.complete) +
+                    " query=" + statement_kind_name(facts.query_kind) + " writes=" + yes_no(facts.writes) +
+                    " returning=" + yes_no(facts.returning) + " complete=" + yes_no(facts.complete) +
                     " max_param=" + std::to_string(facts.max_param) + "\n";
   for (size_t i = 0; i < facts.scopes.size(); ++i) {
     const Scope& scope = facts.scopes[i];
     out += "scope " + std::to_string(i) + " parent=" + std::to_string(scope.parent) +
-           " features=" + features_text(scope.features) +
-           " non_table_from=" + yes_no(scope.non_table_from) + "\n";
+           " features=" + features_text(scope.features) + " non_table_from=" + yes_no(scope.non_table_from) +
+           "\n";
   }
   for (size_t i = 0; i < facts.tables.size(); ++i) {
     const TableRef& table = facts.tables[i];
-    out += "table " + std::to_string(i) + " " +
-           (table.schema.empty() ? "" : table.schema + ".") + table.name +
-           (table.alias.empty() ? "" : " as " + table.alias) +
+    out += "table " + std::to_string(i) + " " + (table.schema.empty() ? "" : table.schema + ".") +
+           table.name + (table.alias.empty() ? "" : " as " + table.alias) +
            " role=" + table_role_name(table.role) + " scope=" + std::to_string(table.scope) +
            (table.nullable ? " nullable" : "") + "\n";
   }
@@ -146,16 +143,14 @@ std::string describe_facts(const StatementFacts& facts) {
     for (size_t i = 0; i < predicate.values.size(); ++i) {
       out += (i ? ", " : "") + value_text(predicate.values[i]);
     }
-    out += std::string(predicate.in_list ? ")" : "") +
-           (predicate.usable ? " usable" : " unusable") + "\n";
+    out += std::string(predicate.in_list ? ")" : "") + (predicate.usable ? " usable" : " unusable") + "\n";
   }
   for (const ColumnEquality& equality : facts.equalities) {
-    const char* direction = equality.left_restricts_right
-                                ? (equality.right_restricts_left ? "" : " (left restricts right)")
-                                : (equality.right_restricts_left ? " (right restricts left)"
-                                                                 : " (co-location only)");
-    out += "equality " + column_text(equality.left) + " = " + column_text(equality.right) +
-           direction + "\n";
+    const char* direction =
+        equality.left_restricts_right
+            ? (equality.right_restricts_left ? "" : " (left restricts right)")
+            : (equality.right_restricts_left ? " (right restricts left)" : " (co-location only)");
+    out += "equality " + column_text(equality.left) + " = " + column_text(equality.right) + direction + "\n";
   }
   for (const Assignment& assignment : facts.assignments) {
     out += "assignment t" + std::to_string(assignment.table) + "." + assignment.column + " = " +

@@ -19,20 +19,55 @@ namespace {
 // aggregate clause. User-defined aggregates are not known here; calls with *, DISTINCT, ORDER BY,
 // FILTER or WITHIN GROUP are aggregates whatever their name.
 bool is_builtin_aggregate(std::string_view name) {
-  static const std::unordered_set<std::string_view> names = {
-      "array_agg", "avg", "bit_and", "bit_or", "bit_xor", "bool_and", "bool_or", "count",
-      "every", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "max", "min",
-      "range_agg", "range_intersect_agg", "string_agg", "sum", "xmlagg", "corr", "covar_pop",
-      "covar_samp", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2",
-      "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "stddev", "stddev_pop", "stddev_samp",
-      "variance", "var_pop", "var_samp", "mode", "percentile_cont", "percentile_disc",
-      "grouping", "any_value"};
+  static const std::unordered_set<std::string_view> names = {"array_agg",
+                                                             "avg",
+                                                             "bit_and",
+                                                             "bit_or",
+                                                             "bit_xor",
+                                                             "bool_and",
+                                                             "bool_or",
+                                                             "count",
+                                                             "every",
+                                                             "json_agg",
+                                                             "jsonb_agg",
+                                                             "json_object_agg",
+                                                             "jsonb_object_agg",
+                                                             "max",
+                                                             "min",
+                                                             "range_agg",
+                                                             "range_intersect_agg",
+                                                             "string_agg",
+                                                             "sum",
+                                                             "xmlagg",
+                                                             "corr",
+                                                             "covar_pop",
+                                                             "covar_samp",
+                                                             "regr_avgx",
+                                                             "regr_avgy",
+                                                             "regr_count",
+                                                             "regr_intercept",
+                                                             "regr_r2",
+                                                             "regr_slope",
+                                                             "regr_sxx",
+                                                             "regr_sxy",
+                                                             "regr_syy",
+                                                             "stddev",
+                                                             "stddev_pop",
+                                                             "stddev_samp",
+                                                             "variance",
+                                                             "var_pop",
+                                                             "var_samp",
+                                                             "mode",
+                                                             "percentile_cont",
+                                                             "percentile_disc",
+                                                             "grouping",
+                                                             "any_value"};
   return names.count(name) > 0;
 }
 
 bool is_statement_node(std::string_view type) {
-  return type == "SelectStmt" || type == "InsertStmt" || type == "UpdateStmt" ||
-         type == "DeleteStmt" || type == "MergeStmt";
+  return type == "SelectStmt" || type == "InsertStmt" || type == "UpdateStmt" || type == "DeleteStmt" ||
+         type == "MergeStmt";
 }
 
 }  // namespace
@@ -249,12 +284,10 @@ void FactsBuilder::predicate(JsonRef a_expr, int scope, const Restriction* restr
     if (left_column && right_column) {
       if (restriction == nullptr) return;
       ColumnEquality equality{std::move(left), std::move(right)};
-      equality.left_restricts_right =
-          restriction->all || (in(restriction->preserved, equality.left.table) &&
-                               in(restriction->nullable, equality.right.table));
-      equality.right_restricts_left =
-          restriction->all || (in(restriction->preserved, equality.right.table) &&
-                               in(restriction->nullable, equality.left.table));
+      equality.left_restricts_right = restriction->all || (in(restriction->preserved, equality.left.table) &&
+                                                           in(restriction->nullable, equality.right.table));
+      equality.right_restricts_left = restriction->all || (in(restriction->preserved, equality.right.table) &&
+                                                           in(restriction->nullable, equality.left.table));
       out_.equalities.push_back(std::move(equality));
     } else if (left_column) {
       const bool usable = restricts(left);
@@ -279,8 +312,7 @@ void FactsBuilder::function_call(JsonRef body, int scope) {
   if (body["over"]) {
     found = feature::kWindow;
   } else if (body["agg_star"].boolean() || body["agg_distinct"].boolean() || body["agg_order"] ||
-             body["agg_filter"] || body["agg_within_group"].boolean() ||
-             is_builtin_aggregate(name)) {
+             body["agg_filter"] || body["agg_within_group"].boolean() || is_builtin_aggregate(name)) {
     found = feature::kAggregate;
   }
   out_.scopes[static_cast<size_t>(scope)].features |= found;

@@ -21,16 +21,14 @@ void for_each_value(Facts& facts, F&& f) {
   }
 }
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 }  // namespace
 
-std::shared_ptr<const FactsTemplate> make_template(
-    std::string_view sql, const NormalizedSql& normalized,
-    std::shared_ptr<const QueryFacts> facts, const std::vector<int>& constants,
-    const std::vector<std::pair<uint32_t, uint32_t>>& spans) {
+std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const NormalizedSql& normalized,
+                                                   std::shared_ptr<const QueryFacts> facts,
+                                                   const std::vector<int>& constants,
+                                                   const std::vector<std::pair<uint32_t, uint32_t>>& spans) {
   // Which slot (and sign) each constant of the tree is; every slot must be one.
   struct Constant {
     int location;
@@ -68,9 +66,9 @@ std::shared_ptr<const FactsTemplate> make_template(
     if (value.location < 0) return;
     FactsTemplate::Fix fix;
     fix.key_offset = sql_to_key_offset(normalized, static_cast<uint32_t>(value.location));
-    auto it = std::lower_bound(
-        found.begin(), found.end(), value.location,
-        [](const Constant& constant, int location) { return constant.location < location; });
+    auto it =
+        std::lower_bound(found.begin(), found.end(), value.location,
+                         [](const Constant& constant, int location) { return constant.location < location; });
     if (it != found.end() && it->location == value.location) {
       fix.slot = it->slot;
       fix.negated = it->negated;

@@ -31,10 +31,10 @@ struct FactsTemplate {
 };
 
 // `spans`: each statement's text as [begin, end) offsets in `sql`.
-std::shared_ptr<const FactsTemplate> make_template(
-    std::string_view sql, const NormalizedSql& normalized,
-    std::shared_ptr<const QueryFacts> facts, const std::vector<int>& constants,
-    const std::vector<std::pair<uint32_t, uint32_t>>& spans);
+std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const NormalizedSql& normalized,
+                                                   std::shared_ptr<const QueryFacts> facts,
+                                                   const std::vector<int>& constants,
+                                                   const std::vector<std::pair<uint32_t, uint32_t>>& spans);
 
 // The facts of `sql`, whose normalized key is the template's.
 std::shared_ptr<const QueryFacts> instantiate(const FactsTemplate& tmpl, std::string_view sql,

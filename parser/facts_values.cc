@@ -48,7 +48,7 @@ Value FactsBuilder::value(JsonRef node) const {
     } else if (JsonRef boolval = body["boolval"]) {
       out.kind = ValueKind::Bool;
       out.text = boolval["boolval"].boolean() ? "true" : "false";
-    }  // bit strings: Other
+    }                               // bit strings: Other
   } else if (type == "ParamRef") {  // (max_param is counted by expression(), which sees all)
     out.kind = ValueKind::Param;
     out.param = static_cast<int>(body["number"].integer(0));
@@ -102,8 +102,7 @@ int FactsBuilder::resolve(const std::vector<std::string>& qualifier, int scope) 
   return -1;
 }
 
-int FactsBuilder::add_table(JsonRef range_var, TableRole role, int scope, bool nullable,
-                            bool visible) {
+int FactsBuilder::add_table(JsonRef range_var, TableRole role, int scope, bool nullable, bool visible) {
   if (!range_var["relname"] && range_var.node_type() == "RangeVar") range_var = range_var.body();
   if (!range_var["relname"]) return -1;
   TableRef table;

@@ -28,9 +28,8 @@ bool guarded_parse(const std::string& sql, PgQueryParseResult& out, Status& stat
     return true;
   }
   if (sql.size() > kMaxAnalyzeBytes) {
-    status =
-        Status::client("54000", "statement too large to analyze: " + std::to_string(sql.size()) +
-                                    " bytes (limit " + std::to_string(kMaxAnalyzeBytes) + ")");
+    status = Status::client("54000", "statement too large to analyze: " + std::to_string(sql.size()) +
+                                         " bytes (limit " + std::to_string(kMaxAnalyzeBytes) + ")");
     return false;
   }
   const size_t stack = kHelperStackBase + sql.size() * kStackBytesPerSqlByte;
@@ -45,8 +44,7 @@ bool guarded_parse(const std::string& sql, PgQueryParseResult& out, Status& stat
   if (rc == 0) rc = pthread_create(&thread, &attr, run_parse, &job);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
-    status =
-        Status::proxy("53200", std::string("cannot start a parser thread: ") + std::strerror(rc));
+    status = Status::proxy("53200", std::string("cannot start a parser thread: ") + std::strerror(rc));
     return false;
   }
   pthread_join(thread, nullptr);

@@ -37,8 +37,8 @@ bool JsonReader::fail() {
 }
 
 void JsonReader::skip_space() {
-  while (pos_ < json_.size() && (json_[pos_] == ' ' || json_[pos_] == '\n' || json_[pos_] == '\t' ||
-                                 json_[pos_] == '\r')) {
+  while (pos_ < json_.size() &&
+         (json_[pos_] == ' ' || json_[pos_] == '\n' || json_[pos_] == '\t' || json_[pos_] == '\r')) {
     ++pos_;
   }
 }
@@ -115,24 +115,12 @@ bool JsonReader::string_token(std::string_view& out) {
     switch (e) {
       case '"':
       case '\\':
-      case '/':
-        scratch_.push_back(e);
-        break;
-      case 'b':
-        scratch_.push_back('\b');
-        break;
-      case 'f':
-        scratch_.push_back('\f');
-        break;
-      case 'n':
-        scratch_.push_back('\n');
-        break;
-      case 'r':
-        scratch_.push_back('\r');
-        break;
-      case 't':
-        scratch_.push_back('\t');
-        break;
+      case '/': scratch_.push_back(e); break;
+      case 'b': scratch_.push_back('\b'); break;
+      case 'f': scratch_.push_back('\f'); break;
+      case 'n': scratch_.push_back('\n'); break;
+      case 'r': scratch_.push_back('\r'); break;
+      case 't': scratch_.push_back('\t'); break;
       case 'u': {
         auto read_hex4 = [&](uint32_t& cp) {
           if (pos_ + 4 > json_.size()) return false;
@@ -156,8 +144,7 @@ bool JsonReader::string_token(std::string_view& out) {
         append_utf8(scratch_, cp);
         break;
       }
-      default:
-        return false;
+      default: return false;
     }
   }
   return false;
@@ -225,8 +212,8 @@ bool JsonReader::skip_value() {
       ++pos_;  // ',', ':', whitespace, numbers, literals
       if (depth == 0) {
         // A scalar at top level: numbers and literals end at a delimiter.
-        while (pos_ < json_.size() && json_[pos_] != ',' && json_[pos_] != '}' &&
-               json_[pos_] != ']' && json_[pos_] != ' ' && json_[pos_] != '\n') {
+        while (pos_ < json_.size() && json_[pos_] != ',' && json_[pos_] != '}' && json_[pos_] != ']' &&
+               json_[pos_] != ' ' && json_[pos_] != '\n') {
           ++pos_;
         }
       }

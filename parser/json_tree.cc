@@ -8,9 +8,7 @@ namespace sw::parser::detail {
 
 // ---- JsonRef -----------------------------------------------------------------------------------
 
-JsonType JsonRef::type() const {
-  return tree_ ? tree_->nodes_[index_].type : JsonType::Missing;
-}
+JsonType JsonRef::type() const { return tree_ ? tree_->nodes_[index_].type : JsonType::Missing; }
 
 std::string_view JsonRef::key() const {
   return tree_ ? tree_->key_of(tree_->nodes_[index_]) : std::string_view();
@@ -104,14 +102,11 @@ std::string_view JsonTree::key_of(const Node& node) const {
 namespace {
 
 bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
-bool is_hex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 // Scans a string token at json[pos] == '"'; leaves pos after the closing quote. Escapes are
 // checked for shape here and decoded on access.
-bool scan_string(std::string_view json, size_t& pos, size_t& begin, size_t& length,
-                 bool& escaped) {
+bool scan_string(std::string_view json, size_t& pos, size_t& begin, size_t& length, bool& escaped) {
   begin = ++pos;
   escaped = false;
   while (pos < json.size()) {
@@ -132,8 +127,8 @@ bool scan_string(std::string_view json, size_t& pos, size_t& begin, size_t& leng
           if (!is_hex(json[pos + static_cast<size_t>(k)])) return false;
         }
         pos += 4;
-      } else if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' &&
-                 e != 'r' && e != 't') {
+      } else if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' &&
+                 e != 't') {
         return false;
       }
     }

@@ -32,9 +32,9 @@ class JsonRef {
   bool is_object() const { return type() == JsonType::Object; }
   bool is_array() const { return type() == JsonType::Array; }
 
-  std::string_view key() const;          // this node's key in its parent object ("" otherwise)
+  std::string_view key() const;                    // this node's key in its parent object ("" otherwise)
   JsonRef operator[](std::string_view key) const;  // field of an object; Missing if absent
-  size_t size() const;                   // children of an object or array
+  size_t size() const;                             // children of an object or array
 
   // The value of a scalar. string(): decoded; number()/integer(): as written / as an int
   // (0 when not a number); boolean(): false unless `true`.

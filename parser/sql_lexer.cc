@@ -7,9 +7,7 @@ namespace {
 
 constexpr char kMarker = '\x01';
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_ident_start(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -32,8 +30,7 @@ class Scanner {
       } else if (c == '\'') {
         const size_t begin = i_;
         if (!scan_quoted('\'', false) || !no_string_follows()) return false;
-        slots.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(i_), 0,
-                         SlotKind::String});
+        slots.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(i_), 0, SlotKind::String});
       } else if (c == '"') {
         if (!scan_quoted('"', false)) return false;
       } else if (c == '$') {
@@ -225,10 +222,9 @@ std::string slot_value(std::string_view sql, const LiteralSlot& slot) {
 uint32_t key_to_sql_offset(const NormalizedSql& normalized, uint32_t key_offset) {
   // The last slot whose marker ends at or before key_offset fixes the shift.
   const auto& slots = normalized.slots;
-  auto it = std::upper_bound(slots.begin(), slots.end(), key_offset,
-                             [](uint32_t offset, const LiteralSlot& slot) {
-                               return offset < slot.key_begin + kMarkerBytes;
-                             });
+  auto it = std::upper_bound(
+      slots.begin(), slots.end(), key_offset,
+      [](uint32_t offset, const LiteralSlot& slot) { return offset < slot.key_begin + kMarkerBytes; });
   if (it == slots.begin()) return key_offset;
   const LiteralSlot& last = *(it - 1);
   return key_offset - (last.key_begin + kMarkerBytes) + last.end;
@@ -237,9 +233,7 @@ uint32_t key_to_sql_offset(const NormalizedSql& normalized, uint32_t key_offset)
 uint32_t sql_to_key_offset(const NormalizedSql& normalized, uint32_t sql_offset) {
   const auto& slots = normalized.slots;
   auto it = std::upper_bound(slots.begin(), slots.end(), sql_offset,
-                             [](uint32_t offset, const LiteralSlot& slot) {
-                               return offset < slot.end;
-                             });
+                             [](uint32_t offset, const LiteralSlot& slot) { return offset < slot.end; });
   if (it == slots.begin()) return sql_offset;
   const LiteralSlot& last = *(it - 1);
   return sql_offset - last.end + last.key_begin + kMarkerBytes;
@@ -248,9 +242,7 @@ uint32_t sql_to_key_offset(const NormalizedSql& normalized, uint32_t sql_offset)
 int slot_at(const NormalizedSql& normalized, uint32_t sql_offset) {
   const auto& slots = normalized.slots;
   auto it = std::lower_bound(slots.begin(), slots.end(), sql_offset,
-                             [](const LiteralSlot& slot, uint32_t offset) {
-                               return slot.begin < offset;
-                             });
+                             [](const LiteralSlot& slot, uint32_t offset) { return slot.begin < offset; });
   if (it == slots.end() || it->begin != sql_offset) return -1;
   return static_cast<int>(it - slots.begin());
 }

@@ -25,7 +25,7 @@ namespace sw::parser::detail {
 enum class SlotKind : char { Integer = 'i', Numeric = 'n', String = 's' };
 
 struct LiteralSlot {
-  uint32_t begin = 0;      // [begin, end) in the SQL text; a string includes its quotes
+  uint32_t begin = 0;  // [begin, end) in the SQL text; a string includes its quotes
   uint32_t end = 0;
   uint32_t key_begin = 0;  // offset of its marker in the key
   SlotKind kind = SlotKind::String;

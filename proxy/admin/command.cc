@@ -32,8 +32,10 @@ const HelpEntry kHelp[] = {
     {"KILL_CLIENT <id>", "close one client connection"},
     {"SHUTDOWN [WAIT_FOR_SERVERS|WAIT_FOR_CLIENTS]", "stop shardwire"},
     {"SHOW MIGRATIONS", "bucket moves and their progress"},
-    {"MOVE BUCKETS <list or ranges> TO <shard>", "start moving buckets (e.g. 1,5,10-20); returns the migration id"},
-    {"REBALANCE [TO <shards>] [DRY RUN]", "plan the fewest moves for an even spread (over <shards>) and start them"},
+    {"MOVE BUCKETS <list or ranges> TO <shard>",
+     "start moving buckets (e.g. 1,5,10-20); returns the migration id"},
+    {"REBALANCE [TO <shards>] [DRY RUN]",
+     "plan the fewest moves for an even spread (over <shards>) and start them"},
     {"PAUSE MIGRATION <id>", "hold a migration between steps"},
     {"RESUME MIGRATION <id>", "let a paused migration go on"},
     {"CANCEL MIGRATION <id>", "stop a migration before its cutover and remove what it copied"},
@@ -88,11 +90,21 @@ struct ShowEntry {
   Verb verb;
 };
 constexpr ShowEntry kShows[] = {
-    {"HELP", Verb::ShowHelp},       {"VERSION", Verb::ShowVersion},   {"CONFIG", Verb::ShowConfig},
-    {"DATABASES", Verb::ShowDatabases}, {"POOLS", Verb::ShowPools},   {"CLIENTS", Verb::ShowClients},
-    {"SERVERS", Verb::ShowServers}, {"STATS", Verb::ShowStats},       {"STATS_TOTALS", Verb::ShowStatsTotals},
-    {"LISTS", Verb::ShowLists},     {"USERS", Verb::ShowUsers},       {"STATE", Verb::ShowState},
-    {"SHARDS", Verb::ShowShards},   {"DIRECTORY", Verb::ShowDirectory}, {"ROUTERS", Verb::ShowRouters},
+    {"HELP", Verb::ShowHelp},
+    {"VERSION", Verb::ShowVersion},
+    {"CONFIG", Verb::ShowConfig},
+    {"DATABASES", Verb::ShowDatabases},
+    {"POOLS", Verb::ShowPools},
+    {"CLIENTS", Verb::ShowClients},
+    {"SERVERS", Verb::ShowServers},
+    {"STATS", Verb::ShowStats},
+    {"STATS_TOTALS", Verb::ShowStatsTotals},
+    {"LISTS", Verb::ShowLists},
+    {"USERS", Verb::ShowUsers},
+    {"STATE", Verb::ShowState},
+    {"SHARDS", Verb::ShowShards},
+    {"DIRECTORY", Verb::ShowDirectory},
+    {"ROUTERS", Verb::ShowRouters},
     {"MIGRATIONS", Verb::ShowMigrations},
 };
 
@@ -122,7 +134,8 @@ Result<Command> parse_show(std::string_view rest, std::string_view text) {
 
 Result<uint64_t> parse_client_id(std::string_view word) {
   if (!word.empty() && (word.front() == 'c' || word.front() == 'C')) word.remove_prefix(1);
-  if (word.empty() || word.size() > 19) return Status::client("08P01", "KILL_CLIENT needs a client id (see SHOW CLIENTS)");
+  if (word.empty() || word.size() > 19)
+    return Status::client("08P01", "KILL_CLIENT needs a client id (see SHOW CLIENTS)");
   for (char c : word) {
     if (!std::isdigit(static_cast<unsigned char>(c)))
       return Status::client("08P01", "KILL_CLIENT needs a client id (see SHOW CLIENTS)");
@@ -155,14 +168,19 @@ Result<Command> parse_command(std::string_view text) {
   if (first == "SHUTDOWN") {
     std::string mode = upper(next_word(rest));
     command.verb = Verb::Shutdown;
-    if (mode == "WAIT_FOR_SERVERS") command.shutdown = ShutdownMode::WaitForServers;
-    else if (mode == "WAIT_FOR_CLIENTS") command.shutdown = ShutdownMode::WaitForClients;
-    else if (!mode.empty()) return invalid(body);
+    if (mode == "WAIT_FOR_SERVERS")
+      command.shutdown = ShutdownMode::WaitForServers;
+    else if (mode == "WAIT_FOR_CLIENTS")
+      command.shutdown = ShutdownMode::WaitForClients;
+    else if (!mode.empty())
+      return invalid(body);
     if (!rest.empty()) return invalid(body);
     return command;
   }
-  static constexpr ShowEntry kSimple[] = {
-      {"PAUSE", Verb::Pause}, {"RESUME", Verb::Resume}, {"RELOAD", Verb::Reload}, {"RECONNECT", Verb::Reconnect}};
+  static constexpr ShowEntry kSimple[] = {{"PAUSE", Verb::Pause},
+                                          {"RESUME", Verb::Resume},
+                                          {"RELOAD", Verb::Reload},
+                                          {"RECONNECT", Verb::Reconnect}};
   for (const auto& simple : kSimple) {
     if (first != simple.name) continue;
     if (!rest.empty()) return no_argument(first);

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,13 +14,40 @@ namespace sw::admin {
 
 enum class Verb {
   // pgbouncer's
-  ShowHelp, ShowVersion, ShowConfig, ShowDatabases, ShowPools, ShowClients, ShowServers, ShowStats,
-  ShowStatsTotals, ShowLists, ShowUsers, ShowState, Pause, Resume, Reload, Shutdown, KillClient, Reconnect,
+  ShowHelp,
+  ShowVersion,
+  ShowConfig,
+  ShowDatabases,
+  ShowPools,
+  ShowClients,
+  ShowServers,
+  ShowStats,
+  ShowStatsTotals,
+  ShowLists,
+  ShowUsers,
+  ShowState,
+  Pause,
+  Resume,
+  Reload,
+  Shutdown,
+  KillClient,
+  Reconnect,
   // sharding
-  ShowShards, ShowBuckets, ShowDirectory, ShowRouters, ShowRoute,
+  ShowShards,
+  ShowBuckets,
+  ShowDirectory,
+  ShowRouters,
+  ShowRoute,
   // the mover (command_mover.cc)
-  ShowMigrations, MoveBuckets, Rebalance, PauseMigration, ResumeMigration, CancelMigration, RollbackMigration,
-  ExpireRollback, VerifyBucket,
+  ShowMigrations,
+  MoveBuckets,
+  Rebalance,
+  PauseMigration,
+  ResumeMigration,
+  CancelMigration,
+  RollbackMigration,
+  ExpireRollback,
+  VerifyBucket,
 };
 
 enum class ShutdownMode {
@@ -31,13 +58,13 @@ enum class ShutdownMode {
 
 struct Command {
   Verb verb = Verb::ShowHelp;
-  std::string argument;     // SHOW BUCKETS <shard>, SHOW ROUTE <sql>, MOVE BUCKETS <list>
-  uint64_t client_id = 0;   // KILL_CLIENT
+  std::string argument;    // SHOW BUCKETS <shard>, SHOW ROUTE <sql>, MOVE BUCKETS <list>
+  uint64_t client_id = 0;  // KILL_CLIENT
   ShutdownMode shutdown = ShutdownMode::Immediate;
-  int64_t number = 0;       // the migration id, VERIFY BUCKET's bucket
-  std::string shard;        // MOVE BUCKETS ... TO <shard>
+  int64_t number = 0;               // the migration id, VERIFY BUCKET's bucket
+  std::string shard;                // MOVE BUCKETS ... TO <shard>
   std::vector<std::string> shards;  // REBALANCE TO <shards>
-  bool dry_run = false;     // REBALANCE ... DRY RUN
+  bool dry_run = false;             // REBALANCE ... DRY RUN
 };
 
 Result<Command> parse_command(std::string_view text);

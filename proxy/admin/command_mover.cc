@@ -16,7 +16,8 @@ Result<int64_t> parse_number(std::string_view word, const std::string& usage) {
 }
 
 // "<VERB> MIGRATION <id>" and friends: a keyword, then one number, then nothing.
-Result<Command> keyword_and_number(Verb verb, std::string_view rest, const char* keyword, const std::string& usage) {
+Result<Command> keyword_and_number(Verb verb, std::string_view rest, const char* keyword,
+                                   const std::string& usage) {
   if (upper(next_word(rest)) != keyword) return Status::client("08P01", "usage: " + usage);
   auto number = parse_number(next_word(rest), usage);
   if (!number) return number.status();
@@ -72,9 +73,12 @@ Result<Command> parse_rebalance(std::string_view rest) {
 std::optional<Result<Command>> parse_mover_command(const std::string& first, std::string_view rest) {
   if (first == "MOVE") return parse_move(rest);
   if (first == "REBALANCE") return parse_rebalance(rest);
-  if (first == "CANCEL") return keyword_and_number(Verb::CancelMigration, rest, "MIGRATION", "CANCEL MIGRATION <id>");
-  if (first == "ROLLBACK") return keyword_and_number(Verb::RollbackMigration, rest, "MIGRATION", "ROLLBACK MIGRATION <id>");
-  if (first == "EXPIRE") return keyword_and_number(Verb::ExpireRollback, rest, "ROLLBACK", "EXPIRE ROLLBACK <id>");
+  if (first == "CANCEL")
+    return keyword_and_number(Verb::CancelMigration, rest, "MIGRATION", "CANCEL MIGRATION <id>");
+  if (first == "ROLLBACK")
+    return keyword_and_number(Verb::RollbackMigration, rest, "MIGRATION", "ROLLBACK MIGRATION <id>");
+  if (first == "EXPIRE")
+    return keyword_and_number(Verb::ExpireRollback, rest, "ROLLBACK", "EXPIRE ROLLBACK <id>");
   if (first == "VERIFY") return keyword_and_number(Verb::VerifyBucket, rest, "BUCKET", "VERIFY BUCKET <n>");
   // PAUSE and RESUME alone are pgbouncer's; with MIGRATION they are the mover's.
   std::string_view after = rest;

@@ -9,7 +9,8 @@ namespace {
 using Reply = std::function<void(std::string)>;
 
 std::string failure(const Status& status) {
-  return error(status.sqlstate, status.message, status.sqlstate == "08P01" ? "SHOW HELP lists the commands" : "");
+  return error(status.sqlstate, status.message,
+               status.sqlstate == "08P01" ? "SHOW HELP lists the commands" : "");
 }
 
 bool needs_lists(Verb verb) { return verb == Verb::ShowClients || verb == Verb::ShowServers; }
@@ -27,7 +28,8 @@ bool needs_snapshot(Verb verb) {
   }
 }
 
-Result<ResultTable> route_of(const std::string& sql, const config::Config& config, const DirectoryStatus& status) {
+Result<ResultTable> route_of(const std::string& sql, const config::Config& config,
+                             const DirectoryStatus& status) {
   if (!status.directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
   auto rules = router::RoutingRules::from_config(config.sharding);
   if (!rules) return rules.status();
@@ -69,18 +71,21 @@ void Console::show(const Command& command, Reply reply) {
   std::shared_ptr<const config::Config> config = host_.config();
   if (needs_snapshot(command.verb)) {
     ProxyState state = host_.state();
-    host_.gather(needs_lists(command.verb), [verb = command.verb, config, state, reply](stats::Snapshot snapshot) {
-      double uptime = static_cast<double>(stats::wall_clock_us() - state.started_at_us) / 1e6;
-      switch (verb) {
-        case Verb::ShowDatabases: reply(databases_table(*config, snapshot, state.paused).encode()); return;
-        case Verb::ShowPools: reply(pools_table(*config, snapshot).encode()); return;
-        case Verb::ShowClients: reply(clients_table(snapshot).encode()); return;
-        case Verb::ShowServers: reply(servers_table(snapshot).encode()); return;
-        case Verb::ShowStats: reply(stats_table(snapshot, uptime).encode()); return;
-        case Verb::ShowStatsTotals: reply(stats_totals_table(snapshot).encode()); return;
-        default: reply(lists_table(*config, snapshot).encode()); return;
-      }
-    });
+    host_.gather(needs_lists(command.verb),
+                 [verb = command.verb, config, state, reply](stats::Snapshot snapshot) {
+                   double uptime = static_cast<double>(stats::wall_clock_us() - state.started_at_us) / 1e6;
+                   switch (verb) {
+                     case Verb::ShowDatabases:
+                       reply(databases_table(*config, snapshot, state.paused).encode());
+                       return;
+                     case Verb::ShowPools: reply(pools_table(*config, snapshot).encode()); return;
+                     case Verb::ShowClients: reply(clients_table(snapshot).encode()); return;
+                     case Verb::ShowServers: reply(servers_table(snapshot).encode()); return;
+                     case Verb::ShowStats: reply(stats_table(snapshot, uptime).encode()); return;
+                     case Verb::ShowStatsTotals: reply(stats_totals_table(snapshot).encode()); return;
+                     default: reply(lists_table(*config, snapshot).encode()); return;
+                   }
+                 });
     return;
   }
   switch (command.verb) {
@@ -89,7 +94,9 @@ void Console::show(const Command& command, Reply reply) {
     case Verb::ShowConfig: reply(config_table(*config).encode()); return;
     case Verb::ShowUsers: reply(users_table(*config).encode()); return;
     case Verb::ShowState: reply(state_table(host_.state()).encode()); return;
-    case Verb::ShowShards: reply(shards_table(*config, host_.directory_status().directory.get()).encode()); return;
+    case Verb::ShowShards:
+      reply(shards_table(*config, host_.directory_status().directory.get()).encode());
+      return;
     case Verb::ShowDirectory: reply(directory_table(host_.directory_status()).encode()); return;
     case Verb::ShowBuckets: {
       DirectoryStatus status = host_.directory_status();
@@ -134,7 +141,8 @@ void Console::control(const Command& command, Reply reply) {
       return;
     }
     case Verb::Reload:
-      host_.reload([reply](Status reloaded) { reply(reloaded ? command_complete("RELOAD") : failure(reloaded)); });
+      host_.reload(
+          [reply](Status reloaded) { reply(reloaded ? command_complete("RELOAD") : failure(reloaded)); });
       return;
     case Verb::Reconnect:
       host_.reconnect();
@@ -142,8 +150,9 @@ void Console::control(const Command& command, Reply reply) {
       return;
     case Verb::KillClient:
       host_.kill_client(command.client_id, [reply, id = command.client_id](bool found) {
-        reply(found ? command_complete("KILL_CLIENT")
-                    : error("42704", "no client with id " + std::to_string(id), "SHOW CLIENTS lists the ids"));
+        reply(found
+                  ? command_complete("KILL_CLIENT")
+                  : error("42704", "no client with id " + std::to_string(id), "SHOW CLIENTS lists the ids"));
       });
       return;
     case Verb::Shutdown:

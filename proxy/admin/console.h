@@ -22,11 +22,10 @@ namespace sw::admin {
 
 struct DirectoryStatus {
   std::shared_ptr<const router::Directory> directory;  // null until one was loaded
-  std::string source;          // "catalog" or "static" (no catalog configured)
-  int64_t loaded_at_us = 0;    // wall clock of the last confirmed load
+  std::string source;                                  // "catalog" or "static" (no catalog configured)
+  int64_t loaded_at_us = 0;                            // wall clock of the last confirmed load
   bool lease_valid = true;
 };
-
 
 struct PlannedMigration {
   std::string source, target;
@@ -37,13 +36,13 @@ struct PlannedMigration {
 // One shard's view of a bucket (VERIFY BUCKET).
 struct BucketCheck {
   std::string shard;
-  std::string role;      // "owner", "target" (a migration copies it there), "source" (rollback window)
+  std::string role;  // "owner", "target" (a migration copies it there), "source" (rollback window)
   uint64_t rows = 0;
   std::string checksum;  // order-independent sum of row hashes
 };
 
 struct ProxyState {
-  bool paused = false;         // PAUSE completed or in progress
+  bool paused = false;  // PAUSE completed or in progress
   bool shutting_down = false;
   int64_t started_at_us = 0;
 };
@@ -71,7 +70,8 @@ class ConsoleHost {
   virtual void rebalance(const std::vector<std::string>& targets, bool dry_run,
                          std::function<void(Result<std::vector<PlannedMigration>>)> done) = 0;
   virtual void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) = 0;
-  virtual void request_migration(int64_t id, catalog::MigrationRequest request, std::function<void(Status)> done) = 0;
+  virtual void request_migration(int64_t id, catalog::MigrationRequest request,
+                                 std::function<void(Status)> done) = 0;
   virtual void verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<BucketCheck>>)> done) = 0;
 };
 

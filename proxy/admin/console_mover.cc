@@ -44,9 +44,10 @@ void Console::mover(const Command& command, Reply reply) {
       });
       return;
     case Verb::MoveBuckets:
-      host_.move_buckets(command.argument, command.shard, [reply](Result<std::vector<PlannedMigration>> started) {
-        reply(started ? rebalance_table(*started).encode() : failure(started.status()));
-      });
+      host_.move_buckets(command.argument, command.shard,
+                         [reply](Result<std::vector<PlannedMigration>> started) {
+                           reply(started ? rebalance_table(*started).encode() : failure(started.status()));
+                         });
       return;
     case Verb::Rebalance:
       host_.rebalance(command.shards, command.dry_run, [reply](Result<std::vector<PlannedMigration>> plan) {
@@ -54,15 +55,17 @@ void Console::mover(const Command& command, Reply reply) {
       });
       return;
     case Verb::VerifyBucket:
-      host_.verify_bucket(static_cast<uint32_t>(command.number),
-                          [reply, bucket = static_cast<uint32_t>(command.number)](Result<std::vector<BucketCheck>> checks) {
-                            reply(checks ? verify_table(bucket, *checks).encode() : failure(checks.status()));
-                          });
+      host_.verify_bucket(
+          static_cast<uint32_t>(command.number),
+          [reply, bucket = static_cast<uint32_t>(command.number)](Result<std::vector<BucketCheck>> checks) {
+            reply(checks ? verify_table(bucket, *checks).encode() : failure(checks.status()));
+          });
       return;
     default:
-      host_.request_migration(command.number, request_of(command.verb), [reply, verb = command.verb](Status status) {
-        reply(status ? command_complete(tag_of(verb)) : failure(status));
-      });
+      host_.request_migration(command.number, request_of(command.verb),
+                              [reply, verb = command.verb](Status status) {
+                                reply(status ? command_complete(tag_of(verb)) : failure(status));
+                              });
       return;
   }
 }

@@ -31,7 +31,8 @@ std::string ResultTable::encode() const {
                                 " values for " + std::to_string(columns_.size()) + " columns");
   }
   std::vector<wire::ColumnDescription> description;
-  for (const auto& column : columns_) description.push_back({column.name, static_cast<uint32_t>(column.type)});
+  for (const auto& column : columns_)
+    description.push_back({column.name, static_cast<uint32_t>(column.type)});
   wire::encode_row_description(out, description);
   for (const auto& row : rows_) wire::encode_data_row(out, row);
   wire::encode_command_complete(out, tag_ == "SELECT" ? "SELECT " + std::to_string(rows_.size()) : tag_);

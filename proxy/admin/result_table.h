@@ -23,7 +23,7 @@ inline Value text(std::string s) { return Value(std::move(s)); }
 inline Value number(int64_t n) { return Value(std::to_string(n)); }
 inline Value number(uint64_t n) { return Value(std::to_string(n)); }
 inline Value number(int n) { return Value(std::to_string(n)); }
-Value decimal(double d);  // fixed, 3 decimals
+Value decimal(double d);           // fixed, 3 decimals
 Value timestamp(int64_t unix_us);  // "YYYY-MM-DD HH:MM:SS UTC", NULL for 0
 
 class ResultTable {

@@ -18,20 +18,31 @@ std::string bucket_ranges(const std::vector<uint32_t>& buckets) {
 }
 
 ResultTable migrations_table(const std::vector<catalog::Migration>& migrations) {
-  static constexpr Column kColumns[] = {
-      {"id", T::Int8},           {"buckets", T::Text},      {"source", T::Text},       {"target", T::Text},
-      {"state", T::Text},        {"step", T::Text},         {"rows_copied", T::Int8},  {"rows_total", T::Int8},
-      {"percent", T::Float8},    {"lag_bytes", T::Int8},    {"lag_seconds", T::Float8}, {"last_pause_ms", T::Float8},
-      {"rollback_expires_at", T::Text}, {"paused", T::Bool}, {"error", T::Text}};
+  static constexpr Column kColumns[] = {{"id", T::Int8},
+                                        {"buckets", T::Text},
+                                        {"source", T::Text},
+                                        {"target", T::Text},
+                                        {"state", T::Text},
+                                        {"step", T::Text},
+                                        {"rows_copied", T::Int8},
+                                        {"rows_total", T::Int8},
+                                        {"percent", T::Float8},
+                                        {"lag_bytes", T::Int8},
+                                        {"lag_seconds", T::Float8},
+                                        {"last_pause_ms", T::Float8},
+                                        {"rollback_expires_at", T::Text},
+                                        {"paused", T::Bool},
+                                        {"error", T::Text}};
   ResultTable table(kColumns);
   for (const auto& m : migrations) {
-    double percent = m.rows_total > 0 ? 100.0 * static_cast<double>(m.rows_copied) / static_cast<double>(m.rows_total)
+    double percent = m.rows_total > 0
+                         ? 100.0 * static_cast<double>(m.rows_copied) / static_cast<double>(m.rows_total)
                      : m.state >= catalog::MigrationState::CatchingUp ? 100.0
                                                                       : 0.0;
     if (percent > 100) percent = 100;
     table.add({number(m.id), text(bucket_ranges(m.buckets)), text(m.source), text(m.target),
-               text(catalog::migration_state_name(m.state)), text(m.step), number(m.rows_copied), number(m.rows_total),
-               decimal(percent), number(m.lag_bytes), decimal(m.lag_seconds),
+               text(catalog::migration_state_name(m.state)), text(m.step), number(m.rows_copied),
+               number(m.rows_total), decimal(percent), number(m.lag_bytes), decimal(m.lag_seconds),
                m.last_pause_ms ? decimal(*m.last_pause_ms) : Value(),
                m.rollback_expires_at ? text(*m.rollback_expires_at) : Value(), text(m.paused ? "t" : "f"),
                m.error.empty() ? Value() : text(m.error)});
@@ -40,8 +51,11 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations) 
 }
 
 ResultTable rebalance_table(const std::vector<PlannedMigration>& plan) {
-  static constexpr Column kColumns[] = {{"source", T::Text}, {"target", T::Text}, {"bucket_count", T::Int4},
-                                        {"buckets", T::Text}, {"migration_id", T::Int8}};
+  static constexpr Column kColumns[] = {{"source", T::Text},
+                                        {"target", T::Text},
+                                        {"bucket_count", T::Int4},
+                                        {"buckets", T::Text},
+                                        {"migration_id", T::Int8}};
   ResultTable table(kColumns);
   for (const auto& move : plan) {
     table.add({text(move.source), text(move.target), number(static_cast<int64_t>(move.buckets.size())),
@@ -51,8 +65,9 @@ ResultTable rebalance_table(const std::vector<PlannedMigration>& plan) {
 }
 
 ResultTable verify_table(uint32_t bucket, const std::vector<BucketCheck>& checks) {
-  static constexpr Column kColumns[] = {{"bucket", T::Int4}, {"shard", T::Text},    {"role", T::Text},
-                                        {"rows", T::Int8},   {"checksum", T::Text}, {"matches_owner", T::Bool}};
+  static constexpr Column kColumns[] = {{"bucket", T::Int4},   {"shard", T::Text},
+                                        {"role", T::Text},     {"rows", T::Int8},
+                                        {"checksum", T::Text}, {"matches_owner", T::Bool}};
   ResultTable table(kColumns);
   const BucketCheck* owner = nullptr;
   for (const auto& check : checks) {

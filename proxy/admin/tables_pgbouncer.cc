@@ -14,13 +14,28 @@ std::string mode_name(const config::Config& config) {
 
 // The pgbouncer client/server row layout, shared by SHOW CLIENTS and SHOW SERVERS.
 constexpr Column kSocketColumns[] = {
-    {"type", T::Text},        {"user", T::Text},          {"database", T::Text},   {"state", T::Text},
-    {"addr", T::Text},        {"port", T::Int4},          {"local_addr", T::Text}, {"local_port", T::Int4},
-    {"connect_time", T::Text}, {"request_time", T::Text}, {"wait", T::Int4},       {"wait_us", T::Int4},
-    {"close_needed", T::Int4}, {"ptr", T::Text},          {"link", T::Text},       {"remote_pid", T::Int4},
-    {"tls", T::Text},         {"application_name", T::Text},
+    {"type", T::Text},
+    {"user", T::Text},
+    {"database", T::Text},
+    {"state", T::Text},
+    {"addr", T::Text},
+    {"port", T::Int4},
+    {"local_addr", T::Text},
+    {"local_port", T::Int4},
+    {"connect_time", T::Text},
+    {"request_time", T::Text},
+    {"wait", T::Int4},
+    {"wait_us", T::Int4},
+    {"close_needed", T::Int4},
+    {"ptr", T::Text},
+    {"link", T::Text},
+    {"remote_pid", T::Int4},
+    {"tls", T::Text},
+    {"application_name", T::Text},
     // shardwire's
-    {"id", T::Int8},          {"shard", T::Text},         {"worker", T::Int4},
+    {"id", T::Int8},
+    {"shard", T::Text},
+    {"worker", T::Int4},
 };
 
 Value link(char kind, uint64_t id) { return id == 0 ? text("") : text(kind + std::to_string(id)); }
@@ -48,7 +63,8 @@ ResultTable config_table(const config::Config& config) {
   ResultTable table(kColumns);
   std::vector<config::Setting> defaults = config::settings(config::Config{});
   for (const auto& setting : config::settings(config)) {
-    auto it = std::find_if(defaults.begin(), defaults.end(), [&](const auto& d) { return d.key == setting.key; });
+    auto it =
+        std::find_if(defaults.begin(), defaults.end(), [&](const auto& d) { return d.key == setting.key; });
     table.add({text(setting.key), text(setting.shown), text(it != defaults.end() ? it->shown : ""),
                text(setting.restart ? "no" : "yes")});
   }
@@ -56,12 +72,19 @@ ResultTable config_table(const config::Config& config) {
 }
 
 ResultTable databases_table(const config::Config& config, const stats::Snapshot& snapshot, bool paused) {
-  static constexpr Column kColumns[] = {
-      {"name", T::Text},          {"host", T::Text},          {"port", T::Int4},
-      {"database", T::Text},      {"force_user", T::Text},    {"pool_size", T::Int4},
-      {"min_pool_size", T::Int4}, {"reserve_pool", T::Int4},  {"pool_mode", T::Text},
-      {"max_connections", T::Int4}, {"current_connections", T::Int4}, {"paused", T::Int4},
-      {"disabled", T::Int4}};
+  static constexpr Column kColumns[] = {{"name", T::Text},
+                                        {"host", T::Text},
+                                        {"port", T::Int4},
+                                        {"database", T::Text},
+                                        {"force_user", T::Text},
+                                        {"pool_size", T::Int4},
+                                        {"min_pool_size", T::Int4},
+                                        {"reserve_pool", T::Int4},
+                                        {"pool_mode", T::Text},
+                                        {"max_connections", T::Int4},
+                                        {"current_connections", T::Int4},
+                                        {"paused", T::Int4},
+                                        {"disabled", T::Int4}};
   ResultTable table(kColumns);
   for (const auto& shard : config.shards) {
     int connections = 0;
@@ -80,22 +103,32 @@ ResultTable databases_table(const config::Config& config, const stats::Snapshot&
 }
 
 ResultTable pools_table(const config::Config& config, const stats::Snapshot& snapshot) {
-  static constexpr Column kColumns[] = {
-      {"database", T::Text},   {"user", T::Text},       {"cl_active", T::Int4},
-      {"cl_waiting", T::Int4}, {"cl_active_cancel_req", T::Int4}, {"cl_waiting_cancel_req", T::Int4},
-      {"sv_active", T::Int4},  {"sv_active_cancel", T::Int4}, {"sv_being_canceled", T::Int4},
-      {"sv_idle", T::Int4},    {"sv_used", T::Int4},    {"sv_tested", T::Int4},
-      {"sv_login", T::Int4},   {"maxwait", T::Int4},    {"maxwait_us", T::Int4},
-      {"pool_mode", T::Text}};
+  static constexpr Column kColumns[] = {{"database", T::Text},
+                                        {"user", T::Text},
+                                        {"cl_active", T::Int4},
+                                        {"cl_waiting", T::Int4},
+                                        {"cl_active_cancel_req", T::Int4},
+                                        {"cl_waiting_cancel_req", T::Int4},
+                                        {"sv_active", T::Int4},
+                                        {"sv_active_cancel", T::Int4},
+                                        {"sv_being_canceled", T::Int4},
+                                        {"sv_idle", T::Int4},
+                                        {"sv_used", T::Int4},
+                                        {"sv_tested", T::Int4},
+                                        {"sv_login", T::Int4},
+                                        {"maxwait", T::Int4},
+                                        {"maxwait_us", T::Int4},
+                                        {"pool_mode", T::Text}};
   ResultTable table(kColumns);
   std::vector<stats::PoolInfo> pools = snapshot.pools;
-  std::sort(pools.begin(), pools.end(),
-            [](const auto& a, const auto& b) { return std::tie(a.shard, a.user) < std::tie(b.shard, b.user); });
+  std::sort(pools.begin(), pools.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.shard, a.user) < std::tie(b.shard, b.user);
+  });
   for (const auto& pool : pools) {
     table.add({text(pool.shard), text(pool.user), number(pool.cl_active), number(pool.cl_waiting), number(0),
-               number(0), number(pool.sv_active), number(0), number(0), number(pool.sv_idle), number(0), number(0),
-               number(pool.sv_login), number(pool.maxwait_us / 1000000), number(pool.maxwait_us % 1000000),
-               text(mode_name(config))});
+               number(0), number(pool.sv_active), number(0), number(0), number(pool.sv_idle), number(0),
+               number(0), number(pool.sv_login), number(pool.maxwait_us / 1000000),
+               number(pool.maxwait_us % 1000000), text(mode_name(config))});
   }
   return table;
 }
@@ -103,11 +136,27 @@ ResultTable pools_table(const config::Config& config, const stats::Snapshot& sna
 ResultTable clients_table(const stats::Snapshot& snapshot) {
   ResultTable table(kSocketColumns);
   for (const auto& c : snapshot.clients) {
-    table.add({text("C"), text(c.user), text(c.database), text(std::string(stats::client_state_name(c.state))),
-               text(c.addr.addr), number(c.addr.port), text(c.local.addr), number(c.local.port),
-               timestamp(c.connect_time_us), timestamp(c.request_time_us), number(c.wait_us / 1000000),
-               number(c.wait_us % 1000000), number(0), link('c', c.id), link('s', c.server), number(0),
-               text(c.tls ? "TLS" : ""), text(c.application_name), number(c.id), text(c.shard), number(c.worker)});
+    table.add({text("C"),
+               text(c.user),
+               text(c.database),
+               text(std::string(stats::client_state_name(c.state))),
+               text(c.addr.addr),
+               number(c.addr.port),
+               text(c.local.addr),
+               number(c.local.port),
+               timestamp(c.connect_time_us),
+               timestamp(c.request_time_us),
+               number(c.wait_us / 1000000),
+               number(c.wait_us % 1000000),
+               number(0),
+               link('c', c.id),
+               link('s', c.server),
+               number(0),
+               text(c.tls ? "TLS" : ""),
+               text(c.application_name),
+               number(c.id),
+               text(c.shard),
+               number(c.worker)});
   }
   return table;
 }
@@ -115,11 +164,27 @@ ResultTable clients_table(const stats::Snapshot& snapshot) {
 ResultTable servers_table(const stats::Snapshot& snapshot) {
   ResultTable table(kSocketColumns);
   for (const auto& s : snapshot.servers) {
-    table.add({text("S"), text(s.user), text(s.shard), text(std::string(stats::server_state_name(s.state))),
-               text(s.addr.addr), number(s.addr.port), text(s.local.addr), number(s.local.port),
-               timestamp(s.connect_time_us), timestamp(s.request_time_us), number(0), number(0), number(0),
-               link('s', s.id), link('c', s.client), number(s.remote_pid), text(s.tls ? "TLS" : ""), text(""),
-               number(s.id), text(s.shard), number(s.worker)});
+    table.add({text("S"),
+               text(s.user),
+               text(s.shard),
+               text(std::string(stats::server_state_name(s.state))),
+               text(s.addr.addr),
+               number(s.addr.port),
+               text(s.local.addr),
+               number(s.local.port),
+               timestamp(s.connect_time_us),
+               timestamp(s.request_time_us),
+               number(0),
+               number(0),
+               number(0),
+               link('s', s.id),
+               link('c', s.client),
+               number(s.remote_pid),
+               text(s.tls ? "TLS" : ""),
+               text(""),
+               number(s.id),
+               text(s.shard),
+               number(s.worker)});
   }
   return table;
 }
@@ -137,11 +202,11 @@ uint64_t per(uint64_t total, uint64_t count) { return count == 0 ? 0 : total / c
 
 ResultTable stats_table(const stats::Snapshot& snapshot, double uptime_seconds) {
   static constexpr Column kColumns[] = {
-      {"database", T::Text},        {"total_xact_count", T::Int8}, {"total_query_count", T::Int8},
-      {"total_received", T::Int8},  {"total_sent", T::Int8},       {"total_xact_time", T::Int8},
-      {"total_query_time", T::Int8}, {"total_wait_time", T::Int8}, {"avg_xact_count", T::Int8},
-      {"avg_query_count", T::Int8}, {"avg_recv", T::Int8},         {"avg_sent", T::Int8},
-      {"avg_xact_time", T::Int8},   {"avg_query_time", T::Int8},   {"avg_wait_time", T::Int8}};
+      {"database", T::Text},         {"total_xact_count", T::Int8}, {"total_query_count", T::Int8},
+      {"total_received", T::Int8},   {"total_sent", T::Int8},       {"total_xact_time", T::Int8},
+      {"total_query_time", T::Int8}, {"total_wait_time", T::Int8},  {"avg_xact_count", T::Int8},
+      {"avg_query_count", T::Int8},  {"avg_recv", T::Int8},         {"avg_sent", T::Int8},
+      {"avg_xact_time", T::Int8},    {"avg_query_time", T::Int8},   {"avg_wait_time", T::Int8}};
   ResultTable table(kColumns);
   auto per_second = [&](uint64_t n) {
     return number(static_cast<uint64_t>(uptime_seconds > 0 ? static_cast<double>(n) / uptime_seconds : 0));
@@ -158,12 +223,13 @@ ResultTable stats_table(const stats::Snapshot& snapshot, double uptime_seconds) 
 
 ResultTable stats_totals_table(const stats::Snapshot& snapshot) {
   static constexpr Column kColumns[] = {
-      {"database", T::Text},  {"xact_count", T::Int8}, {"query_count", T::Int8}, {"bytes_received", T::Int8},
-      {"bytes_sent", T::Int8}, {"xact_time", T::Int8}, {"query_time", T::Int8},  {"wait_time", T::Int8}};
+      {"database", T::Text},   {"xact_count", T::Int8}, {"query_count", T::Int8}, {"bytes_received", T::Int8},
+      {"bytes_sent", T::Int8}, {"xact_time", T::Int8},  {"query_time", T::Int8},  {"wait_time", T::Int8}};
   ResultTable table(kColumns);
   for (const auto& [shard, t] : traffic_by_shard(snapshot)) {
     table.add({text(shard), number(t.xact_count()), number(t.query_count()), number(t.bytes_received),
-               number(t.bytes_sent), number(t.xact_time_us), number(t.query_time_us), number(t.wait_time_us)});
+               number(t.bytes_sent), number(t.xact_time_us), number(t.query_time_us),
+               number(t.wait_time_us)});
   }
   return table;
 }

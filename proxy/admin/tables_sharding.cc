@@ -6,7 +6,7 @@ using T = ColumnType;
 }
 
 ResultTable shards_table(const config::Config& config, const router::Directory* directory) {
-  static constexpr Column kColumns[] = {{"name", T::Text},    {"host", T::Text},      {"port", T::Int4},
+  static constexpr Column kColumns[] = {{"name", T::Text},     {"host", T::Text},    {"port", T::Int4},
                                         {"database", T::Text}, {"buckets", T::Int4}, {"migrating", T::Int4},
                                         {"state", T::Text}};
   ResultTable table(kColumns);
@@ -38,7 +38,9 @@ Result<ResultTable> buckets_table(const router::Directory& directory, std::strin
   int only = -1;
   if (!shard.empty()) {
     only = directory.shard_index(shard);
-    if (only < 0) return Status::client("42704", "shard \"" + std::string(shard) + "\" is not in the directory; see SHOW SHARDS");
+    if (only < 0)
+      return Status::client("42704",
+                            "shard \"" + std::string(shard) + "\" is not in the directory; see SHOW SHARDS");
   }
   ResultTable table(kColumns);
   for (uint32_t b = 0; b < directory.bucket_count(); ++b) {
@@ -51,23 +53,29 @@ Result<ResultTable> buckets_table(const router::Directory& directory, std::strin
 }
 
 ResultTable directory_table(const DirectoryStatus& status) {
-  static constexpr Column kColumns[] = {{"version", T::Int8}, {"source", T::Text},  {"loaded_at", T::Text},
-                                        {"age_seconds", T::Float8}, {"lease", T::Text}, {"buckets", T::Int4},
-                                        {"shards", T::Int4}};
+  static constexpr Column kColumns[] = {
+      {"version", T::Int8}, {"source", T::Text},  {"loaded_at", T::Text}, {"age_seconds", T::Float8},
+      {"lease", T::Text},   {"buckets", T::Int4}, {"shards", T::Int4}};
   ResultTable table(kColumns);
   const router::Directory* d = status.directory.get();
-  double age = status.loaded_at_us == 0 ? 0 : static_cast<double>(stats::wall_clock_us() - status.loaded_at_us) / 1e6;
-  table.add({d ? number(d->version()) : Value(), text(status.source), timestamp(status.loaded_at_us), decimal(age),
-             text(status.lease_valid ? "valid" : "expired"), d ? number(static_cast<int64_t>(d->bucket_count())) : Value(),
+  double age =
+      status.loaded_at_us == 0 ? 0 : static_cast<double>(stats::wall_clock_us() - status.loaded_at_us) / 1e6;
+  table.add({d ? number(d->version()) : Value(), text(status.source), timestamp(status.loaded_at_us),
+             decimal(age), text(status.lease_valid ? "valid" : "expired"),
+             d ? number(static_cast<int64_t>(d->bucket_count())) : Value(),
              d ? number(static_cast<int64_t>(d->shards().size())) : Value()});
   return table;
 }
 
 ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers) {
-  static constexpr Column kColumns[] = {{"id", T::Text},           {"host", T::Text},
-                                        {"port", T::Int4},         {"pid", T::Int4},
-                                        {"directory_version", T::Int8}, {"started_at", T::Text},
-                                        {"heartbeat_at", T::Text}, {"heartbeat_age_seconds", T::Float8}};
+  static constexpr Column kColumns[] = {{"id", T::Text},
+                                        {"host", T::Text},
+                                        {"port", T::Int4},
+                                        {"pid", T::Int4},
+                                        {"directory_version", T::Int8},
+                                        {"started_at", T::Text},
+                                        {"heartbeat_at", T::Text},
+                                        {"heartbeat_age_seconds", T::Float8}};
   ResultTable table(kColumns);
   for (const auto& r : routers) {
     table.add({text(r.id), text(r.host), number(r.port), number(r.pid), number(r.directory_version),
@@ -77,19 +85,20 @@ ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers)
 }
 
 ResultTable route_table(const router::Route& route, const router::Directory& directory) {
-  static constexpr Column kColumns[] = {{"kind", T::Text},   {"shard", T::Text},   {"buckets", T::Text},
-                                        {"table", T::Text},  {"writes", T::Bool},  {"reason", T::Text},
-                                        {"directory_version", T::Int8}, {"summary", T::Text}};
+  static constexpr Column kColumns[] = {
+      {"kind", T::Text},   {"shard", T::Text},  {"buckets", T::Text},           {"table", T::Text},
+      {"writes", T::Bool}, {"reason", T::Text}, {"directory_version", T::Int8}, {"summary", T::Text}};
   ResultTable table(kColumns);
   std::string buckets;
   for (uint32_t b : route.buckets) buckets += (buckets.empty() ? "" : ",") + std::to_string(b);
   bool one_shard = route.shard >= 0 && route.shard < static_cast<int>(directory.shards().size());
-  std::string reason = route.kind == router::RouteKind::Error ? route.error.sqlstate + " " + route.error.message
-                                                              : route.reason;
+  std::string reason = route.kind == router::RouteKind::Error
+                           ? route.error.sqlstate + " " + route.error.message
+                           : route.reason;
   table.add({text(router::route_kind_name(route.kind)),
-             one_shard ? text(directory.shard_name(static_cast<uint16_t>(route.shard))) : Value(), text(buckets),
-             text(route.table), text(route.writes ? "t" : "f"), text(reason), number(directory.version()),
-             text(router::route_summary(route, directory))});
+             one_shard ? text(directory.shard_name(static_cast<uint16_t>(route.shard))) : Value(),
+             text(buckets), text(route.table), text(route.writes ? "t" : "f"), text(reason),
+             number(directory.version()), text(router::route_summary(route, directory))});
   return table;
 }
 

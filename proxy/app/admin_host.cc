@@ -48,7 +48,8 @@ void AdminHost::wait_until_idle(std::function<void()> done) {
         return;
       }
       if (!poll_timer_) poll_timer_ = std::make_unique<net::Timer>(worker_.loop());
-      poll_timer_->start(kPausePollMs, 0, [this, done = std::move(done)]() mutable { wait_until_idle(std::move(done)); });
+      poll_timer_->start(kPausePollMs, 0,
+                         [this, done = std::move(done)]() mutable { wait_until_idle(std::move(done)); });
     });
   });
 }

@@ -34,8 +34,10 @@ class AdminHost : public admin::ConsoleHost {
   void rebalance(const std::vector<std::string>& targets, bool dry_run,
                  std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) override;
   void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) override;
-  void request_migration(int64_t id, catalog::MigrationRequest request, std::function<void(Status)> done) override;
-  void verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<admin::BucketCheck>>)> done) override;
+  void request_migration(int64_t id, catalog::MigrationRequest request,
+                         std::function<void(Status)> done) override;
+  void verify_bucket(uint32_t bucket,
+                     std::function<void(Result<std::vector<admin::BucketCheck>>)> done) override;
 
  private:
   // Runs `task` on this worker's thread.

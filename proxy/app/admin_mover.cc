@@ -43,7 +43,8 @@ Result<std::map<uint32_t, uint64_t>> rows_per_bucket(const config::Config& confi
       if (!name) continue;  // not created on this shard (yet): no rows
       auto bucket = catalog::bucket_expression(table, buckets);
       if (!bucket) return bucket.status();
-      auto counts = catalog::query(conn->get(), "SELECT " + *bucket + ", count(*) FROM " + *name + " GROUP BY 1");
+      auto counts =
+          catalog::query(conn->get(), "SELECT " + *bucket + ", count(*) FROM " + *name + " GROUP BY 1");
       if (!counts) return counts.status();
       for (int row = 0; row < PQntuples(counts->get()); ++row) {
         int64_t b = 0, n = 0;
@@ -67,7 +68,8 @@ void AdminHost::move_buckets(const std::string& list, const std::string& target,
       [config, directory, list, target]() -> Plan {
         if (!directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
         if (config->find_shard(target) == nullptr)
-          return Status::client("42704", "shard \"" + target + "\" is not in the configuration; see SHOW SHARDS");
+          return Status::client("42704",
+                                "shard \"" + target + "\" is not in the configuration; see SHOW SHARDS");
         auto buckets = mover::parse_bucket_list(list, directory->bucket_count());
         if (!buckets) return buckets.status();
         std::map<std::string, admin::PlannedMigration> by_source;
@@ -79,7 +81,8 @@ void AdminHost::move_buckets(const std::string& list, const std::string& target,
           move.target = target;
           move.buckets.push_back(b);
         }
-        if (by_source.empty()) return Status::client("22023", "every listed bucket is on " + target + " already");
+        if (by_source.empty())
+          return Status::client("22023", "every listed bucket is on " + target + " already");
         std::vector<admin::PlannedMigration> plan;
         for (auto& [source, move] : by_source) plan.push_back(std::move(move));
         return start(*config, std::move(plan));
@@ -100,7 +103,8 @@ void AdminHost::rebalance(const std::vector<std::string>& targets, bool dry_run,
         if (!directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
         for (const auto& name : targets) {
           if (config->find_shard(name) == nullptr)
-            return Status::client("42704", "shard \"" + name + "\" is not in the configuration; see SHOW SHARDS");
+            return Status::client("42704",
+                                  "shard \"" + name + "\" is not in the configuration; see SHOW SHARDS");
         }
         auto rows = rows_per_bucket(*config);
         if (!rows) return rows.status();
@@ -128,7 +132,8 @@ void AdminHost::list_migrations(std::function<void(Result<std::vector<catalog::M
       std::move(done));
 }
 
-void AdminHost::request_migration(int64_t id, catalog::MigrationRequest request, std::function<void(Status)> done) {
+void AdminHost::request_migration(int64_t id, catalog::MigrationRequest request,
+                                  std::function<void(Status)> done) {
   auto config = proxy_.config();
   off_loop<Status>(
       [config, id, request]() -> Status {
@@ -142,7 +147,8 @@ void AdminHost::request_migration(int64_t id, catalog::MigrationRequest request,
       });
 }
 
-void AdminHost::verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<admin::BucketCheck>>)> done) {
+void AdminHost::verify_bucket(uint32_t bucket,
+                              std::function<void(Result<std::vector<admin::BucketCheck>>)> done) {
   auto config = proxy_.config();
   auto directory = proxy_.directory_status().directory;
   using Checks = Result<std::vector<admin::BucketCheck>>;

@@ -52,14 +52,19 @@ int main(int argc, char** argv) {
   std::string sql;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if ((arg == "--config" || arg == "-c") && i + 1 < argc) config_path = argv[++i];
+    if ((arg == "--config" || arg == "-c") && i + 1 < argc)
+      config_path = argv[++i];
     else if (arg == "--version") {
       std::printf("shardwire %s\n", SHARDWIRE_VERSION);
       return 0;
-    } else if (arg == "--help" || arg == "-h") return usage(stdout);
-    else if (i == 1 && (arg == "check" || arg == "init" || arg == "route")) command = arg;
-    else if (command == "route" && sql.empty()) sql = arg;
-    else return usage(stderr);
+    } else if (arg == "--help" || arg == "-h")
+      return usage(stdout);
+    else if (i == 1 && (arg == "check" || arg == "init" || arg == "route"))
+      command = arg;
+    else if (command == "route" && sql.empty())
+      sql = arg;
+    else
+      return usage(stderr);
   }
   if (config_path.empty()) return usage(stderr);
   if (command == "check" || command == "init" || command == "route") {

@@ -6,9 +6,9 @@
 #include "mover/mover_service.h"
 
 #include <signal.h>
+#include <uv.h>
 #include <algorithm>
 #include <climits>
-#include <uv.h>
 
 #include "catalog/directory_watcher.h"
 #include "common/log.h"
@@ -33,7 +33,8 @@ void apply_log_level(const config::Config& config) {
 // for listeners, loops, the catalog, the mover, metrics and the log.
 uint64_t descriptors_needed(const config::Config& config) {
   uint64_t logins = std::max<uint64_t>(config.auth.users.size(), 1);
-  uint64_t servers = static_cast<uint64_t>(config.pool.size) * std::max<uint64_t>(config.shards.size(), 1) * logins;
+  uint64_t servers =
+      static_cast<uint64_t>(config.pool.size) * std::max<uint64_t>(config.shards.size(), 1) * logins;
   return static_cast<uint64_t>(config.listen.max_client_connections) + 2 * servers + 256;
 }
 
@@ -49,10 +50,11 @@ int raise_fd_limit(const config::Config& config) {
   }
   uint64_t others = wanted - static_cast<uint64_t>(config.listen.max_client_connections);
   int cap = limit.soft > others ? static_cast<int>(std::min<uint64_t>(limit.soft - others, INT_MAX)) : 1;
-  LOG_WARN("open file limit is %llu (hard %llu) but listen.max_client_connections=%d needs about %llu; "
-           "clients beyond %d are refused with 53300",
-           (unsigned long long)limit.soft, (unsigned long long)limit.hard, config.listen.max_client_connections,
-           (unsigned long long)wanted, cap);
+  LOG_WARN(
+      "open file limit is %llu (hard %llu) but listen.max_client_connections=%d needs about %llu; "
+      "clients beyond %d are refused with 53300",
+      (unsigned long long)limit.soft, (unsigned long long)limit.hard, config.listen.max_client_connections,
+      (unsigned long long)wanted, cap);
   return cap;
 }
 
@@ -121,8 +123,7 @@ int Proxy::run() {
   }
   for (int i = 0; i < config_->workers; ++i) {
     workers_.push_back(std::make_unique<Worker>(i, config_, cancels_, client_count_, *tls, directory,
-                                                directory_access, budgets_, paused_,
-                                                cutover_queued_));
+                                                directory_access, budgets_, paused_, cutover_queued_));
     workers_.back()->set_console_host(std::make_unique<AdminHost>(*this, *workers_.back()));
     workers_.back()->set_client_cap(client_cap);
     Status listening = workers_.back()->listen();
@@ -161,7 +162,8 @@ int Proxy::run() {
     w->action = std::move(action);
     uv_signal_init(main_loop_.raw(), &w->handle);
     w->handle.data = w.get();
-    uv_signal_start(&w->handle, [](uv_signal_t* h, int) { static_cast<SignalWatch*>(h->data)->action(); }, signum);
+    uv_signal_start(
+        &w->handle, [](uv_signal_t* h, int) { static_cast<SignalWatch*>(h->data)->action(); }, signum);
     watches.push_back(std::move(w));
   };
   watch(SIGHUP, [this] { reload(); });
@@ -215,8 +217,12 @@ void Proxy::stop(admin::ShutdownMode mode) {
   if (again && mode != admin::ShutdownMode::Immediate) return;
   switch (mode) {
     case admin::ShutdownMode::Immediate: LOG_INFO("stopping now"); break;
-    case admin::ShutdownMode::WaitForServers: LOG_INFO("no new connections; waiting for transactions to finish"); break;
-    case admin::ShutdownMode::WaitForClients: LOG_INFO("no new connections; waiting for clients to leave"); break;
+    case admin::ShutdownMode::WaitForServers:
+      LOG_INFO("no new connections; waiting for transactions to finish");
+      break;
+    case admin::ShutdownMode::WaitForClients:
+      LOG_INFO("no new connections; waiting for clients to leave");
+      break;
   }
   // The main loop ends when every worker has (see run()).
   for (auto& worker : workers_) worker->post_shutdown(mode);

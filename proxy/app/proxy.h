@@ -25,7 +25,7 @@ class MoverService;
 namespace sw::metrics {
 class Exposer;
 struct Readings;
-}
+}  // namespace sw::metrics
 
 namespace sw::app {
 
@@ -63,7 +63,7 @@ class Proxy {
   void publish(std::shared_ptr<const router::Directory> directory);
 
   std::string config_path_;
-  std::mutex config_mutex_;                        // config_ is read by other threads
+  std::mutex config_mutex_;  // config_ is read by other threads
   std::shared_ptr<const config::Config> config_;
   std::shared_ptr<const router::Directory> static_directory_;  // without a catalog
   std::atomic<bool> paused_{false};
@@ -79,8 +79,8 @@ class Proxy {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<catalog::DirectoryWatcher> watcher_;
   std::unique_ptr<mover::MoverService> mover_;  // with a catalog only
-  std::unique_ptr<metrics::Exposer> exposer_;  // stopped before the workers go
-  int workers_stopped_ = 0;  // main loop thread only
+  std::unique_ptr<metrics::Exposer> exposer_;   // stopped before the workers go
+  int workers_stopped_ = 0;                     // main loop thread only
 };
 
 }  // namespace sw::app

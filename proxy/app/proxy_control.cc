@@ -12,8 +12,9 @@ namespace {
 // Asks every worker (`ask(worker, reply)`) and folds the answers with `fold`; `done` gets the
 // result once the last worker answered, on the thread that delivered that answer.
 template <typename T>
-void fan_in(std::vector<std::unique_ptr<Worker>>& workers, std::function<void(Worker&, std::function<void(T)>)> ask,
-            std::function<void(T&, T)> fold, std::function<void(T)> done) {
+void fan_in(std::vector<std::unique_ptr<Worker>>& workers,
+            std::function<void(Worker&, std::function<void(T)>)> ask, std::function<void(T&, T)> fold,
+            std::function<void(T)> done) {
   struct State {
     std::mutex mutex;
     size_t pending;
@@ -45,7 +46,10 @@ std::shared_ptr<const config::Config> Proxy::config() {
 
 void Proxy::gather(bool lists, std::function<void(stats::Snapshot)> done) {
   fan_in<stats::Snapshot>(
-      workers_, [lists](Worker& w, std::function<void(stats::Snapshot)> reply) { w.post_snapshot(lists, std::move(reply)); },
+      workers_,
+      [lists](Worker& w, std::function<void(stats::Snapshot)> reply) {
+        w.post_snapshot(lists, std::move(reply));
+      },
       [](stats::Snapshot& all, stats::Snapshot one) { all.merge(std::move(one)); }, std::move(done));
 }
 
@@ -57,7 +61,8 @@ void Proxy::count_busy(std::function<void(int)> done) {
 
 void Proxy::kill_client(uint64_t id, std::function<void(bool)> done) {
   fan_in<bool>(
-      workers_, [id](Worker& w, std::function<void(bool)> reply) { w.post_kill_client(id, std::move(reply)); },
+      workers_,
+      [id](Worker& w, std::function<void(bool)> reply) { w.post_kill_client(id, std::move(reply)); },
       [](bool& any, bool one) { any = any || one; }, std::move(done));
 }
 
@@ -92,7 +97,8 @@ admin::DirectoryStatus Proxy::directory_status() {
   Clock::time_point now = Clock::now();
   status.lease_valid = watcher_->lease_valid(now);
   if (status.directory) {
-    auto since = std::chrono::duration_cast<std::chrono::microseconds>(now - watcher_->confirmed_at()).count();
+    auto since =
+        std::chrono::duration_cast<std::chrono::microseconds>(now - watcher_->confirmed_at()).count();
     status.loaded_at_us = stats::wall_clock_us() - since;
   }
   return status;

@@ -42,7 +42,8 @@ metrics::Readings Proxy::read_metrics() {
     for (uint32_t b = 0; b < d.bucket_count(); ++b) {
       const auto& entry = d.bucket(b);
       bool migrating = entry.state == router::BucketState::Migrating;
-      ++counts[entry.shard][static_cast<size_t>(migrating ? metrics::BucketState::Migrating : metrics::BucketState::Active)];
+      ++counts[entry.shard][static_cast<size_t>(migrating ? metrics::BucketState::Migrating
+                                                          : metrics::BucketState::Active)];
     }
     for (size_t shard = 0; shard < counts.size(); ++shard) {
       for (size_t state = 0; state < metrics::kBucketStates; ++state) {

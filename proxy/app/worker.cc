@@ -4,8 +4,8 @@
 
 #include "app/cancel_registry.h"
 #include "common/log.h"
-#include "parser/analyze.h"
 #include "net/connection.h"
+#include "parser/analyze.h"
 #include "wire/messages.h"
 
 namespace sw::app {
@@ -24,10 +24,18 @@ bool same_login(const pool::BackendTarget& a, const pool::BackendTarget& b) {
 Worker::Worker(int index, std::shared_ptr<const config::Config> config, CancelRegistry& cancels,
                std::atomic<int>& client_count, std::shared_ptr<net::TlsContext> tls,
                std::shared_ptr<const router::Directory> directory, DirectoryAccess directory_access,
-               pool::BudgetRegistry& budgets, const std::atomic<bool>& paused, std::atomic<int>& cutover_queued)
-    : index_(index), config_(std::move(config)), cancels_(cancels), client_count_(client_count),
-      tls_(std::move(tls)), directory_(std::move(directory)), directory_access_(std::move(directory_access)),
-      budgets_(budgets), paused_(paused), cutover_queued_(cutover_queued) {
+               pool::BudgetRegistry& budgets, const std::atomic<bool>& paused,
+               std::atomic<int>& cutover_queued)
+    : index_(index),
+      config_(std::move(config)),
+      cancels_(cancels),
+      client_count_(client_count),
+      tls_(std::move(tls)),
+      directory_(std::move(directory)),
+      directory_access_(std::move(directory_access)),
+      budgets_(budgets),
+      paused_(paused),
+      cutover_queued_(cutover_queued) {
   // The config was validated at load; a rule it cannot express is reported there.
   if (auto rules = router::RoutingRules::from_config(config_->sharding)) rules_ = std::move(*rules);
 }
@@ -50,8 +58,8 @@ void Worker::start_thread(std::function<void()> on_exit) {
     loop_.run();
     parser::CacheStats stats = parser::cache_stats();  // this thread's statement caches
     uint64_t lookups = stats.exact_hits + stats.normalized_hits + stats.misses;
-    LOG_INFO("worker=%d parse cache: %llu exact hits, %llu normalized hits, %llu misses (hit rate %.1f%%)", index_,
-             (unsigned long long)stats.exact_hits, (unsigned long long)stats.normalized_hits,
+    LOG_INFO("worker=%d parse cache: %llu exact hits, %llu normalized hits, %llu misses (hit rate %.1f%%)",
+             index_, (unsigned long long)stats.exact_hits, (unsigned long long)stats.normalized_hits,
              (unsigned long long)stats.misses,
              lookups ? 100.0 * static_cast<double>(stats.exact_hits + stats.normalized_hits) / lookups : 0.0);
     on_exit();
@@ -67,7 +75,8 @@ void Worker::accept(std::unique_ptr<net::Connection> connection) {
   if (client_count_.fetch_add(1) >= std::min(config_->listen.max_client_connections, client_cap_)) {
     client_count_.fetch_sub(1);
     std::string out;
-    wire::encode_error(out, "FATAL", "53300", "sorry, too many clients already (listen.max_client_connections)");
+    wire::encode_error(out, "FATAL", "53300",
+                       "sorry, too many clients already (listen.max_client_connections)");
     LOG_WARN("client=c%llu refused: max_client_connections reached", (unsigned long long)connection->id());
     connection->write(out);
     connection->close_after_flush();  // a few bytes: written at once, then closed
@@ -145,7 +154,8 @@ pool::Pool* Worker::pool_for(const std::string& user, int shard, Status* error) 
                    std::move(it->second));
     pools_.erase(it);
   }
-  auto pool = std::make_unique<pool::Pool>(loop_, *target, pool_settings(), budgets_.get(key, config_->pool.size));
+  auto pool =
+      std::make_unique<pool::Pool>(loop_, *target, pool_settings(), budgets_.get(key, config_->pool.size));
   pool::Pool* raw = pool.get();
   pools_[key] = PoolEntry{std::move(pool), user};
   return raw;
@@ -200,7 +210,8 @@ void Worker::post_reload(std::shared_ptr<const config::Config> config, std::shar
   loop_.post([this, config, tls] { apply_reload(config, tls); });
 }
 
-void Worker::apply_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls) {
+void Worker::apply_reload(std::shared_ptr<const config::Config> config,
+                          std::shared_ptr<net::TlsContext> tls) {
   config_ = std::move(config);
   tls_ = std::move(tls);
   if (auto rules = router::RoutingRules::from_config(config_->sharding)) rules_ = std::move(*rules);
@@ -229,8 +240,10 @@ void Worker::shutdown(admin::ShutdownMode mode) {
     std::vector<session::Session*> sessions;
     for (auto& [raw, owned] : sessions_) sessions.push_back(raw);
     for (session::Session* s : sessions) {
-      if (mode == admin::ShutdownMode::WaitForServers) s->begin_shutdown();
-      else s->terminate(Status::proxy("57P01", "terminating connection due to immediate shutdown"));
+      if (mode == admin::ShutdownMode::WaitForServers)
+        s->begin_shutdown();
+      else
+        s->terminate(Status::proxy("57P01", "terminating connection due to immediate shutdown"));
     }
     for (auto& [key, entry] : pools_) entry.pool->retire();
   }

@@ -59,9 +59,9 @@ class Worker : public session::SessionHost {
   // Each runs on this worker's thread and calls `done` there (worker_control.cc).
   void post_snapshot(bool lists, std::function<void(stats::Snapshot)> done);
   void post_count_busy(std::function<void(int)> done);  // sessions holding servers
-  void post_resume();                                     // wake sessions PAUSE held
+  void post_resume();                                   // wake sessions PAUSE held
   void post_kill_client(uint64_t id, std::function<void(bool)> done);
-  void post_reconnect();                                  // servers close once released
+  void post_reconnect();  // servers close once released
 
   // SessionHost
   net::Loop& loop() override { return loop_; }
@@ -106,7 +106,7 @@ class Worker : public session::SessionHost {
   router::RoutingRules rules_;
   pool::BudgetRegistry& budgets_;
   const std::atomic<bool>& paused_;
-  std::atomic<int>& cutover_queued_;       // writes waiting for a cutover, all workers
+  std::atomic<int>& cutover_queued_;  // writes waiting for a cutover, all workers
   std::vector<session::Session*> cutover_queue_;
   std::unique_ptr<net::Listener> listener_;
   std::unordered_map<session::Session*, std::unique_ptr<session::Session>> sessions_;
@@ -117,7 +117,7 @@ class Worker : public session::SessionHost {
   };
   std::map<std::string, PoolEntry> pools_;  // by BackendTarget::key()
   session::StatementRegistry statements_;
-  stats::WorkerTraffic traffic_;    // includes the byte counts of closed client connections
+  stats::WorkerTraffic traffic_;         // includes the byte counts of closed client connections
   std::vector<session::Session*> held_;  // sessions PAUSE holds
   std::unique_ptr<admin::ConsoleHost> console_host_;
   std::unique_ptr<admin::Console> console_;

@@ -63,7 +63,8 @@ void Worker::post_kill_client(uint64_t id, std::function<void(bool)> done) {
     for (const auto& [raw, owned] : sessions_) {
       if (raw->id() != id) continue;
       LOG_INFO("client=c%llu killed by the admin console", (unsigned long long)id);
-      raw->terminate(Status::proxy("57P01", "terminating connection due to administrator command (KILL_CLIENT)"));
+      raw->terminate(
+          Status::proxy("57P01", "terminating connection due to administrator command (KILL_CLIENT)"));
       done(true);
       return;
     }
@@ -101,8 +102,10 @@ stats::Snapshot Worker::snapshot(bool lists) {
     snap.traffic.client_bytes_received += raw->client_bytes_read();
     snap.traffic.client_bytes_sent += raw->client_bytes_written();
     auto it = pool != nullptr ? pools.find(pool) : pools.end();
-    if (it != pools.end() && client.state == stats::ClientState::Waiting) ++it->second.cl_waiting;
-    else if (it != pools.end() && client.state != stats::ClientState::Login) ++it->second.cl_active;
+    if (it != pools.end() && client.state == stats::ClientState::Waiting)
+      ++it->second.cl_waiting;
+    else if (it != pools.end() && client.state != stats::ClientState::Login)
+      ++it->second.cl_active;
     if (client.server != 0) client_of_server[client.server] = client.id;
     if (lists) snap.clients.push_back(std::move(client));
   }

@@ -22,8 +22,8 @@ bool in_table(uint32_t cp, const Range (&table)[N]) {
 
 // RFC 3454 C.1.2, non-ASCII space characters: mapped to U+0020 (RFC 4013 2.1).
 constexpr Range kNonAsciiSpace[] = {
-    {0x00A0, 0x00A0}, {0x1680, 0x1680}, {0x2000, 0x200B}, {0x202F, 0x202F},
-    {0x205F, 0x205F}, {0x3000, 0x3000},
+    {0x00A0, 0x00A0}, {0x1680, 0x1680}, {0x2000, 0x200B},
+    {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000},
 };
 
 // RFC 3454 B.1, commonly mapped to nothing.
@@ -35,16 +35,16 @@ constexpr Range kMappedToNothing[] = {
 // RFC 4013 2.3 prohibited output: RFC 3454 C.1.2, C.2.1, C.2.2, C.3, C.5, C.6, C.7, C.8, C.9.
 // C.4 (non-characters) is checked separately in is_prohibited().
 constexpr Range kProhibited[] = {
-    {0x0000, 0x001F},   {0x007F, 0x00A0},   // C.2.1, C.2.2, C.1.2
-    {0x0340, 0x0341},                       // C.8
-    {0x06DD, 0x06DD},   {0x070F, 0x070F},   {0x1680, 0x1680},   {0x180E, 0x180E},
-    {0x2000, 0x200F},                       // C.1.2, C.2.2, C.8
-    {0x2028, 0x202F},                       // C.2.2, C.8, C.1.2
-    {0x205F, 0x2063},   {0x206A, 0x206F},   {0x2FF0, 0x2FFB},   {0x3000, 0x3000},
-    {0xD800, 0xF8FF},                       // C.5 surrogates, C.3 private use
-    {0xFEFF, 0xFEFF},   {0xFFF9, 0xFFFD},   // C.2.2, C.6
-    {0x1D173, 0x1D17A},                     // C.2.2
-    {0xE0001, 0xE0001}, {0xE0020, 0xE007F}, // C.9
+    {0x0000, 0x001F},   {0x007F, 0x00A0},  // C.2.1, C.2.2, C.1.2
+    {0x0340, 0x0341},                      // C.8
+    {0x06DD, 0x06DD},   {0x070F, 0x070F},     {0x1680, 0x1680},
+    {0x180E, 0x180E},   {0x2000, 0x200F},  // C.1.2, C.2.2, C.8
+    {0x2028, 0x202F},                      // C.2.2, C.8, C.1.2
+    {0x205F, 0x2063},   {0x206A, 0x206F},     {0x2FF0, 0x2FFB},
+    {0x3000, 0x3000},   {0xD800, 0xF8FF},      // C.5 surrogates, C.3 private use
+    {0xFEFF, 0xFEFF},   {0xFFF9, 0xFFFD},      // C.2.2, C.6
+    {0x1D173, 0x1D17A},                        // C.2.2
+    {0xE0001, 0xE0001}, {0xE0020, 0xE007F},    // C.9
     {0xF0000, 0xFFFFD}, {0x100000, 0x10FFFD},  // C.3
 };
 

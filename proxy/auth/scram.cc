@@ -108,7 +108,8 @@ Result<std::string> ScramServer::on_client_first(std::string_view message) {
     return Status::proxy("XX000", "SCRAM server nonce is not printable ASCII");
   }
   if (message.empty()) return client_malformed("the message is empty");
-  if (message.find('\0') != std::string_view::npos) return client_malformed("the message contains a NUL byte");
+  if (message.find('\0') != std::string_view::npos)
+    return client_malformed("the message contains a NUL byte");
 
   // gs2-header: cbind-flag "," [authzid] ","
   char flag = message[0];
@@ -120,7 +121,8 @@ Result<std::string> ScramServer::on_client_first(std::string_view message) {
   if (flag != 'n' && flag != 'y') return client_malformed("unexpected channel-binding flag");
   // 'y' (client supports channel binding, thinks the server does not) is correct here because
   // SCRAM-SHA-256-PLUS is never advertised; a server offering PLUS would have to refuse it.
-  if (message.size() < 2 || message[1] != ',') return client_malformed("comma expected after the channel-binding flag");
+  if (message.size() < 2 || message[1] != ',')
+    return client_malformed("comma expected after the channel-binding flag");
   if (message.size() >= 3 && message[2] == 'a') {
     return Status::client("0A000", "client uses SCRAM authorization identity, but it is not supported");
   }
@@ -156,7 +158,8 @@ Result<std::string> ScramServer::on_client_final(std::string_view message) {
   step_ = Step::kFailed;  // until this message is accepted: any error ends the exchange
   if (!in_order) return client_malformed("unexpected client-final-message");
   if (message.empty()) return client_malformed("the message is empty");
-  if (message.find('\0') != std::string_view::npos) return client_malformed("the message contains a NUL byte");
+  if (message.find('\0') != std::string_view::npos)
+    return client_malformed("the message contains a NUL byte");
 
   AttributeReader reader(message);
   auto binding = reader.expect('c');
@@ -183,13 +186,14 @@ Result<std::string> ScramServer::on_client_final(std::string_view message) {
   }
   if (!reader.at_end()) return client_malformed("garbage at the end of client-final-message");
   auto proof = base64_decode(proof_b64);
-  if (!proof || proof->size() != detail::kKeyLength) return client_malformed("malformed proof in client-final-message");
+  if (!proof || proof->size() != detail::kKeyLength)
+    return client_malformed("malformed proof in client-final-message");
   if (*nonce != combined_nonce_) return client_malformed("the nonce in client-final-message does not match");
 
   // AuthMessage = client-first-message-bare "," server-first-message ","
   //               client-final-message-without-proof
-  std::string auth_message = client_first_bare_ + "," + server_first_ + "," +
-                             std::string(message.substr(0, proof_start - 1));
+  std::string auth_message =
+      client_first_bare_ + "," + server_first_ + "," + std::string(message.substr(0, proof_start - 1));
   std::string client_signature = detail::hmac_sha256(secret_.stored_key, auth_message);
   std::string client_key = detail::xor_bytes(*proof, client_signature);
   bool proof_ok = constant_time_equal(detail::sha256(client_key), secret_.stored_key);
@@ -217,13 +221,15 @@ Result<std::string> ScramClient::on_server_first(std::string_view message) {
     return Status::proxy("XX000", "SCRAM client nonce is not printable ASCII");
   }
   if (message.empty()) return server_malformed("the message is empty");
-  if (message.find('\0') != std::string_view::npos) return server_malformed("the message contains a NUL byte");
+  if (message.find('\0') != std::string_view::npos)
+    return server_malformed("the message contains a NUL byte");
 
   AttributeReader reader(message);
   auto nonce = reader.expect('r');
   if (!nonce) return server_malformed("attribute \"r\" expected in server-first-message");
   if (nonce->size() <= client_nonce_.size() || nonce->substr(0, client_nonce_.size()) != client_nonce_) {
-    return Status::server("08P01", "invalid SCRAM response: the server nonce does not extend the client nonce");
+    return Status::server("08P01",
+                          "invalid SCRAM response: the server nonce does not extend the client nonce");
   }
   if (nonce->size() > kMaxNonceLength) {
     return Status::server("08P01", "invalid SCRAM response: the nonce is longer than " +
@@ -244,8 +250,7 @@ Result<std::string> ScramClient::on_server_first(std::string_view message) {
   }
   if (!reader.at_end()) return server_malformed("garbage at the end of server-first-message");
 
-  std::string salted =
-      detail::cached_salted_password(password_, *salt, static_cast<uint32_t>(*iterations));
+  std::string salted = detail::cached_salted_password(password_, *salt, static_cast<uint32_t>(*iterations));
   detail::wipe(password_);  // not needed again
   std::string client_key = detail::hmac_sha256(salted, "Client Key");
   server_key_ = detail::hmac_sha256(salted, "Server Key");
@@ -265,7 +270,8 @@ Status ScramClient::on_server_final(std::string_view message) {
   step_ = Step::kFailed;  // until this message is accepted: any error ends the exchange
   if (!in_order) return server_malformed("unexpected server-final-message");
   if (message.empty()) return server_malformed("the message is empty");
-  if (message.find('\0') != std::string_view::npos) return server_malformed("the message contains a NUL byte");
+  if (message.find('\0') != std::string_view::npos)
+    return server_malformed("the message contains a NUL byte");
 
   AttributeReader reader(message);
   if (auto error = reader.expect('e')) {
@@ -275,9 +281,11 @@ Status ScramClient::on_server_final(std::string_view message) {
   if (!signature_b64) return server_malformed("attribute \"v\" expected in server-final-message");
   if (!reader.at_end()) return server_malformed("garbage at the end of server-final-message");
   auto signature = base64_decode(*signature_b64);
-  if (!signature || signature->size() != detail::kKeyLength) return server_malformed("invalid server signature");
+  if (!signature || signature->size() != detail::kKeyLength)
+    return server_malformed("invalid server signature");
   if (!constant_time_equal(*signature, detail::hmac_sha256(server_key_, auth_message_))) {
-    return Status::server("28000", "invalid SCRAM server signature: the server could not prove it knows the password");
+    return Status::server("28000",
+                          "invalid SCRAM server signature: the server could not prove it knows the password");
   }
   step_ = Step::kDone;
   return Status::ok();

@@ -56,7 +56,7 @@ class ScramClient {
   static constexpr size_t kMaxNonceLength = 1024;
 
   ScramClient(std::string password, std::string client_nonce);
-  std::string client_first();  // "n,,n=,r=<nonce>"
+  std::string client_first();                                     // "n,,n=,r=<nonce>"
   Result<std::string> on_server_first(std::string_view message);  // -> client-final
   Status on_server_final(std::string_view message);               // verifies server signature
 

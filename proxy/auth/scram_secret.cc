@@ -57,12 +57,12 @@ void wipe(std::string& s) {
 std::string salted_password(std::string_view password, std::string_view salt, uint32_t iterations) {
   std::string prepared = saslprep_password(password);
   std::string out(kKeyLength, '\0');
-  bool ok = prepared.size() <= INT_MAX && salt.size() <= INT_MAX && iterations >= 1 &&
-            iterations <= INT_MAX &&
-            PKCS5_PBKDF2_HMAC(prepared.data(), static_cast<int>(prepared.size()),
-                              reinterpret_cast<const unsigned char*>(salt.data()),
-                              static_cast<int>(salt.size()), static_cast<int>(iterations), EVP_sha256(),
-                              static_cast<int>(out.size()), reinterpret_cast<unsigned char*>(out.data())) == 1;
+  bool ok =
+      prepared.size() <= INT_MAX && salt.size() <= INT_MAX && iterations >= 1 && iterations <= INT_MAX &&
+      PKCS5_PBKDF2_HMAC(prepared.data(), static_cast<int>(prepared.size()),
+                        reinterpret_cast<const unsigned char*>(salt.data()), static_cast<int>(salt.size()),
+                        static_cast<int>(iterations), EVP_sha256(), static_cast<int>(out.size()),
+                        reinterpret_cast<unsigned char*>(out.data())) == 1;
   wipe(prepared);
   if (!ok) out.clear();  // derived keys then never verify
   return out;

@@ -250,18 +250,19 @@ std::string quote_identifier(const std::string& name) {
 Result<std::string> bucket_expression(const config::ShardedTable& table, uint32_t bucket_count) {
   // The key types bucket_of has overloads for (varchar hashes as text).
   static const std::pair<const char*, const char*> kCasts[] = {
-      {"smallint", "smallint"}, {"int2", "smallint"}, {"integer", "integer"}, {"int", "integer"},
-      {"int4", "integer"},      {"bigint", "bigint"}, {"int8", "bigint"},     {"text", "text"},
-      {"varchar", "text"},      {"character varying", "text"},              {"uuid", "uuid"}};
+      {"smallint", "smallint"}, {"int2", "smallint"},          {"integer", "integer"}, {"int", "integer"},
+      {"int4", "integer"},      {"bigint", "bigint"},          {"int8", "bigint"},     {"text", "text"},
+      {"varchar", "text"},      {"character varying", "text"}, {"uuid", "uuid"}};
   std::string type = table.type;
   for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const auto& [name, cast] : kCasts) {
     if (type == name) {
-      return "shardwire.bucket_of(" + quote_identifier(table.key) + "::" + cast + ", " + std::to_string(bucket_count) +
-             ")";
+      return "shardwire.bucket_of(" + quote_identifier(table.key) + "::" + cast + ", " +
+             std::to_string(bucket_count) + ")";
     }
   }
-  return Status::client("22023", "table " + table.name + ": unsupported shard key type \"" + table.type + "\"");
+  return Status::client("22023",
+                        "table " + table.name + ": unsupported shard key type \"" + table.type + "\"");
 }
 
 std::string bucket_index_statement(const config::ShardedTable& table, int buckets) {
@@ -269,12 +270,13 @@ std::string bucket_index_statement(const config::ShardedTable& table, int bucket
   if (!expression) return "SELECT 1";  // config validation admits only key types bucket_of takes
   std::string name = "shardwire_buckets_" + table.name.substr(table.name.rfind('.') + 1);
   if (name.size() > 63) name.resize(63);
-  return "CREATE INDEX IF NOT EXISTS " + quote_identifier(name) + " ON " + table.name + " ((" + *expression + "))";
+  return "CREATE INDEX IF NOT EXISTS " + quote_identifier(name) + " ON " + table.name + " ((" + *expression +
+         "))";
 }
 
 std::string install_fence_statement(const config::ShardedTable& table, int buckets) {
-  return "SELECT shardwire.install_fence(" + quote_literal(table.name) + "::regclass, " + quote_literal(table.key) +
-         ", " + quote_literal(table.type) + ", " + std::to_string(buckets) + ")";
+  return "SELECT shardwire.install_fence(" + quote_literal(table.name) + "::regclass, " +
+         quote_literal(table.key) + ", " + quote_literal(table.type) + ", " + std::to_string(buckets) + ")";
 }
 
 }  // namespace sw::catalog

@@ -46,7 +46,8 @@ std::string catalog_schema_sql();
 std::string shard_schema_sql();
 
 // Parameterized statement ($1 table, $2 key column, $3 key type, $4 buckets) that installs the fence.
-inline constexpr const char* kInstallFenceSql = "SELECT shardwire.install_fence($1::regclass, $2, $3, $4::int)";
+inline constexpr const char* kInstallFenceSql =
+    "SELECT shardwire.install_fence($1::regclass, $2, $3, $4::int)";
 
 // The same as one self-contained statement with quoted literals, for a caller that speaks the
 // wire protocol itself (the proxy, after it created a configured sharded table).

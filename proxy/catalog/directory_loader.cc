@@ -14,7 +14,8 @@ std::vector<std::string> shard_names(const config::Config& config) {
   return names;
 }
 
-Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t version, const std::vector<BucketRow>& rows,
+Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t version,
+                                                                 const std::vector<BucketRow>& rows,
                                                                  const std::vector<std::string>& shards,
                                                                  uint32_t bucket_count) {
   if (shards.empty()) return Status::config("no shards are configured");
@@ -44,8 +45,8 @@ Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t versio
         if (shards[i] == row.shard) last_index = static_cast<int>(i);
       }
       if (last_index < 0) {
-        return Status::config("the catalog directory puts bucket " + std::to_string(b) + " on shard \"" + row.shard +
-                              "\", which is not in the config's shards");
+        return Status::config("the catalog directory puts bucket " + std::to_string(b) + " on shard \"" +
+                              row.shard + "\", which is not in the config's shards");
       }
       last_name = row.shard;
     }
@@ -59,7 +60,8 @@ Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t versio
       return Status::config("the catalog directory has unknown state \"" + row.state + "\" for bucket " +
                             std::to_string(b));
     }
-    if (row.version < 0) return Status::config("the catalog directory has a negative version for bucket " + std::to_string(b));
+    if (row.version < 0)
+      return Status::config("the catalog directory has a negative version for bucket " + std::to_string(b));
     e.version = static_cast<uint64_t>(row.version);
   }
   return std::make_shared<const router::Directory>(version, shards, std::move(entries));
@@ -69,7 +71,8 @@ Result<LoadedRows> parse_directory_result(const PGresult* res) {
   LoadedRows out;
   if (PQnfields(res) != 5) return Status::server("XX000", "catalog: unexpected directory result shape");
   const int n = PQntuples(res);
-  if (n == 0) return Status::server("XX000", "catalog: shardwire.directory_version has no row; run shardwire init");
+  if (n == 0)
+    return Status::server("XX000", "catalog: shardwire.directory_version has no row; run shardwire init");
   out.rows.reserve(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     int64_t version = 0;
@@ -93,13 +96,17 @@ Result<LoadedRows> parse_directory_result(const PGresult* res) {
 
 Result<std::shared_ptr<const router::Directory>> load_directory(PGconn* conn, const config::Config& config) {
   auto res = query(conn, kLoadDirectorySql);
-  if (!res) return Status{res.status().fault, res.status().sqlstate, "catalog: loading the directory: " + res.status().message};
+  if (!res)
+    return Status{res.status().fault, res.status().sqlstate,
+                  "catalog: loading the directory: " + res.status().message};
   auto rows = parse_directory_result(res->get());
   if (!rows) return rows.status();
   if (!rows->has_directory) {
-    return Status::config("the catalog has no bucket directory yet; run `shardwire init --config " + config.file + "`");
+    return Status::config("the catalog has no bucket directory yet; run `shardwire init --config " +
+                          config.file + "`");
   }
-  return build_directory(rows->version, rows->rows, shard_names(config), static_cast<uint32_t>(config.sharding.buckets));
+  return build_directory(rows->version, rows->rows, shard_names(config),
+                         static_cast<uint32_t>(config.sharding.buckets));
 }
 
 }  // namespace sw::catalog

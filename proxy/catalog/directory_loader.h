@@ -29,7 +29,8 @@ std::vector<std::string> shard_names(const config::Config& config);
 // Builds a snapshot from catalog rows. Errors (Fault::Config, naming the catalog, never a DSN):
 // a bucket count different from `bucket_count`, a missing/duplicate/out-of-range bucket, a shard
 // name not in `shards`, an unknown state, a negative version. Rows may come in any order.
-Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t version, const std::vector<BucketRow>& rows,
+Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t version,
+                                                                 const std::vector<BucketRow>& rows,
                                                                  const std::vector<std::string>& shards,
                                                                  uint32_t bucket_count);
 

@@ -35,7 +35,8 @@ constexpr const char* kDeregisterSql = "DELETE FROM shardwire.routers WHERE id =
 // Other registrations on this host and port: earlier processes (a restart), or a live one
 // sharing the port through SO_REUSEPORT (a rolling restart). $1 host, $2 port, $3 this id.
 constexpr const char* kSameAddressSql =
-    "SELECT id, pid FROM shardwire.routers WHERE host = $1 AND port = $2::int AND id <> $3 AND pid IS NOT NULL";
+    "SELECT id, pid FROM shardwire.routers WHERE host = $1 AND port = $2::int AND id <> $3 AND pid IS NOT "
+    "NULL";
 
 std::string local_hostname() {
   char buf[256] = {};
@@ -57,8 +58,9 @@ std::string default_router_id(const std::string& host, int port, long pid) {
 DirectoryWatcher::DirectoryWatcher(config::Config config, Publish publish, WatcherOptions options)
     : config_(std::move(config)), publish_(std::move(publish)), options_(std::move(options)) {
   host_ = local_hostname();
-  router_id_ = options_.router_id.empty() ? default_router_id(host_, config_.listen.port, static_cast<long>(getpid()))
-                                          : options_.router_id;
+  router_id_ = options_.router_id.empty()
+                   ? default_router_id(host_, config_.listen.port, static_cast<long>(getpid()))
+                   : options_.router_id;
   heartbeat_interval_ = heartbeat_interval_for(options_.heartbeat_interval, config_.sharding.directory_lease);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) throw std::runtime_error("directory watcher: eventfd failed");
@@ -125,16 +127,14 @@ void DirectoryWatcher::wait_for_wakeup(milliseconds timeout) {
     pollfd fd{wake_fd_, POLLIN, 0};
     poll(&fd, 1, static_cast<int>(duration_cast<milliseconds>(deadline - now).count()) + 1);
     uint64_t value;
-    while (read(wake_fd_, &value, sizeof(value)) > 0) {
-    }
+    while (read(wake_fd_, &value, sizeof(value)) > 0) {}
   }
 }
 
 void DirectoryWatcher::confirm(Clock::time_point started) {
   int64_t ns = duration_cast<nanoseconds>(started.time_since_epoch()).count();
   int64_t prev = confirmed_at_ns_.load();
-  while (prev < ns && !confirmed_at_ns_.compare_exchange_weak(prev, ns)) {
-  }
+  while (prev < ns && !confirmed_at_ns_.compare_exchange_weak(prev, ns)) {}
 }
 
 void DirectoryWatcher::drop_connection(const Status& why) {
@@ -150,7 +150,8 @@ void DirectoryWatcher::drop_connection(const Status& why) {
 bool DirectoryWatcher::connect_and_load() {
   ConnectOptions copts;
   copts.application_name = "shardwire directory watcher";
-  copts.tcp_user_timeout_ms = static_cast<int>(std::clamp<int64_t>(config_.sharding.directory_lease.count(), 1000, 10000));
+  copts.tcp_user_timeout_ms =
+      static_cast<int>(std::clamp<int64_t>(config_.sharding.directory_lease.count(), 1000, 10000));
   auto c = connect(config_.catalog.dsn, "catalog", copts);
   if (!c) {
     was_down_ = true;
@@ -186,7 +187,8 @@ bool DirectoryWatcher::connect_and_load() {
 bool DirectoryWatcher::refresh(Clock::time_point started) {
   auto load_started = Clock::now();
   auto dir = load_directory(conn_.get(), config_);
-  LOG_DEBUG("catalog: load took %.1f ms", std::chrono::duration<double, std::milli>(Clock::now() - load_started).count());
+  LOG_DEBUG("catalog: load took %.1f ms",
+            std::chrono::duration<double, std::milli>(Clock::now() - load_started).count());
   if (!dir) {
     if (dir.status().fault != Fault::Config) {
       drop_connection(dir.status());
@@ -263,7 +265,8 @@ void DirectoryWatcher::forget_dead_predecessors() {
     if (!parse_int64(res->get(), row, 1, &pid) || pid <= 0) continue;
     if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
     const std::string id = text_value(res->get(), row, 0);
-    if (query(conn_.get(), kDeregisterSql, {id})) LOG_INFO("catalog: removed router %s (its process is gone)", id.c_str());
+    if (query(conn_.get(), kDeregisterSql, {id}))
+      LOG_INFO("catalog: removed router %s (its process is gone)", id.c_str());
   }
 }
 
@@ -273,7 +276,8 @@ bool DirectoryWatcher::drain_notifications() {
   while (PGnotify* n = PQnotifies(conn_.get())) {
     LOG_DEBUG("catalog: NOTIFY %s", n->extra ? n->extra : "");
     int64_t v = -1;
-    if (!parse_int64(std::string(n->extra ? n->extra : ""), &v) || static_cast<uint64_t>(v) > loaded_version_.load())
+    if (!parse_int64(std::string(n->extra ? n->extra : ""), &v) ||
+        static_cast<uint64_t>(v) > loaded_version_.load())
       newer = true;
     PQfreemem(n);
   }
@@ -307,7 +311,8 @@ void DirectoryWatcher::run() {
       continue;
     }
     Clock::time_point now = Clock::now();
-    auto wait = next_heartbeat > now ? duration_cast<milliseconds>(next_heartbeat - now) + milliseconds(1) : milliseconds(0);
+    auto wait = next_heartbeat > now ? duration_cast<milliseconds>(next_heartbeat - now) + milliseconds(1)
+                                     : milliseconds(0);
     pollfd fds[2] = {{PQsocket(conn_.get()), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     int rc = poll(fds, 2, static_cast<int>(wait.count()));
     if (rc < 0 && errno != EINTR) {
@@ -316,8 +321,7 @@ void DirectoryWatcher::run() {
     }
     if (fds[1].revents) {
       uint64_t value;
-      while (read(wake_fd_, &value, sizeof(value)) > 0) {
-      }
+      while (read(wake_fd_, &value, sizeof(value)) > 0) {}
     }
     if (fds[0].revents && !PQconsumeInput(conn_.get())) {
       drop_connection(error_status(conn_.get(), nullptr, "connection lost"));
@@ -325,7 +329,9 @@ void DirectoryWatcher::run() {
   }
   if (conn_) {
     auto res = query(conn_.get(), kDeregisterSql, {router_id_});
-    if (!res) LOG_WARN("catalog: could not deregister router %s: %s", router_id_.c_str(), res.status().message.c_str());
+    if (!res)
+      LOG_WARN("catalog: could not deregister router %s: %s", router_id_.c_str(),
+               res.status().message.c_str());
   }
   conn_.reset();
   connected_ = false;

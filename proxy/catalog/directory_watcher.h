@@ -64,7 +64,9 @@ class DirectoryWatcher {
   // False before the first load. The confirmation time is when that round trip started.
   bool lease_valid(Clock::time_point now) const;
   // When the directory was last confirmed (see lease_valid); the epoch before the first load.
-  Clock::time_point confirmed_at() const { return Clock::time_point(Clock::duration(confirmed_at_ns_.load())); }
+  Clock::time_point confirmed_at() const {
+    return Clock::time_point(Clock::duration(confirmed_at_ns_.load()));
+  }
 
   // The latest published snapshot, or null before the first load.
   std::shared_ptr<const router::Directory> current() const;

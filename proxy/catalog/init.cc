@@ -85,12 +85,15 @@ Status init_shard(const config::Config& config, size_t shard_index, const router
     auto exists = relation_exists(c, table.name);
     if (!exists) return with_context(exists.status(), what + ": looking up table " + table.name);
     if (!*exists) {
-      LOG_INFO("init: %s: table %s does not exist yet; its fence is installed when it is created through shardwire",
-               shard.name.c_str(), table.name.c_str());
+      LOG_INFO(
+          "init: %s: table %s does not exist yet; its fence is installed when it is created through "
+          "shardwire",
+          shard.name.c_str(), table.name.c_str());
       out.missing_tables.push_back(table.name);
       continue;
     }
-    auto res = query(c, kInstallFenceSql, {table.name, table.key, table.type, std::to_string(config.sharding.buckets)});
+    auto res = query(c, kInstallFenceSql,
+                     {table.name, table.key, table.type, std::to_string(config.sharding.buckets)});
     if (!res) return with_context(res.status(), what + ": installing the fence on " + table.name);
     out.fences.push_back(table.name + ": " + text_value(res->get(), 0, 0));
   }
@@ -102,11 +105,13 @@ Status init_shard(const config::Config& config, size_t shard_index, const router
 
 Result<InitReport> initialize(const config::Config& config) {
   if (config.catalog.dsn.empty()) return Status::config("catalog.dsn is required for shardwire init");
-  if (config.shards.empty()) return Status::config("shards: at least one shard is required for shardwire init");
+  if (config.shards.empty())
+    return Status::config("shards: at least one shard is required for shardwire init");
   InitReport report;
   auto conn = connect(config.catalog.dsn, "catalog", {.application_name = "shardwire init"});
   if (!conn) return conn.status();
-  if (Status s = init_catalog_schema(conn->get(), report); !s) return with_context(s, "catalog: creating schema shardwire");
+  if (Status s = init_catalog_schema(conn->get(), report); !s)
+    return with_context(s, "catalog: creating schema shardwire");
   auto dir = init_directory(conn->get(), config, report);
   if (!dir) {
     if (dir.status().fault == Fault::Config) {
@@ -130,12 +135,14 @@ Result<InitReport> initialize(const config::Config& config) {
 
 std::string format_report(const InitReport& r) {
   std::string out;
-  out += std::string("catalog: schema shardwire ") + (r.catalog_created ? "created" : "already present") + "\n";
+  out +=
+      std::string("catalog: schema shardwire ") + (r.catalog_created ? "created" : "already present") + "\n";
   out += std::string("directory: ") + (r.directory_created ? "created" : "already present") + ", version " +
          std::to_string(r.directory_version) + ", " + std::to_string(r.buckets) + " buckets\n";
   for (size_t i = 0; i < r.shards.size(); ++i) {
     const ShardInitReport& s = r.shards[i];
-    out += "shard " + s.name + ": " + std::to_string(i < r.buckets_per_shard.size() ? r.buckets_per_shard[i] : 0) +
+    out += "shard " + s.name + ": " +
+           std::to_string(i < r.buckets_per_shard.size() ? r.buckets_per_shard[i] : 0) +
            " buckets owned; schema shardwire " + (s.schema_created ? "created" : "already present");
     if (s.schema_created) out += ", " + std::to_string(s.buckets_fenced) + " buckets fenced";
     out += "\n";

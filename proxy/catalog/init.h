@@ -25,10 +25,10 @@ namespace sw::catalog {
 
 struct ShardInitReport {
   std::string name;
-  bool schema_created = false;             // fenced_buckets did not exist before this run
-  int64_t buckets_fenced = 0;              // fences added by this run
-  std::vector<std::string> fences;         // "<table>: created|updated|unchanged"
-  std::vector<std::string> missing_tables; // configured tables that do not exist on the shard
+  bool schema_created = false;              // fenced_buckets did not exist before this run
+  int64_t buckets_fenced = 0;               // fences added by this run
+  std::vector<std::string> fences;          // "<table>: created|updated|unchanged"
+  std::vector<std::string> missing_tables;  // configured tables that do not exist on the shard
 };
 
 struct InitReport {

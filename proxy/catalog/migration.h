@@ -15,13 +15,21 @@
 namespace sw::catalog {
 
 enum class MigrationState {
-  Planned, Copying, CatchingUp, CuttingOver, RollbackWindow, Cleaning,  // active
-  Done, Failed, Cancelled, RolledBack,                                   // final
+  Planned,
+  Copying,
+  CatchingUp,
+  CuttingOver,
+  RollbackWindow,
+  Cleaning,  // active
+  Done,
+  Failed,
+  Cancelled,
+  RolledBack,  // final
 };
 constexpr size_t kMigrationStates = 10;
 inline constexpr std::array<const char*, kMigrationStates> kMigrationStateNames = {
-    "planned", "copying", "catching_up", "cutting_over", "rollback_window",
-    "cleaning", "done", "failed", "cancelled", "rolled_back"};
+    "planned",  "copying", "catching_up", "cutting_over", "rollback_window",
+    "cleaning", "done",    "failed",      "cancelled",    "rolled_back"};
 inline const char* migration_state_name(MigrationState state) {
   return kMigrationStateNames[static_cast<size_t>(state)];
 }
@@ -31,24 +39,24 @@ Result<MigrationState> parse_migration_state(std::string_view name);
 struct Migration {
   int64_t id = 0;
   MigrationState state = MigrationState::Planned;
-  std::string step;                 // sub-step inside the state (cutover: "fence_source", ...)
+  std::string step;  // sub-step inside the state (cutover: "fence_source", ...)
   std::string source;
   std::string target;
   std::vector<uint32_t> buckets;
-  std::string slot;                 // logical slot on the source (forward stream)
+  std::string slot;  // logical slot on the source (forward stream)
   std::string publication;
   std::optional<std::string> consistent_lsn;  // the slot's consistent point, "16/B374D848"
   int64_t rows_copied = 0, rows_total = 0, bytes_copied = 0;
   int64_t lag_bytes = 0;
   double lag_seconds = 0;
   bool paused = false, cancel_requested = false, rollback_requested = false, expire_requested = false;
-  bool rolling_back = false;        // the reverse cutover of ROLLBACK MIGRATION is under way
+  bool rolling_back = false;  // the reverse cutover of ROLLBACK MIGRATION is under way
   int cutover_attempts = 0;
   std::optional<double> last_pause_ms;
-  bool retry_due = true;            // retry_at is null or past
+  bool retry_due = true;                           // retry_at is null or past
   std::optional<std::string> rollback_expires_at;  // timestamptz text
-  double rollback_seconds_left = 0; // 0 when no window is open
-  std::string reverse_slot;         // logical slot on the target (rollback window)
+  double rollback_seconds_left = 0;                // 0 when no window is open
+  std::string reverse_slot;                        // logical slot on the target (rollback window)
   std::string reverse_publication;
   std::optional<std::string> reverse_lsn;
   std::string error;

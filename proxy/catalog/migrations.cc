@@ -8,7 +8,8 @@ namespace {
 constexpr const char* kColumns =
     "id, state, step, source, target, buckets::text, slot, publication, consistent_lsn::text, rows_copied, "
     "rows_total, bytes_copied, lag_bytes, lag_seconds, paused, cancel_requested, rollback_requested, "
-    "expire_requested, rolling_back, cutover_attempts, last_pause_ms, (retry_at IS NULL OR retry_at <= now()), "
+    "expire_requested, rolling_back, cutover_attempts, last_pause_ms, (retry_at IS NULL OR retry_at <= "
+    "now()), "
     "rollback_expires_at::text, greatest(extract(epoch FROM rollback_expires_at - now()), 0)::float8, "
     "reverse_slot, reverse_publication, reverse_lsn::text, coalesce(error, ''), created_at::text";
 
@@ -89,7 +90,8 @@ Result<int64_t> create_migration(PGconn* conn, const std::string& source, const 
                                  const std::vector<uint32_t>& buckets) {
   if (buckets.empty()) return Status::client("22023", "no buckets to move");
   if (source == target) return Status::client("22023", "the buckets are already on shard " + target);
-  if (Status s = exec(conn, "BEGIN; LOCK TABLE shardwire.migrations IN SHARE ROW EXCLUSIVE MODE"); !s) return s;
+  if (Status s = exec(conn, "BEGIN; LOCK TABLE shardwire.migrations IN SHARE ROW EXCLUSIVE MODE"); !s)
+    return s;
   auto abort_with = [&](Status status) -> Result<int64_t> {
     exec(conn, "ROLLBACK");
     return status;
@@ -105,19 +107,21 @@ Result<int64_t> create_migration(PGconn* conn, const std::string& source, const 
     std::string bucket = text_value(wrong->get(), 0, 0);
     std::string owner = text_value(wrong->get(), 0, 1);
     std::string state = text_value(wrong->get(), 0, 2);
-    return abort_with(Status::client("22023", "bucket " + bucket + " is " +
-                                                  (owner == "(none)" ? "not in the directory"
-                                                                     : "on shard " + owner + " (" + state + ")") +
-                                                  ", not ACTIVE on " + source));
+    return abort_with(Status::client(
+        "22023", "bucket " + bucket + " is " +
+                     (owner == "(none)" ? "not in the directory" : "on shard " + owner + " (" + state + ")") +
+                     ", not ACTIVE on " + source));
   }
-  auto busy = query(conn,
-                    "SELECT m.id, b FROM shardwire.migrations m, unnest(m.buckets) b "
-                    "WHERE m.state NOT IN ('done', 'failed', 'cancelled', 'rolled_back') AND b = ANY($1::int[]) "
-                    "ORDER BY 1, 2 LIMIT 1",
-                    {set});
+  auto busy =
+      query(conn,
+            "SELECT m.id, b FROM shardwire.migrations m, unnest(m.buckets) b "
+            "WHERE m.state NOT IN ('done', 'failed', 'cancelled', 'rolled_back') AND b = ANY($1::int[]) "
+            "ORDER BY 1, 2 LIMIT 1",
+            {set});
   if (!busy) return abort_with(busy.status());
   if (PQntuples(busy->get()) > 0)
-    return abort_with(Status::client("55006", "bucket " + text_value(busy->get(), 0, 1) + " is already moving in migration " +
+    return abort_with(Status::client("55006", "bucket " + text_value(busy->get(), 0, 1) +
+                                                  " is already moving in migration " +
                                                   text_value(busy->get(), 0, 0)));
   auto inserted = query(conn,
                         "INSERT INTO shardwire.migrations (state, source, target, buckets) "
@@ -152,7 +156,8 @@ Status update_migration(PGconn* conn, int64_t id, const std::string& assignments
                         const std::vector<std::optional<std::string>>& params) {
   std::vector<std::optional<std::string>> all{std::to_string(id)};
   all.insert(all.end(), params.begin(), params.end());
-  auto res = query(conn, "UPDATE shardwire.migrations SET " + assignments + ", updated_at = now() WHERE id = $1", all);
+  auto res = query(
+      conn, "UPDATE shardwire.migrations SET " + assignments + ", updated_at = now() WHERE id = $1", all);
   return res ? Status::ok() : res.status();
 }
 
@@ -172,16 +177,17 @@ Status request_migration(PGconn* conn, int64_t id, MigrationRequest request) {
   std::string name = "migration " + std::to_string(id);
   if (is_final(m->state)) {
     if (request == MigrationRequest::Rollback && m->state == MigrationState::Done)
-      return Status::client("55000", "the rollback window of " + name + " has expired; it is done and its source rows are deleted");
+      return Status::client("55000", "the rollback window of " + name +
+                                         " has expired; it is done and its source rows are deleted");
     return Status::client("55000", name + " is " + migration_state_name(m->state));
   }
   bool after_flip = m->state == MigrationState::RollbackWindow || m->state == MigrationState::Cleaning;
   // The window is over once EXPIRE ROLLBACK was accepted (the runner may not have acted on it
   // yet), when its time passed, or when cleanup of the source began. A migration that is being
   // rolled back (reverse cutover, then cleaning with rolling_back) is not expired.
-  bool window_closed = !m->rolling_back &&
-                       (m->state == MigrationState::Cleaning ||
-                        (m->state == MigrationState::RollbackWindow && (m->expire_requested || m->rollback_seconds_left <= 0)));
+  bool window_closed = !m->rolling_back && (m->state == MigrationState::Cleaning ||
+                                            (m->state == MigrationState::RollbackWindow &&
+                                             (m->expire_requested || m->rollback_seconds_left <= 0)));
   switch (request) {
     case MigrationRequest::Pause: return update_migration(conn, id, "paused = true");
     case MigrationRequest::Resume:
@@ -190,23 +196,29 @@ Status request_migration(PGconn* conn, int64_t id, MigrationRequest request) {
     case MigrationRequest::Cancel:
       // rolling_back: a reverse cutover (state cutting_over) of a migration that flipped already.
       if (after_flip || m->rolling_back)
-        return Status::client("55000", name + " has cut over already; use ROLLBACK MIGRATION " + std::to_string(id));
+        return Status::client("55000",
+                              name + " has cut over already; use ROLLBACK MIGRATION " + std::to_string(id));
       return update_migration(conn, id, "cancel_requested = true, paused = false");
     case MigrationRequest::Rollback:
       if (m->rolling_back) return Status::client("55000", name + " is being rolled back already");
       if (window_closed)
-        return Status::client("55000", "the rollback window of " + name + " has expired; the source rows are being deleted");
+        return Status::client(
+            "55000", "the rollback window of " + name + " has expired; the source rows are being deleted");
       if (!after_flip)
-        return Status::client("55000", name + " has not cut over yet; use CANCEL MIGRATION " + std::to_string(id));
+        return Status::client("55000",
+                              name + " has not cut over yet; use CANCEL MIGRATION " + std::to_string(id));
       // A CANCEL accepted during the forward cutover that then flipped was moot; it must not be
       // acted on should the reverse cutover be interrupted (state cutting_over again).
-      return update_migration(conn, id, "rollback_requested = true, paused = false, cancel_requested = false");
+      return update_migration(conn, id,
+                              "rollback_requested = true, paused = false, cancel_requested = false");
     case MigrationRequest::ExpireRollback:
       if (m->state != MigrationState::RollbackWindow)
-        return Status::client("55000", name + " is not in its rollback window (" + migration_state_name(m->state) + ")");
+        return Status::client(
+            "55000", name + " is not in its rollback window (" + migration_state_name(m->state) + ")");
       // The runner acts on a rollback request first: an expiry accepted now would be ignored.
       if (m->rollback_requested)
-        return Status::client("55000", name + " is being rolled back (ROLLBACK MIGRATION " + std::to_string(id) + ")");
+        return Status::client("55000",
+                              name + " is being rolled back (ROLLBACK MIGRATION " + std::to_string(id) + ")");
       return update_migration(conn, id, "expire_requested = true");
   }
   return Status::ok();

@@ -41,10 +41,19 @@ Result<PgConnPtr> connect(const std::string& dsn, const std::string& what, const
   const std::string user_timeout = std::to_string(options.tcp_user_timeout_ms);
   // JIT compiles expensive-looking plans; the catalog's and the mover's statements are short, and
   // a misestimated one paid ~70 ms of compilation per directory load.
-  const char* keys[] = {"application_name", "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-                        "keepalives_count", "tcp_user_timeout", "options", "dbname", nullptr};
-  const char* values[] = {options.application_name.c_str(), timeout.c_str(), "1", "5", "2", "3",
-                          user_timeout.c_str(), "-c jit=off", dsn.c_str(), nullptr};
+  const char* keys[] = {
+      "application_name", "connect_timeout",  "keepalives", "keepalives_idle", "keepalives_interval",
+      "keepalives_count", "tcp_user_timeout", "options",    "dbname",          nullptr};
+  const char* values[] = {options.application_name.c_str(),
+                          timeout.c_str(),
+                          "1",
+                          "5",
+                          "2",
+                          "3",
+                          user_timeout.c_str(),
+                          "-c jit=off",
+                          dsn.c_str(),
+                          nullptr};
   PgConnPtr conn(PQconnectdbParams(keys, values, /*expand_dbname=*/1));
   if (!conn) return Status::server("08006", what + ": out of memory connecting");
   if (PQstatus(conn.get()) != CONNECTION_OK) {

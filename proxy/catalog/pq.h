@@ -35,7 +35,8 @@ struct ConnectOptions {
 
 // Connects (blocking, bounded by connect_timeout). `what` names the target in errors, e.g.
 // "catalog" or "shard s1". Fault::Server with SQLSTATE 08006 on failure.
-Result<PgConnPtr> connect(const std::string& dsn, const std::string& what, const ConnectOptions& options = {});
+Result<PgConnPtr> connect(const std::string& dsn, const std::string& what,
+                          const ConnectOptions& options = {});
 
 // Runs one or more statements (simple protocol); ok when the last result is COMMAND_OK/TUPLES_OK.
 Status exec(PGconn* conn, const std::string& sql);

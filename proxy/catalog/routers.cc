@@ -9,11 +9,12 @@ namespace sw::catalog {
 Result<std::vector<RegisteredRouter>> list_routers(const std::string& dsn) {
   auto conn = connect(dsn, "catalog");
   if (!conn) return conn.status();
-  auto result = query(conn->get(),
-                      "SELECT id, host, coalesce(port, 0), coalesce(pid, 0), directory_version, started_at::text, "
-                      "heartbeat_at::text, extract(epoch FROM now() - heartbeat_at)::float8 "
-                      "FROM shardwire.routers ORDER BY id",
-                      {});
+  auto result =
+      query(conn->get(),
+            "SELECT id, host, coalesce(port, 0), coalesce(pid, 0), directory_version, started_at::text, "
+            "heartbeat_at::text, extract(epoch FROM now() - heartbeat_at)::float8 "
+            "FROM shardwire.routers ORDER BY id",
+            {});
   if (!result) return result.status();
   const PGresult* res = result->get();
   std::vector<RegisteredRouter> routers;

@@ -15,7 +15,7 @@ struct RegisteredRouter {
   int port = 0;
   int pid = 0;
   int64_t directory_version = 0;
-  std::string started_at;     // timestamptz text
+  std::string started_at;  // timestamptz text
   std::string heartbeat_at;
   double heartbeat_age_seconds = 0;
 };

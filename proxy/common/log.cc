@@ -29,7 +29,10 @@ void set_level(Level level) { g_level.store(static_cast<int>(level), std::memory
 bool enabled(Level level) { return static_cast<int>(level) >= g_level.load(std::memory_order_relaxed); }
 
 bool parse_level(const char* name, Level* out) {
-  static constexpr struct { const char* name; Level level; } kLevels[] = {
+  static constexpr struct {
+    const char* name;
+    Level level;
+  } kLevels[] = {
       {"debug", Level::Debug}, {"info", Level::Info}, {"warn", Level::Warn}, {"error", Level::Error}};
   for (const auto& entry : kLevels) {
     if (std::strcmp(entry.name, name) == 0) {
@@ -47,8 +50,8 @@ void write(Level level, const char* fmt, ...) {
   tm utc{};
   gmtime_r(&now.tv_sec, &utc);
   size_t used = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &utc);
-  used += static_cast<size_t>(snprintf(line + used, sizeof line - used, ".%03ldZ %-5s ",
-                                       now.tv_nsec / 1000000, level_name(level)));
+  used += static_cast<size_t>(
+      snprintf(line + used, sizeof line - used, ".%03ldZ %-5s ", now.tv_nsec / 1000000, level_name(level)));
   va_list args;
   va_start(args, fmt);
   int n = vsnprintf(line + used, sizeof line - used - 1, fmt, args);

@@ -17,8 +17,8 @@ void write(Level level, const char* fmt, ...) __attribute__((format(printf, 2, 3
 
 }  // namespace sw::log
 
-#define SW_LOG(level, ...)                                              \
-  do {                                                                  \
+#define SW_LOG(level, ...)                                               \
+  do {                                                                   \
     if (::sw::log::enabled(level)) ::sw::log::write(level, __VA_ARGS__); \
   } while (0)
 #define LOG_DEBUG(...) SW_LOG(::sw::log::Level::Debug, __VA_ARGS__)

@@ -65,8 +65,7 @@ Result<ListenAddress> parse_listen(const std::string& listen) {
   ListenAddress out;
   out.port = std::stoi(port_text);
   out.ipv6 = pick->ai_family == AF_INET6;
-  bool ok = getnameinfo(pick->ai_addr, pick->ai_addrlen, text, sizeof(text), nullptr, 0,
-                        NI_NUMERICHOST) == 0;
+  bool ok = getnameinfo(pick->ai_addr, pick->ai_addrlen, text, sizeof(text), nullptr, 0, NI_NUMERICHOST) == 0;
   freeaddrinfo(found);
   if (!ok) return listen_error(listen, "cannot use host address");
   out.ip = text;
@@ -107,8 +106,7 @@ std::string probe_bind(const ListenAddress& address) {
 
 }  // namespace
 
-Result<std::unique_ptr<Exposer>> Exposer::start(const std::string& listen,
-                                                std::function<Readings()> read) {
+Result<std::unique_ptr<Exposer>> Exposer::start(const std::string& listen, std::function<Readings()> read) {
   Result<ListenAddress> address = parse_listen(listen);
   if (!address) return address.status();
   std::string bind = address->ipv6 ? "[" + address->ip + "]:" + std::to_string(address->port)

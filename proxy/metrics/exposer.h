@@ -26,8 +26,7 @@ class Exposer {
   // Fault::Config Status such as "metrics.listen 127.0.0.1:9930: address in use".
   // `read` is called on each scrape from an exposer thread (see ReadingsCollector); it must stay
   // callable until the Exposer is destroyed.
-  static Result<std::unique_ptr<Exposer>> start(const std::string& listen,
-                                                std::function<Readings()> read);
+  static Result<std::unique_ptr<Exposer>> start(const std::string& listen, std::function<Readings()> read);
 
   ~Exposer();  // stops serving; waits for a scrape in progress
   Exposer(const Exposer&) = delete;

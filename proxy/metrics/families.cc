@@ -193,8 +193,7 @@ void add_mover(FamilySet& set, const MoverReadings& mover) {
   set.add(Id::CutoverQueuedWrites, num(mover.queued_writes));
   set.add(Id::CutoverDrainAborts, num(mover.drain_aborts));
   for (size_t s = 0; s < kMigrationStates; ++s) {
-    set.add(Id::Migrations, num(mover.migrations[s]),
-            {migration_state_name(static_cast<MigrationState>(s))});
+    set.add(Id::Migrations, num(mover.migrations[s]), {migration_state_name(static_cast<MigrationState>(s))});
   }
   set.add(Id::RollbackWindowRemaining, mover.rollback_window_remaining_seconds);
 }

@@ -17,7 +17,6 @@ namespace sw::metrics {
 // readings.shards (plus shards seen only in pools or buckets) has its per-shard series.
 // Only backend_errors_total{class} lists just the classes seen. Absent process values are
 // left out.
-std::vector<prometheus::MetricFamily> to_families(const Readings& readings,
-                                                  const ProcessReadings& process);
+std::vector<prometheus::MetricFamily> to_families(const Readings& readings, const ProcessReadings& process);
 
 }  // namespace sw::metrics

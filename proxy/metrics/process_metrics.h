@@ -10,11 +10,11 @@ namespace sw::metrics {
 struct ProcessReadings {
   // Each value is absent when its /proc file could not be read or parsed; absent values are not
   // exported (a missing series is better than a wrong 0).
-  std::optional<double> cpu_seconds;       // utime + stime of /proc/self/stat, in seconds
-  std::optional<double> resident_bytes;    // rss pages * page size
-  std::optional<double> virtual_bytes;     // vsize
-  std::optional<double> open_fds;          // entries of /proc/self/fd
-  std::optional<double> max_fds;           // soft "Max open files" of /proc/self/limits
+  std::optional<double> cpu_seconds;         // utime + stime of /proc/self/stat, in seconds
+  std::optional<double> resident_bytes;      // rss pages * page size
+  std::optional<double> virtual_bytes;       // vsize
+  std::optional<double> open_fds;            // entries of /proc/self/fd
+  std::optional<double> max_fds;             // soft "Max open files" of /proc/self/limits
   std::optional<double> start_time_seconds;  // Unix time: btime of /proc/stat + starttime
 };
 

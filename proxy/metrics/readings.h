@@ -45,8 +45,8 @@ struct BucketCount {
 
 struct DirectoryReadings {
   uint64_t version = 0;
-  double age_seconds = 0;          // since the directory was last confirmed from the catalog
-  bool lease_valid = false;        // false: the proxy refuses to route (57P03)
+  double age_seconds = 0;            // since the directory was last confirmed from the catalog
+  bool lease_valid = false;          // false: the proxy refuses to route (57P03)
   std::vector<BucketCount> buckets;  // (shard, state) pairs not listed are exported as 0
 };
 
@@ -69,9 +69,9 @@ struct MoverReadings {
   uint64_t lag_bytes = 0;
   double lag_seconds = 0;
   uint64_t verify_mismatches = 0;
-  stats::LatencyHistogram cutover_pause;  // one observation per cutover: writes paused
-  uint64_t queued_writes = 0;             // writes queued right now behind a cutover
-  uint64_t drain_aborts = 0;              // cutovers aborted because the drain timed out
+  stats::LatencyHistogram cutover_pause;                // one observation per cutover: writes paused
+  uint64_t queued_writes = 0;                           // writes queued right now behind a cutover
+  uint64_t drain_aborts = 0;                            // cutovers aborted because the drain timed out
   std::array<uint64_t, kMigrationStates> migrations{};  // by MigrationState
   double rollback_window_remaining_seconds = 0;         // 0 when no window is open
 };

@@ -12,11 +12,11 @@ using catalog::quote_identifier;
 
 // What the statements of one table need to know, derived from its Relation and configuration.
 struct TableShape {
-  std::string display;               // schema.name, for messages
-  std::string qualified;             // "schema"."name"
-  std::vector<size_t> key_columns;   // replica identity columns, in relation order
-  size_t shard_key = 0;              // index of the configured key column
-  std::optional<size_t> version;     // index of the configured version column
+  std::string display;              // schema.name, for messages
+  std::string qualified;            // "schema"."name"
+  std::vector<size_t> key_columns;  // replica identity columns, in relation order
+  size_t shard_key = 0;             // index of the configured key column
+  std::optional<size_t> version;    // index of the configured version column
   router::KeyType key_type = router::KeyType::Int8;
 };
 
@@ -32,19 +32,24 @@ Result<TableShape> shape_of(const pgo::Relation& relation, const config::Sharded
   if (!key_type) return key_type.status();
   shape.key_type = *key_type;
   if (relation.replica_identity == 'f')
-    return prerequisite(shape, "REPLICA IDENTITY FULL is not supported; the mover needs a primary key or a replica identity index");
+    return prerequisite(
+        shape,
+        "REPLICA IDENTITY FULL is not supported; the mover needs a primary key or a replica identity index");
   for (size_t i = 0; i < relation.columns.size(); ++i)
     if (relation.columns[i].key) shape.key_columns.push_back(i);
   if (relation.replica_identity == 'n' || shape.key_columns.empty())
-    return prerequisite(shape, "has no replica identity; the mover needs a primary key or a replica identity index");
+    return prerequisite(shape,
+                        "has no replica identity; the mover needs a primary key or a replica identity index");
   auto key = relation.column_index(table.key);
   if (!key) return prerequisite(shape, "shard key column \"" + table.key + "\" is not published");
   if (!relation.columns[*key].key)
-    return prerequisite(shape, "shard key column \"" + table.key + "\" is not part of the replica identity (primary key)");
+    return prerequisite(
+        shape, "shard key column \"" + table.key + "\" is not part of the replica identity (primary key)");
   shape.shard_key = *key;
   if (!table.version_column.empty()) {
     shape.version = relation.column_index(table.version_column);
-    if (!shape.version) return prerequisite(shape, "version column \"" + table.version_column + "\" is not published");
+    if (!shape.version)
+      return prerequisite(shape, "version column \"" + table.version_column + "\" is not published");
   }
   return shape;
 }
@@ -78,15 +83,17 @@ Result<std::optional<std::string>> param_value(const TableShape& shape, const pg
     case pgo::ColumnKind::Null: return std::optional<std::string>();
     case pgo::ColumnKind::Text: return v.value;
     case pgo::ColumnKind::Binary:
-      return Status::server("08P01", "mover: table " + shape.display + ": binary column values are not supported");
+      return Status::server("08P01",
+                            "mover: table " + shape.display + ": binary column values are not supported");
     case pgo::ColumnKind::UnchangedToast: break;
   }
-  return prerequisite(shape, "column \"" + relation.columns[column].name + "\" is an unchanged TOAST value where the mover needs it");
+  return prerequisite(shape, "column \"" + relation.columns[column].name +
+                                 "\" is an unchanged TOAST value where the mover needs it");
 }
 
 // The bucket of the row `tuple` describes (its shard key column).
-Result<uint32_t> bucket_of_tuple(const TableShape& shape, const pgo::Relation& relation, const pgo::TupleData& tuple,
-                                 const BucketSet& buckets) {
+Result<uint32_t> bucket_of_tuple(const TableShape& shape, const pgo::Relation& relation,
+                                 const pgo::TupleData& tuple, const BucketSet& buckets) {
   auto value = param_value(shape, relation, tuple, shape.shard_key);
   if (!value) return value.status();
   if (!value->has_value()) return router::kNullKeyBucket;
@@ -94,19 +101,21 @@ Result<uint32_t> bucket_of_tuple(const TableShape& shape, const pgo::Relation& r
 }
 
 // "<k1> = $a AND <k2> = $b" with the key values of `tuple`.
-Result<std::string> key_predicate(const TableShape& shape, const pgo::Relation& relation, const pgo::TupleData& tuple,
-                                  Params& params) {
+Result<std::string> key_predicate(const TableShape& shape, const pgo::Relation& relation,
+                                  const pgo::TupleData& tuple, Params& params) {
   std::string sql;
   for (size_t k : shape.key_columns) {
     auto value = param_value(shape, relation, tuple, k);
     if (!value) return value.status();
-    sql += (sql.empty() ? "" : " AND ") + quote_identifier(relation.columns[k].name) + " = " + params.add(std::move(*value));
+    sql += (sql.empty() ? "" : " AND ") + quote_identifier(relation.columns[k].name) + " = " +
+           params.add(std::move(*value));
   }
   return sql;
 }
 
 // INSERT ... ON CONFLICT (key) DO UPDATE SET ... [WHERE version guard]. Every column must be sent.
-Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& relation, const pgo::TupleData& tuple) {
+Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& relation,
+                              const pgo::TupleData& tuple) {
   Params params;
   std::string columns, values, conflict, set;
   for (size_t i = 0; i < relation.columns.size(); ++i) {
@@ -121,8 +130,8 @@ Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& rela
       set += (set.empty() ? "" : ", ") + name + " = EXCLUDED." + name;
     }
   }
-  std::string sql = "INSERT INTO " + shape.qualified + " (" + columns + ") VALUES (" + values + ") ON CONFLICT (" +
-                    conflict + ") ";
+  std::string sql = "INSERT INTO " + shape.qualified + " (" + columns + ") VALUES (" + values +
+                    ") ON CONFLICT (" + conflict + ") ";
   if (set.empty()) {
     sql += "DO NOTHING";
   } else {
@@ -135,7 +144,8 @@ Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& rela
   return ApplyStatement{std::move(sql), params.take()};
 }
 
-Result<ApplyStatement> delete_by_key(const TableShape& shape, const pgo::Relation& relation, const pgo::TupleData& key) {
+Result<ApplyStatement> delete_by_key(const TableShape& shape, const pgo::Relation& relation,
+                                     const pgo::TupleData& key) {
   Params params;
   auto where = key_predicate(shape, relation, key, params);
   if (!where) return where.status();
@@ -145,15 +155,16 @@ Result<ApplyStatement> delete_by_key(const TableShape& shape, const pgo::Relatio
 // UPDATE ... SET <sent columns> WHERE <key of where_tuple> [AND version < new version]. Key
 // columns are set only when `set_keys`. nullopt when there is nothing to set.
 Result<std::optional<ApplyStatement>> update_in_place(const TableShape& shape, const pgo::Relation& relation,
-                                                      const pgo::TupleData& new_tuple, const pgo::TupleData& where_tuple,
-                                                      bool set_keys) {
+                                                      const pgo::TupleData& new_tuple,
+                                                      const pgo::TupleData& where_tuple, bool set_keys) {
   Params params;
   std::string set;
   for (size_t i = 0; i < relation.columns.size(); ++i) {
     if (!is_sent(new_tuple[i]) || (relation.columns[i].key && !set_keys)) continue;
     auto value = param_value(shape, relation, new_tuple, i);
     if (!value) return value.status();
-    set += (set.empty() ? "" : ", ") + quote_identifier(relation.columns[i].name) + " = " + params.add(std::move(*value));
+    set += (set.empty() ? "" : ", ") + quote_identifier(relation.columns[i].name) + " = " +
+           params.add(std::move(*value));
   }
   if (set.empty()) return std::optional<ApplyStatement>();
   auto where = key_predicate(shape, relation, where_tuple, params);
@@ -162,15 +173,17 @@ Result<std::optional<ApplyStatement>> update_in_place(const TableShape& shape, c
   if (shape.version && is_sent(new_tuple[*shape.version])) {
     auto version = param_value(shape, relation, new_tuple, *shape.version);
     if (!version) return version.status();
-    sql += " AND " + quote_identifier(relation.columns[*shape.version].name) + " < " + params.add(std::move(*version));
+    sql += " AND " + quote_identifier(relation.columns[*shape.version].name) + " < " +
+           params.add(std::move(*version));
   }
   return std::optional<ApplyStatement>(ApplyStatement{std::move(sql), params.take()});
 }
 
 Status tuple_fits(const TableShape& shape, const pgo::Relation& relation, const pgo::TupleData& tuple) {
   if (tuple.size() == relation.columns.size()) return Status::ok();
-  return Status::server("08P01", "mover: table " + shape.display + ": a change has " + std::to_string(tuple.size()) +
-                                     " columns, its relation " + std::to_string(relation.columns.size()));
+  return Status::server("08P01", "mover: table " + shape.display + ": a change has " +
+                                     std::to_string(tuple.size()) + " columns, its relation " +
+                                     std::to_string(relation.columns.size()));
 }
 
 using Statements = std::vector<ApplyStatement>;
@@ -188,7 +201,8 @@ const config::ShardedTable* find_sharded_table(const std::vector<config::Sharded
     const size_t dot = table.name.find('.');
     if (dot == std::string::npos) {
       if (table.name == relation.name) return &table;
-    } else if (table.name.compare(0, dot, relation.namespace_name) == 0 && dot == relation.namespace_name.size() &&
+    } else if (table.name.compare(0, dot, relation.namespace_name) == 0 &&
+               dot == relation.namespace_name.size() &&
                table.name.compare(dot + 1, std::string::npos, relation.name) == 0) {
       return &table;
     }
@@ -218,7 +232,8 @@ Result<Statements> update_statements(const pgo::Relation& relation, const config
   }
   auto new_bucket = bucket_of_tuple(*shape, relation, update.new_tuple, buckets);
   if (!new_bucket) return new_bucket.status();
-  Result<uint32_t> old_bucket = key_changed ? bucket_of_tuple(*shape, relation, update.old_tuple, buckets) : new_bucket;
+  Result<uint32_t> old_bucket =
+      key_changed ? bucket_of_tuple(*shape, relation, update.old_tuple, buckets) : new_bucket;
   if (!old_bucket) return old_bucket.status();
   const bool old_in = buckets.contains(*old_bucket), new_in = buckets.contains(*new_bucket);
   const pgo::TupleData& old_key = key_changed ? update.old_tuple : update.new_tuple;
@@ -257,9 +272,12 @@ Result<Statements> truncate_statements(const pgo::Relation& relation, const conf
   if (!key_type) return key_type.status();
   auto key = relation.column_index(table.key);
   const std::string display = relation.namespace_name + "." + relation.name;
-  if (!key) return Status::server("55000", "mover: table " + display + ": shard key column \"" + table.key + "\" is not published");
-  std::string sql = "DELETE FROM " + quote_identifier(relation.namespace_name) + "." + quote_identifier(relation.name) +
-                    " WHERE shardwire.bucket_of(" + quote_identifier(table.key) + "::" + router::key_type_name(*key_type) + ", " +
+  if (!key)
+    return Status::server(
+        "55000", "mover: table " + display + ": shard key column \"" + table.key + "\" is not published");
+  std::string sql = "DELETE FROM " + quote_identifier(relation.namespace_name) + "." +
+                    quote_identifier(relation.name) + " WHERE shardwire.bucket_of(" +
+                    quote_identifier(table.key) + "::" + router::key_type_name(*key_type) + ", " +
                     std::to_string(buckets.bucket_count()) + ") = ANY($1::int[])";
   return Statements{ApplyStatement{std::move(sql), {buckets.array_literal()}}};
 }
@@ -270,7 +288,8 @@ bool is_row_change(const pgo::Message& message) {
 }
 
 Result<Statements> change_statements(const pgo::Message& message, const pgo::RelationCache& relations,
-                                     const std::vector<config::ShardedTable>& tables, const BucketSet& buckets) {
+                                     const std::vector<config::ShardedTable>& tables,
+                                     const BucketSet& buckets) {
   // Looks the relation up; nullptr table when it is not configured.
   struct Target {
     const pgo::Relation* relation = nullptr;
@@ -310,8 +329,10 @@ Result<Statements> change_statements(const pgo::Message& message, const pgo::Rel
     return out;
   }
   if (std::holds_alternative<pgo::StreamStart>(message) || std::holds_alternative<pgo::StreamStop>(message) ||
-      std::holds_alternative<pgo::StreamCommit>(message) || std::holds_alternative<pgo::StreamAbort>(message)) {
-    return Status::server("08P01", "mover: unexpected streamed-transaction message (the stream uses proto_version 1)");
+      std::holds_alternative<pgo::StreamCommit>(message) ||
+      std::holds_alternative<pgo::StreamAbort>(message)) {
+    return Status::server("08P01",
+                          "mover: unexpected streamed-transaction message (the stream uses proto_version 1)");
   }
   return Statements{};
 }

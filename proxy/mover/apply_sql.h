@@ -51,17 +51,21 @@ const config::ShardedTable* find_sharded_table(const std::vector<config::Sharded
 
 // Statements for one change of `relation`, a configured `table` (see the contract above).
 Result<std::vector<ApplyStatement>> insert_statements(const wire::pgoutput::Relation& relation,
-                                                      const config::ShardedTable& table, const BucketSet& buckets,
+                                                      const config::ShardedTable& table,
+                                                      const BucketSet& buckets,
                                                       const wire::pgoutput::Insert& insert);
 Result<std::vector<ApplyStatement>> update_statements(const wire::pgoutput::Relation& relation,
-                                                      const config::ShardedTable& table, const BucketSet& buckets,
+                                                      const config::ShardedTable& table,
+                                                      const BucketSet& buckets,
                                                       const wire::pgoutput::Update& update);
 Result<std::vector<ApplyStatement>> delete_statements(const wire::pgoutput::Relation& relation,
-                                                      const config::ShardedTable& table, const BucketSet& buckets,
+                                                      const config::ShardedTable& table,
+                                                      const BucketSet& buckets,
                                                       const wire::pgoutput::Delete& del);
 // Empty when `buckets` is empty.
 Result<std::vector<ApplyStatement>> truncate_statements(const wire::pgoutput::Relation& relation,
-                                                        const config::ShardedTable& table, const BucketSet& buckets);
+                                                        const config::ShardedTable& table,
+                                                        const BucketSet& buckets);
 
 // Any pgoutput message: Insert/Update/Delete/Truncate are looked up in `relations` (an unknown
 // oid is an 08P01 error) and translated when their table is configured; Begin, Commit, Origin,

@@ -31,7 +31,8 @@ constexpr std::chrono::milliseconds kBatchAge{5};
 constexpr std::chrono::milliseconds kReplyRequestEvery{5};
 
 int64_t unix_micros_now() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -45,7 +46,8 @@ class CatchUpStream::Session {
 
   // Ok when stopped; the error otherwise (the caller reconnects).
   Status run() {
-    auto applier = ChangeApplier::open(options_.target_dsn, options_.migration_id, options_.tables, options_.buckets);
+    auto applier =
+        ChangeApplier::open(options_.target_dsn, options_.migration_id, options_.tables, options_.buckets);
     if (!applier) return applier.status();
     applier_ = std::move(*applier);
     const Lsn resume = std::max({options_.start_lsn, applier_->applied_lsn(), owner_.processed_lsn()});
@@ -54,8 +56,8 @@ class CatchUpStream::Session {
     if (!replication) return replication.status();
     replication_ = std::move(*replication);
     if (Status s = replication_->start(options_.slot, resume, options_.publication); !s) return s;
-    LOG_INFO("mover: migration %lld catch-up streaming from slot %s at %s", static_cast<long long>(options_.migration_id),
-             options_.slot.c_str(), lsn_text(resume).c_str());
+    LOG_INFO("mover: migration %lld catch-up streaming from slot %s at %s",
+             static_cast<long long>(options_.migration_id), options_.slot.c_str(), lsn_text(resume).c_str());
     if (Status s = send_status(false); !s) return s;
 
     while (!owner_.stopping_.load()) {
@@ -94,8 +96,7 @@ class CatchUpStream::Session {
 
   void note_server_end(Lsn wal_end) {
     Lsn seen = owner_.server_wal_end_.load();
-    while (wal_end > seen && !owner_.server_wal_end_.compare_exchange_weak(seen, wal_end)) {
-    }
+    while (wal_end > seen && !owner_.server_wal_end_.compare_exchange_weak(seen, wal_end)) {}
   }
 
   // Outside a transaction (and with the batch applied) every commit up to `lsn` has been received
@@ -139,7 +140,8 @@ class CatchUpStream::Session {
       in_transaction_ = true;
       changes_.clear();
       int64_t none = 0;  // the oldest unapplied transaction's time is kept across reconnects
-      owner_.pending_commit_unix_us_.compare_exchange_strong(none, pgo::unix_micros_from_pg_timestamp(begin->commit_time));
+      owner_.pending_commit_unix_us_.compare_exchange_strong(
+          none, pgo::unix_micros_from_pg_timestamp(begin->commit_time));
       return Status::ok();
     }
     if (const auto* commit = std::get_if<pgo::Commit>(&message)) {
@@ -157,8 +159,10 @@ class CatchUpStream::Session {
       return Status::ok();
     }
     if (!is_row_change(message)) {
-      if (std::holds_alternative<pgo::StreamStart>(message) || std::holds_alternative<pgo::StreamStop>(message) ||
-          std::holds_alternative<pgo::StreamCommit>(message) || std::holds_alternative<pgo::StreamAbort>(message))
+      if (std::holds_alternative<pgo::StreamStart>(message) ||
+          std::holds_alternative<pgo::StreamStop>(message) ||
+          std::holds_alternative<pgo::StreamCommit>(message) ||
+          std::holds_alternative<pgo::StreamAbort>(message))
         return unexpected("streamed-transaction message");
       return Status::ok();  // Type, Origin, DecodingMessage
     }
@@ -224,13 +228,13 @@ class CatchUpStream::Session {
   std::unique_ptr<ChangeApplier> applier_;
   std::unique_ptr<ReplicationConnection> replication_;
   pgo::Decoder decoder_;
-  pgo::RelationCache relations_;                  // as of the last commit
+  pgo::RelationCache relations_;                   // as of the last commit
   std::unordered_map<uint32_t, bool> configured_;  // relation oid -> a configured sharded table
   bool in_transaction_ = false;
-  std::vector<pgo::Message> changes_;              // the open transaction's kept messages
-  std::vector<pgo::Message> batch_;                // committed transactions not applied yet
+  std::vector<pgo::Message> changes_;  // the open transaction's kept messages
+  std::vector<pgo::Message> batch_;    // committed transactions not applied yet
   size_t batch_transactions_ = 0;
-  Lsn batch_end_ = 0;                              // end LSN of the batch's last transaction
+  Lsn batch_end_ = 0;  // end LSN of the batch's last transaction
   Clock::time_point batch_started_{};
   Clock::time_point last_status_{};
   Clock::time_point last_reply_request_{};
@@ -268,8 +272,9 @@ void CatchUpStream::run() {
     if (stopping_.load()) break;
     if (session.progressed()) backoff = kFirstBackoff;
     record_failure(status.is_ok() ? Status::server("08006", "catch-up session ended") : status);
-    LOG_WARN("mover: migration %lld catch-up: %s; reconnecting in %lld ms", static_cast<long long>(options_.migration_id),
-             status.message.c_str(), static_cast<long long>(backoff.count()));
+    LOG_WARN("mover: migration %lld catch-up: %s; reconnecting in %lld ms",
+             static_cast<long long>(options_.migration_id), status.message.c_str(),
+             static_cast<long long>(backoff.count()));
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, backoff, [this] { return stopping_.load(); });
     backoff = std::min(backoff * 2, kMaxBackoff);
@@ -284,8 +289,7 @@ void CatchUpStream::run() {
 void CatchUpStream::advance_processed(Lsn lsn) {
   Lsn current = processed_.load();
   bool moved = false;
-  while (lsn > current && !(moved = processed_.compare_exchange_weak(current, lsn))) {
-  }
+  while (lsn > current && !(moved = processed_.compare_exchange_weak(current, lsn))) {}
   if (!moved) return;
   { std::lock_guard<std::mutex> lock(mu_); }  // a waiter between its check and its wait sees the notify
   cv_.notify_all();

@@ -73,7 +73,7 @@ class CatchUpStream {
   class Session;
 
   void run();
-  void advance_processed(Lsn lsn);      // monotonic; wakes waiters
+  void advance_processed(Lsn lsn);  // monotonic; wakes waiters
   void record_failure(const Status& status);
   // After progress: clears last_error_ when a transaction was applied or processed_ moved past
   // where the failure happened.
@@ -89,11 +89,11 @@ class CatchUpStream {
   std::atomic<Lsn> server_wal_end_{0};
   std::atomic<uint64_t> applied_changes_{0};
   std::atomic<int64_t> pending_commit_unix_us_{0};  // 0: no transaction waiting
-  std::atomic<uint64_t> failures_{0};     // failures so far (waiters compare)
-  std::atomic<bool> has_error_{false};     // last_error_ is set (cheap check on the hot path)
+  std::atomic<uint64_t> failures_{0};               // failures so far (waiters compare)
+  std::atomic<bool> has_error_{false};              // last_error_ is set (cheap check on the hot path)
 
-  mutable std::mutex mu_;                // guards last_error_, failed_at_; pairs with cv_
-  std::condition_variable cv_;           // processed advanced, a failure, or stop
+  mutable std::mutex mu_;       // guards last_error_, failed_at_; pairs with cv_
+  std::condition_variable cv_;  // processed advanced, a failure, or stop
   Status last_error_;
   Lsn failed_at_ = 0;
 };

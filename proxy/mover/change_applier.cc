@@ -11,8 +11,10 @@ namespace pgo = wire::pgoutput;
 namespace {
 
 constexpr const char* kUpsertProgressSql =
-    "INSERT INTO shardwire.mover_progress (migration_id, applied_lsn, updated_at) VALUES ($1, $2::pg_lsn, now()) "
-    "ON CONFLICT (migration_id) DO UPDATE SET applied_lsn = EXCLUDED.applied_lsn, updated_at = EXCLUDED.updated_at";
+    "INSERT INTO shardwire.mover_progress (migration_id, applied_lsn, updated_at) VALUES ($1, $2::pg_lsn, "
+    "now()) "
+    "ON CONFLICT (migration_id) DO UPDATE SET applied_lsn = EXCLUDED.applied_lsn, updated_at = "
+    "EXCLUDED.updated_at";
 
 // "INSERT INTO "public"."orders"": the statement's verb and table, for messages (no values: the
 // SQL text never holds any).
@@ -42,15 +44,18 @@ Result<Lsn> read_applied_lsn(PGconn* target, int64_t migration_id) {
   auto exists = catalog::query(target, "SELECT to_regclass('shardwire.mover_progress') IS NOT NULL");
   if (!exists) return apply_error(exists.status(), "reading mover progress");
   if (catalog::text_value(exists->get(), 0, 0) != "t") return Lsn{0};
-  auto res = catalog::query(target, "SELECT applied_lsn::text FROM shardwire.mover_progress WHERE migration_id = $1",
-                            {std::to_string(migration_id)});
+  auto res =
+      catalog::query(target, "SELECT applied_lsn::text FROM shardwire.mover_progress WHERE migration_id = $1",
+                     {std::to_string(migration_id)});
   if (!res) return apply_error(res.status(), "reading mover progress");
   if (PQntuples(res->get()) == 0) return Lsn{0};
   return parse_lsn(catalog::text_value(res->get(), 0, 0));
 }
 
-Result<std::unique_ptr<ChangeApplier>> ChangeApplier::open(const std::string& target_dsn, int64_t migration_id,
-                                                           std::vector<config::ShardedTable> tables, BucketSet buckets) {
+Result<std::unique_ptr<ChangeApplier>> ChangeApplier::open(const std::string& target_dsn,
+                                                           int64_t migration_id,
+                                                           std::vector<config::ShardedTable> tables,
+                                                           BucketSet buckets) {
   for (const auto& table : tables) {
     auto key_type = router::key_type_from_name(table.type);
     if (!key_type) return Status::config("sharded table " + table.name + ": " + key_type.status().message);
@@ -62,8 +67,10 @@ Result<std::unique_ptr<ChangeApplier>> ChangeApplier::open(const std::string& ta
   PGconn* c = conn->get();
   if (Status s = catalog::exec(c, "SET session_replication_role = replica; SET synchronous_commit = on"); !s)
     return apply_error(s, "preparing the applier session on the target");
-  const std::string ddl = std::string("BEGIN; ") + catalog::kInitLockSql + "; " + kMoverProgressSql + "; COMMIT";
-  if (Status s = catalog::exec(c, ddl); !s) return apply_error(s, "creating shardwire.mover_progress on the target");
+  const std::string ddl =
+      std::string("BEGIN; ") + catalog::kInitLockSql + "; " + kMoverProgressSql + "; COMMIT";
+  if (Status s = catalog::exec(c, ddl); !s)
+    return apply_error(s, "creating shardwire.mover_progress on the target");
   auto applied = read_applied_lsn(c, migration_id);
   if (!applied) return applied.status();
   std::unique_ptr<ChangeApplier> applier(
@@ -72,8 +79,8 @@ Result<std::unique_ptr<ChangeApplier>> ChangeApplier::open(const std::string& ta
   return applier;
 }
 
-Status ChangeApplier::apply_transaction(const std::vector<pgo::Message>& changes, const pgo::RelationCache& relations,
-                                        Lsn end_lsn) {
+Status ChangeApplier::apply_transaction(const std::vector<pgo::Message>& changes,
+                                        const pgo::RelationCache& relations, Lsn end_lsn) {
   if (end_lsn <= applied_lsn_) return Status::ok();  // applied before a restart
   std::vector<ApplyStatement> statements;
   uint64_t kept = 0;
@@ -84,7 +91,8 @@ Status ChangeApplier::apply_transaction(const std::vector<pgo::Message>& changes
       described_here->put(*relation);
       continue;
     }
-    auto translated = change_statements(message, described_here ? *described_here : relations, tables_, buckets_);
+    auto translated =
+        change_statements(message, described_here ? *described_here : relations, tables_, buckets_);
     if (!translated) return translated.status();
     if (translated->empty()) continue;
     ++kept;
@@ -100,7 +108,8 @@ Status ChangeApplier::apply_transaction(const std::vector<pgo::Message>& changes
 Status ChangeApplier::run_in_transaction(const std::vector<ApplyStatement>& statements, Lsn end_lsn) {
   if (statements.size() <= kPipelineLimit) return run_pipelined(statements, end_lsn);
   PGconn* c = conn_.get();
-  const std::string what = "applying the source transaction ending at " + lsn_text(end_lsn) + " on the target";
+  const std::string what =
+      "applying the source transaction ending at " + lsn_text(end_lsn) + " on the target";
   if (Status s = catalog::exec(c, "BEGIN"); !s) return apply_error(s, what);
   auto fail = [&](const Status& error, const std::string& detail) {
     if (!catalog::connection_lost(c)) (void)catalog::exec(c, "ROLLBACK");
@@ -108,7 +117,9 @@ Status ChangeApplier::run_in_transaction(const std::vector<ApplyStatement>& stat
   };
   for (size_t i = 0; i < statements.size(); ++i) {
     auto res = catalog::query(c, statements[i].sql, statements[i].params);
-    if (!res) return fail(res.status(), ", statement " + std::to_string(i + 1) + " (" + statement_summary(statements[i].sql) + ")");
+    if (!res)
+      return fail(res.status(),
+                  ", statement " + std::to_string(i + 1) + " (" + statement_summary(statements[i].sql) + ")");
   }
   auto progress = catalog::query(c, kUpsertProgressSql, {std::to_string(migration_id_), lsn_text(end_lsn)});
   if (!progress) return fail(progress.status(), ", progress row");
@@ -121,12 +132,13 @@ Status ChangeApplier::run_in_transaction(const std::vector<ApplyStatement>& stat
 // Sync) and the transaction is rolled back.
 Status ChangeApplier::run_pipelined(const std::vector<ApplyStatement>& statements, Lsn end_lsn) {
   PGconn* c = conn_.get();
-  const std::string what = "applying the source transaction ending at " + lsn_text(end_lsn) + " on the target";
+  const std::string what =
+      "applying the source transaction ending at " + lsn_text(end_lsn) + " on the target";
   auto send = [&](const std::string& sql, const std::vector<std::optional<std::string>>& params) {
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-    return PQsendQueryParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr,
-                             0) == 1;
+    return PQsendQueryParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                             nullptr, 0) == 1;
   };
   if (PQenterPipelineMode(c) != 1) return apply_error(catalog::error_status(c, nullptr, "pipeline"), what);
   bool sent = send("BEGIN", {});
@@ -142,11 +154,14 @@ Status ChangeApplier::run_pipelined(const std::vector<ApplyStatement>& statement
     catalog::PgResultPtr res(PQgetResult(c));
     if (!res) break;
     ExecStatusType status = PQresultStatus(res.get());
-    if (first_error.is_ok() && status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_PIPELINE_ABORTED) {
+    if (first_error.is_ok() && status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK &&
+        status != PGRES_PIPELINE_ABORTED) {
       first_error = catalog::error_status(c, res.get(), "query failed");
-      detail = i == 0 ? ", begin" : i <= statements.size() ? ", statement " + std::to_string(i) + " (" +
-                                                                  statement_summary(statements[i - 1].sql) + ")"
-                                                            : i == statements.size() + 1 ? ", progress row" : ", commit";
+      detail = i == 0                   ? ", begin"
+               : i <= statements.size() ? ", statement " + std::to_string(i) + " (" +
+                                              statement_summary(statements[i - 1].sql) + ")"
+               : i == statements.size() + 1 ? ", progress row"
+                                            : ", commit";
     }
     while (PGresult* rest = PQgetResult(c)) PQclear(rest);  // the null after each query's result
   }

@@ -28,7 +28,8 @@ namespace sw::mover {
 inline constexpr const char* kMoverProgressSql =
     "CREATE SCHEMA IF NOT EXISTS shardwire; "
     "CREATE TABLE IF NOT EXISTS shardwire.mover_progress ("
-    "migration_id bigint PRIMARY KEY, applied_lsn pg_lsn NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())";
+    "migration_id bigint PRIMARY KEY, applied_lsn pg_lsn NOT NULL, updated_at timestamptz NOT NULL DEFAULT "
+    "now())";
 
 // The migration's applied_lsn on `target`: 0 when it has no row (or the table does not exist
 // yet). A query error is returned as such, never as 0 (0 would replay applied changes).
@@ -42,7 +43,8 @@ class ChangeApplier {
   // shardwire.mover_progress if missing and reads applied_lsn. A key type that bucket_of does not
   // support is a Config error.
   static Result<std::unique_ptr<ChangeApplier>> open(const std::string& target_dsn, int64_t migration_id,
-                                                     std::vector<config::ShardedTable> tables, BucketSet buckets);
+                                                     std::vector<config::ShardedTable> tables,
+                                                     BucketSet buckets);
 
   // End LSN of the last source transaction applied (read at open, then advanced by
   // apply_transaction). Transactions without changes for the moving buckets do not advance it.
@@ -69,7 +71,10 @@ class ChangeApplier {
  private:
   ChangeApplier(catalog::PgConnPtr conn, int64_t migration_id, std::vector<config::ShardedTable> tables,
                 BucketSet buckets)
-      : conn_(std::move(conn)), migration_id_(migration_id), tables_(std::move(tables)), buckets_(std::move(buckets)) {}
+      : conn_(std::move(conn)),
+        migration_id_(migration_id),
+        tables_(std::move(tables)),
+        buckets_(std::move(buckets)) {}
 
   // Larger transactions are sent statement by statement (a long pipeline could fill both socket
   // buffers while neither side reads).

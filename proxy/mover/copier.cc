@@ -34,8 +34,10 @@ class BinaryTupleCounter {
         at += take;
         skip_ -= take;
         if (skip_ == 0) {
-          if (expect_ == Expect::HeaderExtension) expect_ = Expect::FieldCount;
-          else field_done(&tuples);
+          if (expect_ == Expect::HeaderExtension)
+            expect_ = Expect::FieldCount;
+          else
+            field_done(&tuples);
         }
         continue;
       }
@@ -103,7 +105,8 @@ class BinaryTupleCounter {
 // Shared by every table of one copy_buckets call: totals, the rate limit, progress reports.
 class CopyPacer {
  public:
-  explicit CopyPacer(const CopyOptions& options) : options_(options), start_(Clock::now()), last_report_(start_) {}
+  explicit CopyPacer(const CopyOptions& options)
+      : options_(options), start_(Clock::now()), last_report_(start_) {}
 
   bool canceled() const { return options_.cancel && options_.cancel->load(std::memory_order_relaxed); }
 
@@ -114,8 +117,9 @@ class CopyPacer {
     progress_.bytes += bytes;
     if (options_.on_progress && Clock::now() - last_report_ >= kProgressInterval) report();
     if (options_.rows_per_sec <= 0) return true;
-    const auto due = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                  static_cast<double>(progress_.rows) / static_cast<double>(options_.rows_per_sec)));
+    const auto due =
+        start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                     static_cast<double>(progress_.rows) / static_cast<double>(options_.rows_per_sec)));
     // Sleep in slices so a cancel is seen; skip tiny sleeps (they cost more than they pace).
     for (auto now = Clock::now(); due - now > std::chrono::milliseconds(5); now = Clock::now()) {
       if (canceled()) return false;
@@ -162,28 +166,32 @@ void abandon_target(PGconn* target, bool in_copy) {
 
 // Every non-dropped, non-generated column of `table_sql` in attribute order, quoted, joined by ", ".
 Result<std::string> copy_columns(PGconn* conn, const std::string& table_sql, const std::string& context) {
-  auto res = run_sql(conn,
-                     "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute "
-                     "WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = ''",
-                     context, {table_sql});
+  auto res =
+      run_sql(conn,
+              "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute "
+              "WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = ''",
+              context, {table_sql});
   if (!res) return res.status();
-  if (PQgetisnull(res->get(), 0, 0)) return Status::server("42P10", context + ": table has no columns to copy");
+  if (PQgetisnull(res->get(), 0, 0))
+    return Status::server("42P10", context + ": table has no columns to copy");
   return catalog::text_value(res->get(), 0, 0);
 }
 
 // Streams one table. The source is inside its snapshot transaction; the target is idle.
-Status copy_table(PGconn* source, PGconn* target, const config::ShardedTable& table, const CopyOptions& options,
-                  CopyPacer& pacer) {
+Status copy_table(PGconn* source, PGconn* target, const config::ShardedTable& table,
+                  const CopyOptions& options, CopyPacer& pacer) {
   const std::string from = "copy of " + table.name + " from " + options.source_name;
   const std::string to = "copy of " + table.name + " to " + options.target_name;
   auto filter = bucket_filter(table, options.buckets);
   if (!filter) return filter.status();
   auto source_table = resolve_table(source, table.name);
-  if (!source_table) return Status::server(source_table.status().sqlstate, from + ": " + source_table.status().message);
+  if (!source_table)
+    return Status::server(source_table.status().sqlstate, from + ": " + source_table.status().message);
   auto columns = copy_columns(source, *source_table, from);
   if (!columns) return columns.status();
   auto target_table = resolve_table(target, table.name);
-  if (!target_table) return Status::server(target_table.status().sqlstate, to + ": " + target_table.status().message);
+  if (!target_table)
+    return Status::server(target_table.status().sqlstate, to + ": " + target_table.status().message);
 
   auto cleared = run_sql(target,
                          "BEGIN; SET LOCAL session_replication_role = replica; DELETE FROM " + *target_table +
@@ -193,15 +201,17 @@ Status copy_table(PGconn* source, PGconn* target, const config::ShardedTable& ta
     abandon_target(target, false);
     return cleared.status();
   }
-  PgResultPtr copy_in(PQexec(target, ("COPY " + *target_table + " (" + *columns + ") FROM STDIN" +
-                                      format_clause(options.format)).c_str()));
+  PgResultPtr copy_in(PQexec(
+      target,
+      ("COPY " + *target_table + " (" + *columns + ") FROM STDIN" + format_clause(options.format)).c_str()));
   if (PQresultStatus(copy_in.get()) != PGRES_COPY_IN) {
     Status status = catalog::error_status(target, copy_in.get(), to);
     abandon_target(target, false);
     return status;
   }
-  PgResultPtr copy_out(PQexec(source, ("COPY (SELECT " + *columns + " FROM " + *source_table + " WHERE " + *filter +
-                                       ") TO STDOUT" + format_clause(options.format)).c_str()));
+  PgResultPtr copy_out(PQexec(source, ("COPY (SELECT " + *columns + " FROM " + *source_table + " WHERE " +
+                                       *filter + ") TO STDOUT" + format_clause(options.format))
+                                          .c_str()));
   if (PQresultStatus(copy_out.get()) != PGRES_COPY_OUT) {
     Status status = catalog::error_status(source, copy_out.get(), from);
     abandon_target(target, true);
@@ -272,11 +282,12 @@ Result<catalog::PgResultPtr> run_sql(PGconn* conn, const std::string& sql, const
   } else {
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-    res.reset(PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                           nullptr, 0));
+    res.reset(PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                           nullptr, nullptr, 0));
   }
   const ExecStatusType st = PQresultStatus(res.get());
-  if (!res || (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)) return catalog::error_status(conn, res.get(), context);
+  if (!res || (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK))
+    return catalog::error_status(conn, res.get(), context);
   return res;
 }
 
@@ -300,8 +311,10 @@ Result<CopyProgress> copy_buckets(const CopyOptions& options) {
   if (!target) return target.status();
 
   std::string begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-  if (!options.snapshot_name.empty()) begin += "; SET TRANSACTION SNAPSHOT " + catalog::quote_literal(options.snapshot_name);
-  auto snapshot = run_sql(source->get(), begin, "copy from " + options.source_name + ": importing the snapshot");
+  if (!options.snapshot_name.empty())
+    begin += "; SET TRANSACTION SNAPSHOT " + catalog::quote_literal(options.snapshot_name);
+  auto snapshot =
+      run_sql(source->get(), begin, "copy from " + options.source_name + ": importing the snapshot");
   if (!snapshot) return snapshot.status();
 
   CopyPacer pacer(options);
@@ -319,14 +332,16 @@ Result<CopyProgress> copy_buckets(const CopyOptions& options) {
   return pacer.progress();
 }
 
-Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable>& tables, const BucketSet& buckets) {
+Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable>& tables,
+                            const BucketSet& buckets) {
   uint64_t total = 0;
   for (const config::ShardedTable& table : tables) {
     auto filter = bucket_filter(table, buckets);
     if (!filter) return filter.status();
     auto name = resolve_table(conn, table.name);
     if (!name) return name.status();
-    auto res = run_sql(conn, "SELECT count(*) FROM " + *name + " WHERE " + *filter, "counting rows of " + table.name);
+    auto res = run_sql(conn, "SELECT count(*) FROM " + *name + " WHERE " + *filter,
+                       "counting rows of " + table.name);
     if (!res) return res.status();
     int64_t rows = 0;
     catalog::parse_int64(res->get(), 0, 0, &rows);
@@ -335,7 +350,8 @@ Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable
   return total;
 }
 
-Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables, const BucketSet& buckets) {
+Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables,
+                         const BucketSet& buckets) {
   if (buckets.empty()) return Status::ok();
   for (const config::ShardedTable& table : tables) {
     const std::string context = "advancing sequences of " + table.name;
@@ -354,13 +370,13 @@ Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>
       const std::string column = catalog::text_value(owned->get(), row, 0);
       const std::string sequence = catalog::text_value(owned->get(), row, 1);  // quoted by the server
       // Only forward: next value = max + 1 unless the sequence is already past it.
-      auto moved = run_sql(target,
-                           "SELECT setval($1::regclass, x.m) FROM (SELECT max(" + column + ")::bigint AS m FROM " +
-                               *name + " WHERE " + *expression + " = ANY('" + buckets.array_literal() +
-                               "'::int[])) x, " + sequence +
-                               " s WHERE x.m IS NOT NULL AND (x.m > s.last_value OR (x.m = s.last_value AND NOT "
-                               "s.is_called))",
-                           context, {sequence});
+      auto moved = run_sql(
+          target,
+          "SELECT setval($1::regclass, x.m) FROM (SELECT max(" + column + ")::bigint AS m FROM " + *name +
+              " WHERE " + *expression + " = ANY('" + buckets.array_literal() + "'::int[])) x, " + sequence +
+              " s WHERE x.m IS NOT NULL AND (x.m > s.last_value OR (x.m = s.last_value AND NOT "
+              "s.is_called))",
+          context, {sequence});
       if (!moved) return moved.status();
     }
   }

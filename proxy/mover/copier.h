@@ -41,7 +41,7 @@ struct CopyOptions {
   // (consistent, but not aligned with any slot; for tests and tools only).
   std::string snapshot_name;
   std::vector<config::ShardedTable> tables;
-  BucketSet buckets;  // bucket_count() is the directory's bucket count
+  BucketSet buckets;         // bucket_count() is the directory's bucket count
   int64_t rows_per_sec = 0;  // mover.copy_rows_per_sec; 0 = unthrottled
   CopyFormat format = CopyFormat::Binary;
   // Called from the copying thread at least every ~0.5 s while rows flow, and once at the end.
@@ -67,14 +67,16 @@ struct CopyOptions {
 Result<CopyProgress> copy_buckets(const CopyOptions& options);
 
 // Rows of `buckets` on this shard, over all tables (for progress percentages).
-Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable>& tables, const BucketSet& buckets);
+Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable>& tables,
+                            const BucketSet& buckets);
 
 // For every serial/identity column of the tables on `target`: moves its sequence so the next
 // value is past max(column) over the rows of `buckets` (setval only when the sequence is behind;
 // never backwards). Run before the target takes writes for the moved buckets. Only the moved
 // rows are read (through the bucket index when there is one): the target's other rows got their
 // values from this sequence, or from an earlier move that advanced it. Ascending sequences only.
-Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables, const BucketSet& buckets);
+Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables,
+                         const BucketSet& buckets);
 
 // ---- SQL pieces shared with the verifier ------------------------------------------------------
 

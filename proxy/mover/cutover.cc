@@ -42,17 +42,19 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
     LOG_WARN("mover: migration %lld cutover aborted: %s", (long long)id_, why.c_str());
     if (Status s = undo_cutover(m, reverse); !s) return s;
     std::string state = reverse ? "rollback_window" : "catching_up";
-    if (Status s = catalog::update_migration(
-            cat, id_,
-            "state = $2, step = '', error = $3, retry_at = now() + least(interval '1 second' * cutover_attempts, interval '30 seconds')",
-            {state, "cutover aborted: " + why});
+    if (Status s =
+            catalog::update_migration(cat, id_,
+                                      "state = $2, step = '', error = $3, retry_at = now() + least(interval "
+                                      "'1 second' * cutover_attempts, interval '30 seconds')",
+                                      {state, "cutover aborted: " + why});
         !s)
       return s;
     return Cutover::Aborted;
   };
 
-  if (Status s = catalog::update_migration(cat, id_, "state = 'cutting_over', step = 'publish_migrating', "
-                                                     "cutover_attempts = cutover_attempts + 1, rolling_back = $2",
+  if (Status s = catalog::update_migration(cat, id_,
+                                           "state = 'cutting_over', step = 'publish_migrating', "
+                                           "cutover_attempts = cutover_attempts + 1, rolling_back = $2",
                                            {reverse ? "true" : "false"});
       !s)
     return s;
@@ -61,16 +63,20 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   auto version = publish_migrating(cat, buckets, from_name);
   if (!version) return abort(version.status().message, false);
   LOG_DEBUG("mover: migration %lld: directory version %llu (MIGRATING) published at +%.1f ms", (long long)id_,
-            (unsigned long long)*version, std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
+            (unsigned long long)*version,
+            std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
   // Routers that acknowledge MIGRATING hold new writes instead of sending them to the source. One
   // that does not answer in time (cut off from the catalog) may still route on its old directory:
   // the source's fence refuses those writes (SW001), so the cutover goes on without it.
-  auto acknowledged = wait_for_routers(cat, *version, config_->sharding.directory_lease, config_->cutover.queue_timeout / 2);
+  auto acknowledged =
+      wait_for_routers(cat, *version, config_->sharding.directory_lease, config_->cutover.queue_timeout / 2);
   if (!acknowledged) return abort(acknowledged.status().message, false);
   if (!*acknowledged)
-    LOG_WARN("mover: migration %lld: not every router loaded directory version %llu in time; the fence on %s guards "
-             "the buckets",
-             (long long)id_, (unsigned long long)*version, from_name.c_str());
+    LOG_WARN(
+        "mover: migration %lld: not every router loaded directory version %llu in time; the fence on %s "
+        "guards "
+        "the buckets",
+        (long long)id_, (unsigned long long)*version, from_name.c_str());
 
   if (Status s = record("fence_source"); !s) return s;
   auto fenced_at = fence(from->get(), buckets, *version);
@@ -97,10 +103,12 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
     if (Status s = record("reverse_position"); !s) return s;
     auto position = current_wal_lsn(to->get());
     if (!position) return abort(position.status().message, false);
-    if (Status s = catalog::update_migration(cat, id_, "reverse_lsn = $2::pg_lsn", {lsn_text(*position)}); !s) return s;
+    if (Status s = catalog::update_migration(cat, id_, "reverse_lsn = $2::pg_lsn", {lsn_text(*position)}); !s)
+      return s;
     m.reverse_lsn = lsn_text(*position);
   }
-  if (Status s = advance_sequences(to->get(), config_->sharding.tables, buckets); !s) return abort(s.message, false);
+  if (Status s = advance_sequences(to->get(), config_->sharding.tables, buckets); !s)
+    return abort(s.message, false);
   if (Status s = record("unfence_target"); !s) return s;
   if (Status s = unfence(to->get(), buckets); !s) return abort(s.message, false);
 
@@ -121,7 +129,8 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
 // The final verification: "" when every bucket has the same rows on both shards, else which
 // bucket differs. Both shards scan at once: it is most of the write pause for a large table.
 Result<std::string> MigrationRunner::compare_buckets(PGconn* from, PGconn* to, const BucketSet& buckets) {
-  auto from_scan = std::async(std::launch::async, [&] { return bucket_digests(from, config_->sharding.tables, buckets); });
+  auto from_scan =
+      std::async(std::launch::async, [&] { return bucket_digests(from, config_->sharding.tables, buckets); });
   auto to_digests = bucket_digests(to, config_->sharding.tables, buckets);
   auto from_digests = from_scan.get();
   if (!from_digests) return from_digests.status();
@@ -135,19 +144,22 @@ Result<std::string> MigrationRunner::compare_buckets(PGconn* from, PGconn* to, c
 // The flip: owner and state change together with the migration's own state, in one catalog
 // transaction (so "not flipped" is exact for a runner that resumes after a crash). False when it
 // was refused before COMMIT; an error when COMMIT's outcome is unknown.
-Result<bool> MigrationRunner::flip(const BucketSet& buckets, const std::string& to_name, bool reverse, double pause_ms) {
+Result<bool> MigrationRunner::flip(const BucketSet& buckets, const std::string& to_name, bool reverse,
+                                   double pause_ms) {
   PGconn* cat = catalog_.get();
   if (Status s = catalog::exec(cat, "BEGIN"); !s) return false;
   Status flipped = publish_active_on(cat, buckets, to_name);
   if (flipped) {
-    flipped = reverse ? catalog::update_migration(cat, id_, "state = 'cleaning', step = 'flipped', error = NULL, "
-                                                            "last_pause_ms = $2, rollback_expires_at = NULL",
+    flipped = reverse ? catalog::update_migration(cat, id_,
+                                                  "state = 'cleaning', step = 'flipped', error = NULL, "
+                                                  "last_pause_ms = $2, rollback_expires_at = NULL",
                                                   {std::to_string(pause_ms)})
-                      : catalog::update_migration(cat, id_,
-                                                  "state = 'rollback_window', step = 'flipped', error = NULL, "
-                                                  "last_pause_ms = $2, rollback_expires_at = now() + $3::interval",
-                                                  {std::to_string(pause_ms),
-                                                   std::to_string(config_->mover.rollback_window.count()) + " milliseconds"});
+                      : catalog::update_migration(
+                            cat, id_,
+                            "state = 'rollback_window', step = 'flipped', error = NULL, "
+                            "last_pause_ms = $2, rollback_expires_at = now() + $3::interval",
+                            {std::to_string(pause_ms),
+                             std::to_string(config_->mover.rollback_window.count()) + " milliseconds"});
   }
   if (!flipped) {
     LOG_WARN("mover: migration %lld: flip refused: %s", (long long)id_, flipped.message.c_str());
@@ -189,7 +201,8 @@ Status MigrationRunner::undo_cutover(const catalog::Migration& m, bool reverse) 
   auto from = connect_shard(from_name);
   if (!from) return from.status();
   if (Status s = unfence(from->get(), buckets); !s) return s;
-  LOG_INFO("mover: migration %lld: cutover undone; buckets stay ACTIVE on %s", (long long)id_, from_name.c_str());
+  LOG_INFO("mover: migration %lld: cutover undone; buckets stay ACTIVE on %s", (long long)id_,
+           from_name.c_str());
   return publish_active_on(catalog_.get(), buckets, from_name);
 }
 

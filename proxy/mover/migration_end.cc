@@ -32,15 +32,18 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
     return Status::ok();
   }
   std::string why;
-  if (m.expire_requested) why = "EXPIRE ROLLBACK";
-  else if (m.rollback_seconds_left <= 0) why = "mover.rollback_window passed";
+  if (m.expire_requested)
+    why = "EXPIRE ROLLBACK";
+  else if (m.rollback_seconds_left <= 0)
+    why = "mover.rollback_window passed";
   if (why.empty()) {
     auto target = connect_shard(m.target);
     if (!target) return target.status();
     auto retained = slot_retained_bytes(target->get(), m.reverse_slot);
     if (!retained) return retained.status();
     if (*retained > static_cast<uint64_t>(config_->mover.rollback_wal_budget))
-      why = "the reverse slot holds " + std::to_string(*retained) + " bytes of WAL, over mover.rollback_wal_budget";
+      why = "the reverse slot holds " + std::to_string(*retained) +
+            " bytes of WAL, over mover.rollback_wal_budget";
   }
   if (why.empty()) {
     sleep_for(kWindowPoll);
@@ -53,9 +56,10 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
   if (!target) return target.status();
   if (Status s = drop_slot(target->get(), m.reverse_slot); !s) return s;
   if (Status s = drop_publication(target->get(), m.reverse_publication); !s) return s;
-  return catalog::update_migration(catalog_.get(), id_,
-                                   "state = 'cleaning', step = 'delete_source_rows', rollback_expires_at = NULL, error = $2",
-                                   {"rollback window closed: " + why});
+  return catalog::update_migration(
+      catalog_.get(), id_,
+      "state = 'cleaning', step = 'delete_source_rows', rollback_expires_at = NULL, error = $2",
+      {"rollback window closed: " + why});
 }
 
 // The source's copy of the moved buckets goes, in throttled batches; its fence stays.
@@ -70,8 +74,8 @@ Status MigrationRunner::clean(catalog::Migration& m) {
   auto target = connect_shard(m.target);
   if (!target) return target.status();
   if (Status s = drop_progress(target->get(), id_); !s) return s;
-  LOG_INFO("mover: migration %lld done: %llu rows deleted from %s", (long long)id_, (unsigned long long)*deleted,
-           m.source.c_str());
+  LOG_INFO("mover: migration %lld done: %llu rows deleted from %s", (long long)id_,
+           (unsigned long long)*deleted, m.source.c_str());
   return catalog::set_migration_state(catalog_.get(), id_, MigrationState::Done);
 }
 
@@ -89,7 +93,8 @@ Status MigrationRunner::finish_rollback(catalog::Migration& m) {
   if (!source) return source.status();
   if (Status s = drop_progress(source->get(), -id_); !s) return s;
   LOG_INFO("mover: migration %lld rolled back: buckets on %s again", (long long)id_, m.source.c_str());
-  return catalog::update_migration(catalog_.get(), id_, "state = 'rolled_back', step = '', rolling_back = false, error = NULL");
+  return catalog::update_migration(catalog_.get(), id_,
+                                   "state = 'rolled_back', step = '', rolling_back = false, error = NULL");
 }
 
 // CANCEL MIGRATION before the flip: nothing of it may stay behind (slot, publication, copied rows).

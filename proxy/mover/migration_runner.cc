@@ -1,7 +1,7 @@
 #include "mover/migration_runner.h"
 
-#include <cstdlib>
 #include <unistd.h>
+#include <cstdlib>
 
 #include "common/log.h"
 #include "mover/catch_up_stream.h"
@@ -34,7 +34,8 @@ void crash_point(const char* point) {
   _exit(137);
 }
 
-MigrationRunner::MigrationRunner(int64_t id, std::shared_ptr<const config::Config> config, MoverCounters& counters)
+MigrationRunner::MigrationRunner(int64_t id, std::shared_ptr<const config::Config> config,
+                                 MoverCounters& counters)
     : id_(id), config_(std::move(config)), counters_(counters) {}
 
 MigrationRunner::~MigrationRunner() { stop(); }
@@ -50,14 +51,16 @@ void MigrationRunner::stop() {
 
 bool MigrationRunner::sleep_for(std::chrono::milliseconds duration) {
   auto until = std::chrono::steady_clock::now() + duration;
-  while (!stopping_ && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!stopping_ && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return !stopping_;
 }
 
 Result<std::string> MigrationRunner::shard_dsn(const std::string& name) const {
   const config::Shard* shard = config_->find_shard(name);
   if (shard == nullptr)
-    return Status::config("shard " + name + " of migration " + std::to_string(id_) + " is not in the configuration");
+    return Status::config("shard " + name + " of migration " + std::to_string(id_) +
+                          " is not in the configuration");
   return mover_dsn(*config_, *shard);
 }
 
@@ -67,7 +70,8 @@ Result<catalog::PgConnPtr> MigrationRunner::connect_shard(const std::string& nam
   return catalog::connect(*dsn, "shard " + name);
 }
 
-Result<std::unique_ptr<ReplicationConnection>> MigrationRunner::open_replication(const std::string& name) const {
+Result<std::unique_ptr<ReplicationConnection>> MigrationRunner::open_replication(
+    const std::string& name) const {
   auto dsn = shard_dsn(name);
   if (!dsn) return dsn.status();
   return ReplicationConnection::open(*dsn);
@@ -112,7 +116,8 @@ Status MigrationRunner::connect() {
                                {std::to_string(kLockClass), std::to_string(id_)});
   if (!locked) return locked.status();
   if (catalog::text_value(locked->get(), 0, 0) != "t")
-    return Status::proxy("55006", "migration " + std::to_string(id_) + " is run by another shardwire process");
+    return Status::proxy("55006",
+                         "migration " + std::to_string(id_) + " is run by another shardwire process");
   catalog_ = std::move(*conn);
   return Status::ok();
 }
@@ -184,9 +189,10 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
       // (the flip moves the state on in the same catalog transaction), so undo it.
       status = undo_cutover(m, m.rolling_back);
       if (status) {
-        status = catalog::update_migration(catalog_.get(), id_, m.rolling_back
-                                                                     ? "state = 'rollback_window', step = '', rolling_back = false"
-                                                                     : "state = 'catching_up', step = ''");
+        status = catalog::update_migration(catalog_.get(), id_,
+                                           m.rolling_back
+                                               ? "state = 'rollback_window', step = '', rolling_back = false"
+                                               : "state = 'catching_up', step = ''");
       }
       break;
     case MigrationState::RollbackWindow: status = keep_rollback_window(m); break;
@@ -227,7 +233,8 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   auto total = count_rows(source_conn->get(), tables, buckets);
   if (Status s = catalog::update_migration(
           catalog_.get(), id_,
-          "slot = $2, publication = $3, consistent_lsn = $4::pg_lsn, rows_total = $5, rows_copied = 0, bytes_copied = 0, "
+          "slot = $2, publication = $3, consistent_lsn = $4::pg_lsn, rows_total = $5, rows_copied = 0, "
+          "bytes_copied = 0, "
           "step = 'copy', error = NULL",
           {slot->name, publication, lsn_text(slot->consistent_point), std::to_string(total ? *total : 0)});
       !s)
@@ -249,11 +256,13 @@ Status MigrationRunner::copy(catalog::Migration& m) {
     counters_.copied_rows += progress.rows - last.rows;
     counters_.copied_bytes += progress.bytes - last.bytes;
     last = progress;
-    auto requests = catalog::query(catalog_.get(),
-                                   "UPDATE shardwire.migrations SET rows_copied = $2, bytes_copied = $3, updated_at = now() "
-                                   "WHERE id = $1 RETURNING paused OR cancel_requested",
-                                   {std::to_string(id_), std::to_string(progress.rows), std::to_string(progress.bytes)});
-    if (stopping_ || (requests && PQntuples(requests->get()) == 1 && catalog::text_value(requests->get(), 0, 0) == "t"))
+    auto requests = catalog::query(
+        catalog_.get(),
+        "UPDATE shardwire.migrations SET rows_copied = $2, bytes_copied = $3, updated_at = now() "
+        "WHERE id = $1 RETURNING paused OR cancel_requested",
+        {std::to_string(id_), std::to_string(progress.rows), std::to_string(progress.bytes)});
+    if (stopping_ ||
+        (requests && PQntuples(requests->get()) == 1 && catalog::text_value(requests->get(), 0, 0) == "t"))
       interrupt = true;
     if (progress.rows > 0) crash_point("copy");
   };
@@ -266,7 +275,8 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   // The snapshot's exact row count (the estimate above was taken outside it).
   catalog::update_migration(catalog_.get(), id_, "rows_total = $2", {std::to_string(copied->rows)});
   LOG_INFO("mover: migration %lld copied %llu rows (%llu bytes); catching up from %s", (long long)id_,
-           (unsigned long long)copied->rows, (unsigned long long)copied->bytes, lsn_text(slot->consistent_point).c_str());
+           (unsigned long long)copied->rows, (unsigned long long)copied->bytes,
+           lsn_text(slot->consistent_point).c_str());
   return catalog::set_migration_state(catalog_.get(), id_, MigrationState::CatchingUp, "catch_up");
 }
 
@@ -287,8 +297,10 @@ bool MigrationRunner::live_verified(const catalog::Migration& m) {
     live_mismatch_rounds_ = 0;
     return true;
   }
-  LOG_INFO("mover: migration %lld: live verification: %zu bucket(s) differ while writes go on (bucket %u first); "
-           "catching up again", (long long)id_, mismatched.size(), mismatched.front());
+  LOG_INFO(
+      "mover: migration %lld: live verification: %zu bucket(s) differ while writes go on (bucket %u first); "
+      "catching up again",
+      (long long)id_, mismatched.size(), mismatched.front());
   return false;
 }
 
@@ -305,14 +317,16 @@ Status MigrationRunner::create_reverse_slot(catalog::Migration& m) {
   if (!slot) return slot.status();
   m.reverse_slot = name;
   m.reverse_publication = name;
-  return catalog::update_migration(catalog_.get(), id_, "reverse_slot = $2, reverse_publication = $2", {name});
+  return catalog::update_migration(catalog_.get(), id_, "reverse_slot = $2, reverse_publication = $2",
+                                   {name});
 }
 
 Status MigrationRunner::start_stream(const catalog::Migration& m, bool reverse) {
   std::lock_guard<std::mutex> lock(stream_mutex_);
   if (stream_ && stream_reverse_ == reverse) return Status::ok();
   const std::optional<std::string>& from = reverse ? m.reverse_lsn : m.consistent_lsn;
-  if (!from) return Status::proxy("XX000", "migration " + std::to_string(id_) + " has no slot position recorded");
+  if (!from)
+    return Status::proxy("XX000", "migration " + std::to_string(id_) + " has no slot position recorded");
   auto lsn = parse_lsn(*from);
   if (!lsn) return lsn.status();
   auto sender = shard_dsn(reverse ? m.target : m.source);
@@ -351,8 +365,9 @@ Status MigrationRunner::record_lag() {
   uint64_t changes = stream_->applied_changes();
   counters_.applied_changes += changes - stream_changes_seen_;
   stream_changes_seen_ = changes;
-  return catalog::update_migration(catalog_.get(), id_, "lag_bytes = $2, lag_seconds = $3",
-                                   {std::to_string(stream_->lag_bytes()), std::to_string(stream_->lag_seconds())});
+  return catalog::update_migration(
+      catalog_.get(), id_, "lag_bytes = $2, lag_seconds = $3",
+      {std::to_string(stream_->lag_bytes()), std::to_string(stream_->lag_seconds())});
 }
 
 // Streams until the target is close behind the source, then cuts over (when a retry is due).

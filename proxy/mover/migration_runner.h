@@ -76,7 +76,7 @@ class MigrationRunner {
   int64_t id_;
   std::shared_ptr<const config::Config> config_;
   MoverCounters& counters_;
-  catalog::PgConnPtr catalog_;   // holds the migration's advisory lock while the runner lives
+  catalog::PgConnPtr catalog_;  // holds the migration's advisory lock while the runner lives
   std::unique_ptr<CatchUpStream> stream_;
   bool stream_reverse_ = false;
   bool forward_slot_dropped_ = false;  // the forward slot is gone (checked once per runner)

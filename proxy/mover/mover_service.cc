@@ -59,8 +59,10 @@ void MoverService::poll() {
     std::lock_guard<std::mutex> lock(mutex_);
     config = config_;
     for (auto it = runners_.begin(); it != runners_.end();) {
-      if (it->second->finished()) it = runners_.erase(it);
-      else ++it;
+      if (it->second->finished())
+        it = runners_.erase(it);
+      else
+        ++it;
     }
   }
   auto conn = catalog::connect(config->catalog.dsn, "catalog");

@@ -22,7 +22,7 @@ namespace sw::mover {
 
 struct MoverSnapshot {
   uint64_t copied_rows = 0, copied_bytes = 0, applied_changes = 0, verify_mismatches = 0, drain_aborts = 0;
-  uint64_t lag_bytes = 0;       // the largest of the running migrations
+  uint64_t lag_bytes = 0;  // the largest of the running migrations
   double lag_seconds = 0;
   stats::LatencyHistogram cutover_pause;
   std::array<uint64_t, catalog::kMigrationStates> migrations{};  // by state, from the last catalog poll

@@ -17,7 +17,10 @@ Result<Lsn> parse_lsn(std::string_view text) {
     if (part.empty() || part.size() > 8) return false;
     uint64_t value = 0;
     for (char c : part) {
-      int digit = (c >= '0' && c <= '9') ? c - '0' : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+      int digit = (c >= '0' && c <= '9')   ? c - '0'
+                  : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                  : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                                           : -1;
       if (digit < 0) return false;
       value = value * 16 + static_cast<uint64_t>(digit);
     }
@@ -25,7 +28,8 @@ Result<Lsn> parse_lsn(std::string_view text) {
     return true;
   };
   uint64_t high = 0, low = 0;
-  if (slash == std::string_view::npos || !hex(text.substr(0, slash), &high) || !hex(text.substr(slash + 1), &low))
+  if (slash == std::string_view::npos || !hex(text.substr(0, slash), &high) ||
+      !hex(text.substr(slash + 1), &low))
     return Status::server("22P02", "invalid WAL position \"" + std::string(text) + "\"");
   return (high << 32) | low;
 }

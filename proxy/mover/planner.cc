@@ -64,7 +64,8 @@ Result<std::vector<uint32_t>> parse_bucket_list(std::string_view text, uint32_t 
   return out;
 }
 
-std::vector<PlannedMove> plan_rebalance(const router::Directory& directory, const std::vector<std::string>& targets,
+std::vector<PlannedMove> plan_rebalance(const router::Directory& directory,
+                                        const std::vector<std::string>& targets,
                                         const std::map<uint32_t, uint64_t>& rows) {
   // Shards: the directory's, then new ones named in `targets`.
   std::vector<std::string> names = directory.shards();

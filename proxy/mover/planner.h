@@ -39,7 +39,8 @@ struct PlannedMove {
 //    number). Donors (shard order) fill receivers (shard order, new shards last) one after the
 //    other, so there are at most donors + receivers - 1 moves; no bucket moves twice.
 // Result ordered by donor, then receiver, in shard order. Empty when nothing needs to move.
-std::vector<PlannedMove> plan_rebalance(const router::Directory& directory, const std::vector<std::string>& targets,
+std::vector<PlannedMove> plan_rebalance(const router::Directory& directory,
+                                        const std::vector<std::string>& targets,
                                         const std::map<uint32_t, uint64_t>& rows);
 
 }  // namespace sw::mover

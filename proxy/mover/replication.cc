@@ -36,7 +36,8 @@ bool valid_slot_name(const std::string& name) {
 }
 
 Status invalid_slot_name(const std::string& name) {
-  return Status::server("42602", "replication slot name \"" + name + "\" is invalid (use 1-63 of a-z, 0-9, _)");
+  return Status::server("42602",
+                        "replication slot name \"" + name + "\" is invalid (use 1-63 of a-z, 0-9, _)");
 }
 
 // A publication name inside publication_names '...': an identifier list split by PostgreSQL's
@@ -67,9 +68,11 @@ wire::pgoutput::PgTimestamp now_pg() {
 
 Result<std::unique_ptr<ReplicationConnection>> ReplicationConnection::open(const std::string& dsn) {
   // Defaults first; the expanded DSN overrides them; replication=database comes last so it wins.
-  const char* keys[] = {"application_name", "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-                        "keepalives_count", "tcp_user_timeout", "dbname", "replication", nullptr};
-  const char* values[] = {kMoverApplicationName, "5", "1", "5", "2", "3", "10000", dsn.c_str(), "database", nullptr};
+  const char* keys[] = {
+      "application_name", "connect_timeout",  "keepalives", "keepalives_idle", "keepalives_interval",
+      "keepalives_count", "tcp_user_timeout", "dbname",     "replication",     nullptr};
+  const char* values[] = {kMoverApplicationName, "5",        "1",    "5", "2", "3", "10000",
+                          dsn.c_str(),           "database", nullptr};
   catalog::PgConnPtr conn(PQconnectdbParams(keys, values, /*expand_dbname=*/1));
   if (!conn) return Status::server("08006", "replication connection: out of memory");
   if (PQstatus(conn.get()) != CONNECTION_OK)
@@ -77,7 +80,8 @@ Result<std::unique_ptr<ReplicationConnection>> ReplicationConnection::open(const
   return std::unique_ptr<ReplicationConnection>(new ReplicationConnection(std::move(conn)));
 }
 
-Result<ReplicationConnection::Slot> ReplicationConnection::create_slot(const std::string& name, bool export_snapshot,
+Result<ReplicationConnection::Slot> ReplicationConnection::create_slot(const std::string& name,
+                                                                       bool export_snapshot,
                                                                        std::chrono::milliseconds timeout) {
   if (!valid_slot_name(name)) return invalid_slot_name(name);
   if (streaming_) return Status::proxy("XX000", "create_slot on a streaming replication connection");
@@ -97,17 +101,19 @@ Result<ReplicationConnection::Slot> ReplicationConnection::create_slot(const std
         PQfreeCancel(cancel);
       }
       while (PGresult* rest = PQgetResult(conn_.get())) PQclear(rest);
-      return Status::server("55006", "creating replication slot " + name + " waited " +
-                                         std::to_string(timeout.count() / 1000) +
-                                         " s for transactions that were writing on the shard to end; retrying later");
+      return Status::server(
+          "55006", "creating replication slot " + name + " waited " + std::to_string(timeout.count() / 1000) +
+                       " s for transactions that were writing on the shard to end; retrying later");
     }
     pollfd pfd{PQsocket(conn_.get()), POLLIN, 0};
-    if (poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 100))) > 0 && PQconsumeInput(conn_.get()) == 0)
+    if (poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 100))) > 0 &&
+        PQconsumeInput(conn_.get()) == 0)
       return catalog::error_status(conn_.get(), nullptr, "creating replication slot " + name);
   }
   catalog::PgResultPtr res(PQgetResult(conn_.get()));
   while (PGresult* rest = PQgetResult(conn_.get())) PQclear(rest);
-  if (!res || PQresultStatus(res.get()) != PGRES_TUPLES_OK || PQntuples(res.get()) != 1 || PQnfields(res.get()) < 3)
+  if (!res || PQresultStatus(res.get()) != PGRES_TUPLES_OK || PQntuples(res.get()) != 1 ||
+      PQnfields(res.get()) < 3)
     return catalog::error_status(conn_.get(), res.get(), "creating replication slot " + name);
   Slot slot;
   slot.name = catalog::text_value(res.get(), 0, 0);
@@ -164,8 +170,10 @@ Result<std::optional<std::string>> ReplicationConnection::next(std::chrono::mill
 Status ReplicationConnection::send_status(Lsn written, Lsn flushed, Lsn applied, bool reply_requested) {
   if (!streaming_) return Status::proxy("XX000", "send_status() before start()");
   std::string payload;
-  wire::pgoutput::encode_standby_status_update(payload, {written, flushed, applied, now_pg(), reply_requested});
-  if (PQputCopyData(conn_.get(), payload.data(), static_cast<int>(payload.size())) != 1 || PQflush(conn_.get()) != 0)
+  wire::pgoutput::encode_standby_status_update(payload,
+                                               {written, flushed, applied, now_pg(), reply_requested});
+  if (PQputCopyData(conn_.get(), payload.data(), static_cast<int>(payload.size())) != 1 ||
+      PQflush(conn_.get()) != 0)
     return catalog::error_status(conn_.get(), nullptr, "sending standby status");
   return Status::ok();
 }

@@ -28,9 +28,9 @@ class ReplicationConnection {
 
   struct Slot {
     std::string name;
-    Lsn consistent_point = 0;    // the stream starts here; the exported snapshot sees exactly the
-                                 // transactions that committed before it
-    std::string snapshot_name;   // empty without export
+    Lsn consistent_point = 0;   // the stream starts here; the exported snapshot sees exactly the
+                                // transactions that committed before it
+    std::string snapshot_name;  // empty without export
   };
   // CREATE_REPLICATION_SLOT <name> LOGICAL pgoutput (EXPORT_SNAPSHOT | NOEXPORT_SNAPSHOT). The
   // exported snapshot stays valid only while this connection stays open and runs nothing else.

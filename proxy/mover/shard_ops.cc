@@ -23,28 +23,32 @@ Status failed(const Status& status, const std::string& what) {
 
 }  // namespace
 
-Status check_tables(PGconn* shard, const std::string& shard_name, const std::vector<config::ShardedTable>& tables) {
+Status check_tables(PGconn* shard, const std::string& shard_name,
+                    const std::vector<config::ShardedTable>& tables) {
   for (const auto& table : tables) {
     auto name = resolve_table(shard, table.name);
     if (!name)
-      return Status::config("table " + table.name + " does not exist on shard " + shard_name +
-                            ": create it through shardwire (DDL on a sharded table runs on every shard), then move");
-    auto keyed = query(shard,
-                       "SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid "
-                       "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY(i.indkey) "
-                       "WHERE c.oid = $1::regclass AND a.attname = $2 AND "
-                       "((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))",
-                       {*name, table.key});
+      return Status::config(
+          "table " + table.name + " does not exist on shard " + shard_name +
+          ": create it through shardwire (DDL on a sharded table runs on every shard), then move");
+    auto keyed =
+        query(shard,
+              "SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid "
+              "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY(i.indkey) "
+              "WHERE c.oid = $1::regclass AND a.attname = $2 AND "
+              "((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))",
+              {*name, table.key});
     if (!keyed) return keyed.status();
     if (PQntuples(keyed->get()) == 0)
       return Status::config("table " + table.name + " on shard " + shard_name +
-                            " has no primary key (or replica identity index) that includes its shard key " + table.key +
-                            ": the mover applies updates and deletes by that key");
+                            " has no primary key (or replica identity index) that includes its shard key " +
+                            table.key + ": the mover applies updates and deletes by that key");
   }
   return Status::ok();
 }
 
-Status ensure_publication(PGconn* shard, const std::string& name, const std::vector<config::ShardedTable>& tables) {
+Status ensure_publication(PGconn* shard, const std::string& name,
+                          const std::vector<config::ShardedTable>& tables) {
   auto exists = query(shard, "SELECT 1 FROM pg_publication WHERE pubname = $1", {name});
   if (!exists) return failed(exists.status(), "publication " + name);
   if (PQntuples(exists->get()) > 0) return Status::ok();
@@ -63,7 +67,8 @@ Status drop_publication(PGconn* shard, const std::string& name) {
 }
 
 Status drop_progress(PGconn* shard, int64_t stream_id) {
-  auto res = query(shard, "DELETE FROM shardwire.mover_progress WHERE migration_id = $1", {std::to_string(stream_id)});
+  auto res = query(shard, "DELETE FROM shardwire.mover_progress WHERE migration_id = $1",
+                   {std::to_string(stream_id)});
   if (!res && res.status().sqlstate == "42P01") return Status::ok();  // no stream ever ran there
   return res ? Status::ok() : res.status();
 }
@@ -107,10 +112,11 @@ Result<uint64_t> slot_retained_bytes(PGconn* shard, const std::string& name) {
 }
 
 Result<std::string> fence(PGconn* shard, const BucketSet& buckets, uint64_t version) {
-  auto res = query(shard,
-                   "INSERT INTO shardwire.fenced_buckets (bucket, version) SELECT b, $2 FROM unnest($1::int[]) b "
-                   "ON CONFLICT (bucket) DO UPDATE SET version = EXCLUDED.version, fenced_at = now()",
-                   {buckets.array_literal(), std::to_string(version)});
+  auto res =
+      query(shard,
+            "INSERT INTO shardwire.fenced_buckets (bucket, version) SELECT b, $2 FROM unnest($1::int[]) b "
+            "ON CONFLICT (bucket) DO UPDATE SET version = EXCLUDED.version, fenced_at = now()",
+            {buckets.array_literal(), std::to_string(version)});
   if (!res) return failed(res.status(), "fence");
   // Autocommit: the fence is committed now; the clock is read after it.
   auto clock = query(shard, "SELECT clock_timestamp()::text");
@@ -119,7 +125,8 @@ Result<std::string> fence(PGconn* shard, const BucketSet& buckets, uint64_t vers
 }
 
 Status unfence(PGconn* shard, const BucketSet& buckets) {
-  auto res = query(shard, "DELETE FROM shardwire.fenced_buckets WHERE bucket = ANY($1::int[])", {buckets.array_literal()});
+  auto res = query(shard, "DELETE FROM shardwire.fenced_buckets WHERE bucket = ANY($1::int[])",
+                   {buckets.array_literal()});
   return res ? Status::ok() : failed(res.status(), "unfence");
 }
 
@@ -144,7 +151,9 @@ Result<Lsn> current_wal_lsn(PGconn* shard) {
   // message, which pgoutput does not send unless asked) and commits synchronously flushes WAL
   // through that position, so the walsender can send it now, not after the WAL writer's next round.
   if (Status s = exec(shard, "BEGIN; SET LOCAL synchronous_commit = on"); !s) return s;
-  auto res = query(shard, "SELECT pg_current_wal_insert_lsn()::text, pg_logical_emit_message(true, 'shardwire', 'position')");
+  auto res = query(
+      shard,
+      "SELECT pg_current_wal_insert_lsn()::text, pg_logical_emit_message(true, 'shardwire', 'position')");
   Status committed = exec(shard, res ? "COMMIT" : "ROLLBACK");
   if (!res) return res.status();
   if (!committed) return committed;
@@ -161,8 +170,8 @@ Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::Sha
     if (!name) return name.status();
     auto filter = bucket_filter(table, buckets);
     if (!filter) return filter.status();
-    std::string sql = "DELETE FROM " + *name + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + *name + " WHERE " +
-                      *filter + " LIMIT " + std::to_string(batch) + "))";
+    std::string sql = "DELETE FROM " + *name + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + *name +
+                      " WHERE " + *filter + " LIMIT " + std::to_string(batch) + "))";
     while (true) {
       auto res = query(shard, sql);
       if (!res) return failed(res.status(), "delete moved rows of " + table.name);
@@ -180,10 +189,11 @@ Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::Sha
 }
 
 Result<uint64_t> publish_migrating(PGconn* catalog, const BucketSet& buckets, const std::string& source) {
-  auto res = query(catalog,
-                   "UPDATE shardwire.buckets SET state = 'MIGRATING' WHERE bucket = ANY($1::int[]) AND shard = $2 "
-                   "RETURNING version",
-                   {buckets.array_literal(), source});
+  auto res =
+      query(catalog,
+            "UPDATE shardwire.buckets SET state = 'MIGRATING' WHERE bucket = ANY($1::int[]) AND shard = $2 "
+            "RETURNING version",
+            {buckets.array_literal(), source});
   if (!res) return failed(res.status(), "publish MIGRATING");
   if (PQntuples(res->get()) != static_cast<int>(buckets.list().size()))
     return Status::server("55000", "the buckets are no longer all on shard " + source);

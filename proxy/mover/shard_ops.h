@@ -18,9 +18,11 @@ namespace sw::mover {
 // What a shard needs before a move: every table exists, and has a primary key (or replica
 // identity index) that includes the shard key, so the stream can apply updates and deletes by
 // key. Config-fault errors that say what to do.
-Status check_tables(PGconn* shard, const std::string& shard_name, const std::vector<config::ShardedTable>& tables);
+Status check_tables(PGconn* shard, const std::string& shard_name,
+                    const std::vector<config::ShardedTable>& tables);
 // CREATE PUBLICATION <name> FOR TABLE <tables> unless it exists.
-Status ensure_publication(PGconn* shard, const std::string& name, const std::vector<config::ShardedTable>& tables);
+Status ensure_publication(PGconn* shard, const std::string& name,
+                          const std::vector<config::ShardedTable>& tables);
 Status drop_publication(PGconn* shard, const std::string& name);
 // Forgets a stream's applied position (shardwire.mover_progress) once the migration is over.
 Status drop_progress(PGconn* shard, int64_t stream_id);

@@ -50,7 +50,8 @@ Result<std::string> columns_by_name(PGconn* conn, const std::string& table_sql, 
 
 }  // namespace
 
-Result<std::map<uint32_t, BucketDigest>> bucket_digests(PGconn* conn, const std::vector<config::ShardedTable>& tables,
+Result<std::map<uint32_t, BucketDigest>> bucket_digests(PGconn* conn,
+                                                        const std::vector<config::ShardedTable>& tables,
                                                         const BucketSet& buckets) {
   std::map<uint32_t, Int128> sums;
   std::map<uint32_t, BucketDigest> digests;
@@ -67,18 +68,21 @@ Result<std::map<uint32_t, BucketDigest>> bucket_digests(PGconn* conn, const std:
     if (!name) return Status::server(name.status().sqlstate, context + ": " + name.status().message);
     auto columns = columns_by_name(conn, *name, context);
     if (!columns) return columns.status();
-    const std::string row_hash =
-        "hashtextextended(" + catalog::quote_literal(table.name + ":") + " || ROW(" + *columns + ")::text, 0)";
-    auto res = run_sql(conn,
-                       "SELECT " + *expression + ", count(*), sum(" + row_hash + ")::text FROM " + *name + " WHERE " +
-                           *expression + " = ANY('" + buckets.array_literal() + "'::int[]) GROUP BY 1",
-                       context);
+    const std::string row_hash = "hashtextextended(" + catalog::quote_literal(table.name + ":") + " || ROW(" +
+                                 *columns + ")::text, 0)";
+    auto res =
+        run_sql(conn,
+                "SELECT " + *expression + ", count(*), sum(" + row_hash + ")::text FROM " + *name +
+                    " WHERE " + *expression + " = ANY('" + buckets.array_literal() + "'::int[]) GROUP BY 1",
+                context);
     if (!res) return res.status();
     for (int row = 0; row < PQntuples(res->get()); ++row) {
       int64_t bucket = 0, count = 0;
       Int128 sum = 0;
-      if (!catalog::parse_int64(res->get(), row, 0, &bucket) || !catalog::parse_int64(res->get(), row, 1, &count) ||
-          !parse_int128(catalog::text_value(res->get(), row, 2), &sum) || !digests.count(static_cast<uint32_t>(bucket))) {
+      if (!catalog::parse_int64(res->get(), row, 0, &bucket) ||
+          !catalog::parse_int64(res->get(), row, 1, &count) ||
+          !parse_int128(catalog::text_value(res->get(), row, 2), &sum) ||
+          !digests.count(static_cast<uint32_t>(bucket))) {
         return Status::server("XX000", context + ": unexpected result row " + std::to_string(row));
       }
       digests[static_cast<uint32_t>(bucket)].rows += static_cast<uint64_t>(count);

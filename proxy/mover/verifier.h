@@ -38,7 +38,8 @@ struct BucketDigest {
 // One query per table (GROUP BY bucket); the per-table sums are added here. Every bucket of the
 // set is in the result, those without rows as {0, "0"}. Runs in the connection's current
 // transaction state: inside a REPEATABLE READ transaction all tables are read at one snapshot.
-Result<std::map<uint32_t, BucketDigest>> bucket_digests(PGconn* conn, const std::vector<config::ShardedTable>& tables,
+Result<std::map<uint32_t, BucketDigest>> bucket_digests(PGconn* conn,
+                                                        const std::vector<config::ShardedTable>& tables,
                                                         const BucketSet& buckets);
 
 // Buckets whose digests differ, ascending; a bucket missing from one side counts as {0, "0"}.

@@ -215,8 +215,7 @@ void Connection::flush() {
       out_.erase(0, static_cast<size_t>(written));
       bytes_written_ += static_cast<uint64_t>(written);
       if (out_.empty() && out_.capacity() > kIdleBufferKeep) schedule_trim();
-    }
-    else if (written != UV_EAGAIN) {
+    } else if (written != UV_EAGAIN) {
       fail(uv_status("write failed", written));
       return;
     }

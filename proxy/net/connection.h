@@ -51,16 +51,16 @@ class Connection {
   static std::unique_ptr<Connection> accept(Loop& loop, uv_stream_t* server, uint64_t id);
   // Starts a TCP connect to host:port (numeric IPv4/IPv6 or a name resolved synchronously);
   // the result arrives in Handler::on_connected.
-  static std::unique_ptr<Connection> connect(Loop& loop, const std::string& host, int port,
-                                             Handler* handler, uint64_t id);
+  static std::unique_ptr<Connection> connect(Loop& loop, const std::string& host, int port, Handler* handler,
+                                             uint64_t id);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   void set_handler(Handler* handler) { handler_ = handler; }
   uint64_t id() const { return id_; }
-  const std::string& peer() const { return peer_; }     // "host:port"
-  const std::string& local() const { return local_; }   // "host:port" once connected
+  const std::string& peer() const { return peer_; }    // "host:port"
+  const std::string& local() const { return local_; }  // "host:port" once connected
   // Socket bytes (ciphertext under TLS): read so far, and handed to the kernel so far.
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t bytes_written() const { return bytes_written_; }

@@ -14,8 +14,7 @@
 
 namespace sw::net {
 
-Listener::Listener(Loop& loop, AcceptCallback on_accept)
-    : loop_(loop), on_accept_(std::move(on_accept)) {}
+Listener::Listener(Loop& loop, AcceptCallback on_accept) : loop_(loop), on_accept_(std::move(on_accept)) {}
 
 Listener::~Listener() { close(); }
 

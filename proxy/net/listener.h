@@ -43,10 +43,10 @@ uint64_t next_connection_id();
 // The process's open file limit. Distributions start daemons with a soft RLIMIT_NOFILE of 1024
 // and a much higher hard limit; a proxy for listen.max_client_connections clients needs more.
 struct FdLimit {
-  uint64_t before = 0;   // soft limit found at start
-  uint64_t soft = 0;     // soft limit in force now
-  uint64_t hard = 0;     // hard limit in force now
-  bool enough = false;   // soft >= wanted
+  uint64_t before = 0;  // soft limit found at start
+  uint64_t soft = 0;    // soft limit in force now
+  uint64_t hard = 0;    // hard limit in force now
+  bool enough = false;  // soft >= wanted
 };
 
 // Raises the soft RLIMIT_NOFILE to `wanted` when it is lower: up to the hard limit for anyone,

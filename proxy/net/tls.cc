@@ -109,7 +109,8 @@ Result<std::shared_ptr<TlsContext>> TlsContext::make_client(bool verify, const s
   }
   if (SSL_CTX_set_default_verify_paths(ctx) != 1) ERR_clear_error();  // no system store: root file only
   if (!root_cert_file.empty() && SSL_CTX_load_verify_locations(ctx, root_cert_file.c_str(), nullptr) != 1) {
-    return Status::config("cannot load TLS root certificate file \"" + root_cert_file + "\": " + openssl_errors());
+    return Status::config("cannot load TLS root certificate file \"" + root_cert_file +
+                          "\": " + openssl_errors());
   }
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
   return context;

@@ -63,7 +63,7 @@ class TlsSession {
   void* out_bio_ = nullptr;  // BIO*: ssl -> peer
   bool done_ = false;
   std::string pending_plaintext_;  // written before the handshake finished
-  Status failed_;                   // sticky: set by a setup or protocol error
+  Status failed_;                  // sticky: set by a setup or protocol error
 };
 
 }  // namespace sw::net

@@ -47,9 +47,8 @@ void Backend::on_connected(net::Connection&, const Status& status) {
 void Backend::send_startup() {
   state_ = State::LoggingIn;
   const BackendTarget& t = target();
-  connection_->write(wire::encode_startup_message({{"user", t.user},
-                                                   {"database", t.dbname},
-                                                   {"application_name", pool_.settings().application_name}}));
+  connection_->write(wire::encode_startup_message(
+      {{"user", t.user}, {"database", t.dbname}, {"application_name", pool_.settings().application_name}}));
 }
 
 void Backend::on_readable(net::Connection& connection) {
@@ -156,9 +155,10 @@ Status Backend::handle_login_message(char type, std::string_view body) {
       if (!fields) return fields.status();
       // A refusal without a well-formed SQLSTATE still refuses; the client sees a connection failure.
       if (!wire::is_sqlstate(fields->sqlstate))
-        return Status::server("08006",
-                              "server refused login without a valid SQLSTATE: " + std::string(fields->message));
-      return Status::server(std::string(fields->sqlstate), "server refused login: " + std::string(fields->message));
+        return Status::server(
+            "08006", "server refused login without a valid SQLSTATE: " + std::string(fields->message));
+      return Status::server(std::string(fields->sqlstate),
+                            "server refused login: " + std::string(fields->message));
     }
     case 'Z': {
       auto status = wire::decode_ready_for_query(body);
@@ -167,8 +167,7 @@ Status Backend::handle_login_message(char type, std::string_view body) {
       state_ = State::Idle;
       return Status::ok();
     }
-    default:
-      return Status::server("08P01", std::string("unexpected message '") + type + "' during login");
+    default: return Status::server("08P01", std::string("unexpected message '") + type + "' during login");
   }
 }
 
@@ -178,8 +177,8 @@ Status Backend::handle_auth(std::string_view body) {
   const BackendTarget& t = target();
   std::string out;
   const auto code = static_cast<wire::AuthRequest>(request->code);
-  bool asks_password = code == wire::AuthRequest::CleartextPassword || code == wire::AuthRequest::Md5Password ||
-                       code == wire::AuthRequest::Sasl;
+  bool asks_password = code == wire::AuthRequest::CleartextPassword ||
+                       code == wire::AuthRequest::Md5Password || code == wire::AuthRequest::Sasl;
   if (asks_password && t.password.empty()) {
     // Only a trust user without a password gets here; an empty password would only be refused.
     return Status::config("the server asks for a password and user \"" + t.user +
@@ -187,12 +186,10 @@ Status Backend::handle_auth(std::string_view body) {
   }
   switch (code) {
     case wire::AuthRequest::Ok: return Status::ok();
-    case wire::AuthRequest::CleartextPassword:
-      wire::encode_password_message(out, t.password);
-      break;
+    case wire::AuthRequest::CleartextPassword: wire::encode_password_message(out, t.password); break;
     case wire::AuthRequest::Md5Password:
-      wire::encode_password_message(out, auth::md5_password_response(t.user, t.password,
-                                                                     request->data.data()));
+      wire::encode_password_message(out,
+                                    auth::md5_password_response(t.user, t.password, request->data.data()));
       break;
     case wire::AuthRequest::Sasl: {
       if (request->data.find("SCRAM-SHA-256") == std::string_view::npos)
@@ -213,8 +210,8 @@ Status Backend::handle_auth(std::string_view body) {
       return scram_->on_server_final(request->data);
     }
     default:
-      return Status::server("08P01", "server requested unsupported authentication method " +
-                                         std::to_string(request->code));
+      return Status::server(
+          "08P01", "server requested unsupported authentication method " + std::to_string(request->code));
   }
   connection_->write(out);
   return Status::ok();
@@ -222,8 +219,8 @@ Status Backend::handle_auth(std::string_view body) {
 
 void Backend::fail_login(const Status& why) {
   if (state_ == State::Closed) return;
-  LOG_WARN("server=s%llu shard=%s login failed: %s", (unsigned long long)id_,
-           target().shard.c_str(), why.message.c_str());
+  LOG_WARN("server=s%llu shard=%s login failed: %s", (unsigned long long)id_, target().shard.c_str(),
+           why.message.c_str());
   close();
   pool_.on_login_failed(this, why);
 }
@@ -258,18 +255,18 @@ void Backend::on_closed(net::Connection&, const Status& why) {
   State was = state_;
   state_ = State::Closed;
   if (was == State::Connecting || was == State::Negotiating || was == State::LoggingIn) {
-    LOG_WARN("server=s%llu shard=%s closed during login: %s", (unsigned long long)id_,
-             target().shard.c_str(), why.message.c_str());
+    LOG_WARN("server=s%llu shard=%s closed during login: %s", (unsigned long long)id_, target().shard.c_str(),
+             why.message.c_str());
     pool_.on_login_failed(this, Status::server("08006", "server closed the connection during login"));
     return;
   }
-  LOG_INFO("server=s%llu shard=%s connection lost: %s", (unsigned long long)id_,
-           target().shard.c_str(), why.message.c_str());
+  LOG_INFO("server=s%llu shard=%s connection lost: %s", (unsigned long long)id_, target().shard.c_str(),
+           why.message.c_str());
   if (was == State::Active && user_ != nullptr) {
     BackendUser* user = user_;
     user_ = nullptr;
-    user->on_backend_lost(*this, Status::server("08006", "server connection to shard " +
-                                                             target().shard + " was lost"));
+    user->on_backend_lost(
+        *this, Status::server("08006", "server connection to shard " + target().shard + " was lost"));
   }
   pool_.on_backend_closed(this);
 }

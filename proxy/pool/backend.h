@@ -69,12 +69,12 @@ class Backend : private net::Connection::Handler {
   void close();
 
   // Bookkeeping for the session layer (pool never reads these).
-  std::string applied_state;               // session SET statements this server has run
-  std::unordered_set<uint64_t> prepared;   // ids of statements prepared on this server
+  std::string applied_state;              // session SET statements this server has run
+  std::unordered_set<uint64_t> prepared;  // ids of statements prepared on this server
   uint64_t created_ms;
   uint64_t idle_since_ms = 0;
-  int64_t connected_at_us = 0;    // wall clock, for the admin console
-  int64_t attached_at_us = 0;     // wall clock of the last attach
+  int64_t connected_at_us = 0;  // wall clock, for the admin console
+  int64_t attached_at_us = 0;   // wall clock of the last attach
 
  private:
   friend class Pool;

@@ -34,8 +34,9 @@ void Budget::join(Member member) {
 
 void Budget::leave(const void* id) {
   std::lock_guard<std::mutex> lock(mutex_);
-  members_.erase(std::remove_if(members_.begin(), members_.end(), [id](const Member& m) { return m.id == id; }),
-                 members_.end());
+  members_.erase(
+      std::remove_if(members_.begin(), members_.end(), [id](const Member& m) { return m.id == id; }),
+      members_.end());
   waiting_.erase(id);
 }
 

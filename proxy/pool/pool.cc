@@ -31,7 +31,10 @@ class CancelSender : public net::Connection::Handler {
 };
 
 Pool::Pool(net::Loop& loop, BackendTarget target, PoolSettings settings, std::shared_ptr<Budget> budget)
-    : loop_(loop), target_(std::move(target)), settings_(std::move(settings)), budget_(std::move(budget)),
+    : loop_(loop),
+      target_(std::move(target)),
+      settings_(std::move(settings)),
+      budget_(std::move(budget)),
       maintenance_(loop) {
   maintenance_.start(kMaintenanceIntervalMs, kMaintenanceIntervalMs, [this] { maintain(); });
   maintenance_.unref();
@@ -97,7 +100,8 @@ void Pool::release(Backend* backend, bool clean) {
   uint64_t now = net::now_ms(loop_);
   bool expired = now - backend->created_ms > settings_.server_lifetime_ms;
   if (!clean || expired || retired_ || backend->state() != Backend::State::Idle) {
-    if (!clean) LOG_INFO("server=s%llu closing: released in an unknown state", (unsigned long long)backend->id());
+    if (!clean)
+      LOG_INFO("server=s%llu closing: released in an unknown state", (unsigned long long)backend->id());
     backend->close();
     destroy_later(backend);
     grow_if_needed();
@@ -179,17 +183,19 @@ void Pool::maintain() {
   if (!waiters_.empty()) grow_if_needed();  // capacity may have gone idle on another worker
   if (!waiters_.empty() && log::enabled(log::Level::Debug)) {
     Counts c = counts();
-    LOG_DEBUG("pool shard=%s active=%d idle=%d connecting=%d waiting=%d max_wait_ms=%llu", target_.shard.c_str(),
-              c.active, c.idle, c.connecting, c.waiting, (unsigned long long)c.max_wait_ms);
+    LOG_DEBUG("pool shard=%s active=%d idle=%d connecting=%d waiting=%d max_wait_ms=%llu",
+              target_.shard.c_str(), c.active, c.idle, c.connecting, c.waiting,
+              (unsigned long long)c.max_wait_ms);
   }
   while (!waiters_.empty() && now - waiters_.front().since_ms >= settings_.query_wait_timeout_ms) {
     Waiter* waiter = waiters_.front().waiter;
     traffic_.wait_time_us += (now - waiters_.front().since_ms) * 1000;
     waiters_.pop_front();
     if (waiters_.empty()) note_waiting();
-    waiter->on_backend_failed(Status::proxy(
-        "57014", "no server connection to shard " + target_.shard + " became free within query_wait_timeout (" +
-                     std::to_string(settings_.query_wait_timeout_ms) + " ms)"));
+    waiter->on_backend_failed(Status::proxy("57014", "no server connection to shard " + target_.shard +
+                                                         " became free within query_wait_timeout (" +
+                                                         std::to_string(settings_.query_wait_timeout_ms) +
+                                                         " ms)"));
   }
   std::vector<Backend*> doomed;
   for (auto& [raw, backend] : backends_) {
@@ -206,7 +212,9 @@ void Pool::maintain() {
     bool too_old = now - b->created_ms > settings_.server_lifetime_ms;
     if (idle_too_long || too_old || retired_) {
       LOG_DEBUG("server=s%llu closing: %s", (unsigned long long)b->id(),
-                retired_ ? "pool retired" : idle_too_long ? "idle_timeout" : "server_lifetime");
+                retired_        ? "pool retired"
+                : idle_too_long ? "idle_timeout"
+                                : "server_lifetime");
       b->close();
       doomed.push_back(b);
     } else {
@@ -257,7 +265,6 @@ std::shared_ptr<net::TlsContext> Pool::tls_context(Status* error) {
   tls_ = *context;
   return tls_;
 }
-
 
 void Pool::send_cancel(const Backend& backend) {
   CancelInFlight cancel;

@@ -27,7 +27,7 @@ namespace sw::pool {
 class CancelSender;
 
 struct PoolSettings {
-  int size = 20;                       // servers per target across all workers (the Budget's cap)
+  int size = 20;  // servers per target across all workers (the Budget's cap)
   uint64_t idle_timeout_ms = 60000;
   uint64_t query_wait_timeout_ms = 5000;
   uint64_t server_lifetime_ms = 3600000;

@@ -19,8 +19,8 @@ class Cursor {
   bool int32(int32_t& out) {
     if (data_.size() - pos_ < 4) return false;
     const auto* p = reinterpret_cast<const unsigned char*>(data_.data() + pos_);
-    out = static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
-                               (uint32_t{p[2]} << 8) | uint32_t{p[3]});
+    out = static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) |
+                               uint32_t{p[3]});
     pos_ += 4;
     return true;
   }
@@ -111,8 +111,8 @@ KeyBucket failed(const Status& status, const TableRule& rule) {
   KeyBucket out;
   out.outcome = KeyOutcome::Error;
   out.error = status;
-  out.error.message = "invalid value for shard key " + rule.key + " of " + rule.config_name +
-                      ": " + status.message;
+  out.error.message =
+      "invalid value for shard key " + rule.key + " of " + rule.config_name + ": " + status.message;
   return out;
 }
 
@@ -135,16 +135,11 @@ KeyBucket key_bucket(const parser::Value& value, const TableRule& rule, const Bi
   switch (value.kind) {
     case ValueKind::String:
     case ValueKind::Number:
-    case ValueKind::Bool:
-      return from(bucket_of_text_value(rule.key_type, value.text, bucket_count), rule);
-    case ValueKind::Null:
-      out.outcome = KeyOutcome::Null;
-      return out;
+    case ValueKind::Bool: return from(bucket_of_text_value(rule.key_type, value.text, bucket_count), rule);
+    case ValueKind::Null: out.outcome = KeyOutcome::Null; return out;
     case ValueKind::Column:
-    case ValueKind::Other:
-      return out;
-    case ValueKind::Param:
-      break;
+    case ValueKind::Other: return out;
+    case ValueKind::Param: break;
   }
   if (params == nullptr) {
     out.outcome = KeyOutcome::NeedsBind;
@@ -153,10 +148,9 @@ KeyBucket key_bucket(const parser::Value& value, const TableRule& rule, const Bi
   const auto index = static_cast<size_t>(value.param - 1);
   if (value.param < 1 || index >= params->params.size()) {
     out.outcome = KeyOutcome::Error;
-    out.error = Status::client("08P01", "bind message supplies " +
-                                            std::to_string(params->params.size()) +
-                                            " parameters, but the statement uses $" +
-                                            std::to_string(value.param));
+    out.error =
+        Status::client("08P01", "bind message supplies " + std::to_string(params->params.size()) +
+                                    " parameters, but the statement uses $" + std::to_string(value.param));
     return out;
   }
   const BindParam& param = params->params[index];
@@ -178,10 +172,9 @@ KeyBucket key_bucket(const parser::Value& value, const TableRule& rule, const Bi
   }
   if (!same_hash_family(type, rule.key_type)) {
     out.outcome = KeyOutcome::Error;
-    out.error = Status::client(
-        "0A000", "parameter $" + std::to_string(value.param) + " is " + key_type_name(type) +
-                     " but shard key " + rule.key + " of " + rule.config_name + " is " +
-                     key_type_name(rule.key_type));
+    out.error = Status::client("0A000", "parameter $" + std::to_string(value.param) + " is " +
+                                            key_type_name(type) + " but shard key " + rule.key + " of " +
+                                            rule.config_name + " is " + key_type_name(rule.key_type));
     return out;
   }
   return from(bucket_of_binary_value(type, param.bytes, bucket_count), rule);

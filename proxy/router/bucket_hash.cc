@@ -16,23 +16,42 @@ constexpr uint32_t rotl(uint32_t x, int k) { return (x << k) | (x >> (32 - k)); 
 
 // Reversible mixing of three 32-bit words (lookup3's mix()).
 inline void mix(uint32_t& a, uint32_t& b, uint32_t& c) {
-  a -= c; a ^= rotl(c, 4);  c += b;
-  b -= a; b ^= rotl(a, 6);  a += c;
-  c -= b; c ^= rotl(b, 8);  b += a;
-  a -= c; a ^= rotl(c, 16); c += b;
-  b -= a; b ^= rotl(a, 19); a += c;
-  c -= b; c ^= rotl(b, 4);  b += a;
+  a -= c;
+  a ^= rotl(c, 4);
+  c += b;
+  b -= a;
+  b ^= rotl(a, 6);
+  a += c;
+  c -= b;
+  c ^= rotl(b, 8);
+  b += a;
+  a -= c;
+  a ^= rotl(c, 16);
+  c += b;
+  b -= a;
+  b ^= rotl(a, 19);
+  a += c;
+  c -= b;
+  c ^= rotl(b, 4);
+  b += a;
 }
 
 // Final avalanche of (a, b, c) into c and b (lookup3's final()).
 inline void final_mix(uint32_t& a, uint32_t& b, uint32_t& c) {
-  c ^= b; c -= rotl(b, 14);
-  a ^= c; a -= rotl(c, 11);
-  b ^= a; b -= rotl(a, 25);
-  c ^= b; c -= rotl(b, 16);
-  a ^= c; a -= rotl(c, 4);
-  b ^= a; b -= rotl(a, 14);
-  c ^= b; c -= rotl(b, 24);
+  c ^= b;
+  c -= rotl(b, 14);
+  a ^= c;
+  a -= rotl(c, 11);
+  b ^= a;
+  b -= rotl(a, 25);
+  c ^= b;
+  c -= rotl(b, 16);
+  a ^= c;
+  a -= rotl(c, 4);
+  b ^= a;
+  b -= rotl(a, 14);
+  c ^= b;
+  c -= rotl(b, 24);
 }
 
 // A non-zero seed is hashed first, as a 12-byte block (seed high, seed low, zero).
@@ -127,8 +146,7 @@ Result<KeyType> key_type_from_oid(uint32_t oid) {
     case 25: return KeyType::Text;
     case 1043: return KeyType::Text;  // varchar
     case 2950: return KeyType::Uuid;
-    case 0:
-      return Status::client("0A000", "shard key parameter has no declared type (OID 0)");
+    case 0: return Status::client("0A000", "shard key parameter has no declared type (OID 0)");
     default:
       return Status::client("0A000", "shard key parameter type OID " + std::to_string(oid) +
                                          " is not supported (smallint, integer, bigint, text, "
@@ -188,9 +206,7 @@ uint64_t hash_text(std::string_view bytes) {
                              kHashPartitionSeed);
 }
 
-uint64_t hash_uuid(const unsigned char uuid[16]) {
-  return hash_bytes_extended(uuid, 16, kHashPartitionSeed);
-}
+uint64_t hash_uuid(const unsigned char uuid[16]) { return hash_bytes_extended(uuid, 16, kHashPartitionSeed); }
 
 Result<int64_t> parse_int_text(KeyType type, std::string_view text) {
   if (!is_int_type(type)) return Status::proxy("XX000", "parse_int_text called for a non-integer type");
@@ -249,8 +265,7 @@ Result<std::array<unsigned char, 16>> parse_uuid_text(std::string_view text) {
 
 Result<uint64_t> hash_of_text_value(KeyType type, std::string_view text) {
   switch (type) {
-    case KeyType::Text:
-      return hash_text(text);
+    case KeyType::Text: return hash_text(text);
     case KeyType::Uuid: {
       auto uuid = parse_uuid_text(text);
       if (!uuid) return uuid.status();
@@ -276,8 +291,8 @@ Result<uint64_t> hash_of_binary_value(KeyType type, std::string_view bytes) {
   }
   if (bytes.size() < need) return Status::client("08P01", "insufficient data left in message");
   if (bytes.size() > need) {
-    return Status::client("22P03", std::string("incorrect binary data format for a ") +
-                                       key_type_name(type) + " shard key parameter");
+    return Status::client("22P03", std::string("incorrect binary data format for a ") + key_type_name(type) +
+                                       " shard key parameter");
   }
   if (type == KeyType::Uuid) return hash_uuid(p);
   uint64_t raw = 0;

@@ -17,22 +17,24 @@ std::string overload(const std::string& sql_type, const std::string& hash_call) 
          ", buckets integer) RETURNS integer\n"
          "  LANGUAGE sql IMMUTABLE PARALLEL SAFE\n"
          "  RETURN CASE WHEN key IS NULL THEN 0\n"
-         "              ELSE shardwire.bucket_of_hash(" + hash_call + ", buckets) END;\n\n";
+         "              ELSE shardwire.bucket_of_hash(" +
+         hash_call + ", buckets) END;\n\n";
 }
 
 }  // namespace
 
 std::string bucket_function_sql() {
   const std::string seed = seed_literal();
-  const std::string lo = "(h & 4294967295)";        // low 32 bits of h, as unsigned
+  const std::string lo = "(h & 4294967295)";          // low 32 bits of h, as unsigned
   const std::string hi = "((h >> 32) & 4294967295)";  // high 32 bits of h, as unsigned
   // u = h + kHashCombineAdd (mod 2^64) as 32-bit halves: the low sum may carry into the high half.
   const std::string low_sum = "(" + lo + " + " + add_low_literal() + ")";
   const std::string u_lo = "(" + low_sum + " & 4294967295)";
-  const std::string u_hi = "((" + hi + " + " + add_high_literal() + " + (" + low_sum + " >> 32)) & 4294967295)";
+  const std::string u_hi =
+      "((" + hi + " + " + add_high_literal() + " + (" + low_sum + " >> 32)) & 4294967295)";
   // u mod m = ((u_hi mod m) * (2^32 mod m) + u_lo) mod m; with m < 2^31 every term fits in int8.
-  const std::string body = "(((" + u_hi + " % buckets) * (4294967296 % buckets) + " + u_lo +
-                           ") % buckets)::integer";
+  const std::string body =
+      "(((" + u_hi + " % buckets) * (4294967296 % buckets) + " + u_lo + ") % buckets)::integer";
 
   std::string sql;
   sql += "CREATE SCHEMA IF NOT EXISTS shardwire;\n\n";
@@ -41,9 +43,11 @@ std::string bucket_function_sql() {
       "-- i.e. hash_combine64(0, h) mod buckets, computed on 32-bit halves so int8 never overflows.\n"
       "CREATE OR REPLACE FUNCTION shardwire.bucket_of_hash(h bigint, buckets integer) RETURNS integer\n"
       "  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE\n"
-      "  RETURN " + body + ";\n\n";
-  sql += "-- bucket_of(key, buckets): the shardwire bucket of a shard key; equals PostgreSQL's hash\n"
-         "-- partition choice (seed 0x7A5B22367996DCFD). int2/int4 hash as the equal int8.\n";
+      "  RETURN " +
+      body + ";\n\n";
+  sql +=
+      "-- bucket_of(key, buckets): the shardwire bucket of a shard key; equals PostgreSQL's hash\n"
+      "-- partition choice (seed 0x7A5B22367996DCFD). int2/int4 hash as the equal int8.\n";
   sql += overload("bigint", "pg_catalog.hashint8extended(key, " + seed + ")");
   sql += overload("integer", "pg_catalog.hashint8extended(key::bigint, " + seed + ")");
   sql += overload("smallint", "pg_catalog.hashint8extended(key::bigint, " + seed + ")");

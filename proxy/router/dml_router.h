@@ -43,9 +43,7 @@ class DmlRouter {
   };
 
   const TableRule* rule(int table) const { return rules_of_[static_cast<size_t>(table)]; }
-  const parser::TableRef& ref(int table) const {
-    return facts_.tables[static_cast<size_t>(table)];
-  }
+  const parser::TableRef& ref(int table) const { return facts_.tables[static_cast<size_t>(table)]; }
   RefKeys& keys(int table) { return keys_[static_cast<size_t>(table)]; }
   int find(int table) const;  // co-location group (union-find root)
   std::string key_example(int table) const { return "WHERE " + rule(table)->key + " = <value>"; }

@@ -13,8 +13,7 @@
 
 namespace sw::router::detail {
 
-Route route_ddl(const parser::StatementFacts& statement, const Directory& dir,
-                const RoutingRules& rules) {
+Route route_ddl(const parser::StatementFacts& statement, const Directory& dir, const RoutingRules& rules) {
   using parser::TableRole;
   const parser::TableRef* sharded = nullptr;
   const TableRule* sharded_rule = nullptr;
@@ -32,8 +31,7 @@ Route route_ddl(const parser::StatementFacts& statement, const Directory& dir,
     }
   }
   const bool creates_by_query = statement.node_type == "CreateTableAsStmt" ||
-                                statement.node_type == "SelectStmt" ||
-                                statement.node_type == "ViewStmt";
+                                statement.node_type == "SelectStmt" || statement.node_type == "ViewStmt";
   for (const parser::TableRef& table : statement.tables) {
     if (is_system_table(table)) continue;
     const TableRule* rule = rules.find(table.schema, table.name);
@@ -56,8 +54,9 @@ Route route_ddl(const parser::StatementFacts& statement, const Directory& dir,
       fence.push_back(rule->config_name);
     }
     if (table.role == TableRole::Create && creates_by_query) {
-      return make_error("0A000", "cannot create sharded table " + rule->config_name +
-                                     " from a query; CREATE TABLE it, then INSERT rows by key",
+      return make_error("0A000",
+                        "cannot create sharded table " + rule->config_name +
+                            " from a query; CREATE TABLE it, then INSERT rows by key",
                         rule->config_name);
     }
   }
@@ -66,9 +65,10 @@ Route route_ddl(const parser::StatementFacts& statement, const Directory& dir,
   }
   if (sharded_read != nullptr) {
     const TableRule* rule = rules.find(sharded_read->schema, sharded_read->name);
-    return make_error("0A000", "a query over sharded table " + rule->config_name +
-                                   " cannot define another object (its rows live on several "
-                                   "shards)",
+    return make_error("0A000",
+                      "a query over sharded table " + rule->config_name +
+                          " cannot define another object (its rows live on several "
+                          "shards)",
                       rule->config_name);
   }
   if (sharded == nullptr) {
@@ -79,28 +79,27 @@ Route route_ddl(const parser::StatementFacts& statement, const Directory& dir,
   }
   const std::string& name = sharded_rule->config_name;
   if (sharded->role == TableRole::CopyFrom || sharded->role == TableRole::CopyTo) {
-    return make_error("0A000", "COPY of sharded table " + name +
-                                   " is not supported yet; use INSERT by key, or SELECT",
+    return make_error("0A000",
+                      "COPY of sharded table " + name + " is not supported yet; use INSERT by key, or SELECT",
                       name);
   }
   if (sharded->role == TableRole::Lock) {
-    return make_error("0A000", "LOCK TABLE of sharded table " + name +
-                                   " would lock it on one shard only",
+    return make_error("0A000", "LOCK TABLE of sharded table " + name + " would lock it on one shard only",
                       name);
   }
   if (unsharded != nullptr) {
-    return make_error("0A000", "statement names sharded table " + name +
-                                   " and unsharded table " + table_name(*unsharded) +
-                                   "; run it separately for each",
+    return make_error("0A000",
+                      "statement names sharded table " + name + " and unsharded table " +
+                          table_name(*unsharded) + "; run it separately for each",
                       name);
   }
   Route route;
   route.kind = RouteKind::AllShards;
   route.table = name;
   route.fence_tables = std::move(fence);
-  route.reason = (sharded->role == TableRole::Maintenance ? "maintenance of sharded table "
-                                                          : "DDL on sharded table ") +
-                 name + ": every shard in turn (not atomic)";
+  route.reason =
+      (sharded->role == TableRole::Maintenance ? "maintenance of sharded table " : "DDL on sharded table ") +
+      name + ": every shard in turn (not atomic)";
   if (!route.fence_tables.empty()) route.reason += "; installs the fence trigger";
   return route;
 }

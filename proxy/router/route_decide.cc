@@ -51,8 +51,7 @@ bool DmlRouter::scatter_allowed(std::string& why) {
     if (s == 0 || sees_sharded[s]) blocking |= scopes[s].features;
   }
   if (blocking != 0) {
-    why = "SELECT on sharded table " + name + " has no key value and uses " +
-          feature_names(blocking) +
+    why = "SELECT on sharded table " + name + " has no key value and uses " + feature_names(blocking) +
           ", which needs a merge of the shards' rows (not supported yet)" + fix;
     return false;
   }
@@ -70,7 +69,8 @@ bool DmlRouter::scatter_allowed(std::string& why) {
   if (!preserved && !(only_sharded && any_top)) {
     why = "SELECT on sharded table " + name +
           " has no key value and reads it through a subquery, CTE or outer join, which cannot "
-          "be sent to every shard and concatenated" + fix;
+          "be sent to every shard and concatenated" +
+          fix;
     return false;
   }
   return true;
@@ -92,15 +92,14 @@ std::string DmlRouter::not_tied_message(int a, int b) const {
               key_type_name(rb.key_type) + "), so their rows do not meet on one shard" + fix;
   } else if (ta.scope == tb.scope) {
     auto qualifier = [](const parser::TableRef& t) { return t.alias.empty() ? t.name : t.alias; };
-    message = (same_table ? "sharded table " + ra.config_name + " is joined with itself, not"
-                          : "sharded tables " + ra.config_name + " and " + rb.config_name +
-                                " are not joined") +
-              " on the key: add " + qualifier(ta) + "." + ra.key + " = " + qualifier(tb) +
-              "." + rb.key + ", or give each a key value on one shard";
+    message =
+        (same_table ? "sharded table " + ra.config_name + " is joined with itself, not"
+                    : "sharded tables " + ra.config_name + " and " + rb.config_name + " are not joined") +
+        " on the key: add " + qualifier(ta) + "." + ra.key + " = " + qualifier(tb) + "." + rb.key +
+        ", or give each a key value on one shard";
   } else {
     message = (same_table ? "sharded table " + ra.config_name + " is read twice"
-                          : "sharded tables " + ra.config_name + " and " + rb.config_name +
-                                " are read") +
+                          : "sharded tables " + ra.config_name + " and " + rb.config_name + " are read") +
               " in parts of the statement (subquery, CTE or UNION) not tied by the key" + fix;
   }
   const std::string& hint = keys_[static_cast<size_t>(a)].hint;
@@ -113,10 +112,10 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
     const TableRule& r = *rule(assignment.table);
     if (assignment.column != r.key) continue;
     const parser::TableRef& target = ref(assignment.table);
-    const std::string what = (target.role == parser::TableRole::Insert
-                                  ? "ON CONFLICT DO UPDATE of sharded table "
-                                  : "UPDATE of sharded table ") +
-                             r.config_name + " sets its key " + r.key;
+    const std::string what =
+        (target.role == parser::TableRole::Insert ? "ON CONFLICT DO UPDATE of sharded table "
+                                                  : "UPDATE of sharded table ") +
+        r.config_name + " sets its key " + r.key;
     const parser::Value& value = assignment.value;
     if (value.kind == parser::ValueKind::Column &&
         (value.text == r.key || value.text == "excluded." + r.key ||
@@ -128,12 +127,12 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
       case KeyOutcome::Error:
         error = make_error(key.error.sqlstate, key.error.message, r.config_name);
         return false;
-      case KeyOutcome::Null:
-        error = make_error("23502", what + " to NULL", r.config_name);
-        return false;
+      case KeyOutcome::Null: error = make_error("23502", what + " to NULL", r.config_name); return false;
       case KeyOutcome::NotAKey:
-        error = make_error("0A000", what + " to an expression; only a constant or parameter on "
-                                           "the same shard is allowed",
+        error = make_error("0A000",
+                           what +
+                               " to an expression; only a constant or parameter on "
+                               "the same shard is allowed",
                            r.config_name);
         return false;
       case KeyOutcome::NeedsBind:
@@ -144,12 +143,11 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
         return false;
       case KeyOutcome::Bucket:
         if (dir_.bucket(key.bucket).shard != shard) {
-          error = make_error(
-              "0A000", what + " to a value on shard " +
-                           dir_.shard_name(dir_.bucket(key.bucket).shard) + ", but its rows are on " +
-                           dir_.shard_name(static_cast<uint16_t>(shard)) +
-                           "; a key can only change within its shard",
-              r.config_name);
+          error = make_error("0A000",
+                             what + " to a value on shard " + dir_.shard_name(dir_.bucket(key.bucket).shard) +
+                                 ", but its rows are on " + dir_.shard_name(static_cast<uint16_t>(shard)) +
+                                 "; a key can only change within its shard",
+                             r.config_name);
           return false;
         }
         break;
@@ -168,12 +166,12 @@ Route DmlRouter::unpinned_route() {
       continue;
     }
     const TableRule& r = *rule(t);
-    return make_error("0A000", std::string(role == parser::TableRole::Update ? "UPDATE"
-                                                                              : "DELETE") +
-                                   " on sharded table " + r.config_name + " needs its key: " +
-                                   key_example(t) + (k.hint.empty() ? "" : " (" + k.hint + ")") +
-                                   "; writes without a key are never sent to every shard",
-                       r.config_name);
+    return make_error("0A000",
+                      std::string(role == parser::TableRole::Update ? "UPDATE" : "DELETE") +
+                          " on sharded table " + r.config_name + " needs its key: " + key_example(t) +
+                          (k.hint.empty() ? "" : " (" + k.hint + ")") +
+                          "; writes without a key are never sent to every shard",
+                      r.config_name);
   }
   int a = -1;  // the first reference without a key
   for (int t : sharded_) {
@@ -185,20 +183,20 @@ Route DmlRouter::unpinned_route() {
   const TableRule& ra = *rule(a);
   const std::string& hint = keys(a).hint;
   if (facts_.writes) {
-    return make_error("0A000", std::string(statement_verb(facts_)) +
-                                   " writes on one shard but reads sharded table " +
-                                   ra.config_name + " without its key: add " + key_example(a) +
-                                   " or join it on its key",
+    return make_error("0A000",
+                      std::string(statement_verb(facts_)) + " writes on one shard but reads sharded table " +
+                          ra.config_name + " without its key: add " + key_example(a) +
+                          " or join it on its key",
                       ra.config_name);
   }
   for (int t : sharded_) {
     if (find(t) != find(a)) return make_error("0A000", not_tied_message(a, t), ra.config_name);
   }
   if (!unsharded_.empty()) {
-    return make_error("0A000", "SELECT reads sharded table " + ra.config_name +
-                                   " without its key together with unsharded table " +
-                                   table_name(ref(unsharded_.front())) +
-                                   ", which lives on the default shard only",
+    return make_error("0A000",
+                      "SELECT reads sharded table " + ra.config_name +
+                          " without its key together with unsharded table " +
+                          table_name(ref(unsharded_.front())) + ", which lives on the default shard only",
                       ra.config_name);
   }
   std::string why;
@@ -223,22 +221,23 @@ Route DmlRouter::several_shards_error(int table) const {
       const TableRule& r = *rule(t);
       const std::string names = shard_names(dir_, shards);
       if (constraint.kind == ConstraintKind::Rows) {
-        return make_error("0A000", "INSERT into sharded table " + r.config_name +
-                                       ": the rows' keys fall on several shards (" + names +
-                                       "); insert them in separate statements, one per shard",
+        return make_error("0A000",
+                          "INSERT into sharded table " + r.config_name +
+                              ": the rows' keys fall on several shards (" + names +
+                              "); insert them in separate statements, one per shard",
                           r.config_name);
       }
-      return make_error("0A000", "IN list on the key " + r.key + " of sharded table " +
-                                     r.config_name + " spans several shards (" + names +
-                                     "); split the statement by shard",
+      return make_error("0A000",
+                        "IN list on the key " + r.key + " of sharded table " + r.config_name +
+                            " spans several shards (" + names + "); split the statement by shard",
                         r.config_name);
     }
   }
   const TableRule& r = *rule(table);
-  return make_error("0A000", "the key values of sharded table " + r.config_name +
-                                 " fall on several shards (" +
-                                 shard_names(dir_, shards_of(keys_[static_cast<size_t>(table)].buckets)) +
-                                 "); split the statement by shard",
+  return make_error("0A000",
+                    "the key values of sharded table " + r.config_name + " fall on several shards (" +
+                        shard_names(dir_, shards_of(keys_[static_cast<size_t>(table)].buckets)) +
+                        "); split the statement by shard",
                     r.config_name);
 }
 
@@ -260,8 +259,7 @@ Route DmlRouter::pinned_route() {
     if (own.size() > 1) return several_shards_error(t);
     buckets.insert(buckets.end(), keys(t).buckets.begin(), keys(t).buckets.end());
     for (int shard : own) {
-      const std::string owner = rule(t)->config_name + " on " +
-                                dir_.shard_name(static_cast<uint16_t>(shard));
+      const std::string owner = rule(t)->config_name + " on " + dir_.shard_name(static_cast<uint16_t>(shard));
       if (std::find(owners.begin(), owners.end(), owner) == owners.end()) owners.push_back(owner);
       if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
     }
@@ -270,9 +268,9 @@ Route DmlRouter::pinned_route() {
   if (shards.size() > 1) {
     std::string list;
     for (const std::string& owner : owners) list += (list.empty() ? "" : ", ") + owner;
-    return make_error("0A000", std::string(statement_verb(facts_)) +
-                                   " mixes sharded tables on different shards (" + list +
-                                   "); send a statement per shard",
+    return make_error("0A000",
+                      std::string(statement_verb(facts_)) + " mixes sharded tables on different shards (" +
+                          list + "); send a statement per shard",
                       table);
   }
   if (shards.empty()) {
@@ -280,12 +278,11 @@ Route DmlRouter::pinned_route() {
   }
   const int shard = shards.front();
   if (!unsharded_.empty() && shard != dir_.shard_index(rules_.default_shard())) {
-    return make_error("0A000", std::string(statement_verb(facts_)) + " mixes sharded table " +
-                                   table + " (shard " +
-                                   dir_.shard_name(static_cast<uint16_t>(shard)) +
-                                   ") with unsharded table " + table_name(ref(unsharded_.front())) +
-                                   ", which lives on the default shard " +
-                                   rules_.default_shard() + " only",
+    return make_error("0A000",
+                      std::string(statement_verb(facts_)) + " mixes sharded table " + table + " (shard " +
+                          dir_.shard_name(static_cast<uint16_t>(shard)) + ") with unsharded table " +
+                          table_name(ref(unsharded_.front())) + ", which lives on the default shard " +
+                          rules_.default_shard() + " only",
                       table);
   }
   Route error;

@@ -139,22 +139,25 @@ bool DmlRouter::add_inserts(Route& error) {
     const TableRule& r = *rule(insert.table);
     const std::string into = "INSERT into sharded table " + r.config_name;
     if (insert.default_values) {
-      error = make_error("0A000", into + " with DEFAULT VALUES has no value for its key " + r.key,
-                         r.config_name);
+      error =
+          make_error("0A000", into + " with DEFAULT VALUES has no value for its key " + r.key, r.config_name);
       return false;
     }
     if (insert.from_select) {
-      error = make_error("0A000", into + " from a SELECT is not supported: the rows' keys are "
-                                         "not known before it runs; use VALUES",
+      error = make_error("0A000",
+                         into +
+                             " from a SELECT is not supported: the rows' keys are "
+                             "not known before it runs; use VALUES",
                          r.config_name);
       return false;
     }
     auto column = std::find(insert.columns.begin(), insert.columns.end(), r.key);
     if (column == insert.columns.end()) {
-      error = make_error("0A000", into + (insert.columns.empty()
-                                              ? " needs a column list naming its key "
-                                              : " must set its key ") + r.key,
-                         r.config_name);
+      error = make_error(
+          "0A000",
+          into + (insert.columns.empty() ? " needs a column list naming its key " : " must set its key ") +
+              r.key,
+          r.config_name);
       return false;
     }
     const auto position = static_cast<size_t>(column - insert.columns.begin());
@@ -171,20 +174,15 @@ bool DmlRouter::add_inserts(Route& error) {
           error = make_error(key.error.sqlstate, key.error.message, r.config_name);
           return false;
         case KeyOutcome::Null:
-          error = make_error("23502", into + ": null value in its key " + r.key + row,
-                             r.config_name);
+          error = make_error("23502", into + ": null value in its key " + r.key + row, r.config_name);
           return false;
         case KeyOutcome::NotAKey:
-          error = make_error("0A000", into + ": the value of its key " + r.key + row +
-                                          " is not a constant or parameter",
-                             r.config_name);
+          error = make_error(
+              "0A000", into + ": the value of its key " + r.key + row + " is not a constant or parameter",
+              r.config_name);
           return false;
-        case KeyOutcome::NeedsBind:
-          rows.deferred = true;
-          break;
-        case KeyOutcome::Bucket:
-          rows.buckets.push_back(key.bucket);
-          break;
+        case KeyOutcome::NeedsBind: rows.deferred = true; break;
+        case KeyOutcome::Bucket: rows.buckets.push_back(key.bucket); break;
       }
     }
     sort_unique(rows.buckets);
@@ -243,14 +241,16 @@ Route DmlRouter::run() {
   if (sharded_.empty()) return make_default(dir_, rules_, "no sharded table");
   const TableRule& first = *rule(sharded_[0]);
   if (!facts_.complete) {
-    return make_error("0A000", std::string(statement_verb(facts_)) + " on sharded table " +
-                                   first.config_name + " is nested too deeply to route",
+    return make_error("0A000",
+                      std::string(statement_verb(facts_)) + " on sharded table " + first.config_name +
+                          " is nested too deeply to route",
                       first.config_name);
   }
   for (int t : sharded_) {
     if (ref(t).role == parser::TableRole::Merge) {
-      return make_error("0A000", "MERGE into sharded table " + rule(t)->config_name +
-                                     " is not supported; use INSERT ... ON CONFLICT by key",
+      return make_error("0A000",
+                        "MERGE into sharded table " + rule(t)->config_name +
+                            " is not supported; use INSERT ... ON CONFLICT by key",
                         rule(t)->config_name);
     }
   }
@@ -268,8 +268,8 @@ Route DmlRouter::run() {
   return all_pinned ? pinned_route() : unpinned_route();
 }
 
-Route route_dml(const parser::StatementFacts& statement, const BindValues* params,
-                const Directory& dir, const RoutingRules& rules) {
+Route route_dml(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+                const RoutingRules& rules) {
   return DmlRouter(statement, params, dir, rules).run();
 }
 

@@ -49,12 +49,9 @@ std::string route_summary(const Route& route, const Directory& dir) {
         for (const std::string& table : route.fence_tables) out += " " + table;
       }
       break;
-    case RouteKind::Error:
-      out += " " + route.error.sqlstate + " " + route.error.message;
-      break;
+    case RouteKind::Error: out += " " + route.error.sqlstate + " " + route.error.message; break;
     case RouteKind::Session:
-    case RouteKind::AtBind:
-      break;
+    case RouteKind::AtBind: break;
   }
   return out;
 }

@@ -11,7 +11,6 @@
 
 namespace sw::router {
 
-
 RoutingRules::RoutingRules(std::vector<TableRule> tables, std::string default_shard)
     : tables_(std::move(tables)), default_shard_(std::move(default_shard)) {}
 
@@ -85,8 +84,7 @@ Route make_error(std::string sqlstate, std::string message, std::string table) {
 Route make_default(const Directory& dir, const RoutingRules& rules, std::string reason) {
   const int shard = dir.shard_index(rules.default_shard());
   if (shard < 0) {
-    Route route = make_error("XX000", "default shard " + rules.default_shard() +
-                                          " is not in the directory");
+    Route route = make_error("XX000", "default shard " + rules.default_shard() + " is not in the directory");
     route.error.fault = Fault::Proxy;
     return route;
   }
@@ -119,8 +117,8 @@ Route session_route(std::string reason) {
   return route;
 }
 
-Route route_utility(const parser::StatementFacts& statement, const BindValues* params,
-                    const Directory& dir, const RoutingRules& rules) {
+Route route_utility(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+                    const RoutingRules& rules) {
   const std::string& node = statement.node_type;
   if (node == "VariableShowStmt" || node == "VariableSetStmt" || node == "FetchStmt" ||
       node == "ClosePortalStmt" || node == "ConstraintsSetStmt") {
@@ -132,9 +130,9 @@ Route route_utility(const parser::StatementFacts& statement, const BindValues* p
     }
     Route route = detail::route_dml(statement, params, dir, rules);
     if (route.kind == RouteKind::Scatter && node == "DeclareCursorStmt") {
-      return detail::make_error("0A000", "DECLARE CURSOR over every shard is not supported: " +
-                                             route.table + " has no key value",
-                                route.table);
+      return detail::make_error(
+          "0A000", "DECLARE CURSOR over every shard is not supported: " + route.table + " has no key value",
+          route.table);
     }
     return route;
   }
@@ -144,48 +142,42 @@ Route route_utility(const parser::StatementFacts& statement, const BindValues* p
   return detail::make_default(dir, rules, "utility statement: default shard");
 }
 
-Route route_copy(const parser::StatementFacts& statement, const BindValues* params,
-                 const Directory& dir, const RoutingRules& rules) {
+Route route_copy(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+                 const RoutingRules& rules) {
   if (statement.query_kind == StatementKind::Copy) return detail::route_ddl(statement, dir, rules);
   Route route = detail::route_dml(statement, params, dir, rules);
   if (route.kind == RouteKind::Scatter) {
-    return detail::make_error("0A000", "COPY (query) over every shard is not supported yet: " +
-                                           route.table + " has no key value",
-                              route.table);
+    return detail::make_error(
+        "0A000", "COPY (query) over every shard is not supported yet: " + route.table + " has no key value",
+        route.table);
   }
   return route;
 }
 
-Route route_kind(const parser::StatementFacts& statement, const BindValues* params,
-                 const Directory& dir, const RoutingRules& rules) {
+Route route_kind(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+                 const RoutingRules& rules) {
   switch (statement.kind) {
     case StatementKind::Select:
     case StatementKind::Insert:
     case StatementKind::Update:
     case StatementKind::Delete:
-    case StatementKind::Merge:
-      return detail::route_dml(statement, params, dir, rules);
-    case StatementKind::Ddl:
-      return detail::route_ddl(statement, dir, rules);
-    case StatementKind::Copy:
-      return route_copy(statement, params, dir, rules);
-    case StatementKind::Utility:
-      return route_utility(statement, params, dir, rules);
+    case StatementKind::Merge: return detail::route_dml(statement, params, dir, rules);
+    case StatementKind::Ddl: return detail::route_ddl(statement, dir, rules);
+    case StatementKind::Copy: return route_copy(statement, params, dir, rules);
+    case StatementKind::Utility: return route_utility(statement, params, dir, rules);
     case StatementKind::Listen:
     case StatementKind::Unlisten:
     case StatementKind::Notify:
       return detail::make_default(dir, rules, "notifications use the default shard");
-    case StatementKind::Empty:
-      return session_route("empty query: no shard needed");
-    default:
-      return session_route("transaction control or session statement: no shard needed");
+    case StatementKind::Empty: return session_route("empty query: no shard needed");
+    default: return session_route("transaction control or session statement: no shard needed");
   }
 }
 
 }  // namespace
 
-Route route(const parser::StatementFacts& statement, const BindValues* params,
-            const Directory& dir, const RoutingRules& rules) {
+Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+            const RoutingRules& rules) {
   Route out;
   try {
     out = route_kind(statement, params, dir, rules);
@@ -200,8 +192,8 @@ Route route(const parser::StatementFacts& statement, const BindValues* params,
 
 namespace {
 
-Route combine_statements(const parser::QueryFacts& query, const BindValues* params,
-                         const Directory& dir, const RoutingRules& rules) {
+Route combine_statements(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
+                         const RoutingRules& rules) {
   Route combined = session_route("only session statements: no shard needed");
   combined.directory_version = dir.version();
   size_t decided_by = 0;  // 1-based statement number that fixed the shard
@@ -215,10 +207,10 @@ Route combine_statements(const parser::QueryFacts& query, const BindValues* para
     }
     if (next.kind == RouteKind::Session) continue;
     if (next.kind == RouteKind::Scatter || next.kind == RouteKind::AllShards) {
-      Route error = detail::make_error(
-          "0A000", "multi-statement query: " + number + " runs on every shard (" + next.reason +
-                       "); send it as a query of its own",
-          next.table);
+      Route error = detail::make_error("0A000",
+                                       "multi-statement query: " + number + " runs on every shard (" +
+                                           next.reason + "); send it as a query of its own",
+                                       next.table);
       error.directory_version = dir.version();
       return error;
     }
@@ -229,11 +221,10 @@ Route combine_statements(const parser::QueryFacts& query, const BindValues* para
     }
     if (next.shard != combined.shard) {
       Route error = detail::make_error(
-          "0A000", "multi-statement query spans shards: statement " +
-                       std::to_string(decided_by) + " goes to " +
-                       dir.shard_name(static_cast<uint16_t>(combined.shard)) + ", " + number +
-                       " to " + dir.shard_name(static_cast<uint16_t>(next.shard)) +
-                       "; send them separately",
+          "0A000",
+          "multi-statement query spans shards: statement " + std::to_string(decided_by) + " goes to " +
+              dir.shard_name(static_cast<uint16_t>(combined.shard)) + ", " + number + " to " +
+              dir.shard_name(static_cast<uint16_t>(next.shard)) + "; send them separately",
           next.table.empty() ? combined.table : next.table);
       error.directory_version = dir.version();
       return error;
@@ -256,8 +247,8 @@ Route combine_statements(const parser::QueryFacts& query, const BindValues* para
 
 }  // namespace
 
-Route route_query(const parser::QueryFacts& query, const BindValues* params,
-                  const Directory& dir, const RoutingRules& rules) {
+Route route_query(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
+                  const RoutingRules& rules) {
   if (query.statements.size() == 1) return route(query.statements[0], params, dir, rules);
   try {
     return combine_statements(query, params, dir, rules);

@@ -32,7 +32,7 @@ struct TableRule {
   std::string config_name;  // as configured, for messages: "orders" or "app.orders"
   std::string schema;       // "" when configured unqualified: matches the name in any schema
   std::string name;
-  std::string key;          // key column
+  std::string key;  // key column
   KeyType key_type = KeyType::Int8;
 };
 
@@ -94,20 +94,20 @@ struct Route {
   bool migrating = false;         // Shard: a bucket is MIGRATING (§7 5a: writes queue)
   // AllShards: configured sharded tables this CREATE TABLE creates; install their fence trigger.
   std::vector<std::string> fence_tables;
-  std::string table;              // the sharded table the decision is about ("" when none)
-  std::string reason;             // why, for people (shardwire route, SHOW ROUTE, logs)
-  Status error;                   // Error: SQLSTATE and message
+  std::string table;   // the sharded table the decision is about ("" when none)
+  std::string reason;  // why, for people (shardwire route, SHOW ROUTE, logs)
+  Status error;        // Error: SQLSTATE and message
   uint64_t directory_version = 0;
 };
 
 // Routes one statement. `params` is null before Bind (simple protocol, Parse, CLI).
-Route route(const parser::StatementFacts& statement, const BindValues* params,
-            const Directory& dir, const RoutingRules& rules);
+Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+            const RoutingRules& rules);
 
 // Routes a whole simple-protocol string: one shard for all its statements, else an Error.
 // Session statements (BEGIN, SET, ...) go along with the others.
-Route route_query(const parser::QueryFacts& query, const BindValues* params,
-                  const Directory& dir, const RoutingRules& rules);
+Route route_query(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
+                  const RoutingRules& rules);
 
 const char* route_kind_name(RouteKind kind);  // "shard", "default", "scatter", ...
 

@@ -34,7 +34,7 @@ KeyBucket key_bucket(const parser::Value& value, const TableRule& rule, const Bi
 bool same_hash_family(KeyType a, KeyType b);
 
 bool is_system_table(const parser::TableRef& table);
-std::string table_name(const parser::TableRef& table);  // "schema.name" or "name"
+std::string table_name(const parser::TableRef& table);                // "schema.name" or "name"
 const char* statement_verb(const parser::StatementFacts& statement);  // "SELECT", "UPDATE", ...
 
 Route make_error(std::string sqlstate, std::string message, std::string table = {});
@@ -44,10 +44,9 @@ std::string shard_names(const Directory& dir, const std::vector<int>& shards);
 
 // SELECT / INSERT / UPDATE / DELETE / MERGE, and the queries of EXPLAIN, DECLARE CURSOR and
 // COPY (query): route_dml.cc.
-Route route_dml(const parser::StatementFacts& statement, const BindValues* params,
-                const Directory& dir, const RoutingRules& rules);
-// DDL, maintenance, LOCK, COPY table: route_ddl.cc.
-Route route_ddl(const parser::StatementFacts& statement, const Directory& dir,
+Route route_dml(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
                 const RoutingRules& rules);
+// DDL, maintenance, LOCK, COPY table: route_ddl.cc.
+Route route_ddl(const parser::StatementFacts& statement, const Directory& dir, const RoutingRules& rules);
 
 }  // namespace sw::router::detail

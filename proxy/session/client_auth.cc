@@ -37,11 +37,12 @@ ClientAuth::ClientAuth(config::AuthMethod method, const config::User* user, std:
                        std::string server_nonce)
     : method_(method),
       user_(user ? std::optional<config::User>(*user) : std::nullopt),
-      user_name_(std::move(user_name)), server_nonce_(std::move(server_nonce)) {}
+      user_name_(std::move(user_name)),
+      server_nonce_(std::move(server_nonce)) {}
 
 Status ClientAuth::failure(std::string_view user_name) {
-  return Status::client("28P01", "password authentication failed for user \"" +
-                                     std::string(user_name) + "\"");
+  return Status::client("28P01",
+                        "password authentication failed for user \"" + std::string(user_name) + "\"");
 }
 
 std::string ClientAuth::begin() {
@@ -52,9 +53,7 @@ std::string ClientAuth::begin() {
       auth::random_bytes(salt_, sizeof salt_);
       wire::encode_auth_md5(out, salt_);
       break;
-    case config::AuthMethod::ScramSha256:
-      wire::encode_auth_sasl(out, {"SCRAM-SHA-256"});
-      break;
+    case config::AuthMethod::ScramSha256: wire::encode_auth_sasl(out, {"SCRAM-SHA-256"}); break;
   }
   return out;
 }
@@ -85,8 +84,9 @@ Result<bool> ClientAuth::on_scram(std::string_view body, std::string& out) {
     if (initial->mechanism != "SCRAM-SHA-256")
       return Status::client("28000", "client selected an invalid SASL authentication mechanism");
     if (user_) secret_ = std::make_unique<auth::ScramSecret>(secret_for(*user_));
-    scram_ = std::make_unique<auth::ScramServer>(secret_.get(), mock_salt_secret() + user_name_,
-                                                 server_nonce_.empty() ? auth::random_nonce() : server_nonce_);
+    scram_ =
+        std::make_unique<auth::ScramServer>(secret_.get(), mock_salt_secret() + user_name_,
+                                            server_nonce_.empty() ? auth::random_nonce() : server_nonce_);
     auto server_first = scram_->on_client_first(initial->data);
     if (!server_first) return server_first.status();
     wire::encode_auth_sasl_continue(out, *server_first);

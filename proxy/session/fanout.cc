@@ -14,8 +14,11 @@ constexpr size_t kMaxBufferedPerLeg = 1024 * 1024;
 
 Fanout::Fanout(Mode mode, std::vector<Target> targets, std::string query_message, std::string session_state,
                std::function<void(std::string_view)> write_client, std::function<void()> done)
-    : mode_(mode), query_message_(std::move(query_message)), session_state_(std::move(session_state)),
-      write_client_(std::move(write_client)), done_(std::move(done)) {
+    : mode_(mode),
+      query_message_(std::move(query_message)),
+      session_state_(std::move(session_state)),
+      write_client_(std::move(write_client)),
+      done_(std::move(done)) {
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
 }
 
@@ -91,14 +94,16 @@ void Fanout::drain_current() {
     auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
-      fail(Status::server("08P01", "shard " + leg.target.shard + " sent an invalid message: " + result.error));
+      fail(
+          Status::server("08P01", "shard " + leg.target.shard + " sent an invalid message: " + result.error));
       return;
     }
     if (Status shape = leg.check.on_message(result.frame.type, result.frame.body); !shape) {
       // A broken or hostile server: fail() closes it rather than return it to the pool.
       LOG_WARN("server=s%llu shard=%s protocol violation by server, dropping it: %s",
                (unsigned long long)leg.backend->id(), leg.target.shard.c_str(), shape.message.c_str());
-      fail(Status::server("08P01", "shard " + leg.target.shard + " sent an invalid message: " + shape.message));
+      fail(Status::server("08P01",
+                          "shard " + leg.target.shard + " sent an invalid message: " + shape.message));
       return;
     }
     std::string_view frame(result.frame.body.data() + result.frame.body.size() - result.frame.size,
@@ -130,7 +135,8 @@ Fanout::Next Fanout::handle_message(Leg& leg, char type, std::string_view frame,
       }
       return leg.ready_owed == 0 ? Next::FinishLeg : Next::Continue;
     case 'E': {
-      if (injected && leg.swallow_ready > 0) LOG_WARN("shard %s refused session settings", leg.target.shard.c_str());
+      if (injected && leg.swallow_ready > 0)
+        LOG_WARN("shard %s refused session settings", leg.target.shard.c_str());
       if (errored_) return Next::Continue;
       errored_ = true;
       if (mode_ == Mode::OneAfterAnother) {
@@ -170,7 +176,8 @@ Fanout::Next Fanout::handle_message(Leg& leg, char type, std::string_view frame,
       if (mode_ == Mode::ConcatenateRows) {
         size_t space = text.rfind(' ');
         uint64_t n = 0;
-        if (space != std::string_view::npos) std::from_chars(text.data() + space + 1, text.data() + text.size(), n);
+        if (space != std::string_view::npos)
+          std::from_chars(text.data() + space + 1, text.data() + text.size(), n);
         rows_ += n;
         command_tag_ = std::string(text.substr(0, space));
       } else if (command_tag_.empty()) {
@@ -178,12 +185,13 @@ Fanout::Next Fanout::handle_message(Leg& leg, char type, std::string_view frame,
       }
       return Next::Continue;
     }
-    case 'I':
-      return Next::Continue;
+    case 'I': return Next::Continue;
     case '1':
     case '2':
     case 'n': {
-      bool& sent = type == '1' ? parse_complete_sent_ : type == '2' ? bind_complete_sent_ : row_description_sent_;
+      bool& sent = type == '1'   ? parse_complete_sent_
+                   : type == '2' ? bind_complete_sent_
+                                 : row_description_sent_;
       if (mode_ == Mode::ConcatenateRows && !sent) write_client_(frame);
       sent = true;
       return Next::Continue;
@@ -237,7 +245,8 @@ void Fanout::complete() {
   finished_ = true;
   std::string out;
   if (!errored_) {
-    std::string tag = mode_ == Mode::ConcatenateRows ? command_tag_ + " " + std::to_string(rows_) : command_tag_;
+    std::string tag =
+        mode_ == Mode::ConcatenateRows ? command_tag_ + " " + std::to_string(rows_) : command_tag_;
     wire::encode_command_complete(out, tag);
   }
   wire::encode_ready_for_query(out, 'I');

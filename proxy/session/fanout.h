@@ -79,13 +79,13 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   std::string session_state_;
   std::function<void(std::string_view)> write_client_;
   std::function<void()> done_;
-  size_t current_ = 0;            // the leg whose answers are being relayed
+  size_t current_ = 0;  // the leg whose answers are being relayed
   bool row_description_sent_ = false;
   bool parse_complete_sent_ = false;  // ParseComplete/BindComplete/NoData: once, from the first shard
   bool bind_complete_sent_ = false;
   uint64_t rows_ = 0;
   std::string command_tag_;
-  bool errored_ = false;          // an ErrorResponse went to the client already
+  bool errored_ = false;  // an ErrorResponse went to the client already
   bool finished_ = false;
 };
 

@@ -4,8 +4,8 @@
 
 namespace sw::session {
 
-std::shared_ptr<const PreparedStatement> StatementRegistry::intern(
-    std::string_view query, const std::vector<uint32_t>& param_types) {
+std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_view query,
+                                                                   const std::vector<uint32_t>& param_types) {
   std::string key;
   key.reserve(query.size() + 4 * param_types.size() + 4);
   append_be32(key, static_cast<uint32_t>(param_types.size()));
@@ -41,8 +41,10 @@ void ClientStatements::remove(std::string_view name) { by_name_.erase(std::strin
 
 void ClientStatements::remove_id(uint64_t id) {
   for (auto it = by_name_.begin(); it != by_name_.end();) {
-    if (it->second->id == id) it = by_name_.erase(it);
-    else ++it;
+    if (it->second->id == id)
+      it = by_name_.erase(it);
+    else
+      ++it;
   }
 }
 

@@ -37,8 +37,8 @@ class ResponseTracker {
 
   struct Outcome {
     Verdict verdict = Verdict::Relay;
-    bool completed = false;        // the message finished the head expectation
-    Expectation finished;          // that expectation, when completed
+    bool completed = false;  // the message finished the head expectation
+    Expectation finished;    // that expectation, when completed
     bool dropped_parse_failed = false;
   };
 

@@ -16,8 +16,8 @@
 #include "pool/pool.h"
 #include "router/directory.h"
 #include "router/router.h"
-#include "session/fanout.h"
 #include "session/client_auth.h"
+#include "session/fanout.h"
 #include "session/prepared_statements.h"
 #include "session/response_tracker.h"
 #include "session/session_state.h"
@@ -87,9 +87,7 @@ struct BatchStatement {
   std::vector<uint32_t> types;
 };
 
-class Session : private net::Connection::Handler,
-                private pool::Pool::Waiter,
-                private pool::BackendUser {
+class Session : private net::Connection::Handler, private pool::Pool::Waiter, private pool::BackendUser {
  public:
   Session(SessionHost& host, std::unique_ptr<net::Connection> client);
   ~Session() override;
@@ -180,9 +178,10 @@ class Session : private net::Connection::Handler,
   Start start_transaction_control(parser::StatementKind kind, std::string_view sql, size_t batch_size,
                                   const std::string& extended_answer);
   void remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed);
-  Start start_fanout(std::string message, size_t consumed, const router::Route& route, bool hide_parse_complete);
-  Start start_extended_scatter(const BatchStatement& statement, const wire::BindMessage& bind, size_t bind_end,
-                               const router::Route& route, bool client_parsed);
+  Start start_fanout(std::string message, size_t consumed, const router::Route& route,
+                     bool hide_parse_complete);
+  Start start_extended_scatter(const BatchStatement& statement, const wire::BindMessage& bind,
+                               size_t bind_end, const router::Route& route, bool client_parsed);
   Status check_bind_route(const wire::BindMessage& bind);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);
@@ -220,25 +219,25 @@ class Session : private net::Connection::Handler,
   bool cancel_registered_ = false;
   std::map<std::string, std::string> client_parameters_;  // as the client was last told
 
-  pool::Pool* pool_ = nullptr;       // the default shard's pool (login, server parameters)
+  pool::Pool* pool_ = nullptr;  // the default shard's pool (login, server parameters)
   pool::Backend* backend_ = nullptr;
-  int shard_ = -1;                   // backend_'s shard: the transaction's shard
+  int shard_ = -1;  // backend_'s shard: the transaction's shard
   std::vector<pool::Pool*> shard_pools_;
-  std::string deferred_begin_;       // a BEGIN answered by the proxy, sent with the first statement
-  bool deferred_aborted_ = false;    // a statement failed before the transaction had a shard
+  std::string deferred_begin_;     // a BEGIN answered by the proxy, sent with the first statement
+  bool deferred_aborted_ = false;  // a statement failed before the transaction had a shard
   std::unique_ptr<Fanout> fanout_;
-  std::string last_unnamed_query_;   // the unnamed statement, for routing a later Bind
+  std::string last_unnamed_query_;  // the unnamed statement, for routing a later Bind
   std::vector<uint32_t> last_unnamed_types_;
   // Fence retry: the first request of a transaction is kept until its answer starts, so a
   // SW001 can re-run it on the bucket's new owner.
   std::string replay_input_;
   std::string first_request_;
   std::string first_request_begin_;
-  std::string held_;                 // answers held back during the first request (see to_client)
+  std::string held_;  // answers held back during the first request (see to_client)
   bool capturing_ = false;
   bool answer_started_ = false;
   bool retry_pending_ = false;
-  bool retried_ = false;             // one retry per request
+  bool retried_ = false;  // one retry per request
   bool retry_now_ = false;
   uint64_t routed_version_ = 0;
   std::unique_ptr<net::Timer> retry_timer_;
@@ -248,19 +247,19 @@ class Session : private net::Connection::Handler,
   bool session_pooling_ = false;
   ResponseTracker tracker_;
   wire::ServerMessageCheck server_check_;  // of backend_'s messages; reset at attach
-  char transaction_status_ = 'I';   // as the client sees it (a deferred BEGIN makes it 'T')
-  char server_status_ = 'I';        // as backend_'s last ReadyForQuery said
-  bool outside_transaction_ = false;  // backend_ runs a Parse/Describe batch outside it
-  bool first_message_routed_ = false;  // the next Query/Bind picked backend_: no need to route it again
-  bool extended_open_ = false;      // extended-protocol messages forwarded since the last Sync
-  bool skip_until_sync_ = false;    // the proxy answered an error; drop messages up to Sync
-  bool query_failed_ = false;       // the Query in progress got an ErrorResponse
+  char transaction_status_ = 'I';          // as the client sees it (a deferred BEGIN makes it 'T')
+  char server_status_ = 'I';               // as backend_'s last ReadyForQuery said
+  bool outside_transaction_ = false;       // backend_ runs a Parse/Describe batch outside it
+  bool first_message_routed_ = false;      // the next Query/Bind picked backend_: no need to route it again
+  bool extended_open_ = false;             // extended-protocol messages forwarded since the last Sync
+  bool skip_until_sync_ = false;           // the proxy answered an error; drop messages up to Sync
+  bool query_failed_ = false;              // the Query in progress got an ErrorResponse
   std::deque<std::shared_ptr<const parser::QueryFacts>> queries_in_flight_;
   SessionState state_;
   ClientStatements statements_;
   bool shutdown_pending_ = false;
-  bool admin_ = false;               // a console session: no servers, commands go to the host
-  bool admin_busy_ = false;          // a console command is running; later input waits
+  bool admin_ = false;       // a console session: no servers, commands go to the host
+  bool admin_busy_ = false;  // a console command is running; later input waits
   bool held_by_pause_ = false;
   bool queued_for_cutover_ = false;
   uint32_t waiting_bucket_ = 0;
@@ -268,7 +267,7 @@ class Session : private net::Connection::Handler,
   // Statistics
   int64_t connected_at_us_ = stats::wall_clock_us();
   int64_t request_wall_us_ = 0;
-  int64_t request_started_us_ = 0;   // monotonic; 0 = no request in flight
+  int64_t request_started_us_ = 0;  // monotonic; 0 = no request in flight
   int64_t xact_started_us_ = 0;
   stats::RouteLabel route_label_ = stats::RouteLabel::Default;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // lets posted tasks detect our end

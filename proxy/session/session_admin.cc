@@ -75,7 +75,8 @@ void Session::read_admin_messages() {
       default:
         // The extended protocol: one error, then everything up to Sync is dropped.
         if (!skip_until_sync_) {
-          wire::encode_error(out, "ERROR", "08P01", "the admin console accepts only the simple query protocol", {},
+          wire::encode_error(out, "ERROR", "08P01",
+                             "the admin console accepts only the simple query protocol", {},
                              "use psql, or PQexec without parameters");
         }
         skip_until_sync_ = true;

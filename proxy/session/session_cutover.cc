@@ -12,13 +12,16 @@ Session::Start Session::wait_for_cutover(const router::Route& route) {
   const config::Cutover& limits = host_.config().cutover;
   if (!cutover_timer_) {
     if (!host_.queue_for_cutover(this)) {
-      refuse_request(Status::proxy("40001", "bucket " + std::to_string(route.buckets.front()) +
-                                                " is being moved and cutover.queue_max writes already wait; retry"));
+      refuse_request(
+          Status::proxy("40001", "bucket " + std::to_string(route.buckets.front()) +
+                                     " is being moved and cutover.queue_max writes already wait; retry"));
       return Start::Answered;
     }
     cutover_timer_ = std::make_unique<net::Timer>(host_.loop());
-    cutover_timer_->start(static_cast<uint64_t>(limits.queue_timeout.count()), 0, [this] { on_cutover_timeout(); });
-    LOG_DEBUG("client=c%llu write to bucket %u waits for its cutover", (unsigned long long)id(), route.buckets.front());
+    cutover_timer_->start(static_cast<uint64_t>(limits.queue_timeout.count()), 0,
+                          [this] { on_cutover_timeout(); });
+    LOG_DEBUG("client=c%llu write to bucket %u waits for its cutover", (unsigned long long)id(),
+              route.buckets.front());
   }
   waiting_bucket_ = route.buckets.front();
   queued_for_cutover_ = true;
@@ -44,9 +47,11 @@ void Session::end_cutover_wait() {
 void Session::on_cutover_timeout() {
   uint32_t bucket = waiting_bucket_;
   end_cutover_wait();
-  LOG_INFO("client=c%llu write to bucket %u waited past cutover.queue_timeout", (unsigned long long)id(), bucket);
-  refuse_request(Status::proxy("40001", "bucket " + std::to_string(bucket) +
-                                            " is being moved; the write waited cutover.queue_timeout; retry"));
+  LOG_INFO("client=c%llu write to bucket %u waited past cutover.queue_timeout", (unsigned long long)id(),
+           bucket);
+  refuse_request(Status::proxy(
+      "40001",
+      "bucket " + std::to_string(bucket) + " is being moved; the write waited cutover.queue_timeout; retry"));
   if (phase_ == Phase::Ready) read_client_messages();
 }
 

@@ -71,8 +71,8 @@ Status Session::check_bind_route(const wire::BindMessage& bind) {
   if (!facts || (*facts)->statements.size() != 1) return Status::ok();
   auto values = router::decode_bind_values(bind.rest, std::move(types));
   if (!values) return values.status();
-  router::Route route = router::route((*facts)->statements.front(), &*values, *host_.directory(),
-                                      host_.routing_rules());
+  router::Route route =
+      router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules());
   return check_pinned(**facts, route);
 }
 
@@ -108,9 +108,7 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   auto target = wire::decode_target(frame.body);
   if (!target) return target.status();
   bool describe = frame.type == 'D';
-  Owed owed = !describe ? Owed::Close
-              : target->kind == 'S' ? Owed::DescribeStatement
-                                    : Owed::DescribePortal;
+  Owed owed = !describe ? Owed::Close : target->kind == 'S' ? Owed::DescribeStatement : Owed::DescribePortal;
   if (session_pooling_ || target->kind != 'S' || target->name.empty()) {
     expect(owed);
     backend_->connection().write(whole(frame));
@@ -126,8 +124,8 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
     return Status::ok();
   }
   if (statement == nullptr) {
-    answer_with_error(Status::client(
-        "26000", "prepared statement \"" + std::string(target->name) + "\" does not exist"));
+    answer_with_error(
+        Status::client("26000", "prepared statement \"" + std::string(target->name) + "\" does not exist"));
     return Status::ok();
   }
   ensure_prepared(*statement);

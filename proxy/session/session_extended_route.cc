@@ -5,9 +5,7 @@
 #include "wire/messages.h"
 
 namespace sw::session {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // The proxy answered a batch itself: its Parses still define statements for later Binds.
 void Session::remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed) {
@@ -26,7 +24,7 @@ Session::Start Session::start_extended(int* shard) {
   const int default_shard = directory.shard_index(host_.routing_rules().default_shard());
   std::string_view input = client_input();
   std::map<std::string, BatchStatement, std::less<>> parsed;  // Parses seen in this batch
-  std::string answer;       // what the proxy owes if it answers a transaction-control batch itself
+  std::string answer;  // what the proxy owes if it answers a transaction-control batch itself
   size_t offset = 0;
   while (true) {
     auto result = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
@@ -94,7 +92,8 @@ Session::Start Session::start_extended(int* shard) {
           }
         }
         if (deferred_aborted_) {
-          refuse_request(Status::client("25P02", "current transaction is aborted, commands ignored until end of transaction block"));
+          refuse_request(Status::client(
+              "25P02", "current transaction is aborted, commands ignored until end of transaction block"));
           return Start::Answered;
         }
         auto values = router::decode_bind_values(bind->rest, statement->types);
@@ -110,7 +109,8 @@ Session::Start Session::start_extended(int* shard) {
             end_cutover_wait();
             *shard = route.shard;
             first_message_routed_ = true;  // this Bind chose the server
-            route_label_ = route.kind == router::RouteKind::Shard ? stats::RouteLabel::Shard : stats::RouteLabel::Default;
+            route_label_ = route.kind == router::RouteKind::Shard ? stats::RouteLabel::Shard
+                                                                  : stats::RouteLabel::Default;
             return Start::Forward;
           case router::RouteKind::Error: refuse_request(route.error); return Start::Answered;
           case router::RouteKind::Scatter:
@@ -122,8 +122,9 @@ Session::Start Session::start_extended(int* shard) {
             [[fallthrough]];
           case router::RouteKind::AllShards:
             refuse_request(Status::client(
-                "0A000", "statement on sharded table " + route.table +
-                             " needs every shard; shardwire runs such statements only in the simple query protocol"));
+                "0A000",
+                "statement on sharded table " + route.table +
+                    " needs every shard; shardwire runs such statements only in the simple query protocol"));
             return Start::Answered;
           default: *shard = default_shard; return Start::Forward;
         }
@@ -135,9 +136,7 @@ Session::Start Session::start_extended(int* shard) {
         *shard = default_shard;
         outside_transaction_ = !deferred_begin_.empty();
         return Start::Forward;
-      default:
-        answer += '\x01';
-        break;
+      default: answer += '\x01'; break;
     }
     offset += frame.size;
   }
@@ -147,7 +146,8 @@ Session::Start Session::start_extended(int* shard) {
 // [Parse] Bind [Describe portal] Execute(all rows) Sync. Each shard gets it with the statement
 // parsed as the unnamed one, so no shard needs the client's statement prepared beforehand.
 Session::Start Session::start_extended_scatter(const BatchStatement& statement, const wire::BindMessage& bind,
-                                              size_t bind_end, const router::Route& route, bool client_parsed) {
+                                               size_t bind_end, const router::Route& route,
+                                               bool client_parsed) {
   std::string_view input = client_input();
   size_t offset = bind_end;
   auto next = [&]() { return wire::read_frame(input.substr(offset), wire::Sender::Client, limits_); };

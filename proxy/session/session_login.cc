@@ -33,9 +33,7 @@ void Session::handle_startup_packet(const wire::StartupPacket& packet) {
       host_.forward_cancel(packet.cancel);
       close("cancel request handled");
       return;
-    case wire::StartupKind::GssEncRequest:
-      client_->write("N");
-      return;
+    case wire::StartupKind::GssEncRequest: client_->write("N"); return;
     case wire::StartupKind::SslRequest: {
       if (tls_done_) {
         fail_login(Status::client("08P01", "SSL request after SSL was already negotiated"));
@@ -105,8 +103,8 @@ void Session::read_auth() {
       return;
     }
     if (result.frame.type != 'p') {
-      fail_login(Status::client("08P01", std::string("expected password response, got message type '") +
-                                             result.frame.type + "'"));
+      fail_login(Status::client(
+          "08P01", std::string("expected password response, got message type '") + result.frame.type + "'"));
       return;
     }
     std::string reply;
@@ -172,8 +170,8 @@ void Session::finish_login() {
   wire::encode_backend_key_data(out, cancel_key_);
   wire::encode_ready_for_query(out, 'I');
   client_->write(out);
-  LOG_INFO("client=c%llu user=%s database=%s logged in from %s%s", (unsigned long long)id(),
-           user_.c_str(), database_.c_str(), client_->peer().c_str(), tls_done_ ? " (TLS)" : "");
+  LOG_INFO("client=c%llu user=%s database=%s logged in from %s%s", (unsigned long long)id(), user_.c_str(),
+           database_.c_str(), client_->peer().c_str(), tls_done_ ? " (TLS)" : "");
   if (!client_->input().empty()) read_client_messages();
 }
 

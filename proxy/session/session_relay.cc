@@ -23,8 +23,10 @@ std::string_view Session::client_input() const {
 }
 
 void Session::consume_client(size_t n) {
-  if (replay_input_.empty()) client_->consume(n);
-  else replay_input_.erase(0, n);
+  if (replay_input_.empty())
+    client_->consume(n);
+  else
+    replay_input_.erase(0, n);
 }
 
 void Session::read_client_messages() {
@@ -185,12 +187,12 @@ void Session::on_backend_ready(pool::Backend* backend) {
   read_client_messages();
 }
 
-
 void Session::on_backend_failed(const Status& why) {
   waiting_for_backend_ = false;
   outside_transaction_ = false;
   first_message_routed_ = false;
-  LOG_WARN("client=c%llu user=%s no server: %s", (unsigned long long)id(), user_.c_str(), why.message.c_str());
+  LOG_WARN("client=c%llu user=%s no server: %s", (unsigned long long)id(), user_.c_str(),
+           why.message.c_str());
   if (phase_ == Phase::AwaitingServerParameters) {
     fail_login(why);
     return;
@@ -205,8 +207,8 @@ void Session::on_backend_failed(const Status& why) {
 // answers a failed request, so the client stays usable.
 void Session::reject_pending_request(const Status& why) {
   auto result = wire::read_frame(client_->input(), wire::Sender::Client, limits_);
-  bool simple = result.status == wire::FrameStatus::Complete &&
-                (result.frame.type == 'Q' || result.frame.type == 'F');
+  bool simple =
+      result.status == wire::FrameStatus::Complete && (result.frame.type == 'Q' || result.frame.type == 'F');
   std::string out;
   wire::encode_error(out, "ERROR", why.sqlstate, why.message);
   if (simple) {
@@ -264,8 +266,7 @@ Status Session::forward(const wire::Frame& frame) {
     case 'd':
     case 'c':
     case 'f': break;
-    default:
-      return Status::client("08P01", std::string("unexpected message type '") + frame.type + "'");
+    default: return Status::client("08P01", std::string("unexpected message type '") + frame.type + "'");
   }
   backend_->connection().write(whole(frame));
   return Status::ok();
@@ -292,9 +293,11 @@ Status Session::forward_query(const wire::Frame& frame) {
                   statement.kind == parser::StatementKind::Reset;
       Status refused;
       if (sets && SessionState::is_protected(statement.set_name))
-        refused = Status::client("42501", "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
+        refused = Status::client("42501",
+                                 "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
       else if (!session_pooling_ && statement.kind == parser::StatementKind::Listen)
-        refused = Status::client("0A000", "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
+        refused = Status::client(
+            "0A000", "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
       if (!refused.is_ok()) {
         std::string bytes;
         wire::encode_error(bytes, "ERROR", refused.sqlstate, refused.message);

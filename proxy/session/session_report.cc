@@ -28,7 +28,8 @@ void Session::count_request_done() {
 }
 
 // A fan-out ran one autocommit statement on each of `pools`.
-void Session::count_fanout(const std::vector<pool::Pool*>& pools, stats::RouteLabel label, int64_t started_us) {
+void Session::count_fanout(const std::vector<pool::Pool*>& pools, stats::RouteLabel label,
+                           int64_t started_us) {
   auto took = static_cast<uint64_t>(stats::monotonic_us() - started_us);
   auto index = static_cast<size_t>(label);
   for (pool::Pool* pool : pools) {

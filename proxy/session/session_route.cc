@@ -2,8 +2,8 @@
 #include "catalog/catalog_sql.h"
 #include "common/log.h"
 #include "config/config.h"
-#include "session/session.h"
 #include "net/loop.h"
+#include "session/session.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
 
@@ -48,9 +48,10 @@ void Session::refuse_request(const Status& why) {
 Session::Start Session::start_request(const wire::Frame& frame, int* shard) {
   const auto& directory = host_.directory();
   if (!directory || !host_.directory_lease_valid()) {
-    refuse_request(Status::proxy("57P03", directory ? "shardwire cannot confirm the bucket directory "
-                                                      "(catalog unreachable past directory_lease); retry later"
-                                                    : "shardwire has not loaded the bucket directory yet; retry later"));
+    refuse_request(
+        Status::proxy("57P03", directory ? "shardwire cannot confirm the bucket directory "
+                                           "(catalog unreachable past directory_lease); retry later"
+                                         : "shardwire has not loaded the bucket directory yet; retry later"));
     return Start::Answered;
   }
   routed_version_ = directory->version();
@@ -62,9 +63,7 @@ Session::Start Session::start_request(const wire::Frame& frame, int* shard) {
     case 'D':
     case 'E':
     case 'C': return start_extended(shard);
-    default:
-      *shard = directory->shard_index(host_.routing_rules().default_shard());
-      return Start::Forward;
+    default: *shard = directory->shard_index(host_.routing_rules().default_shard()); return Start::Forward;
   }
 }
 
@@ -82,7 +81,8 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     return Start::Forward;
   }
   const parser::StatementFacts* only = single_statement(**facts);
-  bool protected_setting = (only != nullptr) && (only->kind == StatementKind::Set || only->kind == StatementKind::SetLocal) &&
+  bool protected_setting = (only != nullptr) &&
+                           (only->kind == StatementKind::Set || only->kind == StatementKind::SetLocal) &&
                            SessionState::is_protected(only->set_name);
   if (only != nullptr && !protected_setting) {
     Start answered = start_transaction_control(only->kind, only->text, frame.size, {});
@@ -92,7 +92,8 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     }
   }
   if (deferred_aborted_) {
-    refuse_request(Status::client("25P02", "current transaction is aborted, commands ignored until end of transaction block"));
+    refuse_request(Status::client(
+        "25P02", "current transaction is aborted, commands ignored until end of transaction block"));
     return Start::Answered;
   }
   router::Route route = router::route_query(**facts, nullptr, directory, host_.routing_rules());
@@ -117,9 +118,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
         return Start::Answered;
       }
       return start_fanout(std::string(whole(frame)), frame.size, route, false);
-    case RouteKind::Error:
-      refuse_request(route.error);
-      return Start::Answered;
+    case RouteKind::Error: refuse_request(route.error); return Start::Answered;
   }
   return Start::Answered;
 }
@@ -176,13 +175,15 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
     for (const std::string& table : route.fence_tables) {
       for (const auto& configured : host_.config().sharding.tables) {
         if (configured.name == table)
-          target.epilogue_sql += catalog::install_fence_statement(configured, host_.config().sharding.buckets) + ";" +
-                                 catalog::bucket_index_statement(configured, host_.config().sharding.buckets) + ";";
+          target.epilogue_sql +=
+              catalog::install_fence_statement(configured, host_.config().sharding.buckets) + ";" +
+              catalog::bucket_index_statement(configured, host_.config().sharding.buckets) + ";";
       }
     }
     targets.push_back(std::move(target));
   }
-  auto mode = route.kind == RouteKind::Scatter ? Fanout::Mode::ConcatenateRows : Fanout::Mode::OneAfterAnother;
+  auto mode =
+      route.kind == RouteKind::Scatter ? Fanout::Mode::ConcatenateRows : Fanout::Mode::OneAfterAnother;
   LOG_DEBUG("client=c%llu %s on %zu shards", (unsigned long long)id(),
             mode == Fanout::Mode::ConcatenateRows ? "scatter read" : "DDL", targets.size());
   std::vector<pool::Pool*> pools;
@@ -209,9 +210,9 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
 Status Session::check_pinned(const parser::QueryFacts& facts, const router::Route& route) const {
   const router::Directory& directory = *host_.directory();
   auto cross = [&](const std::string& other) {
-    return Status::client("0A000", "the transaction is on shard " + directory.shard_name(static_cast<uint16_t>(shard_)) +
-                                       " but this statement needs shard " + other +
-                                       " (transactions cannot span shards)");
+    return Status::client(
+        "0A000", "the transaction is on shard " + directory.shard_name(static_cast<uint16_t>(shard_)) +
+                     " but this statement needs shard " + other + " (transactions cannot span shards)");
   };
   switch (route.kind) {
     case RouteKind::Session:

@@ -27,7 +27,8 @@ void Session::read_server_messages() {
       // A broken or hostile server: never reused, and the client is not left to parse its bytes.
       std::string shard = backend_->target().shard;
       LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
-               (unsigned long long)id(), (unsigned long long)backend_->id(), shard.c_str(), violation.c_str());
+               (unsigned long long)id(), (unsigned long long)backend_->id(), shard.c_str(),
+               violation.c_str());
       release_backend(false);
       terminate(Status::server("08P01", "shard " + shard + " sent an invalid message: " + violation +
                                             "; the server connection was closed"));
@@ -53,8 +54,8 @@ bool Session::handle_server_message(const wire::Frame& frame) {
   std::string due;
   auto outcome = tracker_.on_server_message(frame.type, &due);
   if (outcome.verdict == ResponseTracker::Verdict::Desync) {
-    LOG_WARN("client=c%llu server=s%llu sent unexpected message '%c'; closing it",
-             (unsigned long long)id(), (unsigned long long)backend_->id(), frame.type);
+    LOG_WARN("client=c%llu server=s%llu sent unexpected message '%c'; closing it", (unsigned long long)id(),
+             (unsigned long long)backend_->id(), frame.type);
     release_backend(false);
     terminate(Status::server("08P01", "server sent an unexpected message; connection closed"));
     return false;
@@ -114,7 +115,8 @@ bool Session::handle_server_message(const wire::Frame& frame) {
   if (outcome.completed && outcome.finished.owed == Owed::Parse && frame.type == '1' &&
       outcome.finished.statement != 0)
     host_.statements().mark_validated(outcome.finished.statement);
-  if (outcome.dropped_parse_failed && outcome.finished.relay) statements_.remove_id(outcome.finished.statement);
+  if (outcome.dropped_parse_failed && outcome.finished.relay)
+    statements_.remove_id(outcome.finished.statement);
   tracker_.clear_failed_statements();
   if (outcome.completed && outcome.finished.owed == Owed::Query && outcome.finished.relay)
     on_query_finished(query_failed_);
@@ -147,7 +149,8 @@ void Session::on_query_finished(bool failed) {
   for (const auto& statement : facts->statements) {
     state_.on_statement(statement);
     if (statement.kind == parser::StatementKind::DiscardAll ||
-        (statement.kind == parser::StatementKind::Deallocate && statement.text.find("ALL") != std::string::npos)) {
+        (statement.kind == parser::StatementKind::Deallocate &&
+         statement.text.find("ALL") != std::string::npos)) {
       // The server dropped its prepared statements, shared ones included.
       backend_->prepared.clear();
       if (statement.kind == parser::StatementKind::DiscardAll) statements_.clear();
@@ -160,12 +163,14 @@ void Session::maybe_release_backend() {
   bool at_boundary = tracker_.idle() && server_status_ == 'I' && !extended_open_;
   if (!at_boundary) return;
   if (session_pooling_) {
-    if (shutdown_pending_) terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
+    if (shutdown_pending_)
+      terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
     return;
   }
   backend_->applied_state = state_.signature();
   release_backend(true);
-  if (shutdown_pending_) terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
+  if (shutdown_pending_)
+    terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
 }
 
 void Session::release_backend(bool clean) {

@@ -14,9 +14,8 @@ std::string lower(std::string_view s) {
 
 bool is_identifier(std::string_view name) {
   if (name.empty()) return false;
-  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_' || c == '.';
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '.'; });
 }
 
 // "-c a=b --c=d" -> {a,b}, {c,d}. Backslash escapes a space as libpq documents.
@@ -38,10 +37,14 @@ std::vector<std::pair<std::string, std::string>> split_options(std::string_view 
   std::vector<std::pair<std::string, std::string>> settings;
   for (size_t i = 0; i < words.size(); ++i) {
     std::string_view w = words[i];
-    if (w == "-c" && i + 1 < words.size()) w = words[++i];
-    else if (w.rfind("--", 0) == 0) w.remove_prefix(2);
-    else if (w.rfind("-c", 0) == 0) w.remove_prefix(2);
-    else continue;
+    if (w == "-c" && i + 1 < words.size())
+      w = words[++i];
+    else if (w.rfind("--", 0) == 0)
+      w.remove_prefix(2);
+    else if (w.rfind("-c", 0) == 0)
+      w.remove_prefix(2);
+    else
+      continue;
     size_t eq = w.find('=');
     if (eq == std::string_view::npos) continue;
     std::string name(w.substr(0, eq));
@@ -57,9 +60,12 @@ std::string quote_literal(std::string_view value) {
   bool backslash = value.find('\\') != std::string_view::npos;
   std::string out = backslash ? "E'" : "'";
   for (char c : value) {
-    if (c == '\'') out += "''";
-    else if (c == '\\') out += "\\\\";
-    else out.push_back(c);
+    if (c == '\'')
+      out += "''";
+    else if (c == '\\')
+      out += "\\\\";
+    else
+      out.push_back(c);
   }
   out.push_back('\'');
   return out;
@@ -91,9 +97,9 @@ void SessionState::set_startup(const std::vector<std::pair<std::string, std::str
 void SessionState::apply(std::vector<Setting>& settings, const parser::StatementFacts& statement) const {
   using parser::StatementKind;
   auto erase = [&settings](const std::string& name) {
-    settings.erase(std::remove_if(settings.begin(), settings.end(),
-                                  [&](const Setting& s) { return s.name == name; }),
-                   settings.end());
+    settings.erase(
+        std::remove_if(settings.begin(), settings.end(), [&](const Setting& s) { return s.name == name; }),
+        settings.end());
   };
   switch (statement.kind) {
     case StatementKind::Set:

@@ -26,12 +26,14 @@ std::string_view server_state_name(ServerState state) {
 }
 
 int64_t wall_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 int64_t monotonic_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -58,8 +60,10 @@ void Snapshot::merge(Snapshot other) {
     auto same = std::find_if(pools.begin(), pools.end(), [&](const PoolInfo& mine) {
       return mine.shard == pool.shard && mine.user == pool.user;
     });
-    if (same == pools.end()) pools.push_back(std::move(pool));
-    else same->merge(pool);
+    if (same == pools.end())
+      pools.push_back(std::move(pool));
+    else
+      same->merge(pool);
   }
   for (size_t i = 0; i < kClientStates; ++i) client_states[i] += other.client_states[i];
   traffic.merge(other.traffic);

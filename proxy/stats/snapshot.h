@@ -39,13 +39,13 @@ struct ClientInfo {
   ClientState state = ClientState::Login;
   Endpoint addr;
   Endpoint local;
-  int64_t connect_time_us = 0;   // Unix time
-  int64_t request_time_us = 0;   // last request
-  uint64_t wait_us = 0;          // how long it has been waiting for a server
+  int64_t connect_time_us = 0;  // Unix time
+  int64_t request_time_us = 0;  // last request
+  uint64_t wait_us = 0;         // how long it has been waiting for a server
   bool tls = false;
   std::string application_name;
-  uint64_t server = 0;           // linked server id, 0 = none
-  std::string shard;             // of the linked server, or the pool it waits for / logged in with
+  uint64_t server = 0;  // linked server id, 0 = none
+  std::string shard;    // of the linked server, or the pool it waits for / logged in with
   bool admin = false;
 };
 
@@ -61,7 +61,7 @@ struct ServerInfo {
   int64_t request_time_us = 0;
   int remote_pid = 0;
   bool tls = false;
-  uint64_t client = 0;           // linked client id, 0 = none
+  uint64_t client = 0;  // linked client id, 0 = none
 };
 
 struct PoolInfo {
@@ -79,7 +79,7 @@ struct Snapshot {
   // Client and server lists are filled only when asked for (they are large at 10k clients).
   std::vector<ClientInfo> clients;
   std::vector<ServerInfo> servers;
-  std::vector<PoolInfo> pools;   // one per (shard, user)
+  std::vector<PoolInfo> pools;  // one per (shard, user)
   std::array<int, kClientStates> client_states{};
   WorkerTraffic traffic;
   int workers = 0;

@@ -28,9 +28,9 @@ struct PoolTraffic {
   std::array<uint64_t, kRouteLabels> transactions{};
   uint64_t query_time_us = 0;
   uint64_t xact_time_us = 0;
-  uint64_t wait_time_us = 0;       // clients waiting for a server of this pool
-  uint64_t bytes_received = 0;     // client bytes forwarded to this pool's servers
-  uint64_t bytes_sent = 0;         // server bytes relayed back
+  uint64_t wait_time_us = 0;    // clients waiting for a server of this pool
+  uint64_t bytes_received = 0;  // client bytes forwarded to this pool's servers
+  uint64_t bytes_sent = 0;      // server bytes relayed back
 
   uint64_t query_count() const;
   uint64_t xact_count() const;
@@ -40,11 +40,11 @@ struct PoolTraffic {
 // Counters of one worker that belong to no single pool.
 struct WorkerTraffic {
   std::array<uint64_t, kLoginResults> logins{};
-  std::array<LatencyHistogram, kRouteLabels> latency;   // per request, by route
-  std::map<std::string, uint64_t> backend_errors;       // by SQLSTATE class (two characters)
-  uint64_t client_bytes_received = 0;                   // of closed client connections
+  std::array<LatencyHistogram, kRouteLabels> latency;  // per request, by route
+  std::map<std::string, uint64_t> backend_errors;      // by SQLSTATE class (two characters)
+  uint64_t client_bytes_received = 0;                  // of closed client connections
   uint64_t client_bytes_sent = 0;
-  uint64_t parse_cache_hits = 0;                        // the worker thread's statement caches
+  uint64_t parse_cache_hits = 0;  // the worker thread's statement caches
   uint64_t parse_cache_misses = 0;
 
   void count_login(LoginResult result) { ++logins[static_cast<size_t>(result)]; }

@@ -39,8 +39,7 @@ ClientKind client_kind(char type) {
     case 'd':  // CopyData
     case 'p':  // PasswordMessage / SASLInitialResponse / SASLResponse / GSSResponse
       return ClientKind::Large;
-    default:
-      return ClientKind::Unknown;
+    default: return ClientKind::Unknown;
   }
 }
 

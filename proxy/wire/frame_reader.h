@@ -20,16 +20,16 @@ struct Limits {
 enum class FrameStatus { Complete, NeedMore, Error };
 
 struct Frame {
-  char type = 0;               // message type byte; 0 for startup-phase packets (no type byte)
-  std::string_view body;       // payload after the length word
-  size_t size = 0;             // bytes the whole frame occupies in the input (type+length+body)
+  char type = 0;          // message type byte; 0 for startup-phase packets (no type byte)
+  std::string_view body;  // payload after the length word
+  size_t size = 0;        // bytes the whole frame occupies in the input (type+length+body)
 };
 
 struct FrameResult {
   FrameStatus status = FrameStatus::NeedMore;
-  Frame frame;                 // valid when Complete
-  size_t need = 0;             // when NeedMore: minimum total input size that may complete it
-  std::string error;           // when Error: message for an 08P01 ErrorResponse
+  Frame frame;        // valid when Complete
+  size_t need = 0;    // when NeedMore: minimum total input size that may complete it
+  std::string error;  // when Error: message for an 08P01 ErrorResponse
 };
 
 // Which side sent the bytes: limits differ (a client's Sync is small; a server's DataRow is not).

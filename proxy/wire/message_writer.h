@@ -21,8 +21,8 @@ class MessageWriter {
   explicit MessageWriter(std::string& out, uint64_t max_message_size = 1ull << 30)
       : out_(out), max_(max_message_size) {}
 
-  MessageWriter& begin(char type);   // typed message
-  MessageWriter& begin_untyped();    // startup-phase packet (StartupMessage, SSLRequest, ...)
+  MessageWriter& begin(char type);  // typed message
+  MessageWriter& begin_untyped();   // startup-phase packet (StartupMessage, SSLRequest, ...)
   MessageWriter& int8(uint8_t v);
   MessageWriter& int16(uint16_t v);
   MessageWriter& int32(uint32_t v);
@@ -38,9 +38,9 @@ class MessageWriter {
   bool reserve(uint64_t n);  // may n more bytes be appended to the open message? else fail()
   void fail();               // drop the open message, mark the writer failed
 
-  size_t start_ = 0;      // offset of the length word of the open message
+  size_t start_ = 0;  // offset of the length word of the open message
   bool open_ = false;
-  bool typed_ = false;    // the open message has a type byte at start_ - 1
+  bool typed_ = false;  // the open message has a type byte at start_ - 1
   bool ok_ = true;
 };
 

@@ -102,8 +102,7 @@ bool bind_rest_is_well_formed(std::string_view rest, std::string& why) {
     return false;
   }
   if (formats > 1 && formats != params) {
-    why = std::to_string(formats) + " parameter formats but " + std::to_string(params) +
-          " parameters";
+    why = std::to_string(formats) + " parameter formats but " + std::to_string(params) + " parameters";
     return false;
   }
   for (uint32_t i = 0; i < params; ++i) {
@@ -201,9 +200,7 @@ Result<std::string_view> decode_query(std::string_view body) {
   return sql;
 }
 
-void encode_query(std::string& out, std::string_view sql) {
-  MessageWriter(out).begin('Q').cstr(sql).end();
-}
+void encode_query(std::string& out, std::string_view sql) { MessageWriter(out).begin('Q').cstr(sql).end(); }
 
 Result<SaslInitialResponse> decode_sasl_initial_response(std::string_view body) {
   BodyReader r(body);
@@ -223,11 +220,9 @@ Result<SaslInitialResponse> decode_sasl_initial_response(std::string_view body) 
   return m;
 }
 
-void encode_sasl_initial_response(std::string& out, std::string_view mechanism,
-                                  std::string_view data) {
+void encode_sasl_initial_response(std::string& out, std::string_view mechanism, std::string_view data) {
   if (data.size() > kMaxLength) return;
-  MessageWriter(out).begin('p').cstr(mechanism).int32(static_cast<uint32_t>(data.size()))
-      .bytes(data).end();
+  MessageWriter(out).begin('p').cstr(mechanism).int32(static_cast<uint32_t>(data.size())).bytes(data).end();
 }
 
 void encode_password_message(std::string& out, std::string_view payload) {
@@ -257,8 +252,7 @@ Result<AuthenticationMessage> decode_authentication(std::string_view body) {
   if (!r.int32(m.code)) return server_error("Authentication", "request code missing");
   m.data = r.rest();
   if (m.code == static_cast<uint32_t>(AuthRequest::Md5Password) && m.data.size() != 4) {
-    return server_error("Authentication", "MD5 salt must be 4 bytes, got " +
-                                              std::to_string(m.data.size()));
+    return server_error("Authentication", "MD5 salt must be 4 bytes, got " + std::to_string(m.data.size()));
   }
   return m;
 }
@@ -306,8 +300,7 @@ Result<CancelKey> decode_backend_key_data(std::string_view body) {
   BodyReader r(body);
   CancelKey key;
   if (!r.int32(key.pid) || !r.int32(key.secret) || !r.at_end()) {
-    return server_error("BackendKeyData", "body must be 8 bytes, got " +
-                                              std::to_string(body.size()));
+    return server_error("BackendKeyData", "body must be 8 bytes, got " + std::to_string(body.size()));
   }
   return key;
 }
@@ -364,8 +357,7 @@ Result<ErrorFields> decode_error_fields(std::string_view body) {
 }
 
 void encode_error(std::string& out, std::string_view severity, std::string_view sqlstate,
-                  std::string_view message, std::string_view detail, std::string_view hint,
-                  char type) {
+                  std::string_view message, std::string_view detail, std::string_view hint, char type) {
   MessageWriter w(out);
   w.begin(type);
   w.int8('S').cstr(severity).int8('V').cstr(severity);

@@ -22,8 +22,8 @@ namespace sw::wire {
 
 // ---- frontend (client -> server) ----------------------------------------------------------
 
-struct ParseMessage {           // 'P'
-  std::string_view statement;   // "" = unnamed
+struct ParseMessage {          // 'P'
+  std::string_view statement;  // "" = unnamed
   std::string_view query;
   std::vector<uint32_t> param_types;
 };
@@ -31,10 +31,10 @@ Result<ParseMessage> decode_parse(std::string_view body);
 void encode_parse(std::string& out, std::string_view statement, std::string_view query,
                   const std::vector<uint32_t>& param_types);
 
-struct BindMessage {            // 'B'
+struct BindMessage {  // 'B'
   std::string_view portal;
   std::string_view statement;
-  std::string_view rest;        // everything after the statement name, unchanged
+  std::string_view rest;  // everything after the statement name, unchanged
   // Decoded lazily by callers that route on parameters (issue 3); kept raw here. decode_bind
   // already checked its structure (format codes, parameter lengths, result formats, no extra
   // bytes; 0, 1 or one-per-parameter format codes), so a later walk can trust the counts.
@@ -43,7 +43,7 @@ Result<BindMessage> decode_bind(std::string_view body);
 // Re-encodes a Bind with another statement name (transaction-mode prepared statements).
 void encode_bind_renamed(std::string& out, const BindMessage& bind, std::string_view statement);
 
-struct TargetMessage {          // 'D' Describe and 'C' Close: kind 'S' (statement) or 'P' (portal)
+struct TargetMessage {  // 'D' Describe and 'C' Close: kind 'S' (statement) or 'P' (portal)
   char kind = 'S';
   std::string_view name;
 };
@@ -54,10 +54,10 @@ void encode_target(std::string& out, char type, char kind, std::string_view name
 Result<std::string_view> decode_query(std::string_view body);
 void encode_query(std::string& out, std::string_view sql);
 
-struct SaslInitialResponse {    // 'p' in SASL exchange, first message
+struct SaslInitialResponse {  // 'p' in SASL exchange, first message
   std::string_view mechanism;
-  std::string_view data;        // may be empty; length -1 means absent and is treated as empty
-                                // (the encoder writes the length of `data`, never -1)
+  std::string_view data;  // may be empty; length -1 means absent and is treated as empty
+                          // (the encoder writes the length of `data`, never -1)
 };
 Result<SaslInitialResponse> decode_sasl_initial_response(std::string_view body);
 void encode_sasl_initial_response(std::string& out, std::string_view mechanism, std::string_view data);
@@ -73,13 +73,18 @@ void encode_terminate(std::string& out);
 // ---- backend (server -> client) -----------------------------------------------------------
 
 enum class AuthRequest : uint32_t {
-  Ok = 0, CleartextPassword = 3, Md5Password = 5, Sasl = 10, SaslContinue = 11, SaslFinal = 12,
+  Ok = 0,
+  CleartextPassword = 3,
+  Md5Password = 5,
+  Sasl = 10,
+  SaslContinue = 11,
+  SaslFinal = 12,
 };
 // decode_authentication accepts any code; only Md5Password checks its data (exactly 4 bytes).
 struct AuthenticationMessage {  // 'R'
   uint32_t code = 0;
-  std::string_view data;        // md5: 4-byte salt; SASL: mechanism list (NUL-separated);
-                                // SASLContinue/Final: server message
+  std::string_view data;  // md5: 4-byte salt; SASL: mechanism list (NUL-separated);
+                          // SASLContinue/Final: server message
 };
 Result<AuthenticationMessage> decode_authentication(std::string_view body);
 void encode_auth_ok(std::string& out);
@@ -89,7 +94,7 @@ void encode_auth_sasl(std::string& out, const std::vector<std::string>& mechanis
 void encode_auth_sasl_continue(std::string& out, std::string_view data);
 void encode_auth_sasl_final(std::string& out, std::string_view data);
 
-struct ParameterStatus {        // 'S'
+struct ParameterStatus {  // 'S'
   std::string_view name;
   std::string_view value;
 };
@@ -118,15 +123,15 @@ void encode_data_row(std::string& out, const std::vector<std::optional<std::stri
 
 // 'E' / 'N': field list. Missing fields are empty (a server may omit the SQLSTATE).
 struct ErrorFields {
-  std::string_view severity;    // 'V' (never localized) if present, else 'S' (localized)
-  std::string_view sqlstate;    // 'C'
-  std::string_view message;     // 'M'
+  std::string_view severity;  // 'V' (never localized) if present, else 'S' (localized)
+  std::string_view sqlstate;  // 'C'
+  std::string_view message;   // 'M'
 };
 Result<ErrorFields> decode_error_fields(std::string_view body);
 // ErrorResponse (type 'E') or NoticeResponse ('N') with S, V, C, M and optional D (detail) and H (hint).
 void encode_error(std::string& out, std::string_view severity, std::string_view sqlstate,
-                  std::string_view message, std::string_view detail = {},
-                  std::string_view hint = {}, char type = 'E');
+                  std::string_view message, std::string_view detail = {}, std::string_view hint = {},
+                  char type = 'E');
 
 void encode_parse_complete(std::string& out);  // '1'
 void encode_bind_complete(std::string& out);   // '2'

@@ -291,8 +291,8 @@ Truncate read_truncate(Reader& r, bool in_stream_block) {
   m.cascade = (options & kCascade) != 0;
   m.restart_identity = (options & kRestartIdentity) != 0;
   if (r.ok() && uint64_t{count} * 4 > r.remaining()) {
-    r.fail("declares " + std::to_string(count) + " relations but " +
-           std::to_string(r.remaining()) + " bytes follow");
+    r.fail("declares " + std::to_string(count) + " relations but " + std::to_string(r.remaining()) +
+           " bytes follow");
   }
   if (!r.ok()) return m;
   m.relation_oids.resize(count);
@@ -342,8 +342,11 @@ StreamAbort read_stream_abort(Reader& r) {
 // Where each message may appear relative to a StreamStart .. StreamStop block; "" if allowed.
 const char* placement_error(char type, bool in_stream_block) {
   switch (type) {
-    case 'B': case 'C': case 'S': case 'c': case 'A':
-      return in_stream_block ? "not allowed inside a stream block" : "";
+    case 'B':
+    case 'C':
+    case 'S':
+    case 'c':
+    case 'A': return in_stream_block ? "not allowed inside a stream block" : "";
     case 'E': return in_stream_block ? "" : "without a Stream Start";
     default: return "";
   }
@@ -374,12 +377,14 @@ Result<Message> decode_message(std::string_view data, bool in_stream_block) {
     case 'E': m = StreamStop{}; break;
     case 'c': m = read_stream_commit(r); break;
     case 'A': m = read_stream_abort(r); break;
-    case 'b': case 'P': case 'K': case 'r': case 'p':
-      return malformed(type, "two-phase commit message " +
-                                 describe_byte(static_cast<uint8_t>(type)) +
+    case 'b':
+    case 'P':
+    case 'K':
+    case 'r':
+    case 'p':
+      return malformed(type, "two-phase commit message " + describe_byte(static_cast<uint8_t>(type)) +
                                  " is not supported (do not enable two_phase)");
-    default:
-      return malformed(type, "unknown message type " + describe_byte(static_cast<uint8_t>(type)));
+    default: return malformed(type, "unknown message type " + describe_byte(static_cast<uint8_t>(type)));
   }
   if (!r.ok()) return malformed(type, r.why());
   if (r.remaining() != 0) return malformed(type, "unexpected bytes after the last field");

@@ -33,8 +33,8 @@
 
 namespace sw::wire::pgoutput {
 
-using Lsn = uint64_t;          // XLogRecPtr
-using PgTimestamp = int64_t;   // TimestampTz: microseconds since 2000-01-01 00:00:00 UTC
+using Lsn = uint64_t;         // XLogRecPtr
+using PgTimestamp = int64_t;  // TimestampTz: microseconds since 2000-01-01 00:00:00 UTC
 
 // Microseconds from 1970-01-01 to 2000-01-01.
 constexpr int64_t kPgEpochUnixMicros = 946'684'800'000'000;
@@ -45,14 +45,14 @@ constexpr int64_t unix_micros_from_pg_timestamp(PgTimestamp ts) { return ts + kP
 
 // ---- replication protocol (CopyData payloads of START_REPLICATION) ----------------------------
 
-struct XLogData {              // 'w'
-  Lsn wal_start = 0;           // WAL position of the start of `data`
-  Lsn wal_end = 0;             // current end of WAL on the server
+struct XLogData {     // 'w'
+  Lsn wal_start = 0;  // WAL position of the start of `data`
+  Lsn wal_end = 0;    // current end of WAL on the server
   PgTimestamp send_time = 0;
-  std::string_view data;       // one pgoutput message; views the payload given to the decoder
+  std::string_view data;  // one pgoutput message; views the payload given to the decoder
 };
 
-struct PrimaryKeepalive {      // 'k'
+struct PrimaryKeepalive {  // 'k'
   Lsn wal_end = 0;
   PgTimestamp send_time = 0;
   bool reply_requested = false;  // answer with a standby status update at once
@@ -61,9 +61,9 @@ struct PrimaryKeepalive {      // 'k'
 using ReplicationMessage = std::variant<XLogData, PrimaryKeepalive>;
 Result<ReplicationMessage> decode_replication_message(std::string_view copy_data);
 
-struct StandbyStatusUpdate {   // 'r'
-  Lsn written = 0;             // PostgreSQL expects "last byte + 1" positions; passed through as is
-  Lsn flushed = 0;             // the slot's confirmed_flush: WAL before it may be recycled
+struct StandbyStatusUpdate {  // 'r'
+  Lsn written = 0;            // PostgreSQL expects "last byte + 1" positions; passed through as is
+  Lsn flushed = 0;            // the slot's confirmed_flush: WAL before it may be recycled
   Lsn applied = 0;
   PgTimestamp client_time = 0;
   bool reply_requested = false;
@@ -85,37 +85,37 @@ struct ColumnValue {
 };
 using TupleData = std::vector<ColumnValue>;  // one entry per column of the Relation, in order
 
-struct Begin {                 // 'B'
-  Lsn final_lsn = 0;           // LSN of the commit record
+struct Begin {        // 'B'
+  Lsn final_lsn = 0;  // LSN of the commit record
   PgTimestamp commit_time = 0;
   uint32_t xid = 0;
 };
-struct Commit {                // 'C' (flags must be 0)
+struct Commit {  // 'C' (flags must be 0)
   Lsn commit_lsn = 0;
-  Lsn end_lsn = 0;             // end of the commit record: where a restart resumes
+  Lsn end_lsn = 0;  // end of the commit record: where a restart resumes
   PgTimestamp commit_time = 0;
 };
-struct Origin {                // 'O'
-  Lsn commit_lsn = 0;          // on the origin server
+struct Origin {        // 'O'
+  Lsn commit_lsn = 0;  // on the origin server
   std::string name;
 };
 struct RelationColumn {
-  bool key = false;            // part of the replica identity (every column for FULL)
+  bool key = false;  // part of the replica identity (every column for FULL)
   std::string name;
   uint32_t type_oid = 0;
   int32_t type_modifier = -1;
 };
-struct Relation {              // 'R'
+struct Relation {  // 'R'
   std::optional<uint32_t> stream_xid;
   uint32_t oid = 0;
   std::string namespace_name;  // "pg_catalog" when sent as "" (as PostgreSQL reads it)
   std::string name;
-  char replica_identity = 'd';  // relreplident: 'd' default, 'n' nothing, 'f' full, 'i' index
+  char replica_identity = 'd';          // relreplident: 'd' default, 'n' nothing, 'f' full, 'i' index
   std::vector<RelationColumn> columns;  // published, non-generated, non-dropped columns, in order
 
   std::optional<size_t> column_index(std::string_view column_name) const;
 };
-struct Type {                  // 'Y'
+struct Type {  // 'Y'
   std::optional<uint32_t> stream_xid;
   uint32_t oid = 0;
   std::string namespace_name;  // "pg_catalog" when sent as ""
@@ -127,56 +127,55 @@ enum class OldTuple : uint8_t {
   Key,   // 'K': replica identity columns set, every other column Null
   Full,  // 'O': the whole old row (REPLICA IDENTITY FULL)
 };
-struct Insert {                // 'I'
+struct Insert {  // 'I'
   std::optional<uint32_t> stream_xid;
   uint32_t relation_oid = 0;
   TupleData new_tuple;
 };
-struct Update {                // 'U'
+struct Update {  // 'U'
   std::optional<uint32_t> stream_xid;
   uint32_t relation_oid = 0;
   OldTuple old_kind = OldTuple::None;
-  TupleData old_tuple;         // empty when old_kind is None
-  TupleData new_tuple;         // may hold UnchangedToast columns
+  TupleData old_tuple;  // empty when old_kind is None
+  TupleData new_tuple;  // may hold UnchangedToast columns
 };
-struct Delete {                // 'D'
+struct Delete {  // 'D'
   std::optional<uint32_t> stream_xid;
   uint32_t relation_oid = 0;
   OldTuple old_kind = OldTuple::Key;  // Key or Full
   TupleData old_tuple;
 };
-struct Truncate {              // 'T'
+struct Truncate {  // 'T'
   std::optional<uint32_t> stream_xid;
   bool cascade = false;
   bool restart_identity = false;
   std::vector<uint32_t> relation_oids;
 };
-struct DecodingMessage {       // 'M' (pg_logical_emit_message; sent with option messages 'true')
+struct DecodingMessage {  // 'M' (pg_logical_emit_message; sent with option messages 'true')
   std::optional<uint32_t> stream_xid;
   bool transactional = false;
   Lsn lsn = 0;
   std::string prefix;
   std::string content;
 };
-struct StreamStart {           // 'S'
+struct StreamStart {  // 'S'
   uint32_t xid = 0;
   bool first_segment = false;
 };
-struct StreamStop {};          // 'E'
-struct StreamCommit {          // 'c' (flags must be 0)
+struct StreamStop {};  // 'E'
+struct StreamCommit {  // 'c' (flags must be 0)
   uint32_t xid = 0;
   Lsn commit_lsn = 0;
   Lsn end_lsn = 0;
   PgTimestamp commit_time = 0;
 };
-struct StreamAbort {           // 'A': subxid == xid aborts the whole streamed transaction
+struct StreamAbort {  // 'A': subxid == xid aborts the whole streamed transaction
   uint32_t xid = 0;
   uint32_t subxid = 0;
 };
 
-using Message = std::variant<Begin, Commit, Origin, Relation, Type, Insert, Update, Delete,
-                             Truncate, DecodingMessage, StreamStart, StreamStop, StreamCommit,
-                             StreamAbort>;
+using Message = std::variant<Begin, Commit, Origin, Relation, Type, Insert, Update, Delete, Truncate,
+                             DecodingMessage, StreamStart, StreamStop, StreamCommit, StreamAbort>;
 
 // Decodes one pgoutput message (XLogData::data). `in_stream_block`: between StreamStart and
 // StreamStop, where change messages carry an xid; there Begin, Commit, StreamStart, StreamCommit

@@ -31,8 +31,8 @@ Result<ReplicationMessage> decode_replication_message(std::string_view copy_data
   switch (copy_data[0]) {
     case 'w': {
       if (copy_data.size() < kXLogDataHeader) {
-        return malformed("XLogData", "header needs " + std::to_string(kXLogDataHeader) +
-                                         " bytes, got " + std::to_string(copy_data.size()));
+        return malformed("XLogData", "header needs " + std::to_string(kXLogDataHeader) + " bytes, got " +
+                                         std::to_string(copy_data.size()));
       }
       XLogData m;
       m.wal_start = load_be64(copy_data.data() + 1);
@@ -43,14 +43,12 @@ Result<ReplicationMessage> decode_replication_message(std::string_view copy_data
     }
     case 'k': {
       if (copy_data.size() != kKeepaliveSize) {
-        return malformed("primary keepalive",
-                         "expected " + std::to_string(kKeepaliveSize) + " bytes, got " +
-                             std::to_string(copy_data.size()));
+        return malformed("primary keepalive", "expected " + std::to_string(kKeepaliveSize) + " bytes, got " +
+                                                  std::to_string(copy_data.size()));
       }
       const auto reply = static_cast<uint8_t>(copy_data[17]);
       if (reply > 1) {
-        return malformed("primary keepalive",
-                         "reply flag " + std::to_string(reply) + " is neither 0 nor 1");
+        return malformed("primary keepalive", "reply flag " + std::to_string(reply) + " is neither 0 nor 1");
       }
       PrimaryKeepalive m;
       m.wal_end = load_be64(copy_data.data() + 1);
@@ -60,9 +58,8 @@ Result<ReplicationMessage> decode_replication_message(std::string_view copy_data
     }
     default: {
       const auto type = static_cast<uint8_t>(copy_data[0]);
-      const std::string shown = type >= 0x20 && type < 0x7f
-                                    ? std::string("'") + static_cast<char>(type) + "'"
-                                    : "byte " + std::to_string(type);
+      const std::string shown = type >= 0x20 && type < 0x7f ? std::string("'") + static_cast<char>(type) + "'"
+                                                            : "byte " + std::to_string(type);
       return malformed("CopyData", "unknown message type " + shown);
     }
   }
@@ -103,9 +100,8 @@ Result<const Relation*> RelationCache::find_for_tuple(uint32_t oid, const TupleD
   if (!relation.is_ok()) return relation;
   const Relation& rel = **relation;
   if (tuple.size() != rel.columns.size()) {
-    return Status::server("08P01", "pgoutput tuple for " + rel.namespace_name + "." + rel.name +
-                                       " has " + std::to_string(tuple.size()) +
-                                       " columns, its Relation message " +
+    return Status::server("08P01", "pgoutput tuple for " + rel.namespace_name + "." + rel.name + " has " +
+                                       std::to_string(tuple.size()) + " columns, its Relation message " +
                                        std::to_string(rel.columns.size()));
   }
   return relation;

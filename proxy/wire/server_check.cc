@@ -20,7 +20,8 @@ Result<uint16_t> row_description_columns(std::string_view body) {
   size_t at = 2;
   for (uint16_t i = 0; i < columns; ++i) {
     const void* nul = at < body.size() ? std::memchr(body.data() + at, '\0', body.size() - at) : nullptr;
-    if (nul == nullptr) return invalid("RowDescription column " + std::to_string(i + 1) + " has no name terminator");
+    if (nul == nullptr)
+      return invalid("RowDescription column " + std::to_string(i + 1) + " has no name terminator");
     at = static_cast<size_t>(static_cast<const char*>(nul) - body.data()) + 1;
     if (body.size() - at < kColumnFixedBytes)
       return invalid("RowDescription is shorter than its " + std::to_string(columns) + " columns");
@@ -36,12 +37,14 @@ Result<uint16_t> data_row_columns(std::string_view body) {
   const uint16_t columns = load_be16(body.data());
   uint64_t at = 2;
   for (uint16_t i = 0; i < columns; ++i) {
-    if (body.size() - at < 4) return invalid("DataRow ends before column " + std::to_string(i + 1) + " of " +
-                                             std::to_string(columns));
+    if (body.size() - at < 4)
+      return invalid("DataRow ends before column " + std::to_string(i + 1) + " of " +
+                     std::to_string(columns));
     const uint32_t length = load_be32(body.data() + at);
     at += 4;
     if (length == 0xffffffffu) continue;  // NULL
-    if (length > 0x7fffffffu) return invalid("DataRow column " + std::to_string(i + 1) + " has a negative length");
+    if (length > 0x7fffffffu)
+      return invalid("DataRow column " + std::to_string(i + 1) + " has a negative length");
     if (body.size() - at < length)
       return invalid("DataRow column " + std::to_string(i + 1) + " claims " + std::to_string(length) +
                      " bytes but the message has " + std::to_string(body.size() - at) + " left");
@@ -78,8 +81,7 @@ Status ServerMessageCheck::on_message(char type, std::string_view body) {
     }
     case 'N':
     case 'S':
-    case 'A':
-      return Status::ok();  // asynchronous: may come in the middle of a result
+    case 'A': return Status::ok();  // asynchronous: may come in the middle of a result
     case 'E': {
       columns_.reset();
       auto fields = decode_error_fields(body);
@@ -88,9 +90,7 @@ Status ServerMessageCheck::on_message(char type, std::string_view body) {
       if (!is_sqlstate(fields->sqlstate)) return invalid("ErrorResponse with a malformed SQLSTATE");
       return Status::ok();
     }
-    default:
-      columns_.reset();
-      return Status::ok();
+    default: columns_.reset(); return Status::ok();
   }
 }
 

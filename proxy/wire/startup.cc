@@ -19,14 +19,11 @@ namespace {
 constexpr size_t kCodeSize = 4;
 constexpr size_t kCancelBodySize = 12;  // code, pid, secret
 
-Status protocol_error(std::string message) {
-  return Status::client("08P01", std::move(message));
-}
+Status protocol_error(std::string message) { return Status::client("08P01", std::move(message)); }
 
 Status fixed_size_error(const char* what, size_t body_size, size_t expected) {
-  return protocol_error(std::string("invalid ") + what + " length " +
-                        std::to_string(body_size + 4) + " (expected " +
-                        std::to_string(expected + 4) + ")");
+  return protocol_error(std::string("invalid ") + what + " length " + std::to_string(body_size + 4) +
+                        " (expected " + std::to_string(expected + 4) + ")");
 }
 
 // Reads a NUL-terminated string starting at `pos`; advances `pos` past the NUL.
@@ -61,8 +58,9 @@ Result<StartupPacket> parse_parameters(std::string_view body, StartupPacket pack
       return protocol_error("invalid startup packet layout: parameter name has no terminator");
     }
     if (!read_cstr(body, pos, value)) {
-      return protocol_error("invalid startup packet layout: value of a parameter has no "
-                            "terminator");
+      return protocol_error(
+          "invalid startup packet layout: value of a parameter has no "
+          "terminator");
     }
     packet.params.emplace_back(std::string(name), std::string(value));
   }

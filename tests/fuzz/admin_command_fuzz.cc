@@ -76,9 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   switch (command->verb) {
-    case admin::Verb::ShowRoute:
-      FUZZ_CHECK(!command->argument.empty());
-      break;
+    case admin::Verb::ShowRoute: FUZZ_CHECK(!command->argument.empty()); break;
     case admin::Verb::MoveBuckets:
       FUZZ_CHECK(!command->argument.empty() && !command->shard.empty());
       check_bucket_list(command->argument);
@@ -87,8 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const std::string& shard : command->shards) FUZZ_CHECK(!shard.empty());
       check_rebalance(command->shards);
       break;
-    default:
-      break;
+    default: break;
   }
   return 0;
 }

@@ -40,8 +40,7 @@ bool is_small_client_type(char type) {
   return std::string_view("SHXCDcf").find(type) != std::string_view::npos;
 }
 
-void check_frame(std::string_view input, const FrameResult& result, Sender sender,
-                 const Limits& limits) {
+void check_frame(std::string_view input, const FrameResult& result, Sender sender, const Limits& limits) {
   switch (result.status) {
     case FrameStatus::Complete: {
       const Frame& frame = result.frame;
@@ -59,18 +58,14 @@ void check_frame(std::string_view input, const FrameResult& result, Sender sende
     case FrameStatus::NeedMore:
       FUZZ_CHECK(result.need > input.size());
       FUZZ_CHECK(result.need >= 5);
-      FUZZ_CHECK(result.need - 1 <= std::max<uint64_t>(limits.max_message_size,
-                                                       Limits::kMaxSmallMessage));
+      FUZZ_CHECK(result.need - 1 <= std::max<uint64_t>(limits.max_message_size, Limits::kMaxSmallMessage));
       break;
-    case FrameStatus::Error:
-      FUZZ_CHECK(!result.error.empty());
-      break;
+    case FrameStatus::Error: FUZZ_CHECK(!result.error.empty()); break;
   }
 }
 
 // Every prefix of a complete frame must say "need more", asking for no more than the frame.
-void check_prefixes(std::string_view input, size_t frame_size, Sender sender,
-                    const Limits& limits) {
+void check_prefixes(std::string_view input, size_t frame_size, Sender sender, const Limits& limits) {
   auto check = [&](size_t k) {
     FrameResult partial = read_frame(input.substr(0, k), sender, limits);
     FUZZ_CHECK(partial.status == FrameStatus::NeedMore);
@@ -136,8 +131,7 @@ void check_param_buckets(const router::BindParam& param) {
   }
   for (size_t t = 0; t < 3; ++t) {
     if (auto value = router::parse_int_text(kIntTypes[t], param.bytes)) {
-      check_same_bucket(kIntTypes[t], param.bytes,
-                        big_endian(static_cast<uint64_t>(*value), kIntSizes[t]));
+      check_same_bucket(kIntTypes[t], param.bytes, big_endian(static_cast<uint64_t>(*value), kIntSizes[t]));
     }
   }
   if (auto uuid = router::parse_uuid_text(param.bytes)) {
@@ -206,8 +200,7 @@ void decode_client_frame(std::string_view frame_bytes, char type, std::string_vi
       }
       break;
     }
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -250,8 +243,7 @@ void decode_server_frame(std::string_view frame_bytes, char type, std::string_vi
     case 'N':
       if (auto m = decode_error_fields(body)) FUZZ_CHECK(m->sqlstate.size() < body.size());
       break;
-    default:
-      break;
+    default: break;
   }
 }
 

@@ -16,9 +16,9 @@ namespace sw::fuzz {
   std::fprintf(stderr, "%s:%d: fuzz invariant violated: %s\n", file, line, what);
   std::abort();
 }
-#define FUZZ_CHECK(cond)                                                     \
-  do {                                                                       \
-    if (!(cond)) ::sw::fuzz::invariant_failed(__FILE__, __LINE__, #cond);    \
+#define FUZZ_CHECK(cond)                                                  \
+  do {                                                                    \
+    if (!(cond)) ::sw::fuzz::invariant_failed(__FILE__, __LINE__, #cond); \
   } while (0)
 
 // A copy of `bytes` in a heap block of exactly that size. Decoders are handed views into it so
@@ -26,8 +26,7 @@ namespace sw::fuzz {
 // fuzzer's input would let such a read land silently on the next bytes.
 class ExactCopy {
  public:
-  explicit ExactCopy(std::string_view bytes)
-      : size_(bytes.size()), data_(new char[bytes.size()]) {
+  explicit ExactCopy(std::string_view bytes) : size_(bytes.size()), data_(new char[bytes.size()]) {
     if (size_ > 0) std::memcpy(data_.get(), bytes.data(), size_);
   }
   // Empty input: a 0-byte block, never nullptr, so a read without a size check is caught too.
@@ -46,8 +45,7 @@ class RecordSplitter {
   explicit RecordSplitter(std::string_view input) : rest_(input) {}
   bool next(std::string_view& record) {
     if (rest_.size() < 2) return false;
-    const size_t length = (static_cast<unsigned char>(rest_[0]) << 8) |
-                          static_cast<unsigned char>(rest_[1]);
+    const size_t length = (static_cast<unsigned char>(rest_[0]) << 8) | static_cast<unsigned char>(rest_[1]);
     rest_.remove_prefix(2);
     record = rest_.substr(0, length);
     rest_.remove_prefix(record.size());

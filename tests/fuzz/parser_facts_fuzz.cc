@@ -100,8 +100,10 @@ const sw::router::RoutingRules& rules() {
   static const sw::router::RoutingRules rules = [] {
     sw::config::Sharding sharding;
     sharding.default_shard = "s0";
-    sharding.tables = {{"orders", "tenant_id", "bigint", ""}, {"items", "tenant_id", "bigint", ""},
-                       {"users", "name", "text", ""}, {"app.devices", "id", "uuid", ""}};
+    sharding.tables = {{"orders", "tenant_id", "bigint", ""},
+                       {"items", "tenant_id", "bigint", ""},
+                       {"users", "name", "text", ""},
+                       {"app.devices", "id", "uuid", ""}};
     return sw::router::RoutingRules::from_config(sharding).value();
   }();
   return rules;

@@ -61,8 +61,8 @@ struct Applier {
       FUZZ_CHECK(message.status().sqlstate == "08P01");
       return;
     }
-    const bool toggles = std::holds_alternative<StreamStart>(*message) ||
-                         std::holds_alternative<StreamStop>(*message);
+    const bool toggles =
+        std::holds_alternative<StreamStart>(*message) || std::holds_alternative<StreamStop>(*message);
     FUZZ_CHECK(toggles || decoder.in_stream_block() == was_in_block);
     FUZZ_CHECK(tuple_columns(*message) <= data.size());
 

@@ -38,8 +38,8 @@ using namespace sw;
 using sw::fuzz::ExactCopy;
 
 constexpr std::string_view kPassword = "pencil";
-constexpr std::string_view kSalt = "shardwire-fuzz-s";      // 16 bytes, as PostgreSQL's salts
-constexpr uint32_t kIterations = 16;                       // cheap; the value is irrelevant here
+constexpr std::string_view kSalt = "shardwire-fuzz-s";        // 16 bytes, as PostgreSQL's salts
+constexpr uint32_t kIterations = 16;                          // cheap; the value is irrelevant here
 constexpr std::string_view kServerNonce = "FuzzServerNonce";  // tests/fuzz/make_seeds.py uses it
 
 const auth::ScramSecret& known_secret() {
@@ -102,7 +102,7 @@ class Login {
       case wire::StartupKind::SslRequest:
         if (tls_done_) return close();
         if (!buffer_.empty()) return close();  // would bypass encryption (CVE-2021-23214)
-        tls_done_ = true;                     // as if the TLS handshake succeeded
+        tls_done_ = true;                      // as if the TLS handshake succeeded
         return true;
       case wire::StartupKind::Startup: break;
     }

@@ -40,7 +40,9 @@ std::string fatal_message(const std::string& error) {
   return error;
 }
 
-std::string refused(const std::string& user) { return "password authentication failed for user \"" + user + "\""; }
+std::string refused(const std::string& user) {
+  return "password authentication failed for user \"" + user + "\"";
+}
 std::string shard_refused(const std::string& why) {
   return "could not connect to shard s0: server refused login: " + why;
 }
@@ -56,7 +58,8 @@ std::vector<Cell> matrix(const std::string& method) {
   const bool trust = method == "trust";
   // trust never asks for a password: a wrong one changes nothing.
   auto wrong_password = [&](const std::string& user, const std::string& database) {
-    return trust ? Cell{user, "wrong-pw", database, "", ""} : Cell{user, "wrong-pw", database, "28P01", refused(user)};
+    return trust ? Cell{user, "wrong-pw", database, "", ""}
+                 : Cell{user, "wrong-pw", database, "28P01", refused(user)};
   };
   std::vector<Cell> cells = {
       {"app", "secret", "app", "", ""},
@@ -68,7 +71,8 @@ std::vector<Cell> matrix(const std::string& method) {
       wrong_password("sw_canary", "app"),
       {"sw_canary", kCanary, "no_such_db", "28P01", refused("sw_canary")},
       // Accepted by shardwire, refused by the shard: its SQLSTATE and message, after a prefix.
-      {"sw_nologin", "nologinpw", "app", "28000", shard_refused("role \"sw_nologin\" is not permitted to log in")},
+      {"sw_nologin", "nologinpw", "app", "28000",
+       shard_refused("role \"sw_nologin\" is not permitted to log in")},
       {"sw_expired", "expiredpw", "app", "28P01", shard_refused(refused("sw_expired"))},
       {"sw_drift", "proxy-side-pw", "app", "28P01", shard_refused(refused("sw_drift"))},
       {"sw_ghost", "ghostpw", "app", "28P01", shard_refused(refused("sw_ghost"))},
@@ -83,9 +87,10 @@ std::vector<Cell> matrix(const std::string& method) {
   };
   if (trust) {
     // Only trust allows a user without a password; the shard then gets an empty one.
-    cells.push_back({"sw_nopw", "anything", "app", "F0000",
-                     "could not connect to shard s0: the server asks for a password and user \"sw_nopw\" has none "
-                     "(auth.users, or a user and password in the shard's dsn)"});
+    cells.push_back(
+        {"sw_nopw", "anything", "app", "F0000",
+         "could not connect to shard s0: the server asks for a password and user \"sw_nopw\" has none "
+         "(auth.users, or a user and password in the shard's dsn)"});
   } else {
     cells.push_back(wrong_password("admin", "app"));  // an admin is an ordinary user outside the console
   }
@@ -97,12 +102,14 @@ ProxyOptions matrix_options(const std::string& method, int cluster_port, int met
   o.auth_method = method;
   o.log_level = "debug";
   o.shard_dsn = "host=127.0.0.1 port=" + std::to_string(cluster_port) + " dbname=app";  // per-user logins
-  o.users = {{"app", "secret"},          {"admin", "adminpw"},      {"sw_canary", kCanary},
+  o.users = {{"app", "secret"},           {"admin", "adminpw"},        {"sw_canary", kCanary},
              {"sw_nologin", "nologinpw"}, {"sw_expired", "expiredpw"}, {"sw_drift", "proxy-side-pw"},
              {"sw_ghost", "ghostpw"}};
   if (method == "trust") o.users.push_back({"sw_nopw", ""});
-  o.extra_yaml = "admin:\n  database: shardwire\n  users: [admin]\n"
-                 "metrics:\n  listen: \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n";
+  o.extra_yaml =
+      "admin:\n  database: shardwire\n  users: [admin]\n"
+      "metrics:\n  listen: \"127.0.0.1:" +
+      std::to_string(metrics_port) + "\"\n";
   return o;
 }
 
@@ -127,63 +134,67 @@ std::string render(const PgResult& r) {
 }  // namespace
 
 TEST_SUITE("auth_matrix") {
+  TEST_CASE("trust / md5 / scram-sha-256 x every login case and the admin console; the canary never shows") {
+    PROXY_ONLY();
+    const PgCluster& cluster = shared_cluster();
+    create_roles(cluster);
+    for (const std::string method : {"trust", "md5", "scram-sha-256"}) {
+      CAPTURE(method);
+      const int metrics_port = free_port();
+      ProxyProcess proxy(cluster, matrix_options(method, cluster.port(), metrics_port));
+      INFO("proxy log:\n" << proxy.log_tail(30));
+      std::string seen_by_clients;  // every error, result and console answer a client received
 
-TEST_CASE("trust / md5 / scram-sha-256 x every login case and the admin console; the canary never shows") {
-  PROXY_ONLY();
-  const PgCluster& cluster = shared_cluster();
-  create_roles(cluster);
-  for (const std::string method : {"trust", "md5", "scram-sha-256"}) {
-    CAPTURE(method);
-    const int metrics_port = free_port();
-    ProxyProcess proxy(cluster, matrix_options(method, cluster.port(), metrics_port));
-    INFO("proxy log:\n" << proxy.log_tail(30));
-    std::string seen_by_clients;  // every error, result and console answer a client received
-
-    for (const Cell& cell : matrix(method)) {
-      CAPTURE(cell.user);
-      CAPTURE(cell.database);
-      CAPTURE(cell.password == kCanary ? std::string("<canary>") : cell.password);
-      std::string conninfo = "host=127.0.0.1 port=" + std::to_string(proxy.port()) + " dbname=" + cell.database +
-                             " user=" + cell.user + " password=" + cell.password + " sslmode=disable";
-      ConnectResult r = connect(conninfo);
-      seen_by_clients += r.error + "\n";
-      if (cell.sqlstate.empty()) {
-        REQUIRE_MESSAGE(r.ok, r.error);
-        // A login is only a login if the session works: the console answers, a shard answers.
-        PgResult q = r.conn.exec(cell.database == "shardwire" ? "SHOW VERSION" : "SELECT current_user", 20s);
-        CHECK_MESSAGE(q.ok(), q.describe());
-        if (cell.database != "shardwire" && q.ok()) CHECK(q.value() == cell.user);
-        seen_by_clients += render(q);
-      } else {
-        CHECK_FALSE(r.ok);
-        CHECK(r.sqlstate == cell.sqlstate);
-        CHECK(fatal_message(r.error) == cell.message);
+      for (const Cell& cell : matrix(method)) {
+        CAPTURE(cell.user);
+        CAPTURE(cell.database);
+        CAPTURE(cell.password == kCanary ? std::string("<canary>") : cell.password);
+        std::string conninfo = "host=127.0.0.1 port=" + std::to_string(proxy.port()) +
+                               " dbname=" + cell.database + " user=" + cell.user +
+                               " password=" + cell.password + " sslmode=disable";
+        ConnectResult r = connect(conninfo);
+        seen_by_clients += r.error + "\n";
+        if (cell.sqlstate.empty()) {
+          REQUIRE_MESSAGE(r.ok, r.error);
+          // A login is only a login if the session works: the console answers, a shard answers.
+          PgResult q =
+              r.conn.exec(cell.database == "shardwire" ? "SHOW VERSION" : "SELECT current_user", 20s);
+          CHECK_MESSAGE(q.ok(), q.describe());
+          if (cell.database != "shardwire" && q.ok()) CHECK(q.value() == cell.user);
+          seen_by_clients += render(q);
+        } else {
+          CHECK_FALSE(r.ok);
+          CHECK(r.sqlstate == cell.sqlstate);
+          CHECK(fatal_message(r.error) == cell.message);
+        }
       }
+
+      // Console commands that list users, config, clients and servers.
+      ConnectResult console = connect(proxy.conninfo("admin", "adminpw", "sslmode=disable dbname=shardwire"));
+      REQUIRE_MESSAGE(console.ok, console.error);
+      for (const char* command :
+           {"SHOW USERS", "SHOW CONFIG", "SHOW CLIENTS", "SHOW SERVERS", "SHOW POOLS", "SHOW DATABASES",
+            "SHOW STATS", "SHOW LISTS", "SHOW STATE", "SHOW SHARDS"}) {
+        PgResult r = console.conn.exec(command, 20s);
+        CHECK_MESSAGE(r.ok(), command << " -> " << r.describe());
+        if (std::string(command) == "SHOW USERS")
+          CHECK(contains(render(r), "sw_canary"));  // the user is listed
+        seen_by_clients += render(r);
+      }
+
+      std::string metrics = scrape_metrics(metrics_port);
+      CHECK(contains(metrics, "200 OK"));
+      CHECK(contains(metrics, "shardwire_client_logins_total"));
+      if (method != "trust") CHECK(contains(metrics, "result=\"bad_credentials\""));
+
+      std::string log = proxy.log();
+      CHECK(contains(log, "DEBUG"));  // the level the canary must not leak at
+      CHECK_MESSAGE(!contains(log, kCanary), "the canary password is in the log");
+      CHECK_MESSAGE(!contains(seen_by_clients, kCanary),
+                    "the canary password reached a client or the console");
+      CHECK_MESSAGE(!contains(metrics, kCanary), "the canary password is in /metrics");
+      CHECK(proxy.running());
     }
-
-    // Console commands that list users, config, clients and servers.
-    ConnectResult console = connect(proxy.conninfo("admin", "adminpw", "sslmode=disable dbname=shardwire"));
-    REQUIRE_MESSAGE(console.ok, console.error);
-    for (const char* command : {"SHOW USERS", "SHOW CONFIG", "SHOW CLIENTS", "SHOW SERVERS", "SHOW POOLS",
-                                "SHOW DATABASES", "SHOW STATS", "SHOW LISTS", "SHOW STATE", "SHOW SHARDS"}) {
-      PgResult r = console.conn.exec(command, 20s);
-      CHECK_MESSAGE(r.ok(), command << " -> " << r.describe());
-      if (std::string(command) == "SHOW USERS") CHECK(contains(render(r), "sw_canary"));  // the user is listed
-      seen_by_clients += render(r);
-    }
-
-    std::string metrics = scrape_metrics(metrics_port);
-    CHECK(contains(metrics, "200 OK"));
-    CHECK(contains(metrics, "shardwire_client_logins_total"));
-    if (method != "trust") CHECK(contains(metrics, "result=\"bad_credentials\""));
-
-    std::string log = proxy.log();
-    CHECK(contains(log, "DEBUG"));  // the level the canary must not leak at
-    CHECK_MESSAGE(!contains(log, kCanary), "the canary password is in the log");
-    CHECK_MESSAGE(!contains(seen_by_clients, kCanary), "the canary password reached a client or the console");
-    CHECK_MESSAGE(!contains(metrics, kCanary), "the canary password is in /metrics");
-    CHECK(proxy.running());
   }
-}
 
 }  // TEST_SUITE

@@ -36,116 +36,115 @@ uint32_t auth_code(const wire::Message& m) { return m.body.size() >= 4 ? wire::g
 }  // namespace
 
 TEST_SUITE("auth") {
+  TEST_CASE("wrong password, unknown user and unknown database: same 28P01 message") {
+    ProxyOptions o;
+    o.users = {{"app", "secret"}, {"other", "otherpw"}};
+    Target t(shared_cluster(), o);
+    INFO("proxy log:\n" << t.log_tail());
+    ConnectResult good = t.connect();
+    REQUIRE_MESSAGE(good.ok, good.error);
+    if (!t.direct()) {
+      ConnectResult other = connect(t.conninfo("other", "otherpw"));
+      CHECK_MESSAGE(other.ok, other.error);  // backend login uses the shard DSN's credentials
+    }
 
-TEST_CASE("wrong password, unknown user and unknown database: same 28P01 message") {
-  ProxyOptions o;
-  o.users = {{"app", "secret"}, {"other", "otherpw"}};
-  Target t(shared_cluster(), o);
-  INFO("proxy log:\n" << t.log_tail());
-  ConnectResult good = t.connect();
-  REQUIRE_MESSAGE(good.ok, good.error);
-  if (!t.direct()) {
-    ConnectResult other = connect(t.conninfo("other", "otherpw"));
-    CHECK_MESSAGE(other.ok, other.error);  // backend login uses the shard DSN's credentials
+    ConnectResult wrong = connect(t.conninfo("app", "not-the-password"));
+    ConnectResult unknown_user = connect(t.conninfo("nobody", "secret"));
+    INFO("wrong password: " << wrong.error);
+    INFO("unknown user: " << unknown_user.error);
+    CHECK_FALSE(wrong.ok);
+    CHECK_FALSE(unknown_user.ok);
+    CHECK(wrong.sqlstate == "28P01");
+    CHECK(unknown_user.sqlstate == "28P01");
+    CHECK(fatal_message(wrong.error) == "password authentication failed for user \"app\"");
+    CHECK(fatal_message(unknown_user.error) == "password authentication failed for user \"nobody\"");
+    if (t.direct()) return;  // PostgreSQL itself answers 3D000 for an unknown database
+
+    ConnectResult unknown_db = connect("host=127.0.0.1 port=" + std::to_string(t.port()) +
+                                       " dbname=no_such_db user=app password=secret sslmode=disable");
+    INFO("unknown database: " << unknown_db.error);
+    CHECK_FALSE(unknown_db.ok);
+    CHECK(unknown_db.sqlstate == "28P01");
+    CHECK(fatal_message(unknown_db.error) == fatal_message(wrong.error));
+    // An unknown database with a wrong password too.
+    ConnectResult both = connect("host=127.0.0.1 port=" + std::to_string(t.port()) +
+                                 " dbname=no_such_db user=app password=nope sslmode=disable");
+    CHECK(fatal_message(both.error) == fatal_message(wrong.error));
+    // Still serving.
+    ConnectResult again = t.connect();
+    CHECK_MESSAGE(again.ok, again.error);
   }
 
-  ConnectResult wrong = connect(t.conninfo("app", "not-the-password"));
-  ConnectResult unknown_user = connect(t.conninfo("nobody", "secret"));
-  INFO("wrong password: " << wrong.error);
-  INFO("unknown user: " << unknown_user.error);
-  CHECK_FALSE(wrong.ok);
-  CHECK_FALSE(unknown_user.ok);
-  CHECK(wrong.sqlstate == "28P01");
-  CHECK(unknown_user.sqlstate == "28P01");
-  CHECK(fatal_message(wrong.error) == "password authentication failed for user \"app\"");
-  CHECK(fatal_message(unknown_user.error) == "password authentication failed for user \"nobody\"");
-  if (t.direct()) return;  // PostgreSQL itself answers 3D000 for an unknown database
+  TEST_CASE("auth methods: trust, md5, scram-sha-256") {
+    PROXY_ONLY();
+    struct Case {
+      std::string method;
+      uint32_t code;  // AuthenticationRequest code the proxy must send first
+    };
+    for (const Case& c : {Case{"trust", 0}, Case{"md5", 5}, Case{"scram-sha-256", 10}}) {
+      CAPTURE(c.method);
+      ProxyOptions o;
+      o.auth_method = c.method;
+      ProxyProcess p(shared_cluster(), o);
+      INFO("proxy log:\n" << p.log_tail());
+      wire::Message m = first_reply(p.port(), "app", "app");
+      CHECK(m.type == 'R');
+      CHECK(auth_code(m) == c.code);
+      if (c.code == 10) CHECK(contains(m.body, "SCRAM-SHA-256"));
+      if (c.code == 5) CHECK(m.body.size() == 8);  // code + 4-byte salt
 
-  ConnectResult unknown_db = connect("host=127.0.0.1 port=" + std::to_string(t.port()) +
-                                     " dbname=no_such_db user=app password=secret sslmode=disable");
-  INFO("unknown database: " << unknown_db.error);
-  CHECK_FALSE(unknown_db.ok);
-  CHECK(unknown_db.sqlstate == "28P01");
-  CHECK(fatal_message(unknown_db.error) == fatal_message(wrong.error));
-  // An unknown database with a wrong password too.
-  ConnectResult both = connect("host=127.0.0.1 port=" + std::to_string(t.port()) +
-                               " dbname=no_such_db user=app password=nope sslmode=disable");
-  CHECK(fatal_message(both.error) == fatal_message(wrong.error));
-  // Still serving.
-  ConnectResult again = t.connect();
-  CHECK_MESSAGE(again.ok, again.error);
-}
+      ConnectResult good = connect(p.conninfo("app", "secret"));
+      CHECK_MESSAGE(good.ok, good.error);
+      if (good.ok) CHECK(good.conn.value("SELECT 'logged-in'") == "logged-in");
+      ConnectResult bad = connect(p.conninfo("app", "wrong"));
+      if (c.method == "trust") {
+        CHECK_MESSAGE(bad.ok, bad.error);  // trust never asks for the password
+      } else {
+        CHECK_FALSE(bad.ok);
+        CHECK(bad.sqlstate == "28P01");
+      }
+      ConnectResult unknown = connect(p.conninfo("nobody", "secret"));
+      CHECK_FALSE(unknown.ok);
+      CHECK(unknown.sqlstate == "28P01");
+    }
+  }
 
-TEST_CASE("auth methods: trust, md5, scram-sha-256") {
-  PROXY_ONLY();
-  struct Case {
-    std::string method;
-    uint32_t code;  // AuthenticationRequest code the proxy must send first
-  };
-  for (const Case& c : {Case{"trust", 0}, Case{"md5", 5}, Case{"scram-sha-256", 10}}) {
-    CAPTURE(c.method);
+  TEST_CASE("scram-sha-256 against a stored SCRAM verifier") {
+    PROXY_ONLY();
+    // PostgreSQL's own verifier for app/secret.
+    std::string verifier =
+        shared_cluster().admin("postgres").value("SELECT rolpassword FROM pg_authid WHERE rolname = 'app'");
+    REQUIRE(verifier.rfind("SCRAM-SHA-256$", 0) == 0);
     ProxyOptions o;
-    o.auth_method = c.method;
+    o.users = {{"app", verifier}};
     ProxyProcess p(shared_cluster(), o);
     INFO("proxy log:\n" << p.log_tail());
-    wire::Message m = first_reply(p.port(), "app", "app");
-    CHECK(m.type == 'R');
-    CHECK(auth_code(m) == c.code);
-    if (c.code == 10) CHECK(contains(m.body, "SCRAM-SHA-256"));
-    if (c.code == 5) CHECK(m.body.size() == 8);  // code + 4-byte salt
-
     ConnectResult good = connect(p.conninfo("app", "secret"));
     CHECK_MESSAGE(good.ok, good.error);
-    if (good.ok) CHECK(good.conn.value("SELECT 'logged-in'") == "logged-in");
-    ConnectResult bad = connect(p.conninfo("app", "wrong"));
-    if (c.method == "trust") {
-      CHECK_MESSAGE(bad.ok, bad.error);  // trust never asks for the password
-    } else {
-      CHECK_FALSE(bad.ok);
-      CHECK(bad.sqlstate == "28P01");
-    }
-    ConnectResult unknown = connect(p.conninfo("nobody", "secret"));
-    CHECK_FALSE(unknown.ok);
-    CHECK(unknown.sqlstate == "28P01");
+    ConnectResult bad = connect(p.conninfo("app", verifier));  // the verifier is not the password
+    CHECK_FALSE(bad.ok);
+    CHECK(bad.sqlstate == "28P01");
   }
-}
 
-TEST_CASE("scram-sha-256 against a stored SCRAM verifier") {
-  PROXY_ONLY();
-  // PostgreSQL's own verifier for app/secret.
-  std::string verifier =
-      shared_cluster().admin("postgres").value("SELECT rolpassword FROM pg_authid WHERE rolname = 'app'");
-  REQUIRE(verifier.rfind("SCRAM-SHA-256$", 0) == 0);
-  ProxyOptions o;
-  o.users = {{"app", verifier}};
-  ProxyProcess p(shared_cluster(), o);
-  INFO("proxy log:\n" << p.log_tail());
-  ConnectResult good = connect(p.conninfo("app", "secret"));
-  CHECK_MESSAGE(good.ok, good.error);
-  ConnectResult bad = connect(p.conninfo("app", verifier));  // the verifier is not the password
-  CHECK_FALSE(bad.ok);
-  CHECK(bad.sqlstate == "28P01");
-}
-
-TEST_CASE("login_timeout closes clients that do not finish logging in") {
-  PROXY_ONLY();
-  ProxyOptions o;
-  o.login_timeout = "1s";
-  ProxyProcess p(shared_cluster(), o);
-  INFO("proxy log:\n" << p.log_tail());
-  auto start = std::chrono::steady_clock::now();
-  RawSocket silent(p.port());  // says nothing
-  RawSocket stalled(p.port());  // starts SCRAM, never answers the challenge
-  REQUIRE(stalled.send_all(wire::startup_message({{"user", "app"}, {"database", "app"}})));
-  silent.read_until_closed(8s);
-  CHECK(silent.closed());
-  stalled.read_until_closed(8s);
-  CHECK(stalled.closed());
-  long long took = ms_since(start);
-  CHECK(took >= 800);
-  CHECK(took < 6000);
-  ConnectResult good = connect(p.conninfo());
-  CHECK_MESSAGE(good.ok, good.error);
-}
+  TEST_CASE("login_timeout closes clients that do not finish logging in") {
+    PROXY_ONLY();
+    ProxyOptions o;
+    o.login_timeout = "1s";
+    ProxyProcess p(shared_cluster(), o);
+    INFO("proxy log:\n" << p.log_tail());
+    auto start = std::chrono::steady_clock::now();
+    RawSocket silent(p.port());   // says nothing
+    RawSocket stalled(p.port());  // starts SCRAM, never answers the challenge
+    REQUIRE(stalled.send_all(wire::startup_message({{"user", "app"}, {"database", "app"}})));
+    silent.read_until_closed(8s);
+    CHECK(silent.closed());
+    stalled.read_until_closed(8s);
+    CHECK(stalled.closed());
+    long long took = ms_since(start);
+    CHECK(took >= 800);
+    CHECK(took < 6000);
+    ConnectResult good = connect(p.conninfo());
+    CHECK_MESSAGE(good.ok, good.error);
+  }
 
 }  // TEST_SUITE

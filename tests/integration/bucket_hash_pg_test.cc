@@ -80,7 +80,8 @@ KeySet int4_keys(std::mt19937_64& rng) {
 KeySet int8_keys(std::mt19937_64& rng) {
   KeySet ks{"int8", "bigint", KeyType::Int8, {}};
   auto add = [&](int64_t v) { ks.keys.push_back(int_variant(v, ks.keys.size())); };
-  for (int64_t v : {INT64_MIN, INT64_MIN + 1, INT64_MAX, INT64_MAX - 1, int64_t{0}, int64_t{-1}, int64_t{1}}) add(v);
+  for (int64_t v : {INT64_MIN, INT64_MIN + 1, INT64_MAX, INT64_MAX - 1, int64_t{0}, int64_t{-1}, int64_t{1}})
+    add(v);
   for (int64_t edge : {int64_t{1} << 31, int64_t{1} << 32, int64_t{1} << 48, int64_t{1} << 62}) {
     for (int64_t d = -3; d <= 3; ++d) {
       add(edge + d);
@@ -118,10 +119,10 @@ std::string random_text(std::mt19937_64& rng, size_t chars, bool multibyte) {
   for (size_t i = 0; i < chars; ++i) {
     uint32_t cp = 0;
     switch (multibyte ? rng() % 5 : 0) {
-      case 1: cp = 0x80 + rng() % (0x800 - 0x80); break;                 // 2 bytes
-      case 2: cp = 0x800 + rng() % (0xD800 - 0x800); break;              // 3 bytes, below surrogates
-      case 3: cp = 0x10000 + rng() % (0x110000 - 0x10000); break;        // 4 bytes
-      default: cp = 1 + rng() % 0x7F; break;                             // ASCII, incl. \t \n \\ (no NUL)
+      case 1: cp = 0x80 + rng() % (0x800 - 0x80); break;           // 2 bytes
+      case 2: cp = 0x800 + rng() % (0xD800 - 0x800); break;        // 3 bytes, below surrogates
+      case 3: cp = 0x10000 + rng() % (0x110000 - 0x10000); break;  // 4 bytes
+      default: cp = 1 + rng() % 0x7F; break;                       // ASCII, incl. \t \n \\ (no NUL)
     }
     append_utf8(s, cp);
   }
@@ -130,12 +131,13 @@ std::string random_text(std::mt19937_64& rng, size_t chars, bool multibyte) {
 
 KeySet text_keys(std::mt19937_64& rng) {
   KeySet ks{"text", "text", KeyType::Text, {}};
-  for (const char* s : {"", " ", "a", "A", "abc", "abc ", "\\", "\t", "\n", "\\N", "hello world!",
-                        "h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x90\x98"}) {
+  for (const char* s :
+       {"", " ", "a", "A", "abc", "abc ", "\\", "\t", "\n", "\\N", "hello world!",
+        "h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x90\x98"}) {
     ks.keys.emplace_back(s);
   }
   for (size_t len = 0; len <= 64; ++len) ks.keys.push_back(std::string(len, 'x'));  // every tail length
-  for (size_t len : {1000u, 10000u, 100000u, 1000000u}) {                            // long (TOASTed)
+  for (size_t len : {1000u, 10000u, 100000u, 1000000u}) {                           // long (TOASTed)
     ks.keys.push_back(random_text(rng, len, false));
     ks.keys.push_back(random_text(rng, len / 2, true));
   }
@@ -157,7 +159,8 @@ std::string uuid_text(const unsigned char* b, size_t variant) {
     s += digits[b[i] >> 4];
     s += digits[b[i] & 15];
     const bool canonical_hyphen = i == 3 || i == 5 || i == 7 || i == 9;
-    if ((variant % 5 != 3 && canonical_hyphen) || (variant % 5 == 4 && i % 2 == 1 && i < 15 && !canonical_hyphen)) {
+    if ((variant % 5 != 3 && canonical_hyphen) ||
+        (variant % 5 == 4 && i % 2 == 1 && i < 15 && !canonical_hyphen)) {
       s += '-';
     }
   }
@@ -190,7 +193,8 @@ void exec_or_throw(PGconn* conn, const std::string& sql) {
   const ExecStatusType st = PQresultStatus(res);
   std::string err = PQresultErrorMessage(res);
   PQclear(res);
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) throw std::runtime_error(sql.substr(0, 200) + ": " + err);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+    throw std::runtime_error(sql.substr(0, 200) + ": " + err);
 }
 
 // COPY text format: escape backslash and the row/column separators.
@@ -228,7 +232,8 @@ void copy_keys(PGconn* conn, const std::string& table, const KeySet& ks) {
       buf.clear();
     }
   }
-  if (PQputCopyEnd(conn, nullptr) != 1) throw std::runtime_error("PQputCopyEnd: " + std::string(PQerrorMessage(conn)));
+  if (PQputCopyEnd(conn, nullptr) != 1)
+    throw std::runtime_error("PQputCopyEnd: " + std::string(PQerrorMessage(conn)));
   res = PQgetResult(conn);
   const ExecStatusType st = PQresultStatus(res);
   std::string err = PQresultErrorMessage(res);
@@ -237,9 +242,7 @@ void copy_keys(PGconn* conn, const std::string& table, const KeySet& ks) {
   if (st != PGRES_COMMAND_OK) throw std::runtime_error("COPY failed: " + err);
 }
 
-uint32_t be32_at(const PGresult* res, int row, int col) {
-  return sw::load_be32(PQgetvalue(res, row, col));
-}
+uint32_t be32_at(const PGresult* res, int row, int col) { return sw::load_be32(PQgetvalue(res, row, col)); }
 
 std::string printable_key(const std::optional<std::string>& key) {
   if (!key) return "NULL";
@@ -250,14 +253,16 @@ std::string printable_key(const std::optional<std::string>& key) {
 // non-NULL keys compared. Mismatches fail the test with the first few examples.
 size_t compare_key_set(PGconn* conn, const KeySet& ks) {
   const std::string table = unique_name("bh_" + ks.label);
-  exec_or_throw(conn, "CREATE TABLE " + table + " (id integer NOT NULL, k " + ks.sql_type + ") PARTITION BY HASH (k)");
+  exec_or_throw(
+      conn, "CREATE TABLE " + table + " (id integer NOT NULL, k " + ks.sql_type + ") PARTITION BY HASH (k)");
   for (int r = 0; r < 8; ++r) {
     exec_or_throw(conn, "CREATE TABLE " + table + "_p" + std::to_string(r) + " PARTITION OF " + table +
                             " FOR VALUES WITH (MODULUS 8, REMAINDER " + std::to_string(r) + ")");
   }
   copy_keys(conn, table, ks);
 
-  std::string sql = "SELECT id, k, k::text, (regexp_match(tableoid::regclass::text, '_p([0-7])$'))[1]::integer";
+  std::string sql =
+      "SELECT id, k, k::text, (regexp_match(tableoid::regclass::text, '_p([0-7])$'))[1]::integer";
   for (uint32_t n : kBucketCounts) sql += ", shardwire.bucket_of(k, " + std::to_string(n) + ")";
   sql += " FROM " + table;
   PGresult* res = PQexecParams(conn, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, /*resultFormat=*/1);
@@ -311,9 +316,12 @@ size_t compare_key_set(PGconn* conn, const KeySet& ks) {
       auto from_binary = sw::router::bucket_of_binary_value(ks.type, binary, n);
       if (!from_sent || !from_text || !from_binary || *from_sent != sql_bucket || *from_text != sql_bucket ||
           *from_binary != sql_bucket) {
-        mismatch(key, "buckets of " + std::to_string(n) + ": SQL " + std::to_string(sql_bucket) + ", C++ from sent text " +
-                          (from_sent ? std::to_string(*from_sent) : from_sent.status().message) + ", from PostgreSQL text " +
-                          (from_text ? std::to_string(*from_text) : from_text.status().message) + ", from binary " +
+        mismatch(key, "buckets of " + std::to_string(n) + ": SQL " + std::to_string(sql_bucket) +
+                          ", C++ from sent text " +
+                          (from_sent ? std::to_string(*from_sent) : from_sent.status().message) +
+                          ", from PostgreSQL text " +
+                          (from_text ? std::to_string(*from_text) : from_text.status().message) +
+                          ", from binary " +
                           (from_binary ? std::to_string(*from_binary) : from_binary.status().message));
       }
     }
@@ -377,17 +385,20 @@ TEST_SUITE("bucket_hash_pg") {
     PgConn conn = connect_or_throw(cluster.conninfo(db));
     exec_or_throw(conn.get(), sw::router::bucket_function_sql());
 
-    const std::string text_bucket = std::to_string(sw::router::bucket_of_text_value(KeyType::Text, "abc", 4096).value());
+    const std::string text_bucket =
+        std::to_string(sw::router::bucket_of_text_value(KeyType::Text, "abc", 4096).value());
     CHECK(conn.value("SELECT shardwire.bucket_of('abc'::varchar, 4096)") == text_bucket);
     CHECK(conn.value("SELECT shardwire.bucket_of('abc'::varchar(10), 4096)") == text_bucket);
     CHECK(conn.value("SELECT shardwire.bucket_of('abc', 4096)") == text_bucket);
     CHECK(conn.value("SELECT pg_typeof(shardwire.bucket_of(42, 4096))::text") == "integer");
-    const std::string int_bucket = std::to_string(sw::router::bucket_of_text_value(KeyType::Int8, "42", 4096).value());
+    const std::string int_bucket =
+        std::to_string(sw::router::bucket_of_text_value(KeyType::Int8, "42", 4096).value());
     CHECK(conn.value("SELECT shardwire.bucket_of(42, 4096)") == int_bucket);
     CHECK(conn.value("SELECT shardwire.bucket_of(42::smallint, 4096)") == int_bucket);
     CHECK(conn.value("SELECT shardwire.bucket_of(NULL::uuid, 4096)") == "0");
     // Inlined into the calling query (no per-row function call): the plan shows the hash call.
-    auto plan = conn.exec("EXPLAIN VERBOSE SELECT shardwire.bucket_of(g::bigint, 4096) FROM generate_series(1, 3) g");
+    auto plan =
+        conn.exec("EXPLAIN VERBOSE SELECT shardwire.bucket_of(g::bigint, 4096) FROM generate_series(1, 3) g");
     REQUIRE(plan.ok());
     CHECK(contains(plan.value(1, 0), "hashint8extended"));
     auto zero = conn.exec("SELECT shardwire.bucket_of(1::bigint, 0)");
@@ -399,7 +410,9 @@ TEST_SUITE("bucket_hash_pg") {
 
 TEST_SUITE("bucket_hash_pg") {
   TEST_CASE("bucket hash vs PostgreSQL (not built)") {
-    MESSAGE("skipped: sw_router is not linked into integration_tests; include tests/integration/bucket_hash.cmake");
+    MESSAGE(
+        "skipped: sw_router is not linked into integration_tests; include "
+        "tests/integration/bucket_hash.cmake");
   }
 }
 

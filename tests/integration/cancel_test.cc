@@ -22,91 +22,90 @@ bool send_cancel(PgConn& conn, std::string* error) {
 }  // namespace
 
 TEST_SUITE("cancel") {
+  TEST_CASE("PQcancel cancels that client's query and nothing else") {
+    ProxyOptions o;
+    o.pool_size = 4;
+    Target t(shared_cluster(), o);
+    PgConn a = t.connect_or_throw(), b = t.connect_or_throw(), c = t.connect_or_throw();
+    INFO("proxy log:\n" << t.log_tail());
+    CHECK(a.backend_pid() != 0);  // BackendKeyData was sent
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE(c.value("SELECT 'c-in-tx'") == "c-in-tx");
 
-TEST_CASE("PQcancel cancels that client's query and nothing else") {
-  ProxyOptions o;
-  o.pool_size = 4;
-  Target t(shared_cluster(), o);
-  PgConn a = t.connect_or_throw(), b = t.connect_or_throw(), c = t.connect_or_throw();
-  INFO("proxy log:\n" << t.log_tail());
-  CHECK(a.backend_pid() != 0);  // BackendKeyData was sent
-  REQUIRE_OK(c.exec("BEGIN"));
-  REQUIRE(c.value("SELECT 'c-in-tx'") == "c-in-tx");
+    REQUIRE(a.send("SELECT pg_sleep(30), 'a-not-cancelled'"));
+    REQUIRE(b.send("SELECT pg_sleep(2), 'b-done'"));
+    sleep_ms(500);
+    std::string err;
+    auto start = std::chrono::steady_clock::now();
+    CHECK_MESSAGE(send_cancel(a, &err), "PQcancel failed: " << err);
+    PgResult ra = a.wait_result(15s);
+    INFO("a: " << ra.describe());
+    CHECK(ra.sqlstate() == "57014");
+    CHECK(contains(ra.error(), "canceling statement due to user request"));
+    CHECK(ms_since(start) < 5000);
 
-  REQUIRE(a.send("SELECT pg_sleep(30), 'a-not-cancelled'"));
-  REQUIRE(b.send("SELECT pg_sleep(2), 'b-done'"));
-  sleep_ms(500);
-  std::string err;
-  auto start = std::chrono::steady_clock::now();
-  CHECK_MESSAGE(send_cancel(a, &err), "PQcancel failed: " << err);
-  PgResult ra = a.wait_result(15s);
-  INFO("a: " << ra.describe());
-  CHECK(ra.sqlstate() == "57014");
-  CHECK(contains(ra.error(), "canceling statement due to user request"));
-  CHECK(ms_since(start) < 5000);
-
-  PgResult rb = b.wait_result(15s);
-  CHECK_MESSAGE(rb.ok(), "b was affected: " << rb.describe());
-  if (rb.ok()) CHECK(rb.value(0, 1) == "b-done");
-  CHECK(c.value("SELECT 'c-still-in-tx'") == "c-still-in-tx");
-  CHECK_OK(c.exec("COMMIT"));
-  CHECK(a.value("SELECT 'a-usable'") == "a-usable");
-}
-
-TEST_CASE("a cancel key whose server has moved on to another client cancels nothing") {
-  ProxyOptions o;
-  o.pool_size = 1;
-  o.workers = 1;  // exact server counts; the multi-worker cap has its own test
-  Target t(shared_cluster(), o);
-  PgConn a = t.connect_or_throw(), b = t.connect_or_throw();
-  INFO("proxy log:\n" << t.log_tail());
-  std::string a_backend = a.value("SELECT pg_backend_pid()");  // a's transaction is over
-  REQUIRE(b.send("SELECT pg_sleep(1.5), 'b-survived', pg_backend_pid()"));
-  sleep_ms(400);
-  std::string err;
-  send_cancel(a, &err);  // nothing of a's is running
-  PgResult rb = b.wait_result(15s);
-  CHECK_MESSAGE(rb.ok(), "b's query was cancelled by a's key: " << rb.describe());
-  if (rb.ok() && !t.direct()) {
-    CHECK(rb.value(0, 1) == "b-survived");
-    CHECK_MESSAGE(rb.value(0, 2) == a_backend, "with pool.size 1, b ran on the server a had used");
+    PgResult rb = b.wait_result(15s);
+    CHECK_MESSAGE(rb.ok(), "b was affected: " << rb.describe());
+    if (rb.ok()) CHECK(rb.value(0, 1) == "b-done");
+    CHECK(c.value("SELECT 'c-still-in-tx'") == "c-still-in-tx");
+    CHECK_OK(c.exec("COMMIT"));
+    CHECK(a.value("SELECT 'a-usable'") == "a-usable");
   }
-  CHECK(a.value("SELECT 'a-fine'") == "a-fine");
-}
 
-TEST_CASE("a CancelRequest with a wrong key cancels nothing and is closed") {
-  Target t(shared_cluster());
-  PgConn a = t.connect_or_throw();
-  INFO("proxy log:\n" << t.log_tail());
-  REQUIRE(a.send("SELECT pg_sleep(1.5), 'a-survived'"));
-  sleep_ms(300);
-  uint32_t pid = static_cast<uint32_t>(a.backend_pid());
-  for (uint32_t key : {0u, 1u, 0xdeadbeefu}) {
-    RawSocket s(t.port());
-    REQUIRE(s.send_all(wire::cancel_request(pid, key)));
-    std::string got = s.read_until_closed(5s);
-    CHECK(s.closed());
-    CHECK_MESSAGE(got.empty(), "a CancelRequest gets no reply, got " << wire::printable(got));
+  TEST_CASE("a cancel key whose server has moved on to another client cancels nothing") {
+    ProxyOptions o;
+    o.pool_size = 1;
+    o.workers = 1;  // exact server counts; the multi-worker cap has its own test
+    Target t(shared_cluster(), o);
+    PgConn a = t.connect_or_throw(), b = t.connect_or_throw();
+    INFO("proxy log:\n" << t.log_tail());
+    std::string a_backend = a.value("SELECT pg_backend_pid()");  // a's transaction is over
+    REQUIRE(b.send("SELECT pg_sleep(1.5), 'b-survived', pg_backend_pid()"));
+    sleep_ms(400);
+    std::string err;
+    send_cancel(a, &err);  // nothing of a's is running
+    PgResult rb = b.wait_result(15s);
+    CHECK_MESSAGE(rb.ok(), "b's query was cancelled by a's key: " << rb.describe());
+    if (rb.ok() && !t.direct()) {
+      CHECK(rb.value(0, 1) == "b-survived");
+      CHECK_MESSAGE(rb.value(0, 2) == a_backend, "with pool.size 1, b ran on the server a had used");
+    }
+    CHECK(a.value("SELECT 'a-fine'") == "a-fine");
   }
-  PgResult ra = a.wait_result(15s);
-  CHECK_MESSAGE(ra.ok(), ra.describe());
-}
 
-TEST_CASE("cancel in session mode") {
-  ProxyOptions o;
-  o.pool_mode = "session";
-  Target t(shared_cluster(), o);
-  PgConn a = t.connect_or_throw(), b = t.connect_or_throw();
-  INFO("proxy log:\n" << t.log_tail());
-  REQUIRE(a.send("SELECT pg_sleep(30)"));
-  REQUIRE(b.send("SELECT pg_sleep(1), 'b-done'"));
-  sleep_ms(300);
-  std::string err;
-  CHECK_MESSAGE(send_cancel(a, &err), err);
-  CHECK(a.wait_result(10s).sqlstate() == "57014");
-  PgResult rb = b.wait_result(10s);
-  CHECK_MESSAGE(rb.ok(), rb.describe());
-  CHECK(a.value("SELECT 'a-after'") == "a-after");
-}
+  TEST_CASE("a CancelRequest with a wrong key cancels nothing and is closed") {
+    Target t(shared_cluster());
+    PgConn a = t.connect_or_throw();
+    INFO("proxy log:\n" << t.log_tail());
+    REQUIRE(a.send("SELECT pg_sleep(1.5), 'a-survived'"));
+    sleep_ms(300);
+    uint32_t pid = static_cast<uint32_t>(a.backend_pid());
+    for (uint32_t key : {0u, 1u, 0xdeadbeefu}) {
+      RawSocket s(t.port());
+      REQUIRE(s.send_all(wire::cancel_request(pid, key)));
+      std::string got = s.read_until_closed(5s);
+      CHECK(s.closed());
+      CHECK_MESSAGE(got.empty(), "a CancelRequest gets no reply, got " << wire::printable(got));
+    }
+    PgResult ra = a.wait_result(15s);
+    CHECK_MESSAGE(ra.ok(), ra.describe());
+  }
+
+  TEST_CASE("cancel in session mode") {
+    ProxyOptions o;
+    o.pool_mode = "session";
+    Target t(shared_cluster(), o);
+    PgConn a = t.connect_or_throw(), b = t.connect_or_throw();
+    INFO("proxy log:\n" << t.log_tail());
+    REQUIRE(a.send("SELECT pg_sleep(30)"));
+    REQUIRE(b.send("SELECT pg_sleep(1), 'b-done'"));
+    sleep_ms(300);
+    std::string err;
+    CHECK_MESSAGE(send_cancel(a, &err), err);
+    CHECK(a.wait_result(10s).sqlstate() == "57014");
+    PgResult rb = b.wait_result(10s);
+    CHECK_MESSAGE(rb.ok(), rb.describe());
+    CHECK(a.value("SELECT 'a-after'") == "a-after");
+  }
 
 }  // TEST_SUITE

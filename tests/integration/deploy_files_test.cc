@@ -15,11 +15,11 @@
 
 #include <chrono>
 #include <csignal>
-#include <memory>
-#include <stdexcept>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "harness/sharded_cluster.h"
@@ -151,15 +151,17 @@ Dashboard load_dashboard(const std::string& path) {
   return d;
 }
 
-const std::vector<std::string> kRows = {"Traffic", "Latency", "Pools", "Errors", "Directory & buckets", "Mover"};
+const std::vector<std::string> kRows = {"Traffic", "Latency", "Pools", "Errors", "Directory & buckets",
+                                        "Mover"};
 
 // Grafana's variables as a dashboard user sees them: $__rate_interval with a 1 s scrape interval
 // is at least 4 scrapes; "All" instances.
 std::string substitute_variables(std::string expr) {
   const std::vector<std::pair<std::string, std::string>> vars = {
-      {"${__rate_interval}", "1m"}, {"$__rate_interval", "1m"}, {"${__interval}", "15s"}, {"$__interval", "15s"},
-      {"${__range}", "5m"},         {"$__range", "5m"},         {"${instance}", ".*"},    {"$instance", ".*"},
-      {"${job}", "shardwire"},      {"$job", "shardwire"}};
+      {"${__rate_interval}", "1m"}, {"$__rate_interval", "1m"}, {"${__interval}", "15s"},
+      {"$__interval", "15s"},       {"${__range}", "5m"},       {"$__range", "5m"},
+      {"${instance}", ".*"},        {"$instance", ".*"},        {"${job}", "shardwire"},
+      {"$job", "shardwire"}};
   for (const auto& [from, to] : vars) {
     for (size_t at = expr.find(from); at != std::string::npos; at = expr.find(from, at + to.size()))
       expr.replace(at, from.size(), to);
@@ -172,16 +174,17 @@ std::string substitute_variables(std::string expr) {
 struct PromAnswer {
   bool transport_ok = false;
   bool success = false;
-  int series = 0;          // vector/matrix entries; 1 for a scalar/string
+  int series = 0;  // vector/matrix entries; 1 for a scalar/string
   std::string first_value;
   std::string body;
 };
 
 PromAnswer prom_query(int port, const std::string& expr) {
   PromAnswer a;
-  CommandResult r = run_command({curl(), "-sS", "--max-time", "10", "--get", "--data-urlencode", "query=" + expr,
-                                 "http://127.0.0.1:" + std::to_string(port) + "/api/v1/query"},
-                                "", 20s);
+  CommandResult r =
+      run_command({curl(), "-sS", "--max-time", "10", "--get", "--data-urlencode", "query=" + expr,
+                   "http://127.0.0.1:" + std::to_string(port) + "/api/v1/query"},
+                  "", 20s);
   a.body = r.out + r.err;
   if (r.exit_code != 0) return a;
   a.transport_ok = true;
@@ -192,7 +195,8 @@ PromAnswer prom_query(int port, const std::string& expr) {
   if (open < r.out.size() && r.out[open] == '[') {
     if (r.out.compare(open, 2, "[]") == 0) return a;
     size_t metrics = 0;
-    for (size_t at = r.out.find("\"metric\":", open); at != std::string::npos; at = r.out.find("\"metric\":", at + 1))
+    for (size_t at = r.out.find("\"metric\":", open); at != std::string::npos;
+         at = r.out.find("\"metric\":", at + 1))
       ++metrics;
     a.series = metrics ? static_cast<int>(metrics) : 1;  // scalar: [ts, "v"]
   }
@@ -220,20 +224,41 @@ double to_double(const std::string& s) {
 }
 
 // Every metric family the dashboard and DESIGN.md §11 rely on (`# TYPE` lines of /metrics).
-const std::vector<std::string> kFamilies = {
-    "shardwire_client_connections", "shardwire_client_logins_total", "shardwire_server_connections",
-    "shardwire_pool_waiting_clients", "shardwire_pool_max_wait_seconds", "shardwire_queries_total",
-    "shardwire_transactions_total", "shardwire_query_duration_seconds", "shardwire_backend_errors_total",
-    "shardwire_client_received_bytes_total", "shardwire_client_sent_bytes_total",
-    "shardwire_server_received_bytes_total", "shardwire_server_sent_bytes_total",
-    "shardwire_parse_cache_hits_total", "shardwire_parse_cache_misses_total", "shardwire_directory_version",
-    "shardwire_directory_age_seconds", "shardwire_directory_lease_valid", "shardwire_buckets",
-    "shardwire_config_reloads_total", "shardwire_build_info", "shardwire_mover_copied_rows_total",
-    "shardwire_mover_copied_bytes_total", "shardwire_mover_applied_changes_total", "shardwire_mover_lag_bytes",
-    "shardwire_mover_lag_seconds", "shardwire_mover_verify_mismatches_total", "shardwire_cutover_pause_seconds",
-    "shardwire_cutover_queued_writes", "shardwire_cutover_drain_aborts_total", "shardwire_migrations",
-    "shardwire_rollback_window_remaining_seconds", "process_cpu_seconds_total", "process_resident_memory_bytes",
-    "process_open_fds"};
+const std::vector<std::string> kFamilies = {"shardwire_client_connections",
+                                            "shardwire_client_logins_total",
+                                            "shardwire_server_connections",
+                                            "shardwire_pool_waiting_clients",
+                                            "shardwire_pool_max_wait_seconds",
+                                            "shardwire_queries_total",
+                                            "shardwire_transactions_total",
+                                            "shardwire_query_duration_seconds",
+                                            "shardwire_backend_errors_total",
+                                            "shardwire_client_received_bytes_total",
+                                            "shardwire_client_sent_bytes_total",
+                                            "shardwire_server_received_bytes_total",
+                                            "shardwire_server_sent_bytes_total",
+                                            "shardwire_parse_cache_hits_total",
+                                            "shardwire_parse_cache_misses_total",
+                                            "shardwire_directory_version",
+                                            "shardwire_directory_age_seconds",
+                                            "shardwire_directory_lease_valid",
+                                            "shardwire_buckets",
+                                            "shardwire_config_reloads_total",
+                                            "shardwire_build_info",
+                                            "shardwire_mover_copied_rows_total",
+                                            "shardwire_mover_copied_bytes_total",
+                                            "shardwire_mover_applied_changes_total",
+                                            "shardwire_mover_lag_bytes",
+                                            "shardwire_mover_lag_seconds",
+                                            "shardwire_mover_verify_mismatches_total",
+                                            "shardwire_cutover_pause_seconds",
+                                            "shardwire_cutover_queued_writes",
+                                            "shardwire_cutover_drain_aborts_total",
+                                            "shardwire_migrations",
+                                            "shardwire_rollback_window_remaining_seconds",
+                                            "process_cpu_seconds_total",
+                                            "process_resident_memory_bytes",
+                                            "process_open_fds"};
 
 // prometheus-cpp writes `# TYPE x counter` with the _total suffix for counters; the text format
 // also allows the family name without it.
@@ -248,289 +273,305 @@ bool has_family(const std::string& scrape, const std::string& name) {
 }  // namespace
 
 TEST_SUITE("deploy_files") {
+  TEST_CASE("docker-compose.yml is valid and has every service, shards with wal_level=logical") {
+    CommandResult quiet = compose({"config", "-q"});
+    INFO("docker-compose config -q: " << quiet.describe());
+    REQUIRE_MESSAGE(quiet.exit_code == 0,
+                    "docker-compose is the Debian package docker-compose (scripts/install-deps.sh)");
 
-TEST_CASE("docker-compose.yml is valid and has every service, shards with wal_level=logical") {
-  CommandResult quiet = compose({"config", "-q"});
-  INFO("docker-compose config -q: " << quiet.describe());
-  REQUIRE_MESSAGE(quiet.exit_code == 0, "docker-compose is the Debian package docker-compose (scripts/install-deps.sh)");
+    CommandResult full = compose({"config"});
+    REQUIRE_MESSAGE(full.exit_code == 0, full.describe());
+    auto services = compose_services(full.out);
+    INFO("docker-compose config:\n" << full.out);
+    for (const char* name :
+         {"catalog", "shard0", "shard1", "shard2", "shardwire-init", "shardwire", "prometheus", "grafana"})
+      CHECK_MESSAGE(services.count(name) == 1, "service " << name << " is missing");
+    REQUIRE(services.size() >= 8);
 
-  CommandResult full = compose({"config"});
-  REQUIRE_MESSAGE(full.exit_code == 0, full.describe());
-  auto services = compose_services(full.out);
-  INFO("docker-compose config:\n" << full.out);
-  for (const char* name : {"catalog", "shard0", "shard1", "shard2", "shardwire-init", "shardwire", "prometheus", "grafana"})
-    CHECK_MESSAGE(services.count(name) == 1, "service " << name << " is missing");
-  REQUIRE(services.size() >= 8);
-
-  for (const char* name : {"catalog", "shard0", "shard1", "shard2"}) {
-    CAPTURE(name);
-    CHECK(contains(services[name], "image: postgres:15"));
-    CHECK(contains(services[name], "pg_isready"));
-  }
-  for (const char* name : {"shard0", "shard1", "shard2"}) {
-    CAPTURE(name);
-    CHECK(contains(services[name], "wal_level=logical"));
-    CHECK(contains(services[name], "max_replication_slots=20"));
-    CHECK(contains(services[name], "max_wal_senders=20"));
-  }
-  // shardwire and its one-shot init: the image built from docker/Dockerfile, the compose config.
-  for (const char* name : {"shardwire", "shardwire-init"}) {
-    CAPTURE(name);
-    CHECK(contains(services[name], "dockerfile: docker/Dockerfile"));
-    CHECK(contains(services[name], "shardwire.compose.yaml:/etc/shardwire/shardwire.yaml"));
-  }
-  CHECK(contains(services["shardwire-init"], "- init"));
-  for (const char* db : {"catalog", "shard0", "shard1", "shard2"})
-    CHECK_MESSAGE(contains(services["shardwire-init"], std::string(db) + ":\n        condition: service_healthy"),
-                  "shardwire-init waits for " << db);
-  CHECK(contains(services["shardwire"], "condition: service_completed_successfully"));
-  CHECK(contains(services["shardwire"], "target: 6432"));
-  CHECK(contains(services["shardwire"], "target: 9930"));
-  CHECK(contains(services["prometheus"], "prom/prometheus"));
-  CHECK(contains(services["prometheus"], "prometheus.yml:/etc/prometheus/prometheus.yml"));
-  CHECK(contains(services["prometheus"], "target: 9090"));
-  CHECK(contains(services["grafana"], "grafana/grafana"));
-  CHECK(contains(services["grafana"], "target: 3000"));
-  CHECK(contains(services["grafana"], "grafana/provisioning:/etc/grafana/provisioning"));
-  CHECK(contains(services["grafana"], "grafana/dashboards:/etc/grafana/dashboards"));
-
-  // Prometheus scrapes the port shardwire's compose config exposes metrics on.
-  std::string prom = read_file(source("docker/prometheus.yml"));
-  CHECK(contains(prom, "shardwire:9930"));
-  CHECK(contains(prom, "job_name: shardwire"));
-}
-
-TEST_CASE("the compose config passes shardwire check, listens on every interface, exports metrics") {
-  std::string bin = shardwire_binary();
-  REQUIRE_MESSAGE(!bin.empty(), "shardwire is not built");
-  std::string path = source("docker/shardwire.compose.yaml");
-  std::string text = read_file(path);
-  REQUIRE_MESSAGE(!text.empty(), path << " is missing");
-  CommandResult r = run_command({bin, "check", "--config", path}, "", 15s);
-  INFO(r.describe());
-  CHECK(r.exit_code == 0);
-  CHECK(contains(text, "host: 0.0.0.0"));
-  CHECK(contains(text, "\"0.0.0.0:9930\""));
-  for (const char* host : {"host=catalog ", "host=shard0 ", "host=shard1 ", "host=shard2 "})
-    CHECK_MESSAGE(contains(text, host), host);
-}
-
-TEST_CASE("the Dockerfile builds what CMake builds and installs the package of every linked library") {
-  std::string dockerfile = read_file(source("docker/Dockerfile"));
-  REQUIRE(!dockerfile.empty());
-  size_t runtime_at = dockerfile.find("FROM debian:bookworm-slim");
-  REQUIRE_MESSAGE(runtime_at != std::string::npos, "no bookworm-slim runtime stage");
-  std::string build_stage = dockerfile.substr(0, runtime_at);
-  std::string runtime = dockerfile.substr(runtime_at);
-  CHECK(contains(build_stage, "FROM debian:bookworm AS build"));
-  CHECK(contains(build_stage, "scripts/install-deps.sh"));
-  CHECK(contains(build_stage, "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDWIRE_TESTS=OFF"));
-  CHECK(contains(runtime, "EXPOSE 6432 9930"));
-  CHECK(contains(runtime, "USER shardwire"));
-  CHECK(contains(runtime, "ENTRYPOINT [\"/usr/local/bin/shardwire\"]"));
-
-  std::string bin = shardwire_binary();
-  REQUIRE_MESSAGE(!bin.empty(), "shardwire is not built");
-  // The Dockerfile copies build/proxy/app/shardwire: the path CMake gives the target.
-  const std::string rel = "/proxy/app/shardwire";
-  const bool rel_path = bin.size() > rel.size() && bin.compare(bin.size() - rel.size(), rel.size(), rel) == 0;
-  CHECK_MESSAGE(rel_path, bin);
-  CHECK(contains(build_stage, "build" + rel));
-  CHECK(contains(runtime, "/src/build" + rel));
-
-  // Every DT_NEEDED library of the binary comes from a package the runtime stage installs (or
-  // from bookworm-slim's base).
-  CommandResult needed = run_command({"readelf", "-d", bin}, "", 30s);
-  REQUIRE_MESSAGE(needed.exit_code == 0, needed.describe());
-  std::set<std::string> base = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"};
-  // A sanitized binary (scripts/test.sh) also needs the sanitizer runtimes, which no image ships.
-  if (sanitized_mode()) base.insert({"libasan8", "libubsan1", "libtsan2"});
-  int libs = 0;
-  for (const std::string& line : split(needed.out, '\n')) {
-    size_t open = line.find("Shared library: [");
-    if (open == std::string::npos) continue;
-    std::string lib = line.substr(open + 17, line.find(']', open) - open - 17);
-    ++libs;
-    CommandResult owner = run_command({"dpkg", "-S", lib}, "", 30s);
-    // Every package with a file of that name (libm.so.6: libc6, and libc6-i386 for /lib32).
-    std::vector<std::string> packages;
-    for (const std::string& o : split(owner.out, '\n')) {
-      size_t colon = o.find(": ");
-      if (colon == std::string::npos) continue;
-      std::string file = o.substr(colon + 2);
-      if (file.size() > lib.size() && file.compare(file.size() - lib.size() - 1, lib.size() + 1, "/" + lib) == 0) {
-        std::string name = o.substr(0, colon);
-        packages.push_back(name.substr(0, name.find(':')));  // drop :amd64
-      }
+    for (const char* name : {"catalog", "shard0", "shard1", "shard2"}) {
+      CAPTURE(name);
+      CHECK(contains(services[name], "image: postgres:15"));
+      CHECK(contains(services[name], "pg_isready"));
     }
-    CAPTURE(lib);
-    REQUIRE_MESSAGE(!packages.empty(), "no package owns " << lib << ": " << owner.describe());
-    if (std::any_of(packages.begin(), packages.end(), [&](const std::string& p) { return base.count(p) != 0; })) continue;
-    const std::string package = packages.front();
-    const bool installed = contains(runtime, " " + package + " ") || contains(runtime, " " + package + "\n");
-    CHECK_MESSAGE(installed,
-                  "the runtime stage does not install " << package << " (for " << lib << ")");
-  }
-  CHECK(libs >= 4);
-}
+    for (const char* name : {"shard0", "shard1", "shard2"}) {
+      CAPTURE(name);
+      CHECK(contains(services[name], "wal_level=logical"));
+      CHECK(contains(services[name], "max_replication_slots=20"));
+      CHECK(contains(services[name], "max_wal_senders=20"));
+    }
+    // shardwire and its one-shot init: the image built from docker/Dockerfile, the compose config.
+    for (const char* name : {"shardwire", "shardwire-init"}) {
+      CAPTURE(name);
+      CHECK(contains(services[name], "dockerfile: docker/Dockerfile"));
+      CHECK(contains(services[name], "shardwire.compose.yaml:/etc/shardwire/shardwire.yaml"));
+    }
+    CHECK(contains(services["shardwire-init"], "- init"));
+    for (const char* db : {"catalog", "shard0", "shard1", "shard2"})
+      CHECK_MESSAGE(
+          contains(services["shardwire-init"], std::string(db) + ":\n        condition: service_healthy"),
+          "shardwire-init waits for " << db);
+    CHECK(contains(services["shardwire"], "condition: service_completed_successfully"));
+    CHECK(contains(services["shardwire"], "target: 6432"));
+    CHECK(contains(services["shardwire"], "target: 9930"));
+    CHECK(contains(services["prometheus"], "prom/prometheus"));
+    CHECK(contains(services["prometheus"], "prometheus.yml:/etc/prometheus/prometheus.yml"));
+    CHECK(contains(services["prometheus"], "target: 9090"));
+    CHECK(contains(services["grafana"], "grafana/grafana"));
+    CHECK(contains(services["grafana"], "target: 3000"));
+    CHECK(contains(services["grafana"], "grafana/provisioning:/etc/grafana/provisioning"));
+    CHECK(contains(services["grafana"], "grafana/dashboards:/etc/grafana/dashboards"));
 
-TEST_CASE("the Grafana dashboard parses; every row, and every panel with a datasource uid and an expression") {
-  const std::string path = source("grafana/dashboards/shardwire.json");
-  Dashboard d = load_dashboard(path);
-  CHECK(d.title == "shardwire");
-  CHECK(d.uid == "shardwire");
-  CHECK(to_double(d.schema_version) >= 36);
-  for (const std::string& row : kRows)
-    CHECK_MESSAGE(std::find(d.rows.begin(), d.rows.end(), row) != d.rows.end(), "row \"" << row << "\" is missing");
-  REQUIRE(d.panels.size() >= kRows.size() * 2);
-
-  std::string datasources = read_file(source("grafana/provisioning/datasources/prometheus.yml"));
-  CHECK(contains(datasources, "uid: prometheus"));
-  CHECK(contains(datasources, "url: http://prometheus:9090"));
-  for (const DashPanel& p : d.panels) {
-    CAPTURE(p.title);
-    CHECK_MESSAGE(p.datasource_uid == "prometheus", "panel datasource uid \"" << p.datasource_uid << "\"");
-    CHECK_MESSAGE(p.targets >= 1, "panel has no targets");
+    // Prometheus scrapes the port shardwire's compose config exposes metrics on.
+    std::string prom = read_file(source("docker/prometheus.yml"));
+    CHECK(contains(prom, "shardwire:9930"));
+    CHECK(contains(prom, "job_name: shardwire"));
   }
-  std::set<std::string> titles;
-  for (const DashPanel& p : d.panels) CHECK_MESSAGE(titles.insert(p.title).second, "duplicate panel title " << p.title);
-  std::set<std::string> with_expr;
-  for (const DashTarget& t : d.targets) {
-    CAPTURE(t.panel);
-    CHECK_MESSAGE(t.datasource_uid == "prometheus", "target datasource uid \"" << t.datasource_uid << "\"");
-    CHECK_MESSAGE(!t.expr.empty(), "empty expression");
-    if (!t.expr.empty()) with_expr.insert(t.panel);
-    std::string expr = substitute_variables(t.expr);
-    CHECK_MESSAGE(!contains(expr, "$"), "unknown Grafana variable in " << t.expr);
-  }
-  for (const DashPanel& p : d.panels) CHECK_MESSAGE(with_expr.count(p.title) == 1, p.title << " has no expression");
 
-  // Provisioning: the provider reads the folder compose mounts the dashboards at.
-  std::string provider = read_file(source("grafana/provisioning/dashboards/shardwire.yml"));
-  CHECK(contains(provider, "path: /etc/grafana/dashboards"));
-  CHECK(contains(provider, "type: file"));
-}
+  TEST_CASE("the compose config passes shardwire check, listens on every interface, exports metrics") {
+    std::string bin = shardwire_binary();
+    REQUIRE_MESSAGE(!bin.empty(), "shardwire is not built");
+    std::string path = source("docker/shardwire.compose.yaml");
+    std::string text = read_file(path);
+    REQUIRE_MESSAGE(!text.empty(), path << " is missing");
+    CommandResult r = run_command({bin, "check", "--config", path}, "", 15s);
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+    CHECK(contains(text, "host: 0.0.0.0"));
+    CHECK(contains(text, "\"0.0.0.0:9930\""));
+    for (const char* host : {"host=catalog ", "host=shard0 ", "host=shard1 ", "host=shard2 "})
+      CHECK_MESSAGE(contains(text, host), host);
+  }
+
+  TEST_CASE("the Dockerfile builds what CMake builds and installs the package of every linked library") {
+    std::string dockerfile = read_file(source("docker/Dockerfile"));
+    REQUIRE(!dockerfile.empty());
+    size_t runtime_at = dockerfile.find("FROM debian:bookworm-slim");
+    REQUIRE_MESSAGE(runtime_at != std::string::npos, "no bookworm-slim runtime stage");
+    std::string build_stage = dockerfile.substr(0, runtime_at);
+    std::string runtime = dockerfile.substr(runtime_at);
+    CHECK(contains(build_stage, "FROM debian:bookworm AS build"));
+    CHECK(contains(build_stage, "scripts/install-deps.sh"));
+    CHECK(contains(build_stage,
+                   "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDWIRE_TESTS=OFF"));
+    CHECK(contains(runtime, "EXPOSE 6432 9930"));
+    CHECK(contains(runtime, "USER shardwire"));
+    CHECK(contains(runtime, "ENTRYPOINT [\"/usr/local/bin/shardwire\"]"));
+
+    std::string bin = shardwire_binary();
+    REQUIRE_MESSAGE(!bin.empty(), "shardwire is not built");
+    // The Dockerfile copies build/proxy/app/shardwire: the path CMake gives the target.
+    const std::string rel = "/proxy/app/shardwire";
+    const bool rel_path =
+        bin.size() > rel.size() && bin.compare(bin.size() - rel.size(), rel.size(), rel) == 0;
+    CHECK_MESSAGE(rel_path, bin);
+    CHECK(contains(build_stage, "build" + rel));
+    CHECK(contains(runtime, "/src/build" + rel));
+
+    // Every DT_NEEDED library of the binary comes from a package the runtime stage installs (or
+    // from bookworm-slim's base).
+    CommandResult needed = run_command({"readelf", "-d", bin}, "", 30s);
+    REQUIRE_MESSAGE(needed.exit_code == 0, needed.describe());
+    std::set<std::string> base = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"};
+    // A sanitized binary (scripts/test.sh) also needs the sanitizer runtimes, which no image ships.
+    if (sanitized_mode()) base.insert({"libasan8", "libubsan1", "libtsan2"});
+    int libs = 0;
+    for (const std::string& line : split(needed.out, '\n')) {
+      size_t open = line.find("Shared library: [");
+      if (open == std::string::npos) continue;
+      std::string lib = line.substr(open + 17, line.find(']', open) - open - 17);
+      ++libs;
+      CommandResult owner = run_command({"dpkg", "-S", lib}, "", 30s);
+      // Every package with a file of that name (libm.so.6: libc6, and libc6-i386 for /lib32).
+      std::vector<std::string> packages;
+      for (const std::string& o : split(owner.out, '\n')) {
+        size_t colon = o.find(": ");
+        if (colon == std::string::npos) continue;
+        std::string file = o.substr(colon + 2);
+        if (file.size() > lib.size() &&
+            file.compare(file.size() - lib.size() - 1, lib.size() + 1, "/" + lib) == 0) {
+          std::string name = o.substr(0, colon);
+          packages.push_back(name.substr(0, name.find(':')));  // drop :amd64
+        }
+      }
+      CAPTURE(lib);
+      REQUIRE_MESSAGE(!packages.empty(), "no package owns " << lib << ": " << owner.describe());
+      if (std::any_of(packages.begin(), packages.end(),
+                      [&](const std::string& p) { return base.count(p) != 0; }))
+        continue;
+      const std::string package = packages.front();
+      const bool installed =
+          contains(runtime, " " + package + " ") || contains(runtime, " " + package + "\n");
+      CHECK_MESSAGE(installed, "the runtime stage does not install " << package << " (for " << lib << ")");
+    }
+    CHECK(libs >= 4);
+  }
+
+  TEST_CASE(
+      "the Grafana dashboard parses; every row, and every panel with a datasource uid and an expression") {
+    const std::string path = source("grafana/dashboards/shardwire.json");
+    Dashboard d = load_dashboard(path);
+    CHECK(d.title == "shardwire");
+    CHECK(d.uid == "shardwire");
+    CHECK(to_double(d.schema_version) >= 36);
+    for (const std::string& row : kRows)
+      CHECK_MESSAGE(std::find(d.rows.begin(), d.rows.end(), row) != d.rows.end(),
+                    "row \"" << row << "\" is missing");
+    REQUIRE(d.panels.size() >= kRows.size() * 2);
+
+    std::string datasources = read_file(source("grafana/provisioning/datasources/prometheus.yml"));
+    CHECK(contains(datasources, "uid: prometheus"));
+    CHECK(contains(datasources, "url: http://prometheus:9090"));
+    for (const DashPanel& p : d.panels) {
+      CAPTURE(p.title);
+      CHECK_MESSAGE(p.datasource_uid == "prometheus", "panel datasource uid \"" << p.datasource_uid << "\"");
+      CHECK_MESSAGE(p.targets >= 1, "panel has no targets");
+    }
+    std::set<std::string> titles;
+    for (const DashPanel& p : d.panels)
+      CHECK_MESSAGE(titles.insert(p.title).second, "duplicate panel title " << p.title);
+    std::set<std::string> with_expr;
+    for (const DashTarget& t : d.targets) {
+      CAPTURE(t.panel);
+      CHECK_MESSAGE(t.datasource_uid == "prometheus", "target datasource uid \"" << t.datasource_uid << "\"");
+      CHECK_MESSAGE(!t.expr.empty(), "empty expression");
+      if (!t.expr.empty()) with_expr.insert(t.panel);
+      std::string expr = substitute_variables(t.expr);
+      CHECK_MESSAGE(!contains(expr, "$"), "unknown Grafana variable in " << t.expr);
+    }
+    for (const DashPanel& p : d.panels)
+      CHECK_MESSAGE(with_expr.count(p.title) == 1, p.title << " has no expression");
+
+    // Provisioning: the provider reads the folder compose mounts the dashboards at.
+    std::string provider = read_file(source("grafana/provisioning/dashboards/shardwire.yml"));
+    CHECK(contains(provider, "path: /etc/grafana/dashboards"));
+    CHECK(contains(provider, "type: file"));
+  }
 
 }  // TEST_SUITE("deploy_files")
 
 TEST_SUITE("prometheus") {
+  TEST_CASE("a real Prometheus scraping shardwire returns data for every dashboard expression") {
+    PROXY_ONLY();
+    REQUIRE_MESSAGE(!shardwire_binary().empty(), "shardwire is not built");
+    Dashboard dashboard = load_dashboard(source("grafana/dashboards/shardwire.json"));
+    REQUIRE(!dashboard.targets.empty());
 
-TEST_CASE("a real Prometheus scraping shardwire returns data for every dashboard expression") {
-  PROXY_ONLY();
-  REQUIRE_MESSAGE(!shardwire_binary().empty(), "shardwire is not built");
-  Dashboard dashboard = load_dashboard(source("grafana/dashboards/shardwire.json"));
-  REQUIRE(!dashboard.targets.empty());
+    // shardwire in front of two shards (and a catalog), metrics on a loopback port.
+    const int metrics_port = free_port();
+    ShardedOptions options;
+    options.shards = 2;
+    options.proxy.extra_yaml = "metrics:\n  listen: \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n";
+    ShardedSetup setup(shared_cluster(), options);
+    setup.init_or_throw();
+    std::unique_ptr<ProxyProcess> proxy = setup.start_proxy();
+    INFO("proxy config:\n" << proxy->config_text());
+    bool metrics_up = wait_until([&] { return port_accepts(metrics_port); }, 10s, 50ms);
+    REQUIRE_MESSAGE(metrics_up, "shardwire does not serve /metrics on 127.0.0.1:"
+                                    << metrics_port << " (metrics.listen); proxy log:\n"
+                                    << proxy->log_tail());
+    const std::string metrics_url = "http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics";
 
-  // shardwire in front of two shards (and a catalog), metrics on a loopback port.
-  const int metrics_port = free_port();
-  ShardedOptions options;
-  options.shards = 2;
-  options.proxy.extra_yaml = "metrics:\n  listen: \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n";
-  ShardedSetup setup(shared_cluster(), options);
-  setup.init_or_throw();
-  std::unique_ptr<ProxyProcess> proxy = setup.start_proxy();
-  INFO("proxy config:\n" << proxy->config_text());
-  bool metrics_up = wait_until([&] { return port_accepts(metrics_port); }, 10s, 50ms);
-  REQUIRE_MESSAGE(metrics_up, "shardwire does not serve /metrics on 127.0.0.1:"
-                                  << metrics_port << " (metrics.listen); proxy log:\n" << proxy->log_tail());
-  const std::string metrics_url = "http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics";
+    // Prometheus: its own instance, temp storage, loopback port, 1 s scrapes of that shardwire.
+    TempDir prom_dir("shardwire-prometheus-");
+    const int prom_port = free_port();
+    write_file(prom_dir.file("prometheus.yml"),
+               "global:\n"
+               "  scrape_interval: 1s\n"
+               "  scrape_timeout: 1s\n"
+               "  evaluation_interval: 1s\n"
+               "scrape_configs:\n"
+               "  - job_name: shardwire\n"
+               "    static_configs:\n"
+               "      - targets: [\"127.0.0.1:" +
+                   std::to_string(metrics_port) + "\"]\n");
+    Background prometheus({prometheus_bin(), "--config.file=" + prom_dir.file("prometheus.yml"),
+                           "--storage.tsdb.path=" + prom_dir.file("data"),
+                           "--web.listen-address=127.0.0.1:" + std::to_string(prom_port), "--log.level=warn"},
+                          prom_dir.file("prometheus.log"));
+    auto prom_log = [&] { return tail_lines(read_file(prom_dir.file("prometheus.log")), 30); };
+    bool ready = wait_until(
+        [&] {
+          if (!prometheus.running()) return false;
+          CommandResult r = run_command({curl(), "-sf", "--max-time", "2",
+                                         "http://127.0.0.1:" + std::to_string(prom_port) + "/-/ready"},
+                                        "", 5s);
+          return r.exit_code == 0;
+        },
+        60s, 200ms);
+    REQUIRE_MESSAGE(ready, "Prometheus did not become ready; log:\n" << prom_log());
+    bool scraped = wait_until([&] { return prom_query(prom_port, "up{job=\"shardwire\"} == 1").series == 1; },
+                              30s, 250ms);
+    REQUIRE_MESSAGE(scraped, "Prometheus never scraped shardwire successfully: "
+                                 << prom_query(prom_port, "up").body << "\n"
+                                 << prom_log());
 
-  // Prometheus: its own instance, temp storage, loopback port, 1 s scrapes of that shardwire.
-  TempDir prom_dir("shardwire-prometheus-");
-  const int prom_port = free_port();
-  write_file(prom_dir.file("prometheus.yml"),
-             "global:\n"
-             "  scrape_interval: 1s\n"
-             "  scrape_timeout: 1s\n"
-             "  evaluation_interval: 1s\n"
-             "scrape_configs:\n"
-             "  - job_name: shardwire\n"
-             "    static_configs:\n"
-             "      - targets: [\"127.0.0.1:" +
-                 std::to_string(metrics_port) + "\"]\n");
-  Background prometheus({prometheus_bin(), "--config.file=" + prom_dir.file("prometheus.yml"),
-                         "--storage.tsdb.path=" + prom_dir.file("data"),
-                         "--web.listen-address=127.0.0.1:" + std::to_string(prom_port), "--log.level=warn"},
-                        prom_dir.file("prometheus.log"));
-  auto prom_log = [&] { return tail_lines(read_file(prom_dir.file("prometheus.log")), 30); };
-  bool ready = wait_until(
-      [&] {
-        if (!prometheus.running()) return false;
-        CommandResult r = run_command({curl(), "-sf", "--max-time", "2",
-                                       "http://127.0.0.1:" + std::to_string(prom_port) + "/-/ready"},
-                                      "", 5s);
-        return r.exit_code == 0;
-      },
-      60s, 200ms);
-  REQUIRE_MESSAGE(ready, "Prometheus did not become ready; log:\n" << prom_log());
-  bool scraped = wait_until([&] { return prom_query(prom_port, "up{job=\"shardwire\"} == 1").series == 1; }, 30s, 250ms);
-  REQUIRE_MESSAGE(scraped, "Prometheus never scraped shardwire successfully: "
-                               << prom_query(prom_port, "up").body << "\n" << prom_log());
-
-  // Traffic: DDL on every shard, keyed writes and reads (simple and extended protocol), a
-  // scatter read, a transaction, a statement on the default shard, a division by zero (SQLSTATE
-  // class 22), a failed login, a reload.
-  {
-    PgConn c = connect_or_throw(proxy->conninfo());
-    REQUIRE_OK(c.exec("CREATE TABLE orders (id bigserial PRIMARY KEY, tenant_id bigint NOT NULL, note text)"));
-    for (int tenant = 1; tenant <= 20; ++tenant) {
-      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant) + ", 'metrics')"));
-      REQUIRE_OK(c.exec_params("SELECT note FROM orders WHERE tenant_id = $1", {std::to_string(tenant)}));
+    // Traffic: DDL on every shard, keyed writes and reads (simple and extended protocol), a
+    // scatter read, a transaction, a statement on the default shard, a division by zero (SQLSTATE
+    // class 22), a failed login, a reload.
+    {
+      PgConn c = connect_or_throw(proxy->conninfo());
+      REQUIRE_OK(
+          c.exec("CREATE TABLE orders (id bigserial PRIMARY KEY, tenant_id bigint NOT NULL, note text)"));
+      for (int tenant = 1; tenant <= 20; ++tenant) {
+        REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant) +
+                          ", 'metrics')"));
+        REQUIRE_OK(c.exec_params("SELECT note FROM orders WHERE tenant_id = $1", {std::to_string(tenant)}));
+      }
+      PgResult scatter = c.exec("SELECT tenant_id, note FROM orders");
+      REQUIRE_MESSAGE(scatter.ok(), scatter.describe());
+      CHECK(scatter.rows() == 20);
+      REQUIRE_OK(c.exec("BEGIN"));
+      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (7, 'tx')"));
+      REQUIRE_OK(c.exec("UPDATE orders SET note = 'tx2' WHERE tenant_id = 7"));
+      REQUIRE_OK(c.exec("COMMIT"));
+      REQUIRE_OK(c.exec("SELECT 1"));
+      PgResult div = c.exec("SELECT 1/0");
+      CHECK_MESSAGE(div.sqlstate() == "22012", div.describe());
+      REQUIRE_OK(c.exec("SELECT 2"));
     }
-    PgResult scatter = c.exec("SELECT tenant_id, note FROM orders");
-    REQUIRE_MESSAGE(scatter.ok(), scatter.describe());
-    CHECK(scatter.rows() == 20);
-    REQUIRE_OK(c.exec("BEGIN"));
-    REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (7, 'tx')"));
-    REQUIRE_OK(c.exec("UPDATE orders SET note = 'tx2' WHERE tenant_id = 7"));
-    REQUIRE_OK(c.exec("COMMIT"));
-    REQUIRE_OK(c.exec("SELECT 1"));
-    PgResult div = c.exec("SELECT 1/0");
-    CHECK_MESSAGE(div.sqlstate() == "22012", div.describe());
-    REQUIRE_OK(c.exec("SELECT 2"));
-  }
-  ConnectResult bad = connect(proxy->conninfo("app", "wrong-password"));
-  CHECK_FALSE(bad.ok);
-  proxy->signal(SIGHUP);
-  CHECK_MESSAGE(proxy->wait_for_log("config reloaded", 10s), proxy->log_tail());
-  const double traffic_done = unix_now();
+    ConnectResult bad = connect(proxy->conninfo("app", "wrong-password"));
+    CHECK_FALSE(bad.ok);
+    proxy->signal(SIGHUP);
+    CHECK_MESSAGE(proxy->wait_for_log("config reloaded", 10s), proxy->log_tail());
+    const double traffic_done = unix_now();
 
-  // /metrics as Prometheus reads it: promtool's lint accepts it, every family is there.
-  CommandResult scrape = run_command({curl(), "-sS", "--max-time", "5", metrics_url}, "", 10s);
-  REQUIRE_MESSAGE(scrape.exit_code == 0, scrape.describe());
-  CommandResult lint = run_command({promtool(), "check", "metrics"}, scrape.out, 30s);
-  CHECK_MESSAGE(lint.exit_code == 0, "promtool check metrics: " << lint.describe());
-  std::string missing;
-  for (const std::string& family : kFamilies)
-    if (!has_family(scrape.out, family)) missing += " " + family;
-  CHECK_MESSAGE(missing.empty(), "metric families missing from /metrics:" << missing);
-  CHECK(contains(scrape.out, "shardwire_backend_errors_total{class=\"22\"}"));
+    // /metrics as Prometheus reads it: promtool's lint accepts it, every family is there.
+    CommandResult scrape = run_command({curl(), "-sS", "--max-time", "5", metrics_url}, "", 10s);
+    REQUIRE_MESSAGE(scrape.exit_code == 0, scrape.describe());
+    CommandResult lint = run_command({promtool(), "check", "metrics"}, scrape.out, 30s);
+    CHECK_MESSAGE(lint.exit_code == 0, "promtool check metrics: " << lint.describe());
+    std::string missing;
+    for (const std::string& family : kFamilies)
+      if (!has_family(scrape.out, family)) missing += " " + family;
+    CHECK_MESSAGE(missing.empty(), "metric families missing from /metrics:" << missing);
+    CHECK(contains(scrape.out, "shardwire_backend_errors_total{class=\"22\"}"));
 
-  // Two scrapes after the traffic (1 s interval), then every expression of the dashboard.
-  bool caught_up = wait_until(
-      [&] {
-        PromAnswer a = prom_query(prom_port, "timestamp(up{job=\"shardwire\"})");
-        return a.series == 1 && to_double(a.first_value) > traffic_done + 2.2;
-      },
-      30s, 250ms);
-  REQUIRE_MESSAGE(caught_up, "Prometheus did not scrape twice after the traffic\n" << prom_log());
-  CHECK(prom_query(prom_port, "up{job=\"shardwire\"}").first_value == "1");
+    // Two scrapes after the traffic (1 s interval), then every expression of the dashboard.
+    bool caught_up = wait_until(
+        [&] {
+          PromAnswer a = prom_query(prom_port, "timestamp(up{job=\"shardwire\"})");
+          return a.series == 1 && to_double(a.first_value) > traffic_done + 2.2;
+        },
+        30s, 250ms);
+    REQUIRE_MESSAGE(caught_up, "Prometheus did not scrape twice after the traffic\n" << prom_log());
+    CHECK(prom_query(prom_port, "up{job=\"shardwire\"}").first_value == "1");
 
-  std::ostringstream report;
-  int failed = 0;
-  for (const DashTarget& t : dashboard.targets) {
-    std::string expr = substitute_variables(t.expr);
-    PromAnswer a = prom_query(prom_port, expr);
-    bool good = a.transport_ok && a.success && a.series > 0;
-    report << (good ? "ok    " : "EMPTY ") << a.series << " series, first " << (a.first_value.empty() ? "-" : a.first_value)
-           << "  [" << t.panel << "] " << expr << "\n";
-    if (!good) {
-      ++failed;
-      CHECK_MESSAGE(good, "panel \"" << t.panel << "\": " << expr << "\n  -> " << tail_lines(a.body, 5));
+    std::ostringstream report;
+    int failed = 0;
+    for (const DashTarget& t : dashboard.targets) {
+      std::string expr = substitute_variables(t.expr);
+      PromAnswer a = prom_query(prom_port, expr);
+      bool good = a.transport_ok && a.success && a.series > 0;
+      report << (good ? "ok    " : "EMPTY ") << a.series << " series, first "
+             << (a.first_value.empty() ? "-" : a.first_value) << "  [" << t.panel << "] " << expr << "\n";
+      if (!good) {
+        ++failed;
+        CHECK_MESSAGE(good, "panel \"" << t.panel << "\": " << expr << "\n  -> " << tail_lines(a.body, 5));
+      }
     }
+    MESSAGE(dashboard.targets.size() << " dashboard expressions, " << failed << " without data:\n"
+                                     << report.str());
+    CHECK(failed == 0);
   }
-  MESSAGE(dashboard.targets.size() << " dashboard expressions, " << failed << " without data:\n" << report.str());
-  CHECK(failed == 0);
-}
 
 }  // TEST_SUITE("prometheus")

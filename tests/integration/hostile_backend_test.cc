@@ -29,7 +29,8 @@ const char* const kFakeShardPassword = "fake-shard-pw-5d21e8";
 // The first key whose bucket the initial directory gives to `shard` (of 2).
 int64_t key_on_shard(int shard) {
   for (int64_t k = 1;; ++k)
-    if (static_cast<int>(sw::router::bucket_of_hash(sw::router::hash_int8(k), kBuckets) % 2) == shard) return k;
+    if (static_cast<int>(sw::router::bucket_of_hash(sw::router::hash_int8(k), kBuckets) % 2) == shard)
+      return k;
 }
 #endif
 
@@ -41,15 +42,20 @@ ProxyOptions options_with_fake(int fake_port, bool fake_wants_tls) {
                          " dbname=app user=app password=" + kFakeShardPassword;
   if (fake_wants_tls) fake_dsn += " sslmode=require";
   // Continues the `shards:` list render_config() starts with s0 (the real cluster).
-  o.extra_yaml = "  - name: s1\n"
-                 "    dsn: " + yaml_quote(fake_dsn) + "\n"
-                 "sharding:\n"
-                 "  buckets: " + std::to_string(kBuckets) + "\n"
-                 "  default_shard: s0\n"
-                 "  tables:\n"
-                 "    - name: t\n"
-                 "      key: k\n"
-                 "      type: bigint\n";
+  o.extra_yaml =
+      "  - name: s1\n"
+      "    dsn: " +
+      yaml_quote(fake_dsn) +
+      "\n"
+      "sharding:\n"
+      "  buckets: " +
+      std::to_string(kBuckets) +
+      "\n"
+      "  default_shard: s0\n"
+      "  tables:\n"
+      "    - name: t\n"
+      "      key: k\n"
+      "      type: bigint\n";
   return o;
 }
 
@@ -98,11 +104,11 @@ class Bystander {
 struct HostileCase {
   BackendFault fault;
   FakeAuth auth = FakeAuth::Trust;
-  bool tls = false;              // the s1 DSN asks for sslmode=require
-  std::string sqlstate;          // what the client gets
-  std::string client_says;       // part of the client's error message
-  std::string log_says;          // part of shardwire's log line dropping the server
-  bool scatter = false;          // a read without a key (fan-out to both shards) meets the fault
+  bool tls = false;         // the s1 DSN asks for sslmode=require
+  std::string sqlstate;     // what the client gets
+  std::string client_says;  // part of the client's error message
+  std::string log_says;     // part of shardwire's log line dropping the server
+  bool scatter = false;     // a read without a key (fan-out to both shards) meets the fault
 };
 
 void run_case(const HostileCase& c) {
@@ -168,91 +174,96 @@ void run_case(const HostileCase& c) {
 }  // namespace
 
 TEST_SUITE("hostile_backend") {
-
-// The control: the same setup with a well-behaved fake answers, so every fault case below fails
-// for its fault and not because the fake or the routing does not work.
-TEST_CASE("a well-behaved fake backend answers through shardwire (trust and md5)") {
+  // The control: the same setup with a well-behaved fake answers, so every fault case below fails
+  // for its fault and not because the fake or the routing does not work.
+  TEST_CASE("a well-behaved fake backend answers through shardwire (trust and md5)") {
 #ifdef SHARDWIRE_IT_SHARDING
-  PROXY_ONLY();
-  for (FakeAuth auth : {FakeAuth::Trust, FakeAuth::Md5}) {
-    FakeBackend fake({auth, BackendFault::None});
-    ProxyProcess proxy(shared_cluster(), options_with_fake(fake.port(), false));
-    INFO("proxy log:\n" << proxy.log_tail(30));
-    INFO("fake backend:\n" << fake.events());
-    PgConn c = connect_or_throw(proxy.conninfo());
-    PgResult r = c.exec("SELECT v FROM t WHERE k = " + std::to_string(key_on_shard(1)), 20s);
-    REQUIRE_MESSAGE(r.ok(), r.describe());
-    CHECK(r.value() == "1");
-    CHECK(fake.connections() == 1);
-    CHECK(c.value("SELECT 'real'") == "real");  // s0: the real cluster
-    CHECK_FALSE(contains(proxy.log(), kFakeShardPassword));
-  }
+    PROXY_ONLY();
+    for (FakeAuth auth : {FakeAuth::Trust, FakeAuth::Md5}) {
+      FakeBackend fake({auth, BackendFault::None});
+      ProxyProcess proxy(shared_cluster(), options_with_fake(fake.port(), false));
+      INFO("proxy log:\n" << proxy.log_tail(30));
+      INFO("fake backend:\n" << fake.events());
+      PgConn c = connect_or_throw(proxy.conninfo());
+      PgResult r = c.exec("SELECT v FROM t WHERE k = " + std::to_string(key_on_shard(1)), 20s);
+      REQUIRE_MESSAGE(r.ok(), r.describe());
+      CHECK(r.value() == "1");
+      CHECK(fake.connections() == 1);
+      CHECK(c.value("SELECT 'real'") == "real");  // s0: the real cluster
+      CHECK_FALSE(contains(proxy.log(), kFakeShardPassword));
+    }
 #endif
-}
+  }
 
-TEST_CASE("bytes after the S answer to SSLRequest") {
-  run_case({BackendFault::SslBytesAfterAnswer, FakeAuth::Trust, true, "08P01",
-            "server sent unencrypted data after its SSL response", "login failed: server sent unencrypted data"});
-}
+  TEST_CASE("bytes after the S answer to SSLRequest") {
+    run_case({BackendFault::SslBytesAfterAnswer, FakeAuth::Trust, true, "08P01",
+              "server sent unencrypted data after its SSL response",
+              "login failed: server sent unencrypted data"});
+  }
 
-TEST_CASE("SCRAM iteration count of 2^31 is refused, not computed") {
-  run_case({BackendFault::ScramHugeIterations, FakeAuth::Scram, false, "28000",
-            "the server asked for more than 100000 SCRAM iterations",
-            "login failed: the server asked for more than 100000 SCRAM iterations"});
-}
+  TEST_CASE("SCRAM iteration count of 2^31 is refused, not computed") {
+    run_case({BackendFault::ScramHugeIterations, FakeAuth::Scram, false, "28000",
+              "the server asked for more than 100000 SCRAM iterations",
+              "login failed: the server asked for more than 100000 SCRAM iterations"});
+  }
 
-TEST_CASE("an over-long SCRAM nonce") {
-  run_case({BackendFault::ScramLongNonce, FakeAuth::Scram, false, "08P01", "the nonce is longer than 1024 bytes",
-            "login failed: invalid SCRAM response: the nonce is longer than 1024 bytes"});
-}
+  TEST_CASE("an over-long SCRAM nonce") {
+    run_case({BackendFault::ScramLongNonce, FakeAuth::Scram, false, "08P01",
+              "the nonce is longer than 1024 bytes",
+              "login failed: invalid SCRAM response: the nonce is longer than 1024 bytes"});
+  }
 
-TEST_CASE("a SCRAM server signature that does not prove the password") {
-  run_case({BackendFault::ScramBadSignature, FakeAuth::Scram, false, "28000", "invalid SCRAM server signature",
-            "login failed: invalid SCRAM server signature"});
-}
+  TEST_CASE("a SCRAM server signature that does not prove the password") {
+    run_case({BackendFault::ScramBadSignature, FakeAuth::Scram, false, "28000",
+              "invalid SCRAM server signature", "login failed: invalid SCRAM server signature"});
+  }
 
-TEST_CASE("a login ErrorResponse without SQLSTATE") {
-  run_case({BackendFault::LoginErrorWithoutSqlstate, FakeAuth::Md5, false, "08006",
-            "server refused login without a valid SQLSTATE: fake backend: no SQLSTATE in this login error",
-            "login failed: server refused login without a valid SQLSTATE"});
-}
+  TEST_CASE("a login ErrorResponse without SQLSTATE") {
+    run_case({BackendFault::LoginErrorWithoutSqlstate, FakeAuth::Md5, false, "08006",
+              "server refused login without a valid SQLSTATE: fake backend: no SQLSTATE in this login error",
+              "login failed: server refused login without a valid SQLSTATE"});
+  }
 
-TEST_CASE("a query ErrorResponse without SQLSTATE") {
-  run_case({BackendFault::QueryErrorWithoutSqlstate, FakeAuth::Trust, false, "08P01",
-            "ErrorResponse without a SQLSTATE",
-            "protocol violation by server, dropping it: ErrorResponse without a SQLSTATE"});
-}
+  TEST_CASE("a query ErrorResponse without SQLSTATE") {
+    run_case({BackendFault::QueryErrorWithoutSqlstate, FakeAuth::Trust, false, "08P01",
+              "ErrorResponse without a SQLSTATE",
+              "protocol violation by server, dropping it: ErrorResponse without a SQLSTATE"});
+  }
 
-TEST_CASE("a truncated DataRow (a field longer than its message)") {
-  run_case({BackendFault::TruncatedDataRow, FakeAuth::Trust, false, "08P01", "DataRow column 1 claims 100 bytes",
-            "protocol violation by server, dropping it: DataRow column 1 claims 100 bytes"});
-}
+  TEST_CASE("a truncated DataRow (a field longer than its message)") {
+    run_case({BackendFault::TruncatedDataRow, FakeAuth::Trust, false, "08P01",
+              "DataRow column 1 claims 100 bytes",
+              "protocol violation by server, dropping it: DataRow column 1 claims 100 bytes"});
+  }
 
-TEST_CASE("a DataRow whose column count differs from its RowDescription") {
-  run_case({BackendFault::ColumnCountMismatch, FakeAuth::Trust, false, "08P01",
-            "DataRow has 3 columns but its RowDescription has 1",
-            "protocol violation by server, dropping it: DataRow has 3 columns"});
-}
+  TEST_CASE("a DataRow whose column count differs from its RowDescription") {
+    run_case({BackendFault::ColumnCountMismatch, FakeAuth::Trust, false, "08P01",
+              "DataRow has 3 columns but its RowDescription has 1",
+              "protocol violation by server, dropping it: DataRow has 3 columns"});
+  }
 
-TEST_CASE("a message length of 2^31") {
-  run_case({BackendFault::HugeMessageLength, FakeAuth::Trust, false, "08P01", "invalid message length 2147483648",
-            "protocol violation by server, dropping it: invalid message length 2147483648"});
-}
+  TEST_CASE("a message length of 2^31") {
+    run_case({BackendFault::HugeMessageLength, FakeAuth::Trust, false, "08P01",
+              "invalid message length 2147483648",
+              "protocol violation by server, dropping it: invalid message length 2147483648"});
+  }
 
-TEST_CASE("the server closes mid-result (between messages)") {
-  run_case({BackendFault::CloseMidResult, FakeAuth::Trust, false, "08006", "server connection to shard s1 was lost",
-            "lost its server: server connection to shard s1 was lost"});
-}
+  TEST_CASE("the server closes mid-result (between messages)") {
+    run_case({BackendFault::CloseMidResult, FakeAuth::Trust, false, "08006",
+              "server connection to shard s1 was lost",
+              "lost its server: server connection to shard s1 was lost"});
+  }
 
-TEST_CASE("the server closes mid-message (inside a DataRow)") {
-  run_case({BackendFault::CloseMidMessage, FakeAuth::Trust, false, "08006", "server connection to shard s1 was lost",
-            "lost its server: server connection to shard s1 was lost"});
-}
+  TEST_CASE("the server closes mid-message (inside a DataRow)") {
+    run_case({BackendFault::CloseMidMessage, FakeAuth::Trust, false, "08006",
+              "server connection to shard s1 was lost",
+              "lost its server: server connection to shard s1 was lost"});
+  }
 
-TEST_CASE("a scatter read meeting a DataRow column count mismatch on one shard") {
-  run_case({BackendFault::ColumnCountMismatch, FakeAuth::Trust, false, "08P01",
-            "DataRow has 3 columns but its RowDescription has 1",
-            "shard=s1 protocol violation by server, dropping it: DataRow has 3 columns", /*scatter=*/true});
-}
+  TEST_CASE("a scatter read meeting a DataRow column count mismatch on one shard") {
+    run_case({BackendFault::ColumnCountMismatch, FakeAuth::Trust, false, "08P01",
+              "DataRow has 3 columns but its RowDescription has 1",
+              "shard=s1 protocol violation by server, dropping it: DataRow has 3 columns", /*scatter=*/true});
+  }
 
 }  // TEST_SUITE

@@ -15,23 +15,23 @@
 #include "harness/proxy_process.h"
 
 // Proxy-specific behaviour cannot be checked against bare PostgreSQL (SHARDWIRE_IT_DIRECT=1).
-#define PROXY_ONLY()                                                       \
-  do {                                                                     \
-    if (::it::direct_mode()) {                                             \
-      MESSAGE("skipped in direct mode: this checks shardwire behaviour");  \
-      return;                                                              \
-    }                                                                      \
+#define PROXY_ONLY()                                                      \
+  do {                                                                    \
+    if (::it::direct_mode()) {                                            \
+      MESSAGE("skipped in direct mode: this checks shardwire behaviour"); \
+      return;                                                             \
+    }                                                                     \
   } while (0)
 
 // A PgResult-returning expression that must succeed; the failure shows the SQLSTATE and message.
-#define REQUIRE_OK(expr)                                              \
-  do {                                                                \
-    ::it::PgResult it_result_ = (expr);                               \
+#define REQUIRE_OK(expr)                                                     \
+  do {                                                                       \
+    ::it::PgResult it_result_ = (expr);                                      \
     REQUIRE_MESSAGE(it_result_.ok(), #expr " -> " << it_result_.describe()); \
   } while (0)
-#define CHECK_OK(expr)                                                \
-  do {                                                                \
-    ::it::PgResult it_result_ = (expr);                               \
+#define CHECK_OK(expr)                                                     \
+  do {                                                                     \
+    ::it::PgResult it_result_ = (expr);                                    \
     CHECK_MESSAGE(it_result_.ok(), #expr " -> " << it_result_.describe()); \
   } while (0)
 
@@ -42,12 +42,14 @@ inline bool contains(const std::string& hay, const std::string& needle) {
 }
 
 inline std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
 inline long long ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 inline void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }

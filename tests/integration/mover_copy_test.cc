@@ -38,7 +38,9 @@ mover::BucketSet moving_set() {
   return mover::BucketSet(kBuckets, buckets);
 }
 
-std::string in_set(const mover::BucketSet& set) { return bucket_sql() + " = ANY('" + set.array_literal() + "'::int[])"; }
+std::string in_set(const mover::BucketSet& set) {
+  return bucket_sql() + " = ANY('" + set.array_literal() + "'::int[])";
+}
 
 // A source and a target shard database: shardwire schema, `orders`, the fence trigger.
 struct ShardPair {
@@ -50,8 +52,10 @@ struct ShardPair {
       pg.create_database(db);
       PgConn c = pg.admin(db);
       REQUIRE_OK(c.exec(sw::catalog::shard_schema_sql()));
-      REQUIRE_OK(c.exec("CREATE TABLE orders (tenant_id bigint, id bigserial, note text, PRIMARY KEY (tenant_id, id))"));
-      REQUIRE_OK(c.exec_params(sw::catalog::kInstallFenceSql, {"orders", "tenant_id", "bigint", std::to_string(kBuckets)}));
+      REQUIRE_OK(c.exec(
+          "CREATE TABLE orders (tenant_id bigint, id bigserial, note text, PRIMARY KEY (tenant_id, id))"));
+      REQUIRE_OK(c.exec_params(sw::catalog::kInstallFenceSql,
+                               {"orders", "tenant_id", "bigint", std::to_string(kBuckets)}));
     }
   }
   PgConn source() const { return pg.admin(source_db); }
@@ -62,8 +66,11 @@ struct ShardPair {
     REQUIRE_OK(source().exec(
         "INSERT INTO orders (tenant_id, note) SELECT t, CASE WHEN g % 97 = 0 THEN NULL "
         "WHEN g % 89 = 0 THEN E'tab\\there\\nnew line \\\\ back ''quote'' \u00e9' ELSE 'note ' || g END "
-        "FROM generate_series(1, " + std::to_string(rows) + ") g, LATERAL (SELECT g % 1000 AS t) k "
-        "WHERE " + bucket_sql("t") + " <> " + std::to_string(kEmptyBucket)));
+        "FROM generate_series(1, " +
+        std::to_string(rows) +
+        ") g, LATERAL (SELECT g % 1000 AS t) k "
+        "WHERE " +
+        bucket_sql("t") + " <> " + std::to_string(kEmptyBucket)));
   }
 
   mover::CopyOptions options(const mover::BucketSet& set) const {
@@ -107,12 +114,15 @@ struct ExportedSnapshot {
   }
   ~ExportedSnapshot() {
     conn.reset();
-    pg.admin().exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+    pg.admin().exec(
+        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot +
+        "'");
   }
   // A connection reading the database as of the snapshot.
   PgConn reader(const std::string& db) const {
     PgConn c = pg.admin(db);
-    PgResult r = c.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '" + name + "'");
+    PgResult r =
+        c.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '" + name + "'");
     REQUIRE_MESSAGE(r.ok(), r.describe());
     return c;
   }
@@ -127,8 +137,10 @@ TEST_SUITE("mover_copy") {
     const mover::BucketSet set = moving_set();
     PgConn target = shards.target();
     // Target: stale rows in the moving buckets (an interrupted copy's) and rows of other buckets.
-    REQUIRE_OK(target.exec("INSERT INTO orders (tenant_id, note) SELECT g % 1000, 'stale' FROM generate_series(1, 3000) g"));
-    const std::string kept_other = target.value("SELECT count(*) FROM orders WHERE NOT (" + in_set(set) + ")");
+    REQUIRE_OK(target.exec(
+        "INSERT INTO orders (tenant_id, note) SELECT g % 1000, 'stale' FROM generate_series(1, 3000) g"));
+    const std::string kept_other =
+        target.value("SELECT count(*) FROM orders WHERE NOT (" + in_set(set) + ")");
     REQUIRE(std::stoi(target.value("SELECT count(*) FROM orders WHERE " + in_set(set))) > 0);
     REQUIRE_OK(target.exec_params(sw::catalog::kFenceBucketsSql, {set.array_literal(), "9"}));
     CHECK(target.exec("DELETE FROM orders WHERE " + in_set(set)).sqlstate() == "SW001");  // fenced
@@ -136,7 +148,8 @@ TEST_SUITE("mover_copy") {
     ExportedSnapshot snapshot(shards.pg, shards.source_db);
     // After the snapshot: inserts, updates and deletes in moving buckets, none of which may be copied.
     PgConn source = shards.source();
-    REQUIRE_OK(source.exec("INSERT INTO orders (tenant_id, note) SELECT g % 1000, 'after' FROM generate_series(1, 2000) g"));
+    REQUIRE_OK(source.exec(
+        "INSERT INTO orders (tenant_id, note) SELECT g % 1000, 'after' FROM generate_series(1, 2000) g"));
     REQUIRE_OK(source.exec("UPDATE orders SET note = 'changed after' WHERE id % 50 = 0"));
     REQUIRE_OK(source.exec("DELETE FROM orders WHERE id % 70 = 0"));
 
@@ -154,14 +167,16 @@ TEST_SUITE("mover_copy") {
     const auto started = std::chrono::steady_clock::now();
     auto copied = mover::copy_buckets(options);
     REQUIRE_MESSAGE(copied.is_ok(), copied.status().message);
-    MESSAGE("copied " << copied->rows << " rows, " << copied->bytes << " bytes in " << ms_since(started) << " ms");
+    MESSAGE("copied " << copied->rows << " rows, " << copied->bytes << " bytes in " << ms_since(started)
+                      << " ms");
     CHECK(copied->rows == expected.size());
     REQUIRE_FALSE(reports.empty());
     CHECK(reports.back().rows == copied->rows);
     CHECK(reports.back().bytes == copied->bytes);
 
     CHECK(rows_in(target, set) == expected);
-    CHECK(target.value("SELECT count(*) FROM orders WHERE note IN ('stale', 'after', 'changed after') AND " + in_set(set)) == "0");
+    CHECK(target.value("SELECT count(*) FROM orders WHERE note IN ('stale', 'after', 'changed after') AND " +
+                       in_set(set)) == "0");
     CHECK(target.value("SELECT count(*) FROM orders WHERE NOT (" + in_set(set) + ")") == kept_other);
     auto target_count = mover::count_rows(target.get(), kTables, set);
     REQUIRE(target_count.is_ok());
@@ -183,12 +198,16 @@ TEST_SUITE("mover_copy") {
     CHECK(digests(target, set) == source_digests);
 
     // One changed row on the target: exactly its bucket differs, with the same row count.
-    const std::string changed_bucket = target.value("SELECT " + bucket_sql() + " FROM orders WHERE " + in_set(set) +
-                                                    " ORDER BY tenant_id, id LIMIT 1");
-    REQUIRE_OK(target.exec("SET session_replication_role = replica; UPDATE orders SET note = note || '!' WHERE (tenant_id, id) = "
-                           "(SELECT tenant_id, id FROM orders WHERE " + in_set(set) + " ORDER BY tenant_id, id LIMIT 1)"));
+    const std::string changed_bucket = target.value("SELECT " + bucket_sql() + " FROM orders WHERE " +
+                                                    in_set(set) + " ORDER BY tenant_id, id LIMIT 1");
+    REQUIRE_OK(
+        target.exec("SET session_replication_role = replica; UPDATE orders SET note = note || '!' WHERE "
+                    "(tenant_id, id) = "
+                    "(SELECT tenant_id, id FROM orders WHERE " +
+                    in_set(set) + " ORDER BY tenant_id, id LIMIT 1)"));
     const auto changed = digests(target, set);
-    CHECK(mover::mismatched_buckets(source_digests, changed) == std::vector<uint32_t>{uint32_t(std::stoul(changed_bucket))});
+    CHECK(mover::mismatched_buckets(source_digests, changed) ==
+          std::vector<uint32_t>{uint32_t(std::stoul(changed_bucket))});
     CHECK(changed.at(std::stoul(changed_bucket)).rows == source_digests.at(std::stoul(changed_bucket)).rows);
 
     // The bigserial moves past the imported ids: the target's sequence only saw the 3000 stale rows.
@@ -208,7 +227,8 @@ TEST_SUITE("mover_copy") {
       for (uint32_t i = 0; i < kBuckets; ++i) b[i] = i;
       return b;
     }());
-    REQUIRE_OK(shards.source().exec("INSERT INTO orders (tenant_id, note) SELECT g % 1000, 'n' || g FROM generate_series(1, 10000) g"));
+    REQUIRE_OK(shards.source().exec(
+        "INSERT INTO orders (tenant_id, note) SELECT g % 1000, 'n' || g FROM generate_series(1, 10000) g"));
 
     mover::CopyOptions options = shards.options(all);
     options.rows_per_sec = 5000;
@@ -219,8 +239,8 @@ TEST_SUITE("mover_copy") {
     const long long ms = ms_since(started);
     REQUIRE_MESSAGE(copied.is_ok(), copied.status().message);
     REQUIRE(copied->rows == 10000);
-    MESSAGE("throttled to 5000 rows/s: 10000 rows in " << ms << " ms = " << (copied->rows * 1000.0 / ms) << " rows/s, "
-                                                       << reports << " progress reports");
+    MESSAGE("throttled to 5000 rows/s: 10000 rows in " << ms << " ms = " << (copied->rows * 1000.0 / ms)
+                                                       << " rows/s, " << reports << " progress reports");
     CHECK(ms >= 1800);
     CHECK(reports >= 3);  // every ~0.5 s plus the end
 
@@ -254,7 +274,8 @@ TEST_SUITE("mover_copy") {
     PgConn source = shards.source();
     REQUIRE_OK(source.exec("CREATE TABLE orders_copy AS SELECT * FROM orders"));
     const mover::BucketSet set = moving_set();
-    const std::vector<sw::config::ShardedTable> both = {kTables[0], {"orders_copy", "tenant_id", "bigint", ""}};
+    const std::vector<sw::config::ShardedTable> both = {kTables[0],
+                                                        {"orders_copy", "tenant_id", "bigint", ""}};
     auto one = mover::bucket_digests(source.get(), kTables, set);
     auto copy_only = mover::bucket_digests(source.get(), {both[1]}, set);
     auto combined = mover::bucket_digests(source.get(), both, set);
@@ -266,7 +287,8 @@ TEST_SUITE("mover_copy") {
       const auto& b = copy_only->at(bucket);
       const auto& ab = combined->at(bucket);
       CHECK(ab.rows == a.rows + b.rows);
-      CHECK(ab.checksum == source.value("SELECT (" + a.checksum + "::numeric + " + b.checksum + "::numeric)::text"));
+      CHECK(ab.checksum ==
+            source.value("SELECT (" + a.checksum + "::numeric + " + b.checksum + "::numeric)::text"));
       if (a.rows > 0) CHECK(a.checksum != b.checksum);  // the table name is part of each row's hash
     }
   }

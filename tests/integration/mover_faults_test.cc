@@ -49,7 +49,9 @@ void insert_until(const ShardedFixture& f, const std::vector<long long>& keys, s
       c = std::move(r.conn);
     }
     long long key = keys[static_cast<size_t>(seq) % keys.size()];
-    PgResult r = c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", 'crash') RETURNING id", 5s);
+    PgResult r = c.exec(
+        "INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", 'crash') RETURNING id",
+        5s);
     if (r.ok() && r.rows() == 1) {
       std::lock_guard<std::mutex> lock(mutex);
       acknowledged.insert({key, std::stoll(r.value())});
@@ -61,7 +63,8 @@ void insert_until(const ShardedFixture& f, const std::vector<long long>& keys, s
 
 std::string migration_state(const ShardedFixture& f, const std::string& id) {
   PgConn catalog = f.setup.catalog();
-  PgResult r = catalog.exec("SELECT state || ' ' || step || ' ' || coalesce(error, '') FROM shardwire.migrations WHERE id = " + id);
+  PgResult r = catalog.exec(
+      "SELECT state || ' ' || step || ' ' || coalesce(error, '') FROM shardwire.migrations WHERE id = " + id);
   return r.rows() == 1 ? r.value() : "?";
 }
 
@@ -96,15 +99,18 @@ void crash_and_recover(const std::string& point) {
     id = moved.value(0, 4);
   }
   auto exited = f.proxy->wait_exit(60s);
-  INFO("migration " << id << " before the restart: " << migration_state(f, id) << "\nlog:\n" << f.proxy->log_tail(40));
+  INFO("migration " << id << " before the restart: " << migration_state(f, id) << "\nlog:\n"
+                    << f.proxy->log_tail(40));
   REQUIRE_MESSAGE(exited.has_value(), "the mover never reached step " << point);
   CHECK(contains(f.proxy->log(), "SHARDWIRE_MOVER_CRASH_AT=" + point));
   f.proxy->restart();
   std::string state;
-  bool done = wait_until([&] {
-    state = migration_state(f, id);
-    return state.rfind("done", 0) == 0;
-  }, 90s, 200ms);
+  bool done = wait_until(
+      [&] {
+        state = migration_state(f, id);
+        return state.rfind("done", 0) == 0;
+      },
+      90s, 200ms);
   sleep_ms(200);
   stop = true;
   writer.join();
@@ -114,24 +120,30 @@ void crash_and_recover(const std::string& point) {
   // Every acknowledged row exactly once, on the owner of its bucket.
   PgConn catalog = f.setup.catalog();
   CHECK(catalog.value("SELECT count(*) FROM shardwire.buckets WHERE state <> 'ACTIVE'") == "0");
-  CHECK(catalog.value("SELECT string_agg(DISTINCT shard, ',') FROM shardwire.buckets WHERE bucket IN (0, 3, 6)") == "s1");
+  CHECK(catalog.value(
+            "SELECT string_agg(DISTINCT shard, ',') FROM shardwire.buckets WHERE bucket IN (0, 3, 6)") ==
+        "s1");
   std::map<RowKey, std::vector<int>> where;
   for (int s = 0; s < f.setup.shards(); ++s) {
     PgConn c = f.setup.shard(s);
     PgResult r = c.exec("SELECT tenant_id, id FROM orders");
-    for (int i = 0; i < r.rows(); ++i) where[{std::stoll(r.value(i, 0)), std::stoll(r.value(i, 1))}].push_back(s);
+    for (int i = 0; i < r.rows(); ++i)
+      where[{std::stoll(r.value(i, 0)), std::stoll(r.value(i, 1))}].push_back(s);
     CHECK(c.value("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()") == "0");
     CHECK(c.value("SELECT count(*) FROM pg_publication") == "0");
   }
   size_t lost = 0, doubled = 0, misplaced = 0;
   for (const RowKey& row : acknowledged) {
     const auto& shards = where[row];
-    if (shards.empty()) ++lost;
-    else if (shards.size() > 1) ++doubled;
-    else if (shards[0] != (moved(row.first) ? 1 : shard_of_key(row.first))) ++misplaced;
+    if (shards.empty())
+      ++lost;
+    else if (shards.size() > 1)
+      ++doubled;
+    else if (shards[0] != (moved(row.first) ? 1 : shard_of_key(row.first)))
+      ++misplaced;
   }
-  MESSAGE("crash at " << point << ": " << acknowledged.size() << " acknowledged inserts, lost " << lost << ", doubled "
-                      << doubled << ", misplaced " << misplaced);
+  MESSAGE("crash at " << point << ": " << acknowledged.size() << " acknowledged inserts, lost " << lost
+                      << ", doubled " << doubled << ", misplaced " << misplaced);
   CHECK(lost == 0);
   CHECK(doubled == 0);
   CHECK(misplaced == 0);
@@ -140,16 +152,15 @@ void crash_and_recover(const std::string& point) {
 }  // namespace
 
 TEST_SUITE("mover_faults") {
-
-TEST_CASE("killed during the copy") { crash_and_recover("copy"); }
-TEST_CASE("killed during catch-up") { crash_and_recover("catching_up"); }
-TEST_CASE("killed after publishing MIGRATING") { crash_and_recover("publish_migrating"); }
-TEST_CASE("killed after fencing the source") { crash_and_recover("fence_source"); }
-TEST_CASE("killed during the drain") { crash_and_recover("drain"); }
-TEST_CASE("killed during the final catch-up") { crash_and_recover("catch_up"); }
-TEST_CASE("killed during the final verification") { crash_and_recover("verify"); }
-TEST_CASE("killed before unfencing the target") { crash_and_recover("unfence_target"); }
-TEST_CASE("killed right after the flip") { crash_and_recover("flipped"); }
+  TEST_CASE("killed during the copy") { crash_and_recover("copy"); }
+  TEST_CASE("killed during catch-up") { crash_and_recover("catching_up"); }
+  TEST_CASE("killed after publishing MIGRATING") { crash_and_recover("publish_migrating"); }
+  TEST_CASE("killed after fencing the source") { crash_and_recover("fence_source"); }
+  TEST_CASE("killed during the drain") { crash_and_recover("drain"); }
+  TEST_CASE("killed during the final catch-up") { crash_and_recover("catch_up"); }
+  TEST_CASE("killed during the final verification") { crash_and_recover("verify"); }
+  TEST_CASE("killed before unfencing the target") { crash_and_recover("unfence_target"); }
+  TEST_CASE("killed right after the flip") { crash_and_recover("flipped"); }
 
 }  // TEST_SUITE
 

@@ -26,9 +26,9 @@ using namespace sw::mover;
 namespace pgo = sw::wire::pgoutput;
 
 // A Result that must hold a value; the failure shows its Status (read only on failure).
-#define REQUIRE_RESULT(r)                            \
-  do {                                               \
-    if (!(r).is_ok()) FAIL((r).status().message);    \
+#define REQUIRE_RESULT(r)                         \
+  do {                                            \
+    if (!(r).is_ok()) FAIL((r).status().message); \
   } while (0)
 
 namespace {
@@ -36,7 +36,9 @@ namespace {
 constexpr uint32_t kBuckets = 16;
 const sw::config::ShardedTable kOrders{"orders", "tenant_id", "bigint", "row_version"};
 
-uint32_t bucket_of(int64_t tenant) { return sw::router::bucket_of_hash(sw::router::hash_int8(tenant), kBuckets); }
+uint32_t bucket_of(int64_t tenant) {
+  return sw::router::bucket_of_hash(sw::router::hash_int8(tenant), kBuckets);
+}
 
 // The buckets of tenants 1 and 2 move; tenants are picked by whether their bucket moves.
 BucketSet moving() { return BucketSet(kBuckets, {bucket_of(1), bucket_of(2)}); }
@@ -66,8 +68,9 @@ struct Shards {
       pg.create_database(db);
       PgConn c = pg.admin(db);
       REQUIRE_OK(c.exec(sw::catalog::shard_schema_sql()));
-      REQUIRE_OK(c.exec("CREATE TABLE orders (tenant_id bigint, id bigint, note text, row_version bigint, "
-                        "PRIMARY KEY (tenant_id, id))"));
+      REQUIRE_OK(
+          c.exec("CREATE TABLE orders (tenant_id bigint, id bigint, note text, row_version bigint, "
+                 "PRIMARY KEY (tenant_id, id))"));
     }
     source = pg.admin(source_db);
     target = pg.admin(target_db);
@@ -78,7 +81,9 @@ struct Shards {
   ~Shards() {
     // The walsender of a stopped stream may take a moment to release the slot.
     for (int i = 0; i < 100; ++i) {
-      PgResult r = source.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+      PgResult r = source.exec(
+          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot +
+          "'");
       if (r.ok()) break;
       sleep_ms(100);
     }
@@ -108,8 +113,10 @@ struct Shards {
   }
 
   static std::vector<std::vector<std::string>> rows(PgConn& conn, const std::string& where = "") {
-    PgResult r = conn.exec("SELECT tenant_id, id, coalesce(md5(note), '-'), coalesce(row_version::text, '-') "
-                           "FROM orders " + where + " ORDER BY 1, 2");
+    PgResult r = conn.exec(
+        "SELECT tenant_id, id, coalesce(md5(note), '-'), coalesce(row_version::text, '-') "
+        "FROM orders " +
+        where + " ORDER BY 1, 2");
     REQUIRE_MESSAGE(r.ok(), r.describe());
     return r.data();
   }
@@ -129,11 +136,13 @@ struct Shards {
 }  // namespace
 
 TEST_SUITE("mover_stream") {
-  TEST_CASE("the catch-up stream applies the moving buckets' changes and resumes without loss or duplicates") {
+  TEST_CASE(
+      "the catch-up stream applies the moving buckets' changes and resumes without loss or duplicates") {
     Shards s;
     const auto in = tenants(true, 3), out = tenants(false, 2);
     for (int64_t t : {in[0], in[1], out[0]})
-      REQUIRE_OK(s.source.exec("INSERT INTO orders SELECT " + std::to_string(t) + ", g, 'pre', 1 FROM generate_series(1, 3) g"));
+      REQUIRE_OK(s.source.exec("INSERT INTO orders SELECT " + std::to_string(t) +
+                               ", g, 'pre', 1 FROM generate_series(1, 3) g"));
 
     // Slot with an exported snapshot; a write lands between the slot and the copy.
     auto repl = ReplicationConnection::open(shared_cluster().conninfo(s.source_db));
@@ -156,23 +165,34 @@ TEST_SUITE("mover_stream") {
       REQUIRE(copied.ok());
       CHECK(copied.rows() == 6);  // not the row written after the slot
       for (const auto& r : copied.data())
-        REQUIRE_OK(s.target.exec_params("INSERT INTO orders VALUES ($1, $2, $3, $4)", {r[0], r[1], r[2], r[3]}));
+        REQUIRE_OK(
+            s.target.exec_params("INSERT INTO orders VALUES ($1, $2, $3, $4)", {r[0], r[1], r[2], r[3]}));
     }
     repl->reset();  // the snapshot is no longer needed
 
     // Changes of every kind, in and out of the set.
-    REQUIRE_OK(s.source.exec("INSERT INTO orders VALUES (" + t0 + ", 50, repeat('big', 40000), 1), (" + o0 + ", 50, 'o', 1)"));
-    REQUIRE_OK(s.source.exec("UPDATE orders SET row_version = row_version + 1 WHERE id = 50"));  // note: unchanged TOAST
-    REQUIRE_OK(s.source.exec("UPDATE orders SET tenant_id = " + t1 + ", id = 51, row_version = 3 WHERE tenant_id = " + t0 +
+    REQUIRE_OK(s.source.exec("INSERT INTO orders VALUES (" + t0 + ", 50, repeat('big', 40000), 1), (" + o0 +
+                             ", 50, 'o', 1)"));
+    REQUIRE_OK(s.source.exec(
+        "UPDATE orders SET row_version = row_version + 1 WHERE id = 50"));  // note: unchanged TOAST
+    REQUIRE_OK(s.source.exec("UPDATE orders SET tenant_id = " + t1 +
+                             ", id = 51, row_version = 3 WHERE tenant_id = " + t0 +
                              " AND id = 50"));  // key change in -> in, TOAST unchanged
-    REQUIRE_OK(s.source.exec("UPDATE orders SET note = 'moved', row_version = 2 WHERE tenant_id = " + t0 + " AND id = 1"));
-    REQUIRE_OK(s.source.exec("UPDATE orders SET tenant_id = " + t2 + ", row_version = 2 WHERE tenant_id = " + t0 + " AND id = 2"));
-    REQUIRE_OK(s.source.exec("UPDATE orders SET tenant_id = " + o1 + ", row_version = 2 WHERE tenant_id = " + t1 + " AND id = 1"));
-    REQUIRE_OK(s.source.exec("UPDATE orders SET tenant_id = " + t2 + ", row_version = 2 WHERE tenant_id = " + o0 + " AND id = 1"));
+    REQUIRE_OK(s.source.exec("UPDATE orders SET note = 'moved', row_version = 2 WHERE tenant_id = " + t0 +
+                             " AND id = 1"));
+    REQUIRE_OK(s.source.exec("UPDATE orders SET tenant_id = " + t2 +
+                             ", row_version = 2 WHERE tenant_id = " + t0 + " AND id = 2"));
+    REQUIRE_OK(s.source.exec("UPDATE orders SET tenant_id = " + o1 +
+                             ", row_version = 2 WHERE tenant_id = " + t1 + " AND id = 1"));
+    REQUIRE_OK(s.source.exec("UPDATE orders SET tenant_id = " + t2 +
+                             ", row_version = 2 WHERE tenant_id = " + o0 + " AND id = 1"));
     REQUIRE_OK(s.source.exec("DELETE FROM orders WHERE id = 3"));
-    REQUIRE_OK(s.source.exec("BEGIN; INSERT INTO orders SELECT " + t1 + ", g, 'batch', 1 FROM generate_series(200, 260) g; "
-                             "UPDATE orders SET row_version = 2 WHERE id = 210; DELETE FROM orders WHERE id = 220; "
-                             "INSERT INTO orders VALUES (" + o1 + ", 200, 'out', 1); COMMIT"));
+    REQUIRE_OK(
+        s.source.exec("BEGIN; INSERT INTO orders SELECT " + t1 +
+                      ", g, 'batch', 1 FROM generate_series(200, 260) g; "
+                      "UPDATE orders SET row_version = 2 WHERE id = 210; DELETE FROM orders WHERE id = 220; "
+                      "INSERT INTO orders VALUES (" +
+                      o1 + ", 200, 'out', 1); COMMIT"));
 
     auto stream = std::make_unique<CatchUpStream>(s.options(slot->consistent_point));
     stream->start();
@@ -181,18 +201,22 @@ TEST_SUITE("mover_stream") {
     s.check_target_matches();
     CHECK(s.target.value("SELECT count(*) FROM orders WHERE id = 100") == "1");  // streamed, not copied
     CHECK(s.target.value("SELECT md5(note) = md5(repeat('big', 40000)) FROM orders WHERE id = 51") == "t");
-    CHECK(s.target.value("SELECT count(*) FROM orders " + s.in_set()) == s.target.value("SELECT count(*) FROM orders"));
+    CHECK(s.target.value("SELECT count(*) FROM orders " + s.in_set()) ==
+          s.target.value("SELECT count(*) FROM orders"));
     const uint64_t applied_first = stream->applied_changes();
     CHECK(applied_first > 60);
     CHECK(stream->lag_seconds() == 0.0);
     stream->stop();
-    const Lsn progress = lsn_of(s.target, "SELECT applied_lsn::text FROM shardwire.mover_progress WHERE migration_id = 1");
+    const Lsn progress =
+        lsn_of(s.target, "SELECT applied_lsn::text FROM shardwire.mover_progress WHERE migration_id = 1");
     CHECK(progress > slot->consistent_point);
     CHECK(progress <= stream->processed_lsn());
 
     // Stopped: writes go on; a new stream (same options) resumes where the target's progress is.
-    REQUIRE_OK(s.source.exec("INSERT INTO orders VALUES (" + t2 + ", 300, 'while stopped', 1), (" + o0 + ", 300, 'x', 1)"));
-    REQUIRE_OK(s.source.exec("UPDATE orders SET note = 'again', row_version = row_version + 1 WHERE tenant_id = " + t1));
+    REQUIRE_OK(s.source.exec("INSERT INTO orders VALUES (" + t2 + ", 300, 'while stopped', 1), (" + o0 +
+                             ", 300, 'x', 1)"));
+    REQUIRE_OK(s.source.exec(
+        "UPDATE orders SET note = 'again', row_version = row_version + 1 WHERE tenant_id = " + t1));
     REQUIRE_OK(s.source.exec("DELETE FROM orders WHERE tenant_id = " + t2 + " AND id = 1"));
     stream = std::make_unique<CatchUpStream>(s.options(slot->consistent_point));
     stream->start();
@@ -285,10 +309,14 @@ TEST_SUITE("mover_stream") {
     rel.oid = 1;
     rel.namespace_name = "public";
     rel.name = "orders";
-    rel.columns = {{true, "tenant_id", 20, -1}, {true, "id", 20, -1}, {false, "note", 25, -1}, {false, "row_version", 20, -1}};
+    rel.columns = {{true, "tenant_id", 20, -1},
+                   {true, "id", 20, -1},
+                   {false, "note", 25, -1},
+                   {false, "row_version", 20, -1}};
     pgo::RelationCache relations;  // the Relation arrives inside the transaction
     const auto text = [](std::string v) { return pgo::ColumnValue{pgo::ColumnKind::Text, std::move(v)}; };
-    const std::vector<pgo::Message> txn{rel, pgo::Insert{std::nullopt, 1, {text(std::to_string(tenant)), text("1"), text("n"), text("1")}}};
+    const std::vector<pgo::Message> txn{
+        rel, pgo::Insert{std::nullopt, 1, {text(std::to_string(tenant)), text("1"), text("n"), text("1")}}};
     const Lsn end = 0x1000000;
     auto st = (*applier)->apply_transaction(txn, relations, end);
     REQUIRE_MESSAGE(st.is_ok(), st.message);
@@ -318,7 +346,9 @@ TEST_SUITE("mover_stream") {
 
 TEST_SUITE("mover_stream") {
   TEST_CASE("mover catch-up stream (not built)") {
-    MESSAGE("skipped: sw_mover is not linked into integration_tests; include tests/integration/mover_stream.cmake");
+    MESSAGE(
+        "skipped: sw_mover is not linked into integration_tests; include "
+        "tests/integration/mover_stream.cmake");
   }
 }
 

@@ -57,7 +57,8 @@ void run_mode(const std::string& mode) {
   PgConn admin = shared_cluster().admin(b.db);
   CHECK(admin.value("SELECT count(*) FROM pgbench_history") == std::to_string(clients * per_client));
   std::string deltas = admin.value(
-      "SELECT (SELECT coalesce(sum(delta), 0) FROM pgbench_history) = (SELECT sum(abalance) FROM pgbench_accounts) "
+      "SELECT (SELECT coalesce(sum(delta), 0) FROM pgbench_history) = (SELECT sum(abalance) FROM "
+      "pgbench_accounts) "
       "AND (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT sum(bbalance) FROM pgbench_branches) "
       "AND (SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(tbalance) FROM pgbench_tellers)");
   CHECK(deltas == "t");
@@ -66,31 +67,30 @@ void run_mode(const std::string& mode) {
 }  // namespace
 
 TEST_SUITE("pgbench") {
+  TEST_CASE("pgbench -i through the proxy: DDL, COPY of 100 000 rows, VACUUM") {
+    Bench b(20, /*init_through_proxy=*/true);
+    PgConn admin = shared_cluster().admin(b.db);
+    CHECK(admin.value("SELECT count(*) FROM pgbench_accounts") == "100000");
+    CHECK(admin.value("SELECT count(*) FROM pgbench_branches") == "1");
+    CHECK(admin.value("SELECT count(*) FROM pgbench_tellers") == "10");
+  }
 
-TEST_CASE("pgbench -i through the proxy: DDL, COPY of 100 000 rows, VACUUM") {
-  Bench b(20, /*init_through_proxy=*/true);
-  PgConn admin = shared_cluster().admin(b.db);
-  CHECK(admin.value("SELECT count(*) FROM pgbench_accounts") == "100000");
-  CHECK(admin.value("SELECT count(*) FROM pgbench_branches") == "1");
-  CHECK(admin.value("SELECT count(*) FROM pgbench_tellers") == "10");
-}
+  TEST_CASE("pgbench -M simple, 32 clients, transaction mode: 0 failed") { run_mode("simple"); }
 
-TEST_CASE("pgbench -M simple, 32 clients, transaction mode: 0 failed") { run_mode("simple"); }
+  TEST_CASE("pgbench -M extended, 32 clients, transaction mode: 0 failed") { run_mode("extended"); }
 
-TEST_CASE("pgbench -M extended, 32 clients, transaction mode: 0 failed") { run_mode("extended"); }
+  TEST_CASE("pgbench -M prepared, 32 clients, transaction mode: 0 failed") { run_mode("prepared"); }
 
-TEST_CASE("pgbench -M prepared, 32 clients, transaction mode: 0 failed") { run_mode("prepared"); }
-
-TEST_CASE("pgbench -C: a new connection for every transaction") {
-  Bench b(10);
-  CommandResult r = run_command({pgbench(), "-C", "-S", "-M", "extended", "-c", "8", "-j", "2", "-t", "50", "-n",
-                                 b.target->conninfo()},
-                                "", 300s);
-  INFO("pgbench -C: " << r.describe());
-  INFO("proxy log:\n" << b.target->log_tail());
-  CHECK(r.exit_code == 0);
-  CHECK(grab(r.out, R"(number of transactions actually processed: (\d+))") == 400);
-  CHECK(grab(r.out, R"(number of failed transactions: (\d+))") == 0);
-}
+  TEST_CASE("pgbench -C: a new connection for every transaction") {
+    Bench b(10);
+    CommandResult r = run_command({pgbench(), "-C", "-S", "-M", "extended", "-c", "8", "-j", "2", "-t", "50",
+                                   "-n", b.target->conninfo()},
+                                  "", 300s);
+    INFO("pgbench -C: " << r.describe());
+    INFO("proxy log:\n" << b.target->log_tail());
+    CHECK(r.exit_code == 0);
+    CHECK(grab(r.out, R"(number of transactions actually processed: (\d+))") == 400);
+    CHECK(grab(r.out, R"(number of failed transactions: (\d+))") == 0);
+  }
 
 }  // TEST_SUITE

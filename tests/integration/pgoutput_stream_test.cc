@@ -31,7 +31,8 @@ class ReplicationStream {
     std::string conninfo = pg.conninfo(db) + " replication=database";
     if (!extra_options.empty()) conninfo += " options='" + extra_options + "'";
     conn_ = connect_or_throw(conninfo);
-    REQUIRE_OK(conn_.exec("CREATE_REPLICATION_SLOT sw_it_slot TEMPORARY LOGICAL pgoutput (SNAPSHOT 'nothing')"));
+    REQUIRE_OK(
+        conn_.exec("CREATE_REPLICATION_SLOT sw_it_slot TEMPORARY LOGICAL pgoutput (SNAPSHOT 'nothing')"));
   }
 
   void start(const std::string& options) {
@@ -139,9 +140,10 @@ TEST_SUITE("pgoutput_stream") {
     ReplicationStream stream(pg, db);
     REQUIRE_OK(admin.exec("INSERT INTO orders VALUES (1, 'first', repeat('x', 5000)), (2, NULL, 'small')"));
     REQUIRE_OK(admin.exec("UPDATE orders SET note = 'second' WHERE id = 1"));  // big: unchanged TOAST
-    REQUIRE_OK(admin.exec("UPDATE orders SET id = 20 WHERE id = 2"));         // key change: old key
+    REQUIRE_OK(admin.exec("UPDATE orders SET id = 20 WHERE id = 2"));          // key change: old key
     REQUIRE_OK(admin.exec("DELETE FROM orders WHERE id = 20"));
-    REQUIRE_OK(admin.exec("BEGIN; INSERT INTO audit VALUES (1, 'a'); UPDATE audit SET v = 'b'; DELETE FROM audit; COMMIT"));
+    REQUIRE_OK(admin.exec(
+        "BEGIN; INSERT INTO audit VALUES (1, 'a'); UPDATE audit SET v = 'b'; DELETE FROM audit; COMMIT"));
     REQUIRE_OK(admin.exec("TRUNCATE orders, audit RESTART IDENTITY"));
     REQUIRE_OK(admin.exec("SELECT pg_logical_emit_message(false, 'shardwire', 'outside')"));
     REQUIRE_OK(admin.exec("SELECT pg_logical_emit_message(true, 'shardwire', 'inside')"));
@@ -231,7 +233,9 @@ TEST_SUITE("pgoutput_stream") {
     std::string confirmed;
     for (int i = 0; i < 100 && confirmed != std::to_string(end); ++i) {
       sleep_ms(100);
-      confirmed = admin.value("SELECT (confirmed_flush_lsn - '0/0')::text FROM pg_replication_slots WHERE slot_name = 'sw_it_slot'");
+      confirmed = admin.value(
+          "SELECT (confirmed_flush_lsn - '0/0')::text FROM pg_replication_slots WHERE slot_name = "
+          "'sw_it_slot'");
     }
     CHECK(confirmed == std::to_string(end));
   }
@@ -277,7 +281,9 @@ TEST_SUITE("pgoutput_stream") {
 
 TEST_SUITE("pgoutput_stream") {
   TEST_CASE("pgoutput stream (not built)") {
-    MESSAGE("skipped: sw_wire is not linked into integration_tests; include tests/integration/pgoutput_stream.cmake");
+    MESSAGE(
+        "skipped: sw_wire is not linked into integration_tests; include "
+        "tests/integration/pgoutput_stream.cmake");
   }
 }
 

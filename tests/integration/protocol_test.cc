@@ -45,277 +45,279 @@ std::string next_status(PGconn* c, Clock::time_point deadline, std::string* valu
 }  // namespace
 
 TEST_SUITE("protocol") {
-
-TEST_CASE("extended-protocol pipeline with an error in the middle skips to Sync, then carries on") {
-  Target t(shared_cluster());
-  PgConn conn = t.connect_or_throw();
-  PGconn* c = conn.get();
-  INFO("proxy log:\n" << t.log_tail());
-  REQUIRE(PQenterPipelineMode(c) == 1);
-  REQUIRE(PQsendQueryParams(c, "SELECT 1", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
-  REQUIRE(PQsendQueryParams(c, "SELECT 1/0", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
-  REQUIRE(PQsendQueryParams(c, "SELECT 3", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
-  REQUIRE(PQpipelineSync(c) == 1);
-  REQUIRE(PQsendQueryParams(c, "SELECT $1::int + 1", 1, nullptr, std::vector<const char*>{"41"}.data(), nullptr,
-                            nullptr, 0) == 1);
-  REQUIRE(PQpipelineSync(c) == 1);
-  REQUIRE(PQflush(c) == 0);
-  auto deadline = Clock::now() + 20s;
-  std::string v, state;
-  CHECK(next_status(c, deadline, &v) == "PGRES_TUPLES_OK");
-  CHECK(v == "1");
-  CHECK(next_status(c, deadline) == "NULL");
-  CHECK(next_status(c, deadline, nullptr, &state) == "PGRES_FATAL_ERROR");
-  CHECK(state == "22012");
-  CHECK(next_status(c, deadline) == "NULL");
-  CHECK(next_status(c, deadline) == "PGRES_PIPELINE_ABORTED");
-  CHECK(next_status(c, deadline) == "NULL");
-  CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
-  v.clear();
-  CHECK(next_status(c, deadline, &v) == "PGRES_TUPLES_OK");
-  CHECK(v == "42");
-  CHECK(next_status(c, deadline) == "NULL");
-  CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
-  CHECK(PQexitPipelineMode(c) == 1);
-  CHECK(conn.value("SELECT 'after-pipeline'") == "after-pipeline");
-}
-
-TEST_CASE("pipelined transaction of 200 inserts commits atomically") {
-  Target t(shared_cluster());
-  std::string table = unique_name("pipe_tx");
-  PgConn admin = shared_cluster().admin("app");
-  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int PRIMARY KEY)"));
-  PgConn conn = t.connect_or_throw();
-  PGconn* c = conn.get();
-  INFO("proxy log:\n" << t.log_tail());
-  REQUIRE(PQenterPipelineMode(c) == 1);
-  REQUIRE(PQsendQueryParams(c, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
-  std::string insert = "INSERT INTO " + table + " VALUES ($1::int)";
-  for (int i = 1; i <= 200; ++i) {
-    std::string s = std::to_string(i);
-    const char* vals[1] = {s.c_str()};
-    REQUIRE(PQsendQueryParams(c, insert.c_str(), 1, nullptr, vals, nullptr, nullptr, 0) == 1);
+  TEST_CASE("extended-protocol pipeline with an error in the middle skips to Sync, then carries on") {
+    Target t(shared_cluster());
+    PgConn conn = t.connect_or_throw();
+    PGconn* c = conn.get();
+    INFO("proxy log:\n" << t.log_tail());
+    REQUIRE(PQenterPipelineMode(c) == 1);
+    REQUIRE(PQsendQueryParams(c, "SELECT 1", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
+    REQUIRE(PQsendQueryParams(c, "SELECT 1/0", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
+    REQUIRE(PQsendQueryParams(c, "SELECT 3", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
+    REQUIRE(PQpipelineSync(c) == 1);
+    REQUIRE(PQsendQueryParams(c, "SELECT $1::int + 1", 1, nullptr, std::vector<const char*>{"41"}.data(),
+                              nullptr, nullptr, 0) == 1);
+    REQUIRE(PQpipelineSync(c) == 1);
+    REQUIRE(PQflush(c) == 0);
+    auto deadline = Clock::now() + 20s;
+    std::string v, state;
+    CHECK(next_status(c, deadline, &v) == "PGRES_TUPLES_OK");
+    CHECK(v == "1");
+    CHECK(next_status(c, deadline) == "NULL");
+    CHECK(next_status(c, deadline, nullptr, &state) == "PGRES_FATAL_ERROR");
+    CHECK(state == "22012");
+    CHECK(next_status(c, deadline) == "NULL");
+    CHECK(next_status(c, deadline) == "PGRES_PIPELINE_ABORTED");
+    CHECK(next_status(c, deadline) == "NULL");
+    CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+    v.clear();
+    CHECK(next_status(c, deadline, &v) == "PGRES_TUPLES_OK");
+    CHECK(v == "42");
+    CHECK(next_status(c, deadline) == "NULL");
+    CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+    CHECK(PQexitPipelineMode(c) == 1);
+    CHECK(conn.value("SELECT 'after-pipeline'") == "after-pipeline");
   }
-  REQUIRE(PQsendQueryParams(c, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
-  REQUIRE(PQpipelineSync(c) == 1);
-  auto deadline = Clock::now() + 30s;
-  int ok = 0, received = 0;
-  std::string first_bad;
-  for (int i = 0; i < 202; ++i) {
-    std::string st = next_status(c, deadline);
-    if (st == "TIMEOUT") break;
-    ++received;
-    ok += st == "PGRES_COMMAND_OK";
-    if (st != "PGRES_COMMAND_OK" && first_bad.empty()) first_bad = "result " + std::to_string(i) + ": " + st;
-    std::string end = next_status(c, deadline);
-    if (end != "NULL" && first_bad.empty()) first_bad = "after result " + std::to_string(i) + ": " + end;
-    if (end == "TIMEOUT") break;
-  }
-  INFO("results received: " << received << " of 202; first unexpected: " << first_bad);
-  REQUIRE(received == 202);
-  CHECK(ok == 202);
-  CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
-  CHECK(PQexitPipelineMode(c) == 1);
-  CHECK(admin.value("SELECT count(*) FROM " + table) == "200");
-  admin.exec("DROP TABLE " + table);
-}
 
-TEST_CASE("Flush returns results before Sync") {
-  Target t(shared_cluster());
-  PgConn conn = t.connect_or_throw();
-  PGconn* c = conn.get();
-  INFO("proxy log:\n" << t.log_tail());
-  REQUIRE(PQenterPipelineMode(c) == 1);
-  REQUIRE(PQsendQueryParams(c, "SELECT 7", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
-  REQUIRE(PQsendFlushRequest(c) == 1);
-  REQUIRE(PQflush(c) == 0);
-  auto deadline = Clock::now() + 10s;
-  std::string v;
-  CHECK(next_status(c, deadline, &v) == "PGRES_TUPLES_OK");  // no Sync sent yet
-  CHECK(v == "7");
-  CHECK(next_status(c, deadline) == "NULL");
-  REQUIRE(PQpipelineSync(c) == 1);
-  CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
-  CHECK(PQexitPipelineMode(c) == 1);
-  CHECK(conn.value("SELECT 8") == "8");
-}
-
-TEST_CASE("parameters, NULLs, binary formats, Describe") {
-  Target t(shared_cluster());
-  PgConn conn = t.connect_or_throw();
-  INFO("proxy log:\n" << t.log_tail());
-  PgResult r = conn.exec_params("SELECT $1::int + 1, $2::text IS NULL, $3::text", {"41", std::nullopt, "it's \"quoted\""});
-  REQUIRE_MESSAGE(r.ok(), r.describe());
-  CHECK(r.value(0, 0) == "42");
-  CHECK(r.value(0, 1) == "t");
-  CHECK(r.value(0, 2) == "it's \"quoted\"");
-
-  // Binary parameter and binary result.
-  uint32_t be = htonl(41);
-  const char* vals[1] = {reinterpret_cast<const char*>(&be)};
-  int lens[1] = {4};
-  int fmts[1] = {1};
-  Oid types[1] = {23};
-  REQUIRE(PQsendQueryParams(conn.get(), "SELECT $1::int4 + 1", 1, types, vals, lens, fmts, 1) == 1);
-  PgResult b = conn.wait_result(10s);
-  REQUIRE_MESSAGE(b.ok(), b.describe());
-  REQUIRE(b.value(0, 0).size() == 4);
-  uint32_t got;
-  std::memcpy(&got, b.value(0, 0).data(), 4);
-  CHECK(ntohl(got) == 42);
-
-  // Describe of a prepared statement.
-  REQUIRE_OK(conn.prepare("describe_me", "SELECT $1::int AS a, $2::text AS b"));
-  REQUIRE(PQsendDescribePrepared(conn.get(), "describe_me") == 1);
-  auto [timed_out, res] = next_result(conn.get(), Clock::now() + 10s);
-  REQUIRE_FALSE(timed_out);
-  REQUIRE(res != nullptr);
-  CHECK(PQresultStatus(res) == PGRES_COMMAND_OK);
-  CHECK(PQnparams(res) == 2);
-  CHECK(PQparamtype(res, 0) == 23);
-  CHECK(PQnfields(res) == 2);
-  CHECK(std::string(PQfname(res, 1)) == "b");
-  PQclear(res);
-  while (auto n = next_result(conn.get(), Clock::now() + 5s).second) PQclear(n);
-  CHECK(conn.value("SELECT 'after-describe'") == "after-describe");
-}
-
-TEST_CASE("COPY FROM STDIN / TO STDOUT through libpq, a failing COPY, a client-aborted COPY") {
-  Target t(shared_cluster());
-  std::string table = unique_name("copy_lib");
-  PgConn admin = shared_cluster().admin("app");
-  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int, payload text)"));
-  PgConn conn = t.connect_or_throw();
-  INFO("proxy log:\n" << t.log_tail());
-
-  PgResult start = conn.exec("COPY " + table + " FROM STDIN");
-  REQUIRE_MESSAGE(start.status() == PGRES_COPY_IN, start.describe());
-  const int rows = 100000;
-  std::string chunk;
-  for (int i = 1; i <= rows; ++i) {
-    chunk += std::to_string(i) + "\tpayload-" + std::to_string(i) + "\n";
-    if (chunk.size() > 7000 || i == rows) {  // odd-sized CopyData messages, split mid-row
-      size_t half = chunk.size() / 3;
-      REQUIRE(PQputCopyData(conn.get(), chunk.data(), static_cast<int>(half)) == 1);
-      REQUIRE(PQputCopyData(conn.get(), chunk.data() + half, static_cast<int>(chunk.size() - half)) == 1);
-      chunk.clear();
+  TEST_CASE("pipelined transaction of 200 inserts commits atomically") {
+    Target t(shared_cluster());
+    std::string table = unique_name("pipe_tx");
+    PgConn admin = shared_cluster().admin("app");
+    REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int PRIMARY KEY)"));
+    PgConn conn = t.connect_or_throw();
+    PGconn* c = conn.get();
+    INFO("proxy log:\n" << t.log_tail());
+    REQUIRE(PQenterPipelineMode(c) == 1);
+    REQUIRE(PQsendQueryParams(c, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
+    std::string insert = "INSERT INTO " + table + " VALUES ($1::int)";
+    for (int i = 1; i <= 200; ++i) {
+      std::string s = std::to_string(i);
+      const char* vals[1] = {s.c_str()};
+      REQUIRE(PQsendQueryParams(c, insert.c_str(), 1, nullptr, vals, nullptr, nullptr, 0) == 1);
     }
-  }
-  REQUIRE(PQputCopyEnd(conn.get(), nullptr) == 1);
-  PgResult done = conn.wait_result(60s);
-  REQUIRE_MESSAGE(done.ok(), done.describe());
-  CHECK(done.command_tag() == "COPY " + std::to_string(rows));
-
-  PgResult out = conn.exec("COPY (SELECT * FROM " + table + " ORDER BY id) TO STDOUT");
-  REQUIRE_MESSAGE(out.status() == PGRES_COPY_OUT, out.describe());
-  size_t lines = 0, bytes = 0;
-  std::string last;
-  auto deadline = Clock::now() + 60s;
-  while (true) {
-    char* buf = nullptr;
-    int n = PQgetCopyData(conn.get(), &buf, 1);
-    if (n > 0) {
-      ++lines;
-      bytes += static_cast<size_t>(n);
-      last.assign(buf, static_cast<size_t>(n));
-      PQfreemem(buf);
-    } else if (n == 0) {
-      REQUIRE_MESSAGE(Clock::now() < deadline, "COPY OUT stalled");
-      pollfd p{PQsocket(conn.get()), POLLIN, 0};
-      poll(&p, 1, 500);
-      PQconsumeInput(conn.get());
-    } else {
-      break;
+    REQUIRE(PQsendQueryParams(c, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
+    REQUIRE(PQpipelineSync(c) == 1);
+    auto deadline = Clock::now() + 30s;
+    int ok = 0, received = 0;
+    std::string first_bad;
+    for (int i = 0; i < 202; ++i) {
+      std::string st = next_status(c, deadline);
+      if (st == "TIMEOUT") break;
+      ++received;
+      ok += st == "PGRES_COMMAND_OK";
+      if (st != "PGRES_COMMAND_OK" && first_bad.empty())
+        first_bad = "result " + std::to_string(i) + ": " + st;
+      std::string end = next_status(c, deadline);
+      if (end != "NULL" && first_bad.empty()) first_bad = "after result " + std::to_string(i) + ": " + end;
+      if (end == "TIMEOUT") break;
     }
+    INFO("results received: " << received << " of 202; first unexpected: " << first_bad);
+    REQUIRE(received == 202);
+    CHECK(ok == 202);
+    CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+    CHECK(PQexitPipelineMode(c) == 1);
+    CHECK(admin.value("SELECT count(*) FROM " + table) == "200");
+    admin.exec("DROP TABLE " + table);
   }
-  CHECK(lines == static_cast<size_t>(rows));
-  CHECK(last == std::to_string(rows) + "\tpayload-" + std::to_string(rows) + "\n");
-  PgResult out_done = conn.wait_result(10s);
-  CHECK_MESSAGE(out_done.ok(), out_done.describe());
-  CHECK(bytes > 1000000);
 
-  // Bad data: the server's error ends the COPY; the connection stays usable.
-  REQUIRE(conn.exec("COPY " + table + " FROM STDIN").status() == PGRES_COPY_IN);
-  std::string bad = "1\tok\nnot-a-number\tbad\n";
-  REQUIRE(PQputCopyData(conn.get(), bad.data(), static_cast<int>(bad.size())) == 1);
-  REQUIRE(PQputCopyEnd(conn.get(), nullptr) == 1);
-  PgResult failed = conn.wait_result(10s);
-  CHECK(failed.sqlstate() == "22P02");
-  CHECK(conn.value("SELECT 'usable-after-bad-copy'") == "usable-after-bad-copy");
+  TEST_CASE("Flush returns results before Sync") {
+    Target t(shared_cluster());
+    PgConn conn = t.connect_or_throw();
+    PGconn* c = conn.get();
+    INFO("proxy log:\n" << t.log_tail());
+    REQUIRE(PQenterPipelineMode(c) == 1);
+    REQUIRE(PQsendQueryParams(c, "SELECT 7", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
+    REQUIRE(PQsendFlushRequest(c) == 1);
+    REQUIRE(PQflush(c) == 0);
+    auto deadline = Clock::now() + 10s;
+    std::string v;
+    CHECK(next_status(c, deadline, &v) == "PGRES_TUPLES_OK");  // no Sync sent yet
+    CHECK(v == "7");
+    CHECK(next_status(c, deadline) == "NULL");
+    REQUIRE(PQpipelineSync(c) == 1);
+    CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+    CHECK(PQexitPipelineMode(c) == 1);
+    CHECK(conn.value("SELECT 8") == "8");
+  }
 
-  // The client aborts: CopyFail.
-  REQUIRE(conn.exec("COPY " + table + " FROM STDIN").status() == PGRES_COPY_IN);
-  std::string some = "5\tx\n";
-  REQUIRE(PQputCopyData(conn.get(), some.data(), static_cast<int>(some.size())) == 1);
-  REQUIRE(PQputCopyEnd(conn.get(), "client gave up") == 1);
-  PgResult aborted = conn.wait_result(10s);
-  CHECK(aborted.sqlstate() == "57014");
-  CHECK(contains(aborted.error(), "client gave up"));
-  CHECK(conn.value("SELECT count(*) FROM " + table) == std::to_string(rows));
-  admin.exec("DROP TABLE " + table);
-}
+  TEST_CASE("parameters, NULLs, binary formats, Describe") {
+    Target t(shared_cluster());
+    PgConn conn = t.connect_or_throw();
+    INFO("proxy log:\n" << t.log_tail());
+    PgResult r = conn.exec_params("SELECT $1::int + 1, $2::text IS NULL, $3::text",
+                                  {"41", std::nullopt, "it's \"quoted\""});
+    REQUIRE_MESSAGE(r.ok(), r.describe());
+    CHECK(r.value(0, 0) == "42");
+    CHECK(r.value(0, 1) == "t");
+    CHECK(r.value(0, 2) == "it's \"quoted\"");
 
-TEST_CASE("ParameterStatus, notices, empty query, transaction status, multi-statement errors") {
-  Target t(shared_cluster());
-  PgConn conn = t.connect_or_throw("sslmode=disable application_name=ps_start");
-  INFO("proxy log:\n" << t.log_tail());
-  CHECK(conn.parameter("server_version").rfind("15", 0) == 0);
-  CHECK(conn.parameter("client_encoding") == "UTF8");
-  CHECK(conn.parameter("standard_conforming_strings") == "on");
-  CHECK(conn.parameter("integer_datetimes") == "on");
-  CHECK(conn.parameter("application_name") == "ps_start");
-  REQUIRE_OK(conn.exec("SET application_name = 'ps_changed'"));
-  CHECK(conn.parameter("application_name") == "ps_changed");
-  REQUIRE_OK(conn.exec("SET TimeZone = 'Asia/Tokyo'"));
-  CHECK(conn.parameter("TimeZone") == "Asia/Tokyo");
+    // Binary parameter and binary result.
+    uint32_t be = htonl(41);
+    const char* vals[1] = {reinterpret_cast<const char*>(&be)};
+    int lens[1] = {4};
+    int fmts[1] = {1};
+    Oid types[1] = {23};
+    REQUIRE(PQsendQueryParams(conn.get(), "SELECT $1::int4 + 1", 1, types, vals, lens, fmts, 1) == 1);
+    PgResult b = conn.wait_result(10s);
+    REQUIRE_MESSAGE(b.ok(), b.describe());
+    REQUIRE(b.value(0, 0).size() == 4);
+    uint32_t got;
+    std::memcpy(&got, b.value(0, 0).data(), 4);
+    CHECK(ntohl(got) == 42);
 
-  PgResult n = conn.exec("DO $$ BEGIN RAISE NOTICE 'n-one'; RAISE WARNING 'w-two'; END $$");
-  CHECK_MESSAGE(n.ok(), n.describe());
-  REQUIRE(conn.notices().size() >= 2);
-  CHECK(conn.notices()[conn.notices().size() - 2] == "n-one");
-  CHECK(conn.notices().back() == "w-two");
+    // Describe of a prepared statement.
+    REQUIRE_OK(conn.prepare("describe_me", "SELECT $1::int AS a, $2::text AS b"));
+    REQUIRE(PQsendDescribePrepared(conn.get(), "describe_me") == 1);
+    auto [timed_out, res] = next_result(conn.get(), Clock::now() + 10s);
+    REQUIRE_FALSE(timed_out);
+    REQUIRE(res != nullptr);
+    CHECK(PQresultStatus(res) == PGRES_COMMAND_OK);
+    CHECK(PQnparams(res) == 2);
+    CHECK(PQparamtype(res, 0) == 23);
+    CHECK(PQnfields(res) == 2);
+    CHECK(std::string(PQfname(res, 1)) == "b");
+    PQclear(res);
+    while (auto n = next_result(conn.get(), Clock::now() + 5s).second) PQclear(n);
+    CHECK(conn.value("SELECT 'after-describe'") == "after-describe");
+  }
 
-  CHECK(conn.exec("").status() == PGRES_EMPTY_QUERY);
+  TEST_CASE("COPY FROM STDIN / TO STDOUT through libpq, a failing COPY, a client-aborted COPY") {
+    Target t(shared_cluster());
+    std::string table = unique_name("copy_lib");
+    PgConn admin = shared_cluster().admin("app");
+    REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int, payload text)"));
+    PgConn conn = t.connect_or_throw();
+    INFO("proxy log:\n" << t.log_tail());
 
-  CHECK(PQtransactionStatus(conn.get()) == PQTRANS_IDLE);
-  REQUIRE_OK(conn.exec("BEGIN"));
-  CHECK(PQtransactionStatus(conn.get()) == PQTRANS_INTRANS);
-  CHECK(conn.exec("SELECT 1/0").sqlstate() == "22012");
-  CHECK(PQtransactionStatus(conn.get()) == PQTRANS_INERROR);
-  CHECK(conn.exec("SELECT 1").sqlstate() == "25P02");
-  REQUIRE_OK(conn.exec("ROLLBACK"));
-  CHECK(PQtransactionStatus(conn.get()) == PQTRANS_IDLE);
+    PgResult start = conn.exec("COPY " + table + " FROM STDIN");
+    REQUIRE_MESSAGE(start.status() == PGRES_COPY_IN, start.describe());
+    const int rows = 100000;
+    std::string chunk;
+    for (int i = 1; i <= rows; ++i) {
+      chunk += std::to_string(i) + "\tpayload-" + std::to_string(i) + "\n";
+      if (chunk.size() > 7000 || i == rows) {  // odd-sized CopyData messages, split mid-row
+        size_t half = chunk.size() / 3;
+        REQUIRE(PQputCopyData(conn.get(), chunk.data(), static_cast<int>(half)) == 1);
+        REQUIRE(PQputCopyData(conn.get(), chunk.data() + half, static_cast<int>(chunk.size() - half)) == 1);
+        chunk.clear();
+      }
+    }
+    REQUIRE(PQputCopyEnd(conn.get(), nullptr) == 1);
+    PgResult done = conn.wait_result(60s);
+    REQUIRE_MESSAGE(done.ok(), done.describe());
+    CHECK(done.command_tag() == "COPY " + std::to_string(rows));
 
-  PgResult multi = conn.exec("SELECT 1; SELECT 1/0; SELECT 3");
-  CHECK(multi.sqlstate() == "22012");
-  CHECK(conn.value("SELECT 'after-multi'") == "after-multi");
+    PgResult out = conn.exec("COPY (SELECT * FROM " + table + " ORDER BY id) TO STDOUT");
+    REQUIRE_MESSAGE(out.status() == PGRES_COPY_OUT, out.describe());
+    size_t lines = 0, bytes = 0;
+    std::string last;
+    auto deadline = Clock::now() + 60s;
+    while (true) {
+      char* buf = nullptr;
+      int n = PQgetCopyData(conn.get(), &buf, 1);
+      if (n > 0) {
+        ++lines;
+        bytes += static_cast<size_t>(n);
+        last.assign(buf, static_cast<size_t>(n));
+        PQfreemem(buf);
+      } else if (n == 0) {
+        REQUIRE_MESSAGE(Clock::now() < deadline, "COPY OUT stalled");
+        pollfd p{PQsocket(conn.get()), POLLIN, 0};
+        poll(&p, 1, 500);
+        PQconsumeInput(conn.get());
+      } else {
+        break;
+      }
+    }
+    CHECK(lines == static_cast<size_t>(rows));
+    CHECK(last == std::to_string(rows) + "\tpayload-" + std::to_string(rows) + "\n");
+    PgResult out_done = conn.wait_result(10s);
+    CHECK_MESSAGE(out_done.ok(), out_done.describe());
+    CHECK(bytes > 1000000);
 
-  std::string table = unique_name("multi_tx");
-  PgConn admin = shared_cluster().admin("app");
-  REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int)"));
-  PgResult tx = conn.exec("BEGIN; INSERT INTO " + table + " VALUES (1); INSERT INTO " + table + " VALUES (2); COMMIT");
-  CHECK_MESSAGE(tx.ok(), tx.describe());
-  CHECK(PQtransactionStatus(conn.get()) == PQTRANS_IDLE);
-  CHECK(admin.value("SELECT count(*) FROM " + table) == "2");
-  admin.exec("DROP TABLE " + table);
-}
+    // Bad data: the server's error ends the COPY; the connection stays usable.
+    REQUIRE(conn.exec("COPY " + table + " FROM STDIN").status() == PGRES_COPY_IN);
+    std::string bad = "1\tok\nnot-a-number\tbad\n";
+    REQUIRE(PQputCopyData(conn.get(), bad.data(), static_cast<int>(bad.size())) == 1);
+    REQUIRE(PQputCopyEnd(conn.get(), nullptr) == 1);
+    PgResult failed = conn.wait_result(10s);
+    CHECK(failed.sqlstate() == "22P02");
+    CHECK(conn.value("SELECT 'usable-after-bad-copy'") == "usable-after-bad-copy");
 
-TEST_CASE("large messages: a 5 MB query, a 20 MB result, a 16 MB field") {
-  Target t(shared_cluster());
-  PgConn conn = t.connect_or_throw();
-  INFO("proxy log:\n" << t.log_tail());
-  std::string big(5 * 1024 * 1024, 'q');
-  CHECK(conn.value("SELECT length('" + big + "')", 60s) == std::to_string(big.size()));
-  PgResult many = conn.exec("SELECT g, repeat('x', 100) FROM generate_series(1, 200000) g", 60s);
-  REQUIRE_MESSAGE(many.ok(), many.describe());
-  CHECK(many.rows() == 200000);
-  CHECK(many.value(199999, 0) == "200000");
-  PgResult wide = conn.exec("SELECT repeat('y', 16 * 1024 * 1024)", 60s);
-  REQUIRE_MESSAGE(wide.ok(), wide.describe());
-  CHECK(wide.value(0, 0).size() == 16u * 1024 * 1024);
-  PgResult p = conn.exec_params("SELECT length($1)", {std::string(3 * 1024 * 1024, 'p')}, 60s);
-  REQUIRE_MESSAGE(p.ok(), p.describe());
-  CHECK(p.value(0, 0) == std::to_string(3 * 1024 * 1024));
-}
+    // The client aborts: CopyFail.
+    REQUIRE(conn.exec("COPY " + table + " FROM STDIN").status() == PGRES_COPY_IN);
+    std::string some = "5\tx\n";
+    REQUIRE(PQputCopyData(conn.get(), some.data(), static_cast<int>(some.size())) == 1);
+    REQUIRE(PQputCopyEnd(conn.get(), "client gave up") == 1);
+    PgResult aborted = conn.wait_result(10s);
+    CHECK(aborted.sqlstate() == "57014");
+    CHECK(contains(aborted.error(), "client gave up"));
+    CHECK(conn.value("SELECT count(*) FROM " + table) == std::to_string(rows));
+    admin.exec("DROP TABLE " + table);
+  }
+
+  TEST_CASE("ParameterStatus, notices, empty query, transaction status, multi-statement errors") {
+    Target t(shared_cluster());
+    PgConn conn = t.connect_or_throw("sslmode=disable application_name=ps_start");
+    INFO("proxy log:\n" << t.log_tail());
+    CHECK(conn.parameter("server_version").rfind("15", 0) == 0);
+    CHECK(conn.parameter("client_encoding") == "UTF8");
+    CHECK(conn.parameter("standard_conforming_strings") == "on");
+    CHECK(conn.parameter("integer_datetimes") == "on");
+    CHECK(conn.parameter("application_name") == "ps_start");
+    REQUIRE_OK(conn.exec("SET application_name = 'ps_changed'"));
+    CHECK(conn.parameter("application_name") == "ps_changed");
+    REQUIRE_OK(conn.exec("SET TimeZone = 'Asia/Tokyo'"));
+    CHECK(conn.parameter("TimeZone") == "Asia/Tokyo");
+
+    PgResult n = conn.exec("DO $$ BEGIN RAISE NOTICE 'n-one'; RAISE WARNING 'w-two'; END $$");
+    CHECK_MESSAGE(n.ok(), n.describe());
+    REQUIRE(conn.notices().size() >= 2);
+    CHECK(conn.notices()[conn.notices().size() - 2] == "n-one");
+    CHECK(conn.notices().back() == "w-two");
+
+    CHECK(conn.exec("").status() == PGRES_EMPTY_QUERY);
+
+    CHECK(PQtransactionStatus(conn.get()) == PQTRANS_IDLE);
+    REQUIRE_OK(conn.exec("BEGIN"));
+    CHECK(PQtransactionStatus(conn.get()) == PQTRANS_INTRANS);
+    CHECK(conn.exec("SELECT 1/0").sqlstate() == "22012");
+    CHECK(PQtransactionStatus(conn.get()) == PQTRANS_INERROR);
+    CHECK(conn.exec("SELECT 1").sqlstate() == "25P02");
+    REQUIRE_OK(conn.exec("ROLLBACK"));
+    CHECK(PQtransactionStatus(conn.get()) == PQTRANS_IDLE);
+
+    PgResult multi = conn.exec("SELECT 1; SELECT 1/0; SELECT 3");
+    CHECK(multi.sqlstate() == "22012");
+    CHECK(conn.value("SELECT 'after-multi'") == "after-multi");
+
+    std::string table = unique_name("multi_tx");
+    PgConn admin = shared_cluster().admin("app");
+    REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int)"));
+    PgResult tx = conn.exec("BEGIN; INSERT INTO " + table + " VALUES (1); INSERT INTO " + table +
+                            " VALUES (2); COMMIT");
+    CHECK_MESSAGE(tx.ok(), tx.describe());
+    CHECK(PQtransactionStatus(conn.get()) == PQTRANS_IDLE);
+    CHECK(admin.value("SELECT count(*) FROM " + table) == "2");
+    admin.exec("DROP TABLE " + table);
+  }
+
+  TEST_CASE("large messages: a 5 MB query, a 20 MB result, a 16 MB field") {
+    Target t(shared_cluster());
+    PgConn conn = t.connect_or_throw();
+    INFO("proxy log:\n" << t.log_tail());
+    std::string big(5 * 1024 * 1024, 'q');
+    CHECK(conn.value("SELECT length('" + big + "')", 60s) == std::to_string(big.size()));
+    PgResult many = conn.exec("SELECT g, repeat('x', 100) FROM generate_series(1, 200000) g", 60s);
+    REQUIRE_MESSAGE(many.ok(), many.describe());
+    CHECK(many.rows() == 200000);
+    CHECK(many.value(199999, 0) == "200000");
+    PgResult wide = conn.exec("SELECT repeat('y', 16 * 1024 * 1024)", 60s);
+    REQUIRE_MESSAGE(wide.ok(), wide.describe());
+    CHECK(wide.value(0, 0).size() == 16u * 1024 * 1024);
+    PgResult p = conn.exec_params("SELECT length($1)", {std::string(3 * 1024 * 1024, 'p')}, 60s);
+    REQUIRE_MESSAGE(p.ok(), p.describe());
+    CHECK(p.value(0, 0) == std::to_string(3 * 1024 * 1024));
+  }
 
 }  // TEST_SUITE

@@ -65,8 +65,7 @@ class Peer {
   }
   // Waits for shardwire to close the connection (what a hostile peer's victim should do).
   void drain_until_closed() {
-    while (read(1)) {
-    }
+    while (read(1)) {}
   }
 
  private:
@@ -208,8 +207,9 @@ void FakeBackend::serve(int fd, int number) {
 
   // Startup phase: SSLRequest / GSSENCRequest answers, then the StartupMessage.
   std::optional<std::string> packet = peer.packet();
-  while (packet && packet->size() >= 4 &&
-         (wire::get_be32(*packet, 0) == kSslRequestCode || wire::get_be32(*packet, 0) == kGssEncRequestCode)) {
+  while (
+      packet && packet->size() >= 4 &&
+      (wire::get_be32(*packet, 0) == kSslRequestCode || wire::get_be32(*packet, 0) == kGssEncRequestCode)) {
     if (wire::get_be32(*packet, 0) == kSslRequestCode && fault == BackendFault::SslBytesAfterAnswer) {
       // 'S' and the start of a (plaintext) server message in one write: one segment on loopback.
       if (deliver(std::string(1, 'S') + auth_message(0))) peer.drain_until_closed();
@@ -248,7 +248,8 @@ void FakeBackend::serve(int fd, int number) {
     note(number, "SASL initial response, client nonce of " + std::to_string(client_nonce.size()) + " bytes");
     const std::string salt = ",s=c2FsdHNhbHRzYWx0c2FsdA==";  // base64 of 16 bytes
     if (fault == BackendFault::ScramHugeIterations) {
-      if (deliver(auth_message(11, "r=" + client_nonce + "fake" + salt + ",i=2147483648"))) peer.drain_until_closed();
+      if (deliver(auth_message(11, "r=" + client_nonce + "fake" + salt + ",i=2147483648")))
+        peer.drain_until_closed();
       return;
     }
     if (fault == BackendFault::ScramLongNonce) {
@@ -294,22 +295,24 @@ void FakeBackend::serve(int fd, int number) {
       continue;
     }
     if (type != 'Q') {
-      peer.write(error_with_sqlstate("0A000", std::string("fake backend: message type '") + type +
-                                                  "' is not supported"));
+      peer.write(error_with_sqlstate(
+          "0A000", std::string("fake backend: message type '") + type + "' is not supported"));
       continue;
     }
     std::string sql = body.substr(0, body.find('\0'));
     note(number, "Query " + first_word_upper(sql));
     if (!starts_with_select(sql) || fault == BackendFault::None) {
-      std::string answer = starts_with_select(sql) ? row_description() + data_row({"1"}) + command_complete("SELECT 1")
-                                                   : command_complete(first_word_upper(sql));
+      std::string answer = starts_with_select(sql)
+                               ? row_description() + data_row({"1"}) + command_complete("SELECT 1")
+                               : command_complete(first_word_upper(sql));
       if (!peer.write(answer + ready())) return;
       continue;
     }
     switch (fault) {
       case BackendFault::QueryErrorWithoutSqlstate:
         // The connection stays usable from the fake's side: only shardwire's policy ends it.
-        if (!deliver(error_without_sqlstate("ERROR", "fake backend: no SQLSTATE in this error") + ready())) return;
+        if (!deliver(error_without_sqlstate("ERROR", "fake backend: no SQLSTATE in this error") + ready()))
+          return;
         continue;
       case BackendFault::TruncatedDataRow: {
         // A well-framed message whose one field claims 100 bytes of a 5-byte remainder.
@@ -318,16 +321,16 @@ void FakeBackend::serve(int fd, int number) {
         continue;
       }
       case BackendFault::ColumnCountMismatch:
-        if (!deliver(row_description() + data_row({"1", "2", "3"}) + command_complete("SELECT 1") + ready())) return;
+        if (!deliver(row_description() + data_row({"1", "2", "3"}) + command_complete("SELECT 1") + ready()))
+          return;
         continue;
       case BackendFault::HugeMessageLength:
         if (deliver(row_description() + "D" + wire::be32(0x80000000u) + "xxxx")) peer.drain_until_closed();
         return;
-      case BackendFault::CloseMidResult:
-        deliver(row_description() + data_row({"1"}));
-        return;
+      case BackendFault::CloseMidResult: deliver(row_description() + data_row({"1"})); return;
       case BackendFault::CloseMidMessage:
-        deliver(row_description() + std::string("D") + wire::be32(100) + wire::be16(1) + wire::be32(90) + "x");
+        deliver(row_description() + std::string("D") + wire::be32(100) + wire::be16(1) + wire::be32(90) +
+                "x");
         return;
       default:  // login faults: a query cannot get here with them
         if (!peer.write(row_description() + data_row({"1"}) + command_complete("SELECT 1") + ready())) return;

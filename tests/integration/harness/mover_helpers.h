@@ -27,10 +27,11 @@ struct MoverKnobs {
 inline ShardedOptions mover_options(const MoverKnobs& knobs) {
   ShardedOptions options;
   options.proxy.users.push_back({"admin", "adminpw"});
-  options.proxy.extra_yaml = "admin:\n  users: [admin]\nmover:\n  copy_rows_per_sec: " +
-                             std::to_string(knobs.copy_rows_per_sec) + "\n  rollback_window: " + knobs.rollback_window +
-                             "\ncutover:\n  queue_timeout: " + knobs.queue_timeout +
-                             "\n  drain_timeout: " + knobs.drain_timeout + "\n";
+  options.proxy.extra_yaml =
+      "admin:\n  users: [admin]\nmover:\n  copy_rows_per_sec: " + std::to_string(knobs.copy_rows_per_sec) +
+      "\n  rollback_window: " + knobs.rollback_window +
+      "\ncutover:\n  queue_timeout: " + knobs.queue_timeout + "\n  drain_timeout: " + knobs.drain_timeout +
+      "\n";
   return options;
 }
 
@@ -61,11 +62,13 @@ inline std::map<std::string, std::string> migration(PgConn& admin, const std::st
 // Waits until SHOW MIGRATIONS gives the migration `state`; `last` says what it was last.
 inline bool wait_for_state(PgConn& admin, const std::string& id, const std::string& state,
                            std::chrono::milliseconds timeout, std::string* last) {
-  return wait_until([&] {
-    auto row = migration(admin, id);
-    *last = row["state"] + " step=" + row["step"] + " error=" + row["error"];
-    return row["state"] == state;
-  }, timeout, 100ms);
+  return wait_until(
+      [&] {
+        auto row = migration(admin, id);
+        *last = row["state"] + " step=" + row["step"] + " error=" + row["error"];
+        return row["state"] == state;
+      },
+      timeout, 100ms);
 }
 
 // The last `lines` lines of the proxy's log, without the polling's "admin command: SHOW
@@ -97,15 +100,18 @@ inline std::string bucket_list(const std::vector<uint32_t>& buckets) {
 
 // SQL predicate "the row's bucket is one of `buckets`" for a bigint key column.
 inline std::string in_buckets(const std::vector<uint32_t>& buckets, const std::string& key = "tenant_id") {
-  return "shardwire.bucket_of(" + key + ", " + std::to_string(kBuckets) + ") IN (" + bucket_list(buckets) + ")";
+  return "shardwire.bucket_of(" + key + ", " + std::to_string(kBuckets) + ") IN (" + bucket_list(buckets) +
+         ")";
 }
 
 // Every row of `table` in `buckets` on shard i, each as its columns' text joined by '|', sorted.
-inline std::vector<std::string> bucket_rows(const ShardedFixture& f, int shard, const std::vector<uint32_t>& buckets,
+inline std::vector<std::string> bucket_rows(const ShardedFixture& f, int shard,
+                                            const std::vector<uint32_t>& buckets,
                                             const std::string& table = "orders") {
   PgConn c = f.setup.shard(shard);
   PgResult r = c.exec("SELECT t::text FROM " + table + " t WHERE " + in_buckets(buckets) + " ORDER BY 1");
-  if (!r.ok()) throw std::runtime_error("rows of " + table + " on shard " + std::to_string(shard) + ": " + r.describe());
+  if (!r.ok())
+    throw std::runtime_error("rows of " + table + " on shard " + std::to_string(shard) + ": " + r.describe());
   std::vector<std::string> out;
   for (const auto& row : r.data()) out.push_back(row.at(0));
   return out;
@@ -114,8 +120,9 @@ inline std::vector<std::string> bucket_rows(const ShardedFixture& f, int shard, 
 // Replication slots / publications on shard i (their names, comma-separated; "" when none).
 inline std::string slots_on(const ShardedFixture& f, int shard) {
   PgConn c = f.setup.shard(shard);
-  return c.value("SELECT coalesce(string_agg(slot_name, ','), '') FROM pg_replication_slots "
-                 "WHERE database = current_database()");
+  return c.value(
+      "SELECT coalesce(string_agg(slot_name, ','), '') FROM pg_replication_slots "
+      "WHERE database = current_database()");
 }
 inline std::string publications_on(const ShardedFixture& f, int shard) {
   PgConn c = f.setup.shard(shard);
@@ -123,10 +130,13 @@ inline std::string publications_on(const ShardedFixture& f, int shard) {
 }
 
 // Of `buckets`, those fenced on shard i.
-inline std::set<uint32_t> fenced_on(const ShardedFixture& f, int shard, const std::vector<uint32_t>& buckets) {
+inline std::set<uint32_t> fenced_on(const ShardedFixture& f, int shard,
+                                    const std::vector<uint32_t>& buckets) {
   PgConn c = f.setup.shard(shard);
-  PgResult r = c.exec("SELECT bucket FROM shardwire.fenced_buckets WHERE bucket IN (" + bucket_list(buckets) + ")");
-  if (!r.ok()) throw std::runtime_error("fenced buckets on shard " + std::to_string(shard) + ": " + r.describe());
+  PgResult r =
+      c.exec("SELECT bucket FROM shardwire.fenced_buckets WHERE bucket IN (" + bucket_list(buckets) + ")");
+  if (!r.ok())
+    throw std::runtime_error("fenced buckets on shard " + std::to_string(shard) + ": " + r.describe());
   std::set<uint32_t> out;
   for (const auto& row : r.data()) out.insert(static_cast<uint32_t>(std::stoul(row.at(0))));
   return out;
@@ -135,8 +145,8 @@ inline std::set<uint32_t> fenced_on(const ShardedFixture& f, int shard, const st
 // "shard/STATE" of each of `buckets` in the catalog's directory, e.g. {"s0/ACTIVE", ...}.
 inline std::vector<std::string> directory_of(const ShardedFixture& f, const std::vector<uint32_t>& buckets) {
   PgConn c = f.setup.catalog();
-  PgResult r = c.exec("SELECT shard || '/' || state FROM shardwire.buckets WHERE bucket IN (" + bucket_list(buckets) +
-                      ") ORDER BY bucket");
+  PgResult r = c.exec("SELECT shard || '/' || state FROM shardwire.buckets WHERE bucket IN (" +
+                      bucket_list(buckets) + ") ORDER BY bucket");
   if (!r.ok()) throw std::runtime_error("directory: " + r.describe());
   std::vector<std::string> out;
   for (const auto& row : r.data()) out.push_back(row.at(0));

@@ -89,8 +89,8 @@ PgResult PgResult::failure(const std::string& message) {
 
 const std::string& PgResult::value(int row, int col) const {
   if (row >= rows() || col >= cols())
-    throw std::out_of_range("PgResult::value(" + std::to_string(row) + "," + std::to_string(col) +
-                            ") of " + describe());
+    throw std::out_of_range("PgResult::value(" + std::to_string(row) + "," + std::to_string(col) + ") of " +
+                            describe());
   return rows_[row][col];
 }
 
@@ -333,8 +333,10 @@ std::string RawSocket::read_exact(size_t n, std::chrono::milliseconds timeout) {
   while (out.size() < n && !closed_) {
     if (!wait_fd(fd_, POLLIN, deadline)) break;
     ssize_t got = ::recv(fd_, buf, std::min(sizeof buf, n - out.size()), MSG_DONTWAIT);
-    if (got > 0) out.append(buf, static_cast<size_t>(got));
-    else if (got == 0 || (errno != EAGAIN && errno != EINTR)) closed_ = true;
+    if (got > 0)
+      out.append(buf, static_cast<size_t>(got));
+    else if (got == 0 || (errno != EAGAIN && errno != EINTR))
+      closed_ = true;
   }
   return out;
 }
@@ -346,8 +348,10 @@ std::string RawSocket::read_until_closed(std::chrono::milliseconds timeout) {
   while (!closed_) {
     if (!wait_fd(fd_, POLLIN, deadline)) break;
     ssize_t got = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
-    if (got > 0) out.append(buf, static_cast<size_t>(got));
-    else if (got == 0 || (errno != EAGAIN && errno != EINTR)) closed_ = true;
+    if (got > 0)
+      out.append(buf, static_cast<size_t>(got));
+    else if (got == 0 || (errno != EAGAIN && errno != EINTR))
+      closed_ = true;
   }
   return out;
 }
@@ -375,7 +379,8 @@ uint32_t get_be32(std::string_view s, size_t at) {
   return b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
 }
 
-std::string startup_message(const std::vector<std::pair<std::string, std::string>>& params, uint32_t version) {
+std::string startup_message(const std::vector<std::pair<std::string, std::string>>& params,
+                            uint32_t version) {
   std::string body = be32(version);
   for (const auto& [k, v] : params) {
     body += k;
@@ -389,7 +394,9 @@ std::string startup_message(const std::vector<std::pair<std::string, std::string
 
 std::string ssl_request() { return be32(8) + be32(80877103); }
 std::string gssenc_request() { return be32(8) + be32(80877104); }
-std::string cancel_request(uint32_t pid, uint32_t key) { return be32(16) + be32(80877102) + be32(pid) + be32(key); }
+std::string cancel_request(uint32_t pid, uint32_t key) {
+  return be32(16) + be32(80877102) + be32(pid) + be32(key);
+}
 
 std::string message(char type, std::string_view payload) {
   return std::string(1, type) + be32(static_cast<uint32_t>(payload.size() + 4)) + std::string(payload);

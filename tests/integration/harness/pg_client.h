@@ -96,11 +96,11 @@ class PgConn {
 };
 
 struct ConnectResult {
-  PgConn conn;            // valid when ok
+  PgConn conn;  // valid when ok
   bool ok = false;
   bool timed_out = false;
-  std::string error;      // libpq's message, verbose (includes "FATAL:  28P01: ...")
-  std::string sqlstate;   // parsed from the verbose message when present
+  std::string error;     // libpq's message, verbose (includes "FATAL:  28P01: ...")
+  std::string sqlstate;  // parsed from the verbose message when present
 };
 
 // Connects with PQconnectStart/PQconnectPoll, bounded by `timeout`; verbose error text.
@@ -148,11 +148,11 @@ uint32_t get_be32(std::string_view s, size_t at);
 
 std::string startup_message(const std::vector<std::pair<std::string, std::string>>& params,
                             uint32_t version = 196608);
-std::string ssl_request();      // 80877103
-std::string gssenc_request();   // 80877104
+std::string ssl_request();     // 80877103
+std::string gssenc_request();  // 80877104
 std::string cancel_request(uint32_t pid, uint32_t key);
 std::string message(char type, std::string_view payload);  // type + length + payload
-std::string query(std::string_view sql);                      // 'Q'
+std::string query(std::string_view sql);                   // 'Q'
 
 struct Message {
   char type = 0;

@@ -45,10 +45,10 @@ PgCluster::PgCluster() {
     CommandOptions opts;
     opts.cwd = dir_;  // the postgres user cannot chdir into /root
     opts.env["LC_ALL"] = "C";
-    auto r = run_command(as_postgres({pg_bin("initdb"), "-D", data_dir(), "-U", "postgres", "-E", "UTF8",
-                                      "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256",
-                                      "--no-sync", "--no-instructions"}),
-                         "", 120s, opts);
+    auto r = run_command(
+        as_postgres({pg_bin("initdb"), "-D", data_dir(), "-U", "postgres", "-E", "UTF8", "--locale=C",
+                     "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "--no-instructions"}),
+        "", 120s, opts);
     check(r, "initdb");
     {
       std::ofstream conf(data_dir() + "/postgresql.conf", std::ios::app);
@@ -65,7 +65,8 @@ PgCluster::PgCluster() {
     }
     pg_ctl_start();
     PgConn admin_conn = admin("postgres");
-    for (const char* sql : {"CREATE ROLE app LOGIN SUPERUSER PASSWORD 'secret'", "CREATE DATABASE app OWNER app"}) {
+    for (const char* sql :
+         {"CREATE ROLE app LOGIN SUPERUSER PASSWORD 'secret'", "CREATE DATABASE app OWNER app"}) {
       PgResult res = admin_conn.exec(sql);
       if (!res.ok()) throw std::runtime_error(std::string(sql) + ": " + res.describe());
     }
@@ -82,8 +83,7 @@ void PgCluster::cleanup() {
   if (running_) {
     try {
       stop();
-    } catch (...) {
-    }
+    } catch (...) {}
   }
   if (!dir_.empty() && !std::getenv("SHARDWIRE_IT_KEEP")) {
     std::error_code ec;
@@ -122,8 +122,8 @@ void PgCluster::start() {
                                     dir_ + "/postgres.log"}),
                        "", 90s, opts);
   if (r.exit_code != 0 || r.timed_out)
-    throw std::runtime_error("pg_ctl start (restart on port " + std::to_string(port_) + ") failed: " + r.describe() +
-                             "\n--- postgres.log ---\n" + log_tail(20));
+    throw std::runtime_error("pg_ctl start (restart on port " + std::to_string(port_) +
+                             ") failed: " + r.describe() + "\n--- postgres.log ---\n" + log_tail(20));
   running_ = true;
 }
 
@@ -139,7 +139,8 @@ void PgCluster::stop() {
   check(r, "pg_ctl stop");
 }
 
-std::string PgCluster::conninfo(const std::string& db, const std::string& user, const std::string& password) const {
+std::string PgCluster::conninfo(const std::string& db, const std::string& user,
+                                const std::string& password) const {
   return "host=127.0.0.1 port=" + std::to_string(port_) + " dbname=" + db + " user=" + user +
          " password=" + password + " sslmode=disable";
 }
@@ -158,11 +159,15 @@ void PgCluster::create_database(const std::string& name, const std::string& owne
 
 int PgCluster::count_backends(const std::string& db) const {
   PgConn c = admin("postgres");
-  return std::stoi(c.value("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                           "AND pid <> pg_backend_pid() AND datname = '" + db + "'"));
+  return std::stoi(
+      c.value("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+              "AND pid <> pg_backend_pid() AND datname = '" +
+              db + "'"));
 }
 
-std::string PgCluster::log_tail(size_t lines) const { return tail_lines(read_file(dir_ + "/postgres.log"), lines); }
+std::string PgCluster::log_tail(size_t lines) const {
+  return tail_lines(read_file(dir_ + "/postgres.log"), lines);
+}
 
 void PgCluster::start_reaper() {
   // The reaper blocks reading a pipe whose only writer is this process; when this process exits
@@ -177,8 +182,11 @@ void PgCluster::start_reaper() {
   std::string ctl = pg_bin("pg_ctl"), data = data_dir(), root = running_as_root() ? "1" : "0";
   std::string keep = std::getenv("SHARDWIRE_IT_KEEP") ? "1" : "";
   std::string sh = "sh";
-  std::vector<char*> argv = {sh.data(), const_cast<char*>("-c"), script.data(), sh.data(), ctl.data(),
-                             data.data(), dir_.data(), root.data(), keep.data(), nullptr};
+  std::vector<char*> argv = {sh.data(),     const_cast<char*>("-c"),
+                             script.data(), sh.data(),
+                             ctl.data(),    data.data(),
+                             dir_.data(),   root.data(),
+                             keep.data(),   nullptr};
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {

@@ -4,8 +4,8 @@
 // small reaper process does the same if the test process dies without running destructors.
 #pragma once
 
-#include <string>
 #include <sys/types.h>
+#include <string>
 
 #include "harness/pg_client.h"
 

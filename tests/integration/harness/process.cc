@@ -69,8 +69,9 @@ std::string describe_wait_status(int status) {
 }
 
 std::string CommandResult::describe() const {
-  std::string s = timed_out ? "timed out" : term_signal ? "killed by signal " + std::to_string(term_signal)
-                                                        : "exit " + std::to_string(exit_code);
+  std::string s = timed_out     ? "timed out"
+                  : term_signal ? "killed by signal " + std::to_string(term_signal)
+                                : "exit " + std::to_string(exit_code);
   s += "\n--- stdout (tail) ---\n" + tail_lines(out, 30);
   s += "\n--- stderr (tail) ---\n" + tail_lines(err, 30);
   return s;
@@ -130,9 +131,18 @@ CommandResult run_command(const std::vector<std::string>& argv_in, const std::st
     pollfd fds[3];
     int n = 0;
     int idx_in = -1, idx_out = -1, idx_err = -1;
-    if (in_fd >= 0) { idx_in = n; fds[n++] = {in_fd, POLLOUT, 0}; }
-    if (out_fd >= 0) { idx_out = n; fds[n++] = {out_fd, POLLIN, 0}; }
-    if (err_fd >= 0) { idx_err = n; fds[n++] = {err_fd, POLLIN, 0}; }
+    if (in_fd >= 0) {
+      idx_in = n;
+      fds[n++] = {in_fd, POLLOUT, 0};
+    }
+    if (out_fd >= 0) {
+      idx_out = n;
+      fds[n++] = {out_fd, POLLIN, 0};
+    }
+    if (err_fd >= 0) {
+      idx_err = n;
+      fds[n++] = {err_fd, POLLIN, 0};
+    }
     int r = poll(fds, n, static_cast<int>(std::min<long long>(left, 200)));
     if (r < 0) {
       if (errno == EINTR) continue;

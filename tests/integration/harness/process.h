@@ -24,9 +24,9 @@ struct CommandResult {
 };
 
 struct CommandOptions {
-  std::string cwd;                                 // empty: inherit
-  std::map<std::string, std::string> env;          // added to (or replacing in) the environment
-  std::vector<std::string> unset_env;              // removed from the environment
+  std::string cwd;                         // empty: inherit
+  std::map<std::string, std::string> env;  // added to (or replacing in) the environment
+  std::vector<std::string> unset_env;      // removed from the environment
 };
 
 // Runs argv[0] (PATH is searched), feeds `stdin_text`, captures stdout and stderr. On timeout the
@@ -52,12 +52,12 @@ class Background {
   Background& operator=(Background&& other) noexcept;
 
   pid_t pid() const { return pid_; }
-  bool running();                                   // false once it has exited (status recorded)
-  bool signal(int sig);                             // false if it is no longer running
+  bool running();        // false once it has exited (status recorded)
+  bool signal(int sig);  // false if it is no longer running
   // Waits up to `timeout` for exit; returns the raw wait status.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout);
   std::optional<int> status() const { return status_; }
-  void kill_and_wait();                             // SIGKILL + reap, if still running
+  void kill_and_wait();  // SIGKILL + reap, if still running
 
  private:
   pid_t pid_ = -1;

@@ -57,8 +57,8 @@ std::string render_config(const ProxyOptions& o, int listen_port, int shard_port
   y << "  server_connect_timeout: " << o.server_connect_timeout << "\n";
   std::string dsn = o.shard_dsn;
   if (dsn.empty())
-    dsn = "host=127.0.0.1 port=" + std::to_string(shard_port) + " dbname=" + o.dbname + " user=" + o.shard_user +
-          " password=" + o.shard_password;
+    dsn = "host=127.0.0.1 port=" + std::to_string(shard_port) + " dbname=" + o.dbname +
+          " user=" + o.shard_user + " password=" + o.shard_password;
   y << "shards:\n";
   y << "  - name: s0\n";
   y << "    dsn: " << q(dsn) << "\n";
@@ -119,8 +119,8 @@ std::vector<std::string> g_reports;
 }  // namespace
 
 void note_sanitizer_reports(const std::string& source, const std::string& text) {
-  static const char* const kMarkers[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                                         "WARNING: ThreadSanitizer"};
+  static const char* const kMarkers[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                                         "runtime error:", "WARNING: ThreadSanitizer"};
   for (const char* marker : kMarkers) {
     size_t at = text.find(marker);
     if (at == std::string::npos) continue;
@@ -140,10 +140,12 @@ std::vector<std::string> sanitizer_reports() {
 void ProxyProcess::start(int shard_port) {
   std::string bin = shardwire_binary();
   if (bin.empty())
-    throw std::runtime_error("the shardwire binary is not built (CMake target `shardwire` missing) "
-                             "and SHARDWIRE_BIN is not set");
+    throw std::runtime_error(
+        "the shardwire binary is not built (CMake target `shardwire` missing) "
+        "and SHARDWIRE_BIN is not set");
   if (access(bin.c_str(), X_OK) != 0)
-    throw std::runtime_error("shardwire binary " + bin + " does not exist or is not executable; build it first");
+    throw std::runtime_error("shardwire binary " + bin +
+                             " does not exist or is not executable; build it first");
   // SHARDWIRE_IT_LOG_LEVEL=debug raises the level of every proxy a test starts (for debugging).
   if (const char* lvl = std::getenv("SHARDWIRE_IT_LOG_LEVEL"); lvl && *lvl && options_.log_level == "info")
     options_.log_level = lvl;
@@ -157,8 +159,9 @@ void ProxyProcess::start(int shard_port) {
     process_ = Background({bin, "--config", config_path()}, log_path(), run);
     bool up = wait_until([&] { return !process_.running() || port_accepts(port_); }, 15s, 10ms);
     if (up && process_.running()) return;
-    std::string why = !up ? "did not accept connections on port " + std::to_string(port_) + " within 15 s"
-                          : "exited (" + describe_wait_status(*process_.status()) + ") before accepting connections";
+    std::string why =
+        !up ? "did not accept connections on port " + std::to_string(port_) + " within 15 s"
+            : "exited (" + describe_wait_status(*process_.status()) + ") before accepting connections";
     last = "shardwire " + why + "\n--- config ---\n" + config_text_ + "--- log tail ---\n" + log_tail(30);
     process_.kill_and_wait();
     // A port taken by someone else between free_port() and bind is the only reason to retry.
@@ -174,13 +177,14 @@ void ProxyProcess::restart(const std::map<std::string, std::string>& env) {
   process_ = Background({shardwire_binary(), "--config", config_path()}, log_path(), run);
   bool up = wait_until([&] { return !process_.running() || port_accepts(port_); }, 15s, 10ms);
   if (!up || !process_.running())
-    throw std::runtime_error("shardwire did not come back on port " + std::to_string(port_) + "\n--- log tail ---\n" +
-                             log_tail(30));
+    throw std::runtime_error("shardwire did not come back on port " + std::to_string(port_) +
+                             "\n--- log tail ---\n" + log_tail(30));
 }
 
 std::string ProxyProcess::conninfo(const std::string& user, const std::string& password,
                                    const std::string& extra) const {
-  std::string s = "host=127.0.0.1 port=" + std::to_string(port_) + " dbname=" + options_.dbname + " user=" + user;
+  std::string s =
+      "host=127.0.0.1 port=" + std::to_string(port_) + " dbname=" + options_.dbname + " user=" + user;
   if (!password.empty()) s += " password=" + password;
   if (!extra.empty()) s += " " + extra;
   return s;
@@ -204,14 +208,17 @@ bool direct_mode() {
   return d && *d && std::string(d) != "0";
 }
 
-Target::Target(const PgCluster& cluster, ProxyOptions options) : cluster_(cluster), options_(std::move(options)) {
+Target::Target(const PgCluster& cluster, ProxyOptions options)
+    : cluster_(cluster), options_(std::move(options)) {
   if (!direct_mode()) proxy_.emplace(cluster, options_);
 }
 
 int Target::port() const { return proxy_ ? proxy_->port() : cluster_.port(); }
 
-std::string Target::conninfo(const std::string& user, const std::string& password, const std::string& extra) const {
-  std::string s = "host=127.0.0.1 port=" + std::to_string(port()) + " dbname=" + options_.dbname + " user=" + user;
+std::string Target::conninfo(const std::string& user, const std::string& password,
+                             const std::string& extra) const {
+  std::string s =
+      "host=127.0.0.1 port=" + std::to_string(port()) + " dbname=" + options_.dbname + " user=" + user;
   if (!password.empty()) s += " password=" + password;
   if (!extra.empty()) s += " " + extra;
   return s;
@@ -223,8 +230,9 @@ ConnectResult Target::connect(const std::string& extra, std::chrono::millisecond
 
 PgConn Target::connect_or_throw(const std::string& extra) const {
   ConnectResult r = connect(extra);
-  if (!r.ok) throw std::runtime_error("connect through " + std::string(direct() ? "PostgreSQL" : "shardwire") +
-                                      " failed: " + r.error + (direct() ? "" : "\n--- proxy log ---\n" + log_tail()));
+  if (!r.ok)
+    throw std::runtime_error("connect through " + std::string(direct() ? "PostgreSQL" : "shardwire") +
+                             " failed: " + r.error + (direct() ? "" : "\n--- proxy log ---\n" + log_tail()));
   return std::move(r.conn);
 }
 

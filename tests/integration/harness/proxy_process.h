@@ -25,7 +25,7 @@ struct ProxyOptions {
   std::string auth_method = "scram-sha-256";  // trust | md5 | scram-sha-256
   std::vector<ProxyUser> users = {{"app", "secret"}};
   std::string login_timeout = "60s";
-  std::string pool_mode = "transaction";       // transaction | session
+  std::string pool_mode = "transaction";  // transaction | session
   int pool_size = 20;
   std::string idle_timeout = "60s";
   std::string query_wait_timeout = "5s";
@@ -33,14 +33,14 @@ struct ProxyOptions {
   std::string server_connect_timeout = "5s";
   int workers = 2;
   std::string log_level = "info";
-  std::string tls_cert_file;                   // both set -> listen.tls
+  std::string tls_cert_file;  // both set -> listen.tls
   std::string tls_key_file;
-  std::string dbname = "app";                  // shard database, also what clients connect to
+  std::string dbname = "app";  // shard database, also what clients connect to
   std::string shard_user = "app";
   std::string shard_password = "secret";
-  std::string shard_dsn;                       // overrides dbname/user/password when set
-  std::string extra_yaml;                      // appended verbatim
-  std::map<std::string, std::string> env;      // added to the proxy's environment (fault hooks)
+  std::string shard_dsn;                   // overrides dbname/user/password when set
+  std::string extra_yaml;                  // appended verbatim
+  std::map<std::string, std::string> env;  // added to the proxy's environment (fault hooks)
 };
 
 // The config file text, one key per line (tests find line numbers in it).
@@ -114,9 +114,10 @@ class Target {
   const std::string& dbname() const { return options_.dbname; }
   std::string conninfo(const std::string& user = "app", const std::string& password = "secret",
                        const std::string& extra = "sslmode=disable") const;
-  ConnectResult connect(const std::string& extra = "sslmode=disable", std::chrono::milliseconds timeout = 15s) const;
+  ConnectResult connect(const std::string& extra = "sslmode=disable",
+                        std::chrono::milliseconds timeout = 15s) const;
   PgConn connect_or_throw(const std::string& extra = "sslmode=disable") const;
-  ProxyProcess& proxy();  // throws in direct mode
+  ProxyProcess& proxy();                          // throws in direct mode
   std::string log_tail(size_t lines = 40) const;  // proxy log tail, "" in direct mode
 
  private:

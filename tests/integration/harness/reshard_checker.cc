@@ -31,13 +31,16 @@ Rows read_rows(const Deployment& d, const std::set<uint32_t>& moved, Report& rep
   Rows rows;
   for (int s = 0; s < kAllShards; ++s) {
     PgConn c = d.setup().shard(s);
-    PgResult r = must(c.exec("SELECT tenant_id, note, qty FROM orders", std::chrono::seconds(120)), "rows of s" + std::to_string(s));
+    PgResult r = must(c.exec("SELECT tenant_id, note, qty FROM orders", std::chrono::seconds(120)),
+                      "rows of s" + std::to_string(s));
     for (const auto& row : r.data()) {
       Found f{s, std::stoll(row.at(0)), std::stoll(row.at(2))};
       ++report.rows_total;
       if (moved.count(bucket_of_key(f.tenant))) ++report.rows_in_moved_buckets;
-      if (row.at(1) == "seed") rows.seeds[f.tenant].push_back(f);
-      else rows.by_note[row.at(1)].push_back(f);
+      if (row.at(1) == "seed")
+        rows.seeds[f.tenant].push_back(f);
+      else
+        rows.by_note[row.at(1)].push_back(f);
     }
   }
   return rows;
@@ -51,7 +54,9 @@ std::string moved_from_shard(const std::map<uint32_t, int>& moved_from, int s) {
   return list;
 }
 
-std::string pair_name(const Pair& p) { return "pair " + p.note + " (tenant " + std::to_string(p.tenant) + ")"; }
+std::string pair_name(const Pair& p) {
+  return "pair " + p.note + " (tenant " + std::to_string(p.tenant) + ")";
+}
 
 void check_pair(const Pair& p, const Rows& rows, const std::map<uint32_t, int>& owner, Report& report) {
   static const std::vector<Found> kNone;
@@ -61,36 +66,48 @@ void check_pair(const Pair& p, const Rows& rows, const std::map<uint32_t, int>& 
   };
   const auto& a = at(p.note + "/a");
   const auto& b = at(p.note + "/b");
-  if (a.size() > 1 || b.size() > 1) return problem(report, report.duplicated, pair_name(p) + " present more than once");
-  if (a.size() != b.size()) return problem(report, report.half_present, pair_name(p) + ": one row of two present");
+  if (a.size() > 1 || b.size() > 1)
+    return problem(report, report.duplicated, pair_name(p) + " present more than once");
+  if (a.size() != b.size())
+    return problem(report, report.half_present, pair_name(p) + ": one row of two present");
   if (a.empty()) {
-    if (p.insert == Outcome::Ok && !p.deleted) problem(report, report.lost, pair_name(p) + ": acknowledged, missing");
+    if (p.insert == Outcome::Ok && !p.deleted)
+      problem(report, report.lost, pair_name(p) + ": acknowledged, missing");
     return;
   }
   const int expected = owner.at(bucket_of_key(p.tenant));
   if (a[0].shard != expected || b[0].shard != expected || a[0].tenant != p.tenant || b[0].tenant != p.tenant)
-    problem(report, report.misplaced, pair_name(p) + " on s" + std::to_string(a[0].shard) + ", owner s" + std::to_string(expected));
-  if (p.insert == Outcome::Failed) problem(report, report.present_after_failure, pair_name(p) + ": insert failed, rows present");
-  if (p.deleted == Outcome::Ok) problem(report, report.present_after_failure, pair_name(p) + ": delete acknowledged, rows present");
-  if (a[0].qty != b[0].qty) problem(report, report.half_present, pair_name(p) + ": qty differs between its rows");
+    problem(report, report.misplaced,
+            pair_name(p) + " on s" + std::to_string(a[0].shard) + ", owner s" + std::to_string(expected));
+  if (p.insert == Outcome::Failed)
+    problem(report, report.present_after_failure, pair_name(p) + ": insert failed, rows present");
+  if (p.deleted == Outcome::Ok)
+    problem(report, report.present_after_failure, pair_name(p) + ": delete acknowledged, rows present");
+  if (a[0].qty != b[0].qty)
+    problem(report, report.half_present, pair_name(p) + ": qty differs between its rows");
   if (a[0].qty < p.increments_ok || a[0].qty > p.increments_ok + p.increments_unknown)
-    problem(report, report.wrong_qty, pair_name(p) + ": qty " + std::to_string(a[0].qty) + ", acknowledged increments " +
-                                          std::to_string(p.increments_ok));
+    problem(report, report.wrong_qty,
+            pair_name(p) + ": qty " + std::to_string(a[0].qty) + ", acknowledged increments " +
+                std::to_string(p.increments_ok));
 }
 
-void check_seeds(const Deployment& d, const Rows& rows, const std::map<uint32_t, int>& owner, Report& report) {
+void check_seeds(const Deployment& d, const Rows& rows, const std::map<uint32_t, int>& owner,
+                 Report& report) {
   for (int64_t key : d.seed_keys()) {
     auto it = rows.seeds.find(key);
     const size_t n = it == rows.seeds.end() ? 0 : it->second.size();
     if (n != 1) {
-      problem(report, n == 0 ? report.lost : report.duplicated, "seed row " + std::to_string(key) + " present " + std::to_string(n) + " times");
+      problem(report, n == 0 ? report.lost : report.duplicated,
+              "seed row " + std::to_string(key) + " present " + std::to_string(n) + " times");
     } else if (it->second[0].shard != owner.at(bucket_of_key(key))) {
-      problem(report, report.misplaced, "seed row " + std::to_string(key) + " on s" + std::to_string(it->second[0].shard));
+      problem(report, report.misplaced,
+              "seed row " + std::to_string(key) + " on s" + std::to_string(it->second[0].shard));
     }
   }
   if (rows.seeds.size() != d.seed_keys().size())
-    problem(report, report.leftovers, std::to_string(rows.seeds.size()) + " seed tenants found, " +
-                                          std::to_string(d.seed_keys().size()) + " seeded");
+    problem(report, report.leftovers,
+            std::to_string(rows.seeds.size()) + " seed tenants found, " +
+                std::to_string(d.seed_keys().size()) + " seeded");
 }
 
 // The last application write of each moved bucket on its source must be older than the bucket's
@@ -99,9 +116,10 @@ void check_writes_after_flip(const Deployment& d, const std::map<uint32_t, int>&
                              const std::map<uint32_t, int>& owner, Report& report) {
   std::map<uint32_t, long long> flipped_at;  // microseconds since the epoch
   PgConn catalog = d.setup().catalog();
-  PgResult flips = must(catalog.exec("SELECT bucket, substr(shard, 2)::int, (extract(epoch FROM max(at)) * 1e6)::bigint "
-                                     "FROM sw_test_flips GROUP BY 1, 2"),
-                        "flip log");
+  PgResult flips =
+      must(catalog.exec("SELECT bucket, substr(shard, 2)::int, (extract(epoch FROM max(at)) * 1e6)::bigint "
+                        "FROM sw_test_flips GROUP BY 1, 2"),
+           "flip log");
   for (const auto& row : flips.data()) {
     uint32_t b = static_cast<uint32_t>(std::stoul(row.at(0)));
     if (owner.at(b) == std::stoi(row.at(1))) flipped_at[b] = std::stoll(row.at(2));
@@ -110,18 +128,20 @@ void check_writes_after_flip(const Deployment& d, const std::map<uint32_t, int>&
     const std::string list = moved_from_shard(moved_from, s);
     if (list.empty()) continue;
     PgConn c = d.setup().shard(s);
-    PgResult last = must(c.exec("SELECT bucket, (extract(epoch FROM max(at)) * 1e6)::bigint FROM sw_test_writes "
-                                "WHERE bucket = ANY('{" + list + "}') GROUP BY 1"),
-                         "write log of s" + std::to_string(s));
+    PgResult last =
+        must(c.exec("SELECT bucket, (extract(epoch FROM max(at)) * 1e6)::bigint FROM sw_test_writes "
+                    "WHERE bucket = ANY('{" +
+                    list + "}') GROUP BY 1"),
+             "write log of s" + std::to_string(s));
     for (const auto& row : last.data()) {
       uint32_t b = static_cast<uint32_t>(std::stoul(row.at(0)));
       auto flip = flipped_at.find(b);
       if (flip == flipped_at.end())
         problem(report, report.leftovers, "bucket " + row.at(0) + " changed owner without a logged flip");
       else if (std::stoll(row.at(1)) >= flip->second)
-        problem(report, report.written_after_flip, "bucket " + row.at(0) + " written on s" + std::to_string(s) +
-                                                       " " + std::to_string(std::stoll(row.at(1)) - flip->second) +
-                                                       " us after its flip");
+        problem(report, report.written_after_flip,
+                "bucket " + row.at(0) + " written on s" + std::to_string(s) + " " +
+                    std::to_string(std::stoll(row.at(1)) - flip->second) + " us after its flip");
     }
   }
 }
@@ -129,18 +149,24 @@ void check_writes_after_flip(const Deployment& d, const std::map<uint32_t, int>&
 void check_leftovers(const Deployment& d, const std::map<uint32_t, int>& moved_from, Report& report) {
   PgConn catalog = d.setup().catalog();
   std::string not_active = catalog.value("SELECT count(*) FROM shardwire.buckets WHERE state <> 'ACTIVE'");
-  if (not_active != "0") problem(report, report.leftovers, not_active + " buckets not ACTIVE in the directory");
+  if (not_active != "0")
+    problem(report, report.leftovers, not_active + " buckets not ACTIVE in the directory");
   for (int s = 0; s < kAllShards; ++s) {
     PgConn c = d.setup().shard(s);
-    std::string slots = c.value("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()");
+    std::string slots =
+        c.value("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()");
     std::string pubs = c.value("SELECT count(*) FROM pg_publication");
     if (slots != "0" || pubs != "0")
-      problem(report, report.leftovers, "s" + std::to_string(s) + ": " + slots + " slots, " + pubs + " publications left");
+      problem(report, report.leftovers,
+              "s" + std::to_string(s) + ": " + slots + " slots, " + pubs + " publications left");
     const std::string list = moved_from_shard(moved_from, s);
     if (list.empty()) continue;
-    std::string unfenced = c.value("SELECT count(*) FROM unnest('{" + list + "}'::int[]) b WHERE b NOT IN "
+    std::string unfenced = c.value("SELECT count(*) FROM unnest('{" + list +
+                                   "}'::int[]) b WHERE b NOT IN "
                                    "(SELECT bucket FROM shardwire.fenced_buckets)");
-    if (unfenced != "0") problem(report, report.leftovers, "s" + std::to_string(s) + ": " + unfenced + " moved buckets not fenced");
+    if (unfenced != "0")
+      problem(report, report.leftovers,
+              "s" + std::to_string(s) + ": " + unfenced + " moved buckets not fenced");
   }
 }
 
@@ -174,8 +200,8 @@ Report check_history(const Deployment& d, const Workload& w) {
   return report;
 }
 
-std::string format_figures(const Report& report, const Workload& workload, const MigrationWatch& watch, double from_s,
-                           double to_s) {
+std::string format_figures(const Report& report, const Workload& workload, const MigrationWatch& watch,
+                           double from_s, double to_s) {
   std::ostringstream out;
   out.setf(std::ios::fixed);
   out.precision(1);
@@ -186,8 +212,8 @@ std::string format_figures(const Report& report, const Workload& workload, const
   std::vector<double> pauses;
   for (auto& [id, row] : watch.migrations())
     if (!row["last_pause_ms"].empty()) pauses.push_back(std::stod(row["last_pause_ms"]));
-  out << "cutover pause per migration (last_pause_ms, " << pauses.size() << " migrations): p50 " << percentile(pauses, 50)
-      << " ms, max " << percentile(pauses, 100) << " ms\n";
+  out << "cutover pause per migration (last_pause_ms, " << pauses.size() << " migrations): p50 "
+      << percentile(pauses, 50) << " ms, max " << percentile(pauses, 100) << " ms\n";
   std::vector<double> moving, other;
   std::map<std::string, int> errors;
   size_t failed = 0, unknown = 0;
@@ -203,19 +229,20 @@ std::string format_figures(const Report& report, const Workload& workload, const
   // holds new writes), over the moved buckets that took writes then.
   std::map<uint32_t, double> longest;
   for (const Op& op : workload.ops())
-    if (op.outcome == Outcome::Ok && op.start_s >= from_s && op.start_s <= to_s && report.moved_bucket_set.count(op.bucket))
+    if (op.outcome == Outcome::Ok && op.start_s >= from_s && op.start_s <= to_s &&
+        report.moved_bucket_set.count(op.bucket))
       longest[op.bucket] = std::max(longest[op.bucket], op.latency_ms);
   std::vector<double> per_bucket;
   for (const auto& [bucket, ms] : longest) per_bucket.push_back(ms);
-  out << "per-bucket write pause (longest write to each moved bucket, " << per_bucket.size() << " buckets): p50 "
-      << percentile(per_bucket, 50) << " / p99 " << percentile(per_bucket, 99) << " / max " << percentile(per_bucket, 100)
-      << " ms\n";
-  out << "write latency during the rebalance, moved buckets: " << moving.size() << " tx, p50 " << percentile(moving, 50)
-      << " / p99 " << percentile(moving, 99) << " / max " << percentile(moving, 100) << " ms; other buckets: "
-      << other.size() << " tx, p50 " << percentile(other, 50) << " / p99 " << percentile(other, 99) << " / max "
-      << percentile(other, 100) << " ms\n";
-  out << "transactions: " << workload.ops().size() << ", committed " << report.acknowledged << ", failed " << failed
-      << ", unknown outcome " << unknown << "; errors by SQLSTATE:";
+  out << "per-bucket write pause (longest write to each moved bucket, " << per_bucket.size()
+      << " buckets): p50 " << percentile(per_bucket, 50) << " / p99 " << percentile(per_bucket, 99)
+      << " / max " << percentile(per_bucket, 100) << " ms\n";
+  out << "write latency during the rebalance, moved buckets: " << moving.size() << " tx, p50 "
+      << percentile(moving, 50) << " / p99 " << percentile(moving, 99) << " / max " << percentile(moving, 100)
+      << " ms; other buckets: " << other.size() << " tx, p50 " << percentile(other, 50) << " / p99 "
+      << percentile(other, 99) << " / max " << percentile(other, 100) << " ms\n";
+  out << "transactions: " << workload.ops().size() << ", committed " << report.acknowledged << ", failed "
+      << failed << ", unknown outcome " << unknown << "; errors by SQLSTATE:";
   for (const auto& [state, n] : errors) out << " " << state << "=" << n;
   if (errors.empty()) out << " none";
   out << "\nrebalance: " << (to_s - from_s) << " s; peak lag " << watch.peak_lag_bytes() << " bytes / "

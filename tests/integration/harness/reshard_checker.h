@@ -34,17 +34,17 @@ struct Report {
   size_t acknowledged = 0;           // committed transactions
   size_t lost = 0;                   // acknowledged rows missing, or seed rows missing
   size_t duplicated = 0;
-  size_t half_present = 0;           // one row of a pair, or unequal qty
-  size_t misplaced = 0;              // on a shard that does not own the bucket
+  size_t half_present = 0;  // one row of a pair, or unequal qty
+  size_t misplaced = 0;     // on a shard that does not own the bucket
   size_t wrong_qty = 0;
   size_t present_after_failure = 0;  // a failed insert's or acknowledged delete's rows present
   size_t written_after_flip = 0;
-  size_t leftovers = 0;              // fences, MIGRATING buckets, slots, publications, stray rows
+  size_t leftovers = 0;               // fences, MIGRATING buckets, slots, publications, stray rows
   std::vector<std::string> problems;  // the first ones, described
 
   size_t problem_count() const {
-    return lost + duplicated + half_present + misplaced + wrong_qty + present_after_failure + written_after_flip +
-           leftovers;
+    return lost + duplicated + half_present + misplaced + wrong_qty + present_after_failure +
+           written_after_flip + leftovers;
   }
   double moved_row_share() const {
     return rows_total == 0 ? 0 : static_cast<double>(rows_in_moved_buckets) / static_cast<double>(rows_total);
@@ -57,7 +57,7 @@ Report check_history(const Deployment& deployment, const Workload& workload);
 // the latency of writes to moved and other buckets, client-visible errors by SQLSTATE, total
 // time, peak lag, and the checker's counts.
 // [from_s, to_s]: the rebalance, in workload time (Workload::elapsed_s()).
-std::string format_figures(const Report& report, const Workload& workload, const MigrationWatch& watch, double from_s,
-                           double to_s);
+std::string format_figures(const Report& report, const Workload& workload, const MigrationWatch& watch,
+                           double from_s, double to_s);
 
 }  // namespace it::reshard

@@ -21,15 +21,18 @@ ShardedOptions sharded_options() {
 std::string mover_yaml(const DeploymentOptions& options, int instance) {
   return "mover:\n  copy_rows_per_sec: " + std::to_string(options.copy_rows_per_sec) +
          "\n  rollback_window: " + options.rollback_window +
-         "\n  max_concurrent: " + std::to_string(options.max_concurrent.at(static_cast<size_t>(instance))) + "\n";
+         "\n  max_concurrent: " + std::to_string(options.max_concurrent.at(static_cast<size_t>(instance))) +
+         "\n";
 }
 
 // Application writes on a shard, with the time of each row written (an ordinary trigger: the
 // mover's session_replication_role = replica writes do not fire it).
 const char* const kWriteLog =
-    "CREATE TABLE sw_test_writes (bucket integer NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());"
+    "CREATE TABLE sw_test_writes (bucket integer NOT NULL, at timestamptz NOT NULL DEFAULT "
+    "clock_timestamp());"
     "CREATE FUNCTION sw_test_log_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-    "  INSERT INTO sw_test_writes (bucket) VALUES (shardwire.bucket_of(CASE WHEN TG_OP = 'DELETE' THEN OLD.tenant_id "
+    "  INSERT INTO sw_test_writes (bucket) VALUES (shardwire.bucket_of(CASE WHEN TG_OP = 'DELETE' THEN "
+    "OLD.tenant_id "
     "    ELSE NEW.tenant_id END, 4096)); RETURN NULL; END $$;"
     "CREATE TRIGGER sw_test_log_write AFTER INSERT OR UPDATE OR DELETE ON orders FOR EACH ROW "
     "  EXECUTE FUNCTION sw_test_log_write();";
@@ -53,15 +56,16 @@ PgResult must(PgResult r, const std::string& what) {
 }
 
 Deployment::Deployment(DeploymentOptions options)
-    : options_(std::move(options)), setup_(std::make_unique<ShardedSetup>(shared_cluster(), sharded_options())) {
+    : options_(std::move(options)),
+      setup_(std::make_unique<ShardedSetup>(shared_cluster(), sharded_options())) {
   // Four shards first: the directory spreads the buckets over s0..s3.
   setup_->init_or_throw("", kOldShards);
   for (uint32_t b = 0; b < buckets(); ++b) initial_[b] = static_cast<int>(b % kOldShards);
   std::string catalog_dsn;
   if (options_.catalog_via_relay) {
     relay_ = std::make_unique<TcpForwarder>(setup_->catalog_cluster().port());
-    catalog_dsn = "host=127.0.0.1 port=" + std::to_string(relay_->port()) + " dbname=" + setup_->catalog_db() +
-                  " user=app password=secret";
+    catalog_dsn = "host=127.0.0.1 port=" + std::to_string(relay_->port()) +
+                  " dbname=" + setup_->catalog_db() + " user=app password=secret";
   }
   // The instances already know s4 (an operator adds the shard to the config, runs init, then
   // creates the tables there).
@@ -88,7 +92,8 @@ void Deployment::add_fifth_shard() {
   again.replace(again.find("CREATE TABLE"), 12, "CREATE TABLE IF NOT EXISTS");
   must(r.conn.exec(again), "CREATE TABLE IF NOT EXISTS orders through shardwire");
   PgConn s4 = setup_->shard(kAllShards - 1);
-  if (s4.value("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'orders'::regclass AND NOT tgisinternal") == "0")
+  if (s4.value("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'orders'::regclass AND NOT tgisinternal") ==
+      "0")
     throw std::runtime_error("s4: orders has no fence trigger");
 }
 
@@ -108,8 +113,8 @@ void Deployment::seed() {
   }
   for (int s = 0; s < kOldShards; ++s) {
     PgConn c = setup_->shard(s);
-    must(c.exec("INSERT INTO orders (tenant_id, note) SELECT unnest('{" + keys_of_shard[static_cast<size_t>(s)] +
-                "}'::bigint[]), 'seed'"),
+    must(c.exec("INSERT INTO orders (tenant_id, note) SELECT unnest('{" +
+                keys_of_shard[static_cast<size_t>(s)] + "}'::bigint[]), 'seed'"),
          "seed rows on s" + std::to_string(s));
   }
 }
@@ -131,7 +136,8 @@ PgConn Deployment::admin(int instance) const {
   ConnectResult r = connect(instances_.at(static_cast<size_t>(instance))
                                 ->conninfo("admin", "adminpw", "sslmode=disable dbname=shardwire"),
                             std::chrono::seconds(3));
-  if (!r.ok) throw std::runtime_error("admin console of instance " + std::to_string(instance) + ": " + r.error);
+  if (!r.ok)
+    throw std::runtime_error("admin console of instance " + std::to_string(instance) + ": " + r.error);
   return std::move(r.conn);
 }
 
@@ -159,8 +165,9 @@ void Deployment::restart_instance(int i) {
 
 int Deployment::terminate_backends(int shard) {
   PgConn c = setup_->shard(shard);
-  PgResult r = c.exec("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
-                      "AND pid <> pg_backend_pid()");
+  PgResult r = c.exec(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
+      "AND pid <> pg_backend_pid()");
   must(r, "pg_terminate_backend on s" + std::to_string(shard));
   return std::stoi(r.value());
 }
@@ -172,7 +179,8 @@ std::string Deployment::log_tails(size_t lines) const {
   return out;
 }
 
-MigrationWatch::MigrationWatch(Deployment& deployment) : deployment_(deployment), thread_([this] { run(); }) {}
+MigrationWatch::MigrationWatch(Deployment& deployment)
+    : deployment_(deployment), thread_([this] { run(); }) {}
 
 MigrationWatch::~MigrationWatch() {
   stopping_ = true;
@@ -199,8 +207,10 @@ void MigrationWatch::run() {
     for (int i = 0; i < r.rows(); ++i) {
       auto& row = rows_[r.value(i, 0)];
       for (int c = 0; c < r.cols(); ++c) row[r.names()[c]] = r.value(i, c);
-      if (!row["lag_bytes"].empty()) peak_lag_bytes_ = std::max(peak_lag_bytes_, std::stoll(row["lag_bytes"]));
-      if (!row["lag_seconds"].empty()) peak_lag_seconds_ = std::max(peak_lag_seconds_, std::stod(row["lag_seconds"]));
+      if (!row["lag_bytes"].empty())
+        peak_lag_bytes_ = std::max(peak_lag_bytes_, std::stoll(row["lag_bytes"]));
+      if (!row["lag_seconds"].empty())
+        peak_lag_seconds_ = std::max(peak_lag_seconds_, std::stod(row["lag_seconds"]));
     }
   }
 }
@@ -235,9 +245,9 @@ std::map<std::string, std::map<std::string, std::string>> MigrationWatch::migrat
 std::string MigrationWatch::summary() const {
   std::string out;
   for (auto& [id, row] : migrations())
-    out += "migration " + id + ": " + row["source"] + "->" + row["target"] + " " + row["state"] + " step=" +
-           row["step"] + " rows=" + row["rows_copied"] + " pause_ms=" + row["last_pause_ms"] + " error=" +
-           row["error"] + "\n";
+    out += "migration " + id + ": " + row["source"] + "->" + row["target"] + " " + row["state"] +
+           " step=" + row["step"] + " rows=" + row["rows_copied"] + " pause_ms=" + row["last_pause_ms"] +
+           " error=" + row["error"] + "\n";
   return out;
 }
 

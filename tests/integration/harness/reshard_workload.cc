@@ -11,7 +11,8 @@ namespace it::reshard {
 namespace {
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -48,7 +49,8 @@ void Workload::stop() {
 double Workload::elapsed_s() const { return static_cast<double>(now_ns() - started_ns_) / 1e9; }
 
 size_t Workload::committed() const {
-  return static_cast<size_t>(std::count_if(ops_.begin(), ops_.end(), [](const Op& op) { return op.outcome == Outcome::Ok; }));
+  return static_cast<size_t>(
+      std::count_if(ops_.begin(), ops_.end(), [](const Op& op) { return op.outcome == Outcome::Ok; }));
 }
 
 namespace {
@@ -56,11 +58,12 @@ namespace {
 // Runs BEGIN; statements (each must answer `tags[i]`); COMMIT. A statement that fails or answers
 // another tag ends the transaction (ROLLBACK) as Failed: nothing was committed. `anomaly` gets a
 // description when a statement succeeded with an unexpected tag.
-Outcome run_transaction(PgConn& conn, const std::vector<std::string>& statements, const std::vector<std::string>& tags,
-                        std::string* sqlstate, std::string* anomaly) {
+Outcome run_transaction(PgConn& conn, const std::vector<std::string>& statements,
+                        const std::vector<std::string>& tags, std::string* sqlstate, std::string* anomaly) {
   auto failed = [&](const PgResult& r) {
     *sqlstate = r.sqlstate().empty() ? "-" : r.sqlstate();
-    if (conn && PQtransactionStatus(conn.get()) != PQTRANS_IDLE) conn.exec("ROLLBACK", std::chrono::seconds(10));
+    if (conn && PQtransactionStatus(conn.get()) != PQTRANS_IDLE)
+      conn.exec("ROLLBACK", std::chrono::seconds(10));
     return Outcome::Failed;
   };
   PgResult begin = conn.exec("BEGIN", std::chrono::seconds(30));
@@ -86,8 +89,10 @@ Outcome run_transaction(PgConn& conn, const std::vector<std::string>& statements
 }  // namespace
 
 void Workload::run_client(int index) {
-  Client c{index, std::mt19937_64(options_.seed * 1000003 + static_cast<uint64_t>(index)), PgConn(),
-           index % options_.instances, {}, {}, {}};
+  Client c{index,    std::mt19937_64(options_.seed * 1000003 + static_cast<uint64_t>(index)),
+           PgConn(), index % options_.instances,
+           {},       {},
+           {}};
   std::vector<size_t> live;  // of c.pairs: inserted (Ok) and not deleted
   for (int seq = 0; !stopping_; ++seq) {
     if (!c.conn) {
@@ -107,8 +112,8 @@ void Workload::run_client(int index) {
       pair.tenant = static_cast<int64_t>(c.rng());
       pair.note = "c" + std::to_string(index) + "-" + std::to_string(seq);
       for (char half : {'a', 'b'}) {
-        statements.push_back("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(pair.tenant) + ", '" +
-                             row_note(pair, half) + "')");
+        statements.push_back("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(pair.tenant) +
+                             ", '" + row_note(pair, half) + "')");
         tags.push_back("INSERT 0 1");
       }
       c.pairs.push_back(pair);

@@ -29,10 +29,10 @@ enum class OpKind { Insert, Update, Delete };
 
 struct Op {
   OpKind kind;
-  size_t pair;         // index into Workload::pairs()
+  size_t pair;  // index into Workload::pairs()
   uint32_t bucket;
-  double start_s;      // since the workload started
-  double latency_ms;   // BEGIN sent .. COMMIT (or the failing statement) answered
+  double start_s;     // since the workload started
+  double latency_ms;  // BEGIN sent .. COMMIT (or the failing statement) answered
   Outcome outcome;
   std::string sqlstate;  // of the error; "" when there was none ("-" for a lost connection)
 };

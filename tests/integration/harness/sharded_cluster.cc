@@ -11,7 +11,8 @@ const auto& q = yaml_quote;
 
 // "host=... port=... dbname=... user=app password=secret" without sslmode (the proxy's DSN).
 std::string dsn_of(const PgCluster& cluster, const std::string& db) {
-  return "host=127.0.0.1 port=" + std::to_string(cluster.port()) + " dbname=" + db + " user=app password=secret";
+  return "host=127.0.0.1 port=" + std::to_string(cluster.port()) + " dbname=" + db +
+         " user=app password=secret";
 }
 
 }  // namespace
@@ -87,8 +88,9 @@ PgConn ShardedSetup::shard(int i) const { return cluster_.admin(shard_db(i)); }
 PgConn ShardedSetup::catalog() const { return catalog_cluster_->admin(catalog_db_); }
 
 PgResult fence_bucket(PgConn& shard, int bucket, long long version) {
-  return shard.exec("INSERT INTO shardwire.fenced_buckets (bucket, version) VALUES (" + std::to_string(bucket) + ", " +
-                    std::to_string(version) + ") ON CONFLICT (bucket) DO NOTHING");
+  return shard.exec("INSERT INTO shardwire.fenced_buckets (bucket, version) VALUES (" +
+                    std::to_string(bucket) + ", " + std::to_string(version) +
+                    ") ON CONFLICT (bucket) DO NOTHING");
 }
 
 PgResult unfence_bucket(PgConn& shard, int bucket) {
@@ -96,8 +98,8 @@ PgResult unfence_bucket(PgConn& shard, int bucket) {
 }
 
 long long move_bucket_in_catalog(PgConn& catalog, int bucket, const std::string& shard_name) {
-  PgResult r = catalog.exec("UPDATE shardwire.buckets SET shard = '" + shard_name + "' WHERE bucket = " +
-                            std::to_string(bucket) + " RETURNING version");
+  PgResult r = catalog.exec("UPDATE shardwire.buckets SET shard = '" + shard_name +
+                            "' WHERE bucket = " + std::to_string(bucket) + " RETURNING version");
   if (!r.ok() || r.rows() != 1) return -1;
   return std::stoll(r.value(0, 0));
 }
@@ -108,7 +110,8 @@ long long directory_version(PgConn& catalog) {
   return std::stoll(r.value(0, 0));
 }
 
-bool wait_for_directory_version(const ProxyProcess& proxy, long long version, std::chrono::milliseconds timeout) {
+bool wait_for_directory_version(const ProxyProcess& proxy, long long version,
+                                std::chrono::milliseconds timeout) {
   // The main loop logs "directory version N loaded" (end of line) when it hands a snapshot to
   // the workers; the watcher's own line ("catalog: directory version N loaded (...)") is earlier.
   static const std::regex line(R"(directory version (\d+) loaded\n)");
@@ -144,8 +147,8 @@ PgResult exec_params_typed(PgConn& conn, const std::string& sql, const std::vect
     formats.push_back(i < binary.size() ? binary[i] : 0);
     oids.push_back(i < types.size() ? types[i] : 0);
   }
-  int sent = PQsendQueryParams(conn.get(), sql.c_str(), static_cast<int>(values.size()), oids.data(), v.data(),
-                               lengths.data(), formats.data(), 0);
+  int sent = PQsendQueryParams(conn.get(), sql.c_str(), static_cast<int>(values.size()), oids.data(),
+                               v.data(), lengths.data(), formats.data(), 0);
   return send_and_wait(conn, sent, timeout, "PQsendQueryParams");
 }
 
@@ -159,8 +162,8 @@ PgResult exec_prepared_typed(PgConn& conn, const std::string& name, const std::v
     lengths.push_back(static_cast<int>(values[i].size()));
     formats.push_back(i < binary.size() ? binary[i] : 0);
   }
-  int sent = PQsendQueryPrepared(conn.get(), name.c_str(), static_cast<int>(values.size()), v.data(), lengths.data(),
-                                 formats.data(), 0);
+  int sent = PQsendQueryPrepared(conn.get(), name.c_str(), static_cast<int>(values.size()), v.data(),
+                                 lengths.data(), formats.data(), 0);
   return send_and_wait(conn, sent, timeout, "PQsendQueryPrepared");
 }
 

@@ -44,8 +44,8 @@ class ShardedSetup {
   const PgCluster& cluster() const { return cluster_; }
   const PgCluster& catalog_cluster() const { return *catalog_cluster_; }
 
-  std::string shard_dsn(int i) const;   // TCP, user app (what the proxy uses)
-  std::string catalog_dsn() const;      // TCP, user app
+  std::string shard_dsn(int i) const;  // TCP, user app (what the proxy uses)
+  std::string catalog_dsn() const;     // TCP, user app
 
   // Another, empty catalog database on the catalog cluster (for a proxy with a catalog of its
   // own); returns its DSN. Run init(dsn) to fill it.
@@ -90,7 +90,8 @@ long long move_bucket_in_catalog(PgConn& catalog, int bucket, const std::string&
 long long directory_version(PgConn& catalog);
 
 // Waits until the proxy's log says it loaded directory `version` (or a later one).
-bool wait_for_directory_version(const ProxyProcess& proxy, long long version, std::chrono::milliseconds timeout);
+bool wait_for_directory_version(const ProxyProcess& proxy, long long version,
+                                std::chrono::milliseconds timeout);
 
 // Extended-protocol query with explicit parameter types and formats (PQsendQueryParams), bounded
 // like PgConn::exec_params. `binary[i]` selects format 1 for parameter i; `types[i]` 0 = let the
@@ -100,7 +101,8 @@ PgResult exec_params_typed(PgConn& conn, const std::string& sql, const std::vect
                            std::chrono::milliseconds timeout = std::chrono::seconds(30));
 // Same for a prepared statement (PQsendQueryPrepared).
 PgResult exec_prepared_typed(PgConn& conn, const std::string& name, const std::vector<std::string>& values,
-                             const std::vector<int>& binary, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+                             const std::vector<int>& binary,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(30));
 // Big-endian 8-byte / 4-byte encodings for binary int8 / int4 parameters.
 std::string be_int8(long long v);
 std::string be_int4(int v);

@@ -20,7 +20,9 @@ namespace it {
 inline constexpr int kShards = 3;
 inline constexpr uint32_t kBuckets = 4096;
 
-inline uint32_t bucket_of_key(int64_t key) { return sw::router::bucket_of_hash(sw::router::hash_int8(key), kBuckets); }
+inline uint32_t bucket_of_key(int64_t key) {
+  return sw::router::bucket_of_hash(sw::router::hash_int8(key), kBuckets);
+}
 // Initial directory: bucket i on shard i mod N.
 inline int shard_of_key(int64_t key) { return static_cast<int>(bucket_of_key(key) % kShards); }
 
@@ -66,13 +68,15 @@ struct ShardedFixture {
     PgConn c = client();
     PgResult r = c.exec(kCreateOrders);
     if (!r.ok())
-      throw std::runtime_error("CREATE TABLE orders through shardwire: " + r.describe() + "\n--- proxy log ---\n" +
-                               proxy->log_tail());
+      throw std::runtime_error("CREATE TABLE orders through shardwire: " + r.describe() +
+                               "\n--- proxy log ---\n" + proxy->log_tail());
   }
 
   PgConn client(const std::string& extra = "sslmode=disable") const {
     ConnectResult r = connect(proxy->conninfo("app", "secret", extra));
-    if (!r.ok) throw std::runtime_error("connect through shardwire: " + r.error + "\n--- proxy log ---\n" + proxy->log_tail());
+    if (!r.ok)
+      throw std::runtime_error("connect through shardwire: " + r.error + "\n--- proxy log ---\n" +
+                               proxy->log_tail());
     return std::move(r.conn);
   }
   std::string log_tail(size_t lines = 40) const { return proxy->log_tail(lines); }

@@ -122,7 +122,8 @@ bool ClientSwarm::run(int max_in_flight, std::chrono::milliseconds timeout) {
     if (attempts_[i].state == Attempt::State::Connecting) active.push_back(i);
   std::vector<pollfd> fds;
   while (true) {
-    while (next < attempts_.size() && (max_in_flight == 0 || active.size() < static_cast<size_t>(max_in_flight))) {
+    while (next < attempts_.size() &&
+           (max_in_flight == 0 || active.size() < static_cast<size_t>(max_in_flight))) {
       start(attempts_[next]);
       if (attempts_[next].state == Attempt::State::Connecting) active.push_back(next);
       ++next;
@@ -132,7 +133,8 @@ bool ClientSwarm::run(int max_in_flight, std::chrono::milliseconds timeout) {
     fds.clear();
     for (size_t i : active) {
       const Attempt& a = attempts_[i];
-      fds.push_back({PQsocket(a.conn.get()), static_cast<short>(a.polling == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0});
+      fds.push_back({PQsocket(a.conn.get()),
+                     static_cast<short>(a.polling == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0});
     }
     if (poll(fds.data(), fds.size(), 50) < 0 && errno != EINTR) return false;
     for (size_t k = 0; k < fds.size(); ++k) {

@@ -32,7 +32,7 @@ struct Attempt {
   PgConn conn;
   State state = State::NotStarted;
   PostgresPollingStatusType polling = PGRES_POLLING_WRITING;  // what libpq waits for next
-  std::string error;     // libpq's verbose message when Failed
+  std::string error;                                          // libpq's verbose message when Failed
   std::string sqlstate;  // from the verbose message ("53300", ...), "" if libpq had none
   std::chrono::steady_clock::time_point started, finished;
 };

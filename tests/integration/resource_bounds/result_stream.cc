@@ -61,10 +61,10 @@ bool ResultStream::on_message(char type, std::string_view body) {
   switch (type) {
     case 'T': return true;  // RowDescription
     case 'D': {
-      if (body.size() != 6 + value_width_ || wire::get_be32(body, 2) != value_width_ ||
-          body[0] != 0 || body[1] != 1) {
-        error_ = "row " + std::to_string(rows_ + 1) + " is not one column of " + std::to_string(value_width_) +
-                 " bytes: " + wire::printable(body, 40);
+      if (body.size() != 6 + value_width_ || wire::get_be32(body, 2) != value_width_ || body[0] != 0 ||
+          body[1] != 1) {
+        error_ = "row " + std::to_string(rows_ + 1) + " is not one column of " +
+                 std::to_string(value_width_) + " bytes: " + wire::printable(body, 40);
         return false;
       }
       if (body.substr(6).find_first_not_of('x') != std::string_view::npos) {
@@ -74,22 +74,18 @@ bool ResultStream::on_message(char type, std::string_view body) {
       ++rows_;
       return true;
     }
-    case 'C':
-      command_tag_ = std::string(body.substr(0, body.find('\0')));
-      return true;
-    case 'Z':
-      complete_ = true;
-      return true;
+    case 'C': command_tag_ = std::string(body.substr(0, body.find('\0'))); return true;
+    case 'Z': complete_ = true; return true;
     case 'E':
-      error_ = "ErrorResponse " + wire::parse_error(body).sqlstate() + ": " + wire::parse_error(body).message();
+      error_ =
+          "ErrorResponse " + wire::parse_error(body).sqlstate() + ": " + wire::parse_error(body).message();
       return false;
-    default:
-      error_ = std::string("unexpected message '") + type + "'";
-      return false;
+    default: error_ = std::string("unexpected message '") + type + "'"; return false;
   }
 }
 
-SmallWindowClient::SmallWindowClient(int port, int rcvbuf, const std::string& user, const std::string& database) {
+SmallWindowClient::SmallWindowClient(int port, int rcvbuf, const std::string& user,
+                                     const std::string& database) {
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
   if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) != 0)

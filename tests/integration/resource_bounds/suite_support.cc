@@ -78,7 +78,8 @@ void restart_with_listen_key(ProxyProcess& proxy, const std::string& line) {
 
 void raise_own_fd_limit(int clients) {
   long hard = own_hard_open_file_limit();
-  REQUIRE_MESSAGE(hard >= clients + 200, "hard open file limit " << hard << " is too low for " << clients << " clients");
+  REQUIRE_MESSAGE(hard >= clients + 200,
+                  "hard open file limit " << hard << " is too low for " << clients << " clients");
   set_own_open_file_limit(hard);
 }
 
@@ -91,15 +92,17 @@ FdLimitedProxyBinary::FdLimitedProxyBinary(int limit) {
   std::string script = dir_.file("shardwire-fdlimit.sh");
   write_file(script, "#!/bin/sh\nulimit -n " + std::to_string(limit) + " || exit 71\n" +
                          "if [ \"$(id -u)\" = 0 ]; then\n" +
-                         "  exec setpriv --inh-caps=-sys_resource --bounding-set=-sys_resource '" + binary + "' \"$@\"\n" +
-                         "fi\nexec '" + binary + "' \"$@\"\n");
+                         "  exec setpriv --inh-caps=-sys_resource --bounding-set=-sys_resource '" + binary +
+                         "' \"$@\"\n" + "fi\nexec '" + binary + "' \"$@\"\n");
   REQUIRE(chmod(script.c_str(), 0755) == 0);
   setenv("SHARDWIRE_BIN", script.c_str(), 1);
 }
 
 FdLimitedProxyBinary::~FdLimitedProxyBinary() {
-  if (previous_) setenv("SHARDWIRE_BIN", previous_->c_str(), 1);
-  else unsetenv("SHARDWIRE_BIN");
+  if (previous_)
+    setenv("SHARDWIRE_BIN", previous_->c_str(), 1);
+  else
+    unsetenv("SHARDWIRE_BIN");
 }
 
 Bystander::Bystander(const std::string& conninfo) : conn_(connect_or_throw(conninfo)) {
@@ -108,7 +111,8 @@ Bystander::Bystander(const std::string& conninfo) : conn_(connect_or_throw(conni
       auto start = std::chrono::steady_clock::now();
       PgResult r = conn_.exec("SELECT count(*) FROM generate_series(1, 1000)", 20s);
       long long took =
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
+              .count();
       if (!r.ok() || r.value() != "1000") {
         first_failure_ = r.describe();
         ++failed_;
@@ -131,8 +135,10 @@ NewcomerLoop::NewcomerLoop(std::string conninfo) : conninfo_(std::move(conninfo)
     while (!stop_.load()) {
       ConnectResult c = connect(conninfo_, 10s);
       PgResult r = c.ok ? c.conn.exec("SELECT 1", 10s) : PgResult::failure(c.error);
-      if (r.ok()) ++served_;
-      else if (failed_++ == 0) first_failure_ = r.describe();
+      if (r.ok())
+        ++served_;
+      else if (failed_++ == 0)
+        first_failure_ = r.describe();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });

@@ -98,9 +98,9 @@ struct StalledClient {
   StallKind kind;
   std::unique_ptr<RawSocket> socket;
   std::chrono::steady_clock::time_point connected;
-  std::string startup;          // the startup packet a slowloris dribbles
-  size_t dribbled = 0;          // bytes of it sent so far
-  std::string received;         // everything the proxy sent after the stall began
+  std::string startup;   // the startup packet a slowloris dribbles
+  size_t dribbled = 0;   // bytes of it sent so far
+  std::string received;  // everything the proxy sent after the stall began
   bool closed = false;
   long long closed_after_ms = -1;  // from connect to the proxy's close
 };

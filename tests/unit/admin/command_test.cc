@@ -37,16 +37,26 @@ struct Spelling {
 };
 
 const Spelling kVerbs[] = {
-    {"SHOW HELP", Verb::ShowHelp},       {"SHOW VERSION", Verb::ShowVersion},
-    {"SHOW CONFIG", Verb::ShowConfig},   {"SHOW DATABASES", Verb::ShowDatabases},
-    {"SHOW POOLS", Verb::ShowPools},     {"SHOW CLIENTS", Verb::ShowClients},
-    {"SHOW SERVERS", Verb::ShowServers}, {"SHOW STATS", Verb::ShowStats},
-    {"SHOW STATS_TOTALS", Verb::ShowStatsTotals}, {"SHOW LISTS", Verb::ShowLists},
-    {"SHOW USERS", Verb::ShowUsers},     {"SHOW STATE", Verb::ShowState},
-    {"SHOW SHARDS", Verb::ShowShards},   {"SHOW BUCKETS", Verb::ShowBuckets},
-    {"SHOW DIRECTORY", Verb::ShowDirectory}, {"SHOW ROUTERS", Verb::ShowRouters},
-    {"PAUSE", Verb::Pause},              {"RESUME", Verb::Resume},
-    {"RELOAD", Verb::Reload},            {"RECONNECT", Verb::Reconnect},
+    {"SHOW HELP", Verb::ShowHelp},
+    {"SHOW VERSION", Verb::ShowVersion},
+    {"SHOW CONFIG", Verb::ShowConfig},
+    {"SHOW DATABASES", Verb::ShowDatabases},
+    {"SHOW POOLS", Verb::ShowPools},
+    {"SHOW CLIENTS", Verb::ShowClients},
+    {"SHOW SERVERS", Verb::ShowServers},
+    {"SHOW STATS", Verb::ShowStats},
+    {"SHOW STATS_TOTALS", Verb::ShowStatsTotals},
+    {"SHOW LISTS", Verb::ShowLists},
+    {"SHOW USERS", Verb::ShowUsers},
+    {"SHOW STATE", Verb::ShowState},
+    {"SHOW SHARDS", Verb::ShowShards},
+    {"SHOW BUCKETS", Verb::ShowBuckets},
+    {"SHOW DIRECTORY", Verb::ShowDirectory},
+    {"SHOW ROUTERS", Verb::ShowRouters},
+    {"PAUSE", Verb::Pause},
+    {"RESUME", Verb::Resume},
+    {"RELOAD", Verb::Reload},
+    {"RECONNECT", Verb::Reconnect},
     {"SHUTDOWN", Verb::Shutdown},
 };
 
@@ -59,7 +69,8 @@ std::string lower(std::string s) {
 std::string mixed(std::string s) {
   bool start = true;
   for (char& c : s) {
-    c = static_cast<char>(start ? std::toupper(static_cast<unsigned char>(c)) : std::tolower(static_cast<unsigned char>(c)));
+    c = static_cast<char>(start ? std::toupper(static_cast<unsigned char>(c))
+                                : std::tolower(static_cast<unsigned char>(c)));
     start = c == ' ';
   }
   return s;
@@ -81,11 +92,16 @@ std::vector<std::string> expand(std::string_view syntax) {
     REQUIRE(close != std::string_view::npos);
     std::string inner(syntax.substr(i + 1, close - i - 1));
     std::vector<std::string> choices;
-    if (inner == "sql") choices = {"SELECT * FROM orders WHERE tenant_id = 7"};
-    else if (inner == "id" || inner == "n") choices = {"42"};
-    else if (inner == "shard") choices = {"s1"};
-    else if (inner == "shards") choices = {"s1", "s0, s2"};
-    else if (inner == "list or ranges") choices = {"1,5,10-20"};
+    if (inner == "sql")
+      choices = {"SELECT * FROM orders WHERE tenant_id = 7"};
+    else if (inner == "id" || inner == "n")
+      choices = {"42"};
+    else if (inner == "shard")
+      choices = {"s1"};
+    else if (inner == "shards")
+      choices = {"s1", "s0, s2"};
+    else if (inner == "list or ranges")
+      choices = {"1,5,10-20"};
     else {
       for (size_t start = 0;;) {
         size_t bar = inner.find('|', start);
@@ -169,7 +185,8 @@ TEST_CASE("SHUTDOWN modes") {
 
 TEST_CASE("malformed commands are 08P01 and say what to type") {
   // unknown verbs
-  for (const char* text : {"SELECT 1", "SHOW NOTHING", "SHOWPOOLS", "PAUSED", "KILL 1", "SHOW STATS_TOTAL", "LIST"})
+  for (const char* text :
+       {"SELECT 1", "SHOW NOTHING", "SHOWPOOLS", "PAUSED", "KILL 1", "SHOW STATS_TOTAL", "LIST"})
     expect_invalid(text);
   // a verb without its object, or with an object it does not take
   expect_invalid("SHOW");

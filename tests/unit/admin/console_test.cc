@@ -109,7 +109,9 @@ class FakeHost : public ConsoleHost {
   }
   void verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<BucketCheck>>)> done) override {
     calls.push_back("verify " + std::to_string(bucket));
-    answer([done] { done(std::vector<BucketCheck>{{"s0", "owner", 10, "123"}, {"s1", "target", 10, "124"}}); });
+    answer([done] {
+      done(std::vector<BucketCheck>{{"s0", "owner", 10, "123"}, {"s1", "target", 10, "124"}});
+    });
   }
 
   void run_pending() {
@@ -120,8 +122,10 @@ class FakeHost : public ConsoleHost {
 
  private:
   void answer(std::function<void()> f) {
-    if (sync) f();
-    else pending.push_back(std::move(f));
+    if (sync)
+      f();
+    else
+      pending.push_back(std::move(f));
   }
 };
 
@@ -186,11 +190,13 @@ std::map<char, std::string> error_fields(const std::string& reply) {
   return fields;
 }
 
-const char* const kShows[] = {"SHOW HELP",    "SHOW VERSION",     "SHOW CONFIG",   "SHOW DATABASES",
-                              "SHOW POOLS",   "SHOW CLIENTS",     "SHOW SERVERS",  "SHOW STATS",
-                              "SHOW STATS_TOTALS", "SHOW LISTS",  "SHOW USERS",    "SHOW STATE",
-                              "SHOW SHARDS",  "SHOW BUCKETS",     "SHOW BUCKETS s1", "SHOW DIRECTORY",
-                              "SHOW ROUTERS", "SHOW ROUTE SELECT * FROM orders WHERE tenant_id = 7"};
+const char* const kShows[] = {
+    "SHOW HELP",      "SHOW VERSION", "SHOW CONFIG",
+    "SHOW DATABASES", "SHOW POOLS",   "SHOW CLIENTS",
+    "SHOW SERVERS",   "SHOW STATS",   "SHOW STATS_TOTALS",
+    "SHOW LISTS",     "SHOW USERS",   "SHOW STATE",
+    "SHOW SHARDS",    "SHOW BUCKETS", "SHOW BUCKETS s1",
+    "SHOW DIRECTORY", "SHOW ROUTERS", "SHOW ROUTE SELECT * FROM orders WHERE tenant_id = 7"};
 
 }  // namespace
 

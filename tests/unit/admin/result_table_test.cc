@@ -28,7 +28,9 @@ std::string be32(uint32_t v) {
   sw::append_be32(out, v);
   return out;
 }
-std::string message(char type, const std::string& body) { return std::string(1, type) + be32(4 + body.size()) + body; }
+std::string message(char type, const std::string& body) {
+  return std::string(1, type) + be32(4 + body.size()) + body;
+}
 
 // Splits `bytes` into server frames; every byte must belong to a complete frame.
 std::vector<sw::wire::Frame> frames(const std::string& bytes) {
@@ -182,8 +184,9 @@ TEST_CASE("error() carries severity, SQLSTATE, message and the hint") {
   CHECK(decoded->sqlstate == "55000");
   CHECK(decoded->message == "already paused");
   auto fields = error_fields(list[0].body);
-  CHECK(fields == std::map<char, std::string>{
-                      {'S', "ERROR"}, {'V', "ERROR"}, {'C', "55000"}, {'M', "already paused"}, {'H', "RESUME first"}});
+  CHECK(fields ==
+        std::map<char, std::string>{
+            {'S', "ERROR"}, {'V', "ERROR"}, {'C', "55000"}, {'M', "already paused"}, {'H', "RESUME first"}});
 
   // Without a hint there is no H field.
   const std::string plain_bytes = error("42704", "no client with id 9");

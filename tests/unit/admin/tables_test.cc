@@ -43,7 +43,8 @@ const config::Config& test_config() {
 // bucket 4 (on s0) is MIGRATING since version 9.
 router::Directory test_directory() {
   std::vector<router::BucketEntry> buckets(8);
-  for (uint32_t b = 0; b < 8; ++b) buckets[b] = {static_cast<uint16_t>(b % 2), router::BucketState::Active, 1};
+  for (uint32_t b = 0; b < 8; ++b)
+    buckets[b] = {static_cast<uint16_t>(b % 2), router::BucketState::Active, 1};
   buckets[4] = {0, router::BucketState::Migrating, 9};
   return router::Directory(9, {"s0", "s1", "s3"}, buckets);
 }
@@ -142,23 +143,27 @@ const std::string kSocketColumns =
 
 TEST_CASE("SHOW DATABASES: one row per shard and one for the console") {
   ResultTable t = databases_table(test_config(), test_snapshot(), true);
-  CHECK(names(t) == "name,host,port,database,force_user,pool_size,min_pool_size,reserve_pool,pool_mode,"
-                    "max_connections,current_connections,paused,disabled");
+  CHECK(names(t) ==
+        "name,host,port,database,force_user,pool_size,min_pool_size,reserve_pool,pool_mode,"
+        "max_connections,current_connections,paused,disabled");
   check_shape(t, 5);
   // s0: 3+4+5 (app) + 12+13+14 (report) server connections
-  CHECK(row(t, 0) == Row{"s0", "db0", "5433", "app", "postgres", "7", "0", "0", "transaction", "0", "51", "1", "0"});
-  CHECK(row(t, 1) == Row{"s1", "db1", "5434", "app", "<null>", "7", "0", "0", "transaction", "0", "309", "1", "0"});
+  CHECK(row(t, 0) ==
+        Row{"s0", "db0", "5433", "app", "postgres", "7", "0", "0", "transaction", "0", "51", "1", "0"});
+  CHECK(row(t, 1) ==
+        Row{"s1", "db1", "5434", "app", "<null>", "7", "0", "0", "transaction", "0", "309", "1", "0"});
   CHECK(row(t, 2)[10] == "0");
-  CHECK(row(t, 4) == Row{"shardwire", "<null>", "6543", "shardwire", "shardwire", "0", "0", "0", "statement", "0",
-                         "0", "0", "0"});
+  CHECK(row(t, 4) == Row{"shardwire", "<null>", "6543", "shardwire", "shardwire", "0", "0", "0", "statement",
+                         "0", "0", "0", "0"});
   CHECK(row(databases_table(test_config(), test_snapshot(), false), 0)[11] == "0");
 }
 
 TEST_CASE("SHOW POOLS: sorted by shard and user, maxwait in seconds and microseconds") {
   ResultTable t = pools_table(test_config(), test_snapshot());
-  CHECK(names(t) == "database,user,cl_active,cl_waiting,cl_active_cancel_req,cl_waiting_cancel_req,sv_active,"
-                    "sv_active_cancel,sv_being_canceled,sv_idle,sv_used,sv_tested,sv_login,maxwait,maxwait_us,"
-                    "pool_mode");
+  CHECK(names(t) ==
+        "database,user,cl_active,cl_waiting,cl_active_cancel_req,cl_waiting_cancel_req,sv_active,"
+        "sv_active_cancel,sv_being_canceled,sv_idle,sv_used,sv_tested,sv_login,maxwait,maxwait_us,"
+        "pool_mode");
   check_shape(t, 3);
   CHECK(row(t, 0) == Row{"s0", "app", "1", "2", "0", "0", "3", "0", "0", "4", "0", "0", "5", "2", "500123",
                          "transaction"});
@@ -175,9 +180,27 @@ TEST_CASE("SHOW CLIENTS: every state, links and times") {
   CHECK(row(t, 0)[3] == "login");
   CHECK(row(t, 1)[3] == "idle");
   CHECK(row(t, 3)[3] == "waiting");
-  CHECK(row(t, 2) == Row{"C", "app", "app", "active", "10.0.0.9", "50002", "127.0.0.1", "6543",
-                         "2023-11-14 22:13:20 UTC", "2023-11-14 22:14:20 UTC", "0", "0", "0", "c42", "s7", "0", "TLS",
-                         "psql", "42", "s0", "0"});
+  CHECK(row(t, 2) == Row{"C",
+                         "app",
+                         "app",
+                         "active",
+                         "10.0.0.9",
+                         "50002",
+                         "127.0.0.1",
+                         "6543",
+                         "2023-11-14 22:13:20 UTC",
+                         "2023-11-14 22:14:20 UTC",
+                         "0",
+                         "0",
+                         "0",
+                         "c42",
+                         "s7",
+                         "0",
+                         "TLS",
+                         "psql",
+                         "42",
+                         "s0",
+                         "0"});
   Row waiting = row(t, 3);
   CHECK(waiting[8] == "<null>");  // never connected: no time
   CHECK(waiting[10] == "3");
@@ -195,16 +218,19 @@ TEST_CASE("SHOW SERVERS") {
   CHECK(row(t, 0)[3] == "login");
   CHECK(row(t, 1)[3] == "idle");
   // database: the shard (the pool target, as in SHOW POOLS)
-  CHECK(row(t, 2) == Row{"S", "app", "s0", "active", "db0", "5433", "10.0.0.1", "40002", "2023-11-14 22:13:20 UTC",
-                         "<null>", "0", "0", "0", "s7", "c42", "1002", "", "", "7", "s0", "1"});
+  CHECK(row(t, 2) ==
+        Row{"S",      "app", "s0", "active", "db0", "5433", "10.0.0.1", "40002", "2023-11-14 22:13:20 UTC",
+            "<null>", "0",   "0",  "0",      "s7",  "c42",  "1002",     "",      "",
+            "7",      "s0",  "1"});
   CHECK(row(t, 0)[14] == "");
 }
 
 TEST_CASE("SHOW STATS: per shard, summed over users, averaged over uptime") {
   ResultTable t = stats_table(test_snapshot(), 10.0);
-  CHECK(names(t) == "database,total_xact_count,total_query_count,total_received,total_sent,total_xact_time,"
-                    "total_query_time,total_wait_time,avg_xact_count,avg_query_count,avg_recv,avg_sent,"
-                    "avg_xact_time,avg_query_time,avg_wait_time");
+  CHECK(names(t) ==
+        "database,total_xact_count,total_query_count,total_received,total_sent,total_xact_time,"
+        "total_query_time,total_wait_time,avg_xact_count,avg_query_count,avg_recv,avg_sent,"
+        "avg_xact_time,avg_query_time,avg_wait_time");
   check_shape(t, 2);
   // s0: xacts 4+6, queries 15+5, received 1500, sent 30000, xact time 10000, query time 5000, wait 1000
   CHECK(row(t, 0) == Row{"s0", "10", "20", "1500", "30000", "10000", "5000", "1000", "1", "2", "150", "3000",
@@ -216,12 +242,14 @@ TEST_CASE("SHOW STATS: per shard, summed over users, averaged over uptime") {
   CHECK(row(fresh, 0)[11] == "0");
   stats::Snapshot idle;
   idle.pools = {pool("s0", "app", 0)};
-  CHECK(row(stats_table(idle, 5), 0) == Row{"s0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"});
+  CHECK(row(stats_table(idle, 5), 0) ==
+        Row{"s0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"});
 }
 
 TEST_CASE("SHOW STATS_TOTALS") {
   ResultTable t = stats_totals_table(test_snapshot());
-  CHECK(names(t) == "database,xact_count,query_count,bytes_received,bytes_sent,xact_time,query_time,wait_time");
+  CHECK(names(t) ==
+        "database,xact_count,query_count,bytes_received,bytes_sent,xact_time,query_time,wait_time");
   check_shape(t, 2);
   CHECK(row(t, 0) == Row{"s0", "10", "20", "1500", "30000", "10000", "5000", "1000"});
   CHECK(row(t, 1) == Row{"s1", "1", "1", "0", "0", "77", "77", "0"});
@@ -231,10 +259,10 @@ TEST_CASE("SHOW LISTS and SHOW USERS") {
   ResultTable lists = lists_table(test_config(), test_snapshot());
   CHECK(names(lists) == "list,items");
   check_shape(lists, 12);
-  std::vector<Row> expected = {{"databases", "5"},     {"users", "2"},         {"pools", "3"},
-                               {"free_clients", "0"},  {"used_clients", "3"},  {"login_clients", "1"},
-                               {"free_servers", "0"},  {"used_servers", "360"}, {"dns_names", "0"},
-                               {"dns_zones", "0"},     {"dns_queries", "0"},   {"dns_pending", "0"}};
+  std::vector<Row> expected = {{"databases", "5"},    {"users", "2"},          {"pools", "3"},
+                               {"free_clients", "0"}, {"used_clients", "3"},   {"login_clients", "1"},
+                               {"free_servers", "0"}, {"used_servers", "360"}, {"dns_names", "0"},
+                               {"dns_zones", "0"},    {"dns_queries", "0"},    {"dns_pending", "0"}};
   for (size_t i = 0; i < expected.size(); ++i) CHECK(row(lists, i) == expected[i]);
 
   ResultTable users = users_table(test_config());
@@ -356,7 +384,8 @@ TEST_CASE("SHOW ROUTE for a keyed statement, a default one and a refused one") {
   CHECK(scatter[0] == "scatter");
   CHECK(scatter[1] == "<null>");
 
-  router::Route refused = route_of("SELECT * FROM orders o JOIN orders p ON o.parent_id = p.id WHERE o.tenant_id = 2");
+  router::Route refused =
+      route_of("SELECT * FROM orders o JOIN orders p ON o.parent_id = p.id WHERE o.tenant_id = 2");
   REQUIRE(refused.kind == router::RouteKind::Error);
   Row error = row(route_table(refused, directory), 0);
   CHECK(error[0] == "error");
@@ -409,6 +438,6 @@ TEST_CASE("SHOW HELP, VERSION, STATE, DIRECTORY, ROUTERS") {
   ResultTable rt = routers_table(routers);
   CHECK(names(rt) == "id,host,port,pid,directory_version,started_at,heartbeat_at,heartbeat_age_seconds");
   check_shape(rt, 1);
-  CHECK(row(rt, 0) == Row{"r1", "10.0.0.5", "6432", "321", "9", "2023-11-14 22:13:20+00", "2023-11-14 22:14:20+00",
-                          "1.250"});
+  CHECK(row(rt, 0) == Row{"r1", "10.0.0.5", "6432", "321", "9", "2023-11-14 22:13:20+00",
+                          "2023-11-14 22:14:20+00", "1.250"});
 }

@@ -9,8 +9,13 @@ using sw::auth::base64_encode;
 
 TEST_CASE("base64: RFC 4648 test vectors") {
   const std::pair<const char*, const char*> vectors[] = {
-      {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+      {"", ""},
+      {"f", "Zg=="},
+      {"fo", "Zm8="},
+      {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="},
+      {"fooba", "Zm9vYmE="},
+      {"foobar", "Zm9vYmFy"},
   };
   for (auto [plain, encoded] : vectors) {
     CHECK(base64_encode(plain) == encoded);
@@ -39,9 +44,8 @@ TEST_CASE("base64: round trip of every byte value and many lengths") {
 
 TEST_CASE("base64: only canonical encodings decode") {
   const char* invalid[] = {
-      "Zg",        "Zg=",       "Zm9vY",     "=Zm9",     "Z===",      "====",     "Zg==Zm9v",
-      "Zm9v====",  "Zh==",      "Zm9=",      "Zm9v\n",   " Zm9v",     "Zm 9v",    "Zm9-",
-      "Zm9_",      "Zm=v",      "Zg=a",      "\x80Zm9",  "Zm9\0",
+      "Zg",     "Zg=",   "Zm9vY", "=Zm9", "Z===", "====", "Zg==Zm9v", "Zm9v====", "Zh==",  "Zm9=",
+      "Zm9v\n", " Zm9v", "Zm 9v", "Zm9-", "Zm9_", "Zm=v", "Zg=a",     "\x80Zm9",  "Zm9\0",
   };
   for (const char* text : invalid) {
     CAPTURE(text);

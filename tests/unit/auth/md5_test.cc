@@ -21,9 +21,12 @@ TEST_CASE("md5: PostgreSQL stored hash and challenge response") {
   const char salt2[4] = {static_cast<char>(0xff), 0x00, static_cast<char>(0x80), 0x7f};
   CHECK(md5_password_response("postgres", "secret", salt2) == "md5af5825a82e8a131090770b6d3ea127f9");
   // The response depends on the user, the password and the salt.
-  CHECK(md5_password_response("postgre", "ssecret", salt1) != md5_password_response("postgres", "secret", salt1));
-  CHECK(md5_password_response("postgres", "secreT", salt1) != md5_password_response("postgres", "secret", salt1));
-  CHECK(md5_password_response("postgres", "secret", salt2) != md5_password_response("postgres", "secret", salt1));
+  CHECK(md5_password_response("postgre", "ssecret", salt1) !=
+        md5_password_response("postgres", "secret", salt1));
+  CHECK(md5_password_response("postgres", "secreT", salt1) !=
+        md5_password_response("postgres", "secret", salt1));
+  CHECK(md5_password_response("postgres", "secret", salt2) !=
+        md5_password_response("postgres", "secret", salt1));
 }
 
 TEST_CASE("constant_time_equal") {

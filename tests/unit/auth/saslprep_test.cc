@@ -26,10 +26,14 @@ const PostgresSecret kSecrets[] = {
     {"NFC text", "p\xC3\xA4ssw\xC3\xB6rd",
      "SCRAM-SHA-256$4096:4i0pttX/hHqc2cfnsIFTiQ==$zS03lqgORp9IrfRc3Hq5hspkkQlYSKVhsTDuFCQ+JhY=:"
      "q9zEjpiyOqHNW2qAebmIvl08OLWLf5lFXjEiUglzD7Q="},
-    {"U+00A0 mapped to space", "a\xC2\xA0" "b",
+    {"U+00A0 mapped to space",
+     "a\xC2\xA0"
+     "b",
      "SCRAM-SHA-256$4096:69517KemFfXBbvSs/D9unw==$gEZK2aVvUS/u8FxWzvBAk+SIrdOqGib7UJauUX3wzQs=:"
      "plVrg26ajbJj3KTSDw9Q5eYTK24ihpMCE0kt0nx8uXQ="},
-    {"U+00AD mapped to nothing", "pass\xC2\xAD" "word",
+    {"U+00AD mapped to nothing",
+     "pass\xC2\xAD"
+     "word",
      "SCRAM-SHA-256$4096:gMf00l6XTgfXjk0TZFIZNA==$PCd0snfEw8E0/bDnUOS94im1hcJzvnHto/2VGBTGNdg=:"
      "RR357cuwqm4VQuhGQxTRVAuXYlnH+b4P0V7k5beRi6I="},
     {"empty after mapping: raw bytes", "\xC2\xAD",
@@ -95,11 +99,15 @@ TEST_CASE("saslprep_password") {
                           "\xF4\x90\x80\x80\xC2\xA0", "\xFF\xC2\xA0"}) {
     CHECK(saslprep_password(raw) == raw);
   }
-  CHECK(saslprep_password("a\xC2\xA0" "b") == "a b");
-  CHECK(saslprep_password("a\xE1\x9A\x80" "b") == "a b");     // U+1680
-  CHECK(saslprep_password("a\xEF\xBB\xBF" "b") == "ab");      // U+FEFF
-  CHECK(saslprep_password("a\xEF\xB8\x8F" "b") == "ab");      // U+FE0F
-  CHECK(saslprep_password("p\xC3\xA4ss") == "p\xC3\xA4ss");   // already NFKC
+  CHECK(saslprep_password("a\xC2\xA0"
+                          "b") == "a b");
+  CHECK(saslprep_password("a\xE1\x9A\x80"
+                          "b") == "a b");  // U+1680
+  CHECK(saslprep_password("a\xEF\xBB\xBF"
+                          "b") == "ab");  // U+FEFF
+  CHECK(saslprep_password("a\xEF\xB8\x8F"
+                          "b") == "ab");                               // U+FE0F
+  CHECK(saslprep_password("p\xC3\xA4ss") == "p\xC3\xA4ss");            // already NFKC
   CHECK(saslprep_password("\xF0\x9F\x94\x91") == "\xF0\x9F\x94\x91");  // U+1F511 (not checked as unassigned)
   // Prohibited output: the raw password is used.
   for (std::string raw : {"\xC2\x80x", "x\xE2\x80\x8E", "x\xEF\xBF\xBE", "x\xF0\x9F\xBF\xBF", "x\xEF\xBF\xBD",

@@ -45,8 +45,20 @@ Status client_exchange(Mutate mutate) {
   return client.on_server_final(mutate(2, *server_final));
 }
 
-const char kGarbles[] = {',', '=', '\0', 'x', 'n', 'r', 'p', 'A', '/', '+', ' ', '\x7f',
-                         static_cast<char>(0x80), static_cast<char>(0xff)};
+const char kGarbles[] = {',',
+                         '=',
+                         '\0',
+                         'x',
+                         'n',
+                         'r',
+                         'p',
+                         'A',
+                         '/',
+                         '+',
+                         ' ',
+                         '\x7f',
+                         static_cast<char>(0x80),
+                         static_cast<char>(0xff)};
 
 template <typename Check>
 void for_each_mutation(const std::string& message, Check check) {
@@ -75,9 +87,24 @@ TEST_CASE("ScramServer: client-first-message validation") {
   CHECK(server_first_for("n,,n=,r=abc,x=extension").is_ok());
 
   const char* malformed[] = {
-      "", "n", "n,", "n,,", "x,,n=,r=abc", "n;,n=,r=abc", "n,x,n=,r=abc", "n,,r=abc", "n,,n=",
-      "n,,n=,r=", "n,,n=,r=a b", "n,,n=,r=abc,", "n,,n=,r=abc,,", "n,,n=,r=abc,1=x", "n,,n=,r=abc,x",
-      "n,,n=,x=1,r=abc", "N,,n=,r=abc", "n,,n=,r=\xc3\xa9",
+      "",
+      "n",
+      "n,",
+      "n,,",
+      "x,,n=,r=abc",
+      "n;,n=,r=abc",
+      "n,x,n=,r=abc",
+      "n,,r=abc",
+      "n,,n=",
+      "n,,n=,r=",
+      "n,,n=,r=a b",
+      "n,,n=,r=abc,",
+      "n,,n=,r=abc,,",
+      "n,,n=,r=abc,1=x",
+      "n,,n=,r=abc,x",
+      "n,,n=,x=1,r=abc",
+      "N,,n=,r=abc",
+      "n,,n=,r=\xc3\xa9",
   };
   for (const char* message : malformed) {
     CAPTURE(message);
@@ -110,8 +137,8 @@ TEST_CASE("ScramServer: c= must be base64 of the gs2 header sent in client-first
   auto final_with = [&](const char* gs2, const std::string& binding) {
     ScramServer server(&secret, "unused", kServerNonce);
     REQUIRE(server.on_client_first(std::string(gs2) + "n=,r=" + kClientNonce).is_ok());
-    return server.on_client_final("c=" + binding + ",r=" + kClientNonce + kServerNonce + ",p=" +
-                                  base64_encode(std::string(32, 'p')));
+    return server.on_client_final("c=" + binding + ",r=" + kClientNonce + kServerNonce +
+                                  ",p=" + base64_encode(std::string(32, 'p')));
   };
   // Right binding, wrong proof: the proof check is reached (28P01).
   CHECK(final_with("n,,", "biws").status().sqlstate == "28P01");

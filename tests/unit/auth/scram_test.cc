@@ -202,14 +202,14 @@ TEST_CASE("ScramClient: the server nonce must extend the client nonce, within kM
   CHECK(attempt(kClientNonce + "x").is_ok());
   CHECK(attempt(kClientNonce + std::string(ScramClient::kMaxNonceLength - kClientNonce.size(), 'x')).is_ok());
   const std::string bad[] = {
-      kClientNonce,                                   // no server part
-      kClientNonce.substr(1) + "xx",                  // does not start with the client nonce
-      "x" + kClientNonce,                             //
-      kClientNonce.substr(0, 5),                      // shorter
+      kClientNonce,                                                   // no server part
+      kClientNonce.substr(1) + "xx",                                  // does not start with the client nonce
+      "x" + kClientNonce,                                             //
+      kClientNonce.substr(0, 5),                                      // shorter
       kClientNonce + std::string(ScramClient::kMaxNonceLength, 'x'),  // too long
-      kClientNonce + " x",                            // not printable
-      kClientNonce + "\x7f",                          //
-      kClientNonce + "\xc3\xa9",                      //
+      kClientNonce + " x",                                            // not printable
+      kClientNonce + "\x7f",                                          //
+      kClientNonce + "\xc3\xa9",                                      //
       "",
   };
   for (const std::string& nonce : bad) {
@@ -245,7 +245,7 @@ TEST_CASE("ScramClient: server signature, server errors and message order") {
   {
     ScramClient client("pencil", kClientNonce);
     CHECK(client.on_server_final(kServerFinal).sqlstate == "08P01");  // before server-first
-    CHECK_FALSE(client.on_server_first(kServerFirst).is_ok());         // the exchange is over
+    CHECK_FALSE(client.on_server_first(kServerFirst).is_ok());        // the exchange is over
   }
   {
     ScramClient client("pencil", kClientNonce);

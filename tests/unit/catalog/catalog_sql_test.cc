@@ -37,8 +37,10 @@ TEST_CASE("shard schema: bucket_of first, then fenced_buckets and install_fence"
   const std::string bucket_sql = sw::router::bucket_function_sql();
   CHECK(sql.compare(0, bucket_sql.size(), bucket_sql) == 0);
   CHECK(has(sql, "CREATE TABLE IF NOT EXISTS shardwire.fenced_buckets ("));
-  CHECK(has(sql, "CREATE OR REPLACE FUNCTION shardwire.install_fence(tbl regclass, key_column text, key_type text, "
-                 "buckets integer)"));
+  CHECK(
+      has(sql,
+          "CREATE OR REPLACE FUNCTION shardwire.install_fence(tbl regclass, key_column text, key_type text, "
+          "buckets integer)"));
   // The documented error, SQLSTATE and the escaped placeholders of the generated function.
   CHECK(has(sql, "ERRCODE = 'SW001'"));
   CHECK(has(sql, "'bucket %%s is not owned by this shard; directory version %%s'"));

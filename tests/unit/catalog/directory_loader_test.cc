@@ -13,7 +13,8 @@ using sw::router::BucketState;
 
 namespace {
 
-std::vector<BucketRow> mod_rows(uint32_t buckets, const std::vector<std::string>& shards, int64_t version = 1) {
+std::vector<BucketRow> mod_rows(uint32_t buckets, const std::vector<std::string>& shards,
+                                int64_t version = 1) {
   std::vector<BucketRow> rows;
   for (uint32_t b = 0; b < buckets; ++b) rows.push_back({b, shards[b % shards.size()], "ACTIVE", version});
   return rows;
@@ -42,7 +43,8 @@ sw::catalog::PgResultPtr make_result(const std::vector<std::vector<std::string>>
   for (size_t r = 0; r < rows.size(); ++r) {
     for (int c = 0; c < 5; ++c) {
       const std::string& v = rows[r][static_cast<size_t>(c)];
-      REQUIRE(PQsetvalue(res.get(), static_cast<int>(r), c, v.empty() ? nullptr : const_cast<char*>(v.c_str()),
+      REQUIRE(PQsetvalue(res.get(), static_cast<int>(r), c,
+                         v.empty() ? nullptr : const_cast<char*>(v.c_str()),
                          v.empty() ? -1 : static_cast<int>(v.size())));
     }
   }
@@ -84,7 +86,8 @@ TEST_CASE("directory validation errors name the problem") {
 
   auto rows = mod_rows(8, shards);
   rows[3].shard = "s9";
-  CHECK(has(error_of(build_directory(1, rows, shards, 8)), "bucket 3 on shard \"s9\", which is not in the config"));
+  CHECK(has(error_of(build_directory(1, rows, shards, 8)),
+            "bucket 3 on shard \"s9\", which is not in the config"));
 
   rows = mod_rows(8, shards);
   rows[5].bucket = 4;
@@ -115,7 +118,8 @@ TEST_CASE("shard_names keeps config order") {
 }
 
 TEST_CASE("parse_directory_result: rows, the empty catalog, malformed values") {
-  auto ok = parse_directory_result(make_result({{"3", "0", "s0", "ACTIVE", "1"}, {"3", "1", "s1", "MIGRATING", "3"}}).get());
+  auto ok = parse_directory_result(
+      make_result({{"3", "0", "s0", "ACTIVE", "1"}, {"3", "1", "s1", "MIGRATING", "3"}}).get());
   REQUIRE(ok.is_ok());
   CHECK(ok->version == 3);
   CHECK(ok->has_directory);

@@ -2,8 +2,8 @@
 // before any load, and a clean stop while the catalog is unreachable.
 #include <doctest/doctest.h>
 
-#include <sys/socket.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -44,7 +44,8 @@ TEST_CASE("default router id is host:port:pid") {
 
 TEST_CASE("unreachable catalog: no directory, lease invalid, stop returns promptly") {
   sw::config::Config cfg;
-  cfg.catalog.dsn = "host=127.0.0.1 port=" + std::to_string(closed_port()) + " dbname=x user=x connect_timeout=2";
+  cfg.catalog.dsn =
+      "host=127.0.0.1 port=" + std::to_string(closed_port()) + " dbname=x user=x connect_timeout=2";
   cfg.shards.push_back({"s0", "dbname=s0", {}});
   cfg.sharding.directory_lease = 200ms;
   int published = 0;
@@ -52,7 +53,8 @@ TEST_CASE("unreachable catalog: no directory, lease invalid, stop returns prompt
   opts.router_id = "unit-test";
   opts.reconnect_initial = 10ms;
   opts.reconnect_max = 50ms;
-  DirectoryWatcher w(cfg, [&](std::shared_ptr<const sw::router::Directory>) { ++published; }, opts);
+  DirectoryWatcher w(
+      cfg, [&](std::shared_ptr<const sw::router::Directory>) { ++published; }, opts);
   CHECK(w.router_id() == "unit-test");
   CHECK_FALSE(w.lease_valid(DirectoryWatcher::Clock::now()));
   w.start();

@@ -46,14 +46,42 @@ const Setting& get(const std::vector<Setting>& list, const std::string& key) {
 }
 
 // The keys, in the order the loader reads them (config_load.cc) and DESIGN.md §8 writes them.
-const std::vector<std::string> kKeys = {
-    "listen.host", "listen.port", "listen.max_client_connections", "listen.tls.cert_file", "listen.tls.key_file",
-    "workers", "log_level", "max_message_size", "database", "admin.database", "admin.users", "metrics.listen",
-    "auth.method", "auth.users", "auth.login_timeout", "pool.mode", "pool.size", "pool.idle_timeout",
-    "pool.query_wait_timeout", "pool.server_lifetime", "pool.server_connect_timeout", "catalog.dsn", "shards",
-    "sharding.buckets", "sharding.default_shard", "sharding.tables", "sharding.directory_lease",
-    "mover.copy_rows_per_sec", "mover.rollback_window", "mover.rollback_wal_budget", "mover.max_concurrent",
-    "mover.user", "mover.password", "cutover.queue_timeout", "cutover.queue_max", "cutover.drain_timeout"};
+const std::vector<std::string> kKeys = {"listen.host",
+                                        "listen.port",
+                                        "listen.max_client_connections",
+                                        "listen.tls.cert_file",
+                                        "listen.tls.key_file",
+                                        "workers",
+                                        "log_level",
+                                        "max_message_size",
+                                        "database",
+                                        "admin.database",
+                                        "admin.users",
+                                        "metrics.listen",
+                                        "auth.method",
+                                        "auth.users",
+                                        "auth.login_timeout",
+                                        "pool.mode",
+                                        "pool.size",
+                                        "pool.idle_timeout",
+                                        "pool.query_wait_timeout",
+                                        "pool.server_lifetime",
+                                        "pool.server_connect_timeout",
+                                        "catalog.dsn",
+                                        "shards",
+                                        "sharding.buckets",
+                                        "sharding.default_shard",
+                                        "sharding.tables",
+                                        "sharding.directory_lease",
+                                        "mover.copy_rows_per_sec",
+                                        "mover.rollback_window",
+                                        "mover.rollback_wal_budget",
+                                        "mover.max_concurrent",
+                                        "mover.user",
+                                        "mover.password",
+                                        "cutover.queue_timeout",
+                                        "cutover.queue_max",
+                                        "cutover.drain_timeout"};
 
 }  // namespace
 
@@ -106,11 +134,10 @@ TEST_CASE("shown never holds a password; value changes when one does") {
     const char* to;
     const char* key;
   };
-  for (const Change& change : {Change{"app-pw-1", "app-pw-2", "auth.users"},
-                               Change{"admin-pw-1", "admin-pw-2", "auth.users"},
-                               Change{"catalog-pw-1", "catalog-pw-2", "catalog.dsn"},
-                               Change{"shard-pw-1", "shard-pw-2", "shards"},
-                               Change{"mover-pw-1", "mover-pw-2", "mover.password"}}) {
+  for (const Change& change :
+       {Change{"app-pw-1", "app-pw-2", "auth.users"}, Change{"admin-pw-1", "admin-pw-2", "auth.users"},
+        Change{"catalog-pw-1", "catalog-pw-2", "catalog.dsn"}, Change{"shard-pw-1", "shard-pw-2", "shards"},
+        Change{"mover-pw-1", "mover-pw-2", "mover.password"}}) {
     CAPTURE(change.from);
     std::vector<Setting> after = settings(load_with(change.from, change.to));
     REQUIRE(after.size() == base.size());
@@ -136,17 +163,31 @@ TEST_CASE("diff reports exactly the changed keys; listen.* and workers need a re
   const Case cases[] = {
       {"host: 127.0.0.1", "host: 0.0.0.0", {"listen.host"}, {"listen.host"}},
       {"port: 6432", "port: 6433", {"listen.port"}, {"listen.port"}},
-      {"port: 6432", "port: 6432, max_client_connections: 5", {"listen.max_client_connections"},
+      {"port: 6432",
+       "port: 6432, max_client_connections: 5",
+       {"listen.max_client_connections"},
        {"listen.max_client_connections"}},
       {"workers: 2", "workers: 3", {"workers"}, {"workers"}},
-      {"workers: 2\n", "workers: 2\nlog_level: debug\nmax_message_size: 1MB\n", {"log_level", "max_message_size"}, {}},
+      {"workers: 2\n",
+       "workers: 2\nlog_level: debug\nmax_message_size: 1MB\n",
+       {"log_level", "max_message_size"},
+       {}},
       {"admin: { users: [admin] }", "admin: { users: [admin, app] }", {"admin.users"}, {}},
       {"method: md5", "method: scram-sha-256", {"auth.method"}, {}},
-      {"size: 10, idle_timeout: 250ms", "size: 11, idle_timeout: 250ms, mode: session", {"pool.mode", "pool.size"}, {}},
+      {"size: 10, idle_timeout: 250ms",
+       "size: 11, idle_timeout: 250ms, mode: session",
+       {"pool.mode", "pool.size"},
+       {}},
       {"sslmode=require", "sslmode=disable", {"shards"}, {}},
       {"version_column: v", "version_column: w", {"sharding.tables"}, {}},
-      {"mover: { user: mover,", "mover: { max_concurrent: 3, user: mover2,", {"mover.max_concurrent", "mover.user"}, {}},
-      {"workers: 2\n", "workers: 4\nmetrics: { listen: '127.0.0.1:9930' }\n", {"workers", "metrics.listen"}, {"workers"}},
+      {"mover: { user: mover,",
+       "mover: { max_concurrent: 3, user: mover2,",
+       {"mover.max_concurrent", "mover.user"},
+       {}},
+      {"workers: 2\n",
+       "workers: 4\nmetrics: { listen: '127.0.0.1:9930' }\n",
+       {"workers", "metrics.listen"},
+       {"workers"}},
   };
   for (const Case& c : cases) {
     CAPTURE(c.to);
@@ -187,7 +228,7 @@ TEST_CASE("durations are shown in the largest whole unit") {
   using namespace std::chrono_literals;
   const std::pair<const char*, Duration> durations[] = {
       {"pool.idle_timeout", 1500ms},  {"pool.query_wait_timeout", 0ms}, {"pool.server_lifetime", 90min},
-      {"cutover.drain_timeout", 90s}, {"mover.rollback_window", 24h},  {"sharding.directory_lease", 30s}};
+      {"cutover.drain_timeout", 90s}, {"mover.rollback_window", 24h},   {"sharding.directory_lease", 30s}};
   for (const auto& entry : durations) {
     const std::string key = entry.first;
     CAPTURE(key);

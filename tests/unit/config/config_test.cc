@@ -21,8 +21,7 @@ const std::string kHead =
     "  - { name: s1, dsn: \"host=127.0.0.1 port=5434 dbname=app user=postgres\" }\n";  // 6
 
 // Loads `yaml` as "shardwire.yaml" and checks the error's file, line, key and message.
-void expect_error(const std::string& yaml, int line, const std::string& key,
-                  const std::string& message) {
+void expect_error(const std::string& yaml, int line, const std::string& key, const std::string& message) {
   try {
     load_string(yaml, "shardwire.yaml");
     FAIL("loaded without error: " << yaml);
@@ -185,8 +184,7 @@ TEST_CASE("the documented error format") {
     load_string(kHead + "pool: { size: abc }\n", "shardwire.yaml");
     FAIL("no error");
   } catch (const ConfigError& e) {
-    CHECK(std::string(e.what()) ==
-          "shardwire.yaml:7: pool.size: must be a positive integer, got \"abc\"");
+    CHECK(std::string(e.what()) == "shardwire.yaml:7: pool.size: must be a positive integer, got \"abc\"");
   }
 }
 
@@ -202,29 +200,22 @@ TEST_CASE("bad values name file, line and key") {
   expect_error(kHead + "pool:\n  idle_timeout: 5x\n", 8, "pool.idle_timeout", "must be a duration");
   expect_error(kHead + "cutover:\n  drain_timeout: 0s\n", 8, "cutover.drain_timeout",
                "must be greater than zero");
-  expect_error(kHead + "sharding: { buckets: 0 }\n", 7, "sharding.buckets",
-               "between 1 and 1048576");
-  expect_error(kHead + "sharding:\n  buckets: 2000000\n", 8, "sharding.buckets",
-               "between 1 and 1048576");
+  expect_error(kHead + "sharding: { buckets: 0 }\n", 7, "sharding.buckets", "between 1 and 1048576");
+  expect_error(kHead + "sharding:\n  buckets: 2000000\n", 8, "sharding.buckets", "between 1 and 1048576");
   expect_error(kHead + "max_message_size: 256XB\n", 7, "max_message_size", "must be a size like");
   expect_error(kHead + "max_message_size: 2GB\n", 7, "max_message_size", "between 1 byte");
-  expect_error(kHead + "log_level: verbose\n", 7, "log_level",
-               "must be one of debug | info | warn | error");
-  expect_error(kHead + "metrics: { listen: \"9930\" }\n", 7, "metrics.listen",
-               "must be \"host:port\"");
+  expect_error(kHead + "log_level: verbose\n", 7, "log_level", "must be one of debug | info | warn | error");
+  expect_error(kHead + "metrics: { listen: \"9930\" }\n", 7, "metrics.listen", "must be \"host:port\"");
   expect_error(kHead + "metrics: { listen: \"localhost:99999\" }\n", 7, "metrics.listen",
                "must be \"host:port\"");
   expect_error(kHead + "listen: { host: \"\" }\n", 7, "listen.host", "must not be empty");
-  expect_error(kHead + "mover: { max_concurrent: many }\n", 7, "mover.max_concurrent",
-               "got \"many\"");
+  expect_error(kHead + "mover: { max_concurrent: many }\n", 7, "mover.max_concurrent", "got \"many\"");
   expect_error(kHead + "mover: { max_concurrent: -1 }\n", 7, "mover.max_concurrent", "between 0");
-  expect_error(kHead + "pool: { size: [1, 2] }\n", 7, "pool.size",
-               "must be a single value, got a list");
+  expect_error(kHead + "pool: { size: [1, 2] }\n", 7, "pool.size", "must be a single value, got a list");
 }
 
 TEST_CASE("unknown keys, shapes and YAML syntax") {
-  expect_error(kHead + "listn: { port: 1 }\n", 7, "listn",
-               "unknown key (did you mean \"listen\"?)");
+  expect_error(kHead + "listn: { port: 1 }\n", 7, "listn", "unknown key (did you mean \"listen\"?)");
   expect_error(kHead + "pool:\n  size: 3\n  sise: 4\n", 9, "pool.sise",
                "unknown key (did you mean \"size\"?)");
   expect_error(kHead + "pool:\n  frobnicate: 1\n", 8, "pool.frobnicate", "unknown key");
@@ -294,8 +285,8 @@ TEST_CASE("shard and sharding errors") {
   expect_error(auth + "shards:\n  - { name: \"s 0\", dsn: 'host=a' }\n", 3, "shards[0].name",
                "may hold only");
   expect_error(auth + "shards:\n  - { name: s0 }\n", 3, "shards[0].dsn", "is required");
-  expect_error(auth + "shards:\n  - name: s0\n    dsn: 'host=a'\n    weight: 2\n", 5,
-               "shards[0].weight", "unknown key");
+  expect_error(auth + "shards:\n  - name: s0\n    dsn: 'host=a'\n    weight: 2\n", 5, "shards[0].weight",
+               "unknown key");
   expect_error(kHead + "sharding:\n  default_shard: s9\n", 8, "sharding.default_shard",
                "no shard named \"s9\" (shards: s0, s1)");
   expect_error(kHead +
@@ -304,12 +295,11 @@ TEST_CASE("shard and sharding errors") {
                    "    - { name: orders, key: tenant_id }\n"
                    "    - { name: orders, key: id }\n",
                10, "sharding.tables[1].name", "duplicate sharded table \"orders\"");
-  expect_error(kHead + "sharding:\n  tables:\n    - { name: orders }\n", 9,
-               "sharding.tables[0].key", "is required");
+  expect_error(kHead + "sharding:\n  tables:\n    - { name: orders }\n", 9, "sharding.tables[0].key",
+               "is required");
   expect_error(kHead + "sharding:\n  tables:\n    - { name: orders, key: k, type: float }\n", 9,
                "sharding.tables[0].type", "must be one of smallint");
-  expect_error(kHead + "database: shardwire\n", 7, "database",
-               "the admin console database \"shardwire\"");
+  expect_error(kHead + "database: shardwire\n", 7, "database", "the admin console database \"shardwire\"");
 }
 
 TEST_CASE("DSN errors name the key and never echo the DSN") {
@@ -337,9 +327,8 @@ TEST_CASE("TLS errors") {
       "]\n";
   expect_error("listen:\n  tls:\n    cert_file: server.crt\n" + rest, 3, "listen.tls",
                "needs both cert_file and key_file");
-  expect_error(
-      "listen:\n  tls: { cert_file: /nonexistent/a.crt, key_file: /nonexistent/a.key }\n" + rest, 2,
-      "listen.tls.cert_file", "file not found: \"/nonexistent/a.crt\"");
+  expect_error("listen:\n  tls: { cert_file: /nonexistent/a.crt, key_file: /nonexistent/a.key }\n" + rest, 2,
+               "listen.tls.cert_file", "file not found: \"/nonexistent/a.crt\"");
 }
 
 TEST_CASE("load_file reports unreadable files") {

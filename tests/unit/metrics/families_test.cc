@@ -104,7 +104,8 @@ TEST_CASE("directory, buckets by shard and state, build info") {
   CHECK(has_line(text, "shardwire_buckets{shard=\"s0\",state=\"migrating\"} 4"));
   CHECK(has_line(text, "shardwire_buckets{shard=\"s1\",state=\"active\"} 64"));
   CHECK(has_line(text, "shardwire_buckets{shard=\"s1\",state=\"migrating\"} 0"));
-  CHECK(has_line(text, "shardwire_build_info{version=\"" + std::string(sw::metrics::build_version()) + "\"} 1"));
+  CHECK(has_line(text,
+                 "shardwire_build_info{version=\"" + std::string(sw::metrics::build_version()) + "\"} 1"));
   CHECK(sw::metrics::build_version() != "unknown");
   CHECK(has_line(text, "shardwire_migrations{state=\"copying\"} 1"));
   CHECK(has_line(text, "shardwire_mover_copied_rows_total 1000"));

@@ -56,8 +56,8 @@ TEST_CASE("a fake /proc: fields after a command name with spaces and parentheses
     // Fields 3..24: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
     // utime stime cutime cstime priority nice threads itrealvalue starttime vsize rss.
     std::ofstream(root / "self" / "stat")
-        << "123 (a (b) c) S 1 1 1 0 -1 0 0 0 0 0 250 150 0 0 20 0 1 0 "
-        << 12345 * sysconf(_SC_CLK_TCK) / 100 << " 104857600 2560 18446744073709551615\n";
+        << "123 (a (b) c) S 1 1 1 0 -1 0 0 0 0 0 250 150 0 0 20 0 1 0 " << 12345 * sysconf(_SC_CLK_TCK) / 100
+        << " 104857600 2560 18446744073709551615\n";
     std::ofstream(root / "self" / "limits")
         << "Limit                     Soft Limit           Hard Limit           Units\n"
         << "Max open files            4096                 524288               files\n";

@@ -41,7 +41,10 @@ pgo::Relation orders_relation() {
   r.namespace_name = "public";
   r.name = "orders";
   r.replica_identity = 'd';
-  r.columns = {{true, "tenant_id", 20, -1}, {true, "id", 20, -1}, {false, "note", 25, -1}, {false, "row_version", 20, -1}};
+  r.columns = {{true, "tenant_id", 20, -1},
+               {true, "id", 20, -1},
+               {false, "note", 25, -1},
+               {false, "row_version", 20, -1}};
   return r;
 }
 const config::ShardedTable kOrders{"orders", "tenant_id", "bigint", "row_version"};
@@ -50,10 +53,13 @@ const config::ShardedTable kOrdersNoVersion{"orders", "tenant_id", "bigint", ""}
 pgo::TupleData row(int64_t tenant, int64_t id, pgo::ColumnValue note, pgo::ColumnValue version) {
   return {text(str(tenant)), text(str(id)), std::move(note), std::move(version)};
 }
-pgo::TupleData key_tuple(int64_t tenant, int64_t id) { return {text(str(tenant)), text(str(id)), null(), null()}; }
+pgo::TupleData key_tuple(int64_t tenant, int64_t id) {
+  return {text(str(tenant)), text(str(id)), null(), null()};
+}
 
 const std::string kUpsert =
-    "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") VALUES ($1, $2, $3, $4) "
+    "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") VALUES ($1, $2, "
+    "$3, $4) "
     "ON CONFLICT (\"tenant_id\", \"id\") DO UPDATE SET \"note\" = EXCLUDED.\"note\", \"row_version\" = "
     "EXCLUDED.\"row_version\" WHERE \"public\".\"orders\".\"row_version\" < EXCLUDED.\"row_version\"";
 const std::string kDeleteByKey = "DELETE FROM \"public\".\"orders\" WHERE \"tenant_id\" = $1 AND \"id\" = $2";
@@ -91,13 +97,15 @@ TEST_CASE("insert: upsert-if-newer in the set, nothing outside it") {
   CHECK(ok(insert_statements(rel, kOrders, moving(), ins)).empty());
 }
 
-TEST_CASE("insert: without a version column the upsert overwrites; a table of key columns only does nothing") {
+TEST_CASE(
+    "insert: without a version column the upsert overwrites; a table of key columns only does nothing") {
   const auto rel = orders_relation();
   pgo::Insert ins{std::nullopt, rel.oid, row(1, 7, text("hello"), text("3"))};
   auto s = ok(insert_statements(rel, kOrdersNoVersion, moving(), ins));
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
-        "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") VALUES ($1, $2, $3, $4) "
+        "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") VALUES ($1, "
+        "$2, $3, $4) "
         "ON CONFLICT (\"tenant_id\", \"id\") DO UPDATE SET \"note\" = EXCLUDED.\"note\", \"row_version\" = "
         "EXCLUDED.\"row_version\"");
 
@@ -107,32 +115,42 @@ TEST_CASE("insert: without a version column the upsert overwrites; a table of ke
   pgo::Insert link{std::nullopt, links.oid, {text("1"), text("2")}};
   s = ok(insert_statements(links, {"links", "tenant_id", "bigint", ""}, moving(), link));
   REQUIRE(s.size() == 1);
-  CHECK(s[0].sql == "INSERT INTO \"public\".\"links\" (\"tenant_id\", \"id\") VALUES ($1, $2) "
-                    "ON CONFLICT (\"tenant_id\", \"id\") DO NOTHING");
+  CHECK(s[0].sql ==
+        "INSERT INTO \"public\".\"links\" (\"tenant_id\", \"id\") VALUES ($1, $2) "
+        "ON CONFLICT (\"tenant_id\", \"id\") DO NOTHING");
 }
 
 TEST_CASE("update, key unchanged: UPDATE of the sent non-key columns, guarded by the version") {
   const auto rel = orders_relation();
-  auto s = ok(update_statements(rel, kOrders, moving(), update_of(std::nullopt, row(1, 7, text("new"), text("4")))));
+  auto s = ok(
+      update_statements(rel, kOrders, moving(), update_of(std::nullopt, row(1, 7, text("new"), text("4")))));
   REQUIRE(s.size() == 1);
-  CHECK(s[0].sql == "UPDATE \"public\".\"orders\" SET \"note\" = $1, \"row_version\" = $2 "
-                    "WHERE \"tenant_id\" = $3 AND \"id\" = $4 AND \"row_version\" < $5");
+  CHECK(s[0].sql ==
+        "UPDATE \"public\".\"orders\" SET \"note\" = $1, \"row_version\" = $2 "
+        "WHERE \"tenant_id\" = $3 AND \"id\" = $4 AND \"row_version\" < $5");
   CHECK(s[0].params == Params{"new", "4", "1", "7", "4"});
 
-  s = ok(update_statements(rel, kOrdersNoVersion, moving(), update_of(std::nullopt, row(1, 7, null(), text("4")))));
+  s = ok(update_statements(rel, kOrdersNoVersion, moving(),
+                           update_of(std::nullopt, row(1, 7, null(), text("4")))));
   REQUIRE(s.size() == 1);
-  CHECK(s[0].sql == "UPDATE \"public\".\"orders\" SET \"note\" = $1, \"row_version\" = $2 WHERE \"tenant_id\" = $3 AND \"id\" = $4");
+  CHECK(s[0].sql ==
+        "UPDATE \"public\".\"orders\" SET \"note\" = $1, \"row_version\" = $2 WHERE \"tenant_id\" = $3 AND "
+        "\"id\" = $4");
   CHECK(s[0].params == Params{std::nullopt, "4", "1", "7"});
 
-  CHECK(ok(update_statements(rel, kOrders, moving(), update_of(std::nullopt, row(tenant_out(), 7, text("n"), text("4"))))).empty());
+  CHECK(ok(update_statements(rel, kOrders, moving(),
+                             update_of(std::nullopt, row(tenant_out(), 7, text("n"), text("4")))))
+            .empty());
 }
 
 TEST_CASE("update: unchanged-TOAST columns are left out") {
   const auto rel = orders_relation();
-  auto s = ok(update_statements(rel, kOrders, moving(), update_of(std::nullopt, row(1, 7, toast(), text("5")))));
+  auto s =
+      ok(update_statements(rel, kOrders, moving(), update_of(std::nullopt, row(1, 7, toast(), text("5")))));
   REQUIRE(s.size() == 1);
-  CHECK(s[0].sql == "UPDATE \"public\".\"orders\" SET \"row_version\" = $1 "
-                    "WHERE \"tenant_id\" = $2 AND \"id\" = $3 AND \"row_version\" < $4");
+  CHECK(s[0].sql ==
+        "UPDATE \"public\".\"orders\" SET \"row_version\" = $1 "
+        "WHERE \"tenant_id\" = $2 AND \"id\" = $3 AND \"row_version\" < $4");
   CHECK(s[0].params == Params{"5", "1", "7", "5"});
 
   // Nothing sent but the key: no statement at all.
@@ -146,7 +164,8 @@ TEST_CASE("update with a changed key, both rows in the set") {
   const auto rel = orders_relation();
   const int64_t other = tenant_in2();
   // Every column sent: DELETE the old key, upsert the new row.
-  auto s = ok(update_statements(rel, kOrders, moving(), update_of(key_tuple(1, 7), row(other, 9, text("n"), text("6")))));
+  auto s = ok(update_statements(rel, kOrders, moving(),
+                                update_of(key_tuple(1, 7), row(other, 9, text("n"), text("6")))));
   REQUIRE(s.size() == 2);
   CHECK(s[0].sql == kDeleteByKey);
   CHECK(s[0].params == Params{"1", "7"});
@@ -154,10 +173,12 @@ TEST_CASE("update with a changed key, both rows in the set") {
   CHECK(s[1].params == Params{str(other), "9", "n", "6"});
 
   // A TOASTed column not sent: UPDATE in place, keys included, found by the old key.
-  s = ok(update_statements(rel, kOrders, moving(), update_of(key_tuple(1, 7), row(1, 10, toast(), text("6")))));
+  s = ok(
+      update_statements(rel, kOrders, moving(), update_of(key_tuple(1, 7), row(1, 10, toast(), text("6")))));
   REQUIRE(s.size() == 1);
-  CHECK(s[0].sql == "UPDATE \"public\".\"orders\" SET \"tenant_id\" = $1, \"id\" = $2, \"row_version\" = $3 "
-                    "WHERE \"tenant_id\" = $4 AND \"id\" = $5 AND \"row_version\" < $6");
+  CHECK(s[0].sql ==
+        "UPDATE \"public\".\"orders\" SET \"tenant_id\" = $1, \"id\" = $2, \"row_version\" = $3 "
+        "WHERE \"tenant_id\" = $4 AND \"id\" = $5 AND \"row_version\" < $6");
   CHECK(s[0].params == Params{"1", "10", "6", "1", "7", "6"});
 }
 
@@ -165,25 +186,30 @@ TEST_CASE("update with a changed key across the set's edge") {
   const auto rel = orders_relation();
   const int64_t out = tenant_out();
   // Out of the set: the target's old row goes.
-  auto s = ok(update_statements(rel, kOrders, moving(), update_of(key_tuple(1, 7), row(out, 7, toast(), text("2")))));
+  auto s = ok(
+      update_statements(rel, kOrders, moving(), update_of(key_tuple(1, 7), row(out, 7, toast(), text("2")))));
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql == kDeleteByKey);
   CHECK(s[0].params == Params{"1", "7"});
 
   // Into the set: the whole new row.
-  s = ok(update_statements(rel, kOrders, moving(), update_of(key_tuple(out, 7), row(1, 7, text("n"), text("2")))));
+  s = ok(update_statements(rel, kOrders, moving(),
+                           update_of(key_tuple(out, 7), row(1, 7, text("n"), text("2")))));
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql == kUpsert);
   CHECK(s[0].params == Params{"1", "7", "n", "2"});
 
   // Into the set without an unchanged TOAST value: the row cannot be built.
-  auto bad = update_statements(rel, kOrders, moving(), update_of(key_tuple(out, 7), row(1, 7, toast(), text("2"))));
+  auto bad =
+      update_statements(rel, kOrders, moving(), update_of(key_tuple(out, 7), row(1, 7, toast(), text("2"))));
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().sqlstate == "55000");
   CHECK(bad.status().message.find("\"note\"") != std::string::npos);
 
   // Neither in the set.
-  CHECK(ok(update_statements(rel, kOrders, moving(), update_of(key_tuple(out, 7), row(out, 8, text("n"), text("2"))))).empty());
+  CHECK(ok(update_statements(rel, kOrders, moving(),
+                             update_of(key_tuple(out, 7), row(out, 8, text("n"), text("2")))))
+            .empty());
 }
 
 TEST_CASE("delete: by the old key, only in the set") {
@@ -208,7 +234,9 @@ TEST_CASE("truncate: deletes the set's buckets only; tables not configured are s
   t.relation_oids = {16401, 16500};
   auto s = ok(change_statements(t, relations, {kOrders}, moving()));
   REQUIRE(s.size() == 1);
-  CHECK(s[0].sql == "DELETE FROM \"public\".\"orders\" WHERE shardwire.bucket_of(\"tenant_id\"::bigint, 16) = ANY($1::int[])");
+  CHECK(s[0].sql ==
+        "DELETE FROM \"public\".\"orders\" WHERE shardwire.bucket_of(\"tenant_id\"::bigint, 16) = "
+        "ANY($1::int[])");
   CHECK(s[0].params == Params{moving().array_literal()});
   CHECK(ok(change_statements(t, relations, {kOrders}, BucketSet(kBuckets, {}))).empty());
 }
@@ -244,12 +272,15 @@ TEST_CASE("identifiers are quoted; a table matches by name in any schema or by i
   pgo::Insert ins{std::nullopt, 1, {text("acme"), text("v")}};
   auto s = ok(insert_statements(rel, table, BucketSet(kBuckets, {b}), ins));
   REQUIRE(s.size() == 1);
-  CHECK(s[0].sql == "INSERT INTO \"My Schema\".\"Order\"\"s\" (\"Tenant Id\", \"select\") VALUES ($1, $2) "
-                    "ON CONFLICT (\"Tenant Id\") DO UPDATE SET \"select\" = EXCLUDED.\"select\"");
+  CHECK(s[0].sql ==
+        "INSERT INTO \"My Schema\".\"Order\"\"s\" (\"Tenant Id\", \"select\") VALUES ($1, $2) "
+        "ON CONFLICT (\"Tenant Id\") DO UPDATE SET \"select\" = EXCLUDED.\"select\"");
   CHECK(ok(insert_statements(rel, table, BucketSet(kBuckets, {(b + 1) % kBuckets}), ins)).empty());
   auto t = ok(truncate_statements(rel, table, BucketSet(kBuckets, {b})));
   REQUIRE(t.size() == 1);
-  CHECK(t[0].sql == "DELETE FROM \"My Schema\".\"Order\"\"s\" WHERE shardwire.bucket_of(\"Tenant Id\"::text, 16) = ANY($1::int[])");
+  CHECK(t[0].sql ==
+        "DELETE FROM \"My Schema\".\"Order\"\"s\" WHERE shardwire.bucket_of(\"Tenant Id\"::text, 16) = "
+        "ANY($1::int[])");
 
   const auto orders = orders_relation();
   const std::vector<config::ShardedTable> tables{{"app.orders", "tenant_id", "bigint", ""}, table};
@@ -268,7 +299,9 @@ TEST_CASE("a NULL shard key is bucket 0") {
   CHECK(ok(insert_statements(rel, kOrders, BucketSet(kBuckets, {1}), ins)).empty());
 }
 
-TEST_CASE("refused: REPLICA IDENTITY FULL or NOTHING, a shard key outside the identity, binary values, bad tuples") {
+TEST_CASE(
+    "refused: REPLICA IDENTITY FULL or NOTHING, a shard key outside the identity, binary values, bad "
+    "tuples") {
   auto rel = orders_relation();
   pgo::Insert ins{std::nullopt, rel.oid, row(1, 7, text("a"), text("1"))};
   auto check_refused = [&](const pgo::Relation& r, const std::string& sqlstate, const std::string& fragment) {

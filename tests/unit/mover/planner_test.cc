@@ -134,7 +134,7 @@ TEST_CASE("rebalance 4 -> 5 shards at 4096 buckets") {
     }
   }
 
-  CHECK(plan_rebalance(dir, {"s0", "s1", "s2", "s3", "s4"}, rows) == plan);  // deterministic
+  CHECK(plan_rebalance(dir, {"s0", "s1", "s2", "s3", "s4"}, rows) == plan);        // deterministic
   CHECK(plan_rebalance(dir, {"s4", "s3", "s2", "s1", "s0", "s4"}, rows) == plan);  // order and duplicates
 }
 

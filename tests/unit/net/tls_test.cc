@@ -37,7 +37,8 @@ class CertDir {
     X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
     X509_set_pubkey(cert, key);
     X509_NAME* name = X509_get_subject_name(cert);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"),
+                               -1, -1, 0);
     X509_set_issuer_name(cert, name);
     X509V3_CTX ctx;
     X509V3_set_ctx_nodb(&ctx);
@@ -51,9 +52,11 @@ class CertDir {
     }
     REQUIRE(X509_sign(cert, key, EVP_sha256()) > 0);
     write_pem(cert_file(), [&](FILE* f) { return PEM_write_X509(f, cert); });
-    write_pem(key_file(), [&](FILE* f) { return PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr); });
+    write_pem(key_file(),
+              [&](FILE* f) { return PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr); });
     EVP_PKEY* other = EVP_EC_gen("P-256");
-    write_pem(other_key_file(), [&](FILE* f) { return PEM_write_PrivateKey(f, other, nullptr, nullptr, 0, nullptr, nullptr); });
+    write_pem(other_key_file(),
+              [&](FILE* f) { return PEM_write_PrivateKey(f, other, nullptr, nullptr, 0, nullptr, nullptr); });
     write_file(garbage_file(), "not a certificate\n");
     EVP_PKEY_free(other);
     X509_free(cert);
@@ -109,7 +112,8 @@ struct Pair {
   Status client_status;
   Status server_status;
 
-  Pair(std::shared_ptr<TlsContext> client_ctx, std::shared_ptr<TlsContext> server_ctx, const std::string& host = "localhost")
+  Pair(std::shared_ptr<TlsContext> client_ctx, std::shared_ptr<TlsContext> server_ctx,
+       const std::string& host = "localhost")
       : client(std::move(client_ctx), host), server(std::move(server_ctx)) {}
 
   // Moves bytes both ways until nothing is left to send or a side fails. `piece` > 0 delivers
@@ -130,11 +134,13 @@ struct Pair {
     client_status = client.start_handshake();
     if (!client_status.is_ok()) return false;
     shuttle(piece);
-    return client_status.is_ok() && server_status.is_ok() && client.handshake_done() && server.handshake_done();
+    return client_status.is_ok() && server_status.is_ok() && client.handshake_done() &&
+           server.handshake_done();
   }
 
  private:
-  static void deliver(TlsSession& to, const std::string& bytes, std::string& received, Status& status, size_t piece) {
+  static void deliver(TlsSession& to, const std::string& bytes, std::string& received, Status& status,
+                      size_t piece) {
     if (bytes.empty() || !status.is_ok()) return;
     size_t step = piece == 0 ? bytes.size() : piece;
     for (size_t i = 0; i < bytes.size() && status.is_ok(); i += step) {

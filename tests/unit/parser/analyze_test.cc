@@ -42,8 +42,7 @@ TEST_CASE("DML and queries") {
   CHECK(kind_of("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x") == StatementKind::Insert);
   CHECK(kind_of("UPDATE orders SET x = 1 WHERE id = 2") == StatementKind::Update);
   CHECK(kind_of("DELETE FROM orders WHERE id = 2") == StatementKind::Delete);
-  CHECK(kind_of("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE") ==
-        StatementKind::Merge);
+  CHECK(kind_of("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE") == StatementKind::Merge);
   // SELECT INTO creates a table.
   CHECK(kind_of("SELECT * INTO new_orders FROM orders") == StatementKind::Ddl);
 }
@@ -121,8 +120,7 @@ TEST_CASE("DDL and utility") {
   CHECK(kind_of("CREATE INDEX ON t (x)") == StatementKind::Ddl);
   CHECK(kind_of("CREATE VIEW v AS SELECT 1") == StatementKind::Ddl);
   CHECK(kind_of("CREATE TABLE t2 AS SELECT * FROM t") == StatementKind::Ddl);
-  CHECK(kind_of("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'") ==
-        StatementKind::Ddl);
+  CHECK(kind_of("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'") == StatementKind::Ddl);
   CHECK(kind_of("ALTER TABLE t RENAME TO u") == StatementKind::Ddl);
   CHECK(kind_of("COMMENT ON TABLE t IS 'x'") == StatementKind::Ddl);
   CHECK(kind_of("GRANT SELECT ON t TO app") == StatementKind::Ddl);
@@ -220,8 +218,7 @@ TEST_CASE("multi-statement strings keep each statement's exact text") {
 }
 
 TEST_CASE("empty and comment-only strings give one Empty statement") {
-  for (const char* sql :
-       {"", "   ", "-- just a comment", "/* block */", ";", " ; ; ", "/* a */ -- b\n"}) {
+  for (const char* sql : {"", "   ", "-- just a comment", "/* block */", ";", " ; ; ", "/* a */ -- b\n"}) {
     const QueryFacts& facts = facts_of(sql);
     REQUIRE_MESSAGE(facts.statements.size() == 1, sql);
     CHECK(facts.statements[0].kind == StatementKind::Empty);

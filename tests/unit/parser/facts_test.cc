@@ -47,9 +47,10 @@ TEST_CASE("SELECT: tables, aliases, top-level AND predicates, IN lists, OR is un
 }
 
 TEST_CASE("literal values keep their text and kind; casts are recorded") {
-  auto f = facts("SELECT * FROM t WHERE a IN (-5, 007, 1.50, -2.5e3, 99999999999, 'it''s', "
-                 "E'x\\ny', $$d$$, NULL, true, '6ba7b810-9dad-11d1-80b4-00c04fd430c8'::uuid, "
-                 "CAST($3 AS bigint), uuid 'u', 1 + 1, b)");
+  auto f = facts(
+      "SELECT * FROM t WHERE a IN (-5, 007, 1.50, -2.5e3, 99999999999, 'it''s', "
+      "E'x\\ny', $$d$$, NULL, true, '6ba7b810-9dad-11d1-80b4-00c04fd430c8'::uuid, "
+      "CAST($3 AS bigint), uuid 'u', 1 + 1, b)");
   const auto& v = f.predicates.at(0).values;
   REQUIRE(v.size() == 15);
   CHECK((v[0].kind == ValueKind::Number && v[0].text == "-5"));
@@ -127,8 +128,9 @@ TEST_CASE("subqueries, correlation, CTEs and set operations open scopes") {
         "table 2 c role=read scope=2\n"
         "equality t1.k = t0.k\n");
   // A CTE reference is not a table; inside a non-recursive CTE its own name is the table.
-  auto cte = facts("WITH orders AS (SELECT * FROM orders WHERE k = 1) SELECT * FROM orders o "
-                   "WHERE o.x = 2");
+  auto cte = facts(
+      "WITH orders AS (SELECT * FROM orders WHERE k = 1) SELECT * FROM orders o "
+      "WHERE o.x = 2");
   REQUIRE(cte.tables.size() == 1);
   CHECK(cte.tables[0].scope == 1);
   CHECK(cte.scopes[0].non_table_from);
@@ -144,8 +146,7 @@ TEST_CASE("subqueries, correlation, CTEs and set operations open scopes") {
   CHECK(moved.returning);
   CHECK(moved.tables.at(0).role == TableRole::Delete);
   auto set_op = facts("SELECT k FROM a UNION SELECT k FROM b ORDER BY 1");
-  CHECK(set_op.scopes.at(0).features == (sw::parser::feature::kSetOp |
-                                         sw::parser::feature::kOrderBy));
+  CHECK(set_op.scopes.at(0).features == (sw::parser::feature::kSetOp | sw::parser::feature::kOrderBy));
   CHECK(set_op.tables.size() == 2);
 }
 
@@ -238,8 +239,7 @@ TEST_CASE("DDL and utility statements name their tables") {
   CHECK(tables("COMMENT ON TABLE t IS 'x'") == "t:ddl");
   CHECK(tables("GRANT SELECT ON t, u TO r") == "t:ddl u:ddl");
   CHECK(tables("ALTER TABLE t RENAME TO u") == "t:ddl");
-  CHECK(tables("CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()") ==
-        "t:ddl");
+  CHECK(tables("CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()") == "t:ddl");
   CHECK(tables("VACUUM a, b") == "a:maintenance b:maintenance");
   CHECK(tables("REINDEX TABLE t") == "t:maintenance");
   CHECK(tables("LOCK t") == "t:lock");

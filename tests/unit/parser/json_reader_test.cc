@@ -78,8 +78,8 @@ TEST_CASE("empty containers") {
 }
 
 TEST_CASE("malformed input fails and stays failed") {
-  for (const char* bad : {R"({"a" 1})", R"({"a": "unterminated)", R"({"a": 1 "b": 2})",
-                          R"({"a": "\x"})", R"({"a": {"b": 1})", R"({"a": "\ud83d\u0041"})"}) {
+  for (const char* bad : {R"({"a" 1})", R"({"a": "unterminated)", R"({"a": 1 "b": 2})", R"({"a": "\x"})",
+                          R"({"a": {"b": 1})", R"({"a": "\ud83d\u0041"})"}) {
     JsonReader r(bad);
     std::string_view key;
     if (r.begin_object()) {

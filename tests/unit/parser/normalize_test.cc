@@ -14,8 +14,8 @@ using sw::parser::analyze;
 using sw::parser::analyze_uncached;
 using sw::parser::cache_stats;
 using sw::parser::describe_facts;
-using sw::parser::detail::NormalizedSql;
 using sw::parser::detail::normalize_sql;
+using sw::parser::detail::NormalizedSql;
 
 namespace {
 
@@ -52,8 +52,8 @@ TEST_CASE("sql_lexer: plain literals become markers, everything else stays") {
         "SELECT * FROM t WHERE a = #i AND b = #s AND c = #n");
   CHECK(key_of("SELECT 2147483647, 2147483648, 007, 1e3, .5") == "SELECT #i, #n, #i, #n, #n");
   // Not literals: parameters, identifiers, quoted identifiers, comments, dollar quotes, E''.
-  CHECK(key_of("SELECT $1, a1, \"x 5 'y'\", $$ 7 $$, $q$ ' $q$, E'\\'5', x -- 5\n/* 'a' /* 9 */ */")
-        == "SELECT $1, a1, \"x 5 'y'\", $$ 7 $$, $q$ ' $q$, E'\\'5', x -- 5\n/* 'a' /* 9 */ */");
+  CHECK(key_of("SELECT $1, a1, \"x 5 'y'\", $$ 7 $$, $q$ ' $q$, E'\\'5', x -- 5\n/* 'a' /* 9 */ */") ==
+        "SELECT $1, a1, \"x 5 'y'\", $$ 7 $$, $q$ ' $q$, E'\\'5', x -- 5\n/* 'a' /* 9 */ */");
   CHECK(key_of("SELECT -5, x-1, B'101', X'1F', N'n'") == "SELECT -#i, x-#i, B'101', X'1F', N'n'");
   // Refused: forms the scanner does not model exactly.
   CHECK(key_of("SELECT U&'d\\0061t'") == "<refused>");
@@ -160,7 +160,7 @@ TEST_CASE("normalized cache cost against a full parse (measurement)") {
   REQUIRE(analyze(same).is_ok());
   const double exact = per_op([&](int) { failures += !analyze(same).is_ok(); });
   CHECK(failures == 0);
-  MESSAGE("per statement: full parse " << parse << " us, normalized hit " << normalized
-                                       << " us, exact hit " << exact << " us");
+  MESSAGE("per statement: full parse " << parse << " us, normalized hit " << normalized << " us, exact hit "
+                                       << exact << " us");
   CHECK(normalized < parse);
 }

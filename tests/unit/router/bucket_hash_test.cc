@@ -41,7 +41,13 @@ int64_t int_of(KeyType type, std::string_view text) {
 }  // namespace
 
 TEST_CASE("hashint8extended equals PostgreSQL, with the partition seed and with seed 0") {
-  struct Row { int64_t key; int64_t seeded; int64_t unseeded; uint32_t b4096; uint32_t b8; };
+  struct Row {
+    int64_t key;
+    int64_t seeded;
+    int64_t unseeded;
+    uint32_t b4096;
+    uint32_t b8;
+  };
   const Row rows[] = {
       {0, -4403592609991167795, 4154612158245552303, 2480, 0},
       {1, 5968994663651403477, -3670598878359251130, 4024, 0},
@@ -66,15 +72,20 @@ TEST_CASE("hashint8extended equals PostgreSQL, with the partition seed and with 
 }
 
 TEST_CASE("hashtextextended equals PostgreSQL for every tail length class") {
-  struct Row { std::string_view text; int64_t seeded; int64_t unseeded; uint32_t b4096; };
+  struct Row {
+    std::string_view text;
+    int64_t seeded;
+    int64_t unseeded;
+    uint32_t b4096;
+  };
   const Row rows[] = {
       {"", -5700645584453517373, -6939563903564495251, 2214},
       {"a", -6705225459120232837, 3591986179850072241, 3934},
       {"abc", 3628778498291917250, -6747756470228489321, 2725},
       {"abcd", 4029384952263848046, -1038429303365892052, 2385},
-      {"hello world", 7664296498819024037, 6947366892317592103, 3464},     // 11 bytes
-      {"hello world!", -1886269529411655687, -2866487628948787489, 220},   // 12: one block, no tail
-      {"hello world!!", 7458898085804086944, 2407105755976055416, 3971},   // 13
+      {"hello world", 7664296498819024037, 6947366892317592103, 3464},    // 11 bytes
+      {"hello world!", -1886269529411655687, -2866487628948787489, 220},  // 12: one block, no tail
+      {"hello world!!", 7458898085804086944, 2407105755976055416, 3971},  // 13
       {"The quick brown fox jumps over the lazy dog", 5870222023910117606, 2182139051089226439, 2505},
       {"h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x90\x98",
        -7357931878945284501, 6906296691447480123, 1870},  // 'héllo wörld ✓ 日本語 🐘', 32 bytes
@@ -100,7 +111,12 @@ TEST_CASE("the byte hash does not depend on the alignment of its input") {
 }
 
 TEST_CASE("uuid_hash_extended equals PostgreSQL") {
-  struct Row { std::string_view text; int64_t seeded; int64_t unseeded; uint32_t b4096; };
+  struct Row {
+    std::string_view text;
+    int64_t seeded;
+    int64_t unseeded;
+    uint32_t b4096;
+  };
   const Row rows[] = {
       {"00000000-0000-0000-0000-000000000000", -5281082146396728638, -6859010066814654381, 2981},
       {"ffffffff-ffff-ffff-ffff-ffffffffffff", -148986464341306210, 293445543803463785, 3457},
@@ -157,8 +173,10 @@ TEST_CASE("integer text errors: 22003 out of range, 22P02 invalid syntax, as Pos
   CHECK(sqlstate_of_text(KeyType::Int8, "99999999999999999999x") == "22003");
   CHECK(sqlstate_of_text(KeyType::Int2, "99999x") == "22003");
   CHECK(sqlstate_of_text(KeyType::Int2, "-9223372036854775808") == "22003");
-  for (const char* bad : {"", " ", "12x", "0x10", "1_000", "+-1", " - 1", "1 2", "1.0", "1e3", "-",
-                          "+", "abc", "\xc2\xa0" "7"}) {
+  for (const char* bad :
+       {"", " ", "12x", "0x10", "1_000", "+-1", " - 1", "1 2", "1.0", "1e3", "-", "+", "abc",
+        "\xc2\xa0"
+        "7"}) {
     CAPTURE(bad);
     CHECK(sqlstate_of_text(KeyType::Int8, bad) == "22P02");
     CHECK(sqlstate_of_text(KeyType::Int4, bad) == "22P02");
@@ -183,13 +201,14 @@ TEST_CASE("uuid text forms accepted by PostgreSQL's uuid_in") {
     REQUIRE(b.is_ok());
     CHECK(*b == expected);
   }
-  for (const char* bad : {"", "{}", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-", "-a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
-                          "a0eebc99--9c0b-4ef8-bb6d-6bb9bd380a11", " a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
-                          "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11 ", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
-                          "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}", "a0eebc9-99c0b-4ef8-bb6d-6bb9bd380a11",
-                          "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-}",
-                          "a-0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0e-ebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
-                          "g0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1100"}) {
+  for (const char* bad :
+       {"", "{}", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-", "-a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        "a0eebc99--9c0b-4ef8-bb6d-6bb9bd380a11", " a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11 ", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}", "a0eebc9-99c0b-4ef8-bb6d-6bb9bd380a11",
+        "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-}",
+        "a-0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0e-ebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        "g0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1100"}) {
     CAPTURE(bad);
     CHECK(sqlstate_of_text(KeyType::Uuid, bad) == "22P02");
   }

@@ -1,4 +1,5 @@
-// Reader of the routing golden files (header-only: tests/CMakeLists.txt builds *_test.cc) (tests/routing/*.route).
+// Reader of the routing golden files (header-only: tests/CMakeLists.txt builds *_test.cc)
+// (tests/routing/*.route).
 //
 // Format, line by line ('#' starts a comment line; blank lines separate cases):
 //   config, before the first case:
@@ -26,7 +27,7 @@
 namespace sw::router::testing {
 
 struct GoldenCase {
-  int line = 0;            // of the "=>" line
+  int line = 0;  // of the "=>" line
   std::string sql;
   bool has_bind = false;
   std::vector<std::string> values;  // raw bytes of each parameter

@@ -1,8 +1,8 @@
 // Runs the routing golden files tests/routing/*.route (format: golden_file.h): each case's SQL
 // is analyzed and routed with route_query() against the file's config and directory, and the
 // route summary must equal the expected line, through analyze()'s caches and through a fresh
-// parse alike (so the normalized cache is checked on every case). A failure prints the file and line, the SQL, the
-// expected and the actual route. SHARDWIRE_GOLDEN_PRINT=1 prints every case's actual route.
+// parse alike (so the normalized cache is checked on every case). A failure prints the file and line, the
+// SQL, the expected and the actual route. SHARDWIRE_GOLDEN_PRINT=1 prints every case's actual route.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -69,8 +69,8 @@ TEST_CASE("routing golden files") {
       const std::string actual = actual_route(c.sql, bind, *directory, rules, true);
       const std::string fresh = actual_route(c.sql, bind, *directory, rules, false);
       if (print) {
-        std::cout << path.filename().string() << ":" << c.line << "\n" << c.sql << "\n=> "
-                  << actual << "\n\n";
+        std::cout << path.filename().string() << ":" << c.line << "\n"
+                  << c.sql << "\n=> " << actual << "\n\n";
       }
       if (!print && actual != c.expected) {
         const std::string where = path.filename().string() + ":" + std::to_string(c.line);
@@ -79,14 +79,13 @@ TEST_CASE("routing golden files") {
       }
       if (actual != fresh) {  // the statement caches must not change any route
         FAIL_CHECK(path.filename().string() << ":" << c.line << "\n  sql:      " << c.sql
-                                            << "\n  cached:   " << actual
-                                            << "\n  parsed:   " << fresh);
+                                            << "\n  cached:   " << actual << "\n  parsed:   " << fresh);
       }
     }
   }
   const auto stats = sw::parser::cache_stats();
   MESSAGE("golden routing cases: " << total << " in " << paths.size() << " files; analyze() "
-          << stats.exact_hits << " exact hits, " << stats.normalized_hits
-          << " normalized hits, " << stats.misses << " parses");
+                                   << stats.exact_hits << " exact hits, " << stats.normalized_hits
+                                   << " normalized hits, " << stats.misses << " parses");
   CHECK(total > 0);
 }

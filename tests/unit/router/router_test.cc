@@ -40,8 +40,8 @@ const sw::parser::StatementFacts& first(const std::string& sql) {
 
 TEST_CASE("decode_bind_values reads formats, values and NULLs, and checks every length") {
   // 2 format codes (text, binary), 3 parameters would mismatch; use 2.
-  std::string rest = be16(2) + be16(0) + be16(1) + be16(2) + be32(1) + "7" + be32(8) +
-                     std::string(7, '\0') + "\x05" + be16(0);
+  std::string rest = be16(2) + be16(0) + be16(1) + be16(2) + be32(1) + "7" + be32(8) + std::string(7, '\0') +
+                     "\x05" + be16(0);
   auto values = decode_bind_values(rest, {0, 20});
   REQUIRE(values.is_ok());
   REQUIRE(values->params.size() == 2);
@@ -164,11 +164,10 @@ TEST_CASE("errors are client faults; a default shard missing from the directory 
 TEST_CASE("bucket states and a directory snapshot's own layout") {
   std::vector<BucketEntry> buckets(16);
   for (uint32_t b = 0; b < 16; ++b) buckets[b].shard = static_cast<uint16_t>(b % 2);
-  buckets[10].shard = 0;  // tenant 2's bucket moved to s0 ...
+  buckets[10].shard = 0;                       // tenant 2's bucket moved to s0 ...
   buckets[10].state = BucketState::Migrating;  // ... and moving again
   Directory dir(42, {"s0", "s1"}, buckets);
-  Route moved = route(first("SELECT * FROM orders WHERE tenant_id = 2"), nullptr, dir,
-                      orders_rules());
+  Route moved = route(first("SELECT * FROM orders WHERE tenant_id = 2"), nullptr, dir, orders_rules());
   CHECK(moved.kind == RouteKind::Shard);
   CHECK(moved.shard == 0);
   CHECK(moved.migrating);

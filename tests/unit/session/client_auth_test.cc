@@ -26,13 +26,15 @@ TEST_CASE("md5: the right response logs in, a wrong one gets 28P01") {
   ClientAuth good(sw::config::AuthMethod::Md5, &user, "alice");
   std::string salt = salt_of(good.begin());
   std::string out;
-  auto ok = good.on_message(password_message(sw::auth::md5_password_response("alice", "secret", salt.data())), out);
+  auto ok =
+      good.on_message(password_message(sw::auth::md5_password_response("alice", "secret", salt.data())), out);
   REQUIRE(ok);
   CHECK(*ok);
 
   ClientAuth bad(sw::config::AuthMethod::Md5, &user, "alice");
   salt = salt_of(bad.begin());
-  auto refused = bad.on_message(password_message(sw::auth::md5_password_response("alice", "nope", salt.data())), out);
+  auto refused =
+      bad.on_message(password_message(sw::auth::md5_password_response("alice", "nope", salt.data())), out);
   REQUIRE_FALSE(refused);
   CHECK(refused.status().sqlstate == "28P01");
 }
@@ -45,7 +47,8 @@ TEST_CASE("the login outlives the config entry it started with") {
   std::string salt = salt_of(auth.begin());
   user.reset();
   std::string out;
-  auto ok = auth.on_message(password_message(sw::auth::md5_password_response("alice", "secret", salt.data())), out);
+  auto ok =
+      auth.on_message(password_message(sw::auth::md5_password_response("alice", "secret", salt.data())), out);
   REQUIRE(ok);
   CHECK(*ok);
 }

@@ -29,7 +29,9 @@ std::string feed(ResponseTracker& tracker, const std::string& types, std::string
   std::string verdicts, emit;
   for (char type : types) {
     auto outcome = tracker.on_server_message(type, &emit);
-    verdicts.push_back(outcome.verdict == Verdict::Relay ? 'R' : outcome.verdict == Verdict::Swallow ? 'S' : 'X');
+    verdicts.push_back(outcome.verdict == Verdict::Relay     ? 'R'
+                       : outcome.verdict == Verdict::Swallow ? 'S'
+                                                             : 'X');
   }
   if (emitted) *emitted = emit;
   return verdicts;

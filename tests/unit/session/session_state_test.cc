@@ -18,7 +18,9 @@ StatementFacts statement(StatementKind kind, std::string name, std::string text)
 
 TEST_CASE("startup parameters become the base of the signature") {
   SessionState state;
-  state.set_startup({{"user", "app"}, {"database", "app"}, {"application_name", "it's"},
+  state.set_startup({{"user", "app"},
+                     {"database", "app"},
+                     {"application_name", "it's"},
                      {"options", "-c search_path=a,b --statement-timeout=5s"}});
   CHECK(state.signature() ==
         "SET application_name = 'it''s';SET search_path = 'a,b';SET statement_timeout = '5s';");

@@ -14,7 +14,9 @@ namespace {
 
 constexpr size_t kBuckets = LatencyHistogram::kBounds.size() + 1;
 
-uint64_t bound_us(size_t i) { return static_cast<uint64_t>(std::llround(LatencyHistogram::kBounds[i] * 1e6)); }
+uint64_t bound_us(size_t i) {
+  return static_cast<uint64_t>(std::llround(LatencyHistogram::kBounds[i] * 1e6));
+}
 
 // The index of the only non-zero bucket of a histogram holding one observation.
 size_t bucket_of(uint64_t micros) {
@@ -33,7 +35,7 @@ size_t bucket_of(uint64_t micros) {
 }  // namespace
 
 TEST_CASE("the bounds are the documented seconds, ascending") {
-  const uint64_t expected[] = {500,    1000,   2500,    5000,    10000,   25000,   50000,
+  const uint64_t expected[] = {500,    1000,   2500,   5000,    10000,   25000,   50000,
                                100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000};
   REQUIRE(LatencyHistogram::kBounds.size() == std::size(expected));
   for (size_t i = 0; i < std::size(expected); ++i) CHECK(bound_us(i) == expected[i]);

@@ -121,7 +121,8 @@ TEST_CASE("count_backend_error keeps the SQLSTATE class") {
 }
 
 TEST_CASE("malformed SQLSTATEs count as ??") {
-  for (const char* bad : {"", "2", "22", "2201", "abcde", "a2012", "2a012", "220120", " 2201", "22 01x", "-2012"}) {
+  for (const char* bad :
+       {"", "2", "22", "2201", "abcde", "a2012", "2a012", "220120", " 2201", "22 01x", "-2012"}) {
     CAPTURE(bad);
     WorkerTraffic t;
     t.count_backend_error(bad);

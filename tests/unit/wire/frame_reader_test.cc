@@ -50,7 +50,9 @@ using namespace std::string_literals;
 const std::vector<Expected> kClientStream = {
     {'Q', "SELECT 1\0"s},
     {'P', "s1\0SELECT * FROM orders WHERE tenant_id = $1\0\0\1\0\0\0\x14"s},
-    {'B', "\0s1\0\0\0\0\1\0\0\0\x02"s "42\0\0"s},
+    {'B',
+     "\0s1\0\0\0\0\1\0\0\0\x02"s
+     "42\0\0"s},
     {'D', "P\0"s},
     {'E', "\0\0\0\0\0"s},
     {'S', ""},
@@ -67,15 +69,16 @@ const std::vector<Expected> kServerStream = {
     {'Z', "I"},
     {'1', ""},
     {'T', "\0\1id\0\0\0\0\0\0\1\0\0\0\x14\0\x08\xff\xff\xff\xff\0\0"s},
-    {'D', "\0\1\0\0\0\x01" "7"s},
+    {'D',
+     "\0\1\0\0\0\x01"
+     "7"s},
     {'C', "SELECT 1\0"s},
     {'E', "SERROR\0C42P01\0Mrelation does not exist\0\0"s},
 };
 
 // Reads every complete frame from the front of `input`; checks them against `expected` starting
 // at `next`, and checks the NeedMore answer for the incomplete tail.
-void drain(std::string_view input, Sender sender, const std::vector<Expected>& expected,
-           size_t& next) {
+void drain(std::string_view input, Sender sender, const std::vector<Expected>& expected, size_t& next) {
   Limits limits;
   for (;;) {
     FrameResult r = read_frame(input, sender, limits);

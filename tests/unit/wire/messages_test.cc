@@ -39,8 +39,7 @@ class Exact {
 
 // `valid` decodes; each strict prefix and `valid` + one byte do not, with 08P01 and `fault`.
 template <typename Decode>
-void check_malformed(const std::string& valid, Decode decode, Fault fault,
-                     bool trailing_is_error = true) {
+void check_malformed(const std::string& valid, Decode decode, Fault fault, bool trailing_is_error = true) {
   REQUIRE(decode(Exact(valid).view()).is_ok());
   auto check_error = [&](const std::string& body) {
     Exact exact(body);
@@ -70,8 +69,8 @@ std::string be16(uint16_t v) {
 }
 
 // Bind rest: formats {1}, params {"42", NULL}, result formats {0, 1}.
-const std::string kBindRest = be16(1) + be16(1) + be16(2) + be32(2) + "42" + be32(0xffffffff) +
-                              be16(2) + be16(0) + be16(1);
+const std::string kBindRest =
+    be16(1) + be16(1) + be16(2) + be32(2) + "42" + be32(0xffffffff) + be16(2) + be16(0) + be16(1);
 
 }  // namespace
 
@@ -127,8 +126,9 @@ TEST_CASE("messages: Bind decode, rename round trip and malformed bodies") {
   const std::string minimal = "\0\0"s + be16(0) + be16(0) + be16(0);
   check_malformed(minimal, decode_bind, Fault::Client);
   // Two format codes for three parameters.
-  CHECK_FALSE(decode_bind("\0\0"s + be16(2) + be16(0) + be16(0) + be16(3) + be32(0) + be32(0) +
-                          be32(0) + be16(0)).is_ok());
+  CHECK_FALSE(
+      decode_bind("\0\0"s + be16(2) + be16(0) + be16(0) + be16(3) + be32(0) + be32(0) + be32(0) + be16(0))
+          .is_ok());
   // Negative length other than -1, and a length past the body.
   CHECK_FALSE(decode_bind("\0\0"s + be16(0) + be16(1) + be32(0xfffffffe) + be16(0)).is_ok());
   CHECK_FALSE(decode_bind("\0\0"s + be16(0) + be16(1) + be32(100) + "ab" + be16(0)).is_ok());
@@ -228,8 +228,8 @@ TEST_CASE("messages: Authentication round trips and malformed bodies") {
   REQUIRE(ok.is_ok());
   CHECK(ok.value().code == uint32_t(AuthRequest::Ok));
   CHECK(ok.value().data.empty());
-  check_malformed(std::string(only_frame(out, 'R', Sender::Server)), decode_authentication,
-                  Fault::Server, /*trailing_is_error=*/false);
+  check_malformed(std::string(only_frame(out, 'R', Sender::Server)), decode_authentication, Fault::Server,
+                  /*trailing_is_error=*/false);
 
   out.clear();
   encode_auth_cleartext(out);
@@ -242,8 +242,7 @@ TEST_CASE("messages: Authentication round trips and malformed bodies") {
   REQUIRE(md5.is_ok());
   CHECK(md5.value().code == uint32_t(AuthRequest::Md5Password));
   CHECK(md5.value().data == std::string_view(salt, 4));
-  check_malformed(std::string(only_frame(out, 'R', Sender::Server)), decode_authentication,
-                  Fault::Server);
+  check_malformed(std::string(only_frame(out, 'R', Sender::Server)), decode_authentication, Fault::Server);
 
   out.clear();
   encode_auth_sasl(out, {"SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"});

@@ -58,8 +58,7 @@ void check_error(const Status& status, const std::string& fragment = "") {
   CHECK_MESSAGE(status.message.find(fragment) != std::string::npos, status.message);
 }
 
-void check_rejected(const std::string& data, const std::string& fragment = "",
-                    bool in_stream_block = false) {
+void check_rejected(const std::string& data, const std::string& fragment = "", bool in_stream_block = false) {
   const Exact exact(data);
   const Result<Message> r = decode_message(exact.view(), in_stream_block);
   REQUIRE_FALSE(r.is_ok());
@@ -95,8 +94,8 @@ constexpr uint64_t kLsn = 0x0000000116B3A0F8ull;
 constexpr uint64_t kEndLsn = 0x0000000116B3A128ull;
 constexpr int64_t kTime = 786'000'123'456'789;  // 2024-11-28, PostgreSQL epoch
 constexpr uint32_t kOid = 16385;
-constexpr uint32_t kXid = 900;    // of a streamed transaction
-constexpr bool kInBlock = true;   // decode between Stream Start and Stream Stop
+constexpr uint32_t kXid = 900;   // of a streamed transaction
+constexpr bool kInBlock = true;  // decode between Stream Start and Stream Stop
 
 // Commit / Stream Commit after the xid: flags, commit LSN, end LSN, timestamp.
 std::string commit_fields(uint8_t flags = 0) {
@@ -107,10 +106,24 @@ std::string commit_fields(uint8_t flags = 0) {
 Bytes streamed(char type) { return Bytes(type).u32(kXid); }
 
 std::string relation_sample() {
-  return Bytes('R').u32(kOid).cstr("public").cstr("orders").u8('d').u16(3)
-      .u8(1).cstr("id").u32(20).u32(0xffffffff)
-      .u8(0).cstr("note").u32(25).u32(0xffffffff)
-      .u8(0).cstr("amount").u32(1700).u32((10 << 16 | 2) + 4)
+  return Bytes('R')
+      .u32(kOid)
+      .cstr("public")
+      .cstr("orders")
+      .u8('d')
+      .u16(3)
+      .u8(1)
+      .cstr("id")
+      .u32(20)
+      .u32(0xffffffff)
+      .u8(0)
+      .cstr("note")
+      .u32(25)
+      .u32(0xffffffff)
+      .u8(0)
+      .cstr("amount")
+      .u32(1700)
+      .u32((10 << 16 | 2) + 4)
       .str();
 }
 
@@ -122,8 +135,7 @@ TEST_CASE("pgoutput: Begin, Commit, Origin") {
   CHECK(begin.commit_time == kTime);
   CHECK(begin.xid == 742);
 
-  const Commit commit =
-      decode_sample<Commit>(Bytes('C').raw(commit_fields()).str());
+  const Commit commit = decode_sample<Commit>(Bytes('C').raw(commit_fields()).str());
   CHECK(commit.commit_lsn == kLsn);
   CHECK(commit.end_lsn == kEndLsn);
   CHECK(commit.commit_time == kTime);
@@ -134,8 +146,8 @@ TEST_CASE("pgoutput: Begin, Commit, Origin") {
   CHECK(origin.name == "node_a");
 
   // A negative timestamp (before 2000) survives the unsigned wire field.
-  CHECK(decode_sample<Begin>(Bytes('B').u64(1).u64(static_cast<uint64_t>(-5)).u32(1).str())
-            .commit_time == -5);
+  CHECK(decode_sample<Begin>(Bytes('B').u64(1).u64(static_cast<uint64_t>(-5)).u32(1).str()).commit_time ==
+        -5);
 }
 
 TEST_CASE("pgoutput: Relation and Type") {
@@ -166,9 +178,9 @@ TEST_CASE("pgoutput: Relation and Type") {
   CHECK(catalog_rel.replica_identity == 'f');
   CHECK(catalog_rel.columns.empty());
 
-  check_rejected(Bytes('R').u32(kOid).cstr("public").cstr("t").u8('d').u16(1)
-                     .u8(2).cstr("id").u32(20).u32(0).str(),
-                 "column 1 has unknown flags 2");
+  check_rejected(
+      Bytes('R').u32(kOid).cstr("public").cstr("t").u8('d').u16(1).u8(2).cstr("id").u32(20).u32(0).str(),
+      "column 1 has unknown flags 2");
   check_rejected(Bytes('R').u32(kOid).cstr("public").cstr("t").u8('d').u16(0xffff).u8(1).str(),
                  "declares 65535 columns");
 
@@ -176,8 +188,7 @@ TEST_CASE("pgoutput: Relation and Type") {
   CHECK(type.oid == 90001);
   CHECK(type.namespace_name == "public");
   CHECK(type.name == "mood");
-  CHECK(decode_sample<Type>(Bytes('Y').u32(23).cstr("").cstr("int4").str()).namespace_name ==
-        "pg_catalog");
+  CHECK(decode_sample<Type>(Bytes('Y').u32(23).cstr("").cstr("int4").str()).namespace_name == "pg_catalog");
 }
 
 TEST_CASE("pgoutput: Insert with text, binary and null columns") {
@@ -207,8 +218,8 @@ TEST_CASE("pgoutput: Insert with text, binary and null columns") {
 }
 
 TEST_CASE("pgoutput: Update without old values, with old key, with old tuple") {
-  const Update plain = decode_sample<Update>(
-      Bytes('U').u32(kOid).u8('N').u16(3).text("1").u8('u').text("9.50").str());
+  const Update plain =
+      decode_sample<Update>(Bytes('U').u32(kOid).u8('N').u16(3).text("1").u8('u').text("9.50").str());
   CHECK(plain.relation_oid == kOid);
   CHECK(plain.old_kind == OldTuple::None);
   CHECK(plain.old_tuple.empty());
@@ -217,9 +228,18 @@ TEST_CASE("pgoutput: Update without old values, with old key, with old tuple") {
   check_absent(plain.new_tuple[1], ColumnKind::UnchangedToast);
   check_text(plain.new_tuple[2], "9.50");
 
-  const Update keyed = decode_sample<Update>(Bytes('U').u32(kOid)
-                                                 .u8('K').u16(3).text("1").u8('n').u8('n')
-                                                 .u8('N').u16(3).text("2").u8('u').u8('n')
+  const Update keyed = decode_sample<Update>(Bytes('U')
+                                                 .u32(kOid)
+                                                 .u8('K')
+                                                 .u16(3)
+                                                 .text("1")
+                                                 .u8('n')
+                                                 .u8('n')
+                                                 .u8('N')
+                                                 .u16(3)
+                                                 .text("2")
+                                                 .u8('u')
+                                                 .u8('n')
                                                  .str());
   CHECK(keyed.old_kind == OldTuple::Key);
   REQUIRE(keyed.old_tuple.size() == 3);
@@ -231,10 +251,8 @@ TEST_CASE("pgoutput: Update without old values, with old key, with old tuple") {
   check_absent(keyed.new_tuple[1], ColumnKind::UnchangedToast);
   check_absent(keyed.new_tuple[2], ColumnKind::Null);
 
-  const Update full = decode_sample<Update>(Bytes('U').u32(kOid)
-                                                .u8('O').u16(2).text("1").text("old")
-                                                .u8('N').u16(2).text("1").text("new")
-                                                .str());
+  const Update full = decode_sample<Update>(
+      Bytes('U').u32(kOid).u8('O').u16(2).text("1").text("old").u8('N').u16(2).text("1").text("new").str());
   CHECK(full.old_kind == OldTuple::Full);
   REQUIRE(full.old_tuple.size() == 2);
   check_text(full.old_tuple[1], "old");
@@ -242,8 +260,7 @@ TEST_CASE("pgoutput: Update without old values, with old key, with old tuple") {
   check_text(full.new_tuple[1], "new");
 
   check_rejected(Bytes('U').u32(kOid).u8('X').u16(0).str(), "expected new tuple 'N', got 'X'");
-  check_rejected(Bytes('U').u32(kOid).u8('K').u16(0).u8('K').u16(0).str(),
-                 "expected new tuple 'N', got 'K'");
+  check_rejected(Bytes('U').u32(kOid).u8('K').u16(0).u8('K').u16(0).str(), "expected new tuple 'N', got 'K'");
 }
 
 TEST_CASE("pgoutput: Delete with old key and with old tuple") {
@@ -255,19 +272,16 @@ TEST_CASE("pgoutput: Delete with old key and with old tuple") {
   check_text(keyed.old_tuple[0], "7");
   check_absent(keyed.old_tuple[2], ColumnKind::Null);
 
-  const Delete full =
-      decode_sample<Delete>(Bytes('D').u32(kOid).u8('O').u16(2).text("7").text("x").str());
+  const Delete full = decode_sample<Delete>(Bytes('D').u32(kOid).u8('O').u16(2).text("7").text("x").str());
   CHECK(full.old_kind == OldTuple::Full);
   REQUIRE(full.old_tuple.size() == 2);
   check_text(full.old_tuple[1], "x");
 
-  check_rejected(Bytes('D').u32(kOid).u8('N').u16(0).str(),
-                 "expected old key 'K' or old tuple 'O'");
+  check_rejected(Bytes('D').u32(kOid).u8('N').u16(0).str(), "expected old key 'K' or old tuple 'O'");
 }
 
 TEST_CASE("pgoutput: Truncate with options") {
-  const Truncate both =
-      decode_sample<Truncate>(Bytes('T').u32(2).u8(3).u32(kOid).u32(kOid + 7).str());
+  const Truncate both = decode_sample<Truncate>(Bytes('T').u32(2).u8(3).u32(kOid).u32(kOid + 7).str());
   CHECK(both.cascade);
   CHECK(both.restart_identity);
   CHECK(both.relation_oids == std::vector<uint32_t>{kOid, kOid + 7});
@@ -296,13 +310,11 @@ TEST_CASE("pgoutput: logical decoding Message") {
   CHECK(m.lsn == kLsn);
   CHECK(m.prefix == "shardwire");
   CHECK(m.content == "a\0b\xff"s);
-  CHECK_FALSE(decode_sample<DecodingMessage>(Bytes('M').u8(0).u64(kLsn).cstr("p").u32(0).str())
-                  .transactional);
+  CHECK_FALSE(
+      decode_sample<DecodingMessage>(Bytes('M').u8(0).u64(kLsn).cstr("p").u32(0).str()).transactional);
   check_rejected(Bytes('M').u8(2).u64(kLsn).cstr("p").u32(0).str(), "unknown flags 2");
-  check_rejected(Bytes('M').u8(0).u64(kLsn).cstr("p").u32(0x80000000).str(),
-                 "negative content length");
-  check_rejected(Bytes('M').u8(0).u64(kLsn).cstr("p").u32(5).raw("abcd").str(),
-                 "content runs past the end");
+  check_rejected(Bytes('M').u8(0).u64(kLsn).cstr("p").u32(0x80000000).str(), "negative content length");
+  check_rejected(Bytes('M').u8(0).u64(kLsn).cstr("p").u32(5).raw("abcd").str(), "content runs past the end");
 }
 
 TEST_CASE("pgoutput: stream messages and the xid inside a stream block") {
@@ -314,8 +326,7 @@ TEST_CASE("pgoutput: stream messages and the xid inside a stream block") {
 
   decode_sample<StreamStop>(Bytes('E').str(), kInBlock);
 
-  const StreamCommit commit =
-      decode_sample<StreamCommit>(Bytes('c').u32(kXid).raw(commit_fields()).str());
+  const StreamCommit commit = decode_sample<StreamCommit>(Bytes('c').u32(kXid).raw(commit_fields()).str());
   CHECK(commit.xid == kXid);
   CHECK(commit.commit_lsn == kLsn);
   CHECK(commit.end_lsn == kEndLsn);
@@ -444,15 +455,16 @@ TEST_CASE("pgoutput: XLogData and primary keepalive") {
 
 TEST_CASE("pgoutput: standby status update bytes") {
   std::string out = "x";  // appends
-  const StandbyStatusUpdate update{0x0102030405060708ull, 0x1112131415161718ull,
-                                   0x2122232425262728ull, 0x0a0b, true};
+  const StandbyStatusUpdate update{0x0102030405060708ull, 0x1112131415161718ull, 0x2122232425262728ull,
+                                   0x0a0b, true};
   encode_standby_status_update(out, update);
-  CHECK(out == "xr"
-               "\x01\x02\x03\x04\x05\x06\x07\x08"
-               "\x11\x12\x13\x14\x15\x16\x17\x18"
-               "\x21\x22\x23\x24\x25\x26\x27\x28"
-               "\x00\x00\x00\x00\x00\x00\x0a\x0b"
-               "\x01"s);
+  CHECK(out ==
+        "xr"
+        "\x01\x02\x03\x04\x05\x06\x07\x08"
+        "\x11\x12\x13\x14\x15\x16\x17\x18"
+        "\x21\x22\x23\x24\x25\x26\x27\x28"
+        "\x00\x00\x00\x00\x00\x00\x0a\x0b"
+        "\x01"s);
   std::string quiet;
   encode_standby_status_update(quiet, {1, 2, 3, -1, false});
   CHECK(quiet.size() == 34);

@@ -73,7 +73,8 @@ TEST_CASE("a well-formed result passes, NULLs and empty values included") {
 TEST_CASE("DataRow column count must match the RowDescription of its result") {
   ServerMessageCheck c;
   REQUIRE(check(c, 'T', row_description({"v"})).is_ok());
-  expect_violation(check(c, 'D', data_row({"1"s, "2"s, "3"s})), "DataRow has 3 columns but its RowDescription has 1");
+  expect_violation(check(c, 'D', data_row({"1"s, "2"s, "3"s})),
+                   "DataRow has 3 columns but its RowDescription has 1");
   ServerMessageCheck other;
   REQUIRE(check(other, 'T', row_description({"a", "b"})).is_ok());
   expect_violation(check(other, 'D', data_row({})), "DataRow has 0 columns but its RowDescription has 2");

@@ -97,8 +97,8 @@ TEST_CASE("startup: fixed-size requests with the wrong length") {
   check_protocol_error(gss + "\0\0\0\0"s, "GSSENCRequest");
   std::string cancel;
   append_be32(cancel, kCancelRequestCode);
-  check_protocol_error(cancel + "\0\0\0\1"s, "CancelRequest");              // 12 bytes, not 16
-  check_protocol_error(cancel + "\0\0\0\1\0\0\0\2\0"s, "CancelRequest");    // 17 bytes
+  check_protocol_error(cancel + "\0\0\0\1"s, "CancelRequest");            // 12 bytes, not 16
+  check_protocol_error(cancel + "\0\0\0\1\0\0\0\2\0"s, "CancelRequest");  // 17 bytes
   const std::string cancel_body = encode_cancel_request({1, 2}).substr(4);
   for (size_t k = 0; k < cancel_body.size(); ++k) check_protocol_error(cancel_body.substr(0, k));
 }
@@ -127,11 +127,11 @@ TEST_CASE("startup: malformed parameter lists") {
   check_protocol_error(v3_body("user\0app\0\0database\0x\0\0"s), "empty parameter name");
   check_protocol_error(v3_body("\0user\0app\0\0"s), "empty parameter name");
   check_protocol_error(v3_body("user\0app\0\0\0"s), "empty parameter name");
-  check_protocol_error(v3_body("user\0app\0"s), "terminator");            // no final NUL
-  check_protocol_error(v3_body(""), "terminator");                        // nothing after version
+  check_protocol_error(v3_body("user\0app\0"s), "terminator");  // no final NUL
+  check_protocol_error(v3_body(""), "terminator");              // nothing after version
   check_protocol_error(v3_body("user\0app\0database"s), "parameter name has no terminator");
-  check_protocol_error(v3_body("user\0app"s), "has no terminator");       // value unterminated
-  check_protocol_error(v3_body("user\0"s), "has no terminator");          // value missing
+  check_protocol_error(v3_body("user\0app"s), "has no terminator");  // value unterminated
+  check_protocol_error(v3_body("user\0"s), "has no terminator");     // value missing
   check_protocol_error("", "invalid length");
   check_protocol_error("\0\3\0"s, "invalid length");
 }
