@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "admin/console.h"
+#include "net/loop.h"
 #include "net/timer.h"
 
 namespace sw::app {

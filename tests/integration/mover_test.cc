@@ -145,19 +145,19 @@ TEST_SUITE("mover") {
     auto rows = all_rows(f);
     auto owner = owners(f);
     for (uint32_t b : moving) CHECK(owner[static_cast<int>(b)] == "s1");
-    for (const RowKey& row : history.inserted) {
-      auto [first, end] = rows.equal_range(row);
+    for (const RowKey& key : history.inserted) {
+      auto [first, end] = rows.equal_range(key);
       int copies = static_cast<int>(std::distance(first, end));
       REQUIRE_MESSAGE(copies == 1,
-                      "row (" << row.first << ", " << row.second << ") is present " << copies << " times");
-      std::string expected = owner[static_cast<int>(bucket_of_key(row.first))];
+                      "key (" << key.first << ", " << key.second << ") is present " << copies << " times");
+      std::string expected = owner[static_cast<int>(bucket_of_key(key.first))];
       CHECK_MESSAGE(ShardedSetup::shard_name(first->second.shard) == expected,
-                    "row (" << row.first << ", " << row.second << ") is on "
+                    "key (" << key.first << ", " << key.second << ") is on "
                             << ShardedSetup::shard_name(first->second.shard) << ", owner " << expected);
-      int acked = history.increments[row];
-      int unsure = history.unknown[row];
+      int acked = history.increments[key];
+      int unsure = history.unknown[key];
       CHECK_MESSAGE((first->second.qty >= acked && first->second.qty <= acked + unsure),
-                    "row (" << row.first << ", " << row.second << ") qty " << first->second.qty
+                    "key (" << key.first << ", " << key.second << ") qty " << first->second.qty
                             << ", acknowledged increments " << acked);
     }
     // Nothing of the moved buckets stays on s0, and s0 refuses writes to them.
