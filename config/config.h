@@ -1,4 +1,4 @@
-// The validated configuration (DESIGN.md §8). Loading is the one place that throws: a ConfigError
+// The validated configuration (docs/architecture.md §12). Loading is the one place that throws: a ConfigError
 // names the file, line and key. Everything downstream reads plain structs.
 #pragma once
 

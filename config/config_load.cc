@@ -1,4 +1,4 @@
-// read_document: one function per top-level section of DESIGN.md §8. Per-field rules live here
+// read_document: one function per top-level section of the config file. Per-field rules live here
 // (ranges, choices, DSN syntax); rules that relate fields to each other are in config_validate.cc.
 #include <algorithm>
 #include <cctype>

@@ -1,7 +1,7 @@
 // Statement facts from libpg_query. This module is the only user of libpg_query.
 //
 // analyze(sql) splits a (multi-)statement string and describes each statement: its kind (for
-// session state), and the facts routing needs (DESIGN §5), expressed generically because the
+// session state), and the facts routing needs (docs/architecture.md §6.3), expressed generically because the
 // parser does not know the sharding config: the tables referenced, whether it writes, the
 // `column = value` / `column IN (values)` predicates of top-level AND chains, column equalities
 // (joins, correlations), INSERT columns and VALUES rows, UPDATE / ON CONFLICT assignments, and

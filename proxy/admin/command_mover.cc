@@ -1,4 +1,4 @@
-// The mover's console commands (DESIGN §10).
+// The mover's console commands (docs/architecture.md §8.9, §8.11, §10).
 #include <cctype>
 #include <cstdlib>
 

@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS shardwire.migrations (
   error text,
   steps jsonb NOT NULL DEFAULT '{}'::jsonb
 );
--- The mover's state machine (DESIGN §7); every column is written before the step it describes.
+-- The mover's state machine (docs/architecture.md §8); every column is written before the step it describes.
 ALTER TABLE shardwire.migrations
   ADD COLUMN IF NOT EXISTS step text NOT NULL DEFAULT '',
   ADD COLUMN IF NOT EXISTS slot text NOT NULL DEFAULT '',

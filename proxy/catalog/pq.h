@@ -1,4 +1,4 @@
-// Thin RAII helpers over libpq's blocking API for the catalog module (and later the mover).
+// Thin RAII helpers over libpq's blocking API for the catalog and the mover (and app/'s admin commands).
 // Every failure becomes a Status with the server's SQLSTATE; messages never contain a DSN or a
 // password (libpq's own messages name host and port, never the password).
 #pragma once

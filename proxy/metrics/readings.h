@@ -1,6 +1,6 @@
 // What the app hands the metrics module on each scrape: plain values, copied out of the workers'
 // snapshots and the app's own state. The metrics module only reads these; it keeps no counters of
-// its own, so a scrape never touches the data path (DESIGN.md §11).
+// its own, so a scrape never touches the data path (docs/architecture.md §11).
 #pragma once
 
 #include <array>
@@ -20,7 +20,7 @@ enum class BucketState : uint8_t { Active, Migrating };
 constexpr size_t kBucketStates = 2;
 std::string_view bucket_state_name(BucketState state);  // "active" | "migrating"
 
-// A migration's state (DESIGN.md §7). Every state is exported, 0 when no migration is in it.
+// A migration's state (docs/architecture.md §8.2). Every state is exported, 0 when no migration is in it.
 enum class MigrationState : uint8_t {
   Planned,
   Copying,
@@ -60,8 +60,10 @@ struct ReloadReadings {
   uint64_t failed = 0;
 };
 
-// Filled by the bucket mover (issue 5); all zero until it exists. Totals are over every
-// migration this proxy has run; lag is that of the migration currently catching up (0 if none).
+// The bucket mover's figures; all zero without a catalog (no mover runs). Counters are over every
+// migration this process has run; lag is the largest among its running streams (0 if none);
+// `migrations` and the rollback window come from the catalog, so they cover every process's
+// migrations; queued_writes counts this process's writes held behind a cutover.
 struct MoverReadings {
   uint64_t copied_rows = 0;
   uint64_t copied_bytes = 0;

@@ -1,5 +1,5 @@
-// The bucket hash (DESIGN §5): the bucket of a shard key, computed exactly as PostgreSQL 15 picks a
-// hash partition, so that `buckets` a multiple of N with bucket i on shard i mod N gives the same
+// The bucket hash (docs/architecture.md §6.1-6.2): the bucket of a shard key, computed exactly as PostgreSQL
+// 15 picks a hash partition, so that `buckets` a multiple of N with bucket i on shard i mod N gives the same
 // layout as `PARTITION BY HASH (key) ... MODULUS N`.
 //
 //   bucket(key) = (H(key, kHashPartitionSeed) + kHashCombineAdd) mod 2^64 mod buckets

@@ -1,5 +1,5 @@
 // The SQL twin of the C++ bucket hash (bucket_hash.h), installed on every shard by
-// `shardwire init` so shards can fence, copy and verify by bucket (DESIGN §5).
+// `shardwire init` so shards can fence, copy and verify by bucket (docs/architecture.md §6.2).
 #pragma once
 
 #include <string>

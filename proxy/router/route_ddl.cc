@@ -2,7 +2,7 @@
 //
 //  * DDL naming a sharded table runs on every shard in turn (AllShards; not atomic, the
 //    executor reports which shards applied it). CREATE TABLE of a configured sharded table
-//    also lists it in fence_tables: install its fence trigger (DESIGN §6).
+//    also lists it in fence_tables: install its fence trigger (docs/architecture.md §7.4).
 //  * CREATE TABLE ... PARTITION OF / INHERITS a sharded table also runs on every shard.
 //  * DDL naming only unsharded objects (or none) goes to the default shard. That includes
 //    DROP INDEX / ALTER INDEX by name: an index name does not say its table, so an index of a

@@ -1,4 +1,4 @@
-// Routing (DESIGN §5): statement facts + bound parameters + directory snapshot -> route.
+// Routing (docs/architecture.md §6.3): statement facts + bound parameters + directory snapshot -> route.
 //
 // Pure: no I/O, no clocks, never throws, safe from any thread. The caller analyzes the SQL
 // (parser::analyze, cached), holds the directory snapshot and the rules, and acts on the route.
@@ -91,7 +91,7 @@ struct Route {
   int shard = -1;                 // Shard, Default: index into Directory::shards()
   std::vector<uint32_t> buckets;  // Shard: the key values' buckets, sorted, unique
   bool writes = false;            // the statement writes (INSERT/UPDATE/DELETE, also in CTEs)
-  bool migrating = false;         // Shard: a bucket is MIGRATING (§7 5a: writes queue)
+  bool migrating = false;         // Shard: a bucket is MIGRATING (writes wait for the cutover)
   // AllShards: configured sharded tables this CREATE TABLE creates; install their fence trigger.
   std::vector<std::string> fence_tables;
   std::string table;   // the sharded table the decision is about ("" when none)

@@ -10,7 +10,7 @@
 
 namespace sw::wire {
 
-// Size limits checked before a length is trusted (DESIGN.md §3).
+// Size limits checked before a length is trusted (docs/architecture.md §4.1).
 struct Limits {
   static constexpr uint32_t kMaxStartupPacket = 10000;
   static constexpr uint32_t kMaxSmallMessage = 10000;

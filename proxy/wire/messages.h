@@ -35,9 +35,10 @@ struct BindMessage {  // 'B'
   std::string_view portal;
   std::string_view statement;
   std::string_view rest;  // everything after the statement name, unchanged
-  // Decoded lazily by callers that route on parameters (issue 3); kept raw here. decode_bind
-  // already checked its structure (format codes, parameter lengths, result formats, no extra
-  // bytes; 0, 1 or one-per-parameter format codes), so a later walk can trust the counts.
+  // Kept raw; the router decodes the parameter values when it routes on one
+  // (router::decode_bind_values). decode_bind already checked the structure (format codes,
+  // parameter lengths, result formats, no extra bytes; 0, 1 or one-per-parameter format codes),
+  // so a later walk can trust the counts.
 };
 Result<BindMessage> decode_bind(std::string_view body);
 // Re-encodes a Bind with another statement name (transaction-mode prepared statements).

@@ -1,5 +1,5 @@
 // Decoder for a logical replication stream from PostgreSQL 15's pgoutput plugin (proto_version 1
-// and 2), for the bucket mover's applier (DESIGN §7). Pure: no I/O, no clocks, no exceptions.
+// and 2), for the bucket mover's applier (docs/architecture.md §8.4). Pure: no I/O, no clocks, no exceptions.
 //
 // Two layers:
 //  * the replication protocol: the CopyData payloads of START_REPLICATION (XLogData 'w', primary

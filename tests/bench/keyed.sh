@@ -5,7 +5,7 @@
 #   passthrough  shardwire in front of that same database (one shard, no catalog, no sharded table)
 #   sharded      shardwire with a catalog and 2 shard databases, `orders` sharded by tenant_id
 # interleaved in -M simple / extended / prepared. Prints tps, each shardwire's CPU microseconds per
-# transaction (utime+stime from /proc/<pid>/stat) and the sharded/passthrough CPU ratio (issue 3's
+# transaction (utime+stime from /proc/<pid>/stat) and the sharded/passthrough CPU ratio (the
 # goal: within 1.2x). All databases live in one PostgreSQL cluster (initdb in a temp dir).
 #
 #   tests/bench/keyed.sh [seconds-per-run]

@@ -1,4 +1,4 @@
-// Auth and admin matrix (issue 6, item 7): client auth method trust / md5 / scram-sha-256 x the
+// Auth and admin matrix: client auth method trust / md5 / scram-sha-256 x the
 // login cases shardwire's user model has -- right and wrong password, unknown user, unknown
 // database, users shardwire accepts but the shard refuses (a NOLOGIN role, an expired password,
 // a password that differs on the shard, a role missing on the shard, a user with no password) --

@@ -1,5 +1,5 @@
 # Fragment for the bucket-hash integration suite (bucket_hash_pg_test.cc, TEST_SUITE
-# "bucket_hash_pg", DESIGN §5): links the router's bucket hash and its SQL twin into
+# "bucket_hash_pg", docs/architecture.md §6.2): links the router's bucket hash and its SQL twin into
 # integration_tests. tests/integration/CMakeLists.txt includes every *.cmake fragment here after
 # integration_tests exists and before the per-suite loop (an explicit
 #   include(${CMAKE_CURRENT_SOURCE_DIR}/bucket_hash.cmake)

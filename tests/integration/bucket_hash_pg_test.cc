@@ -1,4 +1,4 @@
-// The C++ bucket hash (proxy/router/bucket_hash.h) against a real PostgreSQL 15 (DESIGN §5).
+// The C++ bucket hash (proxy/router/bucket_hash.h) against a real PostgreSQL 15 (docs/architecture.md §6.2).
 // For more than 100 000 keys of each shard-key type (int2: all 65 536 values), every key is put
 // into a `PARTITION BY HASH (k)` table with eight `MODULUS 8` partitions, and for every row:
 //   * the C++ bucket with 8 buckets equals the REMAINDER of the partition PostgreSQL chose

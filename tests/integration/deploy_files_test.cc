@@ -1,4 +1,4 @@
-// Deployment files (issue 4), checked offline:
+// Deployment files (docker/, grafana/), checked offline:
 //   deploy_files  docker/docker-compose.yml is valid for docker-compose and has every service
 //                 (shards with wal_level=logical); the shardwire config it mounts passes
 //                 `shardwire check`; the Dockerfile builds the binary path CMake produces and its
@@ -223,7 +223,7 @@ double to_double(const std::string& s) {
   }
 }
 
-// Every metric family the dashboard and DESIGN.md §11 rely on (`# TYPE` lines of /metrics).
+// Every metric family the dashboard and docs/architecture.md §11 rely on (`# TYPE` lines of /metrics).
 const std::vector<std::string> kFamilies = {"shardwire_client_connections",
                                             "shardwire_client_logins_total",
                                             "shardwire_server_connections",

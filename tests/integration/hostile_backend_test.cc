@@ -1,5 +1,5 @@
-// Hostile backends (issue 6, item 5). shardwire runs with two shards: s0 on the real PostgreSQL
-// cluster (the default shard, where logins and unsharded statements go) and s1 on a scripted
+// Hostile backends: server faults a real PostgreSQL cannot produce. shardwire runs with two shards: s0 on the
+// real PostgreSQL cluster (the default shard, where logins and unsharded statements go) and s1 on a scripted
 // FakeBackend (harness/fake_backend.h) that misbehaves in one way per case. Keyed statements on
 // table t (key k, 8 buckets, bucket i on shard i mod 2) whose bucket is on s1 reach the fake.
 //

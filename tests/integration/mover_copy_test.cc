@@ -1,4 +1,4 @@
-// The mover's bulk copy and verification against real PostgreSQL 15 (DESIGN §7 steps 1, 2, 4):
+// The mover's bulk copy and verification against real PostgreSQL 15 (docs/architecture.md §8.3, §8.5):
 // two shard databases with the shardwire schema and `orders`, a logical slot exporting a
 // snapshot over a raw `replication=database` libpq connection, changes after the snapshot that
 // must not be copied, stale target rows that must go (in fenced buckets: the fence trigger must be

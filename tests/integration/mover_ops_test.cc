@@ -1,4 +1,4 @@
-// The mover's operator paths end to end (DESIGN §7, §10): a cutover aborted by a source
+// The mover's operator paths end to end (docs/architecture.md §8, §10): a cutover aborted by a source
 // transaction that outlives cutover.drain_timeout, ROLLBACK MIGRATION inside the rollback window
 // and its refusal after it, CANCEL MIGRATION during the copy, upsert-if-newer of a version column
 // through the catch-up stream, PAUSE/RESUME MIGRATION, and the console's SHOW MIGRATIONS and
@@ -78,7 +78,7 @@ std::vector<std::string> repeated(const std::string& value, size_t n) {
 }  // namespace
 
 TEST_SUITE("mover_ops") {
-  // DESIGN §7 5b: a transaction on the source that started before the fence and outlives
+  // docs/architecture.md §8.6 (drain): a transaction on the source that started before the fence and outlives
   // cutover.drain_timeout aborts the cutover: unfence, ACTIVE on the source, retry later.
   TEST_CASE(
       "drain timeout: a long source transaction aborts the cutover; once it commits the move completes") {
@@ -154,8 +154,8 @@ TEST_SUITE("mover_ops") {
     check_no_slots_or_publications(f);
   }
 
-  // DESIGN §7 6: in the window the target's writes stream back to the source, so ROLLBACK MIGRATION
-  // loses nothing; after the window it is refused.
+  // docs/architecture.md §8.7: in the window the target's writes stream back to the source, so ROLLBACK
+  // MIGRATION loses nothing; after the window it is refused.
   TEST_CASE(
       "ROLLBACK MIGRATION in the window returns every write to the source; refused once the window closed") {
     PROXY_ONLY();
@@ -330,8 +330,8 @@ TEST_SUITE("mover_ops") {
     CHECK(bucket_rows(f, 1, m.buckets).empty());
   }
 
-  // DESIGN §7 3: with a version_column the applier upserts only newer rows, so an older change the
-  // stream replays never overwrites a newer row the target already holds.
+  // docs/architecture.md §8.4: with a version_column the applier upserts only newer rows, so an older change
+  // the stream replays never overwrites a newer row the target already holds.
   TEST_CASE("version_column: the catch-up stream never overwrites a newer target row with an older one") {
     PROXY_ONLY();
     MoverKnobs knobs;
@@ -568,8 +568,8 @@ TEST_SUITE("mover_ops") {
     CHECK(row["error"] == "");
     CHECK(row["paused"] == "f");
 
-    // VERIFY BUCKET: the owner's count and checksum, as the shard computes them (DESIGN §7 4: sum of
-    // 64-bit row hashes of the row image with the columns in name order).
+    // VERIFY BUCKET: the owner's count and checksum, as the shard computes them (docs/architecture.md §8.5:
+    // sum of 64-bit row hashes of the row image with the columns in name order).
     PgConn app = f.client();
     REQUIRE_OK(
         app.exec("UPDATE orders SET qty = qty * 7 WHERE tenant_id = " + key(m.keys[0]) + " AND qty % 2 = 0"));

@@ -156,7 +156,7 @@ TEST_SUITE("mover_stream") {
     const std::string o0 = std::to_string(out[0]), o1 = std::to_string(out[1]);
     REQUIRE_OK(s.source.exec("INSERT INTO orders VALUES (" + t0 + ", 100, 'after slot', 1)"));
 
-    {  // The copy: the snapshot's rows of the moving buckets, as DESIGN §7 step 2 does with COPY.
+    {  // The copy: the snapshot's rows of the moving buckets, as the mover's copy step does with COPY.
       PgConn reader = shared_cluster().admin(s.source_db);
       REQUIRE_OK(reader.exec("BEGIN ISOLATION LEVEL REPEATABLE READ"));
       REQUIRE_OK(reader.exec("SET TRANSACTION SNAPSHOT '" + slot->snapshot_name + "'"));

@@ -1,4 +1,4 @@
-// The bucket directory behind shardwire (issue 3, "Must show"), with a catalog and 3 real shard
+// The bucket directory behind shardwire, with a catalog and 3 real shard
 // databases:
 //  * moving a bucket in the catalog (UPDATE shardwire.buckets -> version bump + NOTIFY) re-routes
 //    new transactions for its keys within one second;
@@ -226,7 +226,7 @@ namespace {
 enum class First { SimpleUpdate, SimpleInsert, SimpleReturning, ExtendedUpdate, PreparedInsert, AfterBegin };
 
 // A fence error on the first statement of a transaction: shardwire re-runs it on the new owner
-// and the client sees success (DESIGN §6).
+// and the client sees success (docs/architecture.md §7.5).
 void first_statement_retry(First variant) {
   ShardedFixture f;
   const int64_t key = key_where([](uint32_t b) { return b % kShards == 0; }, 1000);

@@ -1,4 +1,4 @@
-// Sharding through shardwire against a catalog and 3 real shard databases (issue 3, "Must show"):
+// Sharding through shardwire against a catalog and 3 real shard databases:
 // rows written with the simple protocol (psql), the extended protocol (text and binary int8
 // parameters) and prepared statements land only on the shard that owns their bucket; keyed
 // SELECT/UPDATE/DELETE touch exactly the right rows; pgbench with a keyed custom script runs clean
@@ -360,9 +360,9 @@ TEST_SUITE("sharding") {
 
   TEST_CASE("a Parse/Describe or SET after BEGIN does not pin the transaction to the default shard") {
     PROXY_ONLY();
-    // DESIGN §5: a Parse/Describe before any Bind may go to any shard; the transaction's shard is
-    // picked by its first routed statement. pgbench -M prepared does exactly this with a
-    // BEGIN/END script: BEGIN, then PQprepare of the INSERT, then PQexecPrepared.
+    // docs/architecture.md §5.3: a Parse/Describe before any Bind may go to any shard; the transaction's
+    // shard is picked by its first routed statement. pgbench -M prepared does exactly this with a BEGIN/END
+    // script: BEGIN, then PQprepare of the INSERT, then PQexecPrepared.
     ShardedFixture f;
     PgConn c = f.client();
     const int64_t a = key_where([](uint32_t b) { return b % kShards == 2; }, 100);

@@ -45,7 +45,7 @@ const Setting& get(const std::vector<Setting>& list, const std::string& key) {
   return none;
 }
 
-// The keys, in the order the loader reads them (config_load.cc) and DESIGN.md §8 writes them.
+// The keys, in the order the loader reads them (config_load.cc) and the example configuration writes them.
 const std::vector<std::string> kKeys = {"listen.host",
                                         "listen.port",
                                         "listen.max_client_connections",

@@ -39,7 +39,7 @@ void expect_error(const std::string& yaml, int line, const std::string& key, con
 
 }  // namespace
 
-TEST_CASE("the DESIGN.md example loads") {
+TEST_CASE("the full example configuration (data/full.yaml) loads") {
   Config c = load_file(kData + "full.yaml");
   CHECK(c.file == kData + "full.yaml");
   CHECK(c.listen.host == "127.0.0.1");

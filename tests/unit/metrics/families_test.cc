@@ -112,7 +112,7 @@ TEST_CASE("directory, buckets by shard and state, build info") {
   CHECK(has_line(text, "shardwire_mover_lag_bytes 8192"));
 }
 
-TEST_CASE("the metric list: unique names, units and _total as DESIGN.md section 11 says") {
+TEST_CASE("the metric list: unique names, units and _total as docs/architecture.md section 11 says") {
   std::vector<std::string> names;
   for (const auto& def : sw::metrics::all_metrics()) {
     std::string name(def.name);

@@ -1,5 +1,5 @@
-// Bucket hash (DESIGN §5) against values computed by a real PostgreSQL 15.20 (x86-64), and the
-// text/binary input forms against PostgreSQL's input functions.
+// Bucket hash (docs/architecture.md §6.1) against values computed by a real PostgreSQL 15.20 (x86-64), and
+// the text/binary input forms against PostgreSQL's input functions.
 //
 // Expected hashes were obtained once with psql, e.g.
 //   select k, hashint8extended(k, 8816678312871386365), hashint8extended(k, 0),
