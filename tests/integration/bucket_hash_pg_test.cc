@@ -7,12 +7,7 @@
 // computed from the text form the test sent (deliberately not always canonical: whitespace,
 // signs, braces, upper case), from PostgreSQL's text output, and from its binary output.
 // Keys travel by COPY and come back in one binary-format query, so the suite runs in seconds.
-//
-// Needs sw_router linked in: tests/integration/bucket_hash.cmake (included by the integration
-// CMakeLists) links it and defines SHARDWIRE_IT_BUCKET_HASH. Without it this file is inert.
 #include "it_test.h"
-
-#ifdef SHARDWIRE_IT_BUCKET_HASH
 
 #include <algorithm>
 #include <cinttypes>
@@ -406,14 +401,3 @@ TEST_SUITE("bucket_hash_pg") {
   }
 }
 
-#else  // !SHARDWIRE_IT_BUCKET_HASH
-
-TEST_SUITE("bucket_hash_pg") {
-  TEST_CASE("bucket hash vs PostgreSQL (not built)") {
-    MESSAGE(
-        "skipped: sw_router is not linked into integration_tests; include "
-        "tests/integration/bucket_hash.cmake");
-  }
-}
-
-#endif

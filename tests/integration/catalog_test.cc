@@ -8,8 +8,6 @@
 
 #include "it_test.h"
 
-#ifdef SHARDWIRE_IT_CATALOG
-
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -448,12 +446,3 @@ TEST_SUITE("catalog") {
 
 }  // TEST_SUITE
 
-#else  // catalog.cmake not included: the suite needs sw_catalog.
-
-TEST_SUITE("catalog") {
-  TEST_CASE("catalog suite not built") {
-    MESSAGE("tests/integration/catalog.cmake is not included by tests/integration/CMakeLists.txt; skipped");
-  }
-}
-
-#endif

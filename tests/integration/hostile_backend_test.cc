@@ -14,9 +14,7 @@
 
 #include "harness/fake_backend.h"
 #include "it_test.h"
-#ifdef SHARDWIRE_IT_SHARDING
 #include "router/bucket_hash.h"
-#endif
 
 using namespace it;
 
@@ -25,14 +23,12 @@ namespace {
 constexpr uint32_t kBuckets = 8;
 const char* const kFakeShardPassword = "fake-shard-pw-5d21e8";
 
-#ifdef SHARDWIRE_IT_SHARDING
 // The first key whose bucket the initial directory gives to `shard` (of 2).
 int64_t key_on_shard(int shard) {
   for (int64_t k = 1;; ++k)
     if (static_cast<int>(sw::router::bucket_of_hash(sw::router::hash_int8(k), kBuckets) % 2) == shard)
       return k;
 }
-#endif
 
 ProxyOptions options_with_fake(int fake_port, bool fake_wants_tls) {
   ProxyOptions o;
@@ -112,10 +108,6 @@ struct HostileCase {
 };
 
 void run_case(const HostileCase& c) {
-#ifndef SHARDWIRE_IT_SHARDING
-  MESSAGE("skipped: built without sw_router (keys cannot be placed on the fake shard)");
-  return;
-#else
   PROXY_ONLY();
   const std::string fault = fault_name(c.fault);
   CAPTURE(fault);
@@ -168,7 +160,6 @@ void run_case(const HostileCase& c) {
   REQUIRE_MESSAGE(after.ok, after.error);
   CHECK(after.conn.value("SELECT 'still serving'") == "still serving");
   CHECK_FALSE(contains(proxy.log(), kFakeShardPassword));
-#endif
 }
 
 }  // namespace
@@ -177,7 +168,6 @@ TEST_SUITE("hostile_backend") {
   // The control: the same setup with a well-behaved fake answers, so every fault case below fails
   // for its fault and not because the fake or the routing does not work.
   TEST_CASE("a well-behaved fake backend answers through shardwire (trust and md5)") {
-#ifdef SHARDWIRE_IT_SHARDING
     PROXY_ONLY();
     for (FakeAuth auth : {FakeAuth::Trust, FakeAuth::Md5}) {
       FakeBackend fake({auth, BackendFault::None});
@@ -192,7 +182,6 @@ TEST_SUITE("hostile_backend") {
       CHECK(c.value("SELECT 'real'") == "real");  // s0: the real cluster
       CHECK_FALSE(contains(proxy.log(), kFakeShardPassword));
     }
-#endif
   }
 
   TEST_CASE("bytes after the S answer to SSLRequest") {

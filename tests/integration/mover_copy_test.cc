@@ -4,11 +4,7 @@
 // must not be copied, stale target rows that must go (in fenced buckets: the fence trigger must be
 // skipped), other buckets that must stay, per-bucket digests equal on both sides and a changed
 // row reported as exactly its bucket; then throttling, cancel, error texts and sequences.
-//
-// Needs sw_mover: tests/integration/mover_copy.cmake links it and defines SHARDWIRE_IT_MOVER_COPY.
 #include "it_test.h"
-
-#ifdef SHARDWIRE_IT_MOVER_COPY
 
 #include <atomic>
 #include <thread>
@@ -317,12 +313,3 @@ TEST_SUITE("mover_copy") {
   }
 }
 
-#else
-
-TEST_SUITE("mover_copy") {
-  TEST_CASE("mover_copy suite not built") {
-    MESSAGE("tests/integration/mover_copy.cmake did not link sw_mover; skipped");
-  }
-}
-
-#endif

@@ -10,8 +10,6 @@
 #include "harness/sharded_fixture.h"
 #include "it_test.h"
 
-#if defined(SHARDWIRE_IT_SHARDING)
-
 using namespace it;
 
 namespace {
@@ -164,4 +162,3 @@ TEST_SUITE("mover_faults") {
 
 }  // TEST_SUITE
 
-#endif

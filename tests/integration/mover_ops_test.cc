@@ -15,8 +15,6 @@
 #include "harness/sharded_fixture.h"
 #include "it_test.h"
 
-#if defined(SHARDWIRE_IT_SHARDING)
-
 using namespace it;
 
 namespace {
@@ -603,4 +601,3 @@ TEST_SUITE("mover_ops") {
 
 }  // TEST_SUITE
 
-#endif

@@ -5,8 +5,6 @@
 #include "harness/tcp_forwarder.h"
 #include "it_test.h"
 
-#if defined(SHARDWIRE_IT_SHARDING)
-
 using namespace it;
 
 TEST_SUITE("mover_stale") {
@@ -61,4 +59,3 @@ TEST_SUITE("mover_stale") {
 
 }  // TEST_SUITE
 
-#endif

@@ -6,11 +6,7 @@
 // on keys in and out of the set. The target must end up holding exactly the moving buckets' rows;
 // a stop and restart loses and duplicates nothing; upsert-if-newer keeps a newer target row;
 // a TRUNCATE removes only the set's buckets; a replayed transaction is skipped by the progress row.
-//
-// Needs sw_mover linked in: tests/integration/mover_stream.cmake defines SHARDWIRE_IT_MOVER_STREAM.
 #include "it_test.h"
-
-#ifdef SHARDWIRE_IT_MOVER_STREAM
 
 #include <memory>
 #include <vector>
@@ -342,14 +338,3 @@ TEST_SUITE("mover_stream") {
   }
 }
 
-#else  // !SHARDWIRE_IT_MOVER_STREAM
-
-TEST_SUITE("mover_stream") {
-  TEST_CASE("mover catch-up stream (not built)") {
-    MESSAGE(
-        "skipped: sw_mover is not linked into integration_tests; include "
-        "tests/integration/mover_stream.cmake");
-  }
-}
-
-#endif

@@ -11,8 +11,6 @@
 #include "harness/sharded_fixture.h"
 #include "it_test.h"
 
-#if defined(SHARDWIRE_IT_SHARDING)
-
 using namespace it;
 
 namespace {
@@ -227,4 +225,3 @@ TEST_SUITE("mover") {
 
 }  // TEST_SUITE
 
-#endif

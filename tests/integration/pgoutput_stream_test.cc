@@ -5,12 +5,7 @@
 // START_REPLICATION and PQgetCopyData, every message decoded. The standby status update is checked
 // by the slot's confirmed_flush_lsn moving to what it reported. A second case streams a large
 // transaction with proto_version '2', streaming 'on'.
-//
-// Needs sw_wire linked in: tests/integration/pgoutput_stream.cmake (included by the integration
-// CMakeLists) links it and defines SHARDWIRE_IT_PGOUTPUT. Without it this file is inert.
 #include "it_test.h"
-
-#ifdef SHARDWIRE_IT_PGOUTPUT
 
 #include <poll.h>
 
@@ -277,14 +272,3 @@ TEST_SUITE("pgoutput_stream") {
   }
 }
 
-#else  // !SHARDWIRE_IT_PGOUTPUT
-
-TEST_SUITE("pgoutput_stream") {
-  TEST_CASE("pgoutput stream (not built)") {
-    MESSAGE(
-        "skipped: sw_wire is not linked into integration_tests; include "
-        "tests/integration/pgoutput_stream.cmake");
-  }
-}
-
-#endif

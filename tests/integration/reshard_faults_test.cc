@@ -15,8 +15,6 @@
 #include "it_test.h"
 #include "reshard_expect.h"
 
-#if defined(SHARDWIRE_IT_SHARDING)
-
 using namespace it;
 using namespace it::reshard;
 
@@ -103,4 +101,3 @@ TEST_SUITE("reshard_faults") {
 
 }  // TEST_SUITE
 
-#endif

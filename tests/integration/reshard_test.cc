@@ -10,8 +10,6 @@
 #include "it_test.h"
 #include "reshard_expect.h"
 
-#if defined(SHARDWIRE_IT_SHARDING)
-
 using namespace it;
 using namespace it::reshard;
 
@@ -54,4 +52,3 @@ TEST_SUITE("reshard") {
 
 }  // TEST_SUITE
 
-#endif

@@ -15,8 +15,6 @@
 //    directory_lease has passed, and work again after the catalog comes back.
 #include "it_test.h"
 
-#ifdef SHARDWIRE_IT_SHARDING
-
 #include <functional>
 
 #include "harness/sharded_fixture.h"
@@ -547,12 +545,3 @@ TEST_SUITE("sharding_directory") {
 
 }  // TEST_SUITE
 
-#else
-
-TEST_SUITE("sharding_directory") {
-  TEST_CASE("sharding_directory suite needs sw_router (tests/integration/sharding.cmake)") {
-    MESSAGE("skipped: built without sw_router");
-  }
-}  // TEST_SUITE
-
-#endif

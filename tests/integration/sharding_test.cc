@@ -10,8 +10,6 @@
 // sharding_directory_test.cc.
 #include "it_test.h"
 
-#ifdef SHARDWIRE_IT_SHARDING
-
 #include <map>
 #include <regex>
 #include <set>
@@ -621,12 +619,3 @@ TEST_SUITE("sharding") {
 
 }  // TEST_SUITE
 
-#else
-
-TEST_SUITE("sharding") {
-  TEST_CASE("sharding suite needs sw_router (tests/integration/sharding.cmake)") {
-    MESSAGE("skipped: built without sw_router");
-  }
-}  // TEST_SUITE
-
-#endif

@@ -1,7 +1,7 @@
 // The sharding suites' common fixture: a catalog and 3 shard databases (ShardedSetup), `shardwire
 // init`, one proxy, and the sharded table `orders` (bigint key tenant_id) created through the
 // proxy -- which applies the CREATE TABLE on every shard and installs the fence trigger there.
-// Expected shards come from the router's own bucket hash (sw_router, linked by sharding.cmake);
+// Expected shards come from the router's own bucket hash (sw_router);
 // the tests check them against shardwire.bucket_of in SQL on the shards too.
 #pragma once
 
