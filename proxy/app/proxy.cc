@@ -166,7 +166,7 @@ int Proxy::run() {
         &w->handle, [](uv_signal_t* h, int) { static_cast<SignalWatch*>(h->data)->action(); }, signum);
     watches.push_back(std::move(w));
   };
-  watch(SIGHUP, [this] { reload(); });
+  watch(SIGHUP, [this] { static_cast<void>(reload()); });  // a refused reload is logged there
   watch(SIGTERM, [this] { stop(admin::ShutdownMode::WaitForServers); });
   watch(SIGINT, [this] { stop(admin::ShutdownMode::Immediate); });
   main_loop_.run();

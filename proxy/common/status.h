@@ -13,7 +13,7 @@ enum class Fault { None, Client, Server, Proxy, Config };
 
 const char* fault_name(Fault fault);
 
-struct Status {
+struct [[nodiscard]] Status {
   Fault fault = Fault::None;
   std::string sqlstate;  // five characters, e.g. "08P01"
   std::string message;   // what a person can act on; never secrets or parameter values
@@ -36,7 +36,7 @@ struct Status {
 
 // A value or the Status explaining why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
