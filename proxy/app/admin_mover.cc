@@ -57,6 +57,15 @@ Result<std::map<uint32_t, uint64_t>> rows_per_bucket(const config::Config& confi
   return rows;
 }
 
+// The mover reads and writes every shard a plan touches: each must be in this config.
+Status all_shards_configured(const router::Directory& directory, const config::Config& config) {
+  if (directory.all_configured()) return Status::ok();
+  const std::string& name = directory.shard_name(directory.configured_count());
+  return Status::config("the catalog directory puts buckets on shard " + name +
+                        ", which is not in this instance's configuration: add shard " + name +
+                        " to shards in " + config.file + " and RELOAD");
+}
+
 }  // namespace
 
 void AdminHost::move_buckets(const std::string& list, const std::string& target,
@@ -67,6 +76,7 @@ void AdminHost::move_buckets(const std::string& list, const std::string& target,
   off_loop<Plan>(
       [config, directory, list, target]() -> Plan {
         if (!directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
+        if (Status known = all_shards_configured(*directory, *config); !known) return known;
         if (config->find_shard(target) == nullptr)
           return Status::client("42704",
                                 "shard \"" + target + "\" is not in the configuration; see SHOW SHARDS");
@@ -101,6 +111,7 @@ void AdminHost::rebalance(const std::vector<std::string>& targets, bool dry_run,
   off_loop<Plan>(
       [config, directory, targets, dry_run]() -> Plan {
         if (!directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
+        if (Status known = all_shards_configured(*directory, *config); !known) return known;
         for (const auto& name : targets) {
           if (config->find_shard(name) == nullptr)
             return Status::client("42704",

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "catalog/directory_loader.h"
 #include "catalog/directory_watcher.h"
 #include "common/log.h"
 #include "net/listener.h"
@@ -182,6 +183,34 @@ int Proxy::run() {
   return 0;
 }
 
+// A reload may add shards and remove shards that own no bucket: the directory must not put a
+// bucket on a shard the new config lacks. Without a catalog the shard list is the static layout
+// (bucket i on shard i mod N), which only a restart changes. Ok when `next` may be applied.
+Status Proxy::check_shard_change(const config::Config& next) {
+  std::vector<std::string> before = catalog::shard_names(*config_), after = catalog::shard_names(next);
+  if (before == after) return Status::ok();
+  if (!watcher_) {
+    return Status::config(
+        "the shard list changed, but without a catalog it fixes the static layout (bucket i on shard i mod "
+        "N): restart to change it, or set catalog.dsn to add and remove shards by RELOAD");
+  }
+  auto directory = watcher_->current();
+  if (!directory) return Status::ok();
+  for (uint16_t i = 0; i < directory->shards().size(); ++i) {
+    const std::string& name = directory->shard_name(i);
+    const uint32_t owned = directory->owned_by(i);
+    const bool removed = std::find(before.begin(), before.end(), name) != before.end() &&
+                         std::find(after.begin(), after.end(), name) == after.end();
+    if (owned == 0 || !removed) continue;
+    return Status::config("shard " + name + " still owns " + std::to_string(owned) +
+                          " bucket(s) in the catalog directory (version " +
+                          std::to_string(directory->version()) +
+                          "); move them off first (REBALANCE TO the remaining shards, or MOVE BUCKETS), "
+                          "then remove it from shards and RELOAD");
+  }
+  return Status::ok();
+}
+
 Status Proxy::reload() {
   std::shared_ptr<const config::Config> loaded;
   try {
@@ -200,12 +229,24 @@ Status Proxy::reload() {
     ++reloads_failed_;
     return Status::config("reload refused, the running configuration stays: " + tls.status().message);
   }
+  if (Status shards = check_shard_change(*loaded); !shards) {
+    LOG_ERROR("reload refused, keeping the running config: %s", shards.message.c_str());
+    ++reloads_failed_;
+    return Status::config("reload refused, the running configuration stays: " + shards.message);
+  }
   {
     std::lock_guard<std::mutex> lock(config_mutex_);
     config_ = loaded;
   }
   apply_log_level(*loaded);
   for (auto& worker : workers_) worker->post_reload(loaded, *tls);
+  // Routing takes the new shard list with the config (posted after it, so a worker never routes
+  // to a shard its config lacks); the watcher builds later versions over it too.
+  if (watcher_) {
+    if (auto directory = watcher_->update_config(*loaded)) {
+      for (auto& worker : workers_) worker->post_directory(directory);
+    }
+  }
   if (mover_) mover_->update_config(loaded);
   ++reloads_ok_;
   LOG_INFO("config reloaded from %s (%zu setting(s) changed)", config_path_.c_str(), diff.changed.size());

@@ -55,6 +55,7 @@ class Proxy {
 
  private:
   Status reload();
+  Status check_shard_change(const config::Config& next);
   void stop(admin::ShutdownMode mode);
   Result<std::shared_ptr<net::TlsContext>> make_tls(const config::Config& config);
   // Starts the catalog watcher (or uses the static initial layout without a catalog) and
