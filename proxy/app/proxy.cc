@@ -12,6 +12,8 @@
 
 #include "catalog/directory_loader.h"
 #include "catalog/directory_watcher.h"
+#include "catalog/migrations.h"
+#include "catalog/pq.h"
 #include "common/log.h"
 #include "net/listener.h"
 #include "net/tls.h"
@@ -194,19 +196,44 @@ Status Proxy::check_shard_change(const config::Config& next) {
         "the shard list changed, but without a catalog it fixes the static layout (bucket i on shard i mod "
         "N): restart to change it, or set catalog.dsn to add and remove shards by RELOAD");
   }
-  auto directory = watcher_->current();
-  if (!directory) return Status::ok();
-  for (uint16_t i = 0; i < directory->shards().size(); ++i) {
-    const std::string& name = directory->shard_name(i);
-    const uint32_t owned = directory->owned_by(i);
-    const bool removed = std::find(before.begin(), before.end(), name) != before.end() &&
-                         std::find(after.begin(), after.end(), name) == after.end();
-    if (owned == 0 || !removed) continue;
-    return Status::config("shard " + name + " still owns " + std::to_string(owned) +
-                          " bucket(s) in the catalog directory (version " +
-                          std::to_string(directory->version()) +
-                          "); move them off first (REBALANCE TO the remaining shards, or MOVE BUCKETS), "
-                          "then remove it from shards and RELOAD");
+  std::vector<std::string> removed;
+  for (const std::string& name : before)
+    if (std::find(after.begin(), after.end(), name) == after.end()) removed.push_back(name);
+  if (removed.empty()) return Status::ok();
+  if (auto directory = watcher_->current()) {
+    for (const std::string& name : removed) {
+      const int index = directory->shard_index(name);
+      const uint32_t owned = index < 0 ? 0 : directory->owned_by(static_cast<uint16_t>(index));
+      if (owned == 0) continue;
+      return Status::config("shard " + name + " still owns " + std::to_string(owned) +
+                            " bucket(s) in the catalog directory (version " +
+                            std::to_string(directory->version()) +
+                            "); move them off first (REBALANCE TO the remaining shards, or MOVE BUCKETS), "
+                            "then remove it from shards and RELOAD");
+    }
+  }
+  return check_no_migration_uses(removed);
+}
+
+// A migration still copying to, streaming from, or in the rollback window of a removed shard
+// needs it: removing it must wait.
+Status Proxy::check_no_migration_uses(const std::vector<std::string>& removed) {
+  auto conn = catalog::connect(config_->catalog.dsn, "catalog");
+  if (!conn)
+    return Status::config("cannot check the catalog's migrations before removing a shard: " +
+                          conn.status().message);
+  auto migrations = catalog::list_migrations(conn->get(), /*active_only=*/true);
+  if (!migrations)
+    return Status::config("cannot check the catalog's migrations before removing a shard: " +
+                          migrations.status().message);
+  for (const catalog::Migration& m : *migrations) {
+    for (const std::string& name : removed) {
+      if (m.source != name && m.target != name) continue;
+      return Status::config("migration " + std::to_string(m.id) + " (" + m.source + " -> " + m.target + ", " +
+                            catalog::migration_state_name(m.state) + ") still uses shard " + name +
+                            "; wait until it is done (or CANCEL MIGRATION " + std::to_string(m.id) +
+                            "), then RELOAD");
+    }
   }
   return Status::ok();
 }

@@ -20,13 +20,13 @@ namespace {
 constexpr int kReloadBuckets = 256;
 constexpr int kReloadRows = 2000;
 
-ShardedOptions reload_options(const std::string& lease = "30s") {
+ShardedOptions reload_options(const std::string& lease, const std::string& mover_yaml) {
   ShardedOptions o;
   o.shards = 4;
   o.buckets = kReloadBuckets;
   o.directory_lease = lease;
   o.proxy.users.push_back({"admin", "adminpw"});
-  o.proxy.extra_yaml = "admin:\n  users: [admin]\nmover:\n  rollback_window: 1s\n";
+  o.proxy.extra_yaml = "admin:\n  users: [admin]\nmover:\n" + mover_yaml;
   return o;
 }
 
@@ -39,8 +39,9 @@ struct ReloadDeployment {
   ShardedSetup setup;
   std::unique_ptr<ProxyProcess> proxy;
 
-  ReloadDeployment(int catalog_shards, int config_shards, const std::string& lease = "30s")
-      : setup(shared_cluster(), reload_options(lease)) {
+  ReloadDeployment(int catalog_shards, int config_shards, const std::string& lease = "30s",
+                   const std::string& mover_yaml = "  rollback_window: 1s\n")
+      : setup(shared_cluster(), reload_options(lease, mover_yaml)) {
     setup.init_or_throw("", catalog_shards);
     proxy = std::make_unique<ProxyProcess>(setup.cluster().port(), setup.proxy_options("", config_shards));
   }
@@ -215,6 +216,28 @@ TEST_SUITE("sharding_reload") {
     PgResult plan = admin.exec("REBALANCE DRY RUN");
     REQUIRE_FALSE(plan.ok());
     CHECK_MESSAGE(contains(plan.describe(), "add shard s7 to shards in"), plan.describe());
+  }
+
+  TEST_CASE("a shard a migration still uses cannot be removed by RELOAD") {
+    PROXY_ONLY();
+    // This instance runs no migration, so the one created stays planned.
+    ReloadDeployment d(/*catalog_shards=*/3, /*config_shards=*/4, "30s", "  max_concurrent: 0\n");
+    d.setup.init_or_throw("", 4);  // s3 gets the shardwire schema (the directory stays on s0..s2)
+    PgConn app = d.client();
+    REQUIRE_OK(app.exec(kCreateOrders));
+    PgConn admin = d.admin();
+    PgResult moved = admin.exec("MOVE BUCKETS 1 TO s3");
+    REQUIRE_MESSAGE(moved.ok(), moved.describe());
+    const std::string id = moved.value(0, 4);  // source, target, bucket_count, buckets, migration_id
+
+    d.write_config(3);
+    PgResult refused = admin.exec("RELOAD");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.sqlstate() == "F0000");
+    CHECK_MESSAGE(
+        contains(refused.describe(), "migration " + id + " (s1 -> s3, planned) still uses shard s3"),
+        refused.describe());
+    CHECK(contains(show_route(admin, kCreateOrders), "all-shards s0,s1,s2,s3 "));
   }
 }
 
