@@ -31,9 +31,11 @@ Result<std::vector<admin::PlannedMigration>> start(const config::Config& config,
   return plan;
 }
 
-// Rows and bytes per bucket over every shard: count(*) and the rows' stored size
-// (pg_column_size of the whole row) of every sharded table, grouped by shardwire.bucket_of.
-Result<mover::BucketSizes> sizes_per_bucket(const config::Config& config) {
+// Rows and bytes per bucket on its owner: count(*) and the rows' stored size (pg_column_size of
+// the whole row) of every sharded table, grouped by shardwire.bucket_of. Copies on other shards (a
+// source in its rollback window, a target being filled) are not counted.
+Result<mover::BucketSizes> sizes_per_bucket(const config::Config& config,
+                                            const router::Directory& directory) {
   mover::BucketSizes sizes;
   auto buckets = static_cast<uint32_t>(config.sharding.buckets);
   for (const auto& shard : config.shards) {
@@ -53,6 +55,9 @@ Result<mover::BucketSizes> sizes_per_bucket(const config::Config& config) {
         catalog::parse_int64(counts->get(), row, 0, &b);
         catalog::parse_int64(counts->get(), row, 1, &n);
         catalog::parse_int64(counts->get(), row, 2, &bytes);
+        if (b < 0 || b >= directory.bucket_count() ||
+            directory.shard_name(directory.bucket(static_cast<uint32_t>(b)).shard) != shard.name)
+          continue;
         mover::BucketSize& size = sizes[static_cast<uint32_t>(b)];
         size.rows += static_cast<uint64_t>(n);
         size.bytes += static_cast<uint64_t>(bytes);
@@ -150,7 +155,7 @@ void AdminHost::rebalance(const std::vector<std::string>& targets, bool by_bucke
             return Status::client("42704",
                                   "shard \"" + name + "\" is not in the configuration; see SHOW SHARDS");
         }
-        auto sizes = sizes_per_bucket(*config);
+        auto sizes = sizes_per_bucket(*config, *directory);
         if (!sizes) return sizes.status();
         std::vector<admin::PlannedMigration> plan = rebalance_plan(*directory, targets, by_buckets, *sizes);
         if (dry_run) return plan;
