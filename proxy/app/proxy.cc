@@ -85,11 +85,15 @@ std::shared_ptr<const router::Directory> Proxy::start_directory() {
   return directory;
 }
 
-// Called on the watcher thread; the workers list belongs to the main thread.
+// Called on the watcher thread; the workers list belongs to the main thread. The workers get the
+// watcher's latest directory, not necessarily `directory`: a reload on the main thread in between
+// rebuilt it over the new shard list, and that one must not be overtaken by the older snapshot.
 void Proxy::publish(std::shared_ptr<const router::Directory> directory) {
   main_loop_.post([this, directory] {
-    LOG_INFO("directory version %llu loaded", (unsigned long long)directory->version());
-    for (auto& worker : workers_) worker->post_directory(directory);
+    std::shared_ptr<const router::Directory> latest = watcher_ ? watcher_->current() : nullptr;
+    if (!latest) latest = directory;
+    LOG_INFO("directory version %llu loaded", (unsigned long long)latest->version());
+    for (auto& worker : workers_) worker->post_directory(latest);
   });
 }
 

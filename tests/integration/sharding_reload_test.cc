@@ -129,6 +129,15 @@ TEST_SUITE("sharding_reload") {
       planned += std::stoi(plan.value(i, 2));
     }
     CHECK(planned > 0);
+    // BY BUCKETS: the even bucket count (256 / 4), whatever the data.
+    PgResult by_count = admin.exec("REBALANCE BY BUCKETS DRY RUN");
+    REQUIRE_MESSAGE(by_count.ok(), by_count.describe());
+    int by_count_buckets = 0;
+    for (int i = 0; i < by_count.rows(); ++i) by_count_buckets += std::stoi(by_count.value(i, 2));
+    CHECK(by_count_buckets == kReloadBuckets / 4);
+    CHECK(contains(by_count.value(0, by_count.cols() - 1), "s3 64 buckets"));
+    MESSAGE("by data: " << plan.value(0, plan.cols() - 1)
+                        << "\nby buckets: " << by_count.value(0, by_count.cols() - 1));
     REQUIRE_OK(admin.exec("REBALANCE"));
     CHECK_MESSAGE(wait_until([&] { return all_migrations_done(admin); }, std::chrono::seconds(120),
                              std::chrono::milliseconds(200)),
