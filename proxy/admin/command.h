@@ -65,6 +65,7 @@ struct Command {
   std::string shard;                // MOVE BUCKETS ... TO <shard>
   std::vector<std::string> shards;  // REBALANCE TO <shards>
   bool dry_run = false;             // REBALANCE ... DRY RUN
+  bool by_buckets = false;          // REBALANCE ... BY BUCKETS (else by data)
 };
 
 Result<Command> parse_command(std::string_view text);

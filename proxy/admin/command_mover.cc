@@ -45,14 +45,23 @@ Result<Command> parse_move(std::string_view rest) {
 }
 
 Result<Command> parse_rebalance(std::string_view rest) {
-  const std::string usage = "REBALANCE [TO <shard>[, <shard> ...]] [DRY RUN]";
+  const std::string usage = "REBALANCE [TO <shard>[, <shard> ...]] [BY DATA | BY BUCKETS] [DRY RUN]";
   Command command;
   command.verb = Verb::Rebalance;
-  std::string upper_rest = upper(rest);
-  if (upper_rest.size() >= 7 && upper_rest.compare(upper_rest.size() - 7, 7, "DRY RUN") == 0) {
-    command.dry_run = true;
-    rest = trim(rest.substr(0, rest.size() - 7));
-  }
+  // Strips `suffix` (any case) from the end of rest; true when it was there.
+  auto strip = [&rest](std::string_view suffix) {
+    const std::string upper_rest = upper(rest);
+    if (upper_rest.size() < suffix.size() ||
+        upper_rest.compare(upper_rest.size() - suffix.size(), suffix.size(), suffix) != 0)
+      return false;
+    rest = trim(rest.substr(0, rest.size() - suffix.size()));
+    return true;
+  };
+  command.dry_run = strip("DRY RUN");
+  if (strip("BY BUCKETS"))
+    command.by_buckets = true;
+  else
+    strip("BY DATA");
   if (rest.empty()) return command;
   if (upper(next_word(rest)) != "TO" || rest.empty()) return Status::client("08P01", "usage: " + usage);
   std::string name;

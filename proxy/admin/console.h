@@ -31,6 +31,10 @@ struct PlannedMigration {
   std::string source, target;
   std::vector<uint32_t> buckets;
   int64_t id = 0;  // 0 for DRY RUN
+  // REBALANCE: the data the buckets hold (measured when planned), and every shard's expected
+  // data after the whole plan (mover::describe_spread; the same on every row of a plan).
+  uint64_t rows = 0, bytes = 0;
+  std::string expected_spread;
 };
 
 // One shard's view of a bucket (VERIFY BUCKET).
@@ -67,7 +71,8 @@ class ConsoleHost {
   // One migration per shard the buckets are on now.
   virtual void move_buckets(const std::string& list, const std::string& target,
                             std::function<void(Result<std::vector<PlannedMigration>>)> done) = 0;
-  virtual void rebalance(const std::vector<std::string>& targets, bool dry_run,
+  // by_buckets: even bucket counts with the fewest moves; else even data.
+  virtual void rebalance(const std::vector<std::string>& targets, bool by_buckets, bool dry_run,
                          std::function<void(Result<std::vector<PlannedMigration>>)> done) = 0;
   virtual void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) = 0;
   virtual void request_migration(int64_t id, catalog::MigrationRequest request,

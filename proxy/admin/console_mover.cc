@@ -50,9 +50,10 @@ void Console::mover(const Command& command, Reply reply) {
                          });
       return;
     case Verb::Rebalance:
-      host_.rebalance(command.shards, command.dry_run, [reply](Result<std::vector<PlannedMigration>> plan) {
-        reply(plan ? rebalance_table(*plan).encode() : failure(plan.status()));
-      });
+      host_.rebalance(command.shards, command.by_buckets, command.dry_run,
+                      [reply](Result<std::vector<PlannedMigration>> plan) {
+                        reply(plan ? rebalance_table(*plan).encode() : failure(plan.status()));
+                      });
       return;
     case Verb::VerifyBucket:
       host_.verify_bucket(

@@ -51,15 +51,16 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations) 
 }
 
 ResultTable rebalance_table(const std::vector<PlannedMigration>& plan) {
-  static constexpr Column kColumns[] = {{"source", T::Text},
-                                        {"target", T::Text},
-                                        {"bucket_count", T::Int4},
-                                        {"buckets", T::Text},
-                                        {"migration_id", T::Int8}};
+  static constexpr Column kColumns[] = {{"source", T::Text},       {"target", T::Text},
+                                        {"bucket_count", T::Int4}, {"buckets", T::Text},
+                                        {"migration_id", T::Int8}, {"rows", T::Int8},
+                                        {"bytes", T::Int8},        {"expected_spread", T::Text}};
   ResultTable table(kColumns);
   for (const auto& move : plan) {
     table.add({text(move.source), text(move.target), number(static_cast<int64_t>(move.buckets.size())),
-               text(bucket_ranges(move.buckets)), move.id == 0 ? Value() : number(move.id)});
+               text(bucket_ranges(move.buckets)), move.id == 0 ? Value() : number(move.id),
+               number(static_cast<int64_t>(move.rows)), number(static_cast<int64_t>(move.bytes)),
+               move.expected_spread.empty() ? Value() : text(move.expected_spread)});
   }
   return table;
 }

@@ -24,10 +24,23 @@ ResultTable shards_table(const config::Config& config, const router::Directory* 
         if (entry.state == router::BucketState::Migrating) ++migrating;
       }
     }
-    // "new": configured but not in the directory yet (added to the file, not yet given buckets).
+    // "new": configured but not in the directory yet (added to the file, not yet given buckets);
+    // "empty": in the directory without buckets (added by RELOAD, or drained).
     std::string state = !known ? "new" : migrating > 0 ? "migrating" : owned > 0 ? "serving" : "empty";
     table.add({text(shard.name), text(shard.conn.host), number(shard.conn.port), text(shard.conn.dbname),
                number(owned), number(migrating), text(state)});
+  }
+  // Shards only the catalog names: their buckets are refused until the config lists them.
+  for (uint16_t i = directory != nullptr ? directory->configured_count() : 0;
+       directory != nullptr && i < directory->shards().size(); ++i) {
+    int migrating = 0;
+    for (uint32_t b = 0; b < directory->bucket_count(); ++b) {
+      const auto& entry = directory->bucket(b);
+      migrating += entry.shard == i && entry.state == router::BucketState::Migrating ? 1 : 0;
+    }
+    table.add({text(directory->shard_name(i)), Value(), Value(), Value(),
+               number(static_cast<int64_t>(directory->owned_by(i))), number(migrating),
+               text("not configured")});
   }
   return table;
 }

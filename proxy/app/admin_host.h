@@ -32,7 +32,7 @@ class AdminHost : public admin::ConsoleHost {
   // admin_mover.cc
   void move_buckets(const std::string& list, const std::string& target,
                     std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) override;
-  void rebalance(const std::vector<std::string>& targets, bool dry_run,
+  void rebalance(const std::vector<std::string>& targets, bool by_buckets, bool dry_run,
                  std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) override;
   void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) override;
   void request_migration(int64_t id, catalog::MigrationRequest request,

@@ -31,9 +31,12 @@ Result<std::vector<admin::PlannedMigration>> start(const config::Config& config,
   return plan;
 }
 
-// Rows per bucket over every shard (REBALANCE moves the lightest buckets first).
-Result<std::map<uint32_t, uint64_t>> rows_per_bucket(const config::Config& config) {
-  std::map<uint32_t, uint64_t> rows;
+// Rows and bytes per bucket on its owner: count(*) and the rows' stored size (pg_column_size of
+// the whole row) of every sharded table, grouped by shardwire.bucket_of. Copies on other shards (a
+// source in its rollback window, a target being filled) are not counted.
+Result<mover::BucketSizes> sizes_per_bucket(const config::Config& config,
+                                            const router::Directory& directory) {
+  mover::BucketSizes sizes;
   auto buckets = static_cast<uint32_t>(config.sharding.buckets);
   for (const auto& shard : config.shards) {
     auto conn = catalog::connect(mover::mover_dsn(config, shard), "shard " + shard.name);
@@ -44,17 +47,61 @@ Result<std::map<uint32_t, uint64_t>> rows_per_bucket(const config::Config& confi
       auto bucket = catalog::bucket_expression(table, buckets);
       if (!bucket) return bucket.status();
       auto counts =
-          catalog::query(conn->get(), "SELECT " + *bucket + ", count(*) FROM " + *name + " GROUP BY 1");
+          catalog::query(conn->get(), "SELECT " + *bucket + ", count(*), sum(pg_column_size(t.*)) FROM " +
+                                          *name + " t GROUP BY 1");
       if (!counts) return counts.status();
       for (int row = 0; row < PQntuples(counts->get()); ++row) {
-        int64_t b = 0, n = 0;
+        int64_t b = 0, n = 0, bytes = 0;
         catalog::parse_int64(counts->get(), row, 0, &b);
         catalog::parse_int64(counts->get(), row, 1, &n);
-        rows[static_cast<uint32_t>(b)] += static_cast<uint64_t>(n);
+        catalog::parse_int64(counts->get(), row, 2, &bytes);
+        if (b < 0 || b >= directory.bucket_count() ||
+            directory.shard_name(directory.bucket(static_cast<uint32_t>(b)).shard) != shard.name)
+          continue;
+        mover::BucketSize& size = sizes[static_cast<uint32_t>(b)];
+        size.rows += static_cast<uint64_t>(n);
+        size.bytes += static_cast<uint64_t>(bytes);
       }
     }
   }
-  return rows;
+  return sizes;
+}
+
+// REBALANCE's plan with what each move carries and the spread it should leave.
+std::vector<admin::PlannedMigration> rebalance_plan(const router::Directory& directory,
+                                                    const std::vector<std::string>& targets, bool by_buckets,
+                                                    const mover::BucketSizes& sizes) {
+  std::vector<mover::PlannedMove> moves;
+  if (by_buckets) {
+    std::map<uint32_t, uint64_t> rows;
+    for (const auto& [b, size] : sizes) rows[b] = size.rows;
+    moves = mover::plan_rebalance(directory, targets, rows);
+  } else {
+    moves = mover::plan_rebalance_by_data(directory, targets, sizes);
+  }
+  const std::string spread = mover::describe_spread(mover::loads_after(directory, moves, sizes));
+  std::vector<admin::PlannedMigration> plan;
+  for (auto& move : moves) {
+    admin::PlannedMigration migration{move.source, move.target, std::move(move.buckets), 0};
+    for (uint32_t b : migration.buckets) {
+      if (auto it = sizes.find(b); it != sizes.end()) {
+        migration.rows += it->second.rows;
+        migration.bytes += it->second.bytes;
+      }
+    }
+    migration.expected_spread = spread;
+    plan.push_back(std::move(migration));
+  }
+  return plan;
+}
+
+// The mover reads and writes every shard a plan touches: each must be in this config.
+Status all_shards_configured(const router::Directory& directory, const config::Config& config) {
+  if (directory.all_configured()) return Status::ok();
+  const std::string& name = directory.shard_name(directory.configured_count());
+  return Status::config("the catalog directory puts buckets on shard " + name +
+                        ", which is not in this instance's configuration: add shard " + name +
+                        " to shards in " + config.file + " and RELOAD");
 }
 
 }  // namespace
@@ -67,6 +114,7 @@ void AdminHost::move_buckets(const std::string& list, const std::string& target,
   off_loop<Plan>(
       [config, directory, list, target]() -> Plan {
         if (!directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
+        if (Status known = all_shards_configured(*directory, *config); !known) return known;
         if (config->find_shard(target) == nullptr)
           return Status::client("42704",
                                 "shard \"" + target + "\" is not in the configuration; see SHOW SHARDS");
@@ -93,24 +141,23 @@ void AdminHost::move_buckets(const std::string& list, const std::string& target,
       });
 }
 
-void AdminHost::rebalance(const std::vector<std::string>& targets, bool dry_run,
+void AdminHost::rebalance(const std::vector<std::string>& targets, bool by_buckets, bool dry_run,
                           std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) {
   auto config = proxy_.config();
   auto directory = proxy_.directory_status().directory;
   using Plan = Result<std::vector<admin::PlannedMigration>>;
   off_loop<Plan>(
-      [config, directory, targets, dry_run]() -> Plan {
+      [config, directory, targets, by_buckets, dry_run]() -> Plan {
         if (!directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
+        if (Status known = all_shards_configured(*directory, *config); !known) return known;
         for (const auto& name : targets) {
           if (config->find_shard(name) == nullptr)
             return Status::client("42704",
                                   "shard \"" + name + "\" is not in the configuration; see SHOW SHARDS");
         }
-        auto rows = rows_per_bucket(*config);
-        if (!rows) return rows.status();
-        std::vector<admin::PlannedMigration> plan;
-        for (auto& move : mover::plan_rebalance(*directory, targets, *rows))
-          plan.push_back({move.source, move.target, std::move(move.buckets), 0});
+        auto sizes = sizes_per_bucket(*config, *directory);
+        if (!sizes) return sizes.status();
+        std::vector<admin::PlannedMigration> plan = rebalance_plan(*directory, targets, by_buckets, *sizes);
         if (dry_run) return plan;
         return start(*config, std::move(plan));
       },

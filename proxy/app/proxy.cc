@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <climits>
 
+#include "catalog/directory_loader.h"
 #include "catalog/directory_watcher.h"
+#include "catalog/migrations.h"
+#include "catalog/pq.h"
 #include "common/log.h"
 #include "net/listener.h"
 #include "net/tls.h"
@@ -82,11 +85,15 @@ std::shared_ptr<const router::Directory> Proxy::start_directory() {
   return directory;
 }
 
-// Called on the watcher thread; the workers list belongs to the main thread.
+// Called on the watcher thread; the workers list belongs to the main thread. The workers get the
+// watcher's latest directory, not necessarily `directory`: a reload on the main thread in between
+// rebuilt it over the new shard list, and that one must not be overtaken by the older snapshot.
 void Proxy::publish(std::shared_ptr<const router::Directory> directory) {
   main_loop_.post([this, directory] {
-    LOG_INFO("directory version %llu loaded", (unsigned long long)directory->version());
-    for (auto& worker : workers_) worker->post_directory(directory);
+    std::shared_ptr<const router::Directory> latest = watcher_ ? watcher_->current() : nullptr;
+    if (!latest) latest = directory;
+    LOG_INFO("directory version %llu loaded", (unsigned long long)latest->version());
+    for (auto& worker : workers_) worker->post_directory(latest);
   });
 }
 
@@ -182,6 +189,59 @@ int Proxy::run() {
   return 0;
 }
 
+// A reload may add shards and remove shards that own no bucket: the directory must not put a
+// bucket on a shard the new config lacks. Without a catalog the shard list is the static layout
+// (bucket i on shard i mod N), which only a restart changes. Ok when `next` may be applied.
+Status Proxy::check_shard_change(const config::Config& next) {
+  std::vector<std::string> before = catalog::shard_names(*config_), after = catalog::shard_names(next);
+  if (before == after) return Status::ok();
+  if (!watcher_) {
+    return Status::config(
+        "the shard list changed, but without a catalog it fixes the static layout (bucket i on shard i mod "
+        "N): restart to change it, or set catalog.dsn to add and remove shards by RELOAD");
+  }
+  std::vector<std::string> removed;
+  for (const std::string& name : before)
+    if (std::find(after.begin(), after.end(), name) == after.end()) removed.push_back(name);
+  if (removed.empty()) return Status::ok();
+  if (auto directory = watcher_->current()) {
+    for (const std::string& name : removed) {
+      const int index = directory->shard_index(name);
+      const uint32_t owned = index < 0 ? 0 : directory->owned_by(static_cast<uint16_t>(index));
+      if (owned == 0) continue;
+      return Status::config("shard " + name + " still owns " + std::to_string(owned) +
+                            " bucket(s) in the catalog directory (version " +
+                            std::to_string(directory->version()) +
+                            "); move them off first (REBALANCE TO the remaining shards, or MOVE BUCKETS), "
+                            "then remove it from shards and RELOAD");
+    }
+  }
+  return check_no_migration_uses(removed);
+}
+
+// A migration still copying to, streaming from, or in the rollback window of a removed shard
+// needs it: removing it must wait.
+Status Proxy::check_no_migration_uses(const std::vector<std::string>& removed) {
+  auto conn = catalog::connect(config_->catalog.dsn, "catalog");
+  if (!conn)
+    return Status::config("cannot check the catalog's migrations before removing a shard: " +
+                          conn.status().message);
+  auto migrations = catalog::list_migrations(conn->get(), /*active_only=*/true);
+  if (!migrations)
+    return Status::config("cannot check the catalog's migrations before removing a shard: " +
+                          migrations.status().message);
+  for (const catalog::Migration& m : *migrations) {
+    for (const std::string& name : removed) {
+      if (m.source != name && m.target != name) continue;
+      return Status::config("migration " + std::to_string(m.id) + " (" + m.source + " -> " + m.target + ", " +
+                            catalog::migration_state_name(m.state) + ") still uses shard " + name +
+                            "; wait until it is done (or CANCEL MIGRATION " + std::to_string(m.id) +
+                            "), then RELOAD");
+    }
+  }
+  return Status::ok();
+}
+
 Status Proxy::reload() {
   std::shared_ptr<const config::Config> loaded;
   try {
@@ -200,12 +260,24 @@ Status Proxy::reload() {
     ++reloads_failed_;
     return Status::config("reload refused, the running configuration stays: " + tls.status().message);
   }
+  if (Status shards = check_shard_change(*loaded); !shards) {
+    LOG_ERROR("reload refused, keeping the running config: %s", shards.message.c_str());
+    ++reloads_failed_;
+    return Status::config("reload refused, the running configuration stays: " + shards.message);
+  }
   {
     std::lock_guard<std::mutex> lock(config_mutex_);
     config_ = loaded;
   }
   apply_log_level(*loaded);
   for (auto& worker : workers_) worker->post_reload(loaded, *tls);
+  // Routing takes the new shard list with the config (posted after it, so a worker never routes
+  // to a shard its config lacks); the watcher builds later versions over it too.
+  if (watcher_) {
+    if (auto directory = watcher_->update_config(*loaded)) {
+      for (auto& worker : workers_) worker->post_directory(directory);
+    }
+  }
   if (mover_) mover_->update_config(loaded);
   ++reloads_ok_;
   LOG_INFO("config reloaded from %s (%zu setting(s) changed)", config_path_.c_str(), diff.changed.size());

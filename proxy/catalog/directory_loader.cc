@@ -1,5 +1,6 @@
 #include "catalog/directory_loader.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "catalog/catalog_sql.h"
@@ -27,6 +28,7 @@ Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t versio
   }
   std::vector<router::BucketEntry> entries(bucket_count);
   std::vector<bool> seen(bucket_count, false);
+  std::vector<std::string> names = shards;
   // Rows usually arrive in bucket order with few distinct shards: remember the last lookup.
   std::string last_name;
   int last_index = -1;
@@ -40,13 +42,14 @@ Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t versio
     if (seen[b]) return Status::config("the catalog directory lists bucket " + std::to_string(b) + " twice");
     seen[b] = true;
     if (last_index < 0 || row.shard != last_name) {
-      last_index = -1;
-      for (size_t i = 0; i < shards.size(); ++i) {
-        if (shards[i] == row.shard) last_index = static_cast<int>(i);
-      }
-      if (last_index < 0) {
-        return Status::config("the catalog directory puts bucket " + std::to_string(b) + " on shard \"" +
-                              row.shard + "\", which is not in the config's shards");
+      const auto found = std::find(names.begin(), names.end(), row.shard);
+      last_index = static_cast<int>(found - names.begin());
+      if (found == names.end()) {
+        // A shard only the catalog knows is kept (after the configured ones): routing refuses its
+        // buckets alone and names the fix, the other buckets go on.
+        if (names.size() == std::numeric_limits<uint16_t>::max())
+          return Status::config("the catalog directory names too many shards");
+        names.push_back(row.shard);
       }
       last_name = row.shard;
     }
@@ -64,7 +67,26 @@ Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t versio
       return Status::config("the catalog directory has a negative version for bucket " + std::to_string(b));
     e.version = static_cast<uint64_t>(row.version);
   }
-  return std::make_shared<const router::Directory>(version, shards, std::move(entries));
+  return std::make_shared<const router::Directory>(version, std::move(names), std::move(entries),
+                                                   static_cast<uint16_t>(shards.size()));
+}
+
+Result<std::shared_ptr<const router::Directory>> rebase_directory(const router::Directory& directory,
+                                                                  const std::vector<std::string>& shards) {
+  std::vector<BucketRow> rows(directory.bucket_count());
+  for (uint32_t b = 0; b < directory.bucket_count(); ++b) {
+    const router::BucketEntry& entry = directory.bucket(b);
+    rows[b] = {b, directory.shard_name(entry.shard), router::bucket_state_name(entry.state),
+               static_cast<int64_t>(entry.version)};
+  }
+  return build_directory(directory.version(), rows, shards, directory.bucket_count());
+}
+
+std::vector<std::string> unconfigured_shards(const router::Directory& directory) {
+  std::vector<std::string> out;
+  for (size_t i = directory.configured_count(); i < directory.shards().size(); ++i)
+    out.push_back(directory.shards()[i]);
+  return out;
 }
 
 Result<LoadedRows> parse_directory_result(const PGresult* res) {

@@ -26,13 +26,24 @@ struct BucketRow {
 // Shard names in config order: the index space of router::Directory::shards().
 std::vector<std::string> shard_names(const config::Config& config);
 
-// Builds a snapshot from catalog rows. Errors (Fault::Config, naming the catalog, never a DSN):
-// a bucket count different from `bucket_count`, a missing/duplicate/out-of-range bucket, a shard
-// name not in `shards`, an unknown state, a negative version. Rows may come in any order.
+// Builds a snapshot from catalog rows. `shards` are the configured shards (the snapshot's first
+// shards, in that order); a shard the rows name that is not among them is appended after them
+// (Directory::configured() is false for it), so the buckets of configured shards stay routable.
+// Errors (Fault::Config, naming the catalog, never a DSN): a bucket count different from
+// `bucket_count`, a missing/duplicate/out-of-range bucket, an unknown state, a negative version.
+// Rows may come in any order.
 Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t version,
                                                                  const std::vector<BucketRow>& rows,
                                                                  const std::vector<std::string>& shards,
                                                                  uint32_t bucket_count);
+
+// The same directory (version, owners, states) over another configured shard list, for a config
+// reload that added or removed shards.
+Result<std::shared_ptr<const router::Directory>> rebase_directory(const router::Directory& directory,
+                                                                  const std::vector<std::string>& shards);
+
+// Shards the directory names that are not configured (in directory order).
+std::vector<std::string> unconfigured_shards(const router::Directory& directory);
 
 // Parses kLoadDirectorySql's result into (version, rows). `has_directory` is false when the
 // catalog has no buckets yet (then `rows` is empty). Fault::Server on malformed values.

@@ -93,6 +93,33 @@ void DirectoryWatcher::set_ignore_updates(bool ignore) {
   if (!ignore) request_refresh();
 }
 
+std::shared_ptr<const router::Directory> DirectoryWatcher::update_config(const config::Config& config) {
+  std::shared_ptr<const router::Directory> rebased;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    config_.shards = config.shards;
+    config_.file = config.file;
+    ++config_generation_;
+    if (current_) {
+      auto rebuilt = rebase_directory(*current_, shard_names(config_));
+      if (rebuilt) current_ = *rebuilt;
+      rebased = current_;
+    }
+  }
+  if (rebased) warn_unconfigured(*rebased, config.file);
+  return rebased;
+}
+
+void DirectoryWatcher::warn_unconfigured(const router::Directory& directory, const std::string& config_file) {
+  for (const std::string& shard : unconfigured_shards(directory)) {
+    LOG_ERROR(
+        "catalog: directory version %llu puts buckets on shard \"%s\", which is not in the config's shards; "
+        "statements on those buckets fail until you add shard %s to shards in %s and RELOAD",
+        static_cast<unsigned long long>(directory.version()), shard.c_str(), shard.c_str(),
+        config_file.c_str());
+  }
+}
+
 bool DirectoryWatcher::lease_valid(Clock::time_point now) const {
   int64_t at = confirmed_at_ns_.load();
   if (at == 0) return false;
@@ -186,7 +213,14 @@ bool DirectoryWatcher::connect_and_load() {
 
 bool DirectoryWatcher::refresh(Clock::time_point started) {
   auto load_started = Clock::now();
-  auto dir = load_directory(conn_.get(), config_);
+  config::Config config;
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    config = config_;
+    generation = config_generation_;
+  }
+  auto dir = load_directory(conn_.get(), config);
   LOG_DEBUG("catalog: load took %.1f ms",
             std::chrono::duration<double, std::milli>(Clock::now() - load_started).count());
   if (!dir) {
@@ -206,6 +240,11 @@ bool DirectoryWatcher::refresh(Clock::time_point started) {
   bool changed;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (generation != config_generation_) {
+      // Built over the shards of a config replaced meanwhile: load again with the new ones.
+      refresh_requested_ = true;
+      return true;
+    }
     changed = !current_ || current_->version() != snapshot->version();
     if (changed) current_ = snapshot;
   }
@@ -215,6 +254,7 @@ bool DirectoryWatcher::refresh(Clock::time_point started) {
     cv_.notify_all();
     LOG_INFO("catalog: directory version %llu loaded (%u buckets)",
              static_cast<unsigned long long>(snapshot->version()), snapshot->bucket_count());
+    if (!snapshot->all_configured()) warn_unconfigured(*snapshot, config.file);
     if (publish_) {
       try {
         publish_(snapshot);

@@ -3,7 +3,8 @@
 // whether the directory is still confirmed (the lease, DESIGN.md §6).
 //
 // Thread contract: start()/stop() from one owner thread; request_refresh(), lease_valid(),
-// current(), loaded_version(), wait_for_directory(), set_ignore_updates() from any thread. The
+// current(), loaded_version(), wait_for_directory(), set_ignore_updates(), update_config() from
+// any thread. The
 // publish callback runs on the watcher thread, once per new directory version (and for the first
 // load), never concurrently with itself; it must not block for long (post to the workers).
 #pragma once
@@ -59,6 +60,13 @@ class DirectoryWatcher {
   // Asks for a reload soon (e.g. after a shard answered SW001). Never blocks.
   void request_refresh();
 
+  // A config reload: from now on directories are built over `config`'s shards (a shard added
+  // to the config becomes routable, one removed is named only by the catalog). Returns the
+  // current directory rebuilt over them (the caller publishes it; a load already under way with
+  // the old shards is discarded and repeated), or null before the first load. The catalog
+  // connection, the lease and the router id keep the values the watcher started with.
+  std::shared_ptr<const router::Directory> update_config(const config::Config& config);
+
   // True while the directory was confirmed -- a successful catalog round trip that loaded it or
   // saw the loaded version is still current -- less than sharding.directory_lease before `now`.
   // False before the first load. The confirmation time is when that round trip started.
@@ -93,8 +101,9 @@ class DirectoryWatcher {
   void wait_for_wakeup(std::chrono::milliseconds timeout);
   void wake();
   void confirm(Clock::time_point started);
+  void warn_unconfigured(const router::Directory& directory, const std::string& config_file);
 
-  config::Config config_;
+  config::Config config_;  // shards and file change under mu_ (update_config); copy to read them
   Publish publish_;
   WatcherOptions options_;
   std::string router_id_;
@@ -113,6 +122,7 @@ class DirectoryWatcher {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::shared_ptr<const router::Directory> current_;
+  uint64_t config_generation_ = 0;  // update_config() calls so far
 
   // Watcher thread only.
   PgConnPtr conn_;

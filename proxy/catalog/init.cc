@@ -52,6 +52,15 @@ Result<std::shared_ptr<const router::Directory>> init_directory(PGconn* conn, co
   }
   auto dir = load_directory(conn, config);
   if (!dir) return dir.status();
+  // Initializing shards for a config that lacks one the directory uses would leave that shard's
+  // buckets unserved: the config is wrong.
+  for (const std::string& missing : unconfigured_shards(**dir)) {
+    for (uint32_t b = 0; b < (*dir)->bucket_count(); ++b) {
+      if ((*dir)->shard_name((*dir)->bucket(b).shard) != missing) continue;
+      return Status::config("the catalog directory puts bucket " + std::to_string(b) + " on shard \"" +
+                            missing + "\", which is not in the config's shards");
+    }
+  }
   if (!(s = exec(conn, "COMMIT"))) return s;
   return dir;
 }

@@ -1,6 +1,8 @@
 #include "mover/planner.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace sw::mover {
 namespace {
@@ -137,6 +139,221 @@ std::vector<PlannedMove> plan_rebalance(const router::Directory& directory,
   }
   for (PlannedMove& move : plan) std::sort(move.buckets.begin(), move.buckets.end());
   return plan;
+}
+
+namespace {
+
+// Shard names (the directory's, then new ones named in `targets`) and which are targets.
+void name_shards(const router::Directory& directory, const std::vector<std::string>& targets,
+                 std::vector<std::string>& names, std::vector<bool>& is_target) {
+  names = directory.shards();
+  is_target.assign(names.size(), targets.empty());
+  for (const std::string& name : targets) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      names.push_back(name);
+      is_target.push_back(true);
+    } else {
+      is_target[static_cast<size_t>(it - names.begin())] = true;
+    }
+  }
+}
+
+// Groups final owners that differ from the directory's into moves, by donor then receiver.
+std::vector<PlannedMove> moves_between(const router::Directory& directory,
+                                       const std::vector<std::string>& names,
+                                       const std::vector<size_t>& owner) {
+  std::map<std::pair<size_t, size_t>, std::vector<uint32_t>> grouped;
+  for (uint32_t b = 0; b < directory.bucket_count(); ++b) {
+    const size_t from = directory.bucket(b).shard;
+    if (owner[b] != from) grouped[{from, owner[b]}].push_back(b);
+  }
+  std::vector<PlannedMove> plan;
+  for (auto& [pair, buckets] : grouped)
+    plan.push_back({names[pair.first], names[pair.second], std::move(buckets)});
+  return plan;
+}
+
+}  // namespace
+
+namespace {
+
+// The state of a plan by data: each bucket's weight, owner now (`home`) and planned (`owner`),
+// and each shard's planned load.
+struct DataBalancer {
+  const router::Directory& directory;
+  std::vector<std::string> names;
+  std::vector<bool> is_target;
+  std::vector<uint64_t> weight;
+  std::vector<size_t> home, owner;
+  std::vector<uint64_t> load;
+  double mean = 0, allowed = 0;
+
+  bool movable(uint32_t b) const { return directory.bucket(b).state == router::BucketState::Active; }
+  void move(uint32_t b, size_t to) {
+    load[owner[b]] -= weight[b];
+    load[to] += weight[b];
+    owner[b] = to;
+  }
+  // The target with the most (heaviest) or least data.
+  size_t extreme(bool heaviest) const {
+    size_t best = names.size();
+    for (size_t s = 0; s < names.size(); ++s) {
+      if (is_target[s] && (best == names.size() || (heaviest ? load[s] > load[best] : load[s] < load[best])))
+        best = s;
+    }
+    return best;
+  }
+  // Exchanges a bucket of `heavy` for a lighter one of `light`, the difference closest to `want`,
+  // where that keeps every bucket on its home or on a shard it was planned to move to (bucket
+  // counts stay, no new migration). False when no exchange gets closer to `want`.
+  bool swap(size_t heavy, size_t light, double want) {
+    std::vector<std::pair<uint64_t, uint32_t>> lighter;  // (weight, bucket) on `light`
+    for (uint32_t b = 0; b < weight.size(); ++b)
+      if (owner[b] == light && movable(b) && (home[b] == heavy || home[b] == light))
+        lighter.push_back({weight[b], b});
+    std::sort(lighter.begin(), lighter.end());
+    double best_miss = want;
+    uint32_t best_x = 0, best_y = 0;
+    bool found = false;
+    for (uint32_t x = 0; x < weight.size(); ++x) {
+      if (owner[x] != heavy || !movable(x) || (home[x] != heavy && home[x] != light)) continue;
+      const double goal = static_cast<double>(weight[x]) - want;  // the weight of y that fits best
+      auto it =
+          std::lower_bound(lighter.begin(), lighter.end(),
+                           std::pair<uint64_t, uint32_t>{goal <= 0 ? 0 : static_cast<uint64_t>(goal), 0});
+      for (auto c : {it, it == lighter.begin() ? it : it - 1}) {
+        if (c == lighter.end() || c->first >= weight[x]) continue;
+        if (home[x] == heavy && home[c->second] == light) continue;  // both would leave home
+        const double miss = std::abs(static_cast<double>(weight[x] - c->first) - want);
+        if (miss < best_miss) {
+          best_miss = miss;
+          best_x = x;
+          best_y = c->second;
+          found = true;
+        }
+      }
+    }
+    if (!found) return false;
+    move(best_x, light);
+    move(best_y, heavy);
+    return true;
+  }
+  // Moves the bucket of `heavy` closest to `want` to `light`; false when none gets closer.
+  bool give(size_t heavy, size_t light, double want) {
+    uint32_t best = static_cast<uint32_t>(weight.size());
+    double best_miss = want;
+    for (uint32_t b = 0; b < weight.size(); ++b) {
+      if (owner[b] != heavy || !movable(b) || weight[b] == 0) continue;
+      const double miss = std::abs(static_cast<double>(weight[b]) - want);
+      if (miss < best_miss) {
+        best_miss = miss;
+        best = b;
+      }
+    }
+    if (best == weight.size()) return false;
+    move(best, light);
+    return true;
+  }
+};
+
+}  // namespace
+
+std::vector<PlannedMove> plan_rebalance_by_data(const router::Directory& directory,
+                                                const std::vector<std::string>& targets,
+                                                const BucketSizes& sizes, double tolerance) {
+  bool any_bytes = false;
+  for (const auto& [b, size] : sizes) any_bytes = any_bytes || size.bytes > 0;
+  const uint32_t bucket_total = directory.bucket_count();
+  DataBalancer d{directory, {}, {}, std::vector<uint64_t>(bucket_total, 0), {}, {}, {}};
+  std::map<uint32_t, uint64_t> by_weight;
+  uint64_t total = 0;
+  for (const auto& [b, size] : sizes) {
+    if (b >= bucket_total) continue;
+    d.weight[b] = any_bytes ? size.bytes : size.rows;
+    by_weight[b] = d.weight[b];
+    total += d.weight[b];
+  }
+  // Start from the even bucket count (so data that arrives later, spread over the buckets, stays
+  // balanced), then trade buckets until the data is even too.
+  std::vector<PlannedMove> by_count = plan_rebalance(directory, targets, by_weight);
+  if (total == 0) return by_count;
+  name_shards(directory, targets, d.names, d.is_target);
+  const size_t shard_count = d.names.size();
+  const auto target_count = static_cast<double>(std::count(d.is_target.begin(), d.is_target.end(), true));
+  if (target_count == 0 || bucket_total == 0) return {};
+  d.load.assign(shard_count, 0);
+  for (uint32_t b = 0; b < bucket_total; ++b) {
+    d.home.push_back(directory.bucket(b).shard);
+    d.owner.push_back(d.home.back());
+    d.load[d.home.back()] += d.weight[b];
+  }
+  for (const PlannedMove& m : by_count) {
+    const auto to =
+        static_cast<size_t>(std::find(d.names.begin(), d.names.end(), m.target) - d.names.begin());
+    for (uint32_t b : m.buckets) d.move(b, to);
+  }
+  d.mean = static_cast<double>(total) / target_count;
+  d.allowed = d.mean * tolerance;
+  for (uint32_t round = 0; round < 2 * bucket_total; ++round) {
+    const size_t heavy = d.extreme(true), light = d.extreme(false);
+    const double over = static_cast<double>(d.load[heavy]) - d.mean;
+    const double under = d.mean - static_cast<double>(d.load[light]);
+    if (over <= d.allowed && under <= d.allowed) break;
+    const double want = std::min(over, under);
+    if (!d.swap(heavy, light, want) && !d.give(heavy, light, want)) break;
+  }
+  return moves_between(directory, d.names, d.owner);
+}
+
+std::vector<ShardLoad> loads_after(const router::Directory& directory, const std::vector<PlannedMove>& plan,
+                                   const BucketSizes& sizes) {
+  std::vector<ShardLoad> loads;
+  auto index_of = [&](const std::string& name) {
+    for (size_t i = 0; i < loads.size(); ++i)
+      if (loads[i].shard == name) return i;
+    loads.push_back({name});
+    return loads.size() - 1;
+  };
+  for (const std::string& name : directory.shards()) index_of(name);
+  std::vector<size_t> owner(directory.bucket_count());
+  for (uint32_t b = 0; b < directory.bucket_count(); ++b) owner[b] = directory.bucket(b).shard;
+  for (const PlannedMove& m : plan) {
+    const size_t to = index_of(m.target);
+    for (uint32_t b : m.buckets) owner[b] = to;
+  }
+  for (uint32_t b = 0; b < directory.bucket_count(); ++b) {
+    ShardLoad& load = loads[owner[b]];
+    ++load.buckets;
+    if (const auto it = sizes.find(b); it != sizes.end()) {
+      load.rows += it->second.rows;
+      load.bytes += it->second.bytes;
+    }
+  }
+  return loads;
+}
+
+std::string describe_spread(const std::vector<ShardLoad>& loads) {
+  uint64_t rows = 0, bytes = 0;
+  size_t holding = 0;
+  for (const ShardLoad& l : loads) {
+    rows += l.rows;
+    bytes += l.bytes;
+    holding += l.buckets > 0 ? 1 : 0;
+  }
+  const bool by_bytes = bytes > 0;
+  const double mean =
+      holding == 0 ? 0 : static_cast<double>(by_bytes ? bytes : rows) / static_cast<double>(holding);
+  std::string out;
+  for (const ShardLoad& l : loads) {
+    char deviation[32] = "";
+    if (mean > 0 && l.buckets > 0)
+      std::snprintf(deviation, sizeof(deviation), " (%+.1f%%)",
+                    100.0 * (static_cast<double>(by_bytes ? l.bytes : l.rows) - mean) / mean);
+    out += (out.empty() ? "" : ", ") + l.shard + " " + std::to_string(l.buckets) + " buckets " +
+           std::to_string(l.rows) + " rows " + std::to_string(l.bytes) + " B" + deviation;
+  }
+  return out;
 }
 
 }  // namespace sw::mover

@@ -43,4 +43,44 @@ std::vector<PlannedMove> plan_rebalance(const router::Directory& directory,
                                         const std::vector<std::string>& targets,
                                         const std::map<uint32_t, uint64_t>& rows);
 
+// What a bucket holds, measured on its owner (every sharded table).
+struct BucketSize {
+  uint64_t rows = 0;
+  uint64_t bytes = 0;
+};
+using BucketSizes = std::map<uint32_t, BucketSize>;  // missing: an empty bucket
+
+// A shard's share of the data, now or after a plan.
+struct ShardLoad {
+  std::string shard;
+  uint32_t buckets = 0;
+  uint64_t rows = 0, bytes = 0;
+};
+
+// The bucket moves after which every shard of `targets` holds about the same data: bytes, or
+// rows when no bytes were measured. Shards outside `targets` give all their buckets; `targets`
+// empty means every directory shard (new names as above).
+//  * Starts from plan_rebalance's even bucket counts (so data that arrives later, spread over
+//    the buckets by key, stays balanced), then, while a target is more than `tolerance` (a
+//    fraction of the mean; 0.001 = 0.1%) off the mean, the heaviest target trades with the
+//    lightest: it exchanges one of its buckets for a lighter one the plan sends the lightest (or
+//    that lives there), the difference closest to what the nearer of the two is off the mean; only
+//    when no exchange helps does it give a bucket outright (bucket counts then differ). A bucket
+//    heavier than the tolerance stays whole, so the goal holds where buckets are small enough.
+//  * Only ACTIVE buckets move; MIGRATING ones count for their owner.
+//  * Deterministic; each bucket appears at most once in the plan (owner now -> final shard).
+// With no data measured (every bucket empty) it is plan_rebalance's bucket-count plan.
+// Result ordered by donor, then receiver, in shard order (directory's, then new ones).
+std::vector<PlannedMove> plan_rebalance_by_data(const router::Directory& directory,
+                                                const std::vector<std::string>& targets,
+                                                const BucketSizes& sizes, double tolerance = 0.001);
+
+// Every shard's load now and after `plan` (the directory's shards, then new ones the plan names).
+std::vector<ShardLoad> loads_after(const router::Directory& directory, const std::vector<PlannedMove>& plan,
+                                   const BucketSizes& sizes);
+
+// "s0 1000 rows 81920 B (+0.4%), s1 ..." with each shard's deviation from the mean of the shards
+// that hold buckets, by bytes (rows when no bytes were measured). For REBALANCE DRY RUN.
+std::string describe_spread(const std::vector<ShardLoad>& loads);
+
 }  // namespace sw::mover

@@ -9,7 +9,17 @@ const char* bucket_state_name(BucketState state) {
 }
 
 Directory::Directory(uint64_t version, std::vector<std::string> shards, std::vector<BucketEntry> buckets)
-    : version_(version), shards_(std::move(shards)), buckets_(std::move(buckets)) {}
+    : version_(version),
+      configured_count_(static_cast<uint16_t>(shards.size())),
+      shards_(std::move(shards)),
+      buckets_(std::move(buckets)) {}
+
+Directory::Directory(uint64_t version, std::vector<std::string> shards, std::vector<BucketEntry> buckets,
+                     uint16_t configured_count)
+    : version_(version),
+      configured_count_(std::min<uint16_t>(configured_count, static_cast<uint16_t>(shards.size()))),
+      shards_(std::move(shards)),
+      buckets_(std::move(buckets)) {}
 
 std::shared_ptr<const Directory> Directory::initial(uint32_t bucket_count, std::vector<std::string> shards) {
   std::vector<BucketEntry> buckets(bucket_count);

@@ -20,9 +20,14 @@ struct BucketEntry {
   uint64_t version = 0;  // directory version that last changed this bucket
 };
 
+// Shards 0..configured_count-1 are this instance's configured shards (in config order); any
+// after them are named only by the catalog (a shard added to the directory before this
+// instance's config): their buckets cannot be served until the config names them and is reloaded.
 class Directory {
  public:
   Directory(uint64_t version, std::vector<std::string> shards, std::vector<BucketEntry> buckets);
+  Directory(uint64_t version, std::vector<std::string> shards, std::vector<BucketEntry> buckets,
+            uint16_t configured_count);
 
   // Bucket i on shard i mod N: the layout `shardwire init` creates (and PostgreSQL's
   // PARTITION BY HASH ... MODULUS N gives, when buckets is a multiple of N).
@@ -37,9 +42,14 @@ class Directory {
   int shard_index(std::string_view name) const;
   // Buckets owned by a shard.
   uint32_t owned_by(uint16_t shard) const;
+  // False for a shard named only by the catalog (not in this instance's config).
+  bool configured(uint16_t shard) const { return shard < configured_count_; }
+  uint16_t configured_count() const { return configured_count_; }
+  bool all_configured() const { return configured_count_ == shards_.size(); }
 
  private:
   uint64_t version_;
+  uint16_t configured_count_;
   std::vector<std::string> shards_;
   std::vector<BucketEntry> buckets_;
 };

@@ -11,10 +11,12 @@
 
 namespace sw::router {
 
-RoutingRules::RoutingRules(std::vector<TableRule> tables, std::string default_shard)
-    : tables_(std::move(tables)), default_shard_(std::move(default_shard)) {}
+RoutingRules::RoutingRules(std::vector<TableRule> tables, std::string default_shard, std::string config_file)
+    : tables_(std::move(tables)),
+      default_shard_(std::move(default_shard)),
+      config_file_(std::move(config_file)) {}
 
-Result<RoutingRules> RoutingRules::from_config(const config::Sharding& sharding) {
+Result<RoutingRules> RoutingRules::from_config(const config::Sharding& sharding, std::string config_file) {
   std::vector<TableRule> tables;
   for (size_t i = 0; i < sharding.tables.size(); ++i) {
     const config::ShardedTable& table = sharding.tables[i];
@@ -36,7 +38,7 @@ Result<RoutingRules> RoutingRules::from_config(const config::Sharding& sharding)
     rule.key_type = type.value();
     tables.push_back(std::move(rule));
   }
-  return RoutingRules(std::move(tables), sharding.default_shard);
+  return RoutingRules(std::move(tables), sharding.default_shard, std::move(config_file));
 }
 
 const TableRule* RoutingRules::find(std::string_view schema, std::string_view name) const {
@@ -174,13 +176,49 @@ Route route_kind(const parser::StatementFacts& statement, const BindValues* para
   }
 }
 
+// The first bucket of `shard` among `buckets` (all of them when empty).
+uint32_t first_bucket_on(const Directory& dir, uint16_t shard, const std::vector<uint32_t>& buckets) {
+  for (uint32_t b : buckets) {
+    if (dir.bucket(b).shard == shard) return b;
+  }
+  for (uint32_t b = 0; b < dir.bucket_count(); ++b) {
+    if (dir.bucket(b).shard == shard) return b;
+  }
+  return 0;
+}
+
+// A route that needs a shard the directory names but the config lacks becomes an error that
+// names the shard and the fix; routes on configured shards are returned unchanged.
+Route refuse_unconfigured(Route route, const Directory& dir, const RoutingRules& rules) {
+  int missing = -1;
+  if ((route.kind == RouteKind::Shard || route.kind == RouteKind::Default) && route.shard >= 0 &&
+      !dir.configured(static_cast<uint16_t>(route.shard))) {
+    missing = route.shard;
+  } else if ((route.kind == RouteKind::Scatter || route.kind == RouteKind::AllShards) &&
+             !dir.all_configured()) {
+    missing = dir.configured_count();
+  }
+  if (missing < 0) return route;
+  const auto shard = static_cast<uint16_t>(missing);
+  const std::string& name = dir.shard_name(shard);
+  const uint32_t bucket =
+      first_bucket_on(dir, shard, route.kind == RouteKind::Shard ? route.buckets : std::vector<uint32_t>{});
+  Route error = detail::make_error("F0000", "", route.table);
+  error.error = Status::config(
+      "bucket " + std::to_string(bucket) + " is on shard \"" + name +
+      "\", which is not in this instance's configuration: add shard " + name + " to shards in " +
+      (rules.config_file().empty() ? "the config file" : rules.config_file()) + " and RELOAD");
+  error.reason = error.error.message;
+  return error;
+}
+
 }  // namespace
 
 Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
             const RoutingRules& rules) {
   Route out;
   try {
-    out = route_kind(statement, params, dir, rules);
+    out = refuse_unconfigured(route_kind(statement, params, dir, rules), dir, rules);
   } catch (...) {  // allocation failure: the router itself never throws
     out = detail::make_error("53200", "out of memory while routing");
     out.error.fault = Fault::Proxy;

@@ -39,21 +39,24 @@ struct TableRule {
 class RoutingRules {
  public:
   RoutingRules() = default;
-  RoutingRules(std::vector<TableRule> tables, std::string default_shard);
+  RoutingRules(std::vector<TableRule> tables, std::string default_shard, std::string config_file = {});
 
   // From the validated config (sharding.default_shard is already filled in). A Config-fault
-  // Status names the table whose key type is unsupported.
-  static Result<RoutingRules> from_config(const config::Sharding& sharding);
+  // Status names the table whose key type is unsupported. `config_file` is named in errors that
+  // the config must fix (a directory shard it lacks).
+  static Result<RoutingRules> from_config(const config::Sharding& sharding, std::string config_file = {});
 
   // The rule of a table reference: `schema.name` matches a rule with that schema or with none;
   // an unqualified `name` matches any rule of that name. nullptr when not sharded.
   const TableRule* find(std::string_view schema, std::string_view name) const;
   const std::vector<TableRule>& tables() const { return tables_; }
   const std::string& default_shard() const { return default_shard_; }
+  const std::string& config_file() const { return config_file_; }
 
  private:
   std::vector<TableRule> tables_;
   std::string default_shard_;
+  std::string config_file_;
 };
 
 // Bind parameters as the router needs them.
@@ -101,6 +104,9 @@ struct Route {
 };
 
 // Routes one statement. `params` is null before Bind (simple protocol, Parse, CLI).
+// A statement that needs a shard the directory names but this instance's config lacks
+// (Directory::configured) is an Error (F0000) naming the shard, a bucket on it, and the fix;
+// statements on configured shards route as usual.
 Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
             const RoutingRules& rules);
 

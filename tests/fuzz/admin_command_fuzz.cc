@@ -2,13 +2,15 @@
 //
 // Input: one simple-query string as an admin client sends it. parse_command() parses it; MOVE
 // BUCKETS then parses its bucket list (mover::parse_bucket_list, against 4096 buckets) and
-// REBALANCE plans its moves (mover::plan_rebalance) over a small directory (64 buckets on three
-// shards, one bucket MIGRATING), as the console does before it starts migrations.
+// REBALANCE plans its moves (mover::plan_rebalance for BY BUCKETS, mover::plan_rebalance_by_data
+// otherwise, with uneven bucket sizes) over a small directory (64 buckets on three shards, one
+// bucket MIGRATING), as the console does before it starts migrations.
 //
 // Invariants: a command is an error or a verb with the fields that verb uses; errors are 08P01
 // (parser) or 22023 (bucket list); a parsed bucket list is ascending, unique and < bucket count;
 // a rebalance plan never moves a bucket twice, never moves a MIGRATING bucket, moves a bucket
-// only from the shard that owns it and only to another shard.
+// only from the shard that owns it and only to another shard; the expected loads after a plan by
+// data hold every bucket and every row once.
 #include <set>
 #include <string>
 #include <string_view>
@@ -48,9 +50,24 @@ void check_bucket_list(const std::string& text) {
   }
 }
 
-void check_rebalance(const std::vector<std::string>& targets) {
+void check_rebalance(const std::vector<std::string>& targets, bool by_buckets) {
   const router::Directory& directory = small_directory();
-  const auto plan = mover::plan_rebalance(directory, targets, {{1, 100}, {2, 5}});
+  mover::BucketSizes sizes;
+  uint64_t rows = 0;
+  for (uint32_t b = 0; b < directory.bucket_count(); ++b) {
+    sizes[b] = {b % 5 == 0 ? 0u : 1u + b % 11, (1u + b % 11) * 40};
+    rows += sizes[b].rows;
+  }
+  const auto plan = by_buckets ? mover::plan_rebalance(directory, targets, {{1, 100}, {2, 5}})
+                               : mover::plan_rebalance_by_data(directory, targets, sizes);
+  if (!by_buckets) {
+    uint64_t buckets_after = 0, rows_after = 0;
+    for (const mover::ShardLoad& load : mover::loads_after(directory, plan, sizes)) {
+      buckets_after += load.buckets;
+      rows_after += load.rows;
+    }
+    FUZZ_CHECK(buckets_after == directory.bucket_count() && rows_after == rows);
+  }
   std::set<uint32_t> moved;
   for (const mover::PlannedMove& move : plan) {
     FUZZ_CHECK(move.source != move.target && !move.buckets.empty());
@@ -83,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case admin::Verb::Rebalance:
       for (const std::string& shard : command->shards) FUZZ_CHECK(!shard.empty());
-      check_rebalance(command->shards);
+      check_rebalance(command->shards, command->by_buckets);
       break;
     default: break;
   }

@@ -217,7 +217,8 @@ def admin_seeds():
                 "SHUTDOWN WAIT_FOR_CLIENTS", "SHOW MIGRATIONS", "MOVE BUCKETS 1,5,10-20 TO s3", "MOVE BUCKETS 0-4095 TO s0",
                 "MOVE BUCKETS 20-10 TO s1", "REBALANCE", "REBALANCE TO s0, s1, s3 DRY RUN", "REBALANCE TO s0 DRY RUN",
                 "PAUSE MIGRATION 3", "RESUME MIGRATION 3", "CANCEL MIGRATION 3", "ROLLBACK MIGRATION 3",
-                "EXPIRE ROLLBACK 3", "VERIFY BUCKET 4095", "SHOW HELP; SHOW VERSION", "   "]
+                "EXPIRE ROLLBACK 3", "VERIFY BUCKET 4095", "SHOW HELP; SHOW VERSION", "   ",
+                "REBALANCE TO s0, s1 BY BUCKETS DRY RUN", "rebalance by data"]
     return {"cmd_%02d" % i: c.encode() for i, c in enumerate(commands)}
 
 MINIMAL_CONFIG = """listen: { host: 127.0.0.1, port: 6432 }

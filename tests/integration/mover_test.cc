@@ -191,7 +191,7 @@ TEST_SUITE("mover") {
       REQUIRE_OK(app.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(k) + ", 'r')"));
     PgConn admin = admin_console(f);
 
-    PgResult plan = admin.exec("REBALANCE TO s0, s1 DRY RUN");
+    PgResult plan = admin.exec("REBALANCE TO s0, s1 BY BUCKETS DRY RUN");
     REQUIRE_MESSAGE(plan.ok(), plan.describe());
     REQUIRE(plan.rows() == 2);  // s2's 1365 buckets split between s0 and s1
     int planned = 0;
@@ -203,7 +203,7 @@ TEST_SUITE("mover") {
     CHECK(planned == 1365);
     CHECK(admin.exec("SHOW MIGRATIONS").rows() == 0);
 
-    PgResult started = admin.exec("REBALANCE TO s0, s1");
+    PgResult started = admin.exec("REBALANCE TO s0, s1 BY BUCKETS");
     REQUIRE_MESSAGE(started.ok(), started.describe());
     REQUIRE(started.rows() == 2);
     std::string last;

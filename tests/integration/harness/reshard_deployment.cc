@@ -61,33 +61,55 @@ Deployment::Deployment(DeploymentOptions options)
   // Four shards first: the directory spreads the buckets over s0..s3.
   setup_->init_or_throw("", kOldShards);
   for (uint32_t b = 0; b < buckets(); ++b) initial_[b] = static_cast<int>(b % kOldShards);
-  std::string catalog_dsn;
   if (options_.catalog_via_relay) {
     relay_ = std::make_unique<TcpForwarder>(setup_->catalog_cluster().port());
-    catalog_dsn = "host=127.0.0.1 port=" + std::to_string(relay_->port()) +
-                  " dbname=" + setup_->catalog_db() + " user=app password=secret";
+    catalog_dsn_ = "host=127.0.0.1 port=" + std::to_string(relay_->port()) +
+                   " dbname=" + setup_->catalog_db() + " user=app password=secret";
   }
-  // The instances already know s4 (an operator adds the shard to the config, runs init, then
-  // creates the tables there).
-  setup_->init_or_throw("", kAllShards);
-  for (int i = 0; i < kInstances; ++i) {
-    ProxyOptions o = setup_->proxy_options(catalog_dsn);
-    o.extra_yaml += mover_yaml(options_, i);
-    instances_.push_back(std::make_unique<ProxyProcess>(setup_->cluster().port(), o));
-  }
-  add_fifth_shard();
+  for (int i = 0; i < kInstances; ++i)
+    instances_.push_back(
+        std::make_unique<ProxyProcess>(setup_->cluster().port(), instance_options(i, kOldShards)));
+  create_orders();
   seed();
+  add_fifth_shard();
   install_write_log();
 }
 
 Deployment::~Deployment() = default;
 
-// CREATE TABLE through shardwire on s0..s3 (as at the first deployment), then again with IF NOT
-// EXISTS: shardwire creates it on s4, with the fence trigger and the bucket index.
-void Deployment::add_fifth_shard() {
+ProxyOptions Deployment::instance_options(int i, int shards) const {
+  ProxyOptions o = setup_->proxy_options(catalog_dsn_, shards);
+  o.extra_yaml += mover_yaml(options_, i);
+  return o;
+}
+
+// CREATE TABLE through shardwire on s0..s3 (the first deployment).
+void Deployment::create_orders() {
   ConnectResult r = connect(conninfo(0));
   if (!r.ok) throw std::runtime_error("connect: " + r.error + "\n" + log_tails());
   must(r.conn.exec(kCreateOrders), "CREATE TABLE orders through shardwire");
+}
+
+// The README's "Adding a shard", by RELOAD alone: s4 in every instance's config file,
+// `shardwire init`, RELOAD on each console, then CREATE TABLE IF NOT EXISTS through shardwire,
+// which creates orders on s4 with the fence trigger and the bucket index.
+void Deployment::add_fifth_shard() {
+  const std::vector<pid_t> before = pids();
+  for (int i = 0; i < kInstances; ++i)
+    instance(i).write_config(
+        render_config(instance_options(i, kAllShards), instance(i).port(), setup_->cluster().port()));
+  setup_->init_or_throw("", kAllShards);
+  for (int i = 0; i < kInstances; ++i) {
+    PgConn console = admin(i);
+    must(console.exec("RELOAD"), "RELOAD on instance " + std::to_string(i));
+    PgResult route = must(console.exec("SHOW ROUTE " + std::string(kCreateOrders)), "SHOW ROUTE");
+    const std::string summary = route.value(0, route.cols() - 1);
+    if (summary.find("all-shards s0,s1,s2,s3,s4 ") != 0)
+      throw std::runtime_error("instance " + std::to_string(i) + " routes DDL to " + summary +
+                               " after RELOAD");
+  }
+  ConnectResult r = connect(conninfo(0));
+  if (!r.ok) throw std::runtime_error("connect: " + r.error + "\n" + log_tails());
   std::string again = kCreateOrders;
   again.replace(again.find("CREATE TABLE"), 12, "CREATE TABLE IF NOT EXISTS");
   must(r.conn.exec(again), "CREATE TABLE IF NOT EXISTS orders through shardwire");
@@ -95,9 +117,32 @@ void Deployment::add_fifth_shard() {
   if (s4.value("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'orders'::regclass AND NOT tgisinternal") ==
       "0")
     throw std::runtime_error("s4: orders has no fence trigger");
+  if (pids() != before) throw std::runtime_error("an instance restarted while s4 was added");
 }
 
-// rows_per_bucket keys in every bucket (the first keys 1, 2, ... that fall in it), inserted on
+int Deployment::seed_rows_of(uint32_t bucket) const {
+  if (!options_.skewed_seed) return options_.rows_per_bucket;
+  const uint32_t mixed = (bucket * 2654435761u) >> 7;
+  return 1 + static_cast<int>(mixed % static_cast<uint32_t>(2 * options_.rows_per_bucket - 1));
+}
+
+std::vector<long long> Deployment::rows_per_shard() const {
+  std::vector<long long> rows;
+  for (int s = 0; s < kAllShards; ++s) {
+    PgConn c = setup_->shard(s);
+    rows.push_back(
+        std::stoll(must(c.exec("SELECT count(*) FROM orders"), "rows on s" + std::to_string(s)).value()));
+  }
+  return rows;
+}
+
+std::vector<pid_t> Deployment::pids() const {
+  std::vector<pid_t> out;
+  for (const auto& instance : instances_) out.push_back(instance->pid());
+  return out;
+}
+
+// seed_rows_of(b) keys in every bucket b (the first keys 1, 2, ... that fall in it), inserted on
 // their owners directly.
 void Deployment::seed() {
   std::map<uint32_t, int> per_bucket;
@@ -105,8 +150,8 @@ void Deployment::seed() {
   size_t full = 0;
   for (int64_t key = 1; full < buckets(); ++key) {
     uint32_t b = bucket_of_key(key);
-    if (per_bucket[b] == options_.rows_per_bucket) continue;
-    if (++per_bucket[b] == options_.rows_per_bucket) ++full;
+    if (per_bucket[b] == seed_rows_of(b)) continue;
+    if (++per_bucket[b] == seed_rows_of(b)) ++full;
     seed_keys_.push_back(key);
     std::string& list = keys_of_shard[static_cast<size_t>(initial_.at(b))];
     list += (list.empty() ? "" : ",") + std::to_string(key);

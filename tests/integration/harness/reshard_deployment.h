@@ -1,8 +1,10 @@
-// The reshard scenario's deployment (issue 6): 4096 buckets on 4 shards (s0..s3, bucket i on
-// s(i mod 4)), a 5th shard s4 added the way an operator adds one (`shardwire init` with it in the
-// config, then the sharded table created through shardwire), two shardwire instances on the same
-// catalog, and the same number of seed rows in every bucket (so moving 20% of the buckets moves
-// 20% of the rows, whichever buckets the planner picks).
+// The reshard scenario's deployment: 4096 buckets on 4 shards (s0..s3, bucket i on s(i mod 4)),
+// two shardwire instances on the same catalog started with those 4 in their config, and a 5th
+// shard s4 added the way the README says, without a restart: s4 added to both instances'
+// config files, `shardwire init`, RELOAD on each instance's console, then the sharded table
+// created through shardwire (CREATE TABLE IF NOT EXISTS reaches s4 alone). Seed rows: the same
+// number in every bucket (moving 20% of the buckets moves 20% of the rows, whichever the planner
+// picks), or a skewed spread (DeploymentOptions::skewed_seed).
 //
 // For the checker it also records, outside shardwire: every application write on a shard (an
 // ordinary AFTER trigger, so the mover's replica-role writes are not in it) with its time, and
@@ -39,6 +41,9 @@ PgResult must(PgResult r, const std::string& what);
 
 struct DeploymentOptions {
   int rows_per_bucket = 5;
+  // Buckets hold 1 .. 2 * rows_per_bucket - 1 seed rows (a fixed pseudo-random spread, the same
+  // mean) instead of rows_per_bucket each: only a plan by data evens out the rows.
+  bool skewed_seed = false;
   // Instance i runs at most max_concurrent[i] migrations (0: it only routes).
   std::vector<int> max_concurrent = {2, 2};
   bool catalog_via_relay = false;  // the instances reach the catalog through a TcpForwarder
@@ -58,6 +63,12 @@ class Deployment {
   PgConn admin(int instance) const;  // the console as admin; throws when it cannot connect
 
   uint32_t buckets() const { return 4096; }
+  // Seed rows of bucket b (rows_per_bucket, or the skewed spread).
+  int seed_rows_of(uint32_t bucket) const;
+  // Rows of orders on each shard, counted on the shards (index = shard number).
+  std::vector<long long> rows_per_shard() const;
+  // The instances' process ids (adding s4 must not restart them).
+  std::vector<pid_t> pids() const;
   size_t seed_rows() const { return seed_keys_.size(); }
   const std::vector<int64_t>& seed_keys() const { return seed_keys_; }
   // Owner of every bucket, by shard index: at start (i mod 4) and now (the catalog).
@@ -73,6 +84,8 @@ class Deployment {
   std::string log_tails(size_t lines = 40) const;
 
  private:
+  ProxyOptions instance_options(int i, int shards) const;
+  void create_orders();
   void add_fifth_shard();
   void seed();
   void install_write_log();
@@ -80,6 +93,7 @@ class Deployment {
   DeploymentOptions options_;
   std::unique_ptr<ShardedSetup> setup_;
   std::unique_ptr<TcpForwarder> relay_;
+  std::string catalog_dsn_;  // the instances' (through relay_ when set); empty: the setup's
   std::vector<std::unique_ptr<ProxyProcess>> instances_;
   std::vector<int64_t> seed_keys_;
   std::map<uint32_t, int> initial_;

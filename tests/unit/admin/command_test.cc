@@ -269,6 +269,21 @@ TEST_CASE("the mover's commands parse; malformed ones say their usage") {
   CHECK(rebalance->verb == Verb::Rebalance);
   CHECK(rebalance->shards == std::vector<std::string>{"s0", "s1", "s2"});
   CHECK(rebalance->dry_run);
+  CHECK_FALSE(rebalance->by_buckets);  // by data unless told
+  auto by_buckets = parse_command("rebalance to s0, s1 by buckets dry run");
+  REQUIRE(by_buckets);
+  CHECK(by_buckets->by_buckets);
+  CHECK(by_buckets->dry_run);
+  CHECK(by_buckets->shards == std::vector<std::string>{"s0", "s1"});
+  auto by_data = parse_command("REBALANCE BY DATA");
+  REQUIRE(by_data);
+  CHECK_FALSE(by_data->by_buckets);
+  CHECK_FALSE(by_data->dry_run);
+  CHECK(by_data->shards.empty());
+  auto plain_buckets = parse_command("REBALANCE BY BUCKETS");
+  REQUIRE(plain_buckets);
+  CHECK(plain_buckets->by_buckets);
+  CHECK(plain_buckets->shards.empty());
   auto plain = parse_command("REBALANCE");
   REQUIRE(plain);
   CHECK(plain->shards.empty());

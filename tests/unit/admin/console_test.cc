@@ -86,9 +86,10 @@ class FakeHost : public ConsoleHost {
     calls.push_back("move " + list + " to " + target);
     answer([done, target] { done(std::vector<PlannedMigration>{{"s0", target, {1, 2, 3, 7}, 42}}); });
   }
-  void rebalance(const std::vector<std::string>& targets, bool dry_run,
+  void rebalance(const std::vector<std::string>& targets, bool by_buckets, bool dry_run,
                  std::function<void(Result<std::vector<PlannedMigration>>)> done) override {
-    calls.push_back(std::string("rebalance ") + std::to_string(targets.size()) + (dry_run ? " dry" : ""));
+    calls.push_back(std::string("rebalance ") + std::to_string(targets.size()) +
+                    (by_buckets ? " by buckets" : "") + (dry_run ? " dry" : ""));
     answer([done, dry_run] { done(std::vector<PlannedMigration>{{"s0", "s2", {5}, dry_run ? 0 : 9}}); });
   }
   void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) override {

@@ -314,6 +314,16 @@ TEST_CASE("SHOW SHARDS: buckets, migrating and state") {
   for (size_t i = 0; i < none.size(); ++i) CHECK(row(none, i)[6] == "new");
 }
 
+TEST_CASE("SHOW SHARDS lists a shard only the catalog names as not configured") {
+  std::vector<router::BucketEntry> entries(8);
+  for (uint32_t b = 0; b < 8; ++b) entries[b].shard = static_cast<uint16_t>(b % 3);
+  entries[5].state = router::BucketState::Migrating;  // buckets 2 and 5 are on s9
+  router::Directory directory(4, {"s0", "s1", "s9"}, entries, 2);
+  ResultTable t = shards_table(test_config(), &directory);
+  check_shape(t, 5);
+  CHECK(row(t, 4) == Row{"s9", "<null>", "<null>", "<null>", "2", "1", "not configured"});
+}
+
 TEST_CASE("SHOW BUCKETS: all, one shard, unknown shard") {
   router::Directory directory = test_directory();
   auto all = buckets_table(directory, "");

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "mover/planner.h"
@@ -114,7 +115,7 @@ TEST_CASE("rebalance 4 -> 5 shards at 4096 buckets") {
   }
   CHECK(given == std::map<std::string, size_t>{{"s0", 204}, {"s1", 205}, {"s2", 205}, {"s3", 205}});
 
-  const auto counts = apply(dir, plan);
+  const auto counts = ::apply(dir, plan);
   uint32_t lo = 4096, hi = 0;
   for (const auto& [shard, n] : counts) {
     lo = std::min(lo, n);
@@ -152,7 +153,7 @@ TEST_CASE("rebalance to fewer shards drains the removed one") {
   const auto plan = plan_rebalance(dir, {"s0", "s1", "s2", "s3"}, {});
   for (const PlannedMove& move : plan) CHECK(move.source == "s4");
   CHECK(moved_count(plan) == dir.owned_by(4));
-  const auto counts = apply(dir, plan);
+  const auto counts = ::apply(dir, plan);
   CHECK(counts.count("s4") == 0);
   for (const char* shard : {"s0", "s1", "s2", "s3"}) CHECK(counts.at(shard) == 1024);
 }
@@ -191,4 +192,113 @@ TEST_CASE("uneven layouts reach floor/ceil with the fewest moves") {
   // quotas 4/3/3 (s0 is the most loaded); s0 gives its 3 lightest: 1 (10), 3 (10), 5 (20).
   REQUIRE(plan.size() == 1);
   CHECK(plan[0] == PlannedMove{"s0", "s2", {1, 3, 5}});
+}
+
+namespace {
+
+// Data per shard name after applying the plan (bytes; rows when `by_rows`).
+std::map<std::string, uint64_t> data_after(const Directory& dir, const std::vector<PlannedMove>& plan,
+                                           const BucketSizes& sizes, bool by_rows = false) {
+  ::apply(dir, plan);  // checks the plan's shape
+  std::map<std::string, uint64_t> data;
+  for (const ShardLoad& load : loads_after(dir, plan, sizes))
+    data[load.shard] = by_rows ? load.rows : load.bytes;
+  return data;
+}
+
+// The largest deviation from the mean over `data`, as a fraction of the mean.
+double worst_deviation(const std::map<std::string, uint64_t>& data) {
+  double total = 0;
+  for (const auto& [shard, n] : data) total += static_cast<double>(n);
+  const double mean = total / static_cast<double>(data.size());
+  double worst = 0;
+  for (const auto& [shard, n] : data) worst = std::max(worst, std::abs(static_cast<double>(n) - mean) / mean);
+  return worst;
+}
+
+// Skewed data: bucket b holds (b mod 97 == 0 ? 400 : 1 + b mod 13) rows of 100 bytes, so a few
+// buckets are heavy and the light ones differ too.
+BucketSizes skewed_sizes(uint32_t buckets) {
+  BucketSizes sizes;
+  for (uint32_t b = 0; b < buckets; ++b) {
+    const uint64_t rows = b % 97 == 0 ? 400 : 1 + b % 13;
+    sizes[b] = {rows, rows * 100};
+  }
+  return sizes;
+}
+
+}  // namespace
+
+TEST_CASE("rebalance by data: 4 -> 5 shards with skewed buckets ends within 2% of the mean") {
+  Directory dir = modulo_layout(4096, {"s0", "s1", "s2", "s3"});
+  BucketSizes sizes = skewed_sizes(4096);
+  // The bucket-count plan leaves the new shard far from the mean: it takes the lightest buckets.
+  std::map<uint32_t, uint64_t> rows;
+  for (const auto& [b, size] : sizes) rows[b] = size.rows;
+  const auto by_count = plan_rebalance(dir, {"s0", "s1", "s2", "s3", "s4"}, rows);
+  CHECK(worst_deviation(data_after(dir, by_count, sizes)) > 0.05);
+
+  const auto plan = plan_rebalance_by_data(dir, {"s0", "s1", "s2", "s3", "s4"}, sizes);
+  const auto data = data_after(dir, plan, sizes);
+  REQUIRE(data.size() == 5);
+  CHECK(worst_deviation(data) <= 0.02);
+  for (const PlannedMove& move : plan) CHECK(move.target == "s4");  // old shards only give
+  // Trading buckets keeps the even bucket count, so data arriving later stays balanced too.
+  CHECK(::apply(dir, plan).at("s4") == 819);
+  // Deterministic.
+  const bool same = plan_rebalance_by_data(dir, {"s0", "s1", "s2", "s3", "s4"}, sizes) == plan;
+  CHECK(same);
+}
+
+TEST_CASE("rebalance by data balances rows when no bytes were measured, and keeps MIGRATING buckets") {
+  std::vector<BucketEntry> entries(64);
+  for (uint32_t b = 0; b < 64; ++b) entries[b].shard = static_cast<uint16_t>(b % 2);
+  entries[0].state = BucketState::Migrating;  // the heaviest bucket: stays on s0
+  Directory dir(3, {"s0", "s1"}, entries);
+  BucketSizes sizes;
+  for (uint32_t b = 0; b < 64; ++b) sizes[b] = {b == 0 ? 100u : (b % 2 == 0 ? 10u : 2u), 0};
+  const auto plan = plan_rebalance_by_data(dir, {}, sizes);
+  for (const PlannedMove& move : plan)
+    CHECK(std::find(move.buckets.begin(), move.buckets.end(), 0u) == move.buckets.end());
+  CHECK(worst_deviation(data_after(dir, plan, sizes, /*by_rows=*/true)) <= 0.02);
+}
+
+TEST_CASE("rebalance by data drains shards outside the targets and falls back to counts without data") {
+  Directory dir = modulo_layout(60, {"s0", "s1", "s2"});
+  BucketSizes sizes = skewed_sizes(60);
+  const auto plan = plan_rebalance_by_data(dir, {"s0", "s1"}, sizes);
+  const auto counts = ::apply(dir, plan);
+  CHECK(counts.count("s2") == 0);
+  const auto data = data_after(dir, plan, sizes);
+  CHECK(data.at("s2") == 0);
+  CHECK(std::abs(static_cast<double>(data.at("s0")) - static_cast<double>(data.at("s1"))) /
+            static_cast<double>(data.at("s0") + data.at("s1")) <=
+        0.05);
+
+  const Directory empty = modulo_layout(4096, {"s0", "s1", "s2", "s3"});
+  std::map<uint32_t, uint64_t> none;
+  const bool by_count = plan_rebalance_by_data(empty, {"s0", "s1", "s2", "s3", "s4"}, {}) ==
+                        plan_rebalance(empty, {"s0", "s1", "s2", "s3", "s4"}, none);
+  CHECK(by_count);
+}
+
+TEST_CASE("the expected spread names every shard's buckets, rows, bytes and deviation") {
+  Directory dir = modulo_layout(4, {"s0", "s1"});
+  BucketSizes sizes{{0, {3, 300}}, {1, {1, 100}}, {2, {1, 100}}, {3, {1, 100}}};
+  const std::vector<PlannedMove> plan{{"s0", "s1", {2}}};
+  CHECK(describe_spread(loads_after(dir, plan, sizes)) ==
+        "s0 1 buckets 3 rows 300 B (+0.0%), s1 3 buckets 3 rows 300 B (+0.0%)");
+  CHECK(describe_spread(loads_after(dir, {}, sizes)) ==
+        "s0 2 buckets 4 rows 400 B (+33.3%), s1 2 buckets 2 rows 200 B (-33.3%)");
+}
+
+TEST_CASE("rebalance by data with equal buckets moves what the bucket-count plan moves") {
+  Directory dir = modulo_layout(4096, {"s0", "s1", "s2", "s3"});
+  BucketSizes sizes;
+  for (uint32_t b = 0; b < 4096; ++b) sizes[b] = {5, 5 * 60};
+  const auto plan = plan_rebalance_by_data(dir, {"s0", "s1", "s2", "s3", "s4"}, sizes);
+  CHECK(plan.size() == 4);  // one migration per old shard
+  const auto counts = ::apply(dir, plan);
+  CHECK(counts.at("s4") == 819);  // 4096 / 5 = 819.2
+  for (const char* old : {"s0", "s1", "s2", "s3"}) CHECK((counts.at(old) == 819 || counts.at(old) == 820));
 }

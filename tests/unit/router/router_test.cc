@@ -177,6 +177,44 @@ TEST_CASE("bucket states and a directory snapshot's own layout") {
         "directory version 42");
 }
 
+TEST_CASE("a shard only the catalog names refuses its buckets alone, naming the fix") {
+  // Buckets 0..15 on s0/s1 by i mod 2, except tenant 2's bucket 10 on s2, which this instance's
+  // config does not list (shard index 2 >= configured_count 2).
+  std::vector<BucketEntry> buckets(16);
+  for (uint32_t b = 0; b < 16; ++b) buckets[b].shard = static_cast<uint16_t>(b % 2);
+  buckets[10].shard = 2;
+  Directory dir(7, {"s0", "s1", "s2"}, buckets, 2);
+  REQUIRE_FALSE(dir.all_configured());
+  auto rules = RoutingRules::from_config(
+      [] {
+        sw::config::Sharding sharding;
+        sharding.default_shard = "s0";
+        sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+        return sharding;
+      }(),
+      "/etc/shardwire.yaml");
+  REQUIRE(rules.is_ok());
+  const std::string fix =
+      "bucket 10 is on shard \"s2\", which is not in this instance's configuration: add shard s2 to shards "
+      "in /etc/shardwire.yaml and RELOAD";
+
+  Route lost = route(first("UPDATE orders SET total = 1 WHERE tenant_id = 2"), nullptr, dir, *rules);
+  CHECK(lost.kind == RouteKind::Error);
+  CHECK(lost.error.sqlstate == "F0000");
+  CHECK(lost.error.fault == sw::Fault::Config);
+  CHECK(lost.error.message == fix);
+  Route scatter = route(first("SELECT * FROM orders"), nullptr, dir, *rules);
+  CHECK(scatter.kind == RouteKind::Error);
+  CHECK(scatter.error.message == fix);
+  CHECK(route(first("CREATE INDEX ON orders (total)"), nullptr, dir, *rules).kind == RouteKind::Error);
+
+  // Every other bucket, and statements on no sharded table, route as before.
+  Route kept = route(first("SELECT * FROM orders WHERE tenant_id = 1"), nullptr, dir, *rules);
+  CHECK(kept.kind == RouteKind::Shard);
+  CHECK(dir.shard_name(static_cast<uint16_t>(kept.shard)) != "s2");
+  CHECK(route(first("SELECT 1"), nullptr, dir, *rules).kind == RouteKind::Default);
+}
+
 TEST_CASE("statements too deep to analyze route only when they touch no sharded table") {
   auto dir = Directory::initial(16, {"s0", "s1"});
   auto deep = [](const std::string& table) {
