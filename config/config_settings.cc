@@ -5,7 +5,7 @@
 // whole ("shards", "auth.users", "sharding.tables", "admin.users"). `value` may hold secrets
 // and is never printed; `shown` never does (passwords masked, DSN passwords dropped).
 // `restart` marks what a running proxy cannot apply in place: listen.* (sockets are bound at
-// start) and workers (loop count).
+// start), workers (loop count), and the directory watcher's catalog.dsn and directory_lease.
 #include <string>
 #include <vector>
 
@@ -91,7 +91,7 @@ std::vector<Setting> settings(const Config& c) {
   b.add("pool.server_lifetime", duration_text(c.pool.server_lifetime));
   b.add("pool.server_connect_timeout", duration_text(c.pool.server_connect_timeout));
   std::string catalog_shown = c.catalog.dsn.empty() ? "" : "(set; not shown: may hold a password)";
-  b.add("catalog.dsn", c.catalog.dsn, catalog_shown, false);
+  b.add("catalog.dsn", c.catalog.dsn, catalog_shown, true);
   std::string shards, shards_shown;
   for (const auto& s : c.shards) {
     shards += s.name + "\n" + s.dsn + "\n";
@@ -106,7 +106,7 @@ std::vector<Setting> settings(const Config& c) {
     tables += (t.version_column.empty() ? "" : ", version " + t.version_column) + ")";
   }
   b.add("sharding.tables", tables);
-  b.add("sharding.directory_lease", duration_text(c.sharding.directory_lease));
+  b.add("sharding.directory_lease", duration_text(c.sharding.directory_lease), true);
   b.add("mover.copy_rows_per_sec", std::to_string(c.mover.copy_rows_per_sec));
   b.add("mover.rollback_window", duration_text(c.mover.rollback_window));
   b.add("mover.rollback_wal_budget", std::to_string(c.mover.rollback_wal_budget));

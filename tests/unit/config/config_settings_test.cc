@@ -149,11 +149,13 @@ TEST_CASE("shown never holds a password; value changes when one does") {
     }
     ConfigDiff d = diff(load(kBase), load_with(change.from, change.to));
     CHECK(d.changed == std::vector<std::string>{change.key});
-    CHECK(d.need_restart.empty());
+    // The catalog DSN is the directory watcher's, read once at start.
+    CHECK(d.need_restart == (change.key == "catalog.dsn" ? std::vector<std::string>{"catalog.dsn"}
+                                                          : std::vector<std::string>{}));
   }
 }
 
-TEST_CASE("diff reports exactly the changed keys; listen.* and workers need a restart") {
+TEST_CASE("diff reports exactly the changed keys; listen.*, workers, catalog.dsn and the lease need a restart") {
   struct Case {
     const char* from;
     const char* to;
@@ -201,7 +203,8 @@ TEST_CASE("diff reports exactly the changed keys; listen.* and workers need a re
   // the restart flags themselves
   for (const Setting& s : settings(load(kBase))) {
     CAPTURE(s.key);
-    CHECK(s.restart == (s.key.rfind("listen.", 0) == 0 || s.key == "workers"));
+    CHECK(s.restart == (s.key.rfind("listen.", 0) == 0 || s.key == "workers" || s.key == "catalog.dsn" ||
+                        s.key == "sharding.directory_lease"));
   }
 }
 
