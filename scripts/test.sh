@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test (what .ci/run runs):
 #
-#   release  Release build in build/: unit, routing and integration tests (real PostgreSQL 15
-#            clusters, psql, pgbench, a real Prometheus) against a Release shardwire.
-#   asan     ASan+UBSan build of shardwire and the unit tests in build-asan/: the unit tests, then
-#            the whole integration suite again, driving the sanitized shardwire
-#            (SHARDWIRE_BIN). Any sanitizer report fails the run.
-#   tsan     TSan build of shardwire and the mover's unit tests in build-tsan/: unit_mover, then
-#            the integration suites that run the mover's threads (mover*, reshard*).
+#   release  Release build with gcc in build/ (warnings are errors): unit, routing, lint and
+#            integration tests (real PostgreSQL 15 clusters, psql, pgbench, a real Prometheus)
+#            against a Release shardwire.
+#   asan     ASan+UBSan build of the whole project with clang in build-asan/ (warnings are
+#            errors): the unit tests, then the whole integration suite again, driving the
+#            sanitized shardwire (SHARDWIRE_BIN). Any sanitizer report fails the run.
+#   lint     scripts/lint.sh: clang-format, module boundaries, clang-tidy (on build-asan's
+#            compile commands).
+#   tsan     TSan build (gcc) of shardwire and the mover's unit tests in build-tsan/: unit_mover,
+#            then the integration suites that run the mover's threads (mover*, reshard*).
 #   fuzz     scripts/fuzz.sh: every libFuzzer target over its seed corpus, then a short run.
 #
 # STAGES picks stages (default: all, in that order). Extra arguments go to the release stage's
@@ -16,7 +19,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
-STAGES=${STAGES:-release asan tsan fuzz}
+STAGES=${STAGES:-release asan lint tsan fuzz}
 [ $# -gt 0 ] && STAGES=release
 
 "$ROOT/scripts/install-deps.sh"
@@ -25,11 +28,12 @@ stage() { echo "== $(date +%T) $*"; }
 has_stage() { [[ " $STAGES " == *" $1 "* ]]; }
 
 # Sanitized builds: -O1 with line tables (readable reports, a fraction of -O2 -g's build time).
-sanitized_build() {  # DIR OPTION TARGET...
-  local dir=$1 option=$2
-  shift 2
-  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-    -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" "-D$option=ON" >/dev/null
+sanitized_build() {  # DIR OPTION COMPILER TARGET...
+  local dir=$1 option=$2 cc=$3 cxx
+  shift 3
+  cxx=$([ "$cc" = clang ] && echo clang++ || echo g++)
+  CC=$cc CXX=$cxx cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DSHARDWIRE_WERROR=ON "-D$option=ON" >/dev/null
   cmake --build "$dir" --target "$@"
 }
 
@@ -42,7 +46,7 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=86:second_deadlock_
 
 # Release first: it builds the integration binary every stage uses.
 stage "release build"
-cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDWIRE_WERROR=ON >/dev/null
 cmake --build "$BUILD_DIR"
 if has_stage release; then
   stage "release tests"
@@ -51,7 +55,7 @@ fi
 
 if has_stage asan; then
   stage "asan build"
-  sanitized_build "$ROOT/build-asan" SHARDWIRE_SANITIZE shardwire all_unit_tests
+  sanitized_build "$ROOT/build-asan" SHARDWIRE_SANITIZE clang all
   stage "asan unit tests"
   (cd "$ROOT/build-asan" && ctest --output-on-failure -j2 -L unit)
   stage "asan integration tests (sanitized shardwire)"
@@ -59,9 +63,19 @@ if has_stage asan; then
     ctest --output-on-failure -j2 -L integration)
 fi
 
+if has_stage lint; then
+  stage "lint"
+  if [ ! -f "$ROOT/build-asan/compile_commands.json" ]; then
+    stage "lint: configuring build-asan for its compile commands"
+    CC=clang CXX=clang++ cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+      -DSHARDWIRE_WERROR=ON -DSHARDWIRE_SANITIZE=ON >/dev/null
+  fi
+  "$ROOT/scripts/lint.sh" "$ROOT/build-asan"
+fi
+
 if has_stage tsan; then
   stage "tsan build"
-  sanitized_build "$ROOT/build-tsan" SHARDWIRE_TSAN shardwire unit_mover
+  sanitized_build "$ROOT/build-tsan" SHARDWIRE_TSAN gcc shardwire unit_mover
   stage "tsan tests"
   (cd "$ROOT/build-tsan" && ctest --output-on-failure -R '^unit_mover$')
   (cd "$BUILD_DIR" && SHARDWIRE_BIN="$ROOT/build-tsan/proxy/app/shardwire" SHARDWIRE_IT_SANITIZED=1 \
