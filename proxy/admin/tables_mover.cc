@@ -41,9 +41,9 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations) 
                                                                       : 0.0;
     if (percent > 100) percent = 100;
     table.add({number(m.id), text(bucket_ranges(m.buckets)), text(m.source), text(m.target),
-               text(catalog::migration_state_name(m.state)), text(m.step), number(m.rows_copied),
-               number(m.rows_total), decimal(percent), number(m.lag_bytes), decimal(m.lag_seconds),
-               m.last_pause_ms ? decimal(*m.last_pause_ms) : Value(),
+               text(catalog::migration_state_name(m.state)), text(catalog::migration_step_name(m.step)),
+               number(m.rows_copied), number(m.rows_total), decimal(percent), number(m.lag_bytes),
+               decimal(m.lag_seconds), m.last_pause_ms ? decimal(*m.last_pause_ms) : Value(),
                m.rollback_expires_at ? text(*m.rollback_expires_at) : Value(), text(m.paused ? "t" : "f"),
                m.error.empty() ? Value() : text(m.error)});
   }

@@ -36,10 +36,36 @@ inline const char* migration_state_name(MigrationState state) {
 inline bool is_final(MigrationState state) { return state >= MigrationState::Done; }
 Result<MigrationState> parse_migration_state(std::string_view name);
 
+// The sub-step inside a state, recorded before it is taken (SHOW MIGRATIONS' `step` column and
+// the SHARDWIRE_MOVER_CRASH_AT points use these names).
+enum class MigrationStep {
+  None,              // ""
+  Copy,              // copying: the bulk copy
+  CatchUp,           // catching_up: streaming; cutting_over: the final catch-up behind the fence
+  Paused,            // PAUSE MIGRATION holds it
+  PublishMigrating,  // cutover: MIGRATING published, waiting for the routers
+  FenceSource,
+  Drain,
+  Verify,
+  ReversePosition,  // cutover: where the rollback window's stream starts
+  UnfenceTarget,
+  Flipped,
+  DeleteSourceRows,  // cleaning after the rollback window
+};
+constexpr size_t kMigrationSteps = 12;
+inline constexpr std::array<const char*, kMigrationSteps> kMigrationStepNames = {
+    "",      "copy",   "catch_up",         "paused",         "publish_migrating", "fence_source",
+    "drain", "verify", "reverse_position", "unfence_target", "flipped",           "delete_source_rows"};
+static_assert(static_cast<size_t>(MigrationStep::DeleteSourceRows) + 1 == kMigrationSteps);
+inline const char* migration_step_name(MigrationStep step) {
+  return kMigrationStepNames[static_cast<size_t>(step)];
+}
+Result<MigrationStep> parse_migration_step(std::string_view name);
+
 struct Migration {
   int64_t id = 0;
   MigrationState state = MigrationState::Planned;
-  std::string step;  // sub-step inside the state (cutover: "fence_source", ...)
+  MigrationStep step = MigrationStep::None;
   std::string source;
   std::string target;
   std::vector<uint32_t> buckets;

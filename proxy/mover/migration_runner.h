@@ -20,6 +20,11 @@
 
 namespace sw::mover {
 
+// Fault injection for the crash tests: when SHARDWIRE_MOVER_CRASH_AT names the step (or the
+// state) just recorded, the process exits at once, as if SIGKILLed. Unset in production.
+void crash_point(catalog::MigrationStep step);
+void crash_point(catalog::MigrationState state);
+
 class CatchUpStream;
 class ReplicationConnection;
 

@@ -31,8 +31,4 @@ struct MoverCounters {
   stats::LatencyHistogram cutover_pause_;
 };
 
-// Fault injection for the crash tests: when SHARDWIRE_MOVER_CRASH_AT names `point`, the process
-// exits at once (as if SIGKILLed) after the step was recorded. Unset in production.
-void crash_point(const char* point);
-
 }  // namespace sw::mover
