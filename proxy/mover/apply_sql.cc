@@ -138,7 +138,7 @@ Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& rela
     sql += "DO UPDATE SET " + set;
     if (shape.version) {
       const std::string v = quote_identifier(relation.columns[*shape.version].name);
-      sql += " WHERE " + shape.qualified + "." + v + " < EXCLUDED." + v;
+      sql += " WHERE (" + shape.qualified + "." + v + " > EXCLUDED." + v + ") IS NOT TRUE";
     }
   }
   return ApplyStatement{std::move(sql), params.take()};
@@ -173,8 +173,8 @@ Result<std::optional<ApplyStatement>> update_in_place(const TableShape& shape, c
   if (shape.version && is_sent(new_tuple[*shape.version])) {
     auto version = param_value(shape, relation, new_tuple, *shape.version);
     if (!version) return version.status();
-    sql += " AND " + quote_identifier(relation.columns[*shape.version].name) + " < " +
-           params.add(std::move(*version));
+    sql += " AND (" + quote_identifier(relation.columns[*shape.version].name) + " > " +
+           params.add(std::move(*version)) + ") IS NOT TRUE";
   }
   return std::optional<ApplyStatement>(ApplyStatement{std::move(sql), params.take()});
 }
