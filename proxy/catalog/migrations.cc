@@ -88,6 +88,20 @@ Status update_row(PGconn* conn, int64_t id, const std::string& assignments,
   return res ? Status::ok() : res.status();
 }
 
+// The same, only while `condition` holds for the row; false when it did not (nothing changed).
+Result<bool> update_row_if(PGconn* conn, int64_t id, const std::string& assignments,
+                           const std::string& condition,
+                           const std::vector<std::optional<std::string>>& params = {}) {
+  std::vector<std::optional<std::string>> all{std::to_string(id)};
+  all.insert(all.end(), params.begin(), params.end());
+  auto res = query(conn,
+                   "UPDATE shardwire.migrations SET " + assignments +
+                       ", updated_at = now() WHERE id = $1 AND (" + condition + ") RETURNING id",
+                   all);
+  if (!res) return res.status();
+  return PQntuples(res->get()) == 1;
+}
+
 }  // namespace
 
 Result<MigrationStep> parse_migration_step(std::string_view name) {
@@ -214,12 +228,12 @@ Status record_lag(PGconn* conn, int64_t id, uint64_t lag_bytes, double lag_secon
                     {std::to_string(lag_bytes), std::to_string(lag_seconds)});
 }
 
-Status begin_cutover(PGconn* conn, int64_t id, bool reverse) {
-  return update_row(
-      conn, id,
-      "state = 'cutting_over', step = 'publish_migrating', cutover_attempts = cutover_attempts + "
-      "1, rolling_back = $2",
-      {reverse ? "true" : "false"});
+Result<bool> begin_cutover(PGconn* conn, int64_t id, bool reverse) {
+  return update_row_if(conn, id,
+                       "state = 'cutting_over', step = 'publish_migrating', cutover_attempts = "
+                       "cutover_attempts + 1, rolling_back = $2",
+                       "NOT $2 OR (rollback_requested AND state = 'rollback_window')",
+                       {reverse ? "true" : "false"});
 }
 
 Status record_reverse_position(PGconn* conn, int64_t id, const std::string& lsn) {
@@ -305,11 +319,18 @@ Status request_migration(PGconn* conn, int64_t id, MigrationRequest request) {
       if (m->state != MigrationState::RollbackWindow)
         return Status::client(
             "55000", name + " is not in its rollback window (" + migration_state_name(m->state) + ")");
-      // The runner acts on a rollback request first: an expiry accepted now would be ignored.
-      if (m->rollback_requested)
-        return Status::client("55000",
-                              name + " is being rolled back (ROLLBACK MIGRATION " + std::to_string(id) + ")");
-      return update_row(conn, id, "expire_requested = true");
+      {
+        // An expiry withdraws a rollback request whose cutover back has not begun (one that cannot
+        // succeed, e.g. its reverse stream fails, must not hold the window open). Atomic with
+        // begin_cutover: the row is still in its window, or the cutover back won.
+        auto expired = update_row_if(conn, id, "expire_requested = true, rollback_requested = false",
+                                     "state = 'rollback_window'");
+        if (!expired) return expired.status();
+        if (!*expired)
+          return Status::client(
+              "55000", name + " is being rolled back (ROLLBACK MIGRATION " + std::to_string(id) + ")");
+        return Status::ok();
+      }
   }
   return Status::ok();
 }

@@ -45,7 +45,9 @@ Status record_reverse_slot(PGconn* conn, int64_t id, const std::string& name);
 Status record_lag(PGconn* conn, int64_t id, uint64_t lag_bytes, double lag_seconds);
 
 // Cutover (`reverse`: the cutover back of ROLLBACK MIGRATION).
-Status begin_cutover(PGconn* conn, int64_t id, bool reverse);
+// False (nothing changed) for a cutover back whose ROLLBACK MIGRATION was withdrawn meanwhile by
+// EXPIRE ROLLBACK.
+Result<bool> begin_cutover(PGconn* conn, int64_t id, bool reverse);
 Status record_reverse_position(PGconn* conn, int64_t id, const std::string& lsn);
 // An undone cutover: back to catching_up (rollback_window when `reverse`), the reason as the
 // error, a retry after a backoff that grows with the attempts (at most 30 s).

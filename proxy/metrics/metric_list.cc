@@ -115,6 +115,9 @@ constexpr MetricDef kMetrics[] = {
      "Writes queued behind a cutover right now."},
     {Id::CutoverDrainAborts, "shardwire_cutover_drain_aborts_total", kCounter,
      "Cutovers aborted because in-flight writes did not drain in time."},
+    {Id::MoverStreamErrors, "shardwire_mover_stream_errors_total", kCounter,
+     "Catch-up and reverse streams that failed to apply a change or lost a connection (each retried with "
+     "backoff)."},
     {Id::Migrations, "shardwire_migrations", kGauge, "Bucket migrations by state.", {"state"}},
     {Id::RollbackWindowRemaining, "shardwire_rollback_window_remaining_seconds", kGauge,
      "Seconds left in the open rollback window, 0 when none is open."},

@@ -130,8 +130,10 @@ Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& rela
       set += (set.empty() ? "" : ", ") + name + " = EXCLUDED." + name;
     }
   }
-  std::string sql = "INSERT INTO " + shape.qualified + " (" + columns + ") VALUES (" + values +
-                    ") ON CONFLICT (" + conflict + ") ";
+  // OVERRIDING SYSTEM VALUE: the source's value of a GENERATED ALWAYS AS IDENTITY column is the
+  // row's; the clause changes nothing for other columns.
+  std::string sql = "INSERT INTO " + shape.qualified + " (" + columns + ") OVERRIDING SYSTEM VALUE VALUES (" +
+                    values + ") ON CONFLICT (" + conflict + ") ";
   if (set.empty()) {
     sql += "DO NOTHING";
   } else {

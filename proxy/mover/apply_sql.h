@@ -4,7 +4,8 @@
 //
 // Contract per change (the bucket of a row = router::bucket_of_text_value(key type, the shard key
 // column's text value, buckets.bucket_count()); a NULL key is bucket 0):
-//  * INSERT of a row in the set -> INSERT ... ON CONFLICT (<replica identity columns>) DO UPDATE
+//  * INSERT of a row in the set -> INSERT ... OVERRIDING SYSTEM VALUE VALUES ... (identity
+//    columns keep the source's values) ON CONFLICT (<replica identity columns>) DO UPDATE
 //    SET <every non-key column> = EXCLUDED.<column>
 //    [WHERE (<t>.<version> > EXCLUDED.<version>) IS NOT TRUE]
 //    (DO NOTHING when every column is a key column). Replays are idempotent. The stream from the

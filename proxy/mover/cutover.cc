@@ -47,7 +47,12 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
     return Cutover::Aborted;
   };
 
-  if (Status s = catalog::begin_cutover(cat, id_, reverse); !s) return s;
+  auto begun = catalog::begin_cutover(cat, id_, reverse);
+  if (!begun) return begun.status();
+  if (!*begun) {
+    LOG_INFO("mover: migration %lld: the rollback was withdrawn (EXPIRE ROLLBACK)", (long long)id_);
+    return Cutover::Aborted;
+  }
   crash_point(MigrationStep::PublishMigrating);
   auto pause_started = Clock::now();
   auto version = publish_migrating(cat, buckets, from_name);

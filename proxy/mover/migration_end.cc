@@ -22,8 +22,12 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
   }
   if (Status s = start_stream(m, /*reverse=*/true); !s) return s;
   record_lag();
+  // A failing reverse stream keeps the window open (its error shown) but is no reason to keep it
+  // past its end: the checks below still close it. A cutover back waits until the stream is
+  // healthy rather than stall writes for an attempt that cannot succeed.
+  Status stream_error = note_stream_error(m);
   if (m.rollback_requested) {
-    if (!m.retry_due) {
+    if (!m.retry_due || !stream_error) {
       sleep_for(kWindowPoll);
       return Status::ok();
     }

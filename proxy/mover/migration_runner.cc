@@ -336,6 +336,7 @@ Status MigrationRunner::start_stream(const catalog::Migration& m, bool reverse) 
   stream_ = std::make_unique<CatchUpStream>(std::move(options));
   stream_reverse_ = reverse;
   stream_changes_seen_ = 0;
+  stream_failures_seen_ = 0;
   stream_->start();
   return Status::ok();
 }
@@ -355,7 +356,27 @@ Status MigrationRunner::record_lag() {
   uint64_t changes = stream_->applied_changes();
   counters_.applied_changes += changes - stream_changes_seen_;
   stream_changes_seen_ = changes;
+  uint64_t failures = stream_->failures();
+  counters_.stream_errors += failures - stream_failures_seen_;
+  stream_failures_seen_ = failures;
   return catalog::record_lag(catalog_.get(), id_, stream_->lag_bytes(), stream_->lag_seconds());
+}
+
+Status MigrationRunner::note_stream_error(const catalog::Migration& m) {
+  Status error = Status::ok();
+  {
+    std::lock_guard<std::mutex> lock(stream_mutex_);
+    if (stream_) error = stream_->last_error();
+  }
+  if (!error) {
+    error.message = std::string(stream_reverse_ ? "reverse stream: " : "catch-up stream: ") + error.message;
+    if (m.error != error.message) catalog::record_error(catalog_.get(), id_, error.message);
+    stream_error_shown_ = true;
+  } else if (stream_error_shown_) {
+    catalog::clear_error(catalog_.get(), id_);
+    stream_error_shown_ = false;
+  }
+  return error;
 }
 
 // Streams until the target is close behind the source, then cuts over (when a retry is due).
@@ -376,10 +397,10 @@ Status MigrationRunner::catch_up(catalog::Migration& m) {
   crash_point(MigrationState::CatchingUp);
   bool close_behind = reached && std::chrono::steady_clock::now() - asked <= kCloseBehind;
   record_lag();
-  if (!reached) {
-    Status why = stream_->last_error();
-    return why ? Status::ok() : why;  // still catching up: come back
-  }
+  Status stream_error = note_stream_error(m);
+  // A stream that cannot apply a change retries with its own backoff; the runner backs off too
+  // (failed() in step()) and still sees CANCEL and PAUSE between its rounds.
+  if (!reached) return stream_error;
   if (!close_behind || !live_verified(m)) return Status::ok();
   auto result = cut_over(m, /*reverse=*/false);
   if (!result) return result.status();

@@ -68,6 +68,9 @@ class MigrationRunner {
   Status finish_rollback(catalog::Migration& m);
   Status cancel(catalog::Migration& m);
   Status record_lag();
+  // The running stream's failure (ok when healthy or none runs), shown in the migration's error
+  // column while it lasts and cleared once the stream recovers.
+  Status note_stream_error(const catalog::Migration& m);
 
   // How the runner reaches a shard; a Config error when the configuration no longer has it.
   Result<std::string> shard_dsn(const std::string& name) const;
@@ -88,6 +91,8 @@ class MigrationRunner {
   int live_mismatch_rounds_ = 0;
   std::map<std::string, catalog::PgConnPtr> round_connections_;  // by shard name
   uint64_t stream_changes_seen_ = 0;
+  uint64_t stream_failures_seen_ = 0;
+  bool stream_error_shown_ = false;
   mutable std::mutex stream_mutex_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> finished_{false};

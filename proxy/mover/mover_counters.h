@@ -16,6 +16,7 @@ struct MoverCounters {
   std::atomic<uint64_t> applied_changes{0};
   std::atomic<uint64_t> verify_mismatches{0};
   std::atomic<uint64_t> drain_aborts{0};
+  std::atomic<uint64_t> stream_errors{0};  // catch-up stream sessions that ended in an error
 
   void observe_pause_us(uint64_t micros) {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -73,6 +73,30 @@ class Writer {
   std::thread thread_;
 };
 
+// A counter of shardwire's /metrics (0 when the family is missing or the scrape failed).
+double metric_value(int port, const std::string& name) {
+  CommandResult r = run_command(
+      {"curl", "-sf", "--max-time", "2", "http://127.0.0.1:" + std::to_string(port) + "/metrics"});
+  size_t at = 0;
+  while ((at = r.out.find(name, at)) != std::string::npos) {
+    bool line_start = at == 0 || r.out[at - 1] == '\n';
+    size_t end = r.out.find('\n', at);
+    std::string line = r.out.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at += name.size();
+    if (!line_start || line.size() <= name.size() || (line[name.size()] != ' ' && line[name.size()] != '{'))
+      continue;
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return 0;
+}
+
+// Mover options with /metrics on a free loopback port (returned in `port`).
+ShardedOptions with_metrics(ShardedOptions options, int* port) {
+  *port = free_port();
+  options.proxy.extra_yaml += "metrics:\n  listen: \"127.0.0.1:" + std::to_string(*port) + "\"\n";
+  return options;
+}
+
 }  // namespace
 
 TEST_SUITE("mover_workload") {
@@ -134,6 +158,180 @@ TEST_SUITE("mover_workload") {
     CHECK(s0.value("SELECT count(*) FROM accounts") == "0");
     CHECK(s1.value("SELECT count(*) FROM accounts WHERE row_version <> 1") == "0");
     CHECK(migration(admin, id)["error"] == "");
+  }
+  // GENERATED ALWAYS AS IDENTITY: the stream inserts the source's id (OVERRIDING SYSTEM VALUE);
+  // plain INSERT ... VALUES was refused ("cannot insert a non-DEFAULT value into column") and the
+  // migration stayed catching_up forever.
+  TEST_CASE("a table with an identity column moves under inserts; every acknowledged row arrives") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.rollback_window = "1s";
+    knobs.copy_rows_per_sec = 2000;
+    ShardedOptions options = mover_options(knobs);
+    options.tables_yaml += "    - name: items\n      key: tenant_id\n      type: bigint\n";
+    ShardedFixture f(std::move(options));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    PgConn app = f.client();
+    REQUIRE_OK(app.exec(
+        "CREATE TABLE items (tenant_id bigint NOT NULL, id bigint GENERATED ALWAYS AS IDENTITY, note text, "
+        "PRIMARY KEY (tenant_id, id))"));
+    Moving m = moving_on_s0(3);
+    PgConn seed = f.setup.shard(0);
+    for (int64_t k : m.keys)
+      REQUIRE_OK(seed.exec("INSERT INTO items (tenant_id, note) SELECT " + std::to_string(k) +
+                           ", 'seed' FROM generate_series(1, 300)"));
+    Writer writer(f, [&](long i) {
+      return "INSERT INTO items (tenant_id, note) VALUES (" +
+             std::to_string(m.keys[static_cast<size_t>(i) % m.keys.size()]) + ", 'w" + std::to_string(i) +
+             "')";
+    });
+    sleep_ms(200);
+    PgConn admin = admin_console(f);
+    const std::string id = start_move(admin, m.buckets);
+    std::string last;
+    bool flipped = wait_until(
+        [&] {
+          auto row = migration(admin, id);
+          last = row["state"] + " step=" + row["step"] + " error=" + row["error"];
+          return row["state"] == "rollback_window" || row["state"] == "cleaning" || row["state"] == "done";
+        },
+        60s, 100ms);
+    sleep_ms(300);
+    writer.stop();
+    REQUIRE_MESSAGE(flipped, "migration " << id << " never cut over: " << last);
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 30s, &last), "migration " << id << ": " << last);
+    MESSAGE(writer.acknowledged() << " inserts acknowledged, " << writer.failed() << " refused");
+    CHECK(writer.acknowledged() > 50);
+    PgConn s0 = f.setup.shard(0), s1 = f.setup.shard(1);
+    CHECK(std::stoll(s1.value("SELECT count(*) FROM items WHERE tenant_id IN (" + m.key_list() + ")")) ==
+          900 + writer.acknowledged());
+    CHECK(s1.value("SELECT count(*) - count(DISTINCT (tenant_id, id)) FROM items") == "0");
+    CHECK(s0.value("SELECT count(*) FROM items") == "0");
+    // The new owner's identity sequence is past every moved id: its own inserts do not collide.
+    REQUIRE_OK(
+        app.exec("INSERT INTO items (tenant_id, note) VALUES (" + std::to_string(m.keys[0]) + ", 'after')"));
+  }
+
+  // A change the target refuses (here a CHECK constraint only the target has): the stream backs
+  // off and retries, SHOW MIGRATIONS shows the error, the metric counts it, and CANCEL MIGRATION
+  // ends the migration without leaving anything behind.
+  TEST_CASE("a catch-up stream that cannot apply a change backs off, shows its error and can be cancelled") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.drain_timeout = "1s";
+    int metrics_port = 0;
+    ShardedFixture f(with_metrics(mover_options(knobs), &metrics_port));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(2);
+    PgConn s0 = f.setup.shard(0), s1 = f.setup.shard(1);
+    REQUIRE_OK(s1.exec("ALTER TABLE orders ADD CONSTRAINT small_qty CHECK (qty < 1000) NOT VALID"));
+    for (int64_t k : m.keys)
+      REQUIRE_OK(s0.exec("INSERT INTO orders (tenant_id, note, qty) SELECT " + std::to_string(k) +
+                         ", 'seed', g FROM generate_series(1, 100) g"));
+    // An open transaction on s0 keeps every cutover from draining: the migration stays before its
+    // flip while the refused change is written.
+    PgConn holder = f.setup.shard(0);
+    REQUIRE_OK(holder.exec("BEGIN"));
+    REQUIRE_OK(holder.exec("SELECT count(*) FROM orders"));
+    PgConn admin = admin_console(f);
+    const std::string id = start_move(admin, m.buckets);
+    std::string last;
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "catching_up", 30s, &last), "migration " << id << ": " << last);
+    PgConn app = f.client();
+    PgResult big = app.exec(
+        "INSERT INTO orders (tenant_id, note, qty) VALUES (" + std::to_string(m.keys[0]) + ", 'big', 5000)",
+        15s);
+    REQUIRE_MESSAGE(big.ok(), big.describe());
+
+    bool shown = wait_until(
+        [&] {
+          auto row = migration(admin, id);
+          last = row["state"] + " step=" + row["step"] + " error=" + row["error"];
+          return contains(row["error"], "small_qty");
+        },
+        20s, 100ms);
+    REQUIRE_MESSAGE(shown, "SHOW MIGRATIONS never showed the stream's error: " << last);
+    CHECK(contains(last, "catch-up stream"));
+    const double first = metric_value(metrics_port, "shardwire_mover_stream_errors_total");
+    CHECK(first >= 1);
+    // Backoff (100 ms doubling to 5 s): a few retries in 5 s, not one per connect.
+    sleep_ms(5000);
+    const double later = metric_value(metrics_port, "shardwire_mover_stream_errors_total");
+    MESSAGE("stream errors: " << first << " then " << later << " 5 s later");
+    CHECK(later >= first);
+    CHECK(later - first <= 10);
+    auto row = migration(admin, id);
+    CHECK(row["state"] != "rollback_window");
+    CHECK(contains(row["error"], "small_qty"));
+
+    REQUIRE_OK(admin.exec("CANCEL MIGRATION " + id));
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "cancelled", 30s, &last), "migration " << id << ": " << last);
+    REQUIRE_OK(holder.exec("COMMIT"));
+    CHECK(slots_on(f, 0) == "");
+    CHECK(slots_on(f, 1) == "");
+    CHECK(bucket_rows(f, 1, m.buckets).empty());
+    CHECK(directory_of(f, m.buckets) == std::vector<std::string>(m.buckets.size(), "s0/ACTIVE"));
+  }
+
+  // The same in the rollback window: the reverse stream cannot apply a change on the old owner.
+  // Its error shows; ROLLBACK MIGRATION is accepted but no cutover back is tried while the stream
+  // fails (each would stall the buckets' writes); EXPIRE ROLLBACK withdraws it and the migration
+  // completes.
+  TEST_CASE("a failing reverse stream shows its error; EXPIRE ROLLBACK ends the window even after ROLLBACK") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.rollback_window = "120s";
+    ShardedFixture f(mover_options(knobs));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(2);
+    PgConn s0 = f.setup.shard(0), s1 = f.setup.shard(1);
+    for (int64_t k : m.keys)
+      REQUIRE_OK(s0.exec("INSERT INTO orders (tenant_id, note, qty) SELECT " + std::to_string(k) +
+                         ", 'seed', g FROM generate_series(1, 100) g"));
+    PgConn admin = admin_console(f);
+    const std::string id = start_move(admin, m.buckets);
+    std::string last;
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "rollback_window", 60s, &last),
+                    "migration " << id << ": " << last);
+    REQUIRE_OK(s0.exec("ALTER TABLE orders ADD CONSTRAINT small_qty CHECK (qty < 1000) NOT VALID"));
+    PgConn app = f.client();
+    REQUIRE_OK(app.exec("INSERT INTO orders (tenant_id, note, qty) VALUES (" + std::to_string(m.keys[0]) +
+                        ", 'big', 5000)"));
+    bool shown = wait_until(
+        [&] {
+          auto row = migration(admin, id);
+          last = row["state"] + " step=" + row["step"] + " error=" + row["error"];
+          return contains(row["error"], "small_qty");
+        },
+        20s, 100ms);
+    REQUIRE_MESSAGE(shown, "SHOW MIGRATIONS never showed the reverse stream's error: " << last);
+    CHECK(contains(last, "reverse stream"));
+
+    REQUIRE_OK(admin.exec("ROLLBACK MIGRATION " + id));
+    // For 3 s: writes to the buckets go through, no cutover back starts.
+    int writes = 0;
+    bool cut_over = false;
+    auto until = std::chrono::steady_clock::now() + 3s;
+    while (std::chrono::steady_clock::now() < until) {
+      PgResult w =
+          app.exec("UPDATE orders SET note = 'during' WHERE tenant_id = " + std::to_string(m.keys[1]), 10s);
+      CHECK_MESSAGE(w.ok(), w.describe());
+      writes += w.ok();
+      cut_over = cut_over || migration(admin, id)["state"] != "rollback_window";
+      sleep_ms(50);
+    }
+    CHECK_FALSE(cut_over);
+    CHECK(writes > 10);
+    CHECK(directory_of(f, m.buckets) == std::vector<std::string>(m.buckets.size(), "s1/ACTIVE"));
+
+    PgResult expired = admin.exec("EXPIRE ROLLBACK " + id);
+    REQUIRE_MESSAGE(expired.ok(), "EXPIRE ROLLBACK while the rollback cannot run: " << expired.describe());
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 30s, &last), "migration " << id << ": " << last);
+    CHECK(s1.value("SELECT count(*) FROM orders WHERE note = 'big'") == "1");
+    CHECK(bucket_rows(f, 0, m.buckets).empty());
+    CHECK(directory_of(f, m.buckets) == std::vector<std::string>(m.buckets.size(), "s1/ACTIVE"));
+    CHECK(slots_on(f, 0) == "");
+    CHECK(slots_on(f, 1) == "");
   }
 }
 

@@ -58,7 +58,8 @@ pgo::TupleData key_tuple(int64_t tenant, int64_t id) {
 }
 
 const std::string kUpsert =
-    "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") VALUES ($1, $2, "
+    "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") OVERRIDING SYSTEM "
+    "VALUE VALUES ($1, $2, "
     "$3, $4) "
     "ON CONFLICT (\"tenant_id\", \"id\") DO UPDATE SET \"note\" = EXCLUDED.\"note\", \"row_version\" = "
     "EXCLUDED.\"row_version\" WHERE (\"public\".\"orders\".\"row_version\" > EXCLUDED.\"row_version\") IS "
@@ -105,7 +106,8 @@ TEST_CASE(
   auto s = ok(insert_statements(rel, kOrdersNoVersion, moving(), ins));
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
-        "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") VALUES ($1, "
+        "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") OVERRIDING "
+        "SYSTEM VALUE VALUES ($1, "
         "$2, $3, $4) "
         "ON CONFLICT (\"tenant_id\", \"id\") DO UPDATE SET \"note\" = EXCLUDED.\"note\", \"row_version\" = "
         "EXCLUDED.\"row_version\"");
@@ -117,7 +119,7 @@ TEST_CASE(
   s = ok(insert_statements(links, {"links", "tenant_id", "bigint", ""}, moving(), link));
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
-        "INSERT INTO \"public\".\"links\" (\"tenant_id\", \"id\") VALUES ($1, $2) "
+        "INSERT INTO \"public\".\"links\" (\"tenant_id\", \"id\") OVERRIDING SYSTEM VALUE VALUES ($1, $2) "
         "ON CONFLICT (\"tenant_id\", \"id\") DO NOTHING");
 }
 
@@ -274,7 +276,8 @@ TEST_CASE("identifiers are quoted; a table matches by name in any schema or by i
   auto s = ok(insert_statements(rel, table, BucketSet(kBuckets, {b}), ins));
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
-        "INSERT INTO \"My Schema\".\"Order\"\"s\" (\"Tenant Id\", \"select\") VALUES ($1, $2) "
+        "INSERT INTO \"My Schema\".\"Order\"\"s\" (\"Tenant Id\", \"select\") OVERRIDING SYSTEM VALUE VALUES "
+        "($1, $2) "
         "ON CONFLICT (\"Tenant Id\") DO UPDATE SET \"select\" = EXCLUDED.\"select\"");
   CHECK(ok(insert_statements(rel, table, BucketSet(kBuckets, {(b + 1) % kBuckets}), ins)).empty());
   auto t = ok(truncate_statements(rel, table, BucketSet(kBuckets, {b})));
