@@ -89,6 +89,14 @@ struct Migration {
   std::string created_at;
 };
 
+// Whether the migration holds one of a mover's mover.max_concurrent slots: it is copying,
+// streaming towards or in a cutover (forward, or back for ROLLBACK MIGRATION). A rollback window
+// (its reverse stream) and the cleanup after it do not: they never wait for a slot, so a
+// REBALANCE is not held up for a whole window.
+inline bool holds_mover_slot(const Migration& m) {
+  return (m.state >= MigrationState::Copying && m.state <= MigrationState::CuttingOver);
+}
+
 // Operator requests from the console (PAUSE/RESUME/CANCEL/ROLLBACK MIGRATION, EXPIRE ROLLBACK).
 enum class MigrationRequest { Pause, Resume, Cancel, Rollback, ExpireRollback };
 

@@ -266,10 +266,9 @@ Status record_flip(PGconn* conn, int64_t id, bool reverse, double pause_ms, int6
                     {std::to_string(pause_ms), std::to_string(rollback_window_ms) + " milliseconds"});
 }
 
-Status close_rollback_window(PGconn* conn, int64_t id, const std::string& why) {
-  return update_row(conn, id,
-                    "state = 'cleaning', step = 'delete_source_rows', rollback_expires_at = NULL, error = $2",
-                    {why});
+Status close_rollback_window(PGconn* conn, int64_t id) {
+  return update_row(
+      conn, id, "state = 'cleaning', step = 'delete_source_rows', rollback_expires_at = NULL, error = NULL");
 }
 
 Status mark_rolled_back(PGconn* conn, int64_t id) {

@@ -59,8 +59,8 @@ Status undo_interrupted_cutover(PGconn* conn, int64_t id, bool reverse);
 Status record_flip(PGconn* conn, int64_t id, bool reverse, double pause_ms, int64_t rollback_window_ms);
 
 // After the flip.
-// -> cleaning, delete_source_rows; `why` is kept in the error column.
-Status close_rollback_window(PGconn* conn, int64_t id, const std::string& why);
+// -> cleaning, delete_source_rows (why the window closed is logged, not an error).
+Status close_rollback_window(PGconn* conn, int64_t id);
 Status mark_rolled_back(PGconn* conn, int64_t id);
 
 // Operator requests from the console; each validates the migration's state and says why not.

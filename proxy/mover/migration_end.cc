@@ -60,7 +60,7 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
   if (!target) return target.status();
   if (Status s = drop_slot(target->get(), m.reverse_slot); !s) return s;
   if (Status s = drop_publication(target->get(), m.reverse_publication); !s) return s;
-  return catalog::close_rollback_window(catalog_.get(), id_, "rollback window closed: " + why);
+  return catalog::close_rollback_window(catalog_.get(), id_);
 }
 
 // The source's copy of the moved buckets goes, in throttled batches; its fence stays.

@@ -82,9 +82,18 @@ void MoverService::poll() {
   std::lock_guard<std::mutex> lock(mutex_);
   states_ = states;
   window_remaining_ = window;
+  if (config->mover.max_concurrent <= 0) return;  // this instance routes only
+  // Slots in use: this process's runners whose migrations copy, stream or cut over now.
+  int busy = 0;
+  for (const auto& m : *all)
+    if (runners_.count(m.id) != 0 && catalog::holds_mover_slot(m)) ++busy;
   for (const auto& m : *all) {
     if (catalog::is_final(m.state) || runners_.count(m.id) != 0) continue;
-    if (static_cast<int>(runners_.size()) >= config->mover.max_concurrent) break;
+    bool needs_slot = m.state == catalog::MigrationState::Planned || catalog::holds_mover_slot(m);
+    if (needs_slot) {
+      if (busy >= config->mover.max_concurrent) continue;
+      ++busy;
+    }
     auto runner = std::make_unique<MigrationRunner>(m.id, config, counters_);
     runner->start();
     runners_.emplace(m.id, std::move(runner));

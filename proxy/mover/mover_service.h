@@ -1,5 +1,8 @@
 // The mover of one shardwire process: a thread that watches the catalog for unfinished
-// migrations and runs up to mover.max_concurrent of them, each on a MigrationRunner thread.
+// migrations and runs them, each on a MigrationRunner thread: up to mover.max_concurrent that
+// copy, stream or cut over (catalog::holds_mover_slot), and every one in its rollback window or
+// cleanup (each holds a reverse stream: one walsender on its target). mover.max_concurrent = 0:
+// none (the instance routes only).
 // Several processes may share a catalog; a per-migration advisory lock makes each migration run
 // in exactly one of them, and a process that dies releases its migrations to the others (or to
 // itself after a restart).

@@ -448,6 +448,52 @@ TEST_SUITE("mover_ops") {
     check_no_slots_or_publications(f);
   }
 
+  // With the default mover.max_concurrent (2), two migrations in their (long) rollback windows
+  // leave the mover free: a third one proceeds instead of waiting out a window. While it waits
+  // for a slot SHOW MIGRATIONS says so; a window that closes is not an error.
+  TEST_CASE(
+      "rollback windows hold no mover slot: a third migration proceeds; SHOW MIGRATIONS says why one waits") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.rollback_window = "120s";
+    knobs.copy_rows_per_sec = 300;  // 400 rows per migration: copies of ~1.3 s
+    ShardedFixture f(mover_options(knobs));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(6);
+    PgConn s0 = f.setup.shard(0);
+    for (int64_t k : m.keys) seed_orders(s0, k, 200);
+    PgConn admin = admin_console(f);
+    const std::vector<std::string> ids = {start_move(admin, {m.buckets[0], m.buckets[1]}, "s1"),
+                                          start_move(admin, {m.buckets[2], m.buckets[3]}, "s1"),
+                                          start_move(admin, {m.buckets[4], m.buckets[5]}, "s2")};
+    std::string waiting;
+    bool said = wait_until(
+        [&] {
+          auto row = migration(admin, ids[2]);
+          waiting = row["state"] + ": " + row["waiting"];
+          return row["state"] == "planned" && contains(row["waiting"], "for a mover slot");
+        },
+        10s, 50ms);
+    CHECK_MESSAGE(said, "the third migration never said why it waits: " << waiting);
+    MESSAGE("migration " << ids[2] << " waited: " << waiting);
+
+    std::string last;
+    for (const auto& id : ids)
+      REQUIRE_MESSAGE(wait_for_state(admin, id, "rollback_window", 60s, &last),
+                      "migration " << id << " (mover.max_concurrent 2, two windows open): " << last);
+    for (const auto& id : ids) {
+      auto row = migration(admin, id);
+      CHECK(row["state"] == "rollback_window");  // the first two windows are still open
+      CHECK(row["error"] == "");
+      CHECK(row["waiting"] == "");
+    }
+    for (const auto& id : ids) REQUIRE_OK(admin.exec("EXPIRE ROLLBACK " + id));
+    for (const auto& id : ids) {
+      REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 30s, &last), "migration " << id << ": " << last);
+      CHECK_MESSAGE(migration(admin, id)["error"] == "", "a done migration shows an error");
+    }
+  }
+
   TEST_CASE("PAUSE MIGRATION holds a migration where it is; RESUME MIGRATION completes it") {
     PROXY_ONLY();
     MoverKnobs knobs;
@@ -520,7 +566,7 @@ TEST_SUITE("mover_ops") {
     CHECK(shown.names() == std::vector<std::string>{"id", "buckets", "source", "target", "state", "step",
                                                     "rows_copied", "rows_total", "percent", "lag_bytes",
                                                     "lag_seconds", "last_pause_ms", "rollback_expires_at",
-                                                    "paused", "error"});
+                                                    "paused", "error", "waiting"});
     std::string last;
     REQUIRE_MESSAGE(wait_for_state(admin, id, "rollback_window", 30s, &last),
                     "migration " << id << ": " << last);
