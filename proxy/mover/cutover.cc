@@ -3,6 +3,7 @@
 // that stops before its flip is undone (here on abort, or by the next runner after a crash).
 #include <future>
 
+#include "catalog/directory_watcher.h"
 #include "common/log.h"
 #include "mover/catch_up_stream.h"
 #include "mover/copier.h"
@@ -19,7 +20,17 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 constexpr auto kFinalCatchUp = std::chrono::milliseconds(10000);
+// After cutover.drain_action = terminate signalled the blocking backends: how long they get to end.
+constexpr auto kTerminatedDrain = std::chrono::milliseconds(2000);
+
+// The MIGRATING acknowledgements that matter: a live router heartbeats every heartbeat interval
+// and reloads on the directory's NOTIFY within milliseconds. One silent for two intervals is
+// stopped or cut off from the catalog; waiting for it only stretches the write pause: the
+// source's fence refuses its writes (SW001) and its directory lease ends its routing.
+std::chrono::milliseconds ack_freshness(const config::Config& config) {
+  return 2 * catalog::heartbeat_interval_for(std::chrono::milliseconds(0), config.sharding.directory_lease);
 }
+}  // namespace
 
 Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m, bool reverse) {
   const std::string& from_name = reverse ? m.target : m.source;
@@ -64,7 +75,7 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   // that does not answer in time (cut off from the catalog) may still route on its old directory:
   // the source's fence refuses those writes (SW001), so the cutover goes on without it.
   auto acknowledged =
-      wait_for_routers(cat, *version, config_->sharding.directory_lease, config_->cutover.queue_timeout / 2);
+      wait_for_routers(cat, *version, ack_freshness(*config_), config_->cutover.queue_timeout / 2);
   if (!acknowledged) return abort(acknowledged.status().message, false);
   if (!*acknowledged)
     LOG_WARN(
@@ -79,6 +90,17 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   if (Status s = record(MigrationStep::Drain); !s) return s;
   auto drained = wait_for_drain(from->get(), *fenced_at, config_->cutover.drain_timeout);
   if (!drained) return abort(drained.status().message, false);
+  if (!*drained && config_->cutover.drain_action == config::DrainAction::Terminate) {
+    auto ended = terminate_drain_blockers(from->get(), *fenced_at);
+    if (!ended) return abort(ended.status().message, false);
+    LOG_WARN(
+        "mover: migration %lld: cutover.drain_action = terminate: ended %d backend(s) on %s whose "
+        "transactions outlived cutover.drain_timeout",
+        (long long)id_, *ended, from_name.c_str());
+    counters_.drain_terminations += static_cast<uint64_t>(*ended);
+    drained = wait_for_drain(from->get(), *fenced_at, kTerminatedDrain);
+    if (!drained) return abort(drained.status().message, false);
+  }
   if (!*drained) return abort("transactions on " + from_name + " outlived cutover.drain_timeout", true);
 
   if (Status s = record(MigrationStep::CatchUp); !s) return s;

@@ -494,6 +494,41 @@ TEST_SUITE("mover_ops") {
     }
   }
 
+  // cutover.drain_action = terminate: after drain_timeout the cutover ends the source backends
+  // whose transactions hold the drain (as Vitess does) instead of aborting, and completes. (The
+  // default, abort, is the case above: the transaction survives and the cutover is retried.)
+  TEST_CASE(
+      "drain_action terminate: a source transaction outliving drain_timeout is ended; the cutover "
+      "completes") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.drain_timeout = "1s";
+    knobs.rollback_window = "1s";
+    ShardedOptions options = mover_options(knobs);
+    options.proxy.extra_yaml += "  drain_action: terminate\n";
+    ShardedFixture f(std::move(options));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(2);
+    PgConn s0 = f.setup.shard(0);
+    for (int64_t k : m.keys) seed_orders(s0, k, 100);
+    const auto expected = bucket_rows(f, 0, m.buckets);
+    PgConn holder = f.setup.shard(0);
+    REQUIRE_OK(holder.exec("BEGIN"));
+    REQUIRE_OK(holder.exec("SELECT count(*) FROM orders WHERE tenant_id = " + key(m.keys[0])));
+    PgConn admin = admin_console(f);
+    auto started = Clock::now();
+    const std::string id = start_move(admin, m.buckets);
+    std::string last;
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 40s, &last), "migration " << id << ": " << last);
+    MESSAGE("migration done in " << ms_since(started) << " ms with a transaction held open on s0");
+    CHECK(contains(f.proxy->log(), "cutover.drain_action = terminate: ended 1 backend(s) on s0"));
+    CHECK(migration(admin, id)["error"] == "");
+    PgResult after = holder.exec("SELECT 1");
+    CHECK_MESSAGE(!after.ok(), "the blocking transaction's backend was not terminated");
+    CHECK(bucket_rows(f, 1, m.buckets) == expected);
+    CHECK(bucket_rows(f, 0, m.buckets).empty());
+  }
+
   TEST_CASE("PAUSE MIGRATION holds a migration where it is; RESUME MIGRATION completes it") {
     PROXY_ONLY();
     MoverKnobs knobs;
