@@ -7,6 +7,7 @@
 #include "mover/catch_up_stream.h"
 #include "mover/copier.h"
 #include "mover/replication.h"
+#include "mover/schema_check.h"
 #include "mover/shard_ops.h"
 #include "mover/verifier.h"
 
@@ -184,6 +185,10 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
   Status status = Status::ok();
   switch (m.state) {
     case MigrationState::Planned:
+      // Drift found now is an error to fix while nothing has started (it stays planned and is
+      // checked again after the backoff); found mid-stream it would wedge the move.
+      status = check_schema(m);
+      if (!status) break;
       LOG_INFO("mover: migration %lld: %zu bucket(s) from %s to %s", (long long)id_, m.buckets.size(),
                m.source.c_str(), m.target.c_str());
       status = catalog::mark_state(catalog_.get(), id_, MigrationState::Copying, MigrationStep::Copy);
@@ -203,6 +208,14 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
   if (!status) return failed(status);
   backoff_ = std::chrono::milliseconds(200);
   return Outcome::Continue;
+}
+
+Status MigrationRunner::check_schema(const catalog::Migration& m) {
+  auto source = connect_shard(m.source);
+  if (!source) return source.status();
+  auto target = connect_shard(m.target);
+  if (!target) return target.status();
+  return check_schemas(source->get(), m.source, target->get(), m.target, config_->sharding.tables);
 }
 
 Status MigrationRunner::copy(catalog::Migration& m) {

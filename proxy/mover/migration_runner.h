@@ -49,6 +49,7 @@ class MigrationRunner {
   Status connect();
   Outcome step(catalog::Migration& m);
   // migration_runner.cc
+  Status check_schema(const catalog::Migration& m);  // before the copy: no drift between the shards
   Status copy(catalog::Migration& m);
   Status catch_up(catalog::Migration& m);
   Status create_reverse_slot(catalog::Migration& m);

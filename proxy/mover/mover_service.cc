@@ -83,10 +83,13 @@ void MoverService::poll() {
   states_ = states;
   window_remaining_ = window;
   if (config->mover.max_concurrent <= 0) return;  // this instance routes only
-  // Slots in use: this process's runners whose migrations copy, stream or cut over now.
+  // Slots in use: this process's runners whose migrations copy, stream or cut over now, or are
+  // about to (planned, e.g. held by schema drift).
   int busy = 0;
   for (const auto& m : *all)
-    if (runners_.count(m.id) != 0 && catalog::holds_mover_slot(m)) ++busy;
+    if (runners_.count(m.id) != 0 &&
+        (catalog::holds_mover_slot(m) || m.state == catalog::MigrationState::Planned))
+      ++busy;
   for (const auto& m : *all) {
     if (catalog::is_final(m.state) || runners_.count(m.id) != 0) continue;
     bool needs_slot = m.state == catalog::MigrationState::Planned || catalog::holds_mover_slot(m);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -332,6 +333,47 @@ TEST_SUITE("mover_workload") {
     CHECK(directory_of(f, m.buckets) == std::vector<std::string>(m.buckets.size(), "s1/ACTIVE"));
     CHECK(slots_on(f, 0) == "");
     CHECK(slots_on(f, 1) == "");
+  }
+  // Schema drift (a column on the target only, an index on the source only) is found before the
+  // move starts: the migration stays planned with a per-table diff as its error and no slot, and
+  // starts by itself once the schemas agree.
+  TEST_CASE("schema drift between source and target holds the move before it starts, with a per-table diff") {
+    PROXY_ONLY();
+    ShardedFixture f(mover_options("1s"));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(2);
+    PgConn s0 = f.setup.shard(0), s1 = f.setup.shard(1);
+    for (int64_t k : m.keys)
+      REQUIRE_OK(s0.exec("INSERT INTO orders (tenant_id, note, qty) SELECT " + std::to_string(k) +
+                         ", 'seed', g FROM generate_series(1, 100) g"));
+    REQUIRE_OK(s1.exec("ALTER TABLE orders ADD COLUMN extra integer"));
+    REQUIRE_OK(s0.exec("CREATE INDEX orders_note_idx ON orders (note)"));
+    PgConn admin = admin_console(f);
+    const std::string id = start_move(admin, m.buckets);
+    std::map<std::string, std::string> row;
+    bool reported = wait_until(
+        [&] {
+          row = migration(admin, id);
+          return contains(row["error"], "schema drift");
+        },
+        15s, 100ms);
+    REQUIRE_MESSAGE(reported, "no drift reported: " << row["state"] << " error=" << row["error"]);
+    MESSAGE("SHOW MIGRATIONS error: " << row["error"]);
+    CHECK(row["state"] == "planned");
+    CHECK(contains(row["error"], "schema drift between s0 and s1: orders: "));
+    CHECK(contains(row["error"], "column \"extra\" only on s1"));
+    CHECK(contains(row["error"], "index (CREATE INDEX ON public.orders USING btree (note)) only on s0"));
+    CHECK(slots_on(f, 0) == "");
+    CHECK(bucket_rows(f, 1, m.buckets).empty());
+
+    REQUIRE_OK(s0.exec("ALTER TABLE orders ADD COLUMN extra integer"));
+    const auto expected = bucket_rows(f, 0, m.buckets);  // the index below is the last difference
+    REQUIRE_OK(s1.exec("CREATE INDEX orders_note_idx ON orders (note)"));
+    std::string last;
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 60s, &last), "migration " << id << ": " << last);
+    CHECK(migration(admin, id)["error"] == "");
+    CHECK(bucket_rows(f, 1, m.buckets) == expected);
+    CHECK(bucket_rows(f, 0, m.buckets).empty());
   }
 }
 
