@@ -529,6 +529,34 @@ TEST_SUITE("mover_ops") {
     CHECK(bucket_rows(f, 0, m.buckets).empty());
   }
 
+  // A router that stopped heartbeating (frozen, cut off) 5 s ago still has its lease (30 s here)
+  // but cannot acknowledge MIGRATING: the cutover does not wait for it (the fence covers its
+  // writes). Waiting for every router within its lease paused writes queue_timeout / 2 = 1.5 s.
+  TEST_CASE("a router silent for longer than two heartbeat intervals is not waited for at cutover") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.rollback_window = "1s";
+    ShardedFixture f(mover_options(knobs));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(2);
+    PgConn s0 = f.setup.shard(0);
+    for (int64_t k : m.keys) seed_orders(s0, k, 50);
+    PgConn catalog = f.setup.catalog();
+    REQUIRE_OK(
+        catalog.exec("INSERT INTO shardwire.routers (id, directory_version, heartbeat_at, host, port, pid) "
+                     "VALUES ('frozen-instance', 1, now() - interval '5 seconds', 'elsewhere', 6432, 1)"));
+    PgConn admin = admin_console(f);
+    const std::string id = start_move(admin, m.buckets);
+    std::string last;
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 40s, &last), "migration " << id << ": " << last);
+    const double pause_ms = std::stod(migration(admin, id)["last_pause_ms"]);
+    MESSAGE("write pause with a silent router registered: " << pause_ms << " ms");
+    CHECK(pause_ms < 1000);
+    CHECK_FALSE(contains(f.proxy->log(), "not every router loaded directory version"));
+    CHECK(catalog.value("SELECT directory_version FROM shardwire.routers WHERE id = 'frozen-instance'") ==
+          "1");
+  }
+
   TEST_CASE("PAUSE MIGRATION holds a migration where it is; RESUME MIGRATION completes it") {
     PROXY_ONLY();
     MoverKnobs knobs;
