@@ -43,6 +43,7 @@ enum class Id : uint8_t {
   CutoverPause,
   CutoverQueuedWrites,
   CutoverDrainAborts,
+  CutoverDrainTerminations,
   MoverStreamErrors,
   Migrations,
   RollbackWindowRemaining,

@@ -88,19 +88,8 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   auto fenced_at = fence(from->get(), buckets, *version);
   if (!fenced_at) return abort(fenced_at.status().message, false);
   if (Status s = record(MigrationStep::Drain); !s) return s;
-  auto drained = wait_for_drain(from->get(), *fenced_at, config_->cutover.drain_timeout);
+  auto drained = drain(from->get(), *fenced_at, from_name);
   if (!drained) return abort(drained.status().message, false);
-  if (!*drained && config_->cutover.drain_action == config::DrainAction::Terminate) {
-    auto ended = terminate_drain_blockers(from->get(), *fenced_at);
-    if (!ended) return abort(ended.status().message, false);
-    LOG_WARN(
-        "mover: migration %lld: cutover.drain_action = terminate: ended %d backend(s) on %s whose "
-        "transactions outlived cutover.drain_timeout",
-        (long long)id_, *ended, from_name.c_str());
-    counters_.drain_terminations += static_cast<uint64_t>(*ended);
-    drained = wait_for_drain(from->get(), *fenced_at, kTerminatedDrain);
-    if (!drained) return abort(drained.status().message, false);
-  }
   if (!*drained) return abort("transactions on " + from_name + " outlived cutover.drain_timeout", true);
 
   if (Status s = record(MigrationStep::CatchUp); !s) return s;
@@ -140,6 +129,23 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   if (Status s = finish_flip(m, reverse); !s) return s;
   if (!reverse) forward_slot_dropped_ = true;
   return Cutover::Flipped;
+}
+
+// Waits out the source's transactions that began before the fence; after cutover.drain_timeout,
+// with drain_action = terminate, ends the ones still open and waits for them to go. False when
+// some are still open (drain_action = abort: the cutover is undone).
+Result<bool> MigrationRunner::drain(PGconn* from, const std::string& fenced_at,
+                                    const std::string& from_name) {
+  auto drained = wait_for_drain(from, fenced_at, config_->cutover.drain_timeout);
+  if (!drained || *drained || config_->cutover.drain_action != config::DrainAction::Terminate) return drained;
+  auto ended = terminate_drain_blockers(from, fenced_at);
+  if (!ended) return ended.status();
+  LOG_WARN(
+      "mover: migration %lld: cutover.drain_action = terminate: ended %d backend(s) on %s whose "
+      "transactions outlived cutover.drain_timeout",
+      (long long)id_, *ended, from_name.c_str());
+  counters_.drain_terminations += static_cast<uint64_t>(*ended);
+  return wait_for_drain(from, fenced_at, kTerminatedDrain);
 }
 
 // The final verification: "" when every bucket has the same rows on both shards, else which

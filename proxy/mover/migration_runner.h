@@ -59,6 +59,7 @@ class MigrationRunner {
   // cutover.cc
   enum class Cutover { Flipped, Aborted };
   Result<Cutover> cut_over(catalog::Migration& m, bool reverse);
+  Result<bool> drain(PGconn* from, const std::string& fenced_at, const std::string& from_name);
   Status undo_cutover(const catalog::Migration& m, bool reverse);
   Result<std::string> compare_buckets(PGconn* from, PGconn* to, const BucketSet& buckets);
   Result<bool> flip(const BucketSet& buckets, const std::string& to_name, bool reverse, double pause_ms);

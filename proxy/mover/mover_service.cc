@@ -111,6 +111,7 @@ MoverSnapshot MoverService::snapshot() const {
   s.verify_mismatches = counters_.verify_mismatches.load();
   s.drain_aborts = counters_.drain_aborts.load();
   s.stream_errors = counters_.stream_errors.load();
+  s.drain_terminations = counters_.drain_terminations.load();
   s.cutover_pause = counters_.cutover_pause();
   std::lock_guard<std::mutex> lock(mutex_);
   s.migrations = states_;

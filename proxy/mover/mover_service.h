@@ -25,7 +25,7 @@ namespace sw::mover {
 
 struct MoverSnapshot {
   uint64_t copied_rows = 0, copied_bytes = 0, applied_changes = 0, verify_mismatches = 0, drain_aborts = 0;
-  uint64_t stream_errors = 0;
+  uint64_t stream_errors = 0, drain_terminations = 0;
   uint64_t lag_bytes = 0;  // the largest of the running migrations
   double lag_seconds = 0;
   stats::LatencyHistogram cutover_pause;

@@ -506,7 +506,8 @@ TEST_SUITE("mover_ops") {
     knobs.rollback_window = "1s";
     ShardedOptions options = mover_options(knobs);
     options.proxy.extra_yaml += "  drain_action: terminate\n";
-    ShardedFixture f(std::move(options));
+    int metrics_port = 0;
+    ShardedFixture f(with_metrics(std::move(options), &metrics_port));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
     Moving m = moving_on_s0(2);
     PgConn s0 = f.setup.shard(0);
@@ -522,6 +523,8 @@ TEST_SUITE("mover_ops") {
     REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 40s, &last), "migration " << id << ": " << last);
     MESSAGE("migration done in " << ms_since(started) << " ms with a transaction held open on s0");
     CHECK(contains(f.proxy->log(), "cutover.drain_action = terminate: ended 1 backend(s) on s0"));
+    CHECK(metric_value(metrics_port, "shardwire_cutover_drain_terminations_total") == 1);
+    CHECK(metric_value(metrics_port, "shardwire_cutover_drain_aborts_total") == 0);
     CHECK(migration(admin, id)["error"] == "");
     PgResult after = holder.exec("SELECT 1");
     CHECK_MESSAGE(!after.ok(), "the blocking transaction's backend was not terminated");

@@ -74,30 +74,6 @@ class Writer {
   std::thread thread_;
 };
 
-// A counter of shardwire's /metrics (0 when the family is missing or the scrape failed).
-double metric_value(int port, const std::string& name) {
-  CommandResult r = run_command(
-      {"curl", "-sf", "--max-time", "2", "http://127.0.0.1:" + std::to_string(port) + "/metrics"});
-  size_t at = 0;
-  while ((at = r.out.find(name, at)) != std::string::npos) {
-    bool line_start = at == 0 || r.out[at - 1] == '\n';
-    size_t end = r.out.find('\n', at);
-    std::string line = r.out.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    at += name.size();
-    if (!line_start || line.size() <= name.size() || (line[name.size()] != ' ' && line[name.size()] != '{'))
-      continue;
-    return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return 0;
-}
-
-// Mover options with /metrics on a free loopback port (returned in `port`).
-ShardedOptions with_metrics(ShardedOptions options, int* port) {
-  *port = free_port();
-  options.proxy.extra_yaml += "metrics:\n  listen: \"127.0.0.1:" + std::to_string(*port) + "\"\n";
-  return options;
-}
-
 }  // namespace
 
 TEST_SUITE("mover_workload") {
