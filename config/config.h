@@ -124,10 +124,15 @@ struct Mover {
   std::string password;
 };
 
+// What a cutover does with source transactions still open after drain_timeout: abort (undo the
+// cutover, retry later) or terminate (end those backends on the source and go on).
+enum class DrainAction { Abort, Terminate };
+
 struct Cutover {
   Duration queue_timeout{std::chrono::seconds(2)};
   int queue_max = 10000;
   Duration drain_timeout{std::chrono::seconds(5)};
+  DrainAction drain_action = DrainAction::Abort;
 };
 
 struct Config {

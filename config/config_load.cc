@@ -157,10 +157,13 @@ void read_mover(MapReader& top, Mover& out) {
 }
 
 void read_cutover(MapReader& top, Cutover& out) {
-  MapReader m = top.map("cutover", {"queue_timeout", "queue_max", "drain_timeout"});
+  MapReader m = top.map("cutover", {"queue_timeout", "queue_max", "drain_timeout", "drain_action"});
   m.read_duration("queue_timeout", out.queue_timeout);
   m.read_int("queue_max", out.queue_max, 0, kMaxInt);
   m.read_duration("drain_timeout", out.drain_timeout);
+  std::string action;
+  if (m.read_choice("drain_action", action, {"abort", "terminate"}))
+    out.drain_action = action == "terminate" ? DrainAction::Terminate : DrainAction::Abort;
 }
 
 }  // namespace

@@ -116,6 +116,7 @@ std::vector<Setting> settings(const Config& c) {
   b.add("cutover.queue_timeout", duration_text(c.cutover.queue_timeout));
   b.add("cutover.queue_max", std::to_string(c.cutover.queue_max));
   b.add("cutover.drain_timeout", duration_text(c.cutover.drain_timeout));
+  b.add("cutover.drain_action", c.cutover.drain_action == DrainAction::Terminate ? "terminate" : "abort");
   return b.take();
 }
 

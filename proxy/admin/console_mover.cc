@@ -39,8 +39,9 @@ void Console::mover(const Command& command, Reply reply) {
   }
   switch (command.verb) {
     case Verb::ShowMigrations:
-      host_.list_migrations([reply](Result<std::vector<catalog::Migration>> migrations) {
-        reply(migrations ? migrations_table(*migrations).encode() : failure(migrations.status()));
+      host_.list_migrations([reply, slots = host_.config()->mover.max_concurrent](
+                                Result<std::vector<catalog::Migration>> migrations) {
+        reply(migrations ? migrations_table(*migrations, slots).encode() : failure(migrations.status()));
       });
       return;
     case Verb::MoveBuckets:

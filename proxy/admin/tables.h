@@ -40,7 +40,12 @@ ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers)
 ResultTable route_table(const router::Route& route, const router::Directory& directory);
 
 // the mover's (tables_mover.cc)
-ResultTable migrations_table(const std::vector<catalog::Migration>& migrations);
+// `max_concurrent`: this instance's mover.max_concurrent, for the `waiting` column.
+ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, int max_concurrent);
+// Why a planned migration has not started yet, as this instance counts the mover's slots; ""
+// for one that is not planned.
+std::string waiting_reason(const catalog::Migration& m, const std::vector<catalog::Migration>& all,
+                           int max_concurrent);
 ResultTable rebalance_table(const std::vector<PlannedMigration>& plan);
 ResultTable verify_table(uint32_t bucket, const std::vector<BucketCheck>& checks);
 // "1-5,9,12-13"

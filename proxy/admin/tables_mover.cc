@@ -17,7 +17,32 @@ std::string bucket_ranges(const std::vector<uint32_t>& buckets) {
   return out;
 }
 
-ResultTable migrations_table(const std::vector<catalog::Migration>& migrations) {
+std::string waiting_reason(const catalog::Migration& m, const std::vector<catalog::Migration>& all,
+                           int max_concurrent) {
+  if (m.state != catalog::MigrationState::Planned) return "";
+  if (m.paused) return "paused: RESUME MIGRATION " + std::to_string(m.id);
+  if (max_concurrent <= 0)
+    return "mover.max_concurrent is 0 on this instance: an instance with a mover must run it";
+  std::string holders;
+  int busy = 0, ahead = 0;
+  for (const auto& other : all) {
+    if (catalog::holds_mover_slot(other)) {
+      ++busy;
+      holders += (holders.empty() ? "" : ", ") + std::to_string(other.id);
+    } else if (other.state == catalog::MigrationState::Planned && !other.paused && other.id < m.id) {
+      ++ahead;
+    }
+  }
+  const std::string limit = "mover.max_concurrent = " + std::to_string(max_concurrent);
+  if (busy >= max_concurrent)
+    return "for a mover slot: migration(s) " + holders + " copy, catch up or cut over (" + limit +
+           "; rollback windows hold none)";
+  if (busy + ahead >= max_concurrent)
+    return "for a mover slot: " + std::to_string(ahead) + " planned migration(s) before it (" + limit + ")";
+  return "for the mover to start it (it looks every second)";
+}
+
+ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, int max_concurrent) {
   static constexpr Column kColumns[] = {{"id", T::Int8},
                                         {"buckets", T::Text},
                                         {"source", T::Text},
@@ -32,7 +57,8 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations) 
                                         {"last_pause_ms", T::Float8},
                                         {"rollback_expires_at", T::Text},
                                         {"paused", T::Bool},
-                                        {"error", T::Text}};
+                                        {"error", T::Text},
+                                        {"waiting", T::Text}};
   ResultTable table(kColumns);
   for (const auto& m : migrations) {
     double percent = m.rows_total > 0
@@ -41,11 +67,14 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations) 
                                                                       : 0.0;
     if (percent > 100) percent = 100;
     table.add({number(m.id), text(bucket_ranges(m.buckets)), text(m.source), text(m.target),
-               text(catalog::migration_state_name(m.state)), text(m.step), number(m.rows_copied),
-               number(m.rows_total), decimal(percent), number(m.lag_bytes), decimal(m.lag_seconds),
-               m.last_pause_ms ? decimal(*m.last_pause_ms) : Value(),
+               text(catalog::migration_state_name(m.state)), text(catalog::migration_step_name(m.step)),
+               number(m.rows_copied), number(m.rows_total), decimal(percent), number(m.lag_bytes),
+               decimal(m.lag_seconds), m.last_pause_ms ? decimal(*m.last_pause_ms) : Value(),
                m.rollback_expires_at ? text(*m.rollback_expires_at) : Value(), text(m.paused ? "t" : "f"),
-               m.error.empty() ? Value() : text(m.error)});
+               m.error.empty() ? Value() : text(m.error),
+               m.state == catalog::MigrationState::Planned
+                   ? text(waiting_reason(m, migrations, max_concurrent))
+                   : Value()});
   }
   return table;
 }

@@ -62,6 +62,8 @@ metrics::Readings Proxy::read_metrics() {
     readings.mover.verify_mismatches = m.verify_mismatches;
     readings.mover.cutover_pause = m.cutover_pause;
     readings.mover.drain_aborts = m.drain_aborts;
+    readings.mover.stream_errors = m.stream_errors;
+    readings.mover.drain_terminations = m.drain_terminations;
     for (size_t i = 0; i < catalog::kMigrationStates && i < metrics::kMigrationStates; ++i)
       readings.mover.migrations[i] = m.migrations[i];
     readings.mover.rollback_window_remaining_seconds = m.rollback_window_remaining_seconds;

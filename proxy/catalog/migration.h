@@ -36,10 +36,36 @@ inline const char* migration_state_name(MigrationState state) {
 inline bool is_final(MigrationState state) { return state >= MigrationState::Done; }
 Result<MigrationState> parse_migration_state(std::string_view name);
 
+// The sub-step inside a state, recorded before it is taken (SHOW MIGRATIONS' `step` column and
+// the SHARDWIRE_MOVER_CRASH_AT points use these names).
+enum class MigrationStep {
+  None,              // ""
+  Copy,              // copying: the bulk copy
+  CatchUp,           // catching_up: streaming; cutting_over: the final catch-up behind the fence
+  Paused,            // PAUSE MIGRATION holds it
+  PublishMigrating,  // cutover: MIGRATING published, waiting for the routers
+  FenceSource,
+  Drain,
+  Verify,
+  ReversePosition,  // cutover: where the rollback window's stream starts
+  UnfenceTarget,
+  Flipped,
+  DeleteSourceRows,  // cleaning after the rollback window
+};
+constexpr size_t kMigrationSteps = 12;
+inline constexpr std::array<const char*, kMigrationSteps> kMigrationStepNames = {
+    "",      "copy",   "catch_up",         "paused",         "publish_migrating", "fence_source",
+    "drain", "verify", "reverse_position", "unfence_target", "flipped",           "delete_source_rows"};
+static_assert(static_cast<size_t>(MigrationStep::DeleteSourceRows) + 1 == kMigrationSteps);
+inline const char* migration_step_name(MigrationStep step) {
+  return kMigrationStepNames[static_cast<size_t>(step)];
+}
+Result<MigrationStep> parse_migration_step(std::string_view name);
+
 struct Migration {
   int64_t id = 0;
   MigrationState state = MigrationState::Planned;
-  std::string step;  // sub-step inside the state (cutover: "fence_source", ...)
+  MigrationStep step = MigrationStep::None;
   std::string source;
   std::string target;
   std::vector<uint32_t> buckets;
@@ -62,6 +88,14 @@ struct Migration {
   std::string error;
   std::string created_at;
 };
+
+// Whether the migration holds one of a mover's mover.max_concurrent slots: it is copying,
+// streaming towards or in a cutover (forward, or back for ROLLBACK MIGRATION). A rollback window
+// (its reverse stream) and the cleanup after it do not: they never wait for a slot, so a
+// REBALANCE is not held up for a whole window.
+inline bool holds_mover_slot(const Migration& m) {
+  return (m.state >= MigrationState::Copying && m.state <= MigrationState::CuttingOver);
+}
 
 // Operator requests from the console (PAUSE/RESUME/CANCEL/ROLLBACK MIGRATION, EXPIRE ROLLBACK).
 enum class MigrationRequest { Pause, Resume, Cancel, Rollback, ExpireRollback };

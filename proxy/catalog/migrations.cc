@@ -47,7 +47,8 @@ Migration read_row(const PGresult* res, int row) {
   m.id = int_at(0);
   auto state = parse_migration_state(text_value(res, row, 1));
   m.state = state ? *state : MigrationState::Failed;
-  m.step = text_value(res, row, 2);
+  auto step = parse_migration_step(text_value(res, row, 2));
+  m.step = step ? *step : MigrationStep::None;
   m.source = text_value(res, row, 3);
   m.target = text_value(res, row, 4);
   m.buckets = parse_int_array(text_value(res, row, 5));
@@ -77,7 +78,38 @@ Migration read_row(const PGresult* res, int row) {
   return m;
 }
 
+// One UPDATE of migration `id`: "<assignments>" with $2.. parameters ($1 is the id).
+Status update_row(PGconn* conn, int64_t id, const std::string& assignments,
+                  const std::vector<std::optional<std::string>>& params = {}) {
+  std::vector<std::optional<std::string>> all{std::to_string(id)};
+  all.insert(all.end(), params.begin(), params.end());
+  auto res = query(
+      conn, "UPDATE shardwire.migrations SET " + assignments + ", updated_at = now() WHERE id = $1", all);
+  return res ? Status::ok() : res.status();
+}
+
+// The same, only while `condition` holds for the row; false when it did not (nothing changed).
+Result<bool> update_row_if(PGconn* conn, int64_t id, const std::string& assignments,
+                           const std::string& condition,
+                           const std::vector<std::optional<std::string>>& params = {}) {
+  std::vector<std::optional<std::string>> all{std::to_string(id)};
+  all.insert(all.end(), params.begin(), params.end());
+  auto res = query(conn,
+                   "UPDATE shardwire.migrations SET " + assignments +
+                       ", updated_at = now() WHERE id = $1 AND (" + condition + ") RETURNING id",
+                   all);
+  if (!res) return res.status();
+  return PQntuples(res->get()) == 1;
+}
+
 }  // namespace
+
+Result<MigrationStep> parse_migration_step(std::string_view name) {
+  for (size_t i = 0; i < kMigrationSteps; ++i) {
+    if (name == kMigrationStepNames[i]) return static_cast<MigrationStep>(i);
+  }
+  return Status::server("XX000", "unknown migration step \"" + std::string(name) + "\" in the catalog");
+}
 
 Result<MigrationState> parse_migration_state(std::string_view name) {
   for (size_t i = 0; i < kMigrationStates; ++i) {
@@ -152,23 +184,95 @@ Result<std::vector<Migration>> list_migrations(PGconn* conn, bool active_only) {
   return out;
 }
 
-Status update_migration(PGconn* conn, int64_t id, const std::string& assignments,
-                        const std::vector<std::optional<std::string>>& params) {
-  std::vector<std::optional<std::string>> all{std::to_string(id)};
-  all.insert(all.end(), params.begin(), params.end());
-  auto res = query(
-      conn, "UPDATE shardwire.migrations SET " + assignments + ", updated_at = now() WHERE id = $1", all);
-  return res ? Status::ok() : res.status();
+Status mark_state(PGconn* conn, int64_t id, MigrationState state, MigrationStep step) {
+  return update_row(conn, id, "state = $2, step = $3, error = NULL",
+                    {migration_state_name(state), migration_step_name(step)});
 }
 
-Status set_migration_state(PGconn* conn, int64_t id, MigrationState state, const std::string& step,
-                           const std::string& error) {
-  return update_migration(conn, id, "state = $2, step = $3, error = nullif($4, '')",
-                          {migration_state_name(state), step, error});
+Status record_step(PGconn* conn, int64_t id, MigrationStep step) {
+  return update_row(conn, id, "step = $2", {migration_step_name(step)});
 }
 
-Status set_migration_step(PGconn* conn, int64_t id, const std::string& step) {
-  return update_migration(conn, id, "step = $2", {step});
+Status record_error(PGconn* conn, int64_t id, const std::string& error) {
+  return update_row(conn, id, "error = nullif($2, '')", {error});
+}
+
+Status clear_error(PGconn* conn, int64_t id) { return update_row(conn, id, "error = NULL"); }
+
+Status record_copy_start(PGconn* conn, int64_t id, const CopyStart& start) {
+  return update_row(conn, id,
+                    "slot = $2, publication = $3, consistent_lsn = $4::pg_lsn, rows_total = $5, "
+                    "rows_copied = 0, bytes_copied = 0, step = 'copy', error = NULL",
+                    {start.slot, start.publication, start.consistent_lsn, std::to_string(start.rows_total)});
+}
+
+Result<bool> record_copy_progress(PGconn* conn, int64_t id, int64_t rows, int64_t bytes) {
+  auto res = query(conn,
+                   "UPDATE shardwire.migrations SET rows_copied = $2, bytes_copied = $3, updated_at = now() "
+                   "WHERE id = $1 RETURNING paused OR cancel_requested",
+                   {std::to_string(id), std::to_string(rows), std::to_string(bytes)});
+  if (!res) return res.status();
+  return PQntuples(res->get()) == 1 && text_value(res->get(), 0, 0) == "t";
+}
+
+Status record_rows_total(PGconn* conn, int64_t id, int64_t rows) {
+  return update_row(conn, id, "rows_total = $2", {std::to_string(rows)});
+}
+
+Status record_reverse_slot(PGconn* conn, int64_t id, const std::string& name) {
+  return update_row(conn, id, "reverse_slot = $2, reverse_publication = $2", {name});
+}
+
+Status record_lag(PGconn* conn, int64_t id, uint64_t lag_bytes, double lag_seconds) {
+  return update_row(conn, id, "lag_bytes = $2, lag_seconds = $3",
+                    {std::to_string(lag_bytes), std::to_string(lag_seconds)});
+}
+
+Result<bool> begin_cutover(PGconn* conn, int64_t id, bool reverse) {
+  return update_row_if(conn, id,
+                       "state = 'cutting_over', step = 'publish_migrating', cutover_attempts = "
+                       "cutover_attempts + 1, rolling_back = $2",
+                       "NOT $2 OR (rollback_requested AND state = 'rollback_window')",
+                       {reverse ? "true" : "false"});
+}
+
+Status record_reverse_position(PGconn* conn, int64_t id, const std::string& lsn) {
+  return update_row(conn, id, "reverse_lsn = $2::pg_lsn", {lsn});
+}
+
+Status abort_cutover(PGconn* conn, int64_t id, bool reverse, const std::string& why) {
+  MigrationState back = reverse ? MigrationState::RollbackWindow : MigrationState::CatchingUp;
+  return update_row(conn, id,
+                    "state = $2, step = '', error = $3, retry_at = now() + least(interval '1 second' * "
+                    "cutover_attempts, interval '30 seconds')",
+                    {migration_state_name(back), "cutover aborted: " + why});
+}
+
+Status undo_interrupted_cutover(PGconn* conn, int64_t id, bool reverse) {
+  return update_row(conn, id,
+                    reverse ? "state = 'rollback_window', step = '', rolling_back = false"
+                            : "state = 'catching_up', step = ''");
+}
+
+Status record_flip(PGconn* conn, int64_t id, bool reverse, double pause_ms, int64_t rollback_window_ms) {
+  if (reverse)
+    return update_row(conn, id,
+                      "state = 'cleaning', step = 'flipped', error = NULL, last_pause_ms = $2, "
+                      "rollback_expires_at = NULL",
+                      {std::to_string(pause_ms)});
+  return update_row(conn, id,
+                    "state = 'rollback_window', step = 'flipped', error = NULL, last_pause_ms = $2, "
+                    "rollback_expires_at = now() + $3::interval",
+                    {std::to_string(pause_ms), std::to_string(rollback_window_ms) + " milliseconds"});
+}
+
+Status close_rollback_window(PGconn* conn, int64_t id) {
+  return update_row(
+      conn, id, "state = 'cleaning', step = 'delete_source_rows', rollback_expires_at = NULL, error = NULL");
+}
+
+Status mark_rolled_back(PGconn* conn, int64_t id) {
+  return update_row(conn, id, "state = 'rolled_back', step = '', rolling_back = false, error = NULL");
 }
 
 Status request_migration(PGconn* conn, int64_t id, MigrationRequest request) {
@@ -189,16 +293,16 @@ Status request_migration(PGconn* conn, int64_t id, MigrationRequest request) {
                                             (m->state == MigrationState::RollbackWindow &&
                                              (m->expire_requested || m->rollback_seconds_left <= 0)));
   switch (request) {
-    case MigrationRequest::Pause: return update_migration(conn, id, "paused = true");
+    case MigrationRequest::Pause: return update_row(conn, id, "paused = true");
     case MigrationRequest::Resume:
       if (!m->paused) return Status::client("55000", name + " is not paused");
-      return update_migration(conn, id, "paused = false");
+      return update_row(conn, id, "paused = false");
     case MigrationRequest::Cancel:
       // rolling_back: a reverse cutover (state cutting_over) of a migration that flipped already.
       if (after_flip || m->rolling_back)
         return Status::client("55000",
                               name + " has cut over already; use ROLLBACK MIGRATION " + std::to_string(id));
-      return update_migration(conn, id, "cancel_requested = true, paused = false");
+      return update_row(conn, id, "cancel_requested = true, paused = false");
     case MigrationRequest::Rollback:
       if (m->rolling_back) return Status::client("55000", name + " is being rolled back already");
       if (window_closed)
@@ -209,17 +313,23 @@ Status request_migration(PGconn* conn, int64_t id, MigrationRequest request) {
                               name + " has not cut over yet; use CANCEL MIGRATION " + std::to_string(id));
       // A CANCEL accepted during the forward cutover that then flipped was moot; it must not be
       // acted on should the reverse cutover be interrupted (state cutting_over again).
-      return update_migration(conn, id,
-                              "rollback_requested = true, paused = false, cancel_requested = false");
+      return update_row(conn, id, "rollback_requested = true, paused = false, cancel_requested = false");
     case MigrationRequest::ExpireRollback:
       if (m->state != MigrationState::RollbackWindow)
         return Status::client(
             "55000", name + " is not in its rollback window (" + migration_state_name(m->state) + ")");
-      // The runner acts on a rollback request first: an expiry accepted now would be ignored.
-      if (m->rollback_requested)
-        return Status::client("55000",
-                              name + " is being rolled back (ROLLBACK MIGRATION " + std::to_string(id) + ")");
-      return update_migration(conn, id, "expire_requested = true");
+      {
+        // An expiry withdraws a rollback request whose cutover back has not begun (one that cannot
+        // succeed, e.g. its reverse stream fails, must not hold the window open). Atomic with
+        // begin_cutover: the row is still in its window, or the cutover back won.
+        auto expired = update_row_if(conn, id, "expire_requested = true, rollback_requested = false",
+                                     "state = 'rollback_window'");
+        if (!expired) return expired.status();
+        if (!*expired)
+          return Status::client(
+              "55000", name + " is being rolled back (ROLLBACK MIGRATION " + std::to_string(id) + ")");
+        return Status::ok();
+      }
   }
   return Status::ok();
 }

@@ -192,6 +192,8 @@ void add_mover(FamilySet& set, const MoverReadings& mover) {
   set.add_histogram(Id::CutoverPause, mover.cutover_pause);
   set.add(Id::CutoverQueuedWrites, num(mover.queued_writes));
   set.add(Id::CutoverDrainAborts, num(mover.drain_aborts));
+  set.add(Id::CutoverDrainTerminations, num(mover.drain_terminations));
+  set.add(Id::MoverStreamErrors, num(mover.stream_errors));
   for (size_t s = 0; s < kMigrationStates; ++s) {
     set.add(Id::Migrations, num(mover.migrations[s]), {migration_state_name(static_cast<MigrationState>(s))});
   }

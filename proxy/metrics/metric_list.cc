@@ -115,6 +115,12 @@ constexpr MetricDef kMetrics[] = {
      "Writes queued behind a cutover right now."},
     {Id::CutoverDrainAborts, "shardwire_cutover_drain_aborts_total", kCounter,
      "Cutovers aborted because in-flight writes did not drain in time."},
+    {Id::CutoverDrainTerminations, "shardwire_cutover_drain_terminations_total", kCounter,
+     "Source backends ended by cutover.drain_action = terminate because their transactions outlived "
+     "cutover.drain_timeout."},
+    {Id::MoverStreamErrors, "shardwire_mover_stream_errors_total", kCounter,
+     "Catch-up and reverse streams that failed to apply a change or lost a connection (each retried with "
+     "backoff)."},
     {Id::Migrations, "shardwire_migrations", kGauge, "Bucket migrations by state.", {"state"}},
     {Id::RollbackWindowRemaining, "shardwire_rollback_window_remaining_seconds", kGauge,
      "Seconds left in the open rollback window, 0 when none is open."},

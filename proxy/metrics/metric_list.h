@@ -43,6 +43,8 @@ enum class Id : uint8_t {
   CutoverPause,
   CutoverQueuedWrites,
   CutoverDrainAborts,
+  CutoverDrainTerminations,
+  MoverStreamErrors,
   Migrations,
   RollbackWindowRemaining,
   ProcessCpuSeconds,

@@ -71,9 +71,12 @@ struct MoverReadings {
   uint64_t lag_bytes = 0;
   double lag_seconds = 0;
   uint64_t verify_mismatches = 0;
-  stats::LatencyHistogram cutover_pause;                // one observation per cutover: writes paused
-  uint64_t queued_writes = 0;                           // writes queued right now behind a cutover
-  uint64_t drain_aborts = 0;                            // cutovers aborted because the drain timed out
+  stats::LatencyHistogram cutover_pause;  // one observation per cutover: writes paused
+  uint64_t queued_writes = 0;             // writes queued right now behind a cutover
+  uint64_t drain_aborts = 0;              // cutovers aborted because the drain timed out
+  uint64_t stream_errors = 0;
+  uint64_t drain_terminations = 0;  // backends ended by cutover.drain_action = terminate // catch-up/reverse
+                                    // stream failures (retried)
   std::array<uint64_t, kMigrationStates> migrations{};  // by MigrationState
   double rollback_window_remaining_seconds = 0;         // 0 when no window is open
 };

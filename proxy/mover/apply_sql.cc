@@ -130,15 +130,17 @@ Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& rela
       set += (set.empty() ? "" : ", ") + name + " = EXCLUDED." + name;
     }
   }
-  std::string sql = "INSERT INTO " + shape.qualified + " (" + columns + ") VALUES (" + values +
-                    ") ON CONFLICT (" + conflict + ") ";
+  // OVERRIDING SYSTEM VALUE: the source's value of a GENERATED ALWAYS AS IDENTITY column is the
+  // row's; the clause changes nothing for other columns.
+  std::string sql = "INSERT INTO " + shape.qualified + " (" + columns + ") OVERRIDING SYSTEM VALUE VALUES (" +
+                    values + ") ON CONFLICT (" + conflict + ") ";
   if (set.empty()) {
     sql += "DO NOTHING";
   } else {
     sql += "DO UPDATE SET " + set;
     if (shape.version) {
       const std::string v = quote_identifier(relation.columns[*shape.version].name);
-      sql += " WHERE " + shape.qualified + "." + v + " < EXCLUDED." + v;
+      sql += " WHERE (" + shape.qualified + "." + v + " > EXCLUDED." + v + ") IS NOT TRUE";
     }
   }
   return ApplyStatement{std::move(sql), params.take()};
@@ -173,8 +175,8 @@ Result<std::optional<ApplyStatement>> update_in_place(const TableShape& shape, c
   if (shape.version && is_sent(new_tuple[*shape.version])) {
     auto version = param_value(shape, relation, new_tuple, *shape.version);
     if (!version) return version.status();
-    sql += " AND " + quote_identifier(relation.columns[*shape.version].name) + " < " +
-           params.add(std::move(*version));
+    sql += " AND (" + quote_identifier(relation.columns[*shape.version].name) + " > " +
+           params.add(std::move(*version)) + ") IS NOT TRUE";
   }
   return std::optional<ApplyStatement>(ApplyStatement{std::move(sql), params.take()});
 }

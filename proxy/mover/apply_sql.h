@@ -4,10 +4,15 @@
 //
 // Contract per change (the bucket of a row = router::bucket_of_text_value(key type, the shard key
 // column's text value, buckets.bucket_count()); a NULL key is bucket 0):
-//  * INSERT of a row in the set -> INSERT ... ON CONFLICT (<replica identity columns>) DO UPDATE
-//    SET <every non-key column> = EXCLUDED.<column> [WHERE <t>.<version> < EXCLUDED.<version>]
-//    (DO NOTHING when every column is a key column). Replays are idempotent; with a version
-//    column an older row never overwrites a newer one (NULL versions never win).
+//  * INSERT of a row in the set -> INSERT ... OVERRIDING SYSTEM VALUE VALUES ... (identity
+//    columns keep the source's values) ON CONFLICT (<replica identity columns>) DO UPDATE
+//    SET <every non-key column> = EXCLUDED.<column>
+//    [WHERE (<t>.<version> > EXCLUDED.<version>) IS NOT TRUE]
+//    (DO NOTHING when every column is a key column). Replays are idempotent. The stream from the
+//    snapshot's position is ordered and complete, so every change is applied; the version guard
+//    only keeps a change from LOWERING the version of a row the target holds (one the stream did
+//    not write, e.g. written there past the fence). A change that keeps the version (an UPDATE
+//    that does not touch it) or raises it, or where either version is NULL, is always applied.
 //  * UPDATE: old bucket from the old key tuple when the key changed, else the new row's bucket.
 //    - neither in the set: nothing;  old in, new out: DELETE the old key;
 //    - old out, new in: the INSERT form of the new row (error when an unchanged-TOAST column is
@@ -15,7 +20,8 @@
 //    - both in, key changed: DELETE old key + INSERT form of the new row when every column was
 //      sent; otherwise UPDATE ... SET <sent columns incl. key> WHERE <old key> [AND version guard];
 //    - both in, key unchanged: UPDATE ... SET <sent non-key columns, unchanged-TOAST ones left
-//      out> WHERE <key> [AND <t>.<version> < $new_version] (no statement when nothing is set).
+//      out> WHERE <key> [AND (<version> > $new_version) IS NOT TRUE] (no statement when nothing
+//      is set).
 //  * DELETE of a row in the set -> DELETE ... WHERE <key = old key values>.
 //  * TRUNCATE -> per configured table: DELETE FROM t WHERE shardwire.bucket_of(<key>::<type>, N)
 //    = ANY($1::int[]) (the target's other buckets must survive).

@@ -68,6 +68,8 @@ class CatchUpStream {
   // The last failure (the thread keeps retrying); ok while healthy: cleared once the stream
   // applies a transaction or moves processed_lsn() past where it failed.
   Status last_error() const;
+  // Sessions that ended in an error so far (each one retried after a backoff).
+  uint64_t failures() const { return failures_.load(); }
 
  private:
   class Session;

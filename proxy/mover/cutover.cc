@@ -3,6 +3,7 @@
 // that stops before its flip is undone (here on abort, or by the next runner after a crash).
 #include <future>
 
+#include "catalog/directory_watcher.h"
 #include "common/log.h"
 #include "mover/catch_up_stream.h"
 #include "mover/copier.h"
@@ -14,11 +15,22 @@
 namespace sw::mover {
 
 using catalog::MigrationState;
+using catalog::MigrationStep;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 constexpr auto kFinalCatchUp = std::chrono::milliseconds(10000);
+// After cutover.drain_action = terminate signalled the blocking backends: how long they get to end.
+constexpr auto kTerminatedDrain = std::chrono::milliseconds(2000);
+
+// The MIGRATING acknowledgements that matter: a live router heartbeats every heartbeat interval
+// and reloads on the directory's NOTIFY within milliseconds. One silent for two intervals is
+// stopped or cut off from the catalog; waiting for it only stretches the write pause: the
+// source's fence refuses its writes (SW001) and its directory lease ends its routing.
+std::chrono::milliseconds ack_freshness(const config::Config& config) {
+  return 2 * catalog::heartbeat_interval_for(std::chrono::milliseconds(0), config.sharding.directory_lease);
 }
+}  // namespace
 
 Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m, bool reverse) {
   const std::string& from_name = reverse ? m.target : m.source;
@@ -30,10 +42,11 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   BucketSet buckets = bucket_set(m);
   PGconn* cat = catalog_.get();
   auto cutover_started = Clock::now();
-  auto record = [&](const char* step) {
-    LOG_DEBUG("mover: migration %lld cutover step %s at +%.1f ms", (long long)id_, step,
+  auto record = [&](MigrationStep step) {
+    LOG_DEBUG("mover: migration %lld cutover step %s at +%.1f ms", (long long)id_,
+              catalog::migration_step_name(step),
               std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
-    Status s = catalog::set_migration_step(cat, id_, step);
+    Status s = catalog::record_step(cat, id_, step);
     crash_point(step);
     return s;
   };
@@ -41,24 +54,17 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
     if (drain) ++counters_.drain_aborts;
     LOG_WARN("mover: migration %lld cutover aborted: %s", (long long)id_, why.c_str());
     if (Status s = undo_cutover(m, reverse); !s) return s;
-    std::string state = reverse ? "rollback_window" : "catching_up";
-    if (Status s =
-            catalog::update_migration(cat, id_,
-                                      "state = $2, step = '', error = $3, retry_at = now() + least(interval "
-                                      "'1 second' * cutover_attempts, interval '30 seconds')",
-                                      {state, "cutover aborted: " + why});
-        !s)
-      return s;
+    if (Status s = catalog::abort_cutover(cat, id_, reverse, why); !s) return s;
     return Cutover::Aborted;
   };
 
-  if (Status s = catalog::update_migration(cat, id_,
-                                           "state = 'cutting_over', step = 'publish_migrating', "
-                                           "cutover_attempts = cutover_attempts + 1, rolling_back = $2",
-                                           {reverse ? "true" : "false"});
-      !s)
-    return s;
-  crash_point("publish_migrating");
+  auto begun = catalog::begin_cutover(cat, id_, reverse);
+  if (!begun) return begun.status();
+  if (!*begun) {
+    LOG_INFO("mover: migration %lld: the rollback was withdrawn (EXPIRE ROLLBACK)", (long long)id_);
+    return Cutover::Aborted;
+  }
+  crash_point(MigrationStep::PublishMigrating);
   auto pause_started = Clock::now();
   auto version = publish_migrating(cat, buckets, from_name);
   if (!version) return abort(version.status().message, false);
@@ -69,7 +75,7 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   // that does not answer in time (cut off from the catalog) may still route on its old directory:
   // the source's fence refuses those writes (SW001), so the cutover goes on without it.
   auto acknowledged =
-      wait_for_routers(cat, *version, config_->sharding.directory_lease, config_->cutover.queue_timeout / 2);
+      wait_for_routers(cat, *version, ack_freshness(*config_), config_->cutover.queue_timeout / 2);
   if (!acknowledged) return abort(acknowledged.status().message, false);
   if (!*acknowledged)
     LOG_WARN(
@@ -78,21 +84,21 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
         "the buckets",
         (long long)id_, (unsigned long long)*version, from_name.c_str());
 
-  if (Status s = record("fence_source"); !s) return s;
+  if (Status s = record(MigrationStep::FenceSource); !s) return s;
   auto fenced_at = fence(from->get(), buckets, *version);
   if (!fenced_at) return abort(fenced_at.status().message, false);
-  if (Status s = record("drain"); !s) return s;
-  auto drained = wait_for_drain(from->get(), *fenced_at, config_->cutover.drain_timeout);
+  if (Status s = record(MigrationStep::Drain); !s) return s;
+  auto drained = drain(from->get(), *fenced_at, from_name);
   if (!drained) return abort(drained.status().message, false);
   if (!*drained) return abort("transactions on " + from_name + " outlived cutover.drain_timeout", true);
 
-  if (Status s = record("catch_up"); !s) return s;
+  if (Status s = record(MigrationStep::CatchUp); !s) return s;
   auto fence_lsn = current_wal_lsn(from->get());
   if (!fence_lsn) return abort(fence_lsn.status().message, false);
   if (!stream_ || !stream_->wait_until_processed(*fence_lsn, kFinalCatchUp))
     return abort("the stream did not reach " + lsn_text(*fence_lsn) + " in time", false);
 
-  if (Status s = record("verify"); !s) return s;
+  if (Status s = record(MigrationStep::Verify); !s) return s;
   auto difference = compare_buckets(from->get(), to->get(), buckets);
   if (!difference) return abort(difference.status().message, false);
   if (!difference->empty()) return abort(*difference + " between " + from_name + " and " + to_name, false);
@@ -100,16 +106,15 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   if (!reverse) {
     // The rollback window's stream starts here: every write the target takes comes after this
     // position, and nothing the applier wrote (it has caught up) does.
-    if (Status s = record("reverse_position"); !s) return s;
+    if (Status s = record(MigrationStep::ReversePosition); !s) return s;
     auto position = current_wal_lsn(to->get());
     if (!position) return abort(position.status().message, false);
-    if (Status s = catalog::update_migration(cat, id_, "reverse_lsn = $2::pg_lsn", {lsn_text(*position)}); !s)
-      return s;
+    if (Status s = catalog::record_reverse_position(cat, id_, lsn_text(*position)); !s) return s;
     m.reverse_lsn = lsn_text(*position);
   }
   if (Status s = advance_sequences(to->get(), config_->sharding.tables, buckets); !s)
     return abort(s.message, false);
-  if (Status s = record("unfence_target"); !s) return s;
+  if (Status s = record(MigrationStep::UnfenceTarget); !s) return s;
   if (Status s = unfence(to->get(), buckets); !s) return abort(s.message, false);
 
   double pause_ms = std::chrono::duration<double, std::milli>(Clock::now() - pause_started).count();
@@ -120,10 +125,27 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   counters_.observe_pause_us(static_cast<uint64_t>(pause_us));
   LOG_INFO("mover: migration %lld: %zu bucket(s) now on %s; writes paused %.1f ms", (long long)id_,
            buckets.list().size(), to_name.c_str(), pause_ms);
-  crash_point("flipped");
+  crash_point(MigrationStep::Flipped);
   if (Status s = finish_flip(m, reverse); !s) return s;
   if (!reverse) forward_slot_dropped_ = true;
   return Cutover::Flipped;
+}
+
+// Waits out the source's transactions that began before the fence; after cutover.drain_timeout,
+// with drain_action = terminate, ends the ones still open and waits for them to go. False when
+// some are still open (drain_action = abort: the cutover is undone).
+Result<bool> MigrationRunner::drain(PGconn* from, const std::string& fenced_at,
+                                    const std::string& from_name) {
+  auto drained = wait_for_drain(from, fenced_at, config_->cutover.drain_timeout);
+  if (!drained || *drained || config_->cutover.drain_action != config::DrainAction::Terminate) return drained;
+  auto ended = terminate_drain_blockers(from, fenced_at);
+  if (!ended) return ended.status();
+  LOG_WARN(
+      "mover: migration %lld: cutover.drain_action = terminate: ended %d backend(s) on %s whose "
+      "transactions outlived cutover.drain_timeout",
+      (long long)id_, *ended, from_name.c_str());
+  counters_.drain_terminations += static_cast<uint64_t>(*ended);
+  return wait_for_drain(from, fenced_at, kTerminatedDrain);
 }
 
 // The final verification: "" when every bucket has the same rows on both shards, else which
@@ -150,16 +172,8 @@ Result<bool> MigrationRunner::flip(const BucketSet& buckets, const std::string& 
   if (Status s = catalog::exec(cat, "BEGIN"); !s) return false;
   Status flipped = publish_active_on(cat, buckets, to_name);
   if (flipped) {
-    flipped = reverse ? catalog::update_migration(cat, id_,
-                                                  "state = 'cleaning', step = 'flipped', error = NULL, "
-                                                  "last_pause_ms = $2, rollback_expires_at = NULL",
-                                                  {std::to_string(pause_ms)})
-                      : catalog::update_migration(
-                            cat, id_,
-                            "state = 'rollback_window', step = 'flipped', error = NULL, "
-                            "last_pause_ms = $2, rollback_expires_at = now() + $3::interval",
-                            {std::to_string(pause_ms),
-                             std::to_string(config_->mover.rollback_window.count()) + " milliseconds"});
+    flipped = catalog::record_flip(cat, id_, reverse, pause_ms,
+                                   static_cast<int64_t>(config_->mover.rollback_window.count()));
   }
   if (!flipped) {
     LOG_WARN("mover: migration %lld: flip refused: %s", (long long)id_, flipped.message.c_str());

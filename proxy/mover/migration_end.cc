@@ -22,8 +22,12 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
   }
   if (Status s = start_stream(m, /*reverse=*/true); !s) return s;
   record_lag();
+  // A failing reverse stream keeps the window open (its error shown) but is no reason to keep it
+  // past its end: the checks below still close it. A cutover back waits until the stream is
+  // healthy rather than stall writes for an attempt that cannot succeed.
+  Status stream_error = note_stream_error(m);
   if (m.rollback_requested) {
-    if (!m.retry_due) {
+    if (!m.retry_due || !stream_error) {
       sleep_for(kWindowPoll);
       return Status::ok();
     }
@@ -56,10 +60,7 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
   if (!target) return target.status();
   if (Status s = drop_slot(target->get(), m.reverse_slot); !s) return s;
   if (Status s = drop_publication(target->get(), m.reverse_publication); !s) return s;
-  return catalog::update_migration(
-      catalog_.get(), id_,
-      "state = 'cleaning', step = 'delete_source_rows', rollback_expires_at = NULL, error = $2",
-      {"rollback window closed: " + why});
+  return catalog::close_rollback_window(catalog_.get(), id_);
 }
 
 // The source's copy of the moved buckets goes, in throttled batches; its fence stays.
@@ -76,7 +77,7 @@ Status MigrationRunner::clean(catalog::Migration& m) {
   if (Status s = drop_progress(target->get(), id_); !s) return s;
   LOG_INFO("mover: migration %lld done: %llu rows deleted from %s", (long long)id_,
            (unsigned long long)*deleted, m.source.c_str());
-  return catalog::set_migration_state(catalog_.get(), id_, MigrationState::Done);
+  return catalog::mark_state(catalog_.get(), id_, MigrationState::Done);
 }
 
 // ROLLBACK MIGRATION flipped the buckets back: the target's copy goes (it stays fenced there).
@@ -93,8 +94,7 @@ Status MigrationRunner::finish_rollback(catalog::Migration& m) {
   if (!source) return source.status();
   if (Status s = drop_progress(source->get(), -id_); !s) return s;
   LOG_INFO("mover: migration %lld rolled back: buckets on %s again", (long long)id_, m.source.c_str());
-  return catalog::update_migration(catalog_.get(), id_,
-                                   "state = 'rolled_back', step = '', rolling_back = false, error = NULL");
+  return catalog::mark_rolled_back(catalog_.get(), id_);
 }
 
 // CANCEL MIGRATION before the flip: nothing of it may stay behind (slot, publication, copied rows).
@@ -116,7 +116,7 @@ Status MigrationRunner::cancel(catalog::Migration& m) {
   if (Status s = drop_progress(target->get(), id_); !s) return s;
   LOG_INFO("mover: migration %lld cancelled; %llu copied rows removed from %s", (long long)id_,
            (unsigned long long)*deleted, m.target.c_str());
-  return catalog::set_migration_state(catalog_.get(), id_, MigrationState::Cancelled);
+  return catalog::mark_state(catalog_.get(), id_, MigrationState::Cancelled);
 }
 
 }  // namespace sw::mover

@@ -7,12 +7,14 @@
 #include "mover/catch_up_stream.h"
 #include "mover/copier.h"
 #include "mover/replication.h"
+#include "mover/schema_check.h"
 #include "mover/shard_ops.h"
 #include "mover/verifier.h"
 
 namespace sw::mover {
 
 using catalog::MigrationState;
+using catalog::MigrationStep;
 
 namespace {
 constexpr auto kMaxBackoff = std::chrono::milliseconds(10000);
@@ -27,12 +29,17 @@ constexpr auto kRetryPoll = std::chrono::milliseconds(200);
 constexpr int kLockClass = 0x5357;
 }  // namespace
 
-void crash_point(const char* point) {
+namespace {
+void crash_at(const char* point) {
   static const char* wanted = std::getenv("SHARDWIRE_MOVER_CRASH_AT");
   if (wanted == nullptr || std::string(wanted) != point) return;
   LOG_WARN("mover: SHARDWIRE_MOVER_CRASH_AT=%s reached; exiting now", point);
   _exit(137);
 }
+}  // namespace
+
+void crash_point(catalog::MigrationStep step) { crash_at(catalog::migration_step_name(step)); }
+void crash_point(catalog::MigrationState state) { crash_at(catalog::migration_state_name(state)); }
 
 MigrationRunner::MigrationRunner(int64_t id, std::shared_ptr<const config::Config> config,
                                  MoverCounters& counters)
@@ -157,7 +164,7 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
   auto failed = [&](const Status& why) {
     LOG_WARN("mover: migration %lld (%s): %s", (long long)id_, catalog::migration_state_name(m.state),
              why.message.c_str());
-    catalog::update_migration(catalog_.get(), id_, "error = $2", {why.message});
+    catalog::record_error(catalog_.get(), id_, why.message);
     backoff_ = std::min(backoff_ * 2, kMaxBackoff);
     return Outcome::Wait;
   };
@@ -172,15 +179,19 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
   if (m.paused && m.state != MigrationState::RollbackWindow) {
     // Held: no copy, no stream (the slot keeps the WAL), no cutover until RESUME MIGRATION.
     stop_stream();
-    if (m.step != "paused") catalog::set_migration_step(catalog_.get(), id_, "paused");
+    if (m.step != MigrationStep::Paused) catalog::record_step(catalog_.get(), id_, MigrationStep::Paused);
     return Outcome::Wait;
   }
   Status status = Status::ok();
   switch (m.state) {
     case MigrationState::Planned:
+      // Drift found now is an error to fix while nothing has started (it stays planned and is
+      // checked again after the backoff); found mid-stream it would wedge the move.
+      status = check_schema(m);
+      if (!status) break;
       LOG_INFO("mover: migration %lld: %zu bucket(s) from %s to %s", (long long)id_, m.buckets.size(),
                m.source.c_str(), m.target.c_str());
-      status = catalog::set_migration_state(catalog_.get(), id_, MigrationState::Copying, "copy");
+      status = catalog::mark_state(catalog_.get(), id_, MigrationState::Copying, MigrationStep::Copy);
       break;
     case MigrationState::Copying: status = copy(m); break;
     case MigrationState::CatchingUp: status = catch_up(m); break;
@@ -188,12 +199,7 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
       // Only a crashed or disconnected runner leaves a migration here: the cutover did not flip
       // (the flip moves the state on in the same catalog transaction), so undo it.
       status = undo_cutover(m, m.rolling_back);
-      if (status) {
-        status = catalog::update_migration(catalog_.get(), id_,
-                                           m.rolling_back
-                                               ? "state = 'rollback_window', step = '', rolling_back = false"
-                                               : "state = 'catching_up', step = ''");
-      }
+      if (status) status = catalog::undo_interrupted_cutover(catalog_.get(), id_, m.rolling_back);
       break;
     case MigrationState::RollbackWindow: status = keep_rollback_window(m); break;
     case MigrationState::Cleaning: status = m.rolling_back ? finish_rollback(m) : clean(m); break;
@@ -202,6 +208,14 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
   if (!status) return failed(status);
   backoff_ = std::chrono::milliseconds(200);
   return Outcome::Continue;
+}
+
+Status MigrationRunner::check_schema(const catalog::Migration& m) {
+  auto source = connect_shard(m.source);
+  if (!source) return source.status();
+  auto target = connect_shard(m.target);
+  if (!target) return target.status();
+  return check_schemas(source->get(), m.source, target->get(), m.target, config_->sharding.tables);
 }
 
 Status MigrationRunner::copy(catalog::Migration& m) {
@@ -231,14 +245,9 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   // transactions of its server, which must not happen inside a cutover.
   if (Status s = create_reverse_slot(m); !s) return s;
   auto total = count_rows(source_conn->get(), tables, buckets);
-  if (Status s = catalog::update_migration(
-          catalog_.get(), id_,
-          "slot = $2, publication = $3, consistent_lsn = $4::pg_lsn, rows_total = $5, rows_copied = 0, "
-          "bytes_copied = 0, "
-          "step = 'copy', error = NULL",
-          {slot->name, publication, lsn_text(slot->consistent_point), std::to_string(total ? *total : 0)});
-      !s)
-    return s;
+  catalog::CopyStart start{slot->name, publication, lsn_text(slot->consistent_point),
+                           static_cast<int64_t>(total ? *total : 0)};
+  if (Status s = catalog::record_copy_start(catalog_.get(), id_, start); !s) return s;
   CopyOptions options;
   options.source_dsn = *source_dsn;
   options.target_dsn = *target_dsn;
@@ -256,15 +265,10 @@ Status MigrationRunner::copy(catalog::Migration& m) {
     counters_.copied_rows += progress.rows - last.rows;
     counters_.copied_bytes += progress.bytes - last.bytes;
     last = progress;
-    auto requests = catalog::query(
-        catalog_.get(),
-        "UPDATE shardwire.migrations SET rows_copied = $2, bytes_copied = $3, updated_at = now() "
-        "WHERE id = $1 RETURNING paused OR cancel_requested",
-        {std::to_string(id_), std::to_string(progress.rows), std::to_string(progress.bytes)});
-    if (stopping_ ||
-        (requests && PQntuples(requests->get()) == 1 && catalog::text_value(requests->get(), 0, 0) == "t"))
-      interrupt = true;
-    if (progress.rows > 0) crash_point("copy");
+    auto requested = catalog::record_copy_progress(catalog_.get(), id_, static_cast<int64_t>(progress.rows),
+                                                   static_cast<int64_t>(progress.bytes));
+    if (stopping_ || (requested && *requested)) interrupt = true;
+    if (progress.rows > 0) crash_point(MigrationStep::Copy);
   };
   auto copied = copy_buckets(options);
   if (!copied && interrupt) {
@@ -273,11 +277,11 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   }
   if (!copied) return copied.status();
   // The snapshot's exact row count (the estimate above was taken outside it).
-  catalog::update_migration(catalog_.get(), id_, "rows_total = $2", {std::to_string(copied->rows)});
+  catalog::record_rows_total(catalog_.get(), id_, static_cast<int64_t>(copied->rows));
   LOG_INFO("mover: migration %lld copied %llu rows (%llu bytes); catching up from %s", (long long)id_,
            (unsigned long long)copied->rows, (unsigned long long)copied->bytes,
            lsn_text(slot->consistent_point).c_str());
-  return catalog::set_migration_state(catalog_.get(), id_, MigrationState::CatchingUp, "catch_up");
+  return catalog::mark_state(catalog_.get(), id_, MigrationState::CatchingUp, MigrationStep::CatchUp);
 }
 
 // Live verification (DESIGN §7 step 4): counts and checksums of the buckets on both shards while
@@ -317,8 +321,7 @@ Status MigrationRunner::create_reverse_slot(catalog::Migration& m) {
   if (!slot) return slot.status();
   m.reverse_slot = name;
   m.reverse_publication = name;
-  return catalog::update_migration(catalog_.get(), id_, "reverse_slot = $2, reverse_publication = $2",
-                                   {name});
+  return catalog::record_reverse_slot(catalog_.get(), id_, name);
 }
 
 Status MigrationRunner::start_stream(const catalog::Migration& m, bool reverse) {
@@ -346,6 +349,7 @@ Status MigrationRunner::start_stream(const catalog::Migration& m, bool reverse) 
   stream_ = std::make_unique<CatchUpStream>(std::move(options));
   stream_reverse_ = reverse;
   stream_changes_seen_ = 0;
+  stream_failures_seen_ = 0;
   stream_->start();
   return Status::ok();
 }
@@ -365,14 +369,32 @@ Status MigrationRunner::record_lag() {
   uint64_t changes = stream_->applied_changes();
   counters_.applied_changes += changes - stream_changes_seen_;
   stream_changes_seen_ = changes;
-  return catalog::update_migration(
-      catalog_.get(), id_, "lag_bytes = $2, lag_seconds = $3",
-      {std::to_string(stream_->lag_bytes()), std::to_string(stream_->lag_seconds())});
+  uint64_t failures = stream_->failures();
+  counters_.stream_errors += failures - stream_failures_seen_;
+  stream_failures_seen_ = failures;
+  return catalog::record_lag(catalog_.get(), id_, stream_->lag_bytes(), stream_->lag_seconds());
+}
+
+Status MigrationRunner::note_stream_error(const catalog::Migration& m) {
+  Status error = Status::ok();
+  {
+    std::lock_guard<std::mutex> lock(stream_mutex_);
+    if (stream_) error = stream_->last_error();
+  }
+  if (!error) {
+    error.message = std::string(stream_reverse_ ? "reverse stream: " : "catch-up stream: ") + error.message;
+    if (m.error != error.message) catalog::record_error(catalog_.get(), id_, error.message);
+    stream_error_shown_ = true;
+  } else if (stream_error_shown_) {
+    catalog::clear_error(catalog_.get(), id_);
+    stream_error_shown_ = false;
+  }
+  return error;
 }
 
 // Streams until the target is close behind the source, then cuts over (when a retry is due).
 Status MigrationRunner::catch_up(catalog::Migration& m) {
-  if (m.step != "catch_up") catalog::set_migration_step(catalog_.get(), id_, "catch_up");
+  if (m.step != MigrationStep::CatchUp) catalog::record_step(catalog_.get(), id_, MigrationStep::CatchUp);
   if (Status s = start_stream(m, false); !s) return s;
   if (!m.retry_due) {  // a cutover was undone lately: keep streaming, try again when due
     record_lag();
@@ -385,13 +407,13 @@ Status MigrationRunner::catch_up(catalog::Migration& m) {
   if (!lsn) return lsn.status();
   auto asked = std::chrono::steady_clock::now();
   bool reached = stream_->wait_until_processed(*lsn, kCatchUpWait);
-  crash_point("catching_up");
+  crash_point(MigrationState::CatchingUp);
   bool close_behind = reached && std::chrono::steady_clock::now() - asked <= kCloseBehind;
   record_lag();
-  if (!reached) {
-    Status why = stream_->last_error();
-    return why ? Status::ok() : why;  // still catching up: come back
-  }
+  Status stream_error = note_stream_error(m);
+  // A stream that cannot apply a change retries with its own backoff; the runner backs off too
+  // (failed() in step()) and still sees CANCEL and PAUSE between its rounds.
+  if (!reached) return stream_error;
   if (!close_behind || !live_verified(m)) return Status::ok();
   auto result = cut_over(m, /*reverse=*/false);
   if (!result) return result.status();

@@ -20,6 +20,11 @@
 
 namespace sw::mover {
 
+// Fault injection for the crash tests: when SHARDWIRE_MOVER_CRASH_AT names the step (or the
+// state) just recorded, the process exits at once, as if SIGKILLed. Unset in production.
+void crash_point(catalog::MigrationStep step);
+void crash_point(catalog::MigrationState state);
+
 class CatchUpStream;
 class ReplicationConnection;
 
@@ -44,6 +49,7 @@ class MigrationRunner {
   Status connect();
   Outcome step(catalog::Migration& m);
   // migration_runner.cc
+  Status check_schema(const catalog::Migration& m);  // before the copy: no drift between the shards
   Status copy(catalog::Migration& m);
   Status catch_up(catalog::Migration& m);
   Status create_reverse_slot(catalog::Migration& m);
@@ -53,6 +59,7 @@ class MigrationRunner {
   // cutover.cc
   enum class Cutover { Flipped, Aborted };
   Result<Cutover> cut_over(catalog::Migration& m, bool reverse);
+  Result<bool> drain(PGconn* from, const std::string& fenced_at, const std::string& from_name);
   Status undo_cutover(const catalog::Migration& m, bool reverse);
   Result<std::string> compare_buckets(PGconn* from, PGconn* to, const BucketSet& buckets);
   Result<bool> flip(const BucketSet& buckets, const std::string& to_name, bool reverse, double pause_ms);
@@ -63,6 +70,9 @@ class MigrationRunner {
   Status finish_rollback(catalog::Migration& m);
   Status cancel(catalog::Migration& m);
   Status record_lag();
+  // The running stream's failure (ok when healthy or none runs), shown in the migration's error
+  // column while it lasts and cleared once the stream recovers.
+  Status note_stream_error(const catalog::Migration& m);
 
   // How the runner reaches a shard; a Config error when the configuration no longer has it.
   Result<std::string> shard_dsn(const std::string& name) const;
@@ -83,6 +93,8 @@ class MigrationRunner {
   int live_mismatch_rounds_ = 0;
   std::map<std::string, catalog::PgConnPtr> round_connections_;  // by shard name
   uint64_t stream_changes_seen_ = 0;
+  uint64_t stream_failures_seen_ = 0;
+  bool stream_error_shown_ = false;
   mutable std::mutex stream_mutex_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> finished_{false};

@@ -16,6 +16,8 @@ struct MoverCounters {
   std::atomic<uint64_t> applied_changes{0};
   std::atomic<uint64_t> verify_mismatches{0};
   std::atomic<uint64_t> drain_aborts{0};
+  std::atomic<uint64_t> drain_terminations{0};  // backends ended by cutover.drain_action = terminate
+  std::atomic<uint64_t> stream_errors{0};       // catch-up stream sessions that ended in an error
 
   void observe_pause_us(uint64_t micros) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -30,9 +32,5 @@ struct MoverCounters {
   mutable std::mutex mutex_;
   stats::LatencyHistogram cutover_pause_;
 };
-
-// Fault injection for the crash tests: when SHARDWIRE_MOVER_CRASH_AT names `point`, the process
-// exits at once (as if SIGKILLed) after the step was recorded. Unset in production.
-void crash_point(const char* point);
 
 }  // namespace sw::mover

@@ -82,9 +82,21 @@ void MoverService::poll() {
   std::lock_guard<std::mutex> lock(mutex_);
   states_ = states;
   window_remaining_ = window;
+  if (config->mover.max_concurrent <= 0) return;  // this instance routes only
+  // Slots in use: this process's runners whose migrations copy, stream or cut over now, or are
+  // about to (planned, e.g. held by schema drift).
+  int busy = 0;
+  for (const auto& m : *all)
+    if (runners_.count(m.id) != 0 &&
+        (catalog::holds_mover_slot(m) || m.state == catalog::MigrationState::Planned))
+      ++busy;
   for (const auto& m : *all) {
     if (catalog::is_final(m.state) || runners_.count(m.id) != 0) continue;
-    if (static_cast<int>(runners_.size()) >= config->mover.max_concurrent) break;
+    bool needs_slot = m.state == catalog::MigrationState::Planned || catalog::holds_mover_slot(m);
+    if (needs_slot) {
+      if (busy >= config->mover.max_concurrent) continue;
+      ++busy;
+    }
     auto runner = std::make_unique<MigrationRunner>(m.id, config, counters_);
     runner->start();
     runners_.emplace(m.id, std::move(runner));
@@ -98,6 +110,8 @@ MoverSnapshot MoverService::snapshot() const {
   s.applied_changes = counters_.applied_changes.load();
   s.verify_mismatches = counters_.verify_mismatches.load();
   s.drain_aborts = counters_.drain_aborts.load();
+  s.stream_errors = counters_.stream_errors.load();
+  s.drain_terminations = counters_.drain_terminations.load();
   s.cutover_pause = counters_.cutover_pause();
   std::lock_guard<std::mutex> lock(mutex_);
   s.migrations = states_;

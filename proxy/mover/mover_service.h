@@ -1,5 +1,8 @@
 // The mover of one shardwire process: a thread that watches the catalog for unfinished
-// migrations and runs up to mover.max_concurrent of them, each on a MigrationRunner thread.
+// migrations and runs them, each on a MigrationRunner thread: up to mover.max_concurrent that
+// copy, stream or cut over (catalog::holds_mover_slot), and every one in its rollback window or
+// cleanup (each holds a reverse stream: one walsender on its target). mover.max_concurrent = 0:
+// none (the instance routes only).
 // Several processes may share a catalog; a per-migration advisory lock makes each migration run
 // in exactly one of them, and a process that dies releases its migrations to the others (or to
 // itself after a restart).
@@ -22,6 +25,7 @@ namespace sw::mover {
 
 struct MoverSnapshot {
   uint64_t copied_rows = 0, copied_bytes = 0, applied_changes = 0, verify_mismatches = 0, drain_aborts = 0;
+  uint64_t stream_errors = 0, drain_terminations = 0;
   uint64_t lag_bytes = 0;  // the largest of the running migrations
   double lag_seconds = 0;
   stats::LatencyHistogram cutover_pause;

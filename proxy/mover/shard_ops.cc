@@ -1,5 +1,6 @@
 #include "mover/shard_ops.h"
 
+#include <cstdlib>
 #include <thread>
 
 #include "catalog/pq.h"
@@ -145,6 +146,17 @@ Result<bool> wait_for_drain(PGconn* shard, const std::string& since, std::chrono
   }
 }
 
+Result<int> terminate_drain_blockers(PGconn* shard, const std::string& since) {
+  auto res =
+      query(shard,
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND backend_type = 'client backend' AND application_name <> $2 AND xact_start < $1::timestamptz",
+            {since, kMoverApplicationName});
+  if (!res) return res.status();
+  return std::atoi(text_value(res->get(), 0, 0).c_str());
+}
+
 Result<Lsn> current_wal_lsn(PGconn* shard) {
   // The insert position covers every commit so far (with synchronous_commit = off a commit record
   // may lie past the write position). A transaction that writes WAL (a transactional logical
@@ -210,15 +222,15 @@ Status publish_active_on(PGconn* catalog, const BucketSet& buckets, const std::s
   return res ? Status::ok() : failed(res.status(), "publish ACTIVE on " + shard);
 }
 
-Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds lease,
+Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds fresh,
                               std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  std::string lease_ms = std::to_string(lease.count()) + " milliseconds";
+  std::string fresh_ms = std::to_string(fresh.count()) + " milliseconds";
   while (true) {
     auto res = query(catalog,
                      "SELECT count(*) FROM shardwire.routers WHERE heartbeat_at > now() - $2::interval "
                      "AND directory_version < $1",
-                     {std::to_string(version), lease_ms});
+                     {std::to_string(version), fresh_ms});
     if (!res) return res.status();
     if (text_value(res->get(), 0, 0) == "0") return true;
     if (Clock::now() >= deadline) return false;

@@ -40,6 +40,9 @@ Status unfence(PGconn* shard, const BucketSet& buckets);
 // Waits until no client transaction (other than the mover's) that started before `since` is
 // still open on the shard. False when `timeout` passed first.
 Result<bool> wait_for_drain(PGconn* shard, const std::string& since, std::chrono::milliseconds timeout);
+// cutover.drain_action = terminate: ends (pg_terminate_backend) the backends wait_for_drain waits
+// for; their transactions roll back. Returns how many were signalled.
+Result<int> terminate_drain_blockers(PGconn* shard, const std::string& since);
 // Every transaction committed so far ends at or before this position, and WAL is flushed through
 // it (so a logical walsender can send it at once).
 Result<Lsn> current_wal_lsn(PGconn* shard);
@@ -54,8 +57,9 @@ Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::Sha
 Result<uint64_t> publish_migrating(PGconn* catalog, const BucketSet& buckets, const std::string& source);
 // Back to ACTIVE on `source` (a cutover that did not flip). Idempotent.
 Status publish_active_on(PGconn* catalog, const BucketSet& buckets, const std::string& shard);
-// Waits until every router with a heartbeat younger than `lease` reports `version` or later.
-// False when `timeout` passed first.
-Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds lease,
+// Waits until every router with a heartbeat younger than `fresh` reports `version` or later.
+// False when `timeout` passed first. Routers silent for longer are not waited for (see
+// ack_freshness in cutover.cc).
+Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds fresh,
                               std::chrono::milliseconds timeout);
 }  // namespace sw::mover

@@ -2,6 +2,7 @@
 // again: the migration completes, no acknowledged write is lost or doubled, no slot or
 // publication leaks, no bucket stays MIGRATING. The kill is the SHARDWIRE_MOVER_CRASH_AT hook
 // (the process _exits right after recording the step).
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <set>
@@ -97,6 +98,13 @@ void crash_and_recover(const std::string& point) {
     id = moved.value(0, 4);
   }
   auto exited = f.proxy->wait_exit(60s);
+  // Acknowledged inserts into the moving buckets before the crash (what a lost write would be).
+  auto moved_acknowledged = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::count_if(acknowledged.begin(), acknowledged.end(),
+                         [](const RowKey& r) { return moved(r.first); });
+  };
+  const auto before_crash = moved_acknowledged();
   INFO("migration " << id << " before the restart: " << migration_state(f, id) << "\nlog:\n"
                     << f.proxy->log_tail(40));
   REQUIRE_MESSAGE(exited.has_value(), "the mover never reached step " << point);
@@ -109,9 +117,16 @@ void crash_and_recover(const std::string& point) {
         return state.rfind("done", 0) == 0;
       },
       90s, 200ms);
+  // Writes go on after the restart too, on the moving buckets' new owner.
+  const bool wrote_after = wait_until([&] { return moved_acknowledged() > before_crash; }, 20s, 50ms);
   sleep_ms(200);
   stop = true;
   writer.join();
+  MESSAGE("crash at " << point << ": " << before_crash
+                      << " inserts into the moving buckets acknowledged before it, "
+                      << moved_acknowledged() - before_crash << " after the restart");
+  CHECK_MESSAGE(before_crash > 0, "no insert into the moving buckets was acknowledged before the crash");
+  CHECK_MESSAGE(wrote_after, "no insert into the moving buckets was acknowledged after the restart");
   INFO("after the restart: " << state << "\nlog:\n" << f.proxy->log_tail(60));
   REQUIRE_MESSAGE(done, "migration " << id << " did not finish: " << state);
 

@@ -446,6 +446,118 @@ TEST_SUITE("mover_ops") {
     check_no_slots_or_publications(f);
   }
 
+  // With the default mover.max_concurrent (2), two migrations in their (long) rollback windows
+  // leave the mover free: a third one proceeds instead of waiting out a window. While it waits
+  // for a slot SHOW MIGRATIONS says so; a window that closes is not an error.
+  TEST_CASE(
+      "rollback windows hold no mover slot: a third migration proceeds; SHOW MIGRATIONS says why one waits") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.rollback_window = "120s";
+    knobs.copy_rows_per_sec = 300;  // 400 rows per migration: copies of ~1.3 s
+    ShardedFixture f(mover_options(knobs));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(6);
+    PgConn s0 = f.setup.shard(0);
+    for (int64_t k : m.keys) seed_orders(s0, k, 200);
+    PgConn admin = admin_console(f);
+    const std::vector<std::string> ids = {start_move(admin, {m.buckets[0], m.buckets[1]}, "s1"),
+                                          start_move(admin, {m.buckets[2], m.buckets[3]}, "s1"),
+                                          start_move(admin, {m.buckets[4], m.buckets[5]}, "s2")};
+    std::string waiting;
+    bool said = wait_until(
+        [&] {
+          auto row = migration(admin, ids[2]);
+          waiting = row["state"] + ": " + row["waiting"];
+          return row["state"] == "planned" && contains(row["waiting"], "for a mover slot");
+        },
+        10s, 50ms);
+    CHECK_MESSAGE(said, "the third migration never said why it waits: " << waiting);
+    MESSAGE("migration " << ids[2] << " waited: " << waiting);
+
+    std::string last;
+    for (const auto& id : ids)
+      REQUIRE_MESSAGE(wait_for_state(admin, id, "rollback_window", 60s, &last),
+                      "migration " << id << " (mover.max_concurrent 2, two windows open): " << last);
+    for (const auto& id : ids) {
+      auto row = migration(admin, id);
+      CHECK(row["state"] == "rollback_window");  // the first two windows are still open
+      CHECK(row["error"] == "");
+      CHECK(row["waiting"] == "");
+    }
+    for (const auto& id : ids) REQUIRE_OK(admin.exec("EXPIRE ROLLBACK " + id));
+    for (const auto& id : ids) {
+      REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 30s, &last), "migration " << id << ": " << last);
+      CHECK_MESSAGE(migration(admin, id)["error"] == "", "a done migration shows an error");
+    }
+  }
+
+  // cutover.drain_action = terminate: after drain_timeout the cutover ends the source backends
+  // whose transactions hold the drain (as Vitess does) instead of aborting, and completes. (The
+  // default, abort, is the case above: the transaction survives and the cutover is retried.)
+  TEST_CASE(
+      "drain_action terminate: a source transaction outliving drain_timeout is ended; the cutover "
+      "completes") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.drain_timeout = "1s";
+    knobs.rollback_window = "1s";
+    ShardedOptions options = mover_options(knobs);
+    options.proxy.extra_yaml += "  drain_action: terminate\n";
+    int metrics_port = 0;
+    ShardedFixture f(with_metrics(std::move(options), &metrics_port));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(2);
+    PgConn s0 = f.setup.shard(0);
+    for (int64_t k : m.keys) seed_orders(s0, k, 100);
+    const auto expected = bucket_rows(f, 0, m.buckets);
+    PgConn holder = f.setup.shard(0);
+    REQUIRE_OK(holder.exec("BEGIN"));
+    REQUIRE_OK(holder.exec("SELECT count(*) FROM orders WHERE tenant_id = " + key(m.keys[0])));
+    PgConn admin = admin_console(f);
+    auto started = Clock::now();
+    const std::string id = start_move(admin, m.buckets);
+    std::string last;
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 40s, &last), "migration " << id << ": " << last);
+    MESSAGE("migration done in " << ms_since(started) << " ms with a transaction held open on s0");
+    CHECK(contains(f.proxy->log(), "cutover.drain_action = terminate: ended 1 backend(s) on s0"));
+    CHECK(metric_value(metrics_port, "shardwire_cutover_drain_terminations_total") == 1);
+    CHECK(metric_value(metrics_port, "shardwire_cutover_drain_aborts_total") == 0);
+    CHECK(migration(admin, id)["error"] == "");
+    PgResult after = holder.exec("SELECT 1");
+    CHECK_MESSAGE(!after.ok(), "the blocking transaction's backend was not terminated");
+    CHECK(bucket_rows(f, 1, m.buckets) == expected);
+    CHECK(bucket_rows(f, 0, m.buckets).empty());
+  }
+
+  // A router that stopped heartbeating (frozen, cut off) 5 s ago still has its lease (30 s here)
+  // but cannot acknowledge MIGRATING: the cutover does not wait for it (the fence covers its
+  // writes). Waiting for every router within its lease paused writes queue_timeout / 2 = 1.5 s.
+  TEST_CASE("a router silent for longer than two heartbeat intervals is not waited for at cutover") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.rollback_window = "1s";
+    ShardedFixture f(mover_options(knobs));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(2);
+    PgConn s0 = f.setup.shard(0);
+    for (int64_t k : m.keys) seed_orders(s0, k, 50);
+    PgConn catalog = f.setup.catalog();
+    REQUIRE_OK(
+        catalog.exec("INSERT INTO shardwire.routers (id, directory_version, heartbeat_at, host, port, pid) "
+                     "VALUES ('frozen-instance', 1, now() - interval '5 seconds', 'elsewhere', 6432, 1)"));
+    PgConn admin = admin_console(f);
+    const std::string id = start_move(admin, m.buckets);
+    std::string last;
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 40s, &last), "migration " << id << ": " << last);
+    const double pause_ms = std::stod(migration(admin, id)["last_pause_ms"]);
+    MESSAGE("write pause with a silent router registered: " << pause_ms << " ms");
+    CHECK(pause_ms < 1000);
+    CHECK_FALSE(contains(f.proxy->log(), "not every router loaded directory version"));
+    CHECK(catalog.value("SELECT directory_version FROM shardwire.routers WHERE id = 'frozen-instance'") ==
+          "1");
+  }
+
   TEST_CASE("PAUSE MIGRATION holds a migration where it is; RESUME MIGRATION completes it") {
     PROXY_ONLY();
     MoverKnobs knobs;
@@ -518,7 +630,7 @@ TEST_SUITE("mover_ops") {
     CHECK(shown.names() == std::vector<std::string>{"id", "buckets", "source", "target", "state", "step",
                                                     "rows_copied", "rows_total", "percent", "lag_bytes",
                                                     "lag_seconds", "last_pause_ms", "rollback_expires_at",
-                                                    "paused", "error"});
+                                                    "paused", "error", "waiting"});
     std::string last;
     REQUIRE_MESSAGE(wait_for_state(admin, id, "rollback_window", 30s, &last),
                     "migration " << id << ": " << last);

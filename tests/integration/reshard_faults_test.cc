@@ -5,12 +5,16 @@
 // (pg_terminate_backend, walsenders included) and the catalog is cut off (a frozen TCP relay) for
 // two seconds. Clients see errors; nothing may be lost.
 //
+// Every fault must fire and prove it did (a fault whose phase never comes fails the test).
 // The faults' order and moments come from RESHARD_SEED (printed; default: random).
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <random>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "it_test.h"
 #include "reshard_expect.h"
@@ -49,52 +53,89 @@ TEST_SUITE("reshard_faults") {
     const double from = w.elapsed_s();
     admin.reset();
 
-    // Each fault waits until some migration has reached one of `states`, then a random moment.
+    // Each fault waits until some migration has reached one of `states` (read from the catalog
+    // every 10 ms), then a random moment, and proves it fired: a fault that finds no migration in
+    // its phase, or that cannot show its effect, fails the test instead of being skipped.
     struct Fault {
       std::string what;
       std::set<std::string> states;
-      std::function<void()> inject;
+      std::function<std::string()> inject;  // "" when it fired as promised, else what went wrong
     };
     const std::set<std::string> copying = {"copying"};
     const std::set<std::string> streaming = {"catching_up", "cutting_over"};
     const std::set<std::string> flipping = {"cutting_over", "rollback_window", "cleaning"};
-    auto kill_mover = [&] { d.kill_instance(0, std::chrono::milliseconds(300)); };
-    std::vector<Fault> faults = {{"restart instance 1", copying, [&] { d.restart_instance(1); }},
-                                 {"catalog unreachable for 2 s", copying, [&] {
+    PgConn catalog = d.setup().catalog();
+    // Migrations (id:state) in one of `states` now, per the catalog; "" when none.
+    auto in_states = [&](const std::set<std::string>& states) {
+      PgResult r = catalog.exec("SELECT id, state FROM shardwire.migrations ORDER BY id");
+      std::string out;
+      for (int i = 0; r.ok() && i < r.rows(); ++i)
+        if (states.count(r.value(i, 1)))
+          out += (out.empty() ? "" : " ") + r.value(i, 0) + ":" + r.value(i, 1);
+      return out;
+    };
+    // SIGKILL of the instance running every migration; while it is down (the other runs none)
+    // the catalog shows which migrations it was killed in.
+    auto kill_mover = [&](const std::set<std::string>& states) {
+      return [&, states]() -> std::string {
+        const pid_t before = d.instance(0).pid();
+        d.instance(0).signal(SIGKILL);
+        auto exited = d.instance(0).wait_exit(std::chrono::seconds(10));
+        const std::string frozen = in_states(states);
+        sleep_ms(300);
+        d.instance(0).restart();
+        MESSAGE("killed instance 0 (pid " << before << ") with migrations " << frozen);
+        if (!exited) return "instance 0 did not exit after SIGKILL";
+        if (frozen.empty()) return "no migration was in that phase when the mover died";
+        return "";
+      };
+    };
+    const std::string relay_probe = "host=127.0.0.1 port=" + std::to_string(d.catalog_relay()->port()) +
+                                    " dbname=" + d.setup().catalog_db() +
+                                    " user=app password=secret sslmode=disable";
+    std::vector<Fault> faults = {{"restart instance 1", copying,
+                                  [&]() -> std::string {
+                                    const pid_t before = d.instance(1).pid();
+                                    d.restart_instance(1);
+                                    return d.instance(1).pid() != before ? "" : "instance 1 kept its pid";
+                                  }},
+                                 {"catalog unreachable for 2 s", copying, [&]() -> std::string {
                                     d.catalog_relay()->freeze(true);
-                                    sleep_ms(2000);
+                                    const bool cut_off = !connect(relay_probe, 500ms).ok;
+                                    sleep_ms(1500);
                                     d.catalog_relay()->freeze(false);
+                                    const bool back = connect(relay_probe, 5s).ok;
+                                    return cut_off && back ? ""
+                                                           : "the relay did not cut the catalog off and back";
                                   }}};
     const int victim = static_cast<int>(rng() % kOldShards);
-    faults.push_back({"terminate the backends of s" + std::to_string(victim), copying, [&] {
-                        MESSAGE("terminated " << d.terminate_backends(victim) << " backends on s" << victim);
+    faults.push_back({"terminate the backends of s" + std::to_string(victim), copying, [&]() -> std::string {
+                        const int n = d.terminate_backends(victim);
+                        MESSAGE("terminated " << n << " backends on s" << victim);
+                        return n > 0 ? "" : "no backend to terminate";
                       }});
     std::shuffle(faults.begin(), faults.end(), rng);
     faults.insert(faults.begin() + static_cast<long>(rng() % 4),
-                  {"SIGKILL the mover while copying", copying, kill_mover});
-    faults.push_back({"SIGKILL the mover while catching up", streaming, kill_mover});
-    faults.push_back({"SIGKILL the mover at a cutover or after", flipping, kill_mover});
+                  {"SIGKILL the mover while copying", copying, kill_mover(copying)});
+    faults.push_back({"SIGKILL the mover while catching up", streaming, kill_mover(streaming)});
+    faults.push_back({"SIGKILL the mover at a cutover or after", flipping, kill_mover(flipping)});
 
-    int injected = 0;
+    size_t injected = 0;
     for (const Fault& fault : faults) {
-      const bool reached = wait_until(
-          [&] {
-            for (auto& [id, row] : watch.migrations())
-              if (fault.states.count(row["state"])) return true;
-            return false;
-          },
-          std::chrono::seconds(120), std::chrono::milliseconds(20));
-      if (!reached) {
-        MESSAGE(w.elapsed_s() << " s: skipped (no migration reached that state): " << fault.what);
-        continue;
-      }
-      sleep_ms(static_cast<int>(rng() % (fault.states == flipping ? 150 : 1200)));
+      const bool reached = wait_until([&] { return !in_states(fault.states).empty(); },
+                                      std::chrono::seconds(120), std::chrono::milliseconds(10));
+      CHECK_MESSAGE(reached, w.elapsed_s() << " s: no migration reached the phase of: " << fault.what
+                                           << "\nmigrations:\n"
+                                           << watch.summary());
+      if (!reached) continue;
+      sleep_ms(static_cast<int>(rng() % (fault.states == copying ? 1200 : 30)));
       MESSAGE(w.elapsed_s() << " s: " << fault.what << "; migrations:\n" << watch.summary());
-      fault.inject();
-      ++injected;
+      const std::string failed = fault.inject();
+      CHECK_MESSAGE(failed.empty(), fault.what << ": " << failed);
+      injected += failed.empty();
     }
-    MESSAGE(injected << " of " << faults.size() << " faults injected during the rebalance");
-    CHECK(injected >= 4);  // the copy-phase faults always find a migration copying
+    MESSAGE(injected << " of " << faults.size() << " faults injected and proven during the rebalance");
+    CHECK(injected == faults.size());
 
     expect_nothing_lost(d, w, watch, from, std::chrono::seconds(400));
   }

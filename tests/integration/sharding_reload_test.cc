@@ -6,8 +6,6 @@
 // naming the shard and the fix, at startup as well as when the directory changes at run time.
 #include "it_test.h"
 
-#ifdef SHARDWIRE_IT_SHARDING
-
 #include <cstdlib>
 #include <thread>
 
@@ -250,4 +248,3 @@ TEST_SUITE("sharding_reload") {
   }
 }
 
-#endif

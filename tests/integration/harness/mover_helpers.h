@@ -1,7 +1,8 @@
-// Helpers of the mover suites (mover_test.cc, mover_ops_test.cc): a sharded deployment with the
-// admin console and mover settings, the console's SHOW MIGRATIONS as a map, waits on a
-// migration's state, and direct looks at the shards (rows of a bucket set, slots, publications,
-// fences) and at the catalog's directory.
+// Helpers of the mover suites (mover_test.cc, mover_ops_test.cc, mover_workload_test.cc): a
+// sharded deployment with the admin console and mover settings (and /metrics when asked), the
+// console's SHOW MIGRATIONS as a map, waits on a migration's state, a /metrics counter, and
+// direct looks at the shards (rows of a bucket set, slots, publications, fences) and at the
+// catalog's directory.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/process.h"
 #include "harness/sharded_fixture.h"
 
 namespace it {
@@ -39,6 +41,30 @@ inline ShardedOptions mover_options(const std::string& rollback_window = "2s") {
   MoverKnobs knobs;
   knobs.rollback_window = rollback_window;
   return mover_options(knobs);
+}
+
+// A counter of shardwire's /metrics (0 when the family is missing or the scrape failed).
+inline double metric_value(int port, const std::string& name) {
+  CommandResult r = run_command(
+      {"curl", "-sf", "--max-time", "2", "http://127.0.0.1:" + std::to_string(port) + "/metrics"});
+  size_t at = 0;
+  while ((at = r.out.find(name, at)) != std::string::npos) {
+    bool line_start = at == 0 || r.out[at - 1] == '\n';
+    size_t end = r.out.find('\n', at);
+    std::string line = r.out.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at += name.size();
+    if (!line_start || line.size() <= name.size() || (line[name.size()] != ' ' && line[name.size()] != '{'))
+      continue;
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return 0;
+}
+
+// Mover options with /metrics on a free loopback port (returned in `port`).
+inline ShardedOptions with_metrics(ShardedOptions options, int* port) {
+  *port = free_port();
+  options.proxy.extra_yaml += "metrics:\n  listen: \"127.0.0.1:" + std::to_string(*port) + "\"\n";
+  return options;
 }
 
 // A connection to the admin console (database shardwire) as admin.

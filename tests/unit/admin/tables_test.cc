@@ -451,3 +451,40 @@ TEST_CASE("SHOW HELP, VERSION, STATE, DIRECTORY, ROUTERS") {
   CHECK(row(rt, 0) == Row{"r1", "10.0.0.5", "6432", "321", "9", "2023-11-14 22:13:20+00",
                           "2023-11-14 22:14:20+00", "1.250"});
 }
+
+TEST_CASE("SHOW MIGRATIONS: why a planned migration waits; rollback windows hold no mover slot") {
+  using catalog::MigrationState;
+  auto migration = [](int64_t id, MigrationState state) {
+    catalog::Migration m;
+    m.id = id;
+    m.state = state;
+    m.source = "s0";
+    m.target = "s1";
+    m.buckets = {static_cast<uint32_t>(id)};
+    return m;
+  };
+  std::vector<catalog::Migration> all = {
+      migration(1, MigrationState::RollbackWindow), migration(2, MigrationState::RollbackWindow),
+      migration(3, MigrationState::Cleaning), migration(4, MigrationState::Planned)};
+  // Two windows and a cleanup: every slot is free.
+  CHECK(waiting_reason(all[3], all, 2) == "for the mover to start it (it looks every second)");
+  all[0].state = MigrationState::Copying;
+  all[1].state = MigrationState::CuttingOver;
+  CHECK(waiting_reason(all[3], all, 2) ==
+        "for a mover slot: migration(s) 1, 2 copy, catch up or cut over (mover.max_concurrent = 2; rollback "
+        "windows hold none)");
+  CHECK(waiting_reason(all[3], all, 3) == "for the mover to start it (it looks every second)");
+  all.push_back(migration(5, MigrationState::Planned));
+  CHECK(waiting_reason(all[4], all, 3) ==
+        "for a mover slot: 1 planned migration(s) before it (mover.max_concurrent = 3)");
+  CHECK(waiting_reason(all[4], all, 0) ==
+        "mover.max_concurrent is 0 on this instance: an instance with a mover must run it");
+  all[4].paused = true;
+  CHECK(waiting_reason(all[4], all, 3) == "paused: RESUME MIGRATION 5");
+  CHECK(waiting_reason(all[0], all, 2).empty());  // not planned
+
+  ResultTable table = migrations_table(all, 2);
+  const std::string encoded = table.encode();
+  CHECK(encoded.find("waiting") != std::string::npos);
+  CHECK(encoded.find("for a mover slot: migration(s) 1, 2") != std::string::npos);
+}

@@ -81,7 +81,8 @@ const std::vector<std::string> kKeys = {"listen.host",
                                         "mover.password",
                                         "cutover.queue_timeout",
                                         "cutover.queue_max",
-                                        "cutover.drain_timeout"};
+                                        "cutover.drain_timeout",
+                                        "cutover.drain_action"};
 
 }  // namespace
 

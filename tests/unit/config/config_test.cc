@@ -81,6 +81,7 @@ TEST_CASE("the full example configuration (data/full.yaml) loads") {
   CHECK(c.cutover.queue_timeout == 2s);
   CHECK(c.cutover.queue_max == 10000);
   CHECK(c.cutover.drain_timeout == 5s);
+  CHECK(c.cutover.drain_action == DrainAction::Abort);
   CHECK(c.database == "app");  // the first shard's dbname
 }
 
@@ -200,6 +201,8 @@ TEST_CASE("bad values name file, line and key") {
   expect_error(kHead + "pool:\n  idle_timeout: 5x\n", 8, "pool.idle_timeout", "must be a duration");
   expect_error(kHead + "cutover:\n  drain_timeout: 0s\n", 8, "cutover.drain_timeout",
                "must be greater than zero");
+  expect_error(kHead + "cutover:\n  drain_timeout: 2s\n  drain_action: kill\n", 9, "cutover.drain_action",
+               "must be one of abort | terminate, got \"kill\"");
   expect_error(kHead + "sharding: { buckets: 0 }\n", 7, "sharding.buckets", "between 1 and 1048576");
   expect_error(kHead + "sharding:\n  buckets: 2000000\n", 8, "sharding.buckets", "between 1 and 1048576");
   expect_error(kHead + "max_message_size: 256XB\n", 7, "max_message_size", "must be a size like");

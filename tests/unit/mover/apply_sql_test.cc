@@ -58,10 +58,12 @@ pgo::TupleData key_tuple(int64_t tenant, int64_t id) {
 }
 
 const std::string kUpsert =
-    "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") VALUES ($1, $2, "
+    "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") OVERRIDING SYSTEM "
+    "VALUE VALUES ($1, $2, "
     "$3, $4) "
     "ON CONFLICT (\"tenant_id\", \"id\") DO UPDATE SET \"note\" = EXCLUDED.\"note\", \"row_version\" = "
-    "EXCLUDED.\"row_version\" WHERE \"public\".\"orders\".\"row_version\" < EXCLUDED.\"row_version\"";
+    "EXCLUDED.\"row_version\" WHERE (\"public\".\"orders\".\"row_version\" > EXCLUDED.\"row_version\") IS "
+    "NOT TRUE";
 const std::string kDeleteByKey = "DELETE FROM \"public\".\"orders\" WHERE \"tenant_id\" = $1 AND \"id\" = $2";
 
 std::vector<ApplyStatement> ok(Result<std::vector<ApplyStatement>> r) {
@@ -104,7 +106,8 @@ TEST_CASE(
   auto s = ok(insert_statements(rel, kOrdersNoVersion, moving(), ins));
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
-        "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") VALUES ($1, "
+        "INSERT INTO \"public\".\"orders\" (\"tenant_id\", \"id\", \"note\", \"row_version\") OVERRIDING "
+        "SYSTEM VALUE VALUES ($1, "
         "$2, $3, $4) "
         "ON CONFLICT (\"tenant_id\", \"id\") DO UPDATE SET \"note\" = EXCLUDED.\"note\", \"row_version\" = "
         "EXCLUDED.\"row_version\"");
@@ -116,7 +119,7 @@ TEST_CASE(
   s = ok(insert_statements(links, {"links", "tenant_id", "bigint", ""}, moving(), link));
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
-        "INSERT INTO \"public\".\"links\" (\"tenant_id\", \"id\") VALUES ($1, $2) "
+        "INSERT INTO \"public\".\"links\" (\"tenant_id\", \"id\") OVERRIDING SYSTEM VALUE VALUES ($1, $2) "
         "ON CONFLICT (\"tenant_id\", \"id\") DO NOTHING");
 }
 
@@ -127,7 +130,7 @@ TEST_CASE("update, key unchanged: UPDATE of the sent non-key columns, guarded by
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
         "UPDATE \"public\".\"orders\" SET \"note\" = $1, \"row_version\" = $2 "
-        "WHERE \"tenant_id\" = $3 AND \"id\" = $4 AND \"row_version\" < $5");
+        "WHERE \"tenant_id\" = $3 AND \"id\" = $4 AND (\"row_version\" > $5) IS NOT TRUE");
   CHECK(s[0].params == Params{"new", "4", "1", "7", "4"});
 
   s = ok(update_statements(rel, kOrdersNoVersion, moving(),
@@ -150,7 +153,7 @@ TEST_CASE("update: unchanged-TOAST columns are left out") {
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
         "UPDATE \"public\".\"orders\" SET \"row_version\" = $1 "
-        "WHERE \"tenant_id\" = $2 AND \"id\" = $3 AND \"row_version\" < $4");
+        "WHERE \"tenant_id\" = $2 AND \"id\" = $3 AND (\"row_version\" > $4) IS NOT TRUE");
   CHECK(s[0].params == Params{"5", "1", "7", "5"});
 
   // Nothing sent but the key: no statement at all.
@@ -178,7 +181,7 @@ TEST_CASE("update with a changed key, both rows in the set") {
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
         "UPDATE \"public\".\"orders\" SET \"tenant_id\" = $1, \"id\" = $2, \"row_version\" = $3 "
-        "WHERE \"tenant_id\" = $4 AND \"id\" = $5 AND \"row_version\" < $6");
+        "WHERE \"tenant_id\" = $4 AND \"id\" = $5 AND (\"row_version\" > $6) IS NOT TRUE");
   CHECK(s[0].params == Params{"1", "10", "6", "1", "7", "6"});
 }
 
@@ -273,7 +276,8 @@ TEST_CASE("identifiers are quoted; a table matches by name in any schema or by i
   auto s = ok(insert_statements(rel, table, BucketSet(kBuckets, {b}), ins));
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql ==
-        "INSERT INTO \"My Schema\".\"Order\"\"s\" (\"Tenant Id\", \"select\") VALUES ($1, $2) "
+        "INSERT INTO \"My Schema\".\"Order\"\"s\" (\"Tenant Id\", \"select\") OVERRIDING SYSTEM VALUE VALUES "
+        "($1, $2) "
         "ON CONFLICT (\"Tenant Id\") DO UPDATE SET \"select\" = EXCLUDED.\"select\"");
   CHECK(ok(insert_statements(rel, table, BucketSet(kBuckets, {(b + 1) % kBuckets}), ins)).empty());
   auto t = ok(truncate_statements(rel, table, BucketSet(kBuckets, {b})));
