@@ -125,7 +125,7 @@ Result<int64_t> create_migration(PGconn* conn, const std::string& source, const 
   if (Status s = exec(conn, "BEGIN; LOCK TABLE shardwire.migrations IN SHARE ROW EXCLUSIVE MODE"); !s)
     return s;
   auto abort_with = [&](Status status) -> Result<int64_t> {
-    exec(conn, "ROLLBACK");
+    static_cast<void>(exec(conn, "ROLLBACK"));  // the error to report is `status`
     return status;
   };
   std::string set = array_literal(buckets);

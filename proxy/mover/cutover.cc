@@ -177,7 +177,7 @@ Result<bool> MigrationRunner::flip(const BucketSet& buckets, const std::string& 
   }
   if (!flipped) {
     LOG_WARN("mover: migration %lld: flip refused: %s", (long long)id_, flipped.message.c_str());
-    catalog::exec(cat, "ROLLBACK");
+    static_cast<void>(catalog::exec(cat, "ROLLBACK"));  // the connection is dropped if this fails too
     return false;
   }
   if (Status s = catalog::exec(cat, "COMMIT"); !s) return s;

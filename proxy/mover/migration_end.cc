@@ -21,7 +21,7 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
     forward_slot_dropped_ = true;
   }
   if (Status s = start_stream(m, /*reverse=*/true); !s) return s;
-  record_lag();
+  bookkeep(record_lag());
   // A failing reverse stream keeps the window open (its error shown) but is no reason to keep it
   // past its end: the checks below still close it. A cutover back waits until the stream is
   // healthy rather than stall writes for an attempt that cannot succeed.

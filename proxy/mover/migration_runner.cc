@@ -164,7 +164,7 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
   auto failed = [&](const Status& why) {
     LOG_WARN("mover: migration %lld (%s): %s", (long long)id_, catalog::migration_state_name(m.state),
              why.message.c_str());
-    catalog::record_error(catalog_.get(), id_, why.message);
+    bookkeep(catalog::record_error(catalog_.get(), id_, why.message));
     backoff_ = std::min(backoff_ * 2, kMaxBackoff);
     return Outcome::Wait;
   };
@@ -179,7 +179,8 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
   if (m.paused && m.state != MigrationState::RollbackWindow) {
     // Held: no copy, no stream (the slot keeps the WAL), no cutover until RESUME MIGRATION.
     stop_stream();
-    if (m.step != MigrationStep::Paused) catalog::record_step(catalog_.get(), id_, MigrationStep::Paused);
+    if (m.step != MigrationStep::Paused)
+      bookkeep(catalog::record_step(catalog_.get(), id_, MigrationStep::Paused));
     return Outcome::Wait;
   }
   Status status = Status::ok();
@@ -277,7 +278,7 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   }
   if (!copied) return copied.status();
   // The snapshot's exact row count (the estimate above was taken outside it).
-  catalog::record_rows_total(catalog_.get(), id_, static_cast<int64_t>(copied->rows));
+  bookkeep(catalog::record_rows_total(catalog_.get(), id_, static_cast<int64_t>(copied->rows)));
   LOG_INFO("mover: migration %lld copied %llu rows (%llu bytes); catching up from %s", (long long)id_,
            (unsigned long long)copied->rows, (unsigned long long)copied->bytes,
            lsn_text(slot->consistent_point).c_str());
@@ -363,6 +364,12 @@ void MigrationRunner::stop_stream() {
   if (stream) stream->stop();
 }
 
+void MigrationRunner::bookkeep(const Status& written) const {
+  if (!written)
+    LOG_DEBUG("mover: migration %lld: catalog bookkeeping not written: %s", (long long)id_,
+              written.message.c_str());
+}
+
 Status MigrationRunner::record_lag() {
   std::lock_guard<std::mutex> lock(stream_mutex_);
   if (!stream_) return Status::ok();
@@ -383,10 +390,10 @@ Status MigrationRunner::note_stream_error(const catalog::Migration& m) {
   }
   if (!error) {
     error.message = std::string(stream_reverse_ ? "reverse stream: " : "catch-up stream: ") + error.message;
-    if (m.error != error.message) catalog::record_error(catalog_.get(), id_, error.message);
+    if (m.error != error.message) bookkeep(catalog::record_error(catalog_.get(), id_, error.message));
     stream_error_shown_ = true;
   } else if (stream_error_shown_) {
-    catalog::clear_error(catalog_.get(), id_);
+    bookkeep(catalog::clear_error(catalog_.get(), id_));
     stream_error_shown_ = false;
   }
   return error;
@@ -394,10 +401,11 @@ Status MigrationRunner::note_stream_error(const catalog::Migration& m) {
 
 // Streams until the target is close behind the source, then cuts over (when a retry is due).
 Status MigrationRunner::catch_up(catalog::Migration& m) {
-  if (m.step != MigrationStep::CatchUp) catalog::record_step(catalog_.get(), id_, MigrationStep::CatchUp);
+  if (m.step != MigrationStep::CatchUp)
+    bookkeep(catalog::record_step(catalog_.get(), id_, MigrationStep::CatchUp));
   if (Status s = start_stream(m, false); !s) return s;
   if (!m.retry_due) {  // a cutover was undone lately: keep streaming, try again when due
-    record_lag();
+    bookkeep(record_lag());
     sleep_for(kRetryPoll);
     return Status::ok();
   }
@@ -409,7 +417,7 @@ Status MigrationRunner::catch_up(catalog::Migration& m) {
   bool reached = stream_->wait_until_processed(*lsn, kCatchUpWait);
   crash_point(MigrationState::CatchingUp);
   bool close_behind = reached && std::chrono::steady_clock::now() - asked <= kCloseBehind;
-  record_lag();
+  bookkeep(record_lag());
   Status stream_error = note_stream_error(m);
   // A stream that cannot apply a change retries with its own backoff; the runner backs off too
   // (failed() in step()) and still sees CANCEL and PAUSE between its rounds.

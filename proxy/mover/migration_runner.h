@@ -73,6 +73,10 @@ class MigrationRunner {
   // The running stream's failure (ok when healthy or none runs), shown in the migration's error
   // column while it lasts and cleared once the stream recovers.
   Status note_stream_error(const catalog::Migration& m);
+  // Progress bookkeeping in the catalog (step, error text, lag, row totals) is advisory: a failed
+  // write is made again by a later pass, and a catalog that stays unreachable fails the pass's
+  // next read. Logged at debug level only.
+  void bookkeep(const Status& written) const;
 
   // How the runner reaches a shard; a Config error when the configuration no longer has it.
   Result<std::string> shard_dsn(const std::string& name) const;

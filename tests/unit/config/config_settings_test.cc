@@ -151,12 +151,14 @@ TEST_CASE("shown never holds a password; value changes when one does") {
     ConfigDiff d = diff(load(kBase), load_with(change.from, change.to));
     CHECK(d.changed == std::vector<std::string>{change.key});
     // The catalog DSN is the directory watcher's, read once at start.
-    CHECK(d.need_restart == (change.key == "catalog.dsn" ? std::vector<std::string>{"catalog.dsn"}
-                                                          : std::vector<std::string>{}));
+    CHECK(d.need_restart == (std::string(change.key) == "catalog.dsn"
+                                 ? std::vector<std::string>{"catalog.dsn"}
+                                 : std::vector<std::string>{}));
   }
 }
 
-TEST_CASE("diff reports exactly the changed keys; listen.*, workers, catalog.dsn and the lease need a restart") {
+TEST_CASE(
+    "diff reports exactly the changed keys; listen.*, workers, catalog.dsn and the lease need a restart") {
   struct Case {
     const char* from;
     const char* to;
