@@ -9,6 +9,7 @@ void FenceRetry::on_attach(std::string begin, bool capture) {
   first_request_.clear();
   capturing_ = capture;
   answer_started_ = false;
+  flushed_ = false;
 }
 
 void FenceRetry::capture(std::string_view whole_message) {

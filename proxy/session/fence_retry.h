@@ -35,7 +35,7 @@ class FenceRetry {
     if (bytes.empty()) return;
     char type = bytes[0];
     bool preamble = type == '1' || type == '2' || type == 't' || type == 'n' || type == 'T';
-    if (capturing_ && !answer_started_ && preamble) {
+    if (capturing_ && !answer_started_ && !flushed_ && preamble) {
       held_.append(bytes);
       return;
     }
@@ -45,6 +45,17 @@ class FenceRetry {
     }
     write(bytes);
     if (type != 'N' && type != 'A' && type != 'S') answer_started_ = true;
+  }
+
+  // The client sent Flush: it waits for every answer owed so far, so nothing is held back from
+  // here on (held answers go out through `write`). A retry stays possible until one went out.
+  template <class Write>
+  void on_flush(Write&& write) {
+    flushed_ = true;
+    if (held_.empty()) return;
+    write(std::string_view(held_));
+    held_.clear();
+    answer_started_ = true;
   }
 
   // An ErrorResponse with SQLSTATE SW001 for the client. True: swallow it, the request will be
@@ -73,6 +84,7 @@ class FenceRetry {
   std::string held_;           // answers held back while the first request's answer has not started
   bool capturing_ = false;
   bool answer_started_ = false;
+  bool flushed_ = false;  // a Flush asked for the answers: none is held back
   bool pending_ = false;
   bool retried_ = false;  // one retry per request
   uint64_t routed_version_ = 0;

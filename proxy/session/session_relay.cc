@@ -198,6 +198,9 @@ Status Session::forward(const wire::Frame& frame) {
       break;
     case 'F': expect(Owed::Query); break;
     case 'H':
+      // Every answer owed so far goes to the client as it comes, none held for a fence retry.
+      fence_.on_flush([this](std::string_view held) { client_->write(held); });
+      break;
     case 'd':
     case 'c':
     case 'f': break;

@@ -11,12 +11,16 @@ using sw::session::FenceRetry;
 namespace {
 
 // Passes each server message (one byte: its type) through to_client; returns what the client
-// got after each message, '|' between them.
+// got after each message, '|' between them. '!' stands for the client's Flush being forwarded.
 std::string pass(FenceRetry& fence, const std::string& types) {
   std::string seen;
+  auto write = [&](std::string_view bytes) { seen.append(bytes); };
   for (size_t i = 0; i < types.size(); ++i) {
     if (i > 0) seen += '|';
-    fence.to_client(std::string_view(&types[i], 1), [&](std::string_view bytes) { seen.append(bytes); });
+    if (types[i] == '!')
+      fence.on_flush(write);
+    else
+      fence.to_client(std::string_view(&types[i], 1), write);
   }
   return seen;
 }
@@ -36,6 +40,10 @@ TEST_CASE("fence retry: the first request's preamble is held until its answer st
       {true, "1N2EZ", "|1N||2E|Z"},  // a notice goes through but does not start the answer
       {true, "SA1CZ", "S|A||1C|Z"},
       {false, "12TDCZ", "1|2|T|D|C|Z"},  // not kept for a retry: nothing held
+      // A Flush wants every answer owed so far: nothing is held from then on.
+      {true, "!1tT", "|1|t|T"},     // Parse, Describe(statement), Flush
+      {true, "12!TD", "||12|T|D"},  // answers that came before the Flush go out with it
+      {true, "1tT!Z", "|||1tT|Z"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.server);
@@ -100,6 +108,18 @@ TEST_CASE("fence retry: when SW001 is answered with 40001") {
     CHECK_FALSE(fence.on_fence_error());
     CHECK_FALSE(fence.pending());
   }
+}
+
+TEST_CASE("fence retry: after a Flush, SW001 is retried only while no answer went out") {
+  FenceRetry fence;
+  fence.on_attach("", true);
+  CHECK(pass(fence, "!") == "");
+  CHECK(fence.on_fence_error());  // nothing went out yet: the request can still run again
+
+  FenceRetry shown;
+  shown.on_attach("", true);
+  CHECK(pass(shown, "!1") == "|1");
+  CHECK_FALSE(shown.on_fence_error());  // the client saw ParseComplete: a retry would repeat it
 }
 
 TEST_CASE("fence retry: a request too big to keep is not retried") {
