@@ -234,6 +234,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Start answer_transaction_control(TransactionControl::Answer answer, size_t batch_size,
                                    const std::string& extended_answer);
   Start run_on(const Placement& placement, int* shard);
+  bool needs_move(const wire::Frame& query);
+  void move_transaction();
   void remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed);
   Start start_fanout(std::string message, size_t consumed, const router::Route& route,
                      bool hide_parse_complete);

@@ -43,7 +43,7 @@ void Session::attach(pool::Backend* backend) {
   std::string begin;
   if (txn_.control.deferred() && !leg.outside_transaction) {
     // The transaction the proxy answered BEGIN for starts here, on the shard it picked.
-    begin = txn_.control.take_begin();
+    begin = txn_.control.take_begin(/*may_move=*/!pools_.session_pooling);
     wire::encode_query(prologue, begin);
     expect(Owed::Query, /*relay=*/false);
   }
@@ -106,6 +106,13 @@ void Session::release_backend(bool clean) {
   leg.backend = nullptr;
   leg.outside_transaction = false;
   if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
+  if (txn_.control.moving()) {
+    // The transaction leaves this server for the shard its next statement needs.
+    txn_.control.finish_move();
+    set_request_state(RequestState::Routing);
+  } else {
+    txn_.control.pin();
+  }
   if (!clean) {
     leg.tracker.reset();
     request_.queries.clear();

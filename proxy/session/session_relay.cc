@@ -52,6 +52,10 @@ void Session::read_client_messages() {
       if (next == Next::Continue) continue;
       if (next == Next::Stop) return;
     }
+    if (frame.type == 'Q' && txn_.control.movable() && needs_move(frame)) {
+      move_transaction();
+      return;
+    }
     if (txn_.leg.backend->connection().over_high_water()) {
       client_->pause_reading();  // resumed by on_backend_drained
       return;
@@ -185,6 +189,7 @@ void Session::answer_with_error(const Status& error) {
 
 Status Session::forward(const wire::Frame& frame) {
   if (is_extended(frame.type)) request_.batch_open = true;
+  if (frame.type != 'Q') txn_.control.on_statement_sent(nullptr);
   switch (frame.type) {
     case 'Q': return forward_query(frame);
     case 'P': return forward_parse(frame);
@@ -215,6 +220,8 @@ Status Session::forward_query(const wire::Frame& frame) {
   if (!sql) return sql.status();
   std::shared_ptr<const parser::QueryFacts> known;
   if (auto facts = parser::analyze(*sql)) known = *facts;
+  txn_.control.on_statement_sent(known && known->statements.size() == 1 ? &known->statements.front()
+                                                                        : nullptr);
   bool routed = std::exchange(request_.routed, false);
   if (known && host_.directory() && !routed) {
     router::Route route = router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules());

@@ -122,6 +122,35 @@ Session::Start Session::run_on(const Placement& placement, int* shard) {
   return Start::Forward;
 }
 
+// The transaction has run only riders (statements naming no table) on its server: does this
+// Query need another shard?
+bool Session::needs_move(const wire::Frame& query) {
+  auto sql = wire::decode_query(query.body);
+  if (!sql || !host_.directory()) return false;
+  auto facts = parser::analyze(*sql);
+  if (!facts) return false;
+  router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
+  if (route.kind != RouteKind::Shard && route.kind != RouteKind::Default) return false;
+  return !check_pinned(**facts, route).is_ok();
+}
+
+// Rolls the transaction's server back and gives it back; the Query that needs another shard
+// stays in the input and is routed again once the server is gone, the BEGIN and the riders
+// deferred again (TransactionControl::finish_move, in release_backend).
+void Session::move_transaction() {
+  Leg& leg = txn_.leg;
+  LOG_DEBUG("client=c%llu transaction leaves shard %d: only statements naming no table ran there",
+            (unsigned long long)id(), leg.shard);
+  txn_.control.start_move();
+  leg.outside_transaction = true;  // what the server answers from here on is not the client's
+  std::string out;
+  wire::encode_query(out, "ROLLBACK");
+  expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  leg.backend->connection().write(out);
+  pools_.waiting = nullptr;
+  set_request_state(RequestState::WaitingForServer);
+}
+
 // The proxy answered BEGIN, SET in a deferred transaction, or its COMMIT/ROLLBACK.
 // `extended_answer` holds the ParseComplete/BindComplete/NoData an extended batch is owed
 // before its CommandComplete.

@@ -67,7 +67,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
       break;
     case 'E': relay = on_server_error(frame, relay, outcome.completed); break;
     case 'C':
-      if (auto tag = wire::decode_command_complete(frame.body); tag && *tag == "ROLLBACK")
+      if (auto tag = wire::decode_command_complete(frame.body); relay && tag && *tag == "ROLLBACK")
         profile_.settings.end_transaction(false);
       break;
     case 'Z': relay = on_ready_for_query(frame, relay, answered); break;
@@ -92,6 +92,7 @@ bool Session::on_server_error(const wire::Frame& frame, bool relay, bool complet
     if (fields->sqlstate == "SW001" && relay && on_fence_error(frame.body)) relay = false;
   }
   if (!request_.queries.empty() && !completed) request_.query_failed = true;
+  if (relay) txn_.control.pin();  // a failed statement stays where it failed
   return relay;
 }
 

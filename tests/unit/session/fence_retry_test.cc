@@ -46,7 +46,8 @@ TEST_CASE("fence retry: the first request's preamble is held until its answer st
       {true, "1tT!Z", "|||1tT|Z"},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.server);
+    std::string server = c.server;
+    CAPTURE(server);
     FenceRetry fence;
     fence.on_attach("", c.capture);
     CHECK(pass(fence, c.server) == c.client);
@@ -98,7 +99,8 @@ TEST_CASE("fence retry: when SW001 is answered with 40001") {
       {"a batch outside the transaction", false, ""},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.name);
+    std::string name = c.name;
+    CAPTURE(name);
     FenceRetry fence;
     fence.on_attach("", c.capture);
     fence.capture("Q");

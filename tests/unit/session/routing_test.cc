@@ -131,7 +131,8 @@ TEST_CASE("extended batch: undecided until its decisive message, at every split 
        true},
   };
   for (const SplitCase& c : cases) {
-    CAPTURE(c.name);
+    std::string name = c.name;
+    CAPTURE(name);
     std::string input;
     std::vector<size_t> ends;
     for (const auto& message : c.messages) {
@@ -225,7 +226,8 @@ TEST_CASE("placing a route") {
        Placement::Kind::Refuse, -1, false},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.name);
+    std::string name = c.name;
+    CAPTURE(name);
     Route route;
     route.kind = c.route;
     route.shard = 2;
