@@ -6,7 +6,10 @@
 //      │──> waiting_for_cutover ──> routing   (directory changed) | answered (timeout: 40001)
 //      │──> waiting_for_server ──> running    (a server, or PAUSE lifted) | answered (no server)
 //      └──> running ──> answered             (ReadyForQuery relayed; the server may go back)
-//              └──> retrying_after_fence ──> routing   (SW001 on the first request: run it again)
+//              │──> retrying_after_fence ──> routing   (SW001 on the first request: run it again)
+//              └──> waiting_for_server ──> routing     (it needs another shard than the riders'
+//                                                       server: that one is rolled back first)
+// (proxy/session/README.md has the whole diagram.)
 #pragma once
 
 #include <cstdint>
@@ -19,14 +22,12 @@ namespace sw::session {
 
 enum class RequestState : uint8_t {
   Routing,             // no server: deciding where the next request goes
-  WaitingForServer,    // the pool has no server for it yet, or PAUSE holds new transactions
+  WaitingForServer,    // no server for it yet (pool, PAUSE, or the transaction leaves its server)
   WaitingForCutover,   // it writes a bucket in cutover: waits for the new directory
   Running,             // a server (or a fan-out) runs it
   RetryingAfterFence,  // its shard refused it with SW001: it runs again once the directory moved
   Answered,            // the proxy answered it itself
 };
-
-const char* request_state_name(RequestState state);
 
 // True when the session reads and routes more client input in `state`.
 inline bool reads_client_input(RequestState state) {

@@ -7,18 +7,6 @@
 
 namespace sw::session {
 
-const char* request_state_name(RequestState state) {
-  switch (state) {
-    case RequestState::Routing: return "routing";
-    case RequestState::WaitingForServer: return "waiting_for_server";
-    case RequestState::WaitingForCutover: return "waiting_for_cutover";
-    case RequestState::Running: return "running";
-    case RequestState::RetryingAfterFence: return "retrying_after_fence";
-    case RequestState::Answered: return "answered";
-  }
-  return "?";
-}
-
 Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
     : host_(host), client_(std::move(client)), login_(host.loop()) {
   const config::Config& config = host_.config();

@@ -107,7 +107,7 @@ struct LoginState {
 struct PoolChoice {
   pool::Pool* login = nullptr;  // the default shard's pool (login, server parameters)
   std::vector<pool::Pool*> by_shard;
-  pool::Pool* waiting = nullptr;  // the pool the request waits for (WaitingForServer; null: PAUSE)
+  pool::Pool* waiting = nullptr;  // the pool the request waits for (null: PAUSE, or a move)
   bool session_pooling = false;   // pool.mode: session (a server for the whole session)
 };
 
