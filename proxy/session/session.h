@@ -118,6 +118,12 @@ struct SessionMode {
   bool shutdown_pending = false;
 };
 
+// The timers of the request at the front of the input, made when first needed.
+struct RequestTimers {
+  std::unique_ptr<net::Timer> cutover;     // waiting_for_cutover: cutover.queue_timeout
+  std::unique_ptr<net::Timer> fence_poll;  // retrying_after_fence: polls for a newer directory
+};
+
 // Per-request and per-transaction timings for SHOW CLIENTS, SHOW STATS and the latency histograms.
 struct RequestClock {
   int64_t connected_at_us = stats::wall_clock_us();
@@ -274,9 +280,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Request request_;
   FenceRetry fence_;
   CutoverWait cutover_;
-  // The request's timers: the cutover wait's timeout, the fence retry's directory poll.
-  std::unique_ptr<net::Timer> cutover_timer_;
-  std::unique_ptr<net::Timer> retry_timer_;
+  RequestTimers timers_;
   SessionMode mode_;
   RequestClock clock_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // lets posted tasks detect our end

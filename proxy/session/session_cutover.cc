@@ -17,9 +17,9 @@ Session::Start Session::wait_for_cutover(const router::Route& route) {
       return Start::Answered;
     }
     cutover_.registered();
-    cutover_timer_ = std::make_unique<net::Timer>(host_.loop());
-    cutover_timer_->start(static_cast<uint64_t>(host_.config().cutover.queue_timeout.count()), 0,
-                          [this] { on_cutover_timeout(); });
+    timers_.cutover = std::make_unique<net::Timer>(host_.loop());
+    timers_.cutover->start(static_cast<uint64_t>(host_.config().cutover.queue_timeout.count()), 0,
+                           [this] { on_cutover_timeout(); });
     LOG_DEBUG("client=c%llu write to bucket %u waits for its cutover", (unsigned long long)id(), bucket);
   }
   set_request_state(RequestState::WaitingForCutover);
@@ -36,8 +36,8 @@ void Session::resume_after_directory_change() {
 // The request went on (or was refused): it no longer waits for a cutover.
 void Session::end_cutover_wait() {
   if (!cutover_.leave()) return;
-  cutover_timer_->stop();
-  cutover_timer_.reset();
+  timers_.cutover->stop();
+  timers_.cutover.reset();
   host_.dequeue_from_cutover(this);
   if (request_.state == RequestState::WaitingForCutover) set_request_state(RequestState::Routing);
 }

@@ -32,11 +32,11 @@ bool Session::on_fence_error(std::string_view body) {
 void Session::retry_after_fence() {
   release_backend(txn_.leg.tracker.idle() && txn_.leg.server_status == 'I');
   txn_.control.restore_begin(fence_.start_retry());
-  if (!retry_timer_) retry_timer_ = std::make_unique<net::Timer>(host_.loop());
-  retry_timer_->start(FenceRetry::kDirectoryPollMs, FenceRetry::kDirectoryPollMs, [this] {
+  if (!timers_.fence_poll) timers_.fence_poll = std::make_unique<net::Timer>(host_.loop());
+  timers_.fence_poll->start(FenceRetry::kDirectoryPollMs, FenceRetry::kDirectoryPollMs, [this] {
     const auto& directory = host_.directory();
     if (!fence_.poll(directory != nullptr, directory ? directory->version() : 0)) return;
-    retry_timer_->stop();
+    timers_.fence_poll->stop();
     set_request_state(RequestState::Routing);
     if (phase_ == Phase::Ready) read_client_messages();
   });
