@@ -23,7 +23,7 @@ bool Session::on_fence_error(std::string_view body) {
   if (fields) message += " (" + std::string(fields->message) + ")";
   std::string out;
   wire::encode_error(out, "ERROR", "40001", message + "; retry the transaction");
-  client_->write(out);
+  to_client(out);  // in its place: after the answers held back for a retry that cannot happen now
   return true;
 }
 
