@@ -445,6 +445,27 @@ TEST_SUITE("sharding") {
       CHECK(c.exec("COMMIT").command_tag() == "COMMIT");
       CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "after now")});
     }
+    SUBCASE("pipelined: the rider, the keyed INSERT and COMMIT in one write") {
+      REQUIRE_OK(c.exec("BEGIN"));
+      RawSocket raw = RawSocket::borrow(PQsocket(c.get()));
+      REQUIRE(raw.send_all(it::wire::query("SELECT 'rider'") + it::wire::query(insert + "'pipelined')") +
+                           it::wire::query("COMMIT")));
+      std::string bytes, types, statuses;
+      auto deadline = std::chrono::steady_clock::now() + 20s;
+      while (statuses.size() < 3 && std::chrono::steady_clock::now() < deadline) {
+        bytes += raw.read_some(1s);
+        types.clear();
+        statuses.clear();
+        for (const auto& m : it::wire::parse_messages(bytes)) {
+          types += m.type;
+          if (m.type == 'Z') statuses += m.body;
+        }
+      }
+      INFO("proxy log:\n" << f.log_tail());
+      CHECK(types == "TDCZCZCZ");  // each answer once, in order; the move's ROLLBACK is not shown
+      CHECK(statuses == "TTI");
+      CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "pipelined")});
+    }
     SUBCASE("set_config(..., true) runs again inside the transaction on the shard it gets") {
       REQUIRE_OK(c.exec("BEGIN"));
       CHECK(c.value("SELECT set_config('app.tenant', 'five', true)") == "five");
