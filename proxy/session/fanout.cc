@@ -160,6 +160,11 @@ Fanout::Next Fanout::handle_message(Leg& leg, char type, std::string_view frame,
     default: break;
   }
   if (injected || errored_) return Next::Continue;
+  return relay_answer(leg, type, frame, body);
+}
+
+// The answer to the client's statement: merged into the one answer the client gets.
+Fanout::Next Fanout::relay_answer(Leg& leg, char type, std::string_view frame, std::string_view body) {
   switch (type) {
     case 'T':
       if (mode_ == Mode::ConcatenateRows && !row_description_sent_) {

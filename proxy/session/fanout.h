@@ -67,6 +67,7 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   void drain_current();
   enum class Next { Continue, FinishLeg, Stop };
   Next handle_message(Leg& leg, char type, std::string_view frame, std::string_view body);
+  Next relay_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
   void finish_leg(Leg& leg);
   void fail(const Status& why);
   void complete();

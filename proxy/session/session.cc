@@ -8,12 +8,12 @@
 namespace sw::session {
 
 Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
-    : host_(host), client_(std::move(client)), login_timer_(host.loop()) {
+    : host_(host), client_(std::move(client)), login_(host.loop()) {
   const config::Config& config = host_.config();
   limits_.max_message_size = config.max_message_size;
-  session_pooling_ = config.pool.mode == config::PoolMode::Session;
+  pools_.session_pooling = config.pool.mode == config::PoolMode::Session;
   client_->set_handler(this);
-  login_timer_.start(static_cast<uint64_t>(config.auth.login_timeout.count()), 0, [this] {
+  login_.timer.start(static_cast<uint64_t>(config.auth.login_timeout.count()), 0, [this] {
     if (phase_ == Phase::Ready || phase_ == Phase::Closed) return;
     LOG_INFO("client=c%llu login timed out", (unsigned long long)id());
     fail_login(Status::client("57014", "canceling authentication due to timeout"));
@@ -23,16 +23,17 @@ Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
 
 Session::~Session() {
   end_cutover_wait();
-  if (cancel_registered_) host_.unregister_cancel(cancel_key_);
-  if (waiting_for_backend_ && waiting_pool_ != nullptr) waiting_pool_->cancel_wait(this);
-  if (backend_ != nullptr) release_backend(false);
+  if (login_.cancel_registered) host_.unregister_cancel(login_.cancel_key);
+  if (request_.state == RequestState::WaitingForServer && pools_.waiting != nullptr)
+    pools_.waiting->cancel_wait(this);
+  if (txn_.leg.attached()) release_backend(false);
 }
 
 void Session::on_readable(net::Connection&) {
   switch (phase_) {
     case Phase::Startup: read_startup(); break;
     case Phase::Authenticating: read_auth(); break;
-    case Phase::Ready: admin_ ? read_admin_messages() : read_client_messages(); break;
+    case Phase::Ready: mode_.admin ? read_admin_messages() : read_client_messages(); break;
     case Phase::AwaitingServerParameters:
     case Phase::Closed: break;
   }
@@ -45,8 +46,8 @@ void Session::on_closed(net::Connection&, const Status& why) {
 
 void Session::on_drained(net::Connection&) {
   // The client caught up with what its server sent: let the server talk again.
-  if (backend_ != nullptr) {
-    backend_->connection().resume_reading();
+  if (txn_.leg.attached()) {
+    txn_.leg.backend->connection().resume_reading();
     read_server_messages();
   }
 }
@@ -59,23 +60,25 @@ void Session::on_backend_drained(pool::Backend&) {
 }
 
 void Session::cancel_running_query() {
-  if (backend_ == nullptr || tracker_.idle()) {
+  const Leg& leg = txn_.leg;
+  if (!leg.attached() || leg.tracker.idle()) {
     LOG_DEBUG("client=c%llu cancel request: nothing running", (unsigned long long)id());
     return;
   }
   LOG_INFO("client=c%llu cancel request forwarded to server=s%llu", (unsigned long long)id(),
-           (unsigned long long)backend_->id());
-  backend_->pool().send_cancel(*backend_);
+           (unsigned long long)leg.backend->id());
+  leg.backend->pool().send_cancel(*leg.backend);
 }
 
 void Session::resume_after_pause() {
-  held_by_pause_ = false;
+  if (request_.state == RequestState::WaitingForServer && pools_.waiting == nullptr)
+    set_request_state(RequestState::Routing);
   if (phase_ == Phase::Ready) read_client_messages();
 }
 
 void Session::begin_shutdown() {
-  shutdown_pending_ = true;
-  bool busy = backend_ != nullptr && (!tracker_.idle() || server_status_ != 'I' || extended_open_);
+  mode_.shutdown_pending = true;
+  bool busy = txn_.leg.attached() && !txn_.leg.at_boundary(request_.batch_open);
   if (!busy) terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
 }
 
@@ -94,15 +97,17 @@ void Session::send_fatal(const Status& why) {
 void Session::close(const char* reason) {
   if (phase_ == Phase::Closed) return;
   phase_ = Phase::Closed;
-  LOG_INFO("client=c%llu user=%s closed: %s", (unsigned long long)id(), user_.c_str(), reason);
-  login_timer_.stop();
+  LOG_INFO("client=c%llu user=%s closed: %s", (unsigned long long)id(), profile_.user.c_str(), reason);
+  login_.timer.stop();
   end_cutover_wait();
-  if (waiting_for_backend_ && waiting_pool_ != nullptr) waiting_pool_->cancel_wait(this);
-  waiting_for_backend_ = false;
-  if (backend_ != nullptr) {
+  if (request_.state == RequestState::WaitingForServer && pools_.waiting != nullptr)
+    pools_.waiting->cancel_wait(this);
+  if (request_.state == RequestState::WaitingForServer) set_request_state(RequestState::Routing);
+  if (txn_.leg.attached()) {
     // A server in the middle of something is not reusable: stop its query and close it.
-    bool clean = tracker_.idle() && server_status_ == 'I' && !extended_open_ && !session_pooling_;
-    if (!tracker_.idle()) backend_->pool().send_cancel(*backend_);
+    Leg& leg = txn_.leg;
+    bool clean = leg.at_boundary(request_.batch_open) && !pools_.session_pooling;
+    if (!leg.tracker.idle()) leg.backend->pool().send_cancel(*leg.backend);
     release_backend(clean);
   }
   client_->close_after_flush();

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,10 +16,13 @@
 #include "router/directory.h"
 #include "router/router.h"
 #include "session/client_auth.h"
-#include "session/fanout.h"
+#include "session/cutover_wait.h"
+#include "session/fence_retry.h"
 #include "session/prepared_statements.h"
-#include "session/response_tracker.h"
+#include "session/request.h"
+#include "session/routing.h"
 #include "session/session_state.h"
+#include "session/transaction.h"
 #include "stats/snapshot.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
@@ -81,10 +83,54 @@ class SessionHost {
   virtual void admin_command(std::string_view sql, std::function<void(std::string)> reply) = 0;
 };
 
-// A statement parsed in an extended-protocol batch that is being routed.
-struct BatchStatement {
-  std::string query;
-  std::vector<uint32_t> types;
+// What the session knows about its client, for as long as it is connected.
+struct ClientProfile {
+  std::string user;
+  std::string database;
+  std::map<std::string, std::string> parameters;  // ParameterStatus values as the client was last told
+  SessionState settings;                          // SET/RESET, to bring each server to them
+  ClientStatements statements;                    // its prepared statements (transaction pooling)
+  BatchStatement unnamed;                         // its last unnamed statement, for routing a later Bind
+};
+
+// The startup and authentication phases.
+struct LoginState {
+  explicit LoginState(net::Loop& loop) : timer(loop) {}
+  net::Timer timer;  // login_timeout
+  bool tls_done = false;
+  std::unique_ptr<ClientAuth> auth;
+  wire::CancelKey cancel_key;
+  bool cancel_registered = false;
+};
+
+// The pools the client's servers come from.
+struct PoolChoice {
+  pool::Pool* login = nullptr;  // the default shard's pool (login, server parameters)
+  std::vector<pool::Pool*> by_shard;
+  pool::Pool* waiting = nullptr;  // the pool the request waits for (null: PAUSE, or a move)
+  bool session_pooling = false;   // pool.mode: session (a server for the whole session)
+};
+
+// How the session runs: a console session has no servers; shutdown waits for the transaction.
+struct SessionMode {
+  bool admin = false;       // a console session: no servers, commands go to the host
+  bool admin_busy = false;  // a console command is running; later input waits
+  bool shutdown_pending = false;
+};
+
+// The timers of the request at the front of the input, made when first needed.
+struct RequestTimers {
+  std::unique_ptr<net::Timer> cutover;     // waiting_for_cutover: cutover.queue_timeout
+  std::unique_ptr<net::Timer> fence_poll;  // retrying_after_fence: polls for a newer directory
+};
+
+// Per-request and per-transaction timings for SHOW CLIENTS, SHOW STATS and the latency histograms.
+struct RequestClock {
+  int64_t connected_at_us = stats::wall_clock_us();
+  int64_t request_wall_us = 0;
+  int64_t request_started_us = 0;  // monotonic; 0 = no request in flight
+  int64_t xact_started_us = 0;
+  stats::RouteLabel route_label = stats::RouteLabel::Default;
 };
 
 class Session : private net::Connection::Handler, private pool::Pool::Waiter, private pool::BackendUser {
@@ -106,7 +152,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // A new directory arrived while a write waited for its bucket's cutover.
   void resume_after_directory_change();
   // A transaction (or a fan-out) holds servers right now: PAUSE waits for it.
-  bool holds_server() const { return backend_ != nullptr || fanout_ != nullptr; }
+  bool holds_server() const { return txn_.holds_server(); }
   // For SHOW CLIENTS and SHOW POOLS (session_report.cc): `pool` is the pool the client counts
   // in (its server's, the one it waits for, else its login pool).
   stats::ClientInfo report(int worker, const pool::Pool** pool) const;
@@ -131,6 +177,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // Login (session_login.cc)
   void read_startup();
   void handle_startup_packet(const wire::StartupPacket& packet);
+  void negotiate_tls();
+  void accept_startup(const wire::StartupPacket& packet);
   void read_auth();
   void after_authentication();
   void finish_login();
@@ -143,15 +191,25 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void count_request_done();
   void count_fanout(const std::vector<pool::Pool*>& pools, stats::RouteLabel label, int64_t started_us);
 
-  // Relay (session_relay.cc)
+  // Client input (session_relay.cc)
   std::string_view client_input() const;
   void consume_client(size_t n);
   void read_client_messages();
+  // What read_client_messages does with the frame at the front of the input when no server is
+  // attached: go on with it (a server is attached now), take the next one, or stop reading.
+  enum class Next { Forward, Continue, Stop };
+  Next start_without_server(const wire::Frame& frame);
   bool answer_without_server(const wire::Frame& frame);
+  void set_request_state(RequestState state) { request_.state = state; }
+  // Leg (session_leg.cc): the transaction's server.
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
+  void maybe_release_backend();
+  void release_backend(bool clean);
+  // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);
+  bool refuse_in_query(const parser::QueryFacts& facts);
   Status forward_parse(const wire::Frame& frame);
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);
@@ -163,44 +221,50 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void answer_in_place(std::string bytes);
   void answer_with_error(const Status& error);
   void reject_pending_request(const Status& why);
+  // Server -> client (session_server.cc)
   void read_server_messages();
-  bool handle_server_message(const wire::Frame& frame);
+  enum class AfterMessage { Continue, Dropped, Retry };
+  AfterMessage handle_server_message(const wire::Frame& frame);
+  bool on_server_error(const wire::Frame& frame, bool relay, bool completed);
+  bool on_ready_for_query(const wire::Frame& frame, bool relay, bool answered);
+  void after_server_message(char type, const ResponseTracker::Outcome& outcome);
   void relay_parameter_status(std::string_view body, bool relay);
   void on_query_finished(bool failed);
-  void maybe_release_backend();
-  void release_backend(bool clean);
 
-  // Routing (session_route.cc)
+  // Routing (session_route.cc, session_extended_route.cc)
   enum class Start { Forward, Answered, Wait };
   Start start_request(const wire::Frame& frame, int* shard);
   Start start_query(const wire::Frame& frame, int* shard);
   Start start_extended(int* shard);
-  Start start_transaction_control(parser::StatementKind kind, std::string_view sql, size_t batch_size,
-                                  const std::string& extended_answer);
+  Start start_bound_batch(const ExtendedBatch& batch, int* shard);
+  Start answer_transaction_control(TransactionControl::Answer answer, size_t batch_size,
+                                   const std::string& extended_answer);
+  Start run_on(const Placement& placement, int* shard);
+  bool needs_move(const wire::Frame& query);
+  void move_transaction();
   void remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed);
   Start start_fanout(std::string message, size_t consumed, const router::Route& route,
                      bool hide_parse_complete);
-  Start start_extended_scatter(const BatchStatement& statement, const wire::BindMessage& bind,
-                               size_t bind_end, const router::Route& route, bool client_parsed);
+  bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
+  Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Status check_bind_route(const wire::BindMessage& bind);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);
   void refuse_request(const Status& why);
+  int default_shard() const;
   pool::Pool* pool_for_shard(int shard, Status* error);
   // Cutover queue (session_cutover.cc)
   Start wait_for_cutover(const router::Route& route);
   void end_cutover_wait();
   void on_cutover_timeout();
   // Fence errors (session_retry.cc)
-  void capture_request(std::string_view bytes);
   bool on_fence_error(std::string_view body);
   void retry_after_fence();
 
-  // Client output for server answers and proxy answers in the stream. While the first request's
-  // answer has not started, ParseComplete/BindComplete/descriptions are held back, so a fence
-  // retry can re-run the request without the client seeing them twice.
-  void to_client(std::string_view bytes);
-  bool replaying() const { return !replay_input_.empty(); }
+  // Client output for server answers and proxy answers in the stream (see FenceRetry::to_client).
+  void to_client(std::string_view bytes) {
+    fence_.to_client(bytes, [this](std::string_view out) { client_->write(out); });
+  }
 
   void send_fatal(const Status& why);
   void close(const char* reason);
@@ -209,67 +273,16 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   std::unique_ptr<net::Connection> client_;
   Phase phase_ = Phase::Startup;
   wire::Limits limits_;
-  net::Timer login_timer_;
-  bool tls_done_ = false;
-
-  std::string user_;
-  std::string database_;
-  std::unique_ptr<ClientAuth> auth_;
-  wire::CancelKey cancel_key_;
-  bool cancel_registered_ = false;
-  std::map<std::string, std::string> client_parameters_;  // as the client was last told
-
-  pool::Pool* pool_ = nullptr;  // the default shard's pool (login, server parameters)
-  pool::Backend* backend_ = nullptr;
-  int shard_ = -1;  // backend_'s shard: the transaction's shard
-  std::vector<pool::Pool*> shard_pools_;
-  std::string deferred_begin_;     // a BEGIN answered by the proxy, sent with the first statement
-  bool deferred_aborted_ = false;  // a statement failed before the transaction had a shard
-  std::unique_ptr<Fanout> fanout_;
-  std::string last_unnamed_query_;  // the unnamed statement, for routing a later Bind
-  std::vector<uint32_t> last_unnamed_types_;
-  // Fence retry: the first request of a transaction is kept until its answer starts, so a
-  // SW001 can re-run it on the bucket's new owner.
-  std::string replay_input_;
-  std::string first_request_;
-  std::string first_request_begin_;
-  std::string held_;  // answers held back during the first request (see to_client)
-  bool capturing_ = false;
-  bool answer_started_ = false;
-  bool retry_pending_ = false;
-  bool retried_ = false;  // one retry per request
-  bool retry_now_ = false;
-  uint64_t routed_version_ = 0;
-  std::unique_ptr<net::Timer> retry_timer_;
-  int retry_polls_ = 0;
-  bool waiting_for_backend_ = false;
-  pool::Pool* waiting_pool_ = nullptr;
-  bool session_pooling_ = false;
-  ResponseTracker tracker_;
-  wire::ServerMessageCheck server_check_;  // of backend_'s messages; reset at attach
-  char transaction_status_ = 'I';          // as the client sees it (a deferred BEGIN makes it 'T')
-  char server_status_ = 'I';               // as backend_'s last ReadyForQuery said
-  bool outside_transaction_ = false;       // backend_ runs a Parse/Describe batch outside it
-  bool first_message_routed_ = false;      // the next Query/Bind picked backend_: no need to route it again
-  bool extended_open_ = false;             // extended-protocol messages forwarded since the last Sync
-  bool skip_until_sync_ = false;           // the proxy answered an error; drop messages up to Sync
-  bool query_failed_ = false;              // the Query in progress got an ErrorResponse
-  std::deque<std::shared_ptr<const parser::QueryFacts>> queries_in_flight_;
-  SessionState state_;
-  ClientStatements statements_;
-  bool shutdown_pending_ = false;
-  bool admin_ = false;       // a console session: no servers, commands go to the host
-  bool admin_busy_ = false;  // a console command is running; later input waits
-  bool held_by_pause_ = false;
-  bool queued_for_cutover_ = false;
-  uint32_t waiting_bucket_ = 0;
-  std::unique_ptr<net::Timer> cutover_timer_;  // set while a write waits for a cutover
-  // Statistics
-  int64_t connected_at_us_ = stats::wall_clock_us();
-  int64_t request_wall_us_ = 0;
-  int64_t request_started_us_ = 0;  // monotonic; 0 = no request in flight
-  int64_t xact_started_us_ = 0;
-  stats::RouteLabel route_label_ = stats::RouteLabel::Default;
+  LoginState login_;
+  ClientProfile profile_;
+  PoolChoice pools_;
+  Transaction txn_;
+  Request request_;
+  FenceRetry fence_;
+  CutoverWait cutover_;
+  RequestTimers timers_;
+  SessionMode mode_;
+  RequestClock clock_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // lets posted tasks detect our end
 };
 

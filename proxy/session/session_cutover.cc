@@ -1,7 +1,5 @@
-// Session: writes to a bucket in cutover (DESIGN §7 step 5a). A transaction whose first statement
-// writes a MIGRATING bucket waits until the directory says where the bucket lives now, bounded by
-// cutover.queue_timeout and cutover.queue_max (then 40001). Statements of transactions already
-// running on the source are not held: they go on and meet the source's fence.
+// Session: writes to a bucket in cutover (the decisions are CutoverWait's). The request waits,
+// parked, until a new directory arrives or cutover.queue_timeout passes.
 #include "common/log.h"
 #include "config/config.h"
 #include "session/session.h"
@@ -9,43 +7,43 @@
 namespace sw::session {
 
 Session::Start Session::wait_for_cutover(const router::Route& route) {
-  const config::Cutover& limits = host_.config().cutover;
-  if (!cutover_timer_) {
+  uint32_t bucket = route.buckets.front();
+  if (cutover_.enter(bucket) == CutoverWait::Enter::Register) {
     if (!host_.queue_for_cutover(this)) {
+      cutover_.leave();
       refuse_request(
-          Status::proxy("40001", "bucket " + std::to_string(route.buckets.front()) +
+          Status::proxy("40001", "bucket " + std::to_string(bucket) +
                                      " is being moved and cutover.queue_max writes already wait; retry"));
       return Start::Answered;
     }
-    cutover_timer_ = std::make_unique<net::Timer>(host_.loop());
-    cutover_timer_->start(static_cast<uint64_t>(limits.queue_timeout.count()), 0,
-                          [this] { on_cutover_timeout(); });
-    LOG_DEBUG("client=c%llu write to bucket %u waits for its cutover", (unsigned long long)id(),
-              route.buckets.front());
+    cutover_.registered();
+    timers_.cutover = std::make_unique<net::Timer>(host_.loop());
+    timers_.cutover->start(static_cast<uint64_t>(host_.config().cutover.queue_timeout.count()), 0,
+                           [this] { on_cutover_timeout(); });
+    LOG_DEBUG("client=c%llu write to bucket %u waits for its cutover", (unsigned long long)id(), bucket);
   }
-  waiting_bucket_ = route.buckets.front();
-  queued_for_cutover_ = true;
+  set_request_state(RequestState::WaitingForCutover);
   return Start::Wait;
 }
 
-// The directory changed: route the held request again (it may wait once more).
+// The directory changed: route the parked request again (it may wait once more).
 void Session::resume_after_directory_change() {
-  if (!queued_for_cutover_) return;
-  queued_for_cutover_ = false;
+  if (request_.state != RequestState::WaitingForCutover) return;
+  set_request_state(RequestState::Routing);
   if (phase_ == Phase::Ready) read_client_messages();
 }
 
 // The request went on (or was refused): it no longer waits for a cutover.
 void Session::end_cutover_wait() {
-  if (!cutover_timer_) return;
-  cutover_timer_->stop();
-  cutover_timer_.reset();
+  if (!cutover_.leave()) return;
+  timers_.cutover->stop();
+  timers_.cutover.reset();
   host_.dequeue_from_cutover(this);
-  queued_for_cutover_ = false;
+  if (request_.state == RequestState::WaitingForCutover) set_request_state(RequestState::Routing);
 }
 
 void Session::on_cutover_timeout() {
-  uint32_t bucket = waiting_bucket_;
+  uint32_t bucket = cutover_.bucket();
   end_cutover_wait();
   LOG_INFO("client=c%llu write to bucket %u waited past cutover.queue_timeout", (unsigned long long)id(),
            bucket);

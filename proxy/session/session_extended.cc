@@ -9,11 +9,11 @@
 namespace sw::session {
 
 void Session::ensure_prepared(const PreparedStatement& statement) {
-  if (backend_->prepared.count(statement.id) != 0) return;
+  if (txn_.leg.backend->prepared.count(statement.id) != 0) return;
   std::string parse;
   wire::encode_parse(parse, statement.server_name, statement.query, statement.param_types);
-  backend_->connection().write(parse);
-  backend_->prepared.insert(statement.id);
+  txn_.leg.backend->connection().write(parse);
+  txn_.leg.backend->prepared.insert(statement.id);
   // The client never sent this Parse; but if it fails, the client's Bind/Describe fails with it.
   expect(Owed::Parse, /*relay=*/false, statement.id, /*relay_errors=*/true);
 }
@@ -22,24 +22,24 @@ Status Session::forward_parse(const wire::Frame& frame) {
   auto parse = wire::decode_parse(frame.body);
   if (!parse) return parse.status();
   if (parse->statement.empty()) {
-    last_unnamed_query_ = std::string(parse->query);
-    last_unnamed_types_ = parse->param_types;
+    profile_.unnamed.query = std::string(parse->query);
+    profile_.unnamed.types = parse->param_types;
   }
-  if (session_pooling_ || parse->statement.empty()) {
+  if (pools_.session_pooling || parse->statement.empty()) {
     expect(Owed::Parse);
-    backend_->connection().write(whole(frame));
+    txn_.leg.backend->connection().write(whole(frame));
     return Status::ok();
   }
   auto statement = host_.statements().intern(parse->query, parse->param_types);
-  const PreparedStatement* existing = statements_.find(parse->statement);
+  const PreparedStatement* existing = profile_.statements.find(parse->statement);
   // A fence retry replays the Parse that already registered the name: that one is no duplicate.
-  if (existing != nullptr && !(replaying() && existing->id == statement->id)) {
+  if (existing != nullptr && !(fence_.replaying() && existing->id == statement->id)) {
     answer_with_error(Status::client(
         "42P05", "prepared statement \"" + std::string(parse->statement) + "\" already exists"));
     return Status::ok();
   }
-  statements_.add(parse->statement, statement);
-  if (backend_->prepared.count(statement->id) != 0) {
+  profile_.statements.add(parse->statement, statement);
+  if (txn_.leg.backend->prepared.count(statement->id) != 0) {
     std::string bytes;
     wire::encode_parse_complete(bytes);
     answer_in_place(std::move(bytes));
@@ -47,8 +47,8 @@ Status Session::forward_parse(const wire::Frame& frame) {
   }
   std::string rewritten;
   wire::encode_parse(rewritten, statement->server_name, statement->query, statement->param_types);
-  backend_->connection().write(rewritten);
-  backend_->prepared.insert(statement->id);
+  txn_.leg.backend->connection().write(rewritten);
+  txn_.leg.backend->prepared.insert(statement->id);
   expect(Owed::Parse, true, statement->id);
   return Status::ok();
 }
@@ -59,9 +59,9 @@ Status Session::check_bind_route(const wire::BindMessage& bind) {
   std::string_view query;
   std::vector<uint32_t> types;
   if (bind.statement.empty()) {
-    query = last_unnamed_query_;
-    types = last_unnamed_types_;
-  } else if (const PreparedStatement* statement = statements_.find(bind.statement)) {
+    query = profile_.unnamed.query;
+    types = profile_.unnamed.types;
+  } else if (const PreparedStatement* statement = profile_.statements.find(bind.statement)) {
     query = statement->query;
     types = statement->param_types;
   } else {
@@ -80,17 +80,17 @@ Status Session::forward_bind(const wire::Frame& frame) {
   auto bind = wire::decode_bind(frame.body);
   if (!bind) return bind.status();
   // The Bind that picked this server was routed already; every later one is checked.
-  Status allowed = std::exchange(first_message_routed_, false) ? Status::ok() : check_bind_route(*bind);
+  Status allowed = std::exchange(request_.routed, false) ? Status::ok() : check_bind_route(*bind);
   if (!allowed.is_ok()) {
     inject_abort(allowed, true);
     return Status::ok();
   }
-  if (session_pooling_ || bind->statement.empty()) {
+  if (pools_.session_pooling || bind->statement.empty()) {
     expect(Owed::Bind);
-    backend_->connection().write(whole(frame));
+    txn_.leg.backend->connection().write(whole(frame));
     return Status::ok();
   }
-  const PreparedStatement* statement = statements_.find(bind->statement);
+  const PreparedStatement* statement = profile_.statements.find(bind->statement);
   if (statement == nullptr) {
     answer_with_error(Status::client(
         "26000", "prepared statement \"" + std::string(bind->statement) + "\" does not exist"));
@@ -99,7 +99,7 @@ Status Session::forward_bind(const wire::Frame& frame) {
   ensure_prepared(*statement);
   std::string rewritten;
   wire::encode_bind_renamed(rewritten, *bind, statement->server_name);
-  backend_->connection().write(rewritten);
+  txn_.leg.backend->connection().write(rewritten);
   expect(Owed::Bind);
   return Status::ok();
 }
@@ -109,15 +109,15 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   if (!target) return target.status();
   bool describe = frame.type == 'D';
   Owed owed = !describe ? Owed::Close : target->kind == 'S' ? Owed::DescribeStatement : Owed::DescribePortal;
-  if (session_pooling_ || target->kind != 'S' || target->name.empty()) {
+  if (pools_.session_pooling || target->kind != 'S' || target->name.empty()) {
     expect(owed);
-    backend_->connection().write(whole(frame));
+    txn_.leg.backend->connection().write(whole(frame));
     return Status::ok();
   }
-  const PreparedStatement* statement = statements_.find(target->name);
+  const PreparedStatement* statement = profile_.statements.find(target->name);
   if (!describe) {
     // Server statements are shared; closing only forgets the client's name, as a server would.
-    statements_.remove(target->name);
+    profile_.statements.remove(target->name);
     std::string bytes;
     wire::encode_close_complete(bytes);
     answer_in_place(std::move(bytes));
@@ -131,7 +131,7 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   ensure_prepared(*statement);
   std::string rewritten;
   wire::encode_target(rewritten, 'D', 'S', statement->server_name);
-  backend_->connection().write(rewritten);
+  txn_.leg.backend->connection().write(rewritten);
   expect(owed);
   return Status::ok();
 }

@@ -34,35 +34,37 @@ void Session::handle_startup_packet(const wire::StartupPacket& packet) {
       close("cancel request handled");
       return;
     case wire::StartupKind::GssEncRequest: client_->write("N"); return;
-    case wire::StartupKind::SslRequest: {
-      if (tls_done_) {
-        fail_login(Status::client("08P01", "SSL request after SSL was already negotiated"));
-        return;
-      }
-      // Anything sent along with the request would bypass encryption (CVE-2021-23214).
-      if (!client_->input().empty()) {
-        fail_login(Status::client("08P01", "received unencrypted data after SSL request"));
-        return;
-      }
-      auto tls = host_.server_tls();
-      client_->write(tls ? "S" : "N");
-      if (tls) {
-        client_->flush();
-        Status started = client_->start_tls(tls);
-        if (!started) {
-          fail_login(started);
-          return;
-        }
-        tls_done_ = true;
-      }
-      return;
-    }
-    case wire::StartupKind::Startup: break;
+    case wire::StartupKind::SslRequest: negotiate_tls(); return;
+    case wire::StartupKind::Startup: accept_startup(packet); return;
   }
+}
 
-  user_ = std::string(packet.param("user"));
-  database_ = std::string(packet.param("database"));
-  if (database_.empty()) database_ = user_;
+void Session::negotiate_tls() {
+  if (login_.tls_done) {
+    fail_login(Status::client("08P01", "SSL request after SSL was already negotiated"));
+    return;
+  }
+  // Anything sent along with the request would bypass encryption (CVE-2021-23214).
+  if (!client_->input().empty()) {
+    fail_login(Status::client("08P01", "received unencrypted data after SSL request"));
+    return;
+  }
+  auto tls = host_.server_tls();
+  client_->write(tls ? "S" : "N");
+  if (!tls) return;
+  client_->flush();
+  Status started = client_->start_tls(tls);
+  if (!started) {
+    fail_login(started);
+    return;
+  }
+  login_.tls_done = true;
+}
+
+void Session::accept_startup(const wire::StartupPacket& packet) {
+  profile_.user = std::string(packet.param("user"));
+  profile_.database = std::string(packet.param("database"));
+  if (profile_.database.empty()) profile_.database = profile_.user;
   if (!packet.param("replication").empty() && packet.param("replication") != "false") {
     fail_login(Status::client("0A000", "replication connections are not supported by shardwire"));
     return;
@@ -74,17 +76,18 @@ void Session::handle_startup_packet(const wire::StartupPacket& packet) {
       return;
     }
   }
-  state_.set_startup(packet.params);
+  profile_.settings.set_startup(packet.params);
   for (const auto& [name, value] : packet.params) {
-    if (name != "user" && name != "database" && name != "options") client_parameters_[name] = value;
+    if (name != "user" && name != "database" && name != "options") profile_.parameters[name] = value;
   }
 
   const config::Config& config = host_.config();
-  auth_ = std::make_unique<ClientAuth>(config.auth.method, config.auth.find(user_), user_);
-  std::string request = auth_->begin();
+  login_.auth =
+      std::make_unique<ClientAuth>(config.auth.method, config.auth.find(profile_.user), profile_.user);
+  std::string request = login_.auth->begin();
   phase_ = Phase::Authenticating;
-  if (request.empty() && config.auth.find(user_) == nullptr) {
-    fail_login(ClientAuth::failure(user_));  // trust admits configured users only
+  if (request.empty() && config.auth.find(profile_.user) == nullptr) {
+    fail_login(ClientAuth::failure(profile_.user));  // trust admits configured users only
     return;
   }
   if (request.empty()) {
@@ -108,7 +111,7 @@ void Session::read_auth() {
       return;
     }
     std::string reply;
-    auto done = auth_->on_message(result.frame.body, reply);
+    auto done = login_.auth->on_message(result.frame.body, reply);
     client_->consume(result.frame.size);
     if (!done) {
       fail_login(done.status());
@@ -120,58 +123,60 @@ void Session::read_auth() {
 }
 
 void Session::after_authentication() {
-  auth_.reset();  // the exchange is over; a SCRAM state would otherwise stay with every client
+  login_.auth.reset();  // the exchange is over; a SCRAM state would otherwise stay with every client
   const config::Config& config = host_.config();
-  if (database_ == config.admin.database) {
+  if (profile_.database == config.admin.database) {
     start_admin();
     return;
   }
   // An unknown database fails exactly like a wrong password: nothing about what exists leaks.
-  if (database_ != config.database) {
-    LOG_INFO("client=c%llu user=%s login refused: unknown database", (unsigned long long)id(), user_.c_str());
-    fail_login(ClientAuth::failure(user_));
+  if (profile_.database != config.database) {
+    LOG_INFO("client=c%llu user=%s login refused: unknown database", (unsigned long long)id(),
+             profile_.user.c_str());
+    fail_login(ClientAuth::failure(profile_.user));
     return;
   }
   Status error;
-  pool_ = host_.pool_for(user_, -1, &error);
-  if (pool_ == nullptr) {
+  pools_.login = host_.pool_for(profile_.user, -1, &error);
+  if (pools_.login == nullptr) {
     fail_login(error);
     return;
   }
   std::string ok;
   wire::encode_auth_ok(ok);
   client_->write(ok);
-  if (pool_->has_server_parameters()) {
+  if (pools_.login->has_server_parameters()) {
     finish_login();
     return;
   }
   // New clients are told the server's parameters; the first login to a pool fetches them.
   phase_ = Phase::AwaitingServerParameters;
-  waiting_for_backend_ = true;
-  waiting_pool_ = pool_;
-  if (pool::Backend* backend = pool_->acquire(this)) on_backend_ready(backend);
+  set_request_state(RequestState::WaitingForServer);
+  pools_.waiting = pools_.login;
+  if (pool::Backend* backend = pools_.login->acquire(this)) on_backend_ready(backend);
 }
 
 void Session::finish_login() {
   phase_ = Phase::Ready;
   host_.traffic().count_login(stats::LoginResult::Ok);
-  login_timer_.stop();
-  cancel_key_ = host_.register_cancel(this);
-  cancel_registered_ = true;
-  std::map<std::string, std::string> told = pool_->server_parameters();
+  login_.timer.stop();
+  login_.cancel_key = host_.register_cancel(this);
+  login_.cancel_registered = true;
+  std::map<std::string, std::string> told = pools_.login->server_parameters();
   for (auto& [name, value] : told) {
-    for (const auto& [client_name, client_value] : client_parameters_) {
+    for (const auto& [client_name, client_value] : profile_.parameters) {
       if (strcasecmp(client_name.c_str(), name.c_str()) == 0) value = client_value;
     }
   }
-  client_parameters_ = told;
+  profile_.parameters = told;
   std::string out;
-  for (const auto& [name, value] : client_parameters_) wire::encode_parameter_status(out, name, value);
-  wire::encode_backend_key_data(out, cancel_key_);
+  for (const auto& [name, value] : profile_.parameters) wire::encode_parameter_status(out, name, value);
+  wire::encode_backend_key_data(out, login_.cancel_key);
   wire::encode_ready_for_query(out, 'I');
   client_->write(out);
-  LOG_INFO("client=c%llu user=%s database=%s logged in from %s%s", (unsigned long long)id(), user_.c_str(),
-           database_.c_str(), client_->peer().c_str(), tls_done_ ? " (TLS)" : "");
+  LOG_INFO("client=c%llu user=%s database=%s logged in from %s%s", (unsigned long long)id(),
+           profile_.user.c_str(), profile_.database.c_str(), client_->peer().c_str(),
+           login_.tls_done ? " (TLS)" : "");
   if (!client_->input().empty()) read_client_messages();
 }
 
@@ -183,7 +188,7 @@ void Session::fail_login(const Status& why) {
                                                           : stats::LoginResult::Error;
     host_.traffic().count_login(result);
   }
-  LOG_INFO("client=c%llu user=%s login failed: %s", (unsigned long long)id(), user_.c_str(),
+  LOG_INFO("client=c%llu user=%s login failed: %s", (unsigned long long)id(), profile_.user.c_str(),
            why.message.c_str());
   terminate(why);
 }

@@ -4,26 +4,28 @@
 namespace sw::session {
 
 void Session::note_request_start() {
-  request_started_us_ = stats::monotonic_us();
-  request_wall_us_ = stats::wall_clock_us();
+  clock_.request_started_us = stats::monotonic_us();
+  clock_.request_wall_us = stats::wall_clock_us();
 }
 
-// A ReadyForQuery for the client arrived from backend_: one request done, maybe a transaction.
+// A ReadyForQuery for the client arrived from the leg's server: one request done, maybe a
+// transaction.
 void Session::count_request_done() {
   int64_t now = stats::monotonic_us();
-  stats::PoolTraffic& traffic = backend_->pool().traffic();
-  auto label = static_cast<size_t>(route_label_);
-  if (request_started_us_ != 0) {
-    auto took = static_cast<uint64_t>(now - request_started_us_);
+  const Leg& leg = txn_.leg;
+  stats::PoolTraffic& traffic = leg.backend->pool().traffic();
+  auto label = static_cast<size_t>(clock_.route_label);
+  if (clock_.request_started_us != 0) {
+    auto took = static_cast<uint64_t>(now - clock_.request_started_us);
     ++traffic.queries[label];
     traffic.query_time_us += took;
     host_.traffic().latency[label].observe_us(took);
-    request_started_us_ = 0;
+    clock_.request_started_us = 0;
   }
-  if (server_status_ == 'I' && !outside_transaction_) {
+  if (leg.server_status == 'I' && !leg.outside_transaction) {
     ++traffic.transactions[label];
-    traffic.xact_time_us += static_cast<uint64_t>(now - xact_started_us_);
-    xact_started_us_ = now;
+    traffic.xact_time_us += static_cast<uint64_t>(now - clock_.xact_started_us);
+    clock_.xact_started_us = now;
   }
 }
 
@@ -46,28 +48,28 @@ stats::ClientInfo Session::report(int worker, const pool::Pool** pool) const {
   stats::ClientInfo info;
   info.id = id();
   info.worker = worker;
-  info.user = user_;
-  info.database = database_;
-  info.admin = admin_;
+  info.user = profile_.user;
+  info.database = profile_.database;
+  info.admin = mode_.admin;
   info.addr = stats::parse_endpoint(client_->peer());
   info.local = stats::parse_endpoint(client_->local());
-  info.connect_time_us = connected_at_us_;
-  info.request_time_us = request_wall_us_ != 0 ? request_wall_us_ : connected_at_us_;
+  info.connect_time_us = clock_.connected_at_us;
+  info.request_time_us = clock_.request_wall_us != 0 ? clock_.request_wall_us : clock_.connected_at_us;
   info.tls = client_->tls_active();
-  if (auto it = client_parameters_.find("application_name"); it != client_parameters_.end())
+  if (auto it = profile_.parameters.find("application_name"); it != profile_.parameters.end())
     info.application_name = it->second;
-  *pool = pool_;
+  *pool = pools_.login;
   if (phase_ != Phase::Ready) {
     info.state = stats::ClientState::Login;
-  } else if (backend_ != nullptr || fanout_ != nullptr) {
+  } else if (txn_.holds_server()) {
     info.state = stats::ClientState::Active;
-    if (backend_ != nullptr) {
-      info.server = backend_->id();
-      *pool = &backend_->pool();
+    if (txn_.leg.attached()) {
+      info.server = txn_.leg.backend->id();
+      *pool = &txn_.leg.backend->pool();
     }
-  } else if (waiting_for_backend_ || held_by_pause_) {
+  } else if (request_.state == RequestState::WaitingForServer) {
     info.state = stats::ClientState::Waiting;
-    if (waiting_pool_ != nullptr && waiting_for_backend_) *pool = waiting_pool_;
+    if (pools_.waiting != nullptr) *pool = pools_.waiting;
   } else {
     info.state = stats::ClientState::Idle;
   }

@@ -1,51 +1,21 @@
-// Session: fence errors. A shard answers SW001 when it no longer owns a bucket (the proxy's
-// directory is stale). The first request of a transaction is re-run on the new owner once the
-// directory has moved on; anything later gets 40001 so the client retries the transaction.
+// Session: what happens when a shard answers SW001 (the decisions are FenceRetry's). The first
+// request of a transaction is run again on the bucket's new owner once the directory has moved
+// on; anything later gets 40001 so the client retries the transaction.
 #include "common/log.h"
 #include "net/timer.h"
 #include "session/session.h"
 #include "wire/messages.h"
 
 namespace sw::session {
-namespace {
-constexpr size_t kMaxCapturedRequest = 1024 * 1024;
-constexpr uint64_t kDirectoryPollMs = 10;
-constexpr int kDirectoryPolls = 200;  // wait up to 2 s for a newer directory
-}  // namespace
 
-void Session::to_client(std::string_view bytes) {
-  if (bytes.empty()) return;
-  char type = bytes[0];
-  bool preamble = type == '1' || type == '2' || type == 't' || type == 'n' || type == 'T';
-  if (capturing_ && !answer_started_ && preamble) {
-    held_.append(bytes);
-    return;
-  }
-  if (!held_.empty()) {
-    client_->write(held_);
-    held_.clear();
-  }
-  client_->write(bytes);
-  if (type != 'N' && type != 'A' && type != 'S') answer_started_ = true;
-}
-
-void Session::capture_request(std::string_view bytes) {
-  if (first_request_.size() + bytes.size() > kMaxCapturedRequest) {
-    capturing_ = false;  // too big to keep: a fence error will be a 40001
-    first_request_.clear();
-    return;
-  }
-  first_request_.append(bytes);
-}
-
-// Called for an ErrorResponse with SQLSTATE SW001. Returns true when the error is swallowed
-// because the request will be retried; otherwise the client gets `replacement` as a 40001.
+// Called for an ErrorResponse with SQLSTATE SW001 on its way to the client. Always swallows it:
+// either the request will be retried, or the client gets a 40001 in its place.
 bool Session::on_fence_error(std::string_view body) {
   host_.request_directory_refresh();
-  if (capturing_ && !answer_started_ && !retried_) {
+  if (fence_.on_fence_error()) {
     LOG_INFO("client=c%llu shard %d refused a write (bucket moved); retrying on the new owner",
-             (unsigned long long)id(), shard_);
-    retry_pending_ = true;
+             (unsigned long long)id(), txn_.leg.shard);
+    set_request_state(RequestState::RetryingAfterFence);
     return true;
   }
   auto fields = wire::decode_error_fields(body);
@@ -53,29 +23,21 @@ bool Session::on_fence_error(std::string_view body) {
   if (fields) message += " (" + std::string(fields->message) + ")";
   std::string out;
   wire::encode_error(out, "ERROR", "40001", message + "; retry the transaction");
-  client_->write(out);
+  to_client(out);  // in its place: after the answers held back for a retry that cannot happen now
   return true;
 }
 
-// The failed first request's server answered ReadyForQuery: drop that server, wait for a newer
+// The refused first request's server answered ReadyForQuery: drop that server, wait for a newer
 // directory, and run the request again from the start (BEGIN included).
 void Session::retry_after_fence() {
-  release_backend(tracker_.idle() && server_status_ == 'I');
-  held_.clear();  // the retry answers these again
-  replay_input_.insert(0, first_request_);
-  first_request_.clear();
-  capturing_ = false;
-  deferred_begin_ = first_request_begin_;
-  transaction_status_ = deferred_begin_.empty() ? 'I' : 'T';
-  retried_ = true;
-  retry_polls_ = 0;
-  if (!retry_timer_) retry_timer_ = std::make_unique<net::Timer>(host_.loop());
-  retry_timer_->start(kDirectoryPollMs, kDirectoryPollMs, [this] {
+  release_backend(txn_.leg.tracker.idle() && txn_.leg.server_status == 'I');
+  txn_.control.restore_begin(fence_.start_retry());
+  if (!timers_.fence_poll) timers_.fence_poll = std::make_unique<net::Timer>(host_.loop());
+  timers_.fence_poll->start(FenceRetry::kDirectoryPollMs, FenceRetry::kDirectoryPollMs, [this] {
     const auto& directory = host_.directory();
-    bool newer = directory && directory->version() > routed_version_;
-    if (!newer && ++retry_polls_ < kDirectoryPolls) return;
-    retry_timer_->stop();
-    retry_pending_ = false;
+    if (!fence_.poll(directory != nullptr, directory ? directory->version() : 0)) return;
+    timers_.fence_poll->stop();
+    set_request_state(RequestState::Routing);
     if (phase_ == Phase::Ready) read_client_messages();
   });
 }

@@ -1,4 +1,5 @@
-// Session: picking the shard for a request, deferred BEGIN, and refusing what cannot be routed.
+// Session: picking the shard for a request when no server is attached (the decisions are
+// routing.h's and TransactionControl's), and refusing what cannot be routed.
 #include "catalog/catalog_sql.h"
 #include "common/log.h"
 #include "config/config.h"
@@ -24,23 +25,29 @@ const parser::StatementFacts* single_statement(const parser::QueryFacts& facts) 
   return facts.statements.size() == 1 ? &facts.statements.front() : nullptr;
 }
 
+Status aborted_transaction() {
+  return Status::client("25P02",
+                        "current transaction is aborted, commands ignored until end of transaction block");
+}
+
 }  // namespace
+
+int Session::default_shard() const {
+  return host_.directory()->shard_index(host_.routing_rules().default_shard());
+}
 
 pool::Pool* Session::pool_for_shard(int shard, Status* error) {
   size_t index = static_cast<size_t>(shard < 0 ? 0 : shard);
-  if (shard_pools_.size() <= index) shard_pools_.resize(index + 1, nullptr);
-  pool::Pool*& cached = shard_pools_[index];
-  if (cached == nullptr || cached->retired()) cached = host_.pool_for(user_, shard, error);
+  if (pools_.by_shard.size() <= index) pools_.by_shard.resize(index + 1, nullptr);
+  pool::Pool*& cached = pools_.by_shard[index];
+  if (cached == nullptr || cached->retired()) cached = host_.pool_for(profile_.user, shard, error);
   return cached;
 }
 
 // Answers the client's pending request with `why` and, inside a transaction that has no shard
 // yet, marks it failed as a server would.
 void Session::refuse_request(const Status& why) {
-  if (!deferred_begin_.empty()) {
-    deferred_aborted_ = true;
-    transaction_status_ = 'E';
-  }
+  txn_.control.abort_if_deferred();
   reject_pending_request(why);
 }
 
@@ -54,8 +61,8 @@ Session::Start Session::start_request(const wire::Frame& frame, int* shard) {
                                          : "shardwire has not loaded the bucket directory yet; retry later"));
     return Start::Answered;
   }
-  routed_version_ = directory->version();
-  route_label_ = stats::RouteLabel::Default;
+  fence_.on_routed(directory->version());
+  clock_.route_label = stats::RouteLabel::Default;
   switch (frame.type) {
     case 'Q': return start_query(frame, shard);
     case 'P':
@@ -63,12 +70,11 @@ Session::Start Session::start_request(const wire::Frame& frame, int* shard) {
     case 'D':
     case 'E':
     case 'C': return start_extended(shard);
-    default: *shard = directory->shard_index(host_.routing_rules().default_shard()); return Start::Forward;
+    default: *shard = default_shard(); return Start::Forward;
   }
 }
 
 Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
-  const router::Directory& directory = *host_.directory();
   auto sql = wire::decode_query(frame.body);
   if (!sql) {
     refuse_request(sql.status());
@@ -77,7 +83,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
   auto facts = parser::analyze(*sql);
   if (!facts) {
     // Let the default shard's server report its own syntax error, exactly.
-    *shard = directory.shard_index(host_.routing_rules().default_shard());
+    *shard = default_shard();
     return Start::Forward;
   }
   const parser::StatementFacts* only = single_statement(**facts);
@@ -85,102 +91,113 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
                            (only->kind == StatementKind::Set || only->kind == StatementKind::SetLocal) &&
                            SessionState::is_protected(only->set_name);
   if (only != nullptr && !protected_setting) {
-    Start answered = start_transaction_control(only->kind, only->text, frame.size, {});
-    if (answered != Start::Forward) {
-      state_.on_statement(*only);  // a deferred SET counts if the transaction commits
+    auto answer = txn_.control.on_statement(only->kind, only->text);
+    if (answer != TransactionControl::Answer::Forward) {
+      Start answered = answer_transaction_control(answer, frame.size, {});
+      profile_.settings.on_statement(*only);  // a deferred SET counts if the transaction commits
       return answered;
     }
   }
-  if (deferred_aborted_) {
-    refuse_request(Status::client(
-        "25P02", "current transaction is aborted, commands ignored until end of transaction block"));
+  if (txn_.control.aborted()) {
+    refuse_request(aborted_transaction());
     return Start::Answered;
   }
-  router::Route route = router::route_query(**facts, nullptr, directory, host_.routing_rules());
-  switch (route.kind) {
-    case RouteKind::Shard:
-    case RouteKind::Default:
-      if (route.migrating && route.writes) return wait_for_cutover(route);
-      end_cutover_wait();
-      *shard = route.shard;
-      first_message_routed_ = true;
-      route_label_ = route.kind == RouteKind::Shard ? stats::RouteLabel::Shard : stats::RouteLabel::Default;
-      return Start::Forward;
-    case RouteKind::Session:
-    case RouteKind::AtBind:
-      *shard = directory.shard_index(host_.routing_rules().default_shard());
-      return Start::Forward;
-    case RouteKind::Scatter:
-    case RouteKind::AllShards:
-      if (!deferred_begin_.empty()) {
-        refuse_request(Status::client("0A000", "statement on sharded table " + route.table +
-                                                   " needs every shard, which a transaction cannot span"));
-        return Start::Answered;
-      }
-      return start_fanout(std::string(whole(frame)), frame.size, route, false);
-    case RouteKind::Error: refuse_request(route.error); return Start::Answered;
+  router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
+  Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard());
+  switch (placement.kind) {
+    case Placement::Kind::Run: return run_on(placement, shard);
+    case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
+    case Placement::Kind::FanOut: return start_fanout(std::string(whole(frame)), frame.size, route, false);
+    case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }
   return Start::Answered;
 }
 
-// BEGIN is answered by the proxy and sent with the first statement that picks a shard; COMMIT
-// or ROLLBACK of a transaction that never picked one is answered too. `extended_answer` holds
-// the ParseComplete/BindComplete/NoData an extended batch is owed before its CommandComplete.
-Session::Start Session::start_transaction_control(StatementKind kind, std::string_view sql, size_t batch_size,
-                                                  const std::string& extended_answer) {
-  bool in_deferred = !deferred_begin_.empty();
-  std::string tag;
-  if (kind == StatementKind::Begin && !in_deferred && transaction_status_ == 'I') {
-    deferred_begin_ = std::string(sql);
-    transaction_status_ = 'T';
-    tag = "BEGIN";
-  } else if ((kind == StatementKind::Set || kind == StatementKind::SetLocal) && in_deferred &&
-             !deferred_aborted_) {
-    // A setting picks no shard: it runs with the BEGIN, on the shard the transaction gets.
-    deferred_begin_ += ";";
-    deferred_begin_ += sql;
-    tag = "SET";
-  } else if ((kind == StatementKind::Commit || kind == StatementKind::Rollback) && in_deferred) {
-    tag = deferred_aborted_ || kind == StatementKind::Rollback ? "ROLLBACK" : "COMMIT";
-    state_.end_transaction(tag == "COMMIT");
-    deferred_begin_.clear();
-    deferred_aborted_ = false;
-    transaction_status_ = 'I';
-  } else {
-    return Start::Forward;
-  }
+Session::Start Session::run_on(const Placement& placement, int* shard) {
+  *shard = placement.shard;
+  if (!placement.routed) return Start::Forward;
+  end_cutover_wait();
+  request_.routed = true;  // the message that chose the server is not checked again
+  clock_.route_label = placement.label;
+  return Start::Forward;
+}
+
+// The transaction has run only riders (statements naming no table) on its server: does this
+// Query need another shard?
+bool Session::needs_move(const wire::Frame& query) {
+  auto sql = wire::decode_query(query.body);
+  if (!sql || !host_.directory()) return false;
+  auto facts = parser::analyze(*sql);
+  if (!facts) return false;
+  router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
+  if (route.kind != RouteKind::Shard && route.kind != RouteKind::Default) return false;
+  return !check_pinned(**facts, route).is_ok();
+}
+
+// Rolls the transaction's server back and gives it back; the Query that needs another shard
+// stays in the input and is routed again once the server is gone, the BEGIN and the riders
+// deferred again (TransactionControl::finish_move, in release_backend).
+void Session::move_transaction() {
+  Leg& leg = txn_.leg;
+  LOG_DEBUG("client=c%llu transaction leaves shard %d: only statements naming no table ran there",
+            (unsigned long long)id(), leg.shard);
+  txn_.control.start_move();
+  leg.outside_transaction = true;  // what the server answers from here on is not the client's
+  std::string out;
+  wire::encode_query(out, "ROLLBACK");
+  expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  leg.backend->connection().write(out);
+  pools_.waiting = nullptr;
+  set_request_state(RequestState::WaitingForServer);
+}
+
+// The proxy answered BEGIN, SET in a deferred transaction, or its COMMIT/ROLLBACK.
+// `extended_answer` holds the ParseComplete/BindComplete/NoData an extended batch is owed
+// before its CommandComplete.
+Session::Start Session::answer_transaction_control(TransactionControl::Answer answer, size_t batch_size,
+                                                   const std::string& extended_answer) {
+  using Answer = TransactionControl::Answer;
+  if (answer == Answer::Commit || answer == Answer::Rollback)
+    profile_.settings.end_transaction(answer == Answer::Commit);
   std::string out = extended_answer;
-  wire::encode_command_complete(out, tag);
+  wire::encode_command_complete(out, TransactionControl::tag(answer));
   // An extended batch's Sync gets its ReadyForQuery from answer_without_server (or, pipelined
   // behind more statements, from the server that runs them).
-  if (extended_answer.empty()) wire::encode_ready_for_query(out, transaction_status_);
+  if (extended_answer.empty()) wire::encode_ready_for_query(out, txn_.control.status());
   client_->write(out);
   consume_client(batch_size);
   return Start::Answered;
 }
 
-Session::Start Session::start_fanout(std::string message, size_t consumed, const router::Route& route,
-                                     bool hide_parse_complete) {
+// One target per shard; false with `error` set when a shard has no pool for the client.
+bool Session::fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets,
+                             Status* error) {
   const router::Directory& directory = *host_.directory();
-  std::vector<Fanout::Target> targets;
+  const config::Sharding& sharding = host_.config().sharding;
   for (size_t i = 0; i < directory.shards().size(); ++i) {
-    Status error;
     Fanout::Target target;
-    target.pool = pool_for_shard(static_cast<int>(i), &error);
-    if (target.pool == nullptr) {
-      refuse_request(error);
-      return Start::Answered;
-    }
+    target.pool = pool_for_shard(static_cast<int>(i), error);
+    if (target.pool == nullptr) return false;
     target.shard = directory.shard_name(static_cast<uint16_t>(i));
     for (const std::string& table : route.fence_tables) {
-      for (const auto& configured : host_.config().sharding.tables) {
+      for (const auto& configured : sharding.tables) {
         if (configured.name == table)
-          target.epilogue_sql +=
-              catalog::install_fence_statement(configured, host_.config().sharding.buckets) + ";" +
-              catalog::bucket_index_statement(configured, host_.config().sharding.buckets) + ";";
+          target.epilogue_sql += catalog::install_fence_statement(configured, sharding.buckets) + ";" +
+                                 catalog::bucket_index_statement(configured, sharding.buckets) + ";";
       }
     }
-    targets.push_back(std::move(target));
+    targets->push_back(std::move(target));
+  }
+  return true;
+}
+
+Session::Start Session::start_fanout(std::string message, size_t consumed, const router::Route& route,
+                                     bool hide_parse_complete) {
+  Status error;
+  std::vector<Fanout::Target> targets;
+  if (!fanout_targets(route, &targets, &error)) {
+    refuse_request(error);
+    return Start::Answered;
   }
   auto mode =
       route.kind == RouteKind::Scatter ? Fanout::Mode::ConcatenateRows : Fanout::Mode::OneAfterAnother;
@@ -189,29 +206,32 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
   std::vector<pool::Pool*> pools;
   for (const auto& target : targets) pools.push_back(target.pool);
   auto label = route.kind == RouteKind::Scatter ? stats::RouteLabel::Scatter : stats::RouteLabel::AllShards;
-  fanout_ = std::make_unique<Fanout>(
-      mode, std::move(targets), std::move(message), state_.signature(),
+  txn_.fanout = std::make_unique<Fanout>(
+      mode, std::move(targets), std::move(message), profile_.settings.signature(),
       [this](std::string_view bytes) { client_->write(bytes); },
       [this, pools = std::move(pools), label, started = stats::monotonic_us()] {
         count_fanout(pools, label, started);
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
           if (!alive.lock()) return;
-          fanout_.reset();
+          txn_.fanout.reset();
+          if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
           if (phase_ == Phase::Ready) read_client_messages();
         });
       });
-  if (hide_parse_complete) fanout_->hide_parse_complete();
+  if (hide_parse_complete) txn_.fanout->hide_parse_complete();
+  set_request_state(RequestState::Running);
   consume_client(consumed);
-  fanout_->start();
+  txn_.fanout->start();
   return Start::Wait;
 }
 
-// Inside a transaction on shard_: may this statement run here?
+// Inside a transaction on the leg's shard: may this statement run here?
 Status Session::check_pinned(const parser::QueryFacts& facts, const router::Route& route) const {
   const router::Directory& directory = *host_.directory();
+  int shard = txn_.leg.shard;
   auto cross = [&](const std::string& other) {
     return Status::client(
-        "0A000", "the transaction is on shard " + directory.shard_name(static_cast<uint16_t>(shard_)) +
+        "0A000", "the transaction is on shard " + directory.shard_name(static_cast<uint16_t>(shard)) +
                      " but this statement needs shard " + other + " (transactions cannot span shards)");
   };
   switch (route.kind) {
@@ -219,7 +239,7 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
     case RouteKind::AtBind: return Status::ok();
     case RouteKind::Shard:
     case RouteKind::Default:
-      if (route.shard == shard_) return Status::ok();
+      if (route.shard == shard) return Status::ok();
       if (route.kind == RouteKind::Default && !touches_tables(facts)) return Status::ok();
       return cross(directory.shard_name(static_cast<uint16_t>(route.shard)));
     case RouteKind::Scatter:
@@ -240,16 +260,16 @@ void Session::inject_abort(const Status& error, bool extended) {
   std::string out;
   if (!extended) {
     wire::encode_query(out, sql);
-    queries_in_flight_.push_back(nullptr);
+    request_.queries.push_back(nullptr);
     expect(Owed::Query);
   } else {
     wire::encode_parse(out, "", sql, {});
     wire::MessageWriter(out).begin('B').cstr("").cstr("").int16(0).int16(0).int16(0).end();
     wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
     for (Owed owed : {Owed::Parse, Owed::Bind, Owed::Execute}) expect(owed, /*relay=*/false);
-    skip_until_sync_ = true;
+    request_.skip_until_sync = true;
   }
-  backend_->connection().write(out);
+  txn_.leg.backend->connection().write(out);
 }
 
 }  // namespace sw::session

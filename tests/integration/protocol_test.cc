@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <poll.h>
 
+#include <array>
 #include <cstring>
 
 #include "it_test.h"
@@ -138,6 +139,53 @@ TEST_SUITE("protocol") {
     CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
     CHECK(PQexitPipelineMode(c) == 1);
     CHECK(conn.value("SELECT 8") == "8");
+  }
+
+  // asyncpg prepares with Parse, Describe(statement), Flush and waits for the description before
+  // it sends anything else: every answer owed so far must come without a Sync, whether the proxy
+  // answers the Parse itself (a statement some server validated) or a server does.
+  TEST_CASE("Flush after Parse and Describe(statement) returns the descriptions, in both pool modes") {
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ProxyOptions options;
+      options.pool_mode = mode;
+      Target t(shared_cluster(), options);
+      INFO("proxy log:\n" << t.log_tail());
+      const std::string known = "SELECT $1::int + 1 AS flushed_" + mode;
+      PgConn conn = t.connect_or_throw();
+      PGconn* c = conn.get();
+      PGresult* warm = PQprepare(c, "warm", known.c_str(), 0, nullptr);  // a server validates `known`
+      REQUIRE(PQresultStatus(warm) == PGRES_COMMAND_OK);
+      PQclear(warm);
+      REQUIRE(PQenterPipelineMode(c) == 1);
+      for (const std::string& sql : {known, "SELECT $1::text AS never_prepared_" + mode}) {
+        CAPTURE(sql);
+        const std::string name = "s" + std::to_string(sql.size());
+        REQUIRE(PQsendPrepare(c, name.c_str(), sql.c_str(), 0, nullptr) == 1);
+        REQUIRE(PQsendDescribePrepared(c, name.c_str()) == 1);
+        REQUIRE(PQsendFlushRequest(c) == 1);
+        REQUIRE(PQflush(c) == 0);
+        auto deadline = Clock::now() + 10s;
+        CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // ParseComplete
+        CHECK(next_status(c, deadline) == "NULL");
+        auto [timed_out, description] = next_result(c, deadline);
+        REQUIRE_FALSE(timed_out);  // no Sync was sent: only the Flush can bring it
+        REQUIRE(description != nullptr);
+        CHECK(PQresultStatus(description) == PGRES_COMMAND_OK);
+        CHECK(PQnparams(description) == 1);
+        CHECK(PQnfields(description) == 1);
+        PQclear(description);
+        CHECK(next_status(c, deadline) == "NULL");
+      }
+      REQUIRE(PQpipelineSync(c) == 1);
+      CHECK(next_status(c, Clock::now() + 10s) == "PGRES_PIPELINE_SYNC");
+      CHECK(PQexitPipelineMode(c) == 1);
+      PGresult* r = PQexecPrepared(c, ("s" + std::to_string(known.size())).c_str(), 1,
+                                   std::array<const char*, 1>{"41"}.data(), nullptr, nullptr, 0);
+      REQUIRE(PQresultStatus(r) == PGRES_TUPLES_OK);
+      CHECK(std::string(PQgetvalue(r, 0, 0)) == "42");
+      PQclear(r);
+    }
   }
 
   TEST_CASE("parameters, NULLs, binary formats, Describe") {

@@ -450,6 +450,28 @@ TEST_SUITE("sharding_directory") {
     PgResult ins =
         s.exec_params("INSERT INTO orders (tenant_id, note) VALUES ($1, $2)", {k(key), "via stale proxy"});
     CHECK(ins.sqlstate() == "40001");
+    {
+      // The same on the wire: the 40001 comes in its place, after the ParseComplete and
+      // BindComplete held back for a retry (it used to overtake them).
+      RawSocket raw = RawSocket::borrow(PQsocket(s.get()));
+      std::string sql = "INSERT INTO orders (tenant_id, note) VALUES (" + k(key) + ", 'raw')";
+      std::string batch = it::wire::message('P', std::string("\0", 1) + sql + std::string("\0\0\0", 3));
+      batch += it::wire::message('B', std::string("\0\0\0\0\0\0\0\0", 8));
+      batch += it::wire::message('E', std::string("\0\0\0\0\0", 5));
+      batch += it::wire::message('S', "");
+      REQUIRE(raw.send_all(batch));
+      std::string bytes;
+      std::vector<it::wire::Message> answers;
+      auto deadline = std::chrono::steady_clock::now() + 20s;
+      while ((answers.empty() || answers.back().type != 'Z') && std::chrono::steady_clock::now() < deadline) {
+        bytes += raw.read_some(1s);
+        answers = it::wire::parse_messages(bytes);
+      }
+      std::string types;
+      for (const auto& m : answers) types += m.type;
+      REQUIRE(types == "12EZ");
+      CHECK(it::wire::parse_error(answers[2].body).sqlstate() == "40001");
+    }
     // A later statement of a transaction: 40001, and the transaction is rolled back.
     REQUIRE_OK(s.exec("BEGIN"));
     REQUIRE_OK(s.exec("INSERT INTO orders (tenant_id, note) VALUES (" + k(other) + ", 'stale tx')"));

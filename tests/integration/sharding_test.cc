@@ -3,11 +3,11 @@
 // parameters) and prepared statements land only on the shard that owns their bucket; keyed
 // SELECT/UPDATE/DELETE touch exactly the right rows; pgbench with a keyed custom script runs clean
 // in -M simple/extended/prepared; statements before the first routed one of a transaction (a
-// Parse, a SET LOCAL) do not pin it to the default shard; cross-shard transactions, unroutable
-// writes and cross-shard multi-row INSERTs are refused with 0A000; reads without a key scatter,
-// or are refused when they need a merge. Every case has its own catalog + 3 shard databases and
-// proxy (harness/sharded_fixture.h). Directory changes, fences and the lease are in
-// sharding_directory_test.cc.
+// Parse, a SET LOCAL, a savepoint, a SELECT naming no table) do not pin it to the default shard;
+// cross-shard transactions, unroutable writes and cross-shard multi-row INSERTs are refused with
+// 0A000; reads without a key scatter, or are refused when they need a merge. Every case has its
+// own catalog + 3 shard databases and proxy (harness/sharded_fixture.h). Directory changes, fences
+// and the lease are in sharding_directory_test.cc.
 #include "it_test.h"
 
 #include <map>
@@ -403,6 +403,89 @@ TEST_SUITE("sharding") {
       PgResult commit = c.exec("COMMIT");
       CHECK(commit.command_tag() == "COMMIT");
       CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "after set local")});
+    }
+  }
+
+  TEST_CASE("statements that name no table after BEGIN ride with it until a statement picks the shard") {
+    PROXY_ONLY();
+    // Before, the first of these pinned the transaction to the default shard, and the keyed INSERT
+    // for a tenant on shard 2 was refused as crossing shards. Savepoints are answered by the proxy
+    // and sent with the BEGIN; a SELECT naming no table runs in the transaction on the default
+    // shard, which the transaction leaves (rolled back there, run again on shard 2) when the INSERT
+    // needs shard 2.
+    ShardedFixture f;
+    PgConn c = f.client();
+    const int64_t a = key_where([](uint32_t b) { return b % kShards == 2; }, 300);
+    const std::string insert = "INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(a) + ", ";
+
+    SUBCASE("SAVEPOINT, then a keyed INSERT, ROLLBACK TO and RELEASE on the transaction's shard") {
+      REQUIRE_OK(c.exec("BEGIN"));
+      CHECK(c.exec("SAVEPOINT a").command_tag() == "SAVEPOINT");
+      PgResult r = c.exec(insert + "'after savepoint')");
+      INFO(r.describe() << "\nproxy log:\n" << f.log_tail());
+      CHECK_OK(r);
+      REQUIRE_OK(c.exec("SAVEPOINT b"));
+      REQUIRE_OK(c.exec(insert + "'rolled back')"));
+      CHECK_OK(c.exec("ROLLBACK TO b"));  // the savepoint the server got with the BEGIN works
+      CHECK_OK(c.exec("RELEASE a"));
+      CHECK(c.exec("COMMIT").command_tag() == "COMMIT");
+      CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "after savepoint")});
+    }
+    SUBCASE("SELECT now() runs in the transaction; the INSERT moves it to its shard") {
+      REQUIRE_OK(c.exec("BEGIN"));
+      PgResult now = c.exec("SELECT now()");
+      REQUIRE_OK(now);
+      CHECK(now.rows() == 1);
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_INTRANS);
+      PgResult r = c.exec(insert + "'after now')");
+      INFO(r.describe() << "\nproxy log:\n" << f.log_tail());
+      CHECK_OK(r);
+      CHECK(c.exec("COMMIT").command_tag() == "COMMIT");
+      CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "after now")});
+    }
+    SUBCASE("pipelined: the rider, the keyed INSERT and COMMIT in one write") {
+      REQUIRE_OK(c.exec("BEGIN"));
+      RawSocket raw = RawSocket::borrow(PQsocket(c.get()));
+      REQUIRE(raw.send_all(it::wire::query("SELECT 'rider'") + it::wire::query(insert + "'pipelined')") +
+                           it::wire::query("COMMIT")));
+      std::string bytes, types, statuses;
+      auto deadline = std::chrono::steady_clock::now() + 20s;
+      while (statuses.size() < 3 && std::chrono::steady_clock::now() < deadline) {
+        bytes += raw.read_some(1s);
+        types.clear();
+        statuses.clear();
+        for (const auto& m : it::wire::parse_messages(bytes)) {
+          types += m.type;
+          if (m.type == 'Z') statuses += m.body;
+        }
+      }
+      INFO("proxy log:\n" << f.log_tail());
+      CHECK(types == "TDCZCZCZ");  // each answer once, in order; the move's ROLLBACK is not shown
+      CHECK(statuses == "TTI");
+      CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "pipelined")});
+    }
+    SUBCASE("set_config(..., true) runs again inside the transaction on the shard it gets") {
+      REQUIRE_OK(c.exec("BEGIN"));
+      CHECK(c.value("SELECT set_config('app.tenant', 'five', true)") == "five");
+      PgResult r = c.exec(insert + "current_setting('app.tenant'))");
+      INFO(r.describe() << "\nproxy log:\n" << f.log_tail());
+      CHECK_OK(r);
+      CHECK(c.value("SELECT current_setting('app.tenant') || ' ' || count(*) FROM orders WHERE tenant_id = " +
+                    std::to_string(a)) == "five 1");
+      CHECK(c.exec("COMMIT").command_tag() == "COMMIT");
+      CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "five")});
+      // Transaction-local: gone once the transaction ended.
+      CHECK(c.value("SELECT coalesce(current_setting('app.tenant', true), '')") == "");
+    }
+    SUBCASE("a failed statement pins the transaction where it failed: aborted, as on a server") {
+      REQUIRE_OK(c.exec("BEGIN"));
+      PgResult failed = c.exec("SELECT 1 / 0");
+      CHECK(failed.sqlstate() == "22012");
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_INERROR);
+      CHECK(c.exec(insert + "'never')").sqlstate() == "25P02");
+      CHECK(c.exec("COMMIT").command_tag() == "ROLLBACK");
+      CHECK(f.rows_on(2).empty());
+      CHECK(c.value("SELECT 7") == "7");
     }
   }
 

@@ -1,0 +1,47 @@
+// The client's requests (a Query, or an extended batch up to Sync or Flush) as the session works
+// through them. The state is that of the request at the front of the client's input; requests
+// already forwarded are in the leg's ResponseTracker with the answers they owe.
+//
+//   routing ──> answered                 (the proxy answers it: BEGIN, Sync, refusals, ...)
+//      │──> waiting_for_cutover ──> routing   (directory changed) | answered (timeout: 40001)
+//      │──> waiting_for_server ──> running    (a server, or PAUSE lifted) | answered (no server)
+//      └──> running ──> answered             (ReadyForQuery relayed; the server may go back)
+//              │──> retrying_after_fence ──> routing   (SW001 on the first request: run it again)
+//              └──> waiting_for_server ──> routing     (it needs another shard than the riders'
+//                                                       server: that one is rolled back first)
+// (proxy/session/README.md has the whole diagram.)
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "parser/analyze.h"
+
+namespace sw::session {
+
+enum class RequestState : uint8_t {
+  Routing,             // no server: deciding where the next request goes
+  WaitingForServer,    // no server for it yet (pool, PAUSE, or the transaction leaves its server)
+  WaitingForCutover,   // it writes a bucket in cutover: waits for the new directory
+  Running,             // a server (or a fan-out) runs it
+  RetryingAfterFence,  // its shard refused it with SW001: it runs again once the directory moved
+  Answered,            // the proxy answered it itself
+};
+
+// True when the session reads and routes more client input in `state`.
+inline bool reads_client_input(RequestState state) {
+  return state == RequestState::Routing || state == RequestState::Running || state == RequestState::Answered;
+}
+
+struct Request {
+  RequestState state = RequestState::Routing;
+  bool routed = false;           // the Query/Bind that picked the server needs no routing check again
+  bool batch_open = false;       // extended-protocol messages forwarded since the last Sync
+  bool skip_until_sync = false;  // an error was answered: messages up to Sync are dropped
+  bool query_failed = false;     // the Query in progress got an ErrorResponse
+  // The statements of forwarded Queries, in order: their settings count once they succeed.
+  std::deque<std::shared_ptr<const parser::QueryFacts>> queries;
+};
+
+}  // namespace sw::session

@@ -1,0 +1,134 @@
+#include "session/routing.h"
+
+namespace sw::session {
+namespace {
+
+using wire::FrameStatus;
+
+// The statement a Bind names: parsed earlier in the batch, the last unnamed one, or a prepared one.
+bool find_bound_statement(ExtendedBatch& batch, const BatchStatement& unnamed,
+                          const ClientStatements& named) {
+  if (batch.parsed.count(batch.bind.statement) != 0) {
+    batch.client_parsed = true;
+  } else if (batch.bind.statement.empty()) {
+    batch.known = unnamed;
+  } else if (const PreparedStatement* prepared = named.find(batch.bind.statement)) {
+    batch.known = {prepared->query, prepared->param_types};
+  } else {
+    return false;
+  }
+  auto facts = parser::analyze(batch.statement().query);
+  if (!facts || (*facts)->statements.size() != 1) return false;
+  batch.facts = *facts;
+  return true;
+}
+
+// After the Bind: [Describe] Execute makes a batch the proxy may answer itself. False while the
+// messages that say so are still coming.
+bool scan_after_bind(ExtendedBatch& batch, std::string_view input, const wire::Limits& limits,
+                     std::string& answer, bool answerable) {
+  wire::encode_bind_complete(answer);
+  size_t end = batch.bind_end;
+  auto rest = wire::read_frame(input.substr(end), wire::Sender::Client, limits);
+  if (rest.status == FrameStatus::NeedMore) return false;
+  if (rest.status == FrameStatus::Complete && rest.frame.type == 'D') {
+    answer += "n";
+    answer.append("\0\0\0\4", 4);
+    end += rest.frame.size;
+    rest = wire::read_frame(input.substr(end), wire::Sender::Client, limits);
+    if (rest.status == FrameStatus::NeedMore) return false;
+  }
+  if (rest.status == FrameStatus::Complete && rest.frame.type == 'E' && answerable) {
+    batch.control_size = end + rest.frame.size;
+    batch.control_answer = std::move(answer);
+  }
+  return true;
+}
+
+}  // namespace
+
+ExtendedBatch scan_extended_batch(std::string_view input, const wire::Limits& limits,
+                                  const BatchStatement& unnamed, const ClientStatements& named) {
+  ExtendedBatch batch;
+  std::string answer;      // what the proxy owes if it answers a transaction-control batch
+  bool answerable = true;  // nothing before the Bind needs a server's answer
+  size_t offset = 0;
+  while (true) {
+    auto result = wire::read_frame(input.substr(offset), wire::Sender::Client, limits);
+    if (result.status == FrameStatus::NeedMore) return batch;  // the Bind is still coming
+    if (result.status == FrameStatus::Error) {
+      batch.kind = ExtendedBatch::Kind::Unroutable;  // reported when the session reads it
+      return batch;
+    }
+    const wire::Frame& frame = result.frame;
+    switch (frame.type) {
+      case 'P': {
+        auto parse = wire::decode_parse(frame.body);
+        if (parse)
+          batch.parsed[std::string(parse->statement)] = {std::string(parse->query), parse->param_types};
+        wire::encode_parse_complete(answer);
+        break;
+      }
+      case 'B': {
+        auto bind = wire::decode_bind(frame.body);
+        batch.kind = ExtendedBatch::Kind::Unroutable;
+        if (!bind) return batch;
+        batch.bind = *bind;
+        batch.bind_end = offset + frame.size;
+        if (!find_bound_statement(batch, unnamed, named)) return batch;
+        batch.kind = scan_after_bind(batch, input, limits, answer, answerable)
+                         ? ExtendedBatch::Kind::Bound
+                         : ExtendedBatch::Kind::NeedMore;
+        return batch;
+      }
+      case 'S':
+      case 'H': batch.kind = ExtendedBatch::Kind::NoBind; return batch;
+      default: answerable = false; break;  // a statement Describe, Execute, Close: a server answers
+    }
+    offset += frame.size;
+  }
+}
+
+Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard) {
+  using router::RouteKind;
+  Placement placement;
+  switch (route.kind) {
+    case RouteKind::Shard:
+    case RouteKind::Default:
+      if (route.migrating && route.writes) {
+        placement.kind = Placement::Kind::WaitForCutover;
+        return placement;
+      }
+      placement.shard = route.shard;
+      placement.routed = true;
+      placement.label =
+          route.kind == RouteKind::Shard ? stats::RouteLabel::Shard : stats::RouteLabel::Default;
+      return placement;
+    case RouteKind::Session:
+    case RouteKind::AtBind: placement.shard = default_shard; return placement;
+    case RouteKind::Scatter:
+    case RouteKind::AllShards:
+      if (protocol == Protocol::Simple && !in_transaction) {
+        placement.kind = Placement::Kind::FanOut;
+        return placement;
+      }
+      if (protocol == Protocol::Extended && route.kind == RouteKind::Scatter && !in_transaction) {
+        placement.kind = Placement::Kind::FanOut;
+        return placement;
+      }
+      placement.kind = Placement::Kind::Refuse;
+      placement.error = Status::client(
+          "0A000", "statement on sharded table " + route.table +
+                       (protocol == Protocol::Simple
+                            ? " needs every shard, which a transaction cannot span"
+                            : " needs every shard; shardwire runs such statements only in the simple query "
+                              "protocol"));
+      return placement;
+    case RouteKind::Error: break;
+  }
+  placement.kind = Placement::Kind::Refuse;
+  placement.error = route.error;
+  return placement;
+}
+
+}  // namespace sw::session

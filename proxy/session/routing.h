@@ -1,0 +1,83 @@
+// Where a request goes, decided before a server is attached. Pure: no I/O.
+//  * scan_extended_batch() reads an extended-protocol batch at the front of the client's input up
+//    to the message that decides it: its first Bind (and what follows it, to recognise a
+//    BEGIN/COMMIT the proxy answers itself), or a Sync/Flush before any Bind.
+//  * place() turns the router's answer into what the session does: run on a shard, wait for a
+//    cutover, fan out, or refuse.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "parser/analyze.h"
+#include "router/router.h"
+#include "session/prepared_statements.h"
+#include "stats/traffic.h"
+#include "wire/frame_reader.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+
+// A statement a Bind can name: its text and parameter types.
+struct BatchStatement {
+  std::string query;
+  std::vector<uint32_t> types;
+};
+
+struct ExtendedBatch {
+  enum class Kind {
+    NeedMore,    // the messages that decide the batch have not all arrived
+    Unroutable,  // the default shard runs it and reports what is wrong (malformed, unknown, multi)
+    NoBind,      // Sync or Flush before any Bind: Parse/Describe only, runs on any shard
+    Bound,       // a Bind whose statement and values pick the shard
+  };
+  Kind kind = Kind::NeedMore;
+  std::map<std::string, BatchStatement, std::less<>> parsed;  // the batch's Parses before its Bind
+  // Bound:
+  wire::BindMessage bind;
+  size_t bind_end = 0;                              // offset just past the Bind
+  bool client_parsed = false;                       // the Bind names a statement parsed in this batch
+  BatchStatement known;                             // the statement, when it was not parsed in this batch
+  std::shared_ptr<const parser::QueryFacts> facts;  // of the statement: exactly one
+  // [Parse] Bind [Describe portal] Execute with nothing only a server can answer: the proxy may
+  // answer it itself if it is transaction control. control_size is 0 otherwise.
+  size_t control_size = 0;
+  std::string control_answer;  // ParseComplete/BindComplete/NoData owed before CommandComplete
+
+  const BatchStatement& statement() const {
+    return client_parsed ? parsed.find(bind.statement)->second : known;
+  }
+  const parser::StatementFacts& only() const { return facts->statements.front(); }
+};
+
+// `unnamed` is the last unnamed statement parsed before this batch; `named` the client's
+// prepared statements.
+ExtendedBatch scan_extended_batch(std::string_view input, const wire::Limits& limits,
+                                  const BatchStatement& unnamed, const ClientStatements& named);
+
+enum class Protocol { Simple, Extended };
+
+struct Placement {
+  enum class Kind {
+    Run,             // on `shard`
+    WaitForCutover,  // a write to a bucket in cutover
+    FanOut,          // on every shard (simple: scatter read or DDL; extended: scatter read)
+    Refuse,          // answer `error`
+  };
+  Kind kind = Kind::Run;
+  int shard = -1;
+  bool routed = false;  // the route is final: the message that picked the server is not checked again
+  stats::RouteLabel label = stats::RouteLabel::Default;
+  Status error;
+};
+
+// `in_transaction`: a deferred BEGIN waits for its shard (a transaction cannot span shards).
+Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard);
+
+}  // namespace sw::session

@@ -1,0 +1,137 @@
+// Session: the transaction's leg, a server borrowed from a shard's pool for one transaction (or
+// for the whole session in session pooling), and when it goes back.
+#include "common/log.h"
+#include "session/session.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+
+bool Session::acquire_backend(int shard) {
+  Status error;
+  pool::Pool* pool = pool_for_shard(shard, &error);
+  if (pool == nullptr) {
+    request_.routed = false;
+    refuse_request(error);
+    set_request_state(RequestState::Answered);
+    return false;
+  }
+  txn_.leg.shard = shard;
+  pool::Backend* backend = pool->acquire(this);
+  if (backend == nullptr) {
+    set_request_state(RequestState::WaitingForServer);
+    pools_.waiting = pool;
+    return false;
+  }
+  attach(backend);
+  return true;
+}
+
+void Session::attach(pool::Backend* backend) {
+  Leg& leg = txn_.leg;
+  leg.backend = backend;
+  backend->attach(this);
+  leg.check.reset();
+  clock_.xact_started_us = stats::monotonic_us();
+  set_request_state(RequestState::Running);
+  std::string prologue;
+  if (backend->applied_state != profile_.settings.signature()) {
+    // Bring the server to this client's settings before anything of the client runs there.
+    wire::encode_query(prologue, "RESET ALL;" + profile_.settings.signature());
+    backend->applied_state = profile_.settings.signature();
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  }
+  std::string begin;
+  if (txn_.control.deferred() && !leg.outside_transaction) {
+    // The transaction the proxy answered BEGIN for starts here, on the shard it picked.
+    begin = txn_.control.take_begin(/*may_move=*/!pools_.session_pooling);
+    wire::encode_query(prologue, begin);
+    expect(Owed::Query, /*relay=*/false);
+  }
+  backend->connection().write(prologue);
+  // Keep the first request until its answer starts: a fence error may send it elsewhere.
+  fence_.on_attach(std::move(begin), !leg.outside_transaction);
+}
+
+void Session::on_backend_ready(pool::Backend* backend) {
+  pools_.waiting = nullptr;
+  set_request_state(RequestState::Routing);
+  if (phase_ == Phase::AwaitingServerParameters) {
+    pools_.login->release(backend, true);
+    finish_login();
+    return;
+  }
+  if (phase_ != Phase::Ready) {
+    pools_.login->release(backend, true);
+    return;
+  }
+  attach(backend);
+  client_->resume_reading();
+  read_client_messages();
+}
+
+void Session::on_backend_failed(const Status& why) {
+  pools_.waiting = nullptr;
+  set_request_state(RequestState::Answered);
+  txn_.leg.outside_transaction = false;
+  request_.routed = false;
+  LOG_WARN("client=c%llu user=%s no server: %s", (unsigned long long)id(), profile_.user.c_str(),
+           why.message.c_str());
+  if (phase_ == Phase::AwaitingServerParameters) {
+    fail_login(why);
+    return;
+  }
+  if (phase_ != Phase::Ready) return;
+  reject_pending_request(why);
+  client_->resume_reading();
+  read_client_messages();
+}
+
+void Session::maybe_release_backend() {
+  if (!txn_.leg.attached()) return;
+  if (!txn_.leg.at_boundary(request_.batch_open)) return;
+  if (pools_.session_pooling) {
+    if (mode_.shutdown_pending)
+      terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
+    return;
+  }
+  txn_.leg.backend->applied_state = profile_.settings.signature();
+  release_backend(true);
+  if (mode_.shutdown_pending)
+    terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
+}
+
+void Session::release_backend(bool clean) {
+  Leg& leg = txn_.leg;
+  pool::Backend* backend = leg.backend;
+  leg.backend = nullptr;
+  leg.outside_transaction = false;
+  if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
+  if (txn_.control.moving()) {
+    // The transaction leaves this server for the shard its next statement needs.
+    txn_.control.finish_move();
+    set_request_state(RequestState::Routing);
+  } else {
+    txn_.control.pin();
+  }
+  if (!clean) {
+    leg.tracker.reset();
+    request_.queries.clear();
+    request_.batch_open = false;
+    leg.server_status = 'I';
+    txn_.control.on_server_dropped();
+  }
+  backend->connection().resume_reading();
+  backend->pool().release(backend, clean);
+}
+
+void Session::on_backend_lost(pool::Backend&, const Status& why) {
+  txn_.leg.backend = nullptr;
+  txn_.leg.tracker.reset();
+  request_.queries.clear();
+  LOG_WARN("client=c%llu user=%s lost its server: %s", (unsigned long long)id(), profile_.user.c_str(),
+           why.message.c_str());
+  // The transaction died with the server; the client must not carry on as if it had not.
+  terminate(Status::server("08006", why.message + "; the transaction in progress was lost"));
+}
+
+}  // namespace sw::session

@@ -1,0 +1,246 @@
+// Routing an extended batch (at every split point of a pipelined batch) and placing a route.
+#include "session/routing.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "wire/message_writer.h"
+
+using sw::session::BatchStatement;
+using sw::session::ClientStatements;
+using sw::session::ExtendedBatch;
+using sw::session::Placement;
+using sw::session::Protocol;
+using sw::session::StatementRegistry;
+using Kind = ExtendedBatch::Kind;
+
+namespace {
+
+std::string parse(std::string_view name, std::string_view query) {
+  std::string out;
+  sw::wire::encode_parse(out, name, query, {});
+  return out;
+}
+
+// A Bind of `statement` with text parameters.
+std::string bind(std::string_view statement, const std::vector<std::string>& values) {
+  std::string out;
+  sw::wire::MessageWriter writer(out);
+  writer.begin('B').cstr("").cstr(statement).int16(0).int16(static_cast<uint16_t>(values.size()));
+  for (const auto& value : values) writer.int32(static_cast<uint32_t>(value.size())).bytes(value);
+  writer.int16(0).end();
+  return out;
+}
+
+std::string describe(char kind, std::string_view name) {
+  std::string out;
+  sw::wire::encode_target(out, 'D', kind, name);
+  return out;
+}
+
+std::string execute() {
+  std::string out;
+  sw::wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
+  return out;
+}
+
+std::string sync_message() {
+  std::string out;
+  sw::wire::encode_sync(out);
+  return out;
+}
+
+std::string flush_message() {
+  std::string out;
+  sw::wire::MessageWriter(out).begin('H').end();
+  return out;
+}
+
+struct Fixture {
+  sw::wire::Limits limits;
+  BatchStatement unnamed{"SELECT * FROM orders WHERE tenant_id = $1", {}};
+  StatementRegistry registry;
+  ClientStatements named;
+  Fixture() { named.add("known", registry.intern("SELECT * FROM orders WHERE id = $1", {})); }
+  ExtendedBatch scan(std::string_view input) {
+    return sw::session::scan_extended_batch(input, limits, unnamed, named);
+  }
+};
+
+struct SplitCase {
+  const char* name;
+  std::vector<std::string> messages;
+  size_t decisive;  // messages that must have arrived before the batch is decided
+  Kind kind;        // the decision
+  bool control;     // a transaction-control candidate
+};
+
+}  // namespace
+
+TEST_CASE("extended batch: undecided until its decisive message, at every split point") {
+  Fixture f;
+  const std::string select = "SELECT * FROM orders WHERE tenant_id = $1";
+  const std::vector<SplitCase> cases = {
+      {"Parse Bind Describe Execute Sync",
+       {parse("", select), bind("", {"5"}), describe('P', ""), execute(), sync_message()},
+       4,
+       Kind::Bound,
+       true},
+      {"Bind Execute Sync of a prepared statement",
+       {bind("known", {"7"}), execute(), sync_message()},
+       2,
+       Kind::Bound,
+       true},
+      {"Bind of the last unnamed statement, then Sync",
+       {bind("", {"1"}), sync_message()},
+       2,
+       Kind::Bound,
+       false},
+      {"Parse Describe(statement) Sync: no Bind",
+       {parse("s1", select), describe('S', "s1"), sync_message()},
+       3,
+       Kind::NoBind,
+       false},
+      {"Parse Describe(statement) Flush: no Bind",
+       {parse("s1", select), describe('S', "s1"), flush_message()},
+       3,
+       Kind::NoBind,
+       false},
+      {"a statement Describe first: only a server answers it",
+       {describe('S', "known"), bind("known", {"7"}), execute(), sync_message()},
+       3,
+       Kind::Bound,
+       false},
+      {"Bind of an unknown statement",
+       {bind("nope", {"7"}), execute(), sync_message()},
+       1,
+       Kind::Unroutable,
+       false},
+      {"Parse of two statements",
+       {parse("two", "SELECT 1; SELECT 2"), bind("two", {}), execute(), sync_message()},
+       2,
+       Kind::Unroutable,
+       false},
+      {"two pipelined batches: the first decides",
+       {parse("", select), bind("", {"5"}), execute(), sync_message(), parse("", "BEGIN"), bind("", {}),
+        execute(), sync_message()},
+       3,
+       Kind::Bound,
+       true},
+  };
+  for (const SplitCase& c : cases) {
+    std::string name = c.name;
+    CAPTURE(name);
+    std::string input;
+    std::vector<size_t> ends;
+    for (const auto& message : c.messages) {
+      input += message;
+      ends.push_back(input.size());
+    }
+    const size_t decided_at = ends[c.decisive - 1];
+    for (size_t split = 0; split <= input.size(); ++split) {
+      CAPTURE(split);
+      ExtendedBatch batch = f.scan(std::string_view(input).substr(0, split));
+      if (split < decided_at) {
+        CHECK(batch.kind == Kind::NeedMore);
+        continue;
+      }
+      REQUIRE(batch.kind == c.kind);
+      CHECK((batch.control_size != 0) == c.control);
+      if (c.control) CHECK(batch.control_size == decided_at);
+    }
+  }
+}
+
+TEST_CASE("extended batch: what a Bound batch knows") {
+  Fixture f;
+  std::string input = parse("s1", "BEGIN") + bind("s1", {}) + describe('P', "") + execute() + sync_message();
+  ExtendedBatch batch = f.scan(input);
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK(batch.client_parsed);
+  CHECK(batch.statement().query == "BEGIN");
+  CHECK(batch.only().kind == sw::parser::StatementKind::Begin);
+  CHECK(batch.parsed.count("s1") == 1);
+  CHECK(batch.bind_end == parse("s1", "BEGIN").size() + bind("s1", {}).size());
+  CHECK(batch.control_answer == std::string("1\0\0\0\4"
+                                            "2\0\0\0\4"
+                                            "n\0\0\0\4",
+                                            15));
+
+  batch = f.scan(bind("known", {"42"}) + execute() + sync_message());
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK_FALSE(batch.client_parsed);
+  CHECK(batch.statement().query == "SELECT * FROM orders WHERE id = $1");
+  CHECK(batch.control_answer == std::string("2\0\0\0\4", 5));
+}
+
+TEST_CASE("extended batch: a malformed message is left for the session to report") {
+  Fixture f;
+  std::string bad = "B";
+  bad += std::string("\0\0\0\3", 4);  // length below 4
+  CHECK(f.scan(bad).kind == Kind::Unroutable);
+  std::string short_bind;
+  sw::wire::MessageWriter(short_bind).begin('B').cstr("").end();  // no statement name
+  CHECK(f.scan(short_bind + sync_message()).kind == Kind::Unroutable);
+}
+
+TEST_CASE("placing a route") {
+  using sw::router::Route;
+  using sw::router::RouteKind;
+  struct Case {
+    const char* name;
+    RouteKind route;
+    bool migrating_write;
+    Protocol protocol;
+    bool in_transaction;
+    Placement::Kind placed;
+    int shard;
+    bool routed;
+  };
+  const std::vector<Case> cases = {
+      {"a keyed statement runs on its shard", RouteKind::Shard, false, Protocol::Simple, false,
+       Placement::Kind::Run, 2, true},
+      {"no sharded table: the default shard", RouteKind::Default, false, Protocol::Extended, true,
+       Placement::Kind::Run, 2, true},
+      {"a write to a bucket in cutover waits", RouteKind::Shard, true, Protocol::Extended, false,
+       Placement::Kind::WaitForCutover, -1, false},
+      {"a session statement: the default shard, checked later", RouteKind::Session, false, Protocol::Simple,
+       true, Placement::Kind::Run, 0, false},
+      {"key at Bind: the default shard", RouteKind::AtBind, false, Protocol::Extended, false,
+       Placement::Kind::Run, 0, false},
+      {"a keyless read fans out", RouteKind::Scatter, false, Protocol::Simple, false, Placement::Kind::FanOut,
+       -1, false},
+      {"a keyless read fans out (extended)", RouteKind::Scatter, false, Protocol::Extended, false,
+       Placement::Kind::FanOut, -1, false},
+      {"DDL runs everywhere", RouteKind::AllShards, false, Protocol::Simple, false, Placement::Kind::FanOut,
+       -1, false},
+      {"DDL in the extended protocol is refused", RouteKind::AllShards, false, Protocol::Extended, false,
+       Placement::Kind::Refuse, -1, false},
+      {"a transaction cannot span shards", RouteKind::Scatter, false, Protocol::Simple, true,
+       Placement::Kind::Refuse, -1, false},
+      {"a transaction cannot span shards (extended)", RouteKind::Scatter, false, Protocol::Extended, true,
+       Placement::Kind::Refuse, -1, false},
+      {"a router error is the client's answer", RouteKind::Error, false, Protocol::Simple, false,
+       Placement::Kind::Refuse, -1, false},
+  };
+  for (const Case& c : cases) {
+    std::string name = c.name;
+    CAPTURE(name);
+    Route route;
+    route.kind = c.route;
+    route.shard = 2;
+    route.writes = c.migrating_write;
+    route.migrating = c.migrating_write;
+    route.table = "orders";
+    route.error = sw::Status::client("0A000", "no key");
+    Placement placement = sw::session::place(route, c.protocol, c.in_transaction, 0);
+    CHECK(placement.kind == c.placed);
+    if (placement.kind == Placement::Kind::Run) {
+      CHECK(placement.shard == c.shard);
+      CHECK(placement.routed == c.routed);
+    }
+    if (placement.kind == Placement::Kind::Refuse) CHECK(placement.error.sqlstate == "0A000");
+  }
+}
