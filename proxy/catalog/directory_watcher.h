@@ -1,6 +1,6 @@
 // DirectoryWatcher: the proxy's link to the catalog. A background thread (never an event loop)
 // that keeps the bucket directory current, registers the proxy in shardwire.routers and tells
-// whether the directory is still confirmed (the lease, DESIGN.md §6).
+// whether the directory is still confirmed (the lease, docs/architecture.md §7.2).
 //
 // Thread contract: start()/stop() from one owner thread; request_refresh(), lease_valid(),
 // current(), loaded_version(), wait_for_directory(), set_ignore_updates(), update_config() from

@@ -1,4 +1,4 @@
-// The catch-up applier's SQL (DESIGN §7 step 3): one decoded pgoutput change of the source shard
+// The catch-up applier's SQL (docs/architecture.md §8.4): one decoded pgoutput change of the source shard
 // -> the statements that apply it to the target shard, restricted to the moving buckets. Pure:
 // no I/O, no clocks; safe from any thread.
 //

@@ -1,4 +1,4 @@
-// The catch-up stream of a migration (DESIGN §7 step 3): one thread that streams pgoutput from the
+// The catch-up stream of a migration (docs/architecture.md §8.4): one thread that streams pgoutput from the
 // migration's slot on the source shard, keeps the changes of the moving buckets and applies them
 // to the target shard in source commit order (ChangeApplier), recording progress on the target.
 // After an error it reconnects both sides with backoff (100 ms doubling to 5 s) and resumes from

@@ -1,4 +1,4 @@
-// The target side of the catch-up stream (DESIGN §7 step 3): applies whole source transactions
+// The target side of the catch-up stream (docs/architecture.md §8.4): applies whole source transactions
 // to the target shard, each together with its progress in one target transaction, so a restarted
 // applier neither loses nor double-applies a change. Blocking libpq; owned by one thread.
 //

@@ -1,4 +1,4 @@
-// The mover's bulk copy (DESIGN §7 steps 1-2): the rows of a bucket set, read from the source in
+// The mover's bulk copy (docs/architecture.md §8.3): the rows of a bucket set, read from the source in
 // the snapshot the replication slot exported, streamed into the target with COPY. Also the SQL
 // pieces the verifier shares (how a table and its bucket are spelled in SQL) and the sequence
 // fix-up the target needs before it takes writes. Blocking libpq; runs on a mover thread.

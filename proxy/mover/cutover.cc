@@ -1,4 +1,4 @@
-// MigrationRunner: the cutover (DESIGN §7 step 5), forward (source -> target) or reverse
+// MigrationRunner: the cutover (docs/architecture.md §8.6), forward (source -> target) or reverse
 // (ROLLBACK MIGRATION: target -> source). Sub-steps are recorded before they are taken; a cutover
 // that stops before its flip is undone (here on abort, or by the next runner after a crash).
 #include <future>

@@ -285,7 +285,7 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   return catalog::mark_state(catalog_.get(), id_, MigrationState::CatchingUp, MigrationStep::CatchUp);
 }
 
-// Live verification (DESIGN §7 step 4): counts and checksums of the buckets on both shards while
+// Live verification (docs/architecture.md §8.5): counts and checksums of the buckets on both shards while
 // writes go on, repeated until they agree; after kLiveVerifyRounds disagreeing rounds (a steady
 // stream of writes to the buckets can keep them apart) the cutover's own verification, taken
 // with the source fenced and drained, decides.

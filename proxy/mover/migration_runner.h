@@ -1,4 +1,4 @@
-// One migration's state machine (DESIGN §7), on its own thread: copy, catch up, cut over, keep
+// One migration's state machine (docs/architecture.md §8), on its own thread: copy, catch up, cut over, keep
 // the rollback window, clean up. Every step is recorded in the catalog before it is taken and is
 // idempotent, so a runner started on a half-done migration (after a crash) resumes it. The
 // catalog row's requests (pause, cancel, rollback, expire) are polled between steps.

@@ -1,5 +1,5 @@
 // A libpq logical replication connection ("replication=database") to a source shard, for the
-// mover (DESIGN §7 steps 1 and 3): creates the migration's slot (optionally exporting the
+// mover (docs/architecture.md §8.3 and §8.4): creates the migration's slot (optionally exporting the
 // snapshot the copy reads) and streams pgoutput from it. Blocking; one thread at a time.
 //
 // Errors are Status values with the server's SQLSTATE (08006 for a broken connection) and never
