@@ -66,7 +66,6 @@ class ResponseTracker {
   std::deque<Expectation> queue_;
   int ready_owed_ = 0;
   bool copy_ = false;
-  bool saw_row_description_ = false;
   std::deque<uint64_t> failed_statements_;
 };
 

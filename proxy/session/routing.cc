@@ -82,7 +82,10 @@ ExtendedBatch scan_extended_batch(std::string_view input, const wire::Limits& li
         return batch;
       }
       case 'S':
-      case 'H': batch.kind = ExtendedBatch::Kind::NoBind; return batch;
+      case 'H':
+        batch.kind = ExtendedBatch::Kind::NoBind;
+        batch.flushed = frame.type == 'H';
+        return batch;
       default: answerable = false; break;  // a statement Describe, Execute, Close: a server answers
     }
     offset += frame.size;

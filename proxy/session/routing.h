@@ -38,6 +38,7 @@ struct ExtendedBatch {
     Bound,       // a Bind whose statement and values pick the shard
   };
   Kind kind = Kind::NeedMore;
+  bool flushed = false;  // NoBind: ended by a Flush (no Sync: the server stays at mid-batch)
   std::map<std::string, BatchStatement, std::less<>> parsed;  // the batch's Parses before its Bind
   // Bound:
   wire::BindMessage bind;

@@ -26,10 +26,14 @@ Session::Start Session::start_extended(int* shard) {
       *shard = default_shard();  // its server (or read_client_messages) reports what is wrong
       return Start::Forward;
     case ExtendedBatch::Kind::NoBind:
-      // Parse/Describe without Bind: schemas are the same everywhere. Inside a transaction that
-      // has no shard yet, this must not be what picks one.
+      // Parse/Describe without Bind: schemas are the same everywhere. Ended by a Sync inside a
+      // transaction that has no shard yet, it runs outside it and the server goes back at its
+      // ReadyForQuery. Ended by a Flush, the server stays attached for the Bind and Execute that
+      // follow, which must run inside the transaction: the deferred BEGIN starts there first, and
+      // the transaction takes the default shard (a later statement for another shard is refused
+      // with 0A000 rather than run outside the transaction).
       *shard = default_shard();
-      txn_.leg.outside_transaction = txn_.control.deferred();
+      txn_.leg.outside_transaction = txn_.control.deferred() && !batch.flushed;
       return Start::Forward;
     case ExtendedBatch::Kind::Bound: break;
   }

@@ -154,6 +154,18 @@ TEST_CASE("extended batch: undecided until its decisive message, at every split 
   }
 }
 
+TEST_CASE("extended batch: a NoBind batch says whether a Flush ended it (the server then stays)") {
+  Fixture f;
+  const std::string select = "SELECT * FROM orders WHERE tenant_id = $1";
+  ExtendedBatch by_sync = f.scan(parse("s1", select) + describe('S', "s1") + sync_message());
+  REQUIRE(by_sync.kind == Kind::NoBind);
+  CHECK_FALSE(by_sync.flushed);
+  ExtendedBatch by_flush = f.scan(parse("s1", select) + describe('S', "s1") + flush_message());
+  REQUIRE(by_flush.kind == Kind::NoBind);
+  CHECK(by_flush.flushed);
+  CHECK(by_flush.parsed.count("s1") == 1);
+}
+
 TEST_CASE("extended batch: what a Bound batch knows") {
   Fixture f;
   std::string input = parse("s1", "BEGIN") + bind("s1", {}) + describe('P', "") + execute() + sync_message();
