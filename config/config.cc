@@ -41,6 +41,13 @@ const User* Auth::find(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<std::string> Config::shard_names() const {
+  std::vector<std::string> names;
+  names.reserve(shards.size());
+  for (const Shard& shard : shards) names.push_back(shard.name);
+  return names;
+}
+
 const Shard* Config::find_shard(const std::string& name) const {
   for (const Shard& shard : shards) {
     if (shard.name == name) return &shard;

@@ -153,6 +153,7 @@ struct Config {
   Cutover cutover;
 
   const Shard* find_shard(const std::string& name) const;
+  std::vector<std::string> shard_names() const;  // in config order
 };
 
 // Loads and validates. Throws ConfigError naming file, line and key; unknown keys are errors.

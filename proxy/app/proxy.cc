@@ -10,11 +10,9 @@
 #include <algorithm>
 #include <climits>
 
-#include "catalog/directory_loader.h"
 #include "catalog/directory_watcher.h"
-#include "catalog/migrations.h"
-#include "catalog/pq.h"
 #include "common/log.h"
+#include "mover/console_ops.h"
 #include "net/listener.h"
 #include "net/tls.h"
 
@@ -193,7 +191,7 @@ int Proxy::run() {
 // bucket on a shard the new config lacks. Without a catalog the shard list is the static layout
 // (bucket i on shard i mod N), which only a restart changes. Ok when `next` may be applied.
 Status Proxy::check_shard_change(const config::Config& next) {
-  std::vector<std::string> before = catalog::shard_names(*config_), after = catalog::shard_names(next);
+  std::vector<std::string> before = config_->shard_names(), after = next.shard_names();
   if (before == after) return Status::ok();
   if (!watcher_) {
     return Status::config(
@@ -216,30 +214,7 @@ Status Proxy::check_shard_change(const config::Config& next) {
                             "then remove it from shards and RELOAD");
     }
   }
-  return check_no_migration_uses(removed);
-}
-
-// A migration still copying to, streaming from, or in the rollback window of a removed shard
-// needs it: removing it must wait.
-Status Proxy::check_no_migration_uses(const std::vector<std::string>& removed) {
-  auto conn = catalog::connect(config_->catalog.dsn, "catalog");
-  if (!conn)
-    return Status::config("cannot check the catalog's migrations before removing a shard: " +
-                          conn.status().message);
-  auto migrations = catalog::list_migrations(conn->get(), /*active_only=*/true);
-  if (!migrations)
-    return Status::config("cannot check the catalog's migrations before removing a shard: " +
-                          migrations.status().message);
-  for (const catalog::Migration& m : *migrations) {
-    for (const std::string& name : removed) {
-      if (m.source != name && m.target != name) continue;
-      return Status::config("migration " + std::to_string(m.id) + " (" + m.source + " -> " + m.target + ", " +
-                            catalog::migration_state_name(m.state) + ") still uses shard " + name +
-                            "; wait until it is done (or CANCEL MIGRATION " + std::to_string(m.id) +
-                            "), then RELOAD");
-    }
-  }
-  return Status::ok();
+  return mover::check_no_migration_uses(*config_, removed);
 }
 
 Status Proxy::reload() {

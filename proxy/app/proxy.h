@@ -58,7 +58,6 @@ class Proxy {
   // Refuses a reload that removes a shard still in use (owning buckets, in a migration) or that
   // changes the shard list without a catalog.
   Status check_shard_change(const config::Config& next);
-  Status check_no_migration_uses(const std::vector<std::string>& removed);
   void stop(admin::ShutdownMode mode);
   Result<std::shared_ptr<net::TlsContext>> make_tls(const config::Config& config);
   // Starts the catalog watcher (or uses the static initial layout without a catalog) and

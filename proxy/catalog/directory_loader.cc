@@ -8,13 +8,6 @@
 
 namespace sw::catalog {
 
-std::vector<std::string> shard_names(const config::Config& config) {
-  std::vector<std::string> names;
-  names.reserve(config.shards.size());
-  for (const auto& s : config.shards) names.push_back(s.name);
-  return names;
-}
-
 Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t version,
                                                                  const std::vector<BucketRow>& rows,
                                                                  const std::vector<std::string>& shards,
@@ -127,7 +120,7 @@ Result<std::shared_ptr<const router::Directory>> load_directory(PGconn* conn, co
     return Status::config("the catalog has no bucket directory yet; run `shardwire init --config " +
                           config.file + "`");
   }
-  return build_directory(rows->version, rows->rows, shard_names(config),
+  return build_directory(rows->version, rows->rows, config.shard_names(),
                          static_cast<uint32_t>(config.sharding.buckets));
 }
 

@@ -2,7 +2,7 @@
 // build_directory is pure (tested with rows in memory); load_directory runs kLoadDirectorySql.
 #pragma once
 
-#include <libpq-fe.h>
+#include "catalog/pq_handle.h"
 
 #include <cstdint>
 #include <memory>
@@ -22,9 +22,6 @@ struct BucketRow {
   std::string state;  // "ACTIVE" | "MIGRATING"
   int64_t version = 0;
 };
-
-// Shard names in config order: the index space of router::Directory::shards().
-std::vector<std::string> shard_names(const config::Config& config);
 
 // Builds a snapshot from catalog rows. `shards` are the configured shards (the snapshot's first
 // shards, in that order); a shard the rows name that is not among them is appended after them

@@ -11,6 +11,7 @@
 
 #include "catalog/catalog_sql.h"
 #include "catalog/directory_loader.h"
+#include "catalog/pq.h"
 #include "common/log.h"
 
 namespace sw::catalog {
@@ -101,7 +102,7 @@ std::shared_ptr<const router::Directory> DirectoryWatcher::update_config(const c
     config_.file = config.file;
     ++config_generation_;
     if (current_) {
-      auto rebuilt = rebase_directory(*current_, shard_names(config_));
+      auto rebuilt = rebase_directory(*current_, config_.shard_names());
       if (rebuilt) current_ = *rebuilt;
       rebased = current_;
     }

@@ -19,7 +19,8 @@
 #include <string>
 #include <thread>
 
-#include "catalog/pq.h"
+#include "catalog/pq_handle.h"
+#include "common/status.h"
 #include "config/config.h"
 #include "router/directory.h"
 

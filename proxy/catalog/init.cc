@@ -46,7 +46,7 @@ Result<std::shared_ptr<const router::Directory>> init_directory(PGconn* conn, co
   if (!before) return before.status();
   if (text_value(before->get(), 0, 0) == "0") {
     auto ins = query(conn, kInitialDirectorySql,
-                     {std::to_string(config.sharding.buckets), text_array_literal(shard_names(config))});
+                     {std::to_string(config.sharding.buckets), text_array_literal(config.shard_names())});
     if (!ins) return ins.status();
     report.directory_created = true;
   }

@@ -1,5 +1,5 @@
-// A migration as the catalog records it (shardwire.migrations, docs/architecture.md §8.2, §9.1): plain data, shared by
-// the mover, the console and the metrics. The catalog I/O is in migrations.h.
+// A migration as the catalog records it (shardwire.migrations, docs/architecture.md §8.2, §9.1): plain data,
+// shared by the mover, the console and the metrics. The catalog I/O is in migrations.h.
 #pragma once
 
 #include <array>

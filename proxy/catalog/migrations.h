@@ -1,6 +1,6 @@
-// The mover's persistent state (shardwire.migrations in the catalog, docs/architecture.md §8, §9.1): one row per
-// migration, written before each step it describes, so a restarted mover resumes from it.
-// Blocking libpq on a connection the caller owns.
+// The mover's persistent state (shardwire.migrations in the catalog, docs/architecture.md §8, §9.1): one row
+// per migration, written before each step it describes, so a restarted mover resumes from it. Blocking libpq
+// on a connection the caller owns.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,9 @@
 #include "common/log.h"
 
 namespace sw::catalog {
+
+void PgConnDeleter::operator()(PGconn* c) const { PQfinish(c); }
+void PgResultDeleter::operator()(PGresult* r) const { PQclear(r); }
 namespace {
 
 // libpq messages end in a newline and may span lines ("...\n\tIs the server running..."): one

@@ -1,4 +1,5 @@
-// Thin RAII helpers over libpq's blocking API for the catalog and the mover (and app/'s admin commands).
+// Thin RAII helpers over libpq's blocking API for the catalog and the mover (the only modules that
+// use libpq; others reach the catalog and the shards through their interfaces).
 // Every failure becomes a Status with the server's SQLSTATE; messages never contain a DSN or a
 // password (libpq's own messages name host and port, never the password).
 #pragma once
@@ -12,18 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "catalog/pq_handle.h"
 #include "common/status.h"
 
 namespace sw::catalog {
-
-struct PgConnDeleter {
-  void operator()(PGconn* c) const { PQfinish(c); }
-};
-struct PgResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using PgConnPtr = std::unique_ptr<PGconn, PgConnDeleter>;
-using PgResultPtr = std::unique_ptr<PGresult, PgResultDeleter>;
 
 struct ConnectOptions {
   std::string application_name = "shardwire";

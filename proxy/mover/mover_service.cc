@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "catalog/migrations.h"
 #include "common/log.h"
+#include "mover/migration_runner.h"
 
 namespace sw::mover {
 namespace {

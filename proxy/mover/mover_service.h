@@ -16,12 +16,13 @@
 #include <mutex>
 #include <thread>
 
-#include "catalog/migrations.h"
+#include "catalog/migration.h"
 #include "config/config.h"
-#include "mover/migration_runner.h"
 #include "mover/mover_counters.h"
 
 namespace sw::mover {
+
+class MigrationRunner;
 
 struct MoverSnapshot {
   uint64_t copied_rows = 0, copied_bytes = 0, applied_changes = 0, verify_mismatches = 0, drain_aborts = 0;

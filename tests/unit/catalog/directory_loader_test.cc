@@ -137,7 +137,7 @@ TEST_CASE("shard_names keeps config order") {
   sw::config::Config cfg;
   cfg.shards.push_back({"b", "dbname=b", {}});
   cfg.shards.push_back({"a", "dbname=a", {}});
-  CHECK(shard_names(cfg) == std::vector<std::string>{"b", "a"});
+  CHECK(cfg.shard_names() == std::vector<std::string>{"b", "a"});
 }
 
 TEST_CASE("parse_directory_result: rows, the empty catalog, malformed values") {
