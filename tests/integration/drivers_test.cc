@@ -243,7 +243,8 @@ TEST_SUITE("drivers_defects") {
     for (Driver& d : defects()) list.push_back(std::move(d));
     run_matrix(2, "session", list);
   }
-  // The same defect without a driver: libpq, simple protocol, session pooling, two shards.
+  // The same defect without a driver: libpq, simple protocol, session pooling, two shards. (Passes
+  // without the SELECT 1: the first statement then attaches a server on s1.)
   TEST_CASE("session pooling, two shards: BEGIN then a keyed INSERT for a tenant on s1 (libpq)") {
     PROXY_ONLY();
     ShardedOptions options;
@@ -253,6 +254,8 @@ TEST_SUITE("drivers_defects") {
     const int64_t key = key_where([](uint32_t b) { return b % 2 == 1; });
     const std::string insert = "INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", ";
     PgConn c = f.client();
+    // A statement that names no table first: the session's server is then one on s0.
+    CHECK(c.value("SELECT 1") == "1");
     CHECK_OK(c.exec(insert + "'autocommit')"));
     REQUIRE_OK(c.exec("BEGIN"));
     CHECK_OK(c.exec(insert + "'in-transaction')"));
