@@ -22,13 +22,15 @@ BATCH_QTYS = (10, 11, 12, 13, 14)
 COPY_ROWS = ((1, "a"), (2, "b"), (3, "c"))
 
 
-def args():
-    if len(sys.argv) != 5:
-        sys.exit("usage: %s URL MODE TENANT TAG" % sys.argv[0])
-    url, mode, tenant, tag = sys.argv[1:]
+def args(variants=None):
+    """URL MODE TENANT TAG, then VARIANT (one of `variants`) when the script has variants."""
+    want = 6 if variants else 5
+    if len(sys.argv) != want or (variants and sys.argv[5] not in variants):
+        sys.exit("usage: %s URL MODE TENANT TAG%s" % (sys.argv[0], " " + "|".join(variants) if variants else ""))
+    url, mode, tenant, tag = sys.argv[1:5]
     if mode not in ("transaction", "session"):
         sys.exit("mode must be transaction or session")
-    return url, mode, int(tenant), tag
+    return (url, mode, int(tenant), tag) + ((sys.argv[5],) if variants else ())
 
 
 def format_params(row):
