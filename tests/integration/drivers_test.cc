@@ -4,6 +4,7 @@
 // value it reads and prints `key=value` per check; this suite compares that output line by line
 // and then reads the shards directly: the tenant's rows are all on the shard that owns its bucket
 // and nowhere else, the COPY table is on the default shard only.
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -205,6 +206,30 @@ std::vector<Driver> defects() {
   };
 }
 
+// The next result of a pipelined libpq connection; {true, nullptr} when nothing came in time.
+std::pair<bool, PGresult*> next_result(PGconn* c, std::chrono::steady_clock::time_point deadline) {
+  while (PQisBusy(c)) {
+    PQflush(c);
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return {true, nullptr};
+    pollfd p{PQsocket(c), POLLIN, 0};
+    poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 500)));
+    if (!PQconsumeInput(c)) break;
+  }
+  return {false, PQgetResult(c)};
+}
+
+// Status of the next result; "NULL" for the end of a query's results, "TIMEOUT".
+std::string next_status(PGconn* c, std::chrono::steady_clock::time_point deadline) {
+  auto [timed_out, res] = next_result(c, deadline);
+  if (timed_out) return "TIMEOUT";
+  if (!res) return "NULL";
+  std::string st = PQresStatus(PQresultStatus(res));
+  PQclear(res);
+  return st;
+}
+
 // Drivers whose tag is (`keep`) or is not (!`keep`) in `tags`.
 std::vector<Driver> select(const std::vector<std::string>& tags, bool keep) {
   std::vector<Driver> out;
@@ -248,6 +273,46 @@ TEST_SUITE("drivers_defects") {
     std::vector<Driver> list = drivers();
     for (Driver& d : defects()) list.push_back(std::move(d));
     run_matrix(2, "session", list);
+  }
+  // What asyncpg and postgres.js send, with libpq and no sharding: BEGIN (simple query), then
+  // Parse + Describe(statement) + Flush of an INSERT, then Bind + Execute + Sync, then ROLLBACK.
+  // The row must be gone, as it is on PostgreSQL (SHARDWIRE_IT_DIRECT=1 runs this case too).
+  TEST_CASE(
+      "BEGIN, then an INSERT sent as Parse + Describe + Flush and Bind + Execute + Sync, then ROLLBACK") {
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ProxyOptions options;
+      options.pool_mode = mode;
+      Target t(shared_cluster(), options);
+      INFO("proxy log:\n" << t.log_tail());
+      const std::string table = unique_name("drivers_rollback");
+      PgConn conn = t.connect_or_throw();
+      REQUIRE_OK(conn.exec("CREATE TABLE " + table + " (v int)"));
+      REQUIRE_OK(conn.exec("BEGIN"));
+      PGconn* c = conn.get();
+      REQUIRE(PQenterPipelineMode(c) == 1);
+      const std::string insert = "INSERT INTO " + table + " VALUES ($1)";
+      REQUIRE(PQsendPrepare(c, "ins", insert.c_str(), 0, nullptr) == 1);
+      REQUIRE(PQsendDescribePrepared(c, "ins") == 1);
+      REQUIRE(PQsendFlushRequest(c) == 1);
+      REQUIRE(PQflush(c) == 0);
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // ParseComplete
+      CHECK(next_status(c, deadline) == "NULL");
+      CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // the description
+      CHECK(next_status(c, deadline) == "NULL");
+      const char* one = "1";
+      REQUIRE(PQsendQueryPrepared(c, "ins", 1, &one, nullptr, nullptr, 0) == 1);
+      REQUIRE(PQpipelineSync(c) == 1);
+      CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // INSERT 0 1
+      CHECK(next_status(c, deadline) == "NULL");
+      CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+      REQUIRE(PQexitPipelineMode(c) == 1);
+      CHECK(PQtransactionStatus(c) == PQTRANS_INTRANS);
+      REQUIRE_OK(conn.exec("ROLLBACK"));
+      CHECK(conn.value("SELECT count(*) FROM " + table) == "0");
+      CHECK_OK(conn.exec("DROP TABLE " + table));
+    }
   }
   // The same defect without a driver: libpq, simple protocol, session pooling, two shards. (Passes
   // without the SELECT 1: the first statement then attaches a server on s1.)
