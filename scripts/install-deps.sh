@@ -10,6 +10,9 @@ PACKAGES=(
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and the sanitizer runtimes
   postgresql-15 postgresql-client-15 postgresql-contrib-15
   pgbouncer openssl curl docker-compose prometheus
+  # tests/drivers: the client drivers of the driver matrix suite (Node.js packages come from npm,
+  # scripts/install-driver-deps.sh)
+  python3-psycopg python3-psycopg2 python3-asyncpg libpostgresql-jdbc-java default-jdk-headless nodejs
 )
 
 installed() {

@@ -23,6 +23,7 @@ STAGES=${STAGES:-release asan lint tsan fuzz}
 [ $# -gt 0 ] && STAGES=release
 
 "$ROOT/scripts/install-deps.sh"
+"$ROOT/scripts/install-driver-deps.sh"
 
 stage() { echo "== $(date +%T) $*"; }
 has_stage() { [[ " $STAGES " == *" $1 "* ]]; }

@@ -1,0 +1,89 @@
+"""psycopg 3 through shardwire: server-side binding, named prepared statements, pipeline mode,
+executemany, a server-side cursor, COPY both ways. Usage: psycopg3_check.py URL MODE TENANT TAG"""
+import psycopg
+
+from driver_check import (BATCH_QTYS, COPY_ROWS, PARAM_VALUES, PARAMS_EXPECTED, TXN_QTYS, args,
+                          format_params, put)
+
+url, mode, tenant, tag = args()
+conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+put("connect", "ok", "ok")
+put("select1", conn.execute("SELECT 1").fetchone()[0], 1)
+
+# Server-side binding: psycopg 3 sends the values as Bind parameters, never interpolated.
+row = conn.execute("SELECT %s::int, %s::text, %s::numeric, %s::timestamptz, %s::bytea, %s::text",
+                   PARAM_VALUES).fetchone()
+put("params", format_params(row), PARAMS_EXPECTED)
+
+total = 0
+for i in range(1, 8):
+    total += conn.execute("SELECT %s::int * 2", (i,), prepare=True).fetchone()[0]
+put("prepared", total, 56)
+
+with conn.transaction():
+    for i, qty in enumerate(TXN_QTYS):
+        conn.execute("INSERT INTO orders (tenant_id, note, qty) VALUES (%s, %s, %s)",
+                     (tenant, "%s-txn-%d" % (tag, i), qty))
+put("txn", len(TXN_QTYS), 3)
+
+with conn.transaction():
+    cur = conn.cursor()
+    cur.executemany("INSERT INTO orders (tenant_id, note, qty) VALUES (%s, %s, %s)",
+                    [(tenant, "%s-batch-%d" % (tag, i), q) for i, q in enumerate(BATCH_QTYS)])
+put("batch", len(BATCH_QTYS), 5)
+
+try:
+    with conn.transaction():
+        conn.execute("INSERT INTO orders (tenant_id, note, qty) VALUES (%s, %s, %s)",
+                     (tenant, tag + "-rollback", 100))
+        raise RuntimeError("roll back")
+except RuntimeError:
+    pass
+put("rollback", conn.execute("SELECT count(*) FROM orders WHERE tenant_id = %s AND note = %s",
+                             (tenant, tag + "-rollback")).fetchone()[0], 0)
+
+counts = [conn.execute("SELECT count(*) FROM orders WHERE tenant_id = %s AND note LIKE %s",
+                       (tenant, tag + "-%"), prepare=True).fetchone()[0] for _ in range(6)]
+put("keyed", ",".join(map(str, counts)), "8,8,8,8,8,8")
+
+try:
+    conn.execute("SELECT * FROM no_such_table_for_drivers")
+    put("error", "none", "42P01")
+except psycopg.Error as e:
+    put("error", e.sqlstate, "42P01")
+put("after_error", conn.execute("SELECT 1").fetchone()[0], 1)
+
+with conn.transaction():
+    with conn.cursor(name="keyed_rows") as named:
+        named.itersize = 2
+        named.execute("SELECT qty FROM orders WHERE tenant_id = %s AND note LIKE %s ORDER BY qty",
+                      (tenant, tag + "-%"))
+        put("cursor", sum(r[0] for r in named), 66)
+
+table = "copy_" + tag
+conn.execute("DROP TABLE IF EXISTS %s" % table)
+conn.execute("CREATE TABLE %s (id int, note text)" % table)
+with conn.cursor() as cur:
+    with cur.copy("COPY %s (id, note) FROM STDIN" % table) as copy:
+        for r in COPY_ROWS:
+            copy.write_row(r)
+    put("copy_in", cur.rowcount, 3)
+    out = []
+    with cur.copy("COPY (SELECT id, note FROM %s ORDER BY id) TO STDOUT" % table) as copy:
+        for r in copy.rows():
+            out.append("%s|%s" % r)
+    put("copy_out", ",".join(out), "1|a,2|b,3|c")
+
+with conn.pipeline():
+    c1 = conn.execute("SELECT count(*) FROM orders WHERE tenant_id = %s AND note LIKE %s",
+                      (tenant, tag + "-txn-%"))
+    c2 = conn.execute("SELECT %s::text || '!'", ("piped",))
+    c3 = conn.execute("SELECT sum(qty)::int FROM orders WHERE tenant_id = %s AND note LIKE %s",
+                      (tenant, tag + "-batch-%"))
+put("pipeline", "%s,%s,%s" % (c1.fetchone()[0], c2.fetchone()[0], c3.fetchone()[0]), "3,piped!,60")
+
+if mode == "session":
+    pids = {conn.execute("SELECT pg_backend_pid()").fetchone()[0] for _ in range(3)}
+    put("session_pid", "stable" if len(pids) == 1 else "changed", "stable")
+conn.close()
+print("done", flush=True)

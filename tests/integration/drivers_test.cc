@@ -1,0 +1,357 @@
+// The driver matrix: real client drivers (psycopg 3, psycopg2, asyncpg, node-postgres,
+// postgres.js, pgjdbc) run their check scripts from tests/drivers/ through shardwire, in
+// transaction and in session pooling, with one shard and with two. Each script asserts every
+// value it reads and prints `key=value` per check; this suite compares that output line by line
+// and then reads the shards directly: the tenant's rows are all on the shard that owns its bucket
+// and nowhere else, the COPY table is on the default shard only.
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "harness/sharded_fixture.h"
+#include "it_test.h"
+
+namespace it {
+namespace {
+
+const std::string kDriversDir = std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers";
+const char* const kPython = "/usr/bin/python3";  // Debian's, which has the python3-* drivers
+const char* const kJdbcJar = "/usr/share/java/postgresql.jar";
+
+// The keys a check script prints, in order (tests/drivers/README.md).
+struct Checks {
+  bool simple = false;   // postgres.js .simple()
+  bool rollback = true;  // a rolled-back transaction leaves no row
+  bool cursor = true;
+  std::vector<std::string> extra;  // after the cursor
+};
+
+struct Driver {
+  std::string tag;                   // rows' note prefix, copy table suffix
+  std::vector<std::string> command;  // followed by URL MODE TENANT TAG
+  std::vector<std::string> variant;  // after TAG
+  Checks checks;
+  std::map<std::string, std::string> values;  // values that differ from the common ones
+  // The whole output when it is not the common contract's (the defect reproductions); the
+  // script then writes no row that survives.
+  std::vector<std::string> keys = {};
+};
+
+const std::map<std::string, std::string>& common_values() {
+  static const std::map<std::string, std::string> v = {
+      {"connect", "ok"},         {"select1", "1"},   {"params", "42|h\u00e9llo|12.50|1704164645|00ff|null"},
+      {"prepared", "56"},        {"txn", "3"},       {"batch", "5"},
+      {"keyed", "8,8,8,8,8,8"},  {"error", "42P01"}, {"after_error", "1"},
+      {"cursor", "66"},          {"copy_in", "3"},   {"copy_out", "1|a,2|b,3|c"},
+      {"session_pid", "stable"}, {"rollback", "0"},
+  };
+  return v;
+}
+
+std::vector<std::string> check_keys(const Checks& c) {
+  std::vector<std::string> keys = {"connect", "select1"};
+  if (c.simple) keys.push_back("simple");
+  for (const char* k : {"params", "prepared", "txn", "batch"}) keys.emplace_back(k);
+  if (c.rollback) keys.emplace_back("rollback");
+  for (const char* k : {"keyed", "error", "after_error"}) keys.emplace_back(k);
+  if (c.cursor) keys.emplace_back("cursor");
+  keys.insert(keys.end(), c.extra.begin(), c.extra.end());
+  return keys;
+}
+
+// javac JdbcCheck.java once per test process; the class directory lives as long as the process.
+const std::string& jdbc_classpath() {
+  static TempDir dir("shardwire-jdbc-");
+  static std::string classpath = [] {
+    CommandResult r =
+        run_command({"javac", "-d", dir.path(), "-cp", kJdbcJar, kDriversDir + "/java/JdbcCheck.java"}, "",
+                    std::chrono::seconds(120));
+    if (r.exit_code != 0) throw std::runtime_error("javac JdbcCheck.java: " + r.describe());
+    return std::string(kJdbcJar) + ":" + dir.path();
+  }();
+  return classpath;
+}
+
+// asyncpg's rollback and cursor, and postgres.js's rollback, fail through shardwire today; they
+// are in the drivers_defects suite below, not here.
+std::vector<Driver> drivers() {
+  const std::string py = kDriversDir + "/python/";
+  const std::string node = kDriversDir + "/node/";
+  std::vector<std::string> java = {"java", "-cp", jdbc_classpath(), "JdbcCheck"};
+  const std::vector<std::string> copy = {"copy_in", "copy_out"};
+  const Checks postgresjs{true, false, true, copy};
+  return {
+      {"psycopg3",
+       {kPython, py + "psycopg3_check.py"},
+       {},
+       {false, true, true, {"copy_in", "copy_out", "pipeline"}},
+       {{"pipeline", "3,piped!,60"}}},
+      {"psycopg2", {kPython, py + "psycopg2_check.py"}, {}, {false, true, true, copy}, {}},
+      {"asyncpg",
+       {kPython, py + "asyncpg_check.py"},
+       {},
+       {false, false, false, {"copy_in", "copy_out", "codec"}},
+       {{"copy_in", "COPY 3"}, {"codec", "True"}}},
+      {"nodepg", {"node", node + "pg_check.js"}, {}, {}, {}},
+      {"pgjs_prepare",
+       {"node", node + "postgresjs_check.js"},
+       {"prepare"},
+       postgresjs,
+       {{"simple", "[2,3]"}}},
+      {"pgjs_noprepare",
+       {"node", node + "postgresjs_check.js"},
+       {"noprepare"},
+       postgresjs,
+       {{"simple", "[2,3]"}}},
+      {"jdbc_t0", java, {"0"}, {false, true, true, copy}, {}},
+      {"jdbc_t1", java, {"1"}, {false, true, true, copy}, {}},
+  };
+}
+
+std::string expected_output(const Driver& d, const std::string& mode) {
+  std::vector<std::string> keys = d.keys.empty() ? check_keys(d.checks) : d.keys;
+  if (mode == "session" && d.keys.empty()) keys.push_back("session_pid");
+  std::string out;
+  for (const auto& key : keys) {
+    auto own = d.values.find(key);
+    out += key + "=" + (own != d.values.end() ? own->second : common_values().at(key)) + "\n";
+  }
+  return out + "done\n";
+}
+
+bool has_copy(const Driver& d) {
+  const auto& e = d.checks.extra;
+  return std::find(e.begin(), e.end(), "copy_in") != e.end();
+}
+
+// The tenant's rows, read on each shard directly: all 8 on `owner`, none elsewhere (none at all
+// for a defect reproduction, whose rows are all rolled back).
+void check_rows_on_shards(const ShardedFixture& f, const Driver& d, int64_t tenant, int owner) {
+  std::vector<std::string> expected;
+  if (d.keys.empty()) {
+    for (int i = 0; i < 5; ++i) expected.push_back(row_of(tenant, d.tag + "-batch-" + std::to_string(i)));
+    for (int i = 0; i < 3; ++i) expected.push_back(row_of(tenant, d.tag + "-txn-" + std::to_string(i)));
+  }
+  std::sort(expected.begin(), expected.end());
+  const std::string mine = "note LIKE '" + d.tag + "-%'";
+  for (int s = 0; s < f.setup.shards(); ++s) {
+    std::vector<std::string> rows = f.rows_on(s, mine);
+    if (s == owner)
+      CHECK_MESSAGE(rows == expected, d.tag << ": rows on owner shard s" << s);
+    else
+      CHECK_MESSAGE(rows.empty(),
+                    d.tag << ": " << rows.size() << " rows on shard s" << s << ", owner is s" << owner);
+  }
+  if (expected.empty()) return;
+  PgConn o = f.setup.shard(owner);
+  CHECK_MESSAGE(o.value("SELECT sum(qty) FROM orders WHERE " + mine) == "66", d.tag);
+  if (!has_copy(d)) return;
+  // copy_<tag> is unsharded: on the default shard s0 only.
+  PgConn s0 = f.setup.shard(0);
+  CHECK_MESSAGE(
+      s0.value("SELECT string_agg(id || '|' || note, ',' ORDER BY id) FROM copy_" + d.tag) == "1|a,2|b,3|c",
+      d.tag);
+  for (int s = 1; s < f.setup.shards(); ++s) {
+    PgConn other = f.setup.shard(s);
+    CHECK_MESSAGE(other.value("SELECT to_regclass('copy_" + d.tag + "') IS NULL") == "t",
+                  d.tag << " on s" << s);
+  }
+}
+
+// Every driver against one deployment: `shards` shards, `mode` pooling. The tenant's bucket is on
+// the last shard (with two shards: not the default one).
+void run_matrix(int shards, const std::string& mode, const std::vector<Driver>& list) {
+  REQUIRE_MESSAGE(access((kDriversDir + "/node/node_modules/pg").c_str(), F_OK) == 0,
+                  "tests/drivers/node/node_modules is missing: run scripts/install-driver-deps.sh");
+  ShardedOptions options;
+  options.shards = shards;
+  options.proxy.pool_mode = mode;
+  ShardedFixture f(options);
+  const int owner = shards - 1;
+  const int64_t tenant = key_where([&](uint32_t b) { return static_cast<int>(b % shards) == owner; }, 1000);
+  const std::string url =
+      "postgresql://app:secret@127.0.0.1:" + std::to_string(f.proxy->port()) + "/app?sslmode=disable";
+  for (const Driver& d : list) {
+    std::vector<std::string> argv = d.command;
+    for (const auto& a : {url, mode, std::to_string(tenant), d.tag}) argv.push_back(a);
+    argv.insert(argv.end(), d.variant.begin(), d.variant.end());
+    auto start = std::chrono::steady_clock::now();
+    CommandOptions no_bytecode;  // nothing written into the source tree
+    no_bytecode.env["PYTHONDONTWRITEBYTECODE"] = "1";
+    CommandResult r = run_command(argv, "", std::chrono::seconds(90), no_bytecode);
+    MESSAGE(d.tag << " (" << mode << ", " << shards << " shard(s)): exit " << r.exit_code
+                  << std::string(r.timed_out ? " (timed out)" : "") << " in " << ms_since(start) << " ms");
+    CHECK_MESSAGE(r.out == expected_output(d, mode), d.tag << " output differs; stderr:\n"
+                                                           << r.err << "\n--- proxy log ---\n"
+                                                           << f.log_tail(20));
+    CHECK_MESSAGE(r.exit_code == 0, d.tag << ": " << r.describe());
+    check_rows_on_shards(f, d, tenant, owner);
+  }
+}
+
+// Reproductions of what fails through shardwire today. Not registered with ctest (only the suite
+// named after this file is); run with `integration_tests -ts=drivers_defects`.
+std::vector<Driver> defects() {
+  const std::string node = kDriversDir + "/node/postgresjs_rollback_check.js";
+  const std::vector<std::string> rollback = {"connect", "rollback"};
+  const std::string asyncpg = kDriversDir + "/python/asyncpg_txn_check.py";
+  return {
+      {"asyncpg_rollback", {kPython, asyncpg}, {"rollback"}, {}, {}, rollback},
+      {"asyncpg_cursor", {kPython, asyncpg}, {"cursor"}, {}, {{"cursor", "15"}}, {"connect", "cursor"}},
+      {"pgjs_rollback_prepare", {"node", node}, {"prepare"}, {}, {}, rollback},
+      {"pgjs_rollback_noprepare", {"node", node}, {"noprepare"}, {}, {}, rollback},
+  };
+}
+
+// The next result of a pipelined libpq connection; {true, nullptr} when nothing came in time.
+std::pair<bool, PGresult*> next_result(PGconn* c, std::chrono::steady_clock::time_point deadline) {
+  while (PQisBusy(c)) {
+    PQflush(c);
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return {true, nullptr};
+    pollfd p{PQsocket(c), POLLIN, 0};
+    poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 500)));
+    if (!PQconsumeInput(c)) break;
+  }
+  return {false, PQgetResult(c)};
+}
+
+// Status of the next result; "NULL" for the end of a query's results, "TIMEOUT".
+std::string next_status(PGconn* c, std::chrono::steady_clock::time_point deadline) {
+  auto [timed_out, res] = next_result(c, deadline);
+  if (timed_out) return "TIMEOUT";
+  if (!res) return "NULL";
+  std::string st = PQresStatus(PQresultStatus(res));
+  PQclear(res);
+  return st;
+}
+
+// Drivers whose tag is (`keep`) or is not (!`keep`) in `tags`.
+std::vector<Driver> select(const std::vector<std::string>& tags, bool keep) {
+  std::vector<Driver> out;
+  for (Driver& d : drivers())
+    if ((std::find(tags.begin(), tags.end(), d.tag) != tags.end()) == keep) out.push_back(std::move(d));
+  return out;
+}
+
+// With two shards, asyncpg and postgres.js open their transaction on the default shard today
+// (BEGIN, then Parse + Describe + Flush of the keyed statement).
+// Same for the reproductions; with one shard in session pooling only asyncpg's fail.
+std::vector<Driver> select_defects(const std::vector<std::string>& tags, bool keep) {
+  std::vector<Driver> out;
+  for (Driver& d : defects())
+    if ((std::find(tags.begin(), tags.end(), d.tag) != tags.end()) == keep) out.push_back(std::move(d));
+  return out;
+}
+const std::vector<std::string> kAsyncpgDefects = {"asyncpg_rollback", "asyncpg_cursor"};
+
+const std::vector<std::string> kTwoShardTransactionDefects = {"asyncpg", "pgjs_prepare", "pgjs_noprepare"};
+
+}  // namespace
+
+TEST_SUITE("drivers_defects") {
+  TEST_CASE("driver defects: transaction pooling, one shard") {
+    PROXY_ONLY();
+    run_matrix(1, "transaction", defects());
+  }
+  TEST_CASE("driver defects: transaction pooling, two shards") {
+    PROXY_ONLY();
+    std::vector<Driver> list = select(kTwoShardTransactionDefects, true);
+    for (Driver& d : defects()) list.push_back(std::move(d));
+    run_matrix(2, "transaction", list);
+  }
+  TEST_CASE("driver defects: session pooling, one shard") {
+    PROXY_ONLY();
+    run_matrix(1, "session", select_defects(kAsyncpgDefects, true));
+  }
+  TEST_CASE("driver defects: session pooling, two shards (every driver)") {
+    PROXY_ONLY();
+    std::vector<Driver> list = drivers();
+    for (Driver& d : defects()) list.push_back(std::move(d));
+    run_matrix(2, "session", list);
+  }
+  // What asyncpg and postgres.js send, with libpq and no sharding: BEGIN (simple query), then
+  // Parse + Describe(statement) + Flush of an INSERT, then Bind + Execute + Sync, then ROLLBACK.
+  // The row must be gone, as it is on PostgreSQL (SHARDWIRE_IT_DIRECT=1 runs this case too).
+  TEST_CASE(
+      "BEGIN, then an INSERT sent as Parse + Describe + Flush and Bind + Execute + Sync, then ROLLBACK") {
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ProxyOptions options;
+      options.pool_mode = mode;
+      Target t(shared_cluster(), options);
+      INFO("proxy log:\n" << t.log_tail());
+      const std::string table = unique_name("drivers_rollback");
+      PgConn conn = t.connect_or_throw();
+      REQUIRE_OK(conn.exec("CREATE TABLE " + table + " (v int)"));
+      REQUIRE_OK(conn.exec("BEGIN"));
+      PGconn* c = conn.get();
+      REQUIRE(PQenterPipelineMode(c) == 1);
+      const std::string insert = "INSERT INTO " + table + " VALUES ($1)";
+      REQUIRE(PQsendPrepare(c, "ins", insert.c_str(), 0, nullptr) == 1);
+      REQUIRE(PQsendDescribePrepared(c, "ins") == 1);
+      REQUIRE(PQsendFlushRequest(c) == 1);
+      REQUIRE(PQflush(c) == 0);
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // ParseComplete
+      CHECK(next_status(c, deadline) == "NULL");
+      CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // the description
+      CHECK(next_status(c, deadline) == "NULL");
+      const char* one = "1";
+      REQUIRE(PQsendQueryPrepared(c, "ins", 1, &one, nullptr, nullptr, 0) == 1);
+      REQUIRE(PQpipelineSync(c) == 1);
+      CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // INSERT 0 1
+      CHECK(next_status(c, deadline) == "NULL");
+      CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+      REQUIRE(PQexitPipelineMode(c) == 1);
+      CHECK(PQtransactionStatus(c) == PQTRANS_INTRANS);
+      REQUIRE_OK(conn.exec("ROLLBACK"));
+      CHECK(conn.value("SELECT count(*) FROM " + table) == "0");
+      CHECK_OK(conn.exec("DROP TABLE " + table));
+    }
+  }
+  // The same defect without a driver: libpq, simple protocol, session pooling, two shards. (Passes
+  // without the SELECT 1: the first statement then attaches a server on s1.)
+  TEST_CASE("session pooling, two shards: BEGIN then a keyed INSERT for a tenant on s1 (libpq)") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.shards = 2;
+    options.proxy.pool_mode = "session";
+    ShardedFixture f(options);
+    const int64_t key = key_where([](uint32_t b) { return b % 2 == 1; });
+    const std::string insert = "INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", ";
+    PgConn c = f.client();
+    // A statement that names no table first: the session's server is then one on s0.
+    CHECK(c.value("SELECT 1") == "1");
+    CHECK_OK(c.exec(insert + "'autocommit')"));
+    REQUIRE_OK(c.exec("BEGIN"));
+    CHECK_OK(c.exec(insert + "'in-transaction')"));
+    CHECK_OK(c.exec("COMMIT"));
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(key, "autocommit"), row_of(key, "in-transaction")});
+    CHECK(f.rows_on(0).empty());
+  }
+}
+
+TEST_SUITE("drivers") {
+  TEST_CASE("drivers through shardwire: transaction pooling, one shard") {
+    PROXY_ONLY();
+    run_matrix(1, "transaction", drivers());
+  }
+  TEST_CASE("drivers through shardwire: transaction pooling, two shards") {
+    PROXY_ONLY();
+    run_matrix(2, "transaction", select(kTwoShardTransactionDefects, false));
+  }
+  TEST_CASE("drivers through shardwire: session pooling, one shard") {
+    PROXY_ONLY();
+    std::vector<Driver> list = drivers();
+    for (Driver& d : select_defects(kAsyncpgDefects, false))
+      list.push_back(std::move(d));  // postgres.js rollback
+    run_matrix(1, "session", list);
+  }
+}
+
+}  // namespace it
