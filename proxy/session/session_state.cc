@@ -18,7 +18,8 @@ bool is_identifier(std::string_view name) {
                      [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '.'; });
 }
 
-// "-c a=b --c=d" -> {a,b}, {c,d}. Backslash escapes a space as libpq documents.
+// "-c a=b -cc=d --e-f=g" -> {a,b}, {c,d}, {e_f,g}, as the server splits its options: words end at
+// unescaped white space and a backslash takes the next character literally.
 std::vector<std::pair<std::string, std::string>> split_options(std::string_view options) {
   std::vector<std::string> words;
   std::string word;
@@ -77,19 +78,26 @@ bool SessionState::is_protected(std::string_view name) {
 }
 
 void SessionState::set_startup(const std::vector<std::pair<std::string, std::string>>& params) {
-  startup_.clear();
-  auto add = [this](const std::string& name, const std::string& value) {
-    if (!is_identifier(name)) return;
-    startup_.push_back({lower(name), "SET " + name + " = " + quote_literal(value)});
-  };
+  // PostgreSQL applies the options switches first and the other startup parameters after them,
+  // each as the plain value set_config takes (never re-quoted as SQL: "a,public" is a list).
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const auto& [name, value] : params) {
+    if (lower(name) == "options") {
+      auto split = split_options(value);
+      settings.insert(settings.end(), split.begin(), split.end());
+    }
+  }
   for (const auto& [name, value] : params) {
     std::string n = lower(name);
-    if (n == "user" || n == "database" || n == "replication") continue;
-    if (n == "options") {
-      for (const auto& [opt, val] : split_options(value)) add(opt, val);
-    } else {
-      add(name, value);
-    }
+    if (n != "user" && n != "database" && n != "replication" && n != "options")
+      settings.emplace_back(name, value);
+  }
+  startup_.clear();
+  for (const auto& [name, value] : settings) {
+    if (!is_identifier(name)) continue;
+    startup_ += startup_.empty() ? "SELECT " : ", ";
+    startup_ +=
+        "pg_catalog.set_config(" + quote_literal(lower(name)) + ", " + quote_literal(value) + ", false)";
   }
   rebuild_signature();
 }
@@ -140,11 +148,10 @@ void SessionState::end_transaction(bool committed) {
 
 void SessionState::rebuild_signature() {
   signature_.clear();
-  for (const auto* list : {&startup_, &committed_}) {
-    for (const Setting& s : *list) {
-      signature_ += s.sql;
-      signature_ += ";";
-    }
+  if (!startup_.empty()) signature_ = startup_ + ";";
+  for (const Setting& s : committed_) {
+    signature_ += s.sql;
+    signature_ += ";";
   }
 }
 

@@ -14,8 +14,9 @@ namespace sw::session {
 
 class SessionState {
  public:
-  // Startup packet parameters other than user/database/replication/options become SETs;
-  // "options" (-c name=value / --name=value) is split into its settings.
+  // Startup packet parameters other than user/database/replication, and the settings of
+  // "options" (-c name=value, -cname=value, --name=value; backslash escapes the next character),
+  // become one SELECT of set_config(name, value, false) calls: PostgreSQL's meaning of the value.
   void set_startup(const std::vector<std::pair<std::string, std::string>>& params);
 
   // A statement that completed without error, in the transaction in progress.
@@ -38,7 +39,7 @@ class SessionState {
   void apply(std::vector<Setting>& settings, const parser::StatementFacts& statement) const;
   void rebuild_signature();
 
-  std::vector<Setting> startup_;
+  std::string startup_;  // the set_config SELECT, "" when the client set nothing
   std::vector<Setting> committed_;
   std::vector<Setting> pending_;  // committed_ as modified by the open transaction
   bool pending_dirty_ = false;
