@@ -232,9 +232,18 @@ Status Session::forward_query(const wire::Frame& frame) {
     }
   }
   if (known && refuse_in_query(*known)) return Status::ok();
+  std::string restore = known ? profile_.settings.restore_startup(known->statements) : std::string();
   request_.queries.push_back(std::move(known));
   expect(Owed::Query);
   txn_.leg.backend->connection().write(whole(frame));
+  if (!restore.empty()) {
+    // The server's RESET went to the proxy login's defaults; the client's are its startup values.
+    std::string out;
+    wire::encode_query(out, restore);
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+    txn_.leg.backend->connection().write(out);
+    request_.restore_owed = true;
+  }
   return Status::ok();
 }
 

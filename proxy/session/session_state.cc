@@ -55,6 +55,15 @@ std::vector<std::pair<std::string, std::string>> split_options(std::string_view 
   return settings;
 }
 
+std::string set_config_select(const std::vector<std::pair<std::string, std::string>>& settings) {
+  std::string sql;
+  for (const auto& [name, value] : settings) {
+    sql += sql.empty() ? "SELECT " : ", ";
+    sql += "pg_catalog.set_config(" + quote_literal(name) + ", " + quote_literal(value) + ", false)";
+  }
+  return sql;
+}
+
 }  // namespace
 
 std::string quote_literal(std::string_view value) {
@@ -92,14 +101,46 @@ void SessionState::set_startup(const std::vector<std::pair<std::string, std::str
     if (n != "user" && n != "database" && n != "replication" && n != "options")
       settings.emplace_back(name, value);
   }
-  startup_.clear();
+  startup_values_.clear();
   for (const auto& [name, value] : settings) {
-    if (!is_identifier(name)) continue;
-    startup_ += startup_.empty() ? "SELECT " : ", ";
-    startup_ +=
-        "pg_catalog.set_config(" + quote_literal(lower(name)) + ", " + quote_literal(value) + ", false)";
+    if (is_identifier(name)) startup_values_.emplace_back(lower(name), value);
   }
+  startup_ = set_config_select(startup_values_);
   rebuild_signature();
+}
+
+std::string SessionState::restore_startup(const std::vector<parser::StatementFacts>& statements) const {
+  using parser::StatementKind;
+  if (startup_values_.empty()) return "";
+  std::vector<std::string> reset;  // startup settings reset and not set again afterwards
+  auto forget = [&reset](const std::string& name) {
+    reset.erase(std::remove(reset.begin(), reset.end(), name), reset.end());
+  };
+  auto is_startup = [this](const std::string& name) {
+    return std::any_of(startup_values_.begin(), startup_values_.end(),
+                       [&](const auto& setting) { return setting.first == name; });
+  };
+  for (const parser::StatementFacts& statement : statements) {
+    std::string name = lower(statement.set_name);
+    switch (statement.kind) {
+      case StatementKind::ResetAll:
+      case StatementKind::DiscardAll:
+        reset.clear();
+        for (const auto& setting : startup_values_) reset.push_back(setting.first);
+        break;
+      case StatementKind::Reset:
+        if (is_startup(name)) reset.push_back(name);
+        break;
+      case StatementKind::Set:
+      case StatementKind::SetLocal: forget(name); break;
+      default: break;
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> restore;
+  for (const auto& setting : startup_values_) {
+    if (std::find(reset.begin(), reset.end(), setting.first) != reset.end()) restore.push_back(setting);
+  }
+  return set_config_select(restore);
 }
 
 void SessionState::apply(std::vector<Setting>& settings, const parser::StatementFacts& statement) const {

@@ -9,6 +9,19 @@ namespace {
 
 std::string options_conn(const std::string& options) { return "sslmode=disable options='" + options + "'"; }
 
+// A client that logged in with its own application_name and DateStyle (as PGDATESTYLE sends it).
+const char* kOwnDefaults = "sslmode=disable application_name=x options='-c DateStyle=Postgres,\\\\ MDY'";
+
+// Runs `sql` on `c` while `holder` keeps the server `c` used last busy, so in transaction
+// pooling `c` is served by another server (pool.size 2, one worker).
+PgResult on_other_server(PgConn& c, PgConn& holder, const std::string& sql) {
+  PgResult begin = holder.exec("BEGIN");
+  if (!begin.ok()) return begin;
+  PgResult r = c.exec(sql);
+  PgResult commit = holder.exec("COMMIT");
+  return commit.ok() ? r : commit;
+}
+
 }  // namespace
 
 TEST_SUITE("startup_options") {
@@ -17,7 +30,7 @@ TEST_SUITE("startup_options") {
       ProxyOptions o;
       o.pool_mode = mode;
       Target t(shared_cluster(), o);
-      INFO("pool mode " << mode << "; proxy log:\n" << t.log_tail());
+      INFO("pool mode " << std::string(mode) << "; proxy log:\n" << t.log_tail());
       std::string schema = unique_name("sp");
       PgConn admin = t.connect_or_throw();
       REQUIRE_OK(admin.exec("CREATE SCHEMA IF NOT EXISTS " + schema));
@@ -49,6 +62,55 @@ TEST_SUITE("startup_options") {
     INFO("proxy log:\n" << t.log_tail());
     PgConn c = t.connect_or_throw("sslmode=disable application_name='it\\'s a\\\\b'");
     CHECK(c.value("SELECT current_setting('application_name')") == "it's a\\b");
+  }
+
+  TEST_CASE("RESET ALL, RESET name and DISCARD ALL go back to the client's own startup values") {
+    for (const char* mode : {"transaction", "session"}) {
+      ProxyOptions o;
+      o.pool_mode = mode;
+      o.pool_size = 2;
+      o.workers = 1;
+      Target t(shared_cluster(), o);
+      INFO("pool mode " << std::string(mode) << "; proxy log:\n" << t.log_tail());
+      PgConn c = t.connect_or_throw(kOwnDefaults);
+      PgConn holder = t.connect_or_throw();
+      const std::string show =
+          "SELECT current_setting('application_name') || '|' || current_setting('DateStyle')";
+      CHECK(c.value(show) == "x|Postgres, MDY");
+      CHECK(c.parameter("application_name") == "x");
+      CHECK(c.parameter("DateStyle") == "Postgres, MDY");
+
+      REQUIRE_OK(c.exec("SET application_name = y; SET DateStyle = ISO"));
+      CHECK(c.value(show) == "y|ISO, MDY");
+      REQUIRE_OK(c.exec("RESET ALL"));
+      CHECK(c.parameter("application_name") == "x");
+      CHECK(c.parameter("DateStyle") == "Postgres, MDY");
+      PgResult r = on_other_server(c, holder, show);
+      REQUIRE_MESSAGE(r.ok(), r.describe());
+      CHECK(r.value(0, 0) == "x|Postgres, MDY");
+      CHECK(c.value(show) == "x|Postgres, MDY");
+
+      REQUIRE_OK(c.exec("SET application_name = y; SET DateStyle = ISO"));
+      REQUIRE_OK(c.exec("RESET DateStyle"));
+      CHECK(c.value(show) == "y|Postgres, MDY");  // only the named setting goes back
+      r = on_other_server(c, holder, show);
+      REQUIRE_MESSAGE(r.ok(), r.describe());
+      CHECK(r.value(0, 0) == "y|Postgres, MDY");
+
+      // Inside a transaction the startup value is back for the statements that follow.
+      REQUIRE_OK(c.exec("BEGIN"));
+      REQUIRE_OK(c.exec("SET DateStyle = SQL"));
+      REQUIRE_OK(c.exec("RESET DateStyle"));
+      CHECK(c.value("SHOW DateStyle") == "Postgres, MDY");
+      REQUIRE_OK(c.exec("COMMIT"));
+
+      REQUIRE_OK(c.exec("DISCARD ALL"));
+      CHECK(c.value(show) == "x|Postgres, MDY");
+      r = on_other_server(c, holder, show);
+      REQUIRE_MESSAGE(r.ok(), r.describe());
+      CHECK(r.value(0, 0) == "x|Postgres, MDY");
+      CHECK(c.parameter("application_name") == "x");
+    }
   }
 
   TEST_CASE("psql with PGOPTIONS") {

@@ -84,3 +84,24 @@ TEST_CASE("quote_literal") {
   CHECK(sw::session::quote_literal("a'b") == "'a''b'");
   CHECK(sw::session::quote_literal("a\\b") == "E'a\\\\b'");
 }
+
+TEST_CASE("restore_startup: the startup values a RESET took away, unless set again after it") {
+  SessionState state;
+  state.set_startup({{"application_name", "x"}, {"options", "-c DateStyle=Postgres,\\ MDY"}});
+  using K = StatementKind;
+  const std::string both =
+      "SELECT pg_catalog.set_config('datestyle', 'Postgres, MDY', false), "
+      "pg_catalog.set_config('application_name', 'x', false)";
+  CHECK(state.restore_startup({statement(K::ResetAll, "", "RESET ALL")}) == both);
+  CHECK(state.restore_startup({statement(K::DiscardAll, "", "DISCARD ALL")}) == both);
+  CHECK(state.restore_startup({statement(K::Reset, "DateStyle", "RESET DateStyle")}) ==
+        "SELECT pg_catalog.set_config('datestyle', 'Postgres, MDY', false)");
+  CHECK(state.restore_startup({statement(K::Reset, "work_mem", "RESET work_mem")}).empty());
+  CHECK(state.restore_startup({statement(K::ResetAll, "", "RESET ALL"),
+                               statement(K::Set, "application_name", "SET application_name = y")}) ==
+        "SELECT pg_catalog.set_config('datestyle', 'Postgres, MDY', false)");
+  CHECK(state.restore_startup({statement(K::Select, "", "SELECT 1")}).empty());
+
+  SessionState plain;  // a client without startup settings: nothing to restore, ever
+  CHECK(plain.restore_startup({statement(K::ResetAll, "", "RESET ALL")}).empty());
+}
