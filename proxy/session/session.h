@@ -210,6 +210,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);
   bool refuse_in_query(const parser::QueryFacts& facts);
+  static Status refuse_two_phase(parser::StatementKind kind);
   Status forward_parse(const wire::Frame& frame);
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);
