@@ -173,6 +173,15 @@ void Session::relay_parameter_status(std::string_view body) {
 
 void Session::on_query_finished(bool failed) {
   request_.query_failed = false;
+  if (failed && request_.restore_owed) {
+    // The failed Query's RESET was rolled back, the restore after it may not be: the server is
+    // brought back to the client's settings (in a failed transaction block this fails unseen, and
+    // the rollback does the same).
+    std::string out;
+    wire::encode_query(out, "RESET ALL;" + profile_.settings.signature());
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+    txn_.leg.backend->connection().write(out);
+  }
   if (request_.queries.empty()) return;
   auto facts = std::move(request_.queries.front());
   request_.queries.pop_front();

@@ -104,6 +104,16 @@ TEST_SUITE("startup_options") {
       CHECK(c.value("SHOW DateStyle") == "Postgres, MDY");
       REQUIRE_OK(c.exec("COMMIT"));
 
+      // A RESET in a Query that fails outside a transaction is undone with it: the SETs stay.
+      REQUIRE_OK(c.exec("SET DateStyle = ISO"));
+      PgResult failed = c.exec("RESET ALL; SELECT 1/0");
+      CHECK(failed.sqlstate() == "22012");
+      CHECK(c.value("SHOW DateStyle") == "ISO, MDY");
+      r = on_other_server(c, holder, "SHOW DateStyle");
+      REQUIRE_MESSAGE(r.ok(), r.describe());
+      CHECK(r.value(0, 0) == "ISO, MDY");
+      CHECK(c.value("SHOW DateStyle") == "ISO, MDY");
+
       REQUIRE_OK(c.exec("DISCARD ALL"));
       CHECK(c.value(show) == "x|Postgres, MDY");
       r = on_other_server(c, holder, show);
