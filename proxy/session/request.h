@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 
 #include "parser/analyze.h"
 
@@ -42,6 +43,11 @@ struct Request {
   bool query_failed = false;     // the Query in progress got an ErrorResponse
   // The statements of forwarded Queries, in order: their settings count once they succeed.
   std::deque<std::shared_ptr<const parser::QueryFacts>> queries;
+  // Startup values restored after a RESET are owed: the client's answers from its ReadyForQuery on
+  // wait in `held` until the restore's ReadyForQuery, so the client sees the restored values
+  // (and their ParameterStatus) as soon as its RESET is answered, as on a server.
+  bool restore_owed = false;
+  std::string held;
 };
 
 }  // namespace sw::session

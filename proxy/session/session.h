@@ -210,6 +210,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);
   bool refuse_in_query(const parser::QueryFacts& facts);
+  static Status refuse_two_phase(parser::StatementKind kind);
   Status forward_parse(const wire::Frame& frame);
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);
@@ -228,7 +229,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool on_server_error(const wire::Frame& frame, bool relay, bool completed);
   bool on_ready_for_query(const wire::Frame& frame, bool relay, bool answered);
   void after_server_message(char type, const ResponseTracker::Outcome& outcome);
-  void relay_parameter_status(std::string_view body, bool relay);
+  void relay_parameter_status(std::string_view body);
+  void hold_until_restored(const wire::Frame& frame, bool relay, const std::string& due);
   void on_query_finished(bool failed);
 
   // Routing (session_route.cc, session_extended_route.cc)

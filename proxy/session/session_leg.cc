@@ -116,6 +116,8 @@ void Session::release_backend(bool clean) {
   if (!clean) {
     leg.tracker.reset();
     request_.queries.clear();
+    request_.restore_owed = false;
+    request_.held.clear();
     request_.batch_open = false;
     leg.server_status = 'I';
     txn_.control.on_server_dropped();

@@ -232,13 +232,39 @@ Status Session::forward_query(const wire::Frame& frame) {
     }
   }
   if (known && refuse_in_query(*known)) return Status::ok();
+  std::string restore = known ? profile_.settings.restore_startup(known->statements) : std::string();
   request_.queries.push_back(std::move(known));
   expect(Owed::Query);
   txn_.leg.backend->connection().write(whole(frame));
+  if (!restore.empty()) {
+    // The server's RESET went to the proxy login's defaults; the client's are its startup values.
+    std::string out;
+    wire::encode_query(out, restore);
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+    txn_.leg.backend->connection().write(out);
+    request_.restore_owed = true;
+  }
   return Status::ok();
 }
 
-// Settings the proxy protects and LISTEN in transaction pooling are refused in the Query's place.
+// Two-phase commit is refused: a prepared transaction lives on one shard, and COMMIT PREPARED
+// names only its gid, so it could reach another shard and leave the first one holding its locks.
+Status Session::refuse_two_phase(parser::StatementKind kind) {
+  using parser::StatementKind;
+  if (kind == StatementKind::PrepareTransaction)
+    return Status::client("0A000",
+                          "PREPARE TRANSACTION is not supported through shardwire; end the transaction with "
+                          "COMMIT or ROLLBACK (it stays open)");
+  if (kind == StatementKind::CommitPrepared || kind == StatementKind::RollbackPrepared)
+    return Status::client("0A000",
+                          std::string(kind == StatementKind::CommitPrepared ? "COMMIT" : "ROLLBACK") +
+                              " PREPARED is not supported through shardwire; run it on the shard that "
+                              "holds the prepared transaction (see its pg_prepared_xacts)");
+  return Status::ok();
+}
+
+// Settings the proxy protects, two-phase commit, and LISTEN in transaction pooling are refused in
+// the Query's place.
 bool Session::refuse_in_query(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
     bool sets = statement.kind == parser::StatementKind::Set ||
@@ -248,6 +274,8 @@ bool Session::refuse_in_query(const parser::QueryFacts& facts) {
     if (sets && SessionState::is_protected(statement.set_name))
       refused =
           Status::client("42501", "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
+    else if (Status two_phase = refuse_two_phase(statement.kind); !two_phase.is_ok())
+      refused = two_phase;
     else if (!pools_.session_pooling && statement.kind == parser::StatementKind::Listen)
       refused = Status::client("0A000",
                                "LISTEN is not supported in transaction pooling mode; use pool.mode: session");

@@ -62,7 +62,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
   bool answered = outcome.finished.relay;  // a client request's ReadyForQuery, when frame is 'Z'
   switch (frame.type) {
     case 'S':
-      relay_parameter_status(frame.body, relay);
+      relay_parameter_status(frame.body);
       relay = false;
       break;
     case 'E': relay = on_server_error(frame, relay, outcome.completed); break;
@@ -73,14 +73,37 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
     case 'Z': relay = on_ready_for_query(frame, relay, answered); break;
     default: break;
   }
-  if (relay) to_client(whole(frame));
-  if (!due.empty()) to_client(due);
+  if (request_.restore_owed) {
+    hold_until_restored(frame, relay, due);
+  } else {
+    if (relay) to_client(whole(frame));
+    if (!due.empty()) to_client(due);
+  }
   after_server_message(frame.type, outcome);
   if (frame.type == 'Z') {
     if (leg.server_status == 'I' && !leg.outside_transaction) profile_.settings.end_transaction(true);
     if (fence_.pending() && answered) return AfterMessage::Retry;
   }
   return AfterMessage::Continue;
+}
+
+// While startup values are being restored after a RESET: the client's answers from its
+// ReadyForQuery on wait for the restore's own (swallowed) ReadyForQuery.
+void Session::hold_until_restored(const wire::Frame& frame, bool relay, const std::string& due) {
+  Request& r = request_;
+  if (frame.type == 'Z' && !relay && !r.held.empty()) {
+    r.restore_owed = false;
+    to_client(std::exchange(r.held, {}));
+    if (!due.empty()) to_client(due);
+    return;
+  }
+  if (relay && (frame.type == 'Z' || !r.held.empty())) {
+    r.held += whole(frame);
+    r.held += due;
+    return;
+  }
+  if (relay) to_client(whole(frame));
+  if (!due.empty()) to_client(due);
 }
 
 // Returns whether the ErrorResponse goes on to the client.
@@ -134,11 +157,12 @@ void Session::after_server_message(char type, const ResponseTracker::Outcome& ou
     on_query_finished(request_.query_failed);
 }
 
-void Session::relay_parameter_status(std::string_view body, bool relay) {
+void Session::relay_parameter_status(std::string_view body) {
   auto status = wire::decode_parameter_status(body);
   if (!status) return;
   txn_.leg.backend->set_parameter(status->name, status->value);
-  if (!relay) return;
+  // Also after the proxy's own statements (the settings replayed before a transaction, the startup
+  // values restored after a RESET): they report the values the client's session now has.
   auto it = profile_.parameters.find(std::string(status->name));
   if (it != profile_.parameters.end() && it->second == status->value) return;
   profile_.parameters[std::string(status->name)] = std::string(status->value);
@@ -149,6 +173,15 @@ void Session::relay_parameter_status(std::string_view body, bool relay) {
 
 void Session::on_query_finished(bool failed) {
   request_.query_failed = false;
+  if (failed && request_.restore_owed) {
+    // The failed Query's RESET was rolled back, the restore after it may not be: the server is
+    // brought back to the client's settings (in a failed transaction block this fails unseen, and
+    // the rollback does the same).
+    std::string out;
+    wire::encode_query(out, "RESET ALL;" + profile_.settings.signature());
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+    txn_.leg.backend->connection().write(out);
+  }
   if (request_.queries.empty()) return;
   auto facts = std::move(request_.queries.front());
   request_.queries.pop_front();

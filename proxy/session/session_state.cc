@@ -18,7 +18,8 @@ bool is_identifier(std::string_view name) {
                      [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '.'; });
 }
 
-// "-c a=b --c=d" -> {a,b}, {c,d}. Backslash escapes a space as libpq documents.
+// "-c a=b -cc=d --e-f=g" -> {a,b}, {c,d}, {e_f,g}, as the server splits its options: words end at
+// unescaped white space and a backslash takes the next character literally.
 std::vector<std::pair<std::string, std::string>> split_options(std::string_view options) {
   std::vector<std::string> words;
   std::string word;
@@ -54,6 +55,15 @@ std::vector<std::pair<std::string, std::string>> split_options(std::string_view 
   return settings;
 }
 
+std::string set_config_select(const std::vector<std::pair<std::string, std::string>>& settings) {
+  std::string sql;
+  for (const auto& [name, value] : settings) {
+    sql += sql.empty() ? "SELECT " : ", ";
+    sql += "pg_catalog.set_config(" + quote_literal(name) + ", " + quote_literal(value) + ", false)";
+  }
+  return sql;
+}
+
 }  // namespace
 
 std::string quote_literal(std::string_view value) {
@@ -77,21 +87,60 @@ bool SessionState::is_protected(std::string_view name) {
 }
 
 void SessionState::set_startup(const std::vector<std::pair<std::string, std::string>>& params) {
-  startup_.clear();
-  auto add = [this](const std::string& name, const std::string& value) {
-    if (!is_identifier(name)) return;
-    startup_.push_back({lower(name), "SET " + name + " = " + quote_literal(value)});
-  };
+  // PostgreSQL applies the options switches first and the other startup parameters after them,
+  // each as the plain value set_config takes (never re-quoted as SQL: "a,public" is a list).
+  std::vector<std::pair<std::string, std::string>> settings;
   for (const auto& [name, value] : params) {
-    std::string n = lower(name);
-    if (n == "user" || n == "database" || n == "replication") continue;
-    if (n == "options") {
-      for (const auto& [opt, val] : split_options(value)) add(opt, val);
-    } else {
-      add(name, value);
+    if (lower(name) == "options") {
+      auto split = split_options(value);
+      settings.insert(settings.end(), split.begin(), split.end());
     }
   }
+  for (const auto& [name, value] : params) {
+    std::string n = lower(name);
+    if (n != "user" && n != "database" && n != "replication" && n != "options")
+      settings.emplace_back(name, value);
+  }
+  startup_values_.clear();
+  for (const auto& [name, value] : settings) {
+    if (is_identifier(name)) startup_values_.emplace_back(lower(name), value);
+  }
+  startup_ = set_config_select(startup_values_);
   rebuild_signature();
+}
+
+std::string SessionState::restore_startup(const std::vector<parser::StatementFacts>& statements) const {
+  using parser::StatementKind;
+  if (startup_values_.empty()) return "";
+  std::vector<std::string> reset;  // startup settings reset and not set again afterwards
+  auto forget = [&reset](const std::string& name) {
+    reset.erase(std::remove(reset.begin(), reset.end(), name), reset.end());
+  };
+  auto is_startup = [this](const std::string& name) {
+    return std::any_of(startup_values_.begin(), startup_values_.end(),
+                       [&](const auto& setting) { return setting.first == name; });
+  };
+  for (const parser::StatementFacts& statement : statements) {
+    std::string name = lower(statement.set_name);
+    switch (statement.kind) {
+      case StatementKind::ResetAll:
+      case StatementKind::DiscardAll:
+        reset.clear();
+        for (const auto& setting : startup_values_) reset.push_back(setting.first);
+        break;
+      case StatementKind::Reset:
+        if (is_startup(name)) reset.push_back(name);
+        break;
+      case StatementKind::Set:
+      case StatementKind::SetLocal: forget(name); break;
+      default: break;
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> restore;
+  for (const auto& setting : startup_values_) {
+    if (std::find(reset.begin(), reset.end(), setting.first) != reset.end()) restore.push_back(setting);
+  }
+  return set_config_select(restore);
 }
 
 void SessionState::apply(std::vector<Setting>& settings, const parser::StatementFacts& statement) const {
@@ -140,11 +189,10 @@ void SessionState::end_transaction(bool committed) {
 
 void SessionState::rebuild_signature() {
   signature_.clear();
-  for (const auto* list : {&startup_, &committed_}) {
-    for (const Setting& s : *list) {
-      signature_ += s.sql;
-      signature_ += ";";
-    }
+  if (!startup_.empty()) signature_ = startup_ + ";";
+  for (const Setting& s : committed_) {
+    signature_ += s.sql;
+    signature_ += ";";
   }
 }
 

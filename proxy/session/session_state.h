@@ -14,9 +14,15 @@ namespace sw::session {
 
 class SessionState {
  public:
-  // Startup packet parameters other than user/database/replication/options become SETs;
-  // "options" (-c name=value / --name=value) is split into its settings.
+  // Startup packet parameters other than user/database/replication, and the settings of
+  // "options" (-c name=value, -cname=value, --name=value; backslash escapes the next character),
+  // become one SELECT of set_config(name, value, false) calls: PostgreSQL's meaning of the value.
   void set_startup(const std::vector<std::pair<std::string, std::string>>& params);
+
+  // The SELECT of set_config calls that gives back the client's startup values after `statements`
+  // reset them on a server (RESET name, RESET ALL, DISCARD ALL): a server's own defaults are
+  // those of the proxy's login, not the client's. "" when no startup setting stays reset.
+  std::string restore_startup(const std::vector<parser::StatementFacts>& statements) const;
 
   // A statement that completed without error, in the transaction in progress.
   void on_statement(const parser::StatementFacts& statement);
@@ -38,7 +44,8 @@ class SessionState {
   void apply(std::vector<Setting>& settings, const parser::StatementFacts& statement) const;
   void rebuild_signature();
 
-  std::vector<Setting> startup_;
+  std::vector<std::pair<std::string, std::string>> startup_values_;  // lower-case name, value; last wins
+  std::string startup_;  // the set_config SELECT of all of them, "" when the client set nothing
   std::vector<Setting> committed_;
   std::vector<Setting> pending_;  // committed_ as modified by the open transaction
   bool pending_dirty_ = false;

@@ -57,6 +57,7 @@ PgCluster::PgCluster() {
            << "unix_socket_directories = '" << dir_ << "'\n"
            << "wal_level = logical\n"
            << "max_connections = 200\n"
+           << "max_prepared_transactions = 10\n"  // two_phase: a PREPARE TRANSACTION must be possible
            << "fsync = off\n"
            << "synchronous_commit = off\n"
            << "full_page_writes = off\n"

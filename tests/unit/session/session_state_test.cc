@@ -16,14 +16,25 @@ StatementFacts statement(StatementKind kind, std::string name, std::string text)
 }
 }  // namespace
 
-TEST_CASE("startup parameters become the base of the signature") {
+TEST_CASE("startup parameters become set_config calls: options first, then the other parameters") {
   SessionState state;
   state.set_startup({{"user", "app"},
                      {"database", "app"},
                      {"application_name", "it's"},
-                     {"options", "-c search_path=a,b --statement-timeout=5s"}});
+                     {"options", "-c search_path=a,b --statement-timeout=5s -cwork_mem=2MB"}});
   CHECK(state.signature() ==
-        "SET application_name = 'it''s';SET search_path = 'a,b';SET statement_timeout = '5s';");
+        "SELECT pg_catalog.set_config('search_path', 'a,b', false), "
+        "pg_catalog.set_config('statement_timeout', '5s', false), "
+        "pg_catalog.set_config('work_mem', '2MB', false), "
+        "pg_catalog.set_config('application_name', 'it''s', false);");
+}
+
+TEST_CASE("options: a backslash takes the next character, spaces included") {
+  SessionState state;
+  state.set_startup({{"options", "-c application_name=a\\ b\\\\c  -c  DateStyle=ISO,\\ MDY"}});
+  CHECK(state.signature() ==
+        "SELECT pg_catalog.set_config('application_name', E'a b\\\\c', false), "
+        "pg_catalog.set_config('datestyle', 'ISO, MDY', false);");
 }
 
 TEST_CASE("SET counts once its transaction commits") {
@@ -45,13 +56,14 @@ TEST_CASE("later SET replaces earlier, RESET and RESET ALL remove") {
   state.on_statement(statement(StatementKind::Set, "b", "SET b = 2"));
   state.on_statement(statement(StatementKind::Set, "a", "SET a = 3"));
   state.end_transaction(true);
-  CHECK(state.signature() == "SET application_name = 'psql';SET b = 2;SET a = 3;");
+  const std::string startup = "SELECT pg_catalog.set_config('application_name', 'psql', false);";
+  CHECK(state.signature() == startup + "SET b = 2;SET a = 3;");
   state.on_statement(statement(StatementKind::Reset, "b", "RESET b"));
   state.end_transaction(true);
-  CHECK(state.signature() == "SET application_name = 'psql';SET a = 3;");
+  CHECK(state.signature() == startup + "SET a = 3;");
   state.on_statement(statement(StatementKind::ResetAll, "", "RESET ALL"));
   state.end_transaction(true);
-  CHECK(state.signature() == "SET application_name = 'psql';");  // startup values are the defaults
+  CHECK(state.signature() == startup);  // startup values are the defaults
 }
 
 TEST_CASE("SET LOCAL is not session state") {
@@ -71,4 +83,25 @@ TEST_CASE("protected settings") {
 TEST_CASE("quote_literal") {
   CHECK(sw::session::quote_literal("a'b") == "'a''b'");
   CHECK(sw::session::quote_literal("a\\b") == "E'a\\\\b'");
+}
+
+TEST_CASE("restore_startup: the startup values a RESET took away, unless set again after it") {
+  SessionState state;
+  state.set_startup({{"application_name", "x"}, {"options", "-c DateStyle=Postgres,\\ MDY"}});
+  using K = StatementKind;
+  const std::string both =
+      "SELECT pg_catalog.set_config('datestyle', 'Postgres, MDY', false), "
+      "pg_catalog.set_config('application_name', 'x', false)";
+  CHECK(state.restore_startup({statement(K::ResetAll, "", "RESET ALL")}) == both);
+  CHECK(state.restore_startup({statement(K::DiscardAll, "", "DISCARD ALL")}) == both);
+  CHECK(state.restore_startup({statement(K::Reset, "DateStyle", "RESET DateStyle")}) ==
+        "SELECT pg_catalog.set_config('datestyle', 'Postgres, MDY', false)");
+  CHECK(state.restore_startup({statement(K::Reset, "work_mem", "RESET work_mem")}).empty());
+  CHECK(state.restore_startup({statement(K::ResetAll, "", "RESET ALL"),
+                               statement(K::Set, "application_name", "SET application_name = y")}) ==
+        "SELECT pg_catalog.set_config('datestyle', 'Postgres, MDY', false)");
+  CHECK(state.restore_startup({statement(K::Select, "", "SELECT 1")}).empty());
+
+  SessionState plain;  // a client without startup settings: nothing to restore, ever
+  CHECK(plain.restore_startup({statement(K::ResetAll, "", "RESET ALL")}).empty());
 }
