@@ -1,6 +1,6 @@
-// Source-vs-target verification of moved buckets (docs/architecture.md §8.5 and the cutover's verify step, §8.6):
-// per bucket, the row count and an order-independent checksum of the row images, computed by the
-// shard itself so no row crosses the network.
+// Source-vs-target verification of moved buckets (docs/architecture.md §8.5 and the cutover's verify step,
+// §8.6): per bucket, the row count and an order-independent checksum of the row images, computed by the shard
+// itself so no row crosses the network.
 #pragma once
 
 #include <libpq-fe.h>

@@ -400,4 +400,3 @@ TEST_SUITE("bucket_hash_pg") {
     CHECK(zero.sqlstate() == "22012");
   }
 }
-

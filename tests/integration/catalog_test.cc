@@ -445,4 +445,3 @@ TEST_SUITE("catalog") {
   }
 
 }  // TEST_SUITE
-

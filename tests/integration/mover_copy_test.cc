@@ -312,4 +312,3 @@ TEST_SUITE("mover_copy") {
     CHECK(bad_type.status().sqlstate == "22023");
   }
 }
-

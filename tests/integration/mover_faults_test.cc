@@ -176,4 +176,3 @@ TEST_SUITE("mover_faults") {
   TEST_CASE("killed right after the flip") { crash_and_recover("flipped"); }
 
 }  // TEST_SUITE
-

@@ -712,4 +712,3 @@ TEST_SUITE("mover_ops") {
   }
 
 }  // TEST_SUITE
-

@@ -58,4 +58,3 @@ TEST_SUITE("mover_stale") {
   }
 
 }  // TEST_SUITE
-

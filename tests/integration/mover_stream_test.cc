@@ -337,4 +337,3 @@ TEST_SUITE("mover_stream") {
     CHECK(*other == 0);
   }
 }
-

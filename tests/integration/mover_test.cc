@@ -224,4 +224,3 @@ TEST_SUITE("mover") {
   }
 
 }  // TEST_SUITE
-

@@ -350,4 +350,3 @@ TEST_SUITE("mover_workload") {
     CHECK(bucket_rows(f, 0, m.buckets).empty());
   }
 }
-

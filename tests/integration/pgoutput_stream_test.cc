@@ -271,4 +271,3 @@ TEST_SUITE("pgoutput_stream") {
     CHECK(commit.end_lsn > commit.commit_lsn);
   }
 }
-

@@ -141,4 +141,3 @@ TEST_SUITE("reshard_faults") {
   }
 
 }  // TEST_SUITE
-

@@ -72,4 +72,3 @@ TEST_SUITE("reshard") {
   }
 
 }  // TEST_SUITE
-

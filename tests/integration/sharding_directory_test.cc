@@ -566,4 +566,3 @@ TEST_SUITE("sharding_directory") {
   }
 
 }  // TEST_SUITE
-

@@ -247,4 +247,3 @@ TEST_SUITE("sharding_reload") {
     CHECK(contains(show_route(admin, kCreateOrders), "all-shards s0,s1,s2,s3 "));
   }
 }
-

@@ -701,4 +701,3 @@ TEST_SUITE("sharding") {
   }
 
 }  // TEST_SUITE
-
