@@ -6,6 +6,7 @@
 #include "net/tls.h"
 #include "session/session.h"
 #include "wire/messages.h"
+#include "wire/startup.h"
 
 namespace sw::session {
 
@@ -62,6 +63,10 @@ void Session::negotiate_tls() {
 }
 
 void Session::accept_startup(const wire::StartupPacket& packet) {
+  // As PostgreSQL: the answer goes first, then the login continues at protocol 3.0.
+  if (packet.needs_protocol_negotiation()) {
+    client_->write(wire::encode_negotiate_protocol_version(packet.protocol_options));
+  }
   profile_.user = std::string(packet.param("user"));
   profile_.database = std::string(packet.param("database"));
   if (profile_.database.empty()) profile_.database = profile_.user;
