@@ -199,6 +199,9 @@ struct StatementFacts {
   std::vector<ColumnEquality> equalities;
   std::vector<Assignment> assignments;
   std::vector<InsertFacts> inserts;  // the INSERT, and INSERTs in CTEs
+  // First argument of every set_config(...) call anywhere in the walked expressions: a String
+  // (the setting's name, decoded) or anything else (a name only the server will know).
+  std::vector<Value> set_config_names;
 };
 
 struct QueryFacts {

@@ -238,6 +238,23 @@ Status Session::forward_query(const wire::Frame& frame) {
   return Status::ok();
 }
 
+// set_config() of a setting the proxy protects (the bucket fence depends on
+// session_replication_role), or of a name computed at run time that might be one.
+Status Session::refuse_set_config(const parser::StatementFacts& statement) {
+  for (const parser::Value& name : statement.set_config_names) {
+    if (name.kind != parser::ValueKind::String) {
+      return Status::client(
+          "42501",
+          "set_config() with a setting name that is not a string literal cannot run through "
+          "shardwire; name the setting literally");
+    }
+    if (SessionState::is_protected(name.text)) {
+      return Status::client("42501", "parameter \"" + name.text + "\" cannot be set through shardwire");
+    }
+  }
+  return Status::ok();
+}
+
 // Settings the proxy protects and LISTEN in transaction pooling are refused in the Query's place.
 bool Session::refuse_in_query(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
@@ -248,6 +265,8 @@ bool Session::refuse_in_query(const parser::QueryFacts& facts) {
     if (sets && SessionState::is_protected(statement.set_name))
       refused =
           Status::client("42501", "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
+    else if (Status unsafe = refuse_set_config(statement); !unsafe)
+      refused = unsafe;
     else if (!pools_.session_pooling && statement.kind == parser::StatementKind::Listen)
       refused = Status::client("0A000",
                                "LISTEN is not supported in transaction pooling mode; use pool.mode: session");

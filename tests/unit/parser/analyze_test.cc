@@ -324,3 +324,27 @@ TEST_CASE("statements past the analysis limit are refused, not parsed") {
   CHECK(result.status().sqlstate == "54000");
   CHECK(result.status().fault == sw::Fault::Client);
 }
+
+TEST_CASE("analyze: set_config() names, also from the normalized cache") {
+  using sw::parser::ValueKind;
+  const QueryFacts& first = facts_of("SELECT set_config('app.tenant', '5', false)");
+  REQUIRE(first.statements[0].set_config_names.size() == 1);
+  CHECK(first.statements[0].set_config_names[0].kind == ValueKind::String);
+  CHECK(first.statements[0].set_config_names[0].text == "app.tenant");
+  // Same normalized text: the cached facts must carry this text's own name.
+  const QueryFacts& second = facts_of("SELECT set_config('session_replication_role', 'replica', false)");
+  REQUIRE(second.statements[0].set_config_names.size() == 1);
+  CHECK(second.statements[0].set_config_names[0].text == "session_replication_role");
+
+  const QueryFacts& nested =
+      facts_of("SELECT x FROM t WHERE id = (SELECT length(pg_catalog.set_config(E'a.b', 'v', true)))");
+  REQUIRE(nested.statements[0].set_config_names.size() == 1);
+  CHECK(nested.statements[0].set_config_names[0].text == "a.b");
+
+  const QueryFacts& computed = facts_of("SELECT set_config('a' || 'b', 'v', false)");
+  REQUIRE(computed.statements[0].set_config_names.size() == 1);
+  CHECK(computed.statements[0].set_config_names[0].kind == ValueKind::Other);
+
+  CHECK(
+      facts_of("SELECT current_setting('session_replication_role')").statements[0].set_config_names.empty());
+}

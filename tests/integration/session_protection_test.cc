@@ -1,0 +1,57 @@
+// Settings the bucket fence depends on cannot be changed through shardwire in any spelling it can
+// see: SET, and set_config() in any letter case and either is_local; a set_config() whose name is
+// computed at run time is refused too. A refusal leaves nothing on the pooled server: the next
+// client, served by the same server (pool.size 1), still sees the fence on.
+#include "it_test.h"
+
+using namespace it;
+
+namespace {
+
+struct Refused {
+  std::string sql;
+  std::string named;  // what the message must name
+};
+
+const std::vector<Refused> kRefused = {
+    {"SELECT set_config('session_replication_role', 'replica', false)", "session_replication_role"},
+    {"SELECT set_config('SESSION_REPLICATION_ROLE', 'replica', true)", "SESSION_REPLICATION_ROLE"},
+    {"select 1, Set_Config('Session_Replication_Role', 'local', false)", "Session_Replication_Role"},
+    {"SELECT pg_catalog.set_config(E'session_replication_role', 'replica', false)",
+     "session_replication_role"},
+    {"SELECT set_config('shardwire.fence', 'off', false)", "shardwire.fence"},
+    {"SELECT set_config('session_' || 'replication_role', 'replica', false)", "name the setting literally"},
+    {"SELECT 1; SELECT set_config('session_replication_role', 'replica', false)", "session_replication_role"},
+    {"SET session_replication_role = replica", "session_replication_role"},
+    {"SET Session_Replication_Role TO 'replica'", "session_replication_role"},
+};
+
+}  // namespace
+
+TEST_SUITE("session_protection") {
+  TEST_CASE("no spelling of set_config or SET switches the fence off, and nothing leaks to the next client") {
+    PROXY_ONLY();
+    ProxyOptions options;
+    options.pool_size = 1;  // every client gets the same server
+    ProxyProcess proxy(shared_cluster(), options);
+    {
+      // An allowed set_config first: the refused texts below share its normalized form, so a
+      // statement cache that reused its facts would let them through.
+      PgConn c = connect_or_throw(proxy.conninfo());
+      CHECK(c.value("SELECT set_config('app.tenant', '5', false)") == "5");
+      CHECK(c.value("SELECT set_config('app.tenant', '6', true)") == "6");
+    }
+    for (const Refused& r : kRefused) {
+      CAPTURE(r.sql);
+      INFO("proxy log:\n" << proxy.log_tail());
+      PgConn c = connect_or_throw(proxy.conninfo());
+      PgResult refused = c.exec(r.sql);
+      CHECK_FALSE(refused.ok());
+      CHECK(refused.sqlstate() == "42501");
+      CHECK_MESSAGE(contains(refused.error(), r.named), refused.describe());
+      CHECK(c.value("SELECT 'still usable'") == "still usable");
+      PgConn next = connect_or_throw(proxy.conninfo());
+      CHECK(next.value("SHOW session_replication_role") == "origin");
+    }
+  }
+}
