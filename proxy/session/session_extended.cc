@@ -21,6 +21,14 @@ void Session::ensure_prepared(const PreparedStatement& statement) {
 Status Session::forward_parse(const wire::Frame& frame) {
   auto parse = wire::decode_parse(frame.body);
   if (!parse) return parse.status();
+  if (auto facts = parser::analyze(parse->query)) {
+    for (const auto& statement : (*facts)->statements) {
+      if (Status refused = refuse_protected_setting(statement); !refused.is_ok()) {
+        answer_with_error(refused);
+        return Status::ok();
+      }
+    }
+  }
   if (parse->statement.empty()) {
     profile_.unnamed.query = std::string(parse->query);
     profile_.unnamed.types = parse->param_types;

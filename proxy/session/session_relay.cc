@@ -238,9 +238,15 @@ Status Session::forward_query(const wire::Frame& frame) {
   return Status::ok();
 }
 
-// set_config() of a setting the proxy protects (the bucket fence depends on
-// session_replication_role), or of a name computed at run time that might be one.
-Status Session::refuse_set_config(const parser::StatementFacts& statement) {
+// SET/RESET or set_config() of a setting the proxy protects (the bucket fence depends on
+// session_replication_role), or set_config() of a name computed at run time that might be one.
+Status Session::refuse_protected_setting(const parser::StatementFacts& statement) {
+  const bool sets = statement.kind == parser::StatementKind::Set ||
+                    statement.kind == parser::StatementKind::SetLocal ||
+                    statement.kind == parser::StatementKind::Reset;
+  if (sets && SessionState::is_protected(statement.set_name))
+    return Status::client("42501",
+                          "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
   for (const parser::Value& name : statement.set_config_names) {
     if (name.kind != parser::ValueKind::String) {
       return Status::client(
@@ -258,16 +264,8 @@ Status Session::refuse_set_config(const parser::StatementFacts& statement) {
 // Settings the proxy protects and LISTEN in transaction pooling are refused in the Query's place.
 bool Session::refuse_in_query(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
-    bool sets = statement.kind == parser::StatementKind::Set ||
-                statement.kind == parser::StatementKind::SetLocal ||
-                statement.kind == parser::StatementKind::Reset;
-    Status refused;
-    if (sets && SessionState::is_protected(statement.set_name))
-      refused =
-          Status::client("42501", "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
-    else if (Status unsafe = refuse_set_config(statement); !unsafe)
-      refused = unsafe;
-    else if (!pools_.session_pooling && statement.kind == parser::StatementKind::Listen)
+    Status refused = refuse_protected_setting(statement);
+    if (refused.is_ok() && !pools_.session_pooling && statement.kind == parser::StatementKind::Listen)
       refused = Status::client("0A000",
                                "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
     if (refused.is_ok()) continue;

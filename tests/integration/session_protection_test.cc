@@ -54,4 +54,30 @@ TEST_SUITE("session_protection") {
       CHECK(next.value("SHOW session_replication_role") == "origin");
     }
   }
+
+  TEST_CASE("the extended protocol is refused the same way") {
+    PROXY_ONLY();
+    ProxyOptions options;
+    options.pool_size = 1;
+    ProxyProcess proxy(shared_cluster(), options);
+    for (const Refused& r : kRefused) {
+      if (contains(r.sql, ";")) continue;  // one statement per Parse
+      CAPTURE(r.sql);
+      INFO("proxy log:\n" << proxy.log_tail());
+      PgConn c = connect_or_throw(proxy.conninfo());
+      PgResult refused = c.exec_params(r.sql, {});
+      CHECK_FALSE(refused.ok());
+      CHECK(refused.sqlstate() == "42501");
+      CHECK_MESSAGE(contains(refused.error(), r.named), refused.describe());
+      CHECK(c.value("SELECT 'still usable'") == "still usable");
+      PgConn next = connect_or_throw(proxy.conninfo());
+      CHECK(next.value("SHOW session_replication_role") == "origin");
+    }
+    PgConn c = connect_or_throw(proxy.conninfo());
+    PgResult by_parameter =
+        c.exec_params("SELECT set_config($1, 'replica', false)", {"session_replication_role"});
+    CHECK_FALSE(by_parameter.ok());
+    CHECK(by_parameter.sqlstate() == "42501");
+    CHECK(c.value("SHOW session_replication_role") == "origin");
+  }
 }
