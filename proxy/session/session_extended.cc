@@ -23,7 +23,9 @@ Status Session::forward_parse(const wire::Frame& frame) {
   if (!parse) return parse.status();
   if (auto facts = parser::analyze(parse->query)) {
     for (const auto& statement : (*facts)->statements) {
-      if (Status refused = refuse_protected_setting(statement); !refused.is_ok()) {
+      Status refused = refuse_protected_setting(statement);
+      if (refused.is_ok()) refused = refuse_unpoolable(statement);
+      if (!refused.is_ok()) {
         answer_with_error(refused);
         return Status::ok();
       }

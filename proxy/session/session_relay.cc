@@ -261,13 +261,31 @@ Status Session::refuse_protected_setting(const parser::StatementFacts& statement
   return Status::ok();
 }
 
-// Settings the proxy protects and LISTEN in transaction pooling are refused in the Query's place.
+// In transaction pooling, statements whose effect would stay on the server for its next client.
+Status Session::refuse_unpoolable(const parser::StatementFacts& statement) {
+  if (pools_.session_pooling) return Status::ok();
+  if (statement.kind == parser::StatementKind::Listen)
+    return Status::client("0A000",
+                          "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
+  if (statement.session_advisory_lock)
+    return Status::client(
+        "0A000",
+        "session-level advisory locks (pg_advisory_lock, pg_try_advisory_lock) are not supported "
+        "in transaction pooling mode; use pg_advisory_xact_lock or pool.mode: session");
+  if (statement.session_temp_table)
+    return Status::client(
+        "0A000",
+        "temporary tables that outlive the transaction are not supported in transaction pooling "
+        "mode; use ON COMMIT DROP or pool.mode: session");
+  return Status::ok();
+}
+
+// Settings the proxy protects and what cannot survive transaction pooling are refused in the
+// Query's place.
 bool Session::refuse_in_query(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
     Status refused = refuse_protected_setting(statement);
-    if (refused.is_ok() && !pools_.session_pooling && statement.kind == parser::StatementKind::Listen)
-      refused = Status::client("0A000",
-                               "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
+    if (refused.is_ok()) refused = refuse_unpoolable(statement);
     if (refused.is_ok()) continue;
     std::string bytes;
     wire::encode_error(bytes, "ERROR", refused.sqlstate, refused.message);

@@ -80,4 +80,58 @@ TEST_SUITE("session_protection") {
     CHECK(by_parameter.sqlstate() == "42501");
     CHECK(c.value("SHOW session_replication_role") == "origin");
   }
+
+  TEST_CASE(
+      "transaction pooling refuses session advisory locks and lasting temp tables, session pooling runs "
+      "them") {
+    PROXY_ONLY();
+    const std::vector<std::string> unpoolable = {
+        "SELECT pg_advisory_lock(7)",
+        "SELECT pg_try_advisory_lock(7, 8)",
+        "select PG_ADVISORY_LOCK_SHARED(7)",
+        "SELECT 1 WHERE pg_catalog.pg_try_advisory_lock_shared(7)",
+        "CREATE TEMP TABLE sw_temp_a (x int)",
+        "CREATE TEMPORARY TABLE sw_temp_b AS SELECT 1 AS x",
+        "CREATE TEMP TABLE sw_temp_c (x int) ON COMMIT DELETE ROWS",
+    };
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ProxyOptions options;
+      options.pool_mode = mode;
+      options.pool_size = 1;
+      ProxyProcess proxy(shared_cluster(), options);
+      INFO("proxy log:\n" << proxy.log_tail());
+      for (const std::string& sql : unpoolable) {
+        CAPTURE(sql);
+        for (bool extended : {false, true}) {
+          CAPTURE(extended);
+          PgConn c = connect_or_throw(proxy.conninfo());
+          PgResult r = extended ? c.exec_params(sql, {}) : c.exec(sql);
+          if (mode == "session") {
+            CHECK_MESSAGE(r.ok(), r.describe());
+            continue;
+          }
+          CHECK_FALSE(r.ok());
+          CHECK(r.sqlstate() == "0A000");
+          CHECK_MESSAGE(contains(r.error(), "pool.mode: session"), r.describe());
+          CHECK(c.value("SELECT 'still usable'") == "still usable");
+          PgConn next = connect_or_throw(proxy.conninfo());
+          CHECK(next.value(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()") ==
+                "0");
+          CHECK(
+              next.value(
+                  "SELECT count(*) FROM pg_class WHERE relname LIKE 'sw_temp_%' AND relpersistence = 't'") ==
+              "0");
+        }
+      }
+      // What pools fine: transaction-level locks and ON COMMIT DROP temp tables.
+      PgConn c = connect_or_throw(proxy.conninfo());
+      REQUIRE_OK(c.exec("BEGIN"));
+      CHECK_OK(c.exec("SELECT pg_advisory_xact_lock(7)"));
+      CHECK_OK(c.exec("CREATE TEMP TABLE sw_temp_d (x int) ON COMMIT DROP"));
+      CHECK_OK(c.exec("INSERT INTO sw_temp_d VALUES (1)"));
+      CHECK_OK(c.exec("COMMIT"));
+    }
+  }
 }

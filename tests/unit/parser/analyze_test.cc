@@ -348,3 +348,21 @@ TEST_CASE("analyze: set_config() names, also from the normalized cache") {
   CHECK(
       facts_of("SELECT current_setting('session_replication_role')").statements[0].set_config_names.empty());
 }
+
+TEST_CASE("analyze: session advisory locks and temp tables that outlive the transaction") {
+  auto first = [](const std::string& sql) { return facts_of(sql).statements.at(0); };
+  CHECK(first("SELECT pg_advisory_lock(1)").session_advisory_lock);
+  CHECK(first("SELECT pg_catalog.pg_try_advisory_lock_shared(1, 2)").session_advisory_lock);
+  CHECK(first("SELECT x FROM t WHERE pg_try_advisory_lock(x)").session_advisory_lock);
+  CHECK_FALSE(first("SELECT pg_advisory_xact_lock(1)").session_advisory_lock);
+  CHECK_FALSE(first("SELECT pg_advisory_unlock(1)").session_advisory_lock);
+
+  CHECK(first("CREATE TEMP TABLE a (x int)").session_temp_table);
+  CHECK(first("CREATE TEMPORARY TABLE a (x int) ON COMMIT PRESERVE ROWS").session_temp_table);
+  CHECK(first("CREATE TEMP TABLE a (x int) ON COMMIT DELETE ROWS").session_temp_table);
+  CHECK(first("CREATE TEMP TABLE a AS SELECT 1").session_temp_table);
+  CHECK_FALSE(first("CREATE TEMP TABLE a (x int) ON COMMIT DROP").session_temp_table);
+  CHECK_FALSE(first("CREATE TEMP TABLE a ON COMMIT DROP AS SELECT 1").session_temp_table);
+  CHECK_FALSE(first("CREATE TABLE a (x int)").session_temp_table);
+  CHECK_FALSE(first("CREATE UNLOGGED TABLE a (x int)").session_temp_table);
+}
