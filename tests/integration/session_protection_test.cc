@@ -134,4 +134,22 @@ TEST_SUITE("session_protection") {
       CHECK_OK(c.exec("COMMIT"));
     }
   }
+
+  TEST_CASE("startup options cannot set a protected setting in any letter case") {
+    PROXY_ONLY();
+    ProxyProcess proxy(shared_cluster());
+    for (const std::string options :
+         {"-c session_replication_role=replica", "-c Session_Replication_Role=replica",
+          "--SESSION_REPLICATION_ROLE=replica", "-c shardwire.fence=off", "-c ShardWire.x=1"}) {
+      CAPTURE(options);
+      ConnectResult c = connect(proxy.conninfo("app", "secret", "sslmode=disable options='" + options + "'"));
+      CHECK_FALSE(c.ok);
+      CHECK(c.sqlstate == "42501");
+      CHECK(contains(c.error, "cannot set"));
+    }
+    ConnectResult fine =
+        connect(proxy.conninfo("app", "secret", "sslmode=disable options='-c work_mem=8MB'"));
+    REQUIRE_MESSAGE(fine.ok, fine.error);
+    CHECK(fine.conn.value("SHOW session_replication_role") == "origin");
+  }
 }
