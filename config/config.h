@@ -54,6 +54,10 @@ struct Listen {
   std::string host = "127.0.0.1";
   int port = 6432;
   int max_client_connections = 10000;
+  // Share the port with another process already listening on it (SO_REUSEPORT, e.g. a rolling
+  // restart). Off: a port another process listens on stops start-up. The workers of one process
+  // always share the port among themselves.
+  bool reuse_port = false;
   Tls tls;
 };
 

@@ -55,10 +55,12 @@ bool valid_shard_name(const std::string& name) {
 }
 
 void read_listen(MapReader& top, Listen& out) {
-  MapReader m = top.map("listen", {"host", "port", "max_client_connections", "tls"});
+  MapReader m = top.map("listen", {"host", "port", "max_client_connections", "reuse_port", "tls"});
   read_nonempty(m, "host", out.host);
   m.read_int("port", out.port, 1, 65535);
   m.read_int("max_client_connections", out.max_client_connections, 1, kMaxInt);
+  std::string reuse_port;
+  if (m.read_choice("reuse_port", reuse_port, {"true", "false"})) out.reuse_port = reuse_port == "true";
   MapReader tls = m.map("tls", {"cert_file", "key_file"});
   tls.read_string("cert_file", out.tls.cert_file);
   tls.read_string("key_file", out.tls.key_file);

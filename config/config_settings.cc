@@ -65,6 +65,7 @@ std::vector<Setting> settings(const Config& c) {
   b.add("listen.host", c.listen.host, kRestart);
   b.add("listen.port", std::to_string(c.listen.port), kRestart);
   b.add("listen.max_client_connections", std::to_string(c.listen.max_client_connections), kRestart);
+  b.add("listen.reuse_port", c.listen.reuse_port ? "true" : "false", kRestart);
   b.add("listen.tls.cert_file", c.listen.tls.cert_file, kRestart);
   b.add("listen.tls.key_file", c.listen.tls.key_file, kRestart);
   b.add("workers", std::to_string(c.workers), kRestart);

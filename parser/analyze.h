@@ -199,6 +199,15 @@ struct StatementFacts {
   std::vector<ColumnEquality> equalities;
   std::vector<Assignment> assignments;
   std::vector<InsertFacts> inserts;  // the INSERT, and INSERTs in CTEs
+  // First argument of every set_config(...) call anywhere in the walked expressions: a String
+  // (the setting's name, decoded) or anything else (a name only the server will know).
+  std::vector<Value> set_config_names;
+  // Session state a pooled server would hand to its next client: a session-level advisory lock
+  // taken (pg_advisory_lock, pg_try_advisory_lock and their _shared forms; not the _xact_ ones),
+  // a temporary table created that outlives the transaction (CREATE TEMP TABLE [AS] without
+  // ON COMMIT DROP).
+  bool session_advisory_lock = false;
+  bool session_temp_table = false;
 };
 
 struct QueryFacts {

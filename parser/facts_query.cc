@@ -308,6 +308,14 @@ void FactsBuilder::predicate(JsonRef a_expr, int scope, const Restriction* restr
 void FactsBuilder::function_call(JsonRef body, int scope) {
   std::string name;
   for (JsonRef part : body["funcname"]) name = part.body()["sval"].string();
+  if (name == "pg_advisory_lock" || name == "pg_advisory_lock_shared" || name == "pg_try_advisory_lock" ||
+      name == "pg_try_advisory_lock_shared") {
+    out_.session_advisory_lock = true;
+  }
+  if (name == "set_config") {
+    JsonRef args = body["args"];
+    out_.set_config_names.push_back(args && args.size() > 0 ? value(*args.begin()) : Value{});
+  }
   uint32_t found = 0;
   if (body["over"]) {
     found = feature::kWindow;

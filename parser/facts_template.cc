@@ -13,6 +13,7 @@ void for_each_value(Facts& facts, F&& f) {
       for (auto& value : predicate.values) f(value);
     }
     for (auto& assignment : statement.assignments) f(assignment.value);
+    for (auto& name : statement.set_config_names) f(name);
     for (auto& insert : statement.inserts) {
       for (auto& row : insert.rows) {
         for (auto& value : row) f(value);

@@ -126,6 +126,13 @@ int Proxy::run() {
     };
     directory_access.request_refresh = [watcher] { watcher->request_refresh(); };
   }
+  if (!config_->listen.reuse_port) {
+    Status unused = net::check_port_unused(config_->listen.host, config_->listen.port);
+    if (!unused) {
+      LOG_ERROR("%s", unused.message.c_str());
+      return 78;
+    }
+  }
   for (int i = 0; i < config_->workers; ++i) {
     workers_.push_back(std::make_unique<Worker>(i, config_, cancels_, client_count_, *tls, directory,
                                                 directory_access, budgets_, paused_, cutover_queued_));

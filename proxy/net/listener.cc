@@ -14,12 +14,11 @@
 
 namespace sw::net {
 
-Listener::Listener(Loop& loop, AcceptCallback on_accept) : loop_(loop), on_accept_(std::move(on_accept)) {}
+namespace {
 
-Listener::~Listener() { close(); }
-
-Status Listener::listen(const std::string& host, int port, bool reuse_port) {
-  std::string where = host + ":" + std::to_string(port);
+// A bound (not yet listening) socket for host:port, or a config fault naming the address.
+Result<int> bind_socket(const std::string& host, int port, bool reuse_port) {
+  const std::string where = host + ":" + std::to_string(port);
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE;
@@ -27,21 +26,54 @@ Status Listener::listen(const std::string& host, int port, bool reuse_port) {
   if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &resolved) != 0 || !resolved)
     return Status::config("listen: cannot resolve " + where);
   int fd = socket(resolved->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    std::string reason = std::strerror(errno);
+    freeaddrinfo(resolved);
+    return Status::config("listen: cannot create a socket for " + where + ": " + reason);
+  }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
   int rc = bind(fd, resolved->ai_addr, resolved->ai_addrlen);
   freeaddrinfo(resolved);
   if (rc != 0) {
-    std::string reason = std::strerror(errno);
+    const int error = errno;
     ::close(fd);
-    return Status::config("listen: cannot bind " + where + ": " + reason);
+    if (error == EADDRINUSE && !reuse_port) {
+      return Status::config(
+          "listen: cannot bind " + where +
+          ": the port is already in use by another process; stop it, choose another "
+          "listen.port, or set listen.reuse_port: true to share the port with it on purpose");
+    }
+    return Status::config("listen: cannot bind " + where + ": " + std::strerror(error));
   }
+  return fd;
+}
+
+}  // namespace
+
+Status check_port_unused(const std::string& host, int port) {
+  // Without SO_REUSEPORT the bind fails while any socket, shared or not, holds the address.
+  Result<int> fd = bind_socket(host, port, /*reuse_port=*/false);
+  if (!fd) return fd.status();
+  ::close(*fd);
+  return Status::ok();
+}
+
+Listener::Listener(Loop& loop, AcceptCallback on_accept) : loop_(loop), on_accept_(std::move(on_accept)) {}
+
+Listener::~Listener() { close(); }
+
+Status Listener::listen(const std::string& host, int port, bool reuse_port) {
+  const std::string where = host + ":" + std::to_string(port);
+  Result<int> bound = bind_socket(host, port, reuse_port);
+  if (!bound) return bound.status();
+  const int fd = *bound;
   handle_ = new uv_tcp_t;
   uv_tcp_init(loop_.raw(), handle_);
   handle_->data = this;
   uv_tcp_open(handle_, fd);
-  rc = uv_listen(reinterpret_cast<uv_stream_t*>(handle_), 1024, [](uv_stream_t* server, int status) {
+  int rc = uv_listen(reinterpret_cast<uv_stream_t*>(handle_), 1024, [](uv_stream_t* server, int status) {
     auto* self = static_cast<Listener*>(server->data);
     if (self == nullptr || status != 0) return;
     auto connection = Connection::accept(self->loop_, server, next_connection_id());

@@ -1,5 +1,6 @@
 // A listening TCP socket on a Loop. With reuse_port, every worker binds its own socket to the
-// same address (SO_REUSEPORT) and the kernel spreads connections across them. Every accepted
+// same address (SO_REUSEPORT) and the kernel spreads connections across them; check_port_unused()
+// first makes sure no other process holds the address, unless sharing it is configured. Every accepted
 // connection is a descriptor: raise_open_file_limit() makes room for as many as configured.
 #pragma once
 
@@ -36,6 +37,11 @@ class Listener {
   AcceptCallback on_accept_;
   uv_tcp_t* handle_ = nullptr;
 };
+
+// Ok when no socket holds host:port, else a config fault naming the address and
+// listen.reuse_port. Called before the workers bind their SO_REUSEPORT sockets, which would
+// otherwise silently share the port with another process listening on it.
+Status check_port_unused(const std::string& host, int port);
 
 // Process-wide unique ids for log lines ("c12" clients, "s7" servers share one sequence).
 uint64_t next_connection_id();

@@ -211,6 +211,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status forward_query(const wire::Frame& frame);
   bool refuse_in_query(const parser::QueryFacts& facts);
   static Status refuse_two_phase(parser::StatementKind kind);
+  Status refuse_protected_setting(const parser::StatementFacts& statement);
+  Status refuse_unpoolable(const parser::StatementFacts& statement);
   Status forward_parse(const wire::Frame& frame);
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);

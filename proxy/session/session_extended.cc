@@ -21,10 +21,15 @@ void Session::ensure_prepared(const PreparedStatement& statement) {
 Status Session::forward_parse(const wire::Frame& frame) {
   auto parse = wire::decode_parse(frame.body);
   if (!parse) return parse.status();
-  if (auto facts = parser::analyze(parse->query); facts && (*facts)->statements.size() == 1) {
-    if (Status refused = refuse_two_phase((*facts)->statements.front().kind); !refused.is_ok()) {
-      answer_with_error(refused);
-      return Status::ok();
+  if (auto facts = parser::analyze(parse->query)) {
+    for (const auto& statement : (*facts)->statements) {
+      Status refused = refuse_protected_setting(statement);
+      if (refused.is_ok()) refused = refuse_two_phase(statement.kind);
+      if (refused.is_ok()) refused = refuse_unpoolable(statement);
+      if (!refused.is_ok()) {
+        answer_with_error(refused);
+        return Status::ok();
+      }
     }
   }
   if (parse->statement.empty()) {

@@ -1,13 +1,31 @@
 // Session: the startup and authentication phases.
 #include <strings.h>
 
+#include <cctype>
+#include <string>
+
 #include "common/log.h"
 #include "config/config.h"
 #include "net/tls.h"
 #include "session/session.h"
 #include "wire/messages.h"
+#include "wire/startup.h"
 
 namespace sw::session {
+namespace {
+
+// The protected setting a startup `options` string mentions, in any letter case (GUC names are
+// case-insensitive, so "-c Session_Replication_Role=replica" sets it too), or "".
+std::string protected_setting_in_options(std::string_view options) {
+  std::string lowered(options);
+  for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* name : {"session_replication_role", "shardwire."}) {
+    if (lowered.find(name) != std::string::npos) return name;
+  }
+  return {};
+}
+
+}  // namespace
 
 void Session::read_startup() {
   while (phase_ == Phase::Startup) {
@@ -62,6 +80,10 @@ void Session::negotiate_tls() {
 }
 
 void Session::accept_startup(const wire::StartupPacket& packet) {
+  // As PostgreSQL: the answer goes first, then the login continues at protocol 3.0.
+  if (packet.needs_protocol_negotiation()) {
+    client_->write(wire::encode_negotiate_protocol_version(packet.protocol_options));
+  }
   profile_.user = std::string(packet.param("user"));
   profile_.database = std::string(packet.param("database"));
   if (profile_.database.empty()) profile_.database = profile_.user;
@@ -70,9 +92,14 @@ void Session::accept_startup(const wire::StartupPacket& packet) {
     return;
   }
   for (const auto& [name, value] : packet.params) {
-    if (SessionState::is_protected(name) ||
-        (name == "options" && value.find("session_replication_role") != std::string::npos)) {
+    if (SessionState::is_protected(name)) {
       fail_login(Status::client("42501", "parameter \"" + name + "\" cannot be set through shardwire"));
+      return;
+    }
+    if (std::string setting = name == "options" ? protected_setting_in_options(value) : "";
+        !setting.empty()) {
+      fail_login(
+          Status::client("42501", "parameter \"options\" cannot set \"" + setting + "\" through shardwire"));
       return;
     }
   }

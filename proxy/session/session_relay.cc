@@ -263,22 +263,55 @@ Status Session::refuse_two_phase(parser::StatementKind kind) {
   return Status::ok();
 }
 
-// Settings the proxy protects, two-phase commit, and LISTEN in transaction pooling are refused in
-// the Query's place.
+// SET/RESET or set_config() of a setting the proxy protects (the bucket fence depends on
+// session_replication_role), or set_config() of a name computed at run time that might be one.
+Status Session::refuse_protected_setting(const parser::StatementFacts& statement) {
+  const bool sets = statement.kind == parser::StatementKind::Set ||
+                    statement.kind == parser::StatementKind::SetLocal ||
+                    statement.kind == parser::StatementKind::Reset;
+  if (sets && SessionState::is_protected(statement.set_name))
+    return Status::client("42501",
+                          "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
+  for (const parser::Value& name : statement.set_config_names) {
+    if (name.kind != parser::ValueKind::String) {
+      return Status::client(
+          "42501",
+          "set_config() with a setting name that is not a string literal cannot run through "
+          "shardwire; name the setting literally");
+    }
+    if (SessionState::is_protected(name.text)) {
+      return Status::client("42501", "parameter \"" + name.text + "\" cannot be set through shardwire");
+    }
+  }
+  return Status::ok();
+}
+
+// In transaction pooling, statements whose effect would stay on the server for its next client.
+Status Session::refuse_unpoolable(const parser::StatementFacts& statement) {
+  if (pools_.session_pooling) return Status::ok();
+  if (statement.kind == parser::StatementKind::Listen)
+    return Status::client("0A000",
+                          "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
+  if (statement.session_advisory_lock)
+    return Status::client(
+        "0A000",
+        "session-level advisory locks (pg_advisory_lock, pg_try_advisory_lock) are not supported "
+        "in transaction pooling mode; use pg_advisory_xact_lock or pool.mode: session");
+  if (statement.session_temp_table)
+    return Status::client(
+        "0A000",
+        "temporary tables that outlive the transaction are not supported in transaction pooling "
+        "mode; use ON COMMIT DROP or pool.mode: session");
+  return Status::ok();
+}
+
+// Settings the proxy protects, two-phase commit, and what cannot survive transaction pooling are
+// refused in the Query's place.
 bool Session::refuse_in_query(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
-    bool sets = statement.kind == parser::StatementKind::Set ||
-                statement.kind == parser::StatementKind::SetLocal ||
-                statement.kind == parser::StatementKind::Reset;
-    Status refused;
-    if (sets && SessionState::is_protected(statement.set_name))
-      refused =
-          Status::client("42501", "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
-    else if (Status two_phase = refuse_two_phase(statement.kind); !two_phase.is_ok())
-      refused = two_phase;
-    else if (!pools_.session_pooling && statement.kind == parser::StatementKind::Listen)
-      refused = Status::client("0A000",
-                               "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
+    Status refused = refuse_protected_setting(statement);
+    if (refused.is_ok()) refused = refuse_two_phase(statement.kind);
+    if (refused.is_ok()) refused = refuse_unpoolable(statement);
     if (refused.is_ok()) continue;
     std::string bytes;
     wire::encode_error(bytes, "ERROR", refused.sqlstate, refused.message);

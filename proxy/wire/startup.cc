@@ -2,7 +2,8 @@
 // by read_startup_packet) and accepts exactly:
 //   SSLRequest / GSSENCRequest: code only (body 4 bytes);
 //   CancelRequest: code, pid, secret (body 12 bytes);
-//   StartupMessage 3.0: version, then name\0value\0 pairs, then one final \0 as the last byte.
+//   StartupMessage 3.x: version, then name\0value\0 pairs, then one final \0 as the last byte;
+//   names starting with "_pq_." are protocol options, kept apart from the parameters.
 // Everything else is an 08P01 client error, except a missing or empty "user" (28000, as
 // PostgreSQL). Error messages never quote parameter values (they may hold secrets).
 #include "wire/startup.h"
@@ -18,6 +19,8 @@ namespace {
 
 constexpr size_t kCodeSize = 4;
 constexpr size_t kCancelBodySize = 12;  // code, pid, secret
+constexpr std::string_view kProtocolOptionPrefix = "_pq_.";
+constexpr uint32_t kMajorVersion3 = 3;
 
 Status protocol_error(std::string message) { return Status::client("08P01", std::move(message)); }
 
@@ -62,7 +65,11 @@ Result<StartupPacket> parse_parameters(std::string_view body, StartupPacket pack
           "invalid startup packet layout: value of a parameter has no "
           "terminator");
     }
-    packet.params.emplace_back(std::string(name), std::string(value));
+    if (name.starts_with(kProtocolOptionPrefix)) {
+      packet.protocol_options.emplace_back(name);
+    } else {
+      packet.params.emplace_back(std::string(name), std::string(value));
+    }
   }
   if (packet.param("user").empty()) {
     return Status::client("28000", "no PostgreSQL user name specified in startup packet");
@@ -71,6 +78,10 @@ Result<StartupPacket> parse_parameters(std::string_view body, StartupPacket pack
 }
 
 }  // namespace
+
+bool StartupPacket::needs_protocol_negotiation() const {
+  return kind == StartupKind::Startup && (protocol > kProtocolVersion3 || !protocol_options.empty());
+}
 
 std::string_view StartupPacket::param(std::string_view name) const {
   // Last occurrence wins, as in PostgreSQL (a later parameter overrides an earlier one).
@@ -107,10 +118,11 @@ Result<StartupPacket> parse_startup_packet(std::string_view body) {
       packet.cancel.pid = load_be32(body.data() + 4);
       packet.cancel.secret = load_be32(body.data() + 8);
       return packet;
-    case kProtocolVersion3:
-      packet.kind = StartupKind::Startup;
-      return parse_parameters(body, std::move(packet));
     default:
+      if ((code >> 16) == kMajorVersion3) {
+        packet.kind = StartupKind::Startup;
+        return parse_parameters(body, std::move(packet));
+      }
       return protocol_error("unsupported frontend protocol " + std::to_string(code >> 16) + "." +
                             std::to_string(code & 0xffff) + ": server supports 3.0");
   }
@@ -134,6 +146,15 @@ std::string encode_ssl_request() {
 std::string encode_cancel_request(CancelKey key) {
   std::string out;
   MessageWriter(out).begin_untyped().int32(kCancelRequestCode).int32(key.pid).int32(key.secret).end();
+  return out;
+}
+
+std::string encode_negotiate_protocol_version(const std::vector<std::string>& unrecognized_options) {
+  std::string out;
+  MessageWriter w(out);
+  w.begin('v').int32(kProtocolVersion3).int32(static_cast<uint32_t>(unrecognized_options.size()));
+  for (const std::string& name : unrecognized_options) w.cstr(name);
+  w.end();
   return out;
 }
 

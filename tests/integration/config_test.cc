@@ -1,5 +1,7 @@
 // The config file as the operator meets it: a broken file stops start-up with file:line and key,
-// and the annotated example in docker/ stays valid.
+// the annotated example in docker/ stays valid, and a port another process listens on stops
+// start-up unless listen.reuse_port shares it on purpose.
+#include <csignal>
 #include <sstream>
 
 #include "it_test.h"
@@ -61,6 +63,55 @@ TEST_SUITE("config") {
     CommandResult r = run_command({bin, "check", "--config", example}, "", 15s);
     INFO(r.describe());
     CHECK(r.exit_code == 0);
+  }
+
+  TEST_CASE("a second shardwire on a port in use refuses to start unless listen.reuse_port") {
+    PROXY_ONLY();
+    const std::string bin = shardwire_binary();
+    REQUIRE_MESSAGE(!bin.empty(), "shardwire is not built");
+    ProxyProcess first(shared_cluster());
+    TempDir dir;
+    const std::string path = dir.file("second.yaml");
+    write_file(path, render_config(ProxyOptions{}, first.port(), shared_cluster().port()));
+    CommandResult second = run_command({bin, "--config", path}, "", 15s);
+    INFO(second.describe());
+    CHECK_FALSE(second.timed_out);
+    CHECK(second.exit_code == 78);
+    const std::string said = second.err + second.out;
+    CHECK(contains(said, "cannot bind 127.0.0.1:" + std::to_string(first.port())));
+    CHECK(contains(said, "already in use by another process"));
+    CHECK(contains(said, "listen.reuse_port"));
+    // The first one was not disturbed, and its own two workers share the port.
+    CHECK(first.running());
+    CHECK(contains(first.log(), "with 2 worker(s)"));
+    CHECK(connect_or_throw(first.conninfo()).value("SELECT 'first'") == "first");
+  }
+
+  TEST_CASE("with listen.reuse_port two shardwires share one port") {
+    PROXY_ONLY();
+    const std::string bin = shardwire_binary();
+    REQUIRE_MESSAGE(!bin.empty(), "shardwire is not built");
+    ProxyOptions options;
+    options.reuse_port = true;
+    ProxyProcess first(shared_cluster(), options);
+    TempDir dir;
+    const std::string path = dir.file("second.yaml");
+    write_file(path, render_config(options, first.port(), shared_cluster().port()));
+    Background second({bin, "--config", path}, dir.file("second.log"));
+    const bool listening = wait_until(
+        [&] { return !second.running() || contains(read_file(dir.file("second.log")), "listening on"); }, 15s,
+        10ms);
+    INFO("second log:\n" << read_file(dir.file("second.log")));
+    REQUIRE(listening);
+    REQUIRE(second.running());
+    // With the first gone, the port is served by the second alone.
+    first.signal(SIGKILL);
+    first.wait_exit(10s);
+    ConnectResult c = connect(first.conninfo());
+    REQUIRE_MESSAGE(c.ok, c.error);
+    CHECK(c.conn.value("SELECT 'second'") == "second");
+    CHECK(second.running());
+    second.kill_and_wait();
   }
 
 }  // TEST_SUITE

@@ -33,6 +33,7 @@ std::string render_config(const ProxyOptions& o, int listen_port, int shard_port
   y << "listen:\n";
   y << "  host: 127.0.0.1\n";
   y << "  port: " << listen_port << "\n";
+  if (o.reuse_port) y << "  reuse_port: true\n";
   if (!o.tls_cert_file.empty() && !o.tls_key_file.empty()) {
     y << "  tls:\n";
     y << "    cert_file: " << q(o.tls_cert_file) << "\n";

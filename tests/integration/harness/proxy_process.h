@@ -33,6 +33,7 @@ struct ProxyOptions {
   std::string server_connect_timeout = "5s";
   int workers = 2;
   std::string log_level = "info";
+  bool reuse_port = false;    // listen.reuse_port: share the port with another process
   std::string tls_cert_file;  // both set -> listen.tls
   std::string tls_key_file;
   std::string dbname = "app";  // shard database, also what clients connect to

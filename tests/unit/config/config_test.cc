@@ -45,6 +45,7 @@ TEST_CASE("the full example configuration (data/full.yaml) loads") {
   CHECK(c.listen.host == "127.0.0.1");
   CHECK(c.listen.port == 6432);
   CHECK(c.listen.max_client_connections == 10000);
+  CHECK_FALSE(c.listen.reuse_port);
   CHECK_FALSE(c.listen.tls.enabled());
   CHECK(c.workers == 1);
   CHECK(c.admin.database == "shardwire");
@@ -212,6 +213,8 @@ TEST_CASE("bad values name file, line and key") {
   expect_error(kHead + "metrics: { listen: \"localhost:99999\" }\n", 7, "metrics.listen",
                "must be \"host:port\"");
   expect_error(kHead + "listen: { host: \"\" }\n", 7, "listen.host", "must not be empty");
+  expect_error(kHead + "listen:\n  reuse_port: yes\n", 8, "listen.reuse_port",
+               "must be one of true | false, got \"yes\"");
   expect_error(kHead + "mover: { max_concurrent: many }\n", 7, "mover.max_concurrent", "got \"many\"");
   expect_error(kHead + "mover: { max_concurrent: -1 }\n", 7, "mover.max_concurrent", "between 0");
   expect_error(kHead + "pool: { size: [1, 2] }\n", 7, "pool.size", "must be a single value, got a list");

@@ -324,3 +324,45 @@ TEST_CASE("statements past the analysis limit are refused, not parsed") {
   CHECK(result.status().sqlstate == "54000");
   CHECK(result.status().fault == sw::Fault::Client);
 }
+
+TEST_CASE("analyze: set_config() names, also from the normalized cache") {
+  using sw::parser::ValueKind;
+  const QueryFacts& first = facts_of("SELECT set_config('app.tenant', '5', false)");
+  REQUIRE(first.statements[0].set_config_names.size() == 1);
+  CHECK(first.statements[0].set_config_names[0].kind == ValueKind::String);
+  CHECK(first.statements[0].set_config_names[0].text == "app.tenant");
+  // Same normalized text: the cached facts must carry this text's own name.
+  const QueryFacts& second = facts_of("SELECT set_config('session_replication_role', 'replica', false)");
+  REQUIRE(second.statements[0].set_config_names.size() == 1);
+  CHECK(second.statements[0].set_config_names[0].text == "session_replication_role");
+
+  const QueryFacts& nested =
+      facts_of("SELECT x FROM t WHERE id = (SELECT length(pg_catalog.set_config(E'a.b', 'v', true)))");
+  REQUIRE(nested.statements[0].set_config_names.size() == 1);
+  CHECK(nested.statements[0].set_config_names[0].text == "a.b");
+
+  const QueryFacts& computed = facts_of("SELECT set_config('a' || 'b', 'v', false)");
+  REQUIRE(computed.statements[0].set_config_names.size() == 1);
+  CHECK(computed.statements[0].set_config_names[0].kind == ValueKind::Other);
+
+  CHECK(
+      facts_of("SELECT current_setting('session_replication_role')").statements[0].set_config_names.empty());
+}
+
+TEST_CASE("analyze: session advisory locks and temp tables that outlive the transaction") {
+  auto first = [](const std::string& sql) { return facts_of(sql).statements.at(0); };
+  CHECK(first("SELECT pg_advisory_lock(1)").session_advisory_lock);
+  CHECK(first("SELECT pg_catalog.pg_try_advisory_lock_shared(1, 2)").session_advisory_lock);
+  CHECK(first("SELECT x FROM t WHERE pg_try_advisory_lock(x)").session_advisory_lock);
+  CHECK_FALSE(first("SELECT pg_advisory_xact_lock(1)").session_advisory_lock);
+  CHECK_FALSE(first("SELECT pg_advisory_unlock(1)").session_advisory_lock);
+
+  CHECK(first("CREATE TEMP TABLE a (x int)").session_temp_table);
+  CHECK(first("CREATE TEMPORARY TABLE a (x int) ON COMMIT PRESERVE ROWS").session_temp_table);
+  CHECK(first("CREATE TEMP TABLE a (x int) ON COMMIT DELETE ROWS").session_temp_table);
+  CHECK(first("CREATE TEMP TABLE a AS SELECT 1").session_temp_table);
+  CHECK_FALSE(first("CREATE TEMP TABLE a (x int) ON COMMIT DROP").session_temp_table);
+  CHECK_FALSE(first("CREATE TEMP TABLE a ON COMMIT DROP AS SELECT 1").session_temp_table);
+  CHECK_FALSE(first("CREATE TABLE a (x int)").session_temp_table);
+  CHECK_FALSE(first("CREATE UNLOGGED TABLE a (x int)").session_temp_table);
+}

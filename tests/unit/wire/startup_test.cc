@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/bytes.h"
 #include "wire/frame_reader.h"
@@ -103,13 +104,42 @@ TEST_CASE("startup: fixed-size requests with the wrong length") {
   for (size_t k = 0; k < cancel_body.size(); ++k) check_protocol_error(cancel_body.substr(0, k));
 }
 
-TEST_CASE("startup: only protocol 3.0") {
+TEST_CASE("startup: only protocol major version 3") {
   const Result<StartupPacket> v2 = parse_exact("\0\2\0\0user\0app\0\0"s);
   REQUIRE_FALSE(v2.is_ok());
   CHECK(v2.status().sqlstate == "08P01");
   CHECK(v2.status().message == "unsupported frontend protocol 2.0: server supports 3.0");
-  check_protocol_error("\0\3\0\1user\0app\0\0"s, "unsupported frontend protocol 3.1");
+  check_protocol_error("\0\4\0\0user\0app\0\0"s, "unsupported frontend protocol 4.0");
   check_protocol_error("\x04\xd2\x16\x31"s, "unsupported frontend protocol 1234.5681");
+}
+
+TEST_CASE("startup: a newer 3.x minor version or _pq_ options ask for negotiation") {
+  const Result<StartupPacket> plain = parse_exact(v3_body("user\0app\0\0"s));
+  REQUIRE(plain.is_ok());
+  CHECK_FALSE(plain.value().needs_protocol_negotiation());
+
+  const Result<StartupPacket> minor = parse_exact("\0\3\0\2user\0app\0\0"s);
+  REQUIRE(minor.is_ok());
+  CHECK(minor.value().kind == StartupKind::Startup);
+  CHECK(minor.value().protocol == 0x00030002u);
+  CHECK(minor.value().protocol_options.empty());
+  CHECK(minor.value().needs_protocol_negotiation());
+
+  // Protocol options are not parameters (PostgreSQL never applies them as settings).
+  const Result<StartupPacket> options =
+      parse_exact(v3_body("user\0app\0_pq_.b\0x\0database\0db\0_pq_.a\0\0\0"s));
+  REQUIRE(options.is_ok());
+  CHECK(options.value().needs_protocol_negotiation());
+  CHECK(options.value().protocol_options == std::vector<std::string>{"_pq_.b", "_pq_.a"});
+  const std::vector<std::pair<std::string, std::string>> params = {{"user", "app"}, {"database", "db"}};
+  CHECK(options.value().params == params);
+  CHECK(options.value().param("_pq_.b").empty());
+}
+
+TEST_CASE("startup: NegotiateProtocolVersion bytes as PostgreSQL 15 sends them") {
+  CHECK(encode_negotiate_protocol_version({}) == "v\0\0\0\x0c\0\3\0\0\0\0\0\0"s);
+  CHECK(encode_negotiate_protocol_version({"_pq_.b", "_pq_.a"}) ==
+        "v\0\0\0\x1a\0\3\0\0\0\0\0\2_pq_.b\0_pq_.a\0"s);
 }
 
 TEST_CASE("startup: missing user is 28000") {
