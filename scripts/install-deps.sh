@@ -7,7 +7,8 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libuv1-dev libpq-dev libpg-query-dev libprotobuf-c-dev libyaml-cpp-dev prometheus-cpp-dev
   doctest-dev libssl-dev
-  clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and the sanitizer runtimes
+  clang libclang-rt-14-dev  # the ASan stage and scripts/fuzz.sh: clang, libFuzzer, sanitizer runtimes
+  clang-format clang-tidy   # scripts/lint.sh
   postgresql-15 postgresql-client-15 postgresql-contrib-15
   pgbouncer openssl curl docker-compose prometheus
   # tests/drivers: the client drivers of the driver matrix suite (Node.js packages come from npm,

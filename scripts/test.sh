@@ -7,8 +7,8 @@
 #   asan     ASan+UBSan build of the whole project with clang in build-asan/ (warnings are
 #            errors): the unit tests, then the whole integration suite again, driving the
 #            sanitized shardwire (SHARDWIRE_BIN). Any sanitizer report fails the run.
-#   lint     scripts/lint.sh: clang-format, module boundaries, clang-tidy (on build-asan's
-#            compile commands).
+#   lint     scripts/lint.sh: clang-format and module boundaries (clang-tidy by hand:
+#            scripts/lint.sh --tidy).
 #   tsan     TSan build (gcc) of shardwire and the mover's unit tests in build-tsan/: unit_mover,
 #            then the integration suites that run the mover's threads (mover*, reshard*).
 #   fuzz     scripts/fuzz.sh: every libFuzzer target over its seed corpus, then a short run.
@@ -66,12 +66,7 @@ fi
 
 if has_stage lint; then
   stage "lint"
-  if [ ! -f "$ROOT/build-asan/compile_commands.json" ]; then
-    stage "lint: configuring build-asan for its compile commands"
-    CC=clang CXX=clang++ cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DSHARDWIRE_WERROR=ON -DSHARDWIRE_SANITIZE=ON >/dev/null
-  fi
-  "$ROOT/scripts/lint.sh" "$ROOT/build-asan"
+  "$ROOT/scripts/lint.sh"
 fi
 
 if has_stage tsan; then
