@@ -1,6 +1,7 @@
 // MigrationRunner: the cutover (docs/architecture.md §8.6), forward (source -> target) or reverse
 // (ROLLBACK MIGRATION: target -> source). Sub-steps are recorded before they are taken; a cutover
 // that stops before its flip is undone (here on abort, or by the next runner after a crash).
+#include <algorithm>
 #include <future>
 
 #include "catalog/directory_watcher.h"
@@ -24,11 +25,17 @@ constexpr auto kFinalCatchUp = std::chrono::milliseconds(10000);
 constexpr auto kTerminatedDrain = std::chrono::milliseconds(2000);
 
 // The MIGRATING acknowledgements that matter: a live router heartbeats every heartbeat interval
-// and reloads on the directory's NOTIFY within milliseconds. One silent for two intervals is
-// stopped or cut off from the catalog; waiting for it only stretches the write pause: the
-// source's fence refuses its writes (SW001) and its directory lease ends its routing.
+// and reloads on the directory's NOTIFY within milliseconds. One silent for two intervals, and at
+// least kSilentFloor, is stopped or cut off from the catalog; waiting for it only stretches the
+// write pause: the source's fence refuses its writes (SW001) and its directory lease ends its
+// routing. The floor keeps a live router whose watcher thread is starved on a loaded machine
+// (heartbeats seconds late, seen under two parallel reshard runs) among those waited for: not
+// waiting for it turns its writes into 40001s.
+constexpr auto kSilentFloor = std::chrono::milliseconds(4000);
 std::chrono::milliseconds ack_freshness(const config::Config& config) {
-  return 2 * catalog::heartbeat_interval_for(std::chrono::milliseconds(0), config.sharding.directory_lease);
+  return std::max<std::chrono::milliseconds>(
+      kSilentFloor,
+      2 * catalog::heartbeat_interval_for(std::chrono::milliseconds(0), config.sharding.directory_lease));
 }
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <random>
 
 #include "harness/pg_client.h"
@@ -62,6 +63,8 @@ Outcome run_transaction(PgConn& conn, const std::vector<std::string>& statements
                         const std::vector<std::string>& tags, std::string* sqlstate, std::string* anomaly) {
   auto failed = [&](const PgResult& r) {
     *sqlstate = r.sqlstate().empty() ? "-" : r.sqlstate();
+    // Every failure is printed with its message: the summary counts SQLSTATEs only.
+    std::fprintf(stderr, "workload: transaction failed: %s %s\n", sqlstate->c_str(), r.error().c_str());
     if (conn && PQtransactionStatus(conn.get()) != PQTRANS_IDLE)
       conn.exec("ROLLBACK", std::chrono::seconds(10));
     return Outcome::Failed;

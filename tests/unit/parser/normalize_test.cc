@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -163,4 +164,35 @@ TEST_CASE("normalized cache cost against a full parse (measurement)") {
   MESSAGE("per statement: full parse " << parse << " us, normalized hit " << normalized << " us, exact hit "
                                        << exact << " us");
   CHECK(normalized < parse);
+}
+
+// The reshard workload's statements with random int8 keys, through the caches (exact and
+// normalized) and through a fresh parse: every one analyzes, to the same key, in both ways.
+TEST_CASE("workload statements with random int8 keys analyze through the caches") {
+  std::mt19937_64 rng(20261202);
+  for (int i = 0; i < 30000; ++i) {
+    const int64_t key = static_cast<int64_t>(rng());
+    const std::string note = "c" + std::to_string(i % 7) + "-" + std::to_string(rng() % 100000);
+    std::string sql;
+    switch (i % 3) {
+      case 0:
+        sql = "INSERT INTO orders (tenant_id, note, qty) VALUES (" + std::to_string(key) + ", '" + note +
+              "a', 0), (" + std::to_string(key) + ", '" + note + "b', 0)";
+        break;
+      case 1:
+        sql = "UPDATE orders SET qty = qty + 1 WHERE tenant_id = " + std::to_string(key) + " AND note IN ('" +
+              note + "a', '" + note + "b')";
+        break;
+      default:
+        sql = "DELETE FROM orders WHERE tenant_id = " + std::to_string(key) + " AND note IN ('" + note +
+              "a', '" + note + "b')";
+    }
+    CAPTURE(sql);
+    auto cached = sw::parser::analyze(sql);
+    REQUIRE_MESSAGE(cached.is_ok(), cached.status().sqlstate << " " << cached.status().message);
+    auto fresh = sw::parser::analyze_uncached(sql);
+    REQUIRE(fresh.is_ok());
+    REQUIRE((*cached)->statements.size() == 1);
+    CHECK((*cached)->statements.front().kind == (*fresh)->statements.front().kind);
+  }
 }
