@@ -18,31 +18,6 @@ using namespace it;
 
 namespace {
 
-// Keys of s0 in `n` distinct buckets (initially bucket b is on shard b mod 3), and the buckets.
-struct Moving {
-  std::vector<int64_t> keys;
-  std::vector<uint32_t> buckets;
-  std::string key_list() const {
-    std::string out;
-    for (int64_t k : keys) out += (out.empty() ? "" : ",") + std::to_string(k);
-    return out;
-  }
-};
-Moving moving_on_s0(size_t n) {
-  Moving m;
-  m.keys = keys_in_distinct_buckets(n, [](uint32_t b) { return b % kShards == 0; });
-  for (int64_t k : m.keys) m.buckets.push_back(bucket_of_key(k));
-  return m;
-}
-
-std::string start_move(PgConn& admin, const std::vector<uint32_t>& buckets,
-                       const std::string& target = "s1") {
-  PgResult r = admin.exec("MOVE BUCKETS " + bucket_list(buckets) + " TO " + target);
-  REQUIRE_MESSAGE(r.ok(), "MOVE BUCKETS -> " << r.describe());
-  REQUIRE(r.rows() == 1);
-  return r.value(0, 4);
-}
-
 // Runs `statement(i)` through shardwire until stopped; counts the acknowledged ones.
 class Writer {
  public:

@@ -14,6 +14,7 @@
 
 #include "harness/process.h"
 #include "harness/sharded_fixture.h"
+#include "it_test.h"
 
 namespace it {
 
@@ -189,6 +190,57 @@ std::vector<int64_t> keys_in_distinct_buckets(size_t n, Pred pred, int64_t from 
     if (pred(b) && seen.insert(b).second) keys.push_back(k);
   }
   return keys;
+}
+
+// Keys of s0 in `n` distinct buckets (initially bucket b is on shard b mod 3), and the buckets.
+struct Moving {
+  std::vector<int64_t> keys;
+  std::vector<uint32_t> buckets;
+  std::string key_list() const {
+    std::string out;
+    for (int64_t k : keys) out += (out.empty() ? "" : ",") + std::to_string(k);
+    return out;
+  }
+};
+inline Moving moving_on_s0(size_t n) {
+  Moving m;
+  m.keys = keys_in_distinct_buckets(n, [](uint32_t b) { return b % kShards == 0; });
+  for (int64_t k : m.keys) m.buckets.push_back(bucket_of_key(k));
+  return m;
+}
+
+// MOVE BUCKETS <buckets> TO <target>; the new migration's id.
+inline std::string start_move(PgConn& admin, const std::vector<uint32_t>& buckets,
+                              const std::string& target = "s1") {
+  PgResult r = admin.exec("MOVE BUCKETS " + bucket_list(buckets) + " TO " + target);
+  REQUIRE_MESSAGE(r.ok(), "MOVE BUCKETS -> " << r.describe());
+  REQUIRE(r.rows() == 1);
+  return r.value(0, 4);
+}
+
+// Rows of orders seeded directly on s0 for `k`: note 'seed-<i>', qty i.
+inline void seed_orders(PgConn& s0, int64_t k, int rows) {
+  REQUIRE_OK(s0.exec("INSERT INTO orders (tenant_id, note, qty) SELECT " + std::to_string(k) +
+                     ", 'seed-' || g, g FROM generate_series(1, " + std::to_string(rows) + ") g"));
+}
+
+// Waits until the migration's forward slot shows on s0 (the copy step has begun: commits on the
+// source after the copy reach the stream) while SHOW MIGRATIONS says copying.
+inline void wait_for_copy_start(const ShardedFixture& f, PgConn& admin, const std::string& id) {
+  bool slot = wait_until([&] { return contains(slots_on(f, 0), "sw_mig_" + id); }, 20s, 10ms);
+  REQUIRE_MESSAGE(slot, "no slot sw_mig_" << id << " on s0; migration: " << migration(admin, id)["state"]);
+  auto row = migration(admin, id);
+  REQUIRE_MESSAGE(row["state"] == "copying",
+                  "the copy is over already (state " << row["state"] << "): it must be throttled longer");
+}
+
+// Every shard: no replication slot, no publication.
+inline void check_no_slots_or_publications(const ShardedFixture& f) {
+  for (int s = 0; s < f.setup.shards(); ++s) {
+    INFO("shard s" << s);
+    CHECK(slots_on(f, s) == "");
+    CHECK(publications_on(f, s) == "");
+  }
 }
 
 }  // namespace it
