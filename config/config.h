@@ -146,6 +146,7 @@ struct Config {
   int workers = 1;
   std::string log_level = "info";
   uint64_t max_message_size = 256ull << 20;
+  int statement_cache = 16384;  // statement shapes cached per worker thread; 0 = none
   Admin admin;
   Metrics metrics;
   Auth auth;

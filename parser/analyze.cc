@@ -37,7 +37,6 @@ namespace {
 using detail::JsonRef;
 using detail::JsonTree;
 
-constexpr size_t kCacheEntries = 1024;
 constexpr size_t kMaxCachedSqlBytes = 8 * 1024;  // longer texts are rarely repeated verbatim
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -145,8 +144,8 @@ Result<std::shared_ptr<const QueryFacts>> analyze_guarded(std::string_view sql, 
 }
 
 struct Caches {
-  detail::StatementCache exact{kCacheEntries};
-  detail::LruMap<detail::FactsTemplate> normalized{kCacheEntries};
+  detail::StatementCache exact{kDefaultCacheEntries};
+  detail::LruMap<detail::FactsTemplate> normalized{kDefaultCacheEntries};
   CacheStats stats;
 };
 
@@ -194,6 +193,12 @@ Result<std::shared_ptr<const QueryFacts>> analyze(std::string_view sql) {
   } catch (...) {  // only allocation failures can get here
     return Status::proxy("53200", "out of memory while analyzing a statement");
   }
+}
+
+void set_cache_capacity(size_t entries) {
+  Caches& cache = caches();
+  cache.exact.set_capacity(entries);
+  cache.normalized.set_capacity(entries);
 }
 
 CacheStats cache_stats() { return caches().stats; }

@@ -218,7 +218,8 @@ struct QueryFacts {
 // parser's message; callers usually forward such SQL to the server so the client sees the
 // server's own error.
 //
-// Caching, per thread (no locks): by exact text (LRU, 1024 entries; texts over 8 KiB and errors
+// Caching, per thread (no locks): by exact text (LRU, kDefaultCacheEntries entries unless
+// set_cache_capacity() says otherwise; texts over 8 KiB and errors
 // are not cached), so analyzing the same text again on the same thread returns the same
 // pointer; then by normalized text: a text that differs from an earlier one only in the values
 // of its plain literals ('...' strings and numbers) gets that earlier text's facts with its own
@@ -227,6 +228,11 @@ Result<std::shared_ptr<const QueryFacts>> analyze(std::string_view sql);
 
 // analyze() without the caches: always parses. For benchmarks, fuzzing and tests.
 Result<std::shared_ptr<const QueryFacts>> analyze_uncached(std::string_view sql);
+
+// Statement shapes each of this thread's two caches holds (about 3 KiB per shape in all);
+// 0 turns caching off. Set once when a worker thread starts (config `statement_cache`).
+inline constexpr size_t kDefaultCacheEntries = 16384;
+void set_cache_capacity(size_t entries);
 
 // This thread's analyze() cache counters (for metrics and benchmarks).
 struct CacheStats {

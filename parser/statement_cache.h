@@ -49,6 +49,15 @@ class LruMap {
     index_.emplace(std::string_view(entries_.front().first), entries_.begin());
   }
 
+  // Evicts the least recently used entries down to `capacity` (0: caches nothing).
+  void set_capacity(size_t capacity) {
+    capacity_ = capacity;
+    while (entries_.size() > capacity_) {
+      index_.erase(std::string_view(entries_.back().first));
+      entries_.pop_back();
+    }
+  }
+
   size_t size() const { return entries_.size(); }
   size_t capacity() const { return capacity_; }
   void clear() {

@@ -56,6 +56,7 @@ Status Worker::listen() {
 
 void Worker::start_thread(std::function<void()> on_exit) {
   thread_ = std::thread([this, on_exit = std::move(on_exit)] {
+    parser::set_cache_capacity(static_cast<size_t>(config_->statement_cache));
     loop_.run();
     parser::CacheStats stats = parser::cache_stats();  // this thread's statement caches
     uint64_t lookups = stats.exact_hits + stats.normalized_hits + stats.misses;

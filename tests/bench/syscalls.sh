@@ -17,7 +17,8 @@
 # Environment: TX (10000 transactions per client), CLIENTS (8), WORKLOADS ("select tpcb"), SCALE
 # (10), POOL_SIZE (40), PROFILE (0), SHARDWIRE_BIN (default build/proxy/app/shardwire), KEEP=1.
 # Workloads: select = `pgbench -S -M simple`, tpcb = pgbench's default TPC-B-like script, simple
-# protocol (BEGIN; 3 UPDATEs, SELECT, INSERT; END).
+# protocol (BEGIN; 3 UPDATEs, SELECT, INSERT; END); extended and prepared = `-S -M extended` and
+# `-S -M prepared`.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -122,6 +123,8 @@ pgbench_args() {  # WORKLOAD
   case $1 in
     select) echo "-S -M simple" ;;
     tpcb) echo "-M simple" ;;
+    extended) echo "-S -M extended" ;;
+    prepared) echo "-S -M prepared" ;;  # pgbouncer 1.18 runs it with one client only
   esac
 }
 
@@ -136,7 +139,7 @@ cpu_ticks_split() {
 run_pgbench() {
   local out
   # shellcheck disable=SC2046
-  out=$("$PGBIN/pgbench" -n $(pgbench_args "$2") -t "$TX" -c "$CLIENTS" -j 2 "$(conninfo "$1")" 2>&1) || {
+  out=$("$PGBIN/pgbench" -n $(pgbench_args "$2") -t "$TX" -c "$CLIENTS" -j "$((CLIENTS < 2 ? CLIENTS : 2))" "$(conninfo "$1")" 2>&1) || {
     echo "bench: pgbench $1/$2 failed:" >&2
     tail -n 5 <<<"$out" >&2
     exit 1

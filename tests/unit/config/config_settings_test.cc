@@ -55,6 +55,7 @@ const std::vector<std::string> kKeys = {"listen.host",
                                         "workers",
                                         "log_level",
                                         "max_message_size",
+                                        "statement_cache",
                                         "database",
                                         "admin.database",
                                         "admin.users",
@@ -159,7 +160,8 @@ TEST_CASE("shown never holds a password; value changes when one does") {
 }
 
 TEST_CASE(
-    "diff reports exactly the changed keys; listen.*, workers, catalog.dsn and the lease need a restart") {
+    "diff reports exactly the changed keys; listen.*, workers, statement_cache, catalog.dsn and the lease "
+    "need a restart") {
   struct Case {
     const char* from;
     const char* to;
@@ -208,8 +210,8 @@ TEST_CASE(
   // the restart flags themselves
   for (const Setting& s : settings(load(kBase))) {
     CAPTURE(s.key);
-    CHECK(s.restart == (s.key.rfind("listen.", 0) == 0 || s.key == "workers" || s.key == "catalog.dsn" ||
-                        s.key == "sharding.directory_lease"));
+    CHECK(s.restart == (s.key.rfind("listen.", 0) == 0 || s.key == "workers" || s.key == "statement_cache" ||
+                        s.key == "catalog.dsn" || s.key == "sharding.directory_lease"));
   }
 }
 

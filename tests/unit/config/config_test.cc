@@ -104,6 +104,7 @@ TEST_CASE("defaults of a minimal config") {
   CHECK(c.workers == 1);
   CHECK(c.log_level == "info");
   CHECK(c.max_message_size == 256ull << 20);
+  CHECK(c.statement_cache == 16384);
   CHECK(c.admin.database == "shardwire");
   CHECK(c.admin.users.empty());
   CHECK(c.metrics.listen.empty());
@@ -129,6 +130,7 @@ TEST_CASE("values in every accepted spelling") {
                              "workers: 64\n"
                              "log_level: debug\n"
                              "max_message_size: 1GB\n"
+                             "statement_cache: 0\n"
                              "database: appdb\n"
                              "listen: { host: 0.0.0.0, port: 1 }\n"
                              "metrics: { listen: \"[::1]:9930\" }\n"
@@ -151,6 +153,7 @@ TEST_CASE("values in every accepted spelling") {
   CHECK(c.workers == 64);
   CHECK(c.log_level == "debug");
   CHECK(c.max_message_size == 1ull << 30);
+  CHECK(c.statement_cache == 0);
   CHECK(c.database == "appdb");
   CHECK(c.listen.host == "0.0.0.0");
   CHECK(c.listen.port == 1);
@@ -195,6 +198,7 @@ TEST_CASE("bad values name file, line and key") {
                "must be an integer between 1 and 65535, got \"70000\"");
   expect_error(kHead + "workers: 0\n", 7, "workers", "between 1 and 64");
   expect_error(kHead + "workers: 65\n", 7, "workers", "between 1 and 64");
+  expect_error(kHead + "statement_cache: -1\n", 7, "statement_cache", "between 0 and 1048576");
   expect_error(kHead + "pool: { mode: transaction, size: -1 }\n", 7, "pool.size",
                "must be a positive integer, got \"-1\"");
   expect_error(kHead + "pool:\n  mode: statement\n", 8, "pool.mode",

@@ -7,7 +7,10 @@
 
 using sw::parser::analyze;
 using sw::parser::analyze_uncached;
+using sw::parser::cache_stats;
+using sw::parser::kDefaultCacheEntries;
 using sw::parser::QueryFacts;
+using sw::parser::set_cache_capacity;
 using sw::parser::StatementKind;
 
 namespace {
@@ -365,4 +368,30 @@ TEST_CASE("analyze: session advisory locks and temp tables that outlive the tran
   CHECK_FALSE(first("CREATE TEMP TABLE a ON COMMIT DROP AS SELECT 1").session_temp_table);
   CHECK_FALSE(first("CREATE TABLE a (x int)").session_temp_table);
   CHECK_FALSE(first("CREATE UNLOGGED TABLE a (x int)").session_temp_table);
+}
+
+// The caches hold as many statement shapes as set_cache_capacity() says, least recently used out
+// first; 0 caches nothing. Restores the default for the tests that follow on this thread.
+TEST_CASE("cache capacity: least recently used shapes are evicted, 0 caches nothing") {
+  auto exact_hits_of = [](const std::string& sql) {
+    const uint64_t before = cache_stats().exact_hits;
+    REQUIRE(analyze(sql).is_ok());
+    return cache_stats().exact_hits - before;
+  };
+  const std::string a = "SELECT a FROM capacity_t WHERE k = $1";
+  const std::string b = "SELECT b FROM capacity_t WHERE k = $1";
+  const std::string c = "SELECT c FROM capacity_t WHERE k = $1";
+  set_cache_capacity(2);
+  CHECK(exact_hits_of(a) == 0);
+  CHECK(exact_hits_of(b) == 0);
+  CHECK(exact_hits_of(a) == 1);  // a is now the most recently used
+  CHECK(exact_hits_of(c) == 0);  // evicts b
+  CHECK(exact_hits_of(a) == 1);
+  CHECK(exact_hits_of(b) == 0);
+  set_cache_capacity(0);
+  CHECK(exact_hits_of(a) == 0);
+  CHECK(exact_hits_of(a) == 0);
+  set_cache_capacity(kDefaultCacheEntries);
+  CHECK(exact_hits_of(a) == 0);
+  CHECK(exact_hits_of(a) == 1);
 }

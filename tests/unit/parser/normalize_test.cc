@@ -2,7 +2,6 @@
 // and its cost against a full parse (printed; the README quotes a Release build's numbers).
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
@@ -134,36 +133,6 @@ TEST_CASE("json_tree: navigation and scalars") {
   for (int i = 0; i < 100000; ++i) deep += "[";
   for (int i = 0; i < 100000; ++i) deep += "]";
   CHECK(tree.parse(deep));  // iterative: no stack exhaustion
-}
-
-TEST_CASE("normalized cache cost against a full parse (measurement)") {
-  using Clock = std::chrono::steady_clock;
-  const int n = 2000;
-  auto sql_with = [](int i) {
-    return "SELECT id, total FROM bench_orders WHERE tenant_id = " + std::to_string(1000 + i) +
-           " AND status = 'open-" + std::to_string(i) + "'";
-  };
-  auto per_op = [&](auto&& body) {
-    const auto start = Clock::now();
-    for (int i = 0; i < n; ++i) body(i);
-    return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / n;
-  };
-  std::vector<std::string> texts;
-  for (int i = 0; i < 2 * n; ++i) texts.push_back(sql_with(i));
-  REQUIRE(analyze(sql_with(-1)).is_ok());  // creates the template
-  int failures = 0;
-  const double parse = per_op([&](int i) { failures += !analyze_uncached(texts[i]).is_ok(); });
-  const auto before = cache_stats();
-  const double normalized = per_op([&](int i) { failures += !analyze(texts[n + i]).is_ok(); });
-  CHECK(cache_stats().normalized_hits == before.normalized_hits + n);
-  // A text without literals: no template, so a repeat is an exact hit.
-  const std::string same = "SELECT id, total FROM bench_orders WHERE tenant_id = $1";
-  REQUIRE(analyze(same).is_ok());
-  const double exact = per_op([&](int) { failures += !analyze(same).is_ok(); });
-  CHECK(failures == 0);
-  MESSAGE("per statement: full parse " << parse << " us, normalized hit " << normalized << " us, exact hit "
-                                       << exact << " us");
-  CHECK(normalized < parse);
 }
 
 // The reshard workload's statements with random int8 keys, through the caches (exact and
