@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Pass-through benchmark (run by hand; not a pass/fail test): direct PostgreSQL 15, Debian's
-# pgbouncer (transaction mode) and shardwire (transaction mode) side by side on loopback.
-# `pgbench -i -s $SCALE` once, then `pgbench -S -T $SECS -M {simple,extended,prepared} -c {1,8,32}`
-# interleaved across the three targets. Prints tps, tps ratio to direct, and each proxy's CPU
-# microseconds per transaction (utime+stime from /proc/<pid>/stat).
+# pgbouncer (transaction mode), shardwire (transaction mode, one shard, nothing sharded) and
+# shardwire sharded (pgbench_accounts and pgbench_history sharded by aid, one shard owning every
+# bucket, so every statement is parsed and routed) side by side on loopback.
+# `pgbench -i -s $SCALE` once per database, then `pgbench -S -T $SECS -M {simple,extended,prepared}`
+# and pgbench's TPC-B-like script (mode `tpcb`, simple protocol) with -c {1,8,32}, interleaved
+# across the four targets. Prints tps, tps ratio to direct, each proxy's CPU microseconds per
+# transaction (utime+stime from /proc/<pid>/stat) and shardwire's CPU per transaction as a ratio
+# of pgbouncer's.
 #
 #   tests/bench/passthrough.sh [seconds-per-run]
 #
 # Environment: SECS (10), SCALE (10), ROUNDS (1; results are averaged), POOL_SIZE (40, both
-# proxies), SW_WORKERS (1 — pgbouncer is single-threaded), MODES ("simple extended prepared"),
+# proxies), SW_WORKERS (1 — pgbouncer is single-threaded), MODES ("simple extended prepared tpcb"),
 # CLIENTS ("1 8 32"), SHARDWIRE_BIN (default: build/proxy/app/shardwire, built if missing),
 # KEEP=1 keeps the work directory.
 set -euo pipefail
@@ -19,7 +23,7 @@ SCALE=${SCALE:-10}
 ROUNDS=${ROUNDS:-1}
 POOL_SIZE=${POOL_SIZE:-40}
 SW_WORKERS=${SW_WORKERS:-1}
-MODES=${MODES:-"simple extended prepared"}
+MODES=${MODES:-"simple extended prepared tpcb"}
 CLIENTS=${CLIENTS:-"1 8 32"}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 PGBOUNCER=${PGBOUNCER:-/usr/sbin/pgbouncer}
@@ -31,16 +35,21 @@ require_binaries "$PGBOUNCER" "$PGBIN/pgbench" "$PGBIN/initdb"
 # ---- start everything -------------------------------------------------------------------------
 BOUNCER_PID=""
 SW_PID=""
-BENCH_PID_VARS="SW_PID BOUNCER_PID"
+SHARDED_PID=""
+BENCH_PID_VARS="SW_PID SHARDED_PID BOUNCER_PID"
 start_bench_cluster bench
 BOUNCER_PORT=$(pick_port)
 SW_PORT=$(pick_port)
+SHARDED_PORT=$(pick_port)
 as_postgres "$PGBIN/psql" -X -q -h "$WORK" -p "$PG_PORT" -U postgres -d postgres \
-  -c "CREATE ROLE app LOGIN PASSWORD 'secret'" -c "CREATE DATABASE app OWNER app"
+  -c "CREATE ROLE app LOGIN PASSWORD 'secret'" -c "CREATE DATABASE app OWNER app" \
+  -c "CREATE DATABASE s0 OWNER app" -c "CREATE DATABASE catalog OWNER app"
 
-DIRECT="host=127.0.0.1 port=$PG_PORT dbname=app user=app password=secret sslmode=disable"
-echo "bench: pgbench -i -s $SCALE" >&2
+dsn() { echo "host=127.0.0.1 port=$PG_PORT dbname=$1 user=app password=secret"; }
+DIRECT="$(dsn app) sslmode=disable"
+echo "bench: pgbench -i -s $SCALE (app and s0)" >&2
 "$PGBIN/pgbench" -i -q -s "$SCALE" "$DIRECT" >/dev/null 2>&1
+"$PGBIN/pgbench" -i -q -s "$SCALE" "$(dsn s0)" >/dev/null 2>&1
 
 cat >"$WORK/userlist.txt" <<'LIST'
 "app" "secret"
@@ -83,29 +92,48 @@ pool: { mode: transaction, size: $POOL_SIZE, idle_timeout: 600s, query_wait_time
 shards:
   - { name: s0, dsn: "host=127.0.0.1 port=$PG_PORT dbname=app user=app password=secret" }
 YAML
+sed -e "s/port: $SW_PORT }/port: $SHARDED_PORT }/" -e "s/dbname=app /dbname=s0 /" "$WORK/shardwire.yaml" >"$WORK/sharded.yaml"
+cat >>"$WORK/sharded.yaml" <<YAML
+database: app
+catalog: { dsn: "$(dsn catalog)" }
+sharding:
+  buckets: 4096
+  default_shard: s0
+  directory_lease: 30s
+  tables:
+    - { name: pgbench_accounts, key: aid, type: integer }
+    - { name: pgbench_history, key: aid, type: integer }
+YAML
+"$BIN" init --config "$WORK/sharded.yaml" >"$WORK/init.log" 2>&1 || { cat "$WORK/init.log" >&2; exit 1; }
 "$BIN" --config "$WORK/shardwire.yaml" >>"$WORK/shardwire.log" 2>&1 &
 SW_PID=$!
 disown
+"$BIN" --config "$WORK/sharded.yaml" >>"$WORK/sharded.log" 2>&1 &
+SHARDED_PID=$!
+disown
 wait_port "$SW_PORT" shardwire || { tail -n 20 "$WORK/shardwire.log" >&2; exit 1; }
+wait_port "$SHARDED_PORT" "shardwire sharded" || { tail -n 20 "$WORK/sharded.log" >&2; exit 1; }
 
 conninfo() {
   case $1 in
     direct) echo "$DIRECT" ;;
     pgbouncer) echo "host=127.0.0.1 port=$BOUNCER_PORT dbname=app user=app password=secret sslmode=disable" ;;
     shardwire) echo "host=127.0.0.1 port=$SW_PORT dbname=app user=app password=secret sslmode=disable" ;;
+    sharded) echo "host=127.0.0.1 port=$SHARDED_PORT dbname=app user=app password=secret sslmode=disable" ;;
   esac
 }
 pid_of() {
   case $1 in
     pgbouncer) echo "$BOUNCER_PID" ;;
     shardwire) echo "$SW_PID" ;;
+    sharded) echo "$SHARDED_PID" ;;
     *) echo "" ;;
   esac
 }
 
 # ---- runs -------------------------------------------------------------------------------------
 declare -A TPS_SUM TX_SUM TICKS_SUM RUNS FAILED
-TARGETS="direct pgbouncer shardwire"
+TARGETS="direct pgbouncer shardwire sharded"
 
 run_one() {
   local target=$1 mode=$2 clients=$3 key="$1/$2/$3"
@@ -117,7 +145,10 @@ run_one() {
     return
   fi
   [ -n "$pid" ] && before=$(cpu_ticks "$pid")
-  out=$("$PGBIN/pgbench" -n -S -T "$SECS" -M "$mode" -c "$clients" -j "$threads" "$(conninfo "$target")" 2>&1) || rc=$?
+  local script="-S -M $mode"
+  [ "$mode" = tpcb ] && script="-M simple"
+  # shellcheck disable=SC2086
+  out=$("$PGBIN/pgbench" -n $script -T "$SECS" -c "$clients" -j "$threads" "$(conninfo "$target")" 2>&1) || rc=$?
   [ -n "$pid" ] && [ -d "/proc/$pid" ] && after=$(cpu_ticks "$pid")
   tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' <<<"$out")
   tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
@@ -155,15 +186,19 @@ cpu_of() {
 }
 
 echo
-echo "pgbench -S -T $SECS, scale $SCALE, $ROUNDS round(s), pool size $POOL_SIZE, shardwire workers $SW_WORKERS, $(nproc) CPUs"
+echo "pgbench -T $SECS (-S -M <mode>, or the TPC-B-like script for tpcb), scale $SCALE, $ROUNDS round(s), pool size $POOL_SIZE, shardwire workers $SW_WORKERS, $(nproc) CPUs"
 echo
-echo "| mode | clients | tps direct | tps pgbouncer | tps shardwire | pgbouncer/direct | shardwire/direct | pgbouncer CPU µs/tx | shardwire CPU µs/tx |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| mode | clients | tps direct | tps pgbouncer | tps shardwire | tps sharded | shardwire/direct | sharded/direct | pgbouncer CPU µs/tx | shardwire CPU µs/tx | sharded CPU µs/tx | shardwire/pgbouncer CPU | sharded/pgbouncer CPU |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for mode in $MODES; do
   for clients in $CLIENTS; do
     d=$(tps_of "direct/$mode/$clients")
     b=$(tps_of "pgbouncer/$mode/$clients")
     s=$(tps_of "shardwire/$mode/$clients")
-    echo "| $mode | $clients | $d | $b | $s | $(ratio "$b" "$d") | $(ratio "$s" "$d") | $(cpu_of "pgbouncer/$mode/$clients") | $(cpu_of "shardwire/$mode/$clients") |"
+    h=$(tps_of "sharded/$mode/$clients")
+    cb=$(cpu_of "pgbouncer/$mode/$clients")
+    cs=$(cpu_of "shardwire/$mode/$clients")
+    ch=$(cpu_of "sharded/$mode/$clients")
+    echo "| $mode | $clients | $d | $b | $s | $h | $(ratio "$s" "$d") | $(ratio "$h" "$d") | $cb | $cs | $ch | $(ratio "$cs" "$cb") | $(ratio "$ch" "$cb") |"
   done
 done
