@@ -40,6 +40,7 @@ void FactsBuilder::build(std::string_view node_type, JsonRef body) {
   out_.query_kind = out_.kind;
   if (node_type == "SelectStmt") {
     select(body, -1);  // SELECT ... INTO (kind Ddl) too: select() records the INTO table
+    select_shape(body);
   } else if (node_type == "InsertStmt") {
     insert(body, -1);
   } else if (node_type == "UpdateStmt") {

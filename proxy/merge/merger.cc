@@ -68,7 +68,22 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
   } else {
     output_types_ = shard_types_;
   }
-  for (const SortKey& key : plan_.order_by) {
+  for (SortKey& key : plan_.order_by) {
+    if (key.column < 0) {
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] != key.name) continue;
+        if (key.column >= 0)
+          return Status::client("0A000",
+                                "ORDER BY \"" + key.name +
+                                    "\" matches several columns of the shards' rows; name the column "
+                                    "once in the select list");
+        key.column = static_cast<int>(i);
+      }
+      if (key.column < 0)
+        return Status::client("0A000", "ORDER BY \"" + key.name +
+                                           "\" is not a column of the result; select it to order rows "
+                                           "across shards");
+    }
     if (key.column >= static_cast<int>(output_types_.size()))
       return Status::proxy("XX000", "ORDER BY column out of range in the scatter plan");
     const uint32_t type = output_types_[static_cast<size_t>(key.column)];

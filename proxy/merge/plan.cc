@@ -42,7 +42,7 @@ std::string MergePlan::describe() const {
     out += kind == MergeKind::MergeSort ? " by " : "; sort by ";
     for (size_t i = 0; i < order_by.size(); ++i) {
       if (i > 0) out += ", ";
-      out += std::to_string(order_by[i].column + 1);
+      out += order_by[i].column < 0 ? "\"" + order_by[i].name + "\"" : std::to_string(order_by[i].column + 1);
       out += order_by[i].descending ? " desc" : " asc";
       out += order_by[i].nulls_first ? " nulls first" : " nulls last";
     }

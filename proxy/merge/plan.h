@@ -33,7 +33,8 @@ struct OutputColumn {
 };
 
 struct SortKey {
-  int column = 0;  // client output column
+  int column = 0;    // client output column; -1: the column called `name` (SELECT * ...)
+  std::string name;  // resolved against the shards' column names when column is -1
   bool descending = false;
   bool nulls_first = false;  // PostgreSQL's default: NULLS LAST for ASC, NULLS FIRST for DESC
 };

@@ -46,6 +46,7 @@ void Session::on_closed(net::Connection&, const Status& why) {
 
 void Session::on_drained(net::Connection&) {
   // The client caught up with what its server sent: let the server talk again.
+  if (txn_.merge) txn_.merge->on_client_drained();
   if (txn_.leg.attached()) {
     txn_.leg.backend->connection().resume_reading();
     read_server_messages();

@@ -30,7 +30,7 @@ std::vector<std::string> drain(Merger& merger) {
 TEST_CASE("merge_sort interleaves sorted shards, waits for a shard without rows, applies OFFSET/LIMIT") {
   MergePlan plan;
   plan.kind = MergeKind::MergeSort;
-  plan.order_by = {SortKey{0, true, true}};  // DESC NULLS FIRST
+  plan.order_by = {SortKey{0, {}, true, true}};  // DESC NULLS FIRST
   plan.limit = 4;
   plan.offset = 1;
   Merger merger(plan, 2, 100);
@@ -85,7 +85,7 @@ TEST_CASE("GROUP BY: groups of equal keys meet, sorted afterwards, bounded by ma
   MergePlan plan;
   plan.kind = MergeKind::Aggregate;
   plan.outputs = {{Combine::Key, 0, ""}, {Combine::Count, 1, ""}};
-  plan.order_by = {SortKey{1, true, false}, SortKey{0, false, false}};
+  plan.order_by = {SortKey{1, {}, true, false}, SortKey{0, {}, false, false}};
   Merger merger(plan, 2, 3);
   REQUIRE(merger.describe({oid::kNumeric, oid::kInt8}, {}).is_ok());
   REQUIRE(merger.push(0, row({"1.0", "2"})).is_ok());
@@ -121,7 +121,7 @@ TEST_CASE("DISTINCT drops rows equal under the type's equality; concat with LIMI
 TEST_CASE("ORDER BY on a type without a known order is refused") {
   MergePlan plan;
   plan.kind = MergeKind::MergeSort;
-  plan.order_by = {SortKey{0, false, false}};
+  plan.order_by = {SortKey{0, {}, false, false}};
   Merger merger(plan, 2, 100);
   Status s = merger.describe({3802}, {"doc"});
   CHECK(s.sqlstate == "0A000");
@@ -137,4 +137,21 @@ TEST_CASE("malformed DataRows are rejected") {
   REQUIRE(ok);
   CHECK(!(*ok)[0]);
   CHECK(*(*ok)[1] == "x");
+}
+
+TEST_CASE("an ORDER BY name behind * is found in the shards' column names") {
+  MergePlan plan;
+  plan.kind = MergeKind::MergeSort;
+  plan.order_by = {SortKey{-1, "total", false, false}};
+  Merger merger(plan, 2, 100);
+  REQUIRE(merger.describe({oid::kInt4, oid::kNumeric}, {"id", "total"}).is_ok());
+  REQUIRE(merger.push(0, row({"1", "10.5"})).is_ok());
+  REQUIRE(merger.push(1, row({"2", "9"})).is_ok());
+  REQUIRE(merger.finish_leg(0).is_ok());
+  REQUIRE(merger.finish_leg(1).is_ok());
+  CHECK(drain(merger) == std::vector<std::string>{"2|9", "1|10.5"});
+  Merger ambiguous(plan, 2, 100);
+  CHECK(ambiguous.describe({oid::kInt4, oid::kInt4}, {"total", "total"}).sqlstate == "0A000");
+  Merger missing(plan, 2, 100);
+  CHECK(missing.describe({oid::kInt4}, {"id"}).sqlstate == "0A000");
 }
