@@ -64,6 +64,8 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
       if (!type) return type.status();
       output_types_.push_back(*type);
       if (out.combine == Combine::Key) key_sources_.push_back(out.source);
+      if ((out.combine == Combine::Min || out.combine == Combine::Max) && is_collatable_type(*type))
+        compares_text_ = true;
     }
   } else {
     output_types_ = shard_types_;
@@ -87,6 +89,7 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
     if (key.column >= static_cast<int>(output_types_.size()))
       return Status::proxy("XX000", "ORDER BY column out of range in the scatter plan");
     const uint32_t type = output_types_[static_cast<size_t>(key.column)];
+    if (is_collatable_type(type)) compares_text_ = true;
     if (!is_comparable_type(type)) {
       return Status::client("0A000", "ORDER BY column \"" + column_name(key.column) + "\" has a type (OID " +
                                          std::to_string(type) +

@@ -37,6 +37,9 @@ class Merger {
   // The shards' column types (from the first RowDescription). Fails (0A000) when a sort key,
   // group key or aggregate has a type shardwire cannot merge, naming the column.
   Status describe(std::vector<uint32_t> shard_types, const std::vector<std::string>& names);
+  // Whether the merge orders text values itself (ORDER BY, min, max of a text type): then every
+  // shard's database must sort text in byte order (byte_order_collation), as the merge does.
+  bool compares_text() const { return compares_text_; }
   // The client's column types (after describe()).
   const std::vector<uint32_t>& output_types() const { return output_types_; }
 
@@ -84,6 +87,7 @@ class Merger {
   std::vector<LegRows> legs_;
   std::vector<uint32_t> shard_types_;
   std::vector<uint32_t> output_types_;
+  bool compares_text_ = false;
   std::vector<int> key_sources_;  // Aggregate: shard columns of the GROUP BY keys
   std::unordered_map<std::string, size_t> group_index_;
   std::vector<Group> groups_;

@@ -1,5 +1,6 @@
 #include "merge/value.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -171,6 +172,17 @@ Result<Value> decode_interval(std::string_view text) {
 }
 
 }  // namespace
+
+bool byte_order_collation(std::string_view collation) {
+  std::string lower;
+  for (char c : collation) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return lower == "c" || lower == "posix" || lower == "c.utf8" || lower == "c.utf-8";
+}
+
+bool is_collatable_type(uint32_t type_oid) {
+  return type_oid == oid::kText || type_oid == oid::kVarchar || type_oid == oid::kBpchar ||
+         type_oid == oid::kName;
+}
 
 bool is_comparable_type(uint32_t type_oid) {
   switch (type_oid) {

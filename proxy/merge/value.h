@@ -40,6 +40,12 @@ struct Value {
 // decoder reads (ISO, postgres, hex).
 Result<Value> decode_text(uint32_t type_oid, std::string_view text);
 
+// Whether text under this database collation (datcollate, or the ICU locale) orders by bytes,
+// as the merge compares it: C, POSIX, C.UTF-8 (code point order is byte order in UTF-8).
+bool byte_order_collation(std::string_view collation);
+// Whether values of this type compare under a collation (text, varchar, bpchar, name).
+bool is_collatable_type(uint32_t type_oid);
+
 // float8out / float4out (extra_float_digits 1): shortest text that reads back exactly.
 std::string format_float8(double value);
 std::string format_float4(float value);

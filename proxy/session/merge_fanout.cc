@@ -38,6 +38,12 @@ bool decode_fields(std::string_view body, std::vector<Field>& out) {
   return at == body.size();
 }
 
+// The database's default collation (ICU locale when its provider is ICU). Column and expression
+// collations (COLLATE) are not seen: the check is about the database default.
+constexpr const char* kCollationQuery =
+    "SELECT CASE WHEN datlocprovider = 'i' THEN daticulocale ELSE datcollate END FROM pg_database "
+    "WHERE datname = current_database();\n";
+
 }  // namespace
 
 MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan,
@@ -52,7 +58,7 @@ MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan p
       client_full_(std::move(client_full)),
       done_(std::move(done)) {
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
-  wire::encode_query(query_message_, plan_.shard_sql);
+  wire::encode_query(query_message_, std::string(kCollationQuery) + plan_.shard_sql);
 }
 
 MergeFanout::~MergeFanout() {
@@ -192,6 +198,7 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
     default: break;
   }
   if (leg.swallow_ready > 0) return Status::ok();
+  if (leg.preamble) return preamble_message(leg, type, body);
   switch (type) {
     case 'T': return described_ ? Status::ok() : describe(frame, body);
     case 'D': {
@@ -221,6 +228,7 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   }
   if (Status s = merger_.describe(types, names); !s) return s;
   described_ = true;
+  if (Status s = check_collations(); !s) return s;
   bool rebuilt = false;
   for (const merge::OutputColumn& out : plan_.outputs)
     rebuilt = rebuilt || out.combine == merge::Combine::Avg;
@@ -244,6 +252,35 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   }
   writer.end();
   write_client_(out);
+  return Status::ok();
+}
+
+Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body) {
+  switch (type) {
+    case 'T': return Status::ok();
+    case 'D': {
+      auto row = merge::decode_data_row(body);
+      if (row && row->size() == 1 && (*row)[0]) leg.collation = *(*row)[0];
+      return Status::ok();
+    }
+    case 'C': leg.preamble = false; return check_collations();
+    default:
+      return Status::server("08P01", std::string("shard ") + leg.target.shard +
+                                         " answered the collation query with an unexpected message ('" +
+                                         type + "')");
+  }
+}
+
+Status MergeFanout::check_collations() const {
+  if (!described_ || !merger_.compares_text()) return Status::ok();
+  for (const Leg& leg : legs_) {
+    if (leg.preamble || merge::byte_order_collation(leg.collation)) continue;
+    return Status::client("0A000", "shard " + leg.target.shard + "'s database collation is \"" +
+                                       leg.collation +
+                                       "\"; shardwire merges text across shards only in byte order (C, POSIX "
+                                       "or C.UTF-8 databases): order by a non-text column, or add a shard "
+                                       "key value");
+  }
   return Status::ok();
 }
 

@@ -1,6 +1,8 @@
 // A read that spans shards and needs their rows combined (a scatter plan from the router, run by
 // a merge::Merger), outside any transaction, simple query protocol:
-//  * every shard runs the plan's SQL at once (one leg per shard);
+//  * every shard runs the plan's SQL at once (one leg per shard), after a query of its database's
+//    collation: text is ordered by the merge in byte order, so a merge that orders text (ORDER BY,
+//    min/max) is refused (0A000) when a shard's database collation is not C/POSIX/C.UTF-8;
 //  * each leg's DataRows go to the merger; a leg whose rows the merger holds up to
 //    fanout.max_rows_buffered stops being read (TCP holds the rest), and a client that reads
 //    slowly (its output over the high-water mark) stops the merge, hence every leg;
@@ -50,6 +52,8 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     bool complete = false;  // CommandComplete seen
     bool done = false;      // ReadyForQuery seen (or stopped): no server any more
     bool paused = false;
+    bool preamble = true;   // the collation query's result comes first
+    std::string collation;  // the shard database's, from that result
     int swallow_ready = 0;
     char status = 'I';
     wire::ServerMessageCheck check;
@@ -63,6 +67,8 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   void read_leg(size_t index);
   Status handle_message(size_t index, char type, std::string_view frame, std::string_view body);
   Status describe(std::string_view frame, std::string_view body);
+  Status preamble_message(Leg& leg, char type, std::string_view body);
+  Status check_collations() const;
   void pump();
   void stop_leg(Leg& leg, bool clean);
   void fail(const Status& why, std::string_view server_error = {});

@@ -62,3 +62,14 @@ TEST_CASE("unknown types are refused") {
   auto r = decode_text(114, "{}");
   CHECK(r.status().sqlstate == "0A000");
 }
+
+TEST_CASE("only byte-order collations are merged") {
+  CHECK(byte_order_collation("C"));
+  CHECK(byte_order_collation("POSIX"));
+  CHECK(byte_order_collation("C.UTF-8"));
+  CHECK(byte_order_collation("C.utf8"));
+  CHECK_FALSE(byte_order_collation("en_US.UTF-8"));
+  CHECK_FALSE(byte_order_collation("en-US"));
+  CHECK(is_collatable_type(oid::kVarchar));
+  CHECK_FALSE(is_collatable_type(oid::kUuid));
+}
