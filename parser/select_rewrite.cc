@@ -71,7 +71,11 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
       const size_t paren = call.find('(');
       if (paren == std::string::npos) return cannot("the avg() call could not be located");
       const std::string args = call.substr(paren);
-      edits.push_back(Edit{begin, end, "sum" + args + ", count" + args});
+      std::string split = "sum";
+      split += args;
+      split += ", count";
+      split += args;
+      edits.push_back(Edit{begin, end, std::move(split)});
     }
   }
   std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });

@@ -6,7 +6,7 @@
 namespace sw::merge {
 namespace {
 
-std::string strip_leading_zeros(std::string digits) {
+std::string strip_leading_zeros(const std::string& digits) {
   size_t first = digits.find_first_not_of('0');
   if (first == std::string::npos) return "0";
   return digits.substr(first);

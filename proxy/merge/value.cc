@@ -347,10 +347,12 @@ std::string format_shortest(const char* begin, const char* end, int fixed_below)
     if (exponent < 0) {
       out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
     } else if (static_cast<int>(digits.size()) <= exponent + 1) {
-      out = digits + std::string(static_cast<size_t>(exponent + 1) - digits.size(), '0');
+      out = digits + std::string(static_cast<size_t>(exponent) + 1 - digits.size(), '0');
     } else {
-      out = digits.substr(0, static_cast<size_t>(exponent + 1)) + "." +
-            digits.substr(static_cast<size_t>(exponent + 1));
+      const size_t point = static_cast<size_t>(exponent) + 1;
+      out = digits.substr(0, point);
+      out += '.';
+      out += digits.substr(point);
     }
     return sign + out;
   }

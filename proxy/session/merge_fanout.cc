@@ -308,7 +308,7 @@ void MergeFanout::pump() {
     if (!next->has_value()) break;
     wire::encode_data_row(out, **next);
     ++rows_out_;
-    if (out.size() > 64 * 1024) {
+    if (out.size() > size_t{64} * 1024) {
       write_client_(out);
       out.clear();
     }
