@@ -335,6 +335,12 @@ void MergeFanout::pump() {
 
 void MergeFanout::on_client_drained() { pump(); }
 
+void MergeFanout::cancel() {
+  for (Leg& leg : legs_) {
+    if (leg.backend != nullptr && !leg.done) leg.target.pool->send_cancel(*leg.backend);
+  }
+}
+
 // A leg whose answer is not needed (or cannot be trusted): cancelled and closed unless clean.
 void MergeFanout::stop_leg(Leg& leg, bool clean) {
   leg.done = true;

@@ -42,6 +42,9 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
 
   void start();
   void on_client_drained();
+  // The client's CancelRequest: every leg still running is cancelled (their 57014 reaches the
+  // client once; the servers are closed, as after any leg error).
+  void cancel();
   bool finished() const { return finished_; }
 
  private:

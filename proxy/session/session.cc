@@ -61,6 +61,12 @@ void Session::on_backend_drained(pool::Backend&) {
 }
 
 void Session::cancel_running_query() {
+  if (txn_.merge) {
+    LOG_INFO("client=c%llu cancel request forwarded to every shard of a merged read",
+             (unsigned long long)id());
+    txn_.merge->cancel();
+    return;
+  }
   const Leg& leg = txn_.leg;
   if (!leg.attached() || leg.tracker.idle()) {
     LOG_DEBUG("client=c%llu cancel request: nothing running", (unsigned long long)id());

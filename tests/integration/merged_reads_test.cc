@@ -235,6 +235,19 @@ const std::vector<Refusal> kRefused = {
     {"SELECT tenant_id, id FROM m ORDER BY 1 USING >", "0A000", "USING"},
 };
 
+bool send_cancel(PgConn& conn, std::string* error) {
+  PGcancel* cancel = PQgetCancel(conn.get());
+  if (cancel == nullptr) {
+    *error = "PQgetCancel returned null";
+    return false;
+  }
+  char buf[256] = {0};
+  const int ok = PQcancel(cancel, buf, sizeof buf);
+  PQfreeCancel(cancel);
+  *error = buf;
+  return ok == 1;
+}
+
 }  // namespace
 
 TEST_SUITE("merged_reads") {
@@ -350,5 +363,38 @@ TEST_SUITE("merged_reads") {
     int64_t total = 0;
     for (int r = 0; r < few.rows(); ++r) total += std::stoll(few.value(r, 1));
     CHECK(total == 120);
+  }
+
+  TEST_CASE("a CancelRequest cancels every shard of a merged read; no shard keeps running it") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    PgConn c = f.client();
+    for (int64_t key : spread_keys(30, 9)) {
+      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", 'x')"));
+    }
+    for (int s = 0; s < kShards; ++s) REQUIRE_FALSE(f.rows_on(s).empty());
+    const std::string slow = "SELECT note, count(*) FROM orders WHERE pg_sleep(30) IS NOT NULL GROUP BY note";
+    REQUIRE(c.send(slow));
+    sleep_ms(700);
+    PgConn admin = f.setup.cluster().admin("postgres");
+    const std::string running =
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
+        "'%pg_sleep(30)%' AND pid <> pg_backend_pid()";
+    CHECK(admin.value(running) == std::to_string(kShards));  // the fault: every shard is sleeping
+    std::string err;
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_MESSAGE(send_cancel(c, &err), "PQcancel failed: " << err);
+    PgResult r = c.wait_result(20s);
+    INFO(r.describe() << "\n" << f.log_tail());
+    CHECK(r.sqlstate() == "57014");
+    CHECK(ms_since(start) < 5000);
+    bool stopped = false;
+    for (int i = 0; i < 50 && !stopped; ++i) {
+      stopped = admin.value(running) == "0";
+      if (!stopped) sleep_ms(100);
+    }
+    CHECK_MESSAGE(stopped, "a shard still runs the cancelled query");
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    CHECK(c.value("SELECT count(*) FROM orders") == "30");
   }
 }
