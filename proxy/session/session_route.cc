@@ -237,8 +237,13 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
       std::move(targets), *route.merge, profile_.settings.signature(), host_.config().fanout,
       [this](std::string_view bytes) { client_->write(bytes); },
       [this] { return client_->over_high_water(); },
-      [this, pools = std::move(pools), started = stats::monotonic_us()](const MergeFanout::Counters&) {
+      [this, pools = std::move(pools), kind = static_cast<size_t>(route.merge->kind),
+       started = stats::monotonic_us()](const MergeFanout::Counters& counters) {
         count_fanout(pools, stats::RouteLabel::Scatter, started);
+        stats::WorkerTraffic& traffic = host_.traffic();
+        ++traffic.merged_reads[kind];
+        traffic.merged_rows_in += counters.rows_in;
+        traffic.merged_rows_out += counters.rows_out;
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
           if (!alive.lock()) return;
           txn_.merge.reset();
