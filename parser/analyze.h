@@ -224,6 +224,9 @@ struct SelectShape {
   Value limit;   // the LIMIT value (Number, Null, Param or Other)
   Value offset;  // the OFFSET value
   Value begin;   // location of the statement's first byte (statement text offsets)
+  // GROUP BY / ORDER BY items written as output positions (GROUP BY 2): renumbered when a
+  // rewrite adds columns before them.
+  std::vector<Value> positions;
   // Set when the block uses something a merge cannot compute, saying what: "window
   // functions", "HAVING", "GROUPING SETS", "FETCH FIRST ... WITH TIES", "DISTINCT ON", ...
   std::string unmergeable;

@@ -223,6 +223,7 @@ void FactsBuilder::select_shape(JsonRef body) {
       continue;
     }
     shape.group_by.push_back(output_of(item, false));
+    if (item.node_type() == "A_Const" && item.body()["ival"]) shape.positions.push_back(value(item));
     const std::string name = single_name(item);
     if (!name.empty()) shape.group_columns.push_back(name);
     if (type == "ColumnRef" && name.empty()) {  // qualified: t.key
@@ -236,6 +237,8 @@ void FactsBuilder::select_shape(JsonRef body) {
     OrderItem order;
     order.output = output_of(sort["node"], true);
     order.name = single_name(sort["node"]);
+    if (sort["node"].node_type() == "A_Const" && sort["node"].body()["ival"])
+      shape.positions.push_back(value(sort["node"]));
     order.descending = sort["sortby_dir"].equals("SORTBY_DESC");
     order.using_operator = sort["sortby_dir"].equals("SORTBY_USING");
     order.nulls_first = sort["sortby_nulls"].equals("SORTBY_NULLS_FIRST") ||

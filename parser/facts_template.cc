@@ -18,6 +18,7 @@ void for_each_value(Facts& facts, F&& f) {
     f(select.begin);
     f(select.limit);
     f(select.offset);
+    for (auto& position : select.positions) f(position);
     for (auto& output : select.outputs) {
       f(output.call_begin);
       f(output.call_end);

@@ -3,6 +3,7 @@
 // and splicing keeps everything else exactly as the client wrote it).
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include "parser/analyze.h"
 
@@ -76,6 +77,23 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
       split += ", count";
       split += args;
       edits.push_back(Edit{begin, end, std::move(split)});
+    }
+  }
+  if (rewrite.split_avg) {
+    // Each avg before an output position adds a column: GROUP BY 2 after avg(x) becomes 3.
+    for (const Value& position : shape.positions) {
+      int64_t n = 0;
+      if (position.kind != ValueKind::Number || position.location < 0) continue;
+      n = std::strtoll(position.text.c_str(), nullptr, 10);
+      int64_t shift = 0;
+      for (int64_t i = 0; i + 1 < n && i < static_cast<int64_t>(shape.outputs.size()); ++i) {
+        if (shape.outputs[static_cast<size_t>(i)].aggregate == AggregateCall::Avg) ++shift;
+      }
+      if (shift == 0) continue;
+      const size_t at = static_cast<size_t>(position.location) - base;
+      if (text.compare(at, position.text.size(), position.text) != 0)
+        return cannot("a position could not be located");
+      edits.push_back(Edit{at, at + position.text.size(), std::to_string(n + shift)});
     }
   }
   std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });

@@ -170,6 +170,7 @@ std::vector<Query> generated_queries() {
   out.push_back({"SELECT d, max(ts), min(f) FROM m GROUP BY d ORDER BY d DESC NULLS LAST LIMIT 25", true});
   out.push_back({"SELECT b, grp, avg(f), sum(n) FROM m GROUP BY b, grp ORDER BY 1, 2", true});
   out.push_back({"SELECT grp, avg(i) FROM m WHERE i < 0 GROUP BY grp ORDER BY 2, 1", true});
+  out.push_back({"SELECT avg(i), grp, avg(f), count(*) FROM m GROUP BY 2 ORDER BY 2 DESC, 4", true});
   out.push_back({"SELECT grp, count(*) FROM m WHERE i > 100000 GROUP BY grp", false});
 
   // GROUP BY the key: the shards' groups are final.

@@ -251,6 +251,13 @@ TEST_CASE("scatter plans: the SQL each shard runs is the client's, with LIMIT, O
         "SELECT sum(total * 2 /* ) */ + length(')')), count(total * 2 /* ) */ + length(')')) FROM orders");
   CHECK(shard_sql("SELECT id FROM orders ORDER BY id LIMIT ALL OFFSET 2") ==
         "SELECT id FROM orders ORDER BY id LIMIT ALL OFFSET 0");
+  // Output positions behind a split avg move by one per avg before them.
+  CHECK(shard_sql("SELECT avg(total), status, avg(qty) FROM orders GROUP BY 2 ORDER BY 2 DESC, 3") ==
+        "SELECT sum(total), count(total), status, sum(qty), count(qty) FROM orders GROUP BY 3 ORDER BY 3 "
+        "DESC, 4");
+  CHECK(shard_sql("SELECT avg(total), status, avg(qty) FROM orders GROUP BY 2 ORDER BY 2 DESC, 1") ==
+        "SELECT sum(total), count(total), status, sum(qty), count(qty) FROM orders GROUP BY 3 ORDER BY 3 "
+        "DESC, 1");
   // Literal values of the normalized cache: a second text with other numbers gets its own.
   CHECK(shard_sql("SELECT id FROM orders ORDER BY id LIMIT 11 OFFSET 4") ==
         "SELECT id FROM orders ORDER BY id LIMIT 15 OFFSET 0");
