@@ -232,6 +232,7 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
   LOG_DEBUG("client=c%llu merged read (%s) on %zu shards", (unsigned long long)id(), route.merge->kind_name(),
             targets.size());
   std::vector<pool::Pool*> pools;
+  pools.reserve(targets.size());
   for (const auto& target : targets) pools.push_back(target.pool);
   txn_.merge = std::make_unique<MergeFanout>(
       std::move(targets), *route.merge, profile_.settings.signature(), host_.config().fanout,
