@@ -139,6 +139,12 @@ struct Cutover {
   DrainAction drain_action = DrainAction::Abort;
 };
 
+// Reads that span shards, merged in the proxy (ORDER BY, aggregates, DISTINCT).
+struct Fanout {
+  int max_rows_buffered = 1000;  // rows held per shard; a shard ahead of the merge waits
+  int max_groups = 100000;       // GROUP BY groups / DISTINCT keys; 54000 beyond
+};
+
 struct Config {
   std::string file;      // where it was loaded from
   std::string database;  // logical database clients connect to; default: first shard's dbname
@@ -156,6 +162,7 @@ struct Config {
   Sharding sharding;
   Mover mover;
   Cutover cutover;
+  Fanout fanout;
 
   const Shard* find_shard(const std::string& name) const;
   std::vector<std::string> shard_names() const;  // in config order

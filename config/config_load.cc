@@ -168,12 +168,18 @@ void read_cutover(MapReader& top, Cutover& out) {
     out.drain_action = action == "terminate" ? DrainAction::Terminate : DrainAction::Abort;
 }
 
+void read_fanout(MapReader& top, Fanout& out) {
+  MapReader m = top.map("fanout", {"max_rows_buffered", "max_groups"});
+  m.read_int("max_rows_buffered", out.max_rows_buffered, 1, 10000000);
+  m.read_int("max_groups", out.max_groups, 1, 100000000);
+}
+
 }  // namespace
 
 void read_document(const YAML::Node& root, LoadContext& ctx, Config& cfg) {
   MapReader top(ctx, root, "",
                 {"listen", "workers", "log_level", "max_message_size", "statement_cache", "database", "admin",
-                 "metrics", "auth", "pool", "catalog", "shards", "sharding", "mover", "cutover"},
+                 "metrics", "auth", "pool", "catalog", "shards", "sharding", "mover", "cutover", "fanout"},
                 1);
   read_listen(top, cfg.listen);
   top.read_int("workers", cfg.workers, 1, 64);
@@ -201,6 +207,7 @@ void read_document(const YAML::Node& root, LoadContext& ctx, Config& cfg) {
   read_sharding(top, cfg.sharding);
   read_mover(top, cfg.mover);
   read_cutover(top, cfg.cutover);
+  read_fanout(top, cfg.fanout);
 }
 
 }  // namespace sw::config::detail

@@ -119,6 +119,8 @@ std::vector<Setting> settings(const Config& c) {
   b.add("cutover.queue_max", std::to_string(c.cutover.queue_max));
   b.add("cutover.drain_timeout", duration_text(c.cutover.drain_timeout));
   b.add("cutover.drain_action", c.cutover.drain_action == DrainAction::Terminate ? "terminate" : "abort");
+  b.add("fanout.max_rows_buffered", std::to_string(c.fanout.max_rows_buffered));
+  b.add("fanout.max_groups", std::to_string(c.fanout.max_groups));
   return b.take();
 }
 

@@ -175,6 +175,63 @@ struct Scope {
                                 // VALUES, CTE reference, ...)
 };
 
+// The statement's own SELECT (scope 0) as a scatter plan needs it: its output columns, ORDER BY,
+// GROUP BY, DISTINCT and LIMIT/OFFSET, resolved to output column positions as PostgreSQL
+// resolves them, with the locations a rewrite for the shards splices at.
+enum class AggregateCall : uint8_t {
+  None,       // not an aggregate call
+  CountStar,  // count(*)
+  Count,      // count(x)
+  Sum,
+  Min,
+  Max,
+  Avg,
+  BoolAnd,  // bool_and, every
+  BoolOr,
+  Unmergeable,  // any other aggregate, or one with DISTINCT / ORDER BY / FILTER / WITHIN GROUP
+};
+
+struct OutputItem {
+  AggregateCall aggregate = AggregateCall::None;  // the item is exactly this aggregate call
+  bool contains_aggregate = false;                // an aggregate inside a larger expression (count(*) + 1)
+  bool star = false;                              // * or t.*: the column count is the server's
+  std::string name;                               // the column name PostgreSQL gives it
+  std::string column;                             // a plain column reference: its name, unqualified
+  std::string shape;                              // the expression's tree without locations
+  std::string call_text;                          // an aggregate call: its SQL text, for messages
+  Value call_begin;                               // an aggregate call: location of its first byte
+  Value call_end;                                 // ... and of the byte after its closing parenthesis
+};
+
+struct OrderItem {
+  int output = -1;   // the output column it sorts by; -1: not an output column
+  std::string name;  // the item is a plain column name: that name
+  bool descending = false;
+  bool nulls_first = false;     // as written, or PostgreSQL's default for the direction
+  bool using_operator = false;  // ORDER BY ... USING op
+};
+
+struct SelectShape {
+  bool plain = false;  // a SELECT statement without set operations: the rest is filled in
+  std::vector<OutputItem> outputs;
+  std::vector<OrderItem> order_by;
+  std::vector<int> group_by;               // per GROUP BY item: the output column, or -1
+  std::vector<std::string> group_columns;  // GROUP BY items that are plain columns: names
+  bool distinct = false;
+  bool distinct_on = false;
+  bool has_limit = false;  // LIMIT / FETCH FIRST
+  bool has_offset = false;
+  Value limit;   // the LIMIT value (Number, Null, Param or Other)
+  Value offset;  // the OFFSET value
+  Value begin;   // location of the statement's first byte (statement text offsets)
+  // GROUP BY / ORDER BY items written as output positions (GROUP BY 2): renumbered when a
+  // rewrite adds columns before them.
+  std::vector<Value> positions;
+  // Set when the block uses something a merge cannot compute, saying what: "window
+  // functions", "HAVING", "GROUPING SETS", "FETCH FIRST ... WITH TIES", "DISTINCT ON", ...
+  std::string unmergeable;
+};
+
 struct StatementFacts {
   StatementKind kind = StatementKind::Utility;
   std::string set_name;  // Set/SetLocal/Reset: lower-cased GUC name ("search_path")
@@ -208,6 +265,7 @@ struct StatementFacts {
   // ON COMMIT DROP).
   bool session_advisory_lock = false;
   bool session_temp_table = false;
+  SelectShape select;  // node_type "SelectStmt" only
 };
 
 struct QueryFacts {
@@ -245,6 +303,18 @@ CacheStats cache_stats();
 // A compact, stable, one-line-per-item description of a statement's routing facts, for tests,
 // debugging and `shardwire route --verbose`.
 std::string describe_facts(const StatementFacts& facts);
+
+// The SQL every shard runs for a merged read of a plain SELECT (facts.select.plain): its text
+// with LIMIT replaced (`limit`: "" keeps it, else the new value, e.g. "ALL" or "30"; the
+// statement must have a LIMIT), OFFSET set to 0 when `drop_offset`, and, when `split_avg`,
+// every avg(args) output item as `sum(args), count(args)`. Edits splice the statement's own
+// text at the parse tree's locations.
+struct SelectRewrite {
+  std::string limit;
+  bool drop_offset = false;
+  bool split_avg = false;
+};
+Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite);
 
 const char* statement_kind_name(StatementKind kind);
 const char* table_role_name(TableRole role);

@@ -39,7 +39,9 @@ void FactsBuilder::build(std::string_view node_type, JsonRef body) {
   out_.node_type = std::string(node_type);
   out_.query_kind = out_.kind;
   if (node_type == "SelectStmt") {
-    select(body, -1);  // SELECT ... INTO (kind Ddl) too: select() records the INTO table
+    const int scope = select(body, -1);  // SELECT ... INTO (kind Ddl) too: records the INTO table
+    // Only a block that may need a merge gets a shape: plain reads pay nothing for it.
+    if (scope == 0 && out_.scopes[0].features != 0) select_shape(body);
   } else if (node_type == "InsertStmt") {
     insert(body, -1);
   } else if (node_type == "UpdateStmt") {

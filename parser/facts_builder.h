@@ -70,6 +70,11 @@ class FactsBuilder {
   void predicate(JsonRef a_expr, int scope, const Restriction* restriction);
   void function_call(JsonRef body, int scope);
 
+  // facts_shape.cc — the statement's own SELECT for scatter plans.
+  void select_shape(JsonRef body);
+  OutputItem output_item(JsonRef target);
+  int output_of(JsonRef node, bool names_first) const;
+
   // facts_values.cc — values, columns, tables, scopes.
   Value value(JsonRef node) const;
   bool column(JsonRef node, int scope, ColumnRef& out) const;
@@ -87,6 +92,8 @@ class FactsBuilder {
   int depth_ = 0;
   bool too_deep_ = false;
 };
+
+bool is_builtin_aggregate(std::string_view name);
 
 // Calls f(JsonRef) for every object node under `root` (root included), iteratively.
 template <typename F>

@@ -13,7 +13,6 @@
 #include "parser/facts_builder.h"
 
 namespace sw::parser::detail {
-namespace {
 
 // PostgreSQL's built-in aggregates (pg_aggregate, PostgreSQL 15) that can be called without an
 // aggregate clause. User-defined aggregates are not known here; calls with *, DISTINCT, ORDER BY,
@@ -64,6 +63,8 @@ bool is_builtin_aggregate(std::string_view name) {
                                                              "any_value"};
   return names.count(name) > 0;
 }
+
+namespace {
 
 bool is_statement_node(std::string_view type) {
   return type == "SelectStmt" || type == "InsertStmt" || type == "UpdateStmt" || type == "DeleteStmt" ||

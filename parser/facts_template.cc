@@ -14,6 +14,15 @@ void for_each_value(Facts& facts, F&& f) {
     }
     for (auto& assignment : statement.assignments) f(assignment.value);
     for (auto& name : statement.set_config_names) f(name);
+    auto& select = statement.select;
+    f(select.begin);
+    f(select.limit);
+    f(select.offset);
+    for (auto& position : select.positions) f(position);
+    for (auto& output : select.outputs) {
+      f(output.call_begin);
+      f(output.call_end);
+    }
     for (auto& insert : statement.inserts) {
       for (auto& row : insert.rows) {
         for (auto& value : row) f(value);

@@ -174,6 +174,11 @@ void add_shards(FamilySet& set, const Readings& readings) {
 void add_proxy_state(FamilySet& set, const Readings& readings) {
   set.add(Id::ParseCacheHits, num(readings.parse_cache.hits));
   set.add(Id::ParseCacheMisses, num(readings.parse_cache.misses));
+  const auto& traffic = readings.snapshot.traffic;
+  for (size_t i = 0; i < stats::kMergeKinds; ++i)
+    set.add(Id::MergedReads, num(traffic.merged_reads[i]), {stats::kMergeKindNames[i]});
+  set.add(Id::MergedRows, num(traffic.merged_rows_in), {"in"});
+  set.add(Id::MergedRows, num(traffic.merged_rows_out), {"out"});
   set.add(Id::DirectoryVersion, num(readings.directory.version));
   set.add(Id::DirectoryAge, readings.directory.age_seconds);
   set.add(Id::DirectoryLeaseValid, readings.directory.lease_valid ? 1 : 0);

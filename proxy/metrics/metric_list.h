@@ -28,6 +28,8 @@ enum class Id : uint8_t {
   ServerSentBytes,
   ParseCacheHits,
   ParseCacheMisses,
+  MergedReads,
+  MergedRows,
   DirectoryVersion,
   DirectoryAge,
   DirectoryLeaseValid,

@@ -61,6 +61,8 @@ class DmlRouter {
   Route several_shards_error(int table) const;
   bool check_assignments(int shard, Route& error);
   bool scatter_allowed(std::string& why);
+  // route_merge.cc: the scatter plan of a SELECT whose own block needs a merge.
+  Route merged_scatter(Route route, int first);
   std::string not_tied_message(int a, int b) const;
 
   const parser::StatementFacts& facts_;

@@ -47,7 +47,10 @@ bool DmlRouter::scatter_allowed(std::string& why) {
     }
   }
   uint32_t blocking = 0;
+  // The statement's own block, when a plain SELECT, is the scatter plan's to merge.
+  const bool planned = facts_.node_type == "SelectStmt" && facts_.select.plain;
   for (size_t s = 0; s < scopes.size(); ++s) {
+    if (s == 0 && planned) continue;
     if (s == 0 || sees_sharded[s]) blocking |= scopes[s].features;
   }
   if (blocking != 0) {
@@ -208,6 +211,8 @@ Route DmlRouter::unpinned_route() {
   route.table = ra.config_name;
   route.reason = ra.config_name + " has no key value" + (hint.empty() ? "" : " (" + hint + ")") +
                  ": every shard, rows concatenated";
+  if (facts_.node_type == "SelectStmt" && !facts_.scopes.empty() && facts_.scopes[0].features != 0)
+    return merged_scatter(std::move(route), a);
   return route;
 }
 

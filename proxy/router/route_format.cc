@@ -44,6 +44,7 @@ std::string route_summary(const Route& route, const Directory& dir) {
     case RouteKind::Scatter:
     case RouteKind::AllShards:
       out += " " + all_shards(dir);
+      if (route.merge) out += " " + route.merge->describe();
       if (!route.fence_tables.empty()) {
         out += " fence";
         for (const std::string& table : route.fence_tables) out += " " + table;
@@ -69,6 +70,7 @@ std::string describe_route(const Route& route, const Directory& dir) {
     out += ")";
   }
   if (route.kind != RouteKind::Error && !route.reason.empty()) out += "; " + route.reason;
+  if (route.merge) out += "; each shard runs: " + route.merge->shard_sql;
   if (route.writes) out += "; writes";
   out += "; directory version " + std::to_string(route.directory_version);
   return out;

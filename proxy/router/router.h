@@ -15,12 +15,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
 #include "config/config.h"
+#include "merge/plan.h"
 #include "parser/analyze.h"
 #include "router/bucket_hash.h"
 #include "router/directory.h"
@@ -97,6 +99,8 @@ struct Route {
   bool migrating = false;         // Shard: a bucket is MIGRATING (writes wait for the cutover)
   // AllShards: configured sharded tables this CREATE TABLE creates; install their fence trigger.
   std::vector<std::string> fence_tables;
+  // Scatter: how the shards' rows are combined; null for a plain concatenation (no rewrite).
+  std::shared_ptr<const merge::MergePlan> merge;
   std::string table;   // the sharded table the decision is about ("" when none)
   std::string reason;  // why, for people (shardwire route, SHOW ROUTE, logs)
   Status error;        // Error: SQLSTATE and message

@@ -46,6 +46,7 @@ void Session::on_closed(net::Connection&, const Status& why) {
 
 void Session::on_drained(net::Connection&) {
   // The client caught up with what its server sent: let the server talk again.
+  if (txn_.merge) txn_.merge->on_client_drained();
   if (txn_.leg.attached()) {
     txn_.leg.backend->connection().resume_reading();
     read_server_messages();
@@ -60,6 +61,12 @@ void Session::on_backend_drained(pool::Backend&) {
 }
 
 void Session::cancel_running_query() {
+  if (txn_.merge) {
+    LOG_INFO("client=c%llu cancel request forwarded to every shard of a merged read",
+             (unsigned long long)id());
+    txn_.merge->cancel();
+    return;
+  }
   const Leg& leg = txn_.leg;
   if (!leg.attached() || leg.tracker.idle()) {
     LOG_DEBUG("client=c%llu cancel request: nothing running", (unsigned long long)id());

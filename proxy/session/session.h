@@ -250,6 +250,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Start start_fanout(std::string message, size_t consumed, const router::Route& route,
                      bool hide_parse_complete);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
+  Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Status check_bind_route(const wire::BindMessage& bind);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;

@@ -76,6 +76,13 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
 // [Parse] Bind [Describe portal] Execute(all rows) Sync. Each shard gets it with the statement
 // parsed as the unnamed one, so no shard needs the client's statement prepared beforehand.
 Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const router::Route& route) {
+  if (route.merge) {
+    refuse_request(Status::client("0A000", "a read of sharded table " + route.table +
+                                               " without a key whose rows need merging across shards (" +
+                                               route.merge->kind_name() +
+                                               ") runs only in the simple query protocol for now"));
+    return Start::Answered;
+  }
   std::string_view input = client_input();
   size_t offset = bound.bind_end;
   auto next = [&]() { return wire::read_frame(input.substr(offset), wire::Sender::Client, limits_); };

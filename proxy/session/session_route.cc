@@ -199,6 +199,7 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
     refuse_request(error);
     return Start::Answered;
   }
+  if (route.merge) return start_merge(std::move(targets), consumed, route);
   auto mode =
       route.kind == RouteKind::Scatter ? Fanout::Mode::ConcatenateRows : Fanout::Mode::OneAfterAnother;
   LOG_DEBUG("client=c%llu %s on %zu shards", (unsigned long long)id(),
@@ -222,6 +223,38 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
   set_request_state(RequestState::Running);
   consume_client(consumed);
   txn_.fanout->start();
+  return Start::Wait;
+}
+
+// A scatter read whose rows the proxy merges (route.merge): the shards run the plan's SQL.
+Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t consumed,
+                                    const router::Route& route) {
+  LOG_DEBUG("client=c%llu merged read (%s) on %zu shards", (unsigned long long)id(), route.merge->kind_name(),
+            targets.size());
+  std::vector<pool::Pool*> pools;
+  pools.reserve(targets.size());
+  for (const auto& target : targets) pools.push_back(target.pool);
+  txn_.merge = std::make_unique<MergeFanout>(
+      std::move(targets), *route.merge, profile_.settings.signature(), host_.config().fanout,
+      [this](std::string_view bytes) { client_->write(bytes); },
+      [this] { return client_->over_high_water(); },
+      [this, pools = std::move(pools), kind = static_cast<size_t>(route.merge->kind),
+       started = stats::monotonic_us()](const MergeFanout::Counters& counters) {
+        count_fanout(pools, stats::RouteLabel::Scatter, started);
+        stats::WorkerTraffic& traffic = host_.traffic();
+        ++traffic.merged_reads[kind];
+        traffic.merged_rows_in += counters.rows_in;
+        traffic.merged_rows_out += counters.rows_out;
+        host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+          if (!alive.lock()) return;
+          txn_.merge.reset();
+          if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
+          if (phase_ == Phase::Ready) read_client_messages();
+        });
+      });
+  set_request_state(RequestState::Running);
+  consume_client(consumed);
+  txn_.merge->start();
   return Start::Wait;
 }
 

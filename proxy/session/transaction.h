@@ -7,6 +7,7 @@
 
 #include "pool/pool.h"
 #include "session/fanout.h"
+#include "session/merge_fanout.h"
 #include "session/response_tracker.h"
 #include "session/transaction_control.h"
 #include "wire/server_check.h"
@@ -30,11 +31,12 @@ struct Leg {
 };
 
 struct Transaction {
-  TransactionControl control;      // deferred BEGIN, the status the client sees
-  Leg leg;                         // the transaction's server, if it has one
-  std::unique_ptr<Fanout> fanout;  // a statement running on every shard, outside any transaction
+  TransactionControl control;          // deferred BEGIN, the status the client sees
+  Leg leg;                             // the transaction's server, if it has one
+  std::unique_ptr<Fanout> fanout;      // a statement running on every shard, outside any transaction
+  std::unique_ptr<MergeFanout> merge;  // a read on every shard whose rows are merged
 
-  bool holds_server() const { return leg.attached() || fanout != nullptr; }
+  bool holds_server() const { return leg.attached() || fanout != nullptr || merge != nullptr; }
 };
 
 }  // namespace sw::session

@@ -65,6 +65,9 @@ void WorkerTraffic::merge(const WorkerTraffic& other) {
   client_bytes_sent += other.client_bytes_sent;
   parse_cache_hits += other.parse_cache_hits;
   parse_cache_misses += other.parse_cache_misses;
+  for (size_t i = 0; i < kMergeKinds; ++i) merged_reads[i] += other.merged_reads[i];
+  merged_rows_in += other.merged_rows_in;
+  merged_rows_out += other.merged_rows_out;
 }
 
 }  // namespace sw::stats

@@ -17,6 +17,10 @@ enum class RouteLabel : uint8_t { Shard, Default, Scatter, AllShards };
 constexpr size_t kRouteLabels = 4;
 std::string_view route_label_name(RouteLabel label);
 
+// The merge step of a read that spans shards (merge::MergeKind, in its order).
+constexpr size_t kMergeKinds = 3;
+constexpr std::string_view kMergeKindNames[kMergeKinds] = {"concat", "merge_sort", "aggregate"};
+
 // Outcome of a client login.
 enum class LoginResult : uint8_t { Ok, BadCredentials, NotAllowed, Error };
 constexpr size_t kLoginResults = 4;
@@ -46,6 +50,9 @@ struct WorkerTraffic {
   uint64_t client_bytes_sent = 0;
   uint64_t parse_cache_hits = 0;  // the worker thread's statement caches
   uint64_t parse_cache_misses = 0;
+  std::array<uint64_t, kMergeKinds> merged_reads{};  // reads that span shards, by merge step
+  uint64_t merged_rows_in = 0;                       // rows the shards sent to merges
+  uint64_t merged_rows_out = 0;                      // rows merges sent to clients
 
   void count_login(LoginResult result) { ++logins[static_cast<size_t>(result)]; }
   void count_backend_error(std::string_view sqlstate);

@@ -18,7 +18,7 @@ import sys
 FOLDERS = {
     "common": "proxy/common", "stats": "proxy/stats", "metrics": "proxy/metrics",
     "wire": "proxy/wire", "auth": "proxy/auth", "net": "proxy/net", "config": "config",
-    "parser": "parser", "router": "proxy/router", "catalog": "proxy/catalog",
+    "parser": "parser", "merge": "proxy/merge", "router": "proxy/router", "catalog": "proxy/catalog",
     "mover": "proxy/mover", "pool": "proxy/pool", "session": "proxy/session",
     "admin": "proxy/admin", "app": "proxy/app",
 }
@@ -33,11 +33,12 @@ DEPENDS_ON = {
     "net": ["common"],
     "config": ["common"],
     "parser": ["common"],
-    "router": ["parser", "config"],
+    "merge": ["common"],
+    "router": ["parser", "config", "merge"],
     "catalog": ["router", "config"],
     "mover": ["catalog", "router", "wire", "config", "stats"],
     "pool": ["net", "wire", "auth", "config", "stats"],
-    "session": ["pool", "router", "parser", "wire", "auth", "config", "stats", "net", "catalog"],
+    "session": ["pool", "router", "merge", "parser", "wire", "auth", "config", "stats", "net", "catalog"],
     "admin": ["router", "parser", "config", "stats", "wire", "catalog"],
     "app": ["admin", "metrics", "mover", "session", "catalog", "router", "pool", "net", "config",
             "parser", "stats", "wire", "auth", "common"],

@@ -84,7 +84,9 @@ const std::vector<std::string> kKeys = {"listen.host",
                                         "cutover.queue_timeout",
                                         "cutover.queue_max",
                                         "cutover.drain_timeout",
-                                        "cutover.drain_action"};
+                                        "cutover.drain_action",
+                                        "fanout.max_rows_buffered",
+                                        "fanout.max_groups"};
 
 }  // namespace
 

@@ -55,6 +55,11 @@ TEST_CASE("counters: pools are summed over users per shard; every route is prese
   CHECK(text.find("shardwire_backend_errors_total{class=\"42\"}") == std::string::npos);
   CHECK(has_line(text, "shardwire_parse_cache_hits_total 900"));
   CHECK(has_line(text, "shardwire_parse_cache_misses_total 100"));
+  CHECK(has_line(text, "shardwire_merged_reads_total{plan=\"concat\"} 3"));
+  CHECK(has_line(text, "shardwire_merged_reads_total{plan=\"merge_sort\"} 5"));
+  CHECK(has_line(text, "shardwire_merged_reads_total{plan=\"aggregate\"} 7"));
+  CHECK(has_line(text, "shardwire_merged_rows_total{direction=\"in\"} 3000"));
+  CHECK(has_line(text, "shardwire_merged_rows_total{direction=\"out\"} 20"));
   CHECK(has_line(text, "shardwire_config_reloads_total{result=\"ok\"} 2"));
   CHECK(has_line(text, "shardwire_config_reloads_total{result=\"failed\"} 1"));
 }

@@ -52,6 +52,9 @@ inline metrics::Readings sample_readings() {
   for (const char* state : {"23505", "23503", "23502", "40001"}) t.count_backend_error(state);
   t.client_bytes_received = 4096;
   t.client_bytes_sent = 65536;
+  t.merged_reads = {3, 5, 7};
+  t.merged_rows_in = 3000;
+  t.merged_rows_out = 20;
   r.directory.version = 42;
   r.directory.age_seconds = 2.5;
   r.directory.lease_valid = true;

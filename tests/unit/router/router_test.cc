@@ -230,3 +230,41 @@ TEST_CASE("statements too deep to analyze route only when they touch no sharded 
   CHECK(sharded.kind == RouteKind::Error);
   CHECK(sharded.error.message == "SELECT on sharded table orders is nested too deeply to route");
 }
+
+TEST_CASE("scatter plans: the SQL each shard runs is the client's, with LIMIT, OFFSET and avg rewritten") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  const RoutingRules rules = orders_rules();
+  auto shard_sql = [&](const std::string& sql) {
+    Route planned = route(first(sql), nullptr, *dir, rules);
+    REQUIRE_MESSAGE(planned.kind == RouteKind::Scatter, sql << ": " << planned.error.message);
+    REQUIRE(planned.merge);
+    return planned.merge->shard_sql;
+  };
+  CHECK(shard_sql("SELECT id FROM orders ORDER BY id LIMIT 10 OFFSET 20") ==
+        "SELECT id FROM orders ORDER BY id LIMIT 30 OFFSET 0");
+  CHECK(shard_sql("SELECT id FROM orders ORDER BY id OFFSET 7 ROWS FETCH FIRST 3 ROWS ONLY") ==
+        "SELECT id FROM orders ORDER BY id OFFSET 0 ROWS FETCH FIRST 10 ROWS ONLY");
+  CHECK(
+      shard_sql("select status, AVG( total ) AS a, count(*) from orders group by 1 limit 5 offset 1") ==
+      "select status, sum( total ), count( total ) AS a, count(*) from orders group by 1 limit ALL offset 0");
+  CHECK(shard_sql("SELECT avg(total * 2 /* ) */ + length(')')) FROM orders") ==
+        "SELECT sum(total * 2 /* ) */ + length(')')), count(total * 2 /* ) */ + length(')')) FROM orders");
+  CHECK(shard_sql("SELECT id FROM orders ORDER BY id LIMIT ALL OFFSET 2") ==
+        "SELECT id FROM orders ORDER BY id LIMIT ALL OFFSET 0");
+  // Output positions behind a split avg move by one per avg before them.
+  CHECK(shard_sql("SELECT avg(total), status, avg(qty) FROM orders GROUP BY 2 ORDER BY 2 DESC, 3") ==
+        "SELECT sum(total), count(total), status, sum(qty), count(qty) FROM orders GROUP BY 3 ORDER BY 3 "
+        "DESC, 4");
+  CHECK(shard_sql("SELECT avg(total), status, avg(qty) FROM orders GROUP BY 2 ORDER BY 2 DESC, 1") ==
+        "SELECT sum(total), count(total), status, sum(qty), count(qty) FROM orders GROUP BY 3 ORDER BY 3 "
+        "DESC, 1");
+  // Literal values of the normalized cache: a second text with other numbers gets its own.
+  CHECK(shard_sql("SELECT id FROM orders ORDER BY id LIMIT 11 OFFSET 4") ==
+        "SELECT id FROM orders ORDER BY id LIMIT 15 OFFSET 0");
+  CHECK(shard_sql("  SELECT id FROM orders ORDER BY id LIMIT 1 OFFSET 4;") ==
+        "SELECT id FROM orders ORDER BY id LIMIT 5 OFFSET 0");
+  Route shown = route(first("SELECT count(*) FROM orders"), nullptr, *dir, rules);
+  CHECK(describe_route(shown, *dir)
+            .find("aggregate (count of $1); each shard runs: SELECT count(*) FROM orders") !=
+        std::string::npos);
+}

@@ -1,0 +1,259 @@
+// The statement's own SELECT described for scatter plans (SelectShape). Output columns are
+// named as PostgreSQL's FigureColname names them; ORDER BY items resolve as PostgreSQL
+// resolves them (a position, then an output column name, then an expression equal to an
+// output column's); GROUP BY items the other way round (expressions first: GROUP BY names
+// are input columns before output names).
+#include <cctype>
+
+#include "parser/facts_builder.h"
+
+namespace sw::parser::detail {
+namespace {
+
+constexpr int kMaxShapeDepth = 64;
+
+// The subtree without its locations; false when deeper than kMaxShapeDepth (no shape then).
+bool write_shape(JsonRef node, std::string& out, int depth) {
+  if (depth > kMaxShapeDepth) return false;
+  switch (node.type()) {
+    case JsonType::Object:
+    case JsonType::Array: {
+      const bool object = node.is_object();
+      out += object ? '{' : '[';
+      for (JsonRef child : node) {
+        if (object) {
+          if (child.key() == "location") continue;
+          out += child.key();
+          out += ':';
+        }
+        if (!write_shape(child, out, depth + 1)) return false;
+        out += ',';
+      }
+      out += object ? '}' : ']';
+      return true;
+    }
+    case JsonType::String: out += '"' + node.string() + '"'; return true;
+    case JsonType::Number: out += node.number(); return true;
+    case JsonType::Bool: out += node.boolean() ? "t" : "f"; return true;
+    case JsonType::Null: out += "null"; return true;
+    case JsonType::Missing: return true;
+  }
+  return true;
+}
+
+std::string shape_of(JsonRef node) {
+  std::string out;
+  return write_shape(node, out, 0) ? out : std::string();
+}
+
+// The offset just past the closing parenthesis of the call starting at `at`, skipping quoted
+// strings, quoted identifiers and comments; 0 when not found.
+size_t call_end(std::string_view sql, size_t at) {
+  int depth = 0;
+  for (size_t i = at; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (c == '\'' || c == '"') {
+      size_t close = i + 1;
+      for (; close < sql.size(); ++close) {
+        if (sql[close] != c) continue;
+        if (close + 1 < sql.size() && sql[close + 1] == c) {
+          ++close;
+          continue;
+        }
+        break;
+      }
+      if (close >= sql.size()) return 0;
+      i = close;
+    } else if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      i = sql.find('\n', i);
+      if (i == std::string_view::npos) return 0;
+    } else if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
+      i = sql.find("*/", i + 2);
+      if (i == std::string_view::npos) return 0;
+      ++i;
+    } else if (c == '$') {
+      return 0;  // dollar quotes and parameters inside aggregate calls: not spliced
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      if (--depth == 0) return i + 1;
+      if (depth < 0) return 0;
+    }
+  }
+  return 0;
+}
+
+AggregateCall aggregate_of(JsonRef call) {
+  std::string name;
+  for (JsonRef part : call["funcname"]) name = part.body()["sval"].string();
+  const bool star = call["agg_star"].boolean();
+  const bool clause = call["agg_distinct"].boolean() || call["agg_order"] || call["agg_filter"] ||
+                      call["agg_within_group"].boolean();
+  if (!star && !clause && !is_builtin_aggregate(name)) return AggregateCall::None;
+  if (clause || call["func_variadic"].boolean()) return AggregateCall::Unmergeable;
+  const size_t args = call["args"].size();
+  if (name == "count") return star ? AggregateCall::CountStar : AggregateCall::Count;
+  if (star || args != 1) return AggregateCall::Unmergeable;
+  if (name == "sum") return AggregateCall::Sum;
+  if (name == "min") return AggregateCall::Min;
+  if (name == "max") return AggregateCall::Max;
+  if (name == "avg") return AggregateCall::Avg;
+  if (name == "bool_and" || name == "every") return AggregateCall::BoolAnd;
+  if (name == "bool_or") return AggregateCall::BoolOr;
+  return AggregateCall::Unmergeable;
+}
+
+bool contains_aggregate(JsonRef node) {
+  bool found = false;
+  for_each_object(node, [&](JsonRef object) {
+    if (object.node_type() == "FuncCall" && !object.body()["over"] &&
+        aggregate_of(object.body()) != AggregateCall::None)
+      found = true;
+  });
+  return found;
+}
+
+bool contains_window(JsonRef node) {
+  bool found = false;
+  for_each_object(node, [&](JsonRef object) {
+    if (object.node_type() == "FuncCall" && object.body()["over"]) found = true;
+  });
+  return found;
+}
+
+// ColumnRef with one field: its name; "" otherwise.
+std::string single_name(JsonRef node) {
+  if (node.node_type() != "ColumnRef") return {};
+  JsonRef fields = node.body()["fields"];
+  if (fields.size() != 1) return {};
+  return (*fields.begin()).body()["sval"].string();
+}
+
+}  // namespace
+
+OutputItem FactsBuilder::output_item(JsonRef target) {
+  OutputItem item;
+  JsonRef val = target["val"];
+  const std::string_view type = val.node_type();
+  JsonRef body = val.body();
+  item.shape = shape_of(val);
+  if (type == "ColumnRef") {
+    for (JsonRef field : body["fields"]) {
+      if (field.node_type() == "A_Star") {
+        item.star = true;
+      } else {
+        item.column = field.body()["sval"].string();
+      }
+    }
+    item.name = item.column;
+  } else if (type == "FuncCall") {
+    for (JsonRef part : body["funcname"]) item.name = part.body()["sval"].string();
+    if (!body["over"]) item.aggregate = aggregate_of(body);
+    if (item.aggregate != AggregateCall::None) {
+      const auto begin = static_cast<size_t>(body["location"].integer(-1));
+      const size_t end = begin < sql_.size() ? call_end(sql_, begin) : 0;
+      item.call_begin.location = static_cast<int>(begin);
+      if (end > 0) {
+        item.call_end.location = static_cast<int>(end);
+        item.call_text = std::string(sql_.substr(begin, end - begin));
+      }
+      for (JsonRef arg : body["args"]) {
+        if (contains_aggregate(arg)) item.contains_aggregate = true;
+      }
+    }
+  } else {
+    item.name = "?column?";
+    item.contains_aggregate = contains_aggregate(val);
+  }
+  if (JsonRef alias = target["name"]) item.name = alias.string();
+  return item;
+}
+
+// The output column `node` (an ORDER BY or GROUP BY item) stands for, or -1.
+int FactsBuilder::output_of(JsonRef node, bool names_first) const {
+  const auto& outputs = out_.select.outputs;
+  if (node.node_type() == "A_Const" && node.body()["ival"]) {
+    const int64_t position = node.body()["ival"]["ival"].integer(0);
+    return position >= 1 && position <= static_cast<int64_t>(outputs.size()) ? static_cast<int>(position - 1)
+                                                                             : -1;
+  }
+  const std::string name = single_name(node);
+  const std::string shape = shape_of(node);
+  auto by_name = [&]() {
+    for (size_t i = 0; i < outputs.size() && !name.empty(); ++i) {
+      if (outputs[i].name == name && !outputs[i].star) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  auto by_shape = [&]() {
+    for (size_t i = 0; i < outputs.size() && !shape.empty(); ++i) {
+      if (outputs[i].shape == shape) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  int found = names_first ? by_name() : by_shape();
+  if (found < 0) found = names_first ? by_shape() : by_name();
+  return found;
+}
+
+void FactsBuilder::select_shape(JsonRef body) {
+  SelectShape& shape = out_.select;
+  JsonRef op = body["op"];
+  if (op && !op.equals("SETOP_NONE")) return;
+  shape.plain = true;
+  auto refuse = [&](const char* what) {
+    if (shape.unmergeable.empty()) shape.unmergeable = what;
+  };
+  for (JsonRef target : body["targetList"]) shape.outputs.push_back(output_item(target.body()));
+  if (body["windowClause"] || contains_window(body["targetList"])) refuse("window functions");
+  if (body["havingClause"]) refuse("HAVING");
+  if (body["lockingClause"]) refuse("FOR UPDATE/SHARE");
+  if (body["intoClause"]) refuse("SELECT INTO");
+  if (JsonRef distinct = body["distinctClause"]) {
+    shape.distinct = true;
+    for (JsonRef item : distinct) {
+      if (item.size() > 0) shape.distinct_on = true;
+    }
+    if (shape.distinct_on) refuse("DISTINCT ON");
+  }
+  for (JsonRef item : body["groupClause"]) {
+    const std::string_view type = item.node_type();
+    if (type == "GroupingSet") {
+      refuse("GROUPING SETS / ROLLUP / CUBE");
+      continue;
+    }
+    shape.group_by.push_back(output_of(item, false));
+    if (item.node_type() == "A_Const" && item.body()["ival"]) shape.positions.push_back(value(item));
+    const std::string name = single_name(item);
+    if (!name.empty()) shape.group_columns.push_back(name);
+    if (type == "ColumnRef" && name.empty()) {  // qualified: t.key
+      std::string last;
+      for (JsonRef field : item.body()["fields"]) last = field.body()["sval"].string();
+      shape.group_columns.push_back(last);
+    }
+  }
+  for (JsonRef item : body["sortClause"]) {
+    JsonRef sort = item.body();
+    OrderItem order;
+    order.output = output_of(sort["node"], true);
+    order.name = single_name(sort["node"]);
+    if (sort["node"].node_type() == "A_Const" && sort["node"].body()["ival"])
+      shape.positions.push_back(value(sort["node"]));
+    order.descending = sort["sortby_dir"].equals("SORTBY_DESC");
+    order.using_operator = sort["sortby_dir"].equals("SORTBY_USING");
+    order.nulls_first = sort["sortby_nulls"].equals("SORTBY_NULLS_FIRST") ||
+                        (order.descending && !sort["sortby_nulls"].equals("SORTBY_NULLS_LAST"));
+    shape.order_by.push_back(order);
+  }
+  if (body["limitOption"].equals("LIMIT_OPTION_WITH_TIES")) refuse("FETCH FIRST ... WITH TIES");
+  if (JsonRef count = body["limitCount"]) {
+    shape.has_limit = true;
+    shape.limit = value(count);
+  }
+  if (JsonRef offset = body["limitOffset"]) {
+    shape.has_offset = true;
+    shape.offset = value(offset);
+  }
+}
+
+}  // namespace sw::parser::detail

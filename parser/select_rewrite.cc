@@ -1,0 +1,105 @@
+// rewrite_select(): the statement text with LIMIT/OFFSET values and avg calls replaced, spliced
+// at the parse tree's locations (no deparse: libpg_query's deparser needs its protobuf tree,
+// and splicing keeps everything else exactly as the client wrote it).
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "parser/analyze.h"
+
+namespace sw::parser {
+namespace {
+
+struct Edit {
+  size_t begin;
+  size_t end;
+  std::string text;
+};
+
+Status cannot(const std::string& what) {
+  return Status::client("0A000", "cannot rewrite this SELECT for the shards: " + what);
+}
+
+// The span of a LIMIT/OFFSET value in the statement text: a number, NULL or ALL.
+Result<Edit> value_span(const Value& value, size_t base, std::string_view text, const char* clause) {
+  if (value.location < 0 || static_cast<size_t>(value.location) < base)
+    return cannot(std::string(clause) + " without a literal value");
+  const size_t at = static_cast<size_t>(value.location) - base;
+  if (value.kind == ValueKind::Number && !value.text.empty() && value.text[0] != '-' &&
+      text.substr(at, value.text.size()) == value.text) {
+    return Edit{at, at + value.text.size(), {}};
+  }
+  if (value.kind == ValueKind::Null) {
+    size_t end = at;
+    while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+    if (end - at == 3 || end - at == 4) return Edit{at, end, {}};
+  }
+  return cannot(std::string(clause) +
+                " must be a constant number (a parameter or expression is not supported)");
+}
+
+}  // namespace
+
+Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite) {
+  const SelectShape& shape = facts.select;
+  if (!shape.plain || shape.begin.location < 0) return cannot("not a plain SELECT");
+  const auto base = static_cast<size_t>(shape.begin.location);
+  const std::string& text = facts.text;
+  std::vector<Edit> edits;
+  if (!rewrite.limit.empty()) {
+    if (!shape.has_limit) return cannot("no LIMIT to replace");
+    auto span = value_span(shape.limit, base, text, "LIMIT");
+    if (!span) return span.status();
+    span->text = rewrite.limit;
+    edits.push_back(std::move(span.value()));
+  }
+  if (rewrite.drop_offset && shape.has_offset) {
+    auto span = value_span(shape.offset, base, text, "OFFSET");
+    if (!span) return span.status();
+    span->text = "0";
+    edits.push_back(std::move(span.value()));
+  }
+  if (rewrite.split_avg) {
+    for (const OutputItem& item : shape.outputs) {
+      if (item.aggregate != AggregateCall::Avg) continue;
+      if (item.call_begin.location < 0 || item.call_end.location < 0 ||
+          static_cast<size_t>(item.call_begin.location) < base)
+        return cannot("the avg() call could not be located");
+      const size_t begin = static_cast<size_t>(item.call_begin.location) - base;
+      const size_t end = static_cast<size_t>(item.call_end.location) - base;
+      if (end > text.size() || end <= begin) return cannot("the avg() call could not be located");
+      const std::string call = text.substr(begin, end - begin);
+      const size_t paren = call.find('(');
+      if (paren == std::string::npos) return cannot("the avg() call could not be located");
+      const std::string args = call.substr(paren);
+      std::string split = "sum";
+      split += args;
+      split += ", count";
+      split += args;
+      edits.push_back(Edit{begin, end, std::move(split)});
+    }
+  }
+  if (rewrite.split_avg) {
+    // Each avg before an output position adds a column: GROUP BY 2 after avg(x) becomes 3.
+    for (const Value& position : shape.positions) {
+      int64_t n = 0;
+      if (position.kind != ValueKind::Number || position.location < 0) continue;
+      n = std::strtoll(position.text.c_str(), nullptr, 10);
+      int64_t shift = 0;
+      for (int64_t i = 0; i + 1 < n && i < static_cast<int64_t>(shape.outputs.size()); ++i) {
+        if (shape.outputs[static_cast<size_t>(i)].aggregate == AggregateCall::Avg) ++shift;
+      }
+      if (shift == 0) continue;
+      const size_t at = static_cast<size_t>(position.location) - base;
+      if (text.compare(at, position.text.size(), position.text) != 0)
+        return cannot("a position could not be located");
+      edits.push_back(Edit{at, at + position.text.size(), std::to_string(n + shift)});
+    }
+  }
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+  std::string out = text;
+  for (const Edit& edit : edits) out.replace(edit.begin, edit.end - edit.begin, edit.text);
+  return out;
+}
+
+}  // namespace sw::parser

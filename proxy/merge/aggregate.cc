@@ -1,0 +1,132 @@
+#include "merge/aggregate.h"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace sw::merge {
+namespace {
+
+Status refuse(Combine combine, uint32_t shard_type) {
+  return Status::client("0A000", std::string(combine_name(combine)) + " of " + type_name(shard_type) +
+                                     " values cannot be combined from the shards' partial results");
+}
+
+bool parse_int64(std::string_view text, int64_t& out) {
+  auto r = std::from_chars(text.data(), text.data() + text.size(), out);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+Status bad_partial(std::string_view text) {
+  return Status::server(
+      "22P02", "cannot read a shard's partial aggregate \"" + std::string(text.substr(0, 64)) + "\"");
+}
+
+}  // namespace
+
+Result<uint32_t> combined_type(Combine combine, uint32_t shard_type) {
+  switch (combine) {
+    case Combine::Key: return shard_type;
+    case Combine::Count: return oid::kInt8;
+    case Combine::BoolAnd:
+    case Combine::BoolOr: return oid::kBool;
+    case Combine::Min:
+    case Combine::Max:
+      if (!is_comparable_type(shard_type)) return refuse(combine, shard_type);
+      return shard_type;
+    case Combine::Sum:
+      if (shard_type == oid::kInt8 || shard_type == oid::kNumeric || shard_type == oid::kFloat8 ||
+          shard_type == oid::kFloat4)
+        return shard_type;
+      return refuse(combine, shard_type);
+    case Combine::Avg:
+      if (shard_type == oid::kInt8 || shard_type == oid::kNumeric) return oid::kNumeric;
+      if (shard_type == oid::kFloat8) return oid::kFloat8;
+      return refuse(combine, shard_type);
+  }
+  return refuse(combine, shard_type);
+}
+
+Status Accumulator::add(const std::optional<std::string>& value, const std::optional<std::string>& count) {
+  if (combine_ == Combine::Key) return Status::ok();
+  if (combine_ == Combine::Avg) {
+    int64_t n = 0;
+    if (!count || !parse_int64(*count, n)) return bad_partial(count ? *count : "NULL");
+    count_ += n;
+  }
+  if (!value) return Status::ok();
+  const std::string& text = *value;
+  switch (combine_) {
+    case Combine::Count: {
+      int64_t n = 0;
+      if (!parse_int64(text, n)) return bad_partial(text);
+      integer_ += n;
+      break;
+    }
+    case Combine::Sum:
+    case Combine::Avg:
+      if (type_ == oid::kFloat8 || type_ == oid::kFloat4) {
+        real_ += type_ == oid::kFloat4 ? static_cast<double>(std::strtof(text.c_str(), nullptr))
+                                       : std::strtod(text.c_str(), nullptr);
+        if (type_ == oid::kFloat4) real_ = static_cast<float>(real_);  // float4pl adds in float
+      } else if (type_ == oid::kInt8 && combine_ == Combine::Sum) {
+        int64_t n = 0;
+        if (!parse_int64(text, n)) return bad_partial(text);
+        integer_ += n;
+        if (integer_ > INT64_MAX || integer_ < INT64_MIN)
+          return Status::client("22003", "bigint out of range");
+      } else {
+        auto d = Decimal::parse(text);
+        if (!d) return bad_partial(text);
+        decimal_ = decimal_.add(*d);
+      }
+      break;
+    case Combine::Min:
+    case Combine::Max: {
+      auto decoded = decode_text(type_, text);
+      if (!decoded) return decoded.status();
+      const int c = best_ ? decoded->compare(*best_) : 0;
+      if (!best_ || (combine_ == Combine::Min ? c < 0 : c > 0)) {
+        best_ = std::move(decoded.value());
+        text_ = text;
+      }
+      break;
+    }
+    case Combine::BoolAnd:
+    case Combine::BoolOr: {
+      const bool b = text == "t";
+      flag_ = !seen_ ? b : (combine_ == Combine::BoolAnd ? (flag_ && b) : (flag_ || b));
+      break;
+    }
+    case Combine::Key: break;
+  }
+  seen_ = true;
+  return Status::ok();
+}
+
+std::optional<std::string> Accumulator::result() const {
+  switch (combine_) {
+    case Combine::Count: return std::to_string(static_cast<long long>(integer_));
+    case Combine::Key: return std::nullopt;
+    case Combine::Min:
+    case Combine::Max:
+      if (!seen_) return std::nullopt;
+      return text_;
+    case Combine::BoolAnd:
+    case Combine::BoolOr:
+      if (!seen_) return std::nullopt;
+      return std::string(flag_ ? "t" : "f");
+    case Combine::Sum:
+      if (!seen_) return std::nullopt;
+      if (type_ == oid::kFloat8) return format_float8(real_);
+      if (type_ == oid::kFloat4) return format_float4(static_cast<float>(real_));
+      if (type_ == oid::kInt8) return std::to_string(static_cast<long long>(integer_));
+      return decimal_.text();
+    case Combine::Avg:
+      if (!seen_ || count_ == 0) return std::nullopt;
+      if (type_ == oid::kFloat8) return format_float8(real_ / static_cast<double>(count_));
+      return decimal_.divide_for_avg(count_).text();
+  }
+  return std::nullopt;
+}
+
+}  // namespace sw::merge

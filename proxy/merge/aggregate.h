@@ -1,0 +1,42 @@
+// Final aggregation of partial results: one Accumulator per aggregated client column of a group,
+// fed the shards' partial values (text format), producing PostgreSQL's result value and type.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "merge/decimal.h"
+#include "merge/plan.h"
+#include "merge/value.h"
+
+namespace sw::merge {
+
+// The client's type of an aggregated column from the shards' column type (`count_type` is the
+// Avg count column's). 0A000 naming the aggregate when it cannot be combined exactly.
+Result<uint32_t> combined_type(Combine combine, uint32_t shard_type);
+
+class Accumulator {
+ public:
+  Accumulator(Combine combine, uint32_t shard_type) : combine_(combine), type_(shard_type) {}
+
+  // One shard's partial value; `count` is the Avg count column (ignored otherwise).
+  Status add(const std::optional<std::string>& value, const std::optional<std::string>& count);
+  std::optional<std::string> result() const;  // text format, the client's type
+
+ private:
+  Combine combine_;
+  uint32_t type_;
+  bool seen_ = false;  // a non-NULL partial arrived
+  Int128 integer_ = 0;
+  double real_ = 0;
+  Decimal decimal_ = Decimal::from_int(0);
+  int64_t count_ = 0;
+  std::string text_;  // Min/Max: the best value so far, and its decoded form
+  std::optional<Value> best_;
+  bool flag_ = false;  // BoolAnd/BoolOr
+};
+
+}  // namespace sw::merge

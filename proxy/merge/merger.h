@@ -1,0 +1,102 @@
+// The proxy's half of a scatter plan: the shards' rows in, the client's rows out. Pure (no I/O):
+// the session pushes each shard's DataRows as they arrive and pulls merged rows when it can
+// write them; the merger says how many rows it holds per shard so the session can stop reading
+// a shard whose rows are not needed yet.
+//
+// Concat and MergeSort stream: MergeSort emits a row once every shard still sending has a row
+// buffered (each shard's rows arrive sorted). Aggregate folds rows into groups as they come
+// and emits after the last shard finished (sorted by ORDER BY, then OFFSET/LIMIT). DISTINCT
+// and GROUP BY keep at most `max_groups` keys (54000 beyond).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/status.h"
+#include "merge/aggregate.h"
+#include "merge/plan.h"
+#include "merge/value.h"
+
+namespace sw::merge {
+
+using Row = std::vector<std::optional<std::string>>;
+
+// A DataRow body ('D' without its header) as values; nullopt when malformed.
+std::optional<Row> decode_data_row(std::string_view body);
+
+class Merger {
+ public:
+  Merger(MergePlan plan, size_t legs, size_t max_groups);
+
+  // The shards' column types (from the first RowDescription). Fails (0A000) when a sort key,
+  // group key or aggregate has a type shardwire cannot merge, naming the column.
+  Status describe(std::vector<uint32_t> shard_types, const std::vector<std::string>& names);
+  // Whether the merge orders text values itself (ORDER BY, min, max of a text type): then every
+  // shard's database must sort text in byte order (byte_order_collation), as the merge does.
+  bool compares_text() const { return compares_text_; }
+  // The client's column types (after describe()).
+  const std::vector<uint32_t>& output_types() const { return output_types_; }
+
+  Status push(size_t leg, Row row);
+  Status finish_leg(size_t leg);
+
+  // The next row for the client, or nullopt: wait for more shard rows (or done()). Fails on
+  // a value it cannot read or a DISTINCT past max_groups.
+  Result<std::optional<Row>> next();
+  // Every row the client gets was returned by next(): LIMIT reached, or all shards finished
+  // and drained. The session may stop reading the shards then.
+  bool done() const;
+  size_t buffered(size_t leg) const { return legs_[leg].rows.size(); }
+  // Whether the merger needs rows from `leg` before it can emit more (MergeSort: its buffer is
+  // empty and it is not finished).
+  bool waiting_for(size_t leg) const;
+  uint64_t rows_in() const { return rows_in_; }
+
+ private:
+  struct Entry {
+    Row row;
+    std::vector<Value> keys;  // the sort keys' decoded values (NULL: no value, see nulls)
+    std::vector<bool> nulls;
+  };
+  struct LegRows {
+    std::deque<Entry> rows;
+    bool finished = false;
+  };
+  struct Group {
+    Row keys;
+    std::vector<Accumulator> accumulators;
+  };
+
+  Result<Entry> make_entry(Row row) const;
+  int compare(const Entry& a, const Entry& b) const;
+  Status add_to_group(const Row& row);
+  Status finalize_groups();
+  // DISTINCT / OFFSET / LIMIT on a row about to go out: true when it goes out.
+  Result<bool> admit(const Row& row);
+  Result<std::string> canonical_key(const Row& row, const std::vector<int>& columns,
+                                    const std::vector<uint32_t>& types) const;
+
+  MergePlan plan_;
+  size_t max_groups_;
+  std::vector<LegRows> legs_;
+  std::vector<uint32_t> shard_types_;
+  std::vector<uint32_t> output_types_;
+  bool compares_text_ = false;
+  std::vector<int> key_sources_;  // Aggregate: shard columns of the GROUP BY keys
+  std::unordered_map<std::string, size_t> group_index_;
+  std::vector<Group> groups_;
+  std::deque<Entry> finalized_;  // Aggregate: result rows in output order
+  bool finalized_ready_ = false;
+  std::unordered_set<std::string> seen_;  // DISTINCT
+  int64_t skipped_ = 0;
+  int64_t emitted_ = 0;
+  uint64_t rows_in_ = 0;
+};
+
+}  // namespace sw::merge

@@ -1,0 +1,56 @@
+#include "merge/plan.h"
+
+namespace sw::merge {
+
+const char* combine_name(Combine combine) {
+  switch (combine) {
+    case Combine::Key: return "key";
+    case Combine::Count: return "count";
+    case Combine::Sum: return "sum";
+    case Combine::Min: return "min";
+    case Combine::Max: return "max";
+    case Combine::Avg: return "avg";
+    case Combine::BoolAnd: return "bool_and";
+    case Combine::BoolOr: return "bool_or";
+  }
+  return "?";
+}
+
+const char* MergePlan::kind_name() const {
+  switch (kind) {
+    case MergeKind::Concat: return "concat";
+    case MergeKind::MergeSort: return "merge_sort";
+    case MergeKind::Aggregate: return "aggregate";
+  }
+  return "?";
+}
+
+std::string MergePlan::describe() const {
+  std::string out = kind_name();
+  if (kind == MergeKind::Aggregate) {
+    out += " (";
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (i > 0) out += ", ";
+      const OutputColumn& column = outputs[i];
+      out += combine_name(column.combine);
+      out += " of $" + std::to_string(column.source + 1);
+      if (column.combine == Combine::Avg) out += "/$" + std::to_string(column.source + 2);
+    }
+    out += ")";
+  }
+  if (!order_by.empty()) {
+    out += kind == MergeKind::MergeSort ? " by " : "; sort by ";
+    for (size_t i = 0; i < order_by.size(); ++i) {
+      if (i > 0) out += ", ";
+      out += order_by[i].column < 0 ? "\"" + order_by[i].name + "\"" : std::to_string(order_by[i].column + 1);
+      out += order_by[i].descending ? " desc" : " asc";
+      out += order_by[i].nulls_first ? " nulls first" : " nulls last";
+    }
+  }
+  if (distinct) out += "; distinct";
+  if (limit >= 0) out += "; limit " + std::to_string(limit);
+  if (offset > 0) out += "; offset " + std::to_string(offset);
+  return out;
+}
+
+}  // namespace sw::merge

@@ -1,0 +1,58 @@
+// A scatter plan: what every shard runs and how the proxy combines the shards' rows into the
+// one result the client gets (docs/architecture.md §6.3, "Reads that span shards").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sw::merge {
+
+enum class MergeKind : uint8_t {
+  Concat,     // rows relayed as they come (LIMIT/OFFSET applied when present)
+  MergeSort,  // every shard sorts; a streaming k-way merge by the ORDER BY keys
+  Aggregate,  // partial aggregates per shard (per group), final aggregation in the proxy
+};
+
+// How one client column is made from the shards' columns (Aggregate plans).
+enum class Combine : uint8_t {
+  Key,    // a GROUP BY expression (or a constant): passed through, part of the group key
+  Count,  // count(*) / count(x): sum of the counts
+  Sum,    // sum of the sums (NULL when every shard's is NULL)
+  Min,    // least / greatest with the type's order
+  Max,
+  Avg,      // the shards run sum(x), count(x) in two columns; the proxy divides
+  BoolAnd,  // and / or of the shards' results, NULLs ignored
+  BoolOr,
+};
+
+struct OutputColumn {
+  Combine combine = Combine::Key;
+  int source = 0;    // index of the shard column (Avg: the sum; its count is source + 1)
+  std::string name;  // Avg: the client's column name (the shards' columns are sum and count)
+};
+
+struct SortKey {
+  int column = 0;    // client output column; -1: the column called `name` (SELECT * ...)
+  std::string name;  // resolved against the shards' column names when column is -1
+  bool descending = false;
+  bool nulls_first = false;  // PostgreSQL's default: NULLS LAST for ASC, NULLS FIRST for DESC
+};
+
+struct MergePlan {
+  MergeKind kind = MergeKind::Concat;
+  std::string shard_sql;              // the statement every shard runs
+  std::vector<OutputColumn> outputs;  // Aggregate: one per client column
+  std::vector<SortKey> order_by;      // client columns
+  bool distinct = false;              // de-duplicate the merged rows
+  int64_t limit = -1;                 // -1: none
+  int64_t offset = 0;
+
+  const char* kind_name() const;
+  // "merge_sort by 2 desc nulls first, 1; limit 20 offset 5" etc. (SHOW ROUTE, shardwire route).
+  std::string describe() const;
+};
+
+const char* combine_name(Combine combine);
+
+}  // namespace sw::merge

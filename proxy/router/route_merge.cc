@@ -1,0 +1,127 @@
+// The scatter plan of a SELECT without a key whose own block needs the shards' rows combined
+// (docs/architecture.md §6.3): what every shard runs and what the proxy does with the rows.
+//
+//  * GROUP BY containing the key: every group lives on one shard, so the shards' grouped rows
+//    are final; only ORDER BY / LIMIT / DISTINCT remain for the proxy (HAVING runs on the shards).
+//  * aggregates or GROUP BY otherwise: the shards compute partial aggregates per group (avg as
+//    sum and count), without LIMIT/OFFSET; the proxy combines, sorts, applies OFFSET/LIMIT.
+//  * ORDER BY: the shards sort; the proxy merges. LIMIT n OFFSET m: the shards return n+m rows.
+#include <charconv>
+
+#include "router/dml_router.h"
+
+namespace sw::router::detail {
+namespace {
+
+using parser::AggregateCall;
+using parser::ValueKind;
+
+merge::Combine combine_of(AggregateCall call) {
+  switch (call) {
+    case AggregateCall::CountStar:
+    case AggregateCall::Count: return merge::Combine::Count;
+    case AggregateCall::Sum: return merge::Combine::Sum;
+    case AggregateCall::Min: return merge::Combine::Min;
+    case AggregateCall::Max: return merge::Combine::Max;
+    case AggregateCall::Avg: return merge::Combine::Avg;
+    case AggregateCall::BoolAnd: return merge::Combine::BoolAnd;
+    case AggregateCall::BoolOr: return merge::Combine::BoolOr;
+    default: return merge::Combine::Key;
+  }
+}
+
+// A LIMIT/OFFSET value: -1 for none (LIMIT NULL / ALL); false when not a constant integer.
+bool constant_count(const parser::Value& value, int64_t& out) {
+  if (value.kind == ValueKind::Null) {
+    out = -1;
+    return true;
+  }
+  if (value.kind != ValueKind::Number) return false;
+  auto r = std::from_chars(value.text.data(), value.text.data() + value.text.size(), out);
+  return r.ec == std::errc() && r.ptr == value.text.data() + value.text.size() && out >= 0;
+}
+
+}  // namespace
+
+Route DmlRouter::merged_scatter(Route route, int first) {
+  const parser::SelectShape& shape = facts_.select;
+  const TableRule& r = *rule(first);
+  const std::string prefix = "SELECT on sharded table " + r.config_name + " without a key value ";
+  const std::string fix = ": add " + key_example(first);
+  auto refuse = [&](const std::string& why) {
+    return make_error("0A000", prefix + why + fix, r.config_name);
+  };
+
+  bool grouped_by_key = false;
+  for (const std::string& column : shape.group_columns) grouped_by_key = grouped_by_key || column == r.key;
+  const uint32_t features = facts_.scopes[0].features;
+  const bool aggregate =
+      !grouped_by_key && (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
+  if (!shape.unmergeable.empty() && !(grouped_by_key && shape.unmergeable == "HAVING")) {
+    return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards");
+  }
+
+  auto plan = std::make_shared<merge::MergePlan>();
+  parser::SelectRewrite rewrite;
+  if (aggregate) {
+    plan->kind = merge::MergeKind::Aggregate;
+    int source = 0;
+    for (const parser::OutputItem& item : shape.outputs) {
+      if (item.star) return refuse("aggregates with * in the select list; list the grouped columns");
+      if (item.contains_aggregate)
+        return refuse("computes \"" + item.name +
+                      "\" from aggregates, which cannot be combined from the "
+                      "shards' partial results; select the aggregates themselves");
+      if (item.aggregate == AggregateCall::Unmergeable)
+        return refuse("uses " + (item.call_text.empty() ? item.name : item.call_text) +
+                      ", which cannot be combined from the shards' partial results (count, sum, min, max, "
+                      "avg, bool_and and bool_or can)");
+      merge::OutputColumn column{combine_of(item.aggregate), source, item.name};
+      source += item.aggregate == AggregateCall::Avg ? 2 : 1;
+      rewrite.split_avg = rewrite.split_avg || item.aggregate == AggregateCall::Avg;
+      plan->outputs.push_back(std::move(column));
+    }
+    for (int output : shape.group_by) {
+      if (output < 0) return refuse("groups by an expression that is not in the select list; select it too");
+    }
+    if (shape.has_limit) rewrite.limit = "ALL";
+    rewrite.drop_offset = shape.has_offset;
+  }
+  bool star = false;
+  for (const parser::OutputItem& item : shape.outputs) star = star || item.star;
+  for (const parser::OrderItem& item : shape.order_by) {
+    if (item.using_operator) return refuse("orders with ORDER BY ... USING, which shardwire cannot merge");
+    merge::SortKey key{item.output, {}, item.descending, item.nulls_first};
+    if (star && !aggregate && !item.name.empty()) {
+      key.column = -1;  // positions shift behind *: found by name in the shards' columns
+      key.name = item.name;
+    } else if (item.output < 0 || star) {
+      return refuse(
+          "orders by an expression that is not in the select list (or with * in it); select "
+          "the ORDER BY expressions as columns");
+    }
+    plan->order_by.push_back(std::move(key));
+  }
+  if (!aggregate && !plan->order_by.empty()) plan->kind = merge::MergeKind::MergeSort;
+  plan->distinct = shape.distinct;
+  int64_t limit = -1, offset = 0;
+  if (shape.has_limit && !constant_count(shape.limit, limit))
+    return refuse("has a LIMIT that is not a constant number");
+  if (shape.has_offset && !constant_count(shape.offset, offset))
+    return refuse("has an OFFSET that is not a constant number");
+  plan->limit = limit;
+  plan->offset = offset < 0 ? 0 : offset;
+  if (!aggregate && shape.has_offset && plan->offset > 0) {
+    rewrite.drop_offset = true;
+    if (limit >= 0) rewrite.limit = std::to_string(limit + plan->offset);
+  }
+  auto sql = parser::rewrite_select(facts_, rewrite);
+  if (!sql) return refuse("cannot be rewritten for the shards (" + sql.status().message + ")");
+  plan->shard_sql = std::move(sql.value());
+  route.reason = r.config_name + " has no key value: every shard, " + plan->describe() +
+                 (grouped_by_key ? " (grouped by the key: the shards' groups are final)" : "");
+  route.merge = std::move(plan);
+  return route;
+}
+
+}  // namespace sw::router::detail

@@ -1,0 +1,391 @@
+#include "session/merge_fanout.h"
+
+#include "common/log.h"
+#include "wire/frame_reader.h"
+#include "wire/message_writer.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+namespace {
+
+uint32_t be32(const char* p) {
+  return (static_cast<uint32_t>(static_cast<unsigned char>(p[0])) << 24) |
+         (static_cast<uint32_t>(static_cast<unsigned char>(p[1])) << 16) |
+         (static_cast<uint32_t>(static_cast<unsigned char>(p[2])) << 8) |
+         static_cast<uint32_t>(static_cast<unsigned char>(p[3]));
+}
+
+// One RowDescription field: its name and the 18 bytes after it (table, attnum, type, typlen,
+// typmod, format).
+struct Field {
+  std::string_view name;
+  std::string_view rest;
+  uint32_t type_oid = 0;
+};
+
+bool decode_fields(std::string_view body, std::vector<Field>& out) {
+  if (body.size() < 2) return false;
+  const size_t count =
+      (static_cast<size_t>(static_cast<unsigned char>(body[0])) << 8) | static_cast<unsigned char>(body[1]);
+  size_t at = 2;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t nul = body.find('\0', at);
+    if (nul == std::string_view::npos || nul + 19 > body.size()) return false;
+    Field field{body.substr(at, nul - at), body.substr(nul + 1, 18), be32(body.data() + nul + 7)};
+    out.push_back(field);
+    at = nul + 19;
+  }
+  return at == body.size();
+}
+
+// The database's default collation (ICU locale when its provider is ICU). Column and expression
+// collations (COLLATE) are not seen: the check is about the database default.
+constexpr const char* kCollationQuery =
+    "SELECT CASE WHEN datlocprovider = 'i' THEN daticulocale ELSE datcollate END FROM pg_database "
+    "WHERE datname = current_database();\n";
+
+}  // namespace
+
+MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan,
+                         std::string session_state, const config::Fanout& limits,
+                         std::function<void(std::string_view)> write_client,
+                         std::function<bool()> client_full, std::function<void(const Counters&)> done)
+    : merger_(plan, targets.size(), static_cast<size_t>(limits.max_groups)),
+      plan_(std::move(plan)),
+      session_state_(std::move(session_state)),
+      max_rows_buffered_(static_cast<size_t>(limits.max_rows_buffered)),
+      write_client_(std::move(write_client)),
+      client_full_(std::move(client_full)),
+      done_(std::move(done)) {
+  for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
+  wire::encode_query(query_message_, std::string(kCollationQuery) + plan_.shard_sql);
+}
+
+MergeFanout::~MergeFanout() {
+  for (Leg& leg : legs_) {
+    if (leg.waiting) leg.target.pool->cancel_wait(this);
+    if (leg.backend != nullptr) stop_leg(leg, false);
+  }
+}
+
+void MergeFanout::start() {
+  for (size_t i = 0; i < legs_.size() && !finished_; ++i) {
+    legs_[i].waiting = true;
+    if (pool::Backend* backend = legs_[i].target.pool->acquire(this)) on_backend_ready(backend);
+  }
+}
+
+void MergeFanout::on_backend_ready(pool::Backend* backend) {
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    Leg& leg = legs_[i];
+    if (!leg.waiting || leg.target.pool != &backend->pool()) continue;
+    leg.waiting = false;
+    leg.backend = backend;
+    backend->attach(this);
+    std::string out;
+    if (backend->applied_state != session_state_) {
+      wire::encode_query(out, "RESET ALL;" + session_state_);
+      backend->applied_state = session_state_;
+      ++leg.swallow_ready;
+    }
+    out += query_message_;
+    backend->connection().write(out);
+    read_leg(i);
+    return;
+  }
+  backend->pool().release(backend, true);  // nobody waits any more
+}
+
+void MergeFanout::on_backend_failed(const Status& why) {
+  for (Leg& leg : legs_) leg.waiting = false;
+  fail(why);
+}
+
+void MergeFanout::on_backend_readable(pool::Backend& backend) {
+  const size_t index = index_of(backend);
+  if (index < legs_.size()) read_leg(index);
+}
+
+void MergeFanout::on_backend_lost(pool::Backend& backend, const Status& why) {
+  const size_t index = index_of(backend);
+  if (index < legs_.size()) {
+    legs_[index].backend = nullptr;
+    legs_[index].done = true;
+  }
+  fail(Status::server("08006", why.message));
+}
+
+size_t MergeFanout::index_of(pool::Backend& backend) const {
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (legs_[i].backend == &backend) return i;
+  }
+  return legs_.size();
+}
+
+// Reads the leg's messages while the merger has room for its rows.
+void MergeFanout::read_leg(size_t index) {
+  const std::weak_ptr<int> alive = alive_;
+  wire::Limits limits;
+  while (!finished_) {
+    Leg& leg = legs_[index];
+    if (leg.backend == nullptr) break;
+    net::Connection& connection = leg.backend->connection();
+    if (merger_.buffered(index) >= max_rows_buffered_) {
+      connection.pause_reading();  // resumed by pump() once the merge took its rows
+      leg.paused = true;
+      break;
+    }
+    auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
+    if (result.status == wire::FrameStatus::NeedMore) break;
+    if (result.status == wire::FrameStatus::Error) {
+      fail(
+          Status::server("08P01", "shard " + leg.target.shard + " sent an invalid message: " + result.error));
+      return;
+    }
+    if (Status shape = leg.check.on_message(result.frame.type, result.frame.body); !shape) {
+      fail(Status::server("08P01",
+                          "shard " + leg.target.shard + " sent an invalid message: " + shape.message));
+      return;
+    }
+    std::string_view frame(result.frame.body.data() + result.frame.body.size() - result.frame.size,
+                           result.frame.size);
+    const size_t size = result.frame.size;
+    Status handled = handle_message(index, result.frame.type, frame, result.frame.body);
+    if (alive.expired()) return;
+    if (legs_[index].backend != nullptr) connection.consume(size);
+    if (!handled) {
+      fail(handled);
+      return;
+    }
+    if (legs_[index].done && legs_[index].backend != nullptr) {
+      pool::Backend* backend = legs_[index].backend;
+      legs_[index].backend = nullptr;
+      backend->detach();
+      legs_[index].target.pool->release(backend, legs_[index].status == 'I');
+      break;
+    }
+  }
+  pump();
+}
+
+Status MergeFanout::handle_message(size_t index, char type, std::string_view frame, std::string_view body) {
+  Leg& leg = legs_[index];
+  switch (type) {
+    case 'Z':
+      if (!body.empty()) leg.status = body[0];
+      if (leg.swallow_ready > 0) {
+        --leg.swallow_ready;
+        return Status::ok();
+      }
+      leg.done = true;
+      if (!leg.complete && !errored_)
+        return Status::server("08P01", "shard " + leg.target.shard + " ended the statement without a result");
+      return merger_.finish_leg(index);
+    case 'E':
+      if (leg.swallow_ready > 0) {
+        LOG_WARN("shard %s refused session settings", leg.target.shard.c_str());
+        return Status::ok();
+      }
+      fail(Status::server("XX000", "shard error"), frame);
+      return Status::ok();
+    case 'S':
+      if (auto p = wire::decode_parameter_status(body)) leg.backend->set_parameter(p->name, p->value);
+      return Status::ok();
+    case 'N':
+      if (leg.swallow_ready == 0) write_client_(frame);
+      return Status::ok();
+    case 'A': return Status::ok();
+    default: break;
+  }
+  if (leg.swallow_ready > 0) return Status::ok();
+  if (leg.preamble) return preamble_message(leg, type, body);
+  switch (type) {
+    case 'T': return described_ ? Status::ok() : describe(frame, body);
+    case 'D': {
+      auto row = merge::decode_data_row(body);
+      if (!row) return Status::server("08P01", "shard " + leg.target.shard + " sent a malformed DataRow");
+      return merger_.push(index, std::move(*row));
+    }
+    case 'C': leg.complete = true; return Status::ok();
+    default:
+      return Status::server("0A000", std::string("shard ") + leg.target.shard +
+                                         " answered with a message shardwire cannot merge ('" + type + "')");
+  }
+}
+
+// The first RowDescription: the merger learns the column types; the client gets it as is, or
+// rebuilt when avg columns came from the shards as sum and count.
+Status MergeFanout::describe(std::string_view frame, std::string_view body) {
+  std::vector<Field> fields;
+  if (!decode_fields(body, fields)) return Status::server("08P01", "a shard sent a malformed RowDescription");
+  std::vector<uint32_t> types;
+  std::vector<std::string> names;
+  for (const Field& field : fields) {
+    types.push_back(field.type_oid);
+    names.emplace_back(field.name);
+    if (field.rest.size() == 18 && (field.rest[16] != 0 || field.rest[17] != 0))
+      return Status::proxy("0A000", "merged reads need text-format results");
+  }
+  if (Status s = merger_.describe(types, names); !s) return s;
+  described_ = true;
+  if (Status s = check_collations(); !s) return s;
+  bool rebuilt = false;
+  for (const merge::OutputColumn& out : plan_.outputs)
+    rebuilt = rebuilt || out.combine == merge::Combine::Avg;
+  if (!rebuilt) {
+    write_client_(frame);
+    return Status::ok();
+  }
+  std::string out;
+  wire::MessageWriter writer(out);
+  writer.begin('T').int16(static_cast<uint16_t>(plan_.outputs.size()));
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    const merge::OutputColumn& column = plan_.outputs[i];
+    const Field& source = fields[static_cast<size_t>(column.source)];
+    if (column.combine != merge::Combine::Avg) {
+      writer.cstr(source.name).bytes(source.rest);
+      continue;
+    }
+    const uint32_t type = merger_.output_types()[i];
+    writer.cstr(column.name).int32(0).int16(0).int32(type);
+    writer.int16(type == merge::oid::kFloat8 ? 8 : 0xffff).int32(0xffffffff).int16(0);
+  }
+  writer.end();
+  write_client_(out);
+  return Status::ok();
+}
+
+Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body) {
+  switch (type) {
+    case 'T': return Status::ok();
+    case 'D': {
+      auto row = merge::decode_data_row(body);
+      if (row && row->size() == 1 && (*row)[0]) leg.collation = *(*row)[0];
+      return Status::ok();
+    }
+    case 'C': leg.preamble = false; return check_collations();
+    default:
+      return Status::server("08P01", std::string("shard ") + leg.target.shard +
+                                         " answered the collation query with an unexpected message ('" +
+                                         type + "')");
+  }
+}
+
+Status MergeFanout::check_collations() const {
+  if (!described_ || !merger_.compares_text()) return Status::ok();
+  for (const Leg& leg : legs_) {
+    if (leg.preamble || merge::byte_order_collation(leg.collation)) continue;
+    return Status::client("0A000", "shard " + leg.target.shard + "'s database collation is \"" +
+                                       leg.collation +
+                                       "\"; shardwire merges text across shards only in byte order (C, POSIX "
+                                       "or C.UTF-8 databases): order by a non-text column, or add a shard "
+                                       "key value");
+  }
+  return Status::ok();
+}
+
+// Moves merged rows to the client while it keeps up, resumes legs the merge has room for, and
+// ends the statement when every row went out (stopping legs no longer needed).
+void MergeFanout::pump() {
+  if (finished_ || pumping_ || !described_) {
+    if (!finished_ && !pumping_) {
+      bool all_done = true;
+      for (const Leg& leg : legs_) all_done = all_done && leg.done;
+      if (all_done) finish();  // no shard described a result: finish() reports it
+    }
+    return;
+  }
+  pumping_ = true;
+  std::string out;
+  while (!client_full_()) {
+    auto next = merger_.next();
+    if (!next) {
+      pumping_ = false;
+      if (!out.empty()) write_client_(out);
+      fail(next.status());
+      return;
+    }
+    if (!next->has_value()) break;
+    wire::encode_data_row(out, **next);
+    ++rows_out_;
+    if (out.size() > size_t{64} * 1024) {
+      write_client_(out);
+      out.clear();
+    }
+  }
+  if (!out.empty()) write_client_(out);
+  pumping_ = false;
+  if (merger_.done()) {
+    for (Leg& leg : legs_) {
+      if (!leg.done) stop_leg(leg, false);
+    }
+    finish();
+    return;
+  }
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    Leg& leg = legs_[i];
+    if (leg.paused && leg.backend != nullptr && merger_.buffered(i) < max_rows_buffered_) {
+      leg.paused = false;
+      leg.backend->connection().resume_reading();
+      read_leg(i);
+      if (finished_) return;
+    }
+  }
+}
+
+void MergeFanout::on_client_drained() { pump(); }
+
+void MergeFanout::cancel() {
+  for (Leg& leg : legs_) {
+    if (leg.backend != nullptr && !leg.done) leg.target.pool->send_cancel(*leg.backend);
+  }
+}
+
+// A leg whose answer is not needed (or cannot be trusted): cancelled and closed unless clean.
+void MergeFanout::stop_leg(Leg& leg, bool clean) {
+  leg.done = true;
+  if (leg.backend == nullptr) return;
+  pool::Backend* backend = leg.backend;
+  leg.backend = nullptr;
+  backend->detach();
+  if (!clean) leg.target.pool->send_cancel(*backend);
+  leg.target.pool->release(backend, clean);
+}
+
+void MergeFanout::fail(const Status& why, std::string_view server_error) {
+  if (finished_) return;
+  for (Leg& leg : legs_) {
+    if (leg.waiting) leg.target.pool->cancel_wait(this);
+    leg.waiting = false;
+    stop_leg(leg, false);
+  }
+  if (!errored_) {
+    errored_ = true;
+    if (!server_error.empty()) {
+      write_client_(server_error);
+    } else {
+      std::string out;
+      wire::encode_error(out, "ERROR", why.sqlstate, why.message);
+      write_client_(out);
+    }
+  }
+  finish();
+}
+
+void MergeFanout::finish() {
+  if (finished_) return;
+  finished_ = true;
+  std::string out;
+  if (!errored_) {
+    if (!described_) {
+      wire::encode_error(out, "ERROR", "08P01", "no shard described the merged result");
+    } else {
+      wire::encode_command_complete(out, "SELECT " + std::to_string(rows_out_));
+    }
+  }
+  wire::encode_ready_for_query(out, 'I');
+  write_client_(out);
+  done_(Counters{merger_.rows_in(), rows_out_});
+}
+
+}  // namespace sw::session

@@ -1,0 +1,98 @@
+// A read that spans shards and needs their rows combined (a scatter plan from the router, run by
+// a merge::Merger), outside any transaction, simple query protocol:
+//  * every shard runs the plan's SQL at once (one leg per shard), after a query of its database's
+//    collation: text is ordered by the merge in byte order, so a merge that orders text (ORDER BY,
+//    min/max) is refused (0A000) when a shard's database collation is not C/POSIX/C.UTF-8;
+//  * each leg's DataRows go to the merger; a leg whose rows the merger holds up to
+//    fanout.max_rows_buffered stops being read (TCP holds the rest), and a client that reads
+//    slowly (its output over the high-water mark) stops the merge, hence every leg;
+//  * the client gets one RowDescription, the merged DataRows, one "SELECT n", ReadyForQuery;
+//  * an error on a leg (or a merge error) goes to the client once; the legs still running are
+//    cancelled and their servers closed (a cancelled server is never reused: a late
+//    CancelRequest must not hit another client's query). So are legs whose rows are no longer
+//    needed once LIMIT is reached.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "merge/merger.h"
+#include "session/fanout.h"
+
+namespace sw::session {
+
+class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
+ public:
+  struct Counters {
+    uint64_t rows_in = 0;   // rows the shards sent
+    uint64_t rows_out = 0;  // rows the client got
+  };
+
+  // `client_full` says whether the client's output is over its high-water mark; call
+  // on_client_drained() when it drops. `done` is called once, after ReadyForQuery was written.
+  MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan, std::string session_state,
+              const config::Fanout& limits, std::function<void(std::string_view)> write_client,
+              std::function<bool()> client_full, std::function<void(const Counters&)> done);
+  ~MergeFanout() override;
+  MergeFanout(const MergeFanout&) = delete;
+  MergeFanout& operator=(const MergeFanout&) = delete;
+
+  void start();
+  void on_client_drained();
+  // The client's CancelRequest: every leg still running is cancelled (their 57014 reaches the
+  // client once; the servers are closed, as after any leg error).
+  void cancel();
+  bool finished() const { return finished_; }
+
+ private:
+  struct Leg {
+    Fanout::Target target;
+    pool::Backend* backend = nullptr;
+    bool waiting = false;
+    bool complete = false;  // CommandComplete seen
+    bool done = false;      // ReadyForQuery seen (or stopped): no server any more
+    bool paused = false;
+    bool preamble = true;   // the collation query's result comes first
+    std::string collation;  // the shard database's, from that result
+    int swallow_ready = 0;
+    char status = 'I';
+    wire::ServerMessageCheck check;
+  };
+
+  void on_backend_ready(pool::Backend* backend) override;
+  void on_backend_failed(const Status& why) override;
+  void on_backend_readable(pool::Backend& backend) override;
+  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+
+  void read_leg(size_t index);
+  Status handle_message(size_t index, char type, std::string_view frame, std::string_view body);
+  Status describe(std::string_view frame, std::string_view body);
+  Status preamble_message(Leg& leg, char type, std::string_view body);
+  Status check_collations() const;
+  void pump();
+  void stop_leg(Leg& leg, bool clean);
+  void fail(const Status& why, std::string_view server_error = {});
+  void finish();
+  size_t index_of(pool::Backend& backend) const;
+
+  std::vector<Leg> legs_;
+  merge::Merger merger_;
+  merge::MergePlan plan_;
+  std::string query_message_;
+  std::string session_state_;
+  size_t max_rows_buffered_;
+  std::function<void(std::string_view)> write_client_;
+  std::function<bool()> client_full_;
+  std::function<void(const Counters&)> done_;
+  bool described_ = false;
+  bool errored_ = false;
+  bool finished_ = false;
+  bool pumping_ = false;
+  uint64_t rows_out_ = 0;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+};
+
+}  // namespace sw::session

@@ -1,0 +1,401 @@
+// Reads that span shards, merged by the proxy, against the same data in one plain PostgreSQL
+// database: a few thousand rows (NULLs, duplicates, mixed-case and non-ASCII text, negatives,
+// NaN, timestamps written in several time zones) loaded through shardwire onto 3 shards and,
+// with the same statements, into a reference database. Generated queries (ORDER BY with every
+// direction and NULLS placement, LIMIT/OFFSET, every mergeable aggregate with and without
+// GROUP BY, GROUP BY on the key, DISTINCT) must return the same rows through shardwire as from
+// the reference: in the same order when ORDER BY fixes it (every ORDER BY ends in the unique
+// (tenant_id, id) or a unique group key), as the same multiset otherwise. The queries no merge
+// computes are listed with the error each must get, and that list is checked too.
+#include "it_test.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "harness/sharded_fixture.h"
+
+using namespace it;
+
+namespace {
+
+const char* const kCreate =
+    "CREATE TABLE m (id bigint NOT NULL, tenant_id bigint NOT NULL, grp integer, i integer, big bigint, "
+    "n numeric, f double precision, t text, b boolean, ts timestamptz, d date, iv interval, "
+    "PRIMARY KEY (tenant_id, id))";
+
+const char* const kTexts[] = {"apple",
+                              "Apple",
+                              "APPLE",
+                              "\xc3\xa9"
+                              "clair",
+                              "\xc3\x89"
+                              "clair",
+                              "zebra",
+                              "Zebra",
+                              "stra\xc3\x9f"
+                              "e",
+                              "\xe6\x97\xa5\xe6\x9c\xac",
+                              "",
+                              "a b",
+                              "apple ",
+                              "_x",
+                              "0",
+                              "~"};
+const char* const kZones[] = {"+00", "-08", "+05:30", "+09", "-03:30", "+14"};
+
+std::string row_values(int i, int64_t tenant) {
+  auto opt = [](bool null, const std::string& v) { return null ? std::string("NULL") : v; };
+  std::ostringstream v;
+  const int f4 = (i * 31) % 4001 - 2000;  // quarters: sums of these are exact in double
+  v << "(" << i << ", " << tenant << ", " << opt(i % 13 == 0, std::to_string(i % 7)) << ", "
+    << opt(i % 17 == 0, std::to_string((i * 37) % 2001 - 1000)) << ", "
+    << opt(i % 19 == 0,
+           std::to_string((static_cast<int64_t>(i) * 2654435761LL) % 9000000000000LL - 4500000000000LL))
+    << ", "
+    << opt(i % 11 == 0, i % 97 == 0
+                            ? "'NaN'"
+                            : std::to_string((i * 7919) % 100000 - 50000) + "." + std::to_string(10 + i % 90))
+    << ", " << opt(i % 23 == 0, i % 101 == 0 ? "'NaN'" : std::to_string(f4 / 4.0)) << ", "
+    << opt(i % 29 == 0, "'" + std::string(kTexts[(i * 7) % 15]) + std::string(i % 3 == 0 ? "" : "-") +
+                            std::to_string(i % 40) + "'")
+    << ", " << opt(i % 31 == 0, i % 5 < 3 ? "true" : "false") << ", "
+    << opt(i % 37 == 0, "'2024-03-" + std::to_string(10 + i % 5) + " " + std::to_string(i % 24) + ":" +
+                            std::to_string(10 + i % 50) + ":00" + kZones[i % 6] + "'")
+    << ", "
+    << opt(i % 41 == 0, "'" + std::to_string(1990 + i % 40) + "-0" + std::to_string(1 + i % 9) + "-1" +
+                            std::to_string(i % 10) + "'")
+    << ", "
+    << opt(i % 43 == 0, "'" + std::to_string(i % 3) + " mons " + std::to_string(i % 45 - 10) + " days " +
+                            std::to_string(i % 30) + ":00:00'")
+    << ")";
+  return v.str();
+}
+
+std::string render(const PgResult& r, int row) {
+  std::string line;
+  for (int c = 0; c < r.cols(); ++c)
+    line += (c ? "|" : "") + (r.is_null(row, c) ? "<null>" : r.value(row, c));
+  return line;
+}
+
+// "" when the results match: same columns, same command tag, same rows (in order if ordered).
+std::string compare(const PgResult& expected, const PgResult& actual, bool ordered) {
+  if (!actual.ok()) return "shardwire: " + actual.describe();
+  if (!expected.ok()) return "reference: " + expected.describe();
+  if (expected.names() != actual.names()) return "column names differ";
+  if (expected.command_tag() != actual.command_tag())
+    return "command tag " + actual.command_tag() + ", expected " + expected.command_tag();
+  std::vector<std::string> want, got;
+  for (int i = 0; i < expected.rows(); ++i) want.push_back(render(expected, i));
+  for (int i = 0; i < actual.rows(); ++i) got.push_back(render(actual, i));
+  if (!ordered) {
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+  }
+  if (want.size() != got.size())
+    return std::to_string(got.size()) + " rows, expected " + std::to_string(want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] != got[i]) return "row " + std::to_string(i + 1) + ": " + got[i] + ", expected " + want[i];
+  }
+  return "";
+}
+
+struct Query {
+  std::string sql;
+  bool ordered;
+};
+
+std::vector<Query> generated_queries() {
+  std::vector<Query> out;
+  const char* columns[] = {"i", "big", "n", "f", "t", "b", "ts", "d", "iv", "grp"};
+  const char* directions[] = {"", " DESC", " DESC NULLS LAST", " NULLS FIRST"};
+  const char* limits[] = {
+      "",         " LIMIT 10",         " LIMIT 25 OFFSET 40",       " OFFSET 2990",
+      " LIMIT 0", " LIMIT 7 OFFSET 0", " FETCH FIRST 15 ROWS ONLY", " LIMIT ALL OFFSET 100"};
+  int k = 0;
+  for (const char* column : columns) {
+    for (const char* direction : directions) {
+      out.push_back({std::string("SELECT tenant_id, id, ") + column + " FROM m ORDER BY " + column +
+                         direction + ", tenant_id, id" + limits[k++ % 8],
+                     true});
+    }
+  }
+  out.push_back({"SELECT grp, t, tenant_id, id FROM m ORDER BY grp DESC, t, tenant_id, id LIMIT 50", true});
+  out.push_back({"SELECT * FROM m ORDER BY n, tenant_id, id LIMIT 30 OFFSET 3", true});
+  out.push_back({"SELECT * FROM m ORDER BY ts DESC NULLS LAST, tenant_id DESC, id LIMIT 40", true});
+  out.push_back({"SELECT t AS x, tenant_id, id FROM m ORDER BY x DESC, 2, 3 LIMIT 20", true});
+  out.push_back({"SELECT f, d, tenant_id, id FROM m WHERE grp = 3 ORDER BY f, d DESC, tenant_id, id", true});
+  out.push_back({"SELECT tenant_id, id FROM m WHERE i > 990 ORDER BY 1, 2", true});
+  out.push_back({"SELECT tenant_id, id FROM m WHERE i > 100000 ORDER BY 1, 2 LIMIT 5", true});
+
+  // Aggregates without GROUP BY: each alone, then all together, then over no rows.
+  const char* numeric_columns[] = {"i", "big", "n", "f", "grp"};
+  for (const char* column : numeric_columns) {
+    for (const char* aggregate : {"sum", "avg", "min", "max", "count"}) {
+      out.push_back({std::string("SELECT ") + aggregate + "(" + column + ") FROM m", true});
+    }
+  }
+  out.push_back({"SELECT count(b) FROM m", true});
+  for (const char* column : {"t", "ts", "d", "iv"}) {
+    for (const char* aggregate : {"min", "max", "count"}) {
+      out.push_back({std::string("SELECT ") + aggregate + "(" + column + ") FROM m", true});
+    }
+  }
+  out.push_back({"SELECT bool_and(b), bool_or(b), every(b) FROM m", true});
+  out.push_back({"SELECT count(*) FROM m", true});
+  out.push_back(
+      {"SELECT count(*), sum(i), avg(i), avg(big), avg(n), avg(f), min(t), max(t), min(ts), max(d), "
+       "bool_and(b), bool_or(b) FROM m WHERE grp = 2",
+       true});
+  out.push_back(
+      {"SELECT count(*), count(i), sum(i), avg(n), min(t), max(ts), bool_or(b) FROM m WHERE i > 100000",
+       true});
+  out.push_back({"SELECT avg(i) AS mean, sum(n) total FROM m WHERE b", true});
+
+  // GROUP BY without the key: partial aggregates per shard, final ones in the proxy.
+  const std::string all_aggregates =
+      "count(*), count(i), sum(i), avg(i), sum(big), avg(big), sum(n), avg(n), sum(f), avg(f), min(t), "
+      "max(t), "
+      "min(ts), max(ts), min(d), max(iv), bool_and(b), bool_or(b)";
+  for (const char* key : {"grp", "b", "d", "t", "grp, b", "i % 5"}) {
+    out.push_back({std::string("SELECT ") + key + ", " + all_aggregates + " FROM m GROUP BY " + key, false});
+  }
+  out.push_back({"SELECT grp, count(*), avg(n) FROM m GROUP BY grp ORDER BY grp NULLS FIRST", true});
+  out.push_back({"SELECT grp, count(*), avg(n) FROM m GROUP BY grp ORDER BY grp DESC LIMIT 3", true});
+  out.push_back({"SELECT grp, count(*) AS c FROM m GROUP BY 1 ORDER BY c DESC, grp LIMIT 4 OFFSET 1", true});
+  out.push_back({"SELECT t, count(*), sum(i) FROM m GROUP BY t ORDER BY t LIMIT 30", true});
+  out.push_back(
+      {"SELECT t, count(*), sum(i) FROM m GROUP BY t ORDER BY 3 DESC NULLS LAST, 1 OFFSET 5", true});
+  out.push_back({"SELECT d, max(ts), min(f) FROM m GROUP BY d ORDER BY d DESC NULLS LAST LIMIT 25", true});
+  out.push_back({"SELECT b, grp, avg(f), sum(n) FROM m GROUP BY b, grp ORDER BY 1, 2", true});
+  out.push_back({"SELECT grp, avg(i) FROM m WHERE i < 0 GROUP BY grp ORDER BY 2, 1", true});
+  out.push_back({"SELECT avg(i), grp, avg(f), count(*) FROM m GROUP BY 2 ORDER BY 2 DESC, 4", true});
+  out.push_back({"SELECT grp, count(*) FROM m WHERE i > 100000 GROUP BY grp", false});
+
+  // GROUP BY the key: the shards' groups are final.
+  out.push_back({"SELECT tenant_id, count(*), sum(i), avg(n) FROM m GROUP BY tenant_id", false});
+  out.push_back(
+      {"SELECT tenant_id, count(*), sum(i) FROM m GROUP BY tenant_id ORDER BY 2 DESC, 1 LIMIT 10", true});
+  out.push_back({"SELECT tenant_id, max(t) FROM m GROUP BY tenant_id HAVING count(*) > 30 ORDER BY 1", true});
+  out.push_back(
+      {"SELECT tenant_id, grp, count(*) FROM m GROUP BY tenant_id, grp ORDER BY 1, 2 LIMIT 40 OFFSET 10",
+       true});
+
+  for (const char* column : columns) {
+    out.push_back({std::string("SELECT ") + column + ", count(*) FROM m GROUP BY " + column + " ORDER BY " +
+                       column + " DESC NULLS LAST",
+                   true});
+  }
+  for (const char* column : numeric_columns) {
+    out.push_back({std::string("SELECT grp, sum(") + column + "), avg(" + column + "), min(" + column +
+                       "), max(" + column + ") FROM m GROUP BY grp ORDER BY grp",
+                   true});
+  }
+  for (const char* keys : {"b, f", "d DESC, t", "grp, n DESC NULLS LAST", "iv, ts"}) {
+    out.push_back({std::string("SELECT ") + "b, f, d, t, grp, n, iv, ts, tenant_id, id FROM m ORDER BY " +
+                       keys + ", tenant_id, id LIMIT 33",
+                   true});
+  }
+
+  // DISTINCT.
+  for (const char* column : columns) {
+    out.push_back({std::string("SELECT DISTINCT ") + column + " FROM m ORDER BY 1 DESC LIMIT 12", true});
+  }
+  for (const char* column : {"grp", "t", "b", "f", "n", "d", "ts", "iv", "b, grp"}) {
+    out.push_back({std::string("SELECT DISTINCT ") + column + " FROM m", false});
+  }
+  out.push_back({"SELECT DISTINCT t FROM m ORDER BY t", true});
+  out.push_back({"SELECT DISTINCT grp, b FROM m ORDER BY grp DESC, b", true});
+  out.push_back({"SELECT DISTINCT n FROM m ORDER BY n DESC LIMIT 20 OFFSET 5", true});
+  out.push_back({"SELECT DISTINCT d FROM m ORDER BY 1 NULLS FIRST LIMIT 10", true});
+  return out;
+}
+
+struct Refusal {
+  std::string sql;
+  std::string sqlstate;
+  std::string says;
+};
+
+const std::vector<Refusal> kRefused = {
+    {"SELECT count(DISTINCT t) FROM m", "0A000", "count(DISTINCT t)"},
+    {"SELECT string_agg(t, ',') FROM m", "0A000", "cannot be combined"},
+    {"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY i) FROM m", "0A000", "cannot be combined"},
+    {"SELECT count(*) + 1 FROM m", "0A000", "from aggregates"},
+    {"SELECT tenant_id, id FROM m ORDER BY i", "0A000", "not in the select list"},
+    {"SELECT count(*) FROM m GROUP BY grp", "0A000", "not in the select list"},
+    {"SELECT grp, count(*) FROM m GROUP BY grp HAVING count(*) > 5", "0A000", "HAVING"},
+    {"SELECT id, rank() OVER (ORDER BY i) FROM m", "0A000", "window functions"},
+    {"SELECT DISTINCT ON (grp) grp, i FROM m ORDER BY grp, i", "0A000", "DISTINCT ON"},
+    {"SELECT tenant_id, id FROM m ORDER BY 1, 2 FETCH FIRST 3 ROWS WITH TIES", "0A000", "WITH TIES"},
+    {"SELECT tenant_id, id FROM m ORDER BY 1, 2 LIMIT 2 + 3", "0A000", "LIMIT"},
+    {"SELECT grp, count(*) FROM m GROUP BY ROLLUP (grp)", "0A000", "GROUPING SETS"},
+    {"SELECT sum(iv) FROM m", "0A000", "sum of interval"},
+    {"SELECT avg(i::real) FROM m", "0A000", "avg of real"},
+    {"SELECT tenant_id, id FROM m ORDER BY 1 USING >", "0A000", "USING"},
+};
+
+bool send_cancel(PgConn& conn, std::string* error) {
+  PGcancel* cancel = PQgetCancel(conn.get());
+  if (cancel == nullptr) {
+    *error = "PQgetCancel returned null";
+    return false;
+  }
+  char buf[256] = {0};
+  const int ok = PQcancel(cancel, buf, sizeof buf);
+  PQfreeCancel(cancel);
+  *error = buf;
+  return ok == 1;
+}
+
+}  // namespace
+
+TEST_SUITE("merged_reads") {
+  TEST_CASE("merged reads across 3 shards return what one PostgreSQL database returns") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.tables_yaml += "    - name: m\n      key: tenant_id\n      type: bigint\n";
+    ShardedFixture f(options);
+    PgConn c = f.client();
+    REQUIRE_OK(c.exec(kCreate));
+    const std::string ref_db = unique_name("swmerged_ref");
+    f.setup.cluster().create_database(ref_db);
+    ConnectResult ref_connect = connect(f.setup.cluster().conninfo(ref_db));
+    REQUIRE_MESSAGE(ref_connect.ok, ref_connect.error);
+    PgConn ref = std::move(ref_connect.conn);
+    REQUIRE_OK(ref.exec(kCreate));
+
+    // 3000 rows, 200 tenants: one multi-row INSERT per shard's batch (a statement stays on one shard).
+    constexpr int kRows = 3000;
+    std::vector<std::vector<std::string>> per_shard(kShards);
+    std::vector<int> rows_per_shard(kShards, 0);
+    for (int i = 1; i <= kRows; ++i) {
+      const int64_t tenant = (i * 7) % 200 - 60;
+      const int shard = shard_of_key(tenant);
+      per_shard[static_cast<size_t>(shard)].push_back(row_values(i, tenant));
+      ++rows_per_shard[static_cast<size_t>(shard)];
+    }
+    for (int s = 0; s < kShards; ++s) {
+      CHECK_MESSAGE(rows_per_shard[static_cast<size_t>(s)] > 500, "shard s" << s << " holds too few rows");
+      const auto& rows = per_shard[static_cast<size_t>(s)];
+      for (size_t at = 0; at < rows.size(); at += 250) {
+        std::string sql = "INSERT INTO m (id, tenant_id, grp, i, big, n, f, t, b, ts, d, iv) VALUES ";
+        for (size_t j = at; j < rows.size() && j < at + 250; ++j) sql += (j > at ? ", " : "") + rows[j];
+        PgResult through = c.exec(sql);
+        REQUIRE_MESSAGE(through.ok(), through.describe() << "\n" << f.log_tail());
+        REQUIRE_OK(ref.exec(sql));
+      }
+    }
+    for (int s = 0; s < kShards; ++s) {
+      PgConn direct = f.setup.shard(s);
+      CHECK(direct.value("SELECT count(*) FROM m") == std::to_string(rows_per_shard[static_cast<size_t>(s)]));
+    }
+
+    const std::vector<Query> queries = generated_queries();
+    int matched = 0;
+    for (const Query& query : queries) {
+      PgResult expected = ref.exec(query.sql);
+      PgResult actual = c.exec(query.sql);
+      const std::string diff = compare(expected, actual, query.ordered);
+      CHECK_MESSAGE(diff.empty(), query.sql << "\n  " << diff);
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+      if (diff.empty()) ++matched;
+    }
+    MESSAGE("merged reads: " << matched << " of " << queries.size()
+                             << " queries returned the reference's rows");
+    CHECK(queries.size() >= 150);
+
+    // Without ORDER BY, LIMIT takes any rows: as many as asked, each a row of the table.
+    PgResult any = c.exec("SELECT tenant_id, id FROM m LIMIT 17");
+    REQUIRE_OK(any);
+    CHECK(any.rows() == 17);
+    CHECK(any.command_tag() == "SELECT 17");
+    for (int r = 0; r < any.rows(); ++r) {
+      CHECK(ref.value("SELECT count(*) FROM m WHERE tenant_id = " + any.value(r, 0) +
+                      " AND id = " + any.value(r, 1)) == "1");
+    }
+
+    for (const Refusal& refusal : kRefused) {
+      PgResult r = c.exec(refusal.sql);
+      INFO(refusal.sql << " -> " << r.describe());
+      CHECK(r.sqlstate() == refusal.sqlstate);
+      CHECK(r.error().find(refusal.says) != std::string::npos);
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+      CHECK(ref.exec(refusal.sql).ok());  // PostgreSQL itself runs it: the refusal is shardwire's
+    }
+    // The extended protocol does not merge yet: refused, and the connection stays usable.
+    PgResult extended = c.exec_params("SELECT tenant_id, id FROM m ORDER BY 1, 2 LIMIT $1", {"3"});
+    CHECK(extended.sqlstate() == "0A000");
+    PgResult after = c.exec("SELECT count(*) FROM m");
+    REQUIRE_OK(after);
+    CHECK(after.value() == std::to_string(kRows));
+  }
+
+  TEST_CASE("GROUP BY past fanout.max_groups fails with 54000 and the connection stays usable") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.extra_yaml += "fanout:\n  max_groups: 50\n  max_rows_buffered: 4\n";
+    ShardedFixture f(options);
+    PgConn c = f.client();
+    std::set<int64_t> notes, quantities;
+    for (int64_t key : spread_keys(120, 5)) {
+      const int64_t note = (key % 80 + 80) % 80, qty = (key % 9 + 9) % 9;
+      notes.insert(note);
+      quantities.insert(qty);
+      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note, qty) VALUES (" + std::to_string(key) + ", 'n" +
+                        std::to_string(note) + "', " + std::to_string(qty) + ")"));
+    }
+    REQUIRE(notes.size() > 50);
+    PgResult many = c.exec("SELECT note, count(*) FROM orders GROUP BY note");
+    INFO(many.describe());
+    CHECK(many.sqlstate() == "54000");
+    CHECK(many.error().find("fanout.max_groups") != std::string::npos);
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    // A merge through buffers of 4 rows per shard still returns every row, in order.
+    PgResult sorted = c.exec("SELECT tenant_id FROM orders ORDER BY tenant_id DESC");
+    REQUIRE_OK(sorted);
+    CHECK(sorted.rows() == 120);
+    for (int r = 1; r < sorted.rows(); ++r)
+      CHECK(std::stoll(sorted.value(r - 1)) > std::stoll(sorted.value(r)));
+    PgResult few = c.exec("SELECT qty, count(*) FROM orders GROUP BY qty ORDER BY qty");
+    REQUIRE_OK(few);
+    CHECK(few.rows() == static_cast<int>(quantities.size()));
+    int64_t total = 0;
+    for (int r = 0; r < few.rows(); ++r) total += std::stoll(few.value(r, 1));
+    CHECK(total == 120);
+  }
+
+  TEST_CASE("a CancelRequest cancels every shard of a merged read; no shard keeps running it") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    PgConn c = f.client();
+    for (int64_t key : spread_keys(30, 9)) {
+      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", 'x')"));
+    }
+    for (int s = 0; s < kShards; ++s) REQUIRE_FALSE(f.rows_on(s).empty());
+    const std::string slow = "SELECT note, count(*) FROM orders WHERE pg_sleep(30) IS NOT NULL GROUP BY note";
+    REQUIRE(c.send(slow));
+    sleep_ms(700);
+    PgConn admin = f.setup.cluster().admin("postgres");
+    const std::string running =
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
+        "'%pg_sleep(30)%' AND pid <> pg_backend_pid()";
+    CHECK(admin.value(running) == std::to_string(kShards));  // the fault: every shard is sleeping
+    std::string err;
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_MESSAGE(send_cancel(c, &err), "PQcancel failed: " << err);
+    PgResult r = c.wait_result(20s);
+    INFO(r.describe() << "\n" << f.log_tail());
+    CHECK(r.sqlstate() == "57014");
+    CHECK(ms_since(start) < 5000);
+    bool stopped = false;
+    for (int i = 0; i < 50 && !stopped; ++i) {
+      stopped = admin.value(running) == "0";
+      if (!stopped) sleep_ms(100);
+    }
+    CHECK_MESSAGE(stopped, "a shard still runs the cancelled query");
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    CHECK(c.value("SELECT count(*) FROM orders") == "30");
+  }
+}
