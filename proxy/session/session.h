@@ -91,6 +91,9 @@ struct ClientProfile {
   SessionState settings;                          // SET/RESET, to bring each server to them
   ClientStatements statements;                    // its prepared statements (transaction pooling)
   BatchStatement unnamed;                         // its last unnamed statement, for routing a later Bind
+  // The unnamed statement was parsed on a lent server (Request::lent): the next server that binds
+  // or describes it gets its Parse first.
+  bool unnamed_elsewhere = false;
 };
 
 // The startup and authentication phases.
@@ -209,6 +212,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);
+  void lend_until_sync(const wire::Frame& flush);
   bool refuse_in_query(const parser::QueryFacts& facts);
   static Status refuse_two_phase(parser::StatementKind kind);
   Status refuse_protected_setting(const parser::StatementFacts& statement);
@@ -217,6 +221,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);
   void ensure_prepared(const PreparedStatement& statement);
+  void ensure_unnamed_parsed();
   // Records what the server owes for a message written to it. Injected messages pass
   // relay=false (their answers are swallowed; their errors reach the client if relay_errors).
   void expect(Owed owed, bool relay = true, uint64_t statement = 0, bool relay_errors = true);

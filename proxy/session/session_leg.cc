@@ -1,5 +1,7 @@
 // Session: the transaction's leg, a server borrowed from a shard's pool for one transaction (or
 // for the whole session in session pooling), and when it goes back.
+#include <utility>
+
 #include "common/log.h"
 #include "session/session.h"
 #include "wire/messages.h"
@@ -106,6 +108,8 @@ void Session::release_backend(bool clean) {
   leg.backend = nullptr;
   leg.outside_transaction = false;
   if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
+  request_.lend_at_flush = false;
+  if (std::exchange(request_.lent, false)) profile_.unnamed_elsewhere = true;
   if (txn_.control.moving()) {
     // The transaction leaves this server for the shard its next statement needs.
     txn_.control.finish_move();

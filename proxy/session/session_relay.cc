@@ -30,7 +30,7 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
-  while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout) {
+  while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout && !request_.lent) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
@@ -205,6 +205,10 @@ Status Session::forward(const wire::Frame& frame) {
     case 'H':
       // Every answer owed so far goes to the client as it comes, none held for a fence retry.
       fence_.on_flush([this](std::string_view held) { client_->write(held); });
+      if (std::exchange(request_.lend_at_flush, false)) {
+        lend_until_sync(frame);
+        return Status::ok();
+      }
       break;
     case 'd':
     case 'c':
@@ -213,6 +217,17 @@ Status Session::forward(const wire::Frame& frame) {
   }
   txn_.leg.backend->connection().write(whole(frame));
   return Status::ok();
+}
+
+// The Flush that ends a Parse/Describe batch on a lent server, then the proxy's own Sync: the
+// server goes back at its ReadyForQuery (swallowed), and no client input is read until then.
+void Session::lend_until_sync(const wire::Frame& flush) {
+  std::string out(whole(flush));
+  wire::encode_sync(out);
+  expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
+  request_.batch_open = false;
+  request_.lent = true;
+  txn_.leg.backend->connection().write(out);
 }
 
 Status Session::forward_query(const wire::Frame& frame) {

@@ -116,6 +116,12 @@ bool Session::on_server_error(const wire::Frame& frame, bool relay, bool complet
   }
   if (!request_.queries.empty() && !completed) request_.query_failed = true;
   if (relay) txn_.control.pin();  // a failed statement stays where it failed
+  if (relay && request_.lent) {
+    // A lent batch failed: the client's transaction fails with it, and what it sent after the
+    // failed message is skipped up to its Sync, as the server would have.
+    txn_.control.abort_if_deferred();
+    request_.skip_until_sync = true;
+  }
   return relay;
 }
 
