@@ -48,10 +48,12 @@ struct Request {
   bool query_failed = false;   // the Query in progress got an ErrorResponse
   // The statements of forwarded Queries, in order: their settings count once they succeed.
   std::deque<std::shared_ptr<const parser::QueryFacts>> queries;
-  // Startup values restored after a RESET are owed: the client's answers from its ReadyForQuery on
-  // wait in `held` until the restore's ReadyForQuery, so the client sees the restored values
-  // (and their ParameterStatus) as soon as its RESET is answered, as on a server.
+  // Startup values restored after a RESET (or the DEALLOCATE after a PREPARE in transaction
+  // pooling) are owed: the client's answers from its ReadyForQuery on wait in `held` until that
+  // ReadyForQuery, so the client sees the restored values (and their ParameterStatus) as soon as
+  // its RESET is answered, as on a server, and the server is back in its pool by then.
   bool restore_owed = false;
+  bool restore_settings = false;  // what is owed restores startup settings (not a DEALLOCATE)
   std::string held;
 };
 

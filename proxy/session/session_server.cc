@@ -1,4 +1,6 @@
 // Session: what the leg's server sends back, on its way to the client.
+#include <utility>
+
 #include "common/log.h"
 #include "session/session.h"
 #include "wire/messages.h"
@@ -179,7 +181,8 @@ void Session::relay_parameter_status(std::string_view body) {
 
 void Session::on_query_finished(bool failed) {
   request_.query_failed = false;
-  if (failed && request_.restore_owed) {
+  const bool restored_settings = std::exchange(request_.restore_settings, false);
+  if (failed && restored_settings) {
     // The failed Query's RESET was rolled back, the restore after it may not be: the server is
     // brought back to the client's settings (in a failed transaction block this fails unseen, and
     // the rollback does the same).
@@ -194,13 +197,7 @@ void Session::on_query_finished(bool failed) {
   if (failed || !facts) return;
   for (const auto& statement : facts->statements) {
     profile_.settings.on_statement(statement);
-    if (statement.kind == parser::StatementKind::DiscardAll ||
-        (statement.kind == parser::StatementKind::Deallocate &&
-         statement.text.find("ALL") != std::string::npos)) {
-      // The server dropped its prepared statements, shared ones included.
-      txn_.leg.backend->prepared.clear();
-      if (statement.kind == parser::StatementKind::DiscardAll) profile_.statements.clear();
-    }
+    note_sql_prepared(statement);
   }
 }
 
