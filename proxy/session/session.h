@@ -212,7 +212,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
   void maybe_release_backend();
-  void release_backend(bool clean);
+  // `reset_query`: session pooling, the client left: the pool resets the server and reuses it.
+  void release_backend(bool clean, const std::string* reset_query = nullptr);
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);

@@ -102,7 +102,7 @@ void Session::maybe_release_backend() {
     terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
 }
 
-void Session::release_backend(bool clean) {
+void Session::release_backend(bool clean, const std::string* reset_query) {
   Leg& leg = txn_.leg;
   pool::Backend* backend = leg.backend;
   leg.backend = nullptr;
@@ -121,12 +121,18 @@ void Session::release_backend(bool clean) {
     leg.tracker.reset();
     request_.queries.clear();
     request_.restore_owed = false;
+    request_.restore_settings = false;
     request_.held.clear();
     request_.batch_open = false;
     leg.server_status = 'I';
     txn_.control.on_server_dropped();
   }
   backend->connection().resume_reading();
+  if (reset_query != nullptr && clean) {
+    backend->detach();
+    backend->pool().release_after_reset(backend, *reset_query);
+    return;
+  }
   backend->pool().release(backend, clean);
 }
 
