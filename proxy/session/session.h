@@ -188,7 +188,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void accept_startup(const wire::StartupPacket& packet);
   void read_auth();
   void after_authentication();
-  void finish_login();
+  void finish_login(const std::map<std::string, std::string>* reported = nullptr);
+  void probe_startup_settings(pool::Backend* backend);
+  void end_startup_probe();
   void fail_login(const Status& why);
   // Admin console (session_admin.cc)
   void start_admin();

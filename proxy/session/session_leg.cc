@@ -58,6 +58,10 @@ void Session::on_backend_ready(pool::Backend* backend) {
   pools_.waiting = nullptr;
   set_request_state(RequestState::Routing);
   if (phase_ == Phase::AwaitingServerParameters) {
+    if (!profile_.settings.signature().empty()) {
+      probe_startup_settings(backend);
+      return;
+    }
     pools_.login->release(backend, true);
     finish_login();
     return;

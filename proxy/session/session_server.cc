@@ -42,6 +42,10 @@ void Session::read_server_messages() {
       retry_after_fence();
       return;
     }
+    if (phase_ == Phase::AwaitingServerParameters) {
+      if (txn_.leg.tracker.idle()) end_startup_probe();
+      continue;
+    }
     maybe_release_backend();
     if (!txn_.leg.attached() && phase_ == Phase::Ready && !client_->input().empty()) {
       read_client_messages();  // the client pipelined its next transaction already
@@ -174,6 +178,7 @@ void Session::relay_parameter_status(std::string_view body) {
   auto it = profile_.parameters.find(std::string(status->name));
   if (it != profile_.parameters.end() && it->second == status->value) return;
   profile_.parameters[std::string(status->name)] = std::string(status->value);
+  if (phase_ != Phase::Ready) return;  // a login's probe: finish_login tells the client
   std::string out;
   wire::encode_parameter_status(out, status->name, status->value);
   client_->write(out);
