@@ -189,6 +189,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void read_auth();
   void after_authentication();
   void finish_login(const std::map<std::string, std::string>* reported = nullptr);
+  bool startup_needs_probe() const;
   void probe_startup_settings(pool::Backend* backend);
   void end_startup_probe();
   void fail_login(const Status& why);

@@ -58,7 +58,7 @@ void Session::on_backend_ready(pool::Backend* backend) {
   pools_.waiting = nullptr;
   set_request_state(RequestState::Routing);
   if (phase_ == Phase::AwaitingServerParameters) {
-    if (!profile_.settings.signature().empty()) {
+    if (startup_needs_probe()) {
       probe_startup_settings(backend);
       return;
     }

@@ -1,6 +1,7 @@
 // Session: the startup and authentication phases.
 #include <strings.h>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -172,7 +173,7 @@ void Session::after_authentication() {
   std::string ok;
   wire::encode_auth_ok(ok);
   client_->write(ok);
-  if (pools_.login->has_server_parameters() && profile_.settings.signature().empty()) {
+  if (pools_.login->has_server_parameters() && !startup_needs_probe()) {
     finish_login();
     return;
   }
@@ -183,6 +184,24 @@ void Session::after_authentication() {
   set_request_state(RequestState::WaitingForServer);
   pools_.waiting = pools_.login;
   if (pool::Backend* backend = pools_.login->acquire(this)) on_backend_ready(backend);
+}
+
+// Does the client set a reported parameter whose value PostgreSQL spells its own way, to a value
+// other than the one a server reports by default? (application_name and the like are reported as
+// sent: no server is needed to know them.)
+bool Session::startup_needs_probe() const {
+  static constexpr const char* kRespelled[] = {"client_encoding", "datestyle", "intervalstyle", "timezone"};
+  const auto& reported = pools_.login->server_parameters();
+  for (const auto& [name, value] : profile_.settings.startup_values()) {
+    for (const char* respelled : kRespelled) {
+      if (name != respelled) continue;
+      auto same = std::find_if(reported.begin(), reported.end(), [&](const auto& parameter) {
+        return strcasecmp(parameter.first.c_str(), respelled) == 0 && parameter.second == value;
+      });
+      if (same == reported.end()) return true;
+    }
+  }
+  return false;
 }
 
 // A server of the login pool runs the client's startup settings (attach's prologue); what it
