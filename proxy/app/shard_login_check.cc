@@ -34,6 +34,7 @@ void ShardLoginCheck::run(const config::Config& config) {
     std::lock_guard<std::mutex> lock(mutex_);
     superuser_[shard.name] = superuser ? "yes" : "no";
   }
+  LOG_INFO("shard logins checked");
 }
 
 }  // namespace sw::app

@@ -192,11 +192,11 @@ void Session::after_authentication() {
 bool Session::startup_needs_probe() const {
   static constexpr const char* kRespelled[] = {"client_encoding", "datestyle", "intervalstyle", "timezone"};
   const auto& reported = pools_.login->server_parameters();
-  for (const auto& [name, value] : profile_.settings.startup_values()) {
+  for (const auto& setting : profile_.settings.startup_values()) {
     for (const char* respelled : kRespelled) {
-      if (name != respelled) continue;
+      if (setting.first != respelled) continue;
       auto same = std::find_if(reported.begin(), reported.end(), [&](const auto& parameter) {
-        return strcasecmp(parameter.first.c_str(), respelled) == 0 && parameter.second == value;
+        return strcasecmp(parameter.first.c_str(), respelled) == 0 && parameter.second == setting.second;
       });
       if (same == reported.end()) return true;
     }
