@@ -84,6 +84,9 @@ struct Pool {
   Duration query_wait_timeout{std::chrono::seconds(5)};      // client waiting for a server conn
   Duration server_lifetime{std::chrono::seconds(3600)};      // close server conns older, when idle
   Duration server_connect_timeout{std::chrono::seconds(5)};  // TCP connect + backend login
+  // Session pooling: run on a server whose client left, before it goes back to the pool ("":
+  // the server is closed instead).
+  std::string server_reset_query = "DISCARD ALL";
 };
 
 struct Admin {

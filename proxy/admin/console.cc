@@ -95,7 +95,8 @@ void Console::show(const Command& command, Reply reply) {
     case Verb::ShowUsers: reply(users_table(*config).encode()); return;
     case Verb::ShowState: reply(state_table(host_.state()).encode()); return;
     case Verb::ShowShards:
-      reply(shards_table(*config, host_.directory_status().directory.get()).encode());
+      reply(shards_table(*config, host_.directory_status().directory.get(), host_.state().shard_superuser)
+                .encode());
       return;
     case Verb::ShowDirectory: reply(directory_table(host_.directory_status()).encode()); return;
     case Verb::ShowBuckets: {

@@ -49,6 +49,8 @@ struct ProxyState {
   bool paused = false;  // PAUSE completed or in progress
   bool shutting_down = false;
   int64_t started_at_us = 0;
+  // Shard name -> "yes" | "no": its configured login is a superuser (checked at start).
+  std::map<std::string, std::string> shard_superuser;
 };
 
 class ConsoleHost {

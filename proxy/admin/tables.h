@@ -32,7 +32,9 @@ ResultTable users_table(const config::Config& config);
 ResultTable state_table(const ProxyState& state);
 
 // shardwire's (tables_sharding.cc)
-ResultTable shards_table(const config::Config& config, const router::Directory* directory);
+// `superuser`: shard name -> "yes" | "no" (a shard not in it shows NULL: not known).
+ResultTable shards_table(const config::Config& config, const router::Directory* directory,
+                         const std::map<std::string, std::string>& superuser = {});
 // Error (42704) when `shard` names no shard.
 Result<ResultTable> buckets_table(const router::Directory& directory, std::string_view shard);
 ResultTable directory_table(const DirectoryStatus& status);

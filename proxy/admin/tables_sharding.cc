@@ -5,10 +5,11 @@ namespace {
 using T = ColumnType;
 }
 
-ResultTable shards_table(const config::Config& config, const router::Directory* directory) {
-  static constexpr Column kColumns[] = {{"name", T::Text},     {"host", T::Text},    {"port", T::Int4},
-                                        {"database", T::Text}, {"buckets", T::Int4}, {"migrating", T::Int4},
-                                        {"state", T::Text}};
+ResultTable shards_table(const config::Config& config, const router::Directory* directory,
+                         const std::map<std::string, std::string>& superuser) {
+  static constexpr Column kColumns[] = {{"name", T::Text},     {"host", T::Text},     {"port", T::Int4},
+                                        {"database", T::Text}, {"buckets", T::Int4},  {"migrating", T::Int4},
+                                        {"state", T::Text},    {"superuser", T::Text}};
   ResultTable table(kColumns);
   for (const auto& shard : config.shards) {
     int owned = 0;
@@ -27,8 +28,10 @@ ResultTable shards_table(const config::Config& config, const router::Directory* 
     // "new": configured but not in the directory yet (added to the file, not yet given buckets);
     // "empty": in the directory without buckets (added by RELOAD, or drained).
     std::string state = !known ? "new" : migrating > 0 ? "migrating" : owned > 0 ? "serving" : "empty";
+    auto login = superuser.find(shard.name);
     table.add({text(shard.name), text(shard.conn.host), number(shard.conn.port), text(shard.conn.dbname),
-               number(owned), number(migrating), text(state)});
+               number(owned), number(migrating), text(state),
+               login == superuser.end() ? Value() : text(login->second)});
   }
   // Shards only the catalog names: their buckets are refused until the config lists them.
   for (uint16_t i = directory != nullptr ? directory->configured_count() : 0;
@@ -40,7 +43,7 @@ ResultTable shards_table(const config::Config& config, const router::Directory* 
     }
     table.add({text(directory->shard_name(i)), Value(), Value(), Value(),
                number(static_cast<int64_t>(directory->owned_by(i))), number(migrating),
-               text("not configured")});
+               text("not configured"), Value()});
   }
   return table;
 }

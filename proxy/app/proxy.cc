@@ -164,6 +164,7 @@ int Proxy::run() {
     mover_ = std::make_unique<mover::MoverService>(config_);
     mover_->start();
   }
+  login_check_ = std::make_unique<ShardLoginCheck>(config_);
   LOG_INFO("shardwire listening on %s:%d with %d worker(s), pool mode %s", config_->listen.host.c_str(),
            config_->listen.port, config_->workers,
            config_->pool.mode == config::PoolMode::Session ? "session" : "transaction");

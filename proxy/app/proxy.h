@@ -11,6 +11,7 @@
 
 #include "admin/console.h"
 #include "app/cancel_registry.h"
+#include "app/shard_login_check.h"
 #include "app/worker.h"
 #include "config/config.h"
 #include "net/loop.h"
@@ -82,8 +83,9 @@ class Proxy {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<catalog::DirectoryWatcher> watcher_;
   std::unique_ptr<mover::MoverService> mover_;  // with a catalog only
-  std::unique_ptr<metrics::Exposer> exposer_;   // stopped before the workers go
-  int workers_stopped_ = 0;                     // main loop thread only
+  std::unique_ptr<ShardLoginCheck> login_check_;
+  std::unique_ptr<metrics::Exposer> exposer_;  // stopped before the workers go
+  int workers_stopped_ = 0;                    // main loop thread only
 };
 
 }  // namespace sw::app

@@ -80,6 +80,7 @@ admin::ProxyState Proxy::state() {
   state.paused = paused_.load();
   state.shutting_down = shutting_down_.load();
   state.started_at_us = started_at_us_;
+  if (login_check_) state.shard_superuser = login_check_->superuser();
   return state;
 }
 

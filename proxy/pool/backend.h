@@ -68,7 +68,7 @@ class Backend : private net::Connection::Handler {
   BackendUser* user() const { return user_; }
   void close();
 
-  // Bookkeeping for the session layer (pool never reads these).
+  // Bookkeeping for the session layer (the pool only clears them after a server reset).
   std::string applied_state;              // session SET statements this server has run
   std::unordered_set<uint64_t> prepared;  // ids of statements prepared on this server
   uint64_t created_ms;

@@ -36,8 +36,11 @@ struct PoolSettings {
   std::string application_name = "shardwire";
 };
 
-class Pool {
+class Pool : private BackendUser {
  public:
+  // Backend::applied_state of a server reset by release_after_reset: matches no client's settings.
+  static constexpr const char* kStateAfterReset = "-- reset by pool.server_reset_query";
+
   class Waiter {
    public:
     virtual ~Waiter() = default;
@@ -60,6 +63,9 @@ class Pool {
   void cancel_wait(Waiter* waiter);
   // A server whose user is done with it. Clean servers go back idle (or to a waiter); others close.
   void release(Backend* backend, bool clean);
+  // Session pooling: a clean server whose client left runs `reset_query` first and is released
+  // clean once it answered without error at an idle ReadyForQuery, else closed ("" closes it).
+  void release_after_reset(Backend* backend, const std::string& reset_query);
 
   void update_settings(const PoolSettings& settings);
   // Closes idle servers now and the others when released (the target changed or shutdown).
@@ -91,6 +97,10 @@ class Pool {
     Waiter* waiter;
     uint64_t since_ms;
   };
+  // BackendUser: the answers to a server reset (pool_reset.cc).
+  void on_backend_readable(Backend& backend) override;
+  void on_backend_lost(Backend& backend, const Status& why) override;
+  void finish_reset(Backend* backend, bool ok);
   void on_login_done(Backend* backend);
   void on_login_failed(Backend* backend, const Status& why);
   void on_backend_closed(Backend* backend);
@@ -107,6 +117,7 @@ class Pool {
   std::map<Backend*, std::unique_ptr<Backend>> backends_;
   std::vector<Backend*> idle_;  // LIFO: the warmest server first
   std::deque<Waiting> waiters_;
+  std::map<Backend*, bool> resetting_;  // servers running pool.server_reset_query: an error came
   std::map<std::string, std::string> server_parameters_;
   std::shared_ptr<net::TlsContext> tls_;
   struct CancelInFlight {

@@ -5,8 +5,9 @@
 //    also lists it in fence_tables: install its fence trigger (docs/architecture.md §7.4).
 //  * CREATE TABLE ... PARTITION OF / INHERITS a sharded table also runs on every shard.
 //  * DDL naming only unsharded objects (or none) goes to the default shard. That includes
-//    DROP INDEX / ALTER INDEX by name: an index name does not say its table, so an index of a
-//    sharded table must be dropped with DROP INDEX on each shard directly (or with the table).
+//    DROP INDEX / ALTER INDEX by name: an index name does not say its table. With several shards
+//    the session runs DROP INDEX on every shard itself (session/drop_index.h), each shard's
+//    catalog saying whether the index is a sharded table's.
 //  * Mixing both in one statement, CREATE TABLE AS / SELECT INTO / CREATE VIEW over or into
 //    a sharded table, LOCK of a sharded table and COPY of a sharded table are refused.
 #include "router/router_internal.h"

@@ -69,7 +69,7 @@ void Fanout::send_query(Leg& leg) {
     leg.backend->applied_state = session_state_;
     ++leg.swallow_ready;
   }
-  out += query_message_;
+  out += leg.target.query_message.empty() ? query_message_ : leg.target.query_message;
   ++leg.ready_owed;
   leg.backend->connection().write(out);
 }

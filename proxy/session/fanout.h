@@ -26,6 +26,9 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
     pool::Pool* pool = nullptr;
     std::string shard;
     std::string epilogue_sql;  // run after the query on this shard, answer swallowed (may be empty)
+    // This shard's own Query message instead of the client's (OneAfterAnother, not the first
+    // target): its answer counts for errors only, the client's tag is the first target's.
+    std::string query_message;
   };
 
   // `write_client` receives bytes for the client; `done` is called once, after ReadyForQuery

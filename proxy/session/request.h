@@ -40,13 +40,20 @@ struct Request {
   bool routed = false;           // the Query/Bind that picked the server needs no routing check again
   bool batch_open = false;       // extended-protocol messages forwarded since the last Sync
   bool skip_until_sync = false;  // an error was answered: messages up to Sync are dropped
-  bool query_failed = false;     // the Query in progress got an ErrorResponse
+  // Transaction pooling: a Parse/Describe batch ended by a Flush with no Bind yet runs on a server
+  // that is lent for it only: the proxy ends it with a Sync of its own (answer swallowed) and
+  // gives the server back, so the Bind that follows picks the shard (and the transaction's).
+  bool lend_at_flush = false;  // the batch being forwarded ends so at its Flush
+  bool lent = false;           // its Sync went: no client input is read until the server is back
+  bool query_failed = false;   // the Query in progress got an ErrorResponse
   // The statements of forwarded Queries, in order: their settings count once they succeed.
   std::deque<std::shared_ptr<const parser::QueryFacts>> queries;
-  // Startup values restored after a RESET are owed: the client's answers from its ReadyForQuery on
-  // wait in `held` until the restore's ReadyForQuery, so the client sees the restored values
-  // (and their ParameterStatus) as soon as its RESET is answered, as on a server.
+  // Startup values restored after a RESET (or the DEALLOCATE after a PREPARE in transaction
+  // pooling) are owed: the client's answers from its ReadyForQuery on wait in `held` until that
+  // ReadyForQuery, so the client sees the restored values (and their ParameterStatus) as soon as
+  // its RESET is answered, as on a server, and the server is back in its pool by then.
   bool restore_owed = false;
+  bool restore_settings = false;  // what is owed restores startup settings (not a DEALLOCATE)
   std::string held;
 };
 

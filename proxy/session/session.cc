@@ -111,11 +111,15 @@ void Session::close(const char* reason) {
     pools_.waiting->cancel_wait(this);
   if (request_.state == RequestState::WaitingForServer) set_request_state(RequestState::Routing);
   if (txn_.leg.attached()) {
-    // A server in the middle of something is not reusable: stop its query and close it.
+    // A server in the middle of something is not reusable: stop its query and close it. In
+    // session pooling, one at a boundary is reset (pool.server_reset_query) and reused.
     Leg& leg = txn_.leg;
-    bool clean = leg.at_boundary(request_.batch_open) && !pools_.session_pooling;
+    bool at_boundary = leg.at_boundary(request_.batch_open);
     if (!leg.tracker.idle()) leg.backend->pool().send_cancel(*leg.backend);
-    release_backend(clean);
+    if (pools_.session_pooling && at_boundary)
+      release_backend(true, &host_.config().pool.server_reset_query);
+    else
+      release_backend(at_boundary && !pools_.session_pooling);
   }
   client_->close_after_flush();
   host_.session_closed(this);

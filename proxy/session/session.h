@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -17,11 +18,13 @@
 #include "router/router.h"
 #include "session/client_auth.h"
 #include "session/cutover_wait.h"
+#include "session/drop_index.h"
 #include "session/fence_retry.h"
 #include "session/prepared_statements.h"
 #include "session/request.h"
 #include "session/routing.h"
 #include "session/session_state.h"
+#include "session/sql_prepared.h"
 #include "session/transaction.h"
 #include "stats/snapshot.h"
 #include "wire/frame_reader.h"
@@ -90,7 +93,11 @@ struct ClientProfile {
   std::map<std::string, std::string> parameters;  // ParameterStatus values as the client was last told
   SessionState settings;                          // SET/RESET, to bring each server to them
   ClientStatements statements;                    // its prepared statements (transaction pooling)
+  SqlStatements sql_statements;                   // its SQL-level PREPAREs
   BatchStatement unnamed;                         // its last unnamed statement, for routing a later Bind
+  // The unnamed statement was parsed on a lent server (Request::lent): the next server that binds
+  // or describes it gets its Parse first.
+  bool unnamed_elsewhere = false;
 };
 
 // The startup and authentication phases.
@@ -181,7 +188,10 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void accept_startup(const wire::StartupPacket& packet);
   void read_auth();
   void after_authentication();
-  void finish_login();
+  void finish_login(const std::map<std::string, std::string>* reported = nullptr);
+  bool startup_needs_probe() const;
+  void probe_startup_settings(pool::Backend* backend);
+  void end_startup_probe();
   void fail_login(const Status& why);
   // Admin console (session_admin.cc)
   void start_admin();
@@ -205,11 +215,19 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
   void maybe_release_backend();
-  void release_backend(bool clean);
+  // `reset_query`: session pooling, the client left: the pool resets the server and reuses it.
+  void release_backend(bool clean, const std::string* reset_query = nullptr);
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);
+  void lend_until_sync(const wire::Frame& flush);
   bool refuse_in_query(const parser::QueryFacts& facts);
+  // SQL-level PREPARE / EXECUTE / DEALLOCATE (session_sql_prepared.cc)
+  bool expands_sql_execute() const;
+  Result<std::string> expand_sql_execute(std::string_view sql) const;
+  void forget_sql_prepares(const parser::QueryFacts& facts);
+  void note_sql_prepared(const parser::StatementFacts& statement);
+  bool answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size);
   static Status refuse_two_phase(parser::StatementKind kind);
   Status refuse_protected_setting(const parser::StatementFacts& statement);
   Status refuse_unpoolable(const parser::StatementFacts& statement);
@@ -217,6 +235,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);
   void ensure_prepared(const PreparedStatement& statement);
+  void ensure_unnamed_parsed();
   // Records what the server owes for a message written to it. Injected messages pass
   // relay=false (their answers are swallowed; their errors reach the client if relay_errors).
   void expect(Owed owed, bool relay = true, uint64_t statement = 0, bool relay_errors = true);
@@ -249,6 +268,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed);
   Start start_fanout(std::string message, size_t consumed, const router::Route& route,
                      bool hide_parse_complete);
+  Start run_fanout(std::vector<Fanout::Target> targets, std::string message, size_t consumed, bool scatter,
+                   bool hide_parse_complete);
+  // DROP INDEX with several shards (session_drop_index.cc): nullopt when not one.
+  std::optional<Result<DropIndex>> drop_index_on_every_shard(const parser::StatementFacts& statement) const;
+  Start start_drop_index(const wire::Frame& frame, const DropIndex& drop);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);

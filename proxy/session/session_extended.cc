@@ -18,6 +18,16 @@ void Session::ensure_prepared(const PreparedStatement& statement) {
   expect(Owed::Parse, /*relay=*/false, statement.id, /*relay_errors=*/true);
 }
 
+// The unnamed statement was parsed on a server given back since (or only by the proxy): this
+// server gets it before the Bind or Describe that names it. Its errors reach the client there.
+void Session::ensure_unnamed_parsed() {
+  if (!std::exchange(profile_.unnamed_elsewhere, false)) return;
+  std::string parse;
+  wire::encode_parse(parse, "", profile_.unnamed.query, profile_.unnamed.types);
+  txn_.leg.backend->connection().write(parse);
+  expect(Owed::Parse, /*relay=*/false, 0, /*relay_errors=*/true);
+}
+
 Status Session::forward_parse(const wire::Frame& frame) {
   auto parse = wire::decode_parse(frame.body);
   if (!parse) return parse.status();
@@ -35,6 +45,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
   if (parse->statement.empty()) {
     profile_.unnamed.query = std::string(parse->query);
     profile_.unnamed.types = parse->param_types;
+    profile_.unnamed_elsewhere = false;
   }
   if (pools_.session_pooling || parse->statement.empty()) {
     expect(Owed::Parse);
@@ -97,6 +108,7 @@ Status Session::forward_bind(const wire::Frame& frame) {
     return Status::ok();
   }
   if (pools_.session_pooling || bind->statement.empty()) {
+    if (bind->statement.empty()) ensure_unnamed_parsed();
     expect(Owed::Bind);
     txn_.leg.backend->connection().write(whole(frame));
     return Status::ok();
@@ -121,6 +133,7 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   bool describe = frame.type == 'D';
   Owed owed = !describe ? Owed::Close : target->kind == 'S' ? Owed::DescribeStatement : Owed::DescribePortal;
   if (pools_.session_pooling || target->kind != 'S' || target->name.empty()) {
+    if (describe && target->kind == 'S' && target->name.empty()) ensure_unnamed_parsed();
     expect(owed);
     txn_.leg.backend->connection().write(whole(frame));
     return Status::ok();

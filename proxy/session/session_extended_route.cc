@@ -12,6 +12,7 @@ void Session::remember_parsed(const std::map<std::string, BatchStatement, std::l
   for (const auto& [name, statement] : parsed) {
     if (name.empty()) {
       profile_.unnamed = statement;
+      profile_.unnamed_elsewhere = !pools_.session_pooling;  // no server parsed it
     } else if (!pools_.session_pooling) {
       profile_.statements.add(name, host_.statements().intern(statement.query, statement.types));
     }
@@ -28,12 +29,13 @@ Session::Start Session::start_extended(int* shard) {
     case ExtendedBatch::Kind::NoBind:
       // Parse/Describe without Bind: schemas are the same everywhere. Ended by a Sync inside a
       // transaction that has no shard yet, it runs outside it and the server goes back at its
-      // ReadyForQuery. Ended by a Flush, the server stays attached for the Bind and Execute that
-      // follow, which must run inside the transaction: the deferred BEGIN starts there first, and
-      // the transaction takes the default shard (a later statement for another shard is refused
-      // with 0A000 rather than run outside the transaction).
+      // ReadyForQuery. Ended by a Flush in transaction pooling, the server is lent for it only
+      // (Request::lend_at_flush): the proxy adds a Sync, and the Bind that follows picks the
+      // shard, where its statement is parsed again (ensure_prepared, ensure_unnamed_parsed) and
+      // the deferred BEGIN starts. In session pooling the server stays attached for the Bind.
       *shard = default_shard();
-      txn_.leg.outside_transaction = txn_.control.deferred() && !batch.flushed;
+      request_.lend_at_flush = batch.flushed && !pools_.session_pooling;
+      txn_.leg.outside_transaction = txn_.control.deferred() && (!batch.flushed || request_.lend_at_flush);
       return Start::Forward;
     case ExtendedBatch::Kind::Bound: break;
   }

@@ -1,5 +1,7 @@
 // Session: the transaction's leg, a server borrowed from a shard's pool for one transaction (or
 // for the whole session in session pooling), and when it goes back.
+#include <utility>
+
 #include "common/log.h"
 #include "session/session.h"
 #include "wire/messages.h"
@@ -56,6 +58,10 @@ void Session::on_backend_ready(pool::Backend* backend) {
   pools_.waiting = nullptr;
   set_request_state(RequestState::Routing);
   if (phase_ == Phase::AwaitingServerParameters) {
+    if (startup_needs_probe()) {
+      probe_startup_settings(backend);
+      return;
+    }
     pools_.login->release(backend, true);
     finish_login();
     return;
@@ -100,12 +106,14 @@ void Session::maybe_release_backend() {
     terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
 }
 
-void Session::release_backend(bool clean) {
+void Session::release_backend(bool clean, const std::string* reset_query) {
   Leg& leg = txn_.leg;
   pool::Backend* backend = leg.backend;
   leg.backend = nullptr;
   leg.outside_transaction = false;
   if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
+  request_.lend_at_flush = false;
+  if (std::exchange(request_.lent, false)) profile_.unnamed_elsewhere = true;
   if (txn_.control.moving()) {
     // The transaction leaves this server for the shard its next statement needs.
     txn_.control.finish_move();
@@ -117,12 +125,18 @@ void Session::release_backend(bool clean) {
     leg.tracker.reset();
     request_.queries.clear();
     request_.restore_owed = false;
+    request_.restore_settings = false;
     request_.held.clear();
     request_.batch_open = false;
     leg.server_status = 'I';
     txn_.control.on_server_dropped();
   }
   backend->connection().resume_reading();
+  if (reset_query != nullptr && clean) {
+    backend->detach();
+    backend->pool().release_after_reset(backend, *reset_query);
+    return;
+  }
   backend->pool().release(backend, clean);
 }
 

@@ -1,6 +1,7 @@
 // Session: the startup and authentication phases.
 #include <strings.h>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -172,27 +173,64 @@ void Session::after_authentication() {
   std::string ok;
   wire::encode_auth_ok(ok);
   client_->write(ok);
-  if (pools_.login->has_server_parameters()) {
+  if (pools_.login->has_server_parameters() && !startup_needs_probe()) {
     finish_login();
     return;
   }
-  // New clients are told the server's parameters; the first login to a pool fetches them.
+  // New clients are told the server's parameters; the first login to a pool fetches them. A
+  // client with startup settings is told what a server reports once they are applied
+  // (probe_startup_settings): PostgreSQL's spelling of each value (client_encoding UTF8 for utf-8).
   phase_ = Phase::AwaitingServerParameters;
   set_request_state(RequestState::WaitingForServer);
   pools_.waiting = pools_.login;
   if (pool::Backend* backend = pools_.login->acquire(this)) on_backend_ready(backend);
 }
 
-void Session::finish_login() {
+// Does the client set a reported parameter whose value PostgreSQL spells its own way, to a value
+// other than the one a server reports by default? (application_name and the like are reported as
+// sent: no server is needed to know them.)
+bool Session::startup_needs_probe() const {
+  static constexpr const char* kRespelled[] = {"client_encoding", "datestyle", "intervalstyle", "timezone"};
+  const auto& reported = pools_.login->server_parameters();
+  for (const auto& setting : profile_.settings.startup_values()) {
+    for (const char* respelled : kRespelled) {
+      if (setting.first != respelled) continue;
+      auto same = std::find_if(reported.begin(), reported.end(), [&](const auto& parameter) {
+        return strcasecmp(parameter.first.c_str(), respelled) == 0 && parameter.second == setting.second;
+      });
+      if (same == reported.end()) return true;
+    }
+  }
+  return false;
+}
+
+// A server of the login pool runs the client's startup settings (attach's prologue); what it
+// reports then is what the client is told.
+void Session::probe_startup_settings(pool::Backend* backend) {
+  txn_.leg.shard = -1;
+  attach(backend);
+  if (txn_.leg.tracker.idle()) end_startup_probe();  // it had them applied already
+}
+
+void Session::end_startup_probe() {
+  std::map<std::string, std::string> reported = txn_.leg.backend->parameters();
+  txn_.leg.backend->applied_state = profile_.settings.signature();
+  release_backend(true);
+  finish_login(&reported);
+}
+
+void Session::finish_login(const std::map<std::string, std::string>* reported) {
   phase_ = Phase::Ready;
   host_.traffic().count_login(stats::LoginResult::Ok);
   login_.timer.stop();
   login_.cancel_key = host_.register_cancel(this);
   login_.cancel_registered = true;
-  std::map<std::string, std::string> told = pools_.login->server_parameters();
-  for (auto& [name, value] : told) {
-    for (const auto& [client_name, client_value] : profile_.parameters) {
-      if (strcasecmp(client_name.c_str(), name.c_str()) == 0) value = client_value;
+  std::map<std::string, std::string> told = reported ? *reported : pools_.login->server_parameters();
+  if (reported == nullptr) {
+    for (auto& [name, value] : told) {
+      for (const auto& [client_name, client_value] : profile_.parameters) {
+        if (strcasecmp(client_name.c_str(), name.c_str()) == 0) value = client_value;
+      }
     }
   }
   profile_.parameters = told;

@@ -30,7 +30,7 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
-  while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout && !txn_.merge) {
+  while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout && !txn_.merge && !request_.lent) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
@@ -205,6 +205,10 @@ Status Session::forward(const wire::Frame& frame) {
     case 'H':
       // Every answer owed so far goes to the client as it comes, none held for a fence retry.
       fence_.on_flush([this](std::string_view held) { client_->write(held); });
+      if (std::exchange(request_.lend_at_flush, false)) {
+        lend_until_sync(frame);
+        return Status::ok();
+      }
       break;
     case 'd':
     case 'c':
@@ -215,11 +219,32 @@ Status Session::forward(const wire::Frame& frame) {
   return Status::ok();
 }
 
+// The Flush that ends a Parse/Describe batch on a lent server, then the proxy's own Sync: the
+// server goes back at its ReadyForQuery (swallowed), and no client input is read until then.
+void Session::lend_until_sync(const wire::Frame& flush) {
+  std::string out(whole(flush));
+  wire::encode_sync(out);
+  expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
+  request_.batch_open = false;
+  request_.lent = true;
+  txn_.leg.backend->connection().write(out);
+}
+
 Status Session::forward_query(const wire::Frame& frame) {
   auto sql = wire::decode_query(frame.body);
   if (!sql) return sql.status();
+  auto text = expand_sql_execute(*sql);
+  if (!text) {
+    std::string bytes;
+    wire::encode_error(bytes, "ERROR", text.status().sqlstate, text.status().message);
+    wire::encode_ready_for_query(bytes, txn_.control.status());
+    answer_in_place(std::move(bytes));
+    maybe_release_backend();
+    return Status::ok();
+  }
+  const bool expanded = *text != *sql;
   std::shared_ptr<const parser::QueryFacts> known;
-  if (auto facts = parser::analyze(*sql)) known = *facts;
+  if (auto facts = parser::analyze(*text)) known = *facts;
   txn_.control.on_statement_sent(known && known->statements.size() == 1 ? &known->statements.front()
                                                                         : nullptr);
   bool routed = std::exchange(request_.routed, false);
@@ -231,11 +256,32 @@ Status Session::forward_query(const wire::Frame& frame) {
       return Status::ok();
     }
   }
+  if (known && known->statements.size() == 1) {
+    if (auto drop = drop_index_on_every_shard(known->statements.front())) {
+      // A server is attached: the transaction (or the pipeline) cannot give it up for every shard.
+      inject_abort(drop->is_ok()
+                       ? Status::client("0A000",
+                                        "DROP INDEX through shardwire with several shards runs only "
+                                        "outside a transaction block")
+                       : drop->status(),
+                   false);
+      return Status::ok();
+    }
+  }
   if (known && refuse_in_query(*known)) return Status::ok();
+  if (known && known->statements.size() == 1 && answer_sql_deallocate(known->statements.front(), frame.size))
+    return Status::ok();
   std::string restore = known ? profile_.settings.restore_startup(known->statements) : std::string();
-  request_.queries.push_back(std::move(known));
+  request_.queries.push_back(known);
   expect(Owed::Query);
-  txn_.leg.backend->connection().write(whole(frame));
+  if (expanded) {
+    std::string statement;
+    wire::encode_query(statement, *text);
+    txn_.leg.backend->connection().write(statement);
+  } else {
+    txn_.leg.backend->connection().write(whole(frame));
+  }
+  if (known) forget_sql_prepares(*known);
   if (!restore.empty()) {
     // The server's RESET went to the proxy login's defaults; the client's are its startup values.
     std::string out;
@@ -243,6 +289,7 @@ Status Session::forward_query(const wire::Frame& frame) {
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
     txn_.leg.backend->connection().write(out);
     request_.restore_owed = true;
+    request_.restore_settings = true;
   }
   return Status::ok();
 }

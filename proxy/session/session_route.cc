@@ -80,7 +80,12 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     refuse_request(sql.status());
     return Start::Answered;
   }
-  auto facts = parser::analyze(*sql);
+  auto text = expand_sql_execute(*sql);
+  if (!text) {
+    refuse_request(text.status());
+    return Start::Answered;
+  }
+  auto facts = parser::analyze(*text);
   if (!facts) {
     // Let the default shard's server report its own syntax error, exactly.
     *shard = default_shard();
@@ -101,6 +106,16 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
   if (txn_.control.aborted()) {
     refuse_request(aborted_transaction());
     return Start::Answered;
+  }
+  if (only != nullptr && answer_sql_deallocate(*only, frame.size)) return Start::Answered;
+  if (only != nullptr) {
+    if (auto drop = drop_index_on_every_shard(*only)) {
+      if (!drop->is_ok()) {
+        refuse_request(drop->status());
+        return Start::Answered;
+      }
+      return start_drop_index(frame, drop->value());
+    }
   }
   router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
   Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard());
@@ -127,7 +142,9 @@ Session::Start Session::run_on(const Placement& placement, int* shard) {
 bool Session::needs_move(const wire::Frame& query) {
   auto sql = wire::decode_query(query.body);
   if (!sql || !host_.directory()) return false;
-  auto facts = parser::analyze(*sql);
+  auto text = expand_sql_execute(*sql);
+  if (!text) return false;
+  auto facts = parser::analyze(*text);
   if (!facts) return false;
   router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
   if (route.kind != RouteKind::Shard && route.kind != RouteKind::Default) return false;
@@ -200,13 +217,18 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
     return Start::Answered;
   }
   if (route.merge) return start_merge(std::move(targets), consumed, route);
-  auto mode =
-      route.kind == RouteKind::Scatter ? Fanout::Mode::ConcatenateRows : Fanout::Mode::OneAfterAnother;
+  return run_fanout(std::move(targets), std::move(message), consumed, route.kind == RouteKind::Scatter,
+                    hide_parse_complete);
+}
+
+Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::string message, size_t consumed,
+                                   bool scatter, bool hide_parse_complete) {
+  auto mode = scatter ? Fanout::Mode::ConcatenateRows : Fanout::Mode::OneAfterAnother;
   LOG_DEBUG("client=c%llu %s on %zu shards", (unsigned long long)id(),
             mode == Fanout::Mode::ConcatenateRows ? "scatter read" : "DDL", targets.size());
   std::vector<pool::Pool*> pools;
   for (const auto& target : targets) pools.push_back(target.pool);
-  auto label = route.kind == RouteKind::Scatter ? stats::RouteLabel::Scatter : stats::RouteLabel::AllShards;
+  auto label = scatter ? stats::RouteLabel::Scatter : stats::RouteLabel::AllShards;
   txn_.fanout = std::make_unique<Fanout>(
       mode, std::move(targets), std::move(message), profile_.settings.signature(),
       [this](std::string_view bytes) { client_->write(bytes); },

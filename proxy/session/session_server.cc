@@ -1,4 +1,6 @@
 // Session: what the leg's server sends back, on its way to the client.
+#include <utility>
+
 #include "common/log.h"
 #include "session/session.h"
 #include "wire/messages.h"
@@ -39,6 +41,10 @@ void Session::read_server_messages() {
     if (after == AfterMessage::Retry) {
       retry_after_fence();
       return;
+    }
+    if (phase_ == Phase::AwaitingServerParameters) {
+      if (txn_.leg.tracker.idle()) end_startup_probe();
+      continue;
     }
     maybe_release_backend();
     if (!txn_.leg.attached() && phase_ == Phase::Ready && !client_->input().empty()) {
@@ -116,6 +122,12 @@ bool Session::on_server_error(const wire::Frame& frame, bool relay, bool complet
   }
   if (!request_.queries.empty() && !completed) request_.query_failed = true;
   if (relay) txn_.control.pin();  // a failed statement stays where it failed
+  if (relay && request_.lent) {
+    // A lent batch failed: the client's transaction fails with it, and what it sent after the
+    // failed message is skipped up to its Sync, as the server would have.
+    txn_.control.abort_if_deferred();
+    request_.skip_until_sync = true;
+  }
   return relay;
 }
 
@@ -166,6 +178,7 @@ void Session::relay_parameter_status(std::string_view body) {
   auto it = profile_.parameters.find(std::string(status->name));
   if (it != profile_.parameters.end() && it->second == status->value) return;
   profile_.parameters[std::string(status->name)] = std::string(status->value);
+  if (phase_ != Phase::Ready) return;  // a login's probe: finish_login tells the client
   std::string out;
   wire::encode_parameter_status(out, status->name, status->value);
   client_->write(out);
@@ -173,7 +186,8 @@ void Session::relay_parameter_status(std::string_view body) {
 
 void Session::on_query_finished(bool failed) {
   request_.query_failed = false;
-  if (failed && request_.restore_owed) {
+  const bool restored_settings = std::exchange(request_.restore_settings, false);
+  if (failed && restored_settings) {
     // The failed Query's RESET was rolled back, the restore after it may not be: the server is
     // brought back to the client's settings (in a failed transaction block this fails unseen, and
     // the rollback does the same).
@@ -188,13 +202,7 @@ void Session::on_query_finished(bool failed) {
   if (failed || !facts) return;
   for (const auto& statement : facts->statements) {
     profile_.settings.on_statement(statement);
-    if (statement.kind == parser::StatementKind::DiscardAll ||
-        (statement.kind == parser::StatementKind::Deallocate &&
-         statement.text.find("ALL") != std::string::npos)) {
-      // The server dropped its prepared statements, shared ones included.
-      txn_.leg.backend->prepared.clear();
-      if (statement.kind == parser::StatementKind::DiscardAll) profile_.statements.clear();
-    }
+    note_sql_prepared(statement);
   }
 }
 

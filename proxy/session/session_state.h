@@ -29,6 +29,9 @@ class SessionState {
   // The transaction in progress ended: committed (ReadyForQuery 'I' after it) or rolled back.
   void end_transaction(bool committed);
 
+  // The startup settings (lower-case name, value; the last of a name wins), as the client sent them.
+  const std::vector<std::pair<std::string, std::string>>& startup_values() const { return startup_values_; }
+
   // The SQL that brings a freshly RESET server to this state ("" when there is nothing to do
   // besides RESET ALL). Also serves as the state's identity: equal text, equal state.
   const std::string& signature() const { return signature_; }

@@ -61,7 +61,7 @@ const std::vector<std::pair<std::string, std::string>> kPgbouncerColumns = {
     {"SHOW VERSION", "version"},
     {"SHOW STATE", "key,value"},
     {"SHOW HELP", "command,description"},
-    {"SHOW SHARDS", "name,host,port,database,buckets,migrating,state"},
+    {"SHOW SHARDS", "name,host,port,database,buckets,migrating,state,superuser"},
     {"SHOW BUCKETS", "bucket,shard,state,version"},
     {"SHOW DIRECTORY", "version,source,loaded_at,age_seconds,lease,buckets,shards"},
     {"SHOW ROUTERS", "id,host,port,pid,directory_version,started_at,heartbeat_at,heartbeat_age_seconds"},
@@ -101,10 +101,14 @@ TEST_SUITE("admin") {
     long long queries = 0;
     for (int i = 0; i < stats.rows(); ++i) queries += std::stoll(stats.value(i, 2));
     CHECK(queries >= 2 + 3);  // the insert, the scatter count on 3 shards (and CREATE TABLE)
+    // The harness's shard login `app` is a superuser: shardwire warns at start and SHOW SHARDS says so.
+    CHECK(f.proxy->wait_for_log("a superuser, who can drop the bucket fence trigger", 10s));
     PgResult shards = admin.run("SHOW SHARDS");
     REQUIRE(shards.rows() == 3);
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 3; ++i) {
       CHECK_MESSAGE(std::stoi(shards.value(i, 4)) >= 1365, "shard buckets: " << shards.value(i, 4));
+      CHECK_MESSAGE(shards.value(i, 7) == "yes", "superuser column of " << shards.value(i, 0));
+    }
     CHECK(admin.run("SHOW BUCKETS s1").rows() == 1365);
     CHECK(admin.run("SHOW BUCKETS").rows() == 4096);
     CHECK(admin.run("SHOW BUCKETS nope").sqlstate() == "42704");

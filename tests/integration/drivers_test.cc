@@ -75,8 +75,8 @@ const std::string& jdbc_classpath() {
   return classpath;
 }
 
-// asyncpg's rollback and cursor, and postgres.js's rollback, fail through shardwire today; they
-// are in the drivers_defects suite below, not here.
+// asyncpg's rollback and cursor, and postgres.js's rollback, are defects() below (their own
+// scripts), run with these in every matrix but session pooling with two shards.
 std::vector<Driver> drivers() {
   const std::string py = kDriversDir + "/python/";
   const std::string node = kDriversDir + "/node/";
@@ -192,8 +192,8 @@ void run_matrix(int shards, const std::string& mode, const std::vector<Driver>& 
   }
 }
 
-// Reproductions of what fails through shardwire today. Not registered with ctest (only the suite
-// named after this file is); run with `integration_tests -ts=drivers_defects`.
+// Transactions of asyncpg and postgres.js (their own scripts): a rollback, a cursor. They failed
+// through shardwire once and are run with the others in every matrix.
 std::vector<Driver> defects() {
   const std::string node = kDriversDir + "/node/postgresjs_rollback_check.js";
   const std::vector<std::string> rollback = {"connect", "rollback"};
@@ -230,28 +230,9 @@ std::string next_status(PGconn* c, std::chrono::steady_clock::time_point deadlin
   return st;
 }
 
-// Drivers whose tag is (`keep`) or is not (!`keep`) in `tags`.
-std::vector<Driver> select(const std::vector<std::string>& tags, bool keep) {
-  std::vector<Driver> out;
-  for (Driver& d : drivers())
-    if ((std::find(tags.begin(), tags.end(), d.tag) != tags.end()) == keep) out.push_back(std::move(d));
-  return out;
-}
-
-// With two shards, asyncpg and postgres.js open their transaction on the default shard (BEGIN,
-// then Parse + Describe + Flush of the keyed statement keeps that server), so a keyed statement
-// for a tenant on the other shard is refused with 0A000 (drivers_defects, not run by ctest).
-const std::vector<std::string> kTwoShardTransactionDefects = {"asyncpg", "pgjs_prepare", "pgjs_noprepare"};
-
 }  // namespace
 
 TEST_SUITE("drivers_defects") {
-  TEST_CASE("driver defects: transaction pooling, two shards") {
-    PROXY_ONLY();
-    std::vector<Driver> list = select(kTwoShardTransactionDefects, true);
-    for (Driver& d : defects()) list.push_back(std::move(d));
-    run_matrix(2, "transaction", list);
-  }
   TEST_CASE("driver defects: session pooling, two shards (every driver)") {
     PROXY_ONLY();
     std::vector<Driver> list = drivers();
@@ -287,15 +268,79 @@ TEST_SUITE("drivers") {
     for (Driver& d : defects()) list.push_back(std::move(d));  // rollbacks and cursors
     run_matrix(1, "transaction", list);
   }
+  // asyncpg and postgres.js send BEGIN, then Parse + Describe + Flush of the keyed statement and
+  // Bind + Execute + Sync: the Bind picks the transaction's shard (s1), not the Flush (0A000 before).
   TEST_CASE("drivers through shardwire: transaction pooling, two shards") {
     PROXY_ONLY();
-    run_matrix(2, "transaction", select(kTwoShardTransactionDefects, false));
+    std::vector<Driver> list = drivers();
+    for (Driver& d : defects()) list.push_back(std::move(d));
+    run_matrix(2, "transaction", list);
   }
   TEST_CASE("drivers through shardwire: session pooling, one shard") {
     PROXY_ONLY();
     std::vector<Driver> list = drivers();
     for (Driver& d : defects()) list.push_back(std::move(d));  // rollbacks and cursors
     run_matrix(1, "session", list);
+  }
+  // What asyncpg and postgres.js send, with libpq and two shards: the Flush-ended Parse/Describe
+  // runs on a server lent for it only, the Bind picks s1 for the transaction and its statement is
+  // parsed there again. A Parse that fails in such a batch fails the transaction.
+  TEST_CASE("two shards: BEGIN, Parse + Describe + Flush, then Bind for a tenant on s1 runs there") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.shards = 2;
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(20));
+    const int64_t key = key_where([](uint32_t b) { return b % 2 == 1; });
+    const std::string k = std::to_string(key);
+    for (const std::string name : {"", "ins"}) {
+      CAPTURE(name);
+      PgConn conn = f.client();
+      REQUIRE_OK(conn.exec("BEGIN"));
+      PGconn* c = conn.get();
+      REQUIRE(PQenterPipelineMode(c) == 1);
+      const std::string insert = "INSERT INTO orders (tenant_id, note) VALUES ($1, 'lent" + name + "')";
+      REQUIRE(PQsendPrepare(c, name.c_str(), insert.c_str(), 0, nullptr) == 1);
+      REQUIRE(PQsendDescribePrepared(c, name.c_str()) == 1);
+      REQUIRE(PQsendFlushRequest(c) == 1);
+      REQUIRE(PQflush(c) == 0);
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // ParseComplete
+      CHECK(next_status(c, deadline) == "NULL");
+      CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // the description
+      CHECK(next_status(c, deadline) == "NULL");
+      const char* value = k.c_str();
+      REQUIRE(PQsendQueryPrepared(c, name.c_str(), 1, &value, nullptr, nullptr, 0) == 1);
+      REQUIRE(PQpipelineSync(c) == 1);
+      CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");  // INSERT 0 1
+      CHECK(next_status(c, deadline) == "NULL");
+      CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+      REQUIRE(PQexitPipelineMode(c) == 1);
+      CHECK(PQtransactionStatus(c) == PQTRANS_INTRANS);
+      CHECK(conn.value("SELECT count(*) FROM orders WHERE tenant_id = " + k + " AND note = 'lent" + name +
+                       "'") == "1");  // in it, on s1
+      REQUIRE_OK(conn.exec("COMMIT"));
+    }
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(key, "lent"), row_of(key, "lentins")});
+    CHECK(f.rows_on(0).empty());
+
+    PgConn conn = f.client();
+    REQUIRE_OK(conn.exec("BEGIN"));
+    PGconn* c = conn.get();
+    REQUIRE(PQenterPipelineMode(c) == 1);
+    REQUIRE(PQsendPrepare(c, "", "SELEC 1", 0, nullptr) == 1);
+    REQUIRE(PQsendFlushRequest(c) == 1);
+    REQUIRE(PQflush(c) == 0);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    CHECK(next_status(c, deadline) == "PGRES_FATAL_ERROR");  // 42601
+    CHECK(next_status(c, deadline) == "NULL");
+    REQUIRE(PQpipelineSync(c) == 1);
+    CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+    REQUIRE(PQexitPipelineMode(c) == 1);
+    CHECK(PQtransactionStatus(c) == PQTRANS_INERROR);
+    CHECK(conn.exec("SELECT 1").sqlstate() == "25P02");
+    REQUIRE_OK(conn.exec("ROLLBACK"));
+    CHECK(conn.value("SELECT 1") == "1");
   }
   // What asyncpg and postgres.js send, with libpq and no sharding: BEGIN (simple query), then
   // Parse + Describe(statement) + Flush of an INSERT, then Bind + Execute + Sync, then ROLLBACK.

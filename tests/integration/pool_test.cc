@@ -1,5 +1,6 @@
 // Pooling: 500 short-lived connections, session state replayed across servers in transaction mode,
-// prepared statements in transaction mode, LISTEN/NOTIFY in session mode, query_wait_timeout,
+// prepared statements in transaction mode, LISTEN/NOTIFY in session mode, a session-mode server
+// reset (DISCARD ALL) and reused when its client leaves, query_wait_timeout,
 // idle_timeout, server_lifetime, clients that vanish mid-query or mid-transaction.
 #include <atomic>
 #include <mutex>
@@ -275,6 +276,39 @@ TEST_SUITE("pool") {
     // Session state stays without replay.
     REQUIRE_OK(listener.exec("SET work_mem = '3MB'"));
     CHECK(listener.value("SHOW work_mem") == "3MB");
+  }
+
+  TEST_CASE("session mode: a server whose client left is reset (DISCARD ALL) and reused, not closed") {
+    PROXY_ONLY();
+    ProxyOptions o;
+    o.pool_mode = "session";
+    o.pool_size = 1;
+    o.workers = 1;  // one pool: the next client meets the same server
+    Target t(shared_cluster(), o);
+    INFO("proxy log:\n" << t.log_tail());
+    const std::string channel = unique_name("reset_chan");
+    const std::string table = unique_name("reset_tmp");
+    std::string pid;
+    {
+      PgConn a = t.connect_or_throw();
+      pid = a.value("SELECT pg_backend_pid()");
+      REQUIRE_OK(a.exec("SET work_mem = '7MB'"));
+      REQUIRE_OK(a.exec("PREPARE left_behind AS SELECT 1"));
+      REQUIRE_OK(a.exec("CREATE TEMP TABLE " + table + " (x int)"));
+      REQUIRE(a.value("SELECT pg_advisory_lock(4242)") == "");
+      REQUIRE_OK(a.exec("LISTEN " + channel));
+    }
+    PgConn b = t.connect_or_throw();
+    CHECK(b.value("SELECT pg_backend_pid()") == pid);
+    CHECK(b.value("SHOW work_mem") == "4MB");
+    CHECK(b.exec("EXECUTE left_behind").sqlstate() == "26000");
+    CHECK(b.value("SELECT to_regclass('pg_temp." + table + "') IS NULL") == "t");
+    CHECK(b.value("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()") ==
+          "0");
+    CHECK(b.value("SELECT count(*) FROM pg_listening_channels()") == "0");
+    // The client's own state works as before.
+    REQUIRE_OK(b.exec("PREPARE left_behind AS SELECT 2"));
+    CHECK(b.value("EXECUTE left_behind") == "2");
   }
 
   TEST_CASE("query_wait_timeout: a client waiting for the only server gets a clear error, not a hang") {

@@ -64,6 +64,31 @@ TEST_SUITE("startup_options") {
     CHECK(c.value("SELECT current_setting('application_name')") == "it's a\\b");
   }
 
+  // PostgreSQL reports each setting in its own spelling from the first ParameterStatus on.
+  TEST_CASE("ParameterStatus at login is what the server reports: client_encoding=utf-8 is UTF8") {
+    for (const char* mode : {"transaction", "session"}) {
+      ProxyOptions o;
+      o.pool_mode = mode;
+      Target t(shared_cluster(), o);
+      INFO("pool mode " << std::string(mode) << "; proxy log:\n" << t.log_tail());
+      for (int i = 0; i < 2; ++i) {  // the pool's first login, then a server with parameters known
+        PgConn c = t.connect_or_throw(
+            "sslmode=disable client_encoding=utf-8 application_name=x options='-c DateStyle=iso,dmy -c "
+            "IntervalStyle=SQL_STANDARD'");
+        CHECK(c.parameter("client_encoding") == "UTF8");
+        CHECK(c.parameter("DateStyle") == "ISO, DMY");
+        CHECK(c.parameter("IntervalStyle") == "sql_standard");
+        CHECK(c.parameter("application_name") == "x");
+        CHECK(c.parameter("server_version").rfind("15", 0) == 0);
+        CHECK(c.value("SHOW client_encoding") == "UTF8");
+        CHECK(c.value("SELECT current_setting('DateStyle')") == "ISO, DMY");
+      }
+      PgConn plain = t.connect_or_throw();
+      CHECK(plain.parameter("DateStyle") == "ISO, MDY");
+      CHECK(plain.value("SHOW DateStyle") == "ISO, MDY");
+    }
+  }
+
   TEST_CASE("RESET ALL, RESET name and DISCARD ALL go back to the client's own startup values") {
     for (const char* mode : {"transaction", "session"}) {
       ProxyOptions o;

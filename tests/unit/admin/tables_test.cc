@@ -303,12 +303,16 @@ TEST_CASE("SHOW CONFIG hides every password") {
 TEST_CASE("SHOW SHARDS: buckets, migrating and state") {
   router::Directory directory = test_directory();
   ResultTable t = shards_table(test_config(), &directory);
-  CHECK(names(t) == "name,host,port,database,buckets,migrating,state");
+  CHECK(names(t) == "name,host,port,database,buckets,migrating,state,superuser");
   check_shape(t, 4);
-  CHECK(row(t, 0) == Row{"s0", "db0", "5433", "app", "4", "1", "migrating"});
-  CHECK(row(t, 1) == Row{"s1", "db1", "5434", "app", "4", "0", "serving"});
-  CHECK(row(t, 2) == Row{"s2", "db2", "5435", "app", "0", "0", "new"});
-  CHECK(row(t, 3) == Row{"s3", "db3", "5436", "app", "0", "0", "empty"});
+  CHECK(row(t, 0) == Row{"s0", "db0", "5433", "app", "4", "1", "migrating", "<null>"});
+  CHECK(row(t, 1) == Row{"s1", "db1", "5434", "app", "4", "0", "serving", "<null>"});
+  CHECK(row(t, 2) == Row{"s2", "db2", "5435", "app", "0", "0", "new", "<null>"});
+  CHECK(row(t, 3) == Row{"s3", "db3", "5436", "app", "0", "0", "empty", "<null>"});
+  ResultTable checked = shards_table(test_config(), &directory, {{"s0", "yes"}, {"s1", "no"}});
+  CHECK(row(checked, 0)[7] == "yes");
+  CHECK(row(checked, 1)[7] == "no");
+  CHECK(row(checked, 2)[7] == "<null>");
 
   ResultTable none = shards_table(test_config(), nullptr);
   for (size_t i = 0; i < none.size(); ++i) CHECK(row(none, i)[6] == "new");
@@ -321,7 +325,7 @@ TEST_CASE("SHOW SHARDS lists a shard only the catalog names as not configured") 
   router::Directory directory(4, {"s0", "s1", "s9"}, entries, 2);
   ResultTable t = shards_table(test_config(), &directory);
   check_shape(t, 5);
-  CHECK(row(t, 4) == Row{"s9", "<null>", "<null>", "<null>", "2", "1", "not configured"});
+  CHECK(row(t, 4) == Row{"s9", "<null>", "<null>", "<null>", "2", "1", "not configured", "<null>"});
 }
 
 TEST_CASE("SHOW BUCKETS: all, one shard, unknown shard") {

@@ -115,6 +115,7 @@ TEST_CASE("defaults of a minimal config") {
   CHECK(c.pool.mode == PoolMode::Transaction);
   CHECK(c.pool.size == 20);
   CHECK(c.pool.server_lifetime == 3600s);
+  CHECK(c.pool.server_reset_query == "DISCARD ALL");
   CHECK(c.catalog.dsn.empty());
   CHECK(c.sharding.buckets == 4096);
   CHECK(c.sharding.default_shard == "a");  // the first shard
@@ -128,30 +129,31 @@ TEST_CASE("defaults of a minimal config") {
 }
 
 TEST_CASE("values in every accepted spelling") {
-  Config c = load_string(kHead +
-                             "workers: 64\n"
-                             "log_level: debug\n"
-                             "max_message_size: 1GB\n"
-                             "statement_cache: 0\n"
-                             "database: appdb\n"
-                             "listen: { host: 0.0.0.0, port: 1 }\n"
-                             "metrics: { listen: \"[::1]:9930\" }\n"
-                             "pool: { mode: session, size: 1, idle_timeout: 250ms, "
-                             "server_lifetime: 10m, server_connect_timeout: 3 }\n"
-                             "sharding:\n"
-                             "  buckets: 1048576\n"
-                             "  directory_lease: 1h\n"
-                             "  tables:\n"
-                             "    - { name: a, key: k, type: int }\n"
-                             "    - { name: b, key: k, type: int2 }\n"
-                             "    - { name: c, key: k, type: int4 }\n"
-                             "    - { name: d, key: k, type: int8 }\n"
-                             "    - { name: e, key: k, type: varchar }\n"
-                             "    - { name: f, key: k, type: uuid }\n"
-                             "    - { name: g, key: k }\n"
-                             "mover: { rollback_wal_budget: 2GB, user: mover, password: pw }\n"
-                             "cutover: { queue_max: 0 }\n",
-                         "shardwire.yaml");
+  Config c =
+      load_string(kHead +
+                      "workers: 64\n"
+                      "log_level: debug\n"
+                      "max_message_size: 1GB\n"
+                      "statement_cache: 0\n"
+                      "database: appdb\n"
+                      "listen: { host: 0.0.0.0, port: 1 }\n"
+                      "metrics: { listen: \"[::1]:9930\" }\n"
+                      "pool: { mode: session, size: 1, idle_timeout: 250ms, "
+                      "server_lifetime: 10m, server_connect_timeout: 3, server_reset_query: 'RESET ALL' }\n"
+                      "sharding:\n"
+                      "  buckets: 1048576\n"
+                      "  directory_lease: 1h\n"
+                      "  tables:\n"
+                      "    - { name: a, key: k, type: int }\n"
+                      "    - { name: b, key: k, type: int2 }\n"
+                      "    - { name: c, key: k, type: int4 }\n"
+                      "    - { name: d, key: k, type: int8 }\n"
+                      "    - { name: e, key: k, type: varchar }\n"
+                      "    - { name: f, key: k, type: uuid }\n"
+                      "    - { name: g, key: k }\n"
+                      "mover: { rollback_wal_budget: 2GB, user: mover, password: pw }\n"
+                      "cutover: { queue_max: 0 }\n",
+                  "shardwire.yaml");
   CHECK(c.workers == 64);
   CHECK(c.log_level == "debug");
   CHECK(c.max_message_size == 1ull << 30);
@@ -164,6 +166,7 @@ TEST_CASE("values in every accepted spelling") {
   CHECK(c.pool.idle_timeout == 250ms);
   CHECK(c.pool.server_lifetime == 10min);
   CHECK(c.pool.server_connect_timeout == 3s);
+  CHECK(c.pool.server_reset_query == "RESET ALL");
   CHECK(c.sharding.buckets == 1048576);
   CHECK(c.sharding.directory_lease == 1h);
   REQUIRE(c.sharding.tables.size() == 7);

@@ -1,0 +1,40 @@
+#include "app/shard_login_check.h"
+
+#include "catalog/shard_login.h"
+#include "common/log.h"
+
+namespace sw::app {
+
+ShardLoginCheck::ShardLoginCheck(std::shared_ptr<const config::Config> config)
+    : thread_([this, config = std::move(config)] { run(*config); }) {}
+
+ShardLoginCheck::~ShardLoginCheck() {
+  if (thread_.joinable()) thread_.join();
+}
+
+std::map<std::string, std::string> ShardLoginCheck::superuser() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return superuser_;
+}
+
+void ShardLoginCheck::run(const config::Config& config) {
+  for (const config::Shard& shard : config.shards) {
+    if (shard.conn.user.empty()) continue;
+    auto checked = catalog::login_is_superuser(shard.dsn, "shard " + shard.name, /*connect_timeout_s=*/2);
+    if (!checked) {
+      LOG_DEBUG("shard %s: login not checked: %s", shard.name.c_str(), checked.status().message.c_str());
+      continue;
+    }
+    bool superuser = checked.value();
+    if (superuser)
+      LOG_WARN(
+          "shard %s: shardwire logs in as %s, a superuser, who can drop the bucket fence trigger and "
+          "disable fencing; give applications a non-superuser role (README: \"Shard roles\")",
+          shard.name.c_str(), shard.conn.user.c_str());
+    std::lock_guard<std::mutex> lock(mutex_);
+    superuser_[shard.name] = superuser ? "yes" : "no";
+  }
+  LOG_INFO("shard logins checked");
+}
+
+}  // namespace sw::app

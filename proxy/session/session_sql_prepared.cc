@@ -1,0 +1,120 @@
+// Session: SQL-level PREPARE / EXECUTE / DEALLOCATE (sql_prepared.h). In transaction pooling, and
+// with more than one shard, EXECUTE of a statement the client prepared runs as that statement
+// with its arguments in place, routed by its key like any other; in transaction pooling the
+// server forgets the PREPARE again at once (the next client of that server must not meet it), and
+// DEALLOCATE of a statement the proxy knows is answered by the proxy.
+#include "session/session.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+namespace {
+
+std::string quote_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+bool Session::expands_sql_execute() const {
+  return !pools_.session_pooling || (host_.directory() && host_.directory()->shards().size() > 1);
+}
+
+// `sql` when it is not an EXECUTE of a statement this client prepared; else the statement to run
+// instead, or an error for the client.
+Result<std::string> Session::expand_sql_execute(std::string_view sql) const {
+  std::string none(sql);
+  if (!expands_sql_execute()) return none;
+  auto facts = parser::analyze(sql);
+  if (!facts) return none;
+  const auto& statements = (*facts)->statements;
+  for (const auto& statement : statements) {
+    if (statement.kind != parser::StatementKind::Execute) continue;
+    auto execute = parse_sql_execute(statement.text);
+    if (!execute || profile_.sql_statements.find(execute->name) == nullptr) continue;
+    if (statements.size() != 1)
+      return Status::client("0A000", "EXECUTE " + execute->name +
+                                         " inside a query of several statements cannot run through "
+                                         "shardwire; send the EXECUTE as a query of its own");
+    auto expanded = profile_.sql_statements.expand_execute(statement.text);
+    if (!expanded)
+      return Status::client("42P02",
+                            "wrong number of parameters for prepared statement \"" + execute->name + "\"");
+    return std::move(*expanded);
+  }
+  return none;
+}
+
+// Transaction pooling: after the client's Query with PREPAREs, the server forgets them again
+// (answers swallowed); EXECUTE runs the statements themselves (expand_sql_execute).
+void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
+  if (pools_.session_pooling) return;
+  std::string deallocate;
+  for (const auto& statement : facts.statements) {
+    if (statement.kind != parser::StatementKind::Prepare) continue;
+    if (auto prepare = parse_sql_prepare(statement.text))
+      deallocate += "DEALLOCATE " + quote_identifier(prepare->name) + ";";
+  }
+  if (deallocate.empty()) return;
+  std::string out;
+  wire::encode_query(out, deallocate);
+  expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  txn_.leg.backend->connection().write(out);
+  // The client's ReadyForQuery waits for this one: until then the server is not back in its pool,
+  // and the client's next statement must not find it still attached (hold_until_restored).
+  request_.restore_owed = true;
+}
+
+// A statement of a Query that succeeded: the client's prepared statements as the server has them.
+void Session::note_sql_prepared(const parser::StatementFacts& statement) {
+  if (statement.kind == parser::StatementKind::Prepare) {
+    if (auto prepare = parse_sql_prepare(statement.text)) profile_.sql_statements.add(std::move(*prepare));
+    return;
+  }
+  bool all = statement.kind == parser::StatementKind::DiscardAll;
+  if (statement.kind == parser::StatementKind::Deallocate) {
+    auto name = parse_sql_deallocate(statement.text);
+    if (!name) return;
+    all = name->empty();
+    if (!all) profile_.sql_statements.remove(*name);
+  }
+  if (!all) return;
+  // The server dropped its prepared statements, the shared ones of transaction pooling too.
+  profile_.sql_statements.clear();
+  profile_.statements.clear();
+  if (txn_.leg.attached()) txn_.leg.backend->prepared.clear();
+}
+
+// Transaction pooling: DEALLOCATE of a statement the proxy knows (or ALL) is answered here, the
+// servers never kept it. False when a server must answer (an unknown name: 26000; a failed
+// transaction: 25P02).
+bool Session::answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size) {
+  if (pools_.session_pooling || statement.kind != parser::StatementKind::Deallocate ||
+      txn_.control.status() == 'E')
+    return false;
+  auto name = parse_sql_deallocate(statement.text);
+  if (!name || (!name->empty() && profile_.sql_statements.find(*name) == nullptr)) return false;
+  if (name->empty()) {
+    profile_.sql_statements.clear();
+    profile_.statements.clear();  // DEALLOCATE ALL drops protocol-level statements too
+  } else {
+    profile_.sql_statements.remove(*name);
+  }
+  std::string bytes;
+  wire::encode_command_complete(bytes, name->empty() ? "DEALLOCATE ALL" : "DEALLOCATE");
+  wire::encode_ready_for_query(bytes, txn_.control.status());
+  if (txn_.leg.attached()) {
+    answer_in_place(std::move(bytes));
+    maybe_release_backend();
+  } else {
+    client_->write(bytes);
+    consume_client(frame_size);
+  }
+  return true;
+}
+
+}  // namespace sw::session
