@@ -30,7 +30,8 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
-  while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout && !txn_.merge && !request_.lent) {
+  while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout && !txn_.merge &&
+         !request_.lent) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
