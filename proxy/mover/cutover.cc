@@ -2,6 +2,7 @@
 // (ROLLBACK MIGRATION: target -> source). Sub-steps are recorded before they are taken; a cutover
 // that stops before its flip is undone (here on abort, or by the next runner after a crash).
 #include <algorithm>
+#include <cstdio>
 #include <future>
 #include <thread>
 
@@ -57,7 +58,12 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   BucketSet buckets = bucket_set(m);
   PGconn* cat = catalog_.get();
   auto cutover_started = Clock::now();
+  std::string breakdown;  // "<step> +<ms>" for each step, for the flip's log line
   auto record = [&](MigrationStep step) {
+    char at[64];
+    std::snprintf(at, sizeof at, " %s +%.1f", catalog::migration_step_name(step),
+                  std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
+    breakdown += at;
     LOG_DEBUG("mover: migration %lld cutover step %s at +%.1f ms", (long long)id_,
               catalog::migration_step_name(step),
               std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
@@ -151,8 +157,11 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   if (!*flipped) return abort("the catalog refused the flip", false);
   auto pause_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - pause_started).count();
   counters_.observe_pause_us(static_cast<uint64_t>(pause_us));
-  LOG_INFO("mover: migration %lld: %zu bucket(s) now on %s; writes paused %.1f ms", (long long)id_,
-           buckets.list().size(), to_name.c_str(), pause_ms);
+  LOG_INFO(
+      "mover: migration %lld: %zu bucket(s) now on %s; writes paused %.1f ms (steps, ms after the cutover "
+      "began:%s; flip +%.1f)",
+      (long long)id_, buckets.list().size(), to_name.c_str(), pause_ms, breakdown.c_str(),
+      std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
   crash_point(MigrationStep::Flipped);
   if (Status s = finish_flip(m, reverse); !s) return s;
   if (!reverse) forward_slot_dropped_ = true;

@@ -1,6 +1,7 @@
 #include "harness/reshard_checker.h"
 
 #include <algorithm>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -298,6 +299,29 @@ std::string format_figures(const Report& report, const Workload& workload, const
       << report.stale_reads << " of " << report.reads << " reads\n";
   for (const std::string& p : report.problems) out << "  " << p << "\n";
   return out.str();
+}
+
+std::string format_apply_lag(Deployment& d, double* worst_p99_ms) {
+  static const std::regex line(
+      R"(mover: migration (\d+) apply lag \(source commit to target commit\) in steady catch-up over (\d+) )"
+      R"(transaction\(s\): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms; with the copy's backlog )"
+      R"(over (\d+): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms)");
+  std::ostringstream out;
+  *worst_p99_ms = 0;
+  int migrations = 0;
+  for (int i = 0; i < kInstances; ++i) {
+    const std::string log = d.instance(i).log();
+    for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
+      const std::smatch& m = *it;
+      ++migrations;
+      *worst_p99_ms = std::max(*worst_p99_ms, std::stod(m[4].str()));
+      out << "  migration " << m[1] << ": steady " << m[2] << " transactions, p50 " << m[3] << " / p99 "
+          << m[4] << " / max " << m[5] << " ms; with the copy's backlog " << m[6] << " transactions, p50 "
+          << m[7] << " / p99 " << m[8] << " / max " << m[9] << " ms\n";
+    }
+  }
+  return "catch-up apply lag (source commit to target commit), " + std::to_string(migrations) +
+         " forward streams (worst steady p99 " + std::to_string(*worst_p99_ms) + " ms):\n" + out.str();
 }
 
 }  // namespace it::reshard

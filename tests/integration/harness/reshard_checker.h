@@ -64,4 +64,9 @@ Report check_history(const Deployment& deployment, const Workload& workload);
 std::string format_figures(const Report& report, const Workload& workload, const MigrationWatch& watch,
                            double from_s, double to_s);
 
+// The catch-up apply lag each migration's forward stream logged when it stopped (source commit to
+// target commit; `mover: migration N apply lag ...`), one line per migration, and the worst p99 of
+// steady catch-up.
+std::string format_apply_lag(Deployment& deployment, double* worst_p99_ms);
+
 }  // namespace it::reshard
