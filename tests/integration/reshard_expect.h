@@ -23,7 +23,8 @@ inline Report expect_nothing_lost(Deployment& d, Workload& w, const MigrationWat
 
   Report report = check_history(d, w);
   double worst_lag_p99_ms = 0;
-  MESSAGE(format_figures(report, w, watch, from, to) << format_apply_lag(d, &worst_lag_p99_ms));
+  MESSAGE(format_figures(report, w, watch, from, to)
+          << format_apply_lag(d, &worst_lag_p99_ms) << format_cutover_steps(d));
   CHECK(report.problem_count() == 0);
   CHECK_MESSAGE(w.anomalies().empty(), w.anomalies().front());
   CHECK(report.moved_buckets == moved_buckets);

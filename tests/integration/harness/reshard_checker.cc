@@ -324,4 +324,15 @@ std::string format_apply_lag(Deployment& d, double* worst_p99_ms) {
          " forward streams (worst steady p99 " + std::to_string(*worst_p99_ms) + " ms):\n" + out.str();
 }
 
+std::string format_cutover_steps(Deployment& d) {
+  static const std::regex line(R"(mover: migration \d+: \d+ bucket\(s\) now on s4; writes paused .*)");
+  std::string out = "cutovers (pause; steps in ms after the cutover began):\n";
+  for (int i = 0; i < kInstances; ++i) {
+    const std::string log = d.instance(i).log();
+    for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it)
+      out += "  " + it->str() + "\n";
+  }
+  return out;
+}
+
 }  // namespace it::reshard

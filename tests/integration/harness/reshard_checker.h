@@ -69,4 +69,7 @@ std::string format_figures(const Report& report, const Workload& workload, const
 // steady catch-up.
 std::string format_apply_lag(Deployment& deployment, double* worst_p99_ms);
 
+// Each forward cutover's log line: the pause and its steps in ms after the cutover began.
+std::string format_cutover_steps(Deployment& deployment);
+
 }  // namespace it::reshard
