@@ -124,6 +124,9 @@ int Proxy::run() {
     directory_access.lease_valid = [watcher] {
       return watcher->lease_valid(catalog::DirectoryWatcher::Clock::now());
     };
+    directory_access.read_lease_valid = [watcher] {
+      return watcher->read_lease_valid(catalog::DirectoryWatcher::Clock::now());
+    };
     directory_access.request_refresh = [watcher] { watcher->request_refresh(); };
   }
   if (!config_->listen.reuse_port) {

@@ -204,6 +204,10 @@ bool Worker::directory_lease_valid() {
   return !directory_access_.lease_valid || directory_access_.lease_valid();
 }
 
+bool Worker::directory_read_lease_valid() {
+  return !directory_access_.read_lease_valid || directory_access_.read_lease_valid();
+}
+
 void Worker::request_directory_refresh() {
   if (directory_access_.request_refresh) directory_access_.request_refresh();
 }

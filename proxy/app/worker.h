@@ -27,6 +27,7 @@ class CancelRegistry;
 // How a worker reaches the catalog watcher (empty functions: no catalog, static directory).
 struct DirectoryAccess {
   std::function<bool()> lease_valid;
+  std::function<bool()> read_lease_valid;
   std::function<void()> request_refresh;
 };
 
@@ -69,6 +70,7 @@ class Worker : public session::SessionHost {
   pool::Pool* pool_for(const std::string& user, int shard, Status* error) override;
   const std::shared_ptr<const router::Directory>& directory() override { return directory_; }
   bool directory_lease_valid() override;
+  bool directory_read_lease_valid() override;
   void request_directory_refresh() override;
   const router::RoutingRules& routing_rules() override { return rules_; }
   std::shared_ptr<net::TlsContext> server_tls() override { return tls_; }

@@ -52,6 +52,12 @@ milliseconds heartbeat_interval_for(milliseconds configured, milliseconds lease)
   return std::max(milliseconds(10), std::min(milliseconds(1000), lease / 4));
 }
 
+milliseconds read_lease_for(milliseconds lease) {
+  // Four seconds keeps a router whose watcher thread is starved on a loaded machine (heartbeats
+  // seconds late) serving reads.
+  return std::min(lease, std::max(milliseconds(4000), 2 * heartbeat_interval_for(milliseconds(0), lease)));
+}
+
 std::string default_router_id(const std::string& host, int port, long pid) {
   return host + ":" + std::to_string(port) + ":" + std::to_string(pid);
 }
@@ -63,6 +69,7 @@ DirectoryWatcher::DirectoryWatcher(config::Config config, Publish publish, Watch
                    ? default_router_id(host_, config_.listen.port, static_cast<long>(getpid()))
                    : options_.router_id;
   heartbeat_interval_ = heartbeat_interval_for(options_.heartbeat_interval, config_.sharding.directory_lease);
+  read_lease_ = read_lease_for(config_.sharding.directory_lease);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) throw std::runtime_error("directory watcher: eventfd failed");
 }
@@ -126,6 +133,13 @@ bool DirectoryWatcher::lease_valid(Clock::time_point now) const {
   if (at == 0) return false;
   auto age = now.time_since_epoch() - nanoseconds(at);
   return age <= duration_cast<nanoseconds>(config_.sharding.directory_lease);
+}
+
+bool DirectoryWatcher::read_lease_valid(Clock::time_point now) const {
+  int64_t at = read_confirmed_at_ns_.load();
+  if (at == 0) return false;
+  auto age = now.time_since_epoch() - nanoseconds(at);
+  return age < duration_cast<nanoseconds>(read_lease_);
 }
 
 std::shared_ptr<const router::Directory> DirectoryWatcher::current() const {
@@ -284,6 +298,11 @@ bool DirectoryWatcher::heartbeat(bool first) {
   }
   if (static_cast<uint64_t>(catalog_version) == loaded && current()) {
     confirm(started);
+    // The catalog recorded heartbeat_at no earlier than `started`: the mover can tell from it
+    // when this router's read lease has run out.
+    int64_t ns = duration_cast<nanoseconds>(started.time_since_epoch()).count();
+    int64_t prev = read_confirmed_at_ns_.load();
+    while (prev < ns && !read_confirmed_at_ns_.compare_exchange_weak(prev, ns)) {}
     return true;
   }
   if (ignore_updates_) return true;  // stale on purpose: no confirmation, the lease runs out

@@ -38,6 +38,12 @@ struct WatcherOptions {
 // The heartbeat period the watcher uses for a lease (pure; tested).
 std::chrono::milliseconds heartbeat_interval_for(std::chrono::milliseconds configured,
                                                  std::chrono::milliseconds lease);
+// The read lease (docs/architecture.md §7.4): a router serves reads of sharded tables only while
+// its directory was confirmed less than this long ago, max(2 heartbeat intervals, 4 s) capped at
+// the lease. The mover waits for MIGRATING acknowledgements only from routers that heartbeated
+// within it, and when one did not acknowledge it waits this long after MIGRATING before the flip,
+// so such a router cannot read the old owner after the flip. (pure; tested)
+std::chrono::milliseconds read_lease_for(std::chrono::milliseconds lease);
 // "<host>:<port>:<pid>" (pure; tested).
 std::string default_router_id(const std::string& host, int port, long pid);
 
@@ -72,6 +78,11 @@ class DirectoryWatcher {
   // saw the loaded version is still current -- less than sharding.directory_lease before `now`.
   // False before the first load. The confirmation time is when that round trip started.
   bool lease_valid(Clock::time_point now) const;
+  // True while a heartbeat that found the loaded version current started less than
+  // read_lease_for(directory_lease) before `now`: reads of sharded tables need it. Only
+  // heartbeats count (they record heartbeat_at in the catalog), so a router whose heartbeat_at is
+  // older than the read lease no longer reads.
+  bool read_lease_valid(Clock::time_point now) const;
   // When the directory was last confirmed (see lease_valid); the epoch before the first load.
   Clock::time_point confirmed_at() const {
     return Clock::time_point(Clock::duration(confirmed_at_ns_.load()));
@@ -110,6 +121,7 @@ class DirectoryWatcher {
   std::string router_id_;
   std::string host_;
   std::chrono::milliseconds heartbeat_interval_;
+  std::chrono::milliseconds read_lease_;
 
   std::thread thread_;
   int wake_fd_ = -1;  // eventfd: stop, refresh requests
@@ -118,7 +130,8 @@ class DirectoryWatcher {
   std::atomic<bool> ignore_updates_{false};
   std::atomic<bool> connected_{false};
   std::atomic<uint64_t> loaded_version_{0};
-  std::atomic<int64_t> confirmed_at_ns_{0};  // Clock epoch ns; 0 = never
+  std::atomic<int64_t> confirmed_at_ns_{0};       // Clock epoch ns; 0 = never
+  std::atomic<int64_t> read_confirmed_at_ns_{0};  // by heartbeats only (read_lease_valid)
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;

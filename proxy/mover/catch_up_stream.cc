@@ -1,6 +1,8 @@
 #include "mover/catch_up_stream.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -140,8 +142,10 @@ class CatchUpStream::Session {
       in_transaction_ = true;
       changes_.clear();
       int64_t none = 0;  // the oldest unapplied transaction's time is kept across reconnects
-      owner_.pending_commit_unix_us_.compare_exchange_strong(
-          none, pgo::unix_micros_from_pg_timestamp(begin->commit_time));
+      commit_unix_us_ = pgo::unix_micros_from_pg_timestamp(begin->commit_time);
+      const int64_t caught_up = owner_.caught_up_at_us_.load();
+      steady_ = caught_up != 0 && commit_unix_us_ >= caught_up;
+      owner_.pending_commit_unix_us_.compare_exchange_strong(none, commit_unix_us_);
       return Status::ok();
     }
     if (const auto* commit = std::get_if<pgo::Commit>(&message)) {
@@ -202,6 +206,7 @@ class CatchUpStream::Session {
     for (auto& m : changes_) batch_.push_back(std::move(m));
     changes_.clear();
     batch_end_ = end_lsn;
+    batch_commits_us_.push_back(steady_ ? commit_unix_us_ : -commit_unix_us_);
     ++batch_transactions_;
     bool full = batch_.size() >= kBatchChanges || Clock::now() - batch_started_ >= kBatchAge;
     return full ? flush_batch() : Status::ok();
@@ -215,12 +220,27 @@ class CatchUpStream::Session {
       if (auto* relation = std::get_if<pgo::Relation>(&m)) relations_.put(std::move(*relation));
     batch_.clear();
     batch_transactions_ = 0;
+    record_lag();
     owner_.applied_changes_.fetch_add(applier_->applied_changes() - before);
     owner_.pending_commit_unix_us_.store(0);
     owner_.clear_failure(true, batch_end_);  // before a waiter can see the new position
     owner_.advance_processed(batch_end_);
     progressed_ = true;
     return Status::ok();
+  }
+
+  void record_lag() {
+    const int64_t now = unix_micros_now();
+    {
+      std::lock_guard<std::mutex> lock(owner_.mu_);
+      for (int64_t signed_commit : batch_commits_us_) {  // negative: before the first catch-up
+        const auto lag =
+            static_cast<uint32_t>(std::clamp<int64_t>(now - std::abs(signed_commit), 0, UINT32_MAX));
+        owner_.lag_samples_us_.push_back(lag);
+        if (signed_commit > 0) owner_.steady_lag_samples_us_.push_back(lag);
+      }
+    }
+    batch_commits_us_.clear();
   }
 
   CatchUpStream& owner_;
@@ -234,7 +254,10 @@ class CatchUpStream::Session {
   std::vector<pgo::Message> changes_;  // the open transaction's kept messages
   std::vector<pgo::Message> batch_;    // committed transactions not applied yet
   size_t batch_transactions_ = 0;
-  Lsn batch_end_ = 0;  // end LSN of the batch's last transaction
+  int64_t commit_unix_us_ = 0;             // of the open transaction (Begin's commit time)
+  bool steady_ = false;                    // the open transaction began after the first catch-up
+  std::vector<int64_t> batch_commits_us_;  // of the batch's transactions
+  Lsn batch_end_ = 0;                      // end LSN of the batch's last transaction
   Clock::time_point batch_started_{};
   Clock::time_point last_status_{};
   Clock::time_point last_reply_request_{};
@@ -320,7 +343,11 @@ bool CatchUpStream::wait_until_processed(Lsn target, std::chrono::milliseconds t
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t failures_before = failures_.load();
   for (;;) {
-    if (processed_.load() >= target) return true;
+    if (processed_.load() >= target) {
+      int64_t never = 0;
+      caught_up_at_us_.compare_exchange_strong(never, unix_micros_now());
+      return true;
+    }
     if (!running_.load() || stopping_.load() || failures_.load() != failures_before) return false;
     const auto now = Clock::now();
     if (now >= deadline) return false;
@@ -339,6 +366,26 @@ double CatchUpStream::lag_seconds() const {
   if (pending == 0) return 0.0;
   const int64_t lag = unix_micros_now() - pending;
   return lag > 0 ? static_cast<double>(lag) / 1e6 : 0.0;
+}
+
+CatchUpStream::LagSummary CatchUpStream::apply_lag(bool steady) const {
+  std::vector<uint32_t> samples;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    samples = steady ? steady_lag_samples_us_ : lag_samples_us_;
+  }
+  LagSummary out;
+  out.transactions = samples.size();
+  if (samples.empty()) return out;
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double p) {  // nearest rank
+    size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(samples.size())));
+    return static_cast<double>(samples[std::clamp<size_t>(rank, 1, samples.size()) - 1]) / 1000.0;
+  };
+  out.p50_ms = at(0.50);
+  out.p99_ms = at(0.99);
+  out.max_ms = static_cast<double>(samples.back()) / 1000.0;
+  return out;
 }
 
 Status CatchUpStream::last_error() const {

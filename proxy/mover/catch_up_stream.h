@@ -65,6 +65,16 @@ class CatchUpStream {
   // Now minus the commit time of the oldest transaction received but not yet applied; 0 when
   // there is none.
   double lag_seconds() const;
+  // Replication lag as applied: for each source transaction applied so far, the time from its
+  // commit on the source (pgoutput's commit time) to the commit of the target transaction that
+  // applied it. Percentiles in milliseconds (0 when there is no sample). `steady`: only the
+  // transactions committed on the source after the stream first caught up (the first
+  // wait_until_processed that succeeded), i.e. without the backlog written during the copy.
+  struct LagSummary {
+    size_t transactions = 0;
+    double p50_ms = 0, p99_ms = 0, max_ms = 0;
+  };
+  LagSummary apply_lag(bool steady) const;
   // The last failure (the thread keeps retrying); ok while healthy: cleared once the stream
   // applies a transaction or moves processed_lsn() past where it failed.
   Status last_error() const;
@@ -98,6 +108,9 @@ class CatchUpStream {
   std::condition_variable cv_;  // processed advanced, a failure, or stop
   Status last_error_;
   Lsn failed_at_ = 0;
+  std::vector<uint32_t> lag_samples_us_;         // guarded by mu_; one per applied source transaction
+  std::vector<uint32_t> steady_lag_samples_us_;  // guarded by mu_; those after the first catch-up
+  std::atomic<int64_t> caught_up_at_us_{0};      // first wait_until_processed that succeeded (unix us)
 };
 
 }  // namespace sw::mover

@@ -2,7 +2,9 @@
 // (ROLLBACK MIGRATION: target -> source). Sub-steps are recorded before they are taken; a cutover
 // that stops before its flip is undone (here on abort, or by the next runner after a crash).
 #include <algorithm>
+#include <cstdio>
 #include <future>
+#include <thread>
 
 #include "catalog/directory_watcher.h"
 #include "common/log.h"
@@ -37,6 +39,13 @@ std::chrono::milliseconds ack_freshness(const config::Config& config) {
       kSilentFloor,
       2 * catalog::heartbeat_interval_for(std::chrono::milliseconds(0), config.sharding.directory_lease));
 }
+// A router that has not loaded MIGRATING confirmed its directory before it was published, so it
+// stops reading the source within its read lease of that. The margin covers a read routed just
+// before the lease ran out and still on its way to the source.
+constexpr auto kStaleReadMargin = std::chrono::milliseconds(100);
+Clock::duration stale_read_wait(const config::Config& config) {
+  return catalog::read_lease_for(config.sharding.directory_lease) + kStaleReadMargin;
+}
 }  // namespace
 
 Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m, bool reverse) {
@@ -49,7 +58,12 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   BucketSet buckets = bucket_set(m);
   PGconn* cat = catalog_.get();
   auto cutover_started = Clock::now();
+  std::string breakdown;  // "<step> +<ms>" for each step, for the flip's log line
   auto record = [&](MigrationStep step) {
+    char at[64];
+    std::snprintf(at, sizeof at, " %s +%.1f", catalog::migration_step_name(step),
+                  std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
+    breakdown += at;
     LOG_DEBUG("mover: migration %lld cutover step %s at +%.1f ms", (long long)id_,
               catalog::migration_step_name(step),
               std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
@@ -81,6 +95,7 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   // Routers that acknowledge MIGRATING hold new writes instead of sending them to the source. One
   // that does not answer in time (cut off from the catalog) may still route on its old directory:
   // the source's fence refuses those writes (SW001), so the cutover goes on without it.
+  const auto published = Clock::now();
   auto acknowledged =
       wait_for_routers(cat, *version, ack_freshness(*config_), config_->cutover.queue_timeout / 2);
   if (!acknowledged) return abort(acknowledged.status().message, false);
@@ -90,6 +105,17 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
         "guards "
         "the buckets",
         (long long)id_, (unsigned long long)*version, from_name.c_str());
+  // Reads meet no fence: a router that has not loaded MIGRATING and heartbeated within its read
+  // lease may read the source until that lease (confirmed before MIGRATING was published) runs
+  // out, so the flip waits for it.
+  auto behind = routers_behind(cat, *version, catalog::read_lease_for(config_->sharding.directory_lease));
+  if (!behind) return abort(behind.status().message, false);
+  const auto reads_fenced_at = published + (*behind > 0 ? stale_read_wait(*config_) : Clock::duration(0));
+  if (*behind > 0)
+    LOG_WARN(
+        "mover: migration %lld: %d router(s) did not load directory version %llu; the flip waits until "
+        "their read lease has run out",
+        (long long)id_, *behind, (unsigned long long)*version);
 
   if (Status s = record(MigrationStep::FenceSource); !s) return s;
   auto fenced_at = fence(from->get(), buckets, *version);
@@ -124,14 +150,18 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   if (Status s = record(MigrationStep::UnfenceTarget); !s) return s;
   if (Status s = unfence(to->get(), buckets); !s) return abort(s.message, false);
 
+  std::this_thread::sleep_until(reads_fenced_at);
   double pause_ms = std::chrono::duration<double, std::milli>(Clock::now() - pause_started).count();
   auto flipped = flip(buckets, to_name, reverse, pause_ms);
   if (!flipped) return flipped.status();  // outcome unknown: the next pass reads it from the catalog
   if (!*flipped) return abort("the catalog refused the flip", false);
   auto pause_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - pause_started).count();
   counters_.observe_pause_us(static_cast<uint64_t>(pause_us));
-  LOG_INFO("mover: migration %lld: %zu bucket(s) now on %s; writes paused %.1f ms", (long long)id_,
-           buckets.list().size(), to_name.c_str(), pause_ms);
+  LOG_INFO(
+      "mover: migration %lld: %zu bucket(s) now on %s; writes paused %.1f ms (steps, ms after the cutover "
+      "began:%s; flip +%.1f)",
+      (long long)id_, buckets.list().size(), to_name.c_str(), pause_ms, breakdown.c_str(),
+      std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
   crash_point(MigrationStep::Flipped);
   if (Status s = finish_flip(m, reverse); !s) return s;
   if (!reverse) forward_slot_dropped_ = true;

@@ -361,7 +361,16 @@ void MigrationRunner::stop_stream() {
     std::lock_guard<std::mutex> lock(stream_mutex_);
     stream.swap(stream_);
   }
-  if (stream) stream->stop();
+  if (!stream) return;
+  stream->stop();
+  const CatchUpStream::LagSummary all = stream->apply_lag(false), steady = stream->apply_lag(true);
+  if (all.transactions > 0)
+    LOG_INFO(
+        "mover: migration %lld%s apply lag (source commit to target commit) in steady catch-up over %zu "
+        "transaction(s): p50 %.1f ms, p99 %.1f ms, max %.1f ms; "
+        "with the copy's backlog over %zu: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+        (long long)id_, stream_reverse_ ? " reverse stream" : "", steady.transactions, steady.p50_ms,
+        steady.p99_ms, steady.max_ms, all.transactions, all.p50_ms, all.p99_ms, all.max_ms);
 }
 
 void MigrationRunner::bookkeep(const Status& written) const {

@@ -222,6 +222,15 @@ Status publish_active_on(PGconn* catalog, const BucketSet& buckets, const std::s
   return res ? Status::ok() : failed(res.status(), "publish ACTIVE on " + shard);
 }
 
+Result<int> routers_behind(PGconn* catalog, uint64_t version, std::chrono::milliseconds read_lease) {
+  auto res = query(catalog,
+                   "SELECT count(*) FROM shardwire.routers WHERE heartbeat_at > now() - $2::interval "
+                   "AND directory_version < $1",
+                   {std::to_string(version), std::to_string(read_lease.count()) + " milliseconds"});
+  if (!res) return res.status();
+  return std::atoi(text_value(res->get(), 0, 0).c_str());
+}
+
 Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds fresh,
                               std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;

@@ -60,6 +60,9 @@ Status publish_active_on(PGconn* catalog, const BucketSet& buckets, const std::s
 // Waits until every router with a heartbeat younger than `fresh` reports `version` or later.
 // False when `timeout` passed first. Routers silent for longer are not waited for (see
 // ack_freshness in cutover.cc).
+// How many routers that may still hold a valid read lease (heartbeat younger than `read_lease`)
+// have not reported `version`: they may read the old owner until their read lease runs out.
+Result<int> routers_behind(PGconn* catalog, uint64_t version, std::chrono::milliseconds read_lease);
 Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds fresh,
                               std::chrono::milliseconds timeout);
 }  // namespace sw::mover

@@ -11,7 +11,8 @@ namespace sw::net {
 Loop::Loop()
     : loop_(std::make_unique<uv_loop_t>()),
       async_(std::make_unique<uv_async_t>()),
-      check_(std::make_unique<uv_check_t>()) {
+      check_(std::make_unique<uv_check_t>()),
+      prepare_(std::make_unique<uv_prepare_t>()) {
   uv_loop_init(loop_.get());
   uv_async_init(loop_.get(), async_.get(), &Loop::on_async);
   async_->data = this;
@@ -19,11 +20,17 @@ Loop::Loop()
   check_->data = this;
   uv_check_start(check_.get(), &Loop::on_check);
   uv_unref(reinterpret_cast<uv_handle_t*>(check_.get()));
+  uv_prepare_init(loop_.get(), prepare_.get());
+  prepare_->data = this;
+  uv_prepare_start(prepare_.get(), &Loop::on_prepare);
+  uv_unref(reinterpret_cast<uv_handle_t*>(prepare_.get()));
+  mark_ms_ = uv_hrtime() / 1000000;
 }
 
 Loop::~Loop() {
   uv_close(reinterpret_cast<uv_handle_t*>(async_.get()), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(check_.get()), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(prepare_.get()), nullptr);
   // Let every pending close callback run before the loop memory goes away.
   uv_run(loop_.get(), UV_RUN_DEFAULT);
   uv_loop_close(loop_.get());
@@ -83,8 +90,43 @@ void Loop::on_async(uv_async_t* handle) {
   self->flush_dirty();
 }
 
+namespace {
+constexpr uint64_t kLatePoll = 250;      // ms past a poll's timeout
+constexpr uint64_t kStalledTurn = 1000;  // ms between two polls
+}  // namespace
+
+void Loop::account_stopped(uint64_t now_ms) {
+  if (in_poll_ && poll_timeout_ms_ < 0) return;  // an unbounded poll may sleep any time
+  uint64_t expected = in_poll_ ? static_cast<uint64_t>(poll_timeout_ms_) : 0;
+  uint64_t elapsed = now_ms - mark_ms_ - credited_ms_;
+  if (elapsed <= expected + (in_poll_ ? kLatePoll : kStalledTurn)) return;
+  stopped_ms_ += elapsed - expected;
+  credited_ms_ += elapsed - expected;
+}
+
+uint64_t Loop::active_ms() {
+  uint64_t now = uv_hrtime() / 1000000;
+  account_stopped(now);
+  return now - stopped_ms_;
+}
+
+void Loop::on_prepare(uv_prepare_t* handle) {
+  auto* self = static_cast<Loop*>(handle->data);
+  uint64_t now = uv_hrtime() / 1000000;
+  self->account_stopped(now);
+  self->in_poll_ = true;
+  self->poll_timeout_ms_ = uv_backend_timeout(self->loop_.get());
+  self->mark_ms_ = now;
+  self->credited_ms_ = 0;
+}
+
 void Loop::on_check(uv_check_t* handle) {
   auto* self = static_cast<Loop*>(handle->data);
+  uint64_t now = uv_hrtime() / 1000000;
+  self->account_stopped(now);
+  self->in_poll_ = false;
+  self->mark_ms_ = now;
+  self->credited_ms_ = 0;
   self->trim_idle();
   self->flush_dirty();
   ++self->iteration_;

@@ -12,6 +12,7 @@
 typedef struct uv_loop_s uv_loop_t;
 typedef struct uv_async_s uv_async_t;
 typedef struct uv_check_s uv_check_t;
+typedef struct uv_prepare_s uv_prepare_t;
 
 namespace sw::net {
 
@@ -41,6 +42,12 @@ class Loop {
   // (streaming) keeps them and is asked again next time, so buffers are not freed and regrown per
   // iteration.
   void mark_trim(Connection* connection);
+  // Milliseconds of a monotonic clock that does not count time the process was stopped
+  // (SIGSTOP, a frozen VM): a poll that returned more than 250 ms after its timeout, or more than
+  // 1 s between two iterations, is taken as stopped time. Deadlines of waits that the process
+  // serves (server login, pool waits, timers) use it, so they do not expire for time in which
+  // nobody could act; leases that guard correctness use a wall clock instead.
+  uint64_t active_ms();
   // Counts iterations (end-of-iteration checks); connections note when they last moved bytes.
   uint64_t iteration() const { return iteration_; }
   void forget(Connection* connection);
@@ -48,12 +55,21 @@ class Loop {
  private:
   static void on_async(uv_async_t* handle);
   static void on_check(uv_check_t* handle);
+  static void on_prepare(uv_prepare_t* handle);
+  void account_stopped(uint64_t now_ms);
   void flush_dirty();
   void trim_idle();
 
   std::unique_ptr<uv_loop_t> loop_;
   std::unique_ptr<uv_async_t> async_;
   std::unique_ptr<uv_check_t> check_;
+  std::unique_ptr<uv_prepare_t> prepare_;
+  // Stopped-time accounting (active_ms), in uv_hrtime milliseconds.
+  bool in_poll_ = false;
+  int poll_timeout_ms_ = -1;  // of the poll under way (-1: none)
+  uint64_t mark_ms_ = 0;      // when the poll, or the stretch between polls, began
+  uint64_t credited_ms_ = 0;  // of the time since mark_ms_, already counted as stopped
+  uint64_t stopped_ms_ = 0;   // total
   std::mutex posted_mutex_;
   std::vector<std::function<void()>> posted_;
   bool stopping_ = false;

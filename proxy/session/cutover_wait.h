@@ -1,5 +1,5 @@
-// A transaction whose first statement writes a bucket in cutover (MIGRATING) waits until the
-// directory says where the bucket lives now, bounded by cutover.queue_timeout and
+// A transaction whose first statement reads or writes a bucket in cutover (MIGRATING) waits until
+// the directory says where the bucket lives now, bounded by cutover.queue_timeout and
 // cutover.queue_max (then 40001). Statements of transactions already running on the source are
 // not held: they go on and meet the source's fence. A request routed again after a directory
 // change may wait once more without joining the queue again. Pure: the session owns the timer

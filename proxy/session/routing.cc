@@ -92,16 +92,30 @@ ExtendedBatch scan_extended_batch(std::string_view input, const wire::Limits& li
   }
 }
 
-Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard) {
+namespace {
+Placement refuse_stale_read() {
+  Placement placement;
+  placement.kind = Placement::Kind::Refuse;
+  placement.error = Status::proxy("57P03",
+                                  "shardwire cannot confirm the bucket directory for reads (catalog not "
+                                  "reached within the read lease); retry later");
+  return placement;
+}
+}  // namespace
+
+Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,
+                bool read_lease_valid) {
   using router::RouteKind;
   Placement placement;
   switch (route.kind) {
     case RouteKind::Shard:
     case RouteKind::Default:
-      if (route.migrating && route.writes) {
+      // Reads wait too: the old owner no longer sees the writes the new one acknowledges.
+      if (route.migrating) {
         placement.kind = Placement::Kind::WaitForCutover;
         return placement;
       }
+      if (route.kind == RouteKind::Shard && !route.writes && !read_lease_valid) return refuse_stale_read();
       placement.shard = route.shard;
       placement.routed = true;
       placement.label =
@@ -111,6 +125,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::AtBind: placement.shard = default_shard; return placement;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
+      if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
       if (protocol == Protocol::Simple && !in_transaction) {
         placement.kind = Placement::Kind::FanOut;
         return placement;

@@ -67,7 +67,7 @@ enum class Protocol { Simple, Extended };
 struct Placement {
   enum class Kind {
     Run,             // on `shard`
-    WaitForCutover,  // a write to a bucket in cutover
+    WaitForCutover,  // a statement on a bucket in cutover
     FanOut,          // on every shard (simple: scatter read or DDL; extended: scatter read)
     Refuse,          // answer `error`
   };
@@ -79,6 +79,10 @@ struct Placement {
 };
 
 // `in_transaction`: a deferred BEGIN waits for its shard (a transaction cannot span shards).
-Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard);
+// A statement on a MIGRATING bucket, read or write, waits for the cutover's outcome. Without
+// `read_lease_valid` (docs/architecture.md §7.4) reads of sharded tables are refused (57P03): the
+// directory may be stale and reads meet no fence.
+Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,
+                bool read_lease_valid);
 
 }  // namespace sw::session

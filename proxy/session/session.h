@@ -62,6 +62,9 @@ class SessionHost {
   virtual const std::shared_ptr<const router::Directory>& directory() = 0;
   // False once the directory could not be confirmed within sharding.directory_lease.
   virtual bool directory_lease_valid() = 0;
+  // False once the directory could not be confirmed within the read lease (shorter): a read of a
+  // sharded table then may not go to a shard that lost its buckets.
+  virtual bool directory_read_lease_valid() = 0;
   // A shard refused a write with SW001: the directory is stale.
   virtual void request_directory_refresh() = 0;
   virtual const router::RoutingRules& routing_rules() = 0;
@@ -281,6 +284,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void inject_abort(const Status& error, bool extended);
   void refuse_request(const Status& why);
   int default_shard() const;
+  // The host's read lease; when it lapsed, asks the watcher to confirm the directory soon.
+  bool read_lease_valid();
   pool::Pool* pool_for_shard(int shard, Status* error);
   // Cutover queue (session_cutover.cc)
   Start wait_for_cutover(const router::Route& route);

@@ -1,5 +1,5 @@
-// Session: writes to a bucket in cutover (the decisions are CutoverWait's). The request waits,
-// parked, until a new directory arrives or cutover.queue_timeout passes.
+// Session: statements (reads and writes) on a bucket in cutover (the decisions are CutoverWait's). The
+// request waits, parked, until a new directory arrives or cutover.queue_timeout passes.
 #include "common/log.h"
 #include "config/config.h"
 #include "session/session.h"
@@ -13,14 +13,14 @@ Session::Start Session::wait_for_cutover(const router::Route& route) {
       cutover_.leave();
       refuse_request(
           Status::proxy("40001", "bucket " + std::to_string(bucket) +
-                                     " is being moved and cutover.queue_max writes already wait; retry"));
+                                     " is being moved and cutover.queue_max statements already wait; retry"));
       return Start::Answered;
     }
     cutover_.registered();
     timers_.cutover = std::make_unique<net::Timer>(host_.loop());
     timers_.cutover->start(static_cast<uint64_t>(host_.config().cutover.queue_timeout.count()), 0,
                            [this] { on_cutover_timeout(); });
-    LOG_DEBUG("client=c%llu write to bucket %u waits for its cutover", (unsigned long long)id(), bucket);
+    LOG_DEBUG("client=c%llu statement on bucket %u waits for its cutover", (unsigned long long)id(), bucket);
   }
   set_request_state(RequestState::WaitingForCutover);
   return Start::Wait;
@@ -45,11 +45,11 @@ void Session::end_cutover_wait() {
 void Session::on_cutover_timeout() {
   uint32_t bucket = cutover_.bucket();
   end_cutover_wait();
-  LOG_INFO("client=c%llu write to bucket %u waited past cutover.queue_timeout", (unsigned long long)id(),
+  LOG_INFO("client=c%llu statement on bucket %u waited past cutover.queue_timeout", (unsigned long long)id(),
            bucket);
-  refuse_request(Status::proxy(
-      "40001",
-      "bucket " + std::to_string(bucket) + " is being moved; the write waited cutover.queue_timeout; retry"));
+  refuse_request(
+      Status::proxy("40001", "bucket " + std::to_string(bucket) +
+                                 " is being moved; the statement waited cutover.queue_timeout; retry"));
   if (phase_ == Phase::Ready) read_client_messages();
 }
 

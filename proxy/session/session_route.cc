@@ -118,7 +118,8 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     }
   }
   router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
-  Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard());
+  Placement placement =
+      place(route, Protocol::Simple, txn_.control.deferred(), default_shard(), read_lease_valid());
   switch (placement.kind) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
@@ -126,6 +127,12 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }
   return Start::Answered;
+}
+
+bool Session::read_lease_valid() {
+  if (host_.directory_read_lease_valid()) return true;
+  host_.request_directory_refresh();
+  return false;
 }
 
 Session::Start Session::run_on(const Placement& placement, int* shard) {

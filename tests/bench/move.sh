@@ -429,6 +429,8 @@ echo "| peak lag_bytes, SHOW MIGRATIONS (catching up) | $(peak 6) |"
 echo "| peak lag_seconds, SHOW MIGRATIONS | $(peak 7) |"
 echo "| peak shardwire_mover_lag_bytes | $(peak 9) |"
 echo "| peak shardwire_mover_lag_seconds | $(peak 10) |"
+APPLY_LAG=$(grep -m1 -oE "mover: migration $ID apply lag .*" "$WORK/shardwire.log" | sed 's/^mover: migration [0-9]* //' || true)
+echo "| catch-up apply lag, source commit to target commit (logged when the stream stops) | ${APPLY_LAG:--} |"
 echo "| writes queued behind the cutover (debug log lines) | $QUEUED_LINES |"
 echo "| peak shardwire_cutover_queued_writes (sampled) | $(awk -F'\t' '$11 + 0 > m { m = $11 + 0 } END { print m + 0 }' "$POLL") |"
 echo "| last_pause_ms (SHOW MIGRATIONS) | $(awk -F'\t' '$8 != "" { p = $8 } END { print (p == "" ? "-" : p) }' "$POLL") |"

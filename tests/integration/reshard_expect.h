@@ -22,7 +22,9 @@ inline Report expect_nothing_lost(Deployment& d, Workload& w, const MigrationWat
   REQUIRE_MESSAGE(done, "migrations not done:\n" << watch.summary() << d.log_tails(80));
 
   Report report = check_history(d, w);
-  MESSAGE(format_figures(report, w, watch, from, to));
+  double worst_lag_p99_ms = 0;
+  MESSAGE(format_figures(report, w, watch, from, to)
+          << format_apply_lag(d, &worst_lag_p99_ms) << format_cutover_steps(d));
   CHECK(report.problem_count() == 0);
   CHECK_MESSAGE(w.anomalies().empty(), w.anomalies().front());
   CHECK(report.moved_buckets == moved_buckets);

@@ -4,8 +4,9 @@
 // shardwire instances, each recording what it sent and what it was told; the history checker
 // (harness/reshard_checker.h) then proves every acknowledged write is on its bucket's owner
 // exactly once, nothing failed is half-present, nothing was written on a source after its flip,
-// 20% +- 1% of the rows moved, and every shard holds the mean number of rows +- 5%.
-// reshard_faults_test.cc runs the same scenario under faults.
+// no read missed a write acknowledged before it began (clients also read other clients' pairs,
+// mostly through the other instance), 20% +- 1% of the rows moved, and every shard holds the mean number of
+// rows +- 5%. reshard_faults_test.cc runs the same scenario under faults.
 //
 // RESHARD_ROWS_PER_BUCKET (5), RESHARD_CLIENTS (8) and RESHARD_THINK_MS (5, between a client's
 // transactions) scale it (tests/bench/reshard.sh).
@@ -58,6 +59,11 @@ TEST_SUITE("reshard") {
     size_t not_ok = 0;
     for (const Op& op : w.ops()) not_ok += op.outcome != Outcome::Ok;
     CHECK(not_ok == 0);
+    // Reads of a moving bucket wait with its writes; none fails.
+    size_t reads_failed = 0;
+    for (const Read& read : w.reads()) reads_failed += !read.ok;
+    CHECK(reads_failed == 0);
+    CHECK(report.reads > 100);
 
     // Balanced data: every shard within +-5% of the mean number of rows (bucket counts differ).
     const std::vector<long long> rows = d.rows_per_shard();

@@ -1,11 +1,15 @@
 // Process control and logs: SIGHUP reload (and a broken file that is refused with file:line),
-// SIGTERM draining open transactions, SIGINT exiting at once, no secrets in the log.
+// SIGTERM draining open transactions, SIGINT exiting at once, no secrets in the log, and
+// SIGSTOP/SIGCONT: time the process was stopped does not count against its timeouts.
 #include <sys/wait.h>
 
 #include <csignal>
+#include <fstream>
+#include <future>
 #include <regex>
 #include <sstream>
 
+#include "harness/tcp_forwarder.h"
 #include "it_test.h"
 
 using namespace it;
@@ -28,9 +32,52 @@ std::string replace_line(const std::string& text, const std::string& needle, con
   return out;
 }
 
+// The state letter of /proc/<pid>/stat ('T' when stopped).
+char process_state(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+}
+
 }  // namespace
 
 TEST_SUITE("signals") {
+  TEST_CASE(
+      "SIGSTOP/SIGCONT: a server login under way does not time out for the time the process was stopped") {
+    PROXY_ONLY();
+    TcpForwarder relay(shared_cluster().port());  // the shard, behind a relay the test can freeze
+    ProxyOptions o;
+    o.server_connect_timeout = "1s";
+    o.workers = 1;
+    ProxyProcess proxy(relay.port(), o);
+    INFO("proxy log:\n" << proxy.log_tail());
+    // The first client keeps its server in a transaction, so the second one needs a new server.
+    PgConn first = connect_or_throw(proxy.conninfo());
+    REQUIRE_OK(first.exec("BEGIN"));
+    REQUIRE_OK(first.exec("SELECT 1"));
+
+    relay.freeze(true);  // the new server's login waits in the relay
+    auto second = std::async(std::launch::async, [&]() -> std::string {
+      ConnectResult c = connect(proxy.conninfo(), 20s);
+      if (!c.ok) return "connect: " + c.error;
+      PgResult r = c.conn.exec("SELECT 2", 20s);
+      return r.ok() ? r.value() : r.describe();
+    });
+    std::this_thread::sleep_for(300ms);
+    REQUIRE(proxy.signal(SIGSTOP));
+    REQUIRE(wait_until([&] { return process_state(proxy.pid()) == 'T'; }, 2s, 10ms));
+    std::this_thread::sleep_for(2500ms);  // 2.5 x server_connect_timeout, stopped
+    relay.freeze(false);                  // the server answers while shardwire is stopped
+    std::this_thread::sleep_for(300ms);
+    CHECK(second.wait_for(0ms) == std::future_status::timeout);  // nothing could answer meanwhile
+    REQUIRE(proxy.signal(SIGCONT));
+    REQUIRE(second.wait_for(30s) == std::future_status::ready);
+    CHECK(second.get() == "2");
+    CHECK_FALSE(contains(proxy.log(), "server_connect_timeout expired"));
+    REQUIRE_OK(first.exec("COMMIT"));
+  }
+
   TEST_CASE("SIGHUP reloads the config; a broken file keeps the running config and the log names file:line") {
     PROXY_ONLY();
     ProxyOptions o;

@@ -140,6 +140,16 @@ void PgCluster::stop() {
   check(r, "pg_ctl stop");
 }
 
+void PgCluster::restart_immediate() {
+  CommandOptions opts;
+  opts.cwd = dir_;
+  auto r = run_command(as_postgres({pg_bin("pg_ctl"), "restart", "-w", "-t", "60", "-m", "immediate", "-D",
+                                    data_dir(), "-l", dir_ + "/postgres.log"}),
+                       "", 90s, opts);
+  check(r, "pg_ctl restart -m immediate");
+  running_ = true;
+}
+
 std::string PgCluster::conninfo(const std::string& db, const std::string& user,
                                 const std::string& password) const {
   return "host=127.0.0.1 port=" + std::to_string(port_) + " dbname=" + db + " user=" + user +

@@ -35,6 +35,10 @@ class PgCluster {
 
   void stop();   // pg_ctl stop -m immediate
   void start();  // pg_ctl start -w (same port)
+  // pg_ctl restart -m immediate: the postmaster and every backend die at once, as in a crash, and
+  // the server recovers from its WAL. Commits are kept only with synchronous_commit = on (the
+  // harness sets it off; set it on with ALTER SYSTEM where a test needs that).
+  void restart_immediate();
   bool running() const { return running_; }
   std::string log_tail(size_t lines = 40) const;
 

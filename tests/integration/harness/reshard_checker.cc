@@ -1,6 +1,7 @@
 #include "harness/reshard_checker.h"
 
 #include <algorithm>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -170,6 +171,43 @@ void check_leftovers(const Deployment& d, const std::map<uint32_t, int>& moved_f
   }
 }
 
+// A read that began at T (an answer, not an error) must see every write to its pair acknowledged
+// before T: the insert (unless a delete that may have applied began before the read ended), each
+// acknowledged increment (qty can only be higher: unknown increments add), and the delete.
+void check_reads(const Workload& w, Report& report) {
+  std::map<std::string, size_t> pair_of;
+  for (size_t i = 0; i < w.pairs().size(); ++i) pair_of[w.pairs()[i].note] = i;
+  std::map<size_t, std::vector<const Op*>> ops_of;
+  for (const Op& op : w.ops()) ops_of[op.pair].push_back(&op);
+  for (const Read& read : w.reads()) {
+    if (!read.ok) continue;
+    ++report.reads;
+    const size_t pair = pair_of.at(read.note);
+    bool inserted = false, deleted = false, maybe_deleted = false;
+    int increments = 0;
+    for (const Op* op : ops_of[pair]) {
+      const double acked_s = op->start_s + op->latency_ms / 1000.0;
+      const bool before = op->outcome == Outcome::Ok && acked_s < read.start_s;
+      if (op->kind == OpKind::Insert) inserted = inserted || before;
+      if (op->kind == OpKind::Update) increments += before ? 1 : 0;
+      if (op->kind == OpKind::Delete) {
+        deleted = deleted || before;
+        maybe_deleted = maybe_deleted || (op->outcome != Outcome::Failed && op->start_s < read.end_s);
+      }
+    }
+    std::string why;
+    if (read.found && deleted) why = "saw a row deleted before it began";
+    if (read.found && read.qty < increments)
+      why = "saw qty " + std::to_string(read.qty) + " after " + std::to_string(increments) +
+            " acknowledged increments";
+    if (!read.found && inserted && !maybe_deleted) why = "missed a row inserted before it began";
+    if (!why.empty())
+      problem(report, report.stale_reads,
+              "read of " + read.note + " (bucket " + std::to_string(read.bucket) + ") at " +
+                  std::to_string(read.start_s) + " s " + why);
+  }
+}
+
 }  // namespace
 
 Report check_history(const Deployment& d, const Workload& w) {
@@ -197,6 +235,7 @@ Report check_history(const Deployment& d, const Workload& w) {
   check_seeds(d, rows, owner, report);
   check_writes_after_flip(d, moved_from, owner, report);
   check_leftovers(d, moved_from, report);
+  check_reads(w, report);
   return report;
 }
 
@@ -245,14 +284,55 @@ std::string format_figures(const Report& report, const Workload& workload, const
       << failed << ", unknown outcome " << unknown << "; errors by SQLSTATE:";
   for (const auto& [state, n] : errors) out << " " << state << "=" << n;
   if (errors.empty()) out << " none";
+  std::map<std::string, int> read_errors;
+  for (const Read& read : workload.reads())
+    if (!read.ok) ++read_errors[read.sqlstate];
+  out << "\nreads: " << workload.reads().size() << "; errors by SQLSTATE:";
+  for (const auto& [state, n] : read_errors) out << " " << state << "=" << n;
+  if (read_errors.empty()) out << " none";
   out << "\nrebalance: " << (to_s - from_s) << " s; peak lag " << watch.peak_lag_bytes() << " bytes / "
       << watch.peak_lag_seconds() << " s\n";
   out << "checker: lost " << report.lost << ", duplicated " << report.duplicated << ", half-present "
       << report.half_present << ", misplaced " << report.misplaced << ", wrong qty " << report.wrong_qty
       << ", present after failure " << report.present_after_failure << ", written after flip "
-      << report.written_after_flip << ", leftovers " << report.leftovers << "\n";
+      << report.written_after_flip << ", leftovers " << report.leftovers << ", stale reads "
+      << report.stale_reads << " of " << report.reads << " reads\n";
   for (const std::string& p : report.problems) out << "  " << p << "\n";
   return out.str();
+}
+
+std::string format_apply_lag(Deployment& d, double* worst_p99_ms) {
+  static const std::regex line(
+      R"(mover: migration (\d+) apply lag \(source commit to target commit\) in steady catch-up over (\d+) )"
+      R"(transaction\(s\): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms; with the copy's backlog )"
+      R"(over (\d+): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms)");
+  std::ostringstream out;
+  *worst_p99_ms = 0;
+  int migrations = 0;
+  for (int i = 0; i < kInstances; ++i) {
+    const std::string log = d.instance(i).log();
+    for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
+      const std::smatch& m = *it;
+      ++migrations;
+      *worst_p99_ms = std::max(*worst_p99_ms, std::stod(m[4].str()));
+      out << "  migration " << m[1] << ": steady " << m[2] << " transactions, p50 " << m[3] << " / p99 "
+          << m[4] << " / max " << m[5] << " ms; with the copy's backlog " << m[6] << " transactions, p50 "
+          << m[7] << " / p99 " << m[8] << " / max " << m[9] << " ms\n";
+    }
+  }
+  return "catch-up apply lag (source commit to target commit), " + std::to_string(migrations) +
+         " forward streams (worst steady p99 " + std::to_string(*worst_p99_ms) + " ms):\n" + out.str();
+}
+
+std::string format_cutover_steps(Deployment& d) {
+  static const std::regex line(R"(mover: migration \d+: \d+ bucket\(s\) now on s4; writes paused .*)");
+  std::string out = "cutovers (pause; steps in ms after the cutover began):\n";
+  for (int i = 0; i < kInstances; ++i) {
+    const std::string log = d.instance(i).log();
+    for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it)
+      out += "  " + it->str() + "\n";
+  }
+  return out;
 }
 
 }  // namespace it::reshard

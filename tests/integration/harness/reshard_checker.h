@@ -11,6 +11,8 @@
 //    application write on the source is older than the directory's owner change);
 //  * the seed rows are all there, once, on their owners; the moved buckets are fenced on their
 //    source, no bucket is left MIGRATING, no replication slot or publication is left;
+//  * no stale read: a read that began after a write to its pair was acknowledged sees it (the
+//    pair's insert, its acknowledged increments, its delete);
 //  * figures: how many buckets and rows moved (the scenario asserts 20% +- 1%).
 #pragma once
 
@@ -39,12 +41,14 @@ struct Report {
   size_t wrong_qty = 0;
   size_t present_after_failure = 0;  // a failed insert's or acknowledged delete's rows present
   size_t written_after_flip = 0;
+  size_t reads = 0;                   // answered reads checked
+  size_t stale_reads = 0;             // missed a write acknowledged before the read began
   size_t leftovers = 0;               // fences, MIGRATING buckets, slots, publications, stray rows
   std::vector<std::string> problems;  // the first ones, described
 
   size_t problem_count() const {
     return lost + duplicated + half_present + misplaced + wrong_qty + present_after_failure +
-           written_after_flip + leftovers;
+           written_after_flip + leftovers + stale_reads;
   }
   double moved_row_share() const {
     return rows_total == 0 ? 0 : static_cast<double>(rows_in_moved_buckets) / static_cast<double>(rows_total);
@@ -59,5 +63,13 @@ Report check_history(const Deployment& deployment, const Workload& workload);
 // [from_s, to_s]: the rebalance, in workload time (Workload::elapsed_s()).
 std::string format_figures(const Report& report, const Workload& workload, const MigrationWatch& watch,
                            double from_s, double to_s);
+
+// The catch-up apply lag each migration's forward stream logged when it stopped (source commit to
+// target commit; `mover: migration N apply lag ...`), one line per migration, and the worst p99 of
+// steady catch-up.
+std::string format_apply_lag(Deployment& deployment, double* worst_p99_ms);
+
+// Each forward cutover's log line: the pause and its steps in ms after the cutover began.
+std::string format_cutover_steps(Deployment& deployment);
 
 }  // namespace it::reshard

@@ -30,6 +30,7 @@ struct Workload::Client {
   std::vector<Pair> pairs;
   std::vector<Op> ops;
   std::vector<std::string> anomalies;
+  std::vector<Read> reads;
 };
 
 Workload::Workload(WorkloadOptions options) : options_(std::move(options)) {}
@@ -91,6 +92,34 @@ Outcome run_transaction(PgConn& conn, const std::vector<std::string>& statements
 
 }  // namespace
 
+bool Workload::read_other(Client& c) {
+  int64_t tenant = 0;
+  Read read{};
+  {
+    std::lock_guard<std::mutex> lock(announced_mutex_);
+    if (announced_.empty()) return false;
+    const auto& [client, key, note] = announced_[c.rng() % announced_.size()];
+    if (client == c.index) return false;
+    tenant = key;
+    read.note = note;
+  }
+  read.bucket = bucket_of_key(tenant);
+  read.start_s = static_cast<double>(now_ns() - started_ns_) / 1e9;
+  PgResult r = c.conn.exec("SELECT qty FROM orders WHERE tenant_id = " + std::to_string(tenant) +
+                               " AND note = '" + read.note + "/a'",
+                           std::chrono::seconds(30));
+  read.end_s = static_cast<double>(now_ns() - started_ns_) / 1e9;
+  read.ok = r.ok();
+  read.found = r.ok() && r.rows() == 1;
+  read.qty = read.found ? std::stoi(r.value()) : 0;
+  if (!r.ok()) {
+    read.sqlstate = r.sqlstate().empty() ? "-" : r.sqlstate();
+    std::fprintf(stderr, "workload: read failed: %s %s\n", read.sqlstate.c_str(), r.error().c_str());
+  }
+  c.reads.push_back(std::move(read));
+  return true;
+}
+
 void Workload::run_client(int index) {
   Client c{index,    std::mt19937_64(options_.seed * 1000003 + static_cast<uint64_t>(index)),
            PgConn(), index % options_.instances,
@@ -106,6 +135,11 @@ void Workload::run_client(int index) {
         continue;
       }
       c.conn = std::move(r.conn);
+    }
+    if (c.rng() % 3 == 0 && read_other(c)) {
+      if (PQstatus(c.conn.get()) != CONNECTION_OK) c.conn.reset();
+      if (options_.think_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options_.think_ms));
+      continue;
     }
     const uint64_t dice = c.rng() % 10;
     Op op{};
@@ -144,7 +178,11 @@ void Workload::run_client(int index) {
     switch (op.kind) {
       case OpKind::Insert:
         pair.insert = op.outcome;
-        if (op.outcome == Outcome::Ok) live.push_back(op.pair);
+        if (op.outcome == Outcome::Ok) {
+          live.push_back(op.pair);
+          std::lock_guard<std::mutex> lock(announced_mutex_);
+          announced_.emplace_back(index, pair.tenant, pair.note);
+        }
         break;
       case OpKind::Update:
         if (op.outcome == Outcome::Ok) ++pair.increments_ok;
@@ -169,6 +207,7 @@ void Workload::run_client(int index) {
     ops_.push_back(op);
   }
   anomalies_.insert(anomalies_.end(), c.anomalies.begin(), c.anomalies.end());
+  reads_.insert(reads_.end(), c.reads.begin(), c.reads.end());
 }
 
 double percentile(std::vector<double> values, double p) {

@@ -1,7 +1,8 @@
 // The reshard scenario's write workload: clients spread over several shardwire instances insert,
 // update and delete pairs of rows on random keys (so over all buckets), each recording every
-// transaction it sent and the answer it got. The history is what the checker
-// (reshard_checker.h) holds the shards to.
+// transaction it sent and the answer it got. A third of a client's turns read a pair another
+// client wrote (so mostly through the other instance), for the stale-read check. The history is what the
+// checker (reshard_checker.h) holds the shards to.
 //
 // A pair is two rows of one tenant (notes "<note>/a" and "<note>/b") that are only ever written
 // together, in one transaction: inserted, incremented (qty + 1 on both) or deleted. So after any
@@ -17,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace it::reshard {
@@ -35,6 +37,18 @@ struct Op {
   double latency_ms;  // BEGIN sent .. COMMIT (or the failing statement) answered
   Outcome outcome;
   std::string sqlstate;  // of the error; "" when there was none ("-" for a lost connection)
+};
+
+// A read of another client's pair (one row, "<note>/a"), autocommit, through the reader's instance.
+struct Read {
+  std::string note;  // the pair's
+  uint32_t bucket;
+  double start_s;  // since the workload started
+  double end_s;
+  bool ok;     // answered without an error
+  bool found;  // the row was there
+  int qty;
+  std::string sqlstate;  // of the error
 };
 
 struct Pair {
@@ -73,6 +87,7 @@ class Workload {
   // Valid after stop().
   const std::vector<Pair>& pairs() const { return pairs_; }
   const std::vector<Op>& ops() const { return ops_; }
+  const std::vector<Read>& reads() const { return reads_; }
   // Command tags that contradict the history (an UPDATE of a live pair touching other than 2
   // rows, ...): each is a lost or duplicated row seen by a client.
   const std::vector<std::string>& anomalies() const { return anomalies_; }
@@ -81,6 +96,8 @@ class Workload {
  private:
   struct Client;
   void run_client(int index);
+  // One read of a pair announced by another client; false when there is none yet.
+  bool read_other(Client& c);
 
   WorkloadOptions options_;
   std::atomic<bool> stopping_{false};
@@ -89,6 +106,10 @@ class Workload {
   std::vector<Pair> pairs_;
   std::vector<Op> ops_;
   std::vector<std::string> anomalies_;
+  std::vector<Read> reads_;
+  std::mutex announced_mutex_;
+  // Pairs whose insert was acknowledged: (client, tenant, note), for other clients to read.
+  std::vector<std::tuple<int, int64_t, std::string>> announced_;
   int64_t started_ns_ = 0;
 };
 

@@ -26,11 +26,17 @@ ShardedSetup::ShardedSetup(const PgCluster& cluster, ShardedOptions options)
   catalog_cluster_->create_database(catalog_db_);
   for (int i = 0; i < options_.shards; ++i) {
     shard_dbs_.push_back(unique_name("swshard" + std::to_string(i) + "_"));
-    cluster_.create_database(shard_dbs_.back());
+    shard_cluster(i).create_database(shard_dbs_.back());
   }
 }
 
-std::string ShardedSetup::shard_dsn(int i) const { return dsn_of(cluster_, shard_db(i)); }
+const PgCluster& ShardedSetup::shard_cluster(int i) const {
+  size_t at = static_cast<size_t>(i);
+  return at < options_.shard_clusters.size() && options_.shard_clusters[at] ? *options_.shard_clusters[at]
+                                                                            : cluster_;
+}
+
+std::string ShardedSetup::shard_dsn(int i) const { return dsn_of(shard_cluster(i), shard_db(i)); }
 
 std::string ShardedSetup::catalog_dsn() const { return dsn_of(*catalog_cluster_, catalog_db_); }
 
@@ -83,7 +89,7 @@ std::unique_ptr<ProxyProcess> ShardedSetup::start_proxy(const std::string& catal
   return std::make_unique<ProxyProcess>(cluster_.port(), proxy_options(catalog_dsn_override));
 }
 
-PgConn ShardedSetup::shard(int i) const { return cluster_.admin(shard_db(i)); }
+PgConn ShardedSetup::shard(int i) const { return shard_cluster(i).admin(shard_db(i)); }
 
 PgConn ShardedSetup::catalog() const { return catalog_cluster_->admin(catalog_db_); }
 

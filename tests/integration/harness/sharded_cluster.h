@@ -27,6 +27,8 @@ struct ShardedOptions {
   std::string tables_yaml = "    - name: orders\n      key: tenant_id\n      type: bigint\n";
   // Where the catalog database lives; null: on the shards' cluster.
   const PgCluster* catalog_cluster = nullptr;
+  // Where shard i lives, when shard_clusters[i] is set; else on the shards' cluster.
+  std::vector<const PgCluster*> shard_clusters;
   // Base options of every proxy (pool size, workers, log level...). dbname/shard_dsn/extra_yaml
   // are filled in by ShardedSetup.
   ProxyOptions proxy;
@@ -42,6 +44,7 @@ class ShardedSetup {
   const std::string& shard_db(int i) const { return shard_dbs_.at(static_cast<size_t>(i)); }
   const std::string& catalog_db() const { return catalog_db_; }
   const PgCluster& cluster() const { return cluster_; }
+  const PgCluster& shard_cluster(int i) const;
   const PgCluster& catalog_cluster() const { return *catalog_cluster_; }
 
   std::string shard_dsn(int i) const;  // TCP, user app (what the proxy uses)

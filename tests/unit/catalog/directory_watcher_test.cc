@@ -38,6 +38,12 @@ TEST_CASE("heartbeat period: configured, else min(1 s, lease / 4), at least 10 m
   CHECK(heartbeat_interval_for(0ms, 20ms) == 10ms);
 }
 
+TEST_CASE("read lease: max(2 heartbeat intervals, 4 s), at most the directory lease") {
+  CHECK(read_lease_for(30s) == 4000ms);
+  CHECK(read_lease_for(2s) == 2000ms);
+  CHECK(read_lease_for(10s) == 4000ms);
+}
+
 TEST_CASE("default router id is host:port:pid") {
   CHECK(default_router_id("db1", 6432, 4242) == "db1:6432:4242");
 }

@@ -247,7 +247,7 @@ TEST_CASE("placing a route") {
     route.migrating = c.migrating_write;
     route.table = "orders";
     route.error = sw::Status::client("0A000", "no key");
-    Placement placement = sw::session::place(route, c.protocol, c.in_transaction, 0);
+    Placement placement = sw::session::place(route, c.protocol, c.in_transaction, 0, true);
     CHECK(placement.kind == c.placed);
     if (placement.kind == Placement::Kind::Run) {
       CHECK(placement.shard == c.shard);
@@ -255,4 +255,32 @@ TEST_CASE("placing a route") {
     }
     if (placement.kind == Placement::Kind::Refuse) CHECK(placement.error.sqlstate == "0A000");
   }
+}
+
+TEST_CASE("a read of a bucket in cutover waits; without the read lease reads of sharded tables are refused") {
+  using sw::router::Route;
+  using sw::router::RouteKind;
+  Route read;
+  read.kind = RouteKind::Shard;
+  read.shard = 1;
+  read.table = "orders";
+  read.migrating = true;
+  CHECK(sw::session::place(read, Protocol::Simple, false, 0, true).kind == Placement::Kind::WaitForCutover);
+  CHECK(sw::session::place(read, Protocol::Extended, false, 0, false).kind ==
+        Placement::Kind::WaitForCutover);
+  read.migrating = false;
+  CHECK(sw::session::place(read, Protocol::Simple, false, 0, true).kind == Placement::Kind::Run);
+  Placement refused = sw::session::place(read, Protocol::Simple, false, 0, false);
+  CHECK(refused.kind == Placement::Kind::Refuse);
+  CHECK(refused.error.sqlstate == "57P03");
+  Route write = read;
+  write.writes = true;  // writes route on the directory lease and meet the source's fence
+  CHECK(sw::session::place(write, Protocol::Simple, false, 0, false).kind == Placement::Kind::Run);
+  Route scatter;
+  scatter.kind = RouteKind::Scatter;
+  CHECK(sw::session::place(scatter, Protocol::Simple, false, 0, false).kind == Placement::Kind::Refuse);
+  Route unsharded;
+  unsharded.kind = RouteKind::Default;
+  unsharded.shard = 0;
+  CHECK(sw::session::place(unsharded, Protocol::Simple, false, 0, false).kind == Placement::Kind::Run);
 }
