@@ -56,7 +56,7 @@ EVENTS_DDL="CREATE TABLE events (id bigint NOT NULL, tenant_id bigint NOT NULL, 
   v bigint NOT NULL, created_at timestamptz NOT NULL, note text)"
 INDEX_DDL="CREATE INDEX events_created_at ON events (created_at)"
 # Row g: its own tenant, group g mod GROUP_COUNT, a scattered value, one second apart.
-ROWS_SQL="SELECT g, g, g % $GROUP_COUNT, (g * 7919) % 100003, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 second',
+ROWS_SQL="SELECT g, g, g % $GROUP_COUNT, (g::bigint * 7919) % 100003, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 second',
   'event ' || g FROM generate_series(1, $ROWS) g"
 
 echo "bench: loading $ROWS rows into direct" >&2
