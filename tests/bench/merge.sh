@@ -217,7 +217,7 @@ run_one() {
     "$((rows_after - rows_before))" >&2
 }
 
-for round in $(seq 1 "$ROUNDS"); do
+for _ in $(seq 1 "$ROUNDS"); do
   for script in $SCRIPTS; do
     for clients in $CLIENTS; do
       for target in $TARGETS; do
