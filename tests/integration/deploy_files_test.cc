@@ -151,8 +151,8 @@ Dashboard load_dashboard(const std::string& path) {
   return d;
 }
 
-const std::vector<std::string> kRows = {"Traffic", "Latency", "Pools", "Errors", "Directory & buckets",
-                                        "Mover"};
+const std::vector<std::string> kRows = {"Traffic", "Merged reads",        "Latency", "Pools",
+                                        "Errors",  "Directory & buckets", "Mover"};
 
 // Grafana's variables as a dashboard user sees them: $__rate_interval with a 1 s scrape interval
 // is at least 4 scrapes; "All" instances.
@@ -239,6 +239,8 @@ const std::vector<std::string> kFamilies = {"shardwire_client_connections",
                                             "shardwire_server_sent_bytes_total",
                                             "shardwire_parse_cache_hits_total",
                                             "shardwire_parse_cache_misses_total",
+                                            "shardwire_merged_reads_total",
+                                            "shardwire_merged_rows_total",
                                             "shardwire_directory_version",
                                             "shardwire_directory_age_seconds",
                                             "shardwire_directory_lease_valid",
