@@ -9,6 +9,7 @@
 
 #include "catalog/catalog_sql.h"
 #include "common/log.h"
+#include "wire/byte_reader.h"
 
 namespace sw::mover {
 namespace {
@@ -56,18 +57,18 @@ class BinaryTupleCounter {
  private:
   enum class Expect { Header, HeaderExtension, FieldCount, FieldLength, FieldData, End };
 
-  static uint32_t be32(const std::string& s, size_t at) {
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data() + at);
-    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-  }
-
+  // partial_ holds exactly the item's bytes: the reads below cannot fail.
   void fixed_item_done(uint64_t* tuples) {
+    wire::ByteReader item(partial_);
     if (expect_ == Expect::Header) {
-      skip_ = be32(partial_, 15);
+      uint32_t extension = 0;
+      item.skip(15);  // signature and flags
+      item.u32(extension);
+      skip_ = extension;
       expect_ = skip_ ? Expect::HeaderExtension : Expect::FieldCount;
     } else if (expect_ == Expect::FieldCount) {
-      const auto* p = reinterpret_cast<const unsigned char*>(partial_.data());
-      const auto count = static_cast<int16_t>((p[0] << 8) | p[1]);
+      int16_t count = 0;
+      item.i16(count);
       if (count < 0) {
         expect_ = Expect::End;
       } else if (count == 0) {
@@ -77,7 +78,8 @@ class BinaryTupleCounter {
         expect_ = Expect::FieldLength;
       }
     } else {  // FieldLength
-      const auto length = static_cast<int32_t>(be32(partial_, 0));
+      int32_t length = 0;
+      item.i32(length);
       if (length > 0) {
         skip_ = static_cast<uint64_t>(length);
         expect_ = Expect::FieldData;

@@ -33,7 +33,7 @@ DEPENDS_ON = {
     "net": ["common"],
     "config": ["common"],
     "parser": ["common"],
-    "router": ["parser", "config"],
+    "router": ["parser", "config", "wire"],
     "catalog": ["router", "config"],
     "mover": ["catalog", "router", "wire", "config", "stats"],
     "pool": ["net", "wire", "auth", "config", "stats"],
