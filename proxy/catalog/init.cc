@@ -133,7 +133,9 @@ Result<InitReport> initialize(const config::Config& config) {
   report.directory_version = d.version();
   report.buckets = d.bucket_count();
   report.shard_names = d.shards();
-  for (uint16_t i = 0; i < d.shards().size(); ++i) report.buckets_per_shard.push_back(d.owned_by(i));
+  report.buckets_per_shard.reserve(d.shards().size());
+  for (size_t i = 0; i < d.shards().size(); ++i)  // a Directory holds at most 65535 shards
+    report.buckets_per_shard.push_back(d.owned_by(static_cast<uint16_t>(i)));
   for (size_t i = 0; i < config.shards.size(); ++i) {
     ShardInitReport shard_report;
     if (Status s = init_shard(config, i, d, shard_report); !s) return s;

@@ -127,7 +127,8 @@ Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& rela
     if (relation.columns[i].key) {
       conflict += (conflict.empty() ? "" : ", ") + name;
     } else {
-      set += (set.empty() ? "" : ", ") + name + " = EXCLUDED." + name;
+      if (!set.empty()) set += ", ";
+      set.append(name).append(" = EXCLUDED.").append(name);
     }
   }
   // OVERRIDING SYSTEM VALUE: the source's value of a GENERATED ALWAYS AS IDENTITY column is the

@@ -136,6 +136,7 @@ Status ChangeApplier::run_pipelined(const std::vector<ApplyStatement>& statement
       "applying the source transaction ending at " + lsn_text(end_lsn) + " on the target";
   auto send = [&](const std::string& sql, const std::vector<std::optional<std::string>>& params) {
     std::vector<const char*> values;
+    values.reserve(params.size());
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
     return PQsendQueryParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                              nullptr, 0) == 1;

@@ -34,7 +34,8 @@ Result<Lsn> parse_lsn(std::string_view text) {
   return (high << 32) | low;
 }
 
-BucketSet::BucketSet(uint32_t bucket_count, std::vector<uint32_t> buckets) : member_(bucket_count, false) {
+BucketSet::BucketSet(uint32_t bucket_count, const std::vector<uint32_t>& buckets)
+    : member_(bucket_count, false) {
   for (uint32_t b : buckets) {
     if (b < bucket_count) member_[b] = true;
   }

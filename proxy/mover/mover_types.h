@@ -22,7 +22,7 @@ class BucketSet {
  public:
   BucketSet() = default;
   // Duplicates are dropped; buckets >= bucket_count are a caller bug (dropped too).
-  BucketSet(uint32_t bucket_count, std::vector<uint32_t> buckets);
+  BucketSet(uint32_t bucket_count, const std::vector<uint32_t>& buckets);
   bool contains(uint32_t bucket) const { return bucket < member_.size() && member_[bucket]; }
   const std::vector<uint32_t>& list() const { return list_; }
   uint32_t bucket_count() const { return static_cast<uint32_t>(member_.size()); }

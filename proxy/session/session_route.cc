@@ -204,6 +204,7 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
   LOG_DEBUG("client=c%llu %s on %zu shards", (unsigned long long)id(),
             mode == Fanout::Mode::ConcatenateRows ? "scatter read" : "DDL", targets.size());
   std::vector<pool::Pool*> pools;
+  pools.reserve(targets.size());
   for (const auto& target : targets) pools.push_back(target.pool);
   auto label = route.kind == RouteKind::Scatter ? stats::RouteLabel::Scatter : stats::RouteLabel::AllShards;
   txn_.fanout = std::make_unique<Fanout>(
