@@ -7,7 +7,6 @@
 #include <cstring>
 #include <thread>
 
-#include "catalog/catalog_sql.h"
 #include "common/log.h"
 #include "wire/byte_reader.h"
 
@@ -341,7 +340,7 @@ Result<CopyProgress> copy_buckets(const CopyOptions& options) {
 
   std::string begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
   if (!options.snapshot_name.empty())
-    begin += "; SET TRANSACTION SNAPSHOT " + catalog::quote_literal(options.snapshot_name);
+    begin += "; SET TRANSACTION SNAPSHOT " + sqltext::quote_literal(options.snapshot_name);
   auto snapshot =
       run_sql(source->get(), begin, "copy from " + options.source_name + ": importing the snapshot");
   if (!snapshot) return snapshot.status();

@@ -18,7 +18,8 @@ import sys
 FOLDERS = {
     "common": "proxy/common", "stats": "proxy/stats", "metrics": "proxy/metrics",
     "wire": "proxy/wire", "auth": "proxy/auth", "net": "proxy/net", "config": "config",
-    "parser": "parser", "router": "proxy/router", "catalog": "proxy/catalog",
+    "parser": "parser", "router": "proxy/router", "sqltext": "proxy/sqltext",
+    "catalog": "proxy/catalog",
     "mover": "proxy/mover", "pool": "proxy/pool", "session": "proxy/session",
     "admin": "proxy/admin", "app": "proxy/app",
 }
@@ -34,12 +35,13 @@ DEPENDS_ON = {
     "config": ["common"],
     "parser": ["common"],
     "router": ["parser", "config", "wire"],
-    "catalog": ["router", "config"],
-    "mover": ["catalog", "router", "wire", "config", "stats"],
+    "sqltext": ["router", "wire", "config"],
+    "catalog": ["sqltext", "router", "config"],
+    "mover": ["catalog", "sqltext", "router", "wire", "config", "stats"],
     "pool": ["net", "wire", "auth", "config", "stats"],
-    "session": ["pool", "router", "parser", "wire", "auth", "config", "stats", "net", "catalog"],
+    "session": ["pool", "router", "sqltext", "parser", "wire", "auth", "config", "stats", "net"],
     "admin": ["router", "parser", "config", "stats", "wire", "catalog"],
-    "app": ["admin", "metrics", "mover", "session", "catalog", "router", "pool", "net", "config",
+    "app": ["admin", "metrics", "mover", "session", "catalog", "sqltext", "router", "pool", "net", "config",
             "parser", "stats", "wire", "auth", "common"],
 }
 
