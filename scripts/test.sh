@@ -8,8 +8,8 @@
 #            errors): the unit tests, then the whole integration suite again, driving the
 #            sanitized shardwire (SHARDWIRE_BIN). Any sanitizer report fails the run.
 #   lint     scripts/lint.sh --tidy: clang-format, module boundaries and clang-tidy (over the
-#            asan stage's clang compile_commands.json in build-asan/; configured here when that
-#            stage did not run).
+#            asan stage's clang compile_commands.json in build-asan/; only configured, nothing
+#            built, when that stage did not run).
 #   tsan     TSan build (gcc) of shardwire and the mover's unit tests in build-tsan/: unit_mover,
 #            then the integration suites that run the mover's threads (mover*, reshard*).
 #   fuzz     scripts/fuzz.sh: every libFuzzer target over its seed corpus, then a short run.
@@ -71,8 +71,9 @@ fi
 
 if has_stage lint; then
   stage "lint"
-  # clang-tidy needs only the compile commands of a clang build: the asan stage's, else configure it.
-  [ -f "$ROOT/build-asan/compile_commands.json" ] || sanitized_configure "$ROOT/build-asan" SHARDWIRE_SANITIZE clang
+  # clang-tidy needs only the compile commands of a clang build: the asan stage's configuration
+  # (re-running it is a no-op after that stage, and writes them when that stage did not run).
+  sanitized_configure "$ROOT/build-asan" SHARDWIRE_SANITIZE clang
   "$ROOT/scripts/lint.sh" --tidy "$ROOT/build-asan"
 fi
 
