@@ -91,7 +91,7 @@ MapReader::MapReader(LoadContext& ctx, const YAML::Node& node, std::string path,
     if (!key_node.IsScalar()) {
       ctx_.fail(key_line, path_.empty() ? "(document)" : path_, "keys must be plain names");
     }
-    std::string key = key_node.Scalar();
+    const std::string& key = key_node.Scalar();
     if (std::find(candidates.begin(), candidates.end(), key) == candidates.end()) {
       ctx_.fail(key_line, key_path(key), "unknown key" + did_you_mean(key, candidates));
     }

@@ -37,7 +37,7 @@ namespace {
 using detail::JsonRef;
 using detail::JsonTree;
 
-constexpr size_t kMaxCachedSqlBytes = 8 * 1024;  // longer texts are rarely repeated verbatim
+constexpr size_t kMaxCachedSqlBytes = size_t{8} * 1024;  // longer texts are rarely repeated verbatim
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 

@@ -161,118 +161,148 @@ bool scan_number(std::string_view json, size_t& pos) {
 
 // One pass, iterative: a stack of open containers; each value becomes a node linked to its
 // parent's last child.
-bool JsonTree::parse(std::string_view json) {
-  json_ = json;
-  extra_.clear();
-  nodes_.clear();
-  if (json.size() >= kNone) return false;
-  nodes_.reserve(json.size() / 8 + 8);  // libpg_query writes ~1 node per 11 bytes
+class JsonTree::Builder {
+ public:
+  Builder(JsonTree& tree, std::string_view json) : tree_(tree), json_(json) { open_.reserve(32); }
 
+  bool run() {
+    if (!value(0, 0, false)) return false;
+    while (!open_.empty()) {
+      if (!next_in_container()) return false;
+    }
+    skip_space();
+    return pos_ == json_.size();
+  }
+
+ private:
   struct Open {
     uint32_t node;
     uint32_t last_child;
     bool object;
     bool empty;  // no member read yet
   };
-  std::vector<Open> open;
-  open.reserve(32);
-  size_t pos = 0;
-  auto skip_space = [&] {
-    while (pos < json.size() && is_json_space(json[pos])) ++pos;
-  };
 
-  // Reads one value at pos (its key, if any, already read) into a new node.
-  auto value = [&](uint32_t key_offset, uint32_t key_length, bool key_extra) -> bool {
+  void skip_space() {
+    while (pos_ < json_.size() && is_json_space(json_[pos_])) ++pos_;
+  }
+
+  // Reads one value at pos_ (its key, if any, already read) into a new node.
+  bool value(uint32_t key_offset, uint32_t key_length, bool key_extra) {
     skip_space();
-    if (pos >= json.size()) return false;
+    if (pos_ >= json_.size()) return false;
     Node node;
     node.key_offset = key_offset;
     node.key_length = key_length;
     if (key_extra) node.flags |= kKeyExtra;
-    const char c = json[pos];
-    const size_t start = pos;
-    bool container = false;
+    const char c = json_[pos_];
     if (c == '{' || c == '[') {
       node.type = c == '{' ? JsonType::Object : JsonType::Array;
-      container = true;
-      ++pos;
-    } else if (c == '"') {
+      ++pos_;
+    } else if (!scalar(node)) {
+      return false;
+    }
+    add(node);
+    return true;
+  }
+
+  // A string, true/false, null or number at pos_.
+  bool scalar(Node& node) {
+    const size_t start = pos_;
+    if (json_[pos_] == '"') {
       size_t begin = 0, length = 0;
       bool escaped = false;
-      if (!scan_string(json, pos, begin, length, escaped)) return false;
+      if (!scan_string(json_, pos_, begin, length, escaped)) return false;
       node.type = JsonType::String;
       node.value_offset = static_cast<uint32_t>(begin);
       node.value_length = static_cast<uint32_t>(length);
       if (escaped) node.flags |= kEscaped;
-    } else if (json.substr(pos, 4) == "true" || json.substr(pos, 5) == "false") {
-      node.type = JsonType::Bool;
-      pos += json[pos] == 't' ? 4 : 5;
-      node.value_offset = static_cast<uint32_t>(start);
-      node.value_length = static_cast<uint32_t>(pos - start);
-    } else if (json.substr(pos, 4) == "null") {
-      node.type = JsonType::Null;
-      pos += 4;
-    } else {
-      if (!scan_number(json, pos)) return false;
-      node.type = JsonType::Number;
-      node.value_offset = static_cast<uint32_t>(start);
-      node.value_length = static_cast<uint32_t>(pos - start);
+      return true;
     }
-    const auto index = static_cast<uint32_t>(nodes_.size());
-    nodes_.push_back(node);
-    if (!open.empty()) {
-      Open& parent = open.back();
+    if (json_.substr(pos_, 4) == "null") {
+      node.type = JsonType::Null;
+      pos_ += 4;
+      return true;
+    }
+    if (json_.substr(pos_, 4) == "true" || json_.substr(pos_, 5) == "false") {
+      node.type = JsonType::Bool;
+      pos_ += json_[pos_] == 't' ? 4 : 5;
+    } else {
+      if (!scan_number(json_, pos_)) return false;
+      node.type = JsonType::Number;
+    }
+    node.value_offset = static_cast<uint32_t>(start);
+    node.value_length = static_cast<uint32_t>(pos_ - start);
+    return true;
+  }
+
+  // Appends the node as the last child of the innermost open container; opens it if it is one.
+  void add(const Node& node) {
+    std::vector<Node>& nodes = tree_.nodes_;
+    const auto index = static_cast<uint32_t>(nodes.size());
+    nodes.push_back(node);
+    if (!open_.empty()) {
+      Open& parent = open_.back();
       if (parent.last_child == kNone) {
-        nodes_[parent.node].first_child = index;
+        nodes[parent.node].first_child = index;
       } else {
-        nodes_[parent.last_child].next_sibling = index;
+        nodes[parent.last_child].next_sibling = index;
       }
       parent.last_child = index;
     }
-    if (container) open.push_back({index, kNone, node.type == JsonType::Object, true});
-    return true;
-  };
+    if (node.type == JsonType::Object || node.type == JsonType::Array) {
+      open_.push_back({index, kNone, node.type == JsonType::Object, true});
+    }
+  }
 
-  if (!value(0, 0, false)) return false;
-  while (!open.empty()) {
-    Open& top = open.back();
+  // The innermost container's closing bracket, or its next element or member.
+  bool next_in_container() {
+    Open& top = open_.back();
     skip_space();
-    if (pos >= json.size()) return false;
-    const char close = top.object ? '}' : ']';
-    if (json[pos] == close) {
-      ++pos;
-      open.pop_back();
-      continue;
+    if (pos_ >= json_.size()) return false;
+    if (json_[pos_] == (top.object ? '}' : ']')) {
+      ++pos_;
+      open_.pop_back();
+      return true;
     }
     if (!top.empty) {
-      if (json[pos] != ',') return false;
-      ++pos;
+      if (json_[pos_] != ',') return false;
+      ++pos_;
       skip_space();
     }
     top.empty = false;
-    if (!top.object) {
-      if (!value(0, 0, false)) return false;
-      continue;
-    }
-    if (pos >= json.size() || json[pos] != '"') return false;
+    return top.object ? member() : value(0, 0, false);
+  }
+
+  // "key": value
+  bool member() {
+    if (pos_ >= json_.size() || json_[pos_] != '"') return false;
     size_t begin = 0, length = 0;
     bool escaped = false;
-    if (!scan_string(json, pos, begin, length, escaped)) return false;
+    if (!scan_string(json_, pos_, begin, length, escaped)) return false;
     skip_space();
-    if (pos >= json.size() || json[pos] != ':') return false;
-    ++pos;
-    if (!escaped) {
-      if (!value(static_cast<uint32_t>(begin), static_cast<uint32_t>(length), false)) return false;
-      continue;
-    }
+    if (pos_ >= json_.size() || json_[pos_] != ':') return false;
+    ++pos_;
+    if (!escaped) return value(static_cast<uint32_t>(begin), static_cast<uint32_t>(length), false);
     std::string decoded;  // an escaped key (never produced by libpg_query): keep it decoded
-    if (!JsonReader::unescape(json.substr(begin, length), decoded)) return false;
-    const auto offset = static_cast<uint32_t>(extra_.size());
-    extra_.append(decoded);
-    if (!value(offset, static_cast<uint32_t>(decoded.size()), true)) return false;
+    if (!JsonReader::unescape(json_.substr(begin, length), decoded)) return false;
+    const auto offset = static_cast<uint32_t>(tree_.extra_.size());
+    tree_.extra_.append(decoded);
+    return value(offset, static_cast<uint32_t>(decoded.size()), true);
   }
-  skip_space();
-  return pos == json.size();
+
+  JsonTree& tree_;
+  std::string_view json_;
+  size_t pos_ = 0;
+  std::vector<Open> open_;
+};
+
+bool JsonTree::parse(std::string_view json) {
+  json_ = json;
+  extra_.clear();
+  nodes_.clear();
+  if (json.size() >= kNone) return false;
+  nodes_.reserve(json.size() / 8 + 8);  // libpg_query writes ~1 node per 11 bytes
+  return Builder(*this, json).run();
 }
 
 std::vector<JsonRef> JsonTree::find_all(std::string_view key) const {

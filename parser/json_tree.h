@@ -82,6 +82,7 @@ class JsonTree {
 
  private:
   friend class JsonRef;
+  class Builder;  // parse(): the one-pass reader that fills nodes_
   struct Node {
     uint32_t key_offset = 0, key_length = 0;      // into json_ (or extra_ when key_extra)
     uint32_t value_offset = 0, value_length = 0;  // raw scalar text into json_

@@ -23,9 +23,7 @@ class Scanner {
     while (i_ < sql_.size()) {
       const char c = sql_[i_];
       if (c == kMarker) return false;
-      if (is_space(c)) {
-        ++i_;
-      } else if (starts("--") || starts("/*")) {
+      if (starts("--") || starts("/*")) {
         if (!skip_comment()) return false;
       } else if (c == '\'') {
         const size_t begin = i_;
@@ -43,7 +41,7 @@ class Scanner {
       } else if (is_ident_start(c)) {
         if (!scan_word()) return false;
       } else {
-        ++i_;  // operators and punctuation
+        ++i_;  // whitespace, operators and punctuation
       }
     }
     return true;

@@ -7,8 +7,9 @@
 #   asan     ASan+UBSan build of the whole project with clang in build-asan/ (warnings are
 #            errors): the unit tests, then the whole integration suite again, driving the
 #            sanitized shardwire (SHARDWIRE_BIN). Any sanitizer report fails the run.
-#   lint     scripts/lint.sh: clang-format and module boundaries (clang-tidy by hand:
-#            scripts/lint.sh --tidy).
+#   lint     scripts/lint.sh --tidy: clang-format, module boundaries and clang-tidy (over the
+#            asan stage's clang compile_commands.json in build-asan/; only configured, nothing
+#            built, when that stage did not run).
 #   tsan     TSan build (gcc) of shardwire and the mover's unit tests in build-tsan/: unit_mover,
 #            then the integration suites that run the mover's threads (mover*, reshard*).
 #   fuzz     scripts/fuzz.sh: every libFuzzer target over its seed corpus, then a short run.
@@ -29,12 +30,16 @@ stage() { echo "== $(date +%T) $*"; }
 has_stage() { [[ " $STAGES " == *" $1 "* ]]; }
 
 # Sanitized builds: -O1 with line tables (readable reports, a fraction of -O2 -g's build time).
-sanitized_build() {  # DIR OPTION COMPILER TARGET...
+sanitized_configure() {  # DIR OPTION COMPILER
   local dir=$1 option=$2 cc=$3 cxx
-  shift 3
   cxx=$([ "$cc" = clang ] && echo clang++ || echo g++)
   CC=$cc CXX=$cxx cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
     -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DSHARDWIRE_WERROR=ON "-D$option=ON" >/dev/null
+}
+sanitized_build() {  # DIR OPTION COMPILER TARGET...
+  sanitized_configure "$1" "$2" "$3"
+  local dir=$1
+  shift 3
   cmake --build "$dir" --target "$@"
 }
 
@@ -66,7 +71,10 @@ fi
 
 if has_stage lint; then
   stage "lint"
-  "$ROOT/scripts/lint.sh"
+  # clang-tidy needs only the compile commands of a clang build: the asan stage's configuration
+  # (re-running it is a no-op after that stage, and writes them when that stage did not run).
+  sanitized_configure "$ROOT/build-asan" SHARDWIRE_SANITIZE clang
+  "$ROOT/scripts/lint.sh" --tidy "$ROOT/build-asan"
 fi
 
 if has_stage tsan; then

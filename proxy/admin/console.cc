@@ -41,7 +41,7 @@ Result<ResultTable> route_of(const std::string& sql, const config::Config& confi
 
 }  // namespace
 
-void Console::execute(std::string_view text, Reply reply) {
+void Console::execute(std::string_view text, const Reply& reply) {
   auto command = parse_command(text);
   if (!command) {
     reply(failure(command.status()));
@@ -53,7 +53,7 @@ void Console::execute(std::string_view text, Reply reply) {
     case Verb::Reload:
     case Verb::Shutdown:
     case Verb::KillClient:
-    case Verb::Reconnect: control(*command, std::move(reply)); return;
+    case Verb::Reconnect: control(*command, reply); return;
     case Verb::ShowMigrations:
     case Verb::MoveBuckets:
     case Verb::Rebalance:
@@ -62,17 +62,17 @@ void Console::execute(std::string_view text, Reply reply) {
     case Verb::CancelMigration:
     case Verb::RollbackMigration:
     case Verb::ExpireRollback:
-    case Verb::VerifyBucket: mover(*command, std::move(reply)); return;
-    default: show(*command, std::move(reply)); return;
+    case Verb::VerifyBucket: mover(*command, reply); return;
+    default: show(*command, reply); return;
   }
 }
 
-void Console::show(const Command& command, Reply reply) {
+void Console::show(const Command& command, const Reply& reply) {
   std::shared_ptr<const config::Config> config = host_.config();
   if (needs_snapshot(command.verb)) {
     ProxyState state = host_.state();
     host_.gather(needs_lists(command.verb),
-                 [verb = command.verb, config, state, reply](stats::Snapshot snapshot) {
+                 [verb = command.verb, config, state, reply](const stats::Snapshot& snapshot) {
                    double uptime = static_cast<double>(stats::wall_clock_us() - state.started_at_us) / 1e6;
                    switch (verb) {
                      case Verb::ShowDatabases:
@@ -127,7 +127,7 @@ void Console::show(const Command& command, Reply reply) {
   }
 }
 
-void Console::control(const Command& command, Reply reply) {
+void Console::control(const Command& command, const Reply& reply) {
   switch (command.verb) {
     case Verb::Pause:
       if (host_.state().paused) {
@@ -142,8 +142,9 @@ void Console::control(const Command& command, Reply reply) {
       return;
     }
     case Verb::Reload:
-      host_.reload(
-          [reply](Status reloaded) { reply(reloaded ? command_complete("RELOAD") : failure(reloaded)); });
+      host_.reload([reply](const Status& reloaded) {
+        reply(reloaded ? command_complete("RELOAD") : failure(reloaded));
+      });
       return;
     case Verb::Reconnect:
       host_.reconnect();

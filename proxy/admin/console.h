@@ -86,12 +86,12 @@ class Console {
  public:
   explicit Console(ConsoleHost& host) : host_(host) {}
   // `reply` is called exactly once, on this thread, possibly before execute() returns.
-  void execute(std::string_view text, std::function<void(std::string)> reply);
+  void execute(std::string_view text, const std::function<void(std::string)>& reply);
 
  private:
-  void show(const Command& command, std::function<void(std::string)> reply);
-  void control(const Command& command, std::function<void(std::string)> reply);
-  void mover(const Command& command, std::function<void(std::string)> reply);  // console_mover.cc
+  void show(const Command& command, const std::function<void(std::string)>& reply);
+  void control(const Command& command, const std::function<void(std::string)>& reply);
+  void mover(const Command& command, const std::function<void(std::string)>& reply);  // console_mover.cc
   ConsoleHost& host_;
 };
 

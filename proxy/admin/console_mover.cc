@@ -32,7 +32,7 @@ const char* tag_of(Verb verb) {
 
 }  // namespace
 
-void Console::mover(const Command& command, Reply reply) {
+void Console::mover(const Command& command, const Reply& reply) {
   if (host_.config()->catalog.dsn.empty()) {
     reply(error("55000", "the mover needs a catalog (catalog.dsn): without one the directory is static"));
     return;
@@ -65,7 +65,7 @@ void Console::mover(const Command& command, Reply reply) {
       return;
     default:
       host_.request_migration(command.number, request_of(command.verb),
-                              [reply, verb = command.verb](Status status) {
+                              [reply, verb = command.verb](const Status& status) {
                                 reply(status ? command_complete(tag_of(verb)) : failure(status));
                               });
       return;

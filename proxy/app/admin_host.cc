@@ -62,7 +62,7 @@ Status AdminHost::resume() {
 
 void AdminHost::reload(std::function<void(Status)> done) {
   proxy_.request_reload([this, done = std::move(done)](Status status) mutable {
-    here([done = std::move(done), status] { done(status); });
+    here([done = std::move(done), status = std::move(status)] { done(status); });
   });
 }
 

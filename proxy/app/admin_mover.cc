@@ -17,6 +17,7 @@ namespace {
 Result<std::vector<admin::PlannedMigration>> start(const config::Config& config,
                                                    std::vector<admin::PlannedMigration> plan) {
   std::vector<mover::PlannedMove> moves;
+  moves.reserve(plan.size());
   for (const auto& move : plan) moves.push_back({move.source, move.target, move.buckets});
   auto ids = mover::create_migrations(config, moves);
   if (!ids) return ids.status();
@@ -89,6 +90,7 @@ void AdminHost::move_buckets(const std::string& list, const std::string& target,
         if (by_source.empty())
           return Status::client("22023", "every listed bucket is on " + target + " already");
         std::vector<admin::PlannedMigration> plan;
+        plan.reserve(by_source.size());
         for (auto& [source, move] : by_source) plan.push_back(std::move(move));
         return start(*config, std::move(plan));
       },
@@ -136,7 +138,7 @@ void AdminHost::request_migration(int64_t id, catalog::MigrationRequest request,
   auto config = proxy_.config();
   off_loop<Status>(
       [config, id, request]() -> Status { return mover::request_migration(*config, id, request); },
-      [this, done = std::move(done)](Status status) {
+      [this, done = std::move(done)](const Status& status) {
         if (status) proxy_.wake_mover();
         done(status);
       });

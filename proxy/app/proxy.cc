@@ -87,7 +87,7 @@ std::shared_ptr<const router::Directory> Proxy::start_directory() {
 // watcher's latest directory, not necessarily `directory`: a reload on the main thread in between
 // rebuilt it over the new shard list, and that one must not be overtaken by the older snapshot.
 void Proxy::publish(std::shared_ptr<const router::Directory> directory) {
-  main_loop_.post([this, directory] {
+  main_loop_.post([this, directory = std::move(directory)] {
     std::shared_ptr<const router::Directory> latest = watcher_ ? watcher_->current() : nullptr;
     if (!latest) latest = directory;
     LOG_INFO("directory version %llu loaded", (unsigned long long)latest->version());
@@ -115,8 +115,20 @@ int Proxy::run() {
     return 78;
   }
   signal(SIGPIPE, SIG_IGN);
-  const int client_cap = raise_fd_limit(*config_);
+  if (Status started = start_serving(*tls); !started) {
+    LOG_ERROR("%s", started.message.c_str());
+    return 78;
+  }
+  LOG_INFO("shardwire listening on %s:%d with %d worker(s), pool mode %s", config_->listen.host.c_str(),
+           config_->listen.port, config_->workers,
+           config_->pool.mode == config::PoolMode::Session ? "session" : "transaction");
+  run_until_stopped();
+  LOG_INFO("shardwire stopped");
+  return 0;
+}
 
+Status Proxy::start_serving(const std::shared_ptr<net::TlsContext>& tls) {
+  const int client_cap = raise_fd_limit(*config_);
   DirectoryAccess directory_access;
   auto directory = start_directory();
   if (watcher_) {
@@ -130,29 +142,19 @@ int Proxy::run() {
     directory_access.request_refresh = [watcher] { watcher->request_refresh(); };
   }
   if (!config_->listen.reuse_port) {
-    Status unused = net::check_port_unused(config_->listen.host, config_->listen.port);
-    if (!unused) {
-      LOG_ERROR("%s", unused.message.c_str());
-      return 78;
-    }
+    if (Status unused = net::check_port_unused(config_->listen.host, config_->listen.port); !unused)
+      return unused;
   }
   for (int i = 0; i < config_->workers; ++i) {
-    workers_.push_back(std::make_unique<Worker>(i, config_, cancels_, client_count_, *tls, directory,
+    workers_.push_back(std::make_unique<Worker>(i, config_, cancels_, client_count_, tls, directory,
                                                 directory_access, budgets_, paused_, cutover_queued_));
     workers_.back()->set_console_host(std::make_unique<AdminHost>(*this, *workers_.back()));
     workers_.back()->set_client_cap(client_cap);
-    Status listening = workers_.back()->listen();
-    if (!listening) {
-      LOG_ERROR("%s", listening.message.c_str());
-      return 78;
-    }
+    if (Status listening = workers_.back()->listen(); !listening) return listening;
   }
   if (!config_->metrics.listen.empty()) {
     auto exposer = metrics::Exposer::start(config_->metrics.listen, [this] { return read_metrics(); });
-    if (!exposer) {
-      LOG_ERROR("%s", exposer.status().message.c_str());
-      return 78;
-    }
+    if (!exposer) return exposer.status();
     exposer_ = std::move(*exposer);
     LOG_INFO("metrics on http://%s/metrics", config_->metrics.listen.c_str());
   }
@@ -168,10 +170,10 @@ int Proxy::run() {
     mover_->start();
   }
   login_check_ = std::make_unique<ShardLoginCheck>(config_);
-  LOG_INFO("shardwire listening on %s:%d with %d worker(s), pool mode %s", config_->listen.host.c_str(),
-           config_->listen.port, config_->workers,
-           config_->pool.mode == config::PoolMode::Session ? "session" : "transaction");
+  return Status::ok();
+}
 
+void Proxy::run_until_stopped() {
   std::vector<std::unique_ptr<SignalWatch>> watches;
   auto watch = [&](int signum, std::function<void()> action) {
     auto w = std::make_unique<SignalWatch>();
@@ -194,8 +196,6 @@ int Proxy::run() {
   uv_run(main_loop_.raw(), UV_RUN_NOWAIT);
   workers_.clear();
   if (watcher_) watcher_->stop();
-  LOG_INFO("shardwire stopped");
-  return 0;
 }
 
 // A reload may add shards and remove shards that own no bucket: the directory must not put a

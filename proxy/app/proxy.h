@@ -65,6 +65,11 @@ class Proxy {
   // returns the directory to start with; null when the catalog has none yet.
   std::shared_ptr<const router::Directory> start_directory();
   void publish(std::shared_ptr<const router::Directory> directory);
+  // The directory, the workers listening, the metrics endpoint, the worker threads and the
+  // mover; a Status saying what could not start (the process then exits with EX_CONFIG).
+  Status start_serving(const std::shared_ptr<net::TlsContext>& tls);
+  // Serves until a signal or the console stops the proxy, then shuts everything down.
+  void run_until_stopped();
 
   std::string config_path_;
   std::mutex config_mutex_;  // config_ is read by other threads

@@ -191,7 +191,7 @@ void Worker::post_cancel(wire::CancelKey key) {
 }
 
 void Worker::post_directory(std::shared_ptr<const router::Directory> directory) {
-  loop_.post([this, directory] {
+  loop_.post([this, directory = std::move(directory)] {
     directory_ = directory;
     std::vector<session::Session*> waiting = cutover_queue_;
     for (session::Session* s : waiting) {
@@ -213,7 +213,7 @@ void Worker::request_directory_refresh() {
 }
 
 void Worker::post_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls) {
-  loop_.post([this, config, tls] { apply_reload(config, tls); });
+  loop_.post([this, config = std::move(config), tls = std::move(tls)] { apply_reload(config, tls); });
 }
 
 void Worker::apply_reload(std::shared_ptr<const config::Config> config,

@@ -15,7 +15,7 @@ void Worker::set_console_host(std::unique_ptr<admin::ConsoleHost> host) {
 }
 
 void Worker::admin_command(std::string_view sql, std::function<void(std::string)> reply) {
-  console_->execute(sql, std::move(reply));
+  console_->execute(sql, reply);
 }
 
 bool Worker::hold_if_paused(session::Session* session) {

@@ -22,7 +22,7 @@ std::string md5_hex(std::string_view data) {
   if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_md5(), nullptr) != 1) return {};
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(length * 2);
+  out.reserve(size_t{length} * 2);
   for (unsigned int i = 0; i < length; ++i) {
     out.push_back(kHex[digest[i] >> 4]);
     out.push_back(kHex[digest[i] & 15]);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "catalog/catalog_sql.h"
 #include "catalog/pq.h"
+#include "sqltext/catalog_sql.h"
 
 namespace sw::catalog {
 
@@ -110,7 +110,7 @@ Result<LoadedRows> parse_directory_result(const PGresult* res) {
 }
 
 Result<std::shared_ptr<const router::Directory>> load_directory(PGconn* conn, const config::Config& config) {
-  auto res = query(conn, kLoadDirectorySql);
+  auto res = query(conn, sqltext::kLoadDirectorySql);
   if (!res)
     return Status{res.status().fault, res.status().sqlstate,
                   "catalog: loading the directory: " + res.status().message};

@@ -1,5 +1,5 @@
 // Reading the bucket directory from the catalog into an immutable router::Directory snapshot.
-// build_directory is pure (tested with rows in memory); load_directory runs kLoadDirectorySql.
+// build_directory is pure (tested with rows in memory); load_directory runs sqltext::kLoadDirectorySql.
 #pragma once
 
 #include "catalog/pq_handle.h"
@@ -42,7 +42,7 @@ Result<std::shared_ptr<const router::Directory>> rebase_directory(const router::
 // Shards the directory names that are not configured (in directory order).
 std::vector<std::string> unconfigured_shards(const router::Directory& directory);
 
-// Parses kLoadDirectorySql's result into (version, rows). `has_directory` is false when the
+// Parses sqltext::kLoadDirectorySql's result into (version, rows). `has_directory` is false when the
 // catalog has no buckets yet (then `rows` is empty). Fault::Server on malformed values.
 struct LoadedRows {
   uint64_t version = 0;

@@ -9,10 +9,10 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "catalog/catalog_sql.h"
 #include "catalog/directory_loader.h"
 #include "catalog/pq.h"
 #include "common/log.h"
+#include "sqltext/catalog_sql.h"
 
 namespace sw::catalog {
 namespace {
@@ -206,7 +206,7 @@ bool DirectoryWatcher::connect_and_load() {
   conn_ = std::move(*c);
   connected_ = true;
   // LISTEN before loading, so no change between the load and the LISTEN is missed.
-  if (Status s = exec(conn_.get(), std::string("LISTEN ") + kNotifyChannel); !s) {
+  if (Status s = exec(conn_.get(), std::string("LISTEN ") + sqltext::kNotifyChannel); !s) {
     drop_connection(s);
     return false;
   }

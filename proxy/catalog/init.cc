@@ -2,10 +2,10 @@
 
 #include <cstdio>
 
-#include "catalog/catalog_sql.h"
 #include "catalog/directory_loader.h"
 #include "catalog/pq.h"
 #include "common/log.h"
+#include "sqltext/catalog_sql.h"
 
 namespace sw::catalog {
 namespace {
@@ -17,7 +17,7 @@ Status with_context(const Status& s, const std::string& context) {
 // BEGIN + advisory lock + a bound on lock waits (a trigger creation waits for open transactions).
 Status begin_locked(PGconn* conn) {
   Status s = exec(conn, "BEGIN");
-  if (s) s = exec(conn, kInitLockSql);
+  if (s) s = exec(conn, sqltext::kInitLockSql);
   if (s) s = exec(conn, "SET LOCAL lock_timeout = '30s'");
   return s;
 }
@@ -34,7 +34,7 @@ Status init_catalog_schema(PGconn* conn, InitReport& report) {
   auto existed = relation_exists(conn, "shardwire.buckets");
   if (!existed) return existed.status();
   report.catalog_created = !*existed;
-  if (!(s = exec(conn, catalog_schema_sql()))) return s;
+  if (!(s = exec(conn, sqltext::catalog_schema_sql()))) return s;
   return exec(conn, "COMMIT");
 }
 
@@ -45,7 +45,7 @@ Result<std::shared_ptr<const router::Directory>> init_directory(PGconn* conn, co
   auto before = query(conn, "SELECT count(*) FROM shardwire.buckets");
   if (!before) return before.status();
   if (text_value(before->get(), 0, 0) == "0") {
-    auto ins = query(conn, kInitialDirectorySql,
+    auto ins = query(conn, sqltext::kInitialDirectorySql,
                      {std::to_string(config.sharding.buckets), text_array_literal(config.shard_names())});
     if (!ins) return ins.status();
     report.directory_created = true;
@@ -77,14 +77,16 @@ Status init_shard(const config::Config& config, size_t shard_index, const router
   if (!s) return with_context(s, what);
   auto existed = relation_exists(c, "shardwire.fenced_buckets");
   if (!existed) return with_context(existed.status(), what);
-  if (!(s = exec(c, shard_schema_sql()))) return with_context(s, what + ": creating schema shardwire");
+  if (!(s = exec(c, sqltext::shard_schema_sql())))
+    return with_context(s, what + ": creating schema shardwire");
   if (!*existed) {
     out.schema_created = true;
     std::vector<int> fenced;
     for (uint32_t b = 0; b < dir.bucket_count(); ++b) {
       if (dir.bucket(b).shard != shard_index) fenced.push_back(static_cast<int>(b));
     }
-    auto res = query(c, kFenceBucketsSql, {int_array_literal(fenced), std::to_string(dir.version())});
+    auto res = query(c, sqltext::kFenceBucketsSql,
+                     {sqltext::int_array_literal(fenced), std::to_string(dir.version())});
     if (!res) return with_context(res.status(), what + ": fencing buckets it does not own");
     int64_t added = 0;
     parse_int64(PQcmdTuples(res->get()), &added);
@@ -101,7 +103,7 @@ Status init_shard(const config::Config& config, size_t shard_index, const router
       out.missing_tables.push_back(table.name);
       continue;
     }
-    auto res = query(c, kInstallFenceSql,
+    auto res = query(c, sqltext::kInstallFenceSql,
                      {table.name, table.key, table.type, std::to_string(config.sharding.buckets)});
     if (!res) return with_context(res.status(), what + ": installing the fence on " + table.name);
     out.fences.push_back(table.name + ": " + text_value(res->get(), 0, 0));
@@ -133,7 +135,9 @@ Result<InitReport> initialize(const config::Config& config) {
   report.directory_version = d.version();
   report.buckets = d.bucket_count();
   report.shard_names = d.shards();
-  for (uint16_t i = 0; i < d.shards().size(); ++i) report.buckets_per_shard.push_back(d.owned_by(i));
+  report.buckets_per_shard.reserve(d.shards().size());
+  for (size_t i = 0; i < d.shards().size(); ++i)  // a Directory holds at most 65535 shards
+    report.buckets_per_shard.push_back(d.owned_by(static_cast<uint16_t>(i)));
   for (size_t i = 0; i < config.shards.size(); ++i) {
     ShardInitReport shard_report;
     if (Status s = init_shard(config, i, d, shard_report); !s) return s;

@@ -2,11 +2,11 @@
 // with fences, and the initial directory. Blocking libpq; run at startup or from the CLI.
 //
 // Contract (idempotent: a second run changes no data and bumps no version):
-//  1. Catalog: catalog_schema_sql().
+//  1. Catalog: sqltext::catalog_schema_sql().
 //  2. Directory: when shardwire.buckets is empty, bucket i -> shard i mod N (config order),
 //     ACTIVE, version 1. An existing directory is kept; if its bucket count differs from
 //     sharding.buckets or it names a shard missing from the config, init refuses (Fault::Config).
-//  3. Every shard: shard_schema_sql(); when this run creates shardwire.fenced_buckets it fences
+//  3. Every shard: sqltext::shard_schema_sql(); when this run creates shardwire.fenced_buckets it fences
 //     every bucket the directory does not assign to that shard (owner-side fencing: a shard
 //     refuses writes to buckets it does not own; the mover unfences on cutover). Then
 //     install_fence for every configured sharded table that exists there; missing tables are

@@ -180,6 +180,7 @@ Result<std::vector<Migration>> list_migrations(PGconn* conn, bool active_only) {
   auto res = query(conn, sql + " ORDER BY id");
   if (!res) return res.status();
   std::vector<Migration> out;
+  out.reserve(static_cast<size_t>(PQntuples(res->get())));
   for (int row = 0; row < PQntuples(res->get()); ++row) out.push_back(read_row(res->get(), row));
   return out;
 }

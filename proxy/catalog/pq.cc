@@ -13,7 +13,7 @@ namespace {
 
 // libpq messages end in a newline and may span lines ("...\n\tIs the server running..."): one
 // line for the log, trailing whitespace dropped.
-std::string trim_trailing(std::string s) {
+std::string trim_trailing(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '\n' || c == '\t') {

@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "common/log.h"
-#include "mover/apply_sql.h"
 #include "mover/change_applier.h"
 #include "mover/replication.h"
+#include "sqltext/apply_sql.h"
 #include "wire/pgoutput.h"
 
 namespace sw::mover {
@@ -153,7 +153,7 @@ class CatchUpStream::Session {
       return apply(commit->end_lsn);
     }
     if (auto* relation = std::get_if<pgo::Relation>(&message)) {
-      configured_[relation->oid] = find_sharded_table(options_.tables, *relation) != nullptr;
+      configured_[relation->oid] = sqltext::find_sharded_table(options_.tables, *relation) != nullptr;
       // Inside a transaction it describes the changes after it: the applier takes it in order.
       if (in_transaction_) {
         changes_.push_back(std::move(message));
@@ -162,7 +162,7 @@ class CatchUpStream::Session {
       }
       return Status::ok();
     }
-    if (!is_row_change(message)) {
+    if (!sqltext::is_row_change(message)) {
       if (std::holds_alternative<pgo::StreamStart>(message) ||
           std::holds_alternative<pgo::StreamStop>(message) ||
           std::holds_alternative<pgo::StreamCommit>(message) ||

@@ -2,8 +2,8 @@
 
 #include <optional>
 
-#include "catalog/catalog_sql.h"
 #include "router/bucket_hash.h"
+#include "sqltext/catalog_sql.h"
 
 namespace sw::mover {
 namespace pgo = wire::pgoutput;
@@ -68,7 +68,7 @@ Result<std::unique_ptr<ChangeApplier>> ChangeApplier::open(const std::string& ta
   if (Status s = catalog::exec(c, "SET session_replication_role = replica; SET synchronous_commit = on"); !s)
     return apply_error(s, "preparing the applier session on the target");
   const std::string ddl =
-      std::string("BEGIN; ") + catalog::kInitLockSql + "; " + kMoverProgressSql + "; COMMIT";
+      std::string("BEGIN; ") + sqltext::kInitLockSql + "; " + kMoverProgressSql + "; COMMIT";
   if (Status s = catalog::exec(c, ddl); !s)
     return apply_error(s, "creating shardwire.mover_progress on the target");
   auto applied = read_applied_lsn(c, migration_id);
@@ -82,7 +82,7 @@ Result<std::unique_ptr<ChangeApplier>> ChangeApplier::open(const std::string& ta
 Status ChangeApplier::apply_transaction(const std::vector<pgo::Message>& changes,
                                         const pgo::RelationCache& relations, Lsn end_lsn) {
   if (end_lsn <= applied_lsn_) return Status::ok();  // applied before a restart
-  std::vector<ApplyStatement> statements;
+  std::vector<sqltext::ApplyStatement> statements;
   uint64_t kept = 0;
   std::optional<pgo::RelationCache> described_here;  // `relations` plus this transaction's Relation messages
   for (const auto& message : changes) {
@@ -92,7 +92,7 @@ Status ChangeApplier::apply_transaction(const std::vector<pgo::Message>& changes
       continue;
     }
     auto translated =
-        change_statements(message, described_here ? *described_here : relations, tables_, buckets_);
+        sqltext::change_statements(message, described_here ? *described_here : relations, tables_, buckets_);
     if (!translated) return translated.status();
     if (translated->empty()) continue;
     ++kept;
@@ -105,7 +105,8 @@ Status ChangeApplier::apply_transaction(const std::vector<pgo::Message>& changes
   return Status::ok();
 }
 
-Status ChangeApplier::run_in_transaction(const std::vector<ApplyStatement>& statements, Lsn end_lsn) {
+Status ChangeApplier::run_in_transaction(const std::vector<sqltext::ApplyStatement>& statements,
+                                         Lsn end_lsn) {
   if (statements.size() <= kPipelineLimit) return run_pipelined(statements, end_lsn);
   PGconn* c = conn_.get();
   const std::string what =
@@ -130,12 +131,13 @@ Status ChangeApplier::run_in_transaction(const std::vector<ApplyStatement>& stat
 // The same in one round trip: BEGIN, the statements, the progress row and COMMIT sent as a libpq
 // pipeline, then every result read. The first error aborts the rest (the server skips to the
 // Sync) and the transaction is rolled back.
-Status ChangeApplier::run_pipelined(const std::vector<ApplyStatement>& statements, Lsn end_lsn) {
+Status ChangeApplier::run_pipelined(const std::vector<sqltext::ApplyStatement>& statements, Lsn end_lsn) {
   PGconn* c = conn_.get();
   const std::string what =
       "applying the source transaction ending at " + lsn_text(end_lsn) + " on the target";
   auto send = [&](const std::string& sql, const std::vector<std::optional<std::string>>& params) {
     std::vector<const char*> values;
+    values.reserve(params.size());
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
     return PQsendQueryParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                              nullptr, 0) == 1;

@@ -18,8 +18,8 @@
 #include "catalog/pq.h"
 #include "common/status.h"
 #include "config/config.h"
-#include "mover/apply_sql.h"
 #include "mover/mover_types.h"
+#include "sqltext/apply_sql.h"
 #include "wire/pgoutput.h"
 
 namespace sw::mover {
@@ -79,8 +79,8 @@ class ChangeApplier {
   // Larger transactions are sent statement by statement (a long pipeline could fill both socket
   // buffers while neither side reads).
   static constexpr size_t kPipelineLimit = 1000;
-  Status run_in_transaction(const std::vector<ApplyStatement>& statements, Lsn end_lsn);
-  Status run_pipelined(const std::vector<ApplyStatement>& statements, Lsn end_lsn);
+  Status run_in_transaction(const std::vector<sqltext::ApplyStatement>& statements, Lsn end_lsn);
+  Status run_pipelined(const std::vector<sqltext::ApplyStatement>& statements, Lsn end_lsn);
 
   catalog::PgConnPtr conn_;
   int64_t migration_id_ = 0;

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "catalog/catalog_sql.h"
 #include "catalog/migrations.h"
 #include "catalog/pq.h"
 #include "mover/copier.h"
 #include "mover/mover_types.h"
 #include "mover/verifier.h"
+#include "sqltext/catalog_sql.h"
 
 namespace sw::mover {
 namespace {
@@ -25,7 +25,7 @@ Result<catalog::PgConnPtr> shard_connection(const config::Config& config, const 
 // Adds one table's per-bucket rows and bytes on `shard`, counting only the buckets it owns.
 Status add_table_sizes(PGconn* conn, const config::ShardedTable& table, const std::string& qualified,
                        const std::string& shard, const router::Directory& directory, BucketSizes* sizes) {
-  auto bucket = catalog::bucket_expression(table, directory.bucket_count());
+  auto bucket = sqltext::bucket_expression(table, directory.bucket_count());
   if (!bucket) return bucket.status();
   auto counts = catalog::query(
       conn, "SELECT " + *bucket + ", count(*), sum(pg_column_size(t.*)) FROM " + qualified + " t GROUP BY 1");

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <thread>
 
-#include "catalog/catalog_sql.h"
 #include "common/log.h"
+#include "wire/byte_reader.h"
 
 namespace sw::mover {
 namespace {
@@ -56,18 +56,18 @@ class BinaryTupleCounter {
  private:
   enum class Expect { Header, HeaderExtension, FieldCount, FieldLength, FieldData, End };
 
-  static uint32_t be32(const std::string& s, size_t at) {
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data() + at);
-    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-  }
-
+  // partial_ holds exactly the item's bytes: the reads below cannot fail.
   void fixed_item_done(uint64_t* tuples) {
+    wire::ByteReader item(partial_);
     if (expect_ == Expect::Header) {
-      skip_ = be32(partial_, 15);
+      uint32_t extension = 0;
+      item.skip(15);  // signature and flags
+      item.u32(extension);
+      skip_ = extension;
       expect_ = skip_ ? Expect::HeaderExtension : Expect::FieldCount;
     } else if (expect_ == Expect::FieldCount) {
-      const auto* p = reinterpret_cast<const unsigned char*>(partial_.data());
-      const auto count = static_cast<int16_t>((p[0] << 8) | p[1]);
+      int16_t count = 0;
+      item.i16(count);
       if (count < 0) {
         expect_ = Expect::End;
       } else if (count == 0) {
@@ -77,7 +77,8 @@ class BinaryTupleCounter {
         expect_ = Expect::FieldLength;
       }
     } else {  // FieldLength
-      const auto length = static_cast<int32_t>(be32(partial_, 0));
+      int32_t length = 0;
+      item.i32(length);
       if (length > 0) {
         skip_ = static_cast<uint64_t>(length);
         expect_ = Expect::FieldData;
@@ -177,26 +178,31 @@ Result<std::string> copy_columns(PGconn* conn, const std::string& table_sql, con
   return catalog::text_value(res->get(), 0, 0);
 }
 
-// Streams one table. The source is inside its snapshot transaction; the target is idle.
-Status copy_table(PGconn* source, PGconn* target, const config::ShardedTable& table,
-                  const CopyOptions& options, CopyPacer& pacer) {
-  const std::string from = "copy of " + table.name + " from " + options.source_name;
-  const std::string to = "copy of " + table.name + " to " + options.target_name;
+// What a table copy's errors say about each side: "copy of <table> from|to <shard>".
+struct CopySides {
+  std::string from;
+  std::string to;
+};
+
+// Clears the moved buckets' rows on the target (inside a transaction that the copy commits) and
+// starts COPY ... FROM STDIN there and COPY (SELECT ...) TO STDOUT on the source.
+Status start_table_copy(PGconn* source, PGconn* target, const config::ShardedTable& table,
+                        const CopyOptions& options, const CopySides& sides) {
   auto filter = bucket_filter(table, options.buckets);
   if (!filter) return filter.status();
   auto source_table = resolve_table(source, table.name);
   if (!source_table)
-    return Status::server(source_table.status().sqlstate, from + ": " + source_table.status().message);
-  auto columns = copy_columns(source, *source_table, from);
+    return Status::server(source_table.status().sqlstate, sides.from + ": " + source_table.status().message);
+  auto columns = copy_columns(source, *source_table, sides.from);
   if (!columns) return columns.status();
   auto target_table = resolve_table(target, table.name);
   if (!target_table)
-    return Status::server(target_table.status().sqlstate, to + ": " + target_table.status().message);
+    return Status::server(target_table.status().sqlstate, sides.to + ": " + target_table.status().message);
 
   auto cleared = run_sql(target,
                          "BEGIN; SET LOCAL session_replication_role = replica; DELETE FROM " + *target_table +
                              " WHERE " + *filter,
-                         to);
+                         sides.to);
   if (!cleared) {
     abandon_target(target, false);
     return cleared.status();
@@ -205,7 +211,7 @@ Status copy_table(PGconn* source, PGconn* target, const config::ShardedTable& ta
       target,
       ("COPY " + *target_table + " (" + *columns + ") FROM STDIN" + format_clause(options.format)).c_str()));
   if (PQresultStatus(copy_in.get()) != PGRES_COPY_IN) {
-    Status status = catalog::error_status(target, copy_in.get(), to);
+    Status status = catalog::error_status(target, copy_in.get(), sides.to);
     abandon_target(target, false);
     return status;
   }
@@ -213,12 +219,18 @@ Status copy_table(PGconn* source, PGconn* target, const config::ShardedTable& ta
                                        *filter + ") TO STDOUT" + format_clause(options.format))
                                           .c_str()));
   if (PQresultStatus(copy_out.get()) != PGRES_COPY_OUT) {
-    Status status = catalog::error_status(source, copy_out.get(), from);
+    Status status = catalog::error_status(source, copy_out.get(), sides.from);
     abandon_target(target, true);
     return status;
   }
+  return Status::ok();
+}
 
-  // Source data is read without blocking so a cancel is seen even while the source scans.
+// Relays the COPY data from source to target until the source's COPY ends, at the pacer's rate.
+// Source data is read without blocking so a cancel is seen even while the source scans. On an
+// error or a cancel both statements are stopped.
+Status relay_copy_data(PGconn* source, PGconn* target, const CopyOptions& options, CopyPacer& pacer,
+                       const CopySides& sides) {
   BinaryTupleCounter binary_rows;
   auto rows_in = [&](const char* data, int size) -> uint64_t {
     if (options.format == CopyFormat::Binary) return binary_rows.feed(data, static_cast<size_t>(size));
@@ -230,46 +242,61 @@ Status copy_table(PGconn* source, PGconn* target, const config::ShardedTable& ta
     return status;
   };
   for (;;) {
-    if (pacer.canceled()) return stop_both(Status::client("57014", from + ": canceled"));
+    if (pacer.canceled()) return stop_both(Status::client("57014", sides.from + ": canceled"));
     char* buffer = nullptr;
     const int n = PQgetCopyData(source, &buffer, /*async=*/1);
     if (n > 0) {
       const int put = PQputCopyData(target, buffer, n);
       const uint64_t complete = rows_in(buffer, n);
       PQfreemem(buffer);
-      if (put != 1) return stop_both(catalog::error_status(target, nullptr, to));
+      if (put != 1) return stop_both(catalog::error_status(target, nullptr, sides.to));
       if (!pacer.account(complete, static_cast<uint64_t>(n)))
-        return stop_both(Status::client("57014", from + ": canceled"));
+        return stop_both(Status::client("57014", sides.from + ": canceled"));
     } else if (n == 0) {
       pollfd pfd{PQsocket(source), POLLIN, 0};
       poll(&pfd, 1, static_cast<int>(kCancelPoll.count()));
-      if (!PQconsumeInput(source)) return stop_both(catalog::error_status(source, nullptr, from));
+      if (!PQconsumeInput(source)) return stop_both(catalog::error_status(source, nullptr, sides.from));
     } else if (n == -1) {
-      break;
+      return Status::ok();
     } else {
-      return stop_both(catalog::error_status(source, nullptr, from));
+      return stop_both(catalog::error_status(source, nullptr, sides.from));
     }
   }
-  // The statement's final result (an error the source hit mid-COPY arrives here), rest drained.
-  auto final_result = [](PGconn* conn) {
-    PgResultPtr res(PQgetResult(conn));
-    while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
-    return res;
-  };
+}
+
+// The statement's final result (an error the source hit mid-COPY arrives here), rest drained.
+PgResultPtr final_result(PGconn* conn) {
+  PgResultPtr res(PQgetResult(conn));
+  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
+  return res;
+}
+
+// Both COPY statements' outcomes, then the target's COMMIT.
+Status finish_table_copy(PGconn* source, PGconn* target, const CopySides& sides) {
   PgResultPtr out_done = final_result(source);
   if (PQresultStatus(out_done.get()) != PGRES_COMMAND_OK) {
-    Status status = catalog::error_status(source, out_done.get(), from);
+    Status status = catalog::error_status(source, out_done.get(), sides.from);
     abandon_target(target, true);
     return status;
   }
   PgResultPtr in_done(PQputCopyEnd(target, nullptr) == 1 ? final_result(target) : nullptr);
   if (PQresultStatus(in_done.get()) != PGRES_COMMAND_OK) {
-    Status status = catalog::error_status(target, in_done.get(), to);
+    Status status = catalog::error_status(target, in_done.get(), sides.to);
     abandon_target(target, false);
     return status;
   }
-  auto committed = run_sql(target, "COMMIT", to);
+  auto committed = run_sql(target, "COMMIT", sides.to);
   return committed ? Status::ok() : committed.status();
+}
+
+// Streams one table. The source is inside its snapshot transaction; the target is idle.
+Status copy_table(PGconn* source, PGconn* target, const config::ShardedTable& table,
+                  const CopyOptions& options, CopyPacer& pacer) {
+  const CopySides sides{"copy of " + table.name + " from " + options.source_name,
+                        "copy of " + table.name + " to " + options.target_name};
+  if (Status started = start_table_copy(source, target, table, options, sides); !started) return started;
+  if (Status relayed = relay_copy_data(source, target, options, pacer, sides); !relayed) return relayed;
+  return finish_table_copy(source, target, sides);
 }
 
 }  // namespace
@@ -281,6 +308,7 @@ Result<catalog::PgResultPtr> run_sql(PGconn* conn, const std::string& sql, const
     res.reset(PQexec(conn, sql.c_str()));
   } else {
     std::vector<const char*> values;
+    values.reserve(params.size());
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
     res.reset(PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
                            nullptr, nullptr, 0));
@@ -312,7 +340,7 @@ Result<CopyProgress> copy_buckets(const CopyOptions& options) {
 
   std::string begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
   if (!options.snapshot_name.empty())
-    begin += "; SET TRANSACTION SNAPSHOT " + catalog::quote_literal(options.snapshot_name);
+    begin += "; SET TRANSACTION SNAPSHOT " + sqltext::quote_literal(options.snapshot_name);
   auto snapshot =
       run_sql(source->get(), begin, "copy from " + options.source_name + ": importing the snapshot");
   if (!snapshot) return snapshot.status();
@@ -350,6 +378,20 @@ Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable
   return total;
 }
 
+namespace {
+
+// Moves `sequence` ($1) of `column` forward to the largest value the moved buckets hold, unless
+// it is already past it (the next value is then max + 1).
+std::string advance_sequence_sql(const std::string& table, const std::string& column,
+                                 const std::string& sequence, const std::string& bucket_expression,
+                                 const BucketSet& buckets) {
+  return "SELECT setval($1::regclass, x.m) FROM (SELECT max(" + column + ")::bigint AS m FROM " + table +
+         " WHERE " + bucket_expression + " = ANY('" + buckets.array_literal() + "'::int[])) x, " + sequence +
+         " s WHERE x.m IS NOT NULL AND (x.m > s.last_value OR (x.m = s.last_value AND NOT s.is_called))";
+}
+
+}  // namespace
+
 Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables,
                          const BucketSet& buckets) {
   if (buckets.empty()) return Status::ok();
@@ -370,13 +412,8 @@ Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>
       const std::string column = catalog::text_value(owned->get(), row, 0);
       const std::string sequence = catalog::text_value(owned->get(), row, 1);  // quoted by the server
       // Only forward: next value = max + 1 unless the sequence is already past it.
-      auto moved = run_sql(
-          target,
-          "SELECT setval($1::regclass, x.m) FROM (SELECT max(" + column + ")::bigint AS m FROM " + *name +
-              " WHERE " + *expression + " = ANY('" + buckets.array_literal() + "'::int[])) x, " + sequence +
-              " s WHERE x.m IS NOT NULL AND (x.m > s.last_value OR (x.m = s.last_value AND NOT "
-              "s.is_called))",
-          context, {sequence});
+      auto moved = run_sql(target, advance_sequence_sql(*name, column, sequence, *expression, buckets),
+                           context, {sequence});
       if (!moved) return moved.status();
     }
   }

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "catalog/catalog_sql.h"
 #include "catalog/pq.h"
 #include "common/status.h"
 #include "config/config.h"
 #include "mover/mover_types.h"
+#include "sqltext/catalog_sql.h"
 
 namespace sw::mover {
 
@@ -88,8 +88,8 @@ Result<catalog::PgResultPtr> run_sql(PGconn* conn, const std::string& sql, const
 
 // Identifiers and bucket expressions are spelled by catalog_sql.h (the DDL epilogue's bucket
 // index must match the expression these queries use).
-using catalog::bucket_expression;
-using catalog::quote_identifier;
+using sqltext::bucket_expression;
+using sqltext::quote_identifier;
 
 // `<bucket_expression> = ANY('{1,5,9}'::int[])`.
 Result<std::string> bucket_filter(const config::ShardedTable& table, const BucketSet& buckets);

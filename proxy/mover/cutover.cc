@@ -39,6 +39,7 @@ std::chrono::milliseconds ack_freshness(const config::Config& config) {
       kSilentFloor,
       2 * catalog::heartbeat_interval_for(std::chrono::milliseconds(0), config.sharding.directory_lease));
 }
+
 // A router that has not loaded MIGRATING confirmed its directory before it was published, so it
 // stops reading the source within its read lease of that. The margin covers a read routed just
 // before the lease ran out and still on its way to the source.
@@ -48,6 +49,20 @@ Clock::duration stale_read_wait(const config::Config& config) {
 }
 }  // namespace
 
+// From `from` to `to` (swapped for a rollback), timed from the cutover's start.
+struct MigrationRunner::CutoverLegs {
+  const std::string& from_name;
+  const std::string& to_name;
+  PGconn* from;
+  PGconn* to;
+  const BucketSet& buckets;
+  bool reverse;
+  Clock::time_point started;
+  Clock::time_point pause_started;      // writes to the buckets are held or refused from here
+  Clock::time_point reads_fenced_at{};  // the flip waits for it: no router reads the source after
+  std::string steps;                    // " <step> +<ms>" for each step, for the flip's log line
+};
+
 Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m, bool reverse) {
   const std::string& from_name = reverse ? m.target : m.source;
   const std::string& to_name = reverse ? m.source : m.target;
@@ -55,117 +70,139 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   if (!from) return from.status();
   auto to = connect_shard(to_name);
   if (!to) return to.status();
-  BucketSet buckets = bucket_set(m);
-  PGconn* cat = catalog_.get();
-  auto cutover_started = Clock::now();
-  std::string breakdown;  // "<step> +<ms>" for each step, for the flip's log line
-  auto record = [&](MigrationStep step) {
-    char at[64];
-    std::snprintf(at, sizeof at, " %s +%.1f", catalog::migration_step_name(step),
-                  std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
-    breakdown += at;
-    LOG_DEBUG("mover: migration %lld cutover step %s at +%.1f ms", (long long)id_,
-              catalog::migration_step_name(step),
-              std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
-    Status s = catalog::record_step(cat, id_, step);
-    crash_point(step);
-    return s;
-  };
-  auto abort = [&](const std::string& why, bool drain) -> Result<Cutover> {
-    if (drain) ++counters_.drain_aborts;
+  const BucketSet buckets = bucket_set(m);
+  const auto started = Clock::now();
+  auto abort = [&](const std::string& why) -> Result<Cutover> {
     LOG_WARN("mover: migration %lld cutover aborted: %s", (long long)id_, why.c_str());
     if (Status s = undo_cutover(m, reverse); !s) return s;
-    if (Status s = catalog::abort_cutover(cat, id_, reverse, why); !s) return s;
+    if (Status s = catalog::abort_cutover(catalog_.get(), id_, reverse, why); !s) return s;
     return Cutover::Aborted;
   };
 
-  auto begun = catalog::begin_cutover(cat, id_, reverse);
+  auto begun = catalog::begin_cutover(catalog_.get(), id_, reverse);
   if (!begun) return begun.status();
   if (!*begun) {
     LOG_INFO("mover: migration %lld: the rollback was withdrawn (EXPIRE ROLLBACK)", (long long)id_);
     return Cutover::Aborted;
   }
   crash_point(MigrationStep::PublishMigrating);
-  auto pause_started = Clock::now();
-  auto version = publish_migrating(cat, buckets, from_name);
-  if (!version) return abort(version.status().message, false);
+  CutoverLegs legs{from_name, to_name, from->get(), to->get(), buckets, reverse, started, Clock::now()};
+  Result<AbortReason> ended = stop_writes(legs);
+  if (ended && !*ended) ended = catch_up_and_verify(legs);
+  if (ended && !*ended) ended = hand_over(m, legs);
+  if (!ended) return ended.status();
+  if (*ended) return abort(**ended);
+  crash_point(MigrationStep::Flipped);
+  if (Status s = finish_flip(m, reverse); !s) return s;
+  if (!reverse) forward_slot_dropped_ = true;
+  return Cutover::Flipped;
+}
+
+Status MigrationRunner::record_cutover_step(MigrationStep step, CutoverLegs& legs) {
+  const double at_ms = std::chrono::duration<double, std::milli>(Clock::now() - legs.started).count();
+  char step_at[64];
+  std::snprintf(step_at, sizeof step_at, " %s +%.1f", catalog::migration_step_name(step), at_ms);
+  legs.steps += step_at;
+  LOG_DEBUG("mover: migration %lld cutover step %s at +%.1f ms", (long long)id_,
+            catalog::migration_step_name(step), at_ms);
+  Status s = catalog::record_step(catalog_.get(), id_, step);
+  crash_point(step);
+  return s;
+}
+
+// MIGRATING published and acknowledged, the source fenced, its older transactions drained.
+Result<MigrationRunner::AbortReason> MigrationRunner::stop_writes(CutoverLegs& legs) {
+  PGconn* cat = catalog_.get();
+  auto version = publish_migrating(cat, legs.buckets, legs.from_name);
+  if (!version) return AbortReason(version.status().message);
+  const auto published = Clock::now();
   LOG_DEBUG("mover: migration %lld: directory version %llu (MIGRATING) published at +%.1f ms", (long long)id_,
             (unsigned long long)*version,
-            std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
+            std::chrono::duration<double, std::milli>(Clock::now() - legs.started).count());
   // Routers that acknowledge MIGRATING hold new writes instead of sending them to the source. One
   // that does not answer in time (cut off from the catalog) may still route on its old directory:
   // the source's fence refuses those writes (SW001), so the cutover goes on without it.
-  const auto published = Clock::now();
   auto acknowledged =
       wait_for_routers(cat, *version, ack_freshness(*config_), config_->cutover.queue_timeout / 2);
-  if (!acknowledged) return abort(acknowledged.status().message, false);
+  if (!acknowledged) return AbortReason(acknowledged.status().message);
   if (!*acknowledged)
     LOG_WARN(
         "mover: migration %lld: not every router loaded directory version %llu in time; the fence on %s "
-        "guards "
-        "the buckets",
-        (long long)id_, (unsigned long long)*version, from_name.c_str());
+        "guards the buckets",
+        (long long)id_, (unsigned long long)*version, legs.from_name.c_str());
   // Reads meet no fence: a router that has not loaded MIGRATING and heartbeated within its read
   // lease may read the source until that lease (confirmed before MIGRATING was published) runs
   // out, so the flip waits for it.
   auto behind = routers_behind(cat, *version, catalog::read_lease_for(config_->sharding.directory_lease));
-  if (!behind) return abort(behind.status().message, false);
-  const auto reads_fenced_at = published + (*behind > 0 ? stale_read_wait(*config_) : Clock::duration(0));
+  if (!behind) return AbortReason(behind.status().message);
+  legs.reads_fenced_at = published + (*behind > 0 ? stale_read_wait(*config_) : Clock::duration(0));
   if (*behind > 0)
     LOG_WARN(
         "mover: migration %lld: %d router(s) did not load directory version %llu; the flip waits until "
         "their read lease has run out",
         (long long)id_, *behind, (unsigned long long)*version);
 
-  if (Status s = record(MigrationStep::FenceSource); !s) return s;
-  auto fenced_at = fence(from->get(), buckets, *version);
-  if (!fenced_at) return abort(fenced_at.status().message, false);
-  if (Status s = record(MigrationStep::Drain); !s) return s;
-  auto drained = drain(from->get(), *fenced_at, from_name);
-  if (!drained) return abort(drained.status().message, false);
-  if (!*drained) return abort("transactions on " + from_name + " outlived cutover.drain_timeout", true);
+  if (Status s = record_cutover_step(MigrationStep::FenceSource, legs); !s) return s;
+  auto fenced_at = fence(legs.from, legs.buckets, *version);
+  if (!fenced_at) return AbortReason(fenced_at.status().message);
+  if (Status s = record_cutover_step(MigrationStep::Drain, legs); !s) return s;
+  auto drained = drain(legs.from, *fenced_at, legs.from_name);
+  if (!drained) return AbortReason(drained.status().message);
+  if (!*drained) {
+    ++counters_.drain_aborts;
+    return AbortReason("transactions on " + legs.from_name + " outlived cutover.drain_timeout");
+  }
+  return AbortReason();
+}
 
-  if (Status s = record(MigrationStep::CatchUp); !s) return s;
-  auto fence_lsn = current_wal_lsn(from->get());
-  if (!fence_lsn) return abort(fence_lsn.status().message, false);
+// The stream applied up to the fence, then the buckets compared on both shards.
+Result<MigrationRunner::AbortReason> MigrationRunner::catch_up_and_verify(CutoverLegs& legs) {
+  if (Status s = record_cutover_step(MigrationStep::CatchUp, legs); !s) return s;
+  auto fence_lsn = current_wal_lsn(legs.from);
+  if (!fence_lsn) return AbortReason(fence_lsn.status().message);
   if (!stream_ || !stream_->wait_until_processed(*fence_lsn, kFinalCatchUp))
-    return abort("the stream did not reach " + lsn_text(*fence_lsn) + " in time", false);
+    return AbortReason("the stream did not reach " + lsn_text(*fence_lsn) + " in time");
 
-  if (Status s = record(MigrationStep::Verify); !s) return s;
-  auto difference = compare_buckets(from->get(), to->get(), buckets);
-  if (!difference) return abort(difference.status().message, false);
-  if (!difference->empty()) return abort(*difference + " between " + from_name + " and " + to_name, false);
+  if (Status s = record_cutover_step(MigrationStep::Verify, legs); !s) return s;
+  auto difference = compare_buckets(legs.from, legs.to, legs.buckets);
+  if (!difference) return AbortReason(difference.status().message);
+  if (!difference->empty())
+    return AbortReason(*difference + " between " + legs.from_name + " and " + legs.to_name);
+  return AbortReason();
+}
 
-  if (!reverse) {
+// The reverse stream's start recorded (forward only), sequences advanced, the target unfenced,
+// then the flip that ends the write pause.
+Result<MigrationRunner::AbortReason> MigrationRunner::hand_over(catalog::Migration& m, CutoverLegs& legs) {
+  if (!legs.reverse) {
     // The rollback window's stream starts here: every write the target takes comes after this
     // position, and nothing the applier wrote (it has caught up) does.
-    if (Status s = record(MigrationStep::ReversePosition); !s) return s;
-    auto position = current_wal_lsn(to->get());
-    if (!position) return abort(position.status().message, false);
-    if (Status s = catalog::record_reverse_position(cat, id_, lsn_text(*position)); !s) return s;
+    if (Status s = record_cutover_step(MigrationStep::ReversePosition, legs); !s) return s;
+    auto position = current_wal_lsn(legs.to);
+    if (!position) return AbortReason(position.status().message);
+    if (Status s = catalog::record_reverse_position(catalog_.get(), id_, lsn_text(*position)); !s) return s;
     m.reverse_lsn = lsn_text(*position);
   }
-  if (Status s = advance_sequences(to->get(), config_->sharding.tables, buckets); !s)
-    return abort(s.message, false);
-  if (Status s = record(MigrationStep::UnfenceTarget); !s) return s;
-  if (Status s = unfence(to->get(), buckets); !s) return abort(s.message, false);
+  if (Status s = advance_sequences(legs.to, config_->sharding.tables, legs.buckets); !s)
+    return AbortReason(s.message);
+  if (Status s = record_cutover_step(MigrationStep::UnfenceTarget, legs); !s) return s;
+  if (Status s = unfence(legs.to, legs.buckets); !s) return AbortReason(s.message);
 
-  std::this_thread::sleep_until(reads_fenced_at);
-  double pause_ms = std::chrono::duration<double, std::milli>(Clock::now() - pause_started).count();
-  auto flipped = flip(buckets, to_name, reverse, pause_ms);
+  std::this_thread::sleep_until(legs.reads_fenced_at);
+  const double pause_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - legs.pause_started).count();
+  auto flipped = flip(legs.buckets, legs.to_name, legs.reverse, pause_ms);
   if (!flipped) return flipped.status();  // outcome unknown: the next pass reads it from the catalog
-  if (!*flipped) return abort("the catalog refused the flip", false);
-  auto pause_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - pause_started).count();
+  if (!*flipped) return AbortReason("the catalog refused the flip");
+  auto pause_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - legs.pause_started).count();
   counters_.observe_pause_us(static_cast<uint64_t>(pause_us));
   LOG_INFO(
       "mover: migration %lld: %zu bucket(s) now on %s; writes paused %.1f ms (steps, ms after the cutover "
       "began:%s; flip +%.1f)",
-      (long long)id_, buckets.list().size(), to_name.c_str(), pause_ms, breakdown.c_str(),
-      std::chrono::duration<double, std::milli>(Clock::now() - cutover_started).count());
-  crash_point(MigrationStep::Flipped);
-  if (Status s = finish_flip(m, reverse); !s) return s;
-  if (!reverse) forward_slot_dropped_ = true;
-  return Cutover::Flipped;
+      (long long)id_, legs.buckets.list().size(), legs.to_name.c_str(), pause_ms, legs.steps.c_str(),
+      std::chrono::duration<double, std::milli>(Clock::now() - legs.started).count());
+  return AbortReason();
 }
 
 // Waits out the source's transactions that began before the fence; after cutover.drain_timeout,

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -58,7 +59,15 @@ class MigrationRunner {
   void stop_stream();
   // cutover.cc
   enum class Cutover { Flipped, Aborted };
+  struct CutoverLegs;  // one cutover's two shards and the moved buckets
+  // How a phase of the cutover ended: nullopt to go on, else why the cutover is aborted (undone);
+  // an error Status stops the cutover as it is (the next pass resumes from the catalog).
+  using AbortReason = std::optional<std::string>;
   Result<Cutover> cut_over(catalog::Migration& m, bool reverse);
+  Result<AbortReason> stop_writes(CutoverLegs& legs);
+  Result<AbortReason> catch_up_and_verify(CutoverLegs& legs);
+  Result<AbortReason> hand_over(catalog::Migration& m, CutoverLegs& legs);
+  Status record_cutover_step(catalog::MigrationStep step, CutoverLegs& legs);
   Result<bool> drain(PGconn* from, const std::string& fenced_at, const std::string& from_name);
   Status undo_cutover(const catalog::Migration& m, bool reverse);
   Result<std::string> compare_buckets(PGconn* from, PGconn* to, const BucketSet& buckets);

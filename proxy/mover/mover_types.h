@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "config/config.h"
+#include "router/bucket_set.h"
 
 namespace sw::mover {
 
@@ -17,23 +18,7 @@ using Lsn = uint64_t;
 std::string lsn_text(Lsn lsn);
 Result<Lsn> parse_lsn(std::string_view text);
 
-// The buckets one migration moves: a sorted list plus O(1) membership.
-class BucketSet {
- public:
-  BucketSet() = default;
-  // Duplicates are dropped; buckets >= bucket_count are a caller bug (dropped too).
-  BucketSet(uint32_t bucket_count, std::vector<uint32_t> buckets);
-  bool contains(uint32_t bucket) const { return bucket < member_.size() && member_[bucket]; }
-  const std::vector<uint32_t>& list() const { return list_; }
-  uint32_t bucket_count() const { return static_cast<uint32_t>(member_.size()); }
-  bool empty() const { return list_.empty(); }
-  // An SQL array literal for an integer[] parameter: "{1,5,9}".
-  std::string array_literal() const;
-
- private:
-  std::vector<uint32_t> list_;
-  std::vector<bool> member_;
-};
+using router::BucketSet;  // the buckets one migration moves
 
 // Every connection the mover opens says so, and the cutover's drain ignores them.
 inline constexpr const char* kMoverApplicationName = "shardwire-mover";

@@ -169,6 +169,7 @@ std::vector<PlannedMove> moves_between(const router::Directory& directory,
     if (owner[b] != from) grouped[{from, owner[b]}].push_back(b);
   }
   std::vector<PlannedMove> plan;
+  plan.reserve(grouped.size());
   for (auto& [pair, buckets] : grouped)
     plan.push_back({names[pair.first], names[pair.second], std::move(buckets)});
   return plan;

@@ -1,5 +1,8 @@
 #include "mover/schema_check.h"
 
+#include <initializer_list>
+#include <string_view>
+
 #include "catalog/pq.h"
 #include "mover/copier.h"
 
@@ -39,20 +42,24 @@ namespace {
 std::string table_diff(const std::string& a_name, const TableSchema& a, const std::string& b_name,
                        const TableSchema& b) {
   std::string out;
-  auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  // One difference, its pieces appended in place.
+  auto add = [&](std::initializer_list<std::string_view> pieces) {
+    if (!out.empty()) out += ", ";
+    for (std::string_view piece : pieces) out += piece;
+  };
   for (const auto& [column, type] : a.columns) {
     auto other = b.columns.find(column);
     if (other == b.columns.end())
-      add("column \"" + column + "\" only on " + a_name);
+      add({"column \"", column, "\" only on ", a_name});
     else if (other->second != type)
-      add("column \"" + column + "\" " + type + " on " + a_name + " but " + other->second + " on " + b_name);
+      add({"column \"", column, "\" ", type, " on ", a_name, " but ", other->second, " on ", b_name});
   }
   for (const auto& [column, type] : b.columns)
-    if (a.columns.count(column) == 0) add("column \"" + column + "\" only on " + b_name);
+    if (a.columns.count(column) == 0) add({"column \"", column, "\" only on ", b_name});
   for (const auto& index : a.indexes)
-    if (b.indexes.count(index) == 0) add("index (" + index + ") only on " + a_name);
+    if (b.indexes.count(index) == 0) add({"index (", index, ") only on ", a_name});
   for (const auto& index : b.indexes)
-    if (a.indexes.count(index) == 0) add("index (" + index + ") only on " + b_name);
+    if (a.indexes.count(index) == 0) add({"index (", index, ") only on ", b_name});
   return out;
 }
 

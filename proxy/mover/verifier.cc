@@ -1,8 +1,8 @@
 #include "mover/verifier.h"
 
-#include "catalog/catalog_sql.h"
 #include "catalog/pq.h"
 #include "mover/copier.h"
+#include "sqltext/catalog_sql.h"
 
 namespace sw::mover {
 namespace {
@@ -68,7 +68,7 @@ Result<std::map<uint32_t, BucketDigest>> bucket_digests(PGconn* conn,
     if (!name) return Status::server(name.status().sqlstate, context + ": " + name.status().message);
     auto columns = columns_by_name(conn, *name, context);
     if (!columns) return columns.status();
-    const std::string row_hash = "hashtextextended(" + catalog::quote_literal(table.name + ":") + " || ROW(" +
+    const std::string row_hash = "hashtextextended(" + sqltext::quote_literal(table.name + ":") + " || ROW(" +
                                  *columns + ")::text, 0)";
     auto res =
         run_sql(conn,

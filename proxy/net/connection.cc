@@ -173,7 +173,7 @@ void Connection::consume(size_t n) {
     in_offset_ = 0;
     in_.clear();
     if (in_.capacity() > kIdleBufferKeep) schedule_trim();
-  } else if (in_offset_ > 64 * 1024 && in_offset_ * 2 > in_.size()) {
+  } else if (in_offset_ > size_t{64} * 1024 && in_offset_ * 2 > in_.size()) {
     in_.erase(0, in_offset_);
     in_offset_ = 0;
   }

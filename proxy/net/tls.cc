@@ -13,7 +13,7 @@ namespace {
 
 // A memory BIO keeps the largest size it ever held. Past this, a drained BIO is replaced by an
 // empty one, so an idle session does not hold the size of the largest message it carried.
-constexpr size_t kIdleBioKeep = 8 * 1024;
+constexpr size_t kIdleBioKeep = size_t{8} * 1024;
 
 bool drained_and_grown(BIO* bio) {
   if (bio == nullptr || BIO_ctrl_pending(bio) != 0) return false;
@@ -267,7 +267,7 @@ Status TlsSession::encrypt(std::string_view plaintext) {
 // Appends every complete record's plaintext. A close_notify from the peer is not an error: the
 // session stops yielding data and the socket's EOF ends the connection.
 Status TlsSession::decrypt_into(std::string& plaintext) {
-  constexpr size_t kChunk = 16 * 1024;
+  constexpr size_t kChunk = size_t{16} * 1024;
   for (;;) {
     ERR_clear_error();
     size_t old_size = plaintext.size();

@@ -143,7 +143,7 @@ Result<KeyType> key_type_from_oid(uint32_t oid) {
     case 21: return KeyType::Int2;
     case 23: return KeyType::Int4;
     case 20: return KeyType::Int8;
-    case 25: return KeyType::Text;
+    case 25:                          // text
     case 1043: return KeyType::Text;  // varchar
     case 2950: return KeyType::Uuid;
     case 0: return Status::client("0A000", "shard key parameter has no declared type (OID 0)");

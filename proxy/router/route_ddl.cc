@@ -13,24 +13,33 @@
 #include "router/router_internal.h"
 
 namespace sw::router::detail {
+namespace {
 
-Route route_ddl(const parser::StatementFacts& statement, const Directory& dir, const RoutingRules& rules) {
-  using parser::TableRole;
-  const parser::TableRef* sharded = nullptr;
+using parser::TableRole;
+
+// The tables a DDL statement names, by what they mean for its route (system tables left out).
+struct DdlTables {
+  const parser::TableRef* sharded = nullptr;  // the first sharded table it creates, alters, ...
   const TableRule* sharded_rule = nullptr;
-  const parser::TableRef* unsharded = nullptr;
-  const parser::TableRef* sharded_read = nullptr;
-  std::vector<std::string> fence;
-  // CREATE TABLE ... PARTITION OF / INHERITS a sharded table: the new table is part of it and
-  // lives on every shard (PostgreSQL clones the parent's row triggers, the fence included).
-  bool child_of_sharded = false;
-  if (statement.node_type == "CreateStmt") {
-    for (const parser::TableRef& table : statement.tables) {
-      if (table.role == TableRole::Ddl && rules.find(table.schema, table.name) != nullptr) {
-        child_of_sharded = true;
-      }
-    }
+  const parser::TableRef* unsharded = nullptr;     // the first unsharded table it does not only read
+  const parser::TableRef* sharded_read = nullptr;  // the first sharded table it only reads
+  std::vector<std::string> fence;                  // configured sharded tables it creates
+  const TableRule* created_by_query = nullptr;     // a sharded table CREATE TABLE AS & co. would make
+};
+
+// CREATE TABLE ... PARTITION OF / INHERITS a sharded table: the new table is part of it and
+// lives on every shard (PostgreSQL clones the parent's row triggers, the fence included).
+bool creates_child_of_sharded(const parser::StatementFacts& statement, const RoutingRules& rules) {
+  if (statement.node_type != "CreateStmt") return false;
+  for (const parser::TableRef& table : statement.tables) {
+    if (table.role == TableRole::Ddl && rules.find(table.schema, table.name) != nullptr) return true;
   }
+  return false;
+}
+
+DdlTables classify(const parser::StatementFacts& statement, const RoutingRules& rules) {
+  DdlTables out;
+  const bool child_of_sharded = creates_child_of_sharded(statement, rules);
   const bool creates_by_query = statement.node_type == "CreateTableAsStmt" ||
                                 statement.node_type == "SelectStmt" || statement.node_type == "ViewStmt";
   for (const parser::TableRef& table : statement.tables) {
@@ -38,71 +47,88 @@ Route route_ddl(const parser::StatementFacts& statement, const Directory& dir, c
     const TableRule* rule = rules.find(table.schema, table.name);
     if (rule == nullptr) {
       const bool part_of_sharded = child_of_sharded && table.role == TableRole::Create;
-      if (table.role != TableRole::Read && !part_of_sharded && unsharded == nullptr) {
-        unsharded = &table;
-      }
+      if (table.role != TableRole::Read && !part_of_sharded && out.unsharded == nullptr)
+        out.unsharded = &table;
       continue;
     }
     if (table.role == TableRole::Read) {
-      if (sharded_read == nullptr) sharded_read = &table;
+      if (out.sharded_read == nullptr) out.sharded_read = &table;
       continue;
     }
-    if (sharded == nullptr) {
-      sharded = &table;
-      sharded_rule = rule;
+    if (out.sharded == nullptr) {
+      out.sharded = &table;
+      out.sharded_rule = rule;
     }
     if (table.role == TableRole::Create && statement.node_type == "CreateStmt") {
-      fence.push_back(rule->config_name);
+      out.fence.push_back(rule->config_name);
     }
     if (table.role == TableRole::Create && creates_by_query) {
-      return make_error("0A000",
-                        "cannot create sharded table " + rule->config_name +
-                            " from a query; CREATE TABLE it, then INSERT rows by key",
-                        rule->config_name);
+      out.created_by_query = rule;
+      break;
     }
   }
-  if (!statement.complete && (sharded != nullptr || sharded_read != nullptr)) {
-    return make_error("0A000", "statement on a sharded table is nested too deeply to route");
-  }
-  if (sharded_read != nullptr) {
-    const TableRule* rule = rules.find(sharded_read->schema, sharded_read->name);
-    return make_error("0A000",
-                      "a query over sharded table " + rule->config_name +
-                          " cannot define another object (its rows live on several "
-                          "shards)",
-                      rule->config_name);
-  }
-  if (sharded == nullptr) {
-    if (statement.kind == parser::StatementKind::Copy) {
-      return make_default(dir, rules, "COPY of an unsharded table");
-    }
-    return make_default(dir, rules, "no sharded table");
-  }
-  const std::string& name = sharded_rule->config_name;
-  if (sharded->role == TableRole::CopyFrom || sharded->role == TableRole::CopyTo) {
+  return out;
+}
+
+// A statement on sharded tables (and no unsharded one) runs on every shard, unless it is a COPY
+// or a LOCK.
+Route every_shard(DdlTables tables) {
+  const std::string& name = tables.sharded_rule->config_name;
+  const TableRole role = tables.sharded->role;
+  if (role == TableRole::CopyFrom || role == TableRole::CopyTo) {
     return make_error("0A000",
                       "COPY of sharded table " + name + " is not supported yet; use INSERT by key, or SELECT",
                       name);
   }
-  if (sharded->role == TableRole::Lock) {
+  if (role == TableRole::Lock) {
     return make_error("0A000", "LOCK TABLE of sharded table " + name + " would lock it on one shard only",
                       name);
   }
-  if (unsharded != nullptr) {
+  if (tables.unsharded != nullptr) {
     return make_error("0A000",
                       "statement names sharded table " + name + " and unsharded table " +
-                          table_name(*unsharded) + "; run it separately for each",
+                          table_name(*tables.unsharded) + "; run it separately for each",
                       name);
   }
   Route route;
   route.kind = RouteKind::AllShards;
   route.table = name;
-  route.fence_tables = std::move(fence);
+  route.fence_tables = std::move(tables.fence);
   route.reason =
-      (sharded->role == TableRole::Maintenance ? "maintenance of sharded table " : "DDL on sharded table ") +
-      name + ": every shard in turn (not atomic)";
+      (role == TableRole::Maintenance ? "maintenance of sharded table " : "DDL on sharded table ") + name +
+      ": every shard in turn (not atomic)";
   if (!route.fence_tables.empty()) route.reason += "; installs the fence trigger";
   return route;
+}
+
+}  // namespace
+
+Route route_ddl(const parser::StatementFacts& statement, const Directory& dir, const RoutingRules& rules) {
+  DdlTables tables = classify(statement, rules);
+  if (tables.created_by_query != nullptr) {
+    const std::string& name = tables.created_by_query->config_name;
+    return make_error(
+        "0A000",
+        "cannot create sharded table " + name + " from a query; CREATE TABLE it, then INSERT rows by key",
+        name);
+  }
+  if (!statement.complete && (tables.sharded != nullptr || tables.sharded_read != nullptr)) {
+    return make_error("0A000", "statement on a sharded table is nested too deeply to route");
+  }
+  if (tables.sharded_read != nullptr) {
+    const TableRule* rule = rules.find(tables.sharded_read->schema, tables.sharded_read->name);
+    return make_error("0A000",
+                      "a query over sharded table " + rule->config_name +
+                          " cannot define another object (its rows live on several shards)",
+                      rule->config_name);
+  }
+  if (tables.sharded == nullptr) {
+    if (statement.kind == parser::StatementKind::Copy) {
+      return make_default(dir, rules, "COPY of an unsharded table");
+    }
+    return make_default(dir, rules, "no sharded table");
+  }
+  return every_shard(std::move(tables));
 }
 
 }  // namespace sw::router::detail

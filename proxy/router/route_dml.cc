@@ -161,10 +161,15 @@ bool DmlRouter::add_inserts(Route& error) {
       return false;
     }
     const auto position = static_cast<size_t>(column - insert.columns.begin());
+    // "<into>: <what> <key>[ in row N]<tail>": an error about row i's key value.
+    auto row_error = [&](const char* what, size_t i, const char* tail) {
+      std::string message = into + ": " + what + r.key;
+      if (insert.rows.size() > 1) message += " in row " + std::to_string(i + 1);
+      return message + tail;
+    };
     Constraint rows;
     rows.kind = ConstraintKind::Rows;
     for (size_t i = 0; i < insert.rows.size(); ++i) {
-      const std::string row = insert.rows.size() > 1 ? " in row " + std::to_string(i + 1) : "";
       KeyBucket key;  // NotAKey when the row is short (PostgreSQL rejects it anyway)
       if (position < insert.rows[i].size()) {
         key = key_bucket(insert.rows[i][position], r, params_, buckets);
@@ -174,12 +179,12 @@ bool DmlRouter::add_inserts(Route& error) {
           error = make_error(key.error.sqlstate, key.error.message, r.config_name);
           return false;
         case KeyOutcome::Null:
-          error = make_error("23502", into + ": null value in its key " + r.key + row, r.config_name);
+          error = make_error("23502", row_error("null value in its key ", i, ""), r.config_name);
           return false;
         case KeyOutcome::NotAKey:
-          error = make_error(
-              "0A000", into + ": the value of its key " + r.key + row + " is not a constant or parameter",
-              r.config_name);
+          error =
+              make_error("0A000", row_error("the value of its key ", i, " is not a constant or parameter"),
+                         r.config_name);
           return false;
         case KeyOutcome::NeedsBind: rows.deferred = true; break;
         case KeyOutcome::Bucket: rows.buckets.push_back(key.bucket); break;

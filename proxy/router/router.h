@@ -8,7 +8,7 @@
 //    multi-statement string routes as one when all its statements go to one shard).
 //  * extended protocol: at Parse/Describe, route(statement, nullptr, ...) may answer AtBind
 //    (the key is a parameter): send Parse/Describe to any shard and prepare lazily. At Bind,
-//    route(statement, &values, ...) with values from decode_bind_values() and the Parse's
+//    route(statement, &values, ...) with values from wire::decode_bind_values() and the Parse's
 //    parameter type OIDs decides the shard.
 //
 // Never guesses: a write whose rows' shard is not known is an Error (0A000), never a broadcast.
@@ -26,6 +26,7 @@
 #include "parser/analyze.h"
 #include "router/bucket_hash.h"
 #include "router/directory.h"
+#include "wire/bind_values.h"
 
 namespace sw::router {
 
@@ -61,24 +62,9 @@ class RoutingRules {
   std::string config_file_;
 };
 
-// Bind parameters as the router needs them.
-struct BindParam {
-  bool null = false;
-  bool binary = false;     // format code 1
-  std::string_view bytes;  // the value; views the Bind message (valid while routing)
-};
-
-struct BindValues {
-  std::vector<BindParam> params;  // $1 is params[0]
-  // Parameter type OIDs from Parse ($1 is types[0]); missing or 0 = unspecified: the value is
-  // then read as the type of an explicit cast in the SQL ($1::int4), else as the key's type.
-  std::vector<uint32_t> types;
-};
-
-// Decodes a Bind body after the portal and statement names (wire::BindMessage::rest): format
-// codes (0, 1 or one per parameter) and values. Checks every length; 08P01 when malformed;
-// 22023 for a parameter whose format code is neither 0 (text) nor 1 (binary), as PostgreSQL.
-Result<BindValues> decode_bind_values(std::string_view rest, std::vector<uint32_t> param_types);
+// Bind parameters, decoded by wire::decode_bind_values.
+using wire::BindParam;
+using wire::BindValues;
 
 enum class RouteKind : uint8_t {
   Shard,      // one shard: the buckets of the key values

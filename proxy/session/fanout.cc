@@ -9,7 +9,7 @@
 
 namespace sw::session {
 namespace {
-constexpr size_t kMaxBufferedPerLeg = 1024 * 1024;
+constexpr size_t kMaxBufferedPerLeg = size_t{1024} * 1024;
 }
 
 Fanout::Fanout(Mode mode, std::vector<Target> targets, std::string query_message, std::string session_state,

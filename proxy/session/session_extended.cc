@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "session/session.h"
+#include "wire/bind_values.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -91,7 +92,7 @@ Status Session::check_bind_route(const wire::BindMessage& bind) {
   }
   auto facts = parser::analyze(query);
   if (!facts || (*facts)->statements.size() != 1) return Status::ok();
-  auto values = router::decode_bind_values(bind.rest, std::move(types));
+  auto values = wire::decode_bind_values(bind.rest, std::move(types));
   if (!values) return values.status();
   router::Route route =
       router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules());

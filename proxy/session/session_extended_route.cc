@@ -3,6 +3,7 @@
 // (Parse/Describe only) may run anywhere.
 #include "common/bytes.h"
 #include "session/session.h"
+#include "wire/bind_values.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -58,7 +59,7 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
         "25P02", "current transaction is aborted, commands ignored until end of transaction block"));
     return Start::Answered;
   }
-  auto values = router::decode_bind_values(batch.bind.rest, batch.statement().types);
+  auto values = wire::decode_bind_values(batch.bind.rest, batch.statement().types);
   if (!values) {
     refuse_request(values.status());
     return Start::Answered;

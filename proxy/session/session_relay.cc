@@ -10,7 +10,7 @@ namespace sw::session {
 namespace {
 
 // Client input buffered beyond this while no server can take it stops further reads.
-constexpr size_t kMaxBufferedClientInput = 1024 * 1024;
+constexpr size_t kMaxBufferedClientInput = size_t{1024} * 1024;
 
 bool is_extended(char type) {
   return type == 'P' || type == 'B' || type == 'D' || type == 'E' || type == 'C' || type == 'H';

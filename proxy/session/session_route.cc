@@ -1,10 +1,10 @@
 // Session: picking the shard for a request when no server is attached (the decisions are
 // routing.h's and TransactionControl's), and refusing what cannot be routed.
-#include "catalog/catalog_sql.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "net/loop.h"
 #include "session/session.h"
+#include "sqltext/catalog_sql.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
 
@@ -206,8 +206,8 @@ bool Session::fanout_targets(const router::Route& route, std::vector<Fanout::Tar
     for (const std::string& table : route.fence_tables) {
       for (const auto& configured : sharding.tables) {
         if (configured.name == table)
-          target.epilogue_sql += catalog::install_fence_statement(configured, sharding.buckets) + ";" +
-                                 catalog::bucket_index_statement(configured, sharding.buckets) + ";";
+          target.epilogue_sql += sqltext::install_fence_statement(configured, sharding.buckets) + ";" +
+                                 sqltext::bucket_index_statement(configured, sharding.buckets) + ";";
       }
     }
     targets->push_back(std::move(target));
@@ -234,6 +234,7 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
   LOG_DEBUG("client=c%llu %s on %zu shards", (unsigned long long)id(),
             mode == Fanout::Mode::ConcatenateRows ? "scatter read" : "DDL", targets.size());
   std::vector<pool::Pool*> pools;
+  pools.reserve(targets.size());
   for (const auto& target : targets) pools.push_back(target.pool);
   auto label = scatter ? stats::RouteLabel::Scatter : stats::RouteLabel::AllShards;
   txn_.fanout = std::make_unique<Fanout>(

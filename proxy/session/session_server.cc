@@ -7,6 +7,15 @@
 #include "wire/server_check.h"
 
 namespace sw::session {
+namespace {
+
+// What the client is told when its server broke the protocol (the connection is then closed).
+Status server_violation(const std::string& shard, const std::string& violation) {
+  return Status::server("08P01", "shard " + shard + " sent an invalid message: " + violation +
+                                     "; the server connection was closed");
+}
+
+}  // namespace
 
 void Session::on_backend_readable(pool::Backend&) { read_server_messages(); }
 
@@ -31,8 +40,7 @@ void Session::read_server_messages() {
       LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
                (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(), violation.c_str());
       release_backend(false);
-      terminate(Status::server("08P01", "shard " + shard + " sent an invalid message: " + violation +
-                                            "; the server connection was closed"));
+      terminate(server_violation(shard, violation));
       return;
     }
     AfterMessage after = handle_server_message(result.frame);

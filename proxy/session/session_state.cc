@@ -40,9 +40,7 @@ std::vector<std::pair<std::string, std::string>> split_options(std::string_view 
     std::string_view w = words[i];
     if (w == "-c" && i + 1 < words.size())
       w = words[++i];
-    else if (w.rfind("--", 0) == 0)
-      w.remove_prefix(2);
-    else if (w.rfind("-c", 0) == 0)
+    else if (w.rfind("--", 0) == 0 || w.rfind("-c", 0) == 0)  // --name=value, -cname=value
       w.remove_prefix(2);
     else
       continue;

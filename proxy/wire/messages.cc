@@ -10,68 +10,11 @@
 // leaves `out` unchanged.
 #include "wire/messages.h"
 
-#include <cstring>
-
-#include "common/bytes.h"
+#include "wire/byte_reader.h"
 #include "wire/message_writer.h"
 
 namespace sw::wire {
 namespace {
-
-// Bounds-checked sequential reader over a message body. Each read returns false, and consumes
-// nothing, when the body does not hold the field.
-class BodyReader {
- public:
-  explicit BodyReader(std::string_view body) : body_(body) {}
-
-  bool byte(char& out) {
-    if (remaining() < 1) return false;
-    out = body_[pos_++];
-    return true;
-  }
-  bool int16(uint16_t& out) {
-    if (remaining() < 2) return false;
-    out = load_be16(body_.data() + pos_);
-    pos_ += 2;
-    return true;
-  }
-  bool int32(uint32_t& out) {
-    if (remaining() < 4) return false;
-    out = load_be32(body_.data() + pos_);
-    pos_ += 4;
-    return true;
-  }
-  bool cstr(std::string_view& out) {
-    if (remaining() == 0) return false;  // also keeps a null data() away from memchr
-    const void* nul = std::memchr(body_.data() + pos_, '\0', remaining());
-    if (nul == nullptr) return false;
-    const size_t end = static_cast<size_t>(static_cast<const char*>(nul) - body_.data());
-    out = body_.substr(pos_, end - pos_);
-    pos_ = end + 1;
-    return true;
-  }
-  bool bytes(uint64_t n, std::string_view& out) {
-    if (n > remaining()) return false;
-    out = body_.substr(pos_, static_cast<size_t>(n));
-    pos_ += static_cast<size_t>(n);
-    return true;
-  }
-  bool skip(uint64_t n) {
-    std::string_view ignored;
-    return bytes(n, ignored);
-  }
-  std::string_view rest() {
-    std::string_view r = body_.substr(pos_);
-    pos_ = body_.size();
-    return r;
-  }
-  size_t remaining() const { return body_.size() - pos_; }
-  bool at_end() const { return pos_ == body_.size(); }
-
- private:
-  std::string_view body_;
-  size_t pos_ = 0;
-};
 
 constexpr uint32_t kNullLength = 0xffffffffu;  // int32 -1: absent value
 constexpr uint32_t kMaxLength = 0x7fffffffu;
@@ -89,15 +32,15 @@ const char* const kTrailing = "unexpected bytes after the last field";
 // Structure of Bind after the statement name: format codes, parameter values, result formats.
 // Values are not interpreted; only lengths and counts are checked.
 bool bind_rest_is_well_formed(std::string_view rest, std::string& why) {
-  BodyReader r(rest);
+  ByteReader r(rest);
   uint16_t formats = 0;
   uint16_t params = 0;
   uint16_t result_formats = 0;
-  if (!r.int16(formats) || !r.skip(uint64_t{formats} * 2)) {
+  if (!r.u16(formats) || !r.skip(uint64_t{formats} * 2)) {
     why = "parameter format codes truncated";
     return false;
   }
-  if (!r.int16(params)) {
+  if (!r.u16(params)) {
     why = "parameter count missing";
     return false;
   }
@@ -107,7 +50,7 @@ bool bind_rest_is_well_formed(std::string_view rest, std::string& why) {
   }
   for (uint32_t i = 0; i < params; ++i) {
     uint32_t length = 0;
-    if (!r.int32(length)) {
+    if (!r.u32(length)) {
       why = "parameter " + std::to_string(i + 1) + " length missing";
       return false;
     }
@@ -117,7 +60,7 @@ bool bind_rest_is_well_formed(std::string_view rest, std::string& why) {
       return false;
     }
   }
-  if (!r.int16(result_formats) || !r.skip(uint64_t{result_formats} * 2)) {
+  if (!r.u16(result_formats) || !r.skip(uint64_t{result_formats} * 2)) {
     why = "result format codes truncated";
     return false;
   }
@@ -133,12 +76,12 @@ bool bind_rest_is_well_formed(std::string_view rest, std::string& why) {
 // ---- frontend ---------------------------------------------------------------------------------
 
 Result<ParseMessage> decode_parse(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   ParseMessage m;
   if (!r.cstr(m.statement)) return client_error("Parse", "statement name has no terminator");
   if (!r.cstr(m.query)) return client_error("Parse", "query has no terminator");
   uint16_t count = 0;
-  if (!r.int16(count)) return client_error("Parse", "parameter type count missing");
+  if (!r.u16(count)) return client_error("Parse", "parameter type count missing");
   if (r.remaining() != uint64_t{count} * 4) {
     return client_error("Parse", std::to_string(count) + " parameter types declared but " +
                                      std::to_string(r.remaining()) + " bytes follow");
@@ -146,7 +89,7 @@ Result<ParseMessage> decode_parse(std::string_view body) {
   m.param_types.reserve(count);
   for (uint16_t i = 0; i < count; ++i) {
     uint32_t oid = 0;
-    r.int32(oid);  // cannot fail: length checked above
+    r.u32(oid);  // cannot fail: length checked above
     m.param_types.push_back(oid);
   }
   return m;
@@ -162,7 +105,7 @@ void encode_parse(std::string& out, std::string_view statement, std::string_view
 }
 
 Result<BindMessage> decode_bind(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   BindMessage m;
   if (!r.cstr(m.portal)) return client_error("Bind", "portal name has no terminator");
   if (!r.cstr(m.statement)) return client_error("Bind", "statement name has no terminator");
@@ -177,7 +120,7 @@ void encode_bind_renamed(std::string& out, const BindMessage& bind, std::string_
 }
 
 Result<TargetMessage> decode_target(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   TargetMessage m;
   if (!r.byte(m.kind)) return client_error("Describe/Close", "kind missing");
   if (m.kind != 'S' && m.kind != 'P') {
@@ -193,7 +136,7 @@ void encode_target(std::string& out, char type, char kind, std::string_view name
 }
 
 Result<std::string_view> decode_query(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   std::string_view sql;
   if (!r.cstr(sql)) return client_error("Query", "query string has no terminator");
   if (!r.at_end()) return client_error("Query", kTrailing);
@@ -203,13 +146,13 @@ Result<std::string_view> decode_query(std::string_view body) {
 void encode_query(std::string& out, std::string_view sql) { MessageWriter(out).begin('Q').cstr(sql).end(); }
 
 Result<SaslInitialResponse> decode_sasl_initial_response(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   SaslInitialResponse m;
   if (!r.cstr(m.mechanism)) {
     return client_error("SASLInitialResponse", "mechanism name has no terminator");
   }
   uint32_t length = 0;
-  if (!r.int32(length)) return client_error("SASLInitialResponse", "data length missing");
+  if (!r.u32(length)) return client_error("SASLInitialResponse", "data length missing");
   if (length != kNullLength) {
     if (length > kMaxLength || length > r.remaining()) {
       return client_error("SASLInitialResponse", "invalid data length");
@@ -234,7 +177,7 @@ void encode_sasl_response(std::string& out, std::string_view data) {
 }
 
 Result<std::string_view> decode_password_message(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   std::string_view password;
   if (!r.cstr(password)) return client_error("PasswordMessage", "password has no terminator");
   if (!r.at_end()) return client_error("PasswordMessage", kTrailing);
@@ -247,9 +190,9 @@ void encode_terminate(std::string& out) { MessageWriter(out).begin('X').end(); }
 // ---- backend ----------------------------------------------------------------------------------
 
 Result<AuthenticationMessage> decode_authentication(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   AuthenticationMessage m;
-  if (!r.int32(m.code)) return server_error("Authentication", "request code missing");
+  if (!r.u32(m.code)) return server_error("Authentication", "request code missing");
   m.data = r.rest();
   if (m.code == static_cast<uint32_t>(AuthRequest::Md5Password) && m.data.size() != 4) {
     return server_error("Authentication", "MD5 salt must be 4 bytes, got " + std::to_string(m.data.size()));
@@ -284,7 +227,7 @@ void encode_auth_sasl_final(std::string& out, std::string_view data) {
 }
 
 Result<ParameterStatus> decode_parameter_status(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   ParameterStatus m;
   if (!r.cstr(m.name)) return server_error("ParameterStatus", "name has no terminator");
   if (!r.cstr(m.value)) return server_error("ParameterStatus", "value has no terminator");
@@ -297,9 +240,9 @@ void encode_parameter_status(std::string& out, std::string_view name, std::strin
 }
 
 Result<CancelKey> decode_backend_key_data(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   CancelKey key;
-  if (!r.int32(key.pid) || !r.int32(key.secret) || !r.at_end()) {
+  if (!r.u32(key.pid) || !r.u32(key.secret) || !r.at_end()) {
     return server_error("BackendKeyData", "body must be 8 bytes, got " + std::to_string(body.size()));
   }
   return key;
@@ -310,7 +253,7 @@ void encode_backend_key_data(std::string& out, CancelKey key) {
 }
 
 Result<char> decode_ready_for_query(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   char status = 0;
   if (!r.byte(status) || !r.at_end()) {
     return server_error("ReadyForQuery", "body must be 1 byte, got " + std::to_string(body.size()));
@@ -326,7 +269,7 @@ void encode_ready_for_query(std::string& out, char status) {
 }
 
 Result<std::string_view> decode_command_complete(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   std::string_view tag;
   if (!r.cstr(tag)) return server_error("CommandComplete", "command tag has no terminator");
   if (!r.at_end()) return server_error("CommandComplete", kTrailing);
@@ -334,7 +277,7 @@ Result<std::string_view> decode_command_complete(std::string_view body) {
 }
 
 Result<ErrorFields> decode_error_fields(std::string_view body) {
-  BodyReader r(body);
+  ByteReader r(body);
   ErrorFields fields;
   std::string_view localized_severity;
   for (;;) {

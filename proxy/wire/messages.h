@@ -36,7 +36,7 @@ struct BindMessage {  // 'B'
   std::string_view statement;
   std::string_view rest;  // everything after the statement name, unchanged
   // Kept raw; the router decodes the parameter values when it routes on one
-  // (router::decode_bind_values). decode_bind already checked the structure (format codes,
+  // (decode_bind_values, bind_values.h). decode_bind already checked the structure (format codes,
   // parameter lengths, result formats, no extra bytes; 0, 1 or one-per-parameter format codes),
   // so a later walk can trust the counts.
 };

@@ -2,67 +2,36 @@
 // 15's "Logical Replication Message Formats".
 #include "wire/pgoutput.h"
 
-#include <cstring>
-
-#include "common/bytes.h"
+#include "wire/byte_reader.h"
 
 namespace sw::wire::pgoutput {
 namespace {
 
 constexpr uint32_t kMaxLength = 0x7fffffffu;  // lengths are int32 on the wire
 
-// Bounds-checked sequential reader. The first failure sticks: later reads fail without
-// consuming anything, and why() says what went wrong first.
+// ByteReader that names the field a failure was in. The first failure sticks: later reads fail
+// without consuming anything, and why() says what went wrong first.
 class Reader {
  public:
-  explicit Reader(std::string_view data) : data_(data) {}
+  explicit Reader(std::string_view data) : in_(data) {}
 
-  bool u8(uint8_t& out, const char* what) {
-    if (!take(1, what)) return false;
-    out = static_cast<uint8_t>(data_[pos_ - 1]);
-    return true;
-  }
-  bool u16(uint16_t& out, const char* what) {
-    if (!take(2, what)) return false;
-    out = load_be16(data_.data() + pos_ - 2);
-    return true;
-  }
-  bool u32(uint32_t& out, const char* what) {
-    if (!take(4, what)) return false;
-    out = load_be32(data_.data() + pos_ - 4);
-    return true;
-  }
-  bool i32(int32_t& out, const char* what) {
-    uint32_t u = 0;
-    if (!u32(u, what)) return false;
-    out = static_cast<int32_t>(u);
-    return true;
-  }
-  bool u64(uint64_t& out, const char* what) {
-    if (!take(8, what)) return false;
-    const char* p = data_.data() + pos_ - 8;
-    out = (uint64_t{load_be32(p)} << 32) | load_be32(p + 4);
-    return true;
-  }
-  bool i64(int64_t& out, const char* what) {
-    uint64_t u = 0;
-    if (!u64(u, what)) return false;
-    out = static_cast<int64_t>(u);
-    return true;
-  }
+  bool u8(uint8_t& out, const char* what) { return ok() && past_end_unless(in_.u8(out), what); }
+  bool u16(uint16_t& out, const char* what) { return ok() && past_end_unless(in_.u16(out), what); }
+  bool u32(uint32_t& out, const char* what) { return ok() && past_end_unless(in_.u32(out), what); }
+  bool i32(int32_t& out, const char* what) { return ok() && past_end_unless(in_.i32(out), what); }
+  bool u64(uint64_t& out, const char* what) { return ok() && past_end_unless(in_.u64(out), what); }
+  bool i64(int64_t& out, const char* what) { return ok() && past_end_unless(in_.i64(out), what); }
   bool cstr(std::string& out, const char* what) {
     if (!ok()) return false;
-    const char* start = data_.data() + pos_;
-    const void* nul = remaining() == 0 ? nullptr : std::memchr(start, '\0', remaining());
-    if (nul == nullptr) return fail(std::string(what) + " has no terminator");
-    const size_t end = static_cast<size_t>(static_cast<const char*>(nul) - data_.data());
-    out.assign(start, end - pos_);
-    pos_ = end + 1;
+    std::string_view s;
+    if (!in_.cstr(s)) return fail(std::string(what) + " has no terminator");
+    out.assign(s);
     return true;
   }
   bool bytes(uint64_t n, std::string& out, const char* what) {
-    if (!take(n, what)) return false;
-    out.assign(data_.data() + pos_ - n, static_cast<size_t>(n));
+    std::string_view s;
+    if (!ok() || !past_end_unless(in_.bytes(n, s), what)) return false;
+    out.assign(s);
     return true;
   }
 
@@ -72,18 +41,15 @@ class Reader {
   }
   bool ok() const { return why_.empty(); }
   const std::string& why() const { return why_; }
-  size_t remaining() const { return data_.size() - pos_; }
+  size_t remaining() const { return in_.remaining(); }
 
  private:
-  bool take(uint64_t n, const char* what) {
-    if (!ok()) return false;
-    if (n > remaining()) return fail(std::string(what) + " runs past the end");
-    pos_ += static_cast<size_t>(n);
-    return true;
+  // Called only while ok(), after a read that may have failed.
+  bool past_end_unless(bool read, const char* what) {
+    return read || fail(std::string(what) + " runs past the end");
   }
 
-  std::string_view data_;
-  size_t pos_ = 0;
+  ByteReader in_;
   std::string why_;
 };
 

@@ -6,14 +6,13 @@
 #include <string>
 
 #include "common/bytes.h"
+#include "wire/byte_reader.h"
 
 namespace sw::wire::pgoutput {
 namespace {
 
 constexpr size_t kXLogDataHeader = 1 + 8 + 8 + 8;  // 'w', wal start, wal end, send time
 constexpr size_t kKeepaliveSize = 1 + 8 + 8 + 1;   // 'k', wal end, send time, reply flag
-
-uint64_t load_be64(const char* p) { return (uint64_t{load_be32(p)} << 32) | load_be32(p + 4); }
 
 void append_be64(std::string& out, uint64_t v) {
   append_be32(out, static_cast<uint32_t>(v >> 32));
@@ -35,10 +34,11 @@ Result<ReplicationMessage> decode_replication_message(std::string_view copy_data
                                          std::to_string(copy_data.size()));
       }
       XLogData m;
-      m.wal_start = load_be64(copy_data.data() + 1);
-      m.wal_end = load_be64(copy_data.data() + 9);
-      m.send_time = static_cast<PgTimestamp>(load_be64(copy_data.data() + 17));
-      m.data = copy_data.substr(kXLogDataHeader);
+      ByteReader in(copy_data.substr(1));  // the size is checked: no read below can fail
+      in.u64(m.wal_start);
+      in.u64(m.wal_end);
+      in.i64(m.send_time);
+      m.data = in.rest();
       return ReplicationMessage(m);
     }
     case 'k': {
@@ -51,8 +51,9 @@ Result<ReplicationMessage> decode_replication_message(std::string_view copy_data
         return malformed("primary keepalive", "reply flag " + std::to_string(reply) + " is neither 0 nor 1");
       }
       PrimaryKeepalive m;
-      m.wal_end = load_be64(copy_data.data() + 1);
-      m.send_time = static_cast<PgTimestamp>(load_be64(copy_data.data() + 9));
+      ByteReader in(copy_data.substr(1));  // the size is checked: no read below can fail
+      in.u64(m.wal_end);
+      in.i64(m.send_time);
       m.reply_requested = reply == 1;
       return ReplicationMessage(m);
     }

@@ -1,6 +1,6 @@
 // Fuzz target: the v3 frame reader (read_frame, read_startup_packet), the decoders of the
 // messages the proxy looks inside (wire/messages.h), and Bind parameters as the router hashes
-// them into buckets (router::decode_bind_values, bucket_of_text_value/bucket_of_binary_value).
+// them into buckets (wire::decode_bind_values, bucket_of_text_value/bucket_of_binary_value).
 //
 // Input: byte 0 picks the sender (bit 0: server) and the message size limit (bit 1: a tiny
 // max_message_size of 64, so the limit checks are reached with small inputs); the rest is a byte
@@ -24,6 +24,7 @@
 #include "fuzz_check.h"
 #include "router/bucket_hash.h"
 #include "router/router.h"
+#include "wire/bind_values.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
 #include "wire/startup.h"
@@ -110,7 +111,7 @@ void check_same_bucket(router::KeyType type, std::string_view text, std::string_
   FUZZ_CHECK(*from_text == *from_binary && *from_text < kBuckets);
 }
 
-void check_param_buckets(const router::BindParam& param) {
+void check_param_buckets(const wire::BindParam& param) {
   using router::KeyType;
   const KeyType kIntTypes[] = {KeyType::Int2, KeyType::Int4, KeyType::Int8};
   const size_t kIntSizes[] = {2, 4, 8};
@@ -145,12 +146,12 @@ void check_param_buckets(const router::BindParam& param) {
 // only refuse a format code that is neither text nor binary (22023, as PostgreSQL).
 void check_bind_values(const BindMessage& bind) {
   ExactCopy rest(bind.rest);
-  auto values = router::decode_bind_values(rest.view(), {});
+  auto values = wire::decode_bind_values(rest.view(), {});
   if (!values) {
     FUZZ_CHECK(values.status().sqlstate == "22023");
     return;
   }
-  for (const router::BindParam& param : values->params) {
+  for (const wire::BindParam& param : values->params) {
     if (!param.null) check_param_buckets(param);
   }
 }

@@ -3,7 +3,7 @@
 // Input: a sequence of records (2-byte big-endian length + bytes, see RecordSplitter). Each
 // record is one CopyData payload of START_REPLICATION: decode_replication_message; an XLogData's
 // data goes through one pgoutput::Decoder (which tracks StreamStart/StreamStop across records);
-// Relations go into a RelationCache; every message is then given to mover::change_statements
+// Relations go into a RelationCache; every message is then given to sqltext::change_statements
 // for two configured tables ("orders" keyed by a bigint with a version column, "users" keyed by
 // text), moving a fixed set of buckets. That is the whole pure path the catch-up applier runs.
 //
@@ -22,9 +22,9 @@
 
 #include "config/config.h"
 #include "fuzz_check.h"
-#include "mover/apply_sql.h"
 #include "mover/mover_types.h"
 #include "parser/analyze.h"
+#include "sqltext/apply_sql.h"
 #include "wire/pgoutput.h"
 
 namespace {
@@ -77,8 +77,8 @@ struct Applier {
       auto found = relations.find(oid);
       FUZZ_CHECK(found.is_ok() && (*found)->columns.size() == columns);
     }
-    if (!sw::mover::is_row_change(*message)) return;
-    auto statements = sw::mover::change_statements(*message, relations, tables, buckets);
+    if (!sw::sqltext::is_row_change(*message)) return;
+    auto statements = sw::sqltext::change_statements(*message, relations, tables, buckets);
     if (!statements) return;
     for (const auto& statement : *statements) check_apply_sql(statement);
   }
@@ -86,7 +86,7 @@ struct Applier {
   // Schema, table and column names come from the source shard's stream; quoting must keep any
   // of them from changing the statement. So every statement parses, is exactly one statement,
   // and uses exactly the parameters it carries ($1..$n, values never spliced into the text).
-  static void check_apply_sql(const sw::mover::ApplyStatement& statement) {
+  static void check_apply_sql(const sw::sqltext::ApplyStatement& statement) {
     FUZZ_CHECK(!statement.sql.empty());
     auto facts = sw::parser::analyze_uncached(statement.sql);
     if (!facts) std::fprintf(stderr, "unparsable apply SQL: %s\n", statement.sql.c_str());

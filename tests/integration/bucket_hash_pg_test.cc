@@ -21,7 +21,7 @@
 
 #include "common/bytes.h"
 #include "router/bucket_hash.h"
-#include "router/bucket_sql.h"
+#include "sqltext/bucket_sql.h"
 
 using namespace it;
 using sw::router::KeyType;
@@ -342,8 +342,8 @@ TEST_SUITE("bucket_hash_pg") {
     PGconn* pg = conn.get();
 
     // Installing the functions is idempotent.
-    exec_or_throw(pg, sw::router::bucket_function_sql());
-    exec_or_throw(pg, sw::router::bucket_function_sql());
+    exec_or_throw(pg, sw::sqltext::bucket_function_sql());
+    exec_or_throw(pg, sw::sqltext::bucket_function_sql());
 
     std::mt19937_64 rng(20240603);
     std::vector<std::pair<std::string, size_t>> counts;
@@ -378,7 +378,7 @@ TEST_SUITE("bucket_hash_pg") {
     const std::string db = unique_name("bucket_sql");
     cluster.create_database(db);
     PgConn conn = connect_or_throw(cluster.conninfo(db));
-    exec_or_throw(conn.get(), sw::router::bucket_function_sql());
+    exec_or_throw(conn.get(), sw::sqltext::bucket_function_sql());
 
     const std::string text_bucket =
         std::to_string(sw::router::bucket_of_text_value(KeyType::Text, "abc", 4096).value());

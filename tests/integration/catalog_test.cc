@@ -12,13 +12,13 @@
 #include <memory>
 #include <mutex>
 
-#include "catalog/catalog_sql.h"
 #include "catalog/directory_loader.h"
 #include "catalog/directory_watcher.h"
 #include "catalog/init.h"
 #include "catalog/pq.h"
 #include "config/config.h"
 #include "router/bucket_hash.h"
+#include "sqltext/catalog_sql.h"
 
 using namespace it;
 using sw::catalog::DirectoryWatcher;
@@ -291,8 +291,8 @@ TEST_SUITE("catalog") {
     // A configured table created later gets its fence from the statement the proxy sends.
     PgConn s2 = s.shard(2);
     REQUIRE(s2.exec("CREATE TABLE orders (tenant_id bigint NOT NULL)").ok());
-    CHECK(s2.value(sw::catalog::install_fence_statement(s.cfg.sharding.tables[0], kBuckets)) == "created");
-    CHECK(s2.value(sw::catalog::install_fence_statement(s.cfg.sharding.tables[0], kBuckets)) == "unchanged");
+    CHECK(s2.value(sw::sqltext::install_fence_statement(s.cfg.sharding.tables[0], kBuckets)) == "created");
+    CHECK(s2.value(sw::sqltext::install_fence_statement(s.cfg.sharding.tables[0], kBuckets)) == "unchanged");
     // varchar is hashed as text: the same trigger function, nothing to change.
     CHECK(s2.value("SELECT shardwire.install_fence('accounts', 'name', 'varchar', 4096)") == "unchanged");
     PgResult r = s2.exec("INSERT INTO orders VALUES (" + std::to_string(k_ok) + ")");

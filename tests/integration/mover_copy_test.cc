@@ -9,10 +9,10 @@
 #include <atomic>
 #include <thread>
 
-#include "catalog/catalog_sql.h"
 #include "catalog/pq.h"
 #include "mover/copier.h"
 #include "mover/verifier.h"
+#include "sqltext/catalog_sql.h"
 
 using namespace it;
 namespace mover = sw::mover;
@@ -47,10 +47,10 @@ struct ShardPair {
     for (const std::string& db : {source_db, target_db}) {
       pg.create_database(db);
       PgConn c = pg.admin(db);
-      REQUIRE_OK(c.exec(sw::catalog::shard_schema_sql()));
+      REQUIRE_OK(c.exec(sw::sqltext::shard_schema_sql()));
       REQUIRE_OK(c.exec(
           "CREATE TABLE orders (tenant_id bigint, id bigserial, note text, PRIMARY KEY (tenant_id, id))"));
-      REQUIRE_OK(c.exec_params(sw::catalog::kInstallFenceSql,
+      REQUIRE_OK(c.exec_params(sw::sqltext::kInstallFenceSql,
                                {"orders", "tenant_id", "bigint", std::to_string(kBuckets)}));
     }
   }
@@ -138,7 +138,7 @@ TEST_SUITE("mover_copy") {
     const std::string kept_other =
         target.value("SELECT count(*) FROM orders WHERE NOT (" + in_set(set) + ")");
     REQUIRE(std::stoi(target.value("SELECT count(*) FROM orders WHERE " + in_set(set))) > 0);
-    REQUIRE_OK(target.exec_params(sw::catalog::kFenceBucketsSql, {set.array_literal(), "9"}));
+    REQUIRE_OK(target.exec_params(sw::sqltext::kFenceBucketsSql, {set.array_literal(), "9"}));
     CHECK(target.exec("DELETE FROM orders WHERE " + in_set(set)).sqlstate() == "SW001");  // fenced
 
     ExportedSnapshot snapshot(shards.pg, shards.source_db);

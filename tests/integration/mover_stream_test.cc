@@ -11,11 +11,11 @@
 #include <memory>
 #include <vector>
 
-#include "catalog/catalog_sql.h"
 #include "mover/catch_up_stream.h"
 #include "mover/change_applier.h"
 #include "mover/replication.h"
 #include "router/bucket_hash.h"
+#include "sqltext/catalog_sql.h"
 
 using namespace it;
 using namespace sw::mover;
@@ -63,7 +63,7 @@ struct Shards {
     for (const auto& db : {source_db, target_db}) {
       pg.create_database(db);
       PgConn c = pg.admin(db);
-      REQUIRE_OK(c.exec(sw::catalog::shard_schema_sql()));
+      REQUIRE_OK(c.exec(sw::sqltext::shard_schema_sql()));
       REQUIRE_OK(
           c.exec("CREATE TABLE orders (tenant_id bigint, id bigint, note text, row_version bigint, "
                  "PRIMARY KEY (tenant_id, id))"));

@@ -18,7 +18,8 @@ import sys
 FOLDERS = {
     "common": "proxy/common", "stats": "proxy/stats", "metrics": "proxy/metrics",
     "wire": "proxy/wire", "auth": "proxy/auth", "net": "proxy/net", "config": "config",
-    "parser": "parser", "merge": "proxy/merge", "router": "proxy/router", "catalog": "proxy/catalog",
+    "parser": "parser", "merge": "proxy/merge", "router": "proxy/router", "sqltext": "proxy/sqltext",
+    "catalog": "proxy/catalog",
     "mover": "proxy/mover", "pool": "proxy/pool", "session": "proxy/session",
     "admin": "proxy/admin", "app": "proxy/app",
 }
@@ -34,13 +35,14 @@ DEPENDS_ON = {
     "config": ["common"],
     "parser": ["common"],
     "merge": ["common"],
-    "router": ["parser", "config", "merge"],
-    "catalog": ["router", "config"],
-    "mover": ["catalog", "router", "wire", "config", "stats"],
+    "router": ["parser", "config", "merge", "wire"],
+    "sqltext": ["router", "wire", "config"],
+    "catalog": ["sqltext", "router", "config"],
+    "mover": ["catalog", "sqltext", "router", "wire", "config", "stats"],
     "pool": ["net", "wire", "auth", "config", "stats"],
-    "session": ["pool", "router", "merge", "parser", "wire", "auth", "config", "stats", "net", "catalog"],
+    "session": ["pool", "router", "merge", "sqltext", "parser", "wire", "auth", "config", "stats", "net"],
     "admin": ["router", "parser", "config", "stats", "wire", "catalog"],
-    "app": ["admin", "metrics", "mover", "session", "catalog", "router", "pool", "net", "config",
+    "app": ["admin", "metrics", "mover", "session", "catalog", "sqltext", "router", "pool", "net", "config",
             "parser", "stats", "wire", "auth", "common"],
 }
 

@@ -4,11 +4,10 @@
 
 #include <string>
 
-#include "catalog/catalog_sql.h"
-#include "catalog/pq.h"
-#include "router/bucket_sql.h"
+#include "sqltext/bucket_sql.h"
+#include "sqltext/catalog_sql.h"
 
-using namespace sw::catalog;
+using namespace sw::sqltext;
 
 namespace {
 bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
@@ -34,7 +33,7 @@ TEST_CASE("catalog schema: tables, version bump and NOTIFY, all idempotent") {
 
 TEST_CASE("shard schema: bucket_of first, then fenced_buckets and install_fence") {
   const std::string sql = shard_schema_sql();
-  const std::string bucket_sql = sw::router::bucket_function_sql();
+  const std::string bucket_sql = bucket_function_sql();
   CHECK(sql.compare(0, bucket_sql.size(), bucket_sql) == 0);
   CHECK(has(sql, "CREATE TABLE IF NOT EXISTS shardwire.fenced_buckets ("));
   CHECK(
@@ -71,20 +70,4 @@ TEST_CASE("install_fence_statement quotes every value") {
 TEST_CASE("array literals") {
   CHECK(int_array_literal({}) == "{}");
   CHECK(int_array_literal({1, 2, 4095}) == "{1,2,4095}");
-  CHECK(text_array_literal({}) == "{}");
-  CHECK(text_array_literal({"s0", "s1"}) == "{\"s0\",\"s1\"}");
-  CHECK(text_array_literal({"a\"b", "c\\d", "e,f"}) == "{\"a\\\"b\",\"c\\\\d\",\"e,f\"}");
-}
-
-TEST_CASE("parse_int64 accepts only whole decimal numbers") {
-  int64_t v = 0;
-  CHECK(parse_int64(std::string("42"), &v));
-  CHECK(v == 42);
-  CHECK(parse_int64(std::string("-7"), &v));
-  CHECK(v == -7);
-  CHECK(parse_int64(std::string("9223372036854775807"), &v));
-  CHECK_FALSE(parse_int64(std::string("9223372036854775808"), &v));
-  CHECK_FALSE(parse_int64(std::string(""), &v));
-  CHECK_FALSE(parse_int64(std::string("12x"), &v));
-  CHECK_FALSE(parse_int64(std::string(" 1"), &v));
 }

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace sw::router {
+namespace sw::sqltext {
 
 // SQL that creates schema `shardwire` (if missing) and (re)defines
 //
@@ -27,4 +27,4 @@ namespace sw::router {
 // updated"). Requires PostgreSQL 14 or later; shardwire targets 15.
 std::string bucket_function_sql();
 
-}  // namespace sw::router
+}  // namespace sw::sqltext

@@ -1,15 +1,15 @@
-#include "router/bucket_sql.h"
+#include "sqltext/bucket_sql.h"
 
 #include "router/bucket_hash.h"
 
-namespace sw::router {
+namespace sw::sqltext {
 
 namespace {
 
 // The constants of bucket_hash.h as SQL literals, so the two definitions cannot drift apart.
-std::string seed_literal() { return std::to_string(kHashPartitionSeed); }  // fits in int8
-std::string add_high_literal() { return std::to_string(kHashCombineAdd >> 32); }
-std::string add_low_literal() { return std::to_string(kHashCombineAdd & 0xffffffffULL); }
+std::string seed_literal() { return std::to_string(router::kHashPartitionSeed); }  // fits in int8
+std::string add_high_literal() { return std::to_string(router::kHashCombineAdd >> 32); }
+std::string add_low_literal() { return std::to_string(router::kHashCombineAdd & 0xffffffffULL); }
 
 // One overload: NULL -> bucket 0, else bucket_of_hash(<hash call>).
 std::string overload(const std::string& sql_type, const std::string& hash_call) {
@@ -27,7 +27,7 @@ std::string bucket_function_sql() {
   const std::string seed = seed_literal();
   const std::string lo = "(h & 4294967295)";          // low 32 bits of h, as unsigned
   const std::string hi = "((h >> 32) & 4294967295)";  // high 32 bits of h, as unsigned
-  // u = h + kHashCombineAdd (mod 2^64) as 32-bit halves: the low sum may carry into the high half.
+  // u = h + router::kHashCombineAdd (mod 2^64) as 32-bit halves: the low sum may carry into the high half.
   const std::string low_sum = "(" + lo + " + " + add_low_literal() + ")";
   const std::string u_lo = "(" + low_sum + " & 4294967295)";
   const std::string u_hi =
@@ -56,4 +56,4 @@ std::string bucket_function_sql() {
   return sql;
 }
 
-}  // namespace sw::router
+}  // namespace sw::sqltext

@@ -1,16 +1,17 @@
-// The catch-up applier's SQL (proxy/mover/apply_sql.h): the exact statements and parameters for
+// The catch-up applier's SQL (proxy/sqltext/apply_sql.h): the exact statements and parameters for
 // every change kind on a table with a composite primary key and a version column, unchanged-TOAST
 // columns, key-changing updates across the bucket set's edge, truncate, quoting, the table match,
 // and the prerequisites that are refused.
-#include "mover/apply_sql.h"
+#include "sqltext/apply_sql.h"
 
 #include <doctest/doctest.h>
 
 #include "router/bucket_hash.h"
 
-namespace sw::mover {
+namespace sw::sqltext {
 namespace {
 namespace pgo = wire::pgoutput;
+using router::BucketSet;
 using Params = std::vector<std::optional<std::string>>;
 
 constexpr uint32_t kBuckets = 16;
@@ -336,4 +337,4 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace sw::mover
+}  // namespace sw::sqltext

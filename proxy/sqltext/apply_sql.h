@@ -40,10 +40,10 @@
 
 #include "common/status.h"
 #include "config/config.h"
-#include "mover/mover_types.h"
+#include "router/bucket_set.h"
 #include "wire/pgoutput.h"
 
-namespace sw::mover {
+namespace sw::sqltext {
 
 struct ApplyStatement {
   std::string sql;
@@ -58,20 +58,20 @@ const config::ShardedTable* find_sharded_table(const std::vector<config::Sharded
 // Statements for one change of `relation`, a configured `table` (see the contract above).
 Result<std::vector<ApplyStatement>> insert_statements(const wire::pgoutput::Relation& relation,
                                                       const config::ShardedTable& table,
-                                                      const BucketSet& buckets,
+                                                      const router::BucketSet& buckets,
                                                       const wire::pgoutput::Insert& insert);
 Result<std::vector<ApplyStatement>> update_statements(const wire::pgoutput::Relation& relation,
                                                       const config::ShardedTable& table,
-                                                      const BucketSet& buckets,
+                                                      const router::BucketSet& buckets,
                                                       const wire::pgoutput::Update& update);
 Result<std::vector<ApplyStatement>> delete_statements(const wire::pgoutput::Relation& relation,
                                                       const config::ShardedTable& table,
-                                                      const BucketSet& buckets,
+                                                      const router::BucketSet& buckets,
                                                       const wire::pgoutput::Delete& del);
 // Empty when `buckets` is empty.
 Result<std::vector<ApplyStatement>> truncate_statements(const wire::pgoutput::Relation& relation,
                                                         const config::ShardedTable& table,
-                                                        const BucketSet& buckets);
+                                                        const router::BucketSet& buckets);
 
 // Any pgoutput message: Insert/Update/Delete/Truncate are looked up in `relations` (an unknown
 // oid is an 08P01 error) and translated when their table is configured; Begin, Commit, Origin,
@@ -80,10 +80,10 @@ Result<std::vector<ApplyStatement>> truncate_statements(const wire::pgoutput::Re
 Result<std::vector<ApplyStatement>> change_statements(const wire::pgoutput::Message& message,
                                                       const wire::pgoutput::RelationCache& relations,
                                                       const std::vector<config::ShardedTable>& tables,
-                                                      const BucketSet& buckets);
+                                                      const router::BucketSet& buckets);
 
 // True for the messages change_statements may turn into statements (Insert, Update, Delete,
 // Truncate).
 bool is_row_change(const wire::pgoutput::Message& message);
 
-}  // namespace sw::mover
+}  // namespace sw::sqltext

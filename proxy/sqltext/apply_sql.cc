@@ -1,14 +1,12 @@
-#include "mover/apply_sql.h"
+#include "sqltext/apply_sql.h"
 
-#include "catalog/catalog_sql.h"
 #include "router/bucket_hash.h"
+#include "sqltext/catalog_sql.h"
 
-namespace sw::mover {
+namespace sw::sqltext {
 namespace pgo = wire::pgoutput;
 
 namespace {
-
-using catalog::quote_identifier;
 
 // What the statements of one table need to know, derived from its Relation and configuration.
 struct TableShape {
@@ -93,7 +91,7 @@ Result<std::optional<std::string>> param_value(const TableShape& shape, const pg
 
 // The bucket of the row `tuple` describes (its shard key column).
 Result<uint32_t> bucket_of_tuple(const TableShape& shape, const pgo::Relation& relation,
-                                 const pgo::TupleData& tuple, const BucketSet& buckets) {
+                                 const pgo::TupleData& tuple, const router::BucketSet& buckets) {
   auto value = param_value(shape, relation, tuple, shape.shard_key);
   if (!value) return value.status();
   if (!value->has_value()) return router::kNullKeyBucket;
@@ -127,7 +125,8 @@ Result<ApplyStatement> upsert(const TableShape& shape, const pgo::Relation& rela
     if (relation.columns[i].key) {
       conflict += (conflict.empty() ? "" : ", ") + name;
     } else {
-      set += (set.empty() ? "" : ", ") + name + " = EXCLUDED." + name;
+      if (!set.empty()) set += ", ";
+      set.append(name).append(" = EXCLUDED.").append(name);
     }
   }
   // OVERRIDING SYSTEM VALUE: the source's value of a GENERATED ALWAYS AS IDENTITY column is the
@@ -213,7 +212,7 @@ const config::ShardedTable* find_sharded_table(const std::vector<config::Sharded
 }
 
 Result<Statements> insert_statements(const pgo::Relation& relation, const config::ShardedTable& table,
-                                     const BucketSet& buckets, const pgo::Insert& insert) {
+                                     const router::BucketSet& buckets, const pgo::Insert& insert) {
   auto shape = shape_of(relation, table);
   if (!shape) return shape.status();
   if (Status s = tuple_fits(*shape, relation, insert.new_tuple); !s) return s;
@@ -224,7 +223,7 @@ Result<Statements> insert_statements(const pgo::Relation& relation, const config
 }
 
 Result<Statements> update_statements(const pgo::Relation& relation, const config::ShardedTable& table,
-                                     const BucketSet& buckets, const pgo::Update& update) {
+                                     const router::BucketSet& buckets, const pgo::Update& update) {
   auto shape = shape_of(relation, table);
   if (!shape) return shape.status();
   if (Status s = tuple_fits(*shape, relation, update.new_tuple); !s) return s;
@@ -257,7 +256,7 @@ Result<Statements> update_statements(const pgo::Relation& relation, const config
 }
 
 Result<Statements> delete_statements(const pgo::Relation& relation, const config::ShardedTable& table,
-                                     const BucketSet& buckets, const pgo::Delete& del) {
+                                     const router::BucketSet& buckets, const pgo::Delete& del) {
   auto shape = shape_of(relation, table);
   if (!shape) return shape.status();
   if (Status s = tuple_fits(*shape, relation, del.old_tuple); !s) return s;
@@ -268,7 +267,7 @@ Result<Statements> delete_statements(const pgo::Relation& relation, const config
 }
 
 Result<Statements> truncate_statements(const pgo::Relation& relation, const config::ShardedTable& table,
-                                       const BucketSet& buckets) {
+                                       const router::BucketSet& buckets) {
   if (buckets.empty()) return Statements{};
   auto key_type = router::key_type_from_name(table.type);
   if (!key_type) return key_type.status();
@@ -291,7 +290,7 @@ bool is_row_change(const pgo::Message& message) {
 
 Result<Statements> change_statements(const pgo::Message& message, const pgo::RelationCache& relations,
                                      const std::vector<config::ShardedTable>& tables,
-                                     const BucketSet& buckets) {
+                                     const router::BucketSet& buckets) {
   // Looks the relation up; nullptr table when it is not configured.
   struct Target {
     const pgo::Relation* relation = nullptr;
@@ -339,4 +338,4 @@ Result<Statements> change_statements(const pgo::Message& message, const pgo::Rel
   return Statements{};
 }
 
-}  // namespace sw::mover
+}  // namespace sw::sqltext

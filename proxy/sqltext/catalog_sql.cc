@@ -1,10 +1,10 @@
-#include "catalog/catalog_sql.h"
+#include "sqltext/catalog_sql.h"
 
 #include <cctype>
 
-#include "router/bucket_sql.h"
+#include "sqltext/bucket_sql.h"
 
-namespace sw::catalog {
+namespace sw::sqltext {
 namespace {
 
 const char* const kCatalogSchema = R"SQL(
@@ -111,7 +111,7 @@ CREATE OR REPLACE TRIGGER buckets_removed AFTER DELETE OR TRUNCATE ON shardwire.
   FOR EACH STATEMENT EXECUTE FUNCTION shardwire.buckets_removed();
 )SQL";
 
-// After router::bucket_function_sql() (which creates the schema and bucket_of).
+// After bucket_function_sql() (which creates the schema and bucket_of).
 const char* const kShardSchema = R"SQL(
 CREATE SCHEMA IF NOT EXISTS shardwire;
 
@@ -214,7 +214,7 @@ $install$;
 
 std::string catalog_schema_sql() { return kCatalogSchema; }
 
-std::string shard_schema_sql() { return router::bucket_function_sql() + "\n" + kShardSchema; }
+std::string shard_schema_sql() { return bucket_function_sql() + "\n" + kShardSchema; }
 
 std::string quote_literal(const std::string& text) {
   bool backslash = text.find('\\') != std::string::npos;
@@ -279,4 +279,4 @@ std::string install_fence_statement(const config::ShardedTable& table, int bucke
          quote_literal(table.key) + ", " + quote_literal(table.type) + ", " + std::to_string(buckets) + ")";
 }
 
-}  // namespace sw::catalog
+}  // namespace sw::sqltext

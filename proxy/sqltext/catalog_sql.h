@@ -10,7 +10,7 @@
 #include "common/status.h"
 #include "config/config.h"
 
-namespace sw::catalog {
+namespace sw::sqltext {
 
 // NOTIFY channel; the payload is the new directory version in decimal.
 inline constexpr const char* kNotifyChannel = "shardwire_directory";
@@ -33,7 +33,7 @@ inline constexpr const char* kInitLockSql = "SELECT pg_advisory_xact_lock(hashte
 // locks the directory_version row, so versions are assigned in commit order.
 std::string catalog_schema_sql();
 
-// Per shard, schema `shardwire`: router::bucket_function_sql() (bucket_of), fenced_buckets(bucket,
+// Per shard, schema `shardwire`: bucket_function_sql() (bucket_of), fenced_buckets(bucket,
 // version, fenced_at), and install_fence(tbl regclass, key_column text, key_type text, buckets int)
 // returning 'created' | 'updated' | 'unchanged'. install_fence generates a per-table trigger
 // function shardwire."fence_<schema>_<table>"() with the key column, type and bucket count baked
@@ -88,4 +88,4 @@ std::string quote_literal(const std::string& text);
 // An int[] array literal: {1,2,3}.
 std::string int_array_literal(const std::vector<int>& items);
 
-}  // namespace sw::catalog
+}  // namespace sw::sqltext
