@@ -1,20 +1,12 @@
 #include "session/drop_index.h"
 
 #include "session/sql_scan.h"
+#include "sqltext/catalog_sql.h"
 
 namespace sw::session {
 namespace {
 
 constexpr std::string_view kTag = "$sw_drop_index$";
-
-std::string quote_identifier(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
-}
 
 std::string quote_literal(std::string_view text) {
   std::string out = "'";
@@ -31,7 +23,7 @@ std::optional<std::string> read_qualified(std::string_view sql, size_t* i) {
   while (true) {
     auto part = read_identifier(sql, i);
     if (!part) return std::nullopt;
-    out += quote_identifier(part->text);
+    out += sqltext::quote_identifier(part->text);
     size_t at = skip_space(sql, *i);
     if (at >= sql.size() || sql[at] != '.') return out;
     out += '.';

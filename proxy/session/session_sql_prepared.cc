@@ -4,21 +4,10 @@
 // server forgets the PREPARE again at once (the next client of that server must not meet it), and
 // DEALLOCATE of a statement the proxy knows is answered by the proxy.
 #include "session/session.h"
+#include "sqltext/catalog_sql.h"
 #include "wire/messages.h"
 
 namespace sw::session {
-namespace {
-
-std::string quote_identifier(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 bool Session::expands_sql_execute() const {
   return !pools_.session_pooling || (host_.directory() && host_.directory()->shards().size() > 1);
@@ -57,7 +46,7 @@ void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
     if (statement.kind != parser::StatementKind::Prepare) continue;
     if (auto prepare = parse_sql_prepare(statement.text))
-      deallocate += "DEALLOCATE " + quote_identifier(prepare->name) + ";";
+      deallocate += "DEALLOCATE " + sqltext::quote_identifier(prepare->name) + ";";
   }
   if (deallocate.empty()) return;
   std::string out;

@@ -113,3 +113,43 @@ CONF
   tail -n 5 "$data/postgres.log" >&2
   exit 1
 }
+
+# bench_admin ARGS...: psql as postgres over the cluster's socket. bench_dsn DB: app's DSN of DB.
+bench_admin() { as_postgres "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$WORK" -p "$PG_PORT" -U postgres "$@"; }
+bench_dsn() { echo "host=127.0.0.1 port=$PG_PORT dbname=$1 user=app password=secret"; }
+
+# start_pgbouncer DB: Debian's pgbouncer (transaction pooling, scram-sha-256, pool size
+# $POOL_SIZE) on a free port ($BOUNCER_PORT), database `app` = DB on the bench cluster, run as
+# postgres; its pid in $BOUNCER_PID (list BOUNCER_PID in BENCH_PID_VARS to have it killed on exit).
+start_pgbouncer() {
+  BOUNCER_PORT=$(pick_port)
+  cat >"$WORK/userlist.txt" <<'LIST'
+"app" "secret"
+LIST
+  cat >"$WORK/pgbouncer.ini" <<INI
+[databases]
+app = $(bench_dsn "$1")
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $BOUNCER_PORT
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = $WORK/userlist.txt
+pool_mode = transaction
+default_pool_size = $POOL_SIZE
+max_client_conn = 500
+server_tls_sslmode = disable
+logfile = $WORK/pgbouncer.log
+pidfile = $WORK/pgbouncer.pid
+INI
+  # Started directly (not through as_postgres) so that $! is pgbouncer's own pid.
+  if [ $IS_ROOT -eq 1 ]; then
+    setpriv --reuid=postgres --regid=postgres --init-groups -- "$PGBOUNCER" "$WORK/pgbouncer.ini" >>"$WORK/pgbouncer.out" 2>&1 &
+  else
+    "$PGBOUNCER" "$WORK/pgbouncer.ini" >>"$WORK/pgbouncer.out" 2>&1 &
+  fi
+  BOUNCER_PID=$!
+  disown
+  wait_port "$BOUNCER_PORT" pgbouncer
+}

@@ -38,48 +38,18 @@ SW_PID=""
 SHARDED_PID=""
 BENCH_PID_VARS="SW_PID SHARDED_PID BOUNCER_PID"
 start_bench_cluster bench
-BOUNCER_PORT=$(pick_port)
 SW_PORT=$(pick_port)
 SHARDED_PORT=$(pick_port)
 as_postgres "$PGBIN/psql" -X -q -h "$WORK" -p "$PG_PORT" -U postgres -d postgres \
   -c "CREATE ROLE app LOGIN PASSWORD 'secret'" -c "CREATE DATABASE app OWNER app" \
   -c "CREATE DATABASE s0 OWNER app" -c "CREATE DATABASE catalog OWNER app"
 
-dsn() { echo "host=127.0.0.1 port=$PG_PORT dbname=$1 user=app password=secret"; }
-DIRECT="$(dsn app) sslmode=disable"
+DIRECT="$(bench_dsn app) sslmode=disable"
 echo "bench: pgbench -i -s $SCALE (app and s0)" >&2
 "$PGBIN/pgbench" -i -q -s "$SCALE" "$DIRECT" >/dev/null 2>&1
-"$PGBIN/pgbench" -i -q -s "$SCALE" "$(dsn s0)" >/dev/null 2>&1
+"$PGBIN/pgbench" -i -q -s "$SCALE" "$(bench_dsn s0)" >/dev/null 2>&1
 
-cat >"$WORK/userlist.txt" <<'LIST'
-"app" "secret"
-LIST
-cat >"$WORK/pgbouncer.ini" <<INI
-[databases]
-app = host=127.0.0.1 port=$PG_PORT dbname=app user=app password=secret
-
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $BOUNCER_PORT
-unix_socket_dir =
-auth_type = scram-sha-256
-auth_file = $WORK/userlist.txt
-pool_mode = transaction
-default_pool_size = $POOL_SIZE
-max_client_conn = 500
-server_tls_sslmode = disable
-logfile = $WORK/pgbouncer.log
-pidfile = $WORK/pgbouncer.pid
-INI
-# Started directly (not through the shell function) so that $! is pgbouncer's own pid.
-if [ $IS_ROOT -eq 1 ]; then
-  setpriv --reuid=postgres --regid=postgres --init-groups -- "$PGBOUNCER" "$WORK/pgbouncer.ini" >>"$WORK/pgbouncer.out" 2>&1 &
-else
-  "$PGBOUNCER" "$WORK/pgbouncer.ini" >>"$WORK/pgbouncer.out" 2>&1 &
-fi
-BOUNCER_PID=$!
-disown
-wait_port "$BOUNCER_PORT" pgbouncer
+start_pgbouncer app
 
 cat >"$WORK/shardwire.yaml" <<YAML
 listen: { host: 127.0.0.1, port: $SW_PORT }
@@ -95,7 +65,7 @@ YAML
 sed -e "s/port: $SW_PORT }/port: $SHARDED_PORT }/" -e "s/dbname=app /dbname=s0 /" "$WORK/shardwire.yaml" >"$WORK/sharded.yaml"
 cat >>"$WORK/sharded.yaml" <<YAML
 database: app
-catalog: { dsn: "$(dsn catalog)" }
+catalog: { dsn: "$(bench_dsn catalog)" }
 sharding:
   buckets: 4096
   default_shard: s0

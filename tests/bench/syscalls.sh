@@ -39,46 +39,17 @@ PASS_PID=""
 SHARDED_PID=""
 BENCH_PID_VARS="BOUNCER_PID PASS_PID SHARDED_PID"
 start_bench_cluster syscalls-bench
-admin() { as_postgres "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$WORK" -p "$PG_PORT" -U postgres "$@"; }
-admin -d postgres -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
-for db in plain catalog s0; do admin -d postgres -c "CREATE DATABASE $db OWNER app"; done
-dsn() { echo "host=127.0.0.1 port=$PG_PORT dbname=$1 user=app password=secret"; }
+bench_admin -d postgres -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
+for db in plain catalog s0; do bench_admin -d postgres -c "CREATE DATABASE $db OWNER app"; done
 
 echo "bench: pgbench -i -s $SCALE (plain and s0)" >&2
-"$PGBIN/pgbench" -i -q -s "$SCALE" "$(dsn plain)" >/dev/null 2>&1
-"$PGBIN/pgbench" -i -q -s "$SCALE" "$(dsn s0)" >/dev/null 2>&1
+"$PGBIN/pgbench" -i -q -s "$SCALE" "$(bench_dsn plain)" >/dev/null 2>&1
+"$PGBIN/pgbench" -i -q -s "$SCALE" "$(bench_dsn s0)" >/dev/null 2>&1
 
 # ---- proxies --------------------------------------------------------------------------------------
-BOUNCER_PORT=$(pick_port)
 PASS_PORT=$(pick_port)
 SHARDED_PORT=$(pick_port)
-cat >"$WORK/userlist.txt" <<'LIST'
-"app" "secret"
-LIST
-cat >"$WORK/pgbouncer.ini" <<INI
-[databases]
-app = host=127.0.0.1 port=$PG_PORT dbname=plain user=app password=secret
-
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $BOUNCER_PORT
-unix_socket_dir =
-auth_type = scram-sha-256
-auth_file = $WORK/userlist.txt
-pool_mode = transaction
-default_pool_size = $POOL_SIZE
-max_client_conn = 500
-server_tls_sslmode = disable
-logfile = $WORK/pgbouncer.log
-pidfile = $WORK/pgbouncer.pid
-INI
-if [ $IS_ROOT -eq 1 ]; then
-  setpriv --reuid=postgres --regid=postgres --init-groups -- "$PGBOUNCER" "$WORK/pgbouncer.ini" >>"$WORK/pgbouncer.out" 2>&1 &
-else
-  "$PGBOUNCER" "$WORK/pgbouncer.ini" >>"$WORK/pgbouncer.out" 2>&1 &
-fi
-BOUNCER_PID=$!
-disown
+start_pgbouncer plain
 
 shardwire_yaml() {  # PORT SHARD_DB [EXTRA]
   cat <<YAML
@@ -91,12 +62,12 @@ auth:
   users: [ { name: app, password: secret } ]
 pool: { mode: transaction, size: $POOL_SIZE, idle_timeout: 600s, query_wait_timeout: 30s }
 shards:
-  - { name: s0, dsn: "$(dsn "$2")" }
+  - { name: s0, dsn: "$(bench_dsn "$2")" }
 ${3:-}
 YAML
 }
 shardwire_yaml "$PASS_PORT" plain >"$WORK/passthrough.yaml"
-shardwire_yaml "$SHARDED_PORT" s0 "catalog: { dsn: \"$(dsn catalog)\" }
+shardwire_yaml "$SHARDED_PORT" s0 "catalog: { dsn: \"$(bench_dsn catalog)\" }
 sharding:
   buckets: 4096
   default_shard: s0
@@ -111,7 +82,6 @@ disown
 "$BIN" --config "$WORK/sharded.yaml" >>"$WORK/sharded.log" 2>&1 &
 SHARDED_PID=$!
 disown
-wait_port "$BOUNCER_PORT" pgbouncer
 wait_port "$PASS_PORT" "shardwire passthrough" || { tail -n 20 "$WORK/passthrough.log" >&2; exit 1; }
 wait_port "$SHARDED_PORT" "shardwire sharded" || { tail -n 20 "$WORK/sharded.log" >&2; exit 1; }
 
