@@ -60,6 +60,10 @@ PgCluster::PgCluster() {
            << "max_prepared_transactions = 10\n"  // two_phase: a PREPARE TRANSACTION must be possible
            << "fsync = off\n"
            << "synchronous_commit = off\n"
+           // Asynchronous commits are for speed; a walsender sends only flushed WAL, so with the
+           // default 200 ms writer delay the mover's catch-up would see commits up to 200 ms late,
+           // unlike a production server with synchronous_commit = on.
+           << "wal_writer_delay = 10ms\n"
            << "full_page_writes = off\n"
            << "password_encryption = 'scram-sha-256'\n"
            << "log_min_messages = warning\n";

@@ -1,6 +1,7 @@
 #include "harness/reshard_checker.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -320,8 +321,11 @@ std::string format_apply_lag(Deployment& d, double* worst_p99_ms) {
           << m[7] << " / p99 " << m[8] << " / max " << m[9] << " ms\n";
     }
   }
-  return "catch-up apply lag (source commit to target commit), " + std::to_string(migrations) +
-         " forward streams (worst steady p99 " + std::to_string(*worst_p99_ms) + " ms):\n" + out.str();
+  std::ostringstream head;
+  head << "catch-up apply lag (source commit to target commit), " << migrations
+       << " forward streams (worst steady p99 " << std::fixed << std::setprecision(1) << *worst_p99_ms
+       << " ms):\n";
+  return head.str() + out.str();
 }
 
 std::string format_cutover_steps(Deployment& d) {
