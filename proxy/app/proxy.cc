@@ -169,7 +169,8 @@ Status Proxy::start_serving(const std::shared_ptr<net::TlsContext>& tls) {
     mover_ = std::make_unique<mover::MoverService>(config_);
     mover_->start();
   }
-  login_check_ = std::make_unique<ShardLoginCheck>(config_);
+  login_check_ = std::make_unique<ShardLoginCheck>(
+      config_, [this] { main_loop_.post([this] { login_check_->join(); }); });
   return Status::ok();
 }
 

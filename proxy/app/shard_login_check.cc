@@ -5,10 +5,12 @@
 
 namespace sw::app {
 
-ShardLoginCheck::ShardLoginCheck(std::shared_ptr<const config::Config> config)
-    : thread_([this, config = std::move(config)] { run(*config); }) {}
+ShardLoginCheck::ShardLoginCheck(std::shared_ptr<const config::Config> config, std::function<void()> finished)
+    : finished_(std::move(finished)), thread_([this, config = std::move(config)] { run(*config); }) {}
 
-ShardLoginCheck::~ShardLoginCheck() {
+ShardLoginCheck::~ShardLoginCheck() { join(); }
+
+void ShardLoginCheck::join() {
   if (thread_.joinable()) thread_.join();
 }
 
@@ -35,6 +37,7 @@ void ShardLoginCheck::run(const config::Config& config) {
     superuser_[shard.name] = superuser ? "yes" : "no";
   }
   LOG_INFO("shard logins checked");
+  if (finished_) finished_();
 }
 
 }  // namespace sw::app

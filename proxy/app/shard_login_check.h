@@ -3,6 +3,7 @@
 // warns, and SHOW SHARDS shows it. Logins per client user (a DSN without a user) are not checked.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,8 +16,12 @@ namespace sw::app {
 
 class ShardLoginCheck {
  public:
-  explicit ShardLoginCheck(std::shared_ptr<const config::Config> config);
+  // `finished` is called on the check's thread when it is done; the owner then calls join() from
+  // its own thread, so no finished thread is left unjoined (ThreadSanitizer reports one at exit).
+  ShardLoginCheck(std::shared_ptr<const config::Config> config, std::function<void()> finished);
   ~ShardLoginCheck();  // waits for the check (each connection is bounded by its timeout)
+
+  void join();
   ShardLoginCheck(const ShardLoginCheck&) = delete;
   ShardLoginCheck& operator=(const ShardLoginCheck&) = delete;
 
@@ -26,6 +31,7 @@ class ShardLoginCheck {
  private:
   void run(const config::Config& config);
 
+  std::function<void()> finished_;
   mutable std::mutex mutex_;
   std::map<std::string, std::string> superuser_;
   std::thread thread_;
