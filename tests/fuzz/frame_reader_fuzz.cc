@@ -33,6 +33,7 @@ namespace {
 
 using namespace sw::wire;
 namespace router = sw::router;
+namespace wire = sw::wire;
 using sw::fuzz::ExactCopy;
 
 constexpr uint64_t kTinyMessageLimit = 64;

@@ -22,8 +22,8 @@
 
 #include "config/config.h"
 #include "fuzz_check.h"
-#include "mover/mover_types.h"
 #include "parser/analyze.h"
+#include "router/bucket_set.h"
 #include "sqltext/apply_sql.h"
 #include "wire/pgoutput.h"
 
@@ -49,7 +49,7 @@ struct Applier {
       {"orders", "tenant_id", "bigint", "row_version"},
       {"users", "name", "text", ""},
   };
-  sw::mover::BucketSet buckets{16, {0, 3, 5, 9, 15}};
+  sw::router::BucketSet buckets{16, {0, 3, 5, 9, 15}};
   Decoder decoder;
   RelationCache relations;
 
