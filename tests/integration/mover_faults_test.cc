@@ -8,14 +8,13 @@
 #include <set>
 #include <thread>
 
+#include "harness/acknowledged_inserts.h"
 #include "harness/sharded_fixture.h"
 #include "it_test.h"
 
 using namespace it;
 
 namespace {
-
-using RowKey = std::pair<long long, long long>;  // (tenant_id, id)
 
 // Buckets 0, 3 and 6 (on s0) move to s1.
 bool moved(long long key) {
@@ -31,33 +30,6 @@ ShardedOptions crash_options(const std::string& point) {
       "cutover:\n  queue_timeout: 3s\n  drain_timeout: 2s\n";
   options.proxy.env["SHARDWIRE_MOVER_CRASH_AT"] = point;
   return options;
-}
-
-// Inserts through shardwire until stopped, reconnecting while the proxy is down; keeps the rows
-// whose INSERT was acknowledged.
-void insert_until(const ShardedFixture& f, const std::vector<long long>& keys, std::atomic<bool>& stop,
-                  std::set<RowKey>& acknowledged, std::mutex& mutex) {
-  PgConn c;
-  for (int seq = 0; !stop; ++seq) {
-    if (!c) {
-      ConnectResult r = connect(f.proxy->conninfo(), 2s);
-      if (!r.ok) {
-        sleep_ms(50);
-        continue;
-      }
-      c = std::move(r.conn);
-    }
-    long long key = keys[static_cast<size_t>(seq) % keys.size()];
-    PgResult r = c.exec(
-        "INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", 'crash') RETURNING id",
-        5s);
-    if (r.ok() && r.rows() == 1) {
-      std::lock_guard<std::mutex> lock(mutex);
-      acknowledged.insert({key, std::stoll(r.value())});
-    } else if (PQstatus(c.get()) != CONNECTION_OK) {
-      c.reset();
-    }
-  }
 }
 
 std::string migration_state(const ShardedFixture& f, const std::string& id) {
@@ -87,7 +59,9 @@ void crash_and_recover(const std::string& point) {
   std::set<RowKey> acknowledged;
   std::mutex mutex;
   std::atomic<bool> stop{false};
-  std::thread writer([&] { insert_until(f, keys, stop, acknowledged, mutex); });
+  std::thread writer([&] {
+    insert_until(f, keys, stop, acknowledged, mutex, {"crash", std::chrono::seconds(5)});
+  });
 
   std::string id;
   {

@@ -14,14 +14,13 @@
 #include <set>
 #include <thread>
 
+#include "harness/acknowledged_inserts.h"
 #include "harness/sharded_fixture.h"
 #include "it_test.h"
 
 using namespace it;
 
 namespace {
-
-using RowKey = std::pair<long long, long long>;  // (tenant_id, id)
 
 bool moved(long long key) {
   uint32_t b = bucket_of_key(key);
@@ -52,32 +51,6 @@ std::string migration_row(const ShardedFixture& f, const std::string& id) {
   PgResult r = c.conn.exec(
       "SELECT state || ' ' || step || ' ' || coalesce(error, '') FROM shardwire.migrations WHERE id = " + id);
   return r.ok() && r.rows() == 1 ? r.value() : "?";
-}
-
-// Inserts through shardwire until stopped; keeps the rows whose INSERT was acknowledged.
-void insert_until(const ShardedFixture& f, const std::vector<long long>& keys, std::atomic<bool>& stop,
-                  std::set<RowKey>& acknowledged, std::mutex& mutex) {
-  PgConn c;
-  for (int seq = 0; !stop; ++seq) {
-    if (!c) {
-      ConnectResult r = connect(f.proxy->conninfo(), 2s);
-      if (!r.ok) {
-        sleep_ms(50);
-        continue;
-      }
-      c = std::move(r.conn);
-    }
-    long long key = keys[static_cast<size_t>(seq) % keys.size()];
-    PgResult r = c.exec(
-        "INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", 'w') RETURNING id", 10s);
-    if (r.ok() && r.rows() == 1) {
-      std::lock_guard<std::mutex> lock(mutex);
-      acknowledged.insert({key, std::stoll(r.value())});
-    } else if (PQstatus(c.get()) != CONNECTION_OK) {
-      c.reset();
-    }
-    sleep_ms(5);
-  }
 }
 
 void restart_during(Victim victim, Phase phase) {
@@ -117,7 +90,10 @@ void restart_during(Victim victim, Phase phase) {
   std::set<RowKey> acknowledged;
   std::mutex mutex;
   std::atomic<bool> stop{false};
-  std::thread writer([&] { insert_until(f, keys, stop, acknowledged, mutex); });
+  std::thread writer([&] {
+    insert_until(f, keys, stop, acknowledged, mutex,
+                 {"w", std::chrono::seconds(10), std::chrono::milliseconds(5)});
+  });
 
   PgConn blocker;  // open before the move (no xid: the slot's creation does not wait for it)
   if (phase != Phase::Copy) {
