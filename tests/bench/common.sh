@@ -153,3 +153,19 @@ INI
   disown
   wait_port "$BOUNCER_PORT" pgbouncer
 }
+
+# shardwire_init NAME: `shardwire init` with $WORK/NAME.yaml; its output in $WORK/NAME-init.log.
+shardwire_init() {
+  echo "bench: shardwire init ($1)" >&2
+  "$BIN" init --config "$WORK/$1.yaml" >"$WORK/$1-init.log" 2>&1 || { cat "$WORK/$1-init.log" >&2; exit 1; }
+}
+
+# start_shardwire NAME PORT PID_VAR: shardwire with $WORK/NAME.yaml (log $WORK/NAME.log), its pid
+# stored in the variable named PID_VAR at once (so bench_cleanup kills it even if it never
+# listens); returns when PORT is open.
+start_shardwire() {
+  "$BIN" --config "$WORK/$1.yaml" >>"$WORK/$1.log" 2>&1 &
+  printf -v "$3" '%s' "$!"
+  disown
+  wait_port "$2" "shardwire ($1)" || { tail -n 20 "$WORK/$1.log" >&2; exit 1; }
+}

@@ -88,17 +88,9 @@ shards:
   - { name: s0, dsn: "$(dsn plain)" }
 YAML
 
-echo "bench: shardwire init" >&2
-"$BIN" init --config "$WORK/sharded.yaml" >"$WORK/init.log" 2>&1 || { cat "$WORK/init.log" >&2; exit 1; }
-
-"$BIN" --config "$WORK/sharded.yaml" >>"$WORK/sharded.log" 2>&1 &
-SHARDED_PID=$!
-disown
-"$BIN" --config "$WORK/passthrough.yaml" >>"$WORK/passthrough.log" 2>&1 &
-PASS_PID=$!
-disown
-wait_port "$SHARDED_PORT" "shardwire (sharded)" || { tail -n 20 "$WORK/sharded.log" >&2; exit 1; }
-wait_port "$PASS_PORT" "shardwire (passthrough)" || { tail -n 20 "$WORK/passthrough.log" >&2; exit 1; }
+shardwire_init sharded
+start_shardwire sharded "$SHARDED_PORT" SHARDED_PID
+start_shardwire passthrough "$PASS_PORT" PASS_PID
 
 conninfo() {
   case $1 in

@@ -98,18 +98,10 @@ YAML
 write_config sw2 "$SW2_PORT" "$SW2_METRICS" cat2 a0 a1
 write_config sw4 "$SW4_PORT" "$SW4_METRICS" cat4 b0 b1 b2 b3
 
-for name in sw2 sw4; do
-  echo "bench: shardwire init ($name)" >&2
-  "$BIN" init --config "$WORK/$name.yaml" >"$WORK/$name-init.log" 2>&1 || { cat "$WORK/$name-init.log" >&2; exit 1; }
-done
-"$BIN" --config "$WORK/sw2.yaml" >>"$WORK/sw2.log" 2>&1 &
-SW2_PID=$!
-disown
-"$BIN" --config "$WORK/sw4.yaml" >>"$WORK/sw4.log" 2>&1 &
-SW4_PID=$!
-disown
-wait_port "$SW2_PORT" "shardwire (2 shards)" || { tail -n 20 "$WORK/sw2.log" >&2; exit 1; }
-wait_port "$SW4_PORT" "shardwire (4 shards)" || { tail -n 20 "$WORK/sw4.log" >&2; exit 1; }
+shardwire_init sw2
+shardwire_init sw4
+start_shardwire sw2 "$SW2_PORT" SW2_PID
+start_shardwire sw4 "$SW4_PORT" SW4_PID
 wait_port "$SW2_METRICS" "shardwire (2 shards) metrics" || exit 1
 wait_port "$SW4_METRICS" "shardwire (4 shards) metrics" || exit 1
 

@@ -126,11 +126,8 @@ mover: { copy_rows_per_sec: $COPY_ROWS_PER_SEC, rollback_window: $ROLLBACK_WINDO
 cutover: { queue_timeout: 2s, queue_max: 10000, drain_timeout: 5s }
 YAML
 "$BIN" check --config "$WORK/shardwire.yaml" >/dev/null
-"$BIN" init --config "$WORK/shardwire.yaml" >"$WORK/init.log" 2>&1 || { cat "$WORK/init.log" >&2; exit 1; }
-"$BIN" --config "$WORK/shardwire.yaml" >>"$WORK/shardwire.log" 2>&1 &
-SW_PID=$!
-disown
-wait_port "$SW_PORT" shardwire || { tail -n 20 "$WORK/shardwire.log" >&2; exit 1; }
+shardwire_init shardwire
+start_shardwire shardwire "$SW_PORT" SW_PID
 
 # The table through shardwire (every shard, fence trigger); ids come from per-shard sequences, so
 # rows are keyed by (tenant_id, id). Each shard is seeded directly with its own buckets' tenants.

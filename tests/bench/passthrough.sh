@@ -74,15 +74,9 @@ sharding:
     - { name: pgbench_accounts, key: aid, type: integer }
     - { name: pgbench_history, key: aid, type: integer }
 YAML
-"$BIN" init --config "$WORK/sharded.yaml" >"$WORK/init.log" 2>&1 || { cat "$WORK/init.log" >&2; exit 1; }
-"$BIN" --config "$WORK/shardwire.yaml" >>"$WORK/shardwire.log" 2>&1 &
-SW_PID=$!
-disown
-"$BIN" --config "$WORK/sharded.yaml" >>"$WORK/sharded.log" 2>&1 &
-SHARDED_PID=$!
-disown
-wait_port "$SW_PORT" shardwire || { tail -n 20 "$WORK/shardwire.log" >&2; exit 1; }
-wait_port "$SHARDED_PORT" "shardwire sharded" || { tail -n 20 "$WORK/sharded.log" >&2; exit 1; }
+shardwire_init sharded
+start_shardwire shardwire "$SW_PORT" SW_PID
+start_shardwire sharded "$SHARDED_PORT" SHARDED_PID
 
 conninfo() {
   case $1 in

@@ -75,15 +75,9 @@ sharding:
   tables:
     - { name: pgbench_accounts, key: aid, type: integer }
     - { name: pgbench_history, key: aid, type: integer }" >"$WORK/sharded.yaml"
-"$BIN" init --config "$WORK/sharded.yaml" >"$WORK/init.log" 2>&1 || { cat "$WORK/init.log" >&2; exit 1; }
-"$BIN" --config "$WORK/passthrough.yaml" >>"$WORK/passthrough.log" 2>&1 &
-PASS_PID=$!
-disown
-"$BIN" --config "$WORK/sharded.yaml" >>"$WORK/sharded.log" 2>&1 &
-SHARDED_PID=$!
-disown
-wait_port "$PASS_PORT" "shardwire passthrough" || { tail -n 20 "$WORK/passthrough.log" >&2; exit 1; }
-wait_port "$SHARDED_PORT" "shardwire sharded" || { tail -n 20 "$WORK/sharded.log" >&2; exit 1; }
+shardwire_init sharded
+start_shardwire passthrough "$PASS_PORT" PASS_PID
+start_shardwire sharded "$SHARDED_PORT" SHARDED_PID
 
 TARGETS="pgbouncer passthrough sharded"
 port_of() { case $1 in pgbouncer) echo "$BOUNCER_PORT" ;; passthrough) echo "$PASS_PORT" ;; sharded) echo "$SHARDED_PORT" ;; esac; }
