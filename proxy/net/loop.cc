@@ -28,6 +28,16 @@ Loop::Loop()
 }
 
 Loop::~Loop() {
+  // Tasks never run are dropped here, while the loop and its bookkeeping are alive:
+  // a task may own a Connection whose destructor closes a handle and calls forget().
+  for (;;) {
+    std::vector<std::function<void()>> dropped;
+    {
+      std::lock_guard<std::mutex> lock(posted_mutex_);
+      dropped.swap(posted_);
+    }
+    if (dropped.empty()) break;
+  }
   uv_close(reinterpret_cast<uv_handle_t*>(async_.get()), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(check_.get()), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(prepare_.get()), nullptr);
