@@ -51,6 +51,7 @@ wait_port() {
   return 1
 }
 
+CLK_TCK=$(getconf CLK_TCK)
 # utime + stime of a process, in clock ticks.
 cpu_ticks() {
   local stat
@@ -169,3 +170,49 @@ start_shardwire() {
   disown
   wait_port "$2" "shardwire ($1)" || { tail -n 20 "$WORK/$1.log" >&2; exit 1; }
 }
+
+# ---- pgbench cells ----------------------------------------------------------------------------
+# The figures of every cell, summed over rounds and keyed by the caller's cell name; a failed
+# cell has its reason in FAILED and no figures. cell_ok KEY: the cell ran and never failed.
+declare -A TPS_SUM LAT_SUM TX_SUM TICKS_SUM RUNS FAILED
+cell_ok() { [ -z "${FAILED[$1]:-}" ] && [ -n "${RUNS[$1]:-}" ]; }
+
+# pgbench_cell KEY PID PGBENCH_ARGS...: one pgbench run (-n is added), charging the CPU time of
+# process PID (empty: none measured) to KEY. Sets CELL_TPS and CELL_LAT (ms) and adds to the sums;
+# returns 1, with FAILED[KEY] set, if the process died, pgbench failed or a transaction failed.
+pgbench_cell() {
+  local key=$1 pid=$2 before=0 after=0 out rc=0 tx failed_tx
+  shift 2
+  if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then
+    FAILED[$key]="process $pid died"
+    return 1
+  fi
+  [ -n "$pid" ] && before=$(cpu_ticks "$pid")
+  out=$("$PGBIN/pgbench" -n "$@" 2>&1) || rc=$?
+  [ -n "$pid" ] && [ -d "/proc/$pid" ] && after=$(cpu_ticks "$pid")
+  CELL_TPS=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' <<<"$out")
+  CELL_LAT=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out")
+  tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+  failed_tx=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
+  if [ $rc -ne 0 ] || [ -z "$CELL_TPS" ] || [ -z "$CELL_LAT" ] || [ -z "$tx" ] || [ "$tx" = 0 ] ||
+    [ "${failed_tx:-0}" != 0 ]; then
+    FAILED[$key]=$(grep -m1 -iE 'error|abort|fatal' <<<"$out" || echo "pgbench exit $rc")
+    echo "bench: $key failed: ${FAILED[$key]}" >&2
+    return 1
+  fi
+  TPS_SUM[$key]=$(awk -v a="${TPS_SUM[$key]:-0}" -v b="$CELL_TPS" 'BEGIN { print a + b }')
+  LAT_SUM[$key]=$(awk -v a="${LAT_SUM[$key]:-0}" -v b="$CELL_LAT" 'BEGIN { print a + b }')
+  TX_SUM[$key]=$((${TX_SUM[$key]:-0} + tx))
+  TICKS_SUM[$key]=$((${TICKS_SUM[$key]:-0} + after - before))
+  RUNS[$key]=$((${RUNS[$key]:-0} + 1))
+}
+
+# Per-cell averages over rounds, or "failed": tps_of KEY, lat_of KEY (ms), cpu_of KEY (µs of the
+# measured process per transaction). ratio A B: A / B, or "-" when either failed.
+tps_of() { cell_ok "$1" || { echo failed; return; }; awk -v s="${TPS_SUM[$1]}" -v n="${RUNS[$1]}" 'BEGIN { printf "%.0f", s / n }'; }
+lat_of() { cell_ok "$1" || { echo failed; return; }; awk -v s="${LAT_SUM[$1]}" -v n="${RUNS[$1]}" 'BEGIN { printf "%.2f", s / n }'; }
+cpu_of() {
+  cell_ok "$1" || { echo failed; return; }
+  awk -v t="${TICKS_SUM[$1]}" -v hz="$CLK_TCK" -v n="${TX_SUM[$1]}" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }'
+}
+ratio() { [ "$1" = failed ] || [ "$2" = failed ] && { echo "-"; return; }; awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }

@@ -31,7 +31,6 @@ MODES=${MODES:-"simple extended prepared"}
 CLIENTS=${CLIENTS:-"1 8"}
 SCRIPTS=${SCRIPTS:-"select tx"}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-CLK_TCK=$(getconf CLK_TCK)
 
 source "$ROOT/tests/bench/common.sh"
 require_binaries "$PGBIN/pgbench" "$PGBIN/initdb" "$PGBIN/psql"
@@ -136,38 +135,16 @@ INSERT INTO orders (tenant_id, note) VALUES (:k, 'bench');
 SQL
 
 # ---- runs -------------------------------------------------------------------------------------
-declare -A TPS_SUM TX_SUM TICKS_SUM RUNS FAILED
 TARGETS="direct passthrough sharded"
 
 run_one() {
   local target=$1 script=$2 mode=$3 clients=$4 key="$1/$2/$3/$4"
-  local threads=$((clients < 2 ? clients : 2))
-  local pid before=0 after=0 out rc=0 tps tx failed_tx
-  pid=$(pid_of "$target")
-  if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then
-    FAILED[$key]="$target died"
-    return
-  fi
-  [ -n "$pid" ] && before=$(cpu_ticks "$pid")
-  out=$("$PGBIN/pgbench" -n -f "$WORK/$script.sql" -T "$SECS" -M "$mode" -c "$clients" -j "$threads" \
-    "$(conninfo "$target")" 2>&1) || rc=$?
-  [ -n "$pid" ] && [ -d "/proc/$pid" ] && after=$(cpu_ticks "$pid")
-  tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' <<<"$out")
-  tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
-  failed_tx=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
-  if [ $rc -ne 0 ] || [ -z "$tps" ] || [ -z "$tx" ] || [ "$tx" = 0 ] || [ "${failed_tx:-0}" != 0 ]; then
-    FAILED[$key]=$(grep -m1 -iE 'error|abort|fatal' <<<"$out" || echo "pgbench exit $rc")
-    echo "bench: $key failed: ${FAILED[$key]}" >&2
-    return
-  fi
-  TPS_SUM[$key]=$(awk -v a="${TPS_SUM[$key]:-0}" -v b="$tps" 'BEGIN { print a + b }')
-  TX_SUM[$key]=$(( ${TX_SUM[$key]:-0} + tx ))
-  TICKS_SUM[$key]=$(( ${TICKS_SUM[$key]:-0} + after - before ))
-  RUNS[$key]=$(( ${RUNS[$key]:-0} + 1 ))
-  printf 'bench: %-34s tps %10.1f\n' "$key" "$tps" >&2
+  pgbench_cell "$key" "$(pid_of "$target")" -f "$WORK/$script.sql" -T "$SECS" -M "$mode" -c "$clients" \
+    -j $((clients < 2 ? clients : 2)) "$(conninfo "$target")" || return 0
+  printf 'bench: %-34s tps %10.1f\n' "$key" "$CELL_TPS" >&2
 }
 
-for round in $(seq 1 "$ROUNDS"); do
+for _ in $(seq 1 "$ROUNDS"); do
   for script in $SCRIPTS; do
     for mode in $MODES; do
       for clients in $CLIENTS; do
@@ -187,13 +164,6 @@ for i in 0 1; do
   MISPLACED=$((MISPLACED + n))
 done
 
-tps_of() { local k=$1; [ -n "${FAILED[$k]:-}" ] || [ -z "${RUNS[$k]:-}" ] && { echo failed; return; }; awk -v s="${TPS_SUM[$k]}" -v n="${RUNS[$k]}" 'BEGIN { printf "%.0f", s / n }'; }
-ratio() { [ "$1" = failed ] || [ "$2" = failed ] && { echo "-"; return; }; awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-cpu_of() {
-  local k=$1
-  [ -n "${FAILED[$k]:-}" ] || [ -z "${RUNS[$k]:-}" ] && { echo failed; return; }
-  awk -v t="${TICKS_SUM[$k]}" -v hz="$CLK_TCK" -v n="${TX_SUM[$k]}" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }'
-}
 
 echo
 echo "keyed pgbench scripts, -T $SECS, $ROWS seeded rows, $ROUNDS round(s), pool size $POOL_SIZE, shardwire workers $SW_WORKERS, $(nproc) CPUs"

@@ -34,7 +34,6 @@ SCRIPTS=${SCRIPTS:-"topn groupby"}
 POOL_SIZE=${POOL_SIZE:-20}
 SW_WORKERS=${SW_WORKERS:-1}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-CLK_TCK=$(getconf CLK_TCK)
 BUCKETS=4096
 
 source "$ROOT/tests/bench/common.sh"
@@ -175,38 +174,16 @@ for script in $SCRIPTS; do
 done
 
 # ---- runs -------------------------------------------------------------------------------------
-declare -A LAT_SUM TX_SUM TICKS_SUM MERGED_SUM RUNS FAILED
+declare -A MERGED_SUM
 
 run_one() {
-  local target=$1 script=$2 clients=$3 key="$1/$2/$3"
-  local threads=$((clients < 2 ? clients : 2))
-  local pid before=0 after=0 rows_before rows_after out rc=0 lat tx failed_tx
-  pid=$(pid_of "$target")
-  if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then
-    FAILED[$key]="$target died"
-    return
-  fi
+  local target=$1 script=$2 clients=$3 key="$1/$2/$3" rows_before merged
   rows_before=$(merged_rows_in "$target")
-  [ -n "$pid" ] && before=$(cpu_ticks "$pid")
-  out=$("$PGBIN/pgbench" -n -f "$WORK/$script.sql" -T "$SECS" -M simple -c "$clients" -j "$threads" \
-    "$(conninfo "$target")" 2>&1) || rc=$?
-  [ -n "$pid" ] && [ -d "/proc/$pid" ] && after=$(cpu_ticks "$pid")
-  rows_after=$(merged_rows_in "$target")
-  lat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out")
-  tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
-  failed_tx=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
-  if [ $rc -ne 0 ] || [ -z "$lat" ] || [ -z "$tx" ] || [ "$tx" = 0 ] || [ "${failed_tx:-0}" != 0 ]; then
-    FAILED[$key]=$(grep -m1 -iE 'error|abort|fatal' <<<"$out" || echo "pgbench exit $rc")
-    echo "bench: $key failed: ${FAILED[$key]}" >&2
-    return
-  fi
-  LAT_SUM[$key]=$(awk -v a="${LAT_SUM[$key]:-0}" -v b="$lat" 'BEGIN { print a + b }')
-  TX_SUM[$key]=$((${TX_SUM[$key]:-0} + tx))
-  TICKS_SUM[$key]=$((${TICKS_SUM[$key]:-0} + after - before))
-  MERGED_SUM[$key]=$((${MERGED_SUM[$key]:-0} + rows_after - rows_before))
-  RUNS[$key]=$((${RUNS[$key]:-0} + 1))
-  printf 'bench: %-22s latency %8.2f ms  %7d queries  %9d rows merged in\n' "$key" "$lat" "$tx" \
-    "$((rows_after - rows_before))" >&2
+  pgbench_cell "$key" "$(pid_of "$target")" -f "$WORK/$script.sql" -T "$SECS" -M simple -c "$clients" \
+    -j $((clients < 2 ? clients : 2)) "$(conninfo "$target")" || return 0
+  merged=$(($(merged_rows_in "$target") - rows_before))
+  MERGED_SUM[$key]=$((${MERGED_SUM[$key]:-0} + merged))
+  printf 'bench: %-22s latency %8.2f ms  %9d rows merged in\n' "$key" "$CELL_LAT" "$merged" >&2
 }
 
 for _ in $(seq 1 "$ROUNDS"); do
@@ -220,16 +197,9 @@ for _ in $(seq 1 "$ROUNDS"); do
 done
 
 # ---- report -----------------------------------------------------------------------------------
-ok() { [ -z "${FAILED[$1]:-}" ] && [ -n "${RUNS[$1]:-}" ]; }
-lat_of() { ok "$1" || { echo failed; return; }; awk -v s="${LAT_SUM[$1]}" -v n="${RUNS[$1]}" 'BEGIN { printf "%.2f", s / n }'; }
-ratio() { [ "$1" = failed ] || [ "$2" = failed ] && { echo "-"; return; }; awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-cpu_per_query() {
-  ok "$1" || { echo failed; return; }
-  awk -v t="${TICKS_SUM[$1]}" -v hz="$CLK_TCK" -v n="${TX_SUM[$1]}" 'BEGIN { printf "%.0f", t * 1e6 / hz / n }'
-}
-rows_per_query() { ok "$1" || { echo failed; return; }; awk -v r="${MERGED_SUM[$1]}" -v n="${TX_SUM[$1]}" 'BEGIN { printf "%.0f", r / n }'; }
+rows_per_query() { cell_ok "$1" || { echo failed; return; }; awk -v r="${MERGED_SUM[$1]}" -v n="${TX_SUM[$1]}" 'BEGIN { printf "%.0f", r / n }'; }
 cpu_per_row() {
-  ok "$1" || { echo failed; return; }
+  cell_ok "$1" || { echo failed; return; }
   [ "${MERGED_SUM[$1]}" -gt 0 ] || { echo "-"; return; }
   awk -v t="${TICKS_SUM[$1]}" -v hz="$CLK_TCK" -v r="${MERGED_SUM[$1]}" 'BEGIN { printf "%.0f", t * 1e9 / hz / r }'
 }
@@ -247,7 +217,7 @@ for script in $SCRIPTS; do
     s4=$(lat_of "4shards/$script/$clients")
     echo "| $script | $clients | $d | $s2 | $s4 | $(ratio "$s2" "$d") | $(ratio "$s4" "$d") |" \
       "$(rows_per_query "2shards/$script/$clients") / $(rows_per_query "4shards/$script/$clients") |" \
-      "$(cpu_per_query "2shards/$script/$clients") / $(cpu_per_query "4shards/$script/$clients") |" \
+      "$(cpu_of "2shards/$script/$clients") / $(cpu_of "4shards/$script/$clients") |" \
       "$(cpu_per_row "2shards/$script/$clients") / $(cpu_per_row "4shards/$script/$clients") |"
   done
 done

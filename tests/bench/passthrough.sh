@@ -27,7 +27,6 @@ MODES=${MODES:-"simple extended prepared tpcb"}
 CLIENTS=${CLIENTS:-"1 8 32"}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 PGBOUNCER=${PGBOUNCER:-/usr/sbin/pgbouncer}
-CLK_TCK=$(getconf CLK_TCK)
 
 source "$ROOT/tests/bench/common.sh"
 require_binaries "$PGBOUNCER" "$PGBIN/pgbench" "$PGBIN/initdb"
@@ -96,41 +95,19 @@ pid_of() {
 }
 
 # ---- runs -------------------------------------------------------------------------------------
-declare -A TPS_SUM TX_SUM TICKS_SUM RUNS FAILED
 TARGETS="direct pgbouncer shardwire sharded"
 
 run_one() {
   local target=$1 mode=$2 clients=$3 key="$1/$2/$3"
-  local threads=$((clients < 2 ? clients : 2))
-  local pid before=0 after=0 out rc=0 tps tx
-  pid=$(pid_of "$target")
-  if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then
-    FAILED[$key]="$target died"
-    return
-  fi
-  [ -n "$pid" ] && before=$(cpu_ticks "$pid")
   local script="-S -M $mode"
   [ "$mode" = tpcb ] && script="-M simple"
   # shellcheck disable=SC2086
-  out=$("$PGBIN/pgbench" -n $script -T "$SECS" -c "$clients" -j "$threads" "$(conninfo "$target")" 2>&1) || rc=$?
-  [ -n "$pid" ] && [ -d "/proc/$pid" ] && after=$(cpu_ticks "$pid")
-  tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' <<<"$out")
-  tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
-  local failed_tx
-  failed_tx=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
-  if [ $rc -ne 0 ] || [ -z "$tps" ] || [ -z "$tx" ] || [ "$tx" = 0 ] || [ "${failed_tx:-0}" != 0 ]; then
-    FAILED[$key]=$(grep -m1 -iE 'error|abort|fatal' <<<"$out" || echo "pgbench exit $rc")
-    echo "bench: $key failed: ${FAILED[$key]}" >&2
-    return
-  fi
-  TPS_SUM[$key]=$(awk -v a="${TPS_SUM[$key]:-0}" -v b="$tps" 'BEGIN { print a + b }')
-  TX_SUM[$key]=$(( ${TX_SUM[$key]:-0} + tx ))
-  TICKS_SUM[$key]=$(( ${TICKS_SUM[$key]:-0} + after - before ))
-  RUNS[$key]=$(( ${RUNS[$key]:-0} + 1 ))
-  printf 'bench: %-28s tps %10.1f\n' "$key" "$tps" >&2
+  pgbench_cell "$key" "$(pid_of "$target")" $script -T "$SECS" -c "$clients" -j $((clients < 2 ? clients : 2)) \
+    "$(conninfo "$target")" || return 0
+  printf 'bench: %-28s tps %10.1f\n' "$key" "$CELL_TPS" >&2
 }
 
-for round in $(seq 1 "$ROUNDS"); do
+for _ in $(seq 1 "$ROUNDS"); do
   for mode in $MODES; do
     for clients in $CLIENTS; do
       for target in $TARGETS; do
@@ -141,13 +118,6 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 # ---- report -----------------------------------------------------------------------------------
-tps_of() { local k=$1; [ -n "${FAILED[$k]:-}" ] || [ -z "${RUNS[$k]:-}" ] && { echo failed; return; }; awk -v s="${TPS_SUM[$k]}" -v n="${RUNS[$k]}" 'BEGIN { printf "%.0f", s / n }'; }
-ratio() { [ "$1" = failed ] || [ "$2" = failed ] && { echo "-"; return; }; awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-cpu_of() {
-  local k=$1
-  [ -n "${FAILED[$k]:-}" ] || [ -z "${RUNS[$k]:-}" ] && { echo failed; return; }
-  awk -v t="${TICKS_SUM[$k]}" -v hz="$CLK_TCK" -v n="${TX_SUM[$k]}" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }'
-}
 
 echo
 echo "pgbench -T $SECS (-S -M <mode>, or the TPC-B-like script for tpcb), scale $SCALE, $ROUNDS round(s), pool size $POOL_SIZE, shardwire workers $SW_WORKERS, $(nproc) CPUs"
