@@ -36,30 +36,51 @@ Status record_id_slot(PGconn* shard, const std::string& name, uint32_t slot) {
                         "give this shard back its former name)");
 }
 
+namespace {
+
+// "<table>: sequence <name> <type> <first>..<last>: <action>"
+std::string range_line(const std::string& table, const PGresult* res, int row) {
+  std::string line = table;
+  line += ": sequence ";
+  line += text_value(res, row, 0);
+  line += ' ';
+  line += text_value(res, row, 1);
+  line += ' ';
+  line += text_value(res, row, 2);
+  line += "..";
+  line += text_value(res, row, 3);
+  line += ": ";
+  line += text_value(res, row, 4);
+  return line;
+}
+
+// What to do about a smallint/integer sequence of a sharded table.
+std::string narrow_sequence_warning(const std::string& table, const PGresult* res, int row) {
+  const std::string sequence = text_value(res, row, 0);
+  int64_t first = 0;
+  int64_t last = 0;
+  parse_int64(res, row, 2, &first);
+  parse_int64(res, row, 3, &last);
+  return "table " + table + ": sequence " + sequence + " is " + text_value(res, row, 1) +
+         ", so this shard gets only " + std::to_string(last - first + 1) + " of its ids (" +
+         std::to_string(first) + ".." + std::to_string(last) +
+         ") and at most 127 shards can have a range of it; make the column and the sequence bigint (ALTER "
+         "TABLE " +
+         table + " ALTER COLUMN <column> TYPE bigint; ALTER SEQUENCE " + sequence +
+         " AS bigint), then run shardwire init again";
+}
+
+}  // namespace
+
 Result<TableRanges> assign_id_ranges(PGconn* shard, const std::string& table) {
   auto rows = query(shard, sqltext::kAssignIdRangesSql, {table});
   if (!rows) return rows.status();
   TableRanges out;
   const PGresult* res = rows->get();
   for (int row = 0; row < PQntuples(res); ++row) {
-    const std::string sequence = text_value(res, row, 0);
-    const std::string type = text_value(res, row, 1);
-    const std::string first = text_value(res, row, 2);
-    const std::string last = text_value(res, row, 3);
-    out.lines.push_back(table + ": sequence " + sequence + " " + type + " " + first + ".." + last + ": " +
-                        text_value(res, row, 4));
-    if (type == sqltext::sequence_type_name(sqltext::SequenceType::Int8)) continue;
-    int64_t lo = 0;
-    int64_t hi = 0;
-    parse_int64(first, &lo);
-    parse_int64(last, &hi);
-    out.warnings.push_back(
-        "table " + table + ": sequence " + sequence + " is " + type + ", so this shard gets only " +
-        std::to_string(hi - lo + 1) + " of its ids (" + first + ".." + last +
-        ") and at most 127 shards can have a range of it; make the column and the sequence "
-        "bigint (ALTER TABLE " +
-        table + " ALTER COLUMN <column> TYPE bigint; ALTER SEQUENCE " + sequence +
-        " AS bigint), then run shardwire init again");
+    out.lines.push_back(range_line(table, res, row));
+    if (text_value(res, row, 1) != sqltext::sequence_type_name(sqltext::SequenceType::Int8))
+      out.warnings.push_back(narrow_sequence_warning(table, res, row));
   }
   return out;
 }

@@ -239,6 +239,7 @@ TEST_SUITE("ids") {
         keys_in_distinct_buckets(6, [](uint32_t b) { return b % kOldShards == 2; });
     keys.insert(keys.end(), moving.begin(), moving.end());
     std::vector<uint32_t> buckets;
+    buckets.reserve(moving.size());
     for (int64_t k : moving) buckets.push_back(bucket_of4(k));
 
     Acknowledged ack;
