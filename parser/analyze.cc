@@ -146,7 +146,7 @@ Result<std::shared_ptr<const QueryFacts>> analyze_guarded(std::string_view sql, 
 
 struct Caches {
   detail::StatementCache exact{kDefaultCacheEntries};
-  detail::LruMap<detail::FactsTemplate> normalized{kDefaultCacheEntries};
+  detail::ClockMap<detail::FactsTemplate> normalized{kDefaultCacheEntries};
   CacheStats stats;
 };
 
