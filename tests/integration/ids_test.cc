@@ -254,6 +254,20 @@ TEST_SUITE("ids") {
     CHECK(catalog.value("SELECT slot FROM shardwire.id_slots WHERE shard = 's4'") == "4");
     CHECK(d.setup.shard(4).value("SELECT shard || '=' || slot FROM shardwire.id_slot") == "s4=4");
     check_sequences_in_range(d, kAllShards, "orders", sqltext::SequenceType::Int8);
+    {
+      PgConn admin = d.console();
+      PgResult shown = admin.exec("SHOW SEQUENCES");
+      REQUIRE_OK(shown);
+      REQUIRE(shown.rows() == kAllShards);
+      auto s4 = sqltext::id_range(4, sqltext::SequenceType::Int8);
+      auto s4_int = sqltext::id_range(4, sqltext::SequenceType::Int4);
+      CHECK(shown.value(4, 0) == "s4");
+      CHECK(shown.value(4, 1) == "4");
+      CHECK(shown.value(4, 2) == std::to_string(s4->first));
+      CHECK(shown.value(4, 3) == std::to_string(s4->last));
+      CHECK(shown.value(4, 4) == std::to_string(s4_int->first));
+      CHECK(shown.value(4, 5) == std::to_string(s4_int->last));
+    }
 
     // The moved buckets (now on s0, with ids of s0's and s2's ranges) move on to s4 while more
     // rows come in, then a last round of inserts lands on every shard, s4 included.
