@@ -110,6 +110,38 @@ END
 $fn$;
 )SQL";
 
+// ALTER TABLE that adds a serial or identity column to a fenced (sharded) table, or points a
+// default at another sequence, bounds the new sequences at once. Event triggers need a superuser
+// to create; without one the trigger is left out and the next shardwire init does the bounding.
+const char* const kIdRangesEventTrigger = R"SQL(
+CREATE OR REPLACE FUNCTION shardwire.id_ranges_after_alter() RETURNS event_trigger
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  t oid;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM shardwire.id_slot) THEN
+    RETURN;
+  END IF;
+  FOR t IN
+    SELECT DISTINCT c.objid FROM pg_event_trigger_ddl_commands() c
+    WHERE c.classid = 'pg_class'::regclass AND c.object_type = 'table'
+      AND EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = c.objid AND g.tgname = 'shardwire_fence')
+  LOOP
+    PERFORM 1 FROM shardwire.assign_id_ranges(t::regclass);
+  END LOOP;
+END
+$fn$;
+DO $do$
+BEGIN
+  IF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
+     AND NOT EXISTS (SELECT 1 FROM pg_event_trigger e WHERE e.evtname = 'shardwire_id_ranges') THEN
+    CREATE EVENT TRIGGER shardwire_id_ranges ON ddl_command_end WHEN TAG IN ('ALTER TABLE')
+      EXECUTE FUNCTION shardwire.id_ranges_after_alter();
+  END IF;
+END
+$do$;
+)SQL";
+
 const char* const kIdSlotsCatalog = R"SQL(
 CREATE TABLE IF NOT EXISTS shardwire.id_slots (
   shard text PRIMARY KEY,
@@ -152,7 +184,9 @@ const char* sequence_type_name(SequenceType type) {
   return "bigint";
 }
 
-std::string id_ranges_shard_sql() { return kIdSlotTable + id_range_function_sql() + kAssignIdRanges; }
+std::string id_ranges_shard_sql() {
+  return kIdSlotTable + id_range_function_sql() + kAssignIdRanges + kIdRangesEventTrigger;
+}
 
 std::string id_slots_catalog_sql() { return kIdSlotsCatalog; }
 

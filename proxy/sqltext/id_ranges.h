@@ -51,6 +51,9 @@ const char* sequence_type_name(SequenceType type);
 //     the shard has no slot (run shardwire init) or a sequence is already past the range's end,
 //     22003 when the type has no range for the slot (make it bigint), 0A000 for a descending
 //     sequence. install_fence calls it, so a table created through shardwire is bounded at once.
+//   shardwire.id_ranges_after_alter() and, when the installing role is a superuser, the event
+//     trigger shardwire_id_ranges (ddl_command_end, ALTER TABLE): a fenced table altered to draw
+//     on a new sequence (ADD COLUMN ... serial, ADD GENERATED AS IDENTITY) is bounded at once.
 std::string id_ranges_shard_sql();
 
 // Catalog side, part of catalog_schema_sql(): shardwire.id_slots(shard PK, slot UNIQUE,

@@ -323,7 +323,9 @@ TEST_SUITE("ids") {
   }
 
   TEST_CASE(
-      "a nextval() default on a plain sequence is bounded too; a database holding another slot is refused") {
+      "a nextval() default and a serial column added later are bounded too; a database holding another slot "
+      "is "
+      "refused") {
     PROXY_ONLY();
     ShardedFixture f;
     for (int s = 0; s < f.setup.shards(); ++s) REQUIRE_OK(f.setup.shard(s).exec("CREATE SEQUENCE note_ids"));
@@ -347,6 +349,17 @@ TEST_SUITE("ids") {
     CHECK(std::stoll(s1.value("SELECT nextval('note_ids')")) == range->first);
     CHECK(s1.value("SELECT seqmax FROM pg_sequence WHERE seqrelid = 'note_ids'::regclass") ==
           std::to_string(range->last));
+
+    // A serial column added later through shardwire (ALTER TABLE on every shard) is bounded at once
+    // by the shards' event trigger (the harness's shard login is a superuser).
+    REQUIRE_OK(c.exec("ALTER TABLE orders ADD COLUMN serial_no bigserial"));
+    for (int s = 0; s < f.setup.shards(); ++s) {
+      INFO("shard s" << s);
+      auto r = sqltext::id_range(static_cast<uint32_t>(s), sqltext::SequenceType::Int8);
+      CHECK(f.setup.shard(s).value("SELECT seqmin || ' ' || seqmax FROM pg_sequence WHERE seqrelid = "
+                                   "pg_get_serial_sequence('orders', 'serial_no')::regclass") ==
+            std::to_string(r->first) + " " + std::to_string(r->last));
+    }
 
     // A shard database that holds another slot (initialized as another shard) is refused.
     REQUIRE_OK(s1.exec("UPDATE shardwire.id_slot SET slot = 7, shard = 's7'"));

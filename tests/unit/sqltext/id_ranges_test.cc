@@ -81,6 +81,8 @@ TEST_CASE("the shard's SQL carries the same layout, and install_fence bounds the
   CHECK(has(sql, "('bigint'::regtype, 2147483647::bigint, 281474976710656::bigint, 32767)"));
   CHECK(has(sql, "ERRCODE = '22003'"));
   CHECK(has(sql, "ERRCODE = '0A000'"));
+  CHECK(has(sql, "CREATE EVENT TRIGGER shardwire_id_ranges ON ddl_command_end WHEN TAG IN ('ALTER TABLE')"));
+  CHECK(has(sql, "g.tgname = 'shardwire_fence'"));  // only fenced (sharded) tables
   CHECK(has(shard_schema_sql(), sql));
   CHECK(has(shard_schema_sql(), "PERFORM 1 FROM shardwire.assign_id_ranges(tbl);"));
   CHECK(has(shard_schema_sql(), "IF EXISTS (SELECT 1 FROM shardwire.id_slot) THEN"));
