@@ -169,8 +169,10 @@ Result<InitReport> initialize(const config::Config& config) {
   for (size_t i = 0; i < config.shards.size(); ++i) {
     ShardInitReport shard_report;
     // assign_id_slots gave every configured shard a slot in the same catalog transaction.
-    const uint32_t slot = report.id_slots.at(config.shards[i].name);
-    if (Status s = init_shard(config, i, d, slot, shard_report); !s) return s;
+    const auto slot = report.id_slots.find(config.shards[i].name);
+    if (slot == report.id_slots.end())
+      return Status::proxy("XX000", "catalog: no id slot recorded for shard " + config.shards[i].name);
+    if (Status s = init_shard(config, i, d, slot->second, shard_report); !s) return s;
     report.shards.push_back(std::move(shard_report));
   }
   return report;
