@@ -146,7 +146,10 @@ Result<std::shared_ptr<const QueryFacts>> analyze_guarded(std::string_view sql, 
 
 struct Caches {
   detail::StatementCache exact{kDefaultCacheEntries};
-  detail::LruMap<detail::FactsTemplate> normalized{kDefaultCacheEntries};
+  detail::ClockMap<detail::FactsTemplate> normalized{kDefaultCacheEntries};
+  // The current call's normalized text, kept so its key and slot buffers are reused (analyze()
+  // never re-enters itself on a thread).
+  detail::NormalizedSql scratch;
   CacheStats stats;
 };
 
@@ -171,7 +174,7 @@ Result<std::shared_ptr<const QueryFacts>> analyze(std::string_view sql) {
         return hit;
       }
     }
-    detail::NormalizedSql normalized;
+    detail::NormalizedSql& normalized = cache.scratch;
     const bool templatable = cacheable && detail::normalize_sql(sql, normalized) && !normalized.slots.empty();
     if (templatable) {
       if (auto tmpl = cache.normalized.find(normalized.key)) {

@@ -276,7 +276,8 @@ struct QueryFacts {
 // parser's message; callers usually forward such SQL to the server so the client sees the
 // server's own error.
 //
-// Caching, per thread (no locks): by exact text (LRU, kDefaultCacheEntries entries unless
+// Caching, per thread (no locks): by exact text (second-chance eviction, an approximation of
+// LRU, kDefaultCacheEntries entries unless
 // set_cache_capacity() says otherwise; texts over 8 KiB and errors
 // are not cached), so analyzing the same text again on the same thread returns the same
 // pointer; then by normalized text: a text that differs from an earlier one only in the values

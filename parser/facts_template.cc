@@ -108,14 +108,15 @@ std::shared_ptr<const QueryFacts> instantiate(const FactsTemplate& tmpl, std::st
     const FactsTemplate::Fix& fix = tmpl.fixes[next++];
     value.location = static_cast<int>(key_to_sql_offset(normalized, fix.key_offset));
     if (fix.slot >= 0) {
-      value.text = slot_value(sql, normalized.slots[static_cast<size_t>(fix.slot)]);
+      // Into the copied text's buffer: a value of the template's length costs no allocation.
+      slot_value_into(sql, normalized.slots[static_cast<size_t>(fix.slot)], value.text);
       if (fix.negated) value.text.insert(value.text.begin(), '-');
     }
   });
   for (size_t i = 0; i < facts->statements.size() && i < tmpl.statement_spans.size(); ++i) {
     const uint32_t begin = key_to_sql_offset(normalized, tmpl.statement_spans[i].first);
     const uint32_t end = key_to_sql_offset(normalized, tmpl.statement_spans[i].second);
-    facts->statements[i].text = std::string(sql.substr(begin, end - begin));
+    facts->statements[i].text.assign(sql.substr(begin, end - begin));  // reuses the copied buffer
   }
   return facts;
 }

@@ -205,16 +205,24 @@ bool normalize_sql(std::string_view sql, NormalizedSql& out) {
 }
 
 std::string slot_value(std::string_view sql, const LiteralSlot& slot) {
-  std::string_view token = sql.substr(slot.begin, slot.end - slot.begin);
-  if (slot.kind != SlotKind::String) return std::string(token);
-  token = token.substr(1, token.size() - 2);
   std::string value;
-  value.reserve(token.size());
+  slot_value_into(sql, slot, value);
+  return value;
+}
+
+void slot_value_into(std::string_view sql, const LiteralSlot& slot, std::string& out) {
+  std::string_view token = sql.substr(slot.begin, slot.end - slot.begin);
+  if (slot.kind != SlotKind::String) {
+    out.assign(token);
+    return;
+  }
+  token = token.substr(1, token.size() - 2);
+  out.clear();
+  out.reserve(token.size());
   for (size_t k = 0; k < token.size(); ++k) {
-    value.push_back(token[k]);
+    out.push_back(token[k]);
     if (token[k] == '\'') ++k;  // '' -> '
   }
-  return value;
 }
 
 uint32_t key_to_sql_offset(const NormalizedSql& normalized, uint32_t key_offset) {

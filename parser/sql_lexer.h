@@ -43,6 +43,8 @@ bool normalize_sql(std::string_view sql, NormalizedSql& out);
 
 // The value of a slot in `sql`: a number as written, a string decoded ('' -> ').
 std::string slot_value(std::string_view sql, const LiteralSlot& slot);
+// The same into `out` (replacing its contents, reusing its buffer).
+void slot_value_into(std::string_view sql, const LiteralSlot& slot, std::string& out);
 
 // Offset in the SQL text of an offset in the key (which must not be inside a marker).
 uint32_t key_to_sql_offset(const NormalizedSql& normalized, uint32_t key_offset);

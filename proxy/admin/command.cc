@@ -24,6 +24,7 @@ const HelpEntry kHelp[] = {
     {"SHOW BUCKETS [shard]", "bucket directory, optionally for one shard"},
     {"SHOW DIRECTORY", "directory version, load time and lease"},
     {"SHOW ROUTERS", "proxies registered in the catalog"},
+    {"SHOW SEQUENCES", "each shard's id slot and the ranges its sequences get"},
     {"SHOW ROUTE <sql>", "where a statement would be routed"},
     {"PAUSE", "wait for transactions in progress, hold new ones"},
     {"RESUME", "release what PAUSE held"},
@@ -105,6 +106,7 @@ constexpr ShowEntry kShows[] = {
     {"SHARDS", Verb::ShowShards},
     {"DIRECTORY", Verb::ShowDirectory},
     {"ROUTERS", Verb::ShowRouters},
+    {"SEQUENCES", Verb::ShowSequences},
     {"MIGRATIONS", Verb::ShowMigrations},
 };
 

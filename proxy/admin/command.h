@@ -37,6 +37,7 @@ enum class Verb {
   ShowBuckets,
   ShowDirectory,
   ShowRouters,
+  ShowSequences,
   ShowRoute,
   // the mover (command_mover.cc)
   ShowMigrations,

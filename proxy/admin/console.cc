@@ -123,6 +123,16 @@ void Console::show(const Command& command, const Reply& reply) {
         reply(routers ? routers_table(*routers).encode() : failure(routers.status()));
       });
       return;
+    case Verb::ShowSequences:
+      if (config->catalog.dsn.empty()) {
+        reply(error("55000",
+                    "no catalog is configured (catalog.dsn): shardwire init has assigned no id slots"));
+        return;
+      }
+      host_.list_id_slots([reply](Result<std::vector<catalog::IdSlot>> slots) {
+        reply(slots ? id_slots_table(*slots).encode() : failure(slots.status()));
+      });
+      return;
     default: reply(error("XX000", "internal error: command not handled")); return;
   }
 }

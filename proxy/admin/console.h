@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "admin/command.h"
+#include "catalog/id_slots.h"
 #include "catalog/migration.h"
 #include "catalog/routers.h"
 #include "common/status.h"
@@ -61,6 +62,8 @@ class ConsoleHost {
   virtual void gather(bool lists, std::function<void(stats::Snapshot)> done) = 0;
   virtual DirectoryStatus directory_status() = 0;
   virtual void list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) = 0;
+  // The catalog's id slots (shardwire.id_slots), read off the event loop.
+  virtual void list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) = 0;
   virtual ProxyState state() = 0;
   // Completes when no transaction runs any more; new ones are held until resume().
   virtual void pause(std::function<void()> done) = 0;

@@ -39,6 +39,9 @@ ResultTable shards_table(const config::Config& config, const router::Directory* 
 Result<ResultTable> buckets_table(const router::Directory& directory, std::string_view shard);
 ResultTable directory_table(const DirectoryStatus& status);
 ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers);
+// SHOW SEQUENCES: shard, slot, bigint_first, bigint_last, integer_first, integer_last, assigned_at
+// (integer_* NULL for a slot past the integer ranges).
+ResultTable id_slots_table(const std::vector<catalog::IdSlot>& slots);
 ResultTable route_table(const router::Route& route, const router::Directory& directory);
 
 // the mover's (tables_mover.cc)

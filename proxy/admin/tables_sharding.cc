@@ -100,6 +100,21 @@ ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers)
   return table;
 }
 
+ResultTable id_slots_table(const std::vector<catalog::IdSlot>& slots) {
+  static constexpr Column kColumns[] = {{"shard", T::Text},         {"slot", T::Int4},
+                                        {"bigint_first", T::Int8},  {"bigint_last", T::Int8},
+                                        {"integer_first", T::Int8}, {"integer_last", T::Int8},
+                                        {"assigned_at", T::Text}};
+  ResultTable table(kColumns);
+  for (const auto& s : slots) {
+    auto first = [](const std::optional<sqltext::IdRange>& r) { return r ? number(r->first) : Value(); };
+    auto last = [](const std::optional<sqltext::IdRange>& r) { return r ? number(r->last) : Value(); };
+    table.add({text(s.shard), number(static_cast<int64_t>(s.slot)), first(s.bigint_range),
+               last(s.bigint_range), first(s.integer_range), last(s.integer_range), text(s.assigned_at)});
+  }
+  return table;
+}
+
 ResultTable route_table(const router::Route& route, const router::Directory& directory) {
   static constexpr Column kColumns[] = {
       {"kind", T::Text},   {"shard", T::Text},  {"buckets", T::Text},           {"table", T::Text},

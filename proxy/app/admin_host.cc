@@ -32,6 +32,12 @@ void AdminHost::list_routers(std::function<void(Result<std::vector<catalog::Regi
                                                            std::move(done));
 }
 
+void AdminHost::list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) {
+  std::string dsn = proxy_.config()->catalog.dsn;
+  off_loop<Result<std::vector<catalog::IdSlot>>>([dsn] { return catalog::list_id_slots(dsn); },
+                                                 std::move(done));
+}
+
 admin::ProxyState AdminHost::state() { return proxy_.state(); }
 
 void AdminHost::pause(std::function<void()> done) {

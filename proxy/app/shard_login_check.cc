@@ -22,17 +22,20 @@ std::map<std::string, std::string> ShardLoginCheck::superuser() const {
 void ShardLoginCheck::run(const config::Config& config) {
   for (const config::Shard& shard : config.shards) {
     if (shard.conn.user.empty()) continue;
-    auto checked = catalog::login_is_superuser(shard.dsn, "shard " + shard.name, /*connect_timeout_s=*/2);
+    auto checked = catalog::check_shard_login(shard.dsn, "shard " + shard.name, /*connect_timeout_s=*/2);
     if (!checked) {
       LOG_DEBUG("shard %s: login not checked: %s", shard.name.c_str(), checked.status().message.c_str());
       continue;
     }
-    bool superuser = checked.value();
+    bool superuser = checked->superuser;
     if (superuser)
       LOG_WARN(
           "shard %s: shardwire logs in as %s, a superuser, who can drop the bucket fence trigger and "
           "disable fencing; give applications a non-superuser role (README: \"Shard roles\")",
           shard.name.c_str(), shard.conn.user.c_str());
+    const std::string advice =
+        catalog::prepared_transactions_advice(shard.name, checked->max_prepared_transactions);
+    if (!advice.empty()) LOG_WARN("%s", advice.c_str());
     std::lock_guard<std::mutex> lock(mutex_);
     superuser_[shard.name] = superuser ? "yes" : "no";
   }

@@ -1,6 +1,8 @@
 // At start, on a thread of its own: is each shard's configured login (a DSN that names its user)
 // a superuser? A superuser can drop the bucket fence trigger and switch fencing off, so shardwire
-// warns, and SHOW SHARDS shows it. Logins per client user (a DSN without a user) are not checked.
+// warns, and SHOW SHARDS shows it. It also warns when the shard's max_prepared_transactions is 0
+// (writes across shards need two-phase commit). Logins per client user (a DSN without a user) are
+// not checked.
 #pragma once
 
 #include <functional>

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "catalog/directory_loader.h"
+#include "catalog/init_ids.h"
 #include "catalog/pq.h"
 #include "common/log.h"
 #include "sqltext/catalog_sql.h"
@@ -50,6 +51,9 @@ Result<std::shared_ptr<const router::Directory>> init_directory(PGconn* conn, co
     if (!ins) return ins.status();
     report.directory_created = true;
   }
+  auto slots = assign_id_slots(conn, config.shard_names());
+  if (!slots) return slots.status();
+  report.id_slots = std::move(*slots);
   auto dir = load_directory(conn, config);
   if (!dir) return dir.status();
   // Initializing shards for a config that lacks one the directory uses would leave that shard's
@@ -65,8 +69,31 @@ Result<std::shared_ptr<const router::Directory>> init_directory(PGconn* conn, co
   return dir;
 }
 
+// Bounds the sequences of every configured sharded table that exists on the shard to its id range
+// before the fence is installed (install_fence would do it too, without telling what it did).
+Status init_id_ranges(PGconn* c, const config::Config& config, uint32_t slot, ShardInitReport& out) {
+  const std::string what = "shard " + out.name;
+  if (Status s = record_id_slot(c, out.name, slot); !s) return with_context(s, what);
+  out.id_slot = slot;
+  for (const config::ShardedTable& table : config.sharding.tables) {
+    auto exists = relation_exists(c, table.name);
+    if (!exists) return with_context(exists.status(), what + ": looking up table " + table.name);
+    if (!*exists) continue;
+    auto ranges = assign_id_ranges(c, table.name);
+    if (!ranges)
+      return with_context(ranges.status(),
+                          what + ": giving the sequences of " + table.name + " its id range");
+    for (auto& line : ranges->lines) out.sequences.push_back(std::move(line));
+    for (auto& warning : ranges->warnings) out.warnings.push_back(std::move(warning));
+  }
+  auto prepared = prepared_transactions_warning(c, out.name);
+  if (!prepared) return with_context(prepared.status(), what);
+  if (!prepared->empty()) out.warnings.push_back(*prepared);
+  return Status::ok();
+}
+
 Status init_shard(const config::Config& config, size_t shard_index, const router::Directory& dir,
-                  ShardInitReport& out) {
+                  uint32_t id_slot, ShardInitReport& out) {
   const config::Shard& shard = config.shards[shard_index];
   const std::string what = "shard " + shard.name;
   out.name = shard.name;
@@ -92,6 +119,7 @@ Status init_shard(const config::Config& config, size_t shard_index, const router
     parse_int64(PQcmdTuples(res->get()), &added);
     out.buckets_fenced = added;
   }
+  if (!(s = init_id_ranges(c, config, id_slot, out))) return s;
   for (const config::ShardedTable& table : config.sharding.tables) {
     auto exists = relation_exists(c, table.name);
     if (!exists) return with_context(exists.status(), what + ": looking up table " + table.name);
@@ -140,7 +168,11 @@ Result<InitReport> initialize(const config::Config& config) {
     report.buckets_per_shard.push_back(d.owned_by(static_cast<uint16_t>(i)));
   for (size_t i = 0; i < config.shards.size(); ++i) {
     ShardInitReport shard_report;
-    if (Status s = init_shard(config, i, d, shard_report); !s) return s;
+    // assign_id_slots gave every configured shard a slot in the same catalog transaction.
+    const auto slot = report.id_slots.find(config.shards[i].name);
+    if (slot == report.id_slots.end())
+      return Status::proxy("XX000", "catalog: no id slot recorded for shard " + config.shards[i].name);
+    if (Status s = init_shard(config, i, d, slot->second, shard_report); !s) return s;
     report.shards.push_back(std::move(shard_report));
   }
   return report;
@@ -161,6 +193,9 @@ std::string format_report(const InitReport& r) {
     out += "\n";
     for (const auto& f : s.fences) out += "  fence " + f + "\n";
     for (const auto& t : s.missing_tables) out += "  table " + t + ": not created yet (skipped)\n";
+    out += "  id slot " + std::to_string(s.id_slot) + "\n";
+    for (const auto& line : s.sequences) out += "  " + line + "\n";
+    for (const auto& warning : s.warnings) out += "  WARNING: " + warning + "\n";
   }
   return out;
 }
@@ -169,6 +204,8 @@ Status run_init(const config::Config& config) {
   auto report = initialize(config);
   if (!report) return report.status();
   std::string text = format_report(*report);
+  for (const ShardInitReport& shard : report->shards)
+    for (const std::string& warning : shard.warnings) LOG_WARN("init: %s", warning.c_str());
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
   return Status::ok();

@@ -11,10 +11,17 @@
 //     refuses writes to buckets it does not own; the mover unfences on cutover). Then
 //     install_fence for every configured sharded table that exists there; missing tables are
 //     skipped with a log line (the proxy installs the fence when it creates the table).
+//  4. Ids (docs/architecture.md "Globally unique ids"): in step 2's transaction every configured
+//     shard without an id slot gets the next unused one (shardwire.id_slots, never reused); in
+//     step 3 the shard records its slot (shardwire.id_slot; a shard holding another slot is
+//     refused) and every sequence of a configured sharded table there is bounded to the slot's
+//     range before its fence is installed. smallint/integer sequences and a shard whose
+//     max_prepared_transactions is 0 get a warning (report and log).
 // Each step runs in one transaction holding an advisory lock, so concurrent inits serialize.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +36,9 @@ struct ShardInitReport {
   int64_t buckets_fenced = 0;               // fences added by this run
   std::vector<std::string> fences;          // "<table>: created|updated|unchanged"
   std::vector<std::string> missing_tables;  // configured tables that do not exist on the shard
+  uint32_t id_slot = 0;                     // its slot for globally unique ids
+  std::vector<std::string> sequences;       // "<table>: sequence <name> <type> <first>..<last>: <action>"
+  std::vector<std::string> warnings;        // int4 sequences, max_prepared_transactions = 0
 };
 
 struct InitReport {
@@ -39,6 +49,7 @@ struct InitReport {
   std::vector<std::string> shard_names;
   std::vector<uint32_t> buckets_per_shard;  // parallel to shard_names
   std::vector<ShardInitReport> shards;
+  std::map<std::string, uint32_t> id_slots;  // every slot the catalog records, by shard name
 };
 
 // Runs the steps above. Errors name the catalog or shard (never a DSN).

@@ -380,14 +380,19 @@ Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable
 
 namespace {
 
-// Moves `sequence` ($1) of `column` forward to the largest value the moved buckets hold, unless
-// it is already past it (the next value is then max + 1).
+// Moves `sequence` ($1) of `column` forward to the largest value the moved buckets hold within the
+// sequence's own bounds, unless it is already past it (the next value is then max + 1). Values
+// outside the bounds came from another shard's id range (docs/architecture.md "Globally unique
+// ids"): following them would push this shard's sequence into that range, or past its MAXVALUE.
 std::string advance_sequence_sql(const std::string& table, const std::string& column,
                                  const std::string& sequence, const std::string& bucket_expression,
                                  const BucketSet& buckets) {
-  return "SELECT setval($1::regclass, x.m) FROM (SELECT max(" + column + ")::bigint AS m FROM " + table +
-         " WHERE " + bucket_expression + " = ANY('" + buckets.array_literal() + "'::int[])) x, " + sequence +
-         " s WHERE x.m IS NOT NULL AND (x.m > s.last_value OR (x.m = s.last_value AND NOT s.is_called))";
+  return "SELECT setval($1::regclass, x.m) FROM pg_catalog.pg_sequence q, LATERAL (SELECT max(" + column +
+         ")::bigint AS m FROM " + table + " WHERE " + bucket_expression + " = ANY('" +
+         buckets.array_literal() + "'::int[]) AND " + column + " BETWEEN q.seqmin AND q.seqmax) x, " +
+         sequence +
+         " s WHERE q.seqrelid = $1::regclass AND x.m IS NOT NULL "
+         "AND (x.m > s.last_value OR (x.m = s.last_value AND NOT s.is_called))";
 }
 
 }  // namespace

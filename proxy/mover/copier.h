@@ -71,10 +71,12 @@ Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable
                             const BucketSet& buckets);
 
 // For every serial/identity column of the tables on `target`: moves its sequence so the next
-// value is past max(column) over the rows of `buckets` (setval only when the sequence is behind;
-// never backwards). Run before the target takes writes for the moved buckets. Only the moved
-// rows are read (through the bucket index when there is one): the target's other rows got their
-// values from this sequence, or from an earlier move that advanced it. Ascending sequences only.
+// value is past max(column) over the rows of `buckets` whose values lie within the sequence's
+// MINVALUE..MAXVALUE (setval only when the sequence is behind; never backwards). Copied values
+// outside those bounds were numbered in another shard's id range and never collide with this
+// shard's (docs/architecture.md "Globally unique ids"). Run before the target takes writes for the moved
+// buckets. Only the moved rows are read (through the bucket index when there is one): the target's other rows
+// got their values from this sequence, or from an earlier move that advanced it. Ascending sequences only.
 Status advance_sequences(PGconn* target, const std::vector<config::ShardedTable>& tables,
                          const BucketSet& buckets);
 

@@ -103,6 +103,12 @@ Placement refuse_stale_read() {
 }
 }  // namespace
 
+bool needs_read_lease(const router::Route& route) {
+  using router::RouteKind;
+  if (route.kind == RouteKind::Scatter) return true;
+  return route.kind == RouteKind::Shard && !route.writes && !route.migrating;
+}
+
 Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,
                 bool read_lease_valid) {
   using router::RouteKind;

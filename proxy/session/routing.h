@@ -85,4 +85,9 @@ struct Placement {
 Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,
                 bool read_lease_valid);
 
+// Whether place() consults `read_lease_valid` for this route: a read of a sharded table on one
+// shard (not in cutover) or a scatter read. Callers evaluate the lease (a clock read and an
+// atomic load) only then.
+bool needs_read_lease(const router::Route& route);
+
 }  // namespace sw::session

@@ -65,8 +65,8 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
     return Start::Answered;
   }
   router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
-  Placement placement =
-      place(route, Protocol::Extended, txn_.control.deferred(), default_shard(), read_lease_valid());
+  Placement placement = place(route, Protocol::Extended, txn_.control.deferred(), default_shard(),
+                              !needs_read_lease(route) || read_lease_valid());
   switch (placement.kind) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);

@@ -118,8 +118,8 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     }
   }
   router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
-  Placement placement =
-      place(route, Protocol::Simple, txn_.control.deferred(), default_shard(), read_lease_valid());
+  Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard(),
+                              !needs_read_lease(route) || read_lease_valid());
   switch (placement.kind) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);

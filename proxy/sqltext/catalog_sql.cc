@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "sqltext/bucket_sql.h"
+#include "sqltext/id_ranges.h"
 
 namespace sw::sqltext {
 namespace {
@@ -205,6 +206,12 @@ $tmpl$, key_column, cast_type, buckets);
     EXECUTE format('CREATE OR REPLACE TRIGGER shardwire_fence BEFORE INSERT OR UPDATE OR DELETE ON %s '
                    'FOR EACH ROW EXECUTE FUNCTION shardwire.%I()', tbl, fn_name);
   END IF;
+  -- A sharded table's sequences get this shard's id range wherever the fence is installed (init,
+  -- and the proxy right after it created the table). shardwire init records the slot before it
+  -- installs a fence; a schema installed by hand without a slot leaves the sequences alone.
+  IF EXISTS (SELECT 1 FROM shardwire.id_slot) THEN
+    PERFORM 1 FROM shardwire.assign_id_ranges(tbl);
+  END IF;
   RETURN result;
 END
 $install$;
@@ -212,9 +219,9 @@ $install$;
 
 }  // namespace
 
-std::string catalog_schema_sql() { return kCatalogSchema; }
+std::string catalog_schema_sql() { return kCatalogSchema + id_slots_catalog_sql(); }
 
-std::string shard_schema_sql() { return bucket_function_sql() + "\n" + kShardSchema; }
+std::string shard_schema_sql() { return bucket_function_sql() + "\n" + kShardSchema + id_ranges_shard_sql(); }
 
 std::string quote_literal(const std::string& text) {
   bool backslash = text.find('\\') != std::string::npos;

@@ -65,6 +65,7 @@ const std::vector<std::pair<std::string, std::string>> kPgbouncerColumns = {
     {"SHOW BUCKETS", "bucket,shard,state,version"},
     {"SHOW DIRECTORY", "version,source,loaded_at,age_seconds,lease,buckets,shards"},
     {"SHOW ROUTERS", "id,host,port,pid,directory_version,started_at,heartbeat_at,heartbeat_age_seconds"},
+    {"SHOW SEQUENCES", "shard,slot,bigint_first,bigint_last,integer_first,integer_last,assigned_at"},
 };
 
 int row_of(const PgResult& r, int col, const std::string& value) {

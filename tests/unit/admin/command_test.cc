@@ -53,6 +53,7 @@ const Spelling kVerbs[] = {
     {"SHOW BUCKETS", Verb::ShowBuckets},
     {"SHOW DIRECTORY", Verb::ShowDirectory},
     {"SHOW ROUTERS", Verb::ShowRouters},
+    {"SHOW SEQUENCES", Verb::ShowSequences},
     {"PAUSE", Verb::Pause},
     {"RESUME", Verb::Resume},
     {"RELOAD", Verb::Reload},

@@ -34,6 +34,7 @@ class FakeHost : public ConsoleHost {
   Status reload_status;
   bool client_exists = true;
   Result<std::vector<catalog::RegisteredRouter>> routers = std::vector<catalog::RegisteredRouter>{};
+  Result<std::vector<catalog::IdSlot>> id_slots = std::vector<catalog::IdSlot>{};
 
   std::vector<std::string> calls;
   std::vector<std::function<void()>> pending;  // deferred answers, in call order
@@ -54,6 +55,10 @@ class FakeHost : public ConsoleHost {
   void list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) override {
     calls.push_back("list_routers");
     answer([this, done] { done(routers); });
+  }
+  void list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) override {
+    calls.push_back("list_id_slots");
+    answer([this, done] { done(id_slots); });
   }
   ProxyState state() override { return proxy_state; }
   void pause(std::function<void()> done) override {
@@ -191,13 +196,25 @@ std::map<char, std::string> error_fields(const std::string& reply) {
   return fields;
 }
 
-const char* const kShows[] = {
-    "SHOW HELP",      "SHOW VERSION", "SHOW CONFIG",
-    "SHOW DATABASES", "SHOW POOLS",   "SHOW CLIENTS",
-    "SHOW SERVERS",   "SHOW STATS",   "SHOW STATS_TOTALS",
-    "SHOW LISTS",     "SHOW USERS",   "SHOW STATE",
-    "SHOW SHARDS",    "SHOW BUCKETS", "SHOW BUCKETS s1",
-    "SHOW DIRECTORY", "SHOW ROUTERS", "SHOW ROUTE SELECT * FROM orders WHERE tenant_id = 7"};
+const char* const kShows[] = {"SHOW HELP",
+                              "SHOW VERSION",
+                              "SHOW CONFIG",
+                              "SHOW DATABASES",
+                              "SHOW POOLS",
+                              "SHOW CLIENTS",
+                              "SHOW SERVERS",
+                              "SHOW STATS",
+                              "SHOW STATS_TOTALS",
+                              "SHOW LISTS",
+                              "SHOW USERS",
+                              "SHOW STATE",
+                              "SHOW SHARDS",
+                              "SHOW BUCKETS",
+                              "SHOW BUCKETS s1",
+                              "SHOW DIRECTORY",
+                              "SHOW ROUTERS",
+                              "SHOW SEQUENCES",
+                              "SHOW ROUTE SELECT * FROM orders WHERE tenant_id = 7"};
 
 }  // namespace
 
@@ -221,7 +238,8 @@ TEST_CASE("every SHOW replies once with a result set") {
       CHECK(tag(reply) == "SHOW");
       // Nothing but reads: no pause, reload, shutdown...
       for (const auto& call : h.host.calls) {
-        CHECK((call == "reply" || call.rfind("gather", 0) == 0 || call == "list_routers"));
+        CHECK((call == "reply" || call.rfind("gather", 0) == 0 || call == "list_routers" ||
+               call == "list_id_slots"));
       }
     }
   }
@@ -240,6 +258,7 @@ TEST_CASE("only SHOW CLIENTS and SHOW SERVERS gather the per-connection lists") 
     std::vector<std::string> expected;
     if (snapshot) expected.push_back(lists ? "gather lists" : "gather");
     if (what == "SHOW ROUTERS") expected.push_back("list_routers");
+    if (what == "SHOW SEQUENCES") expected.push_back("list_id_slots");
     expected.push_back("reply");
     CHECK(h.host.calls == expected);
   }

@@ -284,3 +284,38 @@ TEST_CASE("a read of a bucket in cutover waits; without the read lease reads of 
   unsharded.shard = 0;
   CHECK(sw::session::place(unsharded, Protocol::Simple, false, 0, false).kind == Placement::Kind::Run);
 }
+
+// Callers skip the read lease where place() would not look at it: for every route kind, with and
+// without cutover, reads and writes, both protocols, in and out of a transaction, a route that
+// needs_read_lease() says false for is placed alike with and without a valid lease.
+TEST_CASE("the read lease is consulted only for reads of sharded tables and scatter reads") {
+  using sw::router::Route;
+  using sw::router::RouteKind;
+  int needing = 0;
+  for (RouteKind kind : {RouteKind::Shard, RouteKind::Default, RouteKind::Session, RouteKind::AtBind,
+                         RouteKind::Scatter, RouteKind::AllShards, RouteKind::Error}) {
+    for (int bits = 0; bits < 16; ++bits) {
+      Route route;
+      route.kind = kind;
+      route.shard = 1;
+      route.table = "orders";
+      route.writes = (bits & 1) != 0;
+      route.migrating = (bits & 2) != 0;
+      route.error = sw::Status::client("0A000", "no key");
+      const Protocol protocol = (bits & 4) != 0 ? Protocol::Extended : Protocol::Simple;
+      const bool in_transaction = (bits & 8) != 0;
+      const Placement with = sw::session::place(route, protocol, in_transaction, 0, true);
+      const Placement without = sw::session::place(route, protocol, in_transaction, 0, false);
+      if (sw::session::needs_read_lease(route)) {
+        ++needing;
+        continue;
+      }
+      CAPTURE(static_cast<int>(kind));
+      CAPTURE(bits);
+      CHECK(with.kind == without.kind);
+      CHECK(with.shard == without.shard);
+    }
+  }
+  // Shard reads outside cutover (2 protocols x 2 transaction states) and every scatter route.
+  CHECK(needing == 4 + 16);
+}
