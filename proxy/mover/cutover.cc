@@ -47,6 +47,13 @@ constexpr auto kStaleReadMargin = std::chrono::milliseconds(100);
 Clock::duration stale_read_wait(const config::Config& config) {
   return catalog::read_lease_for(config.sharding.directory_lease) + kStaleReadMargin;
 }
+
+// "12.3": a duration in ms, for the cutover's log line.
+std::string format_ms(Clock::duration d) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", std::chrono::duration<double, std::milli>(d).count());
+  return text;
+}
 }  // namespace
 
 // From `from` to `to` (swapped for a rollback), timed from the cutover's start.
@@ -116,6 +123,7 @@ Result<MigrationRunner::AbortReason> MigrationRunner::stop_writes(CutoverLegs& l
   auto version = publish_migrating(cat, legs.buckets, legs.from_name);
   if (!version) return AbortReason(version.status().message);
   const auto published = Clock::now();
+  legs.steps += " published +" + format_ms(published - legs.started);
   LOG_DEBUG("mover: migration %lld: directory version %llu (MIGRATING) published at +%.1f ms", (long long)id_,
             (unsigned long long)*version,
             std::chrono::duration<double, std::milli>(Clock::now() - legs.started).count());
@@ -125,6 +133,7 @@ Result<MigrationRunner::AbortReason> MigrationRunner::stop_writes(CutoverLegs& l
   auto acknowledged =
       wait_for_routers(cat, *version, ack_freshness(*config_), config_->cutover.queue_timeout / 2);
   if (!acknowledged) return AbortReason(acknowledged.status().message);
+  legs.steps += " acknowledged +" + format_ms(Clock::now() - legs.started);
   if (!*acknowledged)
     LOG_WARN(
         "mover: migration %lld: not every router loaded directory version %llu in time; the fence on %s "
