@@ -151,11 +151,25 @@ Result<MigrationRunner::AbortReason> MigrationRunner::stop_writes(CutoverLegs& l
         "their read lease has run out",
         (long long)id_, *behind, (unsigned long long)*version);
 
+  // Transactions that began on the source before the routers held the buckets finish before the
+  // fence instead of meeting it: a later statement of theirs refused with SW001 would fail the
+  // transaction (40001). The drain after the fence would wait for them all the same, so this adds
+  // little to the pause; both share one cutover.drain_timeout.
+  const auto drain_deadline = Clock::now() + config_->cutover.drain_timeout;
+  auto held_at = shard_clock(legs.from);
+  if (!held_at) return AbortReason(held_at.status().message);
+  auto settled = wait_for_drain(legs.from, *held_at, config_->cutover.drain_timeout);
+  if (!settled) return AbortReason(settled.status().message);
+  legs.steps += " settled +" + format_ms(Clock::now() - legs.started);
+
   if (Status s = record_cutover_step(MigrationStep::FenceSource, legs); !s) return s;
   auto fenced_at = fence(legs.from, legs.buckets, *version);
   if (!fenced_at) return AbortReason(fenced_at.status().message);
   if (Status s = record_cutover_step(MigrationStep::Drain, legs); !s) return s;
-  auto drained = drain(legs.from, *fenced_at, legs.from_name);
+  const auto left =
+      std::max(std::chrono::duration_cast<std::chrono::milliseconds>(drain_deadline - Clock::now()),
+               std::chrono::milliseconds(0));
+  auto drained = drain(legs.from, *fenced_at, legs.from_name, left);
   if (!drained) return AbortReason(drained.status().message);
   if (!*drained) {
     ++counters_.drain_aborts;
@@ -214,12 +228,12 @@ Result<MigrationRunner::AbortReason> MigrationRunner::hand_over(catalog::Migrati
   return AbortReason();
 }
 
-// Waits out the source's transactions that began before the fence; after cutover.drain_timeout,
-// with drain_action = terminate, ends the ones still open and waits for them to go. False when
-// some are still open (drain_action = abort: the cutover is undone).
-Result<bool> MigrationRunner::drain(PGconn* from, const std::string& fenced_at,
-                                    const std::string& from_name) {
-  auto drained = wait_for_drain(from, fenced_at, config_->cutover.drain_timeout);
+// Waits out the source's transactions that began before the fence; after `timeout` (what is left of
+// cutover.drain_timeout), with drain_action = terminate, ends the ones still open and waits for them to go.
+// False when some are still open (drain_action = abort: the cutover is undone).
+Result<bool> MigrationRunner::drain(PGconn* from, const std::string& fenced_at, const std::string& from_name,
+                                    std::chrono::milliseconds timeout) {
+  auto drained = wait_for_drain(from, fenced_at, timeout);
   if (!drained || *drained || config_->cutover.drain_action != config::DrainAction::Terminate) return drained;
   auto ended = terminate_drain_blockers(from, fenced_at);
   if (!ended) return ended.status();
