@@ -25,6 +25,9 @@ namespace {
 constexpr auto kFinalCatchUp = std::chrono::milliseconds(10000);
 // After cutover.drain_action = terminate signalled the blocking backends: how long they get to end.
 constexpr auto kTerminatedDrain = std::chrono::milliseconds(2000);
+// How long the source's transactions that began before every router held the moving buckets get
+// to end before the fence (a transaction of a few statements; longer ones are drained after it).
+constexpr auto kSettleMax = std::chrono::milliseconds(50);
 
 // The MIGRATING acknowledgements that matter: a live router heartbeats every heartbeat interval
 // and reloads on the directory's NOTIFY within milliseconds. One silent for two intervals, and at
@@ -154,11 +157,12 @@ Result<MigrationRunner::AbortReason> MigrationRunner::stop_writes(CutoverLegs& l
   // Transactions that began on the source before the routers held the buckets finish before the
   // fence instead of meeting it: a later statement of theirs refused with SW001 would fail the
   // transaction (40001). The drain after the fence would wait for them all the same, so this adds
-  // little to the pause; both share one cutover.drain_timeout.
+  // little to the pause; a longer one meets the fence and the drain as before. Both share one
+  // cutover.drain_timeout.
   const auto drain_deadline = Clock::now() + config_->cutover.drain_timeout;
   auto held_at = shard_clock(legs.from);
   if (!held_at) return AbortReason(held_at.status().message);
-  auto settled = wait_for_drain(legs.from, *held_at, config_->cutover.drain_timeout);
+  auto settled = wait_for_drain(legs.from, *held_at, std::min(kSettleMax, config_->cutover.drain_timeout));
   if (!settled) return AbortReason(settled.status().message);
   legs.steps += " settled +" + format_ms(Clock::now() - legs.started);
 
