@@ -419,8 +419,23 @@ TEST_SUITE("catalog") {
                      "DROP TRIGGER routers_version ON shardwire.routers; "
                      "UPDATE shardwire.buckets SET state = 'ACTIVE' WHERE bucket = 2")
                 .ok());
+    {
+      // A new shardwire against the old catalog (deployed before `shardwire init` ran): whole loads.
+      Published old_catalog;
+      DirectoryWatcher before_upgrade(s.cfg, old_catalog.callback());
+      before_upgrade.start();
+      REQUIRE(before_upgrade.wait_for_directory(std::chrono::seconds(10)));
+      REQUIRE(cat.exec("UPDATE shardwire.buckets SET state = 'MIGRATING' WHERE bucket = 2").ok());
+      auto seen = old_catalog.wait_version(3, std::chrono::seconds(2));
+      REQUIRE(seen);
+      CHECK(seen->bucket(2).state == sw::router::BucketState::Migrating);
+      CHECK(before_upgrade.incremental_loads() == 0);
+      CHECK(before_upgrade.whole_loads() == 2);
+      before_upgrade.stop();
+      REQUIRE(cat.exec("UPDATE shardwire.buckets SET state = 'ACTIVE' WHERE bucket = 2").ok());
+    }
     s.init();
-    CHECK(cat.value("SELECT full_since = version AND version = 2 FROM shardwire.directory_version") == "t");
+    CHECK(cat.value("SELECT full_since = version AND version = 4 FROM shardwire.directory_version") == "t");
     CHECK(cat.value("SELECT count(*) FROM pg_trigger WHERE tgname = 'routers_version'") == "1");
 
     auto reference = sw::catalog::connect(s.cfg.catalog.dsn, "catalog");
@@ -446,14 +461,14 @@ TEST_SUITE("catalog") {
     // A cutover's two versions: each arrives by an incremental load equal to a whole load, and the
     // router's acknowledgement of each sends NOTIFY shardwire_routers '<version>'.
     REQUIRE(cat.exec("UPDATE shardwire.buckets SET state = 'MIGRATING' WHERE bucket IN (0, 3, 4095)").ok());
-    auto migrating = published.wait_version(3, std::chrono::seconds(2));
+    auto migrating = published.wait_version(5, std::chrono::seconds(2));
     REQUIRE(migrating);
     CHECK(*migrating == *whole_load());
     CHECK(migrating->bucket(3).state == sw::router::BucketState::Migrating);
     REQUIRE(
         cat.exec("UPDATE shardwire.buckets SET shard = 's1', state = 'ACTIVE' WHERE bucket IN (0, 3, 4095)")
             .ok());
-    auto flipped = published.wait_version(4, std::chrono::seconds(2));
+    auto flipped = published.wait_version(6, std::chrono::seconds(2));
     REQUIRE(flipped);
     CHECK(*flipped == *whole_load());
     CHECK(flipped->bucket(4095).shard == 1);
@@ -467,7 +482,7 @@ TEST_SUITE("catalog") {
             acknowledged.insert(n->extra);
             PQfreemem(n);
           }
-          return acknowledged.count("3") && acknowledged.count("4");
+          return acknowledged.count("5") && acknowledged.count("6");
         },
         std::chrono::seconds(3), std::chrono::milliseconds(10)));
 
@@ -479,10 +494,10 @@ TEST_SUITE("catalog") {
     REQUIRE(
         cat.exec("UPDATE shardwire.buckets SET shard = 's2', state = 'ACTIVE' WHERE bucket IN (6, 0)").ok());
     sleep_ms(300);
-    CHECK(published.last()->version() == 4);
+    CHECK(published.last()->version() == 6);
     const uint64_t incremental_before = w.incremental_loads();
     w.set_ignore_updates(false);
-    auto caught_up = published.wait_version(7, std::chrono::seconds(2));
+    auto caught_up = published.wait_version(9, std::chrono::seconds(2));
     REQUIRE(caught_up);
     CHECK(*caught_up == *whole_load());
     CHECK(caught_up->shards() == std::vector<std::string>{"s0", "s1", "s2", "s9"});
@@ -493,7 +508,7 @@ TEST_SUITE("catalog") {
     REQUIRE(cat.exec("BEGIN; DELETE FROM shardwire.buckets WHERE bucket = 9; "
                      "INSERT INTO shardwire.buckets (bucket, shard) VALUES (9, 's0'); COMMIT")
                 .ok());
-    auto reinserted = published.wait_version(8, std::chrono::seconds(2));
+    auto reinserted = published.wait_version(10, std::chrono::seconds(2));
     REQUIRE(reinserted);
     CHECK(*reinserted == *whole_load());
     CHECK(w.whole_loads() == 2);
