@@ -8,7 +8,10 @@
 #include <signal.h>
 #include <uv.h>
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
+#include <mutex>
 
 #include "catalog/directory_watcher.h"
 #include "common/log.h"
@@ -22,6 +25,29 @@ namespace {
 struct SignalWatch {
   uv_signal_t handle;
   std::function<void()> action;
+};
+
+// Counts the workers that installed a published directory; Proxy::publish waits for all of them.
+class InstallLatch {
+ public:
+  void expect(size_t workers) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_ += static_cast<int64_t>(workers) + 1;  // + 1: the -1 that stood for "not yet posted"
+    if (pending_ == 0) cv_.notify_all();
+  }
+  void one_done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--pending_ == 0) cv_.notify_all();
+  }
+  void wait(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, timeout, [this] { return pending_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int64_t pending_ = -1;  // -1 until the main loop posted the directory to the workers
 };
 
 void apply_log_level(const config::Config& config) {
@@ -86,13 +112,21 @@ std::shared_ptr<const router::Directory> Proxy::start_directory() {
 // Called on the watcher thread; the workers list belongs to the main thread. The workers get the
 // watcher's latest directory, not necessarily `directory`: a reload on the main thread in between
 // rebuilt it over the new shard list, and that one must not be overtaken by the older snapshot.
+// The watcher acknowledges the version in the catalog when this returns, so it returns once every
+// worker routes with it: a cutover then knows no new transaction goes to the source for the
+// buckets it holds. A worker that has not installed it within kInstallWait only delays the
+// acknowledgement; its writes meet the source's fence.
 void Proxy::publish(std::shared_ptr<const router::Directory> directory) {
-  main_loop_.post([this, directory = std::move(directory)] {
+  constexpr auto kInstallWait = std::chrono::milliseconds(100);
+  auto installed = std::make_shared<InstallLatch>();
+  main_loop_.post([this, directory = std::move(directory), installed] {
     std::shared_ptr<const router::Directory> latest = watcher_ ? watcher_->current() : nullptr;
     if (!latest) latest = directory;
     LOG_INFO("directory version %llu loaded", (unsigned long long)latest->version());
-    for (auto& worker : workers_) worker->post_directory(latest);
+    installed->expect(workers_.size());
+    for (auto& worker : workers_) worker->post_directory(latest, [installed] { installed->one_done(); });
   });
+  if (serving_) installed->wait(kInstallWait);  // before the main loop runs nobody routes yet
 }
 
 Result<std::shared_ptr<net::TlsContext>> Proxy::make_tls(const config::Config& config) {
@@ -188,7 +222,9 @@ void Proxy::run_until_stopped() {
   watch(SIGHUP, [this] { static_cast<void>(reload()); });  // a refused reload is logged there
   watch(SIGTERM, [this] { stop(admin::ShutdownMode::WaitForServers); });
   watch(SIGINT, [this] { stop(admin::ShutdownMode::Immediate); });
+  serving_ = true;
   main_loop_.run();
+  serving_ = false;
 
   exposer_.reset();
   if (mover_) mover_->stop();

@@ -78,6 +78,7 @@ class Proxy {
   std::atomic<bool> paused_{false};
   std::atomic<int> cutover_queued_{0};
   std::atomic<bool> shutting_down_{false};
+  std::atomic<bool> serving_{false};  // the main loop runs: posted tasks get done
   std::atomic<uint64_t> reloads_ok_{0};
   std::atomic<uint64_t> reloads_failed_{0};
   int64_t started_at_us_ = 0;

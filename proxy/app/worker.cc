@@ -190,9 +190,11 @@ void Worker::post_cancel(wire::CancelKey key) {
   });
 }
 
-void Worker::post_directory(std::shared_ptr<const router::Directory> directory) {
-  loop_.post([this, directory = std::move(directory)] {
+void Worker::post_directory(std::shared_ptr<const router::Directory> directory,
+                            std::function<void()> installed) {
+  loop_.post([this, directory = std::move(directory), installed = std::move(installed)] {
     directory_ = directory;
+    if (installed) installed();
     std::vector<session::Session*> waiting = cutover_queue_;
     for (session::Session* s : waiting) {
       if (sessions_.count(s) != 0) s->resume_after_directory_change();

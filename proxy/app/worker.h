@@ -56,7 +56,9 @@ class Worker : public session::SessionHost {
   void post_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls);
   void post_shutdown(admin::ShutdownMode mode);
   void post_cancel(wire::CancelKey key);
-  void post_directory(std::shared_ptr<const router::Directory> directory);
+  // `installed` (optional) runs on this worker's thread once it routes with `directory`.
+  void post_directory(std::shared_ptr<const router::Directory> directory,
+                      std::function<void()> installed = {});
   // Each runs on this worker's thread and calls `done` there (worker_control.cc).
   void post_snapshot(bool lists, std::function<void(stats::Snapshot)> done);
   void post_count_busy(std::function<void(int)> done);  // sessions holding servers

@@ -8,6 +8,8 @@
 
 namespace sw::catalog {
 
+using DirectoryPtr = std::shared_ptr<const router::Directory>;
+
 Result<std::shared_ptr<const router::Directory>> build_directory(uint64_t version,
                                                                  const std::vector<BucketRow>& rows,
                                                                  const std::vector<std::string>& shards,
@@ -82,6 +84,69 @@ std::vector<std::string> unconfigured_shards(const router::Directory& directory)
   return out;
 }
 
+Result<std::shared_ptr<const router::Directory>> apply_directory_changes(
+    const router::Directory& base, uint64_t version, const std::vector<BucketRow>& changed,
+    const std::vector<std::string>& shards) {
+  const uint32_t bucket_count = base.bucket_count();
+  std::vector<BucketRow> rows(bucket_count);
+  std::vector<bool> replaced(bucket_count, false);
+  for (const BucketRow& row : changed) {
+    if (row.bucket < 0 || row.bucket >= static_cast<int64_t>(bucket_count)) return DirectoryPtr();
+    const auto b = static_cast<uint32_t>(row.bucket);
+    if (replaced[b]) return DirectoryPtr();
+    replaced[b] = true;
+    rows[b] = row;
+  }
+  for (uint32_t b = 0; b < bucket_count; ++b) {
+    if (replaced[b]) continue;
+    const router::BucketEntry& entry = base.bucket(b);
+    rows[b] = {b, base.shard_name(entry.shard), router::bucket_state_name(entry.state),
+               static_cast<int64_t>(entry.version)};
+  }
+  // Bucket order, as the whole load reads them: the same shard order, the same snapshot.
+  return build_directory(version, rows, shards, bucket_count);
+}
+
+namespace {
+
+// Columns bucket, shard, state, version from `first` on; false on a malformed value.
+bool parse_bucket_row(const PGresult* res, int r, int first, BucketRow* row) {
+  if (!parse_int64(res, r, first, &row->bucket) || !parse_int64(res, r, first + 3, &row->version))
+    return false;
+  row->shard = text_value(res, r, first + 1);
+  row->state = text_value(res, r, first + 2);
+  return true;
+}
+
+}  // namespace
+
+Result<ChangedRows> parse_directory_changes(const PGresult* res) {
+  ChangedRows out;
+  if (PQnfields(res) != 6) return Status::server("XX000", "catalog: unexpected directory changes shape");
+  const int n = PQntuples(res);
+  if (n == 0)
+    return Status::server("XX000", "catalog: shardwire.directory_version has no row; run shardwire init");
+  out.rows.reserve(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    int64_t version = 0;
+    int64_t full_since = 0;
+    if (!parse_int64(res, r, 0, &version) || version < 0 || !parse_int64(res, r, 1, &full_since) ||
+        full_since < 0)
+      return Status::server("XX000", "catalog: malformed directory version");
+    out.version = static_cast<uint64_t>(version);
+    out.full_since = static_cast<uint64_t>(full_since);
+    if (PQgetisnull(res, r, 2)) {
+      if (n != 1) return Status::server("XX000", "catalog: malformed directory row");
+      return out;  // LEFT JOIN with nothing changed
+    }
+    BucketRow row;
+    if (!parse_bucket_row(res, r, 2, &row))
+      return Status::server("XX000", "catalog: malformed bucket row " + std::to_string(r));
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
 Result<LoadedRows> parse_directory_result(const PGresult* res) {
   LoadedRows out;
   if (PQnfields(res) != 5) return Status::server("XX000", "catalog: unexpected directory result shape");
@@ -99,10 +164,8 @@ Result<LoadedRows> parse_directory_result(const PGresult* res) {
       return out;  // LEFT JOIN with no buckets
     }
     BucketRow row;
-    if (!parse_int64(res, r, 1, &row.bucket) || !parse_int64(res, r, 4, &row.version))
+    if (!parse_bucket_row(res, r, 1, &row))
       return Status::server("XX000", "catalog: malformed bucket row " + std::to_string(r));
-    row.shard = text_value(res, r, 2);
-    row.state = text_value(res, r, 3);
     out.rows.push_back(std::move(row));
   }
   out.has_directory = true;
@@ -122,6 +185,25 @@ Result<std::shared_ptr<const router::Directory>> load_directory(PGconn* conn, co
   }
   return build_directory(rows->version, rows->rows, config.shard_names(),
                          static_cast<uint32_t>(config.sharding.buckets));
+}
+
+Result<std::shared_ptr<const router::Directory>> load_directory_changes(
+    PGconn* conn, const config::Config& config, const std::shared_ptr<const router::Directory>& base) {
+  if (base->bucket_count() != static_cast<uint32_t>(config.sharding.buckets)) return DirectoryPtr();
+  auto res = query(conn, sqltext::kLoadDirectoryChangesSql, {std::to_string(base->version())});
+  if (!res)
+    return Status{res.status().fault, res.status().sqlstate,
+                  "catalog: loading the directory's changes: " + res.status().message};
+  auto changes = parse_directory_changes(res->get());
+  if (!changes) return changes.status();
+  // A catalog behind this router (restored, or another one) or a deleted bucket row: the rows
+  // changed since base's version do not tell the whole directory.
+  if (changes->version < base->version() || changes->full_since > base->version()) return DirectoryPtr();
+  if (changes->rows.empty()) {
+    if (changes->version == base->version()) return base;
+    return DirectoryPtr();  // newer, yet no row changed: only a deletion does that, and it set full_since
+  }
+  return apply_directory_changes(*base, changes->version, changes->rows, config.shard_names());
 }
 
 }  // namespace sw::catalog

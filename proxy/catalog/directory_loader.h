@@ -51,6 +51,31 @@ struct LoadedRows {
 };
 Result<LoadedRows> parse_directory_result(const PGresult* res);
 
+// The directory a whole load at `version` would give, from `base` (a directory loaded earlier,
+// over the same configured `shards`) and the rows of the buckets changed since base's version
+// (each at most once, any order): exactly build_directory over base's rows with `changed`
+// replacing theirs. Null when only a whole load can tell (a row outside base's buckets or listed
+// twice: the whole load reports it); errors as build_directory's.
+Result<std::shared_ptr<const router::Directory>> apply_directory_changes(
+    const router::Directory& base, uint64_t version, const std::vector<BucketRow>& changed,
+    const std::vector<std::string>& shards);
+
+// Parses sqltext::kLoadDirectoryChangesSql's result. Fault::Server on malformed values.
+struct ChangedRows {
+  uint64_t version = 0;     // the catalog's directory version
+  uint64_t full_since = 0;  // the latest deletion of a bucket row
+  std::vector<BucketRow> rows;
+};
+Result<ChangedRows> parse_directory_changes(const PGresult* res);
+
+// The incremental load: reads only the buckets changed since `base` was loaded (one statement,
+// one snapshot) and applies them. Returns `base` itself when nothing changed, and null when only
+// a whole load is exact: the catalog's version is below base's (another or a restored catalog),
+// a bucket row was deleted since, or a changed row does not fit base. A catalog that `shardwire
+// init` has not upgraded answers 42703 (undefined column).
+Result<std::shared_ptr<const router::Directory>> load_directory_changes(
+    PGconn* conn, const config::Config& config, const std::shared_ptr<const router::Directory>& base);
+
 // Loads the whole directory in one statement (one snapshot) on a connection to the catalog and
 // validates it against the config (shard names in config order, sharding.buckets). A catalog
 // without buckets is an error telling the operator to run `shardwire init`.

@@ -205,6 +205,7 @@ bool DirectoryWatcher::connect_and_load() {
   }
   conn_ = std::move(*c);
   connected_ = true;
+  whole_load_due_ = true;  // the catalog may have been replaced or restored while away
   // LISTEN before loading, so no change between the load and the LISTEN is missed.
   if (Status s = exec(conn_.get(), std::string("LISTEN ") + sqltext::kNotifyChannel); !s) {
     drop_connection(s);
@@ -227,17 +228,16 @@ bool DirectoryWatcher::connect_and_load() {
 }
 
 bool DirectoryWatcher::refresh(Clock::time_point started) {
-  auto load_started = Clock::now();
   config::Config config;
   uint64_t generation;
+  std::shared_ptr<const router::Directory> base;
   {
     std::lock_guard<std::mutex> lock(mu_);
     config = config_;
     generation = config_generation_;
+    base = current_;
   }
-  auto dir = load_directory(conn_.get(), config);
-  LOG_DEBUG("catalog: load took %.1f ms",
-            std::chrono::duration<double, std::milli>(Clock::now() - load_started).count());
+  auto dir = load(config, base);
   if (!dir) {
     if (dir.status().fault != Fault::Config) {
       drop_connection(dir.status());
@@ -279,6 +279,37 @@ bool DirectoryWatcher::refresh(Clock::time_point started) {
     }
   }
   return true;
+}
+
+// Only the buckets changed since `base` when that gives the whole directory exactly, else every
+// bucket (docs/architecture.md §7.2).
+Result<std::shared_ptr<const router::Directory>> DirectoryWatcher::load(
+    const config::Config& config, const std::shared_ptr<const router::Directory>& base) {
+  const auto started = Clock::now();
+  auto took_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - started).count(); };
+  if (base && !whole_load_due_ && started >= incremental_retry_at_) {
+    auto changed = load_directory_changes(conn_.get(), config, base);
+    if (changed && *changed) {
+      ++incremental_loads_;
+      LOG_DEBUG("catalog: incremental load took %.1f ms", took_ms());
+      return changed;
+    }
+    if (!changed && changed.status().sqlstate != "42703") return changed.status();
+    if (!changed) {
+      LOG_WARN(
+          "catalog: the catalog has no shardwire.directory_version.full_since: every NOTIFY reloads all "
+          "buckets until `shardwire init --config %s` upgrades it",
+          config.file.c_str());
+      incremental_retry_at_ = Clock::now() + std::chrono::minutes(1);
+    }
+  }
+  auto whole = load_directory(conn_.get(), config);
+  if (whole) {
+    whole_load_due_ = false;
+    ++whole_loads_;
+    LOG_DEBUG("catalog: whole load took %.1f ms", took_ms());
+  }
+  return whole;
 }
 
 bool DirectoryWatcher::heartbeat(bool first) {

@@ -94,6 +94,12 @@ class DirectoryWatcher {
   // Blocks until a snapshot is loaded or `timeout` passes (null then). For startup.
   std::shared_ptr<const router::Directory> wait_for_directory(std::chrono::milliseconds timeout) const;
 
+  // Directory loads so far: whole (the first after each connect, and whenever the changed rows
+  // cannot tell the whole directory) and incremental (only the buckets changed since the loaded
+  // version). For tests and the log.
+  uint64_t whole_loads() const { return whole_loads_.load(); }
+  uint64_t incremental_loads() const { return incremental_loads_.load(); }
+
   const std::string& router_id() const { return router_id_; }
   bool connected() const { return connected_.load(); }
 
@@ -106,6 +112,8 @@ class DirectoryWatcher {
   void run();
   bool connect_and_load();
   bool refresh(Clock::time_point started);
+  Result<std::shared_ptr<const router::Directory>> load(const config::Config& config,
+                                                        const std::shared_ptr<const router::Directory>& base);
   bool heartbeat(bool first);  // first: also sets routers.started_at
   void forget_dead_predecessors();
   bool drain_notifications();  // true when a NOTIFY announced a version newer than loaded
@@ -132,6 +140,8 @@ class DirectoryWatcher {
   std::atomic<uint64_t> loaded_version_{0};
   std::atomic<int64_t> confirmed_at_ns_{0};       // Clock epoch ns; 0 = never
   std::atomic<int64_t> read_confirmed_at_ns_{0};  // by heartbeats only (read_lease_valid)
+  std::atomic<uint64_t> whole_loads_{0};
+  std::atomic<uint64_t> incremental_loads_{0};
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
@@ -143,6 +153,9 @@ class DirectoryWatcher {
   std::string last_logged_error_;  // last warning logged, so a failure repeating is logged once
   bool registered_ = false;        // the routers row was written once (started_at set)
   bool was_down_ = false;          // a connection failed since the last successful connect
+  bool whole_load_due_ = true;     // the first load on a connection reads every bucket
+  // A catalog `shardwire init` has not upgraded has no full_since: whole loads until then.
+  Clock::time_point incremental_retry_at_{};
 };
 
 }  // namespace sw::catalog

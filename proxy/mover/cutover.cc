@@ -25,6 +25,9 @@ namespace {
 constexpr auto kFinalCatchUp = std::chrono::milliseconds(10000);
 // After cutover.drain_action = terminate signalled the blocking backends: how long they get to end.
 constexpr auto kTerminatedDrain = std::chrono::milliseconds(2000);
+// How long the source's transactions that began before every router held the moving buckets get
+// to end before the fence (a transaction of a few statements; longer ones are drained after it).
+constexpr auto kSettleMax = std::chrono::milliseconds(50);
 
 // The MIGRATING acknowledgements that matter: a live router heartbeats every heartbeat interval
 // and reloads on the directory's NOTIFY within milliseconds. One silent for two intervals, and at
@@ -46,6 +49,13 @@ std::chrono::milliseconds ack_freshness(const config::Config& config) {
 constexpr auto kStaleReadMargin = std::chrono::milliseconds(100);
 Clock::duration stale_read_wait(const config::Config& config) {
   return catalog::read_lease_for(config.sharding.directory_lease) + kStaleReadMargin;
+}
+
+// "12.3": a duration in ms, for the cutover's log line.
+std::string format_ms(Clock::duration d) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", std::chrono::duration<double, std::milli>(d).count());
+  return text;
 }
 }  // namespace
 
@@ -116,6 +126,7 @@ Result<MigrationRunner::AbortReason> MigrationRunner::stop_writes(CutoverLegs& l
   auto version = publish_migrating(cat, legs.buckets, legs.from_name);
   if (!version) return AbortReason(version.status().message);
   const auto published = Clock::now();
+  legs.steps += " published +" + format_ms(published - legs.started);
   LOG_DEBUG("mover: migration %lld: directory version %llu (MIGRATING) published at +%.1f ms", (long long)id_,
             (unsigned long long)*version,
             std::chrono::duration<double, std::milli>(Clock::now() - legs.started).count());
@@ -125,6 +136,7 @@ Result<MigrationRunner::AbortReason> MigrationRunner::stop_writes(CutoverLegs& l
   auto acknowledged =
       wait_for_routers(cat, *version, ack_freshness(*config_), config_->cutover.queue_timeout / 2);
   if (!acknowledged) return AbortReason(acknowledged.status().message);
+  legs.steps += " acknowledged +" + format_ms(Clock::now() - legs.started);
   if (!*acknowledged)
     LOG_WARN(
         "mover: migration %lld: not every router loaded directory version %llu in time; the fence on %s "
@@ -142,11 +154,26 @@ Result<MigrationRunner::AbortReason> MigrationRunner::stop_writes(CutoverLegs& l
         "their read lease has run out",
         (long long)id_, *behind, (unsigned long long)*version);
 
+  // Transactions that began on the source before the routers held the buckets finish before the
+  // fence instead of meeting it: a later statement of theirs refused with SW001 would fail the
+  // transaction (40001). The drain after the fence would wait for them all the same, so this adds
+  // little to the pause; a longer one meets the fence and the drain as before. Both share one
+  // cutover.drain_timeout.
+  const auto drain_deadline = Clock::now() + config_->cutover.drain_timeout;
+  auto held_at = shard_clock(legs.from);
+  if (!held_at) return AbortReason(held_at.status().message);
+  auto settled = wait_for_drain(legs.from, *held_at, std::min(kSettleMax, config_->cutover.drain_timeout));
+  if (!settled) return AbortReason(settled.status().message);
+  legs.steps += " settled +" + format_ms(Clock::now() - legs.started);
+
   if (Status s = record_cutover_step(MigrationStep::FenceSource, legs); !s) return s;
   auto fenced_at = fence(legs.from, legs.buckets, *version);
   if (!fenced_at) return AbortReason(fenced_at.status().message);
   if (Status s = record_cutover_step(MigrationStep::Drain, legs); !s) return s;
-  auto drained = drain(legs.from, *fenced_at, legs.from_name);
+  const auto left =
+      std::max(std::chrono::duration_cast<std::chrono::milliseconds>(drain_deadline - Clock::now()),
+               std::chrono::milliseconds(0));
+  auto drained = drain(legs.from, *fenced_at, legs.from_name, left);
   if (!drained) return AbortReason(drained.status().message);
   if (!*drained) {
     ++counters_.drain_aborts;
@@ -205,12 +232,12 @@ Result<MigrationRunner::AbortReason> MigrationRunner::hand_over(catalog::Migrati
   return AbortReason();
 }
 
-// Waits out the source's transactions that began before the fence; after cutover.drain_timeout,
-// with drain_action = terminate, ends the ones still open and waits for them to go. False when
-// some are still open (drain_action = abort: the cutover is undone).
-Result<bool> MigrationRunner::drain(PGconn* from, const std::string& fenced_at,
-                                    const std::string& from_name) {
-  auto drained = wait_for_drain(from, fenced_at, config_->cutover.drain_timeout);
+// Waits out the source's transactions that began before the fence; after `timeout` (what is left of
+// cutover.drain_timeout), with drain_action = terminate, ends the ones still open and waits for them to go.
+// False when some are still open (drain_action = abort: the cutover is undone).
+Result<bool> MigrationRunner::drain(PGconn* from, const std::string& fenced_at, const std::string& from_name,
+                                    std::chrono::milliseconds timeout) {
+  auto drained = wait_for_drain(from, fenced_at, timeout);
   if (!drained || *drained || config_->cutover.drain_action != config::DrainAction::Terminate) return drained;
   auto ended = terminate_drain_blockers(from, fenced_at);
   if (!ended) return ended.status();

@@ -125,6 +125,8 @@ Status MigrationRunner::connect() {
   if (catalog::text_value(locked->get(), 0, 0) != "t")
     return Status::proxy("55006",
                          "migration " + std::to_string(id_) + " is run by another shardwire process");
+  // A cutover is woken by each router's acknowledgement instead of polling for it.
+  if (Status s = listen_for_acknowledgements(conn->get()); !s) return s;
   catalog_ = std::move(*conn);
   return Status::ok();
 }

@@ -68,7 +68,8 @@ class MigrationRunner {
   Result<AbortReason> catch_up_and_verify(CutoverLegs& legs);
   Result<AbortReason> hand_over(catalog::Migration& m, CutoverLegs& legs);
   Status record_cutover_step(catalog::MigrationStep step, CutoverLegs& legs);
-  Result<bool> drain(PGconn* from, const std::string& fenced_at, const std::string& from_name);
+  Result<bool> drain(PGconn* from, const std::string& fenced_at, const std::string& from_name,
+                     std::chrono::milliseconds timeout);
   Status undo_cutover(const catalog::Migration& m, bool reverse);
   Result<std::string> compare_buckets(PGconn* from, PGconn* to, const BucketSet& buckets);
   Result<bool> flip(const BucketSet& buckets, const std::string& to_name, bool reverse, double pause_ms);

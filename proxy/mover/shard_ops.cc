@@ -1,20 +1,44 @@
 #include "mover/shard_ops.h"
 
+#include <poll.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
 #include "catalog/pq.h"
 #include "mover/copier.h"
+#include "sqltext/catalog_sql.h"
 
 namespace sw::mover {
 namespace {
 
+using catalog::error_status;
 using catalog::exec;
 using catalog::query;
 using catalog::text_value;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kPoll = std::chrono::milliseconds(2);
+// Acknowledgements wake the wait by NOTIFY; this poll only covers a catalog whose schema predates
+// the routers_version trigger (not yet upgraded by `shardwire init`).
+constexpr auto kAckPoll = std::chrono::milliseconds(20);
+
+// Blocks until the connection has input (a NOTIFY) or `timeout` passes, then drops every
+// notification received. False when the connection broke.
+bool wait_for_notification(PGconn* conn, std::chrono::milliseconds timeout) {
+  bool notified = false;
+  while (PGnotify* n = PQnotifies(conn)) {  // received while an earlier statement ran
+    notified = true;
+    PQfreemem(n);
+  }
+  if (notified) return true;
+  pollfd fd{PQsocket(conn), POLLIN, 0};
+  const int rc = poll(&fd, 1, static_cast<int>(std::max<int64_t>(timeout.count(), 0)));
+  if (rc > 0 && !PQconsumeInput(conn)) return false;
+  while (PGnotify* n = PQnotifies(conn)) PQfreemem(n);
+  return true;
+}
 
 Status failed(const Status& status, const std::string& what) {
   Status out = status;
@@ -120,6 +144,10 @@ Result<std::string> fence(PGconn* shard, const BucketSet& buckets, uint64_t vers
             {buckets.array_literal(), std::to_string(version)});
   if (!res) return failed(res.status(), "fence");
   // Autocommit: the fence is committed now; the clock is read after it.
+  return shard_clock(shard);
+}
+
+Result<std::string> shard_clock(PGconn* shard) {
   auto clock = query(shard, "SELECT clock_timestamp()::text");
   if (!clock) return clock.status();
   return text_value(clock->get(), 0, 0);
@@ -231,6 +259,10 @@ Result<int> routers_behind(PGconn* catalog, uint64_t version, std::chrono::milli
   return std::atoi(text_value(res->get(), 0, 0).c_str());
 }
 
+Status listen_for_acknowledgements(PGconn* catalog) {
+  return exec(catalog, std::string("LISTEN ") + sqltext::kRoutersChannel);
+}
+
 Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds fresh,
                               std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
@@ -242,8 +274,13 @@ Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::mi
                      {std::to_string(version), fresh_ms});
     if (!res) return res.status();
     if (text_value(res->get(), 0, 0) == "0") return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(kPoll);
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    // An acknowledgement committed after the count above sends a NOTIFY (the connection listens),
+    // so waiting for one misses none.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    if (!wait_for_notification(catalog, std::min(kAckPoll, left + std::chrono::milliseconds(1))))
+      return error_status(catalog, nullptr, "waiting for routers' acknowledgements");
   }
 }
 

@@ -36,6 +36,8 @@ Result<uint64_t> slot_retained_bytes(PGconn* shard, const std::string& name);
 // shard's clock right after the fence committed: transactions that started before it may not
 // have seen the fence.
 Result<std::string> fence(PGconn* shard, const BucketSet& buckets, uint64_t version);
+// The shard's clock now (clock_timestamp() as text), for wait_for_drain.
+Result<std::string> shard_clock(PGconn* shard);
 Status unfence(PGconn* shard, const BucketSet& buckets);
 // Waits until no client transaction (other than the mover's) that started before `since` is
 // still open on the shard. False when `timeout` passed first.
@@ -57,12 +59,16 @@ Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::Sha
 Result<uint64_t> publish_migrating(PGconn* catalog, const BucketSet& buckets, const std::string& source);
 // Back to ACTIVE on `source` (a cutover that did not flip). Idempotent.
 Status publish_active_on(PGconn* catalog, const BucketSet& buckets, const std::string& shard);
-// Waits until every router with a heartbeat younger than `fresh` reports `version` or later.
-// False when `timeout` passed first. Routers silent for longer are not waited for (see
-// ack_freshness in cutover.cc).
 // How many routers that may still hold a valid read lease (heartbeat younger than `read_lease`)
 // have not reported `version`: they may read the old owner until their read lease runs out.
 Result<int> routers_behind(PGconn* catalog, uint64_t version, std::chrono::milliseconds read_lease);
+// LISTEN for routers' acknowledgements (NOTIFY shardwire_routers, sent by the catalog when a
+// router's reported version changes) on the connection wait_for_routers will use.
+Status listen_for_acknowledgements(PGconn* catalog);
+// Waits until every router with a heartbeat younger than `fresh` reports `version` or later,
+// counting again on each acknowledgement's NOTIFY (and every 20 ms, for a catalog that sends
+// none). False when `timeout` passed first. Routers silent for longer are not waited for (see
+// ack_freshness in cutover.cc).
 Result<bool> wait_for_routers(PGconn* catalog, uint64_t version, std::chrono::milliseconds fresh,
                               std::chrono::milliseconds timeout);
 }  // namespace sw::mover

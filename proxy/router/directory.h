@@ -18,6 +18,7 @@ struct BucketEntry {
   uint16_t shard = 0;  // index into shards()
   BucketState state = BucketState::Active;
   uint64_t version = 0;  // directory version that last changed this bucket
+  bool operator==(const BucketEntry&) const = default;
 };
 
 // Shards 0..configured_count-1 are this instance's configured shards (in config order); any
@@ -46,6 +47,8 @@ class Directory {
   bool configured(uint16_t shard) const { return shard < configured_count_; }
   uint16_t configured_count() const { return configured_count_; }
   bool all_configured() const { return configured_count_ == shards_.size(); }
+  // Same version, shards (names, order, configured count) and buckets.
+  bool operator==(const Directory&) const = default;
 
  private:
   uint64_t version_;

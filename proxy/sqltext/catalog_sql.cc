@@ -17,6 +17,19 @@ CREATE TABLE IF NOT EXISTS shardwire.directory_version (
 );
 INSERT INTO shardwire.directory_version (id, version) VALUES (true, 0) ON CONFLICT (id) DO NOTHING;
 
+-- full_since: the version of the latest change an incremental directory load cannot follow (a
+-- bucket row deleted or truncated); a router holding an older version loads the whole directory.
+-- Added by an upgrade at the current version, so no router skips a deletion made before it.
+DO $upgrade$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'shardwire.directory_version'::regclass
+                 AND attname = 'full_since' AND NOT attisdropped) THEN
+    ALTER TABLE shardwire.directory_version ADD COLUMN full_since bigint NOT NULL DEFAULT 0;
+    UPDATE shardwire.directory_version SET full_since = version;
+  END IF;
+END
+$upgrade$;
+
 CREATE TABLE IF NOT EXISTS shardwire.buckets (
   bucket integer PRIMARY KEY CHECK (bucket >= 0),
   shard text NOT NULL,
@@ -100,8 +113,22 @@ $fn$;
 
 CREATE OR REPLACE FUNCTION shardwire.buckets_removed() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
+DECLARE
+  v bigint := shardwire.bump_directory_version();  -- updates the row itself: not inside the UPDATE below
 BEGIN
-  PERFORM shardwire.bump_directory_version();
+  UPDATE shardwire.directory_version SET full_since = v;
+  RETURN NULL;
+END
+$fn$;
+
+-- A router's acknowledgement: NOTIFY shardwire_routers '<version>' when its reported directory
+-- version changes, so a cutover waiting for acknowledgements wakes at once.
+CREATE OR REPLACE FUNCTION shardwire.router_version_changed() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF TG_OP = 'INSERT' OR NEW.directory_version IS DISTINCT FROM OLD.directory_version THEN
+    PERFORM pg_notify('shardwire_routers', NEW.directory_version::text);
+  END IF;
   RETURN NULL;
 END
 $fn$;
@@ -110,6 +137,8 @@ CREATE OR REPLACE TRIGGER buckets_version BEFORE INSERT OR UPDATE ON shardwire.b
   FOR EACH ROW EXECUTE FUNCTION shardwire.buckets_row_changed();
 CREATE OR REPLACE TRIGGER buckets_removed AFTER DELETE OR TRUNCATE ON shardwire.buckets
   FOR EACH STATEMENT EXECUTE FUNCTION shardwire.buckets_removed();
+CREATE OR REPLACE TRIGGER routers_version AFTER INSERT OR UPDATE OF directory_version ON shardwire.routers
+  FOR EACH ROW EXECUTE FUNCTION shardwire.router_version_changed();
 )SQL";
 
 // After bucket_function_sql() (which creates the schema and bucket_of).

@@ -14,6 +14,9 @@ namespace sw::sqltext {
 
 // NOTIFY channel; the payload is the new directory version in decimal.
 inline constexpr const char* kNotifyChannel = "shardwire_directory";
+// NOTIFY channel of routers' acknowledgements: sent when a router's row in shardwire.routers
+// reports another directory version; the payload is that version.
+inline constexpr const char* kRoutersChannel = "shardwire_routers";
 // SQLSTATE raised by the fence trigger on a shard.
 inline constexpr const char* kFenceSqlstate = "SW001";
 // Name of the fence trigger on every sharded table.
@@ -23,14 +26,19 @@ inline constexpr const char* kFenceTriggerName = "shardwire_fence";
 inline constexpr const char* kInitLockSql = "SELECT pg_advisory_xact_lock(hashtext('shardwire init'))";
 
 // Catalog database, schema `shardwire`:
-//   directory_version(id, version)  one row; the version of the latest directory change
+//   directory_version(id, version, full_since)  one row; the version of the latest directory
+//     change, and of the latest one an incremental load cannot follow (a deleted bucket row)
 //   buckets(bucket, shard, state, version)
 //   routers(id, directory_version, heartbeat_at, started_at, host, port, pid)
 //   migrations(id, state, source, target, buckets, created_at, updated_at, error, steps jsonb)
 // Contract: any INSERT/UPDATE of buckets rows sets their `version` to the transaction's new
 // directory version; any INSERT/UPDATE/DELETE/TRUNCATE bumps directory_version exactly once per
-// transaction and sends NOTIFY shardwire_directory '<version>' (delivered at commit). The bump
-// locks the directory_version row, so versions are assigned in commit order.
+// transaction and sends NOTIFY shardwire_directory '<version>' (delivered at commit); DELETE and
+// TRUNCATE also set full_since to it. The bump locks the directory_version row, so versions are
+// assigned in commit order: a snapshot that sees version V sees every change up to V, and the
+// rows changed after version H are exactly those whose `version` is above H. A routers row whose
+// directory_version changes sends NOTIFY shardwire_routers '<version>'. An existing catalog is
+// upgraded in place (the script only adds).
 std::string catalog_schema_sql();
 
 // Per shard, schema `shardwire`: bucket_function_sql() (bucket_of), fenced_buckets(bucket,
@@ -81,6 +89,15 @@ inline constexpr const char* kFenceBucketsSql =
 inline constexpr const char* kLoadDirectorySql =
     "SELECT v.version, b.bucket, b.shard, b.state, b.version "
     "FROM (SELECT version FROM shardwire.directory_version LIMIT 1) v LEFT JOIN shardwire.buckets b ON true "
+    "ORDER BY b.bucket";
+
+// The bucket rows changed after version $1, in one statement (one snapshot): version,
+// full_since, bucket, shard, state, bucket version. One row with NULL bucket columns when none
+// changed, and also when full_since is above $1 (then only a whole load is exact).
+inline constexpr const char* kLoadDirectoryChangesSql =
+    "SELECT v.version, v.full_since, b.bucket, b.shard, b.state, b.version "
+    "FROM (SELECT version, full_since FROM shardwire.directory_version LIMIT 1) v "
+    "LEFT JOIN shardwire.buckets b ON b.version > $1::bigint AND v.full_since <= $1::bigint "
     "ORDER BY b.bucket";
 
 // A SQL string literal ('...' with quotes doubled; E'...' when it holds a backslash).

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "catalog/directory_loader.h"
 #include "catalog/directory_watcher.h"
@@ -406,6 +407,119 @@ TEST_SUITE("catalog") {
                  "it-router-2,other-port,sharing-the-port";
         },
         std::chrono::seconds(3)));
+    w.stop();
+  }
+
+  TEST_CASE("incremental reloads give exactly the whole load's directory, also after missed versions") {
+    Setup s(std::chrono::seconds(2));  // heartbeat every 500 ms
+    s.init();
+    PgConn cat = s.catalog();
+    // `shardwire init` upgrades a catalog created before full_since and the acknowledgement NOTIFY.
+    REQUIRE(cat.exec("ALTER TABLE shardwire.directory_version DROP COLUMN full_since; "
+                     "DROP TRIGGER routers_version ON shardwire.routers; "
+                     "UPDATE shardwire.buckets SET state = 'ACTIVE' WHERE bucket = 2")
+                .ok());
+    {
+      // A new shardwire against the old catalog (deployed before `shardwire init` ran): whole loads.
+      Published old_catalog;
+      DirectoryWatcher before_upgrade(s.cfg, old_catalog.callback());
+      before_upgrade.start();
+      REQUIRE(before_upgrade.wait_for_directory(std::chrono::seconds(10)));
+      REQUIRE(cat.exec("UPDATE shardwire.buckets SET state = 'MIGRATING' WHERE bucket = 2").ok());
+      auto seen = old_catalog.wait_version(3, std::chrono::seconds(2));
+      REQUIRE(seen);
+      CHECK(seen->bucket(2).state == sw::router::BucketState::Migrating);
+      CHECK(before_upgrade.incremental_loads() == 0);
+      CHECK(before_upgrade.whole_loads() == 2);
+      before_upgrade.stop();
+      REQUIRE(cat.exec("UPDATE shardwire.buckets SET state = 'ACTIVE' WHERE bucket = 2").ok());
+    }
+    s.init();
+    CHECK(cat.value("SELECT full_since = version AND version = 4 FROM shardwire.directory_version") == "t");
+    CHECK(cat.value("SELECT count(*) FROM pg_trigger WHERE tgname = 'routers_version'") == "1");
+
+    auto reference = sw::catalog::connect(s.cfg.catalog.dsn, "catalog");
+    REQUIRE(reference.is_ok());
+    // What a router starting now would load.
+    auto whole_load = [&] {
+      auto d = sw::catalog::load_directory(reference->get(), s.cfg);
+      REQUIRE_MESSAGE(d.is_ok(), d.status().message);
+      return *d;
+    };
+    auto acks = sw::catalog::connect(s.cfg.catalog.dsn, "catalog");
+    REQUIRE(acks.is_ok());
+    REQUIRE(sw::catalog::exec(acks->get(), "LISTEN shardwire_routers").is_ok());
+
+    Published published;
+    sw::catalog::WatcherOptions opts;
+    opts.router_id = "it-router-incremental";
+    DirectoryWatcher w(s.cfg, published.callback(), opts);
+    w.start();
+    REQUIRE(w.wait_for_directory(std::chrono::seconds(10)));
+    CHECK(w.whole_loads() == 1);
+
+    // A cutover's two versions: each arrives by an incremental load equal to a whole load, and the
+    // router's acknowledgement of each sends NOTIFY shardwire_routers '<version>'.
+    REQUIRE(cat.exec("UPDATE shardwire.buckets SET state = 'MIGRATING' WHERE bucket IN (0, 3, 4095)").ok());
+    auto migrating = published.wait_version(5, std::chrono::seconds(2));
+    REQUIRE(migrating);
+    CHECK(*migrating == *whole_load());
+    CHECK(migrating->bucket(3).state == sw::router::BucketState::Migrating);
+    REQUIRE(
+        cat.exec("UPDATE shardwire.buckets SET shard = 's1', state = 'ACTIVE' WHERE bucket IN (0, 3, 4095)")
+            .ok());
+    auto flipped = published.wait_version(6, std::chrono::seconds(2));
+    REQUIRE(flipped);
+    CHECK(*flipped == *whole_load());
+    CHECK(flipped->bucket(4095).shard == 1);
+    CHECK(w.incremental_loads() >= 2);
+    CHECK(w.whole_loads() == 1);
+    std::set<std::string> acknowledged;
+    CHECK(wait_until(
+        [&] {
+          PQconsumeInput(acks->get());
+          while (PGnotify* n = PQnotifies(acks->get())) {
+            acknowledged.insert(n->extra);
+            PQfreemem(n);
+          }
+          return acknowledged.count("5") && acknowledged.count("6");
+        },
+        std::chrono::seconds(3), std::chrono::milliseconds(10)));
+
+    // Missed notifications: a stale router skips three versions, one of which puts buckets on a
+    // shard this config lacks; catching up reads only the changed rows and equals a whole load.
+    w.set_ignore_updates(true);
+    REQUIRE(cat.exec("UPDATE shardwire.buckets SET shard = 's9' WHERE bucket IN (5, 1)").ok());
+    REQUIRE(cat.exec("UPDATE shardwire.buckets SET state = 'MIGRATING' WHERE bucket = 6").ok());
+    REQUIRE(
+        cat.exec("UPDATE shardwire.buckets SET shard = 's2', state = 'ACTIVE' WHERE bucket IN (6, 0)").ok());
+    sleep_ms(300);
+    CHECK(published.last()->version() == 6);
+    const uint64_t incremental_before = w.incremental_loads();
+    w.set_ignore_updates(false);
+    auto caught_up = published.wait_version(9, std::chrono::seconds(2));
+    REQUIRE(caught_up);
+    CHECK(*caught_up == *whole_load());
+    CHECK(caught_up->shards() == std::vector<std::string>{"s0", "s1", "s2", "s9"});
+    CHECK(w.incremental_loads() > incremental_before);
+    CHECK(w.whole_loads() == 1);
+
+    // A bucket row deleted (and written again) since: the changed rows cannot tell, a whole load does.
+    REQUIRE(cat.exec("BEGIN; DELETE FROM shardwire.buckets WHERE bucket = 9; "
+                     "INSERT INTO shardwire.buckets (bucket, shard) VALUES (9, 's0'); COMMIT")
+                .ok());
+    auto reinserted = published.wait_version(10, std::chrono::seconds(2));
+    REQUIRE(reinserted);
+    CHECK(*reinserted == *whole_load());
+    CHECK(w.whole_loads() == 2);
+
+    // A catalog behind the router (restored from a backup): the heartbeat sees another version, and
+    // the reload is whole.
+    REQUIRE(cat.exec("UPDATE shardwire.directory_version SET version = 1").ok());
+    REQUIRE(cat.exec("UPDATE shardwire.buckets SET shard = 's1' WHERE bucket = 9").ok());  // version 2
+    CHECK(wait_until([&] { return w.current()->version() == 2; }, std::chrono::seconds(3)));
+    CHECK(*w.current() == *whole_load());
+    CHECK(w.whole_loads() == 3);
     w.stop();
   }
 
