@@ -27,6 +27,7 @@ Session::~Session() {
   if (request_.state == RequestState::WaitingForServer && pools_.waiting != nullptr)
     pools_.waiting->cancel_wait(this);
   if (txn_.leg.attached()) release_backend(false);
+  release_parked_legs();
 }
 
 void Session::on_readable(net::Connection&) {
@@ -121,6 +122,7 @@ void Session::close(const char* reason) {
     else
       release_backend(at_boundary && !pools_.session_pooling);
   }
+  release_parked_legs();
   client_->close_after_flush();
   host_.session_closed(this);
 }

@@ -220,6 +220,25 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void maybe_release_backend();
   // `reset_query`: session pooling, the client left: the pool resets the server and reuses it.
   void release_backend(bool clean, const std::string* reset_query = nullptr);
+  // Legs on several shards (session_legs.cc)
+  std::shared_ptr<const parser::QueryFacts> facts_of_query(const wire::Frame& query) const;
+  static int statement_shard(const parser::QueryFacts& facts, const router::Route& route);
+  void note_for_every_leg(const parser::QueryFacts& facts);
+  Status check_write(const parser::QueryFacts& facts, const router::Route& route);
+  Next route_across_legs(const wire::Frame& query);
+  Next switch_to_leg(int shard);
+  std::string joining_prologue();
+  void restore_parked_leg();
+  Next end_across_legs(bool commit);
+  Next finish_ending(const wire::Frame& query);
+  void send_to_parked(std::string_view sql);
+  Leg* parked_leg(const pool::Backend& backend);
+  void read_parked_messages(pool::Backend& backend);
+  void on_parked_message(Leg& leg, const wire::Frame& frame);
+  void release_idle_parked();
+  void end_parked_like_active(bool committed);
+  void on_active_status();
+  void release_parked_legs();
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);

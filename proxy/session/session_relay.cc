@@ -44,11 +44,14 @@ void Session::read_client_messages() {
       close("client sent Terminate");
       return;
     }
+    if (txn_.parked_busy()) return;  // read_parked_messages reads on once they answered
     if (request_.skip_until_sync && frame.type != 'S') {
       consume_client(frame.size);
       continue;
     }
-    if (!txn_.leg.attached()) {
+    restore_parked_leg();
+    const bool started = !txn_.leg.attached();
+    if (started) {
       Next next = start_without_server(frame);
       if (next == Next::Continue) continue;
       if (next == Next::Stop) return;
@@ -56,6 +59,11 @@ void Session::read_client_messages() {
     if (frame.type == 'Q' && txn_.control.movable() && needs_move(frame)) {
       move_transaction();
       return;
+    }
+    if (frame.type == 'Q' && !started) {
+      Next next = route_across_legs(frame);
+      if (next == Next::Continue) continue;
+      if (next == Next::Stop) return;
     }
     if (txn_.leg.backend->connection().over_high_water()) {
       client_->pause_reading();  // resumed by on_backend_drained
@@ -249,9 +257,11 @@ Status Session::forward_query(const wire::Frame& frame) {
   txn_.control.on_statement_sent(known && known->statements.size() == 1 ? &known->statements.front()
                                                                         : nullptr);
   bool routed = std::exchange(request_.routed, false);
-  if (known && host_.directory() && !routed) {
+  if (known && host_.directory()) {
+    note_for_every_leg(*known);
     router::Route route = router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules());
-    Status allowed = check_pinned(*known, route);
+    Status allowed = check_write(*known, route);
+    if (allowed.is_ok() && !routed) allowed = check_pinned(*known, route);
     if (!allowed.is_ok()) {
       inject_abort(allowed, false);
       return Status::ok();
