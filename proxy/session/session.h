@@ -238,6 +238,12 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void release_idle_parked();
   void end_parked_like_active(bool committed);
   void on_active_status();
+  Next route_batch_across_legs();
+  Next finish_batch_ending();
+  Next close_batch_for_another_leg();
+  void note_session_parse(std::string_view name, std::string_view query, const std::vector<uint32_t>& types);
+  void ensure_session_statement(std::string_view name);
+  void close_session_statement(std::string_view name);
   void release_parked_legs();
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
@@ -298,7 +304,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
-  Status check_bind_route(const wire::BindMessage& bind);
+  Status check_bind_route(const wire::BindMessage& bind, bool pinned);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);
   void refuse_request(const Status& why);

@@ -60,8 +60,12 @@ void Session::read_client_messages() {
       move_transaction();
       return;
     }
-    if (frame.type == 'Q' && !started) {
-      Next next = route_across_legs(frame);
+    const bool batch_start = is_extended(frame.type) && frame.type != 'H' && !request_.batch_open;
+    const bool first_bind = frame.type == 'B' && request_.batch_open && !request_.batch_bound;
+    if (!started && (frame.type == 'Q' || batch_start || first_bind)) {
+      Next next = frame.type == 'Q' ? route_across_legs(frame)
+                  : batch_start     ? route_batch_across_legs()
+                                    : close_batch_for_another_leg();
       if (next == Next::Continue) continue;
       if (next == Next::Stop) return;
     }
@@ -202,13 +206,14 @@ Status Session::forward(const wire::Frame& frame) {
   switch (frame.type) {
     case 'Q': return forward_query(frame);
     case 'P': return forward_parse(frame);
-    case 'B': return forward_bind(frame);
+    case 'B': request_.batch_bound = true; return forward_bind(frame);
     case 'D':
     case 'C': return forward_describe_or_close(frame);
     case 'E': expect(Owed::Execute); break;
     case 'S':
       expect(Owed::Sync);
       request_.batch_open = false;
+      request_.batch_bound = false;
       break;
     case 'F': expect(Owed::Query); break;
     case 'H':

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct Leg {
   // The server runs a Parse/Describe batch outside the client's transaction, which has no shard
   // yet (a deferred BEGIN): that batch must not pick the transaction's shard.
   bool outside_transaction = false;
+  // Session pooling: the client's named statements parsed on this server (under the client's
+  // names); another leg's server gets a statement's Parse before its first Bind or Describe.
+  std::set<std::string, std::less<>> client_statements;
 
   bool attached() const { return backend != nullptr; }
   // Back at a transaction boundary: nothing owed, no transaction, no extended batch open.

@@ -6,6 +6,7 @@
 // keeps one server per shard with the session's settings on each. After every case no server of
 // either shard is left idle in transaction (pg_stat_activity).
 #include <thread>
+#include <vector>
 
 #include "it_test.h"
 
@@ -193,6 +194,57 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(idle_in_transaction(f, 1) == 0);
   }
 
+  TEST_CASE("libpq pipeline mode: one transaction's Sync-ended batches on two shards, answers in order") {
+    PROXY_ONLY();
+    ShardedFixture f(two_shards());
+    const int64_t a = tenant_on(0), b = tenant_on(1);
+    PgConn c = f.client();
+    REQUIRE_OK(c.exec(insert(a, "a0")));
+    REQUIRE_OK(c.exec(insert(b, "b0")));
+    REQUIRE_OK(c.exec("BEGIN"));
+    PGconn* p = c.get();
+    REQUIRE(PQenterPipelineMode(p) == 1);
+    auto send = [&](const std::string& sql, const std::string& value) {
+      const char* values[1] = {value.c_str()};
+      REQUIRE(PQsendQueryParams(p, sql.c_str(), value.empty() ? 0 : 1, nullptr,
+                                value.empty() ? nullptr : values, nullptr, nullptr, 0) == 1);
+      REQUIRE(PQpipelineSync(p) == 1);
+    };
+    const std::string read = "SELECT note FROM orders WHERE tenant_id = $1";
+    send(read, k(a));                                                         // s0 runs the transaction
+    send(read, k(b));                                                         // s1 joins
+    send("INSERT INTO orders (tenant_id, note) VALUES ($1, 'piped')", k(b));  // the written shard
+    send(read, k(a));                                                         // back on s0
+    send("COMMIT", "");
+    std::vector<std::string> got;
+    for (int i = 0; i < 5; ++i) {
+      PGresult* r = PQgetResult(p);
+      REQUIRE(r != nullptr);
+      std::string item = PQresStatus(PQresultStatus(r));
+      if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+        item += ":" + std::string(PQgetvalue(r, 0, 0));
+      if (PQresultStatus(r) == PGRES_COMMAND_OK) item += ":" + std::string(PQcmdStatus(r));
+      if (PQresultStatus(r) == PGRES_FATAL_ERROR) item += ":" + std::string(PQresultErrorMessage(r));
+      PQclear(r);
+      got.push_back(item);
+      CHECK(PQgetResult(p) == nullptr);
+      PGresult* sync = PQgetResult(p);
+      REQUIRE(sync != nullptr);
+      CHECK(PQresultStatus(sync) == PGRES_PIPELINE_SYNC);
+      PQclear(sync);
+    }
+    INFO("proxy log:\n" << f.log_tail());
+    std::string joined;
+    for (const std::string& item : got) joined += item + "\n";
+    CHECK(joined ==
+          "PGRES_TUPLES_OK:a0\nPGRES_TUPLES_OK:b0\nPGRES_COMMAND_OK:INSERT 0 "
+          "1\nPGRES_TUPLES_OK:a0\nPGRES_COMMAND_OK:COMMIT\n");
+    REQUIRE(PQexitPipelineMode(p) == 1);
+    CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "b0"), row_of(b, "piped")});
+    CHECK(idle_in_transaction(f, 0) == 0);
+    CHECK(idle_in_transaction(f, 1) == 0);
+  }
   TEST_CASE(
       "a server killed on one leg mid-transaction: the client gets an error, no shard keeps the "
       "transaction") {

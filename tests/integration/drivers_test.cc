@@ -239,8 +239,12 @@ TEST_SUITE("drivers_defects") {
     for (Driver& d : defects()) list.push_back(std::move(d));
     run_matrix(2, "session", list);
   }
-  // The same defect without a driver: libpq, simple protocol, session pooling, two shards. (Passes
-  // without the SELECT 1: the first statement then attaches a server on s1.)
+}
+
+TEST_SUITE("drivers") {
+  // Session pooling with two shards, libpq, simple protocol: the session's first server is on s0
+  // (SELECT 1), a keyed INSERT for a tenant on s1 then runs on a second server of the session, in
+  // and out of a transaction (0A000 before the session kept one server per shard).
   TEST_CASE("session pooling, two shards: BEGIN then a keyed INSERT for a tenant on s1 (libpq)") {
     PROXY_ONLY();
     ShardedOptions options;
@@ -259,9 +263,6 @@ TEST_SUITE("drivers_defects") {
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(key, "autocommit"), row_of(key, "in-transaction")});
     CHECK(f.rows_on(0).empty());
   }
-}
-
-TEST_SUITE("drivers") {
   TEST_CASE("drivers through shardwire: transaction pooling, one shard") {
     PROXY_ONLY();
     std::vector<Driver> list = drivers();
