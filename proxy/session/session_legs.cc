@@ -116,13 +116,20 @@ Session::Next Session::switch_to_leg(int shard) {
   size_t index = static_cast<size_t>(found - txn_.parked.begin());
   txn_.parked.push_back(std::move(txn_.leg));
   txn_.leg = Leg{};
-  LOG_DEBUG("client=c%llu the transaction's requests go to shard %d now (%zu legs)", (unsigned long long)id(),
-            shard, txn_.parked.size() + 1);
+  LOG_DEBUG("client=c%llu requests go to shard %d now (%s leg)", (unsigned long long)id(), shard,
+            index < txn_.parked.size() - 1 ? "a parked" : "a new");
   if (index < txn_.parked.size() - 1) {
     txn_.leg = std::move(txn_.parked[index]);
     txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(index));
     txn_.leg.check.reset();
     fence_.on_attach({}, /*capture=*/false);
+    // Session pooling: the session's server on this shard joins a transaction begun elsewhere.
+    if (std::string replay = joining_prologue(); !replay.empty() && txn_.leg.server_status == 'I') {
+      std::string out;
+      wire::encode_query(out, replay);
+      expect(Owed::Query, /*relay=*/false);
+      txn_.leg.backend->connection().write(out);
+    }
     return Next::Forward;
   }
   request_.joining_leg = true;
@@ -150,6 +157,10 @@ void Session::restore_parked_leg() {
 // written leg the active one, and the parked legs get the COMMIT (ROLLBACK) first. The client's
 // statement stays in the input until they answered (finish_ending).
 Session::Next Session::end_across_legs(bool commit) {
+  // Session pooling: the session's servers the transaction did not touch have nothing to end.
+  if (std::all_of(txn_.parked.begin(), txn_.parked.end(),
+                  [](const Leg& other) { return other.server_status == 'I'; }))
+    return Next::Forward;
   if (!txn_.leg.tracker.idle()) {
     request_.leg_wait = true;
     return Next::Stop;
@@ -193,9 +204,12 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
   return Next::Continue;
 }
 
-// Runs `sql` on every parked leg, its answers swallowed (read_parked_messages).
+// Runs `sql` on every parked leg, its answers swallowed (read_parked_messages). While a
+// transaction is open, a leg outside it (session pooling: the session's server on a shard the
+// transaction has not touched) is left out: it replays the transaction's statements if it joins.
 void Session::send_to_parked(std::string_view sql) {
   for (Leg& other : txn_.parked) {
+    if (txn_.shards.open() && other.server_status == 'I') continue;
     std::string out;
     wire::encode_query(out, sql);
     Expectation e;

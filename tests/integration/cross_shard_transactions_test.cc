@@ -221,10 +221,11 @@ TEST_SUITE("cross_shard_transactions") {
       PGresult* r = PQgetResult(p);
       REQUIRE(r != nullptr);
       std::string item = PQresStatus(PQresultStatus(r));
-      if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
-        item += ":" + std::string(PQgetvalue(r, 0, 0));
-      if (PQresultStatus(r) == PGRES_COMMAND_OK) item += ":" + std::string(PQcmdStatus(r));
-      if (PQresultStatus(r) == PGRES_FATAL_ERROR) item += ":" + std::string(PQresultErrorMessage(r));
+      const char* detail = "";
+      if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) detail = PQgetvalue(r, 0, 0);
+      if (PQresultStatus(r) == PGRES_COMMAND_OK) detail = PQcmdStatus(r);
+      if (PQresultStatus(r) == PGRES_FATAL_ERROR) detail = PQresultErrorMessage(r);
+      item.append(":").append(detail);
       PQclear(r);
       got.push_back(item);
       CHECK(PQgetResult(p) == nullptr);
@@ -296,6 +297,15 @@ TEST_SUITE("cross_shard_transactions") {
     REQUIRE_OK(c.exec("SET statement_timeout = '1234ms'"));  // runs on s0's server and on s1's
     CHECK(c.value(setting_on_b) == "1234ms");
     CHECK(c.value(setting_on_a) == "1234ms");
+    // The transaction begins on s0's server; s1's server of the session joins it (its BEGIN is
+    // replayed there), so the ROLLBACK undoes the insert on s1 too.
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(c.exec(insert(b, "rolled back")));
+    CHECK(c.value(note_of(a)) == "autocommit");
+    PgResult rollback = c.exec("ROLLBACK");
+    REQUIRE_OK(rollback);
+    CHECK(rollback.command_tag() == "ROLLBACK");
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "autocommit")});
     REQUIRE_OK(c.exec("BEGIN"));
     REQUIRE_OK(c.exec(insert(b, "in-transaction")));
     CHECK(c.value(note_of(a)) == "autocommit");

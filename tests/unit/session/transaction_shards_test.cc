@@ -27,7 +27,7 @@ struct Case {
   int last;                // committed last
 };
 
-std::string name_of(int shard) { return "s" + std::to_string(shard); }
+std::string name_of(int shard) { return std::string("s").append(std::to_string(shard)); }
 
 }  // namespace
 
