@@ -41,7 +41,7 @@ struct Request {
   RequestState state = RequestState::Routing;
   bool routed = false;           // the Query/Bind that picked the server needs no routing check again
   bool batch_open = false;       // extended-protocol messages forwarded since the last Sync
-  bool batch_bound = false;      // a Bind was forwarded since the last Sync
+  bool batch_bound = false;      // a Bind (other than a BEGIN) was forwarded since the last Sync
   bool skip_until_sync = false;  // an error was answered: messages up to Sync are dropped
   // Transaction pooling: a Parse/Describe batch ended by a Flush with no Bind yet runs on a server
   // that is lent for it only: the proxy ends it with a Sync of its own (answer swallowed) and

@@ -79,6 +79,9 @@ Status Session::forward_parse(const wire::Frame& frame) {
 
 // Inside a transaction every Bind must route to the transaction's shard.
 Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
+  // A statement ran in this batch: a later Bind for another shard can no longer have the batch
+  // ended early for it (close_batch_for_another_leg). A BEGIN alone does not count.
+  const bool bound_before = std::exchange(request_.batch_bound, true);
   if (!host_.directory()) return Status::ok();
   std::string_view query;
   std::vector<uint32_t> types;
@@ -93,6 +96,7 @@ Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
   }
   auto facts = parser::analyze(query);
   if (!facts || (*facts)->statements.size() != 1) return Status::ok();
+  if ((*facts)->statements.front().kind == parser::StatementKind::Begin) request_.batch_bound = bound_before;
   auto values = wire::decode_bind_values(bind.rest, std::move(types));
   if (!values) return values.status();
   router::Route route =

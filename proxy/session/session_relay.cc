@@ -206,7 +206,7 @@ Status Session::forward(const wire::Frame& frame) {
   switch (frame.type) {
     case 'Q': return forward_query(frame);
     case 'P': return forward_parse(frame);
-    case 'B': request_.batch_bound = true; return forward_bind(frame);
+    case 'B': return forward_bind(frame);
     case 'D':
     case 'C': return forward_describe_or_close(frame);
     case 'E': expect(Owed::Execute); break;

@@ -232,15 +232,6 @@ std::string next_status(PGconn* c, std::chrono::steady_clock::time_point deadlin
 
 }  // namespace
 
-TEST_SUITE("drivers_defects") {
-  TEST_CASE("driver defects: session pooling, two shards (every driver)") {
-    PROXY_ONLY();
-    std::vector<Driver> list = drivers();
-    for (Driver& d : defects()) list.push_back(std::move(d));
-    run_matrix(2, "session", list);
-  }
-}
-
 TEST_SUITE("drivers") {
   // Session pooling with two shards, libpq, simple protocol: the session's first server is on s0
   // (SELECT 1), a keyed INSERT for a tenant on s1 then runs on a second server of the session, in
@@ -283,6 +274,15 @@ TEST_SUITE("drivers") {
     for (Driver& d : defects()) list.push_back(std::move(d));  // rollbacks and cursors
     run_matrix(1, "session", list);
   }
+  // The session keeps one server per shard it touched (tenant on s1 after statements on s0, in
+  // and out of transactions); each used to fail with 0A000 or a fence 40001.
+  TEST_CASE("drivers through shardwire: session pooling, two shards") {
+    PROXY_ONLY();
+    std::vector<Driver> list = drivers();
+    for (Driver& d : defects()) list.push_back(std::move(d));
+    run_matrix(2, "session", list);
+  }
+
   // What asyncpg and postgres.js send, with libpq and two shards: the Flush-ended Parse/Describe
   // runs on a server lent for it only, the Bind picks s1 for the transaction and its statement is
   // parsed there again. A Parse that fails in such a batch fails the transaction.
