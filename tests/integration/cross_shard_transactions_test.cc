@@ -140,6 +140,29 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "later")});
   }
 
+  TEST_CASE(
+      "the written leg commits last: its failed COMMIT reaches the client, no shard keeps the transaction") {
+    PROXY_ONLY();
+    ShardedFixture f(two_shards());
+    const int64_t b = tenant_on(1);
+    PgConn c = f.client();
+    // An unsharded table lives on the default shard (s0); its unique check runs at COMMIT.
+    REQUIRE_OK(c.exec("CREATE TABLE deferred_unique (v int UNIQUE DEFERRABLE INITIALLY DEFERRED)"));
+    REQUIRE_OK(c.exec("BEGIN"));
+    PgResult read = c.exec(note_of(b));  // s1 first: a read-only leg
+    INFO(read.describe() << "\nproxy log:\n" << f.log_tail());
+    REQUIRE_OK(read);
+    REQUIRE_OK(c.exec("INSERT INTO deferred_unique VALUES (1), (1)"));  // s0 joins and writes
+    PgResult commit = c.exec("COMMIT");
+    CHECK(commit.sqlstate() == "23505");
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    PgConn s0 = f.setup.shard(0);
+    CHECK(s0.value("SELECT count(*) FROM deferred_unique") == "0");
+    CHECK(idle_in_transaction(f, 0) == 0);
+    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(c.value(note_of(b) + " UNION ALL SELECT 'ok'") == "ok");  // the connection goes on
+  }
+
   TEST_CASE("ROLLBACK reaches both legs: nothing kept, row locks released, no server idle in transaction") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
