@@ -339,5 +339,33 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "autocommit")});
     CHECK(idle_in_transaction(f, 0) == 0);
     CHECK(idle_in_transaction(f, 1) == 0);
+
+    // Each of the session's servers holds a session-level advisory lock; when the client leaves,
+    // both are reset (pool.server_reset_query, DISCARD ALL) and kept, not closed.
+    const std::string pid_on_a = "SELECT pg_backend_pid() FROM orders WHERE tenant_id = " + k(a) + " LIMIT 1";
+    const std::string pid_on_b = "SELECT pg_backend_pid() FROM orders WHERE tenant_id = " + k(b) + " LIMIT 1";
+    const std::string pid_a = c.value(pid_on_a), pid_b = c.value(pid_on_b);
+    CHECK(c.value("SELECT pg_advisory_lock(7) FROM orders WHERE tenant_id = " + k(a) + " LIMIT 1").empty());
+    CHECK(c.value("SELECT pg_advisory_lock(7) FROM orders WHERE tenant_id = " + k(b) + " LIMIT 1").empty());
+    for (int shard : {0, 1}) {  // held now, by the session's own server on each shard
+      PgConn direct = f.setup.shard(shard);
+      CHECK(direct.value("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = " +
+                         (shard == 0 ? pid_a : pid_b)) == "1");
+    }
+    c.reset();
+    for (int shard : {0, 1}) {
+      PgConn direct = f.setup.shard(shard);
+      const std::string& pid = shard == 0 ? pid_a : pid_b;
+      std::string locks, alive;
+      for (int i = 0; i < 50; ++i) {
+        locks = direct.value("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = " + pid);
+        if (locks == "0") break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      alive = direct.value("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid);
+      CAPTURE(shard);
+      CHECK(locks == "0");
+      CHECK(alive == "1");  // reset and kept by its pool
+    }
   }
 }
