@@ -310,8 +310,8 @@ void Session::on_active_status() {
   txn_.shards.end();
 }
 
-// The session ends: every parked leg goes back (reset, in session pooling, at a boundary) or is
-// closed, which rolls its transaction back.
+// The session ends: every parked leg goes back (reset, in session pooling, at a boundary; rolled
+// back, in transaction pooling, idle in the transaction) or is closed, which rolls it back.
 void Session::release_parked_legs() {
   std::vector<Leg> legs = std::exchange(txn_.parked, {});
   for (Leg& other : legs) {
@@ -322,6 +322,9 @@ void Session::release_parked_legs() {
     if (pools_.session_pooling && at_boundary && phase_ == Phase::Closed) {
       backend->detach();
       backend->pool().release_after_reset(backend, host_.config().pool.server_reset_query);
+    } else if (!pools_.session_pooling && other.tracker.idle() && !at_boundary) {
+      backend->detach();
+      backend->pool().release_after_reset(backend, "ROLLBACK");
     } else {
       backend->pool().release(backend, at_boundary && !pools_.session_pooling);
     }

@@ -276,11 +276,14 @@ TEST_SUITE("cross_shard_transactions") {
     ShardedFixture f(two_shards());
     const int64_t a = tenant_on(0), b = tenant_on(1);
     PgConn c = f.client();
+    REQUIRE_OK(c.exec(insert(b, "b0")));
     REQUIRE_OK(c.exec("BEGIN"));
     REQUIRE_OK(c.exec(insert(a, "lost")));
     PgResult read = c.exec(note_of(b));
     INFO(read.describe() << "\nproxy log:\n" << f.log_tail());
     REQUIRE_OK(read);
+    const std::string pid_s1 =
+        c.value("SELECT pg_backend_pid() FROM orders WHERE tenant_id = " + k(b) + " LIMIT 1");
     // Both legs are idle in the transaction now; kill s0's (the parked, written one).
     PgConn s0 = f.setup.shard(0);
     PgResult killed = s0.exec(
@@ -294,6 +297,8 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK_FALSE(after.ok());
     CHECK(idle_in_transaction(f, 0) == 0);
     CHECK(idle_in_transaction(f, 1) == 0);
+    // s1's server was rolled back and went back to its pool, not closed.
+    CHECK(f.setup.shard(1).value("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid_s1) == "1");
     CHECK(f.rows_on(0).empty());
     PgConn fresh = f.client();
     REQUIRE_OK(fresh.exec(insert(a, "fresh")));
