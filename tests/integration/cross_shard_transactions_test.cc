@@ -108,6 +108,36 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(c.value(note_of(b)).size() > 0);
   }
 
+  TEST_CASE(
+      "psql: one script's transaction reads s1, writes s0 and commits; a second written shard stops it") {
+    PROXY_ONLY();
+    ShardedFixture f(two_shards());
+    const int64_t a = tenant_on(0), b = tenant_on(1);
+    PgConn c = f.client();
+    REQUIRE_OK(c.exec(insert(b, "b0")));
+    const std::string script = "BEGIN;\nSELECT note FROM orders WHERE tenant_id = " + k(b) + ";\n" +
+                               insert(a, "psql") + ";\nSELECT note FROM orders WHERE tenant_id = " + k(a) +
+                               ";\nCOMMIT;\n";
+    CommandResult ok =
+        run_command({psql(), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", f.proxy->conninfo()}, script,
+                    std::chrono::seconds(60));
+    INFO("psql: " << ok.describe() << "\nproxy log:\n" << f.log_tail());
+    REQUIRE(ok.exit_code == 0);
+    CHECK(ok.out == "BEGIN\nb0\nINSERT 0 1\npsql\nCOMMIT\n");
+    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "psql")});
+    const std::string refused =
+        "BEGIN;\n" + insert(a, "second") + ";\n" + insert(b, "refused") + ";\nCOMMIT;\n";
+    CommandResult bad =
+        run_command({psql(), "-X", "-A", "-t", "-d", f.proxy->conninfo()}, refused, std::chrono::seconds(60));
+    INFO("psql: " << bad.describe());
+    CHECK(contains(bad.err, "two-phase commit"));
+    CHECK(contains(bad.out, "ROLLBACK"));  // COMMIT of the failed transaction
+    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "psql")});
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "b0")});
+    CHECK(idle_in_transaction(f, 0) == 0);
+    CHECK(idle_in_transaction(f, 1) == 0);
+  }
+
   TEST_CASE("a write on a second shard is refused naming both shards; nothing is committed anywhere") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
