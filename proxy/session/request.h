@@ -7,8 +7,10 @@
 //      │──> waiting_for_server ──> running    (a server, or PAUSE lifted) | answered (no server)
 //      └──> running ──> answered             (ReadyForQuery relayed; the server may go back)
 //              │──> retrying_after_fence ──> routing   (SW001 on the first request: run it again)
-//              └──> waiting_for_server ──> routing     (it needs another shard than the riders'
-//                                                       server: that one is rolled back first)
+//              │──> waiting_for_server ──> routing     (it needs another shard than the riders'
+//              │                                        server: that one is rolled back first)
+//              └──> waiting_for_server ──> running     (it needs a shard the transaction has no
+//                                                       leg on yet: a server joins)
 // (proxy/session/README.md has the whole diagram.)
 #pragma once
 
@@ -39,6 +41,7 @@ struct Request {
   RequestState state = RequestState::Routing;
   bool routed = false;           // the Query/Bind that picked the server needs no routing check again
   bool batch_open = false;       // extended-protocol messages forwarded since the last Sync
+  bool batch_bound = false;      // a Bind (other than a BEGIN) was forwarded since the last Sync
   bool skip_until_sync = false;  // an error was answered: messages up to Sync are dropped
   // Transaction pooling: a Parse/Describe batch ended by a Flush with no Bind yet runs on a server
   // that is lent for it only: the proxy ends it with a Sync of its own (answer swallowed) and
@@ -46,6 +49,9 @@ struct Request {
   bool lend_at_flush = false;  // the batch being forwarded ends so at its Flush
   bool lent = false;           // its Sync went: no client input is read until the server is back
   bool query_failed = false;   // the Query in progress got an ErrorResponse
+  // The Query at the front needs another leg: it waits until the active leg owes nothing.
+  bool leg_wait = false;
+  bool joining_leg = false;  // the server being acquired joins a transaction already started
   // The statements of forwarded Queries, in order: their settings count once they succeed.
   std::deque<std::shared_ptr<const parser::QueryFacts>> queries;
   // Startup values restored after a RESET (or the DEALLOCATE after a PREPARE in transaction

@@ -27,6 +27,7 @@ Session::~Session() {
   if (request_.state == RequestState::WaitingForServer && pools_.waiting != nullptr)
     pools_.waiting->cancel_wait(this);
   if (txn_.leg.attached()) release_backend(false);
+  release_parked_legs();
 }
 
 void Session::on_readable(net::Connection&) {
@@ -112,15 +113,21 @@ void Session::close(const char* reason) {
   if (request_.state == RequestState::WaitingForServer) set_request_state(RequestState::Routing);
   if (txn_.leg.attached()) {
     // A server in the middle of something is not reusable: stop its query and close it. In
-    // session pooling, one at a boundary is reset (pool.server_reset_query) and reused.
+    // session pooling, one at a boundary is reset (pool.server_reset_query) and reused; in
+    // transaction pooling, one idle in the transaction is rolled back and reused.
     Leg& leg = txn_.leg;
     bool at_boundary = leg.at_boundary(request_.batch_open);
+    bool idle_in_transaction = !pools_.session_pooling && leg.tracker.idle() && !request_.batch_open;
+    const std::string rollback = "ROLLBACK";
     if (!leg.tracker.idle()) leg.backend->pool().send_cancel(*leg.backend);
     if (pools_.session_pooling && at_boundary)
       release_backend(true, &host_.config().pool.server_reset_query);
+    else if (idle_in_transaction && !at_boundary)
+      release_backend(true, &rollback);
     else
       release_backend(at_boundary && !pools_.session_pooling);
   }
+  release_parked_legs();
   client_->close_after_flush();
   host_.session_closed(this);
 }

@@ -220,6 +220,31 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void maybe_release_backend();
   // `reset_query`: session pooling, the client left: the pool resets the server and reuses it.
   void release_backend(bool clean, const std::string* reset_query = nullptr);
+  // Legs on several shards (session_legs.cc)
+  std::shared_ptr<const parser::QueryFacts> facts_of_query(const wire::Frame& query) const;
+  static int statement_shard(const parser::QueryFacts& facts, const router::Route& route);
+  void note_for_every_leg(const parser::QueryFacts& facts);
+  Status check_write(const parser::QueryFacts& facts, const router::Route& route);
+  Next route_across_legs(const wire::Frame& query);
+  Next switch_to_leg(int shard);
+  std::string joining_prologue();
+  void restore_parked_leg();
+  Next end_across_legs(bool commit);
+  Next finish_ending(const wire::Frame& query);
+  void send_to_parked(std::string_view sql);
+  Leg* parked_leg(const pool::Backend& backend);
+  void read_parked_messages(pool::Backend& backend);
+  void on_parked_message(Leg& leg, const wire::Frame& frame);
+  void release_idle_parked();
+  void end_parked_like_active(bool committed);
+  void on_active_status();
+  Next route_batch_across_legs();
+  Next finish_batch_ending();
+  Next close_batch_for_another_leg();
+  void note_session_parse(std::string_view name, std::string_view query, const std::vector<uint32_t>& types);
+  void ensure_session_statement(std::string_view name);
+  void close_session_statement(std::string_view name);
+  void release_parked_legs();
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);
@@ -279,7 +304,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
-  Status check_bind_route(const wire::BindMessage& bind);
+  Status check_bind_route(const wire::BindMessage& bind, bool pinned);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);
   void refuse_request(const Status& why);

@@ -49,6 +49,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
     profile_.unnamed_elsewhere = false;
   }
   if (pools_.session_pooling || parse->statement.empty()) {
+    if (pools_.session_pooling) note_session_parse(parse->statement, parse->query, parse->param_types);
     expect(Owed::Parse);
     txn_.leg.backend->connection().write(whole(frame));
     return Status::ok();
@@ -77,7 +78,10 @@ Status Session::forward_parse(const wire::Frame& frame) {
 }
 
 // Inside a transaction every Bind must route to the transaction's shard.
-Status Session::check_bind_route(const wire::BindMessage& bind) {
+Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
+  // A statement ran in this batch: a later Bind for another shard can no longer have the batch
+  // ended early for it (close_batch_for_another_leg). A BEGIN alone does not count.
+  const bool bound_before = std::exchange(request_.batch_bound, true);
   if (!host_.directory()) return Status::ok();
   std::string_view query;
   std::vector<uint32_t> types;
@@ -92,24 +96,29 @@ Status Session::check_bind_route(const wire::BindMessage& bind) {
   }
   auto facts = parser::analyze(query);
   if (!facts || (*facts)->statements.size() != 1) return Status::ok();
+  if ((*facts)->statements.front().kind == parser::StatementKind::Begin) request_.batch_bound = bound_before;
   auto values = wire::decode_bind_values(bind.rest, std::move(types));
   if (!values) return values.status();
   router::Route route =
       router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules());
-  return check_pinned(**facts, route);
+  note_for_every_leg(**facts);
+  Status allowed = check_write(**facts, route);
+  return allowed.is_ok() && pinned ? check_pinned(**facts, route) : allowed;
 }
 
 Status Session::forward_bind(const wire::Frame& frame) {
   auto bind = wire::decode_bind(frame.body);
   if (!bind) return bind.status();
-  // The Bind that picked this server was routed already; every later one is checked.
-  Status allowed = std::exchange(request_.routed, false) ? Status::ok() : check_bind_route(*bind);
+  // The Bind that picked this server was routed already; every later one is checked. Each counts
+  // for the shards the transaction wrote.
+  Status allowed = check_bind_route(*bind, /*pinned=*/!std::exchange(request_.routed, false));
   if (!allowed.is_ok()) {
     inject_abort(allowed, true);
     return Status::ok();
   }
   if (pools_.session_pooling || bind->statement.empty()) {
     if (bind->statement.empty()) ensure_unnamed_parsed();
+    if (pools_.session_pooling) ensure_session_statement(bind->statement);
     expect(Owed::Bind);
     txn_.leg.backend->connection().write(whole(frame));
     return Status::ok();
@@ -135,6 +144,8 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   Owed owed = !describe ? Owed::Close : target->kind == 'S' ? Owed::DescribeStatement : Owed::DescribePortal;
   if (pools_.session_pooling || target->kind != 'S' || target->name.empty()) {
     if (describe && target->kind == 'S' && target->name.empty()) ensure_unnamed_parsed();
+    if (pools_.session_pooling && target->kind == 'S')
+      describe ? ensure_session_statement(target->name) : close_session_statement(target->name);
     expect(owed);
     txn_.leg.backend->connection().write(whole(frame));
     return Status::ok();

@@ -42,10 +42,23 @@ void Session::attach(pool::Backend* backend) {
     backend->applied_state = profile_.settings.signature();
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   }
+  if (std::exchange(request_.joining_leg, false)) {
+    // The transaction started on another shard: this one starts it too, then replays the
+    // settings and savepoints it ran so far. A fence error here fails the request (40001).
+    std::string replay = joining_prologue();
+    if (!replay.empty()) {
+      wire::encode_query(prologue, replay);
+      expect(Owed::Query, /*relay=*/false);
+    }
+    backend->connection().write(prologue);
+    fence_.on_attach({}, /*capture=*/false);
+    return;
+  }
   std::string begin;
   if (txn_.control.deferred() && !leg.outside_transaction) {
     // The transaction the proxy answered BEGIN for starts here, on the shard it picked.
     begin = txn_.control.take_begin(/*may_move=*/!pools_.session_pooling);
+    txn_.shards.begin(begin);
     wire::encode_query(prologue, begin);
     expect(Owed::Query, /*relay=*/false);
   }
@@ -80,6 +93,8 @@ void Session::on_backend_failed(const Status& why) {
   set_request_state(RequestState::Answered);
   txn_.leg.outside_transaction = false;
   request_.routed = false;
+  request_.joining_leg = false;
+  restore_parked_leg();  // a shard could not join: the transaction goes on where it was
   LOG_WARN("client=c%llu user=%s no server: %s", (unsigned long long)id(), profile_.user.c_str(),
            why.message.c_str());
   if (phase_ == Phase::AwaitingServerParameters) {
@@ -140,9 +155,16 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
   backend->pool().release(backend, clean);
 }
 
-void Session::on_backend_lost(pool::Backend&, const Status& why) {
-  txn_.leg.backend = nullptr;
-  txn_.leg.tracker.reset();
+void Session::on_backend_lost(pool::Backend& backend, const Status& why) {
+  if (Leg* parked = parked_leg(backend)) {
+    // A parked leg's server died: the transaction is lost there; the other legs are closed
+    // with the session (their servers roll back), none is left in a transaction.
+    parked->backend = nullptr;
+    txn_.parked.erase(txn_.parked.begin() + (parked - txn_.parked.data()));
+  } else {
+    txn_.leg.backend = nullptr;
+    txn_.leg.tracker.reset();
+  }
   request_.queries.clear();
   LOG_WARN("client=c%llu user=%s lost its server: %s", (unsigned long long)id(), profile_.user.c_str(),
            why.message.c_str());

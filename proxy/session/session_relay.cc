@@ -44,11 +44,14 @@ void Session::read_client_messages() {
       close("client sent Terminate");
       return;
     }
+    if (txn_.parked_busy()) return;  // read_parked_messages reads on once they answered
     if (request_.skip_until_sync && frame.type != 'S') {
       consume_client(frame.size);
       continue;
     }
-    if (!txn_.leg.attached()) {
+    restore_parked_leg();
+    const bool started = !txn_.leg.attached();
+    if (started) {
       Next next = start_without_server(frame);
       if (next == Next::Continue) continue;
       if (next == Next::Stop) return;
@@ -56,6 +59,15 @@ void Session::read_client_messages() {
     if (frame.type == 'Q' && txn_.control.movable() && needs_move(frame)) {
       move_transaction();
       return;
+    }
+    const bool batch_start = is_extended(frame.type) && frame.type != 'H' && !request_.batch_open;
+    const bool first_bind = frame.type == 'B' && request_.batch_open && !request_.batch_bound;
+    if (!started && (frame.type == 'Q' || batch_start || first_bind)) {
+      Next next = frame.type == 'Q' ? route_across_legs(frame)
+                  : batch_start     ? route_batch_across_legs()
+                                    : close_batch_for_another_leg();
+      if (next == Next::Continue) continue;
+      if (next == Next::Stop) return;
     }
     if (txn_.leg.backend->connection().over_high_water()) {
       client_->pause_reading();  // resumed by on_backend_drained
@@ -201,6 +213,7 @@ Status Session::forward(const wire::Frame& frame) {
     case 'S':
       expect(Owed::Sync);
       request_.batch_open = false;
+      request_.batch_bound = false;
       break;
     case 'F': expect(Owed::Query); break;
     case 'H':
@@ -249,9 +262,11 @@ Status Session::forward_query(const wire::Frame& frame) {
   txn_.control.on_statement_sent(known && known->statements.size() == 1 ? &known->statements.front()
                                                                         : nullptr);
   bool routed = std::exchange(request_.routed, false);
-  if (known && host_.directory() && !routed) {
+  if (known && host_.directory()) {
+    note_for_every_leg(*known);
     router::Route route = router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules());
-    Status allowed = check_pinned(*known, route);
+    Status allowed = check_write(*known, route);
+    if (allowed.is_ok() && !routed) allowed = check_pinned(*known, route);
     if (!allowed.is_ok()) {
       inject_abort(allowed, false);
       return Status::ok();

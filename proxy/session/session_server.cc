@@ -17,7 +17,13 @@ Status server_violation(const std::string& shard, const std::string& violation) 
 
 }  // namespace
 
-void Session::on_backend_readable(pool::Backend&) { read_server_messages(); }
+void Session::on_backend_readable(pool::Backend& backend) {
+  if (&backend != txn_.leg.backend && parked_leg(backend) != nullptr) {
+    read_parked_messages(backend);
+    return;
+  }
+  read_server_messages();
+}
 
 void Session::read_server_messages() {
   while (txn_.leg.attached()) {
@@ -57,6 +63,9 @@ void Session::read_server_messages() {
     maybe_release_backend();
     if (!txn_.leg.attached() && phase_ == Phase::Ready && !client_->input().empty()) {
       read_client_messages();  // the client pipelined its next transaction already
+    } else if (request_.leg_wait && txn_.leg.tracker.idle() && phase_ == Phase::Ready) {
+      request_.leg_wait = false;  // the Query that needs another leg goes on
+      read_client_messages();
     }
   }
 }
@@ -81,21 +90,29 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
       break;
     case 'E': relay = on_server_error(frame, relay, outcome.completed); break;
     case 'C':
-      if (auto tag = wire::decode_command_complete(frame.body); relay && tag && *tag == "ROLLBACK")
-        profile_.settings.end_transaction(false);
+      if (auto tag = wire::decode_command_complete(frame.body); relay && tag) {
+        if (*tag == "ROLLBACK") profile_.settings.end_transaction(false);
+        if (*tag == "COMMIT" || *tag == "ROLLBACK") txn_.active_committed = *tag == "COMMIT";
+      }
       break;
     case 'Z': relay = on_ready_for_query(frame, relay, answered); break;
     default: break;
   }
+  std::string combined;  // a ReadyForQuery saying a parked leg failed
+  if (frame.type == 'Z' && relay && txn_.combined_status(leg.server_status) != leg.server_status) {
+    wire::encode_ready_for_query(combined, 'E');
+    txn_.control.on_server_status('E');
+  }
   if (request_.restore_owed) {
     hold_until_restored(frame, relay, due);
   } else {
-    if (relay) to_client(whole(frame));
+    if (relay) to_client(combined.empty() ? whole(frame) : std::string_view(combined));
     if (!due.empty()) to_client(due);
   }
   after_server_message(frame.type, outcome);
   if (frame.type == 'Z') {
     if (leg.server_status == 'I' && !leg.outside_transaction) profile_.settings.end_transaction(true);
+    if (!leg.outside_transaction) on_active_status();
     if (fence_.pending() && answered) return AfterMessage::Retry;
   }
   return AfterMessage::Continue;

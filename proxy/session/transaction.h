@@ -1,15 +1,20 @@
 // The client's transaction and the servers it runs on. A transaction owns zero or more legs, one
-// server per shard it touched. Today a transaction has at most one leg (transactions do not span
-// shards) or, outside any transaction, a Fanout that runs one statement on every shard.
+// server per shard it touched: the active leg runs the client's requests, the others are parked
+// (idle, in the transaction) until a request needs their shard or the transaction ends. Outside
+// any transaction, a Fanout runs one statement on every shard.
 #pragma once
 
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "pool/pool.h"
 #include "session/fanout.h"
 #include "session/merge_fanout.h"
 #include "session/response_tracker.h"
 #include "session/transaction_control.h"
+#include "session/transaction_shards.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -24,19 +29,45 @@ struct Leg {
   // The server runs a Parse/Describe batch outside the client's transaction, which has no shard
   // yet (a deferred BEGIN): that batch must not pick the transaction's shard.
   bool outside_transaction = false;
+  // Session pooling: the client's named statements parsed on this server (under the client's
+  // names); another leg's server gets a statement's Parse before its first Bind or Describe.
+  std::set<std::string, std::less<>> client_statements;
 
   bool attached() const { return backend != nullptr; }
   // Back at a transaction boundary: nothing owed, no transaction, no extended batch open.
   bool at_boundary(bool batch_open) const { return tracker.idle() && server_status == 'I' && !batch_open; }
 };
 
+// How the transaction's end runs over its parked legs before the active leg gets the client's
+// COMMIT or ROLLBACK (session_legs.cc).
+enum class Ending : uint8_t { None, Commit, Rollback };
+
 struct Transaction {
   TransactionControl control;          // deferred BEGIN, the status the client sees
-  Leg leg;                             // the transaction's server, if it has one
+  TransactionShards shards;            // the shards it read and wrote, what a joining shard replays
+  Leg leg;                             // the active leg: runs the client's requests
+  std::vector<Leg> parked;             // its other legs, each on another shard
+  Ending ending = Ending::None;        // COMMIT/ROLLBACK runs on the parked legs first
+  std::string end_failure;             // what a parked leg answered that fails the COMMIT
+  bool active_committed = false;       // the active leg's last transaction end was a COMMIT
   std::unique_ptr<Fanout> fanout;      // a statement running on every shard, outside any transaction
   std::unique_ptr<MergeFanout> merge;  // a read on every shard whose rows are merged
 
-  bool holds_server() const { return leg.attached() || fanout != nullptr || merge != nullptr; }
+  bool holds_server() const {
+    return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr;
+  }
+  // Some parked leg still owes answers to what the proxy sent it.
+  bool parked_busy() const {
+    for (const Leg& other : parked)
+      if (!other.tracker.idle()) return true;
+    return false;
+  }
+  // The status the client sees when the active leg reports `active`: failed if any leg failed.
+  char combined_status(char active) const {
+    for (const Leg& other : parked)
+      if (other.server_status == 'E') return 'E';
+    return active;
+  }
 };
 
 }  // namespace sw::session

@@ -232,15 +232,10 @@ std::string next_status(PGconn* c, std::chrono::steady_clock::time_point deadlin
 
 }  // namespace
 
-TEST_SUITE("drivers_defects") {
-  TEST_CASE("driver defects: session pooling, two shards (every driver)") {
-    PROXY_ONLY();
-    std::vector<Driver> list = drivers();
-    for (Driver& d : defects()) list.push_back(std::move(d));
-    run_matrix(2, "session", list);
-  }
-  // The same defect without a driver: libpq, simple protocol, session pooling, two shards. (Passes
-  // without the SELECT 1: the first statement then attaches a server on s1.)
+TEST_SUITE("drivers") {
+  // Session pooling with two shards, libpq, simple protocol: the session's first server is on s0
+  // (SELECT 1), a keyed INSERT for a tenant on s1 then runs on a second server of the session, in
+  // and out of a transaction (0A000 before the session kept one server per shard).
   TEST_CASE("session pooling, two shards: BEGIN then a keyed INSERT for a tenant on s1 (libpq)") {
     PROXY_ONLY();
     ShardedOptions options;
@@ -259,9 +254,6 @@ TEST_SUITE("drivers_defects") {
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(key, "autocommit"), row_of(key, "in-transaction")});
     CHECK(f.rows_on(0).empty());
   }
-}
-
-TEST_SUITE("drivers") {
   TEST_CASE("drivers through shardwire: transaction pooling, one shard") {
     PROXY_ONLY();
     std::vector<Driver> list = drivers();
@@ -282,6 +274,15 @@ TEST_SUITE("drivers") {
     for (Driver& d : defects()) list.push_back(std::move(d));  // rollbacks and cursors
     run_matrix(1, "session", list);
   }
+  // The session keeps one server per shard it touched (tenant on s1 after statements on s0, in
+  // and out of transactions); each used to fail with 0A000 or a fence 40001.
+  TEST_CASE("drivers through shardwire: session pooling, two shards") {
+    PROXY_ONLY();
+    std::vector<Driver> list = drivers();
+    for (Driver& d : defects()) list.push_back(std::move(d));
+    run_matrix(2, "session", list);
+  }
+
   // What asyncpg and postgres.js send, with libpq and two shards: the Flush-ended Parse/Describe
   // runs on a server lent for it only, the Bind picks s1 for the transaction and its statement is
   // parsed there again. A Parse that fails in such a batch fails the transaction.

@@ -1,0 +1,334 @@
+// Session: a transaction on several shards. The active leg runs the client's requests; a Query
+// that needs another shard waits until the active leg owes nothing, then that shard's leg becomes
+// the active one (a new server joins: its BEGIN and what must be replayed run first). Answers so
+// stay in request order without merging streams. COMMIT and ROLLBACK run on the parked legs first,
+// then the client's own statement on the active leg, which is the written one for a COMMIT
+// (TransactionShards::commit_plan); settings and savepoints reach every leg.
+#include <algorithm>
+#include <utility>
+
+#include "common/log.h"
+#include "config/config.h"
+#include "session/session.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+namespace {
+
+using parser::StatementKind;
+using router::RouteKind;
+
+bool names_tables(const parser::QueryFacts& facts) {
+  return std::any_of(facts.statements.begin(), facts.statements.end(),
+                     [](const parser::StatementFacts& statement) { return !statement.tables.empty(); });
+}
+
+bool writes_any(const parser::QueryFacts& facts) {
+  return std::any_of(facts.statements.begin(), facts.statements.end(), [](const parser::StatementFacts& s) {
+    return s.writes || s.kind == StatementKind::Ddl || s.kind == StatementKind::Copy;
+  });
+}
+
+// Statements every leg of the transaction runs (and a leg that joins later replays).
+bool reaches_every_leg(StatementKind kind) {
+  switch (kind) {
+    case StatementKind::Savepoint:
+    case StatementKind::ReleaseSavepoint:
+    case StatementKind::RollbackToSavepoint:
+    case StatementKind::Set:
+    case StatementKind::SetLocal: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const parser::QueryFacts> Session::facts_of_query(const wire::Frame& query) const {
+  auto sql = wire::decode_query(query.body);
+  if (!sql) return nullptr;
+  auto text = expand_sql_execute(*sql);
+  if (!text) return nullptr;
+  auto facts = parser::analyze(*text);
+  if (!facts) return nullptr;
+  return *facts;
+}
+
+// The shard a statement with `route` runs on, -1 when any (the active leg's).
+int Session::statement_shard(const parser::QueryFacts& facts, const router::Route& route) {
+  if (route.kind == RouteKind::Shard || (route.kind == RouteKind::Default && names_tables(facts)))
+    return route.shard;
+  return -1;
+}
+
+// Settings and savepoints run on every leg; the joining ones replay them.
+void Session::note_for_every_leg(const parser::QueryFacts& facts) {
+  for (const auto& statement : facts.statements) {
+    if (statement.kind == StatementKind::Begin && !txn_.shards.open()) txn_.shards.begin(statement.text);
+    if (reaches_every_leg(statement.kind)) txn_.shards.note_replayed(statement.text);
+  }
+}
+
+// A write on a second shard of the transaction is refused (TransactionShards).
+Status Session::check_write(const parser::QueryFacts& facts, const router::Route& route) {
+  int shard = statement_shard(facts, route);
+  if (shard < 0) shard = txn_.leg.shard;
+  if (shard < 0) return Status::ok();
+  return txn_.shards.on_statement(shard, writes_any(facts),
+                                  host_.directory()->shard_name(static_cast<uint16_t>(shard)));
+}
+
+// A Query while a server is attached: does it need another leg of the transaction (or, in
+// session pooling, another of the session's servers), or the transaction's end on every leg?
+Session::Next Session::route_across_legs(const wire::Frame& query) {
+  Leg& leg = txn_.leg;
+  if (request_.lent || leg.outside_transaction || txn_.control.moving() || request_.batch_open ||
+      !host_.directory())
+    return Next::Forward;
+  if (txn_.ending != Ending::None) return finish_ending(query);
+  auto facts = facts_of_query(query);
+  if (!facts) return Next::Forward;
+  const parser::StatementFacts* only = facts->statements.size() == 1 ? &facts->statements.front() : nullptr;
+  if (only != nullptr && !txn_.parked.empty()) {
+    if (only->kind == StatementKind::Commit || only->kind == StatementKind::Rollback)
+      return end_across_legs(only->kind == StatementKind::Commit);
+    if (reaches_every_leg(only->kind)) send_to_parked(only->text);
+  }
+  router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
+  int target = statement_shard(*facts, route);
+  if (target < 0 || target == leg.shard) return Next::Forward;
+  const int writer = txn_.shards.open() ? txn_.shards.writer() : -1;
+  if (writes_any(*facts) && writer >= 0 && writer != target) return Next::Forward;  // refused there
+  if (!leg.tracker.idle()) {
+    request_.leg_wait = true;  // read_server_messages reads on once the active leg owes nothing
+    return Next::Stop;
+  }
+  if (leg.server_status == 'I' && !pools_.session_pooling) return Next::Forward;
+  // A failed transaction stays failed on every leg: the active one answers (25P02).
+  if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;
+  return switch_to_leg(target);
+}
+
+// The active leg owes nothing: it is parked, and the leg on `shard` (parked, or a new server that
+// joins the transaction) becomes the active one.
+Session::Next Session::switch_to_leg(int shard) {
+  auto found =
+      std::find_if(txn_.parked.begin(), txn_.parked.end(), [&](const Leg& l) { return l.shard == shard; });
+  size_t index = static_cast<size_t>(found - txn_.parked.begin());
+  txn_.parked.push_back(std::move(txn_.leg));
+  txn_.leg = Leg{};
+  LOG_DEBUG("client=c%llu requests go to shard %d now (%s leg)", (unsigned long long)id(), shard,
+            index < txn_.parked.size() - 1 ? "a parked" : "a new");
+  if (index < txn_.parked.size() - 1) {
+    txn_.leg = std::move(txn_.parked[index]);
+    txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(index));
+    txn_.leg.check.reset();
+    fence_.on_attach({}, /*capture=*/false);
+    // Session pooling: the session's server on this shard joins a transaction begun elsewhere.
+    if (std::string replay = joining_prologue(); !replay.empty() && txn_.leg.server_status == 'I') {
+      std::string out;
+      wire::encode_query(out, replay);
+      expect(Owed::Query, /*relay=*/false);
+      txn_.leg.backend->connection().write(out);
+    }
+    return Next::Forward;
+  }
+  request_.joining_leg = true;
+  if (acquire_backend(shard)) return Next::Forward;
+  if (request_.state == RequestState::WaitingForServer) return Next::Stop;
+  request_.joining_leg = false;
+  restore_parked_leg();  // refused: the Query was answered with the error
+  return Next::Continue;
+}
+
+// What a server joining the transaction runs before the Query that needs it.
+std::string Session::joining_prologue() {
+  if (!txn_.shards.open()) return {};
+  return txn_.shards.replay().empty() ? std::string("BEGIN") : txn_.shards.replay();
+}
+
+void Session::restore_parked_leg() {
+  if (txn_.leg.attached() || txn_.parked.empty()) return;
+  txn_.leg = std::move(txn_.parked.back());
+  txn_.parked.pop_back();
+  txn_.leg.check.reset();
+}
+
+// COMMIT or ROLLBACK with parked legs: once the active leg owes nothing, a COMMIT makes the
+// written leg the active one, and the parked legs get the COMMIT (ROLLBACK) first. The client's
+// statement stays in the input until they answered (finish_ending).
+Session::Next Session::end_across_legs(bool commit) {
+  // Session pooling: the session's servers the transaction did not touch have nothing to end.
+  if (std::all_of(txn_.parked.begin(), txn_.parked.end(),
+                  [](const Leg& other) { return other.server_status == 'I'; }))
+    return Next::Forward;
+  if (!txn_.leg.tracker.idle()) {
+    request_.leg_wait = true;
+    return Next::Stop;
+  }
+  const bool failed = txn_.combined_status(txn_.leg.server_status) == 'E';
+  if (commit && failed) {
+    std::string tag;
+    wire::encode_command_complete(tag, "ROLLBACK");  // as PostgreSQL answers COMMIT of a failed transaction
+    txn_.end_failure = std::move(tag);
+  }
+  if (commit && !failed) {
+    std::vector<int> legs{txn_.leg.shard};
+    for (const Leg& other : txn_.parked) legs.push_back(other.shard);
+    CommitPlan plan = txn_.shards.commit_plan(legs);
+    if (plan.last != txn_.leg.shard) switch_to_leg(plan.last);  // parked: no server is acquired
+  }
+  txn_.ending = commit && !failed ? Ending::Commit : Ending::Rollback;
+  send_to_parked(txn_.ending == Ending::Commit ? "COMMIT" : "ROLLBACK");
+  return Next::Stop;
+}
+
+// The parked legs answered the transaction's end: the client's COMMIT (ROLLBACK) goes to the
+// active leg; or, when a parked leg's COMMIT failed, the active leg is rolled back and the client
+// gets that failure.
+Session::Next Session::finish_ending(const wire::Frame& query) {
+  Ending ending = std::exchange(txn_.ending, Ending::None);
+  std::string failure = std::exchange(txn_.end_failure, {});
+  release_idle_parked();
+  if (failure.empty()) return Next::Forward;
+  if (ending == Ending::Commit)
+    LOG_INFO("client=c%llu COMMIT failed on a read-only leg; rolling back shard %d", (unsigned long long)id(),
+             txn_.leg.shard);
+  consume_client(query.size);
+  profile_.settings.end_transaction(false);
+  std::string rollback;
+  wire::encode_query(rollback, "ROLLBACK");
+  expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  txn_.leg.backend->connection().write(rollback);
+  wire::encode_ready_for_query(failure, 'I');
+  answer_in_place(std::move(failure));
+  return Next::Continue;
+}
+
+// Runs `sql` on every parked leg, its answers swallowed (read_parked_messages). While a
+// transaction is open, a leg outside it (session pooling: the session's server on a shard the
+// transaction has not touched) is left out: it replays the transaction's statements if it joins.
+void Session::send_to_parked(std::string_view sql) {
+  for (Leg& other : txn_.parked) {
+    if (txn_.shards.open() && other.server_status == 'I') continue;
+    std::string out;
+    wire::encode_query(out, sql);
+    Expectation e;
+    e.owed = Owed::Query;
+    e.relay = false;
+    e.relay_errors = false;
+    std::string now;
+    other.tracker.expect(std::move(e), &now);
+    other.backend->connection().write(out);
+  }
+}
+
+Leg* Session::parked_leg(const pool::Backend& backend) {
+  for (Leg& other : txn_.parked)
+    if (other.backend == &backend) return &other;
+  return nullptr;
+}
+
+// What a parked leg sends: the answers to what send_to_parked sent it (swallowed; a failure is
+// remembered for the transaction's end), or a message nobody asked for, which ends the session.
+void Session::read_parked_messages(pool::Backend& backend) {
+  while (Leg* leg = parked_leg(backend)) {
+    auto result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits_);
+    if (result.status == wire::FrameStatus::NeedMore) break;
+    const wire::Frame& frame = result.frame;
+    std::string due;
+    if (result.status == wire::FrameStatus::Error || !leg->check.on_message(frame.type, frame.body) ||
+        leg->tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {
+      LOG_WARN("client=c%llu server=s%llu of shard %d sent an unexpected message while parked",
+               (unsigned long long)id(), (unsigned long long)backend.id(), leg->shard);
+      terminate(Status::server("08P01", "a server of the transaction (shard " +
+                                            host_.directory()->shard_name(static_cast<uint16_t>(leg->shard)) +
+                                            ") failed; the transaction was rolled back on every shard"));
+      return;
+    }
+    on_parked_message(*leg, frame);
+    backend.connection().consume(frame.size);
+  }
+  release_idle_parked();
+  if (!txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
+}
+
+void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {
+  switch (frame.type) {
+    case 'E':
+      if (txn_.ending == Ending::Commit && txn_.end_failure.empty())
+        txn_.end_failure = std::string(whole(frame));
+      break;
+    case 'C':
+      if (auto tag = wire::decode_command_complete(frame.body);
+          tag && *tag == "ROLLBACK" && txn_.ending == Ending::Commit && txn_.end_failure.empty())
+        txn_.end_failure = std::string(whole(frame));
+      break;
+    case 'Z':
+      if (!frame.body.empty()) leg.server_status = frame.body[0];
+      break;
+    case 'S':
+      if (auto status = wire::decode_parameter_status(frame.body))
+        leg.backend->set_parameter(status->name, status->value);
+      break;
+    default: break;
+  }
+}
+
+// Transaction pooling: parked legs whose transaction ended go back to their pools.
+void Session::release_idle_parked() {
+  if (pools_.session_pooling) return;
+  for (size_t i = 0; i < txn_.parked.size();) {
+    Leg& other = txn_.parked[i];
+    if (!other.tracker.idle() || other.server_status != 'I') {
+      ++i;
+      continue;
+    }
+    pool::Backend* backend = other.backend;
+    backend->applied_state = profile_.settings.signature();
+    txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(i));
+    backend->pool().release(backend, true);
+  }
+}
+
+// The active leg's transaction ended by a statement the proxy did not run on the parked legs
+// (an extended-protocol COMMIT, a multi-statement Query): they end it the same way.
+void Session::end_parked_like_active(bool committed) {
+  bool open = std::any_of(txn_.parked.begin(), txn_.parked.end(), [](const Leg& other) {
+    return other.server_status != 'I' && other.tracker.idle();
+  });
+  if (!open || txn_.ending != Ending::None) return;
+  send_to_parked(committed ? "COMMIT" : "ROLLBACK");
+}
+
+// The active leg reported its transaction status; once it owes nothing and is out of the
+// transaction, so is every other leg.
+void Session::on_active_status() {
+  const Leg& leg = txn_.leg;
+  txn_.shards.on_server_status(leg.server_status);
+  if (leg.server_status != 'I' || !leg.tracker.idle()) return;
+  end_parked_like_active(txn_.active_committed);
+  txn_.shards.end();
+}
+
+// The session ends: every parked leg goes back (reset, in session pooling, at a boundary; rolled
+// back, in transaction pooling, idle in the transaction) or is closed, which rolls it back.
+void Session::release_parked_legs() {
+  std::vector<Leg> legs = std::exchange(txn_.parked, {});
+  for (Leg& other : legs) {
+    pool::Backend* backend = other.backend;
+    bool at_boundary = other.tracker.idle() && other.server_status == 'I';
+    if (!other.tracker.idle()) backend->pool().send_cancel(*backend);
+    backend->connection().resume_reading();
+    if (pools_.session_pooling && at_boundary && phase_ == Phase::Closed) {
+      backend->detach();
+      backend->pool().release_after_reset(backend, host_.config().pool.server_reset_query);
+    } else if (!pools_.session_pooling && other.tracker.idle() && !at_boundary) {
+      backend->detach();
+      backend->pool().release_after_reset(backend, "ROLLBACK");
+    } else {
+      backend->pool().release(backend, at_boundary && !pools_.session_pooling);
+    }
+  }
+}
+
+}  // namespace sw::session

@@ -1,0 +1,145 @@
+// Session: an extended-protocol batch in a transaction on several shards. The shard is decided at
+// the batch's first message, from its Bind (scan_extended_batch), like a Query's: once the active
+// leg owes nothing, that shard's leg runs the whole batch up to its Sync. A Bind for another shard
+// in the middle of a batch is refused (check_pinned).
+#include <utility>
+
+#include "common/log.h"
+#include "session/session.h"
+#include "wire/bind_values.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+
+using parser::StatementKind;
+
+// The first message of an extended batch while a server is attached.
+Session::Next Session::route_batch_across_legs() {
+  Leg& leg = txn_.leg;
+  if (request_.lent || leg.outside_transaction || txn_.control.moving() || !host_.directory())
+    return Next::Forward;
+  if (txn_.ending != Ending::None) return finish_batch_ending();
+  ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
+  if (batch.kind == ExtendedBatch::Kind::NeedMore) return Next::Stop;  // read on when more arrives
+  if (batch.kind != ExtendedBatch::Kind::Bound) return Next::Forward;
+  const parser::StatementFacts& only = batch.only();
+  if (!txn_.parked.empty()) {
+    if (only.kind == StatementKind::Commit || only.kind == StatementKind::Rollback)
+      return end_across_legs(only.kind == StatementKind::Commit);
+    if (only.kind == StatementKind::Savepoint || only.kind == StatementKind::ReleaseSavepoint ||
+        only.kind == StatementKind::RollbackToSavepoint || only.kind == StatementKind::SetLocal ||
+        only.kind == StatementKind::Set)
+      send_to_parked(only.text);
+  }
+  auto values = wire::decode_bind_values(batch.bind.rest, batch.statement().types);
+  if (!values) return Next::Forward;  // forward_bind reports it
+  router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
+  int target = statement_shard(*batch.facts, route);
+  if (target < 0 || target == leg.shard) return Next::Forward;
+  const int writer = txn_.shards.open() ? txn_.shards.writer() : -1;
+  if (only.writes && writer >= 0 && writer != target) return Next::Forward;  // refused there
+  if (!leg.tracker.idle()) {
+    request_.leg_wait = true;
+    return Next::Stop;
+  }
+  if (leg.server_status == 'I' && !pools_.session_pooling) return Next::Forward;
+  if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;
+  Next next = switch_to_leg(target);
+  // The unnamed statement the Bind may name was parsed on the other leg.
+  if (next != Next::Continue) profile_.unnamed_elsewhere = true;
+  return next;
+}
+
+// The first Bind of a batch whose Parse/Describe (ended by a Flush) ran on the active leg needs
+// another shard: the active leg's batch is ended by a Sync of the proxy's (answer swallowed; no
+// statement ran in it), and once that leg owes nothing the Bind starts a batch of its own, routed
+// like any (route_batch_across_legs), its statement parsed again on the leg that runs it.
+Session::Next Session::close_batch_for_another_leg() {
+  Leg& leg = txn_.leg;
+  if (request_.lent || leg.outside_transaction || txn_.control.moving() || !host_.directory() ||
+      (txn_.parked.empty() && !pools_.session_pooling && leg.server_status == 'I'))
+    return Next::Forward;
+  ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
+  if (batch.kind == ExtendedBatch::Kind::NeedMore) return Next::Stop;
+  if (batch.kind != ExtendedBatch::Kind::Bound) return Next::Forward;
+  auto values = wire::decode_bind_values(batch.bind.rest, batch.statement().types);
+  if (!values) return Next::Forward;
+  router::Route route = router::route(batch.only(), &*values, *host_.directory(), host_.routing_rules());
+  int target = statement_shard(*batch.facts, route);
+  if (target < 0 || target == leg.shard) return Next::Forward;
+  std::string sync;
+  wire::encode_sync(sync);
+  expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
+  leg.backend->connection().write(sync);
+  request_.batch_open = false;
+  request_.leg_wait = true;
+  return Next::Stop;
+}
+
+// The parked legs answered an extended COMMIT/ROLLBACK's end: the batch goes to the active leg.
+// When a parked leg's COMMIT failed, the active leg's transaction is failed first, so the
+// client's COMMIT is answered ROLLBACK there, as PostgreSQL answers a failed transaction's.
+Session::Next Session::finish_batch_ending() {
+  txn_.ending = Ending::None;
+  std::string failure = std::exchange(txn_.end_failure, {});
+  release_idle_parked();
+  if (failure.empty()) return Next::Forward;
+  LOG_INFO("client=c%llu COMMIT failed on a read-only leg; shard %d answers ROLLBACK",
+           (unsigned long long)id(), txn_.leg.shard);
+  std::string abort;
+  wire::encode_query(abort,
+                     "DO $sw_abort$ BEGIN RAISE EXCEPTION 'commit failed on another shard'; END $sw_abort$");
+  expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  txn_.leg.backend->connection().write(abort);
+  return Next::Forward;
+}
+
+// Session pooling: a named statement is kept under the client's name on each server that parsed
+// it, and remembered (for routing its Binds, and to parse it on another leg's server).
+void Session::note_session_parse(std::string_view name, std::string_view query,
+                                 const std::vector<uint32_t>& types) {
+  if (name.empty()) return;
+  profile_.statements.add(name, host_.statements().intern(query, types));
+  txn_.leg.client_statements.emplace(name);
+}
+
+// Before a Bind or Describe of a named statement on a server that has not parsed it (session
+// pooling, another shard's leg): its Parse, answer swallowed, errors to the client in its place.
+void Session::ensure_session_statement(std::string_view name) {
+  Leg& leg = txn_.leg;
+  if (name.empty() || leg.client_statements.count(name) != 0) return;
+  const PreparedStatement* statement = profile_.statements.find(name);
+  if (statement == nullptr) return;  // the server reports the unknown statement
+  std::string parse;
+  wire::encode_parse(parse, name, statement->query, statement->param_types);
+  leg.backend->connection().write(parse);
+  expect(Owed::Parse, /*relay=*/false, 0, /*relay_errors=*/true);
+  leg.client_statements.emplace(name);
+}
+
+// A Close of a named statement (session pooling): the active leg's server closes it as the client
+// asked; the parked legs' servers deallocate their copies, so the name can be parsed again.
+void Session::close_session_statement(std::string_view name) {
+  if (name.empty()) return;
+  profile_.statements.remove(name);
+  txn_.leg.client_statements.erase(std::string(name));
+  std::string quoted = "\"";
+  for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  quoted += '"';
+  for (Leg& other : txn_.parked) {
+    auto it = other.client_statements.find(name);
+    if (it == other.client_statements.end()) continue;
+    other.client_statements.erase(it);
+    std::string out;
+    wire::encode_query(out, "DEALLOCATE " + quoted);
+    Expectation e;
+    e.owed = Owed::Query;
+    e.relay = false;
+    e.relay_errors = false;
+    std::string now;
+    other.tracker.expect(std::move(e), &now);
+    other.backend->connection().write(out);
+  }
+}
+
+}  // namespace sw::session
