@@ -38,6 +38,41 @@ Result<Edit> value_span(const Value& value, size_t base, std::string_view text, 
                 " must be a constant number (a parameter or expression is not supported)");
 }
 
+// The end of the plain literal at `at`: a '...' string ('' for a quote), a number (after a
+// unary minus folded into it), or NULL.
+Result<size_t> literal_end(std::string_view text, size_t at) {
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  if (at < text.size() && text[at] == '\'') {
+    for (size_t i = at + 1; i < text.size(); ++i) {
+      if (text[i] != '\'') continue;
+      if (i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;
+        continue;
+      }
+      return i + 1;
+    }
+    return cannot("an unterminated string in a key list");
+  }
+  size_t end = at;
+  if (end < text.size() && text[end] == '-') {
+    ++end;
+    while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+  }
+  const size_t start = end;
+  if (start < text.size() && (std::isdigit(static_cast<unsigned char>(text[start])) || text[start] == '.')) {
+    while (end < text.size() && (is_word(text[end]) || ((text[end] == '+' || text[end] == '-') &&
+                                                        (text[end - 1] == 'e' || text[end - 1] == 'E')))) {
+      ++end;
+    }
+    return end;
+  }
+  if (start == at && text.substr(at, 4).size() == 4 && (text[at] == 'N' || text[at] == 'n')) {
+    while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+    if (end - at == 4) return end;
+  }
+  return cannot("a key list item that is not a plain number or '...' string");
+}
+
 }  // namespace
 
 Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite) {
@@ -96,7 +131,18 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
       edits.push_back(Edit{at, at + position.text.size(), std::to_string(n + shift)});
     }
   }
+  for (const LiteralEdit& literal : rewrite.literals) {
+    if (literal.location < 0 || static_cast<size_t>(literal.location) < base)
+      return cannot("a key list item could not be located");
+    const size_t at = static_cast<size_t>(literal.location) - base;
+    auto end = literal_end(text, at);
+    if (!end) return end.status();
+    edits.push_back(Edit{at, end.value(), literal.text});
+  }
   std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+  for (size_t i = 1; i < edits.size(); ++i) {
+    if (edits[i].end > edits[i - 1].begin) return cannot("two rewrites of one place");
+  }
   std::string out = text;
   for (const Edit& edit : edits) out.replace(edit.begin, edit.end - edit.begin, edit.text);
   return out;

@@ -39,14 +39,22 @@ struct SortKey {
   bool nulls_first = false;  // PostgreSQL's default: NULLS LAST for ASC, NULLS FIRST for DESC
 };
 
+// A read whose key list spans shards runs only on the shards of its keys, each with the list cut
+// to its own keys.
+struct ShardStatement {
+  int shard = 0;  // index into the directory's shards
+  std::string sql;
+};
+
 struct MergePlan {
   MergeKind kind = MergeKind::Concat;
-  std::string shard_sql;              // the statement every shard runs
+  std::string shard_sql;              // the statement every shard runs (when `shard_statements` is empty)
   std::vector<OutputColumn> outputs;  // Aggregate: one per client column
   std::vector<SortKey> order_by;      // client columns
   bool distinct = false;              // de-duplicate the merged rows
   int64_t limit = -1;                 // -1: none
   int64_t offset = 0;
+  std::vector<ShardStatement> shard_statements;  // when set: only these shards, in shard order
 
   const char* kind_name() const;
   // "merge_sort by 2 desc nulls first, 1; limit 20 offset 5" etc. (SHOW ROUTE, shardwire route).

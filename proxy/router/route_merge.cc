@@ -46,12 +46,12 @@ bool constant_count(const parser::Value& value, int64_t& out) {
 Route DmlRouter::merged_scatter(Route route, int first) {
   const parser::SelectShape& shape = facts_.select;
   const TableRule& r = *rule(first);
-  const std::string prefix = "SELECT on sharded table " + r.config_name + " without a key value ";
+  const std::string prefix = "SELECT on sharded table " + r.config_name +
+                             (splitting_ ? " with keys on several shards " : " without a key value ");
   const std::string fix = ": add " + key_example(first);
   auto refuse = [&](const std::string& why) {
     return make_error("0A000", prefix + why + fix, r.config_name);
   };
-
   bool grouped_by_key = false;
   for (const std::string& column : shape.group_columns) grouped_by_key = grouped_by_key || column == r.key;
   const uint32_t features = facts_.scopes[0].features;
@@ -115,11 +115,12 @@ Route DmlRouter::merged_scatter(Route route, int first) {
     rewrite.drop_offset = true;
     if (limit >= 0) rewrite.limit = std::to_string(limit + plan->offset);
   }
-  auto sql = parser::rewrite_select(facts_, rewrite);
-  if (!sql) return refuse("cannot be rewritten for the shards (" + sql.status().message + ")");
-  plan->shard_sql = std::move(sql.value());
-  route.reason = r.config_name + " has no key value: every shard, " + plan->describe() +
-                 (grouped_by_key ? " (grouped by the key: the shards' groups are final)" : "");
+  if (Status filled = fill_statements(*plan, rewrite); !filled)
+    return refuse("cannot be rewritten for the shards (" + filled.message + ")");
+  route.reason =
+      (splitting_ ? "the keys of " + r.config_name + " are on several shards: each runs with its own keys, "
+                  : r.config_name + " has no key value: every shard, ") +
+      plan->describe() + (grouped_by_key ? " (grouped by the key: the shards' groups are final)" : "");
   route.merge = std::move(plan);
   return route;
 }

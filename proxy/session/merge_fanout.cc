@@ -58,7 +58,23 @@ MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan p
       client_full_(std::move(client_full)),
       done_(std::move(done)) {
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
-  wire::encode_query(query_message_, std::string(kCollationQuery) + plan_.shard_sql);
+  if (plan_.shard_statements.empty())
+    wire::encode_query(query_message_, std::string(kCollationQuery) + plan_.shard_sql);
+}
+
+std::vector<Fanout::Target> MergeFanout::plan_targets(std::vector<Fanout::Target> targets,
+                                                      const merge::MergePlan& plan) {
+  if (plan.shard_statements.empty()) return targets;
+  std::vector<Fanout::Target> chosen;
+  chosen.reserve(plan.shard_statements.size());
+  for (const merge::ShardStatement& statement : plan.shard_statements) {
+    if (statement.shard < 0 || static_cast<size_t>(statement.shard) >= targets.size()) continue;
+    Fanout::Target target = targets[static_cast<size_t>(statement.shard)];
+    target.query_message.clear();
+    wire::encode_query(target.query_message, std::string(kCollationQuery) + statement.sql);
+    chosen.push_back(std::move(target));
+  }
+  return chosen;
 }
 
 MergeFanout::~MergeFanout() {
@@ -88,7 +104,7 @@ void MergeFanout::on_backend_ready(pool::Backend* backend) {
       backend->applied_state = session_state_;
       ++leg.swallow_ready;
     }
-    out += query_message_;
+    out += leg.target.query_message.empty() ? query_message_ : leg.target.query_message;
     backend->connection().write(out);
     read_leg(i);
     return;

@@ -1,6 +1,7 @@
 // A read that spans shards and needs their rows combined (a scatter plan from the router, run by
 // a merge::Merger), outside any transaction, simple query protocol:
-//  * every shard runs the plan's SQL at once (one leg per shard), after a query of its database's
+//  * every shard runs the plan's SQL at once (one leg per shard; a read split by key list: only
+//    the shards of its keys, each its own SQL, see plan_targets), after a query of its database's
 //    collation: text is ordered by the merge in byte order, so a merge that orders text (ORDER BY,
 //    min/max) is refused (0A000) when a shard's database collation is not C/POSIX/C.UTF-8;
 //  * each leg's DataRows go to the merger; a leg whose rows the merger holds up to
@@ -39,6 +40,11 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   ~MergeFanout() override;
   MergeFanout(const MergeFanout&) = delete;
   MergeFanout& operator=(const MergeFanout&) = delete;
+
+  // The targets a plan runs on: all of `targets` (one per directory shard, in shard order), or
+  // for a read split by key (plan.shard_statements) only those shards, each with its own SQL.
+  static std::vector<Fanout::Target> plan_targets(std::vector<Fanout::Target> targets,
+                                                  const merge::MergePlan& plan);
 
   void start();
   void on_client_drained();

@@ -1,0 +1,146 @@
+// Reads whose key lists span shards: each shard runs the statement with the lists cut to its own
+// keys (IN items of other shards -> NULL, = ANY arrays -> its own elements); keys on one shard
+// keep the single-shard route; writes stay refused.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "parser/analyze.h"
+#include "router/router.h"
+
+using namespace sw::router;
+
+namespace {
+
+RoutingRules split_rules() {
+  sw::config::Sharding sharding;
+  sharding.default_shard = "s0";
+  sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"items", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"sessions", "token", "text", ""});
+  auto rules = RoutingRules::from_config(sharding);
+  REQUIRE(rules.is_ok());
+  return rules.value();
+}
+
+const sw::parser::StatementFacts& first(const std::string& sql) {
+  static std::map<std::string, std::shared_ptr<const sw::parser::QueryFacts>> keep;
+  auto facts = sw::parser::analyze(sql);
+  REQUIRE_MESSAGE(facts.is_ok(), facts.status().message);
+  keep[sql] = facts.value();
+  return keep[sql]->statements.at(0);
+}
+
+// With 16 buckets on s0,s1,s2 (bucket b on shard b % 3): tenant 1 -> bucket 8 (s2),
+// 2 -> 10 (s1), 4 -> 3 (s0), 5 -> 13 (s1), -5 -> 15 (s0).
+std::map<std::string, std::string> statements(const std::string& sql, Route* out = nullptr) {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  Route planned = route(first(sql), nullptr, *dir, split_rules());
+  REQUIRE_MESSAGE(planned.kind == RouteKind::Scatter, sql << ": " << route_summary(planned, *dir));
+  REQUIRE(planned.merge);
+  std::map<std::string, std::string> by_shard;
+  for (const auto& statement : planned.merge->shard_statements)
+    by_shard[dir->shard_name(static_cast<uint16_t>(statement.shard))] = statement.sql;
+  if (out != nullptr) *out = planned;
+  return by_shard;
+}
+
+}  // namespace
+
+TEST_CASE("an IN list spanning shards: each shard gets its own keys, the others' become NULL") {
+  auto sql = statements("SELECT id FROM orders WHERE tenant_id IN (1, 2, 4, 5) AND status = 'x'");
+  CHECK(sql.size() == 3);
+  CHECK(sql["s0"] == "SELECT id FROM orders WHERE tenant_id IN (NULL, NULL, 4, NULL) AND status = 'x'");
+  CHECK(sql["s1"] == "SELECT id FROM orders WHERE tenant_id IN (NULL, 2, NULL, 5) AND status = 'x'");
+  CHECK(sql["s2"] == "SELECT id FROM orders WHERE tenant_id IN (1, NULL, NULL, NULL) AND status = 'x'");
+  // Only the shards of the keys run; negative numbers, quoted and cast literals, NULL items.
+  auto two = statements("select * from orders where tenant_id in (-  5, '1'::bigint, NULL, '1')");
+  CHECK(two.size() == 2);
+  CHECK(two["s0"] == "select * from orders where tenant_id in (-  5, NULL::bigint, NULL, NULL)");
+  CHECK(two["s2"] == "select * from orders where tenant_id in (NULL, '1'::bigint, NULL, '1')");
+  // The normalized cache gives a text of the same shape its own literal locations.
+  auto longer = statements("SELECT id FROM orders WHERE tenant_id IN (4, 2) AND status = 'longer text'");
+  CHECK(longer["s0"] == "SELECT id FROM orders WHERE tenant_id IN (4, NULL) AND status = 'longer text'");
+  CHECK(longer["s1"] == "SELECT id FROM orders WHERE tenant_id IN (NULL, 2) AND status = 'longer text'");
+}
+
+TEST_CASE("= ANY(ARRAY[...]) and = ANY('{...}') spanning shards are cut like IN lists") {
+  auto array = statements("SELECT * FROM orders WHERE tenant_id = ANY(ARRAY[1, 2])");
+  CHECK(array["s1"] == "SELECT * FROM orders WHERE tenant_id = ANY(ARRAY[NULL, 2])");
+  CHECK(array["s2"] == "SELECT * FROM orders WHERE tenant_id = ANY(ARRAY[1, NULL])");
+  auto literal = statements("SELECT * FROM orders WHERE tenant_id = ANY('{1, \"2\",4,NULL}'::bigint[])");
+  CHECK(literal.size() == 3);
+  CHECK(literal["s0"] == "SELECT * FROM orders WHERE tenant_id = ANY('{\"4\"}'::bigint[])");
+  CHECK(literal["s1"] == "SELECT * FROM orders WHERE tenant_id = ANY('{\"2\"}'::bigint[])");
+  CHECK(literal["s2"] == "SELECT * FROM orders WHERE tenant_id = ANY('{\"1\"}'::bigint[])");
+  // Text keys with quotes and backslashes are re-quoted for the array and the SQL string.
+  Route text_route;
+  auto text = statements("SELECT * FROM sessions WHERE token = ANY('{a,\"it''s\",\"b\\\\c\",abc,x,y,z}')",
+                         &text_route);
+  REQUIRE(text_route.merge);
+  for (const auto& [shard, sql] : text) CHECK_MESSAGE(sql.find("= ANY('{") != std::string::npos, sql);
+}
+
+TEST_CASE("split reads keep the statement's merge: ORDER BY, LIMIT/OFFSET, aggregates") {
+  Route planned;
+  auto sorted = statements(
+      "SELECT id FROM orders WHERE tenant_id IN (1, 2) ORDER BY id DESC LIMIT 3 OFFSET 1", &planned);
+  CHECK(planned.merge->kind == sw::merge::MergeKind::MergeSort);
+  CHECK(planned.merge->limit == 3);
+  CHECK(planned.merge->offset == 1);
+  CHECK(sorted["s1"] ==
+        "SELECT id FROM orders WHERE tenant_id IN (NULL, 2) ORDER BY id DESC LIMIT 4 OFFSET 0");
+  CHECK(sorted["s2"] ==
+        "SELECT id FROM orders WHERE tenant_id IN (1, NULL) ORDER BY id DESC LIMIT 4 OFFSET 0");
+  auto averaged =
+      statements("SELECT status, avg(total) FROM orders WHERE tenant_id IN (4, 1) GROUP BY 1", &planned);
+  CHECK(planned.merge->kind == sw::merge::MergeKind::Aggregate);
+  CHECK(averaged["s0"] ==
+        "SELECT status, sum(total), count(total) FROM orders WHERE tenant_id IN (4, NULL) GROUP BY 1");
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  CHECK(route_summary(planned, *dir) == "scatter s0,s2 aggregate (key of $1, avg of $2/$3)");
+  const std::string described = describe_route(planned, *dir);
+  CHECK_MESSAGE(
+      described.find("; s2 runs: SELECT status, sum(total), count(total) FROM orders WHERE tenant_id IN "
+                     "(NULL, 1) GROUP BY 1") != std::string::npos,
+      described);
+  // Joined on the key: both lists are cut.
+  auto joined = statements(
+      "SELECT o.id FROM orders o JOIN items i ON i.tenant_id = o.tenant_id WHERE o.tenant_id IN (1, 2) AND "
+      "i.tenant_id IN (2, 1)");
+  CHECK(joined["s1"] ==
+        "SELECT o.id FROM orders o JOIN items i ON i.tenant_id = o.tenant_id WHERE o.tenant_id IN (NULL, 2) "
+        "AND "
+        "i.tenant_id IN (2, NULL)");
+}
+
+TEST_CASE("keys on one shard route there; writes, parameters and unsharded joins are not split") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  const RoutingRules rules = split_rules();
+  auto summary = [&](const std::string& sql, const BindValues* values = nullptr) {
+    return route_summary(route(first(sql), values, *dir, rules), *dir);
+  };
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id IN (2, 5)") == "shard s1 buckets 10,13");
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY('{2,5}')") == "shard s1 buckets 10,13");
+  CHECK(
+      summary("DELETE FROM orders WHERE tenant_id IN (1, 2)") ==
+      "error 0A000 IN list on the key tenant_id of sharded table orders spans several shards (s1, s2); split "
+      "the statement by shard");
+  CHECK(summary("SELECT * FROM orders JOIN countries c ON true WHERE tenant_id IN (1, 2)") ==
+        "error 0A000 SELECT reads sharded table orders with keys on several shards (s1, s2) together with "
+        "unsharded table countries, which lives on the default shard only");
+  CHECK(summary("SELECT count(DISTINCT id) FROM orders WHERE tenant_id IN (1, 2)")
+            .find("error 0A000 SELECT on sharded table orders with keys on several shards uses "
+                  "count(DISTINCT id)") == 0);
+  // Parameters cannot be cut in the text: the read goes to every shard with the whole list.
+  BindValues values;
+  values.params = {{false, false, "1"}, {false, false, "2"}};
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id IN ($1, $2)", &values) == "scatter s0,s1,s2");
+  BindValues array;
+  array.params = {{false, false, "{2,5}"}};
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)", &array) == "shard s1 buckets 10,13");
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)") == "at-bind");
+  array.params = {{false, true, "\x01"}};
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)", &array) == "scatter s0,s1,s2");
+}
