@@ -78,15 +78,9 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
 
 // A keyless read in the extended protocol, sent to every shard: the batch must be
 // [Parse] Bind [Describe portal] Execute(all rows) Sync. Each shard gets it with the statement
-// parsed as the unnamed one, so no shard needs the client's statement prepared beforehand.
+// parsed as the unnamed one, so no shard needs the client's statement prepared beforehand. A read
+// whose rows are merged (route.merge) runs the plan's SQL instead, with results in text.
 Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const router::Route& route) {
-  if (route.merge) {
-    refuse_request(Status::client("0A000", "a read of sharded table " + route.table +
-                                               " without a key whose rows need merging across shards (" +
-                                               route.merge->kind_name() +
-                                               ") runs only in the simple query protocol for now"));
-    return Start::Answered;
-  }
   std::string_view input = client_input();
   size_t offset = bound.bind_end;
   auto next = [&]() { return wire::read_frame(input.substr(offset), wire::Sender::Client, limits_); };
@@ -95,7 +89,9 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   std::string batch;
   wire::encode_parse(batch, "", bound.statement().query, bound.statement().types);
   wire::encode_bind_renamed(batch, bound.bind, "");
+  bool describe_portal = false;
   if (frame.status == wire::FrameStatus::Complete && frame.frame.type == 'D') {
+    describe_portal = !frame.frame.body.empty() && frame.frame.body[0] == 'P';
     batch.append(whole(frame.frame));
     offset += frame.frame.size;
     frame = next();
@@ -113,11 +109,12 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   if (!execute_all || frame.status != wire::FrameStatus::Complete || frame.frame.type != 'S') {
     refuse_request(Status::client("0A000", "a read of sharded table " + route.table +
                                                " without a key runs on every shard only as one batch of "
-                                               "Bind, Describe, Execute (all rows) and Sync"));
+                                               "Bind, Describe, Execute (all rows, no row limit) and Sync"));
     return Start::Answered;
   }
   batch.append(whole(frame.frame));
   offset += frame.frame.size;
+  if (route.merge) return start_extended_merge(bound, route, offset, describe_portal);
   return start_fanout(std::move(batch), offset, route, !bound.client_parsed);
 }
 

@@ -324,7 +324,7 @@ TEST_SUITE("merged_reads") {
       CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
       CHECK(ref.exec(refusal.sql).ok());  // PostgreSQL itself runs it: the refusal is shardwire's
     }
-    // The extended protocol does not merge yet: refused, and the connection stays usable.
+    // A LIMIT parameter is refused (the plan needs a constant), and the connection stays usable.
     PgResult extended = c.exec_params("SELECT tenant_id, id FROM m ORDER BY 1, 2 LIMIT $1", {"3"});
     CHECK(extended.sqlstate() == "0A000");
     PgResult after = c.exec("SELECT count(*) FROM m");

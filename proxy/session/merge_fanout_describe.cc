@@ -1,0 +1,114 @@
+// MergeFanout: the shards' RowDescription, what the client gets before the rows, and the
+// extended protocol's messages.
+#include "session/merge_fanout.h"
+
+#include "wire/message_writer.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+namespace {
+
+uint32_t be32(const char* p) {
+  return (static_cast<uint32_t>(static_cast<unsigned char>(p[0])) << 24) |
+         (static_cast<uint32_t>(static_cast<unsigned char>(p[1])) << 16) |
+         (static_cast<uint32_t>(static_cast<unsigned char>(p[2])) << 8) |
+         static_cast<uint32_t>(static_cast<unsigned char>(p[3]));
+}
+
+// One RowDescription field: its name and the 18 bytes after it (table, attnum, type, typlen,
+// typmod, format).
+struct Field {
+  std::string_view name;
+  std::string_view rest;
+  uint32_t type_oid = 0;
+};
+
+bool decode_fields(std::string_view body, std::vector<Field>& out) {
+  if (body.size() < 2) return false;
+  const size_t count =
+      (static_cast<size_t>(static_cast<unsigned char>(body[0])) << 8) | static_cast<unsigned char>(body[1]);
+  size_t at = 2;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t nul = body.find('\0', at);
+    if (nul == std::string_view::npos || nul + 19 > body.size()) return false;
+    Field field{body.substr(at, nul - at), body.substr(nul + 1, 18), be32(body.data() + nul + 7)};
+    out.push_back(field);
+    at = nul + 19;
+  }
+  return at == body.size();
+}
+
+}  // namespace
+
+void MergeFanout::use_extended(Extended extended) {
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    std::string& out = legs_[i].message;
+    out.clear();
+    wire::encode_query(out, kCollationQuery);
+    wire::encode_parse(out, "", leg_sql(i), extended.types);
+    wire::MessageWriter bind(out);
+    bind.begin('B').cstr("").cstr("").bytes(extended.parameters).int16(0).end();  // results in text
+    wire::encode_target(out, 'D', 'P', "");
+    wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
+    wire::encode_sync(out);
+  }
+  extended_ = std::move(extended);
+}
+
+// What the client gets before the rows: in the extended protocol ParseComplete and BindComplete
+// first, and the RowDescription only when it sent Describe.
+void MergeFanout::write_description(std::string_view row_description) {
+  if (!extended_) {
+    write_client_(row_description);
+    return;
+  }
+  std::string out;
+  if (extended_->parse_complete) wire::MessageWriter(out).begin('1').end();
+  wire::MessageWriter(out).begin('2').end();
+  if (extended_->describe) out.append(row_description);
+  write_client_(out);
+}
+
+// The first RowDescription: the merger learns the column types; the client gets it as is, or
+// rebuilt when avg columns came from the shards as sum and count.
+Status MergeFanout::describe(std::string_view frame, std::string_view body) {
+  std::vector<Field> fields;
+  if (!decode_fields(body, fields)) return Status::server("08P01", "a shard sent a malformed RowDescription");
+  std::vector<uint32_t> types;
+  std::vector<std::string> names;
+  for (const Field& field : fields) {
+    types.push_back(field.type_oid);
+    names.emplace_back(field.name);
+    if (field.rest.size() == 18 && (field.rest[16] != 0 || field.rest[17] != 0))
+      return Status::proxy("0A000", "merged reads need text-format results");
+  }
+  if (Status s = merger_.describe(types, names); !s) return s;
+  described_ = true;
+  if (Status s = check_collations(); !s) return s;
+  bool rebuilt = false;
+  for (const merge::OutputColumn& out : plan_.outputs)
+    rebuilt = rebuilt || out.combine == merge::Combine::Avg;
+  if (!rebuilt) {
+    write_description(frame);
+    return Status::ok();
+  }
+  std::string out;
+  wire::MessageWriter writer(out);
+  writer.begin('T').int16(static_cast<uint16_t>(plan_.outputs.size()));
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    const merge::OutputColumn& column = plan_.outputs[i];
+    const Field& source = fields[static_cast<size_t>(column.source)];
+    if (column.combine != merge::Combine::Avg) {
+      writer.cstr(source.name).bytes(source.rest);
+      continue;
+    }
+    const uint32_t type = merger_.output_types()[i];
+    writer.cstr(column.name).int32(0).int16(0).int32(type);
+    writer.int16(type == merge::oid::kFloat8 ? 8 : 0xffff).int32(0xffffffff).int16(0);
+  }
+  writer.end();
+  write_description(out);
+  return Status::ok();
+}
+
+}  // namespace sw::session
