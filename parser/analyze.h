@@ -204,6 +204,7 @@ struct OutputItem {
   std::string call_text;                          // an aggregate call: its SQL text, for messages
   Value call_begin;                               // an aggregate call: location of its first byte
   Value call_end;                                 // ... and of the byte after its closing parenthesis
+  Value begin;                                    // location of the item's first byte
 };
 
 struct OrderItem {
@@ -328,6 +329,9 @@ struct SelectRewrite {
   bool drop_offset = false;
   bool split_avg = false;
   std::vector<LiteralEdit> literals;
+  // Expressions put first in the select list (sort keys the client did not select); output
+  // positions (ORDER BY 2) move behind them.
+  std::vector<std::string> leading_columns;
 };
 Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite);
 

@@ -55,6 +55,9 @@ struct MergePlan {
   int64_t limit = -1;                 // -1: none
   int64_t offset = 0;
   std::vector<ShardStatement> shard_statements;  // when set: only these shards, in shard order
+  // MergeSort/Concat: the shards' first `hidden` columns are sort keys the client did not select
+  // (ORDER BY a column not in the select list): sorted on, then dropped from its rows.
+  int hidden = 0;
 
   const char* kind_name() const;
   // "merge_sort by 2 desc nulls first, 1; limit 20 offset 5" etc. (SHOW ROUTE, shardwire route).

@@ -85,6 +85,7 @@ class DmlRouter {
   Status fill_statements(merge::MergePlan& plan, parser::SelectRewrite rewrite) const;
   // route_merge.cc: the scatter plan of a SELECT whose own block needs a merge.
   Route merged_scatter(Route route, int first);
+  bool sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite, bool grouped, std::string& why);
   std::string not_tied_message(int a, int b) const;
 
   const parser::StatementFacts& facts_;

@@ -6,6 +6,7 @@
 //  * aggregates or GROUP BY otherwise: the shards compute partial aggregates per group (avg as
 //    sum and count), without LIMIT/OFFSET; the proxy combines, sorts, applies OFFSET/LIMIT.
 //  * ORDER BY: the shards sort; the proxy merges. LIMIT n OFFSET m: the shards return n+m rows.
+#include <algorithm>
 #include <charconv>
 
 #include "router/dml_router.h"
@@ -87,21 +88,8 @@ Route DmlRouter::merged_scatter(Route route, int first) {
     if (shape.has_limit) rewrite.limit = "ALL";
     rewrite.drop_offset = shape.has_offset;
   }
-  bool star = false;
-  for (const parser::OutputItem& item : shape.outputs) star = star || item.star;
-  for (const parser::OrderItem& item : shape.order_by) {
-    if (item.using_operator) return refuse("orders with ORDER BY ... USING, which shardwire cannot merge");
-    merge::SortKey key{item.output, {}, item.descending, item.nulls_first};
-    if (star && !aggregate && !item.name.empty()) {
-      key.column = -1;  // positions shift behind *: found by name in the shards' columns
-      key.name = item.name;
-    } else if (item.output < 0 || star) {
-      return refuse(
-          "orders by an expression that is not in the select list (or with * in it); select "
-          "the ORDER BY expressions as columns");
-    }
-    plan->order_by.push_back(std::move(key));
-  }
+  const bool grouped = (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
+  if (std::string why; !sort_keys(*plan, rewrite, grouped, why)) return refuse(why);
   if (!aggregate && !plan->order_by.empty()) plan->kind = merge::MergeKind::MergeSort;
   plan->distinct = shape.distinct;
   int64_t limit = -1, offset = 0;
@@ -123,6 +111,50 @@ Route DmlRouter::merged_scatter(Route route, int first) {
       plan->describe() + (grouped_by_key ? " (grouped by the key: the shards' groups are final)" : "");
   route.merge = std::move(plan);
   return route;
+}
+
+// The plan's ORDER BY keys. A plain column name that is not selected (and no *, GROUP BY,
+// aggregate or DISTINCT) is selected first as a hidden column ("name" AS sw_order_N): the
+// shards return it, the merge sorts on it and drops it (plan.hidden).
+bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite, bool grouped,
+                          std::string& why) {
+  const parser::SelectShape& shape = facts_.select;
+  bool star = false;
+  for (const parser::OutputItem& item : shape.outputs) star = star || item.star;
+  std::vector<std::string> hidden;
+  for (const parser::OrderItem& item : shape.order_by) {
+    if (item.output < 0 && !star && !grouped && !shape.distinct && !item.name.empty() &&
+        std::find(hidden.begin(), hidden.end(), item.name) == hidden.end())
+      hidden.push_back(item.name);
+  }
+  const auto shift = static_cast<int>(hidden.size());
+  for (const parser::OrderItem& item : shape.order_by) {
+    if (item.using_operator) {
+      why = "orders with ORDER BY ... USING, which shardwire cannot merge";
+      return false;
+    }
+    merge::SortKey key{item.output + shift, {}, item.descending, item.nulls_first};
+    auto at = std::find(hidden.begin(), hidden.end(), item.name);
+    if (item.output < 0 && at != hidden.end()) {
+      key.column = static_cast<int>(at - hidden.begin());
+    } else if (star && plan.kind != merge::MergeKind::Aggregate && !item.name.empty()) {
+      key.column = -1;  // positions shift behind *: found by name in the shards' columns
+      key.name = item.name;
+    } else if (item.output < 0 || star) {
+      why =
+          "orders by an expression that is not in the select list (or with * in it); select the ORDER BY "
+          "expressions as columns";
+      return false;
+    }
+    plan.order_by.push_back(std::move(key));
+  }
+  for (size_t i = 0; i < hidden.size(); ++i) {
+    std::string quoted = "\"";
+    for (char c : hidden[i]) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    rewrite.leading_columns.push_back(quoted + "\" AS sw_order_" + std::to_string(i + 1));
+  }
+  plan.hidden = shift;
+  return true;
 }
 
 }  // namespace sw::router::detail

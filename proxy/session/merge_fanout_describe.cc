@@ -85,6 +85,17 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   if (Status s = merger_.describe(types, names); !s) return s;
   described_ = true;
   if (Status s = check_collations(); !s) return s;
+  if (plan_.hidden > 0) {  // sort keys the client did not select: not its columns
+    const auto hidden = static_cast<size_t>(plan_.hidden);
+    if (fields.size() < hidden) return Status::server("08P01", "a shard returned fewer columns than planned");
+    std::string out;
+    wire::MessageWriter writer(out);
+    writer.begin('T').int16(static_cast<uint16_t>(fields.size() - hidden));
+    for (size_t i = hidden; i < fields.size(); ++i) writer.cstr(fields[i].name).bytes(fields[i].rest);
+    writer.end();
+    write_description(out);
+    return Status::ok();
+  }
   bool rebuilt = false;
   for (const merge::OutputColumn& out : plan_.outputs)
     rebuilt = rebuilt || out.combine == merge::Combine::Avg;

@@ -1,8 +1,8 @@
 // Merged reads in the extended protocol (Parse/Bind/Describe/Execute, unnamed and prepared
 // statements, text and binary parameters) against the same rows in one plain PostgreSQL
-// database: ORDER BY/LIMIT, aggregates, GROUP BY, DISTINCT and key lists across shards return the
-// reference's rows and column names. Binary result columns are refused with 0A000 (the merge
-// works on text); a refused or failed merge leaves the connection usable.
+// database: ORDER BY (also of a column not selected)/LIMIT, aggregates, GROUP BY, DISTINCT and key
+// lists across shards return the reference's rows and column names. Binary result columns are refused with
+// 0A000 (the merge works on text); a refused or failed merge leaves the connection usable.
 #include "it_test.h"
 
 #include <algorithm>
@@ -107,6 +107,8 @@ TEST_SUITE("merged_extended") {
         {"SELECT tenant_id, count(*) FROM e WHERE tenant_id = ANY('{" + keys + "}') GROUP BY 1 ORDER BY 2, 1",
          {}},
         {"SELECT max(n), min(i) FROM e WHERE t IS DISTINCT FROM $1", {std::nullopt}},
+        {"SELECT tenant_id, id FROM e WHERE i > $1 ORDER BY n DESC NULLS LAST, tenant_id, id LIMIT 15",
+         {"0"}},
     };
     for (const Query& query : queries) {
       const std::string diff = compare(ref.exec_params(query.sql, query.params),

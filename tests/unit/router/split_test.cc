@@ -144,3 +144,35 @@ TEST_CASE("keys on one shard route there; writes, parameters and unsharded joins
   array.params = {{false, true, "\x01"}};
   CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)", &array) == "scatter s0,s1,s2");
 }
+
+TEST_CASE("ORDER BY a column not in the select list: selected first as a hidden sort column") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  const RoutingRules rules = split_rules();
+  Route planned =
+      route(first("SELECT tenant_id, id FROM orders ORDER BY qty DESC, 2 LIMIT 5"), nullptr, *dir, rules);
+  REQUIRE(planned.merge);
+  CHECK(planned.merge->shard_sql ==
+        "SELECT \"qty\" AS sw_order_1, tenant_id, id FROM orders ORDER BY qty DESC, 3 LIMIT 5");
+  CHECK(planned.merge->hidden == 1);
+  REQUIRE(planned.merge->order_by.size() == 2);
+  CHECK(planned.merge->order_by[0].column == 0);
+  CHECK(planned.merge->order_by[1].column == 2);
+  CHECK(route_summary(planned, *dir) ==
+        "scatter s0,s1,s2 merge_sort by 1 desc nulls first, 3 asc nulls last; drop 1 sort column; limit 5");
+  // With a key list too; a name used twice is selected once.
+  auto split = statements("SELECT id FROM orders WHERE tenant_id IN (1, 2) ORDER BY \"Note\", qty, note");
+  CHECK(split["s1"] ==
+        "SELECT \"Note\" AS sw_order_1, \"qty\" AS sw_order_2, \"note\" AS sw_order_3, id FROM orders WHERE "
+        "tenant_id IN (NULL, 2) ORDER BY \"Note\", qty, note");
+  // Still refused: expressions, DISTINCT, GROUP BY, * (found by name instead).
+  for (const char* sql :
+       {"SELECT id FROM orders ORDER BY qty + 1", "SELECT DISTINCT id FROM orders ORDER BY qty",
+        "SELECT status, count(*) FROM orders GROUP BY status ORDER BY max(qty)"}) {
+    Route refused = route(first(sql), nullptr, *dir, rules);
+    CHECK_MESSAGE(refused.kind == RouteKind::Error, sql);
+  }
+  Route star = route(first("SELECT * FROM orders ORDER BY qty"), nullptr, *dir, rules);
+  REQUIRE(star.merge);
+  CHECK(star.merge->hidden == 0);
+  CHECK(star.merge->order_by[0].column == -1);
+}
