@@ -255,7 +255,11 @@ void MergeFanout::pump() {
       return;
     }
     if (!next->has_value()) break;
-    wire::encode_data_row(out, **next);
+    if (Status encoded = encode_row(out, **next); !encoded) {
+      pumping_ = false;
+      fail(encoded);
+      return;
+    }
     ++rows_out_;
     if (out.size() > size_t{64} * 1024) {
       write_client_(out);

@@ -53,9 +53,12 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   // every leg runs the plan's SQL as the unnamed statement with the client's parameters, its
   // results in text; the client gets ParseComplete (when it sent Parse), BindComplete, the
   // RowDescription (when it sent Describe), the merged rows, CommandComplete, ReadyForQuery.
+  // Result columns it asks in binary are converted (merge::to_binary; a type without a
+  // conversion fails the statement with 0A000 before any row).
   struct Extended {
-    std::vector<uint32_t> types;  // the Parse's parameter type OIDs
-    std::string parameters;       // the Bind's parameter format codes and values, as sent
+    std::vector<uint32_t> types;      // the Parse's parameter type OIDs
+    std::string parameters;           // the Bind's parameter format codes and values, as sent
+    std::vector<int> result_formats;  // the Bind's result format codes (none, one for all, or one each)
     bool parse_complete = false;
     bool describe = false;
   };
@@ -96,6 +99,8 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   Status handle_message(size_t index, char type, std::string_view frame, std::string_view body);
   Status describe(std::string_view frame, std::string_view body);
   void write_description(std::string_view row_description);
+  Status plan_formats();
+  Status encode_row(std::string& out, const merge::Row& row) const;
   const std::string& leg_sql(size_t index) const;
   Status preamble_message(Leg& leg, char type, std::string_view body);
   Status check_collations() const;
@@ -109,6 +114,8 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   merge::Merger merger_;
   merge::MergePlan plan_;
   std::optional<Extended> extended_;
+  std::vector<uint32_t> client_types_;  // the client's columns (binary results only)
+  std::vector<bool> binary_columns_;    // empty: every column in text
   std::string session_state_;
   size_t max_rows_buffered_;
   std::function<void(std::string_view)> write_client_;

@@ -2,6 +2,7 @@
 // extended protocol's messages.
 #include "session/merge_fanout.h"
 
+#include "merge/binary.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
 
@@ -56,7 +57,7 @@ void MergeFanout::use_extended(Extended extended) {
 }
 
 // What the client gets before the rows: in the extended protocol ParseComplete and BindComplete
-// first, and the RowDescription only when it sent Describe.
+// first, and the RowDescription only when it sent Describe (with the format codes it asked for).
 void MergeFanout::write_description(std::string_view row_description) {
   if (!extended_) {
     write_client_(row_description);
@@ -65,8 +66,63 @@ void MergeFanout::write_description(std::string_view row_description) {
   std::string out;
   if (extended_->parse_complete) wire::MessageWriter(out).begin('1').end();
   wire::MessageWriter(out).begin('2').end();
-  if (extended_->describe) out.append(row_description);
+  std::vector<Field> fields;
+  if (extended_->describe && !binary_columns_.empty() && decode_fields(row_description.substr(5), fields)) {
+    wire::MessageWriter writer(out);
+    writer.begin('T').int16(static_cast<uint16_t>(fields.size()));
+    for (size_t i = 0; i < fields.size(); ++i) {
+      writer.cstr(fields[i].name).bytes(fields[i].rest.substr(0, 16));
+      writer.int16(i < binary_columns_.size() && binary_columns_[i] ? 1 : 0);
+    }
+    writer.end();
+  } else if (extended_->describe) {
+    out.append(row_description);
+  }
   write_client_(out);
+}
+
+// The client's result formats against its column types: binary only where a conversion exists.
+Status MergeFanout::plan_formats() {
+  binary_columns_.clear();
+  if (!extended_ || extended_->result_formats.empty()) return Status::ok();
+  client_types_ = merger_.output_types();
+  const auto hidden = static_cast<size_t>(plan_.hidden);
+  if (plan_.kind != merge::MergeKind::Aggregate && hidden > 0 && hidden <= client_types_.size())
+    client_types_.erase(client_types_.begin(), client_types_.begin() + static_cast<std::ptrdiff_t>(hidden));
+  const std::vector<int>& formats = extended_->result_formats;
+  if (formats.size() != 1 && formats.size() != client_types_.size())
+    return Status::client("08P01", "bind message has " + std::to_string(formats.size()) +
+                                       " result formats but query has " +
+                                       std::to_string(client_types_.size()) + " columns");
+  bool any = false;
+  for (size_t i = 0; i < client_types_.size(); ++i) {
+    const bool binary = (formats.size() == 1 ? formats[0] : formats[i]) != 0;
+    if (binary && !merge::has_binary_form(client_types_[i]))
+      return Status::client(
+          "0A000", "result column " + std::to_string(i + 1) + " (" + merge::type_name(client_types_[i]) +
+                       ") of a read merged across shards has no binary form in shardwire; ask "
+                       "for it in text");
+    binary_columns_.push_back(binary);
+    any = any || binary;
+  }
+  if (!any) binary_columns_.clear();
+  return Status::ok();
+}
+
+Status MergeFanout::encode_row(std::string& out, const merge::Row& row) const {
+  if (binary_columns_.empty()) {
+    wire::encode_data_row(out, row);
+    return Status::ok();
+  }
+  merge::Row converted = row;
+  for (size_t i = 0; i < converted.size() && i < binary_columns_.size(); ++i) {
+    if (!binary_columns_[i] || !converted[i]) continue;
+    auto bytes = merge::to_binary(client_types_[i], *converted[i]);
+    if (!bytes) return bytes.status();
+    converted[i] = std::move(bytes.value());
+  }
+  wire::encode_data_row(out, converted);
+  return Status::ok();
 }
 
 // The first RowDescription: the merger learns the column types; the client gets it as is, or
@@ -85,6 +141,7 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   if (Status s = merger_.describe(types, names); !s) return s;
   described_ = true;
   if (Status s = check_collations(); !s) return s;
+  if (Status s = plan_formats(); !s) return s;
   if (plan_.hidden > 0) {  // sort keys the client did not select: not its columns
     const auto hidden = static_cast<size_t>(plan_.hidden);
     if (fields.size() < hidden) return Status::server("08P01", "a shard returned fewer columns than planned");
