@@ -41,6 +41,7 @@ Result<Edit> value_span(const Value& value, size_t base, std::string_view text, 
 // The end of the plain literal at `at`: a '...' string ('' for a quote), a number (after a
 // unary minus folded into it), or NULL.
 Result<size_t> literal_end(std::string_view text, size_t at) {
+  if (at >= text.size()) return cannot("a key list item could not be located");
   auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
   if (at < text.size() && text[at] == '\'') {
     for (size_t i = at + 1; i < text.size(); ++i) {
@@ -66,7 +67,7 @@ Result<size_t> literal_end(std::string_view text, size_t at) {
     }
     return end;
   }
-  if (start == at && text.substr(at, 4).size() == 4 && (text[at] == 'N' || text[at] == 'n')) {
+  if (start == at && text.size() - at >= 4 && (text[at] == 'N' || text[at] == 'n')) {
     while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
     if (end - at == 4) return end;
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,13 @@ struct SortKey {
 struct ShardStatement {
   int shard = 0;  // index into the directory's shards
   std::string sql;
+  // Extended protocol: Bind parameters this shard gets in place of the client's ($n, 1-based):
+  // NULL for a list item of another shard, or a text array of the shard's own elements.
+  struct Param {
+    int number = 0;
+    std::optional<std::string> text;
+  };
+  std::vector<Param> params;
 };
 
 struct MergePlan {

@@ -26,6 +26,7 @@ struct Constraint {
 struct ShardEdits {
   int shard = 0;
   std::vector<parser::LiteralEdit> literals;
+  std::vector<merge::ShardStatement::Param> params;  // Bind values replaced for this shard
 };
 
 // The elements of an = ANY(array) predicate's array: a '{...}' literal's, or a text-format

@@ -6,9 +6,10 @@
 // copy of another shard's buckets during a move. The shards' rows are combined with the
 // statement's scatter plan (concat, merge_sort, aggregate). It is a scatter over fewer shards,
 // so it needs what a keyless scatter needs: one co-location group, no merge outside the
-// statement's own block, every result row from a sharded row. Parameters in a list that must be
-// cut (extended protocol) cannot be edited in the text: the read then goes to every shard with
-// the whole list, as a keyless read would.
+// statement's own block, every result row from a sharded row. Parameters in a list (extended
+// protocol) are cut in each shard's Bind instead (ShardStatement::params: NULL for another
+// shard's item, a text array of the shard's elements); one used more than once in the statement
+// (or a binary array) cannot be, and the read goes to every shard with the whole list.
 #include <algorithm>
 
 #include "router/dml_router.h"
@@ -16,20 +17,26 @@
 namespace sw::router::detail {
 namespace {
 
-// '{...}' element text, quoted for an array literal inside a '...' string.
-std::string array_literal(const std::vector<const parser::Value*>& elements) {
-  std::string out = "'{";
+// The array's text ({"a","b"}), each element quoted for array_in.
+std::string array_text(const std::vector<const parser::Value*>& elements) {
+  std::string out = "{";
   for (size_t i = 0; i < elements.size(); ++i) {
     if (i > 0) out += ',';
     out += '"';
     for (char c : elements[i]->text) {
       if (c == '"' || c == '\\') out += '\\';
       out += c;
-      if (c == '\'') out += '\'';
     }
     out += '"';
   }
-  return out + "}'";
+  return out + "}";
+}
+
+// The same as a '...' SQL string.
+std::string array_literal(const std::vector<const parser::Value*>& elements) {
+  std::string out = "'";
+  for (char c : array_text(elements)) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
 }
 
 // Splits a one-dimensional array literal's text into elements (PostgreSQL's array_in rules:
@@ -104,7 +111,21 @@ KeyOutcome array_elements(const parser::Value& array, const BindValues* params,
   return split_array(text, out) ? KeyOutcome::Bucket : KeyOutcome::NotAKey;
 }
 
-// Fills split_ with every shard's edits; false when a list item to remove is a parameter.
+// Whether $n appears once in the statement text (a parameter cut for a shard must not be used
+// elsewhere; a "$n" inside a string or comment only makes this say no, which is safe).
+bool used_once(const std::string& text, int param) {
+  const std::string token = "$" + std::to_string(param);
+  int count = 0;
+  for (size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + 1)) {
+    const size_t end = at + token.size();
+    if (end < text.size() && text[end] >= '0' && text[end] <= '9') continue;
+    ++count;
+  }
+  return count == 1;
+}
+
+// Fills split_ with every shard's edits; false when a list item to remove is a parameter that
+// cannot be replaced (used more than once, or a binary array).
 bool DmlRouter::split_edits(const std::vector<int>& shards) {
   std::vector<int> done;  // predicates already cut (one predicate may key several references)
   for (int shard : shards) split_.push_back(ShardEdits{shard, {}});
@@ -124,19 +145,30 @@ bool DmlRouter::split_edits(const std::vector<int>& shards) {
       for (ShardEdits& edits : split_) {
         if (predicate.array) {
           const parser::Value& array = predicate.values.front();
-          if (array.kind != parser::ValueKind::String) return false;
           std::vector<const parser::Value*> own;
           for (size_t i = 0; i < constraint.elements.size(); ++i) {
             if (owned_by(i, edits.shard)) own.push_back(&constraint.elements[i]);
           }
-          edits.literals.push_back({array.location, array_literal(own)});
+          if (array.kind == parser::ValueKind::String) {
+            edits.literals.push_back({array.location, array_literal(own)});
+          } else if (array.kind == parser::ValueKind::Param && used_once(facts_.text, array.param)) {
+            edits.params.push_back({array.param, array_text(own)});
+          } else {
+            return false;
+          }
           continue;
         }
         for (size_t i = 0; i < predicate.values.size(); ++i) {
           const int64_t bucket = constraint.item_buckets[i];
           if (bucket < 0 || owned_by(i, edits.shard)) continue;
-          if (predicate.values[i].kind == parser::ValueKind::Param) return false;
-          edits.literals.push_back({predicate.values[i].location, "NULL"});
+          const parser::Value& value = predicate.values[i];
+          if (value.kind != parser::ValueKind::Param) {
+            edits.literals.push_back({value.location, "NULL"});
+          } else if (used_once(facts_.text, value.param)) {
+            edits.params.push_back({value.param, std::nullopt});
+          } else {
+            return false;
+          }
         }
       }
     }
@@ -200,7 +232,7 @@ Status DmlRouter::fill_statements(merge::MergePlan& plan, parser::SelectRewrite 
     rewrite.literals = edits.literals;
     auto sql = parser::rewrite_select(facts_, rewrite);
     if (!sql) return sql.status();
-    plan.shard_statements.push_back({edits.shard, std::move(sql.value())});
+    plan.shard_statements.push_back({edits.shard, std::move(sql.value()), edits.params});
   }
   return Status::ok();
 }

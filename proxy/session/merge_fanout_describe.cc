@@ -2,6 +2,9 @@
 // extended protocol's messages.
 #include "session/merge_fanout.h"
 
+#include <algorithm>
+
+#include "common/bytes.h"
 #include "merge/binary.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
@@ -39,6 +42,42 @@ bool decode_fields(std::string_view body, std::vector<Field>& out) {
   return at == body.size();
 }
 
+// A Bind's parameter part (format codes, then values) with some values replaced: NULL, or a
+// text value (used only for text-format parameters).
+std::string replace_parameters(std::string_view blob,
+                               const std::vector<merge::ShardStatement::Param>& params) {
+  size_t at = 0;
+  auto int16_at = [&](size_t offset) {
+    return offset + 2 <= blob.size() ? load_be16(blob.data() + offset) : 0;
+  };
+  const size_t formats = int16_at(0);
+  at = 2 + 2 * formats;
+  std::string out(blob.substr(0, std::min(at + 2, blob.size())));
+  const size_t values = int16_at(at);
+  at += 2;
+  for (size_t i = 0; i < values && at + 4 <= blob.size(); ++i) {
+    const auto length = static_cast<int32_t>(be32(blob.data() + at));
+    const size_t size = 4 + (length > 0 ? static_cast<size_t>(length) : 0);
+    const merge::ShardStatement::Param* replaced = nullptr;
+    for (const auto& param : params) {
+      if (param.number == static_cast<int>(i) + 1) replaced = &param;
+    }
+    if (replaced == nullptr) {
+      out.append(blob.substr(at, size));
+    } else if (!replaced->text) {
+      out.append("\xff\xff\xff\xff", 4);
+    } else {
+      const auto n = static_cast<uint32_t>(replaced->text->size());
+      const char length_bytes[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                                    static_cast<char>(n >> 8), static_cast<char>(n)};
+      out.append(length_bytes, 4);
+      out.append(*replaced->text);
+    }
+    at += size;
+  }
+  return out;
+}
+
 }  // namespace
 
 void MergeFanout::use_extended(Extended extended) {
@@ -47,8 +86,12 @@ void MergeFanout::use_extended(Extended extended) {
     out.clear();
     wire::encode_query(out, kCollationQuery);
     wire::encode_parse(out, "", leg_sql(i), extended.types);
+    const bool replaced = i < plan_.shard_statements.size() && !plan_.shard_statements[i].params.empty();
+    const std::string parameters =
+        replaced ? replace_parameters(extended.parameters, plan_.shard_statements[i].params)
+                 : extended.parameters;
     wire::MessageWriter bind(out);
-    bind.begin('B').cstr("").cstr("").bytes(extended.parameters).int16(0).end();  // results in text
+    bind.begin('B').cstr("").cstr("").bytes(parameters).int16(0).end();  // results in text
     wire::encode_target(out, 'D', 'P', "");
     wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
     wire::encode_sync(out);

@@ -185,7 +185,8 @@ TEST_SUITE("merged_key_lists") {
     CHECK(single.value(0, 0) == "shard");
     CHECK(single.value(0, 1) == "s1");
 
-    // Writes whose keys span shards stay refused; parameters (extended protocol) read every shard.
+    // Writes whose keys span shards stay refused. Parameters (extended protocol): each shard's Bind
+    // gets NULL for the other shards' items, or its own elements of a text array.
     PgResult write = c.exec("DELETE FROM m WHERE tenant_id IN (" + two_list + ")");
     CHECK(write.sqlstate() == "0A000");
     CHECK(write.error().find("spans several shards") != std::string::npos);
@@ -194,6 +195,12 @@ TEST_SUITE("merged_key_lists") {
     PgResult with_params = c.exec_params(params_sql, {std::to_string(two[0]), std::to_string(two[1])});
     const std::string params_diff = compare(ref.exec(literal_sql), with_params, false);
     CHECK_MESSAGE(params_diff.empty(), params_diff);
+    const std::string array_sql =
+        "SELECT tenant_id, id, i FROM m WHERE tenant_id = ANY($1) AND i > $2 ORDER BY i DESC, 1, 2 LIMIT 30";
+    const std::string keys = "{" + std::to_string(two[0]) + "," + std::to_string(two[1]) + ",5000}";
+    const std::string array_diff =
+        compare(ref.exec_params(array_sql, {keys, "-500"}), c.exec_params(array_sql, {keys, "-500"}), true);
+    CHECK_MESSAGE(array_diff.empty(), array_diff);
     CHECK(c.value("SELECT count(*) FROM m") == "1500");
   }
 
@@ -225,5 +232,13 @@ TEST_SUITE("merged_key_lists") {
     for (int r = 0; r < rows.rows(); ++r) CHECK(rows.value(r, 1) != "copy");
     CHECK(c.value("SELECT count(*) FROM orders WHERE tenant_id = ANY('{" + list + "}')") == "8");
     CHECK(c.value("SELECT count(*) FROM orders WHERE tenant_id = ANY(ARRAY[" + list + "])") == "8");
+    const std::vector<std::optional<std::string>> keys = {std::to_string(owned_by_0),
+                                                          std::to_string(owned_by_1)};
+    CHECK(c.exec_params("SELECT count(*) FROM orders WHERE tenant_id IN ($1, $2)", keys).value() == "8");
+    PgResult by_array =
+        c.exec_params("SELECT note FROM orders WHERE tenant_id = ANY($1) ORDER BY 1", {"{" + list + "}"});
+    REQUIRE_OK(by_array);
+    CHECK(by_array.rows() == 8);
+    for (int r = 0; r < by_array.rows(); ++r) CHECK(by_array.value(r) != "copy");
   }
 }

@@ -133,13 +133,31 @@ TEST_CASE("keys on one shard route there; writes, parameters and unsharded joins
   CHECK(summary("SELECT count(DISTINCT id) FROM orders WHERE tenant_id IN (1, 2)")
             .find("error 0A000 SELECT on sharded table orders with keys on several shards uses "
                   "count(DISTINCT id)") == 0);
-  // Parameters cannot be cut in the text: the read goes to every shard with the whole list.
+  // Parameters (extended protocol): each shard's Bind gets NULL for another shard's item, or its
+  // own elements of a text array; a parameter used twice, or a binary array, reads every shard.
   BindValues values;
   values.params = {{false, false, "1"}, {false, false, "2"}};
-  CHECK(summary("SELECT * FROM orders WHERE tenant_id IN ($1, $2)", &values) == "scatter s0,s1,s2");
+  Route by_params = route(first("SELECT * FROM orders WHERE tenant_id IN ($1, $2)"), &values, *dir, rules);
+  CHECK(route_summary(by_params, *dir) == "scatter s1,s2 concat");
+  REQUIRE(by_params.merge);
+  REQUIRE(by_params.merge->shard_statements.size() == 2);
+  const auto& s1 = by_params.merge->shard_statements[0];
+  CHECK(s1.sql == "SELECT * FROM orders WHERE tenant_id IN ($1, $2)");
+  REQUIRE(s1.params.size() == 1);
+  CHECK(s1.params[0].number == 1);
+  CHECK_FALSE(s1.params[0].text.has_value());
+  CHECK(by_params.merge->shard_statements[1].params[0].number == 2);
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id IN ($1, $2) AND note <> $1::text", &values) ==
+        "scatter s0,s1,s2");
   BindValues array;
   array.params = {{false, false, "{2,5}"}};
   CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)", &array) == "shard s1 buckets 10,13");
+  array.params = {{false, false, "{1,2,\"5\"}"}};
+  Route by_array = route(first("SELECT * FROM orders WHERE tenant_id = ANY($1)"), &array, *dir, rules);
+  REQUIRE(by_array.merge);
+  REQUIRE(by_array.merge->shard_statements.size() == 2);
+  CHECK(by_array.merge->shard_statements[0].params[0].text == std::optional<std::string>("{\"2\",\"5\"}"));
+  CHECK(by_array.merge->shard_statements[1].params[0].text == std::optional<std::string>("{\"1\"}"));
   CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)") == "at-bind");
   array.params = {{false, true, "\x01"}};
   CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)", &array) == "scatter s0,s1,s2");
