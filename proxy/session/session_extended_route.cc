@@ -121,8 +121,10 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   wire::encode_parse(batch, "", bound.statement().query, bound.statement().types);
   wire::encode_bind_renamed(batch, bound.bind, "");
   bool describe_portal = false;
+  bool describe_other = false;  // Describe of a statement: a merged read answers only the portal's
   if (frame.status == wire::FrameStatus::Complete && frame.frame.type == 'D') {
     describe_portal = !frame.frame.body.empty() && frame.frame.body[0] == 'P';
+    describe_other = !describe_portal;
     batch.append(whole(frame.frame));
     offset += frame.frame.size;
     frame = next();
@@ -137,7 +139,8 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
     frame = next();
     if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
   }
-  if (!execute_all || frame.status != wire::FrameStatus::Complete || frame.frame.type != 'S') {
+  if (!execute_all || frame.status != wire::FrameStatus::Complete || frame.frame.type != 'S' ||
+      (describe_other && route.merge)) {
     refuse_request(Status::client("0A000", "a read of sharded table " + route.table +
                                                " without a key runs on every shard only as one batch of "
                                                "Bind, Describe, Execute (all rows, no row limit) and Sync"));
