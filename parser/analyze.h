@@ -114,13 +114,16 @@ struct ColumnRef {
 struct KeyPredicate {
   ColumnRef column;
   std::vector<Value> values;  // one for '='
-  bool in_list = false;
+  bool in_list = false;       // IN (...) or = ANY(ARRAY[...]): one value per item
   // It restricts the rows of its column's table that count in its query block: on a top-level
   // AND chain of a WHERE or of an inner join's ON, or of an outer join's ON for a column of its
   // nullable side (LEFT/RIGHT JOIN). False when found under OR, NOT, CASE, inside another
   // expression, or in an outer join's ON about another side: such a predicate restricts
   // nothing and must not be used for routing (kept to explain why).
   bool usable = true;
+  // = ANY('{...}') / = ANY($n): `values` is the one array value (a String literal or a
+  // parameter); the router reads its elements.
+  bool array = false;
 };
 
 // `column = column` on a top-level AND chain of a WHERE or of a join's ON, or a JOIN ... USING.
@@ -201,6 +204,7 @@ struct OutputItem {
   std::string call_text;                          // an aggregate call: its SQL text, for messages
   Value call_begin;                               // an aggregate call: location of its first byte
   Value call_end;                                 // ... and of the byte after its closing parenthesis
+  Value begin;                                    // location of the item's first byte
 };
 
 struct OrderItem {
@@ -266,6 +270,10 @@ struct StatementFacts {
   bool session_advisory_lock = false;
   bool session_temp_table = false;
   SelectShape select;  // node_type "SelectStmt" only
+  // COPY ... TO STDOUT (not a file or program; table or query), and whether it writes a CSV
+  // header line first (FORMAT csv with HEADER).
+  bool copy_to_client = false;
+  bool copy_header = false;
 };
 
 struct QueryFacts {
@@ -310,10 +318,21 @@ std::string describe_facts(const StatementFacts& facts);
 // statement must have a LIMIT), OFFSET set to 0 when `drop_offset`, and, when `split_avg`,
 // every avg(args) output item as `sum(args), count(args)`. Edits splice the statement's own
 // text at the parse tree's locations.
+// `literals` replaces the plain literal (a number, a '...' string, NULL) at each analyzed-text
+// location by its text: the key lists of a read split by shard (an IN item of another shard ->
+// NULL, an ANY('{...}') array -> the shard's own elements).
+struct LiteralEdit {
+  int location = -1;
+  std::string text;
+};
 struct SelectRewrite {
   std::string limit;
   bool drop_offset = false;
   bool split_avg = false;
+  std::vector<LiteralEdit> literals;
+  // Expressions put first in the select list (sort keys the client did not select); output
+  // positions (ORDER BY 2) move behind them.
+  std::vector<std::string> leading_columns;
 };
 Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite);
 

@@ -7,6 +7,8 @@
 //  * DDL records the tables it names with role Create (CREATE TABLE / TABLE AS / VIEW / SELECT
 //    INTO target), Ddl, Maintenance (VACUUM/ANALYZE/CLUSTER/REINDEX) or Lock; the query of
 //    CREATE TABLE AS / CREATE VIEW is walked like any query (its tables are Read).
+#include <algorithm>
+
 #include "parser/facts_builder.h"
 
 namespace sw::parser::detail {
@@ -40,8 +42,11 @@ void FactsBuilder::build(std::string_view node_type, JsonRef body) {
   out_.query_kind = out_.kind;
   if (node_type == "SelectStmt") {
     const int scope = select(body, -1);  // SELECT ... INTO (kind Ddl) too: records the INTO table
-    // Only a block that may need a merge gets a shape: plain reads pay nothing for it.
-    if (scope == 0 && out_.scopes[0].features != 0) select_shape(body);
+    // Only a block that may need a merge, or whose key lists may be cut by shard, gets a shape:
+    // other plain reads pay nothing for it.
+    const bool lists = std::any_of(out_.predicates.begin(), out_.predicates.end(),
+                                   [](const KeyPredicate& predicate) { return predicate.in_list; });
+    if (scope == 0 && (out_.scopes[0].features != 0 || lists)) select_shape(body);
   } else if (node_type == "InsertStmt") {
     insert(body, -1);
   } else if (node_type == "UpdateStmt") {
@@ -152,6 +157,21 @@ int FactsBuilder::merge(JsonRef body, int parent) {
 }
 
 void FactsBuilder::copy(JsonRef body) {
+  out_.copy_to_client = !body["is_from"].boolean() && !body["filename"] && !body["is_program"].boolean();
+  bool csv = false, header = false;
+  for (JsonRef option : body["options"]) {
+    JsonRef def = option.body();
+    JsonRef arg = def["arg"];
+    if (def["defname"].equals("format")) csv = arg.body()["sval"].equals("csv");
+    if (!def["defname"].equals("header")) continue;
+    // No argument is true; libpg_query leaves false and 0 out of its JSON.
+    const std::string_view type = arg ? arg.node_type() : std::string_view();
+    const std::string text = type == "String" ? arg.body()["sval"].string() : "";
+    header = !arg || (type == "Boolean" && arg.body()["boolval"].boolean()) ||
+             (type == "Integer" && arg.body()["ival"].integer(0) != 0) ||
+             (type == "String" && text != "false" && text != "off" && text != "0");
+  }
+  out_.copy_header = csv && header;
   if (JsonRef query = body["query"]) {
     out_.query_kind = kind_of_node(query.node_type());
     statement(query, -1);

@@ -139,7 +139,10 @@ std::string describe_facts(const StatementFacts& facts) {
            (table.nullable ? " nullable" : "") + "\n";
   }
   for (const KeyPredicate& predicate : facts.predicates) {
-    out += "predicate " + column_text(predicate.column) + (predicate.in_list ? " in (" : " = ");
+    out += "predicate " + column_text(predicate.column) +
+           (predicate.array     ? " = any ("
+            : predicate.in_list ? " in ("
+                                : " = ");
     for (size_t i = 0; i < predicate.values.size(); ++i) {
       out += (i ? ", " : "") + value_text(predicate.values[i]);
     }

@@ -5,8 +5,9 @@
 // An outer join's ON restricts only its nullable side (LEFT/RIGHT JOIN; FULL JOIN: none): its
 // `column = value` predicates are usable for columns of that side only, and its equalities
 // carry a key restriction from the preserved side to the nullable one only (they still say the
-// joined rows share the value: co-location). NOT IN (`<>` ALL) and `= ANY (array)` are not
-// predicates.
+// joined rows share the value: co-location). `= ANY (ARRAY[...])` is an IN list; `= ANY ('{...}')`
+// and `= ANY ($n)` are array predicates (the router reads the elements); NOT IN (`<>` ALL) and
+// other arrays are not predicates.
 #include <algorithm>
 #include <unordered_set>
 
@@ -302,6 +303,20 @@ void FactsBuilder::predicate(JsonRef a_expr, int scope, const Restriction* restr
     const bool usable = restricts(left);
     KeyPredicate list{std::move(left), {}, true, usable};
     for (JsonRef item : a_expr["rexpr"].body()["items"]) list.values.push_back(value(item));
+    out_.predicates.push_back(std::move(list));
+  } else if (kind.equals("AEXPR_OP_ANY")) {
+    if (!column(a_expr["lexpr"], scope, left)) return;
+    const bool usable = restricts(left);
+    KeyPredicate list{std::move(left), {}, true, usable};
+    JsonRef array = a_expr["rexpr"];
+    if (array.node_type() == "A_ArrayExpr") {
+      for (JsonRef item : array.body()["elements"]) list.values.push_back(value(item));
+    } else {
+      Value whole = value(array);
+      if (whole.kind != ValueKind::String && whole.kind != ValueKind::Param) return;
+      list.array = true;
+      list.values.push_back(std::move(whole));
+    }
     out_.predicates.push_back(std::move(list));
   }
 }

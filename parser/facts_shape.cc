@@ -133,6 +133,7 @@ std::string single_name(JsonRef node) {
 
 OutputItem FactsBuilder::output_item(JsonRef target) {
   OutputItem item;
+  item.begin.location = static_cast<int>(target["location"].integer(-1));
   JsonRef val = target["val"];
   const std::string_view type = val.node_type();
   JsonRef body = val.body();

@@ -22,6 +22,7 @@ void for_each_value(Facts& facts, F&& f) {
     for (auto& output : select.outputs) {
       f(output.call_begin);
       f(output.call_end);
+      f(output.begin);
     }
     for (auto& insert : statement.inserts) {
       for (auto& row : insert.rows) {

@@ -38,6 +38,99 @@ Result<Edit> value_span(const Value& value, size_t base, std::string_view text, 
                 " must be a constant number (a parameter or expression is not supported)");
 }
 
+// The end of the plain literal at `at`: a '...' string ('' for a quote), a number (after a
+// unary minus folded into it), or NULL.
+Result<size_t> literal_end(std::string_view text, size_t at) {
+  if (at >= text.size()) return cannot("a key list item could not be located");
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  if (at < text.size() && text[at] == '\'') {
+    for (size_t i = at + 1; i < text.size(); ++i) {
+      if (text[i] != '\'') continue;
+      if (i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;
+        continue;
+      }
+      return i + 1;
+    }
+    return cannot("an unterminated string in a key list");
+  }
+  size_t end = at;
+  if (end < text.size() && text[end] == '-') {
+    ++end;
+    while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+  }
+  const size_t start = end;
+  if (start < text.size() && (std::isdigit(static_cast<unsigned char>(text[start])) || text[start] == '.')) {
+    while (end < text.size() && (is_word(text[end]) || ((text[end] == '+' || text[end] == '-') &&
+                                                        (text[end - 1] == 'e' || text[end - 1] == 'E')))) {
+      ++end;
+    }
+    return end;
+  }
+  if (start == at && text.size() - at >= 4 && (text[at] == 'N' || text[at] == 'n')) {
+    while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+    if (end - at == 4) return end;
+  }
+  return cannot("a key list item that is not a plain number or '...' string");
+}
+
+// avg(args) -> sum(args), count(args) for every avg output item.
+Status split_avg(const SelectShape& shape, size_t base, const std::string& text, std::vector<Edit>& edits) {
+  for (const OutputItem& item : shape.outputs) {
+    if (item.aggregate != AggregateCall::Avg) continue;
+    if (item.call_begin.location < 0 || item.call_end.location < 0 ||
+        static_cast<size_t>(item.call_begin.location) < base)
+      return cannot("the avg() call could not be located");
+    const size_t begin = static_cast<size_t>(item.call_begin.location) - base;
+    const size_t end = static_cast<size_t>(item.call_end.location) - base;
+    if (end > text.size() || end <= begin) return cannot("the avg() call could not be located");
+    const std::string call = text.substr(begin, end - begin);
+    const size_t paren = call.find('(');
+    if (paren == std::string::npos) return cannot("the avg() call could not be located");
+    const std::string args = call.substr(paren);
+    std::string split = "sum";
+    split += args;
+    split += ", count";
+    split += args;
+    edits.push_back(Edit{begin, end, std::move(split)});
+  }
+  return Status::ok();
+}
+
+// The leading columns, and every output position moved behind them and the split avg items.
+Status add_columns(const SelectShape& shape, const SelectRewrite& rewrite, size_t base,
+                   const std::string& text, std::vector<Edit>& edits) {
+  if (!rewrite.leading_columns.empty()) {
+    const Value& first = shape.outputs.empty() ? Value{} : shape.outputs.front().begin;
+    if (first.location < 0 || static_cast<size_t>(first.location) < base)
+      return cannot("the select list could not be located");
+    std::string columns;
+    for (const std::string& column : rewrite.leading_columns) columns += column + ", ";
+    const size_t at = static_cast<size_t>(first.location) - base;
+    edits.push_back(Edit{at, at, std::move(columns)});
+  }
+  if (rewrite.split_avg || !rewrite.leading_columns.empty()) {
+    // Each avg before an output position adds a column (GROUP BY 2 after avg(x) becomes 3), and
+    // so does each leading column.
+    for (const Value& position : shape.positions) {
+      int64_t n = 0;
+      if (position.kind != ValueKind::Number || position.location < 0) continue;
+      n = std::strtoll(position.text.c_str(), nullptr, 10);
+      auto shift = static_cast<int64_t>(rewrite.leading_columns.size());
+      for (int64_t i = 0; rewrite.split_avg && i + 1 < n && i < static_cast<int64_t>(shape.outputs.size());
+           ++i) {
+        if (shape.outputs[static_cast<size_t>(i)].aggregate == AggregateCall::Avg) ++shift;
+      }
+      if (shift == 0) continue;
+      const size_t at = static_cast<size_t>(position.location) - base;
+      if (text.compare(at, position.text.size(), position.text) != 0)
+        return cannot("a position could not be located");
+      edits.push_back(Edit{at, at + position.text.size(), std::to_string(n + shift)});
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite) {
@@ -60,43 +153,21 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
     edits.push_back(std::move(span.value()));
   }
   if (rewrite.split_avg) {
-    for (const OutputItem& item : shape.outputs) {
-      if (item.aggregate != AggregateCall::Avg) continue;
-      if (item.call_begin.location < 0 || item.call_end.location < 0 ||
-          static_cast<size_t>(item.call_begin.location) < base)
-        return cannot("the avg() call could not be located");
-      const size_t begin = static_cast<size_t>(item.call_begin.location) - base;
-      const size_t end = static_cast<size_t>(item.call_end.location) - base;
-      if (end > text.size() || end <= begin) return cannot("the avg() call could not be located");
-      const std::string call = text.substr(begin, end - begin);
-      const size_t paren = call.find('(');
-      if (paren == std::string::npos) return cannot("the avg() call could not be located");
-      const std::string args = call.substr(paren);
-      std::string split = "sum";
-      split += args;
-      split += ", count";
-      split += args;
-      edits.push_back(Edit{begin, end, std::move(split)});
-    }
+    if (Status s = split_avg(shape, base, text, edits); !s) return s;
   }
-  if (rewrite.split_avg) {
-    // Each avg before an output position adds a column: GROUP BY 2 after avg(x) becomes 3.
-    for (const Value& position : shape.positions) {
-      int64_t n = 0;
-      if (position.kind != ValueKind::Number || position.location < 0) continue;
-      n = std::strtoll(position.text.c_str(), nullptr, 10);
-      int64_t shift = 0;
-      for (int64_t i = 0; i + 1 < n && i < static_cast<int64_t>(shape.outputs.size()); ++i) {
-        if (shape.outputs[static_cast<size_t>(i)].aggregate == AggregateCall::Avg) ++shift;
-      }
-      if (shift == 0) continue;
-      const size_t at = static_cast<size_t>(position.location) - base;
-      if (text.compare(at, position.text.size(), position.text) != 0)
-        return cannot("a position could not be located");
-      edits.push_back(Edit{at, at + position.text.size(), std::to_string(n + shift)});
-    }
+  if (Status s = add_columns(shape, rewrite, base, text, edits); !s) return s;
+  for (const LiteralEdit& literal : rewrite.literals) {
+    if (literal.location < 0 || static_cast<size_t>(literal.location) < base)
+      return cannot("a key list item could not be located");
+    const size_t at = static_cast<size_t>(literal.location) - base;
+    auto end = literal_end(text, at);
+    if (!end) return end.status();
+    edits.push_back(Edit{at, end.value(), literal.text});
   }
   std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+  for (size_t i = 1; i < edits.size(); ++i) {
+    if (edits[i].end > edits[i - 1].begin) return cannot("two rewrites of one place");
+  }
   std::string out = text;
   for (const Edit& edit : edits) out.replace(edit.begin, edit.end - edit.begin, edit.text);
   return out;

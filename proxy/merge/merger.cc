@@ -303,7 +303,10 @@ Result<std::optional<Row>> Merger::next() {
     from->rows.pop_front();
     auto admitted = admit(row);
     if (!admitted) return admitted.status();
-    if (*admitted) return std::optional<Row>(std::move(row));
+    if (!*admitted) continue;
+    const auto hidden = static_cast<size_t>(std::max(plan_.hidden, 0));
+    row.erase(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(std::min(hidden, row.size())));
+    return std::optional<Row>(std::move(row));
   }
   return std::optional<Row>();
 }

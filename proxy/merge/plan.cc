@@ -47,6 +47,8 @@ std::string MergePlan::describe() const {
       out += order_by[i].nulls_first ? " nulls first" : " nulls last";
     }
   }
+  if (hidden > 0)
+    out += "; drop " + std::to_string(hidden) + (hidden == 1 ? " sort column" : " sort columns");
   if (distinct) out += "; distinct";
   if (limit >= 0) out += "; limit " + std::to_string(limit);
   if (offset > 0) out += "; offset " + std::to_string(offset);

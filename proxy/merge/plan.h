@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,14 +40,32 @@ struct SortKey {
   bool nulls_first = false;  // PostgreSQL's default: NULLS LAST for ASC, NULLS FIRST for DESC
 };
 
+// A read whose key list spans shards runs only on the shards of its keys, each with the list cut
+// to its own keys.
+struct ShardStatement {
+  int shard = 0;  // index into the directory's shards
+  std::string sql;
+  // Extended protocol: Bind parameters this shard gets in place of the client's ($n, 1-based):
+  // NULL for a list item of another shard, or a text array of the shard's own elements.
+  struct Param {
+    int number = 0;
+    std::optional<std::string> text;
+  };
+  std::vector<Param> params;
+};
+
 struct MergePlan {
   MergeKind kind = MergeKind::Concat;
-  std::string shard_sql;              // the statement every shard runs
+  std::string shard_sql;              // the statement every shard runs (when `shard_statements` is empty)
   std::vector<OutputColumn> outputs;  // Aggregate: one per client column
   std::vector<SortKey> order_by;      // client columns
   bool distinct = false;              // de-duplicate the merged rows
   int64_t limit = -1;                 // -1: none
   int64_t offset = 0;
+  std::vector<ShardStatement> shard_statements;  // when set: only these shards, in shard order
+  // MergeSort/Concat: the shards' first `hidden` columns are sort keys the client did not select
+  // (ORDER BY a column not in the select list): sorted on, then dropped from its rows.
+  int hidden = 0;
 
   const char* kind_name() const;
   // "merge_sort by 2 desc nulls first, 1; limit 20 offset 5" etc. (SHOW ROUTE, shardwire route).

@@ -15,7 +15,25 @@ struct Constraint {
   ConstraintKind kind = ConstraintKind::Equal;
   std::vector<uint32_t> buckets;  // sorted, unique (empty: only NULLs)
   bool deferred = false;          // a value is a parameter and there are no Bind values yet
+  // InList: the predicate (index into facts.predicates), each item's bucket (-1: NULL), and an
+  // = ANY('{...}') array's elements, for cutting the list by shard (route_split.cc).
+  int predicate = -1;
+  std::vector<int64_t> item_buckets;
+  std::vector<parser::Value> elements;
 };
+
+// The literal edits that cut a statement's key lists to one shard's keys.
+struct ShardEdits {
+  int shard = 0;
+  std::vector<parser::LiteralEdit> literals;
+  std::vector<merge::ShardStatement::Param> params;  // Bind values replaced for this shard
+};
+
+// The elements of an = ANY(array) predicate's array: a '{...}' literal's, or a text-format
+// parameter's. Bucket when `out` is filled; NeedsBind for a parameter before Bind; NotAKey for
+// anything else (a binary parameter, a nested or malformed array).
+KeyOutcome array_elements(const parser::Value& array, const BindValues* params,
+                          std::vector<parser::Value>& out);
 
 // What routing knows of the rows of one sharded table reference that count.
 struct RefKeys {
@@ -61,8 +79,14 @@ class DmlRouter {
   Route several_shards_error(int table) const;
   bool check_assignments(int shard, Route& error);
   bool scatter_allowed(std::string& why);
+  Route keyless_read(int first);
+  // route_split.cc: a read whose key lists span shards, each shard with its own keys.
+  Route split_read(int table);
+  bool split_edits(const std::vector<int>& shards);
+  Status fill_statements(merge::MergePlan& plan, parser::SelectRewrite rewrite) const;
   // route_merge.cc: the scatter plan of a SELECT whose own block needs a merge.
   Route merged_scatter(Route route, int first);
+  bool sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite, bool grouped, std::string& why);
   std::string not_tied_message(int a, int b) const;
 
   const parser::StatementFacts& facts_;
@@ -75,6 +99,8 @@ class DmlRouter {
   std::vector<RefKeys> keys_;   // per table reference
   std::vector<Edge> edges_;
   mutable std::vector<int> parent_;  // union-find over table indices: co-location groups
+  std::vector<ShardEdits> split_;    // a split read: per shard, its key lists' edits
+  bool splitting_ = false;           // routing a read whose key lists span shards
 };
 
 }  // namespace sw::router::detail

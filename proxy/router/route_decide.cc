@@ -54,8 +54,9 @@ bool DmlRouter::scatter_allowed(std::string& why) {
     if (s == 0 || sees_sharded[s]) blocking |= scopes[s].features;
   }
   if (blocking != 0) {
-    why = "SELECT on sharded table " + name + " has no key value and uses " + feature_names(blocking) +
-          ", which needs a merge of the shards' rows (not supported yet)" + fix;
+    why = "SELECT on sharded table " + name +
+          (splitting_ ? " has keys on several shards" : " has no key value") + " and uses " +
+          feature_names(blocking) + ", which needs a merge of the shards' rows (not supported yet)" + fix;
     return false;
   }
   bool preserved = false;
@@ -71,7 +72,8 @@ bool DmlRouter::scatter_allowed(std::string& why) {
   }
   if (!preserved && !(only_sharded && any_top)) {
     why = "SELECT on sharded table " + name +
-          " has no key value and reads it through a subquery, CTE or outer join, which cannot "
+          (splitting_ ? " has keys on several shards" : " has no key value") +
+          " and reads it through a subquery, CTE or outer join, which cannot "
           "be sent to every shard and concatenated" +
           fix;
     return false;
@@ -184,7 +186,6 @@ Route DmlRouter::unpinned_route() {
     }
   }
   const TableRule& ra = *rule(a);
-  const std::string& hint = keys(a).hint;
   if (facts_.writes) {
     return make_error("0A000",
                       std::string(statement_verb(facts_)) + " writes on one shard but reads sharded table " +
@@ -195,6 +196,15 @@ Route DmlRouter::unpinned_route() {
   for (int t : sharded_) {
     if (find(t) != find(a)) return make_error("0A000", not_tied_message(a, t), ra.config_name);
   }
+  return keyless_read(a);
+}
+
+// A read of one co-location group, `first` without a key (or a split read falling back to
+// every shard): every shard, concatenated or merged.
+Route DmlRouter::keyless_read(int first) {
+  const int a = first;
+  const TableRule& ra = *rule(a);
+  const std::string& hint = keys(a).hint;
   if (!unsharded_.empty()) {
     return make_error("0A000",
                       "SELECT reads sharded table " + ra.config_name +
@@ -261,7 +271,7 @@ Route DmlRouter::pinned_route() {
   std::vector<std::string> owners;  // "orders on s1", "items on s0"
   for (int t : sharded_) {
     const std::vector<int> own = shards_of(keys(t).buckets);
-    if (own.size() > 1) return several_shards_error(t);
+    if (own.size() > 1) return split_read(t);
     buckets.insert(buckets.end(), keys(t).buckets.begin(), keys(t).buckets.end());
     for (int shard : own) {
       const std::string owner = rule(t)->config_name + " on " + dir_.shard_name(static_cast<uint16_t>(shard));

@@ -100,7 +100,8 @@ void DmlRouter::add_equalities() {
 // some rows and not others.
 bool DmlRouter::add_predicates(Route& error) {
   const uint32_t buckets = dir_.bucket_count();
-  for (const parser::KeyPredicate& predicate : facts_.predicates) {
+  for (size_t p = 0; p < facts_.predicates.size(); ++p) {
+    const parser::KeyPredicate& predicate = facts_.predicates[p];
     for (int t : key_refs(predicate.column)) {
       if (ref(t).scope != predicate.column.scope) continue;
       const TableRule& r = *rule(t);
@@ -110,8 +111,24 @@ bool DmlRouter::add_predicates(Route& error) {
       }
       Constraint constraint;
       constraint.kind = predicate.in_list ? ConstraintKind::InList : ConstraintKind::Equal;
+      constraint.predicate = static_cast<int>(p);
+      const std::vector<parser::Value>* values = &predicate.values;
+      if (predicate.array) {
+        const KeyOutcome array = array_elements(predicate.values.front(), params_, constraint.elements);
+        if (array == KeyOutcome::NeedsBind) {
+          constraint.deferred = true;
+          keys(t).own.push_back(std::move(constraint));
+          continue;
+        }
+        if (array != KeyOutcome::Bucket) {
+          keys(t).hint =
+              r.key + " = ANY(...) needs a '{...}' array constant or a text-format array parameter";
+          continue;
+        }
+        values = &constraint.elements;
+      }
       bool usable = true;
-      for (const parser::Value& value : predicate.values) {
+      for (const parser::Value& value : *values) {
         KeyBucket key = key_bucket(value, r, params_, buckets);
         if (key.outcome == KeyOutcome::Error) {
           error = make_error(key.error.sqlstate, key.error.message, r.config_name);
@@ -120,6 +137,8 @@ bool DmlRouter::add_predicates(Route& error) {
         if (key.outcome == KeyOutcome::NotAKey) usable = false;
         if (key.outcome == KeyOutcome::NeedsBind) constraint.deferred = true;
         if (key.outcome == KeyOutcome::Bucket) constraint.buckets.push_back(key.bucket);
+        constraint.item_buckets.push_back(key.outcome == KeyOutcome::Bucket ? static_cast<int64_t>(key.bucket)
+                                                                            : -1);
       }
       if (!usable) {
         keys(t).hint = r.key + " is compared with an expression, not a constant or parameter";

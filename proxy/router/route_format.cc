@@ -43,8 +43,16 @@ std::string route_summary(const Route& route, const Directory& dir) {
       break;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
-      out += " " + all_shards(dir);
+      if (route.merge && !route.merge->shard_statements.empty()) {
+        std::string shards;
+        for (const merge::ShardStatement& statement : route.merge->shard_statements)
+          shards += (shards.empty() ? "" : ",") + dir.shard_name(static_cast<uint16_t>(statement.shard));
+        out += " " + shards;
+      } else {
+        out += " " + all_shards(dir);
+      }
       if (route.merge) out += " " + route.merge->describe();
+      if (route.copy_out) out += route.copy_header ? " copy csv-header" : " copy";
       if (!route.fence_tables.empty()) {
         out += " fence";
         for (const std::string& table : route.fence_tables) out += " " + table;
@@ -70,7 +78,12 @@ std::string describe_route(const Route& route, const Directory& dir) {
     out += ")";
   }
   if (route.kind != RouteKind::Error && !route.reason.empty()) out += "; " + route.reason;
-  if (route.merge) out += "; each shard runs: " + route.merge->shard_sql;
+  if (route.merge && route.merge->shard_statements.empty())
+    out += "; each shard runs: " + route.merge->shard_sql;
+  if (route.merge) {
+    for (const merge::ShardStatement& statement : route.merge->shard_statements)
+      out += "; " + dir.shard_name(static_cast<uint16_t>(statement.shard)) + " runs: " + statement.sql;
+  }
   if (route.writes) out += "; writes";
   out += "; directory version " + std::to_string(route.directory_version);
   return out;

@@ -6,6 +6,7 @@
 //  * aggregates or GROUP BY otherwise: the shards compute partial aggregates per group (avg as
 //    sum and count), without LIMIT/OFFSET; the proxy combines, sorts, applies OFFSET/LIMIT.
 //  * ORDER BY: the shards sort; the proxy merges. LIMIT n OFFSET m: the shards return n+m rows.
+#include <algorithm>
 #include <charconv>
 
 #include "router/dml_router.h"
@@ -46,12 +47,12 @@ bool constant_count(const parser::Value& value, int64_t& out) {
 Route DmlRouter::merged_scatter(Route route, int first) {
   const parser::SelectShape& shape = facts_.select;
   const TableRule& r = *rule(first);
-  const std::string prefix = "SELECT on sharded table " + r.config_name + " without a key value ";
+  const std::string prefix = "SELECT on sharded table " + r.config_name +
+                             (splitting_ ? " with keys on several shards " : " without a key value ");
   const std::string fix = ": add " + key_example(first);
   auto refuse = [&](const std::string& why) {
     return make_error("0A000", prefix + why + fix, r.config_name);
   };
-
   bool grouped_by_key = false;
   for (const std::string& column : shape.group_columns) grouped_by_key = grouped_by_key || column == r.key;
   const uint32_t features = facts_.scopes[0].features;
@@ -87,21 +88,8 @@ Route DmlRouter::merged_scatter(Route route, int first) {
     if (shape.has_limit) rewrite.limit = "ALL";
     rewrite.drop_offset = shape.has_offset;
   }
-  bool star = false;
-  for (const parser::OutputItem& item : shape.outputs) star = star || item.star;
-  for (const parser::OrderItem& item : shape.order_by) {
-    if (item.using_operator) return refuse("orders with ORDER BY ... USING, which shardwire cannot merge");
-    merge::SortKey key{item.output, {}, item.descending, item.nulls_first};
-    if (star && !aggregate && !item.name.empty()) {
-      key.column = -1;  // positions shift behind *: found by name in the shards' columns
-      key.name = item.name;
-    } else if (item.output < 0 || star) {
-      return refuse(
-          "orders by an expression that is not in the select list (or with * in it); select "
-          "the ORDER BY expressions as columns");
-    }
-    plan->order_by.push_back(std::move(key));
-  }
+  const bool grouped = (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
+  if (std::string why; !sort_keys(*plan, rewrite, grouped, why)) return refuse(why);
   if (!aggregate && !plan->order_by.empty()) plan->kind = merge::MergeKind::MergeSort;
   plan->distinct = shape.distinct;
   int64_t limit = -1, offset = 0;
@@ -115,13 +103,58 @@ Route DmlRouter::merged_scatter(Route route, int first) {
     rewrite.drop_offset = true;
     if (limit >= 0) rewrite.limit = std::to_string(limit + plan->offset);
   }
-  auto sql = parser::rewrite_select(facts_, rewrite);
-  if (!sql) return refuse("cannot be rewritten for the shards (" + sql.status().message + ")");
-  plan->shard_sql = std::move(sql.value());
-  route.reason = r.config_name + " has no key value: every shard, " + plan->describe() +
-                 (grouped_by_key ? " (grouped by the key: the shards' groups are final)" : "");
+  if (Status filled = fill_statements(*plan, rewrite); !filled)
+    return refuse("cannot be rewritten for the shards (" + filled.message + ")");
+  route.reason =
+      (splitting_ ? "the keys of " + r.config_name + " are on several shards: each runs with its own keys, "
+                  : r.config_name + " has no key value: every shard, ") +
+      plan->describe() + (grouped_by_key ? " (grouped by the key: the shards' groups are final)" : "");
   route.merge = std::move(plan);
   return route;
+}
+
+// The plan's ORDER BY keys. A plain column name that is not selected (and no *, GROUP BY,
+// aggregate or DISTINCT) is selected first as a hidden column ("name" AS sw_order_N): the
+// shards return it, the merge sorts on it and drops it (plan.hidden).
+bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite, bool grouped,
+                          std::string& why) {
+  const parser::SelectShape& shape = facts_.select;
+  bool star = false;
+  for (const parser::OutputItem& item : shape.outputs) star = star || item.star;
+  std::vector<std::string> hidden;
+  for (const parser::OrderItem& item : shape.order_by) {
+    if (item.output < 0 && !star && !grouped && !shape.distinct && !item.name.empty() &&
+        std::find(hidden.begin(), hidden.end(), item.name) == hidden.end())
+      hidden.push_back(item.name);
+  }
+  const auto shift = static_cast<int>(hidden.size());
+  for (const parser::OrderItem& item : shape.order_by) {
+    if (item.using_operator) {
+      why = "orders with ORDER BY ... USING, which shardwire cannot merge";
+      return false;
+    }
+    merge::SortKey key{item.output + shift, {}, item.descending, item.nulls_first};
+    auto at = std::find(hidden.begin(), hidden.end(), item.name);
+    if (item.output < 0 && at != hidden.end()) {
+      key.column = static_cast<int>(at - hidden.begin());
+    } else if (star && plan.kind != merge::MergeKind::Aggregate && !item.name.empty()) {
+      key.column = -1;  // positions shift behind *: found by name in the shards' columns
+      key.name = item.name;
+    } else if (item.output < 0 || star) {
+      why =
+          "orders by an expression that is not in the select list (or with * in it); select the ORDER BY "
+          "expressions as columns";
+      return false;
+    }
+    plan.order_by.push_back(std::move(key));
+  }
+  for (size_t i = 0; i < hidden.size(); ++i) {
+    std::string quoted = "\"";
+    for (char c : hidden[i]) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    rewrite.leading_columns.push_back(quoted + "\" AS sw_order_" + std::to_string(i + 1));
+  }
+  plan.hidden = shift;
+  return true;
 }
 
 }  // namespace sw::router::detail

@@ -144,14 +144,45 @@ Route route_utility(const parser::StatementFacts& statement, const BindValues* p
   return detail::make_default(dir, rules, "utility statement: default shard");
 }
 
+// COPY ... TO STDOUT of a sharded table, or of a query that reads one without a key: every
+// shard's copy, joined by the session into one (one header and trailer, `COPY n` with the total).
+// To a file or program it would write one on every shard's server: refused.
+Route copy_out(Route route, const parser::StatementFacts& statement) {
+  if (!statement.copy_to_client) {
+    return detail::make_error(
+        "0A000",
+        "COPY of sharded table " + route.table +
+            " to a file or program would write one on every shard; use COPY ... TO STDOUT",
+        route.table);
+  }
+  route.kind = RouteKind::Scatter;
+  route.copy_out = true;
+  route.copy_header = statement.copy_header;
+  route.reason = "COPY of sharded table " + route.table + " to the client: every shard's rows in one copy";
+  return route;
+}
+
 Route route_copy(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
                  const RoutingRules& rules) {
-  if (statement.query_kind == StatementKind::Copy) return detail::route_ddl(statement, dir, rules);
+  if (statement.query_kind == StatementKind::Copy) {
+    const parser::TableRef* table = statement.tables.empty() ? nullptr : &statement.tables.front();
+    const TableRule* rule = table != nullptr && table->role == parser::TableRole::CopyTo
+                                ? rules.find(table->schema, table->name)
+                                : nullptr;
+    if (rule == nullptr) return detail::route_ddl(statement, dir, rules);
+    Route route;
+    route.table = rule->config_name;
+    return copy_out(std::move(route), statement);
+  }
   Route route = detail::route_dml(statement, params, dir, rules);
+  if (route.kind == RouteKind::Scatter && route.merge == nullptr)
+    return copy_out(std::move(route), statement);
   if (route.kind == RouteKind::Scatter) {
-    return detail::make_error(
-        "0A000", "COPY (query) over every shard is not supported yet: " + route.table + " has no key value",
-        route.table);
+    return detail::make_error("0A000",
+                              "COPY (query) over sharded table " + route.table +
+                                  " without a key needs its rows merged (" + route.merge->kind_name() +
+                                  "), which COPY does not do; SELECT it instead",
+                              route.table);
   }
   return route;
 }

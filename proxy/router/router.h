@@ -87,6 +87,10 @@ struct Route {
   std::vector<std::string> fence_tables;
   // Scatter: how the shards' rows are combined; null for a plain concatenation (no rewrite).
   std::shared_ptr<const merge::MergePlan> merge;
+  // Scatter of COPY ... TO STDOUT: the shards' copies joined into one; with copy_header (CSV
+  // HEADER) only the first shard's header line is kept.
+  bool copy_out = false;
+  bool copy_header = false;
   std::string table;   // the sharded table the decision is about ("" when none)
   std::string reason;  // why, for people (shardwire route, SHOW ROUTE, logs)
   Status error;        // Error: SQLSTATE and message

@@ -191,6 +191,20 @@ Fanout::Next Fanout::relay_answer(Leg& leg, char type, std::string_view frame, s
       return Next::Continue;
     }
     case 'I': return Next::Continue;
+    case 'H':
+    case 'd':
+    case 'c': {
+      if (mode_ != Mode::ConcatenateRows) return Next::Continue;
+      if (!copy_) copy_.emplace(legs_.size(), legs_.front().target.copy_csv_header);
+      std::string out;
+      Status joined = copy_->on_message(static_cast<size_t>(&leg - legs_.data()), type, frame, body, out);
+      if (!joined) {
+        fail(Status::server(joined.sqlstate, "shard " + leg.target.shard + ": " + joined.message));
+        return Next::Stop;
+      }
+      if (!out.empty()) write_client_(out);
+      return Next::Continue;
+    }
     case '1':
     case '2':
     case 'n': {

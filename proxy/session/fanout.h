@@ -1,6 +1,7 @@
 // One simple Query run on several shards for one client, outside any transaction:
 //  * Mode::ConcatenateRows — a read sent to every shard at once; rows relayed shard after shard
-//    (one RowDescription, the DataRows of all, one "SELECT n" with the total);
+//    (one RowDescription, the DataRows of all, one "SELECT n" with the total); a COPY ... TO
+//    STDOUT's copies joined into one by CopyOutJoin (one "COPY n");
 //  * Mode::OneAfterAnother — DDL applied shard after shard; the first failure stops it and the
 //    error names the shards that did and did not apply the statement (DDL is not atomic).
 // The client sees exactly one answer ending in ReadyForQuery.
@@ -9,11 +10,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "session/copy_out_join.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -29,6 +32,9 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
     // This shard's own Query message instead of the client's (OneAfterAnother, not the first
     // target): its answer counts for errors only, the client's tag is the first target's.
     std::string query_message;
+    // COPY ... TO STDOUT with CSV HEADER (ConcatenateRows): the shards' copies are joined into
+    // one, and only the first target's header line is kept (CopyOutJoin).
+    bool copy_csv_header = false;
   };
 
   // `write_client` receives bytes for the client; `done` is called once, after ReadyForQuery
@@ -88,6 +94,7 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   bool parse_complete_sent_ = false;  // ParseComplete/BindComplete/NoData: once, from the first shard
   bool bind_complete_sent_ = false;
   uint64_t rows_ = 0;
+  std::optional<CopyOutJoin> copy_;  // COPY ... TO STDOUT answers (from the first CopyOutResponse)
   std::string command_tag_;
   bool errored_ = false;  // an ErrorResponse went to the client already
   bool finished_ = false;

@@ -6,45 +6,12 @@
 #include "wire/messages.h"
 
 namespace sw::session {
-namespace {
-
-uint32_t be32(const char* p) {
-  return (static_cast<uint32_t>(static_cast<unsigned char>(p[0])) << 24) |
-         (static_cast<uint32_t>(static_cast<unsigned char>(p[1])) << 16) |
-         (static_cast<uint32_t>(static_cast<unsigned char>(p[2])) << 8) |
-         static_cast<uint32_t>(static_cast<unsigned char>(p[3]));
-}
-
-// One RowDescription field: its name and the 18 bytes after it (table, attnum, type, typlen,
-// typmod, format).
-struct Field {
-  std::string_view name;
-  std::string_view rest;
-  uint32_t type_oid = 0;
-};
-
-bool decode_fields(std::string_view body, std::vector<Field>& out) {
-  if (body.size() < 2) return false;
-  const size_t count =
-      (static_cast<size_t>(static_cast<unsigned char>(body[0])) << 8) | static_cast<unsigned char>(body[1]);
-  size_t at = 2;
-  for (size_t i = 0; i < count; ++i) {
-    const size_t nul = body.find('\0', at);
-    if (nul == std::string_view::npos || nul + 19 > body.size()) return false;
-    Field field{body.substr(at, nul - at), body.substr(nul + 1, 18), be32(body.data() + nul + 7)};
-    out.push_back(field);
-    at = nul + 19;
-  }
-  return at == body.size();
-}
 
 // The database's default collation (ICU locale when its provider is ICU). Column and expression
 // collations (COLLATE) are not seen: the check is about the database default.
-constexpr const char* kCollationQuery =
+const char* const MergeFanout::kCollationQuery =
     "SELECT CASE WHEN datlocprovider = 'i' THEN daticulocale ELSE datcollate END FROM pg_database "
     "WHERE datname = current_database();\n";
-
-}  // namespace
 
 MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan,
                          std::string session_state, const config::Fanout& limits,
@@ -58,7 +25,26 @@ MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan p
       client_full_(std::move(client_full)),
       done_(std::move(done)) {
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
-  wire::encode_query(query_message_, std::string(kCollationQuery) + plan_.shard_sql);
+  for (size_t i = 0; i < legs_.size(); ++i)
+    wire::encode_query(legs_[i].message, std::string(kCollationQuery) + leg_sql(i));
+}
+
+const std::string& MergeFanout::leg_sql(size_t index) const {
+  static const std::string kNone;
+  if (plan_.shard_statements.empty()) return plan_.shard_sql;
+  return index < plan_.shard_statements.size() ? plan_.shard_statements[index].sql : kNone;
+}
+
+std::vector<Fanout::Target> MergeFanout::plan_targets(std::vector<Fanout::Target> targets,
+                                                      const merge::MergePlan& plan) {
+  if (plan.shard_statements.empty()) return targets;
+  std::vector<Fanout::Target> chosen;
+  chosen.reserve(plan.shard_statements.size());
+  for (const merge::ShardStatement& statement : plan.shard_statements) {
+    if (statement.shard < 0 || static_cast<size_t>(statement.shard) >= targets.size()) continue;
+    chosen.push_back(targets[static_cast<size_t>(statement.shard)]);
+  }
+  return chosen;
 }
 
 MergeFanout::~MergeFanout() {
@@ -88,7 +74,7 @@ void MergeFanout::on_backend_ready(pool::Backend* backend) {
       backend->applied_state = session_state_;
       ++leg.swallow_ready;
     }
-    out += query_message_;
+    out += leg.message;
     backend->connection().write(out);
     read_leg(i);
     return;
@@ -207,52 +193,12 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
       return merger_.push(index, std::move(*row));
     }
     case 'C': leg.complete = true; return Status::ok();
+    case '1':
+    case '2': return Status::ok();  // the extended protocol's: the client's come from describe()
     default:
       return Status::server("0A000", std::string("shard ") + leg.target.shard +
                                          " answered with a message shardwire cannot merge ('" + type + "')");
   }
-}
-
-// The first RowDescription: the merger learns the column types; the client gets it as is, or
-// rebuilt when avg columns came from the shards as sum and count.
-Status MergeFanout::describe(std::string_view frame, std::string_view body) {
-  std::vector<Field> fields;
-  if (!decode_fields(body, fields)) return Status::server("08P01", "a shard sent a malformed RowDescription");
-  std::vector<uint32_t> types;
-  std::vector<std::string> names;
-  for (const Field& field : fields) {
-    types.push_back(field.type_oid);
-    names.emplace_back(field.name);
-    if (field.rest.size() == 18 && (field.rest[16] != 0 || field.rest[17] != 0))
-      return Status::proxy("0A000", "merged reads need text-format results");
-  }
-  if (Status s = merger_.describe(types, names); !s) return s;
-  described_ = true;
-  if (Status s = check_collations(); !s) return s;
-  bool rebuilt = false;
-  for (const merge::OutputColumn& out : plan_.outputs)
-    rebuilt = rebuilt || out.combine == merge::Combine::Avg;
-  if (!rebuilt) {
-    write_client_(frame);
-    return Status::ok();
-  }
-  std::string out;
-  wire::MessageWriter writer(out);
-  writer.begin('T').int16(static_cast<uint16_t>(plan_.outputs.size()));
-  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
-    const merge::OutputColumn& column = plan_.outputs[i];
-    const Field& source = fields[static_cast<size_t>(column.source)];
-    if (column.combine != merge::Combine::Avg) {
-      writer.cstr(source.name).bytes(source.rest);
-      continue;
-    }
-    const uint32_t type = merger_.output_types()[i];
-    writer.cstr(column.name).int32(0).int16(0).int32(type);
-    writer.int16(type == merge::oid::kFloat8 ? 8 : 0xffff).int32(0xffffffff).int16(0);
-  }
-  writer.end();
-  write_client_(out);
-  return Status::ok();
 }
 
 Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body) {
@@ -263,7 +209,10 @@ Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body)
       if (row && row->size() == 1 && (*row)[0]) leg.collation = *(*row)[0];
       return Status::ok();
     }
-    case 'C': leg.preamble = false; return check_collations();
+    case 'C':
+      leg.preamble = false;
+      if (extended_) ++leg.swallow_ready;  // the collation query's own ReadyForQuery
+      return check_collations();
     default:
       return Status::server("08P01", std::string("shard ") + leg.target.shard +
                                          " answered the collation query with an unexpected message ('" +
@@ -306,7 +255,11 @@ void MergeFanout::pump() {
       return;
     }
     if (!next->has_value()) break;
-    wire::encode_data_row(out, **next);
+    if (Status encoded = encode_row(out, **next); !encoded) {
+      pumping_ = false;
+      fail(encoded);
+      return;
+    }
     ++rows_out_;
     if (out.size() > size_t{64} * 1024) {
       write_client_(out);

@@ -1,6 +1,8 @@
 // A read that spans shards and needs their rows combined (a scatter plan from the router, run by
-// a merge::Merger), outside any transaction, simple query protocol:
-//  * every shard runs the plan's SQL at once (one leg per shard), after a query of its database's
+// a merge::Merger), outside any transaction, simple query protocol or (use_extended) one
+// extended-protocol batch:
+//  * every shard runs the plan's SQL at once (one leg per shard; a read split by key list: only
+//    the shards of its keys, each its own SQL, see plan_targets), after a query of its database's
 //    collation: text is ordered by the merge in byte order, so a merge that orders text (ORDER BY,
 //    min/max) is refused (0A000) when a shard's database collation is not C/POSIX/C.UTF-8;
 //  * each leg's DataRows go to the merger; a leg whose rows the merger holds up to
@@ -15,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,27 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   MergeFanout(const MergeFanout&) = delete;
   MergeFanout& operator=(const MergeFanout&) = delete;
 
+  // The targets a plan runs on: all of `targets` (one per directory shard, in shard order), or
+  // for a read split by key (plan.shard_statements) only those shards, in the statements' order
+  // (leg i runs shard_statements[i]).
+  static std::vector<Fanout::Target> plan_targets(std::vector<Fanout::Target> targets,
+                                                  const merge::MergePlan& plan);
+
+  // The extended protocol ([Parse] Bind [Describe portal] Execute(all rows) Sync, before start()):
+  // every leg runs the plan's SQL as the unnamed statement with the client's parameters, its
+  // results in text; the client gets ParseComplete (when it sent Parse), BindComplete, the
+  // RowDescription (when it sent Describe), the merged rows, CommandComplete, ReadyForQuery.
+  // Result columns it asks in binary are converted (merge::to_binary; a type without a
+  // conversion fails the statement with 0A000 before any row).
+  struct Extended {
+    std::vector<uint32_t> types;      // the Parse's parameter type OIDs
+    std::string parameters;           // the Bind's parameter format codes and values, as sent
+    std::vector<int> result_formats;  // the Bind's result format codes (none, one for all, or one each)
+    bool parse_complete = false;
+    bool describe = false;
+  };
+  void use_extended(Extended extended);
+
   void start();
   void on_client_drained();
   // The client's CancelRequest: every leg still running is cancelled (their 57014 reaches the
@@ -50,6 +74,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
  private:
   struct Leg {
     Fanout::Target target;
+    std::string message;  // what its server is sent after the session settings
     pool::Backend* backend = nullptr;
     bool waiting = false;
     bool complete = false;  // CommandComplete seen
@@ -62,6 +87,9 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     wire::ServerMessageCheck check;
   };
 
+  // The one-row query of the shard database's collation every leg runs first.
+  static const char* const kCollationQuery;
+
   void on_backend_ready(pool::Backend* backend) override;
   void on_backend_failed(const Status& why) override;
   void on_backend_readable(pool::Backend& backend) override;
@@ -70,6 +98,10 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   void read_leg(size_t index);
   Status handle_message(size_t index, char type, std::string_view frame, std::string_view body);
   Status describe(std::string_view frame, std::string_view body);
+  void write_description(std::string_view row_description);
+  Status plan_formats();
+  Status encode_row(std::string& out, const merge::Row& row) const;
+  const std::string& leg_sql(size_t index) const;
   Status preamble_message(Leg& leg, char type, std::string_view body);
   Status check_collations() const;
   void pump();
@@ -81,7 +113,9 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   std::vector<Leg> legs_;
   merge::Merger merger_;
   merge::MergePlan plan_;
-  std::string query_message_;
+  std::optional<Extended> extended_;
+  std::vector<uint32_t> client_types_;  // the client's columns (binary results only)
+  std::vector<bool> binary_columns_;    // empty: every column in text
   std::string session_state_;
   size_t max_rows_buffered_;
   std::function<void(std::string_view)> write_client_;

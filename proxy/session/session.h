@@ -302,8 +302,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   std::optional<Result<DropIndex>> drop_index_on_every_shard(const parser::StatementFacts& statement) const;
   Start start_drop_index(const wire::Frame& frame, const DropIndex& drop);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
-  Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route);
+  Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route,
+                    MergeFanout::Extended* extended = nullptr);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
+  Start start_extended_merge(const ExtendedBatch& bound, const router::Route& route, size_t consumed,
+                             bool describe_portal);
   Status check_bind_route(const wire::BindMessage& bind, bool pinned);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);

@@ -1,12 +1,43 @@
 // Session: routing an extended-protocol batch. The shard is decided at its first Bind, from the
 // parameter values (scan_extended_batch finds it); a batch with no Bind before its Sync or Flush
 // (Parse/Describe only) may run anywhere.
+#include <algorithm>
+
 #include "common/bytes.h"
 #include "session/session.h"
 #include "wire/bind_values.h"
 #include "wire/messages.h"
 
 namespace sw::session {
+namespace {
+
+// The Bind's parameter part (format codes and values, after the statement name) and its result
+// format codes. decode_bind checked the structure, so the counts are trusted.
+struct BindParts {
+  std::string_view parameters;
+  std::vector<int> result_formats;
+};
+
+BindParts split_bind(std::string_view rest) {
+  BindParts parts;
+  size_t at = 0;
+  auto int16_at = [&](size_t offset) {
+    return offset + 2 <= rest.size() ? load_be16(rest.data() + offset) : 0;
+  };
+  at += 2 + 2 * static_cast<size_t>(int16_at(at));  // parameter format codes
+  const size_t values = int16_at(at);
+  at += 2;
+  for (size_t i = 0; i < values && at + 4 <= rest.size(); ++i) {
+    const auto length = static_cast<int32_t>(load_be32(rest.data() + at));
+    at += 4 + (length > 0 ? static_cast<size_t>(length) : 0);
+  }
+  parts.parameters = rest.substr(0, std::min(at, rest.size()));
+  const size_t results = int16_at(at);
+  for (size_t i = 0; i < results; ++i) parts.result_formats.push_back(int16_at(at + 2 + 2 * i));
+  return parts;
+}
+
+}  // namespace
 
 // The proxy answered a batch itself: its Parses still define statements for later Binds.
 void Session::remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed) {
@@ -78,15 +109,9 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
 
 // A keyless read in the extended protocol, sent to every shard: the batch must be
 // [Parse] Bind [Describe portal] Execute(all rows) Sync. Each shard gets it with the statement
-// parsed as the unnamed one, so no shard needs the client's statement prepared beforehand.
+// parsed as the unnamed one, so no shard needs the client's statement prepared beforehand. A read
+// whose rows are merged (route.merge) runs the plan's SQL instead, with results in text.
 Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const router::Route& route) {
-  if (route.merge) {
-    refuse_request(Status::client("0A000", "a read of sharded table " + route.table +
-                                               " without a key whose rows need merging across shards (" +
-                                               route.merge->kind_name() +
-                                               ") runs only in the simple query protocol for now"));
-    return Start::Answered;
-  }
   std::string_view input = client_input();
   size_t offset = bound.bind_end;
   auto next = [&]() { return wire::read_frame(input.substr(offset), wire::Sender::Client, limits_); };
@@ -95,7 +120,11 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   std::string batch;
   wire::encode_parse(batch, "", bound.statement().query, bound.statement().types);
   wire::encode_bind_renamed(batch, bound.bind, "");
+  bool describe_portal = false;
+  bool describe_other = false;  // Describe of a statement: a merged read answers only the portal's
   if (frame.status == wire::FrameStatus::Complete && frame.frame.type == 'D') {
+    describe_portal = !frame.frame.body.empty() && frame.frame.body[0] == 'P';
+    describe_other = !describe_portal;
     batch.append(whole(frame.frame));
     offset += frame.frame.size;
     frame = next();
@@ -110,15 +139,38 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
     frame = next();
     if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
   }
-  if (!execute_all || frame.status != wire::FrameStatus::Complete || frame.frame.type != 'S') {
+  if (!execute_all || frame.status != wire::FrameStatus::Complete || frame.frame.type != 'S' ||
+      (describe_other && route.merge)) {
     refuse_request(Status::client("0A000", "a read of sharded table " + route.table +
                                                " without a key runs on every shard only as one batch of "
-                                               "Bind, Describe, Execute (all rows) and Sync"));
+                                               "Bind, Describe, Execute (all rows, no row limit) and Sync"));
     return Start::Answered;
   }
   batch.append(whole(frame.frame));
   offset += frame.frame.size;
+  if (route.merge) return start_extended_merge(bound, route, offset, describe_portal);
   return start_fanout(std::move(batch), offset, route, !bound.client_parsed);
+}
+
+// A merged read (a scatter plan) in the extended protocol: the shards run the plan's SQL with
+// the client's parameters and return text; MergeFanout merges and converts the columns the client
+// asks in binary.
+Session::Start Session::start_extended_merge(const ExtendedBatch& bound, const router::Route& route,
+                                             size_t consumed, bool describe_portal) {
+  BindParts bind = split_bind(bound.bind.rest);
+  Status error;
+  std::vector<Fanout::Target> targets;
+  if (!fanout_targets(route, &targets, &error)) {
+    refuse_request(error);
+    return Start::Answered;
+  }
+  MergeFanout::Extended extended;
+  extended.types = bound.statement().types;
+  extended.parameters = std::string(bind.parameters);
+  extended.result_formats = std::move(bind.result_formats);
+  extended.parse_complete = bound.client_parsed;
+  extended.describe = describe_portal;
+  return start_merge(std::move(targets), consumed, route, &extended);
 }
 
 }  // namespace sw::session

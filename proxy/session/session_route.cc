@@ -224,6 +224,7 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
     return Start::Answered;
   }
   if (route.merge) return start_merge(std::move(targets), consumed, route);
+  for (Fanout::Target& target : targets) target.copy_csv_header = route.copy_header;
   return run_fanout(std::move(targets), std::move(message), consumed, route.kind == RouteKind::Scatter,
                     hide_parse_complete);
 }
@@ -258,7 +259,8 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
 
 // A scatter read whose rows the proxy merges (route.merge): the shards run the plan's SQL.
 Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t consumed,
-                                    const router::Route& route) {
+                                    const router::Route& route, MergeFanout::Extended* extended) {
+  targets = MergeFanout::plan_targets(std::move(targets), *route.merge);
   LOG_DEBUG("client=c%llu merged read (%s) on %zu shards", (unsigned long long)id(), route.merge->kind_name(),
             targets.size());
   std::vector<pool::Pool*> pools;
@@ -282,6 +284,7 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
           if (phase_ == Phase::Ready) read_client_messages();
         });
       });
+  if (extended != nullptr) txn_.merge->use_extended(std::move(*extended));
   set_request_state(RequestState::Running);
   consume_client(consumed);
   txn_.merge->start();

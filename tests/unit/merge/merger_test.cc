@@ -174,3 +174,21 @@ TEST_CASE("the merger says when it orders text itself") {
   REQUIRE(max_text.describe({oid::kText, oid::kVarchar}, {}).is_ok());
   CHECK(max_text.compares_text());  // GROUP BY text alone needs equality only
 }
+
+TEST_CASE("hidden sort columns order the merge and are dropped from the client's rows") {
+  MergePlan plan;
+  plan.kind = MergeKind::MergeSort;
+  plan.order_by = {SortKey{0, {}, false, false}, SortKey{2, {}, false, false}};
+  plan.hidden = 1;
+  plan.limit = 3;
+  Merger merger(plan, 2, 100);
+  REQUIRE(merger.describe({oid::kInt4, oid::kText, oid::kInt4}, {"sw_order_1", "t", "id"}).is_ok());
+  REQUIRE(merger.push(0, row({"1", "a", "5"})).is_ok());
+  REQUIRE(merger.push(0, row({"3", "b", "1"})).is_ok());
+  REQUIRE(merger.push(1, row({"1", "c", "2"})).is_ok());
+  REQUIRE(merger.push(1, row({"2", "d", "9"})).is_ok());
+  REQUIRE(merger.finish_leg(0).is_ok());
+  REQUIRE(merger.finish_leg(1).is_ok());
+  CHECK(drain(merger) == std::vector<std::string>{"c|2", "a|5", "d|9"});
+  CHECK(merger.done());
+}

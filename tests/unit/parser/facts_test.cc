@@ -26,7 +26,7 @@ std::string described(const std::string& sql) { return describe_facts(facts(sql)
 
 }  // namespace
 
-TEST_CASE("SELECT: tables, aliases, top-level AND predicates, IN lists, OR is unusable") {
+TEST_CASE("SELECT: tables, aliases, top-level AND predicates, IN lists, = ANY, OR is unusable") {
   CHECK(described("SELECT * FROM app.orders o WHERE o.tenant_id = 5 AND status IN ('a', $1) "
                   "AND (x = 1 OR y = 2)") ==
         "kind=Select query=Select writes=no returning=no complete=yes max_param=1\n"
@@ -36,12 +36,23 @@ TEST_CASE("SELECT: tables, aliases, top-level AND predicates, IN lists, OR is un
         "predicate status@0 in ('a', $1) usable\n"
         "predicate x@0 = 1 unusable\n"
         "predicate y@0 = 2 unusable\n");
-  // Either side order; NOT IN and = ANY are not predicates.
-  CHECK(described("SELECT * FROM t WHERE 7 = k AND j NOT IN (1) AND m = ANY($2)") ==
+  // Either side order; NOT IN and <> ANY are not predicates; = ANY(ARRAY[...]) is an IN list,
+  // = ANY('{...}') and = ANY($n) array predicates (the router reads the elements).
+  CHECK(described("SELECT * FROM t WHERE 7 = k AND j NOT IN (1) AND m = ANY($2) AND n <> ANY($1)") ==
         "kind=Select query=Select writes=no returning=no complete=yes max_param=2\n"
         "scope 0 parent=-1 features=none non_table_from=no\n"
         "table 0 t role=read scope=0\n"
-        "predicate k@0 = 7 usable\n");
+        "predicate k@0 = 7 usable\n"
+        "predicate m@0 = any ($2) usable\n");
+  CHECK(described("SELECT * FROM t WHERE k = ANY(ARRAY[1, $1]) AND j = ANY('{3,4}'::int8[]) AND "
+                  "m = ANY(ARRAY(SELECT 1)) AND (n = ANY(ARRAY[2]) OR true)") ==
+        "kind=Select query=Select writes=no returning=no complete=yes max_param=1\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "scope 1 parent=0 features=none non_table_from=no\n"
+        "table 0 t role=read scope=0\n"
+        "predicate k@0 in (1, $1) usable\n"
+        "predicate j@0 = any ('{3,4}'::int8[]) usable\n"
+        "predicate n@0 in (2) unusable\n");
   // NOT makes a predicate unusable too.
   CHECK(facts("SELECT * FROM t WHERE NOT (k = 1)").predicates.at(0).usable == false);
 }

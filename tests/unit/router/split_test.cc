@@ -1,0 +1,199 @@
+// Reads whose key lists span shards: each shard runs the statement with the lists cut to its own
+// keys (IN items of other shards -> NULL, = ANY arrays -> its own elements); keys on one shard
+// keep the single-shard route; writes stay refused.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "parser/analyze.h"
+#include "router/router.h"
+
+using namespace sw::router;
+
+namespace {
+
+RoutingRules split_rules() {
+  sw::config::Sharding sharding;
+  sharding.default_shard = "s0";
+  sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"items", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"sessions", "token", "text", ""});
+  auto rules = RoutingRules::from_config(sharding);
+  REQUIRE(rules.is_ok());
+  return rules.value();
+}
+
+const sw::parser::StatementFacts& first(const std::string& sql) {
+  static std::map<std::string, std::shared_ptr<const sw::parser::QueryFacts>> keep;
+  auto facts = sw::parser::analyze(sql);
+  REQUIRE_MESSAGE(facts.is_ok(), facts.status().message);
+  keep[sql] = facts.value();
+  return keep[sql]->statements.at(0);
+}
+
+// With 16 buckets on s0,s1,s2 (bucket b on shard b % 3): tenant 1 -> bucket 8 (s2),
+// 2 -> 10 (s1), 4 -> 3 (s0), 5 -> 13 (s1), -5 -> 15 (s0).
+std::map<std::string, std::string> statements(const std::string& sql, Route* out = nullptr) {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  Route planned = route(first(sql), nullptr, *dir, split_rules());
+  REQUIRE_MESSAGE(planned.kind == RouteKind::Scatter, sql << ": " << route_summary(planned, *dir));
+  REQUIRE(planned.merge);
+  std::map<std::string, std::string> by_shard;
+  for (const auto& statement : planned.merge->shard_statements)
+    by_shard[dir->shard_name(static_cast<uint16_t>(statement.shard))] = statement.sql;
+  if (out != nullptr) *out = planned;
+  return by_shard;
+}
+
+}  // namespace
+
+TEST_CASE("an IN list spanning shards: each shard gets its own keys, the others' become NULL") {
+  auto sql = statements("SELECT id FROM orders WHERE tenant_id IN (1, 2, 4, 5) AND status = 'x'");
+  CHECK(sql.size() == 3);
+  CHECK(sql["s0"] == "SELECT id FROM orders WHERE tenant_id IN (NULL, NULL, 4, NULL) AND status = 'x'");
+  CHECK(sql["s1"] == "SELECT id FROM orders WHERE tenant_id IN (NULL, 2, NULL, 5) AND status = 'x'");
+  CHECK(sql["s2"] == "SELECT id FROM orders WHERE tenant_id IN (1, NULL, NULL, NULL) AND status = 'x'");
+  // Only the shards of the keys run; negative numbers, quoted and cast literals, NULL items.
+  auto two = statements("select * from orders where tenant_id in (-  5, '1'::bigint, NULL, '1')");
+  CHECK(two.size() == 2);
+  CHECK(two["s0"] == "select * from orders where tenant_id in (-  5, NULL::bigint, NULL, NULL)");
+  CHECK(two["s2"] == "select * from orders where tenant_id in (NULL, '1'::bigint, NULL, '1')");
+  // The normalized cache gives a text of the same shape its own literal locations.
+  auto longer = statements("SELECT id FROM orders WHERE tenant_id IN (4, 2) AND status = 'longer text'");
+  CHECK(longer["s0"] == "SELECT id FROM orders WHERE tenant_id IN (4, NULL) AND status = 'longer text'");
+  CHECK(longer["s1"] == "SELECT id FROM orders WHERE tenant_id IN (NULL, 2) AND status = 'longer text'");
+}
+
+TEST_CASE("= ANY(ARRAY[...]) and = ANY('{...}') spanning shards are cut like IN lists") {
+  auto array = statements("SELECT * FROM orders WHERE tenant_id = ANY(ARRAY[1, 2])");
+  CHECK(array["s1"] == "SELECT * FROM orders WHERE tenant_id = ANY(ARRAY[NULL, 2])");
+  CHECK(array["s2"] == "SELECT * FROM orders WHERE tenant_id = ANY(ARRAY[1, NULL])");
+  auto literal = statements("SELECT * FROM orders WHERE tenant_id = ANY('{1, \"2\",4,NULL}'::bigint[])");
+  CHECK(literal.size() == 3);
+  CHECK(literal["s0"] == "SELECT * FROM orders WHERE tenant_id = ANY('{\"4\"}'::bigint[])");
+  CHECK(literal["s1"] == "SELECT * FROM orders WHERE tenant_id = ANY('{\"2\"}'::bigint[])");
+  CHECK(literal["s2"] == "SELECT * FROM orders WHERE tenant_id = ANY('{\"1\"}'::bigint[])");
+  // Text keys with quotes and backslashes are re-quoted for the array and the SQL string.
+  Route text_route;
+  auto text = statements("SELECT * FROM sessions WHERE token = ANY('{a,\"it''s\",\"b\\\\c\",abc,x,y,z}')",
+                         &text_route);
+  REQUIRE(text_route.merge);
+  for (const auto& entry : text) {
+    const std::string& sql = entry.second;  // not a structured binding: doctest's macros capture it
+    CHECK_MESSAGE(sql.find("= ANY('{") != std::string::npos, sql);
+  }
+}
+
+TEST_CASE("split reads keep the statement's merge: ORDER BY, LIMIT/OFFSET, aggregates") {
+  Route planned;
+  auto sorted = statements(
+      "SELECT id FROM orders WHERE tenant_id IN (1, 2) ORDER BY id DESC LIMIT 3 OFFSET 1", &planned);
+  CHECK(planned.merge->kind == sw::merge::MergeKind::MergeSort);
+  CHECK(planned.merge->limit == 3);
+  CHECK(planned.merge->offset == 1);
+  CHECK(sorted["s1"] ==
+        "SELECT id FROM orders WHERE tenant_id IN (NULL, 2) ORDER BY id DESC LIMIT 4 OFFSET 0");
+  CHECK(sorted["s2"] ==
+        "SELECT id FROM orders WHERE tenant_id IN (1, NULL) ORDER BY id DESC LIMIT 4 OFFSET 0");
+  auto averaged =
+      statements("SELECT status, avg(total) FROM orders WHERE tenant_id IN (4, 1) GROUP BY 1", &planned);
+  CHECK(planned.merge->kind == sw::merge::MergeKind::Aggregate);
+  CHECK(averaged["s0"] ==
+        "SELECT status, sum(total), count(total) FROM orders WHERE tenant_id IN (4, NULL) GROUP BY 1");
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  CHECK(route_summary(planned, *dir) == "scatter s0,s2 aggregate (key of $1, avg of $2/$3)");
+  const std::string described = describe_route(planned, *dir);
+  CHECK_MESSAGE(
+      described.find("; s2 runs: SELECT status, sum(total), count(total) FROM orders WHERE tenant_id IN "
+                     "(NULL, 1) GROUP BY 1") != std::string::npos,
+      described);
+  // Joined on the key: both lists are cut.
+  auto joined = statements(
+      "SELECT o.id FROM orders o JOIN items i ON i.tenant_id = o.tenant_id WHERE o.tenant_id IN (1, 2) AND "
+      "i.tenant_id IN (2, 1)");
+  CHECK(joined["s1"] ==
+        "SELECT o.id FROM orders o JOIN items i ON i.tenant_id = o.tenant_id WHERE o.tenant_id IN (NULL, 2) "
+        "AND "
+        "i.tenant_id IN (2, NULL)");
+}
+
+TEST_CASE("keys on one shard route there; writes, parameters and unsharded joins are not split") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  const RoutingRules rules = split_rules();
+  auto summary = [&](const std::string& sql, const BindValues* values = nullptr) {
+    return route_summary(route(first(sql), values, *dir, rules), *dir);
+  };
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id IN (2, 5)") == "shard s1 buckets 10,13");
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY('{2,5}')") == "shard s1 buckets 10,13");
+  CHECK(
+      summary("DELETE FROM orders WHERE tenant_id IN (1, 2)") ==
+      "error 0A000 IN list on the key tenant_id of sharded table orders spans several shards (s1, s2); split "
+      "the statement by shard");
+  CHECK(summary("SELECT * FROM orders JOIN countries c ON true WHERE tenant_id IN (1, 2)") ==
+        "error 0A000 SELECT reads sharded table orders with keys on several shards (s1, s2) together with "
+        "unsharded table countries, which lives on the default shard only");
+  CHECK(summary("SELECT count(DISTINCT id) FROM orders WHERE tenant_id IN (1, 2)")
+            .find("error 0A000 SELECT on sharded table orders with keys on several shards uses "
+                  "count(DISTINCT id)") == 0);
+  // Parameters (extended protocol): each shard's Bind gets NULL for another shard's item, or its
+  // own elements of a text array; a parameter used twice, or a binary array, reads every shard.
+  BindValues values;
+  values.params = {{false, false, "1"}, {false, false, "2"}};
+  Route by_params = route(first("SELECT * FROM orders WHERE tenant_id IN ($1, $2)"), &values, *dir, rules);
+  CHECK(route_summary(by_params, *dir) == "scatter s1,s2 concat");
+  REQUIRE(by_params.merge);
+  REQUIRE(by_params.merge->shard_statements.size() == 2);
+  const auto& s1 = by_params.merge->shard_statements[0];
+  CHECK(s1.sql == "SELECT * FROM orders WHERE tenant_id IN ($1, $2)");
+  REQUIRE(s1.params.size() == 1);
+  CHECK(s1.params[0].number == 1);
+  CHECK_FALSE(s1.params[0].text.has_value());
+  CHECK(by_params.merge->shard_statements[1].params[0].number == 2);
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id IN ($1, $2) AND note <> $1::text", &values) ==
+        "scatter s0,s1,s2");
+  BindValues array;
+  array.params = {{false, false, "{2,5}"}};
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)", &array) == "shard s1 buckets 10,13");
+  array.params = {{false, false, "{1,2,\"5\"}"}};
+  Route by_array = route(first("SELECT * FROM orders WHERE tenant_id = ANY($1)"), &array, *dir, rules);
+  REQUIRE(by_array.merge);
+  REQUIRE(by_array.merge->shard_statements.size() == 2);
+  CHECK(by_array.merge->shard_statements[0].params[0].text == std::optional<std::string>("{\"2\",\"5\"}"));
+  CHECK(by_array.merge->shard_statements[1].params[0].text == std::optional<std::string>("{\"1\"}"));
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)") == "at-bind");
+  array.params = {{false, true, "\x01"}};
+  CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)", &array) == "scatter s0,s1,s2");
+}
+
+TEST_CASE("ORDER BY a column not in the select list: selected first as a hidden sort column") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  const RoutingRules rules = split_rules();
+  Route planned =
+      route(first("SELECT tenant_id, id FROM orders ORDER BY qty DESC, 2 LIMIT 5"), nullptr, *dir, rules);
+  REQUIRE(planned.merge);
+  CHECK(planned.merge->shard_sql ==
+        "SELECT \"qty\" AS sw_order_1, tenant_id, id FROM orders ORDER BY qty DESC, 3 LIMIT 5");
+  CHECK(planned.merge->hidden == 1);
+  REQUIRE(planned.merge->order_by.size() == 2);
+  CHECK(planned.merge->order_by[0].column == 0);
+  CHECK(planned.merge->order_by[1].column == 2);
+  CHECK(route_summary(planned, *dir) ==
+        "scatter s0,s1,s2 merge_sort by 1 desc nulls first, 3 asc nulls last; drop 1 sort column; limit 5");
+  // With a key list too; a name used twice is selected once.
+  auto split = statements("SELECT id FROM orders WHERE tenant_id IN (1, 2) ORDER BY \"Note\", qty, note");
+  CHECK(split["s1"] ==
+        "SELECT \"Note\" AS sw_order_1, \"qty\" AS sw_order_2, \"note\" AS sw_order_3, id FROM orders WHERE "
+        "tenant_id IN (NULL, 2) ORDER BY \"Note\", qty, note");
+  // Still refused: expressions, DISTINCT, GROUP BY, * (found by name instead).
+  for (const char* sql :
+       {"SELECT id FROM orders ORDER BY qty + 1", "SELECT DISTINCT id FROM orders ORDER BY qty",
+        "SELECT status, count(*) FROM orders GROUP BY status ORDER BY max(qty)"}) {
+    Route refused = route(first(sql), nullptr, *dir, rules);
+    CHECK_MESSAGE(refused.kind == RouteKind::Error, sql);
+  }
+  Route star = route(first("SELECT * FROM orders ORDER BY qty"), nullptr, *dir, rules);
+  REQUIRE(star.merge);
+  CHECK(star.merge->hidden == 0);
+  CHECK(star.merge->order_by[0].column == -1);
+}
