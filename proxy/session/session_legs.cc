@@ -36,7 +36,9 @@ bool reaches_every_leg(StatementKind kind) {
     case StatementKind::ReleaseSavepoint:
     case StatementKind::RollbackToSavepoint:
     case StatementKind::Set:
-    case StatementKind::SetLocal: return true;
+    case StatementKind::SetLocal:
+    case StatementKind::Reset:
+    case StatementKind::ResetAll: return true;
     default: return false;
   }
 }
@@ -60,11 +62,22 @@ int Session::statement_shard(const parser::QueryFacts& facts, const router::Rout
   return -1;
 }
 
+// What a statement that reaches every leg runs on the others: the statement, then (after a RESET
+// of a setting the client gave at startup) the startup value again, as on the active leg. None for
+// other statements, and for settings the proxy refuses.
+std::vector<std::string> Session::every_leg_sql(const parser::StatementFacts& statement) const {
+  if (!reaches_every_leg(statement.kind) || !refuse_protected_setting(statement).is_ok()) return {};
+  std::vector<std::string> sql{statement.text};
+  if (std::string restore = profile_.settings.restore_startup({statement}); !restore.empty())
+    sql.push_back(std::move(restore));
+  return sql;
+}
+
 // Settings and savepoints run on every leg; the joining ones replay them.
 void Session::note_for_every_leg(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
     if (statement.kind == StatementKind::Begin && !txn_.shards.open()) txn_.shards.begin(statement.text);
-    if (reaches_every_leg(statement.kind)) txn_.shards.note_replayed(statement.text);
+    for (const std::string& sql : every_leg_sql(statement)) txn_.shards.note_replayed(sql);
   }
 }
 
@@ -91,10 +104,11 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
   if (only != nullptr && !txn_.parked.empty()) {
     if (only->kind == StatementKind::Commit || only->kind == StatementKind::Rollback)
       return end_across_legs(only->kind == StatementKind::Commit);
-    if (reaches_every_leg(only->kind)) send_to_parked(only->text);
+    for (const std::string& sql : every_leg_sql(*only)) send_to_parked(sql);
   }
   router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*facts, route);
+  if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);
   if (target < 0 || target == leg.shard) return Next::Forward;
   const int writer = txn_.shards.open() ? txn_.shards.writer() : -1;
   if (writes_any(*facts) && writer >= 0 && writer != target) return Next::Forward;  // refused there
@@ -208,18 +222,25 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
 // transaction is open, a leg outside it (session pooling: the session's server on a shard the
 // transaction has not touched) is left out: it replays the transaction's statements if it joins.
 void Session::send_to_parked(std::string_view sql) {
+  std::string out;
+  wire::encode_query(out, sql);
   for (Leg& other : txn_.parked) {
     if (txn_.shards.open() && other.server_status == 'I') continue;
-    std::string out;
-    wire::encode_query(out, sql);
+    send_unseen(other, out, {Owed::Query});
+  }
+}
+
+// Writes `messages` to a leg's server; what they owe (`owed`, in order) is swallowed, errors too.
+void Session::send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed) {
+  for (Owed each : owed) {
     Expectation e;
-    e.owed = Owed::Query;
+    e.owed = each;
     e.relay = false;
     e.relay_errors = false;
     std::string now;
-    other.tracker.expect(std::move(e), &now);
-    other.backend->connection().write(out);
+    leg.tracker.expect(std::move(e), &now);
   }
+  leg.backend->connection().write(messages);
 }
 
 Leg* Session::parked_leg(const pool::Backend& backend) {

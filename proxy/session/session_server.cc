@@ -228,6 +228,7 @@ void Session::on_query_finished(bool failed) {
   for (const auto& statement : facts->statements) {
     profile_.settings.on_statement(statement);
     note_sql_prepared(statement);
+    reset_other_legs(statement);
   }
 }
 
