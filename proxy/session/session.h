@@ -228,11 +228,13 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status check_write(const parser::QueryFacts& facts, const router::Route& route);
   Next route_across_legs(const wire::Frame& query);
   Next switch_to_leg(int shard);
+  void catch_up_parked_leg();
   std::string joining_prologue();
   void restore_parked_leg();
   Next end_across_legs(bool commit);
   Next finish_ending(const wire::Frame& query);
   std::vector<std::string> every_leg_sql(const parser::StatementFacts& statement) const;
+  void send_to_every_leg(const parser::StatementFacts& statement);
   void send_to_parked(std::string_view sql);
   static void send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed);
   Leg* parked_leg(const pool::Backend& backend);
@@ -248,6 +250,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void ensure_session_statement(std::string_view name);
   // Session pooling: what drops session state reaches every server of the session (session_legs_reset.cc)
   void reset_other_legs(const parser::StatementFacts& statement);
+  void note_settings_of_query(const parser::QueryFacts& facts);
   void drop_session_statements(const std::optional<std::string>& name);
   void close_session_statement(std::string_view name);
   int shard_holding_deallocated(const parser::StatementFacts& statement) const;

@@ -73,6 +73,21 @@ std::vector<std::string> Session::every_leg_sql(const parser::StatementFacts& st
   return sql;
 }
 
+// Sends a statement that reaches every leg to the parked ones (those in the transaction, while
+// one is open): a server outside the transaction gets a SET or RESET once it is committed, as
+// its settings are brought to the session's before its next request (switch_to_leg).
+void Session::send_to_every_leg(const parser::StatementFacts& statement) {
+  std::vector<std::string> sql = every_leg_sql(statement);
+  if (sql.empty()) return;
+  const bool setting = statement.kind != StatementKind::SetLocal &&
+                       statement.kind != StatementKind::Savepoint &&
+                       statement.kind != StatementKind::ReleaseSavepoint &&
+                       statement.kind != StatementKind::RollbackToSavepoint;
+  for (Leg& other : txn_.parked)
+    if (setting && txn_.shards.open() && other.server_status == 'I') other.settings_behind = true;
+  for (const std::string& each : sql) send_to_parked(each);
+}
+
 // Settings and savepoints run on every leg; the joining ones replay them.
 void Session::note_for_every_leg(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
@@ -104,7 +119,7 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
   if (only != nullptr && !txn_.parked.empty()) {
     if (only->kind == StatementKind::Commit || only->kind == StatementKind::Rollback)
       return end_across_legs(only->kind == StatementKind::Commit);
-    for (const std::string& sql : every_leg_sql(*only)) send_to_parked(sql);
+    send_to_every_leg(*only);
   }
   router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*facts, route);
@@ -137,13 +152,7 @@ Session::Next Session::switch_to_leg(int shard) {
     txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(index));
     txn_.leg.check.reset();
     fence_.on_attach({}, /*capture=*/false);
-    // Session pooling: the session's server on this shard joins a transaction begun elsewhere.
-    if (std::string replay = joining_prologue(); !replay.empty() && txn_.leg.server_status == 'I') {
-      std::string out;
-      wire::encode_query(out, replay);
-      expect(Owed::Query, /*relay=*/false);
-      txn_.leg.backend->connection().write(out);
-    }
+    if (txn_.leg.server_status == 'I') catch_up_parked_leg();
     return Next::Forward;
   }
   request_.joining_leg = true;
@@ -152,6 +161,22 @@ Session::Next Session::switch_to_leg(int shard) {
   request_.joining_leg = false;
   restore_parked_leg();  // refused: the Query was answered with the error
   return Next::Continue;
+}
+
+// Session pooling: the session's server on this shard becomes the active one outside any
+// transaction of its own: it gets the settings it missed, then joins a transaction begun elsewhere.
+void Session::catch_up_parked_leg() {
+  Leg& leg = txn_.leg;
+  std::string out;
+  if (std::exchange(leg.settings_behind, false)) {
+    wire::encode_query(out, "RESET ALL;" + profile_.settings.signature());
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  }
+  if (std::string replay = joining_prologue(); !replay.empty()) {
+    wire::encode_query(out, replay);
+    expect(Owed::Query, /*relay=*/false);
+  }
+  if (!out.empty()) leg.backend->connection().write(out);
 }
 
 // What a server joining the transaction runs before the Query that needs it.

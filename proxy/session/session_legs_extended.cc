@@ -26,7 +26,7 @@ Session::Next Session::route_batch_across_legs() {
   if (!txn_.parked.empty()) {
     if (only.kind == StatementKind::Commit || only.kind == StatementKind::Rollback)
       return end_across_legs(only.kind == StatementKind::Commit);
-    for (const std::string& sql : every_leg_sql(only)) send_to_parked(sql);
+    send_to_every_leg(only);
   }
   auto values = wire::decode_bind_values(batch.bind.rest, batch.statement().types);
   if (!values) return Next::Forward;  // forward_bind reports it

@@ -6,6 +6,7 @@
 // parked legs). Statements are closed with protocol Close messages, which also work in a failed
 // transaction and need no quoting. SET and RESET reach the other servers before they run, like
 // the savepoints (session_legs.cc).
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -46,6 +47,19 @@ void Session::reset_other_legs(const parser::StatementFacts& statement) {
     owed.push_back(Owed::Query);
   }
   for (Leg& other : txn_.parked) send_unseen(other, out, owed);
+}
+
+// A Query of several statements that succeeded on the active leg reached no other leg: a SET or
+// RESET in it reaches them before their next request (catch_up_parked_leg).
+void Session::note_settings_of_query(const parser::QueryFacts& facts) {
+  if (!pools_.session_pooling || facts.statements.size() < 2) return;
+  const bool settings =
+      std::any_of(facts.statements.begin(), facts.statements.end(), [](const auto& statement) {
+        return statement.kind == StatementKind::Set || statement.kind == StatementKind::Reset ||
+               statement.kind == StatementKind::ResetAll;
+      });
+  if (!settings) return;
+  for (Leg& other : txn_.parked) other.settings_behind = true;
 }
 
 // The client's statement `name` (every one when nullopt) is gone from the active leg's server: the

@@ -163,6 +163,29 @@ TEST_SUITE("session_legs") {
     CHECK(setting_on(c, b, "work_mem") == "5MB");
     CHECK(setting_on(c, a, "work_mem") == "5MB");
 
+    // A SET or RESET in a transaction the other shard's server did not join reaches that server
+    // once the transaction committed (and not when it rolled back).
+    REQUIRE_OK(c.exec("BEGIN"));
+    CHECK(setting_on(c, a, "work_mem") == "5MB");
+    REQUIRE_OK(c.exec("SET work_mem = '11MB'"));
+    REQUIRE_OK(c.exec("COMMIT"));
+    CHECK(setting_on(c, b, "work_mem") == "11MB");
+    REQUIRE_OK(c.exec("BEGIN"));
+    CHECK(setting_on(c, b, "work_mem") == "11MB");
+    REQUIRE_OK(c.exec("RESET work_mem"));
+    REQUIRE_OK(c.exec("ROLLBACK"));
+    CHECK(setting_on(c, a, "work_mem") == "11MB");
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(c.exec("RESET work_mem"));
+    REQUIRE_OK(c.exec("COMMIT"));
+    CHECK(setting_on(c, b, "work_mem") == "5MB");
+
+    // A SET in a Query of several statements reaches the other shard's server too.
+    REQUIRE_OK(c.exec("SET work_mem = '13MB'; SELECT 1"));
+    CHECK(setting_on(c, a, "work_mem") == "13MB");
+    REQUIRE_OK(c.exec("SELECT 1; RESET work_mem"));
+    CHECK(setting_on(c, b, "work_mem") == "5MB");
+
     // A setting the proxy protects is refused, and reaches no server of the session either.
     PgResult refused = c.exec("SET session_replication_role = replica");
     CHECK(refused.sqlstate() == "42501");
