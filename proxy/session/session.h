@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "net/connection.h"
@@ -227,11 +228,15 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status check_write(const parser::QueryFacts& facts, const router::Route& route);
   Next route_across_legs(const wire::Frame& query);
   Next switch_to_leg(int shard);
+  void catch_up_parked_leg();
   std::string joining_prologue();
   void restore_parked_leg();
   Next end_across_legs(bool commit);
   Next finish_ending(const wire::Frame& query);
+  std::vector<std::string> every_leg_sql(const parser::StatementFacts& statement) const;
+  void send_to_every_leg(const parser::StatementFacts& statement);
   void send_to_parked(std::string_view sql);
+  static void send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed);
   Leg* parked_leg(const pool::Backend& backend);
   void read_parked_messages(pool::Backend& backend);
   void on_parked_message(Leg& leg, const wire::Frame& frame);
@@ -243,7 +248,12 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Next close_batch_for_another_leg();
   void note_session_parse(std::string_view name, std::string_view query, const std::vector<uint32_t>& types);
   void ensure_session_statement(std::string_view name);
+  // Session pooling: what drops session state reaches every server of the session (session_legs_reset.cc)
+  void reset_other_legs(const parser::StatementFacts& statement);
+  void note_settings_of_query(const parser::QueryFacts& facts);
+  void drop_session_statements(const std::optional<std::string>& name);
   void close_session_statement(std::string_view name);
+  int shard_holding_deallocated(const parser::StatementFacts& statement) const;
   void release_parked_legs();
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
@@ -257,7 +267,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void note_sql_prepared(const parser::StatementFacts& statement);
   bool answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size);
   static Status refuse_two_phase(parser::StatementKind kind);
-  Status refuse_protected_setting(const parser::StatementFacts& statement);
+  static Status refuse_protected_setting(const parser::StatementFacts& statement);
   Status refuse_unpoolable(const parser::StatementFacts& statement);
   Status forward_parse(const wire::Frame& frame);
   Status forward_bind(const wire::Frame& frame);

@@ -36,7 +36,9 @@ bool reaches_every_leg(StatementKind kind) {
     case StatementKind::ReleaseSavepoint:
     case StatementKind::RollbackToSavepoint:
     case StatementKind::Set:
-    case StatementKind::SetLocal: return true;
+    case StatementKind::SetLocal:
+    case StatementKind::Reset:
+    case StatementKind::ResetAll: return true;
     default: return false;
   }
 }
@@ -60,11 +62,37 @@ int Session::statement_shard(const parser::QueryFacts& facts, const router::Rout
   return -1;
 }
 
+// What a statement that reaches every leg runs on the others: the statement, then (after a RESET
+// of a setting the client gave at startup) the startup value again, as on the active leg. None for
+// other statements, and for settings the proxy refuses.
+std::vector<std::string> Session::every_leg_sql(const parser::StatementFacts& statement) const {
+  if (!reaches_every_leg(statement.kind) || !refuse_protected_setting(statement).is_ok()) return {};
+  std::vector<std::string> sql{statement.text};
+  if (std::string restore = profile_.settings.restore_startup({statement}); !restore.empty())
+    sql.push_back(std::move(restore));
+  return sql;
+}
+
+// Sends a statement that reaches every leg to the parked ones (those in the transaction, while
+// one is open): a server outside the transaction gets a SET or RESET once it is committed, as
+// its settings are brought to the session's before its next request (switch_to_leg).
+void Session::send_to_every_leg(const parser::StatementFacts& statement) {
+  std::vector<std::string> sql = every_leg_sql(statement);
+  if (sql.empty()) return;
+  const bool setting = statement.kind != StatementKind::SetLocal &&
+                       statement.kind != StatementKind::Savepoint &&
+                       statement.kind != StatementKind::ReleaseSavepoint &&
+                       statement.kind != StatementKind::RollbackToSavepoint;
+  for (Leg& other : txn_.parked)
+    if (setting && txn_.shards.open() && other.server_status == 'I') other.settings_behind = true;
+  for (const std::string& each : sql) send_to_parked(each);
+}
+
 // Settings and savepoints run on every leg; the joining ones replay them.
 void Session::note_for_every_leg(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
     if (statement.kind == StatementKind::Begin && !txn_.shards.open()) txn_.shards.begin(statement.text);
-    if (reaches_every_leg(statement.kind)) txn_.shards.note_replayed(statement.text);
+    for (const std::string& sql : every_leg_sql(statement)) txn_.shards.note_replayed(sql);
   }
 }
 
@@ -91,10 +119,11 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
   if (only != nullptr && !txn_.parked.empty()) {
     if (only->kind == StatementKind::Commit || only->kind == StatementKind::Rollback)
       return end_across_legs(only->kind == StatementKind::Commit);
-    if (reaches_every_leg(only->kind)) send_to_parked(only->text);
+    send_to_every_leg(*only);
   }
   router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*facts, route);
+  if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);
   if (target < 0 || target == leg.shard) return Next::Forward;
   const int writer = txn_.shards.open() ? txn_.shards.writer() : -1;
   if (writes_any(*facts) && writer >= 0 && writer != target) return Next::Forward;  // refused there
@@ -123,13 +152,7 @@ Session::Next Session::switch_to_leg(int shard) {
     txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(index));
     txn_.leg.check.reset();
     fence_.on_attach({}, /*capture=*/false);
-    // Session pooling: the session's server on this shard joins a transaction begun elsewhere.
-    if (std::string replay = joining_prologue(); !replay.empty() && txn_.leg.server_status == 'I') {
-      std::string out;
-      wire::encode_query(out, replay);
-      expect(Owed::Query, /*relay=*/false);
-      txn_.leg.backend->connection().write(out);
-    }
+    if (txn_.leg.server_status == 'I') catch_up_parked_leg();
     return Next::Forward;
   }
   request_.joining_leg = true;
@@ -138,6 +161,22 @@ Session::Next Session::switch_to_leg(int shard) {
   request_.joining_leg = false;
   restore_parked_leg();  // refused: the Query was answered with the error
   return Next::Continue;
+}
+
+// Session pooling: the session's server on this shard becomes the active one outside any
+// transaction of its own: it gets the settings it missed, then joins a transaction begun elsewhere.
+void Session::catch_up_parked_leg() {
+  Leg& leg = txn_.leg;
+  std::string out;
+  if (std::exchange(leg.settings_behind, false)) {
+    wire::encode_query(out, "RESET ALL;" + profile_.settings.signature());
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  }
+  if (std::string replay = joining_prologue(); !replay.empty()) {
+    wire::encode_query(out, replay);
+    expect(Owed::Query, /*relay=*/false);
+  }
+  if (!out.empty()) leg.backend->connection().write(out);
 }
 
 // What a server joining the transaction runs before the Query that needs it.
@@ -208,18 +247,25 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
 // transaction is open, a leg outside it (session pooling: the session's server on a shard the
 // transaction has not touched) is left out: it replays the transaction's statements if it joins.
 void Session::send_to_parked(std::string_view sql) {
+  std::string out;
+  wire::encode_query(out, sql);
   for (Leg& other : txn_.parked) {
     if (txn_.shards.open() && other.server_status == 'I') continue;
-    std::string out;
-    wire::encode_query(out, sql);
+    send_unseen(other, out, {Owed::Query});
+  }
+}
+
+// Writes `messages` to a leg's server; what they owe (`owed`, in order) is swallowed, errors too.
+void Session::send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed) {
+  for (Owed each : owed) {
     Expectation e;
-    e.owed = Owed::Query;
+    e.owed = each;
     e.relay = false;
     e.relay_errors = false;
     std::string now;
-    other.tracker.expect(std::move(e), &now);
-    other.backend->connection().write(out);
+    leg.tracker.expect(std::move(e), &now);
   }
+  leg.backend->connection().write(messages);
 }
 
 Leg* Session::parked_leg(const pool::Backend& backend) {

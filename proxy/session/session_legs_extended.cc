@@ -26,10 +26,7 @@ Session::Next Session::route_batch_across_legs() {
   if (!txn_.parked.empty()) {
     if (only.kind == StatementKind::Commit || only.kind == StatementKind::Rollback)
       return end_across_legs(only.kind == StatementKind::Commit);
-    if (only.kind == StatementKind::Savepoint || only.kind == StatementKind::ReleaseSavepoint ||
-        only.kind == StatementKind::RollbackToSavepoint || only.kind == StatementKind::SetLocal ||
-        only.kind == StatementKind::Set)
-      send_to_parked(only.text);
+    send_to_every_leg(only);
   }
   auto values = wire::decode_bind_values(batch.bind.rest, batch.statement().types);
   if (!values) return Next::Forward;  // forward_bind reports it
@@ -115,31 +112,6 @@ void Session::ensure_session_statement(std::string_view name) {
   leg.backend->connection().write(parse);
   expect(Owed::Parse, /*relay=*/false, 0, /*relay_errors=*/true);
   leg.client_statements.emplace(name);
-}
-
-// A Close of a named statement (session pooling): the active leg's server closes it as the client
-// asked; the parked legs' servers deallocate their copies, so the name can be parsed again.
-void Session::close_session_statement(std::string_view name) {
-  if (name.empty()) return;
-  profile_.statements.remove(name);
-  txn_.leg.client_statements.erase(std::string(name));
-  std::string quoted = "\"";
-  for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  quoted += '"';
-  for (Leg& other : txn_.parked) {
-    auto it = other.client_statements.find(name);
-    if (it == other.client_statements.end()) continue;
-    other.client_statements.erase(it);
-    std::string out;
-    wire::encode_query(out, "DEALLOCATE " + quoted);
-    Expectation e;
-    e.owed = Owed::Query;
-    e.relay = false;
-    e.relay_errors = false;
-    std::string now;
-    other.tracker.expect(std::move(e), &now);
-    other.backend->connection().write(out);
-  }
 }
 
 }  // namespace sw::session

@@ -225,9 +225,11 @@ void Session::on_query_finished(bool failed) {
   auto facts = std::move(request_.queries.front());
   request_.queries.pop_front();
   if (failed || !facts) return;
+  note_settings_of_query(*facts);
   for (const auto& statement : facts->statements) {
     profile_.settings.on_statement(statement);
     note_sql_prepared(statement);
+    reset_other_legs(statement);
   }
 }
 

@@ -32,6 +32,9 @@ struct Leg {
   // Session pooling: the client's named statements parsed on this server (under the client's
   // names); another leg's server gets a statement's Parse before its first Bind or Describe.
   std::set<std::string, std::less<>> client_statements;
+  // Session pooling: a SET or RESET ran in a transaction this server had not joined; it is brought
+  // to the session's settings (SessionState::signature) before it runs the client's next request.
+  bool settings_behind = false;
 
   bool attached() const { return backend != nullptr; }
   // Back at a transaction boundary: nothing owed, no transaction, no extended batch open.
