@@ -224,6 +224,16 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
     return Start::Answered;
   }
   if (route.merge) return start_merge(std::move(targets), consumed, route);
+  if (!route.shard_sql.empty()) {
+    // The shards run the router's SQL (their own rows only), not the client's text.
+    if (message.empty() || message[0] != 'Q') {
+      refuse_request(Status::client("0A000", "statement on sharded table " + route.table +
+                                                 " needs every shard; send it as a simple query"));
+      return Start::Answered;
+    }
+    message.clear();
+    wire::encode_query(message, route.shard_sql);
+  }
   for (Fanout::Target& target : targets) target.copy_csv_header = route.copy_header;
   return run_fanout(std::move(targets), std::move(message), consumed, route.kind == RouteKind::Scatter,
                     hide_parse_complete);
