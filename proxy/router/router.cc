@@ -164,11 +164,6 @@ Route copy_out(Route route, const parser::StatementFacts& statement) {
   return route;
 }
 
-bool is_plain_concat(const merge::MergePlan* plan) {
-  return plan == nullptr || (plan->kind == merge::MergeKind::Concat && plan->limit < 0 && plan->offset == 0 &&
-                             !plan->distinct && plan->hidden == 0 && plan->order_by.empty());
-}
-
 // The COPY every shard runs: its sharded tables read through owned_rows_splices. `COPY t [(cols)]
 // TO STDOUT ...` becomes `COPY (SELECT cols|* FROM <owned t>) TO STDOUT ...`.
 Route owned_copy(Route route, const parser::StatementFacts& statement, const RoutingRules& rules,
@@ -187,7 +182,10 @@ Route owned_copy(Route route, const parser::StatementFacts& statement, const Rou
   // The table's name span is replaced by a marker, then the marker and a column list after it
   // by the SELECT.
   const std::string marker = "\x01sw_owned_table\x01";
-  for (parser::TableSplice& splice : splices) splice.text = marker + splice.text + marker;
+  for (parser::TableSplice& splice : splices) {
+    splice.text.insert(0, marker);
+    splice.text += marker;
+  }
   auto sql = parser::splice_tables(statement, splices);
   if (!sql || splices.size() != 1)
     return refuse(sql ? Status::client("0A000", "not one table") : sql.status());
@@ -228,7 +226,7 @@ Route route_copy(const parser::StatementFacts& statement, const BindValues* para
     return route;
   }
   Route route = detail::route_dml(statement, params, dir, rules);
-  if (route.kind == RouteKind::Scatter && is_plain_concat(route.merge.get())) {
+  if (route.kind == RouteKind::Scatter && (route.merge == nullptr || route.merge->relays_rows())) {
     route = copy_out(std::move(route), statement);
     if (route.kind == RouteKind::Scatter) route = owned_copy(std::move(route), statement, rules, dir, false);
     return route;
