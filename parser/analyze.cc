@@ -90,6 +90,7 @@ bool read_parse_tree(std::string_view json, std::string_view sql, QueryFacts& fa
     const std::string_view text =
         statement_text(sql, raw["stmt_location"].integer(0), raw["stmt_len"].integer(0));
     statement.text = std::string(text);
+    statement.begin.location = static_cast<int>(text.data() - sql.data());
     if (statement.select.plain) statement.select.begin.location = static_cast<int>(text.data() - sql.data());
     if (analysis != nullptr) {
       const auto begin = static_cast<uint32_t>(text.data() - sql.data());

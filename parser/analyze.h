@@ -99,6 +99,7 @@ struct TableRef {
   TableRole role = TableRole::Read;
   int scope = 0;          // the query block it belongs to (index into StatementFacts::scopes)
   bool nullable = false;  // on the nullable side of an outer join (LEFT JOIN's right side, ...)
+  Value at;               // location of the name's first byte (schema when qualified); -1 unknown
 };
 
 // A column in a predicate or equality.
@@ -240,6 +241,7 @@ struct StatementFacts {
   StatementKind kind = StatementKind::Utility;
   std::string set_name;  // Set/SetLocal/Reset: lower-cased GUC name ("search_path")
   std::string text;      // this statement's own SQL text (from the split)
+  Value begin;           // location of the statement's first byte in the analyzed string
 
   std::string node_type;  // libpg_query's node name ("SelectStmt", "VariableShowStmt")
   // The kind of the statement that actually runs: `kind`, or for EXPLAIN / DECLARE CURSOR /
@@ -325,6 +327,12 @@ struct LiteralEdit {
   int location = -1;
   std::string text;
 };
+// Table `table` (index into StatementFacts::tables) written as `name` is replaced by `text`;
+// `{name}` and `{last}` in `text` stand for the name as written and its last component.
+struct TableSplice {
+  int table = -1;
+  std::string text;
+};
 struct SelectRewrite {
   std::string limit;
   bool drop_offset = false;
@@ -333,8 +341,17 @@ struct SelectRewrite {
   // Expressions put first in the select list (sort keys the client did not select); output
   // positions (ORDER BY 2) move behind them.
   std::vector<std::string> leading_columns;
+  // Table references replaced by a FROM item (the name as written, schema included; an alias the
+  // client wrote follows it and stays); see splice_tables().
+  std::vector<TableSplice> tables;
 };
 Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite);
+
+// The statement's text with each table reference's name (as written, `schema.name` included)
+// replaced by `make(written_name, written_last_component)`. A reference that cannot be located
+// exactly, one after ONLY or TABLE, or a statement that qualifies columns with a schema
+// (`public.t.col`, which a replaced name no longer answers) is a 0A000 error.
+Result<std::string> splice_tables(const StatementFacts& facts, const std::vector<TableSplice>& splices);
 
 const char* statement_kind_name(StatementKind kind);
 const char* table_role_name(TableRole role);

@@ -14,6 +14,8 @@ void for_each_value(Facts& facts, F&& f) {
     }
     for (auto& assignment : statement.assignments) f(assignment.value);
     for (auto& name : statement.set_config_names) f(name);
+    f(statement.begin);
+    for (auto& table : statement.tables) f(table.at);
     auto& select = statement.select;
     f(select.begin);
     f(select.limit);

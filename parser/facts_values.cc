@@ -112,6 +112,7 @@ int FactsBuilder::add_table(JsonRef range_var, TableRole role, int scope, bool n
   table.role = role;
   table.scope = scope < 0 ? 0 : scope;
   table.nullable = nullable;
+  table.at.location = static_cast<int>(range_var["location"].integer(-1));
   const int index = static_cast<int>(out_.tables.size());
   if (visible && scope >= 0) {
     if (table.alias.empty()) {

@@ -17,7 +17,7 @@ struct Edit {
 };
 
 Status cannot(const std::string& what) {
-  return Status::client("0A000", "cannot rewrite this SELECT for the shards: " + what);
+  return Status::client("0A000", "cannot rewrite this statement for the shards: " + what);
 }
 
 // The span of a LIMIT/OFFSET value in the statement text: a number, NULL or ALL.
@@ -131,6 +131,107 @@ Status add_columns(const SelectShape& shape, const SelectRewrite& rewrite, size_
   return Status::ok();
 }
 
+// The end of the (possibly schema-qualified, possibly quoted) name at `at`, and where its last
+// component begins; false when the text there is not a name.
+bool name_span(std::string_view text, size_t at, size_t& end, size_t& last) {
+  auto ident_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || (c & 0x80) != 0;
+  };
+  size_t i = at;
+  for (;;) {
+    last = i;
+    if (i < text.size() && text[i] == '"') {
+      ++i;
+      for (;; ++i) {
+        if (i >= text.size()) return false;
+        if (text[i] != '"') continue;
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          ++i;
+          continue;
+        }
+        ++i;
+        break;
+      }
+    } else {
+      const size_t start = i;
+      while (i < text.size() && ident_char(text[i])) ++i;
+      if (i == start) return false;
+    }
+    size_t next = i;
+    while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
+    if (next >= text.size() || text[next] != '.') break;
+    ++next;
+    while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
+    i = next;
+  }
+  end = i;
+  return true;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The keyword before `at` (lower case), skipping white space; "" when none.
+std::string word_before(std::string_view text, size_t at) {
+  size_t end = at;
+  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  size_t begin = end;
+  while (begin > 0 && std::isalpha(static_cast<unsigned char>(text[begin - 1]))) --begin;
+  return lower(text.substr(begin, end - begin));
+}
+
+void replace_all(std::string& text, std::string_view from, std::string_view to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+Status table_edits(const StatementFacts& facts, const std::vector<TableSplice>& splices, size_t base,
+                   const std::string& text, std::vector<Edit>& edits) {
+  const std::string folded = lower(text);
+  for (const TableSplice& splice : splices) {
+    if (splice.table < 0 || static_cast<size_t>(splice.table) >= facts.tables.size())
+      return cannot("a table reference could not be located");
+    const TableRef& table = facts.tables[static_cast<size_t>(splice.table)];
+    if (table.at.location < 0 || static_cast<size_t>(table.at.location) < base)
+      return cannot("table " + table.name + " could not be located");
+    const size_t at = static_cast<size_t>(table.at.location) - base;
+    size_t end = 0, last = 0;
+    if (at >= text.size() || !name_span(text, at, end, last))
+      return cannot("table " + table.name + " could not be located");
+    const std::string_view written_last = std::string_view(text).substr(last, end - last);
+    const std::string bare = written_last.front() == '"'
+                                 ? std::string(written_last.substr(1, written_last.size() - 2))
+                                 : lower(written_last);
+    if (bare != table.name) return cannot("table " + table.name + " could not be located");
+    const std::string before = word_before(text, at);
+    if (before == "only" || before == "table")
+      return cannot(std::string(before == "only" ? "ONLY " : "TABLE ") + table.name +
+                    " (write SELECT * FROM " + table.name + " instead)");
+    if (!table.schema.empty() &&
+        folded.find(lower(table.schema) + "." + table.name + ".") != std::string::npos)
+      return cannot("a column qualified with its schema (" + table.schema + "." + table.name +
+                    ".column); qualify it with the table name or an alias");
+    std::string replacement = splice.text;
+    replace_all(replacement, "{name}", std::string_view(text).substr(at, end - at));
+    replace_all(replacement, "{last}", written_last);
+    edits.push_back(Edit{at, end, std::move(replacement)});
+  }
+  return Status::ok();
+}
+
+Result<std::string> apply(const std::string& text, std::vector<Edit> edits) {
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+  for (size_t i = 1; i < edits.size(); ++i) {
+    if (edits[i].end > edits[i - 1].begin) return cannot("two rewrites of one place");
+  }
+  std::string out = text;
+  for (const Edit& edit : edits) out.replace(edit.begin, edit.end - edit.begin, edit.text);
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite) {
@@ -164,13 +265,16 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
     if (!end) return end.status();
     edits.push_back(Edit{at, end.value(), literal.text});
   }
-  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
-  for (size_t i = 1; i < edits.size(); ++i) {
-    if (edits[i].end > edits[i - 1].begin) return cannot("two rewrites of one place");
-  }
-  std::string out = text;
-  for (const Edit& edit : edits) out.replace(edit.begin, edit.end - edit.begin, edit.text);
-  return out;
+  if (Status s = table_edits(facts, rewrite.tables, base, text, edits); !s) return s;
+  return apply(text, std::move(edits));
+}
+
+Result<std::string> splice_tables(const StatementFacts& facts, const std::vector<TableSplice>& splices) {
+  if (facts.begin.location < 0) return cannot("the statement could not be located");
+  std::vector<Edit> edits;
+  const auto base = static_cast<size_t>(facts.begin.location);
+  if (Status s = table_edits(facts, splices, base, facts.text, edits); !s) return s;
+  return apply(facts.text, std::move(edits));
 }
 
 }  // namespace sw::parser

@@ -67,6 +67,12 @@ struct MergePlan {
   // (ORDER BY a column not in the select list): sorted on, then dropped from its rows.
   int hidden = 0;
 
+  // A plain concatenation of every shard's rows (no LIMIT, sort, DISTINCT or hidden column, one
+  // statement for all): the rows pass through as the shards send them, in any result format.
+  bool relays_rows() const {
+    return kind == MergeKind::Concat && limit < 0 && offset == 0 && !distinct && hidden == 0 &&
+           order_by.empty() && shard_statements.empty();
+  }
   const char* kind_name() const;
   // "merge_sort by 2 desc nulls first, 1; limit 20 offset 5" etc. (SHOW ROUTE, shardwire route).
   std::string describe() const;

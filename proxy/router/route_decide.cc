@@ -221,8 +221,18 @@ Route DmlRouter::keyless_read(int first) {
   route.table = ra.config_name;
   route.reason = ra.config_name + " has no key value" + (hint.empty() ? "" : " (" + hint + ")") +
                  ": every shard, rows concatenated";
-  if (facts_.node_type == "SelectStmt" && !facts_.scopes.empty() && facts_.scopes[0].features != 0)
-    return merged_scatter(std::move(route), a);
+  if (facts_.node_type != "SelectStmt" || facts_.scopes.empty()) return route;
+  if (facts_.scopes[0].features != 0) return merged_scatter(std::move(route), a);
+  // A plain concatenation still gets a plan: its shards' SQL reads only their own buckets' rows
+  // (owned_rows_splices).
+  auto plan = std::make_shared<merge::MergePlan>();
+  auto sql = parser::splice_tables(facts_, owned_rows_splices(facts_, rules_, dir_.bucket_count()));
+  if (!sql)
+    return make_error("0A000", "SELECT on sharded table " + ra.config_name + ": " + sql.status().message,
+                      ra.config_name);
+  plan->shard_sql = std::move(sql.value());
+  route.merge = std::move(plan);
+  return route;
   return route;
 }
 

@@ -223,6 +223,7 @@ Route DmlRouter::split_read(int table) {
 // The SQL the shards run: one statement for all, or each split shard's own.
 Status DmlRouter::fill_statements(merge::MergePlan& plan, parser::SelectRewrite rewrite) const {
   if (split_.empty()) {
+    rewrite.tables = owned_rows_splices(facts_, rules_, dir_.bucket_count());
     auto sql = parser::rewrite_select(facts_, rewrite);
     if (!sql) return sql.status();
     plan.shard_sql = std::move(sql.value());

@@ -6,6 +6,7 @@
 // LISTEN/UNLISTEN/NOTIFY go to the default shard, so that they meet. DO, CALL, CHECKPOINT and
 // other utilities cannot be seen into: default shard.
 #include <algorithm>
+#include <cctype>
 
 #include "router/router_internal.h"
 
@@ -156,9 +157,57 @@ Route copy_out(Route route, const parser::StatementFacts& statement) {
         route.table);
   }
   route.kind = RouteKind::Scatter;
+  route.merge = nullptr;
   route.copy_out = true;
   route.copy_header = statement.copy_header;
   route.reason = "COPY of sharded table " + route.table + " to the client: every shard's rows in one copy";
+  return route;
+}
+
+// The COPY every shard runs: its sharded tables read through owned_rows_splices. `COPY t [(cols)]
+// TO STDOUT ...` becomes `COPY (SELECT cols|* FROM <owned t>) TO STDOUT ...`.
+Route owned_copy(Route route, const parser::StatementFacts& statement, const RoutingRules& rules,
+                 const Directory& dir, bool whole_table) {
+  auto refuse = [&](const Status& why) {
+    return detail::make_error("0A000", "COPY of sharded table " + route.table + ": " + why.message,
+                              route.table);
+  };
+  std::vector<parser::TableSplice> splices = owned_rows_splices(statement, rules, dir.bucket_count());
+  if (!whole_table) {
+    auto sql = parser::splice_tables(statement, splices);
+    if (!sql) return refuse(sql.status());
+    route.shard_sql = std::move(sql.value());
+    return route;
+  }
+  // The table's name span is replaced by a marker, then the marker and a column list after it
+  // by the SELECT.
+  const std::string marker = "\x01sw_owned_table\x01";
+  for (parser::TableSplice& splice : splices) {
+    splice.text.insert(0, marker);
+    splice.text += marker;
+  }
+  auto sql = parser::splice_tables(statement, splices);
+  if (!sql || splices.size() != 1)
+    return refuse(sql ? Status::client("0A000", "not one table") : sql.status());
+  std::string text = std::move(sql.value());
+  const size_t open = text.find(marker);
+  const size_t close = text.find(marker, open + marker.size());
+  if (open == std::string::npos || close == std::string::npos)
+    return refuse(Status::client("0A000", "no table"));
+  const std::string from = text.substr(open + marker.size(), close - open - marker.size());
+  size_t rest = close + marker.size();
+  while (rest < text.size() && std::isspace(static_cast<unsigned char>(text[rest]))) ++rest;
+  std::string columns = "*";
+  if (rest < text.size() && text[rest] == '(') {
+    const size_t end = text.find(')', rest);
+    if (end == std::string::npos || text.find('"', rest) < end)
+      return refuse(
+          Status::client("0A000", "its column list could not be read; COPY (SELECT ...) TO STDOUT instead"));
+    columns = text.substr(rest + 1, end - rest - 1);
+    rest = end + 1;
+    while (rest < text.size() && std::isspace(static_cast<unsigned char>(text[rest]))) ++rest;
+  }
+  route.shard_sql = text.substr(0, open) + "(SELECT " + columns + " FROM " + from + ") " + text.substr(rest);
   return route;
 }
 
@@ -172,11 +221,16 @@ Route route_copy(const parser::StatementFacts& statement, const BindValues* para
     if (rule == nullptr) return detail::route_ddl(statement, dir, rules);
     Route route;
     route.table = rule->config_name;
-    return copy_out(std::move(route), statement);
+    route = copy_out(std::move(route), statement);
+    if (route.kind == RouteKind::Scatter) route = owned_copy(std::move(route), statement, rules, dir, true);
+    return route;
   }
   Route route = detail::route_dml(statement, params, dir, rules);
-  if (route.kind == RouteKind::Scatter && route.merge == nullptr)
-    return copy_out(std::move(route), statement);
+  if (route.kind == RouteKind::Scatter && (route.merge == nullptr || route.merge->relays_rows())) {
+    route = copy_out(std::move(route), statement);
+    if (route.kind == RouteKind::Scatter) route = owned_copy(std::move(route), statement, rules, dir, false);
+    return route;
+  }
   if (route.kind == RouteKind::Scatter) {
     return detail::make_error("0A000",
                               "COPY (query) over sharded table " + route.table +
@@ -245,6 +299,42 @@ Route refuse_unconfigured(Route route, const Directory& dir, const RoutingRules&
 
 }  // namespace
 
+namespace {
+
+// A read of every bucket waits while one is in cutover: between the source's fence and the
+// target's unfence both shards fence the bucket, so neither would return its rows.
+void hold_scatter_read(Route& route, const Directory& dir) {
+  if (route.kind != RouteKind::Scatter || route.writes || !route.fence_tables.empty()) return;
+  if (route.merge && !route.merge->shard_statements.empty()) return;  // key lists: their own buckets
+  for (uint32_t b = 0; b < dir.bucket_count(); ++b) {
+    if (dir.bucket(b).state != BucketState::Migrating) continue;
+    route.migrating = true;
+    route.buckets.push_back(b);
+  }
+}
+
+}  // namespace
+
+std::vector<parser::TableSplice> owned_rows_splices(const parser::StatementFacts& statement,
+                                                    const RoutingRules& rules, uint32_t bucket_count) {
+  std::vector<parser::TableSplice> splices;
+  for (size_t i = 0; i < statement.tables.size(); ++i) {
+    const parser::TableRef& table = statement.tables[i];
+    const TableRule* rule = rules.find(table.schema, table.name);
+    if (rule == nullptr) continue;
+    std::string key = "\"";
+    for (char c : rule->key) key += c == '"' ? std::string("\"\"") : std::string(1, c);
+    key += '"';
+    std::string text =
+        "(SELECT * FROM {name} sw_owned WHERE NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced "
+        "WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned." +
+        key + "::" + key_type_name(rule->key_type) + ", " + std::to_string(bucket_count) + ")))";
+    if (table.alias.empty()) text += " AS {last}";
+    splices.push_back({static_cast<int>(i), std::move(text)});
+  }
+  return splices;
+}
+
 Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
             const RoutingRules& rules) {
   Route out;
@@ -256,6 +346,7 @@ Route route(const parser::StatementFacts& statement, const BindValues* params, c
   }
   out.writes = statement.writes;
   out.directory_version = dir.version();
+  hold_scatter_read(out, dir);
   return out;
 }
 

@@ -80,9 +80,12 @@ enum class RouteKind : uint8_t {
 struct Route {
   RouteKind kind = RouteKind::Error;
   int shard = -1;                 // Shard, Default: index into Directory::shards()
-  std::vector<uint32_t> buckets;  // Shard: the key values' buckets, sorted, unique
+  std::vector<uint32_t> buckets;  // Shard: the key values' buckets, sorted, unique; a migrating
+                                  // Scatter read: the MIGRATING buckets
   bool writes = false;            // the statement writes (INSERT/UPDATE/DELETE, also in CTEs)
-  bool migrating = false;         // Shard: a bucket is MIGRATING (writes wait for the cutover)
+  // Shard: a bucket is MIGRATING (writes wait for the cutover). Scatter read: some bucket is
+  // MIGRATING; the read waits for its cutover (no shard has its rows unfenced meanwhile).
+  bool migrating = false;
   // AllShards: configured sharded tables this CREATE TABLE creates; install their fence trigger.
   std::vector<std::string> fence_tables;
   // Scatter: how the shards' rows are combined; null for a plain concatenation (no rewrite).
@@ -91,6 +94,9 @@ struct Route {
   // HEADER) only the first shard's header line is kept.
   bool copy_out = false;
   bool copy_header = false;
+  // Scatter without a merge plan (COPY ... TO STDOUT): the SQL every shard runs in place of the
+  // client's, reading only the shard's own rows.
+  std::string shard_sql;
   std::string table;   // the sharded table the decision is about ("" when none)
   std::string reason;  // why, for people (shardwire route, SHOW ROUTE, logs)
   Status error;        // Error: SQLSTATE and message
@@ -109,7 +115,17 @@ Route route(const parser::StatementFacts& statement, const BindValues* params, c
 Route route_query(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
                   const RoutingRules& rules);
 
-const char* route_kind_name(RouteKind kind);  // "shard", "default", "scatter", ...
+const char* route_kind_name(RouteKind kind);
+
+// A scatter read must see on each shard only the rows of buckets that shard owns (during and
+// after a bucket move a shard also holds copies of buckets it does not own; each shard lists
+// those in shardwire.fenced_buckets). Every sharded table reference of `statement` becomes a
+// subquery that keeps only the shard's own rows, the client's alias kept (`t` -> `(SELECT * FROM
+// t sw_owned WHERE NOT EXISTS (... fenced ...)) AS t`). A 0A000 error when a reference cannot
+// be replaced safely (see parser::splice_tables).
+std::vector<parser::TableSplice> owned_rows_splices(
+    const parser::StatementFacts& statement, const RoutingRules& rules,
+    uint32_t bucket_count);  // "shard", "default", "scatter", ...
 
 // One stable line: "shard s1 buckets 5,9 migrating", "default s0", "scatter s0,s1",
 // "all-shards s0,s1 fence orders", "session", "at-bind", "error 0A000 <message>".

@@ -132,6 +132,10 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::Scatter:
     case RouteKind::AllShards:
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
+      if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {
+        placement.kind = Placement::Kind::WaitForCutover;  // every bucket is read: wait for the cutover
+        return placement;
+      }
       if (protocol == Protocol::Simple && !in_transaction) {
         placement.kind = Placement::Kind::FanOut;
         return placement;

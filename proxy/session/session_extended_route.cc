@@ -117,8 +117,12 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   auto next = [&]() { return wire::read_frame(input.substr(offset), wire::Sender::Client, limits_); };
   auto frame = next();
   if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
+  // A plain concatenation (a relaying plan) is the plain fan-out with the plan's SQL, which reads
+  // only each shard's own rows.
+  const bool relay = route.merge && route.merge->relays_rows();
   std::string batch;
-  wire::encode_parse(batch, "", bound.statement().query, bound.statement().types);
+  wire::encode_parse(batch, "", relay ? route.merge->shard_sql : bound.statement().query,
+                     bound.statement().types);
   wire::encode_bind_renamed(batch, bound.bind, "");
   bool describe_portal = false;
   bool describe_other = false;  // Describe of a statement: a merged read answers only the portal's
@@ -140,7 +144,7 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
     if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
   }
   if (!execute_all || frame.status != wire::FrameStatus::Complete || frame.frame.type != 'S' ||
-      (describe_other && route.merge)) {
+      (describe_other && route.merge && !relay)) {
     refuse_request(Status::client("0A000", "a read of sharded table " + route.table +
                                                " without a key runs on every shard only as one batch of "
                                                "Bind, Describe, Execute (all rows, no row limit) and Sync"));
@@ -148,7 +152,7 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   }
   batch.append(whole(frame.frame));
   offset += frame.frame.size;
-  if (route.merge) return start_extended_merge(bound, route, offset, describe_portal);
+  if (route.merge && !relay) return start_extended_merge(bound, route, offset, describe_portal);
   return start_fanout(std::move(batch), offset, route, !bound.client_parsed);
 }
 

@@ -223,7 +223,19 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
     refuse_request(error);
     return Start::Answered;
   }
-  if (route.merge) return start_merge(std::move(targets), consumed, route);
+  // A plain concatenation relays the shards' rows as they come (any result format); it runs the
+  // plan's SQL, which reads only each shard's own rows.
+  const bool relay = route.merge && route.merge->relays_rows();
+  if (route.merge && !relay) return start_merge(std::move(targets), consumed, route);
+  const std::string& shard_sql = relay ? route.merge->shard_sql : route.shard_sql;
+  if (!shard_sql.empty() && !message.empty() && message[0] == 'Q') {
+    message.clear();
+    wire::encode_query(message, shard_sql);
+  } else if (!route.shard_sql.empty()) {
+    refuse_request(Status::client("0A000", "statement on sharded table " + route.table +
+                                               " needs every shard; send it as a simple query"));
+    return Start::Answered;
+  }
   for (Fanout::Target& target : targets) target.copy_csv_header = route.copy_header;
   return run_fanout(std::move(targets), std::move(message), consumed, route.kind == RouteKind::Scatter,
                     hide_parse_complete);

@@ -91,9 +91,12 @@ TEST_CASE("route kinds render for people") {
     REQUIRE(facts.is_ok());
     return describe_route(route_query(*facts.value(), nullptr, *dir, rules), *dir);
   };
-  CHECK(text("SELECT * FROM orders") ==
-        "scatter s0,s1; orders has no key value: every shard, rows concatenated; directory "
-        "version 1");
+  CHECK(
+      text("SELECT * FROM orders") ==
+      "scatter s0,s1 concat; orders has no key value: every shard, rows concatenated; each shard runs: "
+      "SELECT * FROM (SELECT * FROM orders sw_owned WHERE NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets "
+      "sw_fenced WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16))) AS "
+      "orders; directory version 1");
   CHECK(text("SELECT 1") == "default s0; no sharded table; directory version 1");
   CHECK(text("BEGIN") ==
         "session; transaction control or session statement: no shard needed; directory version 1");
@@ -199,31 +202,108 @@ TEST_CASE("scatter plans: the SQL each shard runs is the client's, with LIMIT, O
     REQUIRE(planned.merge);
     return planned.merge->shard_sql;
   };
+  // Each shard reads only the rows of the buckets it owns (not fenced there).
+  const std::string owned =
+      "(SELECT * FROM orders sw_owned WHERE NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced "
+      "WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16))) AS orders";
   CHECK(shard_sql("SELECT id FROM orders ORDER BY id LIMIT 10 OFFSET 20") ==
-        "SELECT id FROM orders ORDER BY id LIMIT 30 OFFSET 0");
+        "SELECT id FROM " + owned + " ORDER BY id LIMIT 30 OFFSET 0");
   CHECK(shard_sql("SELECT id FROM orders ORDER BY id OFFSET 7 ROWS FETCH FIRST 3 ROWS ONLY") ==
-        "SELECT id FROM orders ORDER BY id OFFSET 0 ROWS FETCH FIRST 10 ROWS ONLY");
-  CHECK(
-      shard_sql("select status, AVG( total ) AS a, count(*) from orders group by 1 limit 5 offset 1") ==
-      "select status, sum( total ), count( total ) AS a, count(*) from orders group by 1 limit ALL offset 0");
+        "SELECT id FROM " + owned + " ORDER BY id OFFSET 0 ROWS FETCH FIRST 10 ROWS ONLY");
+  CHECK(shard_sql("select status, AVG( total ) AS a, count(*) from orders group by 1 limit 5 offset 1") ==
+        "select status, sum( total ), count( total ) AS a, count(*) from " + owned +
+            " group by 1 limit ALL offset 0");
   CHECK(shard_sql("SELECT avg(total * 2 /* ) */ + length(')')) FROM orders") ==
-        "SELECT sum(total * 2 /* ) */ + length(')')), count(total * 2 /* ) */ + length(')')) FROM orders");
+        "SELECT sum(total * 2 /* ) */ + length(')')), count(total * 2 /* ) */ + length(')')) FROM " + owned +
+            "");
   CHECK(shard_sql("SELECT id FROM orders ORDER BY id LIMIT ALL OFFSET 2") ==
-        "SELECT id FROM orders ORDER BY id LIMIT ALL OFFSET 0");
+        "SELECT id FROM " + owned + " ORDER BY id LIMIT ALL OFFSET 0");
   // Output positions behind a split avg move by one per avg before them.
   CHECK(shard_sql("SELECT avg(total), status, avg(qty) FROM orders GROUP BY 2 ORDER BY 2 DESC, 3") ==
-        "SELECT sum(total), count(total), status, sum(qty), count(qty) FROM orders GROUP BY 3 ORDER BY 3 "
-        "DESC, 4");
+        "SELECT sum(total), count(total), status, sum(qty), count(qty) FROM " + owned +
+            " GROUP BY 3 ORDER BY 3 "
+            "DESC, 4");
   CHECK(shard_sql("SELECT avg(total), status, avg(qty) FROM orders GROUP BY 2 ORDER BY 2 DESC, 1") ==
-        "SELECT sum(total), count(total), status, sum(qty), count(qty) FROM orders GROUP BY 3 ORDER BY 3 "
-        "DESC, 1");
+        "SELECT sum(total), count(total), status, sum(qty), count(qty) FROM " + owned +
+            " GROUP BY 3 ORDER BY 3 "
+            "DESC, 1");
   // Literal values of the normalized cache: a second text with other numbers gets its own.
   CHECK(shard_sql("SELECT id FROM orders ORDER BY id LIMIT 11 OFFSET 4") ==
-        "SELECT id FROM orders ORDER BY id LIMIT 15 OFFSET 0");
+        "SELECT id FROM " + owned + " ORDER BY id LIMIT 15 OFFSET 0");
   CHECK(shard_sql("  SELECT id FROM orders ORDER BY id LIMIT 1 OFFSET 4;") ==
-        "SELECT id FROM orders ORDER BY id LIMIT 5 OFFSET 0");
+        "SELECT id FROM " + owned + " ORDER BY id LIMIT 5 OFFSET 0");
   Route shown = route(first("SELECT count(*) FROM orders"), nullptr, *dir, rules);
   CHECK(describe_route(shown, *dir)
-            .find("aggregate (count of $1); each shard runs: SELECT count(*) FROM orders") !=
-        std::string::npos);
+            .find("aggregate (count of $1); each shard runs: SELECT count(*) FROM (SELECT * FROM orders "
+                  "sw_owned") != std::string::npos);
+}
+
+TEST_CASE("scatter reads: every sharded table reference reads only the shard's own buckets' rows") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  const RoutingRules rules = orders_rules();
+  auto owned = [](const std::string& written, const std::string& alias) {
+    return "(SELECT * FROM " + written +
+           " sw_owned WHERE NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced WHERE "
+           "sw_fenced.bucket = "
+           "shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16)))" +
+           alias;
+  };
+  auto planned = [&](const std::string& sql) {
+    Route r = route(first(sql), nullptr, *dir, rules);
+    REQUIRE_MESSAGE(r.kind == RouteKind::Scatter, sql << ": " << r.error.message);
+    return r;
+  };
+  auto shard_sql = [&](const std::string& sql) {
+    Route r = planned(sql);
+    return r.merge ? r.merge->shard_sql : r.shard_sql;
+  };
+  // The client's alias stays where it wrote it; without one the table's name becomes the alias.
+  CHECK(shard_sql("SELECT o.id FROM orders AS o WHERE o.total > 1") ==
+        "SELECT o.id FROM " + owned("orders", "") + " AS o WHERE o.total > 1");
+  CHECK(shard_sql("SELECT orders.id FROM orders JOIN orders o2 ON o2.tenant_id = orders.tenant_id") ==
+        "SELECT orders.id FROM " + owned("orders", " AS orders") + " JOIN " + owned("orders", "") +
+            " o2 ON o2.tenant_id = orders.tenant_id");
+  CHECK(shard_sql("SELECT * FROM public . \"orders\" WHERE \"orders\".id > 0") ==
+        "SELECT * FROM " + owned("public . \"orders\"", " AS \"orders\"") + " WHERE \"orders\".id > 0");
+  // A text whose literals differ in length reuses the cached facts: the table's place moves with it.
+  CHECK(shard_sql("SELECT 'a' AS x, id FROM orders WHERE total > 1") ==
+        "SELECT 'a' AS x, id FROM " + owned("orders", " AS orders") + " WHERE total > 1");
+  CHECK(shard_sql("SELECT 'abcdefgh' AS x, id FROM orders WHERE total > 12345") ==
+        "SELECT 'abcdefgh' AS x, id FROM " + owned("orders", " AS orders") + " WHERE total > 12345");
+  // COPY of the table becomes COPY of a query of its own rows, with the client's options.
+  Route copy = planned("COPY orders (id, total) TO STDOUT WITH (FORMAT csv, HEADER)");
+  CHECK(copy.copy_out);
+  CHECK(copy.copy_header);
+  CHECK(copy.shard_sql == "COPY (SELECT id, total FROM " + owned("orders", " AS orders") +
+                              ") TO STDOUT WITH (FORMAT csv, HEADER)");
+  CHECK(planned("COPY orders TO STDOUT").shard_sql ==
+        "COPY (SELECT * FROM " + owned("orders", " AS orders") + ") TO STDOUT");
+  CHECK(planned("COPY (SELECT id FROM orders o) TO STDOUT").shard_sql ==
+        "COPY (SELECT id FROM " + owned("orders", "") + " o) TO STDOUT");
+  // Forms a replaced name would change are refused, never sent as written.
+  for (const char* sql :
+       {"SELECT * FROM ONLY orders", "TABLE orders", "SELECT public.orders.id FROM public.orders"}) {
+    Route refused = route(first(sql), nullptr, *dir, rules);
+    CHECK_MESSAGE(refused.kind == RouteKind::Error, sql);
+    CHECK_MESSAGE(refused.error.sqlstate == "0A000", sql);
+  }
+}
+
+TEST_CASE("a scatter read waits while a bucket is in cutover; a keyed read of another bucket does not") {
+  auto base = Directory::initial(16, {"s0", "s1", "s2"});
+  std::vector<BucketEntry> buckets;
+  for (uint32_t b = 0; b < base->bucket_count(); ++b) buckets.push_back(base->bucket(b));
+  buckets[9].state = BucketState::Migrating;
+  auto dir = std::make_shared<const Directory>(2, base->shards(), std::move(buckets));
+  const RoutingRules rules = orders_rules();
+  Route scatter = route(first("SELECT count(*) FROM orders"), nullptr, *dir, rules);
+  CHECK(scatter.kind == RouteKind::Scatter);
+  CHECK(scatter.migrating);
+  CHECK(scatter.buckets == std::vector<uint32_t>{9});
+  CHECK(route_summary(scatter, *dir).find("waits-for-cutover 9") != std::string::npos);
+  Route copy = route(first("COPY orders TO STDOUT"), nullptr, *dir, rules);
+  CHECK(copy.migrating);
+  Route keyed = route(first("SELECT * FROM orders WHERE tenant_id = 2"), nullptr, *dir, rules);
+  CHECK(keyed.kind == RouteKind::Shard);
+  CHECK_FALSE(keyed.migrating);
 }

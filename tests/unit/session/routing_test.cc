@@ -279,6 +279,15 @@ TEST_CASE("a read of a bucket in cutover waits; without the read lease reads of 
   Route scatter;
   scatter.kind = RouteKind::Scatter;
   CHECK(sw::session::place(scatter, Protocol::Simple, false, 0, false).kind == Placement::Kind::Refuse);
+  // A scatter read reads every bucket: while one is in cutover, both shards fence it, so it waits.
+  scatter.migrating = true;
+  scatter.buckets = {9};
+  CHECK(sw::session::place(scatter, Protocol::Simple, false, 0, true).kind ==
+        Placement::Kind::WaitForCutover);
+  CHECK(sw::session::place(scatter, Protocol::Extended, false, 0, true).kind ==
+        Placement::Kind::WaitForCutover);
+  scatter.migrating = false;
+  CHECK(sw::session::place(scatter, Protocol::Simple, false, 0, true).kind == Placement::Kind::FanOut);
   Route unsharded;
   unsharded.kind = RouteKind::Default;
   unsharded.shard = 0;
