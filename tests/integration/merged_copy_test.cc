@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "harness/reference_compare.h"
 #include "harness/sharded_fixture.h"
 
 using namespace it;
@@ -122,12 +123,7 @@ TEST_SUITE("merged_copy") {
     ShardedFixture f(options);
     PgConn client = f.client();
     REQUIRE_OK(client.exec(kCreate));
-    const std::string ref_db = unique_name("swcopy_ref");
-    f.setup.cluster().create_database(ref_db);
-    ConnectResult ref_connect = connect(f.setup.cluster().conninfo(ref_db));
-    REQUIRE_MESSAGE(ref_connect.ok, ref_connect.error);
-    PgConn ref = std::move(ref_connect.conn);
-    REQUIRE_OK(ref.exec(kCreate));
+    PgConn ref = reference_database(f, "swcopy_ref", kCreate);
     std::vector<std::string> per_shard[kShards];
     for (int i = 1; i <= 600; ++i) {
       const int64_t tenant = (i * 13) % 90 - 30;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "harness/reference_compare.h"
 #include "harness/sharded_fixture.h"
 
 using namespace it;
@@ -29,29 +30,6 @@ std::string row_values(int i, int64_t tenant) {
          (i % 9 == 0 ? "NULL" : "'" + std::string(i % 2 ? "Ab" : "zz") + std::to_string(i % 40) + "'") + ")";
 }
 
-std::string render(const PgResult& r, int row) {
-  std::string line;
-  for (int c = 0; c < r.cols(); ++c)
-    line += (c ? "|" : "") + (r.is_null(row, c) ? "<null>" : r.value(row, c));
-  return line;
-}
-
-std::string compare(const PgResult& expected, const PgResult& actual, bool ordered) {
-  if (!actual.ok()) return "shardwire: " + actual.describe();
-  if (!expected.ok()) return "reference: " + expected.describe();
-  if (expected.names() != actual.names()) return "column names differ";
-  std::vector<std::string> want, got;
-  for (int i = 0; i < expected.rows(); ++i) want.push_back(render(expected, i));
-  for (int i = 0; i < actual.rows(); ++i) got.push_back(render(actual, i));
-  if (!ordered) {
-    std::sort(want.begin(), want.end());
-    std::sort(got.begin(), got.end());
-  }
-  if (want != got) return std::to_string(got.size()) + " rows, expected " + std::to_string(want.size());
-  if (expected.rows() == 0) return "no rows: the query proves nothing";
-  return "";
-}
-
 struct Query {
   std::string sql;
   std::vector<std::optional<std::string>> params;
@@ -68,12 +46,7 @@ TEST_SUITE("merged_extended") {
     ShardedFixture f(options);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(kCreate));
-    const std::string ref_db = unique_name("swext_ref");
-    f.setup.cluster().create_database(ref_db);
-    ConnectResult ref_connect = connect(f.setup.cluster().conninfo(ref_db));
-    REQUIRE_MESSAGE(ref_connect.ok, ref_connect.error);
-    PgConn ref = std::move(ref_connect.conn);
-    REQUIRE_OK(ref.exec(kCreate));
+    PgConn ref = reference_database(f, "swext_ref", kCreate);
     std::vector<std::string> per_shard[kShards];
     for (int i = 1; i <= 900; ++i) {
       const int64_t tenant = (i * 7) % 150 - 40;
@@ -113,8 +86,8 @@ TEST_SUITE("merged_extended") {
          {"0"}},
     };
     for (const Query& query : queries) {
-      const std::string diff = compare(ref.exec_params(query.sql, query.params),
-                                       c.exec_params(query.sql, query.params), query.ordered);
+      const std::string diff = compare_results(ref.exec_params(query.sql, query.params),
+                                               c.exec_params(query.sql, query.params), query.ordered);
       CHECK_MESSAGE(diff.empty(), query.sql << "\n  " << diff << "\n" << f.log_tail(5));
       CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     }
@@ -125,14 +98,15 @@ TEST_SUITE("merged_extended") {
     REQUIRE_OK(ref.prepare("merged_s", sorted));
     for (const auto& range : {std::vector<std::optional<std::string>>{"-100", "100"}, {"500", "700"}}) {
       const std::string diff =
-          compare(ref.exec_prepared("merged_s", range), c.exec_prepared("merged_s", range), true);
+          compare_results(ref.exec_prepared("merged_s", range), c.exec_prepared("merged_s", range), true);
       CHECK_MESSAGE(diff.empty(), sorted << "\n  " << diff);
     }
     // Binary parameters (int4 in binary) are passed to the shards as sent.
     PgResult binary_param = exec_params_typed(c, "SELECT count(*), sum(i) FROM e WHERE i > $1",
                                               {std::string("\0\0\0\x64", 4)}, {23}, {1});
     REQUIRE_OK(binary_param);
-    CHECK(render(binary_param, 0) == render(ref.exec("SELECT count(*), sum(i) FROM e WHERE i > 100"), 0));
+    CHECK(render_row(binary_param, 0) ==
+          render_row(ref.exec("SELECT count(*), sum(i) FROM e WHERE i > 100"), 0));
 
     // Binary result columns: the merged text values converted to exactly PostgreSQL's bytes.
     const char* const binary_queries[] = {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "harness/reference_compare.h"
 #include "harness/sharded_fixture.h"
 
 using namespace it;
@@ -31,31 +32,6 @@ std::string row_values(int i, int64_t tenant) {
     << (i % 9 == 0 ? "NULL" : "'" + std::string(i % 2 ? "Ab" : "\xc3\xa9") + std::to_string(i % 40) + "'")
     << ")";
   return v.str();
-}
-
-std::string render(const PgResult& r, int row) {
-  std::string line;
-  for (int c = 0; c < r.cols(); ++c)
-    line += (c ? "|" : "") + (r.is_null(row, c) ? "<null>" : r.value(row, c));
-  return line;
-}
-
-// "" when the results match (same names, tag and rows; in order when `ordered`).
-std::string compare(const PgResult& expected, const PgResult& actual, bool ordered) {
-  if (!actual.ok()) return "shardwire: " + actual.describe();
-  if (!expected.ok()) return "reference: " + expected.describe();
-  if (expected.names() != actual.names()) return "column names differ";
-  if (expected.command_tag() != actual.command_tag())
-    return "command tag " + actual.command_tag() + ", expected " + expected.command_tag();
-  std::vector<std::string> want, got;
-  for (int i = 0; i < expected.rows(); ++i) want.push_back(render(expected, i));
-  for (int i = 0; i < actual.rows(); ++i) got.push_back(render(actual, i));
-  if (!ordered) {
-    std::sort(want.begin(), want.end());
-    std::sort(got.begin(), got.end());
-  }
-  if (want != got) return std::to_string(got.size()) + " rows, expected " + std::to_string(want.size());
-  return "";
 }
 
 // The first `n` tenants (of -60..139) on each shard in `shards`.
@@ -139,12 +115,7 @@ TEST_SUITE("merged_key_lists") {
     ShardedFixture f(options);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(kCreate));
-    const std::string ref_db = unique_name("swlists_ref");
-    f.setup.cluster().create_database(ref_db);
-    ConnectResult ref_connect = connect(f.setup.cluster().conninfo(ref_db));
-    REQUIRE_MESSAGE(ref_connect.ok, ref_connect.error);
-    PgConn ref = std::move(ref_connect.conn);
-    REQUIRE_OK(ref.exec(kCreate));
+    PgConn ref = reference_database(f, "swlists_ref", kCreate);
     std::vector<std::vector<std::string>> per_shard(kShards);
     for (int i = 1; i <= 1500; ++i) {
       const int64_t tenant = (i * 7) % 200 - 60;
@@ -160,7 +131,7 @@ TEST_SUITE("merged_key_lists") {
     const std::vector<Query> queries = generated_queries();
     int matched = 0;
     for (const Query& query : queries) {
-      const std::string diff = compare(ref.exec(query.sql), c.exec(query.sql), query.ordered);
+      const std::string diff = compare_results(ref.exec(query.sql), c.exec(query.sql), query.ordered);
       CHECK_MESSAGE(diff.empty(), query.sql << "\n  " << diff << "\n" << f.log_tail(5));
       if (diff.empty()) ++matched;
     }
@@ -193,13 +164,13 @@ TEST_SUITE("merged_key_lists") {
     const std::string params_sql = "SELECT tenant_id, id, t FROM m WHERE tenant_id IN ($1, $2)";
     const std::string literal_sql = "SELECT tenant_id, id, t FROM m WHERE tenant_id IN (" + two_list + ")";
     PgResult with_params = c.exec_params(params_sql, {std::to_string(two[0]), std::to_string(two[1])});
-    const std::string params_diff = compare(ref.exec(literal_sql), with_params, false);
+    const std::string params_diff = compare_results(ref.exec(literal_sql), with_params, false);
     CHECK_MESSAGE(params_diff.empty(), params_diff);
     const std::string array_sql =
         "SELECT tenant_id, id, i FROM m WHERE tenant_id = ANY($1) AND i > $2 ORDER BY i DESC, 1, 2 LIMIT 30";
     const std::string keys = "{" + std::to_string(two[0]) + "," + std::to_string(two[1]) + ",5000}";
-    const std::string array_diff =
-        compare(ref.exec_params(array_sql, {keys, "-500"}), c.exec_params(array_sql, {keys, "-500"}), true);
+    const std::string array_diff = compare_results(ref.exec_params(array_sql, {keys, "-500"}),
+                                                   c.exec_params(array_sql, {keys, "-500"}), true);
     CHECK_MESSAGE(array_diff.empty(), array_diff);
     CHECK(c.value("SELECT count(*) FROM m") == "1500");
   }

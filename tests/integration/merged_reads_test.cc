@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/reference_compare.h"
 #include "harness/sharded_fixture.h"
 
 using namespace it;
@@ -70,35 +71,6 @@ std::string row_values(int i, int64_t tenant) {
                             std::to_string(i % 30) + ":00:00'")
     << ")";
   return v.str();
-}
-
-std::string render(const PgResult& r, int row) {
-  std::string line;
-  for (int c = 0; c < r.cols(); ++c)
-    line += (c ? "|" : "") + (r.is_null(row, c) ? "<null>" : r.value(row, c));
-  return line;
-}
-
-// "" when the results match: same columns, same command tag, same rows (in order if ordered).
-std::string compare(const PgResult& expected, const PgResult& actual, bool ordered) {
-  if (!actual.ok()) return "shardwire: " + actual.describe();
-  if (!expected.ok()) return "reference: " + expected.describe();
-  if (expected.names() != actual.names()) return "column names differ";
-  if (expected.command_tag() != actual.command_tag())
-    return "command tag " + actual.command_tag() + ", expected " + expected.command_tag();
-  std::vector<std::string> want, got;
-  for (int i = 0; i < expected.rows(); ++i) want.push_back(render(expected, i));
-  for (int i = 0; i < actual.rows(); ++i) got.push_back(render(actual, i));
-  if (!ordered) {
-    std::sort(want.begin(), want.end());
-    std::sort(got.begin(), got.end());
-  }
-  if (want.size() != got.size())
-    return std::to_string(got.size()) + " rows, expected " + std::to_string(want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (want[i] != got[i]) return "row " + std::to_string(i + 1) + ": " + got[i] + ", expected " + want[i];
-  }
-  return "";
 }
 
 struct Query {
@@ -259,12 +231,7 @@ TEST_SUITE("merged_reads") {
     ShardedFixture f(options);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(kCreate));
-    const std::string ref_db = unique_name("swmerged_ref");
-    f.setup.cluster().create_database(ref_db);
-    ConnectResult ref_connect = connect(f.setup.cluster().conninfo(ref_db));
-    REQUIRE_MESSAGE(ref_connect.ok, ref_connect.error);
-    PgConn ref = std::move(ref_connect.conn);
-    REQUIRE_OK(ref.exec(kCreate));
+    PgConn ref = reference_database(f, "swmerged_ref", kCreate);
 
     // 3000 rows, 200 tenants: one multi-row INSERT per shard's batch (a statement stays on one shard).
     constexpr int kRows = 3000;
@@ -297,7 +264,7 @@ TEST_SUITE("merged_reads") {
     for (const Query& query : queries) {
       PgResult expected = ref.exec(query.sql);
       PgResult actual = c.exec(query.sql);
-      const std::string diff = compare(expected, actual, query.ordered);
+      const std::string diff = compare_results(expected, actual, query.ordered);
       CHECK_MESSAGE(diff.empty(), query.sql << "\n  " << diff);
       CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
       if (diff.empty()) ++matched;
