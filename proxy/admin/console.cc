@@ -31,7 +31,7 @@ bool needs_snapshot(Verb verb) {
 Result<ResultTable> route_of(const std::string& sql, const config::Config& config,
                              const DirectoryStatus& status) {
   if (!status.directory) return Status::proxy("57P03", "no bucket directory is loaded yet");
-  auto rules = router::RoutingRules::from_config(config.sharding, config.file);
+  auto rules = router::RoutingRules::from_config(config.sharding, config.file, !config.catalog.dsn.empty());
   if (!rules) return rules.status();
   auto facts = parser::analyze(sql);
   if (!facts) return facts.status();

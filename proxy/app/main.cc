@@ -25,7 +25,8 @@ int usage(FILE* out) {
 
 // `shardwire route`: the decision for one SQL string on the initial directory layout.
 int print_route(const sw::config::Config& config, const std::string& sql) {
-  auto rules = sw::router::RoutingRules::from_config(config.sharding, config.file);
+  auto rules =
+      sw::router::RoutingRules::from_config(config.sharding, config.file, !config.catalog.dsn.empty());
   if (!rules) {
     std::fprintf(stderr, "%s\n", rules.status().message.c_str());
     return 78;

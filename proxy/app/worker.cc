@@ -37,7 +37,8 @@ Worker::Worker(int index, std::shared_ptr<const config::Config> config, CancelRe
       paused_(paused),
       cutover_queued_(cutover_queued) {
   // The config was validated at load; a rule it cannot express is reported there.
-  if (auto rules = router::RoutingRules::from_config(config_->sharding, config_->file))
+  if (auto rules =
+          router::RoutingRules::from_config(config_->sharding, config_->file, !config_->catalog.dsn.empty()))
     rules_ = std::move(*rules);
 }
 
@@ -222,7 +223,8 @@ void Worker::apply_reload(std::shared_ptr<const config::Config> config,
                           std::shared_ptr<net::TlsContext> tls) {
   config_ = std::move(config);
   tls_ = std::move(tls);
-  if (auto rules = router::RoutingRules::from_config(config_->sharding, config_->file))
+  if (auto rules =
+          router::RoutingRules::from_config(config_->sharding, config_->file, !config_->catalog.dsn.empty()))
     rules_ = std::move(*rules);
   for (auto& [key, entry] : pools_) {
     if (entry.pool->retired()) continue;

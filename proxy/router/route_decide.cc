@@ -224,7 +224,8 @@ Route DmlRouter::keyless_read(int first) {
   if (facts_.node_type != "SelectStmt" || facts_.scopes.empty()) return route;
   if (facts_.scopes[0].features != 0) return merged_scatter(std::move(route), a);
   // A plain concatenation still gets a plan: its shards' SQL reads only their own buckets' rows
-  // (owned_rows_splices).
+  // (owned_rows_splices). Without that need, every shard runs the client's text.
+  if (!rules_.owned_rows_only()) return route;
   auto plan = std::make_shared<merge::MergePlan>();
   auto sql = parser::splice_tables(facts_, owned_rows_splices(facts_, rules_, dir_.bucket_count()));
   if (!sql)
@@ -232,7 +233,6 @@ Route DmlRouter::keyless_read(int first) {
                       ra.config_name);
   plan->shard_sql = std::move(sql.value());
   route.merge = std::move(plan);
-  return route;
   return route;
 }
 

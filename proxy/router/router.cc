@@ -12,12 +12,15 @@
 
 namespace sw::router {
 
-RoutingRules::RoutingRules(std::vector<TableRule> tables, std::string default_shard, std::string config_file)
+RoutingRules::RoutingRules(std::vector<TableRule> tables, std::string default_shard, std::string config_file,
+                           bool owned_rows_only)
     : tables_(std::move(tables)),
       default_shard_(std::move(default_shard)),
-      config_file_(std::move(config_file)) {}
+      config_file_(std::move(config_file)),
+      owned_rows_only_(owned_rows_only) {}
 
-Result<RoutingRules> RoutingRules::from_config(const config::Sharding& sharding, std::string config_file) {
+Result<RoutingRules> RoutingRules::from_config(const config::Sharding& sharding, std::string config_file,
+                                               bool owned_rows_only) {
   std::vector<TableRule> tables;
   for (size_t i = 0; i < sharding.tables.size(); ++i) {
     const config::ShardedTable& table = sharding.tables[i];
@@ -39,7 +42,7 @@ Result<RoutingRules> RoutingRules::from_config(const config::Sharding& sharding,
     rule.key_type = type.value();
     tables.push_back(std::move(rule));
   }
-  return RoutingRules(std::move(tables), sharding.default_shard, std::move(config_file));
+  return RoutingRules(std::move(tables), sharding.default_shard, std::move(config_file), owned_rows_only);
 }
 
 const TableRule* RoutingRules::find(std::string_view schema, std::string_view name) const {
@@ -222,13 +225,15 @@ Route route_copy(const parser::StatementFacts& statement, const BindValues* para
     Route route;
     route.table = rule->config_name;
     route = copy_out(std::move(route), statement);
-    if (route.kind == RouteKind::Scatter) route = owned_copy(std::move(route), statement, rules, dir, true);
+    if (route.kind == RouteKind::Scatter && rules.owned_rows_only())
+      route = owned_copy(std::move(route), statement, rules, dir, true);
     return route;
   }
   Route route = detail::route_dml(statement, params, dir, rules);
   if (route.kind == RouteKind::Scatter && (route.merge == nullptr || route.merge->relays_rows())) {
     route = copy_out(std::move(route), statement);
-    if (route.kind == RouteKind::Scatter) route = owned_copy(std::move(route), statement, rules, dir, false);
+    if (route.kind == RouteKind::Scatter && rules.owned_rows_only())
+      route = owned_copy(std::move(route), statement, rules, dir, false);
     return route;
   }
   if (route.kind == RouteKind::Scatter) {
@@ -318,6 +323,7 @@ void hold_scatter_read(Route& route, const Directory& dir) {
 std::vector<parser::TableSplice> owned_rows_splices(const parser::StatementFacts& statement,
                                                     const RoutingRules& rules, uint32_t bucket_count) {
   std::vector<parser::TableSplice> splices;
+  if (!rules.owned_rows_only()) return splices;
   for (size_t i = 0; i < statement.tables.size(); ++i) {
     const parser::TableRef& table = statement.tables[i];
     const TableRule* rule = rules.find(table.schema, table.name);

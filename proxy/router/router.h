@@ -42,12 +42,14 @@ struct TableRule {
 class RoutingRules {
  public:
   RoutingRules() = default;
-  RoutingRules(std::vector<TableRule> tables, std::string default_shard, std::string config_file = {});
+  RoutingRules(std::vector<TableRule> tables, std::string default_shard, std::string config_file = {},
+               bool owned_rows_only = true);
 
   // From the validated config (sharding.default_shard is already filled in). A Config-fault
   // Status names the table whose key type is unsupported. `config_file` is named in errors that
-  // the config must fix (a directory shard it lacks).
-  static Result<RoutingRules> from_config(const config::Sharding& sharding, std::string config_file = {});
+  // the config must fix (a directory shard it lacks). `owned_rows_only`: see owned_rows_only().
+  static Result<RoutingRules> from_config(const config::Sharding& sharding, std::string config_file = {},
+                                          bool owned_rows_only = true);
 
   // The rule of a table reference: `schema.name` matches a rule with that schema or with none;
   // an unqualified `name` matches any rule of that name. nullptr when not sharded.
@@ -55,11 +57,16 @@ class RoutingRules {
   const std::vector<TableRule>& tables() const { return tables_; }
   const std::string& default_shard() const { return default_shard_; }
   const std::string& config_file() const { return config_file_; }
+  // Keyless reads read each shard's sharded tables through its fence table, so rows of buckets
+  // the shard holds without owning them (a move's copy, a source in its rollback window) are left
+  // out. Off without a catalog: nothing moves buckets, and the shards need no fence table.
+  bool owned_rows_only() const { return owned_rows_only_; }
 
  private:
   std::vector<TableRule> tables_;
   std::string default_shard_;
   std::string config_file_;
+  bool owned_rows_only_ = true;
 };
 
 // Bind parameters, decoded by wire::decode_bind_values.

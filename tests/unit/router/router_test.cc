@@ -289,6 +289,27 @@ TEST_CASE("scatter reads: every sharded table reference reads only the shard's o
   }
 }
 
+TEST_CASE("without a catalog nothing moves buckets: keyless reads and COPY run the client's text") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  sw::config::Sharding sharding;
+  sharding.default_shard = "s0";
+  sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+  auto rules = RoutingRules::from_config(sharding, {}, /*owned_rows_only=*/false);
+  REQUIRE(rules.is_ok());
+  CHECK_FALSE(rules.value().owned_rows_only());
+  for (const char* sql : {"SELECT id FROM orders WHERE total > 1", "COPY orders TO STDOUT",
+                          "SELECT * FROM ONLY orders", "COPY (SELECT id FROM orders) TO STDOUT"}) {
+    Route r = route(first(sql), nullptr, *dir, rules.value());
+    REQUIRE_MESSAGE(r.kind == RouteKind::Scatter, sql << ": " << r.error.message);
+    CHECK_MESSAGE(r.shard_sql.empty(), sql);
+    CHECK_MESSAGE((r.merge == nullptr || r.merge->shard_sql == sql), sql);
+  }
+  // A merged read keeps its plan's rewrite, without the fence-table splice.
+  Route merged = route(first("SELECT count(*) FROM orders"), nullptr, *dir, rules.value());
+  REQUIRE(merged.merge != nullptr);
+  CHECK(merged.merge->shard_sql.find("fenced_buckets") == std::string::npos);
+}
+
 TEST_CASE("a scatter read waits while a bucket is in cutover; a keyed read of another bucket does not") {
   auto base = Directory::initial(16, {"s0", "s1", "s2"});
   std::vector<BucketEntry> buckets;
