@@ -120,55 +120,58 @@ bool parse_bucket_row(const PGresult* res, int r, int first, BucketRow* row) {
 
 }  // namespace
 
-Result<ChangedRows> parse_directory_changes(const PGresult* res) {
-  ChangedRows out;
-  if (PQnfields(res) != 6) return Status::server("XX000", "catalog: unexpected directory changes shape");
+namespace {
+
+// Both directory queries return `versions` non-negative version columns on every row, then a
+// bucket row LEFT JOINed to them: a single row with NULL bucket columns when no bucket is listed.
+struct VersionedRows {
+  std::vector<int64_t> versions;
+  std::vector<BucketRow> rows;
+};
+
+Result<VersionedRows> parse_versioned_rows(const PGresult* res, int versions) {
+  VersionedRows out;
+  if (PQnfields(res) != versions + 4) return Status::server("XX000", "catalog: unexpected directory result shape");
   const int n = PQntuples(res);
   if (n == 0)
     return Status::server("XX000", "catalog: shardwire.directory_version has no row; run shardwire init");
+  out.versions.resize(static_cast<size_t>(versions));
   out.rows.reserve(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
-    int64_t version = 0;
-    int64_t full_since = 0;
-    if (!parse_int64(res, r, 0, &version) || version < 0 || !parse_int64(res, r, 1, &full_since) ||
-        full_since < 0)
-      return Status::server("XX000", "catalog: malformed directory version");
-    out.version = static_cast<uint64_t>(version);
-    out.full_since = static_cast<uint64_t>(full_since);
-    if (PQgetisnull(res, r, 2)) {
+    for (int c = 0; c < versions; ++c)
+      if (!parse_int64(res, r, c, &out.versions[static_cast<size_t>(c)]) || out.versions[static_cast<size_t>(c)] < 0)
+        return Status::server("XX000", "catalog: malformed directory version");
+    if (PQgetisnull(res, r, versions)) {
       if (n != 1) return Status::server("XX000", "catalog: malformed directory row");
-      return out;  // LEFT JOIN with nothing changed
+      return out;
     }
     BucketRow row;
-    if (!parse_bucket_row(res, r, 2, &row))
+    if (!parse_bucket_row(res, r, versions, &row))
       return Status::server("XX000", "catalog: malformed bucket row " + std::to_string(r));
     out.rows.push_back(std::move(row));
   }
   return out;
 }
 
+}  // namespace
+
+Result<ChangedRows> parse_directory_changes(const PGresult* res) {
+  auto parsed = parse_versioned_rows(res, 2);
+  if (!parsed) return parsed.status();
+  ChangedRows out;
+  out.version = static_cast<uint64_t>(parsed->versions[0]);
+  out.full_since = static_cast<uint64_t>(parsed->versions[1]);
+  out.rows = std::move(parsed->rows);
+  return out;
+}
+
 Result<LoadedRows> parse_directory_result(const PGresult* res) {
+  auto parsed = parse_versioned_rows(res, 1);
+  if (!parsed) return parsed.status();
   LoadedRows out;
-  if (PQnfields(res) != 5) return Status::server("XX000", "catalog: unexpected directory result shape");
-  const int n = PQntuples(res);
-  if (n == 0)
-    return Status::server("XX000", "catalog: shardwire.directory_version has no row; run shardwire init");
-  out.rows.reserve(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    int64_t version = 0;
-    if (!parse_int64(res, r, 0, &version) || version < 0)
-      return Status::server("XX000", "catalog: malformed directory version");
-    out.version = static_cast<uint64_t>(version);
-    if (PQgetisnull(res, r, 1)) {
-      if (n != 1) return Status::server("XX000", "catalog: malformed directory row");
-      return out;  // LEFT JOIN with no buckets
-    }
-    BucketRow row;
-    if (!parse_bucket_row(res, r, 1, &row))
-      return Status::server("XX000", "catalog: malformed bucket row " + std::to_string(r));
-    out.rows.push_back(std::move(row));
-  }
-  out.has_directory = true;
+  out.version = static_cast<uint64_t>(parsed->versions[0]);
+  out.has_directory = !parsed->rows.empty();
+  out.rows = std::move(parsed->rows);
   return out;
 }
 

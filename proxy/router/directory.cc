@@ -9,17 +9,17 @@ const char* bucket_state_name(BucketState state) {
 }
 
 Directory::Directory(uint64_t version, std::vector<std::string> shards, std::vector<BucketEntry> buckets)
-    : version_(version),
-      configured_count_(static_cast<uint16_t>(shards.size())),
-      shards_(std::move(shards)),
-      buckets_(std::move(buckets)) {}
+    : Directory(version, shards, std::move(buckets), static_cast<uint16_t>(shards.size())) {}
 
 Directory::Directory(uint64_t version, std::vector<std::string> shards, std::vector<BucketEntry> buckets,
                      uint16_t configured_count)
     : version_(version),
       configured_count_(std::min<uint16_t>(configured_count, static_cast<uint16_t>(shards.size()))),
       shards_(std::move(shards)),
-      buckets_(std::move(buckets)) {}
+      buckets_(std::move(buckets)) {
+  for (uint32_t b = 0; b < buckets_.size(); ++b)
+    if (buckets_[b].state == BucketState::Migrating) migrating_.push_back(b);
+}
 
 std::shared_ptr<const Directory> Directory::initial(uint32_t bucket_count, std::vector<std::string> shards) {
   std::vector<BucketEntry> buckets(bucket_count);

@@ -43,6 +43,9 @@ class Directory {
   int shard_index(std::string_view name) const;
   // Buckets owned by a shard.
   uint32_t owned_by(uint16_t shard) const;
+  // The MIGRATING buckets, ascending (found once, when the directory is built: scatter reads
+  // consult it on every statement).
+  const std::vector<uint32_t>& migrating() const { return migrating_; }
   // False for a shard named only by the catalog (not in this instance's config).
   bool configured(uint16_t shard) const { return shard < configured_count_; }
   uint16_t configured_count() const { return configured_count_; }
@@ -55,6 +58,7 @@ class Directory {
   uint16_t configured_count_;
   std::vector<std::string> shards_;
   std::vector<BucketEntry> buckets_;
+  std::vector<uint32_t> migrating_;
 };
 
 }  // namespace sw::router

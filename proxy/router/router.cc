@@ -311,11 +311,9 @@ namespace {
 void hold_scatter_read(Route& route, const Directory& dir) {
   if (route.kind != RouteKind::Scatter || route.writes || !route.fence_tables.empty()) return;
   if (route.merge && !route.merge->shard_statements.empty()) return;  // key lists: their own buckets
-  for (uint32_t b = 0; b < dir.bucket_count(); ++b) {
-    if (dir.bucket(b).state != BucketState::Migrating) continue;
-    route.migrating = true;
-    route.buckets.push_back(b);
-  }
+  if (dir.migrating().empty()) return;
+  route.migrating = true;
+  route.buckets.insert(route.buckets.end(), dir.migrating().begin(), dir.migrating().end());
 }
 
 }  // namespace
