@@ -131,16 +131,19 @@ struct VersionedRows {
 
 Result<VersionedRows> parse_versioned_rows(const PGresult* res, int versions) {
   VersionedRows out;
-  if (PQnfields(res) != versions + 4) return Status::server("XX000", "catalog: unexpected directory result shape");
+  if (PQnfields(res) != versions + 4)
+    return Status::server("XX000", "catalog: unexpected directory result shape");
   const int n = PQntuples(res);
   if (n == 0)
     return Status::server("XX000", "catalog: shardwire.directory_version has no row; run shardwire init");
   out.versions.resize(static_cast<size_t>(versions));
   out.rows.reserve(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
-    for (int c = 0; c < versions; ++c)
-      if (!parse_int64(res, r, c, &out.versions[static_cast<size_t>(c)]) || out.versions[static_cast<size_t>(c)] < 0)
+    for (int c = 0; c < versions; ++c) {
+      int64_t& version = out.versions[static_cast<size_t>(c)];
+      if (!parse_int64(res, r, c, &version) || version < 0)
         return Status::server("XX000", "catalog: malformed directory version");
+    }
     if (PQgetisnull(res, r, versions)) {
       if (n != 1) return Status::server("XX000", "catalog: malformed directory row");
       return out;
