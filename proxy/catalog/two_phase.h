@@ -16,7 +16,10 @@
 namespace sw::catalog {
 
 // Every gid shardwire prepares starts with this; recovery never touches any other gid.
-// Full form: shardwire_<instance>_<worker>_<seq> (<instance>: 16 lowercase hex chars).
+// A transaction's gid: shardwire_<instance>_<worker>_<seq> (<instance>: 16 lowercase hex chars);
+// the decision row is keyed by it. A leg may be prepared under that gid itself, or under
+// leg_gid(gid, leg) -- needed when two shards share a PostgreSQL cluster, where a gid is unique
+// cluster-wide. Recovery maps either back with transaction_gid().
 inline constexpr std::string_view kTwoPhaseGidPrefix = "shardwire_";
 
 enum class TwoPhaseDecision { Commit, Abort };
@@ -26,6 +29,14 @@ const char* decision_name(TwoPhaseDecision decision);
 
 // True when `gid` starts with kTwoPhaseGidPrefix.
 bool is_shardwire_gid(std::string_view gid);
+
+// The gid a transaction's leg number `leg` (0-based) is prepared under: <gid>_<leg>.
+std::string leg_gid(std::string_view gid, size_t leg);
+
+// The transaction gid of a prepared shardwire gid: the first four '_'-separated parts
+// (shardwire_<instance>_<worker>_<seq>) of a leg gid, or `prepared_gid` itself when it has no
+// more parts (or is not of that form).
+std::string transaction_gid(std::string_view prepared_gid);
 
 // The <instance> part of a shardwire gid (the text between the prefix and the next '_'), or ""
 // when `gid` is not of the form shardwire_<instance>_<worker>_<seq>.

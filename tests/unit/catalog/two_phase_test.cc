@@ -26,6 +26,20 @@ TEST_CASE("gid_instance returns the instance part of a well-formed gid") {
   CHECK(gid_instance("other_0123456789abcdef_0_1") == "");
 }
 
+TEST_CASE("leg gids map back to their transaction's gid") {
+  const std::string gid = "shardwire_0123456789abcdef_3_42";
+  CHECK(leg_gid(gid, 0) == gid + "_0");
+  CHECK(leg_gid(gid, 12) == gid + "_12");
+  CHECK(transaction_gid(gid) == gid);
+  CHECK(transaction_gid(leg_gid(gid, 1)) == gid);
+  CHECK(transaction_gid(gid + "_s_1") == gid);
+  CHECK(gid_instance(leg_gid(gid, 1)) == "0123456789abcdef");
+  // Not of the full form: left as they are.
+  CHECK(transaction_gid("shardwire_abc") == "shardwire_abc");
+  CHECK(transaction_gid("shardwire_abc_1") == "shardwire_abc_1");
+  CHECK(transaction_gid("app_a_b_c_d") == "app_a_b_c_d");
+}
+
 TEST_CASE("decision names are the values the catalog's CHECK admits") {
   CHECK(std::string(decision_name(TwoPhaseDecision::Commit)) == "commit");
   CHECK(std::string(decision_name(TwoPhaseDecision::Abort)) == "abort");
