@@ -250,6 +250,37 @@ TEST_SUITE("two_phase") {
     CHECK(shardwire_prepared(f, kTwoShards) == 0);
   }
 
+  TEST_CASE("without catalog.dsn a write on a second shard is refused: two-phase commit needs the catalog") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.shards = kTwoShards;
+    ShardedSetup setup(shared_cluster(), options);
+    setup.init_or_throw();  // the shards' schema; the proxy below runs without the catalog
+    ProxyOptions proxy = setup.proxy_options();
+    const std::string catalog = "catalog:\n  dsn: " + yaml_quote(setup.catalog_dsn()) + "\n";
+    const size_t at = proxy.extra_yaml.find(catalog);
+    REQUIRE(at != std::string::npos);
+    proxy.extra_yaml.erase(at, catalog.size());
+    ProxyProcess shardwire(setup.cluster(), proxy);
+    INFO("proxy log:\n" << shardwire.log_tail());
+    ConnectResult login = connect(shardwire.conninfo());
+    REQUIRE_MESSAGE(login.ok, login.error);
+    PgConn c = std::move(login.conn);
+    REQUIRE_OK(c.exec(kCreateOrders));
+    const int64_t a = tenant_on(0, kTwoShards), b = tenant_on(1, kTwoShards);
+    open_account(c, a);
+    open_account(c, b);
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(c.exec(debit(a, 10)));
+    PgResult refused = c.exec(credit(b, 10));
+    CHECK(refused.sqlstate() == "0A000");
+    CHECK(contains(refused.error(), "two-phase commit needs catalog.dsn"));
+    REQUIRE_OK(c.exec("ROLLBACK"));
+    PgConn s0 = setup.shard(0), s1 = setup.shard(1);
+    CHECK(s0.value("SELECT qty FROM orders WHERE tenant_id = " + k(a)) == std::to_string(kBalance));
+    CHECK(s1.value("SELECT qty FROM orders WHERE tenant_id = " + k(b)) == std::to_string(kBalance));
+  }
+
   TEST_CASE("a PREPARE TRANSACTION that fails on one shard rolls back both; the client gets its error") {
     PROXY_ONLY();
     ShardedOptions options;
