@@ -120,7 +120,7 @@ void Session::advance_two_phase() {
     state.deciding = true;
     std::weak_ptr<int> alive = alive_;
     host_.decide_commit(commit.gid(), commit.written_names(),
-                        [this, alive](Decision decision, std::string detail) {
+                        [this, alive](Decision decision, const std::string& detail) {
                           if (alive.expired() || !txn_.two_phase || phase_ == Phase::Closed) return;
                           on_commit_decision(decision, detail);
                         });
