@@ -12,7 +12,9 @@
 #include <climits>
 #include <condition_variable>
 #include <mutex>
+#include <random>
 
+#include "catalog/commit_decision_pool.h"
 #include "catalog/directory_watcher.h"
 #include "catalog/two_phase_recovery.h"
 #include "common/log.h"
@@ -50,6 +52,16 @@ class InstallLatch {
   std::condition_variable cv_;
   int64_t pending_ = -1;  // -1 until the main loop posted the directory to the workers
 };
+
+// This process's part of every two-phase commit gid: 16 lowercase hex characters, random per start
+// (two instances, or one restarted, never share a gid).
+std::string random_gid_instance() {
+  std::random_device random;
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) out += kHex[random() % 16];
+  return out;
+}
 
 void apply_log_level(const config::Config& config) {
   log::Level level;
@@ -166,6 +178,9 @@ int Proxy::run() {
 Status Proxy::start_serving(const std::shared_ptr<net::TlsContext>& tls) {
   const int client_cap = raise_fd_limit(*config_);
   DirectoryAccess directory_access;
+  directory_access.gid_instance = random_gid_instance();
+  if (!config_->catalog.dsn.empty())
+    directory_access.commit_decisions = std::make_shared<catalog::CommitDecisionPool>(config_->catalog.dsn);
   auto directory = start_directory();
   if (watcher_) {
     catalog::DirectoryWatcher* watcher = watcher_.get();
