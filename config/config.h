@@ -115,11 +115,16 @@ struct ShardedTable {
   std::string version_column;   // optional
 };
 
+// What a transaction that writes on a second shard gets: two-phase commit (needs catalog.dsn,
+// where the commit decisions are recorded) or the 0A000 refusal.
+enum class CrossShardTransactions { TwoPhase, Refuse };
+
 struct Sharding {
   int buckets = 4096;
   std::string default_shard;  // defaults to the first shard
   std::vector<ShardedTable> tables;
   Duration directory_lease{std::chrono::seconds(30)};
+  CrossShardTransactions cross_shard_transactions = CrossShardTransactions::TwoPhase;
 };
 
 struct Mover {

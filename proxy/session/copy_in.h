@@ -1,5 +1,5 @@
 // COPY sharded_table [(columns)] FROM STDIN for one client, outside any transaction
-// (docs/architecture.md §5.9): one server per shard, each running BEGIN and the client's COPY;
+// (docs/architecture.md §5.10): one server per shard, each running BEGIN and the client's COPY;
 // the client's rows split by key (wire::CopyRowSplitter, the router's bucket hash, the directory
 // snapshot taken at the start) and streamed to their shard's COPY; at the client's CopyDone every
 // shard's COPY is ended, the `COPY n` tags summed, and the shards' transactions committed

@@ -1,5 +1,5 @@
 // What a COPY sharded_table [(columns)] FROM STDIN needs to split the client's rows by key
-// (docs/architecture.md §5.9), read from the statement's facts. Pure: no I/O.
+// (docs/architecture.md §5.10), read from the statement's facts. Pure: no I/O.
 #pragma once
 
 #include <string>

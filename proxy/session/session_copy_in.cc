@@ -1,4 +1,4 @@
-// Session: COPY FROM STDIN into a sharded table (CopyIn, docs/architecture.md §5.9). The session
+// Session: COPY FROM STDIN into a sharded table (CopyIn, docs/architecture.md §5.10). The session
 // starts it, hands it the client's messages while it accepts them (a shard's output over its
 // high-water mark stops the reading: backpressure), and resumes its own reading when it is done.
 #include "common/log.h"

@@ -1,5 +1,5 @@
 // The SQL a COPY FROM STDIN into a sharded table runs besides the client's statement
-// (docs/architecture.md §5.9). Pure string builders.
+// (docs/architecture.md §5.10). Pure string builders.
 #pragma once
 
 #include <string>

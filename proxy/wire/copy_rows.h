@@ -1,4 +1,4 @@
-// The rows of a client's COPY ... FROM STDIN data (docs/architecture.md §5.9), split so that each
+// The rows of a client's COPY ... FROM STDIN data (docs/architecture.md §5.10), split so that each
 // row can be forwarded unchanged to the shard that owns its key. Pure: no I/O, never throws.
 //
 // CopyData message boundaries mean nothing in COPY: a row may span many messages and a message
