@@ -89,6 +89,17 @@ void CopyIn::read_leg(Leg& leg) {
     }
     const wire::Frame& frame = result.frame;
     std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
+    if (phase_ == Phase::TwoPhase && (frame.type == 'E' || frame.type == 'Z')) {
+      connection.consume(frame.size);
+      if (frame.type == 'Z') {
+        on_two_phase_ready(leg);
+      } else if (leg.end_error.is_ok()) {
+        auto fields = wire::decode_error_fields(frame.body);
+        leg.end_error = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
+                               : Status::server("08P01", "a malformed ErrorResponse");
+      }
+      continue;
+    }
     if (frame.type == 'E') {
       auto fields = wire::decode_error_fields(frame.body);
       fail(Status::server(fields ? std::string(fields->sqlstate) : "XX000",
@@ -206,49 +217,6 @@ void CopyIn::end_copies() {
   }
 }
 
-// Commits the transactions of the legs that got rows, rolls back the others. Rows on one shard
-// commit with that shard's COMMIT. Rows on several shards would need an atomic commit across
-// them, which this build does not have: the whole COPY is rolled back with an error instead.
-void CopyIn::commit_written_legs() {
-  std::string written;
-  size_t written_legs = 0;
-  for (const Leg& leg : legs_) {
-    rows_ += leg.rows_copied;
-    if (leg.rows_copied == 0 && leg.rows_sent == 0) continue;
-    ++written_legs;
-    written += (written.empty() ? "" : ", ") + leg.target.shard;
-  }
-  if (written_legs > 1) {
-    fail(Status::client(
-        "0A000", "COPY into sharded table " + setup_.rule.config_name + " has rows for shards " + written +
-                     ", which cannot be committed atomically yet (no two-phase commit); nothing "
-                     "was written: split the data by shard"));
-    return;
-  }
-  phase_ = Phase::Committing;
-  for (Leg& leg : legs_) {
-    std::string out;
-    wire::encode_query(out, leg.rows_sent > 0 || leg.rows_copied > 0 ? "COMMIT" : "ROLLBACK");
-    leg.ready_owed = 1;
-    leg.backend->connection().write(out);
-  }
-}
-
-void CopyIn::complete() {
-  phase_ = Phase::Done;
-  for (Leg& leg : legs_) {
-    pool::Backend* backend = leg.backend;
-    leg.backend = nullptr;
-    backend->detach();
-    leg.target.pool->release(backend, true);
-  }
-  std::string out;
-  wire::encode_command_complete(out, "COPY " + std::to_string(rows_));
-  wire::encode_ready_for_query(out, 'I');
-  callbacks_.write_client(out);
-  callbacks_.done();
-}
-
 // Ends the copy with `why` (or a shard's own ErrorResponse, relayed): every server is closed, so
 // no shard commits anything. A client still sending its copy gets ReadyForQuery once it ends it.
 void CopyIn::fail(const Status& why, std::string_view server_error) {
@@ -291,6 +259,11 @@ void CopyIn::on_backend_lost(pool::Backend& backend, const Status& why) {
   Leg* leg = leg_of(backend);
   if (leg == nullptr) return;
   leg->backend = nullptr;
+  if (phase_ == Phase::TwoPhase) {
+    send_commands(two_phase_->on_lost(static_cast<int>(leg - legs_.data()), why.message));
+    advance_two_phase();
+    return;
+  }
   fail(Status::server("08006", "lost shard " + leg->target.shard + " during COPY: " + why.message));
 }
 

@@ -3,8 +3,9 @@
 // the client's rows split by key (wire::CopyRowSplitter, the router's bucket hash, the directory
 // snapshot taken at the start) and streamed to their shard's COPY; at the client's CopyDone every
 // shard's COPY is ended, the `COPY n` tags summed, and the shards' transactions committed
-// together (commit_written_legs) or, on any error, CopyFail from the client or a bad row, none
-// of them: the servers are closed, which rolls their transactions back, so nothing is written.
+// together (commit_written_legs: one shard written, its COMMIT; several, the session's two-phase
+// commit, TwoPhaseCommit) or, on any error, CopyFail from the client or a bad row, none of them:
+// the servers are closed, which rolls their transactions back, so nothing is written.
 //
 // The client sees what one PostgreSQL shows: one CopyInResponse, then `COPY n` (the total) and
 // ReadyForQuery, or one ErrorResponse (at once; its ReadyForQuery once the client ended its copy
@@ -23,6 +24,7 @@
 #include "router/directory.h"
 #include "router/router.h"
 #include "session/copy_in_plan.h"
+#include "session/two_phase_commit.h"
 #include "wire/copy_rows.h"
 #include "wire/server_check.h"
 
@@ -40,11 +42,22 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
     CopyInPlan plan;
     std::shared_ptr<const router::Directory> directory;  // routes every row of this COPY
     std::string session_state;                           // SessionState signature the servers get first
+    // Rows on several shards commit by two-phase commit; else such a COPY is refused at its end
+    // with `no_two_phase` saying why (sharding.cross_shard_transactions: refuse, no catalog).
+    bool two_phase = false;
+    std::string no_two_phase;
   };
   struct Callbacks {
     std::function<void(std::string_view)> write_client;
     std::function<void()> resume_client;  // streaming began, or a shard's output drained
     std::function<void()> done;           // ReadyForQuery was written (called from a callback)
+    // Two-phase commit: a new gid; the catalog's decision (`decided` is called on this thread);
+    // the outcome, for the counters.
+    std::function<std::string()> next_gid;
+    std::function<void(const std::string& gid, const std::vector<std::string>& shards,
+                       std::function<void(Decision, std::string)> decided)>
+        decide_commit;
+    std::function<void(TwoPhaseOutcome outcome, int64_t started_us)> two_phase_done;
   };
 
   // One target per shard of the directory, in its order.
@@ -67,7 +80,7 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
   uint64_t rows() const { return rows_; }
 
  private:
-  enum class Phase { Starting, Streaming, Ending, Committing, Failed, Done };
+  enum class Phase { Starting, Streaming, Ending, Committing, TwoPhase, Failed, Done };
   struct Leg {
     Target target;
     pool::Backend* backend = nullptr;
@@ -79,6 +92,7 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
     std::string pending;  // CopyData payload batched for it
     uint64_t rows_sent = 0;
     uint64_t rows_copied = 0;  // its `COPY n`
+    Status end_error;          // two-phase commit: the first error before the ReadyForQuery
     wire::ServerMessageCheck check;
   };
 
@@ -99,6 +113,13 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
   void end_copies();
   void commit_written_legs();
   void complete();
+
+  // Two-phase commit over the legs (copy_in_commit.cc)
+  void start_two_phase(const std::vector<size_t>& written);
+  void send_commands(const std::vector<LegCommand>& commands);
+  void on_two_phase_ready(Leg& leg);
+  void advance_two_phase();
+  void finish_two_phase();
   void fail(const Status& why, std::string_view server_error = {});
   void close_legs();
   Leg* leg_of(const pool::Backend& backend);
@@ -119,6 +140,10 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
   bool client_ended_ = false;  // the client sent CopyDone or CopyFail
   bool data_ended_ = false;    // the splitter reached the end of the data
   uint64_t rows_ = 0;
+  std::unique_ptr<TwoPhaseCommit> two_phase_;
+  bool deciding_ = false;
+  int64_t two_phase_started_us_ = 0;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // lets the decision's callback see our end
 };
 
 }  // namespace sw::session

@@ -37,6 +37,13 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
   setup.plan = std::move(plan.value());
   setup.directory = host_.directory();
   setup.session_state = profile_.settings.signature();
+  switch (cross_shard_writes()) {
+    case CrossShardWrites::TwoPhase: setup.two_phase = true; break;
+    case CrossShardWrites::Refuse: setup.no_two_phase = "sharding.cross_shard_transactions is refuse"; break;
+    case CrossShardWrites::RefuseNoCatalog:
+      setup.no_two_phase = "it needs catalog.dsn to record decisions";
+      break;
+  }
   CopyIn::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
   callbacks.resume_client = [this] {
@@ -51,6 +58,27 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (alive.lock()) end_copy_in();
     });
+  };
+  callbacks.next_gid = [this] { return host_.next_two_phase_gid(); };
+  callbacks.decide_commit = [this](const std::string& gid, const std::vector<std::string>& shards,
+                                   std::function<void(Decision, std::string)> decided) {
+    host_.decide_commit(gid, shards, std::move(decided));
+  };
+  callbacks.two_phase_done = [this](TwoPhaseOutcome outcome, int64_t started_us) {
+    stats::WorkerTraffic& traffic = host_.traffic();
+    switch (outcome) {
+      case TwoPhaseOutcome::Committed:
+        traffic.count_cross_shard_commit(stats::CrossShardOutcome::TwoPhaseCommitted);
+        traffic.two_phase_commit_latency.observe_us(
+            static_cast<uint64_t>(stats::monotonic_us() - started_us));
+        break;
+      case TwoPhaseOutcome::RolledBack:
+        traffic.count_cross_shard_commit(stats::CrossShardOutcome::RolledBack);
+        break;
+      case TwoPhaseOutcome::Unknown:
+        traffic.count_cross_shard_commit(stats::CrossShardOutcome::Unknown);
+        break;
+    }
   };
   txn_.copy_in = std::make_unique<CopyIn>(std::move(targets), std::move(setup), std::move(callbacks));
   set_request_state(RequestState::Running);

@@ -4,7 +4,8 @@
 // (HEADER, QUOTE, ESCAPE, NULL, quoted keys, fields spanning lines) through psql's \copy and
 // libpq, binary written by a real PostgreSQL's COPY TO, all fed in CopyData pieces that cut rows
 // anywhere; a bad key, a NULL key, a row a shard refuses, CopyFail: nothing written anywhere.
-// Rows for several shards need an atomic commit across them: until two-phase commit is there the
+// Rows for several shards commit together by two-phase commit (a million rows over 3 shards; a
+// duplicate on one shard rolls every shard back); under cross_shard_transactions: refuse such a
 // COPY is refused at its end and nothing is written.
 #include "it_test.h"
 
@@ -274,44 +275,92 @@ TEST_SUITE("copy_in") {
     CHECK(copy_in(c, "COPY no_such_table FROM STDIN", "", 1).sqlstate == "42P01");
   }
 
-  TEST_CASE("1 000 000 rows in 64 KiB CopyData pieces: every row once on its owner, COPY 1000000") {
+  TEST_CASE("1 000 000 rows into 3 shards in 64 KiB CopyData pieces: two-phase commit, every row once") {
     PROXY_ONLY();
     ShardedFixture f;
     PgConn c = f.client();
-    // Every key on shard 0 (rows for several shards are refused until two-phase commit).
-    const size_t rows = 1000000;
+    const int64_t rows = 1000000;
     std::string data;
-    data.reserve(rows * 24);
-    size_t added = 0;
-    for (int64_t k = 1; added < rows; ++k) {
-      if (shard_of_key(k) != 0) continue;
+    data.reserve(static_cast<size_t>(rows) * 24);
+    int64_t expected[kShards] = {0, 0, 0};
+    for (int64_t k = 1; k <= rows; ++k) {
       data += std::to_string(k) + "\tbulk\t" + std::to_string(k % 1000) + "\n";
-      ++added;
+      ++expected[shard_of_key(k)];
     }
     const auto started = std::chrono::steady_clock::now();
     CopyOutcome out = copy_in(c, "COPY orders (tenant_id, note, qty) FROM STDIN", data, 65536);
     const auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     REQUIRE_MESSAGE(out.ok, out.sqlstate << " " << out.message << "\n" << f.log_tail(10));
     CHECK(out.tag == "COPY 1000000");
-    MESSAGE("1 000 000 rows through shardwire in " << took << " s");
-    PgConn s0 = f.setup.shard(0);
-    CHECK(s0.value("SELECT count(*) FROM orders WHERE note = 'bulk'") == "1000000");
-    CHECK(s0.value("SELECT count(DISTINCT tenant_id) FROM orders WHERE note = 'bulk'") == "1000000");
-    CHECK(rows_anywhere(f, "note = 'bulk'") == 1000000);
-    for (int s = 0; s < kShards; ++s) CHECK(f.misplaced_on(s) == 0);
+    MESSAGE("1 000 000 rows into 3 shards through shardwire in " << took << " s");
+    for (int s = 0; s < kShards; ++s) {
+      INFO("shard " << s);
+      PgConn direct = f.setup.shard(s);
+      CHECK(direct.value("SELECT count(*) FROM orders WHERE note = 'bulk'") == std::to_string(expected[s]));
+      CHECK(direct.value("SELECT count(DISTINCT tenant_id) FROM orders WHERE note = 'bulk'") ==
+            std::to_string(expected[s]));
+      CHECK(f.misplaced_on(s) == 0);
+      CHECK(direct.value("SELECT count(*) FROM pg_prepared_xacts") == "0");
+    }
+    CHECK(rows_anywhere(f, "note = 'bulk'") == rows);
   }
 
-  TEST_CASE("rows for several shards: refused at the end until an atomic commit exists, nothing written") {
+  TEST_CASE(
+      "rows for several shards: committed together by two-phase commit; a failure on one shard rolls back "
+      "all") {
     PROXY_ONLY();
     ShardedFixture f;
     PgConn c = f.client();
+    std::vector<std::pair<int64_t, std::string>> rows;
     std::string data;
-    for (int64_t k : spread_keys(3000, 3, true)) data += std::to_string(k) + "\tmulti\n";
-    CopyOutcome out = copy_in(c, "COPY orders (tenant_id, note) FROM STDIN", data, 8192);
+    for (int64_t k : spread_keys(3000, 3, true)) {
+      data += std::to_string(k) + "\tmulti\n";
+      rows.emplace_back(k, "multi");
+    }
+    for (size_t piece : {size_t{5}, size_t{8192}}) {
+      INFO("piece " << piece);
+      delete_everywhere(f, "note = 'multi'");
+      CopyOutcome out = copy_in(c, "COPY orders (tenant_id, note) FROM STDIN", data, piece);
+      REQUIRE_MESSAGE(out.ok, out.sqlstate << " " << out.message << "\n" << f.log_tail(10));
+      CHECK(out.tag == "COPY 3000");
+      check_placement(f, "note = 'multi'", rows);
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    }
+    // A row shard 2 refuses (duplicate key: the same id twice for one tenant) after rows for
+    // every shard: no shard keeps any row, nothing stays prepared.
+    const int64_t on_s2 = key_where([](uint32_t b) { return b % kShards == 2; });
+    std::string failing;
+    for (int64_t k = 1; k <= 300; ++k)
+      failing += "9" + std::to_string(k) + "\t" + std::to_string(k) + "\tdup\n";
+    failing += "1\t" + std::to_string(on_s2) + "\tdup\n1\t" + std::to_string(on_s2) + "\tdup\n";
+    CopyOutcome dup = copy_in(c, "COPY orders (id, tenant_id, note) FROM STDIN", failing, 4096);
+    CHECK_FALSE(dup.ok);
+    CHECK(dup.sqlstate == "23505");
+    CHECK(rows_anywhere(f, "note = 'dup'") == 0);
+    for (int s = 0; s < kShards; ++s)
+      CHECK(f.setup.shard(s).value("SELECT count(*) FROM pg_prepared_xacts") == "0");
+  }
+
+  TEST_CASE("under cross_shard_transactions: refuse, rows for several shards are refused at the end") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.cross_shard_transactions = "refuse";
+    ShardedFixture f(options);
+    PgConn c = f.client();
+    std::string data;
+    for (int64_t k : spread_keys(300, 4)) data += std::to_string(k) + "\trefused\n";
+    CopyOutcome out = copy_in(c, "COPY orders (tenant_id, note) FROM STDIN", data, 1024);
     CHECK_FALSE(out.ok);
     CHECK(out.sqlstate == "0A000");
     CHECK(out.message.find("s0, s1, s2") != std::string::npos);
-    CHECK(rows_anywhere(f, "note = 'multi'") == 0);
-    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    CHECK(out.message.find("cross_shard_transactions") != std::string::npos);
+    CHECK(rows_anywhere(f, "note = 'refused'") == 0);
+    // One shard's rows still commit.
+    std::string one;
+    for (int64_t k : keys_on(1, 50, 8)) one += std::to_string(k) + "\tone\n";
+    CopyOutcome single = copy_in(c, "COPY orders (tenant_id, note) FROM STDIN", one, 1024);
+    REQUIRE_MESSAGE(single.ok, single.message);
+    CHECK(single.tag == "COPY 50");
+    CHECK(rows_anywhere(f, "note = 'one'") == 50);
   }
 }
