@@ -3,6 +3,7 @@
 #include "session/copy_in.h"
 
 #include <charconv>
+#include <utility>
 
 #include "common/log.h"
 #include "wire/byte_reader.h"
@@ -83,8 +84,8 @@ void CopyIn::read_leg(Leg& leg) {
     if (!shape) {
       LOG_WARN("server=s%llu shard=%s protocol violation by server during COPY, dropping it: %s",
                (unsigned long long)backend->id(), leg.target.shard.c_str(), shape.message.c_str());
-      fail(Status::server("08P01",
-                          "shard " + leg.target.shard + " sent an invalid message: " + shape.message));
+      end_leg_or_copy(leg, Status::server("08P01", "shard " + leg.target.shard +
+                                                       " sent an invalid message: " + shape.message));
       return;
     }
     const wire::Frame& frame = result.frame;
@@ -111,7 +112,7 @@ void CopyIn::read_leg(Leg& leg) {
     if (leg.backend != backend) return;  // released or closed meanwhile
     connection.consume(frame.size);
     if (!handled) {
-      fail(handled);
+      end_leg_or_copy(leg, handled);
       return;
     }
     if (frame.type == 'Z') {
@@ -240,6 +241,21 @@ void CopyIn::fail(const Status& why, std::string_view server_error) {
   wire::encode_ready_for_query(out, 'I');
   callbacks_.write_client(out);
   callbacks_.done();
+}
+
+// A leg broke the protocol. During a two-phase commit only that leg is dropped (the
+// coordinator decides what its loss means: after the decision, recovery finishes it); before,
+// the whole copy fails.
+void CopyIn::end_leg_or_copy(Leg& leg, const Status& why) {
+  if (phase_ != Phase::TwoPhase) {
+    fail(why);
+    return;
+  }
+  pool::Backend* backend = std::exchange(leg.backend, nullptr);
+  backend->detach();
+  leg.target.pool->release(backend, false);
+  send_commands(two_phase_->on_lost(static_cast<int>(&leg - legs_.data()), why.message));
+  advance_two_phase();
 }
 
 void CopyIn::close_legs() {

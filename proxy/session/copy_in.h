@@ -121,6 +121,7 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
   void advance_two_phase();
   void finish_two_phase();
   void fail(const Status& why, std::string_view server_error = {});
+  void end_leg_or_copy(Leg& leg, const Status& why);
   void close_legs();
   Leg* leg_of(const pool::Backend& backend);
   bool all_legs(bool (*test)(const Leg&)) const;
