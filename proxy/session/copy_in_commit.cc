@@ -101,7 +101,7 @@ void CopyIn::advance_two_phase() {
     deciding_ = true;
     callbacks_.decide_commit(
         two_phase_->gid(), two_phase_->written_names(),
-        [this, alive = std::weak_ptr<int>(alive_)](Decision decision, std::string detail) {
+        [this, alive = std::weak_ptr<int>(alive_)](Decision decision, const std::string& detail) {
           if (alive.expired() || phase_ != Phase::TwoPhase) return;
           if (decision != Decision::Commit) {
             LOG_WARN("COPY into %s: two-phase commit %s: decision %s %s", setup_.rule.config_name.c_str(),
