@@ -322,6 +322,7 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
       return cross(directory.shard_name(static_cast<uint16_t>(route.shard)));
     case RouteKind::Scatter:
     case RouteKind::AllShards: return cross("every shard");
+    case RouteKind::Split:
     case RouteKind::Error: return route.error;
   }
   return route.error;
