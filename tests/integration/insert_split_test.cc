@@ -72,6 +72,22 @@ TEST_SUITE("insert_split") {
     CHECK(refused.sqlstate() == "0A000");
     CHECK(refused.error().find("the rows' keys fall on several shards") != std::string::npos);
     CHECK(rows_everywhere(f) == 0);
+    // Inside a transaction that already wrote on one shard: refused there too, and the
+    // transaction is failed (its COMMIT rolls back), as PostgreSQL fails it on an error.
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(
+        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + std::to_string(b) + ", 100, 'x')"));
+    PgResult in_transaction = client.exec(sql);
+    CHECK(in_transaction.sqlstate() == "0A000");
+    PgResult commit = client.exec("COMMIT");
+    REQUIRE_OK(commit);
+    CHECK(commit.command_tag() == "ROLLBACK");
+    // Extended protocol: the Bind values decide, and the split is refused the same way.
+    PgResult by_params =
+        client.exec_params("INSERT INTO orders (tenant_id, id, note) VALUES ($1, 1, 'p'), ($2, 2, 'q')",
+                           {std::to_string(a), std::to_string(b)});
+    CHECK(by_params.sqlstate() == "0A000");
+    CHECK(rows_everywhere(f) == 0);
 
     // Each part on its own shard: its rows only, RETURNING in VALUES order; again: ON CONFLICT
     // DO NOTHING inserts nothing.
