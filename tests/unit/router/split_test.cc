@@ -291,3 +291,16 @@ TEST_CASE("rows on one shard keep the single-shard route; what cannot be cut kee
                 "(tenant_id, id) VALUES (2, 1), (1, 2)")
             .find("error 0A000") == 0);
 }
+
+TEST_CASE("a text of the same shape (the normalized cache's facts) is cut at its own rows") {
+  const std::string shape = "INSERT INTO orders (tenant_id, note) VALUES (1, 'a'), (2, 'b')";
+  Route first_route = plan(shape);
+  REQUIRE(first_route.split->parts.size() == 2);
+  const uint64_t hits = sw::parser::cache_stats().normalized_hits;
+  Route longer = plan("INSERT INTO orders (tenant_id, note) VALUES (1, 'a much longer note'), (2, 'bb')");
+  REQUIRE(longer.split->parts.size() == 2);
+  CHECK(longer.split->parts[0].sql == "INSERT INTO orders (tenant_id, note) VALUES (2, 'bb')");
+  CHECK(longer.split->parts[1].sql ==
+        "INSERT INTO orders (tenant_id, note) VALUES (1, 'a much longer note')");
+  CHECK(sw::parser::cache_stats().normalized_hits == hits + 1);
+}
