@@ -241,8 +241,6 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
   Ending ending = std::exchange(txn_.ending, Ending::None);
   std::string failure = std::exchange(txn_.end_failure, {});
   release_idle_parked();
-  if (failure.empty() && ending == Ending::Commit)
-    host_.traffic().count_cross_shard_commit(stats::CrossShardOutcome::OnePhase);
   if (failure.empty()) return Next::Forward;
   if (ending == Ending::Commit)
     LOG_INFO("client=c%llu COMMIT failed on a read-only leg; rolling back shard %d", (unsigned long long)id(),
