@@ -369,6 +369,18 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
 // (`public.t.col`, which a replaced name no longer answers) is a 0A000 error.
 Result<std::string> splice_tables(const StatementFacts& facts, const std::vector<TableSplice>& splices);
 
+// An INSERT ... VALUES (the statement's one INSERT) cut to some of its VALUES rows (`rows`:
+// indexes into its rows, ascending), every other part of the text verbatim (column list,
+// ON CONFLICT, RETURNING, comments). Parameters are renumbered $1, $2, ... in order of first
+// appearance, so the cut statement uses every number it has (PostgreSQL must infer a type for
+// each): `params[k - 1]` is the client's number of the cut statement's $k. A 0A000 error when the
+// rows cannot be located exactly in the text.
+struct InsertRows {
+  std::string sql;
+  std::vector<int> params;
+};
+Result<InsertRows> insert_with_rows(const StatementFacts& facts, const std::vector<size_t>& rows);
+
 const char* statement_kind_name(StatementKind kind);
 const char* table_role_name(TableRole role);
 

@@ -17,7 +17,8 @@ bool is_ident_cont(char c) { return is_ident_start(c) || is_digit(c) || c == '$'
 
 class Scanner {
  public:
-  explicit Scanner(std::string_view sql) : sql_(sql) {}
+  explicit Scanner(std::string_view sql, std::vector<SqlToken>* tokens = nullptr)
+      : sql_(sql), tokens_(tokens) {}
 
   bool run(std::vector<LiteralSlot>& slots) {
     while (i_ < sql_.size()) {
@@ -32,15 +33,24 @@ class Scanner {
       } else if (c == '"') {
         if (!scan_quoted('"', false)) return false;
       } else if (c == '$') {
+        const size_t begin = i_;
         if (!scan_dollar()) return false;
+        if (is_digit(at(begin + 1))) token(SqlToken::Kind::Param, begin);
       } else if (is_digit(c) || (c == '.' && i_ + 1 < sql_.size() && is_digit(sql_[i_ + 1]))) {
         const size_t begin = i_;
         SlotKind kind = SlotKind::Integer;
         if (!scan_number(kind)) return false;
         slots.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(i_), 0, kind});
       } else if (is_ident_start(c)) {
+        const size_t begin = i_;
         if (!scan_word()) return false;
+        token(SqlToken::Kind::Word, begin);
       } else {
+        if (c == '(' || c == ')' || c == ',') {
+          ++i_;
+          token(SqlToken::Kind::Punctuation, i_ - 1);
+          continue;
+        }
         ++i_;  // whitespace, operators and punctuation
       }
     }
@@ -48,6 +58,10 @@ class Scanner {
   }
 
  private:
+  void token(SqlToken::Kind kind, size_t begin) {
+    if (tokens_ != nullptr)
+      tokens_->push_back({kind, static_cast<uint32_t>(begin), static_cast<uint32_t>(i_)});
+  }
   bool starts(std::string_view prefix) const { return sql_.substr(i_, prefix.size()) == prefix; }
   char at(size_t k) const { return k < sql_.size() ? sql_[k] : '\0'; }
 
@@ -177,6 +191,7 @@ class Scanner {
   }
 
   std::string_view sql_;
+  std::vector<SqlToken>* tokens_;
   size_t i_ = 0;
 };
 
@@ -202,6 +217,14 @@ bool normalize_sql(std::string_view sql, NormalizedSql& out) {
   }
   out.key.append(sql.substr(copied));
   return true;
+}
+
+bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out) {
+  out.clear();
+  if (sql.size() >= UINT32_MAX / 2 || sql.find('\0') != std::string_view::npos) return false;
+  std::vector<LiteralSlot> slots;
+  Scanner scanner(sql, &out);
+  return scanner.run(slots);
 }
 
 std::string slot_value(std::string_view sql, const LiteralSlot& slot) {

@@ -46,6 +46,17 @@ std::string slot_value(std::string_view sql, const LiteralSlot& slot);
 // The same into `out` (replacing its contents, reusing its buffer).
 void slot_value_into(std::string_view sql, const LiteralSlot& slot, std::string& out);
 
+// The words, $n parameters and the punctuation `(`, `)`, `,` of a text, outside comments, string
+// literals, quoted identifiers and dollar quotes (a word that starts an E'' / B'' / X'' / N''
+// string covers the string). False when normalize_sql() would refuse the text.
+struct SqlToken {
+  enum class Kind : uint8_t { Word, Param, Punctuation };
+  Kind kind = Kind::Word;
+  uint32_t begin = 0;  // [begin, end) in the text
+  uint32_t end = 0;
+};
+bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out);
+
 // Offset in the SQL text of an offset in the key (which must not be inside a marker).
 uint32_t key_to_sql_offset(const NormalizedSql& normalized, uint32_t key_offset);
 // Offset in the key of an offset in the SQL text outside the slots, or of a slot's begin.

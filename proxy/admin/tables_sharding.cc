@@ -126,6 +126,10 @@ ResultTable route_table(const router::Route& route, const router::Directory& dir
   std::string reason = route.kind == router::RouteKind::Error
                            ? route.error.sqlstate + " " + route.error.message
                            : route.reason;
+  if (route.split) {  // a split INSERT: what each shard runs
+    for (const router::InsertSplit::Part& part : route.split->parts)
+      reason += "; " + directory.shard_name(static_cast<uint16_t>(part.shard)) + " runs: " + part.sql;
+  }
   table.add({text(router::route_kind_name(route.kind)),
              one_shard ? text(directory.shard_name(static_cast<uint16_t>(route.shard))) : Value(),
              text(buckets), text(route.table), text(route.writes ? "t" : "f"), text(reason),

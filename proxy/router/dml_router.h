@@ -83,6 +83,8 @@ class DmlRouter {
   // route_split.cc: a read whose key lists span shards, each shard with its own keys.
   Route split_read(int table);
   bool split_edits(const std::vector<int>& shards);
+  // route_split.cc: an INSERT whose rows span shards, one INSERT per shard.
+  Route split_insert(int table);
   Status fill_statements(merge::MergePlan& plan, parser::SelectRewrite rewrite) const;
   // route_merge.cc: the scatter plan of a SELECT whose own block needs a merge.
   Route merged_scatter(Route route, int first);

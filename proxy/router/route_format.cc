@@ -20,6 +20,7 @@ const char* route_kind_name(RouteKind kind) {
     case RouteKind::AllShards: return "all-shards";
     case RouteKind::Session: return "session";
     case RouteKind::AtBind: return "at-bind";
+    case RouteKind::Split: return "split";
     case RouteKind::Error: return "error";
   }
   return "?";
@@ -60,6 +61,15 @@ std::string route_summary(const Route& route, const Directory& dir) {
         for (const std::string& table : route.fence_tables) out += " " + table;
       }
       break;
+    case RouteKind::Split:
+      // "split s0 rows 1,3 s1 rows 2" (rows 1-based, as in the VALUES list)
+      for (const InsertSplit::Part& part : route.split->parts) {
+        out += " " + dir.shard_name(static_cast<uint16_t>(part.shard)) + " rows ";
+        for (size_t i = 0; i < part.rows.size(); ++i)
+          out += (i ? "," : "") + std::to_string(part.rows[i] + 1);
+      }
+      if (route.migrating) out += " migrating";
+      break;
     case RouteKind::Error: out += " " + route.error.sqlstate + " " + route.error.message; break;
     case RouteKind::Session:
     case RouteKind::AtBind: break;
@@ -85,6 +95,10 @@ std::string describe_route(const Route& route, const Directory& dir) {
   if (route.merge) {
     for (const merge::ShardStatement& statement : route.merge->shard_statements)
       out += "; " + dir.shard_name(static_cast<uint16_t>(statement.shard)) + " runs: " + statement.sql;
+  }
+  if (route.split) {
+    for (const InsertSplit::Part& part : route.split->parts)
+      out += "; " + dir.shard_name(static_cast<uint16_t>(part.shard)) + " runs: " + part.sql;
   }
   if (route.writes) out += "; writes";
   out += "; directory version " + std::to_string(route.directory_version);

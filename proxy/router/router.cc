@@ -318,6 +318,10 @@ Route refuse_unconfigured(Route route, const Directory& dir, const RoutingRules&
   } else if ((route.kind == RouteKind::Scatter || route.kind == RouteKind::AllShards) &&
              !dir.all_configured()) {
     missing = dir.configured_count();
+  } else if (route.kind == RouteKind::Split) {
+    for (const InsertSplit::Part& part : route.split->parts) {
+      if (!dir.configured(static_cast<uint16_t>(part.shard))) missing = part.shard;
+    }
   }
   if (missing < 0) return route;
   const auto shard = static_cast<uint16_t>(missing);
@@ -401,7 +405,8 @@ Route combine_statements(const parser::QueryFacts& query, const BindValues* para
       return next;
     }
     if (next.kind == RouteKind::Session) continue;
-    if (next.kind == RouteKind::Scatter || next.kind == RouteKind::AllShards) {
+    if (next.kind == RouteKind::Scatter || next.kind == RouteKind::AllShards ||
+        next.kind == RouteKind::Split) {
       Route error = detail::make_error("0A000",
                                        "multi-statement query: " + number + " runs on every shard (" +
                                            next.reason + "); send it as a query of its own",

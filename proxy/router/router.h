@@ -81,7 +81,24 @@ enum class RouteKind : uint8_t {
   Session,    // no shard needed: transaction control, SET/RESET/SHOW, PREPARE/EXECUTE, cursors,
               // empty query; the caller answers, tracks, or uses the transaction's shard
   AtBind,     // the key is a parameter and no values were given: decide at Bind
+  Split,      // an INSERT whose VALUES rows fall on several shards: `split` has one INSERT per
+              // shard; they run in one transaction (`error` holds the refusal for a caller
+              // that cannot run them so)
   Error,      // refused: `error` says why (names the table and the reason)
+};
+
+// An INSERT whose VALUES rows fall on several shards, cut into one INSERT per shard with only
+// that shard's rows (parser::insert_with_rows): the rest of the text verbatim, parameters
+// renumbered per part so every part uses each of its numbers.
+struct InsertSplit {
+  struct Part {
+    int shard = 0;             // index into Directory::shards()
+    std::string sql;           // the INSERT with this shard's rows
+    std::vector<int> params;   // Bind: the part's $k is the client's $params[k - 1]
+    std::vector<size_t> rows;  // the statement's VALUES rows it inserts (0-based, ascending)
+  };
+  std::vector<Part> parts;    // in shard order
+  std::vector<int> row_part;  // per VALUES row: index into parts
 };
 
 struct Route {
@@ -108,9 +125,10 @@ struct Route {
   // Scatter without a merge plan (COPY ... TO STDOUT): the SQL every shard runs in place of the
   // client's, reading only the shard's own rows.
   std::string shard_sql;
-  std::string table;   // the sharded table the decision is about ("" when none)
-  std::string reason;  // why, for people (shardwire route, SHOW ROUTE, logs)
-  Status error;        // Error: SQLSTATE and message
+  std::shared_ptr<const InsertSplit> split;  // Split: the per-shard INSERTs
+  std::string table;                         // the sharded table the decision is about ("" when none)
+  std::string reason;                        // why, for people (shardwire route, SHOW ROUTE, logs)
+  Status error;                              // Error: SQLSTATE and message
   uint64_t directory_version = 0;
 };
 

@@ -177,6 +177,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
                             : " needs every shard; shardwire runs such statements only in the simple query "
                               "protocol"));
       return placement;
+    case RouteKind::Split:  // the session runs a split INSERT itself, or refuses it so
     case RouteKind::Error: break;
   }
   placement.kind = Placement::Kind::Refuse;

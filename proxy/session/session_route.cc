@@ -337,6 +337,7 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
                                   "session); run it outside BEGIN ... COMMIT in transaction pooling");
       }
       return cross("every shard");
+    case RouteKind::Split:
     case RouteKind::Error: return route.error;
   }
   return route.error;

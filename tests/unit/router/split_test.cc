@@ -1,6 +1,7 @@
 // Reads whose key lists span shards: each shard runs the statement with the lists cut to its own
 // keys (IN items of other shards -> NULL, = ANY arrays -> its own elements); keys on one shard
-// keep the single-shard route; writes stay refused.
+// keep the single-shard route. An INSERT whose VALUES rows fall on several shards: one INSERT per
+// shard with only its rows, the rest of the text verbatim, parameters renumbered per part.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -198,4 +199,108 @@ TEST_CASE("ORDER BY a column not in the select list: selected first as a hidden 
   REQUIRE(star.merge);
   CHECK(star.merge->hidden == 0);
   CHECK(star.merge->order_by[0].column == -1);
+}
+
+namespace {
+
+RoutingRules insert_rules() {
+  sw::config::Sharding sharding;
+  sharding.default_shard = "s0";
+  sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"items", "tenant_id", "bigint", ""});
+  auto made = RoutingRules::from_config(sharding);
+  REQUIRE(made.is_ok());
+  return made.value();
+}
+
+// 16 buckets on s0,s1,s2: tenant 1 -> s2, 2 -> s1, 4 -> s0, 5 -> s1.
+Route plan(const std::string& sql, const BindValues* values = nullptr) {
+  static auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  Route route = sw::router::route(first(sql), values, *dir, insert_rules());
+  REQUIRE_MESSAGE(route.kind == RouteKind::Split, sql << ": " << route_summary(route, *dir));
+  REQUIRE(route.split);
+  CHECK(route.writes);
+  CHECK(route.error.sqlstate == "0A000");  // what a caller that cannot run a split answers
+  return route;
+}
+
+}  // namespace
+
+TEST_CASE("literal rows: each shard's INSERT has its rows in VALUES order, the rest verbatim") {
+  Route route = plan(
+      "INSERT INTO orders AS o (tenant_id, id, note) VALUES (1, 10, 'a, (b)'), (2, 20, $$x)$$), "
+      "(4, 40, NULL) /* c ) */, (1, 11, 'd') ON CONFLICT (tenant_id, id) DO UPDATE SET note = "
+      "excluded.note RETURNING id, note");
+  const InsertSplit& split = *route.split;
+  REQUIRE(split.parts.size() == 3);
+  CHECK(split.parts[0].shard == 0);
+  const std::string tail =
+      " ON CONFLICT (tenant_id, id) DO UPDATE SET note = excluded.note RETURNING id, note";
+  const std::string head = "INSERT INTO orders AS o (tenant_id, id, note) VALUES ";
+  CHECK(split.parts[0].sql == head + "(4, 40, NULL)" + tail);
+  CHECK(split.parts[1].sql == head + "(2, 20, $$x)$$)" + tail);
+  CHECK(split.parts[2].sql == head + "(1, 10, 'a, (b)'), (1, 11, 'd')" + tail);
+  CHECK(split.parts[2].rows == std::vector<size_t>{0, 3});
+  CHECK(split.row_part == std::vector<int>{2, 1, 0, 2});
+  for (const auto& part : split.parts) CHECK(part.params.empty());
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  CHECK(route_summary(route, *dir) == "split s0 rows 3 s1 rows 2 s2 rows 1,4");
+  const std::string described = describe_route(route, *dir);
+  CHECK(described.find("; s2 runs: " + head + "(1, 10, 'a, (b)'), (1, 11, 'd')" + tail) != std::string::npos);
+}
+
+TEST_CASE("parameters are renumbered per shard; one used outside the rows goes to every shard") {
+  BindValues values;
+  values.params = {{false, false, "1"},
+                   {false, false, "x"},
+                   {false, false, "2"},
+                   {false, false, "y"},
+                   {false, false, "z"}};
+  Route route = plan(
+      "INSERT INTO orders (tenant_id, note) VALUES ($1, $2), ($3, $4::text) ON CONFLICT (tenant_id) DO "
+      "UPDATE SET note = $5",
+      &values);
+  const InsertSplit& split = *route.split;
+  REQUIRE(split.parts.size() == 2);
+  CHECK(split.parts[0].shard == 1);
+  CHECK(split.parts[0].sql ==
+        "INSERT INTO orders (tenant_id, note) VALUES ($1, $2::text) ON CONFLICT (tenant_id) DO UPDATE SET "
+        "note = $3");
+  CHECK(split.parts[0].params == std::vector<int>{3, 4, 5});
+  CHECK(
+      split.parts[1].sql ==
+      "INSERT INTO orders (tenant_id, note) VALUES ($1, $2) ON CONFLICT (tenant_id) DO UPDATE SET note = $3");
+  CHECK(split.parts[1].params == std::vector<int>{1, 2, 5});
+  CHECK(split.row_part == std::vector<int>{1, 0});
+}
+
+TEST_CASE("rows on one shard keep the single-shard route; what cannot be cut keeps the refusal") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  auto summary = [&](const std::string& sql) {
+    return route_summary(route(first(sql), nullptr, *dir, insert_rules()), *dir);
+  };
+  CHECK(summary("INSERT INTO orders (tenant_id, id) VALUES (2, 1), (5, 2)") == "shard s1 buckets 10,13");
+  auto two = sw::parser::analyze("INSERT INTO orders (tenant_id, id) VALUES (2, 1), (1, 2); SELECT 1");
+  REQUIRE(two.is_ok());
+  CHECK(route_summary(route_query(*two.value(), nullptr, *dir, insert_rules()), *dir)
+            .find("error 0A000 multi-statement query: statement 1 runs on every shard") == 0);
+  CHECK(summary("INSERT INTO orders (tenant_id, id) VALUES (2, 1), (1, 2) ON CONFLICT (id) DO UPDATE SET "
+                "tenant_id = 4")
+            .find("error 0A000 ON CONFLICT DO UPDATE of sharded table orders sets its key") == 0);
+  CHECK(summary("WITH i AS (INSERT INTO items (tenant_id) VALUES (2) RETURNING 1) INSERT INTO orders "
+                "(tenant_id, id) VALUES (2, 1), (1, 2)")
+            .find("error 0A000") == 0);
+}
+
+TEST_CASE("a text of the same shape (the normalized cache's facts) is cut at its own rows") {
+  const std::string shape = "INSERT INTO orders (tenant_id, note) VALUES (1, 'a'), (2, 'b')";
+  Route first_route = plan(shape);
+  REQUIRE(first_route.split->parts.size() == 2);
+  const uint64_t hits = sw::parser::cache_stats().normalized_hits;
+  Route longer = plan("INSERT INTO orders (tenant_id, note) VALUES (1, 'a much longer note'), (2, 'bb')");
+  REQUIRE(longer.split->parts.size() == 2);
+  CHECK(longer.split->parts[0].sql == "INSERT INTO orders (tenant_id, note) VALUES (2, 'bb')");
+  CHECK(longer.split->parts[1].sql ==
+        "INSERT INTO orders (tenant_id, note) VALUES (1, 'a much longer note')");
+  CHECK(sw::parser::cache_stats().normalized_hits == hits + 1);
 }
