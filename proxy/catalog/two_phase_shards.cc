@@ -20,6 +20,7 @@ Result<std::vector<PreparedXact>> list_prepared(PGconn* shard) {
   if (!res) return res.status();
   std::vector<PreparedXact> out;
   const PGresult* r = res->get();
+  out.reserve(static_cast<size_t>(PQntuples(r)));
   for (int row = 0; row < PQntuples(r); ++row) {
     out.push_back(
         {text_value(r, row, 0), text_value(r, row, 1), std::strtod(text_value(r, row, 2).c_str(), nullptr)});
