@@ -68,8 +68,8 @@ void CopyIn::start_two_phase(const std::vector<size_t>& written) {
   phase_ = Phase::TwoPhase;
   two_phase_started_us_ = stats::monotonic_us();
   two_phase_ = std::make_unique<TwoPhaseCommit>(callbacks_.next_gid(), std::move(participants));
-  LOG_INFO("COPY into %s: two-phase commit %s over %zu written shards", setup_.rule.config_name.c_str(),
-           two_phase_->gid().c_str(), written.size());
+  LOG_DEBUG("COPY into %s: two-phase commit %s over %zu written shards", setup_.rule.config_name.c_str(),
+            two_phase_->gid().c_str(), written.size());
   send_commands(two_phase_->start());
 }
 

@@ -56,8 +56,8 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, 
         std::find(plan.first.begin(), plan.first.end(), leg.shard) != plan.first.end())
       add(leg.shard, false);
   auto commit = std::make_unique<TwoPhaseCommit>(host_.next_two_phase_gid(), std::move(participants));
-  LOG_INFO("client=c%llu two-phase commit %s over %zu written shards", (unsigned long long)id(),
-           commit->gid().c_str(), plan.written.size());
+  LOG_DEBUG("client=c%llu two-phase commit %s over %zu written shards", (unsigned long long)id(),
+            commit->gid().c_str(), plan.written.size());
   if (clock_.request_started_us == 0) note_request_start();
   consume_client(consumed);
   txn_.two_phase = std::make_unique<TwoPhaseState>();
@@ -173,10 +173,12 @@ void Session::finish_two_phase() {
       break;
     case TwoPhaseOutcome::Unknown: traffic.count_cross_shard_commit(stats::CrossShardOutcome::Unknown); break;
   }
-  LOG_INFO("client=c%llu two-phase commit %s %s", (unsigned long long)id(), commit.gid().c_str(),
-           committed                                      ? "committed"
-           : commit.outcome() == TwoPhaseOutcome::Unknown ? "left to recovery"
-                                                          : "rolled back");
+  // A commit is routine; a rollback or an outcome left to recovery is what an operator looks for.
+  if (committed)
+    LOG_DEBUG("client=c%llu two-phase commit %s committed", (unsigned long long)id(), commit.gid().c_str());
+  else
+    LOG_INFO("client=c%llu two-phase commit %s %s", (unsigned long long)id(), commit.gid().c_str(),
+             commit.outcome() == TwoPhaseOutcome::Unknown ? "left to recovery" : "rolled back");
   if (clock_.request_started_us != 0) {
     host_.traffic().latency[static_cast<size_t>(clock_.route_label)].observe_us(
         static_cast<uint64_t>(now - clock_.request_started_us));
