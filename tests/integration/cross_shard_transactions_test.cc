@@ -26,25 +26,6 @@ ShardedOptions two_shards(const std::string& pool_mode = "transaction") {
   options.proxy.pool_mode = pool_mode;
   return options;
 }
-
-int64_t tenant_on(int shard, int64_t from = 100) {
-  return key_where([shard](uint32_t b) { return static_cast<int>(b % 2) == shard; }, from);
-}
-
-// Servers of `shard` idle in a transaction, polled until none is (or 5 s passed).
-long long idle_in_transaction(const ShardedFixture& f, int shard) {
-  PgConn c = f.setup.shard(shard);
-  long long n = 0;
-  for (int i = 0; i < 50; ++i) {
-    n =
-        std::stoll(c.value("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                           "AND state LIKE 'idle in transaction%'"));
-    if (n == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return n;
-}
-
 std::string insert(int64_t tenant, const std::string& note) {
   return "INSERT INTO orders (tenant_id, note) VALUES (" + k(tenant) + ", '" + note + "')";
 }
@@ -57,7 +38,7 @@ TEST_SUITE("cross_shard_transactions") {
   TEST_CASE("a transaction reads two shards and commits; a write on one and a read on the other commits") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(insert(a, "on s0")));
     REQUIRE_OK(c.exec(insert(b, "on s1")));
@@ -104,8 +85,8 @@ TEST_SUITE("cross_shard_transactions") {
       CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "on s1"), row_of(b, "second")});
     }
     INFO("proxy log:\n" << f.log_tail());
-    CHECK(idle_in_transaction(f, 0) == 0);
-    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+    CHECK(f.idle_in_transaction(1) == 0);
     // The connection goes on working, on either shard.
     CHECK(c.value(note_of(b)).size() > 0);
   }
@@ -114,7 +95,7 @@ TEST_SUITE("cross_shard_transactions") {
       "psql: one script's transaction reads s1, writes s0 and commits; a second written shard stops it") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(insert(b, "b0")));
     const std::string script = "BEGIN;\nSELECT note FROM orders WHERE tenant_id = " + k(b) + ";\n" +
@@ -136,14 +117,14 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(contains(bad.out, "ROLLBACK"));  // COMMIT of the failed transaction
     CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "psql")});
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "b0")});
-    CHECK(idle_in_transaction(f, 0) == 0);
-    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+    CHECK(f.idle_in_transaction(1) == 0);
   }
 
   TEST_CASE("a write on a second shard is refused naming both shards; nothing is committed anywhere") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     REQUIRE_OK(c.exec("BEGIN"));
     REQUIRE_OK(c.exec(insert(a, "first")));
@@ -166,8 +147,8 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     CHECK(f.rows_on(0).empty());
     CHECK(f.rows_on(1).empty());
-    CHECK(idle_in_transaction(f, 0) == 0);
-    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+    CHECK(f.idle_in_transaction(1) == 0);
     REQUIRE_OK(c.exec(insert(b, "later")));
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "later")});
   }
@@ -176,7 +157,7 @@ TEST_SUITE("cross_shard_transactions") {
       "the written leg commits last: its failed COMMIT reaches the client, no shard keeps the transaction") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
-    const int64_t b = tenant_on(1);
+    const int64_t b = tenant_on(1, 2);
     PgConn c = f.client();
     // An unsharded table lives on the default shard (s0); its unique check runs at COMMIT.
     REQUIRE_OK(c.exec("CREATE TABLE deferred_unique (v int UNIQUE DEFERRABLE INITIALLY DEFERRED)"));
@@ -190,15 +171,15 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     PgConn s0 = f.setup.shard(0);
     CHECK(s0.value("SELECT count(*) FROM deferred_unique") == "0");
-    CHECK(idle_in_transaction(f, 0) == 0);
-    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+    CHECK(f.idle_in_transaction(1) == 0);
     CHECK(c.value(note_of(b) + " UNION ALL SELECT 'ok'") == "ok");  // the connection goes on
   }
 
   TEST_CASE("ROLLBACK reaches both legs: nothing kept, row locks released, no server idle in transaction") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(insert(a, "a0")));
     REQUIRE_OK(c.exec(insert(b, "b0")));
@@ -211,8 +192,8 @@ TEST_SUITE("cross_shard_transactions") {
     REQUIRE_OK(rollback);
     CHECK(rollback.command_tag() == "ROLLBACK");
     CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "a0")});
-    CHECK(idle_in_transaction(f, 0) == 0);
-    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+    CHECK(f.idle_in_transaction(1) == 0);
     // The row lock on s1 is gone: another connection updates the row at once.
     PgConn other = f.client();
     REQUIRE_OK(other.exec("SET statement_timeout = '5s'"));
@@ -224,7 +205,7 @@ TEST_SUITE("cross_shard_transactions") {
   TEST_CASE("a savepoint made before the second leg joined is replayed there: ROLLBACK TO works on both") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(insert(b, "not a number")));
     REQUIRE_OK(c.exec("BEGIN"));
@@ -245,14 +226,14 @@ TEST_SUITE("cross_shard_transactions") {
     REQUIRE_OK(commit);
     CHECK(commit.command_tag() == "COMMIT");
     CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "before savepoint")});
-    CHECK(idle_in_transaction(f, 0) == 0);
-    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+    CHECK(f.idle_in_transaction(1) == 0);
   }
 
   TEST_CASE("libpq pipeline mode: one transaction's Sync-ended batches on two shards, answers in order") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(insert(a, "a0")));
     REQUIRE_OK(c.exec(insert(b, "b0")));
@@ -298,15 +279,15 @@ TEST_SUITE("cross_shard_transactions") {
     REQUIRE(PQexitPipelineMode(p) == 1);
     CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "b0"), row_of(b, "piped")});
-    CHECK(idle_in_transaction(f, 0) == 0);
-    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+    CHECK(f.idle_in_transaction(1) == 0);
   }
   TEST_CASE(
       "a server killed on one leg mid-transaction: the client gets an error, no shard keeps the "
       "transaction") {
     PROXY_ONLY();
     ShardedFixture f(two_shards());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(insert(b, "b0")));
     REQUIRE_OK(c.exec("BEGIN"));
@@ -327,8 +308,8 @@ TEST_SUITE("cross_shard_transactions") {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     PgResult after = c.exec(note_of(b));
     CHECK_FALSE(after.ok());
-    CHECK(idle_in_transaction(f, 0) == 0);
-    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+    CHECK(f.idle_in_transaction(1) == 0);
     // s1's server was rolled back and went back to its pool, not closed.
     CHECK(f.setup.shard(1).value("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid_s1) == "1");
     CHECK(f.rows_on(0).empty());
@@ -340,7 +321,7 @@ TEST_SUITE("cross_shard_transactions") {
   TEST_CASE("session pooling: one server per shard for the session, its settings on each") {
     PROXY_ONLY();
     ShardedFixture f(two_shards("session"));
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     CHECK(c.value("SELECT 1") == "1");  // the session's first server: the default shard's
     REQUIRE_OK(c.exec("SET statement_timeout = '4321ms'"));
@@ -374,8 +355,8 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(commit.command_tag() == "COMMIT");
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "autocommit"), row_of(b, "in-transaction")});
     CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "autocommit")});
-    CHECK(idle_in_transaction(f, 0) == 0);
-    CHECK(idle_in_transaction(f, 1) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+    CHECK(f.idle_in_transaction(1) == 0);
 
     // Each of the session's servers holds a session-level advisory lock; when the client leaves,
     // both are reset (pool.server_reset_query, DISCARD ALL) and kept, not closed.

@@ -56,12 +56,6 @@ std::vector<std::string> copied(PgConn& conn, const std::string& sql) {
   return lines;
 }
 
-int64_t tenant_on(int shard, int64_t after) {
-  for (int64_t tenant = after + 1;; ++tenant) {
-    if (shard_of_key(tenant) == shard) return tenant;
-  }
-}
-
 }  // namespace
 
 TEST_SUITE("merged_owned_rows") {
@@ -69,8 +63,9 @@ TEST_SUITE("merged_owned_rows") {
     PROXY_ONLY();
     ShardedFixture f;
     PgConn c = f.client();
-    const int64_t moved = tenant_on(0, 0);  // owned by shard 0; its rows copied onto shard 1
-    std::vector<int64_t> tenants = {moved, tenant_on(0, moved), tenant_on(1, 0), tenant_on(2, 0)};
+    const int64_t moved = tenant_on(0, kShards, 1);  // owned by shard 0; its rows copied onto shard 1
+    std::vector<int64_t> tenants = {moved, tenant_on(0, kShards, moved + 1), tenant_on(1, kShards, 1),
+                                    tenant_on(2, kShards, 1)};
     for (int n = 0; n < 5; ++n) {
       for (int64_t tenant : tenants)
         REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant) + ", 'n" +
@@ -146,7 +141,7 @@ TEST_SUITE("merged_owned_rows") {
     PgConn app = f.client();
     PgConn s0 = f.setup.shard(0);
     for (int64_t k : moving.keys) seed_orders(s0, k, 200);
-    for (int64_t k : {tenant_on(1, 0), tenant_on(2, 0)}) {
+    for (int64_t k : {tenant_on(1, kShards, 1), tenant_on(2, kShards, 1)}) {
       PgConn owner = f.setup.shard(shard_of_key(k));
       seed_orders(owner, k, 100);
     }

@@ -23,11 +23,6 @@ ShardedOptions two_shards_session_pooling() {
   options.proxy.pool_mode = "session";
   return options;
 }
-
-int64_t tenant_on(int shard, int64_t from = 100) {
-  return key_where([shard](uint32_t b) { return static_cast<int>(b % 2) == shard; }, from);
-}
-
 std::string insert(int64_t tenant, const std::string& note) {
   return "INSERT INTO orders (tenant_id, note) VALUES (" + k(tenant) + ", '" + note + "')";
 }
@@ -76,7 +71,7 @@ TEST_SUITE("session_legs") {
   TEST_CASE("DEALLOCATE ALL, DEALLOCATE name and DISCARD ALL drop the client's statements on every shard") {
     PROXY_ONLY();
     ShardedFixture f(two_shards_session_pooling());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(insert(a, "note a")));
     REQUIRE_OK(c.exec(insert(b, "note b")));
@@ -127,7 +122,7 @@ TEST_SUITE("session_legs") {
   TEST_CASE("RESET name and RESET ALL bring every shard's server back to the client's startup values") {
     PROXY_ONLY();
     ShardedFixture f(two_shards_session_pooling());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client("sslmode=disable options='-c work_mem=5MB'");
     REQUIRE_OK(c.exec(insert(a, "a")));
     REQUIRE_OK(c.exec(insert(b, "b")));
@@ -198,7 +193,7 @@ TEST_SUITE("session_legs") {
   TEST_CASE("DISCARD TEMP and DISCARD ALL reach the session's server on the other shard") {
     PROXY_ONLY();
     ShardedFixture f(two_shards_session_pooling());
-    const int64_t a = tenant_on(0), b = tenant_on(1);
+    const int64_t a = tenant_on(0, 2), b = tenant_on(1, 2);
     PgConn c = f.client();
     REQUIRE_OK(c.exec(insert(a, "a")));
     REQUIRE_OK(c.exec(insert(b, "b")));

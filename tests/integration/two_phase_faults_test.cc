@@ -24,11 +24,6 @@ constexpr int kBalance = 1000;
 constexpr int kAmount = 10;
 
 std::string k(int64_t key) { return std::to_string(key); }
-
-int64_t tenant_on(int shard) {
-  return key_where([=](uint32_t b) { return static_cast<int>(b % kTwoShards) == shard; }, 100);
-}
-
 long long balance_on(const ShardedFixture& f, int shard, int64_t tenant) {
   PgConn c = f.setup.shard(shard);
   return std::stoll(c.value("SELECT coalesce(sum(qty), -1) FROM orders WHERE tenant_id = " + k(tenant)));
@@ -47,8 +42,8 @@ bool recovered(const ShardedFixture& f) {
 }
 
 struct Accounts {
-  int64_t debited = tenant_on(0);
-  int64_t credited = tenant_on(1);
+  int64_t debited = tenant_on(0, kTwoShards);
+  int64_t credited = tenant_on(1, kTwoShards);
 };
 
 Accounts open_accounts(const ShardedFixture& f) {

@@ -19,12 +19,6 @@ constexpr int kTwoShards = 2;
 constexpr int kBalance = 100;
 
 std::string k(int64_t key) { return std::to_string(key); }
-
-int64_t tenant_on(int shard, int shards, int64_t from = 100) {
-  return key_where([=](uint32_t b) { return static_cast<int>(b % static_cast<uint32_t>(shards)) == shard; },
-                   from);
-}
-
 // The balance (orders.qty) of `tenant`, read on its shard directly.
 long long balance_on(const ShardedFixture& f, int shard, int64_t tenant) {
   PgConn c = f.setup.shard(shard);
@@ -39,20 +33,6 @@ long long shardwire_prepared(const ShardedFixture& f, int shards) {
     n +=
         std::stoll(c.value("SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardwire\\_%' "
                            "AND database = current_database()"));
-  }
-  return n;
-}
-
-// Servers of `shard` idle in a transaction, polled until none is (or 5 s passed).
-long long idle_in_transaction(const ShardedFixture& f, int shard) {
-  PgConn c = f.setup.shard(shard);
-  long long n = 0;
-  for (int i = 0; i < 50; ++i) {
-    n =
-        std::stoll(c.value("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                           "AND state LIKE 'idle in transaction%'"));
-    if (n == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return n;
 }
@@ -135,6 +115,7 @@ TEST_SUITE("two_phase") {
       CAPTURE(pool_mode);
       ShardedOptions options;
       options.proxy.pool_mode = pool_mode;
+      options.proxy.log_level = "debug";  // a committed two-phase commit is logged at debug level
       ShardedFixture f(options);
       INFO("proxy log:\n" << f.log_tail());
       const int64_t a = tenant_on(0, kShards), b = tenant_on(1, kShards), r = tenant_on(2, kShards);
@@ -182,7 +163,7 @@ TEST_SUITE("two_phase") {
       REQUIRE_OK(c.exec("COMMIT"));
       CHECK(balance_on(f, 2, r) == kBalance - 5);
       CHECK(shardwire_prepared(f, kShards) == 0);
-      for (int i = 0; i < kShards; ++i) CHECK(idle_in_transaction(f, i) == 0);
+      for (int i = 0; i < kShards; ++i) CHECK(f.idle_in_transaction(i) == 0);
       CHECK(f.proxy->wait_for_log("two-phase commit shardwire_", std::chrono::seconds(5)));
     }
   }
@@ -310,7 +291,7 @@ TEST_SUITE("two_phase") {
     CHECK(balance_on(f, 0, a) == kBalance);
     CHECK(s1.value("SELECT count(*) FROM orders WHERE note = 'dup'") == "0");
     CHECK(shardwire_prepared(f, kTwoShards) == 0);
-    for (int i = 0; i < kTwoShards; ++i) CHECK(idle_in_transaction(f, i) == 0);
+    for (int i = 0; i < kTwoShards; ++i) CHECK(f.idle_in_transaction(i) == 0);
     // The session goes on, and the next transfer commits.
     REQUIRE_OK(c.exec("BEGIN"));
     REQUIRE_OK(c.exec(debit(a, 10)));

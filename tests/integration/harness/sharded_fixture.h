@@ -6,10 +6,12 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness/sharded_cluster.h"
@@ -100,7 +102,27 @@ struct ShardedFixture {
                               std::to_string(kBuckets) + ") % " + std::to_string(kShards) + " <> " +
                               std::to_string(shard)));
   }
+  // Servers of shard i left idle in a transaction, polled until none is (or 5 s passed): after a
+  // transaction ended through shardwire, none may be.
+  long long idle_in_transaction(int shard) const {
+    PgConn c = setup.shard(shard);
+    long long n = 0;
+    for (int i = 0; i < 50; ++i) {
+      n =
+          std::stoll(c.value("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                             "AND state LIKE 'idle in transaction%'"));
+      if (n == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return n;
+  }
 };
+
+// The first key >= from that the initial directory over `shards` shards puts on `shard`.
+inline int64_t tenant_on(int shard, int shards, int64_t from = 100) {
+  return key_where([=](uint32_t b) { return static_cast<int>(b % static_cast<uint32_t>(shards)) == shard; },
+                   from);
+}
 
 inline std::string row_of(int64_t key, const std::string& note) { return std::to_string(key) + "|" + note; }
 
