@@ -40,6 +40,7 @@ std::string route_summary(const Route& route, const Directory& dir) {
         }
         if (route.migrating) out += " migrating";
       }
+      if (route.any_shard) out += " any-shard";
       break;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
@@ -54,6 +55,7 @@ std::string route_summary(const Route& route, const Directory& dir) {
       if (route.merge) out += " " + route.merge->describe();
       if (route.copy_out) out += route.copy_header ? " copy csv-header" : " copy";
       if (route.migrating) out += " waits-for-cutover " + std::to_string(route.buckets.front());
+      if (route.reference_write) out += " reference-write " + route.table;
       if (!route.fence_tables.empty()) {
         out += " fence";
         for (const std::string& table : route.fence_tables) out += " " + table;
