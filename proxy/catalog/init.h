@@ -20,7 +20,8 @@
 //  5. Reference tables (sharding.reference_tables): every other shard's copy is brought up to the
 //     default shard's (the rows it lacks inserted, one transaction per table and shard), then
 //     compared (count + checksum); a copy holding rows the default shard lacks stops init
-//     (55000), a table missing on a shard is reported and skipped (create it there first).
+//     (55000), a table missing on a shard is reported and skipped (create it through shardwire, then
+//     run init again).
 // Each step runs in one transaction holding an advisory lock, so concurrent inits serialize.
 #pragma once
 

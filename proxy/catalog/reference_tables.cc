@@ -119,8 +119,9 @@ Result<std::string> fill_reference_copy(PGconn* from, const std::string& from_na
   auto to_table = resolve(to, table);
   if (!to_table) return with_what(to_table.status(), what);
   if (to_table->empty())
-    return "missing on " + to_name + ": create it there first (pg_dump --schema-only of " + from_name +
-           "), then run init again";
+    return "missing on " + to_name +
+           ": create it through shardwire (CREATE TABLE IF NOT EXISTS runs on every shard), then run init "
+           "again";
   auto expected = digest_reference_table(from, table);
   if (!expected) return with_what(expected.status(), "reference table " + table + " on shard " + from_name);
   auto before = digest_reference_table(to, table);

@@ -36,7 +36,7 @@ Status check_reference_copies(PGconn* reference, const std::string& reference_na
 
 // `shardwire init`: brings `to`'s copy of `table` up to `from`'s by inserting the rows it lacks
 // (in one transaction), then compares again. Returns a line for the report: "same as s0 (3
-// rows)", "3 rows copied from s0", "missing on s2: create it there first (...)". A copy that
+// rows)", "3 rows copied from s0", "missing on s2: create it through shardwire ...". A copy that
 // still differs (rows `from` does not have, or changed ones) is a 55000 naming both digests.
 Result<std::string> fill_reference_copy(PGconn* from, const std::string& from_name, PGconn* to,
                                         const std::string& to_name, const std::string& table);
