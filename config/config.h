@@ -115,6 +115,10 @@ struct ShardedTable {
   std::string version_column;   // optional
 };
 
+// What a transaction that writes on a second shard gets: two-phase commit (needs catalog.dsn,
+// where the commit decisions are recorded) or the 0A000 refusal.
+enum class CrossShardTransactions { TwoPhase, Refuse };
+
 struct Sharding {
   int buckets = 4096;
   std::string default_shard;  // defaults to the first shard
@@ -123,6 +127,7 @@ struct Sharding {
   // locally on any shard; writes and DDL reach every shard (docs/architecture.md §6.5).
   std::vector<std::string> reference_tables;
   Duration directory_lease{std::chrono::seconds(30)};
+  CrossShardTransactions cross_shard_transactions = CrossShardTransactions::TwoPhase;
 };
 
 struct Mover {

@@ -114,6 +114,8 @@ std::vector<Setting> settings(const Config& c) {
   for (const auto& name : c.sharding.reference_tables) references += (references.empty() ? "" : ",") + name;
   b.add("sharding.reference_tables", references);
   b.add("sharding.directory_lease", duration_text(c.sharding.directory_lease), true);
+  b.add("sharding.cross_shard_transactions",
+        c.sharding.cross_shard_transactions == CrossShardTransactions::Refuse ? "refuse" : "two_phase");
   b.add("mover.copy_rows_per_sec", std::to_string(c.mover.copy_rows_per_sec));
   b.add("mover.rollback_window", duration_text(c.mover.rollback_window));
   b.add("mover.rollback_wal_budget", std::to_string(c.mover.rollback_wal_budget));

@@ -25,6 +25,7 @@ const HelpEntry kHelp[] = {
     {"SHOW DIRECTORY", "directory version, load time and lease"},
     {"SHOW ROUTERS", "proxies registered in the catalog"},
     {"SHOW SEQUENCES", "each shard's id slot and the ranges its sequences get"},
+    {"SHOW TRANSACTIONS", "two-phase transactions prepared on the shards, with their decision"},
     {"SHOW ROUTE <sql>", "where a statement would be routed"},
     {"PAUSE", "wait for transactions in progress, hold new ones"},
     {"RESUME", "release what PAUSE held"},
@@ -108,6 +109,7 @@ constexpr ShowEntry kShows[] = {
     {"DIRECTORY", Verb::ShowDirectory},
     {"ROUTERS", Verb::ShowRouters},
     {"SEQUENCES", Verb::ShowSequences},
+    {"TRANSACTIONS", Verb::ShowTransactions},
     {"MIGRATIONS", Verb::ShowMigrations},
 };
 

@@ -38,6 +38,7 @@ enum class Verb {
   ShowDirectory,
   ShowRouters,
   ShowSequences,
+  ShowTransactions,
   ShowRoute,
   // the mover (command_mover.cc)
   ShowMigrations,

@@ -134,6 +134,17 @@ void Console::show(const Command& command, const Reply& reply) {
         reply(slots ? id_slots_table(*slots).encode() : failure(slots.status()));
       });
       return;
+    case Verb::ShowTransactions:
+      if (config->catalog.dsn.empty()) {
+        reply(
+            error("55000",
+                  "no catalog is configured (catalog.dsn): shardwire runs no two-phase commit without one"));
+        return;
+      }
+      host_.list_in_doubt([reply](Result<std::vector<catalog::InDoubtTransaction>> rows) {
+        reply(rows ? transactions_table(*rows).encode() : failure(rows.status()));
+      });
+      return;
     default: reply(error("XX000", "internal error: command not handled")); return;
   }
 }

@@ -42,6 +42,8 @@ ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers)
 // SHOW SEQUENCES: shard, slot, bigint_first, bigint_last, integer_first, integer_last, assigned_at
 // (integer_* NULL for a slot past the integer ranges).
 ResultTable id_slots_table(const std::vector<catalog::IdSlot>& slots);
+// SHOW TRANSACTIONS: gid, shard, prepared, age_s, decision (commit | abort | none), owner.
+ResultTable transactions_table(const std::vector<catalog::InDoubtTransaction>& rows);
 ResultTable route_table(const router::Route& route, const router::Directory& directory);
 
 // the mover's (tables_mover.cc)

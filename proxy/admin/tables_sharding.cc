@@ -133,4 +133,15 @@ ResultTable route_table(const router::Route& route, const router::Directory& dir
   return table;
 }
 
+ResultTable transactions_table(const std::vector<catalog::InDoubtTransaction>& rows) {
+  static constexpr Column kColumns[] = {{"gid", T::Text},     {"shard", T::Text},    {"prepared", T::Text},
+                                        {"age_s", T::Float8}, {"decision", T::Text}, {"owner", T::Text}};
+  ResultTable table(kColumns);
+  for (const auto& r : rows) {
+    table.add({text(r.gid), text(r.shard), text(r.prepared), decimal(r.age_s), text(r.decision),
+               r.owner.empty() ? Value() : text(r.owner)});
+  }
+  return table;
+}
+
 }  // namespace sw::admin

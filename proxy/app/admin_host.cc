@@ -4,6 +4,7 @@
 
 #include "app/proxy.h"
 #include "app/worker.h"
+#include "catalog/in_doubt.h"
 #include "catalog/routers.h"
 #include "net/timer.h"
 
@@ -30,6 +31,12 @@ void AdminHost::list_routers(std::function<void(Result<std::vector<catalog::Regi
   std::string dsn = proxy_.config()->catalog.dsn;
   off_loop<Result<std::vector<catalog::RegisteredRouter>>>([dsn] { return catalog::list_routers(dsn); },
                                                            std::move(done));
+}
+
+void AdminHost::list_in_doubt(std::function<void(Result<std::vector<catalog::InDoubtTransaction>>)> done) {
+  auto config = proxy_.config();
+  off_loop<Result<std::vector<catalog::InDoubtTransaction>>>(
+      [config] { return catalog::list_in_doubt(*config); }, std::move(done));
 }
 
 void AdminHost::list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) {

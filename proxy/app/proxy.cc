@@ -12,8 +12,11 @@
 #include <climits>
 #include <condition_variable>
 #include <mutex>
+#include <random>
 
+#include "catalog/commit_decision_pool.h"
 #include "catalog/directory_watcher.h"
+#include "catalog/two_phase_recovery.h"
 #include "common/log.h"
 #include "mover/console_ops.h"
 #include "net/listener.h"
@@ -49,6 +52,16 @@ class InstallLatch {
   std::condition_variable cv_;
   int64_t pending_ = -1;  // -1 until the main loop posted the directory to the workers
 };
+
+// This process's part of every two-phase commit gid: 16 lowercase hex characters, random per start
+// (two instances, or one restarted, never share a gid).
+std::string random_gid_instance() {
+  std::random_device random;
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) out += kHex[random() % 16];
+  return out;
+}
 
 void apply_log_level(const config::Config& config) {
   log::Level level;
@@ -90,6 +103,7 @@ int raise_fd_limit(const config::Config& config) {
 Proxy::Proxy(std::string config_path) : config_path_(std::move(config_path)) {}
 
 Proxy::~Proxy() {
+  if (recovery_) recovery_->stop();
   if (watcher_) watcher_->stop();
 }
 
@@ -164,6 +178,9 @@ int Proxy::run() {
 Status Proxy::start_serving(const std::shared_ptr<net::TlsContext>& tls) {
   const int client_cap = raise_fd_limit(*config_);
   DirectoryAccess directory_access;
+  directory_access.gid_instance = random_gid_instance();
+  if (!config_->catalog.dsn.empty())
+    directory_access.commit_decisions = std::make_shared<catalog::CommitDecisionPool>(config_->catalog.dsn);
   auto directory = start_directory();
   if (watcher_) {
     catalog::DirectoryWatcher* watcher = watcher_.get();
@@ -202,6 +219,9 @@ Status Proxy::start_serving(const std::shared_ptr<net::TlsContext>& tls) {
   if (!config_->catalog.dsn.empty()) {
     mover_ = std::make_unique<mover::MoverService>(config_);
     mover_->start();
+    // Two-phase transactions left prepared by any instance (docs/architecture.md §7.8).
+    recovery_ = std::make_unique<catalog::TwoPhaseRecovery>(*config_);
+    recovery_->start();
   }
   login_check_ = std::make_unique<ShardLoginCheck>(
       config_, [this] { main_loop_.post([this] { login_check_->join(); }); });
@@ -228,6 +248,7 @@ void Proxy::run_until_stopped() {
 
   exposer_.reset();
   if (mover_) mover_->stop();
+  if (recovery_) recovery_->stop();
   for (auto& worker : workers_) worker->join();
   for (auto& w : watches) uv_close(reinterpret_cast<uv_handle_t*>(&w->handle), nullptr);
   uv_run(main_loop_.raw(), UV_RUN_NOWAIT);
@@ -302,6 +323,7 @@ Status Proxy::reload() {
     }
   }
   if (mover_) mover_->update_config(loaded);
+  if (recovery_) recovery_->update_config(*loaded);
   ++reloads_ok_;
   LOG_INFO("config reloaded from %s (%zu setting(s) changed)", config_path_.c_str(), diff.changed.size());
   return Status::ok();

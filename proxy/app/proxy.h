@@ -19,7 +19,8 @@
 
 namespace sw::catalog {
 class DirectoryWatcher;
-}
+class TwoPhaseRecovery;
+}  // namespace sw::catalog
 namespace sw::mover {
 class MoverService;
 }
@@ -88,7 +89,8 @@ class Proxy {
   std::atomic<int> client_count_{0};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<catalog::DirectoryWatcher> watcher_;
-  std::unique_ptr<mover::MoverService> mover_;  // with a catalog only
+  std::unique_ptr<mover::MoverService> mover_;           // with a catalog only
+  std::unique_ptr<catalog::TwoPhaseRecovery> recovery_;  // with a catalog only
   std::unique_ptr<ShardLoginCheck> login_check_;
   std::unique_ptr<metrics::Exposer> exposer_;  // stopped before the workers go
   int workers_stopped_ = 0;                    // main loop thread only

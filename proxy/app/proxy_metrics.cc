@@ -3,6 +3,7 @@
 #include <future>
 
 #include "app/proxy.h"
+#include "catalog/two_phase_recovery.h"
 #include "common/log.h"
 #include "metrics/readings.h"
 #include "mover/mover_service.h"
@@ -69,6 +70,11 @@ metrics::Readings Proxy::read_metrics() {
     readings.mover.rollback_window_remaining_seconds = m.rollback_window_remaining_seconds;
   }
   readings.mover.queued_writes = static_cast<uint64_t>(std::max(0, cutover_queued_.load()));
+  if (recovery_) {
+    readings.two_phase.recovered_commit = recovery_->recovered(catalog::TwoPhaseDecision::Commit);
+    readings.two_phase.recovered_abort = recovery_->recovered(catalog::TwoPhaseDecision::Abort);
+    readings.two_phase.in_doubt = recovery_->in_doubt();
+  }
   readings.reloads.ok = reloads_ok_.load();
   readings.reloads.failed = reloads_failed_.load();
   return readings;

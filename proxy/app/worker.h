@@ -20,6 +20,10 @@
 #include "session/session.h"
 #include "stats/snapshot.h"
 
+namespace sw::catalog {
+class CommitDecisionPool;
+}
+
 namespace sw::app {
 
 class CancelRegistry;
@@ -29,6 +33,10 @@ struct DirectoryAccess {
   std::function<bool()> lease_valid;
   std::function<bool()> read_lease_valid;
   std::function<void()> request_refresh;
+  // Two-phase commit: records decisions in the catalog (null without a catalog), and this
+  // process's instance id in every gid (16 lowercase hex characters, random per start).
+  std::shared_ptr<catalog::CommitDecisionPool> commit_decisions;
+  std::string gid_instance;
 };
 
 class Worker : public session::SessionHost {
@@ -87,6 +95,9 @@ class Worker : public session::SessionHost {
   bool queue_for_cutover(session::Session* session) override;
   void dequeue_from_cutover(session::Session* session) override;
   void admin_command(std::string_view sql, std::function<void(std::string)> reply) override;
+  std::string next_two_phase_gid() override;
+  void decide_commit(const std::string& gid, const std::vector<std::string>& shards,
+                     std::function<void(session::Decision, std::string)> done) override;
 
  private:
   void accept(std::unique_ptr<net::Connection> connection);
@@ -126,6 +137,7 @@ class Worker : public session::SessionHost {
   std::unique_ptr<admin::ConsoleHost> console_host_;
   std::unique_ptr<admin::Console> console_;
   bool shutting_down_ = false;
+  uint64_t two_phase_seq_ = 0;  // of this worker's gids
   std::thread thread_;
 };
 

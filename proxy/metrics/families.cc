@@ -205,6 +205,12 @@ void add_mover(FamilySet& set, const MoverReadings& mover) {
   set.add(Id::RollbackWindowRemaining, mover.rollback_window_remaining_seconds);
 }
 
+void add_two_phase(FamilySet& set, const TwoPhaseReadings& two_phase) {
+  set.add(Id::TwoPhaseRecovered, num(two_phase.recovered_commit), {"commit"});
+  set.add(Id::TwoPhaseRecovered, num(two_phase.recovered_abort), {"abort"});
+  set.add(Id::TwoPhaseInDoubt, static_cast<double>(two_phase.in_doubt));
+}
+
 void add_process(FamilySet& set, const ProcessReadings& process) {
   auto maybe = [&](Id id, const std::optional<double>& value) {
     if (value) set.add(id, *value);
@@ -225,6 +231,7 @@ std::vector<MetricFamily> to_families(const Readings& readings, const ProcessRea
   add_shards(set, readings);
   add_proxy_state(set, readings);
   add_mover(set, readings.mover);
+  add_two_phase(set, readings.two_phase);
   add_process(set, process);
   return set.take();
 }

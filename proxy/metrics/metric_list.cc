@@ -134,6 +134,15 @@ constexpr MetricDef kMetrics[] = {
     {Id::Migrations, "shardwire_migrations", kGauge, "Bucket migrations by state.", {"state"}},
     {Id::RollbackWindowRemaining, "shardwire_rollback_window_remaining_seconds", kGauge,
      "Seconds left in the open rollback window, 0 when none is open."},
+    {Id::TwoPhaseRecovered,
+     "shardwire_two_phase_recovered_total",
+     kCounter,
+     "Prepared transactions (one per shard) this instance's two-phase recovery committed or rolled back, by "
+     "decision (commit, abort).",
+     {"decision"}},
+    {Id::TwoPhaseInDoubt, "shardwire_two_phase_in_doubt", kGauge,
+     "Two-phase transactions (one per shard) still prepared after the last recovery round; 0 on instances "
+     "that do not hold the recovery lock."},
     // Process metrics as the Prometheus client libraries define them (read from /proc/self).
     {Id::ProcessCpuSeconds, "process_cpu_seconds_total", kCounter,
      "Total user and system CPU time spent in seconds."},

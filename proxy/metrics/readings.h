@@ -81,6 +81,13 @@ struct MoverReadings {
   double rollback_window_remaining_seconds = 0;         // 0 when no window is open
 };
 
+// Two-phase recovery (docs/architecture.md §7.8); all zero without a catalog.
+struct TwoPhaseReadings {
+  uint64_t recovered_commit = 0;
+  uint64_t recovered_abort = 0;
+  int64_t in_doubt = 0;  // after the last round this instance ran
+};
+
 struct Readings {
   // Merged over workers; clients/servers lists are not needed (leave them empty). Pools are
   // summed per shard over users. traffic.client_bytes_* must already include open connections'
@@ -93,6 +100,7 @@ struct Readings {
   ParseCacheReadings parse_cache;
   ReloadReadings reloads;
   MoverReadings mover;
+  TwoPhaseReadings two_phase;
 };
 
 }  // namespace sw::metrics

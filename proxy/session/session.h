@@ -88,6 +88,12 @@ class SessionHost {
   virtual void dequeue_from_cutover(Session* session) = 0;
   // The admin console: `reply` gets the answer (without ReadyForQuery) on this thread, once.
   virtual void admin_command(std::string_view sql, std::function<void(std::string)> reply) = 0;
+  // Two-phase commit: a new gid (two_phase_gid: this process's instance, the worker, a counter).
+  virtual std::string next_two_phase_gid() = 0;
+  // Two-phase commit: records 'commit' for `gid` in the catalog (presumed abort; off this thread)
+  // and calls `done` on this thread with what the catalog said (`detail`: why it is unknown).
+  virtual void decide_commit(const std::string& gid, const std::vector<std::string>& shards,
+                             std::function<void(Decision, std::string)> done) = 0;
 };
 
 // What the session knows about its client, for as long as it is connected.
@@ -231,7 +237,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void catch_up_parked_leg();
   std::string joining_prologue();
   void restore_parked_leg();
-  Next end_across_legs(bool commit);
+  // `consumed`: the Query's size; `batch`: the extended batch that holds the COMMIT.
+  Next end_across_legs(bool commit, size_t consumed, const ExtendedBatch* batch = nullptr);
   Next finish_ending(const wire::Frame& query);
   std::vector<std::string> every_leg_sql(const parser::StatementFacts& statement) const;
   void send_to_every_leg(const parser::StatementFacts& statement);
@@ -255,6 +262,16 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void close_session_statement(std::string_view name);
   int shard_holding_deallocated(const parser::StatementFacts& statement) const;
   void release_parked_legs();
+  // Two-phase commit (session_two_phase.cc)
+  CrossShardWrites cross_shard_writes() const;
+  Status refuse_commit_among_statements(const parser::QueryFacts& facts) const;
+  Next start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered, bool extended);
+  void send_two_phase(const std::vector<LegCommand>& commands);
+  void on_two_phase_message(Leg& leg, const wire::Frame& frame);
+  void on_two_phase_leg_lost(int shard, const Status& why);
+  void advance_two_phase();
+  void on_commit_decision(Decision decision, const std::string& detail);
+  void finish_two_phase();
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);

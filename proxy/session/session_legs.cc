@@ -102,6 +102,7 @@ Status Session::check_write(const parser::QueryFacts& facts, const router::Route
   int shard = statement_shard(facts, route);
   if (shard < 0) shard = txn_.leg.shard;
   if (shard < 0) return Status::ok();
+  txn_.shards.set_cross_shard_writes(cross_shard_writes());
   return txn_.shards.on_statement(shard, writes_any(facts),
                                   host_.directory()->shard_name(static_cast<uint16_t>(shard)));
 }
@@ -119,15 +120,16 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
   const parser::StatementFacts* only = facts->statements.size() == 1 ? &facts->statements.front() : nullptr;
   if (only != nullptr && !txn_.parked.empty()) {
     if (only->kind == StatementKind::Commit || only->kind == StatementKind::Rollback)
-      return end_across_legs(only->kind == StatementKind::Commit);
+      return end_across_legs(only->kind == StatementKind::Commit, query.size);
     send_to_every_leg(*only);
   }
   router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*facts, route);
   if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);
   if (target < 0 || target == leg.shard) return Next::Forward;
-  const int writer = txn_.shards.open() ? txn_.shards.writer() : -1;
-  if (writes_any(*facts) && writer >= 0 && writer != target) return Next::Forward;  // refused there
+  txn_.shards.set_cross_shard_writes(cross_shard_writes());
+  if (writes_any(*facts) && txn_.shards.open() && !txn_.shards.may_write(target))
+    return Next::Forward;  // refused there
   if (!leg.tracker.idle()) {
     request_.leg_wait = true;  // read_server_messages reads on once the active leg owes nothing
     return Next::Stop;
@@ -196,7 +198,7 @@ void Session::restore_parked_leg() {
 // COMMIT or ROLLBACK with parked legs: once the active leg owes nothing, a COMMIT makes the
 // written leg the active one, and the parked legs get the COMMIT (ROLLBACK) first. The client's
 // statement stays in the input until they answered (finish_ending).
-Session::Next Session::end_across_legs(bool commit) {
+Session::Next Session::end_across_legs(bool commit, size_t consumed, const ExtendedBatch* batch) {
   // Session pooling: the session's servers the transaction did not touch have nothing to end.
   if (std::all_of(txn_.parked.begin(), txn_.parked.end(),
                   [](const Leg& other) { return other.server_status == 'I'; }))
@@ -215,6 +217,17 @@ Session::Next Session::end_across_legs(bool commit) {
     std::vector<int> legs{txn_.leg.shard};
     for (const Leg& other : txn_.parked) legs.push_back(other.shard);
     CommitPlan plan = txn_.shards.commit_plan(legs);
+    if (plan.kind == CommitPlan::Kind::TwoPhase) {
+      if (batch == nullptr) return start_two_phase(plan, consumed, {}, false);
+      if (batch->control_size > 0)
+        return start_two_phase(plan, batch->control_size, batch->control_answer, true);
+      answer_with_error(
+          Status::client("0A000",
+                         "COMMIT of a transaction written on several shards runs two-phase commit, "
+                         "which needs the COMMIT as a Query or as [Parse] Bind [Describe portal] "
+                         "Execute; the transaction is still open"));
+      return Next::Continue;
+    }
     if (plan.last != txn_.leg.shard) switch_to_leg(plan.last);  // parked: no server is acquired
   }
   txn_.ending = commit && !failed ? Ending::Commit : Ending::Rollback;
@@ -319,11 +332,13 @@ void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {
       break;
     default: break;
   }
+  if (txn_.two_phase) on_two_phase_message(leg, frame);
 }
 
-// Transaction pooling: parked legs whose transaction ended go back to their pools.
+// Transaction pooling: parked legs whose transaction ended go back to their pools (not while a
+// two-phase commit runs: a prepared leg is out of its transaction but still owes its end).
 void Session::release_idle_parked() {
-  if (pools_.session_pooling) return;
+  if (pools_.session_pooling || txn_.two_phase) return;
   for (size_t i = 0; i < txn_.parked.size();) {
     Leg& other = txn_.parked[i];
     if (!other.tracker.idle() || other.server_status != 'I') {

@@ -25,7 +25,7 @@ Session::Next Session::route_batch_across_legs() {
   const parser::StatementFacts& only = batch.only();
   if (!txn_.parked.empty()) {
     if (only.kind == StatementKind::Commit || only.kind == StatementKind::Rollback)
-      return end_across_legs(only.kind == StatementKind::Commit);
+      return end_across_legs(only.kind == StatementKind::Commit, 0, &batch);
     send_to_every_leg(only);
   }
   auto values = wire::decode_bind_values(batch.bind.rest, batch.statement().types);
@@ -33,8 +33,9 @@ Session::Next Session::route_batch_across_legs() {
   router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*batch.facts, route);
   if (target < 0 || target == leg.shard) return Next::Forward;
-  const int writer = txn_.shards.open() ? txn_.shards.writer() : -1;
-  if (only.writes && writer >= 0 && writer != target) return Next::Forward;  // refused there
+  txn_.shards.set_cross_shard_writes(cross_shard_writes());
+  if (only.writes && txn_.shards.open() && !txn_.shards.may_write(target))
+    return Next::Forward;  // refused there
   if (!leg.tracker.idle()) {
     request_.leg_wait = true;
     return Next::Stop;

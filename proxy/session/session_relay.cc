@@ -31,7 +31,7 @@ void Session::consume_client(size_t n) {
 
 void Session::read_client_messages() {
   while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout && !txn_.merge &&
-         !request_.lent) {
+         !request_.lent && !txn_.two_phase) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
@@ -267,6 +267,7 @@ Status Session::forward_query(const wire::Frame& frame) {
     router::Route route = router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules());
     Status allowed = check_write(*known, route);
     if (allowed.is_ok() && !routed) allowed = check_pinned(*known, route);
+    if (allowed.is_ok()) allowed = refuse_commit_among_statements(*known);
     if (!allowed.is_ok()) {
       inject_abort(allowed, false);
       return Status::ok();

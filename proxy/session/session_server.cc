@@ -93,6 +93,9 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
       if (auto tag = wire::decode_command_complete(frame.body); relay && tag) {
         if (*tag == "ROLLBACK") profile_.settings.end_transaction(false);
         if (*tag == "COMMIT" || *tag == "ROLLBACK") txn_.active_committed = *tag == "COMMIT";
+        // The written leg commits last: its COMMIT ends a transaction on several shards.
+        if (*tag == "COMMIT" && txn_.shards.open() && txn_.shards.touched().size() >= 2)
+          host_.traffic().count_cross_shard_commit(stats::CrossShardOutcome::OnePhase);
       }
       break;
     case 'Z': relay = on_ready_for_query(frame, relay, answered); break;

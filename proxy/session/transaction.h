@@ -15,6 +15,7 @@
 #include "session/response_tracker.h"
 #include "session/transaction_control.h"
 #include "session/transaction_shards.h"
+#include "session/two_phase_commit.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -35,6 +36,8 @@ struct Leg {
   // Session pooling: a SET or RESET ran in a transaction this server had not joined; it is brought
   // to the session's settings (SessionState::signature) before it runs the client's next request.
   bool settings_behind = false;
+  // Two-phase commit: the first error the server reported for the coordinator's statement.
+  Status end_error = Status::ok();
 
   bool attached() const { return backend != nullptr; }
   // Back at a transaction boundary: nothing owed, no transaction, no extended batch open.
@@ -45,16 +48,26 @@ struct Leg {
 // COMMIT or ROLLBACK (session_legs.cc).
 enum class Ending : uint8_t { None, Commit, Rollback };
 
+// A two-phase commit in progress (session_two_phase.cc).
+struct TwoPhaseState {
+  std::unique_ptr<TwoPhaseCommit> commit;
+  std::string answered;   // extended COMMIT: what the proxy owes before CommandComplete
+  bool extended = false;  // the batch's Sync gets the ReadyForQuery
+  bool deciding = false;  // the catalog was asked for the decision
+  int64_t started_us = 0;
+};
+
 struct Transaction {
-  TransactionControl control;          // deferred BEGIN, the status the client sees
-  TransactionShards shards;            // the shards it read and wrote, what a joining shard replays
-  Leg leg;                             // the active leg: runs the client's requests
-  std::vector<Leg> parked;             // its other legs, each on another shard
-  Ending ending = Ending::None;        // COMMIT/ROLLBACK runs on the parked legs first
-  std::string end_failure;             // what a parked leg answered that fails the COMMIT
-  bool active_committed = false;       // the active leg's last transaction end was a COMMIT
-  std::unique_ptr<Fanout> fanout;      // a statement running on every shard, outside any transaction
-  std::unique_ptr<MergeFanout> merge;  // a read on every shard whose rows are merged
+  TransactionControl control;                // deferred BEGIN, the status the client sees
+  TransactionShards shards;                  // the shards it read and wrote, what a joining shard replays
+  Leg leg;                                   // the active leg: runs the client's requests
+  std::vector<Leg> parked;                   // its other legs, each on another shard
+  Ending ending = Ending::None;              // COMMIT/ROLLBACK runs on the parked legs first
+  std::string end_failure;                   // what a parked leg answered that fails the COMMIT
+  bool active_committed = false;             // the active leg's last transaction end was a COMMIT
+  std::unique_ptr<Fanout> fanout;            // a statement running on every shard, outside any transaction
+  std::unique_ptr<MergeFanout> merge;        // a read on every shard whose rows are merged
+  std::unique_ptr<TwoPhaseState> two_phase;  // COMMIT runs two-phase commit: every leg is parked
 
   bool holds_server() const {
     return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr;

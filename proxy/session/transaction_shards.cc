@@ -9,7 +9,7 @@ void TransactionShards::begin(std::string begin) {
   open_ = true;
   replay_ = std::move(begin);
   touched_.clear();
-  writer_ = -1;
+  writers_.clear();
   writer_name_.clear();
 }
 
@@ -28,21 +28,35 @@ Status TransactionShards::on_statement(int shard, bool writes, const std::string
   if (!open_) return Status::ok();
   if (std::find(touched_.begin(), touched_.end(), shard) == touched_.end()) touched_.push_back(shard);
   if (!writes) return Status::ok();
-  if (writer_ >= 0 && writer_ != shard) return cross_shard_write(writer_name_, shard_name);
-  writer_ = shard;
-  writer_name_ = shard_name;
+  if (!may_write(shard)) return cross_shard_write(writer_name_, shard_name, policy_);
+  if (writers_.empty()) writer_name_ = shard_name;
+  if (std::find(writers_.begin(), writers_.end(), shard) == writers_.end()) writers_.push_back(shard);
   return Status::ok();
+}
+
+bool TransactionShards::may_write(int shard) const {
+  if (writers_.empty() || policy_ == CrossShardWrites::TwoPhase) return true;
+  return std::find(writers_.begin(), writers_.end(), shard) != writers_.end();
 }
 
 CommitPlan TransactionShards::commit_plan(const std::vector<int>& legs) const {
   CommitPlan plan;
   plan.first.reserve(legs.size());
+  auto written = [&](int shard) {
+    return std::find(writers_.begin(), writers_.end(), shard) != writers_.end();
+  };
+  const bool two_phase =
+      std::count_if(legs.begin(), legs.end(), [&](int shard) { return written(shard); }) >= 2;
+  if (two_phase) plan.kind = CommitPlan::Kind::TwoPhase;
   for (int shard : legs) {
-    if (shard == writer_)
-      plan.last = shard;
-    else
+    if (!written(shard))
       plan.first.push_back(shard);
+    else if (two_phase)
+      plan.written.push_back(shard);
+    else
+      plan.last = shard;
   }
+  if (two_phase) return plan;
   if (plan.last < 0 && !plan.first.empty()) {
     plan.last = plan.first.back();
     plan.first.pop_back();
@@ -54,16 +68,21 @@ void TransactionShards::end() {
   open_ = false;
   replay_.clear();
   touched_.clear();
-  writer_ = -1;
+  writers_.clear();
   writer_name_.clear();
 }
 
-Status TransactionShards::cross_shard_write(const std::string& first, const std::string& second) {
+Status TransactionShards::cross_shard_write(const std::string& first, const std::string& second,
+                                            CrossShardWrites policy) {
+  const std::string why = policy == CrossShardWrites::RefuseNoCatalog
+                              ? "two-phase commit needs catalog.dsn (the catalog records the commit "
+                                "decisions), and this proxy has no catalog configured"
+                              : "sharding.cross_shard_transactions is refuse in the proxy's config";
   return Status::client(
       "0A000", "the transaction wrote on shard " + first + " and this statement writes on shard " + second +
-                   ": writes on two shards in one transaction need two-phase commit, which "
-                   "shardwire does not do yet; the transaction is aborted (ROLLBACK, then write "
-                   "each shard in its own transaction)");
+                   ": writes on two shards in one transaction need two-phase commit; " + why +
+                   "; the transaction is aborted (ROLLBACK, then write each shard in its "
+                   "own transaction)");
 }
 
 }  // namespace sw::session

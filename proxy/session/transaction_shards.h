@@ -1,10 +1,9 @@
 // Which shards a transaction touched, which of them it wrote on, and what its COMMIT does there.
-// A transaction may read on any number of shards but write on at most one: without two-phase
-// commit, one COMMIT per shard cannot be made atomic across two written shards. With a single
-// written shard the commit is atomic anyway: the read-only legs commit first, the written leg
-// last, so a failure before the last COMMIT rolls everything back (a read-only leg's COMMIT has
-// no effect to undo). Two-phase commit plugs in here: a second written shard would then make the
-// plan TwoPhase instead of a refusal.
+// With a single written shard the commit is atomic without two-phase commit: the read-only legs
+// commit first, the written leg last, so a failure before the last COMMIT rolls everything back
+// (a read-only leg's COMMIT has no effect to undo). A second written shard makes the plan
+// TwoPhase (session/two_phase_commit.h) when sharding.cross_shard_transactions is two_phase and a
+// catalog records the decisions; otherwise that write is refused with 0A000.
 // Pure: no I/O.
 #pragma once
 
@@ -20,10 +19,19 @@ namespace sw::session {
 struct CommitPlan {
   enum class Kind {
     OnePhase,  // plain COMMIT on `first`, then on `last`
+    TwoPhase,  // COMMIT on `first`; PREPARE TRANSACTION, decision, COMMIT PREPARED on `written`
   };
   Kind kind = Kind::OnePhase;
-  std::vector<int> first;  // read-only legs: committed first
-  int last = -1;           // the written leg (or a read-only one when nothing was written)
+  std::vector<int> first;    // read-only legs: committed first
+  int last = -1;             // OnePhase: the written leg (or a read-only one when nothing was written)
+  std::vector<int> written;  // TwoPhase: the written legs, at least two
+};
+
+// What a write on a second shard of a transaction gets.
+enum class CrossShardWrites {
+  TwoPhase,         // allowed: COMMIT runs two-phase commit
+  Refuse,           // sharding.cross_shard_transactions: refuse
+  RefuseNoCatalog,  // two_phase configured, but no catalog.dsn to record decisions in
 };
 
 class TransactionShards {
@@ -41,10 +49,17 @@ class TransactionShards {
   // What a shard joining the transaction runs before the statement that needs it.
   const std::string& replay() const { return replay_; }
 
-  // A statement runs on `shard`. A write on a second shard is refused: the error names both shards.
+  // What a write on a second shard gets from now on (the session sets it from its config).
+  void set_cross_shard_writes(CrossShardWrites policy) { policy_ = policy; }
+  // A statement runs on `shard`. A write on a second shard is refused unless the policy allows
+  // two-phase commit: the error names both shards.
   Status on_statement(int shard, bool writes, const std::string& shard_name);
-  // The shard written on so far, -1 for none.
-  int writer() const { return writer_; }
+  // The first shard written on, -1 for none.
+  int writer() const { return writers_.empty() ? -1 : writers_.front(); }
+  // Every shard written on, in the order of their first writes.
+  const std::vector<int>& writers() const { return writers_; }
+  // A write on `shard` would be allowed (not refused by on_statement).
+  bool may_write(int shard) const;
   const std::vector<int>& touched() const { return touched_; }
   // The commit order over the legs the transaction holds.
   CommitPlan commit_plan(const std::vector<int>& legs) const;
@@ -52,14 +67,16 @@ class TransactionShards {
   void end();
 
   // The refusal of a write on `second` after writes on `first`.
-  static Status cross_shard_write(const std::string& first, const std::string& second);
+  static Status cross_shard_write(const std::string& first, const std::string& second,
+                                  CrossShardWrites policy);
 
  private:
   bool open_ = false;
   std::string replay_;
   std::vector<int> touched_;
-  int writer_ = -1;
-  std::string writer_name_;
+  std::vector<int> writers_;
+  std::string writer_name_;  // of the first written shard
+  CrossShardWrites policy_ = CrossShardWrites::Refuse;
 };
 
 }  // namespace sw::session

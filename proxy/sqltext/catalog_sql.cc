@@ -84,6 +84,17 @@ ALTER TABLE shardwire.migrations
 CREATE INDEX IF NOT EXISTS migrations_active ON shardwire.migrations (id)
   WHERE state NOT IN ('done', 'failed', 'cancelled', 'rolled_back');
 
+-- Two-phase commit decisions (docs/architecture.md §7.8): a cross-shard write's
+-- coordinator inserts 'commit' after every written leg prepared; recovery inserts 'abort' for a
+-- shardwire gid prepared longer than the grace period without a decision. Both use ON CONFLICT
+-- (gid) DO NOTHING, so the first decision wins. A row is deleted once no shard holds its gid.
+CREATE TABLE IF NOT EXISTS shardwire.transactions (
+  gid text PRIMARY KEY,
+  shards text[] NOT NULL,
+  decision text NOT NULL CHECK (decision IN ('commit', 'abort')),
+  decided_at timestamptz NOT NULL DEFAULT now()
+);
+
 -- The directory version of the current transaction: bumped (and NOTIFYed) on first use, the
 -- same value for every later change in the transaction.
 CREATE OR REPLACE FUNCTION shardwire.bump_directory_version() RETURNS bigint

@@ -31,6 +31,8 @@ inline constexpr const char* kInitLockSql = "SELECT pg_advisory_xact_lock(hashte
 //   buckets(bucket, shard, state, version)
 //   routers(id, directory_version, heartbeat_at, started_at, host, port, pid)
 //   migrations(id, state, source, target, buckets, created_at, updated_at, error, steps jsonb)
+//   transactions(gid, shards text[], decision 'commit'|'abort', decided_at)  two-phase commit
+//     decisions, at most one per gid (catalog/two_phase.h)
 // Contract: any INSERT/UPDATE of buckets rows sets their `version` to the transaction's new
 // directory version; any INSERT/UPDATE/DELETE/TRUNCATE bumps directory_version exactly once per
 // transaction and sends NOTIFY shardwire_directory '<version>' (delivered at commit); DELETE and

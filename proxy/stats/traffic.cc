@@ -22,6 +22,16 @@ std::string_view login_result_name(LoginResult result) {
   return "?";
 }
 
+std::string_view cross_shard_outcome_name(CrossShardOutcome outcome) {
+  switch (outcome) {
+    case CrossShardOutcome::OnePhase: return "one_phase";
+    case CrossShardOutcome::TwoPhaseCommitted: return "two_phase_committed";
+    case CrossShardOutcome::RolledBack: return "rolled_back";
+    case CrossShardOutcome::Unknown: return "unknown";
+  }
+  return "?";
+}
+
 uint64_t PoolTraffic::query_count() const {
   uint64_t total = 0;
   for (uint64_t n : queries) total += n;
@@ -68,6 +78,8 @@ void WorkerTraffic::merge(const WorkerTraffic& other) {
   for (size_t i = 0; i < kMergeKinds; ++i) merged_reads[i] += other.merged_reads[i];
   merged_rows_in += other.merged_rows_in;
   merged_rows_out += other.merged_rows_out;
+  for (size_t i = 0; i < kCrossShardOutcomes; ++i) cross_shard_commits[i] += other.cross_shard_commits[i];
+  two_phase_commit_latency.merge(other.two_phase_commit_latency);
 }
 
 }  // namespace sw::stats

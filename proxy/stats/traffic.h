@@ -26,6 +26,16 @@ enum class LoginResult : uint8_t { Ok, BadCredentials, NotAllowed, Error };
 constexpr size_t kLoginResults = 4;
 std::string_view login_result_name(LoginResult result);
 
+// How a transaction that held legs on several shards ended (session/two_phase_commit.h).
+enum class CrossShardOutcome : uint8_t {
+  OnePhase,           // committed with plain COMMITs: at most one shard written
+  TwoPhaseCommitted,  // committed by two-phase commit
+  RolledBack,         // a two-phase commit rolled back (a leg failed, or recovery decided abort)
+  Unknown,            // a two-phase commit whose decision could not be recorded (client got 08007)
+};
+constexpr size_t kCrossShardOutcomes = 4;
+std::string_view cross_shard_outcome_name(CrossShardOutcome outcome);
+
 // Work done by one pool (one shard, one login), in pgbouncer's SHOW STATS terms.
 struct PoolTraffic {
   std::array<uint64_t, kRouteLabels> queries{};
@@ -53,9 +63,16 @@ struct WorkerTraffic {
   std::array<uint64_t, kMergeKinds> merged_reads{};  // reads that span shards, by merge step
   uint64_t merged_rows_in = 0;                       // rows the shards sent to merges
   uint64_t merged_rows_out = 0;                      // rows merges sent to clients
+  // COMMITs of transactions on several shards, by outcome (CrossShardOutcome).
+  std::array<uint64_t, kCrossShardOutcomes> cross_shard_commits{};
+  // Two-phase commits that committed: from the client's COMMIT to its CommandComplete.
+  LatencyHistogram two_phase_commit_latency;
 
   void count_login(LoginResult result) { ++logins[static_cast<size_t>(result)]; }
   void count_backend_error(std::string_view sqlstate);
+  void count_cross_shard_commit(CrossShardOutcome outcome) {
+    ++cross_shard_commits[static_cast<size_t>(outcome)];
+  }
   void merge(const WorkerTraffic& other);
 };
 

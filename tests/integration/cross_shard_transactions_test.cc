@@ -1,10 +1,10 @@
 // Transactions that touch two shards through shardwire (real PostgreSQL, libpq): reads on both
 // shards commit; a write on one shard with reads on the other commits with the row visible; a
-// write on a second shard is refused (0A000, both shards named, two-phase commit) and nothing is
-// committed; ROLLBACK and savepoints reach every leg, a savepoint made before a leg joined is
-// replayed there; a killed server on one leg leaves no shard idle in transaction; session pooling
-// keeps one server per shard with the session's settings on each. After every case no server of
-// either shard is left idle in transaction (pg_stat_activity).
+// write on a second shard is refused under sharding.cross_shard_transactions: refuse (0A000, both
+// shards named, two-phase commit) and nothing is committed; ROLLBACK and savepoints reach every leg, a
+// savepoint made before a leg joined is replayed there; a killed server on one leg leaves no shard idle in
+// transaction; session pooling keeps one server per shard with the session's settings on each. After every
+// case no server of either shard is left idle in transaction (pg_stat_activity).
 #include <thread>
 #include <vector>
 
@@ -18,9 +18,11 @@ namespace {
 
 std::string k(int64_t key) { return std::to_string(key); }
 
+// sharding.cross_shard_transactions: refuse (integration.two_phase runs the two-phase commits).
 ShardedOptions two_shards(const std::string& pool_mode = "transaction") {
   ShardedOptions options;
   options.shards = 2;
+  options.cross_shard_transactions = "refuse";
   options.proxy.pool_mode = pool_mode;
   return options;
 }

@@ -1,7 +1,8 @@
 // Transactions through shardwire against a catalog and 3 real shard databases: statements before
 // the first routed one of a transaction (a Parse, a SET LOCAL, a savepoint, a SELECT naming no
-// table) do not pin it to the default shard; cross-shard transactions, unroutable writes and
-// cross-shard multi-row INSERTs are refused with 0A000. Every case has its own catalog + 3 shard
+// table) do not pin it to the default shard; cross-shard transactions (under
+// sharding.cross_shard_transactions: refuse), unroutable writes and cross-shard multi-row INSERTs
+// are refused with 0A000. Every case has its own catalog + 3 shard
 // databases and proxy (harness/sharded_fixture.h).
 #include "it_test.h"
 
@@ -151,7 +152,9 @@ TEST_SUITE("sharding_transactions") {
 
   TEST_CASE("a transaction that crosses shards is refused with 0A000 naming both shards and is rolled back") {
     PROXY_ONLY();
-    ShardedFixture f;
+    ShardedOptions refuse;
+    refuse.cross_shard_transactions = "refuse";
+    ShardedFixture f(refuse);
     const int64_t a = key_where([](uint32_t b) { return b % kShards == 0; }, 100);
     const int64_t b = key_where([](uint32_t bk) { return bk % kShards == 2; }, 100);
     const int64_t a2 = key_where([](uint32_t bk) { return bk % kShards == 0; }, a + 1);

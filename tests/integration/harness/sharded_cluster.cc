@@ -64,6 +64,8 @@ ProxyOptions ShardedSetup::proxy_options(const std::string& catalog_dsn_override
   y += "  buckets: " + std::to_string(options_.buckets) + "\n";
   y += "  default_shard: s0\n";
   y += "  directory_lease: " + options_.directory_lease + "\n";
+  if (!options_.cross_shard_transactions.empty())
+    y += "  cross_shard_transactions: " + options_.cross_shard_transactions + "\n";
   y += "  tables:\n";
   y += options_.tables_yaml;
   if (!options_.reference_tables.empty()) y += "  reference_tables: " + options_.reference_tables + "\n";

@@ -23,6 +23,7 @@ struct ShardedOptions {
   int shards = 3;
   int buckets = 4096;
   std::string directory_lease = "30s";
+  std::string cross_shard_transactions;  // sharding.cross_shard_transactions; empty: the default
   // The YAML list items under sharding.tables (indented by 4 spaces).
   std::string tables_yaml = "    - name: orders\n      key: tenant_id\n      type: bigint\n";
   // sharding.reference_tables as a YAML flow list ("[plans, public.countries]"); "" for none.

@@ -54,6 +54,7 @@ const Spelling kVerbs[] = {
     {"SHOW DIRECTORY", Verb::ShowDirectory},
     {"SHOW ROUTERS", Verb::ShowRouters},
     {"SHOW SEQUENCES", Verb::ShowSequences},
+    {"SHOW TRANSACTIONS", Verb::ShowTransactions},
     {"PAUSE", Verb::Pause},
     {"RESUME", Verb::Resume},
     {"RELOAD", Verb::Reload},

@@ -35,6 +35,8 @@ class FakeHost : public ConsoleHost {
   bool client_exists = true;
   Result<std::vector<catalog::RegisteredRouter>> routers = std::vector<catalog::RegisteredRouter>{};
   Result<std::vector<catalog::IdSlot>> id_slots = std::vector<catalog::IdSlot>{};
+  Result<std::vector<catalog::InDoubtTransaction>> in_doubt = std::vector<catalog::InDoubtTransaction>{
+      {"shardwire_00000000000000aa_0_1", "s1", "2026-12-02 13:00:00+00", 7.5, "none", "00000000000000aa"}};
 
   std::vector<std::string> calls;
   std::vector<std::function<void()>> pending;  // deferred answers, in call order
@@ -59,6 +61,10 @@ class FakeHost : public ConsoleHost {
   void list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) override {
     calls.push_back("list_id_slots");
     answer([this, done] { done(id_slots); });
+  }
+  void list_in_doubt(std::function<void(Result<std::vector<catalog::InDoubtTransaction>>)> done) override {
+    calls.push_back("list_in_doubt");
+    answer([this, done] { done(in_doubt); });
   }
   ProxyState state() override { return proxy_state; }
   void pause(std::function<void()> done) override {
@@ -204,25 +210,16 @@ std::map<char, std::string> error_fields(const std::string& reply) {
   return fields;
 }
 
-const char* const kShows[] = {"SHOW HELP",
-                              "SHOW VERSION",
-                              "SHOW CONFIG",
-                              "SHOW DATABASES",
-                              "SHOW POOLS",
-                              "SHOW CLIENTS",
-                              "SHOW SERVERS",
-                              "SHOW STATS",
-                              "SHOW STATS_TOTALS",
-                              "SHOW LISTS",
-                              "SHOW USERS",
-                              "SHOW STATE",
-                              "SHOW SHARDS",
-                              "SHOW BUCKETS",
-                              "SHOW BUCKETS s1",
-                              "SHOW DIRECTORY",
-                              "SHOW ROUTERS",
-                              "SHOW SEQUENCES",
-                              "SHOW ROUTE SELECT * FROM orders WHERE tenant_id = 7"};
+const char* const kShows[] = {"SHOW HELP",         "SHOW VERSION",
+                              "SHOW CONFIG",       "SHOW DATABASES",
+                              "SHOW POOLS",        "SHOW CLIENTS",
+                              "SHOW SERVERS",      "SHOW STATS",
+                              "SHOW STATS_TOTALS", "SHOW LISTS",
+                              "SHOW USERS",        "SHOW STATE",
+                              "SHOW SHARDS",       "SHOW BUCKETS",
+                              "SHOW BUCKETS s1",   "SHOW DIRECTORY",
+                              "SHOW ROUTERS",      "SHOW SEQUENCES",
+                              "SHOW TRANSACTIONS", "SHOW ROUTE SELECT * FROM orders WHERE tenant_id = 7"};
 
 }  // namespace
 
@@ -247,7 +244,7 @@ TEST_CASE("every SHOW replies once with a result set") {
       // Nothing but reads: no pause, reload, shutdown...
       for (const auto& call : h.host.calls) {
         CHECK((call == "reply" || call.rfind("gather", 0) == 0 || call == "list_routers" ||
-               call == "list_id_slots"));
+               call == "list_id_slots" || call == "list_in_doubt"));
       }
     }
   }
@@ -267,6 +264,7 @@ TEST_CASE("only SHOW CLIENTS and SHOW SERVERS gather the per-connection lists") 
     if (snapshot) expected.push_back(lists ? "gather lists" : "gather");
     if (what == "SHOW ROUTERS") expected.push_back("list_routers");
     if (what == "SHOW SEQUENCES") expected.push_back("list_id_slots");
+    if (what == "SHOW TRANSACTIONS") expected.push_back("list_in_doubt");
     expected.push_back("reply");
     CHECK(h.host.calls == expected);
   }
@@ -372,6 +370,21 @@ TEST_CASE("SHOW ROUTERS without catalog.dsn is 55000; a catalog error is passed 
   auto fields = error_fields(down.reply());
   CHECK(fields['C'] == "08006");
   CHECK(fields['M'] == "could not connect to the catalog");
+}
+
+TEST_CASE("SHOW TRANSACTIONS without catalog.dsn is 55000; a shard error is passed on") {
+  Harness none;
+  none.host.cfg = load(false);
+  none.run("SHOW TRANSACTIONS");
+  CHECK(error_fields(none.reply())['C'] == "55000");
+  CHECK(none.host.calls == std::vector<std::string>{"reply"});
+
+  Harness down;
+  down.host.in_doubt = Status::server("08006", "shard s1: connection refused");
+  down.run("SHOW TRANSACTIONS");
+  auto fields = error_fields(down.reply());
+  CHECK(fields['C'] == "08006");
+  CHECK(fields['M'] == "shard s1: connection refused");
 }
 
 TEST_CASE("directory commands without a directory, an unknown shard, bad SQL") {

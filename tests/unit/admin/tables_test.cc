@@ -486,6 +486,21 @@ TEST_CASE("SHOW HELP, VERSION, STATE, DIRECTORY, ROUTERS") {
                           "2023-11-14 22:14:20+00", "1.250"});
 }
 
+TEST_CASE("SHOW TRANSACTIONS: one row per (gid, shard), owner NULL for a gid of another form") {
+  std::vector<catalog::InDoubtTransaction> rows = {
+      {"shardwire_00000000000000aa_0_1", "s0", "2026-12-02 13:00:00+00", 7.5, "commit", "00000000000000aa"},
+      {"shardwire_00000000000000aa_0_1", "s1", "2026-12-02 13:00:01+00", 6.25, "commit", "00000000000000aa"},
+      {"shardwire_odd", "s1", "2026-12-02 13:00:02+00", 0.5, "none", ""}};
+  ResultTable t = transactions_table(rows);
+  CHECK(names(t) == "gid,shard,prepared,age_s,decision,owner");
+  check_shape(t, 3);
+  CHECK(row(t, 0) == Row{"shardwire_00000000000000aa_0_1", "s0", "2026-12-02 13:00:00+00", "7.500", "commit",
+                         "00000000000000aa"});
+  CHECK(row(t, 1)[1] == "s1");
+  CHECK(row(t, 2) == Row{"shardwire_odd", "s1", "2026-12-02 13:00:02+00", "0.500", "none", "<null>"});
+  check_shape(transactions_table({}), 0);
+}
+
 TEST_CASE("SHOW MIGRATIONS: why a planned migration waits; rollback windows hold no mover slot") {
   using catalog::MigrationState;
   auto migration = [](int64_t id, MigrationState state) {

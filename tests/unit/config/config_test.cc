@@ -120,6 +120,7 @@ TEST_CASE("defaults of a minimal config") {
   CHECK(c.sharding.buckets == 4096);
   CHECK(c.sharding.default_shard == "a");  // the first shard
   CHECK(c.sharding.directory_lease == 30s);
+  CHECK(c.sharding.cross_shard_transactions == CrossShardTransactions::TwoPhase);
   CHECK(c.mover.rollback_window == 24h);
   CHECK(c.mover.max_concurrent == 2);
   CHECK(c.cutover.queue_max == 10000);
@@ -143,6 +144,7 @@ TEST_CASE("values in every accepted spelling") {
                       "sharding:\n"
                       "  buckets: 1048576\n"
                       "  directory_lease: 1h\n"
+                      "  cross_shard_transactions: refuse\n"
                       "  tables:\n"
                       "    - { name: a, key: k, type: int }\n"
                       "    - { name: b, key: k, type: int2 }\n"
@@ -169,6 +171,7 @@ TEST_CASE("values in every accepted spelling") {
   CHECK(c.pool.server_reset_query == "RESET ALL");
   CHECK(c.sharding.buckets == 1048576);
   CHECK(c.sharding.directory_lease == 1h);
+  CHECK(c.sharding.cross_shard_transactions == CrossShardTransactions::Refuse);
   REQUIRE(c.sharding.tables.size() == 7);
   CHECK(c.sharding.tables[0].type == "integer");
   CHECK(c.sharding.tables[1].type == "smallint");
@@ -214,6 +217,8 @@ TEST_CASE("bad values name file, line and key") {
   expect_error(kHead + "fanout:\n  max_groups: 0\n", 8, "fanout.max_groups", "between 1 and");
   expect_error(kHead + "cutover:\n  drain_timeout: 2s\n  drain_action: kill\n", 9, "cutover.drain_action",
                "must be one of abort | terminate, got \"kill\"");
+  expect_error(kHead + "sharding:\n  cross_shard_transactions: 2pc\n", 8, "sharding.cross_shard_transactions",
+               "must be one of two_phase | refuse, got \"2pc\"");
   expect_error(kHead + "sharding: { buckets: 0 }\n", 7, "sharding.buckets", "between 1 and 1048576");
   expect_error(kHead + "sharding:\n  buckets: 2000000\n", 8, "sharding.buckets", "between 1 and 1048576");
   expect_error(kHead + "max_message_size: 256XB\n", 7, "max_message_size", "must be a size like");

@@ -99,6 +99,21 @@ TEST_CASE("every state of a fixed label set is present, 0 when nothing is in it"
   CHECK(has_line(text, "# TYPE shardwire_backend_errors_total counter"));
 }
 
+TEST_CASE("two-phase recovery: recovered prepared transactions by decision, in doubt after the last round") {
+  std::string empty = render(Readings{});
+  CHECK(has_line(empty, "shardwire_two_phase_recovered_total{decision=\"commit\"} 0"));
+  CHECK(has_line(empty, "shardwire_two_phase_recovered_total{decision=\"abort\"} 0"));
+  CHECK(has_line(empty, "shardwire_two_phase_in_doubt 0"));
+  Readings readings;
+  readings.two_phase = {5, 2, 3};
+  std::string text = render(readings);
+  CHECK(has_line(text, "# TYPE shardwire_two_phase_recovered_total counter"));
+  CHECK(has_line(text, "shardwire_two_phase_recovered_total{decision=\"commit\"} 5"));
+  CHECK(has_line(text, "shardwire_two_phase_recovered_total{decision=\"abort\"} 2"));
+  CHECK(has_line(text, "# TYPE shardwire_two_phase_in_doubt gauge"));
+  CHECK(has_line(text, "shardwire_two_phase_in_doubt 3"));
+}
+
 TEST_CASE("directory, buckets by shard and state, build info") {
   std::string text = render(sample_readings());
   CHECK(has_line(text, "shardwire_client_connections{state=\"active\"} 7"));

@@ -8,6 +8,7 @@
 #include <vector>
 
 using sw::session::CommitPlan;
+using sw::session::CrossShardWrites;
 using sw::session::TransactionShards;
 
 namespace {
@@ -81,6 +82,83 @@ TEST_CASE("the refusal of a second written shard names both shards and two-phase
   CHECK(refused.message.find("shard s0") != std::string::npos);
   CHECK(refused.message.find("shard s1") != std::string::npos);
   CHECK(refused.message.find("two-phase commit") != std::string::npos);
+}
+
+TEST_CASE("each refusal says why two-phase commit did not run") {
+  TransactionShards shards;
+  shards.set_cross_shard_writes(CrossShardWrites::RefuseNoCatalog);
+  shards.begin("BEGIN");
+  REQUIRE(shards.on_statement(0, true, "s0").is_ok());
+  CHECK_FALSE(shards.may_write(1));
+  auto refused = shards.on_statement(1, true, "s1");
+  CHECK(refused.sqlstate == "0A000");
+  CHECK(refused.message.find("catalog.dsn") != std::string::npos);
+  shards.set_cross_shard_writes(CrossShardWrites::Refuse);
+  refused = shards.on_statement(1, true, "s1");
+  CHECK(refused.message.find("sharding.cross_shard_transactions is refuse") != std::string::npos);
+  CHECK(shards.writers() == std::vector<int>{0});
+}
+
+namespace {
+
+struct TwoPhaseCase {
+  const char* name;
+  std::vector<std::pair<int, bool>> statements;  // shard, writes
+  std::vector<int> legs;
+  CommitPlan::Kind kind;
+  std::vector<int> first;
+  std::vector<int> written;
+  int last;
+};
+
+}  // namespace
+
+TEST_CASE("with two-phase commit allowed, two written legs make the plan TwoPhase") {
+  using Kind = CommitPlan::Kind;
+  const std::vector<TwoPhaseCase> cases = {
+      {"one written shard keeps the one-phase plan",
+       {{0, true}, {1, false}},
+       {0, 1},
+       Kind::OnePhase,
+       {1},
+       {},
+       0},
+      {"two written shards", {{0, true}, {1, true}}, {1, 0}, Kind::TwoPhase, {}, {1, 0}, -1},
+      {"two written, one read",
+       {{0, true}, {2, false}, {1, true}},
+       {1, 2, 0},
+       Kind::TwoPhase,
+       {2},
+       {1, 0},
+       -1},
+      {"three written, written twice",
+       {{2, true}, {0, true}, {2, true}, {1, true}},
+       {0, 1, 2},
+       Kind::TwoPhase,
+       {},
+       {0, 1, 2},
+       -1},
+      {"a written shard without a leg left (lost) does not count",
+       {{0, true}, {1, true}},
+       {1},
+       Kind::OnePhase,
+       {},
+       {},
+       1},
+  };
+  for (const TwoPhaseCase& c : cases) {
+    CAPTURE(c.name);
+    TransactionShards shards;
+    shards.set_cross_shard_writes(CrossShardWrites::TwoPhase);
+    shards.begin("BEGIN");
+    for (auto [shard, writes] : c.statements)
+      CHECK(shards.on_statement(shard, writes, name_of(shard)).is_ok());
+    CommitPlan plan = shards.commit_plan(c.legs);
+    CHECK(plan.kind == c.kind);
+    CHECK(plan.first == c.first);
+    CHECK(plan.written == c.written);
+    CHECK(plan.last == c.last);
+  }
 }
 
 TEST_CASE("outside a transaction nothing is tracked; a new transaction forgets the last one") {

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <map>
 #include <string>
 
@@ -35,6 +36,10 @@ TEST_CASE("label names") {
   CHECK(login_result_name(LoginResult::BadCredentials) == "bad_credentials");
   CHECK(login_result_name(LoginResult::NotAllowed) == "not_allowed");
   CHECK(login_result_name(LoginResult::Error) == "error");
+  CHECK(cross_shard_outcome_name(CrossShardOutcome::OnePhase) == "one_phase");
+  CHECK(cross_shard_outcome_name(CrossShardOutcome::TwoPhaseCommitted) == "two_phase_committed");
+  CHECK(cross_shard_outcome_name(CrossShardOutcome::RolledBack) == "rolled_back");
+  CHECK(cross_shard_outcome_name(CrossShardOutcome::Unknown) == "unknown");
 }
 
 TEST_CASE("query and transaction counts sum every route label") {
@@ -85,6 +90,11 @@ TEST_CASE("WorkerTraffic::merge sums every field") {
   b.client_bytes_sent = 20;
   b.parse_cache_hits = 30;
   b.parse_cache_misses = 40;
+  a.count_cross_shard_commit(CrossShardOutcome::TwoPhaseCommitted);
+  b.count_cross_shard_commit(CrossShardOutcome::TwoPhaseCommitted);
+  b.count_cross_shard_commit(CrossShardOutcome::Unknown);
+  a.two_phase_commit_latency.observe_us(3000);
+  b.two_phase_commit_latency.observe_us(5000);
 
   a.merge(b);
   CHECK(a.logins[static_cast<size_t>(LoginResult::Ok)] == 3);
@@ -102,6 +112,9 @@ TEST_CASE("WorkerTraffic::merge sums every field") {
   CHECK(a.client_bytes_sent == 22);
   CHECK(a.parse_cache_hits == 33);
   CHECK(a.parse_cache_misses == 44);
+  CHECK(a.cross_shard_commits == std::array<uint64_t, kCrossShardOutcomes>{0, 2, 0, 1});
+  CHECK(a.two_phase_commit_latency.count() == 2);
+  CHECK(a.two_phase_commit_latency.sum_seconds() == doctest::Approx(0.008));
 
   // Merging into an empty one copies.
   WorkerTraffic empty;
