@@ -1,4 +1,4 @@
-// Reference tables on the shards (docs/architecture.md §6.5): every shard holds a full copy of
+// Reference tables on the shards (docs/architecture.md §6.4): every shard holds a full copy of
 // each, the default shard's being the one others are compared with and filled from. Blocking
 // libpq, on connections the caller opened; never on a worker's event loop.
 #pragma once

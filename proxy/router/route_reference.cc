@@ -1,4 +1,4 @@
-// Reference tables (docs/architecture.md §6.5): a full copy on every shard.
+// Reference tables (docs/architecture.md §6.4): a full copy on every shard.
 //
 //  * A read of reference tables only: any shard answers alike; the default shard, or the
 //    transaction's shard (Route::any_shard tells the session it may choose).

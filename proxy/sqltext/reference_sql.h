@@ -1,4 +1,4 @@
-// The SQL shardwire runs on reference tables (docs/architecture.md §6.5, "Reference tables"):
+// The SQL shardwire runs on reference tables (docs/architecture.md §6.4, "Reference tables"):
 // the digest that VERIFY REFERENCE, `shardwire init` and the mover compare between shards, and
 // the statements init fills a shard's copy with. Pure string builders, no I/O.
 #pragma once
