@@ -152,7 +152,7 @@ Route reference_every_shard(const parser::StatementFacts& statement, DdlTables t
   route.table = name;
   route.reference_write = writes;
   route.reason = writes ? (role == TableRole::CopyFrom ? "COPY into" : "TRUNCATE of") +
-                              std::string(" reference table ") + name + ": every shard, committed together"
+                              std::string(" reference table ") + name + ": every shard, all or none"
                         : (role == TableRole::Maintenance ? "maintenance of reference table "
                                                           : "DDL on reference table ") +
                               name + ": every shard in turn (not atomic)";

@@ -51,7 +51,7 @@ Route DmlRouter::reference_write(int written) const {
   route.kind = RouteKind::AllShards;
   route.reference_write = true;
   route.table = name;
-  route.reason = "write of reference table " + name + ": every shard, committed together";
+  route.reason = "write of reference table " + name + ": every shard, all or none";
   return route;
 }
 
