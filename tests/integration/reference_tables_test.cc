@@ -132,12 +132,15 @@ TEST_SUITE("reference_tables") {
     CHECK(grouped.value(2, 0) + "=" + grouped.value(2, 1) == "team=1");
     // Reference tables alone, outside and inside a transaction that is on s2.
     CHECK(c.value("SELECT string_agg(name, ',' ORDER BY id) FROM plans") == "free,pro,team");
+    CHECK(c.value("SELECT current_database() FROM plans LIMIT 1") == d.setup.shard_db(0));  // the default
     REQUIRE_OK(c.exec("BEGIN"));
     REQUIRE_OK(
         c.exec("INSERT INTO orders (tenant_id, plan_id) VALUES (" + std::to_string(tenants[2]) + ", 3)"));
     PgResult in_transaction = c.exec("SELECT count(*) FROM plans p JOIN countries c ON true");
     CHECK_OK(in_transaction);
     if (in_transaction.ok()) CHECK(in_transaction.value(0, 0) == "6");
+    // It ran on the transaction's shard: each shard is a database of its own name.
+    CHECK(c.value("SELECT current_database() FROM plans LIMIT 1") == d.setup.shard_db(2));
     REQUIRE_OK(c.exec("COMMIT"));
     PgConn s2 = d.setup.shard(2);
     CHECK(s2.value("SELECT count(*) FROM orders WHERE tenant_id = " + std::to_string(tenants[2])) == "3");
