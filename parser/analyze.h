@@ -237,6 +237,17 @@ struct SelectShape {
   std::string unmergeable;
 };
 
+// One option of a COPY statement, as written (old and new syntax alike: `CSV HEADER` is format
+// csv and header with no argument).
+struct CopyOption {
+  std::string name;   // lower-cased: "format", "delimiter", "null", "header", "quote", "escape",
+                      // "force_not_null", "force_null", "force_quote", "encoding", "freeze", ...
+  std::string value;  // a string, number or boolean argument as text ("true"/"false" for booleans)
+  bool has_value = false;
+  std::vector<std::string> columns;  // a column list argument (FORCE_NOT_NULL (a, b))
+  bool all_columns = false;          // `*` as the argument
+};
+
 struct StatementFacts {
   StatementKind kind = StatementKind::Utility;
   std::string set_name;  // Set/SetLocal/Reset: lower-cased GUC name ("search_path")
@@ -276,6 +287,11 @@ struct StatementFacts {
   // header line first (FORMAT csv with HEADER).
   bool copy_to_client = false;
   bool copy_header = false;
+  // COPY table [(columns)] FROM STDIN: the column list (empty: every column in table order) and
+  // the options, for the proxy to split the client's rows by key.
+  bool copy_from_client = false;
+  std::vector<std::string> copy_columns;
+  std::vector<CopyOption> copy_options;
 };
 
 struct QueryFacts {

@@ -156,8 +156,41 @@ int FactsBuilder::merge(JsonRef body, int parent) {
   return scope;
 }
 
+namespace {
+
+// A DefElem of COPY's options list as a CopyOption.
+CopyOption copy_option(JsonRef def) {
+  CopyOption option;
+  option.name = def["defname"].string();
+  JsonRef arg = def["arg"];
+  if (!arg) return option;
+  const std::string_view type = arg.node_type();
+  JsonRef value = arg.body();
+  option.has_value = true;
+  if (type == "String") {
+    option.value = value["sval"].string();
+  } else if (type == "Boolean") {
+    option.value = value["boolval"].boolean() ? "true" : "false";
+  } else if (type == "Integer") {
+    option.value = std::to_string(value["ival"].integer(0));
+  } else if (type == "Float") {
+    option.value = value["fval"].string();
+  } else if (type == "A_Star") {
+    option.all_columns = true;
+  } else if (type == "List") {
+    for (JsonRef item : value["items"]) option.columns.push_back(item.body()["sval"].string());
+  }
+  return option;
+}
+
+}  // namespace
+
 void FactsBuilder::copy(JsonRef body) {
   out_.copy_to_client = !body["is_from"].boolean() && !body["filename"] && !body["is_program"].boolean();
+  out_.copy_from_client =
+      body["is_from"].boolean() && !body["filename"] && !body["is_program"].boolean() && !body["query"];
+  for (JsonRef column : body["attlist"]) out_.copy_columns.push_back(column.body()["sval"].string());
+  for (JsonRef option : body["options"]) out_.copy_options.push_back(copy_option(option.body()));
   bool csv = false, header = false;
   for (JsonRef option : body["options"]) {
     JsonRef def = option.body();

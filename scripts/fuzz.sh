@@ -5,7 +5,7 @@
 # repository. Exits non-zero when any target crashes, leaks, times out or breaks an invariant,
 # and prints where the input that did it was saved.
 #
-#   scripts/fuzz.sh                      CI mode: every target, 20 s each (~3-4 min on 2 cores)
+#   scripts/fuzz.sh                      CI mode: every target, 20 s each (~4 min on 2 cores)
 #   scripts/fuzz.sh --long               3600 s per target (or FUZZ_SECONDS=...), same targets
 #   scripts/fuzz.sh parser_facts ...     only the named targets
 #
@@ -23,9 +23,9 @@ JOBS=${JOBS:-2}
 # (startup packets go up to 10 000 bytes; admin commands are one line), so mutations stay useful.
 declare -A MAX_LEN=(
   [frame_reader]=4096 [startup_auth]=12288 [pgoutput]=4096
-  [parser_facts]=4096 [admin_command]=512 [config_loader]=8192
+  [parser_facts]=4096 [admin_command]=512 [config_loader]=8192 [copy_rows]=4096
 )
-ALL_TARGETS=(frame_reader startup_auth pgoutput parser_facts admin_command config_loader)
+ALL_TARGETS=(frame_reader startup_auth pgoutput parser_facts admin_command config_loader copy_rows)
 
 seconds=${FUZZ_SECONDS:-20}
 targets=()

@@ -25,7 +25,8 @@ std::string prepared_transactions_advice(const std::string& shard_name, int64_t 
   if (value > 0) return "";
   return "shard " + shard_name + ": max_prepared_transactions is " + std::to_string(value) +
          "; transactions that write on several shards will commit with two-phase commit, which needs "
-         "it above 0: set it on that PostgreSQL (e.g. ALTER SYSTEM SET max_prepared_transactions = 100, "
+         "it above 0, so those that write on this shard fail until it is: set it on that PostgreSQL (e.g. "
+         "ALTER SYSTEM SET max_prepared_transactions = 100, "
          "at least the number of server connections shardwire opens to it) and restart it";
 }
 

@@ -43,6 +43,11 @@ RecoveryPlan plan_recovery(const std::vector<ShardPrepared>& shards, const Decis
       if (!is_shardwire_gid(x.gid)) continue;
       const std::string gid = transaction_gid(x.gid);
       if (auto d = decisions.find(gid); d != decisions.end()) {
+        // A fresh decision is its coordinator's to carry out (it is finishing the legs now).
+        if (d->second.age_s < static_cast<double>(grace.count())) {
+          ++plan.waiting;
+          continue;
+        }
         plan.resolve.push_back({s.shard, x.gid, d->second.decision});
       } else if (old_undecided.contains(gid)) {
         add_presumed(plan.presume, gid, {s.shard, x.gid, TwoPhaseDecision::Abort});

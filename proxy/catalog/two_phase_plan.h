@@ -4,6 +4,8 @@
 //
 //   prepared gid, decision commit              -> COMMIT PREPARED on that shard
 //   prepared gid, decision abort               -> ROLLBACK PREPARED on that shard
+//     (both only once the decision is as old as the grace period: until then its coordinator
+//     is finishing the legs itself, and recovery would only race it)
 //   prepared gid, no decision, older than grace -> record abort (presumed abort), then act on the
 //                                                  decision that holds (the coordinator's commit
 //                                                  may have won the race)
@@ -26,7 +28,8 @@
 
 namespace sw::catalog {
 
-// The grace period before a gid without a decision is presumed aborted.
+// The grace period before a gid without a decision is presumed aborted, and before a decided
+// gid is finished by recovery instead of its coordinator.
 inline constexpr std::chrono::seconds kPresumedAbortGrace{5};
 // How long an abort decision row outlives its prepared transactions.
 inline constexpr std::chrono::seconds kAbortRetention{600};

@@ -58,8 +58,10 @@ void TwoPhaseRecovery::run() {
 void TwoPhaseRecovery::note_failure(const std::string& target, const Status& error) {
   auto [it, inserted] = outages_.try_emplace(target, error.message);
   if (!inserted) return;  // this outage was logged when it began
-  LOG_WARN("two-phase recovery: %s unreachable, retried every round: %s [%s]", target.c_str(),
-           error.message.c_str(), error.sqlstate.c_str());
+  // 42P01: a catalog that `shardwire init` of this version has not upgraded yet.
+  const char* fix = error.sqlstate == "42P01" ? "; run shardwire init to add shardwire.transactions" : "";
+  LOG_WARN("two-phase recovery: %s unreachable, retried every round: %s [%s]%s", target.c_str(),
+           error.message.c_str(), error.sqlstate.c_str(), fix);
 }
 
 void TwoPhaseRecovery::note_success(const std::string& target) {
@@ -83,7 +85,6 @@ bool TwoPhaseRecovery::ensure_catalog() {
       return false;
     }
     catalog_ = std::move(*conn);
-    note_success("catalog");
   }
   if (holds_lock_) return true;
   auto res =
@@ -92,7 +93,10 @@ bool TwoPhaseRecovery::ensure_catalog() {
     drop_catalog(res.status());
     return false;
   }
-  if (text_value(res->get(), 0, 0) != "t") return false;  // another instance resolves
+  if (text_value(res->get(), 0, 0) != "t") {
+    note_success("catalog");
+    return false;  // another instance resolves
+  }
   holds_lock_ = true;
   LOG_INFO("two-phase recovery: this instance resolves in-doubt transactions (advisory lock %lld)",
            static_cast<long long>(kRecoveryLockKey));
@@ -169,6 +173,7 @@ void TwoPhaseRecovery::round() {
   // Decisions first, then the shards (two_phase_plan.h: what makes forgetting a row safe).
   auto decisions = load_decisions(catalog_.get());
   if (!decisions) return drop_catalog(decisions.status());
+  note_success("catalog");  // only a round that read the decisions ends an outage
   std::vector<ShardPrepared> read = read_shards(shards);
   RecoveryPlan plan = plan_recovery(read, *decisions, options_.grace, options_.abort_retention);
   int64_t prepared = 0;

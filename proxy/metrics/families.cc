@@ -205,7 +205,12 @@ void add_mover(FamilySet& set, const MoverReadings& mover) {
   set.add(Id::RollbackWindowRemaining, mover.rollback_window_remaining_seconds);
 }
 
-void add_two_phase(FamilySet& set, const TwoPhaseReadings& two_phase) {
+void add_two_phase(FamilySet& set, const stats::WorkerTraffic& traffic, const TwoPhaseReadings& two_phase) {
+  for (size_t i = 0; i < stats::kCrossShardOutcomes; ++i) {
+    set.add(Id::CrossShardTransactions, num(traffic.cross_shard_commits[i]),
+            {stats::cross_shard_outcome_name(static_cast<stats::CrossShardOutcome>(i))});
+  }
+  set.add_histogram(Id::TwoPhaseCommitDuration, traffic.two_phase_commit_latency);
   set.add(Id::TwoPhaseRecovered, num(two_phase.recovered_commit), {"commit"});
   set.add(Id::TwoPhaseRecovered, num(two_phase.recovered_abort), {"abort"});
   set.add(Id::TwoPhaseInDoubt, static_cast<double>(two_phase.in_doubt));
@@ -231,7 +236,7 @@ std::vector<MetricFamily> to_families(const Readings& readings, const ProcessRea
   add_shards(set, readings);
   add_proxy_state(set, readings);
   add_mover(set, readings.mover);
-  add_two_phase(set, readings.two_phase);
+  add_two_phase(set, readings.snapshot.traffic, readings.two_phase);
   add_process(set, process);
   return set.take();
 }

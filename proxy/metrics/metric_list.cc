@@ -134,6 +134,16 @@ constexpr MetricDef kMetrics[] = {
     {Id::Migrations, "shardwire_migrations", kGauge, "Bucket migrations by state.", {"state"}},
     {Id::RollbackWindowRemaining, "shardwire_rollback_window_remaining_seconds", kGauge,
      "Seconds left in the open rollback window, 0 when none is open."},
+    {Id::CrossShardTransactions,
+     "shardwire_cross_shard_transactions_total",
+     kCounter,
+     "COMMITs of transactions that held legs on several shards, by outcome (one_phase: at most one shard "
+     "written; two_phase_committed: committed by two-phase commit; rolled_back; unknown: the decision could "
+     "not be "
+     "recorded, the client got 08007).",
+     {"outcome"}},
+    {Id::TwoPhaseCommitDuration, "shardwire_two_phase_commit_seconds", kHistogram,
+     "Two-phase commits that committed: from the client's COMMIT to its answer."},
     {Id::TwoPhaseRecovered,
      "shardwire_two_phase_recovered_total",
      kCounter,

@@ -49,6 +49,8 @@ enum class Id : uint8_t {
   MoverStreamErrors,
   Migrations,
   RollbackWindowRemaining,
+  CrossShardTransactions,
+  TwoPhaseCommitDuration,
   TwoPhaseRecovered,
   TwoPhaseInDoubt,
   ProcessCpuSeconds,

@@ -1,5 +1,7 @@
 #include "pool/backend.h"
 
+#include <utility>
+
 #include "auth/md5.h"
 #include "auth/scram.h"
 #include "common/log.h"
@@ -76,8 +78,10 @@ void Backend::on_readable(net::Connection& connection) {
         connection.consume(frame.frame.size);
       }
       break;
-    case State::Connecting:
-    case State::Closed: break;
+    case State::Closed:  // after Terminate: what the server still sends is nobody's
+      connection.consume(connection.input().size());
+      break;
+    case State::Connecting: break;
   }
 }
 
@@ -242,18 +246,27 @@ void Backend::detach() {
 
 void Backend::close() {
   if (state_ == State::Closed) return;
+  const bool logged_in = state_ == State::Idle || state_ == State::Active;
   state_ = State::Closed;
-  if (connection_ && connection_->is_open()) {
-    std::string bye;
-    wire::encode_terminate(bye);
-    connection_->write(bye);
+  if (!connection_ || !connection_->is_open()) return;
+  std::string bye;
+  wire::encode_terminate(bye);
+  connection_->write(bye);
+  if (!logged_in) {
     connection_->close_after_flush();
+    return;
   }
+  awaiting_hangup_ = true;
+  connection_->resume_reading();  // a session may have paused it; the hang-up must be seen
 }
 
 void Backend::on_closed(net::Connection&, const Status& why) {
   State was = state_;
   state_ = State::Closed;
+  if (std::exchange(awaiting_hangup_, false)) {  // the hang-up close() waited for
+    pool_.on_backend_closed(this);
+    return;
+  }
   if (was == State::Connecting || was == State::Negotiating || was == State::LoggingIn) {
     LOG_WARN("server=s%llu shard=%s closed during login: %s", (unsigned long long)id_, target().shard.c_str(),
              why.message.c_str());

@@ -66,7 +66,12 @@ class Backend : private net::Connection::Handler {
   void attach(BackendUser* user);
   void detach();
   BackendUser* user() const { return user_; }
+  // Sends Terminate. A logged-in server is then read until it hangs up (its Pool keeps the
+  // server's pool.size slot until then: PostgreSQL still counts the backend), other connections
+  // close once the Terminate is written.
   void close();
+  // close() sent Terminate to a logged-in server that has not hung up yet.
+  bool awaiting_hangup() const { return awaiting_hangup_; }
 
   // Bookkeeping for the session layer (the pool only clears them after a server reset).
   std::string applied_state;              // session SET statements this server has run
@@ -92,6 +97,7 @@ class Backend : private net::Connection::Handler {
   Pool& pool_;
   uint64_t id_;
   State state_ = State::Connecting;
+  bool awaiting_hangup_ = false;
   std::unique_ptr<net::Connection> connection_;
   BackendUser* user_ = nullptr;
   wire::CancelKey server_key_;

@@ -11,7 +11,9 @@
 namespace sw::pool {
 namespace {
 constexpr uint64_t kMaintenanceIntervalMs = 100;
-}
+// How long a server may take to hang up after Terminate before the proxy closes its end.
+constexpr uint64_t kHangupWaitMs = 1000;
+}  // namespace
 
 // Sends one CancelRequest and lets the server close the connection.
 class CancelSender : public net::Connection::Handler {
@@ -56,6 +58,7 @@ Pool::~Pool() {
     backend->close();
     budget_->give_back();
   }
+  for (size_t i = 0; i < terminating_.size(); ++i) budget_->give_back();
 }
 
 void Pool::note_waiting() { budget_->set_waiting(this, !waiters_.empty()); }
@@ -158,6 +161,13 @@ void Pool::on_login_failed(Backend* backend, const Status& why) {
 }
 
 void Pool::on_backend_closed(Backend* backend) {
+  if (auto it = terminating_.find(backend); it != terminating_.end()) {
+    std::shared_ptr<Backend> doomed = std::move(it->second.first);
+    terminating_.erase(it);
+    finish_closed(std::move(doomed));
+    grow_if_needed();
+    return;
+  }
   idle_.erase(std::remove(idle_.begin(), idle_.end(), backend), idle_.end());
   destroy_later(backend);
   grow_if_needed();
@@ -170,6 +180,14 @@ void Pool::destroy_later(Backend* backend) {
   // Deleting inside the backend's own callback would pull the floor from under it.
   std::shared_ptr<Backend> doomed(std::move(it->second));
   backends_.erase(it);
+  if (doomed->awaiting_hangup() && doomed->connection_ && doomed->connection_->is_open()) {
+    terminating_.emplace(backend, std::make_pair(std::move(doomed), net::now_ms(loop_)));
+    return;
+  }
+  finish_closed(std::move(doomed));
+}
+
+void Pool::finish_closed(std::shared_ptr<Backend> doomed) {
   if (doomed->connection_) {
     closed_bytes_received_ += doomed->connection_->bytes_written();
     closed_bytes_sent_ += doomed->connection_->bytes_read();
@@ -178,6 +196,21 @@ void Pool::destroy_later(Backend* backend) {
   loop_.post([doomed] {});
 }
 
+void Pool::close_lingering(uint64_t now) {
+  std::vector<Backend*> late;
+  for (const auto& [raw, entry] : terminating_)
+    if (entry.second + kHangupWaitMs <= now) late.push_back(raw);  // a later `since` never wraps
+  for (Backend* raw : late) {
+    LOG_WARN("server=s%llu shard=%s did not hang up within %llu ms of Terminate; closing its connection",
+             (unsigned long long)raw->id(), target_.shard.c_str(), (unsigned long long)kHangupWaitMs);
+    raw->connection_->close();
+    raw->awaiting_hangup_ = false;
+    on_backend_closed(raw);
+  }
+}
+
+// Deadlines are compared as `since + timeout < now`: a time taken after `now` (a server this very
+// call opened) must not wrap around into an expired one.
 void Pool::maintain() {
   uint64_t now = net::now_ms(loop_);
   if (!waiters_.empty()) grow_if_needed();  // capacity may have gone idle on another worker
@@ -187,7 +220,7 @@ void Pool::maintain() {
               target_.shard.c_str(), c.active, c.idle, c.connecting, c.waiting,
               (unsigned long long)c.max_wait_ms);
   }
-  while (!waiters_.empty() && now - waiters_.front().since_ms >= settings_.query_wait_timeout_ms) {
+  while (!waiters_.empty() && waiters_.front().since_ms + settings_.query_wait_timeout_ms <= now) {
     Waiter* waiter = waiters_.front().waiter;
     traffic_.wait_time_us += (now - waiters_.front().since_ms) * 1000;
     waiters_.pop_front();
@@ -202,14 +235,14 @@ void Pool::maintain() {
     bool logging_in = raw->state() == Backend::State::Connecting ||
                       raw->state() == Backend::State::Negotiating ||
                       raw->state() == Backend::State::LoggingIn;
-    if (logging_in && now - raw->created_ms > settings_.connect_timeout_ms) doomed.push_back(raw);
+    if (logging_in && raw->created_ms + settings_.connect_timeout_ms < now) doomed.push_back(raw);
   }
   for (Backend* b : doomed) b->fail_login(Status::server("08006", "server_connect_timeout expired"));
   // Idle servers: the oldest idle sit at the front (LIFO hands out from the back).
   std::vector<Backend*> keep;
   for (Backend* b : idle_) {
-    bool idle_too_long = now - b->idle_since_ms > settings_.idle_timeout_ms;
-    bool too_old = now - b->created_ms > settings_.server_lifetime_ms;
+    bool idle_too_long = b->idle_since_ms + settings_.idle_timeout_ms < now;
+    bool too_old = b->created_ms + settings_.server_lifetime_ms < now;
     if (idle_too_long || too_old || retired_) {
       LOG_DEBUG("server=s%llu closing: %s", (unsigned long long)b->id(),
                 retired_        ? "pool retired"
@@ -224,8 +257,11 @@ void Pool::maintain() {
   idle_.swap(keep);
   for (Backend* b : doomed) destroy_later(b);
   cancels_.remove_if([&](const CancelInFlight& c) {
-    return !c.connection->is_open() || now - c.started_ms > settings_.connect_timeout_ms;
+    return !c.connection->is_open() || c.started_ms + settings_.connect_timeout_ms < now;
   });
+  // Last: the capacity this frees may open servers, which the checks above must not see as
+  // started before `now`.
+  close_lingering(now);
 }
 
 void Pool::update_settings(const PoolSettings& settings) {

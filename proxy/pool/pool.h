@@ -108,6 +108,10 @@ class Pool : private BackendUser {
   void grow_if_needed();
   void maintain();
   void destroy_later(Backend* backend);
+  // A closed server leaves: its slot goes back to the budget, the object is deleted next turn.
+  void finish_closed(std::shared_ptr<Backend> doomed);
+  // Servers sent Terminate that have not hung up yet, past kHangupWaitMs: closed from this side.
+  void close_lingering(uint64_t now);
   void note_waiting();
   void shed_one_idle();
 
@@ -115,6 +119,9 @@ class Pool : private BackendUser {
   BackendTarget target_;
   PoolSettings settings_;
   std::map<Backend*, std::unique_ptr<Backend>> backends_;
+  // Terminated servers waiting for the server to hang up, with when they were closed: they hold
+  // their pool.size slot until then (at most kHangupWaitMs).
+  std::map<Backend*, std::pair<std::shared_ptr<Backend>, uint64_t>> terminating_;
   std::vector<Backend*> idle_;  // LIFO: the warmest server first
   std::deque<Waiting> waiters_;
   std::map<Backend*, bool> resetting_;  // servers running pool.server_reset_query: an error came

@@ -54,6 +54,7 @@ std::string route_summary(const Route& route, const Directory& dir) {
       }
       if (route.merge) out += " " + route.merge->describe();
       if (route.copy_out) out += route.copy_header ? " copy csv-header" : " copy";
+      if (route.copy_in) out += " copy-in";
       if (route.migrating) out += " waits-for-cutover " + std::to_string(route.buckets.front());
       if (route.reference_write) out += " reference-write " + route.table;
       if (!route.fence_tables.empty()) {

@@ -233,9 +233,40 @@ Route owned_copy(Route route, const parser::StatementFacts& statement, const Rou
   return route;
 }
 
+// COPY sharded_table FROM STDIN: every shard may get rows; the session splits them by key. From a
+// file or program the server would read it on every shard: refused. Waits while a bucket is in
+// cutover, like a scatter read (its rows may be among the client's).
+Route copy_in(const TableRule& rule, const parser::StatementFacts& statement, const Directory& dir) {
+  if (!statement.copy_from_client) {
+    return detail::make_error("0A000",
+                              "COPY of sharded table " + rule.config_name +
+                                  " from a file or program would read it on every shard's server; use COPY "
+                                  "... FROM STDIN (psql: \\copy)",
+                              rule.config_name);
+  }
+  Route route;
+  route.kind = RouteKind::Scatter;
+  route.writes = true;
+  route.copy_in = true;
+  route.copy_rule = &rule;
+  route.table = rule.config_name;
+  route.reason = "COPY FROM STDIN into sharded table " + rule.config_name +
+                 ": each row goes to the shard of its key " + rule.key;
+  for (uint32_t b = 0; b < dir.bucket_count(); ++b) {
+    if (dir.bucket(b).state != BucketState::Migrating) continue;
+    route.migrating = true;
+    route.buckets.push_back(b);
+  }
+  return route;
+}
+
 Route route_copy(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
                  const RoutingRules& rules) {
   if (statement.query_kind == StatementKind::Copy) {
+    const parser::TableRef* from = statement.tables.empty() ? nullptr : &statement.tables.front();
+    if (from != nullptr && from->role == parser::TableRole::CopyFrom) {
+      if (const TableRule* rule = rules.find(from->schema, from->name)) return copy_in(*rule, statement, dir);
+    }
     const parser::TableRef* table = statement.tables.empty() ? nullptr : &statement.tables.front();
     const TableRule* rule = table != nullptr && table->role == parser::TableRole::CopyTo
                                 ? rules.find(table->schema, table->name)

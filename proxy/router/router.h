@@ -119,6 +119,10 @@ struct Route {
   // HEADER) only the first shard's header line is kept.
   bool copy_out = false;
   bool copy_header = false;
+  // Scatter of COPY sharded_table FROM STDIN: the session splits the client's rows by key and
+  // streams each to its shard's COPY (`copy_rule` is the table's rule).
+  bool copy_in = false;
+  const TableRule* copy_rule = nullptr;
   // Scatter without a merge plan (COPY ... TO STDOUT): the SQL every shard runs in place of the
   // client's, reading only the shard's own rows.
   std::string shard_sql;

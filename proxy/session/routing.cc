@@ -123,10 +123,35 @@ bool needs_read_lease(const router::Route& route) {
   return route.kind == RouteKind::Shard && !route.writes && !route.migrating;
 }
 
+namespace {
+
+// COPY FROM STDIN into a sharded table: a fan-out of its own (CopyIn), outside a transaction, in
+// the simple protocol, after any cutover in progress (its rows may be in any bucket).
+Placement place_copy_in(const router::Route& route, Protocol protocol, bool in_transaction) {
+  Placement placement;
+  placement.kind = Placement::Kind::Refuse;
+  if (protocol == Protocol::Extended) {
+    placement.error = Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
+                                                  " runs only in the simple query protocol (psql \\copy, "
+                                                  "PQexec, CopyManager)");
+  } else if (in_transaction) {
+    placement.error =
+        Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
+                                    " inside a transaction block is not supported yet; run it "
+                                    "outside BEGIN ... COMMIT (it commits atomically on its own)");
+  } else {
+    placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
+  }
+  return placement;
+}
+
+}  // namespace
+
 Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,
                 bool read_lease_valid) {
   using router::RouteKind;
   Placement placement;
+  if (route.copy_in) return place_copy_in(route, protocol, in_transaction);
   switch (route.kind) {
     case RouteKind::Shard:
     case RouteKind::Default:

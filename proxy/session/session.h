@@ -329,6 +329,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   std::optional<Result<DropIndex>> drop_index_on_every_shard(const parser::StatementFacts& statement) const;
   Start start_drop_index(const wire::Frame& frame, const DropIndex& drop);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
+  // COPY FROM STDIN into a sharded table (session_copy_in.cc)
+  Start start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
+                      const router::Route& route);
+  void feed_copy_in();
+  void end_copy_in();
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route,
                     MergeFanout::Extended* extended = nullptr);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);

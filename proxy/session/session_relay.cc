@@ -30,6 +30,10 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
+  if (txn_.copy_in) {
+    feed_copy_in();
+    return;
+  }
   while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout && !txn_.merge &&
          !request_.lent && !txn_.two_phase) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);

@@ -120,10 +120,17 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
   router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
   Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard(),
                               !needs_read_lease(route) || read_lease_valid());
+  if (route.copy_in && only == nullptr && placement.kind == Placement::Kind::FanOut) {
+    placement.kind = Placement::Kind::Refuse;
+    placement.error = Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
+                                                  " must be sent alone, not with other statements");
+  }
   switch (placement.kind) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
-    case Placement::Kind::FanOut: return start_fanout(std::string(whole(frame)), frame.size, route, false);
+    case Placement::Kind::FanOut:
+      if (route.copy_in) return start_copy_in(frame, *only, route);
+      return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }
   return Start::Answered;
@@ -321,7 +328,15 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
       if (route.kind == RouteKind::Default && !touches_tables(facts)) return Status::ok();
       return cross(directory.shard_name(static_cast<uint16_t>(route.shard)));
     case RouteKind::Scatter:
-    case RouteKind::AllShards: return cross("every shard");
+    case RouteKind::AllShards:
+      if (route.copy_in) {
+        return Status::client("0A000",
+                              "COPY FROM STDIN into sharded table " + route.table +
+                                  " needs a server of its own on every shard and cannot run on the one "
+                                  "this session holds (inside a transaction block, or with pool.mode "
+                                  "session); run it outside BEGIN ... COMMIT in transaction pooling");
+      }
+      return cross("every shard");
     case RouteKind::Error: return route.error;
   }
   return route.error;

@@ -47,10 +47,14 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, 
   auto add = [&](int shard, bool written) {
     participants.push_back({shard, host_.directory()->shard_name(static_cast<uint16_t>(shard)), written});
   };
-  for (int shard : plan.written) add(shard, true);
-  for (int shard : plan.first) add(shard, false);
   txn_.parked.push_back(std::move(txn_.leg));
   txn_.leg = Leg{};
+  for (int shard : plan.written) add(shard, true);
+  // Session pooling: the session's servers on shards the transaction did not touch are out of it.
+  for (const Leg& leg : txn_.parked)
+    if (leg.server_status != 'I' &&
+        std::find(plan.first.begin(), plan.first.end(), leg.shard) != plan.first.end())
+      add(leg.shard, false);
   auto commit = std::make_unique<TwoPhaseCommit>(host_.next_two_phase_gid(), std::move(participants));
   LOG_INFO("client=c%llu two-phase commit %s over %zu written shards", (unsigned long long)id(),
            commit->gid().c_str(), plan.written.size());
@@ -120,7 +124,7 @@ void Session::advance_two_phase() {
     state.deciding = true;
     std::weak_ptr<int> alive = alive_;
     host_.decide_commit(commit.gid(), commit.written_names(),
-                        [this, alive](Decision decision, std::string detail) {
+                        [this, alive](Decision decision, const std::string& detail) {
                           if (alive.expired() || !txn_.two_phase || phase_ == Phase::Closed) return;
                           on_commit_decision(decision, detail);
                         });

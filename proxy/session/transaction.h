@@ -1,7 +1,8 @@
 // The client's transaction and the servers it runs on. A transaction owns zero or more legs, one
 // server per shard it touched: the active leg runs the client's requests, the others are parked
 // (idle, in the transaction) until a request needs their shard or the transaction ends. Outside
-// any transaction, a Fanout runs one statement on every shard.
+// any transaction, a Fanout runs one statement on every shard, or a CopyIn a COPY FROM STDIN into a
+// sharded table.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "pool/pool.h"
+#include "session/copy_in.h"
 #include "session/fanout.h"
 #include "session/merge_fanout.h"
 #include "session/response_tracker.h"
@@ -67,10 +69,11 @@ struct Transaction {
   bool active_committed = false;             // the active leg's last transaction end was a COMMIT
   std::unique_ptr<Fanout> fanout;            // a statement running on every shard, outside any transaction
   std::unique_ptr<MergeFanout> merge;        // a read on every shard whose rows are merged
+  std::unique_ptr<CopyIn> copy_in;           // COPY FROM STDIN into a sharded table, split by key
   std::unique_ptr<TwoPhaseState> two_phase;  // COMMIT runs two-phase commit: every leg is parked
 
   bool holds_server() const {
-    return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr;
+    return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr || copy_in != nullptr;
   }
   // Some parked leg still owes answers to what the proxy sent it.
   bool parked_busy() const {

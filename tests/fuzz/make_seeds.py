@@ -244,9 +244,32 @@ def config_seeds():
             seeds[name] = f.read()
     return seeds
 
+def copy_rows_seeds():
+    """Mode byte (format, key field, HEADER, FORCE_NOT_NULL, NULL 'N'), piece size, COPY data."""
+    pgcopy = b"PGCOPY\n\xff\r\n\0" + be32(0) + be32(0)
+    def tuple_(*fields):
+        return be16(len(fields)) + b"".join(be32(0xFFFFFFFF) if f is None else be32(len(f)) + f for f in fields)
+    return {
+        "text": bytes([0x00, 3]) + b"1\ta\\tb\n\\x41\\102\tz\n\\N\tq\n7\t\\\n x\n\\.\nafter\n",
+        "text_header_crlf": bytes([0x10 | 0x04, 5]) + b"a\tk\r\nx\t5\r\ny\t\\N\r\n",
+        "text_mixed_eol": bytes([0x00, 0]) + b"1\n2\r\n",
+        "text_marker_mid_line": bytes([0x00, 2]) + b"1\n2\\.\n",
+        "csv": bytes([0x01, 4]) + b'1,"a,b"\n"2","multi\nline"\n"3""x",y\n,empty\n"",q\n\\.\n',
+        "csv_quote_escape": bytes([0x03 | 0x04 | 0x10, 2]) + b"a,k\nx,'it\\'s'\nx,''\n",
+        "csv_force_not_null": bytes([0x01 | 0x20 | 0x40, 1]) + b"N,1\n\"N\",2\n",
+        "csv_unterminated": bytes([0x01, 0]) + b'1,"open\n',
+        "binary": bytes([0x02, 7]) + pgcopy + tuple_(be64(5), None) + tuple_(None, b"abc") + be16(0xFFFF),
+        "binary_key_field_1": bytes([0x02 | 0x04, 3]) + pgcopy + tuple_(b"x", b"key") + be16(0xFFFF),
+        "binary_after_trailer": bytes([0x02, 0]) + pgcopy + be16(0xFFFF) + be16(0xFFFF),
+        "binary_oids": bytes([0x02, 0]) + b"PGCOPY\n\xff\r\n\0" + be32(1 << 16) + be32(0),
+        "binary_extension": bytes([0x02, 1]) + b"PGCOPY\n\xff\r\n\0" + be32(0) + be32(3) + b"ext" + tuple_(b"k"),
+        "binary_huge_field": bytes([0x02, 0]) + pgcopy + be16(1) + be32(0x7FFFFFFF) + b"x",
+    }
+
 TARGETS = {
     "frame_reader": frame_reader_seeds, "startup_auth": startup_auth_seeds, "pgoutput": pgoutput_seeds,
     "parser_facts": parser_seeds, "admin_command": admin_seeds, "config_loader": config_seeds,
+    "copy_rows": copy_rows_seeds,
 }
 
 def main():

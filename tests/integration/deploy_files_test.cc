@@ -152,7 +152,7 @@ Dashboard load_dashboard(const std::string& path) {
 }
 
 const std::vector<std::string> kRows = {"Traffic", "Merged reads",        "Latency", "Pools",
-                                        "Errors",  "Directory & buckets", "Mover"};
+                                        "Errors",  "Directory & buckets", "Mover",   "Two-phase commit"};
 
 // Grafana's variables as a dashboard user sees them: $__rate_interval with a 1 s scrape interval
 // is at least 4 scrapes; "All" instances.
@@ -260,6 +260,10 @@ const std::vector<std::string> kFamilies = {"shardwire_client_connections",
                                             "shardwire_cutover_drain_terminations_total",
                                             "shardwire_migrations",
                                             "shardwire_rollback_window_remaining_seconds",
+                                            "shardwire_cross_shard_transactions_total",
+                                            "shardwire_two_phase_commit_seconds",
+                                            "shardwire_two_phase_recovered_total",
+                                            "shardwire_two_phase_in_doubt",
                                             "process_cpu_seconds_total",
                                             "process_resident_memory_bytes",
                                             "process_open_fds"};

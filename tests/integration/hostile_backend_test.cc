@@ -187,6 +187,45 @@ TEST_SUITE("hostile_backend") {
     }
   }
 
+  // pool.size counts the servers PostgreSQL has: a server closed by the proxy keeps its slot until
+  // it hangs up after Terminate, and one that never does is closed from shardwire's side after a
+  // second, so its slot is not lost either.
+  TEST_CASE("a server closed by the pool holds its pool.size slot until it hangs up") {
+    PROXY_ONLY();
+    for (BackendFault fault : {BackendFault::None, BackendFault::IgnoresTerminate}) {
+      FakeBackend fake({FakeAuth::Trust, fault});
+      ProxyOptions o = options_with_fake(fake.port(), false);
+      o.pool_size = 1;
+      o.idle_timeout = "1s";
+      ProxyProcess proxy(shared_cluster(), o);
+      INFO("fault: " << fault_name(fault));
+      INFO("proxy log:\n" << proxy.log_tail(30));
+      INFO("fake backend:\n" << fake.events());
+      REQUIRE(proxy.wait_for_log("shard logins checked", 10s));
+      PgConn c = connect_or_throw(proxy.conninfo());
+      const std::string keyed = "SELECT v FROM t WHERE k = " + std::to_string(key_on_shard(1));
+      REQUIRE_OK(c.exec(keyed, 20s));
+      const int first = fake.connections();
+      // idle_timeout closes the server: Terminate, then (the fault) no hang-up.
+      REQUIRE(wait_until([&] { return contains(fake.events(), "c" + std::to_string(first) + " Terminate"); },
+                         10s));
+      REQUIRE_OK(c.exec(keyed, 20s));
+      const std::string proxy_log_now = proxy.log();
+      REQUIRE(fake.connections() == first + 1);
+      if (fault == BackendFault::IgnoresTerminate) {
+        CHECK(fake.faults_delivered() >= 1);
+        // The proxy logs giving up on the hang-up (one write(2), before the slot goes back) and
+        // only then opens the server that answered: the line is there when the answer is.
+        CHECK(contains(proxy_log_now, "did not hang up within"));
+        CHECK(wait_until(
+            [&] { return contains(fake.events(), "c" + std::to_string(first) + " closed by shardwire"); },
+            5s));
+      } else {
+        CHECK_FALSE(contains(proxy.log(), "did not hang up"));
+      }
+    }
+  }
+
   TEST_CASE("bytes after the S answer to SSLRequest") {
     run_case({BackendFault::SslBytesAfterAnswer, FakeAuth::Trust, true, "08P01",
               "server sent unencrypted data after its SSL response",

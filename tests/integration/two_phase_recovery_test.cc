@@ -373,4 +373,29 @@ TEST_SUITE("two_phase_recovery") {
     CHECK(d.decision(gid) == "abort {s0,s1}");
     clean_prepared(d, {gid});
   }
+
+  TEST_CASE("a catalog without shardwire.transactions: logged once with the fix, resolved after init") {
+    Deployment d;
+    PgConn catalog = d.setup.catalog();
+    REQUIRE_OK(
+        catalog.exec("DROP TABLE shardwire.transactions"));  // the fault: a catalog of an older version
+    auto proxy = d.setup.start_proxy();
+    INFO("proxy log:\n" << proxy->log_tail(60));
+    const std::string warning = "run shardwire init to add shardwire.transactions";
+    REQUIRE(proxy->wait_for_log(warning, 10s));
+    sleep_ms(2500);  // more rounds meet the same error
+    CHECK(occurrences(proxy->log(), warning) == 1);
+    ConnectResult c = connect(proxy->conninfo());
+    REQUIRE_MESSAGE(c.ok, c.error);
+    CHECK(c.conn.value("SELECT 1") == "1");
+    d.setup.init_or_throw();
+    const std::string gid = gid_for("f1");
+    d.prepare(0, gid);
+    d.prepare(1, gid);
+    d.decide_commit(gid);
+    CHECK(wait_until([&] { return d.prepared(0, gid) + d.prepared(1, gid) == 0; }, 15s));
+    CHECK(d.rows(1, gid) == 1);
+    CHECK(proxy->wait_for_log("two-phase recovery: catalog reachable again", 5s));
+    clean_prepared(d, {gid});
+  }
 }

@@ -142,6 +142,7 @@ const char* fault_name(BackendFault fault) {
     case BackendFault::HugeMessageLength: return "message length 2^31";
     case BackendFault::CloseMidResult: return "close mid-result";
     case BackendFault::CloseMidMessage: return "close mid-message";
+    case BackendFault::IgnoresTerminate: return "Terminate ignored";
   }
   return "?";
 }
@@ -288,6 +289,11 @@ void FakeBackend::serve(int fd, int number) {
     auto [type, body] = *message;
     if (type == 'X') {
       note(number, "Terminate");
+      if (fault != BackendFault::IgnoresTerminate) return;
+      ++faults_;
+      note(number, "fault sent: Terminate ignored");
+      peer.drain_until_closed();
+      note(number, "closed by shardwire");
       return;
     }
     if (type == 'S') {

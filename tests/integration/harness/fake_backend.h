@@ -35,6 +35,7 @@ enum class BackendFault {
   HugeMessageLength,          // RowDescription, then a DataRow header announcing 2^31 bytes
   CloseMidResult,             // RowDescription and one DataRow, then the connection is closed
   CloseMidMessage,            // RowDescription, the first 12 bytes of a 100-byte DataRow, close
+  IgnoresTerminate,           // Terminate read, the connection kept open until shardwire closes it
 };
 
 const char* fault_name(BackendFault fault);

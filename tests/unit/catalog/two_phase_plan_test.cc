@@ -15,7 +15,7 @@ ShardPrepared shard(const std::string& name, std::vector<PreparedXact> prepared)
 }
 ShardPrepared down(const std::string& name) { return {name, false, {}}; }
 PreparedXact xact(const std::string& gid, double age_s) { return {gid, "2026-12-02 13:00:00+00", age_s}; }
-DecisionRow row(TwoPhaseDecision d, double age_s = 1) { return {d, {"s0", "s1"}, "", age_s}; }
+DecisionRow row(TwoPhaseDecision d, double age_s = 30) { return {d, {"s0", "s1"}, "", age_s}; }
 
 const std::string kA = "shardwire_00000000000000aa_0_1";
 const std::string kB = "shardwire_00000000000000aa_0_2";
@@ -32,6 +32,14 @@ TEST_CASE("decided gids are resolved on every shard that holds them") {
   CHECK(plan.presume.empty());
   CHECK(plan.forget.empty());
   CHECK(plan.waiting == 0);
+}
+
+TEST_CASE("a decision younger than the grace period is left to its coordinator") {
+  Decisions decisions = {{kA, row(kCommit, 4.9)}, {kB, row(kAbort, 5.0)}};
+  RecoveryPlan plan = plan_recovery({shard("s0", {xact(kA, 30), xact(kB, 30)})}, decisions);
+  CHECK(plan.resolve == std::vector<Resolution>{{"s0", kB, kAbort}});
+  CHECK(plan.waiting == 1);
+  CHECK(plan.presume.empty());
 }
 
 TEST_CASE("an undecided gid waits for the grace period, then is presumed aborted wherever it is held") {

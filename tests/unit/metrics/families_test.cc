@@ -114,6 +114,26 @@ TEST_CASE("two-phase recovery: recovered prepared transactions by decision, in d
   CHECK(has_line(text, "shardwire_two_phase_in_doubt 3"));
 }
 
+TEST_CASE("cross-shard transactions by outcome, every outcome present; the two-phase commit histogram") {
+  std::string empty = render(Readings{});
+  for (const char* outcome : {"one_phase", "two_phase_committed", "rolled_back", "unknown"})
+    CHECK(has_line(empty,
+                   std::string("shardwire_cross_shard_transactions_total{outcome=\"") + outcome + "\"} 0"));
+  CHECK(has_line(empty, "shardwire_two_phase_commit_seconds_count 0"));
+  Readings readings;
+  readings.snapshot.traffic.count_cross_shard_commit(sw::stats::CrossShardOutcome::TwoPhaseCommitted);
+  readings.snapshot.traffic.count_cross_shard_commit(sw::stats::CrossShardOutcome::TwoPhaseCommitted);
+  readings.snapshot.traffic.count_cross_shard_commit(sw::stats::CrossShardOutcome::Unknown);
+  readings.snapshot.traffic.two_phase_commit_latency.observe_us(3000);
+  std::string text = render(readings);
+  CHECK(has_line(text, "shardwire_cross_shard_transactions_total{outcome=\"two_phase_committed\"} 2"));
+  CHECK(has_line(text, "shardwire_cross_shard_transactions_total{outcome=\"unknown\"} 1"));
+  CHECK(has_line(text, "shardwire_cross_shard_transactions_total{outcome=\"one_phase\"} 0"));
+  CHECK(has_line(text, "# TYPE shardwire_two_phase_commit_seconds histogram"));
+  CHECK(has_line(text, "shardwire_two_phase_commit_seconds_bucket{le=\"0.005\"} 1"));
+  CHECK(has_line(text, "shardwire_two_phase_commit_seconds_count 1"));
+}
+
 TEST_CASE("directory, buckets by shard and state, build info") {
   std::string text = render(sample_readings());
   CHECK(has_line(text, "shardwire_client_connections{state=\"active\"} 7"));

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "parser/analyze.h"
 
@@ -278,4 +279,36 @@ TEST_CASE("statements nested deeper than the walk follows are incomplete, tables
   CHECK(deep.tables[1].name == "deep_b");
   CHECK(deep.predicates.empty());
   CHECK(facts("SELECT * FROM t WHERE k = 1").complete);
+}
+
+TEST_CASE("COPY FROM STDIN: the column list and every option as written, old syntax included") {
+  auto plain = facts("COPY t FROM STDIN");
+  CHECK(plain.copy_from_client);
+  CHECK(plain.copy_columns.empty());
+  CHECK(plain.copy_options.empty());
+  auto full = facts(
+      "COPY s.t (a, \"B\") FROM STDIN WITH (FORMAT csv, HEADER match, DELIMITER ';', NULL 'nil', QUOTE '''', "
+      "ESCAPE '\\', FORCE_NOT_NULL (a), FORCE_NULL *, FREEZE false)");
+  CHECK(full.copy_from_client);
+  CHECK(full.copy_columns == std::vector<std::string>{"a", "B"});
+  REQUIRE(full.copy_options.size() == 9);
+  CHECK((full.copy_options[0].name == "format" && full.copy_options[0].value == "csv"));
+  CHECK((full.copy_options[1].name == "header" && full.copy_options[1].value == "match"));
+  CHECK((full.copy_options[2].name == "delimiter" && full.copy_options[2].value == ";"));
+  CHECK((full.copy_options[3].name == "null" && full.copy_options[3].value == "nil"));
+  CHECK((full.copy_options[4].name == "quote" && full.copy_options[4].value == "'"));
+  CHECK((full.copy_options[5].name == "escape" && full.copy_options[5].value == "\\"));
+  CHECK(full.copy_options[6].columns == std::vector<std::string>{"a"});
+  CHECK((full.copy_options[7].name == "force_null" && full.copy_options[7].all_columns));
+  CHECK((full.copy_options[8].has_value && full.copy_options[8].value == "false"));
+  auto old = facts("COPY t FROM STDIN WITH CSV HEADER DELIMITER AS '|'");
+  REQUIRE(old.copy_options.size() == 3);
+  CHECK((old.copy_options[0].name == "format" && old.copy_options[0].value == "csv"));
+  CHECK((old.copy_options[1].name == "header" && old.copy_options[1].value == "true"));
+  CHECK(old.copy_options[2].value == "|");
+  CHECK(facts("COPY t FROM STDIN (FORMAT binary)").copy_options[0].value == "binary");
+  CHECK(facts("COPY t FROM STDIN BINARY").copy_options[0].value == "binary");
+  CHECK_FALSE(facts("COPY t FROM '/tmp/x'").copy_from_client);
+  CHECK_FALSE(facts("COPY t FROM PROGRAM 'cat'").copy_from_client);
+  CHECK_FALSE(facts("COPY t TO STDOUT").copy_from_client);
 }

@@ -257,6 +257,25 @@ TEST_CASE("placing a route") {
   }
 }
 
+TEST_CASE("COPY FROM STDIN into a sharded table: simple protocol, outside a transaction, after a cutover") {
+  sw::router::Route route;
+  route.kind = sw::router::RouteKind::Scatter;
+  route.writes = true;
+  route.copy_in = true;
+  route.table = "orders";
+  // The read lease does not matter: it writes (fences catch a stale directory).
+  CHECK(sw::session::place(route, Protocol::Simple, false, 0, false).kind == Placement::Kind::FanOut);
+  Placement extended = sw::session::place(route, Protocol::Extended, false, 0, true);
+  CHECK(extended.kind == Placement::Kind::Refuse);
+  CHECK(extended.error.sqlstate == "0A000");
+  CHECK(extended.error.message.find("simple query protocol") != std::string::npos);
+  Placement in_transaction = sw::session::place(route, Protocol::Simple, true, 0, true);
+  CHECK(in_transaction.kind == Placement::Kind::Refuse);
+  CHECK(in_transaction.error.message.find("inside a transaction block") != std::string::npos);
+  route.migrating = true;
+  CHECK(sw::session::place(route, Protocol::Simple, false, 0, true).kind == Placement::Kind::WaitForCutover);
+}
+
 TEST_CASE("a read of a bucket in cutover waits; without the read lease reads of sharded tables are refused") {
   using sw::router::Route;
   using sw::router::RouteKind;

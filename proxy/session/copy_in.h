@@ -1,0 +1,150 @@
+// COPY sharded_table [(columns)] FROM STDIN for one client, outside any transaction
+// (docs/architecture.md §5.10): one server per shard, each running BEGIN and the client's COPY;
+// the client's rows split by key (wire::CopyRowSplitter, the router's bucket hash, the directory
+// snapshot taken at the start) and streamed to their shard's COPY; at the client's CopyDone every
+// shard's COPY is ended, the `COPY n` tags summed, and the shards' transactions committed
+// together (commit_written_legs: one shard written, its COMMIT; several, the session's two-phase
+// commit, TwoPhaseCommit) or, on any error, CopyFail from the client or a bad row, none of them:
+// the servers are closed, which rolls their transactions back, so nothing is written.
+//
+// The client sees what one PostgreSQL shows: one CopyInResponse, then `COPY n` (the total) and
+// ReadyForQuery, or one ErrorResponse (at once; its ReadyForQuery once the client ended its copy
+// with CopyDone or CopyFail, as a server answers).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "pool/pool.h"
+#include "router/directory.h"
+#include "router/router.h"
+#include "session/copy_in_plan.h"
+#include "session/two_phase_commit.h"
+#include "wire/copy_rows.h"
+#include "wire/server_check.h"
+
+namespace sw::session {
+
+class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
+ public:
+  struct Target {
+    pool::Pool* pool = nullptr;
+    std::string shard;  // the directory's shard with the target's index
+  };
+  struct Setup {
+    std::string copy_query;  // the client's Query message, whole
+    router::TableRule rule;  // the table's rule (a copy: a reload may replace the rules)
+    CopyInPlan plan;
+    std::shared_ptr<const router::Directory> directory;  // routes every row of this COPY
+    std::string session_state;                           // SessionState signature the servers get first
+    // Rows on several shards commit by two-phase commit; else such a COPY is refused at its end
+    // with `no_two_phase` saying why (sharding.cross_shard_transactions: refuse, no catalog).
+    bool two_phase = false;
+    std::string no_two_phase;
+  };
+  struct Callbacks {
+    std::function<void(std::string_view)> write_client;
+    std::function<void()> resume_client;  // streaming began, or a shard's output drained
+    std::function<void()> done;           // ReadyForQuery was written (called from a callback)
+    // Two-phase commit: a new gid; the catalog's decision (`decided` is called on this thread);
+    // the outcome, for the counters.
+    std::function<std::string()> next_gid;
+    std::function<void(const std::string& gid, const std::vector<std::string>& shards,
+                       std::function<void(Decision, std::string)> decided)>
+        decide_commit;
+    std::function<void(TwoPhaseOutcome outcome, int64_t started_us)> two_phase_done;
+  };
+
+  // One target per shard of the directory, in its order.
+  CopyIn(std::vector<Target> targets, Setup setup, Callbacks callbacks);
+  ~CopyIn() override;
+  CopyIn(const CopyIn&) = delete;
+  CopyIn& operator=(const CopyIn&) = delete;
+
+  void start();
+  // The session may hand over the client's next message: the copy is streaming (or failed and
+  // waits for the client's CopyDone/CopyFail) and no shard's output is over its high-water mark.
+  bool accepts_client_input() const;
+  // One client message ('d' CopyData, 'c' CopyDone, 'f' CopyFail; Flush and Sync are ignored as
+  // PostgreSQL ignores them in COPY; anything else ends the copy with 08P01).
+  void on_client_message(char type, std::string_view body);
+  // Writes the rows batched for each shard; the session calls it when the client's input holds no
+  // complete message.
+  void flush();
+  bool finished() const { return phase_ == Phase::Done; }
+  uint64_t rows() const { return rows_; }
+
+ private:
+  enum class Phase { Starting, Streaming, Ending, Committing, TwoPhase, Failed, Done };
+  struct Leg {
+    Target target;
+    pool::Backend* backend = nullptr;
+    bool waiting = false;
+    int ready_owed = 0;     // ReadyForQuery messages still to come in this phase
+    bool in_copy = false;   // sent its CopyInResponse
+    bool position = false;  // runs the key position query
+    std::string copy_response;
+    std::string pending;  // CopyData payload batched for it
+    uint64_t rows_sent = 0;
+    uint64_t rows_copied = 0;  // its `COPY n`
+    Status end_error;          // two-phase commit: the first error before the ReadyForQuery
+    wire::ServerMessageCheck check;
+  };
+
+  // pool::Pool::Waiter, pool::BackendUser
+  void on_backend_ready(pool::Backend* backend) override;
+  void on_backend_failed(const Status& why) override;
+  void on_backend_readable(pool::Backend& backend) override;
+  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+  void on_backend_drained(pool::Backend& backend) override;
+
+  // Servers (copy_in.cc)
+  void send_start(Leg& leg);
+  void read_leg(Leg& leg);
+  Status on_leg_message(Leg& leg, char type, std::string_view frame, std::string_view body);
+  Status on_ready(Leg& leg);
+  Status on_position(std::string_view data_row);
+  void start_streaming();
+  void end_copies();
+  void commit_written_legs();
+  void complete();
+
+  // Two-phase commit over the legs (copy_in_commit.cc)
+  void start_two_phase(const std::vector<size_t>& written);
+  void send_commands(const std::vector<LegCommand>& commands);
+  void on_two_phase_ready(Leg& leg);
+  void advance_two_phase();
+  void finish_two_phase();
+  void fail(const Status& why, std::string_view server_error = {});
+  void end_leg_or_copy(Leg& leg, const Status& why);
+  void close_legs();
+  Leg* leg_of(const pool::Backend& backend);
+  bool all_legs(bool (*test)(const Leg&)) const;
+
+  // The client's rows (copy_in_rows.cc)
+  void split(bool end_of_data);
+  Status route_row(const wire::CopyItem& row);
+  void to_every_leg(std::string_view bytes);
+  void write_pending(Leg& leg);
+  Status row_error(const Status& why, uint64_t line) const;
+
+  std::vector<Leg> legs_;
+  Setup setup_;
+  Callbacks callbacks_;
+  wire::CopyRowSplitter splitter_;
+  Phase phase_ = Phase::Starting;
+  bool client_ended_ = false;  // the client sent CopyDone or CopyFail
+  bool data_ended_ = false;    // the splitter reached the end of the data
+  uint64_t rows_ = 0;
+  std::unique_ptr<TwoPhaseCommit> two_phase_;
+  bool deciding_ = false;
+  int64_t two_phase_started_us_ = 0;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // lets the decision's callback see our end
+};
+
+}  // namespace sw::session

@@ -1,0 +1,134 @@
+// CopyIn: the client's side. Its CopyData is split into rows (wire::CopyRowSplitter); each row
+// goes, bytes unchanged, to the shard of its key's bucket; headers and the binary trailer go to
+// every shard. Rows are batched per shard into CopyData messages of up to kBatchBytes.
+#include <cstdio>
+
+#include "session/copy_in.h"
+#include "wire/message_writer.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+namespace {
+
+constexpr size_t kBatchBytes = size_t{64} * 1024;
+
+}  // namespace
+
+bool CopyIn::accepts_client_input() const {
+  if (phase_ == Phase::Failed) return true;
+  if (phase_ != Phase::Streaming) return false;
+  for (const Leg& leg : legs_) {
+    if (leg.backend != nullptr && leg.backend->connection().over_high_water()) return false;
+  }
+  return true;
+}
+
+void CopyIn::on_client_message(char type, std::string_view body) {
+  const bool ends = type != 'd' && type != 'H' && type != 'S';
+  if (phase_ == Phase::Failed) {
+    if (!ends) return;  // PostgreSQL skips the rest of a failed copy too
+    client_ended_ = true;
+    phase_ = Phase::Done;
+    std::string out;
+    wire::encode_ready_for_query(out, 'I');
+    callbacks_.write_client(out);
+    callbacks_.done();
+    return;
+  }
+  if (phase_ != Phase::Streaming) return;
+  client_ended_ = ends;
+  switch (type) {
+    case 'd':
+      splitter_.feed(body);
+      split(false);
+      return;
+    case 'c':
+      split(true);
+      if (phase_ == Phase::Streaming) end_copies();
+      return;
+    case 'f': {
+      const std::string_view message = body.substr(0, body.find('\0'));
+      fail(Status::client("57014", "COPY from stdin failed: " + std::string(message)));
+      return;
+    }
+    case 'H':
+    case 'S': return;
+    default: {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(type)));
+      fail(
+          Status::client("08P01", std::string("unexpected message type ") + hex + " during COPY from stdin"));
+      return;
+    }
+  }
+}
+
+void CopyIn::split(bool end_of_data) {
+  for (;;) {
+    const wire::CopyItem& item = splitter_.next(end_of_data);
+    switch (item.part) {
+      case wire::CopyPart::NeedMore: return;
+      case wire::CopyPart::Header: to_every_leg(item.raw); break;
+      case wire::CopyPart::Row:
+        if (Status routed = route_row(item); !routed) {
+          fail(row_error(routed, item.line));
+          return;
+        }
+        break;
+      case wire::CopyPart::End:
+        if (!data_ended_) to_every_leg(item.raw);  // the binary trailer (text: nothing)
+        data_ended_ = true;
+        return;
+      case wire::CopyPart::Error: fail(row_error(item.error, item.line)); return;
+    }
+  }
+}
+
+Status CopyIn::route_row(const wire::CopyItem& row) {
+  const router::TableRule& rule = setup_.rule;
+  if (row.key_null) {
+    return Status::client("23502", "null value in shard key column \"" + rule.key + "\" of sharded table " +
+                                       rule.config_name + ": every row needs a key to find its shard");
+  }
+  const router::Directory& directory = *setup_.directory;
+  auto bucket = setup_.plan.options.format == wire::CopyFormat::Binary
+                    ? router::bucket_of_binary_value(rule.key_type, row.key, directory.bucket_count())
+                    : router::bucket_of_text_value(rule.key_type, row.key, directory.bucket_count());
+  if (!bucket) return bucket.status();
+  const uint16_t shard = directory.bucket(bucket.value()).shard;
+  if (shard >= legs_.size()) return Status::proxy("XX000", "bucket's shard is outside the COPY's shards");
+  Leg& leg = legs_[shard];
+  leg.pending.append(row.raw);
+  ++leg.rows_sent;
+  if (leg.pending.size() >= kBatchBytes) write_pending(leg);
+  return Status::ok();
+}
+
+// PostgreSQL's CONTEXT of a COPY error, in the message: the table, the row's line and the key.
+Status CopyIn::row_error(const Status& why, uint64_t line) const {
+  Status out = why;
+  out.message += " (COPY " + setup_.rule.config_name + ", line " + std::to_string(line) + ", column " +
+                 setup_.rule.key + "; nothing was written)";
+  return out;
+}
+
+void CopyIn::to_every_leg(std::string_view bytes) {
+  if (bytes.empty()) return;
+  for (Leg& leg : legs_) leg.pending.append(bytes);
+}
+
+void CopyIn::write_pending(Leg& leg) {
+  if (leg.pending.empty() || leg.backend == nullptr) return;
+  std::string out;
+  out.reserve(leg.pending.size() + 5);
+  wire::MessageWriter(out).begin('d').bytes(leg.pending).end();
+  leg.backend->connection().write(out);
+  leg.pending.clear();
+}
+
+void CopyIn::flush() {
+  if (phase_ != Phase::Streaming) return;
+  for (Leg& leg : legs_) write_pending(leg);
+}
+
+}  // namespace sw::session

@@ -1,0 +1,128 @@
+// Session: COPY FROM STDIN into a sharded table (CopyIn, docs/architecture.md §5.10). The session
+// starts it, hands it the client's messages while it accepts them (a shard's output over its
+// high-water mark stops the reading: backpressure), and resumes its own reading when it is done.
+#include "common/log.h"
+#include "net/loop.h"
+#include "session/session.h"
+
+namespace sw::session {
+
+Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
+                                      const router::Route& route) {
+  auto plan = plan_copy_in(statement, *route.copy_rule);
+  if (!plan) {
+    refuse_request(plan.status());
+    return Start::Answered;
+  }
+  Status error;
+  std::vector<CopyIn::Target> targets;
+  std::vector<pool::Pool*> pools;
+  const router::Directory& directory = *host_.directory();
+  for (size_t i = 0; i < directory.shards().size(); ++i) {
+    CopyIn::Target target;
+    target.pool = pool_for_shard(static_cast<int>(i), &error);
+    if (target.pool == nullptr) {
+      refuse_request(error);
+      return Start::Answered;
+    }
+    target.shard = directory.shard_name(static_cast<uint16_t>(i));
+    pools.push_back(target.pool);
+    targets.push_back(std::move(target));
+  }
+  LOG_DEBUG("client=c%llu COPY FROM STDIN into %s split over %zu shards", (unsigned long long)id(),
+            route.table.c_str(), targets.size());
+  CopyIn::Setup setup;
+  setup.copy_query.assign(whole(frame));
+  setup.rule = *route.copy_rule;
+  setup.plan = std::move(plan.value());
+  setup.directory = host_.directory();
+  setup.session_state = profile_.settings.signature();
+  switch (cross_shard_writes()) {
+    case CrossShardWrites::TwoPhase: setup.two_phase = true; break;
+    case CrossShardWrites::Refuse: setup.no_two_phase = "sharding.cross_shard_transactions is refuse"; break;
+    case CrossShardWrites::RefuseNoCatalog:
+      setup.no_two_phase = "it needs catalog.dsn to record decisions";
+      break;
+  }
+  CopyIn::Callbacks callbacks;
+  callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
+  callbacks.resume_client = [this] {
+    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+      if (!alive.lock() || phase_ != Phase::Ready) return;
+      client_->resume_reading();
+      read_client_messages();
+    });
+  };
+  callbacks.done = [this, pools = std::move(pools), started = stats::monotonic_us()] {
+    count_fanout(pools, stats::RouteLabel::Scatter, started);
+    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+      if (alive.lock()) end_copy_in();
+    });
+  };
+  callbacks.next_gid = [this] { return host_.next_two_phase_gid(); };
+  callbacks.decide_commit = [this](const std::string& gid, const std::vector<std::string>& shards,
+                                   std::function<void(Decision, std::string)> decided) {
+    host_.decide_commit(gid, shards, std::move(decided));
+  };
+  callbacks.two_phase_done = [this](TwoPhaseOutcome outcome, int64_t started_us) {
+    stats::WorkerTraffic& traffic = host_.traffic();
+    switch (outcome) {
+      case TwoPhaseOutcome::Committed:
+        traffic.count_cross_shard_commit(stats::CrossShardOutcome::TwoPhaseCommitted);
+        traffic.two_phase_commit_latency.observe_us(
+            static_cast<uint64_t>(stats::monotonic_us() - started_us));
+        break;
+      case TwoPhaseOutcome::RolledBack:
+        traffic.count_cross_shard_commit(stats::CrossShardOutcome::RolledBack);
+        break;
+      case TwoPhaseOutcome::Unknown:
+        traffic.count_cross_shard_commit(stats::CrossShardOutcome::Unknown);
+        break;
+    }
+  };
+  txn_.copy_in = std::make_unique<CopyIn>(std::move(targets), std::move(setup), std::move(callbacks));
+  set_request_state(RequestState::Running);
+  consume_client(frame.size);
+  txn_.copy_in->start();
+  return Start::Wait;
+}
+
+// The client's messages while a CopyIn runs: each one whole to it, as long as it accepts them.
+void Session::feed_copy_in() {
+  while (phase_ == Phase::Ready && txn_.copy_in && !txn_.copy_in->finished()) {
+    CopyIn& copy = *txn_.copy_in;
+    if (!copy.accepts_client_input()) {
+      copy.flush();
+      client_->pause_reading();  // resumed by the CopyIn (streaming starts, a shard drained)
+      return;
+    }
+    auto result = wire::read_frame(client_->input(), wire::Sender::Client, limits_);
+    if (result.status == wire::FrameStatus::NeedMore) {
+      copy.flush();
+      return;
+    }
+    if (result.status == wire::FrameStatus::Error) {
+      LOG_INFO("client=c%llu protocol violation during COPY: %s", (unsigned long long)id(),
+               result.error.c_str());
+      terminate(Status::client("08P01", result.error));
+      return;
+    }
+    if (result.frame.type == 'X') {
+      close("client sent Terminate during COPY");
+      return;
+    }
+    copy.on_client_message(result.frame.type, result.frame.body);
+    client_->consume(result.frame.size);
+  }
+}
+
+void Session::end_copy_in() {
+  txn_.copy_in.reset();
+  if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
+  if (phase_ == Phase::Ready) {
+    client_->resume_reading();
+    read_client_messages();
+  }
+}
+
+}  // namespace sw::session
