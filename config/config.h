@@ -123,6 +123,9 @@ struct Sharding {
   int buckets = 4096;
   std::string default_shard;  // defaults to the first shard
   std::vector<ShardedTable> tables;
+  // Reference tables: a full copy on every shard ("plans" or "app.plans"). Reads join them
+  // locally on any shard; writes and DDL reach every shard (docs/architecture.md §6.4).
+  std::vector<std::string> reference_tables;
   Duration directory_lease{std::chrono::seconds(30)};
   CrossShardTransactions cross_shard_transactions = CrossShardTransactions::TwoPhase;
 };

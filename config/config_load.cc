@@ -124,11 +124,12 @@ std::string normalize_key_type(const std::string& type) {
 }
 
 void read_sharding(MapReader& top, Sharding& out) {
-  MapReader m = top.map(
-      "sharding", {"buckets", "default_shard", "tables", "directory_lease", "cross_shard_transactions"});
+  MapReader m = top.map("sharding", {"buckets", "default_shard", "tables", "reference_tables",
+                                     "directory_lease", "cross_shard_transactions"});
   m.read_int("buckets", out.buckets, 1, 1 << 20);
   read_nonempty(m, "default_shard", out.default_shard);
   m.read_duration("directory_lease", out.directory_lease);
+  m.read_string_list("reference_tables", out.reference_tables);
   std::string cross;
   if (m.read_choice("cross_shard_transactions", cross, {"two_phase", "refuse"})) {
     out.cross_shard_transactions =

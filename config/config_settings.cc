@@ -2,7 +2,8 @@
 // the reload diff (compare `value`) and the admin console's SHOW CONFIG (print `shown`).
 //
 // Contract: scalars are one setting each ("pool.size"); lists are one setting each, compared
-// whole ("shards", "auth.users", "sharding.tables", "admin.users"). `value` may hold secrets
+// whole ("shards", "auth.users", "sharding.tables", "sharding.reference_tables",
+// "admin.users"). `value` may hold secrets
 // and is never printed; `shown` never does (passwords masked, DSN passwords dropped).
 // `restart` marks what a running proxy cannot apply in place: listen.* (sockets are bound at
 // start), workers (loop count), and the directory watcher's catalog.dsn and directory_lease.
@@ -109,6 +110,9 @@ std::vector<Setting> settings(const Config& c) {
     tables += (t.version_column.empty() ? "" : ", version " + t.version_column) + ")";
   }
   b.add("sharding.tables", tables);
+  std::string references;
+  for (const auto& name : c.sharding.reference_tables) references += (references.empty() ? "" : ",") + name;
+  b.add("sharding.reference_tables", references);
   b.add("sharding.directory_lease", duration_text(c.sharding.directory_lease), true);
   b.add("sharding.cross_shard_transactions",
         c.sharding.cross_shard_transactions == CrossShardTransactions::Refuse ? "refuse" : "two_phase");

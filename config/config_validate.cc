@@ -60,6 +60,42 @@ void validate_users(const Config& cfg, const LoadContext& ctx) {
   }
 }
 
+// "app.plans" and "plans" name the same table when one of them has no schema (the router
+// matches an unqualified configured name in any schema).
+bool same_table_name(const std::string& a, const std::string& b) {
+  const size_t da = a.rfind('.');
+  const size_t db = b.rfind('.');
+  const std::string name_a = da == std::string::npos ? a : a.substr(da + 1);
+  const std::string name_b = db == std::string::npos ? b : b.substr(db + 1);
+  if (name_a != name_b) return false;
+  if (da == std::string::npos || db == std::string::npos) return true;
+  return a.substr(0, da) == b.substr(0, db);
+}
+
+// A reference table is neither sharded nor listed twice.
+void validate_reference_tables(const Config& cfg, const LoadContext& ctx) {
+  const std::vector<std::string>& references = cfg.sharding.reference_tables;
+  for (size_t i = 0; i < references.size(); ++i) {
+    const std::string key = "sharding.reference_tables[" + std::to_string(i) + "]";
+    if (references[i].empty()) ctx.fail(ctx.line_of(key), key, "must be a table name, got an empty one");
+    for (size_t j = 0; j < i; ++j) {
+      if (!same_table_name(references[i], references[j])) continue;
+      ctx.fail(ctx.line_of(key), key,
+               "duplicate reference table " + quote_value(references[i]) + " (first at line " +
+                   std::to_string(ctx.line_of("sharding.reference_tables[" + std::to_string(j) + "]")) + ")");
+    }
+    for (size_t t = 0; t < cfg.sharding.tables.size(); ++t) {
+      if (!same_table_name(references[i], cfg.sharding.tables[t].name)) continue;
+      ctx.fail(ctx.line_of(key), key,
+               "table " + quote_value(references[i]) +
+                   " is both a reference table and sharded (sharding.tables[" + std::to_string(t) +
+                   "] at line " +
+                   std::to_string(ctx.line_of("sharding.tables[" + std::to_string(t) + "].name")) +
+                   "); a table is either sharded or copied to every shard, not both");
+    }
+  }
+}
+
 void validate_shards(Config& cfg, const LoadContext& ctx) {
   if (cfg.shards.empty()) {
     ctx.fail(ctx.line_of("shards"), "shards", "at least one shard is required");
@@ -123,6 +159,7 @@ void validate_tls(Config& cfg, const LoadContext& ctx, const std::string& base_d
 void validate(Config& cfg, const LoadContext& ctx, const std::string& base_dir) {
   validate_users(cfg, ctx);
   validate_shards(cfg, ctx);
+  validate_reference_tables(cfg, ctx);
   validate_tls(cfg, ctx, base_dir);
   const bool database_set = !cfg.database.empty();
   if (!database_set) {

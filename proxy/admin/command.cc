@@ -44,6 +44,7 @@ const HelpEntry kHelp[] = {
     {"ROLLBACK MIGRATION <id>", "move the buckets back within the rollback window"},
     {"EXPIRE ROLLBACK <id>", "end the rollback window now and clean up the source"},
     {"VERIFY BUCKET <n>", "row count and checksum of a bucket on its shards"},
+    {"VERIFY REFERENCE <table>", "row count and checksum of a reference table on every shard"},
 };
 const size_t kHelpCount = sizeof kHelp / sizeof kHelp[0];
 

@@ -50,6 +50,7 @@ enum class Verb {
   RollbackMigration,
   ExpireRollback,
   VerifyBucket,
+  VerifyReference,
 };
 
 enum class ShutdownMode {
@@ -60,7 +61,8 @@ enum class ShutdownMode {
 
 struct Command {
   Verb verb = Verb::ShowHelp;
-  std::string argument;    // SHOW BUCKETS <shard>, SHOW ROUTE <sql>, MOVE BUCKETS <list>
+  std::string argument;    // SHOW BUCKETS <shard>, SHOW ROUTE <sql>, MOVE BUCKETS <list>,
+                           // VERIFY REFERENCE <table>
   uint64_t client_id = 0;  // KILL_CLIENT
   ShutdownMode shutdown = ShutdownMode::Immediate;
   int64_t number = 0;               // the migration id, VERIFY BUCKET's bucket

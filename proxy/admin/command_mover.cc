@@ -44,6 +44,17 @@ Result<Command> parse_move(std::string_view rest) {
   return command;
 }
 
+// "VERIFY REFERENCE <table>": one table name (maybe schema-qualified), as configured.
+Result<Command> parse_verify_reference(std::string_view rest) {
+  const std::string usage = "VERIFY REFERENCE <table>, e.g. VERIFY REFERENCE plans";
+  std::string_view table = next_word(rest);
+  if (table.empty() || !rest.empty()) return Status::client("08P01", "usage: " + usage);
+  Command command;
+  command.verb = Verb::VerifyReference;
+  command.argument = std::string(table);
+  return command;
+}
+
 Result<Command> parse_rebalance(std::string_view rest) {
   const std::string usage = "REBALANCE [TO <shard>[, <shard> ...]] [BY DATA | BY BUCKETS] [DRY RUN]";
   Command command;
@@ -88,7 +99,11 @@ std::optional<Result<Command>> parse_mover_command(const std::string& first, std
     return keyword_and_number(Verb::RollbackMigration, rest, "MIGRATION", "ROLLBACK MIGRATION <id>");
   if (first == "EXPIRE")
     return keyword_and_number(Verb::ExpireRollback, rest, "ROLLBACK", "EXPIRE ROLLBACK <id>");
-  if (first == "VERIFY") return keyword_and_number(Verb::VerifyBucket, rest, "BUCKET", "VERIFY BUCKET <n>");
+  if (first == "VERIFY") {
+    std::string_view after = rest;
+    if (upper(next_word(after)) == "REFERENCE") return parse_verify_reference(after);
+    return keyword_and_number(Verb::VerifyBucket, rest, "BUCKET", "VERIFY BUCKET <n>");
+  }
   // PAUSE and RESUME alone are pgbouncer's; with MIGRATION they are the mover's.
   std::string_view after = rest;
   if ((first == "PAUSE" || first == "RESUME") && upper(next_word(after)) == "MIGRATION") {

@@ -62,7 +62,8 @@ void Console::execute(std::string_view text, const Reply& reply) {
     case Verb::CancelMigration:
     case Verb::RollbackMigration:
     case Verb::ExpireRollback:
-    case Verb::VerifyBucket: mover(*command, reply); return;
+    case Verb::VerifyBucket:
+    case Verb::VerifyReference: mover(*command, reply); return;
     default: show(*command, reply); return;
   }
 }

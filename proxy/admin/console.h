@@ -47,6 +47,15 @@ struct BucketCheck {
   std::string checksum;  // order-independent sum of row hashes
 };
 
+// One shard's copy of a reference table (VERIFY REFERENCE).
+struct ReferenceCheck {
+  std::string shard;
+  bool exists = false;  // the table is on the shard
+  uint64_t rows = 0;
+  std::string checksum;  // order-independent sum of row hashes
+  bool matches = false;  // same rows and checksum as the default shard's copy
+};
+
 struct ProxyState {
   bool paused = false;  // PAUSE completed or in progress
   bool shutting_down = false;
@@ -86,6 +95,9 @@ class ConsoleHost {
   virtual void request_migration(int64_t id, catalog::MigrationRequest request,
                                  std::function<void(Status)> done) = 0;
   virtual void verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<BucketCheck>>)> done) = 0;
+  // Every shard's copy of a configured reference table, compared with the default shard's.
+  virtual void verify_reference(const std::string& table,
+                                std::function<void(Result<std::vector<ReferenceCheck>>)> done) = 0;
 };
 
 class Console {

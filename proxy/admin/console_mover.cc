@@ -63,6 +63,11 @@ void Console::mover(const Command& command, const Reply& reply) {
             reply(checks ? verify_table(bucket, *checks).encode() : failure(checks.status()));
           });
       return;
+    case Verb::VerifyReference:
+      host_.verify_reference(command.argument, [reply](Result<std::vector<ReferenceCheck>> checks) {
+        reply(checks ? verify_reference_table(*checks).encode() : failure(checks.status()));
+      });
+      return;
     default:
       host_.request_migration(command.number, request_of(command.verb),
                               [reply, verb = command.verb](const Status& status) {

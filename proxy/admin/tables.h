@@ -55,6 +55,8 @@ std::string waiting_reason(const catalog::Migration& m, const std::vector<catalo
                            int max_concurrent);
 ResultTable rebalance_table(const std::vector<PlannedMigration>& plan);
 ResultTable verify_table(uint32_t bucket, const std::vector<BucketCheck>& checks);
+// VERIFY REFERENCE: shard, rows, checksum (both NULL where the table is missing), matches.
+ResultTable verify_reference_table(const std::vector<ReferenceCheck>& checks);
 // "1-5,9,12-13"
 std::string bucket_ranges(const std::vector<uint32_t>& buckets);
 

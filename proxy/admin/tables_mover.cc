@@ -111,4 +111,15 @@ ResultTable verify_table(uint32_t bucket, const std::vector<BucketCheck>& checks
   return table;
 }
 
+ResultTable verify_reference_table(const std::vector<ReferenceCheck>& checks) {
+  static constexpr Column kColumns[] = {
+      {"shard", T::Text}, {"rows", T::Int8}, {"checksum", T::Text}, {"matches", T::Bool}};
+  ResultTable table(kColumns);
+  for (const auto& check : checks) {
+    table.add({text(check.shard), check.exists ? number(check.rows) : Value(),
+               check.exists ? text(check.checksum) : Value(), text(check.matches ? "t" : "f")});
+  }
+  return table;
+}
+
 }  // namespace sw::admin

@@ -39,6 +39,8 @@ class AdminHost : public admin::ConsoleHost {
   void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) override;
   void request_migration(int64_t id, catalog::MigrationRequest request,
                          std::function<void(Status)> done) override;
+  void verify_reference(const std::string& table,
+                        std::function<void(Result<std::vector<admin::ReferenceCheck>>)> done) override;
   void verify_bucket(uint32_t bucket,
                      std::function<void(Result<std::vector<admin::BucketCheck>>)> done) override;
 

@@ -166,4 +166,21 @@ void AdminHost::verify_bucket(uint32_t bucket,
       std::move(done));
 }
 
+void AdminHost::verify_reference(const std::string& table,
+                                 std::function<void(Result<std::vector<admin::ReferenceCheck>>)> done) {
+  auto config = proxy_.config();
+  using Checks = Result<std::vector<admin::ReferenceCheck>>;
+  off_loop<Checks>(
+      [config, table]() -> Checks {
+        auto copies = mover::digest_reference(*config, table);
+        if (!copies) return copies.status();
+        std::vector<admin::ReferenceCheck> checks;
+        for (auto& copy : *copies)
+          checks.push_back(
+              {std::move(copy.shard), copy.exists, copy.rows, std::move(copy.checksum), copy.matches});
+        return checks;
+      },
+      std::move(done));
+}
+
 }  // namespace sw::app

@@ -5,6 +5,7 @@
 #include "catalog/directory_loader.h"
 #include "catalog/init_ids.h"
 #include "catalog/pq.h"
+#include "catalog/reference_tables.h"
 #include "common/log.h"
 #include "sqltext/catalog_sql.h"
 
@@ -140,6 +141,26 @@ Status init_shard(const config::Config& config, size_t shard_index, const router
   return Status::ok();
 }
 
+// Step 5: every reference table's copy on every other shard brought up to the default shard's.
+Status init_reference_tables(const config::Config& config, InitReport& report) {
+  if (config.sharding.reference_tables.empty() || config.shards.size() < 2) return Status::ok();
+  const config::Shard* source = config.find_shard(config.sharding.default_shard);
+  if (source == nullptr) return Status::config("sharding.default_shard names no configured shard");
+  auto from = connect(source->dsn, "shard " + source->name, {.application_name = "shardwire init"});
+  if (!from) return from.status();
+  for (const config::Shard& shard : config.shards) {
+    if (shard.name == source->name) continue;
+    auto to = connect(shard.dsn, "shard " + shard.name, {.application_name = "shardwire init"});
+    if (!to) return to.status();
+    for (const std::string& table : config.sharding.reference_tables) {
+      auto line = fill_reference_copy(from->get(), source->name, to->get(), shard.name, table);
+      if (!line) return line.status();
+      report.reference_tables.push_back(table + " on " + shard.name + ": " + *line);
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<InitReport> initialize(const config::Config& config) {
@@ -175,6 +196,7 @@ Result<InitReport> initialize(const config::Config& config) {
     if (Status s = init_shard(config, i, d, slot->second, shard_report); !s) return s;
     report.shards.push_back(std::move(shard_report));
   }
+  if (Status s = init_reference_tables(config, report); !s) return s;
   return report;
 }
 
@@ -197,6 +219,7 @@ std::string format_report(const InitReport& r) {
     for (const auto& line : s.sequences) out += "  " + line + "\n";
     for (const auto& warning : s.warnings) out += "  WARNING: " + warning + "\n";
   }
+  for (const auto& line : r.reference_tables) out += "reference table " + line + "\n";
   return out;
 }
 

@@ -17,6 +17,11 @@
 //     refused) and every sequence of a configured sharded table there is bounded to the slot's
 //     range before its fence is installed. smallint/integer sequences and a shard whose
 //     max_prepared_transactions is 0 get a warning (report and log).
+//  5. Reference tables (sharding.reference_tables): every other shard's copy is brought up to the
+//     default shard's (the rows it lacks inserted, one transaction per table and shard), then
+//     compared (count + checksum); a copy holding rows the default shard lacks stops init
+//     (55000), a table missing on a shard is reported and skipped (create it through shardwire, then
+//     run init again).
 // Each step runs in one transaction holding an advisory lock, so concurrent inits serialize.
 #pragma once
 
@@ -49,7 +54,8 @@ struct InitReport {
   std::vector<std::string> shard_names;
   std::vector<uint32_t> buckets_per_shard;  // parallel to shard_names
   std::vector<ShardInitReport> shards;
-  std::map<std::string, uint32_t> id_slots;  // every slot the catalog records, by shard name
+  std::map<std::string, uint32_t> id_slots;   // every slot the catalog records, by shard name
+  std::vector<std::string> reference_tables;  // "<table> on <shard>: <what init did>"
 };
 
 // Runs the steps above. Errors name the catalog or shard (never a DSN).

@@ -6,6 +6,7 @@
 
 #include "catalog/migrations.h"
 #include "catalog/pq.h"
+#include "catalog/reference_tables.h"
 #include "mover/copier.h"
 #include "mover/mover_types.h"
 #include "mover/verifier.h"
@@ -50,6 +51,9 @@ Status add_table_sizes(PGconn* conn, const config::ShardedTable& table, const st
 
 Result<std::vector<int64_t>> create_migrations(const config::Config& config,
                                                const std::vector<PlannedMove>& moves) {
+  for (const PlannedMove& move : moves) {
+    if (Status s = check_reference_copies_on(config, move.target); !s) return s;
+  }
   auto conn = catalog_connection(config);
   if (!conn) return conn.status();
   std::vector<int64_t> ids;
@@ -112,6 +116,44 @@ Result<std::vector<BucketCopy>> digest_bucket(const config::Config& config,
     copies.push_back({name, role, digest.rows, digest.checksum});
   }
   return copies;
+}
+
+Result<std::vector<ReferenceCopy>> digest_reference(const config::Config& config, const std::string& table) {
+  const auto& references = config.sharding.reference_tables;
+  if (std::find(references.begin(), references.end(), table) == references.end()) {
+    std::string names;
+    for (const std::string& name : references) names += (names.empty() ? "" : ", ") + name;
+    return Status::client("42P01", "\"" + table + "\" is not a reference table (sharding.reference_tables: " +
+                                       (names.empty() ? "none" : names) + ")");
+  }
+  std::vector<ReferenceCopy> copies;
+  catalog::ReferenceDigest expected;
+  for (const config::Shard& shard : config.shards) {
+    auto conn = shard_connection(config, shard);
+    if (!conn) return conn.status();
+    auto digest = catalog::digest_reference_table(conn->get(), table);
+    if (!digest) return digest.status();
+    if (shard.name == config.sharding.default_shard) expected = *digest;
+    copies.push_back({shard.name, digest->exists, digest->rows, digest->checksum, false});
+  }
+  for (ReferenceCopy& copy : copies) {
+    copy.matches =
+        expected.exists && copy.exists && copy.rows == expected.rows && copy.checksum == expected.checksum;
+  }
+  return copies;
+}
+
+Status check_reference_copies_on(const config::Config& config, const std::string& target) {
+  const auto& references = config.sharding.reference_tables;
+  if (references.empty() || target == config.sharding.default_shard) return Status::ok();
+  const config::Shard* source = config.find_shard(config.sharding.default_shard);
+  const config::Shard* shard = config.find_shard(target);
+  if (source == nullptr || shard == nullptr) return Status::ok();  // the move itself names what is missing
+  auto from = shard_connection(config, *source);
+  if (!from) return from.status();
+  auto to = shard_connection(config, *shard);
+  if (!to) return to.status();
+  return catalog::check_reference_copies(from->get(), source->name, to->get(), target, references);
 }
 
 Status check_no_migration_uses(const config::Config& config, const std::vector<std::string>& shards) {

@@ -16,7 +16,8 @@
 
 namespace sw::mover {
 
-// Creates one migration per move (planned, in order); returns their ids in the same order.
+// Creates one migration per move (planned, in order); returns their ids in the same order. Refused
+// (nothing created) when a target's copy of the reference tables differs from the default shard's.
 Result<std::vector<int64_t>> create_migrations(const config::Config& config,
                                                const std::vector<PlannedMove>& moves);
 
@@ -38,6 +39,22 @@ struct BucketCopy {
 };
 Result<std::vector<BucketCopy>> digest_bucket(const config::Config& config,
                                               const router::Directory& directory, uint32_t bucket);
+
+// One shard's copy of a reference table (VERIFY REFERENCE), in config order: `matches` when its
+// rows and checksum equal the default shard's (a table missing there has exists = false).
+struct ReferenceCopy {
+  std::string shard;
+  bool exists = false;
+  uint64_t rows = 0;
+  std::string checksum;
+  bool matches = false;
+};
+// 42P01 when `table` is not in sharding.reference_tables (the message lists them).
+Result<std::vector<ReferenceCopy>> digest_reference(const config::Config& config, const std::string& table);
+
+// Before buckets move onto `target`: its copy of every reference table must equal the default
+// shard's (55000 naming the differences and the fix otherwise).
+Status check_reference_copies_on(const config::Config& config, const std::string& target);
 
 // A config error naming the first unfinished migration (rollback windows included) that uses one
 // of `shards`; ok when none does. RELOAD asks before it drops a shard.

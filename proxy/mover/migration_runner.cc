@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "mover/catch_up_stream.h"
+#include "mover/console_ops.h"
 #include "mover/copier.h"
 #include "mover/replication.h"
 #include "mover/schema_check.h"
@@ -218,7 +219,10 @@ Status MigrationRunner::check_schema(const catalog::Migration& m) {
   if (!source) return source.status();
   auto target = connect_shard(m.target);
   if (!target) return target.status();
-  return check_schemas(source->get(), m.source, target->get(), m.target, config_->sharding.tables);
+  if (Status s = check_schemas(source->get(), m.source, target->get(), m.target, config_->sharding.tables);
+      !s)
+    return s;
+  return check_reference_copies_on(*config_, m.target);  // reads on the target join its copies
 }
 
 Status MigrationRunner::copy(catalog::Migration& m) {

@@ -90,6 +90,10 @@ class DmlRouter {
   Route merged_scatter(Route route, int first);
   bool sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite, bool grouped, std::string& why);
   std::string not_tied_message(int a, int b) const;
+  // route_reference.cc: statements that write reference tables, or read nothing else.
+  int written_reference() const;  // the first reference table the statement writes, -1 when none
+  Route reference_write(int written) const;
+  Route reference_read() const;
 
   const parser::StatementFacts& facts_;
   const BindValues* params_;
@@ -97,8 +101,9 @@ class DmlRouter {
   const RoutingRules& rules_;
   std::vector<const TableRule*> rules_of_;  // per table reference; null when not sharded
   std::vector<int> sharded_;
-  std::vector<int> unsharded_;  // user tables (not system catalogs)
-  std::vector<RefKeys> keys_;   // per table reference
+  std::vector<int> unsharded_;   // user tables (not system catalogs), neither sharded nor reference
+  std::vector<int> references_;  // reference tables: a copy on every shard
+  std::vector<RefKeys> keys_;    // per table reference
   std::vector<Edge> edges_;
   mutable std::vector<int> parent_;  // union-find over table indices: co-location groups
   std::vector<ShardEdits> split_;    // a split read: per shard, its key lists' edits

@@ -8,6 +8,8 @@
 //    DROP INDEX / ALTER INDEX by name: an index name does not say its table. With several shards
 //    the session runs DROP INDEX on every shard itself (session/drop_index.h), each shard's
 //    catalog saying whether the index is a sharded table's.
+//  * DDL naming a reference table runs on every shard too; its TRUNCATE and COPY FROM are
+//    writes, applied on every shard atomically (Route::reference_write).
 //  * Mixing both in one statement, CREATE TABLE AS / SELECT INTO / CREATE VIEW over or into
 //    a sharded table, LOCK of a sharded table and COPY of a sharded table are refused.
 #include "router/router_internal.h"
@@ -25,6 +27,9 @@ struct DdlTables {
   const parser::TableRef* sharded_read = nullptr;  // the first sharded table it only reads
   std::vector<std::string> fence;                  // configured sharded tables it creates
   const TableRule* created_by_query = nullptr;     // a sharded table CREATE TABLE AS & co. would make
+  const parser::TableRef* reference = nullptr;     // the first reference table it does not only read
+  const ReferenceRule* reference_rule = nullptr;
+  bool reference_by_query = false;  // CREATE TABLE AS & co. would make a reference table
 };
 
 // CREATE TABLE ... PARTITION OF / INHERITS a sharded table: the new table is part of it and
@@ -45,6 +50,17 @@ DdlTables classify(const parser::StatementFacts& statement, const RoutingRules& 
   for (const parser::TableRef& table : statement.tables) {
     if (is_system_table(table)) continue;
     const TableRule* rule = rules.find(table.schema, table.name);
+    const ReferenceRule* reference =
+        rule == nullptr ? rules.find_reference(table.schema, table.name) : nullptr;
+    if (reference != nullptr) {
+      if (table.role == TableRole::Read || table.role == TableRole::CopyTo) continue;  // any shard has it
+      if (table.role == TableRole::Create && creates_by_query) out.reference_by_query = true;
+      if (out.reference == nullptr) {
+        out.reference = &table;
+        out.reference_rule = reference;
+      }
+      continue;
+    }
     if (rule == nullptr) {
       const bool part_of_sharded = child_of_sharded && table.role == TableRole::Create;
       if (table.role != TableRole::Read && !part_of_sharded && out.unsharded == nullptr)
@@ -101,6 +117,48 @@ Route every_shard(DdlTables tables) {
   return route;
 }
 
+// A statement that changes a reference table runs on every shard: TRUNCATE and COPY FROM are
+// writes (atomic, Route::reference_write), other DDL and maintenance run in turn like a sharded
+// table's.
+Route reference_every_shard(const parser::StatementFacts& statement, DdlTables tables) {
+  const std::string& name = tables.reference_rule->config_name;
+  const TableRole role = tables.reference->role;
+  if (tables.reference_by_query) {
+    return make_error("0A000",
+                      "cannot create reference table " + name +
+                          " from a query; CREATE TABLE it, then INSERT its rows (they reach every shard)",
+                      name);
+  }
+  if (tables.unsharded != nullptr) {
+    return make_error("0A000",
+                      "statement names reference table " + name + " and unsharded table " +
+                          table_name(*tables.unsharded) + "; run it separately for each",
+                      name);
+  }
+  if (role == TableRole::Lock) {
+    return make_error("0A000", "LOCK TABLE of reference table " + name + " would lock it on one shard only",
+                      name);
+  }
+  const bool writes = role == TableRole::CopyFrom || statement.node_type == "TruncateStmt";
+  if (writes && tables.sharded != nullptr) {
+    return make_error("0A000",
+                      "statement writes reference table " + name + " and sharded table " +
+                          tables.sharded_rule->config_name + "; run it separately for each",
+                      name);
+  }
+  if (tables.sharded != nullptr) return every_shard(std::move(tables));
+  Route route;
+  route.kind = RouteKind::AllShards;
+  route.table = name;
+  route.reference_write = writes;
+  route.reason = writes ? (role == TableRole::CopyFrom ? "COPY into" : "TRUNCATE of") +
+                              std::string(" reference table ") + name + ": every shard, all or none"
+                        : (role == TableRole::Maintenance ? "maintenance of reference table "
+                                                          : "DDL on reference table ") +
+                              name + ": every shard in turn (not atomic)";
+  return route;
+}
+
 }  // namespace
 
 Route route_ddl(const parser::StatementFacts& statement, const Directory& dir, const RoutingRules& rules) {
@@ -122,6 +180,7 @@ Route route_ddl(const parser::StatementFacts& statement, const Directory& dir, c
                           " cannot define another object (its rows live on several shards)",
                       rule->config_name);
   }
+  if (tables.reference != nullptr) return reference_every_shard(statement, std::move(tables));
   if (tables.sharded == nullptr) {
     if (statement.kind == parser::StatementKind::Copy) {
       return make_default(dir, rules, "COPY of an unsharded table");

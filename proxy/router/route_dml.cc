@@ -18,6 +18,8 @@
 //    row                                                        -> Scatter;
 //  * anything else                                              -> Error naming the table.
 // Unsharded tables live on the default shard only: they may join sharded ones only there.
+// Reference tables are on every shard: they join anything where it runs, and do not count in
+// the model; a statement that writes one goes to every shard (route_reference.cc).
 #include <algorithm>
 #include <numeric>
 
@@ -260,8 +262,15 @@ Route DmlRouter::run() {
     const parser::TableRef& table = facts_.tables[t];
     if (is_system_table(table)) continue;
     rules_of_[t] = rules_.find(table.schema, table.name);
-    (rules_of_[t] != nullptr ? sharded_ : unsharded_).push_back(static_cast<int>(t));
+    if (rules_of_[t] != nullptr) {
+      sharded_.push_back(static_cast<int>(t));
+    } else {
+      (rules_.find_reference(table.schema, table.name) != nullptr ? references_ : unsharded_)
+          .push_back(static_cast<int>(t));
+    }
   }
+  if (const int written = written_reference(); written >= 0) return reference_write(written);
+  if (sharded_.empty() && unsharded_.empty() && !references_.empty()) return reference_read();
   if (sharded_.empty()) return make_default(dir_, rules_, "no sharded table");
   const TableRule& first = *rule(sharded_[0]);
   if (!facts_.complete) {

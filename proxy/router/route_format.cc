@@ -41,6 +41,7 @@ std::string route_summary(const Route& route, const Directory& dir) {
         }
         if (route.migrating) out += " migrating";
       }
+      if (route.any_shard) out += " any-shard";
       break;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
@@ -56,6 +57,7 @@ std::string route_summary(const Route& route, const Directory& dir) {
       if (route.copy_out) out += route.copy_header ? " copy csv-header" : " copy";
       if (route.copy_in) out += " copy-in";
       if (route.migrating) out += " waits-for-cutover " + std::to_string(route.buckets.front());
+      if (route.reference_write) out += " reference-write " + route.table;
       if (!route.fence_tables.empty()) {
         out += " fence";
         for (const std::string& table : route.fence_tables) out += " " + table;

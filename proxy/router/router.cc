@@ -13,8 +13,9 @@
 namespace sw::router {
 
 RoutingRules::RoutingRules(std::vector<TableRule> tables, std::string default_shard, std::string config_file,
-                           bool owned_rows_only)
+                           bool owned_rows_only, std::vector<ReferenceRule> references)
     : tables_(std::move(tables)),
+      references_(std::move(references)),
       default_shard_(std::move(default_shard)),
       config_file_(std::move(config_file)),
       owned_rows_only_(owned_rows_only) {}
@@ -42,7 +43,25 @@ Result<RoutingRules> RoutingRules::from_config(const config::Sharding& sharding,
     rule.key_type = type.value();
     tables.push_back(std::move(rule));
   }
-  return RoutingRules(std::move(tables), sharding.default_shard, std::move(config_file), owned_rows_only);
+  std::vector<ReferenceRule> references;
+  for (const std::string& configured : sharding.reference_tables) {
+    ReferenceRule reference;
+    reference.config_name = configured;
+    const size_t dot = configured.rfind('.');
+    reference.name = dot == std::string::npos ? configured : configured.substr(dot + 1);
+    if (dot != std::string::npos) reference.schema = configured.substr(0, dot);
+    references.push_back(std::move(reference));
+  }
+  return RoutingRules(std::move(tables), sharding.default_shard, std::move(config_file), owned_rows_only,
+                      std::move(references));
+}
+
+const ReferenceRule* RoutingRules::find_reference(std::string_view schema, std::string_view name) const {
+  for (const ReferenceRule& reference : references_) {
+    if (reference.name != name) continue;
+    if (schema.empty() || reference.schema.empty() || reference.schema == schema) return &reference;
+  }
+  return nullptr;
 }
 
 const TableRule* RoutingRules::find(std::string_view schema, std::string_view name) const {

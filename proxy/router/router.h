@@ -39,11 +39,18 @@ struct TableRule {
   KeyType key_type = KeyType::Int8;
 };
 
+// One configured reference table (config sharding.reference_tables[]): a full copy on every shard.
+struct ReferenceRule {
+  std::string config_name;  // as configured: "plans" or "app.plans"
+  std::string schema;       // "" when configured unqualified: matches the name in any schema
+  std::string name;
+};
+
 class RoutingRules {
  public:
   RoutingRules() = default;
   RoutingRules(std::vector<TableRule> tables, std::string default_shard, std::string config_file = {},
-               bool owned_rows_only = true);
+               bool owned_rows_only = true, std::vector<ReferenceRule> references = {});
 
   // From the validated config (sharding.default_shard is already filled in). A Config-fault
   // Status names the table whose key type is unsupported. `config_file` is named in errors that
@@ -55,6 +62,9 @@ class RoutingRules {
   // an unqualified `name` matches any rule of that name. nullptr when not sharded.
   const TableRule* find(std::string_view schema, std::string_view name) const;
   const std::vector<TableRule>& tables() const { return tables_; }
+  // The reference table a table reference names (same matching as find()); nullptr when none.
+  const ReferenceRule* find_reference(std::string_view schema, std::string_view name) const;
+  const std::vector<ReferenceRule>& references() const { return references_; }
   const std::string& default_shard() const { return default_shard_; }
   const std::string& config_file() const { return config_file_; }
   // Keyless reads read each shard's sharded tables through its fence table, so rows of buckets
@@ -64,6 +74,7 @@ class RoutingRules {
 
  private:
   std::vector<TableRule> tables_;
+  std::vector<ReferenceRule> references_;
   std::string default_shard_;
   std::string config_file_;
   bool owned_rows_only_ = true;
@@ -77,7 +88,8 @@ enum class RouteKind : uint8_t {
   Shard,      // one shard: the buckets of the key values
   Default,    // the default shard: no sharded table involved (or no row can match)
   Scatter,    // every shard, rows concatenated (a read without a key, no merge needed)
-  AllShards,  // every shard in turn: DDL / maintenance on a sharded table
+  AllShards,  // every shard in turn: DDL / maintenance on a sharded or reference table; with
+              // Route::reference_write, a write of a reference table (atomic on every shard)
   Session,    // no shard needed: transaction control, SET/RESET/SHOW, PREPARE/EXECUTE, cursors,
               // empty query; the caller answers, tracks, or uses the transaction's shard
   AtBind,     // the key is a parameter and no values were given: decide at Bind
@@ -107,6 +119,12 @@ struct Route {
   std::vector<uint32_t> buckets;  // Shard: the key values' buckets, sorted, unique; a migrating
                                   // Scatter read: the MIGRATING buckets
   bool writes = false;            // the statement writes (INSERT/UPDATE/DELETE, also in CTEs)
+  // Default: the statement reads only reference tables, which every shard holds alike; any
+  // shard answers it (inside a transaction, the transaction's shard), `shard` is the default.
+  bool any_shard = false;
+  // AllShards: the statement writes a reference table (INSERT/UPDATE/DELETE/MERGE, TRUNCATE,
+  // COPY FROM): every shard must apply it, all or none (two-phase commit). `table` names it.
+  bool reference_write = false;
   // Shard: a bucket is MIGRATING (writes wait for the cutover). Scatter read: some bucket is
   // MIGRATING; the read waits for its cutover (no shard has its rows unfenced meanwhile).
   bool migrating = false;

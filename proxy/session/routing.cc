@@ -101,6 +101,20 @@ Placement refuse_stale_read() {
                                   "reached within the read lease); retry later");
   return placement;
 }
+// A write of a reference table must commit on every shard or on none; until the session runs
+// it as one two-phase transaction per shard it is refused rather than applied on some shards.
+Placement refuse_reference_write(const router::Route& route) {
+  Placement placement;
+  placement.kind = Placement::Kind::Refuse;
+  placement.error = Status::client(
+      "0A000", "write of reference table " + route.table +
+                   " is not supported yet: it must commit on every shard at once (two-phase commit), "
+                   "which shardwire does not run for reference tables yet; write it on every shard "
+                   "directly, then check it with VERIFY REFERENCE " +
+                   route.table + " on the admin console");
+  return placement;
+}
+
 }  // namespace
 
 bool needs_read_lease(const router::Route& route) {
@@ -156,6 +170,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::AtBind: placement.shard = default_shard; return placement;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
+      if (route.reference_write) return refuse_reference_write(route);
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
       if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {
         placement.kind = Placement::Kind::WaitForCutover;  // every bucket is read: wait for the cutover

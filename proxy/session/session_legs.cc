@@ -57,7 +57,8 @@ std::shared_ptr<const parser::QueryFacts> Session::facts_of_query(const wire::Fr
 
 // The shard a statement with `route` runs on, -1 when any (the active leg's).
 int Session::statement_shard(const parser::QueryFacts& facts, const router::Route& route) {
-  if (route.kind == RouteKind::Shard || (route.kind == RouteKind::Default && names_tables(facts)))
+  if (route.kind == RouteKind::Shard ||
+      (route.kind == RouteKind::Default && !route.any_shard && names_tables(facts)))
     return route.shard;
   return -1;
 }

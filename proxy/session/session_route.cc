@@ -324,7 +324,7 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
     case RouteKind::AtBind: return Status::ok();
     case RouteKind::Shard:
     case RouteKind::Default:
-      if (route.shard == shard) return Status::ok();
+      if (route.shard == shard || route.any_shard) return Status::ok();  // any_shard: every shard has it
       if (route.kind == RouteKind::Default && !touches_tables(facts)) return Status::ok();
       return cross(directory.shard_name(static_cast<uint16_t>(route.shard)));
     case RouteKind::Scatter:

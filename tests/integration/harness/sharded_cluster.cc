@@ -68,6 +68,7 @@ ProxyOptions ShardedSetup::proxy_options(const std::string& catalog_dsn_override
     y += "  cross_shard_transactions: " + options_.cross_shard_transactions + "\n";
   y += "  tables:\n";
   y += options_.tables_yaml;
+  if (!options_.reference_tables.empty()) y += "  reference_tables: " + options_.reference_tables + "\n";
   o.extra_yaml = y + o.extra_yaml;
   return o;
 }

@@ -26,6 +26,8 @@ struct ShardedOptions {
   std::string cross_shard_transactions;  // sharding.cross_shard_transactions; empty: the default
   // The YAML list items under sharding.tables (indented by 4 spaces).
   std::string tables_yaml = "    - name: orders\n      key: tenant_id\n      type: bigint\n";
+  // sharding.reference_tables as a YAML flow list ("[plans, public.countries]"); "" for none.
+  std::string reference_tables;
   // Where the catalog database lives; null: on the shards' cluster.
   const PgCluster* catalog_cluster = nullptr;
   // Where shard i lives, when shard_clusters[i] is set; else on the shards' cluster.

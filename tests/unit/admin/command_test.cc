@@ -306,11 +306,16 @@ TEST_CASE("the mover's commands parse; malformed ones say their usage") {
     CHECK(parsed->verb == n.verb);
     CHECK(parsed->number == 7);
   }
+  auto reference = parse_command("verify reference app.plans");
+  REQUIRE(reference);
+  CHECK(reference->verb == Verb::VerifyReference);
+  CHECK(reference->argument == "app.plans");
   CHECK(parse_command("SHOW MIGRATIONS")->verb == Verb::ShowMigrations);
   CHECK(parse_command("PAUSE")->verb == Verb::Pause);  // pgbouncer's PAUSE is unchanged
-  for (const char* bad : {"MOVE BUCKETS 1,2", "MOVE BUCKETS TO s1", "MOVE 1 TO s1", "MOVE BUCKETS 1 TO s1 s2",
-                          "REBALANCE TO", "REBALANCE s1", "CANCEL MIGRATION", "CANCEL MIGRATION x",
-                          "ROLLBACK MIGRATION 1 2", "EXPIRE 3", "VERIFY BUCKET -1", "PAUSE MIGRATION"}) {
+  for (const char* bad :
+       {"MOVE BUCKETS 1,2", "MOVE BUCKETS TO s1", "MOVE 1 TO s1", "MOVE BUCKETS 1 TO s1 s2", "REBALANCE TO",
+        "REBALANCE s1", "CANCEL MIGRATION", "CANCEL MIGRATION x", "ROLLBACK MIGRATION 1 2", "EXPIRE 3",
+        "VERIFY BUCKET -1", "PAUSE MIGRATION", "VERIFY REFERENCE", "VERIFY REFERENCE plans countries"}) {
     CAPTURE(bad);
     auto parsed = parse_command(bad);
     REQUIRE_FALSE(parsed);

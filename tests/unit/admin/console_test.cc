@@ -126,6 +126,14 @@ class FakeHost : public ConsoleHost {
     });
   }
 
+  void verify_reference(const std::string& table,
+                        std::function<void(Result<std::vector<ReferenceCheck>>)> done) override {
+    calls.push_back("verify reference " + table);
+    answer([done] {
+      done(std::vector<ReferenceCheck>{{"s0", true, 3, "77", true}, {"s1", false, 0, "", false}});
+    });
+  }
+
   void run_pending() {
     auto list = std::move(pending);
     pending.clear();
@@ -433,6 +441,16 @@ TEST_CASE("the mover's commands reach the host and render their tables") {
   CHECK(types(h.replies[3]) == "TDDC");
   CHECK(tag(h.replies[4]) == "PAUSE MIGRATION");
   CHECK(error_fields(h.replies[5])['C'] == "42704");
+}
+
+TEST_CASE("VERIFY REFERENCE: one row per shard, NULLs where the table is missing") {
+  Harness h;
+  h.run("VERIFY REFERENCE plans");
+  CHECK(h.host.calls[0] == "verify reference plans");
+  CHECK(types(h.reply()) == "TDDC");
+  const std::string reply = h.reply();
+  CHECK(reply.find("matches") != std::string::npos);
+  CHECK(reply.find("77") != std::string::npos);
 }
 
 TEST_CASE("the mover's commands need a catalog") {

@@ -31,7 +31,7 @@ const std::string kYaml =
     "  - { name: s1, dsn: \"host=db1 port=5434 dbname=app\" }\n"
     "  - { name: s2, dsn: \"host=db2 port=5435 dbname=app\" }\n"
     "  - { name: s3, dsn: \"host=db3 port=5436 dbname=app\" }\n"
-    "sharding: { buckets: 8, tables: [ { name: orders, key: tenant_id } ] }\n"
+    "sharding: { buckets: 8, tables: [ { name: orders, key: tenant_id } ], reference_tables: [plans] }\n"
     "mover: { user: mover, password: mover-secret-pw }\n";
 
 const config::Config& test_config() {
@@ -405,6 +405,36 @@ TEST_CASE("SHOW ROUTE for a keyed statement, a default one and a refused one") {
   CHECK(error[0] == "error");
   CHECK(error[1] == "<null>");
   CHECK(error[5] == "0A000 " + refused.error.message);
+}
+
+TEST_CASE("SHOW ROUTE of reference tables: any shard for reads, every shard for writes") {
+  router::Directory directory = test_directory();
+  auto rules = router::RoutingRules::from_config(test_config().sharding);
+  REQUIRE(rules.is_ok());
+  auto route_of = [&](const std::string& sql) {
+    auto facts = parser::analyze(sql);
+    REQUIRE_MESSAGE(facts.is_ok(), sql);
+    return router::route_query(**facts, nullptr, directory, *rules);
+  };
+  Row read = row(route_table(route_of("SELECT * FROM plans"), directory), 0);
+  CHECK(read[0] == "default");
+  CHECK(read[1] == "s0");
+  CHECK(read[7] == "default s0 any-shard");
+  Row write = row(route_table(route_of("UPDATE plans SET price = 2 WHERE id = 1"), directory), 0);
+  CHECK(write[0] == "all-shards");
+  CHECK(write[3] == "plans");
+  CHECK(write[4] == "t");
+  CHECK(write[7] == "all-shards s0,s1,s3 reference-write plans");
+}
+
+TEST_CASE("VERIFY REFERENCE: rows and checksum per shard, NULL where missing") {
+  ResultTable t = verify_reference_table(
+      {{"s0", true, 3, "77", true}, {"s1", true, 2, "70", false}, {"s2", false, 0, "", false}});
+  CHECK(names(t) == "shard,rows,checksum,matches");
+  check_shape(t, 3);
+  CHECK(row(t, 0) == Row{"s0", "3", "77", "t"});
+  CHECK(row(t, 1) == Row{"s1", "2", "70", "f"});
+  CHECK(row(t, 2) == Row{"s2", "<null>", "<null>", "f"});
 }
 
 TEST_CASE("SHOW HELP, VERSION, STATE, DIRECTORY, ROUTERS") {

@@ -24,7 +24,8 @@ const std::string kBase =
     "shards:\n"
     "  - { name: s0, dsn: 'host=a port=5433 dbname=app user=postgres password=shard-pw-1' }\n"
     "  - { name: s1, dsn: 'host=b dbname=app sslmode=require' }\n"
-    "sharding: { tables: [ { name: orders, key: tenant_id, version_column: v } ] }\n"
+    "sharding: { tables: [ { name: orders, key: tenant_id, version_column: v } ], reference_tables: [plans, "
+    "app.countries] }\n"
     "mover: { user: mover, password: mover-pw-1 }\n";
 
 Config load(const std::string& yaml) { return load_string(yaml, "shardwire.yaml"); }
@@ -75,6 +76,7 @@ const std::vector<std::string> kKeys = {"listen.host",
                                         "sharding.buckets",
                                         "sharding.default_shard",
                                         "sharding.tables",
+                                        "sharding.reference_tables",
                                         "sharding.directory_lease",
                                         "sharding.cross_shard_transactions",
                                         "mover.copy_rows_per_sec",
@@ -117,6 +119,7 @@ TEST_CASE("values and what SHOW CONFIG shows") {
         "s0: host=a port=5433 dbname=app user=postgres; s1: host=b port=5432 dbname=app sslmode=require");
   CHECK(get(list, "sharding.default_shard").shown == "s0");
   CHECK(get(list, "sharding.tables").shown == "orders(tenant_id bigint, version v)");
+  CHECK(get(list, "sharding.reference_tables").shown == "plans,app.countries");
   CHECK(get(list, "mover.user").shown == "mover");
   CHECK(get(list, "mover.password").shown == "********");
   CHECK(get(list, "catalog.dsn").shown.find("not shown") != std::string::npos);
@@ -193,6 +196,7 @@ TEST_CASE(
        {}},
       {"sslmode=require", "sslmode=disable", {"shards"}, {}},
       {"version_column: v", "version_column: w", {"sharding.tables"}, {}},
+      {"reference_tables: [plans,", "reference_tables: [plans, rates,", {"sharding.reference_tables"}, {}},
       {"mover: { user: mover,",
        "mover: { max_concurrent: 3, user: mover2,",
        {"mover.max_concurrent", "mover.user"},

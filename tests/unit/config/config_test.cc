@@ -316,6 +316,18 @@ TEST_CASE("shard and sharding errors") {
                    "    - { name: orders, key: tenant_id }\n"
                    "    - { name: orders, key: id }\n",
                10, "sharding.tables[1].name", "duplicate sharded table \"orders\"");
+  expect_error(kHead +
+                   "sharding:\n"
+                   "  tables:\n"
+                   "    - { name: orders, key: tenant_id }\n"
+                   "  reference_tables: [plans, app.orders]\n",
+               10, "sharding.reference_tables[1]",
+               "table \"app.orders\" is both a reference table and sharded (sharding.tables[0] at line 9)");
+  expect_error(kHead + "sharding:\n  reference_tables:\n    - plans\n    - public.plans\n", 10,
+               "sharding.reference_tables[1]",
+               "duplicate reference table \"public.plans\" (first at line 9)");
+  expect_error(kHead + "sharding:\n  reference_tables: [{ name: plans }]\n", 8,
+               "sharding.reference_tables[0]", "must be a name, got a mapping");
   expect_error(kHead + "sharding:\n  tables:\n    - { name: orders }\n", 9, "sharding.tables[0].key",
                "is required");
   expect_error(kHead + "sharding:\n  tables:\n    - { name: orders, key: k, type: float }\n", 9,

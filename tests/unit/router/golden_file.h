@@ -7,6 +7,7 @@
 //     shards s0 s1 s2                shard names; bucket i starts on shard i mod N
 //     default s0                     default shard (default: the first)
 //     table orders tenant_id bigint  a sharded table: name (maybe schema-qualified), key, type
+//     reference plans                a reference table (maybe schema-qualified)
 //     bucket 5 shard s2              move a bucket
 //     bucket 5 migrating             mark a bucket MIGRATING
 //   cases:
@@ -41,6 +42,7 @@ struct GoldenFile {
   uint32_t buckets = 16;
   std::string default_shard;
   std::vector<TableRule> tables;
+  std::vector<ReferenceRule> references;
   std::vector<std::pair<uint32_t, std::string>> moves;  // bucket -> shard
   std::vector<uint32_t> migrating;
   std::vector<GoldenCase> cases;
@@ -162,6 +164,14 @@ inline GoldenFile load_golden_file(const std::string& path) {
         auto rules = RoutingRules::from_config(one);
         if (!rules.is_ok()) return fail(rules.status().message);
         file.tables.push_back(rules.value().tables().front());
+        continue;
+      }
+      if (w[0] == "reference" && w.size() == 2) {
+        config::Sharding one;
+        one.reference_tables.push_back(w[1]);
+        auto rules = RoutingRules::from_config(one);
+        if (!rules.is_ok()) return fail(rules.status().message);
+        file.references.push_back(rules.value().references().front());
         continue;
       }
       if (w[0] == "bucket" && w.size() == 4 && w[2] == "shard") {

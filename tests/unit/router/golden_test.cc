@@ -62,7 +62,7 @@ TEST_CASE("routing golden files") {
     const GoldenFile file = sw::router::testing::load_golden_file(path.string());
     REQUIRE_MESSAGE(file.error.empty(), file.error);
     const auto directory = directory_of(file);
-    const RoutingRules rules(file.tables, file.default_shard);
+    const RoutingRules rules(file.tables, file.default_shard, {}, true, file.references);
     for (const auto& c : file.cases) {
       ++total;
       const BindValues* bind = c.has_bind ? &c.bind : nullptr;

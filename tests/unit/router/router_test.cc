@@ -328,3 +328,60 @@ TEST_CASE("a scatter read waits while a bucket is in cutover; a keyed read of an
   CHECK(keyed.kind == RouteKind::Shard);
   CHECK_FALSE(keyed.migrating);
 }
+
+TEST_CASE("reference tables: rules from config; a scatter read splices only its sharded tables") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  sw::config::Sharding sharding;
+  sharding.default_shard = "s1";
+  sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+  sharding.reference_tables = {"plans", "geo.countries"};
+  auto made = RoutingRules::from_config(sharding);
+  REQUIRE(made.is_ok());
+  const RoutingRules& rules = made.value();
+  REQUIRE(rules.references().size() == 2);
+  REQUIRE(rules.find_reference("", "plans") != nullptr);
+  CHECK(rules.find_reference("any", "plans") != nullptr);
+  CHECK(rules.find_reference("geo", "countries")->config_name == "geo.countries");
+  CHECK(rules.find_reference("other", "countries") == nullptr);
+  CHECK(rules.find_reference("", "orders") == nullptr);
+  CHECK(rules.find("", "plans") == nullptr);
+
+  // Reads of only reference tables: the default shard, marked any_shard.
+  Route only = route(first("SELECT * FROM plans"), nullptr, *dir, rules);
+  CHECK(only.kind == RouteKind::Default);
+  CHECK(only.shard == 1);
+  CHECK(only.any_shard);
+  CHECK(only.table == "plans");
+  Route unsharded = route(first("SELECT * FROM plans JOIN staging USING (id)"), nullptr, *dir, rules);
+  CHECK(unsharded.kind == RouteKind::Default);
+  CHECK_FALSE(unsharded.any_shard);  // staging is on the default shard only
+
+  // The owned-rows splice wraps orders and leaves plans as written, in a concatenation and a merge.
+  for (const char* sql :
+       {"SELECT o.id, p.name FROM orders o JOIN plans p ON p.id = o.plan_id",
+        "SELECT p.name, count(*) FROM orders o JOIN plans p ON p.id = o.plan_id GROUP BY 1"}) {
+    Route scatter = route(first(sql), nullptr, *dir, rules);
+    REQUIRE_MESSAGE(scatter.kind == RouteKind::Scatter, sql << ": " << scatter.error.message);
+    REQUIRE(scatter.merge != nullptr);
+    const std::string& shard_sql = scatter.merge->shard_sql;
+    CHECK_MESSAGE(shard_sql.find("FROM orders sw_owned") != std::string::npos, shard_sql);
+    CHECK_MESSAGE(shard_sql.find("JOIN plans p") != std::string::npos, shard_sql);
+    CHECK_MESSAGE(shard_sql.find("FROM plans sw_owned") == std::string::npos, shard_sql);
+  }
+
+  // Writes: every shard, marked reference_write; the router does not refuse them.
+  Route write = route(first("INSERT INTO plans (id, name) VALUES (1, 'gold')"), nullptr, *dir, rules);
+  CHECK(write.kind == RouteKind::AllShards);
+  CHECK(write.reference_write);
+  CHECK(write.writes);
+  CHECK(write.fence_tables.empty());
+  Route ddl = route(first("ALTER TABLE plans ADD COLUMN note text"), nullptr, *dir, rules);
+  CHECK(ddl.kind == RouteKind::AllShards);
+  CHECK_FALSE(ddl.reference_write);
+  // A multi-statement string cannot carry a write of every shard.
+  auto facts = sw::parser::analyze("SELECT 1; DELETE FROM plans WHERE id = 3");
+  REQUIRE(facts.is_ok());
+  Route several = route_query(*facts.value(), nullptr, *dir, rules);
+  CHECK(several.kind == RouteKind::Error);
+  CHECK(several.error.message.find("runs on every shard") != std::string::npos);
+}

@@ -347,3 +347,33 @@ TEST_CASE("the read lease is consulted only for reads of sharded tables and scat
   // Shard reads outside cutover (2 protocols x 2 transaction states) and every scatter route.
   CHECK(needing == 4 + 16);
 }
+
+TEST_CASE("a write of a reference table is refused rather than applied on some shards") {
+  using sw::router::Route;
+  using sw::router::RouteKind;
+  Route write;
+  write.kind = RouteKind::AllShards;
+  write.reference_write = true;
+  write.writes = true;
+  write.table = "plans";
+  for (Protocol protocol : {Protocol::Simple, Protocol::Extended}) {
+    for (bool in_transaction : {false, true}) {
+      Placement placement = sw::session::place(write, protocol, in_transaction, 0, true);
+      CHECK(placement.kind == Placement::Kind::Refuse);
+      CHECK(placement.error.sqlstate == "0A000");
+      CHECK(placement.error.message.find("write of reference table plans") != std::string::npos);
+      CHECK(placement.error.message.find("two-phase commit") != std::string::npos);
+    }
+  }
+  Route ddl = write;  // DDL on a reference table runs on every shard in turn, like a sharded table's
+  ddl.reference_write = false;
+  ddl.writes = false;
+  CHECK(sw::session::place(ddl, Protocol::Simple, false, 0, true).kind == Placement::Kind::FanOut);
+  Route read;  // reads of reference tables only: the default shard outside a transaction
+  read.kind = RouteKind::Default;
+  read.any_shard = true;
+  read.shard = 0;
+  Placement placed = sw::session::place(read, Protocol::Simple, false, 0, false);
+  CHECK(placed.kind == Placement::Kind::Run);
+  CHECK(placed.shard == 0);
+}

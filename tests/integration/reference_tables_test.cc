@@ -1,0 +1,291 @@
+// Reference tables with a catalog and real shards: `plans` and `public.countries` are copied to
+// every shard. Joins with the sharded `orders` run where the tenant's rows are, for tenants on
+// every shard; keyless joins scatter and merge; DDL reaches every shard; a write is refused
+// rather than applied on some shards; VERIFY REFERENCE finds a copy changed directly on one
+// shard; a shard added to the config gets the copies from `shardwire init` before MOVE BUCKETS
+// may put buckets on it, and MOVE BUCKETS is refused while its copy differs.
+#include "it_test.h"
+
+#include "harness/mover_helpers.h"
+#include "harness/sharded_fixture.h"
+
+using namespace it;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int kConfigured = 3;  // shards in the config at first
+constexpr int kAll = 4;         // s3 exists, empty, until the config names it
+
+const char* const kCreateRefOrders =
+    "CREATE TABLE orders (id bigserial, tenant_id bigint NOT NULL, plan_id int NOT NULL, "
+    "PRIMARY KEY (tenant_id, id))";
+const char* const kCreatePlans = "CREATE TABLE plans (id int PRIMARY KEY, name text NOT NULL)";
+const char* const kCreateCountries = "CREATE TABLE countries (code text PRIMARY KEY, name text)";
+const char* const kSeedPlans = "INSERT INTO plans VALUES (1, 'free'), (2, 'pro'), (3, 'team')";
+const char* const kSeedCountries = "INSERT INTO countries VALUES ('FR', 'France'), ('JP', 'Japan')";
+
+struct Deployment {
+  ShardedSetup setup;
+  std::unique_ptr<ProxyProcess> proxy;
+
+  static ShardedOptions options() {
+    ShardedOptions o = mover_options("1s");
+    o.shards = kAll;
+    o.reference_tables = "[plans, public.countries]";
+    return o;
+  }
+  Deployment() : setup(shared_cluster(), options()) {
+    setup.init_or_throw("", kConfigured);
+    proxy = std::make_unique<ProxyProcess>(setup.cluster().port(), setup.proxy_options("", kConfigured));
+    PgConn c = client();
+    for (const char* ddl : {kCreateRefOrders, kCreatePlans, kCreateCountries}) {
+      PgResult r = c.exec(ddl);
+      if (!r.ok())
+        throw std::runtime_error(std::string(ddl) + ": " + r.describe() + "\n" + proxy->log_tail());
+    }
+    // The copies' rows, written on each shard directly (writes through shardwire are refused).
+    for (int s = 0; s < kConfigured; ++s) {
+      PgConn shard = setup.shard(s);
+      for (const char* seed : {kSeedPlans, kSeedCountries}) {
+        PgResult r = shard.exec(seed);
+        if (!r.ok())
+          throw std::runtime_error(std::string(seed) + " on s" + std::to_string(s) + ": " + r.describe());
+      }
+    }
+  }
+  PgConn client() const {
+    ConnectResult r = connect(proxy->conninfo("app", "secret", "sslmode=disable"));
+    if (!r.ok) throw std::runtime_error("connect through shardwire: " + r.error + "\n" + proxy->log_tail());
+    return std::move(r.conn);
+  }
+  PgConn console() const {
+    ConnectResult r = connect(proxy->conninfo("admin", "adminpw", "sslmode=disable dbname=shardwire"));
+    if (!r.ok) throw std::runtime_error("admin connect: " + r.error + "\n" + proxy->log_tail());
+    return std::move(r.conn);
+  }
+  std::string plans_on(int shard) const {
+    PgConn c = setup.shard(shard);
+    return c.value("SELECT coalesce(string_agg(id || '=' || name, ',' ORDER BY id), '') FROM plans");
+  }
+};
+
+// A tenant whose rows the initial directory puts on `shard` (of kConfigured).
+int64_t tenant_on(int shard, int64_t from = 1) {
+  return key_where([shard](uint32_t bucket) { return static_cast<int>(bucket % kConfigured) == shard; },
+                   from);
+}
+
+// VERIFY REFERENCE <table>: "shard:rows:matches" per row.
+std::vector<std::string> verified(PgConn& console, const std::string& table) {
+  PgResult r = console.exec("VERIFY REFERENCE " + table);
+  REQUIRE_MESSAGE(r.ok(), r.describe());
+  std::vector<std::string> out;
+  for (int i = 0; i < r.rows(); ++i) out.push_back(r.value(i, 0) + ":" + r.value(i, 1) + ":" + r.value(i, 3));
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("reference_tables") {
+  TEST_CASE("joins with a sharded table return the right rows for tenants on every shard") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.proxy->log_tail(40));
+    PgConn c = d.client();
+    std::vector<int64_t> tenants;
+    for (int s = 0; s < kConfigured; ++s) {
+      tenants.push_back(tenant_on(s));
+      const std::string k = std::to_string(tenants.back());
+      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, plan_id) VALUES (" + k + ", " +
+                        std::to_string(s + 1) + "), (" + k + ", 1)"));
+      PgConn shard = d.setup.shard(s);
+      CHECK(shard.value("SELECT count(*) FROM orders WHERE tenant_id = " + k) == "2");
+    }
+    const char* const names[] = {"free", "pro", "team"};
+    for (int s = 0; s < kConfigured; ++s) {
+      INFO("tenant on s" << s);
+      PgResult joined = c.exec(
+          "SELECT string_agg(p.name, ',' ORDER BY p.name) FROM orders o JOIN plans p ON p.id = o.plan_id "
+          "WHERE o.tenant_id = " +
+          std::to_string(tenants[static_cast<size_t>(s)]));
+      REQUIRE_OK(joined);
+      CHECK(joined.value(0, 0) == (s == 0 ? std::string("free,free") : std::string("free,") + names[s]));
+      // A reference table in a subquery, and the second reference table.
+      PgResult sub = c.exec("SELECT count(*) FROM orders o WHERE o.tenant_id = " +
+                            std::to_string(tenants[static_cast<size_t>(s)]) +
+                            " AND o.plan_id IN (SELECT id FROM plans WHERE name <> 'free') AND EXISTS "
+                            "(SELECT 1 FROM countries)");
+      REQUIRE_OK(sub);
+      CHECK(sub.value(0, 0) == (s == 0 ? "0" : "1"));
+    }
+    // Keyless: every shard joins its own copy; concatenated and merged.
+    PgResult all = c.exec("SELECT o.tenant_id, p.name FROM orders o JOIN plans p ON p.id = o.plan_id");
+    REQUIRE_OK(all);
+    CHECK(all.rows() == 6);
+    PgResult grouped = c.exec(
+        "SELECT p.name, count(*) FROM orders o JOIN plans p ON p.id = o.plan_id GROUP BY p.name ORDER BY 1");
+    REQUIRE_OK(grouped);
+    REQUIRE(grouped.rows() == 3);
+    CHECK(grouped.value(0, 0) + "=" + grouped.value(0, 1) == "free=4");
+    CHECK(grouped.value(1, 0) + "=" + grouped.value(1, 1) == "pro=1");
+    CHECK(grouped.value(2, 0) + "=" + grouped.value(2, 1) == "team=1");
+    // Reference tables alone, outside and inside a transaction that is on s2.
+    CHECK(c.value("SELECT string_agg(name, ',' ORDER BY id) FROM plans") == "free,pro,team");
+    CHECK(c.value("SELECT current_database() FROM plans LIMIT 1") == d.setup.shard_db(0));  // the default
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(
+        c.exec("INSERT INTO orders (tenant_id, plan_id) VALUES (" + std::to_string(tenants[2]) + ", 3)"));
+    PgResult in_transaction = c.exec("SELECT count(*) FROM plans p JOIN countries c ON true");
+    CHECK_OK(in_transaction);
+    if (in_transaction.ok()) CHECK(in_transaction.value(0, 0) == "6");
+    // It ran on the transaction's shard: each shard is a database of its own name.
+    CHECK(c.value("SELECT current_database() FROM plans LIMIT 1") == d.setup.shard_db(2));
+    REQUIRE_OK(c.exec("COMMIT"));
+    PgConn s2 = d.setup.shard(2);
+    CHECK(s2.value("SELECT count(*) FROM orders WHERE tenant_id = " + std::to_string(tenants[2])) == "3");
+    // Schema-qualified reference to a table configured as public.countries.
+    CHECK(c.value("SELECT count(*) FROM public.countries") == "2");
+  }
+
+  TEST_CASE("DDL reaches every shard; a write is refused rather than applied on some shards") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.proxy->log_tail(40));
+    PgConn c = d.client();
+    REQUIRE_OK(c.exec("ALTER TABLE plans ADD COLUMN price int NOT NULL DEFAULT 0"));
+    REQUIRE_OK(c.exec("CREATE INDEX plans_name_idx ON plans (name)"));
+    for (int s = 0; s < kConfigured; ++s) {
+      PgConn shard = d.setup.shard(s);
+      CHECK_MESSAGE(shard.value("SELECT count(*) FROM information_schema.columns WHERE table_name = 'plans' "
+                                "AND column_name = 'price'") == "1",
+                    "s" << s);
+      CHECK_MESSAGE(shard.value("SELECT to_regclass('plans_name_idx') IS NOT NULL") == "t", "s" << s);
+    }
+    for (const char* write :
+         {"INSERT INTO plans VALUES (4, 'enterprise')", "UPDATE plans SET price = 5 WHERE id = 2",
+          "DELETE FROM countries WHERE code = 'FR'", "TRUNCATE plans"}) {
+      INFO(write);
+      PgResult refused = c.exec(write);
+      CHECK(refused.sqlstate() == "0A000");
+      CHECK(contains(refused.error(), "reference table"));
+      CHECK(contains(refused.error(), "every shard"));
+    }
+    for (int s = 0; s < kConfigured; ++s) {
+      CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team", "s" << s);
+      PgConn shard = d.setup.shard(s);
+      CHECK(shard.value("SELECT count(*) FROM countries") == "2");
+    }
+    // Reading a sharded table to write a reference table would write different rows per shard.
+    PgResult mixed = c.exec("INSERT INTO plans SELECT DISTINCT plan_id + 10, 'x' FROM orders");
+    CHECK(mixed.sqlstate() == "0A000");
+    CHECK(contains(mixed.error(), "reads sharded table orders"));
+  }
+
+  TEST_CASE("VERIFY REFERENCE finds a copy changed directly on one shard") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.proxy->log_tail(40));
+    PgConn console = d.console();
+    CHECK(verified(console, "plans") == std::vector<std::string>{"s0:3:t", "s1:3:t", "s2:3:t"});
+    PgResult same = console.exec("VERIFY REFERENCE plans");
+    REQUIRE_OK(same);
+    CHECK(same.value(0, 2) == same.value(1, 2));
+    {
+      PgConn s1 = d.setup.shard(1);
+      REQUIRE_OK(s1.exec("UPDATE plans SET name = 'PRO' WHERE id = 2"));  // same count, other checksum
+    }
+    CHECK(verified(console, "plans") == std::vector<std::string>{"s0:3:t", "s1:3:f", "s2:3:t"});
+    PgResult changed = console.exec("VERIFY REFERENCE plans");
+    REQUIRE_OK(changed);
+    CHECK(changed.value(0, 2) != changed.value(1, 2));
+    {
+      PgConn s2 = d.setup.shard(2);
+      REQUIRE_OK(s2.exec("DELETE FROM countries WHERE code = 'JP'"));
+    }
+    CHECK(verified(console, "public.countries") == std::vector<std::string>{"s0:2:t", "s1:2:t", "s2:1:f"});
+    PgResult unknown = console.exec("VERIFY REFERENCE orders");
+    CHECK(unknown.sqlstate() == "42P01");
+    CHECK(contains(unknown.error(), "not a reference table"));
+  }
+
+  TEST_CASE("a shard added to the config gets the reference tables at init before it takes buckets") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.proxy->log_tail(60));
+    PgConn c = d.client();
+    const int64_t tenant = tenant_on(0);
+    REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, plan_id) VALUES (" + std::to_string(tenant) + ", 3)"));
+
+    // README "Adding a shard": the config names s3, init, RELOAD. Its tables do not exist yet.
+    d.proxy->write_config(
+        render_config(d.setup.proxy_options("", kAll), d.proxy->port(), d.setup.cluster().port()));
+    CommandResult init = d.setup.init("", kAll);
+    REQUIRE_MESSAGE(init.exit_code == 0, init.describe());
+    CHECK(contains(init.out, "reference table plans on s3: missing on s3: create it through shardwire"));
+    CHECK(contains(init.out, "reference table plans on s1: same as s0 (3 rows)"));
+    PgConn console = d.console();
+    REQUIRE_OK(console.exec("RELOAD"));
+    const uint32_t bucket = bucket_of_key(tenant);
+    PgResult missing = console.exec("MOVE BUCKETS " + std::to_string(bucket) + " TO s3");
+    CHECK(missing.sqlstate() == "55000");
+    CHECK(contains(missing.error(), "plans on s3: missing"));
+
+    // The tables created through shardwire reach s3; init again copies the reference rows.
+    for (std::string ddl :
+         {std::string(kCreateRefOrders), std::string(kCreatePlans), std::string(kCreateCountries)}) {
+      ddl.replace(ddl.find("CREATE TABLE"), 12, "CREATE TABLE IF NOT EXISTS");
+      REQUIRE_OK(c.exec(ddl));
+    }
+    CHECK(verified(console, "plans") == std::vector<std::string>{"s0:3:t", "s1:3:t", "s2:3:t", "s3:0:f"});
+    CommandResult filled = d.setup.init("", kAll);
+    REQUIRE_MESSAGE(filled.exit_code == 0, filled.describe());
+    CHECK(contains(filled.out, "reference table plans on s3: 3 rows copied from s0"));
+    CHECK(contains(filled.out, "reference table public.countries on s3: 2 rows copied from s0"));
+    CHECK(d.plans_on(3) == "1=free,2=pro,3=team");
+    CHECK(verified(console, "plans") == std::vector<std::string>{"s0:3:t", "s1:3:t", "s2:3:t", "s3:3:t"});
+
+    // The tenant's bucket moves to s3; its join is answered there with s3's copy.
+    const std::string id = start_move(console, {bucket}, "s3");
+    std::string last;
+    REQUIRE_MESSAGE(wait_for_state(console, id, "done", 120s, &last), "migration " << id << ": " << last);
+    {
+      PgConn s3 = d.setup.shard(3);
+      CHECK(s3.value("SELECT count(*) FROM orders WHERE tenant_id = " + std::to_string(tenant)) == "1");
+    }
+    CHECK(c.value("SELECT p.name FROM orders o JOIN plans p ON p.id = o.plan_id WHERE o.tenant_id = " +
+                  std::to_string(tenant)) == "team");
+
+    // A copy that differs: MOVE BUCKETS to s3 is refused before anything starts.
+    {
+      PgConn s3 = d.setup.shard(3);
+      REQUIRE_OK(s3.exec("DELETE FROM plans WHERE id = 1"));
+    }
+    const uint32_t other = bucket_of_key(tenant_on(1));
+    PgResult refused = console.exec("MOVE BUCKETS " + std::to_string(other) + " TO s3");
+    CHECK(refused.sqlstate() == "55000");
+    CHECK(contains(refused.error(), "plans on s3: 2 rows"));
+    CHECK(contains(refused.error(), "shardwire init"));
+    PgResult migrations = console.exec("SHOW MIGRATIONS");
+    REQUIRE_OK(migrations);
+    CHECK(migrations.rows() == 1);  // only the first move
+
+    // init puts back the missing row; the move is accepted again.
+    CommandResult again = d.setup.init("", kAll);
+    REQUIRE_MESSAGE(again.exit_code == 0, again.describe());
+    CHECK(contains(again.out, "reference table plans on s3: 1 rows copied from s0"));
+    CHECK(d.plans_on(3) == "1=free,2=pro,3=team");
+    const std::string second = start_move(console, {other}, "s3");
+    REQUIRE_MESSAGE(wait_for_state(console, second, "done", 120s, &last),
+                    "migration " << second << ": " << last);
+
+    // A copy holding a row the default shard lacks cannot be fixed by init: it says so.
+    {
+      PgConn s3 = d.setup.shard(3);
+      REQUIRE_OK(s3.exec("INSERT INTO plans VALUES (9, 'stray')"));
+    }
+    CommandResult stray = d.setup.init("", kAll);
+    CHECK(stray.exit_code != 0);
+    CHECK(contains(stray.err, "holds rows the default shard does not"));
+  }
+}
