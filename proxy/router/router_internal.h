@@ -48,5 +48,8 @@ Route route_dml(const parser::StatementFacts& statement, const BindValues* param
                 const RoutingRules& rules);
 // DDL, maintenance, LOCK, COPY table: route_ddl.cc.
 Route route_ddl(const parser::StatementFacts& statement, const Directory& dir, const RoutingRules& rules);
+// COPY to the client or from it: route_copy.cc.
+Route route_copy(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+                 const RoutingRules& rules);
 
 }  // namespace sw::router::detail
