@@ -37,7 +37,7 @@ inline bool is_final(MigrationState state) { return state >= MigrationState::Don
 Result<MigrationState> parse_migration_state(std::string_view name);
 
 // The sub-step inside a state, recorded before it is taken (SHOW MIGRATIONS' `step` column and
-// the SHARDWIRE_MOVER_CRASH_AT points use these names).
+// the mover's failpoints `mover.<name>` use these names).
 enum class MigrationStep {
   None,              // ""
   Copy,              // copying: the bulk copy

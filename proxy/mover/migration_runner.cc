@@ -1,8 +1,6 @@
 #include "mover/migration_runner.h"
 
-#include <unistd.h>
-#include <cstdlib>
-
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "mover/catch_up_stream.h"
 #include "mover/console_ops.h"
@@ -30,17 +28,12 @@ constexpr auto kRetryPoll = std::chrono::milliseconds(200);
 constexpr int kLockClass = 0x5357;
 }  // namespace
 
-namespace {
-void crash_at(const char* point) {
-  static const char* wanted = std::getenv("SHARDWIRE_MOVER_CRASH_AT");
-  if (wanted == nullptr || std::string(wanted) != point) return;
-  LOG_WARN("mover: SHARDWIRE_MOVER_CRASH_AT=%s reached; exiting now", point);
-  _exit(137);
+void crash_point(catalog::MigrationStep step) {
+  failpoint::hit(std::string("mover.") + catalog::migration_step_name(step));
 }
-}  // namespace
-
-void crash_point(catalog::MigrationStep step) { crash_at(catalog::migration_step_name(step)); }
-void crash_point(catalog::MigrationState state) { crash_at(catalog::migration_state_name(state)); }
+void crash_point(catalog::MigrationState state) {
+  failpoint::hit(std::string("mover.") + catalog::migration_state_name(state));
+}
 
 MigrationRunner::MigrationRunner(int64_t id, std::shared_ptr<const config::Config> config,
                                  MoverCounters& counters)

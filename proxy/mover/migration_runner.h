@@ -21,8 +21,8 @@
 
 namespace sw::mover {
 
-// Fault injection for the crash tests: when SHARDWIRE_MOVER_CRASH_AT names the step (or the
-// state) just recorded, the process exits at once, as if SIGKILLed. Unset in production.
+// Fault injection for the crash tests: the failpoint `mover.<step>` (or `mover.<state>`,
+// common/failpoint.h) right after the step was recorded. Unarmed in production.
 void crash_point(catalog::MigrationStep step);
 void crash_point(catalog::MigrationState state);
 

@@ -1,7 +1,7 @@
 // The mover killed (as by SIGKILL) at each step of a migration while writers run, then started
 // again: the migration completes, no acknowledged write is lost or doubled, no slot or
-// publication leaks, no bucket stays MIGRATING. The kill is the SHARDWIRE_MOVER_CRASH_AT hook
-// (the process _exits right after recording the step).
+// publication leaks, no bucket stays MIGRATING. The kill is the failpoint `mover.<step>`
+// (SHARDWIRE_FAILPOINT: the process SIGKILLs itself right after recording the step).
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -28,7 +28,7 @@ ShardedOptions crash_options(const std::string& point) {
   options.proxy.extra_yaml =
       "admin:\n  users: [admin]\nmover:\n  copy_rows_per_sec: 1000000\n  rollback_window: 1s\n"
       "cutover:\n  queue_timeout: 3s\n  drain_timeout: 2s\n";
-  options.proxy.env["SHARDWIRE_MOVER_CRASH_AT"] = point;
+  options.proxy.env["SHARDWIRE_FAILPOINT"] = "mover." + point;
   return options;
 }
 
@@ -82,7 +82,7 @@ void crash_and_recover(const std::string& point) {
   INFO("migration " << id << " before the restart: " << migration_state(f, id) << "\nlog:\n"
                     << f.proxy->log_tail(40));
   REQUIRE_MESSAGE(exited.has_value(), "the mover never reached step " << point);
-  CHECK(contains(f.proxy->log(), "SHARDWIRE_MOVER_CRASH_AT=" + point));
+  CHECK(contains(f.proxy->log(), "failpoint mover." + point + " fired"));
   f.proxy->restart();
   std::string state;
   bool done = wait_until(

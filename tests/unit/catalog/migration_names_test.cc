@@ -23,7 +23,7 @@ TEST_CASE("every migration state round-trips through its catalog name") {
   CHECK_FALSE(parse_migration_state("catching-up"));
 }
 
-TEST_CASE("every migration step round-trips; the names SHOW MIGRATIONS and SHARDWIRE_MOVER_CRASH_AT use") {
+TEST_CASE("every migration step round-trips; the names SHOW MIGRATIONS and the mover's failpoints use") {
   std::set<std::string> seen;
   for (size_t i = 0; i < kMigrationSteps; ++i) {
     auto step = static_cast<MigrationStep>(i);
