@@ -156,6 +156,21 @@ INI
 }
 
 # shardwire_init NAME: `shardwire init` with $WORK/NAME.yaml; its output in $WORK/NAME-init.log.
+# The head of every benchmark's shardwire config: listen on PORT, WORKERS workers, user app
+# (SCRAM), transaction pooling with POOL servers per shard. The caller appends the rest.
+shardwire_yaml_head() {  # PORT WORKERS POOL
+  cat <<YAML
+listen: { host: 127.0.0.1, port: $1 }
+workers: $2
+log_level: info
+database: app
+auth:
+  method: scram-sha-256
+  users: [ { name: app, password: secret } ]
+pool: { mode: transaction, size: $3, idle_timeout: 600s, query_wait_timeout: 30s }
+YAML
+}
+
 shardwire_init() {
   echo "bench: shardwire init ($1)" >&2
   "$BIN" init --config "$WORK/$1.yaml" >"$WORK/$1-init.log" 2>&1 || { cat "$WORK/$1-init.log" >&2; exit 1; }

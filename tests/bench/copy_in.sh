@@ -35,15 +35,9 @@ for db in catalog s0 s1 s2 plain; do bench_admin -d postgres -c "CREATE DATABASE
 ORDERS_DDL="CREATE TABLE orders (id bigserial, tenant_id bigint NOT NULL, note text, qty integer NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, id))"
 "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$(bench_dsn plain)" -c "$ORDERS_DDL"
 
-cat >"$WORK/sharded.yaml" <<YAML
-listen: { host: 127.0.0.1, port: $SHARDED_PORT }
-workers: $SW_WORKERS
-log_level: info
-database: app
-auth:
-  method: scram-sha-256
-  users: [ { name: app, password: secret } ]
-pool: { mode: transaction, size: 10, idle_timeout: 600s, query_wait_timeout: 30s }
+{
+  shardwire_yaml_head "$SHARDED_PORT" "$SW_WORKERS" 10
+  cat <<YAML
 catalog: { dsn: "$(bench_dsn catalog)" }
 shards:
   - { name: s0, dsn: "$(bench_dsn s0)" }
@@ -54,6 +48,7 @@ sharding:
   default_shard: s0
   tables: [ { name: orders, key: tenant_id, type: bigint } ]
 YAML
+} >"$WORK/sharded.yaml"
 shardwire_init sharded
 # The listen port is picked again just before the start (init takes a while; others pick ports too).
 SHARDED_PORT=$(pick_port)

@@ -55,15 +55,9 @@ INDEX_DDL="CREATE INDEX orders_tenant ON orders (tenant_id)"
   -c "INSERT INTO orders (tenant_id, note) SELECT g, 'seed' FROM generate_series(1, $ROWS) g" -c "VACUUM ANALYZE orders"
 
 # ---- shardwire: sharded (catalog + 2 shards) and passthrough (one shard) ------------------------
-cat >"$WORK/sharded.yaml" <<YAML
-listen: { host: 127.0.0.1, port: $SHARDED_PORT }
-workers: $SW_WORKERS
-log_level: info
-database: app
-auth:
-  method: scram-sha-256
-  users: [ { name: app, password: secret } ]
-pool: { mode: transaction, size: $POOL_SIZE, idle_timeout: 600s, query_wait_timeout: 30s }
+{
+  shardwire_yaml_head "$SHARDED_PORT" "$SW_WORKERS" "$POOL_SIZE"
+  cat <<YAML
 catalog: { dsn: "$(dsn catalog)" }
 shards:
   - { name: s0, dsn: "$(dsn s0)" }
@@ -74,18 +68,14 @@ sharding:
   directory_lease: 30s
   tables: [ { name: orders, key: tenant_id, type: bigint } ]
 YAML
-cat >"$WORK/passthrough.yaml" <<YAML
-listen: { host: 127.0.0.1, port: $PASS_PORT }
-workers: $SW_WORKERS
-log_level: info
-database: app
-auth:
-  method: scram-sha-256
-  users: [ { name: app, password: secret } ]
-pool: { mode: transaction, size: $POOL_SIZE, idle_timeout: 600s, query_wait_timeout: 30s }
+} >"$WORK/sharded.yaml"
+{
+  shardwire_yaml_head "$PASS_PORT" "$SW_WORKERS" "$POOL_SIZE"
+  cat <<YAML
 shards:
   - { name: s0, dsn: "$(dsn plain)" }
 YAML
+} >"$WORK/passthrough.yaml"
 
 shardwire_init sharded
 start_shardwire sharded "$SHARDED_PORT" SHARDED_PID

@@ -46,15 +46,9 @@ for db in catalog s0 s1 plain; do bench_admin -d postgres -c "CREATE DATABASE $d
 psql_to() { "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 ACCOUNTS_DDL="CREATE TABLE accounts (tenant_id bigint PRIMARY KEY, balance bigint NOT NULL DEFAULT 0)"
 
-cat >"$WORK/shardwire.yaml" <<YAML
-listen: { host: 127.0.0.1, port: $SW_PORT }
-workers: $SW_WORKERS
-log_level: info
-database: app
-auth:
-  method: scram-sha-256
-  users: [ { name: app, password: secret } ]
-pool: { mode: transaction, size: $POOL_SIZE, idle_timeout: 600s, query_wait_timeout: 30s }
+{
+  shardwire_yaml_head "$SW_PORT" "$SW_WORKERS" "$POOL_SIZE"
+  cat <<YAML
 catalog: { dsn: "$(bench_dsn catalog)" }
 shards:
   - { name: s0, dsn: "$(bench_dsn s0)" }
@@ -65,6 +59,7 @@ sharding:
   directory_lease: 30s
   tables: [ { name: accounts, key: tenant_id, type: bigint } ]
 YAML
+} >"$WORK/shardwire.yaml"
 shardwire_init shardwire
 start_shardwire shardwire "$SW_PORT" SW_PID
 start_pgbouncer plain
