@@ -18,7 +18,7 @@ using sw::session::TwoPhaseOutcome;
 namespace {
 
 struct Run {
-  std::vector<std::string> sent;  // "<leg>:<sql>"
+  std::vector<std::string> sent;   // "<leg>:<sql>"
   std::vector<std::string> asked;  // the decisions asked for: gid and shards
   std::function<void(Decision, std::string)> decide;
   int finished = 0;
