@@ -1,11 +1,12 @@
 // Reference tables with a catalog and real shards: `plans` and `public.countries` are copied to
 // every shard. Joins with the sharded `orders` run where the tenant's rows are, for tenants on
 // every shard; keyless joins scatter and merge; DDL reaches every shard; INSERT, UPDATE, DELETE
-// and TRUNCATE through shardwire change every copy (RETURNING rows come once), a write that fails
-// on one shard changes none and leaves nothing prepared, inside BEGIN and under
-// cross_shard_transactions: refuse a write is refused; VERIFY REFERENCE finds a copy changed directly on one
-// shard; a shard added to the config gets the copies from `shardwire init` before MOVE BUCKETS
-// may put buckets on it, and MOVE BUCKETS is refused while its copy differs.
+// and TRUNCATE through shardwire change every copy (RETURNING rows come once); a write that fails
+// on one shard changes none and leaves nothing prepared; inside BEGIN, in the extended protocol
+// and under cross_shard_transactions: refuse a write is refused; VERIFY REFERENCE finds a copy
+// changed directly on one shard; a shard added to the config gets the copies from `shardwire
+// init` before MOVE BUCKETS may put buckets on it, and MOVE BUCKETS is refused while its copy
+// differs.
 #include "it_test.h"
 
 #include "harness/mover_helpers.h"
@@ -216,7 +217,7 @@ TEST_SUITE("reference_tables") {
     CHECK(verified(console, "plans") == std::vector<std::string>{"s0:4:t", "s1:4:t", "s2:4:t"});
   }
 
-  TEST_CASE("a write that fails on one shard changes no copy; inside BEGIN a write is refused") {
+  TEST_CASE("a write that fails on one shard changes no copy; inside BEGIN or extended it is refused") {
     PROXY_ONLY();
     Deployment d;
     INFO("proxy log:\n" << d.proxy->log_tail(40));
@@ -246,6 +247,12 @@ TEST_SUITE("reference_tables") {
     c.exec("ROLLBACK");
     for (int s = 0; s < kConfigured; ++s)
       CHECK_MESSAGE(d.plans_on(s).find("8=") == std::string::npos, "s" << s);
+    // The extended protocol: refused, nothing written.
+    PgResult extended = c.exec_params("INSERT INTO plans VALUES ($1, 'nine')", {std::string("9")});
+    CHECK(extended.sqlstate() == "0A000");
+    CHECK(contains(extended.error(), "simple query protocol"));
+    for (int s = 0; s < kConfigured; ++s)
+      CHECK_MESSAGE(d.plans_on(s).find("9=") == std::string::npos, "s" << s);
     REQUIRE_OK(c.exec("UPDATE plans SET name = 'free!' WHERE id = 1"));
     for (int s = 0; s < kConfigured; ++s) CHECK_MESSAGE(d.plans_on(s).rfind("1=free!,", 0) == 0, "s" << s);
   }
