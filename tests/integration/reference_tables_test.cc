@@ -2,8 +2,8 @@
 // every shard. Joins with the sharded `orders` run where the tenant's rows are, for tenants on
 // every shard; keyless joins scatter and merge; DDL reaches every shard; INSERT, UPDATE, DELETE
 // and TRUNCATE through shardwire change every copy (RETURNING rows come once); a write that fails
-// on one shard changes none and leaves nothing prepared; inside BEGIN, in the extended protocol
-// and under cross_shard_transactions: refuse a write is refused; VERIFY REFERENCE finds a copy
+// on one shard changes none and leaves nothing prepared; inside BEGIN, in the extended protocol,
+// in session pooling and under cross_shard_transactions: refuse a write is refused; VERIFY REFERENCE finds a copy
 // changed directly on one shard; a shard added to the config gets the copies from `shardwire
 // init` before MOVE BUCKETS may put buckets on it, and MOVE BUCKETS is refused while its copy
 // differs.
@@ -32,15 +32,16 @@ struct Deployment {
   ShardedSetup setup;
   std::unique_ptr<ProxyProcess> proxy;
 
-  static ShardedOptions options(const std::string& cross_shard_transactions) {
+  static ShardedOptions options(const std::string& cross_shard_transactions, const std::string& pool_mode) {
     ShardedOptions o = mover_options("1s");
     o.shards = kAll;
     o.reference_tables = "[plans, public.countries]";
     o.cross_shard_transactions = cross_shard_transactions;
+    if (!pool_mode.empty()) o.proxy.pool_mode = pool_mode;
     return o;
   }
-  explicit Deployment(const std::string& cross_shard_transactions = "")
-      : setup(shared_cluster(), options(cross_shard_transactions)) {
+  explicit Deployment(const std::string& cross_shard_transactions = "", const std::string& pool_mode = "")
+      : setup(shared_cluster(), options(cross_shard_transactions, pool_mode)) {
     setup.init_or_throw("", kConfigured);
     proxy = std::make_unique<ProxyProcess>(setup.cluster().port(), setup.proxy_options("", kConfigured));
     PgConn c = client();
@@ -266,6 +267,21 @@ TEST_SUITE("reference_tables") {
     CHECK(refused.sqlstate() == "0A000");
     CHECK(contains(refused.error(), "write of reference table plans"));
     CHECK(contains(refused.error(), "cross_shard_transactions is refuse"));
+    for (int s = 0; s < kConfigured; ++s) CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team", "s" << s);
+  }
+
+  TEST_CASE("in session pooling a write of a reference table is refused") {
+    PROXY_ONLY();
+    Deployment d("", "session");
+    INFO("proxy log:\n" << d.proxy->log_tail(40));
+    PgConn c = d.client();
+    for (int attempt = 0; attempt < 2; ++attempt) {  // before and after the session holds a server
+      INFO("attempt " << attempt);
+      PgResult refused = c.exec("INSERT INTO plans VALUES (4, 'enterprise')");
+      CHECK(refused.sqlstate() == "0A000");
+      CHECK(contains(refused.error(), "pool.mode session"));
+      CHECK(c.value("SELECT count(*) FROM plans") == "3");
+    }
     for (int s = 0; s < kConfigured; ++s) CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team", "s" << s);
   }
 
