@@ -3,10 +3,10 @@
 // every shard; keyless joins scatter and merge; DDL reaches every shard; INSERT, UPDATE, DELETE
 // and TRUNCATE through shardwire change every copy (RETURNING rows come once); a write that fails
 // on one shard changes none and leaves nothing prepared; inside BEGIN, in the extended protocol,
-// in session pooling and under cross_shard_transactions: refuse a write is refused; VERIFY REFERENCE finds a copy
-// changed directly on one shard; a shard added to the config gets the copies from `shardwire
-// init` before MOVE BUCKETS may put buckets on it, and MOVE BUCKETS is refused while its copy
-// differs.
+// in session pooling and under cross_shard_transactions: refuse a write is refused; VERIFY
+// REFERENCE finds a copy changed directly on one shard; a shard added to the config gets the
+// copies from `shardwire init` before MOVE BUCKETS may put buckets on it, and MOVE BUCKETS is
+// refused while its copy differs.
 #include "it_test.h"
 
 #include "harness/mover_helpers.h"
