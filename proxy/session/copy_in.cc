@@ -92,12 +92,14 @@ void CopyIn::read_leg(Leg& leg) {
     std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
     if (phase_ == Phase::TwoPhase && (frame.type == 'E' || frame.type == 'Z')) {
       connection.consume(frame.size);
+      const auto index = static_cast<size_t>(&leg - legs_.data());
       if (frame.type == 'Z') {
-        on_two_phase_ready(leg);
-      } else if (leg.end_error.is_ok()) {
+        two_phase_->on_ready(index);
+      } else {
         auto fields = wire::decode_error_fields(frame.body);
-        leg.end_error = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
-                               : Status::server("08P01", "a malformed ErrorResponse");
+        two_phase_->on_error(
+            index, fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
+                          : Status::server("08P01", "a malformed ErrorResponse"));
       }
       continue;
     }
@@ -254,8 +256,7 @@ void CopyIn::end_leg_or_copy(Leg& leg, const Status& why) {
   pool::Backend* backend = std::exchange(leg.backend, nullptr);
   backend->detach();
   leg.target.pool->release(backend, false);
-  send_commands(two_phase_->on_lost(static_cast<int>(&leg - legs_.data()), why.message));
-  advance_two_phase();
+  two_phase_->on_lost(static_cast<size_t>(&leg - legs_.data()), why.message);
 }
 
 void CopyIn::close_legs() {
@@ -276,8 +277,7 @@ void CopyIn::on_backend_lost(pool::Backend& backend, const Status& why) {
   if (leg == nullptr) return;
   leg->backend = nullptr;
   if (phase_ == Phase::TwoPhase) {
-    send_commands(two_phase_->on_lost(static_cast<int>(leg - legs_.data()), why.message));
-    advance_two_phase();
+    two_phase_->on_lost(static_cast<size_t>(leg - legs_.data()), why.message);
     return;
   }
   fail(Status::server("08006", "lost shard " + leg->target.shard + " during COPY: " + why.message));

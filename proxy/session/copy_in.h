@@ -24,7 +24,7 @@
 #include "router/directory.h"
 #include "router/router.h"
 #include "session/copy_in_plan.h"
-#include "session/two_phase_commit.h"
+#include "session/two_phase_legs.h"
 #include "wire/copy_rows.h"
 #include "wire/server_check.h"
 
@@ -51,13 +51,7 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
     std::function<void(std::string_view)> write_client;
     std::function<void()> resume_client;  // streaming began, or a shard's output drained
     std::function<void()> done;           // ReadyForQuery was written (called from a callback)
-    // Two-phase commit: a new gid; the catalog's decision (`decided` is called on this thread);
-    // the outcome, for the counters.
-    std::function<std::string()> next_gid;
-    std::function<void(const std::string& gid, const std::vector<std::string>& shards,
-                       std::function<void(Decision, std::string)> decided)>
-        decide_commit;
-    std::function<void(TwoPhaseOutcome outcome, int64_t started_us)> two_phase_done;
+    TwoPhaseHooks two_phase;              // rows on several shards: the session's two-phase commit
   };
 
   // One target per shard of the directory, in its order.
@@ -92,7 +86,6 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
     std::string pending;  // CopyData payload batched for it
     uint64_t rows_sent = 0;
     uint64_t rows_copied = 0;  // its `COPY n`
-    Status end_error;          // two-phase commit: the first error before the ReadyForQuery
     wire::ServerMessageCheck check;
   };
 
@@ -116,10 +109,7 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
 
   // Two-phase commit over the legs (copy_in_commit.cc)
   void start_two_phase(const std::vector<size_t>& written);
-  void send_commands(const std::vector<LegCommand>& commands);
-  void on_two_phase_ready(Leg& leg);
-  void advance_two_phase();
-  void finish_two_phase();
+  void finish_two_phase(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why, std::string_view server_error = {});
   void end_leg_or_copy(Leg& leg, const Status& why);
   void close_legs();
@@ -141,10 +131,7 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
   bool client_ended_ = false;  // the client sent CopyDone or CopyFail
   bool data_ended_ = false;    // the splitter reached the end of the data
   uint64_t rows_ = 0;
-  std::unique_ptr<TwoPhaseCommit> two_phase_;
-  bool deciding_ = false;
-  int64_t two_phase_started_us_ = 0;
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // lets the decision's callback see our end
+  std::unique_ptr<TwoPhaseLegs> two_phase_;
 };
 
 }  // namespace sw::session

@@ -101,21 +101,32 @@ Placement refuse_stale_read() {
                                   "reached within the read lease); retry later");
   return placement;
 }
-// A write of a reference table must commit on every shard or on none; until the session runs
-// it as one two-phase transaction per shard it is refused rather than applied on some shards.
-Placement refuse_reference_write(const router::Route& route) {
+// A write of a reference table commits on every shard or on none: the session runs it on a server
+// of its own per shard (ReferenceWrite), in the simple protocol outside a transaction block.
+Placement place_reference_write(const router::Route& route, Protocol protocol, bool in_transaction) {
   Placement placement;
   placement.kind = Placement::Kind::Refuse;
-  placement.error = Status::client(
-      "0A000", "write of reference table " + route.table +
-                   " is not supported yet: it must commit on every shard at once (two-phase commit), "
-                   "which shardwire does not run for reference tables yet; write it on every shard "
-                   "directly, then check it with VERIFY REFERENCE " +
-                   route.table + " on the admin console");
+  if (protocol == Protocol::Extended) {
+    placement.error = Status::client("0A000", "write of reference table " + route.table +
+                                                  " runs only in the simple query protocol outside a "
+                                                  "transaction block (it commits on every shard at once)");
+  } else if (in_transaction) {
+    placement.error = reference_write_in_transaction(route);
+  } else {
+    placement.kind = Placement::Kind::FanOut;
+  }
   return placement;
 }
 
 }  // namespace
+
+Status reference_write_in_transaction(const router::Route& route) {
+  return Status::client("0A000",
+                        "write of reference table " + route.table +
+                            " inside a transaction block (or with pool.mode session) is not "
+                            "supported: it needs a server of its own on every shard; run it "
+                            "alone outside BEGIN ... COMMIT, where it commits on every shard at once");
+}
 
 bool needs_read_lease(const router::Route& route) {
   using router::RouteKind;
@@ -170,7 +181,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::AtBind: placement.shard = default_shard; return placement;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
-      if (route.reference_write) return refuse_reference_write(route);
+      if (route.reference_write) return place_reference_write(route, protocol, in_transaction);
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
       if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {
         placement.kind = Placement::Kind::WaitForCutover;  // every bucket is read: wait for the cutover

@@ -334,6 +334,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                       const router::Route& route);
   void feed_copy_in();
   void end_copy_in();
+  // A write of a reference table on every shard (session_reference_write.cc)
+  Start start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
+                              const router::Route& route);
+  // A runner's two-phase commit: the session's gid, catalog decision and counters (session_two_phase.cc)
+  TwoPhaseHooks two_phase_hooks();
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route,
                     MergeFanout::Extended* extended = nullptr);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);

@@ -59,27 +59,7 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
       if (alive.lock()) end_copy_in();
     });
   };
-  callbacks.next_gid = [this] { return host_.next_two_phase_gid(); };
-  callbacks.decide_commit = [this](const std::string& gid, const std::vector<std::string>& shards,
-                                   std::function<void(Decision, std::string)> decided) {
-    host_.decide_commit(gid, shards, std::move(decided));
-  };
-  callbacks.two_phase_done = [this](TwoPhaseOutcome outcome, int64_t started_us) {
-    stats::WorkerTraffic& traffic = host_.traffic();
-    switch (outcome) {
-      case TwoPhaseOutcome::Committed:
-        traffic.count_cross_shard_commit(stats::CrossShardOutcome::TwoPhaseCommitted);
-        traffic.two_phase_commit_latency.observe_us(
-            static_cast<uint64_t>(stats::monotonic_us() - started_us));
-        break;
-      case TwoPhaseOutcome::RolledBack:
-        traffic.count_cross_shard_commit(stats::CrossShardOutcome::RolledBack);
-        break;
-      case TwoPhaseOutcome::Unknown:
-        traffic.count_cross_shard_commit(stats::CrossShardOutcome::Unknown);
-        break;
-    }
-  };
+  callbacks.two_phase = two_phase_hooks();
   txn_.copy_in = std::make_unique<CopyIn>(std::move(targets), std::move(setup), std::move(callbacks));
   set_request_state(RequestState::Running);
   consume_client(frame.size);

@@ -130,6 +130,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
       if (route.copy_in) return start_copy_in(frame, *only, route);
+      if (route.reference_write) return start_reference_write(frame, only, route);
       return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }
@@ -336,6 +337,7 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
                                   "this session holds (inside a transaction block, or with pool.mode "
                                   "session); run it outside BEGIN ... COMMIT in transaction pooling");
       }
+      if (route.reference_write) return reference_write_in_transaction(route);
       return cross("every shard");
     case RouteKind::Split:
     case RouteKind::Error: return route.error;

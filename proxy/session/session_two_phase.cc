@@ -191,4 +191,32 @@ void Session::finish_two_phase() {
   if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
 }
 
+// The hooks of a runner's own two-phase commit (CopyIn, ReferenceWrite): the gid and decision of
+// a transaction's COMMIT, its outcome counted the same way.
+TwoPhaseHooks Session::two_phase_hooks() {
+  TwoPhaseHooks hooks;
+  hooks.next_gid = [this] { return host_.next_two_phase_gid(); };
+  hooks.decide_commit = [this](const std::string& gid, const std::vector<std::string>& shards,
+                               std::function<void(Decision, std::string)> decided) {
+    host_.decide_commit(gid, shards, std::move(decided));
+  };
+  hooks.two_phase_done = [this](TwoPhaseOutcome outcome, int64_t started_us) {
+    stats::WorkerTraffic& traffic = host_.traffic();
+    switch (outcome) {
+      case TwoPhaseOutcome::Committed:
+        traffic.count_cross_shard_commit(stats::CrossShardOutcome::TwoPhaseCommitted);
+        traffic.two_phase_commit_latency.observe_us(
+            static_cast<uint64_t>(stats::monotonic_us() - started_us));
+        break;
+      case TwoPhaseOutcome::RolledBack:
+        traffic.count_cross_shard_commit(stats::CrossShardOutcome::RolledBack);
+        break;
+      case TwoPhaseOutcome::Unknown:
+        traffic.count_cross_shard_commit(stats::CrossShardOutcome::Unknown);
+        break;
+    }
+  };
+  return hooks;
+}
+
 }  // namespace sw::session

@@ -14,6 +14,7 @@
 #include "session/copy_in.h"
 #include "session/fanout.h"
 #include "session/merge_fanout.h"
+#include "session/reference_write.h"
 #include "session/response_tracker.h"
 #include "session/transaction_control.h"
 #include "session/transaction_shards.h"
@@ -60,20 +61,22 @@ struct TwoPhaseState {
 };
 
 struct Transaction {
-  TransactionControl control;                // deferred BEGIN, the status the client sees
-  TransactionShards shards;                  // the shards it read and wrote, what a joining shard replays
-  Leg leg;                                   // the active leg: runs the client's requests
-  std::vector<Leg> parked;                   // its other legs, each on another shard
-  Ending ending = Ending::None;              // COMMIT/ROLLBACK runs on the parked legs first
-  std::string end_failure;                   // what a parked leg answered that fails the COMMIT
-  bool active_committed = false;             // the active leg's last transaction end was a COMMIT
-  std::unique_ptr<Fanout> fanout;            // a statement running on every shard, outside any transaction
-  std::unique_ptr<MergeFanout> merge;        // a read on every shard whose rows are merged
-  std::unique_ptr<CopyIn> copy_in;           // COPY FROM STDIN into a sharded table, split by key
-  std::unique_ptr<TwoPhaseState> two_phase;  // COMMIT runs two-phase commit: every leg is parked
+  TransactionControl control;          // deferred BEGIN, the status the client sees
+  TransactionShards shards;            // the shards it read and wrote, what a joining shard replays
+  Leg leg;                             // the active leg: runs the client's requests
+  std::vector<Leg> parked;             // its other legs, each on another shard
+  Ending ending = Ending::None;        // COMMIT/ROLLBACK runs on the parked legs first
+  std::string end_failure;             // what a parked leg answered that fails the COMMIT
+  bool active_committed = false;       // the active leg's last transaction end was a COMMIT
+  std::unique_ptr<Fanout> fanout;      // a statement running on every shard, outside any transaction
+  std::unique_ptr<MergeFanout> merge;  // a read on every shard whose rows are merged
+  std::unique_ptr<CopyIn> copy_in;     // COPY FROM STDIN into a sharded table, split by key
+  std::unique_ptr<ReferenceWrite> reference_write;  // a write of a reference table on every shard
+  std::unique_ptr<TwoPhaseState> two_phase;         // COMMIT runs two-phase commit: every leg is parked
 
   bool holds_server() const {
-    return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr || copy_in != nullptr;
+    return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr || copy_in != nullptr ||
+           reference_write != nullptr;
   }
   // Some parked leg still owes answers to what the proxy sent it.
   bool parked_busy() const {

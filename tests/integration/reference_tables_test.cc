@@ -1,9 +1,12 @@
 // Reference tables with a catalog and real shards: `plans` and `public.countries` are copied to
 // every shard. Joins with the sharded `orders` run where the tenant's rows are, for tenants on
-// every shard; keyless joins scatter and merge; DDL reaches every shard; a write is refused
-// rather than applied on some shards; VERIFY REFERENCE finds a copy changed directly on one
-// shard; a shard added to the config gets the copies from `shardwire init` before MOVE BUCKETS
-// may put buckets on it, and MOVE BUCKETS is refused while its copy differs.
+// every shard; keyless joins scatter and merge; DDL reaches every shard; INSERT, UPDATE, DELETE
+// and TRUNCATE through shardwire change every copy (RETURNING rows come once); a write that fails
+// on one shard changes none and leaves nothing prepared; inside BEGIN, in the extended protocol,
+// in session pooling and under cross_shard_transactions: refuse a write is refused; VERIFY
+// REFERENCE finds a copy changed directly on one shard; a shard added to the config gets the
+// copies from `shardwire init` before MOVE BUCKETS may put buckets on it, and MOVE BUCKETS is
+// refused while its copy differs.
 #include "it_test.h"
 
 #include "harness/mover_helpers.h"
@@ -29,13 +32,16 @@ struct Deployment {
   ShardedSetup setup;
   std::unique_ptr<ProxyProcess> proxy;
 
-  static ShardedOptions options() {
+  static ShardedOptions options(const std::string& cross_shard_transactions, const std::string& pool_mode) {
     ShardedOptions o = mover_options("1s");
     o.shards = kAll;
     o.reference_tables = "[plans, public.countries]";
+    o.cross_shard_transactions = cross_shard_transactions;
+    if (!pool_mode.empty()) o.proxy.pool_mode = pool_mode;
     return o;
   }
-  Deployment() : setup(shared_cluster(), options()) {
+  explicit Deployment(const std::string& cross_shard_transactions = "", const std::string& pool_mode = "")
+      : setup(shared_cluster(), options(cross_shard_transactions, pool_mode)) {
     setup.init_or_throw("", kConfigured);
     proxy = std::make_unique<ProxyProcess>(setup.cluster().port(), setup.proxy_options("", kConfigured));
     PgConn c = client();
@@ -44,7 +50,7 @@ struct Deployment {
       if (!r.ok())
         throw std::runtime_error(std::string(ddl) + ": " + r.describe() + "\n" + proxy->log_tail());
     }
-    // The copies' rows, written on each shard directly (writes through shardwire are refused).
+    // The copies' rows, written on each shard directly.
     for (int s = 0; s < kConfigured; ++s) {
       PgConn shard = setup.shard(s);
       for (const char* seed : {kSeedPlans, kSeedCountries}) {
@@ -67,6 +73,13 @@ struct Deployment {
   std::string plans_on(int shard) const {
     PgConn c = setup.shard(shard);
     return c.value("SELECT coalesce(string_agg(id || '=' || name, ',' ORDER BY id), '') FROM plans");
+  }
+  // Two-phase legs of shardwire still prepared in shard `shard`'s database.
+  std::string prepared_on(int shard) const {
+    PgConn c = setup.shard(shard);
+    return c.value(
+        "SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardwire\\_%' AND database = "
+        "current_database()");
   }
 };
 
@@ -148,7 +161,7 @@ TEST_SUITE("reference_tables") {
     CHECK(c.value("SELECT count(*) FROM public.countries") == "2");
   }
 
-  TEST_CASE("DDL reaches every shard; a write is refused rather than applied on some shards") {
+  TEST_CASE("DDL reaches every shard; a write reading a sharded table is refused") {
     PROXY_ONLY();
     Deployment d;
     INFO("proxy log:\n" << d.proxy->log_tail(40));
@@ -162,24 +175,114 @@ TEST_SUITE("reference_tables") {
                     "s" << s);
       CHECK_MESSAGE(shard.value("SELECT to_regclass('plans_name_idx') IS NOT NULL") == "t", "s" << s);
     }
-    for (const char* write :
-         {"INSERT INTO plans VALUES (4, 'enterprise')", "UPDATE plans SET price = 5 WHERE id = 2",
-          "DELETE FROM countries WHERE code = 'FR'", "TRUNCATE plans"}) {
-      INFO(write);
-      PgResult refused = c.exec(write);
-      CHECK(refused.sqlstate() == "0A000");
-      CHECK(contains(refused.error(), "reference table"));
-      CHECK(contains(refused.error(), "every shard"));
-    }
     for (int s = 0; s < kConfigured; ++s) {
       CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team", "s" << s);
-      PgConn shard = d.setup.shard(s);
-      CHECK(shard.value("SELECT count(*) FROM countries") == "2");
     }
     // Reading a sharded table to write a reference table would write different rows per shard.
     PgResult mixed = c.exec("INSERT INTO plans SELECT DISTINCT plan_id + 10, 'x' FROM orders");
     CHECK(mixed.sqlstate() == "0A000");
     CHECK(contains(mixed.error(), "reads sharded table orders"));
+  }
+
+  TEST_CASE("INSERT, UPDATE, DELETE and TRUNCATE change every copy; RETURNING rows come once") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.proxy->log_tail(40));
+    PgConn c = d.client();
+    PgResult inserted = c.exec("INSERT INTO plans VALUES (4, 'enterprise'), (5, 'edu')");
+    REQUIRE_OK(inserted);
+    CHECK(inserted.command_tag() == "INSERT 0 2");
+    for (int s = 0; s < kConfigured; ++s)
+      CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team,4=enterprise,5=edu", "s" << s);
+    PgResult updated = c.exec("UPDATE plans SET name = name || '+' WHERE id >= 4 RETURNING id, name");
+    REQUIRE_OK(updated);
+    CHECK(updated.command_tag() == "UPDATE 2");
+    REQUIRE(updated.rows() == 2);  // once, not once per shard
+    CHECK(updated.value(0, 1).back() == '+');
+    CHECK(updated.value(1, 1).back() == '+');
+    for (int s = 0; s < kConfigured; ++s)
+      CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team,4=enterprise+,5=edu+", "s" << s);
+    PgResult deleted = c.exec("DELETE FROM plans WHERE id = 5 RETURNING name");
+    REQUIRE_OK(deleted);
+    REQUIRE(deleted.rows() == 1);
+    CHECK(deleted.value(0, 0) == "edu+");
+    for (int s = 0; s < kConfigured; ++s)
+      CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team,4=enterprise+", "s" << s);
+    REQUIRE_OK(c.exec("TRUNCATE countries"));
+    for (int s = 0; s < kConfigured; ++s) {
+      CHECK_MESSAGE(d.setup.shard(s).value("SELECT count(*) FROM countries") == "0", "s" << s);
+      CHECK_MESSAGE(d.prepared_on(s) == "0", "s" << s);
+    }
+    // The copies are equal again: VERIFY REFERENCE agrees.
+    PgConn console = d.console();
+    CHECK(verified(console, "plans") == std::vector<std::string>{"s0:4:t", "s1:4:t", "s2:4:t"});
+  }
+
+  TEST_CASE("a write that fails on one shard changes no copy; inside BEGIN or extended it is refused") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.proxy->log_tail(40));
+    PgConn c = d.client();
+    // Only s1's copy has id 6: inserting it through shardwire violates s1's primary key.
+    REQUIRE_OK(d.setup.shard(1).exec("INSERT INTO plans VALUES (6, 'only-on-s1')"));
+    PgResult failed = c.exec("INSERT INTO plans VALUES (6, 'six'), (7, 'seven')");
+    CHECK(failed.sqlstate() == "23505");
+    CHECK(contains(failed.error(), "shard s1"));
+    CHECK(contains(failed.error(), "rolled back on every shard"));
+    for (int s = 0; s < kConfigured; ++s) {
+      CHECK_MESSAGE(d.plans_on(s) == (s == 1 ? "1=free,2=pro,3=team,6=only-on-s1" : "1=free,2=pro,3=team"),
+                    "s" << s);
+      CHECK_MESSAGE(d.prepared_on(s) == "0", "s" << s);
+    }
+    // The copies now differ: a write that does different things on the shards is rolled back.
+    PgResult differs = c.exec("DELETE FROM plans WHERE id >= 6");
+    CHECK(differs.sqlstate() == "55000");
+    CHECK(contains(differs.error(), "VERIFY REFERENCE plans"));
+    CHECK(d.plans_on(1) == "1=free,2=pro,3=team,6=only-on-s1");
+    for (int s = 0; s < kConfigured; ++s) CHECK_MESSAGE(d.prepared_on(s) == "0", "s" << s);
+    // Inside a transaction block: refused, nothing written; the session still works after it.
+    REQUIRE_OK(c.exec("BEGIN"));
+    PgResult in_transaction = c.exec("INSERT INTO plans VALUES (8, 'eight')");
+    CHECK(in_transaction.sqlstate() == "0A000");
+    CHECK(contains(in_transaction.error(), "outside BEGIN ... COMMIT"));
+    c.exec("ROLLBACK");
+    for (int s = 0; s < kConfigured; ++s)
+      CHECK_MESSAGE(d.plans_on(s).find("8=") == std::string::npos, "s" << s);
+    // The extended protocol: refused, nothing written.
+    PgResult extended = c.exec_params("INSERT INTO plans VALUES ($1, 'nine')", {std::string("9")});
+    CHECK(extended.sqlstate() == "0A000");
+    CHECK(contains(extended.error(), "simple query protocol"));
+    for (int s = 0; s < kConfigured; ++s)
+      CHECK_MESSAGE(d.plans_on(s).find("9=") == std::string::npos, "s" << s);
+    REQUIRE_OK(c.exec("UPDATE plans SET name = 'free!' WHERE id = 1"));
+    for (int s = 0; s < kConfigured; ++s) CHECK_MESSAGE(d.plans_on(s).rfind("1=free!,", 0) == 0, "s" << s);
+  }
+
+  TEST_CASE("under cross_shard_transactions: refuse a write of a reference table is refused") {
+    PROXY_ONLY();
+    Deployment d("refuse");
+    INFO("proxy log:\n" << d.proxy->log_tail(40));
+    PgConn c = d.client();
+    PgResult refused = c.exec("INSERT INTO plans VALUES (4, 'enterprise')");
+    CHECK(refused.sqlstate() == "0A000");
+    CHECK(contains(refused.error(), "write of reference table plans"));
+    CHECK(contains(refused.error(), "cross_shard_transactions is refuse"));
+    for (int s = 0; s < kConfigured; ++s) CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team", "s" << s);
+  }
+
+  TEST_CASE("in session pooling a write of a reference table is refused") {
+    PROXY_ONLY();
+    Deployment d("", "session");
+    INFO("proxy log:\n" << d.proxy->log_tail(40));
+    PgConn c = d.client();
+    for (int attempt = 0; attempt < 2; ++attempt) {  // before and after the session holds a server
+      INFO("attempt " << attempt);
+      PgResult refused = c.exec("INSERT INTO plans VALUES (4, 'enterprise')");
+      CHECK(refused.sqlstate() == "0A000");
+      CHECK(contains(refused.error(), "pool.mode session"));
+      CHECK(c.value("SELECT count(*) FROM plans") == "3");
+    }
+    for (int s = 0; s < kConfigured; ++s) CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team", "s" << s);
   }
 
   TEST_CASE("VERIFY REFERENCE finds a copy changed directly on one shard") {

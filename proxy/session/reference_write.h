@@ -1,0 +1,86 @@
+// A write of a reference table (INSERT, UPDATE, DELETE, MERGE, TRUNCATE; docs/architecture.md
+// §6.4) for one client, outside any transaction: one server per shard, each running BEGIN and the
+// client's statement. Every shard must answer the same CommandComplete tag (the copies are equal,
+// so the write must do the same everywhere); then the shards' transactions commit together by
+// two-phase commit (TwoPhaseLegs; one shard: its COMMIT). The client gets the first shard's
+// result (RowDescription and DataRows of RETURNING, buffered until every shard answered: the
+// copies are equal, so they are the rows) and the tag once, as one PostgreSQL answers. An error
+// on a shard, a lost shard or differing tags: every server is closed, which rolls its transaction
+// back, so no copy changes, and the client gets the error naming the shard.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "pool/pool.h"
+#include "session/two_phase_legs.h"
+#include "wire/server_check.h"
+
+namespace sw::session {
+
+class ReferenceWrite : private pool::Pool::Waiter, private pool::BackendUser {
+ public:
+  struct Target {
+    pool::Pool* pool = nullptr;
+    std::string shard;  // the directory's shard with the target's index
+  };
+  struct Setup {
+    std::string query;          // the client's Query message, whole
+    std::string table;          // the reference table, for messages
+    std::string session_state;  // SessionState signature the servers get first
+  };
+  struct Callbacks {
+    std::function<void(std::string_view)> write_client;
+    std::function<void()> done;  // ReadyForQuery was written (called from a callback)
+    TwoPhaseHooks two_phase;
+  };
+
+  // One target per shard of the directory, in its order.
+  ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks);
+  ~ReferenceWrite() override;
+  ReferenceWrite(const ReferenceWrite&) = delete;
+  ReferenceWrite& operator=(const ReferenceWrite&) = delete;
+
+  void start();
+
+ private:
+  enum class Phase { Writing, Committing, TwoPhase, Done };
+  struct Leg {
+    Target target;
+    pool::Backend* backend = nullptr;
+    bool waiting = false;
+    int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
+    std::string tag;     // its CommandComplete tag of the client's statement
+    wire::ServerMessageCheck check;
+  };
+
+  // pool::Pool::Waiter, pool::BackendUser
+  void on_backend_ready(pool::Backend* backend) override;
+  void on_backend_failed(const Status& why) override;
+  void on_backend_readable(pool::Backend& backend) override;
+  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+
+  void send_start(Leg& leg);
+  void read_leg(Leg& leg);
+  Status on_message(Leg& leg, char type, std::string_view frame, std::string_view body);
+  void on_ready(Leg& leg);
+  void commit();
+  void finish(TwoPhaseOutcome outcome, const Status& error);
+  void fail(const Status& why);
+  void release_legs(bool clean);
+  size_t index_of(const Leg& leg) const { return static_cast<size_t>(&leg - legs_.data()); }
+  Leg* leg_of(const pool::Backend& backend);
+
+  std::vector<Leg> legs_;
+  Setup setup_;
+  Callbacks callbacks_;
+  Phase phase_ = Phase::Writing;
+  std::string result_;  // the first shard's RowDescription and DataRows
+  std::unique_ptr<TwoPhaseLegs> two_phase_;
+};
+
+}  // namespace sw::session
