@@ -9,6 +9,11 @@
 #include "wire/messages.h"
 
 namespace sw::session {
+namespace {
+// The client's result is held until every shard answered: RETURNING of a write this large is
+// refused (54000) rather than held without bound.
+constexpr size_t kMaxHeldResult = 64u << 20;
+}  // namespace
 
 ReferenceWrite::ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks)
     : setup_(std::move(setup)), callbacks_(std::move(callbacks)) {
@@ -106,7 +111,16 @@ Status ReferenceWrite::on_message(Leg& leg, char type, std::string_view frame, s
     case 'N':
     case 'T':
     case 'D':
-      if (first && phase_ == Phase::Writing && leg.ready_owed == 1) result_.append(frame);
+      if (first && phase_ == Phase::Writing && leg.ready_owed == 1) {
+        if (result_.size() + frame.size() > kMaxHeldResult) {
+          fail(Status::client("54000", "the result of a write of reference table " + setup_.table +
+                                           " is over " + std::to_string(kMaxHeldResult >> 20) +
+                                           " MiB, which shardwire holds until every shard answered; the "
+                                           "write was rolled back on every shard (RETURNING fewer rows)"));
+          return Status::ok();
+        }
+        result_.append(frame);
+      }
       return Status::ok();
     case 'C':
       if (phase_ == Phase::Writing && leg.ready_owed == 1) {
