@@ -318,7 +318,9 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
   auto cross = [&](const std::string& other) {
     return Status::client(
         "0A000", "the transaction is on shard " + directory.shard_name(static_cast<uint16_t>(shard)) +
-                     " but this statement needs shard " + other + " (transactions cannot span shards)");
+                     " but this statement needs shard " + other +
+                     " here (a transaction reaches another shard only with a request of its own: send the "
+                     "statement in its own Query, or after a Sync)");
   };
   switch (route.kind) {
     case RouteKind::Session:
