@@ -92,16 +92,23 @@ std::string describe_digest(const ReferenceDigest& digest) {
 
 Status check_reference_copies(PGconn* reference, const std::string& reference_name, PGconn* shard,
                               const std::string& shard_name, const std::vector<std::string>& tables) {
+  auto table_on = [](const std::string& where, const std::string& table) {
+    return "shard " + where + ": reference table " + table;
+  };
+  auto difference = [&](const std::string& table, const ReferenceDigest& actual,
+                        const ReferenceDigest& expected) {
+    return table + " on " + shard_name + ": " + describe_digest(actual) + ", on " + reference_name + ": " +
+           describe_digest(expected);
+  };
   std::string differences;
   for (const std::string& table : tables) {
     auto expected = digest_reference_table(reference, table);
-    if (!expected)
-      return with_what(expected.status(), "shard " + reference_name + ": reference table " + table);
+    if (!expected) return with_what(expected.status(), table_on(reference_name, table));
     auto actual = digest_reference_table(shard, table);
-    if (!actual) return with_what(actual.status(), "shard " + shard_name + ": reference table " + table);
+    if (!actual) return with_what(actual.status(), table_on(shard_name, table));
     if (*expected == *actual) continue;
-    differences += (differences.empty() ? "" : "; ") + table + " on " + shard_name + ": " +
-                   describe_digest(*actual) + ", on " + reference_name + ": " + describe_digest(*expected);
+    if (!differences.empty()) differences += "; ";
+    differences += difference(table, *actual, *expected);
   }
   if (differences.empty()) return Status::ok();
   return Status::server("55000", "the copy of reference tables on shard " + shard_name +

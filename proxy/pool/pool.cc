@@ -193,7 +193,7 @@ void Pool::finish_closed(std::shared_ptr<Backend> doomed) {
     closed_bytes_sent_ += doomed->connection_->bytes_read();
   }
   budget_->give_back();
-  loop_.post([doomed] {});
+  loop_.post([doomed = std::move(doomed)] {});
 }
 
 void Pool::close_lingering(uint64_t now) {

@@ -9,7 +9,12 @@ const char* bucket_state_name(BucketState state) {
 }
 
 Directory::Directory(uint64_t version, std::vector<std::string> shards, std::vector<BucketEntry> buckets)
-    : Directory(version, shards, std::move(buckets), static_cast<uint16_t>(shards.size())) {}
+    : version_(version),
+      configured_count_(static_cast<uint16_t>(shards.size())),
+      shards_(std::move(shards)),
+      buckets_(std::move(buckets)) {
+  find_migrating();
+}
 
 Directory::Directory(uint64_t version, std::vector<std::string> shards, std::vector<BucketEntry> buckets,
                      uint16_t configured_count)
@@ -17,6 +22,10 @@ Directory::Directory(uint64_t version, std::vector<std::string> shards, std::vec
       configured_count_(std::min<uint16_t>(configured_count, static_cast<uint16_t>(shards.size()))),
       shards_(std::move(shards)),
       buckets_(std::move(buckets)) {
+  find_migrating();
+}
+
+void Directory::find_migrating() {
   for (uint32_t b = 0; b < buckets_.size(); ++b)
     if (buckets_[b].state == BucketState::Migrating) migrating_.push_back(b);
 }

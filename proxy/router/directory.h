@@ -54,6 +54,8 @@ class Directory {
   bool operator==(const Directory&) const = default;
 
  private:
+  void find_migrating();
+
   uint64_t version_;
   uint16_t configured_count_;
   std::vector<std::string> shards_;
