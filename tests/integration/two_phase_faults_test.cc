@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <exception>
+#include <functional>
 #include <thread>
 
 #include "harness/sharded_fixture.h"
@@ -68,6 +70,31 @@ PgResult transfer(PgConn& c, const Accounts& accounts) {
     if (!r.ok()) return r;
   }
   return c.exec("COMMIT", 60s);
+}
+
+// A transfer whose COMMIT stops the proxy at failpoint `point` (armed with ":stop"): while it is
+// stopped `while_stopped` runs, then the proxy goes on and the transfer ends. Whether the point
+// fired, and the COMMIT's result.
+struct StoppedTransfer {
+  bool stopped = false;
+  PgResult commit;
+};
+StoppedTransfer transfer_stopped_at(const ShardedFixture& f, const Accounts& accounts,
+                                    const std::string& point, const std::function<void()>& while_stopped) {
+  StoppedTransfer result;
+  PgConn c = f.client();
+  std::thread client([&] { result.commit = transfer(c, accounts); });
+  std::exception_ptr failed;
+  result.stopped = f.proxy->wait_for_log("failpoint " + point + " fired", 30s);
+  try {
+    if (result.stopped) while_stopped();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  f.proxy->signal(SIGCONT);
+  client.join();
+  if (failed) std::rethrow_exception(failed);
+  return result;
 }
 
 PgConn connect_to(const ProxyProcess& proxy) {
@@ -146,20 +173,15 @@ TEST_SUITE("two_phase_faults") {
     ShardedFixture f(options);
     INFO("proxy log:\n" << f.log_tail());
     const Accounts accounts = open_accounts(f);
-    PgConn c = f.client();
-    PgResult commit;
-    std::thread client([&] { commit = transfer(c, accounts); });
-    const bool stopped = f.proxy->wait_for_log("failpoint 2pc.after_decision fired", 30s);
-    if (stopped) {
+    const StoppedTransfer fault = transfer_stopped_at(f, accounts, "2pc.after_decision", [&] {
       // Commit is decided and both legs are prepared; s1 restarts (its prepared transaction
       // survives) and the proxy's server there is gone when the proxy goes on.
       CHECK(prepared_on(f, 0) == 1);
       CHECK(prepared_on(f, 1) == 1);
       s1_cluster.restart_immediate();
-    }
-    f.proxy->signal(SIGCONT);
-    client.join();
-    REQUIRE(stopped);
+    });
+    REQUIRE(fault.stopped);
+    const PgResult& commit = fault.commit;
     REQUIRE_OK(commit);
     CHECK(commit.command_tag() == "COMMIT");
     REQUIRE(recovered(f));
@@ -176,17 +198,12 @@ TEST_SUITE("two_phase_faults") {
     ShardedFixture f(options);
     INFO("proxy log:\n" << f.log_tail());
     const Accounts accounts = open_accounts(f);
-    PgConn c = f.client();
-    PgResult commit;
-    std::thread client([&] { commit = transfer(c, accounts); });
-    const bool stopped = f.proxy->wait_for_log("failpoint 2pc.between_prepares fired", 30s);
-    if (stopped) {
+    const StoppedTransfer fault = transfer_stopped_at(f, accounts, "2pc.between_prepares", [&] {
       REQUIRE_OK(catalog_cluster.admin().exec("CHECKPOINT"));
       catalog_cluster.stop();
-    }
-    f.proxy->signal(SIGCONT);
-    client.join();
-    REQUIRE(stopped);
+    });
+    REQUIRE(fault.stopped);
+    const PgResult& commit = fault.commit;
     CHECK(commit.sqlstate() == "08007");
     CHECK(contains(commit.error(), "shardwire_"));
     CHECK(contains(commit.error(), "recovery"));

@@ -43,6 +43,23 @@ void open_account(PgConn& c, int64_t tenant) {
   if (!r.ok()) throw std::runtime_error("open account: " + r.describe());
 }
 
+ShardedOptions with_two_shards(ShardedOptions options) {
+  options.shards = kTwoShards;
+  return options;
+}
+
+// Two shards through shardwire, an account on each: a on s0, b on s1.
+struct TwoAccounts {
+  explicit TwoAccounts(const ShardedOptions& options) : f(with_two_shards(options)) {
+    open_account(c, a);
+    open_account(c, b);
+  }
+  ShardedFixture f;
+  int64_t a = tenant_on(0, kTwoShards);
+  int64_t b = tenant_on(1, kTwoShards);
+  PgConn c = f.client();
+};
+
 std::string debit(int64_t tenant, int amount) {
   return "UPDATE orders SET qty = qty - " + std::to_string(amount) + " WHERE tenant_id = " + k(tenant);
 }
@@ -171,13 +188,11 @@ TEST_SUITE("two_phase") {
   TEST_CASE("COMMIT latency: one shard, one written of two, two written (two-phase commit)") {
     PROXY_ONLY();
     ShardedOptions options;
-    options.shards = kTwoShards;
-    ShardedFixture f(options);
+    TwoAccounts accounts(options);
+    ShardedFixture& f = accounts.f;
+    PgConn& c = accounts.c;
+    const int64_t a = accounts.a, b = accounts.b;
     INFO("proxy log:\n" << f.log_tail());
-    const int64_t a = tenant_on(0, kTwoShards), b = tenant_on(1, kTwoShards);
-    PgConn c = f.client();
-    open_account(c, a);
-    open_account(c, b);
     constexpr int kRounds = 200;
     // Mean microseconds of the COMMIT of kRounds transactions running `statements`.
     auto mean_commit_us = [&](const std::vector<std::string>& statements) {
@@ -208,14 +223,12 @@ TEST_SUITE("two_phase") {
   TEST_CASE("under cross_shard_transactions: refuse a write on a second shard is refused; nothing commits") {
     PROXY_ONLY();
     ShardedOptions options;
-    options.shards = kTwoShards;
     options.cross_shard_transactions = "refuse";
-    ShardedFixture f(options);
+    TwoAccounts accounts(options);
+    ShardedFixture& f = accounts.f;
+    PgConn& c = accounts.c;
+    const int64_t a = accounts.a, b = accounts.b;
     INFO("proxy log:\n" << f.log_tail());
-    const int64_t a = tenant_on(0, kTwoShards), b = tenant_on(1, kTwoShards);
-    PgConn c = f.client();
-    open_account(c, a);
-    open_account(c, b);
     REQUIRE_OK(c.exec("BEGIN"));
     REQUIRE_OK(c.exec(debit(a, 10)));
     PgResult refused = c.exec(credit(b, 10));
@@ -265,13 +278,11 @@ TEST_SUITE("two_phase") {
   TEST_CASE("a PREPARE TRANSACTION that fails on one shard rolls back both; the client gets its error") {
     PROXY_ONLY();
     ShardedOptions options;
-    options.shards = kTwoShards;
-    ShardedFixture f(options);
+    TwoAccounts accounts(options);
+    ShardedFixture& f = accounts.f;
+    PgConn& c = accounts.c;
+    const int64_t a = accounts.a, b = accounts.b;
     INFO("proxy log:\n" << f.log_tail());
-    const int64_t a = tenant_on(0, kTwoShards), b = tenant_on(1, kTwoShards);
-    PgConn c = f.client();
-    open_account(c, a);
-    open_account(c, b);
     // On s1 only: a deferred unique constraint, checked when the transaction prepares.
     PgConn s1 = f.setup.shard(1);
     REQUIRE_OK(
