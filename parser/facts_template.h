@@ -6,6 +6,14 @@
 // and every location re-read from the new text: no parse. make_template() refuses a text unless
 // every literal the scanner found is a constant of libpg_query's tree (`constants`: the
 // locations of every A_Const), so the scanner is checked against the real parser on each entry.
+//
+// Per-text overlay without a copy: everything in a template's facts but the located values (a
+// literal's text, every location) and the statement texts is the same for every text of its
+// key. instantiate() therefore keeps the facts it hands out (`instances`) and, when one is held
+// by nobody else any more, rewrites only that overlay in it, reusing its buffers: a hit costs no
+// deep copy and, once the instances exist, no allocation. An instance still held (a session
+// routing it) is never touched; a new one is copied from the template then, up to
+// kMaxInstances per template (more concurrent holders get a copy that is not kept).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +36,12 @@ struct FactsTemplate {
   std::shared_ptr<const QueryFacts> facts;
   std::vector<Fix> fixes;  // one per located value, in for_each_value order
   std::vector<std::pair<uint32_t, uint32_t>> statement_spans;  // key offsets of each text
+  // Facts handed out for texts of this key (see above). Mutable: the cache hands out const
+  // templates; only the owning thread's analyze() touches this list.
+  mutable std::vector<std::shared_ptr<QueryFacts>> instances;
 };
+
+inline constexpr size_t kMaxInstances = 4;
 
 // `spans`: each statement's text as [begin, end) offsets in `sql`.
 std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const NormalizedSql& normalized,
@@ -36,7 +49,8 @@ std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const N
                                                    const std::vector<int>& constants,
                                                    const std::vector<std::pair<uint32_t, uint32_t>>& spans);
 
-// The facts of `sql`, whose normalized key is the template's.
+// The facts of `sql`, whose normalized key is the template's: a kept instance no one else holds
+// with its overlay rewritten, else a copy of the template's facts (kept when there is room).
 std::shared_ptr<const QueryFacts> instantiate(const FactsTemplate& tmpl, std::string_view sql,
                                               const NormalizedSql& normalized);
 
