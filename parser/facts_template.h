@@ -41,7 +41,7 @@ struct FactsTemplate {
   mutable std::vector<std::shared_ptr<QueryFacts>> instances;
 };
 
-inline constexpr size_t kMaxInstances = 4;
+inline constexpr size_t kMaxInstances = 8;
 
 // `spans`: each statement's text as [begin, end) offsets in `sql`.
 std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const NormalizedSql& normalized,

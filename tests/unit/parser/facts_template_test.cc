@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "parser/analyze.h"
+#include "parser/facts_template.h"
 
 using sw::parser::analyze;
 using sw::parser::analyze_uncached;
@@ -18,13 +19,16 @@ namespace {
 
 // Literal values per marker: `#i` an int4, `#n` another number, `#s` the inside of a '...'
 // string, `#a` the inside of an array literal '{...}'. Lengths vary so that an instance's buffers
-// must grow and shrink.
+// must grow and shrink; more of each than a template keeps instances, so no hit repeats the
+// text that made the template.
 const std::vector<std::vector<std::string>> kValues = {
-    {"7", "2147483647", "0", "42", "123456", "9", "31", "100000"},
-    {"1.5", "12345678901234", "0.000001", "3e10", "99999999999", "2.25", "1e-3", "4294967296"},
+    {"7", "2147483647", "0", "42", "123456", "9", "31", "100000", "5", "77", "1000000000", "12"},
+    {"1.5", "12345678901234", "0.000001", "3e10", "99999999999", "2.25", "1e-3", "4294967296", "0.5", "7.125",
+     "2147483648", "1.0"},
     {"", "a", "it''s long enough to leave the small-string buffer", "\xc3\xbcn\xc3\xaf", "{1,2}", "x''",
-     "open-5", "a much longer value again, longer than the first long one was"},
-    {"{1,2,3}", "{}", "{42}", "{7,8}", "{100000,200000,300000,400000}", "{1}", "{5,6}", "{9}"},
+     "open-5", "a much longer value again, longer than the first long one was", "b", "q", "''''", "zz"},
+    {"{1,2,3}", "{}", "{42}", "{7,8}", "{100000,200000,300000,400000}", "{1}", "{5,6}", "{9}", "{3}", "{4,4}",
+     "{}", "{11,12}"},
 };
 
 std::string fill(const std::string& pattern, int seed) {
@@ -90,11 +94,12 @@ TEST_CASE("a normalized hit equals a fresh parse field by field, held or reused"
   for (const Case& c : kCorpus) {
     CAPTURE(c.pattern);
     REQUIRE(analyze(fill(c.pattern, 0)).is_ok());  // makes the template
-    // Seeds 1..7 while every earlier hit is still held (more than a template keeps), then the
-    // same texts again after they are released (instances rewritten in place).
+    // More hits than a template keeps instances, every earlier one still held, then the same
+    // texts again after they are released (instances rewritten in place).
+    const int seeds = static_cast<int>(sw::parser::detail::kMaxInstances) + 3;
     std::vector<std::shared_ptr<const QueryFacts>> held;
     for (int round = 0; round < 2; ++round) {
-      for (int seed = 1; seed < 8; ++seed) {
+      for (int seed = 1; seed <= seeds; ++seed) {
         const std::string sql = fill(c.pattern, seed);
         CAPTURE(sql);
         const auto before = cache_stats();
@@ -105,7 +110,7 @@ TEST_CASE("a normalized hit equals a fresh parse field by field, held or reused"
         if (round == 0) held.push_back(hit.value());
       }
       // Later hits never touched facts someone still held.
-      for (int seed = 1; seed < 8 && round == 0; ++seed) {
+      for (int seed = 1; seed <= seeds && round == 0; ++seed) {
         CHECK(*held[static_cast<size_t>(seed - 1)] == facts_of(fill(c.pattern, seed)));
       }
       held.clear();
