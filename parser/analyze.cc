@@ -189,7 +189,7 @@ Result<std::shared_ptr<const QueryFacts>> analyze(std::string_view sql) {
       if (auto tmpl = cache.normalized.find(normalized.key)) {
         ++cache.stats.normalized_hits;
         cache.last_hit.reset();  // so its instance can be reused for this text
-        cache.last_hit = detail::instantiate(*tmpl, sql, normalized);
+        cache.last_hit = detail::instantiate(*tmpl, sql, normalized, cache.stats.normalized_hits);
         cache.last_text.assign(sql);  // reuses the buffer
         return cache.last_hit;
       }

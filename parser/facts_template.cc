@@ -121,11 +121,13 @@ std::shared_ptr<QueryFacts> unheld_instance(const FactsTemplate& tmpl) {
 }  // namespace
 
 std::shared_ptr<const QueryFacts> instantiate(const FactsTemplate& tmpl, std::string_view sql,
-                                              const NormalizedSql& normalized) {
-  std::shared_ptr<QueryFacts> facts = unheld_instance(tmpl);
+                                              const NormalizedSql& normalized, uint64_t hit) {
+  const bool warm = tmpl.last_hit != 0 && hit - tmpl.last_hit <= kWarmHits;
+  tmpl.last_hit = hit;
+  std::shared_ptr<QueryFacts> facts = warm ? unheld_instance(tmpl) : nullptr;
   if (facts == nullptr) {
     facts = std::make_shared<QueryFacts>(*tmpl.facts);
-    if (tmpl.instances.size() < kMaxInstances) tmpl.instances.push_back(facts);
+    if (warm && tmpl.instances.size() < kMaxInstances) tmpl.instances.push_back(facts);
   }
   // The overlay: every located value's location and literal text, each statement's text.
   size_t next = 0;

@@ -14,6 +14,10 @@
 // deep copy and, once the instances exist, no allocation. An instance still held (a session
 // routing it) is never touched; a new one is copied from the template then, up to
 // kMaxInstances per template (more concurrent holders get a copy that is not kept).
+// Only a warm template (hit within the thread's last kWarmHits normalized hits) reuses and keeps
+// instances: a cold one's instance is out of the CPU caches too, and rewriting it in place was
+// measured slower than a copy into freshly freed, cached heap memory (tests/bench/README.md,
+// bench_statement_cache with 10 000 shapes hit in random order).
 #pragma once
 
 #include <cstdint>
@@ -39,9 +43,11 @@ struct FactsTemplate {
   // Facts handed out for texts of this key (see above). Mutable: the cache hands out const
   // templates; only the owning thread's analyze() touches this list.
   mutable std::vector<std::shared_ptr<QueryFacts>> instances;
+  mutable uint64_t last_hit = 0;  // the thread's normalized-hit number of its last hit; 0: none
 };
 
 inline constexpr size_t kMaxInstances = 8;
+inline constexpr uint64_t kWarmHits = 2048;  // ~2048 instances of ~1.5 KiB: a last-level cache
 
 // `spans`: each statement's text as [begin, end) offsets in `sql`.
 std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const NormalizedSql& normalized,
@@ -49,9 +55,11 @@ std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const N
                                                    const std::vector<int>& constants,
                                                    const std::vector<std::pair<uint32_t, uint32_t>>& spans);
 
-// The facts of `sql`, whose normalized key is the template's: a kept instance no one else holds
-// with its overlay rewritten, else a copy of the template's facts (kept when there is room).
+// The facts of `sql`, whose normalized key is the template's: for a warm template a kept
+// instance no one else holds with its overlay rewritten, else a copy of the template's facts
+// (kept when the template is warm and there is room). `hit` numbers the thread's normalized hits
+// (from 1, increasing).
 std::shared_ptr<const QueryFacts> instantiate(const FactsTemplate& tmpl, std::string_view sql,
-                                              const NormalizedSql& normalized);
+                                              const NormalizedSql& normalized, uint64_t hit);
 
 }  // namespace sw::parser::detail

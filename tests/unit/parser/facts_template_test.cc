@@ -1,6 +1,6 @@
 // The normalized cache's per-text overlay (facts_template.cc): a hit with literals of other
 // lengths and values gives exactly the facts a fresh parse gives, field by field, whether its
-// instance is new, reused after its holder let go, or one of many held at once.
+// instance is a copy (a cold template), reused after its holder let go, or one of many held at once.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -118,23 +118,43 @@ TEST_CASE("a normalized hit equals a fresh parse field by field, held or reused"
   }
 }
 
-TEST_CASE("a released instance is reused: the same facts object, rewritten for the new text") {
+TEST_CASE("a warm template reuses a released instance: the same facts object, rewritten") {
   const std::string pattern = "SELECT * FROM ov_reuse WHERE k = #i AND s = '#s'";
   REQUIRE(analyze(fill(pattern, 0)).is_ok());
+  REQUIRE(analyze(fill(pattern, 1)).is_ok());  // its first hit: cold, a copy that is not kept
   const QueryFacts* first = nullptr;
   {
-    auto hit = analyze(fill(pattern, 1));
+    auto hit = analyze(fill(pattern, 2));  // warm: a copy, kept
     REQUIRE(hit.is_ok());
     first = hit.value().get();
   }
-  auto again = analyze(fill(pattern, 2));
+  auto again = analyze(fill(pattern, 3));
   REQUIRE(again.is_ok());
   CHECK(again.value().get() == first);
-  CHECK(*again.value() == facts_of(fill(pattern, 2)));
+  CHECK(*again.value() == facts_of(fill(pattern, 3)));
   // Held: the next hit gets another object and leaves this one as it was.
-  auto other = analyze(fill(pattern, 3));
+  auto other = analyze(fill(pattern, 4));
   REQUIRE(other.is_ok());
   CHECK(other.value().get() != first);
-  CHECK(*again.value() == facts_of(fill(pattern, 2)));
-  CHECK(*other.value() == facts_of(fill(pattern, 3)));
+  CHECK(*again.value() == facts_of(fill(pattern, 3)));
+  CHECK(*other.value() == facts_of(fill(pattern, 4)));
+  again = std::shared_ptr<const QueryFacts>();
+  other = std::shared_ptr<const QueryFacts>();
+
+  // Cold again after kWarmHits normalized hits of other shapes: a copy, the kept one untouched.
+  REQUIRE(analyze("SELECT * FROM ov_other WHERE k = 1").is_ok());
+  for (uint64_t i = 0; i <= sw::parser::detail::kWarmHits; ++i) {
+    REQUIRE(analyze("SELECT * FROM ov_other WHERE k = " + std::to_string(i + 2)).is_ok());
+  }
+  const auto before = cache_stats();
+  auto cold = analyze(fill(pattern, 5));
+  REQUIRE(cold.is_ok());
+  CHECK(cache_stats().normalized_hits == before.normalized_hits + 1);
+  CHECK(cold.value().get() != first);
+  CHECK(*cold.value() == facts_of(fill(pattern, 5)));
+  cold = std::shared_ptr<const QueryFacts>();
+  auto warm = analyze(fill(pattern, 6));
+  REQUIRE(warm.is_ok());
+  CHECK(warm.value().get() == first);
+  CHECK(*warm.value() == facts_of(fill(pattern, 6)));
 }
