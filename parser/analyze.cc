@@ -151,6 +151,10 @@ struct Caches {
   // The current call's normalized text, kept so its key and slot buffers are reused (analyze()
   // never re-enters itself on a thread).
   detail::NormalizedSql scratch;
+  // The last normalized hit and its text: the session analyzes a Query when routing it and again
+  // when forwarding it, and the second call then costs one compare (counted as an exact hit).
+  std::string last_text;
+  std::shared_ptr<const QueryFacts> last_hit;
   CacheStats stats;
 };
 
@@ -174,13 +178,20 @@ Result<std::shared_ptr<const QueryFacts>> analyze(std::string_view sql) {
         ++cache.stats.exact_hits;
         return hit;
       }
+      if (cache.last_hit != nullptr && sql == cache.last_text) {
+        ++cache.stats.exact_hits;
+        return cache.last_hit;
+      }
     }
     detail::NormalizedSql& normalized = cache.scratch;
     const bool templatable = cacheable && detail::normalize_sql(sql, normalized) && !normalized.slots.empty();
     if (templatable) {
       if (auto tmpl = cache.normalized.find(normalized.key)) {
         ++cache.stats.normalized_hits;
-        return detail::instantiate(*tmpl, sql, normalized);
+        cache.last_hit.reset();  // so its instance can be reused for this text
+        cache.last_hit = detail::instantiate(*tmpl, sql, normalized, cache.stats.normalized_hits);
+        cache.last_text.assign(sql);  // reuses the buffer
+        return cache.last_hit;
       }
     }
     ++cache.stats.misses;
@@ -204,6 +215,8 @@ void set_cache_capacity(size_t entries) {
   Caches& cache = caches();
   cache.exact.set_capacity(entries);
   cache.normalized.set_capacity(entries);
+  cache.last_hit.reset();
+  cache.last_text.clear();
 }
 
 CacheStats cache_stats() { return caches().stats; }

@@ -53,6 +53,8 @@ enum class StatementKind {
 };
 
 // ---- Routing facts -------------------------------------------------------------------------
+// Every facts struct compares field by field (operator==), so tests can pin that a cached
+// analysis equals a fresh parse exactly.
 
 // What a column is compared with or assigned: a literal, a parameter, a column, or anything else.
 enum class ValueKind : uint8_t {
@@ -66,6 +68,7 @@ enum class ValueKind : uint8_t {
 };
 
 struct Value {
+  bool operator==(const Value&) const = default;
   ValueKind kind = ValueKind::Other;
   std::string text;
   // Type of an explicit cast or typed literal ('…'::uuid, CAST($1 AS bigint), uuid '…'): the last
@@ -93,6 +96,7 @@ enum class TableRole : uint8_t {
 // One reference to a relation. CTE references are not tables (their bodies are analyzed in
 // their own scopes); neither are functions, VALUES or subqueries in FROM.
 struct TableRef {
+  bool operator==(const TableRef&) const = default;
   std::string schema;  // "" when unqualified
   std::string name;
   std::string alias;  // "" when none
@@ -104,6 +108,7 @@ struct TableRef {
 
 // A column in a predicate or equality.
 struct ColumnRef {
+  bool operator==(const ColumnRef&) const = default;
   std::string name;        // as PostgreSQL folds it (unquoted: lower case)
   int table = -1;          // qualified by a table's alias or name: that table's index
   int scope = 0;           // query block the reference appears in
@@ -113,6 +118,7 @@ struct ColumnRef {
 
 // `column = value` or `column IN (value, ...)`, either side order.
 struct KeyPredicate {
+  bool operator==(const KeyPredicate&) const = default;
   ColumnRef column;
   std::vector<Value> values;  // one for '='
   bool in_list = false;       // IN (...) or = ANY(ARRAY[...]): one value per item
@@ -134,6 +140,7 @@ struct KeyPredicate {
 // the preserved side to the nullable one; never for FULL JOIN (and never when a side is an
 // unqualified column of an outer join, whose side is unknown).
 struct ColumnEquality {
+  bool operator==(const ColumnEquality&) const = default;
   ColumnRef left;
   ColumnRef right;
   bool left_restricts_right = true;  // rows of right's table that count have left's key
@@ -142,6 +149,7 @@ struct ColumnEquality {
 
 // UPDATE ... SET column = value, INSERT ... ON CONFLICT DO UPDATE SET column = value.
 struct Assignment {
+  bool operator==(const Assignment&) const = default;
   int table = -1;  // the target table
   std::string column;
   Value value;  // multi-column assignments ((a, b) = (...)) are Other
@@ -150,6 +158,7 @@ struct Assignment {
 enum class OnConflict : uint8_t { None, DoNothing, DoUpdate };
 
 struct InsertFacts {
+  bool operator==(const InsertFacts&) const = default;
   int table = -1;                        // target, index into StatementFacts::tables
   std::vector<std::string> columns;      // the column list; empty when omitted
   std::vector<std::vector<Value>> rows;  // VALUES rows (DEFAULT is Other)
@@ -173,6 +182,7 @@ constexpr uint32_t kSetOp = 1u << 7;      // UNION / INTERSECT / EXCEPT (with or
 
 // A query block: the statement itself, a subquery, a CTE body, a set-operation branch.
 struct Scope {
+  bool operator==(const Scope&) const = default;
   int parent = -1;              // enclosing block; -1 for the statement's own (scope 0)
   uint32_t features = 0;        // feature:: bits of this block
   bool non_table_from = false;  // FROM has an item that is not a table (subquery, function,
@@ -196,6 +206,7 @@ enum class AggregateCall : uint8_t {
 };
 
 struct OutputItem {
+  bool operator==(const OutputItem&) const = default;
   AggregateCall aggregate = AggregateCall::None;  // the item is exactly this aggregate call
   bool contains_aggregate = false;                // an aggregate inside a larger expression (count(*) + 1)
   bool star = false;                              // * or t.*: the column count is the server's
@@ -209,6 +220,7 @@ struct OutputItem {
 };
 
 struct OrderItem {
+  bool operator==(const OrderItem&) const = default;
   int output = -1;   // the output column it sorts by; -1: not an output column
   std::string name;  // the item is a plain column name: that name
   bool descending = false;
@@ -217,6 +229,7 @@ struct OrderItem {
 };
 
 struct SelectShape {
+  bool operator==(const SelectShape&) const = default;
   bool plain = false;  // a SELECT statement without set operations: the rest is filled in
   std::vector<OutputItem> outputs;
   std::vector<OrderItem> order_by;
@@ -240,6 +253,7 @@ struct SelectShape {
 // One option of a COPY statement, as written (old and new syntax alike: `CSV HEADER` is format
 // csv and header with no argument).
 struct CopyOption {
+  bool operator==(const CopyOption&) const = default;
   std::string name;   // lower-cased: "format", "delimiter", "null", "header", "quote", "escape",
                       // "force_not_null", "force_null", "force_quote", "encoding", "freeze", ...
   std::string value;  // a string, number or boolean argument as text ("true"/"false" for booleans)
@@ -249,6 +263,7 @@ struct CopyOption {
 };
 
 struct StatementFacts {
+  bool operator==(const StatementFacts&) const = default;
   StatementKind kind = StatementKind::Utility;
   std::string set_name;  // Set/SetLocal/Reset: lower-cased GUC name ("search_path")
   std::string text;      // this statement's own SQL text (from the split)
@@ -295,6 +310,7 @@ struct StatementFacts {
 };
 
 struct QueryFacts {
+  bool operator==(const QueryFacts&) const = default;
   std::vector<StatementFacts> statements;  // one per statement of a (multi-)statement string
 };
 

@@ -1,6 +1,7 @@
 #include "parser/facts_template.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace sw::parser::detail {
 namespace {
@@ -102,16 +103,40 @@ std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const N
   return tmpl;
 }
 
+namespace {
+
+// An instance no one but the template holds, or nullptr. use_count() == 1 means the last other
+// holder has released it (a release is an acq_rel decrement); the acquire fence orders that
+// holder's reads before the rewrite below.
+std::shared_ptr<QueryFacts> unheld_instance(const FactsTemplate& tmpl) {
+  for (const auto& instance : tmpl.instances) {
+    if (instance.use_count() == 1) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return instance;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::shared_ptr<const QueryFacts> instantiate(const FactsTemplate& tmpl, std::string_view sql,
-                                              const NormalizedSql& normalized) {
-  auto facts = std::make_shared<QueryFacts>(*tmpl.facts);
+                                              const NormalizedSql& normalized, uint64_t hit) {
+  const bool warm = tmpl.last_hit != 0 && hit - tmpl.last_hit <= kWarmHits;
+  tmpl.last_hit = hit;
+  std::shared_ptr<QueryFacts> facts = warm ? unheld_instance(tmpl) : nullptr;
+  if (facts == nullptr) {
+    facts = std::make_shared<QueryFacts>(*tmpl.facts);
+    if (warm && tmpl.instances.size() < kMaxInstances) tmpl.instances.push_back(facts);
+  }
+  // The overlay: every located value's location and literal text, each statement's text.
   size_t next = 0;
   for_each_value(*facts, [&](Value& value) {
     if (value.location < 0) return;
     const FactsTemplate::Fix& fix = tmpl.fixes[next++];
     value.location = static_cast<int>(key_to_sql_offset(normalized, fix.key_offset));
     if (fix.slot >= 0) {
-      // Into the copied text's buffer: a value of the template's length costs no allocation.
+      // Into the instance's own buffer: no allocation unless the value outgrows it.
       slot_value_into(sql, normalized.slots[static_cast<size_t>(fix.slot)], value.text);
       if (fix.negated) value.text.insert(value.text.begin(), '-');
     }
@@ -119,7 +144,7 @@ std::shared_ptr<const QueryFacts> instantiate(const FactsTemplate& tmpl, std::st
   for (size_t i = 0; i < facts->statements.size() && i < tmpl.statement_spans.size(); ++i) {
     const uint32_t begin = key_to_sql_offset(normalized, tmpl.statement_spans[i].first);
     const uint32_t end = key_to_sql_offset(normalized, tmpl.statement_spans[i].second);
-    facts->statements[i].text.assign(sql.substr(begin, end - begin));  // reuses the copied buffer
+    facts->statements[i].text.assign(sql.substr(begin, end - begin));
   }
   return facts;
 }

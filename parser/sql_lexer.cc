@@ -1,19 +1,34 @@
 #include "parser/sql_lexer.h"
 
 #include <algorithm>
+#include <array>
 
 namespace sw::parser::detail {
 namespace {
 
 constexpr char kMarker = '\x01';
 
+// Byte classes, one table lookup per byte on the scan's hot path (every byte of every text the
+// normalized cache sees).
+constexpr uint8_t kIdentStart = 1;
+constexpr uint8_t kIdentCont = 2;
+constexpr uint8_t kDigit = 4;
+constexpr auto kClasses = [] {
+  std::array<uint8_t, 256> classes{};
+  for (int u = 0; u < 256; ++u) {
+    const bool start = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u >= 0x80;
+    const bool digit = u >= '0' && u <= '9';
+    classes[static_cast<size_t>(u)] = static_cast<uint8_t>((start ? kIdentStart : 0) | (digit ? kDigit : 0) |
+                                                           (start || digit || u == '$' ? kIdentCont : 0));
+  }
+  return classes;
+}();
+bool has_class(char c, uint8_t bits) { return (kClasses[static_cast<unsigned char>(c)] & bits) != 0; }
+
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ident_start(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u >= 0x80;
-}
-bool is_ident_cont(char c) { return is_ident_start(c) || is_digit(c) || c == '$'; }
+bool is_digit(char c) { return has_class(c, kDigit); }
+bool is_ident_start(char c) { return has_class(c, kIdentStart); }
+bool is_ident_cont(char c) { return has_class(c, kIdentCont); }
 
 class Scanner {
  public:
@@ -24,7 +39,7 @@ class Scanner {
     while (i_ < sql_.size()) {
       const char c = sql_[i_];
       if (c == kMarker) return false;
-      if (starts("--") || starts("/*")) {
+      if ((c == '-' && at(i_ + 1) == '-') || (c == '/' && at(i_ + 1) == '*')) {
         if (!skip_comment()) return false;
       } else if (c == '\'') {
         const size_t begin = i_;

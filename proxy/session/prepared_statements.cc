@@ -18,6 +18,7 @@ std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_v
   statement->server_name = "sw_" + std::to_string(statement->id);
   statement->query = std::string(query);
   statement->param_types = param_types;
+  if (auto facts = parser::analyze(query)) statement->facts = *facts;
   by_id_.emplace(statement->id, statement.get());
   by_key_.emplace(std::move(key), statement);
   return statement;
@@ -29,15 +30,22 @@ void StatementRegistry::mark_validated(uint64_t id) {
 }
 
 const PreparedStatement* ClientStatements::find(std::string_view name) const {
-  auto it = by_name_.find(std::string(name));
+  auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<const PreparedStatement> ClientStatements::shared(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
 }
 
 void ClientStatements::add(std::string_view name, std::shared_ptr<const PreparedStatement> statement) {
   by_name_[std::string(name)] = std::move(statement);
 }
 
-void ClientStatements::remove(std::string_view name) { by_name_.erase(std::string(name)); }
+void ClientStatements::remove(std::string_view name) {
+  if (auto it = by_name_.find(name); it != by_name_.end()) by_name_.erase(it);
+}
 
 void ClientStatements::remove_id(uint64_t id) {
   for (auto it = by_name_.begin(); it != by_name_.end();) {

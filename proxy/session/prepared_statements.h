@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "parser/analyze.h"
+
 namespace sw::session {
 
 struct PreparedStatement {
@@ -18,6 +20,9 @@ struct PreparedStatement {
   std::string query;
   std::vector<uint32_t> param_types;
   bool validated = false;  // some server accepted its Parse: later Parses can be answered at once
+  // Its facts, analyzed once when interned (parsing does not depend on the session or config), so
+  // a Bind reuses them; null when the text does not analyze (the server reports the error).
+  std::shared_ptr<const parser::QueryFacts> facts;
 };
 
 // One per worker: interns (query, parameter types) -> statement. Not thread-safe by design.
@@ -38,6 +43,7 @@ class StatementRegistry {
 class ClientStatements {
  public:
   const PreparedStatement* find(std::string_view name) const;
+  std::shared_ptr<const PreparedStatement> shared(std::string_view name) const;
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   void add(std::string_view name, std::shared_ptr<const PreparedStatement> statement);
   void remove(std::string_view name);
@@ -46,7 +52,13 @@ class ClientStatements {
   void clear() { by_name_.clear(); }
 
  private:
-  std::unordered_map<std::string, std::shared_ptr<const PreparedStatement>> by_name_;
+  // Looked up by a Bind's name as a view (no string built per lookup).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+  };
+  std::unordered_map<std::string, std::shared_ptr<const PreparedStatement>, NameHash, std::equal_to<>>
+      by_name_;
 };
 
 }  // namespace sw::session

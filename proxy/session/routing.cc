@@ -12,15 +12,19 @@ bool find_bound_statement(ExtendedBatch& batch, const BatchStatement& unnamed,
     batch.client_parsed = true;
   } else if (batch.bind.statement.empty()) {
     batch.known = unnamed;
-  } else if (const PreparedStatement* prepared = named.find(batch.bind.statement)) {
-    batch.known = {prepared->query, prepared->param_types};
+    batch.facts = unnamed.facts;
+  } else if (auto prepared = named.shared(batch.bind.statement)) {
+    batch.facts = prepared->facts;
+    batch.prepared = std::move(prepared);
   } else {
     return false;
   }
-  auto facts = parser::analyze(batch.statement().query);
-  if (!facts || (*facts)->statements.size() != 1) return false;
-  batch.facts = *facts;
-  return true;
+  if (batch.facts == nullptr) {
+    auto facts = parser::analyze(batch.query());
+    if (!facts) return false;
+    batch.facts = *facts;
+  }
+  return batch.facts->statements.size() == 1;
 }
 
 // After the Bind: [Describe] Execute makes a batch the proxy may answer itself. False while the

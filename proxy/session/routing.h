@@ -28,6 +28,9 @@ namespace sw::session {
 struct BatchStatement {
   std::string query;
   std::vector<uint32_t> types;
+  // Its facts when they were analyzed at its Parse (the client's unnamed statement): a Bind
+  // reuses them instead of looking the text up again. Null: analyzed at the Bind.
+  std::shared_ptr<const parser::QueryFacts> facts;
 };
 
 struct ExtendedBatch {
@@ -42,17 +45,25 @@ struct ExtendedBatch {
   std::map<std::string, BatchStatement, std::less<>> parsed;  // the batch's Parses before its Bind
   // Bound:
   wire::BindMessage bind;
-  size_t bind_end = 0;                              // offset just past the Bind
-  bool client_parsed = false;                       // the Bind names a statement parsed in this batch
-  BatchStatement known;                             // the statement, when it was not parsed in this batch
+  size_t bind_end = 0;         // offset just past the Bind
+  bool client_parsed = false;  // the Bind names a statement parsed in this batch
+  BatchStatement known;        // the unnamed statement, when it was not parsed in this batch
+  // The client's prepared statement the Bind names (not parsed in this batch); facts resolved
+  // when it was interned, so a Bind costs a name lookup, not a text hash and compare.
+  std::shared_ptr<const PreparedStatement> prepared;
   std::shared_ptr<const parser::QueryFacts> facts;  // of the statement: exactly one
   // [Parse] Bind [Describe portal] Execute with nothing only a server can answer: the proxy may
   // answer it itself if it is transaction control. control_size is 0 otherwise.
   size_t control_size = 0;
   std::string control_answer;  // ParseComplete/BindComplete/NoData owed before CommandComplete
 
-  const BatchStatement& statement() const {
-    return client_parsed ? parsed.find(bind.statement)->second : known;
+  std::string_view query() const {
+    if (client_parsed) return parsed.find(bind.statement)->second.query;
+    return prepared ? std::string_view(prepared->query) : std::string_view(known.query);
+  }
+  const std::vector<uint32_t>& types() const {
+    if (client_parsed) return parsed.find(bind.statement)->second.types;
+    return prepared ? prepared->param_types : known.types;
   }
   const parser::StatementFacts& only() const { return facts->statements.front(); }
 };

@@ -32,7 +32,8 @@ void Session::ensure_unnamed_parsed() {
 Status Session::forward_parse(const wire::Frame& frame) {
   auto parse = wire::decode_parse(frame.body);
   if (!parse) return parse.status();
-  if (auto facts = parser::analyze(parse->query)) {
+  auto facts = parser::analyze(parse->query);
+  if (facts) {
     for (const auto& statement : (*facts)->statements) {
       Status refused = refuse_protected_setting(statement);
       if (refused.is_ok()) refused = refuse_two_phase(statement.kind);
@@ -46,6 +47,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
   if (parse->statement.empty()) {
     profile_.unnamed.query = std::string(parse->query);
     profile_.unnamed.types = parse->param_types;
+    profile_.unnamed.facts = facts ? *facts : nullptr;  // a later Bind reuses them
     profile_.unnamed_elsewhere = false;
   }
   if (pools_.session_pooling || parse->statement.empty()) {
@@ -84,20 +86,24 @@ Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
   const bool bound_before = std::exchange(request_.batch_bound, true);
   if (!host_.directory()) return Status::ok();
   std::string_view query;
-  std::vector<uint32_t> types;
+  const std::vector<uint32_t>* types = nullptr;
+  std::shared_ptr<const parser::QueryFacts> known;  // resolved at its Parse
   if (bind.statement.empty()) {
     query = profile_.unnamed.query;
-    types = profile_.unnamed.types;
+    types = &profile_.unnamed.types;
+    known = profile_.unnamed.facts;
   } else if (const PreparedStatement* statement = profile_.statements.find(bind.statement)) {
     query = statement->query;
-    types = statement->param_types;
+    types = &statement->param_types;
+    known = statement->facts;
   } else {
     return Status::ok();  // unknown statement: reported in its place by forward_bind
   }
-  auto facts = parser::analyze(query);
+  Result<std::shared_ptr<const parser::QueryFacts>> facts =
+      known != nullptr ? Result<std::shared_ptr<const parser::QueryFacts>>(known) : parser::analyze(query);
   if (!facts || (*facts)->statements.size() != 1) return Status::ok();
   if ((*facts)->statements.front().kind == parser::StatementKind::Begin) request_.batch_bound = bound_before;
-  auto values = wire::decode_bind_values(bind.rest, std::move(types));
+  auto values = wire::decode_bind_values(bind.rest, *types);
   if (!values) return values.status();
   router::Route route =
       router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules());

@@ -90,7 +90,7 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
         "25P02", "current transaction is aborted, commands ignored until end of transaction block"));
     return Start::Answered;
   }
-  auto values = wire::decode_bind_values(batch.bind.rest, batch.statement().types);
+  auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
   if (!values) {
     refuse_request(values.status());
     return Start::Answered;
@@ -121,8 +121,7 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   // only each shard's own rows.
   const bool relay = route.merge && route.merge->relays_rows();
   std::string batch;
-  wire::encode_parse(batch, "", relay ? route.merge->shard_sql : bound.statement().query,
-                     bound.statement().types);
+  wire::encode_parse(batch, "", relay ? route.merge->shard_sql : bound.query(), bound.types());
   wire::encode_bind_renamed(batch, bound.bind, "");
   bool describe_portal = false;
   bool describe_other = false;  // Describe of a statement: a merged read answers only the portal's
@@ -169,7 +168,7 @@ Session::Start Session::start_extended_merge(const ExtendedBatch& bound, const r
     return Start::Answered;
   }
   MergeFanout::Extended extended;
-  extended.types = bound.statement().types;
+  extended.types = bound.types();
   extended.parameters = std::string(bind.parameters);
   extended.result_formats = std::move(bind.result_formats);
   extended.parse_complete = bound.client_parsed;

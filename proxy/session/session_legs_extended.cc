@@ -28,7 +28,7 @@ Session::Next Session::route_batch_across_legs() {
       return end_across_legs(only.kind == StatementKind::Commit, 0, &batch);
     send_to_every_leg(only);
   }
-  auto values = wire::decode_bind_values(batch.bind.rest, batch.statement().types);
+  auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
   if (!values) return Next::Forward;  // forward_bind reports it
   router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*batch.facts, route);
@@ -60,7 +60,7 @@ Session::Next Session::close_batch_for_another_leg() {
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
   if (batch.kind == ExtendedBatch::Kind::NeedMore) return Next::Stop;
   if (batch.kind != ExtendedBatch::Kind::Bound) return Next::Forward;
-  auto values = wire::decode_bind_values(batch.bind.rest, batch.statement().types);
+  auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
   if (!values) return Next::Forward;
   router::Route route = router::route(batch.only(), &*values, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*batch.facts, route);

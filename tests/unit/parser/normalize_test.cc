@@ -165,3 +165,24 @@ TEST_CASE("workload statements with random int8 keys analyze through the caches"
     CHECK((*cached)->statements.front().kind == (*fresh)->statements.front().kind);
   }
 }
+
+TEST_CASE("the same text right after a normalized hit gets the same facts without a second scan") {
+  REQUIRE(analyze("SELECT * FROM norm_m WHERE k = 1 AND s = 'a'").is_ok());
+  const std::string sql = "SELECT * FROM norm_m WHERE k = 22 AND s = 'bb'";
+  const auto before = cache_stats();
+  auto first = analyze(sql);
+  REQUIRE(first.is_ok());
+  auto second = analyze(sql);
+  REQUIRE(second.is_ok());
+  CHECK(cache_stats().normalized_hits == before.normalized_hits + 1);
+  CHECK(cache_stats().exact_hits == before.exact_hits + 1);
+  CHECK(second.value() == first.value());
+  // Another text of the shape in between: the memo follows it.
+  auto other = analyze("SELECT * FROM norm_m WHERE k = 333 AND s = 'ccc'");
+  REQUIRE(other.is_ok());
+  auto third = analyze(sql);
+  REQUIRE(third.is_ok());
+  CHECK(cache_stats().normalized_hits == before.normalized_hits + 3);
+  CHECK(*third.value() == *analyze_uncached(sql).value());
+  CHECK(third.value()->statements[0].predicates[0].values[0].text == "22");
+}

@@ -34,3 +34,17 @@ TEST_CASE("client names map to registry statements") {
   client.clear();
   CHECK_FALSE(client.contains("q3"));
 }
+
+TEST_CASE("a statement's facts are analyzed once when interned, none for a text that does not parse") {
+  StatementRegistry registry;
+  auto statement = registry.intern("SELECT * FROM orders WHERE tenant_id = $1", {20});
+  REQUIRE(statement->facts != nullptr);
+  REQUIRE(statement->facts->statements.size() == 1);
+  CHECK(statement->facts->statements[0].predicates[0].values[0].param == 1);
+  CHECK(registry.intern("SELECT * FROM orders WHERE tenant_id = $1", {20})->facts == statement->facts);
+  CHECK(registry.intern("SELEC oops", {})->facts == nullptr);
+  ClientStatements client;
+  client.add("q", statement);
+  CHECK(client.shared("q") == statement);
+  CHECK(client.shared("other") == nullptr);
+}

@@ -172,7 +172,7 @@ TEST_CASE("extended batch: what a Bound batch knows") {
   ExtendedBatch batch = f.scan(input);
   REQUIRE(batch.kind == Kind::Bound);
   CHECK(batch.client_parsed);
-  CHECK(batch.statement().query == "BEGIN");
+  CHECK(batch.query() == "BEGIN");
   CHECK(batch.only().kind == sw::parser::StatementKind::Begin);
   CHECK(batch.parsed.count("s1") == 1);
   CHECK(batch.bind_end == parse("s1", "BEGIN").size() + bind("s1", {}).size());
@@ -184,8 +184,29 @@ TEST_CASE("extended batch: what a Bound batch knows") {
   batch = f.scan(bind("known", {"42"}) + execute() + sync_message());
   REQUIRE(batch.kind == Kind::Bound);
   CHECK_FALSE(batch.client_parsed);
-  CHECK(batch.statement().query == "SELECT * FROM orders WHERE id = $1");
+  CHECK(batch.query() == "SELECT * FROM orders WHERE id = $1");
   CHECK(batch.control_answer == std::string("2\0\0\0\4", 5));
+}
+
+TEST_CASE("extended batch: a Bind of a known statement reuses the facts resolved at its Parse") {
+  Fixture f;
+  ExtendedBatch batch = f.scan(bind("known", {"42"}) + execute() + sync_message());
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK(batch.facts == f.named.find("known")->facts);
+  CHECK(batch.types().empty());
+  // The unnamed statement: its Parse's facts when it kept them, else analyzed at the Bind.
+  auto parsed = sw::parser::analyze_uncached("SELECT * FROM orders WHERE tenant_id = $1");
+  REQUIRE(parsed.is_ok());
+  f.unnamed.facts = parsed.value();
+  batch = f.scan(bind("", {"7"}) + execute() + sync_message());
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK(batch.facts == parsed.value());
+  CHECK(batch.query() == "SELECT * FROM orders WHERE tenant_id = $1");
+  f.unnamed.facts = nullptr;
+  batch = f.scan(bind("", {"7"}) + execute() + sync_message());
+  REQUIRE(batch.kind == Kind::Bound);
+  REQUIRE(batch.facts != nullptr);
+  CHECK(*batch.facts == *parsed.value());
 }
 
 TEST_CASE("extended batch: a malformed message is left for the session to report") {
