@@ -1,6 +1,7 @@
 // Session: a write of a reference table on every shard (ReferenceWrite, docs/architecture.md
-// §6.4), outside a transaction block, committed by the runners' two-phase commit. The session
-// reads no client input until it is answered.
+// §6.4): outside a transaction block committed by the runners' two-phase commit; inside one left
+// in the transaction's legs (session_every_shard_write.cc). The session reads no client input
+// until it is answered.
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
@@ -11,9 +12,8 @@ namespace {
 
 // Why the write cannot run as one transaction per shard committed together; empty when it can.
 std::string reference_write_refusal(const parser::StatementFacts* only, const router::Route& route,
-                                    CrossShardWrites writes, size_t shards, bool session_pooling) {
+                                    CrossShardWrites writes, size_t shards) {
   const std::string what = "write of reference table " + route.table;
-  if (session_pooling) return reference_write_in_transaction(route).message;
   if (only == nullptr) return what + " must be sent alone, not with other statements in one Query";
   if (only->kind == parser::StatementKind::Copy) {
     return "COPY FROM into reference table " + route.table +
@@ -42,11 +42,26 @@ std::string reference_write_refusal(const parser::StatementFacts* only, const ro
 
 }  // namespace
 
+// Why a COPY FROM STDIN or reference write sent alone cannot run on every shard; ok when it can.
+Status Session::every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route) {
+  if (route.copy_in) {
+    if (route.migrating)
+      return Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
+                                         " waits for a bucket move's cutover, which a transaction holding "
+                                         "servers cannot; run it outside BEGIN ... COMMIT or retry");
+    auto plan = plan_copy_in(only, *route.copy_rule);
+    return plan ? Status::ok() : plan.status();
+  }
+  const std::string refusal =
+      reference_write_refusal(&only, route, cross_shard_writes(), host_.directory()->shards().size());
+  return refusal.empty() ? Status::ok() : Status::client("0A000", refusal);
+}
+
 Session::Start Session::start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
                                               const router::Route& route) {
   const router::Directory& directory = *host_.directory();
-  const std::string refusal = reference_write_refusal(only, route, cross_shard_writes(),
-                                                      directory.shards().size(), pools_.session_pooling);
+  const std::string refusal =
+      reference_write_refusal(only, route, cross_shard_writes(), directory.shards().size());
   if (!refusal.empty()) {
     refuse_request(Status::client("0A000", refusal));
     return Start::Answered;
@@ -57,15 +72,23 @@ Session::Start Session::start_reference_write(const wire::Frame& frame, const pa
     refuse_request(error);
     return Start::Answered;
   }
-  LOG_DEBUG("client=c%llu write of reference table %s on %zu shards", (unsigned long long)id(),
-            route.table.c_str(), targets.size());
+  const bool in_transaction = writes_in_transaction();
+  lend_session_servers(&targets, in_transaction);
+  LOG_DEBUG("client=c%llu write of reference table %s on %zu shards%s", (unsigned long long)id(),
+            route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   ReferenceWrite::Setup setup;
   setup.query.assign(whole(frame));
   setup.table = route.table;
   setup.session_state = profile_.settings.signature();
+  setup.in_transaction = in_transaction;
   ReferenceWrite::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
-  callbacks.done = [this, pools = std::move(pools), started = stats::monotonic_us()] {
+  callbacks.hand_back = [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed,
+                                               const Status& error) {
+    return take_back_servers(std::move(handed), error, in_transaction);
+  };
+  callbacks.done = [this, in_transaction, pools = std::move(pools), started = stats::monotonic_us()] {
+    write_session_ready(in_transaction);
     count_fanout(pools, stats::RouteLabel::AllShards, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (!alive.lock()) return;
