@@ -27,9 +27,12 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
  public:
   using Target = EveryShardTransaction::Target;
   struct Setup {
-    std::string query;          // the client's Query message, whole
-    std::string table;          // the reference table, for messages
-    std::string session_state;  // SessionState signature the servers get first
+    // The client's Query message whole, or its extended batch rebuilt: Parse (unnamed), Bind,
+    // [Describe portal], Execute, Sync.
+    std::string query;
+    bool hide_parse_complete = false;  // extended: the client sent no Parse
+    std::string table;                 // the reference table, for messages
+    std::string session_state;         // SessionState signature the servers get first
     // Inside the client's transaction (docs/architecture.md §6.4): the shards' transactions are
     // left open for the client's COMMIT or ROLLBACK (hand_back gets every server), and the
     // client's ReadyForQuery is the session's.

@@ -343,6 +343,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void write_session_ready(bool in_transaction);
   Next write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                             const router::Route& route);
+  Next write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
   Status every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route);
   // COPY FROM STDIN into a sharded table (session_copy_in.cc)
   Start start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
@@ -350,8 +351,13 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void feed_copy_in();
   void end_copy_in();
   // A write of a reference table on every shard (session_reference_write.cc)
-  Start start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
-                              const router::Route& route);
+  // `message`: the client's Query, or the extended batch rebuilt for every shard (then the
+  // shards' ParseComplete is hidden unless the client sent the Parse); `consumed`: its size.
+  Start start_reference_write(std::string message, size_t consumed, const parser::StatementFacts* only,
+                              const router::Route& route, bool hide_parse_complete = false);
+  Result<std::pair<std::string, size_t>> extended_reference_write(const ExtendedBatch& bound,
+                                                                  const router::Route& route);
+  Start start_extended_reference_write(const ExtendedBatch& bound, const router::Route& route);
   // A runner's two-phase commit: the session's gid, catalog decision and counters (session_two_phase.cc)
   TwoPhaseHooks two_phase_hooks();
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route,
