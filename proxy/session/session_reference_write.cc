@@ -16,12 +16,6 @@ std::string reference_write_refusal(const parser::StatementFacts* only, const ro
                                     CrossShardWrites writes, size_t shards) {
   const std::string what = "write of reference table " + route.table;
   if (only == nullptr) return what + " must be sent alone, not with other statements in one Query";
-  if (only->kind == parser::StatementKind::Copy) {
-    return "COPY FROM into reference table " + route.table +
-           " is not supported through shardwire; load it with INSERT, or on every shard directly and "
-           "check it with VERIFY REFERENCE " +
-           route.table + " on the admin console";
-  }
   if (shards < 2) return {};
   switch (writes) {
     case CrossShardWrites::TwoPhase: return {};
@@ -55,7 +49,10 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
   }
   const std::string refusal =
       reference_write_refusal(&only, route, cross_shard_writes(), host_.directory()->shards().size());
-  return refusal.empty() ? Status::ok() : Status::client("0A000", refusal);
+  if (!refusal.empty()) return Status::client("0A000", refusal);
+  if (only.kind != parser::StatementKind::Copy) return Status::ok();
+  auto plan = plan_reference_copy_in(only, route.table);
+  return plan ? Status::ok() : plan.status();
 }
 
 // The extended batch [Parse] Bind [Describe portal] Execute(all rows) Sync of a reference write,

@@ -6,6 +6,7 @@
 // directly, with pg_prepared_xacts empty and no server left idle in a transaction.
 #include "it_test.h"
 
+#include "harness/process.h"
 #include "harness/sharded_fixture.h"
 
 using namespace it;
@@ -111,6 +112,9 @@ long long seen_in_transaction(PgConn& c, const std::vector<int64_t>& keys, const
                             " AND note LIKE '" + tag + "-%'"));
   return n;
 }
+
+const std::string kDriverCheck =
+    std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers/python/every_shard_write_check.py";
 
 }  // namespace
 
@@ -272,5 +276,79 @@ TEST_SUITE("every_shard_write") {
     }
     // The session's servers still work, and still see the committed rows.
     CHECK(c.value("SELECT name FROM plans WHERE id = 2") == "sC");
+  }
+
+  TEST_CASE("psycopg 3 and asyncpg: COPY and a parameterized reference INSERT in a transaction") {
+    PROXY_ONLY();
+    for (const std::string mode : {"transaction", "session"}) {
+      Deployment d(mode);
+      INFO("pool mode " << mode << "\nproxy log:\n" << d.f.log_tail(40));
+      std::string tenants;
+      for (int s = 0; s < kShards; ++s)
+        tenants += (s ? "," : "") + std::to_string(tenant_on(s, kShards, 400));
+      const std::string url =
+          "postgresql://app:secret@127.0.0.1:" + std::to_string(d.f.proxy->port()) + "/app?sslmode=disable";
+      int plan = 10;
+      for (const std::string driver : {"psycopg", "asyncpg"}) {
+        INFO("driver " << driver);
+        CommandOptions no_bytecode;  // nothing written into the source tree
+        no_bytecode.env["PYTHONDONTWRITEBYTECODE"] = "1";
+        CommandResult r = run_command(
+            {"/usr/bin/python3", kDriverCheck, url, std::to_string(plan), tenants, driver, driver}, "",
+            std::chrono::seconds(90), no_bytecode);
+        CHECK_MESSAGE(r.exit_code == 0, r.describe());
+        CHECK(contains(r.out, "seen_" + driver + "-c=3\n"));
+        CHECK(contains(r.out, "seen_" + driver + "-r=0\n"));
+        CHECK(contains(r.out, "done\n"));
+        for (int s = 0; s < kShards; ++s) {
+          INFO("shard " << s);
+          CHECK(d.orders_on(s, "note = '" + driver + "-c'") == 1);
+          CHECK(d.orders_on(s, "note = '" + driver + "-r'") == 0);
+          CHECK(contains(d.plans_on(s), std::to_string(plan) + "=" + driver + "-c"));
+          CHECK_FALSE(contains(d.plans_on(s), std::to_string(plan + 1) + "="));
+          CHECK(d.prepared_on(s) == 0);
+        }
+        plan += 10;
+      }
+    }
+  }
+
+  TEST_CASE("COPY into a reference table: the same rows on every shard, in and out of a transaction") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.f.log_tail(40));
+    PgConn c = d.f.client();
+    CopyOutcome alone = copy_in(c, "COPY plans FROM STDIN", "2\tpro\n3\tteam\n");
+    REQUIRE_MESSAGE(alone.ok, alone.sqlstate);
+    CHECK(alone.tag == "COPY 2");  // one shard's count: the copies are equal
+    for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.plans_on(s) == "1=free,2=pro,3=team", "s" << s);
+    d.check_clean();
+    for (bool commit : {false, true}) {
+      INFO("commit " << commit);
+      const int64_t tenant = tenant_on(1, kShards, 800);
+      REQUIRE_OK(c.exec("BEGIN"));
+      REQUIRE_OK(
+          c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant) + ", 'ref-copy')"));
+      CopyOutcome copied =
+          copy_in(c, "COPY plans (id, name) FROM STDIN WITH (FORMAT csv)", "4,\"big, co\"\n");
+      REQUIRE_MESSAGE(copied.ok, copied.sqlstate);
+      CHECK(copied.tag == "COPY 1");
+      CHECK(c.value("SELECT name FROM plans WHERE id = 4") == "big, co");
+      REQUIRE_OK(c.exec(commit ? "COMMIT" : "ROLLBACK"));
+      for (int s = 0; s < kShards; ++s) {
+        INFO("shard " << s);
+        CHECK(d.plans_on(s) == (commit ? "1=free,2=pro,3=team,4=big, co" : "1=free,2=pro,3=team"));
+        CHECK(d.orders_on(s, "note = 'ref-copy'") == (commit && s == 1 ? 1 : 0));
+      }
+      d.check_clean();
+    }
+    // A row one shard's copy refuses: nothing on any shard.
+    REQUIRE_OK(d.f.setup.shard(2).exec("INSERT INTO plans VALUES (5, 'only-on-s2')"));
+    CopyOutcome refused = copy_in(c, "COPY plans FROM STDIN", "5\tfive\n6\tsix\n");
+    CHECK_FALSE(refused.ok);
+    CHECK(refused.sqlstate == "23505");
+    for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.plans_on(s).find("6=") == std::string::npos, "s" << s);
+    CHECK(copy_in(c, "COPY plans FROM '/tmp/plans.txt'", "").sqlstate == "0A000");
+    d.check_clean();
   }
 }
