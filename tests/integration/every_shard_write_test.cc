@@ -15,8 +15,9 @@ namespace {
 
 const char* const kCreatePlans = "CREATE TABLE plans (id int PRIMARY KEY, name text NOT NULL)";
 
-ShardedOptions options(const std::string& pool_mode) {
+ShardedOptions options(const std::string& pool_mode, const std::string& cross_shard = "") {
   ShardedOptions o;
+  o.cross_shard_transactions = cross_shard;
   o.reference_tables = "[plans]";
   if (!pool_mode.empty()) o.proxy.pool_mode = pool_mode;
   return o;
@@ -24,7 +25,8 @@ ShardedOptions options(const std::string& pool_mode) {
 
 struct Deployment {
   ShardedFixture f;
-  explicit Deployment(const std::string& pool_mode = "") : f(options(pool_mode)) {
+  explicit Deployment(const std::string& pool_mode = "", const std::string& cross_shard = "")
+      : f(options(pool_mode, cross_shard)) {
     PgConn c = f.client();
     PgResult r = c.exec(kCreatePlans);
     if (!r.ok())
@@ -276,6 +278,28 @@ TEST_SUITE("every_shard_write") {
     }
     // The session's servers still work, and still see the committed rows.
     CHECK(c.value("SELECT name FROM plans WHERE id = 2") == "sC");
+    // Failures: outside a transaction the session's servers are rolled back and kept; inside one
+    // the transaction fails (25P02) until ROLLBACK, which leaves nothing.
+    REQUIRE_OK(d.f.setup.shard(1).exec("INSERT INTO plans VALUES (7, 'only-on-s1')"));
+    PgResult failed = c.exec("INSERT INTO plans VALUES (7, 'seven')");
+    CHECK(failed.sqlstate() == "23505");
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    CHECK(c.value("SELECT count(*) FROM plans") == "2");
+    keys.clear();
+    const std::string bad = rows_on_every_shard("sB", &keys) + "sB-x\tnot-a-key\n";
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(c.exec("UPDATE plans SET name = 'sB' WHERE id = 2"));
+    CopyOutcome copied = copy_in(c, "COPY orders (note, tenant_id) FROM STDIN", bad);
+    CHECK(copied.sqlstate == "22P02");
+    CHECK(c.exec("SELECT 1").sqlstate() == "25P02");
+    REQUIRE_OK(c.exec("ROLLBACK"));
+    CHECK(c.value("SELECT name FROM plans WHERE id = 2") == "sC");
+    for (int s = 0; s < kShards; ++s) {
+      INFO("shard " << s);
+      CHECK(d.orders_on(s, "note LIKE 'sB-%'") == 0);
+      CHECK(d.plans_on(s).find("2=sC") != std::string::npos);
+      CHECK(d.prepared_on(s) == 0);
+    }
   }
 
   TEST_CASE("psycopg 3 and asyncpg: COPY and a parameterized reference INSERT in a transaction") {
@@ -349,6 +373,38 @@ TEST_SUITE("every_shard_write") {
     CHECK(refused.sqlstate == "23505");
     for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.plans_on(s).find("6=") == std::string::npos, "s" << s);
     CHECK(copy_in(c, "COPY plans FROM '/tmp/plans.txt'", "").sqlstate == "0A000");
+    d.check_clean();
+  }
+
+  TEST_CASE(
+      "under cross_shard_transactions: refuse a COPY onto a second written shard fails the transaction") {
+    PROXY_ONLY();
+    Deployment d("", "refuse");
+    INFO("proxy log:\n" << d.f.log_tail(40));
+    PgConn c = d.f.client();
+    const int64_t tenant = tenant_on(1, kShards, 900);
+    std::vector<int64_t> keys;
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(
+        c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant) + ", 'rf-single')"));
+    CopyOutcome copied =
+        copy_in(c, "COPY orders (note, tenant_id) FROM STDIN", rows_on_every_shard("rf", &keys));
+    CHECK_FALSE(copied.ok);
+    CHECK(copied.sqlstate == "0A000");
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_INERROR);
+    REQUIRE_OK(c.exec("ROLLBACK"));
+    // Rows for the transaction's one written shard only: allowed.
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(
+        c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant) + ", 'rf-single')"));
+    CopyOutcome same =
+        copy_in(c, "COPY orders (note, tenant_id) FROM STDIN", "rf-same\t" + std::to_string(tenant) + "\n");
+    REQUIRE_MESSAGE(same.ok, same.sqlstate);
+    REQUIRE_OK(c.exec("COMMIT"));
+    for (int s = 0; s < kShards; ++s) {
+      INFO("shard " << s);
+      CHECK(d.orders_on(s, "note LIKE 'rf-%'") == (s == 1 ? 2 : 0));
+    }
     d.check_clean();
   }
 }
