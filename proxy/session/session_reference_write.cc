@@ -2,7 +2,6 @@
 // §6.4): outside a transaction block committed by the runners' two-phase commit; inside one left
 // in the transaction's legs (session_every_shard_write.cc). The session reads no client input
 // until it is answered.
-#include "common/bytes.h"
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
@@ -55,9 +54,10 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
   return plan ? Status::ok() : plan.status();
 }
 
-// The extended batch [Parse] Bind [Describe portal] Execute(all rows) Sync of a reference write,
-// rebuilt for every shard with the statement parsed as the unnamed one (no shard needs the
-// client's statement prepared); with the size of the client's batch.
+// The extended batch [Parse] Bind [Describe portal] Execute Sync of a reference write, rebuilt for
+// every shard with the statement parsed as the unnamed one (no shard needs the client's statement
+// prepared); with the size of the client's batch. Execute's row limit stays the client's (pgjdbc
+// sends 1 for a statement whose rows it discards): the write runs whole either way.
 Result<std::pair<std::string, size_t>> Session::extended_reference_write(const ExtendedBatch& bound,
                                                                          const router::Route& route) {
   std::string_view input = client_input();
@@ -69,15 +69,13 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
     auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
     if (frame.status == wire::FrameStatus::NeedMore) return Status::ok();  // empty: wait for more
     const std::string_view body = frame.frame.body;
-    const bool fits =
-        frame.status == wire::FrameStatus::Complete && frame.frame.type == expected &&
-        (expected != 'D' || (!body.empty() && body[0] == 'P')) &&
-        (expected != 'E' || (body.size() >= 4 && load_be32(body.data() + body.size() - 4) == 0));
+    const bool fits = frame.status == wire::FrameStatus::Complete && frame.frame.type == expected &&
+                      (expected != 'D' || (!body.empty() && body[0] == 'P'));
     if (!fits && expected == 'D') continue;  // Describe is optional
     if (!fits)
       return Status::client("0A000", "write of reference table " + route.table +
                                          " runs on every shard in the extended protocol only as one batch of "
-                                         "[Parse] Bind [Describe portal] Execute (no row limit) Sync");
+                                         "[Parse] Bind [Describe portal] Execute Sync");
     batch.append(whole(frame.frame));
     offset += frame.frame.size;
   }
