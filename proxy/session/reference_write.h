@@ -17,26 +17,32 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "session/every_shard_transaction.h"
 #include "session/two_phase_legs.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
 
-class ReferenceWrite : private pool::Pool::Waiter, private pool::BackendUser {
+class ReferenceWrite : private EveryShardTransaction::Runner {
  public:
-  struct Target {
-    pool::Pool* pool = nullptr;
-    std::string shard;  // the directory's shard with the target's index
-  };
+  using Target = EveryShardTransaction::Target;
   struct Setup {
-    std::string query;          // the client's Query message, whole
-    std::string table;          // the reference table, for messages
-    std::string session_state;  // SessionState signature the servers get first
+    // The client's Query message whole, or its extended batch rebuilt: Parse (unnamed), Bind,
+    // [Describe portal], Execute, Sync.
+    std::string query;
+    bool hide_parse_complete = false;  // extended: the client sent no Parse
+    std::string table;                 // the reference table, for messages
+    std::string session_state;         // SessionState signature the servers get first
+    // Inside the client's transaction (docs/architecture.md §6.4): the shards' transactions are
+    // left open for the client's COMMIT or ROLLBACK (hand_back gets every server), and the
+    // client's ReadyForQuery is the session's.
+    bool in_transaction = false;
   };
   struct Callbacks {
     std::function<void(std::string_view)> write_client;
-    std::function<void()> done;  // ReadyForQuery was written (called from a callback)
+    std::function<void()> done;  // the answer was written (called from a callback)
     TwoPhaseHooks two_phase;
+    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
   };
 
   // One target per shard of the directory, in its order.
@@ -49,34 +55,32 @@ class ReferenceWrite : private pool::Pool::Waiter, private pool::BackendUser {
 
  private:
   enum class Phase { Writing, Committing, TwoPhase, Done };
-  struct Leg {
-    Target target;
-    pool::Backend* backend = nullptr;
-    bool waiting = false;
+  struct Leg {           // by index, as the servers' legs
     int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
     std::string tag;     // its CommandComplete tag of the client's statement
     wire::ServerMessageCheck check;
   };
 
-  // pool::Pool::Waiter, pool::BackendUser
-  void on_backend_ready(pool::Backend* backend) override;
-  void on_backend_failed(const Status& why) override;
-  void on_backend_readable(pool::Backend& backend) override;
-  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+  // EveryShardTransaction::Runner
+  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  void on_leg_readable(size_t leg) override;
+  void on_leg_lost(size_t leg, const Status& why) override;
+  void on_no_server(const Status& why) override;
 
-  void send_start(Leg& leg);
-  void read_leg(Leg& leg);
-  Status on_message(Leg& leg, char type, std::string_view frame, std::string_view body);
-  void on_ready(Leg& leg);
+  Status on_message(size_t index, char type, std::string_view frame, std::string_view body);
+  void on_ready(size_t index);
   void commit();
   void finish(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why);
-  void release_legs(bool clean);
-  size_t index_of(const Leg& leg) const { return static_cast<size_t>(&leg - legs_.data()); }
-  Leg* leg_of(const pool::Backend& backend);
+  Status hand_back(bool clean, const Status& error);
+  void release_servers(bool clean, const Status& error);
+  void finish_in_transaction();
+  // What the failure did to the shards, for messages.
+  const char* undone() const;
 
   std::vector<Leg> legs_;
   Setup setup_;
+  EveryShardTransaction servers_;  // after setup_: built from its session_state
   Callbacks callbacks_;
   Phase phase_ = Phase::Writing;
   std::string result_;  // the first shard's RowDescription and DataRows

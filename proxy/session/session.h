@@ -329,14 +329,41 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   std::optional<Result<DropIndex>> drop_index_on_every_shard(const parser::StatementFacts& statement) const;
   Start start_drop_index(const wire::Frame& frame, const DropIndex& drop);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
+  // One target per shard of the directory, in its order, and their pools (session_copy_in.cc).
+  Status targets_on_every_shard(std::vector<EveryShardTransaction::Target>* targets,
+                                std::vector<pool::Pool*>* pools);
+  // COPY FROM STDIN or a reference write with the session's servers (session_every_shard_write.cc)
+  bool writes_in_transaction() const { return txn_.shards.open() || txn_.control.deferred(); }
+  // A COPY FROM into a sharded table (split by key) or a reference table (whole to every shard).
+  static bool copies_in(const router::Route& route, const parser::StatementFacts* only) {
+    return route.copy_in ||
+           (route.reference_write && only != nullptr && only->kind == parser::StatementKind::Copy);
+  }
+  void lend_session_servers(std::vector<EveryShardTransaction::Target>* targets, bool in_transaction);
+  Status take_back_servers(std::vector<EveryShardTransaction::Handed> handed, const Status& error,
+                           bool in_transaction);
+  Status refuse_writes_in_transaction(const std::vector<EveryShardTransaction::Handed>& handed) const;
+  void settle_lent_leg(Leg leg, const EveryShardTransaction::Handed& handed, bool in_transaction);
+  void read_settling_legs();
+  void write_session_ready(bool in_transaction);
+  Next write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
+                            const router::Route& route);
+  Next write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
+  Next write_in_open_batch(const wire::Frame& query);
+  Status every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route);
   // COPY FROM STDIN into a sharded table (session_copy_in.cc)
   Start start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
                       const router::Route& route);
   void feed_copy_in();
   void end_copy_in();
   // A write of a reference table on every shard (session_reference_write.cc)
-  Start start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
-                              const router::Route& route);
+  // `message`: the client's Query, or the extended batch rebuilt for every shard (then the
+  // shards' ParseComplete is hidden unless the client sent the Parse); `consumed`: its size.
+  Start start_reference_write(std::string message, size_t consumed, const parser::StatementFacts* only,
+                              const router::Route& route, bool hide_parse_complete = false);
+  Result<std::pair<std::string, size_t>> extended_reference_write(const ExtendedBatch& bound,
+                                                                  const router::Route& route);
+  Start start_extended_reference_write(const ExtendedBatch& bound, const router::Route& route);
   // A runner's two-phase commit: the session's gid, catalog decision and counters (session_two_phase.cc)
   TwoPhaseHooks two_phase_hooks();
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route,

@@ -1,4 +1,5 @@
-// Session: COPY FROM STDIN into a sharded table (CopyIn, docs/architecture.md §5.10). The session
+// Session: COPY FROM STDIN into a sharded table (CopyIn, docs/architecture.md §5.10), or a
+// reference table (every shard gets the client's CopyData whole, §6.4). The session
 // starts it, hands it the client's messages while it accepts them (a shard's output over its
 // high-water mark stops the reading: backpressure), and resumes its own reading when it is done.
 #include "common/log.h"
@@ -7,36 +8,55 @@
 
 namespace sw::session {
 
-Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
-                                      const router::Route& route) {
-  auto plan = plan_copy_in(statement, *route.copy_rule);
-  if (!plan) {
-    refuse_request(plan.status());
-    return Start::Answered;
-  }
-  Status error;
-  std::vector<CopyIn::Target> targets;
-  std::vector<pool::Pool*> pools;
+Status Session::targets_on_every_shard(std::vector<EveryShardTransaction::Target>* targets,
+                                       std::vector<pool::Pool*>* pools) {
   const router::Directory& directory = *host_.directory();
   for (size_t i = 0; i < directory.shards().size(); ++i) {
-    CopyIn::Target target;
+    EveryShardTransaction::Target target;
+    Status error;
     target.pool = pool_for_shard(static_cast<int>(i), &error);
-    if (target.pool == nullptr) {
-      refuse_request(error);
-      return Start::Answered;
-    }
+    if (target.pool == nullptr) return error;
     target.shard = directory.shard_name(static_cast<uint16_t>(i));
-    pools.push_back(target.pool);
-    targets.push_back(std::move(target));
+    pools->push_back(target.pool);
+    targets->push_back(std::move(target));
   }
-  LOG_DEBUG("client=c%llu COPY FROM STDIN into %s split over %zu shards", (unsigned long long)id(),
-            route.table.c_str(), targets.size());
+  return Status::ok();
+}
+
+Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
+                                      const router::Route& route) {
+  // A reference table's COPY (no copy_rule) goes whole to every shard: no key to plan for.
+  auto plan = route.copy_rule != nullptr ? plan_copy_in(statement, *route.copy_rule)
+                                         : Result<CopyInPlan>(CopyInPlan{});
+  const Status refused = !plan                        ? plan.status()
+                         : route.copy_rule == nullptr ? every_shard_write_refusal(statement, route)
+                                                      : Status::ok();
+  if (!refused.is_ok()) {
+    refuse_request(refused);
+    return Start::Answered;
+  }
+  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<pool::Pool*> pools;
+  if (Status error = targets_on_every_shard(&targets, &pools); !error) {
+    refuse_request(error);
+    return Start::Answered;
+  }
+  const bool in_transaction = writes_in_transaction();
+  lend_session_servers(&targets, in_transaction);
+  LOG_DEBUG("client=c%llu COPY FROM STDIN into %s split over %zu shards%s", (unsigned long long)id(),
+            route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   CopyIn::Setup setup;
   setup.copy_query.assign(whole(frame));
-  setup.rule = *route.copy_rule;
+  setup.every_shard = route.copy_rule == nullptr;
+  if (route.copy_rule != nullptr) {
+    setup.rule = *route.copy_rule;
+  } else {
+    setup.rule.config_name = route.table;
+  }
   setup.plan = std::move(plan.value());
   setup.directory = host_.directory();
   setup.session_state = profile_.settings.signature();
+  setup.in_transaction = in_transaction;
   switch (cross_shard_writes()) {
     case CrossShardWrites::TwoPhase: setup.two_phase = true; break;
     case CrossShardWrites::Refuse: setup.no_two_phase = "sharding.cross_shard_transactions is refuse"; break;
@@ -53,7 +73,12 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
       read_client_messages();
     });
   };
-  callbacks.done = [this, pools = std::move(pools), started = stats::monotonic_us()] {
+  callbacks.hand_back = [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed,
+                                               const Status& error) {
+    return take_back_servers(std::move(handed), error, in_transaction);
+  };
+  callbacks.done = [this, in_transaction, pools = std::move(pools), started = stats::monotonic_us()] {
+    write_session_ready(in_transaction);
     count_fanout(pools, stats::RouteLabel::Scatter, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (alive.lock()) end_copy_in();

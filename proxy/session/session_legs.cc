@@ -111,6 +111,7 @@ Status Session::check_write(const parser::QueryFacts& facts, const router::Route
 // session pooling, another of the session's servers), or the transaction's end on every leg?
 Session::Next Session::route_across_legs(const wire::Frame& query) {
   Leg& leg = txn_.leg;
+  if (Next next = write_in_open_batch(query); next != Next::Forward) return next;
   if (request_.lent || leg.outside_transaction || txn_.control.moving() || request_.batch_open ||
       !host_.directory())
     return Next::Forward;
@@ -124,6 +125,8 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
     send_to_every_leg(*only);
   }
   router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
+  if (only != nullptr && (route.copy_in || route.reference_write))
+    return write_on_every_shard(query, *only, route);
   int target = statement_shard(*facts, route);
   if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);
   if (target < 0 || target == leg.shard) return Next::Forward;

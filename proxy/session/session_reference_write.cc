@@ -1,6 +1,7 @@
 // Session: a write of a reference table on every shard (ReferenceWrite, docs/architecture.md
-// §6.4), outside a transaction block, committed by the runners' two-phase commit. The session
-// reads no client input until it is answered.
+// §6.4): outside a transaction block committed by the runners' two-phase commit; inside one left
+// in the transaction's legs (session_every_shard_write.cc). The session reads no client input
+// until it is answered.
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
@@ -11,16 +12,9 @@ namespace {
 
 // Why the write cannot run as one transaction per shard committed together; empty when it can.
 std::string reference_write_refusal(const parser::StatementFacts* only, const router::Route& route,
-                                    CrossShardWrites writes, size_t shards, bool session_pooling) {
+                                    CrossShardWrites writes, size_t shards) {
   const std::string what = "write of reference table " + route.table;
-  if (session_pooling) return reference_write_in_transaction(route).message;
   if (only == nullptr) return what + " must be sent alone, not with other statements in one Query";
-  if (only->kind == parser::StatementKind::Copy) {
-    return "COPY FROM into reference table " + route.table +
-           " is not supported through shardwire; load it with INSERT, or on every shard directly and "
-           "check it with VERIFY REFERENCE " +
-           route.table + " on the admin console";
-  }
   if (shards < 2) return {};
   switch (writes) {
     case CrossShardWrites::TwoPhase: return {};
@@ -42,38 +36,99 @@ std::string reference_write_refusal(const parser::StatementFacts* only, const ro
 
 }  // namespace
 
-Session::Start Session::start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
-                                              const router::Route& route) {
+// Why a COPY FROM STDIN or reference write sent alone cannot run on every shard; ok when it can.
+Status Session::every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route) {
+  if (route.copy_in) {
+    if (route.migrating)
+      return Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
+                                         " waits for a bucket move's cutover, which a transaction holding "
+                                         "servers cannot; run it outside BEGIN ... COMMIT or retry");
+    auto plan = plan_copy_in(only, *route.copy_rule);
+    return plan ? Status::ok() : plan.status();
+  }
+  const std::string refusal =
+      reference_write_refusal(&only, route, cross_shard_writes(), host_.directory()->shards().size());
+  if (!refusal.empty()) return Status::client("0A000", refusal);
+  if (only.kind != parser::StatementKind::Copy) return Status::ok();
+  auto plan = plan_reference_copy_in(only, route.table);
+  return plan ? Status::ok() : plan.status();
+}
+
+// The extended batch [Parse] Bind [Describe portal] Execute Sync of a reference write, rebuilt for
+// every shard with the statement parsed as the unnamed one (no shard needs the client's statement
+// prepared); with the size of the client's batch. Execute's row limit stays the client's (pgjdbc
+// sends 1 for a statement whose rows it discards): the write runs whole either way.
+Result<std::pair<std::string, size_t>> Session::extended_reference_write(const ExtendedBatch& bound,
+                                                                         const router::Route& route) {
+  std::string_view input = client_input();
+  size_t offset = bound.bind_end;
+  std::string batch;
+  wire::encode_parse(batch, "", bound.statement().query, bound.statement().types);
+  wire::encode_bind_renamed(batch, bound.bind, "");
+  for (char expected : {'D', 'E', 'S'}) {
+    auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
+    if (frame.status == wire::FrameStatus::NeedMore) return Status::ok();  // empty: wait for more
+    const std::string_view body = frame.frame.body;
+    const bool fits = frame.status == wire::FrameStatus::Complete && frame.frame.type == expected &&
+                      (expected != 'D' || (!body.empty() && body[0] == 'P'));
+    if (!fits && expected == 'D') continue;  // Describe is optional
+    if (!fits)
+      return Status::client("0A000", "write of reference table " + route.table +
+                                         " runs on every shard in the extended protocol only as one batch of "
+                                         "[Parse] Bind [Describe portal] Execute Sync");
+    batch.append(whole(frame.frame));
+    offset += frame.frame.size;
+  }
+  return std::make_pair(std::move(batch), offset);
+}
+
+Session::Start Session::start_extended_reference_write(const ExtendedBatch& bound,
+                                                       const router::Route& route) {
+  auto batch = extended_reference_write(bound, route);
+  if (!batch) {
+    refuse_request(batch.status());
+    return Start::Answered;
+  }
+  if (batch.value().first.empty()) return Start::Wait;
+  profile_.unnamed_elsewhere = true;  // the shards' unnamed statement is this batch's now
+  return start_reference_write(std::move(batch.value().first), batch.value().second, &bound.only(), route,
+                               !bound.client_parsed);
+}
+
+Session::Start Session::start_reference_write(std::string message, size_t consumed,
+                                              const parser::StatementFacts* only, const router::Route& route,
+                                              bool hide_parse_complete) {
   const router::Directory& directory = *host_.directory();
-  const std::string refusal = reference_write_refusal(only, route, cross_shard_writes(),
-                                                      directory.shards().size(), pools_.session_pooling);
+  const std::string refusal =
+      reference_write_refusal(only, route, cross_shard_writes(), directory.shards().size());
   if (!refusal.empty()) {
     refuse_request(Status::client("0A000", refusal));
     return Start::Answered;
   }
-  Status error;
-  std::vector<ReferenceWrite::Target> targets;
+  std::vector<EveryShardTransaction::Target> targets;
   std::vector<pool::Pool*> pools;
-  for (size_t i = 0; i < directory.shards().size(); ++i) {
-    ReferenceWrite::Target target;
-    target.pool = pool_for_shard(static_cast<int>(i), &error);
-    if (target.pool == nullptr) {
-      refuse_request(error);
-      return Start::Answered;
-    }
-    target.shard = directory.shard_name(static_cast<uint16_t>(i));
-    pools.push_back(target.pool);
-    targets.push_back(std::move(target));
+  if (Status error = targets_on_every_shard(&targets, &pools); !error) {
+    refuse_request(error);
+    return Start::Answered;
   }
-  LOG_DEBUG("client=c%llu write of reference table %s on %zu shards", (unsigned long long)id(),
-            route.table.c_str(), targets.size());
+  const bool in_transaction = writes_in_transaction();
+  lend_session_servers(&targets, in_transaction);
+  LOG_DEBUG("client=c%llu write of reference table %s on %zu shards%s", (unsigned long long)id(),
+            route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   ReferenceWrite::Setup setup;
-  setup.query.assign(whole(frame));
+  setup.query = std::move(message);
+  setup.hide_parse_complete = hide_parse_complete;
   setup.table = route.table;
   setup.session_state = profile_.settings.signature();
+  setup.in_transaction = in_transaction;
   ReferenceWrite::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
-  callbacks.done = [this, pools = std::move(pools), started = stats::monotonic_us()] {
+  callbacks.hand_back = [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed,
+                                               const Status& error) {
+    return take_back_servers(std::move(handed), error, in_transaction);
+  };
+  callbacks.done = [this, in_transaction, pools = std::move(pools), started = stats::monotonic_us()] {
+    write_session_ready(in_transaction);
     count_fanout(pools, stats::RouteLabel::AllShards, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (!alive.lock()) return;
@@ -86,7 +141,7 @@ Session::Start Session::start_reference_write(const wire::Frame& frame, const pa
   txn_.reference_write =
       std::make_unique<ReferenceWrite>(std::move(targets), std::move(setup), std::move(callbacks));
   set_request_state(RequestState::Running);
-  consume_client(frame.size);
+  consume_client(consumed);
   txn_.reference_write->start();
   return Start::Wait;
 }

@@ -129,8 +129,9 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
-      if (route.copy_in) return start_copy_in(frame, *only, route);
-      if (route.reference_write) return start_reference_write(frame, only, route);
+      if (copies_in(route, only)) return start_copy_in(frame, *only, route);
+      if (route.reference_write)
+        return start_reference_write(std::string(whole(frame)), frame.size, only, route);
       return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }
@@ -335,9 +336,8 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
       if (route.copy_in) {
         return Status::client("0A000",
                               "COPY FROM STDIN into sharded table " + route.table +
-                                  " needs a server of its own on every shard and cannot run on the one "
-                                  "this session holds (inside a transaction block, or with pool.mode "
-                                  "session); run it outside BEGIN ... COMMIT in transaction pooling");
+                                  " inside a transaction block (or with pool.mode session) runs on every "
+                                  "shard only when sent alone in its own Query; send it alone");
       }
       if (route.reference_write) return reference_write_in_transaction(route);
       return cross("every shard");
