@@ -118,6 +118,28 @@ Placement place_reference_write(const router::Route& route, Protocol protocol, b
   return placement;
 }
 
+// INSERT ... SELECT on several shards (each inserting its own buckets' rows) commits on all of
+// them or on none, like a reference write.
+Placement place_insert_select(const router::Route& route, Protocol protocol, bool in_transaction) {
+  Placement placement;
+  placement.kind = Placement::Kind::Refuse;
+  const std::string what = "INSERT ... SELECT into sharded table " + route.table + " on several shards";
+  if (protocol == Protocol::Extended) {
+    placement.error = Status::client("0A000", what +
+                                                  " runs only in the simple query protocol (it commits on "
+                                                  "every shard at once); or add the key to the SELECT");
+  } else if (in_transaction) {
+    placement.error =
+        Status::client("0A000", what +
+                                    " inside a transaction block (or with pool.mode session) is "
+                                    "not supported; run it alone outside BEGIN ... COMMIT, where it "
+                                    "commits on every shard at once, or add the key to the SELECT");
+  } else {
+    placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
+  }
+  return placement;
+}
+
 }  // namespace
 
 Status reference_write_in_transaction(const router::Route& route) {
@@ -182,6 +204,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::Scatter:
     case RouteKind::AllShards:
       if (route.reference_write) return place_reference_write(route, protocol, in_transaction);
+      if (route.insert_select) return place_insert_select(route, protocol, in_transaction);
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
       if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {
         placement.kind = Placement::Kind::WaitForCutover;  // every bucket is read: wait for the cutover

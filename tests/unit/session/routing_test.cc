@@ -348,6 +348,38 @@ TEST_CASE("the read lease is consulted only for reads of sharded tables and scat
   CHECK(needing == 4 + 16);
 }
 
+TEST_CASE("INSERT ... SELECT on several shards: simple protocol, outside a transaction, after a cutover") {
+  using sw::router::Route;
+  using sw::router::RouteKind;
+  Route write;
+  write.kind = RouteKind::Scatter;
+  write.insert_select = true;
+  write.writes = true;
+  write.table = "archive";
+  CHECK(sw::session::place(write, Protocol::Simple, false, 0, true).kind == Placement::Kind::FanOut);
+  // A write: it needs no read lease (each shard reads its own fence table).
+  CHECK(sw::session::place(write, Protocol::Simple, false, 0, false).kind == Placement::Kind::FanOut);
+  Route migrating = write;
+  migrating.migrating = true;
+  migrating.buckets = {9};
+  CHECK(sw::session::place(migrating, Protocol::Simple, false, 0, true).kind ==
+        Placement::Kind::WaitForCutover);
+  for (Protocol protocol : {Protocol::Simple, Protocol::Extended}) {
+    for (bool in_transaction : {false, true}) {
+      if (protocol == Protocol::Simple && !in_transaction) continue;
+      INFO("extended " << (protocol == Protocol::Extended) << " in transaction " << in_transaction);
+      Placement placement = sw::session::place(write, protocol, in_transaction, 0, true);
+      CHECK(placement.kind == Placement::Kind::Refuse);
+      CHECK(placement.error.sqlstate == "0A000");
+      CHECK(placement.error.message.find("INSERT ... SELECT into sharded table archive on several shards") !=
+            std::string::npos);
+      CHECK(placement.error.message.find(protocol == Protocol::Extended
+                                             ? "simple query protocol"
+                                             : "outside BEGIN ... COMMIT") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE(
     "a write of a reference table runs on every shard only in the simple protocol outside a transaction") {
   using sw::router::Route;
