@@ -14,67 +14,39 @@
 namespace sw::session {
 
 CopyIn::CopyIn(std::vector<Target> targets, Setup setup, Callbacks callbacks)
-    : setup_(std::move(setup)), callbacks_(std::move(callbacks)), splitter_(setup_.plan.options) {
-  for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
+    : legs_(targets.size()),
+      setup_(std::move(setup)),
+      servers_(std::move(targets), setup_.session_state, *this),
+      callbacks_(std::move(callbacks)),
+      splitter_(setup_.plan.options) {
   if (!legs_.empty()) legs_.front().position = !setup_.plan.key_known;
 }
 
-CopyIn::~CopyIn() { close_legs(); }
+CopyIn::~CopyIn() = default;
 
-void CopyIn::start() {
-  // Every shard's COPY is started before the client is told to send: a COPY a shard refuses
-  // (no such table or column, a bad option) fails before any row is read, and the first row of
-  // every shard is written without waiting for a server.
-  for (Leg& leg : legs_) leg.waiting = true;
-  for (Leg& leg : legs_) {
-    if (phase_ != Phase::Starting) return;
-    if (!leg.waiting) continue;
-    if (pool::Backend* backend = leg.target.pool->acquire(this)) on_backend_ready(backend);
-  }
-}
+// Every shard's COPY is started before the client is told to send: a COPY a shard refuses
+// (no such table or column, a bad option) fails before any row is read, and the first row of
+// every shard is written without waiting for a server.
+void CopyIn::start() { servers_.start(); }
 
-void CopyIn::on_backend_ready(pool::Backend* backend) {
-  if (phase_ == Phase::Starting) {
-    for (Leg& leg : legs_) {
-      if (leg.waiting && leg.backend == nullptr && leg.target.pool == &backend->pool()) {
-        leg.waiting = false;
-        leg.backend = backend;
-        backend->attach(this);
-        send_start(leg);
-        return;
-      }
-    }
-  }
-  backend->pool().release(backend, true);  // nobody waits for it any more
-}
+void CopyIn::on_no_server(const Status& why) { fail(why); }
 
-void CopyIn::on_backend_failed(const Status& why) { fail(why); }
-
-void CopyIn::send_start(Leg& leg) {
-  std::string out;
-  if (leg.backend->applied_state != setup_.session_state) {
-    wire::encode_query(out, "RESET ALL;" + setup_.session_state);
-    leg.backend->applied_state = setup_.session_state;
-    ++leg.ready_owed;
-  }
-  wire::encode_query(out, "BEGIN");
-  ++leg.ready_owed;
+void CopyIn::on_leg_server(size_t index, std::string prologue, int ready_owed) {
+  Leg& leg = legs_[index];
+  leg.ready_owed += ready_owed;
   if (leg.position) {
-    wire::encode_query(out, setup_.plan.key_position_sql);
+    wire::encode_query(prologue, setup_.plan.key_position_sql);
     ++leg.ready_owed;
   }
-  out += setup_.copy_query;  // answered by CopyInResponse; its ReadyForQuery comes after CopyDone
-  leg.backend->connection().write(out);
+  prologue += setup_.copy_query;  // answered by CopyInResponse; its ReadyForQuery comes after CopyDone
+  servers_.write(index, prologue);
 }
 
-void CopyIn::on_backend_readable(pool::Backend& backend) {
-  if (Leg* leg = leg_of(backend)) read_leg(*leg);
-}
-
-void CopyIn::read_leg(Leg& leg) {
+void CopyIn::on_leg_readable(size_t index) {
+  Leg& leg = legs_[index];
   wire::Limits limits;
-  while (leg.backend != nullptr) {
-    pool::Backend* backend = leg.backend;
+  while (servers_.backend(index) != nullptr) {
+    pool::Backend* backend = servers_.backend(index);
     net::Connection& connection = backend->connection();
     auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
     if (result.status == wire::FrameStatus::NeedMore) return;
@@ -83,16 +55,15 @@ void CopyIn::read_leg(Leg& leg) {
                        : leg.check.on_message(result.frame.type, result.frame.body);
     if (!shape) {
       LOG_WARN("server=s%llu shard=%s protocol violation by server during COPY, dropping it: %s",
-               (unsigned long long)backend->id(), leg.target.shard.c_str(), shape.message.c_str());
-      end_leg_or_copy(leg, Status::server("08P01", "shard " + leg.target.shard +
-                                                       " sent an invalid message: " + shape.message));
+               (unsigned long long)backend->id(), servers_.shard(index).c_str(), shape.message.c_str());
+      end_leg_or_copy(index, Status::server("08P01", "shard " + servers_.shard(index) +
+                                                         " sent an invalid message: " + shape.message));
       return;
     }
     const wire::Frame& frame = result.frame;
     std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
     if (phase_ == Phase::TwoPhase && (frame.type == 'E' || frame.type == 'Z')) {
       connection.consume(frame.size);
-      const auto index = static_cast<size_t>(&leg - legs_.data());
       if (frame.type == 'Z') {
         two_phase_->on_ready(index);
       } else {
@@ -110,11 +81,11 @@ void CopyIn::read_leg(Leg& leg) {
            whole);
       return;
     }
-    Status handled = on_leg_message(leg, frame.type, whole, frame.body);
-    if (leg.backend != backend) return;  // released or closed meanwhile
+    Status handled = on_leg_message(index, frame.type, whole, frame.body);
+    if (servers_.backend(index) != backend) return;  // released or closed meanwhile
     connection.consume(frame.size);
     if (!handled) {
-      end_leg_or_copy(leg, handled);
+      end_leg_or_copy(index, handled);
       return;
     }
     if (frame.type == 'Z') {
@@ -126,10 +97,12 @@ void CopyIn::read_leg(Leg& leg) {
   }
 }
 
-Status CopyIn::on_leg_message(Leg& leg, char type, std::string_view frame, std::string_view body) {
+Status CopyIn::on_leg_message(size_t index, char type, std::string_view frame, std::string_view body) {
+  Leg& leg = legs_[index];
   switch (type) {
     case 'S':
-      if (auto p = wire::decode_parameter_status(body)) leg.backend->set_parameter(p->name, p->value);
+      if (auto p = wire::decode_parameter_status(body))
+        servers_.backend(index)->set_parameter(p->name, p->value);
       return Status::ok();
     case 'N':
     case 'A':
@@ -152,7 +125,7 @@ Status CopyIn::on_leg_message(Leg& leg, char type, std::string_view frame, std::
       return Status::ok();
     default: break;
   }
-  return Status::server("08P01", "shard " + leg.target.shard +
+  return Status::server("08P01", "shard " + servers_.shard(index) +
                                      " answered COPY with an unexpected message ('" + std::string(1, type) +
                                      "')");
 }
@@ -211,12 +184,12 @@ void CopyIn::start_streaming() {
 // ReadyForQuery (inside its transaction) follow.
 void CopyIn::end_copies() {
   phase_ = Phase::Ending;
-  for (Leg& leg : legs_) {
-    write_pending(leg);
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    write_pending(i);
     std::string out;
     wire::MessageWriter(out).begin('c').end();
-    leg.ready_owed = 1;
-    leg.backend->connection().write(out);
+    legs_[i].ready_owed = 1;
+    servers_.write(i, out);
   }
 }
 
@@ -225,7 +198,7 @@ void CopyIn::end_copies() {
 void CopyIn::fail(const Status& why, std::string_view server_error) {
   if (phase_ == Phase::Failed || phase_ == Phase::Done) return;
   const bool client_copying = phase_ == Phase::Streaming && !client_ended_;
-  close_legs();
+  servers_.release_all(false);  // closed: their transactions roll back
   std::string out;
   if (!server_error.empty()) {
     out.assign(server_error);
@@ -248,50 +221,25 @@ void CopyIn::fail(const Status& why, std::string_view server_error) {
 // A leg broke the protocol. During a two-phase commit only that leg is dropped (the
 // coordinator decides what its loss means: after the decision, recovery finishes it); before,
 // the whole copy fails.
-void CopyIn::end_leg_or_copy(Leg& leg, const Status& why) {
+void CopyIn::end_leg_or_copy(size_t index, const Status& why) {
   if (phase_ != Phase::TwoPhase) {
     fail(why);
     return;
   }
-  pool::Backend* backend = std::exchange(leg.backend, nullptr);
-  backend->detach();
-  leg.target.pool->release(backend, false);
-  two_phase_->on_lost(static_cast<size_t>(&leg - legs_.data()), why.message);
+  servers_.release(index, false);
+  two_phase_->on_lost(index, why.message);
 }
 
-void CopyIn::close_legs() {
-  for (Leg& leg : legs_) {
-    if (leg.waiting) leg.target.pool->cancel_wait(this);
-    leg.waiting = false;
-    if (leg.backend != nullptr) {
-      pool::Backend* backend = leg.backend;
-      leg.backend = nullptr;
-      backend->detach();
-      leg.target.pool->release(backend, false);  // closed: its transaction rolls back
-    }
-  }
-}
-
-void CopyIn::on_backend_lost(pool::Backend& backend, const Status& why) {
-  Leg* leg = leg_of(backend);
-  if (leg == nullptr) return;
-  leg->backend = nullptr;
+void CopyIn::on_leg_lost(size_t index, const Status& why) {
   if (phase_ == Phase::TwoPhase) {
-    two_phase_->on_lost(static_cast<size_t>(leg - legs_.data()), why.message);
+    two_phase_->on_lost(index, why.message);
     return;
   }
-  fail(Status::server("08006", "lost shard " + leg->target.shard + " during COPY: " + why.message));
+  fail(Status::server("08006", "lost shard " + servers_.shard(index) + " during COPY: " + why.message));
 }
 
-void CopyIn::on_backend_drained(pool::Backend&) {
+void CopyIn::on_leg_drained(size_t) {
   if (accepts_client_input()) callbacks_.resume_client();
-}
-
-CopyIn::Leg* CopyIn::leg_of(const pool::Backend& backend) {
-  for (Leg& leg : legs_) {
-    if (leg.backend == &backend) return &leg;
-  }
-  return nullptr;
 }
 
 bool CopyIn::all_legs(bool (*test)(const Leg&)) const {

@@ -24,18 +24,16 @@
 #include "router/directory.h"
 #include "router/router.h"
 #include "session/copy_in_plan.h"
+#include "session/every_shard_transaction.h"
 #include "session/two_phase_legs.h"
 #include "wire/copy_rows.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
 
-class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
+class CopyIn : private EveryShardTransaction::Runner {
  public:
-  struct Target {
-    pool::Pool* pool = nullptr;
-    std::string shard;  // the directory's shard with the target's index
-  };
+  using Target = EveryShardTransaction::Target;
   struct Setup {
     std::string copy_query;  // the client's Query message, whole
     router::TableRule rule;  // the table's rule (a copy: a reload may replace the rules)
@@ -75,10 +73,7 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
 
  private:
   enum class Phase { Starting, Streaming, Ending, Committing, TwoPhase, Failed, Done };
-  struct Leg {
-    Target target;
-    pool::Backend* backend = nullptr;
-    bool waiting = false;
+  struct Leg {              // by index, as the servers' legs
     int ready_owed = 0;     // ReadyForQuery messages still to come in this phase
     bool in_copy = false;   // sent its CopyInResponse
     bool position = false;  // runs the key position query
@@ -89,17 +84,15 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
     wire::ServerMessageCheck check;
   };
 
-  // pool::Pool::Waiter, pool::BackendUser
-  void on_backend_ready(pool::Backend* backend) override;
-  void on_backend_failed(const Status& why) override;
-  void on_backend_readable(pool::Backend& backend) override;
-  void on_backend_lost(pool::Backend& backend, const Status& why) override;
-  void on_backend_drained(pool::Backend& backend) override;
+  // EveryShardTransaction::Runner
+  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  void on_leg_readable(size_t leg) override;
+  void on_leg_lost(size_t leg, const Status& why) override;
+  void on_leg_drained(size_t leg) override;
+  void on_no_server(const Status& why) override;
 
   // Servers (copy_in.cc)
-  void send_start(Leg& leg);
-  void read_leg(Leg& leg);
-  Status on_leg_message(Leg& leg, char type, std::string_view frame, std::string_view body);
+  Status on_leg_message(size_t index, char type, std::string_view frame, std::string_view body);
   Status on_ready(Leg& leg);
   Status on_position(std::string_view data_row);
   void start_streaming();
@@ -111,20 +104,19 @@ class CopyIn : private pool::Pool::Waiter, private pool::BackendUser {
   void start_two_phase(const std::vector<size_t>& written);
   void finish_two_phase(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why, std::string_view server_error = {});
-  void end_leg_or_copy(Leg& leg, const Status& why);
-  void close_legs();
-  Leg* leg_of(const pool::Backend& backend);
+  void end_leg_or_copy(size_t index, const Status& why);
   bool all_legs(bool (*test)(const Leg&)) const;
 
   // The client's rows (copy_in_rows.cc)
   void split(bool end_of_data);
   Status route_row(const wire::CopyItem& row);
   void to_every_leg(std::string_view bytes);
-  void write_pending(Leg& leg);
+  void write_pending(size_t index);
   Status row_error(const Status& why, uint64_t line) const;
 
   std::vector<Leg> legs_;
   Setup setup_;
+  EveryShardTransaction servers_;  // after setup_: built from its session_state
   Callbacks callbacks_;
   wire::CopyRowSplitter splitter_;
   Phase phase_ = Phase::Starting;

@@ -17,7 +17,7 @@ void CopyIn::commit_written_legs() {
     rows_ += leg.rows_copied;
     if (leg.rows_copied == 0 && leg.rows_sent == 0) continue;
     written.push_back(i);
-    names += (names.empty() ? "" : ", ") + leg.target.shard;
+    names += (names.empty() ? "" : ", ") + servers_.shard(i);
   }
   if (written.size() > 1) {
     if (setup_.two_phase) {
@@ -35,20 +35,14 @@ void CopyIn::commit_written_legs() {
     std::string out;
     wire::encode_query(out, !written.empty() && written.front() == i ? "COMMIT" : "ROLLBACK");
     legs_[i].ready_owed = 1;
-    legs_[i].backend->connection().write(out);
+    servers_.write(i, out);
   }
 }
 
 // Every leg answered its last statement: each goes back to its pool, the client gets `COPY n`.
 void CopyIn::complete() {
   phase_ = Phase::Done;
-  for (Leg& leg : legs_) {
-    pool::Backend* backend = leg.backend;
-    if (backend == nullptr) continue;  // lost after the decision: recovery commits it
-    leg.backend = nullptr;
-    backend->detach();
-    leg.target.pool->release(backend, true);
-  }
+  servers_.release_all(true);  // a leg lost after the decision: recovery commits it
   std::string out;
   wire::encode_command_complete(out, "COPY " + std::to_string(rows_));
   wire::encode_ready_for_query(out, 'I');
@@ -58,18 +52,11 @@ void CopyIn::complete() {
 
 void CopyIn::start_two_phase(const std::vector<size_t>& written) {
   phase_ = Phase::TwoPhase;
-  std::vector<std::string> shards;
-  for (const Leg& leg : legs_) shards.push_back(leg.target.shard);
   two_phase_ = std::make_unique<TwoPhaseLegs>(
       "COPY into " + setup_.rule.config_name, callbacks_.two_phase,
-      [this](size_t leg, const std::string& sql) {
-        if (legs_[leg].backend == nullptr) return;  // lost: the coordinator knows
-        std::string out;
-        wire::encode_query(out, sql);
-        legs_[leg].backend->connection().write(out);
-      },
+      [this](size_t leg, const std::string& sql) { servers_.send_query(leg, sql); },
       [this](TwoPhaseOutcome outcome, const Status& error) { finish_two_phase(outcome, error); });
-  two_phase_->start(shards, written);
+  two_phase_->start(servers_.shard_names(), written);
 }
 
 // The coordinator is done: every leg answered (or was lost); the client gets `COPY n` or the
@@ -80,13 +67,7 @@ void CopyIn::finish_two_phase(TwoPhaseOutcome outcome, const Status& error) {
     return;
   }
   phase_ = Phase::Done;
-  for (Leg& leg : legs_) {
-    pool::Backend* backend = leg.backend;
-    if (backend == nullptr) continue;
-    leg.backend = nullptr;
-    backend->detach();
-    leg.target.pool->release(backend, true);  // idle: rolled back, or prepared for recovery
-  }
+  servers_.release_all(true);  // idle: rolled back, or prepared for recovery
   std::string out;
   wire::encode_error(out, "ERROR", error.sqlstate, error.message);
   wire::encode_ready_for_query(out, 'I');

@@ -17,8 +17,9 @@ constexpr size_t kBatchBytes = size_t{64} * 1024;
 bool CopyIn::accepts_client_input() const {
   if (phase_ == Phase::Failed) return true;
   if (phase_ != Phase::Streaming) return false;
-  for (const Leg& leg : legs_) {
-    if (leg.backend != nullptr && leg.backend->connection().over_high_water()) return false;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    pool::Backend* backend = servers_.backend(i);
+    if (backend != nullptr && backend->connection().over_high_water()) return false;
   }
   return true;
 }
@@ -100,7 +101,7 @@ Status CopyIn::route_row(const wire::CopyItem& row) {
   Leg& leg = legs_[shard];
   leg.pending.append(row.raw);
   ++leg.rows_sent;
-  if (leg.pending.size() >= kBatchBytes) write_pending(leg);
+  if (leg.pending.size() >= kBatchBytes) write_pending(shard);
   return Status::ok();
 }
 
@@ -117,18 +118,19 @@ void CopyIn::to_every_leg(std::string_view bytes) {
   for (Leg& leg : legs_) leg.pending.append(bytes);
 }
 
-void CopyIn::write_pending(Leg& leg) {
-  if (leg.pending.empty() || leg.backend == nullptr) return;
+void CopyIn::write_pending(size_t index) {
+  Leg& leg = legs_[index];
+  if (leg.pending.empty() || servers_.backend(index) == nullptr) return;
   std::string out;
   out.reserve(leg.pending.size() + 5);
   wire::MessageWriter(out).begin('d').bytes(leg.pending).end();
-  leg.backend->connection().write(out);
+  servers_.write(index, out);
   leg.pending.clear();
 }
 
 void CopyIn::flush() {
   if (phase_ != Phase::Streaming) return;
-  for (Leg& leg : legs_) write_pending(leg);
+  for (size_t i = 0; i < legs_.size(); ++i) write_pending(i);
 }
 
 }  // namespace sw::session

@@ -16,60 +16,29 @@ constexpr size_t kMaxHeldResult = 64u << 20;
 }  // namespace
 
 ReferenceWrite::ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks)
-    : setup_(std::move(setup)), callbacks_(std::move(callbacks)) {
-  for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
-}
+    : legs_(targets.size()),
+      setup_(std::move(setup)),
+      servers_(std::move(targets), setup_.session_state, *this),
+      callbacks_(std::move(callbacks)) {}
 
-ReferenceWrite::~ReferenceWrite() { release_legs(false); }
+ReferenceWrite::~ReferenceWrite() = default;
 
-void ReferenceWrite::start() {
-  for (Leg& leg : legs_) leg.waiting = true;
-  for (Leg& leg : legs_) {
-    if (phase_ != Phase::Writing) return;
-    if (!leg.waiting) continue;
-    if (pool::Backend* backend = leg.target.pool->acquire(this)) on_backend_ready(backend);
-  }
-}
+void ReferenceWrite::start() { servers_.start(); }
 
-void ReferenceWrite::on_backend_ready(pool::Backend* backend) {
-  if (phase_ == Phase::Writing) {
-    for (Leg& leg : legs_) {
-      if (leg.waiting && leg.backend == nullptr && leg.target.pool == &backend->pool()) {
-        leg.waiting = false;
-        leg.backend = backend;
-        backend->attach(this);
-        send_start(leg);
-        return;
-      }
-    }
-  }
-  backend->pool().release(backend, true);  // nobody waits for it any more
-}
-
-void ReferenceWrite::on_backend_failed(const Status& why) { fail(why); }
+void ReferenceWrite::on_no_server(const Status& why) { fail(why); }
 
 // The client's settings, BEGIN and the client's statement, in one write.
-void ReferenceWrite::send_start(Leg& leg) {
-  std::string out;
-  if (leg.backend->applied_state != setup_.session_state) {
-    wire::encode_query(out, "RESET ALL;" + setup_.session_state);
-    leg.backend->applied_state = setup_.session_state;
-    ++leg.ready_owed;
-  }
-  wire::encode_query(out, "BEGIN");
-  out += setup_.query;
-  leg.ready_owed += 2;
-  leg.backend->connection().write(out);
+void ReferenceWrite::on_leg_server(size_t index, std::string prologue, int ready_owed) {
+  prologue += setup_.query;
+  legs_[index].ready_owed += ready_owed + 1;
+  servers_.write(index, prologue);
 }
 
-void ReferenceWrite::on_backend_readable(pool::Backend& backend) {
-  if (Leg* leg = leg_of(backend)) read_leg(*leg);
-}
-
-void ReferenceWrite::read_leg(Leg& leg) {
+void ReferenceWrite::on_leg_readable(size_t index) {
+  Leg& leg = legs_[index];
   wire::Limits limits;
-  while (leg.backend != nullptr && phase_ != Phase::Done) {
-    pool::Backend* backend = leg.backend;
+  while (servers_.backend(index) != nullptr && phase_ != Phase::Done) {
+    pool::Backend* backend = servers_.backend(index);
     net::Connection& connection = backend->connection();
     auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
     if (result.status == wire::FrameStatus::NeedMore) return;
@@ -79,32 +48,32 @@ void ReferenceWrite::read_leg(Leg& leg) {
     const wire::Frame& frame = result.frame;
     if (shape) {
       std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
-      shape = on_message(leg, frame.type, whole, frame.body);
-      if (leg.backend != backend) return;  // failed: every server was closed
+      shape = on_message(index, frame.type, whole, frame.body);
+      if (servers_.backend(index) != backend) return;  // failed: every server was closed
       connection.consume(frame.size);
-      if (shape && frame.type == 'Z') on_ready(leg);
+      if (shape && frame.type == 'Z') on_ready(index);
       if (shape) continue;
     }
     LOG_WARN("server=s%llu shard=%s protocol violation by server during a reference write, dropping it: %s",
-             (unsigned long long)backend->id(), leg.target.shard.c_str(), shape.message.c_str());
+             (unsigned long long)backend->id(), servers_.shard(index).c_str(), shape.message.c_str());
     if (phase_ != Phase::TwoPhase) {
       fail(Status::server("08P01",
-                          "shard " + leg.target.shard + " sent an invalid message: " + shape.message));
+                          "shard " + servers_.shard(index) + " sent an invalid message: " + shape.message));
       return;
     }
-    leg.backend = nullptr;
-    backend->detach();
-    leg.target.pool->release(backend, false);
-    two_phase_->on_lost(index_of(leg), shape.message);
+    servers_.release(index, false);
+    two_phase_->on_lost(index, shape.message);
     return;
   }
 }
 
-Status ReferenceWrite::on_message(Leg& leg, char type, std::string_view frame, std::string_view body) {
-  const bool first = index_of(leg) == 0;  // its answer to the client's statement is the client's
+Status ReferenceWrite::on_message(size_t index, char type, std::string_view frame, std::string_view body) {
+  Leg& leg = legs_[index];
+  const bool first = index == 0;  // its answer to the client's statement is the client's
   switch (type) {
     case 'S':
-      if (auto p = wire::decode_parameter_status(body)) leg.backend->set_parameter(p->name, p->value);
+      if (auto p = wire::decode_parameter_status(body))
+        servers_.backend(index)->set_parameter(p->name, p->value);
       return Status::ok();
     case 'A':
     case 'Z': return Status::ok();
@@ -132,30 +101,30 @@ Status ReferenceWrite::on_message(Leg& leg, char type, std::string_view frame, s
       Status error = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
                             : Status::server("08P01", "a malformed ErrorResponse");
       if (phase_ == Phase::TwoPhase) {
-        two_phase_->on_error(index_of(leg), error);
+        two_phase_->on_error(index, error);
         return Status::ok();
       }
-      error.message = "write of reference table " + setup_.table + " failed on shard " + leg.target.shard +
-                      ", rolled back on every shard: " + error.message;
+      error.message = "write of reference table " + setup_.table + " failed on shard " +
+                      servers_.shard(index) + ", rolled back on every shard: " + error.message;
       fail(error);
       return Status::ok();
     }
     default: break;
   }
-  return Status::server("08P01", "shard " + leg.target.shard +
+  return Status::server("08P01", "shard " + servers_.shard(index) +
                                      " answered a reference write with an unexpected "
                                      "message ('" +
                                      std::string(1, type) + "')");
 }
 
-void ReferenceWrite::on_ready(Leg& leg) {
+void ReferenceWrite::on_ready(size_t index) {
   if (phase_ == Phase::TwoPhase) {
-    two_phase_->on_ready(index_of(leg));
+    two_phase_->on_ready(index);
     return;
   }
-  if (phase_ == Phase::Done || --leg.ready_owed > 0) return;
-  for (const Leg& other : legs_) {
-    if (other.backend == nullptr || other.ready_owed > 0) return;
+  if (phase_ == Phase::Done || --legs_[index].ready_owed > 0) return;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (servers_.backend(i) == nullptr || legs_[i].ready_owed > 0) return;
   }
   if (phase_ == Phase::Writing) {
     commit();
@@ -168,9 +137,9 @@ void ReferenceWrite::on_ready(Leg& leg) {
 void ReferenceWrite::commit() {
   std::string answers;
   bool equal = true;
-  for (const Leg& leg : legs_) {
-    equal = equal && leg.tag == legs_.front().tag;
-    answers += (answers.empty() ? "" : ", ") + leg.target.shard + ": " + leg.tag;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    equal = equal && legs_[i].tag == legs_.front().tag;
+    answers += (answers.empty() ? "" : ", ") + servers_.shard(i) + ": " + legs_[i].tag;
   }
   if (!equal) {
     fail(Status::server("55000", "write of reference table " + setup_.table +
@@ -181,35 +150,24 @@ void ReferenceWrite::commit() {
   }
   if (legs_.size() == 1) {
     phase_ = Phase::Committing;
-    std::string out;
-    wire::encode_query(out, "COMMIT");
     legs_.front().ready_owed = 1;
-    legs_.front().backend->connection().write(out);
+    servers_.send_query(0, "COMMIT");
     return;
   }
   phase_ = Phase::TwoPhase;
-  std::vector<std::string> shards;
   std::vector<size_t> written;
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    shards.push_back(legs_[i].target.shard);
-    written.push_back(i);
-  }
+  for (size_t i = 0; i < legs_.size(); ++i) written.push_back(i);
   two_phase_ = std::make_unique<TwoPhaseLegs>(
       "write of reference table " + setup_.table, callbacks_.two_phase,
-      [this](size_t leg, const std::string& sql) {
-        if (legs_[leg].backend == nullptr) return;  // lost: the coordinator knows
-        std::string out;
-        wire::encode_query(out, sql);
-        legs_[leg].backend->connection().write(out);
-      },
+      [this](size_t leg, const std::string& sql) { servers_.send_query(leg, sql); },
       [this](TwoPhaseOutcome outcome, const Status& error) { finish(outcome, error); });
-  two_phase_->start(shards, written);
+  two_phase_->start(servers_.shard_names(), written);
 }
 
 // Committed: the client gets the first shard's rows and the tag; else the coordinator's error.
 void ReferenceWrite::finish(TwoPhaseOutcome outcome, const Status& error) {
   phase_ = Phase::Done;
-  release_legs(true);  // idle: committed, rolled back, or prepared for recovery
+  servers_.release_all(true);  // idle: committed, rolled back, or prepared for recovery
   std::string out;
   if (outcome == TwoPhaseOutcome::Committed) {
     out = std::move(result_);
@@ -226,7 +184,7 @@ void ReferenceWrite::finish(TwoPhaseOutcome outcome, const Status& error) {
 void ReferenceWrite::fail(const Status& why) {
   if (phase_ == Phase::Done) return;
   phase_ = Phase::Done;
-  release_legs(false);
+  servers_.release_all(false);  // closed: their transactions roll back
   LOG_INFO("write of reference table %s failed, rolled back on every shard: %s", setup_.table.c_str(),
            why.message.c_str());
   std::string out;
@@ -236,34 +194,13 @@ void ReferenceWrite::fail(const Status& why) {
   callbacks_.done();
 }
 
-void ReferenceWrite::release_legs(bool clean) {
-  for (Leg& leg : legs_) {
-    if (leg.waiting) leg.target.pool->cancel_wait(this);
-    leg.waiting = false;
-    if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
-      backend->detach();
-      leg.target.pool->release(backend, clean);
-    }
-  }
-}
-
-void ReferenceWrite::on_backend_lost(pool::Backend& backend, const Status& why) {
-  Leg* leg = leg_of(backend);
-  if (leg == nullptr) return;
-  leg->backend = nullptr;
+void ReferenceWrite::on_leg_lost(size_t index, const Status& why) {
   if (phase_ == Phase::TwoPhase) {
-    two_phase_->on_lost(index_of(*leg), why.message);
+    two_phase_->on_lost(index, why.message);
     return;
   }
   fail(Status::server("08006", "write of reference table " + setup_.table + ": lost shard " +
-                                   leg->target.shard + ", rolled back on every shard: " + why.message));
-}
-
-ReferenceWrite::Leg* ReferenceWrite::leg_of(const pool::Backend& backend) {
-  for (Leg& leg : legs_) {
-    if (leg.backend == &backend) return &leg;
-  }
-  return nullptr;
+                                   servers_.shard(index) + ", rolled back on every shard: " + why.message));
 }
 
 }  // namespace sw::session

@@ -17,17 +17,15 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "session/every_shard_transaction.h"
 #include "session/two_phase_legs.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
 
-class ReferenceWrite : private pool::Pool::Waiter, private pool::BackendUser {
+class ReferenceWrite : private EveryShardTransaction::Runner {
  public:
-  struct Target {
-    pool::Pool* pool = nullptr;
-    std::string shard;  // the directory's shard with the target's index
-  };
+  using Target = EveryShardTransaction::Target;
   struct Setup {
     std::string query;          // the client's Query message, whole
     std::string table;          // the reference table, for messages
@@ -49,34 +47,27 @@ class ReferenceWrite : private pool::Pool::Waiter, private pool::BackendUser {
 
  private:
   enum class Phase { Writing, Committing, TwoPhase, Done };
-  struct Leg {
-    Target target;
-    pool::Backend* backend = nullptr;
-    bool waiting = false;
+  struct Leg {           // by index, as the servers' legs
     int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
     std::string tag;     // its CommandComplete tag of the client's statement
     wire::ServerMessageCheck check;
   };
 
-  // pool::Pool::Waiter, pool::BackendUser
-  void on_backend_ready(pool::Backend* backend) override;
-  void on_backend_failed(const Status& why) override;
-  void on_backend_readable(pool::Backend& backend) override;
-  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+  // EveryShardTransaction::Runner
+  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  void on_leg_readable(size_t leg) override;
+  void on_leg_lost(size_t leg, const Status& why) override;
+  void on_no_server(const Status& why) override;
 
-  void send_start(Leg& leg);
-  void read_leg(Leg& leg);
-  Status on_message(Leg& leg, char type, std::string_view frame, std::string_view body);
-  void on_ready(Leg& leg);
+  Status on_message(size_t index, char type, std::string_view frame, std::string_view body);
+  void on_ready(size_t index);
   void commit();
   void finish(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why);
-  void release_legs(bool clean);
-  size_t index_of(const Leg& leg) const { return static_cast<size_t>(&leg - legs_.data()); }
-  Leg* leg_of(const pool::Backend& backend);
 
   std::vector<Leg> legs_;
   Setup setup_;
+  EveryShardTransaction servers_;  // after setup_: built from its session_state
   Callbacks callbacks_;
   Phase phase_ = Phase::Writing;
   std::string result_;  // the first shard's RowDescription and DataRows

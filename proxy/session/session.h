@@ -329,6 +329,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   std::optional<Result<DropIndex>> drop_index_on_every_shard(const parser::StatementFacts& statement) const;
   Start start_drop_index(const wire::Frame& frame, const DropIndex& drop);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
+  // One target per shard of the directory, in its order, and their pools (session_copy_in.cc).
+  Status targets_on_every_shard(std::vector<EveryShardTransaction::Target>* targets,
+                                std::vector<pool::Pool*>* pools);
   // COPY FROM STDIN into a sharded table (session_copy_in.cc)
   Start start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
                       const router::Route& route);

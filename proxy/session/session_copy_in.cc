@@ -7,6 +7,21 @@
 
 namespace sw::session {
 
+Status Session::targets_on_every_shard(std::vector<EveryShardTransaction::Target>* targets,
+                                       std::vector<pool::Pool*>* pools) {
+  const router::Directory& directory = *host_.directory();
+  for (size_t i = 0; i < directory.shards().size(); ++i) {
+    EveryShardTransaction::Target target;
+    Status error;
+    target.pool = pool_for_shard(static_cast<int>(i), &error);
+    if (target.pool == nullptr) return error;
+    target.shard = directory.shard_name(static_cast<uint16_t>(i));
+    pools->push_back(target.pool);
+    targets->push_back(std::move(target));
+  }
+  return Status::ok();
+}
+
 Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
                                       const router::Route& route) {
   auto plan = plan_copy_in(statement, *route.copy_rule);
@@ -14,20 +29,11 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
     refuse_request(plan.status());
     return Start::Answered;
   }
-  Status error;
-  std::vector<CopyIn::Target> targets;
+  std::vector<EveryShardTransaction::Target> targets;
   std::vector<pool::Pool*> pools;
-  const router::Directory& directory = *host_.directory();
-  for (size_t i = 0; i < directory.shards().size(); ++i) {
-    CopyIn::Target target;
-    target.pool = pool_for_shard(static_cast<int>(i), &error);
-    if (target.pool == nullptr) {
-      refuse_request(error);
-      return Start::Answered;
-    }
-    target.shard = directory.shard_name(static_cast<uint16_t>(i));
-    pools.push_back(target.pool);
-    targets.push_back(std::move(target));
+  if (Status error = targets_on_every_shard(&targets, &pools); !error) {
+    refuse_request(error);
+    return Start::Answered;
   }
   LOG_DEBUG("client=c%llu COPY FROM STDIN into %s split over %zu shards", (unsigned long long)id(),
             route.table.c_str(), targets.size());

@@ -51,19 +51,11 @@ Session::Start Session::start_reference_write(const wire::Frame& frame, const pa
     refuse_request(Status::client("0A000", refusal));
     return Start::Answered;
   }
-  Status error;
-  std::vector<ReferenceWrite::Target> targets;
+  std::vector<EveryShardTransaction::Target> targets;
   std::vector<pool::Pool*> pools;
-  for (size_t i = 0; i < directory.shards().size(); ++i) {
-    ReferenceWrite::Target target;
-    target.pool = pool_for_shard(static_cast<int>(i), &error);
-    if (target.pool == nullptr) {
-      refuse_request(error);
-      return Start::Answered;
-    }
-    target.shard = directory.shard_name(static_cast<uint16_t>(i));
-    pools.push_back(target.pool);
-    targets.push_back(std::move(target));
+  if (Status error = targets_on_every_shard(&targets, &pools); !error) {
+    refuse_request(error);
+    return Start::Answered;
   }
   LOG_DEBUG("client=c%llu write of reference table %s on %zu shards", (unsigned long long)id(),
             route.table.c_str(), targets.size());

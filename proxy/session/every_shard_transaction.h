@@ -1,0 +1,88 @@
+// A server on every shard of the directory, each in a transaction, for a runner that writes on
+// every shard at once and commits them together (CopyIn, ReferenceWrite; docs/architecture.md
+// §5.9, §5.10, §6.4). It takes one server per shard up front (a server that arrives after the
+// runner stopped goes back to the pool), brings it to the session's settings (`RESET ALL;` and
+// the SessionState signature, unless it has them) and starts its transaction with the target's
+// `begin` SQL; the runner appends its own statements to that prologue and reads the answers.
+// Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
+// transaction back).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "pool/pool.h"
+
+namespace sw::session {
+
+class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendUser {
+ public:
+  struct Target {
+    pool::Pool* pool = nullptr;
+    std::string shard;            // the directory's shard with the target's index
+    std::string begin = "BEGIN";  // what starts the transaction on a new server
+  };
+  // What the runner is told, by leg index (the targets' order).
+  class Runner {
+   public:
+    virtual ~Runner() = default;
+    // Leg `leg` got its server. `prologue` holds the Query messages that bring it to the
+    // session's settings and begin its transaction, `ready_owed` their ReadyForQuery count; the
+    // runner appends its statements and writes the whole with write().
+    virtual void on_leg_server(size_t leg, std::string prologue, int ready_owed) = 0;
+    virtual void on_leg_readable(size_t leg) = 0;
+    // The leg's server is gone (already detached and released).
+    virtual void on_leg_lost(size_t leg, const Status& why) = 0;
+    virtual void on_leg_drained(size_t /*leg*/) {}
+    // No server could be had for some leg.
+    virtual void on_no_server(const Status& why) = 0;
+  };
+
+  EveryShardTransaction(std::vector<Target> targets, std::string session_state, Runner& runner);
+  ~EveryShardTransaction() override;
+  EveryShardTransaction(const EveryShardTransaction&) = delete;
+  EveryShardTransaction& operator=(const EveryShardTransaction&) = delete;
+
+  // Asks every shard's pool for a server; a pool with one idle answers at once (on_leg_server
+  // may run inside start()).
+  void start();
+  size_t size() const { return legs_.size(); }
+  const std::string& shard(size_t leg) const { return legs_[leg].target.shard; }
+  std::vector<std::string> shard_names() const;
+  // The leg's server, null before it arrived and after it was released or lost.
+  pool::Backend* backend(size_t leg) const { return legs_[leg].backend; }
+  // The leg whose server is `backend`, size() for none.
+  size_t leg_of(const pool::Backend& backend) const;
+  // Writes to the leg's server; nothing when it has none.
+  void write(size_t leg, std::string_view bytes);
+  // Writes `sql` as a simple Query (the two-phase commit's Send).
+  void send_query(size_t leg, const std::string& sql);
+  // Hands one leg's server back to its pool (closed unless `clean`).
+  void release(size_t leg, bool clean);
+  // Stops waiting and hands every server back; servers arriving later go back to their pools.
+  void release_all(bool clean);
+
+ private:
+  struct Leg {
+    Target target;
+    pool::Backend* backend = nullptr;
+    bool waiting = false;
+  };
+
+  // pool::Pool::Waiter, pool::BackendUser
+  void on_backend_ready(pool::Backend* backend) override;
+  void on_backend_failed(const Status& why) override;
+  void on_backend_readable(pool::Backend& backend) override;
+  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+  void on_backend_drained(pool::Backend& backend) override;
+
+  std::vector<Leg> legs_;
+  std::string session_state_;
+  Runner& runner_;
+  bool stopped_ = false;  // release_all ran: nobody waits for servers any more
+};
+
+}  // namespace sw::session
