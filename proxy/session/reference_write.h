@@ -7,6 +7,11 @@
 // copies are equal, so they are the rows) and the tag once, as one PostgreSQL answers. An error
 // on a shard, a lost shard or differing tags: every server is closed, which rolls its transaction
 // back, so no copy changes, and the client gets the error naming the shard.
+//
+// With Answer::SumRows it runs an INSERT ... SELECT between co-located sharded tables (§6.3) on
+// some shards: each inserts different rows, so the tags are not compared; the client gets one
+// RowDescription, every shard's DataRows (RETURNING; an INSERT ... SELECT has no row order) and
+// `INSERT 0 <the shards' total>`.
 #pragma once
 
 #include <functional>
@@ -26,10 +31,17 @@ namespace sw::session {
 class ReferenceWrite : private EveryShardTransaction::Runner {
  public:
   using Target = EveryShardTransaction::Target;
+  enum class Answer : uint8_t {
+    EqualTags,  // every shard's tag must be equal; the first shard's rows are the client's
+    SumRows,    // every shard's rows, one RowDescription, INSERT 0 <sum of the shards' counts>
+  };
   struct Setup {
-    std::string query;          // the client's Query message, whole
-    std::string table;          // the reference table, for messages
+    std::string query;          // the Query message every shard runs, whole
+    std::string table;          // the table written, for messages
     std::string session_state;  // SessionState signature the servers get first
+    Answer answer = Answer::EqualTags;
+    // The write, for messages: "write of reference table plans" (the default, from `table`).
+    std::string what;
   };
   struct Callbacks {
     std::function<void(std::string_view)> write_client;
@@ -37,7 +49,7 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     TwoPhaseHooks two_phase;
   };
 
-  // One target per shard of the directory, in its order.
+  // EqualTags: one target per shard of the directory, in its order; SumRows: the route's shards.
   ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks);
   ~ReferenceWrite() override;
   ReferenceWrite(const ReferenceWrite&) = delete;
@@ -47,6 +59,7 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
 
  private:
   enum class Phase { Writing, Committing, TwoPhase, Done };
+  static Setup described(Setup setup);
   struct Leg {           // by index, as the servers' legs
     int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
     std::string tag;     // its CommandComplete tag of the client's statement
@@ -60,6 +73,8 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   void on_no_server(const Status& why) override;
 
   Status on_message(size_t index, char type, std::string_view frame, std::string_view body);
+  Status hold(size_t index, char type, std::string_view frame);
+  Status answer_tag();  // the client's tag from the legs' tags, into tag_
   void on_ready(size_t index);
   void commit();
   void finish(TwoPhaseOutcome outcome, const Status& error);
@@ -70,7 +85,9 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   EveryShardTransaction servers_;  // after setup_: built from its session_state
   Callbacks callbacks_;
   Phase phase_ = Phase::Writing;
-  std::string result_;  // the first shard's RowDescription and DataRows
+  std::string result_;      // the client's RowDescription and DataRows (EqualTags: the first shard's)
+  bool described_ = false;  // SumRows: result_ holds a RowDescription
+  std::string tag_;         // the client's CommandComplete tag
   std::unique_ptr<TwoPhaseLegs> two_phase_;
 };
 

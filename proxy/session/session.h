@@ -340,6 +340,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // A write of a reference table on every shard (session_reference_write.cc)
   Start start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
                               const router::Route& route);
+  // INSERT ... SELECT on several shards, each inserting its own rows (session_reference_write.cc)
+  Start start_insert_select(const wire::Frame& frame, const router::Route& route);
+  Start start_write_runner(const wire::Frame& frame, std::vector<EveryShardTransaction::Target> targets,
+                           std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
+                           stats::RouteLabel label);
   // A runner's two-phase commit: the session's gid, catalog decision and counters (session_two_phase.cc)
   TwoPhaseHooks two_phase_hooks();
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route,

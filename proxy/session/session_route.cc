@@ -131,12 +131,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     case Placement::Kind::FanOut:
       if (route.copy_in) return start_copy_in(frame, *only, route);
       if (route.reference_write) return start_reference_write(frame, only, route);
-      if (route.insert_select) {  // never as a plain fan-out: it writes on several shards
-        refuse_request(Status::client("0A000", "INSERT ... SELECT into sharded table " + route.table +
-                                                   " on several shards is not run by this version yet; "
-                                                   "add the key to the SELECT"));
-        return Start::Answered;
-      }
+      if (route.insert_select) return start_insert_select(frame, route);
       return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }

@@ -1,0 +1,216 @@
+// INSERT ... SELECT between sharded tables co-located on the key (docs/architecture.md §6.3), with a
+// catalog and 3 real shards: `orders` and `archive` are both sharded by a bigint tenant_id. Keyed,
+// it runs on the tenant's shard; keyless (or with keys on several shards) every shard inserts the
+// rows of its own buckets, the shards commit together by two-phase commit, the tag counts every
+// shard's rows and RETURNING brings them all; a failure on one shard leaves nothing anywhere and
+// nothing prepared; a shard holding a copy of another shard's bucket (fenced there) contributes
+// none of those rows; the forms that are not co-located are refused with 0A000.
+#include "it_test.h"
+
+#include <algorithm>
+
+#include "harness/sharded_fixture.h"
+
+using namespace it;
+
+namespace {
+
+const char* const kCreateArchive =
+    "CREATE TABLE archive (id bigint NOT NULL, tenant_id bigint NOT NULL, note text, "
+    "PRIMARY KEY (tenant_id, id))";
+const char* const kArchiveAll =
+    "INSERT INTO archive (tenant_id, id, note) SELECT tenant_id, id, note FROM orders";
+
+ShardedOptions options() {
+  ShardedOptions o;
+  o.tables_yaml +=
+      "    - name: archive\n      key: tenant_id\n      type: bigint\n"
+      "    - name: events\n      key: tenant\n      type: text\n";
+  return o;
+}
+
+struct Deployment {
+  ShardedFixture f{options()};
+  std::vector<int64_t> tenants;  // one per shard, in shard order
+  PgConn c = f.client();
+
+  // 4 orders per tenant, a tenant on every shard; `archive`, `events` and the unsharded `staging`.
+  Deployment() {
+    for (const char* ddl : {kCreateArchive, "CREATE TABLE events (tenant text NOT NULL, id bigint)",
+                            "CREATE TABLE staging (tenant_id bigint, id bigint)"}) {
+      PgResult r = c.exec(ddl);
+      if (!r.ok()) throw std::runtime_error(std::string(ddl) + ": " + r.describe() + "\n" + f.log_tail());
+    }
+    for (int s = 0; s < kShards; ++s) {
+      tenants.push_back(tenant_on(s, kShards));
+      const std::string k = std::to_string(tenants.back());
+      PgResult r = c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + k + ", 'a'), (" + k +
+                          ", 'b'), (" + k + ", 'c'), (" + k + ", 'd')");
+      if (!r.ok()) throw std::runtime_error("seed orders: " + r.describe() + "\n" + f.log_tail());
+    }
+  }
+  std::string on_shard(int shard, const std::string& sql) const {
+    PgConn direct = f.setup.shard(shard);
+    return direct.value(sql);
+  }
+  std::string archived_on(int shard) const { return on_shard(shard, "SELECT count(*) FROM archive"); }
+  // archive rows on `shard` whose bucket the initial directory gives another shard.
+  std::string misplaced_on(int shard) const {
+    return on_shard(shard, "SELECT count(*) FROM archive WHERE shardwire.bucket_of(tenant_id, " +
+                               std::to_string(kBuckets) + ") % " + std::to_string(kShards) + " <> " +
+                               std::to_string(shard));
+  }
+  std::string prepared_on(int shard) const {
+    return on_shard(shard,
+                    "SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardwire\\_%' AND database = "
+                    "current_database()");
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("insert_select") {
+  TEST_CASE("keyed: the tenant's shard only") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.f.log_tail(40));
+    const std::string k = std::to_string(d.tenants[1]);
+    PgResult r = d.c.exec(std::string(kArchiveAll) + " WHERE tenant_id = " + k);
+    REQUIRE_OK(r);
+    CHECK(r.command_tag() == "INSERT 0 4");
+    CHECK(d.archived_on(0) == "0");
+    CHECK(d.archived_on(1) == "4");
+    CHECK(d.archived_on(2) == "0");
+    // Inside a transaction it is a plain write on that shard.
+    REQUIRE_OK(d.c.exec("BEGIN"));
+    PgResult in_transaction = d.c.exec(
+        "INSERT INTO archive (tenant_id, id, note) SELECT tenant_id, id + 100, note FROM orders WHERE "
+        "tenant_id = " +
+        k);
+    REQUIRE_OK(in_transaction);
+    CHECK(in_transaction.command_tag() == "INSERT 0 4");
+    REQUIRE_OK(d.c.exec("COMMIT"));
+    CHECK(d.archived_on(1) == "8");
+  }
+
+  TEST_CASE("keyless: every row on its owner once, the tag counts every shard, RETURNING brings all rows") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.f.log_tail(40));
+    PgResult r = d.c.exec(kArchiveAll);
+    REQUIRE_OK(r);
+    CHECK(r.command_tag() == "INSERT 0 12");
+    for (int s = 0; s < kShards; ++s) {
+      CHECK_MESSAGE(d.archived_on(s) == "4", "s" << s);
+      CHECK_MESSAGE(d.misplaced_on(s) == "0", "s" << s);
+      CHECK_MESSAGE(d.prepared_on(s) == "0", "s" << s);
+    }
+    CHECK(d.c.value("SELECT count(*) FROM archive") == "12");
+    // Per shard ON CONFLICT: every row is already there.
+    PgResult again = d.c.exec(std::string(kArchiveAll) + " ON CONFLICT DO NOTHING");
+    REQUIRE_OK(again);
+    CHECK(again.command_tag() == "INSERT 0 0");
+    // RETURNING: the rows of every shard, in no particular order (as PostgreSQL's).
+    PgResult returned = d.c.exec(
+        "INSERT INTO archive (tenant_id, id, note) SELECT tenant_id, id + 1000, note FROM orders RETURNING "
+        "tenant_id, note");
+    REQUIRE_OK(returned);
+    CHECK(returned.command_tag() == "INSERT 0 12");
+    REQUIRE(returned.rows() == 12);
+    std::vector<std::string> rows;
+    for (int i = 0; i < returned.rows(); ++i)
+      rows.push_back(returned.value(i, 0) + "|" + returned.value(i, 1));
+    std::sort(rows.begin(), rows.end());
+    std::vector<std::string> expected;
+    for (int64_t tenant : d.tenants)
+      for (const char* note : {"a", "b", "c", "d"}) expected.push_back(row_of(tenant, note));
+    std::sort(expected.begin(), expected.end());
+    CHECK(rows == expected);
+    // Keys on two shards: those shards only.
+    PgResult listed = d.c.exec(
+        "INSERT INTO archive (tenant_id, id, note) SELECT tenant_id, id + 2000, note FROM orders WHERE "
+        "tenant_id IN (" +
+        std::to_string(d.tenants[0]) + ", " + std::to_string(d.tenants[2]) + ")");
+    REQUIRE_OK(listed);
+    CHECK(listed.command_tag() == "INSERT 0 8");
+    CHECK(d.archived_on(0) == "12");
+    CHECK(d.archived_on(1) == "8");
+    CHECK(d.archived_on(2) == "12");
+  }
+
+  TEST_CASE("a failure on one shard leaves nothing on any shard and nothing prepared") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.f.log_tail(40));
+    // Shard 2 already holds one of the rows: its INSERT violates the primary key.
+    const std::string k = std::to_string(d.tenants[2]);
+    PgConn shard2 = d.f.setup.shard(2);
+    REQUIRE_OK(
+        shard2.exec("INSERT INTO archive (tenant_id, id, note) SELECT tenant_id, id, 'x' FROM orders WHERE "
+                    "tenant_id = " +
+                    k + " ORDER BY id LIMIT 1"));
+    PgResult failed = d.c.exec(kArchiveAll);
+    CHECK(failed.sqlstate() == "23505");
+    CHECK(contains(failed.error(), "shard s2"));
+    CHECK(contains(failed.error(), "rolled back on every shard"));
+    CHECK(d.archived_on(0) == "0");
+    CHECK(d.archived_on(1) == "0");
+    CHECK(d.archived_on(2) == "1");
+    for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.prepared_on(s) == "0", "s" << s);
+    // The session goes on.
+    CHECK(d.c.value("SELECT count(*) FROM orders") == "12");
+  }
+
+  TEST_CASE("a shard holding a copy of another shard's bucket contributes none of its rows") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.f.log_tail(40));
+    // Shard 1 gets a copy of shard 0's tenant rows, as a move's copy phase writes them (replica
+    // role: the fence trigger does not fire); shard 1 fences that bucket.
+    const std::string moved = std::to_string(d.tenants[0]);
+    PgConn target = d.f.setup.shard(1);
+    REQUIRE_OK(target.exec("SET session_replication_role = replica"));
+    REQUIRE_OK(target.exec("INSERT INTO orders (id, tenant_id, note) VALUES (900001, " + moved +
+                           ", 'copy'), (900002, " + moved + ", 'copy')"));
+    CHECK(target.value("SELECT count(*) FROM shardwire.fenced_buckets WHERE bucket = shardwire.bucket_of(" +
+                       moved + "::bigint, " + std::to_string(kBuckets) + ")") == "1");
+    PgResult r = d.c.exec(kArchiveAll);
+    REQUIRE_OK(r);
+    CHECK(r.command_tag() == "INSERT 0 12");
+    CHECK(d.on_shard(1, "SELECT count(*) FROM archive WHERE tenant_id = " + moved) == "0");
+    CHECK(d.on_shard(0, "SELECT count(*) FROM archive WHERE tenant_id = " + moved) == "4");
+    for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.misplaced_on(s) == "0", "s" << s);
+  }
+
+  TEST_CASE("forms that are not co-located, and multi-shard runs it cannot make atomic, are refused") {
+    PROXY_ONLY();
+    Deployment d;
+    INFO("proxy log:\n" << d.f.log_tail(40));
+    struct Refusal {
+      std::string sql;
+      std::string says;
+    };
+    const std::vector<Refusal> refusals = {
+        {"INSERT INTO archive (tenant_id, id) SELECT tenant_id + 1, id FROM orders", "from an expression"},
+        {"INSERT INTO archive (tenant_id, id) SELECT id, tenant_id FROM orders",
+         "which is not the key tenant_id"},
+        {"INSERT INTO events (tenant, id) SELECT tenant_id, id FROM orders", "hashes to other buckets"},
+        {"INSERT INTO archive (tenant_id, id) SELECT tenant_id, id FROM staging", "unsharded table staging"},
+        {"INSERT INTO archive (tenant_id, id) SELECT o.tenant_id, o.id FROM orders o JOIN archive a ON a.id "
+         "= o.id",
+         "not joined on the key"},
+        {"INSERT INTO archive (tenant_id, id) SELECT tenant_id, id FROM orders LIMIT 3", "LIMIT/OFFSET"},
+        {"INSERT INTO archive SELECT id, tenant_id, note FROM orders", "needs a column list naming its key"},
+    };
+    for (const Refusal& refusal : refusals) {
+      PgResult r = d.c.exec(refusal.sql);
+      CHECK_MESSAGE(r.sqlstate() == "0A000", refusal.sql);
+      CHECK_MESSAGE(contains(r.error(), refusal.says), refusal.sql << ": " << r.error());
+    }
+    // The extended protocol, across shards: refused, nothing written.
+    PgResult extended = d.c.exec_params(std::string(kArchiveAll) + " WHERE note <> $1", {std::string("x")});
+    CHECK(extended.sqlstate() == "0A000");
+    CHECK(contains(extended.error(), "simple query protocol"));
+    for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.archived_on(s) == "0", "s" << s);
+  }
+}
