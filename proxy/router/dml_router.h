@@ -116,8 +116,11 @@ class DmlRouter {
   mutable std::vector<int> parent_;  // union-find over table indices: co-location groups
   std::vector<ShardEdits> split_;    // a split read: per shard, its key lists' edits
   bool splitting_ = false;           // routing a read whose key lists span shards
-  int insert_target_ = -1;           // INSERT ... SELECT whose key is fed by a source's key:
-  int insert_source_ = -1;           // the target and that source (co-located)
+  // An INSERT ... SELECT whose key is fed by a source's key: the INSERT, its target and that
+  // source (co-located).
+  const parser::InsertFacts* insert_select_ = nullptr;
+  int insert_target_ = -1;
+  int insert_source_ = -1;
 };
 
 }  // namespace sw::router::detail

@@ -98,6 +98,7 @@ bool DmlRouter::add_insert_select(const parser::InsertFacts& insert, Route& erro
   }
   parent_[static_cast<size_t>(find(source))] = find(insert.table);
   edges_.push_back({source, insert.table});
+  insert_select_ = &insert;
   insert_target_ = insert.table;
   insert_source_ = source;
   return true;
@@ -145,6 +146,14 @@ Route DmlRouter::insert_select_route(bool all_pinned) {
   const TableRule& r = *rule(insert_target_);
   const std::string into = "INSERT into sharded table " + r.config_name + " from a SELECT";
   for (int t : sharded_) {
+    if (t != insert_target_ && ref(t).role != parser::TableRole::Read) {
+      return make_error("0A000",
+                        into + " on several shards also writes sharded table " + rule(t)->config_name +
+                            " (a CTE); send that write as a statement of its own",
+                        r.config_name);
+    }
+  }
+  for (int t : sharded_) {
     if (find(t) != find(insert_target_)) {
       return make_error("0A000", into + " on several shards: " + not_tied_message(t, insert_source_),
                         r.config_name);
@@ -177,7 +186,7 @@ Route DmlRouter::insert_select_route(bool all_pinned) {
 // may any other block that reads a sharded table use such features.
 std::string DmlRouter::insert_select_blocker() const {
   namespace f = parser::feature;
-  const parser::InsertFacts& insert = facts_.inserts.front();
+  const parser::InsertFacts& insert = *insert_select_;
   if (insert.select_distinct_on) return "DISTINCT ON";
   const auto& scopes = facts_.scopes;
   std::vector<bool> sees_sharded(scopes.size(), false);

@@ -110,6 +110,12 @@ TEST_SUITE("insert_select") {
     PgResult again = d.c.exec(std::string(kArchiveAll) + " ON CONFLICT DO NOTHING");
     REQUIRE_OK(again);
     CHECK(again.command_tag() == "INSERT 0 0");
+    // ON CONFLICT DO UPDATE, per shard, keeping the key.
+    PgResult updated = d.c.exec(std::string(kArchiveAll) +
+                                " ON CONFLICT (tenant_id, id) DO UPDATE SET note = excluded.note || '!'");
+    REQUIRE_OK(updated);
+    CHECK(updated.command_tag() == "INSERT 0 12");
+    CHECK(d.c.value("SELECT count(*) FROM archive WHERE note LIKE '%!'") == "12");
     // RETURNING: the rows of every shard, in no particular order (as PostgreSQL's).
     PgResult returned = d.c.exec(
         "INSERT INTO archive (tenant_id, id, note) SELECT tenant_id, id + 1000, note FROM orders RETURNING "
@@ -211,6 +217,14 @@ TEST_SUITE("insert_select") {
     PgResult extended = d.c.exec_params(std::string(kArchiveAll) + " WHERE note <> $1", {std::string("x")});
     CHECK(extended.sqlstate() == "0A000");
     CHECK(contains(extended.error(), "simple query protocol"));
+    // Inside a transaction block, across shards: refused, nothing written, the transaction goes on.
+    REQUIRE_OK(d.c.exec("BEGIN"));
+    PgResult in_transaction = d.c.exec(kArchiveAll);
+    CHECK(in_transaction.sqlstate() == "0A000");
+    CHECK(contains(in_transaction.error(), "outside BEGIN ... COMMIT"));
+    d.c.exec("ROLLBACK");
     for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.archived_on(s) == "0", "s" << s);
+    REQUIRE_OK(d.c.exec(kArchiveAll));
+    for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.archived_on(s) == "4", "s" << s);
   }
 }
