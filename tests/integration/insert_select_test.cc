@@ -23,6 +23,8 @@ const char* const kArchiveAll =
 
 ShardedOptions options() {
   ShardedOptions o;
+  o.proxy.users.push_back({"admin", "adminpw"});
+  o.proxy.extra_yaml += "admin:\n  users: [admin]\n";
   o.tables_yaml +=
       "    - name: archive\n      key: tenant_id\n      type: bigint\n"
       "    - name: events\n      key: tenant\n      type: text\n";
@@ -97,6 +99,20 @@ TEST_SUITE("insert_select") {
     PROXY_ONLY();
     Deployment d;
     INFO("proxy log:\n" << d.f.log_tail(40));
+    // SHOW ROUTE: every shard, each reading its own rows of orders (the owned-rows splice).
+    ConnectResult admin =
+        connect(d.f.proxy->conninfo("admin", "adminpw", "sslmode=disable dbname=shardwire"));
+    REQUIRE_MESSAGE(admin.ok, admin.error);
+    PgResult route = admin.conn.exec(std::string("SHOW ROUTE ") + kArchiveAll);
+    REQUIRE_OK(route);
+    CHECK(route.value(0, 0) == "scatter");
+    CHECK(route.value(0, 7) == "scatter s0,s1,s2 insert-select");
+    std::string described;
+    for (int col = 0; col < route.cols(); ++col) described += route.value(0, col) + "\n";
+    CHECK_MESSAGE(contains(described,
+                           "each shard runs: INSERT INTO archive (tenant_id, id, note) SELECT tenant_id, id, "
+                           "note FROM (SELECT * FROM orders sw_owned WHERE NOT EXISTS"),
+                  described);
     PgResult r = d.c.exec(kArchiveAll);
     REQUIRE_OK(r);
     CHECK(r.command_tag() == "INSERT 0 12");
