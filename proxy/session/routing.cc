@@ -119,7 +119,8 @@ Placement place_reference_write(const router::Route& route, Protocol protocol, b
 }
 
 // INSERT ... SELECT on several shards (each inserting its own buckets' rows) commits on all of
-// them or on none, like a reference write.
+// them or on none, like a reference write. Like a scatter read it needs a confirmed directory
+// (checked by the caller): a stale one could leave out a shard that now owns buckets.
 Placement place_insert_select(const router::Route& route, Protocol protocol, bool in_transaction) {
   Placement placement;
   placement.kind = Placement::Kind::Refuse;
@@ -204,8 +205,8 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::Scatter:
     case RouteKind::AllShards:
       if (route.reference_write) return place_reference_write(route, protocol, in_transaction);
-      if (route.insert_select) return place_insert_select(route, protocol, in_transaction);
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
+      if (route.insert_select) return place_insert_select(route, protocol, in_transaction);
       if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {
         placement.kind = Placement::Kind::WaitForCutover;  // every bucket is read: wait for the cutover
         return placement;

@@ -93,6 +93,16 @@ TEST_SUITE("insert_select") {
     CHECK(in_transaction.command_tag() == "INSERT 0 4");
     REQUIRE_OK(d.c.exec("COMMIT"));
     CHECK(d.archived_on(1) == "8");
+    // The extended protocol, the key a parameter: routed at Bind to the tenant's shard.
+    PgResult extended = d.c.exec_params(
+        "INSERT INTO archive (tenant_id, id, note) SELECT tenant_id, id + 200, note FROM orders WHERE "
+        "tenant_id = $1",
+        {k});
+    REQUIRE_OK(extended);
+    CHECK(extended.command_tag() == "INSERT 0 4");
+    CHECK(d.archived_on(0) == "0");
+    CHECK(d.archived_on(1) == "12");
+    CHECK(d.archived_on(2) == "0");
   }
 
   TEST_CASE("keyless: every row on its owner once, the tag counts every shard, RETURNING brings all rows") {

@@ -357,8 +357,10 @@ TEST_CASE("INSERT ... SELECT on several shards: simple protocol, outside a trans
   write.writes = true;
   write.table = "archive";
   CHECK(sw::session::place(write, Protocol::Simple, false, 0, true).kind == Placement::Kind::FanOut);
-  // A write: it needs no read lease (each shard reads its own fence table).
-  CHECK(sw::session::place(write, Protocol::Simple, false, 0, false).kind == Placement::Kind::FanOut);
+  // It reads every shard's rows: like a scatter read, not on a directory the lease does not confirm.
+  Placement stale = sw::session::place(write, Protocol::Simple, false, 0, false);
+  CHECK(stale.kind == Placement::Kind::Refuse);
+  CHECK(stale.error.sqlstate == "57P03");
   Route migrating = write;
   migrating.migrating = true;
   migrating.buckets = {9};
