@@ -38,6 +38,7 @@ void CopyIn::on_leg_server(size_t index, std::string prologue, int ready_owed) {
     wire::encode_query(prologue, setup_.plan.key_position_sql);
     ++leg.ready_owed;
   }
+  leg.copy_sent = true;
   prologue += setup_.copy_query;  // answered by CopyInResponse; its ReadyForQuery comes after CopyDone
   servers_.write(index, prologue);
 }
@@ -198,14 +199,15 @@ void CopyIn::end_copies() {
 void CopyIn::fail(const Status& why, std::string_view server_error) {
   if (phase_ == Phase::Failed || phase_ == Phase::Done) return;
   const bool client_copying = phase_ == Phase::Streaming && !client_ended_;
-  servers_.release_all(false);  // closed: their transactions roll back
+  release_servers(false, why);  // closed (or the session's: it fails their transaction)
   std::string out;
   if (!server_error.empty()) {
     out.assign(server_error);
   } else {
     wire::encode_error(out, "ERROR", why.sqlstate, why.message);
   }
-  LOG_INFO("COPY into %s failed, rolled back on every shard: %s", setup_.rule.config_name.c_str(),
+  LOG_INFO("COPY into %s failed, %s: %s", setup_.rule.config_name.c_str(),
+           setup_.in_transaction ? "the transaction is aborted" : "rolled back on every shard",
            why.message.c_str());
   if (client_copying) {
     phase_ = Phase::Failed;
@@ -213,7 +215,7 @@ void CopyIn::fail(const Status& why, std::string_view server_error) {
     return;
   }
   phase_ = Phase::Done;
-  wire::encode_ready_for_query(out, 'I');
+  ready_for_query(out);
   callbacks_.write_client(out);
   callbacks_.done();
 }

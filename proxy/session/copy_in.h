@@ -44,12 +44,17 @@ class CopyIn : private EveryShardTransaction::Runner {
     // with `no_two_phase` saying why (sharding.cross_shard_transactions: refuse, no catalog).
     bool two_phase = false;
     std::string no_two_phase;
+    // Inside the client's transaction (docs/architecture.md §5.10): the shards' transactions are
+    // left open for the client's COMMIT or ROLLBACK (hand_back gets every server), and the
+    // client's ReadyForQuery is the session's.
+    bool in_transaction = false;
   };
   struct Callbacks {
     std::function<void(std::string_view)> write_client;
-    std::function<void()> resume_client;  // streaming began, or a shard's output drained
-    std::function<void()> done;           // ReadyForQuery was written (called from a callback)
-    TwoPhaseHooks two_phase;              // rows on several shards: the session's two-phase commit
+    std::function<void()> resume_client;        // streaming began, or a shard's output drained
+    std::function<void()> done;                 // ReadyForQuery was written (called from a callback)
+    TwoPhaseHooks two_phase;                    // rows on several shards: the session's two-phase commit
+    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
   };
 
   // One target per shard of the directory, in its order.
@@ -73,10 +78,11 @@ class CopyIn : private EveryShardTransaction::Runner {
 
  private:
   enum class Phase { Starting, Streaming, Ending, Committing, TwoPhase, Failed, Done };
-  struct Leg {              // by index, as the servers' legs
-    int ready_owed = 0;     // ReadyForQuery messages still to come in this phase
-    bool in_copy = false;   // sent its CopyInResponse
-    bool position = false;  // runs the key position query
+  struct Leg {               // by index, as the servers' legs
+    int ready_owed = 0;      // ReadyForQuery messages still to come in this phase
+    bool in_copy = false;    // sent its CopyInResponse
+    bool copy_sent = false;  // got the client's COPY statement
+    bool position = false;   // runs the key position query
     std::string copy_response;
     std::string pending;  // CopyData payload batched for it
     uint64_t rows_sent = 0;
@@ -99,6 +105,10 @@ class CopyIn : private EveryShardTransaction::Runner {
   void end_copies();
   void commit_written_legs();
   void complete();
+  Status hand_back(bool clean, const Status& error);
+  void release_servers(bool clean, const Status& error);
+  void finish_in_transaction();
+  void ready_for_query(std::string& out) const;
 
   // Two-phase commit over the legs (copy_in_commit.cc)
   void start_two_phase(const std::vector<size_t>& written);

@@ -4,6 +4,7 @@
 // TRANSACTION on each, the decision recorded in the catalog, COMMIT PREPARED on each.
 #include <utility>
 
+#include "common/log.h"
 #include "session/copy_in.h"
 #include "wire/messages.h"
 
@@ -18,6 +19,10 @@ void CopyIn::commit_written_legs() {
     if (leg.rows_copied == 0 && leg.rows_sent == 0) continue;
     written.push_back(i);
     names += (names.empty() ? "" : ", ") + servers_.shard(i);
+  }
+  if (setup_.in_transaction) {
+    finish_in_transaction();
+    return;
   }
   if (written.size() > 1) {
     if (setup_.two_phase) {
@@ -42,10 +47,10 @@ void CopyIn::commit_written_legs() {
 // Every leg answered its last statement: each goes back to its pool, the client gets `COPY n`.
 void CopyIn::complete() {
   phase_ = Phase::Done;
-  servers_.release_all(true);  // a leg lost after the decision: recovery commits it
+  release_servers(true, Status::ok());  // a leg lost after the decision: recovery commits it
   std::string out;
   wire::encode_command_complete(out, "COPY " + std::to_string(rows_));
-  wire::encode_ready_for_query(out, 'I');
+  ready_for_query(out);
   callbacks_.write_client(out);
   callbacks_.done();
 }
@@ -67,12 +72,54 @@ void CopyIn::finish_two_phase(TwoPhaseOutcome outcome, const Status& error) {
     return;
   }
   phase_ = Phase::Done;
-  servers_.release_all(true);  // idle: rolled back, or prepared for recovery
+  release_servers(true, error);  // idle: rolled back, or prepared for recovery
   std::string out;
   wire::encode_error(out, "ERROR", error.sqlstate, error.message);
-  wire::encode_ready_for_query(out, 'I');
+  ready_for_query(out);
   callbacks_.write_client(out);
   callbacks_.done();
+}
+
+// Outside a transaction new servers go back to their pools (closed unless `clean`); the session
+// takes back what is left: its lent servers, or every server inside its transaction. A COPY still
+// open on a server (started, CopyDone not sent) needs the session's CopyFail.
+// Its end without a result the session could refuse (outside a transaction, or failed): the
+// session's verdict is ok then.
+void CopyIn::release_servers(bool clean, const Status& error) {
+  const Status verdict = hand_back(clean, error);
+  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a finished run: %s", verdict.message.c_str());
+}
+
+Status CopyIn::hand_back(bool clean, const Status& error) {
+  const bool copies_open = phase_ == Phase::Starting || phase_ == Phase::Streaming;
+  if (!setup_.in_transaction) servers_.release_all(clean);
+  std::vector<EveryShardTransaction::Handed> handed = servers_.hand_over();
+  for (size_t i = 0; i < handed.size(); ++i) {
+    handed[i].ready_owed = legs_[i].ready_owed;
+    handed[i].copy_open = copies_open && legs_[i].copy_sent;
+    handed[i].wrote = legs_[i].rows_sent > 0;
+  }
+  return callbacks_.hand_back ? callbacks_.hand_back(std::move(handed), error) : Status::ok();
+}
+
+// Inside the client's transaction every shard ended its COPY: the servers stay in the
+// transaction (the session records which shards wrote), the client gets `COPY n`.
+void CopyIn::finish_in_transaction() {
+  phase_ = Phase::Done;
+  const Status verdict = hand_back(true, Status::ok());
+  std::string out;
+  if (verdict.is_ok()) {
+    wire::encode_command_complete(out, "COPY " + std::to_string(rows_));
+  } else {
+    wire::encode_error(out, "ERROR", verdict.sqlstate, verdict.message);
+  }
+  callbacks_.write_client(out);
+  callbacks_.done();
+}
+
+// Outside a transaction the copy's answer ends with ReadyForQuery; inside, the session writes it.
+void CopyIn::ready_for_query(std::string& out) const {
+  if (!setup_.in_transaction) wire::encode_ready_for_query(out, 'I');
 }
 
 }  // namespace sw::session

@@ -31,7 +31,7 @@ void CopyIn::on_client_message(char type, std::string_view body) {
     client_ended_ = true;
     phase_ = Phase::Done;
     std::string out;
-    wire::encode_ready_for_query(out, 'I');
+    ready_for_query(out);
     callbacks_.write_client(out);
     callbacks_.done();
     return;

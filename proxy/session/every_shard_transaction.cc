@@ -13,7 +13,17 @@ EveryShardTransaction::EveryShardTransaction(std::vector<Target> targets, std::s
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
 }
 
-EveryShardTransaction::~EveryShardTransaction() { release_all(false); }
+// Destroyed while holding lent servers (the session closes mid-run): they are closed too, as
+// their transactions are in an unknown state.
+EveryShardTransaction::~EveryShardTransaction() {
+  release_all(false);
+  for (Leg& leg : legs_) {
+    if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
+      backend->detach();
+      backend->pool().release(backend, false);
+    }
+  }
+}
 
 std::vector<std::string> EveryShardTransaction::shard_names() const {
   std::vector<std::string> names;
@@ -23,7 +33,16 @@ std::vector<std::string> EveryShardTransaction::shard_names() const {
 }
 
 void EveryShardTransaction::start() {
-  for (Leg& leg : legs_) leg.waiting = true;
+  for (Leg& leg : legs_) {
+    leg.waiting = leg.target.lent == nullptr;
+    if (leg.target.lent != nullptr) {
+      leg.backend = leg.target.lent;
+      leg.backend->attach(this);
+    }
+  }
+  for (size_t i = 0; i < legs_.size() && !stopped_; ++i) {
+    if (legs_[i].target.lent != nullptr && legs_[i].backend != nullptr) arrived(i, legs_[i].backend);
+  }
   for (Leg& leg : legs_) {
     if (stopped_) return;
     if (!leg.waiting) continue;
@@ -36,23 +55,28 @@ void EveryShardTransaction::on_backend_ready(pool::Backend* backend) {
     Leg& leg = legs_[i];
     if (!leg.waiting || leg.backend != nullptr || leg.target.pool != &backend->pool()) continue;
     leg.waiting = false;
-    leg.backend = backend;
-    backend->attach(this);
-    std::string prologue;
-    int owed = 0;
-    if (backend->applied_state != session_state_) {
-      wire::encode_query(prologue, "RESET ALL;" + session_state_);
-      backend->applied_state = session_state_;
-      ++owed;
-    }
-    if (!leg.target.begin.empty()) {
-      wire::encode_query(prologue, leg.target.begin);
-      ++owed;
-    }
-    runner_.on_leg_server(i, std::move(prologue), owed);
+    arrived(i, backend);
     return;
   }
   backend->pool().release(backend, true);  // nobody waits for it any more
+}
+
+void EveryShardTransaction::arrived(size_t index, pool::Backend* backend) {
+  Leg& leg = legs_[index];
+  leg.backend = backend;
+  backend->attach(this);
+  std::string prologue;
+  int owed = 0;
+  if (backend->applied_state != session_state_) {
+    wire::encode_query(prologue, "RESET ALL;" + session_state_);
+    backend->applied_state = session_state_;
+    ++owed;
+  }
+  if (!leg.target.begin.empty()) {
+    wire::encode_query(prologue, leg.target.begin);
+    ++owed;
+  }
+  runner_.on_leg_server(index, std::move(prologue), owed);
 }
 
 void EveryShardTransaction::on_backend_failed(const Status& why) { runner_.on_no_server(why); }
@@ -93,6 +117,7 @@ void EveryShardTransaction::release(size_t leg, bool clean) {
   Leg& each = legs_[leg];
   if (each.waiting) each.target.pool->cancel_wait(this);
   each.waiting = false;
+  if (each.target.lent != nullptr) return;  // the session's: hand_over gives it back
   if (pool::Backend* backend = std::exchange(each.backend, nullptr)) {
     backend->detach();
     each.target.pool->release(backend, clean);
@@ -102,6 +127,22 @@ void EveryShardTransaction::release(size_t leg, bool clean) {
 void EveryShardTransaction::release_all(bool clean) {
   stopped_ = true;
   for (size_t i = 0; i < legs_.size(); ++i) release(i, clean);
+}
+
+std::vector<EveryShardTransaction::Handed> EveryShardTransaction::hand_over() {
+  stopped_ = true;
+  std::vector<Handed> out(legs_.size());
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    Leg& leg = legs_[i];
+    if (leg.waiting) leg.target.pool->cancel_wait(this);
+    leg.waiting = false;
+    out[i].lent = leg.target.lent != nullptr;
+    if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
+      backend->detach();
+      out[i].backend = backend;
+    }
+  }
+  return out;
 }
 
 }  // namespace sw::session

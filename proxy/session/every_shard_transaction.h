@@ -4,11 +4,15 @@
 // runner stopped goes back to the pool), brings it to the session's settings (`RESET ALL;` and
 // the SessionState signature, unless it has them) and starts its transaction with the target's
 // `begin` SQL; the runner appends its own statements to that prologue and reads the answers.
+// A target may carry a server the session lends (a leg of the client's transaction, or a session
+// pooling server): it is used at once and never goes back to a pool from here (hand_over returns
+// it), except when the runner is destroyed without handing it over (the session is closing).
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
 // transaction back).
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,9 +26,22 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
  public:
   struct Target {
     pool::Pool* pool = nullptr;
-    std::string shard;            // the directory's shard with the target's index
-    std::string begin = "BEGIN";  // what starts the transaction on a new server
+    std::string shard;              // the directory's shard with the target's index
+    std::string begin = "BEGIN";    // what starts the transaction ("": it is in one already)
+    pool::Backend* lent = nullptr;  // the session's server for this shard, used instead of a new one
   };
+  // A leg's server given back to the session at the runner's end (HandBack).
+  struct Handed {
+    pool::Backend* backend = nullptr;  // null: none (lost, never arrived, or released)
+    bool lent = false;                 // the session lent it
+    int ready_owed = 0;                // ReadyForQuery still due for what the runner sent it
+    bool copy_open = false;            // its COPY FROM was sent and not ended: it needs CopyFail
+    bool wrote = false;                // the runner's statement wrote there
+  };
+  // The runner's end, called once: the servers it gives back (by leg), and its error (ok when it
+  // succeeded). The session answers ok, or why the outcome is refused after all (then the
+  // runner reports that error instead).
+  using HandBack = std::function<Status(std::vector<Handed> servers, const Status& error)>;
   // What the runner is told, by leg index (the targets' order).
   class Runner {
    public:
@@ -60,10 +77,13 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   void write(size_t leg, std::string_view bytes);
   // Writes `sql` as a simple Query (the two-phase commit's Send).
   void send_query(size_t leg, const std::string& sql);
-  // Hands one leg's server back to its pool (closed unless `clean`).
+  // Hands one leg's server back to its pool (closed unless `clean`); a lent one is kept.
   void release(size_t leg, bool clean);
   // Stops waiting and hands every server back; servers arriving later go back to their pools.
   void release_all(bool clean);
+  // Stops waiting and detaches every server still held (lent ones, or all of a run inside the
+  // client's transaction), by leg, for the session to take back.
+  std::vector<Handed> hand_over();
 
  private:
   struct Leg {
@@ -71,6 +91,7 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     pool::Backend* backend = nullptr;
     bool waiting = false;
   };
+  void arrived(size_t leg, pool::Backend* backend);
 
   // pool::Pool::Waiter, pool::BackendUser
   void on_backend_ready(pool::Backend* backend) override;

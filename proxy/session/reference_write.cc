@@ -114,8 +114,8 @@ Status ReferenceWrite::on_message(size_t index, char type, std::string_view fram
         two_phase_->on_error(index, error);
         return Status::ok();
       }
-      error.message = setup_.what + " failed on shard " + servers_.shard(index) +
-                      ", rolled back on every shard: " + error.message;
+      error.message =
+          setup_.what + " failed on shard " + servers_.shard(index) + ", " + undone() + ": " + error.message;
       fail(error);
       return Status::ok();
     }
@@ -140,7 +140,8 @@ Status ReferenceWrite::hold(size_t index, char type, std::string_view frame) {
     fail(Status::client("54000", "the result of a " + setup_.what + " is over " +
                                      std::to_string(kMaxHeldResult >> 20) +
                                      " MiB, which shardwire holds until every shard answered; the "
-                                     "write was rolled back on every shard (RETURNING fewer rows)"));
+                                     "write was " +
+                                     undone() + " (RETURNING fewer rows)"));
     return Status::ok();
   }
   result_.append(frame);
@@ -167,6 +168,10 @@ void ReferenceWrite::on_ready(size_t index) {
 void ReferenceWrite::commit() {
   if (Status error = answer_tag(); !error) {
     fail(error);
+    return;
+  }
+  if (setup_.in_transaction) {
+    finish_in_transaction();
     return;
   }
   if (legs_.size() == 1) {
@@ -205,8 +210,7 @@ Status ReferenceWrite::answer_tag() {
     return Status::ok();
   }
   if (!equal) {
-    return Status::server("55000", setup_.what +
-                                       " rolled back on every shard: the shards answered differently (" +
+    return Status::server("55000", setup_.what + " " + undone() + ": the shards answered differently (" +
                                        answers + "), so their copies of it differ; run VERIFY REFERENCE " +
                                        setup_.table + " on the admin console and repair the copies");
   }
@@ -217,7 +221,7 @@ Status ReferenceWrite::answer_tag() {
 // Committed: the client gets the held rows and the tag; else the coordinator's error.
 void ReferenceWrite::finish(TwoPhaseOutcome outcome, const Status& error) {
   phase_ = Phase::Done;
-  servers_.release_all(true);  // idle: committed, rolled back, or prepared for recovery
+  release_servers(true, outcome == TwoPhaseOutcome::Committed ? Status::ok() : error);  // idle now
   std::string out;
   if (outcome == TwoPhaseOutcome::Committed) {
     out = std::move(result_);
@@ -234,11 +238,50 @@ void ReferenceWrite::finish(TwoPhaseOutcome outcome, const Status& error) {
 void ReferenceWrite::fail(const Status& why) {
   if (phase_ == Phase::Done) return;
   phase_ = Phase::Done;
-  servers_.release_all(false);  // closed: their transactions roll back
-  LOG_INFO("%s failed, rolled back on every shard: %s", setup_.what.c_str(), why.message.c_str());
+  release_servers(false, why);  // closed (or the session's: it rolls them back), so nothing changes
+  LOG_INFO("%s failed, %s: %s", setup_.what.c_str(), undone(), why.message.c_str());
   std::string out;
   wire::encode_error(out, "ERROR", why.sqlstate, why.message);
-  wire::encode_ready_for_query(out, 'I');
+  if (!setup_.in_transaction) wire::encode_ready_for_query(out, 'I');
+  callbacks_.write_client(out);
+  callbacks_.done();
+}
+
+const char* ReferenceWrite::undone() const {
+  return setup_.in_transaction ? "the transaction is aborted" : "rolled back on every shard";
+}
+
+// Outside a transaction new servers go back to their pools (closed unless `clean`); the session
+// takes back what is left: its lent servers, or every server inside its transaction.
+// Its end without a result the session could refuse (outside a transaction, or failed): the
+// session's verdict is ok then.
+void ReferenceWrite::release_servers(bool clean, const Status& error) {
+  const Status verdict = hand_back(clean, error);
+  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a finished run: %s", verdict.message.c_str());
+}
+
+Status ReferenceWrite::hand_back(bool clean, const Status& error) {
+  if (!setup_.in_transaction) servers_.release_all(clean);
+  std::vector<EveryShardTransaction::Handed> handed = servers_.hand_over();
+  for (size_t i = 0; i < handed.size(); ++i) {
+    handed[i].ready_owed = legs_[i].ready_owed;
+    handed[i].wrote = true;
+  }
+  return callbacks_.hand_back ? callbacks_.hand_back(std::move(handed), error) : Status::ok();
+}
+
+// Inside the client's transaction every shard wrote: the servers stay in it, the client gets the
+// first shard's rows and the tag; its ReadyForQuery is the session's.
+void ReferenceWrite::finish_in_transaction() {
+  phase_ = Phase::Done;
+  const Status verdict = hand_back(true, Status::ok());
+  std::string out;
+  if (verdict.is_ok()) {
+    out = std::move(result_);
+    wire::encode_command_complete(out, tag_);
+  } else {
+    wire::encode_error(out, "ERROR", verdict.sqlstate, verdict.message);
+  }
   callbacks_.write_client(out);
   callbacks_.done();
 }
@@ -248,8 +291,8 @@ void ReferenceWrite::on_leg_lost(size_t index, const Status& why) {
     two_phase_->on_lost(index, why.message);
     return;
   }
-  fail(Status::server("08006", setup_.what + ": lost shard " + servers_.shard(index) +
-                                   ", rolled back on every shard: " + why.message));
+  fail(Status::server(
+      "08006", setup_.what + ": lost shard " + servers_.shard(index) + ", " + undone() + ": " + why.message));
 }
 
 }  // namespace sw::session

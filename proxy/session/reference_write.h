@@ -42,11 +42,16 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     Answer answer = Answer::EqualTags;
     // The write, for messages: "write of reference table plans" (the default, from `table`).
     std::string what;
+    // Inside the client's transaction (docs/architecture.md §6.4): the shards' transactions are
+    // left open for the client's COMMIT or ROLLBACK (hand_back gets every server), and the
+    // client's ReadyForQuery is the session's.
+    bool in_transaction = false;
   };
   struct Callbacks {
     std::function<void(std::string_view)> write_client;
-    std::function<void()> done;  // ReadyForQuery was written (called from a callback)
+    std::function<void()> done;  // the answer was written (called from a callback)
     TwoPhaseHooks two_phase;
+    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
   };
 
   // EqualTags: one target per shard of the directory, in its order; SumRows: the route's shards.
@@ -79,6 +84,11 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   void commit();
   void finish(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why);
+  Status hand_back(bool clean, const Status& error);
+  void release_servers(bool clean, const Status& error);
+  void finish_in_transaction();
+  // What the failure did to the shards, for messages.
+  const char* undone() const;
 
   std::vector<Leg> legs_;
   Setup setup_;

@@ -102,18 +102,16 @@ Placement refuse_stale_read() {
   return placement;
 }
 // A write of a reference table commits on every shard or on none: the session runs it on a server
-// of its own per shard (ReferenceWrite), in the simple protocol outside a transaction block.
-Placement place_reference_write(const router::Route& route, Protocol protocol, bool in_transaction) {
+// per shard (ReferenceWrite), in the simple protocol; in a transaction it joins its legs.
+Placement place_reference_write(const router::Route& route, Protocol protocol) {
   Placement placement;
   placement.kind = Placement::Kind::Refuse;
   if (protocol == Protocol::Extended) {
     placement.error = Status::client("0A000", "write of reference table " + route.table +
-                                                  " runs only in the simple query protocol outside a "
-                                                  "transaction block (it commits on every shard at once)");
-  } else if (in_transaction) {
-    placement.error = reference_write_in_transaction(route);
+                                                  " runs only in the simple query protocol (it writes "
+                                                  "every shard's copy at once)");
   } else {
-    placement.kind = Placement::Kind::FanOut;
+    placement.kind = Placement::Kind::FanOut;  // in a transaction: it joins the transaction's legs
   }
   return placement;
 }
@@ -144,11 +142,9 @@ Placement place_insert_select(const router::Route& route, Protocol protocol, boo
 }  // namespace
 
 Status reference_write_in_transaction(const router::Route& route) {
-  return Status::client("0A000",
-                        "write of reference table " + route.table +
-                            " inside a transaction block (or with pool.mode session) is not "
-                            "supported: it needs a server of its own on every shard; run it "
-                            "alone outside BEGIN ... COMMIT, where it commits on every shard at once");
+  return Status::client("0A000", "write of reference table " + route.table +
+                                     " inside a transaction block (or with pool.mode session) runs on "
+                                     "every shard only when sent alone in its own Query; send it alone");
 }
 
 bool needs_read_lease(const router::Route& route) {
@@ -159,21 +155,16 @@ bool needs_read_lease(const router::Route& route) {
 
 namespace {
 
-// COPY FROM STDIN into a sharded table: a fan-out of its own (CopyIn), outside a transaction, in
-// the simple protocol, after any cutover in progress (its rows may be in any bucket).
-Placement place_copy_in(const router::Route& route, Protocol protocol, bool in_transaction) {
+// COPY FROM STDIN into a sharded table: a fan-out of its own (CopyIn) in the simple protocol, after
+// any cutover in progress (its rows may be in any bucket); in a transaction it joins its legs.
+Placement place_copy_in(const router::Route& route, Protocol protocol) {
   Placement placement;
   placement.kind = Placement::Kind::Refuse;
   if (protocol == Protocol::Extended) {
     placement.error = Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
                                                   " runs only in the simple query protocol (psql \\copy, "
                                                   "PQexec, CopyManager)");
-  } else if (in_transaction) {
-    placement.error =
-        Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
-                                    " inside a transaction block is not supported yet; run it "
-                                    "outside BEGIN ... COMMIT (it commits atomically on its own)");
-  } else {
+  } else {  // in a transaction it joins the transaction's legs
     placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
   }
   return placement;
@@ -185,7 +176,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
                 bool read_lease_valid) {
   using router::RouteKind;
   Placement placement;
-  if (route.copy_in) return place_copy_in(route, protocol, in_transaction);
+  if (route.copy_in) return place_copy_in(route, protocol);
   switch (route.kind) {
     case RouteKind::Shard:
     case RouteKind::Default:
@@ -204,7 +195,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::AtBind: placement.shard = default_shard; return placement;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
-      if (route.reference_write) return place_reference_write(route, protocol, in_transaction);
+      if (route.reference_write) return place_reference_write(route, protocol);
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
       if (route.insert_select) return place_insert_select(route, protocol, in_transaction);
       if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {

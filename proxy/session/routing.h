@@ -85,8 +85,9 @@ struct Placement {
 Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,
                 bool read_lease_valid);
 
-// A write of a reference table (Route::reference_write) inside a transaction block or on a server
-// the session holds (session pooling) is refused with this: it runs only on servers of its own.
+// A write of a reference table (Route::reference_write) with other statements in its Query while
+// the session holds a server (a transaction block, session pooling) is refused with this: it runs
+// on every shard only alone.
 Status reference_write_in_transaction(const router::Route& route);
 
 // Whether place() consults `read_lease_valid` for this route: a read of a sharded table on one

@@ -332,6 +332,18 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // One target per shard of the directory, in its order, and their pools (session_copy_in.cc).
   Status targets_on_every_shard(std::vector<EveryShardTransaction::Target>* targets,
                                 std::vector<pool::Pool*>* pools);
+  // COPY FROM STDIN or a reference write with the session's servers (session_every_shard_write.cc)
+  bool writes_in_transaction() const { return txn_.shards.open() || txn_.control.deferred(); }
+  void lend_session_servers(std::vector<EveryShardTransaction::Target>* targets, bool in_transaction);
+  Status take_back_servers(std::vector<EveryShardTransaction::Handed> handed, const Status& error,
+                           bool in_transaction);
+  Status refuse_writes_in_transaction(const std::vector<EveryShardTransaction::Handed>& handed) const;
+  void settle_lent_leg(Leg leg, const EveryShardTransaction::Handed& handed, bool in_transaction);
+  void read_settling_legs();
+  void write_session_ready(bool in_transaction);
+  Next write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
+                            const router::Route& route);
+  Status every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route);
   // COPY FROM STDIN into a sharded table (session_copy_in.cc)
   Start start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
                       const router::Route& route);
@@ -344,7 +356,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Start start_insert_select(const wire::Frame& frame, const router::Route& route);
   Start start_write_runner(const wire::Frame& frame, std::vector<EveryShardTransaction::Target> targets,
                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
-                           stats::RouteLabel label);
+                           stats::RouteLabel label, bool in_transaction);
   // A runner's two-phase commit: the session's gid, catalog decision and counters (session_two_phase.cc)
   TwoPhaseHooks two_phase_hooks();
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route,

@@ -35,14 +35,17 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
     refuse_request(error);
     return Start::Answered;
   }
-  LOG_DEBUG("client=c%llu COPY FROM STDIN into %s split over %zu shards", (unsigned long long)id(),
-            route.table.c_str(), targets.size());
+  const bool in_transaction = writes_in_transaction();
+  lend_session_servers(&targets, in_transaction);
+  LOG_DEBUG("client=c%llu COPY FROM STDIN into %s split over %zu shards%s", (unsigned long long)id(),
+            route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   CopyIn::Setup setup;
   setup.copy_query.assign(whole(frame));
   setup.rule = *route.copy_rule;
   setup.plan = std::move(plan.value());
   setup.directory = host_.directory();
   setup.session_state = profile_.settings.signature();
+  setup.in_transaction = in_transaction;
   switch (cross_shard_writes()) {
     case CrossShardWrites::TwoPhase: setup.two_phase = true; break;
     case CrossShardWrites::Refuse: setup.no_two_phase = "sharding.cross_shard_transactions is refuse"; break;
@@ -59,7 +62,12 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
       read_client_messages();
     });
   };
-  callbacks.done = [this, pools = std::move(pools), started = stats::monotonic_us()] {
+  callbacks.hand_back = [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed,
+                                               const Status& error) {
+    return take_back_servers(std::move(handed), error, in_transaction);
+  };
+  callbacks.done = [this, in_transaction, pools = std::move(pools), started = stats::monotonic_us()] {
+    write_session_ready(in_transaction);
     count_fanout(pools, stats::RouteLabel::Scatter, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (alive.lock()) end_copy_in();

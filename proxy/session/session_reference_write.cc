@@ -1,7 +1,8 @@
 // Session: a write of a reference table on every shard (ReferenceWrite, docs/architecture.md
-// §6.4) and an INSERT ... SELECT between co-located sharded tables on several shards (§6.3),
-// outside a transaction block, committed by the runners' two-phase commit. The session reads no
-// client input until it is answered.
+// §6.4): outside a transaction block committed by the runners' two-phase commit; inside one left
+// in the transaction's legs (session_every_shard_write.cc). An INSERT ... SELECT between co-located
+// sharded tables on several shards (§6.3) runs through the same runner, outside a transaction
+// block. The session reads no client input until it is answered.
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
@@ -12,9 +13,8 @@ namespace {
 
 // Why the write cannot run as one transaction per shard committed together; empty when it can.
 std::string reference_write_refusal(const parser::StatementFacts* only, const router::Route& route,
-                                    CrossShardWrites writes, size_t shards, bool session_pooling) {
+                                    CrossShardWrites writes, size_t shards) {
   const std::string what = "write of reference table " + route.table;
-  if (session_pooling) return reference_write_in_transaction(route).message;
   if (only == nullptr) return what + " must be sent alone, not with other statements in one Query";
   if (only->kind == parser::StatementKind::Copy) {
     return "COPY FROM into reference table " + route.table +
@@ -43,11 +43,26 @@ std::string reference_write_refusal(const parser::StatementFacts* only, const ro
 
 }  // namespace
 
+// Why a COPY FROM STDIN or reference write sent alone cannot run on every shard; ok when it can.
+Status Session::every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route) {
+  if (route.copy_in) {
+    if (route.migrating)
+      return Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
+                                         " waits for a bucket move's cutover, which a transaction holding "
+                                         "servers cannot; run it outside BEGIN ... COMMIT or retry");
+    auto plan = plan_copy_in(only, *route.copy_rule);
+    return plan ? Status::ok() : plan.status();
+  }
+  const std::string refusal =
+      reference_write_refusal(&only, route, cross_shard_writes(), host_.directory()->shards().size());
+  return refusal.empty() ? Status::ok() : Status::client("0A000", refusal);
+}
+
 Session::Start Session::start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
                                               const router::Route& route) {
   const router::Directory& directory = *host_.directory();
-  const std::string refusal = reference_write_refusal(only, route, cross_shard_writes(),
-                                                      directory.shards().size(), pools_.session_pooling);
+  const std::string refusal =
+      reference_write_refusal(only, route, cross_shard_writes(), directory.shards().size());
   if (!refusal.empty()) {
     refuse_request(Status::client("0A000", refusal));
     return Start::Answered;
@@ -58,18 +73,21 @@ Session::Start Session::start_reference_write(const wire::Frame& frame, const pa
     refuse_request(error);
     return Start::Answered;
   }
-  LOG_DEBUG("client=c%llu write of reference table %s on %zu shards", (unsigned long long)id(),
-            route.table.c_str(), targets.size());
+  const bool in_transaction = writes_in_transaction();
+  lend_session_servers(&targets, in_transaction);
+  LOG_DEBUG("client=c%llu write of reference table %s on %zu shards%s", (unsigned long long)id(),
+            route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   ReferenceWrite::Setup setup;
   setup.query.assign(whole(frame));
   setup.table = route.table;
   return start_write_runner(frame, std::move(targets), std::move(pools), std::move(setup),
-                            stats::RouteLabel::AllShards);
+                            stats::RouteLabel::AllShards, in_transaction);
 }
 
 // INSERT ... SELECT between co-located sharded tables on several shards (docs/architecture.md
-// §6.3): each shard runs the route's SQL (its sources read through the owned-rows splice) in a
-// transaction; they commit together; the client gets every shard's rows and the summed count.
+// §6.3), outside a transaction block in transaction pooling: each of the route's shards runs its
+// SQL (the sources read through the owned-rows splice) in a transaction of its own; they commit
+// together; the client gets every shard's rows and the summed count.
 Session::Start Session::start_insert_select(const wire::Frame& frame, const router::Route& route) {
   const std::string what = "INSERT ... SELECT into sharded table " + route.table + " on several shards";
   std::string refusal;
@@ -110,19 +128,25 @@ Session::Start Session::start_insert_select(const wire::Frame& frame, const rout
   setup.answer = ReferenceWrite::Answer::SumRows;
   setup.what = "INSERT ... SELECT into sharded table " + route.table;
   return start_write_runner(frame, std::move(targets), std::move(pools), std::move(setup),
-                            stats::RouteLabel::Scatter);
+                            stats::RouteLabel::Scatter, false);
 }
 
-// Runs a ReferenceWrite for the client's Query `frame`; the session reads no client input until
-// it answered.
+// Runs a ReferenceWrite for the client's Query `frame` (inside the client's transaction when
+// `in_transaction`); the session reads no client input until it answered.
 Session::Start Session::start_write_runner(const wire::Frame& frame,
                                            std::vector<EveryShardTransaction::Target> targets,
                                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
-                                           stats::RouteLabel label) {
+                                           stats::RouteLabel label, bool in_transaction) {
   setup.session_state = profile_.settings.signature();
+  setup.in_transaction = in_transaction;
   ReferenceWrite::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
-  callbacks.done = [this, pools = std::move(pools), label, started = stats::monotonic_us()] {
+  callbacks.hand_back = [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed,
+                                               const Status& error) {
+    return take_back_servers(std::move(handed), error, in_transaction);
+  };
+  callbacks.done = [this, in_transaction, label, pools = std::move(pools), started = stats::monotonic_us()] {
+    write_session_ready(in_transaction);
     count_fanout(pools, label, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (!alive.lock()) return;

@@ -336,9 +336,8 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
       if (route.copy_in) {
         return Status::client("0A000",
                               "COPY FROM STDIN into sharded table " + route.table +
-                                  " needs a server of its own on every shard and cannot run on the one "
-                                  "this session holds (inside a transaction block, or with pool.mode "
-                                  "session); run it outside BEGIN ... COMMIT in transaction pooling");
+                                  " inside a transaction block (or with pool.mode session) runs on every "
+                                  "shard only when sent alone in its own Query; send it alone");
       }
       if (route.reference_write) return reference_write_in_transaction(route);
       return cross("every shard");

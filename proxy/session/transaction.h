@@ -73,6 +73,10 @@ struct Transaction {
   std::unique_ptr<CopyIn> copy_in;     // COPY FROM STDIN into a sharded table, split by key
   std::unique_ptr<ReferenceWrite> reference_write;  // a write of a reference table on every shard
   std::unique_ptr<TwoPhaseState> two_phase;         // COMMIT runs two-phase commit: every leg is parked
+  // The legs whose servers a CopyIn or ReferenceWrite uses meanwhile (lend_session_servers); the
+  // active one was on shard `lent_active` (-1: none).
+  std::vector<Leg> lent;
+  int lent_active = -1;
 
   bool holds_server() const {
     return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr || copy_in != nullptr ||

@@ -67,6 +67,9 @@ class TransactionControl {
   }
 
   bool deferred() const { return !begin_.empty(); }
+  // The deferred BEGIN and riders, left deferred (a runner starts the transaction with them on
+  // every shard before take_begin, docs/architecture.md §5.10).
+  const std::string& deferred_begin() const { return begin_; }
   bool aborted() const { return aborted_; }
   char status() const { return status_; }  // 'I', 'T' or 'E', as the client sees it
 

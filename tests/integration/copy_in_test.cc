@@ -264,12 +264,14 @@ TEST_SUITE("copy_in") {
     REQUIRE_MESSAGE(good.ok, good.message);
     CHECK(good.tag == "COPY 600");
     CHECK(c.value("SELECT count(*) FROM orders WHERE tenant_id = " + std::to_string(keys[5])) == "1");
-    // Refused before any row: no key in the column list, inside a transaction, from a file.
+    // Refused before any row: no key in the column list, from a file. Inside a transaction it
+    // joins it (every_shard_write_test.cc): an empty one copies nothing, the transaction goes on.
     CHECK(copy_in(c, "COPY orders (note) FROM STDIN", "", 1).sqlstate == "0A000");
     REQUIRE_OK(c.exec("BEGIN"));
     CopyOutcome in_transaction = copy_in(c, "COPY orders (tenant_id, note) FROM STDIN", "", 1);
-    CHECK(in_transaction.sqlstate == "0A000");
-    CHECK(in_transaction.message.find("inside a transaction block") != std::string::npos);
+    CHECK(in_transaction.ok);
+    CHECK(in_transaction.tag == "COPY 0");
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_INTRANS);
     REQUIRE_OK(c.exec("ROLLBACK"));
     CHECK(copy_in(c, "COPY orders FROM '/tmp/x'", "", 1).sqlstate == "0A000");
     CHECK(copy_in(c, "COPY no_such_table FROM STDIN", "", 1).sqlstate == "42P01");

@@ -1,0 +1,206 @@
+// Session: a COPY FROM STDIN (CopyIn) or a write of a reference table (ReferenceWrite) run with
+// the session's servers (docs/architecture.md §5.10, §6.4). Inside the client's transaction the
+// runner joins its legs: a shard the transaction holds lends its server (idle in the
+// transaction), another shard's new server replays what a joining leg replays; at the end every
+// server stays in the transaction as a leg, the shards written are recorded (TransactionShards),
+// and the client's COMMIT commits them by its CommitPlan (two-phase when several shards wrote).
+// On failure the lent legs are failed as PostgreSQL fails a transaction (later statements get
+// 25P02 until ROLLBACK) and new servers are closed. In session pooling outside a transaction the
+// session's servers are lent to a runner that begins and commits on its own, as with new ones.
+#include <algorithm>
+#include <utility>
+
+#include "common/log.h"
+#include "net/loop.h"
+#include "session/session.h"
+#include "wire/message_writer.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+namespace {
+
+// Fails a lent leg's transaction, as the statement's error fails it on a server that ran it.
+constexpr const char* kFailTransaction =
+    "DO $sw_abort$ BEGIN RAISE EXCEPTION USING ERRCODE = '25P02', MESSAGE = 'a statement of this "
+    "transaction failed on another shard'; END $sw_abort$";
+
+}  // namespace
+
+// Each target whose shard has a leg of the session gets that leg's server; the leg waits in
+// txn_.lent until the runner hands the server back.
+void Session::lend_session_servers(std::vector<EveryShardTransaction::Target>* targets, bool in_transaction) {
+  std::string joining;
+  if (in_transaction) joining = txn_.control.deferred() ? txn_.control.deferred_begin() : joining_prologue();
+  txn_.lent.clear();
+  txn_.lent_active = -1;
+  for (size_t i = 0; i < targets->size(); ++i) {
+    EveryShardTransaction::Target& target = (*targets)[i];
+    const int shard = static_cast<int>(i);
+    target.begin = in_transaction ? joining : "BEGIN";
+    Leg* leg = nullptr;
+    if (txn_.leg.attached() && txn_.leg.shard == shard) {
+      leg = &txn_.leg;
+      txn_.lent_active = shard;
+    } else {
+      auto found = std::find_if(txn_.parked.begin(), txn_.parked.end(),
+                                [shard](const Leg& other) { return other.shard == shard; });
+      if (found != txn_.parked.end()) leg = &*found;
+    }
+    if (leg == nullptr) continue;
+    // In the transaction already: no settings (RESET ALL would undo SET LOCAL), no BEGIN.
+    const bool joined = in_transaction && leg->server_status != 'I';
+    if (joined) target.begin.clear();
+    const bool behind = std::exchange(leg->settings_behind, false);
+    leg->backend->applied_state = behind && !joined ? std::string() : profile_.settings.signature();
+    target.lent = leg->backend;
+    txn_.lent.push_back(std::move(*leg));
+    *leg = Leg{};
+  }
+  txn_.parked.erase(std::remove_if(txn_.parked.begin(), txn_.parked.end(),
+                                   [](const Leg& other) { return !other.attached(); }),
+                    txn_.parked.end());
+}
+
+// A second written shard with two-phase commit off: the same refusal a statement gets.
+Status Session::refuse_writes_in_transaction(const std::vector<EveryShardTransaction::Handed>& handed) const {
+  std::vector<int> writers = txn_.shards.writers();
+  const CrossShardWrites policy = cross_shard_writes();
+  const router::Directory& directory = *host_.directory();
+  for (size_t i = 0; i < handed.size(); ++i) {
+    const int shard = static_cast<int>(i);
+    if (!handed[i].wrote || std::find(writers.begin(), writers.end(), shard) != writers.end()) continue;
+    writers.push_back(shard);
+    if (writers.size() > 1 && policy != CrossShardWrites::TwoPhase) {
+      return TransactionShards::cross_shard_write(
+          directory.shard_name(static_cast<uint16_t>(writers.front())),
+          directory.shard_name(static_cast<uint16_t>(shard)), policy);
+    }
+  }
+  return Status::ok();
+}
+
+// The runner's end: its servers become the session's legs again (new ones too, inside a
+// transaction); on failure the lent ones are settled and their transaction failed (or, outside
+// one, rolled back) and new ones closed. Returns why a successful run is refused after all.
+Status Session::take_back_servers(std::vector<EveryShardTransaction::Handed> handed, const Status& error,
+                                  bool in_transaction) {
+  std::vector<Leg> lent = std::exchange(txn_.lent, {});
+  const int active = std::exchange(txn_.lent_active, -1);
+  Status verdict = error.is_ok() && in_transaction ? refuse_writes_in_transaction(handed) : Status::ok();
+  const bool failed = !error.is_ok() || !verdict.is_ok();
+  const bool deferred = in_transaction && txn_.control.deferred();
+  if (in_transaction && !failed) {
+    if (deferred) txn_.shards.begin(txn_.control.take_begin(/*may_move=*/false));
+    txn_.control.pin();
+    txn_.shards.set_cross_shard_writes(cross_shard_writes());
+  }
+  bool lost = false;
+  for (size_t i = 0; i < handed.size(); ++i) {
+    const int shard = static_cast<int>(i);
+    EveryShardTransaction::Handed& server = handed[i];
+    auto found = std::find_if(lent.begin(), lent.end(), [shard](const Leg& l) { return l.shard == shard; });
+    if (found == lent.end() && server.backend == nullptr) continue;
+    if (found == lent.end() && failed) {
+      server.backend->pool().release(server.backend, false);  // closed: its transaction rolls back
+      continue;
+    }
+    if (server.backend == nullptr) {  // a lent server was lost
+      lost = true;
+      continue;
+    }
+    Leg leg = found != lent.end() ? std::move(*found) : Leg{};
+    leg.shard = shard;
+    leg.backend = server.backend;
+    leg.backend->attach(this);
+    leg.check.reset();
+    if (failed) {
+      if (found != lent.end()) settle_lent_leg(std::move(leg), server, in_transaction);
+      continue;
+    }
+    if (in_transaction) {
+      leg.server_status = 'T';
+      const std::string name = host_.directory()->shard_name(static_cast<uint16_t>(shard));
+      if (Status noted = txn_.shards.on_statement(shard, server.wrote, name); !noted.is_ok())
+        LOG_WARN("client=c%llu %s", (unsigned long long)id(), noted.message.c_str());  // checked above
+    }
+    if (shard == active || (active < 0 && !txn_.leg.attached())) {
+      txn_.leg = std::move(leg);
+    } else {
+      txn_.parked.push_back(std::move(leg));
+    }
+  }
+  if (in_transaction) {
+    if (failed && deferred) txn_.control.abort_if_deferred();
+    txn_.control.on_server_status(failed ? 'E' : 'T');
+  }
+  if (failed) {
+    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+      if (alive.lock()) read_settling_legs();
+    });
+  }
+  if (lost) {
+    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+      if (alive.lock())
+        terminate(
+            Status::server("08006", "lost a server of the transaction; it was rolled back on every shard"));
+    });
+  }
+  return verdict;
+}
+
+// A lent leg after a failed run: parked until it answered what the runner sent it (a COPY still
+// open gets CopyFail), then its transaction is failed (inside the client's) or rolled back.
+void Session::settle_lent_leg(Leg leg, const EveryShardTransaction::Handed& handed, bool in_transaction) {
+  std::string out;
+  std::vector<Owed> owed(static_cast<size_t>(handed.ready_owed), Owed::Query);
+  if (handed.copy_open) {
+    wire::MessageWriter(out).begin('f').cstr("a statement of this transaction failed on another shard").end();
+    owed.push_back(Owed::Query);
+  }
+  wire::encode_query(out, in_transaction ? kFailTransaction : "ROLLBACK");
+  owed.push_back(Owed::Query);
+  leg.server_status = in_transaction ? 'E' : 'I';
+  txn_.parked.push_back(std::move(leg));
+  send_unseen(txn_.parked.back(), out, owed);
+}
+
+// Answers a settling leg may hold already (the runner stopped reading mid-way).
+void Session::read_settling_legs() {
+  std::vector<pool::Backend*> servers;
+  for (const Leg& other : txn_.parked) servers.push_back(other.backend);
+  for (pool::Backend* backend : servers) {
+    if (parked_leg(*backend) != nullptr) read_parked_messages(*backend);
+  }
+}
+
+// Inside the client's transaction the runner's answer ends with the session's ReadyForQuery.
+void Session::write_session_ready(bool in_transaction) {
+  if (!in_transaction) return;
+  std::string out;
+  wire::encode_ready_for_query(out, txn_.control.status());
+  client_->write(out);
+}
+
+// A COPY FROM STDIN or a reference write sent alone while the session holds a server (inside a
+// transaction, or in session pooling): a runner with the session's servers.
+Session::Next Session::write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
+                                            const router::Route& route) {
+  Leg& leg = txn_.leg;
+  if (!leg.tracker.idle()) {
+    request_.leg_wait = true;  // read_server_messages reads on once the active leg owes nothing
+    return Next::Stop;
+  }
+  if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
+  if (Status refused = every_shard_write_refusal(only, route); !refused.is_ok()) {
+    if (clock_.request_started_us == 0) note_request_start();
+    inject_abort(refused, false);  // fails the transaction, as a statement's error does
+    consume_client(query.size);
+    return Next::Continue;
+  }
+  if (clock_.request_started_us == 0) note_request_start();
+  const Start start =
+      route.copy_in ? start_copy_in(query, only, route) : start_reference_write(query, &only, route);
+  return start == Start::Wait ? Next::Stop : Next::Continue;
+}
+
+}  // namespace sw::session
