@@ -117,22 +117,17 @@ Placement place_reference_write(const router::Route& route, Protocol protocol) {
 }
 
 // INSERT ... SELECT on several shards (each inserting its own buckets' rows) commits on all of
-// them or on none, like a reference write. Like a scatter read it needs a confirmed directory
-// (checked by the caller): a stale one could leave out a shard that now owns buckets.
-Placement place_insert_select(const router::Route& route, Protocol protocol, bool in_transaction) {
+// them or on none, like a reference write; in a transaction it joins its legs. Like a scatter
+// read it needs a confirmed directory (checked by the caller): a stale one could leave out a
+// shard that now owns buckets.
+Placement place_insert_select(const router::Route& route, Protocol protocol) {
   Placement placement;
   placement.kind = Placement::Kind::Refuse;
-  const std::string what = "INSERT ... SELECT into sharded table " + route.table + " on several shards";
   if (protocol == Protocol::Extended) {
-    placement.error = Status::client("0A000", what +
-                                                  " runs only in the simple query protocol (it commits on "
-                                                  "every shard at once); or add the key to the SELECT");
-  } else if (in_transaction) {
-    placement.error =
-        Status::client("0A000", what +
-                                    " inside a transaction block (or with pool.mode session) is "
-                                    "not supported; run it alone outside BEGIN ... COMMIT, where it "
-                                    "commits on every shard at once, or add the key to the SELECT");
+    placement.error = Status::client("0A000", "INSERT ... SELECT into sharded table " + route.table +
+                                                  " on several shards runs only in the simple query protocol "
+                                                  "(it writes on every shard at once); or add the key to the "
+                                                  "SELECT");
   } else {
     placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
   }
@@ -197,7 +192,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::AllShards:
       if (route.reference_write) return place_reference_write(route, protocol);
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
-      if (route.insert_select) return place_insert_select(route, protocol, in_transaction);
+      if (route.insert_select) return place_insert_select(route, protocol);
       if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {
         placement.kind = Placement::Kind::WaitForCutover;  // every bucket is read: wait for the cutover
         return placement;

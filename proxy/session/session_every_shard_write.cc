@@ -181,8 +181,9 @@ void Session::write_session_ready(bool in_transaction) {
   client_->write(out);
 }
 
-// A COPY FROM STDIN or a reference write sent alone while the session holds a server (inside a
-// transaction, or in session pooling): a runner with the session's servers.
+// A COPY FROM STDIN, a reference write or a multi-shard INSERT ... SELECT sent alone while the
+// session holds a server (inside a transaction, or in session pooling): a runner with the
+// session's servers.
 Session::Next Session::write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                                             const router::Route& route) {
   Leg& leg = txn_.leg;
@@ -198,8 +199,9 @@ Session::Next Session::write_on_every_shard(const wire::Frame& query, const pars
     return Next::Continue;
   }
   if (clock_.request_started_us == 0) note_request_start();
-  const Start start =
-      route.copy_in ? start_copy_in(query, only, route) : start_reference_write(query, &only, route);
+  const Start start = route.copy_in         ? start_copy_in(query, only, route)
+                      : route.insert_select ? start_insert_select(query, route)
+                                            : start_reference_write(query, &only, route);
   return start == Start::Wait ? Next::Stop : Next::Continue;
 }
 

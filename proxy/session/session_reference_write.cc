@@ -1,8 +1,8 @@
 // Session: a write of a reference table on every shard (ReferenceWrite, docs/architecture.md
 // §6.4): outside a transaction block committed by the runners' two-phase commit; inside one left
 // in the transaction's legs (session_every_shard_write.cc). An INSERT ... SELECT between co-located
-// sharded tables on several shards (§6.3) runs through the same runner, outside a transaction
-// block. The session reads no client input until it is answered.
+// sharded tables on several shards (§6.3) runs through the same runner. The session reads no
+// client input until it is answered.
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
@@ -41,6 +41,24 @@ std::string reference_write_refusal(const parser::StatementFacts* only, const ro
   return {};
 }
 
+// Why an INSERT ... SELECT on several shards cannot commit on them together; empty when it can.
+std::string insert_select_refusal(const router::Route& route, CrossShardWrites writes) {
+  const std::string what = "INSERT ... SELECT into sharded table " + route.table + " on several shards";
+  if (route.shards.size() < 2) return {};
+  switch (writes) {
+    case CrossShardWrites::TwoPhase: return {};
+    case CrossShardWrites::Refuse:
+      return what +
+             " must commit on every shard at once, which needs two-phase commit, and "
+             "sharding.cross_shard_transactions is refuse; add the key to the SELECT";
+    case CrossShardWrites::RefuseNoCatalog:
+      return what +
+             " must commit on every shard at once, which needs two-phase commit, and that needs "
+             "catalog.dsn to record decisions; add the key to the SELECT";
+  }
+  return {};
+}
+
 }  // namespace
 
 // Why a COPY FROM STDIN or reference write sent alone cannot run on every shard; ok when it can.
@@ -52,6 +70,14 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
                                          "servers cannot; run it outside BEGIN ... COMMIT or retry");
     auto plan = plan_copy_in(only, *route.copy_rule);
     return plan ? Status::ok() : plan.status();
+  }
+  if (route.insert_select) {
+    if (route.migrating)
+      return Status::client("0A000", "INSERT ... SELECT into sharded table " + route.table +
+                                         " waits for a bucket move's cutover, which a transaction holding "
+                                         "servers cannot; run it outside BEGIN ... COMMIT or retry");
+    const std::string refusal = insert_select_refusal(route, cross_shard_writes());
+    return refusal.empty() ? Status::ok() : Status::client("0A000", refusal);
   }
   const std::string refusal =
       reference_write_refusal(&only, route, cross_shard_writes(), host_.directory()->shards().size());
@@ -85,50 +111,44 @@ Session::Start Session::start_reference_write(const wire::Frame& frame, const pa
 }
 
 // INSERT ... SELECT between co-located sharded tables on several shards (docs/architecture.md
-// §6.3), outside a transaction block in transaction pooling: each of the route's shards runs its
-// SQL (the sources read through the owned-rows splice) in a transaction of its own; they commit
-// together; the client gets every shard's rows and the summed count.
+// §6.3): each shard runs the route's SQL (the sources read through the owned-rows splice) in a
+// transaction; outside the client's they commit together, inside it they stay its legs; the
+// client gets every shard's rows and the summed count.
 Session::Start Session::start_insert_select(const wire::Frame& frame, const router::Route& route) {
-  const std::string what = "INSERT ... SELECT into sharded table " + route.table + " on several shards";
-  std::string refusal;
-  if (pools_.session_pooling) {
-    refusal = what +
-              " needs a server of its own on each shard, which pool.mode session does not give; "
-              "add the key to the SELECT";
-  } else if (route.shards.size() >= 2 && cross_shard_writes() == CrossShardWrites::Refuse) {
-    refusal = what +
-              " must commit on every shard at once, which needs two-phase commit, and "
-              "sharding.cross_shard_transactions is refuse; add the key to the SELECT";
-  } else if (route.shards.size() >= 2 && cross_shard_writes() == CrossShardWrites::RefuseNoCatalog) {
-    refusal = what +
-              " must commit on every shard at once, which needs two-phase commit, and that needs "
-              "catalog.dsn to record decisions; add the key to the SELECT";
-  }
-  if (!refusal.empty()) {
+  if (const std::string refusal = insert_select_refusal(route, cross_shard_writes()); !refusal.empty()) {
     refuse_request(Status::client("0A000", refusal));
-    return Start::Answered;
-  }
-  std::vector<EveryShardTransaction::Target> every;
-  std::vector<pool::Pool*> every_pool;
-  if (Status error = targets_on_every_shard(&every, &every_pool); !error) {
-    refuse_request(error);
     return Start::Answered;
   }
   std::vector<EveryShardTransaction::Target> targets;
   std::vector<pool::Pool*> pools;
-  for (int shard : route.shards) {
-    targets.push_back(std::move(every.at(static_cast<size_t>(shard))));
-    pools.push_back(every_pool.at(static_cast<size_t>(shard)));
+  if (Status error = targets_on_every_shard(&targets, &pools); !error) {
+    refuse_request(error);
+    return Start::Answered;
   }
-  LOG_DEBUG("client=c%llu INSERT ... SELECT into %s on %zu shards", (unsigned long long)id(),
-            route.table.c_str(), targets.size());
+  const bool in_transaction = writes_in_transaction();
+  if (in_transaction || pools_.session_pooling) {
+    // The session's servers are lent by shard index: every shard runs (one outside the route's
+    // shards owns none of the rows read and inserts nothing).
+    lend_session_servers(&targets, in_transaction);
+  } else {
+    std::vector<EveryShardTransaction::Target> every = std::move(targets);
+    std::vector<pool::Pool*> every_pool = std::move(pools);
+    targets.clear();
+    pools.clear();
+    for (int shard : route.shards) {
+      targets.push_back(std::move(every.at(static_cast<size_t>(shard))));
+      pools.push_back(every_pool.at(static_cast<size_t>(shard)));
+    }
+  }
+  LOG_DEBUG("client=c%llu INSERT ... SELECT into %s on %zu shards%s", (unsigned long long)id(),
+            route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   ReferenceWrite::Setup setup;
   wire::encode_query(setup.query, route.shard_sql);
   setup.table = route.table;
   setup.answer = ReferenceWrite::Answer::SumRows;
   setup.what = "INSERT ... SELECT into sharded table " + route.table;
   return start_write_runner(frame, std::move(targets), std::move(pools), std::move(setup),
-                            stats::RouteLabel::Scatter, false);
+                            stats::RouteLabel::Scatter, in_transaction);
 }
 
 // Runs a ReferenceWrite for the client's Query `frame` (inside the client's transaction when

@@ -340,6 +340,12 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
                                   "shard only when sent alone in its own Query; send it alone");
       }
       if (route.reference_write) return reference_write_in_transaction(route);
+      if (route.insert_select) {
+        return Status::client("0A000",
+                              "INSERT ... SELECT into sharded table " + route.table +
+                                  " on several shards inside a transaction block (or with pool.mode "
+                                  "session) runs only when sent alone in its own Query; send it alone");
+      }
       return cross("every shard");
     case RouteKind::Split:
     case RouteKind::Error: return route.error;
