@@ -22,8 +22,9 @@ const char* const kCreateArchive =
 const char* const kArchiveAll =
     "INSERT INTO archive (tenant_id, id, note) SELECT tenant_id, id, note FROM orders";
 
-ShardedOptions options() {
+ShardedOptions options(const std::string& cross_shard_transactions) {
   ShardedOptions o;
+  o.cross_shard_transactions = cross_shard_transactions;
   o.proxy.users.push_back({"admin", "adminpw"});
   o.proxy.extra_yaml += "admin:\n  users: [admin]\n";
   o.tables_yaml +=
@@ -33,12 +34,13 @@ ShardedOptions options() {
 }
 
 struct Deployment {
-  ShardedFixture f{options()};
+  ShardedFixture f;
   std::vector<int64_t> tenants;  // one per shard, in shard order
   PgConn c = f.client();
 
   // 4 orders per tenant, a tenant on every shard; `archive`, `events` and the unsharded `staging`.
-  Deployment() {
+  explicit Deployment(const std::string& cross_shard_transactions = "")
+      : f(options(cross_shard_transactions)) {
     for (const char* ddl : {kCreateArchive, "CREATE TABLE events (tenant text NOT NULL, id bigint)",
                             "CREATE TABLE staging (tenant_id bigint, id bigint)"}) {
       PgResult r = c.exec(ddl);
@@ -288,5 +290,20 @@ TEST_SUITE("insert_select") {
     CHECK(extended.sqlstate() == "0A000");
     CHECK(contains(extended.error(), "simple query protocol"));
     for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.archived_on(s) == "0", "s" << s);
+  }
+
+  TEST_CASE("under cross_shard_transactions: refuse it runs only on one shard") {
+    PROXY_ONLY();
+    Deployment d("refuse");
+    INFO("proxy log:\n" << d.f.log_tail(40));
+    PgResult refused = d.c.exec(kArchiveAll);
+    CHECK(refused.sqlstate() == "0A000");
+    CHECK(contains(refused.error(), "sharding.cross_shard_transactions is refuse"));
+    for (int s = 0; s < kShards; ++s) CHECK_MESSAGE(d.archived_on(s) == "0", "s" << s);
+    PgResult keyed =
+        d.c.exec(std::string(kArchiveAll) + " WHERE tenant_id = " + std::to_string(d.tenants[2]));
+    REQUIRE_OK(keyed);
+    CHECK(keyed.command_tag() == "INSERT 0 4");
+    CHECK(d.archived_on(2) == "4");
   }
 }
