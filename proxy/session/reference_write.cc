@@ -96,6 +96,11 @@ Status ReferenceWrite::on_message(size_t index, char type, std::string_view fram
       return Status::ok();
     case 'A':
     case 'Z': return Status::ok();
+    case '1':
+      if (setup_.hide_parse_complete) return Status::ok();
+      [[fallthrough]];
+    case '2':
+    case 'n':
     case 'N':
     case 'T':
     case 'D':

@@ -36,9 +36,12 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     SumRows,    // every shard's rows, one RowDescription, INSERT 0 <sum of the shards' counts>
   };
   struct Setup {
-    std::string query;          // the Query message every shard runs, whole
-    std::string table;          // the table written, for messages
-    std::string session_state;  // SessionState signature the servers get first
+    // The client's Query message whole, or its extended batch rebuilt: Parse (unnamed), Bind,
+    // [Describe portal], Execute, Sync.
+    std::string query;
+    bool hide_parse_complete = false;  // extended: the client sent no Parse
+    std::string table;                 // the reference table, for messages
+    std::string session_state;         // SessionState signature the servers get first
     Answer answer = Answer::EqualTags;
     // The write, for messages: "write of reference table plans" (the default, from `table`).
     std::string what;

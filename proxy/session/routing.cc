@@ -102,17 +102,10 @@ Placement refuse_stale_read() {
   return placement;
 }
 // A write of a reference table commits on every shard or on none: the session runs it on a server
-// per shard (ReferenceWrite), in the simple protocol; in a transaction it joins its legs.
-Placement place_reference_write(const router::Route& route, Protocol protocol) {
+// per shard (ReferenceWrite), in either protocol; in a transaction it joins its legs.
+Placement place_reference_write() {
   Placement placement;
-  placement.kind = Placement::Kind::Refuse;
-  if (protocol == Protocol::Extended) {
-    placement.error = Status::client("0A000", "write of reference table " + route.table +
-                                                  " runs only in the simple query protocol (it writes "
-                                                  "every shard's copy at once)");
-  } else {
-    placement.kind = Placement::Kind::FanOut;  // in a transaction: it joins the transaction's legs
-  }
+  placement.kind = Placement::Kind::FanOut;  // in a transaction: it joins the transaction's legs
   return placement;
 }
 
@@ -190,7 +183,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::AtBind: placement.shard = default_shard; return placement;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
-      if (route.reference_write) return place_reference_write(route, protocol);
+      if (route.reference_write) return place_reference_write();
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
       if (route.insert_select) return place_insert_select(route, protocol);
       if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {

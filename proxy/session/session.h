@@ -343,6 +343,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void write_session_ready(bool in_transaction);
   Next write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                             const router::Route& route);
+  Next write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
   Status every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route);
   // COPY FROM STDIN into a sharded table (session_copy_in.cc)
   Start start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
@@ -350,11 +351,16 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void feed_copy_in();
   void end_copy_in();
   // A write of a reference table on every shard (session_reference_write.cc)
-  Start start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
-                              const router::Route& route);
+  // `message`: the client's Query, or the extended batch rebuilt for every shard (then the
+  // shards' ParseComplete is hidden unless the client sent the Parse); `consumed`: its size.
+  Start start_reference_write(std::string message, size_t consumed, const parser::StatementFacts* only,
+                              const router::Route& route, bool hide_parse_complete = false);
+  Result<std::pair<std::string, size_t>> extended_reference_write(const ExtendedBatch& bound,
+                                                                  const router::Route& route);
+  Start start_extended_reference_write(const ExtendedBatch& bound, const router::Route& route);
   // INSERT ... SELECT on several shards, each inserting its own rows (session_reference_write.cc)
   Start start_insert_select(const wire::Frame& frame, const router::Route& route);
-  Start start_write_runner(const wire::Frame& frame, std::vector<EveryShardTransaction::Target> targets,
+  Start start_write_runner(size_t consumed, std::vector<EveryShardTransaction::Target> targets,
                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
                            stats::RouteLabel label, bool in_transaction);
   // A runner's two-phase commit: the session's gid, catalog decision and counters (session_two_phase.cc)

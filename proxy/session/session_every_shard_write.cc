@@ -199,9 +199,24 @@ Session::Next Session::write_on_every_shard(const wire::Frame& query, const pars
     return Next::Continue;
   }
   if (clock_.request_started_us == 0) note_request_start();
-  const Start start = route.copy_in         ? start_copy_in(query, only, route)
-                      : route.insert_select ? start_insert_select(query, route)
-                                            : start_reference_write(query, &only, route);
+  const Start start = route.copy_in ? start_copy_in(query, only, route)
+                      : route.insert_select
+                          ? start_insert_select(query, route)
+                          : start_reference_write(std::string(whole(query)), query.size, &only, route);
+  return start == Start::Wait ? Next::Stop : Next::Continue;
+}
+
+// A reference write's extended batch while the session holds a server: the same, with the
+// batch rebuilt for every shard (extended_reference_write).
+Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route) {
+  Leg& leg = txn_.leg;
+  if (!leg.tracker.idle()) {
+    request_.leg_wait = true;
+    return Next::Stop;
+  }
+  if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
+  if (clock_.request_started_us == 0) note_request_start();
+  const Start start = start_extended_reference_write(batch, route);
   return start == Start::Wait ? Next::Stop : Next::Continue;
 }
 

@@ -3,6 +3,7 @@
 // in the transaction's legs (session_every_shard_write.cc). An INSERT ... SELECT between co-located
 // sharded tables on several shards (§6.3) runs through the same runner. The session reads no
 // client input until it is answered.
+#include "common/bytes.h"
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
@@ -84,8 +85,51 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
   return refusal.empty() ? Status::ok() : Status::client("0A000", refusal);
 }
 
-Session::Start Session::start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
-                                              const router::Route& route) {
+// The extended batch [Parse] Bind [Describe portal] Execute(all rows) Sync of a reference write,
+// rebuilt for every shard with the statement parsed as the unnamed one (no shard needs the
+// client's statement prepared); with the size of the client's batch.
+Result<std::pair<std::string, size_t>> Session::extended_reference_write(const ExtendedBatch& bound,
+                                                                         const router::Route& route) {
+  std::string_view input = client_input();
+  size_t offset = bound.bind_end;
+  std::string batch;
+  wire::encode_parse(batch, "", bound.statement().query, bound.statement().types);
+  wire::encode_bind_renamed(batch, bound.bind, "");
+  for (char expected : {'D', 'E', 'S'}) {
+    auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
+    if (frame.status == wire::FrameStatus::NeedMore) return Status::ok();  // empty: wait for more
+    const std::string_view body = frame.frame.body;
+    const bool fits =
+        frame.status == wire::FrameStatus::Complete && frame.frame.type == expected &&
+        (expected != 'D' || (!body.empty() && body[0] == 'P')) &&
+        (expected != 'E' || (body.size() >= 4 && load_be32(body.data() + body.size() - 4) == 0));
+    if (!fits && expected == 'D') continue;  // Describe is optional
+    if (!fits)
+      return Status::client("0A000", "write of reference table " + route.table +
+                                         " runs on every shard in the extended protocol only as one batch of "
+                                         "[Parse] Bind [Describe portal] Execute (no row limit) Sync");
+    batch.append(whole(frame.frame));
+    offset += frame.frame.size;
+  }
+  return std::make_pair(std::move(batch), offset);
+}
+
+Session::Start Session::start_extended_reference_write(const ExtendedBatch& bound,
+                                                       const router::Route& route) {
+  auto batch = extended_reference_write(bound, route);
+  if (!batch) {
+    refuse_request(batch.status());
+    return Start::Answered;
+  }
+  if (batch.value().first.empty()) return Start::Wait;
+  profile_.unnamed_elsewhere = true;  // the shards' unnamed statement is this batch's now
+  return start_reference_write(std::move(batch.value().first), batch.value().second, &bound.only(), route,
+                               !bound.client_parsed);
+}
+
+Session::Start Session::start_reference_write(std::string message, size_t consumed,
+                                              const parser::StatementFacts* only, const router::Route& route,
+                                              bool hide_parse_complete) {
   const router::Directory& directory = *host_.directory();
   const std::string refusal =
       reference_write_refusal(only, route, cross_shard_writes(), directory.shards().size());
@@ -104,9 +148,10 @@ Session::Start Session::start_reference_write(const wire::Frame& frame, const pa
   LOG_DEBUG("client=c%llu write of reference table %s on %zu shards%s", (unsigned long long)id(),
             route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   ReferenceWrite::Setup setup;
-  setup.query.assign(whole(frame));
+  setup.query = std::move(message);
+  setup.hide_parse_complete = hide_parse_complete;
   setup.table = route.table;
-  return start_write_runner(frame, std::move(targets), std::move(pools), std::move(setup),
+  return start_write_runner(consumed, std::move(targets), std::move(pools), std::move(setup),
                             stats::RouteLabel::AllShards, in_transaction);
 }
 
@@ -147,13 +192,13 @@ Session::Start Session::start_insert_select(const wire::Frame& frame, const rout
   setup.table = route.table;
   setup.answer = ReferenceWrite::Answer::SumRows;
   setup.what = "INSERT ... SELECT into sharded table " + route.table;
-  return start_write_runner(frame, std::move(targets), std::move(pools), std::move(setup),
+  return start_write_runner(frame.size, std::move(targets), std::move(pools), std::move(setup),
                             stats::RouteLabel::Scatter, in_transaction);
 }
 
-// Runs a ReferenceWrite for the client's Query `frame` (inside the client's transaction when
-// `in_transaction`); the session reads no client input until it answered.
-Session::Start Session::start_write_runner(const wire::Frame& frame,
+// Runs a ReferenceWrite for the client's request of `consumed` bytes (inside the client's
+// transaction when `in_transaction`); the session reads no client input until it answered.
+Session::Start Session::start_write_runner(size_t consumed,
                                            std::vector<EveryShardTransaction::Target> targets,
                                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
                                            stats::RouteLabel label, bool in_transaction) {
@@ -179,7 +224,7 @@ Session::Start Session::start_write_runner(const wire::Frame& frame,
   txn_.reference_write =
       std::make_unique<ReferenceWrite>(std::move(targets), std::move(setup), std::move(callbacks));
   set_request_state(RequestState::Running);
-  consume_client(frame.size);
+  consume_client(consumed);
   txn_.reference_write->start();
   return Start::Wait;
 }

@@ -130,7 +130,8 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
       if (route.copy_in) return start_copy_in(frame, *only, route);
-      if (route.reference_write) return start_reference_write(frame, only, route);
+      if (route.reference_write)
+        return start_reference_write(std::string(whole(frame)), frame.size, only, route);
       if (route.insert_select) return start_insert_select(frame, route);
       return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;

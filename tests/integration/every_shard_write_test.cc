@@ -209,6 +209,23 @@ TEST_SUITE("every_shard_write") {
       }
       d.check_clean();
     }
+    // In the extended protocol with parameters, inside a transaction that wrote on s1.
+    const int64_t other = tenant_on(1, kShards, 700);
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(c.exec_params("INSERT INTO orders (tenant_id, note) VALUES ($1, 'ref-ext')",
+                             {std::to_string(other)}));
+    PgResult extended =
+        c.exec_params("UPDATE plans SET name = $1 WHERE id = $2", {std::string("pro+"), std::string("2")});
+    REQUIRE_MESSAGE(extended.ok(), extended.describe());
+    CHECK(extended.command_tag() == "UPDATE 1");
+    REQUIRE_OK(c.exec("COMMIT"));
+    for (int s = 0; s < kShards; ++s) {
+      INFO("shard " << s);
+      CHECK(d.plans_on(s) == "1=free,2=pro+");
+      CHECK(d.orders_on(s, "note = 'ref-ext'") == (s == 1 ? 1 : 0));
+    }
+    d.check_clean();
+    REQUIRE_OK(c.exec("UPDATE plans SET name = 'pro' WHERE id = 2"));
     // A reference write that fails on one shard (its copy differs) fails the transaction.
     REQUIRE_OK(d.f.setup.shard(0).exec("INSERT INTO plans VALUES (3, 'only-on-s0')"));
     REQUIRE_OK(c.exec("BEGIN"));

@@ -3,9 +3,9 @@
 // every shard; keyless joins scatter and merge; DDL reaches every shard; INSERT, UPDATE, DELETE
 // and TRUNCATE through shardwire change every copy (RETURNING rows come once); a write that fails
 // on one shard changes none and leaves nothing prepared; in session pooling it runs with the
-// session's servers (inside BEGIN: every_shard_write_test.cc); with other statements in its Query
-// inside BEGIN, in the extended protocol and under cross_shard_transactions: refuse a write is
-// refused; VERIFY
+// session's servers (inside BEGIN: every_shard_write_test.cc) and in the extended protocol with
+// the client's parameters; with other statements in its Query inside BEGIN and under
+// cross_shard_transactions: refuse a write is refused; VERIFY
 // REFERENCE finds a copy changed directly on one shard; a shard added to the config gets the
 // copies from `shardwire init` before MOVE BUCKETS may put buckets on it, and MOVE BUCKETS is
 // refused while its copy differs.
@@ -252,12 +252,20 @@ TEST_SUITE("reference_tables") {
     c.exec("ROLLBACK");
     for (int s = 0; s < kConfigured; ++s)
       CHECK_MESSAGE(d.plans_on(s).find("8=") == std::string::npos, "s" << s);
-    // The extended protocol: refused, nothing written.
-    PgResult extended = c.exec_params("INSERT INTO plans VALUES ($1, 'nine')", {std::string("9")});
-    CHECK(extended.sqlstate() == "0A000");
-    CHECK(contains(extended.error(), "simple query protocol"));
+    // The extended protocol (Parse, Bind, Describe, Execute, Sync): on every shard with the
+    // client's parameters, RETURNING once; the row count of its tag.
+    PgResult extended = c.exec_params("INSERT INTO plans VALUES ($1, $2) RETURNING name",
+                                      {std::string("9"), std::string("nine")});
+    REQUIRE_MESSAGE(extended.ok(), extended.describe());
+    CHECK(extended.rows() == 1);
+    CHECK(extended.value(0, 0) == "nine");
+    for (int s = 0; s < kConfigured; ++s)
+      CHECK_MESSAGE(d.plans_on(s).find("9=nine") != std::string::npos, "s" << s);
+    PgResult removed = c.exec_params("DELETE FROM plans WHERE id = $1", {std::string("9")});
+    REQUIRE_MESSAGE(removed.ok(), removed.describe());
     for (int s = 0; s < kConfigured; ++s)
       CHECK_MESSAGE(d.plans_on(s).find("9=") == std::string::npos, "s" << s);
+    for (int s = 0; s < kConfigured; ++s) CHECK_MESSAGE(d.prepared_on(s) == "0", "s" << s);
     REQUIRE_OK(c.exec("UPDATE plans SET name = 'free!' WHERE id = 1"));
     for (int s = 0; s < kConfigured; ++s) CHECK_MESSAGE(d.plans_on(s).rfind("1=free!,", 0) == 0, "s" << s);
   }
