@@ -345,7 +345,8 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
         return Status::client("0A000",
                               "INSERT ... SELECT into sharded table " + route.table +
                                   " on several shards inside a transaction block (or with pool.mode "
-                                  "session) runs only when sent alone in its own Query; send it alone");
+                                  "session) runs only in the simple query protocol, sent alone in its own "
+                                  "Query; send it so, or add the key to the SELECT");
       }
       return cross("every shard");
     case RouteKind::Split:

@@ -239,6 +239,15 @@ TEST_SUITE("insert_select") {
       CHECK_MESSAGE(d.prepared_on(s) == "0", "s" << s);
       CHECK_MESSAGE(d.misplaced_on(s) == "0", "s" << s);
     }
+    // The extended protocol on a server the transaction holds: refused, and the transaction with it.
+    REQUIRE_OK(d.c.exec("BEGIN"));
+    REQUIRE_OK(d.c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + k1 + ", 'f')"));
+    PgResult extended = d.c.exec_params(std::string(kArchiveAll) + " WHERE note <> $1", {std::string("x")});
+    CHECK(extended.sqlstate() == "0A000");
+    CHECK(contains(extended.error(), "simple query protocol"));
+    d.c.exec("ROLLBACK");
+    CHECK(d.c.value("SELECT count(*) FROM archive") == "13");
+    CHECK(d.c.value("SELECT count(*) FROM orders") == "13");
     // ROLLBACK undoes it on every shard.
     REQUIRE_OK(d.c.exec("BEGIN"));
     PgResult again = d.c.exec(
