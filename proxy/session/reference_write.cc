@@ -134,12 +134,13 @@ Status ReferenceWrite::on_message(size_t index, char type, std::string_view fram
 
 // A message of the answer to the statement, held for the client until every shard answered:
 // EqualTags, the first shard's (the copies are equal, so its rows are the rows); SumRows, every
-// shard's rows under the first RowDescription that came.
+// shard's rows and notices, and once each the ParseComplete, BindComplete and RowDescription (or
+// NoData) that came first.
 Status ReferenceWrite::hold(size_t index, char type, std::string_view frame) {
   if (setup_.answer == Answer::EqualTags && index != 0) return Status::ok();
-  if (setup_.answer == Answer::SumRows && type == 'T') {
-    if (described_) return Status::ok();
-    described_ = true;
+  if (setup_.answer == Answer::SumRows && type != 'D' && type != 'N') {
+    if (held_once_.find(type) != std::string::npos) return Status::ok();
+    held_once_.push_back(type);  // every shard sends it before its rows: the first one is in place
   }
   if (result_.size() + frame.size() > kMaxHeldResult) {
     fail(Status::client("54000", "the result of a " + setup_.what + " is over " +

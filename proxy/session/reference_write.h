@@ -98,9 +98,9 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   EveryShardTransaction servers_;  // after setup_: built from its session_state
   Callbacks callbacks_;
   Phase phase_ = Phase::Writing;
-  std::string result_;      // the client's RowDescription and DataRows (EqualTags: the first shard's)
-  bool described_ = false;  // SumRows: result_ holds a RowDescription
-  std::string tag_;         // the client's CommandComplete tag
+  std::string result_;     // the client's RowDescription and DataRows (EqualTags: the first shard's)
+  std::string held_once_;  // SumRows: the types held from the first shard that sent them (1, 2, T, n)
+  std::string tag_;        // the client's CommandComplete tag
   std::unique_ptr<TwoPhaseLegs> two_phase_;
 };
 

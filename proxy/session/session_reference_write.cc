@@ -85,15 +85,16 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
   return refusal.empty() ? Status::ok() : Status::client("0A000", refusal);
 }
 
-// The extended batch [Parse] Bind [Describe portal] Execute(all rows) Sync of a reference write,
-// rebuilt for every shard with the statement parsed as the unnamed one (no shard needs the
-// client's statement prepared); with the size of the client's batch.
+// The extended batch [Parse] Bind [Describe portal] Execute(all rows) Sync of a reference write
+// (or a multi-shard INSERT ... SELECT), rebuilt for every shard with `sql` parsed as the unnamed
+// statement (no shard needs the client's statement prepared); with the size of the client's batch.
 Result<std::pair<std::string, size_t>> Session::extended_reference_write(const ExtendedBatch& bound,
-                                                                         const router::Route& route) {
+                                                                         const router::Route& route,
+                                                                         std::string_view sql) {
   std::string_view input = client_input();
   size_t offset = bound.bind_end;
   std::string batch;
-  wire::encode_parse(batch, "", bound.statement().query, bound.statement().types);
+  wire::encode_parse(batch, "", sql, bound.statement().types);
   wire::encode_bind_renamed(batch, bound.bind, "");
   for (char expected : {'D', 'E', 'S'}) {
     auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
@@ -105,7 +106,9 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
         (expected != 'E' || (body.size() >= 4 && load_be32(body.data() + body.size() - 4) == 0));
     if (!fits && expected == 'D') continue;  // Describe is optional
     if (!fits)
-      return Status::client("0A000", "write of reference table " + route.table +
+      return Status::client("0A000", std::string(route.insert_select ? "INSERT ... SELECT into sharded table "
+                                                                     : "write of reference table ") +
+                                         route.table +
                                          " runs on every shard in the extended protocol only as one batch of "
                                          "[Parse] Bind [Describe portal] Execute (no row limit) Sync");
     batch.append(whole(frame.frame));
@@ -116,7 +119,7 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
 
 Session::Start Session::start_extended_reference_write(const ExtendedBatch& bound,
                                                        const router::Route& route) {
-  auto batch = extended_reference_write(bound, route);
+  auto batch = extended_reference_write(bound, route, bound.statement().query);
   if (!batch) {
     refuse_request(batch.status());
     return Start::Answered;
@@ -160,7 +163,33 @@ Session::Start Session::start_reference_write(std::string message, size_t consum
 // transaction; outside the client's they commit together, inside it they stay its legs; the
 // client gets every shard's rows and the summed count.
 Session::Start Session::start_insert_select(const wire::Frame& frame, const router::Route& route) {
-  if (const std::string refusal = insert_select_refusal(route, cross_shard_writes()); !refusal.empty()) {
+  std::string query;
+  wire::encode_query(query, route.shard_sql);
+  return run_insert_select(std::move(query), frame.size, route, false);
+}
+
+// The extended batch rebuilt with the route's SQL for every shard; the client's Bind values.
+Session::Start Session::start_extended_insert_select(const ExtendedBatch& bound, const router::Route& route) {
+  auto batch = extended_reference_write(bound, route, route.shard_sql);
+  if (!batch) {
+    refuse_request(batch.status());
+    return Start::Answered;
+  }
+  if (batch.value().first.empty()) return Start::Wait;
+  profile_.unnamed_elsewhere = true;  // the shards' unnamed statement is this batch's now
+  return run_insert_select(std::move(batch.value().first), batch.value().second, route, !bound.client_parsed);
+}
+
+// `message`: what every shard runs (a Query, or an extended batch); `consumed`: the client's bytes.
+Session::Start Session::run_insert_select(std::string message, size_t consumed, const router::Route& route,
+                                          bool hide_parse_complete) {
+  std::string refusal = insert_select_refusal(route, cross_shard_writes());
+  if (refusal.empty() && route.migrating) {  // only on a server the session holds: else it waited
+    refusal = "INSERT ... SELECT into sharded table " + route.table +
+              " waits for a bucket move's cutover, which a transaction holding servers cannot; run it "
+              "outside BEGIN ... COMMIT or retry";
+  }
+  if (!refusal.empty()) {
     refuse_request(Status::client("0A000", refusal));
     return Start::Answered;
   }
@@ -188,11 +217,12 @@ Session::Start Session::start_insert_select(const wire::Frame& frame, const rout
   LOG_DEBUG("client=c%llu INSERT ... SELECT into %s on %zu shards%s", (unsigned long long)id(),
             route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   ReferenceWrite::Setup setup;
-  wire::encode_query(setup.query, route.shard_sql);
+  setup.query = std::move(message);
+  setup.hide_parse_complete = hide_parse_complete;
   setup.table = route.table;
   setup.answer = ReferenceWrite::Answer::SumRows;
   setup.what = "INSERT ... SELECT into sharded table " + route.table;
-  return start_write_runner(frame.size, std::move(targets), std::move(pools), std::move(setup),
+  return start_write_runner(consumed, std::move(targets), std::move(pools), std::move(setup),
                             stats::RouteLabel::Scatter, in_transaction);
 }
 
