@@ -2,10 +2,11 @@
 // catalog and 3 real shards: `orders` and `archive` are both sharded by a bigint tenant_id. Keyed,
 // it runs on the tenant's shard; keyless (or with keys on several shards) every shard inserts the
 // rows of its own buckets, the shards commit together by two-phase commit, the tag counts every
-// shard's rows and RETURNING brings them all; a failure on one shard leaves nothing anywhere and
-// nothing prepared; a shard holding a copy of another shard's bucket (fenced there) contributes
-// none of those rows; inside a transaction block it joins the transaction's legs (COMMIT keeps it,
-// ROLLBACK or a failure undoes it); the forms that are not co-located are refused with 0A000.
+// shard's rows and RETURNING brings them all, in either protocol; a failure on one shard leaves
+// nothing anywhere and nothing prepared; a shard holding a copy of another shard's bucket (fenced
+// there) contributes none of those rows; inside a transaction block it joins the transaction's
+// legs (COMMIT keeps it, ROLLBACK or a failure undoes it); the forms that are not co-located are
+// refused with 0A000.
 #include "it_test.h"
 
 #include <algorithm>
