@@ -19,7 +19,7 @@ CopyIn::CopyIn(std::vector<Target> targets, Setup setup, Callbacks callbacks)
       servers_(std::move(targets), setup_.session_state, *this),
       callbacks_(std::move(callbacks)),
       splitter_(setup_.plan.options) {
-  if (!legs_.empty()) legs_.front().position = !setup_.plan.key_known;
+  if (!legs_.empty()) legs_.front().position = !setup_.plan.key_known && !setup_.every_shard;
 }
 
 CopyIn::~CopyIn() = default;
@@ -162,7 +162,7 @@ Status CopyIn::on_position(std::string_view data_row) {
 }
 
 void CopyIn::start_streaming() {
-  if (!setup_.plan.key_known) {
+  if (!setup_.plan.key_known && !setup_.every_shard) {
     fail(Status::client("42703",
                         "COPY into sharded table " + setup_.rule.config_name + ": its shard key column " +
                             setup_.rule.key +

@@ -48,6 +48,9 @@ class CopyIn : private EveryShardTransaction::Runner {
     // left open for the client's COMMIT or ROLLBACK (hand_back gets every server), and the
     // client's ReadyForQuery is the session's.
     bool in_transaction = false;
+    // A reference table (docs/architecture.md §6.4): every CopyData goes whole to every shard
+    // (no key, no splitting), every shard must copy the same number of rows, all commit.
+    bool every_shard = false;
   };
   struct Callbacks {
     std::function<void(std::string_view)> write_client;
@@ -104,6 +107,7 @@ class CopyIn : private EveryShardTransaction::Runner {
   void start_streaming();
   void end_copies();
   void commit_written_legs();
+  bool same_rows_everywhere();
   void complete();
   Status hand_back(bool clean, const Status& error);
   void release_servers(bool clean, const Status& error);

@@ -20,6 +20,7 @@ void CopyIn::commit_written_legs() {
     written.push_back(i);
     names += (names.empty() ? "" : ", ") + servers_.shard(i);
   }
+  if (setup_.every_shard && !same_rows_everywhere()) return;
   if (setup_.in_transaction) {
     finish_in_transaction();
     return;
@@ -78,6 +79,25 @@ void CopyIn::finish_two_phase(TwoPhaseOutcome outcome, const Status& error) {
   ready_for_query(out);
   callbacks_.write_client(out);
   callbacks_.done();
+}
+
+// A reference table's copies must stay equal: every shard copied the same rows, the client's
+// `COPY n` is one shard's count. Else the copy fails on every shard (55000).
+bool CopyIn::same_rows_everywhere() {
+  std::string answers;
+  bool equal = true;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    equal = equal && legs_[i].rows_copied == legs_.front().rows_copied;
+    answers +=
+        (answers.empty() ? "" : ", ") + servers_.shard(i) + ": " + std::to_string(legs_[i].rows_copied);
+  }
+  rows_ = legs_.empty() ? 0 : legs_.front().rows_copied;
+  if (!equal) {
+    fail(Status::server("55000", "COPY into reference table " + setup_.rule.config_name +
+                                     " copied different row counts on the shards (" + answers +
+                                     "); nothing was written"));
+  }
+  return equal;
 }
 
 // Outside a transaction new servers go back to their pools (closed unless `clean`); the session

@@ -124,4 +124,12 @@ Result<CopyInPlan> plan_copy_in(const parser::StatementFacts& statement, const r
   return plan;
 }
 
+Result<CopyInPlan> plan_reference_copy_in(const parser::StatementFacts& statement, const std::string& table) {
+  if (!statement.copy_from_client)
+    return Status::client("0A000", "COPY into reference table " + table +
+                                       " through shardwire reads only FROM STDIN (each shard would read the "
+                                       "file or run the program); use psql \\copy");
+  return CopyInPlan{};
+}
+
 }  // namespace sw::session

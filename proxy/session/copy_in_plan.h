@@ -24,4 +24,8 @@ struct CopyInPlan {
 // column list without the key (0A000: the row's shard would not be known).
 Result<CopyInPlan> plan_copy_in(const parser::StatementFacts& statement, const router::TableRule& rule);
 
+// COPY reference_table FROM STDIN (its CopyData goes whole to every shard, docs/architecture.md
+// §6.4): an empty plan, or 0A000 when it reads a file or program (each shard would read it).
+Result<CopyInPlan> plan_reference_copy_in(const parser::StatementFacts& statement, const std::string& table);
+
 }  // namespace sw::session

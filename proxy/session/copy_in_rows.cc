@@ -40,11 +40,16 @@ void CopyIn::on_client_message(char type, std::string_view body) {
   client_ended_ = ends;
   switch (type) {
     case 'd':
+      if (setup_.every_shard) {
+        to_every_leg(body);
+        for (Leg& leg : legs_) leg.rows_sent = 1;  // written: its COPY n counts the rows
+        return;
+      }
       splitter_.feed(body);
       split(false);
       return;
     case 'c':
-      split(true);
+      if (!setup_.every_shard) split(true);
       if (phase_ == Phase::Streaming) end_copies();
       return;
     case 'f': {

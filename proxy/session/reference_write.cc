@@ -101,6 +101,7 @@ Status ReferenceWrite::on_message(size_t index, char type, std::string_view fram
       [[fallthrough]];
     case '2':
     case 'n':
+    case 's':  // PortalSuspended: the client's Execute had a row limit; no CommandComplete then
     case 'N':
     case 'T':
     case 'D':
@@ -231,7 +232,7 @@ void ReferenceWrite::finish(TwoPhaseOutcome outcome, const Status& error) {
   std::string out;
   if (outcome == TwoPhaseOutcome::Committed) {
     out = std::move(result_);
-    wire::encode_command_complete(out, tag_);
+    if (!tag_.empty()) wire::encode_command_complete(out, tag_);  // empty: PortalSuspended came
   } else {
     wire::encode_error(out, "ERROR", error.sqlstate, error.message);
   }
@@ -284,7 +285,7 @@ void ReferenceWrite::finish_in_transaction() {
   std::string out;
   if (verdict.is_ok()) {
     out = std::move(result_);
-    wire::encode_command_complete(out, tag_);
+    if (!tag_.empty()) wire::encode_command_complete(out, tag_);  // empty: PortalSuspended came
   } else {
     wire::encode_error(out, "ERROR", verdict.sqlstate, verdict.message);
   }

@@ -334,6 +334,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                                 std::vector<pool::Pool*>* pools);
   // COPY FROM STDIN or a reference write with the session's servers (session_every_shard_write.cc)
   bool writes_in_transaction() const { return txn_.shards.open() || txn_.control.deferred(); }
+  // A COPY FROM into a sharded table (split by key) or a reference table (whole to every shard).
+  static bool copies_in(const router::Route& route, const parser::StatementFacts* only) {
+    return route.copy_in ||
+           (route.reference_write && only != nullptr && only->kind == parser::StatementKind::Copy);
+  }
   void lend_session_servers(std::vector<EveryShardTransaction::Target>* targets, bool in_transaction);
   Status take_back_servers(std::vector<EveryShardTransaction::Handed> handed, const Status& error,
                            bool in_transaction);
@@ -344,6 +349,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Next write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                             const router::Route& route);
   Next write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
+  Next write_in_open_batch(const wire::Frame& query);
   Status every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route);
   // COPY FROM STDIN into a sharded table (session_copy_in.cc)
   Start start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,

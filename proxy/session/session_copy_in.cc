@@ -1,4 +1,5 @@
-// Session: COPY FROM STDIN into a sharded table (CopyIn, docs/architecture.md §5.10). The session
+// Session: COPY FROM STDIN into a sharded table (CopyIn, docs/architecture.md §5.10), or a
+// reference table (every shard gets the client's CopyData whole, §6.4). The session
 // starts it, hands it the client's messages while it accepts them (a shard's output over its
 // high-water mark stops the reading: backpressure), and resumes its own reading when it is done.
 #include "common/log.h"
@@ -24,9 +25,14 @@ Status Session::targets_on_every_shard(std::vector<EveryShardTransaction::Target
 
 Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
                                       const router::Route& route) {
-  auto plan = plan_copy_in(statement, *route.copy_rule);
-  if (!plan) {
-    refuse_request(plan.status());
+  // A reference table's COPY (no copy_rule) goes whole to every shard: no key to plan for.
+  auto plan = route.copy_rule != nullptr ? plan_copy_in(statement, *route.copy_rule)
+                                         : Result<CopyInPlan>(CopyInPlan{});
+  const Status refused = !plan                        ? plan.status()
+                         : route.copy_rule == nullptr ? every_shard_write_refusal(statement, route)
+                                                      : Status::ok();
+  if (!refused.is_ok()) {
+    refuse_request(refused);
     return Start::Answered;
   }
   std::vector<EveryShardTransaction::Target> targets;
@@ -41,7 +47,12 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
             route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   CopyIn::Setup setup;
   setup.copy_query.assign(whole(frame));
-  setup.rule = *route.copy_rule;
+  setup.every_shard = route.copy_rule == nullptr;
+  if (route.copy_rule != nullptr) {
+    setup.rule = *route.copy_rule;
+  } else {
+    setup.rule.config_name = route.table;
+  }
   setup.plan = std::move(plan.value());
   setup.directory = host_.directory();
   setup.session_state = profile_.settings.signature();

@@ -199,7 +199,7 @@ Session::Next Session::write_on_every_shard(const wire::Frame& query, const pars
     return Next::Continue;
   }
   if (clock_.request_started_us == 0) note_request_start();
-  const Start start = route.copy_in ? start_copy_in(query, only, route)
+  const Start start = copies_in(route, &only) ? start_copy_in(query, only, route)
                       : route.insert_select
                           ? start_insert_select(query, route)
                           : start_reference_write(std::string(whole(query)), query.size, &only, route);
@@ -219,6 +219,19 @@ Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, co
   const Start start = route.insert_select ? start_extended_insert_select(batch, route)
                                           : start_extended_reference_write(batch, route);
   return start == Start::Wait ? Next::Stop : Next::Continue;
+}
+
+// A Query inside an extended batch not yet synced (asyncpg's COPY after its introspection, in
+// session pooling): a COPY FROM or reference write still runs on every shard.
+Session::Next Session::write_in_open_batch(const wire::Frame& query) {
+  if (!request_.batch_open || request_.lent || txn_.leg.outside_transaction || txn_.control.moving() ||
+      txn_.ending != Ending::None || !host_.directory())
+    return Next::Forward;
+  auto facts = facts_of_query(query);
+  if (!facts || facts->statements.size() != 1) return Next::Forward;
+  router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
+  if (!route.copy_in && !route.reference_write) return Next::Forward;
+  return write_on_every_shard(query, facts->statements.front(), route);
 }
 
 }  // namespace sw::session

@@ -111,6 +111,7 @@ Status Session::check_write(const parser::QueryFacts& facts, const router::Route
 // session pooling, another of the session's servers), or the transaction's end on every leg?
 Session::Next Session::route_across_legs(const wire::Frame& query) {
   Leg& leg = txn_.leg;
+  if (Next next = write_in_open_batch(query); next != Next::Forward) return next;
   if (request_.lent || leg.outside_transaction || txn_.control.moving() || request_.batch_open ||
       !host_.directory())
     return Next::Forward;

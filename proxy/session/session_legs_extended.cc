@@ -65,7 +65,8 @@ Session::Next Session::close_batch_for_another_leg() {
   if (!values) return Next::Forward;
   router::Route route = router::route(batch.only(), &*values, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*batch.facts, route);
-  if (target < 0 || target == leg.shard) return Next::Forward;
+  // A reference write runs on every shard (write_batch_on_every_shard) as a batch of its own.
+  if (!route.reference_write && (target < 0 || target == leg.shard)) return Next::Forward;
   std::string sync;
   wire::encode_sync(sync);
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);

@@ -17,12 +17,6 @@ std::string reference_write_refusal(const parser::StatementFacts* only, const ro
                                     CrossShardWrites writes, size_t shards) {
   const std::string what = "write of reference table " + route.table;
   if (only == nullptr) return what + " must be sent alone, not with other statements in one Query";
-  if (only->kind == parser::StatementKind::Copy) {
-    return "COPY FROM into reference table " + route.table +
-           " is not supported through shardwire; load it with INSERT, or on every shard directly and "
-           "check it with VERIFY REFERENCE " +
-           route.table + " on the admin console";
-  }
   if (shards < 2) return {};
   switch (writes) {
     case CrossShardWrites::TwoPhase: return {};
@@ -82,12 +76,18 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
   }
   const std::string refusal =
       reference_write_refusal(&only, route, cross_shard_writes(), host_.directory()->shards().size());
-  return refusal.empty() ? Status::ok() : Status::client("0A000", refusal);
+  if (!refusal.empty()) return Status::client("0A000", refusal);
+  if (only.kind != parser::StatementKind::Copy) return Status::ok();
+  auto plan = plan_reference_copy_in(only, route.table);
+  return plan ? Status::ok() : plan.status();
 }
 
-// The extended batch [Parse] Bind [Describe portal] Execute(all rows) Sync of a reference write
-// (or a multi-shard INSERT ... SELECT), rebuilt for every shard with `sql` parsed as the unnamed
-// statement (no shard needs the client's statement prepared); with the size of the client's batch.
+// The extended batch [Parse] Bind [Describe portal] Execute Sync of a reference write (or a
+// multi-shard INSERT ... SELECT), rebuilt for every shard with `sql` parsed as the unnamed
+// statement (no shard needs the client's statement prepared); with the size of the client's
+// batch. Execute's row limit stays the client's (pgjdbc sends 1 for a statement whose rows it
+// discards): the write runs whole either way. An INSERT ... SELECT with RETURNING takes none: each
+// shard would stop at the limit.
 Result<std::pair<std::string, size_t>> Session::extended_reference_write(const ExtendedBatch& bound,
                                                                          const router::Route& route,
                                                                          std::string_view sql) {
@@ -100,17 +100,23 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
     auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
     if (frame.status == wire::FrameStatus::NeedMore) return Status::ok();  // empty: wait for more
     const std::string_view body = frame.frame.body;
-    const bool fits =
-        frame.status == wire::FrameStatus::Complete && frame.frame.type == expected &&
-        (expected != 'D' || (!body.empty() && body[0] == 'P')) &&
-        (expected != 'E' || (body.size() >= 4 && load_be32(body.data() + body.size() - 4) == 0));
+    const bool limited =
+        expected == 'E' && (body.size() < 4 || load_be32(body.data() + body.size() - 4) != 0);
+    const bool fits = frame.status == wire::FrameStatus::Complete && frame.frame.type == expected &&
+                      (expected != 'D' || (!body.empty() && body[0] == 'P')) &&
+                      !(limited && route.insert_select && bound.only().returning);
     if (!fits && expected == 'D') continue;  // Describe is optional
+    if (!fits && route.insert_select) {
+      return Status::client("0A000",
+                            "INSERT ... SELECT into sharded table " + route.table +
+                                " on several shards runs in the extended protocol only as one batch of "
+                                "[Parse] Bind [Describe portal] Execute (with RETURNING: no row limit) "
+                                "Sync");
+    }
     if (!fits)
-      return Status::client("0A000", std::string(route.insert_select ? "INSERT ... SELECT into sharded table "
-                                                                     : "write of reference table ") +
-                                         route.table +
+      return Status::client("0A000", "write of reference table " + route.table +
                                          " runs on every shard in the extended protocol only as one batch of "
-                                         "[Parse] Bind [Describe portal] Execute (no row limit) Sync");
+                                         "[Parse] Bind [Describe portal] Execute Sync");
     batch.append(whole(frame.frame));
     offset += frame.frame.size;
   }

@@ -129,7 +129,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
-      if (route.copy_in) return start_copy_in(frame, *only, route);
+      if (copies_in(route, only)) return start_copy_in(frame, *only, route);
       if (route.reference_write)
         return start_reference_write(std::string(whole(frame)), frame.size, only, route);
       if (route.insert_select) return start_insert_select(frame, route);

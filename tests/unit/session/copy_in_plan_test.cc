@@ -80,5 +80,24 @@ TEST_CASE("options PostgreSQL refuses, and ENCODING, are refused before any shar
   }
 }
 
+TEST_CASE("a reference table's COPY reads only from the client") {
+  for (const char* sql : {"COPY plans FROM STDIN", "COPY plans (id, name) FROM STDIN WITH (FORMAT csv)"}) {
+    INFO(sql);
+    auto facts = parser::analyze_uncached(sql);
+    REQUIRE(facts.is_ok());
+    CHECK(plan_reference_copy_in(facts.value()->statements.front(), "plans").is_ok());
+  }
+  for (const char* sql : {"COPY plans FROM '/tmp/plans.csv'", "COPY plans FROM PROGRAM 'cat /tmp/p'"}) {
+    INFO(sql);
+    auto facts = parser::analyze_uncached(sql);
+    REQUIRE(facts.is_ok());
+    auto refused = plan_reference_copy_in(facts.value()->statements.front(), "plans");
+    REQUIRE_FALSE(refused.is_ok());
+    CHECK(refused.status().sqlstate == "0A000");
+    CHECK(refused.status().message.find("reference table plans") != std::string::npos);
+    CHECK(refused.status().message.find("FROM STDIN") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace sw::session
