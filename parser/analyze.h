@@ -163,7 +163,15 @@ struct InsertFacts {
   std::vector<std::string> columns;      // the column list; empty when omitted
   std::vector<std::vector<Value>> rows;  // VALUES rows (DEFAULT is Other)
   bool from_select = false;              // INSERT ... SELECT (rows unknown)
-  bool default_values = false;           // INSERT ... DEFAULT VALUES
+  // INSERT ... SELECT of one plain SELECT (no UNION/INTERSECT/EXCEPT, not VALUES): its query
+  // block, and per select-list item what it is: `select_values[i]` (a column: kind Column; `*`
+  // or `t.*`: kind Other, text "*") and, for a column, `select_columns[i]` resolved in that
+  // block (name "" otherwise). -1 and empty for any other source.
+  int select_scope = -1;
+  std::vector<Value> select_values;
+  std::vector<ColumnRef> select_columns;
+  bool select_distinct_on = false;  // the SELECT uses DISTINCT ON
+  bool default_values = false;      // INSERT ... DEFAULT VALUES
   OnConflict on_conflict = OnConflict::None;
 };
 

@@ -104,7 +104,10 @@ int FactsBuilder::insert(JsonRef body, int parent) {
     }
   } else {
     facts.from_select = true;
-    statement(source, scope);
+    const int select_scope = statement(source, scope);
+    if (source.node_type() == "SelectStmt" && (!op || op.equals("SETOP_NONE")) && select_scope >= 0) {
+      select_items(select_body, select_scope, facts);
+    }
   }
 
   add_entry(scope, {"excluded", "", -1});
@@ -117,6 +120,26 @@ int FactsBuilder::insert(JsonRef body, int parent) {
   returning(body["returningList"], scope);
   out_.inserts.push_back(std::move(facts));
   return scope;
+}
+
+// The select list of an INSERT's plain SELECT, item by item (InsertFacts::select_values).
+void FactsBuilder::select_items(JsonRef select_body, int select_scope, InsertFacts& facts) const {
+  facts.select_scope = select_scope;
+  for (JsonRef item : select_body["targetList"]) {
+    JsonRef val = item.body()["val"];
+    Value item_value = value(val);
+    ColumnRef item_column;
+    if (item_value.kind == ValueKind::Column) {
+      column(val, select_scope, item_column);
+    } else if (val.node_type() == "ColumnRef") {
+      item_value.text = "*";  // * or t.*
+    }
+    facts.select_values.push_back(std::move(item_value));
+    facts.select_columns.push_back(std::move(item_column));
+  }
+  for (JsonRef item : select_body["distinctClause"]) {
+    if (item.size() > 0) facts.select_distinct_on = true;
+  }
 }
 
 int FactsBuilder::update(JsonRef body, int parent) {

@@ -50,6 +50,7 @@ class FactsBuilder {
   // facts_builder.cc — statements.
   int statement(JsonRef node, int parent);  // a wrapped statement node; returns its scope
   int insert(JsonRef body, int parent);
+  void select_items(JsonRef select_body, int select_scope, InsertFacts& facts) const;
   int update(JsonRef body, int parent);
   int remove(JsonRef body, int parent);
   int merge(JsonRef body, int parent);

@@ -8,6 +8,7 @@
 //   equality t0.tenant_id = t1.tenant_id (left restricts right)
 //   assignment t0.total = $2
 //   insert t0 columns=(id, tenant_id) rows=2 on_conflict=update | row (1, 'x') | ...
+//   insert t0 columns=(tenant_id, v) rows=0 from_select select@1 (t1.tenant_id, ?)
 //
 // A column is "t<table>.<name>" when qualified by a table, "?.<name>" when qualified by
 // something else, "<name>@<scope>" when unqualified. Values: 'string', number, NULL, true,
@@ -164,6 +165,17 @@ std::string describe_facts(const StatementFacts& facts) {
     for (size_t i = 0; i < insert.columns.size(); ++i) out += (i ? ", " : "") + insert.columns[i];
     out += ") rows=" + std::to_string(insert.rows.size());
     if (insert.from_select) out += " from_select";
+    if (insert.select_scope >= 0) {
+      out += " select@" + std::to_string(insert.select_scope) + " (";
+      for (size_t i = 0; i < insert.select_values.size(); ++i) {
+        const Value& item = insert.select_values[i];
+        out += i ? ", " : "";
+        out += item.kind == ValueKind::Column ? column_text(insert.select_columns[i])
+               : item.text == "*"             ? std::string("*")
+                                              : value_text(item);
+      }
+      out += insert.select_distinct_on ? ") distinct_on" : ")";
+    }
     if (insert.default_values) out += " default_values";
     if (insert.on_conflict == OnConflict::DoNothing) out += " on_conflict=nothing";
     if (insert.on_conflict == OnConflict::DoUpdate) out += " on_conflict=update";

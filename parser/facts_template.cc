@@ -31,6 +31,7 @@ void for_each_value(Facts& facts, F&& f) {
       for (auto& row : insert.rows) {
         for (auto& value : row) f(value);
       }
+      for (auto& value : insert.select_values) f(value);
     }
   }
 }

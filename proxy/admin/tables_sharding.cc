@@ -126,6 +126,7 @@ ResultTable route_table(const router::Route& route, const router::Directory& dir
   std::string reason = route.kind == router::RouteKind::Error
                            ? route.error.sqlstate + " " + route.error.message
                            : route.reason;
+  if (route.insert_select) reason += "; each shard runs: " + route.shard_sql;  // with its owned-rows splice
   if (route.split) {  // a split INSERT: what each shard runs
     for (const router::InsertSplit::Part& part : route.split->parts)
       reason += "; " + directory.shard_name(static_cast<uint16_t>(part.shard)) + " runs: " + part.sql;

@@ -90,6 +90,14 @@ class DmlRouter {
   Route merged_scatter(Route route, int first);
   bool sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite, bool grouped, std::string& why);
   std::string not_tied_message(int a, int b) const;
+  // route_insert_select.cc: INSERT ... SELECT into a sharded table.
+  bool add_insert_select(const parser::InsertFacts& insert, Route& error);
+  std::string source_description(const parser::ColumnRef& column, int select_scope) const;
+  Route insert_select_route(bool all_pinned);
+  std::string insert_select_blocker() const;
+  std::string fix_on_one_shard() const;
+  Route insert_select_scatter(bool all_pinned);
+  bool keeps_key(const parser::Assignment& assignment) const;  // route_decide.cc
   // route_reference.cc: statements that write reference tables, or read nothing else.
   int written_reference() const;  // the first reference table the statement writes, -1 when none
   Route reference_write(int written) const;
@@ -108,6 +116,11 @@ class DmlRouter {
   mutable std::vector<int> parent_;  // union-find over table indices: co-location groups
   std::vector<ShardEdits> split_;    // a split read: per shard, its key lists' edits
   bool splitting_ = false;           // routing a read whose key lists span shards
+  // An INSERT ... SELECT whose key is fed by a source's key: the INSERT, its target and that
+  // source (co-located).
+  const parser::InsertFacts* insert_select_ = nullptr;
+  int insert_target_ = -1;
+  int insert_source_ = -1;
 };
 
 }  // namespace sw::router::detail

@@ -111,6 +111,16 @@ std::string DmlRouter::not_tied_message(int a, int b) const {
   return message + (hint.empty() ? "" : " (" + hint + ")");
 }
 
+// The assignment (to the key) leaves it unchanged, or sets it to the inserted row's own key.
+bool DmlRouter::keeps_key(const parser::Assignment& assignment) const {
+  const TableRule& r = *rule(assignment.table);
+  const parser::TableRef& target = ref(assignment.table);
+  const parser::Value& value = assignment.value;
+  return value.kind == parser::ValueKind::Column &&
+         (value.text == r.key || value.text == "excluded." + r.key ||
+          value.text == (target.alias.empty() ? target.name : target.alias) + "." + r.key);
+}
+
 bool DmlRouter::check_assignments(int shard, Route& error) {
   for (const parser::Assignment& assignment : facts_.assignments) {
     if (assignment.table < 0 || rule(assignment.table) == nullptr) continue;
@@ -122,11 +132,7 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
                                                   : "UPDATE of sharded table ") +
         r.config_name + " sets its key " + r.key;
     const parser::Value& value = assignment.value;
-    if (value.kind == parser::ValueKind::Column &&
-        (value.text == r.key || value.text == "excluded." + r.key ||
-         value.text == (target.alias.empty() ? target.name : target.alias) + "." + r.key)) {
-      continue;  // unchanged, or the inserted row's own key
-    }
+    if (keeps_key(assignment)) continue;
     KeyBucket key = key_bucket(value, r, params_, dir_.bucket_count());
     switch (key.outcome) {
       case KeyOutcome::Error:

@@ -165,12 +165,8 @@ bool DmlRouter::add_inserts(Route& error) {
       return false;
     }
     if (insert.from_select) {
-      error = make_error("0A000",
-                         into +
-                             " from a SELECT is not supported: the rows' keys are "
-                             "not known before it runs; use VALUES",
-                         r.config_name);
-      return false;
+      if (!add_insert_select(insert, error)) return false;
+      continue;
     }
     auto column = std::find(insert.columns.begin(), insert.columns.end(), r.key);
     if (column == insert.columns.end()) {
@@ -298,6 +294,7 @@ Route DmlRouter::run() {
   propagate();
   const bool all_pinned =
       std::all_of(sharded_.begin(), sharded_.end(), [&](int t) { return keys(t).pinned; });
+  if (insert_target_ >= 0) return insert_select_route(all_pinned);
   return all_pinned ? pinned_route() : unpinned_route();
 }
 

@@ -45,7 +45,12 @@ std::string route_summary(const Route& route, const Directory& dir) {
       break;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
-      if (route.merge && !route.merge->shard_statements.empty()) {
+      if (route.insert_select) {
+        std::string shards;
+        for (int shard : route.shards)
+          shards += (shards.empty() ? "" : ",") + dir.shard_name(static_cast<uint16_t>(shard));
+        out += " " + shards + " insert-select";
+      } else if (route.merge && !route.merge->shard_statements.empty()) {
         std::string shards;
         for (const merge::ShardStatement& statement : route.merge->shard_statements)
           shards += (shards.empty() ? "" : ",") + dir.shard_name(static_cast<uint16_t>(statement.shard));
@@ -94,6 +99,7 @@ std::string describe_route(const Route& route, const Directory& dir) {
   if (route.kind != RouteKind::Error && !route.reason.empty()) out += "; " + route.reason;
   if (route.merge && route.merge->shard_statements.empty())
     out += "; each shard runs: " + route.merge->shard_sql;
+  if (route.insert_select) out += "; each shard runs: " + route.shard_sql;
   if (route.merge) {
     for (const merge::ShardStatement& statement : route.merge->shard_statements)
       out += "; " + dir.shard_name(static_cast<uint16_t>(statement.shard)) + " runs: " + statement.sql;

@@ -143,6 +143,13 @@ struct Route {
   // Scatter without a merge plan (COPY ... TO STDOUT): the SQL every shard runs in place of the
   // client's, reading only the shard's own rows.
   std::string shard_sql;
+  // Scatter of INSERT ... SELECT between co-located sharded tables (the target's key fed by the
+  // source's key column): a write on each of `shards` (indexes into Directory::shards(), in
+  // order), each running `shard_sql` (its source tables read through the owned-rows splice) and
+  // inserting the rows of its own buckets; they commit together. A MIGRATING bucket read:
+  // `migrating`, `buckets` (the run waits for the cutover).
+  bool insert_select = false;
+  std::vector<int> shards;
   std::shared_ptr<const InsertSplit> split;  // Split: the per-shard INSERTs
   std::string table;                         // the sharded table the decision is about ("" when none)
   std::string reason;                        // why, for people (shardwire route, SHOW ROUTE, logs)

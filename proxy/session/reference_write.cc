@@ -1,5 +1,5 @@
-// ReferenceWrite: a write of a reference table on every shard, committed together
-// (docs/architecture.md §6.4).
+// ReferenceWrite: a write of a reference table on every shard, or an INSERT ... SELECT between
+// co-located sharded tables on some shards, committed together (docs/architecture.md §6.3, §6.4).
 #include "session/reference_write.h"
 
 #include <utility>
@@ -13,15 +13,34 @@ namespace {
 // The client's result is held until every shard answered: RETURNING of a write this large is
 // refused (54000) rather than held without bound.
 constexpr size_t kMaxHeldResult = 64u << 20;
+
+// The row count at the end of an INSERT/UPDATE/DELETE/MERGE tag ("INSERT 0 12" -> 12).
+bool row_count(std::string_view tag, uint64_t& count) {
+  const size_t space = tag.rfind(' ');
+  if (space == std::string_view::npos || space + 1 == tag.size()) return false;
+  count = 0;
+  for (char c : tag.substr(space + 1)) {
+    if (c < '0' || c > '9') return false;
+    count = count * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return true;
+}
+
 }  // namespace
 
 ReferenceWrite::ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks)
     : legs_(targets.size()),
-      setup_(std::move(setup)),
+      setup_(described(std::move(setup))),
       servers_(std::move(targets), setup_.session_state, *this),
       callbacks_(std::move(callbacks)) {}
 
 ReferenceWrite::~ReferenceWrite() = default;
+
+// Shared by the constructor's initializers: `what` defaults to the reference write's wording.
+ReferenceWrite::Setup ReferenceWrite::described(Setup setup) {
+  if (setup.what.empty()) setup.what = "write of reference table " + setup.table;
+  return setup;
+}
 
 void ReferenceWrite::start() { servers_.start(); }
 
@@ -54,8 +73,9 @@ void ReferenceWrite::on_leg_readable(size_t index) {
       if (shape && frame.type == 'Z') on_ready(index);
       if (shape) continue;
     }
-    LOG_WARN("server=s%llu shard=%s protocol violation by server during a reference write, dropping it: %s",
-             (unsigned long long)backend->id(), servers_.shard(index).c_str(), shape.message.c_str());
+    LOG_WARN("server=s%llu shard=%s protocol violation by server during a %s, dropping it: %s",
+             (unsigned long long)backend->id(), servers_.shard(index).c_str(), setup_.what.c_str(),
+             shape.message.c_str());
     if (phase_ != Phase::TwoPhase) {
       fail(Status::server("08P01",
                           "shard " + servers_.shard(index) + " sent an invalid message: " + shape.message));
@@ -69,7 +89,6 @@ void ReferenceWrite::on_leg_readable(size_t index) {
 
 Status ReferenceWrite::on_message(size_t index, char type, std::string_view frame, std::string_view body) {
   Leg& leg = legs_[index];
-  const bool first = index == 0;  // its answer to the client's statement is the client's
   switch (type) {
     case 'S':
       if (auto p = wire::decode_parameter_status(body))
@@ -86,17 +105,7 @@ Status ReferenceWrite::on_message(size_t index, char type, std::string_view fram
     case 'N':
     case 'T':
     case 'D':
-      if (first && phase_ == Phase::Writing && leg.ready_owed == 1) {
-        if (result_.size() + frame.size() > kMaxHeldResult) {
-          fail(Status::client("54000", "the result of a write of reference table " + setup_.table +
-                                           " is over " + std::to_string(kMaxHeldResult >> 20) +
-                                           " MiB, which shardwire holds until every shard answered; the "
-                                           "write was " +
-                                           undone() + " (RETURNING fewer rows)"));
-          return Status::ok();
-        }
-        result_.append(frame);
-      }
+      if (phase_ == Phase::Writing && leg.ready_owed == 1) return hold(index, type, frame);
       return Status::ok();
     case 'C':
       if (phase_ == Phase::Writing && leg.ready_owed == 1) {
@@ -111,17 +120,39 @@ Status ReferenceWrite::on_message(size_t index, char type, std::string_view fram
         two_phase_->on_error(index, error);
         return Status::ok();
       }
-      error.message = "write of reference table " + setup_.table + " failed on shard " +
-                      servers_.shard(index) + ", " + undone() + ": " + error.message;
+      error.message =
+          setup_.what + " failed on shard " + servers_.shard(index) + ", " + undone() + ": " + error.message;
       fail(error);
       return Status::ok();
     }
     default: break;
   }
-  return Status::server("08P01", "shard " + servers_.shard(index) +
-                                     " answered a reference write with an unexpected "
+  return Status::server("08P01", "shard " + servers_.shard(index) + " answered a " + setup_.what +
+                                     " with an unexpected "
                                      "message ('" +
                                      std::string(1, type) + "')");
+}
+
+// A message of the answer to the statement, held for the client until every shard answered:
+// EqualTags, the first shard's (the copies are equal, so its rows are the rows); SumRows, every
+// shard's rows and notices, and once each the ParseComplete, BindComplete and RowDescription (or
+// NoData) that came first.
+Status ReferenceWrite::hold(size_t index, char type, std::string_view frame) {
+  if (setup_.answer == Answer::EqualTags && index != 0) return Status::ok();
+  if (setup_.answer == Answer::SumRows && type != 'D' && type != 'N') {
+    if (held_once_.find(type) != std::string::npos) return Status::ok();
+    held_once_.push_back(type);  // every shard sends it before its rows: the first one is in place
+  }
+  if (result_.size() + frame.size() > kMaxHeldResult) {
+    fail(Status::client("54000", "the result of a " + setup_.what + " is over " +
+                                     std::to_string(kMaxHeldResult >> 20) +
+                                     " MiB, which shardwire holds until every shard answered; the "
+                                     "write was " +
+                                     undone() + " (RETURNING fewer rows)"));
+    return Status::ok();
+  }
+  result_.append(frame);
+  return Status::ok();
 }
 
 void ReferenceWrite::on_ready(size_t index) {
@@ -142,17 +173,8 @@ void ReferenceWrite::on_ready(size_t index) {
 
 // Every shard ran the statement: equal tags commit, on several shards by two-phase commit.
 void ReferenceWrite::commit() {
-  std::string answers;
-  bool equal = true;
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    equal = equal && legs_[i].tag == legs_.front().tag;
-    answers += (answers.empty() ? "" : ", ") + servers_.shard(i) + ": " + legs_[i].tag;
-  }
-  if (!equal) {
-    fail(Status::server("55000", "write of reference table " + setup_.table + " " + undone() +
-                                     ": the shards answered differently (" + answers +
-                                     "), so their copies of it differ; run VERIFY REFERENCE " + setup_.table +
-                                     " on the admin console and repair the copies"));
+  if (Status error = answer_tag(); !error) {
+    fail(error);
     return;
   }
   if (setup_.in_transaction) {
@@ -169,20 +191,48 @@ void ReferenceWrite::commit() {
   std::vector<size_t> written;
   for (size_t i = 0; i < legs_.size(); ++i) written.push_back(i);
   two_phase_ = std::make_unique<TwoPhaseLegs>(
-      "write of reference table " + setup_.table, callbacks_.two_phase,
+      setup_.what, callbacks_.two_phase,
       [this](size_t leg, const std::string& sql) { servers_.send_query(leg, sql); },
       [this](TwoPhaseOutcome outcome, const Status& error) { finish(outcome, error); });
   two_phase_->start(servers_.shard_names(), written);
 }
 
-// Committed: the client gets the first shard's rows and the tag; else the coordinator's error.
+// EqualTags: the shards' tags must be equal (else their copies differ). SumRows: `INSERT 0 <sum>`.
+Status ReferenceWrite::answer_tag() {
+  std::string answers;
+  bool equal = true;
+  uint64_t total = 0;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    equal = equal && legs_[i].tag == legs_.front().tag;
+    answers += (answers.empty() ? "" : ", ") + servers_.shard(i) + ": " + legs_[i].tag;
+    uint64_t count = 0;
+    if (setup_.answer == Answer::SumRows && !row_count(legs_[i].tag, count)) {
+      return Status::server("08P01", "shard " + servers_.shard(i) + " answered the " + setup_.what +
+                                         " with the tag '" + legs_[i].tag + "', which has no row count");
+    }
+    total += count;
+  }
+  if (setup_.answer == Answer::SumRows) {
+    tag_ = "INSERT 0 " + std::to_string(total);
+    return Status::ok();
+  }
+  if (!equal) {
+    return Status::server("55000", setup_.what + " " + undone() + ": the shards answered differently (" +
+                                       answers + "), so their copies of it differ; run VERIFY REFERENCE " +
+                                       setup_.table + " on the admin console and repair the copies");
+  }
+  tag_ = legs_.front().tag;
+  return Status::ok();
+}
+
+// Committed: the client gets the held rows and the tag; else the coordinator's error.
 void ReferenceWrite::finish(TwoPhaseOutcome outcome, const Status& error) {
   phase_ = Phase::Done;
   release_servers(true, outcome == TwoPhaseOutcome::Committed ? Status::ok() : error);  // idle now
   std::string out;
   if (outcome == TwoPhaseOutcome::Committed) {
     out = std::move(result_);
-    if (!legs_.front().tag.empty()) wire::encode_command_complete(out, legs_.front().tag);
+    if (!tag_.empty()) wire::encode_command_complete(out, tag_);  // empty: PortalSuspended came
   } else {
     wire::encode_error(out, "ERROR", error.sqlstate, error.message);
   }
@@ -196,7 +246,7 @@ void ReferenceWrite::fail(const Status& why) {
   if (phase_ == Phase::Done) return;
   phase_ = Phase::Done;
   release_servers(false, why);  // closed (or the session's: it rolls them back), so nothing changes
-  LOG_INFO("write of reference table %s failed, %s: %s", setup_.table.c_str(), undone(), why.message.c_str());
+  LOG_INFO("%s failed, %s: %s", setup_.what.c_str(), undone(), why.message.c_str());
   std::string out;
   wire::encode_error(out, "ERROR", why.sqlstate, why.message);
   if (!setup_.in_transaction) wire::encode_ready_for_query(out, 'I');
@@ -235,7 +285,7 @@ void ReferenceWrite::finish_in_transaction() {
   std::string out;
   if (verdict.is_ok()) {
     out = std::move(result_);
-    if (!legs_.front().tag.empty()) wire::encode_command_complete(out, legs_.front().tag);
+    if (!tag_.empty()) wire::encode_command_complete(out, tag_);  // empty: PortalSuspended came
   } else {
     wire::encode_error(out, "ERROR", verdict.sqlstate, verdict.message);
   }
@@ -248,8 +298,8 @@ void ReferenceWrite::on_leg_lost(size_t index, const Status& why) {
     two_phase_->on_lost(index, why.message);
     return;
   }
-  fail(Status::server("08006", "write of reference table " + setup_.table + ": lost shard " +
-                                   servers_.shard(index) + ", " + undone() + ": " + why.message));
+  fail(Status::server(
+      "08006", setup_.what + ": lost shard " + servers_.shard(index) + ", " + undone() + ": " + why.message));
 }
 
 }  // namespace sw::session

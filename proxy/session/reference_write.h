@@ -7,6 +7,11 @@
 // copies are equal, so they are the rows) and the tag once, as one PostgreSQL answers. An error
 // on a shard, a lost shard or differing tags: every server is closed, which rolls its transaction
 // back, so no copy changes, and the client gets the error naming the shard.
+//
+// With Answer::SumRows it runs an INSERT ... SELECT between co-located sharded tables (§6.3) on
+// some shards: each inserts different rows, so the tags are not compared; the client gets one
+// RowDescription, every shard's DataRows (RETURNING; an INSERT ... SELECT has no row order) and
+// `INSERT 0 <the shards' total>`.
 #pragma once
 
 #include <functional>
@@ -26,6 +31,10 @@ namespace sw::session {
 class ReferenceWrite : private EveryShardTransaction::Runner {
  public:
   using Target = EveryShardTransaction::Target;
+  enum class Answer : uint8_t {
+    EqualTags,  // every shard's tag must be equal; the first shard's rows are the client's
+    SumRows,    // every shard's rows, one RowDescription, INSERT 0 <sum of the shards' counts>
+  };
   struct Setup {
     // The client's Query message whole, or its extended batch rebuilt: Parse (unnamed), Bind,
     // [Describe portal], Execute, Sync.
@@ -33,6 +42,9 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     bool hide_parse_complete = false;  // extended: the client sent no Parse
     std::string table;                 // the reference table, for messages
     std::string session_state;         // SessionState signature the servers get first
+    Answer answer = Answer::EqualTags;
+    // The write, for messages: "write of reference table plans" (the default, from `table`).
+    std::string what;
     // Inside the client's transaction (docs/architecture.md §6.4): the shards' transactions are
     // left open for the client's COMMIT or ROLLBACK (hand_back gets every server), and the
     // client's ReadyForQuery is the session's.
@@ -45,7 +57,7 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
   };
 
-  // One target per shard of the directory, in its order.
+  // EqualTags: one target per shard of the directory, in its order; SumRows: the route's shards.
   ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks);
   ~ReferenceWrite() override;
   ReferenceWrite(const ReferenceWrite&) = delete;
@@ -55,6 +67,7 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
 
  private:
   enum class Phase { Writing, Committing, TwoPhase, Done };
+  static Setup described(Setup setup);
   struct Leg {           // by index, as the servers' legs
     int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
     std::string tag;     // its CommandComplete tag of the client's statement
@@ -68,6 +81,8 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   void on_no_server(const Status& why) override;
 
   Status on_message(size_t index, char type, std::string_view frame, std::string_view body);
+  Status hold(size_t index, char type, std::string_view frame);
+  Status answer_tag();  // the client's tag from the legs' tags, into tag_
   void on_ready(size_t index);
   void commit();
   void finish(TwoPhaseOutcome outcome, const Status& error);
@@ -83,7 +98,9 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   EveryShardTransaction servers_;  // after setup_: built from its session_state
   Callbacks callbacks_;
   Phase phase_ = Phase::Writing;
-  std::string result_;  // the first shard's RowDescription and DataRows
+  std::string result_;     // the client's RowDescription and DataRows (EqualTags: the first shard's)
+  std::string held_once_;  // SumRows: the types held from the first shard that sent them (1, 2, T, n)
+  std::string tag_;        // the client's CommandComplete tag
   std::unique_ptr<TwoPhaseLegs> two_phase_;
 };
 

@@ -113,6 +113,16 @@ Placement place_reference_write() {
   return placement;
 }
 
+// INSERT ... SELECT on several shards (each inserting its own buckets' rows) commits on all of
+// them or on none, like a reference write, in either protocol; in a transaction it joins its
+// legs. Like a scatter read it needs a confirmed directory (checked by the caller): a stale one
+// could leave out a shard that now owns buckets.
+Placement place_insert_select(const router::Route& route) {
+  Placement placement;
+  placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
+  return placement;
+}
+
 }  // namespace
 
 Status reference_write_in_transaction(const router::Route& route) {
@@ -171,6 +181,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::AllShards:
       if (route.reference_write) return place_reference_write();
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
+      if (route.insert_select) return place_insert_select(route);
       if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {
         placement.kind = Placement::Kind::WaitForCutover;  // every bucket is read: wait for the cutover
         return placement;

@@ -362,8 +362,17 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Start start_reference_write(std::string message, size_t consumed, const parser::StatementFacts* only,
                               const router::Route& route, bool hide_parse_complete = false);
   Result<std::pair<std::string, size_t>> extended_reference_write(const ExtendedBatch& bound,
-                                                                  const router::Route& route);
+                                                                  const router::Route& route,
+                                                                  std::string_view sql);
   Start start_extended_reference_write(const ExtendedBatch& bound, const router::Route& route);
+  // INSERT ... SELECT on several shards, each inserting its own rows (session_reference_write.cc)
+  Start start_insert_select(const wire::Frame& frame, const router::Route& route);
+  Start start_extended_insert_select(const ExtendedBatch& bound, const router::Route& route);
+  Start run_insert_select(std::string message, size_t consumed, const router::Route& route,
+                          bool hide_parse_complete);
+  Start start_write_runner(size_t consumed, std::vector<EveryShardTransaction::Target> targets,
+                           std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
+                           stats::RouteLabel label, bool in_transaction);
   // A runner's two-phase commit: the session's gid, catalog decision and counters (session_two_phase.cc)
   TwoPhaseHooks two_phase_hooks();
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route,

@@ -181,8 +181,9 @@ void Session::write_session_ready(bool in_transaction) {
   client_->write(out);
 }
 
-// A COPY FROM STDIN or a reference write sent alone while the session holds a server (inside a
-// transaction, or in session pooling): a runner with the session's servers.
+// A COPY FROM STDIN, a reference write or a multi-shard INSERT ... SELECT sent alone while the
+// session holds a server (inside a transaction, or in session pooling): a runner with the
+// session's servers.
 Session::Next Session::write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                                             const router::Route& route) {
   Leg& leg = txn_.leg;
@@ -198,14 +199,15 @@ Session::Next Session::write_on_every_shard(const wire::Frame& query, const pars
     return Next::Continue;
   }
   if (clock_.request_started_us == 0) note_request_start();
-  const Start start = copies_in(route, &only)
-                          ? start_copy_in(query, only, route)
+  const Start start = copies_in(route, &only) ? start_copy_in(query, only, route)
+                      : route.insert_select
+                          ? start_insert_select(query, route)
                           : start_reference_write(std::string(whole(query)), query.size, &only, route);
   return start == Start::Wait ? Next::Stop : Next::Continue;
 }
 
-// A reference write's extended batch while the session holds a server: the same, with the
-// batch rebuilt for every shard (extended_reference_write).
+// A reference write's (or a multi-shard INSERT ... SELECT's) extended batch while the session
+// holds a server: the same, with the batch rebuilt for every shard (extended_reference_write).
 Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route) {
   Leg& leg = txn_.leg;
   if (!leg.tracker.idle()) {
@@ -214,7 +216,8 @@ Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, co
   }
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
   if (clock_.request_started_us == 0) note_request_start();
-  const Start start = start_extended_reference_write(batch, route);
+  const Start start = route.insert_select ? start_extended_insert_select(batch, route)
+                                          : start_extended_reference_write(batch, route);
   return start == Start::Wait ? Next::Stop : Next::Continue;
 }
 

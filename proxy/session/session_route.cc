@@ -132,6 +132,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
       if (copies_in(route, only)) return start_copy_in(frame, *only, route);
       if (route.reference_write)
         return start_reference_write(std::string(whole(frame)), frame.size, only, route);
+      if (route.insert_select) return start_insert_select(frame, route);
       return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }
@@ -340,6 +341,13 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
                                   "shard only when sent alone in its own Query; send it alone");
       }
       if (route.reference_write) return reference_write_in_transaction(route);
+      if (route.insert_select) {
+        return Status::client("0A000",
+                              "INSERT ... SELECT into sharded table " + route.table +
+                                  " on several shards inside a transaction block (or with pool.mode "
+                                  "session) runs only in the simple query protocol, sent alone in its own "
+                                  "Query; send it so, or add the key to the SELECT");
+      }
       return cross("every shard");
     case RouteKind::Split:
     case RouteKind::Error: return route.error;

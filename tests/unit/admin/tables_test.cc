@@ -398,6 +398,15 @@ TEST_CASE("SHOW ROUTE for a keyed statement, a default one and a refused one") {
   CHECK(scatter[0] == "scatter");
   CHECK(scatter[1] == "<null>");
 
+  // INSERT ... SELECT of a table into itself on every shard: the reason names what each runs.
+  router::Route copied = route_of("INSERT INTO orders (tenant_id, id) SELECT tenant_id, id + 1 FROM orders");
+  REQUIRE(copied.insert_select);
+  Row insert_select = row(route_table(copied, directory), 0);
+  CHECK(insert_select[0] == "scatter");
+  CHECK(insert_select[4] == "t");
+  CHECK(insert_select[5] == copied.reason + "; each shard runs: " + copied.shard_sql);
+  CHECK(insert_select[7].find(" insert-select") != std::string::npos);
+
   router::Route refused =
       route_of("SELECT * FROM orders o JOIN orders p ON o.parent_id = p.id WHERE o.tenant_id = 2");
   REQUIRE(refused.kind == router::RouteKind::Error);

@@ -208,6 +208,32 @@ TEST_CASE("INSERT: columns, VALUES rows, ON CONFLICT, RETURNING, INSERT ... SELE
   CHECK(facts("INSERT INTO t VALUES (1)").inserts.at(0).columns.empty());
 }
 
+TEST_CASE("INSERT ... SELECT: the SELECT's block and what each select-list item is") {
+  CHECK(described("INSERT INTO t (k, v) SELECT s.k, v + 1 FROM s WHERE s.k = 3") ==
+        "kind=Insert query=Insert writes=yes returning=no complete=yes max_param=0\n"
+        "scope 0 parent=-1 features=none non_table_from=no\n"
+        "scope 1 parent=0 features=none non_table_from=no\n"
+        "table 0 t role=insert scope=0\n"
+        "table 1 s role=read scope=1\n"
+        "predicate t1.k = 3 usable\n"
+        "insert t0 columns=(k, v) rows=0 from_select select@1 (t1.k, ?)\n");
+  auto unqualified = facts("INSERT INTO t SELECT k, *, s.*, 5, $1 FROM s");
+  const sw::parser::InsertFacts& insert = unqualified.inserts.at(0);
+  CHECK(insert.select_scope == 1);
+  REQUIRE(insert.select_values.size() == 5);
+  CHECK(insert.select_columns[0].name == "k");
+  CHECK(insert.select_columns[0].scope == 1);
+  CHECK(insert.select_values[1].text == "*");
+  CHECK(insert.select_values[2].text == "*");
+  CHECK(insert.select_values[3].kind == sw::parser::ValueKind::Number);
+  CHECK(insert.select_values[4].kind == sw::parser::ValueKind::Param);
+  CHECK(facts("INSERT INTO t SELECT DISTINCT ON (v) k FROM s").inserts.at(0).select_distinct_on);
+  CHECK_FALSE(facts("INSERT INTO t SELECT DISTINCT k FROM s").inserts.at(0).select_distinct_on);
+  // A set operation or VALUES has no one select list.
+  CHECK(facts("INSERT INTO t SELECT k FROM s UNION SELECT k FROM u").inserts.at(0).select_scope == -1);
+  CHECK(facts("INSERT INTO t VALUES (1)").inserts.at(0).select_scope == -1);
+}
+
 TEST_CASE("UPDATE and DELETE: targets, FROM/USING, WHERE, assignments") {
   CHECK(described("UPDATE orders SET total = $2, (a, b) = (1, 2) FROM items i "
                   "WHERE orders.tenant_id = i.tenant_id AND i.tenant_id = $1") ==

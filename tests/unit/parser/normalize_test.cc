@@ -87,6 +87,11 @@ TEST_CASE("a text that differs only in literals gets the cached facts with its o
   CHECK(everything(hit.value()) == everything(parsed.value()));
   CHECK(hit.value()->statements[0].predicates[1].values[0].text == "it's long");
   CHECK(hit.value()->statements[1].inserts[0].rows[1][0].text == "-2147483647");
+  // An INSERT ... SELECT's constant select-list items too (a constant key routes the rows).
+  REQUIRE(analyze("INSERT INTO norm_t (k, s) SELECT 4, s FROM norm_u").is_ok());
+  auto select_hit = analyze("INSERT INTO norm_t (k, s) SELECT 17, s FROM norm_u");
+  REQUIRE(select_hit.is_ok());
+  CHECK(select_hit.value()->statements[0].inserts[0].select_values.at(0).text == "17");
 }
 
 TEST_CASE("texts the parser does not confirm are not templated") {

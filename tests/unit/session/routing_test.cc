@@ -368,6 +368,33 @@ TEST_CASE("the read lease is consulted only for reads of sharded tables and scat
   CHECK(needing == 4 + 16);
 }
 
+TEST_CASE("INSERT ... SELECT on several shards: either protocol, after a cutover, on a confirmed directory") {
+  using sw::router::Route;
+  using sw::router::RouteKind;
+  Route write;
+  write.kind = RouteKind::Scatter;
+  write.insert_select = true;
+  write.writes = true;
+  write.table = "archive";
+  CHECK(sw::session::place(write, Protocol::Simple, false, 0, true).kind == Placement::Kind::FanOut);
+  // It reads every shard's rows: like a scatter read, not on a directory the lease does not confirm.
+  Placement stale = sw::session::place(write, Protocol::Simple, false, 0, false);
+  CHECK(stale.kind == Placement::Kind::Refuse);
+  CHECK(stale.error.sqlstate == "57P03");
+  Route migrating = write;
+  migrating.migrating = true;
+  migrating.buckets = {9};
+  CHECK(sw::session::place(migrating, Protocol::Simple, false, 0, true).kind ==
+        Placement::Kind::WaitForCutover);
+  // Either protocol, and in a transaction block (BEGIN still deferred) it joins the transaction's legs.
+  for (Protocol protocol : {Protocol::Simple, Protocol::Extended}) {
+    for (bool in_transaction : {false, true}) {
+      INFO("extended " << (protocol == Protocol::Extended) << " in transaction " << in_transaction);
+      CHECK(sw::session::place(write, protocol, in_transaction, 0, true).kind == Placement::Kind::FanOut);
+    }
+  }
+}
+
 TEST_CASE("a write of a reference table runs on every shard in either protocol, in a transaction too") {
   using sw::router::Route;
   using sw::router::RouteKind;
