@@ -156,7 +156,28 @@ Placement place_copy_in(const router::Route& route, Protocol protocol, bool in_t
   return placement;
 }
 
+// A multi-row INSERT split by shard runs on a server of its own per shard (SplitInsert), in the
+// simple protocol outside a transaction block, after any cutover of its rows' buckets.
+Placement place_split_insert(const router::Route& route, Protocol protocol, bool in_transaction) {
+  Placement placement;
+  placement.kind = Placement::Kind::Refuse;
+  if (protocol == Protocol::Extended || in_transaction) {
+    placement.error = split_insert_refusal(route, protocol == Protocol::Extended);
+  } else {
+    placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
+  }
+  return placement;
+}
+
 }  // namespace
+
+Status split_insert_refusal(const router::Route& route, bool extended) {
+  return Status::client(
+      "0A000",
+      route.error.message + " (an INSERT whose rows fall on several shards runs " + "split by shard only " +
+          (extended ? "in the simple query protocol, without parameters" : "outside a transaction block") +
+          ")");
+}
 
 Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,
                 bool read_lease_valid) {
@@ -203,7 +224,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
                             : " needs every shard; shardwire runs such statements only in the simple query "
                               "protocol"));
       return placement;
-    case RouteKind::Split:  // the session runs a split INSERT itself, or refuses it so
+    case RouteKind::Split: return place_split_insert(route, protocol, in_transaction);
     case RouteKind::Error: break;
   }
   placement.kind = Placement::Kind::Refuse;

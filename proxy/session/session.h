@@ -334,6 +334,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                       const router::Route& route);
   void feed_copy_in();
   void end_copy_in();
+  // A multi-row INSERT split by shard, outside a transaction block (session_split_insert.cc)
+  Start start_split_insert(const parser::StatementFacts* only, const router::Route& route, size_t consumed);
   // A write of a reference table on every shard (session_reference_write.cc)
   Start start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
                               const router::Route& route);

@@ -131,6 +131,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     case Placement::Kind::FanOut:
       if (route.copy_in) return start_copy_in(frame, *only, route);
       if (route.reference_write) return start_reference_write(frame, only, route);
+      if (route.kind == RouteKind::Split) return start_split_insert(only, route, frame.size);
       return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }
@@ -341,7 +342,7 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
       }
       if (route.reference_write) return reference_write_in_transaction(route);
       return cross("every shard");
-    case RouteKind::Split:
+    case RouteKind::Split: return split_insert_refusal(route, false);
     case RouteKind::Error: return route.error;
   }
   return route.error;

@@ -1,0 +1,216 @@
+// A multi-row INSERT whose VALUES rows fall on several shards, run through shardwire on 3 real
+// shards with a catalog (docs/architecture.md §5.11): one INSERT per shard in one transaction per
+// shard, committed together by two-phase commit. RETURNING rows come back in the VALUES order
+// (libpq and psql), the tag sums the parts, each row is on its owner (checked on every shard
+// directly); ON CONFLICT runs per shard; a unique violation in one shard's part leaves no row
+// anywhere and nothing prepared; RETURNING rows that cannot be put in order (ON CONFLICT DO
+// NOTHING skipped some of a part's rows) are refused with nothing written. Inside a transaction
+// block and in the extended protocol the split is refused (0A000), the transaction failed.
+#include "it_test.h"
+
+#include <chrono>
+
+#include "harness/sharded_fixture.h"
+
+using namespace it;
+
+namespace {
+
+std::string k(int64_t key) { return std::to_string(key); }
+
+long long rows_everywhere(const ShardedFixture& f) {
+  long long total = 0;
+  for (int s = 0; s < kShards; ++s) total += static_cast<long long>(f.rows_on(s).size());
+  return total;
+}
+
+long long shardwire_prepared(const ShardedFixture& f) {
+  long long n = 0;
+  for (int i = 0; i < kShards; ++i) {
+    PgConn c = f.setup.shard(i);
+    n +=
+        std::stoll(c.value("SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardwire\\_%' "
+                           "AND database = current_database()"));
+  }
+  return n;
+}
+
+// The "id|note" of each returned row, in the order the client got them.
+std::vector<std::string> returned(const PgResult& r) {
+  std::vector<std::string> out;
+  for (const auto& row : r.data()) out.push_back(row.at(0) + "|" + row.at(1));
+  return out;
+}
+
+struct Tenants {
+  int64_t a = tenant_on(0, kShards);
+  int64_t b = tenant_on(1, kShards);
+  int64_t c = tenant_on(2, kShards);
+  int64_t a2 = tenant_on(0, kShards, a + 1);
+};
+
+}  // namespace
+
+TEST_SUITE("split_insert") {
+  TEST_CASE("a multi-row INSERT over 3 shards: RETURNING in VALUES order, each row on its owner") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    PgResult r = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.c) +
+                             ", 1, 'c, (1)'), (" + k(t.a) + ", 2, 'a'), (" + k(t.b) + ", 3, 'b'), (" +
+                             k(t.a2) + ", 4, 'a2') RETURNING id, note");
+    REQUIRE_OK(r);
+    CHECK(r.command_tag() == "INSERT 0 4");
+    CHECK(returned(r) == std::vector<std::string>{"1|c, (1)", "2|a", "3|b", "4|a2"});
+    std::vector<std::string> on_first = {row_of(t.a, "a"), row_of(t.a2, "a2")};
+    std::sort(on_first.begin(), on_first.end());
+    CHECK(f.rows_on(0) == on_first);
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(t.b, "b")});
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c, (1)")});
+    for (int s = 0; s < kShards; ++s) CHECK(f.misplaced_on(s) == 0);
+    CHECK(shardwire_prepared(f) == 0);
+
+    // Without RETURNING: the summed tag only; the session goes on with its next statement.
+    PgResult plain = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.b) +
+                                 ", 5, 'b5'), (" + k(t.c) + ", 6, 'c6')");
+    REQUIRE_OK(plain);
+    CHECK(plain.command_tag() == "INSERT 0 2");
+    CHECK(plain.rows() == 0);
+    CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.c)) == "2");
+    CHECK(rows_everywhere(f) == 6);
+
+    // psql: the rows as psql prints them, in VALUES order.
+    const std::string script =
+        "\\set ON_ERROR_STOP 1\n\\pset format unaligned\n\\pset tuples_only on\n"
+        "INSERT INTO orders (tenant_id, id, note) VALUES (" +
+        k(t.b) + ", 7, 'p1'), (" + k(t.a) + ", 8, 'p2'), (" + k(t.c) + ", 9, 'p3'), (" + k(t.b) +
+        ", 10, 'p4') RETURNING id, note;\n";
+    CommandResult psql_run =
+        run_command({psql(), "-X", "-q", "-d", f.proxy->conninfo()}, script, std::chrono::seconds(60));
+    INFO("psql: " << psql_run.describe());
+    REQUIRE(psql_run.exit_code == 0);
+    CHECK(psql_run.out == "7|p1\n8|p2\n9|p3\n10|p4\n");
+    CHECK(f.rows_on(1, "id IN (7, 10)") == std::vector<std::string>{row_of(t.b, "p1"), row_of(t.b, "p4")});
+    CHECK(f.rows_on(0, "id = 8") == std::vector<std::string>{row_of(t.a, "p2")});
+    CHECK(f.rows_on(2, "id = 9") == std::vector<std::string>{row_of(t.c, "p3")});
+    CHECK(shardwire_prepared(f) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+  }
+
+  TEST_CASE("ON CONFLICT runs per shard; RETURNING that cannot be put in order is refused") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    const std::string rows = "(" + k(t.a) + ", 1, 'a'), (" + k(t.b) + ", 2, 'b'), (" + k(t.a2) + ", 3, 'a2')";
+    REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES " + rows));
+    // DO UPDATE on every shard: every row returned, in VALUES order.
+    PgResult updated = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES " + rows +
+                                   " ON CONFLICT (tenant_id, id) DO UPDATE SET note = excluded.note || '!' "
+                                   "RETURNING id, note");
+    REQUIRE_OK(updated);
+    CHECK(updated.command_tag() == "INSERT 0 3");
+    CHECK(returned(updated) == std::vector<std::string>{"1|a!", "2|b!", "3|a2!"});
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(t.b, "b!")});
+    // DO NOTHING: only the new row counts; a part whose every row conflicted returns none.
+    PgResult nothing =
+        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'x'), (" + k(t.c) +
+                    ", 4, 'c'), (" + k(t.a2) + ", 3, 'x') ON CONFLICT DO NOTHING RETURNING id, note");
+    REQUIRE_OK(nothing);
+    CHECK(nothing.command_tag() == "INSERT 0 1");
+    CHECK(returned(nothing) == std::vector<std::string>{"4|c"});
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
+    CHECK(f.rows_on(0, "note = 'x'").empty());
+    // DO NOTHING skipped one of a part's two rows: which one is unknown, so nothing is written.
+    PgResult unordered =
+        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'y'), (" + k(t.b) +
+                    ", 20, 'y'), (" + k(t.a2) + ", 21, 'y') ON CONFLICT DO NOTHING RETURNING id");
+    CHECK(unordered.sqlstate() == "0A000");
+    CHECK(contains(unordered.error(), "rolled back on every shard"));
+    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'y'").empty());
+    // Without RETURNING the same INSERT runs: no order to keep.
+    PgResult counted =
+        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'y'), (" + k(t.b) +
+                    ", 20, 'y'), (" + k(t.a2) + ", 21, 'y') ON CONFLICT DO NOTHING");
+    REQUIRE_OK(counted);
+    CHECK(counted.command_tag() == "INSERT 0 2");
+    CHECK(f.rows_on(0, "note = 'y'") == std::vector<std::string>{row_of(t.a2, "y")});
+    CHECK(f.rows_on(1, "note = 'y'") == std::vector<std::string>{row_of(t.b, "y")});
+    CHECK(shardwire_prepared(f) == 0);
+  }
+
+  TEST_CASE("a unique violation in one shard's part leaves no row anywhere and nothing prepared") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    {
+      PgConn shard1 = f.setup.shard(1);
+      REQUIRE_OK(shard1.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.b) + ", 2, 'there')"));
+    }
+    PgConn client = f.client();
+    PgResult r = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'a'), (" +
+                             k(t.b) + ", 2, 'b'), (" + k(t.c) + ", 3, 'c') RETURNING id");
+    CHECK(r.sqlstate() == "23505");
+    CHECK(contains(r.error(), "failed on shard s1"));
+    CHECK(contains(r.error(), "rolled back on every shard"));
+    CHECK(f.rows_on(0).empty());
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(t.b, "there")});
+    CHECK(f.rows_on(2).empty());
+    CHECK(shardwire_prepared(f) == 0);
+    for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
+    // The session is usable: the same rows without the duplicate go in.
+    PgResult again = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) +
+                                 ", 1, 'a'), (" + k(t.c) + ", 3, 'c')");
+    REQUIRE_OK(again);
+    CHECK(rows_everywhere(f) == 3);
+  }
+
+  TEST_CASE("inside a transaction block and in the extended protocol the split is refused") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    const std::string sql =
+        "INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'a'), (" + k(t.b) + ", 2, 'b')";
+    // A deferred BEGIN (no shard yet) and a transaction that already wrote on one shard: refused,
+    // the transaction failed (25P02, its COMMIT rolls back), as PostgreSQL fails it on an error.
+    for (bool wrote_first : {false, true}) {
+      REQUIRE_OK(client.exec("BEGIN"));
+      if (wrote_first)
+        REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.c) + ", 100, 'x')"));
+      PgResult refused = client.exec(sql);
+      CHECK(refused.sqlstate() == "0A000");
+      CHECK(contains(refused.error(), "outside a transaction block"));
+      CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
+      PgResult commit = client.exec("COMMIT");
+      REQUIRE_OK(commit);
+      CHECK(commit.command_tag() == "ROLLBACK");
+    }
+    PgResult by_params = client.exec_params(
+        "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 1, 'p'), ($2, 2, 'q')", {k(t.a), k(t.b)});
+    CHECK(by_params.sqlstate() == "0A000");
+    CHECK(contains(by_params.error(), "simple query protocol"));
+    CHECK(rows_everywhere(f) == 0);
+    CHECK(shardwire_prepared(f) == 0);
+  }
+
+  TEST_CASE("under cross_shard_transactions: refuse a split INSERT is refused and writes nothing") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.cross_shard_transactions = "refuse";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    PgResult refused = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) +
+                                   ", 1, 'a'), (" + k(t.b) + ", 2, 'b')");
+    CHECK(refused.sqlstate() == "0A000");
+    CHECK(contains(refused.error(), "sharding.cross_shard_transactions is refuse"));
+    CHECK(rows_everywhere(f) == 0);
+  }
+}
