@@ -156,13 +156,13 @@ Placement place_copy_in(const router::Route& route, Protocol protocol, bool in_t
   return placement;
 }
 
-// A multi-row INSERT split by shard runs on a server of its own per shard (SplitInsert), in the
-// simple protocol outside a transaction block, after any cutover of its rows' buckets.
-Placement place_split_insert(const router::Route& route, Protocol protocol, bool in_transaction) {
+// A multi-row INSERT split by shard runs on a server of its own per shard (SplitInsert), outside a
+// transaction block, after any cutover of its rows' buckets.
+Placement place_split_insert(const router::Route& route, bool in_transaction) {
   Placement placement;
   placement.kind = Placement::Kind::Refuse;
-  if (protocol == Protocol::Extended || in_transaction) {
-    placement.error = split_insert_refusal(route, protocol == Protocol::Extended);
+  if (in_transaction) {
+    placement.error = split_insert_refusal(route);
   } else {
     placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
   }
@@ -171,12 +171,10 @@ Placement place_split_insert(const router::Route& route, Protocol protocol, bool
 
 }  // namespace
 
-Status split_insert_refusal(const router::Route& route, bool extended) {
-  return Status::client(
-      "0A000",
-      route.error.message + " (an INSERT whose rows fall on several shards runs " + "split by shard only " +
-          (extended ? "in the simple query protocol, without parameters" : "outside a transaction block") +
-          ")");
+Status split_insert_refusal(const router::Route& route) {
+  return Status::client("0A000", route.error.message +
+                                     " (an INSERT whose rows fall on several shards runs split by shard only "
+                                     "outside a transaction block)");
 }
 
 Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,
@@ -224,7 +222,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
                             : " needs every shard; shardwire runs such statements only in the simple query "
                               "protocol"));
       return placement;
-    case RouteKind::Split: return place_split_insert(route, protocol, in_transaction);
+    case RouteKind::Split: return place_split_insert(route, in_transaction);
     case RouteKind::Error: break;
   }
   placement.kind = Placement::Kind::Refuse;

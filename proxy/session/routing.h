@@ -88,8 +88,8 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
 // A write of a reference table (Route::reference_write) inside a transaction block or on a server
 // the session holds (session pooling) is refused with this: it runs only on servers of its own.
 Status reference_write_in_transaction(const router::Route& route);
-// A split INSERT (Route::split) in the extended protocol or inside a transaction block: not run.
-Status split_insert_refusal(const router::Route& route, bool extended);
+// A split INSERT (Route::split) inside a transaction block: not run.
+Status split_insert_refusal(const router::Route& route);
 
 // Whether place() consults `read_lease_valid` for this route: a read of a sharded table on one
 // shard (not in cutover) or a scatter read. Callers evaluate the lease (a clock read and an

@@ -334,8 +334,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                       const router::Route& route);
   void feed_copy_in();
   void end_copy_in();
-  // A multi-row INSERT split by shard, outside a transaction block (session_split_insert.cc)
-  Start start_split_insert(const parser::StatementFacts* only, const router::Route& route, size_t consumed);
+  // A multi-row INSERT split by shard, outside a transaction block (session_split_insert.cc); in
+  // the extended protocol with the batch's Parse types, Bind and whether it described the portal.
+  Start start_split_insert(const parser::StatementFacts* only, const router::Route& route, size_t consumed,
+                           const SplitBatch* batch = nullptr);
+  Start start_extended_split(const ExtendedBatch& bound, const router::Route& route);
   // A write of a reference table on every shard (session_reference_write.cc)
   Start start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
                               const router::Route& route);

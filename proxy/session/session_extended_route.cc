@@ -101,7 +101,10 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
   switch (placement.kind) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
-    case Placement::Kind::FanOut: remember_parsed(batch.parsed); return start_extended_scatter(batch, route);
+    case Placement::Kind::FanOut:
+      if (route.kind == router::RouteKind::Split) return start_extended_split(batch, route);
+      remember_parsed(batch.parsed);
+      return start_extended_scatter(batch, route);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }
   return Start::Answered;

@@ -342,7 +342,7 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
       }
       if (route.reference_write) return reference_write_in_transaction(route);
       return cross("every shard");
-    case RouteKind::Split: return split_insert_refusal(route, false);
+    case RouteKind::Split: return split_insert_refusal(route);
     case RouteKind::Error: return route.error;
   }
   return route.error;

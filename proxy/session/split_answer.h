@@ -28,8 +28,9 @@ class SplitAnswer {
   // `row_part`: per VALUES row, the index of the part that inserts it (InsertSplit::row_part).
   explicit SplitAnswer(std::vector<int> row_part);
 
-  // A part's messages to its INSERT, whole (type, length, body). The first RowDescription is the
-  // client's (the parts are the same statement, so theirs are equal).
+  // A part's messages to its INSERT, whole (type, length, body). The first RowDescription (or
+  // NoData, to a Describe of an INSERT without RETURNING) is the client's: the parts are the same
+  // statement, so theirs are equal.
   Status on_row_description(size_t part, std::string_view frame);
   Status on_data_row(size_t part, std::string_view frame);
   // The part's CommandComplete tag: `INSERT 0 n`.

@@ -52,7 +52,7 @@ void SplitInsert::send_start(Leg& leg) {
     ++leg.ready_owed;
   }
   wire::encode_query(out, "BEGIN");
-  wire::encode_query(out, leg.part.sql);
+  out += leg.part.request;
   leg.ready_owed += 2;
   leg.backend->connection().write(out);
 }
@@ -101,6 +101,10 @@ Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std:
       return Status::ok();
     case 'A':
     case 'Z': return Status::ok();
+    case '1':
+    case '2':
+      if (phase_ == Phase::Inserting) return Status::ok();  // owed to the client in Setup::answered
+      break;
     case 'N':
       if (phase_ == Phase::Inserting) notices_.append(frame);
       return Status::ok();
@@ -122,6 +126,7 @@ Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std:
       return Status::ok();
     }
     case 'T':
+    case 'n':
     case 'D':
     case 'C':
       if (phase_ == Phase::Inserting && leg.ready_owed == 1) return on_part_answer(leg, type, frame, body);
@@ -140,7 +145,7 @@ Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std:
 Status SplitInsert::on_part_answer(Leg& leg, char type, std::string_view frame, std::string_view body) {
   const size_t part = index_of(leg);
   Status held = Status::ok();
-  if (type == 'T') held = answer_.on_row_description(part, frame);
+  if (type == 'T' || type == 'n') held = answer_.on_row_description(part, frame);
   if (type == 'D') held = answer_.on_data_row(part, frame);
   if (type == 'C') {
     auto tag = wire::decode_command_complete(body);
@@ -218,6 +223,7 @@ void SplitInsert::finish(TwoPhaseOutcome outcome, const Status& error) {
   phase_ = Phase::Done;
   release_legs(true);  // idle: committed, rolled back, or prepared for recovery
   std::string out = std::move(notices_);
+  out += setup_.answered;
   if (outcome == TwoPhaseOutcome::Committed)
     out += result_;
   else
@@ -235,6 +241,7 @@ void SplitInsert::fail(const Status& why) {
   LOG_INFO("INSERT into sharded table %s split over %zu shards failed, rolled back on every shard: %s",
            setup_.table.c_str(), legs_.size(), why.message.c_str());
   std::string out = std::move(notices_);
+  out += setup_.answered;
   wire::encode_error(out, "ERROR", why.sqlstate, why.message);
   wire::encode_ready_for_query(out, 'I');
   callbacks_.write_client(out);

@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "pool/pool.h"
 #include "session/split_answer.h"
+#include "session/split_bind.h"
 #include "session/two_phase_legs.h"
 #include "wire/server_check.h"
 
@@ -27,12 +28,15 @@ class SplitInsert : private pool::Pool::Waiter, private pool::BackendUser {
   struct Part {
     pool::Pool* pool = nullptr;
     std::string shard;  // its name, for messages
-    std::string sql;    // the INSERT with this shard's rows
+    // After BEGIN: the INSERT with this shard's rows as a Query, or (extended protocol) as
+    // Parse/Bind/[Describe portal]/Execute/Sync with only its own parameters.
+    std::string request;
   };
   struct Setup {
     std::string table;          // the sharded table, for messages
     std::string session_state;  // SessionState signature the servers get first
     std::vector<int> row_part;  // per VALUES row: its part (InsertSplit::row_part)
+    std::string answered;       // extended protocol: ParseComplete/BindComplete the client is owed first
   };
   struct Callbacks {
     std::function<void(std::string_view)> write_client;

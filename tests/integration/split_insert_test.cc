@@ -4,11 +4,13 @@
 // (libpq and psql), the tag sums the parts, each row is on its owner (checked on every shard
 // directly); ON CONFLICT runs per shard; a unique violation in one shard's part leaves no row
 // anywhere and nothing prepared; RETURNING rows that cannot be put in order (ON CONFLICT DO
-// NOTHING skipped some of a part's rows) are refused with nothing written. Inside a transaction
-// block and in the extended protocol the split is refused (0A000), the transaction failed.
+// NOTHING skipped some of a part's rows) are refused with nothing written. The extended protocol
+// (PQexecParams): each part gets only its own parameters. Inside a transaction block the split is
+// refused (0A000) and the transaction failed.
 #include "it_test.h"
 
 #include <chrono>
+#include <optional>
 
 #include "harness/sharded_fixture.h"
 
@@ -169,7 +171,7 @@ TEST_SUITE("split_insert") {
     CHECK(rows_everywhere(f) == 3);
   }
 
-  TEST_CASE("inside a transaction block and in the extended protocol the split is refused") {
+  TEST_CASE("inside a transaction block the split is refused and the transaction failed") {
     PROXY_ONLY();
     ShardedFixture f;
     INFO("proxy log:\n" << f.log_tail());
@@ -191,12 +193,45 @@ TEST_SUITE("split_insert") {
       REQUIRE_OK(commit);
       CHECK(commit.command_tag() == "ROLLBACK");
     }
-    PgResult by_params = client.exec_params(
-        "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 1, 'p'), ($2, 2, 'q')", {k(t.a), k(t.b)});
-    CHECK(by_params.sqlstate() == "0A000");
-    CHECK(contains(by_params.error(), "simple query protocol"));
     CHECK(rows_everywhere(f) == 0);
     CHECK(shardwire_prepared(f) == 0);
+  }
+
+  TEST_CASE("extended protocol: each shard gets its own rows' parameters, RETURNING in VALUES order") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    // b's note is $4 and the ON CONFLICT value $7: each shard's part renumbers its own.
+    const std::string sql =
+        "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 1, $2), ($3, 2, $4), ($5, 3, $6) "
+        "ON CONFLICT (tenant_id, id) DO UPDATE SET note = $7 RETURNING id, note";
+    const std::vector<std::optional<std::string>> values = {k(t.c), "c", k(t.a), "a", k(t.b), "b", "again"};
+    PgResult first = client.exec_params(sql, values);
+    REQUIRE_OK(first);
+    CHECK(first.command_tag() == "INSERT 0 3");
+    CHECK(returned(first) == std::vector<std::string>{"1|c", "2|a", "3|b"});
+    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(t.a, "a")});
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(t.b, "b")});
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
+    PgResult second = client.exec_params(sql, values);
+    REQUIRE_OK(second);
+    CHECK(returned(second) == std::vector<std::string>{"1|again", "2|again", "3|again"});
+    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'again'").size() == 1);
+    // Without RETURNING, a unique violation on one shard: nothing written anywhere.
+    {
+      PgConn shard0 = f.setup.shard(0);
+      REQUIRE_OK(shard0.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 9, 'there')"));
+    }
+    PgResult violated = client.exec_params(
+        "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 9, 'n'), ($2, 9, 'n')", {k(t.b), k(t.a)});
+    CHECK(violated.sqlstate() == "23505");
+    CHECK(contains(violated.error(), "failed on shard s0"));
+    CHECK(f.rows_on(1, "note = 'n'").empty());
+    CHECK(shardwire_prepared(f) == 0);
+    // The session goes on (its next statement on one shard).
+    CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.b)) == "1");
   }
 
   TEST_CASE("under cross_shard_transactions: refuse a split INSERT is refused and writes nothing") {
