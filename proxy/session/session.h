@@ -339,6 +339,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Start start_split_insert(const parser::StatementFacts* only, const router::Route& route, size_t consumed,
                            const SplitBatch* batch = nullptr);
   Start start_extended_split(const ExtendedBatch& bound, const router::Route& route);
+  // An extended batch whose Binds go to several shards before its Sync (session_batch_split.cc);
+  // nothing when it is not one.
+  std::optional<Start> start_batch_across_shards(const ExtendedBatch& bound);
   // A write of a reference table on every shard (session_reference_write.cc)
   Start start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
                               const router::Route& route);

@@ -96,6 +96,9 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
     return Start::Answered;
   }
   router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
+  if (route.kind == router::RouteKind::Shard) {
+    if (std::optional<Start> across = start_batch_across_shards(batch)) return *across;
+  }
   Placement placement = place(route, Protocol::Extended, txn_.control.deferred(), default_shard(),
                               !needs_read_lease(route) || read_lease_valid());
   switch (placement.kind) {

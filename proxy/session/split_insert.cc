@@ -13,6 +13,8 @@ namespace sw::session {
 SplitInsert::SplitInsert(std::vector<Part> parts, Setup setup, Callbacks callbacks)
     : setup_(std::move(setup)), callbacks_(std::move(callbacks)), answer_(setup_.row_part) {
   for (auto& part : parts) legs_.push_back(Leg{std::move(part)});
+  if (!setup_.unit_part.empty()) batch_ = std::make_unique<BatchAnswer>(setup_.unit_part, setup_.unit_parsed);
+  if (setup_.what.empty()) setup_.what = "INSERT into sharded table " + setup_.table;
 }
 
 SplitInsert::~SplitInsert() { release_legs(false); }
@@ -95,6 +97,17 @@ void SplitInsert::read_leg(Leg& leg) {
 }
 
 Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std::string_view body) {
+  if (batch_ && phase_ == Phase::Inserting && leg.ready_owed == 1) {
+    switch (type) {
+      case '2':
+      case 'T':
+      case 'n':
+      case 'D':
+      case 'C':
+      case 'E': return on_batch_answer(leg, type, frame, body);
+      default: break;
+    }
+  }
   switch (type) {
     case 'S':
       if (auto p = wire::decode_parameter_status(body)) leg.backend->set_parameter(p->name, p->value);
@@ -116,7 +129,7 @@ Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std:
         two_phase_->on_error(index_of(leg), error);
         return Status::ok();
       }
-      error.message = "INSERT into sharded table " + setup_.table + " failed on shard " + leg.part.shard +
+      error.message = setup_.what + " failed on shard " + leg.part.shard +
                       ", rolled back on every shard: " + error.message;
       if (phase_ == Phase::Committing) {
         if (commit_error_) commit_error_ = error;
@@ -161,6 +174,26 @@ Status SplitInsert::on_part_answer(Leg& leg, char type, std::string_view frame, 
   return held;
 }
 
+// A unit's answer in a batch: held in the batch's order; an error is kept until every leg reached
+// its Sync (the batch is then rolled back everywhere and answered up to the failed unit).
+Status SplitInsert::on_batch_answer(Leg& leg, char type, std::string_view frame, std::string_view body) {
+  if (type != 'E') {
+    Status held = batch_->on_message(index_of(leg), type, frame);
+    if (!held && held.fault != Fault::Server) {
+      fail(held);
+      return Status::ok();
+    }
+    return held;
+  }
+  if (!batch_error_) return Status::ok();
+  auto fields = wire::decode_error_fields(body);
+  batch_error_ = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
+                        : Status::server("08P01", "a malformed ErrorResponse");
+  batch_error_.message = setup_.what + " failed on shard " + leg.part.shard +
+                         ", the batch was rolled back on every shard: " + batch_error_.message;
+  return Status::ok();
+}
+
 void SplitInsert::on_ready(Leg& leg) {
   if (phase_ == Phase::TwoPhase) {
     two_phase_->on_ready(index_of(leg));
@@ -180,15 +213,26 @@ void SplitInsert::on_ready(Leg& leg) {
 // Every part ran: the answer is combined before anything commits (a refusal still rolls back);
 // rows on several shards commit by two-phase commit, else every leg by COMMIT.
 void SplitInsert::commit() {
-  auto combined = answer_.combine();
-  if (!combined) {
-    fail(combined.status());
-    return;
+  if (batch_) {
+    if (!batch_error_ || !batch_->complete()) {
+      std::string before = batch_->answered();
+      notices_.insert(0, before);  // the units before the failed one are answered first, as a server does
+      fail(batch_error_ ? Status::server("08P01", setup_.what + ": a shard did not answer every Execute")
+                        : batch_error_);
+      return;
+    }
+    result_ = batch_->answered();
+  } else {
+    auto combined = answer_.combine();
+    if (!combined) {
+      fail(combined.status());
+      return;
+    }
+    result_ = std::move(combined.value());
   }
-  result_ = std::move(combined.value());
   std::vector<size_t> written;
   for (size_t i = 0; i < legs_.size(); ++i)
-    if (legs_[i].inserted) written.push_back(i);
+    if (batch_ ? batch_->wrote(i) : legs_[i].inserted) written.push_back(i);
   if (written.size() > 1) {
     commit_two_phase(written);
     return;
@@ -207,7 +251,7 @@ void SplitInsert::commit_two_phase(const std::vector<size_t>& written) {
   std::vector<std::string> shards;
   for (const Leg& leg : legs_) shards.push_back(leg.part.shard);
   two_phase_ = std::make_unique<TwoPhaseLegs>(
-      "INSERT into sharded table " + setup_.table, callbacks_.two_phase,
+      setup_.what, callbacks_.two_phase,
       [this](size_t leg, const std::string& sql) {
         if (legs_[leg].backend == nullptr) return;  // lost: the coordinator knows
         std::string out;

@@ -1,5 +1,6 @@
 // A multi-row INSERT whose VALUES rows fall on several shards (Route::split, docs/architecture.md
-// §5.11) for one client, outside any transaction block: one server per shard of the split, each
+// §5.11), or an extended batch whose Binds go to several shards before its Sync, for one client,
+// outside any transaction block: one server per shard of the split, each
 // running BEGIN and its part (the INSERT with only that shard's rows). The parts' answers are
 // combined (SplitAnswer: RowDescription once, RETURNING rows in VALUES order, the summed `INSERT
 // 0 n`); then the shards' transactions commit together, by two-phase commit (TwoPhaseLegs) when
@@ -16,6 +17,7 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "session/batch_answer.h"
 #include "session/split_answer.h"
 #include "session/split_bind.h"
 #include "session/two_phase_legs.h"
@@ -37,6 +39,11 @@ class SplitInsert : private pool::Pool::Waiter, private pool::BackendUser {
     std::string session_state;  // SessionState signature the servers get first
     std::vector<int> row_part;  // per VALUES row: its part (InsertSplit::row_part)
     std::string answered;       // extended protocol: ParseComplete/BindComplete the client is owed first
+    // A batch of units (Bind/Execute) on several shards instead of one split INSERT: per unit in
+    // the client's order, its part and whether the client parsed it (BatchAnswer). Empty: a split.
+    std::vector<int> unit_part;
+    std::vector<bool> unit_parsed;
+    std::string what;  // names the statement in messages ("INSERT into sharded table t")
   };
   struct Callbacks {
     std::function<void(std::string_view)> write_client;
@@ -73,6 +80,7 @@ class SplitInsert : private pool::Pool::Waiter, private pool::BackendUser {
   void read_leg(Leg& leg);
   Status on_message(Leg& leg, char type, std::string_view frame, std::string_view body);
   Status on_part_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
+  Status on_batch_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
   void on_ready(Leg& leg);
   void commit();
   void commit_two_phase(const std::vector<size_t>& written);
@@ -91,6 +99,8 @@ class SplitInsert : private pool::Pool::Waiter, private pool::BackendUser {
   std::string result_;   // the combined answer, once every part answered
   Status commit_error_ = Status::ok();
   std::unique_ptr<TwoPhaseLegs> two_phase_;
+  std::unique_ptr<BatchAnswer> batch_;  // a batch of units instead of a split INSERT
+  Status batch_error_ = Status::ok();   // the first error of a unit: the batch is rolled back
 };
 
 }  // namespace sw::session
