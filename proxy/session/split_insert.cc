@@ -82,8 +82,9 @@ void SplitInsert::read_leg(Leg& leg) {
       if (shape && frame.type == 'Z') on_ready(leg);
       if (shape) continue;
     }
-    LOG_WARN("server=s%llu shard=%s protocol violation by server during a split INSERT, dropping it: %s",
-             (unsigned long long)backend->id(), leg.part.shard.c_str(), shape.message.c_str());
+    LOG_WARN("server=s%llu shard=%s protocol violation by server during %s, dropping it: %s",
+             (unsigned long long)backend->id(), leg.part.shard.c_str(), setup_.what.c_str(),
+             shape.message.c_str());
     if (phase_ != Phase::TwoPhase) {
       fail(Status::server("08P01", "shard " + leg.part.shard + " sent an invalid message: " + shape.message));
       return;
@@ -148,8 +149,8 @@ Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std:
       break;
     default: break;
   }
-  return Status::server("08P01", "shard " + leg.part.shard +
-                                     " answered its part of a split INSERT with an "
+  return Status::server("08P01", "shard " + leg.part.shard + " answered its part of " + setup_.what +
+                                     " with an "
                                      "unexpected message ('" +
                                      std::string(1, type) + "')");
 }
@@ -282,8 +283,8 @@ void SplitInsert::fail(const Status& why) {
   if (phase_ == Phase::Done) return;
   phase_ = Phase::Done;
   release_legs(false);
-  LOG_INFO("INSERT into sharded table %s split over %zu shards failed, rolled back on every shard: %s",
-           setup_.table.c_str(), legs_.size(), why.message.c_str());
+  LOG_INFO("%s over %zu shards failed, rolled back on every shard: %s", setup_.what.c_str(), legs_.size(),
+           why.message.c_str());
   std::string out = std::move(notices_);
   out += setup_.answered;
   wire::encode_error(out, "ERROR", why.sqlstate, why.message);
@@ -311,8 +312,8 @@ void SplitInsert::on_backend_lost(pool::Backend& backend, const Status& why) {
     two_phase_->on_lost(index_of(*leg), why.message);
     return;
   }
-  fail(Status::server("08006", "INSERT into sharded table " + setup_.table + ": lost shard " +
-                                   leg->part.shard + ", rolled back on every shard: " + why.message));
+  fail(Status::server("08006", setup_.what + ": lost shard " + leg->part.shard +
+                                   ", rolled back on every shard: " + why.message));
 }
 
 SplitInsert::Leg* SplitInsert::leg_of(const pool::Backend& backend) {
