@@ -7,7 +7,9 @@
 // NOTHING skipped some of a part's rows) are refused with nothing written. The extended protocol
 // (PQexecParams, psycopg 3 with text and binary parameters and a prepared statement, asyncpg):
 // each part gets only its own parameters. Inside a transaction block the split is
-// refused (0A000) and the transaction failed.
+// refused (0A000) and the transaction failed. An extended batch whose Binds go to several shards
+// before one Sync (libpq pipeline mode, asyncpg executemany) runs as one transaction per shard
+// committed together, answers in the client's order; an error answers the units before it.
 #include "it_test.h"
 
 #include <chrono>
@@ -51,6 +53,7 @@ struct Tenants {
   int64_t b = tenant_on(1, kShards);
   int64_t c = tenant_on(2, kShards);
   int64_t a2 = tenant_on(0, kShards, a + 1);
+  int64_t b2() const { return tenant_on(1, kShards, b + 1); }
 };
 
 }  // namespace
@@ -285,6 +288,65 @@ TEST_SUITE("split_insert") {
       REQUIRE_OK(s1.exec("DELETE FROM orders WHERE id = 424242"));  // the next driver's duplicate
     }
     CHECK(shardwire_prepared(f) == 0);
+  }
+
+  TEST_CASE(
+      "libpq pipeline: one Sync over 3 shards, answers in order; an error answers the units before it") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn c = f.client();
+    PGconn* p = c.get();
+    // Each unit: one row for a tenant, RETURNING its note; one Sync for all of them.
+    auto run = [&](const std::vector<std::pair<int64_t, std::string>>& rows, const std::string& id) {
+      REQUIRE(PQenterPipelineMode(p) == 1);
+      for (const auto& row : rows) {
+        const std::string tenant = k(row.first);
+        const char* values[3] = {tenant.c_str(), row.second.c_str(), row.first == t.a ? "7" : id.c_str()};
+        REQUIRE(PQsendQueryParams(
+                    p, "INSERT INTO orders (tenant_id, id, note) VALUES ($1, $3, $2) RETURNING note", 3,
+                    nullptr, values, nullptr, nullptr, 0) == 1);
+      }
+      REQUIRE(PQpipelineSync(p) == 1);
+      std::string got;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        PGresult* r = PQgetResult(p);
+        REQUIRE(r != nullptr);
+        got += PQresStatus(PQresultStatus(r));
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+          got += std::string(":") + PQgetvalue(r, 0, 0);
+        if (PQresultStatus(r) == PGRES_FATAL_ERROR) {
+          const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+          got += std::string(":") + (state ? state : "");
+        }
+        got += "\n";
+        PQclear(r);
+        CHECK(PQgetResult(p) == nullptr);
+      }
+      PGresult* sync = PQgetResult(p);
+      REQUIRE(sync != nullptr);
+      CHECK(PQresultStatus(sync) == PGRES_PIPELINE_SYNC);
+      PQclear(sync);
+      REQUIRE(PQexitPipelineMode(p) == 1);
+      CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
+      return got;
+    };
+    CHECK(run({{t.b, "b"}, {t.a, "a"}, {t.c, "c"}, {t.b2(), "b2"}}, "7") ==
+          "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
+    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(t.a, "a")});
+    std::vector<std::string> on_b = {row_of(t.b, "b"), row_of(t.b2(), "b2")};
+    std::sort(on_b.begin(), on_b.end());
+    CHECK(f.rows_on(1) == on_b);
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
+    CHECK(shardwire_prepared(f) == 0);
+    // The second unit's row (tenant a, id 7) is there: 23505 on s0; the first unit's answer comes
+    // before it, the rest is skipped, and nothing of the batch is written anywhere.
+    CHECK(run({{t.c, "x"}, {t.a, "x"}, {t.b, "x"}}, "8") ==
+          "PGRES_TUPLES_OK:x\nPGRES_FATAL_ERROR:23505\nPGRES_PIPELINE_ABORTED\n");
+    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'x'").empty());
+    CHECK(shardwire_prepared(f) == 0);
+    for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
   }
 
   TEST_CASE("under cross_shard_transactions: refuse a split INSERT is refused and writes nothing") {
