@@ -2,8 +2,8 @@
 // the first routed one of a transaction (a Parse, a SET LOCAL, a savepoint, a SELECT naming no
 // table) do not pin it to the default shard; cross-shard transactions (under
 // sharding.cross_shard_transactions: refuse), unroutable writes and a DELETE whose key list spans
-// shards are refused with 0A000 (a multi-row INSERT across shards runs split: split_insert_test.cc). Every case has its own catalog + 3 shard
-// databases and proxy (harness/sharded_fixture.h).
+// shards are refused with 0A000 (a multi-row INSERT across shards runs split: split_insert_test.cc).
+// Every case has its own catalog + 3 shard databases and proxy (harness/sharded_fixture.h).
 #include "it_test.h"
 
 #include "harness/sharded_fixture.h"
