@@ -342,6 +342,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // An extended batch whose Binds go to several shards before its Sync (session_batch_split.cc);
   // nothing when it is not one.
   std::optional<Start> start_batch_across_shards(const ExtendedBatch& bound);
+  Start run_split_insert(std::vector<SplitInsert::Part> parts, SplitInsert::Setup setup,
+                         std::vector<pool::Pool*> pools, size_t consumed);
   // A write of a reference table on every shard (session_reference_write.cc)
   Start start_reference_write(const wire::Frame& frame, const parser::StatementFacts* only,
                               const router::Route& route);

@@ -80,6 +80,38 @@ Shape scan_units(std::string_view input, const wire::Limits& limits, std::string
   }
 }
 
+// Each shard's messages after its BEGIN: the statement parsed as the unnamed one, its units in
+// the client's order (Binds renamed to it), Sync.
+std::string units_request(const std::vector<Unit>& units, int part, const BatchStatement& statement) {
+  std::string out;
+  wire::encode_parse(out, "", statement.query, statement.types);
+  for (const Unit& unit : units) {
+    if (unit.part != part) continue;
+    wire::encode_bind_renamed(out, unit.bind, "");
+    if (unit.describe) wire::encode_target(out, 'D', 'P', "");
+    wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
+  }
+  wire::encode_sync(out);
+  return out;
+}
+
+// Sets each unit's part (the index of its shard in `shards`, which it fills); false when a Bind
+// does not route to one shard out of cutover (the batch then runs the usual way).
+bool route_units(std::vector<Unit>& units, const parser::StatementFacts& statement,
+                 const std::vector<uint32_t>& types, const router::Directory& directory,
+                 const router::RoutingRules& rules, std::vector<int>& shards) {
+  for (Unit& unit : units) {
+    auto values = wire::decode_bind_values(unit.bind.rest, types);
+    if (!values) return false;
+    router::Route route = router::route(statement, &*values, directory, rules);
+    if (route.kind != router::RouteKind::Shard || route.migrating) return false;
+    auto found = std::find(shards.begin(), shards.end(), route.shard);
+    unit.part = static_cast<int>(found - shards.begin());
+    if (found == shards.end()) shards.push_back(route.shard);
+  }
+  return true;
+}
+
 }  // namespace
 
 // Called at a batch's first Bind with no server attached. Returns nothing when the batch is not
@@ -93,15 +125,8 @@ std::optional<Session::Start> Session::start_batch_across_shards(const ExtendedB
   if (shape == Shape::Other) return std::nullopt;
   const router::Directory& directory = *host_.directory();
   std::vector<int> shards;  // part index -> shard
-  for (Unit& unit : units) {
-    auto values = wire::decode_bind_values(unit.bind.rest, statement.types);
-    if (!values) return std::nullopt;
-    router::Route route = router::route(bound.only(), &*values, directory, host_.routing_rules());
-    if (route.kind != router::RouteKind::Shard || route.migrating) return std::nullopt;
-    auto found = std::find(shards.begin(), shards.end(), route.shard);
-    unit.part = static_cast<int>(found - shards.begin());
-    if (found == shards.end()) shards.push_back(route.shard);
-  }
+  if (!route_units(units, bound.only(), statement.types, directory, host_.routing_rules(), shards))
+    return std::nullopt;
   if (shape == Shape::NeedMore) {
     // The Sync decides (a server, too, answers nothing before a Sync or Flush); a batch larger
     // than kMaxAwaitedBatch runs as before, on its first Bind's shard.
@@ -122,19 +147,11 @@ std::optional<Session::Start> Session::start_batch_across_shards(const ExtendedB
       return Start::Answered;
     }
     target.shard = directory.shard_name(static_cast<uint16_t>(shards[part]));
-    wire::encode_parse(target.request, "", statement.query, statement.types);
-    for (const Unit& unit : units) {
-      if (unit.part != static_cast<int>(part)) continue;
-      wire::encode_bind_renamed(target.request, unit.bind, "");
-      if (unit.describe) wire::encode_target(target.request, 'D', 'P', "");
-      wire::MessageWriter(target.request).begin('E').cstr("").int32(0).end();
-    }
-    wire::encode_sync(target.request);
+    target.request = units_request(units, static_cast<int>(part), statement);
     pools.push_back(target.pool);
     parts.push_back(std::move(target));
   }
   SplitInsert::Setup setup;
-  setup.session_state = profile_.settings.signature();
   setup.what = "a batch of " + std::to_string(units.size()) + " executions on " +
                std::to_string(shards.size()) + " shards";
   for (const Unit& unit : units) {
@@ -143,23 +160,7 @@ std::optional<Session::Start> Session::start_batch_across_shards(const ExtendedB
   }
   LOG_DEBUG("client=c%llu %s", (unsigned long long)id(), setup.what.c_str());
   remember_parsed(bound.parsed);
-  SplitInsert::Callbacks callbacks;
-  callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
-  callbacks.done = [this, pools = std::move(pools), started = stats::monotonic_us()] {
-    count_fanout(pools, stats::RouteLabel::Shard, started);
-    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
-      if (!alive.lock()) return;
-      txn_.split_insert.reset();
-      if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
-      if (phase_ == Phase::Ready) read_client_messages();
-    });
-  };
-  callbacks.two_phase = two_phase_hooks();
-  txn_.split_insert = std::make_unique<SplitInsert>(std::move(parts), std::move(setup), std::move(callbacks));
-  set_request_state(RequestState::Running);
-  consume_client(size);
-  txn_.split_insert->start();
-  return Start::Wait;
+  return run_split_insert(std::move(parts), std::move(setup), std::move(pools), size);
 }
 
 }  // namespace sw::session

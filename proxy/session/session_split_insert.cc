@@ -63,9 +63,16 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
             route.table.c_str(), parts.size());
   SplitInsert::Setup setup;
   setup.table = route.table;
-  setup.session_state = profile_.settings.signature();
   setup.row_part = route.split->row_part;
   if (batch != nullptr) setup.answered = batch->answered;
+  end_cutover_wait();
+  return run_split_insert(std::move(parts), std::move(setup), std::move(pools), consumed);
+}
+
+// Starts the runner over `parts`; the session reads no client input until it answered.
+Session::Start Session::run_split_insert(std::vector<SplitInsert::Part> parts, SplitInsert::Setup setup,
+                                         std::vector<pool::Pool*> pools, size_t consumed) {
+  setup.session_state = profile_.settings.signature();
   SplitInsert::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
   callbacks.done = [this, pools = std::move(pools), started = stats::monotonic_us()] {
@@ -80,7 +87,6 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
   callbacks.two_phase = two_phase_hooks();
   txn_.split_insert = std::make_unique<SplitInsert>(std::move(parts), std::move(setup), std::move(callbacks));
   set_request_state(RequestState::Running);
-  end_cutover_wait();
   consume_client(consumed);
   txn_.split_insert->start();
   return Start::Wait;
