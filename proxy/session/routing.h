@@ -100,6 +100,8 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
 // the session holds a server (a transaction block, session pooling) is refused with this: it runs
 // on every shard only alone.
 Status reference_write_in_transaction(const router::Route& route);
+// A split INSERT (Route::split) inside a transaction block: not run.
+Status split_insert_refusal(const router::Route& route);
 
 // Whether place() consults `read_lease_valid` for this route: a read of a sharded table on one
 // shard (not in cutover) or a scatter read. Callers evaluate the lease (a clock read and an

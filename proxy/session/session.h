@@ -356,6 +356,16 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                       const router::Route& route);
   void feed_copy_in();
   void end_copy_in();
+  // A multi-row INSERT split by shard, outside a transaction block (session_split_insert.cc); in
+  // the extended protocol with the batch's Parse types, Bind and whether it described the portal.
+  Start start_split_insert(const parser::StatementFacts* only, const router::Route& route, size_t consumed,
+                           const SplitBatch* batch = nullptr);
+  Start start_extended_split(const ExtendedBatch& bound, const router::Route& route);
+  // An extended batch whose Binds go to several shards before its Sync (session_batch_split.cc);
+  // nothing when it is not one.
+  std::optional<Start> start_batch_across_shards(const ExtendedBatch& bound);
+  Start run_split_insert(std::vector<SplitInsert::Part> parts, SplitInsert::Setup setup,
+                         std::vector<pool::Pool*> pools, size_t consumed);
   // A write of a reference table on every shard (session_reference_write.cc)
   // `message`: the client's Query, or the extended batch rebuilt for every shard (then the
   // shards' ParseComplete is hidden unless the client sent the Parse); `consumed`: its size.

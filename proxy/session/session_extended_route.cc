@@ -96,12 +96,16 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
     return Start::Answered;
   }
   router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
+  if (route.kind == router::RouteKind::Shard) {
+    if (std::optional<Start> across = start_batch_across_shards(batch)) return *across;
+  }
   Placement placement = place(route, Protocol::Extended, txn_.control.deferred(), default_shard(),
                               !needs_read_lease(route) || read_lease_valid());
   switch (placement.kind) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
+      if (route.kind == router::RouteKind::Split) return start_extended_split(batch, route);
       remember_parsed(batch.parsed);
       if (route.reference_write) return start_extended_reference_write(batch, route);
       if (route.insert_select) return start_extended_insert_select(batch, route);

@@ -35,7 +35,7 @@ void Session::read_client_messages() {
     return;
   }
   while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout && !txn_.merge &&
-         !txn_.reference_write && !request_.lent && !txn_.two_phase) {
+         !txn_.reference_write && !txn_.split_insert && !request_.lent && !txn_.two_phase) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {

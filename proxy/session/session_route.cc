@@ -133,6 +133,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
       if (route.reference_write)
         return start_reference_write(std::string(whole(frame)), frame.size, only, route);
       if (route.insert_select) return start_insert_select(frame, route);
+      if (route.kind == RouteKind::Split) return start_split_insert(only, route, frame.size);
       return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }
@@ -349,7 +350,7 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
                                   "Query; send it so, or add the key to the SELECT");
       }
       return cross("every shard");
-    case RouteKind::Split:
+    case RouteKind::Split: return split_insert_refusal(route);
     case RouteKind::Error: return route.error;
   }
   return route.error;

@@ -16,6 +16,7 @@
 #include "session/merge_fanout.h"
 #include "session/reference_write.h"
 #include "session/response_tracker.h"
+#include "session/split_insert.h"
 #include "session/transaction_control.h"
 #include "session/transaction_shards.h"
 #include "session/two_phase_commit.h"
@@ -72,6 +73,7 @@ struct Transaction {
   std::unique_ptr<MergeFanout> merge;  // a read on every shard whose rows are merged
   std::unique_ptr<CopyIn> copy_in;     // COPY FROM STDIN into a sharded table, split by key
   std::unique_ptr<ReferenceWrite> reference_write;  // a write of a reference table on every shard
+  std::unique_ptr<SplitInsert> split_insert;        // a multi-row INSERT split by shard
   std::unique_ptr<TwoPhaseState> two_phase;         // COMMIT runs two-phase commit: every leg is parked
   // The legs whose servers a CopyIn or ReferenceWrite uses meanwhile (lend_session_servers); the
   // active one was on shard `lent_active` (-1: none).
@@ -80,7 +82,7 @@ struct Transaction {
 
   bool holds_server() const {
     return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr || copy_in != nullptr ||
-           reference_write != nullptr;
+           reference_write != nullptr || split_insert != nullptr;
   }
   // Some parked leg still owes answers to what the proxy sent it.
   bool parked_busy() const {

@@ -3,8 +3,7 @@
 // names the split and what each shard runs; each part, run directly on its shard, inserts exactly
 // that shard's rows (RETURNING in VALUES order, ON CONFLICT kept); parts with renumbered
 // parameters, run with only their own Bind values and no Parse types, are accepted (PostgreSQL
-// infers every parameter's type). Through the proxy the INSERT is still refused with 0A000 and
-// writes nothing: the session does not run splits yet.
+// infers every parameter's type). Running the split through the proxy: split_insert_test.cc.
 #include "it_test.h"
 
 #include <map>
@@ -41,7 +40,7 @@ long long rows_everywhere(const ShardedFixture& f) {
 }  // namespace
 
 TEST_SUITE("insert_split") {
-  TEST_CASE("each shard's part of a split INSERT inserts exactly its rows; the proxy still refuses it") {
+  TEST_CASE("each shard's part of a split INSERT inserts exactly its rows") {
     PROXY_ONLY();
     ShardedOptions options;
     options.proxy.users.push_back({"admin", "adminpw"});
@@ -66,27 +65,6 @@ TEST_SUITE("insert_split") {
     std::map<std::string, std::string> parts = parts_of(route.value(0, 5));
     REQUIRE_MESSAGE(parts.size() == 3, route.value(0, 5));
 
-    // Through the proxy: refused, nothing written anywhere.
-    PgConn client = f.client();
-    PgResult refused = client.exec(sql);
-    CHECK(refused.sqlstate() == "0A000");
-    CHECK(refused.error().find("the rows' keys fall on several shards") != std::string::npos);
-    CHECK(rows_everywhere(f) == 0);
-    // Inside a transaction that already wrote on one shard: refused there too, and the
-    // transaction is failed (its COMMIT rolls back), as PostgreSQL fails it on an error.
-    REQUIRE_OK(client.exec("BEGIN"));
-    REQUIRE_OK(
-        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + std::to_string(b) + ", 100, 'x')"));
-    PgResult in_transaction = client.exec(sql);
-    CHECK(in_transaction.sqlstate() == "0A000");
-    PgResult commit = client.exec("COMMIT");
-    REQUIRE_OK(commit);
-    CHECK(commit.command_tag() == "ROLLBACK");
-    // Extended protocol: the Bind values decide, and the split is refused the same way.
-    PgResult by_params =
-        client.exec_params("INSERT INTO orders (tenant_id, id, note) VALUES ($1, 1, 'p'), ($2, 2, 'q')",
-                           {std::to_string(a), std::to_string(b)});
-    CHECK(by_params.sqlstate() == "0A000");
     CHECK(rows_everywhere(f) == 0);
 
     // Each part on its own shard: its rows only, RETURNING in VALUES order; again: ON CONFLICT

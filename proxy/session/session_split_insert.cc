@@ -1,0 +1,155 @@
+// Session: a multi-row INSERT whose rows fall on several shards (SplitInsert, docs/architecture.md
+// §5.11), outside a transaction block: each shard's part on a server of its own, committed
+// together by the runners' two-phase commit. The session reads no client input until it is
+// answered.
+#include "common/bytes.h"
+#include "common/log.h"
+#include "net/loop.h"
+#include "session/session.h"
+#include "session/split_bind.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+
+namespace {
+
+// Why the split cannot run as one transaction per shard committed together; empty when it can.
+std::string split_insert_refusal_now(const parser::StatementFacts* only, const router::Route& route,
+                                     CrossShardWrites writes, bool session_pooling) {
+  const std::string what = route.error.message + ": ";
+  if (session_pooling) {
+    return what +
+           "with pool.mode session, an INSERT whose rows fall on several shards is not split (it needs a "
+           "server of its own on every shard)";
+  }
+  if (only == nullptr) return what + "an INSERT split by shard must be sent alone, not with other statements";
+  switch (writes) {
+    case CrossShardWrites::TwoPhase: return {};
+    case CrossShardWrites::Refuse:
+      return what + "splitting it needs two-phase commit, and sharding.cross_shard_transactions is refuse";
+    case CrossShardWrites::RefuseNoCatalog:
+      return what + "splitting it needs two-phase commit, which needs catalog.dsn to record decisions";
+  }
+  return {};
+}
+
+}  // namespace
+
+Session::Start Session::start_split_insert(const parser::StatementFacts* only, const router::Route& route,
+                                           size_t consumed, const SplitBatch* batch) {
+  const std::string refusal =
+      split_insert_refusal_now(only, route, cross_shard_writes(), pools_.session_pooling);
+  if (!refusal.empty()) {
+    refuse_request(Status::client("0A000", refusal));
+    return Start::Answered;
+  }
+  const router::Directory& directory = *host_.directory();
+  Status error;
+  std::vector<SplitInsert::Part> parts;
+  std::vector<pool::Pool*> pools;
+  for (const router::InsertSplit::Part& planned : route.split->parts) {
+    SplitInsert::Part part;
+    part.pool = pool_for_shard(planned.shard, &error);
+    if (part.pool == nullptr) {
+      refuse_request(error);
+      return Start::Answered;
+    }
+    part.shard = directory.shard_name(static_cast<uint16_t>(planned.shard));
+    part.request = part_request(planned.sql, planned.params, batch);
+    pools.push_back(part.pool);
+    parts.push_back(std::move(part));
+  }
+  LOG_DEBUG("client=c%llu INSERT into %s split over %zu shards", (unsigned long long)id(),
+            route.table.c_str(), parts.size());
+  SplitInsert::Setup setup;
+  setup.table = route.table;
+  setup.row_part = route.split->row_part;
+  if (batch != nullptr) setup.answered = batch->answered;
+  end_cutover_wait();
+  return run_split_insert(std::move(parts), std::move(setup), std::move(pools), consumed);
+}
+
+// Starts the runner over `parts`; the session reads no client input until it answered.
+Session::Start Session::run_split_insert(std::vector<SplitInsert::Part> parts, SplitInsert::Setup setup,
+                                         std::vector<pool::Pool*> pools, size_t consumed) {
+  setup.session_state = profile_.settings.signature();
+  SplitInsert::Callbacks callbacks;
+  callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
+  callbacks.done = [this, pools = std::move(pools), started = stats::monotonic_us()] {
+    count_fanout(pools, stats::RouteLabel::Shard, started);
+    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+      if (!alive.lock()) return;
+      txn_.split_insert.reset();
+      if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
+      if (phase_ == Phase::Ready) read_client_messages();
+    });
+  };
+  callbacks.two_phase = two_phase_hooks();
+  txn_.split_insert = std::make_unique<SplitInsert>(std::move(parts), std::move(setup), std::move(callbacks));
+  set_request_state(RequestState::Running);
+  consume_client(consumed);
+  txn_.split_insert->start();
+  return Start::Wait;
+}
+
+}  // namespace sw::session
+
+namespace sw::session {
+
+// A split INSERT in the extended protocol runs only as the batch [Parse] Bind [Describe portal]
+// Execute (all rows) Sync: each part gets the same shape with its own parameters, the client
+// the ParseComplete/BindComplete it is owed, then the combined answer and ReadyForQuery.
+Session::Start Session::start_extended_split(const ExtendedBatch& bound, const router::Route& route) {
+  std::string_view input = client_input();
+  size_t offset = 0;
+  int parses = 0;
+  bool describe = false;
+  bool shaped = true;
+  for (;;) {
+    auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
+    if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
+    if (frame.status != wire::FrameStatus::Complete) {
+      shaped = false;
+      break;
+    }
+    const char type = frame.frame.type;
+    const std::string_view body = frame.frame.body;
+    offset += frame.frame.size;
+    if (offset <= bound.bind_end) {
+      if (type == 'P') ++parses;
+      shaped = shaped && (type == 'P' || type == 'B');
+      continue;
+    }
+    if (type == 'D' && !describe && !body.empty() && body[0] == 'P') {
+      describe = true;
+      continue;
+    }
+    if (type == 'E') {
+      shaped = shaped && body.size() >= 4 && load_be32(body.data() + body.size() - 4) == 0;
+      frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
+      if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
+      shaped = shaped && frame.status == wire::FrameStatus::Complete && frame.frame.type == 'S';
+      offset += frame.frame.size;
+      break;
+    }
+    shaped = false;
+    break;
+  }
+  if (!shaped || parses != (bound.client_parsed ? 1 : 0)) {
+    refuse_request(Status::client("0A000", route.error.message +
+                                               " (an INSERT whose rows fall on several shards runs split by "
+                                               "shard in the extended protocol only as one batch of [Parse], "
+                                               "Bind, [Describe portal], Execute (all rows) and Sync)"));
+    return Start::Answered;
+  }
+  remember_parsed(bound.parsed);
+  SplitBatch batch;
+  batch.types = bound.types();
+  batch.bind_rest = bound.bind.rest;
+  batch.describe = describe;
+  if (bound.client_parsed) wire::encode_parse_complete(batch.answered);
+  wire::encode_bind_complete(batch.answered);
+  return start_split_insert(&bound.only(), route, offset, &batch);
+}
+
+}  // namespace sw::session

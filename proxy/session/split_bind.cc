@@ -1,0 +1,75 @@
+// The Bind and Parse of a split INSERT's part (docs/architecture.md §5.11).
+#include "session/split_bind.h"
+
+#include <algorithm>
+
+#include "common/bytes.h"
+#include "wire/message_writer.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+namespace {
+
+void append_int16(std::string& out, uint16_t v) {
+  out.push_back(static_cast<char>(v >> 8));
+  out.push_back(static_cast<char>(v & 0xff));
+}
+
+}  // namespace
+
+std::string part_bind_rest(std::string_view rest, const std::vector<int>& params) {
+  auto int16_at = [&](size_t offset) -> uint16_t {
+    return offset + 2 <= rest.size() ? load_be16(rest.data() + offset) : 0;
+  };
+  const size_t format_count = int16_at(0);
+  size_t at = 2 + 2 * format_count;
+  const size_t value_count = int16_at(at);
+  at += 2;
+  std::vector<std::string_view> values;  // each with its length word
+  for (size_t i = 0; i < value_count && at + 4 <= rest.size(); ++i) {
+    const auto length = static_cast<int32_t>(load_be32(rest.data() + at));
+    const size_t size = 4 + (length > 0 ? static_cast<size_t>(length) : 0);
+    values.push_back(rest.substr(at, size));
+    at += size;
+  }
+  std::string out;
+  if (format_count <= 1) {
+    out.append(rest.substr(0, 2 + 2 * format_count));
+  } else {
+    append_int16(out, static_cast<uint16_t>(params.size()));
+    for (int param : params) append_int16(out, int16_at(2 + 2 * static_cast<size_t>(param - 1)));
+  }
+  append_int16(out, static_cast<uint16_t>(params.size()));
+  for (int param : params) {
+    const auto index = static_cast<size_t>(param - 1);
+    if (index < values.size()) out.append(values[index]);
+  }
+  out.append(rest.substr(std::min(at, rest.size())));  // result format codes
+  return out;
+}
+
+std::vector<uint32_t> part_parse_types(const std::vector<uint32_t>& types, const std::vector<int>& params) {
+  std::vector<uint32_t> out;
+  for (int param : params) {
+    const auto index = static_cast<size_t>(param - 1);
+    out.push_back(index < types.size() ? types[index] : 0);
+  }
+  while (!out.empty() && out.back() == 0) out.pop_back();
+  return out;
+}
+
+std::string part_request(const std::string& sql, const std::vector<int>& params, const SplitBatch* batch) {
+  std::string out;
+  if (batch == nullptr) {
+    wire::encode_query(out, sql);
+    return out;
+  }
+  wire::encode_parse(out, "", sql, part_parse_types(batch->types, params));
+  wire::MessageWriter(out).begin('B').cstr("").cstr("").bytes(part_bind_rest(batch->bind_rest, params)).end();
+  if (batch->describe) wire::encode_target(out, 'D', 'P', "");
+  wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
+  wire::encode_sync(out);
+  return out;
+}
+
+}  // namespace sw::session

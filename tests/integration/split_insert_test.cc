@@ -1,0 +1,372 @@
+// A multi-row INSERT whose VALUES rows fall on several shards, run through shardwire on 3 real
+// shards with a catalog (docs/architecture.md §5.11): one INSERT per shard in one transaction per
+// shard, committed together by two-phase commit. RETURNING rows come back in the VALUES order
+// (libpq and psql), the tag sums the parts, each row is on its owner (checked on every shard
+// directly); ON CONFLICT runs per shard; a unique violation in one shard's part leaves no row
+// anywhere and nothing prepared; RETURNING rows that cannot be put in order (ON CONFLICT DO
+// NOTHING skipped some of a part's rows) are refused with nothing written. The extended protocol
+// (PQexecParams, psycopg 3 with text and binary parameters and a prepared statement, asyncpg):
+// each part gets only its own parameters. Inside a transaction block the split is
+// refused (0A000) and the transaction failed. An extended batch whose Binds go to several shards
+// before one Sync (libpq pipeline mode, asyncpg executemany) runs as one transaction per shard
+// committed together, answers in the client's order; an error answers the units before it.
+#include "it_test.h"
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "harness/sharded_fixture.h"
+
+using namespace it;
+
+namespace {
+
+std::string k(int64_t key) { return std::to_string(key); }
+
+long long rows_everywhere(const ShardedFixture& f) {
+  long long total = 0;
+  for (int s = 0; s < kShards; ++s) total += static_cast<long long>(f.rows_on(s).size());
+  return total;
+}
+
+long long shardwire_prepared(const ShardedFixture& f) {
+  long long n = 0;
+  for (int i = 0; i < kShards; ++i) {
+    PgConn c = f.setup.shard(i);
+    n +=
+        std::stoll(c.value("SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardwire\\_%' "
+                           "AND database = current_database()"));
+  }
+  return n;
+}
+
+// The "id|note" of each returned row, in the order the client got them.
+std::vector<std::string> returned(const PgResult& r) {
+  std::vector<std::string> out;
+  for (const auto& row : r.data()) out.push_back(row.at(0) + "|" + row.at(1));
+  return out;
+}
+
+struct Tenants {
+  int64_t a = tenant_on(0, kShards);
+  int64_t b = tenant_on(1, kShards);
+  int64_t c = tenant_on(2, kShards);
+  int64_t a2 = tenant_on(0, kShards, a + 1);
+  int64_t b2() const { return tenant_on(1, kShards, b + 1); }
+};
+
+}  // namespace
+
+TEST_SUITE("split_insert") {
+  TEST_CASE("a multi-row INSERT over 3 shards: RETURNING in VALUES order, each row on its owner") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    PgResult r = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.c) +
+                             ", 1, 'c, (1)'), (" + k(t.a) + ", 2, 'a'), (" + k(t.b) + ", 3, 'b'), (" +
+                             k(t.a2) + ", 4, 'a2') RETURNING id, note");
+    REQUIRE_OK(r);
+    CHECK(r.command_tag() == "INSERT 0 4");
+    CHECK(returned(r) == std::vector<std::string>{"1|c, (1)", "2|a", "3|b", "4|a2"});
+    std::vector<std::string> on_first = {row_of(t.a, "a"), row_of(t.a2, "a2")};
+    std::sort(on_first.begin(), on_first.end());
+    CHECK(f.rows_on(0) == on_first);
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(t.b, "b")});
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c, (1)")});
+    for (int s = 0; s < kShards; ++s) CHECK(f.misplaced_on(s) == 0);
+    CHECK(shardwire_prepared(f) == 0);
+
+    // Without RETURNING: the summed tag only; the session goes on with its next statement.
+    PgResult plain = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.b) +
+                                 ", 5, 'b5'), (" + k(t.c) + ", 6, 'c6')");
+    REQUIRE_OK(plain);
+    CHECK(plain.command_tag() == "INSERT 0 2");
+    CHECK(plain.rows() == 0);
+    CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.c)) == "2");
+    CHECK(rows_everywhere(f) == 6);
+
+    // psql: the rows as psql prints them, in VALUES order.
+    const std::string script =
+        "\\set ON_ERROR_STOP 1\n\\pset format unaligned\n\\pset tuples_only on\n"
+        "INSERT INTO orders (tenant_id, id, note) VALUES (" +
+        k(t.b) + ", 7, 'p1'), (" + k(t.a) + ", 8, 'p2'), (" + k(t.c) + ", 9, 'p3'), (" + k(t.b) +
+        ", 10, 'p4') RETURNING id, note;\n";
+    CommandResult psql_run =
+        run_command({psql(), "-X", "-q", "-d", f.proxy->conninfo()}, script, std::chrono::seconds(60));
+    INFO("psql: " << psql_run.describe());
+    REQUIRE(psql_run.exit_code == 0);
+    CHECK(psql_run.out == "7|p1\n8|p2\n9|p3\n10|p4\n");
+    CHECK(f.rows_on(1, "id IN (7, 10)") == std::vector<std::string>{row_of(t.b, "p1"), row_of(t.b, "p4")});
+    CHECK(f.rows_on(0, "id = 8") == std::vector<std::string>{row_of(t.a, "p2")});
+    CHECK(f.rows_on(2, "id = 9") == std::vector<std::string>{row_of(t.c, "p3")});
+    CHECK(shardwire_prepared(f) == 0);
+    CHECK(f.idle_in_transaction(0) == 0);
+  }
+
+  TEST_CASE("ON CONFLICT runs per shard; RETURNING that cannot be put in order is refused") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    const std::string rows = "(" + k(t.a) + ", 1, 'a'), (" + k(t.b) + ", 2, 'b'), (" + k(t.a2) + ", 3, 'a2')";
+    REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES " + rows));
+    // DO UPDATE on every shard: every row returned, in VALUES order.
+    PgResult updated = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES " + rows +
+                                   " ON CONFLICT (tenant_id, id) DO UPDATE SET note = excluded.note || '!' "
+                                   "RETURNING id, note");
+    REQUIRE_OK(updated);
+    CHECK(updated.command_tag() == "INSERT 0 3");
+    CHECK(returned(updated) == std::vector<std::string>{"1|a!", "2|b!", "3|a2!"});
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(t.b, "b!")});
+    // DO NOTHING: only the new row counts; a part whose every row conflicted returns none.
+    PgResult nothing =
+        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'x'), (" + k(t.c) +
+                    ", 4, 'c'), (" + k(t.a2) + ", 3, 'x') ON CONFLICT DO NOTHING RETURNING id, note");
+    REQUIRE_OK(nothing);
+    CHECK(nothing.command_tag() == "INSERT 0 1");
+    CHECK(returned(nothing) == std::vector<std::string>{"4|c"});
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
+    CHECK(f.rows_on(0, "note = 'x'").empty());
+    // DO NOTHING skipped one of a part's two rows: which one is unknown, so nothing is written.
+    PgResult unordered =
+        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'y'), (" + k(t.b) +
+                    ", 20, 'y'), (" + k(t.a2) + ", 21, 'y') ON CONFLICT DO NOTHING RETURNING id");
+    CHECK(unordered.sqlstate() == "0A000");
+    CHECK(contains(unordered.error(), "rolled back on every shard"));
+    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'y'").empty());
+    // Without RETURNING the same INSERT runs: no order to keep.
+    PgResult counted =
+        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'y'), (" + k(t.b) +
+                    ", 20, 'y'), (" + k(t.a2) + ", 21, 'y') ON CONFLICT DO NOTHING");
+    REQUIRE_OK(counted);
+    CHECK(counted.command_tag() == "INSERT 0 2");
+    CHECK(f.rows_on(0, "note = 'y'") == std::vector<std::string>{row_of(t.a2, "y")});
+    CHECK(f.rows_on(1, "note = 'y'") == std::vector<std::string>{row_of(t.b, "y")});
+    CHECK(shardwire_prepared(f) == 0);
+  }
+
+  TEST_CASE("a unique violation in one shard's part leaves no row anywhere and nothing prepared") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    {
+      PgConn shard1 = f.setup.shard(1);
+      REQUIRE_OK(shard1.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.b) + ", 2, 'there')"));
+    }
+    PgConn client = f.client();
+    PgResult r = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'a'), (" +
+                             k(t.b) + ", 2, 'b'), (" + k(t.c) + ", 3, 'c') RETURNING id");
+    CHECK(r.sqlstate() == "23505");
+    CHECK(contains(r.error(), "failed on shard s1"));
+    CHECK(contains(r.error(), "rolled back on every shard"));
+    CHECK(f.rows_on(0).empty());
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(t.b, "there")});
+    CHECK(f.rows_on(2).empty());
+    CHECK(shardwire_prepared(f) == 0);
+    for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
+    // The session is usable: the same rows without the duplicate go in.
+    PgResult again = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) +
+                                 ", 1, 'a'), (" + k(t.c) + ", 3, 'c')");
+    REQUIRE_OK(again);
+    CHECK(rows_everywhere(f) == 3);
+  }
+
+  TEST_CASE("inside a transaction block the split is refused and the transaction failed") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    const std::string sql =
+        "INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'a'), (" + k(t.b) + ", 2, 'b')";
+    // A deferred BEGIN (no shard yet) and a transaction that already wrote on one shard: refused,
+    // the transaction failed (25P02, its COMMIT rolls back), as PostgreSQL fails it on an error.
+    for (bool wrote_first : {false, true}) {
+      REQUIRE_OK(client.exec("BEGIN"));
+      if (wrote_first)
+        REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.c) + ", 100, 'x')"));
+      PgResult refused = client.exec(sql);
+      CHECK(refused.sqlstate() == "0A000");
+      CHECK(contains(refused.error(), "outside a transaction block"));
+      CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
+      PgResult commit = client.exec("COMMIT");
+      REQUIRE_OK(commit);
+      CHECK(commit.command_tag() == "ROLLBACK");
+    }
+    CHECK(rows_everywhere(f) == 0);
+    CHECK(shardwire_prepared(f) == 0);
+  }
+
+  TEST_CASE("extended protocol: each shard gets its own rows' parameters, RETURNING in VALUES order") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    // b's note is $4 and the ON CONFLICT value $7: each shard's part renumbers its own.
+    const std::string sql =
+        "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 1, $2), ($3, 2, $4), ($5, 3, $6) "
+        "ON CONFLICT (tenant_id, id) DO UPDATE SET note = $7 RETURNING id, note";
+    const std::vector<std::optional<std::string>> values = {k(t.c), "c", k(t.a), "a", k(t.b), "b", "again"};
+    PgResult first = client.exec_params(sql, values);
+    REQUIRE_OK(first);
+    CHECK(first.command_tag() == "INSERT 0 3");
+    CHECK(returned(first) == std::vector<std::string>{"1|c", "2|a", "3|b"});
+    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(t.a, "a")});
+    CHECK(f.rows_on(1) == std::vector<std::string>{row_of(t.b, "b")});
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
+    PgResult second = client.exec_params(sql, values);
+    REQUIRE_OK(second);
+    CHECK(returned(second) == std::vector<std::string>{"1|again", "2|again", "3|again"});
+    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'again'").size() == 1);
+    // Without RETURNING, a unique violation on one shard: nothing written anywhere.
+    {
+      PgConn shard0 = f.setup.shard(0);
+      REQUIRE_OK(shard0.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 9, 'there')"));
+    }
+    PgResult violated = client.exec_params(
+        "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 9, 'n'), ($2, 9, 'n')", {k(t.b), k(t.a)});
+    CHECK(violated.sqlstate() == "23505");
+    CHECK(contains(violated.error(), "failed on shard s0"));
+    CHECK(f.rows_on(1, "note = 'n'").empty());
+    CHECK(shardwire_prepared(f) == 0);
+    // The session goes on (its next statement on one shard).
+    CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.b)) == "1");
+  }
+
+  TEST_CASE("psycopg and asyncpg: a multi-row INSERT over 3 shards returns its rows in VALUES order") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    const std::string script =
+        std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers/python/split_insert_check.py";
+    const std::string tenants = k(t.a) + "," + k(t.b) + "," + k(t.c);
+    const std::string url =
+        "postgresql://app:secret@127.0.0.1:" + std::to_string(f.proxy->port()) + "/app?sslmode=disable";
+    const std::map<std::string, std::string> outputs = {
+        {"psycopg",
+         "returning_0=T-0-0:0,T-0-1:1,T-0-2:2,T-0-3:3\nrowcount_0=4\n"
+         "returning_1=T-1-0:10,T-1-1:11,T-1-2:12,T-1-3:13\nrowcount_1=4\n"
+         "returning_2=T-2-0:20,T-2-1:21,T-2-2:22,T-2-3:23\nrowcount_2=4\n"
+         "executemany=0A000\nunique=23505\ndup_rows=0\ndone\n"},
+        {"asyncpg",
+         "returning_0=T-0-0:0,T-0-1:1,T-0-2:2,T-0-3:3\n"
+         "returning_1=T-1-0:10,T-1-1:11,T-1-2:12,T-1-3:13\nexecutemany=2,1,1\nunique=23505\ndup_rows=0\n"
+         "executemany_unique=23505\nexecutemany_rows=0\ndone\n"},
+    };
+    for (const auto& [driver, output] : outputs) {
+      CommandResult r = run_command({"/usr/bin/python3", script, url, driver, tenants, driver}, "",
+                                    std::chrono::seconds(120));
+      INFO(driver << ": " << r.describe());
+      REQUIRE(r.exit_code == 0);
+      std::string want = output;
+      for (size_t at = want.find('T'); at != std::string::npos; at = want.find("T-", at + 1))
+        want.replace(at, 1, driver);
+      CHECK(r.out == want);
+      // Rows t2, t0, t1, t0 per round: tenant a (s0) has rows 1 and 3, b (s1) row 2, c (s2) row 0.
+      const size_t rounds = 3;  // psycopg's executemany (round 3) wrote nothing
+      std::vector<std::string> on_a, on_b, on_c;
+      for (size_t round = 0; round < rounds; ++round) {
+        const std::string prefix = driver + "-" + std::to_string(round) + "-";
+        on_c.push_back(row_of(t.c, prefix + "0"));
+        on_a.push_back(row_of(t.a, prefix + "1"));
+        on_b.push_back(row_of(t.b, prefix + "2"));
+        on_a.push_back(row_of(t.a, prefix + "3"));
+      }
+      std::sort(on_a.begin(), on_a.end());
+      const std::string mine = "note LIKE '" + driver + "-%'";
+      CHECK(f.rows_on(0, mine) == on_a);
+      CHECK(f.rows_on(1, mine) == on_b);
+      CHECK(f.rows_on(2, mine) == on_c);
+      PgConn s1 = f.setup.shard(1);
+      REQUIRE_OK(s1.exec("DELETE FROM orders WHERE id = 424242"));  // the next driver's duplicate
+    }
+    CHECK(shardwire_prepared(f) == 0);
+  }
+
+  TEST_CASE(
+      "libpq pipeline: one Sync over 3 shards, answers in order; an error answers the units before it") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn c = f.client();
+    PGconn* p = c.get();
+    // Each unit: one row for a tenant, RETURNING its note; one Sync for all of them.
+    auto run = [&](const std::vector<std::pair<int64_t, std::string>>& rows, const std::string& id) {
+      REQUIRE(PQenterPipelineMode(p) == 1);
+      for (const auto& row : rows) {
+        const std::string tenant = k(row.first);
+        const char* values[3] = {tenant.c_str(), row.second.c_str(), row.first == t.a ? "7" : id.c_str()};
+        REQUIRE(PQsendQueryParams(
+                    p, "INSERT INTO orders (tenant_id, id, note) VALUES ($1, $3, $2) RETURNING note", 3,
+                    nullptr, values, nullptr, nullptr, 0) == 1);
+        // The first unit reaches the proxy alone: it waits for the rest of the batch (its Sync).
+        if (&row == &rows.front()) {
+          REQUIRE(PQflush(p) == 0);
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      }
+      REQUIRE(PQpipelineSync(p) == 1);
+      std::string got;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        PGresult* r = PQgetResult(p);
+        REQUIRE(r != nullptr);
+        got += PQresStatus(PQresultStatus(r));
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+          got += std::string(":") + PQgetvalue(r, 0, 0);
+        if (PQresultStatus(r) == PGRES_FATAL_ERROR) {
+          const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+          got += std::string(":") + (state ? state : "");
+        }
+        got += "\n";
+        PQclear(r);
+        CHECK(PQgetResult(p) == nullptr);
+      }
+      PGresult* sync = PQgetResult(p);
+      REQUIRE(sync != nullptr);
+      CHECK(PQresultStatus(sync) == PGRES_PIPELINE_SYNC);
+      PQclear(sync);
+      REQUIRE(PQexitPipelineMode(p) == 1);
+      CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
+      return got;
+    };
+    CHECK(run({{t.b, "b"}, {t.a, "a"}, {t.c, "c"}, {t.b2(), "b2"}}, "7") ==
+          "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
+    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(t.a, "a")});
+    std::vector<std::string> on_b = {row_of(t.b, "b"), row_of(t.b2(), "b2")};
+    std::sort(on_b.begin(), on_b.end());
+    CHECK(f.rows_on(1) == on_b);
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
+    CHECK(shardwire_prepared(f) == 0);
+    // The second unit's row (tenant a, id 7) is there: 23505 on s0; the first unit's answer comes
+    // before it, the rest is skipped, and nothing of the batch is written anywhere.
+    CHECK(run({{t.c, "x"}, {t.a, "x"}, {t.b, "x"}}, "8") ==
+          "PGRES_TUPLES_OK:x\nPGRES_FATAL_ERROR:23505\nPGRES_PIPELINE_ABORTED\n");
+    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'x'").empty());
+    CHECK(shardwire_prepared(f) == 0);
+    for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
+  }
+
+  TEST_CASE("under cross_shard_transactions: refuse a split INSERT is refused and writes nothing") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.cross_shard_transactions = "refuse";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn client = f.client();
+    PgResult refused = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) +
+                                   ", 1, 'a'), (" + k(t.b) + ", 2, 'b')");
+    CHECK(refused.sqlstate() == "0A000");
+    CHECK(contains(refused.error(), "sharding.cross_shard_transactions is refuse"));
+    CHECK(rows_everywhere(f) == 0);
+  }
+}
