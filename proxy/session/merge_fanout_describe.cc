@@ -141,10 +141,11 @@ Status MergeFanout::plan_formats() {
   for (size_t i = 0; i < client_types_.size(); ++i) {
     const bool binary = (formats.size() == 1 ? formats[0] : formats[i]) != 0;
     if (binary && !merge::has_binary_form(client_types_[i]))
-      return Status::client(
-          "0A000", "result column " + std::to_string(i + 1) + " (" + merge::type_name(client_types_[i]) +
-                       ") of a read merged across shards has no binary form in shardwire; ask "
-                       "for it in text");
+      return Status::client("0A000",
+                            "result column " + std::to_string(i + 1) + " (type OID " +
+                                std::to_string(client_types_[i]) +
+                                ") of a read merged across shards has no binary form in shardwire; ask "
+                                "for it in text");
     binary_columns_.push_back(binary);
     any = any || binary;
   }
