@@ -232,6 +232,9 @@ struct SelectShape {
   // GROUP BY / ORDER BY items written as output positions (GROUP BY 2): renumbered when a
   // rewrite adds columns before them.
   std::vector<Value> positions;
+  // The collation of every COLLATE clause in the block (the name's last part, as written: "C",
+  // "de-x-icu"): a merge compares text in byte order only.
+  std::vector<std::string> collations;
   // Set when the block uses something a merge cannot compute, saying what: "window
   // functions", "HAVING", "GROUPING SETS", "FETCH FIRST ... WITH TIES", "DISTINCT ON", ...
   std::string unmergeable;

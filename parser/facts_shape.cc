@@ -207,6 +207,12 @@ void FactsBuilder::select_shape(JsonRef body) {
   };
   for (JsonRef target : body["targetList"]) shape.outputs.push_back(output_item(target.body()));
   if (body["windowClause"] || contains_window(body["targetList"])) refuse("window functions");
+  for_each_object(body, [&](JsonRef object) {
+    if (object.node_type() != "CollateClause") return;
+    std::string name;
+    for (JsonRef part : object.body()["collname"]) name = part.body()["sval"].string();
+    shape.collations.push_back(std::move(name));
+  });
   if (body["havingClause"]) refuse("HAVING");
   if (body["lockingClause"]) refuse("FOR UPDATE/SHARE");
   if (body["intoClause"]) refuse("SELECT INTO");

@@ -66,6 +66,12 @@ struct MergePlan {
   // MergeSort/Concat: the shards' first `hidden` columns are sort keys the client did not select
   // (ORDER BY a column not in the select list): sorted on, then dropped from its rows.
   int hidden = 0;
+  // The merge compares text in byte order. A COLLATE of the statement that orders otherwise
+  // (not C, POSIX, ucs_basic or default): the merge refuses to compare text (0A000).
+  std::string foreign_collation;
+  // The tables the statement reads, as regclass text ("schema"."name" or "name"): every shard
+  // reports which of their columns have a collation that does not order by bytes.
+  std::vector<std::string> tables;
 
   // A plain concatenation of every shard's rows (no LIMIT, sort, DISTINCT or hidden column, one
   // statement for all): the rows pass through as the shards send them, in any result format.

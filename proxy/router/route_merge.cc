@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "merge/value.h"
 #include "router/dml_router.h"
 
 namespace sw::router::detail {
@@ -63,6 +64,7 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   }
 
   auto plan = std::make_shared<merge::MergePlan>();
+  collation_facts(*plan);
   parser::SelectRewrite rewrite;
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
@@ -111,6 +113,28 @@ Route DmlRouter::merged_scatter(Route route, int first) {
       plan->describe() + (grouped_by_key ? " (grouped by the key: the shards' groups are final)" : "");
   route.merge = std::move(plan);
   return route;
+}
+
+// What decides how the shards order text: explicit COLLATE clauses and the tables whose column
+// collations the shards report (§5.6).
+void DmlRouter::collation_facts(merge::MergePlan& plan) const {
+  for (const std::string& collation : facts_.select.collations) {
+    if (merge::byte_order_collation(collation) || collation == "ucs_basic" || collation == "default")
+      continue;
+    plan.foreign_collation = collation;
+    break;
+  }
+  auto quoted = [](const std::string& name) {
+    std::string out = "\"";
+    for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  for (const parser::TableRef& table : facts_.tables) {
+    std::string name =
+        table.schema.empty() ? quoted(table.name) : quoted(table.schema) + "." + quoted(table.name);
+    if (std::find(plan.tables.begin(), plan.tables.end(), name) == plan.tables.end())
+      plan.tables.push_back(std::move(name));
+  }
 }
 
 // The plan's ORDER BY keys. A plain column name that is not selected (and no *, GROUP BY,

@@ -4,7 +4,9 @@
 //  * every shard runs the plan's SQL at once (one leg per shard; a read split by key list: only
 //    the shards of its keys, each its own SQL, see plan_targets), after a query of its database's
 //    collation: text is ordered by the merge in byte order, so a merge that orders text (ORDER BY,
-//    min/max) is refused (0A000) when a shard's database collation is not C/POSIX/C.UTF-8;
+//    min/max) is refused (0A000) when a shard's database collation is not C/POSIX/C.UTF-8, a
+//    column of a table the read names has another collation, or the read says COLLATE other
+//    than "C"/"POSIX";
 //  * each leg's DataRows go to the merger; a leg whose rows the merger holds up to
 //    fanout.max_rows_buffered stops being read (TCP holds the rest), and a client that reads
 //    slowly (its output over the high-water mark) stops the merge, hence every leg;
@@ -80,15 +82,17 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     bool complete = false;  // CommandComplete seen
     bool done = false;      // ReadyForQuery seen (or stopped): no server any more
     bool paused = false;
-    bool preamble = true;   // the collation query's result comes first
-    std::string collation;  // the shard database's, from that result
+    bool preamble = true;         // the collation query's result comes first
+    std::string collation;        // the shard database's, from that result
+    std::string foreign_columns;  // "t.c (de-x-icu), ...": columns not ordered by bytes
     int swallow_ready = 0;
     char status = 'I';
     wire::ServerMessageCheck check;
   };
 
-  // The one-row query of the shard database's collation every leg runs first.
-  static const char* const kCollationQuery;
+  // The one-row query every leg runs first: the shard database's collation, and the columns
+  // of the plan's tables with a collation that does not order by bytes.
+  std::string collation_query() const;
 
   void on_backend_ready(pool::Backend* backend) override;
   void on_backend_failed(const Status& why) override;

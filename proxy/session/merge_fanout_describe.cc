@@ -84,7 +84,7 @@ void MergeFanout::use_extended(Extended extended) {
   for (size_t i = 0; i < legs_.size(); ++i) {
     std::string& out = legs_[i].message;
     out.clear();
-    wire::encode_query(out, kCollationQuery);
+    wire::encode_query(out, collation_query());
     wire::encode_parse(out, "", leg_sql(i), extended.types);
     const bool replaced = i < plan_.shard_statements.size() && !plan_.shard_statements[i].params.empty();
     const std::string parameters =

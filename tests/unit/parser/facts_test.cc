@@ -312,3 +312,11 @@ TEST_CASE("COPY FROM STDIN: the column list and every option as written, old syn
   CHECK_FALSE(facts("COPY t FROM PROGRAM 'cat'").copy_from_client);
   CHECK_FALSE(facts("COPY t TO STDOUT").copy_from_client);
 }
+
+TEST_CASE("SELECT shape: the collations of COLLATE clauses anywhere in the block") {
+  CHECK(facts(R"(SELECT name COLLATE "de-x-icu" AS n FROM t ORDER BY n, x COLLATE pg_catalog."C")")
+            .select.collations == std::vector<std::string>{"de-x-icu", "C"});
+  CHECK(facts("SELECT a FROM (SELECT b COLLATE \"POSIX\" AS a FROM t) s ORDER BY a").select.collations ==
+        std::vector<std::string>{"POSIX"});
+  CHECK(facts("SELECT name FROM t ORDER BY name").select.collations.empty());
+}
