@@ -211,6 +211,9 @@ struct OutputItem {
 struct OrderItem {
   int output = -1;   // the output column it sorts by; -1: not an output column
   std::string name;  // the item is a plain column name: that name
+  // Neither an output column nor a plain name: its SQL text ("lower(name)", "(a + b) * 2"), ""
+  // when it holds a subquery, aggregate, window function, comment or dollar quote.
+  std::string expression;
   bool descending = false;
   bool nulls_first = false;     // as written, or PostgreSQL's default for the direction
   bool using_operator = false;  // ORDER BY ... USING op

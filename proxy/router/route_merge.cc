@@ -137,19 +137,27 @@ void DmlRouter::collation_facts(merge::MergePlan& plan) const {
   }
 }
 
-// The plan's ORDER BY keys. A plain column name that is not selected (and no *, GROUP BY,
-// aggregate or DISTINCT) is selected first as a hidden column ("name" AS sw_order_N): the
-// shards return it, the merge sorts on it and drops it (plan.hidden).
+// The plan's ORDER BY keys. A plain column name or an expression that is not selected (and no *,
+// GROUP BY, aggregate or DISTINCT) is selected first as a hidden column ("name" AS sw_order_N,
+// lower(name) AS sw_order_N): the shards return it, the merge sorts on it and drops it
+// (plan.hidden). PostgreSQL matches the shards' ORDER BY expression to that select-list entry.
 bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite, bool grouped,
                           std::string& why) {
   const parser::SelectShape& shape = facts_.select;
   bool star = false;
   for (const parser::OutputItem& item : shape.outputs) star = star || item.star;
+  auto hidden_sql = [](const parser::OrderItem& item) {
+    if (item.name.empty()) return item.expression;
+    std::string quoted = "\"";
+    for (char c : item.name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+  };
   std::vector<std::string> hidden;
   for (const parser::OrderItem& item : shape.order_by) {
-    if (item.output < 0 && !star && !grouped && !shape.distinct && !item.name.empty() &&
-        std::find(hidden.begin(), hidden.end(), item.name) == hidden.end())
-      hidden.push_back(item.name);
+    if (item.output >= 0 || star || grouped || shape.distinct) continue;
+    std::string sql = hidden_sql(item);
+    if (!sql.empty() && std::find(hidden.begin(), hidden.end(), sql) == hidden.end())
+      hidden.push_back(std::move(sql));
   }
   const auto shift = static_cast<int>(hidden.size());
   for (const parser::OrderItem& item : shape.order_by) {
@@ -158,25 +166,25 @@ bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite
       return false;
     }
     merge::SortKey key{item.output + shift, {}, item.descending, item.nulls_first};
-    auto at = std::find(hidden.begin(), hidden.end(), item.name);
-    if (item.output < 0 && at != hidden.end()) {
+    auto at = item.output < 0 ? std::find(hidden.begin(), hidden.end(), hidden_sql(item)) : hidden.end();
+    if (at != hidden.end()) {
       key.column = static_cast<int>(at - hidden.begin());
     } else if (star && plan.kind != merge::MergeKind::Aggregate && !item.name.empty()) {
       key.column = -1;  // positions shift behind *: found by name in the shards' columns
       key.name = item.name;
     } else if (item.output < 0 || star) {
       why =
-          "orders by an expression that is not in the select list (or with * in it); select the ORDER BY "
-          "expressions as columns";
+          shape.distinct || grouped || star
+              ? "orders by an expression that is not in the select list (with DISTINCT, GROUP BY, aggregates "
+                "or * in it); select the ORDER BY expressions as columns"
+              : "orders by an expression shardwire cannot select for the merge (a subquery, a comment or a "
+                "dollar quote in it); select the ORDER BY expressions as columns";
       return false;
     }
     plan.order_by.push_back(std::move(key));
   }
-  for (size_t i = 0; i < hidden.size(); ++i) {
-    std::string quoted = "\"";
-    for (char c : hidden[i]) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    rewrite.leading_columns.push_back(quoted + "\" AS sw_order_" + std::to_string(i + 1));
-  }
+  for (size_t i = 0; i < hidden.size(); ++i)
+    rewrite.leading_columns.push_back(hidden[i] + " AS sw_order_" + std::to_string(i + 1));
   plan.hidden = shift;
   return true;
 }

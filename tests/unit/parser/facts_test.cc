@@ -320,3 +320,21 @@ TEST_CASE("SELECT shape: the collations of COLLATE clauses anywhere in the block
         std::vector<std::string>{"POSIX"});
   CHECK(facts("SELECT name FROM t ORDER BY name").select.collations.empty());
 }
+
+TEST_CASE("SELECT shape: the text of ORDER BY expressions that are neither output columns nor names") {
+  auto expressions = [](const std::string& sql) {
+    std::vector<std::string> out;
+    for (const auto& item : facts(sql).select.order_by) out.push_back(item.expression);
+    return out;
+  };
+  CHECK(expressions("SELECT id FROM t ORDER BY lower(name) DESC, (a + b) * 2, a+b NULLS FIRST, x::text, "
+                    "'it''s, (' || y USING <, z, 1 LIMIT 3") ==
+        std::vector<std::string>{"lower(name)", "(a + b) * 2", "a+b", "x::text", "'it''s, (' || y", "", ""});
+  CHECK(expressions("(SELECT id FROM t ORDER BY \"Desc\" + 1, descr - $1)") ==
+        std::vector<std::string>{"\"Desc\" + 1", "descr - $1"});
+  CHECK(expressions("SELECT id FROM t ORDER BY -a FOR UPDATE") == std::vector<std::string>{"-a"});
+  // Not cut out: subqueries, aggregates, comments, dollar quotes, E'' strings.
+  CHECK(expressions("SELECT id FROM t ORDER BY (SELECT 1) + a, count(*), a + 1 -- c\n") ==
+        std::vector<std::string>{"", "", ""});
+  CHECK(expressions("SELECT id FROM t ORDER BY a || $$x$$, a || E'\\''") == std::vector<std::string>{"", ""});
+}

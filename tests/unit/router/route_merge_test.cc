@@ -1,10 +1,12 @@
-// Scatter plans (route_merge.cc) as to how the shards order text: explicit COLLATE clauses that
-// do not order by bytes, and the tables whose column collations the shards report.
+// Scatter plans (route_merge.cc): how the shards order text (explicit COLLATE clauses that do not
+// order by bytes, the tables whose column collations the shards report) and ORDER BY expressions
+// that are not selected (hidden sort columns).
 #include <doctest/doctest.h>
 
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "parser/analyze.h"
 #include "router/router.h"
@@ -54,4 +56,38 @@ TEST_CASE("the plan names the tables it reads, quoted for to_regclass, each once
   Route quoted = planned("SELECT \"We\"\"ird\" FROM orders ORDER BY 1");
   REQUIRE(quoted.merge);
   CHECK(quoted.merge->tables == std::vector<std::string>{"\"orders\""});
+}
+
+TEST_CASE("ORDER BY an expression not selected: selected first as a hidden sort column") {
+  Route sorted =
+      planned("SELECT tenant_id, id FROM orders o ORDER BY lower(o.note) DESC, (qty + 1) * 2, qty, 2");
+  REQUIRE(sorted.merge);
+  CHECK(sorted.merge->hidden == 3);
+  CHECK(sorted.merge->shard_sql.rfind("SELECT lower(o.note) AS sw_order_1, (qty + 1) * 2 AS sw_order_2, "
+                                      "\"qty\" AS sw_order_3, tenant_id, id "
+                                      "FROM ",
+                                      0) == 0);
+  REQUIRE(sorted.merge->order_by.size() == 4);
+  CHECK(sorted.merge->order_by[0].column == 0);
+  CHECK(sorted.merge->order_by[0].descending);
+  CHECK(sorted.merge->order_by[1].column == 1);
+  CHECK(sorted.merge->order_by[2].column == 2);
+  CHECK(sorted.merge->order_by[3].column == 4);
+  // The same expression twice is selected once.
+  Route twice = planned("SELECT id FROM orders ORDER BY qty * 2, qty * 2 DESC");
+  REQUIRE(twice.merge);
+  CHECK(twice.merge->hidden == 1);
+  // Refused: with DISTINCT or GROUP BY, with *, with a subquery in it.
+  const std::pair<const char*, const char*> refused[] = {
+      {"SELECT DISTINCT id FROM orders ORDER BY qty + 1", "DISTINCT"},
+      {"SELECT status, count(*) FROM orders GROUP BY status ORDER BY lower(status)", "GROUP BY"},
+      {"SELECT * FROM orders ORDER BY qty + 1", "not in the select list"},
+      {"SELECT id FROM orders ORDER BY (SELECT 1) + qty", "a subquery"},
+  };
+  for (const auto& [sql, says] : refused) {
+    Route route_of = planned(sql);
+    CHECK_MESSAGE(route_of.kind == RouteKind::Error, sql);
+    CHECK_MESSAGE(route_of.error.message.find(says) != std::string::npos,
+                  sql << ": " << route_of.error.message);
+  }
 }
