@@ -293,10 +293,14 @@ void MergeFanout::pump() {
       write_client_(out);
       out.clear();
     }
+    if (extended_ && extended_->max_rows > 0 && rows_out_ >= extended_->max_rows) {
+      suspended_ = true;
+      break;
+    }
   }
   if (!out.empty()) write_client_(out);
   pumping_ = false;
-  if (merger_.done()) {
+  if (suspended_ || merger_.done()) {
     for (Leg& leg : legs_) {
       if (!leg.done) stop_leg(leg, false);
     }
@@ -360,6 +364,8 @@ void MergeFanout::finish() {
   if (!errored_) {
     if (!described_) {
       wire::encode_error(out, "ERROR", "08P01", "no shard described the merged result");
+    } else if (suspended_) {
+      wire::MessageWriter(out).begin('s').end();  // PortalSuspended
     } else {
       wire::encode_command_complete(out, "SELECT " + std::to_string(rows_out_));
     }

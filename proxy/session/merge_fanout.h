@@ -51,7 +51,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   static std::vector<Fanout::Target> plan_targets(std::vector<Fanout::Target> targets,
                                                   const merge::MergePlan& plan);
 
-  // The extended protocol ([Parse] Bind [Describe portal] Execute(all rows) Sync, before start()):
+  // The extended protocol ([Parse] Bind [Describe portal] Execute Sync, before start()):
   // every leg runs the plan's SQL as the unnamed statement with the client's parameters, its
   // results in text; the client gets ParseComplete (when it sent Parse), BindComplete, the
   // RowDescription (when it sent Describe), the merged rows, CommandComplete, ReadyForQuery.
@@ -63,6 +63,9 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     std::vector<int> result_formats;  // the Bind's result format codes (none, one for all, or one each)
     bool parse_complete = false;
     bool describe = false;
+    // The Execute's row limit (0: all rows): after that many rows the client gets PortalSuspended
+    // instead of CommandComplete, and the legs still running are stopped.
+    uint32_t max_rows = 0;
   };
   void use_extended(Extended extended);
 
@@ -129,6 +132,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   bool errored_ = false;
   bool finished_ = false;
   bool pumping_ = false;
+  bool suspended_ = false;  // the Execute's row limit was reached
   uint64_t rows_out_ = 0;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

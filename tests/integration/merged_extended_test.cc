@@ -3,11 +3,15 @@
 // database: ORDER BY (also of a column not selected)/LIMIT, aggregates, GROUP BY, DISTINCT and key
 // lists across shards return the reference's rows and column names. Binary result columns are
 // PostgreSQL's exact bytes (converted from the merge's text: also numeric, interval, arrays),
-// json ones refused with 0A000; a refused or failed merge leaves the connection usable.
+// json ones refused with 0A000; an Execute row limit returns PostgreSQL's rows then its
+// PortalSuspended (raw messages); a refused or failed merge leaves the connection usable.
 #include "it_test.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "harness/reference_compare.h"
 #include "harness/sharded_fixture.h"
@@ -36,6 +40,42 @@ std::string hex_of(const std::string& bytes) {
   for (unsigned char c : bytes) {
     out.push_back(kDigits[c >> 4]);
     out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+// Parse, Bind, Describe portal, Execute(max_rows), Sync written on the connection's own socket
+// (libpq has no row limit); the answer's messages up to ReadyForQuery.
+std::vector<wire::Message> execute_with_limit(PgConn& conn, const std::string& sql, uint32_t max_rows) {
+  using std::string;
+  RawSocket socket = RawSocket::borrow(PQsocket(conn.get()));
+  string batch = wire::message('P', string(1, '\0') + sql + string(3, '\0'));
+  batch += wire::message('B', string(8, '\0'));  // unnamed portal and statement, no parameters, text
+  batch += wire::message('D', string("P\0", 2));
+  batch += wire::message('E', string(1, '\0') + wire::be32(max_rows));
+  batch += wire::message('S', "");
+  std::vector<wire::Message> out;
+  if (!socket.send_all(batch)) return out;
+  string pending;
+  while (out.empty() || out.back().type != 'Z') {
+    const string got = socket.read_some(10s);
+    if (got.empty()) break;
+    pending += got;
+    for (wire::Message& m : wire::parse_messages(pending, &pending)) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// The answer's message types ("12TDDsZ") and its DataRows.
+std::string kinds(const std::vector<wire::Message>& messages) {
+  std::string out;
+  for (const wire::Message& m : messages) out.push_back(m.type);
+  return out;
+}
+std::vector<std::string> data_rows(const std::vector<wire::Message>& messages) {
+  std::vector<std::string> out;
+  for (const wire::Message& m : messages) {
+    if (m.type == 'D') out.push_back(m.body);
   }
   return out;
 }
@@ -94,6 +134,8 @@ TEST_SUITE("merged_extended") {
         {"SELECT max(n), min(i) FROM e WHERE t IS DISTINCT FROM $1", {std::nullopt}},
         {"SELECT tenant_id, id FROM e WHERE i > $1 ORDER BY n DESC NULLS LAST, tenant_id, id LIMIT 15",
          {"0"}},
+        {"SELECT tenant_id, id FROM e WHERE i > $1 ORDER BY i * $2::int DESC, lower(t), 1, 2 LIMIT 12",
+         {"0", "-3"}},
     };
     for (const Query& query : queries) {
       const std::string diff = compare_results(ref.exec_params(query.sql, query.params),
@@ -167,7 +209,7 @@ TEST_SUITE("merged_extended") {
           const std::string b(PQgetvalue(got.get(), r, col),
                               static_cast<size_t>(PQgetlength(got.get(), r, col)));
           CHECK_MESSAGE(a == b, std::string(sql) << "\n  row " << r << " column " << col + 1 << ": want "
-                                                  << hex_of(a) << ", got " << hex_of(b));
+                                                 << hex_of(a) << ", got " << hex_of(b));
           CHECK(PQgetisnull(want.get(), r, col) == PQgetisnull(got.get(), r, col));
         }
       }
@@ -180,6 +222,30 @@ TEST_SUITE("merged_extended") {
     CHECK(binary.error().find("column 2 (type OID 114)") != std::string::npos);
     CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     CHECK(c.exec_params("SELECT count(*) FROM e WHERE id > $1", {"0"}).value() == "900");
+    // Execute with a row limit (asyncpg's fetchrow sends Execute(1)): at most that many rows, then
+    // PortalSuspended; fewer rows left: CommandComplete. As PostgreSQL answers, row for row.
+    const std::pair<const char*, uint32_t> limited[] = {
+        {"SELECT tenant_id, id, i FROM e ORDER BY i DESC NULLS LAST, tenant_id, id", 5},
+        {"SELECT tenant_id, id, t FROM e ORDER BY lower(t), id LIMIT 30", 1},
+        {"SELECT grp, count(*), avg(n) FROM e GROUP BY grp ORDER BY grp", 100},
+        {"SELECT grp, count(*) FROM e GROUP BY grp ORDER BY grp", 7},  // exactly all 7 groups: suspended
+    };
+    for (const auto& [sql, max_rows] : limited) {
+      const auto want = execute_with_limit(ref, sql, max_rows);
+      const auto got = execute_with_limit(c, sql, max_rows);
+      INFO(sql << " Execute(" << max_rows << "): want " << kinds(want) << ", got " << kinds(got));
+      CHECK(kinds(got) == kinds(want));
+      CHECK(data_rows(got) == data_rows(want));
+      CHECK(c.exec_params("SELECT count(*) FROM e WHERE id > $1", {"0"}).value() == "900");
+    }
+    CHECK(kinds(execute_with_limit(c, "SELECT tenant_id, id FROM e ORDER BY 1, 2", 5)) == "12TDDDDDsZ");
+    CHECK(kinds(execute_with_limit(c, "SELECT grp, count(*) FROM e GROUP BY grp ORDER BY grp", 100)) ==
+          "12TDDDDDDDCZ");
+    // A plain concatenation (no ORDER BY) with a row limit runs through the merge too.
+    const auto any = execute_with_limit(c, "SELECT id FROM e WHERE id <= 30", 4);
+    CHECK(kinds(any) == "12TDDDDsZ");
+    CHECK(c.exec("SELECT count(*) FROM e").value() == "900");
+
     // A shard's error (division by zero) fails the statement once.
     PgResult failed = c.exec_params("SELECT sum(1 / (i - i + $1::int)) FROM e", {"0"});
     INFO(failed.describe());
