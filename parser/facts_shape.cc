@@ -3,9 +3,7 @@
 // resolves them (a position, then an output column name, then an expression equal to an
 // output column's); GROUP BY items the other way round (expressions first: GROUP BY names
 // are input columns before output names).
-#include <algorithm>
 #include <cctype>
-#include <iterator>
 
 #include "parser/facts_builder.h"
 
@@ -123,74 +121,6 @@ bool contains_window(JsonRef node) {
   return found;
 }
 
-bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$'; }
-
-// Where an ORDER BY expression's text ends: the first ',' ';' ')' or ASC / DESC / NULLS / USING /
-// LIMIT / OFFSET / FETCH / FOR outside parentheses and quotes; 0 when it holds a comment, a dollar
-// quote or an E'' string (not cut out).
-size_t order_expression_end(std::string_view sql, size_t begin) {
-  static const char* const kStops[] = {"asc", "desc", "nulls", "using", "limit", "offset", "fetch", "for"};
-  int depth = 0;
-  size_t i = begin;
-  for (; i < sql.size(); ++i) {
-    const char c = sql[i];
-    const char next = i + 1 < sql.size() ? sql[i + 1] : '\0';
-    if (c == '\'' || c == '"') {
-      if (c == '\'' && i > begin && (sql[i - 1] == 'E' || sql[i - 1] == 'e')) return 0;
-      size_t close = i + 1;
-      for (; close < sql.size(); ++close) {
-        if (sql[close] != c) continue;
-        if (close + 1 < sql.size() && sql[close + 1] == c) {
-          ++close;
-          continue;
-        }
-        break;
-      }
-      if (close >= sql.size()) return 0;
-      i = close;
-    } else if ((c == '-' && next == '-') || (c == '/' && next == '*') ||
-               (c == '$' && !std::isdigit(static_cast<unsigned char>(next)))) {
-      return 0;
-    } else if (c == '(') {
-      ++depth;
-    } else if (c == ')') {
-      if (depth-- == 0) break;
-    } else if (depth == 0 && (c == ',' || c == ';')) {
-      break;
-    } else if (depth == 0 && is_word_char(c) && (i == begin || !is_word_char(sql[i - 1]))) {
-      size_t word_end = i;
-      std::string word;
-      while (word_end < sql.size() && is_word_char(sql[word_end]))
-        word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(sql[word_end++]))));
-      if (std::find(std::begin(kStops), std::end(kStops), word) != std::end(kStops)) break;
-      i = word_end - 1;
-    }
-  }
-  while (i > begin && std::isspace(static_cast<unsigned char>(sql[i - 1]))) --i;
-  return i;
-}
-
-// The SQL text of an ORDER BY expression, from its lowest location (an A_Expr's own is its
-// operator's) with the parentheses just before it; "" when it holds a subquery or cannot be cut
-// out.
-std::string order_expression(std::string_view sql, JsonRef node) {
-  int64_t lowest = -1;
-  bool subquery = false;
-  for_each_object(node, [&](JsonRef object) {
-    if (object.node_type() == "SubLink") subquery = true;
-    const int64_t at = object["location"].integer(-1);
-    if (at >= 0 && (lowest < 0 || at < lowest)) lowest = at;
-  });
-  if (subquery || lowest < 0 || static_cast<size_t>(lowest) >= sql.size()) return {};
-  size_t begin = static_cast<size_t>(lowest);
-  for (size_t k = begin; k > 0 && (sql[k - 1] == '(' || std::isspace(static_cast<unsigned char>(sql[k - 1])));
-       --k) {
-    if (sql[k - 1] == '(') begin = k - 1;
-  }
-  const size_t end = order_expression_end(sql, begin);
-  return end > begin ? std::string(sql.substr(begin, end - begin)) : std::string();
-}
-
 // ColumnRef with one field: its name; "" otherwise.
 std::string single_name(JsonRef node) {
   if (node.node_type() != "ColumnRef") return {};
@@ -283,7 +213,10 @@ void FactsBuilder::select_shape(JsonRef body) {
     for (JsonRef part : object.body()["collname"]) name = part.body()["sval"].string();
     shape.collations.push_back(std::move(name));
   });
-  if (body["havingClause"]) refuse("HAVING");
+  if (JsonRef having = body["havingClause"]) {
+    having_shape(having);
+    if (shape.having.empty()) refuse("HAVING");
+  }
   if (body["lockingClause"]) refuse("FOR UPDATE/SHARE");
   if (body["intoClause"]) refuse("SELECT INTO");
   if (JsonRef distinct = body["distinctClause"]) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "merge/having.h"
+
 namespace sw::merge {
 namespace {
 
@@ -70,6 +72,7 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
   } else {
     output_types_ = shard_types_;
   }
+  if (plan_.having && having_compares_text(*plan_.having, output_types_)) compares_text_ = true;
   for (SortKey& key : plan_.order_by) {
     if (key.column < 0) {
       for (size_t i = 0; i < names.size(); ++i) {
@@ -223,6 +226,11 @@ Status Merger::finalize_groups() {
     for (size_t i = 0; i < plan_.outputs.size(); ++i) {
       row.push_back(plan_.outputs[i].combine == Combine::Key ? std::move(group.keys[i])
                                                              : group.accumulators[i].result());
+    }
+    if (plan_.having) {
+      auto keep = evaluate_having(*plan_.having, row, output_types_);
+      if (!keep) return keep.status();
+      if (!keep->value_or(false)) continue;
     }
     auto entry = make_entry(std::move(row));
     if (!entry) return entry.status();

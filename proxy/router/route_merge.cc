@@ -4,7 +4,8 @@
 //  * GROUP BY containing the key: every group lives on one shard, so the shards' grouped rows
 //    are final; only ORDER BY / LIMIT / DISTINCT remain for the proxy (HAVING runs on the shards).
 //  * aggregates or GROUP BY otherwise: the shards compute partial aggregates per group (avg as
-//    sum and count), without LIMIT/OFFSET; the proxy combines, sorts, applies OFFSET/LIMIT.
+//    sum and count), without LIMIT/OFFSET and HAVING; the proxy combines, applies HAVING (when it
+//    compares output columns with constants), sorts, applies OFFSET/LIMIT.
 //  * ORDER BY: the shards sort; the proxy merges. LIMIT n OFFSET m: the shards return n+m rows.
 #include <algorithm>
 #include <charconv>
@@ -43,6 +44,31 @@ bool constant_count(const parser::Value& value, int64_t& out) {
   return r.ec == std::errc() && r.ptr == value.text.data() + value.text.size() && out >= 0;
 }
 
+// The parser's HAVING term for the merge (the shards group without it).
+merge::HavingTerm having_term(const parser::HavingTerm& term) {
+  merge::HavingTerm out;
+  using Kind = parser::HavingTerm::Kind;
+  out.kind = term.kind == Kind::And   ? merge::HavingTerm::Kind::And
+             : term.kind == Kind::Or  ? merge::HavingTerm::Kind::Or
+             : term.kind == Kind::Not ? merge::HavingTerm::Kind::Not
+                                      : merge::HavingTerm::Kind::Compare;
+  for (const parser::HavingTerm& child : term.children) out.children.push_back(having_term(child));
+  out.column = term.output;
+  using Op = merge::HavingTerm::Op;
+  out.op = term.op == "<>"   ? Op::Ne
+           : term.op == "<"  ? Op::Lt
+           : term.op == "<=" ? Op::Le
+           : term.op == ">"  ? Op::Gt
+           : term.op == ">=" ? Op::Ge
+                             : Op::Eq;
+  if (term.constant.kind == parser::ValueKind::Bool) {
+    out.constant = term.constant.text == "true" ? "t" : "f";  // as boolout prints it
+  } else if (term.constant.kind != parser::ValueKind::Null) {
+    out.constant = term.constant.text;
+  }
+  return out;
+}
+
 }  // namespace
 
 Route DmlRouter::merged_scatter(Route route, int first) {
@@ -66,6 +92,12 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   auto plan = std::make_shared<merge::MergePlan>();
   collation_facts(*plan);
   parser::SelectRewrite rewrite;
+  if (!shape.having.empty() && !grouped_by_key) {
+    if (!aggregate)
+      return refuse("uses HAVING without aggregates, which shardwire cannot merge across shards");
+    plan->having = having_term(shape.having.front());
+    rewrite.drop_having = true;
+  }
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
     int source = 0;

@@ -54,13 +54,16 @@ TEST_SUITE("merged_collation") {
     PgConn ref = reference_database(f, "swcollate_ref", create);
     REQUIRE_OK(ref.exec(kPlain));
     for (int i = 1; i <= 60; ++i) {
-      const std::string tenant = std::to_string(i % 20 - 5);
-      const std::string text = std::string(kTexts[static_cast<size_t>(i) % std::size(kTexts)]);
-      const std::string mc = "INSERT INTO mc (id, tenant_id, name) VALUES (" + std::to_string(i) + ", " +
-                             tenant + ", '" + text + "')";
-      const std::string m = "INSERT INTO m (id, tenant_id, t) VALUES (" + std::to_string(i) + ", " + tenant +
-                            ", '" + text + "')";
-      for (const std::string& sql : {mc, m}) {
+      std::string values = "(";
+      values += std::to_string(i);
+      values += ", ";
+      values += std::to_string(i % 20 - 5);
+      values += ", '";
+      values += kTexts[static_cast<size_t>(i) % std::size(kTexts)];
+      values += "')";
+      for (const char* insert :
+           {"INSERT INTO mc (id, tenant_id, name) VALUES ", "INSERT INTO m (id, tenant_id, t) VALUES "}) {
+        const std::string sql = insert + values;
         REQUIRE_OK(c.exec(sql));
         REQUIRE_OK(ref.exec(sql));
       }

@@ -136,6 +136,8 @@ TEST_SUITE("merged_extended") {
          {"0"}},
         {"SELECT tenant_id, id FROM e WHERE i > $1 ORDER BY i * $2::int DESC, lower(t), 1, 2 LIMIT 12",
          {"0", "-3"}},
+        {"SELECT grp, count(*), max(t) FROM e WHERE i > $1 GROUP BY grp HAVING count(*) > 60 ORDER BY grp",
+         {"-500"}},
     };
     for (const Query& query : queries) {
       const std::string diff = compare_results(ref.exec_params(query.sql, query.params),

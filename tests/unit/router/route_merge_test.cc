@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -90,4 +91,30 @@ TEST_CASE("ORDER BY an expression not selected: selected first as a hidden sort 
     CHECK_MESSAGE(route_of.error.message.find(says) != std::string::npos,
                   sql << ": " << route_of.error.message);
   }
+}
+
+TEST_CASE("HAVING without the key: the shards group without it, the plan applies it") {
+  Route having =
+      planned("SELECT status, count(*) FROM orders GROUP BY status HAVING count(*) > 2 ORDER BY status");
+  REQUIRE(having.merge);
+  REQUIRE(having.merge->having);
+  CHECK(having.merge->having->column == 1);
+  CHECK(having.merge->having->op == sw::merge::HavingTerm::Op::Gt);
+  CHECK(having.merge->having->constant == std::optional<std::string>("2"));
+  CHECK(having.merge->shard_sql.find("HAVING") == std::string::npos);
+  CHECK(having.merge->shard_sql.find("GROUP BY status  ORDER BY status") != std::string::npos);
+  // Grouped by the key: the shards' groups are final, HAVING stays with them.
+  Route keyed = planned("SELECT tenant_id, count(*) FROM orders GROUP BY tenant_id HAVING count(*) > 2");
+  REQUIRE(keyed.merge);
+  CHECK_FALSE(keyed.merge->having);
+  CHECK(keyed.merge->shard_sql.find("HAVING count(*) > 2") != std::string::npos);
+  // A boolean constant is compared as boolout prints it.
+  Route flag = planned("SELECT bool_or(qty > 1), count(*) FROM orders HAVING bool_or(qty > 1) = false");
+  REQUIRE(flag.merge);
+  REQUIRE(flag.merge->having);
+  CHECK(flag.merge->having->constant == std::optional<std::string>("f"));
+  // An aggregate not selected: refused.
+  Route refused = planned("SELECT status FROM orders GROUP BY status HAVING count(*) > 2");
+  CHECK(refused.kind == RouteKind::Error);
+  CHECK(refused.error.message.find("HAVING") != std::string::npos);
 }
