@@ -60,11 +60,11 @@ size_t expression_end(std::string_view sql, size_t begin, const char* const (&kS
   return i;
 }
 
+}  // namespace
+
 // The SQL text of an ORDER BY expression, from its lowest location (an A_Expr's own is its
 // operator's) with the parentheses just before it; "" when it holds a subquery or cannot be cut
 // out.
-}  // namespace
-
 std::string order_expression(std::string_view sql, JsonRef node) {
   int64_t lowest = -1;
   bool subquery = false;
