@@ -79,6 +79,10 @@ struct MergePlan {
   // (ORDER BY a column not in the select list): sorted on, then dropped from its rows.
   int hidden = 0;
   std::optional<HavingTerm> having;  // Aggregate: groups it does not hold true are dropped
+  // Aggregate whose ORDER BY is exactly its GROUP BY keys: every shard returns its groups in that
+  // order, so the merge combines each group as the k-way merge meets it (one group in memory)
+  // instead of collecting every group first.
+  bool stream_groups = false;
   // The merge compares text in byte order. A COLLATE of the statement that orders otherwise
   // (not C, POSIX, ucs_basic or default): the merge refuses to compare text (0A000).
   std::string foreign_collation;

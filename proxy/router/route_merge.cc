@@ -69,6 +69,22 @@ merge::HavingTerm having_term(const parser::HavingTerm& term) {
   return out;
 }
 
+// Whether ORDER BY names exactly the GROUP BY keys (each once, any direction): then every shard
+// returns its groups in the merge's order and the merge can combine them one at a time.
+bool sorted_by_group_keys(const merge::MergePlan& plan, const std::vector<int>& group_by) {
+  if (group_by.empty() || plan.order_by.size() != group_by.size()) return false;
+  for (const merge::SortKey& key : plan.order_by) {
+    if (key.column < 0 || std::find(group_by.begin(), group_by.end(), key.column) == group_by.end())
+      return false;
+  }
+  for (int column : group_by) {
+    int uses = 0;
+    for (const merge::SortKey& key : plan.order_by) uses += key.column == column ? 1 : 0;
+    if (uses != 1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Route DmlRouter::merged_scatter(Route route, int first) {
@@ -125,6 +141,7 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   const bool grouped = (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
   if (std::string why; !sort_keys(*plan, rewrite, grouped, why)) return refuse(why);
   if (!aggregate && !plan->order_by.empty()) plan->kind = merge::MergeKind::MergeSort;
+  if (aggregate) plan->stream_groups = sorted_by_group_keys(*plan, shape.group_by);
   plan->distinct = shape.distinct;
   int64_t limit = -1, offset = 0;
   if (shape.has_limit && !constant_count(shape.limit, limit))
