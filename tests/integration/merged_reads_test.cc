@@ -99,32 +99,22 @@ std::vector<Query> generated_queries() {
   out.push_back({"SELECT t AS x, tenant_id, id FROM m ORDER BY x DESC, 2, 3 LIMIT 20", true});
   out.push_back({"SELECT f, d, tenant_id, id FROM m WHERE grp = 3 ORDER BY f, d DESC, tenant_id, id", true});
   out.push_back({"SELECT tenant_id, id FROM m WHERE i > 990 ORDER BY 1, 2", true});
-  // HAVING without the key: the shards group without it, the proxy applies it to the final groups.
-  out.push_back(
-      {"SELECT grp, count(*), avg(n) FROM m GROUP BY grp HAVING count(*) > 400 AND avg(n) < 1000 "
-       "ORDER BY grp",
-       true});
-  out.push_back(
-      {"SELECT t, count(*) FROM m GROUP BY t HAVING count(*) >= 200 OR t = 'apple' ORDER BY 1", true});
-  out.push_back(
-      {"SELECT b, min(i), max(ts) FROM m GROUP BY b HAVING NOT (min(i) > 0) OR b = true "
-       "ORDER BY 1",
-       true});
-  out.push_back({"SELECT count(*), max(i) FROM m HAVING max(i) > 5", true});
-  out.push_back({"SELECT count(*), max(i) FROM m WHERE i > 100000 HAVING max(i) > 5", true});
-  out.push_back(
-      {"SELECT grp, sum(big) FROM m GROUP BY grp HAVING 0 < sum(big) AND grp <> 3 ORDER BY 2 DESC "
-       "LIMIT 3",
-       true});
-  // ORDER BY expressions not selected: selected hidden, sorted on, dropped.
-  out.push_back({"SELECT tenant_id, id FROM m ORDER BY i + 1, tenant_id, id", true});
-  out.push_back({"SELECT tenant_id, id, t FROM m ORDER BY lower(t) DESC NULLS LAST, 1, 2 LIMIT 30", true});
-  out.push_back(
-      {"SELECT tenant_id, id FROM m ORDER BY (i % 7) * -1, abs(big) DESC, 1, 2 LIMIT 40 OFFSET 3", true});
-  out.push_back(
-      {"SELECT id, tenant_id FROM m m1 ORDER BY m1.grp + m1.i NULLS FIRST, coalesce(t, 'none'), 2, 1 "
-       "LIMIT 25",
-       true});
+  // HAVING without the key (applied by the proxy to the final groups); ORDER BY expressions not
+  // selected (selected hidden, sorted on, dropped).
+  for (const char* sql :
+       {"SELECT grp, count(*), avg(n) FROM m GROUP BY grp HAVING count(*) > 400 AND avg(n) < 1000 ORDER BY "
+        "grp",
+        "SELECT t, count(*) FROM m GROUP BY t HAVING count(*) >= 200 OR t = 'apple' ORDER BY 1",
+        "SELECT b, min(i), max(ts) FROM m GROUP BY b HAVING NOT (min(i) > 0) OR b = true ORDER BY 1",
+        "SELECT count(*), max(i) FROM m HAVING max(i) > 5",
+        "SELECT count(*), max(i) FROM m WHERE i > 100000 HAVING max(i) > 5",
+        "SELECT grp, sum(big) FROM m GROUP BY grp HAVING 0 < sum(big) AND grp <> 3 ORDER BY 2 DESC LIMIT 3",
+        "SELECT tenant_id, id FROM m ORDER BY i + 1, tenant_id, id",
+        "SELECT tenant_id, id, t FROM m ORDER BY lower(t) DESC NULLS LAST, 1, 2 LIMIT 30",
+        "SELECT tenant_id, id FROM m ORDER BY (i % 7) * -1, abs(big) DESC, 1, 2 LIMIT 40 OFFSET 3",
+        "SELECT id, tenant_id FROM m m1 ORDER BY m1.grp + m1.i NULLS FIRST, coalesce(t, 'none'), 2, 1 LIMIT "
+        "25"})
+    out.push_back({sql, true});
   out.push_back({"SELECT tenant_id, id FROM m WHERE i > 100000 ORDER BY 1, 2 LIMIT 5", true});
 
   // Aggregates without GROUP BY: each alone, then all together, then over no rows.
