@@ -389,7 +389,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                     MergeFanout::Extended* extended = nullptr);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Start start_extended_merge(const ExtendedBatch& bound, const router::Route& route, size_t consumed,
-                             bool describe_portal);
+                             bool describe_portal, uint32_t max_rows);
   Status check_bind_route(const wire::BindMessage& bind, bool pinned);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);
