@@ -215,7 +215,9 @@ Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, co
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
   if (clock_.request_started_us == 0) note_request_start();
   const Start start = start_extended_reference_write(batch, route);
-  return start == Start::Wait ? Next::Stop : Next::Continue;
+  if (start == Start::Wait) return Next::Stop;
+  remember_parsed(batch.parsed);  // the batch ran on the legs as the unnamed statement
+  return Next::Continue;
 }
 
 // A Query inside an extended batch not yet synced (asyncpg's COPY after its introspection, in

@@ -63,7 +63,7 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
   std::string_view input = client_input();
   size_t offset = bound.bind_end;
   std::string batch;
-  wire::encode_parse(batch, "", bound.statement().query, bound.statement().types);
+  wire::encode_parse(batch, "", bound.query(), bound.types());
   wire::encode_bind_renamed(batch, bound.bind, "");
   for (char expected : {'D', 'E', 'S'}) {
     auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
