@@ -354,6 +354,14 @@ TEST_SUITE("two_phase") {
       PgConn& c = accounts.c;
       const int64_t a = accounts.a, b = accounts.b;
       INFO("proxy log:\n" << f.log_tail());
+      // A new session's first batch: the proxy answers BEGIN and ROLLBACK with no server at all.
+      PgConn fresh = f.client();
+      CHECK(parse_and_run_named(fresh, "S_1", "BEGIN") == "BEGIN");
+      CHECK(parse_and_run_named(fresh, "S_2", "ROLLBACK") == "ROLLBACK");
+      CHECK(run_named(fresh, "S_1") == "BEGIN");
+      REQUIRE_OK(fresh.exec(credit(b, 2)));
+      CHECK(run_named(fresh, "S_2") == "ROLLBACK");
+      CHECK(balance_on(f, 1, b) == kBalance);
       // First use: each statement is parsed in the batch that runs it; the proxy answers the
       // BEGIN, and the COMMIT batch starts two-phase commit, so no server parses either there.
       CHECK(parse_and_run_named(c, "S_1", "BEGIN") == "BEGIN");
