@@ -216,7 +216,7 @@ Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, co
   if (clock_.request_started_us == 0) note_request_start();
   const Start start = start_extended_reference_write(batch, route);
   if (start == Start::Wait) return Next::Stop;
-  remember_parsed(batch.parsed);  // the batch ran on the legs as the unnamed statement
+  remember_parsed(batch.parsed);  // the legs ran it as the unnamed statement: its name reached none
   return Next::Continue;
 }
 
