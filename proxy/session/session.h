@@ -266,6 +266,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   CrossShardWrites cross_shard_writes() const;
   Status refuse_commit_among_statements(const parser::QueryFacts& facts) const;
   Next start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered, bool extended);
+  Next start_two_phase(const CommitPlan& plan, const ExtendedBatch& batch);
   void send_two_phase(const std::vector<LegCommand>& commands);
   void on_two_phase_message(Leg& leg, const wire::Frame& frame);
   void on_two_phase_leg_lost(int shard, const Status& why);

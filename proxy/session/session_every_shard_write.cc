@@ -218,7 +218,9 @@ Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, co
   if (clock_.request_started_us == 0) note_request_start();
   const Start start = route.insert_select ? start_extended_insert_select(batch, route)
                                           : start_extended_reference_write(batch, route);
-  return start == Start::Wait ? Next::Stop : Next::Continue;
+  if (start == Start::Wait) return Next::Stop;
+  remember_parsed(batch.parsed);  // the legs ran it as the unnamed statement: its name reached none
+  return Next::Continue;
 }
 
 // A Query inside an extended batch not yet synced (asyncpg's COPY after its introspection, in

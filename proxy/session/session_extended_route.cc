@@ -39,13 +39,17 @@ BindParts split_bind(std::string_view rest) {
 
 }  // namespace
 
-// The proxy answered a batch itself: its Parses still define statements for later Binds.
+// The proxy answered a batch itself (a transaction-control batch, the COMMIT of a two-phase
+// commit, a fan-out or a reference write): its Parses reached none of the session's servers but
+// still define statements for later Binds. In either pool mode the statement is remembered with
+// no server holding it, so the leg that binds it parses it first (ensure_prepared in transaction
+// pooling, ensure_session_statement in session pooling).
 void Session::remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed) {
   for (const auto& [name, statement] : parsed) {
     if (name.empty()) {
       profile_.unnamed = statement;
-      profile_.unnamed_elsewhere = !pools_.session_pooling;  // no server parsed it
-    } else if (!pools_.session_pooling) {
+      profile_.unnamed_elsewhere = true;  // no server parsed it
+    } else {
       profile_.statements.add(name, host_.statements().intern(statement.query, statement.types));
     }
   }

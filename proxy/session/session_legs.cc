@@ -222,8 +222,7 @@ Session::Next Session::end_across_legs(bool commit, size_t consumed, const Exten
     CommitPlan plan = txn_.shards.commit_plan(legs);
     if (plan.kind == CommitPlan::Kind::TwoPhase) {
       if (batch == nullptr) return start_two_phase(plan, consumed, {}, false);
-      if (batch->control_size > 0)
-        return start_two_phase(plan, batch->control_size, batch->control_answer, true);
+      if (batch->control_size > 0) return start_two_phase(plan, *batch);
       answer_with_error(
           Status::client("0A000",
                          "COMMIT of a transaction written on several shards runs two-phase commit, "
