@@ -45,14 +45,10 @@ bool reaches_every_leg(StatementKind kind) {
 
 }  // namespace
 
-std::shared_ptr<const parser::QueryFacts> Session::facts_of_query(const wire::Frame& query) const {
+std::shared_ptr<const parser::QueryFacts> Session::facts_of_query(const wire::Frame& query) {
   auto sql = wire::decode_query(query.body);
   if (!sql) return nullptr;
-  auto text = expand_sql_execute(*sql);
-  if (!text) return nullptr;
-  auto facts = parser::analyze(*text);
-  if (!facts) return nullptr;
-  return *facts;
+  return front_query(query, *sql).facts;
 }
 
 // The shard a statement with `route` runs on, -1 when any (the active leg's).

@@ -80,18 +80,19 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     refuse_request(sql.status());
     return Start::Answered;
   }
-  auto text = expand_sql_execute(*sql);
-  if (!text) {
-    refuse_request(text.status());
+  const FrontQuery& front = front_query(frame, *sql);
+  if (!front.refused.is_ok()) {
+    Status refused = front.refused;  // refusing consumes the Query, and forgets `front`
+    refuse_request(refused);
     return Start::Answered;
   }
-  auto facts = parser::analyze(*text);
+  std::shared_ptr<const parser::QueryFacts> facts = front.facts;
   if (!facts) {
     // Let the default shard's server report its own syntax error, exactly.
     *shard = default_shard();
     return Start::Forward;
   }
-  const parser::StatementFacts* only = single_statement(**facts);
+  const parser::StatementFacts* only = single_statement(*facts);
   bool protected_setting = (only != nullptr) &&
                            (only->kind == StatementKind::Set || only->kind == StatementKind::SetLocal) &&
                            SessionState::is_protected(only->set_name);
@@ -117,7 +118,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
       return start_drop_index(frame, drop->value());
     }
   }
-  router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
+  router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
   Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard(),
                               !needs_read_lease(route) || read_lease_valid());
   if (route.copy_in && only == nullptr && placement.kind == Placement::Kind::FanOut) {
@@ -155,15 +156,12 @@ Session::Start Session::run_on(const Placement& placement, int* shard) {
 // The transaction has run only riders (statements naming no table) on its server: does this
 // Query need another shard?
 bool Session::needs_move(const wire::Frame& query) {
-  auto sql = wire::decode_query(query.body);
-  if (!sql || !host_.directory()) return false;
-  auto text = expand_sql_execute(*sql);
-  if (!text) return false;
-  auto facts = parser::analyze(*text);
+  if (!host_.directory()) return false;
+  auto facts = facts_of_query(query);
   if (!facts) return false;
-  router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
+  router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
   if (route.kind != RouteKind::Shard && route.kind != RouteKind::Default) return false;
-  return !check_pinned(**facts, route).is_ok();
+  return !check_pinned(*facts, route).is_ok();
 }
 
 // Rolls the transaction's server back and gives it back; the Query that needs another shard
