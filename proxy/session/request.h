@@ -17,10 +17,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
 #include "parser/analyze.h"
+#include "router/router.h"
 
 namespace sw::session {
 
@@ -47,6 +49,9 @@ struct FrontQuery {
   Status refused;        // an EXECUTE of the client's prepared statement that cannot run
   std::string expanded;  // the statement such an EXECUTE runs instead; empty when none
   std::shared_ptr<const parser::QueryFacts> facts;  // null when the text does not parse
+  // Its route, handed from routing to forwarding within one pass over the client input only: a
+  // new directory or a reload comes between passes (Session::front_route).
+  std::optional<router::Route> route;
 };
 
 struct Request {

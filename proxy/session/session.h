@@ -280,6 +280,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // SQL-level PREPARE / EXECUTE / DEALLOCATE (session_sql_prepared.cc)
   bool expands_sql_execute() const;
   const FrontQuery& front_query(const wire::Frame& frame, std::string_view sql);
+  // The route of the front Query's `facts` (kept by keep_front_route in this pass, else computed).
+  router::Route front_route(const parser::QueryFacts& facts);
+  void keep_front_route(router::Route route) { request_.front.route = std::move(route); }
   void forget_sql_prepares(const parser::QueryFacts& facts);
   void note_sql_prepared(const parser::StatementFacts& statement);
   bool answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size);

@@ -119,8 +119,9 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
       return end_across_legs(only->kind == StatementKind::Commit, query.size);
     send_to_every_leg(*only);
   }
-  router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
+  router::Route route = front_route(*facts);
   int target = statement_shard(*facts, route);
+  keep_front_route(std::move(route));
   if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);
   if (target < 0 || target == leg.shard) return Next::Forward;
   txn_.shards.set_cross_shard_writes(cross_shard_writes());

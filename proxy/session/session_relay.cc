@@ -31,6 +31,7 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
+  request_.front.route.reset();  // routed in an earlier pass: the directory or the rules may have changed
   if (txn_.copy_in) {
     feed_copy_in();
     return;
@@ -267,7 +268,7 @@ Status Session::forward_query(const wire::Frame& frame) {
   bool routed = std::exchange(request_.routed, false);
   if (known && host_.directory()) {
     note_for_every_leg(*known);
-    router::Route route = router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules());
+    router::Route route = front_route(*known);
     Status allowed = check_write(*known, route);
     if (allowed.is_ok() && !routed) allowed = check_pinned(*known, route);
     if (allowed.is_ok()) allowed = refuse_commit_among_statements(*known);

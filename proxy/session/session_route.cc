@@ -118,7 +118,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
       return start_drop_index(frame, drop->value());
     }
   }
-  router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
+  router::Route route = front_route(*facts);
   Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard(),
                               !needs_read_lease(route) || read_lease_valid());
   if (route.copy_in && only == nullptr && placement.kind == Placement::Kind::FanOut) {
@@ -127,7 +127,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
                                                   " must be sent alone, not with other statements");
   }
   switch (placement.kind) {
-    case Placement::Kind::Run: return run_on(placement, shard);
+    case Placement::Kind::Run: keep_front_route(std::move(route)); return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
       if (route.copy_in) return start_copy_in(frame, *only, route);
@@ -159,9 +159,11 @@ bool Session::needs_move(const wire::Frame& query) {
   if (!host_.directory()) return false;
   auto facts = facts_of_query(query);
   if (!facts) return false;
-  router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
+  router::Route route = front_route(*facts);
   if (route.kind != RouteKind::Shard && route.kind != RouteKind::Default) return false;
-  return !check_pinned(*facts, route).is_ok();
+  const bool moves = !check_pinned(*facts, route).is_ok();
+  if (!moves) keep_front_route(std::move(route));
+  return moves;
 }
 
 // Rolls the transaction's server back and gives it back; the Query that needs another shard

@@ -53,6 +53,15 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   return front;
 }
 
+router::Route Session::front_route(const parser::QueryFacts& facts) {
+  if (request_.front.route && request_.front.facts.get() == &facts) {
+    router::Route route = std::move(*request_.front.route);
+    request_.front.route.reset();
+    return route;
+  }
+  return router::route_query(facts, nullptr, *host_.directory(), host_.routing_rules());
+}
+
 // Transaction pooling: after the client's Query with PREPAREs, the server forgets them again
 // (answers swallowed); EXECUTE runs the statements themselves (front_query).
 void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
