@@ -171,6 +171,7 @@ void Session::reject_pending_request(const Status& why) {
   wire::encode_error(out, "ERROR", why.sqlstate, why.message);
   if (simple) {
     client_->consume(result.frame.size);
+    if (request_.front.body != nullptr) request_.front = FrontQuery{};
     wire::encode_ready_for_query(out, txn_.control.status());
   } else {
     request_.skip_until_sync = true;
