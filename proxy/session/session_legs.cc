@@ -125,7 +125,8 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
     send_to_every_leg(*only);
   }
   router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
-  if (only != nullptr && (route.copy_in || route.reference_write || route.insert_select))
+  if (only != nullptr && (route.copy_in || route.reference_write || route.insert_select ||
+                          route.kind == router::RouteKind::Split))
     return write_on_every_shard(query, *only, route);
   int target = statement_shard(*facts, route);
   if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);
