@@ -365,7 +365,10 @@ TEST_SUITE("split_insert") {
          "returning_0=T-0-0:0,T-0-1:1,T-0-2:2,T-0-3:3\nrowcount_0=4\n"
          "returning_1=T-1-0:10,T-1-1:11,T-1-2:12,T-1-3:13\nrowcount_1=4\n"
          "returning_2=T-2-0:20,T-2-1:21,T-2-2:22,T-2-3:23\nrowcount_2=4\n"
-         "executemany=0A000\nunique=23505\ndup_rows=0\ndone\n"},
+         "executemany=0A000\nunique=23505\ndup_rows=0\n"
+         "tx_returning_commit=txc-T-4-0:40,txc-T-4-1:41,txc-T-4-2:42,txc-T-4-3:43\ntx_seen_commit=2\n"
+         "tx_returning_rollback=txr-T-4-0:40,txr-T-4-1:41,txr-T-4-2:42,txr-T-4-3:43\ntx_seen_rollback=2\n"
+         "tx_rows=2,1,1\ndone\n"},
         {"asyncpg",
          "returning_0=T-0-0:0,T-0-1:1,T-0-2:2,T-0-3:3\n"
          "returning_1=T-1-0:10,T-1-1:11,T-1-2:12,T-1-3:13\nexecutemany=2,1,1\nunique=23505\ndup_rows=0\n"
@@ -395,6 +398,13 @@ TEST_SUITE("split_insert") {
       CHECK(f.rows_on(0, mine) == on_a);
       CHECK(f.rows_on(1, mine) == on_b);
       CHECK(f.rows_on(2, mine) == on_c);
+      // psycopg's transaction: the committed split on every owner, the rolled back one nowhere.
+      const std::vector<size_t> committed = {2, 1, 1};
+      for (int s = 0; s < kShards; ++s) {
+        CHECK(f.rows_on(s, "note LIKE 'txc-" + driver + "-%'").size() ==
+              (driver == "psycopg" ? committed[s] : 0u));
+        CHECK(f.rows_on(s, "note LIKE 'txr-%'").empty());
+      }
       PgConn s1 = f.setup.shard(1);
       REQUIRE_OK(s1.exec("DELETE FROM orders WHERE id = 424242"));  // the next driver's duplicate
     }
