@@ -6,10 +6,8 @@
 // anywhere and nothing prepared; RETURNING rows that cannot be put in order (ON CONFLICT DO
 // NOTHING skipped some of a part's rows) are refused with nothing written. The extended protocol
 // (PQexecParams, psycopg 3 with text and binary parameters and a prepared statement, asyncpg):
-// each part gets only its own parameters. Inside a transaction block (deferred BEGIN, or after a
-// write on another shard) and in session pooling the parts run on the transaction's legs (lent or
-// joining): COMMIT commits every owner by two-phase commit, ROLLBACK leaves nothing, a failed part
-// fails the transaction (25P02 after, COMMIT answers ROLLBACK). An extended batch whose Binds go to several
+// each part gets only its own parameters; psycopg 3 also inside its transaction (committed, rolled
+// back; split_insert_transactions_test.cc has the rest of that). An extended batch whose Binds go to several
 // shards before one Sync (libpq pipeline mode, asyncpg executemany) runs as one transaction per shard
 // committed together, answers in the client's order; an error answers the units before it.
 #include "it_test.h"
@@ -20,46 +18,10 @@
 #include <thread>
 
 #include "harness/sharded_fixture.h"
+#include "split_insert_support.h"
 
 using namespace it;
-
-namespace {
-
-std::string k(int64_t key) { return std::to_string(key); }
-
-long long rows_everywhere(const ShardedFixture& f) {
-  long long total = 0;
-  for (int s = 0; s < kShards; ++s) total += static_cast<long long>(f.rows_on(s).size());
-  return total;
-}
-
-long long shardwire_prepared(const ShardedFixture& f) {
-  long long n = 0;
-  for (int i = 0; i < kShards; ++i) {
-    PgConn c = f.setup.shard(i);
-    n +=
-        std::stoll(c.value("SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardwire\\_%' "
-                           "AND database = current_database()"));
-  }
-  return n;
-}
-
-// The "id|note" of each returned row, in the order the client got them.
-std::vector<std::string> returned(const PgResult& r) {
-  std::vector<std::string> out;
-  for (const auto& row : r.data()) out.push_back(row.at(0) + "|" + row.at(1));
-  return out;
-}
-
-struct Tenants {
-  int64_t a = tenant_on(0, kShards);
-  int64_t b = tenant_on(1, kShards);
-  int64_t c = tenant_on(2, kShards);
-  int64_t a2 = tenant_on(0, kShards, a + 1);
-  int64_t b2() const { return tenant_on(1, kShards, b + 1); }
-};
-
-}  // namespace
+using namespace it::split;
 
 TEST_SUITE("split_insert") {
   TEST_CASE("a multi-row INSERT over 3 shards: RETURNING in VALUES order, each row on its owner") {
@@ -177,140 +139,6 @@ TEST_SUITE("split_insert") {
                                  ", 1, 'a'), (" + k(t.c) + ", 3, 'c')");
     REQUIRE_OK(again);
     CHECK(rows_everywhere(f) == 3);
-  }
-
-  TEST_CASE("inside BEGIN the split joins the transaction: COMMIT commits every owner, ROLLBACK none") {
-    PROXY_ONLY();
-    ShardedFixture f;
-    INFO("proxy log:\n" << f.log_tail());
-    const Tenants t;
-    PgConn client = f.client();
-    int round = 0;
-    // A deferred BEGIN (no shard yet), and a transaction that wrote on a third shard first.
-    for (bool wrote_first : {false, true}) {
-      for (bool commit : {true, false}) {
-        INFO("wrote_first " << wrote_first << " commit " << commit);
-        const std::string note = "r" + std::to_string(++round);
-        const std::string id = std::to_string(round * 10);
-        REQUIRE_OK(client.exec("BEGIN"));
-        if (wrote_first)
-          REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.c) + ", " + id +
-                                 ", '" + note + "')"));
-        PgResult simple =
-            client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.b) + ", " + id + ", '" +
-                        note + "'), (" + k(t.a) + ", " + id + ", '" + note + "') RETURNING tenant_id, note");
-        REQUIRE_OK(simple);
-        CHECK(simple.command_tag() == "INSERT 0 2");
-        CHECK(returned(simple) == std::vector<std::string>{k(t.b) + "|" + note, k(t.a) + "|" + note});
-        CHECK(PQtransactionStatus(client.get()) == PQTRANS_INTRANS);
-        // The extended protocol too: each part's parameters on its lent or joining leg.
-        PgResult extended =
-            client.exec_params("INSERT INTO orders (tenant_id, id, note) VALUES ($1, $3, $4), ($2, $3, $4)",
-                               {k(t.a2), k(t.b2()), id, note});
-        REQUIRE_OK(extended);
-        CHECK(extended.command_tag() == "INSERT 0 2");
-        // The transaction sees its rows on each shard.
-        for (int64_t tenant : {t.a, t.b, t.a2, t.b2()})
-          CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(tenant) + " AND note = '" +
-                             note + "'") == "1");
-        PgResult end = client.exec(commit ? "COMMIT" : "ROLLBACK");
-        REQUIRE_OK(end);
-        CHECK(end.command_tag() == (commit ? "COMMIT" : "ROLLBACK"));
-        const std::string mine = "note = '" + note + "'";
-        CHECK(f.rows_on(0, mine).size() == (commit ? 2u : 0u));
-        CHECK(f.rows_on(1, mine).size() == (commit ? 2u : 0u));
-        CHECK(f.rows_on(2, mine).size() == (commit && wrote_first ? 1u : 0u));
-        CHECK(shardwire_prepared(f) == 0);
-        for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
-      }
-    }
-    // With other statements in its Query the split is refused, and the transaction failed.
-    REQUIRE_OK(client.exec("BEGIN"));
-    PgResult refused = client.exec("SELECT 1; INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) +
-                                   ", 99, 'm'), (" + k(t.b) + ", 99, 'm')");
-    CHECK(refused.sqlstate() == "0A000");
-    CHECK(contains(refused.error(), "a query of its own"));
-    CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
-    CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
-    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'm'").empty());
-  }
-
-  TEST_CASE("a unique violation in a split inside BEGIN fails the transaction: 25P02, COMMIT rolls back") {
-    PROXY_ONLY();
-    ShardedFixture f;
-    INFO("proxy log:\n" << f.log_tail());
-    const Tenants t;
-    {
-      PgConn shard1 = f.setup.shard(1);
-      REQUIRE_OK(shard1.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.b) + ", 2, 'there')"));
-    }
-    PgConn client = f.client();
-    for (bool wrote_first : {false, true}) {
-      INFO("wrote_first " << wrote_first);
-      REQUIRE_OK(client.exec("BEGIN"));
-      if (wrote_first)
-        REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.c) + ", 100, 'x')"));
-      PgResult failed = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) +
-                                    ", 1, 'x'), (" + k(t.b) + ", 2, 'x') RETURNING id");
-      CHECK(failed.sqlstate() == "23505");
-      CHECK(contains(failed.error(), "failed on shard s1"));
-      CHECK(contains(failed.error(), "the transaction is aborted"));
-      CHECK(PQtransactionStatus(client.get()) == PQTRANS_INERROR);
-      CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
-      PgResult commit = client.exec("COMMIT");
-      REQUIRE_OK(commit);
-      CHECK(commit.command_tag() == "ROLLBACK");
-      CHECK(rows_everywhere(f) == 1);  // the row that was there
-      CHECK(shardwire_prepared(f) == 0);
-      for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
-    }
-    // The session goes on.
-    REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'y'), (" +
-                           k(t.c) + ", 1, 'y')"));
-    CHECK(rows_everywhere(f) == 3);
-  }
-
-  TEST_CASE("in session pooling the split uses the session's servers, in and out of BEGIN") {
-    PROXY_ONLY();
-    ShardedOptions options;
-    options.proxy.pool_mode = "session";
-    ShardedFixture f(options);
-    INFO("proxy log:\n" << f.log_tail(40));
-    const Tenants t;
-    PgConn client = f.client();
-    REQUIRE_OK(client.exec("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)));  // a server on s0
-    auto split = [&](const std::string& note, int id) {
-      return client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", " +
-                         std::to_string(id) + ", '" + note + "'), (" + k(t.b) + ", " + std::to_string(id) +
-                         ", '" + note + "'), (" + k(t.c) + ", " + std::to_string(id) + ", '" + note +
-                         "') RETURNING note");
-    };
-    PgResult alone = split("alone", 1);
-    REQUIRE_OK(alone);
-    CHECK(alone.command_tag() == "INSERT 0 3");
-    CHECK(PQtransactionStatus(client.get()) == PQTRANS_IDLE);
-    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'alone'").size() == 1);
-    for (bool commit : {false, true}) {
-      INFO("commit " << commit);
-      const std::string note = commit ? "committed" : "rolled";
-      REQUIRE_OK(client.exec("BEGIN"));
-      REQUIRE_OK(client.exec("UPDATE orders SET note = 'u' WHERE tenant_id = " + k(t.a) + " AND id = 1"));
-      REQUIRE_OK(split(note, commit ? 2 : 3));
-      CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.c) + " AND note = '" + note +
-                         "'") == "1");
-      REQUIRE_OK(client.exec(commit ? "COMMIT" : "ROLLBACK"));
-      for (int s = 0; s < kShards; ++s)
-        CHECK(f.rows_on(s, "note = '" + note + "'").size() == (commit ? 1u : 0u));
-      CHECK(f.rows_on(0, "note = 'u'").size() == (commit ? 1u : 0u));
-    }
-    // A failure outside a transaction rolls back on the session's servers and keeps them.
-    PgResult failed = split("dup", 2);
-    CHECK(failed.sqlstate() == "23505");
-    CHECK(PQtransactionStatus(client.get()) == PQTRANS_IDLE);
-    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'dup'").empty());
-    CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.b)) == "2");
-    CHECK(shardwire_prepared(f) == 0);
-    for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
   }
 
   TEST_CASE("extended protocol: each shard gets its own rows' parameters, RETURNING in VALUES order") {

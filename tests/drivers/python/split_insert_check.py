@@ -69,7 +69,10 @@ def run_psycopg(url, tenants, tag):
             seen = conn.execute("SELECT count(*) FROM orders WHERE tenant_id = %s AND note LIKE %s",
                                 [tenants[0], "tx%s-%%" % end[0]]).fetchone()[0]
             put("tx_seen_" + end, seen, 2)
-            conn.commit() if end == "commit" else conn.rollback()
+            if end == "commit":
+                conn.commit()
+            else:
+                conn.rollback()
         conn.autocommit = True
         counts = [conn.execute("SELECT count(*) FROM orders WHERE tenant_id = %s AND note LIKE 'tx%%'", [t])
                   .fetchone()[0] for t in tenants]
