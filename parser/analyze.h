@@ -227,10 +227,25 @@ struct OutputItem {
   Value begin;                                    // location of the item's first byte
 };
 
+// HAVING as the proxy can evaluate it after the final aggregation: comparisons of an output
+// column with a constant, under AND / OR / NOT.
+struct HavingTerm {
+  bool operator==(const HavingTerm&) const = default;
+  enum class Kind : uint8_t { And, Or, Not, Compare };
+  Kind kind = Kind::Compare;
+  std::vector<HavingTerm> children;  // And, Or, Not
+  int output = -1;                   // Compare: the output column (on the left of `op`)
+  std::string op;                    // Compare: "=", "<>", "<", "<=", ">", ">="
+  Value constant;                    // Compare: a Number, String, Bool or Null constant
+};
+
 struct OrderItem {
   bool operator==(const OrderItem&) const = default;
   int output = -1;   // the output column it sorts by; -1: not an output column
   std::string name;  // the item is a plain column name: that name
+  // Neither an output column nor a plain name: its SQL text ("lower(name)", "(a + b) * 2"), ""
+  // when it holds a subquery, aggregate, window function, comment or dollar quote.
+  std::string expression;
   bool descending = false;
   bool nulls_first = false;     // as written, or PostgreSQL's default for the direction
   bool using_operator = false;  // ORDER BY ... USING op
@@ -253,6 +268,15 @@ struct SelectShape {
   // GROUP BY / ORDER BY items written as output positions (GROUP BY 2): renumbered when a
   // rewrite adds columns before them.
   std::vector<Value> positions;
+  // HAVING that compares output columns with constants (`having` holds one term, the root), and
+  // the text span of "HAVING ..." ([having_begin, having_end) in the analyzed string); otherwise
+  // `unmergeable` says "HAVING".
+  std::vector<HavingTerm> having;
+  int having_begin = -1;
+  int having_end = -1;
+  // The collation of every COLLATE clause in the block (the name's last part, as written: "C",
+  // "de-x-icu"): a merge compares text in byte order only.
+  std::vector<std::string> collations;
   // Set when the block uses something a merge cannot compute, saying what: "window
   // functions", "HAVING", "GROUPING SETS", "FETCH FIRST ... WITH TIES", "DISTINCT ON", ...
   std::string unmergeable;
@@ -377,6 +401,7 @@ struct SelectRewrite {
   std::string limit;
   bool drop_offset = false;
   bool split_avg = false;
+  bool drop_having = false;  // the shards group without HAVING: the proxy applies it
   std::vector<LiteralEdit> literals;
   // Expressions put first in the select list (sort keys the client did not select); output
   // positions (ORDER BY 2) move behind them.

@@ -75,6 +75,8 @@ class FactsBuilder {
   void select_shape(JsonRef body);
   OutputItem output_item(JsonRef target);
   int output_of(JsonRef node, bool names_first) const;
+  bool having_term(JsonRef node, HavingTerm& out) const;
+  void having_shape(JsonRef having);
 
   // facts_values.cc — values, columns, tables, scopes.
   Value value(JsonRef node) const;
@@ -97,6 +99,10 @@ class FactsBuilder {
 bool is_builtin_aggregate(std::string_view name);
 
 // Calls f(JsonRef) for every object node under `root` (root included), iteratively.
+// The SQL text of an ORDER BY expression ("" when it holds a subquery or cannot be cut out);
+// facts_expression.cc.
+std::string order_expression(std::string_view sql, JsonRef node);
+
 template <typename F>
 void for_each_object(JsonRef root, F&& f) {
   std::vector<JsonRef> stack;

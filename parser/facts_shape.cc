@@ -207,7 +207,16 @@ void FactsBuilder::select_shape(JsonRef body) {
   };
   for (JsonRef target : body["targetList"]) shape.outputs.push_back(output_item(target.body()));
   if (body["windowClause"] || contains_window(body["targetList"])) refuse("window functions");
-  if (body["havingClause"]) refuse("HAVING");
+  for_each_object(body, [&](JsonRef object) {
+    if (object.node_type() != "CollateClause") return;
+    std::string name;
+    for (JsonRef part : object.body()["collname"]) name = part.body()["sval"].string();
+    shape.collations.push_back(std::move(name));
+  });
+  if (JsonRef having = body["havingClause"]) {
+    having_shape(having);
+    if (shape.having.empty()) refuse("HAVING");
+  }
   if (body["lockingClause"]) refuse("FOR UPDATE/SHARE");
   if (body["intoClause"]) refuse("SELECT INTO");
   if (JsonRef distinct = body["distinctClause"]) {
@@ -238,6 +247,9 @@ void FactsBuilder::select_shape(JsonRef body) {
     OrderItem order;
     order.output = output_of(sort["node"], true);
     order.name = single_name(sort["node"]);
+    if (order.output < 0 && order.name.empty() && !contains_aggregate(sort["node"]) &&
+        !contains_window(sort["node"]))
+      order.expression = order_expression(sql_, sort["node"]);
     if (sort["node"].node_type() == "A_Const" && sort["node"].body()["ival"])
       shape.positions.push_back(value(sort["node"]));
     order.descending = sort["sortby_dir"].equals("SORTBY_DESC");

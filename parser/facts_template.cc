@@ -36,6 +36,20 @@ void for_each_value(Facts& facts, F&& f) {
   }
 }
 
+// Facts holding text cut from the statement (an ORDER BY expression, an evaluable HAVING and its
+// span) that the fixes do not rewrite: such a statement is analyzed for every text, or a hit would
+// carry another text's literals into the shards' SQL and the proxy's HAVING.
+bool holds_literal_text(const QueryFacts& facts) {
+  for (const auto& statement : facts.statements) {
+    const SelectShape& select = statement.select;
+    if (!select.having.empty() || select.having_begin >= 0) return true;
+    for (const OrderItem& item : select.order_by) {
+      if (!item.expression.empty()) return true;
+    }
+  }
+  return false;
+}
+
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 }  // namespace
@@ -95,7 +109,7 @@ std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const N
     }
     tmpl->fixes.push_back(fix);
   });
-  if (!consistent) return nullptr;
+  if (!consistent || holds_literal_text(*facts)) return nullptr;
   for (const auto& [begin, end] : spans) {
     tmpl->statement_spans.emplace_back(sql_to_key_offset(normalized, begin),
                                        sql_to_key_offset(normalized, end));

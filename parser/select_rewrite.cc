@@ -253,6 +253,13 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
     span->text = "0";
     edits.push_back(std::move(span.value()));
   }
+  if (rewrite.drop_having) {
+    if (shape.having_begin < 0 || static_cast<size_t>(shape.having_begin) < base ||
+        shape.having_end < shape.having_begin || static_cast<size_t>(shape.having_end) - base > text.size())
+      return cannot("HAVING could not be located");
+    edits.push_back(Edit{static_cast<size_t>(shape.having_begin) - base,
+                         static_cast<size_t>(shape.having_end) - base, ""});
+  }
   if (rewrite.split_avg) {
     if (Status s = split_avg(shape, base, text, edits); !s) return s;
   }

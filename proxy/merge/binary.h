@@ -1,8 +1,9 @@
 // Binary (send) format of text-format result values, for a client that asks for binary result
 // columns of a merged read (the shards answer the merge in text). Pure, never throws. Covered:
 // bool, int2, int4, int8, oid, float4, float8, text, varchar, bpchar, name, bytea (hex output),
-// uuid, date, time, timestamp, timestamptz (DateStyle ISO); others (numeric, interval, arrays,
-// user types) have no conversion here: has_binary_form() says so before any row is sent.
+// uuid, date, time, timestamp, timestamptz (DateStyle ISO), interval (IntervalStyle postgres),
+// numeric, and arrays of these; others (user types, ranges, json, ...) have no conversion here:
+// has_binary_form() says so before any row is sent.
 #pragma once
 
 #include <cstdint>

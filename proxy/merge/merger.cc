@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "merge/having.h"
+
 namespace sw::merge {
 namespace {
 
@@ -70,6 +72,7 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
   } else {
     output_types_ = shard_types_;
   }
+  if (plan_.having && having_compares_text(*plan_.having, output_types_)) compares_text_ = true;
   for (SortKey& key : plan_.order_by) {
     if (key.column < 0) {
       for (size_t i = 0; i < names.size(); ++i) {
@@ -139,7 +142,13 @@ Status Merger::push(size_t leg, Row row) {
   ++rows_in_;
   if (row.size() != shard_types_.size())
     return Status::server("08P01", "a shard sent a row whose column count differs from its description");
-  if (plan_.kind == MergeKind::Aggregate) return add_to_group(row);
+  if (plan_.kind == MergeKind::Aggregate && !plan_.stream_groups) return add_to_group(row);
+  if (plan_.kind == MergeKind::Aggregate) {
+    auto entry = make_group_entry(std::move(row));
+    if (!entry) return entry.status();
+    legs_[leg].rows.push_back(std::move(entry.value()));
+    return Status::ok();
+  }
   if (plan_.kind == MergeKind::Concat) {
     legs_[leg].rows.push_back(Entry{std::move(row), {}, {}});
     return Status::ok();
@@ -182,14 +191,21 @@ Status Merger::add_to_group(const Row& row) {
   auto [it, inserted] = group_index_.try_emplace(std::move(key.value()), groups_.size());
   if (inserted) {
     if (groups_.size() >= max_groups_) return too_many_keys(max_groups_, "GROUP BY");
-    Group group;
-    for (const OutputColumn& out : plan_.outputs) {
-      group.keys.push_back(out.combine == Combine::Key ? row[static_cast<size_t>(out.source)] : std::nullopt);
-      group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)]);
-    }
-    groups_.push_back(std::move(group));
+    groups_.push_back(new_group(row));
   }
-  Group& group = groups_[it->second];
+  return accumulate(groups_[it->second], row);
+}
+
+Merger::Group Merger::new_group(const Row& row) const {
+  Group group;
+  for (const OutputColumn& out : plan_.outputs) {
+    group.keys.push_back(out.combine == Combine::Key ? row[static_cast<size_t>(out.source)] : std::nullopt);
+    group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)]);
+  }
+  return group;
+}
+
+Status Merger::accumulate(Group& group, const Row& row) const {
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     const OutputColumn& out = plan_.outputs[i];
     const auto& value = row[static_cast<size_t>(out.source)];
@@ -219,12 +235,10 @@ Status Merger::finalize_groups() {
   std::vector<Entry> rows;
   rows.reserve(groups_.size());
   for (Group& group : groups_) {
-    Row row;
-    for (size_t i = 0; i < plan_.outputs.size(); ++i) {
-      row.push_back(plan_.outputs[i].combine == Combine::Key ? std::move(group.keys[i])
-                                                             : group.accumulators[i].result());
-    }
-    auto entry = make_entry(std::move(row));
+    auto row = group_row(group);
+    if (!row) return row.status();
+    if (!row->has_value()) continue;
+    auto entry = make_entry(std::move(**row));
     if (!entry) return entry.status();
     rows.push_back(std::move(entry.value()));
   }
@@ -236,6 +250,21 @@ Status Merger::finalize_groups() {
   }
   for (Entry& entry : rows) finalized_.push_back(std::move(entry));
   return Status::ok();
+}
+
+// A final group as the client's row; nullopt when HAVING does not hold for it.
+Result<std::optional<Row>> Merger::group_row(Group& group) const {
+  Row row;
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    row.push_back(plan_.outputs[i].combine == Combine::Key ? std::move(group.keys[i])
+                                                           : group.accumulators[i].result());
+  }
+  if (plan_.having) {
+    auto keep = evaluate_having(*plan_.having, row, output_types_);
+    if (!keep) return keep.status();
+    if (!keep->value_or(false)) return std::optional<Row>();
+  }
+  return std::optional<Row>(std::move(row));
 }
 
 Result<bool> Merger::admit(const Row& row) {
@@ -260,11 +289,12 @@ bool Merger::done() const {
   for (const LegRows& leg : legs_) {
     if (!leg.finished || !leg.rows.empty()) return false;
   }
+  if (plan_.stream_groups) return !open_group_;
   return plan_.kind != MergeKind::Aggregate || (finalized_ready_ && finalized_.empty());
 }
 
 bool Merger::waiting_for(size_t leg) const {
-  if (plan_.kind == MergeKind::Aggregate) return !legs_[leg].finished;
+  if (plan_.kind == MergeKind::Aggregate && !plan_.stream_groups) return !legs_[leg].finished;
   return !legs_[leg].finished && legs_[leg].rows.empty();
 }
 
@@ -272,6 +302,7 @@ Result<std::optional<Row>> Merger::next() {
   while (!(plan_.limit >= 0 && emitted_ >= plan_.limit)) {
     Entry* best = nullptr;
     LegRows* from = nullptr;
+    if (plan_.stream_groups) return next_streamed_group();
     if (plan_.kind == MergeKind::Aggregate) {
       for (const LegRows& leg : legs_) {
         if (!leg.finished) return std::optional<Row>();

@@ -76,6 +76,13 @@ class Merger {
   Result<Entry> make_entry(Row row) const;
   int compare(const Entry& a, const Entry& b) const;
   Status add_to_group(const Row& row);
+  Group new_group(const Row& row) const;
+  Status accumulate(Group& group, const Row& row) const;
+  Result<std::optional<Row>> group_row(Group& group) const;
+  // plan.stream_groups (merger_stream.cc): a shard's group row with its sort keys read from the
+  // key columns' shard positions; the next final group, combined as the k-way merge meets it.
+  Result<Entry> make_group_entry(Row row) const;
+  Result<std::optional<Row>> next_streamed_group();
   Status finalize_groups();
   // DISTINCT / OFFSET / LIMIT on a row about to go out: true when it goes out.
   Result<bool> admit(const Row& row);
@@ -93,6 +100,8 @@ class Merger {
   std::vector<Group> groups_;
   std::deque<Entry> finalized_;  // Aggregate: result rows in output order
   bool finalized_ready_ = false;
+  std::optional<Group> open_group_;       // stream_groups: the group being combined
+  Entry open_keys_;                       // stream_groups: its sort keys
   std::unordered_set<std::string> seen_;  // DISTINCT
   int64_t skipped_ = 0;
   int64_t emitted_ = 0;

@@ -47,6 +47,8 @@ std::string MergePlan::describe() const {
       out += order_by[i].nulls_first ? " nulls first" : " nulls last";
     }
   }
+  if (having) out += "; having (in the proxy)";
+  if (stream_groups) out += "; groups streamed in key order";
   if (hidden > 0)
     out += "; drop " + std::to_string(hidden) + (hidden == 1 ? " sort column" : " sort columns");
   if (distinct) out += "; distinct";

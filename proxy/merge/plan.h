@@ -54,6 +54,18 @@ struct ShardStatement {
   std::vector<Param> params;
 };
 
+// HAVING of a GROUP BY without the key, applied to the final groups: comparisons of a client
+// output column with a constant under AND / OR / NOT, in SQL's three-valued logic.
+struct HavingTerm {
+  enum class Kind : uint8_t { And, Or, Not, Compare };
+  enum class Op : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+  Kind kind = Kind::Compare;
+  std::vector<HavingTerm> children;  // And, Or, Not
+  int column = 0;                    // Compare: the output column
+  Op op = Op::Eq;
+  std::optional<std::string> constant;  // Compare: its text; nullopt for NULL
+};
+
 struct MergePlan {
   MergeKind kind = MergeKind::Concat;
   std::string shard_sql;              // the statement every shard runs (when `shard_statements` is empty)
@@ -66,6 +78,17 @@ struct MergePlan {
   // MergeSort/Concat: the shards' first `hidden` columns are sort keys the client did not select
   // (ORDER BY a column not in the select list): sorted on, then dropped from its rows.
   int hidden = 0;
+  std::optional<HavingTerm> having;  // Aggregate: groups it does not hold true are dropped
+  // Aggregate whose ORDER BY is exactly its GROUP BY keys: every shard returns its groups in that
+  // order, so the merge combines each group as the k-way merge meets it (one group in memory)
+  // instead of collecting every group first.
+  bool stream_groups = false;
+  // The merge compares text in byte order. A COLLATE of the statement that orders otherwise
+  // (not C, POSIX, ucs_basic or default): the merge refuses to compare text (0A000).
+  std::string foreign_collation;
+  // The tables the statement reads, as regclass text ("schema"."name" or "name"): every shard
+  // reports which of their columns have a collation that does not order by bytes.
+  std::vector<std::string> tables;
 
   // A plain concatenation of every shard's rows (no LIMIT, sort, DISTINCT or hidden column, one
   // statement for all): the rows pass through as the shards send them, in any result format.

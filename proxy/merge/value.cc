@@ -131,9 +131,10 @@ Result<Value> decode_datetime(uint32_t type_oid, std::string_view text) {
   return Value{value};
 }
 
-// IntervalStyle postgres: "1 year 2 mons -3 days +04:05:06.5"; compared as PostgreSQL's
-// interval_cmp_value: months of 30 days, days of 24 hours.
-Result<Value> decode_interval(std::string_view text) {
+}  // namespace
+
+// IntervalStyle postgres: "1 year 2 mons -3 days +04:05:06.5".
+Result<IntervalParts> decode_interval_parts(std::string_view text) {
   std::string_view s = text;
   Int128 months = 0, days = 0, us = 0;
   while (!s.empty()) {
@@ -168,7 +169,17 @@ Result<Value> decode_interval(std::string_view text) {
       return bad_text(oid::kInterval, text);
     }
   }
-  return Value{us + (days + months * 30) * kUsPerDay};
+  return IntervalParts{static_cast<int64_t>(months), static_cast<int64_t>(days), static_cast<int64_t>(us)};
+}
+
+namespace {
+
+// Compared as PostgreSQL's interval_cmp_value: months of 30 days, days of 24 hours.
+Result<Value> decode_interval(std::string_view text) {
+  auto parts = decode_interval_parts(text);
+  if (!parts) return parts.status();
+  const Int128 days = static_cast<Int128>(parts->days) + static_cast<Int128>(parts->months) * 30;
+  return Value{static_cast<Int128>(parts->microseconds) + days * kUsPerDay};
 }
 
 }  // namespace

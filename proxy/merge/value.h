@@ -40,6 +40,15 @@ struct Value {
 // decoder reads (ISO, postgres, hex).
 Result<Value> decode_text(uint32_t type_oid, std::string_view text);
 
+// An interval's fields as PostgreSQL stores them, from its IntervalStyle postgres text (22P02
+// when malformed, 0A000 for another style).
+struct IntervalParts {
+  int64_t months = 0;
+  int64_t days = 0;
+  int64_t microseconds = 0;
+};
+Result<IntervalParts> decode_interval_parts(std::string_view text);
+
 // Whether text under this database collation (datcollate, or the ICU locale) orders by bytes,
 // as the merge compares it: C, POSIX, C.UTF-8 (code point order is byte order in UTF-8).
 bool byte_order_collation(std::string_view collation);

@@ -89,6 +89,7 @@ class DmlRouter {
   // route_merge.cc: the scatter plan of a SELECT whose own block needs a merge.
   Route merged_scatter(Route route, int first);
   bool sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite, bool grouped, std::string& why);
+  void collation_facts(merge::MergePlan& plan) const;
   std::string not_tied_message(int a, int b) const;
   // route_insert_select.cc: INSERT ... SELECT into a sharded table.
   bool add_insert_select(const parser::InsertFacts& insert, Route& error);

@@ -284,21 +284,29 @@ Route DmlRouter::pinned_route() {
   }
   std::vector<int> shards;
   std::vector<uint32_t> buckets;
-  std::vector<std::string> owners;  // "orders on s1", "items on s0"
   for (int t : sharded_) {
     const std::vector<int> own = shards_of(keys(t).buckets);
     if (own.size() > 1) return split_read(t);
     buckets.insert(buckets.end(), keys(t).buckets.begin(), keys(t).buckets.end());
     for (int shard : own) {
-      const std::string owner = rule(t)->config_name + " on " + dir_.shard_name(static_cast<uint16_t>(shard));
-      if (std::find(owners.begin(), owners.end(), owner) == owners.end()) owners.push_back(owner);
       if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
     }
   }
   const std::string& table = rule(sharded_.front())->config_name;
   if (shards.size() > 1) {
+    std::vector<std::string> owners;  // "orders on s1", "items on s0"
+    for (int t : sharded_) {
+      for (int shard : shards_of(keys(t).buckets)) {
+        std::string owner = rule(t)->config_name + " on " + dir_.shard_name(static_cast<uint16_t>(shard));
+        if (std::find(owners.begin(), owners.end(), owner) == owners.end())
+          owners.push_back(std::move(owner));
+      }
+    }
     std::string list;
-    for (const std::string& owner : owners) list += (list.empty() ? "" : ", ") + owner;
+    for (const std::string& owner : owners) {
+      if (!list.empty()) list += ", ";
+      list += owner;
+    }
     return make_error("0A000",
                       std::string(statement_verb(facts_)) + " mixes sharded tables on different shards (" +
                           list + "); send a statement per shard",
@@ -329,14 +337,18 @@ Route DmlRouter::pinned_route() {
     if (dir_.bucket(bucket).state == BucketState::Migrating) route.migrating = true;
   }
   route.table = table;
-  std::vector<std::string> names;
-  for (int t : sharded_) {
-    const std::string& name = rule(t)->config_name;
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  }
-  if (names.size() == 1) {
-    route.reason = "by the key " + rule(sharded_.front())->key + " of " + table;
+  const bool one_table =
+      std::all_of(sharded_.begin(), sharded_.end(), [&](int t) { return rule(t)->config_name == table; });
+  if (one_table) {
+    const std::string& key = rule(sharded_.front())->key;
+    route.reason.reserve(16 + key.size() + table.size());
+    route.reason.append("by the key ").append(key).append(" of ").append(table);
   } else {
+    std::vector<std::string> names;
+    for (int t : sharded_) {
+      const std::string& name = rule(t)->config_name;
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
     route.reason = "by the keys of";
     for (size_t i = 0; i < names.size(); ++i) route.reason += (i ? ", " : " ") + names[i];
   }

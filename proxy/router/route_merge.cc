@@ -4,11 +4,13 @@
 //  * GROUP BY containing the key: every group lives on one shard, so the shards' grouped rows
 //    are final; only ORDER BY / LIMIT / DISTINCT remain for the proxy (HAVING runs on the shards).
 //  * aggregates or GROUP BY otherwise: the shards compute partial aggregates per group (avg as
-//    sum and count), without LIMIT/OFFSET; the proxy combines, sorts, applies OFFSET/LIMIT.
+//    sum and count), without LIMIT/OFFSET and HAVING; the proxy combines, applies HAVING (when it
+//    compares output columns with constants), sorts, applies OFFSET/LIMIT.
 //  * ORDER BY: the shards sort; the proxy merges. LIMIT n OFFSET m: the shards return n+m rows.
 #include <algorithm>
 #include <charconv>
 
+#include "merge/value.h"
 #include "router/dml_router.h"
 
 namespace sw::router::detail {
@@ -42,6 +44,47 @@ bool constant_count(const parser::Value& value, int64_t& out) {
   return r.ec == std::errc() && r.ptr == value.text.data() + value.text.size() && out >= 0;
 }
 
+// The parser's HAVING term for the merge (the shards group without it).
+merge::HavingTerm having_term(const parser::HavingTerm& term) {
+  merge::HavingTerm out;
+  using Kind = parser::HavingTerm::Kind;
+  out.kind = term.kind == Kind::And   ? merge::HavingTerm::Kind::And
+             : term.kind == Kind::Or  ? merge::HavingTerm::Kind::Or
+             : term.kind == Kind::Not ? merge::HavingTerm::Kind::Not
+                                      : merge::HavingTerm::Kind::Compare;
+  for (const parser::HavingTerm& child : term.children) out.children.push_back(having_term(child));
+  out.column = term.output;
+  using Op = merge::HavingTerm::Op;
+  out.op = term.op == "<>"   ? Op::Ne
+           : term.op == "<"  ? Op::Lt
+           : term.op == "<=" ? Op::Le
+           : term.op == ">"  ? Op::Gt
+           : term.op == ">=" ? Op::Ge
+                             : Op::Eq;
+  if (term.constant.kind == parser::ValueKind::Bool) {
+    out.constant = term.constant.text == "true" ? "t" : "f";  // as boolout prints it
+  } else if (term.constant.kind != parser::ValueKind::Null) {
+    out.constant = term.constant.text;
+  }
+  return out;
+}
+
+// Whether ORDER BY names exactly the GROUP BY keys (each once, any direction): then every shard
+// returns its groups in the merge's order and the merge can combine them one at a time.
+bool sorted_by_group_keys(const merge::MergePlan& plan, const std::vector<int>& group_by) {
+  if (group_by.empty() || plan.order_by.size() != group_by.size()) return false;
+  for (const merge::SortKey& key : plan.order_by) {
+    if (key.column < 0 || std::find(group_by.begin(), group_by.end(), key.column) == group_by.end())
+      return false;
+  }
+  for (int column : group_by) {
+    int uses = 0;
+    for (const merge::SortKey& key : plan.order_by) uses += key.column == column ? 1 : 0;
+    if (uses != 1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Route DmlRouter::merged_scatter(Route route, int first) {
@@ -63,7 +106,14 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   }
 
   auto plan = std::make_shared<merge::MergePlan>();
+  collation_facts(*plan);
   parser::SelectRewrite rewrite;
+  if (!shape.having.empty() && !grouped_by_key) {
+    if (!aggregate)
+      return refuse("uses HAVING without aggregates, which shardwire cannot merge across shards");
+    plan->having = having_term(shape.having.front());
+    rewrite.drop_having = true;
+  }
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
     int source = 0;
@@ -91,6 +141,7 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   const bool grouped = (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
   if (std::string why; !sort_keys(*plan, rewrite, grouped, why)) return refuse(why);
   if (!aggregate && !plan->order_by.empty()) plan->kind = merge::MergeKind::MergeSort;
+  if (aggregate) plan->stream_groups = sorted_by_group_keys(*plan, shape.group_by);
   plan->distinct = shape.distinct;
   int64_t limit = -1, offset = 0;
   if (shape.has_limit && !constant_count(shape.limit, limit))
@@ -113,19 +164,49 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   return route;
 }
 
-// The plan's ORDER BY keys. A plain column name that is not selected (and no *, GROUP BY,
-// aggregate or DISTINCT) is selected first as a hidden column ("name" AS sw_order_N): the
-// shards return it, the merge sorts on it and drops it (plan.hidden).
+// What decides how the shards order text: explicit COLLATE clauses and the tables whose column
+// collations the shards report (§5.6).
+void DmlRouter::collation_facts(merge::MergePlan& plan) const {
+  for (const std::string& collation : facts_.select.collations) {
+    if (merge::byte_order_collation(collation) || collation == "ucs_basic" || collation == "default")
+      continue;
+    plan.foreign_collation = collation;
+    break;
+  }
+  auto quoted = [](const std::string& name) {
+    std::string out = "\"";
+    for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  for (const parser::TableRef& table : facts_.tables) {
+    std::string name =
+        table.schema.empty() ? quoted(table.name) : quoted(table.schema) + "." + quoted(table.name);
+    if (std::find(plan.tables.begin(), plan.tables.end(), name) == plan.tables.end())
+      plan.tables.push_back(std::move(name));
+  }
+}
+
+// The plan's ORDER BY keys. A plain column name or an expression that is not selected (and no *,
+// GROUP BY, aggregate or DISTINCT) is selected first as a hidden column ("name" AS sw_order_N,
+// lower(name) AS sw_order_N): the shards return it, the merge sorts on it and drops it
+// (plan.hidden). PostgreSQL matches the shards' ORDER BY expression to that select-list entry.
 bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite, bool grouped,
                           std::string& why) {
   const parser::SelectShape& shape = facts_.select;
   bool star = false;
   for (const parser::OutputItem& item : shape.outputs) star = star || item.star;
+  auto hidden_sql = [](const parser::OrderItem& item) {
+    if (item.name.empty()) return item.expression;
+    std::string quoted = "\"";
+    for (char c : item.name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+  };
   std::vector<std::string> hidden;
   for (const parser::OrderItem& item : shape.order_by) {
-    if (item.output < 0 && !star && !grouped && !shape.distinct && !item.name.empty() &&
-        std::find(hidden.begin(), hidden.end(), item.name) == hidden.end())
-      hidden.push_back(item.name);
+    if (item.output >= 0 || star || grouped || shape.distinct) continue;
+    std::string sql = hidden_sql(item);
+    if (!sql.empty() && std::find(hidden.begin(), hidden.end(), sql) == hidden.end())
+      hidden.push_back(std::move(sql));
   }
   const auto shift = static_cast<int>(hidden.size());
   for (const parser::OrderItem& item : shape.order_by) {
@@ -134,25 +215,25 @@ bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite
       return false;
     }
     merge::SortKey key{item.output + shift, {}, item.descending, item.nulls_first};
-    auto at = std::find(hidden.begin(), hidden.end(), item.name);
-    if (item.output < 0 && at != hidden.end()) {
+    auto at = item.output < 0 ? std::find(hidden.begin(), hidden.end(), hidden_sql(item)) : hidden.end();
+    if (at != hidden.end()) {
       key.column = static_cast<int>(at - hidden.begin());
     } else if (star && plan.kind != merge::MergeKind::Aggregate && !item.name.empty()) {
       key.column = -1;  // positions shift behind *: found by name in the shards' columns
       key.name = item.name;
     } else if (item.output < 0 || star) {
       why =
-          "orders by an expression that is not in the select list (or with * in it); select the ORDER BY "
-          "expressions as columns";
+          shape.distinct || grouped || star
+              ? "orders by an expression that is not in the select list (with DISTINCT, GROUP BY, aggregates "
+                "or * in it); select the ORDER BY expressions as columns"
+              : "orders by an expression shardwire cannot select for the merge (a subquery, a comment or a "
+                "dollar quote in it); select the ORDER BY expressions as columns";
       return false;
     }
     plan.order_by.push_back(std::move(key));
   }
-  for (size_t i = 0; i < hidden.size(); ++i) {
-    std::string quoted = "\"";
-    for (char c : hidden[i]) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    rewrite.leading_columns.push_back(quoted + "\" AS sw_order_" + std::to_string(i + 1));
-  }
+  for (size_t i = 0; i < hidden.size(); ++i)
+    rewrite.leading_columns.push_back(hidden[i] + " AS sw_order_" + std::to_string(i + 1));
   plan.hidden = shift;
   return true;
 }

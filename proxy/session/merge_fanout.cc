@@ -7,11 +7,27 @@
 
 namespace sw::session {
 
-// The database's default collation (ICU locale when its provider is ICU). Column and expression
-// collations (COLLATE) are not seen: the check is about the database default.
-const char* const MergeFanout::kCollationQuery =
-    "SELECT CASE WHEN datlocprovider = 'i' THEN daticulocale ELSE datcollate END FROM pg_database "
-    "WHERE datname = current_database();\n";
+// The database's default collation (ICU locale when its provider is ICU), and the columns of the
+// tables the read names whose collation does not order by bytes ("t.name (de-x-icu)", or NULL).
+std::string MergeFanout::collation_query() const {
+  std::string tables;
+  for (const std::string& table : plan_.tables) {
+    tables += tables.empty() ? "'" : ", '";
+    for (char c : table) tables += c == '\'' ? std::string("''") : std::string(1, c);
+    tables += "'";
+  }
+  std::string columns = "NULL";
+  if (!tables.empty())
+    columns =
+        "(SELECT string_agg(format('%s.%I (%s)', a.attrelid::regclass, a.attname, c.collname), ', ') FROM "
+        "pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation WHERE a.attnum > 0 AND NOT "
+        "a.attisdropped AND c.collname NOT IN ('default', 'C', 'POSIX', 'ucs_basic', 'C.utf8', 'C.UTF-8') "
+        "AND a.attrelid IN "
+        "(SELECT to_regclass(n) FROM unnest(ARRAY[" +
+        tables + "]::text[]) n))";
+  return "SELECT CASE WHEN datlocprovider = 'i' THEN daticulocale ELSE datcollate END, " + columns +
+         " FROM pg_database WHERE datname = current_database();\n";
+}
 
 MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan,
                          std::string session_state, const config::Fanout& limits,
@@ -26,7 +42,7 @@ MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan p
       done_(std::move(done)) {
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
   for (size_t i = 0; i < legs_.size(); ++i)
-    wire::encode_query(legs_[i].message, std::string(kCollationQuery) + leg_sql(i));
+    wire::encode_query(legs_[i].message, collation_query() + leg_sql(i));
 }
 
 const std::string& MergeFanout::leg_sql(size_t index) const {
@@ -206,7 +222,8 @@ Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body)
     case 'T': return Status::ok();
     case 'D': {
       auto row = merge::decode_data_row(body);
-      if (row && row->size() == 1 && (*row)[0]) leg.collation = *(*row)[0];
+      if (row && row->size() == 2 && (*row)[0]) leg.collation = *(*row)[0];
+      if (row && row->size() == 2 && (*row)[1]) leg.foreign_columns = *(*row)[1];
       return Status::ok();
     }
     case 'C':
@@ -222,7 +239,18 @@ Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body)
 
 Status MergeFanout::check_collations() const {
   if (!described_ || !merger_.compares_text()) return Status::ok();
+  if (!plan_.foreign_collation.empty())
+    return Status::client("0A000", "the read orders text with COLLATE \"" + plan_.foreign_collation +
+                                       "\"; shardwire merges text across shards only in byte order (COLLATE "
+                                       "\"C\"): order by a non-text column, or add a shard key value");
   for (const Leg& leg : legs_) {
+    if (!leg.preamble && !leg.foreign_columns.empty())
+      return Status::client("0A000", "shard " + leg.target.shard +
+                                         " has text columns whose collation does not "
+                                         "order by bytes: " +
+                                         leg.foreign_columns.substr(0, 200) +
+                                         "; shardwire merges text across shards only in byte order: order by "
+                                         "a non-text column, or add a shard key value");
     if (leg.preamble || merge::byte_order_collation(leg.collation)) continue;
     return Status::client("0A000", "shard " + leg.target.shard + "'s database collation is \"" +
                                        leg.collation +
@@ -265,10 +293,14 @@ void MergeFanout::pump() {
       write_client_(out);
       out.clear();
     }
+    if (extended_ && extended_->max_rows > 0 && rows_out_ >= extended_->max_rows) {
+      suspended_ = true;
+      break;
+    }
   }
   if (!out.empty()) write_client_(out);
   pumping_ = false;
-  if (merger_.done()) {
+  if (suspended_ || merger_.done()) {
     for (Leg& leg : legs_) {
       if (!leg.done) stop_leg(leg, false);
     }
@@ -332,6 +364,8 @@ void MergeFanout::finish() {
   if (!errored_) {
     if (!described_) {
       wire::encode_error(out, "ERROR", "08P01", "no shard described the merged result");
+    } else if (suspended_) {
+      wire::MessageWriter(out).begin('s').end();  // PortalSuspended
     } else {
       wire::encode_command_complete(out, "SELECT " + std::to_string(rows_out_));
     }

@@ -4,7 +4,9 @@
 //  * every shard runs the plan's SQL at once (one leg per shard; a read split by key list: only
 //    the shards of its keys, each its own SQL, see plan_targets), after a query of its database's
 //    collation: text is ordered by the merge in byte order, so a merge that orders text (ORDER BY,
-//    min/max) is refused (0A000) when a shard's database collation is not C/POSIX/C.UTF-8;
+//    min/max) is refused (0A000) when a shard's database collation is not C/POSIX/C.UTF-8, a
+//    column of a table the read names has another collation, or the read says COLLATE other
+//    than "C"/"POSIX";
 //  * each leg's DataRows go to the merger; a leg whose rows the merger holds up to
 //    fanout.max_rows_buffered stops being read (TCP holds the rest), and a client that reads
 //    slowly (its output over the high-water mark) stops the merge, hence every leg;
@@ -49,7 +51,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   static std::vector<Fanout::Target> plan_targets(std::vector<Fanout::Target> targets,
                                                   const merge::MergePlan& plan);
 
-  // The extended protocol ([Parse] Bind [Describe portal] Execute(all rows) Sync, before start()):
+  // The extended protocol ([Parse] Bind [Describe portal] Execute Sync, before start()):
   // every leg runs the plan's SQL as the unnamed statement with the client's parameters, its
   // results in text; the client gets ParseComplete (when it sent Parse), BindComplete, the
   // RowDescription (when it sent Describe), the merged rows, CommandComplete, ReadyForQuery.
@@ -61,6 +63,9 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     std::vector<int> result_formats;  // the Bind's result format codes (none, one for all, or one each)
     bool parse_complete = false;
     bool describe = false;
+    // The Execute's row limit (0: all rows): after that many rows the client gets PortalSuspended
+    // instead of CommandComplete, and the legs still running are stopped.
+    uint32_t max_rows = 0;
   };
   void use_extended(Extended extended);
 
@@ -80,15 +85,17 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     bool complete = false;  // CommandComplete seen
     bool done = false;      // ReadyForQuery seen (or stopped): no server any more
     bool paused = false;
-    bool preamble = true;   // the collation query's result comes first
-    std::string collation;  // the shard database's, from that result
+    bool preamble = true;         // the collation query's result comes first
+    std::string collation;        // the shard database's, from that result
+    std::string foreign_columns;  // "t.c (de-x-icu), ...": columns not ordered by bytes
     int swallow_ready = 0;
     char status = 'I';
     wire::ServerMessageCheck check;
   };
 
-  // The one-row query of the shard database's collation every leg runs first.
-  static const char* const kCollationQuery;
+  // The one-row query every leg runs first: the shard database's collation, and the columns
+  // of the plan's tables with a collation that does not order by bytes.
+  std::string collation_query() const;
 
   void on_backend_ready(pool::Backend* backend) override;
   void on_backend_failed(const Status& why) override;
@@ -125,6 +132,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   bool errored_ = false;
   bool finished_ = false;
   bool pumping_ = false;
+  bool suspended_ = false;  // the Execute's row limit was reached
   uint64_t rows_out_ = 0;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

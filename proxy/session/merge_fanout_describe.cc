@@ -84,7 +84,7 @@ void MergeFanout::use_extended(Extended extended) {
   for (size_t i = 0; i < legs_.size(); ++i) {
     std::string& out = legs_[i].message;
     out.clear();
-    wire::encode_query(out, kCollationQuery);
+    wire::encode_query(out, collation_query());
     wire::encode_parse(out, "", leg_sql(i), extended.types);
     const bool replaced = i < plan_.shard_statements.size() && !plan_.shard_statements[i].params.empty();
     const std::string parameters =
@@ -141,10 +141,11 @@ Status MergeFanout::plan_formats() {
   for (size_t i = 0; i < client_types_.size(); ++i) {
     const bool binary = (formats.size() == 1 ? formats[0] : formats[i]) != 0;
     if (binary && !merge::has_binary_form(client_types_[i]))
-      return Status::client(
-          "0A000", "result column " + std::to_string(i + 1) + " (" + merge::type_name(client_types_[i]) +
-                       ") of a read merged across shards has no binary form in shardwire; ask "
-                       "for it in text");
+      return Status::client("0A000",
+                            "result column " + std::to_string(i + 1) + " (type OID " +
+                                std::to_string(client_types_[i]) +
+                                ") of a read merged across shards has no binary form in shardwire; ask "
+                                "for it in text");
     binary_columns_.push_back(binary);
     any = any || binary;
   }

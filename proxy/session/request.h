@@ -17,9 +17,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "common/status.h"
 #include "parser/analyze.h"
+#include "router/router.h"
 
 namespace sw::session {
 
@@ -37,6 +40,20 @@ inline bool reads_client_input(RequestState state) {
   return state == RequestState::Routing || state == RequestState::Running || state == RequestState::Answered;
 }
 
+// The Query at the front of the client's input, analyzed once for routing and forwarding
+// (Session::front_query, §5.2). Forgotten when client input is consumed or a Query finishes (a
+// finished PREPARE or DEALLOCATE changes what an EXECUTE expands to).
+struct FrontQuery {
+  const char* body = nullptr;  // the analyzed frame: its body's place and size in the input
+  size_t size = 0;
+  Status refused;        // an EXECUTE of the client's prepared statement that cannot run
+  std::string expanded;  // the statement such an EXECUTE runs instead; empty when none
+  std::shared_ptr<const parser::QueryFacts> facts;  // null when the text does not parse
+  // Its route, handed from routing to forwarding within one pass over the client input only: a
+  // new directory or a reload comes between passes (Session::front_route).
+  std::optional<router::Route> route;
+};
+
 struct Request {
   RequestState state = RequestState::Routing;
   bool routed = false;           // the Query/Bind that picked the server needs no routing check again
@@ -52,7 +69,9 @@ struct Request {
   // The Query at the front needs another leg: it waits until the active leg owes nothing.
   bool leg_wait = false;
   bool joining_leg = false;  // the server being acquired joins a transaction already started
-  // The statements of forwarded Queries, in order: their settings count once they succeed.
+  FrontQuery front;
+  // The statements of forwarded Queries, in order: their settings count once they succeed. Null
+  // for a Query whose success changes nothing the session tracks (changes_tracked_state).
   std::deque<std::shared_ptr<const parser::QueryFacts>> queries;
   // Startup values restored after a RESET (or the DEALLOCATE after a PREPARE in transaction
   // pooling) are owed: the client's answers from its ReadyForQuery on wait in `held` until that

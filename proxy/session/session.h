@@ -228,7 +228,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // `reset_query`: session pooling, the client left: the pool resets the server and reuses it.
   void release_backend(bool clean, const std::string* reset_query = nullptr);
   // Legs on several shards (session_legs.cc)
-  std::shared_ptr<const parser::QueryFacts> facts_of_query(const wire::Frame& query) const;
+  std::shared_ptr<const parser::QueryFacts> facts_of_query(const wire::Frame& query);
   static int statement_shard(const parser::QueryFacts& facts, const router::Route& route);
   void note_for_every_leg(const parser::QueryFacts& facts);
   Status check_write(const parser::QueryFacts& facts, const router::Route& route);
@@ -266,6 +266,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   CrossShardWrites cross_shard_writes() const;
   Status refuse_commit_among_statements(const parser::QueryFacts& facts) const;
   Next start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered, bool extended);
+  Next start_two_phase(const CommitPlan& plan, const ExtendedBatch& batch);
   void send_two_phase(const std::vector<LegCommand>& commands);
   void on_two_phase_message(Leg& leg, const wire::Frame& frame);
   void on_two_phase_leg_lost(int shard, const Status& why);
@@ -279,7 +280,10 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool refuse_in_query(const parser::QueryFacts& facts);
   // SQL-level PREPARE / EXECUTE / DEALLOCATE (session_sql_prepared.cc)
   bool expands_sql_execute() const;
-  Result<std::string> expand_sql_execute(std::string_view sql) const;
+  const FrontQuery& front_query(const wire::Frame& frame, std::string_view sql);
+  // The route of the front Query's `facts` (kept by keep_front_route in this pass, else computed).
+  router::Route front_route(const parser::QueryFacts& facts);
+  void keep_front_route(router::Route route) { request_.front.route = std::move(route); }
   void forget_sql_prepares(const parser::QueryFacts& facts);
   void note_sql_prepared(const parser::StatementFacts& statement);
   bool answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size);
@@ -391,7 +395,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                     MergeFanout::Extended* extended = nullptr);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Start start_extended_merge(const ExtendedBatch& bound, const router::Route& route, size_t consumed,
-                             bool describe_portal);
+                             bool describe_portal, uint32_t max_rows);
   Status check_bind_route(const wire::BindMessage& bind, bool pinned);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);

@@ -232,10 +232,14 @@ Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, co
   }
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
   if (clock_.request_started_us == 0) note_request_start();
-  const Start start = route.kind == router::RouteKind::Split ? start_extended_split(batch, route)
-                      : route.insert_select                  ? start_extended_insert_select(batch, route)
-                                                             : start_extended_reference_write(batch, route);
-  return start == Start::Wait ? Next::Stop : Next::Continue;
+  const bool split = route.kind == router::RouteKind::Split;  // remembers its own Parse
+  const Start start = split                 ? start_extended_split(batch, route)
+                      : route.insert_select ? start_extended_insert_select(batch, route)
+                                            : start_extended_reference_write(batch, route);
+  if (start == Start::Wait) return Next::Stop;
+  if (!split)
+    remember_parsed(batch.parsed);  // the legs ran it as the unnamed statement: its name reached none
+  return Next::Continue;
 }
 
 // A Query inside an extended batch not yet synced (asyncpg's COPY after its introspection, in

@@ -39,13 +39,17 @@ BindParts split_bind(std::string_view rest) {
 
 }  // namespace
 
-// The proxy answered a batch itself: its Parses still define statements for later Binds.
+// The proxy answered a batch itself (a transaction-control batch, the COMMIT of a two-phase
+// commit, a fan-out or a reference write): its Parses reached none of the session's servers but
+// still define statements for later Binds. In either pool mode the statement is remembered with
+// no server holding it, so the leg that binds it parses it first (ensure_prepared in transaction
+// pooling, ensure_session_statement in session pooling).
 void Session::remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed) {
   for (const auto& [name, statement] : parsed) {
     if (name.empty()) {
       profile_.unnamed = statement;
-      profile_.unnamed_elsewhere = !pools_.session_pooling;  // no server parsed it
-    } else if (!pools_.session_pooling) {
+      profile_.unnamed_elsewhere = true;  // no server parsed it
+    } else {
       profile_.statements.add(name, host_.statements().intern(statement.query, statement.types));
     }
   }
@@ -116,9 +120,9 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
 }
 
 // A keyless read in the extended protocol, sent to every shard: the batch must be
-// [Parse] Bind [Describe portal] Execute(all rows) Sync. Each shard gets it with the statement
-// parsed as the unnamed one, so no shard needs the client's statement prepared beforehand. A read
-// whose rows are merged (route.merge) runs the plan's SQL instead, with results in text.
+// [Parse] Bind [Describe portal] Execute Sync (a row limit only where a plan merges the rows). Each shard
+// gets it with the statement parsed as the unnamed one, so no shard needs the client's statement prepared
+// beforehand. A read whose rows are merged (route.merge) runs the plan's SQL instead, with results in text.
 Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const router::Route& route) {
   std::string_view input = client_input();
   size_t offset = bound.bind_end;
@@ -141,9 +145,14 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
     frame = next();
     if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
   }
-  bool execute_all = frame.status == wire::FrameStatus::Complete && frame.frame.type == 'E' &&
-                     frame.frame.body.size() >= 4 &&
-                     load_be32(frame.frame.body.data() + frame.frame.body.size() - 4) == 0;
+  const bool execute =
+      frame.status == wire::FrameStatus::Complete && frame.frame.type == 'E' && frame.frame.body.size() >= 4;
+  const uint32_t max_rows = execute ? load_be32(frame.frame.body.data() + frame.frame.body.size() - 4) : 0;
+  // A row limit (asyncpg's fetchrow: Execute(1), Sync) is kept by the merge, also for a plain
+  // concatenation: that many rows, then PortalSuspended; the portal ends at the Sync, as it would
+  // on PostgreSQL outside a transaction.
+  const bool merged = route.merge && (!relay || max_rows > 0);
+  const bool execute_all = execute && (max_rows == 0 || merged);
   if (execute_all) {
     batch.append(whole(frame.frame));
     offset += frame.frame.size;
@@ -151,15 +160,15 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
     if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
   }
   if (!execute_all || frame.status != wire::FrameStatus::Complete || frame.frame.type != 'S' ||
-      (describe_other && route.merge && !relay)) {
+      (describe_other && merged)) {
     refuse_request(Status::client("0A000", "a read of sharded table " + route.table +
                                                " without a key runs on every shard only as one batch of "
-                                               "Bind, Describe, Execute (all rows, no row limit) and Sync"));
+                                               "Bind, Describe, Execute and Sync"));
     return Start::Answered;
   }
   batch.append(whole(frame.frame));
   offset += frame.frame.size;
-  if (route.merge && !relay) return start_extended_merge(bound, route, offset, describe_portal);
+  if (merged) return start_extended_merge(bound, route, offset, describe_portal, max_rows);
   return start_fanout(std::move(batch), offset, route, !bound.client_parsed);
 }
 
@@ -167,7 +176,7 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
 // the client's parameters and return text; MergeFanout merges and converts the columns the client
 // asks in binary.
 Session::Start Session::start_extended_merge(const ExtendedBatch& bound, const router::Route& route,
-                                             size_t consumed, bool describe_portal) {
+                                             size_t consumed, bool describe_portal, uint32_t max_rows) {
   BindParts bind = split_bind(bound.bind.rest);
   Status error;
   std::vector<Fanout::Target> targets;
@@ -181,6 +190,7 @@ Session::Start Session::start_extended_merge(const ExtendedBatch& bound, const r
   extended.result_formats = std::move(bind.result_formats);
   extended.parse_complete = bound.client_parsed;
   extended.describe = describe_portal;
+  extended.max_rows = max_rows;
   return start_merge(std::move(targets), consumed, route, &extended);
 }
 

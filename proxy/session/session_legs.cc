@@ -45,14 +45,10 @@ bool reaches_every_leg(StatementKind kind) {
 
 }  // namespace
 
-std::shared_ptr<const parser::QueryFacts> Session::facts_of_query(const wire::Frame& query) const {
+std::shared_ptr<const parser::QueryFacts> Session::facts_of_query(const wire::Frame& query) {
   auto sql = wire::decode_query(query.body);
   if (!sql) return nullptr;
-  auto text = expand_sql_execute(*sql);
-  if (!text) return nullptr;
-  auto facts = parser::analyze(*text);
-  if (!facts) return nullptr;
-  return *facts;
+  return front_query(query, *sql).facts;
 }
 
 // The shard a statement with `route` runs on, -1 when any (the active leg's).
@@ -124,11 +120,12 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
       return end_across_legs(only->kind == StatementKind::Commit, query.size);
     send_to_every_leg(*only);
   }
-  router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
+  router::Route route = front_route(*facts);
   if (only != nullptr && (route.copy_in || route.reference_write || route.insert_select ||
                           route.kind == router::RouteKind::Split))
     return write_on_every_shard(query, *only, route);
   int target = statement_shard(*facts, route);
+  keep_front_route(std::move(route));
   if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);
   if (target < 0 || target == leg.shard) return Next::Forward;
   txn_.shards.set_cross_shard_writes(cross_shard_writes());
@@ -223,8 +220,7 @@ Session::Next Session::end_across_legs(bool commit, size_t consumed, const Exten
     CommitPlan plan = txn_.shards.commit_plan(legs);
     if (plan.kind == CommitPlan::Kind::TwoPhase) {
       if (batch == nullptr) return start_two_phase(plan, consumed, {}, false);
-      if (batch->control_size > 0)
-        return start_two_phase(plan, batch->control_size, batch->control_answer, true);
+      if (batch->control_size > 0) return start_two_phase(plan, *batch);
       answer_with_error(
           Status::client("0A000",
                          "COMMIT of a transaction written on several shards runs two-phase commit, "

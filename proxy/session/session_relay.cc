@@ -23,6 +23,7 @@ std::string_view Session::client_input() const {
 }
 
 void Session::consume_client(size_t n) {
+  if (request_.front.body != nullptr) request_.front = FrontQuery{};
   if (fence_.replaying())
     fence_.consume_replay(n);
   else
@@ -30,6 +31,7 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
+  request_.front.route.reset();  // routed in an earlier pass: the directory or the rules may have changed
   if (txn_.copy_in) {
     feed_copy_in();
     return;
@@ -169,6 +171,7 @@ void Session::reject_pending_request(const Status& why) {
   wire::encode_error(out, "ERROR", why.sqlstate, why.message);
   if (simple) {
     client_->consume(result.frame.size);
+    if (request_.front.body != nullptr) request_.front = FrontQuery{};
     wire::encode_ready_for_query(out, txn_.control.status());
   } else {
     request_.skip_until_sync = true;
@@ -251,24 +254,22 @@ void Session::lend_until_sync(const wire::Frame& flush) {
 Status Session::forward_query(const wire::Frame& frame) {
   auto sql = wire::decode_query(frame.body);
   if (!sql) return sql.status();
-  auto text = expand_sql_execute(*sql);
-  if (!text) {
+  const FrontQuery& front = front_query(frame, *sql);
+  if (!front.refused.is_ok()) {
     std::string bytes;
-    wire::encode_error(bytes, "ERROR", text.status().sqlstate, text.status().message);
+    wire::encode_error(bytes, "ERROR", front.refused.sqlstate, front.refused.message);
     wire::encode_ready_for_query(bytes, txn_.control.status());
     answer_in_place(std::move(bytes));
     maybe_release_backend();
     return Status::ok();
   }
-  const bool expanded = *text != *sql;
-  std::shared_ptr<const parser::QueryFacts> known;
-  if (auto facts = parser::analyze(*text)) known = *facts;
+  std::shared_ptr<const parser::QueryFacts> known = front.facts;
   txn_.control.on_statement_sent(known && known->statements.size() == 1 ? &known->statements.front()
                                                                         : nullptr);
   bool routed = std::exchange(request_.routed, false);
   if (known && host_.directory()) {
     note_for_every_leg(*known);
-    router::Route route = router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules());
+    router::Route route = front_route(*known);
     Status allowed = check_write(*known, route);
     if (allowed.is_ok() && !routed) allowed = check_pinned(*known, route);
     if (allowed.is_ok()) allowed = refuse_commit_among_statements(*known);
@@ -293,11 +294,11 @@ Status Session::forward_query(const wire::Frame& frame) {
   if (known && known->statements.size() == 1 && answer_sql_deallocate(known->statements.front(), frame.size))
     return Status::ok();
   std::string restore = known ? profile_.settings.restore_startup(known->statements) : std::string();
-  request_.queries.push_back(known);
+  request_.queries.push_back(known && changes_tracked_state(*known) ? known : nullptr);
   expect(Owed::Query);
-  if (expanded) {
+  if (!front.expanded.empty()) {
     std::string statement;
-    wire::encode_query(statement, *text);
+    wire::encode_query(statement, front.expanded);
     txn_.leg.backend->connection().write(statement);
   } else {
     txn_.leg.backend->connection().write(whole(frame));

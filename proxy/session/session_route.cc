@@ -80,18 +80,19 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     refuse_request(sql.status());
     return Start::Answered;
   }
-  auto text = expand_sql_execute(*sql);
-  if (!text) {
-    refuse_request(text.status());
+  const FrontQuery& front = front_query(frame, *sql);
+  if (!front.refused.is_ok()) {
+    Status refused = front.refused;  // refusing consumes the Query, and forgets `front`
+    refuse_request(refused);
     return Start::Answered;
   }
-  auto facts = parser::analyze(*text);
+  std::shared_ptr<const parser::QueryFacts> facts = front.facts;
   if (!facts) {
     // Let the default shard's server report its own syntax error, exactly.
     *shard = default_shard();
     return Start::Forward;
   }
-  const parser::StatementFacts* only = single_statement(**facts);
+  const parser::StatementFacts* only = single_statement(*facts);
   bool protected_setting = (only != nullptr) &&
                            (only->kind == StatementKind::Set || only->kind == StatementKind::SetLocal) &&
                            SessionState::is_protected(only->set_name);
@@ -117,7 +118,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
       return start_drop_index(frame, drop->value());
     }
   }
-  router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
+  router::Route route = front_route(*facts);
   Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard(),
                               !needs_read_lease(route) || read_lease_valid());
   if (route.copy_in && only == nullptr && placement.kind == Placement::Kind::FanOut) {
@@ -126,7 +127,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
                                                   " must be sent alone, not with other statements");
   }
   switch (placement.kind) {
-    case Placement::Kind::Run: return run_on(placement, shard);
+    case Placement::Kind::Run: keep_front_route(std::move(route)); return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
       if (copies_in(route, only)) return start_copy_in(frame, *only, route);
@@ -158,15 +159,14 @@ Session::Start Session::run_on(const Placement& placement, int* shard) {
 // The transaction has run only riders (statements naming no table) on its server: does this
 // Query need another shard?
 bool Session::needs_move(const wire::Frame& query) {
-  auto sql = wire::decode_query(query.body);
-  if (!sql || !host_.directory()) return false;
-  auto text = expand_sql_execute(*sql);
-  if (!text) return false;
-  auto facts = parser::analyze(*text);
+  if (!host_.directory()) return false;
+  auto facts = facts_of_query(query);
   if (!facts) return false;
-  router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
+  router::Route route = front_route(*facts);
   if (route.kind != RouteKind::Shard && route.kind != RouteKind::Default) return false;
-  return !check_pinned(**facts, route).is_ok();
+  const bool moves = !check_pinned(*facts, route).is_ok();
+  if (!moves) keep_front_route(std::move(route));
+  return moves;
 }
 
 // Rolls the transaction's server back and gives it back; the Query that needs another shard

@@ -13,33 +13,57 @@ bool Session::expands_sql_execute() const {
   return !pools_.session_pooling || (host_.directory() && host_.directory()->shards().size() > 1);
 }
 
-// `sql` when it is not an EXECUTE of a statement this client prepared; else the statement to run
-// instead, or an error for the client.
-Result<std::string> Session::expand_sql_execute(std::string_view sql) const {
-  std::string none(sql);
-  if (!expands_sql_execute()) return none;
+// The Query at the front of the input: analyzed at its first look (routing), the same facts at
+// every later one (forwarding), without copying its text. For an EXECUTE of a statement this
+// client prepared, the facts are those of the statement it runs instead (or it is refused).
+const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_view sql) {
+  FrontQuery& front = request_.front;
+  if (front.body != nullptr && front.body == frame.body.data() && front.size == frame.body.size())
+    return front;
+  front = FrontQuery{};
+  front.body = frame.body.data();
+  front.size = frame.body.size();
   auto facts = parser::analyze(sql);
-  if (!facts) return none;
-  const auto& statements = (*facts)->statements;
+  if (!facts) return front;
+  front.facts = std::move(*facts);
+  if (!expands_sql_execute()) return front;
+  const auto& statements = front.facts->statements;
   for (const auto& statement : statements) {
     if (statement.kind != parser::StatementKind::Execute) continue;
     auto execute = parse_sql_execute(statement.text);
     if (!execute || profile_.sql_statements.find(execute->name) == nullptr) continue;
-    if (statements.size() != 1)
-      return Status::client("0A000", "EXECUTE " + execute->name +
-                                         " inside a query of several statements cannot run through "
-                                         "shardwire; send the EXECUTE as a query of its own");
-    auto expanded = profile_.sql_statements.expand_execute(statement.text);
-    if (!expanded)
-      return Status::client("42P02",
-                            "wrong number of parameters for prepared statement \"" + execute->name + "\"");
-    return std::move(*expanded);
+    if (statements.size() != 1) {
+      front.refused = Status::client("0A000", "EXECUTE " + execute->name +
+                                                  " inside a query of several statements cannot run through "
+                                                  "shardwire; send the EXECUTE as a query of its own");
+    } else if (auto expanded = profile_.sql_statements.expand_execute(statement.text)) {
+      front.expanded = std::move(*expanded);
+    } else {
+      front.refused = Status::client(
+          "42P02", "wrong number of parameters for prepared statement \"" + execute->name + "\"");
+    }
+    break;
   }
-  return none;
+  if (!front.refused.is_ok()) {
+    front.facts = nullptr;
+  } else if (!front.expanded.empty()) {
+    auto expanded = parser::analyze(front.expanded);
+    front.facts = expanded ? std::move(*expanded) : nullptr;
+  }
+  return front;
+}
+
+router::Route Session::front_route(const parser::QueryFacts& facts) {
+  if (request_.front.route && request_.front.facts.get() == &facts) {
+    router::Route route = std::move(*request_.front.route);
+    request_.front.route.reset();
+    return route;
+  }
+  return router::route_query(facts, nullptr, *host_.directory(), host_.routing_rules());
 }
 
 // Transaction pooling: after the client's Query with PREPAREs, the server forgets them again
-// (answers swallowed); EXECUTE runs the statements themselves (expand_sql_execute).
+// (answers swallowed); EXECUTE runs the statements themselves (front_query).
 void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
   if (pools_.session_pooling) return;
   std::string deallocate;

@@ -175,6 +175,23 @@ void SessionState::on_statement(const parser::StatementFacts& statement) {
   }
 }
 
+bool changes_tracked_state(const parser::QueryFacts& facts) {
+  using parser::StatementKind;
+  for (const auto& statement : facts.statements) {
+    switch (statement.kind) {
+      case StatementKind::Set:
+      case StatementKind::Reset:
+      case StatementKind::ResetAll:
+      case StatementKind::Discard:
+      case StatementKind::DiscardAll:
+      case StatementKind::Prepare:
+      case StatementKind::Deallocate: return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
 void SessionState::end_transaction(bool committed) {
   if (!pending_dirty_) return;
   if (committed) {

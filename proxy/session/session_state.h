@@ -55,6 +55,11 @@ class SessionState {
   std::string signature_;
 };
 
+// True when a Query's success changes what the session tracks after it: settings (SET, RESET,
+// DISCARD), SQL-level prepared statements (PREPARE, DEALLOCATE). Only such a Query's facts are
+// kept until its CommandComplete (Request::queries).
+bool changes_tracked_state(const parser::QueryFacts& facts);
+
 // Quotes a value as a SQL string literal ('...' with quotes doubled; E'' when it has a backslash).
 std::string quote_literal(std::string_view value);
 

@@ -70,6 +70,14 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, 
   return Next::Stop;
 }
 
+// An extended COMMIT batch ([Parse] Bind [Describe portal] Execute) consumed by the proxy: no
+// server runs its Parse, so a statement it names is remembered for later Binds of the name
+// (pgjdbc binds its server-prepared COMMIT so), which parse it on the leg that runs them.
+Session::Next Session::start_two_phase(const CommitPlan& plan, const ExtendedBatch& batch) {
+  remember_parsed(batch.parsed);
+  return start_two_phase(plan, batch.control_size, batch.control_answer, true);
+}
+
 void Session::send_two_phase(const std::vector<LegCommand>& commands) {
   for (const LegCommand& command : commands) {
     auto leg = std::find_if(txn_.parked.begin(), txn_.parked.end(),

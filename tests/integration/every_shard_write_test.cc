@@ -329,10 +329,6 @@ TEST_SUITE("every_shard_write") {
           "postgresql://app:secret@127.0.0.1:" + std::to_string(d.f.proxy->port()) + "/app?sslmode=disable";
       int plan = 10;
       for (const std::string driver : {"psycopg", "asyncpg", "pgjdbc"}) {
-        // pgjdbc in session pooling: a transaction written on several shards fails at its COMMIT
-        // with "prepared statement S_1 does not exist" with plain INSERTs too (no COPY, no
-        // reference write): a defect of session-pooling legs, not of these runners.
-        if (driver == "pgjdbc" && mode == "session") continue;
         INFO("driver " << driver);
         CommandOptions no_bytecode;  // nothing written into the source tree
         no_bytecode.env["PYTHONDONTWRITEBYTECODE"] = "1";

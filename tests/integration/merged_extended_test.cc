@@ -2,12 +2,16 @@
 // statements, text and binary parameters) against the same rows in one plain PostgreSQL
 // database: ORDER BY (also of a column not selected)/LIMIT, aggregates, GROUP BY, DISTINCT and key
 // lists across shards return the reference's rows and column names. Binary result columns are
-// PostgreSQL's exact bytes (converted from the merge's text), numeric ones refused with 0A000; a
-// refused or failed merge leaves the connection usable.
+// PostgreSQL's exact bytes (converted from the merge's text: also numeric, interval, arrays),
+// json ones refused with 0A000; an Execute row limit returns PostgreSQL's rows then its
+// PortalSuspended (raw messages); a refused or failed merge leaves the connection usable.
 #include "it_test.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "harness/reference_compare.h"
 #include "harness/sharded_fixture.h"
@@ -28,6 +32,52 @@ std::string row_values(int i, int64_t tenant) {
          (i % 7 == 0 ? "NULL" : std::to_string((i * 7919) % 100000 - 50000) + "." + std::to_string(i % 100)) +
          ", " +
          (i % 9 == 0 ? "NULL" : "'" + std::string(i % 2 ? "Ab" : "zz") + std::to_string(i % 40) + "'") + ")";
+}
+
+std::string hex_of(const std::string& bytes) {
+  static const char* const kDigits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+// Parse, Bind, Describe portal, Execute(max_rows), Sync written on the connection's own socket
+// (libpq has no row limit); the answer's messages up to ReadyForQuery.
+std::vector<wire::Message> execute_with_limit(PgConn& conn, const std::string& sql, uint32_t max_rows) {
+  using std::string;
+  RawSocket socket = RawSocket::borrow(PQsocket(conn.get()));
+  string batch = wire::message('P', string(1, '\0') + sql + string(3, '\0'));
+  batch += wire::message('B', string(8, '\0'));  // unnamed portal and statement, no parameters, text
+  batch += wire::message('D', string("P\0", 2));
+  batch += wire::message('E', string(1, '\0') + wire::be32(max_rows));
+  batch += wire::message('S', "");
+  std::vector<wire::Message> out;
+  if (!socket.send_all(batch)) return out;
+  string pending;
+  while (out.empty() || out.back().type != 'Z') {
+    const string got = socket.read_some(10s);
+    if (got.empty()) break;
+    pending += got;
+    for (wire::Message& m : wire::parse_messages(pending, &pending)) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// The answer's message types ("12TDDsZ") and its DataRows.
+std::string kinds(const std::vector<wire::Message>& messages) {
+  std::string out;
+  for (const wire::Message& m : messages) out.push_back(m.type);
+  return out;
+}
+std::vector<std::string> data_rows(const std::vector<wire::Message>& messages) {
+  std::vector<std::string> out;
+  for (const wire::Message& m : messages) {
+    if (m.type == 'D') out.push_back(m.body);
+  }
+  return out;
 }
 
 struct Query {
@@ -84,6 +134,10 @@ TEST_SUITE("merged_extended") {
         {"SELECT max(n), min(i) FROM e WHERE t IS DISTINCT FROM $1", {std::nullopt}},
         {"SELECT tenant_id, id FROM e WHERE i > $1 ORDER BY n DESC NULLS LAST, tenant_id, id LIMIT 15",
          {"0"}},
+        {"SELECT tenant_id, id FROM e WHERE i > $1 ORDER BY i * $2::int DESC, lower(t), 1, 2 LIMIT 12",
+         {"0", "-3"}},
+        {"SELECT grp, count(*), max(t) FROM e WHERE i > $1 GROUP BY grp HAVING count(*) > 60 ORDER BY grp",
+         {"-500"}},
     };
     for (const Query& query : queries) {
       const std::string diff = compare_results(ref.exec_params(query.sql, query.params),
@@ -118,7 +172,25 @@ TEST_SUITE("merged_extended") {
         "md5(t)::uuid, decode(md5(t), 'hex'), t::varchar, t::char(6), id::oid FROM e ORDER BY i NULLS FIRST, "
         "id "
         "LIMIT 40",
-        "SELECT grp, count(*), max(t), min(i), sum(i) FROM e GROUP BY grp ORDER BY grp"};
+        "SELECT grp, count(*), max(t), min(i), sum(i) FROM e GROUP BY grp ORDER BY grp",
+        // numeric (zero with a scale, tiny, long, negative, NaN, ±Infinity), interval (months,
+        // days, negative microseconds) and arrays (NULLs, quoting, empty, 2-D, lower bounds).
+        "SELECT id, i, n, n * 1e-20, n * 0, '-0.000'::numeric, -n / 1000, CASE i % 5 WHEN 0 THEN "
+        "'NaN'::numeric "
+        "WHEN 1 THEN 'Infinity' WHEN 2 THEN '-Infinity' WHEN 3 THEN 123456789.987654321 ELSE 1e-20 END, "
+        "i * interval '1 mon 2 days -3 microseconds', make_interval(years => i % 3, days => -i, secs => i / "
+        "7.0), "
+        "ARRAY[i, NULL, grp], ARRAY[t, 'a b', 'say \"hi\" \\', 'NULL', '', '{x,y}'], '{}'::int[], "
+        "ARRAY[[i, 1], [2, grp]], ARRAY[n, 0.000, 'NaN'], ARRAY[interval '1 day', i * interval '-1 sec'], "
+        "('[0:1]={' || i || ',5}')::int[], ('[-3:-3][2:3]={{' || i || ',NULL}}')::int8[], ARRAY[i > 0, "
+        "NULL], "
+        "ARRAY[md5(t)::uuid], ARRAY[decode(md5(t), 'hex'), '\\x'], ARRAY['2024-01-01'::date + i], "
+        "ARRAY[t::char(6)], ARRAY[t::varchar], ARRAY[i::float4 / 3, 'NaN'], ARRAY[n::float8], "
+        "ARRAY[id::oid], "
+        "ARRAY['2024-01-01 10:00:00+02'::timestamptz + i * interval '1 minute'], "
+        "ARRAY['2024-01-01 10:00:00'::timestamp], ARRAY['10:00'::time], ARRAY[i::int2] FROM e "
+        "WHERE id % 3 <> 0 ORDER BY id LIMIT 60",
+        "SELECT grp, sum(n), avg(n), min(n), max(n), avg(i) FROM e GROUP BY grp ORDER BY grp"};
     for (const char* sql : binary_queries) {
       using Held = std::unique_ptr<PGresult, decltype(&PQclear)>;
       Held want(PQexecParams(ref.get(), sql, 0, nullptr, nullptr, nullptr, nullptr, 1), &PQclear);
@@ -138,19 +210,44 @@ TEST_SUITE("merged_extended") {
                               static_cast<size_t>(PQgetlength(want.get(), r, col)));
           const std::string b(PQgetvalue(got.get(), r, col),
                               static_cast<size_t>(PQgetlength(got.get(), r, col)));
-          CHECK_MESSAGE(a == b, sql << " row " << r << " column " << col + 1);
+          CHECK_MESSAGE(a == b, std::string(sql) << "\n  row " << r << " column " << col + 1 << ": want "
+                                                 << hex_of(a) << ", got " << hex_of(b));
           CHECK(PQgetisnull(want.get(), r, col) == PQgetisnull(got.get(), r, col));
         }
       }
     }
-    // A type without a binary conversion here (numeric): refused before any row, and the
+    // A type without a binary conversion here (json): refused before any row, and the
     // connection goes on.
-    PgResult binary(PQexecParams(c.get(), "SELECT n FROM e ORDER BY i LIMIT 3", 0, nullptr, nullptr, nullptr,
-                                 nullptr, 1));
+    PgResult binary(PQexecParams(c.get(), "SELECT i, to_json(t) FROM e ORDER BY i LIMIT 3", 0, nullptr,
+                                 nullptr, nullptr, nullptr, 1));
     CHECK(binary.sqlstate() == "0A000");
-    CHECK(binary.error().find("numeric") != std::string::npos);
+    CHECK(binary.error().find("column 2 (type OID 114)") != std::string::npos);
     CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     CHECK(c.exec_params("SELECT count(*) FROM e WHERE id > $1", {"0"}).value() == "900");
+    // Execute with a row limit (asyncpg's fetchrow sends Execute(1)): at most that many rows, then
+    // PortalSuspended; fewer rows left: CommandComplete. As PostgreSQL answers, row for row.
+    const std::pair<const char*, uint32_t> limited[] = {
+        {"SELECT tenant_id, id, i FROM e ORDER BY i DESC NULLS LAST, tenant_id, id", 5},
+        {"SELECT tenant_id, id, t FROM e ORDER BY lower(t), id LIMIT 30", 1},
+        {"SELECT grp, count(*), avg(n) FROM e GROUP BY grp ORDER BY grp", 100},
+        {"SELECT grp, count(*) FROM e GROUP BY grp ORDER BY grp", 7},  // exactly all 7 groups: suspended
+    };
+    for (const auto& [sql, max_rows] : limited) {
+      const auto want = execute_with_limit(ref, sql, max_rows);
+      const auto got = execute_with_limit(c, sql, max_rows);
+      INFO(sql << " Execute(" << max_rows << "): want " << kinds(want) << ", got " << kinds(got));
+      CHECK(kinds(got) == kinds(want));
+      CHECK(data_rows(got) == data_rows(want));
+      CHECK(c.exec_params("SELECT count(*) FROM e WHERE id > $1", {"0"}).value() == "900");
+    }
+    CHECK(kinds(execute_with_limit(c, "SELECT tenant_id, id FROM e ORDER BY 1, 2", 5)) == "12TDDDDDsZ");
+    CHECK(kinds(execute_with_limit(c, "SELECT grp, count(*) FROM e GROUP BY grp ORDER BY grp", 100)) ==
+          "12TDDDDDDDCZ");
+    // A plain concatenation (no ORDER BY) with a row limit runs through the merge too.
+    const auto any = execute_with_limit(c, "SELECT id FROM e WHERE id <= 30", 4);
+    CHECK(kinds(any) == "12TDDDDsZ");
+    CHECK(c.exec("SELECT count(*) FROM e").value() == "900");
+
     // A shard's error (division by zero) fails the statement once.
     PgResult failed = c.exec_params("SELECT sum(1 / (i - i + $1::int)) FROM e", {"0"});
     INFO(failed.describe());

@@ -5,7 +5,9 @@
 // rolls back every shard and the client gets that error naming the shard. The client's own
 // PREPARE TRANSACTION is refused (0A000) rather than left on a shard that a later COMMIT PREPARED
 // would not reach, and COMMIT / ROLLBACK PREPARED are refused rather than run on the default
-// shard. No prepared transaction is ever left behind (pg_prepared_xacts is checked on every shard).
+// shard. Named prepared BEGIN, SAVEPOINT, COMMIT and ROLLBACK (pgjdbc's S_n), parsed in a batch the
+// proxy answers itself, work when later bound by name on either shard. No prepared transaction is
+// ever left behind (pg_prepared_xacts is checked on every shard).
 #include <thread>
 
 #include "harness/sharded_fixture.h"
@@ -83,6 +85,36 @@ long long count_and_clean_prepared(const ShardedFixture& f, const std::string& g
   return found;
 }
 
+// Parses `name` as `sql` and runs it in one pipelined batch, Parse Bind Describe Execute Sync: the
+// batch pgjdbc sends the first time it server-prepares a statement (COMMIT and BEGIN too). The
+// statement's command tag, or its error.
+std::string parse_and_run_named(PgConn& c, const std::string& name, const std::string& sql) {
+  PGconn* p = c.get();
+  if (PQenterPipelineMode(p) != 1) return "error: no pipeline mode";
+  if (PQsendPrepare(p, name.c_str(), sql.c_str(), 0, nullptr) != 1 ||
+      PQsendQueryPrepared(p, name.c_str(), 0, nullptr, nullptr, nullptr, 0) != 1 || PQpipelineSync(p) != 1)
+    return std::string("error: send: ") + PQerrorMessage(p);
+  std::string outcome = "error: no result";
+  for (int i = 0, ends = 0; i < 3 && ends <= 2;) {  // the Parse's result, the statement's, the Sync
+    PGresult* r = PQgetResult(p);
+    if (r == nullptr) {  // the end of one statement's results (more: the connection is gone)
+      ++ends;
+      continue;
+    }
+    ++i;
+    if (PQresultStatus(r) == PGRES_FATAL_ERROR) outcome = std::string("error: ") + PQresultErrorMessage(r);
+    if (i == 2 && PQresultStatus(r) == PGRES_COMMAND_OK) outcome = PQcmdStatus(r);
+    PQclear(r);
+  }
+  PQexitPipelineMode(p);
+  return outcome;
+}
+
+// A named statement prepared earlier, run again (Bind Describe Execute Sync): its tag or error.
+std::string run_named(PgConn& c, const std::string& name) {
+  PgResult r = c.exec_prepared(name, {});
+  return r.ok() ? r.command_tag() : "error: " + r.describe();
+}
 }  // namespace
 
 TEST_SUITE("two_phase") {
@@ -310,5 +342,57 @@ TEST_SUITE("two_phase") {
     REQUIRE_OK(c.exec("COMMIT"));
     CHECK(balance_on(f, 0, a) == kBalance - 10);
     CHECK(balance_on(f, 1, b) == kBalance + 10);
+  }
+  TEST_CASE("named prepared BEGIN, SAVEPOINT, COMMIT and ROLLBACK around writes on two shards (pgjdbc's)") {
+    PROXY_ONLY();
+    for (const std::string pool_mode : {"transaction", "session"}) {
+      CAPTURE(pool_mode);
+      ShardedOptions options;
+      options.proxy.pool_mode = pool_mode;
+      TwoAccounts accounts(options);
+      ShardedFixture& f = accounts.f;
+      PgConn& c = accounts.c;
+      const int64_t a = accounts.a, b = accounts.b;
+      INFO("proxy log:\n" << f.log_tail());
+      // A new session's first batch: the proxy answers BEGIN and ROLLBACK with no server at all.
+      PgConn fresh = f.client();
+      CHECK(parse_and_run_named(fresh, "S_1", "BEGIN") == "BEGIN");
+      CHECK(parse_and_run_named(fresh, "S_2", "ROLLBACK") == "ROLLBACK");
+      CHECK(run_named(fresh, "S_1") == "BEGIN");
+      REQUIRE_OK(fresh.exec(credit(b, 2)));
+      CHECK(run_named(fresh, "S_2") == "ROLLBACK");
+      CHECK(balance_on(f, 1, b) == kBalance);
+      // First use: each statement is parsed in the batch that runs it; the proxy answers the
+      // BEGIN, and the COMMIT batch starts two-phase commit, so no server parses either there.
+      CHECK(parse_and_run_named(c, "S_1", "BEGIN") == "BEGIN");
+      REQUIRE_OK(c.exec(debit(a, 10)));
+      CHECK(parse_and_run_named(c, "S_2", "SAVEPOINT sp") == "SAVEPOINT");
+      REQUIRE_OK(c.exec(credit(b, 10)));
+      CHECK(parse_and_run_named(c, "S_3", "COMMIT") == "COMMIT");
+      CHECK(balance_on(f, 0, a) == kBalance - 10);
+      CHECK(balance_on(f, 1, b) == kBalance + 10);
+      // Later uses bind the names only, whichever shard's server runs them.
+      CHECK(run_named(c, "S_1") == "BEGIN");
+      REQUIRE_OK(c.exec(credit(b, 1)));
+      CHECK(run_named(c, "S_2") == "SAVEPOINT");
+      REQUIRE_OK(c.exec(debit(a, 1)));
+      CHECK(run_named(c, "S_3") == "COMMIT");
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+      CHECK(balance_on(f, 0, a) == kBalance - 11);
+      CHECK(balance_on(f, 1, b) == kBalance + 11);
+      // ROLLBACK the same way: first parsed in its batch, then bound by name.
+      for (int round = 0; round < 2; ++round) {
+        CAPTURE(round);
+        CHECK(run_named(c, "S_1") == "BEGIN");
+        REQUIRE_OK(c.exec(debit(a, 5)));
+        REQUIRE_OK(c.exec(credit(b, 5)));
+        CHECK((round == 0 ? parse_and_run_named(c, "S_4", "ROLLBACK") : run_named(c, "S_4")) == "ROLLBACK");
+        CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+      }
+      CHECK(balance_on(f, 0, a) == kBalance - 11);
+      CHECK(balance_on(f, 1, b) == kBalance + 11);
+      CHECK(shardwire_prepared(f, kTwoShards) == 0);
+      for (int i = 0; i < kTwoShards; ++i) CHECK(f.idle_in_transaction(i) == 0);
+    }
   }
 }  // TEST_SUITE

@@ -1,5 +1,6 @@
 """asyncpg through shardwire: connect + fetchval (Parse/Describe/Flush), typed parameters, a
-prepared statement reused, a transaction, executemany, COPY both ways, a custom type codec.
+prepared statement reused, a transaction, executemany, fetchrow/fetchval (Execute with a row
+limit) of reads merged across shards, COPY both ways, a custom type codec.
 A rollback and a cursor are in asyncpg_txn_check.py (they fail through shardwire today).
 Usage: asyncpg_check.py URL MODE TENANT TAG"""
 import asyncio
@@ -47,6 +48,15 @@ async def main(url, mode, tenant, tag):
     except asyncpg.PostgresError as e:
         put("error", e.sqlstate, "42P01")
     put("after_error", await conn.fetchval("select 1"), 1)
+
+    # Keyless reads merged across shards: fetchrow and fetchval send Execute with a row limit of 1.
+    # Not in session pooling: there asyncpg's Parse + Describe + Flush already holds the session's
+    # default-shard server, and a read of every shard after it is refused (0A000).
+    if mode != "session":
+        top = await conn.fetchrow("SELECT note, qty FROM orders WHERE note LIKE $1 ORDER BY qty DESC",
+                                  tag + "-%")
+        most = await conn.fetchval("SELECT max(qty) FROM orders WHERE note LIKE $1", tag + "-%")
+        put("merged", "%s|%s|%s" % (top["note"][len(tag):], top["qty"], most), "-batch-4|14|14")
 
     table = "copy_" + tag
     await conn.execute("DROP TABLE IF EXISTS %s" % table)

@@ -338,3 +338,63 @@ TEST_CASE("COPY FROM STDIN: the column list and every option as written, old syn
   CHECK_FALSE(facts("COPY t FROM PROGRAM 'cat'").copy_from_client);
   CHECK_FALSE(facts("COPY t TO STDOUT").copy_from_client);
 }
+
+TEST_CASE("SELECT shape: the collations of COLLATE clauses anywhere in the block") {
+  CHECK(facts(R"(SELECT name COLLATE "de-x-icu" AS n FROM t ORDER BY n, x COLLATE pg_catalog."C")")
+            .select.collations == std::vector<std::string>{"de-x-icu", "C"});
+  CHECK(facts("SELECT a FROM (SELECT b COLLATE \"POSIX\" AS a FROM t) s ORDER BY a").select.collations ==
+        std::vector<std::string>{"POSIX"});
+  CHECK(facts("SELECT name FROM t ORDER BY name").select.collations.empty());
+}
+
+TEST_CASE("SELECT shape: the text of ORDER BY expressions that are neither output columns nor names") {
+  auto expressions = [](const std::string& sql) {
+    std::vector<std::string> out;
+    for (const auto& item : facts(sql).select.order_by) out.push_back(item.expression);
+    return out;
+  };
+  CHECK(expressions("SELECT id FROM t ORDER BY lower(name) DESC, (a + b) * 2, a+b NULLS FIRST, x::text, "
+                    "'it''s, (' || y USING <, z, 1 LIMIT 3") ==
+        std::vector<std::string>{"lower(name)", "(a + b) * 2", "a+b", "x::text", "'it''s, (' || y", "", ""});
+  CHECK(expressions("(SELECT id FROM t ORDER BY \"Desc\" + 1, descr - $1)") ==
+        std::vector<std::string>{"\"Desc\" + 1", "descr - $1"});
+  CHECK(expressions("SELECT id FROM t ORDER BY -a FOR UPDATE") == std::vector<std::string>{"-a"});
+  // Not cut out: subqueries, aggregates, comments, dollar quotes, E'' strings.
+  CHECK(expressions("SELECT id FROM t ORDER BY (SELECT 1) + a, count(*), a + 1 -- c\n") ==
+        std::vector<std::string>{"", "", ""});
+  CHECK(expressions("SELECT id FROM t ORDER BY a || $$x$$, a || E'\\''") == std::vector<std::string>{"", ""});
+}
+
+TEST_CASE("SELECT shape: HAVING over output columns and constants, with its text span") {
+  const std::string sql =
+      "SELECT grp, count(*), avg(n) FROM t GROUP BY grp HAVING (count(*) > 5 AND NOT 2 >= grp) OR avg(n) <> "
+      "'1.5' ORDER BY grp";
+  const StatementFacts f = facts(sql);
+  REQUIRE(f.select.having.size() == 1);
+  CHECK(f.select.unmergeable.empty());
+  const auto& root = f.select.having[0];
+  CHECK(root.kind == sw::parser::HavingTerm::Kind::Or);
+  REQUIRE(root.children.size() == 2);
+  const auto& both = root.children[0];
+  CHECK(both.kind == sw::parser::HavingTerm::Kind::And);
+  REQUIRE(both.children.size() == 2);
+  CHECK(both.children[0].output == 1);
+  CHECK(both.children[0].op == ">");
+  CHECK(both.children[0].constant.text == "5");
+  REQUIRE(both.children[1].children.size() == 1);
+  CHECK(both.children[1].children[0].output == 0);
+  CHECK(both.children[1].children[0].op == "<=");  // 2 >= grp: grp <= 2
+  CHECK(root.children[1].output == 2);
+  CHECK(root.children[1].constant.text == "1.5");
+  CHECK(sql.substr(static_cast<size_t>(f.select.having_begin),
+                   static_cast<size_t>(f.select.having_end - f.select.having_begin)) ==
+        "HAVING (count(*) > 5 AND NOT 2 >= grp) OR avg(n) <> '1.5'");
+  // Not evaluable by the proxy: an aggregate not selected, a parameter, a function of a column.
+  for (const char* other : {"SELECT grp FROM t GROUP BY grp HAVING count(*) > 5",
+                            "SELECT grp, count(*) FROM t GROUP BY grp HAVING count(*) > $1",
+                            "SELECT grp, count(*) FROM t GROUP BY grp HAVING count(*) > abs(grp)",
+                            "SELECT grp, count(*) FROM t GROUP BY grp HAVING 1 = 1"}) {
+    CHECK_MESSAGE(facts(other).select.having.empty(), other);
+    CHECK_MESSAGE(facts(other).select.unmergeable == "HAVING", other);
+  }
+}

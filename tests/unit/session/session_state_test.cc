@@ -105,3 +105,23 @@ TEST_CASE("restore_startup: the startup values a RESET took away, unless set aga
   SessionState plain;  // a client without startup settings: nothing to restore, ever
   CHECK(plain.restore_startup({statement(K::ResetAll, "", "RESET ALL")}).empty());
 }
+
+TEST_CASE("only Queries that change settings or SQL prepared statements are tracked to their end") {
+  auto tracked = [](const char* sql) {
+    auto facts = sw::parser::analyze(sql);
+    REQUIRE(facts);
+    return sw::session::changes_tracked_state(**facts);
+  };
+  CHECK_FALSE(tracked("SELECT abalance FROM pgbench_accounts WHERE aid = 17"));
+  CHECK_FALSE(tracked("UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 17"));
+  CHECK_FALSE(tracked("BEGIN; SELECT 1; COMMIT"));
+  CHECK_FALSE(tracked("SET LOCAL work_mem = '2MB'"));
+  CHECK(tracked("SET work_mem = '2MB'"));
+  CHECK(tracked("SELECT 1; RESET work_mem"));
+  CHECK(tracked("RESET ALL"));
+  CHECK(tracked("DISCARD ALL"));
+  CHECK(tracked("DISCARD PLANS"));
+  CHECK(tracked("PREPARE p(int) AS SELECT $1"));
+  CHECK(tracked("DEALLOCATE p"));
+  CHECK(tracked("DEALLOCATE ALL"));
+}

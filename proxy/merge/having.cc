@@ -1,0 +1,83 @@
+#include "merge/having.h"
+
+#include "merge/value.h"
+
+namespace sw::merge {
+namespace {
+
+bool is_exact_number_type(uint32_t type_oid) {
+  return type_oid == oid::kInt2 || type_oid == oid::kInt4 || type_oid == oid::kInt8 ||
+         type_oid == oid::kNumeric;
+}
+
+bool holds(HavingTerm::Op op, int order) {
+  switch (op) {
+    case HavingTerm::Op::Eq: return order == 0;
+    case HavingTerm::Op::Ne: return order != 0;
+    case HavingTerm::Op::Lt: return order < 0;
+    case HavingTerm::Op::Le: return order <= 0;
+    case HavingTerm::Op::Gt: return order > 0;
+    case HavingTerm::Op::Ge: return order >= 0;
+  }
+  return false;
+}
+
+// The column's value against the constant, both read as the column's type (or, for an exact
+// number type, both as numeric when the constant is not an integer).
+Result<std::optional<bool>> compare(const HavingTerm& term, const Row& row,
+                                    const std::vector<uint32_t>& types) {
+  const auto column = static_cast<size_t>(term.column);
+  if (column >= row.size() || column >= types.size())
+    return Status::proxy("XX000", "HAVING column out of range in the scatter plan");
+  const auto& value = row[column];
+  if (!value || !term.constant) return std::optional<bool>();
+  uint32_t type = types[column];
+  auto constant = decode_text(type, *term.constant);
+  if (!constant && is_exact_number_type(type)) {
+    type = oid::kNumeric;
+    constant = decode_text(type, *term.constant);
+  }
+  if (!constant)
+    return Status::client("0A000", "HAVING compares a " + std::string(type_name(types[column])) +
+                                       " column with a constant shardwire cannot read as that type; cast the "
+                                       "constant to the column's type");
+  auto left = decode_text(type, *value);
+  if (!left) return left.status();
+  return std::optional<bool>(holds(term.op, left->compare(*constant)));
+}
+
+}  // namespace
+
+Result<std::optional<bool>> evaluate_having(const HavingTerm& term, const Row& row,
+                                            const std::vector<uint32_t>& column_types) {
+  if (term.kind == HavingTerm::Kind::Compare) return compare(term, row, column_types);
+  // AND: false wins, then unknown; OR: true wins, then unknown; NOT: unknown stays unknown.
+  const bool is_and = term.kind != HavingTerm::Kind::Or;
+  bool unknown = false;
+  for (const HavingTerm& child : term.children) {
+    auto result = evaluate_having(child, row, column_types);
+    if (!result) return result.status();
+    if (!result->has_value()) {
+      unknown = true;
+    } else if (term.kind == HavingTerm::Kind::Not) {
+      return std::optional<bool>(!**result);
+    } else if (**result != is_and) {
+      return std::optional<bool>(!is_and);
+    }
+  }
+  if (unknown) return std::optional<bool>();
+  return std::optional<bool>(is_and);
+}
+
+bool having_compares_text(const HavingTerm& term, const std::vector<uint32_t>& column_types) {
+  if (term.kind != HavingTerm::Kind::Compare) {
+    for (const HavingTerm& child : term.children) {
+      if (having_compares_text(child, column_types)) return true;
+    }
+    return false;
+  }
+  const auto column = static_cast<size_t>(term.column);
+  return column < column_types.size() && is_collatable_type(column_types[column]);
+}
+
+}  // namespace sw::merge

@@ -1,0 +1,105 @@
+// Merged reads that order text, against the same rows in one plain PostgreSQL database: the merge
+// compares bytes, so text ordered COLLATE "C" / "POSIX" merges as the reference orders it, while
+// a COLLATE of another collation, or a column of one in a table the read names (here und-x-icu),
+// is refused with 0A000 naming it, in both protocols, when the merge would order that text.
+#include "it_test.h"
+
+#include <iterator>
+#include <string>
+#include <utility>
+
+#include "harness/reference_compare.h"
+#include "harness/sharded_fixture.h"
+
+using namespace it;
+
+namespace {
+
+const char* const kPlain =
+    "CREATE TABLE m (id bigint NOT NULL, tenant_id bigint NOT NULL, t text, PRIMARY KEY (tenant_id, id))";
+
+// Orders that differ between byte order and und-x-icu: case, accents, blanks, punctuation.
+const char* const kTexts[] = {"apple",
+                              "Apple",
+                              "APPLE",
+                              "\xc3\xa9"
+                              "clair",
+                              "\xc3\x89"
+                              "clair",
+                              "zebra",
+                              "Zebra",
+                              "a b",
+                              "apple ",
+                              "_x",
+                              "0",
+                              "~",
+                              ""};
+
+}  // namespace
+
+TEST_SUITE("merged_collation") {
+  TEST_CASE("text merges only in byte order: COLLATE \"C\" merges, other collations are refused") {
+    PROXY_ONLY();
+    const char* const create =
+        "CREATE TABLE mc (id bigint NOT NULL, tenant_id bigint NOT NULL, name text COLLATE \"und-x-icu\", "
+        "PRIMARY KEY (tenant_id, id))";
+    ShardedOptions options;
+    options.tables_yaml +=
+        "    - name: mc\n      key: tenant_id\n      type: bigint\n"
+        "    - name: m\n      key: tenant_id\n      type: bigint\n";
+    ShardedFixture f(options);
+    PgConn c = f.client();
+    REQUIRE_OK(c.exec(create));
+    REQUIRE_OK(c.exec(kPlain));
+    PgConn ref = reference_database(f, "swcollate_ref", create);
+    REQUIRE_OK(ref.exec(kPlain));
+    for (int i = 1; i <= 60; ++i) {
+      std::string values = "(";
+      values += std::to_string(i);
+      values += ", ";
+      values += std::to_string(i % 20 - 5);
+      values += ", '";
+      values += kTexts[static_cast<size_t>(i) % std::size(kTexts)];
+      values += "')";
+      for (const char* insert :
+           {"INSERT INTO mc (id, tenant_id, name) VALUES ", "INSERT INTO m (id, tenant_id, t) VALUES "}) {
+        const std::string sql = insert + values;
+        REQUIRE_OK(c.exec(sql));
+        REQUIRE_OK(ref.exec(sql));
+      }
+    }
+    // The rows tell the orders apart: merging und-x-icu text by bytes would be wrong.
+    CHECK(ref.exec("SELECT string_agg(name, '|' ORDER BY name, id) FROM mc").value() !=
+          ref.exec("SELECT string_agg(name, '|' ORDER BY name COLLATE \"C\", id) FROM mc").value());
+    // Byte order asked for explicitly, and merges that compare no text of mc: the reference's rows.
+    for (const char* sql : {"SELECT t COLLATE \"C\" AS c, tenant_id, id FROM m ORDER BY 1 DESC, 2, 3",
+                            "SELECT t COLLATE \"POSIX\" AS c, count(*) FROM m GROUP BY 1 ORDER BY 1",
+                            "SELECT tenant_id, id FROM m ORDER BY t COLLATE \"C\" DESC, 1, 2",
+                            "SELECT tenant_id, id, name FROM mc ORDER BY id DESC LIMIT 7",
+                            "SELECT count(*), max(id) FROM mc"}) {
+      const std::string diff = compare_results(ref.exec(sql), c.exec(sql), true);
+      CHECK_MESSAGE(diff.empty(), sql << "\n  " << diff << "\n" << f.log_tail(5));
+    }
+    // Text of a column whose collation is not byte order, or a COLLATE that is not: refused.
+    const std::pair<const char*, const char*> refused[] = {
+        {"SELECT name, id FROM mc ORDER BY 1, 2", "mc.name (und-x-icu)"},
+        {"SELECT min(name) FROM mc", "mc.name (und-x-icu)"},
+        {"SELECT id FROM m ORDER BY t COLLATE \"und-x-icu\", id", "COLLATE \"und-x-icu\""},
+        {"SELECT DISTINCT name FROM mc ORDER BY 1", "mc.name (und-x-icu)"},
+        {"SELECT t COLLATE \"und-x-icu\" AS u, count(*) FROM m GROUP BY 1 ORDER BY 1",
+         "COLLATE \"und-x-icu\""},
+    };
+    for (const auto& [sql, says] : refused) {
+      PgResult r = c.exec(sql);
+      INFO(sql << " -> " << r.describe());
+      CHECK(r.sqlstate() == "0A000");
+      CHECK(r.error().find(says) != std::string::npos);
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+      CHECK(ref.exec(sql).ok());
+    }
+    // The same refusal in the extended protocol, and the connection goes on.
+    PgResult extended = c.exec_params("SELECT name FROM mc WHERE id > $1 ORDER BY 1", {"0"});
+    CHECK(extended.sqlstate() == "0A000");
+    CHECK(c.exec_params("SELECT count(*) FROM mc WHERE id > $1", {"0"}).value() == "60");
+  }
+}

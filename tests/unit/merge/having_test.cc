@@ -1,0 +1,83 @@
+// HAVING applied to merged groups: comparisons with constants in three-valued logic.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "merge/having.h"
+#include "merge/value.h"
+
+using namespace sw::merge;
+
+namespace {
+
+HavingTerm compare(int column, HavingTerm::Op op, std::optional<std::string> constant) {
+  HavingTerm term;
+  term.column = column;
+  term.op = op;
+  term.constant = std::move(constant);
+  return term;
+}
+
+HavingTerm combine(HavingTerm::Kind kind, std::vector<HavingTerm> children) {
+  HavingTerm term;
+  term.kind = kind;
+  term.children = std::move(children);
+  return term;
+}
+
+// "t", "f" or "unknown".
+std::string truth(const HavingTerm& term, const Row& row, const std::vector<uint32_t>& types) {
+  auto result = evaluate_having(term, row, types);
+  REQUIRE_MESSAGE(result.is_ok(), result.status().message);
+  if (!result->has_value()) return "unknown";
+  return **result ? "t" : "f";
+}
+
+const std::vector<uint32_t> kTypes = {oid::kText, oid::kInt8, oid::kNumeric, oid::kFloat8};
+const Row kRow = {std::string("apple"), std::string("12"), std::string("10.50"), std::nullopt};
+
+}  // namespace
+
+TEST_CASE("comparisons read both sides as the column's type") {
+  using Op = HavingTerm::Op;
+  CHECK(truth(compare(1, Op::Gt, "5"), kRow, kTypes) == "t");
+  CHECK(truth(compare(1, Op::Gt, "12"), kRow, kTypes) == "f");
+  CHECK(truth(compare(1, Op::Ge, "12"), kRow, kTypes) == "t");
+  CHECK(truth(compare(1, Op::Lt, "12.5"), kRow, kTypes) == "t");  // integer against a fraction: numeric
+  CHECK(truth(compare(2, Op::Eq, "10.5"), kRow, kTypes) == "t");  // 10.50 = 10.5
+  CHECK(truth(compare(2, Op::Ne, "1e1"), kRow, kTypes) == "t");
+  CHECK(truth(compare(0, Op::Eq, "apple"), kRow, kTypes) == "t");
+  CHECK(truth(compare(0, Op::Lt, "Apple"), kRow, kTypes) == "f");  // byte order: 'A' < 'a'
+  CHECK(truth(compare(0, Op::Le, "apple "), kRow, kTypes) == "t");
+}
+
+TEST_CASE("NULL on either side is unknown; AND, OR and NOT in three-valued logic") {
+  using Op = HavingTerm::Op;
+  using Kind = HavingTerm::Kind;
+  const HavingTerm unknown = compare(3, Op::Gt, "1");
+  const HavingTerm yes = compare(1, Op::Eq, "12");
+  const HavingTerm no = compare(1, Op::Ne, "12");
+  CHECK(truth(unknown, kRow, kTypes) == "unknown");
+  CHECK(truth(compare(1, Op::Eq, std::nullopt), kRow, kTypes) == "unknown");
+  CHECK(truth(combine(Kind::And, {yes, unknown}), kRow, kTypes) == "unknown");
+  CHECK(truth(combine(Kind::And, {unknown, no}), kRow, kTypes) == "f");
+  CHECK(truth(combine(Kind::Or, {unknown, yes}), kRow, kTypes) == "t");
+  CHECK(truth(combine(Kind::Or, {no, unknown}), kRow, kTypes) == "unknown");
+  CHECK(truth(combine(Kind::Or, {no, no}), kRow, kTypes) == "f");
+  CHECK(truth(combine(Kind::Not, {unknown}), kRow, kTypes) == "unknown");
+  CHECK(truth(combine(Kind::Not, {no}), kRow, kTypes) == "t");
+  CHECK(truth(combine(Kind::And, {yes, combine(Kind::Not, {no})}), kRow, kTypes) == "t");
+}
+
+TEST_CASE("a constant that is not a value of the column's type is refused; text comparisons are seen") {
+  auto bad = evaluate_having(compare(1, HavingTerm::Op::Eq, "twelve"), kRow, kTypes);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().sqlstate == "0A000");
+  CHECK(having_compares_text(compare(0, HavingTerm::Op::Eq, "x"), kTypes));
+  CHECK_FALSE(having_compares_text(compare(1, HavingTerm::Op::Eq, "1"), kTypes));
+  CHECK(having_compares_text(combine(HavingTerm::Kind::Or, {compare(1, HavingTerm::Op::Eq, "1"),
+                                                            compare(0, HavingTerm::Op::Eq, "x")}),
+                             kTypes));
+}

@@ -1,0 +1,120 @@
+// Scatter plans (route_merge.cc): how the shards order text (explicit COLLATE clauses that do not
+// order by bytes, the tables whose column collations the shards report) and ORDER BY expressions
+// that are not selected (hidden sort columns).
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "parser/analyze.h"
+#include "router/router.h"
+
+using namespace sw::router;
+
+namespace {
+
+Route planned(const std::string& sql) {
+  static std::map<std::string, std::shared_ptr<const sw::parser::QueryFacts>> keep;
+  sw::config::Sharding sharding;
+  sharding.default_shard = "s0";
+  sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"items", "tenant_id", "bigint", ""});
+  auto rules = RoutingRules::from_config(sharding);
+  REQUIRE(rules.is_ok());
+  auto facts = sw::parser::analyze(sql);
+  REQUIRE_MESSAGE(facts.is_ok(), facts.status().message);
+  keep[sql] = facts.value();
+  auto dir = Directory::initial(16, {"s0", "s1"});
+  return route(keep[sql]->statements.at(0), nullptr, *dir, rules.value());
+}
+
+}  // namespace
+
+TEST_CASE("a COLLATE that does not order by bytes is kept in the plan; C, POSIX, ucs_basic are not") {
+  Route icu = planned(R"(SELECT note COLLATE "de-x-icu" AS n FROM orders ORDER BY n)");
+  REQUIRE(icu.merge);
+  CHECK(icu.merge->foreign_collation == "de-x-icu");
+  for (const char* sql : {R"(SELECT note COLLATE "C" AS n FROM orders ORDER BY n)",
+                          R"(SELECT note COLLATE "POSIX" AS n FROM orders ORDER BY n)",
+                          R"(SELECT note COLLATE ucs_basic AS n FROM orders ORDER BY n)",
+                          "SELECT note FROM orders ORDER BY note"}) {
+    Route route_of = planned(sql);
+    REQUIRE_MESSAGE(route_of.merge, sql);
+    CHECK_MESSAGE(route_of.merge->foreign_collation.empty(), sql);
+  }
+}
+
+TEST_CASE("the plan names the tables it reads, quoted for to_regclass, each once") {
+  Route joined = planned(
+      "SELECT o.note, count(*) FROM app.orders o JOIN items i USING (tenant_id) JOIN items j USING "
+      "(tenant_id) "
+      "GROUP BY 1 ORDER BY 1");
+  REQUIRE(joined.merge);
+  CHECK(joined.merge->tables == std::vector<std::string>{"\"app\".\"orders\"", "\"items\""});
+  Route quoted = planned("SELECT \"We\"\"ird\" FROM orders ORDER BY 1");
+  REQUIRE(quoted.merge);
+  CHECK(quoted.merge->tables == std::vector<std::string>{"\"orders\""});
+}
+
+TEST_CASE("ORDER BY an expression not selected: selected first as a hidden sort column") {
+  Route sorted =
+      planned("SELECT tenant_id, id FROM orders o ORDER BY lower(o.note) DESC, (qty + 1) * 2, qty, 2");
+  REQUIRE(sorted.merge);
+  CHECK(sorted.merge->hidden == 3);
+  CHECK(sorted.merge->shard_sql.rfind("SELECT lower(o.note) AS sw_order_1, (qty + 1) * 2 AS sw_order_2, "
+                                      "\"qty\" AS sw_order_3, tenant_id, id "
+                                      "FROM ",
+                                      0) == 0);
+  REQUIRE(sorted.merge->order_by.size() == 4);
+  CHECK(sorted.merge->order_by[0].column == 0);
+  CHECK(sorted.merge->order_by[0].descending);
+  CHECK(sorted.merge->order_by[1].column == 1);
+  CHECK(sorted.merge->order_by[2].column == 2);
+  CHECK(sorted.merge->order_by[3].column == 4);
+  // The same expression twice is selected once.
+  Route twice = planned("SELECT id FROM orders ORDER BY qty * 2, qty * 2 DESC");
+  REQUIRE(twice.merge);
+  CHECK(twice.merge->hidden == 1);
+  // Refused: with DISTINCT or GROUP BY, with *, with a subquery in it.
+  const std::pair<const char*, const char*> refused[] = {
+      {"SELECT DISTINCT id FROM orders ORDER BY qty + 1", "DISTINCT"},
+      {"SELECT status, count(*) FROM orders GROUP BY status ORDER BY lower(status)", "GROUP BY"},
+      {"SELECT * FROM orders ORDER BY qty + 1", "not in the select list"},
+      {"SELECT id FROM orders ORDER BY (SELECT 1) + qty", "a subquery"},
+  };
+  for (const auto& [sql, says] : refused) {
+    Route route_of = planned(sql);
+    CHECK_MESSAGE(route_of.kind == RouteKind::Error, sql);
+    CHECK_MESSAGE(route_of.error.message.find(says) != std::string::npos,
+                  sql << ": " << route_of.error.message);
+  }
+}
+
+TEST_CASE("HAVING without the key: the shards group without it, the plan applies it") {
+  Route having =
+      planned("SELECT status, count(*) FROM orders GROUP BY status HAVING count(*) > 2 ORDER BY status");
+  REQUIRE(having.merge);
+  REQUIRE(having.merge->having);
+  CHECK(having.merge->having->column == 1);
+  CHECK(having.merge->having->op == sw::merge::HavingTerm::Op::Gt);
+  CHECK(having.merge->having->constant == std::optional<std::string>("2"));
+  CHECK(having.merge->shard_sql.find("HAVING") == std::string::npos);
+  CHECK(having.merge->shard_sql.find("GROUP BY status  ORDER BY status") != std::string::npos);
+  // Grouped by the key: the shards' groups are final, HAVING stays with them.
+  Route keyed = planned("SELECT tenant_id, count(*) FROM orders GROUP BY tenant_id HAVING count(*) > 2");
+  REQUIRE(keyed.merge);
+  CHECK_FALSE(keyed.merge->having);
+  CHECK(keyed.merge->shard_sql.find("HAVING count(*) > 2") != std::string::npos);
+  // A boolean constant is compared as boolout prints it.
+  Route flag = planned("SELECT bool_or(qty > 1), count(*) FROM orders HAVING bool_or(qty > 1) = false");
+  REQUIRE(flag.merge);
+  REQUIRE(flag.merge->having);
+  CHECK(flag.merge->having->constant == std::optional<std::string>("f"));
+  // An aggregate not selected: refused.
+  Route refused = planned("SELECT status FROM orders GROUP BY status HAVING count(*) > 2");
+  CHECK(refused.kind == RouteKind::Error);
+  CHECK(refused.error.message.find("HAVING") != std::string::npos);
+}
