@@ -1,4 +1,5 @@
-// EveryShardTransaction: one server per shard, each in a transaction (docs/architecture.md §5.10).
+// EveryShardTransaction: one server per target shard, each in a transaction (docs/architecture.md
+// §5.10).
 #include "session/every_shard_transaction.h"
 
 #include <utility>
@@ -136,6 +137,7 @@ std::vector<EveryShardTransaction::Handed> EveryShardTransaction::hand_over() {
     Leg& leg = legs_[i];
     if (leg.waiting) leg.target.pool->cancel_wait(this);
     leg.waiting = false;
+    out[i].shard = leg.target.index;
     out[i].lent = leg.target.lent != nullptr;
     if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
       backend->detach();

@@ -1,6 +1,7 @@
-// A server on every shard of the directory, each in a transaction, for a runner that writes on
-// every shard at once and commits them together (CopyIn, ReferenceWrite; docs/architecture.md
-// §5.9, §5.10, §6.4). It takes one server per shard up front (a server that arrives after the
+// A server on each of some shards (every shard of the directory, or a split INSERT's), each in a
+// transaction, for a runner that writes on them at once and commits them together (CopyIn,
+// ReferenceWrite, SplitInsert; docs/architecture.md §5.9, §5.10, §5.11, §6.4). It takes one server
+// per target up front (a server that arrives after the
 // runner stopped goes back to the pool), brings it to the session's settings (`RESET ALL;` and
 // the SessionState signature, unless it has them) and starts its transaction with the target's
 // `begin` SQL; the runner appends its own statements to that prologue and reads the answers.
@@ -26,12 +27,14 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
  public:
   struct Target {
     pool::Pool* pool = nullptr;
-    std::string shard;              // the directory's shard with the target's index
+    std::string shard;              // the shard's name, for messages
+    int index = -1;                 // the shard's index in the directory (the session's legs use it)
     std::string begin = "BEGIN";    // what starts the transaction ("": it is in one already)
     pool::Backend* lent = nullptr;  // the session's server for this shard, used instead of a new one
   };
   // A leg's server given back to the session at the runner's end (HandBack).
   struct Handed {
+    int shard = -1;                    // the target's shard index
     pool::Backend* backend = nullptr;  // null: none (lost, never arrived, or released)
     bool lent = false;                 // the session lent it
     int ready_owed = 0;                // ReadyForQuery still due for what the runner sent it

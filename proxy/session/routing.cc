@@ -154,25 +154,21 @@ Placement place_copy_in(const router::Route& route, Protocol protocol) {
   return placement;
 }
 
-// A multi-row INSERT split by shard runs on a server of its own per shard (SplitInsert), outside a
-// transaction block, after any cutover of its rows' buckets.
-Placement place_split_insert(const router::Route& route, bool in_transaction) {
+// A multi-row INSERT split by shard runs on a server of its own per shard (SplitInsert), after any
+// cutover of its rows' buckets; in a transaction it joins its legs.
+Placement place_split_insert(const router::Route& route) {
   Placement placement;
-  placement.kind = Placement::Kind::Refuse;
-  if (in_transaction) {
-    placement.error = split_insert_refusal(route);
-  } else {
-    placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
-  }
+  placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
   return placement;
 }
 
 }  // namespace
 
 Status split_insert_refusal(const router::Route& route) {
-  return Status::client("0A000", route.error.message +
-                                     " (an INSERT whose rows fall on several shards runs split by shard only "
-                                     "outside a transaction block)");
+  return Status::client("0A000",
+                        route.error.message +
+                            " (an INSERT whose rows fall on several shards runs split by shard inside "
+                            "a transaction block only when sent alone in its own Query; send it alone)");
 }
 
 Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,
@@ -221,7 +217,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
                             : " needs every shard; shardwire runs such statements only in the simple query "
                               "protocol"));
       return placement;
-    case RouteKind::Split: return place_split_insert(route, in_transaction);
+    case RouteKind::Split: return place_split_insert(route);
     case RouteKind::Error: break;
   }
   placement.kind = Placement::Kind::Refuse;

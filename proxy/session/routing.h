@@ -100,7 +100,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
 // the session holds a server (a transaction block, session pooling) is refused with this: it runs
 // on every shard only alone.
 Status reference_write_in_transaction(const router::Route& route);
-// A split INSERT (Route::split) inside a transaction block: not run.
+// A split INSERT (Route::split) inside a transaction block with other statements in its Query.
 Status split_insert_refusal(const router::Route& route);
 
 // Whether place() consults `read_lease_valid` for this route: a read of a sharded table on one

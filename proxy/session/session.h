@@ -348,6 +348,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                            bool in_transaction);
   Status refuse_writes_in_transaction(const std::vector<EveryShardTransaction::Handed>& handed) const;
   void settle_lent_leg(Leg leg, const EveryShardTransaction::Handed& handed, bool in_transaction);
+  void fail_legs_not_lent();
   void read_settling_legs();
   void write_session_ready(bool in_transaction);
   Next write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
@@ -360,8 +361,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                       const router::Route& route);
   void feed_copy_in();
   void end_copy_in();
-  // A multi-row INSERT split by shard, outside a transaction block (session_split_insert.cc); in
-  // the extended protocol with the batch's Parse types, Bind and whether it described the portal.
+  // A multi-row INSERT split by shard (session_split_insert.cc), in or outside a transaction block;
+  // in the extended protocol with the batch's Parse types, Bind and whether it described the portal.
+  Status split_insert_refusal_now(const parser::StatementFacts* only, const router::Route& route) const;
   Start start_split_insert(const parser::StatementFacts* only, const router::Route& route, size_t consumed,
                            const SplitBatch* batch = nullptr);
   Start start_extended_split(const ExtendedBatch& bound, const router::Route& route);

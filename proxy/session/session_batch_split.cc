@@ -140,16 +140,17 @@ std::optional<Session::Start> Session::start_batch_across_shards(const ExtendedB
   std::vector<SplitInsert::Part> parts;
   std::vector<pool::Pool*> pools;
   for (size_t part = 0; part < shards.size(); ++part) {
-    SplitInsert::Part target;
-    target.pool = pool_for_shard(shards[part], &error);
-    if (target.pool == nullptr) {
+    SplitInsert::Part unit_part;
+    unit_part.target.pool = pool_for_shard(shards[part], &error);
+    if (unit_part.target.pool == nullptr) {
       refuse_request(error);
       return Start::Answered;
     }
-    target.shard = directory.shard_name(static_cast<uint16_t>(shards[part]));
-    target.request = units_request(units, static_cast<int>(part), bound.query(), bound.types());
-    pools.push_back(target.pool);
-    parts.push_back(std::move(target));
+    unit_part.target.shard = directory.shard_name(static_cast<uint16_t>(shards[part]));
+    unit_part.target.index = shards[part];
+    unit_part.request = units_request(units, static_cast<int>(part), bound.query(), bound.types());
+    pools.push_back(unit_part.target.pool);
+    parts.push_back(std::move(unit_part));
   }
   SplitInsert::Setup setup;
   setup.what = "a batch of " + std::to_string(units.size()) + " executions on " +

@@ -17,6 +17,7 @@ Status Session::targets_on_every_shard(std::vector<EveryShardTransaction::Target
     target.pool = pool_for_shard(static_cast<int>(i), &error);
     if (target.pool == nullptr) return error;
     target.shard = directory.shard_name(static_cast<uint16_t>(i));
+    target.index = static_cast<int>(i);
     pools->push_back(target.pool);
     targets->push_back(std::move(target));
   }

@@ -33,9 +33,8 @@ void Session::lend_session_servers(std::vector<EveryShardTransaction::Target>* t
   if (in_transaction) joining = txn_.control.deferred() ? txn_.control.deferred_begin() : joining_prologue();
   txn_.lent.clear();
   txn_.lent_active = -1;
-  for (size_t i = 0; i < targets->size(); ++i) {
-    EveryShardTransaction::Target& target = (*targets)[i];
-    const int shard = static_cast<int>(i);
+  for (EveryShardTransaction::Target& target : *targets) {
+    const int shard = target.index;
     target.begin = in_transaction ? joining : "BEGIN";
     Leg* leg = nullptr;
     if (txn_.leg.attached() && txn_.leg.shard == shard) {
@@ -66,9 +65,9 @@ Status Session::refuse_writes_in_transaction(const std::vector<EveryShardTransac
   std::vector<int> writers = txn_.shards.writers();
   const CrossShardWrites policy = cross_shard_writes();
   const router::Directory& directory = *host_.directory();
-  for (size_t i = 0; i < handed.size(); ++i) {
-    const int shard = static_cast<int>(i);
-    if (!handed[i].wrote || std::find(writers.begin(), writers.end(), shard) != writers.end()) continue;
+  for (const EveryShardTransaction::Handed& server : handed) {
+    const int shard = server.shard;
+    if (!server.wrote || std::find(writers.begin(), writers.end(), shard) != writers.end()) continue;
     writers.push_back(shard);
     if (writers.size() > 1 && policy != CrossShardWrites::TwoPhase) {
       return TransactionShards::cross_shard_write(
@@ -94,10 +93,10 @@ Status Session::take_back_servers(std::vector<EveryShardTransaction::Handed> han
     txn_.control.pin();
     txn_.shards.set_cross_shard_writes(cross_shard_writes());
   }
+  if (in_transaction && failed) fail_legs_not_lent();
   bool lost = false;
-  for (size_t i = 0; i < handed.size(); ++i) {
-    const int shard = static_cast<int>(i);
-    EveryShardTransaction::Handed& server = handed[i];
+  for (EveryShardTransaction::Handed& server : handed) {
+    const int shard = server.shard;
     auto found = std::find_if(lent.begin(), lent.end(), [shard](const Leg& l) { return l.shard == shard; });
     if (found == lent.end() && server.backend == nullptr) continue;
     if (found == lent.end() && failed) {
@@ -164,6 +163,22 @@ void Session::settle_lent_leg(Leg leg, const EveryShardTransaction::Handed& hand
   send_unseen(txn_.parked.back(), out, owed);
 }
 
+// A failed run on some of the shards (a split INSERT's): the transaction's legs on the others
+// (the active one parked too) get their transaction failed as well, so its COMMIT commits nowhere.
+void Session::fail_legs_not_lent() {
+  if (txn_.leg.attached()) {
+    txn_.parked.push_back(std::move(txn_.leg));
+    txn_.leg = Leg{};
+  }
+  std::string out;
+  wire::encode_query(out, kFailTransaction);
+  for (Leg& other : txn_.parked) {
+    if (other.server_status != 'T') continue;  // not in the transaction, or failed already
+    other.server_status = 'E';
+    send_unseen(other, out, {Owed::Query});
+  }
+}
+
 // Answers a settling leg may hold already (the runner stopped reading mid-way).
 void Session::read_settling_legs() {
   std::vector<pool::Backend*> servers;
@@ -181,8 +196,8 @@ void Session::write_session_ready(bool in_transaction) {
   client_->write(out);
 }
 
-// A COPY FROM STDIN, a reference write or a multi-shard INSERT ... SELECT sent alone while the
-// session holds a server (inside a transaction, or in session pooling): a runner with the
+// A COPY FROM STDIN, a reference write, a multi-shard INSERT ... SELECT or a split INSERT sent
+// alone while the session holds a server (inside a transaction, or in session pooling): a runner with the
 // session's servers.
 Session::Next Session::write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                                             const router::Route& route) {
@@ -199,15 +214,16 @@ Session::Next Session::write_on_every_shard(const wire::Frame& query, const pars
     return Next::Continue;
   }
   if (clock_.request_started_us == 0) note_request_start();
-  const Start start = copies_in(route, &only) ? start_copy_in(query, only, route)
+  const Start start = copies_in(route, &only)                  ? start_copy_in(query, only, route)
+                      : route.kind == router::RouteKind::Split ? start_split_insert(&only, route, query.size)
                       : route.insert_select
                           ? start_insert_select(query, route)
                           : start_reference_write(std::string(whole(query)), query.size, &only, route);
   return start == Start::Wait ? Next::Stop : Next::Continue;
 }
 
-// A reference write's (or a multi-shard INSERT ... SELECT's) extended batch while the session
-// holds a server: the same, with the batch rebuilt for every shard (extended_reference_write).
+// A reference write's (a multi-shard INSERT ... SELECT's, a split INSERT's) extended batch while
+// the session holds a server: the same, with the batch rebuilt for every shard (extended_reference_write).
 Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route) {
   Leg& leg = txn_.leg;
   if (!leg.tracker.idle()) {
@@ -216,10 +232,13 @@ Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, co
   }
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
   if (clock_.request_started_us == 0) note_request_start();
-  const Start start = route.insert_select ? start_extended_insert_select(batch, route)
-                                          : start_extended_reference_write(batch, route);
+  const bool split = route.kind == router::RouteKind::Split;  // remembers its own Parse
+  const Start start = split                 ? start_extended_split(batch, route)
+                      : route.insert_select ? start_extended_insert_select(batch, route)
+                                            : start_extended_reference_write(batch, route);
   if (start == Start::Wait) return Next::Stop;
-  remember_parsed(batch.parsed);  // the legs ran it as the unnamed statement: its name reached none
+  if (!split)
+    remember_parsed(batch.parsed);  // the legs ran it as the unnamed statement: its name reached none
   return Next::Continue;
 }
 

@@ -121,7 +121,8 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
     send_to_every_leg(*only);
   }
   router::Route route = front_route(*facts);
-  if (only != nullptr && (route.copy_in || route.reference_write || route.insert_select))
+  if (only != nullptr && (route.copy_in || route.reference_write || route.insert_select ||
+                          route.kind == router::RouteKind::Split))
     return write_on_every_shard(query, *only, route);
   int target = statement_shard(*facts, route);
   keep_front_route(std::move(route));

@@ -31,7 +31,8 @@ Session::Next Session::route_batch_across_legs() {
   auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
   if (!values) return Next::Forward;  // forward_bind reports it
   router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
-  if (route.reference_write || route.insert_select) return write_batch_on_every_shard(batch, route);
+  if (route.reference_write || route.insert_select || route.kind == router::RouteKind::Split)
+    return write_batch_on_every_shard(batch, route);
   int target = statement_shard(*batch.facts, route);
   if (target < 0 || target == leg.shard) return Next::Forward;
   txn_.shards.set_cross_shard_writes(cross_shard_writes());

@@ -56,8 +56,9 @@ std::string insert_select_refusal(const router::Route& route, CrossShardWrites w
 
 }  // namespace
 
-// Why a COPY FROM STDIN or reference write sent alone cannot run on every shard; ok when it can.
+// Why a COPY FROM STDIN, reference write or split INSERT sent alone cannot run; ok when it can.
 Status Session::every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route) {
+  if (route.kind == router::RouteKind::Split) return split_insert_refusal_now(&only, route);
   if (route.copy_in) {
     if (route.migrating)
       return Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
@@ -205,21 +206,16 @@ Session::Start Session::run_insert_select(std::string message, size_t consumed, 
     refuse_request(error);
     return Start::Answered;
   }
-  const bool in_transaction = writes_in_transaction();
-  if (in_transaction || pools_.session_pooling) {
-    // The session's servers are lent by shard index: every shard runs (one outside the route's
-    // shards owns none of the rows read and inserts nothing).
-    lend_session_servers(&targets, in_transaction);
-  } else {
-    std::vector<EveryShardTransaction::Target> every = std::move(targets);
-    std::vector<pool::Pool*> every_pool = std::move(pools);
-    targets.clear();
-    pools.clear();
-    for (int shard : route.shards) {
-      targets.push_back(std::move(every.at(static_cast<size_t>(shard))));
-      pools.push_back(every_pool.at(static_cast<size_t>(shard)));
-    }
+  std::vector<EveryShardTransaction::Target> every = std::move(targets);
+  std::vector<pool::Pool*> every_pool = std::move(pools);
+  targets.clear();
+  pools.clear();
+  for (int shard : route.shards) {  // a shard outside them owns none of the rows read
+    targets.push_back(std::move(every.at(static_cast<size_t>(shard))));
+    pools.push_back(every_pool.at(static_cast<size_t>(shard)));
   }
+  const bool in_transaction = writes_in_transaction();
+  if (in_transaction || pools_.session_pooling) lend_session_servers(&targets, in_transaction);
   LOG_DEBUG("client=c%llu INSERT ... SELECT into %s on %zu shards%s", (unsigned long long)id(),
             route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   ReferenceWrite::Setup setup;

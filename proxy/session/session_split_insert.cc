@@ -1,7 +1,8 @@
 // Session: a multi-row INSERT whose rows fall on several shards (SplitInsert, docs/architecture.md
-// §5.11), outside a transaction block: each shard's part on a server of its own, committed
-// together by the runners' two-phase commit. The session reads no client input until it is
-// answered.
+// §5.11): each shard's part on a server of its own (or the session's server on that shard),
+// outside a transaction block committed together by the runners' two-phase commit, inside one
+// left in the transaction's legs (session_every_shard_write.cc). The session reads no client
+// input until it is answered.
 #include "common/bytes.h"
 #include "common/log.h"
 #include "net/loop.h"
@@ -11,36 +12,38 @@
 
 namespace sw::session {
 
-namespace {
-
-// Why the split cannot run as one transaction per shard committed together; empty when it can.
-std::string split_insert_refusal_now(const parser::StatementFacts* only, const router::Route& route,
-                                     CrossShardWrites writes, bool session_pooling) {
+// Why the split cannot run as one transaction per shard committed together; ok when it can. A
+// route still MIGRATING here comes with a server the session holds (else it waited for the
+// cutover), which cannot wait.
+Status Session::split_insert_refusal_now(const parser::StatementFacts* only,
+                                         const router::Route& route) const {
   const std::string what = route.error.message + ": ";
-  if (session_pooling) {
-    return what +
-           "with pool.mode session, an INSERT whose rows fall on several shards is not split (it needs a "
-           "server of its own on every shard)";
+  if (only == nullptr)
+    return Status::client("0A000",
+                          what + "an INSERT split by shard must be sent alone, not with other statements");
+  if (route.migrating) {
+    return Status::client("0A000",
+                          what +
+                              "its rows' buckets wait for a bucket move's cutover, which a transaction "
+                              "holding servers cannot; run it outside BEGIN ... COMMIT or retry");
   }
-  if (only == nullptr) return what + "an INSERT split by shard must be sent alone, not with other statements";
-  switch (writes) {
-    case CrossShardWrites::TwoPhase: return {};
+  switch (cross_shard_writes()) {
+    case CrossShardWrites::TwoPhase: return Status::ok();
     case CrossShardWrites::Refuse:
-      return what + "splitting it needs two-phase commit, and sharding.cross_shard_transactions is refuse";
+      return Status::client(
+          "0A000",
+          what + "splitting it needs two-phase commit, and sharding.cross_shard_transactions is refuse");
     case CrossShardWrites::RefuseNoCatalog:
-      return what + "splitting it needs two-phase commit, which needs catalog.dsn to record decisions";
+      return Status::client(
+          "0A000", what + "splitting it needs two-phase commit, which needs catalog.dsn to record decisions");
   }
-  return {};
+  return Status::ok();
 }
-
-}  // namespace
 
 Session::Start Session::start_split_insert(const parser::StatementFacts* only, const router::Route& route,
                                            size_t consumed, const SplitBatch* batch) {
-  const std::string refusal =
-      split_insert_refusal_now(only, route, cross_shard_writes(), pools_.session_pooling);
-  if (!refusal.empty()) {
-    refuse_request(Status::client("0A000", refusal));
+  if (Status refusal = split_insert_refusal_now(only, route); !refusal.is_ok()) {
+    refuse_request(refusal);
     return Start::Answered;
   }
   const router::Directory& directory = *host_.directory();
@@ -49,21 +52,29 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
   std::vector<pool::Pool*> pools;
   for (const router::InsertSplit::Part& planned : route.split->parts) {
     SplitInsert::Part part;
-    part.pool = pool_for_shard(planned.shard, &error);
-    if (part.pool == nullptr) {
+    part.target.pool = pool_for_shard(planned.shard, &error);
+    if (part.target.pool == nullptr) {
       refuse_request(error);
       return Start::Answered;
     }
-    part.shard = directory.shard_name(static_cast<uint16_t>(planned.shard));
+    part.target.shard = directory.shard_name(static_cast<uint16_t>(planned.shard));
+    part.target.index = planned.shard;
     part.request = part_request(planned.sql, planned.params, batch);
-    pools.push_back(part.pool);
+    pools.push_back(part.target.pool);
     parts.push_back(std::move(part));
   }
-  LOG_DEBUG("client=c%llu INSERT into %s split over %zu shards", (unsigned long long)id(),
-            route.table.c_str(), parts.size());
+  const bool in_transaction = writes_in_transaction();
+  if (in_transaction || pools_.session_pooling) {
+    std::vector<EveryShardTransaction::Target> targets = SplitInsert::targets_of(parts);
+    lend_session_servers(&targets, in_transaction);
+    for (size_t i = 0; i < parts.size(); ++i) parts[i].target = std::move(targets[i]);
+  }
+  LOG_DEBUG("client=c%llu INSERT into %s split over %zu shards%s", (unsigned long long)id(),
+            route.table.c_str(), parts.size(), in_transaction ? " in the client's transaction" : "");
   SplitInsert::Setup setup;
   setup.table = route.table;
   setup.row_part = route.split->row_part;
+  setup.in_transaction = in_transaction;
   if (batch != nullptr) setup.answered = batch->answered;
   end_cutover_wait();
   return run_split_insert(std::move(parts), std::move(setup), std::move(pools), consumed);
@@ -73,9 +84,15 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
 Session::Start Session::run_split_insert(std::vector<SplitInsert::Part> parts, SplitInsert::Setup setup,
                                          std::vector<pool::Pool*> pools, size_t consumed) {
   setup.session_state = profile_.settings.signature();
+  const bool in_transaction = setup.in_transaction;
   SplitInsert::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
-  callbacks.done = [this, pools = std::move(pools), started = stats::monotonic_us()] {
+  callbacks.hand_back = [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed,
+                                               const Status& error) {
+    return take_back_servers(std::move(handed), error, in_transaction);
+  };
+  callbacks.done = [this, in_transaction, pools = std::move(pools), started = stats::monotonic_us()] {
+    write_session_ready(in_transaction);
     count_fanout(pools, stats::RouteLabel::Shard, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (!alive.lock()) return;

@@ -1,5 +1,5 @@
 // SplitInsert: a multi-row INSERT split by shard, its parts in one transaction per shard committed
-// together (docs/architecture.md §5.11).
+// together, or left in the client's transaction (docs/architecture.md §5.11).
 #include "session/split_insert.h"
 
 #include <utility>
@@ -11,62 +11,41 @@
 namespace sw::session {
 
 SplitInsert::SplitInsert(std::vector<Part> parts, Setup setup, Callbacks callbacks)
-    : setup_(std::move(setup)), callbacks_(std::move(callbacks)), answer_(setup_.row_part) {
-  for (auto& part : parts) legs_.push_back(Leg{std::move(part)});
+    : legs_(parts.size()),
+      setup_(std::move(setup)),
+      servers_(targets_of(parts), setup_.session_state, *this),
+      callbacks_(std::move(callbacks)),
+      answer_(setup_.row_part) {
+  for (size_t i = 0; i < parts.size(); ++i) legs_[i].request = std::move(parts[i].request);
   if (!setup_.unit_part.empty()) batch_ = std::make_unique<BatchAnswer>(setup_.unit_part, setup_.unit_parsed);
   if (setup_.what.empty()) setup_.what = "INSERT into sharded table " + setup_.table;
 }
 
-SplitInsert::~SplitInsert() { release_legs(false); }
+SplitInsert::~SplitInsert() = default;
 
-void SplitInsert::start() {
-  for (Leg& leg : legs_) leg.waiting = true;
-  for (Leg& leg : legs_) {
-    if (phase_ != Phase::Inserting) return;
-    if (!leg.waiting) continue;
-    if (pool::Backend* backend = leg.part.pool->acquire(this)) on_backend_ready(backend);
-  }
+std::vector<EveryShardTransaction::Target> SplitInsert::targets_of(std::vector<Part>& parts) {
+  std::vector<EveryShardTransaction::Target> targets;
+  targets.reserve(parts.size());
+  for (Part& part : parts) targets.push_back(std::move(part.target));
+  return targets;
 }
 
-void SplitInsert::on_backend_ready(pool::Backend* backend) {
-  if (phase_ == Phase::Inserting) {
-    for (Leg& leg : legs_) {
-      if (leg.waiting && leg.backend == nullptr && leg.part.pool == &backend->pool()) {
-        leg.waiting = false;
-        leg.backend = backend;
-        backend->attach(this);
-        send_start(leg);
-        return;
-      }
-    }
-  }
-  backend->pool().release(backend, true);  // nobody waits for it any more
+void SplitInsert::start() { servers_.start(); }
+
+void SplitInsert::on_no_server(const Status& why) { fail(why); }
+
+// The client's settings, BEGIN (or what joins the client's transaction) and the part, in one write.
+void SplitInsert::on_leg_server(size_t index, std::string prologue, int ready_owed) {
+  prologue += legs_[index].request;
+  legs_[index].ready_owed += ready_owed + 1;
+  servers_.write(index, prologue);
 }
 
-void SplitInsert::on_backend_failed(const Status& why) { fail(why); }
-
-// The client's settings, BEGIN and the part, in one write.
-void SplitInsert::send_start(Leg& leg) {
-  std::string out;
-  if (leg.backend->applied_state != setup_.session_state) {
-    wire::encode_query(out, "RESET ALL;" + setup_.session_state);
-    leg.backend->applied_state = setup_.session_state;
-    ++leg.ready_owed;
-  }
-  wire::encode_query(out, "BEGIN");
-  out += leg.part.request;
-  leg.ready_owed += 2;
-  leg.backend->connection().write(out);
-}
-
-void SplitInsert::on_backend_readable(pool::Backend& backend) {
-  if (Leg* leg = leg_of(backend)) read_leg(*leg);
-}
-
-void SplitInsert::read_leg(Leg& leg) {
+void SplitInsert::on_leg_readable(size_t index) {
+  Leg& leg = legs_[index];
   wire::Limits limits;
-  while (leg.backend != nullptr && phase_ != Phase::Done) {
-    pool::Backend* backend = leg.backend;
+  while (servers_.backend(index) != nullptr && phase_ != Phase::Done) {
+    pool::Backend* backend = servers_.backend(index);
     net::Connection& connection = backend->connection();
     auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
     if (result.status == wire::FrameStatus::NeedMore) return;
@@ -76,28 +55,37 @@ void SplitInsert::read_leg(Leg& leg) {
     const wire::Frame& frame = result.frame;
     if (shape) {
       std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
-      shape = on_message(leg, frame.type, whole, frame.body);
-      if (leg.backend != backend) return;  // failed: every server was closed
+      shape = on_message(index, frame.type, whole, frame.body);
+      if (servers_.backend(index) != backend) return;  // failed: the servers were handed back
       connection.consume(frame.size);
-      if (shape && frame.type == 'Z') on_ready(leg);
+      if (shape && frame.type == 'Z') on_ready(index);
       if (shape) continue;
     }
     LOG_WARN("server=s%llu shard=%s protocol violation by server during %s, dropping it: %s",
-             (unsigned long long)backend->id(), leg.part.shard.c_str(), setup_.what.c_str(),
+             (unsigned long long)backend->id(), servers_.shard(index).c_str(), setup_.what.c_str(),
              shape.message.c_str());
     if (phase_ != Phase::TwoPhase) {
-      fail(Status::server("08P01", "shard " + leg.part.shard + " sent an invalid message: " + shape.message));
+      fail(Status::server("08P01",
+                          "shard " + servers_.shard(index) + " sent an invalid message: " + shape.message));
       return;
     }
-    leg.backend = nullptr;
-    backend->detach();
-    leg.part.pool->release(backend, false);
-    two_phase_->on_lost(index_of(leg), shape.message);
+    servers_.release(index, false);
+    two_phase_->on_lost(index, shape.message);
     return;
   }
 }
 
-Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std::string_view body) {
+Status SplitInsert::error_of(size_t index, std::string_view body) const {
+  auto fields = wire::decode_error_fields(body);
+  Status error = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
+                        : Status::server("08P01", "a malformed ErrorResponse");
+  error.message = setup_.what + " failed on shard " + servers_.shard(index) + ", " +
+                  (batch_ ? "the batch was rolled back on every shard" : undone()) + ": " + error.message;
+  return error;
+}
+
+Status SplitInsert::on_message(size_t index, char type, std::string_view frame, std::string_view body) {
+  Leg& leg = legs_[index];
   if (batch_ && phase_ == Phase::Inserting && leg.ready_owed == 1) {
     switch (type) {
       case '2':
@@ -105,13 +93,14 @@ Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std:
       case 'n':
       case 'D':
       case 'C':
-      case 'E': return on_batch_answer(leg, type, frame, body);
+      case 'E': return on_batch_answer(index, type, frame, body);
       default: break;
     }
   }
   switch (type) {
     case 'S':
-      if (auto p = wire::decode_parameter_status(body)) leg.backend->set_parameter(p->name, p->value);
+      if (auto p = wire::decode_parameter_status(body))
+        servers_.backend(index)->set_parameter(p->name, p->value);
       return Status::ok();
     case 'A':
     case 'Z': return Status::ok();
@@ -123,15 +112,14 @@ Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std:
       if (phase_ == Phase::Inserting) notices_.append(frame);
       return Status::ok();
     case 'E': {
-      auto fields = wire::decode_error_fields(body);
-      Status error = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
-                            : Status::server("08P01", "a malformed ErrorResponse");
       if (phase_ == Phase::TwoPhase) {
-        two_phase_->on_error(index_of(leg), error);
+        auto fields = wire::decode_error_fields(body);
+        two_phase_->on_error(
+            index, fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
+                          : Status::server("08P01", "a malformed ErrorResponse"));
         return Status::ok();
       }
-      error.message = setup_.what + " failed on shard " + leg.part.shard +
-                      ", rolled back on every shard: " + error.message;
+      Status error = error_of(index, body);
       if (phase_ == Phase::Committing) {
         if (commit_error_) commit_error_ = error;
         return Status::ok();
@@ -143,30 +131,27 @@ Status SplitInsert::on_message(Leg& leg, char type, std::string_view frame, std:
     case 'n':
     case 'D':
     case 'C':
-      if (phase_ == Phase::Inserting && leg.ready_owed == 1) return on_part_answer(leg, type, frame, body);
-      // The settings' set_config row, BEGIN, COMMIT: not the client's.
+      if (phase_ == Phase::Inserting && leg.ready_owed == 1) return on_part_answer(index, type, frame, body);
+      // The settings' set_config row, BEGIN, the joining prologue, COMMIT: not the client's.
       if (type == 'C' || phase_ == Phase::Inserting) return Status::ok();
       break;
     default: break;
   }
-  return Status::server("08P01", "shard " + leg.part.shard + " answered its part of " + setup_.what +
-                                     " with an "
-                                     "unexpected message ('" +
-                                     std::string(1, type) + "')");
+  return Status::server("08P01", "shard " + servers_.shard(index) + " answered its part of " + setup_.what +
+                                     " with an unexpected message ('" + std::string(1, type) + "')");
 }
 
 // The part's own answer: held in the combiner until every part answered.
-Status SplitInsert::on_part_answer(Leg& leg, char type, std::string_view frame, std::string_view body) {
-  const size_t part = index_of(leg);
+Status SplitInsert::on_part_answer(size_t index, char type, std::string_view frame, std::string_view body) {
   Status held = Status::ok();
-  if (type == 'T' || type == 'n') held = answer_.on_row_description(part, frame);
-  if (type == 'D') held = answer_.on_data_row(part, frame);
+  if (type == 'T' || type == 'n') held = answer_.on_row_description(index, frame);
+  if (type == 'D') held = answer_.on_data_row(index, frame);
   if (type == 'C') {
     auto tag = wire::decode_command_complete(body);
     if (!tag) return tag.status();
     const long long before = answer_.inserted();
-    held = answer_.on_command_complete(part, *tag);
-    leg.inserted = answer_.inserted() > before;
+    held = answer_.on_command_complete(index, *tag);
+    legs_[index].inserted = answer_.inserted() > before;
   }
   if (!held && held.fault != Fault::Server) {
     fail(held);
@@ -177,32 +162,27 @@ Status SplitInsert::on_part_answer(Leg& leg, char type, std::string_view frame, 
 
 // A unit's answer in a batch: held in the batch's order; an error is kept until every leg reached
 // its Sync (the batch is then rolled back everywhere and answered up to the failed unit).
-Status SplitInsert::on_batch_answer(Leg& leg, char type, std::string_view frame, std::string_view body) {
+Status SplitInsert::on_batch_answer(size_t index, char type, std::string_view frame, std::string_view body) {
   if (type != 'E') {
-    Status held = batch_->on_message(index_of(leg), type, frame);
+    Status held = batch_->on_message(index, type, frame);
     if (!held && held.fault != Fault::Server) {
       fail(held);
       return Status::ok();
     }
     return held;
   }
-  if (!batch_error_) return Status::ok();
-  auto fields = wire::decode_error_fields(body);
-  batch_error_ = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
-                        : Status::server("08P01", "a malformed ErrorResponse");
-  batch_error_.message = setup_.what + " failed on shard " + leg.part.shard +
-                         ", the batch was rolled back on every shard: " + batch_error_.message;
+  if (batch_error_) batch_error_ = error_of(index, body);
   return Status::ok();
 }
 
-void SplitInsert::on_ready(Leg& leg) {
+void SplitInsert::on_ready(size_t index) {
   if (phase_ == Phase::TwoPhase) {
-    two_phase_->on_ready(index_of(leg));
+    two_phase_->on_ready(index);
     return;
   }
-  if (phase_ == Phase::Done || --leg.ready_owed > 0) return;
-  for (const Leg& other : legs_) {
-    if (other.backend == nullptr || other.ready_owed > 0) return;
+  if (phase_ == Phase::Done || --legs_[index].ready_owed > 0) return;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (servers_.backend(i) == nullptr || legs_[i].ready_owed > 0) return;
   }
   if (phase_ == Phase::Inserting) {
     commit();
@@ -212,7 +192,8 @@ void SplitInsert::on_ready(Leg& leg) {
 }
 
 // Every part ran: the answer is combined before anything commits (a refusal still rolls back);
-// rows on several shards commit by two-phase commit, else every leg by COMMIT.
+// inside the client's transaction nothing commits; else rows on several shards commit by
+// two-phase commit, and otherwise every leg by COMMIT.
 void SplitInsert::commit() {
   if (batch_) {
     if (!batch_error_ || !batch_->complete()) {
@@ -231,6 +212,10 @@ void SplitInsert::commit() {
     }
     result_ = std::move(combined.value());
   }
+  if (setup_.in_transaction) {
+    finish_in_transaction();
+    return;
+  }
   std::vector<size_t> written;
   for (size_t i = 0; i < legs_.size(); ++i)
     if (batch_ ? batch_->wrote(i) : legs_[i].inserted) written.push_back(i);
@@ -239,34 +224,26 @@ void SplitInsert::commit() {
     return;
   }
   phase_ = Phase::Committing;
-  std::string out;
-  wire::encode_query(out, "COMMIT");
-  for (Leg& leg : legs_) {
-    leg.ready_owed = 1;
-    leg.backend->connection().write(out);
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    legs_[i].ready_owed = 1;
+    servers_.send_query(i, "COMMIT");
   }
 }
 
 void SplitInsert::commit_two_phase(const std::vector<size_t>& written) {
   phase_ = Phase::TwoPhase;
-  std::vector<std::string> shards;
-  for (const Leg& leg : legs_) shards.push_back(leg.part.shard);
   two_phase_ = std::make_unique<TwoPhaseLegs>(
       setup_.what, callbacks_.two_phase,
-      [this](size_t leg, const std::string& sql) {
-        if (legs_[leg].backend == nullptr) return;  // lost: the coordinator knows
-        std::string out;
-        wire::encode_query(out, sql);
-        legs_[leg].backend->connection().write(out);
-      },
+      [this](size_t leg, const std::string& sql) { servers_.send_query(leg, sql); },
       [this](TwoPhaseOutcome outcome, const Status& error) { finish(outcome, error); });
-  two_phase_->start(shards, written);
+  two_phase_->start(servers_.shard_names(), written);
 }
 
 // Committed: the client gets the combined answer; else the coordinator's (or COMMIT's) error.
 void SplitInsert::finish(TwoPhaseOutcome outcome, const Status& error) {
   phase_ = Phase::Done;
-  release_legs(true);  // idle: committed, rolled back, or prepared for recovery
+  const Status verdict = hand_back(true, outcome == TwoPhaseOutcome::Committed ? Status::ok() : error);
+  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a finished run: %s", verdict.message.c_str());
   std::string out = std::move(notices_);
   out += setup_.answered;
   if (outcome == TwoPhaseOutcome::Committed)
@@ -278,49 +255,61 @@ void SplitInsert::finish(TwoPhaseOutcome outcome, const Status& error) {
   callbacks_.done();
 }
 
-// Before the commit: every server is closed, which rolls its transaction back.
-void SplitInsert::fail(const Status& why) {
-  if (phase_ == Phase::Done) return;
+// Inside the client's transaction every server stays in it, the shards that inserted a row
+// recorded as written; the client's ReadyForQuery is the session's.
+void SplitInsert::finish_in_transaction() {
   phase_ = Phase::Done;
-  release_legs(false);
-  LOG_INFO("%s over %zu shards failed, rolled back on every shard: %s", setup_.what.c_str(), legs_.size(),
-           why.message.c_str());
+  const Status verdict = hand_back(true, Status::ok());
   std::string out = std::move(notices_);
   out += setup_.answered;
-  wire::encode_error(out, "ERROR", why.sqlstate, why.message);
-  wire::encode_ready_for_query(out, 'I');
+  if (verdict.is_ok())
+    out += result_;
+  else
+    wire::encode_error(out, "ERROR", verdict.sqlstate, verdict.message);
   callbacks_.write_client(out);
   callbacks_.done();
 }
 
-void SplitInsert::release_legs(bool clean) {
-  for (Leg& leg : legs_) {
-    if (leg.waiting) leg.part.pool->cancel_wait(this);
-    leg.waiting = false;
-    if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
-      backend->detach();
-      leg.part.pool->release(backend, clean);
-    }
-  }
+// Before the commit: new servers are closed, which rolls their transactions back; the session
+// settles its lent ones (rolled back, or the client's transaction failed).
+void SplitInsert::fail(const Status& why) {
+  if (phase_ == Phase::Done) return;
+  phase_ = Phase::Done;
+  const Status verdict = hand_back(false, why);
+  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a failed run: %s", verdict.message.c_str());
+  LOG_INFO("%s over %zu shards failed, %s: %s", setup_.what.c_str(), legs_.size(), undone(),
+           why.message.c_str());
+  std::string out = std::move(notices_);
+  out += setup_.answered;
+  wire::encode_error(out, "ERROR", why.sqlstate, why.message);
+  if (!setup_.in_transaction) wire::encode_ready_for_query(out, 'I');
+  callbacks_.write_client(out);
+  callbacks_.done();
 }
 
-void SplitInsert::on_backend_lost(pool::Backend& backend, const Status& why) {
-  Leg* leg = leg_of(backend);
-  if (leg == nullptr) return;
-  leg->backend = nullptr;
+const char* SplitInsert::undone() const {
+  return setup_.in_transaction ? "the transaction is aborted" : "rolled back on every shard";
+}
+
+// Outside a transaction new servers go back to their pools (closed unless `clean`); the session
+// takes back what is left: its lent servers, or every server inside its transaction.
+Status SplitInsert::hand_back(bool clean, const Status& error) {
+  if (!setup_.in_transaction) servers_.release_all(clean);
+  std::vector<EveryShardTransaction::Handed> handed = servers_.hand_over();
+  for (size_t i = 0; i < handed.size(); ++i) {
+    handed[i].ready_owed = legs_[i].ready_owed;
+    handed[i].wrote = legs_[i].inserted;
+  }
+  return callbacks_.hand_back ? callbacks_.hand_back(std::move(handed), error) : Status::ok();
+}
+
+void SplitInsert::on_leg_lost(size_t index, const Status& why) {
   if (phase_ == Phase::TwoPhase) {
-    two_phase_->on_lost(index_of(*leg), why.message);
+    two_phase_->on_lost(index, why.message);
     return;
   }
-  fail(Status::server("08006", setup_.what + ": lost shard " + leg->part.shard +
-                                   ", rolled back on every shard: " + why.message));
-}
-
-SplitInsert::Leg* SplitInsert::leg_of(const pool::Backend& backend) {
-  for (Leg& leg : legs_) {
-    if (leg.backend == &backend) return &leg;
-  }
-  return nullptr;
+  fail(Status::server(
+      "08006", setup_.what + ": lost shard " + servers_.shard(index) + ", " + undone() + ": " + why.message));
 }
 
 }  // namespace sw::session

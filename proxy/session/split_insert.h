@@ -1,12 +1,15 @@
 // A multi-row INSERT whose VALUES rows fall on several shards (Route::split, docs/architecture.md
-// §5.11), or an extended batch whose Binds go to several shards before its Sync, for one client,
-// outside any transaction block: one server per shard of the split, each
-// running BEGIN and its part (the INSERT with only that shard's rows). The parts' answers are
-// combined (SplitAnswer: RowDescription once, RETURNING rows in VALUES order, the summed `INSERT
-// 0 n`); then the shards' transactions commit together, by two-phase commit (TwoPhaseLegs) when
-// more than one shard inserted a row, else by COMMIT. An error on any part, a lost shard, or
-// RETURNING rows that cannot be put in order: every server is closed, which rolls its transaction
-// back, so no row is inserted anywhere, and the client gets the error naming the shard.
+// §5.11), or (outside a transaction block) an extended batch whose Binds go to several shards
+// before its Sync, for one client: a server per shard of the split (EveryShardTransaction: new
+// ones, or the session's servers it lends), each running its part (the INSERT with only that
+// shard's rows) in a transaction. The parts' answers are combined (SplitAnswer: RowDescription
+// once, RETURNING rows in VALUES order, the summed `INSERT 0 n`). Outside the client's
+// transaction the shards' transactions then commit together, by two-phase commit (TwoPhaseLegs)
+// when more than one shard inserted a row, else by COMMIT; an error on any part, a lost shard, or
+// RETURNING rows that cannot be put in order closes every new server (its transaction rolls
+// back), so no row is inserted anywhere. Inside the client's transaction every server stays in
+// it, the shards that inserted recorded as written, for the client's COMMIT or ROLLBACK; a
+// failure fails the transaction (the session settles the lent servers).
 #pragma once
 
 #include <functional>
@@ -18,6 +21,7 @@
 #include "common/status.h"
 #include "pool/pool.h"
 #include "session/batch_answer.h"
+#include "session/every_shard_transaction.h"
 #include "session/split_answer.h"
 #include "session/split_bind.h"
 #include "session/two_phase_legs.h"
@@ -25,12 +29,11 @@
 
 namespace sw::session {
 
-class SplitInsert : private pool::Pool::Waiter, private pool::BackendUser {
+class SplitInsert : private EveryShardTransaction::Runner {
  public:
   struct Part {
-    pool::Pool* pool = nullptr;
-    std::string shard;  // its name, for messages
-    // After BEGIN: the INSERT with this shard's rows as a Query, or (extended protocol) as
+    EveryShardTransaction::Target target;  // its shard's server (a new one, or lent)
+    // After the prologue: the INSERT with this shard's rows as a Query, or (extended protocol) as
     // Parse/Bind/[Describe portal]/Execute/Sync with only its own parameters.
     std::string request;
   };
@@ -44,54 +47,59 @@ class SplitInsert : private pool::Pool::Waiter, private pool::BackendUser {
     std::vector<int> unit_part;
     std::vector<bool> unit_parsed;
     std::string what;  // names the statement in messages ("INSERT into sharded table t")
+    // Inside the client's transaction (a split INSERT only): the shards' transactions are left
+    // open for the client's COMMIT or ROLLBACK (hand_back gets every server), and the client's
+    // ReadyForQuery is the session's.
+    bool in_transaction = false;
   };
   struct Callbacks {
     std::function<void(std::string_view)> write_client;
-    std::function<void()> done;  // ReadyForQuery was written (called from a callback)
+    std::function<void()> done;  // the answer was written (called from a callback)
     TwoPhaseHooks two_phase;
+    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
   };
 
-  // One part per shard of the split, in its order; each part's pool is another shard's.
+  // One part per shard of the split, in its order; each part's shard is another.
   SplitInsert(std::vector<Part> parts, Setup setup, Callbacks callbacks);
   ~SplitInsert() override;
   SplitInsert(const SplitInsert&) = delete;
   SplitInsert& operator=(const SplitInsert&) = delete;
 
   void start();
+  // Moves the parts' targets out, in the parts' order.
+  static std::vector<EveryShardTransaction::Target> targets_of(std::vector<Part>& parts);
 
  private:
   enum class Phase { Inserting, Committing, TwoPhase, Done };
-  struct Leg {
-    Part part;
-    pool::Backend* backend = nullptr;
-    bool waiting = false;
+  struct Leg {  // by index, as the servers' legs
+    std::string request;
     int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
     bool inserted = false;
     wire::ServerMessageCheck check;
   };
+  // EveryShardTransaction::Runner
+  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  void on_leg_readable(size_t leg) override;
+  void on_leg_lost(size_t leg, const Status& why) override;
+  void on_no_server(const Status& why) override;
 
-  // pool::Pool::Waiter, pool::BackendUser
-  void on_backend_ready(pool::Backend* backend) override;
-  void on_backend_failed(const Status& why) override;
-  void on_backend_readable(pool::Backend& backend) override;
-  void on_backend_lost(pool::Backend& backend, const Status& why) override;
-
-  void send_start(Leg& leg);
-  void read_leg(Leg& leg);
-  Status on_message(Leg& leg, char type, std::string_view frame, std::string_view body);
-  Status on_part_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
-  Status on_batch_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
-  void on_ready(Leg& leg);
+  Status on_message(size_t index, char type, std::string_view frame, std::string_view body);
+  Status on_part_answer(size_t index, char type, std::string_view frame, std::string_view body);
+  Status on_batch_answer(size_t index, char type, std::string_view frame, std::string_view body);
+  Status error_of(size_t index, std::string_view body) const;
+  void on_ready(size_t index);
   void commit();
   void commit_two_phase(const std::vector<size_t>& written);
   void finish(TwoPhaseOutcome outcome, const Status& error);
+  void finish_in_transaction();
   void fail(const Status& why);
-  void release_legs(bool clean);
-  size_t index_of(const Leg& leg) const { return static_cast<size_t>(&leg - legs_.data()); }
-  Leg* leg_of(const pool::Backend& backend);
+  Status hand_back(bool clean, const Status& error);
+  // What a failure did to the shards, for messages.
+  const char* undone() const;
 
   std::vector<Leg> legs_;
   Setup setup_;
+  EveryShardTransaction servers_;  // after setup_: built from its session_state
   Callbacks callbacks_;
   Phase phase_ = Phase::Inserting;
   SplitAnswer answer_;

@@ -6,9 +6,9 @@
 // anywhere and nothing prepared; RETURNING rows that cannot be put in order (ON CONFLICT DO
 // NOTHING skipped some of a part's rows) are refused with nothing written. The extended protocol
 // (PQexecParams, psycopg 3 with text and binary parameters and a prepared statement, asyncpg):
-// each part gets only its own parameters. Inside a transaction block the split is
-// refused (0A000) and the transaction failed. An extended batch whose Binds go to several shards
-// before one Sync (libpq pipeline mode, asyncpg executemany) runs as one transaction per shard
+// each part gets only its own parameters; psycopg 3 also inside its transaction (committed, rolled
+// back; split_insert_transactions_test.cc has the rest of that). An extended batch whose Binds go to several
+// shards before one Sync (libpq pipeline mode, asyncpg executemany) runs as one transaction per shard
 // committed together, answers in the client's order; an error answers the units before it.
 #include "it_test.h"
 
@@ -18,46 +18,10 @@
 #include <thread>
 
 #include "harness/sharded_fixture.h"
+#include "split_insert_support.h"
 
 using namespace it;
-
-namespace {
-
-std::string k(int64_t key) { return std::to_string(key); }
-
-long long rows_everywhere(const ShardedFixture& f) {
-  long long total = 0;
-  for (int s = 0; s < kShards; ++s) total += static_cast<long long>(f.rows_on(s).size());
-  return total;
-}
-
-long long shardwire_prepared(const ShardedFixture& f) {
-  long long n = 0;
-  for (int i = 0; i < kShards; ++i) {
-    PgConn c = f.setup.shard(i);
-    n +=
-        std::stoll(c.value("SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardwire\\_%' "
-                           "AND database = current_database()"));
-  }
-  return n;
-}
-
-// The "id|note" of each returned row, in the order the client got them.
-std::vector<std::string> returned(const PgResult& r) {
-  std::vector<std::string> out;
-  for (const auto& row : r.data()) out.push_back(row.at(0) + "|" + row.at(1));
-  return out;
-}
-
-struct Tenants {
-  int64_t a = tenant_on(0, kShards);
-  int64_t b = tenant_on(1, kShards);
-  int64_t c = tenant_on(2, kShards);
-  int64_t a2 = tenant_on(0, kShards, a + 1);
-  int64_t b2() const { return tenant_on(1, kShards, b + 1); }
-};
-
-}  // namespace
+using namespace it::split;
 
 TEST_SUITE("split_insert") {
   TEST_CASE("a multi-row INSERT over 3 shards: RETURNING in VALUES order, each row on its owner") {
@@ -177,32 +141,6 @@ TEST_SUITE("split_insert") {
     CHECK(rows_everywhere(f) == 3);
   }
 
-  TEST_CASE("inside a transaction block the split is refused and the transaction failed") {
-    PROXY_ONLY();
-    ShardedFixture f;
-    INFO("proxy log:\n" << f.log_tail());
-    const Tenants t;
-    PgConn client = f.client();
-    const std::string sql =
-        "INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'a'), (" + k(t.b) + ", 2, 'b')";
-    // A deferred BEGIN (no shard yet) and a transaction that already wrote on one shard: refused,
-    // the transaction failed (25P02, its COMMIT rolls back), as PostgreSQL fails it on an error.
-    for (bool wrote_first : {false, true}) {
-      REQUIRE_OK(client.exec("BEGIN"));
-      if (wrote_first)
-        REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.c) + ", 100, 'x')"));
-      PgResult refused = client.exec(sql);
-      CHECK(refused.sqlstate() == "0A000");
-      CHECK(contains(refused.error(), "outside a transaction block"));
-      CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
-      PgResult commit = client.exec("COMMIT");
-      REQUIRE_OK(commit);
-      CHECK(commit.command_tag() == "ROLLBACK");
-    }
-    CHECK(rows_everywhere(f) == 0);
-    CHECK(shardwire_prepared(f) == 0);
-  }
-
   TEST_CASE("extended protocol: each shard gets its own rows' parameters, RETURNING in VALUES order") {
     PROXY_ONLY();
     ShardedFixture f;
@@ -255,7 +193,10 @@ TEST_SUITE("split_insert") {
          "returning_0=T-0-0:0,T-0-1:1,T-0-2:2,T-0-3:3\nrowcount_0=4\n"
          "returning_1=T-1-0:10,T-1-1:11,T-1-2:12,T-1-3:13\nrowcount_1=4\n"
          "returning_2=T-2-0:20,T-2-1:21,T-2-2:22,T-2-3:23\nrowcount_2=4\n"
-         "executemany=0A000\nunique=23505\ndup_rows=0\ndone\n"},
+         "executemany=0A000\nunique=23505\ndup_rows=0\n"
+         "tx_returning_commit=txc-T-4-0:40,txc-T-4-1:41,txc-T-4-2:42,txc-T-4-3:43\ntx_seen_commit=2\n"
+         "tx_returning_rollback=txr-T-4-0:40,txr-T-4-1:41,txr-T-4-2:42,txr-T-4-3:43\ntx_seen_rollback=2\n"
+         "tx_rows=2,1,1\ndone\n"},
         {"asyncpg",
          "returning_0=T-0-0:0,T-0-1:1,T-0-2:2,T-0-3:3\n"
          "returning_1=T-1-0:10,T-1-1:11,T-1-2:12,T-1-3:13\nexecutemany=2,1,1\nunique=23505\ndup_rows=0\n"
@@ -285,6 +226,13 @@ TEST_SUITE("split_insert") {
       CHECK(f.rows_on(0, mine) == on_a);
       CHECK(f.rows_on(1, mine) == on_b);
       CHECK(f.rows_on(2, mine) == on_c);
+      // psycopg's transaction: the committed split on every owner, the rolled back one nowhere.
+      const std::vector<size_t> committed = {2, 1, 1};
+      for (int s = 0; s < kShards; ++s) {
+        CHECK(f.rows_on(s, "note LIKE 'txc-" + driver + "-%'").size() ==
+              (driver == "psycopg" ? committed[s] : 0u));
+        CHECK(f.rows_on(s, "note LIKE 'txr-%'").empty());
+      }
       PgConn s1 = f.setup.shard(1);
       REQUIRE_OK(s1.exec("DELETE FROM orders WHERE id = 424242"));  // the next driver's duplicate
     }

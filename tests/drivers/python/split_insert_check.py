@@ -1,5 +1,5 @@
 """A multi-row INSERT whose rows fall on several shards, through shardwire, by psycopg 3 or asyncpg
-(autocommit): RETURNING rows in the order of the VALUES rows, text and binary parameters and
+(autocommit; psycopg also inside its transaction, committed and rolled back): RETURNING rows in the order of the VALUES rows, text and binary parameters and
 results, a named (prepared) statement, and a unique violation on one shard that writes nothing.
 Usage: split_insert_check.py URL psycopg|asyncpg TENANTS TAG
 TENANTS: comma-separated keys, each on another shard; rows go to them in the order
@@ -58,6 +58,25 @@ def run_psycopg(url, tenants, tag):
             put("unique", e.sqlstate, "23505")
         put("dup_rows", conn.execute("SELECT count(*) FROM orders WHERE note LIKE %s", [tag + "-dup-%"])
             .fetchone()[0], 0)
+    # Not autocommit: the split runs inside the driver's transaction; COMMIT writes every owner,
+    # ROLLBACK none (notes txc-/txr-, outside the rounds' TAG- notes).
+    with psycopg.connect(url) as conn:
+        for end in ("commit", "rollback"):
+            rows = [(t, "tx%s-%s" % (end[0], note), qty) for t, note, qty in rows_for(tenants, tag, 4)]
+            cur = conn.execute(insert_sql(len(rows), lambda n: "%s"), flat(rows))
+            got = ",".join("%s:%d" % (note, qty) for note, qty in cur.fetchall())
+            put("tx_returning_" + end, got, expected(rows))
+            seen = conn.execute("SELECT count(*) FROM orders WHERE tenant_id = %s AND note LIKE %s",
+                                [tenants[0], "tx%s-%%" % end[0]]).fetchone()[0]
+            put("tx_seen_" + end, seen, 2)
+            if end == "commit":
+                conn.commit()
+            else:
+                conn.rollback()
+        conn.autocommit = True
+        counts = [conn.execute("SELECT count(*) FROM orders WHERE tenant_id = %s AND note LIKE 'tx%%'", [t])
+                  .fetchone()[0] for t in tenants]
+        put("tx_rows", ",".join(map(str, counts)), "2,1,1")
 
 
 async def run_asyncpg(url, tenants, tag):

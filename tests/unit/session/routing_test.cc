@@ -296,6 +296,21 @@ TEST_CASE("COPY FROM STDIN into a sharded table: simple protocol, outside a tran
   CHECK(sw::session::place(route, Protocol::Simple, false, 0, true).kind == Placement::Kind::WaitForCutover);
 }
 
+TEST_CASE("a split INSERT fans out in both protocols, in and out of a transaction, after a cutover") {
+  sw::router::Route route;
+  route.kind = sw::router::RouteKind::Split;
+  route.writes = true;
+  route.table = "orders";
+  for (Protocol protocol : {Protocol::Simple, Protocol::Extended}) {
+    // In a deferred transaction too: the session joins the parts to the transaction's legs.
+    for (bool in_transaction : {false, true})
+      CHECK(sw::session::place(route, protocol, in_transaction, 0, false).kind == Placement::Kind::FanOut);
+  }
+  route.migrating = true;
+  CHECK(sw::session::place(route, Protocol::Simple, false, 0, true).kind == Placement::Kind::WaitForCutover);
+  CHECK(sw::session::place(route, Protocol::Simple, true, 0, true).kind == Placement::Kind::WaitForCutover);
+}
+
 TEST_CASE("a read of a bucket in cutover waits; without the read lease reads of sharded tables are refused") {
   using sw::router::Route;
   using sw::router::RouteKind;
