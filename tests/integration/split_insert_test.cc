@@ -447,5 +447,33 @@ TEST_SUITE("split_insert") {
     CHECK(refused.sqlstate() == "0A000");
     CHECK(contains(refused.error(), "sharding.cross_shard_transactions is refuse"));
     CHECK(rows_everywhere(f) == 0);
+    // A pipeline answered at a Flush does not spread to a second shard either: its Bind for
+    // another shard is refused in place, and the batch's first unit is rolled back at its Sync.
+    PGconn* p = client.get();
+    REQUIRE(PQenterPipelineMode(p) == 1);
+    std::vector<std::string> got;
+    for (int64_t tenant : {t.a, t.b}) {
+      const std::string key = k(tenant);
+      const char* values[1] = {key.c_str()};
+      REQUIRE(PQsendQueryParams(p, "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 1, 'p')", 1, nullptr,
+                                values, nullptr, nullptr, 0) == 1);
+      REQUIRE(PQsendFlushRequest(p) == 1);
+      REQUIRE(PQflush(p) == 0);
+      PGresult* r = PQgetResult(p);
+      REQUIRE(r != nullptr);
+      const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      got.push_back(std::string(PQresStatus(PQresultStatus(r))) + (state ? std::string(":") + state : ""));
+      PQclear(r);
+      CHECK(PQgetResult(p) == nullptr);
+    }
+    CHECK(got == std::vector<std::string>{"PGRES_COMMAND_OK", "PGRES_FATAL_ERROR:0A000"});
+    REQUIRE(PQpipelineSync(p) == 1);
+    PGresult* sync = PQgetResult(p);
+    REQUIRE(sync != nullptr);
+    CHECK(PQresultStatus(sync) == PGRES_PIPELINE_SYNC);
+    PQclear(sync);
+    REQUIRE(PQexitPipelineMode(p) == 1);
+    CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
+    CHECK(rows_everywhere(f) == 0);
   }
 }
