@@ -60,6 +60,9 @@ struct Request {
   bool batch_open = false;       // extended-protocol messages forwarded since the last Sync
   bool batch_bound = false;      // a Bind (other than a BEGIN) was forwarded since the last Sync
   bool skip_until_sync = false;  // an error was answered: messages up to Sync are dropped
+  // A server's error went to the client since the active leg's last ReadyForQuery: the unsynced
+  // batch failed on it, so it does not spread to another leg (session_legs_pipeline.cc).
+  bool batch_failed = false;
   // Transaction pooling: a Parse/Describe batch ended by a Flush with no Bind yet runs on a server
   // that is lent for it only: the proxy ends it with a Sync of its own (answer swallowed) and
   // gives the server back, so the Bind that follows picks the shard (and the transaction's).

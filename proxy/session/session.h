@@ -253,6 +253,12 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Next route_batch_across_legs();
   Next finish_batch_ending();
   Next close_batch_for_another_leg();
+  // A batch outside a transaction block reaching several shards (session_legs_pipeline.cc)
+  Next spread_batch_to_another_leg();
+  bool may_spread_batch() const;
+  void begin_spread_batch();
+  Next end_spread_batch(const wire::Frame& sync);
+  void commit_spread_batch();
   void note_session_parse(std::string_view name, std::string_view query, const std::vector<uint32_t>& types);
   void ensure_session_statement(std::string_view name);
   // Session pooling: what drops session state reaches every server of the session (session_legs_reset.cc)

@@ -75,6 +75,12 @@ void Session::read_client_messages() {
       if (next == Next::Continue) continue;
       if (next == Next::Stop) return;
     }
+    if (!started && ((frame.type == 'B' && request_.batch_bound) ||
+                     (frame.type == 'S' && txn_.spread != SpreadBatch::None))) {
+      Next next = frame.type == 'B' ? spread_batch_to_another_leg() : end_spread_batch(frame);
+      if (next == Next::Continue) continue;
+      if (next == Next::Stop) return;
+    }
     if (txn_.leg.backend->connection().over_high_water()) {
       client_->pause_reading();  // resumed by on_backend_drained
       return;

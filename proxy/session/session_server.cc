@@ -150,6 +150,9 @@ bool Session::on_server_error(const wire::Frame& frame, bool relay, bool complet
   }
   if (!request_.queries.empty() && !completed) request_.query_failed = true;
   if (relay) txn_.control.pin();  // a failed statement stays where it failed
+  if (relay) request_.batch_failed = true;
+  // A spread batch is skipped up to its Sync on every leg, as the failed server skips it.
+  if (relay && txn_.spread == SpreadBatch::Open) request_.skip_until_sync = true;
   if (relay && request_.lent) {
     // A lent batch failed: the client's transaction fails with it, and what it sent after the
     // failed message is skipped up to its Sync, as the server would have.
@@ -164,6 +167,7 @@ bool Session::on_server_error(const wire::Frame& frame, bool relay, bool complet
 bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answered) {
   Leg& leg = txn_.leg;
   if (!frame.body.empty()) leg.server_status = frame.body[0];
+  request_.batch_failed = false;
   if (leg.outside_transaction) {
     // This server ran a Parse/Describe batch outside the client's not-yet-started transaction:
     // the client is told its own transaction status.

@@ -161,7 +161,8 @@ void Session::finish_two_phase() {
   const bool committed = commit.outcome() == TwoPhaseOutcome::Committed;
   std::string out = std::move(state->answered);
   if (committed) {
-    wire::encode_command_complete(out, "COMMIT");
+    // A spread batch's Sync is answered by the ReadyForQuery alone.
+    if (!state->ends_batch) wire::encode_command_complete(out, "COMMIT");
   } else {
     const Status& error = commit.client_error();
     wire::encode_error(out, "ERROR", error.sqlstate, error.message);

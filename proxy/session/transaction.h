@@ -52,6 +52,14 @@ struct Leg {
 // COMMIT or ROLLBACK (session_legs.cc).
 enum class Ending : uint8_t { None, Commit, Rollback };
 
+// An extended batch outside a transaction block whose Binds reach several shards before its Sync
+// (session_legs_pipeline.cc, docs/architecture.md §5.3): it became a transaction on those legs.
+enum class SpreadBatch : uint8_t {
+  None,
+  Open,     // the legs run its units; the client's Sync commits them
+  Syncing,  // every leg got a Sync of the proxy's; the client's Sync waits for their answers
+};
+
 // A two-phase commit in progress (session_two_phase.cc).
 struct TwoPhaseState {
   std::unique_ptr<TwoPhaseCommit> commit;
@@ -59,6 +67,8 @@ struct TwoPhaseState {
   bool extended = false;  // the batch's Sync gets the ReadyForQuery
   bool deciding = false;  // the catalog was asked for the decision
   int64_t started_us = 0;
+  // It commits a spread batch at its Sync: no CommandComplete, only ReadyForQuery 'I'.
+  bool ends_batch = false;
 };
 
 struct Transaction {
@@ -79,6 +89,9 @@ struct Transaction {
   // active one was on shard `lent_active` (-1: none).
   std::vector<Leg> lent;
   int lent_active = -1;
+  // The unsynced batch runs on several legs; Syncing: whether something in it failed.
+  SpreadBatch spread = SpreadBatch::None;
+  bool spread_failed = false;
 
   bool holds_server() const {
     return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr || copy_in != nullptr ||

@@ -7,9 +7,13 @@
 // NOTHING skipped some of a part's rows) are refused with nothing written. The extended protocol
 // (PQexecParams, psycopg 3 with text and binary parameters and a prepared statement, asyncpg):
 // each part gets only its own parameters; psycopg 3 also inside its transaction (committed, rolled
-// back; split_insert_transactions_test.cc has the rest of that). An extended batch whose Binds go to several
-// shards before one Sync (libpq pipeline mode, asyncpg executemany) runs as one transaction per shard
-// committed together, answers in the client's order; an error answers the units before it.
+// back; split_insert_transactions_test.cc has the rest of that). An extended batch whose Binds go
+// to several shards before one Sync (libpq pipeline mode, asyncpg executemany) runs as one
+// transaction per shard committed together, answers in the client's order; an error answers the
+// units before it. A pipeline that reads each unit's answer at a Flush before its Sync (libpq with
+// flush requests, psycopg's executemany with RETURNING) runs as one transaction over the shards'
+// legs committed at its Sync; a unique violation in its last unit leaves nothing anywhere and
+// nothing prepared.
 #include "it_test.h"
 
 #include <chrono>
@@ -193,7 +197,8 @@ TEST_SUITE("split_insert") {
          "returning_0=T-0-0:0,T-0-1:1,T-0-2:2,T-0-3:3\nrowcount_0=4\n"
          "returning_1=T-1-0:10,T-1-1:11,T-1-2:12,T-1-3:13\nrowcount_1=4\n"
          "returning_2=T-2-0:20,T-2-1:21,T-2-2:22,T-2-3:23\nrowcount_2=4\n"
-         "executemany=0A000\nunique=23505\ndup_rows=0\n"
+         "executemany=T-3-0:30,T-3-1:31,T-3-2:32,T-3-3:33\nunique=23505\ndup_rows=0\n"
+         "executemany_unique=23505\nexecutemany_rows=0\n"
          "tx_returning_commit=txc-T-4-0:40,txc-T-4-1:41,txc-T-4-2:42,txc-T-4-3:43\ntx_seen_commit=2\n"
          "tx_returning_rollback=txr-T-4-0:40,txr-T-4-1:41,txr-T-4-2:42,txr-T-4-3:43\ntx_seen_rollback=2\n"
          "tx_rows=2,1,1\ndone\n"},
@@ -212,7 +217,8 @@ TEST_SUITE("split_insert") {
         want.replace(at, 1, driver);
       CHECK(r.out == want);
       // Rows t2, t0, t1, t0 per round: tenant a (s0) has rows 1 and 3, b (s1) row 2, c (s2) row 0.
-      const size_t rounds = 3;  // psycopg's executemany (round 3) wrote nothing
+      // psycopg: 3 multi-row INSERTs and its executemany (round 3); asyncpg: 2 and its executemany.
+      const size_t rounds = driver == "psycopg" ? 4 : 3;
       std::vector<std::string> on_a, on_b, on_c;
       for (size_t round = 0; round < rounds; ++round) {
         const std::string prefix = driver + "-" + std::to_string(round) + "-";
@@ -303,6 +309,80 @@ TEST_SUITE("split_insert") {
     for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
   }
 
+  TEST_CASE(
+      "libpq pipeline with a Flush after each unit: answered at each Flush, committed on 3 shards at Sync") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    PgConn c = f.client();
+    PGconn* p = c.get();
+    // Each unit is sent with a flush request and its answer read before the next is sent (as
+    // psycopg's pipeline executemany reads at its Flush); one Sync at the end.
+    auto run = [&](const std::vector<std::pair<int64_t, std::string>>& rows, const std::string& id) {
+      REQUIRE(PQenterPipelineMode(p) == 1);
+      std::string got;
+      bool failed = false;
+      for (const auto& row : rows) {
+        const std::string tenant = k(row.first);
+        const char* values[3] = {tenant.c_str(), row.second.c_str(), row.first == t.a ? "7" : id.c_str()};
+        REQUIRE(PQsendQueryParams(
+                    p, "INSERT INTO orders (tenant_id, id, note) VALUES ($1, $3, $2) RETURNING note", 3,
+                    nullptr, values, nullptr, nullptr, 0) == 1);
+        REQUIRE(PQsendFlushRequest(p) == 1);
+        REQUIRE(PQflush(p) == 0);
+        if (failed) continue;  // the server skips the rest; its answers come after the Sync
+        PGresult* r = PQgetResult(p);
+        REQUIRE(r != nullptr);
+        got += PQresStatus(PQresultStatus(r));
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+          got += std::string(":") + PQgetvalue(r, 0, 0);
+        if (PQresultStatus(r) == PGRES_FATAL_ERROR) {
+          const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+          got += std::string(":") + (state ? state : "");
+          failed = true;
+        }
+        got += "\n";
+        PQclear(r);
+        CHECK(PQgetResult(p) == nullptr);
+      }
+      REQUIRE(PQpipelineSync(p) == 1);
+      // Each skipped unit's result (then a null), then the Sync's.
+      for (PGresult* r = PQgetResult(p);; r = PQgetResult(p)) {
+        REQUIRE(r != nullptr);
+        const ExecStatusType status = PQresultStatus(r);
+        PQclear(r);
+        if (status == PGRES_PIPELINE_SYNC) break;
+        got += std::string(PQresStatus(status)) + "\n";
+        CHECK(PQgetResult(p) == nullptr);
+      }
+      REQUIRE(PQexitPipelineMode(p) == 1);
+      CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
+      return got;
+    };
+    CHECK(run({{t.b, "b"}, {t.a, "a"}, {t.c, "c"}, {t.b2(), "b2"}}, "7") ==
+          "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
+    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(t.a, "a")});
+    std::vector<std::string> on_b = {row_of(t.b, "b"), row_of(t.b2(), "b2")};
+    std::sort(on_b.begin(), on_b.end());
+    CHECK(f.rows_on(1) == on_b);
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
+    CHECK(shardwire_prepared(f) == 0);
+    // The last unit's row (tenant a, id 7) is there: 23505 on s0 after units on s2 and s1 ran;
+    // nothing of the batch is written anywhere, nothing stays prepared or open.
+    CHECK(run({{t.c, "x"}, {t.b, "x"}, {t.a, "x"}}, "8") ==
+          "PGRES_TUPLES_OK:x\nPGRES_TUPLES_OK:x\nPGRES_FATAL_ERROR:23505\n");
+    // An error in the middle: the unit after it is skipped (answered PIPELINE_ABORTED at the Sync).
+    CHECK(run({{t.c, "y"}, {t.a, "y"}, {t.b, "y"}}, "9") ==
+          "PGRES_TUPLES_OK:y\nPGRES_FATAL_ERROR:23505\nPGRES_PIPELINE_ABORTED\n");
+    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note IN ('x', 'y')").empty());
+    CHECK(shardwire_prepared(f) == 0);
+    for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
+    // The session goes on: a later single-shard statement runs outside any transaction.
+    CHECK(c.value("SELECT note FROM orders WHERE tenant_id = " + k(t.b)) == "b");
+    CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
+  }
+
   TEST_CASE("under cross_shard_transactions: refuse a split INSERT is refused and writes nothing") {
     PROXY_ONLY();
     ShardedOptions options;
@@ -315,6 +395,34 @@ TEST_SUITE("split_insert") {
                                    ", 1, 'a'), (" + k(t.b) + ", 2, 'b')");
     CHECK(refused.sqlstate() == "0A000");
     CHECK(contains(refused.error(), "sharding.cross_shard_transactions is refuse"));
+    CHECK(rows_everywhere(f) == 0);
+    // A pipeline answered at a Flush does not spread to a second shard either: its Bind for
+    // another shard is refused in place, and the batch's first unit is rolled back at its Sync.
+    PGconn* p = client.get();
+    REQUIRE(PQenterPipelineMode(p) == 1);
+    std::vector<std::string> got;
+    for (int64_t tenant : {t.a, t.b}) {
+      const std::string key = k(tenant);
+      const char* values[1] = {key.c_str()};
+      REQUIRE(PQsendQueryParams(p, "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 1, 'p')", 1, nullptr,
+                                values, nullptr, nullptr, 0) == 1);
+      REQUIRE(PQsendFlushRequest(p) == 1);
+      REQUIRE(PQflush(p) == 0);
+      PGresult* r = PQgetResult(p);
+      REQUIRE(r != nullptr);
+      const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      got.push_back(std::string(PQresStatus(PQresultStatus(r))) + (state ? std::string(":") + state : ""));
+      PQclear(r);
+      CHECK(PQgetResult(p) == nullptr);
+    }
+    CHECK(got == std::vector<std::string>{"PGRES_COMMAND_OK", "PGRES_FATAL_ERROR:0A000"});
+    REQUIRE(PQpipelineSync(p) == 1);
+    PGresult* sync = PQgetResult(p);
+    REQUIRE(sync != nullptr);
+    CHECK(PQresultStatus(sync) == PGRES_PIPELINE_SYNC);
+    PQclear(sync);
+    REQUIRE(PQexitPipelineMode(p) == 1);
+    CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
     CHECK(rows_everywhere(f) == 0);
   }
 }

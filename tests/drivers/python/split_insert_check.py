@@ -1,6 +1,9 @@
 """A multi-row INSERT whose rows fall on several shards, through shardwire, by psycopg 3 or asyncpg
-(autocommit; psycopg also inside its transaction, committed and rolled back): RETURNING rows in the order of the VALUES rows, text and binary parameters and
-results, a named (prepared) statement, and a unique violation on one shard that writes nothing.
+(autocommit; psycopg also inside its transaction, committed and rolled back): RETURNING rows in the
+order of the VALUES rows, text and binary parameters and results, a named (prepared) statement, and
+a unique violation on one shard that writes nothing; executemany over the tenants (psycopg:
+pipeline mode, RETURNING rows in the rows' order), and one whose last row is a duplicate, which
+writes nothing.
 Usage: split_insert_check.py URL psycopg|asyncpg TENANTS TAG
 TENANTS: comma-separated keys, each on another shard; rows go to them in the order
 t2, t0, t1, t0 (so RETURNING order differs from shard order)."""
@@ -40,14 +43,17 @@ def run_psycopg(url, tenants, tag):
             put("returning_%d" % round_, got, expected(rows))
             put("rowcount_%d" % round_, cur.rowcount, len(rows))
         # executemany (pipeline mode: a Flush after the Executes, the Sync later) for tenants on 3
-        # shards is refused: its answers would be owed at the Flush, before every shard ran.
+        # shards runs as one transaction over them: RETURNING rows in the order of the rows.
         rows = rows_for(tenants, tag, 3)
-        try:
-            conn.cursor().executemany("INSERT INTO orders (tenant_id, note, qty) VALUES (%s, %s, %s) "
-                                      "RETURNING note, qty", rows, returning=True)
-            put("executemany", "none", "0A000")
-        except psycopg.Error as e:
-            put("executemany", e.sqlstate, "0A000")
+        cur = conn.cursor()
+        cur.executemany("INSERT INTO orders (tenant_id, note, qty) VALUES (%s, %s, %s) RETURNING note, qty",
+                        rows, returning=True)
+        got = []
+        while True:
+            got.extend("%s:%d" % (note, qty) for note, qty in cur.fetchall())
+            if not cur.nextset():
+                break
+        put("executemany", ",".join(got), expected(rows))
         rows = [(tenants[0], tag + "-dup-0", 1), (tenants[1], tag + "-dup-1", 2)]
         conn.execute("INSERT INTO orders (tenant_id, id, note) VALUES (%s, 424242, 'there')", [tenants[1]])
         try:
@@ -58,6 +64,16 @@ def run_psycopg(url, tenants, tag):
             put("unique", e.sqlstate, "23505")
         put("dup_rows", conn.execute("SELECT count(*) FROM orders WHERE note LIKE %s", [tag + "-dup-%"])
             .fetchone()[0], 0)
+        # executemany whose last row is a duplicate on one shard: nothing of it is written anywhere.
+        bad = [(tenants[0], tag + "-dup-2", 1, 424243), (tenants[2], tag + "-dup-3", 1, 424244),
+               (tenants[1], tag + "-dup-4", 1, 424242)]
+        try:
+            conn.cursor().executemany("INSERT INTO orders (tenant_id, note, qty, id) VALUES (%s, %s, %s, %s)", bad)
+            put("executemany_unique", "none", "23505")
+        except psycopg.Error as e:
+            put("executemany_unique", e.sqlstate, "23505")
+        put("executemany_rows", conn.execute("SELECT count(*) FROM orders WHERE note LIKE %s",
+                                             [tag + "-dup-%"]).fetchone()[0], 0)
     # Not autocommit: the split runs inside the driver's transaction; COMMIT writes every owner,
     # ROLLBACK none (notes txc-/txr-, outside the rounds' TAG- notes).
     with psycopg.connect(url) as conn:
