@@ -75,7 +75,8 @@ const std::vector<Case> kCorpus = {
     {"SELECT status, count(*), sum(total) FROM ov_orders WHERE note <> '#s' GROUP BY status "
      "HAVING count(*) > #i AND (sum(total) <= #n OR status = '#s') ORDER BY status LIMIT #i",
      false},
-    {"SELECT note FROM ov_orders WHERE qty > #i ORDER BY total * #i DESC, lower(note) || '#s' LIMIT #i", false},
+    {"SELECT note FROM ov_orders WHERE qty > #i ORDER BY total * #i DESC, lower(note) || '#s' LIMIT #i",
+     false},
     {"SELECT set_config('#s', '#s', false); SELECT * FROM ov_a a JOIN ov_b b USING (k) WHERE a.k = #i"},
     {"WITH w AS (INSERT INTO ov_orders (tenant_id) VALUES (#i) RETURNING *) SELECT * FROM w WHERE note = "
      "'#s'"},
