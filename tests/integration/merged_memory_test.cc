@@ -1,0 +1,161 @@
+// The memory bound of a merged read (docs/architecture.md §5.6): a merge holds at most
+// `fanout.max_rows_buffered` rows per shard, and a client slower than the shards pushes back
+// through the proxy to the shards' sockets, so a merge of 3 × 2 million rows read slowly keeps
+// shardwire's RSS near its idle size. (GROUP BY past `fanout.max_groups` failing with 54000 and
+// the connection staying usable is in the merged_reads suite.)
+#include "it_test.h"
+
+#include <poll.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "harness/sharded_fixture.h"
+
+using namespace it;
+
+namespace {
+
+constexpr int64_t kRowsPerShard = 2'000'000;
+constexpr int64_t kRows = kRowsPerShard * kShards;
+// The client pauses 1 ms every kRowsPerPause rows: at most ~1 M rows/s, slower than 3 shards.
+constexpr int64_t kRowsPerPause = 1'000;
+constexpr long kMiB = 1024 * 1024;
+// The allowance over the idle proxy's RSS. Each DataRow of the read is ~75 bytes on the wire
+// (id, tenant_id, a 40-byte note), so the result is ~450 MB; a proxy that buffered it would pass
+// this by far.
+constexpr long kAllowance = 64 * kMiB;
+// Under ASan freed memory sits in the allocator's quarantine (256 MiB by default) before reuse.
+constexpr long kSanitizerQuarantine = 256 * kMiB;
+
+// A "VmRSS:"/"VmHWM:" line of /proc/<pid>/status, in bytes; -1 when the process is gone.
+long status_bytes(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(field.size())) * 1024;
+  return -1;
+}
+
+// What the slow reader saw.
+struct ReadOutcome {
+  int64_t rows = 0;
+  int64_t out_of_place = 0;  // rows whose id is not their position (ids are 0 .. kRows-1)
+  std::string error;         // the first error, or a timeout
+};
+
+// Waits (up to 30 s of silence) until libpq holds a whole result or row.
+bool wait_readable(PGconn* conn) {
+  while (PQisBusy(conn)) {
+    pollfd pfd{PQsocket(conn), POLLIN, 0};
+    if (poll(&pfd, 1, 30'000) <= 0 || !PQconsumeInput(conn)) return false;
+  }
+  return true;
+}
+
+// Reads `sql` row by row (libpq single-row mode), pausing 1 ms every kRowsPerPause rows.
+ReadOutcome read_slowly(PgConn& conn, const std::string& sql) {
+  ReadOutcome out;
+  PGconn* pg = conn.get();
+  if (!PQsendQuery(pg, sql.c_str()) || !PQsetSingleRowMode(pg)) {
+    out.error = PQerrorMessage(pg);
+    return out;
+  }
+  for (;;) {
+    if (!wait_readable(pg)) {
+      out.error = "no row for 30 s or connection lost: " + std::string(PQerrorMessage(pg));
+      return out;
+    }
+    PGresult* r = PQgetResult(pg);
+    if (!r) break;
+    if (PQresultStatus(r) == PGRES_SINGLE_TUPLE) {
+      if (std::stoll(PQgetvalue(r, 0, 0)) != out.rows) ++out.out_of_place;
+      if (++out.rows % kRowsPerPause == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } else if (PQresultStatus(r) != PGRES_TUPLES_OK && out.error.empty()) {
+      out.error = PQresultErrorMessage(r);
+    }
+    PQclear(r);
+  }
+  return out;
+}
+
+// On shard i: kRowsPerShard rows with ids i, i+3, i+6, ... over 4 tenants the shard owns, so
+// ORDER BY id interleaves every shard's rows and the ids of the merge are 0 .. kRows-1.
+std::string load_sql(int shard) {
+  std::string tenants;
+  int64_t from = 1;
+  for (int t = 0; t < 4; ++t) {
+    from = tenant_on(shard, kShards, from);
+    if (t > 0) tenants += ',';
+    tenants += std::to_string(from++);
+  }
+  return "INSERT INTO orders (id, tenant_id, note) SELECT g * " + std::to_string(kShards) + " + " +
+         std::to_string(shard) + ", (ARRAY[" + tenants + "]::bigint[])[g % 4 + 1], lpad(g::text, 40, 'x') " +
+         "FROM generate_series(0, " + std::to_string(kRowsPerShard - 1) + ") AS g";
+}
+
+}  // namespace
+
+TEST_SUITE("merged_memory") {
+  TEST_CASE("a merge of 3 x 2 M rows read by a slow client keeps shardwire's RSS bounded") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    {
+      std::vector<PgConn> loaders;
+      for (int i = 0; i < kShards; ++i) {
+        loaders.push_back(f.setup.shard(i));
+        REQUIRE(loaders.back().send(load_sql(i)));
+      }
+      for (auto& loader : loaders) REQUIRE_OK(loader.wait_result(std::chrono::minutes(3)));
+    }
+    PgConn c = f.client();
+    REQUIRE_OK(c.exec("CREATE INDEX orders_id ON orders (id)", std::chrono::minutes(3)));
+    for (int i = 0; i < kShards; ++i)
+      REQUIRE_OK(f.setup.shard(i).exec("ANALYZE orders", std::chrono::minutes(1)));
+    // Warm the merge path, then take the idle size.
+    REQUIRE_OK(c.exec("SELECT id, tenant_id, note FROM orders WHERE id < 30000 ORDER BY id"));
+    const pid_t pid = f.proxy->pid();
+    const long baseline = status_bytes(pid, "VmRSS:");
+    REQUIRE(baseline > 0);
+    const long bound = baseline + kAllowance + (sanitized_mode() ? kSanitizerQuarantine : 0);
+
+    // Sampled alongside the read: the proxy's RSS, and whether a shard's backend waited to write
+    // to shardwire (wait_event ClientWrite) -- the push-back reached the shards.
+    std::atomic<bool> reading{true};
+    std::atomic<long> peak_sampled{baseline};
+    std::atomic<int> shards_blocked{0};
+    std::thread sampler([&] {
+      PgConn watch = f.setup.shard(0);  // the shards share one cluster: pg_stat_activity sees all
+      while (reading) {
+        peak_sampled = std::max(peak_sampled.load(), status_bytes(pid, "VmRSS:"));
+        PgResult r = watch.exec(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'ClientWrite' AND query LIKE "
+            "'%ORDER BY id%' AND pid <> pg_backend_pid()");
+        if (r.ok()) shards_blocked = std::max(shards_blocked.load(), std::stoi(r.value(0, 0)));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+    const auto started = std::chrono::steady_clock::now();
+    ReadOutcome read = read_slowly(c, "SELECT id, tenant_id, note FROM orders ORDER BY id");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    reading = false;
+    sampler.join();
+    const long high_water = status_bytes(pid, "VmHWM:");
+
+    MESSAGE("baseline RSS " << baseline / kMiB << " MiB, peak sampled " << peak_sampled / kMiB
+                            << " MiB, VmHWM " << high_water / kMiB << " MiB, bound " << bound / kMiB
+                            << " MiB, " << read.rows << " rows in " << seconds
+                            << " s, shard backends seen in "
+                            << "ClientWrite: " << shards_blocked.load());
+    INFO(f.log_tail());
+    CHECK(read.error == "");
+    CHECK(read.rows == kRows);
+    CHECK(read.out_of_place == 0);
+    CHECK(shards_blocked.load() > 0);
+    CHECK(peak_sampled.load() < bound);
+    CHECK(high_water < bound);  // the kernel's high-water mark: no spike between samples either
+    CHECK(c.value("SELECT count(*) FROM orders") == std::to_string(kRows));
+  }
+}
