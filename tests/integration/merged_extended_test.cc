@@ -232,7 +232,9 @@ TEST_SUITE("merged_extended") {
         {"SELECT grp, count(*), avg(n) FROM e GROUP BY grp ORDER BY grp", 100},
         {"SELECT grp, count(*) FROM e GROUP BY grp ORDER BY grp", 7},  // exactly all 7 groups: suspended
     };
-    for (const auto& [sql, max_rows] : limited) {
+    for (const auto& entry : limited) {
+      const auto& sql = entry.first;  // not a structured binding: doctest's INFO captures it
+      const auto max_rows = entry.second;
       const auto want = execute_with_limit(ref, sql, max_rows);
       const auto got = execute_with_limit(c, sql, max_rows);
       INFO(sql << " Execute(" << max_rows << "): want " << kinds(want) << ", got " << kinds(got));

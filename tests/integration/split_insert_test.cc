@@ -207,7 +207,9 @@ TEST_SUITE("split_insert") {
          "returning_1=T-1-0:10,T-1-1:11,T-1-2:12,T-1-3:13\nexecutemany=2,1,1\nunique=23505\ndup_rows=0\n"
          "executemany_unique=23505\nexecutemany_rows=0\ndone\n"},
     };
-    for (const auto& [driver, output] : outputs) {
+    for (const auto& entry : outputs) {
+      const auto& driver = entry.first;  // not a structured binding: doctest's INFO captures it
+      const auto& output = entry.second;
       CommandResult r = run_command({"/usr/bin/python3", script, url, driver, tenants, driver}, "",
                                     std::chrono::seconds(120));
       INFO(driver << ": " << r.describe());
