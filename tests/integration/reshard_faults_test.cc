@@ -36,8 +36,9 @@ TEST_SUITE("reshard_faults") {
     options.rows_per_bucket = env_int("RESHARD_ROWS_PER_BUCKET", 5);
     options.max_concurrent = {4, 0};  // instance 0 runs every migration; instance 1 only routes
     options.catalog_via_relay = true;
-    // Each copy lasts about 5 s: the faults land inside the rebalance.
-    options.copy_rows_per_sec = 40LL * options.rows_per_bucket;
+    // Each copy lasts about 10 s, so the four faults that need a copy in progress (about 5 s of
+    // injecting, plus their random delays) land inside it.
+    options.copy_rows_per_sec = 20LL * options.rows_per_bucket;
     Deployment d(options);
     Workload w({env_int("RESHARD_CLIENTS", 8), kInstances, [&](int i) { return d.conninfo(i); }, seed,
                 env_int("RESHARD_THINK_MS", 5)});
@@ -128,7 +129,7 @@ TEST_SUITE("reshard_faults") {
                                            << "\nmigrations:\n"
                                            << watch.summary());
       if (!reached) continue;
-      sleep_ms(static_cast<int>(rng() % (fault.states == copying ? 1200 : 30)));
+      sleep_ms(static_cast<int>(rng() % (fault.states == copying ? 600 : 30)));
       MESSAGE(w.elapsed_s() << " s: " << fault.what << "; migrations:\n" << watch.summary());
       const std::string failed = fault.inject();
       CHECK_MESSAGE(failed.empty(), fault.what << ": " << failed);
