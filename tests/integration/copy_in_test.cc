@@ -4,8 +4,9 @@
 // (HEADER, QUOTE, ESCAPE, NULL, quoted keys, fields spanning lines) through psql's \copy and
 // libpq, binary written by a real PostgreSQL's COPY TO, all fed in CopyData pieces that cut rows
 // anywhere; a bad key, a NULL key, a row a shard refuses, CopyFail: nothing written anywhere.
-// Rows for several shards commit together by two-phase commit (a million rows over 3 shards; a
-// duplicate on one shard rolls every shard back); under cross_shard_transactions: refuse such a
+// Rows for several shards commit together by two-phase commit (a million rows over 3 shards, in
+// text and in binary; a bad row at row 500 000 of a million, or a duplicate on one shard, rolls
+// every shard back); under cross_shard_transactions: refuse such a
 // COPY is refused at its end and nothing is written.
 #include "it_test.h"
 
@@ -96,6 +97,33 @@ long long rows_anywhere(const ShardedFixture& f, const std::string& where) {
     total += std::stoll(c.value("SELECT count(*) FROM orders WHERE " + where));
   }
   return total;
+}
+
+// COPY BINARY rows (tenant_id int8, note text, qty int4) for keys 1..rows; the row numbered
+// `null_key_row` (1-based; 0 for none) has a NULL key.
+std::string binary_copy(int64_t rows, const std::string& note, int64_t null_key_row) {
+  std::string out("PGCOPY\n\377\r\n\0", 11);
+  auto put = [&out](uint64_t v, int bytes) {
+    for (int i = bytes - 1; i >= 0; --i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  put(0, 4);  // flags
+  put(0, 4);  // header extension length
+  out.reserve(static_cast<size_t>(rows) * (2 + 12 + 4 + note.size() + 8) + 32);
+  for (int64_t k = 1; k <= rows; ++k) {
+    put(3, 2);
+    if (k == null_key_row) {
+      put(0xffffffff, 4);
+    } else {
+      put(8, 4);
+      put(static_cast<uint64_t>(k), 8);
+    }
+    put(note.size(), 4);
+    out += note;
+    put(4, 4);
+    put(static_cast<uint64_t>(k % 1000), 4);
+  }
+  put(0xffff, 2);  // the trailer
+  return out;
 }
 
 // Deletes rows on every shard directly (a keyless DELETE through shardwire is refused).
@@ -305,6 +333,57 @@ TEST_SUITE("copy_in") {
       CHECK(direct.value("SELECT count(*) FROM pg_prepared_xacts") == "0");
     }
     CHECK(rows_anywhere(f, "note = 'bulk'") == rows);
+  }
+
+  TEST_CASE("a million rows with a bad row at row 500 000, text and binary: no row anywhere") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    PgConn c = f.client();
+    const int64_t rows = 1000000;
+    const int64_t bad = 500000;
+    std::string text;
+    text.reserve(static_cast<size_t>(rows) * 24);
+    for (int64_t k = 1; k <= rows; ++k)
+      text +=
+          (k == bad ? std::string("12x") : std::to_string(k)) + "\tlate\t" + std::to_string(k % 1000) + "\n";
+    struct Case {
+      std::string what;
+      std::string sql;
+      std::string data;
+      std::string sqlstate;
+    };
+    const std::vector<Case> cases = {
+        {"text, a malformed key", "COPY orders (tenant_id, note, qty) FROM STDIN", text, "22P02"},
+        {"binary, a NULL key", "COPY orders (tenant_id, note, qty) FROM STDIN (FORMAT binary)",
+         binary_copy(rows, "late", bad), "23502"},
+    };
+    for (const Case& test : cases) {
+      INFO(test.what);
+      CopyOutcome out = copy_in(c, test.sql, test.data, 65536);
+      CHECK_FALSE(out.ok);
+      CHECK(out.sqlstate == test.sqlstate);
+      CHECK(out.message.find("COPY orders, line 500000") != std::string::npos);
+      CHECK(rows_anywhere(f, "note = 'late'") == 0);
+      for (int s = 0; s < kShards; ++s)
+        CHECK(f.setup.shard(s).value("SELECT count(*) FROM pg_prepared_xacts") == "0");
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    }
+    // The same million in binary without the bad row: every row on its owner once.
+    CopyOutcome good = copy_in(c, "COPY orders (tenant_id, note, qty) FROM STDIN (FORMAT binary)",
+                               binary_copy(rows, "late", 0), 65536);
+    REQUIRE_MESSAGE(good.ok, good.sqlstate << " " << good.message << "\n" << f.log_tail(10));
+    CHECK(good.tag == "COPY 1000000");
+    int64_t expected[kShards] = {0, 0, 0};
+    for (int64_t k = 1; k <= rows; ++k) ++expected[shard_of_key(k)];
+    for (int s = 0; s < kShards; ++s) {
+      INFO("shard " << s);
+      PgConn direct = f.setup.shard(s);
+      CHECK(direct.value("SELECT count(*) FROM orders WHERE note = 'late'") == std::to_string(expected[s]));
+      CHECK(direct.value("SELECT count(DISTINCT tenant_id) FROM orders WHERE note = 'late'") ==
+            std::to_string(expected[s]));
+      CHECK(f.misplaced_on(s) == 0);
+    }
+    CHECK(rows_anywhere(f, "note = 'late'") == rows);
   }
 
   TEST_CASE(
