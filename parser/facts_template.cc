@@ -1,7 +1,6 @@
 #include "parser/facts_template.h"
 
 #include <algorithm>
-#include <atomic>
 
 namespace sw::parser::detail {
 namespace {
@@ -120,15 +119,14 @@ std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const N
 
 namespace {
 
-// An instance no one but the template holds, or nullptr. use_count() == 1 means the last other
-// holder has released it (a release is an acq_rel decrement); the acquire fence orders that
-// holder's reads before the rewrite below.
+// An instance no one but the template holds, or nullptr. Instances are handed out and released
+// only on the thread that owns the template (the statement cache is thread_local, and the facts
+// it hands out stay on that worker), so use_count() == 1 means every other holder has finished
+// with it: rewriting it cannot race with a reader. (ThreadSanitizer, which models the reference
+// count, checks that no other thread ever holds one.)
 std::shared_ptr<QueryFacts> unheld_instance(const FactsTemplate& tmpl) {
   for (const auto& instance : tmpl.instances) {
-    if (instance.use_count() == 1) {
-      std::atomic_thread_fence(std::memory_order_acquire);
-      return instance;
-    }
+    if (instance.use_count() == 1) return instance;
   }
   return nullptr;
 }
