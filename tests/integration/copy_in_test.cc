@@ -126,6 +126,23 @@ std::string binary_copy(int64_t rows, const std::string& note, int64_t null_key_
   return out;
 }
 
+// Keys 1..rows copied with `note`: each shard holds exactly the keys it owns, once each, none
+// misplaced, nothing left prepared.
+void check_bulk_placement(const ShardedFixture& f, const std::string& note, int64_t rows) {
+  int64_t expected[kShards] = {0, 0, 0};
+  for (int64_t k = 1; k <= rows; ++k) ++expected[shard_of_key(k)];
+  const std::string where = " FROM orders WHERE note = '" + note + "'";
+  for (int s = 0; s < kShards; ++s) {
+    INFO("shard " << s);
+    PgConn direct = f.setup.shard(s);
+    CHECK(direct.value("SELECT count(*)" + where) == std::to_string(expected[s]));
+    CHECK(direct.value("SELECT count(DISTINCT tenant_id)" + where) == std::to_string(expected[s]));
+    CHECK(f.misplaced_on(s) == 0);
+    CHECK(direct.value("SELECT count(*) FROM pg_prepared_xacts") == "0");
+  }
+  CHECK(rows_anywhere(f, "note = '" + note + "'") == rows);
+}
+
 // Deletes rows on every shard directly (a keyless DELETE through shardwire is refused).
 void delete_everywhere(const ShardedFixture& f, const std::string& where) {
   for (int s = 0; s < kShards; ++s) {
@@ -312,27 +329,15 @@ TEST_SUITE("copy_in") {
     const int64_t rows = 1000000;
     std::string data;
     data.reserve(static_cast<size_t>(rows) * 24);
-    int64_t expected[kShards] = {0, 0, 0};
-    for (int64_t k = 1; k <= rows; ++k) {
+    for (int64_t k = 1; k <= rows; ++k)
       data += std::to_string(k) + "\tbulk\t" + std::to_string(k % 1000) + "\n";
-      ++expected[shard_of_key(k)];
-    }
     const auto started = std::chrono::steady_clock::now();
     CopyOutcome out = copy_in(c, "COPY orders (tenant_id, note, qty) FROM STDIN", data, 65536);
     const auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     REQUIRE_MESSAGE(out.ok, out.sqlstate << " " << out.message << "\n" << f.log_tail(10));
     CHECK(out.tag == "COPY 1000000");
     MESSAGE("1 000 000 rows into 3 shards through shardwire in " << took << " s");
-    for (int s = 0; s < kShards; ++s) {
-      INFO("shard " << s);
-      PgConn direct = f.setup.shard(s);
-      CHECK(direct.value("SELECT count(*) FROM orders WHERE note = 'bulk'") == std::to_string(expected[s]));
-      CHECK(direct.value("SELECT count(DISTINCT tenant_id) FROM orders WHERE note = 'bulk'") ==
-            std::to_string(expected[s]));
-      CHECK(f.misplaced_on(s) == 0);
-      CHECK(direct.value("SELECT count(*) FROM pg_prepared_xacts") == "0");
-    }
-    CHECK(rows_anywhere(f, "note = 'bulk'") == rows);
+    check_bulk_placement(f, "bulk", rows);
   }
 
   TEST_CASE("a million rows with a bad row at row 500 000, text and binary: no row anywhere") {
@@ -373,17 +378,7 @@ TEST_SUITE("copy_in") {
                                binary_copy(rows, "late", 0), 65536);
     REQUIRE_MESSAGE(good.ok, good.sqlstate << " " << good.message << "\n" << f.log_tail(10));
     CHECK(good.tag == "COPY 1000000");
-    int64_t expected[kShards] = {0, 0, 0};
-    for (int64_t k = 1; k <= rows; ++k) ++expected[shard_of_key(k)];
-    for (int s = 0; s < kShards; ++s) {
-      INFO("shard " << s);
-      PgConn direct = f.setup.shard(s);
-      CHECK(direct.value("SELECT count(*) FROM orders WHERE note = 'late'") == std::to_string(expected[s]));
-      CHECK(direct.value("SELECT count(DISTINCT tenant_id) FROM orders WHERE note = 'late'") ==
-            std::to_string(expected[s]));
-      CHECK(f.misplaced_on(s) == 0);
-    }
-    CHECK(rows_anywhere(f, "note = 'late'") == rows);
+    check_bulk_placement(f, "late", rows);
   }
 
   TEST_CASE(
