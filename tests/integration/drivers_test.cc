@@ -87,8 +87,8 @@ std::vector<Driver> drivers() {
       {"psycopg3",
        {kPython, py + "psycopg3_check.py"},
        {},
-       {false, true, true, {"copy_in", "copy_out", "pipeline"}},
-       {{"pipeline", "3,piped!,60"}}},
+       {false, true, true, {"copy_in", "copy_out", "pipeline", "txn_merged"}},
+       {{"pipeline", "3,piped!,60"}, {"txn_merged", "8|-batch-4|14|True"}}},
       {"psycopg2", {kPython, py + "psycopg2_check.py"}, {}, {false, true, true, copy}, {}},
       {"asyncpg",
        {kPython, py + "asyncpg_check.py"},
@@ -114,8 +114,6 @@ std::vector<Driver> drivers() {
 std::string expected_output(const Driver& d, const std::string& mode) {
   std::vector<std::string> keys = d.keys.empty() ? check_keys(d.checks) : d.keys;
   if (mode == "session" && d.keys.empty()) keys.push_back("session_pid");
-  // asyncpg's merged reads run only in transaction pooling (asyncpg_check.py says why).
-  if (mode == "session") keys.erase(std::remove(keys.begin(), keys.end(), "merged"), keys.end());
   std::string out;
   for (const auto& key : keys) {
     auto own = d.values.find(key);
