@@ -251,6 +251,10 @@ TEST_SUITE("merged_transactions") {
     CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)) == "2");  // a server on s0
     CHECK(client.value("SELECT count(*) FROM orders") == "6");
     CHECK(client.value("SELECT max(qty) FROM orders") == "2");
+    // A failing read outside a transaction: the session's servers are rolled back and kept.
+    CHECK(client.exec("SELECT sum(100 / (qty - 1)) FROM orders").sqlstate() == "22012");
+    CHECK(PQtransactionStatus(client.get()) == PQTRANS_IDLE);
+    CHECK(client.value("SELECT count(*) FROM orders WHERE qty = 2") == "3");
     PgResult extended = client.exec_params("SELECT tenant_id FROM orders WHERE qty = $1 ORDER BY 1", {"1"});
     REQUIRE_OK(extended);
     CHECK(extended.rows() == 3);

@@ -57,6 +57,12 @@ async def main(url, mode, tenant, tag):
                               tag + "-%")
     most = await conn.fetchval("SELECT max(qty) FROM orders WHERE note LIKE $1", tag + "-%")
     put("merged", "%s|%s|%s" % (top["note"][len(tag):], top["qty"], most), "-batch-4|14|14")
+    # The same inside a transaction (BEGIN first: asyncpg's cursors and transactions): on its legs.
+    async with conn.transaction():
+        top = await conn.fetchrow("SELECT note, qty FROM orders WHERE note LIKE $1 ORDER BY qty DESC",
+                                  tag + "-%")
+        count = await conn.fetchval("SELECT count(*) FROM orders WHERE note LIKE $1", tag + "-%")
+    put("txn_merged", "%s|%s|%s" % (top["note"][len(tag):], top["qty"], count), "-batch-4|14|8")
 
     table = "copy_" + tag
     await conn.execute("DROP TABLE IF EXISTS %s" % table)
