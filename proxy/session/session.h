@@ -408,6 +408,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status held_read_refusal(const router::Route& route) const;
   Next read_on_every_shard(const wire::Frame& query, const router::Route& route);
   Next read_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
+  Next refuse_scatter_portal_execute();
   Status hold_merge_servers(MergeFanout& merge, const router::Route& route);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Start start_extended_merge(const ExtendedBatch& bound, const router::Route& route, size_t consumed,

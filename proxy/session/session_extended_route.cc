@@ -190,6 +190,10 @@ Session::Start Session::start_extended_merge(const ExtendedBatch& bound, const r
     refuse_request(error);
     return Start::Answered;
   }
+  if (max_rows > 0 && writes_in_transaction()) {
+    txn_.scatter_portal.assign(bound.bind.portal);
+    txn_.scatter_portal_open = true;
+  }
   MergeFanout::Extended extended;
   extended.types = bound.types();
   extended.parameters = std::string(bind.parameters);

@@ -21,7 +21,9 @@ Session::Next Session::route_batch_across_legs() {
   if (txn_.ending != Ending::None) return finish_batch_ending();
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
   if (batch.kind == ExtendedBatch::Kind::NeedMore) return Next::Stop;  // read on when more arrives
+  if (batch.kind == ExtendedBatch::Kind::NoBind) return refuse_scatter_portal_execute();
   if (batch.kind != ExtendedBatch::Kind::Bound) return Next::Forward;
+  if (batch.bind.portal == txn_.scatter_portal) txn_.scatter_portal_open = false;  // bound anew
   const parser::StatementFacts& only = batch.only();
   if (!txn_.parked.empty()) {
     if (only.kind == StatementKind::Commit || only.kind == StatementKind::Rollback)

@@ -136,6 +136,37 @@ Session::Next Session::read_batch_on_every_shard(const ExtendedBatch& batch, con
   return start == Start::Wait ? Next::Stop : Next::Continue;
 }
 
+// A batch that starts with an Execute of the portal a read on every shard left at its row limit
+// inside the transaction: no shard holds that portal (each ran the read whole, as the unnamed
+// one), so it is refused, failing the transaction as an error there would, rather than answered
+// by a server that does not know the portal.
+Session::Next Session::refuse_scatter_portal_execute() {
+  if (!txn_.scatter_portal_open) return Next::Forward;
+  if (!writes_in_transaction()) {
+    txn_.scatter_portal_open = false;  // the transaction that held it ended
+    return Next::Forward;
+  }
+  auto frame = wire::read_frame(client_input(), wire::Sender::Client, limits_);
+  if (frame.status != wire::FrameStatus::Complete || frame.frame.type != 'E') return Next::Forward;
+  const std::string_view body = frame.frame.body;  // the portal's name, then the row limit
+  const size_t name_end = body.find('\0');
+  if (name_end == std::string_view::npos || body.substr(0, name_end) != txn_.scatter_portal)
+    return Next::Forward;
+  if (!txn_.leg.tracker.idle()) {
+    request_.leg_wait = true;
+    return Next::Stop;
+  }
+  if (clock_.request_started_us == 0) note_request_start();
+  request_.batch_open = true;  // the client's Sync ends the batch the refusal opens
+  inject_abort(Status::client("0A000",
+                              "shardwire does not continue a portal of a read of every shard: it "
+                              "returned the rows of its first Execute only; read such a query "
+                              "whole (no fetch size or cursor), or add a shard key value"),
+               true);
+  consume_client(frame.frame.size);
+  return Next::Continue;
+}
+
 // Runs the merge on the session's servers (`targets` are the plan's, by leg): each leg's shard
 // lends its server or gets a new one that joins the transaction; every server comes back as a leg.
 Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& route) {
