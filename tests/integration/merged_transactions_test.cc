@@ -6,8 +6,9 @@
 // transaction on every shard commits without two-phase commit; an error on one shard fails the
 // whole transaction (25P02 after it, COMMIT answers ROLLBACK, nothing committed, no server left
 // idle in a transaction); a LIMIT that needs fewer rows than the shards hold leaves every leg
-// usable; the extended protocol too (an Execute row limit answers PortalSuspended, continuing that
-// portal is refused); session pooling on the session's servers; and under
+// usable; the client's cancel fails the transaction; the extended protocol too (an Execute row
+// limit answers PortalSuspended, continuing that portal is refused); session pooling on the
+// session's servers; and under
 // sharding.cross_shard_transactions: refuse such a read is refused naming the setting.
 #include "it_test.h"
 
@@ -206,6 +207,18 @@ TEST_SUITE("merged_transactions") {
     CHECK(f.rows_on(0, "note = 'kept'").size() == 1u);
     CHECK(f.rows_on(0, "note = 'undone'").empty());
     CHECK(prepared_or_idle(f) == 0);
+    // With the BEGIN and the SAVEPOINT still deferred, every shard joins with both.
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec("SAVEPOINT early"));
+    CHECK(client.value("SELECT count(*) FROM orders") == "7");
+    REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.c) + ", 302, 'early')"));
+    CHECK(client.value("SELECT count(*) FROM orders") == "8");
+    REQUIRE_OK(client.exec("ROLLBACK TO SAVEPOINT early"));
+    CHECK(client.value("SELECT count(*) FROM orders") == "7");
+    REQUIRE_OK(client.exec("RELEASE SAVEPOINT early"));
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    CHECK(f.rows_on(2, "note = 'early'").empty());
+    CHECK(prepared_or_idle(f) == 0);
   }
 
   TEST_CASE("REPEATABLE READ: every read of the transaction sees one snapshot per shard") {
@@ -300,6 +313,33 @@ TEST_SUITE("merged_transactions") {
     CHECK(prepared_or_idle(f) == 0);
   }
 
+  TEST_CASE("the client's cancel of a read inside BEGIN fails the transaction on every shard") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 1);
+    PgConn client = f.client();
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(
+        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 700, 'cancelled')"));
+    REQUIRE(client.send("SELECT count(*) FROM orders WHERE pg_sleep(30)::text = ''"));
+    sleep_ms(500);  // the legs run it: the cancel reaches a running statement
+    PGcancel* cancel = PQgetCancel(client.get());
+    REQUIRE(cancel != nullptr);
+    char error[256] = {0};
+    CHECK(PQcancel(cancel, error, sizeof error) == 1);
+    PQfreeCancel(cancel);
+    PgResult cancelled = client.wait_result(15s);
+    INFO(cancelled.describe());
+    CHECK(cancelled.sqlstate() == "57014");
+    CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
+    CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
+    CHECK(f.rows_on(0, "note = 'cancelled'").empty());
+    CHECK(prepared_or_idle(f) == 0);
+    CHECK(client.value("SELECT count(*) FROM orders") == "3");
+  }
+
   TEST_CASE("session pooling: merged reads on the session's servers, in and out of BEGIN") {
     PROXY_ONLY();
     ShardedOptions options;
@@ -325,6 +365,13 @@ TEST_SUITE("merged_transactions") {
     REQUIRE_OK(client.exec("ROLLBACK"));
     CHECK(client.value("SELECT count(*) FROM orders") == "6");
     for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'sess'").empty());
+    // The read first, with the BEGIN still deferred: the session's servers begin with it.
+    REQUIRE_OK(client.exec("BEGIN"));
+    CHECK(client.value("SELECT count(*) FROM orders") == "6");
+    REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.c) + ", 501, 'sess2')"));
+    CHECK(client.value("SELECT count(*) FROM orders") == "7");
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    CHECK(f.rows_on(2, "note = 'sess2'").size() == 1u);
     CHECK(prepared_or_idle(f) == 0);
   }
 
