@@ -131,6 +131,14 @@ TEST_SUITE("merged_transactions") {
       CHECK(prepared_or_idle(f) == 0);
     }
     CHECK(client.value("SELECT count(*) FROM orders") == "6");
+    // SQLAlchemy's first statements name no table (they run on the default shard, the transaction
+    // still movable); a read of every shard after them joins the others.
+    REQUIRE_OK(client.exec("BEGIN"));
+    CHECK(client.value("SELECT current_schema()") == "public");
+    CHECK(client.value("SELECT count(*) FROM orders") == "6");
+    CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.c)) == "2");
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    CHECK(prepared_or_idle(f) == 0);
   }
 
   TEST_CASE("an error on one shard's leg fails the whole transaction: 25P02, COMMIT rolls back everywhere") {
