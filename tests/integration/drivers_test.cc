@@ -82,6 +82,7 @@ std::vector<Driver> drivers() {
   const std::string node = kDriversDir + "/node/";
   std::vector<std::string> java = {"java", "-cp", jdbc_classpath(), "JdbcCheck"};
   const std::vector<std::string> copy = {"copy_in", "copy_out"};
+  const std::vector<std::string> jdbc = {"copy_in", "copy_out", "txn_merged"};
   const Checks postgresjs{true, false, true, copy};
   return {
       {"psycopg3",
@@ -113,8 +114,8 @@ std::vector<Driver> drivers() {
        {"noprepare"},
        postgresjs,
        {{"simple", "[2,3]"}}},
-      {"jdbc_t0", java, {"0"}, {false, true, true, copy}, {}},
-      {"jdbc_t1", java, {"1"}, {false, true, true, copy}, {}},
+      {"jdbc_t0", java, {"0"}, {false, true, true, jdbc}, {{"txn_merged", "8|-batch-4|14"}}},
+      {"jdbc_t1", java, {"1"}, {false, true, true, jdbc}, {{"txn_merged", "8|-batch-4|14"}}},
   };
 }
 
