@@ -227,6 +227,18 @@ TEST_SUITE("merged_transactions") {
     CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
     CHECK(f.rows_on(2, "note = 'early'").empty());
     CHECK(prepared_or_idle(f) == 0);
+    // The read fails on a shard that joins for it (its new server is closed): the savepoint still
+    // recovers the transaction, and a later read joins that shard again.
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 303, 'late')"));
+    REQUIRE_OK(client.exec("SAVEPOINT before_read"));
+    CHECK(client.exec("SELECT sum(100 / qty) FROM orders").sqlstate() == "22012");
+    REQUIRE_OK(client.exec("ROLLBACK TO SAVEPOINT before_read"));
+    CHECK(PQtransactionStatus(client.get()) == PQTRANS_INTRANS);
+    CHECK(client.value("SELECT count(*) FROM orders") == "8");
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    CHECK(f.rows_on(0, "note = 'late'").size() == 1u);
+    CHECK(prepared_or_idle(f) == 0);
   }
 
   TEST_CASE("REPEATABLE READ: every read of the transaction sees one snapshot per shard") {
