@@ -72,6 +72,11 @@ MergeFanout::~MergeFanout() {
 
 void MergeFanout::start() {
   for (size_t i = 0; i < legs_.size() && !finished_; ++i) {
+    if (legs_[i].lent != nullptr) {
+      send_first(legs_[i], legs_[i].lent);
+      read_leg(i);
+      continue;
+    }
     legs_[i].waiting = true;
     if (pool::Backend* backend = legs_[i].target.pool->acquire(this)) on_backend_ready(backend);
   }
@@ -82,16 +87,7 @@ void MergeFanout::on_backend_ready(pool::Backend* backend) {
     Leg& leg = legs_[i];
     if (!leg.waiting || leg.target.pool != &backend->pool()) continue;
     leg.waiting = false;
-    leg.backend = backend;
-    backend->attach(this);
-    std::string out;
-    if (backend->applied_state != session_state_) {
-      wire::encode_query(out, "RESET ALL;" + session_state_);
-      backend->applied_state = session_state_;
-      ++leg.swallow_ready;
-    }
-    out += leg.message;
-    backend->connection().write(out);
+    send_first(leg, backend);
     read_leg(i);
     return;
   }
@@ -130,9 +126,9 @@ void MergeFanout::read_leg(size_t index) {
   wire::Limits limits;
   while (!finished_) {
     Leg& leg = legs_[index];
-    if (leg.backend == nullptr) break;
+    if (leg.backend == nullptr || (held_ && leg.done)) break;
     net::Connection& connection = leg.backend->connection();
-    if (merger_.buffered(index) >= max_rows_buffered_) {
+    if (!draining_ && merger_.buffered(index) >= max_rows_buffered_) {
       connection.pause_reading();  // resumed by pump() once the merge took its rows
       leg.paused = true;
       break;
@@ -159,7 +155,7 @@ void MergeFanout::read_leg(size_t index) {
       fail(handled);
       return;
     }
-    if (legs_[index].done && legs_[index].backend != nullptr) {
+    if (legs_[index].done && legs_[index].backend != nullptr && !held_) {
       pool::Backend* backend = legs_[index].backend;
       legs_[index].backend = nullptr;
       backend->detach();
@@ -175,11 +171,13 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
   switch (type) {
     case 'Z':
       if (!body.empty()) leg.status = body[0];
+      --leg.ready_owed;
       if (leg.swallow_ready > 0) {
         --leg.swallow_ready;
         return Status::ok();
       }
       leg.done = true;
+      if (draining_) return Status::ok();
       if (!leg.complete && !errored_)
         return Status::server("08P01", "shard " + leg.target.shard + " ended the statement without a result");
       return merger_.finish_leg(index);
@@ -188,8 +186,11 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
         LOG_WARN("shard %s refused session settings", leg.target.shard.c_str());
         return Status::ok();
       }
-      fail(Status::server("XX000", "shard error"), frame);
-      return Status::ok();
+      // Relayed now; read_leg fails the read once the frame is consumed (a held server goes back
+      // to the session then, with nothing of this frame left to read).
+      if (!errored_) write_client_(frame);
+      errored_ = true;
+      return Status::server("XX000", "shard " + leg.target.shard + " reported an error");
     case 'S':
       if (auto p = wire::decode_parameter_status(body)) leg.backend->set_parameter(p->name, p->value);
       return Status::ok();
@@ -204,6 +205,7 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
   switch (type) {
     case 'T': return described_ ? Status::ok() : describe(frame, body);
     case 'D': {
+      if (draining_) return Status::ok();  // every row the client needs went out
       auto row = merge::decode_data_row(body);
       if (!row) return Status::server("08P01", "shard " + leg.target.shard + " sent a malformed DataRow");
       return merger_.push(index, std::move(*row));
@@ -264,6 +266,13 @@ Status MergeFanout::check_collations() const {
 // Moves merged rows to the client while it keeps up, resumes legs the merge has room for, and
 // ends the statement when every row went out (stopping legs no longer needed).
 void MergeFanout::pump() {
+  if (draining_ && !finished_ && !pumping_) {
+    pumping_ = true;
+    const bool drained = drain_held_legs();
+    pumping_ = false;
+    if (drained) finish();
+    return;
+  }
   if (finished_ || pumping_ || !described_) {
     if (!finished_ && !pumping_) {
       bool all_done = true;
@@ -301,6 +310,12 @@ void MergeFanout::pump() {
   if (!out.empty()) write_client_(out);
   pumping_ = false;
   if (suspended_ || merger_.done()) {
+    if (held_) {
+      pumping_ = true;
+      const bool drained = drain_held_legs();
+      pumping_ = false;
+      if (!drained) return;
+    }
     for (Leg& leg : legs_) {
       if (!leg.done) stop_leg(leg, false);
     }
@@ -337,22 +352,20 @@ void MergeFanout::stop_leg(Leg& leg, bool clean) {
   leg.target.pool->release(backend, clean);
 }
 
-void MergeFanout::fail(const Status& why, std::string_view server_error) {
+// `why` reaches the client unless a shard's own error did already (handle_message).
+void MergeFanout::fail(const Status& why) {
   if (finished_) return;
+  if (error_.is_ok()) error_ = why;
   for (Leg& leg : legs_) {
     if (leg.waiting) leg.target.pool->cancel_wait(this);
     leg.waiting = false;
-    stop_leg(leg, false);
+    if (!held_) stop_leg(leg, false);  // a held server goes back to the session, owing its answers
   }
   if (!errored_) {
     errored_ = true;
-    if (!server_error.empty()) {
-      write_client_(server_error);
-    } else {
-      std::string out;
-      wire::encode_error(out, "ERROR", why.sqlstate, why.message);
-      write_client_(out);
-    }
+    std::string out;
+    wire::encode_error(out, "ERROR", why.sqlstate, why.message);
+    write_client_(out);
   }
   finish();
 }
@@ -370,8 +383,9 @@ void MergeFanout::finish() {
       wire::encode_command_complete(out, "SELECT " + std::to_string(rows_out_));
     }
   }
-  wire::encode_ready_for_query(out, 'I');
-  write_client_(out);
+  if (!held_in_transaction_) wire::encode_ready_for_query(out, 'I');
+  if (!out.empty()) write_client_(out);
+  if (held_) hand_back_held();
   done_(Counters{merger_.rows_in(), rows_out_});
 }
 

@@ -15,6 +15,10 @@
 //    cancelled and their servers closed (a cancelled server is never reused: a late
 //    CancelRequest must not hit another client's query). So are legs whose rows are no longer
 //    needed once LIMIT is reached.
+// With the session's servers (keep_servers: inside the client's transaction block, or in session
+// pooling; docs/architecture.md §5.6) no leg is cancelled or closed: a leg whose rows are no longer
+// needed is read to its end and its rows dropped, and at the end every server is handed back to
+// the session, with what it still owes when the read failed.
 #pragma once
 
 #include <functional>
@@ -25,6 +29,7 @@
 
 #include "config/config.h"
 #include "merge/merger.h"
+#include "session/every_shard_transaction.h"
 #include "session/fanout.h"
 
 namespace sw::session {
@@ -69,6 +74,16 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   };
   void use_extended(Extended extended);
 
+  // Runs on the session's servers (before start()): `targets` by leg, each with the server the
+  // session lends (used at once, nothing sent before the read but the session's settings when it
+  // lacks them) or none (a new server from the pool, sent the target's `begin` first, which joins
+  // it to the client's transaction). No leg is stopped early; at the end `hand_back` gets every
+  // server (the read's error, if any, decides what the session does with them). Inside the
+  // client's transaction (`in_transaction`) the client's ReadyForQuery is the session's, not
+  // written here.
+  void keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
+                    EveryShardTransaction::HandBack hand_back);
+
   void start();
   void on_client_drained();
   // The client's CancelRequest: every leg still running is cancelled (their 57014 reaches the
@@ -89,8 +104,12 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     std::string collation;        // the shard database's, from that result
     std::string foreign_columns;  // "t.c (de-x-icu), ...": columns not ordered by bytes
     int swallow_ready = 0;
+    int ready_owed = 0;  // ReadyForQuery still due for everything sent
     char status = 'I';
     wire::ServerMessageCheck check;
+    int shard_index = -1;           // keep_servers: the directory's index of its shard
+    pool::Backend* lent = nullptr;  // keep_servers: the session's server for it
+    std::string begin;              // keep_servers: what a new server runs first
   };
 
   // The one-row query every leg runs first: the shard database's collation, and the columns
@@ -113,9 +132,13 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   Status check_collations() const;
   void pump();
   void stop_leg(Leg& leg, bool clean);
-  void fail(const Status& why, std::string_view server_error = {});
+  void fail(const Status& why);
   void finish();
   size_t index_of(pool::Backend& backend) const;
+  void send_first(Leg& leg, pool::Backend* backend);
+  // keep_servers: the legs still running once every row went out are read to their end.
+  bool drain_held_legs();
+  void hand_back_held();
 
   std::vector<Leg> legs_;
   merge::Merger merger_;
@@ -133,6 +156,11 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   bool finished_ = false;
   bool pumping_ = false;
   bool suspended_ = false;  // the Execute's row limit was reached
+  bool held_ = false;       // keep_servers ran: the servers go back to the session
+  bool held_in_transaction_ = false;
+  bool draining_ = false;  // every row went out; held legs are read to their end, rows dropped
+  Status error_ = Status::ok();
+  EveryShardTransaction::HandBack hand_back_;
   uint64_t rows_out_ = 0;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

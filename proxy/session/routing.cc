@@ -197,7 +197,11 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
       if (route.reference_write) return place_reference_write();
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
       if (route.insert_select) return place_insert_select(route);
-      if (route.kind == RouteKind::Scatter && route.migrating && !in_transaction) {
+      if (route.kind == RouteKind::Scatter && in_transaction) {
+        placement.kind = Placement::Kind::FanOut;  // on the transaction's legs, joining the others
+        return placement;
+      }
+      if (route.kind == RouteKind::Scatter && route.migrating) {
         placement.kind = Placement::Kind::WaitForCutover;  // every bucket is read: wait for the cutover
         return placement;
       }
@@ -209,11 +213,12 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
         placement.kind = Placement::Kind::FanOut;
         return placement;
       }
-      placement.kind = Placement::Kind::Refuse;
+      placement.kind = Placement::Kind::Refuse;  // DDL: applied shard after shard, not atomic
       placement.error = Status::client(
           "0A000", "statement on sharded table " + route.table +
                        (protocol == Protocol::Simple
-                            ? " needs every shard, which a transaction cannot span"
+                            ? " runs on every shard one after another, outside any transaction block; run "
+                              "it outside BEGIN ... COMMIT"
                             : " needs every shard; shardwire runs such statements only in the simple query "
                               "protocol"));
       return placement;

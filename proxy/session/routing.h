@@ -89,8 +89,10 @@ struct Placement {
   Status error;
 };
 
-// `in_transaction`: a deferred BEGIN waits for its shard (a transaction cannot span shards).
-// A statement on a MIGRATING bucket, read or write, waits for the cutover's outcome. Without
+// `in_transaction`: a deferred BEGIN waits for its shard; a keyless read there fans out on the
+// transaction's legs (the session decides whether it may, and does not wait for a cutover), DDL
+// on every shard is refused. A statement on a MIGRATING bucket, read or write, waits for the
+// cutover's outcome. Without
 // `read_lease_valid` (docs/architecture.md §7.4) reads of sharded tables are refused (57P03): the
 // directory may be stale and reads meet no fence.
 Placement place(const router::Route& route, Protocol protocol, bool in_transaction, int default_shard,

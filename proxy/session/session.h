@@ -339,9 +339,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   std::optional<Result<DropIndex>> drop_index_on_every_shard(const parser::StatementFacts& statement) const;
   Start start_drop_index(const wire::Frame& frame, const DropIndex& drop);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
-  // One target per shard of the directory, in its order, and their pools (session_copy_in.cc).
-  Status targets_on_every_shard(std::vector<EveryShardTransaction::Target>* targets,
-                                std::vector<pool::Pool*>* pools);
+  // A runner's targets with the session's servers lent (session_every_shard_write.cc): one per
+  // shard of `shards` (every shard of the directory when null), in that order, and their pools.
+  Status targets_with_session_servers(const std::vector<int>* shards, bool in_transaction,
+                                      std::vector<EveryShardTransaction::Target>* targets,
+                                      std::vector<pool::Pool*>* pools);
   // COPY FROM STDIN or a reference write with the session's servers (session_every_shard_write.cc)
   bool writes_in_transaction() const { return txn_.shards.open() || txn_.control.deferred(); }
   // A COPY FROM into a sharded table (split by key) or a reference table (whole to every shard).
@@ -399,6 +401,15 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   TwoPhaseHooks two_phase_hooks();
   Start start_merge(std::vector<Fanout::Target> targets, size_t consumed, const router::Route& route,
                     MergeFanout::Extended* extended = nullptr);
+  // A scatter read on the session's servers, in a transaction block or session pooling
+  // (session_scatter_read.cc).
+  static bool scatter_read(const router::Route& route);
+  bool reads_on_session_servers() const;
+  Status held_read_refusal(const router::Route& route) const;
+  Next read_on_every_shard(const wire::Frame& query, const router::Route& route);
+  Next read_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
+  Next refuse_scatter_portal_execute();
+  Status hold_merge_servers(MergeFanout& merge, const router::Route& route);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Start start_extended_merge(const ExtendedBatch& bound, const router::Route& route, size_t consumed,
                              bool describe_portal, uint32_t max_rows);

@@ -8,22 +8,6 @@
 
 namespace sw::session {
 
-Status Session::targets_on_every_shard(std::vector<EveryShardTransaction::Target>* targets,
-                                       std::vector<pool::Pool*>* pools) {
-  const router::Directory& directory = *host_.directory();
-  for (size_t i = 0; i < directory.shards().size(); ++i) {
-    EveryShardTransaction::Target target;
-    Status error;
-    target.pool = pool_for_shard(static_cast<int>(i), &error);
-    if (target.pool == nullptr) return error;
-    target.shard = directory.shard_name(static_cast<uint16_t>(i));
-    target.index = static_cast<int>(i);
-    pools->push_back(target.pool);
-    targets->push_back(std::move(target));
-  }
-  return Status::ok();
-}
-
 Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
                                       const router::Route& route) {
   // A reference table's COPY (no copy_rule) goes whole to every shard: no key to plan for.
@@ -36,14 +20,13 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
     refuse_request(refused);
     return Start::Answered;
   }
+  const bool in_transaction = writes_in_transaction();
   std::vector<EveryShardTransaction::Target> targets;
   std::vector<pool::Pool*> pools;
-  if (Status error = targets_on_every_shard(&targets, &pools); !error) {
+  if (Status error = targets_with_session_servers(nullptr, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
     return Start::Answered;
   }
-  const bool in_transaction = writes_in_transaction();
-  lend_session_servers(&targets, in_transaction);
   LOG_DEBUG("client=c%llu COPY FROM STDIN into %s split over %zu shards%s", (unsigned long long)id(),
             route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   CopyIn::Setup setup;

@@ -26,6 +26,32 @@ constexpr const char* kFailTransaction =
 
 }  // namespace
 
+// The one way a runner gets the session's servers (docs/architecture.md §5.10 step 6): a target
+// per shard of `shards` (every shard of the directory when null), in that order, with its pool;
+// each shard the session holds a leg on lends that leg's server (lend_session_servers).
+Status Session::targets_with_session_servers(const std::vector<int>* shards, bool in_transaction,
+                                             std::vector<EveryShardTransaction::Target>* targets,
+                                             std::vector<pool::Pool*>* pools) {
+  const router::Directory& directory = *host_.directory();
+  std::vector<int> every;
+  if (shards == nullptr) {
+    for (size_t i = 0; i < directory.shards().size(); ++i) every.push_back(static_cast<int>(i));
+    shards = &every;
+  }
+  for (int shard : *shards) {
+    EveryShardTransaction::Target target;
+    Status error;
+    target.pool = pool_for_shard(shard, &error);
+    if (target.pool == nullptr) return error;
+    target.shard = directory.shard_name(static_cast<uint16_t>(shard));
+    target.index = shard;
+    pools->push_back(target.pool);
+    targets->push_back(std::move(target));
+  }
+  lend_session_servers(targets, in_transaction);
+  return Status::ok();
+}
+
 // Each target whose shard has a leg of the session gets that leg's server; the leg waits in
 // txn_.lent until the runner hands the server back.
 void Session::lend_session_servers(std::vector<EveryShardTransaction::Target>* targets, bool in_transaction) {

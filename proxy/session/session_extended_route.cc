@@ -124,6 +124,11 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
 // gets it with the statement parsed as the unnamed one, so no shard needs the client's statement prepared
 // beforehand. A read whose rows are merged (route.merge) runs the plan's SQL instead, with results in text.
 Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const router::Route& route) {
+  const bool held = reads_on_session_servers();  // every read runs as a merge (session_scatter_read.cc)
+  if (Status refused = held ? held_read_refusal(route) : Status::ok(); !refused.is_ok()) {
+    refuse_request(refused);
+    return Start::Answered;
+  }
   std::string_view input = client_input();
   size_t offset = bound.bind_end;
   auto next = [&]() { return wire::read_frame(input.substr(offset), wire::Sender::Client, limits_); };
@@ -151,7 +156,7 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   // A row limit (asyncpg's fetchrow: Execute(1), Sync) is kept by the merge, also for a plain
   // concatenation: that many rows, then PortalSuspended; the portal ends at the Sync, as it would
   // on PostgreSQL outside a transaction.
-  const bool merged = route.merge && (!relay || max_rows > 0);
+  const bool merged = route.merge && (!relay || max_rows > 0 || held);
   const bool execute_all = execute && (max_rows == 0 || merged);
   if (execute_all) {
     batch.append(whole(frame.frame));
@@ -168,6 +173,7 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   }
   batch.append(whole(frame.frame));
   offset += frame.frame.size;
+  if (held) profile_.unnamed_elsewhere = true;  // the legs' unnamed statement is the plan's now
   if (merged) return start_extended_merge(bound, route, offset, describe_portal, max_rows);
   return start_fanout(std::move(batch), offset, route, !bound.client_parsed);
 }
@@ -183,6 +189,10 @@ Session::Start Session::start_extended_merge(const ExtendedBatch& bound, const r
   if (!fanout_targets(route, &targets, &error)) {
     refuse_request(error);
     return Start::Answered;
+  }
+  if (max_rows > 0 && writes_in_transaction()) {
+    txn_.scatter_portal.assign(bound.bind.portal);
+    txn_.scatter_portal_open = true;
   }
   MergeFanout::Extended extended;
   extended.types = bound.types();

@@ -83,6 +83,13 @@ void Session::send_to_every_leg(const parser::StatementFacts& statement) {
   for (Leg& other : txn_.parked)
     if (setting && txn_.shards.open() && other.server_status == 'I') other.settings_behind = true;
   for (const std::string& each : sql) send_to_parked(each);
+  // ROLLBACK TO SAVEPOINT recovers a leg the transaction's failure failed (every leg ran the
+  // savepoint): its swallowed answer may come after the active leg's ReadyForQuery, whose status
+  // the client gets (combined_status), so it counts as recovered until its own answer says not.
+  if (statement.kind == StatementKind::RollbackToSavepoint) {
+    for (Leg& other : txn_.parked)
+      if (other.server_status == 'E') other.server_status = 'T';
+  }
 }
 
 // Settings and savepoints run on every leg; the joining ones replay them.
@@ -124,6 +131,9 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
   if (only != nullptr && (route.copy_in || route.reference_write || route.insert_select ||
                           route.kind == router::RouteKind::Split))
     return write_on_every_shard(query, *only, route);
+  if (only != nullptr && scatter_read(route)) {
+    if (Next next = read_on_every_shard(query, route); next != Next::Forward) return next;
+  }
   int target = statement_shard(*facts, route);
   keep_front_route(std::move(route));
   if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);

@@ -21,7 +21,9 @@ Session::Next Session::route_batch_across_legs() {
   if (txn_.ending != Ending::None) return finish_batch_ending();
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
   if (batch.kind == ExtendedBatch::Kind::NeedMore) return Next::Stop;  // read on when more arrives
+  if (batch.kind == ExtendedBatch::Kind::NoBind) return refuse_scatter_portal_execute();
   if (batch.kind != ExtendedBatch::Kind::Bound) return Next::Forward;
+  if (batch.bind.portal == txn_.scatter_portal) txn_.scatter_portal_open = false;  // bound anew
   const parser::StatementFacts& only = batch.only();
   if (!txn_.parked.empty()) {
     if (only.kind == StatementKind::Commit || only.kind == StatementKind::Rollback)
@@ -33,6 +35,9 @@ Session::Next Session::route_batch_across_legs() {
   router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
   if (route.reference_write || route.insert_select || route.kind == router::RouteKind::Split)
     return write_batch_on_every_shard(batch, route);
+  if (scatter_read(route)) {
+    if (Next next = read_batch_on_every_shard(batch, route); next != Next::Forward) return next;
+  }
   int target = statement_shard(*batch.facts, route);
   if (target < 0 || target == leg.shard) return Next::Forward;
   txn_.shards.set_cross_shard_writes(cross_shard_writes());
@@ -66,8 +71,11 @@ Session::Next Session::close_batch_for_another_leg() {
   if (!values) return Next::Forward;
   router::Route route = router::route(batch.only(), &*values, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*batch.facts, route);
-  // A reference write runs on every shard (write_batch_on_every_shard) as a batch of its own.
-  if (!route.reference_write && (target < 0 || target == leg.shard)) return Next::Forward;
+  // A reference write (write_batch_on_every_shard) and a scatter read on the session's servers
+  // (read_batch_on_every_shard) run on every shard as a batch of their own.
+  const bool every_shard = route.reference_write || (scatter_read(route) && reads_on_session_servers() &&
+                                                     held_read_refusal(route).is_ok());
+  if (!every_shard && (target < 0 || target == leg.shard)) return Next::Forward;
   std::string sync;
   wire::encode_sync(sync);
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);

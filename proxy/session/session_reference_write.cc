@@ -147,14 +147,13 @@ Session::Start Session::start_reference_write(std::string message, size_t consum
     refuse_request(Status::client("0A000", refusal));
     return Start::Answered;
   }
+  const bool in_transaction = writes_in_transaction();
   std::vector<EveryShardTransaction::Target> targets;
   std::vector<pool::Pool*> pools;
-  if (Status error = targets_on_every_shard(&targets, &pools); !error) {
+  if (Status error = targets_with_session_servers(nullptr, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
     return Start::Answered;
   }
-  const bool in_transaction = writes_in_transaction();
-  lend_session_servers(&targets, in_transaction);
   LOG_DEBUG("client=c%llu write of reference table %s on %zu shards%s", (unsigned long long)id(),
             route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   ReferenceWrite::Setup setup;
@@ -200,22 +199,14 @@ Session::Start Session::run_insert_select(std::string message, size_t consumed, 
     refuse_request(Status::client("0A000", refusal));
     return Start::Answered;
   }
+  const bool in_transaction = writes_in_transaction();
   std::vector<EveryShardTransaction::Target> targets;
   std::vector<pool::Pool*> pools;
-  if (Status error = targets_on_every_shard(&targets, &pools); !error) {
+  // A shard outside route.shards owns none of the rows read.
+  if (Status error = targets_with_session_servers(&route.shards, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
     return Start::Answered;
   }
-  std::vector<EveryShardTransaction::Target> every = std::move(targets);
-  std::vector<pool::Pool*> every_pool = std::move(pools);
-  targets.clear();
-  pools.clear();
-  for (int shard : route.shards) {  // a shard outside them owns none of the rows read
-    targets.push_back(std::move(every.at(static_cast<size_t>(shard))));
-    pools.push_back(every_pool.at(static_cast<size_t>(shard)));
-  }
-  const bool in_transaction = writes_in_transaction();
-  if (in_transaction || pools_.session_pooling) lend_session_servers(&targets, in_transaction);
   LOG_DEBUG("client=c%llu INSERT ... SELECT into %s on %zu shards%s", (unsigned long long)id(),
             route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
   ReferenceWrite::Setup setup;

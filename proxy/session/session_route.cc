@@ -234,6 +234,14 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
     refuse_request(error);
     return Start::Answered;
   }
+  // With the session's servers every scatter read runs as a merge (a relaying plan too).
+  if (scatter_read(route) && reads_on_session_servers()) {
+    if (Status refused = held_read_refusal(route); !refused.is_ok()) {
+      refuse_request(refused);
+      return Start::Answered;
+    }
+    return start_merge(std::move(targets), consumed, route);
+  }
   // A plain concatenation relays the shards' rows as they come (any result format); it runs the
   // plan's SQL, which reads only each shard's own rows.
   const bool relay = route.merge && route.merge->relays_rows();
@@ -280,40 +288,6 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
   return Start::Wait;
 }
 
-// A scatter read whose rows the proxy merges (route.merge): the shards run the plan's SQL.
-Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t consumed,
-                                    const router::Route& route, MergeFanout::Extended* extended) {
-  targets = MergeFanout::plan_targets(std::move(targets), *route.merge);
-  LOG_DEBUG("client=c%llu merged read (%s) on %zu shards", (unsigned long long)id(), route.merge->kind_name(),
-            targets.size());
-  std::vector<pool::Pool*> pools;
-  pools.reserve(targets.size());
-  for (const auto& target : targets) pools.push_back(target.pool);
-  txn_.merge = std::make_unique<MergeFanout>(
-      std::move(targets), *route.merge, profile_.settings.signature(), host_.config().fanout,
-      [this](std::string_view bytes) { client_->write(bytes); },
-      [this] { return client_->over_high_water(); },
-      [this, pools = std::move(pools), kind = static_cast<size_t>(route.merge->kind),
-       started = stats::monotonic_us()](const MergeFanout::Counters& counters) {
-        count_fanout(pools, stats::RouteLabel::Scatter, started);
-        stats::WorkerTraffic& traffic = host_.traffic();
-        ++traffic.merged_reads[kind];
-        traffic.merged_rows_in += counters.rows_in;
-        traffic.merged_rows_out += counters.rows_out;
-        host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
-          if (!alive.lock()) return;
-          txn_.merge.reset();
-          if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
-          if (phase_ == Phase::Ready) read_client_messages();
-        });
-      });
-  if (extended != nullptr) txn_.merge->use_extended(std::move(*extended));
-  set_request_state(RequestState::Running);
-  consume_client(consumed);
-  txn_.merge->start();
-  return Start::Wait;
-}
-
 // Inside a transaction on the leg's shard: may this statement run here?
 Status Session::check_pinned(const parser::QueryFacts& facts, const router::Route& route) const {
   const router::Directory& directory = *host_.directory();
@@ -342,6 +316,9 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
                                   "shard only when sent alone in its own Query; send it alone");
       }
       if (route.reference_write) return reference_write_in_transaction(route);
+      if (scatter_read(route)) {
+        if (Status refused = held_read_refusal(route); !refused.is_ok()) return refused;
+      }
       if (route.insert_select) {
         return Status::client("0A000",
                               "INSERT ... SELECT into sharded table " + route.table +

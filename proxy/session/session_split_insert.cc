@@ -46,28 +46,22 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
     refuse_request(refusal);
     return Start::Answered;
   }
-  const router::Directory& directory = *host_.directory();
-  Status error;
-  std::vector<SplitInsert::Part> parts;
-  std::vector<pool::Pool*> pools;
-  for (const router::InsertSplit::Part& planned : route.split->parts) {
-    SplitInsert::Part part;
-    part.target.pool = pool_for_shard(planned.shard, &error);
-    if (part.target.pool == nullptr) {
-      refuse_request(error);
-      return Start::Answered;
-    }
-    part.target.shard = directory.shard_name(static_cast<uint16_t>(planned.shard));
-    part.target.index = planned.shard;
-    part.request = part_request(planned.sql, planned.params, batch);
-    pools.push_back(part.target.pool);
-    parts.push_back(std::move(part));
-  }
+  std::vector<int> shards;
+  for (const router::InsertSplit::Part& planned : route.split->parts) shards.push_back(planned.shard);
   const bool in_transaction = writes_in_transaction();
-  if (in_transaction || pools_.session_pooling) {
-    std::vector<EveryShardTransaction::Target> targets = SplitInsert::targets_of(parts);
-    lend_session_servers(&targets, in_transaction);
-    for (size_t i = 0; i < parts.size(); ++i) parts[i].target = std::move(targets[i]);
+  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<pool::Pool*> pools;
+  if (Status error = targets_with_session_servers(&shards, in_transaction, &targets, &pools); !error) {
+    refuse_request(error);
+    return Start::Answered;
+  }
+  std::vector<SplitInsert::Part> parts;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const router::InsertSplit::Part& planned = route.split->parts[i];
+    SplitInsert::Part part;
+    part.target = std::move(targets[i]);
+    part.request = part_request(planned.sql, planned.params, batch);
+    parts.push_back(std::move(part));
   }
   LOG_DEBUG("client=c%llu INSERT into %s split over %zu shards%s", (unsigned long long)id(),
             route.table.c_str(), parts.size(), in_transaction ? " in the client's transaction" : "");

@@ -82,19 +82,27 @@ std::vector<Driver> drivers() {
   const std::string node = kDriversDir + "/node/";
   std::vector<std::string> java = {"java", "-cp", jdbc_classpath(), "JdbcCheck"};
   const std::vector<std::string> copy = {"copy_in", "copy_out"};
+  const std::vector<std::string> jdbc = {"copy_in", "copy_out", "txn_merged"};
   const Checks postgresjs{true, false, true, copy};
   return {
       {"psycopg3",
        {kPython, py + "psycopg3_check.py"},
        {},
-       {false, true, true, {"copy_in", "copy_out", "pipeline"}},
-       {{"pipeline", "3,piped!,60"}}},
-      {"psycopg2", {kPython, py + "psycopg2_check.py"}, {}, {false, true, true, copy}, {}},
+       {false, true, true, {"copy_in", "copy_out", "pipeline", "txn_merged"}},
+       {{"pipeline", "3,piped!,60"}, {"txn_merged", "8|-batch-4|14|True"}}},
+      {"psycopg2",
+       {kPython, py + "psycopg2_check.py"},
+       {},
+       {false, true, true, {"copy_in", "copy_out", "txn_merged"}},
+       {{"txn_merged", "8|-batch-4|14|True"}}},
       {"asyncpg",
        {kPython, py + "asyncpg_check.py"},
        {},
-       {false, false, false, {"merged", "copy_in", "copy_out", "codec"}},
-       {{"merged", "-batch-4|14|14"}, {"copy_in", "COPY 3"}, {"codec", "True"}}},
+       {false, false, false, {"merged", "txn_merged", "copy_in", "copy_out", "codec"}},
+       {{"merged", "-batch-4|14|14"},
+        {"txn_merged", "-batch-4|14|8"},
+        {"copy_in", "COPY 3"},
+        {"codec", "True"}}},
       {"nodepg", {"node", node + "pg_check.js"}, {}, {}, {}},
       {"pgjs_prepare",
        {"node", node + "postgresjs_check.js"},
@@ -106,16 +114,14 @@ std::vector<Driver> drivers() {
        {"noprepare"},
        postgresjs,
        {{"simple", "[2,3]"}}},
-      {"jdbc_t0", java, {"0"}, {false, true, true, copy}, {}},
-      {"jdbc_t1", java, {"1"}, {false, true, true, copy}, {}},
+      {"jdbc_t0", java, {"0"}, {false, true, true, jdbc}, {{"txn_merged", "8|-batch-4|14"}}},
+      {"jdbc_t1", java, {"1"}, {false, true, true, jdbc}, {{"txn_merged", "8|-batch-4|14"}}},
   };
 }
 
 std::string expected_output(const Driver& d, const std::string& mode) {
   std::vector<std::string> keys = d.keys.empty() ? check_keys(d.checks) : d.keys;
   if (mode == "session" && d.keys.empty()) keys.push_back("session_pid");
-  // asyncpg's merged reads run only in transaction pooling (asyncpg_check.py says why).
-  if (mode == "session") keys.erase(std::remove(keys.begin(), keys.end(), "merged"), keys.end());
   std::string out;
   for (const auto& key : keys) {
     auto own = d.values.find(key);

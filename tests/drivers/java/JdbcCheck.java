@@ -1,6 +1,7 @@
 // pgjdbc through shardwire: typed parameters, a statement reused (server-prepared from its
 // prepareThreshold-th use; 0 never names one), a transaction, executeBatch, an error, a cursor
-// (fetch size in a transaction: portal suspended and resumed), CopyManager both ways.
+// (fetch size in a transaction: portal suspended and resumed), CopyManager both ways, keyless reads
+// merged across shards with autocommit off (inside the transaction block).
 // Usage: java -cp postgresql.jar:DIR JdbcCheck URL MODE TENANT TAG PREPARE_THRESHOLD
 // where URL is postgresql://user:password@host:port/db?sslmode=disable.
 import java.io.StringReader;
@@ -180,6 +181,23 @@ public final class JdbcCheck {
     StringWriter out = new StringWriter();
     copy.copyOut("COPY (SELECT id, note FROM " + table + " ORDER BY id) TO STDOUT", out);
     put("copy_out", String.join(",", out.toString().strip().replace('\t', '|').split("\n")), "1|a,2|b,3|c");
+
+    conn.setAutoCommit(false);
+    try (PreparedStatement counted = conn.prepareStatement("SELECT count(*) FROM orders WHERE note LIKE ?");
+         PreparedStatement top = conn.prepareStatement(
+             "SELECT note, qty FROM orders WHERE note LIKE ? ORDER BY qty DESC LIMIT 1")) {
+      counted.setString(1, tag + "-%");
+      long count = one(counted);
+      top.setString(1, tag + "-%");
+      String first;
+      try (ResultSet rs = top.executeQuery()) {
+        rs.next();
+        first = rs.getString(1).substring(tag.length()) + "|" + rs.getInt(2);
+      }
+      conn.commit();
+      put("txn_merged", count + "|" + first, "8|-batch-4|14");
+    }
+    conn.setAutoCommit(true);
 
     if (mode.equals("session")) {
       Set<Integer> pids = new HashSet<>();

@@ -1,6 +1,7 @@
 """asyncpg through shardwire: connect + fetchval (Parse/Describe/Flush), typed parameters, a
 prepared statement reused, a transaction, executemany, fetchrow/fetchval (Execute with a row
-limit) of reads merged across shards, COPY both ways, a custom type codec.
+limit) of reads merged across shards (in session pooling on the session's servers), COPY both
+ways, a custom type codec.
 A rollback and a cursor are in asyncpg_txn_check.py (they fail through shardwire today).
 Usage: asyncpg_check.py URL MODE TENANT TAG"""
 import asyncio
@@ -50,13 +51,18 @@ async def main(url, mode, tenant, tag):
     put("after_error", await conn.fetchval("select 1"), 1)
 
     # Keyless reads merged across shards: fetchrow and fetchval send Execute with a row limit of 1.
-    # Not in session pooling: there asyncpg's Parse + Describe + Flush already holds the session's
-    # default-shard server, and a read of every shard after it is refused (0A000).
-    if mode != "session":
+    # In session pooling asyncpg's Parse + Describe + Flush already holds the session's
+    # default-shard server: the read runs on the session's servers.
+    top = await conn.fetchrow("SELECT note, qty FROM orders WHERE note LIKE $1 ORDER BY qty DESC",
+                              tag + "-%")
+    most = await conn.fetchval("SELECT max(qty) FROM orders WHERE note LIKE $1", tag + "-%")
+    put("merged", "%s|%s|%s" % (top["note"][len(tag):], top["qty"], most), "-batch-4|14|14")
+    # The same inside a transaction (BEGIN first: asyncpg's cursors and transactions): on its legs.
+    async with conn.transaction():
         top = await conn.fetchrow("SELECT note, qty FROM orders WHERE note LIKE $1 ORDER BY qty DESC",
                                   tag + "-%")
-        most = await conn.fetchval("SELECT max(qty) FROM orders WHERE note LIKE $1", tag + "-%")
-        put("merged", "%s|%s|%s" % (top["note"][len(tag):], top["qty"], most), "-batch-4|14|14")
+        count = await conn.fetchval("SELECT count(*) FROM orders WHERE note LIKE $1", tag + "-%")
+    put("txn_merged", "%s|%s|%s" % (top["note"][len(tag):], top["qty"], count), "-batch-4|14|8")
 
     table = "copy_" + tag
     await conn.execute("DROP TABLE IF EXISTS %s" % table)

@@ -1,5 +1,6 @@
 """psycopg2 through shardwire (client-side interpolation, simple protocol): parameters, a
-transaction, executemany, a named (server-side) cursor, copy_expert both ways.
+transaction, executemany, a named (server-side) cursor, copy_expert both ways, and keyless reads
+merged across shards in psycopg2's default mode (every statement inside a transaction block).
 Usage: psycopg2_check.py URL MODE TENANT TAG"""
 import io
 
@@ -83,6 +84,17 @@ put("copy_in", cur.rowcount, 3)
 buf = io.StringIO()
 cur.copy_expert("COPY (SELECT id, note FROM %s ORDER BY id) TO STDOUT" % table, buf)
 put("copy_out", ",".join(l.replace("\t", "|") for l in buf.getvalue().splitlines()), "1|a,2|b,3|c")
+
+default_mode = psycopg2.connect(url, connect_timeout=10)  # autocommit off: BEGIN first
+with default_mode.cursor() as merged:
+    merged.execute("SELECT count(*) FROM orders WHERE note LIKE %s", (tag + "-%",))
+    count = merged.fetchone()[0]
+    merged.execute("SELECT note, qty FROM orders WHERE note LIKE %s ORDER BY qty DESC LIMIT 1", (tag + "-%",))
+    top = merged.fetchone()
+in_block = default_mode.get_transaction_status() == psycopg2.extensions.TRANSACTION_STATUS_INTRANS
+default_mode.commit()
+default_mode.close()
+put("txn_merged", "%s|%s|%s|%s" % (count, top[0][len(tag):], top[1], in_block), "8|-batch-4|14|True")
 
 if mode == "session":
     pids = set()

@@ -1,5 +1,7 @@
 """psycopg 3 through shardwire: server-side binding, named prepared statements, pipeline mode,
-executemany, a server-side cursor, COPY both ways. Usage: psycopg3_check.py URL MODE TENANT TAG"""
+executemany, a server-side cursor, COPY both ways, and keyless reads merged across shards on a
+connection in psycopg's default mode (every statement inside a transaction block).
+Usage: psycopg3_check.py URL MODE TENANT TAG"""
 import psycopg
 
 from driver_check import (BATCH_QTYS, COPY_ROWS, PARAM_VALUES, PARAMS_EXPECTED, TXN_QTYS, args,
@@ -81,6 +83,16 @@ with conn.pipeline():
     c3 = conn.execute("SELECT sum(qty)::int FROM orders WHERE tenant_id = %s AND note LIKE %s",
                       (tenant, tag + "-batch-%"))
 put("pipeline", "%s,%s,%s" % (c1.fetchone()[0], c2.fetchone()[0], c3.fetchone()[0]), "3,piped!,60")
+
+# psycopg's default (autocommit off): BEGIN before the first statement, so these keyless reads of
+# every shard run inside the transaction block, on its legs.
+with psycopg.connect(url, connect_timeout=10) as default_mode:
+    count = default_mode.execute("SELECT count(*) FROM orders WHERE note LIKE %s", (tag + "-%",)).fetchone()[0]
+    top = default_mode.execute("SELECT note, qty FROM orders WHERE note LIKE %s ORDER BY qty DESC LIMIT 1",
+                               (tag + "-%",)).fetchone()
+    in_block = default_mode.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    default_mode.commit()
+    put("txn_merged", "%s|%s|%s|%s" % (count, top[0][len(tag):], top[1], in_block), "8|-batch-4|14|True")
 
 if mode == "session":
     pids = {conn.execute("SELECT pg_backend_pid()").fetchone()[0] for _ in range(3)}

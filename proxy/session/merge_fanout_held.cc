@@ -1,0 +1,87 @@
+// MergeFanout on the session's servers (keep_servers; docs/architecture.md §5.6): inside the
+// client's transaction block a read runs on the transaction's legs and joins the shards it lacks,
+// so it sees the transaction's own writes and snapshot. No leg may be cancelled there (a cancel
+// aborts the client's transaction on that shard) nor closed (the transaction lives on it): a leg
+// whose rows are no longer needed is read to its end, and every server goes back to the session.
+#include <utility>
+
+#include "session/merge_fanout.h"
+#include "wire/messages.h"
+
+namespace sw::session {
+
+void MergeFanout::keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
+                               EveryShardTransaction::HandBack hand_back) {
+  held_ = true;
+  held_in_transaction_ = in_transaction;
+  hand_back_ = std::move(hand_back);
+  for (size_t i = 0; i < legs_.size() && i < targets.size(); ++i) {
+    legs_[i].shard_index = targets[i].index;
+    legs_[i].lent = targets[i].lent;
+    legs_[i].begin = std::move(targets[i].begin);
+  }
+}
+
+// The leg's server arrived (or was lent): the session's settings when it lacks them, the
+// target's `begin` (held legs), then the read.
+void MergeFanout::send_first(Leg& leg, pool::Backend* backend) {
+  leg.backend = backend;
+  backend->attach(this);
+  std::string out;
+  if (backend->applied_state != session_state_) {
+    wire::encode_query(out, "RESET ALL;" + session_state_);
+    backend->applied_state = session_state_;
+    ++leg.swallow_ready;
+    ++leg.ready_owed;
+  }
+  if (held_ && !leg.begin.empty()) {
+    wire::encode_query(out, leg.begin);
+    ++leg.swallow_ready;
+    ++leg.ready_owed;
+  }
+  out += leg.message;
+  leg.ready_owed += extended_ ? 2 : 1;  // the collation query's own ReadyForQuery too
+  backend->connection().write(out);
+}
+
+// Every row the client needs went out: the held legs still running are read on, their rows
+// dropped, until each ended its statement. True when all have.
+bool MergeFanout::drain_held_legs() {
+  draining_ = true;
+  for (size_t i = 0; i < legs_.size() && !finished_; ++i) {
+    Leg& leg = legs_[i];
+    if (leg.done || leg.backend == nullptr || !leg.paused) continue;
+    leg.paused = false;
+    leg.backend->connection().resume_reading();
+    read_leg(i);
+  }
+  for (const Leg& leg : legs_) {
+    if (!leg.done) return false;
+  }
+  return true;
+}
+
+// Every held server goes back to the session, with the ReadyForQuery it still owes (a failed
+// read's legs may be mid-statement); a server that never arrived is handed back as none.
+void MergeFanout::hand_back_held() {
+  std::vector<EveryShardTransaction::Handed> handed;
+  handed.reserve(legs_.size());
+  for (Leg& leg : legs_) {
+    EveryShardTransaction::Handed server;
+    server.shard = leg.shard_index;
+    server.lent = leg.lent != nullptr;
+    server.ready_owed = leg.ready_owed > 0 ? leg.ready_owed : 0;
+    if (leg.backend != nullptr) {
+      if (leg.paused) leg.backend->connection().resume_reading();
+      leg.paused = false;
+      leg.backend->detach();
+      server.backend = std::exchange(leg.backend, nullptr);
+    }
+    leg.done = true;
+    handed.push_back(server);
+  }
+  // The session's answer (a refusal of the outcome) concerns writes only: a read wrote nothing.
+  (void)hand_back_(std::move(handed), errored_ ? error_ : Status::ok());
+}
+
+}  // namespace sw::session

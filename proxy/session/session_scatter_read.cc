@@ -1,0 +1,200 @@
+// Session: a read whose rows the proxy merges (MergeFanout), and a read that needs every shard (a
+// keyless scatter read, merged or not) inside the client's transaction block, or in session
+// pooling while the session holds servers (docs/architecture.md §5.6). The latter runs as a MergeFanout on
+// the session's servers: a shard the session holds a leg on lends that leg's server (nothing sent before the
+// read: RESET ALL would undo SET LOCAL, a BEGIN would end nothing but warn), another shard's new server joins
+// the transaction with what a joining leg replays; at the end every server is a leg again. So the read sees
+// the transaction's own writes and its snapshot on each shard. A read marks no shard written: a read-only
+// transaction on several shards commits with plain COMMITs. A failed read fails the transaction on every leg
+// as PostgreSQL fails it (take_back_servers).
+#include "common/log.h"
+#include "net/loop.h"
+#include "session/session.h"
+
+namespace sw::session {
+
+// A scatter read whose rows the proxy merges (route.merge): the shards run the plan's SQL.
+Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t consumed,
+                                    const router::Route& route, MergeFanout::Extended* extended) {
+  targets = MergeFanout::plan_targets(std::move(targets), *route.merge);
+  LOG_DEBUG("client=c%llu merged read (%s) on %zu shards", (unsigned long long)id(), route.merge->kind_name(),
+            targets.size());
+  std::vector<pool::Pool*> pools;
+  pools.reserve(targets.size());
+  for (const auto& target : targets) pools.push_back(target.pool);
+  const bool held = reads_on_session_servers();
+  const bool in_transaction = held && writes_in_transaction();
+  txn_.merge = std::make_unique<MergeFanout>(
+      std::move(targets), *route.merge, profile_.settings.signature(), host_.config().fanout,
+      [this](std::string_view bytes) { client_->write(bytes); },
+      [this] { return client_->over_high_water(); },
+      [this, in_transaction, pools = std::move(pools), kind = static_cast<size_t>(route.merge->kind),
+       started = stats::monotonic_us()](const MergeFanout::Counters& counters) {
+        write_session_ready(in_transaction);
+        count_fanout(pools, stats::RouteLabel::Scatter, started);
+        stats::WorkerTraffic& traffic = host_.traffic();
+        ++traffic.merged_reads[kind];
+        traffic.merged_rows_in += counters.rows_in;
+        traffic.merged_rows_out += counters.rows_out;
+        host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+          if (!alive.lock()) return;
+          txn_.merge.reset();
+          if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
+          if (phase_ == Phase::Ready) read_client_messages();
+        });
+      });
+  if (extended != nullptr) txn_.merge->use_extended(std::move(*extended));
+  if (held) {
+    if (Status error = hold_merge_servers(*txn_.merge, route); !error) {
+      txn_.merge.reset();
+      refuse_request(error);
+      return Start::Answered;
+    }
+  }
+  set_request_state(RequestState::Running);
+  consume_client(consumed);
+  txn_.merge->start();
+  return Start::Wait;
+}
+
+// A keyless read of sharded tables (no COPY FROM, no write).
+bool Session::scatter_read(const router::Route& route) {
+  return route.kind == router::RouteKind::Scatter && !route.writes && !route.copy_in &&
+         !route.reference_write && !route.insert_select;
+}
+
+// Inside the client's transaction block, or in session pooling while the session holds servers.
+bool Session::reads_on_session_servers() const {
+  return writes_in_transaction() || (pools_.session_pooling && (txn_.leg.attached() || !txn_.parked.empty()));
+}
+
+// Why a scatter read cannot run on the session's servers; ok when it can.
+Status Session::held_read_refusal(const router::Route& route) const {
+  const std::string what = "read of sharded table " + route.table + " without a key";
+  if (writes_in_transaction()) {
+    switch (cross_shard_writes()) {
+      case CrossShardWrites::TwoPhase: break;
+      case CrossShardWrites::Refuse:
+        return Status::client("0A000",
+                              what +
+                                  " inside a transaction block joins every shard to the transaction, "
+                                  "which sharding.cross_shard_transactions: refuse does not allow; run it "
+                                  "outside BEGIN ... COMMIT, or set it to two_phase");
+      case CrossShardWrites::RefuseNoCatalog:
+        return Status::client("0A000",
+                              what +
+                                  " inside a transaction block joins every shard to the transaction, "
+                                  "which needs two-phase commit and so catalog.dsn; run it outside "
+                                  "BEGIN ... COMMIT");
+    }
+  }
+  if (route.copy_out)
+    return Status::client("0A000", "COPY ... TO STDOUT of sharded table " + route.table +
+                                       " runs on every shard only outside a transaction block (and, with "
+                                       "pool.mode session, while the session holds no server); run it "
+                                       "outside BEGIN ... COMMIT");
+  if (route.merge == nullptr)
+    return Status::client("0A000",
+                          what +
+                              " runs inside a transaction block (or with pool.mode session) only with "
+                              "a catalog (owned-rows reads); run it outside BEGIN ... COMMIT");
+  if (route.migrating)
+    return Status::client("0A000",
+                          what +
+                              " waits for a bucket move's cutover, which a transaction holding servers "
+                              "cannot; run it outside BEGIN ... COMMIT or retry");
+  return Status::ok();
+}
+
+// A scatter read sent alone in a Query while a server is attached (route_across_legs). A read
+// the session's servers cannot run goes on as before: check_pinned refuses it in a transaction.
+Session::Next Session::read_on_every_shard(const wire::Frame& query, const router::Route& route) {
+  if (!reads_on_session_servers() || !held_read_refusal(route).is_ok()) return Next::Forward;
+  Leg& leg = txn_.leg;
+  if (!leg.tracker.idle()) {
+    request_.leg_wait = true;  // read_server_messages reads on once the active leg owes nothing
+    return Next::Stop;
+  }
+  if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
+  if (clock_.request_started_us == 0) note_request_start();
+  const Start start = start_fanout(std::string(whole(query)), query.size, route, false);
+  return start == Start::Wait ? Next::Stop : Next::Continue;
+}
+
+// The same for an extended batch's first Bind (route_batch_across_legs).
+Session::Next Session::read_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route) {
+  if (!reads_on_session_servers() || !held_read_refusal(route).is_ok()) return Next::Forward;
+  Leg& leg = txn_.leg;
+  if (!leg.tracker.idle()) {
+    request_.leg_wait = true;
+    return Next::Stop;
+  }
+  if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;
+  if (clock_.request_started_us == 0) note_request_start();
+  remember_parsed(batch.parsed);  // the legs run it as the unnamed statement: its name reached none
+  const Start start = start_extended_scatter(batch, route);
+  return start == Start::Wait ? Next::Stop : Next::Continue;
+}
+
+// A batch that starts with an Execute of the portal a read on every shard left at its row limit
+// inside the transaction: no shard holds that portal (each ran the read whole, as the unnamed
+// one), so it is refused, failing the transaction as an error there would, rather than answered
+// by a server that does not know the portal.
+Session::Next Session::refuse_scatter_portal_execute() {
+  if (!txn_.scatter_portal_open) return Next::Forward;
+  if (!writes_in_transaction()) {
+    txn_.scatter_portal_open = false;  // the transaction that held it ended
+    return Next::Forward;
+  }
+  auto frame = wire::read_frame(client_input(), wire::Sender::Client, limits_);
+  if (frame.status != wire::FrameStatus::Complete || frame.frame.type != 'E') return Next::Forward;
+  const std::string_view body = frame.frame.body;  // the portal's name, then the row limit
+  const size_t name_end = body.find('\0');
+  if (name_end == std::string_view::npos || body.substr(0, name_end) != txn_.scatter_portal)
+    return Next::Forward;
+  if (!txn_.leg.tracker.idle()) {
+    request_.leg_wait = true;
+    return Next::Stop;
+  }
+  if (clock_.request_started_us == 0) note_request_start();
+  request_.batch_open = true;  // the client's Sync ends the batch the refusal opens
+  inject_abort(Status::client("0A000",
+                              "shardwire does not continue a portal of a read of every shard: it "
+                              "returned the rows of its first Execute only; read such a query "
+                              "whole (no fetch size or cursor), or add a shard key value"),
+               true);
+  consume_client(frame.frame.size);
+  return Next::Continue;
+}
+
+// Runs the merge on the session's servers (`targets` are the plan's, by leg): each leg's shard
+// lends its server or gets a new one that joins the transaction; every server comes back as a leg.
+Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& route) {
+  std::vector<int> shards;
+  if (route.merge->shard_statements.empty()) {
+    for (size_t i = 0; i < host_.directory()->shards().size(); ++i) shards.push_back(static_cast<int>(i));
+  } else {
+    for (const merge::ShardStatement& statement : route.merge->shard_statements) {
+      if (statement.shard >= 0 && static_cast<size_t>(statement.shard) < host_.directory()->shards().size())
+        shards.push_back(statement.shard);  // as MergeFanout::plan_targets picks them
+    }
+  }
+  const bool in_transaction = writes_in_transaction();
+  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<pool::Pool*> pools;
+  if (Status error = targets_with_session_servers(&shards, in_transaction, &targets, &pools); !error)
+    return error;
+  if (!in_transaction) {
+    for (EveryShardTransaction::Target& target : targets) target.begin.clear();  // a read needs none
+  }
+  LOG_DEBUG("client=c%llu scatter read on %zu shards with the session's servers%s", (unsigned long long)id(),
+            targets.size(), in_transaction ? " in the client's transaction" : "");
+  merge.keep_servers(
+      std::move(targets), in_transaction,
+      [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed, const Status& error) {
+        return take_back_servers(std::move(handed), error, in_transaction);
+      });
+  return Status::ok();
+}
+
+}  // namespace sw::session
