@@ -20,6 +20,7 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "wire/server_check.h"
 
 namespace sw::session {
 
@@ -45,6 +46,14 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   // succeeded). The session answers ok, or why the outcome is refused after all (then the
   // runner reports that error instead).
   using HandBack = std::function<Status(std::vector<Handed> servers, const Status& error)>;
+  // One message of a leg's server that passed its protocol check: `frame` whole (header and
+  // body, to relay as is), `body` after the header. Both point into the server's input: valid
+  // only during the call.
+  struct Message {
+    char type = 0;
+    std::string_view frame;
+    std::string_view body;
+  };
   // What the runner is told, by leg index (the targets' order).
   class Runner {
    public:
@@ -53,7 +62,17 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     // session's settings and begin its transaction, `ready_owed` their ReadyForQuery count; the
     // runner appends its statements and writes the whole with write().
     virtual void on_leg_server(size_t leg, std::string prologue, int ready_owed) = 0;
-    virtual void on_leg_readable(size_t leg) = 0;
+    // A message of the leg's server, in order. Ok: it is consumed and reading goes on (a
+    // ReadyForQuery then goes to on_leg_ready); an error: the server answered what the runner
+    // cannot take (on_leg_violation follows, the message consumed). When the call released or
+    // handed over the leg's server, the message is left unconsumed and the leg is read no further.
+    virtual Status on_leg_message(size_t leg, const Message& message) = 0;
+    // A ReadyForQuery of the leg's server, consumed.
+    virtual void on_leg_ready(size_t leg) = 0;
+    // The leg's server broke the protocol (a malformed or misplaced message, or one on_leg_message
+    // refused; logged): `why` is 08P01 "shard <name> sent an invalid message: ...". Reading the
+    // leg stopped; its server is still held: the runner drops the leg or ends the run.
+    virtual void on_leg_violation(size_t leg, const Status& why) = 0;
     // The leg's server is gone (already detached and released).
     virtual void on_leg_lost(size_t leg, const Status& why) = 0;
     virtual void on_leg_drained(size_t /*leg*/) {}
@@ -61,7 +80,9 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     virtual void on_no_server(const Status& why) = 0;
   };
 
-  EveryShardTransaction(std::vector<Target> targets, std::string session_state, Runner& runner);
+  // `what` names the runner's statement in log lines ("COPY into t").
+  EveryShardTransaction(std::vector<Target> targets, std::string session_state, std::string what,
+                        Runner& runner);
   ~EveryShardTransaction() override;
   EveryShardTransaction(const EveryShardTransaction&) = delete;
   EveryShardTransaction& operator=(const EveryShardTransaction&) = delete;
@@ -88,13 +109,23 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   // client's transaction), by leg, for the session to take back.
   std::vector<Handed> hand_over();
 
+  // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
+  // or 08P01 when the body is malformed.
+  static Status error_of(std::string_view body);
+
  private:
   struct Leg {
     Target target;
     pool::Backend* backend = nullptr;
     bool waiting = false;
+    wire::ServerMessageCheck check;
   };
   void arrived(size_t leg, pool::Backend* backend);
+  // Reads the leg's complete messages for the runner (docs/architecture.md §5.10 step 6).
+  void read(size_t leg);
+  // A message the runner need not see; false: the runner's.
+  bool kept_from_runner(pool::Backend& backend, char type, std::string_view body);
+  void violation(size_t leg, const pool::Backend& backend, const Status& why);
 
   // pool::Pool::Waiter, pool::BackendUser
   void on_backend_ready(pool::Backend* backend) override;
@@ -105,6 +136,7 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
 
   std::vector<Leg> legs_;
   std::string session_state_;
+  std::string what_;
   Runner& runner_;
   bool stopped_ = false;  // release_all ran: nobody waits for servers any more
 };

@@ -24,7 +24,6 @@
 #include "pool/pool.h"
 #include "session/every_shard_transaction.h"
 #include "session/two_phase_legs.h"
-#include "wire/server_check.h"
 
 namespace sw::session {
 
@@ -71,19 +70,20 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   struct Leg {           // by index, as the servers' legs
     int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
     std::string tag;     // its CommandComplete tag of the client's statement
-    wire::ServerMessageCheck check;
   };
+  using Message = EveryShardTransaction::Message;
 
   // EveryShardTransaction::Runner
   void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
-  void on_leg_readable(size_t leg) override;
+  Status on_leg_message(size_t leg, const Message& message) override;
+  // A ReadyForQuery of the phase's statements: the write, the COMMIT, or the two-phase commit's.
+  void on_leg_ready(size_t leg) override;
+  void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;
   void on_no_server(const Status& why) override;
 
-  Status on_message(size_t index, char type, std::string_view frame, std::string_view body);
   Status hold(size_t index, char type, std::string_view frame);
   Status answer_tag();  // the client's tag from the legs' tags, into tag_
-  void on_ready(size_t index);
   void commit();
   void finish(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why);
