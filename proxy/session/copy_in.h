@@ -51,12 +51,8 @@ class CopyIn : private EveryShardTransaction::Runner {
     // (no key, no splitting), every shard must copy the same number of rows, all commit.
     bool every_shard = false;
   };
-  struct Callbacks {
-    std::function<void(std::string_view)> write_client;
-    std::function<void()> resume_client;        // streaming began, or a shard's output drained
-    std::function<void()> done;                 // ReadyForQuery was written (called from a callback)
-    TwoPhaseHooks two_phase;                    // rows on several shards: the session's two-phase commit
-    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
+  struct Callbacks : EveryShardTransaction::Callbacks {
+    std::function<void()> resume_client;  // streaming began, or a shard's output drained
   };
 
   // One target per shard of the directory, in its order.
@@ -101,6 +97,7 @@ class CopyIn : private EveryShardTransaction::Runner {
   void on_leg_lost(size_t leg, const Status& why) override;
   void on_leg_drained(size_t leg) override;
   void on_no_server(const Status& why) override;
+  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const override;
 
   // Servers (copy_in.cc)
   Status on_answer(size_t index, const Message& message);  // any but ErrorResponse
@@ -110,7 +107,6 @@ class CopyIn : private EveryShardTransaction::Runner {
   void commit_written_legs();
   bool same_rows_everywhere();
   void complete();
-  Status hand_back(bool clean, const Status& error);
   void release_servers(bool clean, const Status& error);
   void finish_in_transaction();
   void ready_for_query(std::string& out) const;

@@ -135,6 +135,21 @@ void EveryShardTransaction::violation(size_t leg, const pool::Backend& backend, 
       leg, Status::server("08P01", "shard " + shard(leg) + " sent an invalid message: " + why.message));
 }
 
+Status EveryShardTransaction::end(bool in_transaction, bool clean, const Status& error,
+                                  const HandBack& hand_back) {
+  if (!in_transaction) release_all(clean);
+  std::vector<Handed> handed = hand_over();
+  for (size_t i = 0; i < handed.size(); ++i) runner_.on_leg_handed(i, handed[i]);
+  return hand_back ? hand_back(std::move(handed), error) : Status::ok();
+}
+
+void EveryShardTransaction::end_settled(bool in_transaction, bool clean, const Status& error,
+                                        const HandBack& hand_back) {
+  const Status verdict = end(in_transaction, clean, error, hand_back);
+  if (!verdict.is_ok())
+    LOG_WARN("unexpected refusal of a finished %s: %s", what_.c_str(), verdict.message.c_str());
+}
+
 Status EveryShardTransaction::error_of(std::string_view body) {
   auto fields = wire::decode_error_fields(body);
   return fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))

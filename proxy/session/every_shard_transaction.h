@@ -1,15 +1,20 @@
 // A server on each of some shards (every shard of the directory, or a split INSERT's), each in a
 // transaction, for a runner that writes on them at once and commits them together (CopyIn,
 // ReferenceWrite, SplitInsert; docs/architecture.md §5.9, §5.10, §5.11, §6.4). It takes one server
-// per target up front (a server that arrives after the
-// runner stopped goes back to the pool), brings it to the session's settings (`RESET ALL;` and
-// the SessionState signature, unless it has them) and starts its transaction with the target's
-// `begin` SQL; the runner appends its own statements to that prologue and reads the answers.
+// per target up front (a server that arrives after the runner stopped goes back to the pool),
+// brings it to the session's settings (`RESET ALL;` and the SessionState signature, unless it has
+// them) and starts its transaction with the target's `begin` SQL; the runner appends its own
+// statements to that prologue. It reads every leg's answers for the runner (§5.10, "the runner
+// underneath"): each frame is checked (wire::ServerMessageCheck), the server's ParameterStatus and
+// NotificationResponse are kept from the runner, every other message goes to
+// Runner::on_leg_message; what breaks the protocol, or what the runner refuses, goes to
+// Runner::on_leg_violation naming the shard, and that leg is read no further.
 // A target may carry a server the session lends (a leg of the client's transaction, or a session
 // pooling server): it is used at once and never goes back to a pool from here (hand_over returns
 // it), except when the runner is destroyed without handing it over (the session is closing).
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
-// transaction back).
+// transaction back); end() does that outside the client's transaction and hands the rest to the
+// session.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +25,7 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "session/two_phase_legs.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -46,6 +52,13 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   // succeeded). The session answers ok, or why the outcome is refused after all (then the
   // runner reports that error instead).
   using HandBack = std::function<Status(std::vector<Handed> servers, const Status& error)>;
+  // What a runner on it (CopyIn, ReferenceWrite, SplitInsert) calls of the session.
+  struct Callbacks {
+    std::function<void(std::string_view)> write_client;
+    std::function<void()> done;  // the answer was written (called from a callback)
+    TwoPhaseHooks two_phase;     // the session's two-phase commit
+    HandBack hand_back;          // lent servers, or every one in a transaction
+  };
   // One message of a leg's server that passed its protocol check: `frame` whole (header and
   // body, to relay as is), `body` after the header. Both point into the server's input: valid
   // only during the call.
@@ -78,6 +91,9 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     virtual void on_leg_drained(size_t /*leg*/) {}
     // No server could be had for some leg.
     virtual void on_no_server(const Status& why) = 0;
+    // The run ended (end()) with the leg's server, or none, handed over: the runner adds what the
+    // session needs to take it back (ready_owed, copy_open, wrote).
+    virtual void on_leg_handed(size_t leg, Handed& handed) const = 0;
   };
 
   // `what` names the runner's statement in log lines ("COPY into t").
@@ -108,6 +124,14 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   // Stops waiting and detaches every server still held (lent ones, or all of a run inside the
   // client's transaction), by leg, for the session to take back.
   std::vector<Handed> hand_over();
+  // The run's end: outside the client's transaction every new server goes back to its pool
+  // (closed unless `clean`); what is left (lent servers, or every server inside the transaction)
+  // goes to `hand_back` by leg, completed by Runner::on_leg_handed, with the run's `error` (ok:
+  // it succeeded). Returns the session's verdict.
+  Status end(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
+  // end() where the session has nothing to refuse (outside a transaction, or failed): a refusal
+  // is only logged.
+  void end_settled(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
 
   // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
   // or 08P01 when the body is malformed.

@@ -228,30 +228,21 @@ const char* ReferenceWrite::undone() const {
   return setup_.in_transaction ? "the transaction is aborted" : "rolled back on every shard";
 }
 
-// Outside a transaction new servers go back to their pools (closed unless `clean`); the session
-// takes back what is left: its lent servers, or every server inside its transaction.
-// Its end without a result the session could refuse (outside a transaction, or failed): the
-// session's verdict is ok then.
-void ReferenceWrite::release_servers(bool clean, const Status& error) {
-  const Status verdict = hand_back(clean, error);
-  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a finished run: %s", verdict.message.c_str());
+void ReferenceWrite::on_leg_handed(size_t index, EveryShardTransaction::Handed& handed) const {
+  handed.ready_owed = legs_[index].ready_owed;
+  handed.wrote = true;
 }
 
-Status ReferenceWrite::hand_back(bool clean, const Status& error) {
-  if (!setup_.in_transaction) servers_.release_all(clean);
-  std::vector<EveryShardTransaction::Handed> handed = servers_.hand_over();
-  for (size_t i = 0; i < handed.size(); ++i) {
-    handed[i].ready_owed = legs_[i].ready_owed;
-    handed[i].wrote = true;
-  }
-  return callbacks_.hand_back ? callbacks_.hand_back(std::move(handed), error) : Status::ok();
+// Its end without a result the session could refuse (outside a transaction, or failed).
+void ReferenceWrite::release_servers(bool clean, const Status& error) {
+  servers_.end_settled(setup_.in_transaction, clean, error, callbacks_.hand_back);
 }
 
 // Inside the client's transaction every shard wrote: the servers stay in it, the client gets the
 // first shard's rows and the tag; its ReadyForQuery is the session's.
 void ReferenceWrite::finish_in_transaction() {
   phase_ = Phase::Done;
-  const Status verdict = hand_back(true, Status::ok());
+  const Status verdict = servers_.end(setup_.in_transaction, true, Status::ok(), callbacks_.hand_back);
   std::string out;
   if (verdict.is_ok()) {
     out = std::move(result_);

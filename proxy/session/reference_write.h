@@ -49,12 +49,7 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     // client's ReadyForQuery is the session's.
     bool in_transaction = false;
   };
-  struct Callbacks {
-    std::function<void(std::string_view)> write_client;
-    std::function<void()> done;  // the answer was written (called from a callback)
-    TwoPhaseHooks two_phase;
-    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
-  };
+  using Callbacks = EveryShardTransaction::Callbacks;
 
   // EqualTags: one target per shard of the directory, in its order; SumRows: the route's shards.
   ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks);
@@ -81,13 +76,13 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;
   void on_no_server(const Status& why) override;
+  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const override;
 
   Status hold(size_t index, char type, std::string_view frame);
   Status answer_tag();  // the client's tag from the legs' tags, into tag_
   void commit();
   void finish(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why);
-  Status hand_back(bool clean, const Status& error);
   void release_servers(bool clean, const Status& error);
   void finish_in_transaction();
   // What the failure did to the shards, for messages.

@@ -214,8 +214,8 @@ void SplitInsert::commit_two_phase(const std::vector<size_t>& written) {
 // Committed: the client gets the combined answer; else the coordinator's (or COMMIT's) error.
 void SplitInsert::finish(TwoPhaseOutcome outcome, const Status& error) {
   phase_ = Phase::Done;
-  const Status verdict = hand_back(true, outcome == TwoPhaseOutcome::Committed ? Status::ok() : error);
-  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a finished run: %s", verdict.message.c_str());
+  servers_.end_settled(setup_.in_transaction, true,
+                       outcome == TwoPhaseOutcome::Committed ? Status::ok() : error, callbacks_.hand_back);
   std::string out = std::move(notices_);
   out += setup_.answered;
   if (outcome == TwoPhaseOutcome::Committed)
@@ -231,7 +231,7 @@ void SplitInsert::finish(TwoPhaseOutcome outcome, const Status& error) {
 // recorded as written; the client's ReadyForQuery is the session's.
 void SplitInsert::finish_in_transaction() {
   phase_ = Phase::Done;
-  const Status verdict = hand_back(true, Status::ok());
+  const Status verdict = servers_.end(setup_.in_transaction, true, Status::ok(), callbacks_.hand_back);
   std::string out = std::move(notices_);
   out += setup_.answered;
   if (verdict.is_ok())
@@ -247,8 +247,7 @@ void SplitInsert::finish_in_transaction() {
 void SplitInsert::fail(const Status& why) {
   if (phase_ == Phase::Done) return;
   phase_ = Phase::Done;
-  const Status verdict = hand_back(false, why);
-  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a failed run: %s", verdict.message.c_str());
+  servers_.end_settled(setup_.in_transaction, false, why, callbacks_.hand_back);
   LOG_INFO("%s over %zu shards failed, %s: %s", setup_.what.c_str(), legs_.size(), undone(),
            why.message.c_str());
   std::string out = std::move(notices_);
@@ -263,16 +262,9 @@ const char* SplitInsert::undone() const {
   return setup_.in_transaction ? "the transaction is aborted" : "rolled back on every shard";
 }
 
-// Outside a transaction new servers go back to their pools (closed unless `clean`); the session
-// takes back what is left: its lent servers, or every server inside its transaction.
-Status SplitInsert::hand_back(bool clean, const Status& error) {
-  if (!setup_.in_transaction) servers_.release_all(clean);
-  std::vector<EveryShardTransaction::Handed> handed = servers_.hand_over();
-  for (size_t i = 0; i < handed.size(); ++i) {
-    handed[i].ready_owed = legs_[i].ready_owed;
-    handed[i].wrote = legs_[i].inserted;
-  }
-  return callbacks_.hand_back ? callbacks_.hand_back(std::move(handed), error) : Status::ok();
+void SplitInsert::on_leg_handed(size_t index, EveryShardTransaction::Handed& handed) const {
+  handed.ready_owed = legs_[index].ready_owed;
+  handed.wrote = legs_[index].inserted;
 }
 
 void SplitInsert::on_leg_lost(size_t index, const Status& why) {

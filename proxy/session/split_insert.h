@@ -51,12 +51,7 @@ class SplitInsert : private EveryShardTransaction::Runner {
     // ReadyForQuery is the session's.
     bool in_transaction = false;
   };
-  struct Callbacks {
-    std::function<void(std::string_view)> write_client;
-    std::function<void()> done;  // the answer was written (called from a callback)
-    TwoPhaseHooks two_phase;
-    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
-  };
+  using Callbacks = EveryShardTransaction::Callbacks;
 
   // One part per shard of the split, in its order; each part's shard is another.
   SplitInsert(std::vector<Part> parts, Setup setup, Callbacks callbacks);
@@ -85,6 +80,7 @@ class SplitInsert : private EveryShardTransaction::Runner {
   void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;
   void on_no_server(const Status& why) override;
+  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const override;
 
   Status on_part_answer(size_t index, char type, std::string_view frame, std::string_view body);
   Status on_batch_answer(size_t index, char type, std::string_view frame, std::string_view body);
@@ -94,7 +90,6 @@ class SplitInsert : private EveryShardTransaction::Runner {
   void finish(TwoPhaseOutcome outcome, const Status& error);
   void finish_in_transaction();
   void fail(const Status& why);
-  Status hand_back(bool clean, const Status& error);
   // What a failure did to the shards, for messages.
   const char* undone() const;
 
