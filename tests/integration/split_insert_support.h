@@ -5,7 +5,9 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -98,6 +100,33 @@ inline std::string results_to_sync(PGconn* p) {
   REQUIRE(PQexitPipelineMode(p) == 1);
   CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
   return got;
+}
+
+// How a pipeline's answers are read: all after its one Sync, or each unit's at a flush request
+// sent after it (as psycopg's pipeline executemany reads), the skipped ones' after the Sync.
+enum class ReadAnswers { AtSync, AtEachFlush };
+
+// Runs `units` (ids as send_unit gives them) as one libpq pipeline ending in one Sync; returns the
+// result lines in the client's order. AtSync flushes the first unit alone, so it reaches the proxy
+// before the rest of its batch. After an error the server skips the rest (PIPELINE_ABORTED).
+inline std::string run_pipeline(PGconn* p, const std::vector<Unit>& units, const std::string& id,
+                                int64_t fixed, ReadAnswers read) {
+  REQUIRE(PQenterPipelineMode(p) == 1);
+  std::string got;
+  for (const Unit& unit : units) {
+    send_unit(p, unit, id, fixed);
+    if (read == ReadAnswers::AtSync) {
+      if (&unit != &units.front()) continue;
+      REQUIRE(PQflush(p) == 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    REQUIRE(PQsendFlushRequest(p) == 1);
+    REQUIRE(PQflush(p) == 0);
+    if (got.find("PGRES_FATAL_ERROR") == std::string::npos) got += next_result(p);
+  }
+  REQUIRE(PQpipelineSync(p) == 1);
+  return got + results_to_sync(p);
 }
 
 // The first batch of both pipeline cases, committed on 3 shards: each row on its owner, nothing

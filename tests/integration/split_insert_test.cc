@@ -19,7 +19,6 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "harness/sharded_fixture.h"
 #include "split_insert_support.h"
@@ -257,17 +256,7 @@ TEST_SUITE("split_insert") {
     PGconn* p = c.get();
     // Each unit: one row for a tenant, RETURNING its note; one Sync for all of them.
     auto run = [&](const std::vector<Unit>& units, const std::string& id) {
-      REQUIRE(PQenterPipelineMode(p) == 1);
-      for (const Unit& unit : units) {
-        send_unit(p, unit, id, t.a);
-        // The first unit reaches the proxy alone: it waits for the rest of the batch (its Sync).
-        if (&unit == &units.front()) {
-          REQUIRE(PQflush(p) == 0);
-          std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-      }
-      REQUIRE(PQpipelineSync(p) == 1);
-      return results_to_sync(p);
+      return run_pipeline(p, units, id, t.a, ReadAnswers::AtSync);
     };
     CHECK(run(first_batch(t), "7") ==
           "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
@@ -288,22 +277,9 @@ TEST_SUITE("split_insert") {
     PgConn c = f.client();
     PGconn* p = c.get();
     // Each unit is sent with a flush request and its answer read before the next is sent (as
-    // psycopg's pipeline executemany reads at its Flush); one Sync at the end. After an error the
-    // server skips the rest: their answers (PIPELINE_ABORTED) come at the Sync.
+    // psycopg's pipeline executemany reads at its Flush); one Sync at the end.
     auto run = [&](const std::vector<Unit>& units, const std::string& id) {
-      REQUIRE(PQenterPipelineMode(p) == 1);
-      std::string got;
-      bool failed = false;
-      for (const Unit& unit : units) {
-        send_unit(p, unit, id, t.a);
-        REQUIRE(PQsendFlushRequest(p) == 1);
-        REQUIRE(PQflush(p) == 0);
-        if (failed) continue;
-        got += next_result(p);
-        failed = got.find("PGRES_FATAL_ERROR") != std::string::npos;
-      }
-      REQUIRE(PQpipelineSync(p) == 1);
-      return got + results_to_sync(p);
+      return run_pipeline(p, units, id, t.a, ReadAnswers::AtEachFlush);
     };
     CHECK(run(first_batch(t), "7") ==
           "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
