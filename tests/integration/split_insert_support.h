@@ -129,27 +129,40 @@ inline std::string run_pipeline(PGconn* p, const std::vector<Unit>& units, const
   return got + results_to_sync(p);
 }
 
-// The first batch of both pipeline cases, committed on 3 shards: each row on its owner, nothing
-// left prepared.
-inline std::vector<Unit> first_batch(const Tenants& t) {
-  return {{t.b, "b"}, {t.a, "a"}, {t.c, "c"}, {t.b2(), "b2"}};
-}
+// A libpq pipeline case of the split_insert suite: 3 shards, a client, and how it reads its
+// pipelines' answers. Tenant a's unit always has id 7, so a batch repeating it fails on s0 (23505).
+struct PipelineCase {
+  explicit PipelineCase(ReadAnswers answers) : read(answers) {}
 
-inline void check_first_batch_placed(const ShardedFixture& f, const Tenants& t) {
-  CHECK(f.rows_on(0) == std::vector<std::string>{row_of(t.a, "a")});
-  std::vector<std::string> on_b = {row_of(t.b, "b"), row_of(t.b2(), "b2")};
-  std::sort(on_b.begin(), on_b.end());
-  CHECK(f.rows_on(1) == on_b);
-  CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
-  CHECK(shardwire_prepared(f) == 0);
-}
+  std::string run(const std::vector<Unit>& units, const std::string& id) {
+    return run_pipeline(c.get(), units, id, t.a, read);
+  }
 
-// A failed batch left nothing: no row matching `written` on any shard, nothing prepared, no
-// server idle in a transaction.
-inline void check_nothing_left(const ShardedFixture& f, const std::string& written) {
-  for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, written).empty());
-  CHECK(shardwire_prepared(f) == 0);
-  for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
-}
+  // The first batch, over 3 shards: its 4 results in order, each row committed on its owner,
+  // nothing left prepared.
+  void commit_first_batch() {
+    CHECK(run({{t.b, "b"}, {t.a, "a"}, {t.c, "c"}, {t.b2(), "b2"}}, "7") ==
+          "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
+    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(t.a, "a")});
+    std::vector<std::string> on_b = {row_of(t.b, "b"), row_of(t.b2(), "b2")};
+    std::sort(on_b.begin(), on_b.end());
+    CHECK(f.rows_on(1) == on_b);
+    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
+    CHECK(shardwire_prepared(f) == 0);
+  }
+
+  // A failed batch left nothing: no row matching `written` on any shard, nothing prepared, no
+  // server idle in a transaction.
+  void check_nothing_left(const std::string& written) const {
+    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, written).empty());
+    CHECK(shardwire_prepared(f) == 0);
+    for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
+  }
+
+  ShardedFixture f;
+  const Tenants t;
+  PgConn c = f.client();
+  const ReadAnswers read;
+};
 
 }  // namespace it::split

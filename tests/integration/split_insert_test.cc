@@ -249,52 +249,38 @@ TEST_SUITE("split_insert") {
   TEST_CASE(
       "libpq pipeline: one Sync over 3 shards, answers in order; an error answers the units before it") {
     PROXY_ONLY();
-    ShardedFixture f;
-    INFO("proxy log:\n" << f.log_tail());
-    const Tenants t;
-    PgConn c = f.client();
-    PGconn* p = c.get();
     // Each unit: one row for a tenant, RETURNING its note; one Sync for all of them.
-    auto run = [&](const std::vector<Unit>& units, const std::string& id) {
-      return run_pipeline(p, units, id, t.a, ReadAnswers::AtSync);
-    };
-    CHECK(run(first_batch(t), "7") ==
-          "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
-    check_first_batch_placed(f, t);
+    PipelineCase pipeline(ReadAnswers::AtSync);
+    INFO("proxy log:\n" << pipeline.f.log_tail());
+    const Tenants& t = pipeline.t;
+    pipeline.commit_first_batch();
     // The second unit's row (tenant a, id 7) is there: 23505 on s0; the first unit's answer comes
     // before it, the rest is skipped, and nothing of the batch is written anywhere.
-    CHECK(run({{t.c, "x"}, {t.a, "x"}, {t.b, "x"}}, "8") ==
+    CHECK(pipeline.run({{t.c, "x"}, {t.a, "x"}, {t.b, "x"}}, "8") ==
           "PGRES_TUPLES_OK:x\nPGRES_FATAL_ERROR:23505\nPGRES_PIPELINE_ABORTED\n");
-    check_nothing_left(f, "note = 'x'");
+    pipeline.check_nothing_left("note = 'x'");
   }
 
   TEST_CASE(
       "libpq pipeline with a Flush after each unit: answered at each Flush, committed on 3 shards at Sync") {
     PROXY_ONLY();
-    ShardedFixture f;
-    INFO("proxy log:\n" << f.log_tail());
-    const Tenants t;
-    PgConn c = f.client();
-    PGconn* p = c.get();
     // Each unit is sent with a flush request and its answer read before the next is sent (as
     // psycopg's pipeline executemany reads at its Flush); one Sync at the end.
-    auto run = [&](const std::vector<Unit>& units, const std::string& id) {
-      return run_pipeline(p, units, id, t.a, ReadAnswers::AtEachFlush);
-    };
-    CHECK(run(first_batch(t), "7") ==
-          "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
-    check_first_batch_placed(f, t);
+    PipelineCase pipeline(ReadAnswers::AtEachFlush);
+    INFO("proxy log:\n" << pipeline.f.log_tail());
+    const Tenants& t = pipeline.t;
+    pipeline.commit_first_batch();
     // The last unit's row (tenant a, id 7) is there: 23505 on s0 after units on s2 and s1 ran;
     // nothing of the batch is written anywhere, nothing stays prepared or open.
-    CHECK(run({{t.c, "x"}, {t.b, "x"}, {t.a, "x"}}, "8") ==
+    CHECK(pipeline.run({{t.c, "x"}, {t.b, "x"}, {t.a, "x"}}, "8") ==
           "PGRES_TUPLES_OK:x\nPGRES_TUPLES_OK:x\nPGRES_FATAL_ERROR:23505\n");
     // An error in the middle: the unit after it is skipped (answered PIPELINE_ABORTED at the Sync).
-    CHECK(run({{t.c, "y"}, {t.a, "y"}, {t.b, "y"}}, "9") ==
+    CHECK(pipeline.run({{t.c, "y"}, {t.a, "y"}, {t.b, "y"}}, "9") ==
           "PGRES_TUPLES_OK:y\nPGRES_FATAL_ERROR:23505\nPGRES_PIPELINE_ABORTED\n");
-    check_nothing_left(f, "note IN ('x', 'y')");
+    pipeline.check_nothing_left("note IN ('x', 'y')");
     // The session goes on: a later single-shard statement runs outside any transaction.
-    CHECK(c.value("SELECT note FROM orders WHERE tenant_id = " + k(t.b)) == "b");
-    CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
+    CHECK(pipeline.c.value("SELECT note FROM orders WHERE tenant_id = " + k(t.b)) == "b");
+    CHECK(PQtransactionStatus(pipeline.c.get()) == PQTRANS_IDLE);
   }
 
   TEST_CASE("under cross_shard_transactions: refuse a split INSERT is refused and writes nothing") {
