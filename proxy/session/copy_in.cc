@@ -7,7 +7,6 @@
 
 #include "common/log.h"
 #include "wire/byte_reader.h"
-#include "wire/frame_reader.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
 
@@ -16,7 +15,7 @@ namespace sw::session {
 CopyIn::CopyIn(std::vector<Target> targets, Setup setup, Callbacks callbacks)
     : legs_(targets.size()),
       setup_(std::move(setup)),
-      servers_(std::move(targets), setup_.session_state, *this),
+      servers_(std::move(targets), setup_.session_state, "COPY into " + setup_.rule.config_name, *this),
       callbacks_(std::move(callbacks)),
       splitter_(setup_.plan.options) {
   if (!legs_.empty()) legs_.front().position = !setup_.plan.key_known && !setup_.every_shard;
@@ -43,75 +42,32 @@ void CopyIn::on_leg_server(size_t index, std::string prologue, int ready_owed) {
   servers_.write(index, prologue);
 }
 
-void CopyIn::on_leg_readable(size_t index) {
-  Leg& leg = legs_[index];
-  wire::Limits limits;
-  while (servers_.backend(index) != nullptr) {
-    pool::Backend* backend = servers_.backend(index);
-    net::Connection& connection = backend->connection();
-    auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
-    if (result.status == wire::FrameStatus::NeedMore) return;
-    Status shape = result.status == wire::FrameStatus::Error
-                       ? Status::server("08P01", result.error)
-                       : leg.check.on_message(result.frame.type, result.frame.body);
-    if (!shape) {
-      LOG_WARN("server=s%llu shard=%s protocol violation by server during COPY, dropping it: %s",
-               (unsigned long long)backend->id(), servers_.shard(index).c_str(), shape.message.c_str());
-      end_leg_or_copy(index, Status::server("08P01", "shard " + servers_.shard(index) +
-                                                         " sent an invalid message: " + shape.message));
-      return;
+// A shard's ErrorResponse: during the two-phase commit the coordinator's; before, it ends the
+// copy (relayed to the client as the shard sent it).
+Status CopyIn::on_leg_message(size_t index, const Message& message) {
+  if (message.type == 'E') {
+    if (phase_ == Phase::TwoPhase) {
+      two_phase_->on_error(index, EveryShardTransaction::error_of(message.body));
+      return Status::ok();
     }
-    const wire::Frame& frame = result.frame;
-    std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
-    if (phase_ == Phase::TwoPhase && (frame.type == 'E' || frame.type == 'Z')) {
-      connection.consume(frame.size);
-      if (frame.type == 'Z') {
-        two_phase_->on_ready(index);
-      } else {
-        auto fields = wire::decode_error_fields(frame.body);
-        two_phase_->on_error(
-            index, fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
-                          : Status::server("08P01", "a malformed ErrorResponse"));
-      }
-      continue;
-    }
-    if (frame.type == 'E') {
-      auto fields = wire::decode_error_fields(frame.body);
-      fail(Status::server(fields ? std::string(fields->sqlstate) : "XX000",
-                          fields ? std::string(fields->message) : "COPY failed"),
-           whole);
-      return;
-    }
-    Status handled = on_leg_message(index, frame.type, whole, frame.body);
-    if (servers_.backend(index) != backend) return;  // released or closed meanwhile
-    connection.consume(frame.size);
-    if (!handled) {
-      end_leg_or_copy(index, handled);
-      return;
-    }
-    if (frame.type == 'Z') {
-      if (Status next = on_ready(leg); !next) {
-        fail(next);
-        return;
-      }
-    }
+    auto fields = wire::decode_error_fields(message.body);
+    fail(Status::server(fields ? std::string(fields->sqlstate) : "XX000",
+                        fields ? std::string(fields->message) : "COPY failed"),
+         message.frame);
+    return Status::ok();
   }
+  return on_answer(index, message);
 }
 
-Status CopyIn::on_leg_message(size_t index, char type, std::string_view frame, std::string_view body) {
+Status CopyIn::on_answer(size_t index, const Message& message) {
   Leg& leg = legs_[index];
-  switch (type) {
-    case 'S':
-      if (auto p = wire::decode_parameter_status(body))
-        servers_.backend(index)->set_parameter(p->name, p->value);
-      return Status::ok();
+  switch (message.type) {
     case 'N':
-    case 'A':
     case 'T':
     case 'Z': return Status::ok();
-    case 'D': return phase_ == Phase::Starting && leg.position ? on_position(body) : Status::ok();
+    case 'D': return phase_ == Phase::Starting && leg.position ? on_position(message.body) : Status::ok();
     case 'C': {
-      auto tag = wire::decode_command_complete(body);
+      auto tag = wire::decode_command_complete(message.body);
       if (phase_ == Phase::Ending && tag && tag->rfind("COPY ", 0) == 0) {
         const std::string_view n = tag->substr(5);
         std::from_chars(n.data(), n.data() + n.size(), leg.rows_copied);
@@ -121,27 +77,31 @@ Status CopyIn::on_leg_message(size_t index, char type, std::string_view frame, s
     case 'G':
       if (phase_ != Phase::Starting || leg.in_copy) break;
       leg.in_copy = true;
-      leg.copy_response.assign(frame);
+      leg.copy_response.assign(message.frame);
       if (all_legs([](const Leg& l) { return l.in_copy; })) start_streaming();
       return Status::ok();
     default: break;
   }
   return Status::server("08P01", "shard " + servers_.shard(index) +
-                                     " answered COPY with an unexpected message ('" + std::string(1, type) +
-                                     "')");
+                                     " answered COPY with an unexpected message ('" +
+                                     std::string(1, message.type) + "')");
 }
 
 // A ReadyForQuery of the phase's statements: BEGIN and the position query, the end of the copy,
-// the COMMIT or ROLLBACK.
-Status CopyIn::on_ready(Leg& leg) {
+// the COMMIT or ROLLBACK, or the two-phase commit's.
+void CopyIn::on_leg_ready(size_t index) {
+  if (phase_ == Phase::TwoPhase) {
+    two_phase_->on_ready(index);
+    return;
+  }
+  Leg& leg = legs_[index];
   --leg.ready_owed;
-  if (leg.ready_owed > 0) return Status::ok();
+  if (leg.ready_owed > 0) return;
   if (phase_ == Phase::Ending && all_legs([](const Leg& l) { return l.ready_owed == 0; })) {
     commit_written_legs();
   } else if (phase_ == Phase::Committing && all_legs([](const Leg& l) { return l.ready_owed == 0; })) {
     complete();
   }
-  return Status::ok();
 }
 
 // The key position query's row: one int8 column.
@@ -223,7 +183,7 @@ void CopyIn::fail(const Status& why, std::string_view server_error) {
 // A leg broke the protocol. During a two-phase commit only that leg is dropped (the
 // coordinator decides what its loss means: after the decision, recovery finishes it); before,
 // the whole copy fails.
-void CopyIn::end_leg_or_copy(size_t index, const Status& why) {
+void CopyIn::on_leg_violation(size_t index, const Status& why) {
   if (phase_ != Phase::TwoPhase) {
     fail(why);
     return;

@@ -27,7 +27,6 @@
 #include "session/every_shard_transaction.h"
 #include "session/two_phase_legs.h"
 #include "wire/copy_rows.h"
-#include "wire/server_check.h"
 
 namespace sw::session {
 
@@ -52,12 +51,8 @@ class CopyIn : private EveryShardTransaction::Runner {
     // (no key, no splitting), every shard must copy the same number of rows, all commit.
     bool every_shard = false;
   };
-  struct Callbacks {
-    std::function<void(std::string_view)> write_client;
-    std::function<void()> resume_client;        // streaming began, or a shard's output drained
-    std::function<void()> done;                 // ReadyForQuery was written (called from a callback)
-    TwoPhaseHooks two_phase;                    // rows on several shards: the session's two-phase commit
-    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
+  struct Callbacks : EveryShardTransaction::Callbacks {
+    std::function<void()> resume_client;  // streaming began, or a shard's output drained
   };
 
   // One target per shard of the directory, in its order.
@@ -90,26 +85,28 @@ class CopyIn : private EveryShardTransaction::Runner {
     std::string pending;  // CopyData payload batched for it
     uint64_t rows_sent = 0;
     uint64_t rows_copied = 0;  // its `COPY n`
-    wire::ServerMessageCheck check;
   };
+  using Message = EveryShardTransaction::Message;
 
-  // EveryShardTransaction::Runner
+  // EveryShardTransaction::Runner (copy_in.cc)
   void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
-  void on_leg_readable(size_t leg) override;
+  Status on_leg_message(size_t leg, const Message& message) override;
+  void on_leg_ready(size_t leg) override;
+  // During a two-phase commit only that leg is dropped; before, the whole copy fails.
+  void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;
   void on_leg_drained(size_t leg) override;
   void on_no_server(const Status& why) override;
+  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const override;
 
   // Servers (copy_in.cc)
-  Status on_leg_message(size_t index, char type, std::string_view frame, std::string_view body);
-  Status on_ready(Leg& leg);
+  Status on_answer(size_t index, const Message& message);  // any but ErrorResponse
   Status on_position(std::string_view data_row);
   void start_streaming();
   void end_copies();
   void commit_written_legs();
   bool same_rows_everywhere();
   void complete();
-  Status hand_back(bool clean, const Status& error);
   void release_servers(bool clean, const Status& error);
   void finish_in_transaction();
   void ready_for_query(std::string& out) const;
@@ -118,7 +115,6 @@ class CopyIn : private EveryShardTransaction::Runner {
   void start_two_phase(const std::vector<size_t>& written);
   void finish_two_phase(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why, std::string_view server_error = {});
-  void end_leg_or_copy(size_t index, const Status& why);
   bool all_legs(bool (*test)(const Leg&)) const;
 
   // The client's rows (copy_in_rows.cc)

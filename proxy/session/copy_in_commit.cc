@@ -100,33 +100,24 @@ bool CopyIn::same_rows_everywhere() {
   return equal;
 }
 
-// Outside a transaction new servers go back to their pools (closed unless `clean`); the session
-// takes back what is left: its lent servers, or every server inside its transaction. A COPY still
-// open on a server (started, CopyDone not sent) needs the session's CopyFail.
-// Its end without a result the session could refuse (outside a transaction, or failed): the
-// session's verdict is ok then.
-void CopyIn::release_servers(bool clean, const Status& error) {
-  const Status verdict = hand_back(clean, error);
-  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a finished run: %s", verdict.message.c_str());
+// A COPY still open on a server (started, CopyDone not sent) needs the session's CopyFail.
+void CopyIn::on_leg_handed(size_t index, EveryShardTransaction::Handed& handed) const {
+  const bool copies_open = phase_ == Phase::Starting || phase_ == Phase::Streaming;
+  handed.ready_owed = legs_[index].ready_owed;
+  handed.copy_open = copies_open && legs_[index].copy_sent;
+  handed.wrote = legs_[index].rows_sent > 0;
 }
 
-Status CopyIn::hand_back(bool clean, const Status& error) {
-  const bool copies_open = phase_ == Phase::Starting || phase_ == Phase::Streaming;
-  if (!setup_.in_transaction) servers_.release_all(clean);
-  std::vector<EveryShardTransaction::Handed> handed = servers_.hand_over();
-  for (size_t i = 0; i < handed.size(); ++i) {
-    handed[i].ready_owed = legs_[i].ready_owed;
-    handed[i].copy_open = copies_open && legs_[i].copy_sent;
-    handed[i].wrote = legs_[i].rows_sent > 0;
-  }
-  return callbacks_.hand_back ? callbacks_.hand_back(std::move(handed), error) : Status::ok();
+// Its end without a result the session could refuse (outside a transaction, or failed).
+void CopyIn::release_servers(bool clean, const Status& error) {
+  servers_.end_settled(setup_.in_transaction, clean, error, callbacks_.hand_back);
 }
 
 // Inside the client's transaction every shard ended its COPY: the servers stay in the
 // transaction (the session records which shards wrote), the client gets `COPY n`.
 void CopyIn::finish_in_transaction() {
   phase_ = Phase::Done;
-  const Status verdict = hand_back(true, Status::ok());
+  const Status verdict = servers_.end(setup_.in_transaction, true, Status::ok(), callbacks_.hand_back);
   std::string out;
   if (verdict.is_ok()) {
     wire::encode_command_complete(out, "COPY " + std::to_string(rows_));

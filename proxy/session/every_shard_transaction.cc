@@ -4,13 +4,15 @@
 
 #include <utility>
 
+#include "common/log.h"
+#include "wire/frame_reader.h"
 #include "wire/messages.h"
 
 namespace sw::session {
 
 EveryShardTransaction::EveryShardTransaction(std::vector<Target> targets, std::string session_state,
-                                             Runner& runner)
-    : session_state_(std::move(session_state)), runner_(runner) {
+                                             std::string what, Runner& runner)
+    : session_state_(std::move(session_state)), what_(std::move(what)), runner_(runner) {
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
 }
 
@@ -83,7 +85,75 @@ void EveryShardTransaction::arrived(size_t index, pool::Backend* backend) {
 void EveryShardTransaction::on_backend_failed(const Status& why) { runner_.on_no_server(why); }
 
 void EveryShardTransaction::on_backend_readable(pool::Backend& backend) {
-  if (size_t leg = leg_of(backend); leg < legs_.size()) runner_.on_leg_readable(leg);
+  if (size_t leg = leg_of(backend); leg < legs_.size()) read(leg);
+}
+
+// A message is consumed only after the runner saw it (its views point into the input), and only
+// while the leg still holds the server: a runner that released or handed it over ended the leg.
+void EveryShardTransaction::read(size_t index) {
+  Leg& leg = legs_[index];
+  wire::Limits limits;
+  while (pool::Backend* backend = leg.backend) {
+    net::Connection& connection = backend->connection();
+    auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
+    if (result.status == wire::FrameStatus::NeedMore) return;
+    const wire::Frame& frame = result.frame;
+    Status handled = result.status == wire::FrameStatus::Error ? Status::server("08P01", result.error)
+                                                               : leg.check.on_message(frame.type, frame.body);
+    if (!handled) {
+      violation(index, *backend, handled);
+      return;
+    }
+    if (!kept_from_runner(*backend, frame.type, frame.body)) {
+      const std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
+      handled = runner_.on_leg_message(index, Message{frame.type, whole, frame.body});
+      if (leg.backend != backend) return;
+    }
+    connection.consume(frame.size);
+    if (!handled) {
+      violation(index, *backend, handled);
+      return;
+    }
+    if (frame.type == 'Z') runner_.on_leg_ready(index);
+  }
+}
+
+// ParameterStatus is the server's own (the pool keeps it for the session settings); a
+// notification belongs to no client of this run.
+bool EveryShardTransaction::kept_from_runner(pool::Backend& backend, char type, std::string_view body) {
+  if (type == 'S') {
+    if (auto p = wire::decode_parameter_status(body)) backend.set_parameter(p->name, p->value);
+    return true;
+  }
+  return type == 'A';
+}
+
+void EveryShardTransaction::violation(size_t leg, const pool::Backend& backend, const Status& why) {
+  LOG_WARN("server=s%llu shard=%s protocol violation by server during %s, dropping it: %s",
+           (unsigned long long)backend.id(), shard(leg).c_str(), what_.c_str(), why.message.c_str());
+  runner_.on_leg_violation(
+      leg, Status::server("08P01", "shard " + shard(leg) + " sent an invalid message: " + why.message));
+}
+
+Status EveryShardTransaction::end(bool in_transaction, bool clean, const Status& error,
+                                  const HandBack& hand_back) {
+  if (!in_transaction) release_all(clean);
+  std::vector<Handed> handed = hand_over();
+  for (size_t i = 0; i < handed.size(); ++i) runner_.on_leg_handed(i, handed[i]);
+  return hand_back ? hand_back(std::move(handed), error) : Status::ok();
+}
+
+void EveryShardTransaction::end_settled(bool in_transaction, bool clean, const Status& error,
+                                        const HandBack& hand_back) {
+  const Status verdict = end(in_transaction, clean, error, hand_back);
+  if (!verdict.is_ok())
+    LOG_WARN("unexpected refusal of a finished %s: %s", what_.c_str(), verdict.message.c_str());
+}
+
+Status EveryShardTransaction::error_of(std::string_view body) {
+  auto fields = wire::decode_error_fields(body);
+  return fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
+                : Status::server("08P01", "a malformed ErrorResponse");
 }
 
 void EveryShardTransaction::on_backend_lost(pool::Backend& backend, const Status& why) {

@@ -1,15 +1,20 @@
 // A server on each of some shards (every shard of the directory, or a split INSERT's), each in a
 // transaction, for a runner that writes on them at once and commits them together (CopyIn,
 // ReferenceWrite, SplitInsert; docs/architecture.md §5.9, §5.10, §5.11, §6.4). It takes one server
-// per target up front (a server that arrives after the
-// runner stopped goes back to the pool), brings it to the session's settings (`RESET ALL;` and
-// the SessionState signature, unless it has them) and starts its transaction with the target's
-// `begin` SQL; the runner appends its own statements to that prologue and reads the answers.
+// per target up front (a server that arrives after the runner stopped goes back to the pool),
+// brings it to the session's settings (`RESET ALL;` and the SessionState signature, unless it has
+// them) and starts its transaction with the target's `begin` SQL; the runner appends its own
+// statements to that prologue. It reads every leg's answers for the runner (§5.10, "the runner
+// underneath"): each frame is checked (wire::ServerMessageCheck), the server's ParameterStatus and
+// NotificationResponse are kept from the runner, every other message goes to
+// Runner::on_leg_message; what breaks the protocol, or what the runner refuses, goes to
+// Runner::on_leg_violation naming the shard, and that leg is read no further.
 // A target may carry a server the session lends (a leg of the client's transaction, or a session
 // pooling server): it is used at once and never goes back to a pool from here (hand_over returns
 // it), except when the runner is destroyed without handing it over (the session is closing).
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
-// transaction back).
+// transaction back); end() does that outside the client's transaction and hands the rest to the
+// session.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +25,8 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "session/two_phase_legs.h"
+#include "wire/server_check.h"
 
 namespace sw::session {
 
@@ -45,6 +52,21 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   // succeeded). The session answers ok, or why the outcome is refused after all (then the
   // runner reports that error instead).
   using HandBack = std::function<Status(std::vector<Handed> servers, const Status& error)>;
+  // What a runner on it (CopyIn, ReferenceWrite, SplitInsert) calls of the session.
+  struct Callbacks {
+    std::function<void(std::string_view)> write_client;
+    std::function<void()> done;  // the answer was written (called from a callback)
+    TwoPhaseHooks two_phase;     // the session's two-phase commit
+    HandBack hand_back;          // lent servers, or every one in a transaction
+  };
+  // One message of a leg's server that passed its protocol check: `frame` whole (header and
+  // body, to relay as is), `body` after the header. Both point into the server's input: valid
+  // only during the call.
+  struct Message {
+    char type = 0;
+    std::string_view frame;
+    std::string_view body;
+  };
   // What the runner is told, by leg index (the targets' order).
   class Runner {
    public:
@@ -53,15 +75,30 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     // session's settings and begin its transaction, `ready_owed` their ReadyForQuery count; the
     // runner appends its statements and writes the whole with write().
     virtual void on_leg_server(size_t leg, std::string prologue, int ready_owed) = 0;
-    virtual void on_leg_readable(size_t leg) = 0;
+    // A message of the leg's server, in order. Ok: it is consumed and reading goes on (a
+    // ReadyForQuery then goes to on_leg_ready); an error: the server answered what the runner
+    // cannot take (on_leg_violation follows, the message consumed). When the call released or
+    // handed over the leg's server, the message is left unconsumed and the leg is read no further.
+    virtual Status on_leg_message(size_t leg, const Message& message) = 0;
+    // A ReadyForQuery of the leg's server, consumed.
+    virtual void on_leg_ready(size_t leg) = 0;
+    // The leg's server broke the protocol (a malformed or misplaced message, or one on_leg_message
+    // refused; logged): `why` is 08P01 "shard <name> sent an invalid message: ...". Reading the
+    // leg stopped; its server is still held: the runner drops the leg or ends the run.
+    virtual void on_leg_violation(size_t leg, const Status& why) = 0;
     // The leg's server is gone (already detached and released).
     virtual void on_leg_lost(size_t leg, const Status& why) = 0;
     virtual void on_leg_drained(size_t /*leg*/) {}
     // No server could be had for some leg.
     virtual void on_no_server(const Status& why) = 0;
+    // The run ended (end()) with the leg's server, or none, handed over: the runner adds what the
+    // session needs to take it back (ready_owed, copy_open, wrote).
+    virtual void on_leg_handed(size_t leg, Handed& handed) const = 0;
   };
 
-  EveryShardTransaction(std::vector<Target> targets, std::string session_state, Runner& runner);
+  // `what` names the runner's statement in log lines ("COPY into t").
+  EveryShardTransaction(std::vector<Target> targets, std::string session_state, std::string what,
+                        Runner& runner);
   ~EveryShardTransaction() override;
   EveryShardTransaction(const EveryShardTransaction&) = delete;
   EveryShardTransaction& operator=(const EveryShardTransaction&) = delete;
@@ -87,14 +124,32 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   // Stops waiting and detaches every server still held (lent ones, or all of a run inside the
   // client's transaction), by leg, for the session to take back.
   std::vector<Handed> hand_over();
+  // The run's end: outside the client's transaction every new server goes back to its pool
+  // (closed unless `clean`); what is left (lent servers, or every server inside the transaction)
+  // goes to `hand_back` by leg, completed by Runner::on_leg_handed, with the run's `error` (ok:
+  // it succeeded). Returns the session's verdict.
+  Status end(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
+  // end() where the session has nothing to refuse (outside a transaction, or failed): a refusal
+  // is only logged.
+  void end_settled(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
+
+  // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
+  // or 08P01 when the body is malformed.
+  static Status error_of(std::string_view body);
 
  private:
   struct Leg {
     Target target;
     pool::Backend* backend = nullptr;
     bool waiting = false;
+    wire::ServerMessageCheck check;
   };
   void arrived(size_t leg, pool::Backend* backend);
+  // Reads the leg's complete messages for the runner (docs/architecture.md §5.10 step 6).
+  void read(size_t leg);
+  // A message the runner need not see; false: the runner's.
+  bool kept_from_runner(pool::Backend& backend, char type, std::string_view body);
+  void violation(size_t leg, const pool::Backend& backend, const Status& why);
 
   // pool::Pool::Waiter, pool::BackendUser
   void on_backend_ready(pool::Backend* backend) override;
@@ -105,6 +160,7 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
 
   std::vector<Leg> legs_;
   std::string session_state_;
+  std::string what_;
   Runner& runner_;
   bool stopped_ = false;  // release_all ran: nobody waits for servers any more
 };

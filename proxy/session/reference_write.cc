@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "common/log.h"
-#include "wire/frame_reader.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -31,7 +30,7 @@ bool row_count(std::string_view tag, uint64_t& count) {
 ReferenceWrite::ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks)
     : legs_(targets.size()),
       setup_(described(std::move(setup))),
-      servers_(std::move(targets), setup_.session_state, *this),
+      servers_(std::move(targets), setup_.session_state, setup_.what, *this),
       callbacks_(std::move(callbacks)) {}
 
 ReferenceWrite::~ReferenceWrite() = default;
@@ -53,48 +52,21 @@ void ReferenceWrite::on_leg_server(size_t index, std::string prologue, int ready
   servers_.write(index, prologue);
 }
 
-void ReferenceWrite::on_leg_readable(size_t index) {
-  Leg& leg = legs_[index];
-  wire::Limits limits;
-  while (servers_.backend(index) != nullptr && phase_ != Phase::Done) {
-    pool::Backend* backend = servers_.backend(index);
-    net::Connection& connection = backend->connection();
-    auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
-    if (result.status == wire::FrameStatus::NeedMore) return;
-    Status shape = result.status == wire::FrameStatus::Error
-                       ? Status::server("08P01", result.error)
-                       : leg.check.on_message(result.frame.type, result.frame.body);
-    const wire::Frame& frame = result.frame;
-    if (shape) {
-      std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
-      shape = on_message(index, frame.type, whole, frame.body);
-      if (servers_.backend(index) != backend) return;  // failed: every server was closed
-      connection.consume(frame.size);
-      if (shape && frame.type == 'Z') on_ready(index);
-      if (shape) continue;
-    }
-    LOG_WARN("server=s%llu shard=%s protocol violation by server during a %s, dropping it: %s",
-             (unsigned long long)backend->id(), servers_.shard(index).c_str(), setup_.what.c_str(),
-             shape.message.c_str());
-    if (phase_ != Phase::TwoPhase) {
-      fail(Status::server("08P01",
-                          "shard " + servers_.shard(index) + " sent an invalid message: " + shape.message));
-      return;
-    }
-    servers_.release(index, false);
-    two_phase_->on_lost(index, shape.message);
+// Before the commit a violation fails the write; during the two-phase commit it drops only that
+// leg (the coordinator decides what its loss means).
+void ReferenceWrite::on_leg_violation(size_t index, const Status& why) {
+  if (phase_ != Phase::TwoPhase) {
+    fail(why);
     return;
   }
+  servers_.release(index, false);
+  two_phase_->on_lost(index, why.message);
 }
 
-Status ReferenceWrite::on_message(size_t index, char type, std::string_view frame, std::string_view body) {
+Status ReferenceWrite::on_leg_message(size_t index, const Message& message) {
+  const auto [type, frame, body] = message;
   Leg& leg = legs_[index];
   switch (type) {
-    case 'S':
-      if (auto p = wire::decode_parameter_status(body))
-        servers_.backend(index)->set_parameter(p->name, p->value);
-      return Status::ok();
-    case 'A':
     case 'Z': return Status::ok();
     case '1':
       if (setup_.hide_parse_complete) return Status::ok();
@@ -113,9 +85,7 @@ Status ReferenceWrite::on_message(size_t index, char type, std::string_view fram
       }
       return Status::ok();
     case 'E': {
-      auto fields = wire::decode_error_fields(body);
-      Status error = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
-                            : Status::server("08P01", "a malformed ErrorResponse");
+      Status error = EveryShardTransaction::error_of(body);
       if (phase_ == Phase::TwoPhase) {
         two_phase_->on_error(index, error);
         return Status::ok();
@@ -155,7 +125,7 @@ Status ReferenceWrite::hold(size_t index, char type, std::string_view frame) {
   return Status::ok();
 }
 
-void ReferenceWrite::on_ready(size_t index) {
+void ReferenceWrite::on_leg_ready(size_t index) {
   if (phase_ == Phase::TwoPhase) {
     two_phase_->on_ready(index);
     return;
@@ -258,30 +228,21 @@ const char* ReferenceWrite::undone() const {
   return setup_.in_transaction ? "the transaction is aborted" : "rolled back on every shard";
 }
 
-// Outside a transaction new servers go back to their pools (closed unless `clean`); the session
-// takes back what is left: its lent servers, or every server inside its transaction.
-// Its end without a result the session could refuse (outside a transaction, or failed): the
-// session's verdict is ok then.
-void ReferenceWrite::release_servers(bool clean, const Status& error) {
-  const Status verdict = hand_back(clean, error);
-  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a finished run: %s", verdict.message.c_str());
+void ReferenceWrite::on_leg_handed(size_t index, EveryShardTransaction::Handed& handed) const {
+  handed.ready_owed = legs_[index].ready_owed;
+  handed.wrote = true;
 }
 
-Status ReferenceWrite::hand_back(bool clean, const Status& error) {
-  if (!setup_.in_transaction) servers_.release_all(clean);
-  std::vector<EveryShardTransaction::Handed> handed = servers_.hand_over();
-  for (size_t i = 0; i < handed.size(); ++i) {
-    handed[i].ready_owed = legs_[i].ready_owed;
-    handed[i].wrote = true;
-  }
-  return callbacks_.hand_back ? callbacks_.hand_back(std::move(handed), error) : Status::ok();
+// Its end without a result the session could refuse (outside a transaction, or failed).
+void ReferenceWrite::release_servers(bool clean, const Status& error) {
+  servers_.end_settled(setup_.in_transaction, clean, error, callbacks_.hand_back);
 }
 
 // Inside the client's transaction every shard wrote: the servers stay in it, the client gets the
 // first shard's rows and the tag; its ReadyForQuery is the session's.
 void ReferenceWrite::finish_in_transaction() {
   phase_ = Phase::Done;
-  const Status verdict = hand_back(true, Status::ok());
+  const Status verdict = servers_.end(setup_.in_transaction, true, Status::ok(), callbacks_.hand_back);
   std::string out;
   if (verdict.is_ok()) {
     out = std::move(result_);

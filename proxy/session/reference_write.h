@@ -24,7 +24,6 @@
 #include "pool/pool.h"
 #include "session/every_shard_transaction.h"
 #include "session/two_phase_legs.h"
-#include "wire/server_check.h"
 
 namespace sw::session {
 
@@ -50,12 +49,7 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     // client's ReadyForQuery is the session's.
     bool in_transaction = false;
   };
-  struct Callbacks {
-    std::function<void(std::string_view)> write_client;
-    std::function<void()> done;  // the answer was written (called from a callback)
-    TwoPhaseHooks two_phase;
-    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
-  };
+  using Callbacks = EveryShardTransaction::Callbacks;
 
   // EqualTags: one target per shard of the directory, in its order; SumRows: the route's shards.
   ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks);
@@ -71,23 +65,24 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   struct Leg {           // by index, as the servers' legs
     int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
     std::string tag;     // its CommandComplete tag of the client's statement
-    wire::ServerMessageCheck check;
   };
+  using Message = EveryShardTransaction::Message;
 
   // EveryShardTransaction::Runner
   void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
-  void on_leg_readable(size_t leg) override;
+  Status on_leg_message(size_t leg, const Message& message) override;
+  // A ReadyForQuery of the phase's statements: the write, the COMMIT, or the two-phase commit's.
+  void on_leg_ready(size_t leg) override;
+  void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;
   void on_no_server(const Status& why) override;
+  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const override;
 
-  Status on_message(size_t index, char type, std::string_view frame, std::string_view body);
   Status hold(size_t index, char type, std::string_view frame);
   Status answer_tag();  // the client's tag from the legs' tags, into tag_
-  void on_ready(size_t index);
   void commit();
   void finish(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why);
-  Status hand_back(bool clean, const Status& error);
   void release_servers(bool clean, const Status& error);
   void finish_in_transaction();
   // What the failure did to the shards, for messages.

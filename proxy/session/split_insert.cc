@@ -5,23 +5,27 @@
 #include <utility>
 
 #include "common/log.h"
-#include "wire/frame_reader.h"
 #include "wire/messages.h"
 
 namespace sw::session {
 
 SplitInsert::SplitInsert(std::vector<Part> parts, Setup setup, Callbacks callbacks)
     : legs_(parts.size()),
-      setup_(std::move(setup)),
-      servers_(targets_of(parts), setup_.session_state, *this),
+      setup_(described(std::move(setup))),
+      servers_(targets_of(parts), setup_.session_state, setup_.what, *this),
       callbacks_(std::move(callbacks)),
       answer_(setup_.row_part) {
   for (size_t i = 0; i < parts.size(); ++i) legs_[i].request = std::move(parts[i].request);
   if (!setup_.unit_part.empty()) batch_ = std::make_unique<BatchAnswer>(setup_.unit_part, setup_.unit_parsed);
-  if (setup_.what.empty()) setup_.what = "INSERT into sharded table " + setup_.table;
 }
 
 SplitInsert::~SplitInsert() = default;
+
+// Shared by the constructor's initializers: `what` defaults to the split INSERT's wording.
+SplitInsert::Setup SplitInsert::described(Setup setup) {
+  if (setup.what.empty()) setup.what = "INSERT into sharded table " + setup.table;
+  return setup;
+}
 
 std::vector<EveryShardTransaction::Target> SplitInsert::targets_of(std::vector<Part>& parts) {
   std::vector<EveryShardTransaction::Target> targets;
@@ -41,50 +45,26 @@ void SplitInsert::on_leg_server(size_t index, std::string prologue, int ready_ow
   servers_.write(index, prologue);
 }
 
-void SplitInsert::on_leg_readable(size_t index) {
-  Leg& leg = legs_[index];
-  wire::Limits limits;
-  while (servers_.backend(index) != nullptr && phase_ != Phase::Done) {
-    pool::Backend* backend = servers_.backend(index);
-    net::Connection& connection = backend->connection();
-    auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
-    if (result.status == wire::FrameStatus::NeedMore) return;
-    Status shape = result.status == wire::FrameStatus::Error
-                       ? Status::server("08P01", result.error)
-                       : leg.check.on_message(result.frame.type, result.frame.body);
-    const wire::Frame& frame = result.frame;
-    if (shape) {
-      std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
-      shape = on_message(index, frame.type, whole, frame.body);
-      if (servers_.backend(index) != backend) return;  // failed: the servers were handed back
-      connection.consume(frame.size);
-      if (shape && frame.type == 'Z') on_ready(index);
-      if (shape) continue;
-    }
-    LOG_WARN("server=s%llu shard=%s protocol violation by server during %s, dropping it: %s",
-             (unsigned long long)backend->id(), servers_.shard(index).c_str(), setup_.what.c_str(),
-             shape.message.c_str());
-    if (phase_ != Phase::TwoPhase) {
-      fail(Status::server("08P01",
-                          "shard " + servers_.shard(index) + " sent an invalid message: " + shape.message));
-      return;
-    }
-    servers_.release(index, false);
-    two_phase_->on_lost(index, shape.message);
+// Before the commit a violation fails the INSERT; during the two-phase commit it drops only that
+// leg (the coordinator decides what its loss means).
+void SplitInsert::on_leg_violation(size_t index, const Status& why) {
+  if (phase_ != Phase::TwoPhase) {
+    fail(why);
     return;
   }
+  servers_.release(index, false);
+  two_phase_->on_lost(index, why.message);
 }
 
 Status SplitInsert::error_of(size_t index, std::string_view body) const {
-  auto fields = wire::decode_error_fields(body);
-  Status error = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
-                        : Status::server("08P01", "a malformed ErrorResponse");
+  Status error = EveryShardTransaction::error_of(body);
   error.message = setup_.what + " failed on shard " + servers_.shard(index) + ", " +
                   (batch_ ? "the batch was rolled back on every shard" : undone()) + ": " + error.message;
   return error;
 }
 
-Status SplitInsert::on_message(size_t index, char type, std::string_view frame, std::string_view body) {
+Status SplitInsert::on_leg_message(size_t index, const Message& message) {
+  const auto [type, frame, body] = message;
   Leg& leg = legs_[index];
   if (batch_ && phase_ == Phase::Inserting && leg.ready_owed == 1) {
     switch (type) {
@@ -98,11 +78,6 @@ Status SplitInsert::on_message(size_t index, char type, std::string_view frame, 
     }
   }
   switch (type) {
-    case 'S':
-      if (auto p = wire::decode_parameter_status(body))
-        servers_.backend(index)->set_parameter(p->name, p->value);
-      return Status::ok();
-    case 'A':
     case 'Z': return Status::ok();
     case '1':
     case '2':
@@ -113,10 +88,7 @@ Status SplitInsert::on_message(size_t index, char type, std::string_view frame, 
       return Status::ok();
     case 'E': {
       if (phase_ == Phase::TwoPhase) {
-        auto fields = wire::decode_error_fields(body);
-        two_phase_->on_error(
-            index, fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
-                          : Status::server("08P01", "a malformed ErrorResponse"));
+        two_phase_->on_error(index, EveryShardTransaction::error_of(body));
         return Status::ok();
       }
       Status error = error_of(index, body);
@@ -175,7 +147,7 @@ Status SplitInsert::on_batch_answer(size_t index, char type, std::string_view fr
   return Status::ok();
 }
 
-void SplitInsert::on_ready(size_t index) {
+void SplitInsert::on_leg_ready(size_t index) {
   if (phase_ == Phase::TwoPhase) {
     two_phase_->on_ready(index);
     return;
@@ -242,8 +214,8 @@ void SplitInsert::commit_two_phase(const std::vector<size_t>& written) {
 // Committed: the client gets the combined answer; else the coordinator's (or COMMIT's) error.
 void SplitInsert::finish(TwoPhaseOutcome outcome, const Status& error) {
   phase_ = Phase::Done;
-  const Status verdict = hand_back(true, outcome == TwoPhaseOutcome::Committed ? Status::ok() : error);
-  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a finished run: %s", verdict.message.c_str());
+  servers_.end_settled(setup_.in_transaction, true,
+                       outcome == TwoPhaseOutcome::Committed ? Status::ok() : error, callbacks_.hand_back);
   std::string out = std::move(notices_);
   out += setup_.answered;
   if (outcome == TwoPhaseOutcome::Committed)
@@ -259,7 +231,7 @@ void SplitInsert::finish(TwoPhaseOutcome outcome, const Status& error) {
 // recorded as written; the client's ReadyForQuery is the session's.
 void SplitInsert::finish_in_transaction() {
   phase_ = Phase::Done;
-  const Status verdict = hand_back(true, Status::ok());
+  const Status verdict = servers_.end(setup_.in_transaction, true, Status::ok(), callbacks_.hand_back);
   std::string out = std::move(notices_);
   out += setup_.answered;
   if (verdict.is_ok())
@@ -275,8 +247,7 @@ void SplitInsert::finish_in_transaction() {
 void SplitInsert::fail(const Status& why) {
   if (phase_ == Phase::Done) return;
   phase_ = Phase::Done;
-  const Status verdict = hand_back(false, why);
-  if (!verdict.is_ok()) LOG_WARN("unexpected refusal of a failed run: %s", verdict.message.c_str());
+  servers_.end_settled(setup_.in_transaction, false, why, callbacks_.hand_back);
   LOG_INFO("%s over %zu shards failed, %s: %s", setup_.what.c_str(), legs_.size(), undone(),
            why.message.c_str());
   std::string out = std::move(notices_);
@@ -291,16 +262,9 @@ const char* SplitInsert::undone() const {
   return setup_.in_transaction ? "the transaction is aborted" : "rolled back on every shard";
 }
 
-// Outside a transaction new servers go back to their pools (closed unless `clean`); the session
-// takes back what is left: its lent servers, or every server inside its transaction.
-Status SplitInsert::hand_back(bool clean, const Status& error) {
-  if (!setup_.in_transaction) servers_.release_all(clean);
-  std::vector<EveryShardTransaction::Handed> handed = servers_.hand_over();
-  for (size_t i = 0; i < handed.size(); ++i) {
-    handed[i].ready_owed = legs_[i].ready_owed;
-    handed[i].wrote = legs_[i].inserted;
-  }
-  return callbacks_.hand_back ? callbacks_.hand_back(std::move(handed), error) : Status::ok();
+void SplitInsert::on_leg_handed(size_t index, EveryShardTransaction::Handed& handed) const {
+  handed.ready_owed = legs_[index].ready_owed;
+  handed.wrote = legs_[index].inserted;
 }
 
 void SplitInsert::on_leg_lost(size_t index, const Status& why) {

@@ -25,7 +25,6 @@
 #include "session/split_answer.h"
 #include "session/split_bind.h"
 #include "session/two_phase_legs.h"
-#include "wire/server_check.h"
 
 namespace sw::session {
 
@@ -52,12 +51,7 @@ class SplitInsert : private EveryShardTransaction::Runner {
     // ReadyForQuery is the session's.
     bool in_transaction = false;
   };
-  struct Callbacks {
-    std::function<void(std::string_view)> write_client;
-    std::function<void()> done;  // the answer was written (called from a callback)
-    TwoPhaseHooks two_phase;
-    EveryShardTransaction::HandBack hand_back;  // lent servers, or every one in a transaction
-  };
+  using Callbacks = EveryShardTransaction::Callbacks;
 
   // One part per shard of the split, in its order; each part's shard is another.
   SplitInsert(std::vector<Part> parts, Setup setup, Callbacks callbacks);
@@ -75,25 +69,27 @@ class SplitInsert : private EveryShardTransaction::Runner {
     std::string request;
     int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
     bool inserted = false;
-    wire::ServerMessageCheck check;
   };
+  using Message = EveryShardTransaction::Message;
+  static Setup described(Setup setup);
   // EveryShardTransaction::Runner
   void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
-  void on_leg_readable(size_t leg) override;
+  Status on_leg_message(size_t leg, const Message& message) override;
+  // A ReadyForQuery of the phase's statements: the part, the COMMIT, or the two-phase commit's.
+  void on_leg_ready(size_t leg) override;
+  void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;
   void on_no_server(const Status& why) override;
+  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const override;
 
-  Status on_message(size_t index, char type, std::string_view frame, std::string_view body);
   Status on_part_answer(size_t index, char type, std::string_view frame, std::string_view body);
   Status on_batch_answer(size_t index, char type, std::string_view frame, std::string_view body);
   Status error_of(size_t index, std::string_view body) const;
-  void on_ready(size_t index);
   void commit();
   void commit_two_phase(const std::vector<size_t>& written);
   void finish(TwoPhaseOutcome outcome, const Status& error);
   void finish_in_transaction();
   void fail(const Status& why);
-  Status hand_back(bool clean, const Status& error);
   // What a failure did to the shards, for messages.
   const char* undone() const;
 

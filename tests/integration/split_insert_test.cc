@@ -19,7 +19,6 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "harness/sharded_fixture.h"
 #include "split_insert_support.h"
@@ -250,139 +249,38 @@ TEST_SUITE("split_insert") {
   TEST_CASE(
       "libpq pipeline: one Sync over 3 shards, answers in order; an error answers the units before it") {
     PROXY_ONLY();
-    ShardedFixture f;
-    INFO("proxy log:\n" << f.log_tail());
-    const Tenants t;
-    PgConn c = f.client();
-    PGconn* p = c.get();
     // Each unit: one row for a tenant, RETURNING its note; one Sync for all of them.
-    auto run = [&](const std::vector<std::pair<int64_t, std::string>>& rows, const std::string& id) {
-      REQUIRE(PQenterPipelineMode(p) == 1);
-      for (const auto& row : rows) {
-        const std::string tenant = k(row.first);
-        const char* values[3] = {tenant.c_str(), row.second.c_str(), row.first == t.a ? "7" : id.c_str()};
-        REQUIRE(PQsendQueryParams(
-                    p, "INSERT INTO orders (tenant_id, id, note) VALUES ($1, $3, $2) RETURNING note", 3,
-                    nullptr, values, nullptr, nullptr, 0) == 1);
-        // The first unit reaches the proxy alone: it waits for the rest of the batch (its Sync).
-        if (&row == &rows.front()) {
-          REQUIRE(PQflush(p) == 0);
-          std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-      }
-      REQUIRE(PQpipelineSync(p) == 1);
-      std::string got;
-      for (size_t i = 0; i < rows.size(); ++i) {
-        PGresult* r = PQgetResult(p);
-        REQUIRE(r != nullptr);
-        got += PQresStatus(PQresultStatus(r));
-        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
-          got += std::string(":") + PQgetvalue(r, 0, 0);
-        if (PQresultStatus(r) == PGRES_FATAL_ERROR) {
-          const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-          got += std::string(":") + (state ? state : "");
-        }
-        got += "\n";
-        PQclear(r);
-        CHECK(PQgetResult(p) == nullptr);
-      }
-      PGresult* sync = PQgetResult(p);
-      REQUIRE(sync != nullptr);
-      CHECK(PQresultStatus(sync) == PGRES_PIPELINE_SYNC);
-      PQclear(sync);
-      REQUIRE(PQexitPipelineMode(p) == 1);
-      CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
-      return got;
-    };
-    CHECK(run({{t.b, "b"}, {t.a, "a"}, {t.c, "c"}, {t.b2(), "b2"}}, "7") ==
-          "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
-    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(t.a, "a")});
-    std::vector<std::string> on_b = {row_of(t.b, "b"), row_of(t.b2(), "b2")};
-    std::sort(on_b.begin(), on_b.end());
-    CHECK(f.rows_on(1) == on_b);
-    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
-    CHECK(shardwire_prepared(f) == 0);
+    PipelineCase pipeline(ReadAnswers::AtSync);
+    INFO("proxy log:\n" << pipeline.f.log_tail());
+    const Tenants& t = pipeline.t;
+    pipeline.commit_first_batch();
     // The second unit's row (tenant a, id 7) is there: 23505 on s0; the first unit's answer comes
     // before it, the rest is skipped, and nothing of the batch is written anywhere.
-    CHECK(run({{t.c, "x"}, {t.a, "x"}, {t.b, "x"}}, "8") ==
+    CHECK(pipeline.run({{t.c, "x"}, {t.a, "x"}, {t.b, "x"}}, "8") ==
           "PGRES_TUPLES_OK:x\nPGRES_FATAL_ERROR:23505\nPGRES_PIPELINE_ABORTED\n");
-    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'x'").empty());
-    CHECK(shardwire_prepared(f) == 0);
-    for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
+    pipeline.check_nothing_left("note = 'x'");
   }
 
   TEST_CASE(
       "libpq pipeline with a Flush after each unit: answered at each Flush, committed on 3 shards at Sync") {
     PROXY_ONLY();
-    ShardedFixture f;
-    INFO("proxy log:\n" << f.log_tail());
-    const Tenants t;
-    PgConn c = f.client();
-    PGconn* p = c.get();
     // Each unit is sent with a flush request and its answer read before the next is sent (as
     // psycopg's pipeline executemany reads at its Flush); one Sync at the end.
-    auto run = [&](const std::vector<std::pair<int64_t, std::string>>& rows, const std::string& id) {
-      REQUIRE(PQenterPipelineMode(p) == 1);
-      std::string got;
-      bool failed = false;
-      for (const auto& row : rows) {
-        const std::string tenant = k(row.first);
-        const char* values[3] = {tenant.c_str(), row.second.c_str(), row.first == t.a ? "7" : id.c_str()};
-        REQUIRE(PQsendQueryParams(
-                    p, "INSERT INTO orders (tenant_id, id, note) VALUES ($1, $3, $2) RETURNING note", 3,
-                    nullptr, values, nullptr, nullptr, 0) == 1);
-        REQUIRE(PQsendFlushRequest(p) == 1);
-        REQUIRE(PQflush(p) == 0);
-        if (failed) continue;  // the server skips the rest; its answers come after the Sync
-        PGresult* r = PQgetResult(p);
-        REQUIRE(r != nullptr);
-        got += PQresStatus(PQresultStatus(r));
-        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
-          got += std::string(":") + PQgetvalue(r, 0, 0);
-        if (PQresultStatus(r) == PGRES_FATAL_ERROR) {
-          const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-          got += std::string(":") + (state ? state : "");
-          failed = true;
-        }
-        got += "\n";
-        PQclear(r);
-        CHECK(PQgetResult(p) == nullptr);
-      }
-      REQUIRE(PQpipelineSync(p) == 1);
-      // Each skipped unit's result (then a null), then the Sync's.
-      for (PGresult* r = PQgetResult(p);; r = PQgetResult(p)) {
-        REQUIRE(r != nullptr);
-        const ExecStatusType status = PQresultStatus(r);
-        PQclear(r);
-        if (status == PGRES_PIPELINE_SYNC) break;
-        got += std::string(PQresStatus(status)) + "\n";
-        CHECK(PQgetResult(p) == nullptr);
-      }
-      REQUIRE(PQexitPipelineMode(p) == 1);
-      CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
-      return got;
-    };
-    CHECK(run({{t.b, "b"}, {t.a, "a"}, {t.c, "c"}, {t.b2(), "b2"}}, "7") ==
-          "PGRES_TUPLES_OK:b\nPGRES_TUPLES_OK:a\nPGRES_TUPLES_OK:c\nPGRES_TUPLES_OK:b2\n");
-    CHECK(f.rows_on(0) == std::vector<std::string>{row_of(t.a, "a")});
-    std::vector<std::string> on_b = {row_of(t.b, "b"), row_of(t.b2(), "b2")};
-    std::sort(on_b.begin(), on_b.end());
-    CHECK(f.rows_on(1) == on_b);
-    CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
-    CHECK(shardwire_prepared(f) == 0);
+    PipelineCase pipeline(ReadAnswers::AtEachFlush);
+    INFO("proxy log:\n" << pipeline.f.log_tail());
+    const Tenants& t = pipeline.t;
+    pipeline.commit_first_batch();
     // The last unit's row (tenant a, id 7) is there: 23505 on s0 after units on s2 and s1 ran;
     // nothing of the batch is written anywhere, nothing stays prepared or open.
-    CHECK(run({{t.c, "x"}, {t.b, "x"}, {t.a, "x"}}, "8") ==
+    CHECK(pipeline.run({{t.c, "x"}, {t.b, "x"}, {t.a, "x"}}, "8") ==
           "PGRES_TUPLES_OK:x\nPGRES_TUPLES_OK:x\nPGRES_FATAL_ERROR:23505\n");
     // An error in the middle: the unit after it is skipped (answered PIPELINE_ABORTED at the Sync).
-    CHECK(run({{t.c, "y"}, {t.a, "y"}, {t.b, "y"}}, "9") ==
+    CHECK(pipeline.run({{t.c, "y"}, {t.a, "y"}, {t.b, "y"}}, "9") ==
           "PGRES_TUPLES_OK:y\nPGRES_FATAL_ERROR:23505\nPGRES_PIPELINE_ABORTED\n");
-    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note IN ('x', 'y')").empty());
-    CHECK(shardwire_prepared(f) == 0);
-    for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
+    pipeline.check_nothing_left("note IN ('x', 'y')");
     // The session goes on: a later single-shard statement runs outside any transaction.
-    CHECK(c.value("SELECT note FROM orders WHERE tenant_id = " + k(t.b)) == "b");
-    CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
+    CHECK(pipeline.c.value("SELECT note FROM orders WHERE tenant_id = " + k(t.b)) == "b");
+    CHECK(PQtransactionStatus(pipeline.c.get()) == PQTRANS_IDLE);
   }
 
   TEST_CASE("under cross_shard_transactions: refuse a split INSERT is refused and writes nothing") {
