@@ -142,7 +142,10 @@ std::vector<TextCompare> compared_text_columns(const MergePlan& plan,
 
 std::string shard_collations_query(const std::vector<std::string>& tables) {
   std::string list;
-  for (const std::string& table : tables) list += (list.empty() ? "" : ", ") + sql_literal(table);
+  for (const std::string& table : tables) {
+    if (!list.empty()) list += ", ";
+    list += sql_literal(table);
+  }
   std::string columns = "NULL";
   if (!list.empty())
     columns =
