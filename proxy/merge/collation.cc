@@ -75,8 +75,10 @@ class Checker {
   }
   Verdict column(const ShardCollations::Column& column) const {
     const std::string collation = column.collation.empty() ? "default" : column.collation;
+    const std::string named =
+        collation == "default" ? "default, the database's " + shard_.database : collation;
     return Verdict{column.collation.empty() || allows(collation), false,
-                   column.relation + "." + column.name + " (" + collation + ")"};
+                   column.relation + "." + column.name + " (" + named + ")"};
   }
   // The column the describing shard numbered `at`, found on this shard by relation and name.
   Verdict origin(ColumnOrigin at, const ShardCollations& described_by) const {

@@ -87,7 +87,9 @@ TEST_CASE("a plain column: the shard column's own collation") {
   CHECK(nd.message.find("t.nd (nd)") != std::string::npos);
   CHECK(nd.message.find("nondeterministic") != std::string::npos);
   CHECK(check(TextCompare::Order, reads({}), {100, 5}).is_ok());
-  CHECK(check(TextCompare::Order, reads({}), {100, 5}, shard("en_US.UTF-8")).sqlstate == "0A000");
+  Status plain = check(TextCompare::Order, reads({}), {100, 5}, shard("en_US.UTF-8"));
+  CHECK(plain.sqlstate == "0A000");
+  CHECK(plain.message.find("t.plain (default, the database's en_US.UTF-8)") != std::string::npos);
   Status other = check(TextCompare::Order, reads({}), {200, 1});
   CHECK(other.message.find("cannot tell") != std::string::npos);
 }
