@@ -213,6 +213,19 @@ enum class AggregateCall : uint8_t {
   Unmergeable,  // any other aggregate, or one with DISTINCT / ORDER BY / FILTER / WITHIN GROUP
 };
 
+// Where the collation a merge compares an expression's text under comes from, as PostgreSQL
+// derives it (docs/architecture.md §5.6): a COLLATE on the whole expression (on min/max's
+// argument for min/max) decides; otherwise it is one of the COLLATE clauses inside it, the
+// collations of the columns it reads, or the database's default. Names only (identifiers, no
+// literal text), the last part of each ("C" for pg_catalog."C").
+struct CollationSource {
+  bool operator==(const CollationSource&) const = default;
+  std::string explicit_name;         // the COLLATE on the whole expression; "" when none
+  std::vector<std::string> columns;  // the columns it reads, unqualified (no explicit_name)
+  std::vector<std::string> nested;   // COLLATE clauses inside it (no explicit_name)
+  bool opaque = false;               // holds a subquery or *: its columns are not all in the text
+};
+
 struct OutputItem {
   bool operator==(const OutputItem&) const = default;
   AggregateCall aggregate = AggregateCall::None;  // the item is exactly this aggregate call
@@ -225,6 +238,7 @@ struct OutputItem {
   Value call_begin;                               // an aggregate call: location of its first byte
   Value call_end;                                 // ... and of the byte after its closing parenthesis
   Value begin;                                    // location of the item's first byte
+  CollationSource collation;                      // of the item's value
 };
 
 // HAVING as the proxy can evaluate it after the final aggregation: comparisons of an output
@@ -236,7 +250,7 @@ struct HavingTerm {
   std::vector<HavingTerm> children;  // And, Or, Not
   int output = -1;                   // Compare: the output column (on the left of `op`)
   std::string op;                    // Compare: "=", "<>", "<", "<=", ">", ">="
-  Value constant;                    // Compare: a Number, String, Bool or Null constant
+  Value constant;                    // Compare: a Number, String, Bool or Null constant, or a Param
 };
 
 struct OrderItem {
@@ -249,6 +263,7 @@ struct OrderItem {
   bool descending = false;
   bool nulls_first = false;     // as written, or PostgreSQL's default for the direction
   bool using_operator = false;  // ORDER BY ... USING op
+  CollationSource collation;    // of the item's value
 };
 
 struct SelectShape {
@@ -274,9 +289,6 @@ struct SelectShape {
   std::vector<HavingTerm> having;
   int having_begin = -1;
   int having_end = -1;
-  // The collation of every COLLATE clause in the block (the name's last part, as written: "C",
-  // "de-x-icu"): a merge compares text in byte order only.
-  std::vector<std::string> collations;
   // Set when the block uses something a merge cannot compute, saying what: "window
   // functions", "HAVING", "GROUPING SETS", "FETCH FIRST ... WITH TIES", "DISTINCT ON", ...
   std::string unmergeable;
@@ -402,6 +414,10 @@ struct SelectRewrite {
   bool drop_offset = false;
   bool split_avg = false;
   bool drop_having = false;  // the shards group without HAVING: the proxy applies it
+  // With drop_having, a HAVING with parameters: the shards get "HAVING (<its condition>) IS NULL
+  // OR true" instead, which keeps every group yet still types each $n as PostgreSQL infers it
+  // from the comparison (the client's Bind carries it to every shard).
+  bool neutral_having = false;
   std::vector<LiteralEdit> literals;
   // Expressions put first in the select list (sort keys the client did not select); output
   // positions (ORDER BY 2) move behind them.

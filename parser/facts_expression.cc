@@ -94,7 +94,8 @@ bool is_having_word(std::string_view sql, size_t end) {
 
 }  // namespace
 
-// A comparison of an output column with a constant (either side), or AND / OR / NOT of such.
+// A comparison of an output column with a constant or a parameter (either side), or AND / OR /
+// NOT of such.
 bool FactsBuilder::having_term(JsonRef node, HavingTerm& out) const {
   const std::string_view type = node.node_type();
   JsonRef body = node.body();
@@ -120,16 +121,20 @@ bool FactsBuilder::having_term(JsonRef node, HavingTerm& out) const {
   }
   if (flipped == nullptr) return false;
   JsonRef left = body["lexpr"], right = body["rexpr"];
-  if (left.node_type() == "A_Const") {  // 5 < count(*): count(*) > 5
+  auto is_operand = [](JsonRef side) {
+    return side.node_type() == "A_Const" || side.node_type() == "ParamRef";
+  };
+  if (is_operand(left)) {  // 5 < count(*): count(*) > 5
     std::swap(left, right);
     op = flipped;
   }
-  if (right.node_type() != "A_Const" || left.node_type() == "A_Const") return false;
+  if (!is_operand(right) || is_operand(left)) return false;
   Value constant = value(right);
   out.output = output_of(left, false);
   if (out.output < 0 || !constant.cast.empty() ||
       (constant.kind != ValueKind::Number && constant.kind != ValueKind::String &&
-       constant.kind != ValueKind::Bool && constant.kind != ValueKind::Null))
+       constant.kind != ValueKind::Bool && constant.kind != ValueKind::Null &&
+       constant.kind != ValueKind::Param))
     return false;
   out.op = op;
   out.constant = std::move(constant);

@@ -129,6 +129,40 @@ std::string single_name(JsonRef node) {
   return (*fields.begin()).body()["sval"].string();
 }
 
+std::string collation_name(JsonRef collate) {
+  std::string name;
+  for (JsonRef part : collate.body()["collname"]) name = part.body()["sval"].string();
+  return name;
+}
+
+// The collation facts of an expression: min/max take their argument's collation, a COLLATE on
+// the whole expression decides, anything else derives from what it reads.
+CollationSource collation_source(JsonRef node) {
+  CollationSource source;
+  while (node.node_type() == "FuncCall" && !node.body()["over"] && node.body()["args"].size() == 1) {
+    const AggregateCall call = aggregate_of(node.body());
+    if (call != AggregateCall::Min && call != AggregateCall::Max) break;
+    node = *node.body()["args"].begin();
+  }
+  if (node.node_type() == "CollateClause") {
+    source.explicit_name = collation_name(node);
+    return source;
+  }
+  for_each_object(node, [&](JsonRef object) {
+    const std::string_view type = object.node_type();
+    if (type == "SubLink" || type == "A_Star") source.opaque = true;
+    if (type == "CollateClause") source.nested.push_back(collation_name(object));
+    if (type != "ColumnRef") return;
+    std::string last;
+    for (JsonRef field : object.body()["fields"]) {
+      if (field.node_type() == "A_Star") source.opaque = true;
+      last = field.body()["sval"].string();
+    }
+    if (!last.empty()) source.columns.push_back(std::move(last));
+  });
+  return source;
+}
+
 }  // namespace
 
 OutputItem FactsBuilder::output_item(JsonRef target) {
@@ -138,6 +172,7 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
   const std::string_view type = val.node_type();
   JsonRef body = val.body();
   item.shape = shape_of(val);
+  item.collation = collation_source(val);
   if (type == "ColumnRef") {
     for (JsonRef field : body["fields"]) {
       if (field.node_type() == "A_Star") {
@@ -207,12 +242,6 @@ void FactsBuilder::select_shape(JsonRef body) {
   };
   for (JsonRef target : body["targetList"]) shape.outputs.push_back(output_item(target.body()));
   if (body["windowClause"] || contains_window(body["targetList"])) refuse("window functions");
-  for_each_object(body, [&](JsonRef object) {
-    if (object.node_type() != "CollateClause") return;
-    std::string name;
-    for (JsonRef part : object.body()["collname"]) name = part.body()["sval"].string();
-    shape.collations.push_back(std::move(name));
-  });
   if (JsonRef having = body["havingClause"]) {
     having_shape(having);
     if (shape.having.empty()) refuse("HAVING");
@@ -247,6 +276,7 @@ void FactsBuilder::select_shape(JsonRef body) {
     OrderItem order;
     order.output = output_of(sort["node"], true);
     order.name = single_name(sort["node"]);
+    order.collation = collation_source(sort["node"]);
     if (order.output < 0 && order.name.empty() && !contains_aggregate(sort["node"]) &&
         !contains_window(sort["node"]))
       order.expression = order_expression(sql_, sort["node"]);

@@ -257,8 +257,18 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
     if (shape.having_begin < 0 || static_cast<size_t>(shape.having_begin) < base ||
         shape.having_end < shape.having_begin || static_cast<size_t>(shape.having_end) - base > text.size())
       return cannot("HAVING could not be located");
-    edits.push_back(Edit{static_cast<size_t>(shape.having_begin) - base,
-                         static_cast<size_t>(shape.having_end) - base, ""});
+    const size_t begin = static_cast<size_t>(shape.having_begin) - base;
+    const size_t end = static_cast<size_t>(shape.having_end) - base;
+    std::string kept;
+    if (rewrite.neutral_having && end >= begin + 6) {
+      std::string_view condition = std::string_view(text).substr(begin + 6, end - begin - 6);
+      while (!condition.empty() && std::isspace(static_cast<unsigned char>(condition.front())))
+        condition.remove_prefix(1);
+      while (!condition.empty() && std::isspace(static_cast<unsigned char>(condition.back())))
+        condition.remove_suffix(1);
+      kept = "HAVING (" + std::string(condition) + ") IS NULL OR true ";
+    }
+    edits.push_back(Edit{begin, end, std::move(kept)});
   }
   if (rewrite.split_avg) {
     if (Status s = split_avg(shape, base, text, edits); !s) return s;

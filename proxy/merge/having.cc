@@ -69,15 +69,30 @@ Result<std::optional<bool>> evaluate_having(const HavingTerm& term, const Row& r
   return std::optional<bool>(is_and);
 }
 
-bool having_compares_text(const HavingTerm& term, const std::vector<uint32_t>& column_types) {
-  if (term.kind != HavingTerm::Kind::Compare) {
-    for (const HavingTerm& child : term.children) {
-      if (having_compares_text(child, column_types)) return true;
-    }
-    return false;
+Status bind_having_parameters(HavingTerm& term, const std::vector<BindParameter>& parameters,
+                              const std::vector<uint32_t>& column_types) {
+  for (HavingTerm& child : term.children) {
+    if (Status s = bind_having_parameters(child, parameters, column_types); !s) return s;
+  }
+  if (term.kind != HavingTerm::Kind::Compare || term.param <= 0) return Status::ok();
+  const auto index = static_cast<size_t>(term.param - 1);
+  if (index >= parameters.size())
+    return Status::client("08P01", "HAVING uses $" + std::to_string(term.param) + " but the Bind has " +
+                                       std::to_string(parameters.size()) + " parameters");
+  const BindParameter& parameter = parameters[index];
+  term.constant.reset();
+  if (!parameter.value) return Status::ok();
+  if (parameter.format == 0) {
+    term.constant = parameter.value;
+    return Status::ok();
   }
   const auto column = static_cast<size_t>(term.column);
-  return column < column_types.size() && is_collatable_type(column_types[column]);
+  const uint32_t type =
+      parameter.type != 0 ? parameter.type : (column < column_types.size() ? column_types[column] : 0);
+  auto text = binary_to_text(type, *parameter.value);
+  if (!text) return text.status();
+  term.constant = std::move(text.value());
+  return Status::ok();
 }
 
 }  // namespace sw::merge

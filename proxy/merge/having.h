@@ -1,4 +1,5 @@
 // HAVING applied by the proxy to a merged group (plan.h HavingTerm), in SQL's three-valued logic:
+// (a parameter in place of a constant is bound first, from the client's Bind)
 // a comparison with NULL on either side is unknown, AND / OR / NOT combine true, false and
 // unknown as PostgreSQL does, and a group is kept only when the whole term is true. Values
 // compare as their column type orders them (value.h); an integer column against a constant with
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "merge/parameter.h"
 #include "merge/plan.h"
 
 namespace sw::merge {
@@ -22,7 +24,10 @@ using Row = std::vector<std::optional<std::string>>;
 Result<std::optional<bool>> evaluate_having(const HavingTerm& term, const Row& row,
                                             const std::vector<uint32_t>& column_types);
 
-// Whether the term compares a column of a type compared under a collation (text).
-bool having_compares_text(const HavingTerm& term, const std::vector<uint32_t>& column_types);
+// Each comparison with a parameter gets the parameter's value as its constant: text as sent; a
+// binary value read as its Parse type, or (unspecified) as the compared column's type, which is
+// what PostgreSQL infers for `column op $n`. 08P01 when the Bind has no such parameter.
+Status bind_having_parameters(HavingTerm& term, const std::vector<BindParameter>& parameters,
+                              const std::vector<uint32_t>& column_types);
 
 }  // namespace sw::merge

@@ -66,13 +66,10 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
       if (!type) return type.status();
       output_types_.push_back(*type);
       if (out.combine == Combine::Key) key_sources_.push_back(out.source);
-      if ((out.combine == Combine::Min || out.combine == Combine::Max) && is_collatable_type(*type))
-        compares_text_ = true;
     }
   } else {
     output_types_ = shard_types_;
   }
-  if (plan_.having && having_compares_text(*plan_.having, output_types_)) compares_text_ = true;
   for (SortKey& key : plan_.order_by) {
     if (key.column < 0) {
       for (size_t i = 0; i < names.size(); ++i) {
@@ -92,7 +89,6 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
     if (key.column >= static_cast<int>(output_types_.size()))
       return Status::proxy("XX000", "ORDER BY column out of range in the scatter plan");
     const uint32_t type = output_types_[static_cast<size_t>(key.column)];
-    if (is_collatable_type(type)) compares_text_ = true;
     if (!is_comparable_type(type)) {
       return Status::client("0A000", "ORDER BY column \"" + column_name(key.column) + "\" has a type (OID " +
                                          std::to_string(type) +
@@ -100,6 +96,8 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
                                          "column of a built-in scalar type, or add a shard key value");
     }
   }
+  compared_text_ = compared_text_columns(plan_, shard_types_);
+  if (plan_.having) return bind_having_parameters(*plan_.having, parameters_, output_types_);
   return Status::ok();
 }
 

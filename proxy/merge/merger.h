@@ -20,6 +20,8 @@
 
 #include "common/status.h"
 #include "merge/aggregate.h"
+#include "merge/collation.h"
+#include "merge/parameter.h"
 #include "merge/plan.h"
 #include "merge/value.h"
 
@@ -37,11 +39,15 @@ class Merger {
   // The shards' column types (from the first RowDescription). Fails (0A000) when a sort key,
   // group key or aggregate has a type shardwire cannot merge, naming the column.
   Status describe(std::vector<uint32_t> shard_types, const std::vector<std::string>& names);
-  // Whether the merge orders text values itself (ORDER BY, min, max of a text type): then every
-  // shard's database must sort text in byte order (byte_order_collation), as the merge does.
-  bool compares_text() const { return compares_text_; }
+  // Per shard column: how the merge compares its text (after describe(); collation.h says which
+  // collations allow it).
+  const std::vector<TextCompare>& compared_text() const { return compared_text_; }
   // The client's column types (after describe()).
   const std::vector<uint32_t>& output_types() const { return output_types_; }
+
+  // The client's Bind parameters (extended protocol), for HAVING comparisons with $n; bound to
+  // the comparisons by describe(), once the column types are known.
+  void set_parameters(std::vector<BindParameter> parameters) { parameters_ = std::move(parameters); }
 
   Status push(size_t leg, Row row);
   Status finish_leg(size_t leg);
@@ -94,7 +100,8 @@ class Merger {
   std::vector<LegRows> legs_;
   std::vector<uint32_t> shard_types_;
   std::vector<uint32_t> output_types_;
-  bool compares_text_ = false;
+  std::vector<TextCompare> compared_text_;
+  std::vector<BindParameter> parameters_;
   std::vector<int> key_sources_;  // Aggregate: shard columns of the GROUP BY keys
   std::unordered_map<std::string, size_t> group_index_;
   std::vector<Group> groups_;

@@ -55,7 +55,7 @@ struct ShardStatement {
 };
 
 // HAVING of a GROUP BY without the key, applied to the final groups: comparisons of a client
-// output column with a constant under AND / OR / NOT, in SQL's three-valued logic.
+// output column with a constant or a parameter under AND / OR / NOT, in SQL's three-valued logic.
 struct HavingTerm {
   enum class Kind : uint8_t { And, Or, Not, Compare };
   enum class Op : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
@@ -64,6 +64,16 @@ struct HavingTerm {
   int column = 0;                    // Compare: the output column
   Op op = Op::Eq;
   std::optional<std::string> constant;  // Compare: its text; nullopt for NULL
+  int param = 0;  // Compare: n of a $n in place of the constant (its value comes from the Bind)
+};
+
+// Where the collation of a shard column's text comes from (docs/architecture.md §5.6): a
+// COLLATE on the whole expression, or the collations of what it reads.
+struct TextSource {
+  std::string explicit_name;         // COLLATE on the whole expression ("C"); "" when none
+  std::vector<std::string> columns;  // column names read (no explicit_name)
+  std::vector<std::string> nested;   // COLLATE clauses inside (no explicit_name)
+  bool opaque = true;                // what it reads is not all in the text (subquery, *, unknown)
 };
 
 struct MergePlan {
@@ -83,12 +93,13 @@ struct MergePlan {
   // order, so the merge combines each group as the k-way merge meets it (one group in memory)
   // instead of collecting every group first.
   bool stream_groups = false;
-  // The merge compares text in byte order. A COLLATE of the statement that orders otherwise
-  // (not C, POSIX, ucs_basic or default): the merge refuses to compare text (0A000).
-  std::string foreign_collation;
   // The tables the statement reads, as regclass text ("schema"."name" or "name"): every shard
-  // reports which of their columns have a collation that does not order by bytes.
+  // reports their columns' collations, which decide whether the merge may compare their text.
   std::vector<std::string> tables;
+  // Per shard column (hidden sort columns first, avg as its two columns): where the collation of
+  // its text comes from; empty when the select list has * (then only the shards' column origins
+  // tell).
+  std::vector<TextSource> column_sources;
 
   // A plain concatenation of every shard's rows (no LIMIT, sort, DISTINCT or hidden column, one
   // statement for all): the rows pass through as the shards send them, in any result format.

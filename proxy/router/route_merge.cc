@@ -61,12 +61,25 @@ merge::HavingTerm having_term(const parser::HavingTerm& term) {
            : term.op == ">"  ? Op::Gt
            : term.op == ">=" ? Op::Ge
                              : Op::Eq;
-  if (term.constant.kind == parser::ValueKind::Bool) {
+  if (term.constant.kind == parser::ValueKind::Param) {
+    out.param = term.constant.param;
+  } else if (term.constant.kind == parser::ValueKind::Bool) {
     out.constant = term.constant.text == "true" ? "t" : "f";  // as boolout prints it
   } else if (term.constant.kind != parser::ValueKind::Null) {
     out.constant = term.constant.text;
   }
   return out;
+}
+
+bool has_parameter(const merge::HavingTerm& term) {
+  if (term.param > 0) return true;
+  return std::any_of(term.children.begin(), term.children.end(), has_parameter);
+}
+
+// Where a shard column's collation comes from; what it reads tells only when the block's FROM
+// holds tables alone (a subquery's or CTE's columns are not the tables' columns).
+merge::TextSource text_source(const parser::CollationSource& from, bool tables_only) {
+  return merge::TextSource{from.explicit_name, from.columns, from.nested, from.opaque || !tables_only};
 }
 
 // Whether ORDER BY names exactly the GROUP BY keys (each once, any direction): then every shard
@@ -113,6 +126,7 @@ Route DmlRouter::merged_scatter(Route route, int first) {
       return refuse("uses HAVING without aggregates, which shardwire cannot merge across shards");
     plan->having = having_term(shape.having.front());
     rewrite.drop_having = true;
+    rewrite.neutral_having = has_parameter(*plan->having);
   }
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
@@ -154,6 +168,15 @@ Route DmlRouter::merged_scatter(Route route, int first) {
     rewrite.drop_offset = true;
     if (limit >= 0) rewrite.limit = std::to_string(limit + plan->offset);
   }
+  const bool tables_only = !facts_.scopes[0].non_table_from;
+  bool star = false;
+  for (const parser::OutputItem& item : shape.outputs) {
+    star = star || item.star;
+    plan->column_sources.push_back(text_source(item.collation, tables_only));
+    if (aggregate && item.aggregate == AggregateCall::Avg)
+      plan->column_sources.push_back(plan->column_sources.back());  // its count
+  }
+  if (star) plan->column_sources.clear();
   if (Status filled = fill_statements(*plan, rewrite); !filled)
     return refuse("cannot be rewritten for the shards (" + filled.message + ")");
   route.reason =
@@ -164,15 +187,8 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   return route;
 }
 
-// What decides how the shards order text: explicit COLLATE clauses and the tables whose column
-// collations the shards report (§5.6).
+// The tables whose columns' collations the shards report (§5.6).
 void DmlRouter::collation_facts(merge::MergePlan& plan) const {
-  for (const std::string& collation : facts_.select.collations) {
-    if (merge::byte_order_collation(collation) || collation == "ucs_basic" || collation == "default")
-      continue;
-    plan.foreign_collation = collation;
-    break;
-  }
   auto quoted = [](const std::string& name) {
     std::string out = "\"";
     for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -202,11 +218,14 @@ bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite
     return quoted + "\"";
   };
   std::vector<std::string> hidden;
+  const bool tables_only = !facts_.scopes[0].non_table_from;
   for (const parser::OrderItem& item : shape.order_by) {
     if (item.output >= 0 || star || grouped || shape.distinct) continue;
     std::string sql = hidden_sql(item);
-    if (!sql.empty() && std::find(hidden.begin(), hidden.end(), sql) == hidden.end())
+    if (!sql.empty() && std::find(hidden.begin(), hidden.end(), sql) == hidden.end()) {
       hidden.push_back(std::move(sql));
+      plan.column_sources.push_back(text_source(item.collation, tables_only));
+    }
   }
   const auto shift = static_cast<int>(hidden.size());
   for (const parser::OrderItem& item : shape.order_by) {

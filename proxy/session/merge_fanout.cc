@@ -7,27 +7,7 @@
 
 namespace sw::session {
 
-// The database's default collation (ICU locale when its provider is ICU), and the columns of the
-// tables the read names whose collation does not order by bytes ("t.name (de-x-icu)", or NULL).
-std::string MergeFanout::collation_query() const {
-  std::string tables;
-  for (const std::string& table : plan_.tables) {
-    tables += tables.empty() ? "'" : ", '";
-    for (char c : table) tables += c == '\'' ? std::string("''") : std::string(1, c);
-    tables += "'";
-  }
-  std::string columns = "NULL";
-  if (!tables.empty())
-    columns =
-        "(SELECT string_agg(format('%s.%I (%s)', a.attrelid::regclass, a.attname, c.collname), ', ') FROM "
-        "pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation WHERE a.attnum > 0 AND NOT "
-        "a.attisdropped AND c.collname NOT IN ('default', 'C', 'POSIX', 'ucs_basic', 'C.utf8', 'C.UTF-8') "
-        "AND a.attrelid IN "
-        "(SELECT to_regclass(n) FROM unnest(ARRAY[" +
-        tables + "]::text[]) n))";
-  return "SELECT CASE WHEN datlocprovider = 'i' THEN daticulocale ELSE datcollate END, " + columns +
-         " FROM pg_database WHERE datname = current_database();\n";
-}
+std::string MergeFanout::collation_query() const { return merge::shard_collations_query(plan_.tables); }
 
 MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan,
                          std::string session_state, const config::Fanout& limits,
@@ -203,7 +183,10 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
   if (leg.swallow_ready > 0) return Status::ok();
   if (leg.preamble) return preamble_message(leg, type, body);
   switch (type) {
-    case 'T': return described_ ? Status::ok() : describe(frame, body);
+    case 'T':
+      if (described_) return Status::ok();
+      shard_columns_.described_by = &leg.collations;
+      return describe(frame, body);
     case 'D': {
       if (draining_) return Status::ok();  // every row the client needs went out
       auto row = merge::decode_data_row(body);
@@ -224,8 +207,13 @@ Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body)
     case 'T': return Status::ok();
     case 'D': {
       auto row = merge::decode_data_row(body);
-      if (row && row->size() == 2 && (*row)[0]) leg.collation = *(*row)[0];
-      if (row && row->size() == 2 && (*row)[1]) leg.foreign_columns = *(*row)[1];
+      std::optional<merge::ShardCollations> collations;
+      if (row && row->size() == 3)
+        collations = merge::parse_shard_collations((*row)[0], (*row)[1], (*row)[2]);
+      if (!collations)
+        return Status::server("08P01",
+                              "shard " + leg.target.shard + " answered the collation query malformed");
+      leg.collations = std::move(*collations);
       return Status::ok();
     }
     case 'C':
@@ -240,25 +228,12 @@ Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body)
 }
 
 Status MergeFanout::check_collations() const {
-  if (!described_ || !merger_.compares_text()) return Status::ok();
-  if (!plan_.foreign_collation.empty())
-    return Status::client("0A000", "the read orders text with COLLATE \"" + plan_.foreign_collation +
-                                       "\"; shardwire merges text across shards only in byte order (COLLATE "
-                                       "\"C\"): order by a non-text column, or add a shard key value");
+  if (!described_) return Status::ok();
   for (const Leg& leg : legs_) {
-    if (!leg.preamble && !leg.foreign_columns.empty())
-      return Status::client("0A000", "shard " + leg.target.shard +
-                                         " has text columns whose collation does not "
-                                         "order by bytes: " +
-                                         leg.foreign_columns.substr(0, 200) +
-                                         "; shardwire merges text across shards only in byte order: order by "
-                                         "a non-text column, or add a shard key value");
-    if (leg.preamble || merge::byte_order_collation(leg.collation)) continue;
-    return Status::client("0A000", "shard " + leg.target.shard + "'s database collation is \"" +
-                                       leg.collation +
-                                       "\"; shardwire merges text across shards only in byte order (C, POSIX "
-                                       "or C.UTF-8 databases): order by a non-text column, or add a shard "
-                                       "key value");
+    if (leg.preamble) continue;
+    Status checked =
+        merge::check_text_collations(merger_.compared_text(), plan_, shard_columns_, leg.collations);
+    if (!checked) return checked;
   }
   return Status::ok();
 }

@@ -2,11 +2,10 @@
 // a merge::Merger), outside any transaction, simple query protocol or (use_extended) one
 // extended-protocol batch:
 //  * every shard runs the plan's SQL at once (one leg per shard; a read split by key list: only
-//    the shards of its keys, each its own SQL, see plan_targets), after a query of its database's
-//    collation: text is ordered by the merge in byte order, so a merge that orders text (ORDER BY,
-//    min/max) is refused (0A000) when a shard's database collation is not C/POSIX/C.UTF-8, a
-//    column of a table the read names has another collation, or the read says COLLATE other
-//    than "C"/"POSIX";
+//    the shards of its keys, each its own SQL, see plan_targets), after a query of its
+//    collations: the merge compares text by bytes, so a merge that orders or groups text is
+//    refused (0A000) when a compared column's collation (its COLLATE, the table column it is, or
+//    what its expression reads) does not allow that (merge/collation.h);
 //  * each leg's DataRows go to the merger; a leg whose rows the merger holds up to
 //    fanout.max_rows_buffered stops being read (TCP holds the rest), and a client that reads
 //    slowly (its output over the high-water mark) stops the merge, hence every leg;
@@ -100,9 +99,8 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     bool complete = false;  // CommandComplete seen
     bool done = false;      // ReadyForQuery seen (or stopped): no server any more
     bool paused = false;
-    bool preamble = true;         // the collation query's result comes first
-    std::string collation;        // the shard database's, from that result
-    std::string foreign_columns;  // "t.c (de-x-icu), ...": columns not ordered by bytes
+    bool preamble = true;               // the collation query's result comes first
+    merge::ShardCollations collations;  // from that result
     int swallow_ready = 0;
     int ready_owed = 0;  // ReadyForQuery still due for everything sent
     char status = 'I';
@@ -112,8 +110,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     std::string begin;              // keep_servers: what a new server runs first
   };
 
-  // The one-row query every leg runs first: the shard database's collation, and the columns
-  // of the plan's tables with a collation that does not order by bytes.
+  // The one-row query every leg runs first: the shard's collations (merge/collation.h).
   std::string collation_query() const;
 
   void on_backend_ready(pool::Backend* backend) override;
@@ -146,6 +143,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   std::optional<Extended> extended_;
   std::vector<uint32_t> client_types_;  // the client's columns (binary results only)
   std::vector<bool> binary_columns_;    // empty: every column in text
+  merge::ShardColumns shard_columns_;   // the first RowDescription's names and origins
   std::string session_state_;
   size_t max_rows_buffered_;
   std::function<void(std::string_view)> write_client_;

@@ -96,6 +96,8 @@ void MergeFanout::use_extended(Extended extended) {
     wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
     wire::encode_sync(out);
   }
+  merger_.set_parameters(merge::decode_bind_parameters(extended.parameters, extended.types)
+                             .value_or(std::vector<merge::BindParameter>{}));
   extended_ = std::move(extended);
 }
 
@@ -179,10 +181,14 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   for (const Field& field : fields) {
     types.push_back(field.type_oid);
     names.emplace_back(field.name);
+    if (field.rest.size() == 18)
+      shard_columns_.origins.push_back(merge::ColumnOrigin{
+          be32(field.rest.data()), static_cast<int16_t>(load_be16(field.rest.data() + 4))});
     if (field.rest.size() == 18 && (field.rest[16] != 0 || field.rest[17] != 0))
       return Status::proxy("0A000", "merged reads need text-format results");
   }
   if (Status s = merger_.describe(types, names); !s) return s;
+  shard_columns_.names = names;
   described_ = true;
   if (Status s = check_collations(); !s) return s;
   if (Status s = plan_formats(); !s) return s;

@@ -3,16 +3,19 @@
 // database: ORDER BY (also of a column not selected)/LIMIT, aggregates, GROUP BY, DISTINCT and key
 // lists across shards return the reference's rows and column names. Binary result columns are
 // PostgreSQL's exact bytes (converted from the merge's text: also numeric, interval, arrays),
-// json ones refused with 0A000; an Execute row limit returns PostgreSQL's rows then its
+// json ones refused with 0A000; HAVING with parameters (text, binary, psycopg 3) is applied by the
+// proxy with the Bind's values; an Execute row limit returns PostgreSQL's rows then its
 // PortalSuspended (raw messages); a refused or failed merge leaves the connection usable.
 #include "it_test.h"
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "harness/process.h"
 #include "harness/reference_compare.h"
 #include "harness/sharded_fixture.h"
 
@@ -161,6 +164,62 @@ TEST_SUITE("merged_extended") {
     REQUIRE_OK(binary_param);
     CHECK(render_row(binary_param, 0) ==
           render_row(ref.exec("SELECT count(*), sum(i) FROM e WHERE i > 100"), 0));
+
+    // HAVING with parameters, applied by the proxy with the Bind's values as PostgreSQL types
+    // them from the comparison (count and sum of int4: int8, avg: numeric, max of text: text).
+    // Thresholds are the reference's medians, so each HAVING keeps some groups and drops others.
+    const std::string median_count = ref.exec(
+                                            "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY c) FROM "
+                                            "(SELECT count(*) c FROM e GROUP BY "
+                                            "grp) s")
+                                         .value();
+    const std::string median_avg =
+        ref.exec(
+               "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY a)::numeric, 3) FROM (SELECT "
+               "avg(n) a FROM e GROUP BY grp) s")
+            .value();
+    const std::string by_count =
+        "SELECT grp, count(*), sum(i) FROM e GROUP BY grp HAVING count(*) > $1 ORDER BY grp";
+    const int kept = ref.exec_params(by_count, {median_count}).rows();
+    CHECK((kept >= 1 && kept < ref.exec("SELECT DISTINCT grp FROM e").rows()));
+    const std::vector<Query> having_queries = {
+        {by_count, {median_count}},
+        {"SELECT grp, avg(n), max(t) FROM e GROUP BY grp HAVING avg(n) >= $1 OR max(t) = $2 ORDER BY 1",
+         {median_avg, "zz8"}},
+        {"SELECT grp, sum(i) FROM e WHERE i > $1 GROUP BY grp HAVING $2 < sum(i) AND NOT grp = $3 ORDER BY 1",
+         {"-500", "1000", "2"}},
+        {"SELECT grp, count(*) FROM e GROUP BY grp HAVING count(*) > $1 ORDER BY 1", {std::nullopt}},
+        {"SELECT count(*), max(t) FROM e WHERE i < $2 HAVING max(t) <> $1", {"zz8", "0"}},
+    };
+    for (const Query& query : having_queries) {
+      const std::string diff = compare_results(ref.exec_params(query.sql, query.params),
+                                               c.exec_params(query.sql, query.params), query.ordered);
+      CHECK_MESSAGE(diff.empty(), query.sql << "\n  " << diff << "\n" << f.log_tail(5));
+    }
+    // Binary parameters: int8 with no Parse type (read as the compared count's int8), int4 declared.
+    const long long threshold = std::stoll(median_count);
+    for (const auto& typed : {std::make_pair(be_int8(threshold), 0u),
+                              std::make_pair(be_int4(static_cast<int>(threshold)), 23u)}) {
+      PgResult want = exec_params_typed(ref, by_count, {typed.first}, {typed.second}, {1});
+      PgResult got = exec_params_typed(c, by_count, {typed.first}, {typed.second}, {1});
+      REQUIRE_OK(want);
+      const std::string diff = compare_results(want, got, true);
+      CHECK_MESSAGE(diff.empty(), "binary parameter of type " << typed.second << "\n  " << diff);
+    }
+
+    // The same through psycopg 3's server-side binding (%s, %t, %b; its own parameter types).
+    const std::string script =
+        std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers/python/merged_having_check.py";
+    const std::string url =
+        "postgresql://app:secret@127.0.0.1:" + std::to_string(f.proxy->port()) + "/app?sslmode=disable";
+    CommandResult driver =
+        run_command({"/usr/bin/python3", script, url, f.setup.cluster().conninfo(PQdb(ref.get()))}, "",
+                    std::chrono::seconds(120));
+    INFO("psycopg: " << driver.describe());
+    CHECK(driver.exit_code == 0);
+    CHECK(driver.out ==
+          "count_s=True\navg_s=True\ntext_s=True\ncount_t=True\navg_t=True\ntext_t=True\ncount_b=True\n"
+          "avg_b=True\ntext_b=True\nprepared=[True, True, True]\ndone\n");
 
     // Binary result columns: the merged text values converted to exactly PostgreSQL's bytes.
     const char* const binary_queries[] = {

@@ -71,13 +71,35 @@ TEST_CASE("NULL on either side is unknown; AND, OR and NOT in three-valued logic
   CHECK(truth(combine(Kind::And, {yes, combine(Kind::Not, {no})}), kRow, kTypes) == "t");
 }
 
-TEST_CASE("a constant that is not a value of the column's type is refused; text comparisons are seen") {
+TEST_CASE("a constant that is not a value of the column's type is refused") {
   auto bad = evaluate_having(compare(1, HavingTerm::Op::Eq, "twelve"), kRow, kTypes);
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().sqlstate == "0A000");
-  CHECK(having_compares_text(compare(0, HavingTerm::Op::Eq, "x"), kTypes));
-  CHECK_FALSE(having_compares_text(compare(1, HavingTerm::Op::Eq, "1"), kTypes));
-  CHECK(having_compares_text(combine(HavingTerm::Kind::Or, {compare(1, HavingTerm::Op::Eq, "1"),
-                                                            compare(0, HavingTerm::Op::Eq, "x")}),
-                             kTypes));
+}
+
+TEST_CASE("a parameter in place of a constant takes the Bind's value: text as sent, binary as its type") {
+  HavingTerm by_text = compare(1, HavingTerm::Op::Gt, "");
+  by_text.param = 2;
+  const std::vector<BindParameter> parameters{{0, std::string("x"), 0}, {0, std::string("11"), 0}};
+  REQUIRE(bind_having_parameters(by_text, parameters, kTypes).is_ok());
+  CHECK(by_text.constant == std::optional<std::string>("11"));
+  CHECK(truth(by_text, kRow, kTypes) == "t");
+  // Binary with no Parse type: read as the compared column's type (as PostgreSQL infers it).
+  HavingTerm by_binary = compare(1, HavingTerm::Op::Eq, "");
+  by_binary.param = 1;
+  const std::string twelve("\0\0\0\0\0\0\0\x0c", 8);
+  REQUIRE(bind_having_parameters(by_binary, {{1, twelve, 0}}, {oid::kText, oid::kInt8}).is_ok());
+  CHECK(by_binary.constant == std::optional<std::string>("12"));
+  HavingTerm declared = compare(1, HavingTerm::Op::Eq, "");
+  declared.param = 1;
+  REQUIRE(bind_having_parameters(declared, {{1, std::string("\0\0\0\x0c", 4), oid::kInt4}}, kTypes).is_ok());
+  CHECK(declared.constant == std::optional<std::string>("12"));
+  // NULL: unknown; a missing parameter: 08P01.
+  HavingTerm null = compare(1, HavingTerm::Op::Eq, "1");
+  null.param = 1;
+  REQUIRE(bind_having_parameters(null, {{0, std::nullopt, 0}}, kTypes).is_ok());
+  CHECK(truth(null, kRow, kTypes) == "unknown");
+  HavingTerm missing = combine(HavingTerm::Kind::And, {compare(1, HavingTerm::Op::Eq, "")});
+  missing.children[0].param = 3;
+  CHECK(bind_having_parameters(missing, parameters, kTypes).sqlstate == "08P01");
 }

@@ -156,23 +156,24 @@ TEST_CASE("an ORDER BY name behind * is found in the shards' column names") {
   CHECK(missing.describe({oid::kInt4}, {"id"}).sqlstate == "0A000");
 }
 
-TEST_CASE("the merger says when it orders text itself") {
+TEST_CASE("the merger says which shard columns' text it orders or groups") {
   MergePlan sorted;
   sorted.kind = MergeKind::MergeSort;
   sorted.order_by = {SortKey{1, {}, false, false}};
   Merger by_text(sorted, 2, 100);
   REQUIRE(by_text.describe({oid::kInt4, oid::kText}, {}).is_ok());
-  CHECK(by_text.compares_text());
+  CHECK(by_text.compared_text() == std::vector<TextCompare>{TextCompare::None, TextCompare::Order});
   Merger by_int(MergePlan{MergeKind::MergeSort, "", {}, {SortKey{0, {}, false, false}}, false, -1, 0}, 2,
                 100);
   REQUIRE(by_int.describe({oid::kInt4, oid::kText}, {}).is_ok());
-  CHECK_FALSE(by_int.compares_text());
+  CHECK(by_int.compared_text() == std::vector<TextCompare>{TextCompare::None, TextCompare::None});
   MergePlan grouped;
   grouped.kind = MergeKind::Aggregate;
   grouped.outputs = {{Combine::Key, 0, ""}, {Combine::Max, 1, ""}};
   Merger max_text(grouped, 2, 100);
   REQUIRE(max_text.describe({oid::kText, oid::kVarchar}, {}).is_ok());
-  CHECK(max_text.compares_text());  // GROUP BY text alone needs equality only
+  // GROUP BY text alone needs equality only; max orders.
+  CHECK(max_text.compared_text() == std::vector<TextCompare>{TextCompare::Equal, TextCompare::Order});
 }
 
 TEST_CASE("hidden sort columns order the merge and are dropped from the client's rows") {

@@ -70,6 +70,11 @@ const std::vector<Case> kCorpus = {
      "GROUP BY tenant_id ORDER BY 2 DESC LIMIT #i OFFSET #i"},
     {"SELECT note, total AS t FROM ov_orders WHERE total > #n ORDER BY total DESC NULLS LAST, 1 LIMIT #i"},
     {"SELECT DISTINCT status FROM ov_orders WHERE tenant_id IN (#i, #i) ORDER BY status"},
+    // Collation sources hold names only (no literal text): cached.
+    {"SELECT note COLLATE \"C\" AS n, max(status COLLATE \"POSIX\"), lower(note) FROM ov_orders WHERE qty > "
+     "#i "
+     "AND note <> '#s' GROUP BY 1, 3 ORDER BY 1 LIMIT #i"},
+    {"SELECT id FROM ov_orders WHERE total > #n ORDER BY note COLLATE \"C\" DESC LIMIT #i", false},
     {"SELECT max(total) FROM ov_orders o JOIN ov_lines l ON l.tenant_id = o.tenant_id "
      "WHERE o.tenant_id = #i AND l.sku = '#s' HAVING count(*) > #i"},
     {"SELECT status, count(*), sum(total) FROM ov_orders WHERE note <> '#s' GROUP BY status "

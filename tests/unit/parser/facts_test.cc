@@ -339,12 +339,24 @@ TEST_CASE("COPY FROM STDIN: the column list and every option as written, old syn
   CHECK_FALSE(facts("COPY t TO STDOUT").copy_from_client);
 }
 
-TEST_CASE("SELECT shape: the collations of COLLATE clauses anywhere in the block") {
-  CHECK(facts(R"(SELECT name COLLATE "de-x-icu" AS n FROM t ORDER BY n, x COLLATE pg_catalog."C")")
-            .select.collations == std::vector<std::string>{"de-x-icu", "C"});
-  CHECK(facts("SELECT a FROM (SELECT b COLLATE \"POSIX\" AS a FROM t) s ORDER BY a").select.collations ==
-        std::vector<std::string>{"POSIX"});
-  CHECK(facts("SELECT name FROM t ORDER BY name").select.collations.empty());
+TEST_CASE("SELECT shape: where each output's and ORDER BY item's collation comes from") {
+  auto shape =
+      facts(R"(SELECT name COLLATE "de-x-icu" AS n, max(t.nick COLLATE pg_catalog."C"), lower(a) || b::text,
+                              min(upper(c COLLATE "POSIX")), (SELECT x FROM u) FROM t ORDER BY n, id, name COLLATE "C")")
+          .select;
+  REQUIRE(shape.outputs.size() == 5);
+  CHECK(shape.outputs[0].collation.explicit_name == "de-x-icu");
+  CHECK(shape.outputs[1].collation.explicit_name == "C");  // min/max: the argument's
+  CHECK(shape.outputs[2].collation.explicit_name.empty());
+  CHECK(shape.outputs[2].collation.columns == std::vector<std::string>{"a", "b"});
+  CHECK(shape.outputs[3].collation.nested == std::vector<std::string>{"POSIX"});
+  CHECK(shape.outputs[3].collation.columns == std::vector<std::string>{"c"});
+  CHECK_FALSE(shape.outputs[3].collation.opaque);
+  CHECK(shape.outputs[4].collation.opaque);  // a subquery
+  REQUIRE(shape.order_by.size() == 3);
+  CHECK(shape.order_by[1].collation.columns == std::vector<std::string>{"id"});
+  CHECK(shape.order_by[2].collation.explicit_name == "C");
+  CHECK(facts("SELECT t.* FROM t ORDER BY 1").select.outputs[0].collation.opaque);
 }
 
 TEST_CASE("SELECT shape: the text of ORDER BY expressions that are neither output columns nor names") {
@@ -389,9 +401,21 @@ TEST_CASE("SELECT shape: HAVING over output columns and constants, with its text
   CHECK(sql.substr(static_cast<size_t>(f.select.having_begin),
                    static_cast<size_t>(f.select.having_end - f.select.having_begin)) ==
         "HAVING (count(*) > 5 AND NOT 2 >= grp) OR avg(n) <> '1.5'");
-  // Not evaluable by the proxy: an aggregate not selected, a parameter, a function of a column.
+  // A parameter in place of a constant (either side); $n against $m or cast is not evaluable.
+  const auto params =
+      facts("SELECT grp, count(*) FROM t GROUP BY grp HAVING count(*) > $1 AND $2 <= grp").select;
+  REQUIRE(params.having.size() == 1);
+  REQUIRE(params.having[0].children.size() == 2);
+  CHECK(params.having[0].children[0].constant.kind == sw::parser::ValueKind::Param);
+  CHECK(params.having[0].children[0].constant.param == 1);
+  CHECK(params.having[0].children[1].output == 0);
+  CHECK(params.having[0].children[1].op == ">=");
+  CHECK(params.having[0].children[1].constant.param == 2);
+  // Not evaluable by the proxy: an aggregate not selected, a function of a column, parameters
+  // compared with each other or cast.
   for (const char* other : {"SELECT grp FROM t GROUP BY grp HAVING count(*) > 5",
-                            "SELECT grp, count(*) FROM t GROUP BY grp HAVING count(*) > $1",
+                            "SELECT grp, count(*) FROM t GROUP BY grp HAVING $1 = $2",
+                            "SELECT grp, count(*) FROM t GROUP BY grp HAVING count(*) > $1::int",
                             "SELECT grp, count(*) FROM t GROUP BY grp HAVING count(*) > abs(grp)",
                             "SELECT grp, count(*) FROM t GROUP BY grp HAVING 1 = 1"}) {
     CHECK_MESSAGE(facts(other).select.having.empty(), other);

@@ -33,18 +33,27 @@ Route planned(const std::string& sql) {
 
 }  // namespace
 
-TEST_CASE("a COLLATE that does not order by bytes is kept in the plan; C, POSIX, ucs_basic are not") {
-  Route icu = planned(R"(SELECT note COLLATE "de-x-icu" AS n FROM orders ORDER BY n)");
-  REQUIRE(icu.merge);
-  CHECK(icu.merge->foreign_collation == "de-x-icu");
-  for (const char* sql : {R"(SELECT note COLLATE "C" AS n FROM orders ORDER BY n)",
-                          R"(SELECT note COLLATE "POSIX" AS n FROM orders ORDER BY n)",
-                          R"(SELECT note COLLATE ucs_basic AS n FROM orders ORDER BY n)",
-                          "SELECT note FROM orders ORDER BY note"}) {
-    Route route_of = planned(sql);
-    REQUIRE_MESSAGE(route_of.merge, sql);
-    CHECK_MESSAGE(route_of.merge->foreign_collation.empty(), sql);
-  }
+TEST_CASE("every shard column's collation source: hidden sort keys first, avg as two columns") {
+  Route sorted =
+      planned(R"(SELECT note COLLATE "de-x-icu" AS n, id FROM orders ORDER BY lower(note) COLLATE "C")");
+  REQUIRE(sorted.merge);
+  REQUIRE(sorted.merge->column_sources.size() == 3);
+  CHECK(sorted.merge->column_sources[0].explicit_name == "C");  // the hidden sort column
+  CHECK(sorted.merge->column_sources[1].explicit_name == "de-x-icu");
+  CHECK(sorted.merge->column_sources[2].columns == std::vector<std::string>{"id"});
+  CHECK_FALSE(sorted.merge->column_sources[2].opaque);
+  Route grouped = planned("SELECT note, avg(id), max(lower(note)) FROM orders GROUP BY note");
+  REQUIRE(grouped.merge);
+  REQUIRE(grouped.merge->column_sources.size() == 4);
+  CHECK(grouped.merge->column_sources[3].columns == std::vector<std::string>{"note"});
+  // What a derived table's columns read is not in the text; * leaves only the shards' origins.
+  Route derived = planned("SELECT n FROM orders CROSS JOIN LATERAL (SELECT lower(note) AS n) s ORDER BY n");
+  REQUIRE(derived.merge);
+  REQUIRE(derived.merge->column_sources.size() == 1);
+  CHECK(derived.merge->column_sources[0].opaque);
+  Route star = planned("SELECT * FROM orders ORDER BY note");
+  REQUIRE(star.merge);
+  CHECK(star.merge->column_sources.empty());
 }
 
 TEST_CASE("the plan names the tables it reads, quoted for to_regclass, each once") {
@@ -105,6 +114,16 @@ TEST_CASE("HAVING without the key: the shards group without it, the plan applies
   CHECK(having.merge->having->constant == std::optional<std::string>("2"));
   CHECK(having.merge->shard_sql.find("HAVING") == std::string::npos);
   CHECK(having.merge->shard_sql.find("GROUP BY status  ORDER BY status") != std::string::npos);
+  // A parameter: the plan binds it later; the shards keep the comparison in an always-true
+  // HAVING, so PostgreSQL types $1 (and the Bind's parameter count still matches).
+  Route param =
+      planned("SELECT status, avg(qty) FROM orders GROUP BY status HAVING avg(qty) >= $1 ORDER BY 1");
+  REQUIRE(param.merge);
+  REQUIRE(param.merge->having);
+  CHECK(param.merge->having->param == 1);
+  CHECK_FALSE(param.merge->having->constant);
+  CHECK_MESSAGE(param.merge->shard_sql.find("HAVING (avg(qty) >= $1) IS NULL OR true ") != std::string::npos,
+                param.merge->shard_sql);
   // Grouped by the key: the shards' groups are final, HAVING stays with them.
   Route keyed = planned("SELECT tenant_id, count(*) FROM orders GROUP BY tenant_id HAVING count(*) > 2");
   REQUIRE(keyed.merge);
