@@ -142,17 +142,17 @@ Route session_route(std::string reason) {
 }
 
 Route route_utility(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
-                    const RoutingRules& rules) {
+                    const RoutingRules& rules, Explain explain) {
   const std::string& node = statement.node_type;
   if (node == "VariableShowStmt" || node == "VariableSetStmt" || node == "FetchStmt" ||
       node == "ClosePortalStmt" || node == "ConstraintsSetStmt") {
-    return session_route("session or transaction statement: no shard needed");
+    return session_route(detail::explained(explain, "session or transaction statement: no shard needed"));
   }
   if (node == "ExplainStmt" || node == "DeclareCursorStmt") {
     if (statement.query_kind == StatementKind::Utility) {
       return detail::make_default(dir, rules, "EXPLAIN of a utility statement");
     }
-    Route route = detail::route_dml(statement, params, dir, rules);
+    Route route = detail::route_dml(statement, params, dir, rules, explain);
     if (route.kind == RouteKind::Scatter && node == "DeclareCursorStmt") {
       return detail::make_error(
           "0A000", "DECLARE CURSOR over every shard is not supported: " + route.table + " has no key value",
@@ -167,22 +167,25 @@ Route route_utility(const parser::StatementFacts& statement, const BindValues* p
 }
 
 Route route_kind(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
-                 const RoutingRules& rules) {
+                 const RoutingRules& rules, Explain explain) {
   switch (statement.kind) {
     case StatementKind::Select:
     case StatementKind::Insert:
     case StatementKind::Update:
     case StatementKind::Delete:
-    case StatementKind::Merge: return detail::route_dml(statement, params, dir, rules);
+    case StatementKind::Merge: return detail::route_dml(statement, params, dir, rules, explain);
     case StatementKind::Ddl: return detail::route_ddl(statement, dir, rules);
     case StatementKind::Copy: return detail::route_copy(statement, params, dir, rules);
-    case StatementKind::Utility: return route_utility(statement, params, dir, rules);
+    case StatementKind::Utility: return route_utility(statement, params, dir, rules, explain);
     case StatementKind::Listen:
     case StatementKind::Unlisten:
     case StatementKind::Notify:
       return detail::make_default(dir, rules, "notifications use the default shard");
-    case StatementKind::Empty: return session_route("empty query: no shard needed");
-    default: return session_route("transaction control or session statement: no shard needed");
+    case StatementKind::Empty:
+      return session_route(detail::explained(explain, "empty query: no shard needed"));
+    default:
+      return session_route(
+          detail::explained(explain, "transaction control or session statement: no shard needed"));
   }
 }
 
@@ -264,10 +267,10 @@ std::vector<parser::TableSplice> owned_rows_splices(const parser::StatementFacts
 }
 
 Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
-            const RoutingRules& rules) {
+            const RoutingRules& rules, Explain explain) {
   Route out;
   try {
-    out = refuse_unconfigured(route_kind(statement, params, dir, rules), dir, rules);
+    out = refuse_unconfigured(route_kind(statement, params, dir, rules, explain), dir, rules);
   } catch (...) {  // allocation failure: the router itself never throws
     out = detail::make_error("53200", "out of memory while routing");
     out.error.fault = Fault::Proxy;
@@ -281,12 +284,12 @@ Route route(const parser::StatementFacts& statement, const BindValues* params, c
 namespace {
 
 Route combine_statements(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
-                         const RoutingRules& rules) {
-  Route combined = session_route("only session statements: no shard needed");
+                         const RoutingRules& rules, Explain explain) {
+  Route combined = session_route(detail::explained(explain, "only session statements: no shard needed"));
   combined.directory_version = dir.version();
   size_t decided_by = 0;  // 1-based statement number that fixed the shard
   for (size_t i = 0; i < query.statements.size(); ++i) {
-    Route next = route(query.statements[i], params, dir, rules);
+    Route next = route(query.statements[i], params, dir, rules, explain);
     const std::string number = "statement " + std::to_string(i + 1);
     if (next.kind == RouteKind::Error || next.kind == RouteKind::AtBind) {
       if (next.kind == RouteKind::Error) next.error.message = number + ": " + next.error.message;
@@ -337,10 +340,10 @@ Route combine_statements(const parser::QueryFacts& query, const BindValues* para
 }  // namespace
 
 Route route_query(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
-                  const RoutingRules& rules) {
-  if (query.statements.size() == 1) return route(query.statements[0], params, dir, rules);
+                  const RoutingRules& rules, Explain explain) {
+  if (query.statements.size() == 1) return route(query.statements[0], params, dir, rules, explain);
   try {
-    return combine_statements(query, params, dir, rules);
+    return combine_statements(query, params, dir, rules, explain);
   } catch (...) {  // allocation failure
     Route out = detail::make_error("53200", "out of memory while routing");
     out.error.fault = Fault::Proxy;

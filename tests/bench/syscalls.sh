@@ -15,7 +15,10 @@
 #   tests/bench/syscalls.sh
 #
 # Environment: TX (10000 transactions per client), CLIENTS (8), WORKLOADS ("select tpcb"), SCALE
-# (10), POOL_SIZE (40), PROFILE (0), SHARDWIRE_BIN (default build/proxy/app/shardwire), KEEP=1.
+# (10), POOL_SIZE (40), PROFILE (0), MALLOCS (0; 1: heap allocations per transaction, counted by
+# a uprobe on libc's malloc that the script adds and removes), STRACE (1; 0 skips step 2),
+# SHARDWIRE_BIN (default
+# build/proxy/app/shardwire), KEEP=1.
 # Workloads: select = `pgbench -S -M simple`, tpcb = pgbench's default TPC-B-like script, simple
 # protocol (BEGIN; 3 UPDATEs, SELECT, INSERT; END); extended and prepared = `-S -M extended` and
 # `-S -M prepared`.
@@ -28,6 +31,9 @@ WORKLOADS=${WORKLOADS:-"select tpcb"}
 SCALE=${SCALE:-10}
 POOL_SIZE=${POOL_SIZE:-40}
 PROFILE=${PROFILE:-0}
+MALLOCS=${MALLOCS:-0}
+STRACE=${STRACE:-1}
+LIBC=${LIBC:-/lib/x86_64-linux-gnu/libc.so.6}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 PGBOUNCER=${PGBOUNCER:-/usr/sbin/pgbouncer}
 
@@ -39,6 +45,13 @@ PASS_PID=""
 SHARDED_PID=""
 BENCH_PID_VARS="BOUNCER_PID PASS_PID SHARDED_PID"
 start_bench_cluster syscalls-bench
+# A uprobe on malloc, named per run so that concurrent runs do not remove each other's.
+MALLOC_EVENT=""
+if [ "$MALLOCS" = 1 ]; then
+  MALLOC_EVENT="swmalloc$$"
+  perf probe -q -x "$LIBC" -a "$MALLOC_EVENT=malloc" || { echo "bench: perf probe on malloc failed" >&2; exit 1; }
+  trap 'perf probe -q -d "probe_libc:$MALLOC_EVENT" || true; bench_cleanup' EXIT
+fi
 bench_admin -d postgres -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
 for db in plain catalog s0; do bench_admin -d postgres -c "CREATE DATABASE $db OWNER app"; done
 
@@ -122,12 +135,14 @@ stop_sleeper() {
 }
 
 # ---- 1. perf stat: system calls, context switches, CPU ---------------------------------------------
-declare -A SYSCALLS CSWITCH UTIME STIME TOP
+declare -A SYSCALLS CSWITCH UTIME STIME TOP MALLOC_PER_TX
+STAT_EVENTS=raw_syscalls:sys_enter,context-switches,task-clock
+[ -n "$MALLOC_EVENT" ] && STAT_EVENTS="$STAT_EVENTS,probe_libc:$MALLOC_EVENT"
 for workload in $WORKLOADS; do
   for target in $TARGETS; do
     run_pgbench "$target" "$workload"  # warm up: server connections, caches
     stat_file="$WORK/perf-$target-$workload.txt"
-    perf stat -x, -e raw_syscalls:sys_enter,context-switches,task-clock -p "$(pid_of "$target")" \
+    perf stat -x, -e "$STAT_EVENTS" -p "$(pid_of "$target")" \
       -o "$stat_file" -- sleep 3600 2>/dev/null &
     perf_pid=$!
     sleep 0.5
@@ -139,6 +154,7 @@ for workload in $WORKLOADS; do
     key="$target/$workload"
     SYSCALLS[$key]=$(awk -F, -v n=$n '/raw_syscalls:sys_enter/ { printf "%.2f", $1 / n }' "$stat_file")
     CSWITCH[$key]=$(awk -F, -v n=$n '/context-switches/ { printf "%.2f", $1 / n }' "$stat_file")
+    MALLOC_PER_TX[$key]=$(awk -F, -v n=$n '/probe_libc:/ { printf "%.2f", $1 / n }' "$stat_file")
     read -r u0 s0 <<<"$ticks_before"
     read -r u1 s1 <<<"$ticks_after"
     hz=$(getconf CLK_TCK)
@@ -150,6 +166,7 @@ done
 
 # ---- 2. strace -c: which system calls -------------------------------------------------------------
 for workload in $WORKLOADS; do
+  [ "$STRACE" = 1 ] || break
   for target in $TARGETS; do
     trace_file="$WORK/strace-$target-$workload.txt"
     strace -c -f -o "$trace_file" -p "$(pid_of "$target")" &
@@ -170,12 +187,12 @@ done
 echo
 echo "pgbench -t $TX -c $CLIENTS -j 2, scale $SCALE, pool size $POOL_SIZE, shardwire workers 1, $(nproc) CPUs"
 echo
-echo "| workload | proxy | syscalls/tx | context switches/tx | user µs/tx | system µs/tx | busiest system calls (calls/tx, strace -c) |"
-echo "|---|---|---:|---:|---:|---:|---|"
+echo "| workload | proxy | syscalls/tx | context switches/tx | user µs/tx | system µs/tx | mallocs/tx | busiest system calls (calls/tx, strace -c) |"
+echo "|---|---|---:|---:|---:|---:|---:|---|"
 for workload in $WORKLOADS; do
   for target in $TARGETS; do
     k="$target/$workload"
-    echo "| $workload | $target | ${SYSCALLS[$k]} | ${CSWITCH[$k]} | ${UTIME[$k]} | ${STIME[$k]} | ${TOP[$k]} |"
+    echo "| $workload | $target | ${SYSCALLS[$k]} | ${CSWITCH[$k]} | ${UTIME[$k]} | ${STIME[$k]} | ${MALLOC_PER_TX[$k]:--} | ${TOP[$k]:--} |"
   done
 done
 
