@@ -10,7 +10,8 @@
 #   2. the same run again under `strace -c -f` for the split by system call (strace slows the
 #      proxy down; only its counts are used, never its times).
 #   3. with PROFILE=1, `perf record` of shardwire sharded over one more run, top functions printed
-#      (perf report --no-children).
+#      (perf report --no-children); with MALLOCS=1 too, one more run recording each malloc's
+#      call chain, printed as mallocs per transaction by their first three callers.
 #
 #   tests/bench/syscalls.sh
 #
@@ -33,6 +34,7 @@ POOL_SIZE=${POOL_SIZE:-40}
 PROFILE=${PROFILE:-0}
 MALLOCS=${MALLOCS:-0}
 STRACE=${STRACE:-1}
+MALLOC_TX=${MALLOC_TX:-200}  # per client, for the call-chain recording (each sample keeps 4 KiB of stack)
 LIBC=${LIBC:-/lib/x86_64-linux-gnu/libc.so.6}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 PGBOUNCER=${PGBOUNCER:-/usr/sbin/pgbouncer}
@@ -112,11 +114,11 @@ cpu_ticks_split() {
   awk '{ print $12, $13 }' <<<"${stat##*) }"
 }
 
-# run_pgbench TARGET WORKLOAD: TX transactions per client; fails the script on any error.
+# run_pgbench TARGET WORKLOAD [N]: N (default TX) transactions per client; fails the script on any error.
 run_pgbench() {
   local out
   # shellcheck disable=SC2046
-  out=$("$PGBIN/pgbench" -n $(pgbench_args "$2") -t "$TX" -c "$CLIENTS" -j "$((CLIENTS < 2 ? CLIENTS : 2))" "$(conninfo "$1")" 2>&1) || {
+  out=$("$PGBIN/pgbench" -n $(pgbench_args "$2") -t "${3:-$TX}" -c "$CLIENTS" -j "$((CLIENTS < 2 ? CLIENTS : 2))" "$(conninfo "$1")" 2>&1) || {
     echo "bench: pgbench $1/$2 failed:" >&2
     tail -n 5 <<<"$out" >&2
     exit 1
@@ -211,5 +213,25 @@ if [ "$PROFILE" = 1 ]; then
     report --sort dso --percent-limit 1 | head -8
     echo
     report --sort symbol --dsos "$(basename "$BIN")" --percent-limit 0.3 | head -25
+    [ -n "$MALLOC_EVENT" ] || continue
+    # Who allocates: each malloc's first three callers outside the allocator and the standard
+    # library, busiest first.
+    perf record -e "probe_libc:$MALLOC_EVENT" --call-graph dwarf,4096 -p "$SHARDED_PID" \
+      -o "$WORK/malloc-$workload.data" -- sleep 3600 2>/dev/null &
+    rec_pid=$!
+    sleep 0.5
+    run_pgbench sharded "$workload" "$MALLOC_TX"
+    stop_sleeper "$rec_pid"
+    echo
+    echo "perf record -e malloc, shardwire sharded, $workload: mallocs per transaction by caller"
+    perf script -i "$WORK/malloc-$workload.data" -F ip,sym 2>/dev/null | awk -v n=$((MALLOC_TX * CLIENTS)) '
+      function flush() { if (chain != "") count[chain]++; chain = ""; depth = 0 }
+      NF == 0 { flush(); next }
+      {
+        sym = $0; sub(/^[ \t]*[0-9a-f]+[ \t]+/, "", sym); sub(/ \(inlined\)$/, "", sym)
+        if (depth >= 3 || sym ~ /^(__GI___libc_malloc|malloc|operator new|std::|__gnu_cxx::|_int_malloc|\[unknown\])/) next
+        chain = chain (depth ? " < " : "") sym; depth++
+      }
+      END { flush(); for (c in count) printf "%8.2f  %s\n", count[c] / n, c }' | sort -gr | head -15
   done
 fi
