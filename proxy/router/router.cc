@@ -201,8 +201,9 @@ uint32_t first_bucket_on(const Directory& dir, uint16_t shard, const std::vector
 }
 
 // A route that needs a shard the directory names but the config lacks becomes an error that
-// names the shard and the fix; routes on configured shards are returned unchanged.
-Route refuse_unconfigured(Route route, const Directory& dir, const RoutingRules& rules) {
+// names the shard and the fix; routes on configured shards are left unchanged (in place: a
+// Route is a large object, and moving it in and out cost as much as routing a keyed statement).
+void refuse_unconfigured(Route& route, const Directory& dir, const RoutingRules& rules) {
   int missing = -1;
   if ((route.kind == RouteKind::Shard || route.kind == RouteKind::Default) && route.shard >= 0 &&
       !dir.configured(static_cast<uint16_t>(route.shard))) {
@@ -215,7 +216,7 @@ Route refuse_unconfigured(Route route, const Directory& dir, const RoutingRules&
       if (!dir.configured(static_cast<uint16_t>(part.shard))) missing = part.shard;
     }
   }
-  if (missing < 0) return route;
+  if (missing < 0) return;
   const auto shard = static_cast<uint16_t>(missing);
   const std::string& name = dir.shard_name(shard);
   const uint32_t bucket =
@@ -226,7 +227,7 @@ Route refuse_unconfigured(Route route, const Directory& dir, const RoutingRules&
       "\", which is not in this instance's configuration: add shard " + name + " to shards in " +
       (rules.config_file().empty() ? "the config file" : rules.config_file()) + " and RELOAD");
   error.reason = error.error.message;
-  return error;
+  route = std::move(error);
 }
 
 }  // namespace
@@ -266,15 +267,31 @@ std::vector<parser::TableSplice> owned_rows_splices(const parser::StatementFacts
   return splices;
 }
 
+namespace {
+
+Route out_of_memory() {
+  Route out = detail::make_error("53200", "out of memory while routing");
+  out.error.fault = Fault::Proxy;
+  return out;
+}
+
+// route_kind() and refuse_unconfigured(), built in the caller's Route (no move of it).
+Route decide(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+             const RoutingRules& rules, Explain explain) {
+  try {
+    Route out = route_kind(statement, params, dir, rules, explain);
+    refuse_unconfigured(out, dir, rules);
+    return out;
+  } catch (...) {  // allocation failure: the router itself never throws
+    return out_of_memory();
+  }
+}
+
+}  // namespace
+
 Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
             const RoutingRules& rules, Explain explain) {
-  Route out;
-  try {
-    out = refuse_unconfigured(route_kind(statement, params, dir, rules, explain), dir, rules);
-  } catch (...) {  // allocation failure: the router itself never throws
-    out = detail::make_error("53200", "out of memory while routing");
-    out.error.fault = Fault::Proxy;
-  }
+  Route out = decide(statement, params, dir, rules, explain);
   out.writes = statement.writes;
   out.directory_version = dir.version();
   hold_scatter_read(out, dir);
@@ -345,9 +362,7 @@ Route route_query(const parser::QueryFacts& query, const BindValues* params, con
   try {
     return combine_statements(query, params, dir, rules, explain);
   } catch (...) {  // allocation failure
-    Route out = detail::make_error("53200", "out of memory while routing");
-    out.error.fault = Fault::Proxy;
-    return out;
+    return out_of_memory();
   }
 }
 

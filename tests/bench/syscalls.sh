@@ -210,9 +210,10 @@ if [ "$PROFILE" = 1 ]; then
     echo "perf record, shardwire sharded, $workload: CPU by object, then shardwire's own top functions"
     report() { perf report -i "$WORK/perf-$workload.data" --stdio --no-children -g none "$@" 2>/dev/null |
       grep -E '^ +[0-9.]+%' | sed 's/ *- *- *$//; s/ *$//'; }
-    report --sort dso --percent-limit 1 | head -8
+    # `|| true`: head closing the pipe early fails the pipeline under pipefail.
+    report --sort dso --percent-limit 1 | head -8 || true
     echo
-    report --sort symbol --dsos "$(basename "$BIN")" --percent-limit 0.3 | head -25
+    report --sort symbol --dsos "$(basename "$BIN")" --percent-limit 0.3 | head -25 || true
     [ -n "$MALLOC_EVENT" ] || continue
     # Who allocates: each malloc's first three callers outside the allocator and the standard
     # library, busiest first.
@@ -232,6 +233,6 @@ if [ "$PROFILE" = 1 ]; then
         if (depth >= 3 || sym ~ /^(__GI___libc_malloc|malloc|operator new|std::|__gnu_cxx::|_int_malloc|\[unknown\])/) next
         chain = chain (depth ? " < " : "") sym; depth++
       }
-      END { flush(); for (c in count) printf "%8.2f  %s\n", count[c] / n, c }' | sort -gr | head -15
+      END { flush(); for (c in count) printf "%8.2f  %s\n", count[c] / n, c }' | sort -gr | head -15 || true
   done
 fi
