@@ -142,8 +142,7 @@ class DmlRouter {
   RefKeys& keys(int table) { return keys_[static_cast<size_t>(table)]; }
   int find(int table) const;  // co-location group (union-find root)
   std::string key_example(int table) const { return "WHERE " + rule(table)->key + " = <value>"; }
-  std::vector<int> shards_of(const std::vector<uint32_t>& buckets) const;
-  void shards_into(const std::vector<uint32_t>& buckets, std::vector<int>& shards) const;
+  std::vector<int> shards_of(const std::vector<uint32_t>& buckets) const;  // allocates: splits, refusals
 
   // route_dml.cc: facts -> key state.
   // Calls visit(t) for each sharded reference t whose key `column` is.

@@ -104,18 +104,13 @@ RoutingScratch::Lease::~Lease() {
   if (own_ == nullptr) thread_scratch_leased = false;
 }
 
-void DmlRouter::shards_into(const std::vector<uint32_t>& buckets, std::vector<int>& shards) const {
-  shards.clear();
+std::vector<int> DmlRouter::shards_of(const std::vector<uint32_t>& buckets) const {
+  std::vector<int> shards;
   for (uint32_t bucket : buckets) {
     const int shard = dir_.bucket(bucket).shard;
     if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
   }
   std::sort(shards.begin(), shards.end());
-}
-
-std::vector<int> DmlRouter::shards_of(const std::vector<uint32_t>& buckets) const {
-  std::vector<int> shards;
-  shards_into(buckets, shards);
   return shards;
 }
 
