@@ -35,7 +35,8 @@ Result<ResultTable> route_of(const std::string& sql, const config::Config& confi
   if (!rules) return rules.status();
   auto facts = parser::analyze(sql);
   if (!facts) return facts.status();
-  router::Route route = router::route_query(**facts, nullptr, *status.directory, *rules);
+  router::Route route =
+      router::route_query(**facts, nullptr, *status.directory, *rules, router::Explain::Yes);
   return route_table(route, *status.directory);
 }
 

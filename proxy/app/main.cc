@@ -40,7 +40,8 @@ int print_route(const sw::config::Config& config, const std::string& sql) {
                  facts.status().sqlstate.c_str());
     return 1;
   }
-  sw::router::Route route = sw::router::route_query(**facts, nullptr, *directory, *rules);
+  sw::router::Route route =
+      sw::router::route_query(**facts, nullptr, *directory, *rules, sw::router::Explain::Yes);
   std::printf("%s\n", sw::router::describe_route(route, *directory).c_str());
   return route.kind == sw::router::RouteKind::Error ? 1 : 0;
 }

@@ -1,12 +1,43 @@
 // DmlRouter: routing of queries and DML (internal to sw_router). See route_dml.cc for the model.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "router/router_internal.h"
 
 namespace sw::router::detail {
+
+// A list whose elements keep their heap capacity when it is cleared: clear() only forgets them
+// and add() hands back a reset() element (T::reset()), so a router that has routed a statement
+// of this shape before allocates nothing for it (docs/architecture.md §6.3, "Routing cost").
+template <typename T>
+class ReusedList {
+ public:
+  T& add() {
+    if (size_ == items_.size()) {
+      items_.emplace_back();
+    } else {
+      items_[size_].reset();
+    }
+    return items_[size_++];
+  }
+  void drop_last() { --size_; }
+  void clear() { size_ = 0; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](size_t i) { return items_[i]; }
+  const T& operator[](size_t i) const { return items_[i]; }
+  T* begin() { return items_.data(); }
+  T* end() { return items_.data() + size_; }
+  const T* begin() const { return items_.data(); }
+  const T* end() const { return items_.data() + size_; }
+
+ private:
+  std::vector<T> items_;
+  size_t size_ = 0;
+};
 
 enum class ConstraintKind : uint8_t { Equal, InList, Rows };
 
@@ -20,6 +51,8 @@ struct Constraint {
   int predicate = -1;
   std::vector<int64_t> item_buckets;
   std::vector<parser::Value> elements;
+
+  void reset();  // empty, as constructed; the vectors keep their capacity
 };
 
 // The literal edits that cut a statement's key lists to one shard's keys.
@@ -37,44 +70,94 @@ KeyOutcome array_elements(const parser::Value& array, const BindValues* params,
 
 // What routing knows of the rows of one sharded table reference that count.
 struct RefKeys {
-  std::vector<Constraint> own;    // from its own predicates / INSERT rows
+  ReusedList<Constraint> own;     // from its own predicates / INSERT rows
   bool pinned = false;            // restricted by some key constraint (own or carried over)
   bool deferred = false;          // ... one of which waits for Bind values
   bool known = false;             // `buckets` holds: the rows are in these buckets
   std::vector<uint32_t> buckets;  // sorted, unique
   std::string hint;               // why a key condition on it was not usable
+
+  void reset();  // as constructed; the vectors keep their capacity
+};
+
+// A key restriction on table reference `from` carries over to `to`.
+struct Edge {
+  int from;
+  int to;
+};
+
+// The working state of one DmlRouter::run(), reused by the next run on the same thread
+// (RoutingScratch::Lease), so that routing a statement allocates only the Route it returns.
+struct RoutingScratch {
+  std::vector<const TableRule*> rules_of;  // per table reference; null when not sharded
+  std::vector<int> sharded;
+  std::vector<int> unsharded;   // user tables (not system catalogs), neither sharded nor reference
+  std::vector<int> references;  // reference tables: a copy on every shard
+  ReusedList<RefKeys> keys;     // per table reference
+  std::vector<Edge> edges;
+  std::vector<int> parent;  // union-find over table indices: co-location groups
+  std::vector<int> shards;  // pinned_route: the shards the keys are on
+
+  void clear();
+
+  // The calling thread's scratch, cleared; a fresh one when that is in use further up the stack.
+  class Lease {
+   public:
+    Lease();
+    ~Lease();
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    RoutingScratch& operator*() const { return *scratch_; }
+
+   private:
+    RoutingScratch* scratch_;
+    std::unique_ptr<RoutingScratch> own_;  // when the thread's scratch is leased already
+  };
 };
 
 class DmlRouter {
  public:
+  // `explain`: fill Route::reason for people (SHOW ROUTE, shardwire route); the data path
+  // routes without it.
   DmlRouter(const parser::StatementFacts& facts, const BindValues* params, const Directory& dir,
-            const RoutingRules& rules)
-      : facts_(facts), params_(params), dir_(dir), rules_(rules) {}
+            const RoutingRules& rules, Explain explain)
+      : facts_(facts),
+        params_(params),
+        dir_(dir),
+        rules_(rules),
+        explain_(explain),
+        rules_of_((*lease_).rules_of),
+        sharded_((*lease_).sharded),
+        unsharded_((*lease_).unsharded),
+        references_((*lease_).references),
+        keys_((*lease_).keys),
+        edges_((*lease_).edges),
+        parent_((*lease_).parent) {}
 
   Route run();
 
  private:
-  // A key restriction on `from` carries over to `to`.
-  struct Edge {
-    int from;
-    int to;
-  };
-
   const TableRule* rule(int table) const { return rules_of_[static_cast<size_t>(table)]; }
   const parser::TableRef& ref(int table) const { return facts_.tables[static_cast<size_t>(table)]; }
   RefKeys& keys(int table) { return keys_[static_cast<size_t>(table)]; }
   int find(int table) const;  // co-location group (union-find root)
   std::string key_example(int table) const { return "WHERE " + rule(table)->key + " = <value>"; }
-  std::vector<int> shards_of(const std::vector<uint32_t>& buckets) const;
+  std::vector<int> shards_of(const std::vector<uint32_t>& buckets) const;  // allocates: splits, refusals
 
   // route_dml.cc: facts -> key state.
+  // Calls visit(t) for each sharded reference t whose key `column` is.
+  template <typename Visit>
+  void for_each_key_ref(const parser::ColumnRef& column, Visit visit) const;
   std::vector<int> key_refs(const parser::ColumnRef& column) const;
   void add_equalities();
   bool add_predicates(Route& error);
+  bool add_predicate(size_t predicate, int table, Route& error);
   bool add_inserts(Route& error);
   void propagate();
   // route_decide.cc: key state -> route.
   Route pinned_route();
+  Route mixed_shards_error(const std::string& table) const;
+  std::string pinned_reason() const;
   Route unpinned_route();
   Route several_shards_error(int table) const;
   bool check_assignments(int shard, Route& error);
@@ -108,15 +191,17 @@ class DmlRouter {
   const BindValues* params_;
   const Directory& dir_;
   const RoutingRules& rules_;
-  std::vector<const TableRule*> rules_of_;  // per table reference; null when not sharded
-  std::vector<int> sharded_;
-  std::vector<int> unsharded_;   // user tables (not system catalogs), neither sharded nor reference
-  std::vector<int> references_;  // reference tables: a copy on every shard
-  std::vector<RefKeys> keys_;    // per table reference
-  std::vector<Edge> edges_;
-  mutable std::vector<int> parent_;  // union-find over table indices: co-location groups
-  std::vector<ShardEdits> split_;    // a split read: per shard, its key lists' edits
-  bool splitting_ = false;           // routing a read whose key lists span shards
+  const Explain explain_;
+  RoutingScratch::Lease lease_;  // the working state below lives in it (RoutingScratch)
+  std::vector<const TableRule*>& rules_of_;
+  std::vector<int>& sharded_;
+  std::vector<int>& unsharded_;
+  std::vector<int>& references_;
+  ReusedList<RefKeys>& keys_;
+  std::vector<Edge>& edges_;
+  std::vector<int>& parent_;       // find() halves paths: mutable through the reference
+  std::vector<ShardEdits> split_;  // a split read: per shard, its key lists' edits
+  bool splitting_ = false;         // routing a read whose key lists span shards
   // An INSERT ... SELECT whose key is fed by a source's key: the INSERT, its target and that
   // source (co-located).
   const parser::InsertFacts* insert_select_ = nullptr;

@@ -123,7 +123,7 @@ Route route_copy(const parser::StatementFacts& statement, const BindValues* para
       route = owned_copy(std::move(route), statement, rules, dir, true);
     return route;
   }
-  Route route = detail::route_dml(statement, params, dir, rules);
+  Route route = detail::route_dml(statement, params, dir, rules, Explain::Yes);  // COPY: off the data path
   if (route.kind == RouteKind::Scatter && (route.merge == nullptr || route.merge->relays_rows())) {
     route = copy_out(std::move(route), statement);
     if (route.kind == RouteKind::Scatter && rules.owned_rows_only())

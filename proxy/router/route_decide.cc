@@ -279,41 +279,30 @@ Route DmlRouter::pinned_route() {
     Route route;
     route.kind = RouteKind::AtBind;
     route.table = rule(t)->config_name;
-    route.reason = "the key of " + route.table + " is a parameter: routed at Bind";
+    if (explain_ == Explain::Yes)
+      route.reason = "the key of " + route.table + " is a parameter: routed at Bind";
     return route;
   }
-  std::vector<int> shards;
-  std::vector<uint32_t> buckets;
+  std::vector<int>& shards = (*lease_).shards;  // the keys' shards, in the order met
+  Route route;
+  size_t bucket_count = 0;
+  for (int t : sharded_) bucket_count += keys(t).buckets.size();
+  route.buckets.reserve(bucket_count);  // the one allocation of a keyed route
   for (int t : sharded_) {
-    const std::vector<int> own = shards_of(keys(t).buckets);
-    if (own.size() > 1) return split_read(t);
-    buckets.insert(buckets.end(), keys(t).buckets.begin(), keys(t).buckets.end());
-    for (int shard : own) {
-      if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
+    const std::vector<uint32_t>& own = keys(t).buckets;
+    if (own.empty()) continue;
+    const int first_shard = dir_.bucket(own.front()).shard;
+    for (uint32_t bucket : own) {
+      if (dir_.bucket(bucket).shard != first_shard) return split_read(t);  // its keys span shards
     }
+    if (std::find(shards.begin(), shards.end(), first_shard) == shards.end()) shards.push_back(first_shard);
+    route.buckets.insert(route.buckets.end(), own.begin(), own.end());
   }
   const std::string& table = rule(sharded_.front())->config_name;
-  if (shards.size() > 1) {
-    std::vector<std::string> owners;  // "orders on s1", "items on s0"
-    for (int t : sharded_) {
-      for (int shard : shards_of(keys(t).buckets)) {
-        std::string owner = rule(t)->config_name + " on " + dir_.shard_name(static_cast<uint16_t>(shard));
-        if (std::find(owners.begin(), owners.end(), owner) == owners.end())
-          owners.push_back(std::move(owner));
-      }
-    }
-    std::string list;
-    for (const std::string& owner : owners) {
-      if (!list.empty()) list += ", ";
-      list += owner;
-    }
-    return make_error("0A000",
-                      std::string(statement_verb(facts_)) + " mixes sharded tables on different shards (" +
-                          list + "); send a statement per shard",
-                      table);
-  }
+  if (shards.size() > 1) return mixed_shards_error(table);
   if (shards.empty()) {
-    return make_default(dir_, rules_, "the key values match no row (NULL or contradictory)");
+    return make_default(dir_, rules_,
+                        explained(explain_, "the key values match no row (NULL or contradictory)"));
   }
   const int shard = shards.front();
   if (!unsharded_.empty() && shard != dir_.shard_index(rules_.default_shard())) {
@@ -327,32 +316,52 @@ Route DmlRouter::pinned_route() {
   Route error;
   if (!check_assignments(shard, error)) return error;
 
-  Route route;
   route.kind = RouteKind::Shard;
   route.shard = shard;
-  std::sort(buckets.begin(), buckets.end());
-  buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
-  route.buckets = std::move(buckets);
+  std::sort(route.buckets.begin(), route.buckets.end());
+  route.buckets.erase(std::unique(route.buckets.begin(), route.buckets.end()), route.buckets.end());
   for (uint32_t bucket : route.buckets) {
     if (dir_.bucket(bucket).state == BucketState::Migrating) route.migrating = true;
   }
   route.table = table;
+  if (explain_ == Explain::Yes) route.reason = pinned_reason();
+  return route;
+}
+
+// A pinned statement whose references' keys are on different shards.
+Route DmlRouter::mixed_shards_error(const std::string& table) const {
+  std::vector<std::string> owners;  // "orders on s1", "items on s0"
+  for (int t : sharded_) {
+    for (int shard : shards_of(keys_[static_cast<size_t>(t)].buckets)) {
+      std::string owner = rule(t)->config_name + " on " + dir_.shard_name(static_cast<uint16_t>(shard));
+      if (std::find(owners.begin(), owners.end(), owner) == owners.end()) owners.push_back(std::move(owner));
+    }
+  }
+  std::string list;
+  for (const std::string& owner : owners) {
+    if (!list.empty()) list += ", ";
+    list += owner;
+  }
+  return make_error("0A000",
+                    std::string(statement_verb(facts_)) + " mixes sharded tables on different shards (" +
+                        list + "); send a statement per shard",
+                    table);
+}
+
+// "by the key k of t" or "by the keys of t, u".
+std::string DmlRouter::pinned_reason() const {
+  const std::string& table = rule(sharded_.front())->config_name;
   const bool one_table =
       std::all_of(sharded_.begin(), sharded_.end(), [&](int t) { return rule(t)->config_name == table; });
-  if (one_table) {
-    const std::string& key = rule(sharded_.front())->key;
-    route.reason.reserve(16 + key.size() + table.size());
-    route.reason.append("by the key ").append(key).append(" of ").append(table);
-  } else {
-    std::vector<std::string> names;
-    for (int t : sharded_) {
-      const std::string& name = rule(t)->config_name;
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    }
-    route.reason = "by the keys of";
-    for (size_t i = 0; i < names.size(); ++i) route.reason += (i ? ", " : " ") + names[i];
+  if (one_table) return "by the key " + rule(sharded_.front())->key + " of " + table;
+  std::vector<std::string> names;
+  for (int t : sharded_) {
+    const std::string& name = rule(t)->config_name;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
-  return route;
+  std::string reason = "by the keys of";
+  for (size_t i = 0; i < names.size(); ++i) reason.append(i ? ", " : " ").append(names[i]);
+  return reason;
 }
 
 }  // namespace sw::router::detail

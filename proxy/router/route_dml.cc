@@ -33,10 +33,16 @@ void sort_unique(std::vector<uint32_t>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
-std::vector<uint32_t> intersect(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
-  std::vector<uint32_t> both;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
-  return both;
+// Keeps in `a` the values that are also in `b` (both sorted, unique), in place.
+void keep_common(std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  size_t kept = 0;
+  auto other = b.begin();
+  for (size_t i = 0; i < a.size(); ++i) {
+    const uint32_t value = a[i];
+    while (other != b.end() && *other < value) ++other;
+    if (other != b.end() && *other == value) a[kept++] = value;
+  }
+  a.resize(kept);
 }
 
 }  // namespace
@@ -48,6 +54,54 @@ int DmlRouter::find(int table) const {
     table = up;
   }
   return table;
+}
+
+void Constraint::reset() {
+  kind = ConstraintKind::Equal;
+  buckets.clear();
+  deferred = false;
+  predicate = -1;
+  item_buckets.clear();
+  elements.clear();
+}
+
+void RefKeys::reset() {
+  own.clear();
+  pinned = false;
+  deferred = false;
+  known = false;
+  buckets.clear();
+  hint.clear();
+}
+
+void RoutingScratch::clear() {
+  rules_of.clear();
+  sharded.clear();
+  unsharded.clear();
+  references.clear();
+  keys.clear();
+  edges.clear();
+  parent.clear();
+  shards.clear();
+}
+
+namespace {
+thread_local RoutingScratch thread_scratch;
+thread_local bool thread_scratch_leased = false;
+}  // namespace
+
+RoutingScratch::Lease::Lease() : scratch_(&thread_scratch) {
+  if (thread_scratch_leased) {
+    own_ = std::make_unique<RoutingScratch>();
+    scratch_ = own_.get();
+    return;
+  }
+  thread_scratch_leased = true;
+  scratch_->clear();
+}
+
+RoutingScratch::Lease::~Lease() {
+  if (own_ == nullptr) thread_scratch_leased = false;
 }
 
 std::vector<int> DmlRouter::shards_of(const std::vector<uint32_t>& buckets) const {
@@ -63,17 +117,20 @@ std::vector<int> DmlRouter::shards_of(const std::vector<uint32_t>& buckets) cons
 // The sharded references whose key `column` is: the qualifying table, or for an unqualified
 // column the sharded tables of its own query block keyed by that name (PostgreSQL binds an
 // unqualified name to the innermost block that has it; a table has its key column).
-std::vector<int> DmlRouter::key_refs(const parser::ColumnRef& column) const {
-  std::vector<int> out;
+template <typename Visit>
+void DmlRouter::for_each_key_ref(const parser::ColumnRef& column, Visit visit) const {
   if (column.table >= 0) {
-    if (rule(column.table) != nullptr && rule(column.table)->key == column.name) {
-      out.push_back(column.table);
-    }
+    if (rule(column.table) != nullptr && rule(column.table)->key == column.name) visit(column.table);
   } else if (!column.qualified) {
     for (int t : sharded_) {
-      if (ref(t).scope == column.scope && rule(t)->key == column.name) out.push_back(t);
+      if (ref(t).scope == column.scope && rule(t)->key == column.name) visit(t);
     }
   }
+}
+
+std::vector<int> DmlRouter::key_refs(const parser::ColumnRef& column) const {
+  std::vector<int> out;
+  for_each_key_ref(column, [&](int t) { out.push_back(t); });
   return out;
 }
 
@@ -83,17 +140,17 @@ std::vector<int> DmlRouter::key_refs(const parser::ColumnRef& column) const {
 void DmlRouter::add_equalities() {
   for (const parser::ColumnEquality& equality : facts_.equalities) {
     const int block = equality.left.scope;
-    for (int l : key_refs(equality.left)) {
-      for (int r : key_refs(equality.right)) {
+    for_each_key_ref(equality.left, [&](int l) {
+      for_each_key_ref(equality.right, [&](int r) {
         const bool left_local = ref(l).scope == block;
         const bool right_local = ref(r).scope == block;
-        if (!(left_local || right_local)) continue;
-        if (!same_hash_family(rule(l)->key_type, rule(r)->key_type)) continue;
+        if (!(left_local || right_local)) return;
+        if (!same_hash_family(rule(l)->key_type, rule(r)->key_type)) return;
         parent_[static_cast<size_t>(find(l))] = find(r);
         if (equality.left_restricts_right && right_local) edges_.push_back({l, r});
         if (equality.right_restricts_left && left_local) edges_.push_back({r, l});
-      }
-    }
+      });
+    });
   }
 }
 
@@ -101,55 +158,61 @@ void DmlRouter::add_equalities() {
 // subquery about an outer table (`... OR EXISTS (SELECT ... WHERE o.k = 5)`), it may hold for
 // some rows and not others.
 bool DmlRouter::add_predicates(Route& error) {
-  const uint32_t buckets = dir_.bucket_count();
   for (size_t p = 0; p < facts_.predicates.size(); ++p) {
-    const parser::KeyPredicate& predicate = facts_.predicates[p];
-    for (int t : key_refs(predicate.column)) {
-      if (ref(t).scope != predicate.column.scope) continue;
-      const TableRule& r = *rule(t);
-      if (!predicate.usable) {
-        keys(t).hint = "the condition on " + r.key + " is inside an OR, NOT or outer join";
-        continue;
-      }
-      Constraint constraint;
-      constraint.kind = predicate.in_list ? ConstraintKind::InList : ConstraintKind::Equal;
-      constraint.predicate = static_cast<int>(p);
-      const std::vector<parser::Value>* values = &predicate.values;
-      if (predicate.array) {
-        const KeyOutcome array = array_elements(predicate.values.front(), params_, constraint.elements);
-        if (array == KeyOutcome::NeedsBind) {
-          constraint.deferred = true;
-          keys(t).own.push_back(std::move(constraint));
-          continue;
-        }
-        if (array != KeyOutcome::Bucket) {
-          keys(t).hint =
-              r.key + " = ANY(...) needs a '{...}' array constant or a text-format array parameter";
-          continue;
-        }
-        values = &constraint.elements;
-      }
-      bool usable = true;
-      for (const parser::Value& value : *values) {
-        KeyBucket key = key_bucket(value, r, params_, buckets);
-        if (key.outcome == KeyOutcome::Error) {
-          error = make_error(key.error.sqlstate, key.error.message, r.config_name);
-          return false;
-        }
-        if (key.outcome == KeyOutcome::NotAKey) usable = false;
-        if (key.outcome == KeyOutcome::NeedsBind) constraint.deferred = true;
-        if (key.outcome == KeyOutcome::Bucket) constraint.buckets.push_back(key.bucket);
-        constraint.item_buckets.push_back(key.outcome == KeyOutcome::Bucket ? static_cast<int64_t>(key.bucket)
-                                                                            : -1);
-      }
-      if (!usable) {
-        keys(t).hint = r.key + " is compared with an expression, not a constant or parameter";
-        continue;
-      }
-      sort_unique(constraint.buckets);
-      keys(t).own.push_back(std::move(constraint));
-    }
+    bool ok = true;
+    for_each_key_ref(facts_.predicates[p].column, [&](int t) { ok = ok && add_predicate(p, t, error); });
+    if (!ok) return false;
   }
+  return true;
+}
+
+// Predicate `p` on the key of reference `t`: a constraint, a hint why it is not usable, or false
+// with `error` set (a bad key value).
+bool DmlRouter::add_predicate(size_t p, int t, Route& error) {
+  const parser::KeyPredicate& predicate = facts_.predicates[p];
+  if (ref(t).scope != predicate.column.scope) return true;
+  const TableRule& r = *rule(t);
+  RefKeys& k = keys(t);
+  if (!predicate.usable) {
+    k.hint = "the condition on " + r.key + " is inside an OR, NOT or outer join";
+    return true;
+  }
+  Constraint& constraint = k.own.add();
+  constraint.kind = predicate.in_list ? ConstraintKind::InList : ConstraintKind::Equal;
+  constraint.predicate = static_cast<int>(p);
+  const std::vector<parser::Value>* values = &predicate.values;
+  if (predicate.array) {
+    const KeyOutcome array = array_elements(predicate.values.front(), params_, constraint.elements);
+    if (array == KeyOutcome::NeedsBind) {
+      constraint.deferred = true;
+      return true;
+    }
+    if (array != KeyOutcome::Bucket) {
+      k.own.drop_last();
+      k.hint = r.key + " = ANY(...) needs a '{...}' array constant or a text-format array parameter";
+      return true;
+    }
+    values = &constraint.elements;
+  }
+  bool usable = true;
+  for (const parser::Value& value : *values) {
+    KeyBucket key = key_bucket(value, r, params_, dir_.bucket_count());
+    if (key.outcome == KeyOutcome::Error) {
+      error = make_error(key.error.sqlstate, key.error.message, r.config_name);
+      return false;
+    }
+    if (key.outcome == KeyOutcome::NotAKey) usable = false;
+    if (key.outcome == KeyOutcome::NeedsBind) constraint.deferred = true;
+    if (key.outcome == KeyOutcome::Bucket) constraint.buckets.push_back(key.bucket);
+    constraint.item_buckets.push_back(key.outcome == KeyOutcome::Bucket ? static_cast<int64_t>(key.bucket)
+                                                                        : -1);
+  }
+  if (!usable) {
+    k.own.drop_last();
+    k.hint = r.key + " is compared with an expression, not a constant or parameter";
+    return true;
+  }
+  sort_unique(constraint.buckets);
   return true;
 }
 
@@ -158,10 +221,11 @@ bool DmlRouter::add_inserts(Route& error) {
   for (const parser::InsertFacts& insert : facts_.inserts) {
     if (insert.table < 0 || rule(insert.table) == nullptr) continue;
     const TableRule& r = *rule(insert.table);
-    const std::string into = "INSERT into sharded table " + r.config_name;
+    // Built only for an error: an INSERT that routes allocates nothing here.
+    auto into = [&r] { return "INSERT into sharded table " + r.config_name; };
     if (insert.default_values) {
-      error =
-          make_error("0A000", into + " with DEFAULT VALUES has no value for its key " + r.key, r.config_name);
+      error = make_error("0A000", into() + " with DEFAULT VALUES has no value for its key " + r.key,
+                         r.config_name);
       return false;
     }
     if (insert.from_select) {
@@ -172,7 +236,7 @@ bool DmlRouter::add_inserts(Route& error) {
     if (column == insert.columns.end()) {
       error = make_error(
           "0A000",
-          into + (insert.columns.empty() ? " needs a column list naming its key " : " must set its key ") +
+          into() + (insert.columns.empty() ? " needs a column list naming its key " : " must set its key ") +
               r.key,
           r.config_name);
       return false;
@@ -180,11 +244,11 @@ bool DmlRouter::add_inserts(Route& error) {
     const auto position = static_cast<size_t>(column - insert.columns.begin());
     // "<into>: <what> <key>[ in row N]<tail>": an error about row i's key value.
     auto row_error = [&](const char* what, size_t i, const char* tail) {
-      std::string message = into + ": " + what + r.key;
+      std::string message = into() + ": " + what + r.key;
       if (insert.rows.size() > 1) message += " in row " + std::to_string(i + 1);
       return message + tail;
     };
-    Constraint rows;
+    Constraint& rows = keys(insert.table).own.add();
     rows.kind = ConstraintKind::Rows;
     for (size_t i = 0; i < insert.rows.size(); ++i) {
       KeyBucket key;  // NotAKey when the row is short (PostgreSQL rejects it anyway)
@@ -208,7 +272,6 @@ bool DmlRouter::add_inserts(Route& error) {
       }
     }
     sort_unique(rows.buckets);
-    keys(insert.table).own.push_back(std::move(rows));
   }
   return true;
 }
@@ -224,7 +287,11 @@ void DmlRouter::propagate() {
         k.deferred = true;
         continue;
       }
-      k.buckets = k.known ? intersect(k.buckets, constraint.buckets) : constraint.buckets;
+      if (k.known) {
+        keep_common(k.buckets, constraint.buckets);
+      } else {
+        k.buckets = constraint.buckets;  // reuses the capacity k.buckets kept from earlier runs
+      }
       k.known = true;
     }
   }
@@ -239,13 +306,14 @@ void DmlRouter::propagate() {
         to.deferred = to.deferred || from.deferred;
         changed = true;
       }
-      if (from.known) {
-        std::vector<uint32_t> next = to.known ? intersect(to.buckets, from.buckets) : from.buckets;
-        if (!to.known || next.size() != to.buckets.size()) {
-          to.buckets = std::move(next);
-          to.known = true;
-          changed = true;
-        }
+      if (from.known && !to.known) {
+        to.buckets = from.buckets;
+        to.known = true;
+        changed = true;
+      } else if (from.known) {
+        const size_t before = to.buckets.size();
+        keep_common(to.buckets, from.buckets);
+        changed = changed || to.buckets.size() != before;
       }
     }
   }
@@ -253,7 +321,7 @@ void DmlRouter::propagate() {
 
 Route DmlRouter::run() {
   const size_t n = facts_.tables.size();
-  rules_of_.resize(n, nullptr);
+  rules_of_.assign(n, nullptr);
   for (size_t t = 0; t < n; ++t) {
     const parser::TableRef& table = facts_.tables[t];
     if (is_system_table(table)) continue;
@@ -267,7 +335,7 @@ Route DmlRouter::run() {
   }
   if (const int written = written_reference(); written >= 0) return reference_write(written);
   if (sharded_.empty() && unsharded_.empty() && !references_.empty()) return reference_read();
-  if (sharded_.empty()) return make_default(dir_, rules_, "no sharded table");
+  if (sharded_.empty()) return make_default(dir_, rules_, explained(explain_, "no sharded table"));
   const TableRule& first = *rule(sharded_[0]);
   if (!facts_.complete) {
     return make_error("0A000",
@@ -287,7 +355,7 @@ Route DmlRouter::run() {
 
   parent_.resize(n);
   std::iota(parent_.begin(), parent_.end(), 0);
-  keys_.resize(n);
+  for (size_t t = 0; t < n; ++t) keys_.add();
   add_equalities();
   Route error;
   if (!add_predicates(error) || !add_inserts(error)) return error;
@@ -299,8 +367,8 @@ Route DmlRouter::run() {
 }
 
 Route route_dml(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
-                const RoutingRules& rules) {
-  return DmlRouter(statement, params, dir, rules).run();
+                const RoutingRules& rules, Explain explain) {
+  return DmlRouter(statement, params, dir, rules, explain).run();
 }
 
 }  // namespace sw::router::detail

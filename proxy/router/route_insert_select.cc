@@ -63,11 +63,10 @@ bool DmlRouter::add_insert_select(const parser::InsertFacts& insert, Route& erro
       error = make_error("23502", into + ": null value in its key " + r.key, r.config_name);
       return false;
     }
-    Constraint rows;
+    Constraint& rows = keys(insert.table).own.add();
     rows.kind = ConstraintKind::Rows;
     rows.deferred = key.outcome == KeyOutcome::NeedsBind;
     if (key.outcome == KeyOutcome::Bucket) rows.buckets.push_back(key.bucket);
-    keys(insert.table).own.push_back(std::move(rows));
     return true;
   }
   const std::string fix =

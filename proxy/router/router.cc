@@ -142,17 +142,17 @@ Route session_route(std::string reason) {
 }
 
 Route route_utility(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
-                    const RoutingRules& rules) {
+                    const RoutingRules& rules, Explain explain) {
   const std::string& node = statement.node_type;
   if (node == "VariableShowStmt" || node == "VariableSetStmt" || node == "FetchStmt" ||
       node == "ClosePortalStmt" || node == "ConstraintsSetStmt") {
-    return session_route("session or transaction statement: no shard needed");
+    return session_route(detail::explained(explain, "session or transaction statement: no shard needed"));
   }
   if (node == "ExplainStmt" || node == "DeclareCursorStmt") {
     if (statement.query_kind == StatementKind::Utility) {
       return detail::make_default(dir, rules, "EXPLAIN of a utility statement");
     }
-    Route route = detail::route_dml(statement, params, dir, rules);
+    Route route = detail::route_dml(statement, params, dir, rules, explain);
     if (route.kind == RouteKind::Scatter && node == "DeclareCursorStmt") {
       return detail::make_error(
           "0A000", "DECLARE CURSOR over every shard is not supported: " + route.table + " has no key value",
@@ -167,22 +167,25 @@ Route route_utility(const parser::StatementFacts& statement, const BindValues* p
 }
 
 Route route_kind(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
-                 const RoutingRules& rules) {
+                 const RoutingRules& rules, Explain explain) {
   switch (statement.kind) {
     case StatementKind::Select:
     case StatementKind::Insert:
     case StatementKind::Update:
     case StatementKind::Delete:
-    case StatementKind::Merge: return detail::route_dml(statement, params, dir, rules);
+    case StatementKind::Merge: return detail::route_dml(statement, params, dir, rules, explain);
     case StatementKind::Ddl: return detail::route_ddl(statement, dir, rules);
     case StatementKind::Copy: return detail::route_copy(statement, params, dir, rules);
-    case StatementKind::Utility: return route_utility(statement, params, dir, rules);
+    case StatementKind::Utility: return route_utility(statement, params, dir, rules, explain);
     case StatementKind::Listen:
     case StatementKind::Unlisten:
     case StatementKind::Notify:
       return detail::make_default(dir, rules, "notifications use the default shard");
-    case StatementKind::Empty: return session_route("empty query: no shard needed");
-    default: return session_route("transaction control or session statement: no shard needed");
+    case StatementKind::Empty:
+      return session_route(detail::explained(explain, "empty query: no shard needed"));
+    default:
+      return session_route(
+          detail::explained(explain, "transaction control or session statement: no shard needed"));
   }
 }
 
@@ -198,8 +201,9 @@ uint32_t first_bucket_on(const Directory& dir, uint16_t shard, const std::vector
 }
 
 // A route that needs a shard the directory names but the config lacks becomes an error that
-// names the shard and the fix; routes on configured shards are returned unchanged.
-Route refuse_unconfigured(Route route, const Directory& dir, const RoutingRules& rules) {
+// names the shard and the fix; routes on configured shards are left unchanged (in place: a
+// Route is a large object, and moving it in and out cost as much as routing a keyed statement).
+void refuse_unconfigured(Route& route, const Directory& dir, const RoutingRules& rules) {
   int missing = -1;
   if ((route.kind == RouteKind::Shard || route.kind == RouteKind::Default) && route.shard >= 0 &&
       !dir.configured(static_cast<uint16_t>(route.shard))) {
@@ -212,7 +216,7 @@ Route refuse_unconfigured(Route route, const Directory& dir, const RoutingRules&
       if (!dir.configured(static_cast<uint16_t>(part.shard))) missing = part.shard;
     }
   }
-  if (missing < 0) return route;
+  if (missing < 0) return;
   const auto shard = static_cast<uint16_t>(missing);
   const std::string& name = dir.shard_name(shard);
   const uint32_t bucket =
@@ -223,7 +227,7 @@ Route refuse_unconfigured(Route route, const Directory& dir, const RoutingRules&
       "\", which is not in this instance's configuration: add shard " + name + " to shards in " +
       (rules.config_file().empty() ? "the config file" : rules.config_file()) + " and RELOAD");
   error.reason = error.error.message;
-  return error;
+  route = std::move(error);
 }
 
 }  // namespace
@@ -263,15 +267,31 @@ std::vector<parser::TableSplice> owned_rows_splices(const parser::StatementFacts
   return splices;
 }
 
-Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
-            const RoutingRules& rules) {
-  Route out;
+namespace {
+
+Route out_of_memory() {
+  Route out = detail::make_error("53200", "out of memory while routing");
+  out.error.fault = Fault::Proxy;
+  return out;
+}
+
+// route_kind() and refuse_unconfigured(), built in the caller's Route (no move of it).
+Route decide(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+             const RoutingRules& rules, Explain explain) {
   try {
-    out = refuse_unconfigured(route_kind(statement, params, dir, rules), dir, rules);
+    Route out = route_kind(statement, params, dir, rules, explain);
+    refuse_unconfigured(out, dir, rules);
+    return out;
   } catch (...) {  // allocation failure: the router itself never throws
-    out = detail::make_error("53200", "out of memory while routing");
-    out.error.fault = Fault::Proxy;
+    return out_of_memory();
   }
+}
+
+}  // namespace
+
+Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
+            const RoutingRules& rules, Explain explain) {
+  Route out = decide(statement, params, dir, rules, explain);
   out.writes = statement.writes;
   out.directory_version = dir.version();
   hold_scatter_read(out, dir);
@@ -281,12 +301,12 @@ Route route(const parser::StatementFacts& statement, const BindValues* params, c
 namespace {
 
 Route combine_statements(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
-                         const RoutingRules& rules) {
-  Route combined = session_route("only session statements: no shard needed");
+                         const RoutingRules& rules, Explain explain) {
+  Route combined = session_route(detail::explained(explain, "only session statements: no shard needed"));
   combined.directory_version = dir.version();
   size_t decided_by = 0;  // 1-based statement number that fixed the shard
   for (size_t i = 0; i < query.statements.size(); ++i) {
-    Route next = route(query.statements[i], params, dir, rules);
+    Route next = route(query.statements[i], params, dir, rules, explain);
     const std::string number = "statement " + std::to_string(i + 1);
     if (next.kind == RouteKind::Error || next.kind == RouteKind::AtBind) {
       if (next.kind == RouteKind::Error) next.error.message = number + ": " + next.error.message;
@@ -337,14 +357,12 @@ Route combine_statements(const parser::QueryFacts& query, const BindValues* para
 }  // namespace
 
 Route route_query(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
-                  const RoutingRules& rules) {
-  if (query.statements.size() == 1) return route(query.statements[0], params, dir, rules);
+                  const RoutingRules& rules, Explain explain) {
+  if (query.statements.size() == 1) return route(query.statements[0], params, dir, rules, explain);
   try {
-    return combine_statements(query, params, dir, rules);
+    return combine_statements(query, params, dir, rules, explain);
   } catch (...) {  // allocation failure
-    Route out = detail::make_error("53200", "out of memory while routing");
-    out.error.fault = Fault::Proxy;
-    return out;
+    return out_of_memory();
   }
 }
 

@@ -152,22 +152,30 @@ struct Route {
   std::vector<int> shards;
   std::shared_ptr<const InsertSplit> split;  // Split: the per-shard INSERTs
   std::string table;                         // the sharded table the decision is about ("" when none)
-  std::string reason;                        // why, for people (shardwire route, SHOW ROUTE, logs)
-  Status error;                              // Error: SQLSTATE and message
+  // Why, for people (shardwire route, SHOW ROUTE): always filled when routed with Explain::Yes;
+  // without it a one-shard, default-shard, session or at-Bind route leaves it empty (the data
+  // path never reads it, and building it was a heap allocation per statement).
+  std::string reason;
+  Status error;  // Error: SQLSTATE and message
   uint64_t directory_version = 0;
 };
+
+// Whether a route carries Route::reason for people.
+enum class Explain : uint8_t { No, Yes };
 
 // Routes one statement. `params` is null before Bind (simple protocol, Parse, CLI).
 // A statement that needs a shard the directory names but this instance's config lacks
 // (Directory::configured) is an Error (F0000) naming the shard, a bucket on it, and the fix;
-// statements on configured shards route as usual.
+// statements on configured shards route as usual. A keyed statement's route allocates only its
+// own `buckets` and a `table` name longer than the string's inline buffer: the router's working
+// state is per thread and reused (docs/architecture.md §6.3, "Routing cost").
 Route route(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
-            const RoutingRules& rules);
+            const RoutingRules& rules, Explain explain = Explain::No);
 
 // Routes a whole simple-protocol string: one shard for all its statements, else an Error.
 // Session statements (BEGIN, SET, ...) go along with the others.
 Route route_query(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
-                  const RoutingRules& rules);
+                  const RoutingRules& rules, Explain explain = Explain::No);
 
 const char* route_kind_name(RouteKind kind);
 

@@ -40,12 +40,16 @@ const char* statement_verb(const parser::StatementFacts& statement);  // "SELECT
 Route make_error(std::string sqlstate, std::string message, std::string table = {});
 // The default shard, or an Error when the directory does not know it.
 Route make_default(const Directory& dir, const RoutingRules& rules, std::string reason);
+// `text` when explaining, else "" (a fixed reason is still a heap allocation when it is long).
+inline std::string explained(Explain explain, const char* text) {
+  return explain == Explain::Yes ? std::string(text) : std::string();
+}
 std::string shard_names(const Directory& dir, const std::vector<int>& shards);
 
 // SELECT / INSERT / UPDATE / DELETE / MERGE, and the queries of EXPLAIN, DECLARE CURSOR and
 // COPY (query): route_dml.cc.
 Route route_dml(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,
-                const RoutingRules& rules);
+                const RoutingRules& rules, Explain explain);
 // DDL, maintenance, LOCK, COPY table: route_ddl.cc.
 Route route_ddl(const parser::StatementFacts& statement, const Directory& dir, const RoutingRules& rules);
 // COPY to the client or from it: route_copy.cc.

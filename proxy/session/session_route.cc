@@ -194,7 +194,10 @@ Session::Start Session::answer_transaction_control(TransactionControl::Answer an
   using Answer = TransactionControl::Answer;
   if (answer == Answer::Commit || answer == Answer::Rollback)
     profile_.settings.end_transaction(answer == Answer::Commit);
-  std::string out = extended_answer;
+  // Reused per thread: the answer is copied into the client's output at once, and a fresh
+  // string was a heap allocation per BEGIN/COMMIT the proxy answers.
+  static thread_local std::string out;
+  out.assign(extended_answer);
   wire::encode_command_complete(out, TransactionControl::tag(answer));
   // An extended batch's Sync gets its ReadyForQuery from answer_without_server (or, pipelined
   // behind more statements, from the server that runs them).

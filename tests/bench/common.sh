@@ -224,10 +224,12 @@ pgbench_cell() {
 
 # Per-cell averages over rounds, or "failed": tps_of KEY, lat_of KEY (ms), cpu_of KEY (µs of the
 # measured process per transaction). ratio A B: A / B, or "-" when either failed.
-tps_of() { cell_ok "$1" || { echo failed; return; }; awk -v s="${TPS_SUM[$1]}" -v n="${RUNS[$1]}" 'BEGIN { printf "%.0f", s / n }'; }
-lat_of() { cell_ok "$1" || { echo failed; return; }; awk -v s="${LAT_SUM[$1]}" -v n="${RUNS[$1]}" 'BEGIN { printf "%.2f", s / n }'; }
+# A cell that never ran (not in TARGETS) is "-".
+not_ok() { if [ -n "${FAILED[$1]:-}" ]; then echo failed; else echo -; fi; }
+tps_of() { cell_ok "$1" || { not_ok "$1"; return; }; awk -v s="${TPS_SUM[$1]}" -v n="${RUNS[$1]}" 'BEGIN { printf "%.0f", s / n }'; }
+lat_of() { cell_ok "$1" || { not_ok "$1"; return; }; awk -v s="${LAT_SUM[$1]}" -v n="${RUNS[$1]}" 'BEGIN { printf "%.2f", s / n }'; }
 cpu_of() {
-  cell_ok "$1" || { echo failed; return; }
+  cell_ok "$1" || { not_ok "$1"; return; }
   awk -v t="${TICKS_SUM[$1]}" -v hz="$CLK_TCK" -v n="${TX_SUM[$1]}" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }'
 }
-ratio() { [ "$1" = failed ] || [ "$2" = failed ] && { echo "-"; return; }; awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ratio() { case "$1/$2" in failed/* | */failed | -/* | */-) echo "-"; return ;; esac; awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }

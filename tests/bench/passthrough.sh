@@ -14,7 +14,10 @@
 # Environment: SECS (10), SCALE (10), ROUNDS (1; results are averaged), POOL_SIZE (40, both
 # proxies), SW_WORKERS (1 — pgbouncer is single-threaded), MODES ("simple extended prepared tpcb"),
 # CLIENTS ("1 8 32"), SHARDWIRE_BIN (default: build/proxy/app/shardwire, built if missing),
-# KEEP=1 keeps the work directory.
+# BASE_BIN (another shardwire binary, e.g. main's build: adds target `base`, a second sharded
+# proxy running it, and a before/after table; rounds alternate which of the two runs first),
+# TARGETS (default "direct pgbouncer shardwire sharded", plus base), KEEP=1 keeps the work
+# directory.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -35,7 +38,8 @@ require_binaries "$PGBOUNCER" "$PGBIN/pgbench" "$PGBIN/initdb"
 BOUNCER_PID=""
 SW_PID=""
 SHARDED_PID=""
-BENCH_PID_VARS="SW_PID SHARDED_PID BOUNCER_PID"
+BASE_PID=""
+BENCH_PID_VARS="SW_PID SHARDED_PID BOUNCER_PID BASE_PID"
 start_bench_cluster bench
 SW_PORT=$(pick_port)
 SHARDED_PORT=$(pick_port)
@@ -76,6 +80,15 @@ YAML
 shardwire_init sharded
 start_shardwire shardwire "$SW_PORT" SW_PID
 start_shardwire sharded "$SHARDED_PORT" SHARDED_PID
+BASE_BIN=${BASE_BIN:-}
+if [ -n "$BASE_BIN" ]; then
+  BASE_PORT=$(pick_port)
+  sed -e "s/port: $SHARDED_PORT }/port: $BASE_PORT }/" "$WORK/sharded.yaml" >"$WORK/base.yaml"
+  SHARDED_BIN=$BIN
+  BIN=$BASE_BIN
+  start_shardwire base "$BASE_PORT" BASE_PID
+  BIN=$SHARDED_BIN
+fi
 
 conninfo() {
   case $1 in
@@ -83,6 +96,7 @@ conninfo() {
     pgbouncer) echo "host=127.0.0.1 port=$BOUNCER_PORT dbname=app user=app password=secret sslmode=disable" ;;
     shardwire) echo "host=127.0.0.1 port=$SW_PORT dbname=app user=app password=secret sslmode=disable" ;;
     sharded) echo "host=127.0.0.1 port=$SHARDED_PORT dbname=app user=app password=secret sslmode=disable" ;;
+    base) echo "host=127.0.0.1 port=$BASE_PORT dbname=app user=app password=secret sslmode=disable" ;;
   esac
 }
 pid_of() {
@@ -90,12 +104,23 @@ pid_of() {
     pgbouncer) echo "$BOUNCER_PID" ;;
     shardwire) echo "$SW_PID" ;;
     sharded) echo "$SHARDED_PID" ;;
+    base) echo "$BASE_PID" ;;
     *) echo "" ;;
   esac
 }
 
 # ---- runs -------------------------------------------------------------------------------------
-TARGETS="direct pgbouncer shardwire sharded"
+TARGETS=${TARGETS:-"direct pgbouncer shardwire sharded"}
+[ -n "$BASE_BIN" ] && TARGETS="$TARGETS base"
+# Odd rounds run `base` right after `sharded`, even rounds right before it.
+round_targets() {
+  [ $(($1 % 2)) = 1 ] || [ -z "$BASE_BIN" ] && { echo "$TARGETS"; return; }
+  local out="" t
+  for t in $TARGETS; do
+    case $t in sharded) out="$out base sharded" ;; base) ;; *) out="$out $t" ;; esac
+  done
+  echo "$out"
+}
 
 run_one() {
   local target=$1 mode=$2 clients=$3 key="$1/$2/$3"
@@ -107,10 +132,10 @@ run_one() {
   printf 'bench: %-28s tps %10.1f\n' "$key" "$CELL_TPS" >&2
 }
 
-for _ in $(seq 1 "$ROUNDS"); do
+for round in $(seq 1 "$ROUNDS"); do
   for mode in $MODES; do
     for clients in $CLIENTS; do
-      for target in $TARGETS; do
+      for target in $(round_targets "$round"); do
         run_one "$target" "$mode" "$clients"
       done
     done
@@ -136,3 +161,19 @@ for mode in $MODES; do
     echo "| $mode | $clients | $d | $b | $s | $h | $(ratio "$s" "$d") | $(ratio "$h" "$d") | $cb | $cs | $ch | $(ratio "$cs" "$cb") | $(ratio "$ch" "$cb") |"
   done
 done
+
+if [ -n "$BASE_BIN" ]; then
+  echo
+  echo "sharded: $BIN; base: $BASE_BIN"
+  echo
+  echo "| mode | clients | tps pgbouncer | tps sharded | tps base | pgbouncer CPU µs/tx | sharded CPU µs/tx | base CPU µs/tx | sharded/pgbouncer CPU | base/pgbouncer CPU | sharded/base CPU |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for mode in $MODES; do
+    for clients in $CLIENTS; do
+      cb=$(cpu_of "pgbouncer/$mode/$clients")
+      ch=$(cpu_of "sharded/$mode/$clients")
+      ca=$(cpu_of "base/$mode/$clients")
+      echo "| $mode | $clients | $(tps_of "pgbouncer/$mode/$clients") | $(tps_of "sharded/$mode/$clients") | $(tps_of "base/$mode/$clients") | $cb | $ch | $ca | $(ratio "$ch" "$cb") | $(ratio "$ca" "$cb") | $(ratio "$ch" "$ca") |"
+    done
+  done
+fi

@@ -10,12 +10,16 @@
 #   2. the same run again under `strace -c -f` for the split by system call (strace slows the
 #      proxy down; only its counts are used, never its times).
 #   3. with PROFILE=1, `perf record` of shardwire sharded over one more run, top functions printed
-#      (perf report --no-children).
+#      (perf report --no-children); with MALLOCS=1 too, one more run recording each malloc's
+#      call chain, printed as mallocs per transaction by their first three callers.
 #
 #   tests/bench/syscalls.sh
 #
 # Environment: TX (10000 transactions per client), CLIENTS (8), WORKLOADS ("select tpcb"), SCALE
-# (10), POOL_SIZE (40), PROFILE (0), SHARDWIRE_BIN (default build/proxy/app/shardwire), KEEP=1.
+# (10), POOL_SIZE (40), PROFILE (0), MALLOCS (0; 1: heap allocations per transaction, counted by
+# a uprobe on libc's malloc that the script adds and removes), STRACE (1; 0 skips step 2),
+# SHARDWIRE_BIN (default
+# build/proxy/app/shardwire), KEEP=1.
 # Workloads: select = `pgbench -S -M simple`, tpcb = pgbench's default TPC-B-like script, simple
 # protocol (BEGIN; 3 UPDATEs, SELECT, INSERT; END); extended and prepared = `-S -M extended` and
 # `-S -M prepared`.
@@ -28,6 +32,10 @@ WORKLOADS=${WORKLOADS:-"select tpcb"}
 SCALE=${SCALE:-10}
 POOL_SIZE=${POOL_SIZE:-40}
 PROFILE=${PROFILE:-0}
+MALLOCS=${MALLOCS:-0}
+STRACE=${STRACE:-1}
+MALLOC_TX=${MALLOC_TX:-200}  # per client, for the call-chain recording (each sample keeps 4 KiB of stack)
+LIBC=${LIBC:-/lib/x86_64-linux-gnu/libc.so.6}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 PGBOUNCER=${PGBOUNCER:-/usr/sbin/pgbouncer}
 
@@ -39,6 +47,13 @@ PASS_PID=""
 SHARDED_PID=""
 BENCH_PID_VARS="BOUNCER_PID PASS_PID SHARDED_PID"
 start_bench_cluster syscalls-bench
+# A uprobe on malloc, named per run so that concurrent runs do not remove each other's.
+MALLOC_EVENT=""
+if [ "$MALLOCS" = 1 ]; then
+  MALLOC_EVENT="swmalloc$$"
+  perf probe -q -x "$LIBC" -a "$MALLOC_EVENT=malloc" || { echo "bench: perf probe on malloc failed" >&2; exit 1; }
+  trap 'perf probe -q -d "probe_libc:$MALLOC_EVENT" || true; bench_cleanup' EXIT
+fi
 bench_admin -d postgres -c "CREATE ROLE app LOGIN PASSWORD 'secret'"
 for db in plain catalog s0; do bench_admin -d postgres -c "CREATE DATABASE $db OWNER app"; done
 
@@ -99,11 +114,11 @@ cpu_ticks_split() {
   awk '{ print $12, $13 }' <<<"${stat##*) }"
 }
 
-# run_pgbench TARGET WORKLOAD: TX transactions per client; fails the script on any error.
+# run_pgbench TARGET WORKLOAD [N]: N (default TX) transactions per client; fails the script on any error.
 run_pgbench() {
   local out
   # shellcheck disable=SC2046
-  out=$("$PGBIN/pgbench" -n $(pgbench_args "$2") -t "$TX" -c "$CLIENTS" -j "$((CLIENTS < 2 ? CLIENTS : 2))" "$(conninfo "$1")" 2>&1) || {
+  out=$("$PGBIN/pgbench" -n $(pgbench_args "$2") -t "${3:-$TX}" -c "$CLIENTS" -j "$((CLIENTS < 2 ? CLIENTS : 2))" "$(conninfo "$1")" 2>&1) || {
     echo "bench: pgbench $1/$2 failed:" >&2
     tail -n 5 <<<"$out" >&2
     exit 1
@@ -122,12 +137,14 @@ stop_sleeper() {
 }
 
 # ---- 1. perf stat: system calls, context switches, CPU ---------------------------------------------
-declare -A SYSCALLS CSWITCH UTIME STIME TOP
+declare -A SYSCALLS CSWITCH UTIME STIME TOP MALLOC_PER_TX
+STAT_EVENTS=raw_syscalls:sys_enter,context-switches,task-clock
+[ -n "$MALLOC_EVENT" ] && STAT_EVENTS="$STAT_EVENTS,probe_libc:$MALLOC_EVENT"
 for workload in $WORKLOADS; do
   for target in $TARGETS; do
     run_pgbench "$target" "$workload"  # warm up: server connections, caches
     stat_file="$WORK/perf-$target-$workload.txt"
-    perf stat -x, -e raw_syscalls:sys_enter,context-switches,task-clock -p "$(pid_of "$target")" \
+    perf stat -x, -e "$STAT_EVENTS" -p "$(pid_of "$target")" \
       -o "$stat_file" -- sleep 3600 2>/dev/null &
     perf_pid=$!
     sleep 0.5
@@ -139,6 +156,7 @@ for workload in $WORKLOADS; do
     key="$target/$workload"
     SYSCALLS[$key]=$(awk -F, -v n=$n '/raw_syscalls:sys_enter/ { printf "%.2f", $1 / n }' "$stat_file")
     CSWITCH[$key]=$(awk -F, -v n=$n '/context-switches/ { printf "%.2f", $1 / n }' "$stat_file")
+    MALLOC_PER_TX[$key]=$(awk -F, -v n=$n '/probe_libc:/ { printf "%.2f", $1 / n }' "$stat_file")
     read -r u0 s0 <<<"$ticks_before"
     read -r u1 s1 <<<"$ticks_after"
     hz=$(getconf CLK_TCK)
@@ -150,6 +168,7 @@ done
 
 # ---- 2. strace -c: which system calls -------------------------------------------------------------
 for workload in $WORKLOADS; do
+  [ "$STRACE" = 1 ] || break
   for target in $TARGETS; do
     trace_file="$WORK/strace-$target-$workload.txt"
     strace -c -f -o "$trace_file" -p "$(pid_of "$target")" &
@@ -170,12 +189,12 @@ done
 echo
 echo "pgbench -t $TX -c $CLIENTS -j 2, scale $SCALE, pool size $POOL_SIZE, shardwire workers 1, $(nproc) CPUs"
 echo
-echo "| workload | proxy | syscalls/tx | context switches/tx | user µs/tx | system µs/tx | busiest system calls (calls/tx, strace -c) |"
-echo "|---|---|---:|---:|---:|---:|---|"
+echo "| workload | proxy | syscalls/tx | context switches/tx | user µs/tx | system µs/tx | mallocs/tx | busiest system calls (calls/tx, strace -c) |"
+echo "|---|---|---:|---:|---:|---:|---:|---|"
 for workload in $WORKLOADS; do
   for target in $TARGETS; do
     k="$target/$workload"
-    echo "| $workload | $target | ${SYSCALLS[$k]} | ${CSWITCH[$k]} | ${UTIME[$k]} | ${STIME[$k]} | ${TOP[$k]} |"
+    echo "| $workload | $target | ${SYSCALLS[$k]} | ${CSWITCH[$k]} | ${UTIME[$k]} | ${STIME[$k]} | ${MALLOC_PER_TX[$k]:--} | ${TOP[$k]:--} |"
   done
 done
 
@@ -191,8 +210,29 @@ if [ "$PROFILE" = 1 ]; then
     echo "perf record, shardwire sharded, $workload: CPU by object, then shardwire's own top functions"
     report() { perf report -i "$WORK/perf-$workload.data" --stdio --no-children -g none "$@" 2>/dev/null |
       grep -E '^ +[0-9.]+%' | sed 's/ *- *- *$//; s/ *$//'; }
-    report --sort dso --percent-limit 1 | head -8
+    # `|| true`: head closing the pipe early fails the pipeline under pipefail.
+    report --sort dso --percent-limit 1 | head -8 || true
     echo
-    report --sort symbol --dsos "$(basename "$BIN")" --percent-limit 0.3 | head -25
+    report --sort symbol --dsos "$(basename "$BIN")" --percent-limit 0.3 | head -25 || true
+    [ -n "$MALLOC_EVENT" ] || continue
+    # Who allocates: each malloc's first three callers outside the allocator and the standard
+    # library, busiest first.
+    perf record -e "probe_libc:$MALLOC_EVENT" --call-graph dwarf,4096 -p "$SHARDED_PID" \
+      -o "$WORK/malloc-$workload.data" -- sleep 3600 2>/dev/null &
+    rec_pid=$!
+    sleep 0.5
+    run_pgbench sharded "$workload" "$MALLOC_TX"
+    stop_sleeper "$rec_pid"
+    echo
+    echo "perf record -e malloc, shardwire sharded, $workload: mallocs per transaction by caller"
+    perf script -i "$WORK/malloc-$workload.data" -F ip,sym 2>/dev/null | awk -v n=$((MALLOC_TX * CLIENTS)) '
+      function flush() { if (chain != "") count[chain]++; chain = ""; depth = 0 }
+      NF == 0 { flush(); next }
+      {
+        sym = $0; sub(/^[ \t]*[0-9a-f]+[ \t]+/, "", sym); sub(/ \(inlined\)$/, "", sym)
+        if (depth >= 3 || sym ~ /^(__GI___libc_malloc|malloc|operator new|std::|__gnu_cxx::|_int_malloc|\[unknown\])/) next
+        chain = chain (depth ? " < " : "") sym; depth++
+      }
+      END { flush(); for (c in count) printf "%8.2f  %s\n", count[c] / n, c }' | sort -gr | head -15 || true
   done
 fi

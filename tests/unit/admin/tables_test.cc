@@ -363,7 +363,7 @@ TEST_CASE("SHOW ROUTE for a keyed statement, a default one and a refused one") {
   auto route_of = [&](const std::string& sql) {
     auto facts = parser::analyze(sql);
     REQUIRE_MESSAGE(facts.is_ok(), sql);
-    return router::route_query(**facts, nullptr, directory, *rules);
+    return router::route_query(**facts, nullptr, directory, *rules, router::Explain::Yes);
   };
 
   auto bucket = router::bucket_of_text_value(router::KeyType::Int8, "7", 8);
@@ -381,6 +381,7 @@ TEST_CASE("SHOW ROUTE for a keyed statement, a default one and a refused one") {
   CHECK(r[3] == "orders");
   CHECK(r[4] == "f");
   CHECK(r[5] == read.reason);
+  CHECK(r[5] == "by the key tenant_id of orders");
   CHECK(r[6] == "9");
   CHECK(r[7] == router::route_summary(read, directory));
   CHECK(r[7].rfind("shard " + shard + " buckets " + std::to_string(*bucket), 0) == 0);

@@ -78,7 +78,8 @@ TEST_CASE("extended protocol: Parse routes at Bind, Bind picks the shard") {
   CHECK(at_bind.writes);
   CHECK(at_bind.directory_version == dir->version());
   CHECK(route_summary(at_bind, *dir) == "shard s1 buckets 10");
-  CHECK(describe_route(at_bind, *dir) ==
+  CHECK(at_bind.reason.empty());  // the data path does not explain
+  CHECK(describe_route(route(statement, &values.value(), *dir, rules, Explain::Yes), *dir) ==
         "shard s1 buckets 10 (bucket 10 ACTIVE); by the key tenant_id of orders; writes; "
         "directory version 1");
 }
@@ -89,7 +90,7 @@ TEST_CASE("route kinds render for people") {
   auto text = [&](const std::string& sql) {
     auto facts = sw::parser::analyze(sql);
     REQUIRE(facts.is_ok());
-    return describe_route(route_query(*facts.value(), nullptr, *dir, rules), *dir);
+    return describe_route(route_query(*facts.value(), nullptr, *dir, rules, Explain::Yes), *dir);
   };
   CHECK(
       text("SELECT * FROM orders") ==
@@ -129,7 +130,8 @@ TEST_CASE("bucket states and a directory snapshot's own layout") {
   buckets[10].shard = 0;                       // tenant 2's bucket moved to s0 ...
   buckets[10].state = BucketState::Migrating;  // ... and moving again
   Directory dir(42, {"s0", "s1"}, buckets);
-  Route moved = route(first("SELECT * FROM orders WHERE tenant_id = 2"), nullptr, dir, orders_rules());
+  Route moved =
+      route(first("SELECT * FROM orders WHERE tenant_id = 2"), nullptr, dir, orders_rules(), Explain::Yes);
   CHECK(moved.kind == RouteKind::Shard);
   CHECK(moved.shard == 0);
   CHECK(moved.migrating);

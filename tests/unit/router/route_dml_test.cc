@@ -1,0 +1,150 @@
+// Routing cost (docs/architecture.md §6.3): Route::reason only when explaining, and DmlRouter's
+// working state per thread and reused, so that routing a statement of a shape routed before
+// allocates only the Route it returns. The count is deterministic: a replaced operator new
+// counts this thread's calls while armed.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "parser/analyze.h"
+#include "router/router.h"
+
+// Sanitizer runtimes replace operator new themselves: the count is taken in the plain builds.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SW_SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SW_SANITIZED_BUILD 1
+#endif
+#endif
+
+using namespace sw::router;
+
+namespace {
+
+RoutingRules shop_rules() {
+  sw::config::Sharding sharding;
+  sharding.default_shard = "s0";
+  sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"items", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"pgbench_accounts", "aid", "integer", ""});
+  auto rules = RoutingRules::from_config(sharding);
+  REQUIRE(rules.is_ok());
+  return rules.value();
+}
+
+}  // namespace
+
+TEST_CASE("only Explain::Yes fills the reason of one-shard, default, session and at-Bind routes") {
+  auto dir = Directory::initial(16, {"s0", "s1"});
+  const RoutingRules rules = shop_rules();
+  const char* const cases[][2] = {
+      {"SELECT * FROM orders WHERE tenant_id = 2", "by the key tenant_id of orders"},
+      {"SELECT * FROM orders o JOIN orders p ON p.tenant_id = o.tenant_id WHERE o.tenant_id = 2",
+       "by the key tenant_id of orders"},
+      {"SELECT * FROM orders o JOIN items i ON i.tenant_id = o.tenant_id WHERE o.tenant_id = 2",
+       "by the keys of orders, items"},
+      {"SELECT * FROM orders WHERE tenant_id = $1", "the key of orders is a parameter: routed at Bind"},
+      {"SELECT * FROM orders WHERE tenant_id = 2 AND tenant_id = 3",
+       "the key values match no row (NULL or contradictory)"},
+      {"SELECT 1", "no sharded table"},
+      {"BEGIN", "transaction control or session statement: no shard needed"},
+      {"SHOW work_mem", "session or transaction statement: no shard needed"},
+      {"", "empty query: no shard needed"},
+      {"BEGIN; SET x = 1", "only session statements: no shard needed"},
+  };
+  for (const auto& c : cases) {
+    auto facts = sw::parser::analyze(c[0]);
+    REQUIRE_MESSAGE(facts.is_ok(), c[0]);
+    CAPTURE(c[0]);
+    CHECK(route_query(*facts.value(), nullptr, *dir, rules).reason.empty());
+    CHECK(route_query(*facts.value(), nullptr, *dir, rules, Explain::Yes).reason == c[1]);
+  }
+  // Routes off the data path (scatter, errors) carry theirs either way.
+  auto reason_of = [&](const std::string& sql) {
+    auto facts = sw::parser::analyze(sql);
+    REQUIRE_MESSAGE(facts.is_ok(), sql);
+    return route_query(*facts.value(), nullptr, *dir, rules).reason;
+  };
+  CHECK(reason_of("SELECT * FROM orders") == "orders has no key value: every shard, rows concatenated");
+  CHECK(reason_of("DELETE FROM orders").find("needs its key") != std::string::npos);
+}
+
+#ifndef SW_SANITIZED_BUILD
+
+namespace {
+thread_local bool counting = false;
+thread_local uint64_t allocations = 0;  // operator new calls on this thread while counting
+}  // namespace
+
+void* operator new(size_t size) {
+  if (counting) ++allocations;
+  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
+  throw std::bad_alloc();
+}
+void operator delete(void* memory) noexcept { std::free(memory); }
+void operator delete(void* memory, size_t) noexcept { std::free(memory); }
+
+namespace {
+
+// The heap allocations of routing `sql` once more, after a first (warming) route; `kind` is the
+// route both times.
+uint64_t warm_allocations(const std::string& sql, const BindValues* params, RouteKind kind) {
+  static const auto dir = Directory::initial(4096, {"s0", "s1"});
+  static const RoutingRules rules = shop_rules();
+  auto facts = sw::parser::analyze(sql);
+  REQUIRE_MESSAGE(facts.is_ok(), sql);
+  const Route first = route_query(**facts, params, *dir, rules);
+  REQUIRE_MESSAGE(first.kind == kind, sql, ": ", route_kind_name(first.kind), " ", first.error.message);
+  counting = true;
+  allocations = 0;
+  const Route again = route_query(**facts, params, *dir, rules);
+  counting = false;
+  CHECK_MESSAGE(again.kind == kind, sql);
+  CHECK_MESSAGE(again.buckets == first.buckets, sql);
+  return allocations;
+}
+
+}  // namespace
+
+TEST_CASE("a warm keyed statement allocates only its route's bucket list") {
+  const char* const keyed[] = {
+      "SELECT * FROM orders WHERE tenant_id = 42",
+      "SELECT * FROM orders WHERE tenant_id IN (42, 42)",
+      "UPDATE orders SET total = total + 1 WHERE tenant_id = 42",
+      "DELETE FROM orders WHERE tenant_id = 42 AND id = 7",
+      "INSERT INTO orders (tenant_id, total) VALUES (42, 1)",
+      "SELECT * FROM orders o JOIN items i ON i.tenant_id = o.tenant_id WHERE o.tenant_id = 42",
+      "SELECT * FROM orders WHERE tenant_id = 42 AND EXISTS (SELECT 1 FROM items i WHERE i.tenant_id = "
+      "orders.tenant_id)",
+  };
+  for (const std::string sql : keyed)
+    CHECK_MESSAGE(warm_allocations(sql, nullptr, RouteKind::Shard) == 1, sql);
+
+  // A table name longer than std::string's inline buffer is one more: Route::table's copy.
+  CHECK(warm_allocations("SELECT abalance FROM pgbench_accounts WHERE aid = 5", nullptr, RouteKind::Shard) ==
+        2);
+
+  // Bind values decide as literals do.
+  // No format codes, one parameter: 2 bytes "42"; no result formats.
+  const std::string bind{'\0', '\0', '\0', '\1', '\0', '\0', '\0', '\2', '4', '2', '\0', '\0'};
+  auto values = sw::wire::decode_bind_values(bind, {});
+  REQUIRE(values.is_ok());
+  CHECK(warm_allocations("SELECT * FROM orders WHERE tenant_id = $1", &values.value(), RouteKind::Shard) ==
+        1);
+}
+
+TEST_CASE("a warm route without buckets allocates nothing") {
+  CHECK(warm_allocations("SELECT * FROM orders WHERE tenant_id = $1", nullptr, RouteKind::AtBind) == 0);
+  CHECK(warm_allocations("UPDATE pgbench_tellers SET tbalance = 1 WHERE tid = 3", nullptr,
+                         RouteKind::Default) == 0);
+  CHECK(warm_allocations("BEGIN", nullptr, RouteKind::Session) == 0);
+  CHECK(warm_allocations("END", nullptr, RouteKind::Session) == 0);
+  CHECK(warm_allocations("SELECT * FROM orders WHERE tenant_id = 1 AND tenant_id = 2", nullptr,
+                         RouteKind::Default) == 0);
+}
+
+#endif  // SW_SANITIZED_BUILD
