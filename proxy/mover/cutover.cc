@@ -65,6 +65,7 @@ struct MigrationRunner::CutoverLegs {
   const std::string& to_name;
   PGconn* from;
   PGconn* to;
+  PGconn* to_scan;  // the receiving shard again: the verification scans it while `to` takes the steps
   const BucketSet& buckets;
   bool reverse;
   Clock::time_point started;
@@ -80,6 +81,8 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
   if (!from) return from.status();
   auto to = connect_shard(to_name);
   if (!to) return to.status();
+  auto to_scan = connect_shard(to_name);
+  if (!to_scan) return to_scan.status();
   const BucketSet buckets = bucket_set(m);
   const auto started = Clock::now();
   auto abort = [&](const std::string& why) -> Result<Cutover> {
@@ -96,10 +99,12 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
     return Cutover::Aborted;
   }
   crash_point(MigrationStep::PublishMigrating);
-  CutoverLegs legs{from_name, to_name, from->get(), to->get(), buckets, reverse, started, Clock::now()};
+  CutoverLegs legs{from_name, to_name, from->get(), to->get(),   to_scan->get(),
+                   buckets,   reverse, started,     Clock::now()};
   Result<AbortReason> ended = stop_writes(legs);
-  if (ended && !*ended) ended = catch_up_and_verify(legs);
-  if (ended && !*ended) ended = hand_over(m, legs);
+  if (ended && !*ended) ended = final_catch_up(legs);
+  if (ended && !*ended) ended = verify_and_prepare_target(m, legs);
+  if (ended && !*ended) ended = hand_over(legs);
   if (!ended) return ended.status();
   if (*ended) return abort(**ended);
   crash_point(MigrationStep::Flipped);
@@ -182,28 +187,49 @@ Result<MigrationRunner::AbortReason> MigrationRunner::stop_writes(CutoverLegs& l
   return AbortReason();
 }
 
-// The stream applied up to the fence, then the buckets compared on both shards.
-Result<MigrationRunner::AbortReason> MigrationRunner::catch_up_and_verify(CutoverLegs& legs) {
+// The stream applied everything up to the fence.
+Result<MigrationRunner::AbortReason> MigrationRunner::final_catch_up(CutoverLegs& legs) {
   if (Status s = record_cutover_step(MigrationStep::CatchUp, legs); !s) return s;
   auto fence_lsn = current_wal_lsn(legs.from);
   if (!fence_lsn) return AbortReason(fence_lsn.status().message);
   if (!stream_ || !stream_->wait_until_processed(*fence_lsn, kFinalCatchUp))
     return AbortReason("the stream did not reach " + lsn_text(*fence_lsn) + " in time");
-
-  if (Status s = record_cutover_step(MigrationStep::Verify, legs); !s) return s;
-  auto difference = compare_buckets(legs.from, legs.to, legs.buckets);
-  if (!difference) return AbortReason(difference.status().message);
-  if (!difference->empty())
-    return AbortReason(*difference + " between " + legs.from_name + " and " + legs.to_name);
   return AbortReason();
 }
 
-// The reverse stream's start recorded (forward only), sequences advanced, the target unfenced,
-// then the flip that ends the write pause.
-Result<MigrationRunner::AbortReason> MigrationRunner::hand_over(catalog::Migration& m, CutoverLegs& legs) {
+// The buckets compared on both shards while the receiving shard's own steps (the reverse
+// stream's start, sequences) run beside the scans: none of them changes a moved row, and all of
+// them only need the stream caught up. Any failure aborts the cutover, as it would in sequence.
+Result<MigrationRunner::AbortReason> MigrationRunner::verify_and_prepare_target(catalog::Migration& m,
+                                                                                CutoverLegs& legs) {
+  if (Status s = record_cutover_step(MigrationStep::Verify, legs); !s) return s;
+  const auto& tables = config_->sharding.tables;
+  auto from_scan =
+      std::async(std::launch::async, [&] { return bucket_digests(legs.from, tables, legs.buckets); });
+  auto to_scan =
+      std::async(std::launch::async, [&] { return bucket_digests(legs.to_scan, tables, legs.buckets); });
+  Result<AbortReason> prepared = prepare_target(m, legs);
+  auto from_digests = from_scan.get();
+  auto to_digests = to_scan.get();
+  legs.steps += " verified +" + format_ms(Clock::now() - legs.started);
+  if (!from_digests) return AbortReason(from_digests.status().message);
+  if (!to_digests) return AbortReason(to_digests.status().message);
+  auto mismatched = mismatched_buckets(*from_digests, *to_digests);
+  if (!mismatched.empty()) {
+    counters_.verify_mismatches += mismatched.size();
+    return AbortReason("verification: bucket " + std::to_string(mismatched.front()) + " differs between " +
+                       legs.from_name + " and " + legs.to_name);
+  }
+  return prepared;
+}
+
+// Forward only: the rollback window's stream starts at the receiving shard's WAL position now;
+// then every serial/identity sequence moves past the moved rows.
+Result<MigrationRunner::AbortReason> MigrationRunner::prepare_target(catalog::Migration& m,
+                                                                     CutoverLegs& legs) {
   if (!legs.reverse) {
-    // The rollback window's stream starts here: every write the target takes comes after this
-    // position, and nothing the applier wrote (it has caught up) does.
+    // Every write the target takes comes after this position, and nothing the applier wrote (it
+    // has caught up) does.
     if (Status s = record_cutover_step(MigrationStep::ReversePosition, legs); !s) return s;
     auto position = current_wal_lsn(legs.to);
     if (!position) return AbortReason(position.status().message);
@@ -212,6 +238,11 @@ Result<MigrationRunner::AbortReason> MigrationRunner::hand_over(catalog::Migrati
   }
   if (Status s = advance_sequences(legs.to, config_->sharding.tables, legs.buckets); !s)
     return AbortReason(s.message);
+  return AbortReason();
+}
+
+// The target unfenced, then the flip that ends the write pause.
+Result<MigrationRunner::AbortReason> MigrationRunner::hand_over(CutoverLegs& legs) {
   if (Status s = record_cutover_step(MigrationStep::UnfenceTarget, legs); !s) return s;
   if (Status s = unfence(legs.to, legs.buckets); !s) return AbortReason(s.message);
 
@@ -247,21 +278,6 @@ Result<bool> MigrationRunner::drain(PGconn* from, const std::string& fenced_at, 
       (long long)id_, *ended, from_name.c_str());
   counters_.drain_terminations += static_cast<uint64_t>(*ended);
   return wait_for_drain(from, fenced_at, kTerminatedDrain);
-}
-
-// The final verification: "" when every bucket has the same rows on both shards, else which
-// bucket differs. Both shards scan at once: it is most of the write pause for a large table.
-Result<std::string> MigrationRunner::compare_buckets(PGconn* from, PGconn* to, const BucketSet& buckets) {
-  auto from_scan =
-      std::async(std::launch::async, [&] { return bucket_digests(from, config_->sharding.tables, buckets); });
-  auto to_digests = bucket_digests(to, config_->sharding.tables, buckets);
-  auto from_digests = from_scan.get();
-  if (!from_digests) return from_digests.status();
-  if (!to_digests) return to_digests.status();
-  auto mismatched = mismatched_buckets(*from_digests, *to_digests);
-  if (mismatched.empty()) return std::string();
-  counters_.verify_mismatches += mismatched.size();
-  return "verification: bucket " + std::to_string(mismatched.front()) + " differs";
 }
 
 // The flip: owner and state change together with the migration's own state, in one catalog

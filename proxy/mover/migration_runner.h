@@ -65,13 +65,14 @@ class MigrationRunner {
   using AbortReason = std::optional<std::string>;
   Result<Cutover> cut_over(catalog::Migration& m, bool reverse);
   Result<AbortReason> stop_writes(CutoverLegs& legs);
-  Result<AbortReason> catch_up_and_verify(CutoverLegs& legs);
-  Result<AbortReason> hand_over(catalog::Migration& m, CutoverLegs& legs);
+  Result<AbortReason> final_catch_up(CutoverLegs& legs);
+  Result<AbortReason> verify_and_prepare_target(catalog::Migration& m, CutoverLegs& legs);
+  Result<AbortReason> prepare_target(catalog::Migration& m, CutoverLegs& legs);
+  Result<AbortReason> hand_over(CutoverLegs& legs);
   Status record_cutover_step(catalog::MigrationStep step, CutoverLegs& legs);
   Result<bool> drain(PGconn* from, const std::string& fenced_at, const std::string& from_name,
                      std::chrono::milliseconds timeout);
   Status undo_cutover(const catalog::Migration& m, bool reverse);
-  Result<std::string> compare_buckets(PGconn* from, PGconn* to, const BucketSet& buckets);
   Result<bool> flip(const BucketSet& buckets, const std::string& to_name, bool reverse, double pause_ms);
   Status finish_flip(const catalog::Migration& m, bool reverse);
   // migration_end.cc

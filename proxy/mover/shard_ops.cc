@@ -190,13 +190,13 @@ Result<Lsn> current_wal_lsn(PGconn* shard) {
   // may lie past the write position). A transaction that writes WAL (a transactional logical
   // message, which pgoutput does not send unless asked) and commits synchronously flushes WAL
   // through that position, so the walsender can send it now, not after the WAL writer's next round.
-  if (Status s = exec(shard, "BEGIN; SET LOCAL synchronous_commit = on"); !s) return s;
-  auto res = query(
-      shard,
-      "SELECT pg_current_wal_insert_lsn()::text, pg_logical_emit_message(true, 'shardwire', 'position')");
-  Status committed = exec(shard, res ? "COMMIT" : "ROLLBACK");
+  // One round trip: both statements run in one implicit transaction (an error rolls it back), and
+  // SET LOCAL holds until its commit.
+  auto res = run_sql(shard,
+                     "SET LOCAL synchronous_commit = on; SELECT pg_current_wal_insert_lsn()::text, "
+                     "pg_logical_emit_message(true, 'shardwire', 'position')",
+                     "reading the WAL position");
   if (!res) return res.status();
-  if (!committed) return committed;
   return parse_lsn(text_value(res->get(), 0, 0));
 }
 

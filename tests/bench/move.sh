@@ -254,9 +254,9 @@ PAUSE_MS=$(sed -nE 's/.*writes paused ([0-9.]+) ms.*/\1/p' <<<"$FLIP_LINE")
 CLOSED_US=$(log_us "mover: migration $ID: rollback window closed")
 DONE_US=$(log_us "mover: migration $ID done")
 ABORTS=$(grep -c -E "mover: migration $ID cutover aborted" "$WORK/shardwire.log" || true)
-# With log_level debug: the cutover's steps (ms after its start) and the writes it queued.
-STEPS=$(sed -nE "s/.*mover: migration $ID cutover step ([a-z_]+) at \+([0-9.]+) ms.*/\1 \2/p" "$WORK/shardwire.log" |
-  awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }')
+# The cutover's steps (ms after its start), from the flip's log line; with log_level debug also
+# the writes it queued.
+STEPS=$(sed -nE 's/.*\(steps, ms after the cutover began: (.*); flip \+[0-9.]+\).*/\1/p' <<<"$FLIP_LINE")
 QUEUED_LINES=$(grep -c "waits for its cutover" "$WORK/shardwire.log" || true)
 [ "$LOG_LEVEL" = debug ] || QUEUED_LINES="- (LOG_LEVEL=debug)"
 CUT_LO=""
@@ -433,7 +433,7 @@ echo "| writes queued behind the cutover (debug log lines) | $QUEUED_LINES |"
 echo "| peak shardwire_cutover_queued_writes (sampled) | $(awk -F'\t' '$11 + 0 > m { m = $11 + 0 } END { print m + 0 }' "$POLL") |"
 echo "| last_pause_ms (SHOW MIGRATIONS) | $(awk -F'\t' '$8 != "" { p = $8 } END { print (p == "" ? "-" : p) }' "$POLL") |"
 echo "| cutover attempts aborted | $ABORTS |"
-echo "| cutover steps, ms after the cutover began | ${STEPS:-- (LOG_LEVEL=debug)}; flip at $PAUSE_MS |"
+echo "| cutover steps, ms after the cutover began | ${STEPS:--}; flip at $PAUSE_MS |"
 echo "| poll samples (every ~0.1 s) | $(wc -l <"$POLL") |"
 echo
 KEYS=$(awk -F'|' '$1 == "keys"' <<<"$ANALYSIS")

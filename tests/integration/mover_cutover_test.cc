@@ -1,7 +1,7 @@
 // The mover's cutover under what an operator meets (docs/architecture.md §8.6): a source
 // transaction that outlives cutover.drain_timeout (abort, and drain_action terminate), ROLLBACK
-// MIGRATION inside the rollback window and its refusal after it, and a silent router that is not
-// waited for. Each case runs its own deployment (catalog, 3 shards, one proxy) and checks the data
+// MIGRATION inside the rollback window and its refusal after it, a silent router that is not
+// waited for, and a final verification that finds a difference. Each case runs its own deployment (catalog, 3 shards, one proxy) and checks the data
 // on the shards and in the catalog directly.
 #include <chrono>
 #include <map>
@@ -103,9 +103,6 @@ TEST_SUITE("mover_cutover") {
           "2");
     check_no_slots_or_publications(f);
   }
-
-  // docs/architecture.md §8.7: in the window the target's writes stream back to the source, so ROLLBACK
-  // MIGRATION loses nothing; after the window it is refused.
 
   // docs/architecture.md §8.7: in the window the target's writes stream back to the source, so ROLLBACK
   // MIGRATION loses nothing; after the window it is refused.
@@ -238,10 +235,6 @@ TEST_SUITE("mover_cutover") {
   // A router that stopped heartbeating (frozen, cut off) 5 s ago still has its lease (30 s here)
   // but cannot acknowledge MIGRATING: the cutover does not wait for it (the fence covers its
   // writes). Waiting for every router within its lease paused writes queue_timeout / 2 = 1.5 s.
-
-  // A router that stopped heartbeating (frozen, cut off) 5 s ago still has its lease (30 s here)
-  // but cannot acknowledge MIGRATING: the cutover does not wait for it (the fence covers its
-  // writes). Waiting for every router within its lease paused writes queue_timeout / 2 = 1.5 s.
   TEST_CASE("a router silent for longer than two heartbeat intervals (at least 4 s) is not waited for") {
     PROXY_ONLY();
     MoverKnobs knobs;
@@ -265,5 +258,73 @@ TEST_SUITE("mover_cutover") {
     CHECK_FALSE(contains(f.proxy->log(), "not every router loaded directory version"));
     CHECK(catalog.value("SELECT directory_version FROM shardwire.routers WHERE id = 'frozen-instance'") ==
           "1");
+  }
+  // docs/architecture.md §8.6 (verify): a row that only the target has (written there behind the
+  // mover's back during the copy) fails every final verification, which runs beside the target's
+  // own steps (reverse_position, sequences): each cutover is aborted and undone, and writes go on
+  // on the source. Once the row is gone the next cutover completes with exactly the source's rows.
+  TEST_CASE(
+      "final verification: a row only the target has aborts the cutover; once removed the move completes") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.copy_rows_per_sec = 200;  // 1000 rows: a copy of ~5 s, so the stray row lands inside it
+    knobs.rollback_window = "1s";
+    int metrics_port = 0;
+    ShardedFixture f(with_metrics(mover_options(knobs), &metrics_port));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    Moving m = moving_on_s0(2);
+    PgConn s0 = f.setup.shard(0);
+    for (int64_t k : m.keys) seed_orders(s0, k, 500);
+    PgConn admin = admin_console(f);
+    const std::string id = start_move(admin, m.buckets);
+    wait_for_copy_start(f, admin, id);
+    // rows_copied above 0: the target's copy transaction has deleted the set's old rows, so a row
+    // committed on s1 now stays (replication role: s1's fence would refuse it).
+    std::string last;
+    const bool copying = wait_until(
+        [&] {
+          auto row = migration(admin, id);
+          last = row["state"] + " rows_copied=" + row["rows_copied"];
+          return row["state"] == "copying" && !row["rows_copied"].empty() && row["rows_copied"] != "0";
+        },
+        20s, 20ms);
+    REQUIRE_MESSAGE(copying, "migration " << id << ": " << last);
+    PgConn s1 = f.setup.shard(1);
+    const std::string stray_where = " WHERE tenant_id = " + key(m.keys[0]) + " AND note = 'stray'";
+    REQUIRE_OK(s1.exec("SET session_replication_role = replica"));
+    REQUIRE_OK(s1.exec("INSERT INTO orders (tenant_id, note) VALUES (" + key(m.keys[0]) + ", 'stray')"));
+    REQUIRE_MESSAGE(migration(admin, id)["state"] == "copying", "the copy ended before the stray row");
+
+    const std::string differs = "cutover aborted: verification: bucket " + std::to_string(m.buckets[0]) +
+                                " differs between s0 and s1";
+    const bool aborted = wait_until(
+        [&] {
+          auto row = migration(admin, id);
+          last = row["state"] + " step=" + row["step"] + " error=" + row["error"];
+          return contains(row["error"], differs);
+        },
+        60s, 50ms);
+    REQUIRE_MESSAGE(aborted, "migration " << id << ": " << last);
+    REQUIRE_OK(admin.exec("PAUSE MIGRATION " + id));
+    sleep_ms(1000);  // a cutover already under way aborts again
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "catching_up", 15s, &last), "migration " << id << ": " << last);
+    CHECK(metric_value(metrics_port, "shardwire_mover_verify_mismatches_total") >= 1);
+    CHECK(directory_of(f, m.buckets) == repeated("s0/ACTIVE", m.buckets.size()));
+    CHECK(fenced_on(f, 0, m.buckets).empty());
+    CHECK(fenced_on(f, 1, m.buckets) == std::set<uint32_t>(m.buckets.begin(), m.buckets.end()));
+    PgConn app = f.client();
+    REQUIRE_OK(
+        app.exec("INSERT INTO orders (tenant_id, note) VALUES (" + key(m.keys[1]) + ", 'while-aborted')"));
+    CHECK(s0.value("SELECT count(*) FROM orders WHERE note = 'while-aborted'") == "1");
+
+    REQUIRE_OK(s1.exec("DELETE FROM orders" + stray_where));
+    const auto expected = bucket_rows(f, 0, m.buckets);
+    REQUIRE_OK(admin.exec("RESUME MIGRATION " + id));
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 45s, &last), "migration " << id << ": " << last);
+    CHECK(directory_of(f, m.buckets) == repeated("s1/ACTIVE", m.buckets.size()));
+    CHECK(bucket_rows(f, 1, m.buckets) == expected);
+    CHECK(bucket_rows(f, 0, m.buckets).empty());
+    CHECK(s1.value("SELECT count(*) FROM orders" + stray_where) == "0");
+    check_no_slots_or_publications(f);
   }
 }  // TEST_SUITE

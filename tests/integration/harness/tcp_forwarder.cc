@@ -1,5 +1,7 @@
 #include "harness/tcp_forwarder.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +22,14 @@ bool pump(int from, int to) {
     sent += w;
   }
   return true;
+}
+
+// A relay must add no delay of its own: without TCP_NODELAY a reply written right after an
+// unsolicited message (a NOTIFY) waits for the peer's delayed ACK, about 40 ms per round trip,
+// which no catalog or shard reached directly or through pgbouncer/HAProxy (both set it) sees.
+void no_delay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 }  // namespace
@@ -49,6 +59,8 @@ void TcpForwarder::accept_loop() {
       close(client);
       continue;
     }
+    no_delay(client);
+    no_delay(upstream);
     std::lock_guard<std::mutex> lock(mutex_);
     relays_.emplace_back([this, client, upstream] { relay(client, upstream); });
   }
