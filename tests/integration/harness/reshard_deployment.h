@@ -49,6 +49,9 @@ struct DeploymentOptions {
   bool catalog_via_relay = false;  // the instances reach the catalog through a TcpForwarder
   std::string rollback_window = "1s";
   long long copy_rows_per_sec = 1000000;
+  // orders has row_version bigint (default 1) as its sharding version_column; the workload's
+  // updates never touch it, so only an applier that applies such updates keeps their qty.
+  bool version_column = false;
 };
 
 class Deployment {
@@ -85,6 +88,7 @@ class Deployment {
 
  private:
   ProxyOptions instance_options(int i, int shards) const;
+  std::string create_orders_sql() const;
   void create_orders();
   void add_fifth_shard();
   void seed();
