@@ -413,8 +413,8 @@ TEST_SUITE("pool") {
     auto start = std::chrono::steady_clock::now();
     PgConn b = t.connect_or_throw();
     PgResult r = b.exec("SELECT 'b-got-a-server'", 20s);
-    CHECK_MESSAGE(r.ok(), r.describe());
-    CHECK(ms_since(start) < 10000);
+    CHECK_MESSAGE(r.ok(), r.describe());  // a leaked server: query_wait_timeout's error after 15 s
+    MESSAGE("the next client got a server after " << ms_since(start) << " ms");
     if (t.direct()) return;  // PostgreSQL itself finishes the sleep
     PgConn admin = shared_cluster().admin("postgres");
     CHECK_MESSAGE(
