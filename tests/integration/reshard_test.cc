@@ -12,6 +12,7 @@
 // RESHARD_ROWS_PER_BUCKET (5), RESHARD_CLIENTS (8) and RESHARD_THINK_MS (5, between a client's
 // transactions) scale it (tests/bench/reshard.sh).
 #include <cmath>
+#include <regex>
 
 #include "it_test.h"
 #include "reshard_expect.h"
@@ -40,8 +41,19 @@ TEST_SUITE("reshard") {
       planned += std::stoi(plan.value(i, 2));
     }
     CHECK(plan.rows() == 4);  // one migration per old shard
-    MESSAGE("REBALANCE DRY RUN: " << planned << " buckets; expected spread "
-                                  << plan.value(0, plan.cols() - 1));
+    const std::string spread = plan.value(0, plan.cols() - 1);
+    MESSAGE("REBALANCE DRY RUN: " << planned << " buckets; expected spread " << spread);
+    // The spread names each shard's expected rows and its distance from the mean: all within 5%.
+    static const std::regex shard_spread(R"((s\d) \d+ buckets \d+ rows \d+ B \(([-+][0-9.]+)%\))");
+    int shards_in_spread = 0;
+    for (std::sregex_iterator it(spread.begin(), spread.end(), shard_spread), end; it != end; ++it) {
+      ++shards_in_spread;
+      const std::string shard_name = (*it)[1].str();
+      const double off = std::stod((*it)[2].str());
+      CHECK_MESSAGE(std::abs(off) <= 5.0,
+                    "DRY RUN expects " << shard_name << " " << off << "% from the mean");
+    }
+    CHECK_MESSAGE(shards_in_spread == kAllShards, "DRY RUN spread: " << spread);
 
     // The plan is made on the seed rows alone (the clients start as soon as REBALANCE answers,
     // before the mover, which looks for new migrations every second, starts copying), so the
