@@ -25,10 +25,12 @@ ShardedOptions sharded_options(const DeploymentOptions& options) {
 }
 
 std::string mover_yaml(const DeploymentOptions& options, int instance) {
-  return "mover:\n  copy_rows_per_sec: " + std::to_string(options.copy_rows_per_sec) +
-         "\n  rollback_window: " + options.rollback_window +
-         "\n  max_concurrent: " + std::to_string(options.max_concurrent.at(static_cast<size_t>(instance))) +
-         "\n";
+  const int max_concurrent = options.max_concurrent.at(static_cast<size_t>(instance));
+  std::string yaml = "mover:\n  copy_rows_per_sec: " + std::to_string(options.copy_rows_per_sec) +
+                     "\n  rollback_window: " + options.rollback_window + "\n";
+  if (max_concurrent != DeploymentOptions::kMoverDefault)
+    yaml += "  max_concurrent: " + std::to_string(max_concurrent) + "\n";
+  return yaml;
 }
 
 // Application writes on a shard, with the time of each row written (an ordinary trigger: the
