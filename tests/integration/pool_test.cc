@@ -220,7 +220,9 @@ TEST_SUITE("pool") {
         auto start = std::chrono::steady_clock::now();
         REQUIRE_OK(c.exec("BEGIN", 10s));
         REQUIRE_OK(c.exec("SELECT 1", 10s));
-        CHECK_MESSAGE(ms_since(start) < 2000,
+        // Waiting for a server would take up to query_wait_timeout (20 s); 10 s only leaves room
+        // for a slow machine.
+        CHECK_MESSAGE(ms_since(start) < 10000,
                       "waited for a server although the pool had room (round " << round << ")");
       }
       for (auto& c : clients) REQUIRE_OK(c.exec("COMMIT", 10s));
@@ -411,8 +413,8 @@ TEST_SUITE("pool") {
     auto start = std::chrono::steady_clock::now();
     PgConn b = t.connect_or_throw();
     PgResult r = b.exec("SELECT 'b-got-a-server'", 20s);
-    CHECK_MESSAGE(r.ok(), r.describe());
-    CHECK(ms_since(start) < 10000);
+    CHECK_MESSAGE(r.ok(), r.describe());  // a leaked server: query_wait_timeout's error after 15 s
+    MESSAGE("the next client got a server after " << ms_since(start) << " ms");
     if (t.direct()) return;  // PostgreSQL itself finishes the sleep
     PgConn admin = shared_cluster().admin("postgres");
     CHECK_MESSAGE(

@@ -8,8 +8,14 @@
 namespace it::reshard {
 namespace {
 
-ShardedOptions sharded_options() {
+// orders with the version column the sharding config names (DeploymentOptions::version_column).
+const char* const kCreateVersionedOrders =
+    "CREATE TABLE orders (id bigserial, tenant_id bigint NOT NULL, note text, "
+    "qty integer NOT NULL DEFAULT 0, row_version bigint NOT NULL DEFAULT 1, PRIMARY KEY (tenant_id, id))";
+
+ShardedOptions sharded_options(const DeploymentOptions& options) {
   ShardedOptions o;
+  if (options.version_column) o.tables_yaml += "      version_column: row_version\n";
   o.shards = kAllShards;
   o.buckets = 4096;
   o.proxy.pool_size = 10;
@@ -19,10 +25,12 @@ ShardedOptions sharded_options() {
 }
 
 std::string mover_yaml(const DeploymentOptions& options, int instance) {
-  return "mover:\n  copy_rows_per_sec: " + std::to_string(options.copy_rows_per_sec) +
-         "\n  rollback_window: " + options.rollback_window +
-         "\n  max_concurrent: " + std::to_string(options.max_concurrent.at(static_cast<size_t>(instance))) +
-         "\n";
+  const int max_concurrent = options.max_concurrent.at(static_cast<size_t>(instance));
+  std::string yaml = "mover:\n  copy_rows_per_sec: " + std::to_string(options.copy_rows_per_sec) +
+                     "\n  rollback_window: " + options.rollback_window + "\n";
+  if (max_concurrent != DeploymentOptions::kMoverDefault)
+    yaml += "  max_concurrent: " + std::to_string(max_concurrent) + "\n";
+  return yaml;
 }
 
 // Application writes on a shard, with the time of each row written (an ordinary trigger: the
@@ -57,7 +65,7 @@ PgResult must(PgResult r, const std::string& what) {
 
 Deployment::Deployment(DeploymentOptions options)
     : options_(std::move(options)),
-      setup_(std::make_unique<ShardedSetup>(shared_cluster(), sharded_options())) {
+      setup_(std::make_unique<ShardedSetup>(shared_cluster(), sharded_options(options_))) {
   // Four shards first: the directory spreads the buckets over s0..s3.
   setup_->init_or_throw("", kOldShards);
   for (uint32_t b = 0; b < buckets(); ++b) initial_[b] = static_cast<int>(b % kOldShards);
@@ -83,11 +91,15 @@ ProxyOptions Deployment::instance_options(int i, int shards) const {
   return o;
 }
 
+std::string Deployment::create_orders_sql() const {
+  return options_.version_column ? kCreateVersionedOrders : kCreateOrders;
+}
+
 // CREATE TABLE through shardwire on s0..s3 (the first deployment).
 void Deployment::create_orders() {
   ConnectResult r = connect(conninfo(0));
   if (!r.ok) throw std::runtime_error("connect: " + r.error + "\n" + log_tails());
-  must(r.conn.exec(kCreateOrders), "CREATE TABLE orders through shardwire");
+  must(r.conn.exec(create_orders_sql()), "CREATE TABLE orders through shardwire");
 }
 
 // The README's "Adding a shard", by RELOAD alone: s4 in every instance's config file,
@@ -102,7 +114,7 @@ void Deployment::add_fifth_shard() {
   for (int i = 0; i < kInstances; ++i) {
     PgConn console = admin(i);
     must(console.exec("RELOAD"), "RELOAD on instance " + std::to_string(i));
-    PgResult route = must(console.exec("SHOW ROUTE " + std::string(kCreateOrders)), "SHOW ROUTE");
+    PgResult route = must(console.exec("SHOW ROUTE " + create_orders_sql()), "SHOW ROUTE");
     const std::string summary = route.value(0, route.cols() - 1);
     if (summary.find("all-shards s0,s1,s2,s3,s4 ") != 0)
       throw std::runtime_error("instance " + std::to_string(i) + " routes DDL to " + summary +
@@ -110,7 +122,7 @@ void Deployment::add_fifth_shard() {
   }
   ConnectResult r = connect(conninfo(0));
   if (!r.ok) throw std::runtime_error("connect: " + r.error + "\n" + log_tails());
-  std::string again = kCreateOrders;
+  std::string again = create_orders_sql();
   again.replace(again.find("CREATE TABLE"), 12, "CREATE TABLE IF NOT EXISTS");
   must(r.conn.exec(again), "CREATE TABLE IF NOT EXISTS orders through shardwire");
   PgConn s4 = setup_->shard(kAllShards - 1);

@@ -44,11 +44,16 @@ struct DeploymentOptions {
   // Buckets hold 1 .. 2 * rows_per_bucket - 1 seed rows (a fixed pseudo-random spread, the same
   // mean) instead of rows_per_bucket each: only a plan by data evens out the rows.
   bool skewed_seed = false;
-  // Instance i runs at most max_concurrent[i] migrations (0: it only routes).
-  std::vector<int> max_concurrent = {2, 2};
+  // Instance i runs at most max_concurrent[i] migrations (0: it only routes; kMoverDefault: the
+  // config leaves mover.max_concurrent out, so shardwire's default applies).
+  static constexpr int kMoverDefault = -1;
+  std::vector<int> max_concurrent = {kMoverDefault, kMoverDefault};
   bool catalog_via_relay = false;  // the instances reach the catalog through a TcpForwarder
   std::string rollback_window = "1s";
   long long copy_rows_per_sec = 1000000;
+  // orders has row_version bigint (default 1) as its sharding version_column; the workload's
+  // updates never touch it, so only an applier that applies such updates keeps their qty.
+  bool version_column = false;
 };
 
 class Deployment {
@@ -85,6 +90,7 @@ class Deployment {
 
  private:
   ProxyOptions instance_options(int i, int shards) const;
+  std::string create_orders_sql() const;
   void create_orders();
   void add_fifth_shard();
   void seed();
