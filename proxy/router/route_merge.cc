@@ -98,6 +98,31 @@ bool sorted_by_group_keys(const merge::MergePlan& plan, const std::vector<int>& 
   return true;
 }
 
+// The output columns of an aggregate merge, each combined from the shards' partial results; the
+// reason it cannot merge, or "" when it can.
+std::string aggregate_outputs(const parser::SelectShape& shape, merge::MergePlan& plan,
+                              parser::SelectRewrite& rewrite) {
+  int source = 0;
+  for (const parser::OutputItem& item : shape.outputs) {
+    if (item.star) return "aggregates with * in the select list; list the grouped columns";
+    if (item.contains_aggregate)
+      return "computes \"" + item.name +
+             "\" from aggregates, which cannot be combined from the "
+             "shards' partial results; select the aggregates themselves";
+    if (item.aggregate == AggregateCall::Unmergeable)
+      return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
+             ", which cannot be combined from the shards' partial results (count, sum, min, max, "
+             "avg, bool_and and bool_or can)";
+    plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
+    source += item.aggregate == AggregateCall::Avg ? 2 : 1;
+    rewrite.split_avg = rewrite.split_avg || item.aggregate == AggregateCall::Avg;
+  }
+  for (int output : shape.group_by) {
+    if (output < 0) return "groups by an expression that is not in the select list; select it too";
+  }
+  return "";
+}
+
 }  // namespace
 
 Route DmlRouter::merged_scatter(Route route, int first) {
@@ -130,25 +155,7 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   }
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
-    int source = 0;
-    for (const parser::OutputItem& item : shape.outputs) {
-      if (item.star) return refuse("aggregates with * in the select list; list the grouped columns");
-      if (item.contains_aggregate)
-        return refuse("computes \"" + item.name +
-                      "\" from aggregates, which cannot be combined from the "
-                      "shards' partial results; select the aggregates themselves");
-      if (item.aggregate == AggregateCall::Unmergeable)
-        return refuse("uses " + (item.call_text.empty() ? item.name : item.call_text) +
-                      ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-                      "avg, bool_and and bool_or can)");
-      merge::OutputColumn column{combine_of(item.aggregate), source, item.name};
-      source += item.aggregate == AggregateCall::Avg ? 2 : 1;
-      rewrite.split_avg = rewrite.split_avg || item.aggregate == AggregateCall::Avg;
-      plan->outputs.push_back(std::move(column));
-    }
-    for (int output : shape.group_by) {
-      if (output < 0) return refuse("groups by an expression that is not in the select list; select it too");
-    }
+    if (std::string why = aggregate_outputs(shape, *plan, rewrite); !why.empty()) return refuse(why);
     if (shape.has_limit) rewrite.limit = "ALL";
     rewrite.drop_offset = shape.has_offset;
   }
