@@ -410,6 +410,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Next read_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
   Next refuse_scatter_portal_execute();
   Status hold_merge_servers(MergeFanout& merge, const router::Route& route);
+  Status hold_read_servers(const std::vector<int>* shards,
+                           std::vector<EveryShardTransaction::Target>* targets);
+  Status hold_copy_servers(Fanout& fanout);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Start start_extended_merge(const ExtendedBatch& bound, const router::Route& route, size_t consumed,
                              bool describe_portal, uint32_t max_rows);

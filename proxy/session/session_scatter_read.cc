@@ -88,12 +88,8 @@ Status Session::held_read_refusal(const router::Route& route) const {
                                   "BEGIN ... COMMIT");
     }
   }
-  if (route.copy_out)
-    return Status::client("0A000", "COPY ... TO STDOUT of sharded table " + route.table +
-                                       " runs on every shard only outside a transaction block (and, with "
-                                       "pool.mode session, while the session holds no server); run it "
-                                       "outside BEGIN ... COMMIT");
-  if (route.merge == nullptr)
+  // A COPY ... TO STDOUT runs as a Fanout (hold_copy_servers), which needs no plan.
+  if (route.merge == nullptr && !route.copy_out)
     return Status::client("0A000",
                           what +
                               " runs inside a transaction block (or with pool.mode session) only with "
@@ -167,8 +163,25 @@ Session::Next Session::refuse_scatter_portal_execute() {
   return Next::Continue;
 }
 
-// Runs the merge on the session's servers (`targets` are the plan's, by leg): each leg's shard
-// lends its server or gets a new one that joins the transaction; every server comes back as a leg.
+// The targets of a read on the session's servers, on `shards` (every shard when null), in that
+// order: each shard lends its leg's server or gets a new one, which joins the client's transaction
+// (outside one, in session pooling, nothing begins).
+Status Session::hold_read_servers(const std::vector<int>* shards,
+                                  std::vector<EveryShardTransaction::Target>* targets) {
+  const bool in_transaction = writes_in_transaction();
+  std::vector<pool::Pool*> pools;
+  if (Status error = targets_with_session_servers(shards, in_transaction, targets, &pools); !error)
+    return error;
+  if (!in_transaction) {
+    for (EveryShardTransaction::Target& target : *targets) target.begin.clear();  // a read needs none
+  }
+  LOG_DEBUG("client=c%llu scatter read on %zu shards with the session's servers%s", (unsigned long long)id(),
+            targets->size(), in_transaction ? " in the client's transaction" : "");
+  return Status::ok();
+}
+
+// Runs the merge on the session's servers (`targets` are the plan's, by leg); every server comes
+// back as a leg.
 Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& route) {
   std::vector<int> shards;
   if (route.merge->shard_statements.empty()) {
@@ -181,15 +194,22 @@ Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& rout
   }
   const bool in_transaction = writes_in_transaction();
   std::vector<EveryShardTransaction::Target> targets;
-  std::vector<pool::Pool*> pools;
-  if (Status error = targets_with_session_servers(&shards, in_transaction, &targets, &pools); !error)
-    return error;
-  if (!in_transaction) {
-    for (EveryShardTransaction::Target& target : targets) target.begin.clear();  // a read needs none
-  }
-  LOG_DEBUG("client=c%llu scatter read on %zu shards with the session's servers%s", (unsigned long long)id(),
-            targets.size(), in_transaction ? " in the client's transaction" : "");
+  if (Status error = hold_read_servers(&shards, &targets); !error) return error;
   merge.keep_servers(
+      std::move(targets), in_transaction,
+      [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed, const Status& error) {
+        return take_back_servers(std::move(handed), error, in_transaction);
+      });
+  return Status::ok();
+}
+
+// Runs a COPY ... TO STDOUT's Fanout on the session's servers (every shard, the fanout's targets
+// in shard order); every server comes back as a leg.
+Status Session::hold_copy_servers(Fanout& fanout) {
+  const bool in_transaction = writes_in_transaction();
+  std::vector<EveryShardTransaction::Target> targets;
+  if (Status error = hold_read_servers(nullptr, &targets); !error) return error;
+  fanout.keep_servers(
       std::move(targets), in_transaction,
       [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed, const Status& error) {
         return take_back_servers(std::move(handed), error, in_transaction);
