@@ -5,6 +5,7 @@
 // whose rows are no longer needed is read to its end, and every server goes back to the session.
 #include <utility>
 
+#include "common/log.h"
 #include "session/merge_fanout.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
@@ -81,6 +82,11 @@ void MergeFanout::hand_back_held() {
     leg.done = true;
     handed.push_back(server);
   }
+  if (closing_ && errored_)  // the client sees the transaction failed at its next statement (25P02)
+    LOG_WARN(
+        "a shard failed while the rows of a portal the client left were dropped: %s; the "
+        "client's transaction fails",
+        error_.message.c_str());
   // The session's answer (a refusal of the outcome) concerns writes only: a read wrote nothing.
   (void)hand_back_(std::move(handed), errored_ ? error_ : Status::ok());
 }

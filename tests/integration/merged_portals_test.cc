@@ -6,7 +6,8 @@
 // transaction's own rows are in it; 60 000 rows paged 1000 at a time come once each, in order;
 // another statement before the next Execute ends the portal (its rows dropped) and that Execute is
 // then refused (0A000, the transaction failed); an error in a later fetch fails the transaction
-// on every shard; session pooling the same.
+// on every shard, and one among the rows a left portal drops fails it too (25P02 next); session
+// pooling the same.
 #include "it_test.h"
 
 #include "harness/sharded_fixture.h"
@@ -180,6 +181,14 @@ TEST_SUITE("merged_portals") {
     CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
     CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
     CHECK(f.rows_on(0, "note = 'lost'").empty());
+    CHECK(prepared_or_idle(f) == 0);
+    // The same error among the rows a left portal drops: the statement after it finds the
+    // transaction failed (25P02), and the proxy says why.
+    REQUIRE_OK(client.exec("BEGIN"));
+    CHECK(kinds(raw_batch(client, first_batch("SELECT 100 / qty FROM orders", 2))) == "12TDDsZ");
+    CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
+    CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
+    CHECK(f.proxy->wait_for_log("rows of a portal the client left were dropped", 5s));
     CHECK(prepared_or_idle(f) == 0);
   }
 
