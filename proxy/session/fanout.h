@@ -94,7 +94,7 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   void drain_current();
   // Fail: the run fails with `failure_` once the message is consumed (a held server goes back
   // with nothing of it left to read).
-  enum class Next { Continue, FinishLeg, Stop, Fail };
+  enum class Next { Continue, FinishLeg, Fail };
   Next handle_message(Leg& leg, char type, std::string_view frame, std::string_view body);
   Next relay_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
   void finish_leg(Leg& leg);
