@@ -1,6 +1,7 @@
 #include "session/fanout.h"
 
 #include <charconv>
+#include <utility>
 
 #include "common/log.h"
 #include "wire/frame_reader.h"
@@ -31,7 +32,13 @@ Fanout::~Fanout() {
 
 void Fanout::start() {
   if (mode_ == Mode::ConcatenateRows) {
-    for (size_t i = 0; i < legs_.size() && !finished_; ++i) acquire(i);
+    for (size_t i = 0; i < legs_.size() && !finished_; ++i) {
+      if (legs_[i].lent != nullptr) {
+        use_server(legs_[i], legs_[i].lent);
+      } else {
+        acquire(i);
+      }
+    }
   } else {
     acquire(0);
   }
@@ -47,10 +54,7 @@ void Fanout::on_backend_ready(pool::Backend* backend) {
   for (Leg& leg : legs_) {
     if (leg.waiting && leg.target.pool == &backend->pool()) {
       leg.waiting = false;
-      leg.backend = backend;
-      backend->attach(this);
-      send_query(leg);
-      if (&leg == &legs_[current_]) drain_current();
+      use_server(leg, backend);
       return;
     }
   }
@@ -62,11 +66,23 @@ void Fanout::on_backend_failed(const Status& why) {
   fail(why);
 }
 
+void Fanout::use_server(Leg& leg, pool::Backend* backend) {
+  leg.backend = backend;
+  backend->attach(this);
+  send_query(leg);
+  if (&leg == &legs_[current_]) drain_current();
+}
+
+// The session's settings when the server lacks them, a held leg's `begin`, then the statement.
 void Fanout::send_query(Leg& leg) {
   std::string out;
   if (leg.backend->applied_state != session_state_) {
     wire::encode_query(out, "RESET ALL;" + session_state_);
     leg.backend->applied_state = session_state_;
+    ++leg.swallow_ready;
+  }
+  if (held_ && !leg.begin.empty()) {
+    wire::encode_query(out, leg.begin);
     ++leg.swallow_ready;
   }
   out += leg.target.query_message.empty() ? query_message_ : leg.target.query_message;
@@ -110,6 +126,7 @@ void Fanout::drain_current() {
                            result.frame.size);
     Next next = handle_message(leg, result.frame.type, frame, result.frame.body);
     if (leg.backend != nullptr) connection.consume(result.frame.size);
+    if (next == Next::Fail) fail(std::exchange(failure_, Status::ok()));
     if (next == Next::FinishLeg) finish_leg(leg);
     if (next != Next::Continue) return;
   }
@@ -139,6 +156,7 @@ Fanout::Next Fanout::handle_message(Leg& leg, char type, std::string_view frame,
         LOG_WARN("shard %s refused session settings", leg.target.shard.c_str());
       if (errored_) return Next::Continue;
       errored_ = true;
+      error_ = Status::server("XX000", "shard " + leg.target.shard + " reported an error");
       if (mode_ == Mode::OneAfterAnother) {
         auto fields = wire::decode_error_fields(body);
         std::string out;
@@ -198,10 +216,9 @@ Fanout::Next Fanout::relay_answer(Leg& leg, char type, std::string_view frame, s
       if (!copy_) copy_.emplace(legs_.size(), legs_.front().target.copy_csv_header);
       std::string out;
       Status joined = copy_->on_message(static_cast<size_t>(&leg - legs_.data()), type, frame, body, out);
-      if (!joined) {
-        fail(Status::server(joined.sqlstate, "shard " + leg.target.shard + ": " + joined.message));
-        return Next::Stop;
-      }
+      if (!joined)
+        return fail_after(
+            Status::server(joined.sqlstate, "shard " + leg.target.shard + ": " + joined.message));
       if (!out.empty()) write_client_(out);
       return Next::Continue;
     }
@@ -216,18 +233,20 @@ Fanout::Next Fanout::relay_answer(Leg& leg, char type, std::string_view frame, s
       return Next::Continue;
     }
     default:
-      fail(Status::server("0A000", std::string("shard ") + leg.target.shard +
-                                       " answered with a message shardwire cannot merge ('" + type + "')"));
-      return Next::Stop;
+      return fail_after(Status::server("0A000", std::string("shard ") + leg.target.shard +
+                                                    " answered with a message shardwire cannot merge ('" +
+                                                    type + "')"));
   }
 }
 
+// A held leg keeps its server until the end (hand_back_held).
 void Fanout::finish_leg(Leg& leg) {
-  pool::Backend* backend = leg.backend;
-  leg.backend = nullptr;
   leg.done = true;
-  backend->detach();
-  leg.target.pool->release(backend, leg.status == 'I');
+  if (!held_) {
+    pool::Backend* backend = std::exchange(leg.backend, nullptr);
+    backend->detach();
+    leg.target.pool->release(backend, leg.status == 'I');
+  }
   ++current_;
   if (current_ == legs_.size() || (mode_ == Mode::OneAfterAnother && errored_)) {
     complete();
@@ -237,12 +256,19 @@ void Fanout::finish_leg(Leg& leg) {
   drain_current();
 }
 
+Fanout::Next Fanout::fail_after(const Status& why) {
+  failure_ = why;
+  return Next::Fail;
+}
+
+// A held server goes back to the session (complete), owing the answers it did not give yet.
 void Fanout::fail(const Status& why) {
   if (finished_) return;
+  if (error_.is_ok()) error_ = why;
   for (Leg& leg : legs_) {
     if (leg.waiting) leg.target.pool->cancel_wait(this);
     leg.waiting = false;
-    if (leg.backend != nullptr) {
+    if (leg.backend != nullptr && !held_) {
       pool::Backend* backend = leg.backend;
       leg.backend = nullptr;
       backend->detach();
@@ -268,8 +294,9 @@ void Fanout::complete() {
         mode_ == Mode::ConcatenateRows ? command_tag_ + " " + std::to_string(rows_) : command_tag_;
     wire::encode_command_complete(out, tag);
   }
-  wire::encode_ready_for_query(out, 'I');
-  write_client_(out);
+  if (!held_in_transaction_) wire::encode_ready_for_query(out, 'I');
+  if (!out.empty()) write_client_(out);
+  if (held_) hand_back_held();
   done_();
 }
 

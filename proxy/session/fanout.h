@@ -5,6 +5,10 @@
 //  * Mode::OneAfterAnother — DDL applied shard after shard; the first failure stops it and the
 //    error names the shards that did and did not apply the statement (DDL is not atomic).
 // The client sees exactly one answer ending in ReadyForQuery.
+// With the session's servers (keep_servers, ConcatenateRows only: a COPY ... TO STDOUT inside the
+// client's transaction block, or in session pooling; docs/architecture.md §5.6) no server goes back
+// to a pool: each leg is read to its end even after another failed, and at the end every server is
+// handed back to the session, with what it still owes when the run failed.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +21,7 @@
 #include "common/status.h"
 #include "pool/pool.h"
 #include "session/copy_out_join.h"
+#include "session/every_shard_transaction.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -50,6 +55,15 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   // shards get one anyway), so the shards' ParseComplete is not for the client.
   void hide_parse_complete() { parse_complete_sent_ = true; }
 
+  // Runs on the session's servers (ConcatenateRows, before start()), as MergeFanout::keep_servers:
+  // `targets` by leg, each with the server the session lends (used at once; nothing sent before
+  // the statement but the session's settings when it lacks them) or none (a new server from the
+  // pool, sent the target's `begin` first, which joins it to the client's transaction). At the end
+  // `hand_back` gets every server and the run's error. Inside the client's transaction
+  // (`in_transaction`) the client's ReadyForQuery is the session's, not written here.
+  void keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
+                    EveryShardTransaction::HandBack hand_back);
+
   void start();
   bool finished() const { return finished_; }
 
@@ -64,6 +78,9 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
     int ready_owed = 0;
     char status = 'I';
     wire::ServerMessageCheck check;  // this leg's server messages
+    int shard_index = -1;            // keep_servers: the directory's index of its shard
+    pool::Backend* lent = nullptr;   // keep_servers: the session's server for it
+    std::string begin;               // keep_servers: what a new server runs first
   };
 
   void on_backend_ready(pool::Backend* backend) override;
@@ -72,14 +89,19 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
 
   void acquire(size_t index);
+  void use_server(Leg& leg, pool::Backend* backend);
   void send_query(Leg& leg);
   void drain_current();
-  enum class Next { Continue, FinishLeg, Stop };
+  // Fail: the run fails with `failure_` once the message is consumed (a held server goes back
+  // with nothing of it left to read).
+  enum class Next { Continue, FinishLeg, Fail };
   Next handle_message(Leg& leg, char type, std::string_view frame, std::string_view body);
   Next relay_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
   void finish_leg(Leg& leg);
+  Next fail_after(const Status& why);
   void fail(const Status& why);
   void complete();
+  void hand_back_held();
   Leg* leg_of(pool::Backend& backend);
   std::string applied_summary(size_t failed_index) const;
 
@@ -98,6 +120,11 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   std::string command_tag_;
   bool errored_ = false;  // an ErrorResponse went to the client already
   bool finished_ = false;
+  Status error_ = Status::ok();    // the run's first error (keep_servers hands it back)
+  Status failure_ = Status::ok();  // Next::Fail's
+  bool held_ = false;              // keep_servers ran: the servers go back to the session
+  bool held_in_transaction_ = false;
+  EveryShardTransaction::HandBack hand_back_;
 };
 
 }  // namespace sw::session

@@ -104,7 +104,7 @@ size_t MergeFanout::index_of(pool::Backend& backend) const {
 void MergeFanout::read_leg(size_t index) {
   const std::weak_ptr<int> alive = alive_;
   wire::Limits limits;
-  while (!finished_) {
+  while (!finished_ && !parked_) {  // a parked merge's legs wait for the portal's next Execute
     Leg& leg = legs_[index];
     if (leg.backend == nullptr || (held_ && leg.done)) break;
     net::Connection& connection = leg.backend->connection();
@@ -168,7 +168,7 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
       }
       // Relayed now; read_leg fails the read once the frame is consumed (a held server goes back
       // to the session then, with nothing of this frame left to read).
-      if (!errored_) write_client_(frame);
+      if (!errored_ && !closing_) write_client_(frame);
       errored_ = true;
       return Status::server("XX000", "shard " + leg.target.shard + " reported an error");
     case 'S':
@@ -241,6 +241,7 @@ Status MergeFanout::check_collations() const {
 // Moves merged rows to the client while it keeps up, resumes legs the merge has room for, and
 // ends the statement when every row went out (stopping legs no longer needed).
 void MergeFanout::pump() {
+  if (parked_) return;
   if (draining_ && !finished_ && !pumping_) {
     pumping_ = true;
     const bool drained = drain_held_legs();
@@ -277,13 +278,17 @@ void MergeFanout::pump() {
       write_client_(out);
       out.clear();
     }
-    if (extended_ && extended_->max_rows > 0 && rows_out_ >= extended_->max_rows) {
+    if (row_limit_ > 0 && rows_out_ >= row_limit_) {
       suspended_ = true;
       break;
     }
   }
   if (!out.empty()) write_client_(out);
   pumping_ = false;
+  if (suspended_ && on_parked_ && !closing_) {
+    park();
+    return;
+  }
   if (suspended_ || merger_.done()) {
     if (held_) {
       pumping_ = true;
@@ -303,7 +308,7 @@ void MergeFanout::pump() {
       leg.paused = false;
       leg.backend->connection().resume_reading();
       read_leg(i);
-      if (finished_) return;
+      if (finished_ || parked_) return;  // parked by that leg's rows: park() paused every leg
     }
   }
 }
@@ -311,6 +316,7 @@ void MergeFanout::pump() {
 void MergeFanout::on_client_drained() { pump(); }
 
 void MergeFanout::cancel() {
+  if (parked_) return;  // nothing runs for the client
   for (Leg& leg : legs_) {
     if (leg.backend != nullptr && !leg.done) leg.target.pool->send_cancel(*leg.backend);
   }
@@ -340,7 +346,7 @@ void MergeFanout::fail(const Status& why) {
     errored_ = true;
     std::string out;
     wire::encode_error(out, "ERROR", why.sqlstate, why.message);
-    write_client_(out);
+    if (!closing_) write_client_(out);
   }
   finish();
 }
@@ -349,13 +355,13 @@ void MergeFanout::finish() {
   if (finished_) return;
   finished_ = true;
   std::string out;
-  if (!errored_) {
+  if (!errored_ && !closing_) {
     if (!described_) {
       wire::encode_error(out, "ERROR", "08P01", "no shard described the merged result");
     } else if (suspended_) {
       wire::MessageWriter(out).begin('s').end();  // PortalSuspended
     } else {
-      wire::encode_command_complete(out, "SELECT " + std::to_string(rows_out_));
+      wire::encode_command_complete(out, "SELECT " + std::to_string(rows_out_ - rows_before_execute_));
     }
   }
   if (!held_in_transaction_) wire::encode_ready_for_query(out, 'I');

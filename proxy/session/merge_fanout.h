@@ -9,7 +9,9 @@
 //  * each leg's DataRows go to the merger; a leg whose rows the merger holds up to
 //    fanout.max_rows_buffered stops being read (TCP holds the rest), and a client that reads
 //    slowly (its output over the high-water mark) stops the merge, hence every leg;
-//  * the client gets one RowDescription, the merged DataRows, one "SELECT n", ReadyForQuery;
+//  * the client gets one RowDescription, the merged DataRows, one "SELECT n", ReadyForQuery (an
+//    Execute row limit: PortalSuspended; inside the client's transaction the portal may go on,
+//    keep_portal);
 //  * an error on a leg (or a merge error) goes to the client once; the legs still running are
 //    cancelled and their servers closed (a cancelled server is never reused: a late
 //    CancelRequest must not hit another client's query). So are legs whose rows are no longer
@@ -83,6 +85,21 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   void keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
                     EveryShardTransaction::HandBack hand_back);
 
+  // Inside the client's transaction (after use_extended and keep_servers, before start();
+  // docs/architecture.md §5.6): at the Execute's row limit the merge writes PortalSuspended and
+  // waits (parked(), its legs not read) instead of ending; `parked` is called then, told whether
+  // the merge's answer ended the client's batch (its first Execute's, whose Sync the session
+  // answers). resume() runs the portal's next Execute: more rows, then PortalSuspended again or
+  // CommandComplete with that Execute's row count (no ReadyForQuery: the client's Sync that
+  // follows is the session's). close_portal() ends it without a word to the client: the legs'
+  // remaining rows are read and dropped, and an error there fails the transaction (handed back).
+  void keep_portal(std::function<void(bool answers_sync)> parked);
+  void resume(uint32_t max_rows);
+  void close_portal();
+  bool parked() const { return parked_; }
+  // Whether the session owes the client's batch a ReadyForQuery after this merge's answer.
+  bool answers_sync() const { return !parked_once_; }
+
   void start();
   void on_client_drained();
   // The client's CancelRequest: every leg still running is cancelled (their 57014 reaches the
@@ -136,6 +153,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   // keep_servers: the legs still running once every row went out are read to their end.
   bool drain_held_legs();
   void hand_back_held();
+  void park();
 
   std::vector<Leg> legs_;
   merge::Merger merger_;
@@ -159,6 +177,12 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   bool draining_ = false;  // every row went out; held legs are read to their end, rows dropped
   Status error_ = Status::ok();
   EveryShardTransaction::HandBack hand_back_;
+  std::function<void(bool)> on_parked_;  // keep_portal's
+  bool parked_ = false;                  // suspended, waiting for the portal's next Execute
+  bool parked_once_ = false;
+  bool closing_ = false;              // close_portal: nothing more reaches the client
+  uint64_t row_limit_ = 0;            // rows_out_ at which the current Execute suspends (0: none)
+  uint64_t rows_before_execute_ = 0;  // rows_out_ when the current Execute began
   uint64_t rows_out_ = 0;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

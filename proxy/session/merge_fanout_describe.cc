@@ -81,6 +81,7 @@ std::string replace_parameters(std::string_view blob,
 }  // namespace
 
 void MergeFanout::use_extended(Extended extended) {
+  row_limit_ = extended.max_rows;
   for (size_t i = 0; i < legs_.size(); ++i) {
     std::string& out = legs_[i].message;
     out.clear();

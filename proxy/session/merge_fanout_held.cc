@@ -5,7 +5,9 @@
 // whose rows are no longer needed is read to its end, and every server goes back to the session.
 #include <utility>
 
+#include "common/log.h"
 #include "session/merge_fanout.h"
+#include "wire/message_writer.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -80,8 +82,51 @@ void MergeFanout::hand_back_held() {
     leg.done = true;
     handed.push_back(server);
   }
+  if (closing_ && errored_)  // the client sees the transaction failed at its next statement (25P02)
+    LOG_WARN(
+        "a shard failed while the rows of a portal the client left were dropped: %s; the "
+        "client's transaction fails",
+        error_.message.c_str());
   // The session's answer (a refusal of the outcome) concerns writes only: a read wrote nothing.
   (void)hand_back_(std::move(handed), errored_ ? error_ : Status::ok());
+}
+
+void MergeFanout::keep_portal(std::function<void(bool answers_sync)> parked) {
+  on_parked_ = std::move(parked);
+}
+
+// The Execute's row limit was reached: PortalSuspended, and the legs wait unread (their rows
+// stay in the merger and in TCP) for the portal's next Execute.
+void MergeFanout::park() {
+  parked_ = true;
+  std::string out;
+  wire::MessageWriter(out).begin('s').end();
+  write_client_(out);
+  for (Leg& leg : legs_) {
+    if (leg.done || leg.backend == nullptr) continue;
+    leg.backend->connection().pause_reading();
+    leg.paused = true;
+  }
+  const bool answers_sync = !std::exchange(parked_once_, true);
+  on_parked_(answers_sync);
+}
+
+// The portal's next Execute: the merge goes on from where it stopped (pump resumes the legs the
+// merger has room for).
+void MergeFanout::resume(uint32_t max_rows) {
+  parked_ = false;
+  suspended_ = false;
+  rows_before_execute_ = rows_out_;
+  row_limit_ = max_rows > 0 ? rows_out_ + max_rows : 0;
+  pump();
+}
+
+void MergeFanout::close_portal() {
+  parked_ = false;
+  suspended_ = false;
+  closing_ = true;
+  draining_ = true;
+  pump();
 }
 
 }  // namespace sw::session

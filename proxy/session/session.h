@@ -409,7 +409,12 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Next read_on_every_shard(const wire::Frame& query, const router::Route& route);
   Next read_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
   Next refuse_scatter_portal_execute();
+  void keep_scatter_portal();
+  Next continue_scatter_portal(const wire::Frame& frame);
   Status hold_merge_servers(MergeFanout& merge, const router::Route& route);
+  Status hold_read_servers(const std::vector<int>* shards,
+                           std::vector<EveryShardTransaction::Target>* targets);
+  Status hold_copy_servers(Fanout& fanout);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Start start_extended_merge(const ExtendedBatch& bound, const router::Route& route, size_t consumed,
                              bool describe_portal, uint32_t max_rows);

@@ -36,8 +36,9 @@ void Session::read_client_messages() {
     feed_copy_in();
     return;
   }
-  while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout && !txn_.merge &&
-         !txn_.reference_write && !txn_.split_insert && !request_.lent && !txn_.two_phase) {
+  while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout &&
+         (!txn_.merge || txn_.merge->parked()) && !txn_.reference_write && !txn_.split_insert &&
+         !request_.lent && !txn_.two_phase) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
@@ -51,6 +52,10 @@ void Session::read_client_messages() {
       return;
     }
     if (txn_.parked_busy()) return;  // read_parked_messages reads on once they answered
+    if (txn_.merge) {                // parked at a portal's row limit (continue_scatter_portal)
+      if (continue_scatter_portal(frame) == Next::Continue) continue;
+      return;
+    }
     if (request_.skip_until_sync && frame.type != 'S') {
       consume_client(frame.size);
       continue;

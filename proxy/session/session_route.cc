@@ -126,6 +126,13 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     placement.error = Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
                                                   " must be sent alone, not with other statements");
   }
+  if (route.copy_out && only == nullptr && placement.kind == Placement::Kind::FanOut &&
+      reads_on_session_servers()) {
+    placement.kind = Placement::Kind::Refuse;
+    placement.error = Status::client("0A000", "COPY ... TO STDOUT of sharded table " + route.table +
+                                                  " inside a transaction block (or with pool.mode session) "
+                                                  "must be sent alone, not with other statements");
+  }
   switch (placement.kind) {
     case Placement::Kind::Run: keep_front_route(std::move(route)); return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
@@ -237,13 +244,14 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
     refuse_request(error);
     return Start::Answered;
   }
-  // With the session's servers every scatter read runs as a merge (a relaying plan too).
+  // With the session's servers every scatter read runs as a merge (a relaying plan too), but a
+  // COPY ... TO STDOUT, which runs as below with the session's servers (run_fanout).
   if (scatter_read(route) && reads_on_session_servers()) {
     if (Status refused = held_read_refusal(route); !refused.is_ok()) {
       refuse_request(refused);
       return Start::Answered;
     }
-    return start_merge(std::move(targets), consumed, route);
+    if (!route.copy_out) return start_merge(std::move(targets), consumed, route);
   }
   // A plain concatenation relays the shards' rows as they come (any result format); it runs the
   // plan's SQL, which reads only each shard's own rows.
@@ -272,10 +280,14 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
   pools.reserve(targets.size());
   for (const auto& target : targets) pools.push_back(target.pool);
   auto label = scatter ? stats::RouteLabel::Scatter : stats::RouteLabel::AllShards;
+  // Only a COPY ... TO STDOUT gets here with the session's servers (start_fanout).
+  const bool held = scatter && reads_on_session_servers();
+  const bool in_transaction = held && writes_in_transaction();
   txn_.fanout = std::make_unique<Fanout>(
       mode, std::move(targets), std::move(message), profile_.settings.signature(),
       [this](std::string_view bytes) { client_->write(bytes); },
-      [this, pools = std::move(pools), label, started = stats::monotonic_us()] {
+      [this, in_transaction, pools = std::move(pools), label, started = stats::monotonic_us()] {
+        write_session_ready(in_transaction);
         count_fanout(pools, label, started);
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
           if (!alive.lock()) return;
@@ -285,6 +297,13 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
         });
       });
   if (hide_parse_complete) txn_.fanout->hide_parse_complete();
+  if (held) {
+    if (Status error = hold_copy_servers(*txn_.fanout); !error) {
+      txn_.fanout.reset();
+      refuse_request(error);
+      return Start::Answered;
+    }
+  }
   set_request_state(RequestState::Running);
   consume_client(consumed);
   txn_.fanout->start();

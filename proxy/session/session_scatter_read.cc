@@ -7,9 +7,11 @@
 // the transaction's own writes and its snapshot on each shard. A read marks no shard written: a read-only
 // transaction on several shards commits with plain COMMITs. A failed read fails the transaction on every leg
 // as PostgreSQL fails it (take_back_servers).
+#include "common/bytes.h"
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
+#include "wire/messages.h"
 
 namespace sw::session {
 
@@ -30,7 +32,7 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
       [this] { return client_->over_high_water(); },
       [this, in_transaction, pools = std::move(pools), kind = static_cast<size_t>(route.merge->kind),
        started = stats::monotonic_us()](const MergeFanout::Counters& counters) {
-        write_session_ready(in_transaction);
+        if (txn_.merge->answers_sync()) write_session_ready(in_transaction);
         count_fanout(pools, stats::RouteLabel::Scatter, started);
         stats::WorkerTraffic& traffic = host_.traffic();
         ++traffic.merged_reads[kind];
@@ -51,6 +53,7 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
       return Start::Answered;
     }
   }
+  if (in_transaction && extended != nullptr && extended->max_rows > 0) keep_scatter_portal();
   set_request_state(RequestState::Running);
   consume_client(consumed);
   txn_.merge->start();
@@ -88,12 +91,8 @@ Status Session::held_read_refusal(const router::Route& route) const {
                                   "BEGIN ... COMMIT");
     }
   }
-  if (route.copy_out)
-    return Status::client("0A000", "COPY ... TO STDOUT of sharded table " + route.table +
-                                       " runs on every shard only outside a transaction block (and, with "
-                                       "pool.mode session, while the session holds no server); run it "
-                                       "outside BEGIN ... COMMIT");
-  if (route.merge == nullptr)
+  // A COPY ... TO STDOUT runs as a Fanout (hold_copy_servers), which needs no plan.
+  if (route.merge == nullptr && !route.copy_out)
     return Status::client("0A000",
                           what +
                               " runs inside a transaction block (or with pool.mode session) only with "
@@ -136,10 +135,53 @@ Session::Next Session::read_batch_on_every_shard(const ExtendedBatch& batch, con
   return start == Start::Wait ? Next::Stop : Next::Continue;
 }
 
+// Inside the transaction a merge at its Execute's row limit waits for the portal's next Execute
+// (MergeFanout::keep_portal); the client's batch is answered meanwhile.
+void Session::keep_scatter_portal() {
+  txn_.merge->keep_portal([this](bool answers_sync) {
+    if (answers_sync) write_session_ready(true);
+    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+      if (!alive.lock()) return;
+      if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
+      if (phase_ == Phase::Ready) read_client_messages();
+    });
+  });
+}
+
+// The client's next message while such a merge waits: an Execute of its portal continues it, a
+// Sync is answered here (the transaction's status), a Flush needs nothing; anything else ends
+// the portal first (its remaining rows read and dropped, every server a leg again), then goes
+// its usual way.
+Session::Next Session::continue_scatter_portal(const wire::Frame& frame) {
+  std::string out;
+  switch (frame.type) {
+    case 'S':
+      wire::encode_ready_for_query(out, txn_.control.status());
+      client_->write(out);
+      consume_client(frame.size);
+      return Next::Continue;
+    case 'H': consume_client(frame.size); return Next::Continue;
+    default: break;
+  }
+  const std::string_view body = frame.body;  // Execute: the portal's name, then the row limit
+  const size_t name_end = body.find('\0');
+  set_request_state(RequestState::Running);
+  if (frame.type == 'E' && name_end != std::string_view::npos && body.size() == name_end + 5 &&
+      body.substr(0, name_end) == txn_.scatter_portal) {
+    const uint32_t max_rows = load_be32(body.data() + name_end + 1);
+    consume_client(frame.size);
+    txn_.merge->resume(max_rows);
+    return Next::Stop;
+  }
+  txn_.merge->close_portal();
+  return Next::Stop;
+}
+
 // A batch that starts with an Execute of the portal a read on every shard left at its row limit
-// inside the transaction: no shard holds that portal (each ran the read whole, as the unnamed
-// one), so it is refused, failing the transaction as an error there would, rather than answered
-// by a server that does not know the portal.
+// inside the transaction, once that read ended otherwise (the client sent something else first):
+// no shard holds that portal (each ran the read as the unnamed one), so it is refused, failing
+// the transaction as an error there would, rather than answered by a server that does not know
+// the portal.
 Session::Next Session::refuse_scatter_portal_execute() {
   if (!txn_.scatter_portal_open) return Next::Forward;
   if (!writes_in_transaction()) {
@@ -159,16 +201,33 @@ Session::Next Session::refuse_scatter_portal_execute() {
   if (clock_.request_started_us == 0) note_request_start();
   request_.batch_open = true;  // the client's Sync ends the batch the refusal opens
   inject_abort(Status::client("0A000",
-                              "shardwire does not continue a portal of a read of every shard: it "
-                              "returned the rows of its first Execute only; read such a query "
-                              "whole (no fetch size or cursor), or add a shard key value"),
+                              "shardwire continues a portal of a read of every shard only with "
+                              "Executes of it and nothing else in between (no other statement, "
+                              "Describe or Close); read such a query whole, or add a shard key value"),
                true);
   consume_client(frame.frame.size);
   return Next::Continue;
 }
 
-// Runs the merge on the session's servers (`targets` are the plan's, by leg): each leg's shard
-// lends its server or gets a new one that joins the transaction; every server comes back as a leg.
+// The targets of a read on the session's servers, on `shards` (every shard when null), in that
+// order: each shard lends its leg's server or gets a new one, which joins the client's transaction
+// (outside one, in session pooling, nothing begins).
+Status Session::hold_read_servers(const std::vector<int>* shards,
+                                  std::vector<EveryShardTransaction::Target>* targets) {
+  const bool in_transaction = writes_in_transaction();
+  std::vector<pool::Pool*> pools;
+  if (Status error = targets_with_session_servers(shards, in_transaction, targets, &pools); !error)
+    return error;
+  if (!in_transaction) {
+    for (EveryShardTransaction::Target& target : *targets) target.begin.clear();  // a read needs none
+  }
+  LOG_DEBUG("client=c%llu scatter read on %zu shards with the session's servers%s", (unsigned long long)id(),
+            targets->size(), in_transaction ? " in the client's transaction" : "");
+  return Status::ok();
+}
+
+// Runs the merge on the session's servers (`targets` are the plan's, by leg); every server comes
+// back as a leg.
 Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& route) {
   std::vector<int> shards;
   if (route.merge->shard_statements.empty()) {
@@ -181,15 +240,22 @@ Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& rout
   }
   const bool in_transaction = writes_in_transaction();
   std::vector<EveryShardTransaction::Target> targets;
-  std::vector<pool::Pool*> pools;
-  if (Status error = targets_with_session_servers(&shards, in_transaction, &targets, &pools); !error)
-    return error;
-  if (!in_transaction) {
-    for (EveryShardTransaction::Target& target : targets) target.begin.clear();  // a read needs none
-  }
-  LOG_DEBUG("client=c%llu scatter read on %zu shards with the session's servers%s", (unsigned long long)id(),
-            targets.size(), in_transaction ? " in the client's transaction" : "");
+  if (Status error = hold_read_servers(&shards, &targets); !error) return error;
   merge.keep_servers(
+      std::move(targets), in_transaction,
+      [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed, const Status& error) {
+        return take_back_servers(std::move(handed), error, in_transaction);
+      });
+  return Status::ok();
+}
+
+// Runs a COPY ... TO STDOUT's Fanout on the session's servers (every shard, the fanout's targets
+// in shard order); every server comes back as a leg.
+Status Session::hold_copy_servers(Fanout& fanout) {
+  const bool in_transaction = writes_in_transaction();
+  std::vector<EveryShardTransaction::Target> targets;
+  if (Status error = hold_read_servers(nullptr, &targets); !error) return error;
+  fanout.keep_servers(
       std::move(targets), in_transaction,
       [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed, const Status& error) {
         return take_back_servers(std::move(handed), error, in_transaction);

@@ -89,8 +89,9 @@ struct Transaction {
   // active one was on shard `lent_active` (-1: none).
   std::vector<Leg> lent;
   int lent_active = -1;
-  // The client's portal of a read on every shard run on the legs with an Execute row limit: no
-  // shard holds it, so a later Execute of it (a fetch size, a cursor) is refused, not continued.
+  // The client's portal of a read on every shard run on the legs with an Execute row limit: its
+  // next Executes continue the merge while it waits (MergeFanout::keep_portal); once it ended
+  // otherwise no shard holds it, so a later Execute of it is refused.
   std::string scatter_portal;
   bool scatter_portal_open = false;
   // The unsynced batch runs on several legs; Syncing: whether something in it failed.

@@ -82,14 +82,14 @@ std::vector<Driver> drivers() {
   const std::string node = kDriversDir + "/node/";
   std::vector<std::string> java = {"java", "-cp", jdbc_classpath(), "JdbcCheck"};
   const std::vector<std::string> copy = {"copy_in", "copy_out"};
-  const std::vector<std::string> jdbc = {"copy_in", "copy_out", "txn_merged"};
+  const std::vector<std::string> jdbc = {"copy_in", "copy_out", "txn_merged", "txn_paged"};
   const Checks postgresjs{true, false, true, copy};
   return {
       {"psycopg3",
        {kPython, py + "psycopg3_check.py"},
        {},
-       {false, true, true, {"copy_in", "copy_out", "pipeline", "txn_merged"}},
-       {{"pipeline", "3,piped!,60"}, {"txn_merged", "8|-batch-4|14|True"}}},
+       {false, true, true, {"copy_in", "copy_out", "pipeline", "txn_merged", "txn_copy"}},
+       {{"pipeline", "3,piped!,60"}, {"txn_merged", "8|-batch-4|14|True"}, {"txn_copy", "9|True|True"}}},
       {"psycopg2",
        {kPython, py + "psycopg2_check.py"},
        {},
@@ -98,9 +98,10 @@ std::vector<Driver> drivers() {
       {"asyncpg",
        {kPython, py + "asyncpg_check.py"},
        {},
-       {false, false, false, {"merged", "txn_merged", "copy_in", "copy_out", "codec"}},
+       {false, false, false, {"merged", "txn_merged", "txn_cursor", "copy_in", "copy_out", "codec"}},
        {{"merged", "-batch-4|14|14"},
         {"txn_merged", "-batch-4|14|8"},
+        {"txn_cursor", "14,13,12,11,10,3,2,1"},
         {"copy_in", "COPY 3"},
         {"codec", "True"}}},
       {"nodepg", {"node", node + "pg_check.js"}, {}, {}, {}},
@@ -114,8 +115,16 @@ std::vector<Driver> drivers() {
        {"noprepare"},
        postgresjs,
        {{"simple", "[2,3]"}}},
-      {"jdbc_t0", java, {"0"}, {false, true, true, jdbc}, {{"txn_merged", "8|-batch-4|14"}}},
-      {"jdbc_t1", java, {"1"}, {false, true, true, jdbc}, {{"txn_merged", "8|-batch-4|14"}}},
+      {"jdbc_t0",
+       java,
+       {"0"},
+       {false, true, true, jdbc},
+       {{"txn_merged", "8|-batch-4|14"}, {"txn_paged", "14,13,12,11,10,3,2,1"}}},
+      {"jdbc_t1",
+       java,
+       {"1"},
+       {false, true, true, jdbc},
+       {{"txn_merged", "8|-batch-4|14"}, {"txn_paged", "14,13,12,11,10,3,2,1"}}},
   };
 }
 

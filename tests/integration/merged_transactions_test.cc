@@ -7,7 +7,7 @@
 // whole transaction (25P02 after it, COMMIT answers ROLLBACK, nothing committed, no server left
 // idle in a transaction); a LIMIT that needs fewer rows than the shards hold leaves every leg
 // usable; the client's cancel fails the transaction; the extended protocol too (an Execute row
-// limit answers PortalSuspended, continuing that portal is refused); session pooling on the
+// limit: merged_portals); session pooling on the
 // session's servers; and under
 // sharding.cross_shard_transactions: refuse such a read is refused naming the setting.
 #include "it_test.h"
@@ -253,44 +253,6 @@ TEST_SUITE("merged_transactions") {
       PgConn shard2 = f.setup.shard(2);
       REQUIRE_OK(shard2.exec("DELETE FROM orders WHERE note = 'limit'"));
     }
-  }
-
-  TEST_CASE("an Execute row limit inside BEGIN: the first rows, PortalSuspended; continuing is refused") {
-    PROXY_ONLY();
-    ShardedFixture f;
-    INFO("proxy log:\n" << f.log_tail());
-    const Tenants t;
-    seed(f, t, 4);
-    PgConn client = f.client();
-    REQUIRE_OK(client.exec("BEGIN"));
-    REQUIRE_OK(
-        client.exec("INSERT INTO orders (tenant_id, id, note, qty) VALUES (" + k(t.b) + ", 600, 'p', 50)"));
-    const std::string portal = "p1";
-    std::string first = wire::message(
-        'P', std::string(1, '\0') + "SELECT qty FROM orders ORDER BY qty DESC" + std::string(3, '\0'));
-    first += wire::message('B', portal + std::string(1, '\0') + std::string(1, '\0') + std::string(6, '\0'));
-    first += wire::message('D', "P" + portal + std::string(1, '\0'));
-    first += wire::message('E', portal + std::string(1, '\0') + wire::be32(2));
-    first += wire::message('S', "");
-    const auto answer = raw_batch(client, first);
-    INFO("first: " << kinds(answer));
-    REQUIRE(kinds(answer) == "12TDDsZ");
-    CHECK(answer[3].body.find("50") != std::string::npos);  // the transaction's own row first
-    CHECK(answer.back().body == "T");
-    // pgjdbc's next fetch: Execute of the same portal. No shard holds it: refused, clearly.
-    const auto next = raw_batch(
-        client, wire::message('E', portal + std::string(1, '\0') + wire::be32(2)) + wire::message('S', ""));
-    INFO("next: " << kinds(next));
-    REQUIRE(!next.empty());
-    CHECK(next.front().type == 'E');
-    CHECK(wire::parse_error(next.front().body).sqlstate() == "0A000");
-    CHECK(contains(wire::parse_error(next.front().body).message(), "does not continue a portal"));
-    CHECK(next.back().type == 'Z');
-    CHECK(next.back().body == "E");
-    CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
-    CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
-    CHECK(f.rows_on(1, "note = 'p'").empty());
-    CHECK(prepared_or_idle(f) == 0);
   }
 
   TEST_CASE("the client's cancel of a read inside BEGIN fails the transaction on every shard") {

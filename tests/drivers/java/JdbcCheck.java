@@ -197,6 +197,19 @@ public final class JdbcCheck {
       conn.commit();
       put("txn_merged", count + "|" + first, "8|-batch-4|14");
     }
+    // A fetch size inside the transaction: a named portal, Execute(3) + Sync at a time; the merge
+    // of every shard goes on across the fetches.
+    try (PreparedStatement paged =
+             conn.prepareStatement("SELECT qty FROM orders WHERE note LIKE ? ORDER BY qty DESC")) {
+      paged.setFetchSize(3);
+      paged.setString(1, tag + "-%");
+      List<String> qtys = new ArrayList<>();
+      try (ResultSet rs = paged.executeQuery()) {
+        while (rs.next()) qtys.add(Integer.toString(rs.getInt(1)));
+      }
+      conn.commit();
+      put("txn_paged", String.join(",", qtys), "14,13,12,11,10,3,2,1");
+    }
     conn.setAutoCommit(true);
 
     if (mode.equals("session")) {

@@ -63,6 +63,11 @@ async def main(url, mode, tenant, tag):
                                   tag + "-%")
         count = await conn.fetchval("SELECT count(*) FROM orders WHERE note LIKE $1", tag + "-%")
     put("txn_merged", "%s|%s|%s" % (top["note"][len(tag):], top["qty"], count), "-batch-4|14|8")
+    # A cursor of a keyless merged read inside the transaction: its portal fetched 3 rows at a time.
+    async with conn.transaction():
+        qtys = [r["qty"] async for r in conn.cursor(
+            "SELECT qty FROM orders WHERE note LIKE $1 ORDER BY qty DESC", tag + "-%", prefetch=3)]
+    put("txn_cursor", ",".join(map(str, qtys)), "14,13,12,11,10,3,2,1")
 
     table = "copy_" + tag
     await conn.execute("DROP TABLE IF EXISTS %s" % table)

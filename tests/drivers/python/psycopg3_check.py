@@ -1,6 +1,7 @@
 """psycopg 3 through shardwire: server-side binding, named prepared statements, pipeline mode,
-executemany, a server-side cursor, COPY both ways, and keyless reads merged across shards on a
-connection in psycopg's default mode (every statement inside a transaction block).
+executemany, a server-side cursor, COPY both ways, and keyless reads merged across shards and a
+COPY TO of every shard on a connection in psycopg's default mode (every statement inside a
+transaction block).
 Usage: psycopg3_check.py URL MODE TENANT TAG"""
 import psycopg
 
@@ -93,6 +94,20 @@ with psycopg.connect(url, connect_timeout=10) as default_mode:
     in_block = default_mode.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
     default_mode.commit()
     put("txn_merged", "%s|%s|%s|%s" % (count, top[0][len(tag):], top[1], in_block), "8|-batch-4|14|True")
+
+# cursor.copy() of every shard inside psycopg's default transaction: the copy holds the
+# transaction's own uncommitted row; the rollback leaves it nowhere.
+with psycopg.connect(url, connect_timeout=10) as default_mode:
+    default_mode.execute("INSERT INTO orders (tenant_id, note, qty) VALUES (%s, %s, %s)",
+                         (tenant, tag + "-copytxn", 7))
+    notes = []
+    with default_mode.cursor() as cur:
+        with cur.copy("COPY (SELECT note FROM orders WHERE starts_with(note, '%s-')) TO STDOUT" % tag) as copy:
+            for r in copy.rows():
+                notes.append(r[0])
+    in_block = default_mode.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    default_mode.rollback()
+    put("txn_copy", "%d|%s|%s" % (len(notes), (tag + "-copytxn") in notes, in_block), "9|True|True")
 
 if mode == "session":
     pids = {conn.execute("SELECT pg_backend_pid()").fetchone()[0] for _ in range(3)}
