@@ -397,7 +397,7 @@ std::string describe_facts(const StatementFacts& facts);
 // every avg(args) output item as `sum(args), count(args)`. Edits splice the statement's own
 // text at the parse tree's locations.
 // `literals` replaces the plain literal (a number, a '...' string, NULL) at each analyzed-text
-// location by its text: the key lists of a read split by shard (an IN item of another shard ->
+// location by its text: the key lists of a read (or write) split by shard (an IN item of another shard ->
 // NULL, an ANY('{...}') array -> the shard's own elements).
 struct LiteralEdit {
   int location = -1;
@@ -433,6 +433,10 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
 // exactly, one after ONLY or TABLE, or a statement that qualifies columns with a schema
 // (`public.t.col`, which a replaced name no longer answers) is a 0A000 error.
 Result<std::string> splice_tables(const StatementFacts& facts, const std::vector<TableSplice>& splices);
+
+// The statement's text with only `literals` replaced (LiteralEdit): an UPDATE or DELETE whose key
+// lists are cut to one shard's keys.
+Result<std::string> replace_literals(const StatementFacts& facts, const std::vector<LiteralEdit>& literals);
 
 // An INSERT ... VALUES (the statement's one INSERT) cut to some of its VALUES rows (`rows`:
 // indexes into its rows, ascending), every other part of the text verbatim (column list,

@@ -232,6 +232,19 @@ Result<std::string> apply(const std::string& text, std::vector<Edit> edits) {
   return out;
 }
 
+Status literal_edits(const std::vector<LiteralEdit>& literals, size_t base, const std::string& text,
+                     std::vector<Edit>& edits) {
+  for (const LiteralEdit& literal : literals) {
+    if (literal.location < 0 || static_cast<size_t>(literal.location) < base)
+      return cannot("a key list item could not be located");
+    const size_t at = static_cast<size_t>(literal.location) - base;
+    auto end = literal_end(text, at);
+    if (!end) return end.status();
+    edits.push_back(Edit{at, end.value(), literal.text});
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite) {
@@ -274,16 +287,17 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
     if (Status s = split_avg(shape, base, text, edits); !s) return s;
   }
   if (Status s = add_columns(shape, rewrite, base, text, edits); !s) return s;
-  for (const LiteralEdit& literal : rewrite.literals) {
-    if (literal.location < 0 || static_cast<size_t>(literal.location) < base)
-      return cannot("a key list item could not be located");
-    const size_t at = static_cast<size_t>(literal.location) - base;
-    auto end = literal_end(text, at);
-    if (!end) return end.status();
-    edits.push_back(Edit{at, end.value(), literal.text});
-  }
+  if (Status s = literal_edits(rewrite.literals, base, text, edits); !s) return s;
   if (Status s = table_edits(facts, rewrite.tables, base, text, edits); !s) return s;
   return apply(text, std::move(edits));
+}
+
+Result<std::string> replace_literals(const StatementFacts& facts, const std::vector<LiteralEdit>& literals) {
+  if (facts.begin.location < 0) return cannot("the statement could not be located");
+  std::vector<Edit> edits;
+  if (Status s = literal_edits(literals, static_cast<size_t>(facts.begin.location), facts.text, edits); !s)
+    return s;
+  return apply(facts.text, std::move(edits));
 }
 
 Result<std::string> splice_tables(const StatementFacts& facts, const std::vector<TableSplice>& splices) {

@@ -168,6 +168,8 @@ class DmlRouter {
   bool split_edits(const std::vector<int>& shards);
   // route_split.cc: an INSERT whose rows span shards, one INSERT per shard.
   Route split_insert(int table);
+  Route split_write(int table);
+  std::vector<int> key_shards() const;
   Status fill_statements(merge::MergePlan& plan, parser::SelectRewrite rewrite) const;
   // route_merge.cc: the scatter plan of a SELECT whose own block needs a merge.
   Route merged_scatter(Route route, int first);

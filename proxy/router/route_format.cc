@@ -45,11 +45,11 @@ std::string route_summary(const Route& route, const Directory& dir) {
       break;
     case RouteKind::Scatter:
     case RouteKind::AllShards:
-      if (route.insert_select) {
+      if (route.scatter_write()) {
         std::string shards;
         for (int shard : route.shards)
           shards += (shards.empty() ? "" : ",") + dir.shard_name(static_cast<uint16_t>(shard));
-        out += " " + shards + " insert-select";
+        out += " " + shards + (route.insert_select ? " insert-select" : " split-write");
       } else if (route.merge && !route.merge->shard_statements.empty()) {
         std::string shards;
         for (const merge::ShardStatement& statement : route.merge->shard_statements)
@@ -61,7 +61,9 @@ std::string route_summary(const Route& route, const Directory& dir) {
       if (route.merge) out += " " + route.merge->describe();
       if (route.copy_out) out += route.copy_header ? " copy csv-header" : " copy";
       if (route.copy_in) out += " copy-in";
-      if (route.migrating) out += " waits-for-cutover " + std::to_string(route.buckets.front());
+      if (route.migrating && route.split_write) out += " migrating";
+      if (route.migrating && !route.split_write)
+        out += " waits-for-cutover " + std::to_string(route.buckets.front());
       if (route.reference_write) out += " reference-write " + route.table;
       if (!route.fence_tables.empty()) {
         out += " fence";
@@ -104,6 +106,8 @@ std::string describe_route(const Route& route, const Directory& dir) {
     for (const merge::ShardStatement& statement : route.merge->shard_statements)
       out += "; " + dir.shard_name(static_cast<uint16_t>(statement.shard)) + " runs: " + statement.sql;
   }
+  for (const merge::ShardStatement& statement : route.shard_statements)
+    out += "; " + dir.shard_name(static_cast<uint16_t>(statement.shard)) + " runs: " + statement.sql;
   if (route.split) {
     for (const InsertSplit::Part& part : route.split->parts)
       out += "; " + dir.shard_name(static_cast<uint16_t>(part.shard)) + " runs: " + part.sql;

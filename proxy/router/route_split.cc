@@ -179,19 +179,15 @@ bool DmlRouter::split_edits(const std::vector<int>& shards) {
 Route DmlRouter::split_read(int table) {
   splitting_ = true;
   if (facts_.kind == parser::StatementKind::Insert) return split_insert(table);
+  if (facts_.kind == parser::StatementKind::Update || facts_.kind == parser::StatementKind::Delete)
+    return split_write(table);
   const bool plain_select = facts_.node_type == "SelectStmt" && facts_.select.plain;
   if (facts_.writes || facts_.query_kind != parser::StatementKind::Select || !plain_select)
     return several_shards_error(table);
   for (int t : sharded_) {
     if (find(t) != find(table)) return several_shards_error(table);
   }
-  std::vector<int> shards;
-  for (int t : sharded_) {
-    for (int shard : shards_of(keys(t).buckets)) {
-      if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
-    }
-  }
-  std::sort(shards.begin(), shards.end());
+  const std::vector<int> shards = key_shards();
   if (!split_edits(shards)) {
     split_.clear();
     return keyless_read(table);
@@ -219,6 +215,60 @@ Route DmlRouter::split_read(int table) {
   }
   route.merge = std::move(plan);
   return route;
+}
+
+// An UPDATE or DELETE whose key lists fall on several shards (docs/architecture.md §6.3, "Writes
+// with key lists on several shards"): each of those shards runs it with the lists cut to its own
+// keys; the session runs the parts in one transaction per shard and commits them together. Only
+// when every sharded table is co-located with the target and keyed by lists the split can cut,
+// nothing unsharded is read (it lives on the default shard only), and no part sets the key to
+// another shard's value.
+Route DmlRouter::split_write(int table) {
+  if (!facts_.complete || !unsharded_.empty()) return several_shards_error(table);
+  for (int t : sharded_) {
+    if (find(t) != find(table)) return several_shards_error(table);
+  }
+  const std::vector<int> shards = key_shards();
+  if (!split_edits(shards)) {
+    split_.clear();
+    return several_shards_error(table);
+  }
+  Route route;
+  for (const ShardEdits& edits : split_) {
+    if (!check_assignments(edits.shard, route)) return route;
+    auto sql = parser::replace_literals(facts_, edits.literals);
+    if (!sql) return make_error("0A000", sql.status().message, rule(table)->config_name);
+    route.shards.push_back(edits.shard);
+    route.shard_statements.push_back({edits.shard, std::move(sql.value()), edits.params});
+  }
+  for (int t : sharded_) {
+    for (uint32_t bucket : keys(t).buckets) {
+      route.buckets.push_back(bucket);
+      if (dir_.bucket(bucket).state == BucketState::Migrating) route.migrating = true;
+    }
+  }
+  std::sort(route.buckets.begin(), route.buckets.end());
+  route.buckets.erase(std::unique(route.buckets.begin(), route.buckets.end()), route.buckets.end());
+  route.kind = RouteKind::Scatter;
+  route.writes = true;
+  route.split_write = true;
+  route.table = rule(table)->config_name;
+  route.reason = "the keys of " + route.table + " are on shards " + shard_names(dir_, shards) +
+                 ": each runs the " + statement_verb(facts_) +
+                 " with its own keys, committed together (two-phase commit)";
+  return route;
+}
+
+// The shards of the sharded references' keys, ascending.
+std::vector<int> DmlRouter::key_shards() const {
+  std::vector<int> shards;
+  for (int t : sharded_) {
+    for (int shard : shards_of(keys_[static_cast<size_t>(t)].buckets)) {
+      if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
+    }
+  }
+  std::sort(shards.begin(), shards.end());
+  return shards;
 }
 
 // The SQL the shards run: one statement for all, or each split shard's own.

@@ -150,6 +150,14 @@ struct Route {
   // `migrating`, `buckets` (the run waits for the cutover).
   bool insert_select = false;
   std::vector<int> shards;
+  // Scatter of an UPDATE or DELETE whose key lists fall on several shards: a write on each of
+  // `shards`, each running the `shard_statements` entry of the same position (its lists cut to
+  // its own keys; in the extended protocol, Bind values of the other shards' list items
+  // replaced), committed together like an insert_select (docs/architecture.md §6.3).
+  bool split_write = false;
+  std::vector<merge::ShardStatement> shard_statements;
+  // A write on several shards, each running its own SQL, committed together.
+  bool scatter_write() const { return insert_select || split_write; }
   std::shared_ptr<const InsertSplit> split;  // Split: the per-shard INSERTs
   std::string table;                         // the sharded table the decision is about ("" when none)
   // Why, for people (shardwire route, SHOW ROUTE): always filled when routed with Explain::Yes;

@@ -6,18 +6,12 @@
 
 #include "common/bytes.h"
 #include "merge/binary.h"
+#include "session/split_bind.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
 
 namespace sw::session {
 namespace {
-
-uint32_t be32(const char* p) {
-  return (static_cast<uint32_t>(static_cast<unsigned char>(p[0])) << 24) |
-         (static_cast<uint32_t>(static_cast<unsigned char>(p[1])) << 16) |
-         (static_cast<uint32_t>(static_cast<unsigned char>(p[2])) << 8) |
-         static_cast<uint32_t>(static_cast<unsigned char>(p[3]));
-}
 
 // One RowDescription field: its name and the 18 bytes after it (table, attnum, type, typlen,
 // typmod, format).
@@ -35,47 +29,11 @@ bool decode_fields(std::string_view body, std::vector<Field>& out) {
   for (size_t i = 0; i < count; ++i) {
     const size_t nul = body.find('\0', at);
     if (nul == std::string_view::npos || nul + 19 > body.size()) return false;
-    Field field{body.substr(at, nul - at), body.substr(nul + 1, 18), be32(body.data() + nul + 7)};
+    Field field{body.substr(at, nul - at), body.substr(nul + 1, 18), load_be32(body.data() + nul + 7)};
     out.push_back(field);
     at = nul + 19;
   }
   return at == body.size();
-}
-
-// A Bind's parameter part (format codes, then values) with some values replaced: NULL, or a
-// text value (used only for text-format parameters).
-std::string replace_parameters(std::string_view blob,
-                               const std::vector<merge::ShardStatement::Param>& params) {
-  size_t at = 0;
-  auto int16_at = [&](size_t offset) {
-    return offset + 2 <= blob.size() ? load_be16(blob.data() + offset) : 0;
-  };
-  const size_t formats = int16_at(0);
-  at = 2 + 2 * formats;
-  std::string out(blob.substr(0, std::min(at + 2, blob.size())));
-  const size_t values = int16_at(at);
-  at += 2;
-  for (size_t i = 0; i < values && at + 4 <= blob.size(); ++i) {
-    const auto length = static_cast<int32_t>(be32(blob.data() + at));
-    const size_t size = 4 + (length > 0 ? static_cast<size_t>(length) : 0);
-    const merge::ShardStatement::Param* replaced = nullptr;
-    for (const auto& param : params) {
-      if (param.number == static_cast<int>(i) + 1) replaced = &param;
-    }
-    if (replaced == nullptr) {
-      out.append(blob.substr(at, size));
-    } else if (!replaced->text) {
-      out.append("\xff\xff\xff\xff", 4);
-    } else {
-      const auto n = static_cast<uint32_t>(replaced->text->size());
-      const char length_bytes[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
-                                    static_cast<char>(n >> 8), static_cast<char>(n)};
-      out.append(length_bytes, 4);
-      out.append(*replaced->text);
-    }
-    at += size;
-  }
-  return out;
 }
 
 }  // namespace
@@ -89,7 +47,7 @@ void MergeFanout::use_extended(Extended extended) {
     wire::encode_parse(out, "", leg_sql(i), extended.types);
     const bool replaced = i < plan_.shard_statements.size() && !plan_.shard_statements[i].params.empty();
     const std::string parameters =
-        replaced ? replace_parameters(extended.parameters, plan_.shard_statements[i].params)
+        replaced ? replaced_bind_rest(extended.parameters, plan_.shard_statements[i].params)
                  : extended.parameters;
     wire::MessageWriter bind(out);
     bind.begin('B').cstr("").cstr("").bytes(parameters).int16(0).end();  // results in text
@@ -184,7 +142,7 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
     names.emplace_back(field.name);
     if (field.rest.size() == 18)
       shard_columns_.origins.push_back(merge::ColumnOrigin{
-          be32(field.rest.data()), static_cast<int16_t>(load_be16(field.rest.data() + 4))});
+          load_be32(field.rest.data()), static_cast<int16_t>(load_be16(field.rest.data() + 4))});
     if (field.rest.size() == 18 && (field.rest[16] != 0 || field.rest[17] != 0))
       return Status::proxy("0A000", "merged reads need text-format results");
   }

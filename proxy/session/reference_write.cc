@@ -47,7 +47,7 @@ void ReferenceWrite::on_no_server(const Status& why) { fail(why); }
 
 // The client's settings, BEGIN and the client's statement, in one write.
 void ReferenceWrite::on_leg_server(size_t index, std::string prologue, int ready_owed) {
-  prologue += setup_.query;
+  prologue += setup_.queries.empty() ? setup_.query : setup_.queries[index];
   legs_[index].ready_owed += ready_owed + 1;
   servers_.write(index, prologue);
 }
@@ -167,7 +167,8 @@ void ReferenceWrite::commit() {
   two_phase_->start(servers_.shard_names(), written);
 }
 
-// EqualTags: the shards' tags must be equal (else their copies differ). SumRows: `INSERT 0 <sum>`.
+// EqualTags: the shards' tags must be equal (else their copies differ). SumRows: the first tag's
+// command with the sum of the counts (`INSERT 0 <sum>`, `UPDATE <sum>`, `DELETE <sum>`).
 Status ReferenceWrite::answer_tag() {
   std::string answers;
   bool equal = true;
@@ -182,8 +183,9 @@ Status ReferenceWrite::answer_tag() {
     }
     total += count;
   }
-  if (setup_.answer == Answer::SumRows) {
-    tag_ = "INSERT 0 " + std::to_string(total);
+  if (setup_.answer == Answer::SumRows) {  // "INSERT 0 ", "UPDATE ", "DELETE " and the total
+    const std::string& first = legs_.front().tag;
+    tag_ = first.substr(0, first.rfind(' ') + 1) + std::to_string(total);
     return Status::ok();
   }
   if (!equal) {

@@ -38,6 +38,9 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     // The client's Query message whole, or its extended batch rebuilt: Parse (unnamed), Bind,
     // [Describe portal], Execute, Sync.
     std::string query;
+    // Instead of `query`, one message per target, in the targets' order (a split write: each shard
+    // with its own key lists).
+    std::vector<std::string> queries;
     bool hide_parse_complete = false;  // extended: the client sent no Parse
     std::string table;                 // the reference table, for messages
     std::string session_state;         // SessionState signature the servers get first

@@ -113,11 +113,12 @@ Placement place_reference_write() {
   return placement;
 }
 
-// INSERT ... SELECT on several shards (each inserting its own buckets' rows) commits on all of
-// them or on none, like a reference write, in either protocol; in a transaction it joins its
-// legs. Like a scatter read it needs a confirmed directory (checked by the caller): a stale one
-// could leave out a shard that now owns buckets.
-Placement place_insert_select(const router::Route& route) {
+// A scatter write (INSERT ... SELECT on several shards, each inserting its own buckets' rows; an
+// UPDATE/DELETE with key lists on several shards) commits on all of them or on none, like a
+// reference write, in either protocol; in a transaction it joins its legs. Like a scatter read it
+// needs a confirmed directory (checked by the caller): a stale one could leave out a shard that
+// now owns buckets.
+Placement place_scatter_write(const router::Route& route) {
   Placement placement;
   placement.kind = route.migrating ? Placement::Kind::WaitForCutover : Placement::Kind::FanOut;
   return placement;
@@ -196,7 +197,7 @@ Placement place(const router::Route& route, Protocol protocol, bool in_transacti
     case RouteKind::AllShards:
       if (route.reference_write) return place_reference_write();
       if (route.kind == RouteKind::Scatter && !read_lease_valid) return refuse_stale_read();
-      if (route.insert_select) return place_insert_select(route);
+      if (route.scatter_write()) return place_scatter_write(route);
       if (route.kind == RouteKind::Scatter && in_transaction) {
         placement.kind = Placement::Kind::FanOut;  // on the transaction's legs, joining the others
         return placement;

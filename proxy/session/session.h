@@ -45,6 +45,13 @@ namespace sw::session {
 
 class Session;
 
+// Bind values a shard gets in place of the client's, for a statement whose key lists are cut by
+// shard (merge::ShardStatement::params).
+using ShardParams = std::vector<merge::ShardStatement::Param>;
+// "INSERT ... SELECT into sharded table t on several shards", "write of sharded table t with keys
+// on several shards": a scatter write, for messages.
+std::string scatter_write_what(const router::Route& route);
+
 // The bytes of a whole typed frame (type, length and body) as they arrived.
 inline std::string_view whole(const wire::Frame& frame) {
   return {frame.body.data() + frame.body.size() - frame.size, frame.size};
@@ -387,12 +394,15 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                               const router::Route& route, bool hide_parse_complete = false);
   Result<std::pair<std::string, size_t>> extended_reference_write(const ExtendedBatch& bound,
                                                                   const router::Route& route,
-                                                                  std::string_view sql);
+                                                                  std::string_view sql,
+                                                                  const ShardParams* replaced = nullptr);
   Start start_extended_reference_write(const ExtendedBatch& bound, const router::Route& route);
-  // INSERT ... SELECT on several shards, each inserting its own rows (session_reference_write.cc)
-  Start start_insert_select(const wire::Frame& frame, const router::Route& route);
-  Start start_extended_insert_select(const ExtendedBatch& bound, const router::Route& route);
-  Start run_insert_select(std::string message, size_t consumed, const router::Route& route,
+  // A write on several shards, each running its own SQL: INSERT ... SELECT, or an UPDATE/DELETE
+  // whose key lists span shards (session_scatter_write.cc)
+  Status scatter_write_refusal(const router::Route& route) const;
+  Start start_scatter_write(const wire::Frame& frame, const router::Route& route);
+  Start start_extended_scatter_write(const ExtendedBatch& bound, const router::Route& route);
+  Start run_scatter_write(std::vector<std::string> messages, size_t consumed, const router::Route& route,
                           bool hide_parse_complete);
   Start start_write_runner(size_t consumed, std::vector<EveryShardTransaction::Target> targets,
                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,

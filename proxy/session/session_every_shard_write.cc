@@ -242,8 +242,8 @@ Session::Next Session::write_on_every_shard(const wire::Frame& query, const pars
   if (clock_.request_started_us == 0) note_request_start();
   const Start start = copies_in(route, &only)                  ? start_copy_in(query, only, route)
                       : route.kind == router::RouteKind::Split ? start_split_insert(&only, route, query.size)
-                      : route.insert_select
-                          ? start_insert_select(query, route)
+                      : route.scatter_write()
+                          ? start_scatter_write(query, route)
                           : start_reference_write(std::string(whole(query)), query.size, &only, route);
   return start == Start::Wait ? Next::Stop : Next::Continue;
 }
@@ -259,9 +259,9 @@ Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, co
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
   if (clock_.request_started_us == 0) note_request_start();
   const bool split = route.kind == router::RouteKind::Split;  // remembers its own Parse
-  const Start start = split                 ? start_extended_split(batch, route)
-                      : route.insert_select ? start_extended_insert_select(batch, route)
-                                            : start_extended_reference_write(batch, route);
+  const Start start = split                   ? start_extended_split(batch, route)
+                      : route.scatter_write() ? start_extended_scatter_write(batch, route)
+                                              : start_extended_reference_write(batch, route);
   if (start == Start::Wait) return Next::Stop;
   if (!split)
     remember_parsed(batch.parsed);  // the legs ran it as the unnamed statement: its name reached none

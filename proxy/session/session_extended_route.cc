@@ -112,7 +112,7 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
       if (route.kind == router::RouteKind::Split) return start_extended_split(batch, route);
       remember_parsed(batch.parsed);
       if (route.reference_write) return start_extended_reference_write(batch, route);
-      if (route.insert_select) return start_extended_insert_select(batch, route);
+      if (route.scatter_write()) return start_extended_scatter_write(batch, route);
       return start_extended_scatter(batch, route);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
   }

@@ -128,7 +128,7 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
     send_to_every_leg(*only);
   }
   router::Route route = front_route(*facts);
-  if (only != nullptr && (route.copy_in || route.reference_write || route.insert_select ||
+  if (only != nullptr && (route.copy_in || route.reference_write || route.scatter_write() ||
                           route.kind == router::RouteKind::Split))
     return write_on_every_shard(query, *only, route);
   if (only != nullptr && scatter_read(route)) {

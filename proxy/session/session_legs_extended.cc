@@ -33,7 +33,7 @@ Session::Next Session::route_batch_across_legs() {
   auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
   if (!values) return Next::Forward;  // forward_bind reports it
   router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
-  if (route.reference_write || route.insert_select || route.kind == router::RouteKind::Split)
+  if (route.reference_write || route.scatter_write() || route.kind == router::RouteKind::Split)
     return write_batch_on_every_shard(batch, route);
   if (scatter_read(route)) {
     if (Next next = read_batch_on_every_shard(batch, route); next != Next::Forward) return next;

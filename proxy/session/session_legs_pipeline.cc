@@ -72,7 +72,7 @@ Session::Next Session::spread_batch_to_another_leg() {
   auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
   if (!values) return Next::Forward;  // forward_bind reports it
   router::Route route = router::route(batch.only(), &*values, *host_.directory(), host_.routing_rules());
-  if (route.reference_write || route.insert_select) return Next::Forward;  // refused there
+  if (route.reference_write || route.scatter_write()) return Next::Forward;  // refused there
   int target = statement_shard(*batch.facts, route);
   if (target < 0 || target == leg.shard) return Next::Forward;
   if (!leg.tracker.idle()) {

@@ -1,12 +1,14 @@
 // Session: a write of a reference table on every shard (ReferenceWrite, docs/architecture.md
 // §6.4): outside a transaction block committed by the runners' two-phase commit; inside one left
-// in the transaction's legs (session_every_shard_write.cc). An INSERT ... SELECT between co-located
-// sharded tables on several shards (§6.3) runs through the same runner. The session reads no
-// client input until it is answered.
+// in the transaction's legs (session_every_shard_write.cc). Scatter writes (§6.3,
+// session_scatter_write.cc) run through the same runner. The session reads no client input until
+// it is answered.
 #include "common/bytes.h"
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
+#include "session/split_bind.h"
+#include "wire/message_writer.h"
 
 namespace sw::session {
 
@@ -36,24 +38,6 @@ std::string reference_write_refusal(const parser::StatementFacts* only, const ro
   return {};
 }
 
-// Why an INSERT ... SELECT on several shards cannot commit on them together; empty when it can.
-std::string insert_select_refusal(const router::Route& route, CrossShardWrites writes) {
-  const std::string what = "INSERT ... SELECT into sharded table " + route.table + " on several shards";
-  if (route.shards.size() < 2) return {};
-  switch (writes) {
-    case CrossShardWrites::TwoPhase: return {};
-    case CrossShardWrites::Refuse:
-      return what +
-             " must commit on every shard at once, which needs two-phase commit, and "
-             "sharding.cross_shard_transactions is refuse; add the key to the SELECT";
-    case CrossShardWrites::RefuseNoCatalog:
-      return what +
-             " must commit on every shard at once, which needs two-phase commit, and that needs "
-             "catalog.dsn to record decisions; add the key to the SELECT";
-  }
-  return {};
-}
-
 }  // namespace
 
 // Why a COPY FROM STDIN, reference write or split INSERT sent alone cannot run; ok when it can.
@@ -67,14 +51,7 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
     auto plan = plan_copy_in(only, *route.copy_rule);
     return plan ? Status::ok() : plan.status();
   }
-  if (route.insert_select) {
-    if (route.migrating)
-      return Status::client("0A000", "INSERT ... SELECT into sharded table " + route.table +
-                                         " waits for a bucket move's cutover, which a transaction holding "
-                                         "servers cannot; run it outside BEGIN ... COMMIT or retry");
-    const std::string refusal = insert_select_refusal(route, cross_shard_writes());
-    return refusal.empty() ? Status::ok() : Status::client("0A000", refusal);
-  }
+  if (route.scatter_write()) return scatter_write_refusal(route);
   const std::string refusal =
       reference_write_refusal(&only, route, cross_shard_writes(), host_.directory()->shards().size());
   if (!refusal.empty()) return Status::client("0A000", refusal);
@@ -84,19 +61,29 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
 }
 
 // The extended batch [Parse] Bind [Describe portal] Execute Sync of a reference write (or a
-// multi-shard INSERT ... SELECT), rebuilt for every shard with `sql` parsed as the unnamed
-// statement (no shard needs the client's statement prepared); with the size of the client's
-// batch. Execute's row limit stays the client's (pgjdbc sends 1 for a statement whose rows it
-// discards): the write runs whole either way. An INSERT ... SELECT with RETURNING takes none: each
-// shard would stop at the limit.
+// scatter write), rebuilt for every shard with `sql` parsed as the unnamed statement (no shard
+// needs the client's statement prepared) and, for one shard of a split write, the Bind values
+// `replaced` swapped; with the size of the client's batch. Execute's row limit stays the client's (pgjdbc
+// sends 1 for a statement whose rows it discards): the write runs whole either way. An INSERT ... SELECT with
+// RETURNING takes none: each shard would stop at the limit.
 Result<std::pair<std::string, size_t>> Session::extended_reference_write(const ExtendedBatch& bound,
                                                                          const router::Route& route,
-                                                                         std::string_view sql) {
+                                                                         std::string_view sql,
+                                                                         const ShardParams* replaced) {
   std::string_view input = client_input();
   size_t offset = bound.bind_end;
   std::string batch;
   wire::encode_parse(batch, "", sql, bound.types());
-  wire::encode_bind_renamed(batch, bound.bind, "");
+  if (replaced == nullptr || replaced->empty()) {
+    wire::encode_bind_renamed(batch, bound.bind, "");
+  } else {
+    wire::MessageWriter(batch)
+        .begin('B')
+        .cstr("")
+        .cstr("")
+        .bytes(replaced_bind_rest(bound.bind.rest, *replaced))
+        .end();
+  }
   for (char expected : {'D', 'E', 'S'}) {
     auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
     if (frame.status == wire::FrameStatus::NeedMore) return Status::ok();  // empty: wait for more
@@ -105,14 +92,13 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
         expected == 'E' && (body.size() < 4 || load_be32(body.data() + body.size() - 4) != 0);
     const bool fits = frame.status == wire::FrameStatus::Complete && frame.frame.type == expected &&
                       (expected != 'D' || (!body.empty() && body[0] == 'P')) &&
-                      !(limited && route.insert_select && bound.only().returning);
+                      !(limited && route.scatter_write() && bound.only().returning);
     if (!fits && expected == 'D') continue;  // Describe is optional
-    if (!fits && route.insert_select) {
-      return Status::client("0A000",
-                            "INSERT ... SELECT into sharded table " + route.table +
-                                " on several shards runs in the extended protocol only as one batch of "
-                                "[Parse] Bind [Describe portal] Execute (with RETURNING: no row limit) "
-                                "Sync");
+    if (!fits && route.scatter_write()) {
+      return Status::client("0A000", scatter_write_what(route) +
+                                         " runs in the extended protocol only as one batch of "
+                                         "[Parse] Bind [Describe portal] Execute (with RETURNING: no row "
+                                         "limit) Sync");
     }
     if (!fits)
       return Status::client("0A000", "write of reference table " + route.table +
@@ -162,61 +148,6 @@ Session::Start Session::start_reference_write(std::string message, size_t consum
   setup.table = route.table;
   return start_write_runner(consumed, std::move(targets), std::move(pools), std::move(setup),
                             stats::RouteLabel::AllShards, in_transaction);
-}
-
-// INSERT ... SELECT between co-located sharded tables on several shards (docs/architecture.md
-// §6.3): each shard runs the route's SQL (the sources read through the owned-rows splice) in a
-// transaction; outside the client's they commit together, inside it they stay its legs; the
-// client gets every shard's rows and the summed count.
-Session::Start Session::start_insert_select(const wire::Frame& frame, const router::Route& route) {
-  std::string query;
-  wire::encode_query(query, route.shard_sql);
-  return run_insert_select(std::move(query), frame.size, route, false);
-}
-
-// The extended batch rebuilt with the route's SQL for every shard; the client's Bind values.
-Session::Start Session::start_extended_insert_select(const ExtendedBatch& bound, const router::Route& route) {
-  auto batch = extended_reference_write(bound, route, route.shard_sql);
-  if (!batch) {
-    refuse_request(batch.status());
-    return Start::Answered;
-  }
-  if (batch.value().first.empty()) return Start::Wait;
-  profile_.unnamed_elsewhere = true;  // the shards' unnamed statement is this batch's now
-  return run_insert_select(std::move(batch.value().first), batch.value().second, route, !bound.client_parsed);
-}
-
-// `message`: what every shard runs (a Query, or an extended batch); `consumed`: the client's bytes.
-Session::Start Session::run_insert_select(std::string message, size_t consumed, const router::Route& route,
-                                          bool hide_parse_complete) {
-  std::string refusal = insert_select_refusal(route, cross_shard_writes());
-  if (refusal.empty() && route.migrating) {  // only on a server the session holds: else it waited
-    refusal = "INSERT ... SELECT into sharded table " + route.table +
-              " waits for a bucket move's cutover, which a transaction holding servers cannot; run it "
-              "outside BEGIN ... COMMIT or retry";
-  }
-  if (!refusal.empty()) {
-    refuse_request(Status::client("0A000", refusal));
-    return Start::Answered;
-  }
-  const bool in_transaction = writes_in_transaction();
-  std::vector<EveryShardTransaction::Target> targets;
-  std::vector<pool::Pool*> pools;
-  // A shard outside route.shards owns none of the rows read.
-  if (Status error = targets_with_session_servers(&route.shards, in_transaction, &targets, &pools); !error) {
-    refuse_request(error);
-    return Start::Answered;
-  }
-  LOG_DEBUG("client=c%llu INSERT ... SELECT into %s on %zu shards%s", (unsigned long long)id(),
-            route.table.c_str(), targets.size(), in_transaction ? " in the client's transaction" : "");
-  ReferenceWrite::Setup setup;
-  setup.query = std::move(message);
-  setup.hide_parse_complete = hide_parse_complete;
-  setup.table = route.table;
-  setup.answer = ReferenceWrite::Answer::SumRows;
-  setup.what = "INSERT ... SELECT into sharded table " + route.table;
-  return start_write_runner(consumed, std::move(targets), std::move(pools), std::move(setup),
-                            stats::RouteLabel::Scatter, in_transaction);
 }
 
 // Runs a ReferenceWrite for the client's request of `consumed` bytes (inside the client's

@@ -140,7 +140,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
       if (copies_in(route, only)) return start_copy_in(frame, *only, route);
       if (route.reference_write)
         return start_reference_write(std::string(whole(frame)), frame.size, only, route);
-      if (route.insert_select) return start_insert_select(frame, route);
+      if (route.scatter_write()) return start_scatter_write(frame, route);
       if (route.kind == RouteKind::Split) return start_split_insert(only, route, frame.size);
       return start_fanout(std::string(whole(frame)), frame.size, route, false);
     case Placement::Kind::Refuse: refuse_request(placement.error); return Start::Answered;
@@ -341,12 +341,10 @@ Status Session::check_pinned(const parser::QueryFacts& facts, const router::Rout
       if (scatter_read(route)) {
         if (Status refused = held_read_refusal(route); !refused.is_ok()) return refused;
       }
-      if (route.insert_select) {
-        return Status::client("0A000",
-                              "INSERT ... SELECT into sharded table " + route.table +
-                                  " on several shards inside a transaction block (or with pool.mode "
-                                  "session) runs only in the simple query protocol, sent alone in its own "
-                                  "Query; send it so, or add the key to the SELECT");
+      if (route.scatter_write()) {
+        return Status::client("0A000", scatter_write_what(route) +
+                                           " inside a transaction block (or with pool.mode session) runs "
+                                           "only sent alone in its own Query; send it so");
       }
       return cross("every shard");
     case RouteKind::Split: return split_insert_refusal(route);

@@ -63,7 +63,7 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
 // A keyless read of sharded tables (no COPY FROM, no write).
 bool Session::scatter_read(const router::Route& route) {
   return route.kind == router::RouteKind::Scatter && !route.writes && !route.copy_in &&
-         !route.reference_write && !route.insert_select;
+         !route.reference_write && !route.scatter_write();
 }
 
 // Inside the client's transaction block, or in session pooling while the session holds servers.

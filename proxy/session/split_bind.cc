@@ -1,4 +1,5 @@
-// The Bind and Parse of a split INSERT's part (docs/architecture.md §5.11).
+// The Bind and Parse of one shard's part of a statement split by shard (docs/architecture.md
+// §5.11, §6.3).
 #include "session/split_bind.h"
 
 #include <algorithm>
@@ -45,6 +46,37 @@ std::string part_bind_rest(std::string_view rest, const std::vector<int>& params
     if (index < values.size()) out.append(values[index]);
   }
   out.append(rest.substr(std::min(at, rest.size())));  // result format codes
+  return out;
+}
+
+std::string replaced_bind_rest(std::string_view rest,
+                               const std::vector<merge::ShardStatement::Param>& replaced) {
+  auto int16_at = [&](size_t offset) -> uint16_t {
+    return offset + 2 <= rest.size() ? load_be16(rest.data() + offset) : 0;
+  };
+  size_t at = 2 + 2 * static_cast<size_t>(int16_at(0));
+  const size_t value_count = int16_at(at);
+  at += 2;
+  std::string out(rest.substr(0, std::min(at, rest.size())));
+  for (size_t i = 0; i < value_count && at + 4 <= rest.size(); ++i) {
+    const auto length = static_cast<int32_t>(load_be32(rest.data() + at));
+    const size_t size = 4 + (length > 0 ? static_cast<size_t>(length) : 0);
+    const auto found = std::find_if(
+        replaced.begin(), replaced.end(),
+        [i](const merge::ShardStatement::Param& p) { return p.number == static_cast<int>(i) + 1; });
+    if (found == replaced.end()) {
+      out.append(rest.substr(at, size));
+    } else if (!found->text) {
+      out.append("\xff\xff\xff\xff", 4);
+    } else {
+      const auto n = static_cast<uint32_t>(found->text->size());
+      append_int16(out, static_cast<uint16_t>(n >> 16));
+      append_int16(out, static_cast<uint16_t>(n & 0xffff));
+      out.append(*found->text);
+    }
+    at += size;
+  }
+  out.append(rest.substr(std::min(at, rest.size())));  // result format codes, if any
   return out;
 }
 

@@ -1,13 +1,17 @@
-// The Bind and Parse of one part of a split INSERT in the extended protocol (docs/architecture.md
-// §5.11): the part's parameters are renumbered (`$k` of the part is the client's
-// `$params[k - 1]`, InsertSplit::Part::params), so its Bind carries only those values, in that
-// order, with their format codes, and its Parse only their type OIDs. Pure.
+// The Bind and Parse of one shard's part of a statement split by shard, in the extended protocol.
+// A split INSERT (docs/architecture.md §5.11): the part's parameters are renumbered (`$k` of the
+// part is the client's `$params[k - 1]`, InsertSplit::Part::params), so its Bind carries only
+// those values, in that order, with their format codes, and its Parse only their type OIDs. A read
+// or write whose key lists are cut by shard (§6.3): the same parameters, the values of the other
+// shards' list items replaced. Pure.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "merge/plan.h"
 
 namespace sw::session {
 
@@ -31,6 +35,12 @@ std::string part_bind_rest(std::string_view rest, const std::vector<int>& params
 // The part's Parse parameter types: the client's type of each of its parameters (0 when the
 // client gave none: PostgreSQL infers it).
 std::vector<uint32_t> part_parse_types(const std::vector<uint32_t>& types, const std::vector<int>& params);
+
+// `rest`: a Bind's format codes and values, optionally followed by its result format codes (as
+// wire::decode_bind checked them). Returns it with the values of `replaced` swapped: NULL, or a
+// text value (a key array cut to the shard's elements; the router only cuts text-format arrays).
+std::string replaced_bind_rest(std::string_view rest,
+                               const std::vector<merge::ShardStatement::Param>& replaced);
 
 // A part's messages after its BEGIN: the INSERT `sql` as a Query (no batch), or as the unnamed
 // statement with only its parameters `params`, Describe portal when the client sent one, Execute

@@ -1,4 +1,5 @@
-// part_bind_rest / part_parse_types: a split INSERT part's own Bind values and Parse types.
+// part_bind_rest / part_parse_types: a split INSERT part's own Bind values and Parse types;
+// replaced_bind_rest: a Bind's values with another shard's key list items swapped.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -8,6 +9,7 @@
 
 using sw::session::part_bind_rest;
 using sw::session::part_parse_types;
+using sw::session::replaced_bind_rest;
 
 namespace {
 
@@ -43,4 +45,17 @@ TEST_CASE("a part's Parse types are the client's for its parameters, trailing un
   CHECK(part_parse_types({20, 0}, {2, 1}) == std::vector<uint32_t>{0, 20});
   CHECK(part_parse_types({20}, {2}).empty());
   CHECK(part_parse_types({}, {1, 2}).empty());
+}
+
+TEST_CASE("a shard's Bind: other shards' list items NULL, an array its own elements, the rest as sent") {
+  // $1 = "1", $2 = "2", $3 = "{1,2}"; one format code (text) for all; results: none.
+  const std::string params = int16(1) + int16(0) + int16(3) + value("1") + value("2") + value("{1,2}");
+  const std::vector<sw::merge::ShardStatement::Param> replaced = {{1, std::nullopt},
+                                                                  {3, std::string("{\"2\"}")}};
+  CHECK(replaced_bind_rest(params, replaced) ==
+        int16(1) + int16(0) + int16(3) + kNull + value("2") + value("{\"2\"}"));
+  // With the result format codes after the values (a whole Bind rest): kept.
+  CHECK(replaced_bind_rest(params + int16(1) + int16(1), {{2, std::nullopt}}) ==
+        int16(1) + int16(0) + int16(3) + value("1") + kNull + value("{1,2}") + int16(1) + int16(1));
+  CHECK(replaced_bind_rest(params, {}) == params);
 }

@@ -1,0 +1,111 @@
+// Session: a write on several shards, each running its own SQL, committed together
+// (docs/architecture.md §6.3): an INSERT ... SELECT between co-located sharded tables (every shard
+// runs the route's SQL, inserting its own buckets' rows) or an UPDATE/DELETE whose key lists fall
+// on several shards (each shard runs it with the lists cut to its keys). It runs on the
+// ReferenceWrite runner (session_reference_write.cc) with the counts summed: outside a transaction
+// block its shards commit together (two-phase commit); inside one they stay its legs.
+#include "common/log.h"
+#include "session/session.h"
+#include "session/split_bind.h"
+
+namespace sw::session {
+
+std::string scatter_write_what(const router::Route& route) {
+  return route.insert_select ? "INSERT ... SELECT into sharded table " + route.table + " on several shards"
+                             : "write of sharded table " + route.table + " with keys on several shards";
+}
+
+// Why the scatter write cannot commit on its shards together (or wait for a cutover); ok when it can.
+Status Session::scatter_write_refusal(const router::Route& route) const {
+  const std::string what = scatter_write_what(route);
+  const std::string fix = route.insert_select ? "add the key to the SELECT" : "split the statement by shard";
+  if (route.migrating) {  // only on a server the session holds: else it waited
+    return Status::client("0A000", what +
+                                       " waits for a bucket move's cutover, which a transaction holding "
+                                       "servers cannot; run it outside BEGIN ... COMMIT or retry");
+  }
+  if (route.shards.size() < 2) return Status::ok();
+  switch (cross_shard_writes()) {
+    case CrossShardWrites::TwoPhase: return Status::ok();
+    case CrossShardWrites::Refuse:
+      return Status::client("0A000", what +
+                                         " must commit on every shard at once, which needs two-phase "
+                                         "commit, and sharding.cross_shard_transactions is refuse; " +
+                                         fix);
+    case CrossShardWrites::RefuseNoCatalog:
+      return Status::client("0A000", what +
+                                         " must commit on every shard at once, which needs two-phase "
+                                         "commit, and that needs catalog.dsn to record decisions; " +
+                                         fix);
+  }
+  return Status::ok();
+}
+
+// What each of the route's shards runs, as a Query.
+Session::Start Session::start_scatter_write(const wire::Frame& frame, const router::Route& route) {
+  std::vector<std::string> messages;
+  if (route.split_write) {
+    for (const merge::ShardStatement& statement : route.shard_statements) {
+      wire::encode_query(messages.emplace_back(), statement.sql);
+    }
+  } else {
+    wire::encode_query(messages.emplace_back(), route.shard_sql);
+  }
+  return run_scatter_write(std::move(messages), frame.size, route, false);
+}
+
+// The client's extended batch rebuilt for each shard with its SQL (and, for a split write, its own
+// Bind values); the client's other Bind values and formats unchanged.
+Session::Start Session::start_extended_scatter_write(const ExtendedBatch& bound, const router::Route& route) {
+  std::vector<std::string> messages;
+  size_t consumed = 0;
+  const size_t parts = route.split_write ? route.shard_statements.size() : 1;
+  for (size_t i = 0; i < parts; ++i) {
+    const merge::ShardStatement* statement = route.split_write ? &route.shard_statements[i] : nullptr;
+    auto batch = extended_reference_write(bound, route, statement ? statement->sql : route.shard_sql,
+                                          statement ? &statement->params : nullptr);
+    if (!batch) {
+      refuse_request(batch.status());
+      return Start::Answered;
+    }
+    if (batch.value().first.empty()) return Start::Wait;
+    messages.push_back(std::move(batch.value().first));
+    consumed = batch.value().second;
+  }
+  profile_.unnamed_elsewhere = true;  // the shards' unnamed statement is this batch's now
+  return run_scatter_write(std::move(messages), consumed, route, !bound.client_parsed);
+}
+
+// `messages`: what the shards run (a Query or an extended batch), one for every shard or one per
+// shard of route.shards, in order; `consumed`: the client's bytes.
+Session::Start Session::run_scatter_write(std::vector<std::string> messages, size_t consumed,
+                                          const router::Route& route, bool hide_parse_complete) {
+  if (Status refusal = scatter_write_refusal(route); !refusal) {
+    refuse_request(refusal);
+    return Start::Answered;
+  }
+  const bool in_transaction = writes_in_transaction();
+  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<pool::Pool*> pools;
+  // A shard outside route.shards owns none of the rows written.
+  if (Status error = targets_with_session_servers(&route.shards, in_transaction, &targets, &pools); !error) {
+    refuse_request(error);
+    return Start::Answered;
+  }
+  LOG_DEBUG("client=c%llu %s on %zu shards%s", (unsigned long long)id(), scatter_write_what(route).c_str(),
+            targets.size(), in_transaction ? " in the client's transaction" : "");
+  ReferenceWrite::Setup setup;
+  if (messages.size() == 1) {
+    setup.query = std::move(messages.front());
+  } else {
+    setup.queries = std::move(messages);
+  }
+  setup.hide_parse_complete = hide_parse_complete;
+  setup.table = route.table;
+  setup.answer = ReferenceWrite::Answer::SumRows;
+  setup.what = scatter_write_what(route);
+  return start_write_runner(consumed, std::move(targets), std::move(pools), std::move(setup),
+                            stats::RouteLabel::Scatter, in_transaction);
+}
+
+}  // namespace sw::session
