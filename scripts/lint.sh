@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Static checks:
+#   * no merge conflict markers left in any tracked file;
 #   * clang-format: every C++ file is formatted with the repo's .clang-format;
 #   * module boundaries: tests/lint/check_includes.py (also a ctest, lint.includes);
 #   * with --tidy, clang-tidy: .clang-tidy's checks (bugprone, performance, function size) over
@@ -18,6 +19,12 @@ if [ "${1:-}" = "--tidy" ]; then
 fi
 BUILD=${1:-$ROOT/build-asan}
 cd "$ROOT"
+
+echo "lint: merge conflict markers"
+if git grep -n -E '^(<<<<<<<|>>>>>>>) ' -- . ':!scripts/lint.sh'; then
+  echo "lint: the lines above are merge conflict markers; resolve them" >&2
+  exit 1
+fi
 
 echo "lint: clang-format"
 git ls-files '*.cc' '*.h' ':!tests/lint/fixture' | xargs clang-format --dry-run --Werror
