@@ -46,7 +46,8 @@ struct ShardStatement {
   int shard = 0;  // index into the directory's shards
   std::string sql;
   // Extended protocol: Bind parameters this shard gets in place of the client's ($n, 1-based):
-  // NULL for a list item of another shard, or a text array of the shard's own elements.
+  // NULL for a list item of another shard, or an array of the shard's own elements in the
+  // parameter's format (text, or binary array_send).
   struct Param {
     int number = 0;
     std::optional<std::string> text;

@@ -8,10 +8,12 @@
 // so it needs what a keyless scatter needs: one co-location group, no merge outside the
 // statement's own block, every result row from a sharded row. Parameters in a list (extended
 // protocol) are cut in each shard's Bind instead (ShardStatement::params: NULL for another
-// shard's item, a text array of the shard's elements); one used more than once in the statement
-// (or a binary array) cannot be, and the read goes to every shard with the whole list.
+// shard's item, an array of the shard's elements in the client's format, text or binary); one
+// used more than once in the statement cannot be, and the read goes to every shard with the
+// whole list.
 #include <algorithm>
 
+#include "router/binary_array.h"
 #include "router/dml_router.h"
 
 namespace sw::router::detail {
@@ -90,6 +92,37 @@ bool split_array(std::string_view text, std::vector<parser::Value>& out) {
   }
 }
 
+// A binary-format array parameter's elements, each a string (or NULL) as a '{...}' literal's.
+KeyOutcome binary_elements(std::string_view bytes, std::vector<parser::Value>& out) {
+  const std::optional<BinaryArray> array = decode_binary_array(bytes);
+  if (!array) return KeyOutcome::NotAKey;
+  out.clear();
+  for (const std::optional<std::string>& element : array->elements) {
+    parser::Value value;
+    value.kind = element ? parser::ValueKind::String : parser::ValueKind::Null;
+    if (element) value.text = *element;
+    out.push_back(std::move(value));
+  }
+  return KeyOutcome::Bucket;
+}
+
+// The shard's own elements of an array parameter, in the client's format: a text array, or
+// array_send with the client's element type; nullopt when they cannot be encoded so.
+std::optional<std::string> own_array(const BindParam& param, const std::vector<const parser::Value*>& own) {
+  if (!param.binary) return array_text(own);
+  const std::optional<BinaryArray> array = decode_binary_array(param.bytes);
+  if (!array) return std::nullopt;
+  std::vector<std::optional<std::string>> elements;
+  for (const parser::Value* value : own) {
+    if (value->kind == parser::ValueKind::Null) {
+      elements.emplace_back(std::nullopt);
+    } else {
+      elements.emplace_back(value->text);
+    }
+  }
+  return encode_binary_array(*array, elements);
+}
+
 }  // namespace
 
 KeyOutcome array_elements(const parser::Value& array, const BindValues* params,
@@ -102,7 +135,8 @@ KeyOutcome array_elements(const parser::Value& array, const BindValues* params,
     const auto index = static_cast<size_t>(array.param - 1);
     if (array.param < 1 || index >= params->params.size()) return KeyOutcome::NotAKey;
     const BindParam& param = params->params[index];
-    if (param.null || param.binary) return KeyOutcome::NotAKey;
+    if (param.null) return KeyOutcome::NotAKey;
+    if (param.binary) return binary_elements(param.bytes, out);
     text = param.bytes;
   } else {
     return KeyOutcome::NotAKey;
@@ -125,7 +159,7 @@ bool used_once(const std::string& text, int param) {
 }
 
 // Fills split_ with every shard's edits; false when a list item to remove is a parameter that
-// cannot be replaced (used more than once, or a binary array).
+// cannot be replaced (used more than once).
 bool DmlRouter::split_edits(const std::vector<int>& shards) {
   std::vector<int> done;  // predicates already cut (one predicate may key several references)
   for (int shard : shards) split_.push_back(ShardEdits{shard, {}});
@@ -152,7 +186,9 @@ bool DmlRouter::split_edits(const std::vector<int>& shards) {
           if (array.kind == parser::ValueKind::String) {
             edits.literals.push_back({array.location, array_literal(own)});
           } else if (array.kind == parser::ValueKind::Param && used_once(facts_.text, array.param)) {
-            edits.params.push_back({array.param, array_text(own)});
+            auto value = own_array(params_->params[static_cast<size_t>(array.param - 1)], own);
+            if (!value) return false;
+            edits.params.push_back({array.param, std::move(value)});
           } else {
             return false;
           }

@@ -38,7 +38,7 @@ std::vector<uint32_t> part_parse_types(const std::vector<uint32_t>& types, const
 
 // `rest`: a Bind's format codes and values, optionally followed by its result format codes (as
 // wire::decode_bind checked them). Returns it with the values of `replaced` swapped: NULL, or a
-// text value (a key array cut to the shard's elements; the router only cuts text-format arrays).
+// value in the parameter's own format (a key array cut to the shard's elements, text or binary).
 std::string replaced_bind_rest(std::string_view rest,
                                const std::vector<merge::ShardStatement::Param>& replaced);
 

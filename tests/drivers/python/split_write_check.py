@@ -1,7 +1,8 @@
 """An UPDATE and a DELETE whose key lists fall on several shards, through shardwire, by psycopg 3,
 psycopg2 or asyncpg in autocommit: each driver's own way of passing a list (psycopg 3: a list
 parameter for `= ANY(%s)`, sent as a text array, and one parameter per IN item; psycopg2: a tuple
-for `IN %s`, interpolated as a literal list; asyncpg: one parameter per IN item), the summed row
+for `IN %s`, interpolated as a literal list; asyncpg: one parameter per IN item, and a list for
+`= ANY($1)`, which it sends as a binary array), the summed row
 count, RETURNING rows from every shard. Each tenant starts with two rows (qty 1 and 2).
 Usage: split_write_check.py URL psycopg|psycopg2|asyncpg TENANTS
 TENANTS: comma-separated keys, each on another shard."""
@@ -48,6 +49,11 @@ async def run_asyncpg(url, tenants):
                             tenants[1], tenants[2], 12)
     put("delete_in", sorted(r[0] for r in rows), sorted(tenants[1:]))
     put("left", await conn.fetchval("SELECT count(*) FROM orders"), 4)
+    # A list bound to = ANY($1): asyncpg sends it as a binary int8[]; each shard gets its own elements.
+    put("read_any", await conn.fetchval("SELECT count(*) FROM orders WHERE tenant_id = ANY($1)", tenants[:2]), 3)
+    status = await conn.execute("UPDATE orders SET qty = 0 WHERE tenant_id = ANY($1)", tenants)
+    put("update_any", status, "UPDATE 4")
+    put("zeroed", await conn.fetchval("SELECT count(*) FROM orders WHERE qty = 0"), 4)
     await conn.close()
 
 

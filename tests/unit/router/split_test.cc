@@ -159,8 +159,29 @@ TEST_CASE("keys on one shard route there; parameters and unsharded joins are not
   CHECK(by_array.merge->shard_statements[0].params[0].text == std::optional<std::string>("{\"2\",\"5\"}"));
   CHECK(by_array.merge->shard_statements[1].params[0].text == std::optional<std::string>("{\"1\"}"));
   CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)") == "at-bind");
-  array.params = {{false, true, "\x01"}};
+  array.params = {{false, true, "\x01"}};  // not an array: every shard
   CHECK(summary("SELECT * FROM orders WHERE tenant_id = ANY($1)", &array) == "scatter s0,s1,s2 concat");
+  // A binary int8[] (asyncpg binds every list so): cut per shard, each Bind array_send again.
+  auto be = [](uint64_t v, int bytes) {
+    std::string out;
+    for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    return out;
+  };
+  auto int8_array = [&](const std::vector<uint64_t>& keys) {
+    std::string out = be(1, 4) + be(0, 4) + be(20, 4) + be(keys.size(), 4) + be(1, 4);
+    for (uint64_t key : keys) out += be(8, 4) + be(key, 8);
+    return out;
+  };
+  const std::string three = int8_array({1, 2, 5}), two_on_s1 = int8_array({2, 5});  // viewed by params
+  array.params = {{false, true, three}};
+  Route binary = route(first("SELECT * FROM orders WHERE tenant_id = ANY($1)"), &array, *dir, rules);
+  CHECK(route_summary(binary, *dir) == "scatter s1,s2 concat");
+  REQUIRE(binary.merge);
+  REQUIRE(binary.merge->shard_statements.size() == 2);
+  CHECK(binary.merge->shard_statements[0].params[0].text == std::optional<std::string>(int8_array({2, 5})));
+  CHECK(binary.merge->shard_statements[1].params[0].text == std::optional<std::string>(int8_array({1})));
+  array.params = {{false, true, two_on_s1}};
+  CHECK(summary("DELETE FROM orders WHERE tenant_id = ANY($1)", &array) == "shard s1 buckets 10,13");
 }
 
 TEST_CASE("ORDER BY a column not in the select list: selected first as a hidden sort column") {
