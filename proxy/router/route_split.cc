@@ -289,9 +289,11 @@ Route DmlRouter::split_write(int table) {
   route.writes = true;
   route.split_write = true;
   route.table = rule(table)->config_name;
-  route.reason = "the keys of " + route.table + " are on shards " + shard_names(dir_, shards) +
-                 ": each runs the " + statement_verb(facts_) +
-                 " with its own keys, committed together (two-phase commit)";
+  if (explain_ == Explain::Yes) {
+    route.reason = "the keys of " + route.table + " are on shards " + shard_names(dir_, shards) +
+                   ": each runs the " + statement_verb(facts_) +
+                   " with its own keys, committed together (two-phase commit)";
+  }
   return route;
 }
 
