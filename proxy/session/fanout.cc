@@ -245,7 +245,7 @@ void Fanout::finish_leg(Leg& leg) {
   if (!held_) {
     pool::Backend* backend = std::exchange(leg.backend, nullptr);
     backend->detach();
-    leg.target.pool->release(backend, leg.status == 'I');
+    leg.target.pool->release(backend, leg.status == 'I' && !leg.cancelled);
   }
   ++current_;
   if (current_ == legs_.size() || (mode_ == Mode::OneAfterAnother && errored_)) {
@@ -254,6 +254,14 @@ void Fanout::finish_leg(Leg& leg) {
   }
   if (mode_ == Mode::OneAfterAnother) acquire(current_);
   drain_current();
+}
+
+void Fanout::cancel() {
+  for (Leg& leg : legs_) {
+    if (leg.backend == nullptr || leg.done) continue;
+    leg.target.pool->send_cancel(*leg.backend);
+    leg.cancelled = true;
+  }
 }
 
 Fanout::Next Fanout::fail_after(const Status& why) {

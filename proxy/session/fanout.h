@@ -66,6 +66,11 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
 
   void start();
   bool finished() const { return finished_; }
+  // The client's CancelRequest: every leg whose server is running the statement gets one (its
+  // 57014 reaches the client once, as any shard's error). A cancelled server is closed, never
+  // reused: a late cancel could hit the next client's query. OneAfterAnother stops at the error,
+  // naming the shards that applied the statement.
+  void cancel();
 
  private:
   struct Leg {
@@ -81,6 +86,7 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
     int shard_index = -1;            // keep_servers: the directory's index of its shard
     pool::Backend* lent = nullptr;   // keep_servers: the session's server for it
     std::string begin;               // keep_servers: what a new server runs first
+    bool cancelled = false;          // a CancelRequest went to its server
   };
 
   void on_backend_ready(pool::Backend* backend) override;

@@ -68,6 +68,11 @@ void Session::cancel_running_query() {
     txn_.merge->cancel();
     return;
   }
+  if (txn_.fanout) {
+    LOG_INFO("client=c%llu cancel request forwarded to every shard of a fan-out", (unsigned long long)id());
+    txn_.fanout->cancel();
+    return;
+  }
   const Leg& leg = txn_.leg;
   if (!leg.attached() || leg.tracker.idle()) {
     LOG_DEBUG("client=c%llu cancel request: nothing running", (unsigned long long)id());
