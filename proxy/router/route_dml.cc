@@ -189,7 +189,9 @@ bool DmlRouter::add_predicate(size_t p, int t, Route& error) {
     }
     if (array != KeyOutcome::Bucket) {
       k.own.drop_last();
-      k.hint = r.key + " = ANY(...) needs a '{...}' array constant or a one-dimensional array parameter of the key's type";
+      k.hint =
+          r.key +
+          " = ANY(...) needs a '{...}' array constant or a one-dimensional array parameter of the key's type";
       return true;
     }
     values = &constraint.elements;

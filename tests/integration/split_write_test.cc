@@ -179,7 +179,8 @@ TEST_SUITE("split_write") {
     const std::map<std::string, std::string> outputs = {
         {"psycopg", "update_any=6\nupdate_any_rows=[11, 11, 11, 12, 12, 12]\ndelete_in=2\nleft=4\ndone\n"},
         {"psycopg2", "update_in=6\ndelete_in=%AB\nleft=4\ndone\n"},
-        {"asyncpg", "update_in=UPDATE 6\ndelete_in=%BC\nleft=4\nread_any=3\nupdate_any=UPDATE 4\nzeroed=4\ndone\n"},
+        {"asyncpg",
+         "update_in=UPDATE 6\ndelete_in=%BC\nleft=4\nread_any=3\nupdate_any=UPDATE 4\nzeroed=4\ndone\n"},
     };
     for (const auto& entry : outputs) {
       const std::string& driver = entry.first;  // not a structured binding: doctest's INFO captures it
