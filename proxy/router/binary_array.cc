@@ -3,21 +3,24 @@
 
 #include <charconv>
 
+#include "common/bytes.h"
+
 namespace sw::router {
 namespace {
 
 constexpr uint32_t kInt8 = 20, kInt2 = 21, kInt4 = 23, kText = 25, kName = 19, kBpchar = 1042,
                    kVarchar = 1043, kUuid = 2950;
 
-uint32_t be32(std::string_view b, size_t at) {
-  return (static_cast<uint32_t>(static_cast<unsigned char>(b[at])) << 24) |
-         (static_cast<uint32_t>(static_cast<unsigned char>(b[at + 1])) << 16) |
-         (static_cast<uint32_t>(static_cast<unsigned char>(b[at + 2])) << 8) |
-         static_cast<uint32_t>(static_cast<unsigned char>(b[at + 3]));
-}
+uint32_t be32(std::string_view b, size_t at) { return load_be32(b.data() + at); }
 
-void put_be(std::string& out, uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+// `v`'s low `bytes` bytes (2, 4 or 8), most significant first.
+void put_be(std::string& out, uint64_t v, size_t bytes) {
+  if (bytes == 8) append_be32(out, static_cast<uint32_t>(v >> 32));
+  if (bytes == 2) {
+    append_be16(out, static_cast<uint16_t>(v));
+  } else {
+    append_be32(out, static_cast<uint32_t>(v));
+  }
 }
 
 bool text_type(uint32_t type) {
@@ -66,7 +69,7 @@ std::optional<std::string> element_binary(uint32_t type, const std::string& text
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
     std::string out;
-    put_be(out, static_cast<uint64_t>(value), static_cast<int>(width));
+    put_be(out, static_cast<uint64_t>(value), width);
     return out;
   }
   if (type == kUuid) {
@@ -126,20 +129,20 @@ std::optional<std::string> encode_binary_array(const BinaryArray& like,
   std::string out;
   bool nulls = false;
   for (const auto& element : elements) nulls = nulls || !element;
-  put_be(out, elements.empty() ? 0 : 1, 4);
-  put_be(out, nulls ? 1 : 0, 4);
-  put_be(out, like.element_type, 4);
+  append_be32(out, elements.empty() ? 0 : 1);
+  append_be32(out, nulls ? 1 : 0);
+  append_be32(out, like.element_type);
   if (elements.empty()) return out;
-  put_be(out, elements.size(), 4);
-  put_be(out, static_cast<uint32_t>(like.lower_bound), 4);
+  append_be32(out, static_cast<uint32_t>(elements.size()));
+  append_be32(out, static_cast<uint32_t>(like.lower_bound));
   for (const auto& element : elements) {
     if (!element) {
-      put_be(out, 0xffffffffu, 4);
+      append_be32(out, 0xffffffffu);
       continue;
     }
     auto raw = element_binary(like.element_type, *element);
     if (!raw) return std::nullopt;
-    put_be(out, raw->size(), 4);
+    append_be32(out, static_cast<uint32_t>(raw->size()));
     out += *raw;
   }
   return out;

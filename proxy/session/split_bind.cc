@@ -9,14 +9,6 @@
 #include "wire/messages.h"
 
 namespace sw::session {
-namespace {
-
-void append_int16(std::string& out, uint16_t v) {
-  out.push_back(static_cast<char>(v >> 8));
-  out.push_back(static_cast<char>(v & 0xff));
-}
-
-}  // namespace
 
 std::string part_bind_rest(std::string_view rest, const std::vector<int>& params) {
   auto int16_at = [&](size_t offset) -> uint16_t {
@@ -37,10 +29,10 @@ std::string part_bind_rest(std::string_view rest, const std::vector<int>& params
   if (format_count <= 1) {
     out.append(rest.substr(0, 2 + 2 * format_count));
   } else {
-    append_int16(out, static_cast<uint16_t>(params.size()));
-    for (int param : params) append_int16(out, int16_at(2 + 2 * static_cast<size_t>(param - 1)));
+    append_be16(out, static_cast<uint16_t>(params.size()));
+    for (int param : params) append_be16(out, int16_at(2 + 2 * static_cast<size_t>(param - 1)));
   }
-  append_int16(out, static_cast<uint16_t>(params.size()));
+  append_be16(out, static_cast<uint16_t>(params.size()));
   for (int param : params) {
     const auto index = static_cast<size_t>(param - 1);
     if (index < values.size()) out.append(values[index]);
@@ -69,9 +61,7 @@ std::string replaced_bind_rest(std::string_view rest,
     } else if (!found->text) {
       out.append("\xff\xff\xff\xff", 4);
     } else {
-      const auto n = static_cast<uint32_t>(found->text->size());
-      append_int16(out, static_cast<uint16_t>(n >> 16));
-      append_int16(out, static_cast<uint16_t>(n & 0xffff));
+      append_be32(out, static_cast<uint32_t>(found->text->size()));
       out.append(*found->text);
     }
     at += size;
