@@ -1,6 +1,9 @@
 // Query cancel through shardwire: libpq's PQcancel cancels that client's running query and nothing
-// else; a stale or forged cancel key cancels nothing.
+// else; a stale or forged cancel key cancels nothing; a cancelled read that spans shards stops on
+// every shard.
 #include "it_test.h"
+
+#include "harness/sharded_fixture.h"
 
 using namespace it;
 
@@ -108,4 +111,43 @@ TEST_SUITE("cancel") {
     CHECK(a.value("SELECT 'a-after'") == "a-after");
   }
 
+  TEST_CASE("a CancelRequest cancels every shard of a merged or concatenated read; none keeps running it") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    PgConn c = f.client();
+    for (int64_t key : spread_keys(30, 9)) {
+      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", 'x')"));
+    }
+    for (int s = 0; s < kShards; ++s) REQUIRE_FALSE(f.rows_on(s).empty());
+    PgConn admin = f.setup.cluster().admin("postgres");
+    const std::string running =
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
+        "'%pg_sleep(30)%' AND pid <> pg_backend_pid()";
+    for (const char* slow : {"SELECT note, count(*) FROM orders WHERE pg_sleep(30) IS NOT NULL GROUP BY note",
+                             "SELECT note FROM orders WHERE pg_sleep(30) IS NOT NULL"}) {
+      INFO(slow);
+      REQUIRE(c.send(slow));
+      bool sleeping = false;  // the fault: every shard is running the statement
+      for (int i = 0; i < 50 && !sleeping; ++i) {
+        sleeping = admin.value(running) == std::to_string(kShards);
+        if (!sleeping) sleep_ms(100);
+      }
+      REQUIRE(sleeping);
+      std::string err;
+      const auto start = std::chrono::steady_clock::now();
+      CHECK_MESSAGE(send_cancel(c, &err), "PQcancel failed: " << err);
+      PgResult r = c.wait_result(20s);
+      INFO(r.describe() << "\n" << f.log_tail());
+      CHECK(r.sqlstate() == "57014");  // cancelled, not the 30 s sleeps run out
+      MESSAGE("the read answered " << ms_since(start) << " ms after the CancelRequest");
+      bool stopped = false;
+      for (int i = 0; i < 50 && !stopped; ++i) {
+        stopped = admin.value(running) == "0";
+        if (!stopped) sleep_ms(100);
+      }
+      CHECK_MESSAGE(stopped, "a shard still runs the cancelled query");
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+      CHECK(c.value("SELECT count(*) FROM orders") == "30");
+    }
+  }
 }  // TEST_SUITE

@@ -37,16 +37,6 @@ std::string row_values(int i, int64_t tenant) {
          (i % 9 == 0 ? "NULL" : "'" + std::string(i % 2 ? "Ab" : "zz") + std::to_string(i % 40) + "'") + ")";
 }
 
-std::string hex_of(const std::string& bytes) {
-  static const char* const kDigits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
-
 // Parse, Bind, Describe portal, Execute(max_rows), Sync written on the connection's own socket
 // (libpq has no row limit); the answer's messages up to ReadyForQuery.
 std::vector<wire::Message> execute_with_limit(PgConn& conn, const std::string& sql, uint32_t max_rows) {

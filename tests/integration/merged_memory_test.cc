@@ -1,8 +1,8 @@
 // The memory bound of a merged read (docs/architecture.md §5.6): a merge holds at most
 // `fanout.max_rows_buffered` rows per shard, and a client slower than the shards pushes back
 // through the proxy to the shards' sockets, so a merge of 3 × 2 million rows read slowly keeps
-// shardwire's RSS near its idle size. (GROUP BY past `fanout.max_groups` failing with 54000 and
-// the connection staying usable is in the merged_reads suite.)
+// shardwire's RSS near its idle size; a GROUP BY past `fanout.max_groups` fails with 54000 and the
+// connection stays usable, unless the shards sort by the group key (then the groups stream).
 #include "it_test.h"
 
 #include <poll.h>
@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "harness/sharded_fixture.h"
@@ -159,5 +160,50 @@ TEST_SUITE("merged_memory") {
       CHECK(high_water < bound);  // the kernel's high-water mark: no spike between samples either
     }
     CHECK(c.value("SELECT count(*) FROM orders") == std::to_string(kRows));
+  }
+
+  TEST_CASE("GROUP BY past fanout.max_groups fails with 54000 unless sorted by its key (streamed)") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.extra_yaml += "fanout:\n  max_groups: 50\n  max_rows_buffered: 4\n";
+    ShardedFixture f(options);
+    PgConn c = f.client();
+    std::set<int64_t> notes, quantities;
+    for (int64_t key : spread_keys(120, 5)) {
+      const int64_t note = (key % 80 + 80) % 80, qty = (key % 9 + 9) % 9;
+      notes.insert(note);
+      quantities.insert(qty);
+      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note, qty) VALUES (" + std::to_string(key) + ", 'n" +
+                        std::to_string(note) + "', " + std::to_string(qty) + ")"));
+    }
+    REQUIRE(notes.size() > 50);
+    PgResult many = c.exec("SELECT note, count(*) FROM orders GROUP BY note");
+    INFO(many.describe());
+    CHECK(many.sqlstate() == "54000");
+    CHECK(many.error().find("fanout.max_groups") != std::string::npos);
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    // A merge through buffers of 4 rows per shard still returns every row, in order.
+    PgResult sorted = c.exec("SELECT tenant_id FROM orders ORDER BY tenant_id DESC");
+    REQUIRE_OK(sorted);
+    CHECK(sorted.rows() == 120);
+    for (int r = 1; r < sorted.rows(); ++r)
+      CHECK(std::stoll(sorted.value(r - 1)) > std::stoll(sorted.value(r)));
+    // Sorted by exactly the group key, the shards' groups stream through the merge one at a time:
+    // more groups than fanout.max_groups, every one, in order.
+    PgResult streamed = c.exec("SELECT note, count(*) FROM orders GROUP BY note ORDER BY note DESC");
+    REQUIRE_OK(streamed);
+    CHECK(streamed.rows() == static_cast<int>(notes.size()));
+    int64_t streamed_total = 0;
+    for (int r = 0; r < streamed.rows(); ++r) {
+      streamed_total += std::stoll(streamed.value(r, 1));
+      if (r > 0) CHECK(streamed.value(r - 1) > streamed.value(r));
+    }
+    CHECK(streamed_total == 120);
+    PgResult few = c.exec("SELECT qty, count(*) FROM orders GROUP BY qty ORDER BY qty");
+    REQUIRE_OK(few);
+    CHECK(few.rows() == static_cast<int>(quantities.size()));
+    int64_t total = 0;
+    for (int r = 0; r < few.rows(); ++r) total += std::stoll(few.value(r, 1));
+    CHECK(total == 120);
   }
 }

@@ -5,12 +5,13 @@
 // direction and NULLS placement, LIMIT/OFFSET, every mergeable aggregate with and without
 // GROUP BY, GROUP BY on the key, DISTINCT) must return the same rows through shardwire as from
 // the reference: in the same order when ORDER BY fixes it (every ORDER BY ends in the unique
-// (tenant_id, id) or a unique group key), as the same multiset otherwise. The queries no merge
-// computes are listed with the error each must get, and that list is checked too.
+// (tenant_id, id) or a unique group key), as the same multiset otherwise; in the simple protocol,
+// and in the extended protocol with text results and with binary results (compared byte for
+// byte). The queries no merge computes are listed with the error each must get in each protocol,
+// and that list is checked too.
 #include "it_test.h"
 
 #include <algorithm>
-#include <set>
 #include <sstream>
 
 #include "harness/reference_compare.h"
@@ -227,17 +228,26 @@ const std::vector<Refusal> kRefused = {
      "COLLATE \"und-x-icu\""},
 };
 
-bool send_cancel(PgConn& conn, std::string* error) {
-  PGcancel* cancel = PQgetCancel(conn.get());
-  if (cancel == nullptr) {
-    *error = "PQgetCancel returned null";
-    return false;
+// The three ways a client asks: the simple protocol (text), and Parse/Bind/Execute with every
+// result column in text or in binary.
+enum class Protocol { Simple, ExtendedText, ExtendedBinary };
+constexpr Protocol kProtocols[] = {Protocol::Simple, Protocol::ExtendedText, Protocol::ExtendedBinary};
+
+std::string protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::Simple: return "simple";
+    case Protocol::ExtendedText: return "extended, text results";
+    case Protocol::ExtendedBinary: return "extended, binary results";
   }
-  char buf[256] = {0};
-  const int ok = PQcancel(cancel, buf, sizeof buf);
-  PQfreeCancel(cancel);
-  *error = buf;
-  return ok == 1;
+  return "?";
+}
+
+ResultFormat result_format(Protocol protocol) {
+  return protocol == Protocol::ExtendedBinary ? ResultFormat::Binary : ResultFormat::Text;
+}
+
+PgResult run(PgConn& conn, const std::string& sql, Protocol protocol) {
+  return protocol == Protocol::Simple ? conn.exec(sql) : conn.exec_extended(sql, result_format(protocol));
 }
 
 }  // namespace
@@ -279,18 +289,20 @@ TEST_SUITE("merged_reads") {
     }
 
     const std::vector<Query> queries = generated_queries();
-    int matched = 0;
-    for (const Query& query : queries) {
-      PgResult expected = ref.exec(query.sql);
-      PgResult actual = c.exec(query.sql);
-      const std::string diff = compare_results(expected, actual, query.ordered);
-      CHECK_MESSAGE(diff.empty(), query.sql << "\n  " << diff);
-      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
-      if (diff.empty()) ++matched;
-    }
-    MESSAGE("merged reads: " << matched << " of " << queries.size()
-                             << " queries returned the reference's rows");
     CHECK(queries.size() >= 150);
+    for (const Protocol protocol : kProtocols) {
+      int matched = 0;
+      for (const Query& query : queries) {
+        PgResult expected = run(ref, query.sql, protocol);
+        PgResult actual = run(c, query.sql, protocol);
+        const std::string diff = compare_results(expected, actual, query.ordered, result_format(protocol));
+        CHECK_MESSAGE(diff.empty(), protocol_name(protocol) << ": " << query.sql << "\n  " << diff);
+        CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+        if (diff.empty()) ++matched;
+      }
+      MESSAGE("merged reads (" << protocol_name(protocol) << "): " << matched << " of " << queries.size()
+                               << " queries returned the reference's rows");
+    }
 
     // Without ORDER BY, LIMIT takes any rows: as many as asked, each a row of the table.
     PgResult any = c.exec("SELECT tenant_id, id FROM m LIMIT 17");
@@ -302,13 +314,15 @@ TEST_SUITE("merged_reads") {
                       " AND id = " + any.value(r, 1)) == "1");
     }
 
-    for (const Refusal& refusal : kRefused) {
-      PgResult r = c.exec(refusal.sql);
-      INFO(refusal.sql << " -> " << r.describe());
-      CHECK(r.sqlstate() == refusal.sqlstate);
-      CHECK(r.error().find(refusal.says) != std::string::npos);
-      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
-      CHECK(ref.exec(refusal.sql).ok());  // PostgreSQL itself runs it: the refusal is shardwire's
+    for (const Protocol protocol : kProtocols) {
+      for (const Refusal& refusal : kRefused) {
+        PgResult r = run(c, refusal.sql, protocol);
+        INFO(protocol_name(protocol) << ": " << refusal.sql << " -> " << r.describe());
+        CHECK(r.sqlstate() == refusal.sqlstate);
+        CHECK(r.error().find(refusal.says) != std::string::npos);
+        CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+        CHECK(run(ref, refusal.sql, protocol).ok());  // PostgreSQL itself runs it: the refusal is shardwire's
+      }
     }
     // A LIMIT parameter is refused (the plan needs a constant), and the connection stays usable.
     PgResult extended = c.exec_params("SELECT tenant_id, id FROM m ORDER BY 1, 2 LIMIT $1", {"3"});
@@ -316,90 +330,5 @@ TEST_SUITE("merged_reads") {
     PgResult after = c.exec("SELECT count(*) FROM m");
     REQUIRE_OK(after);
     CHECK(after.value() == std::to_string(kRows));
-  }
-
-  TEST_CASE("GROUP BY past fanout.max_groups fails with 54000 unless sorted by its key (streamed)") {
-    PROXY_ONLY();
-    ShardedOptions options;
-    options.proxy.extra_yaml += "fanout:\n  max_groups: 50\n  max_rows_buffered: 4\n";
-    ShardedFixture f(options);
-    PgConn c = f.client();
-    std::set<int64_t> notes, quantities;
-    for (int64_t key : spread_keys(120, 5)) {
-      const int64_t note = (key % 80 + 80) % 80, qty = (key % 9 + 9) % 9;
-      notes.insert(note);
-      quantities.insert(qty);
-      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note, qty) VALUES (" + std::to_string(key) + ", 'n" +
-                        std::to_string(note) + "', " + std::to_string(qty) + ")"));
-    }
-    REQUIRE(notes.size() > 50);
-    PgResult many = c.exec("SELECT note, count(*) FROM orders GROUP BY note");
-    INFO(many.describe());
-    CHECK(many.sqlstate() == "54000");
-    CHECK(many.error().find("fanout.max_groups") != std::string::npos);
-    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
-    // A merge through buffers of 4 rows per shard still returns every row, in order.
-    PgResult sorted = c.exec("SELECT tenant_id FROM orders ORDER BY tenant_id DESC");
-    REQUIRE_OK(sorted);
-    CHECK(sorted.rows() == 120);
-    for (int r = 1; r < sorted.rows(); ++r)
-      CHECK(std::stoll(sorted.value(r - 1)) > std::stoll(sorted.value(r)));
-    // Sorted by exactly the group key, the shards' groups stream through the merge one at a time:
-    // more groups than fanout.max_groups, every one, in order.
-    PgResult streamed = c.exec("SELECT note, count(*) FROM orders GROUP BY note ORDER BY note DESC");
-    REQUIRE_OK(streamed);
-    CHECK(streamed.rows() == static_cast<int>(notes.size()));
-    int64_t streamed_total = 0;
-    for (int r = 0; r < streamed.rows(); ++r) {
-      streamed_total += std::stoll(streamed.value(r, 1));
-      if (r > 0) CHECK(streamed.value(r - 1) > streamed.value(r));
-    }
-    CHECK(streamed_total == 120);
-    PgResult few = c.exec("SELECT qty, count(*) FROM orders GROUP BY qty ORDER BY qty");
-    REQUIRE_OK(few);
-    CHECK(few.rows() == static_cast<int>(quantities.size()));
-    int64_t total = 0;
-    for (int r = 0; r < few.rows(); ++r) total += std::stoll(few.value(r, 1));
-    CHECK(total == 120);
-  }
-
-  TEST_CASE("a CancelRequest cancels every shard of a merged or concatenated read; none keeps running it") {
-    PROXY_ONLY();
-    ShardedFixture f;
-    PgConn c = f.client();
-    for (int64_t key : spread_keys(30, 9)) {
-      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", 'x')"));
-    }
-    for (int s = 0; s < kShards; ++s) REQUIRE_FALSE(f.rows_on(s).empty());
-    PgConn admin = f.setup.cluster().admin("postgres");
-    const std::string running =
-        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
-        "'%pg_sleep(30)%' AND pid <> pg_backend_pid()";
-    for (const char* slow : {"SELECT note, count(*) FROM orders WHERE pg_sleep(30) IS NOT NULL GROUP BY note",
-                             "SELECT note FROM orders WHERE pg_sleep(30) IS NOT NULL"}) {
-      INFO(slow);
-      REQUIRE(c.send(slow));
-      bool sleeping = false;  // the fault: every shard is running the statement
-      for (int i = 0; i < 50 && !sleeping; ++i) {
-        sleeping = admin.value(running) == std::to_string(kShards);
-        if (!sleeping) sleep_ms(100);
-      }
-      REQUIRE(sleeping);
-      std::string err;
-      const auto start = std::chrono::steady_clock::now();
-      CHECK_MESSAGE(send_cancel(c, &err), "PQcancel failed: " << err);
-      PgResult r = c.wait_result(20s);
-      INFO(r.describe() << "\n" << f.log_tail());
-      CHECK(r.sqlstate() == "57014");  // cancelled, not the 30 s sleeps run out
-      MESSAGE("the read answered " << ms_since(start) << " ms after the CancelRequest");
-      bool stopped = false;
-      for (int i = 0; i < 50 && !stopped; ++i) {
-        stopped = admin.value(running) == "0";
-        if (!stopped) sleep_ms(100);
-      }
-      CHECK_MESSAGE(stopped, "a shard still runs the cancelled query");
-      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
-      CHECK(c.value("SELECT count(*) FROM orders") == "30");
-    }
   }
 }

@@ -174,6 +174,14 @@ PgResult PgConn::exec_params(const std::string& sql, const std::vector<std::opti
   return wait_result(timeout);
 }
 
+PgResult PgConn::exec_extended(const std::string& sql, ResultFormat format,
+                               std::chrono::milliseconds timeout) {
+  if (!conn_) return PgResult::failure("no connection");
+  if (!PQsendQueryParams(conn_, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, static_cast<int>(format)))
+    return PgResult::failure("PQsendQueryParams: " + error_message());
+  return wait_result(timeout);
+}
+
 PgResult PgConn::prepare(const std::string& name, const std::string& sql, std::chrono::milliseconds timeout) {
   if (!conn_) return PgResult::failure("no connection");
   if (!PQsendPrepare(conn_, name.c_str(), sql.c_str(), 0, nullptr))

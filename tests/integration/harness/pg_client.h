@@ -17,7 +17,11 @@ namespace it {
 
 using namespace std::chrono_literals;
 
-// A finished query: status, rows as text, and the error fields if it failed.
+// The result format a client asks for in Bind (0 text, 1 binary, as libpq numbers them).
+enum class ResultFormat { Text = 0, Binary = 1 };
+
+// A finished query: status, each value as the bytes the server sent (text, or binary when asked
+// for), and the error fields if it failed.
 class PgResult {
  public:
   PgResult() = default;
@@ -72,6 +76,9 @@ class PgConn {
   // Extended protocol (PQsendQueryParams) with text parameters.
   PgResult exec_params(const std::string& sql, const std::vector<std::optional<std::string>>& params,
                        std::chrono::milliseconds timeout = 30s);
+  // Extended protocol without parameters, every result column in `format` (Bind's result format).
+  PgResult exec_extended(const std::string& sql, ResultFormat format,
+                         std::chrono::milliseconds timeout = 30s);
   PgResult prepare(const std::string& name, const std::string& sql, std::chrono::milliseconds timeout = 30s);
   PgResult exec_prepared(const std::string& name, const std::vector<std::optional<std::string>>& params,
                          std::chrono::milliseconds timeout = 30s);

@@ -14,16 +14,30 @@
 
 namespace it {
 
-// One row as "v1|v2|...", NULL as <null>.
-inline std::string render_row(const PgResult& r, int row) {
+inline std::string hex_of(const std::string& bytes) {
+  static const char* const kDigits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+// One row as "v1|v2|...", NULL as <null>; binary values as hex (so they compare byte for byte and
+// print legibly).
+inline std::string render_row(const PgResult& r, int row, ResultFormat format = ResultFormat::Text) {
   std::string line;
-  for (int c = 0; c < r.cols(); ++c)
-    line += (c ? "|" : "") + (r.is_null(row, c) ? "<null>" : r.value(row, c));
+  for (int c = 0; c < r.cols(); ++c) {
+    const std::string value = format == ResultFormat::Binary ? hex_of(r.value(row, c)) : r.value(row, c);
+    line += (c ? "|" : "") + (r.is_null(row, c) ? "<null>" : value);
+  }
   return line;
 }
 
 // "" when the results match; otherwise what differs first.
-inline std::string compare_results(const PgResult& expected, const PgResult& actual, bool ordered) {
+inline std::string compare_results(const PgResult& expected, const PgResult& actual, bool ordered,
+                                   ResultFormat format = ResultFormat::Text) {
   if (!actual.ok()) return "shardwire: " + actual.describe();
   if (!expected.ok()) return "reference: " + expected.describe();
   if (expected.names() != actual.names()) return "column names differ";
@@ -32,8 +46,8 @@ inline std::string compare_results(const PgResult& expected, const PgResult& act
   std::vector<std::string> want, got;
   want.reserve(static_cast<size_t>(expected.rows()));
   got.reserve(static_cast<size_t>(actual.rows()));
-  for (int i = 0; i < expected.rows(); ++i) want.push_back(render_row(expected, i));
-  for (int i = 0; i < actual.rows(); ++i) got.push_back(render_row(actual, i));
+  for (int i = 0; i < expected.rows(); ++i) want.push_back(render_row(expected, i, format));
+  for (int i = 0; i < actual.rows(); ++i) got.push_back(render_row(actual, i, format));
   if (!ordered) {
     std::sort(want.begin(), want.end());
     std::sort(got.begin(), got.end());
