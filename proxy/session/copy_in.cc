@@ -28,6 +28,11 @@ CopyIn::~CopyIn() = default;
 // every shard is written without waiting for a server.
 void CopyIn::start() { servers_.start(); }
 
+void CopyIn::cancel() {
+  if (phase_ != Phase::Starting && phase_ != Phase::Streaming && phase_ != Phase::Ending) return;
+  for (size_t i = 0; i < legs_.size(); ++i) servers_.cancel(i);
+}
+
 void CopyIn::on_no_server(const Status& why) { fail(why); }
 
 void CopyIn::on_leg_server(size_t index, std::string prologue, int ready_owed) {

@@ -184,6 +184,13 @@ void EveryShardTransaction::send_query(size_t leg, const std::string& sql) {
   write(leg, out);
 }
 
+void EveryShardTransaction::cancel(size_t leg) {
+  Leg& each = legs_[leg];
+  if (each.backend == nullptr) return;
+  each.target.pool->send_cancel(*each.backend);
+  each.cancelled = true;
+}
+
 void EveryShardTransaction::release(size_t leg, bool clean) {
   Leg& each = legs_[leg];
   if (each.waiting) each.target.pool->cancel_wait(this);
@@ -191,7 +198,7 @@ void EveryShardTransaction::release(size_t leg, bool clean) {
   if (each.target.lent != nullptr) return;  // the session's: hand_over gives it back
   if (pool::Backend* backend = std::exchange(each.backend, nullptr)) {
     backend->detach();
-    each.target.pool->release(backend, clean);
+    each.target.pool->release(backend, clean && !each.cancelled);
   }
 }
 

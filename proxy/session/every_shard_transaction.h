@@ -117,7 +117,11 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   void write(size_t leg, std::string_view bytes);
   // Writes `sql` as a simple Query (the two-phase commit's Send).
   void send_query(size_t leg, const std::string& sql);
-  // Hands one leg's server back to its pool (closed unless `clean`); a lent one is kept.
+  // Sends the client's CancelRequest to the leg's server, if it has one. A cancelled server is
+  // closed when released, never pooled: a cancel arriving late would hit another client's query.
+  void cancel(size_t leg);
+  // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
+  // one is kept.
   void release(size_t leg, bool clean);
   // Stops waiting and hands every server back; servers arriving later go back to their pools.
   void release_all(bool clean);
@@ -142,6 +146,7 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     Target target;
     pool::Backend* backend = nullptr;
     bool waiting = false;
+    bool cancelled = false;  // a CancelRequest went to its server
     wire::ServerMessageCheck check;
   };
   void arrived(size_t leg, pool::Backend* backend);

@@ -43,6 +43,13 @@ ReferenceWrite::Setup ReferenceWrite::described(Setup setup) {
 
 void ReferenceWrite::start() { servers_.start(); }
 
+void ReferenceWrite::cancel() {
+  if (phase_ != Phase::Writing) return;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (legs_[i].ready_owed > 0) servers_.cancel(i);
+  }
+}
+
 void ReferenceWrite::on_no_server(const Status& why) { fail(why); }
 
 // The client's settings, BEGIN and the client's statement, in one write.

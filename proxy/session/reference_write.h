@@ -61,6 +61,10 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   ReferenceWrite& operator=(const ReferenceWrite&) = delete;
 
   void start();
+  // The client's CancelRequest: while the statement runs, every leg still owing its answer is
+  // cancelled (a shard's 57014 then fails the write on every shard, as one PostgreSQL's cancel
+  // fails the statement). During the commit nothing is cancelled: a commit is never cut halfway.
+  void cancel();
 
  private:
   enum class Phase { Writing, Committing, TwoPhase, Done };

@@ -73,6 +73,19 @@ void Session::cancel_running_query() {
     txn_.fanout->cancel();
     return;
   }
+  if (txn_.reference_write || txn_.split_insert || txn_.copy_in) {
+    LOG_INFO("client=c%llu cancel request forwarded to every shard of a write on several shards",
+             (unsigned long long)id());
+    if (txn_.reference_write) txn_.reference_write->cancel();
+    if (txn_.split_insert) txn_.split_insert->cancel();
+    if (txn_.copy_in) txn_.copy_in->cancel();
+    return;
+  }
+  if (txn_.two_phase) {
+    LOG_INFO("client=c%llu cancel request ignored: its COMMIT is committing on several shards",
+             (unsigned long long)id());
+    return;
+  }
   const Leg& leg = txn_.leg;
   if (!leg.attached() || leg.tracker.idle()) {
     LOG_DEBUG("client=c%llu cancel request: nothing running", (unsigned long long)id());

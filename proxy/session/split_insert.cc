@@ -36,6 +36,13 @@ std::vector<EveryShardTransaction::Target> SplitInsert::targets_of(std::vector<P
 
 void SplitInsert::start() { servers_.start(); }
 
+void SplitInsert::cancel() {
+  if (phase_ != Phase::Inserting) return;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (legs_[i].ready_owed > 0) servers_.cancel(i);
+  }
+}
+
 void SplitInsert::on_no_server(const Status& why) { fail(why); }
 
 // The client's settings, BEGIN (or what joins the client's transaction) and the part, in one write.

@@ -60,6 +60,10 @@ class SplitInsert : private EveryShardTransaction::Runner {
   SplitInsert& operator=(const SplitInsert&) = delete;
 
   void start();
+  // The client's CancelRequest: while the statement runs, every leg still owing its answer is
+  // cancelled (a shard's 57014 then fails the write on every shard, as one PostgreSQL's cancel
+  // fails the statement). During the commit nothing is cancelled: a commit is never cut halfway.
+  void cancel();
   // Moves the parts' targets out, in the parts' order.
   static std::vector<EveryShardTransaction::Target> targets_of(std::vector<Part>& parts);
 

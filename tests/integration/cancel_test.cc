@@ -7,23 +7,6 @@
 
 using namespace it;
 
-namespace {
-
-bool send_cancel(PgConn& conn, std::string* error) {
-  PGcancel* cancel = PQgetCancel(conn.get());
-  if (!cancel) {
-    *error = "PQgetCancel returned null";
-    return false;
-  }
-  char buf[256] = {0};
-  int ok = PQcancel(cancel, buf, sizeof buf);
-  PQfreeCancel(cancel);
-  *error = buf;
-  return ok == 1;
-}
-
-}  // namespace
-
 TEST_SUITE("cancel") {
   TEST_CASE("PQcancel cancels that client's query and nothing else") {
     ProxyOptions o;
@@ -40,7 +23,7 @@ TEST_SUITE("cancel") {
     sleep_ms(500);
     std::string err;
     auto start = std::chrono::steady_clock::now();
-    CHECK_MESSAGE(send_cancel(a, &err), "PQcancel failed: " << err);
+    CHECK_MESSAGE(a.cancel(&err), "PQcancel failed: " << err);
     PgResult ra = a.wait_result(15s);
     INFO("a: " << ra.describe());
     CHECK(ra.sqlstate() == "57014");
@@ -66,7 +49,7 @@ TEST_SUITE("cancel") {
     REQUIRE(b.send("SELECT pg_sleep(1.5), 'b-survived', pg_backend_pid()"));
     sleep_ms(400);
     std::string err;
-    send_cancel(a, &err);  // nothing of a's is running
+    a.cancel(&err);  // nothing of a's is running
     PgResult rb = b.wait_result(15s);
     CHECK_MESSAGE(rb.ok(), "b's query was cancelled by a's key: " << rb.describe());
     if (rb.ok() && !t.direct()) {
@@ -104,7 +87,7 @@ TEST_SUITE("cancel") {
     REQUIRE(b.send("SELECT pg_sleep(1), 'b-done'"));
     sleep_ms(300);
     std::string err;
-    CHECK_MESSAGE(send_cancel(a, &err), err);
+    CHECK_MESSAGE(a.cancel(&err), err);
     CHECK(a.wait_result(10s).sqlstate() == "57014");
     PgResult rb = b.wait_result(10s);
     CHECK_MESSAGE(rb.ok(), rb.describe());
@@ -135,7 +118,7 @@ TEST_SUITE("cancel") {
       REQUIRE(sleeping);
       std::string err;
       const auto start = std::chrono::steady_clock::now();
-      CHECK_MESSAGE(send_cancel(c, &err), "PQcancel failed: " << err);
+      CHECK_MESSAGE(c.cancel(&err), "PQcancel failed: " << err);
       PgResult r = c.wait_result(20s);
       INFO(r.describe() << "\n" << f.log_tail());
       CHECK(r.sqlstate() == "57014");  // cancelled, not the 30 s sleeps run out

@@ -267,11 +267,8 @@ TEST_SUITE("merged_transactions") {
         client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 700, 'cancelled')"));
     REQUIRE(client.send("SELECT count(*) FROM orders WHERE pg_sleep(30)::text = ''"));
     sleep_ms(500);  // the legs run it: the cancel reaches a running statement
-    PGcancel* cancel = PQgetCancel(client.get());
-    REQUIRE(cancel != nullptr);
-    char error[256] = {0};
-    CHECK(PQcancel(cancel, error, sizeof error) == 1);
-    PQfreeCancel(cancel);
+    std::string error;
+    CHECK_MESSAGE(client.cancel(&error), "PQcancel failed: " << error);
     PgResult cancelled = client.wait_result(15s);
     INFO(cancelled.describe());
     CHECK(cancelled.sqlstate() == "57014");

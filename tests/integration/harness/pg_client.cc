@@ -148,6 +148,19 @@ PgResult PgConn::wait_result(std::chrono::milliseconds timeout) {
   return std::move(*chosen);
 }
 
+bool PgConn::cancel(std::string* error) const {
+  PGcancel* cancel = conn_ ? PQgetCancel(conn_) : nullptr;
+  if (cancel == nullptr) {
+    *error = "PQgetCancel returned null";
+    return false;
+  }
+  char buf[256] = {0};
+  const int sent = PQcancel(cancel, buf, sizeof buf);
+  PQfreeCancel(cancel);
+  *error = buf;
+  return sent == 1;
+}
+
 bool PgConn::send(const std::string& sql) { return conn_ && PQsendQuery(conn_, sql.c_str()) == 1; }
 
 PgResult PgConn::exec(const std::string& sql, std::chrono::milliseconds timeout) {

@@ -92,6 +92,10 @@ class PgConn {
   // Waits up to `timeout` for a NOTIFY; returns {channel, payload}.
   std::optional<std::pair<std::string, std::string>> wait_notify(std::chrono::milliseconds timeout);
 
+  // Sends a CancelRequest for this connection's running query (PQcancel); false with libpq's
+  // reason in `error` when it could not be sent.
+  bool cancel(std::string* error) const;
+
   std::string error_message() const { return conn_ ? PQerrorMessage(conn_) : "no connection"; }
   int backend_pid() const { return conn_ ? PQbackendPID(conn_) : 0; }
   std::string parameter(const char* name) const;
