@@ -38,6 +38,13 @@ Status apply_error(const Status& error, const std::string& what) {
   return out;
 }
 
+Status prepare_error(PGconn* conn, const PGresult* res, const std::string& sql) {
+  std::string what = "preparing ";
+  what += statement_summary(sql);
+  what += " on the target";
+  return apply_error(catalog::error_status(conn, res, "query failed"), what);
+}
+
 }  // namespace
 
 Result<Lsn> read_applied_lsn(PGconn* target, int64_t migration_id) {
@@ -131,8 +138,7 @@ Status ChangeApplier::prepare_new(const std::vector<sqltext::ApplyStatement>& st
     const std::string name = "sw_apply_" + std::to_string(prepared_.size() + 1);
     catalog::PgResultPtr res(PQprepare(c, name.c_str(), statement.sql.c_str(), 0, nullptr));
     if (!res || PQresultStatus(res.get()) != PGRES_COMMAND_OK)
-      return apply_error(catalog::error_status(c, res.get(), "query failed"),
-                         "preparing " + statement_summary(statement.sql) + " on the target");
+      return prepare_error(c, res.get(), statement.sql);
     prepared_.emplace(statement.sql, name);
   }
   return Status::ok();
