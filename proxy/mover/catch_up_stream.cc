@@ -25,8 +25,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kTick{20};
 constexpr std::chrono::milliseconds kFirstBackoff{100};
 constexpr std::chrono::milliseconds kMaxBackoff{5000};
-// Committed source transactions applied together once their kept messages reach this many.
-constexpr size_t kBatchChanges = 200;
+// Committed source transactions applied together once their statements reach this many.
+constexpr size_t kBatchStatements = 200;
 // ... or once the batch's first transaction waited this long (the source never goes quiet).
 constexpr std::chrono::milliseconds kBatchAge{5};
 // A waiter asks the server for a keepalive at most this often.
@@ -187,38 +187,50 @@ class CatchUpStream::Session {
     return Status::ok();
   }
 
-  // A commit: the transaction joins the batch. Consecutive transactions are applied together, in
-  // order, as one target transaction (its progress row holds the last one's end), whenever the
-  // stream has nothing more at hand or the batch is full.
+  // A commit: the transaction's changes for the moving buckets join the batch (the applier's
+  // staged target transaction). Consecutive transactions are applied together, in order, as one
+  // target transaction (its progress row holds the last one's end), whenever the stream has
+  // nothing more at hand or the batch is full or old.
   Status apply(Lsn end_lsn) {
     in_transaction_ = false;
+    std::vector<pgo::Message> changes;
+    changes.swap(changes_);
     if (end_lsn <= applier_->applied_lsn()) {  // replayed after a restart: applied already
-      changes_.clear();
+      keep_relations(changes);
       if (batch_transactions_ == 0) owner_.advance_processed(end_lsn);
       return Status::ok();
     }
-    if (changes_.empty() && batch_transactions_ == 0) {  // nothing for the moving buckets
-      owner_.pending_commit_unix_us_.store(0);
-      owner_.advance_processed(end_lsn);
-      return Status::ok();
+    auto staged = applier_->stage_transaction(changes, relations_);
+    if (!staged) return staged.status();
+    keep_relations(changes);
+    if (!*staged) {  // nothing for the moving buckets: no lag sample
+      if (batch_transactions_ == 0) {
+        owner_.pending_commit_unix_us_.store(0);
+        owner_.advance_processed(end_lsn);
+        return Status::ok();
+      }
+      batch_end_ = end_lsn;  // the batch's progress row covers it
+    } else {
+      if (batch_transactions_ == 0) batch_started_ = Clock::now();
+      batch_end_ = end_lsn;
+      batch_commits_.push_back({commit_unix_us_, unix_micros_now(), steady_});
+      ++batch_transactions_;
     }
-    if (batch_transactions_ == 0) batch_started_ = Clock::now();
-    for (auto& m : changes_) batch_.push_back(std::move(m));
-    changes_.clear();
-    batch_end_ = end_lsn;
-    batch_commits_us_.push_back(steady_ ? commit_unix_us_ : -commit_unix_us_);
-    ++batch_transactions_;
-    bool full = batch_.size() >= kBatchChanges || Clock::now() - batch_started_ >= kBatchAge;
-    return full ? flush_batch() : Status::ok();
+    bool due =
+        applier_->staged_statements() >= kBatchStatements || Clock::now() - batch_started_ >= kBatchAge;
+    return due ? flush_batch() : Status::ok();
+  }
+
+  // A transaction's Relation messages describe the changes of the transactions after it.
+  void keep_relations(std::vector<pgo::Message>& changes) {
+    for (auto& m : changes)
+      if (auto* relation = std::get_if<pgo::Relation>(&m)) relations_.put(std::move(*relation));
   }
 
   Status flush_batch() {
     if (batch_transactions_ == 0) return Status::ok();
     const uint64_t before = applier_->applied_changes();
-    if (Status s = applier_->apply_transaction(batch_, relations_, batch_end_); !s) return s;
-    for (auto& m : batch_)
-      if (auto* relation = std::get_if<pgo::Relation>(&m)) relations_.put(std::move(*relation));
-    batch_.clear();
+    if (Status s = applier_->commit_staged(batch_end_); !s) return s;
     batch_transactions_ = 0;
     record_lag();
     owner_.applied_changes_.fetch_add(applier_->applied_changes() - before);
@@ -231,33 +243,43 @@ class CatchUpStream::Session {
 
   void record_lag() {
     const int64_t now = unix_micros_now();
+    auto micros = [](int64_t span) {
+      return static_cast<uint32_t>(std::clamp<int64_t>(span, 0, UINT32_MAX));
+    };
     {
       std::lock_guard<std::mutex> lock(owner_.mu_);
-      for (int64_t signed_commit : batch_commits_us_) {  // negative: before the first catch-up
-        const auto lag =
-            static_cast<uint32_t>(std::clamp<int64_t>(now - std::abs(signed_commit), 0, UINT32_MAX));
+      for (const BatchedCommit& c : batch_commits_) {
+        const uint32_t lag = micros(now - c.commit_us);
         owner_.lag_samples_us_.push_back(lag);
-        if (signed_commit > 0) owner_.steady_lag_samples_us_.push_back(lag);
+        if (!c.steady) continue;
+        owner_.steady_lag_samples_us_.push_back(lag);
+        owner_.receive_lag_samples_us_.push_back(micros(c.received_us - c.commit_us));
       }
     }
-    batch_commits_us_.clear();
+    batch_commits_.clear();
   }
+
+  // A source transaction of the batch, for its lag samples (unix microseconds).
+  struct BatchedCommit {
+    int64_t commit_us = 0;    // its commit on the source
+    int64_t received_us = 0;  // its Commit message arrived
+    bool steady = false;      // it committed after mark_caught_up()
+  };
 
   CatchUpStream& owner_;
   const CatchUpOptions& options_;
   std::unique_ptr<ChangeApplier> applier_;
   std::unique_ptr<ReplicationConnection> replication_;
   pgo::Decoder decoder_;
-  pgo::RelationCache relations_;                   // as of the last commit
+  pgo::RelationCache relations_;                   // as of the last commit received
   std::unordered_map<uint32_t, bool> configured_;  // relation oid -> a configured sharded table
   bool in_transaction_ = false;
-  std::vector<pgo::Message> changes_;  // the open transaction's kept messages
-  std::vector<pgo::Message> batch_;    // committed transactions not applied yet
-  size_t batch_transactions_ = 0;
-  int64_t commit_unix_us_ = 0;             // of the open transaction (Begin's commit time)
-  bool steady_ = false;                    // the open transaction began after the first catch-up
-  std::vector<int64_t> batch_commits_us_;  // of the batch's transactions
-  Lsn batch_end_ = 0;                      // end LSN of the batch's last transaction
+  std::vector<pgo::Message> changes_;         // the open transaction's kept messages
+  size_t batch_transactions_ = 0;             // transactions staged in the applier, not yet applied
+  int64_t commit_unix_us_ = 0;                // of the open transaction (Begin's commit time)
+  bool steady_ = false;                       // the open transaction committed after mark_caught_up()
+  std::vector<BatchedCommit> batch_commits_;  // the batch's transactions (with rows of the buckets)
+  Lsn batch_end_ = 0;                         // end LSN of the batch's last transaction
   Clock::time_point batch_started_{};
   Clock::time_point last_status_{};
   Clock::time_point last_reply_request_{};
@@ -343,17 +365,18 @@ bool CatchUpStream::wait_until_processed(Lsn target, std::chrono::milliseconds t
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t failures_before = failures_.load();
   for (;;) {
-    if (processed_.load() >= target) {
-      int64_t never = 0;
-      caught_up_at_us_.compare_exchange_strong(never, unix_micros_now());
-      return true;
-    }
+    if (processed_.load() >= target) return true;
     if (!running_.load() || stopping_.load() || failures_.load() != failures_before) return false;
     const auto now = Clock::now();
     if (now >= deadline) return false;
     reply_wanted_.store(true);
     cv_.wait_until(lock, std::min(deadline, now + kReplyRequestEvery));
   }
+}
+
+void CatchUpStream::mark_caught_up() {
+  int64_t never = 0;
+  caught_up_at_us_.compare_exchange_strong(never, unix_micros_now());
 }
 
 uint64_t CatchUpStream::lag_bytes() const {
@@ -368,17 +391,15 @@ double CatchUpStream::lag_seconds() const {
   return lag > 0 ? static_cast<double>(lag) / 1e6 : 0.0;
 }
 
-CatchUpStream::LagSummary CatchUpStream::apply_lag(bool steady) const {
-  std::vector<uint32_t> samples;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    samples = steady ? steady_lag_samples_us_ : lag_samples_us_;
-  }
-  LagSummary out;
+namespace {
+
+// Nearest-rank percentiles of microsecond samples, in milliseconds.
+CatchUpStream::LagSummary summarize(std::vector<uint32_t> samples) {
+  CatchUpStream::LagSummary out;
   out.transactions = samples.size();
   if (samples.empty()) return out;
   std::sort(samples.begin(), samples.end());
-  auto at = [&](double p) {  // nearest rank
+  auto at = [&](double p) {
     size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(samples.size())));
     return static_cast<double>(samples[std::clamp<size_t>(rank, 1, samples.size()) - 1]) / 1000.0;
   };
@@ -386,6 +407,26 @@ CatchUpStream::LagSummary CatchUpStream::apply_lag(bool steady) const {
   out.p99_ms = at(0.99);
   out.max_ms = static_cast<double>(samples.back()) / 1000.0;
   return out;
+}
+
+}  // namespace
+
+CatchUpStream::LagSummary CatchUpStream::apply_lag(bool steady) const {
+  std::vector<uint32_t> samples;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    samples = steady ? steady_lag_samples_us_ : lag_samples_us_;
+  }
+  return summarize(std::move(samples));
+}
+
+CatchUpStream::LagSummary CatchUpStream::receive_lag() const {
+  std::vector<uint32_t> samples;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    samples = receive_lag_samples_us_;
+  }
+  return summarize(std::move(samples));
 }
 
 Status CatchUpStream::last_error() const {

@@ -59,22 +59,32 @@ class CatchUpStream {
   // position) can be before a committed transaction's commit record.
   bool wait_until_processed(Lsn target, std::chrono::milliseconds timeout);
 
+  // The owner found the stream close behind the source (it reached the source's current WAL
+  // position promptly after being asked, docs/architecture.md §8.4): the backlog of the copy is
+  // drained, and transactions that commit on the source from now on are in steady catch-up. Only
+  // the first call counts.
+  void mark_caught_up();
+
   uint64_t applied_changes() const { return applied_changes_.load(); }
   // The server's last reported wal_end minus processed_lsn() (0 before the first report).
   uint64_t lag_bytes() const;
   // Now minus the commit time of the oldest transaction received but not yet applied; 0 when
   // there is none.
   double lag_seconds() const;
-  // Replication lag as applied: for each source transaction applied so far, the time from its
-  // commit on the source (pgoutput's commit time) to the commit of the target transaction that
-  // applied it. Percentiles in milliseconds (0 when there is no sample). `steady`: only the
-  // transactions committed on the source after the stream first caught up (the first
-  // wait_until_processed that succeeded), i.e. without the backlog written during the copy.
+  // Replication lag as applied: for each source transaction that had changes for the moving
+  // buckets, the time from its commit on the source (pgoutput's commit time) to the commit of the
+  // target transaction that applied it. Percentiles in milliseconds (0 when there is no sample).
+  // `steady`: only the transactions committed on the source after mark_caught_up(), i.e. without
+  // the backlog written during the copy and drained after it.
   struct LagSummary {
     size_t transactions = 0;
     double p50_ms = 0, p99_ms = 0, max_ms = 0;
   };
   LagSummary apply_lag(bool steady) const;
+  // The part of the steady apply lag spent before the stream had the transaction: from its commit
+  // on the source to the arrival of its Commit message (the source's WAL flush, its walsender's
+  // decoding and the network), over the same transactions as apply_lag(true).
+  LagSummary receive_lag() const;
   // The last failure (the thread keeps retrying); ok while healthy: cleared once the stream
   // applies a transaction or moves processed_lsn() past where it failed.
   Status last_error() const;
@@ -108,9 +118,10 @@ class CatchUpStream {
   std::condition_variable cv_;  // processed advanced, a failure, or stop
   Status last_error_;
   Lsn failed_at_ = 0;
-  std::vector<uint32_t> lag_samples_us_;         // guarded by mu_; one per applied source transaction
-  std::vector<uint32_t> steady_lag_samples_us_;  // guarded by mu_; those after the first catch-up
-  std::atomic<int64_t> caught_up_at_us_{0};      // first wait_until_processed that succeeded (unix us)
+  std::vector<uint32_t> lag_samples_us_;          // guarded by mu_; one per applied source transaction
+  std::vector<uint32_t> steady_lag_samples_us_;   // guarded by mu_; those after mark_caught_up()
+  std::vector<uint32_t> receive_lag_samples_us_;  // guarded by mu_; the steady ones' receive lag
+  std::atomic<int64_t> caught_up_at_us_{0};       // the first mark_caught_up() (unix us)
 };
 
 }  // namespace sw::mover

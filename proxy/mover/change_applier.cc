@@ -38,6 +38,13 @@ Status apply_error(const Status& error, const std::string& what) {
   return out;
 }
 
+Status prepare_error(PGconn* conn, const PGresult* res, const std::string& sql) {
+  std::string what = "preparing ";
+  what += statement_summary(sql);
+  what += " on the target";
+  return apply_error(catalog::error_status(conn, res, "query failed"), what);
+}
+
 }  // namespace
 
 Result<Lsn> read_applied_lsn(PGconn* target, int64_t migration_id) {
@@ -82,6 +89,13 @@ Result<std::unique_ptr<ChangeApplier>> ChangeApplier::open(const std::string& ta
 Status ChangeApplier::apply_transaction(const std::vector<pgo::Message>& changes,
                                         const pgo::RelationCache& relations, Lsn end_lsn) {
   if (end_lsn <= applied_lsn_) return Status::ok();  // applied before a restart
+  auto staged = stage_transaction(changes, relations);
+  if (!staged) return staged.status();
+  return commit_staged(end_lsn);
+}
+
+Result<bool> ChangeApplier::stage_transaction(const std::vector<pgo::Message>& changes,
+                                              const pgo::RelationCache& relations) {
   std::vector<sqltext::ApplyStatement> statements;
   uint64_t kept = 0;
   std::optional<pgo::RelationCache> described_here;  // `relations` plus this transaction's Relation messages
@@ -98,10 +112,35 @@ Status ChangeApplier::apply_transaction(const std::vector<pgo::Message>& changes
     ++kept;
     for (auto& statement : *translated) statements.push_back(std::move(statement));
   }
-  if (statements.empty()) return Status::ok();
+  if (statements.empty()) return false;
+  for (auto& statement : statements) staged_.push_back(std::move(statement));
+  staged_changes_ += kept;
+  return true;
+}
+
+Status ChangeApplier::commit_staged(Lsn end_lsn) {
+  std::vector<sqltext::ApplyStatement> statements;
+  statements.swap(staged_);
+  const uint64_t kept = staged_changes_;
+  staged_changes_ = 0;
+  if (statements.empty() || end_lsn <= applied_lsn_) return Status::ok();
   if (Status s = run_in_transaction(statements, end_lsn); !s) return s;
   applied_lsn_ = end_lsn;
   applied_changes_ += kept;
+  return Status::ok();
+}
+
+Status ChangeApplier::prepare_new(const std::vector<sqltext::ApplyStatement>& statements) {
+  PGconn* c = conn_.get();
+  for (const auto& statement : statements) {
+    if (prepared_.size() >= kPreparedLimit) return Status::ok();
+    if (prepared_.count(statement.sql) > 0) continue;
+    const std::string name = "sw_apply_" + std::to_string(prepared_.size() + 1);
+    catalog::PgResultPtr res(PQprepare(c, name.c_str(), statement.sql.c_str(), 0, nullptr));
+    if (!res || PQresultStatus(res.get()) != PGRES_COMMAND_OK)
+      return prepare_error(c, res.get(), statement.sql);
+    prepared_.emplace(statement.sql, name);
+  }
   return Status::ok();
 }
 
@@ -135,12 +174,16 @@ Status ChangeApplier::run_pipelined(const std::vector<sqltext::ApplyStatement>& 
   PGconn* c = conn_.get();
   const std::string what =
       "applying the source transaction ending at " + lsn_text(end_lsn) + " on the target";
+  if (Status s = prepare_new(statements); !s) return s;
+  std::vector<const char*> values;
   auto send = [&](const std::string& sql, const std::vector<std::optional<std::string>>& params) {
-    std::vector<const char*> values;
-    values.reserve(params.size());
+    values.clear();
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-    return PQsendQueryParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                             nullptr, 0) == 1;
+    const int n = static_cast<int>(values.size());
+    auto prepared = prepared_.find(sql);
+    if (prepared != prepared_.end())
+      return PQsendQueryPrepared(c, prepared->second.c_str(), n, values.data(), nullptr, nullptr, 0) == 1;
+    return PQsendQueryParams(c, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0) == 1;
   };
   if (PQenterPipelineMode(c) != 1) return apply_error(catalog::error_status(c, nullptr, "pipeline"), what);
   bool sent = send("BEGIN", {});

@@ -5,7 +5,10 @@
 // (TOASTed `note` left unchanged, key changes within, into and out of the bucket set) and deletes
 // on keys in and out of the set. The target must end up holding exactly the moving buckets' rows;
 // a stop and restart loses and duplicates nothing; upsert-if-newer keeps a newer target row;
-// a TRUNCATE removes only the set's buckets; a replayed transaction is skipped by the progress row.
+// a TRUNCATE removes only the set's buckets; a replayed transaction is skipped by the progress row;
+// staged source transactions commit as one target transaction through prepared statements; the
+// apply lag has one sample per transaction with rows of the moving buckets, steady ones only
+// after mark_caught_up().
 #include "it_test.h"
 
 #include <memory>
@@ -335,5 +338,107 @@ TEST_SUITE("mover_stream") {
     auto other = read_applied_lsn((*reopened)->connection(), 4);
     REQUIRE(other.is_ok());
     CHECK(*other == 0);
+  }
+
+  TEST_CASE("staged source transactions commit as one target transaction through prepared statements") {
+    Shards s;
+    const auto in = tenants(true, 2), out = tenants(false, 1);
+    auto applier = ChangeApplier::open(shared_cluster().conninfo(s.target_db), 6, {kOrders}, moving());
+    REQUIRE_RESULT(applier);
+    ChangeApplier& a = **applier;
+
+    pgo::Relation rel;
+    rel.oid = 1;
+    rel.namespace_name = "public";
+    rel.name = "orders";
+    rel.columns = {{true, "tenant_id", 20, -1},
+                   {true, "id", 20, -1},
+                   {false, "note", 25, -1},
+                   {false, "row_version", 20, -1}};
+    const auto text = [](std::string v) { return pgo::ColumnValue{pgo::ColumnKind::Text, std::move(v)}; };
+    const auto insert = [&](int64_t tenant, int id) {
+      return pgo::Insert{
+          std::nullopt, 1, {text(std::to_string(tenant)), text(std::to_string(id)), text("n"), text("1")}};
+    };
+    pgo::RelationCache relations;
+    relations.put(rel);
+    auto staged = a.stage_transaction({insert(in[0], 1), insert(out[0], 1)}, relations);
+    REQUIRE_RESULT(staged);
+    CHECK(*staged);
+    staged = a.stage_transaction({insert(out[0], 2)}, relations);  // nothing of the moving buckets
+    REQUIRE_RESULT(staged);
+    CHECK_FALSE(*staged);
+    CHECK(a.staged_statements() == 1);
+    staged = a.stage_transaction({insert(in[1], 3), insert(in[0], 4)}, relations);
+    REQUIRE_RESULT(staged);
+    CHECK(*staged);
+    CHECK(a.staged_statements() == 3);
+    CHECK(s.target.value("SELECT count(*) FROM orders") == "0");  // nothing sent yet
+
+    const Lsn end = 0x2000000;
+    sw::Status st = a.commit_staged(end);
+    REQUIRE_MESSAGE(st.is_ok(), st.message);
+    CHECK(a.staged_statements() == 0);
+    CHECK(a.applied_lsn() == end);
+    CHECK(a.applied_changes() == 3);
+    CHECK(s.target.value("SELECT string_agg(id::text, ',' ORDER BY id) FROM orders") == "1,3,4");
+    // One target transaction: the rows and the progress row share their xmin.
+    CHECK(s.target.value("SELECT count(DISTINCT xmin::text) FROM (SELECT xmin FROM orders UNION ALL "
+                         "SELECT xmin FROM shardwire.mover_progress WHERE migration_id = 6) x") == "1");
+    auto prepared = sw::catalog::query(a.connection(), "SELECT count(*) FROM pg_prepared_statements");
+    REQUIRE_RESULT(prepared);
+    CHECK(sw::catalog::text_value(prepared->get(), 0, 0) == "1");  // one text for the three inserts
+
+    // A failing statement: rolled back, the staged statements dropped, nothing advances.
+    REQUIRE_OK(s.target.exec("ALTER TABLE orders ALTER note TYPE integer USING NULL"));
+    staged = a.stage_transaction({insert(in[0], 5)}, relations);
+    REQUIRE_RESULT(staged);
+    st = a.commit_staged(end + 0x100);
+    CHECK_FALSE(st.is_ok());
+    CHECK(a.staged_statements() == 0);
+    CHECK(a.applied_lsn() == end);
+    CHECK(s.target.value("SELECT count(*) FROM orders") == "3");
+  }
+
+  TEST_CASE(
+      "apply lag: one sample per transaction with rows of the moving buckets, steady after mark_caught_up") {
+    Shards s;
+    const auto in = tenants(true, 2), out = tenants(false, 2);
+    auto repl = ReplicationConnection::open(shared_cluster().conninfo(s.source_db));
+    REQUIRE_RESULT(repl);
+    auto slot = (*repl)->create_slot(s.slot, /*export_snapshot=*/false);
+    REQUIRE_RESULT(slot);
+    repl->reset();
+    const auto insert = [&](int64_t tenant, int id) {
+      return "INSERT INTO orders VALUES (" + std::to_string(tenant) + ", " + std::to_string(id) + ", 'n', 1)";
+    };
+
+    // The backlog: written before the stream starts, 3 transactions with moving rows and 2 without.
+    for (int i = 0; i < 3; ++i) REQUIRE_OK(s.source.exec(insert(in[0], 10 + i)));
+    for (int i = 0; i < 2; ++i) REQUIRE_OK(s.source.exec(insert(out[0], 10 + i)));
+    CatchUpStream stream(s.options(slot->consistent_point, 7));
+    stream.start();
+    s.catch_up(stream);
+    CHECK(stream.apply_lag(false).transactions == 3);
+    CHECK(stream.apply_lag(true).transactions == 0);  // a wait that succeeds does not mark it
+
+    stream.mark_caught_up();
+    for (int i = 0; i < 4; ++i)  // moving rows, each transaction with a row of another bucket too
+      REQUIRE_OK(
+          s.source.exec("BEGIN; " + insert(in[1], 20 + i) + "; " + insert(out[1], 20 + i) + "; COMMIT"));
+    for (int i = 0; i < 3; ++i) REQUIRE_OK(s.source.exec(insert(out[0], 20 + i)));
+    s.catch_up(stream);
+    stream.stop();
+    CHECK(stream.last_error().is_ok());
+    s.check_target_matches();
+    const CatchUpStream::LagSummary all = stream.apply_lag(false), steady = stream.apply_lag(true),
+                                    received = stream.receive_lag();
+    CHECK(all.transactions == 7);
+    CHECK(steady.transactions == 4);
+    CHECK(received.transactions == 4);
+    CHECK(steady.p50_ms > 0);
+    // Each transaction arrived before the target transaction that applied it committed.
+    CHECK(received.p50_ms <= steady.p50_ms);
+    CHECK(received.max_ms <= steady.max_ms);
   }
 }

@@ -306,7 +306,8 @@ std::string format_apply_lag(Deployment& d, double* worst_p99_ms) {
   static const std::regex line(
       R"(mover: migration (\d+) apply lag \(source commit to target commit\) in steady catch-up over (\d+) )"
       R"(transaction\(s\): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms; with the copy's backlog )"
-      R"(over (\d+): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms)");
+      R"(over (\d+): p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms; )"
+      R"(steady, source commit to the stream receiving it: p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, max ([0-9.]+) ms)");
   std::ostringstream out;
   *worst_p99_ms = 0;
   int migrations = 0;
@@ -318,7 +319,8 @@ std::string format_apply_lag(Deployment& d, double* worst_p99_ms) {
       *worst_p99_ms = std::max(*worst_p99_ms, std::stod(m[4].str()));
       out << "  migration " << m[1] << ": steady " << m[2] << " transactions, p50 " << m[3] << " / p99 "
           << m[4] << " / max " << m[5] << " ms; with the copy's backlog " << m[6] << " transactions, p50 "
-          << m[7] << " / p99 " << m[8] << " / max " << m[9] << " ms\n";
+          << m[7] << " / p99 " << m[8] << " / max " << m[9] << " ms; steady until received p50 " << m[10]
+          << " / p99 " << m[11] << " / max " << m[12] << " ms\n";
     }
   }
   std::ostringstream head;

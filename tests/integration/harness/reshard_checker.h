@@ -65,8 +65,8 @@ std::string format_figures(const Report& report, const Workload& workload, const
                            double from_s, double to_s);
 
 // The catch-up apply lag each migration's forward stream logged when it stopped (source commit to
-// target commit; `mover: migration N apply lag ...`), one line per migration, and the worst p99 of
-// steady catch-up.
+// target commit; `mover: migration N apply lag ...`, with the steady part until the stream
+// received each transaction), one line per migration, and the worst p99 of steady catch-up.
 std::string format_apply_lag(Deployment& deployment, double* worst_p99_ms);
 
 // Each forward cutover's log line: the pause and its steps in ms after the cutover began.
