@@ -106,7 +106,10 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
   Placement placement = place(route, Protocol::Extended, txn_.control.deferred(), default_shard(),
                               !needs_read_lease(route) || read_lease_valid());
   switch (placement.kind) {
-    case Placement::Kind::Run: return run_on(placement, shard);
+    case Placement::Kind::Run:
+      // forward_bind checks this Bind against its route instead of routing it again.
+      if (placement.routed) request_.bound = BoundRoute{batch.facts, batch.bind.rest, std::move(route)};
+      return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
       if (route.kind == router::RouteKind::Split) return start_extended_split(batch, route);

@@ -32,6 +32,7 @@ void Session::consume_client(size_t n) {
 
 void Session::read_client_messages() {
   request_.front.route.reset();  // routed in an earlier pass: the directory or the rules may have changed
+  request_.bound.reset();
   if (txn_.copy_in) {
     feed_copy_in();
     return;

@@ -62,6 +62,7 @@ Session::Start Session::start_request(const wire::Frame& frame, int* shard) {
     return Start::Answered;
   }
   fence_.on_routed(directory->version());
+  request_.bound.reset();
   clock_.route_label = stats::RouteLabel::Default;
   switch (frame.type) {
     case 'Q': return start_query(frame, shard);
