@@ -273,15 +273,18 @@ Route DmlRouter::several_shards_error(int table) const {
 }
 
 // Every reference is restricted by a key: one shard, if they agree.
+Route DmlRouter::at_bind_route(int table) const {
+  Route route;
+  route.kind = RouteKind::AtBind;
+  route.table = rule(table)->config_name;
+  if (explain_ == Explain::Yes) route.reason = "the key of " + route.table + " is a parameter: routed at Bind";
+  return route;
+}
+
+// One named Route on every path that returns it, so it is built in the caller's (no move).
 Route DmlRouter::pinned_route() {
   for (int t : sharded_) {
-    if (!keys(t).deferred) continue;
-    Route route;
-    route.kind = RouteKind::AtBind;
-    route.table = rule(t)->config_name;
-    if (explain_ == Explain::Yes)
-      route.reason = "the key of " + route.table + " is a parameter: routed at Bind";
-    return route;
+    if (keys(t).deferred) return at_bind_route(t);
   }
   std::vector<int>& shards = (*lease_).shards;  // the keys' shards, in the order met
   Route route;
@@ -313,8 +316,7 @@ Route DmlRouter::pinned_route() {
                           rules_.default_shard() + " only",
                       table);
   }
-  Route error;
-  if (!check_assignments(shard, error)) return error;
+  if (!check_assignments(shard, route)) return route;  // the error, in place of the whole route
 
   route.kind = RouteKind::Shard;
   route.shard = shard;

@@ -296,7 +296,12 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   const FrontQuery& front_query(const wire::Frame& frame, std::string_view sql);
   // The route of the front Query's `facts` (kept by keep_front_route in this pass, else computed).
   router::Route front_route(const parser::QueryFacts& facts);
-  void keep_front_route(router::Route route) { request_.front.route = std::move(route); }
+  // A Route is a large object: it is moved once, into the front Query, and read there in place.
+  void keep_front_route(router::Route&& route) { request_.front.route.emplace(std::move(route)); }
+  // The route keep_front_route kept for `facts` in this pass, or null.
+  const router::Route* kept_front_route(const parser::QueryFacts& facts) const;
+  // A Query on the attached server: may it run there with `route` (`routed`: it picked that server)?
+  Status check_query_route(const parser::QueryFacts& facts, const router::Route& route, bool routed);
   void forget_sql_prepares(const parser::QueryFacts& facts);
   void note_sql_prepared(const parser::StatementFacts& statement);
   bool answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size);

@@ -281,10 +281,11 @@ Status Session::forward_query(const wire::Frame& frame) {
   bool routed = std::exchange(request_.routed, false);
   if (known && host_.directory()) {
     note_for_every_leg(*known);
-    router::Route route = front_route(*known);
-    Status allowed = check_write(*known, route);
-    if (allowed.is_ok() && !routed) allowed = check_pinned(*known, route);
-    if (allowed.is_ok()) allowed = refuse_commit_among_statements(*known);
+    // The kept route is read in place, then forgotten as front_route would have (no move).
+    const router::Route* kept = kept_front_route(*known);
+    Status allowed = kept != nullptr ? check_query_route(*known, *kept, routed)
+                                     : check_query_route(*known, front_route(*known), routed);
+    if (kept != nullptr) request_.front.route.reset();
     if (!allowed.is_ok()) {
       inject_abort(allowed, false);
       return Status::ok();

@@ -311,6 +311,13 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
   return Start::Wait;
 }
 
+Status Session::check_query_route(const parser::QueryFacts& facts, const router::Route& route, bool routed) {
+  Status allowed = check_write(facts, route);
+  if (allowed.is_ok() && !routed) allowed = check_pinned(facts, route);
+  if (allowed.is_ok()) allowed = refuse_commit_among_statements(facts);
+  return allowed;
+}
+
 // Inside a transaction on the leg's shard: may this statement run here?
 Status Session::check_pinned(const parser::QueryFacts& facts, const router::Route& route) const {
   const router::Directory& directory = *host_.directory();

@@ -54,12 +54,16 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
 }
 
 router::Route Session::front_route(const parser::QueryFacts& facts) {
-  if (request_.front.route && request_.front.facts.get() == &facts) {
+  if (kept_front_route(facts) != nullptr) {
     router::Route route = std::move(*request_.front.route);
     request_.front.route.reset();
     return route;
   }
   return router::route_query(facts, nullptr, *host_.directory(), host_.routing_rules());
+}
+
+const router::Route* Session::kept_front_route(const parser::QueryFacts& facts) const {
+  return request_.front.route && request_.front.facts.get() == &facts ? &*request_.front.route : nullptr;
 }
 
 // Transaction pooling: after the client's Query with PREPAREs, the server forgets them again
