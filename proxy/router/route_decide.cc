@@ -277,7 +277,8 @@ Route DmlRouter::at_bind_route(int table) const {
   Route route;
   route.kind = RouteKind::AtBind;
   route.table = rule(table)->config_name;
-  if (explain_ == Explain::Yes) route.reason = "the key of " + route.table + " is a parameter: routed at Bind";
+  if (explain_ == Explain::Yes)
+    route.reason = "the key of " + route.table + " is a parameter: routed at Bind";
   return route;
 }
 

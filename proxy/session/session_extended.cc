@@ -118,7 +118,8 @@ Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
   request_.bound.reset();
   auto values = wire::decode_bind_values(bind.rest, *types);
   if (!values) return values.status();
-  return check(router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules()));
+  return check(
+      router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules()));
 }
 
 Status Session::forward_bind(const wire::Frame& frame) {
