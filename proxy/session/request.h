@@ -53,6 +53,19 @@ struct FrontQuery {
   // Its route, handed from routing to forwarding within one pass over the client input only: a
   // new directory or a reload comes between passes (Session::front_route).
   std::optional<router::Route> route;
+
+  // As constructed (buffers keep their capacity): once per Query, where assigning a fresh
+  // FrontQuery moved every member.
+  void forget() {
+    body = nullptr;
+    size = 0;
+    refused.fault = Fault::None;
+    refused.sqlstate.clear();
+    refused.message.clear();
+    expanded.clear();
+    facts.reset();
+    route.reset();
+  }
 };
 
 // The route of the Bind that picked the server of an extended batch (start_bound_batch), for the

@@ -23,7 +23,7 @@ std::string_view Session::client_input() const {
 }
 
 void Session::consume_client(size_t n) {
-  if (request_.front.body != nullptr) request_.front = FrontQuery{};
+  if (request_.front.body != nullptr) request_.front.forget();
   if (fence_.replaying())
     fence_.consume_replay(n);
   else
@@ -183,7 +183,7 @@ void Session::reject_pending_request(const Status& why) {
   wire::encode_error(out, "ERROR", why.sqlstate, why.message);
   if (simple) {
     client_->consume(result.frame.size);
-    if (request_.front.body != nullptr) request_.front = FrontQuery{};
+    if (request_.front.body != nullptr) request_.front.forget();
     wire::encode_ready_for_query(out, txn_.control.status());
   } else {
     request_.skip_until_sync = true;

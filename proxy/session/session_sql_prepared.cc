@@ -20,7 +20,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   FrontQuery& front = request_.front;
   if (front.body != nullptr && front.body == frame.body.data() && front.size == frame.body.size())
     return front;
-  front = FrontQuery{};
+  front.forget();
   front.body = frame.body.data();
   front.size = frame.body.size();
   auto facts = parser::analyze(sql);
