@@ -45,7 +45,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
     }
   }
   if (parse->statement.empty()) {
-    profile_.unnamed.query = std::string(parse->query);
+    profile_.unnamed.query.assign(parse->query);  // in place: a Parse per batch in -M extended
     profile_.unnamed.types = parse->param_types;
     profile_.unnamed.facts = facts ? *facts : nullptr;  // a later Bind reuses them
     profile_.unnamed_elsewhere = false;
