@@ -281,10 +281,14 @@ Status Session::forward_query(const wire::Frame& frame) {
   bool routed = std::exchange(request_.routed, false);
   if (known && host_.directory()) {
     note_for_every_leg(*known);
-    // The kept route is read in place, then forgotten as front_route would have (no move).
+    // The kept route is read in place, then forgotten: forwarding is its last use.
     const router::Route* kept = kept_front_route(*known);
-    Status allowed = kept != nullptr ? check_query_route(*known, *kept, routed)
-                                     : check_query_route(*known, front_route(*known), routed);
+    Status allowed =
+        kept != nullptr
+            ? check_query_route(*known, *kept, routed)
+            : check_query_route(
+                  *known, router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules()),
+                  routed);
     if (kept != nullptr) request_.front.route.reset();
     if (!allowed.is_ok()) {
       inject_abort(allowed, false);

@@ -119,9 +119,12 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
       return start_drop_index(frame, drop->value());
     }
   }
-  router::Route route = front_route(*facts);
-  Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard(),
-                              !needs_read_lease(route) || read_lease_valid());
+  const router::Route& routed = front_route(*facts);
+  Placement placement = place(routed, Protocol::Simple, txn_.control.deferred(), default_shard(),
+                              !needs_read_lease(routed) || read_lease_valid());
+  if (placement.kind == Placement::Kind::Run) return run_on(placement, shard);  // the route stays kept
+  // Not forwarded as routed: the route leaves the front Query.
+  router::Route route = take_front_route();
   if (route.copy_in && only == nullptr && placement.kind == Placement::Kind::FanOut) {
     placement.kind = Placement::Kind::Refuse;
     placement.error = Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
@@ -135,7 +138,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
                                                   "must be sent alone, not with other statements");
   }
   switch (placement.kind) {
-    case Placement::Kind::Run: keep_front_route(std::move(route)); return run_on(placement, shard);
+    case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
       if (copies_in(route, only)) return start_copy_in(frame, *only, route);
@@ -170,10 +173,10 @@ bool Session::needs_move(const wire::Frame& query) {
   if (!host_.directory()) return false;
   auto facts = facts_of_query(query);
   if (!facts) return false;
-  router::Route route = front_route(*facts);
-  if (route.kind != RouteKind::Shard && route.kind != RouteKind::Default) return false;
-  const bool moves = !check_pinned(*facts, route).is_ok();
-  if (!moves) keep_front_route(std::move(route));
+  const router::Route& route = front_route(*facts);
+  const bool pinnable = route.kind == RouteKind::Shard || route.kind == RouteKind::Default;
+  const bool moves = pinnable && !check_pinned(*facts, route).is_ok();
+  if (!pinnable || moves) request_.front.route.reset();  // routed again where it runs
   return moves;
 }
 
