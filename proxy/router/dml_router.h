@@ -156,10 +156,13 @@ class DmlRouter {
   void propagate();
   // route_decide.cc: key state -> route.
   Route pinned_route();
+  Route at_bind_route(int table) const;
   Route mixed_shards_error(const std::string& table) const;
   std::string pinned_reason() const;
   Route unpinned_route();
   Route several_shards_error(int table) const;
+  // False when an assignment moves a key off `shard`: `error` is then replaced whole by the error
+  // (or AtBind) route, so it may be the route being built.
   bool check_assignments(int shard, Route& error);
   bool scatter_allowed(std::string& why);
   Route keyless_read(int first);

@@ -105,14 +105,15 @@ Route make_error(std::string sqlstate, std::string message, std::string table) {
   return route;
 }
 
+// One named Route on both paths: it is built in the caller's (no move).
 Route make_default(const Directory& dir, const RoutingRules& rules, std::string reason) {
   const int shard = dir.shard_index(rules.default_shard());
+  Route route;
   if (shard < 0) {
-    Route route = make_error("XX000", "default shard " + rules.default_shard() + " is not in the directory");
+    route = make_error("XX000", "default shard " + rules.default_shard() + " is not in the directory");
     route.error.fault = Fault::Proxy;
     return route;
   }
-  Route route;
   route.kind = RouteKind::Default;
   route.shard = shard;
   route.reason = std::move(reason);

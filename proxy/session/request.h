@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "parser/analyze.h"
@@ -52,6 +53,28 @@ struct FrontQuery {
   // Its route, handed from routing to forwarding within one pass over the client input only: a
   // new directory or a reload comes between passes (Session::front_route).
   std::optional<router::Route> route;
+
+  // As constructed (buffers keep their capacity): once per Query, where assigning a fresh
+  // FrontQuery moved every member.
+  void forget() {
+    body = nullptr;
+    size = 0;
+    refused.fault = Fault::None;
+    refused.sqlstate.clear();
+    refused.message.clear();
+    expanded.clear();
+    facts.reset();
+    route.reset();
+  }
+};
+
+// The route of the Bind that picked the server of an extended batch (start_bound_batch), for the
+// check of that Bind when it is forwarded in the same pass (forward_bind): the same statement
+// facts (held, so the address cannot be reused) and the same Bind bytes route the same.
+struct BoundRoute {
+  std::shared_ptr<const parser::QueryFacts> facts;
+  std::string_view bind;  // the Bind's values in the client input (BindMessage::rest)
+  router::Route route;
 };
 
 struct Request {
@@ -73,6 +96,7 @@ struct Request {
   bool leg_wait = false;
   bool joining_leg = false;  // the server being acquired joins a transaction already started
   FrontQuery front;
+  std::optional<BoundRoute> bound;  // set at start_bound_batch, taken at its Bind's forward_bind
   // The statements of forwarded Queries, in order: their settings count once they succeed. Null
   // for a Query whose success changes nothing the session tracks (changes_tracked_state).
   std::deque<std::shared_ptr<const parser::QueryFacts>> queries;

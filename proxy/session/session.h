@@ -294,9 +294,16 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // SQL-level PREPARE / EXECUTE / DEALLOCATE (session_sql_prepared.cc)
   bool expands_sql_execute() const;
   const FrontQuery& front_query(const wire::Frame& frame, std::string_view sql);
-  // The route of the front Query's `facts` (kept by keep_front_route in this pass, else computed).
-  router::Route front_route(const parser::QueryFacts& facts);
-  void keep_front_route(router::Route route) { request_.front.route = std::move(route); }
+  // The route of the front Query's `facts`, in Request::front (so forwarding finds it kept): the
+  // one kept in this pass, else routed in place there. A Route is a large object, never moved on
+  // this path; a caller that does not forward the Query as routed takes it out (take_front_route).
+  router::Route& front_route(const parser::QueryFacts& facts);
+  router::Route take_front_route();
+  void keep_front_route(router::Route&& route) { request_.front.route.emplace(std::move(route)); }
+  // The route kept for `facts` in this pass, or null.
+  const router::Route* kept_front_route(const parser::QueryFacts& facts) const;
+  // A Query on the attached server: may it run there with `route` (`routed`: it picked that server)?
+  Status check_query_route(const parser::QueryFacts& facts, const router::Route& route, bool routed);
   void forget_sql_prepares(const parser::QueryFacts& facts);
   void note_sql_prepared(const parser::StatementFacts& statement);
   bool answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size);

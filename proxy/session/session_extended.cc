@@ -45,7 +45,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
     }
   }
   if (parse->statement.empty()) {
-    profile_.unnamed.query = std::string(parse->query);
+    profile_.unnamed.query.assign(parse->query);  // in place: a Parse per batch in -M extended
     profile_.unnamed.types = parse->param_types;
     profile_.unnamed.facts = facts ? *facts : nullptr;  // a later Bind reuses them
     profile_.unnamed_elsewhere = false;
@@ -103,13 +103,23 @@ Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
       known != nullptr ? Result<std::shared_ptr<const parser::QueryFacts>>(known) : parser::analyze(query);
   if (!facts || (*facts)->statements.size() != 1) return Status::ok();
   if ((*facts)->statements.front().kind == parser::StatementKind::Begin) request_.batch_bound = bound_before;
+  auto check = [&](const router::Route& route) {
+    note_for_every_leg(**facts);
+    Status allowed = check_write(**facts, route);
+    return allowed.is_ok() && pinned ? check_pinned(**facts, route) : allowed;
+  };
+  const BoundRoute* bound = request_.bound ? &*request_.bound : nullptr;
+  if (bound != nullptr && !pinned && bound->facts == *facts && bound->bind.data() == bind.rest.data() &&
+      bound->bind == bind.rest) {
+    Status allowed = check(bound->route);  // this Bind picked the server, in this pass (start_bound_batch)
+    request_.bound.reset();
+    return allowed;
+  }
+  request_.bound.reset();
   auto values = wire::decode_bind_values(bind.rest, *types);
   if (!values) return values.status();
-  router::Route route =
-      router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules());
-  note_for_every_leg(**facts);
-  Status allowed = check_write(**facts, route);
-  return allowed.is_ok() && pinned ? check_pinned(**facts, route) : allowed;
+  return check(
+      router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules()));
 }
 
 Status Session::forward_bind(const wire::Frame& frame) {

@@ -37,6 +37,17 @@ BindParts split_bind(std::string_view rest) {
   return parts;
 }
 
+// Routes the batch's first Bind when converted: optional::emplace builds it in place.
+struct BoundRouteOf {
+  const ExtendedBatch& batch;
+  const wire::BindValues& values;
+  const router::Directory& directory;
+  const router::RoutingRules& rules;
+  operator BoundRoute() const {  // NOLINT(google-explicit-constructor)
+    return BoundRoute{batch.facts, batch.bind.rest, router::route(batch.only(), &values, directory, rules)};
+  }
+};
+
 }  // namespace
 
 // The proxy answered a batch itself (a transaction-control batch, the COMMIT of a two-phase
@@ -99,12 +110,20 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
     refuse_request(values.status());
     return Start::Answered;
   }
-  router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
-  if (route.kind == router::RouteKind::Shard) {
+  // Routed in place into the slot forward_bind checks this Bind from (no move of the Route).
+  const router::Route& routed =
+      request_.bound.emplace(BoundRouteOf{batch, *values, *host_.directory(), host_.routing_rules()}).route;
+  if (routed.kind == router::RouteKind::Shard) {
     if (std::optional<Start> across = start_batch_across_shards(batch)) return *across;
   }
-  Placement placement = place(route, Protocol::Extended, txn_.control.deferred(), default_shard(),
-                              !needs_read_lease(route) || read_lease_valid());
+  Placement placement = place(routed, Protocol::Extended, txn_.control.deferred(), default_shard(),
+                              !needs_read_lease(routed) || read_lease_valid());
+  if (placement.kind == Placement::Kind::Run) {
+    if (!placement.routed) request_.bound.reset();  // checked again at its Bind
+    return run_on(placement, shard);
+  }
+  router::Route route = std::move(request_.bound->route);  // not forwarded as routed
+  request_.bound.reset();
   switch (placement.kind) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);

@@ -182,4 +182,26 @@ void Session::on_backend_lost(pool::Backend& backend, const Status& why) {
   terminate(Status::server("08006", why.message + "; the transaction in progress was lost"));
 }
 
+// Session pooling: the session's server on this shard becomes the active one outside any
+// transaction of its own: it gets the settings it missed, then joins a transaction begun elsewhere.
+void Session::catch_up_parked_leg() {
+  Leg& leg = txn_.leg;
+  std::string out;
+  if (std::exchange(leg.settings_behind, false)) {
+    wire::encode_query(out, "RESET ALL;" + profile_.settings.signature());
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  }
+  if (std::string replay = joining_prologue(); !replay.empty()) {
+    wire::encode_query(out, replay);
+    expect(Owed::Query, /*relay=*/false);
+  }
+  if (!out.empty()) leg.backend->connection().write(out);
+}
+
+// What a server joining the transaction runs before the Query that needs it.
+std::string Session::joining_prologue() {
+  if (!txn_.shards.open()) return {};
+  return txn_.shards.replay().empty() ? std::string("BEGIN") : txn_.shards.replay();
+}
+
 }  // namespace sw::session

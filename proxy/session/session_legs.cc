@@ -127,15 +127,16 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
       return end_across_legs(only->kind == StatementKind::Commit, query.size);
     send_to_every_leg(*only);
   }
-  router::Route route = front_route(*facts);
+  const router::Route& route = front_route(*facts);  // kept there for forwarding
   if (only != nullptr && (route.copy_in || route.reference_write || route.scatter_write() ||
                           route.kind == router::RouteKind::Split))
-    return write_on_every_shard(query, *only, route);
+    return write_on_every_shard(query, *only, take_front_route());
   if (only != nullptr && scatter_read(route)) {
-    if (Next next = read_on_every_shard(query, route); next != Next::Forward) return next;
+    router::Route taken = take_front_route();
+    if (Next next = read_on_every_shard(query, taken); next != Next::Forward) return next;
+    keep_front_route(std::move(taken));
   }
-  int target = statement_shard(*facts, route);
-  keep_front_route(std::move(route));
+  int target = statement_shard(*facts, *request_.front.route);
   if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);
   if (target < 0 || target == leg.shard) return Next::Forward;
   txn_.shards.set_cross_shard_writes(cross_shard_writes());
@@ -175,28 +176,6 @@ Session::Next Session::switch_to_leg(int shard) {
   request_.joining_leg = false;
   restore_parked_leg();  // refused: the Query was answered with the error
   return Next::Continue;
-}
-
-// Session pooling: the session's server on this shard becomes the active one outside any
-// transaction of its own: it gets the settings it missed, then joins a transaction begun elsewhere.
-void Session::catch_up_parked_leg() {
-  Leg& leg = txn_.leg;
-  std::string out;
-  if (std::exchange(leg.settings_behind, false)) {
-    wire::encode_query(out, "RESET ALL;" + profile_.settings.signature());
-    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  }
-  if (std::string replay = joining_prologue(); !replay.empty()) {
-    wire::encode_query(out, replay);
-    expect(Owed::Query, /*relay=*/false);
-  }
-  if (!out.empty()) leg.backend->connection().write(out);
-}
-
-// What a server joining the transaction runs before the Query that needs it.
-std::string Session::joining_prologue() {
-  if (!txn_.shards.open()) return {};
-  return txn_.shards.replay().empty() ? std::string("BEGIN") : txn_.shards.replay();
 }
 
 void Session::restore_parked_leg() {

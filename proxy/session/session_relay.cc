@@ -23,7 +23,7 @@ std::string_view Session::client_input() const {
 }
 
 void Session::consume_client(size_t n) {
-  if (request_.front.body != nullptr) request_.front = FrontQuery{};
+  if (request_.front.body != nullptr) request_.front.forget();
   if (fence_.replaying())
     fence_.consume_replay(n);
   else
@@ -32,6 +32,7 @@ void Session::consume_client(size_t n) {
 
 void Session::read_client_messages() {
   request_.front.route.reset();  // routed in an earlier pass: the directory or the rules may have changed
+  request_.bound.reset();
   if (txn_.copy_in) {
     feed_copy_in();
     return;
@@ -182,7 +183,7 @@ void Session::reject_pending_request(const Status& why) {
   wire::encode_error(out, "ERROR", why.sqlstate, why.message);
   if (simple) {
     client_->consume(result.frame.size);
-    if (request_.front.body != nullptr) request_.front = FrontQuery{};
+    if (request_.front.body != nullptr) request_.front.forget();
     wire::encode_ready_for_query(out, txn_.control.status());
   } else {
     request_.skip_until_sync = true;
@@ -280,10 +281,15 @@ Status Session::forward_query(const wire::Frame& frame) {
   bool routed = std::exchange(request_.routed, false);
   if (known && host_.directory()) {
     note_for_every_leg(*known);
-    router::Route route = front_route(*known);
-    Status allowed = check_write(*known, route);
-    if (allowed.is_ok() && !routed) allowed = check_pinned(*known, route);
-    if (allowed.is_ok()) allowed = refuse_commit_among_statements(*known);
+    // The kept route is read in place, then forgotten: forwarding is its last use.
+    const router::Route* kept = kept_front_route(*known);
+    Status allowed =
+        kept != nullptr
+            ? check_query_route(*known, *kept, routed)
+            : check_query_route(
+                  *known, router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules()),
+                  routed);
+    if (kept != nullptr) request_.front.route.reset();
     if (!allowed.is_ok()) {
       inject_abort(allowed, false);
       return Status::ok();
@@ -324,22 +330,6 @@ Status Session::forward_query(const wire::Frame& frame) {
     request_.restore_owed = true;
     request_.restore_settings = true;
   }
-  return Status::ok();
-}
-
-// Two-phase commit is refused: a prepared transaction lives on one shard, and COMMIT PREPARED
-// names only its gid, so it could reach another shard and leave the first one holding its locks.
-Status Session::refuse_two_phase(parser::StatementKind kind) {
-  using parser::StatementKind;
-  if (kind == StatementKind::PrepareTransaction)
-    return Status::client("0A000",
-                          "PREPARE TRANSACTION is not supported through shardwire; end the transaction with "
-                          "COMMIT or ROLLBACK (it stays open)");
-  if (kind == StatementKind::CommitPrepared || kind == StatementKind::RollbackPrepared)
-    return Status::client("0A000",
-                          std::string(kind == StatementKind::CommitPrepared ? "COMMIT" : "ROLLBACK") +
-                              " PREPARED is not supported through shardwire; run it on the shard that "
-                              "holds the prepared transaction (see its pg_prepared_xacts)");
   return Status::ok();
 }
 

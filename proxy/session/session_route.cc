@@ -62,6 +62,7 @@ Session::Start Session::start_request(const wire::Frame& frame, int* shard) {
     return Start::Answered;
   }
   fence_.on_routed(directory->version());
+  request_.bound.reset();
   clock_.route_label = stats::RouteLabel::Default;
   switch (frame.type) {
     case 'Q': return start_query(frame, shard);
@@ -118,9 +119,12 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
       return start_drop_index(frame, drop->value());
     }
   }
-  router::Route route = front_route(*facts);
-  Placement placement = place(route, Protocol::Simple, txn_.control.deferred(), default_shard(),
-                              !needs_read_lease(route) || read_lease_valid());
+  const router::Route& routed = front_route(*facts);
+  Placement placement = place(routed, Protocol::Simple, txn_.control.deferred(), default_shard(),
+                              !needs_read_lease(routed) || read_lease_valid());
+  if (placement.kind == Placement::Kind::Run) return run_on(placement, shard);  // the route stays kept
+  // Not forwarded as routed: the route leaves the front Query.
+  router::Route route = take_front_route();
   if (route.copy_in && only == nullptr && placement.kind == Placement::Kind::FanOut) {
     placement.kind = Placement::Kind::Refuse;
     placement.error = Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
@@ -134,7 +138,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
                                                   "must be sent alone, not with other statements");
   }
   switch (placement.kind) {
-    case Placement::Kind::Run: keep_front_route(std::move(route)); return run_on(placement, shard);
+    case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
     case Placement::Kind::FanOut:
       if (copies_in(route, only)) return start_copy_in(frame, *only, route);
@@ -169,10 +173,10 @@ bool Session::needs_move(const wire::Frame& query) {
   if (!host_.directory()) return false;
   auto facts = facts_of_query(query);
   if (!facts) return false;
-  router::Route route = front_route(*facts);
-  if (route.kind != RouteKind::Shard && route.kind != RouteKind::Default) return false;
-  const bool moves = !check_pinned(*facts, route).is_ok();
-  if (!moves) keep_front_route(std::move(route));
+  const router::Route& route = front_route(*facts);
+  const bool pinnable = route.kind == RouteKind::Shard || route.kind == RouteKind::Default;
+  const bool moves = pinnable && !check_pinned(*facts, route).is_ok();
+  if (!pinnable || moves) request_.front.route.reset();  // routed again where it runs
   return moves;
 }
 
@@ -308,6 +312,13 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
   consume_client(consumed);
   txn_.fanout->start();
   return Start::Wait;
+}
+
+Status Session::check_query_route(const parser::QueryFacts& facts, const router::Route& route, bool routed) {
+  Status allowed = check_write(facts, route);
+  if (allowed.is_ok() && !routed) allowed = check_pinned(facts, route);
+  if (allowed.is_ok()) allowed = refuse_commit_among_statements(facts);
+  return allowed;
 }
 
 // Inside a transaction on the leg's shard: may this statement run here?

@@ -219,7 +219,7 @@ void Session::relay_parameter_status(std::string_view body) {
 void Session::on_query_finished(bool failed) {
   request_.query_failed = false;
   // A PREPARE or DEALLOCATE may change what the next EXECUTE runs.
-  if (request_.front.body != nullptr) request_.front = FrontQuery{};
+  if (request_.front.body != nullptr) request_.front.forget();
   const bool restored_settings = std::exchange(request_.restore_settings, false);
   if (failed && restored_settings) {
     // The failed Query's RESET was rolled back, the restore after it may not be: the server is

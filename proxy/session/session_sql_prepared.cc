@@ -20,7 +20,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   FrontQuery& front = request_.front;
   if (front.body != nullptr && front.body == frame.body.data() && front.size == frame.body.size())
     return front;
-  front = FrontQuery{};
+  front.forget();
   front.body = frame.body.data();
   front.size = frame.body.size();
   auto facts = parser::analyze(sql);
@@ -53,13 +53,33 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   return front;
 }
 
-router::Route Session::front_route(const parser::QueryFacts& facts) {
-  if (request_.front.route && request_.front.facts.get() == &facts) {
-    router::Route route = std::move(*request_.front.route);
-    request_.front.route.reset();
-    return route;
+namespace {
+
+// Routes when converted: optional::emplace builds the Route in place from the returned value.
+struct RouteOf {
+  const parser::QueryFacts& facts;
+  const router::Directory& directory;
+  const router::RoutingRules& rules;
+  operator router::Route() const {  // NOLINT(google-explicit-constructor)
+    return router::route_query(facts, nullptr, directory, rules);
   }
-  return router::route_query(facts, nullptr, *host_.directory(), host_.routing_rules());
+};
+
+}  // namespace
+
+router::Route& Session::front_route(const parser::QueryFacts& facts) {
+  if (kept_front_route(facts) != nullptr) return *request_.front.route;
+  return request_.front.route.emplace(RouteOf{facts, *host_.directory(), host_.routing_rules()});
+}
+
+router::Route Session::take_front_route() {
+  router::Route route = std::move(*request_.front.route);
+  request_.front.route.reset();
+  return route;
+}
+
+const router::Route* Session::kept_front_route(const parser::QueryFacts& facts) const {
+  return request_.front.route && request_.front.facts.get() == &facts ? &*request_.front.route : nullptr;
 }
 
 // Transaction pooling: after the client's Query with PREPAREs, the server forgets them again

@@ -109,7 +109,12 @@ void SessionState::set_startup(const std::vector<std::pair<std::string, std::str
 
 std::string SessionState::restore_startup(const std::vector<parser::StatementFacts>& statements) const {
   using parser::StatementKind;
-  if (startup_values_.empty()) return "";
+  // Only a RESET (or RESET ALL, DISCARD ALL) undoes a startup value: most Queries have none.
+  const auto resets = [](const parser::StatementFacts& statement) {
+    return statement.kind == StatementKind::Reset || statement.kind == StatementKind::ResetAll ||
+           statement.kind == StatementKind::DiscardAll;
+  };
+  if (startup_values_.empty() || std::none_of(statements.begin(), statements.end(), resets)) return "";
   std::vector<std::string> reset;  // startup settings reset and not set again afterwards
   auto forget = [&reset](const std::string& name) {
     reset.erase(std::remove(reset.begin(), reset.end(), name), reset.end());

@@ -228,4 +228,20 @@ TwoPhaseHooks Session::two_phase_hooks() {
   return hooks;
 }
 
+// Two-phase commit is refused: a prepared transaction lives on one shard, and COMMIT PREPARED
+// names only its gid, so it could reach another shard and leave the first one holding its locks.
+Status Session::refuse_two_phase(parser::StatementKind kind) {
+  using parser::StatementKind;
+  if (kind == StatementKind::PrepareTransaction)
+    return Status::client("0A000",
+                          "PREPARE TRANSACTION is not supported through shardwire; end the transaction with "
+                          "COMMIT or ROLLBACK (it stays open)");
+  if (kind == StatementKind::CommitPrepared || kind == StatementKind::RollbackPrepared)
+    return Status::client("0A000",
+                          std::string(kind == StatementKind::CommitPrepared ? "COMMIT" : "ROLLBACK") +
+                              " PREPARED is not supported through shardwire; run it on the shard that "
+                              "holds the prepared transaction (see its pg_prepared_xacts)");
+  return Status::ok();
+}
+
 }  // namespace sw::session

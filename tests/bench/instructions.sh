@@ -14,6 +14,8 @@
 #
 # Environment: TX (500 per client), CLIENTS (8), WORKLOADS ("select tpcb"), SCALE (10), POOL_SIZE
 # (40), BASE_BIN (optional), SHARDWIRE_BIN (default build/proxy/app/shardwire), KEEP=1.
+# Workloads: select = `pgbench -S -M simple`, extended = `-S -M extended`, prepared = `-S -M
+# prepared`, tpcb = pgbench's default TPC-B-like script, simple protocol.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -55,7 +57,15 @@ YAML
 shardwire_init sharded
 
 conninfo="host=127.0.0.1 port=$PORT dbname=app user=app password=secret sslmode=disable"
-pgbench_args() { case $1 in select) echo "-S -M simple" ;; tpcb) echo "-M simple" ;; esac; }
+pgbench_args() {  # WORKLOAD
+  case $1 in
+    select) echo "-S -M simple" ;;
+    extended) echo "-S -M extended" ;;
+    prepared) echo "-S -M prepared" ;;
+    tpcb) echo "-M simple" ;;
+    *) echo "bench: unknown workload $1" >&2; exit 1 ;;
+  esac
+}
 run_pgbench() {  # WORKLOAD TX
   # shellcheck disable=SC2046
   "$PGBIN/pgbench" -n $(pgbench_args "$1") -t "$2" -c "$CLIENTS" -j "$((CLIENTS < 2 ? CLIENTS : 2))" \
