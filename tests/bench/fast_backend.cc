@@ -28,26 +28,14 @@
 #include <string>
 #include <string_view>
 
-namespace {
+#include "common/bytes.h"
 
-void put_u32(std::string& out, uint32_t v) {
-  const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
-                     static_cast<char>(v)};
-  out.append(b, 4);
-}
-void put_u16(std::string& out, uint16_t v) {
-  out.push_back(static_cast<char>(v >> 8));
-  out.push_back(static_cast<char>(v));
-}
-uint32_t get_u32(const char* p) {
-  const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | u[3];
-}
+namespace {
 
 // One message: type, length, body.
 void message(std::string& out, char type, std::string_view body) {
   out.push_back(type);
-  put_u32(out, static_cast<uint32_t>(body.size() + 4));
+  sw::append_be32(out, static_cast<uint32_t>(body.size() + 4));
   out.append(body);
 }
 
@@ -79,15 +67,15 @@ struct Connection {
 
 void row_description(std::string& out) {
   std::string body;
-  put_u16(body, 1);
+  sw::append_be16(body, 1);
   body += "x";
   body.push_back('\0');
-  put_u32(body, 0);   // table OID
-  put_u16(body, 0);   // column number
-  put_u32(body, 23);  // int4
-  put_u16(body, 4);
-  put_u32(body, 0xFFFFFFFF);  // typmod -1
-  put_u16(body, 0);           // text
+  sw::append_be32(body, 0);   // table OID
+  sw::append_be16(body, 0);   // column number
+  sw::append_be32(body, 23);  // int4
+  sw::append_be16(body, 4);
+  sw::append_be32(body, 0xFFFFFFFF);  // typmod -1
+  sw::append_be16(body, 0);           // text
   message(out, 'T', body);
 }
 
@@ -97,8 +85,8 @@ void complete(Connection& c, std::string_view sql) {
   std::string tag = word;
   if (word == "SELECT") {
     std::string row;
-    put_u16(row, 1);
-    put_u32(row, 1);
+    sw::append_be16(row, 1);
+    sw::append_be32(row, 1);
     row += "1";
     message(c.out, 'D', row);
     tag = "SELECT 1";
@@ -144,7 +132,7 @@ void startup(Connection& c, uint32_t code) {
   }
   c.started = true;
   std::string ok;
-  put_u32(ok, 0);
+  sw::append_be32(ok, 0);
   message(c.out, 'R', ok);
   parameter_status(c.out, "server_version", "15.0");
   parameter_status(c.out, "server_encoding", "UTF8");
@@ -155,8 +143,8 @@ void startup(Connection& c, uint32_t code) {
   parameter_status(c.out, "integer_datetimes", "on");
   parameter_status(c.out, "standard_conforming_strings", "on");
   std::string key;
-  put_u32(key, static_cast<uint32_t>(c.fd));
-  put_u32(key, 12345);
+  sw::append_be32(key, static_cast<uint32_t>(c.fd));
+  sw::append_be32(key, 12345);
   message(c.out, 'K', key);
   ready(c);
 }
@@ -183,7 +171,7 @@ bool on_message(Connection& c, char type, std::string_view body) {
     case 'D':
       if (!body.empty() && body[0] == 'S') {
         std::string none;
-        put_u16(none, 0);
+        sw::append_be16(none, 0);
         message(c.out, 't', none);
         if (c.statement_selects[std::string(body.substr(1, body.find('\0', 1) - 1))])
           row_description(c.out);
@@ -209,13 +197,13 @@ bool drain_input(Connection& c) {
   while (true) {
     const size_t header = c.started ? 5 : 4;
     if (c.in.size() - at < header) break;
-    const uint32_t length = get_u32(c.in.data() + at + (c.started ? 1 : 0));
+    const uint32_t length = sw::load_be32(c.in.data() + at + (c.started ? 1 : 0));
     if (length < 4 || length > (1u << 24)) return false;
     const size_t whole = length + (c.started ? 1 : 0);
     if (c.in.size() - at < whole) break;
     if (!c.started) {
       if (length < 8) return false;
-      const uint32_t code = get_u32(c.in.data() + at + 4);
+      const uint32_t code = sw::load_be32(c.in.data() + at + 4);
       if (code == 80877102) return false;  // CancelRequest: nothing runs long enough to cancel
       startup(c, code);
     } else if (!on_message(c, c.in[at], std::string_view(c.in.data() + at + 5, length - 4))) {

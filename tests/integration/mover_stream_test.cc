@@ -132,6 +132,21 @@ struct Shards {
   }
 };
 
+// The Relation message of public.orders as pgoutput sends it (OID 1 in these tests).
+pgo::Relation orders_relation() {
+  pgo::Relation rel;
+  rel.oid = 1;
+  rel.namespace_name = "public";
+  rel.name = "orders";
+  rel.columns = {{true, "tenant_id", 20, -1},
+                 {true, "id", 20, -1},
+                 {false, "note", 25, -1},
+                 {false, "row_version", 20, -1}};
+  return rel;
+}
+
+pgo::ColumnValue text_value(std::string v) { return pgo::ColumnValue{pgo::ColumnKind::Text, std::move(v)}; }
+
 }  // namespace
 
 TEST_SUITE("mover_stream") {
@@ -304,18 +319,12 @@ TEST_SUITE("mover_stream") {
     REQUIRE_RESULT(applier);
     CHECK((*applier)->applied_lsn() == 0);
 
-    pgo::Relation rel;
-    rel.oid = 1;
-    rel.namespace_name = "public";
-    rel.name = "orders";
-    rel.columns = {{true, "tenant_id", 20, -1},
-                   {true, "id", 20, -1},
-                   {false, "note", 25, -1},
-                   {false, "row_version", 20, -1}};
+    const pgo::Relation rel = orders_relation();
     pgo::RelationCache relations;  // the Relation arrives inside the transaction
-    const auto text = [](std::string v) { return pgo::ColumnValue{pgo::ColumnKind::Text, std::move(v)}; };
-    const std::vector<pgo::Message> txn{
-        rel, pgo::Insert{std::nullopt, 1, {text(std::to_string(tenant)), text("1"), text("n"), text("1")}}};
+    const std::vector<pgo::Message> txn{rel, pgo::Insert{std::nullopt,
+                                                         1,
+                                                         {text_value(std::to_string(tenant)), text_value("1"),
+                                                          text_value("n"), text_value("1")}}};
     const Lsn end = 0x1000000;
     auto st = (*applier)->apply_transaction(txn, relations, end);
     REQUIRE_MESSAGE(st.is_ok(), st.message);
@@ -347,18 +356,12 @@ TEST_SUITE("mover_stream") {
     REQUIRE_RESULT(applier);
     ChangeApplier& a = **applier;
 
-    pgo::Relation rel;
-    rel.oid = 1;
-    rel.namespace_name = "public";
-    rel.name = "orders";
-    rel.columns = {{true, "tenant_id", 20, -1},
-                   {true, "id", 20, -1},
-                   {false, "note", 25, -1},
-                   {false, "row_version", 20, -1}};
-    const auto text = [](std::string v) { return pgo::ColumnValue{pgo::ColumnKind::Text, std::move(v)}; };
+    const pgo::Relation rel = orders_relation();
     const auto insert = [&](int64_t tenant, int id) {
-      return pgo::Insert{
-          std::nullopt, 1, {text(std::to_string(tenant)), text(std::to_string(id)), text("n"), text("1")}};
+      return pgo::Insert{std::nullopt,
+                         1,
+                         {text_value(std::to_string(tenant)), text_value(std::to_string(id)), text_value("n"),
+                          text_value("1")}};
     };
     pgo::RelationCache relations;
     relations.put(rel);
