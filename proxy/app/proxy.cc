@@ -127,9 +127,10 @@ std::shared_ptr<const router::Directory> Proxy::start_directory() {
 // watcher's latest directory, not necessarily `directory`: a reload on the main thread in between
 // rebuilt it over the new shard list, and that one must not be overtaken by the older snapshot.
 // The watcher acknowledges the version in the catalog when this returns, so it returns once every
-// worker routes with it: a cutover then knows no new transaction goes to the source for the
-// buckets it holds. A worker that has not installed it within kInstallWait only delays the
-// acknowledgement; its writes meet the source's fence.
+// worker routes with it and has no read routed with an older one still starting (docs/architecture.md §7.3):
+// a cutover then knows no new transaction goes to the source for the buckets it holds, and no read through
+// the owned-rows filter takes its snapshot after the fences change. A worker that has not installed it within
+// kInstallWait only delays the acknowledgement; its writes meet the source's fence.
 void Proxy::publish(std::shared_ptr<const router::Directory> directory) {
   constexpr auto kInstallWait = std::chrono::milliseconds(100);
   auto installed = std::make_shared<InstallLatch>();

@@ -195,11 +195,27 @@ void Worker::post_directory(std::shared_ptr<const router::Directory> directory,
                             std::function<void()> installed) {
   loop_.post([this, directory = std::move(directory), installed = std::move(installed)] {
     directory_ = directory;
-    if (installed) installed();
+    acknowledge_after_older_reads(directory->version(), installed);
     std::vector<session::Session*> waiting = cutover_queue_;
     for (session::Session* s : waiting) {
       if (sessions_.count(s) != 0) s->resume_after_directory_change();
     }
+  });
+}
+
+// The worker routes with `version` now; `installed` (the acknowledgement) waits until no read
+// routed with an older directory still has a leg to start (session::StartingReads,
+// docs/architecture.md §7.3). Reads that still wait for a server after kReadPatience are failed.
+void Worker::acknowledge_after_older_reads(uint64_t version, std::function<void()> installed) {
+  constexpr uint64_t kReadPatienceMs = 50;
+  if (installed) starting_reads_.after_older(version, std::move(installed));
+  if (starting_reads_.waiting() == 0) return;
+  if (!read_patience_) read_patience_ = std::make_unique<net::Timer>(loop_);
+  read_patience_->start(kReadPatienceMs, 0, [this, version] {
+    starting_reads_.expire_older(
+        version, Status::proxy("40001",
+                               "a bucket move began its cutover while this read waited for a server "
+                               "on one of its shards; retry the read"));
   });
 }
 

@@ -94,6 +94,7 @@ class Worker : public session::SessionHost {
   bool hold_if_paused(session::Session* session) override;
   bool queue_for_cutover(session::Session* session) override;
   void dequeue_from_cutover(session::Session* session) override;
+  session::StartingReads& starting_reads() override { return starting_reads_; }
   void admin_command(std::string_view sql, std::function<void(std::string)> reply) override;
   std::string next_two_phase_gid() override;
   void decide_commit(const std::string& gid, const std::vector<std::string>& shards,
@@ -108,6 +109,7 @@ class Worker : public session::SessionHost {
   Result<pool::BackendTarget> target_for(const config::Config& config, const std::string& user,
                                          const std::string& shard) const;
   void stop_when_idle();
+  void acknowledge_after_older_reads(uint64_t version, std::function<void()> installed);
 
   int index_;
   net::Loop loop_;
@@ -123,6 +125,8 @@ class Worker : public session::SessionHost {
   const std::atomic<bool>& paused_;
   std::atomic<int>& cutover_queued_;  // writes waiting for a cutover, all workers
   std::vector<session::Session*> cutover_queue_;
+  session::StartingReads starting_reads_;
+  std::unique_ptr<net::Timer> read_patience_;  // fails reads still starting under an older directory
   std::unique_ptr<net::Listener> listener_;
   std::unordered_map<session::Session*, std::unique_ptr<session::Session>> sessions_;
   std::unordered_map<uint64_t, session::Session*> by_cancel_key_;

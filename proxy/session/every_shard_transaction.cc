@@ -35,6 +35,17 @@ std::vector<std::string> EveryShardTransaction::shard_names() const {
   return names;
 }
 
+void EveryShardTransaction::watch_start(StartingReads& reads, uint64_t version) {
+  start_watch_.begin(reads, version, [this](const Status& why) { runner_.on_no_server(why); });
+}
+
+void EveryShardTransaction::end_watch_once_started() {
+  for (const Leg& leg : legs_) {
+    if (leg.waiting) return;
+  }
+  start_watch_.end();
+}
+
 void EveryShardTransaction::start() {
   for (Leg& leg : legs_) {
     leg.waiting = leg.target.lent == nullptr;
@@ -51,6 +62,7 @@ void EveryShardTransaction::start() {
     if (!leg.waiting) continue;
     if (pool::Backend* backend = leg.target.pool->acquire(this)) on_backend_ready(backend);
   }
+  end_watch_once_started();
 }
 
 void EveryShardTransaction::on_backend_ready(pool::Backend* backend) {
@@ -59,6 +71,7 @@ void EveryShardTransaction::on_backend_ready(pool::Backend* backend) {
     if (!leg.waiting || leg.backend != nullptr || leg.target.pool != &backend->pool()) continue;
     leg.waiting = false;
     arrived(i, backend);
+    end_watch_once_started();
     return;
   }
   backend->pool().release(backend, true);  // nobody waits for it any more
@@ -195,6 +208,7 @@ void EveryShardTransaction::release(size_t leg, bool clean) {
   Leg& each = legs_[leg];
   if (each.waiting) each.target.pool->cancel_wait(this);
   each.waiting = false;
+  end_watch_once_started();
   if (each.target.lent != nullptr) return;  // the session's: hand_over gives it back
   if (pool::Backend* backend = std::exchange(each.backend, nullptr)) {
     backend->detach();
@@ -221,6 +235,7 @@ std::vector<EveryShardTransaction::Handed> EveryShardTransaction::hand_over() {
       out[i].backend = backend;
     }
   }
+  start_watch_.end();
   return out;
 }
 

@@ -25,6 +25,7 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "session/starting_reads.h"
 #include "session/two_phase_legs.h"
 #include "wire/server_check.h"
 
@@ -103,6 +104,10 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   EveryShardTransaction(const EveryShardTransaction&) = delete;
   EveryShardTransaction& operator=(const EveryShardTransaction&) = delete;
 
+  // A run that reads through the owned-rows filter (INSERT ... SELECT on several shards) routed
+  // with directory `version` (before start()): it stays in `reads` until every leg has its
+  // server; expiring it there goes to Runner::on_no_server.
+  void watch_start(StartingReads& reads, uint64_t version);
   // Asks every shard's pool for a server; a pool with one idle answers at once (on_leg_server
   // may run inside start()).
   void start();
@@ -150,6 +155,7 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     wire::ServerMessageCheck check;
   };
   void arrived(size_t leg, pool::Backend* backend);
+  void end_watch_once_started();
   // Reads the leg's complete messages for the runner (docs/architecture.md §5.10 step 6).
   void read(size_t leg);
   // A message the runner need not see; false: the runner's.
@@ -168,6 +174,7 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   std::string what_;
   Runner& runner_;
   bool stopped_ = false;  // release_all ran: nobody waits for servers any more
+  StartWatch start_watch_;
 };
 
 }  // namespace sw::session

@@ -30,6 +30,10 @@ Fanout::~Fanout() {
   }
 }
 
+void Fanout::watch_start(StartingReads& reads, uint64_t version) {
+  start_watch_.begin(reads, version, [this](const Status& why) { expire_watch(why); });
+}
+
 void Fanout::start() {
   if (mode_ == Mode::ConcatenateRows) {
     for (size_t i = 0; i < legs_.size() && !finished_; ++i) {
@@ -42,6 +46,26 @@ void Fanout::start() {
   } else {
     acquire(0);
   }
+}
+
+void Fanout::end_watch_once_started() {
+  for (const Leg& leg : legs_) {
+    if (leg.waiting || !(leg.answered || leg.done)) return;
+  }
+  start_watch_.end();
+}
+
+// A leg sent its statement a while ago counts as started (a backend holding the bytes unread
+// that long is all the residual risk, docs/architecture.md §7.3); one still without a server
+// cannot be allowed to start after the acknowledgement.
+void Fanout::expire_watch(const Status& why) {
+  for (const Leg& leg : legs_) {
+    if (leg.waiting) {
+      fail(why);
+      return;
+    }
+  }
+  start_watch_.end();
 }
 
 void Fanout::acquire(size_t index) {
@@ -95,7 +119,14 @@ void Fanout::on_backend_readable(pool::Backend& backend) {
   if (leg == nullptr) return;
   if (leg == &legs_[current_]) {
     drain_current();
-  } else if (backend.connection().input().size() > kMaxBufferedPerLeg) {
+    return;
+  }
+  // Bytes with no prologue answer due can only be the statement's own (its turn comes later).
+  if (!leg->answered && leg->swallow_ready == 0 && !backend.connection().input().empty()) {
+    leg->answered = true;
+    end_watch_once_started();
+  }
+  if (backend.connection().input().size() > kMaxBufferedPerLeg) {
     backend.connection().pause_reading();  // its turn comes; TCP holds the rest meanwhile
   }
 }
@@ -134,6 +165,10 @@ void Fanout::drain_current() {
 
 Fanout::Next Fanout::handle_message(Leg& leg, char type, std::string_view frame, std::string_view body) {
   bool injected = leg.swallow_ready > 0 || leg.epilogue_sent;
+  if (!injected && !leg.answered) {
+    leg.answered = true;
+    end_watch_once_started();
+  }
   switch (type) {
     case 'Z':
       if (!body.empty()) leg.status = body[0];
@@ -296,6 +331,7 @@ void Fanout::fail(const Status& why) {
 void Fanout::complete() {
   if (finished_) return;
   finished_ = true;
+  start_watch_.end();
   std::string out;
   if (!errored_) {
     std::string tag =

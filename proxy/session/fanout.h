@@ -22,6 +22,7 @@
 #include "pool/pool.h"
 #include "session/copy_out_join.h"
 #include "session/every_shard_transaction.h"
+#include "session/starting_reads.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -64,6 +65,11 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   void keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
                     EveryShardTransaction::HandBack hand_back);
 
+  // A read through the owned-rows filter routed with directory `version` (before start()): it
+  // stays in `reads` until every leg's server answered the statement itself (so it took its
+  // snapshot). Expiring it there fails the run while a leg still waits for a server, and only
+  // ends the registration once every leg was sent its statement.
+  void watch_start(StartingReads& reads, uint64_t version);
   void start();
   bool finished() const { return finished_; }
   // The client's CancelRequest: every leg whose server is running the statement gets one (its
@@ -87,6 +93,7 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
     pool::Backend* lent = nullptr;   // keep_servers: the session's server for it
     std::string begin;               // keep_servers: what a new server runs first
     bool cancelled = false;          // a CancelRequest went to its server
+    bool answered = false;           // its server answered the statement (not only the prologue)
   };
 
   void on_backend_ready(pool::Backend* backend) override;
@@ -95,6 +102,8 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
 
   void acquire(size_t index);
+  void end_watch_once_started();
+  void expire_watch(const Status& why);
   void use_server(Leg& leg, pool::Backend* backend);
   void send_query(Leg& leg);
   void drain_current();
@@ -131,6 +140,7 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   bool held_ = false;              // keep_servers ran: the servers go back to the session
   bool held_in_transaction_ = false;
   EveryShardTransaction::HandBack hand_back_;
+  StartWatch start_watch_;
 };
 
 }  // namespace sw::session

@@ -50,6 +50,10 @@ MergeFanout::~MergeFanout() {
   }
 }
 
+void MergeFanout::watch_start(StartingReads& reads, uint64_t version) {
+  start_watch_.begin(reads, version, [this](const Status& why) { expire_watch(why); });
+}
+
 void MergeFanout::start() {
   for (size_t i = 0; i < legs_.size() && !finished_; ++i) {
     if (legs_[i].lent != nullptr) {
@@ -60,6 +64,24 @@ void MergeFanout::start() {
     legs_[i].waiting = true;
     if (pool::Backend* backend = legs_[i].target.pool->acquire(this)) on_backend_ready(backend);
   }
+}
+
+void MergeFanout::end_watch_once_started() {
+  for (const Leg& leg : legs_) {
+    if (leg.waiting || !(leg.answered || leg.done)) return;
+  }
+  start_watch_.end();
+}
+
+// As Fanout::expire_watch.
+void MergeFanout::expire_watch(const Status& why) {
+  for (const Leg& leg : legs_) {
+    if (leg.waiting) {
+      fail(why);
+      return;
+    }
+  }
+  start_watch_.end();
 }
 
 void MergeFanout::on_backend_ready(pool::Backend* backend) {
@@ -182,6 +204,10 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
   }
   if (leg.swallow_ready > 0) return Status::ok();
   if (leg.preamble) return preamble_message(leg, type, body);
+  if (!leg.answered) {
+    leg.answered = true;
+    end_watch_once_started();
+  }
   switch (type) {
     case 'T':
       if (described_) return Status::ok();
@@ -354,6 +380,7 @@ void MergeFanout::fail(const Status& why) {
 void MergeFanout::finish() {
   if (finished_) return;
   finished_ = true;
+  start_watch_.end();
   std::string out;
   if (!errored_ && !closing_) {
     if (!described_) {

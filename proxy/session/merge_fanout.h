@@ -32,6 +32,7 @@
 #include "merge/merger.h"
 #include "session/every_shard_transaction.h"
 #include "session/fanout.h"
+#include "session/starting_reads.h"
 
 namespace sw::session {
 
@@ -100,6 +101,9 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   // Whether the session owes the client's batch a ReadyForQuery after this merge's answer.
   bool answers_sync() const { return !parked_once_; }
 
+  // As Fanout::watch_start: registered in `reads` until every leg's server answered the read
+  // itself (after the collation query).
+  void watch_start(StartingReads& reads, uint64_t version);
   void start();
   void on_client_drained();
   // The client's CancelRequest: every leg still running is cancelled (their 57014 reaches the
@@ -125,6 +129,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     int shard_index = -1;           // keep_servers: the directory's index of its shard
     pool::Backend* lent = nullptr;  // keep_servers: the session's server for it
     std::string begin;              // keep_servers: what a new server runs first
+    bool answered = false;          // its server answered the read (not only the preamble)
   };
 
   // The one-row query every leg runs first: the shard's collations (merge/collation.h).
@@ -150,6 +155,8 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   void finish();
   size_t index_of(pool::Backend& backend) const;
   void send_first(Leg& leg, pool::Backend* backend);
+  void end_watch_once_started();
+  void expire_watch(const Status& why);
   // keep_servers: the legs still running once every row went out are read to their end.
   bool drain_held_legs();
   void hand_back_held();
@@ -184,6 +191,7 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   uint64_t row_limit_ = 0;            // rows_out_ at which the current Execute suspends (0: none)
   uint64_t rows_before_execute_ = 0;  // rows_out_ when the current Execute began
   uint64_t rows_out_ = 0;
+  StartWatch start_watch_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 

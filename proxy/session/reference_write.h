@@ -51,6 +51,9 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     // left open for the client's COMMIT or ROLLBACK (hand_back gets every server), and the
     // client's ReadyForQuery is the session's.
     bool in_transaction = false;
+    // The statement reads sharded tables through the owned-rows filter (an INSERT ... SELECT):
+    // the session registers it in StartingReads (watch_start).
+    bool reads_owned_rows = false;
   };
   using Callbacks = EveryShardTransaction::Callbacks;
 
@@ -60,6 +63,9 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   ReferenceWrite(const ReferenceWrite&) = delete;
   ReferenceWrite& operator=(const ReferenceWrite&) = delete;
 
+  // An INSERT ... SELECT on several shards reads through the owned-rows filter: see
+  // EveryShardTransaction::watch_start.
+  void watch_start(StartingReads& reads, uint64_t version) { servers_.watch_start(reads, version); }
   void start();
   // The client's CancelRequest: while the statement runs, every leg still owing its answer is
   // cancelled (a shard's 57014 then fails the write on every shard, as one PostgreSQL's cancel

@@ -26,6 +26,7 @@
 #include "session/routing.h"
 #include "session/session_state.h"
 #include "session/sql_prepared.h"
+#include "session/starting_reads.h"
 #include "session/transaction.h"
 #include "stats/snapshot.h"
 #include "wire/frame_reader.h"
@@ -93,6 +94,9 @@ class SessionHost {
   // cutover.queue_max requests wait already.
   virtual bool queue_for_cutover(Session* session) = 0;
   virtual void dequeue_from_cutover(Session* session) = 0;
+  // Reads through the owned-rows filter that still start legs; a directory is acknowledged only
+  // once those routed with an older one have started (StartingReads).
+  virtual StartingReads& starting_reads() = 0;
   // The admin console: `reply` gets the answer (without ReadyForQuery) on this thread, once.
   virtual void admin_command(std::string_view sql, std::function<void(std::string)> reply) = 0;
   // Two-phase commit: a new gid (two_phase_gid: this process's instance, the worker, a counter).

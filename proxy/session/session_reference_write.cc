@@ -175,8 +175,11 @@ Session::Start Session::start_write_runner(size_t consumed,
     });
   };
   callbacks.two_phase = two_phase_hooks();
+  const bool reads_owned_rows = setup.reads_owned_rows;
   txn_.reference_write =
       std::make_unique<ReferenceWrite>(std::move(targets), std::move(setup), std::move(callbacks));
+  if (reads_owned_rows)
+    txn_.reference_write->watch_start(host_.starting_reads(), host_.directory()->version());
   set_request_state(RequestState::Running);
   consume_client(consumed);
   txn_.reference_write->start();

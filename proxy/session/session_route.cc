@@ -308,6 +308,8 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
       return Start::Answered;
     }
   }
+  if (scatter && host_.routing_rules().owned_rows_only())
+    txn_.fanout->watch_start(host_.starting_reads(), host_.directory()->version());
   set_request_state(RequestState::Running);
   consume_client(consumed);
   txn_.fanout->start();

@@ -54,6 +54,8 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
     }
   }
   if (in_transaction && extended != nullptr && extended->max_rows > 0) keep_scatter_portal();
+  if (host_.routing_rules().owned_rows_only())
+    txn_.merge->watch_start(host_.starting_reads(), host_.directory()->version());
   set_request_state(RequestState::Running);
   consume_client(consumed);
   txn_.merge->start();

@@ -104,6 +104,7 @@ Session::Start Session::run_scatter_write(std::vector<std::string> messages, siz
   setup.table = route.table;
   setup.answer = ReferenceWrite::Answer::SumRows;
   setup.what = scatter_write_what(route);
+  setup.reads_owned_rows = route.insert_select && host_.routing_rules().owned_rows_only();
   return start_write_runner(consumed, std::move(targets), std::move(pools), std::move(setup),
                             stats::RouteLabel::Scatter, in_transaction);
 }

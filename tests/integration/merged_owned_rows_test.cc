@@ -187,4 +187,57 @@ TEST_SUITE("merged_owned_rows") {
     CHECK(copy.size() == 801);
     CHECK(copy.back() == "tag: COPY 800");
   }
+
+  // The mover's order, taken by hand: publish MIGRATING, wait for the router's acknowledgement,
+  // fence the source. A keyless read routed before MIGRATING whose source leg is still waiting for
+  // a server (the pool's only one is busy) must not start that leg after the acknowledgement:
+  // there it would read the source after the fence while the target does not hold the rows, and
+  // count the moving bucket nowhere. The router holds its acknowledgement for such a read and
+  // then fails it with 40001; before, it acknowledged at once and the read answered 10 of 15.
+  TEST_CASE("a keyless read still waiting for a server fails rather than start after the acknowledgement") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.pool_size = 1;
+    options.proxy.workers = 1;  // one worker: one pool per shard
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(40));
+    const int64_t moved = tenant_on(0, kShards, 1);
+    const int64_t stays = tenant_on(0, kShards, moved + 1);
+    REQUIRE(bucket_of_key(stays) != bucket_of_key(moved));
+    PgConn app = f.client();
+    for (int64_t tenant : {moved, tenant_on(1, kShards, 1), tenant_on(2, kShards, 1)}) {
+      for (int n = 0; n < 5; ++n)
+        REQUIRE_OK(
+            app.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant) + ", 'n')"));
+    }
+    REQUIRE(app.value("SELECT count(*) FROM orders") == "15");
+
+    // Shard 0's only server joins a transaction; the keyless read then waits for it.
+    PgConn holder = f.client();
+    REQUIRE_OK(holder.exec("BEGIN"));
+    REQUIRE(holder.value("SELECT count(*) FROM orders WHERE tenant_id = " + std::to_string(stays)) == "0");
+    PgConn reader = f.client();
+    REQUIRE(reader.send("SELECT count(*) FROM orders"));
+    sleep_ms(300);
+    REQUIRE(PQconsumeInput(reader.get()) == 1);
+    REQUIRE_MESSAGE(PQisBusy(reader.get()) == 1, "the read did not wait for shard 0's server");
+
+    PgConn catalog = f.setup.catalog();
+    const std::string bucket = std::to_string(bucket_of_key(moved));
+    const std::string version = catalog.value(
+        "UPDATE shardwire.buckets SET state = 'MIGRATING' WHERE bucket = " + bucket + " RETURNING version");
+    const std::string behind = "SELECT count(*) FROM shardwire.routers WHERE directory_version < " + version;
+    REQUIRE_MESSAGE(wait_until([&] { return catalog.value(behind) == "0"; }, 10s, 5ms),
+                    "the router never acknowledged version " << version);
+    PgConn source = f.setup.shard(0);
+    REQUIRE_OK(source.exec("INSERT INTO shardwire.fenced_buckets (bucket, version, fenced_at) VALUES (" +
+                           bucket + ", " + version + ", now())"));
+    REQUIRE_OK(holder.exec("COMMIT"));  // shard 0's server is free: a waiting leg would start now
+
+    PgResult counted = reader.wait_result(10s);
+    CHECK_MESSAGE(counted.sqlstate() == "40001",
+                  "the read answered " << (counted.ok() ? counted.value() + " of 15" : counted.describe()));
+    CHECK_MESSAGE(counted.describe().find("cutover") != std::string::npos, counted.describe());
+    CHECK(reader.value("SELECT 'usable'") == "usable");
+  }
 }
