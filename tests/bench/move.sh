@@ -20,7 +20,8 @@
 # Environment: ROWS (200000), CLIENTS (8), SECS (40, the whole load), MOVE_AT (10 s after the load
 # starts, or later so that BEFORE_SECS (4) of load follow the pipe), MOVE_RANGE ("0-1023": 1/8 of
 # the 4096 buckets; the s0 half of them moves), MODE (simple; pgbench -M), COPY_ROWS_PER_SEC (100000000: unthrottled), ROLLBACK_WINDOW (2s), POOL_SIZE (40),
-# SW_WORKERS (1), MOVE_TIMEOUT (120 s), PIPE_ROUNDS (3), WAL_WRITER_DELAY (10ms, on the shards), LOG_LEVEL (debug: shardwire then logs the
+# SW_WORKERS (1), MOVE_TIMEOUT (120 s), PIPE_ROUNDS (3), SYNC_COMMIT (on) and WAL_WRITER_DELAY (10ms) on the shards,
+# RATE (pgbench -R transactions per second in all; empty: as fast as it goes), LOG_LEVEL (debug: shardwire then logs the
 # cutover's steps and each queued write; its other debug lines are per connection, so cheap),
 # SHARDWIRE_BIN (default build/proxy/app/shardwire, built if missing), KEEP=1 keeps the work
 # directory (logs, pgbench per-transaction logs, poll samples).
@@ -71,10 +72,12 @@ BENCH_PID_VARS="LOAD_PID SW_PID"
 start_bench_cluster move-bench
 # The mover's statements are logged with their durations (ALTER ROLE mover below): the target's
 # COPY ... FROM STDIN time is compared with the pipe's, measured the same way.
-# Commits are asynchronous (common.sh) and a walsender sends only flushed WAL, so the WAL writer's
-# delay (200 ms by default) would add up to that much to the catch-up's apply lag, unlike a
-# production server with synchronous_commit = on; 10 ms as in the integration harness.
-SHARD_CONF="wal_writer_delay = ${WAL_WRITER_DELAY:-10ms}
+# A walsender sends only flushed WAL. With synchronous_commit = on (SYNC_COMMIT, the default, as
+# on a production server; fsync stays off) each commit flushes its WAL and wakes the walsender;
+# with off (common.sh's) the WAL writer's delay adds up to that much to the catch-up's apply
+# lag: 10 ms as in the integration harness, not the default 200 ms.
+SHARD_CONF="synchronous_commit = ${SYNC_COMMIT:-on}
+wal_writer_delay = ${WAL_WRITER_DELAY:-10ms}
 wal_level = logical
 max_wal_senders = 10
 max_replication_slots = 10
@@ -171,9 +174,9 @@ SQL
 THREADS=$((CLIENTS < 2 ? CLIENTS : 2))
 LOAD_START=$(now_us)
 "$PGBIN/pgbench" -n -f "$WORK/write.sql" -D n=0 -T "$SECS" -M "$MODE" -c "$CLIENTS" -j "$THREADS" \
-  --failures-detailed -l --log-prefix="$WORK/txlog" "$PROXY_DSN" >"$WORK/pgbench.out" 2>"$WORK/pgbench.err" &
+  ${RATE:+-R "$RATE"} --failures-detailed -l --log-prefix="$WORK/txlog" "$PROXY_DSN" >"$WORK/pgbench.out" 2>"$WORK/pgbench.err" &
 LOAD_PID=$!
-say "load: $CLIENTS clients for $SECS s (pgbench -M $MODE)"
+say "load: $CLIENTS clients for $SECS s (pgbench -M $MODE${RATE:+, -R $RATE})"
 
 # ---- 1. the pipe, under the same load ---------------------------------------------------------
 sleep 2
