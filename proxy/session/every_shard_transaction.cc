@@ -39,11 +39,9 @@ void EveryShardTransaction::watch_start(StartingReads& reads, uint64_t version) 
   start_watch_.begin(reads, version, [this](const Status& why) { runner_.on_no_server(why); });
 }
 
+// A leg counts as started once its statement was sent (an INSERT ... SELECT answers only at its end).
 void EveryShardTransaction::end_watch_once_started() {
-  for (const Leg& leg : legs_) {
-    if (leg.waiting) return;
-  }
-  start_watch_.end();
+  if (!any_leg_waiting(legs_)) start_watch_.end();
 }
 
 void EveryShardTransaction::start() {

@@ -49,23 +49,18 @@ void Fanout::start() {
 }
 
 void Fanout::end_watch_once_started() {
-  for (const Leg& leg : legs_) {
-    if (leg.waiting || !(leg.answered || leg.done)) return;
-  }
-  start_watch_.end();
+  if (every_leg_started(legs_)) start_watch_.end();
 }
 
 // A leg sent its statement a while ago counts as started (a backend holding the bytes unread
 // that long is all the residual risk, docs/architecture.md §7.3); one still without a server
 // cannot be allowed to start after the acknowledgement.
 void Fanout::expire_watch(const Status& why) {
-  for (const Leg& leg : legs_) {
-    if (leg.waiting) {
-      fail(why);
-      return;
-    }
+  if (any_leg_waiting(legs_)) {
+    fail(why);
+  } else {
+    start_watch_.end();
   }
-  start_watch_.end();
 }
 
 void Fanout::acquire(size_t index) {

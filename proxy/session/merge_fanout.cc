@@ -67,21 +67,16 @@ void MergeFanout::start() {
 }
 
 void MergeFanout::end_watch_once_started() {
-  for (const Leg& leg : legs_) {
-    if (leg.waiting || !(leg.answered || leg.done)) return;
-  }
-  start_watch_.end();
+  if (every_leg_started(legs_)) start_watch_.end();
 }
 
 // As Fanout::expire_watch.
 void MergeFanout::expire_watch(const Status& why) {
-  for (const Leg& leg : legs_) {
-    if (leg.waiting) {
-      fail(why);
-      return;
-    }
+  if (any_leg_waiting(legs_)) {
+    fail(why);
+  } else {
+    start_watch_.end();
   }
-  start_watch_.end();
 }
 
 void MergeFanout::on_backend_ready(pool::Backend* backend) {

@@ -75,4 +75,21 @@ class StartWatch {
   uint64_t id_ = 0;
 };
 
+// For runners whose legs have `waiting` (for a server), `answered` (the server answered the
+// statement itself) and `done`: whether every leg has started, and whether one still waits.
+template <class Leg>
+bool every_leg_started(const std::vector<Leg>& legs) {
+  for (const Leg& leg : legs) {
+    if (leg.waiting || !(leg.answered || leg.done)) return false;
+  }
+  return true;
+}
+template <class Leg>
+bool any_leg_waiting(const std::vector<Leg>& legs) {
+  for (const Leg& leg : legs) {
+    if (leg.waiting) return true;
+  }
+  return false;
+}
+
 }  // namespace sw::session
