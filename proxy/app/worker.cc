@@ -205,7 +205,7 @@ void Worker::post_directory(std::shared_ptr<const router::Directory> directory,
 
 // The worker routes with `version` now; `installed` (the acknowledgement) waits until no read
 // routed with an older directory still has a leg to start (session::StartingReads,
-// docs/architecture.md §7.3). Reads that still wait for a server after kReadPatience are failed.
+// docs/architecture.md §7.3). Reads with a leg still waiting for a server after kReadPatienceMs fail.
 void Worker::acknowledge_after_older_reads(uint64_t version, std::function<void()> installed) {
   constexpr uint64_t kReadPatienceMs = 50;
   if (installed) starting_reads_.after_older(version, std::move(installed));
