@@ -315,10 +315,13 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
 }
 
 Status Session::check_query_route(const parser::QueryFacts& facts, const router::Route& route, bool routed) {
-  Status allowed = check_write(facts, route);
-  if (allowed.is_ok() && !routed) allowed = check_pinned(facts, route);
-  if (allowed.is_ok()) allowed = refuse_commit_among_statements(facts);
-  return allowed;
+  // Each check's Status is its own variable, returned as built: no Status is move-assigned on
+  // the path every statement takes.
+  if (Status write = check_write(facts, route); !write.is_ok()) return write;
+  if (!routed) {
+    if (Status pinned = check_pinned(facts, route); !pinned.is_ok()) return pinned;
+  }
+  return refuse_commit_among_statements(facts);
 }
 
 // Inside a transaction on the leg's shard: may this statement run here?
