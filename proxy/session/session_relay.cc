@@ -31,8 +31,8 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
-  request_.front.route.reset();  // routed in an earlier pass: the directory or the rules may have changed
-  request_.bound.reset();
+  request_.front.forget_route();  // routed in an earlier pass: the directory or the rules may have changed
+  request_.forget_bound();
   if (txn_.copy_in) {
     feed_copy_in();
     return;
@@ -289,7 +289,7 @@ Status Session::forward_query(const wire::Frame& frame) {
             : check_query_route(
                   *known, router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules()),
                   routed);
-    if (kept != nullptr) request_.front.route.reset();
+    if (kept != nullptr) request_.front.forget_route();
     if (!allowed.is_ok()) {
       inject_abort(allowed, false);
       return Status::ok();

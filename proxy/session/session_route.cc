@@ -62,7 +62,7 @@ Session::Start Session::start_request(const wire::Frame& frame, int* shard) {
     return Start::Answered;
   }
   fence_.on_routed(directory->version());
-  request_.bound.reset();
+  request_.forget_bound();
   clock_.route_label = stats::RouteLabel::Default;
   switch (frame.type) {
     case 'Q': return start_query(frame, shard);
@@ -176,7 +176,7 @@ bool Session::needs_move(const wire::Frame& query) {
   const router::Route& route = front_route(*facts);
   const bool pinnable = route.kind == RouteKind::Shard || route.kind == RouteKind::Default;
   const bool moves = pinnable && !check_pinned(*facts, route).is_ok();
-  if (!pinnable || moves) request_.front.route.reset();  // routed again where it runs
+  if (!pinnable || moves) request_.front.forget_route();  // routed again where it runs
   return moves;
 }
 
