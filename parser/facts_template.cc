@@ -93,7 +93,7 @@ std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const N
   for_each_value(*facts, [&](const Value& value) {
     if (value.location < 0) return;
     FactsTemplate::Fix fix;
-    fix.key_offset = sql_to_key_offset(normalized, static_cast<uint32_t>(value.location));
+    fix.at = key_offset_at(normalized, sql_to_key_offset(normalized, static_cast<uint32_t>(value.location)));
     auto it =
         std::lower_bound(found.begin(), found.end(), value.location,
                          [](const Constant& constant, int location) { return constant.location < location; });
@@ -110,8 +110,8 @@ std::shared_ptr<const FactsTemplate> make_template(std::string_view sql, const N
   });
   if (!consistent || holds_literal_text(*facts)) return nullptr;
   for (const auto& [begin, end] : spans) {
-    tmpl->statement_spans.emplace_back(sql_to_key_offset(normalized, begin),
-                                       sql_to_key_offset(normalized, end));
+    tmpl->statement_spans.emplace_back(key_offset_at(normalized, sql_to_key_offset(normalized, begin)),
+                                       key_offset_at(normalized, sql_to_key_offset(normalized, end)));
   }
   tmpl->facts = std::move(facts);
   return tmpl;
@@ -147,7 +147,7 @@ std::shared_ptr<const QueryFacts> instantiate(const FactsTemplate& tmpl, std::st
   for_each_value(*facts, [&](Value& value) {
     if (value.location < 0) return;
     const FactsTemplate::Fix& fix = tmpl.fixes[next++];
-    value.location = static_cast<int>(key_to_sql_offset(normalized, fix.key_offset));
+    value.location = static_cast<int>(key_to_sql_offset(normalized, fix.at));
     if (fix.slot >= 0) {
       // Into the instance's own buffer: no allocation unless the value outgrows it.
       slot_value_into(sql, normalized.slots[static_cast<size_t>(fix.slot)], value.text);

@@ -33,13 +33,13 @@ namespace sw::parser::detail {
 
 struct FactsTemplate {
   struct Fix {
-    uint32_t key_offset = 0;  // the value's location, as an offset in the key
-    int32_t slot = -1;        // literal slot whose text it takes; -1: location only
-    bool negated = false;     // a number PostgreSQL folded a unary minus into
+    KeyOffset at;          // the value's location, as an offset in the key
+    int32_t slot = -1;     // literal slot whose text it takes; -1: location only
+    bool negated = false;  // a number PostgreSQL folded a unary minus into
   };
   std::shared_ptr<const QueryFacts> facts;
   std::vector<Fix> fixes;  // one per located value, in for_each_value order
-  std::vector<std::pair<uint32_t, uint32_t>> statement_spans;  // key offsets of each text
+  std::vector<std::pair<KeyOffset, KeyOffset>> statement_spans;  // key offsets of each text
   // Facts handed out for texts of this key (see above). Mutable: the cache hands out const
   // templates; only the owning thread's analyze() touches this list.
   mutable std::vector<std::shared_ptr<QueryFacts>> instances;

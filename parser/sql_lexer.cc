@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 namespace sw::parser::detail {
 namespace {
@@ -50,54 +51,76 @@ class Scanner {
   explicit Scanner(std::string_view sql, std::vector<SqlToken>* tokens = nullptr)
       : sql_(sql), tokens_(tokens) {}
 
+  // The common bytes (spaces, operators, words) are scanned with the position in a register;
+  // the rare tokens hand it to the member functions through i_.
   bool run(std::vector<LiteralSlot>& slots) {
-    while (i_ < sql_.size()) {
-      const char c = sql_[i_];
+    const char* const text = sql_.data();
+    const size_t size = sql_.size();
+    size_t i = i_;
+    while (i < size) {
+      const char c = text[i];
       const Lead lead = lead_of(c);
       if (lead == Lead::Skip) {
-        ++i_;  // whitespace, operators
+        ++i;  // whitespace, operators
         continue;
       }
       if (lead == Lead::Word) {
-        const size_t begin = i_;
-        if (!scan_word()) return false;
-        token(SqlToken::Kind::Word, begin);
+        const size_t begin = i;
+        do {
+          ++i;
+        } while (i < size && is_ident_cont(text[i]));
+        if (i - begin == 1) {
+          i_ = i;
+          if (!single_letter_word(begin)) return false;
+          i = i_;
+        }
+        if (tokens_ != nullptr) add_token(SqlToken::Kind::Word, begin, i);
         continue;
       }
-      if (c == kMarker) return false;
-      if ((c == '-' && at(i_ + 1) == '-') || (c == '/' && at(i_ + 1) == '*')) {
-        if (!skip_comment()) return false;
-      } else if (c == '\'') {
-        const size_t begin = i_;
-        if (!scan_quoted('\'', false) || !no_string_follows()) return false;
-        slots.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(i_), 0, SlotKind::String});
-      } else if (c == '"') {
-        if (!scan_quoted('"', false)) return false;
-      } else if (c == '$') {
-        const size_t begin = i_;
-        if (!scan_dollar()) return false;
-        if (is_digit(at(begin + 1))) token(SqlToken::Kind::Param, begin);
-      } else if (is_digit(c) || (c == '.' && i_ + 1 < sql_.size() && is_digit(sql_[i_ + 1]))) {
-        const size_t begin = i_;
-        SlotKind kind = SlotKind::Integer;
-        if (!scan_number(kind)) return false;
-        slots.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(i_), 0, kind});
-      } else {
-        if (c == '(' || c == ')' || c == ',') {
-          ++i_;
-          token(SqlToken::Kind::Punctuation, i_ - 1);
-          continue;
-        }
-        ++i_;  // a lone '-', '/' or '.'
-      }
+      i_ = i;
+      if (!scan_other(c, slots)) return false;
+      i = i_;
     }
+    i_ = i;
+    return true;
+  }
+
+ private:
+  // A token that starts with a Lead::Other byte, at i_.
+  bool scan_other(char c, std::vector<LiteralSlot>& slots) {
+    if (c == kMarker) return false;
+    if ((c == '-' && at(i_ + 1) == '-') || (c == '/' && at(i_ + 1) == '*')) return skip_comment();
+    if (c == '\'') {
+      const size_t begin = i_;
+      if (!scan_quoted('\'', false) || !no_string_follows()) return false;
+      slots.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(i_), 0, SlotKind::String});
+      return true;
+    }
+    if (c == '"') return scan_quoted('"', false);
+    if (c == '$') {
+      const size_t begin = i_;
+      if (!scan_dollar()) return false;
+      if (is_digit(at(begin + 1))) token(SqlToken::Kind::Param, begin);
+      return true;
+    }
+    if (is_digit(c) || (c == '.' && is_digit(at(i_ + 1)))) {
+      const size_t begin = i_;
+      SlotKind kind = SlotKind::Integer;
+      if (!scan_number(kind)) return false;
+      slots.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(i_), 0, kind});
+      return true;
+    }
+    ++i_;  // punctuation, or a lone '-', '/' or '.'
+    if (c == '(' || c == ')' || c == ',') token(SqlToken::Kind::Punctuation, i_ - 1);
     return true;
   }
 
  private:
   void token(SqlToken::Kind kind, size_t begin) {
-    if (tokens_ != nullptr)
-      tokens_->push_back({kind, static_cast<uint32_t>(begin), static_cast<uint32_t>(i_)});
+    if (tokens_ != nullptr) add_token(kind, begin, i_);
+  }
+  void add_token(SqlToken::Kind kind, size_t begin, size_t end) {
+    tokens_->push_back({kind, static_cast<uint32_t>(begin), static_cast<uint32_t>(end)});
   }
   bool starts(std::string_view prefix) const { return sql_.substr(i_, prefix.size()) == prefix; }
   char at(size_t k) const { return k < sql_.size() ? sql_[k] : '\0'; }
@@ -215,13 +238,10 @@ class Scanner {
     return true;
   }
 
-  // An identifier or keyword; E'', B'', X'', N'' strings stay verbatim, U&'' is refused.
-  bool scan_word() {
-    const size_t begin = i_;
-    while (i_ < sql_.size() && is_ident_cont(sql_[i_])) ++i_;
-    if (i_ - begin != 1) return true;
-    const std::string_view word = sql_.substr(begin, 1);
-    const char w = static_cast<char>(word[0] | 0x20);
+  // After a one-letter word at `begin` (i_ just past it): E'', B'', X'', N'' strings stay
+  // verbatim (i_ moves past the string), U&'' is refused.
+  bool single_letter_word(size_t begin) {
+    const char w = static_cast<char>(sql_[begin] | 0x20);
     if (w == 'u' && at(i_) == '&' && (at(i_ + 1) == '\'' || at(i_ + 1) == '"')) return false;
     if (at(i_) != '\'' || (w != 'e' && w != 'b' && w != 'x' && w != 'n')) return true;
     return scan_quoted('\'', w == 'e') && no_string_follows();
@@ -243,16 +263,23 @@ bool normalize_sql(std::string_view sql, NormalizedSql& out) {
   if (sql.find('\0') != std::string_view::npos) return false;
   Scanner scanner(sql);
   if (!scanner.run(out.slots)) return false;
-  out.key.reserve(sql.size());
+  if (sql.empty()) return true;  // (memcpy's source must not be null)
+  // A literal is at least one byte and its marker two: the key is at most one byte per slot
+  // longer than the text. Written through a pointer, then cut to its length.
+  out.key.resize(sql.size() + out.slots.size());
+  char* const key = out.key.data();
+  size_t length = 0;
   size_t copied = 0;
   for (LiteralSlot& slot : out.slots) {
-    out.key.append(sql.substr(copied, slot.begin - copied));
-    slot.key_begin = static_cast<uint32_t>(out.key.size());
-    out.key.push_back(kMarker);
-    out.key.push_back(static_cast<char>(slot.kind));
+    std::memcpy(key + length, sql.data() + copied, slot.begin - copied);
+    length += slot.begin - copied;
+    slot.key_begin = static_cast<uint32_t>(length);
+    key[length++] = kMarker;
+    key[length++] = static_cast<char>(slot.kind);
     copied = slot.end;
   }
-  out.key.append(sql.substr(copied));
+  std::memcpy(key + length, sql.data() + copied, sql.size() - copied);
+  out.key.resize(length + sql.size() - copied);
   return true;
 }
 
@@ -285,15 +312,19 @@ void slot_value_into(std::string_view sql, const LiteralSlot& slot, std::string&
   }
 }
 
-uint32_t key_to_sql_offset(const NormalizedSql& normalized, uint32_t key_offset) {
-  // The last slot whose marker ends at or before key_offset fixes the shift.
+KeyOffset key_offset_at(const NormalizedSql& normalized, uint32_t key_offset) {
   const auto& slots = normalized.slots;
   auto it = std::upper_bound(
       slots.begin(), slots.end(), key_offset,
       [](uint32_t offset, const LiteralSlot& slot) { return offset < slot.key_begin + kMarkerBytes; });
-  if (it == slots.begin()) return key_offset;
-  const LiteralSlot& last = *(it - 1);
-  return key_offset - (last.key_begin + kMarkerBytes) + last.end;
+  return {key_offset, static_cast<uint32_t>(it - slots.begin())};
+}
+
+uint32_t key_to_sql_offset(const NormalizedSql& normalized, KeyOffset at) {
+  // The last slot whose marker ends at or before the offset fixes the shift.
+  if (at.slots_before == 0) return at.offset;
+  const LiteralSlot& last = normalized.slots[at.slots_before - 1];
+  return at.offset - (last.key_begin + kMarkerBytes) + last.end;
 }
 
 uint32_t sql_to_key_offset(const NormalizedSql& normalized, uint32_t sql_offset) {

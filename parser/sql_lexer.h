@@ -57,8 +57,16 @@ struct SqlToken {
 };
 bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out);
 
-// Offset in the SQL text of an offset in the key (which must not be inside a marker).
-uint32_t key_to_sql_offset(const NormalizedSql& normalized, uint32_t key_offset);
+// An offset in the key (which must not be inside a marker) and how many slots' markers end at
+// or before it. Both are the same for every text of one key, so a template finds them once and
+// maps the offset into each text without a search.
+struct KeyOffset {
+  uint32_t offset = 0;
+  uint32_t slots_before = 0;
+};
+KeyOffset key_offset_at(const NormalizedSql& normalized, uint32_t key_offset);
+// Offset in the SQL text of an offset in the key; `normalized` is any text's of that key.
+uint32_t key_to_sql_offset(const NormalizedSql& normalized, KeyOffset at);
 // Offset in the key of an offset in the SQL text outside the slots, or of a slot's begin.
 uint32_t sql_to_key_offset(const NormalizedSql& normalized, uint32_t sql_offset);
 // Index of the slot starting at `sql_offset`, or -1.

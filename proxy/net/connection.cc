@@ -4,6 +4,7 @@
 #include <uv.h>
 
 #include <cstring>
+#include <memory>
 
 #include "common/bytes.h"
 #include "net/loop.h"
@@ -135,8 +136,13 @@ void Connection::resume_reading() {
 
 void Connection::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
   // Reads are copied into the connection's own buffer at once, so one buffer per thread serves.
-  static thread_local char scratch[64 * 1024];
-  *buf = uv_buf_init(scratch, sizeof scratch);
+  // On the heap, allocated by the thread's first read: a thread_local array would be static TLS,
+  // which glibc carves out of every thread's stack, loop threads or not (the /metrics server's
+  // threads have small stacks, and 64 KiB of TLS left them too little).
+  constexpr size_t kScratchBytes = 64 * 1024;
+  static thread_local std::unique_ptr<char[]> scratch;
+  if (scratch == nullptr) scratch = std::make_unique<char[]>(kScratchBytes);
+  *buf = uv_buf_init(scratch.get(), kScratchBytes);
 }
 
 void Connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {

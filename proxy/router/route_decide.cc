@@ -296,7 +296,10 @@ Route DmlRouter::pinned_route() {
   std::vector<int>& shards = (*lease_).shards;  // the keys' shards, in the order met
   size_t bucket_count = 0;
   for (int t : sharded_) bucket_count += keys(t).buckets.size();
-  route.buckets.reserve(bucket_count);  // the one allocation of a keyed route
+  SpareRouteBuffers& spare = spare_route_buffers();
+  route.buckets.swap(spare.buckets);  // a recycled route's list (router::recycle), emptied
+  route.buckets.clear();
+  route.buckets.reserve(bucket_count);  // an allocation only when none was recycled, or too small
   for (int t : sharded_) {
     const std::vector<uint32_t>& own = keys(t).buckets;
     if (own.empty()) continue;
@@ -337,7 +340,8 @@ Route DmlRouter::pinned_route() {
   for (uint32_t bucket : route.buckets) {
     if (dir_.bucket(bucket).state == BucketState::Migrating) route.migrating = true;
   }
-  route.table = table;
+  if (table.size() > route.table.capacity()) route.table.swap(spare.table);  // a recycled name buffer
+  route.table.assign(table);
   if (explain_ == Explain::Yes) route.reason = pinned_reason();
   return route;
 }

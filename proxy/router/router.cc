@@ -129,7 +129,23 @@ std::string shard_names(const Directory& dir, const std::vector<int>& shards) {
   return out;
 }
 
+SpareRouteBuffers& spare_route_buffers() {
+  thread_local SpareRouteBuffers spare;
+  return spare;
+}
+
 }  // namespace detail
+
+void recycle(Route& route) {
+  // Most routes have neither (unkeyed, or a name in the string's inline buffer): one compare.
+  if (route.buckets.capacity() == 0 && route.table.capacity() <= std::string().capacity()) return;
+  detail::SpareRouteBuffers& spare = detail::spare_route_buffers();
+  if (spare.buckets.capacity() == 0 && route.buckets.capacity() <= kMaxRecycledBuckets)
+    spare.buckets = std::move(route.buckets);
+  if (spare.table.capacity() < route.table.capacity()) spare.table = std::move(route.table);
+  route.buckets.clear();
+  route.table.clear();
+}
 
 namespace {
 

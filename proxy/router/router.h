@@ -185,6 +185,14 @@ Route route(const parser::StatementFacts& statement, const BindValues* params, c
 Route route_query(const parser::QueryFacts& query, const BindValues* params, const Directory& dir,
                   const RoutingRules& rules, Explain explain = Explain::No);
 
+// Hands the bucket list and table name of a route the caller is done with to this thread's
+// router, which builds the next keyed route in them: a caller that recycles every route it
+// forgets routes keyed statements without a heap allocation (docs/architecture.md §6.3,
+// "Routing cost"). `route` keeps everything else; its buckets and table are left empty. A bucket
+// list longer than kMaxRecycledBuckets is not kept.
+void recycle(Route& route);
+inline constexpr size_t kMaxRecycledBuckets = 1024;
+
 const char* route_kind_name(RouteKind kind);
 
 // A scatter read must see on each shard only the rows of buckets that shard owns (during and

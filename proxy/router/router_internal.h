@@ -46,6 +46,14 @@ inline std::string explained(Explain explain, const char* text) {
 }
 std::string shard_names(const Directory& dir, const std::vector<int>& shards);
 
+// The bucket list and table name of routes their users were done with (router::recycle), per
+// thread: the next keyed route built on the thread takes them (DmlRouter::pinned_route).
+struct SpareRouteBuffers {
+  std::vector<uint32_t> buckets;
+  std::string table;
+};
+SpareRouteBuffers& spare_route_buffers();
+
 // SELECT / INSERT / UPDATE / DELETE / MERGE, and the queries of EXPLAIN, DECLARE CURSOR and
 // COPY (query): route_dml.cc.
 Route route_dml(const parser::StatementFacts& statement, const BindValues* params, const Directory& dir,

@@ -64,6 +64,13 @@ struct FrontQuery {
     refused.message.clear();
     expanded.clear();
     facts.reset();
+    forget_route();
+  }
+  // Forgets the route, its bucket list and table name handed back to the router for the next
+  // route (router::recycle): routing a keyed Query then allocates nothing.
+  void forget_route() {
+    if (!route) return;
+    router::recycle(*route);
     route.reset();
   }
 };
@@ -97,6 +104,12 @@ struct Request {
   bool joining_leg = false;  // the server being acquired joins a transaction already started
   FrontQuery front;
   std::optional<BoundRoute> bound;  // set at start_bound_batch, taken at its Bind's forward_bind
+  // Forgets `bound`, its route's buffers handed back to the router (router::recycle).
+  void forget_bound() {
+    if (!bound) return;
+    router::recycle(bound->route);
+    bound.reset();
+  }
   // The statements of forwarded Queries, in order: their settings count once they succeed. Null
   // for a Query whose success changes nothing the session tracks (changes_tracked_state).
   std::deque<std::shared_ptr<const parser::QueryFacts>> queries;

@@ -9,6 +9,17 @@ bool owes_ready(Owed owed) { return owed == Owed::Sync || owed == Owed::Query; }
 
 }  // namespace
 
+void ExpectationQueue::push_back(Expectation&& expectation) {
+  if (size_ == slots_.size()) {
+    std::vector<Expectation> larger(slots_.empty() ? 8 : slots_.size() * 2);
+    for (size_t i = 0; i < size_; ++i) larger[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
+    slots_ = std::move(larger);
+    head_ = 0;
+  }
+  slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(expectation);
+  ++size_;
+}
+
 void ResponseTracker::expect(Expectation expectation, std::string* emit_now) {
   if (expectation.owed == Owed::Synthetic && queue_.empty()) {
     emit_now->append(expectation.bytes);

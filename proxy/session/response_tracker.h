@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 namespace sw::session {
 
@@ -29,6 +30,28 @@ struct Expectation {
   bool relay_errors = true;  // relay an ErrorResponse even when relay is false
   uint64_t statement = 0;    // Parse: the statement being prepared (forgotten if it fails)
   std::string bytes;         // Synthetic: what to send
+};
+
+// The expectations in order: a ring of reused slots, so a steady stream of requests allocates
+// nothing (a std::deque allocates a block each time its front crosses one); it doubles when full.
+class ExpectationQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  Expectation& front() { return slots_[head_]; }
+  void push_back(Expectation&& expectation);
+  void pop_front() {
+    head_ = (head_ + 1) & (slots_.size() - 1);
+    --size_;
+  }
+  void clear() {
+    head_ = 0;
+    size_ = 0;
+  }
+
+ private:
+  std::vector<Expectation> slots_;  // a power of two in size, or empty
+  size_t head_ = 0;
+  size_t size_ = 0;
 };
 
 class ResponseTracker {
@@ -63,7 +86,7 @@ class ResponseTracker {
   void skip_to_sync();
   void emit_due_synthetics(std::string* emit);
 
-  std::deque<Expectation> queue_;
+  ExpectationQueue queue_;
   int ready_owed_ = 0;
   bool copy_ = false;
   std::deque<uint64_t> failed_statements_;

@@ -295,6 +295,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status forward_query(const wire::Frame& frame);
   void lend_until_sync(const wire::Frame& flush);
   bool refuse_in_query(const parser::QueryFacts& facts);
+  Status refusal_in_query(const parser::StatementFacts& statement);
   // SQL-level PREPARE / EXECUTE / DEALLOCATE (session_sql_prepared.cc)
   bool expands_sql_execute() const;
   const FrontQuery& front_query(const wire::Frame& frame, std::string_view sql);

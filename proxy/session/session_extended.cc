@@ -112,10 +112,10 @@ Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
   if (bound != nullptr && !pinned && bound->facts == *facts && bound->bind.data() == bind.rest.data() &&
       bound->bind == bind.rest) {
     Status allowed = check(bound->route);  // this Bind picked the server, in this pass (start_bound_batch)
-    request_.bound.reset();
+    request_.forget_bound();
     return allowed;
   }
-  request_.bound.reset();
+  request_.forget_bound();
   auto values = wire::decode_bind_values(bind.rest, *types);
   if (!values) return values.status();
   return check(

@@ -119,7 +119,7 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
   Placement placement = place(routed, Protocol::Extended, txn_.control.deferred(), default_shard(),
                               !needs_read_lease(routed) || read_lease_valid());
   if (placement.kind == Placement::Kind::Run) {
-    if (!placement.routed) request_.bound.reset();  // checked again at its Bind
+    if (!placement.routed) request_.forget_bound();  // checked again at its Bind
     return run_on(placement, shard);
   }
   router::Route route = std::move(request_.bound->route);  // not forwarded as routed

@@ -31,8 +31,8 @@ void Session::consume_client(size_t n) {
 }
 
 void Session::read_client_messages() {
-  request_.front.route.reset();  // routed in an earlier pass: the directory or the rules may have changed
-  request_.bound.reset();
+  request_.front.forget_route();  // routed in an earlier pass: the directory or the rules may have changed
+  request_.forget_bound();
   if (txn_.copy_in) {
     feed_copy_in();
     return;
@@ -289,7 +289,7 @@ Status Session::forward_query(const wire::Frame& frame) {
             : check_query_route(
                   *known, router::route_query(*known, nullptr, *host_.directory(), host_.routing_rules()),
                   routed);
-    if (kept != nullptr) request_.front.route.reset();
+    if (kept != nullptr) request_.front.forget_route();
     if (!allowed.is_ok()) {
       inject_abort(allowed, false);
       return Status::ok();
@@ -375,13 +375,19 @@ Status Session::refuse_unpoolable(const parser::StatementFacts& statement) {
   return Status::ok();
 }
 
+// The first of the refusals below that applies to `statement`; each Status is returned as built
+// (no move-assignment on the path every statement takes).
+Status Session::refusal_in_query(const parser::StatementFacts& statement) {
+  if (Status refused = refuse_protected_setting(statement); !refused.is_ok()) return refused;
+  if (Status refused = refuse_two_phase(statement.kind); !refused.is_ok()) return refused;
+  return refuse_unpoolable(statement);
+}
+
 // Settings the proxy protects, two-phase commit, and what cannot survive transaction pooling are
 // refused in the Query's place.
 bool Session::refuse_in_query(const parser::QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
-    Status refused = refuse_protected_setting(statement);
-    if (refused.is_ok()) refused = refuse_two_phase(statement.kind);
-    if (refused.is_ok()) refused = refuse_unpoolable(statement);
+    Status refused = refusal_in_query(statement);
     if (refused.is_ok()) continue;
     std::string bytes;
     wire::encode_error(bytes, "ERROR", refused.sqlstate, refused.message);

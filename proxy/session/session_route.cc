@@ -62,7 +62,7 @@ Session::Start Session::start_request(const wire::Frame& frame, int* shard) {
     return Start::Answered;
   }
   fence_.on_routed(directory->version());
-  request_.bound.reset();
+  request_.forget_bound();
   clock_.route_label = stats::RouteLabel::Default;
   switch (frame.type) {
     case 'Q': return start_query(frame, shard);
@@ -176,7 +176,7 @@ bool Session::needs_move(const wire::Frame& query) {
   const router::Route& route = front_route(*facts);
   const bool pinnable = route.kind == RouteKind::Shard || route.kind == RouteKind::Default;
   const bool moves = pinnable && !check_pinned(*facts, route).is_ok();
-  if (!pinnable || moves) request_.front.route.reset();  // routed again where it runs
+  if (!pinnable || moves) request_.front.forget_route();  // routed again where it runs
   return moves;
 }
 
@@ -317,10 +317,13 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
 }
 
 Status Session::check_query_route(const parser::QueryFacts& facts, const router::Route& route, bool routed) {
-  Status allowed = check_write(facts, route);
-  if (allowed.is_ok() && !routed) allowed = check_pinned(facts, route);
-  if (allowed.is_ok()) allowed = refuse_commit_among_statements(facts);
-  return allowed;
+  // Each check's Status is its own variable, returned as built: no Status is move-assigned on
+  // the path every statement takes.
+  if (Status write = check_write(facts, route); !write.is_ok()) return write;
+  if (!routed) {
+    if (Status pinned = check_pinned(facts, route); !pinned.is_ok()) return pinned;
+  }
+  return refuse_commit_among_statements(facts);
 }
 
 // Inside a transaction on the leg's shard: may this statement run here?

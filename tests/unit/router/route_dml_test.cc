@@ -147,4 +147,40 @@ TEST_CASE("a warm route without buckets allocates nothing") {
                          RouteKind::Default) == 0);
 }
 
+TEST_CASE("a keyed route built in a recycled route's buffers allocates nothing") {
+  static const auto dir = Directory::initial(4096, {"s0", "s1"});
+  static const RoutingRules rules = shop_rules();
+  // pgbench_accounts: longer than std::string's inline buffer, so the name's buffer counts too.
+  auto facts = sw::parser::analyze("SELECT abalance FROM pgbench_accounts WHERE aid = 5");
+  REQUIRE(facts.is_ok());
+  Route done = route_query(**facts, nullptr, *dir, rules);
+  REQUIRE(done.kind == RouteKind::Shard);
+  const std::vector<uint32_t> buckets = done.buckets;
+  recycle(done);
+  CHECK(done.buckets.empty());
+  CHECK(done.table.empty());
+  CHECK(done.kind == RouteKind::Shard);  // the rest stays
+
+  counting = true;
+  allocations = 0;
+  Route again = route_query(**facts, nullptr, *dir, rules);
+  counting = false;
+  CHECK(allocations == 0);
+  CHECK(again.kind == RouteKind::Shard);
+  CHECK(again.buckets == buckets);
+  CHECK(again.table == "pgbench_accounts");
+
+  // A bucket list longer than kMaxRecycledBuckets is not kept: the next route allocates its own
+  // (and its name, the recycled name buffer having gone to `again`).
+  Route large;
+  large.buckets.reserve(kMaxRecycledBuckets + 1);
+  recycle(large);
+  counting = true;
+  allocations = 0;
+  const Route third = route_query(**facts, nullptr, *dir, rules);
+  counting = false;
+  CHECK(allocations == 2);
+  CHECK(third.buckets == buckets);
+}
+
 #endif  // SW_SANITIZED_BUILD

@@ -165,3 +165,30 @@ TEST_CASE("an error at the implicit commit of Sync is relayed and ReadyForQuery 
   CHECK(feed(tracker, "CEZ") == "RRR");
   CHECK(tracker.idle());
 }
+
+TEST_CASE("expectation queue: first in first out across the ring's wrap and while it grows wrapped") {
+  sw::session::ExpectationQueue queue;
+  uint64_t pushed = 0;
+  uint64_t popped = 0;
+  // Up to 5 queued at a time, 41 rounds of 3 through a ring of 8 slots: the head wraps many
+  // times and stops at slot 3 (123 popped).
+  for (int round = 0; round < 41; ++round) {
+    while (pushed - popped < 5) queue.push_back(owed(Owed::Parse, true, ++pushed));
+    while (pushed - popped > 2) {
+      REQUIRE_FALSE(queue.empty());
+      CHECK(queue.front().statement == ++popped);
+      queue.pop_front();
+    }
+  }
+  CHECK(popped == 123);
+  // 20 more with the head mid-ring: the ring doubles twice, its wrapped run kept in order.
+  for (int i = 0; i < 20; ++i) queue.push_back(owed(Owed::Parse, true, ++pushed));
+  while (!queue.empty()) {
+    CHECK(queue.front().statement == ++popped);
+    queue.pop_front();
+  }
+  CHECK(popped == pushed);
+  queue.push_back(synthetic("x"));
+  queue.clear();
+  CHECK(queue.empty());
+}
