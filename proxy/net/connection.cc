@@ -139,7 +139,7 @@ void Connection::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
   // On the heap, allocated by the thread's first read: a thread_local array would be static TLS,
   // which glibc carves out of every thread's stack, loop threads or not (the /metrics server's
   // threads have small stacks, and 64 KiB of TLS left them too little).
-  constexpr size_t kScratchBytes = 64 * 1024;
+  constexpr size_t kScratchBytes = size_t{64} * 1024;
   static thread_local std::unique_ptr<char[]> scratch;
   if (scratch == nullptr) scratch = std::make_unique<char[]>(kScratchBytes);
   *buf = uv_buf_init(scratch.get(), kScratchBytes);
