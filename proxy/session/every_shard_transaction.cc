@@ -36,7 +36,7 @@ std::vector<std::string> EveryShardTransaction::shard_names() const {
 }
 
 void EveryShardTransaction::watch_start(StartingReads& reads, uint64_t version) {
-  start_watch_.begin(reads, version, [this](const Status& why) { runner_.on_no_server(why); });
+  start_watch_.begin(reads, version, legs_, [this](const Status& why) { runner_.on_no_server(why); });
 }
 
 // A leg counts as started once its statement was sent (an INSERT ... SELECT answers only at its end).

@@ -31,7 +31,7 @@ Fanout::~Fanout() {
 }
 
 void Fanout::watch_start(StartingReads& reads, uint64_t version) {
-  start_watch_.begin(reads, version, [this](const Status& why) { expire_watch(why); });
+  start_watch_.begin(reads, version, legs_, [this](const Status& why) { fail(why); });
 }
 
 void Fanout::start() {
@@ -45,21 +45,6 @@ void Fanout::start() {
     }
   } else {
     acquire(0);
-  }
-}
-
-void Fanout::end_watch_once_started() {
-  if (every_leg_started(legs_)) start_watch_.end();
-}
-
-// A leg sent its statement a while ago counts as started (a backend holding the bytes unread
-// that long is all the residual risk, docs/architecture.md §7.3); one still without a server
-// cannot be allowed to start after the acknowledgement.
-void Fanout::expire_watch(const Status& why) {
-  if (any_leg_waiting(legs_)) {
-    fail(why);
-  } else {
-    start_watch_.end();
   }
 }
 
@@ -119,7 +104,7 @@ void Fanout::on_backend_readable(pool::Backend& backend) {
   // Bytes with no prologue answer due can only be the statement's own (its turn comes later).
   if (!leg->answered && leg->swallow_ready == 0 && !backend.connection().input().empty()) {
     leg->answered = true;
-    end_watch_once_started();
+    start_watch_.end_once_started(legs_);
   }
   if (backend.connection().input().size() > kMaxBufferedPerLeg) {
     backend.connection().pause_reading();  // its turn comes; TCP holds the rest meanwhile
@@ -162,7 +147,7 @@ Fanout::Next Fanout::handle_message(Leg& leg, char type, std::string_view frame,
   bool injected = leg.swallow_ready > 0 || leg.epilogue_sent;
   if (!injected && !leg.answered) {
     leg.answered = true;
-    end_watch_once_started();
+    start_watch_.end_once_started(legs_);
   }
   switch (type) {
     case 'Z':

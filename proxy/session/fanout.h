@@ -102,8 +102,6 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
 
   void acquire(size_t index);
-  void end_watch_once_started();
-  void expire_watch(const Status& why);
   void use_server(Leg& leg, pool::Backend* backend);
   void send_query(Leg& leg);
   void drain_current();

@@ -51,7 +51,7 @@ MergeFanout::~MergeFanout() {
 }
 
 void MergeFanout::watch_start(StartingReads& reads, uint64_t version) {
-  start_watch_.begin(reads, version, [this](const Status& why) { expire_watch(why); });
+  start_watch_.begin(reads, version, legs_, [this](const Status& why) { fail(why); });
 }
 
 void MergeFanout::start() {
@@ -63,19 +63,6 @@ void MergeFanout::start() {
     }
     legs_[i].waiting = true;
     if (pool::Backend* backend = legs_[i].target.pool->acquire(this)) on_backend_ready(backend);
-  }
-}
-
-void MergeFanout::end_watch_once_started() {
-  if (every_leg_started(legs_)) start_watch_.end();
-}
-
-// As Fanout::expire_watch.
-void MergeFanout::expire_watch(const Status& why) {
-  if (any_leg_waiting(legs_)) {
-    fail(why);
-  } else {
-    start_watch_.end();
   }
 }
 
@@ -201,7 +188,7 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
   if (leg.preamble) return preamble_message(leg, type, body);
   if (!leg.answered) {
     leg.answered = true;
-    end_watch_once_started();
+    start_watch_.end_once_started(legs_);
   }
   switch (type) {
     case 'T':

@@ -155,8 +155,6 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   void finish();
   size_t index_of(pool::Backend& backend) const;
   void send_first(Leg& leg, pool::Backend* backend);
-  void end_watch_once_started();
-  void expire_watch(const Status& why);
   // keep_servers: the legs still running once every row went out are read to their end.
   bool drain_held_legs();
   void hand_back_held();

@@ -95,3 +95,44 @@ TEST_CASE("starting reads: a runner destroyed while waiting releases the acknowl
   CHECK(acknowledged == 1);
   CHECK(reads.waiting() == 0);
 }
+
+namespace {
+struct TestLeg {
+  bool waiting = false;
+  bool answered = false;
+  bool done = false;
+};
+}  // namespace
+
+TEST_CASE("starting reads: a runner's legs decide when it started and what expiring does") {
+  StartingReads reads;
+  std::vector<TestLeg> legs(2);
+  legs[1].waiting = true;
+  std::vector<std::string> failed;
+  StartWatch watch;
+  watch.begin(reads, 1, legs, [&](const Status& why) {
+    failed.push_back(why.sqlstate);
+    watch.end();
+  });
+  legs[0].answered = true;
+  watch.end_once_started(legs);
+  CHECK(watch.active());  // leg 1 still waits for a server
+  reads.expire_older(2, Status::proxy("40001", "cutover began"));
+  CHECK(failed == std::vector<std::string>{"40001"});
+  CHECK_FALSE(watch.active());
+
+  // Every leg sent, one not yet answered: expiring counts it as started, fails nothing.
+  legs[1].waiting = false;
+  watch.begin(reads, 1, legs, [&](const Status& why) { failed.push_back(why.sqlstate); });
+  watch.end_once_started(legs);
+  CHECK(watch.active());
+  reads.expire_older(2, Status::proxy("40001", "cutover began"));
+  CHECK(failed.size() == 1);
+  CHECK_FALSE(watch.active());
+
+  legs[1].done = true;
+  watch.begin(reads, 1, legs, [&](const Status& why) { failed.push_back(why.sqlstate); });
+  watch.end_once_started(legs);
+  CHECK_FALSE(watch.active());
+  CHECK(reads.waiting() == 0);
+}
