@@ -233,6 +233,7 @@ class CatchUpStream::Session {
     if (Status s = applier_->commit_staged(batch_end_); !s) return s;
     batch_transactions_ = 0;
     record_lag();
+    owner_.record_changed_buckets(applier_->committed_buckets());
     owner_.applied_changes_.fetch_add(applier_->applied_changes() - before);
     owner_.pending_commit_unix_us_.store(0);
     owner_.clear_failure(true, batch_end_);  // before a waiter can see the new position
@@ -374,9 +375,25 @@ bool CatchUpStream::wait_until_processed(Lsn target, std::chrono::milliseconds t
   }
 }
 
-void CatchUpStream::mark_caught_up() {
+void CatchUpStream::open_change_window() {
+  std::lock_guard<std::mutex> lock(mu_);
+  change_window_open_ = true;
+  window_changed_buckets_.clear();
+}
+
+std::set<uint32_t> CatchUpStream::changed_buckets() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return window_changed_buckets_;
+}
+
+void CatchUpStream::record_changed_buckets(const std::vector<uint32_t>& buckets) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (change_window_open_) window_changed_buckets_.insert(buckets.begin(), buckets.end());
+}
+
+bool CatchUpStream::mark_caught_up() {
   int64_t never = 0;
-  caught_up_at_us_.compare_exchange_strong(never, unix_micros_now());
+  return caught_up_at_us_.compare_exchange_strong(never, unix_micros_now());
 }
 
 uint64_t CatchUpStream::lag_bytes() const {

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,8 +63,8 @@ class CatchUpStream {
   // The owner found the stream close behind the source (it reached the source's current WAL
   // position promptly after being asked, docs/architecture.md §8.4): the backlog of the copy is
   // drained, and transactions that commit on the source from now on are in steady catch-up. Only
-  // the first call counts.
-  void mark_caught_up();
+  // the first call counts; it returns true.
+  bool mark_caught_up();
 
   uint64_t applied_changes() const { return applied_changes_.load(); }
   // The server's last reported wal_end minus processed_lsn() (0 before the first report).
@@ -85,6 +86,12 @@ class CatchUpStream {
   // on the source to the arrival of its Commit message (the source's WAL flush, its walsender's
   // decoding and the network), over the same transactions as apply_lag(true).
   LagSummary receive_lag() const;
+  // Live verification's window (docs/architecture.md §8.5): from open_change_window() on, the
+  // stream records the moving buckets that each target commit may have changed;
+  // changed_buckets() returns those recorded since (a commit seen by a waiter of
+  // wait_until_processed() is recorded already).
+  void open_change_window();
+  std::set<uint32_t> changed_buckets() const;
   // The last failure (the thread keeps retrying); ok while healthy: cleared once the stream
   // applies a transaction or moves processed_lsn() past where it failed.
   Status last_error() const;
@@ -96,6 +103,7 @@ class CatchUpStream {
 
   void run();
   void advance_processed(Lsn lsn);  // monotonic; wakes waiters
+  void record_changed_buckets(const std::vector<uint32_t>& buckets);
   void record_failure(const Status& status);
   // After progress: clears last_error_ when a transaction was applied or processed_ moved past
   // where the failure happened.
@@ -122,6 +130,8 @@ class CatchUpStream {
   std::vector<uint32_t> steady_lag_samples_us_;   // guarded by mu_; those after mark_caught_up()
   std::vector<uint32_t> receive_lag_samples_us_;  // guarded by mu_; the steady ones' receive lag
   std::atomic<int64_t> caught_up_at_us_{0};       // the first mark_caught_up() (unix us)
+  bool change_window_open_ = false;               // guarded by mu_
+  std::set<uint32_t> window_changed_buckets_;     // guarded by mu_
 };
 
 }  // namespace sw::mover

@@ -127,6 +127,9 @@ Status ChangeApplier::commit_staged(Lsn end_lsn) {
   if (Status s = run_in_transaction(statements, end_lsn); !s) return s;
   applied_lsn_ = end_lsn;
   applied_changes_ += kept;
+  committed_buckets_.clear();
+  for (const auto& statement : statements)
+    committed_buckets_.insert(committed_buckets_.end(), statement.buckets.begin(), statement.buckets.end());
   return Status::ok();
 }
 

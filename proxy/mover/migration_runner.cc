@@ -1,5 +1,8 @@
 #include "mover/migration_runner.h"
 
+#include <algorithm>
+#include <set>
+
 #include "common/failpoint.h"
 #include "common/log.h"
 #include "mover/catch_up_stream.h"
@@ -285,27 +288,42 @@ Status MigrationRunner::copy(catalog::Migration& m) {
 }
 
 // Live verification (docs/architecture.md §8.5): counts and checksums of the buckets on both shards while
-// writes go on, repeated until they agree; after kLiveVerifyRounds disagreeing rounds (a steady
-// stream of writes to the buckets can keep them apart) the cutover's own verification, taken
-// with the source fenced and drained, decides.
+// writes go on. A difference in buckets that the stream changed while the scans ran (it applied
+// them in the window opened before the source's scan, up to a WAL position read after the
+// target's) is writes in flight, not a fault: the cutover's own verification, taken with the
+// source fenced and drained, decides. Any other difference is repeated; after kLiveVerifyRounds
+// such rounds that verification decides too (it aborts the cutover when the difference is real).
 bool MigrationRunner::live_verified(const catalog::Migration& m) {
   auto source = round_connection(m.source);
   auto target = round_connection(m.target);
   if (!source || !target) return false;
   BucketSet buckets = bucket_set(m);
+  stream_->open_change_window();
   auto a = bucket_digests(*source, config_->sharding.tables, buckets);
   auto b = bucket_digests(*target, config_->sharding.tables, buckets);
   if (!a || !b) return false;
-  auto mismatched = mismatched_buckets(*a, *b);
-  if (mismatched.empty() || ++live_mismatch_rounds_ >= kLiveVerifyRounds) {
-    live_mismatch_rounds_ = 0;
-    return true;
+  const std::vector<uint32_t> mismatched = mismatched_buckets(*a, *b);
+  if (mismatched.empty()) return (live_mismatch_rounds_ = 0, true);
+  auto lsn = current_wal_lsn(*source);
+  if (!lsn || !stream_->wait_until_processed(*lsn, kCatchUpWait)) return false;
+  const std::set<uint32_t> changed = stream_->changed_buckets();
+  auto unexplained = std::find_if(mismatched.begin(), mismatched.end(),
+                                  [&](uint32_t bucket) { return changed.count(bucket) == 0; });
+  if (unexplained == mismatched.end()) {
+    LOG_INFO(
+        "mover: migration %lld: live verification: %zu bucket(s) differ, each changed by the stream "
+        "while the scans ran; the cutover's verification decides",
+        (long long)id_, mismatched.size());
+    return (live_mismatch_rounds_ = 0, true);
   }
+  const bool last_round = ++live_mismatch_rounds_ >= kLiveVerifyRounds;
   LOG_INFO(
-      "mover: migration %lld: live verification: %zu bucket(s) differ while writes go on (bucket %u first); "
-      "catching up again",
-      (long long)id_, mismatched.size(), mismatched.front());
-  return false;
+      "mover: migration %lld: live verification: bucket %u differs between %s and %s although the stream did "
+      "not change it while the scans ran (%zu bucket(s) differ in all); %s",
+      (long long)id_, *unexplained, m.source.c_str(), m.target.c_str(), mismatched.size(),
+      last_round ? "the cutover's verification decides" : "verifying again");
+  if (last_round) live_mismatch_rounds_ = 0;
+  return last_round;
 }
 
 // The rollback window's slot on the target (the cutover records where its stream starts).
@@ -430,7 +448,9 @@ Status MigrationRunner::catch_up(catalog::Migration& m) {
   bool reached = stream_->wait_until_processed(*lsn, kCatchUpWait);
   crash_point(MigrationState::CatchingUp);
   bool close_behind = reached && std::chrono::steady_clock::now() - asked <= kCloseBehind;
-  if (close_behind) stream_->mark_caught_up();  // steady catch-up from here on (§8.4)
+  if (close_behind && stream_->mark_caught_up())  // steady catch-up from here on (§8.4)
+    LOG_INFO("mover: migration %lld: the stream is close behind the source; steady catch-up from here",
+             (long long)id_);
   bookkeep(record_lag());
   Status stream_error = note_stream_error(m);
   // A stream that cannot apply a change retries with its own backoff; the runner backs off too

@@ -194,6 +194,33 @@ Result<Statements> one(Result<ApplyStatement> statement) {
   return Statements{std::move(*statement)};
 }
 
+// `statements`, each marked as changing `buckets` (ApplyStatement::buckets).
+Result<Statements> changing(Result<Statements> statements, const std::vector<uint32_t>& buckets) {
+  if (statements)
+    for (ApplyStatement& statement : *statements) statement.buckets = buckets;
+  return statements;
+}
+
+// An UPDATE with the old row, the new row or both in the set (the contract's cases).
+Result<Statements> update_in_set(const TableShape& shape, const pgo::Relation& relation,
+                                 const pgo::Update& update, const pgo::TupleData& old_key, bool old_in,
+                                 bool new_in) {
+  const bool key_changed = update.old_kind != pgo::OldTuple::None;
+  if (old_in && !new_in) return one(delete_by_key(shape, relation, old_key));
+  if (!old_in) return one(upsert(shape, relation, update.new_tuple));  // moves into the set
+  if (key_changed && all_sent(update.new_tuple)) {
+    auto del = delete_by_key(shape, relation, old_key);
+    if (!del) return del.status();
+    auto ins = upsert(shape, relation, update.new_tuple);
+    if (!ins) return ins.status();
+    return Statements{std::move(*del), std::move(*ins)};
+  }
+  auto statement = update_in_place(shape, relation, update.new_tuple, old_key, /*set_keys=*/key_changed);
+  if (!statement) return statement.status();
+  if (!*statement) return Statements{};
+  return Statements{std::move(**statement)};
+}
+
 }  // namespace
 
 const config::ShardedTable* find_sharded_table(const std::vector<config::ShardedTable>& tables,
@@ -219,7 +246,7 @@ Result<Statements> insert_statements(const pgo::Relation& relation, const config
   auto bucket = bucket_of_tuple(*shape, relation, insert.new_tuple, buckets);
   if (!bucket) return bucket.status();
   if (!buckets.contains(*bucket)) return Statements{};
-  return one(upsert(*shape, relation, insert.new_tuple));
+  return changing(one(upsert(*shape, relation, insert.new_tuple)), {*bucket});
 }
 
 Result<Statements> update_statements(const pgo::Relation& relation, const config::ShardedTable& table,
@@ -240,19 +267,10 @@ Result<Statements> update_statements(const pgo::Relation& relation, const config
   const pgo::TupleData& old_key = key_changed ? update.old_tuple : update.new_tuple;
 
   if (!old_in && !new_in) return Statements{};
-  if (old_in && !new_in) return one(delete_by_key(*shape, relation, old_key));
-  if (!old_in) return one(upsert(*shape, relation, update.new_tuple));  // moves into the set
-  if (key_changed && all_sent(update.new_tuple)) {
-    auto del = delete_by_key(*shape, relation, old_key);
-    if (!del) return del.status();
-    auto ins = upsert(*shape, relation, update.new_tuple);
-    if (!ins) return ins.status();
-    return Statements{std::move(*del), std::move(*ins)};
-  }
-  auto statement = update_in_place(*shape, relation, update.new_tuple, old_key, /*set_keys=*/key_changed);
-  if (!statement) return statement.status();
-  if (!*statement) return Statements{};
-  return Statements{std::move(**statement)};
+  std::vector<uint32_t> changed;
+  if (old_in) changed.push_back(*old_bucket);
+  if (new_in && *new_bucket != *old_bucket) changed.push_back(*new_bucket);
+  return changing(update_in_set(*shape, relation, update, old_key, old_in, new_in), changed);
 }
 
 Result<Statements> delete_statements(const pgo::Relation& relation, const config::ShardedTable& table,
@@ -263,7 +281,7 @@ Result<Statements> delete_statements(const pgo::Relation& relation, const config
   auto bucket = bucket_of_tuple(*shape, relation, del.old_tuple, buckets);
   if (!bucket) return bucket.status();
   if (!buckets.contains(*bucket)) return Statements{};
-  return one(delete_by_key(*shape, relation, del.old_tuple));
+  return changing(one(delete_by_key(*shape, relation, del.old_tuple)), {*bucket});
 }
 
 Result<Statements> truncate_statements(const pgo::Relation& relation, const config::ShardedTable& table,
@@ -280,7 +298,7 @@ Result<Statements> truncate_statements(const pgo::Relation& relation, const conf
                     quote_identifier(relation.name) + " WHERE shardwire.bucket_of(" +
                     quote_identifier(table.key) + "::" + router::key_type_name(*key_type) + ", " +
                     std::to_string(buckets.bucket_count()) + ") = ANY($1::int[])";
-  return Statements{ApplyStatement{std::move(sql), {buckets.array_literal()}}};
+  return Statements{ApplyStatement{std::move(sql), {buckets.array_literal()}, buckets.list()}};
 }
 
 bool is_row_change(const pgo::Message& message) {

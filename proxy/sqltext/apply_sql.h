@@ -48,6 +48,9 @@ namespace sw::sqltext {
 struct ApplyStatement {
   std::string sql;
   std::vector<std::optional<std::string>> params;  // text format; nullopt is NULL
+  // The moving buckets whose rows it may change (a key-changing UPDATE: old and new; TRUNCATE:
+  // every bucket of the set). Live verification explains differences with them (§8.5).
+  std::vector<uint32_t> buckets;
 };
 
 // The configured table a Relation is, or nullptr: "orders" matches a table of that name in any

@@ -12,7 +12,10 @@
 #      and polls SHOW MIGRATIONS (and /metrics) until the migration is done;
 # then prints: write latency before / during / after the move and of the moving buckets' writes
 # that started inside the cutover window (the per-bucket write pause), client-visible errors,
-# mover copy rate vs the pipe, peak apply lag and the cutover pause.
+# mover copy rate vs the pipe, peak apply lag, the catch-up's apply lag (as the mover logs it:
+# from the source's commit timestamp; and as a client sees it: from pgbench's acknowledged COMMIT
+# to the target's commit timestamp of the row, track_commit_timestamp on the shards) and the
+# cutover pause.
 #
 #   tests/bench/move.sh
 #   ROWS=1000000 CLIENTS=16 SECS=60 MOVE_AT=20 tests/bench/move.sh
@@ -76,7 +79,9 @@ start_bench_cluster move-bench
 # on a production server; fsync stays off) each commit flushes its WAL and wakes the walsender;
 # with off (common.sh's) the WAL writer's delay adds up to that much to the catch-up's apply
 # lag: 10 ms as in the integration harness, not the default 200 ms.
+# track_commit_timestamp: the report reads when the target committed each applied row (below).
 SHARD_CONF="synchronous_commit = ${SYNC_COMMIT:-on}
+track_commit_timestamp = on
 wal_writer_delay = ${WAL_WRITER_DELAY:-10ms}
 wal_level = logical
 max_wal_senders = 10
@@ -255,6 +260,7 @@ COPY_ROWS=$(sed -nE 's/.*mover: copied ([0-9]+) rows \(([0-9]+) bytes\).* in ([0
 COPY_BYTES=$(sed -nE 's/.*mover: copied ([0-9]+) rows \(([0-9]+) bytes\).* in ([0-9.]+) s.*/\2/p' <<<"$COPIED_LINE")
 COPY_SECS=$(sed -nE 's/.*mover: copied ([0-9]+) rows \(([0-9]+) bytes\).* in ([0-9.]+) s.*/\3/p' <<<"$COPIED_LINE")
 STREAM_US=$(log_us "mover: migration $ID catch-up streaming")
+STEADY_US=$(log_us "mover: migration $ID: the stream is close behind the source")
 FLIP_LINE=$(log_line "mover: migration $ID: [0-9]+ bucket\(s\) now on s1; writes paused")
 FLIP_US=$(log_us "mover: migration $ID: [0-9]+ bucket\(s\) now on s1; writes paused")
 PAUSE_MS=$(sed -nE 's/.*writes paused ([0-9.]+) ms.*/\1/p' <<<"$FLIP_LINE")
@@ -293,6 +299,10 @@ cat "$WORK"/txlog.* | awk '{ n[$1]++; printf "%s %d %s %s%06d\n", $1, n[$1], $3,
 for i in 0 1; do
   sql "$(dsn s$i)" -c "\\copy (SELECT tenant_id, note FROM orders WHERE note <> 'seed') TO STDOUT"
 done >"$WORK/notes.tsv"
+# When the target committed each row version it has (the stream's apply, for rows written on the
+# source during catch-up): the lag as a client sees it is from its acknowledged COMMIT to this.
+COMMIT_US="(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1e6)::bigint"
+sql "$(dsn s1)" -c "\\copy (SELECT note, $COMMIT_US FROM orders WHERE note <> 'seed') TO STDOUT" >"$WORK/target_commits.tsv"
 OWN0=$(console "SHOW BUCKETS s0" | awk -F'|' '{ printf "%s%s", sep, $1; sep = "," }')
 OWN1=$(console "SHOW BUCKETS s1" | awk -F'|' '{ printf "%s%s", sep, $1; sep = "," }')
 MISPLACED=0
@@ -312,6 +322,7 @@ CREATE TEMP TABLE raw (client int, n bigint, outcome text, end_us bigint);
 CREATE TEMP TABLE notes (tenant_id bigint, note text);
 \copy notes FROM '@WORK@/notes.tsv'
 CREATE INDEX ON notes (note);
+CREATE TEMP TABLE target_commits (note text, commit_us bigint);
 -- failed transactions have no latency in the log: their start is taken as their end
 CREATE TEMP TABLE tx AS
 SELECT client, n, lat_us, lat_us IS NULL AS failed, outcome, end_us, end_us - coalesce(lat_us, 0) AS start_us, key,
@@ -342,6 +353,18 @@ GROUP BY l.ord, l.label ORDER BY l.ord;
 SELECT 'fail', outcome, count(*) FROM tx WHERE failed GROUP BY outcome ORDER BY outcome;
 SELECT 'slow', start_us, round(lat_us / 1000.0, 1), CASE WHEN moving THEN 'moving' ELSE 'other' END
 FROM tx WHERE start_us >= :move AND start_us < :done AND NOT failed ORDER BY lat_us DESC LIMIT 5;
+-- Steady catch-up as a client sees it: from the acknowledged COMMIT (pgbench's end time) of a
+-- moving bucket's transaction to the target's commit of the row it inserted. Only keys written
+-- by one transaction in the whole run: a later UPDATE of the key would give the row a newer xmin.
+\copy target_commits FROM '@WORK@/target_commits.tsv'
+WITH once AS (SELECT key FROM tx WHERE NOT failed GROUP BY key HAVING count(*) = 1),
+     lag AS (SELECT c.commit_us - tx.end_us AS us
+             FROM tx JOIN once USING (key) JOIN target_commits c ON c.note = tx.client || '/' || tx.n
+             WHERE tx.moving AND NOT tx.failed AND tx.end_us >= :steady AND tx.end_us < :flip)
+SELECT 'acklag', count(*), coalesce(round(percentile_disc(0.5) WITHIN GROUP (ORDER BY us) / 1000.0, 1)::text, '-'),
+       coalesce(round(percentile_disc(0.99) WITHIN GROUP (ORDER BY us) / 1000.0, 1)::text, '-'),
+       coalesce(round(max(us) / 1000.0, 1)::text, '-')
+FROM lag;
 SELECT 'keys', (SELECT count(*) FROM tx WHERE NOT failed),
        (SELECT count(*) FROM tx JOIN notes ON notes.note = tx.client || '/' || tx.n AND notes.tenant_id = tx.key
         WHERE NOT failed),
@@ -350,7 +373,7 @@ SELECT 'keys', (SELECT count(*) FROM tx WHERE NOT failed),
 SQL
 sed -i "s|@WORK@|$WORK|g" "$WORK/report.sql"
 ANALYSIS=$(sql -A -t -F '|' "$(dsn s0)" -v rows="$ROWS" -v moving="{$MOVING}" -v before="$WIN_BEFORE" \
-  -v move="$MOVE_US" -v cut_lo="${CUT_LO:-0}" -v flip="${FLIP_US:-0}" -v done="$WIN_DONE" -f "$WORK/report.sql")
+  -v move="$MOVE_US" -v cut_lo="${CUT_LO:-0}" -v flip="${FLIP_US:-0}" -v steady="${STEADY_US:-0}" -v done="$WIN_DONE" -f "$WORK/report.sql")
 
 # ---- report ------------------------------------------------------------------------------------
 PGB=$(cat "$WORK/pgbench.out")
@@ -436,6 +459,8 @@ echo "| peak shardwire_mover_lag_bytes | $(peak 9) |"
 echo "| peak shardwire_mover_lag_seconds | $(peak 10) |"
 APPLY_LAG=$(grep -m1 -oE "mover: migration $ID apply lag .*" "$WORK/shardwire.log" | sed 's/^mover: migration [0-9]* //' || true)
 echo "| catch-up apply lag, source commit to target commit (logged when the stream stops) | ${APPLY_LAG:--} |"
+IFS='|' read -r _ ACK_N ACK_P50 ACK_P99 ACK_MAX <<<"$(awk -F'|' '$1 == "acklag"' <<<"$ANALYSIS")"
+echo "| catch-up apply lag as a client sees it, acknowledged COMMIT to target commit, steady catch-up, keys written once: p50 / p99 / max ms (transactions) | $ACK_P50 / $ACK_P99 / $ACK_MAX ($ACK_N) |"
 echo "| writes queued behind the cutover (debug log lines) | $QUEUED_LINES |"
 echo "| peak shardwire_cutover_queued_writes (sampled) | $(awk -F'\t' '$11 + 0 > m { m = $11 + 0 } END { print m + 0 }' "$POLL") |"
 echo "| last_pause_ms (SHOW MIGRATIONS) | $(awk -F'\t' '$8 != "" { p = $8 } END { print (p == "" ? "-" : p) }' "$POLL") |"

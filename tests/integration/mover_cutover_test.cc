@@ -306,6 +306,9 @@ TEST_SUITE("mover_cutover") {
         },
         60s, 50ms);
     REQUIRE_MESSAGE(aborted, "migration " << id << ": " << last);
+    // Live verification found it first, and knew no write in flight explains it (§8.5).
+    CHECK(contains(f.proxy->log(), "live verification: bucket " + std::to_string(m.buckets[0]) +
+                                       " differs between s0 and s1 although the stream did not change it"));
     REQUIRE_OK(admin.exec("PAUSE MIGRATION " + id));
     sleep_ms(1000);  // a cutover already under way aborts again
     REQUIRE_MESSAGE(wait_for_state(admin, id, "catching_up", 15s, &last), "migration " << id << ": " << last);

@@ -90,6 +90,7 @@ TEST_CASE("insert: upsert-if-newer in the set, nothing outside it") {
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql == kUpsert);
   CHECK(s[0].params == Params{"1", "7", "hello", "3"});
+  CHECK(s[0].buckets == std::vector<uint32_t>{bucket(1)});
 
   ins.new_tuple = row(1, 8, null(), text("1"));
   s = ok(insert_statements(rel, kOrders, moving(), ins));
@@ -133,6 +134,7 @@ TEST_CASE("update, key unchanged: UPDATE of the sent non-key columns, guarded by
         "UPDATE \"public\".\"orders\" SET \"note\" = $1, \"row_version\" = $2 "
         "WHERE \"tenant_id\" = $3 AND \"id\" = $4 AND (\"row_version\" > $5) IS NOT TRUE");
   CHECK(s[0].params == Params{"new", "4", "1", "7", "4"});
+  CHECK(s[0].buckets == std::vector<uint32_t>{bucket(1)});
 
   s = ok(update_statements(rel, kOrdersNoVersion, moving(),
                            update_of(std::nullopt, row(1, 7, null(), text("4")))));
@@ -175,6 +177,9 @@ TEST_CASE("update with a changed key, both rows in the set") {
   CHECK(s[0].params == Params{"1", "7"});
   CHECK(s[1].sql == kUpsert);
   CHECK(s[1].params == Params{str(other), "9", "n", "6"});
+  // Each may change either bucket (live verification explains differences with them).
+  CHECK(s[0].buckets == std::vector<uint32_t>{bucket(1), bucket(other)});
+  CHECK(s[1].buckets == s[0].buckets);
 
   // A TOASTed column not sent: UPDATE in place, keys included, found by the old key.
   s = ok(
@@ -184,6 +189,7 @@ TEST_CASE("update with a changed key, both rows in the set") {
         "UPDATE \"public\".\"orders\" SET \"tenant_id\" = $1, \"id\" = $2, \"row_version\" = $3 "
         "WHERE \"tenant_id\" = $4 AND \"id\" = $5 AND (\"row_version\" > $6) IS NOT TRUE");
   CHECK(s[0].params == Params{"1", "10", "6", "1", "7", "6"});
+  CHECK(s[0].buckets == std::vector<uint32_t>{bucket(1)});
 }
 
 TEST_CASE("update with a changed key across the set's edge") {
@@ -195,6 +201,7 @@ TEST_CASE("update with a changed key across the set's edge") {
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql == kDeleteByKey);
   CHECK(s[0].params == Params{"1", "7"});
+  CHECK(s[0].buckets == std::vector<uint32_t>{bucket(1)});  // the bucket outside the set is not named
 
   // Into the set: the whole new row.
   s = ok(update_statements(rel, kOrders, moving(),
@@ -202,6 +209,7 @@ TEST_CASE("update with a changed key across the set's edge") {
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql == kUpsert);
   CHECK(s[0].params == Params{"1", "7", "n", "2"});
+  CHECK(s[0].buckets == std::vector<uint32_t>{bucket(1)});
 
   // Into the set without an unchanged TOAST value: the row cannot be built.
   auto bad =
@@ -223,6 +231,7 @@ TEST_CASE("delete: by the old key, only in the set") {
   REQUIRE(s.size() == 1);
   CHECK(s[0].sql == kDeleteByKey);
   CHECK(s[0].params == Params{"1", "7"});
+  CHECK(s[0].buckets == std::vector<uint32_t>{bucket(1)});
   del.old_tuple = key_tuple(tenant_out(), 7);
   CHECK(ok(delete_statements(rel, kOrders, moving(), del)).empty());
 }
@@ -242,6 +251,7 @@ TEST_CASE("truncate: deletes the set's buckets only; tables not configured are s
         "DELETE FROM \"public\".\"orders\" WHERE shardwire.bucket_of(\"tenant_id\"::bigint, 16) = "
         "ANY($1::int[])");
   CHECK(s[0].params == Params{moving().array_literal()});
+  CHECK(s[0].buckets == moving().list());
   CHECK(ok(change_statements(t, relations, {kOrders}, BucketSet(kBuckets, {}))).empty());
 }
 
