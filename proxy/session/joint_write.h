@@ -54,8 +54,8 @@ class JointWrite : private EveryShardTransaction::Runner {
   bool two_phase_error(size_t leg, std::string_view error_body);
   // COMMIT on every leg; on_committed() once every leg answered.
   void commit_every_leg();
-  // The two-phase commit of the `written` legs (each leg not in it commits or rolls back as the
-  // coordinator says); finish() gets its outcome.
+  // The two-phase commit (TwoPhaseLegs): the `written` legs prepare, the others commit as
+  // read-only legs; finish() gets its outcome.
   void commit_two_phase(const std::vector<size_t>& written);
   // Outside the client's transaction, after the commit: every server is released (clean), and
   // the client gets the answer when committed, else `error`.
@@ -69,7 +69,7 @@ class JointWrite : private EveryShardTransaction::Runner {
   // What a failure did to the shards, for messages.
   const char* undone() const;
 
-  EveryShardTransaction servers_;  // declared first: ready_owed_ is sized from it
+  EveryShardTransaction servers_;  // built before ready_owed_, which is sized from it
   Phase phase_ = Phase::Statement;
 
  private:
