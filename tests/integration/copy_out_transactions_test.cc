@@ -214,9 +214,7 @@ TEST_SUITE("copy_out_transactions") {
   TEST_CASE(
       "under cross_shard_transactions: refuse a COPY TO of every shard inside BEGIN is refused, naming it") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.cross_shard_transactions = "refuse";
-    ShardedFixture f(options);
+    ShardedFixture f(refusing_cross_shard_transactions());
     INFO("proxy log:\n" << f.log_tail());
     const Tenants t;
     seed(f, t, 1);
@@ -251,9 +249,7 @@ TEST_SUITE("copy_out_transactions") {
 
   TEST_CASE("session pooling: COPY TO on the session's servers, in and out of BEGIN, and a failing one") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.proxy.pool_mode = "session";
-    ShardedFixture f(options);
+    ShardedFixture f(session_pooling());
     INFO("proxy log:\n" << f.log_tail(40));
     const Tenants t;
     seed(f, t, 2);

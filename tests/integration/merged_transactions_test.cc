@@ -273,9 +273,7 @@ TEST_SUITE("merged_transactions") {
 
   TEST_CASE("session pooling: merged reads on the session's servers, in and out of BEGIN") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.proxy.pool_mode = "session";
-    ShardedFixture f(options);
+    ShardedFixture f(session_pooling());
     INFO("proxy log:\n" << f.log_tail(40));
     const Tenants t;
     seed(f, t, 2);
@@ -308,9 +306,7 @@ TEST_SUITE("merged_transactions") {
 
   TEST_CASE("under cross_shard_transactions: refuse a scatter read in a transaction is refused, naming it") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.cross_shard_transactions = "refuse";
-    ShardedFixture f(options);
+    ShardedFixture f(refusing_cross_shard_transactions());
     INFO("proxy log:\n" << f.log_tail());
     const Tenants t;
     seed(f, t, 1);

@@ -279,9 +279,7 @@ TEST_SUITE("split_insert") {
 
   TEST_CASE("under cross_shard_transactions: refuse a split INSERT is refused and writes nothing") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.cross_shard_transactions = "refuse";
-    ShardedFixture f(options);
+    ShardedFixture f(refusing_cross_shard_transactions());
     INFO("proxy log:\n" << f.log_tail());
     const Tenants t;
     PgConn client = f.client();

@@ -104,9 +104,7 @@ TEST_SUITE("split_insert_transactions") {
 
   TEST_CASE("in session pooling the split uses the session's servers, in and out of BEGIN") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.proxy.pool_mode = "session";
-    ShardedFixture f(options);
+    ShardedFixture f(session_pooling());
     INFO("proxy log:\n" << f.log_tail(40));
     const Tenants t;
     PgConn client = f.client();
