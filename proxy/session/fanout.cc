@@ -80,15 +80,7 @@ void Fanout::use_server(Leg& leg, pool::Backend* backend) {
 // The session's settings when the server lacks them, a held leg's `begin`, then the statement.
 void Fanout::send_query(Leg& leg) {
   std::string out;
-  if (leg.backend->applied_state != session_state_) {
-    wire::encode_query(out, "RESET ALL;" + session_state_);
-    leg.backend->applied_state = session_state_;
-    ++leg.swallow_ready;
-  }
-  if (held_ && !leg.begin.empty()) {
-    wire::encode_query(out, leg.begin);
-    ++leg.swallow_ready;
-  }
+  leg.swallow_ready += held_.prologue(out, *leg.backend, session_state_, leg.begin);
   out += leg.target.query_message.empty() ? query_message_ : leg.target.query_message;
   ++leg.ready_owed;
   leg.backend->connection().write(out);
@@ -257,7 +249,7 @@ Fanout::Next Fanout::relay_answer(Leg& leg, char type, std::string_view frame, s
 // A held leg keeps its server until the end (hand_back_held).
 void Fanout::finish_leg(Leg& leg) {
   leg.done = true;
-  if (!held_) {
+  if (!held_.active()) {
     pool::Backend* backend = std::exchange(leg.backend, nullptr);
     backend->detach();
     leg.target.pool->release(backend, leg.status == 'I' && !leg.cancelled);
@@ -291,7 +283,7 @@ void Fanout::fail(const Status& why) {
   for (Leg& leg : legs_) {
     if (leg.waiting) leg.target.pool->cancel_wait(this);
     leg.waiting = false;
-    if (leg.backend != nullptr && !held_) {
+    if (leg.backend != nullptr && !held_.active()) {
       pool::Backend* backend = leg.backend;
       leg.backend = nullptr;
       backend->detach();
@@ -318,9 +310,9 @@ void Fanout::complete() {
         mode_ == Mode::ConcatenateRows ? command_tag_ + " " + std::to_string(rows_) : command_tag_;
     wire::encode_command_complete(out, tag);
   }
-  if (!held_in_transaction_) wire::encode_ready_for_query(out, 'I');
+  if (!held_.in_transaction()) wire::encode_ready_for_query(out, 'I');
   if (!out.empty()) write_client_(out);
-  if (held_) hand_back_held();
+  if (held_.active()) hand_back_held();
   done_();
 }
 

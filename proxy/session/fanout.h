@@ -22,6 +22,7 @@
 #include "pool/pool.h"
 #include "session/copy_out_join.h"
 #include "session/every_shard_transaction.h"
+#include "session/held_servers.h"
 #include "session/starting_reads.h"
 #include "wire/server_check.h"
 
@@ -89,9 +90,9 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
     int ready_owed = 0;
     char status = 'I';
     wire::ServerMessageCheck check;  // this leg's server messages
-    int shard_index = -1;            // keep_servers: the directory's index of its shard
-    pool::Backend* lent = nullptr;   // keep_servers: the session's server for it
-    std::string begin;               // keep_servers: what a new server runs first
+    int shard_index = -1;            // HeldServers::keep: the directory's index of its shard
+    pool::Backend* lent = nullptr;   // HeldServers::keep: the session's server for it
+    std::string begin;               // HeldServers::keep: what a new server runs first
     bool cancelled = false;          // a CancelRequest went to its server
     bool answered = false;           // its server answered the statement (not only the prologue)
   };
@@ -135,9 +136,7 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   bool finished_ = false;
   Status error_ = Status::ok();    // the run's first error (keep_servers hands it back)
   Status failure_ = Status::ok();  // Next::Fail's
-  bool held_ = false;              // keep_servers ran: the servers go back to the session
-  bool held_in_transaction_ = false;
-  EveryShardTransaction::HandBack hand_back_;
+  HeldServers held_;               // keep_servers: the session's servers
   StartWatch start_watch_;
 };
 

@@ -10,36 +10,17 @@ namespace sw::session {
 
 void Fanout::keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
                           EveryShardTransaction::HandBack hand_back) {
-  held_ = true;
-  held_in_transaction_ = in_transaction;
-  hand_back_ = std::move(hand_back);
-  for (size_t i = 0; i < legs_.size() && i < targets.size(); ++i) {
-    legs_[i].shard_index = targets[i].index;
-    legs_[i].lent = targets[i].lent;
-    legs_[i].begin = std::move(targets[i].begin);
-  }
+  held_.keep(legs_, std::move(targets), in_transaction, std::move(hand_back));
 }
 
-// Every held server goes back to the session with the ReadyForQuery messages it still owes (a
-// failed run's legs may be mid-statement); a server that never arrived is handed back as none.
+// Every held server goes back to the session, reading again (a leg paused while it waited for its
+// turn), with the ReadyForQuery messages it still owes, its prologue's included.
 void Fanout::hand_back_held() {
-  std::vector<EveryShardTransaction::Handed> handed;
-  handed.reserve(legs_.size());
   for (Leg& leg : legs_) {
-    EveryShardTransaction::Handed server;
-    server.shard = leg.shard_index;
-    server.lent = leg.lent != nullptr;
-    server.ready_owed = leg.ready_owed + leg.swallow_ready;
-    if (leg.backend != nullptr) {
-      leg.backend->connection().resume_reading();
-      leg.backend->detach();
-      server.backend = std::exchange(leg.backend, nullptr);
-    }
-    leg.done = true;
-    handed.push_back(server);
+    if (leg.backend != nullptr) leg.backend->connection().resume_reading();
   }
-  // The session's answer (a refusal of the outcome) concerns writes only: a COPY TO wrote nothing.
-  (void)hand_back_(std::move(handed), errored_ ? error_ : Status::ok());
+  held_.hand_back(legs_, errored_ ? error_ : Status::ok(),
+                  [](const Leg& leg) { return leg.ready_owed + leg.swallow_ready; });
 }
 
 }  // namespace sw::session

@@ -110,7 +110,7 @@ void MergeFanout::read_leg(size_t index) {
   wire::Limits limits;
   while (!finished_ && !parked_) {  // a parked merge's legs wait for the portal's next Execute
     Leg& leg = legs_[index];
-    if (leg.backend == nullptr || (held_ && leg.done)) break;
+    if (leg.backend == nullptr || (held_.active() && leg.done)) break;
     net::Connection& connection = leg.backend->connection();
     if (!draining_ && merger_.buffered(index) >= max_rows_buffered_) {
       connection.pause_reading();  // resumed by pump() once the merge took its rows
@@ -139,7 +139,7 @@ void MergeFanout::read_leg(size_t index) {
       fail(handled);
       return;
     }
-    if (legs_[index].done && legs_[index].backend != nullptr && !held_) {
+    if (legs_[index].done && legs_[index].backend != nullptr && !held_.active()) {
       pool::Backend* backend = legs_[index].backend;
       legs_[index].backend = nullptr;
       backend->detach();
@@ -298,7 +298,7 @@ void MergeFanout::pump() {
     return;
   }
   if (suspended_ || merger_.done()) {
-    if (held_) {
+    if (held_.active()) {
       pumping_ = true;
       const bool drained = drain_held_legs();
       pumping_ = false;
@@ -348,7 +348,7 @@ void MergeFanout::fail(const Status& why) {
   for (Leg& leg : legs_) {
     if (leg.waiting) leg.target.pool->cancel_wait(this);
     leg.waiting = false;
-    if (!held_) stop_leg(leg, false);  // a held server goes back to the session, owing its answers
+    if (!held_.active()) stop_leg(leg, false);  // a held server goes back to the session, owing its answers
   }
   if (!errored_) {
     errored_ = true;
@@ -373,9 +373,9 @@ void MergeFanout::finish() {
       wire::encode_command_complete(out, "SELECT " + std::to_string(rows_out_ - rows_before_execute_));
     }
   }
-  if (!held_in_transaction_) wire::encode_ready_for_query(out, 'I');
+  if (!held_.in_transaction()) wire::encode_ready_for_query(out, 'I');
   if (!out.empty()) write_client_(out);
-  if (held_) hand_back_held();
+  if (held_.active()) hand_back_held();
   done_(Counters{merger_.rows_in(), rows_out_});
 }
 

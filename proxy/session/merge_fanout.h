@@ -32,6 +32,7 @@
 #include "merge/merger.h"
 #include "session/every_shard_transaction.h"
 #include "session/fanout.h"
+#include "session/held_servers.h"
 #include "session/starting_reads.h"
 
 namespace sw::session {
@@ -126,9 +127,9 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
     int ready_owed = 0;  // ReadyForQuery still due for everything sent
     char status = 'I';
     wire::ServerMessageCheck check;
-    int shard_index = -1;           // keep_servers: the directory's index of its shard
-    pool::Backend* lent = nullptr;  // keep_servers: the session's server for it
-    std::string begin;              // keep_servers: what a new server runs first
+    int shard_index = -1;           // HeldServers::keep: the directory's index of its shard
+    pool::Backend* lent = nullptr;  // HeldServers::keep: the session's server for it
+    std::string begin;              // HeldServers::keep: what a new server runs first
     bool answered = false;          // its server answered the read (not only the preamble)
   };
 
@@ -177,11 +178,9 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   bool finished_ = false;
   bool pumping_ = false;
   bool suspended_ = false;  // the Execute's row limit was reached
-  bool held_ = false;       // keep_servers ran: the servers go back to the session
-  bool held_in_transaction_ = false;
-  bool draining_ = false;  // every row went out; held legs are read to their end, rows dropped
+  HeldServers held_;        // keep_servers: the session's servers
+  bool draining_ = false;   // every row went out; held legs are read to their end, rows dropped
   Status error_ = Status::ok();
-  EveryShardTransaction::HandBack hand_back_;
   std::function<void(bool)> on_parked_;  // keep_portal's
   bool parked_ = false;                  // suspended, waiting for the portal's next Execute
   bool parked_once_ = false;

@@ -14,14 +14,7 @@ namespace sw::session {
 
 void MergeFanout::keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
                                EveryShardTransaction::HandBack hand_back) {
-  held_ = true;
-  held_in_transaction_ = in_transaction;
-  hand_back_ = std::move(hand_back);
-  for (size_t i = 0; i < legs_.size() && i < targets.size(); ++i) {
-    legs_[i].shard_index = targets[i].index;
-    legs_[i].lent = targets[i].lent;
-    legs_[i].begin = std::move(targets[i].begin);
-  }
+  held_.keep(legs_, std::move(targets), in_transaction, std::move(hand_back));
 }
 
 // The leg's server arrived (or was lent): the session's settings when it lacks them, the
@@ -30,17 +23,9 @@ void MergeFanout::send_first(Leg& leg, pool::Backend* backend) {
   leg.backend = backend;
   backend->attach(this);
   std::string out;
-  if (backend->applied_state != session_state_) {
-    wire::encode_query(out, "RESET ALL;" + session_state_);
-    backend->applied_state = session_state_;
-    ++leg.swallow_ready;
-    ++leg.ready_owed;
-  }
-  if (held_ && !leg.begin.empty()) {
-    wire::encode_query(out, leg.begin);
-    ++leg.swallow_ready;
-    ++leg.ready_owed;
-  }
+  const int prologue = held_.prologue(out, *backend, session_state_, leg.begin);
+  leg.swallow_ready += prologue;
+  leg.ready_owed += prologue;
   out += leg.message;
   leg.ready_owed += extended_ ? 2 : 1;  // the collation query's own ReadyForQuery too
   backend->connection().write(out);
@@ -63,32 +48,21 @@ bool MergeFanout::drain_held_legs() {
   return true;
 }
 
-// Every held server goes back to the session, with the ReadyForQuery it still owes (a failed
-// read's legs may be mid-statement); a server that never arrived is handed back as none.
+// Every held server goes back to the session, reading again (a paused leg), with the
+// ReadyForQuery it still owes.
 void MergeFanout::hand_back_held() {
-  std::vector<EveryShardTransaction::Handed> handed;
-  handed.reserve(legs_.size());
   for (Leg& leg : legs_) {
-    EveryShardTransaction::Handed server;
-    server.shard = leg.shard_index;
-    server.lent = leg.lent != nullptr;
-    server.ready_owed = leg.ready_owed > 0 ? leg.ready_owed : 0;
-    if (leg.backend != nullptr) {
-      if (leg.paused) leg.backend->connection().resume_reading();
-      leg.paused = false;
-      leg.backend->detach();
-      server.backend = std::exchange(leg.backend, nullptr);
-    }
-    leg.done = true;
-    handed.push_back(server);
+    if (leg.backend == nullptr) continue;
+    if (leg.paused) leg.backend->connection().resume_reading();
+    leg.paused = false;
   }
   if (closing_ && errored_)  // the client sees the transaction failed at its next statement (25P02)
     LOG_WARN(
         "a shard failed while the rows of a portal the client left were dropped: %s; the "
         "client's transaction fails",
         error_.message.c_str());
-  // The session's answer (a refusal of the outcome) concerns writes only: a read wrote nothing.
-  (void)hand_back_(std::move(handed), errored_ ? error_ : Status::ok());
+  held_.hand_back(legs_, errored_ ? error_ : Status::ok(),
+                  [](const Leg& leg) { return leg.ready_owed > 0 ? leg.ready_owed : 0; });
 }
 
 void MergeFanout::keep_portal(std::function<void(bool answers_sync)> parked) {

@@ -14,22 +14,19 @@
 // `INSERT 0 <the shards' total>`.
 #pragma once
 
-#include <functional>
-#include <memory>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
-#include "pool/pool.h"
-#include "session/every_shard_transaction.h"
-#include "session/two_phase_legs.h"
+#include "session/joint_write.h"
+#include "session/starting_reads.h"
 
 namespace sw::session {
 
-class ReferenceWrite : private EveryShardTransaction::Runner {
+class ReferenceWrite : public JointWrite {
  public:
-  using Target = EveryShardTransaction::Target;
   enum class Answer : uint8_t {
     EqualTags,  // every shard's tag must be equal; the first shard's rows are the client's
     SumRows,    // every shard's rows, one RowDescription, INSERT 0 <sum of the shards' counts>
@@ -55,7 +52,6 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
     // the session registers it in StartingReads (watch_start).
     bool reads_owned_rows = false;
   };
-  using Callbacks = EveryShardTransaction::Callbacks;
 
   // EqualTags: one target per shard of the directory, in its order; SumRows: the route's shards.
   ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks);
@@ -66,50 +62,32 @@ class ReferenceWrite : private EveryShardTransaction::Runner {
   // An INSERT ... SELECT on several shards reads through the owned-rows filter: see
   // EveryShardTransaction::watch_start.
   void watch_start(StartingReads& reads, uint64_t version) { servers_.watch_start(reads, version); }
-  void start();
-  // The client's CancelRequest: while the statement runs, every leg still owing its answer is
-  // cancelled (a shard's 57014 then fails the write on every shard, as one PostgreSQL's cancel
-  // fails the statement). During the commit nothing is cancelled: a commit is never cut halfway.
-  void cancel();
 
  private:
-  enum class Phase { Writing, Committing, TwoPhase, Done };
-  static Setup described(Setup setup);
-  struct Leg {           // by index, as the servers' legs
-    int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
-    std::string tag;     // its CommandComplete tag of the client's statement
+  // `what` defaults to the reference write's wording.
+  static std::string what_of(const Setup& setup);
+  struct Leg {        // by index, as the servers' legs
+    std::string tag;  // its CommandComplete tag of the client's statement
   };
-  using Message = EveryShardTransaction::Message;
 
   // EveryShardTransaction::Runner
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
   Status on_leg_message(size_t leg, const Message& message) override;
-  // A ReadyForQuery of the phase's statements: the write, the COMMIT, or the two-phase commit's.
-  void on_leg_ready(size_t leg) override;
-  void on_leg_violation(size_t leg, const Status& why) override;
-  void on_leg_lost(size_t leg, const Status& why) override;
-  void on_no_server(const Status& why) override;
-  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const override;
+  // JointWrite
+  std::string_view statement(size_t leg) const override;
+  // Every shard ran the statement: equal tags commit, on several shards by two-phase commit.
+  void commit() override;
+  void on_committed() override { finish(TwoPhaseOutcome::Committed, Status::ok()); }
+  bool wrote(size_t /*leg*/) const override { return true; }
+  std::string take_answer() override;
 
   Status hold(size_t index, char type, std::string_view frame);
   Status answer_tag();  // the client's tag from the legs' tags, into tag_
-  void commit();
-  void finish(TwoPhaseOutcome outcome, const Status& error);
-  void fail(const Status& why);
-  void release_servers(bool clean, const Status& error);
-  void finish_in_transaction();
-  // What the failure did to the shards, for messages.
-  const char* undone() const;
 
   std::vector<Leg> legs_;
   Setup setup_;
-  EveryShardTransaction servers_;  // after setup_: built from its session_state
-  Callbacks callbacks_;
-  Phase phase_ = Phase::Writing;
   std::string result_;     // the client's RowDescription and DataRows (EqualTags: the first shard's)
   std::string held_once_;  // SumRows: the types held from the first shard that sent them (1, 2, T, n)
   std::string tag_;        // the client's CommandComplete tag
-  std::unique_ptr<TwoPhaseLegs> two_phase_;
 };
 
 }  // namespace sw::session

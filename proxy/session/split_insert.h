@@ -12,23 +12,21 @@
 // failure fails the transaction (the session settles the lent servers).
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
-#include "pool/pool.h"
 #include "session/batch_answer.h"
-#include "session/every_shard_transaction.h"
+#include "session/joint_write.h"
 #include "session/split_answer.h"
 #include "session/split_bind.h"
-#include "session/two_phase_legs.h"
 
 namespace sw::session {
 
-class SplitInsert : private EveryShardTransaction::Runner {
+class SplitInsert : public JointWrite {
  public:
   struct Part {
     EveryShardTransaction::Target target;  // its shard's server (a new one, or lent)
@@ -51,7 +49,6 @@ class SplitInsert : private EveryShardTransaction::Runner {
     // ReadyForQuery is the session's.
     bool in_transaction = false;
   };
-  using Callbacks = EveryShardTransaction::Callbacks;
 
   // One part per shard of the split, in its order; each part's shard is another.
   SplitInsert(std::vector<Part> parts, Setup setup, Callbacks callbacks);
@@ -59,54 +56,41 @@ class SplitInsert : private EveryShardTransaction::Runner {
   SplitInsert(const SplitInsert&) = delete;
   SplitInsert& operator=(const SplitInsert&) = delete;
 
-  void start();
-  // The client's CancelRequest: while the statement runs, every leg still owing its answer is
-  // cancelled (a shard's 57014 then fails the write on every shard, as one PostgreSQL's cancel
-  // fails the statement). During the commit nothing is cancelled: a commit is never cut halfway.
-  void cancel();
   // Moves the parts' targets out, in the parts' order.
   static std::vector<EveryShardTransaction::Target> targets_of(std::vector<Part>& parts);
 
  private:
-  enum class Phase { Inserting, Committing, TwoPhase, Done };
   struct Leg {  // by index, as the servers' legs
     std::string request;
-    int ready_owed = 0;  // ReadyForQuery messages still to come in this phase
     bool inserted = false;
   };
-  using Message = EveryShardTransaction::Message;
-  static Setup described(Setup setup);
+  // `what` defaults to the split INSERT's wording.
+  static std::string what_of(const Setup& setup);
+
   // EveryShardTransaction::Runner
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
   Status on_leg_message(size_t leg, const Message& message) override;
-  // A ReadyForQuery of the phase's statements: the part, the COMMIT, or the two-phase commit's.
-  void on_leg_ready(size_t leg) override;
-  void on_leg_violation(size_t leg, const Status& why) override;
-  void on_leg_lost(size_t leg, const Status& why) override;
-  void on_no_server(const Status& why) override;
-  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const override;
+  // JointWrite
+  std::string_view statement(size_t leg) const override { return legs_[leg].request; }
+  // Every part ran: the answer is combined before anything commits (a refusal still rolls back);
+  // inside the client's transaction nothing commits; else rows on several shards commit by
+  // two-phase commit, and otherwise every leg by COMMIT.
+  void commit() override;
+  // Committed, or the first COMMIT's error.
+  void on_committed() override;
+  bool wrote(size_t leg) const override { return legs_[leg].inserted; }
+  std::string take_preface() override;
+  std::string take_answer() override { return std::move(result_); }
 
   Status on_part_answer(size_t index, char type, std::string_view frame, std::string_view body);
   Status on_batch_answer(size_t index, char type, std::string_view frame, std::string_view body);
   Status error_of(size_t index, std::string_view body) const;
-  void commit();
-  void commit_two_phase(const std::vector<size_t>& written);
-  void finish(TwoPhaseOutcome outcome, const Status& error);
-  void finish_in_transaction();
-  void fail(const Status& why);
-  // What a failure did to the shards, for messages.
-  const char* undone() const;
 
   std::vector<Leg> legs_;
   Setup setup_;
-  EveryShardTransaction servers_;  // after setup_: built from its session_state
-  Callbacks callbacks_;
-  Phase phase_ = Phase::Inserting;
   SplitAnswer answer_;
   std::string notices_;  // the parts' NoticeResponses, relayed ahead of the answer
   std::string result_;   // the combined answer, once every part answered
   Status commit_error_ = Status::ok();
-  std::unique_ptr<TwoPhaseLegs> two_phase_;
   std::unique_ptr<BatchAnswer> batch_;  // a batch of units instead of a split INSERT
   Status batch_error_ = Status::ok();   // the first error of a unit: the batch is rolled back
 };

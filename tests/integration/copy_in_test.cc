@@ -419,9 +419,7 @@ TEST_SUITE("copy_in") {
 
   TEST_CASE("under cross_shard_transactions: refuse, rows for several shards are refused at the end") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.cross_shard_transactions = "refuse";
-    ShardedFixture f(options);
+    ShardedFixture f(refusing_cross_shard_transactions());
     PgConn c = f.client();
     std::string data;
     for (int64_t k : spread_keys(300, 4)) data += std::to_string(k) + "\trefused\n";

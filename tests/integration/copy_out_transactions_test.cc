@@ -147,13 +147,8 @@ void check_copy_failing_on_s2(const ShardedFixture& f, PgConn& client, const Ten
   CHECK(failed.chunks.size() >= static_cast<size_t>(2 * (per_shard + (write_first ? 1 : 0))));
   CHECK(PQtransactionStatus(client.get()) == PQTRANS_INERROR);
   if (!write_first) CHECK(client.exec(lost + k(t.a) + ", 'lost', 5)").sqlstate() == "25P02");
-  CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
   CHECK(client.exec("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)).sqlstate() == "25P02");
-  PgResult commit = client.exec("COMMIT");
-  REQUIRE_OK(commit);
-  CHECK(commit.command_tag() == "ROLLBACK");
-  for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'lost'").empty());
-  CHECK(prepared_or_idle(f) == 0);
+  check_transaction_failed(f, client, "lost");
 }
 
 void zero_qty_on_s2(const ShardedFixture& f) {
@@ -219,27 +214,19 @@ TEST_SUITE("copy_out_transactions") {
   TEST_CASE(
       "under cross_shard_transactions: refuse a COPY TO of every shard inside BEGIN is refused, naming it") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.cross_shard_transactions = "refuse";
-    ShardedFixture f(options);
+    ShardedFixture f(refusing_cross_shard_transactions());
     INFO("proxy log:\n" << f.log_tail());
     const Tenants t;
     seed(f, t, 1);
     PgConn client = f.client();
     CHECK(copy_out(client, "COPY orders TO STDOUT").tag == "COPY 3");  // outside a transaction it runs
-    for (bool attached : {false, true}) {
-      INFO("attached " << attached);
-      REQUIRE_OK(client.exec("BEGIN"));
-      if (attached) CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)) == "1");
+    check_refused_in_transaction(f, client, t, [&] {
       PGresult* refused = PQexec(client.get(), "COPY orders TO STDOUT");
       const char* state = PQresultErrorField(refused, PG_DIAG_SQLSTATE);
-      CHECK(std::string(state != nullptr ? state : "") == "0A000");
-      CHECK(contains(PQresultErrorMessage(refused), "sharding.cross_shard_transactions"));
+      std::pair<std::string, std::string> out(state != nullptr ? state : "", PQresultErrorMessage(refused));
       PQclear(refused);
-      CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
-      CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
-    }
-    CHECK(prepared_or_idle(f) == 0);
+      return out;
+    });
   }
 
   TEST_CASE("a shard failing mid-COPY fails the transaction on every shard: 25P02, COMMIT rolls back") {
@@ -262,9 +249,7 @@ TEST_SUITE("copy_out_transactions") {
 
   TEST_CASE("session pooling: COPY TO on the session's servers, in and out of BEGIN, and a failing one") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.proxy.pool_mode = "session";
-    ShardedFixture f(options);
+    ShardedFixture f(session_pooling());
     INFO("proxy log:\n" << f.log_tail(40));
     const Tenants t;
     seed(f, t, 2);

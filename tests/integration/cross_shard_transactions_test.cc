@@ -32,6 +32,14 @@ std::string insert(int64_t tenant, const std::string& note) {
 
 std::string note_of(int64_t tenant) { return "SELECT note FROM orders WHERE tenant_id = " + k(tenant); }
 
+// No server of either shard is left idle in a transaction (checked after every case).
+void check_none_idle_in_transaction(const ShardedFixture& f) {
+  for (int shard = 0; shard < 2; ++shard) {
+    INFO("shard s" << shard);
+    CHECK(f.idle_in_transaction(shard) == 0);
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("cross_shard_transactions") {
@@ -85,8 +93,7 @@ TEST_SUITE("cross_shard_transactions") {
       CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "on s1"), row_of(b, "second")});
     }
     INFO("proxy log:\n" << f.log_tail());
-    CHECK(f.idle_in_transaction(0) == 0);
-    CHECK(f.idle_in_transaction(1) == 0);
+    check_none_idle_in_transaction(f);
     // The connection goes on working, on either shard.
     CHECK(c.value(note_of(b)).size() > 0);
   }
@@ -117,8 +124,7 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(contains(bad.out, "ROLLBACK"));  // COMMIT of the failed transaction
     CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "psql")});
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "b0")});
-    CHECK(f.idle_in_transaction(0) == 0);
-    CHECK(f.idle_in_transaction(1) == 0);
+    check_none_idle_in_transaction(f);
   }
 
   TEST_CASE("a write on a second shard is refused naming both shards; nothing is committed anywhere") {
@@ -147,8 +153,7 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     CHECK(f.rows_on(0).empty());
     CHECK(f.rows_on(1).empty());
-    CHECK(f.idle_in_transaction(0) == 0);
-    CHECK(f.idle_in_transaction(1) == 0);
+    check_none_idle_in_transaction(f);
     REQUIRE_OK(c.exec(insert(b, "later")));
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "later")});
   }
@@ -171,8 +176,7 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     PgConn s0 = f.setup.shard(0);
     CHECK(s0.value("SELECT count(*) FROM deferred_unique") == "0");
-    CHECK(f.idle_in_transaction(0) == 0);
-    CHECK(f.idle_in_transaction(1) == 0);
+    check_none_idle_in_transaction(f);
     CHECK(c.value(note_of(b) + " UNION ALL SELECT 'ok'") == "ok");  // the connection goes on
   }
 
@@ -192,8 +196,7 @@ TEST_SUITE("cross_shard_transactions") {
     REQUIRE_OK(rollback);
     CHECK(rollback.command_tag() == "ROLLBACK");
     CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "a0")});
-    CHECK(f.idle_in_transaction(0) == 0);
-    CHECK(f.idle_in_transaction(1) == 0);
+    check_none_idle_in_transaction(f);
     // The row lock on s1 is gone: another connection updates the row at once.
     PgConn other = f.client();
     REQUIRE_OK(other.exec("SET statement_timeout = '5s'"));
@@ -226,8 +229,7 @@ TEST_SUITE("cross_shard_transactions") {
     REQUIRE_OK(commit);
     CHECK(commit.command_tag() == "COMMIT");
     CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "before savepoint")});
-    CHECK(f.idle_in_transaction(0) == 0);
-    CHECK(f.idle_in_transaction(1) == 0);
+    check_none_idle_in_transaction(f);
   }
 
   TEST_CASE("libpq pipeline mode: one transaction's Sync-ended batches on two shards, answers in order") {
@@ -279,8 +281,7 @@ TEST_SUITE("cross_shard_transactions") {
     REQUIRE(PQexitPipelineMode(p) == 1);
     CHECK(PQtransactionStatus(p) == PQTRANS_IDLE);
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "b0"), row_of(b, "piped")});
-    CHECK(f.idle_in_transaction(0) == 0);
-    CHECK(f.idle_in_transaction(1) == 0);
+    check_none_idle_in_transaction(f);
   }
   TEST_CASE(
       "a server killed on one leg mid-transaction: the client gets an error, no shard keeps the "
@@ -308,8 +309,7 @@ TEST_SUITE("cross_shard_transactions") {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     PgResult after = c.exec(note_of(b));
     CHECK_FALSE(after.ok());
-    CHECK(f.idle_in_transaction(0) == 0);
-    CHECK(f.idle_in_transaction(1) == 0);
+    check_none_idle_in_transaction(f);
     // s1's server was rolled back and went back to its pool, not closed.
     CHECK(f.setup.shard(1).value("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid_s1) == "1");
     CHECK(f.rows_on(0).empty());
@@ -355,8 +355,7 @@ TEST_SUITE("cross_shard_transactions") {
     CHECK(commit.command_tag() == "COMMIT");
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(b, "autocommit"), row_of(b, "in-transaction")});
     CHECK(f.rows_on(0) == std::vector<std::string>{row_of(a, "autocommit")});
-    CHECK(f.idle_in_transaction(0) == 0);
-    CHECK(f.idle_in_transaction(1) == 0);
+    check_none_idle_in_transaction(f);
 
     // Each of the session's servers holds a session-level advisory lock; when the client leaves,
     // both are reset (pool.server_reset_query, DISCARD ALL) and kept, not closed.

@@ -194,9 +194,7 @@ TEST_SUITE("merged_portals") {
 
   TEST_CASE("session pooling: a portal paged inside BEGIN on the session's servers") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.proxy.pool_mode = "session";
-    ShardedFixture f(options);
+    ShardedFixture f(session_pooling());
     INFO("proxy log:\n" << f.log_tail(40));
     const Tenants t;
     seed(f, t, 3);  // qty 1..3 on each shard

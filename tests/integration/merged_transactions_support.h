@@ -1,7 +1,9 @@
-// Helpers of the merged_transactions suite: rows seeded on the shards directly, raw extended
-// batches (a row limit, a bare Execute), and what shardwire left prepared or idle in a transaction.
+// Helpers of the merged_transactions suite (and copy_out_transactions): rows seeded on the shards
+// directly, raw extended batches (a row limit, a bare Execute), what shardwire left prepared or
+// idle in a transaction, and the checks of a failed or refused transaction.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +55,36 @@ inline long long prepared_or_idle(const ShardedFixture& f) {
   long long n = shardwire_prepared(f);
   for (int s = 0; s < kShards; ++s) n += f.idle_in_transaction(s);
   return n;
+}
+
+// The client's transaction failed on every shard: a later statement gets 25P02, COMMIT answers
+// ROLLBACK, no row noted `note` is on any shard, nothing is left prepared or idle in a transaction.
+inline void check_transaction_failed(const ShardedFixture& f, PgConn& client, const std::string& note) {
+  CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
+  PgResult commit = client.exec("COMMIT");
+  REQUIRE_OK(commit);
+  CHECK(commit.command_tag() == "ROLLBACK");
+  for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = '" + note + "'").empty());
+  CHECK(prepared_or_idle(f) == 0);
+}
+
+// Under sharding.cross_shard_transactions: refuse, inside BEGIN (still deferred, then with a leg
+// on tenant a's shard, which holds one row) a statement that needs every shard is refused: `run`
+// sends it and returns its SQLSTATE and error message, which must be 0A000 naming the setting; the
+// transaction fails (25P02, COMMIT answers ROLLBACK), nothing is left prepared or idle.
+inline void check_refused_in_transaction(const ShardedFixture& f, PgConn& client, const Tenants& t,
+                                         const std::function<std::pair<std::string, std::string>()>& run) {
+  for (bool attached : {false, true}) {
+    INFO("attached " << attached);
+    REQUIRE_OK(client.exec("BEGIN"));
+    if (attached) CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)) == "1");
+    const std::pair<std::string, std::string> refused = run();
+    CHECK(refused.first == "0A000");
+    CHECK(contains(refused.second, "sharding.cross_shard_transactions"));
+    CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
+    CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
+  }
+  CHECK(prepared_or_idle(f) == 0);
 }
 
 }  // namespace it::merged_txn

@@ -126,13 +126,8 @@ TEST_SUITE("merged_transactions") {
         PgResult failed = extended ? client.exec_params(sql, {}) : client.exec(sql);
         CHECK(failed.sqlstate() == "22012");
         CHECK(PQtransactionStatus(client.get()) == PQTRANS_INERROR);
-        CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
         CHECK(client.exec("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)).sqlstate() == "25P02");
-        PgResult commit = client.exec("COMMIT");
-        REQUIRE_OK(commit);
-        CHECK(commit.command_tag() == "ROLLBACK");
-        for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'lost'").empty());
-        CHECK(prepared_or_idle(f) == 0);
+        check_transaction_failed(f, client, "lost");
       }
     }
     // The session goes on, in and out of a transaction.
@@ -272,18 +267,13 @@ TEST_SUITE("merged_transactions") {
     PgResult cancelled = client.wait_result(15s);
     INFO(cancelled.describe());
     CHECK(cancelled.sqlstate() == "57014");
-    CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
-    CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
-    CHECK(f.rows_on(0, "note = 'cancelled'").empty());
-    CHECK(prepared_or_idle(f) == 0);
+    check_transaction_failed(f, client, "cancelled");
     CHECK(client.value("SELECT count(*) FROM orders") == "3");
   }
 
   TEST_CASE("session pooling: merged reads on the session's servers, in and out of BEGIN") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.proxy.pool_mode = "session";
-    ShardedFixture f(options);
+    ShardedFixture f(session_pooling());
     INFO("proxy log:\n" << f.log_tail(40));
     const Tenants t;
     seed(f, t, 2);
@@ -316,24 +306,15 @@ TEST_SUITE("merged_transactions") {
 
   TEST_CASE("under cross_shard_transactions: refuse a scatter read in a transaction is refused, naming it") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.cross_shard_transactions = "refuse";
-    ShardedFixture f(options);
+    ShardedFixture f(refusing_cross_shard_transactions());
     INFO("proxy log:\n" << f.log_tail());
     const Tenants t;
     seed(f, t, 1);
     PgConn client = f.client();
     CHECK(client.value("SELECT count(*) FROM orders") == "3");  // outside a transaction it runs
-    for (bool attached : {false, true}) {
-      INFO("attached " << attached);
-      REQUIRE_OK(client.exec("BEGIN"));
-      if (attached) CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)) == "1");
+    check_refused_in_transaction(f, client, t, [&] {
       PgResult refused = client.exec("SELECT count(*) FROM orders");
-      CHECK(refused.sqlstate() == "0A000");
-      CHECK(contains(refused.error(), "sharding.cross_shard_transactions"));
-      CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
-      CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
-    }
-    CHECK(prepared_or_idle(f) == 0);
+      return std::make_pair(refused.sqlstate(), refused.error());
+    });
   }
 }

@@ -15,18 +15,6 @@
 
 using namespace it;
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::string key(int64_t k) { return std::to_string(k); }
-
-std::vector<std::string> repeated(const std::string& value, size_t n) {
-  return std::vector<std::string>(n, value);
-}
-
-}  // namespace
-
 TEST_SUITE("mover_cutover") {
   // docs/architecture.md §8.6 (drain): a transaction on the source that started before the fence and outlives
   // cutover.drain_timeout aborts the cutover: unfence, ACTIVE on the source, retry later.
@@ -38,9 +26,8 @@ TEST_SUITE("mover_cutover") {
     knobs.rollback_window = "1s";
     ShardedFixture f(mover_options(knobs));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-    Moving m = moving_on_s0(2);
     PgConn s0 = f.setup.shard(0);
-    for (int64_t k : m.keys) seed_orders(s0, k, 200);
+    const Moving m = seed_moving_on_s0(s0, 2, 200);
     const std::string long_row = s0.value("SELECT min(id) FROM orders WHERE tenant_id = " + key(m.keys[0]));
     const std::string long_where = " WHERE tenant_id = " + key(m.keys[0]) + " AND id = " + long_row;
 
@@ -70,10 +57,8 @@ TEST_SUITE("mover_cutover") {
     sleep_ms(1000);
     REQUIRE_MESSAGE(wait_for_state(admin, id, "catching_up", 15s, &last), "migration " << id << ": " << last);
 
-    // The source owns the buckets again: ACTIVE in the directory, unfenced on s0, fenced on s1.
-    CHECK(directory_of(f, m.buckets) == repeated("s0/ACTIVE", m.buckets.size()));
-    CHECK(fenced_on(f, 0, m.buckets).empty());
-    CHECK(fenced_on(f, 1, m.buckets) == std::set<uint32_t>(m.buckets.begin(), m.buckets.end()));
+    // The source owns the buckets again ...
+    check_owned_by_s0(f, m);
     // ... and takes writes to them: in the long transaction, directly, through shardwire.
     CHECK_OK(long_tx.exec("UPDATE orders SET note = 'long-tx', qty = qty + 1000" + long_where));
     {
@@ -93,9 +78,7 @@ TEST_SUITE("mover_cutover") {
     bool done = wait_for_state(admin, id, "done", 45s, &last);
     REQUIRE_MESSAGE(done, "migration " << id << ": " << last);
 
-    CHECK(directory_of(f, m.buckets) == repeated("s1/ACTIVE", m.buckets.size()));
-    CHECK(bucket_rows(f, 1, m.buckets) == expected);
-    CHECK(bucket_rows(f, 0, m.buckets).empty());
+    check_moved_to_s1(f, m, expected);
     PgConn s1 = f.setup.shard(1);
     CHECK(s1.value("SELECT note || '|' || qty FROM orders" + long_where) == "long-tx|1001");
     CHECK(s1.value(
@@ -151,14 +134,12 @@ TEST_SUITE("mover_cutover") {
     bool rolled_back = wait_for_state(admin, id, "rolled_back", 40s, &last);
     REQUIRE_MESSAGE(rolled_back, "migration " << id << ": " << last);
 
-    CHECK(directory_of(f, m.buckets) == repeated("s0/ACTIVE", m.buckets.size()));
+    check_owned_by_s0(f, m);
     for (uint32_t b : m.buckets) {  // every write of the window, exactly
       CAPTURE(b);
       CHECK(bucket_rows(f, 0, {b}) == window_rows_of[b]);
     }
     CHECK(bucket_rows(f, 1, m.buckets).empty());
-    CHECK(fenced_on(f, 0, m.buckets).empty());
-    CHECK(fenced_on(f, 1, m.buckets) == std::set<uint32_t>(m.buckets.begin(), m.buckets.end()));
     check_no_slots_or_publications(f);
     // The source takes writes again; its id sequence is past the ids the target handed out.
     for (int64_t k : m.keys)
@@ -209,9 +190,8 @@ TEST_SUITE("mover_cutover") {
     int metrics_port = 0;
     ShardedFixture f(with_metrics(std::move(options), &metrics_port));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-    Moving m = moving_on_s0(2);
     PgConn s0 = f.setup.shard(0);
-    for (int64_t k : m.keys) seed_orders(s0, k, 100);
+    const Moving m = seed_moving_on_s0(s0, 2, 100);
     const auto expected = bucket_rows(f, 0, m.buckets);
     PgConn holder = f.setup.shard(0);
     REQUIRE_OK(holder.exec("BEGIN"));
@@ -241,9 +221,8 @@ TEST_SUITE("mover_cutover") {
     knobs.rollback_window = "1s";
     ShardedFixture f(mover_options(knobs));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-    Moving m = moving_on_s0(2);
     PgConn s0 = f.setup.shard(0);
-    for (int64_t k : m.keys) seed_orders(s0, k, 50);
+    const Moving m = seed_moving_on_s0(s0, 2, 50);
     PgConn catalog = f.setup.catalog();
     REQUIRE_OK(
         catalog.exec("INSERT INTO shardwire.routers (id, directory_version, heartbeat_at, host, port, pid) "
@@ -273,9 +252,8 @@ TEST_SUITE("mover_cutover") {
     int metrics_port = 0;
     ShardedFixture f(with_metrics(mover_options(knobs), &metrics_port));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-    Moving m = moving_on_s0(2);
     PgConn s0 = f.setup.shard(0);
-    for (int64_t k : m.keys) seed_orders(s0, k, 500);
+    const Moving m = seed_moving_on_s0(s0, 2, 500);
     PgConn admin = admin_console(f);
     const std::string id = start_move(admin, m.buckets);
     wait_for_copy_start(f, admin, id);
@@ -313,9 +291,7 @@ TEST_SUITE("mover_cutover") {
     sleep_ms(1000);  // a cutover already under way aborts again
     REQUIRE_MESSAGE(wait_for_state(admin, id, "catching_up", 15s, &last), "migration " << id << ": " << last);
     CHECK(metric_value(metrics_port, "shardwire_mover_verify_mismatches_total") >= 1);
-    CHECK(directory_of(f, m.buckets) == repeated("s0/ACTIVE", m.buckets.size()));
-    CHECK(fenced_on(f, 0, m.buckets).empty());
-    CHECK(fenced_on(f, 1, m.buckets) == std::set<uint32_t>(m.buckets.begin(), m.buckets.end()));
+    check_owned_by_s0(f, m);
     PgConn app = f.client();
     REQUIRE_OK(
         app.exec("INSERT INTO orders (tenant_id, note) VALUES (" + key(m.keys[1]) + ", 'while-aborted')"));
@@ -325,9 +301,7 @@ TEST_SUITE("mover_cutover") {
     const auto expected = bucket_rows(f, 0, m.buckets);
     REQUIRE_OK(admin.exec("RESUME MIGRATION " + id));
     REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 45s, &last), "migration " << id << ": " << last);
-    CHECK(directory_of(f, m.buckets) == repeated("s1/ACTIVE", m.buckets.size()));
-    CHECK(bucket_rows(f, 1, m.buckets) == expected);
-    CHECK(bucket_rows(f, 0, m.buckets).empty());
+    check_moved_to_s1(f, m, expected);
     CHECK(s1.value("SELECT count(*) FROM orders" + stray_where) == "0");
     check_no_slots_or_publications(f);
   }

@@ -16,18 +16,6 @@
 
 using namespace it;
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::string key(int64_t k) { return std::to_string(k); }
-
-std::vector<std::string> repeated(const std::string& value, size_t n) {
-  return std::vector<std::string>(n, value);
-}
-
-}  // namespace
-
 TEST_SUITE("mover_ops") {
   TEST_CASE(
       "CANCEL MIGRATION during the copy: no slot, no publication, no copied rows; the source keeps the "
@@ -37,9 +25,8 @@ TEST_SUITE("mover_ops") {
     knobs.copy_rows_per_sec = 200;  // 2000 rows: a copy of ~10 s
     ShardedFixture f(mover_options(knobs));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-    Moving m = moving_on_s0(2);
     PgConn s0 = f.setup.shard(0);
-    for (int64_t k : m.keys) seed_orders(s0, k, 1000);
+    const Moving m = seed_moving_on_s0(s0, 2, 1000);
     const auto before = bucket_rows(f, 0, m.buckets);
 
     PgConn admin = admin_console(f);
@@ -56,9 +43,7 @@ TEST_SUITE("mover_ops") {
 
     check_no_slots_or_publications(f);
     CHECK(bucket_rows(f, 1, m.buckets).empty());
-    CHECK(directory_of(f, m.buckets) == repeated("s0/ACTIVE", m.buckets.size()));
-    CHECK(fenced_on(f, 0, m.buckets).empty());
-    CHECK(fenced_on(f, 1, m.buckets) == std::set<uint32_t>(m.buckets.begin(), m.buckets.end()));
+    check_owned_by_s0(f, m);
     CHECK(bucket_rows(f, 0, m.buckets) == before);
     PgConn s1 = f.setup.shard(1);
     // The applier's progress row goes too (the table exists once a stream applied something).
@@ -91,9 +76,8 @@ TEST_SUITE("mover_ops") {
     knobs.copy_rows_per_sec = 200;  // 2000 rows: a copy of ~10 s
     ShardedFixture f(mover_options(knobs));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-    Moving m = moving_on_s0(2);
     PgConn s0 = f.setup.shard(0);
-    for (int64_t k : m.keys) seed_orders(s0, k, 1000);
+    const Moving m = seed_moving_on_s0(s0, 2, 1000);
 
     PgConn admin = admin_console(f);
     const std::string id = start_move(admin, m.buckets);
@@ -256,9 +240,8 @@ TEST_SUITE("mover_ops") {
     knobs.copy_rows_per_sec = 300;  // 400 rows per migration: copies of ~1.3 s
     ShardedFixture f(mover_options(knobs));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-    Moving m = moving_on_s0(6);
     PgConn s0 = f.setup.shard(0);
-    for (int64_t k : m.keys) seed_orders(s0, k, 200);
+    const Moving m = seed_moving_on_s0(s0, 6, 200);
     PgConn admin = admin_console(f);
     const std::vector<std::string> ids = {start_move(admin, {m.buckets[0], m.buckets[1]}, "s1"),
                                           start_move(admin, {m.buckets[2], m.buckets[3]}, "s1"),
@@ -298,9 +281,8 @@ TEST_SUITE("mover_ops") {
     knobs.rollback_window = "1s";
     ShardedFixture f(mover_options(knobs));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-    Moving m = moving_on_s0(2);
     PgConn s0 = f.setup.shard(0);
-    for (int64_t k : m.keys) seed_orders(s0, k, 200);
+    const Moving m = seed_moving_on_s0(s0, 2, 200);
 
     PgConn admin = admin_console(f);
     const std::string id = start_move(admin, m.buckets);
@@ -337,9 +319,7 @@ TEST_SUITE("mover_ops") {
     CHECK(again.sqlstate() == "55000");
     CHECK_MESSAGE(contains(again.error(), "not paused"), again.describe());
     REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 40s, &last), "migration " << id << ": " << last);
-    CHECK(directory_of(f, m.buckets) == repeated("s1/ACTIVE", m.buckets.size()));
-    CHECK(bucket_rows(f, 1, m.buckets) == expected);
-    CHECK(bucket_rows(f, 0, m.buckets).empty());
+    check_moved_to_s1(f, m, expected);
     auto row = migration(admin, id);
     CHECK(row["rows_copied"] ==
           "402");  // the copy started over after RESUME: 400 seeded + 2 written while paused
@@ -352,9 +332,8 @@ TEST_SUITE("mover_ops") {
     knobs.rollback_window = "60s";
     ShardedFixture f(mover_options(knobs));
     INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
-    Moving m = moving_on_s0(2);
     PgConn s0 = f.setup.shard(0);
-    for (int64_t k : m.keys) seed_orders(s0, k, 30);
+    const Moving m = seed_moving_on_s0(s0, 2, 30);
 
     PgConn admin = admin_console(f);
     const std::string id = start_move(admin, m.buckets);

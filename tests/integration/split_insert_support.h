@@ -18,6 +18,14 @@ namespace it::split {
 
 inline std::string k(int64_t key) { return std::to_string(key); }
 
+// A row of orders (tenant, id, note 'there') written on shard `shard` directly, past shardwire:
+// an INSERT of the same (tenant, id) then violates the primary key there alone.
+inline void insert_directly(const ShardedFixture& f, int shard, int64_t tenant, int id) {
+  PgConn conn = f.setup.shard(shard);
+  REQUIRE_OK(conn.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(tenant) + ", " +
+                       std::to_string(id) + ", 'there')"));
+}
+
 inline long long rows_everywhere(const ShardedFixture& f) {
   long long total = 0;
   for (int s = 0; s < kShards; ++s) total += static_cast<long long>(f.rows_on(s).size());

@@ -122,10 +122,7 @@ TEST_SUITE("split_insert") {
     ShardedFixture f;
     INFO("proxy log:\n" << f.log_tail());
     const Tenants t;
-    {
-      PgConn shard1 = f.setup.shard(1);
-      REQUIRE_OK(shard1.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.b) + ", 2, 'there')"));
-    }
+    insert_directly(f, 1, t.b, 2);
     PgConn client = f.client();
     PgResult r = client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'a'), (" +
                              k(t.b) + ", 2, 'b'), (" + k(t.c) + ", 3, 'c') RETURNING id");
@@ -167,10 +164,7 @@ TEST_SUITE("split_insert") {
     CHECK(returned(second) == std::vector<std::string>{"1|again", "2|again", "3|again"});
     for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'again'").size() == 1);
     // Without RETURNING, a unique violation on one shard: nothing written anywhere.
-    {
-      PgConn shard0 = f.setup.shard(0);
-      REQUIRE_OK(shard0.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 9, 'there')"));
-    }
+    insert_directly(f, 0, t.a, 9);
     PgResult violated = client.exec_params(
         "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 9, 'n'), ($2, 9, 'n')", {k(t.b), k(t.a)});
     CHECK(violated.sqlstate() == "23505");
@@ -285,9 +279,7 @@ TEST_SUITE("split_insert") {
 
   TEST_CASE("under cross_shard_transactions: refuse a split INSERT is refused and writes nothing") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.cross_shard_transactions = "refuse";
-    ShardedFixture f(options);
+    ShardedFixture f(refusing_cross_shard_transactions());
     INFO("proxy log:\n" << f.log_tail());
     const Tenants t;
     PgConn client = f.client();

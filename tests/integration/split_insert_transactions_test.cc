@@ -75,10 +75,7 @@ TEST_SUITE("split_insert_transactions") {
     ShardedFixture f;
     INFO("proxy log:\n" << f.log_tail());
     const Tenants t;
-    {
-      PgConn shard1 = f.setup.shard(1);
-      REQUIRE_OK(shard1.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.b) + ", 2, 'there')"));
-    }
+    insert_directly(f, 1, t.b, 2);
     PgConn client = f.client();
     for (bool wrote_first : {false, true}) {
       INFO("wrote_first " << wrote_first);
@@ -107,9 +104,7 @@ TEST_SUITE("split_insert_transactions") {
 
   TEST_CASE("in session pooling the split uses the session's servers, in and out of BEGIN") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.proxy.pool_mode = "session";
-    ShardedFixture f(options);
+    ShardedFixture f(session_pooling());
     INFO("proxy log:\n" << f.log_tail(40));
     const Tenants t;
     PgConn client = f.client();

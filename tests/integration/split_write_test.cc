@@ -155,9 +155,7 @@ TEST_SUITE("split_write") {
 
   TEST_CASE("without two-phase commit a write with keys on several shards is refused, nothing written") {
     PROXY_ONLY();
-    ShardedOptions options;
-    options.cross_shard_transactions = "refuse";
-    ShardedFixture f(options);
+    ShardedFixture f(refusing_cross_shard_transactions());
     INFO("proxy log:\n" << f.log_tail());
     const Tenants t;
     seed(f, t);

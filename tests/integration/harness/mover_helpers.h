@@ -1,4 +1,5 @@
-// Helpers of the mover suites (mover_test.cc, mover_ops_test.cc, mover_workload_test.cc): a
+// Helpers of the mover suites (mover_test.cc, mover_ops_test.cc, mover_cutover_test.cc,
+// mover_workload_test.cc): a
 // sharded deployment with the admin console and mover settings (and /metrics when asked), the
 // console's SHOW MIGRATIONS as a map, waits on a migration's state, a /metrics counter, and
 // direct looks at the shards (rows of a bucket set, slots, publications, fences) and at the
@@ -17,6 +18,15 @@
 #include "it_test.h"
 
 namespace it {
+
+using Clock = std::chrono::steady_clock;
+
+// A key as SQL text.
+inline std::string key(int64_t k) { return std::to_string(k); }
+
+inline std::vector<std::string> repeated(const std::string& value, size_t n) {
+  return std::vector<std::string>(n, value);
+}
 
 // Mover and cutover settings of a test deployment (YAML durations, e.g. "2s").
 struct MoverKnobs {
@@ -224,6 +234,13 @@ inline void seed_orders(PgConn& s0, int64_t k, int rows) {
                      ", 'seed-' || g, g FROM generate_series(1, " + std::to_string(rows) + ") g"));
 }
 
+// moving_on_s0(n), each key seeded with `rows` orders on s0 (seed_orders).
+inline Moving seed_moving_on_s0(PgConn& s0, size_t n, int rows) {
+  Moving m = moving_on_s0(n);
+  for (int64_t k : m.keys) seed_orders(s0, k, rows);
+  return m;
+}
+
 // Waits until the migration's forward slot shows on s0 (the copy step has begun: commits on the
 // source after the copy reach the stream) while SHOW MIGRATIONS says copying.
 inline void wait_for_copy_start(const ShardedFixture& f, PgConn& admin, const std::string& id) {
@@ -241,6 +258,23 @@ inline void check_no_slots_or_publications(const ShardedFixture& f) {
     CHECK(slots_on(f, s) == "");
     CHECK(publications_on(f, s) == "");
   }
+}
+
+// The source owns the moving buckets (a move cancelled or aborted before the flip): ACTIVE on s0
+// in the directory, unfenced on s0, fenced on the target s1.
+inline void check_owned_by_s0(const ShardedFixture& f, const Moving& m) {
+  CHECK(directory_of(f, m.buckets) == repeated("s0/ACTIVE", m.buckets.size()));
+  CHECK(fenced_on(f, 0, m.buckets).empty());
+  CHECK(fenced_on(f, 1, m.buckets) == std::set<uint32_t>(m.buckets.begin(), m.buckets.end()));
+}
+
+// The move is done: the buckets ACTIVE on s1, which holds `expected` (their rows on s0 before),
+// and s0 holds none of their rows.
+inline void check_moved_to_s1(const ShardedFixture& f, const Moving& m,
+                              const std::vector<std::string>& expected) {
+  CHECK(directory_of(f, m.buckets) == repeated("s1/ACTIVE", m.buckets.size()));
+  CHECK(bucket_rows(f, 1, m.buckets) == expected);
+  CHECK(bucket_rows(f, 0, m.buckets).empty());
 }
 
 }  // namespace it

@@ -55,6 +55,20 @@ inline std::vector<int64_t> spread_keys(size_t n, uint64_t seed, bool extremes =
   return keys;
 }
 
+// The options of a deployment in session pooling (pool.mode: session).
+inline ShardedOptions session_pooling() {
+  ShardedOptions options;
+  options.proxy.pool_mode = "session";
+  return options;
+}
+
+// The options of a deployment under sharding.cross_shard_transactions: refuse.
+inline ShardedOptions refusing_cross_shard_transactions() {
+  ShardedOptions options;
+  options.cross_shard_transactions = "refuse";
+  return options;
+}
+
 inline const char* const kCreateOrders =
     "CREATE TABLE orders (id bigserial, tenant_id bigint NOT NULL, note text, "
     "qty integer NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, id))";  // ids come from per-shard sequences
