@@ -104,6 +104,10 @@ struct Request {
   bool joining_leg = false;  // the server being acquired joins a transaction already started
   FrontQuery front;
   std::optional<BoundRoute> bound;  // set at start_bound_batch, taken at its Bind's forward_bind
+  // The values of the Bind being routed, decoded into the same buffers every time
+  // (wire::decode_bind_values): routing a Bind allocates nothing for them once they are large
+  // enough. Valid until the next Bind is decoded: read only by the route computed from them.
+  wire::BindValues bind_values;
   // Forgets `bound`, its route's buffers handed back to the router (router::recycle).
   void forget_bound() {
     if (!bound) return;

@@ -116,11 +116,10 @@ std::string units_request(const std::vector<Unit>& units, int part, std::string_
 // does not route to one shard out of cutover (the batch then runs the usual way).
 bool route_units(std::vector<Unit>& units, const parser::StatementFacts& statement,
                  const std::vector<uint32_t>& types, const router::Directory& directory,
-                 const router::RoutingRules& rules, std::vector<int>& shards) {
+                 const router::RoutingRules& rules, wire::BindValues& values, std::vector<int>& shards) {
   for (Unit& unit : units) {
-    auto values = wire::decode_bind_values(unit.bind.rest, types);
-    if (!values) return false;
-    router::Route route = router::route(statement, &*values, directory, rules);
+    if (!wire::decode_bind_values(unit.bind.rest, types, &values).is_ok()) return false;
+    router::Route route = router::route(statement, &values, directory, rules);
     if (route.kind != router::RouteKind::Shard || route.migrating) return false;
     auto found = std::find(shards.begin(), shards.end(), route.shard);
     unit.part = static_cast<int>(found - shards.begin());
@@ -142,7 +141,8 @@ std::optional<Session::Start> Session::start_batch_across_shards(const ExtendedB
   if (shape == Shape::Other) return std::nullopt;
   const router::Directory& directory = *host_.directory();
   std::vector<int> shards;  // part index -> shard
-  if (!route_units(units, bound.only(), bound.types(), directory, host_.routing_rules(), shards))
+  if (!route_units(units, bound.only(), bound.types(), directory, host_.routing_rules(), request_.bind_values,
+                   shards))
     return std::nullopt;
   if (shape == Shape::NeedMore) {
     // The Sync decides (a server, too, answers nothing before a Sync or Flush); a batch larger

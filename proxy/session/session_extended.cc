@@ -116,10 +116,10 @@ Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
     return allowed;
   }
   request_.forget_bound();
-  auto values = wire::decode_bind_values(bind.rest, *types);
-  if (!values) return values.status();
-  return check(
-      router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules()));
+  if (Status decoded = wire::decode_bind_values(bind.rest, *types, &request_.bind_values); !decoded.is_ok())
+    return decoded;
+  return check(router::route((*facts)->statements.front(), &request_.bind_values, *host_.directory(),
+                             host_.routing_rules()));
 }
 
 Status Session::forward_bind(const wire::Frame& frame) {

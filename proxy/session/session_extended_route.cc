@@ -105,14 +105,16 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
         "25P02", "current transaction is aborted, commands ignored until end of transaction block"));
     return Start::Answered;
   }
-  auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
-  if (!values) {
-    refuse_request(values.status());
+  if (Status decoded = wire::decode_bind_values(batch.bind.rest, batch.types(), &request_.bind_values);
+      !decoded.is_ok()) {
+    refuse_request(decoded);
     return Start::Answered;
   }
   // Routed in place into the slot forward_bind checks this Bind from (no move of the Route).
   const router::Route& routed =
-      request_.bound.emplace(BoundRouteOf{batch, *values, *host_.directory(), host_.routing_rules()}).route;
+      request_.bound
+          .emplace(BoundRouteOf{batch, request_.bind_values, *host_.directory(), host_.routing_rules()})
+          .route;
   if (routed.kind == router::RouteKind::Shard) {
     if (std::optional<Start> across = start_batch_across_shards(batch)) return *across;
   }
