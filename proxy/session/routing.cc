@@ -1,17 +1,88 @@
 #include "session/routing.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace sw::session {
 namespace {
 
 using wire::FrameStatus;
 
+// Bounds on what a thread keeps of the batches it scanned: a batch with more Parses, or a text
+// larger, allocates again (the rare, large ones are not kept for the life of the thread).
+constexpr size_t kMaxSpareParses = 8;
+constexpr size_t kMaxSpareText = 16 * 1024;
+
+std::vector<ParsedStatements::Entry>& spare_parses() {
+  thread_local std::vector<ParsedStatements::Entry> spare;  // a vector's 24 bytes of static TLS
+  return spare;
+}
+
+}  // namespace
+
+ParsedStatements::ParsedStatements(ParsedStatements&& other) noexcept
+    : entries_(std::move(other.entries_)), size_(std::exchange(other.size_, 0)) {
+  other.entries_.clear();
+}
+
+ParsedStatements& ParsedStatements::operator=(ParsedStatements&& other) noexcept {
+  if (this != &other) {
+    if (!entries_.empty()) give_back();
+    entries_ = std::move(other.entries_);
+    size_ = std::exchange(other.size_, 0);
+    other.entries_.clear();
+  }
+  return *this;
+}
+
+// Hands the buffers to the thread's spare when it has none (a nested batch's stay with it):
+// the facts are released, the texts kept for the next batch. Entries past size_ were emptied so
+// when they were handed back before.
+void ParsedStatements::give_back() {
+  std::vector<Entry>& spare = spare_parses();
+  if (!spare.empty()) return;
+  if (size_ > kMaxSpareParses) size_ = kMaxSpareParses;
+  if (entries_.size() > kMaxSpareParses) entries_.resize(kMaxSpareParses);
+  for (size_t i = 0; i < size_; ++i) {
+    BatchStatement& statement = entries_[i].statement;
+    statement.facts.reset();
+    if (statement.query.capacity() > kMaxSpareText) std::string().swap(statement.query);
+  }
+  spare.swap(entries_);
+  size_ = 0;
+}
+
+BatchStatement& ParsedStatements::set(std::string_view name) {
+  if (entries_.empty()) entries_.swap(spare_parses());
+  auto found = std::find_if(begin(), end(), [&](const Entry& entry) { return entry.name == name; });
+  size_t at = static_cast<size_t>(found - begin());
+  if (at == size_) {
+    if (size_ == entries_.size()) entries_.emplace_back();
+    entries_[size_++].name.assign(name);
+  }
+  BatchStatement& statement = entries_[at].statement;
+  statement.query.clear();
+  statement.types.clear();
+  statement.facts.reset();
+  return statement;
+}
+
+const BatchStatement* ParsedStatements::find(std::string_view name) const {
+  for (const Entry& entry : *this)
+    if (entry.name == name) return &entry.statement;
+  return nullptr;
+}
+
+namespace {
+
 // The statement a Bind names: parsed earlier in the batch, the last unnamed one, or a prepared one.
 bool find_bound_statement(ExtendedBatch& batch, const BatchStatement& unnamed,
                           const ClientStatements& named) {
-  if (batch.parsed.count(batch.bind.statement) != 0) {
+  if (const BatchStatement* parsed = batch.parsed.find(batch.bind.statement)) {
     batch.client_parsed = true;
+    batch.statement = parsed;
   } else if (batch.bind.statement.empty()) {
-    batch.known = unnamed;
+    batch.statement = &unnamed;
     batch.facts = unnamed.facts;
   } else if (auto prepared = named.shared(batch.bind.statement)) {
     batch.facts = prepared->facts;
@@ -68,8 +139,11 @@ ExtendedBatch scan_extended_batch(std::string_view input, const wire::Limits& li
     switch (frame.type) {
       case 'P': {
         auto parse = wire::decode_parse(frame.body);
-        if (parse)
-          batch.parsed[std::string(parse->statement)] = {std::string(parse->query), parse->param_types};
+        if (parse) {
+          BatchStatement& statement = batch.parsed.set(parse->statement);
+          statement.query.assign(parse->query);
+          statement.types.assign(parse->param_types.begin(), parse->param_types.end());
+        }
         wire::encode_parse_complete(answer);
         break;
       }

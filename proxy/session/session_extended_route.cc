@@ -55,7 +55,7 @@ struct BoundRouteOf {
 // still define statements for later Binds. In either pool mode the statement is remembered with
 // no server holding it, so the leg that binds it parses it first (ensure_prepared in transaction
 // pooling, ensure_session_statement in session pooling).
-void Session::remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed) {
+void Session::remember_parsed(const ParsedStatements& parsed) {
   for (const auto& [name, statement] : parsed) {
     if (name.empty()) {
       profile_.unnamed = statement;

@@ -25,13 +25,14 @@ thread_local bool counting = false;
 thread_local uint64_t allocations = 0;  // operator new calls on this thread while counting
 }  // namespace
 
-void* operator new(size_t size) {
+// Not inlined: gcc would see free() of memory from operator new (-Wmismatched-new-delete).
+[[gnu::noinline]] void* operator new(size_t size) {
   if (counting) ++allocations;
   if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
   throw std::bad_alloc();
 }
-void operator delete(void* memory) noexcept { std::free(memory); }
-void operator delete(void* memory, size_t) noexcept { std::free(memory); }
+[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
+[[gnu::noinline]] void operator delete(void* memory, size_t) noexcept { std::free(memory); }
 #endif  // SW_SANITIZED_BUILD
 
 namespace sw::wire {
