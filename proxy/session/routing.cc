@@ -52,7 +52,7 @@ void ParsedStatements::give_back() {
   size_ = 0;
 }
 
-BatchStatement& ParsedStatements::set(std::string_view name) {
+ParsedStatements::Entry& ParsedStatements::set(std::string_view name) {
   if (entries_.empty()) entries_.swap(spare_parses());
   auto found = std::find_if(begin(), end(), [&](const Entry& entry) { return entry.name == name; });
   size_t at = static_cast<size_t>(found - begin());
@@ -60,16 +60,17 @@ BatchStatement& ParsedStatements::set(std::string_view name) {
     if (size_ == entries_.size()) entries_.emplace_back();
     entries_[size_++].name.assign(name);
   }
-  BatchStatement& statement = entries_[at].statement;
-  statement.query.clear();
-  statement.types.clear();
-  statement.facts.reset();
-  return statement;
+  Entry& entry = entries_[at];
+  entry.statement.query.clear();
+  entry.statement.types.clear();
+  entry.statement.facts.reset();
+  entry.input_text = {};
+  return entry;
 }
 
-const BatchStatement* ParsedStatements::find(std::string_view name) const {
+const ParsedStatements::Entry* ParsedStatements::find_entry(std::string_view name) const {
   for (const Entry& entry : *this)
-    if (entry.name == name) return &entry.statement;
+    if (entry.name == name) return &entry;
   return nullptr;
 }
 
@@ -78,9 +79,10 @@ namespace {
 // The statement a Bind names: parsed earlier in the batch, the last unnamed one, or a prepared one.
 bool find_bound_statement(ExtendedBatch& batch, const BatchStatement& unnamed,
                           const ClientStatements& named) {
-  if (const BatchStatement* parsed = batch.parsed.find(batch.bind.statement)) {
+  if (const ParsedStatements::Entry* parsed = batch.parsed.find_entry(batch.bind.statement)) {
     batch.client_parsed = true;
-    batch.statement = parsed;
+    batch.statement = &parsed->statement;
+    batch.parse_text = parsed->input_text;
   } else if (batch.bind.statement.empty()) {
     batch.statement = &unnamed;
     batch.facts = unnamed.facts;
@@ -140,9 +142,10 @@ ExtendedBatch scan_extended_batch(std::string_view input, const wire::Limits& li
       case 'P': {
         auto parse = wire::decode_parse(frame.body);
         if (parse) {
-          BatchStatement& statement = batch.parsed.set(parse->statement);
-          statement.query.assign(parse->query);
-          statement.types.assign(parse->param_types.begin(), parse->param_types.end());
+          ParsedStatements::Entry& entry = batch.parsed.set(parse->statement);
+          entry.statement.query.assign(parse->query);
+          entry.statement.types.assign(parse->param_types.begin(), parse->param_types.end());
+          entry.input_text = parse->query;
         }
         wire::encode_parse_complete(answer);
         break;

@@ -41,6 +41,7 @@ class ParsedStatements {
   struct Entry {
     std::string name;
     BatchStatement statement;
+    std::string_view input_text;  // the Parse's query where it is in the scanned input
   };
   ParsedStatements() = default;
   ~ParsedStatements() {
@@ -53,8 +54,12 @@ class ParsedStatements {
 
   // The statement named `name`, emptied (its buffers kept): a new entry, or the one an earlier
   // Parse of the name made.
-  BatchStatement& set(std::string_view name);
-  const BatchStatement* find(std::string_view name) const;
+  Entry& set(std::string_view name);
+  const Entry* find_entry(std::string_view name) const;
+  const BatchStatement* find(std::string_view name) const {
+    const Entry* entry = find_entry(name);
+    return entry != nullptr ? &entry->statement : nullptr;
+  }
   const Entry* begin() const { return entries_.data(); }
   const Entry* end() const { return entries_.data() + size_; }
   bool empty() const { return size_ == 0; }
@@ -83,6 +88,7 @@ struct ExtendedBatch {
   // unnamed statement passed to scan_extended_batch (not copied: the batch is used before the
   // session parses another).
   const BatchStatement* statement = nullptr;
+  std::string_view parse_text;  // client_parsed: the query of the Parse it names, in the input
   // The client's prepared statement the Bind names (not parsed in this batch); facts resolved
   // when it was interned, so a Bind costs a name lookup, not a text hash and compare.
   std::shared_ptr<const PreparedStatement> prepared;

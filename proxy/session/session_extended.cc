@@ -32,7 +32,14 @@ void Session::ensure_unnamed_parsed() {
 Status Session::forward_parse(const wire::Frame& frame) {
   auto parse = wire::decode_parse(frame.body);
   if (!parse) return parse.status();
-  auto facts = parser::analyze(parse->query);
+  // The Parse of the statement this batch's Bind names was analyzed when the batch was routed, in
+  // this pass over the same bytes (start_bound_batch).
+  const BoundRoute* bound = request_.bound ? &*request_.bound : nullptr;
+  auto facts = bound != nullptr && !bound->parse_query.empty() &&
+                       bound->parse_query.data() == parse->query.data() &&
+                       bound->parse_query.size() == parse->query.size()
+                   ? Result<std::shared_ptr<const parser::QueryFacts>>(bound->facts)
+                   : parser::analyze(parse->query);
   if (facts) {
     for (const auto& statement : (*facts)->statements) {
       Status refused = refuse_protected_setting(statement);
@@ -146,7 +153,8 @@ Status Session::forward_bind(const wire::Frame& frame) {
     return Status::ok();
   }
   ensure_prepared(*statement);
-  std::string rewritten;
+  std::string& rewritten = request_.rewritten;
+  rewritten.clear();
   wire::encode_bind_renamed(rewritten, *bind, statement->server_name);
   txn_.leg.backend->connection().write(rewritten);
   expect(Owed::Bind);

@@ -44,7 +44,8 @@ struct BoundRouteOf {
   const router::Directory& directory;
   const router::RoutingRules& rules;
   operator BoundRoute() const {  // NOLINT(google-explicit-constructor)
-    return BoundRoute{batch.facts, batch.bind.rest, router::route(batch.only(), &values, directory, rules)};
+    return BoundRoute{batch.facts, batch.bind.rest, router::route(batch.only(), &values, directory, rules),
+                      batch.parse_text};
   }
 };
 
@@ -56,12 +57,13 @@ struct BoundRouteOf {
 // no server holding it, so the leg that binds it parses it first (ensure_prepared in transaction
 // pooling, ensure_session_statement in session pooling).
 void Session::remember_parsed(const ParsedStatements& parsed) {
-  for (const auto& [name, statement] : parsed) {
-    if (name.empty()) {
-      profile_.unnamed = statement;
+  for (const ParsedStatements::Entry& entry : parsed) {
+    if (entry.name.empty()) {
+      profile_.unnamed = entry.statement;
       profile_.unnamed_elsewhere = true;  // no server parsed it
     } else {
-      profile_.statements.add(name, host_.statements().intern(statement.query, statement.types));
+      profile_.statements.add(entry.name,
+                              host_.statements().intern(entry.statement.query, entry.statement.types));
     }
   }
 }

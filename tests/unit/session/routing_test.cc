@@ -243,11 +243,16 @@ TEST_CASE(
   Fixture f;
   const std::string first = "SELECT * FROM orders WHERE tenant_id = $1 AND id = 1";
   const std::string second = "SELECT * FROM orders WHERE tenant_id = $1 AND id = 2";
-  ExtendedBatch batch = f.scan(parse("s1", first) + parse("", "SELECT 1") + parse("s1", second) +
-                               bind("s1", {"5"}) + execute() + sync_message());
+  const std::string input = parse("s1", first) + parse("", "SELECT 1") + parse("s1", second) +
+                            bind("s1", {"5"}) + execute() + sync_message();
+  ExtendedBatch batch = f.scan(input);
   REQUIRE(batch.kind == Kind::Bound);
   CHECK(batch.client_parsed);
   CHECK(batch.query() == second);
+  // The Parse it names, where it is in the input (the session forwards that Parse without
+  // analyzing it again: its facts are the batch's).
+  CHECK(batch.parse_text == second);
+  CHECK(batch.parse_text.data() == input.data() + input.find(second));
   CHECK(std::distance(batch.parsed.begin(), batch.parsed.end()) == 2);
   REQUIRE(batch.parsed.find("") != nullptr);
   CHECK(batch.parsed.find("")->query == "SELECT 1");
@@ -270,6 +275,7 @@ TEST_CASE(
   REQUIRE(other.kind == Kind::Bound);
   CHECK(other.parsed.empty());
   CHECK(other.query() == f.unnamed.query);  // the session's unnamed statement
+  CHECK(other.parse_text.empty());
 }
 
 #ifndef SW_SANITIZED_BUILD
