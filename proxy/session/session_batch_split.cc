@@ -82,17 +82,19 @@ Shape scan_units(std::string_view input, const wire::Limits& limits, std::string
 
 // True when the batch at the start of `input` is whole and has fewer than two Executes (or a
 // malformed message) before its Sync: scan_units would find it Other. Read from the message
-// types alone, without decoding: most batches are one [Parse] Bind Describe Execute Sync.
-bool one_execution(std::string_view input, const wire::Limits& limits) {
-  size_t offset = 0;
+// headers alone (wire::peek_frame), without decoding: most batches are one [Parse] Bind Describe
+// Execute Sync. A frame read_frame refuses (unknown type, over its limit) is walked over: then
+// scan_units, which reads each frame, finds the batch Other.
+bool one_execution(std::string_view input) {
+  uint64_t offset = 0;
   int executes = 0;
   for (;;) {
-    auto result = wire::read_frame(input.substr(offset), wire::Sender::Client, limits);
-    if (result.status == wire::FrameStatus::NeedMore) return false;  // the Sync decides: scan it all
-    if (result.status != wire::FrameStatus::Complete) return true;
-    offset += result.frame.size;
-    if (result.frame.type == 'E' && ++executes == 2) return false;
-    if (result.frame.type == 'S') return true;
+    const wire::FramePeek peek = wire::peek_frame(input.substr(offset));
+    if (peek.malformed) return true;
+    if (peek.size == 0 || input.size() - offset < peek.size) return false;  // the Sync decides: scan it all
+    offset += peek.size;
+    if (peek.type == 'E' && ++executes == 2) return false;
+    if (peek.type == 'S') return true;
   }
 }
 
@@ -134,7 +136,7 @@ bool route_units(std::vector<Unit>& units, const parser::StatementFacts& stateme
 // one to run across shards (the usual path runs, or refuses, it).
 std::optional<Session::Start> Session::start_batch_across_shards(const ExtendedBatch& bound) {
   if (txn_.control.deferred() || pools_.session_pooling || !host_.directory()) return std::nullopt;
-  if (one_execution(client_input(), limits_)) return std::nullopt;
+  if (one_execution(client_input())) return std::nullopt;
   std::vector<Unit> units;
   size_t size = 0;
   const Shape shape = scan_units(client_input(), limits_, bound.bind.statement, bound.query(), units, size);
