@@ -209,6 +209,10 @@ Status reference_write_in_transaction(const router::Route& route) {
                                      "every shard only when sent alone in its own Query; send it alone");
 }
 
+bool needs_default_shard(const router::Route& route) {
+  return route.kind == router::RouteKind::Session || route.kind == router::RouteKind::AtBind;
+}
+
 bool needs_read_lease(const router::Route& route) {
   using router::RouteKind;
   if (route.kind == RouteKind::Scatter) return true;

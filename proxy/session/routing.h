@@ -146,5 +146,8 @@ Status split_insert_refusal(const router::Route& route);
 // shard (not in cutover) or a scatter read. Callers evaluate the lease (a clock read and an
 // atomic load) only then.
 bool needs_read_lease(const router::Route& route);
+// Whether place() reads `default_shard` for this route (a Session or AtBind route). Callers look
+// the default shard up (a name lookup in the directory) only then, else pass -1.
+bool needs_default_shard(const router::Route& route);
 
 }  // namespace sw::session

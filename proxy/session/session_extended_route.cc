@@ -120,7 +120,8 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
   if (routed.kind == router::RouteKind::Shard) {
     if (std::optional<Start> across = start_batch_across_shards(batch)) return *across;
   }
-  Placement placement = place(routed, Protocol::Extended, txn_.control.deferred(), default_shard(),
+  Placement placement = place(routed, Protocol::Extended, txn_.control.deferred(),
+                              needs_default_shard(routed) ? default_shard() : -1,
                               !needs_read_lease(routed) || read_lease_valid());
   if (placement.kind == Placement::Kind::Run) {
     if (!placement.routed) request_.forget_bound();  // checked again at its Bind

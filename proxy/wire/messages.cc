@@ -337,8 +337,10 @@ void encode_data_row(std::string& out, const std::vector<std::optional<std::stri
   w.end();
 }
 
-void encode_parse_complete(std::string& out) { MessageWriter(out).begin('1').end(); }
-void encode_bind_complete(std::string& out) { MessageWriter(out).begin('2').end(); }
-void encode_close_complete(std::string& out) { MessageWriter(out).begin('3').end(); }
+// Bodiless messages of a fixed 5 bytes, appended whole (no length to back-patch): the proxy
+// writes ParseComplete and BindComplete for batches it answers itself or may answer.
+void encode_parse_complete(std::string& out) { out.append("1\0\0\0\4", 5); }
+void encode_bind_complete(std::string& out) { out.append("2\0\0\0\4", 5); }
+void encode_close_complete(std::string& out) { out.append("3\0\0\0\4", 5); }
 
 }  // namespace sw::wire

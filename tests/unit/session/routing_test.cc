@@ -377,6 +377,14 @@ TEST_CASE("placing a route") {
       CHECK(placement.routed == c.routed);
     }
     if (placement.kind == Placement::Kind::Refuse) CHECK(placement.error.sqlstate == "0A000");
+    // A route that does not need the default shard is placed the same without it (callers pass -1).
+    CHECK(sw::session::needs_default_shard(route) == (c.shard == 0));
+    if (!sw::session::needs_default_shard(route)) {
+      Placement without = sw::session::place(route, c.protocol, c.in_transaction, -1, true);
+      CHECK(without.kind == placement.kind);
+      CHECK(without.shard == placement.shard);
+      CHECK(without.routed == placement.routed);
+    }
   }
 }
 
