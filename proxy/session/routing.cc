@@ -11,7 +11,7 @@ using wire::FrameStatus;
 // Bounds on what a thread keeps of the batches it scanned: a batch with more Parses, or a text
 // larger, allocates again (the rare, large ones are not kept for the life of the thread).
 constexpr size_t kMaxSpareParses = 8;
-constexpr size_t kMaxSpareText = 16 * 1024;
+constexpr size_t kMaxSpareText = size_t{16} * 1024;
 
 std::vector<ParsedStatements::Entry>& spare_parses() {
   thread_local std::vector<ParsedStatements::Entry> spare;  // a vector's 24 bytes of static TLS
@@ -42,7 +42,8 @@ void ParsedStatements::give_back() {
   std::vector<Entry>& spare = spare_parses();
   if (!spare.empty()) return;
   if (size_ > kMaxSpareParses) size_ = kMaxSpareParses;
-  if (entries_.size() > kMaxSpareParses) entries_.resize(kMaxSpareParses);
+  if (entries_.size() > kMaxSpareParses)
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(kMaxSpareParses), entries_.end());
   for (size_t i = 0; i < size_; ++i) {
     BatchStatement& statement = entries_[i].statement;
     statement.facts.reset();

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <new>
 #include <string>
 #include <vector>
@@ -276,6 +277,24 @@ TEST_CASE(
   CHECK(other.parsed.empty());
   CHECK(other.query() == f.unnamed.query);  // the session's unnamed statement
   CHECK(other.parse_text.empty());
+
+  // More Parses than the thread keeps (8): all are seen, and the next batch still has only its own.
+  std::string many;
+  for (int i = 0; i < 10; ++i) {
+    std::string text = first;
+    text.append(" -- ").append(std::to_string(i));
+    std::string name = "m";
+    name.append(std::to_string(i));
+    many.append(parse(name, text));
+  }
+  batch = f.scan(many + bind("m9", {"1"}) + sync_message());
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK(batch.query().substr(first.size()) == " -- 9");
+  CHECK(std::distance(batch.parsed.begin(), batch.parsed.end()) == 10);
+  batch = f.scan(parse("", second) + bind("", {"2"}) + sync_message());
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK(batch.query() == second);
+  CHECK(std::distance(batch.parsed.begin(), batch.parsed.end()) == 1);
 }
 
 #ifndef SW_SANITIZED_BUILD
