@@ -113,14 +113,19 @@ Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
   auto check = [&](const router::Route& route) {
     note_for_every_leg(**facts);
     Status allowed = check_write(**facts, route);
-    return allowed.is_ok() && pinned ? check_pinned(**facts, route) : allowed;
+    if (allowed.is_ok() && pinned) allowed = check_pinned(**facts, route);
+    return allowed;  // returned as built: no copy of its strings for the routing Bind
   };
   const BoundRoute* bound = request_.bound ? &*request_.bound : nullptr;
   if (bound != nullptr && !pinned && bound->facts == *facts && bound->bind.data() == bind.rest.data() &&
       bound->bind == bind.rest) {
-    Status allowed = check(bound->route);  // this Bind picked the server, in this pass (start_bound_batch)
-    request_.forget_bound();
-    return allowed;
+    // This Bind picked the server, in this pass (start_bound_batch). Its route is forgotten once
+    // checked, after the answer is built in place (a returned local would be moved).
+    struct ForgetBound {
+      Request& request;
+      ~ForgetBound() { request.forget_bound(); }
+    } forget{request_};
+    return check(bound->route);
   }
   request_.forget_bound();
   if (Status decoded = wire::decode_bind_values(bind.rest, *types, &request_.bind_values); !decoded.is_ok())
