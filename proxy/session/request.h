@@ -82,6 +82,10 @@ struct BoundRoute {
   std::shared_ptr<const parser::QueryFacts> facts;
   std::string_view bind;  // the Bind's values in the client input (BindMessage::rest)
   router::Route route;
+  // The query of the batch's Parse whose statement the Bind names, in the client input (empty
+  // when the Bind names an earlier statement): its facts are `facts`, so forward_parse, in the
+  // same pass over the same bytes, does not analyze it again.
+  std::string_view parse_query;
 };
 
 struct Request {
@@ -104,6 +108,13 @@ struct Request {
   bool joining_leg = false;  // the server being acquired joins a transaction already started
   FrontQuery front;
   std::optional<BoundRoute> bound;  // set at start_bound_batch, taken at its Bind's forward_bind
+  // The values of the Bind being routed, decoded into the same buffers every time
+  // (wire::decode_bind_values): routing a Bind allocates nothing for them once they are large
+  // enough. Valid until the next Bind is decoded: read only by the route computed from them.
+  wire::BindValues bind_values;
+  // A client message rewritten for the server (a Bind of a prepared statement renamed to the
+  // server's statement), encoded into the same buffer every time: the connection copies it.
+  std::string rewritten;
   // Forgets `bound`, its route's buffers handed back to the router (router::recycle).
   void forget_bound() {
     if (!bound) return;

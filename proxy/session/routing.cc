@@ -1,17 +1,91 @@
 #include "session/routing.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace sw::session {
 namespace {
 
 using wire::FrameStatus;
 
+// Bounds on what a thread keeps of the batches it scanned: a batch with more Parses, or a text
+// larger, allocates again (the rare, large ones are not kept for the life of the thread).
+constexpr size_t kMaxSpareParses = 8;
+constexpr size_t kMaxSpareText = size_t{16} * 1024;
+
+std::vector<ParsedStatements::Entry>& spare_parses() {
+  thread_local std::vector<ParsedStatements::Entry> spare;  // a vector's 24 bytes of static TLS
+  return spare;
+}
+
+}  // namespace
+
+ParsedStatements::ParsedStatements(ParsedStatements&& other) noexcept
+    : entries_(std::move(other.entries_)), size_(std::exchange(other.size_, 0)) {
+  other.entries_.clear();
+}
+
+ParsedStatements& ParsedStatements::operator=(ParsedStatements&& other) noexcept {
+  if (this != &other) {
+    if (!entries_.empty()) give_back();
+    entries_ = std::move(other.entries_);
+    size_ = std::exchange(other.size_, 0);
+    other.entries_.clear();
+  }
+  return *this;
+}
+
+// Hands the buffers to the thread's spare when it has none (a nested batch's stay with it):
+// the facts are released, the texts kept for the next batch. Entries past size_ were emptied so
+// when they were handed back before.
+void ParsedStatements::give_back() {
+  std::vector<Entry>& spare = spare_parses();
+  if (!spare.empty()) return;
+  if (size_ > kMaxSpareParses) size_ = kMaxSpareParses;
+  if (entries_.size() > kMaxSpareParses)
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(kMaxSpareParses), entries_.end());
+  for (size_t i = 0; i < size_; ++i) {
+    BatchStatement& statement = entries_[i].statement;
+    statement.facts.reset();
+    if (statement.query.capacity() > kMaxSpareText) std::string().swap(statement.query);
+  }
+  spare.swap(entries_);
+  size_ = 0;
+}
+
+ParsedStatements::Entry& ParsedStatements::set(std::string_view name) {
+  if (entries_.empty()) entries_.swap(spare_parses());
+  auto found = std::find_if(begin(), end(), [&](const Entry& entry) { return entry.name == name; });
+  size_t at = static_cast<size_t>(found - begin());
+  if (at == size_) {
+    if (size_ == entries_.size()) entries_.emplace_back();
+    entries_[size_++].name.assign(name);
+  }
+  Entry& entry = entries_[at];
+  entry.statement.query.clear();
+  entry.statement.types.clear();
+  entry.statement.facts.reset();
+  entry.input_text = {};
+  return entry;
+}
+
+const ParsedStatements::Entry* ParsedStatements::find_entry(std::string_view name) const {
+  for (const Entry& entry : *this)
+    if (entry.name == name) return &entry;
+  return nullptr;
+}
+
+namespace {
+
 // The statement a Bind names: parsed earlier in the batch, the last unnamed one, or a prepared one.
 bool find_bound_statement(ExtendedBatch& batch, const BatchStatement& unnamed,
                           const ClientStatements& named) {
-  if (batch.parsed.count(batch.bind.statement) != 0) {
+  if (const ParsedStatements::Entry* parsed = batch.parsed.find_entry(batch.bind.statement)) {
     batch.client_parsed = true;
+    batch.statement = &parsed->statement;
+    batch.parse_text = parsed->input_text;
   } else if (batch.bind.statement.empty()) {
-    batch.known = unnamed;
+    batch.statement = &unnamed;
     batch.facts = unnamed.facts;
   } else if (auto prepared = named.shared(batch.bind.statement)) {
     batch.facts = prepared->facts;
@@ -68,8 +142,12 @@ ExtendedBatch scan_extended_batch(std::string_view input, const wire::Limits& li
     switch (frame.type) {
       case 'P': {
         auto parse = wire::decode_parse(frame.body);
-        if (parse)
-          batch.parsed[std::string(parse->statement)] = {std::string(parse->query), parse->param_types};
+        if (parse) {
+          ParsedStatements::Entry& entry = batch.parsed.set(parse->statement);
+          entry.statement.query.assign(parse->query);
+          entry.statement.types.assign(parse->param_types.begin(), parse->param_types.end());
+          entry.input_text = parse->query;
+        }
         wire::encode_parse_complete(answer);
         break;
       }
@@ -130,6 +208,10 @@ Status reference_write_in_transaction(const router::Route& route) {
   return Status::client("0A000", "write of reference table " + route.table +
                                      " inside a transaction block (or with pool.mode session) runs on "
                                      "every shard only when sent alone in its own Query; send it alone");
+}
+
+bool needs_default_shard(const router::Route& route) {
+  return route.kind == router::RouteKind::Session || route.kind == router::RouteKind::AtBind;
 }
 
 bool needs_read_lease(const router::Route& route) {

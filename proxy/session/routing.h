@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,6 +32,44 @@ struct BatchStatement {
   std::shared_ptr<const parser::QueryFacts> facts;
 };
 
+// The Parses of a batch before its Bind, by name; a later Parse of a name replaces the earlier.
+// Their buffers are reused: a batch takes this thread's spare entries at its first Parse and
+// hands them back when it ends (as router::recycle does for routes), so a stream of batches
+// copies statement texts without allocating; a batch without Parse costs nothing. Move-only.
+class ParsedStatements {
+ public:
+  struct Entry {
+    std::string name;
+    BatchStatement statement;
+    std::string_view input_text;  // the Parse's query where it is in the scanned input
+  };
+  ParsedStatements() = default;
+  ~ParsedStatements() {
+    if (!entries_.empty()) give_back();
+  }
+  ParsedStatements(ParsedStatements&& other) noexcept;
+  ParsedStatements& operator=(ParsedStatements&& other) noexcept;
+  ParsedStatements(const ParsedStatements&) = delete;
+  ParsedStatements& operator=(const ParsedStatements&) = delete;
+
+  // The statement named `name`, emptied (its buffers kept): a new entry, or the one an earlier
+  // Parse of the name made.
+  Entry& set(std::string_view name);
+  const Entry* find_entry(std::string_view name) const;
+  const BatchStatement* find(std::string_view name) const {
+    const Entry* entry = find_entry(name);
+    return entry != nullptr ? &entry->statement : nullptr;
+  }
+  const Entry* begin() const { return entries_.data(); }
+  const Entry* end() const { return entries_.data() + size_; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  void give_back();
+  std::vector<Entry> entries_;  // [0, size_) are the batch's Parses; the rest spare buffers
+  size_t size_ = 0;
+};
+
 struct ExtendedBatch {
   enum class Kind {
     NeedMore,    // the messages that decide the batch have not all arrived
@@ -41,13 +78,17 @@ struct ExtendedBatch {
     Bound,       // a Bind whose statement and values pick the shard
   };
   Kind kind = Kind::NeedMore;
-  bool flushed = false;  // NoBind: ended by a Flush (no Sync: the server stays at mid-batch)
-  std::map<std::string, BatchStatement, std::less<>> parsed;  // the batch's Parses before its Bind
+  bool flushed = false;     // NoBind: ended by a Flush (no Sync: the server stays at mid-batch)
+  ParsedStatements parsed;  // the batch's Parses before its Bind
   // Bound:
   wire::BindMessage bind;
   size_t bind_end = 0;         // offset just past the Bind
   bool client_parsed = false;  // the Bind names a statement parsed in this batch
-  BatchStatement known;        // the unnamed statement, when it was not parsed in this batch
+  // The statement the Bind names when it is not a prepared one: in `parsed`, or the session's
+  // unnamed statement passed to scan_extended_batch (not copied: the batch is used before the
+  // session parses another).
+  const BatchStatement* statement = nullptr;
+  std::string_view parse_text;  // client_parsed: the query of the Parse it names, in the input
   // The client's prepared statement the Bind names (not parsed in this batch); facts resolved
   // when it was interned, so a Bind costs a name lookup, not a text hash and compare.
   std::shared_ptr<const PreparedStatement> prepared;
@@ -58,13 +99,9 @@ struct ExtendedBatch {
   std::string control_answer;  // ParseComplete/BindComplete/NoData owed before CommandComplete
 
   std::string_view query() const {
-    if (client_parsed) return parsed.find(bind.statement)->second.query;
-    return prepared ? std::string_view(prepared->query) : std::string_view(known.query);
+    return prepared ? std::string_view(prepared->query) : std::string_view(statement->query);
   }
-  const std::vector<uint32_t>& types() const {
-    if (client_parsed) return parsed.find(bind.statement)->second.types;
-    return prepared ? prepared->param_types : known.types;
-  }
+  const std::vector<uint32_t>& types() const { return prepared ? prepared->param_types : statement->types; }
   const parser::StatementFacts& only() const { return facts->statements.front(); }
 };
 
@@ -109,5 +146,8 @@ Status split_insert_refusal(const router::Route& route);
 // shard (not in cutover) or a scatter read. Callers evaluate the lease (a clock read and an
 // atomic load) only then.
 bool needs_read_lease(const router::Route& route);
+// Whether place() reads `default_shard` for this route (a Session or AtBind route). Callers look
+// the default shard up (a name lookup in the directory) only then, else pass -1.
+bool needs_default_shard(const router::Route& route);
 
 }  // namespace sw::session

@@ -349,7 +349,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Start run_on(const Placement& placement, int* shard);
   bool needs_move(const wire::Frame& query);
   void move_transaction();
-  void remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed);
+  void remember_parsed(const ParsedStatements& parsed);
   Start start_fanout(std::string message, size_t consumed, const router::Route& route,
                      bool hide_parse_complete);
   Start run_fanout(std::vector<Fanout::Target> targets, std::string message, size_t consumed, bool scatter,

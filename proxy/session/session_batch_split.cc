@@ -82,17 +82,19 @@ Shape scan_units(std::string_view input, const wire::Limits& limits, std::string
 
 // True when the batch at the start of `input` is whole and has fewer than two Executes (or a
 // malformed message) before its Sync: scan_units would find it Other. Read from the message
-// types alone, without decoding: most batches are one [Parse] Bind Describe Execute Sync.
-bool one_execution(std::string_view input, const wire::Limits& limits) {
-  size_t offset = 0;
+// headers alone (wire::peek_frame), without decoding: most batches are one [Parse] Bind Describe
+// Execute Sync. A frame read_frame refuses (unknown type, over its limit) is walked over: then
+// scan_units, which reads each frame, finds the batch Other.
+bool one_execution(std::string_view input) {
+  uint64_t offset = 0;
   int executes = 0;
   for (;;) {
-    auto result = wire::read_frame(input.substr(offset), wire::Sender::Client, limits);
-    if (result.status == wire::FrameStatus::NeedMore) return false;  // the Sync decides: scan it all
-    if (result.status != wire::FrameStatus::Complete) return true;
-    offset += result.frame.size;
-    if (result.frame.type == 'E' && ++executes == 2) return false;
-    if (result.frame.type == 'S') return true;
+    const wire::FramePeek peek = wire::peek_frame(input.substr(offset));
+    if (peek.malformed) return true;
+    if (peek.size == 0 || input.size() - offset < peek.size) return false;  // the Sync decides: scan it all
+    offset += peek.size;
+    if (peek.type == 'E' && ++executes == 2) return false;
+    if (peek.type == 'S') return true;
   }
 }
 
@@ -116,11 +118,10 @@ std::string units_request(const std::vector<Unit>& units, int part, std::string_
 // does not route to one shard out of cutover (the batch then runs the usual way).
 bool route_units(std::vector<Unit>& units, const parser::StatementFacts& statement,
                  const std::vector<uint32_t>& types, const router::Directory& directory,
-                 const router::RoutingRules& rules, std::vector<int>& shards) {
+                 const router::RoutingRules& rules, wire::BindValues& values, std::vector<int>& shards) {
   for (Unit& unit : units) {
-    auto values = wire::decode_bind_values(unit.bind.rest, types);
-    if (!values) return false;
-    router::Route route = router::route(statement, &*values, directory, rules);
+    if (!wire::decode_bind_values(unit.bind.rest, types, &values).is_ok()) return false;
+    router::Route route = router::route(statement, &values, directory, rules);
     if (route.kind != router::RouteKind::Shard || route.migrating) return false;
     auto found = std::find(shards.begin(), shards.end(), route.shard);
     unit.part = static_cast<int>(found - shards.begin());
@@ -135,14 +136,15 @@ bool route_units(std::vector<Unit>& units, const parser::StatementFacts& stateme
 // one to run across shards (the usual path runs, or refuses, it).
 std::optional<Session::Start> Session::start_batch_across_shards(const ExtendedBatch& bound) {
   if (txn_.control.deferred() || pools_.session_pooling || !host_.directory()) return std::nullopt;
-  if (one_execution(client_input(), limits_)) return std::nullopt;
+  if (one_execution(client_input())) return std::nullopt;
   std::vector<Unit> units;
   size_t size = 0;
   const Shape shape = scan_units(client_input(), limits_, bound.bind.statement, bound.query(), units, size);
   if (shape == Shape::Other) return std::nullopt;
   const router::Directory& directory = *host_.directory();
   std::vector<int> shards;  // part index -> shard
-  if (!route_units(units, bound.only(), bound.types(), directory, host_.routing_rules(), shards))
+  if (!route_units(units, bound.only(), bound.types(), directory, host_.routing_rules(), request_.bind_values,
+                   shards))
     return std::nullopt;
   if (shape == Shape::NeedMore) {
     // The Sync decides (a server, too, answers nothing before a Sync or Flush); a batch larger

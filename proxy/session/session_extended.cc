@@ -32,7 +32,14 @@ void Session::ensure_unnamed_parsed() {
 Status Session::forward_parse(const wire::Frame& frame) {
   auto parse = wire::decode_parse(frame.body);
   if (!parse) return parse.status();
-  auto facts = parser::analyze(parse->query);
+  // The Parse of the statement this batch's Bind names was analyzed when the batch was routed, in
+  // this pass over the same bytes (start_bound_batch).
+  const BoundRoute* bound = request_.bound ? &*request_.bound : nullptr;
+  auto facts = bound != nullptr && !bound->parse_query.empty() &&
+                       bound->parse_query.data() == parse->query.data() &&
+                       bound->parse_query.size() == parse->query.size()
+                   ? Result<std::shared_ptr<const parser::QueryFacts>>(bound->facts)
+                   : parser::analyze(parse->query);
   if (facts) {
     for (const auto& statement : (*facts)->statements) {
       Status refused = refuse_protected_setting(statement);
@@ -106,20 +113,25 @@ Status Session::check_bind_route(const wire::BindMessage& bind, bool pinned) {
   auto check = [&](const router::Route& route) {
     note_for_every_leg(**facts);
     Status allowed = check_write(**facts, route);
-    return allowed.is_ok() && pinned ? check_pinned(**facts, route) : allowed;
+    if (allowed.is_ok() && pinned) allowed = check_pinned(**facts, route);
+    return allowed;  // returned as built: no copy of its strings for the routing Bind
   };
   const BoundRoute* bound = request_.bound ? &*request_.bound : nullptr;
   if (bound != nullptr && !pinned && bound->facts == *facts && bound->bind.data() == bind.rest.data() &&
       bound->bind == bind.rest) {
-    Status allowed = check(bound->route);  // this Bind picked the server, in this pass (start_bound_batch)
-    request_.forget_bound();
-    return allowed;
+    // This Bind picked the server, in this pass (start_bound_batch). Its route is forgotten once
+    // checked, after the answer is built in place (a returned local would be moved).
+    struct ForgetBound {
+      Request& request;
+      ~ForgetBound() { request.forget_bound(); }
+    } forget{request_};
+    return check(bound->route);
   }
   request_.forget_bound();
-  auto values = wire::decode_bind_values(bind.rest, *types);
-  if (!values) return values.status();
-  return check(
-      router::route((*facts)->statements.front(), &*values, *host_.directory(), host_.routing_rules()));
+  if (Status decoded = wire::decode_bind_values(bind.rest, *types, &request_.bind_values); !decoded.is_ok())
+    return decoded;
+  return check(router::route((*facts)->statements.front(), &request_.bind_values, *host_.directory(),
+                             host_.routing_rules()));
 }
 
 Status Session::forward_bind(const wire::Frame& frame) {
@@ -146,7 +158,8 @@ Status Session::forward_bind(const wire::Frame& frame) {
     return Status::ok();
   }
   ensure_prepared(*statement);
-  std::string rewritten;
+  std::string& rewritten = request_.rewritten;
+  rewritten.clear();
   wire::encode_bind_renamed(rewritten, *bind, statement->server_name);
   txn_.leg.backend->connection().write(rewritten);
   expect(Owed::Bind);

@@ -44,7 +44,8 @@ struct BoundRouteOf {
   const router::Directory& directory;
   const router::RoutingRules& rules;
   operator BoundRoute() const {  // NOLINT(google-explicit-constructor)
-    return BoundRoute{batch.facts, batch.bind.rest, router::route(batch.only(), &values, directory, rules)};
+    return BoundRoute{batch.facts, batch.bind.rest, router::route(batch.only(), &values, directory, rules),
+                      batch.parse_text};
   }
 };
 
@@ -55,13 +56,14 @@ struct BoundRouteOf {
 // still define statements for later Binds. In either pool mode the statement is remembered with
 // no server holding it, so the leg that binds it parses it first (ensure_prepared in transaction
 // pooling, ensure_session_statement in session pooling).
-void Session::remember_parsed(const std::map<std::string, BatchStatement, std::less<>>& parsed) {
-  for (const auto& [name, statement] : parsed) {
-    if (name.empty()) {
-      profile_.unnamed = statement;
+void Session::remember_parsed(const ParsedStatements& parsed) {
+  for (const ParsedStatements::Entry& entry : parsed) {
+    if (entry.name.empty()) {
+      profile_.unnamed = entry.statement;
       profile_.unnamed_elsewhere = true;  // no server parsed it
     } else {
-      profile_.statements.add(name, host_.statements().intern(statement.query, statement.types));
+      profile_.statements.add(entry.name,
+                              host_.statements().intern(entry.statement.query, entry.statement.types));
     }
   }
 }
@@ -105,18 +107,21 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
         "25P02", "current transaction is aborted, commands ignored until end of transaction block"));
     return Start::Answered;
   }
-  auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
-  if (!values) {
-    refuse_request(values.status());
+  if (Status decoded = wire::decode_bind_values(batch.bind.rest, batch.types(), &request_.bind_values);
+      !decoded.is_ok()) {
+    refuse_request(decoded);
     return Start::Answered;
   }
   // Routed in place into the slot forward_bind checks this Bind from (no move of the Route).
   const router::Route& routed =
-      request_.bound.emplace(BoundRouteOf{batch, *values, *host_.directory(), host_.routing_rules()}).route;
+      request_.bound
+          .emplace(BoundRouteOf{batch, request_.bind_values, *host_.directory(), host_.routing_rules()})
+          .route;
   if (routed.kind == router::RouteKind::Shard) {
     if (std::optional<Start> across = start_batch_across_shards(batch)) return *across;
   }
-  Placement placement = place(routed, Protocol::Extended, txn_.control.deferred(), default_shard(),
+  Placement placement = place(routed, Protocol::Extended, txn_.control.deferred(),
+                              needs_default_shard(routed) ? default_shard() : -1,
                               !needs_read_lease(routed) || read_lease_valid());
   if (placement.kind == Placement::Kind::Run) {
     if (!placement.routed) request_.forget_bound();  // checked again at its Bind

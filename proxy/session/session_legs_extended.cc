@@ -30,9 +30,9 @@ Session::Next Session::route_batch_across_legs() {
       return end_across_legs(only.kind == StatementKind::Commit, 0, &batch);
     send_to_every_leg(only);
   }
-  auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
-  if (!values) return Next::Forward;  // forward_bind reports it
-  router::Route route = router::route(only, &*values, *host_.directory(), host_.routing_rules());
+  if (!wire::decode_bind_values(batch.bind.rest, batch.types(), &request_.bind_values).is_ok())
+    return Next::Forward;  // forward_bind reports it
+  router::Route route = router::route(only, &request_.bind_values, *host_.directory(), host_.routing_rules());
   if (route.reference_write || route.scatter_write() || route.kind == router::RouteKind::Split)
     return write_batch_on_every_shard(batch, route);
   if (scatter_read(route)) {
@@ -67,9 +67,10 @@ Session::Next Session::close_batch_for_another_leg() {
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
   if (batch.kind == ExtendedBatch::Kind::NeedMore) return Next::Stop;
   if (batch.kind != ExtendedBatch::Kind::Bound) return Next::Forward;
-  auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
-  if (!values) return Next::Forward;
-  router::Route route = router::route(batch.only(), &*values, *host_.directory(), host_.routing_rules());
+  if (!wire::decode_bind_values(batch.bind.rest, batch.types(), &request_.bind_values).is_ok())
+    return Next::Forward;
+  router::Route route =
+      router::route(batch.only(), &request_.bind_values, *host_.directory(), host_.routing_rules());
   int target = statement_shard(*batch.facts, route);
   // A reference write (write_batch_on_every_shard) and a scatter read on the session's servers
   // (read_batch_on_every_shard) run on every shard as a batch of their own.

@@ -69,9 +69,10 @@ Session::Next Session::spread_batch_to_another_leg() {
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
   if (batch.kind == ExtendedBatch::Kind::NeedMore) return Next::Stop;
   if (batch.kind != ExtendedBatch::Kind::Bound) return Next::Forward;
-  auto values = wire::decode_bind_values(batch.bind.rest, batch.types());
-  if (!values) return Next::Forward;  // forward_bind reports it
-  router::Route route = router::route(batch.only(), &*values, *host_.directory(), host_.routing_rules());
+  if (!wire::decode_bind_values(batch.bind.rest, batch.types(), &request_.bind_values).is_ok())
+    return Next::Forward;  // forward_bind reports it
+  router::Route route =
+      router::route(batch.only(), &request_.bind_values, *host_.directory(), host_.routing_rules());
   if (route.reference_write || route.scatter_write()) return Next::Forward;  // refused there
   int target = statement_shard(*batch.facts, route);
   if (target < 0 || target == leg.shard) return Next::Forward;

@@ -143,7 +143,9 @@ bool Session::answer_without_server(const wire::Frame& frame) {
       wire::encode_ready_for_query(out, txn_.control.status());
       break;
     case 'P': {
-      if (pools_.session_pooling) return false;
+      // The unnamed statement (its name, first in the body, is empty) always goes to a server:
+      // known without decoding the rest.
+      if (pools_.session_pooling || frame.body.empty() || frame.body.front() == '\0') return false;
       auto parse = wire::decode_parse(frame.body);
       if (!parse || parse->statement.empty()) return false;
       auto statement = host_.statements().intern(parse->query, parse->param_types);

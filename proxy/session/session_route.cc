@@ -120,7 +120,8 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
     }
   }
   const router::Route& routed = front_route(*facts);
-  Placement placement = place(routed, Protocol::Simple, txn_.control.deferred(), default_shard(),
+  Placement placement = place(routed, Protocol::Simple, txn_.control.deferred(),
+                              needs_default_shard(routed) ? default_shard() : -1,
                               !needs_read_lease(routed) || read_lease_valid());
   if (placement.kind == Placement::Kind::Run) return run_on(placement, shard);  // the route stays kept
   // Not forwarded as routed: the route leaves the front Query.

@@ -12,33 +12,36 @@ Status malformed(const std::string& what) {
   return Status::client("08P01", "malformed Bind message: " + what);
 }
 
-// Format codes: none (all text), one for all, or one per parameter (checked by the caller).
-Result<std::vector<int16_t>> read_formats(ByteReader& in) {
-  int16_t count = 0;
-  if (!in.i16(count) || count < 0) return malformed("parameter format codes");
-  std::vector<int16_t> formats(static_cast<size_t>(count));
-  for (int16_t& format : formats) {
-    if (!in.i16(format)) return malformed("parameter format codes");
+// The format code of parameter `i`: none (all text), one for all, or one per parameter (the
+// count checked by the caller).
+Status read_format(std::string_view codes, int16_t count, size_t i, int16_t* format) {
+  if (count == 0) {
+    *format = 0;
+    return Status::ok();
   }
-  return formats;
+  ByteReader in(codes.substr(count == 1 ? 0 : 2 * i));
+  if (!in.i16(*format)) return malformed("parameter format codes");
+  return Status::ok();
 }
 
-Result<BindValues> decode(std::string_view rest, std::vector<uint32_t> param_types) {
+Status decode(std::string_view rest, const std::vector<uint32_t>& param_types, BindValues* values) {
   ByteReader in(rest);
-  Result<std::vector<int16_t>> formats = read_formats(in);
-  if (!formats.is_ok()) return formats.status();
-  const std::vector<int16_t>& codes = formats.value();
+  int16_t format_count = 0;
+  if (!in.i16(format_count) || format_count < 0) return malformed("parameter format codes");
+  std::string_view codes;
+  if (!in.bytes(2 * static_cast<uint64_t>(format_count), codes)) return malformed("parameter format codes");
   int16_t param_count = 0;
   if (!in.i16(param_count) || param_count < 0) return malformed("parameter count");
-  if (codes.size() > 1 && codes.size() != static_cast<size_t>(param_count)) {
+  if (format_count > 1 && format_count != param_count) {
     return malformed("format code count does not match the parameter count");
   }
-  BindValues values;
-  values.types = std::move(param_types);
-  values.params.resize(static_cast<size_t>(param_count));
-  for (size_t i = 0; i < values.params.size(); ++i) {
-    BindParam& param = values.params[i];
-    const int16_t format = codes.empty() ? 0 : codes[codes.size() == 1 ? 0 : i];
+  values->types.assign(param_types.begin(), param_types.end());
+  values->params.resize(static_cast<size_t>(param_count));
+  for (size_t i = 0; i < values->params.size(); ++i) {
+    BindParam& param = values->params[i];
+    param = BindParam{};
+    int16_t format = 0;
+    if (Status read = read_format(codes, format_count, i, &format); !read.is_ok()) return read;
     // Checked where PostgreSQL checks it (exec_bind_message), with its error: a format code is
     // well-formed structure (decode_bind accepts it), only an unusable value.
     if (format != 0 && format != 1) {
@@ -53,17 +56,25 @@ Result<BindValues> decode(std::string_view rest, std::vector<uint32_t> param_typ
       return malformed("parameter value");
     }
   }
-  return values;
+  return Status::ok();
 }
 
 }  // namespace
 
-Result<BindValues> decode_bind_values(std::string_view rest, std::vector<uint32_t> param_types) {
+Status decode_bind_values(std::string_view rest, const std::vector<uint32_t>& param_types,
+                          BindValues* values) {
   try {
-    return decode(rest, std::move(param_types));
+    return decode(rest, param_types, values);
   } catch (...) {  // allocation failure
     return Status::proxy("53200", "out of memory while decoding Bind parameters");
   }
+}
+
+Result<BindValues> decode_bind_values(std::string_view rest, const std::vector<uint32_t>& param_types) {
+  BindValues values;
+  Status decoded = decode_bind_values(rest, param_types, &values);
+  if (!decoded.is_ok()) return decoded;
+  return values;
 }
 
 }  // namespace sw::wire

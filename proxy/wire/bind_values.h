@@ -26,7 +26,12 @@ struct BindValues {
 // Decodes a Bind body after the portal and statement names (BindMessage::rest): format codes
 // (0, 1 or one per parameter) and values. Checks every length; 08P01 when malformed; 22023 for a
 // parameter whose format code is neither 0 (text) nor 1 (binary), as PostgreSQL. The result
-// format codes that follow are not read.
-Result<BindValues> decode_bind_values(std::string_view rest, std::vector<uint32_t> param_types);
+// format codes that follow are not read. Decodes into `values`, whose buffers are reused: no heap
+// allocation once they have held as many parameters and types (a session decodes every Bind it
+// routes into the same BindValues). On an error `values` is left partly filled.
+Status decode_bind_values(std::string_view rest, const std::vector<uint32_t>& param_types,
+                          BindValues* values);
+// The same into new buffers.
+Result<BindValues> decode_bind_values(std::string_view rest, const std::vector<uint32_t>& param_types);
 
 }  // namespace sw::wire

@@ -106,6 +106,16 @@ FrameResult read_frame(std::string_view input, Sender sender, const Limits& limi
   return complete(type, input, kTypedHeader, total);
 }
 
+FramePeek peek_frame(std::string_view input) {
+  FramePeek peek;
+  if (input.size() < kTypedHeader) return peek;
+  peek.type = input[0];
+  const uint64_t length = load_be32(input.data() + 1);
+  peek.malformed = length < 4;
+  peek.size = 1 + length;
+  return peek;
+}
+
 FrameResult read_startup_packet(std::string_view input) {
   if (input.size() < kUntypedHeader) return need_more(kUntypedHeader);
   const uint64_t length = load_be32(input.data());

@@ -42,6 +42,18 @@ enum class Sender { Client, Server };
 // Server frames: any type byte, <= limits.max_message_size. Length < 4 is always an error.
 FrameResult read_frame(std::string_view input, Sender sender, const Limits& limits);
 
+// The type and whole size (type byte, length word, body) of the frame at the front of `input`,
+// from its header alone: nothing is checked but that the header is there and the length word is
+// at least 4, for a walk over frames that read_frame checks before any is used (it costs no
+// FrameResult). `size` is 0 when the header is incomplete, `malformed` set when the length word is
+// below 4. The body may not all be buffered yet: compare `size` with the input's.
+struct FramePeek {
+  char type = 0;
+  uint64_t size = 0;
+  bool malformed = false;
+};
+FramePeek peek_frame(std::string_view input);
+
 // Reads one untyped startup-phase packet (int32 length + body), <= kMaxStartupPacket, >= 8.
 FrameResult read_startup_packet(std::string_view input);
 

@@ -10,6 +10,7 @@
 // leaves `out` unchanged.
 #include "wire/messages.h"
 
+#include "common/bytes.h"
 #include "wire/byte_reader.h"
 #include "wire/message_writer.h"
 
@@ -18,6 +19,7 @@ namespace {
 
 constexpr uint32_t kNullLength = 0xffffffffu;  // int32 -1: absent value
 constexpr uint32_t kMaxLength = 0x7fffffffu;
+constexpr uint64_t kMaxWrittenLength = uint64_t{1} << 30;  // MessageWriter's default limit
 
 Status client_error(const char* message_name, const std::string& reason) {
   return Status::client("08P01", std::string("invalid ") + message_name + " message: " + reason);
@@ -115,8 +117,20 @@ Result<BindMessage> decode_bind(std::string_view body) {
   return m;
 }
 
+// Written in one pass, without MessageWriter's per-field checks and back-patched length (every
+// Bind of a prepared statement in transaction pooling is renamed), under its rules: a name with
+// a NUL, or a message longer than its default limit (1 GiB), leaves `out` unchanged.
 void encode_bind_renamed(std::string& out, const BindMessage& bind, std::string_view statement) {
-  MessageWriter(out).begin('B').cstr(bind.portal).cstr(statement).bytes(bind.rest).end();
+  if (bind.portal.find('\0') != std::string_view::npos || statement.find('\0') != std::string_view::npos)
+    return;
+  const uint64_t length =
+      4 + uint64_t{bind.portal.size()} + 1 + uint64_t{statement.size()} + 1 + uint64_t{bind.rest.size()};
+  if (length > kMaxWrittenLength) return;
+  out.push_back('B');
+  append_be32(out, static_cast<uint32_t>(length));
+  out.append(bind.portal).push_back('\0');
+  out.append(statement).push_back('\0');
+  out.append(bind.rest);
 }
 
 Result<TargetMessage> decode_target(std::string_view body) {
@@ -337,8 +351,10 @@ void encode_data_row(std::string& out, const std::vector<std::optional<std::stri
   w.end();
 }
 
-void encode_parse_complete(std::string& out) { MessageWriter(out).begin('1').end(); }
-void encode_bind_complete(std::string& out) { MessageWriter(out).begin('2').end(); }
-void encode_close_complete(std::string& out) { MessageWriter(out).begin('3').end(); }
+// Bodiless messages of a fixed 5 bytes, appended whole (no length to back-patch): the proxy
+// writes ParseComplete and BindComplete for batches it answers itself or may answer.
+void encode_parse_complete(std::string& out) { out.append("1\0\0\0\4", 5); }
+void encode_bind_complete(std::string& out) { out.append("2\0\0\0\4", 5); }
+void encode_close_complete(std::string& out) { out.append("3\0\0\0\4", 5); }
 
 }  // namespace sw::wire

@@ -1,12 +1,42 @@
-// Routing an extended batch (at every split point of a pipelined batch) and placing a route.
+// Routing an extended batch (at every split point of a pipelined batch) and placing a route; a
+// batch's Parses in reused buffers (the allocation count is deterministic: a replaced operator
+// new counts this thread's calls while armed).
 #include "session/routing.h"
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <iterator>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "wire/message_writer.h"
+
+// Sanitizer runtimes replace operator new themselves: the count is taken in the plain builds.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SW_SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SW_SANITIZED_BUILD 1
+#endif
+#endif
+
+#ifndef SW_SANITIZED_BUILD
+namespace {
+thread_local bool counting = false;
+thread_local uint64_t allocations = 0;  // operator new calls on this thread while counting
+}  // namespace
+
+// Not inlined: gcc would see free() of memory from operator new (-Wmismatched-new-delete).
+[[gnu::noinline]] void* operator new(size_t size) {
+  if (counting) ++allocations;
+  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
+[[gnu::noinline]] void operator delete(void* memory, size_t) noexcept { std::free(memory); }
+#endif  // SW_SANITIZED_BUILD
 
 using sw::session::BatchStatement;
 using sw::session::ClientStatements;
@@ -163,7 +193,7 @@ TEST_CASE("extended batch: a NoBind batch says whether a Flush ended it (the ser
   ExtendedBatch by_flush = f.scan(parse("s1", select) + describe('S', "s1") + flush_message());
   REQUIRE(by_flush.kind == Kind::NoBind);
   CHECK(by_flush.flushed);
-  CHECK(by_flush.parsed.count("s1") == 1);
+  CHECK(by_flush.parsed.find("s1") != nullptr);
 }
 
 TEST_CASE("extended batch: what a Bound batch knows") {
@@ -174,7 +204,7 @@ TEST_CASE("extended batch: what a Bound batch knows") {
   CHECK(batch.client_parsed);
   CHECK(batch.query() == "BEGIN");
   CHECK(batch.only().kind == sw::parser::StatementKind::Begin);
-  CHECK(batch.parsed.count("s1") == 1);
+  CHECK(batch.parsed.find("s1") != nullptr);
   CHECK(batch.bind_end == parse("s1", "BEGIN").size() + bind("s1", {}).size());
   CHECK(batch.control_answer == std::string("1\0\0\0\4"
                                             "2\0\0\0\4"
@@ -208,6 +238,95 @@ TEST_CASE("extended batch: a Bind of a known statement reuses the facts resolved
   REQUIRE(batch.facts != nullptr);
   CHECK(*batch.facts == *parsed.value());
 }
+
+TEST_CASE(
+    "extended batch: a later Parse of a name replaces the earlier; nothing is left for the next batch") {
+  Fixture f;
+  const std::string first = "SELECT * FROM orders WHERE tenant_id = $1 AND id = 1";
+  const std::string second = "SELECT * FROM orders WHERE tenant_id = $1 AND id = 2";
+  const std::string input = parse("s1", first) + parse("", "SELECT 1") + parse("s1", second) +
+                            bind("s1", {"5"}) + execute() + sync_message();
+  ExtendedBatch batch = f.scan(input);
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK(batch.client_parsed);
+  CHECK(batch.query() == second);
+  // The Parse it names, where it is in the input (the session forwards that Parse without
+  // analyzing it again: its facts are the batch's).
+  CHECK(batch.parse_text == second);
+  CHECK(batch.parse_text.data() == input.data() + input.find(second));
+  CHECK(std::distance(batch.parsed.begin(), batch.parsed.end()) == 2);
+  REQUIRE(batch.parsed.find("") != nullptr);
+  CHECK(batch.parsed.find("")->query == "SELECT 1");
+
+  // A batch scanned while another is alive has buffers of its own.
+  ExtendedBatch other = f.scan(parse("s2", first) + bind("s2", {"6"}) + sync_message());
+  REQUIRE(other.kind == Kind::Bound);
+  CHECK(other.query() == first);
+  CHECK(batch.query() == second);
+  CHECK(other.parsed.find("s1") == nullptr);
+
+  // The next batch reuses the buffers: only its own Parses.
+  batch = f.scan(parse("s3", first) + bind("s3", {"7"}) + sync_message());
+  other = f.scan(bind("", {"1"}) + sync_message());
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK(batch.query() == first);
+  CHECK(batch.parsed.find("s1") == nullptr);
+  CHECK(batch.parsed.find("") == nullptr);
+  CHECK(std::distance(batch.parsed.begin(), batch.parsed.end()) == 1);
+  REQUIRE(other.kind == Kind::Bound);
+  CHECK(other.parsed.empty());
+  CHECK(other.query() == f.unnamed.query);  // the session's unnamed statement
+  CHECK(other.parse_text.empty());
+
+  // More Parses than the thread keeps (8): all are seen, and the next batch still has only its own.
+  std::string many;
+  for (int i = 0; i < 10; ++i) {
+    std::string text = first;
+    text.append(" -- ").append(std::to_string(i));
+    std::string name = "m";
+    name.append(std::to_string(i));
+    many.append(parse(name, text));
+  }
+  batch = f.scan(many + bind("m9", {"1"}) + sync_message());
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK(batch.query().substr(first.size()) == " -- 9");
+  CHECK(std::distance(batch.parsed.begin(), batch.parsed.end()) == 10);
+  batch = f.scan(parse("", second) + bind("", {"2"}) + sync_message());
+  REQUIRE(batch.kind == Kind::Bound);
+  CHECK(batch.query() == second);
+  CHECK(std::distance(batch.parsed.begin(), batch.parsed.end()) == 1);
+}
+
+#ifndef SW_SANITIZED_BUILD
+TEST_CASE("extended batch: scanning a batch like the one before allocates nothing") {
+  Fixture f;
+  // pgbench -M extended: its statement text is longer than std::string's inline buffer.
+  const std::string select = "SELECT abalance FROM pgbench_accounts WHERE aid = $1;";
+  const std::string extended =
+      parse("", select) + bind("", {"42"}) + describe('P', "") + execute() + sync_message();
+  const std::string prepared = bind("known", {"42"}) + describe('P', "") + execute() + sync_message();
+  for (const std::string* input : {&extended, &prepared}) {
+    REQUIRE(f.scan(*input).kind == Kind::Bound);  // the first takes the buffers, and analyzes
+    counting = true;
+    allocations = 0;
+    {
+      ExtendedBatch again = f.scan(*input);
+      CHECK(again.kind == Kind::Bound);
+    }
+    counting = false;
+    CHECK(allocations == 0);
+  }
+  // A batch scanned while the thread's buffers are taken makes its own.
+  ExtendedBatch held = f.scan(extended);
+  counting = true;
+  allocations = 0;
+  ExtendedBatch nested = f.scan(extended);
+  counting = false;
+  CHECK(allocations > 0);
+  CHECK(nested.query() == select);
+  CHECK(held.query() == select);
+}
+#endif  // SW_SANITIZED_BUILD
 
 TEST_CASE("extended batch: a malformed message is left for the session to report") {
   Fixture f;
@@ -277,6 +396,14 @@ TEST_CASE("placing a route") {
       CHECK(placement.routed == c.routed);
     }
     if (placement.kind == Placement::Kind::Refuse) CHECK(placement.error.sqlstate == "0A000");
+    // A route that does not need the default shard is placed the same without it (callers pass -1).
+    CHECK(sw::session::needs_default_shard(route) == (c.shard == 0));
+    if (!sw::session::needs_default_shard(route)) {
+      Placement without = sw::session::place(route, c.protocol, c.in_transaction, -1, true);
+      CHECK(without.kind == placement.kind);
+      CHECK(without.shard == placement.shard);
+      CHECK(without.routed == placement.routed);
+    }
   }
 }
 

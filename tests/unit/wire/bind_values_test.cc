@@ -1,9 +1,39 @@
-// decode_bind_values: formats, values and NULLs, every length checked, and PostgreSQL's errors.
+// decode_bind_values: formats, values and NULLs, every length checked, and PostgreSQL's errors;
+// a decode into reused buffers sees nothing of the one before and allocates nothing. The count
+// is deterministic: a replaced operator new counts this thread's calls while armed.
 #include "wire/bind_values.h"
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <new>
 #include <string>
+#include <vector>
+
+// Sanitizer runtimes replace operator new themselves: the count is taken in the plain builds.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SW_SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SW_SANITIZED_BUILD 1
+#endif
+#endif
+
+#ifndef SW_SANITIZED_BUILD
+namespace {
+thread_local bool counting = false;
+thread_local uint64_t allocations = 0;  // operator new calls on this thread while counting
+}  // namespace
+
+// Not inlined: gcc would see free() of memory from operator new (-Wmismatched-new-delete).
+[[gnu::noinline]] void* operator new(size_t size) {
+  if (counting) ++allocations;
+  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
+[[gnu::noinline]] void operator delete(void* memory, size_t) noexcept { std::free(memory); }
+#endif  // SW_SANITIZED_BUILD
 
 namespace sw::wire {
 namespace {
@@ -67,6 +97,63 @@ TEST_CASE("decode_bind_values: every truncation of a valid Bind is 08P01") {
     CHECK(cut.status().sqlstate == "08P01");
   }
 }
+
+// Three parameters: 42 (text), NULL, x (text); no result formats.
+const std::string kThree = be16(1) + be16(0) + be16(3) + be32(2) + "42" + be32(-1) + be32(1) + "x" + be16(0);
+const std::vector<uint32_t> kThreeTypes = {20, 25, 25};
+
+void check_three(const BindValues& values) {
+  REQUIRE(values.params.size() == 3);
+  CHECK(values.types == kThreeTypes);
+  CHECK(values.params[0].bytes == "42");
+  CHECK_FALSE(values.params[0].null);
+  CHECK_FALSE(values.params[0].binary);
+  CHECK(values.params[1].null);
+  CHECK(values.params[1].bytes.empty());
+  CHECK_FALSE(values.params[1].binary);
+  CHECK(values.params[2].bytes == "x");
+}
+
+TEST_CASE("decode_bind_values into reused buffers: nothing of the previous Bind is left") {
+  BindValues values;
+  // Before: three binary values and no types, then a failed decode.
+  const std::string binary =
+      be16(1) + be16(1) + be16(3) + be32(1) + "a" + be32(1) + "b" + be32(1) + "c" + be16(0);
+  REQUIRE(decode_bind_values(binary, {}, &values).is_ok());
+  REQUIRE(values.params.size() == 3);
+  CHECK(values.params[1].binary);
+  CHECK(decode_bind_values(be16(0) + be16(1) + be32(5) + "ab", {}, &values).sqlstate == "08P01");
+  REQUIRE(decode_bind_values(kThree, kThreeTypes, &values).is_ok());
+  check_three(values);
+  // Fewer parameters and no types.
+  REQUIRE(decode_bind_values(be16(0) + be16(1) + be32(1) + "7" + be16(0), {}, &values).is_ok());
+  REQUIRE(values.params.size() == 1);
+  CHECK(values.params[0].bytes == "7");
+  CHECK(values.types.empty());
+}
+
+#ifndef SW_SANITIZED_BUILD
+TEST_CASE("decode_bind_values into buffers that held as many values allocates nothing") {
+  BindValues values;
+  REQUIRE(decode_bind_values(kThree, kThreeTypes, &values).is_ok());
+  REQUIRE(decode_bind_values(be16(0) + be16(0) + be16(0), {}, &values).is_ok());
+  counting = true;
+  allocations = 0;
+  const Status again = decode_bind_values(kThree, kThreeTypes, &values);
+  counting = false;
+  CHECK(allocations == 0);
+  REQUIRE(again.is_ok());
+  check_three(values);
+
+  // The first decode into new buffers allocates them (the count sees allocations).
+  BindValues fresh;
+  counting = true;
+  allocations = 0;
+  REQUIRE(decode_bind_values(kThree, kThreeTypes, &fresh).is_ok());
+  counting = false;
+  CHECK(allocations == 2);  // the parameters and the types
+}
+#endif  // SW_SANITIZED_BUILD
 
 }  // namespace
 }  // namespace sw::wire

@@ -297,4 +297,35 @@ TEST_CASE("read_startup_packet: need, bounds and split offsets") {
   CHECK(read_startup_packet(max_packet).status == FrameStatus::Complete);
 }
 
+TEST_CASE("peek_frame: type and whole size from the header alone, at every split of a stream") {
+  const std::string stream = typed('B', std::string(20, 'b')) + typed('E', "x") + typed('S', "");
+  const std::vector<std::pair<char, uint64_t>> frames = {{'B', 25}, {'E', 6}, {'S', 5}};
+  for (size_t cut = 0; cut <= stream.size(); ++cut) {
+    CAPTURE(cut);
+    const std::string_view input = std::string_view(stream).substr(0, cut);
+    size_t offset = 0;
+    for (const auto& expected : frames) {
+      const FramePeek peek = peek_frame(input.substr(offset));
+      CHECK_FALSE(peek.malformed);
+      if (input.size() - offset < 5) {
+        CHECK(peek.size == 0);  // the header is not all there
+        break;
+      }
+      CHECK(peek.type == expected.first);
+      CHECK(peek.size == expected.second);
+      if (input.size() - offset < peek.size) break;  // the body is still coming
+      // Where read_frame agrees.
+      const FrameResult read = read_frame(input.substr(offset), Sender::Client, Limits{});
+      REQUIRE(read.status == FrameStatus::Complete);
+      CHECK(read.frame.size == peek.size);
+      offset += static_cast<size_t>(peek.size);
+    }
+  }
+  // A length word below 4 is malformed; a length over read_frame's limits is only a size.
+  CHECK(peek_frame(header('E', 3)).malformed);
+  const FramePeek huge = peek_frame(header('S', 0x7fffffffu));
+  CHECK_FALSE(huge.malformed);
+  CHECK(huge.size == 0x80000000u);
+}
+
 }  // namespace sw::wire

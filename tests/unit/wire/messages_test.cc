@@ -121,6 +121,18 @@ TEST_CASE("messages: Bind decode, rename round trip and malformed bodies") {
   CHECK(renamed.value().portal == "portal");
   CHECK(renamed.value().statement == "sw_7");
   CHECK(renamed.value().rest == kBindRest);
+  // Appended after what `out` holds; a name with a NUL leaves it unchanged.
+  const std::string one = out;
+  encode_bind_renamed(out, m.value(), "");
+  const std::string second = out.substr(one.size());
+  const Result<BindMessage> unnamed = decode_bind(only_frame(second, 'B', Sender::Client));
+  REQUIRE(unnamed.is_ok());
+  CHECK(unnamed.value().statement.empty());
+  CHECK(unnamed.value().rest == kBindRest);
+  CHECK(out.substr(0, one.size()) == one);
+  const std::string two = out;
+  encode_bind_renamed(out, m.value(), "sw\0_7"s);
+  CHECK(out == two);
 
   check_malformed(body, decode_bind, Fault::Client);
   const std::string minimal = "\0\0"s + be16(0) + be16(0) + be16(0);
