@@ -4,24 +4,18 @@
 // counts this thread's calls while armed.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "allocation_count.h"
 #include "parser/analyze.h"
 #include "router/router.h"
 
-// Sanitizer runtimes replace operator new themselves: the count is taken in the plain builds.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SW_SANITIZED_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SW_SANITIZED_BUILD 1
-#endif
-#endif
-
 using namespace sw::router;
+#if SW_COUNTS_ALLOCATIONS
+using sw::test::start_counting_allocations;
+using sw::test::stop_counting_allocations;
+#endif
 
 namespace {
 
@@ -73,20 +67,7 @@ TEST_CASE("only Explain::Yes fills the reason of one-shard, default, session and
   CHECK(reason_of("DELETE FROM orders").find("needs its key") != std::string::npos);
 }
 
-#ifndef SW_SANITIZED_BUILD
-
-namespace {
-thread_local bool counting = false;
-thread_local uint64_t allocations = 0;  // operator new calls on this thread while counting
-}  // namespace
-
-void* operator new(size_t size) {
-  if (counting) ++allocations;
-  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
-  throw std::bad_alloc();
-}
-void operator delete(void* memory) noexcept { std::free(memory); }
-void operator delete(void* memory, size_t) noexcept { std::free(memory); }
+#if SW_COUNTS_ALLOCATIONS
 
 namespace {
 
@@ -99,10 +80,9 @@ uint64_t warm_allocations(const std::string& sql, const BindValues* params, Rout
   REQUIRE_MESSAGE(facts.is_ok(), sql);
   const Route first = route_query(**facts, params, *dir, rules);
   REQUIRE_MESSAGE(first.kind == kind, sql, ": ", route_kind_name(first.kind), " ", first.error.message);
-  counting = true;
-  allocations = 0;
+  start_counting_allocations();
   const Route again = route_query(**facts, params, *dir, rules);
-  counting = false;
+  const uint64_t allocations = stop_counting_allocations();
   CHECK_MESSAGE(again.kind == kind, sql);
   CHECK_MESSAGE(again.buckets == first.buckets, sql);
   return allocations;
@@ -161,11 +141,9 @@ TEST_CASE("a keyed route built in a recycled route's buffers allocates nothing")
   CHECK(done.table.empty());
   CHECK(done.kind == RouteKind::Shard);  // the rest stays
 
-  counting = true;
-  allocations = 0;
+  start_counting_allocations();
   Route again = route_query(**facts, nullptr, *dir, rules);
-  counting = false;
-  CHECK(allocations == 0);
+  CHECK(stop_counting_allocations() == 0);
   CHECK(again.kind == RouteKind::Shard);
   CHECK(again.buckets == buckets);
   CHECK(again.table == "pgbench_accounts");
@@ -175,12 +153,10 @@ TEST_CASE("a keyed route built in a recycled route's buffers allocates nothing")
   Route large;
   large.buckets.reserve(kMaxRecycledBuckets + 1);
   recycle(large);
-  counting = true;
-  allocations = 0;
+  start_counting_allocations();
   const Route third = route_query(**facts, nullptr, *dir, rules);
-  counting = false;
-  CHECK(allocations == 2);
+  CHECK(stop_counting_allocations() == 2);
   CHECK(third.buckets == buckets);
 }
 
-#endif  // SW_SANITIZED_BUILD
+#endif  // SW_COUNTS_ALLOCATIONS

@@ -5,38 +5,18 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
-// Sanitizer runtimes replace operator new themselves: the count is taken in the plain builds.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SW_SANITIZED_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SW_SANITIZED_BUILD 1
-#endif
-#endif
-
-#ifndef SW_SANITIZED_BUILD
-namespace {
-thread_local bool counting = false;
-thread_local uint64_t allocations = 0;  // operator new calls on this thread while counting
-}  // namespace
-
-// Not inlined: gcc would see free() of memory from operator new (-Wmismatched-new-delete).
-[[gnu::noinline]] void* operator new(size_t size) {
-  if (counting) ++allocations;
-  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete(void* memory, size_t) noexcept { std::free(memory); }
-#endif  // SW_SANITIZED_BUILD
+#include "allocation_count.h"
 
 namespace sw::wire {
 namespace {
+
+#if SW_COUNTS_ALLOCATIONS
+using sw::test::start_counting_allocations;
+using sw::test::stop_counting_allocations;
+#endif
 
 std::string be16(int v) { return {static_cast<char>((v >> 8) & 0xff), static_cast<char>(v & 0xff)}; }
 std::string be32(int64_t v) {
@@ -125,35 +105,32 @@ TEST_CASE("decode_bind_values into reused buffers: nothing of the previous Bind 
   CHECK(decode_bind_values(be16(0) + be16(1) + be32(5) + "ab", {}, &values).sqlstate == "08P01");
   REQUIRE(decode_bind_values(kThree, kThreeTypes, &values).is_ok());
   check_three(values);
-  // Fewer parameters and no types.
-  REQUIRE(decode_bind_values(be16(0) + be16(1) + be32(1) + "7" + be16(0), {}, &values).is_ok());
+  // Fewer parameters and no types (the values are views into the Bind, which must outlive them).
+  const std::string one = be16(0) + be16(1) + be32(1) + "7" + be16(0);
+  REQUIRE(decode_bind_values(one, {}, &values).is_ok());
   REQUIRE(values.params.size() == 1);
   CHECK(values.params[0].bytes == "7");
   CHECK(values.types.empty());
 }
 
-#ifndef SW_SANITIZED_BUILD
+#if SW_COUNTS_ALLOCATIONS
 TEST_CASE("decode_bind_values into buffers that held as many values allocates nothing") {
   BindValues values;
   REQUIRE(decode_bind_values(kThree, kThreeTypes, &values).is_ok());
   REQUIRE(decode_bind_values(be16(0) + be16(0) + be16(0), {}, &values).is_ok());
-  counting = true;
-  allocations = 0;
+  start_counting_allocations();
   const Status again = decode_bind_values(kThree, kThreeTypes, &values);
-  counting = false;
-  CHECK(allocations == 0);
+  CHECK(stop_counting_allocations() == 0);
   REQUIRE(again.is_ok());
   check_three(values);
 
   // The first decode into new buffers allocates them (the count sees allocations).
   BindValues fresh;
-  counting = true;
-  allocations = 0;
+  start_counting_allocations();
   REQUIRE(decode_bind_values(kThree, kThreeTypes, &fresh).is_ok());
-  counting = false;
-  CHECK(allocations == 2);  // the parameters and the types
+  CHECK(stop_counting_allocations() == 2);  // the parameters and the types
 }
-#endif  // SW_SANITIZED_BUILD
+#endif  // SW_COUNTS_ALLOCATIONS
 
 }  // namespace
 }  // namespace sw::wire
