@@ -303,7 +303,10 @@ bool MigrationRunner::live_verified(const catalog::Migration& m) {
   auto b = bucket_digests(*target, config_->sharding.tables, buckets);
   if (!a || !b) return false;
   const std::vector<uint32_t> mismatched = mismatched_buckets(*a, *b);
-  if (mismatched.empty()) return (live_mismatch_rounds_ = 0, true);
+  if (mismatched.empty()) {
+    live_mismatch_rounds_ = 0;
+    return true;
+  }
   auto lsn = current_wal_lsn(*source);
   if (!lsn || !stream_->wait_until_processed(*lsn, kCatchUpWait)) return false;
   const std::set<uint32_t> changed = stream_->changed_buckets();
@@ -314,7 +317,8 @@ bool MigrationRunner::live_verified(const catalog::Migration& m) {
         "mover: migration %lld: live verification: %zu bucket(s) differ, each changed by the stream "
         "while the scans ran; the cutover's verification decides",
         (long long)id_, mismatched.size());
-    return (live_mismatch_rounds_ = 0, true);
+    live_mismatch_rounds_ = 0;
+    return true;
   }
   const bool last_round = ++live_mismatch_rounds_ >= kLiveVerifyRounds;
   LOG_INFO(

@@ -47,6 +47,14 @@ class Writer {
   std::thread thread_;
 };
 
+// A Writer's statement: the i-th inserts a row noted 'w<i>' into `table` for each of `keys` in turn.
+std::function<std::string(long)> inserts_in_turn(const std::string& table, const std::vector<int64_t>& keys) {
+  return [table, keys](long i) {
+    return "INSERT INTO " + table + " (tenant_id, note) VALUES (" +
+           std::to_string(keys[static_cast<size_t>(i) % keys.size()]) + ", 'w" + std::to_string(i) + "')";
+  };
+}
+
 }  // namespace
 
 TEST_SUITE("mover_workload") {
@@ -130,11 +138,7 @@ TEST_SUITE("mover_workload") {
     for (int64_t k : m.keys)
       REQUIRE_OK(seed.exec("INSERT INTO items (tenant_id, note) SELECT " + std::to_string(k) +
                            ", 'seed' FROM generate_series(1, 300)"));
-    Writer writer(f, [&](long i) {
-      return "INSERT INTO items (tenant_id, note) VALUES (" +
-             std::to_string(m.keys[static_cast<size_t>(i) % m.keys.size()]) + ", 'w" + std::to_string(i) +
-             "')";
-    });
+    Writer writer(f, inserts_in_turn("items", m.keys));
     sleep_ms(200);
     PgConn admin = admin_console(f);
     const std::string id = start_move(admin, m.buckets);
@@ -177,11 +181,7 @@ TEST_SUITE("mover_workload") {
     PgConn s0 = f.setup.shard(0);
     // Scans of some milliseconds each, so that inserts land between the two snapshots.
     for (int64_t k : m.keys) seed_orders(s0, k, 20000);
-    Writer writer(f, [&](long i) {
-      return "INSERT INTO orders (tenant_id, note) VALUES (" +
-             std::to_string(m.keys[static_cast<size_t>(i) % m.keys.size()]) + ", 'w" + std::to_string(i) +
-             "')";
-    });
+    Writer writer(f, inserts_in_turn("orders", m.keys));
     sleep_ms(200);
     PgConn admin = admin_console(f);
     const std::string id = start_move(admin, m.buckets);
