@@ -155,6 +155,22 @@ INI
   wait_port "$BOUNCER_PORT" pgbouncer
 }
 
+# start_null_relay: tests/bench/null_relay.cc (built if missing) on a free port ($RELAY_PORT),
+# relaying to the bench cluster; its pid in $RELAY_PID (list RELAY_PID in BENCH_PID_VARS). It
+# logs nobody in: its clients name the cluster's database and log in to PostgreSQL themselves.
+start_null_relay() {
+  local relay=${NULL_RELAY_BIN:-$ROOT/build/tests/bench/bench_null_relay}
+  if [ ! -x "$relay" ]; then
+    echo "bench: building bench_null_relay in $ROOT/build" >&2
+    cmake --build "$ROOT/build" --target bench_null_relay >/dev/null
+  fi
+  RELAY_PORT=$(pick_port)
+  "$relay" "$RELAY_PORT" "$PG_PORT" >>"$WORK/null_relay.log" 2>&1 &
+  RELAY_PID=$!
+  disown
+  wait_port "$RELAY_PORT" bench_null_relay
+}
+
 # shardwire_init NAME: `shardwire init` with $WORK/NAME.yaml; its output in $WORK/NAME-init.log.
 # The head of every benchmark's shardwire config: listen on PORT, WORKERS workers, user app
 # (SCRAM), transaction pooling with POOL servers per shard. The caller appends the rest.

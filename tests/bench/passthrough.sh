@@ -5,9 +5,11 @@
 # bucket, so every statement is parsed and routed) side by side on loopback.
 # `pgbench -i -s $SCALE` once per database, then `pgbench -S -T $SECS -M {simple,extended,prepared}`
 # and pgbench's TPC-B-like script (mode `tpcb`, simple protocol) with -c {1,8,32}, interleaved
-# across the four targets. Prints tps, tps ratio to direct, each proxy's CPU microseconds per
-# transaction (utime+stime from /proc/<pid>/stat) and shardwire's CPU per transaction as a ratio
-# of pgbouncer's.
+# across the targets. A fifth target, the null relay (tests/bench/null_relay.cc: bytes relayed
+# between each client and its own server connection, nothing parsed), measures the floor of any
+# user-space proxy. Prints tps, tps ratio to direct, each proxy's CPU microseconds per transaction
+# (utime+stime from /proc/<pid>/stat), shardwire's and the relay's CPU per transaction as a ratio
+# of pgbouncer's, and sharded shardwire's as a ratio of the relay's.
 #
 #   tests/bench/passthrough.sh [seconds-per-run]
 #
@@ -16,8 +18,8 @@
 # CLIENTS ("1 8 32"), SHARDWIRE_BIN (default: build/proxy/app/shardwire, built if missing),
 # BASE_BIN (another shardwire binary, e.g. main's build: adds target `base`, a second sharded
 # proxy running it, and a before/after table; rounds alternate which of the two runs first),
-# TARGETS (default "direct pgbouncer shardwire sharded", plus base), KEEP=1 keeps the work
-# directory.
+# TARGETS (default "direct pgbouncer relay shardwire sharded", plus base), NULL_RELAY_BIN
+# (default build/tests/bench/bench_null_relay, built if missing), KEEP=1 keeps the work directory.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -39,7 +41,8 @@ BOUNCER_PID=""
 SW_PID=""
 SHARDED_PID=""
 BASE_PID=""
-BENCH_PID_VARS="SW_PID SHARDED_PID BOUNCER_PID BASE_PID"
+RELAY_PID=""
+BENCH_PID_VARS="SW_PID SHARDED_PID BOUNCER_PID BASE_PID RELAY_PID"
 start_bench_cluster bench
 SW_PORT=$(pick_port)
 SHARDED_PORT=$(pick_port)
@@ -53,6 +56,7 @@ echo "bench: pgbench -i -s $SCALE (app and s0)" >&2
 "$PGBIN/pgbench" -i -q -s "$SCALE" "$(bench_dsn s0)" >/dev/null 2>&1
 
 start_pgbouncer app
+start_null_relay
 
 cat >"$WORK/shardwire.yaml" <<YAML
 listen: { host: 127.0.0.1, port: $SW_PORT }
@@ -94,6 +98,7 @@ conninfo() {
   case $1 in
     direct) echo "$DIRECT" ;;
     pgbouncer) echo "host=127.0.0.1 port=$BOUNCER_PORT dbname=app user=app password=secret sslmode=disable" ;;
+    relay) echo "host=127.0.0.1 port=$RELAY_PORT dbname=app user=app password=secret sslmode=disable" ;;
     shardwire) echo "host=127.0.0.1 port=$SW_PORT dbname=app user=app password=secret sslmode=disable" ;;
     sharded) echo "host=127.0.0.1 port=$SHARDED_PORT dbname=app user=app password=secret sslmode=disable" ;;
     base) echo "host=127.0.0.1 port=$BASE_PORT dbname=app user=app password=secret sslmode=disable" ;;
@@ -102,6 +107,7 @@ conninfo() {
 pid_of() {
   case $1 in
     pgbouncer) echo "$BOUNCER_PID" ;;
+    relay) echo "$RELAY_PID" ;;
     shardwire) echo "$SW_PID" ;;
     sharded) echo "$SHARDED_PID" ;;
     base) echo "$BASE_PID" ;;
@@ -110,7 +116,7 @@ pid_of() {
 }
 
 # ---- runs -------------------------------------------------------------------------------------
-TARGETS=${TARGETS:-"direct pgbouncer shardwire sharded"}
+TARGETS=${TARGETS:-"direct pgbouncer relay shardwire sharded"}
 [ -n "$BASE_BIN" ] && TARGETS="$TARGETS base"
 # Odd rounds run `base` right after `sharded`, even rounds right before it.
 round_targets() {
@@ -147,8 +153,8 @@ done
 echo
 echo "pgbench -T $SECS (-S -M <mode>, or the TPC-B-like script for tpcb), scale $SCALE, $ROUNDS round(s), pool size $POOL_SIZE, shardwire workers $SW_WORKERS, $(nproc) CPUs"
 echo
-echo "| mode | clients | tps direct | tps pgbouncer | tps shardwire | tps sharded | shardwire/direct | sharded/direct | pgbouncer CPU µs/tx | shardwire CPU µs/tx | sharded CPU µs/tx | shardwire/pgbouncer CPU | sharded/pgbouncer CPU |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| mode | clients | tps direct | tps pgbouncer | tps shardwire | tps sharded | shardwire/direct | sharded/direct | pgbouncer CPU µs/tx | relay CPU µs/tx | shardwire CPU µs/tx | sharded CPU µs/tx | relay/pgbouncer CPU | shardwire/pgbouncer CPU | sharded/pgbouncer CPU | sharded/relay CPU |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for mode in $MODES; do
   for clients in $CLIENTS; do
     d=$(tps_of "direct/$mode/$clients")
@@ -156,9 +162,10 @@ for mode in $MODES; do
     s=$(tps_of "shardwire/$mode/$clients")
     h=$(tps_of "sharded/$mode/$clients")
     cb=$(cpu_of "pgbouncer/$mode/$clients")
+    cr=$(cpu_of "relay/$mode/$clients")
     cs=$(cpu_of "shardwire/$mode/$clients")
     ch=$(cpu_of "sharded/$mode/$clients")
-    echo "| $mode | $clients | $d | $b | $s | $h | $(ratio "$s" "$d") | $(ratio "$h" "$d") | $cb | $cs | $ch | $(ratio "$cs" "$cb") | $(ratio "$ch" "$cb") |"
+    echo "| $mode | $clients | $d | $b | $s | $h | $(ratio "$s" "$d") | $(ratio "$h" "$d") | $cb | $cr | $cs | $ch | $(ratio "$cr" "$cb") | $(ratio "$cs" "$cb") | $(ratio "$ch" "$cb") | $(ratio "$ch" "$cr") |"
   done
 done
 
