@@ -155,15 +155,24 @@ INI
   wait_port "$BOUNCER_PORT" pgbouncer
 }
 
-# start_null_relay: tests/bench/null_relay.cc (built if missing) on a free port ($RELAY_PORT),
-# relaying to the bench cluster; its pid in $RELAY_PID (list RELAY_PID in BENCH_PID_VARS). It
-# logs nobody in: its clients name the cluster's database and log in to PostgreSQL themselves.
-start_null_relay() {
-  local relay=${NULL_RELAY_BIN:-$ROOT/build/tests/bench/bench_null_relay}
-  if [ ! -x "$relay" ]; then
-    echo "bench: building bench_null_relay in $ROOT/build" >&2
-    cmake --build "$ROOT/build" --target bench_null_relay >/dev/null
+# bench_program TARGET [PATH]: prints PATH (default build/tests/bench/TARGET), after building
+# TARGET in $ROOT/build when it is not there (one of tests/bench/CMakeLists.txt's programs).
+bench_program() {
+  local path=${2:-$ROOT/build/tests/bench/$1}
+  if [ ! -x "$path" ]; then
+    echo "bench: building $1 in $ROOT/build" >&2
+    cmake --build "$ROOT/build" --target "$1" >/dev/null
   fi
+  echo "$path"
+}
+
+# start_null_relay: tests/bench/null_relay.cc (NULL_RELAY_BIN, or built if missing) on a free
+# port ($RELAY_PORT), relaying to the bench cluster; its pid in $RELAY_PID (list RELAY_PID in
+# BENCH_PID_VARS). It logs nobody in: its clients name the cluster's database and log in to
+# PostgreSQL themselves.
+start_null_relay() {
+  local relay
+  relay=$(bench_program bench_null_relay "${NULL_RELAY_BIN:-}")
   RELAY_PORT=$(pick_port)
   "$relay" "$RELAY_PORT" "$PG_PORT" >>"$WORK/null_relay.log" 2>&1 &
   RELAY_PID=$!

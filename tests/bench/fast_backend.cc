@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "common/bytes.h"
+#include "loopback.h"
 
 namespace {
 
@@ -224,21 +225,6 @@ bool flush(Connection& c) {
   return true;
 }
 
-int listen_on(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 512) != 0) {
-    std::perror("bench_fast_backend: bind/listen on 127.0.0.1");
-    std::exit(1);
-  }
-  return fd;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -246,7 +232,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_fast_backend PORT\n");
     return 2;
   }
-  const int listener = listen_on(std::atoi(argv[1]));
+  const int listener =
+      sw::bench::listen_on_loopback(static_cast<uint16_t>(std::atoi(argv[1])), "bench_fast_backend");
   const int epoll = ::epoll_create1(0);
   epoll_event event{};
   event.events = EPOLLIN;

@@ -8,9 +8,7 @@
 // that socket and stops reading the other side until it is flushed.
 //
 //   bench_null_relay LISTEN_PORT SERVER_PORT      (both on 127.0.0.1)
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -22,6 +20,8 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+
+#include "loopback.h"
 
 namespace {
 
@@ -70,12 +70,9 @@ class Relay {
     const int client = accept4(listener_, nullptr, nullptr, SOCK_NONBLOCK);
     if (client < 0) return;
     const int server = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(server_port_);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const sockaddr_in address = sw::bench::loopback_address(server_port_);
     // A blocking connect: it happens once per client login, outside the measured traffic.
-    if (server < 0 || connect(server, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    if (server < 0 || connect(server, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
       std::perror("null_relay: connect to the server");
       close(client);
       if (server >= 0) close(server);
@@ -159,17 +156,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_null_relay LISTEN_PORT SERVER_PORT\n");
     return 2;
   }
-  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-  const int one = 1;
-  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(std::atoi(argv[1])));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      listen(listener, 128) != 0) {
-    std::perror("null_relay: listen");
-    return 1;
-  }
+  const int listener =
+      sw::bench::listen_on_loopback(static_cast<uint16_t>(std::atoi(argv[1])), "bench_null_relay");
   Relay(listener, static_cast<uint16_t>(std::atoi(argv[2]))).run();
 }

@@ -31,11 +31,7 @@ POOL_SIZE=${POOL_SIZE:-40}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 
 source "$ROOT/tests/bench/common.sh"
-FAST=${FAST_BACKEND_BIN:-$ROOT/build/tests/bench/bench_fast_backend}
-if [ ! -x "$FAST" ]; then
-  echo "bench: building bench_fast_backend in $ROOT/build" >&2
-  cmake --build "$ROOT/build" --target bench_fast_backend >/dev/null
-fi
+FAST=$(bench_program bench_fast_backend "${FAST_BACKEND_BIN:-}")
 require_binaries "$PGBIN/pgbench" "$FAST"
 
 FAST_PID=""
