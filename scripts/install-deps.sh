@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libuv1-dev libpq-dev libpg-query-dev libprotobuf-c-dev libyaml-cpp-dev prometheus-cpp-dev
   doctest-dev libssl-dev
   clang libclang-rt-14-dev  # the ASan stage and scripts/fuzz.sh: clang, libFuzzer, sanitizer runtimes
