@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct PlannedMigration {
   // REBALANCE: the data the buckets hold (measured when planned), and every shard's expected
   // data after the whole plan (mover::describe_spread; the same on every row of a plan).
   uint64_t rows = 0, bytes = 0;
+  // REBALANCE: the whole plan's rows and bytes, and (by data) the least rows and bytes any plan
+  // moves to bring every target within the tolerance (mover::minimum_to_move). Unset: NULL.
+  std::optional<uint64_t> plan_rows, plan_bytes, minimum_rows, minimum_bytes;
   std::string expected_spread;
 };
 

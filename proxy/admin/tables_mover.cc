@@ -80,15 +80,21 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, 
 }
 
 ResultTable rebalance_table(const std::vector<PlannedMigration>& plan) {
-  static constexpr Column kColumns[] = {{"source", T::Text},       {"target", T::Text},
-                                        {"bucket_count", T::Int4}, {"buckets", T::Text},
-                                        {"migration_id", T::Int8}, {"rows", T::Int8},
-                                        {"bytes", T::Int8},        {"expected_spread", T::Text}};
+  static constexpr Column kColumns[] = {
+      {"source", T::Text},       {"target", T::Text},        {"bucket_count", T::Int4},
+      {"buckets", T::Text},      {"migration_id", T::Int8},  {"rows", T::Int8},
+      {"bytes", T::Int8},        {"plan_rows", T::Int8},     {"plan_bytes", T::Int8},
+      {"minimum_rows", T::Int8}, {"minimum_bytes", T::Int8}, {"expected_spread", T::Text}};
+  auto optional = [](const std::optional<uint64_t>& n) {
+    return n ? number(static_cast<int64_t>(*n)) : Value();
+  };
   ResultTable table(kColumns);
   for (const auto& move : plan) {
     table.add({text(move.source), text(move.target), number(static_cast<int64_t>(move.buckets.size())),
                text(bucket_ranges(move.buckets)), move.id == 0 ? Value() : number(move.id),
                number(static_cast<int64_t>(move.rows)), number(static_cast<int64_t>(move.bytes)),
+               optional(move.plan_rows), optional(move.plan_bytes), optional(move.minimum_rows),
+               optional(move.minimum_bytes),
                move.expected_spread.empty() ? Value() : text(move.expected_spread)});
   }
   return table;

@@ -39,6 +39,7 @@ std::vector<admin::PlannedMigration> rebalance_plan(const router::Directory& dir
   }
   const std::string spread = mover::describe_spread(mover::loads_after(directory, moves, sizes));
   std::vector<admin::PlannedMigration> plan;
+  uint64_t plan_rows = 0, plan_bytes = 0;
   for (auto& move : moves) {
     admin::PlannedMigration migration{move.source, move.target, std::move(move.buckets), 0};
     for (uint32_t b : migration.buckets) {
@@ -47,8 +48,19 @@ std::vector<admin::PlannedMigration> rebalance_plan(const router::Directory& dir
         migration.bytes += it->second.bytes;
       }
     }
+    plan_rows += migration.rows;
+    plan_bytes += migration.bytes;
     migration.expected_spread = spread;
     plan.push_back(std::move(migration));
+  }
+  const mover::BucketSize minimum = mover::minimum_to_move(directory, targets, sizes);
+  for (auto& migration : plan) {
+    migration.plan_rows = plan_rows;
+    migration.plan_bytes = plan_bytes;
+    if (!by_buckets) {
+      migration.minimum_rows = minimum.rows;
+      migration.minimum_bytes = minimum.bytes;
+    }
   }
   return plan;
 }

@@ -57,23 +57,40 @@ struct ShardLoad {
   uint64_t rows = 0, bytes = 0;
 };
 
-// The bucket moves after which every shard of `targets` holds about the same data: bytes, or
-// rows when no bytes were measured. Shards outside `targets` give all their buckets; `targets`
+// How far from the mean a shard's data may end after REBALANCE BY DATA, as a fraction of the mean.
+inline constexpr double kRebalanceTolerance = 0.02;
+
+// The bucket moves after which every shard of `targets` holds the mean of the data within
+// `tolerance` (bytes, or rows when no bytes were measured), moving the fewest rows (bytes) to get
+// there (docs/architecture.md §8.11). Shards outside `targets` give all their buckets; `targets`
 // empty means every directory shard (new names as above).
-//  * Starts from plan_rebalance's even bucket counts (so data that arrives later, spread over
-//    the buckets by key, stays balanced), then, while a target is more than `tolerance` (a
-//    fraction of the mean; 0.001 = 0.1%) off the mean, the heaviest target trades with the
-//    lightest: it exchanges one of its buckets for a lighter one the plan sends the lightest (or
-//    that lives there), the difference closest to what the nearer of the two is off the mean; only
-//    when no exchange helps does it give a bucket outright (bucket counts then differ). A bucket
-//    heavier than the tolerance stays whole, so the goal holds where buckets are small enough.
+//  * Goals: a target off the band [mean - t, mean + t] goes to its nearer edge, a target within
+//    it stays; what is left over (the flows out and in differ) lifts the lowest of the shards
+//    that do not give (or lowers the highest of those that do not receive) towards one level.
+//    So shards already within the tolerance trade nothing unless the others need them, and for
+//    an added shard only the shards above the mean give.
+//  * Donors give, in shard order, to receivers in shard order: at most donors + receivers - 1
+//    moves; each gives the buckets closest to the average bucket that do not overshoot, so
+//    bucket counts follow the data (data that arrives later, spread over the buckets by key,
+//    stays about as even). The goals use half the tolerance, so a bucket's granularity still ends
+//    within the whole of it (moving at most about 1 / (1 - t/2) of the minimum for an added shard).
+//  * Then, while a target is off the band (buckets too heavy, MIGRATING ones in the way), the
+//    heaviest target trades with the lightest: an exchange of buckets keeping counts, else a
+//    bucket outright. A bucket heavier than the tolerance stays whole.
 //  * Only ACTIVE buckets move; MIGRATING ones count for their owner.
 //  * Deterministic; each bucket appears at most once in the plan (owner now -> final shard).
 // With no data measured (every bucket empty) it is plan_rebalance's bucket-count plan.
 // Result ordered by donor, then receiver, in shard order (directory's, then new ones).
 std::vector<PlannedMove> plan_rebalance_by_data(const router::Directory& directory,
                                                 const std::vector<std::string>& targets,
-                                                const BucketSizes& sizes, double tolerance = 0.001);
+                                                const BucketSizes& sizes,
+                                                double tolerance = kRebalanceTolerance);
+
+// The least rows and the least bytes any plan moves so that every target ends within `tolerance`
+// of the mean (each measured on its own): the larger of what must leave the shards above the
+// band (all of it from shards outside `targets`) and what must arrive on the shards below it.
+BucketSize minimum_to_move(const router::Directory& directory, const std::vector<std::string>& targets,
+                           const BucketSizes& sizes, double tolerance = kRebalanceTolerance);
 
 // Every shard's load now and after `plan` (the directory's shards, then new ones the plan names).
 std::vector<ShardLoad> loads_after(const router::Directory& directory, const std::vector<PlannedMove>& plan,

@@ -211,7 +211,7 @@ wait_for=$((LOAD_START + MOVE_AT * 1000000 - $(now_us)))
 sleep "$(awk -v u=$wait_for 'BEGIN { printf "%.3f", u / 1e6 }')"
 MOVE_US=$(now_us)
 MOVE_OUT=$(console "MOVE BUCKETS $RANGE_LO-$RANGE_HI TO s1")
-# MOVE BUCKETS answers source|target|bucket_count|buckets|migration_id|rows|bytes|expected_spread.
+# MOVE BUCKETS answers source|target|bucket_count|buckets|migration_id|rows|bytes|plan_rows|...
 ID=$(awk -F'|' 'NR == 1 { print $5 }' <<<"$MOVE_OUT")
 [[ $ID =~ ^[0-9]+$ ]] || { say "MOVE BUCKETS answered: $MOVE_OUT"; exit 1; }
 say "migration $ID: $MOVING_COUNT buckets s0 -> s1"
