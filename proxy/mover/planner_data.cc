@@ -144,15 +144,17 @@ struct DataBalancer {
   }
 
   // Donors give what is above their goal, receivers take what they lack, one after the other in
-  // shard order (at most donors + receivers - 1 moves). Each step moves the donor's bucket closest
-  // to the average bucket among those that do not overshoot, so bucket counts follow the data
-  // and data that arrives later, spread over the buckets by key, stays about as even.
+  // shard order (at most donors + receivers - 1 moves). Each step moves, among the donor's buckets
+  // that do not overshoot, the one that keeps the moved buckets' mean weight closest to the mean
+  // bucket's, so bucket counts follow the data and data that arrives later, spread over the
+  // buckets by key, stays about as even.
   void fill(const std::vector<double>& goal) {
     const double typical = mean * static_cast<double>(std::count(is_target.begin(), is_target.end(), true)) /
                            static_cast<double>(weight.size());
     std::vector<double> need(names.size());
     for (size_t s = 0; s < names.size(); ++s) need[s] = goal[s] - static_cast<double>(load[s]);
     const std::vector<double> planned = need;
+    double moved = 0, moved_count = 0;
     size_t r = 0;
     for (size_t donor = 0; donor < names.size(); ++donor) {
       double give = -planned[donor];  // as planned: a receiver filled over its goal gives nothing back
@@ -164,7 +166,8 @@ struct DataBalancer {
         while (r < names.size() && need[r] < 0.5) ++r;
         if (r == names.size()) return;
         const double want = std::min(give, need[r]);
-        const auto pick = closest_below(pool, std::min(want, typical), want);
+        const double aim = std::clamp(typical * (moved_count + 1) - moved, 0.0, want);
+        const auto pick = closest_below(pool, aim, want);
         if (pick == pool.end() || 2 * want <= static_cast<double>(pick->first)) {
           if (want == need[r]) need[r] = 0;  // what it still lacks is smaller than any bucket here
           if (want == give) break;
@@ -172,6 +175,8 @@ struct DataBalancer {
         }
         give -= static_cast<double>(pick->first);
         need[r] -= static_cast<double>(pick->first);
+        moved += static_cast<double>(pick->first);
+        ++moved_count;
         move(pick->second, r);
         pool.erase(pick);
       }
