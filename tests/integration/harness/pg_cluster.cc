@@ -57,6 +57,10 @@ PgCluster::PgCluster() {
            << "unix_socket_directories = '" << dir_ << "'\n"
            << "wal_level = logical\n"
            << "max_connections = 200\n"
+           // The reshard benchmark's 20 shard databases: every concurrent migration holds two
+           // slots, and each stream a walsender (PostgreSQL's default is 10 of each).
+           << "max_replication_slots = 40\n"
+           << "max_wal_senders = 40\n"
            << "max_prepared_transactions = 10\n"  // two_phase: a PREPARE TRANSACTION must be possible
            << "fsync = off\n"
            << "synchronous_commit = off\n"

@@ -31,7 +31,7 @@ struct Rows {
 
 Rows read_rows(const Deployment& d, const std::set<uint32_t>& moved, Report& report) {
   Rows rows;
-  for (int s = 0; s < kAllShards; ++s) {
+  for (int s = 0; s < d.all_shards(); ++s) {
     PgConn c = d.setup().shard(s);
     PgResult r = must(c.exec("SELECT tenant_id, note, qty FROM orders", std::chrono::seconds(120)),
                       "rows of s" + std::to_string(s));
@@ -126,7 +126,7 @@ void check_writes_after_flip(const Deployment& d, const std::map<uint32_t, int>&
     uint32_t b = static_cast<uint32_t>(std::stoul(row.at(0)));
     if (owner.at(b) == std::stoi(row.at(1))) flipped_at[b] = std::stoll(row.at(2));
   }
-  for (int s = 0; s < kOldShards; ++s) {
+  for (int s = 0; s < d.old_shards(); ++s) {
     const std::string list = moved_from_shard(moved_from, s);
     if (list.empty()) continue;
     PgConn c = d.setup().shard(s);
@@ -153,7 +153,7 @@ void check_leftovers(const Deployment& d, const std::map<uint32_t, int>& moved_f
   std::string not_active = catalog.value("SELECT count(*) FROM shardwire.buckets WHERE state <> 'ACTIVE'");
   if (not_active != "0")
     problem(report, report.leftovers, not_active + " buckets not ACTIVE in the directory");
-  for (int s = 0; s < kAllShards; ++s) {
+  for (int s = 0; s < d.all_shards(); ++s) {
     PgConn c = d.setup().shard(s);
     std::string slots =
         c.value("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()");
@@ -331,7 +331,7 @@ std::string format_apply_lag(Deployment& d, double* worst_p99_ms) {
 }
 
 std::string format_cutover_steps(Deployment& d) {
-  static const std::regex line(R"(mover: migration \d+: \d+ bucket\(s\) now on s4; writes paused .*)");
+  static const std::regex line(R"(mover: migration \d+: \d+ bucket\(s\) now on s\d+; writes paused .*)");
   std::string out = "cutovers (pause; steps in ms after the cutover began):\n";
   for (int i = 0; i < kInstances; ++i) {
     const std::string log = d.instance(i).log();

@@ -16,7 +16,7 @@ const char* const kCreateVersionedOrders =
 ShardedOptions sharded_options(const DeploymentOptions& options) {
   ShardedOptions o;
   if (options.version_column) o.tables_yaml += "      version_column: row_version\n";
-  o.shards = kAllShards;
+  o.shards = options.old_shards + options.added_shards;
   o.buckets = 4096;
   o.proxy.pool_size = 10;
   o.proxy.users.push_back({"admin", "adminpw"});
@@ -66,9 +66,10 @@ PgResult must(PgResult r, const std::string& what) {
 Deployment::Deployment(DeploymentOptions options)
     : options_(std::move(options)),
       setup_(std::make_unique<ShardedSetup>(shared_cluster(), sharded_options(options_))) {
-  // Four shards first: the directory spreads the buckets over s0..s3.
-  setup_->init_or_throw("", kOldShards);
-  for (uint32_t b = 0; b < buckets(); ++b) initial_[b] = static_cast<int>(b % kOldShards);
+  // The old shards first: the directory spreads the buckets over them.
+  setup_->init_or_throw("", old_shards());
+  for (uint32_t b = 0; b < buckets(); ++b)
+    initial_[b] = static_cast<int>(b % static_cast<uint32_t>(old_shards()));
   if (options_.catalog_via_relay) {
     relay_ = std::make_unique<TcpForwarder>(setup_->catalog_cluster().port());
     catalog_dsn_ = "host=127.0.0.1 port=" + std::to_string(relay_->port()) +
@@ -76,10 +77,10 @@ Deployment::Deployment(DeploymentOptions options)
   }
   for (int i = 0; i < kInstances; ++i)
     instances_.push_back(
-        std::make_unique<ProxyProcess>(setup_->cluster().port(), instance_options(i, kOldShards)));
+        std::make_unique<ProxyProcess>(setup_->cluster().port(), instance_options(i, old_shards())));
   create_orders();
   seed();
-  add_fifth_shard();
+  add_shards();
   install_write_log();
 }
 
@@ -95,28 +96,30 @@ std::string Deployment::create_orders_sql() const {
   return options_.version_column ? kCreateVersionedOrders : kCreateOrders;
 }
 
-// CREATE TABLE through shardwire on s0..s3 (the first deployment).
+// CREATE TABLE through shardwire on the old shards (the first deployment).
 void Deployment::create_orders() {
   ConnectResult r = connect(conninfo(0));
   if (!r.ok) throw std::runtime_error("connect: " + r.error + "\n" + log_tails());
   must(r.conn.exec(create_orders_sql()), "CREATE TABLE orders through shardwire");
 }
 
-// The README's "Adding a shard", by RELOAD alone: s4 in every instance's config file,
-// `shardwire init`, RELOAD on each console, then CREATE TABLE IF NOT EXISTS through shardwire,
-// which creates orders on s4 with the fence trigger and the bucket index.
-void Deployment::add_fifth_shard() {
+// The README's "Adding a shard", by RELOAD alone: the new shards in every instance's config
+// file, `shardwire init`, RELOAD on each console, then CREATE TABLE IF NOT EXISTS through
+// shardwire, which creates orders on the new shards with the fence trigger and the bucket index.
+void Deployment::add_shards() {
   const std::vector<pid_t> before = pids();
   for (int i = 0; i < kInstances; ++i)
     instance(i).write_config(
-        render_config(instance_options(i, kAllShards), instance(i).port(), setup_->cluster().port()));
-  setup_->init_or_throw("", kAllShards);
+        render_config(instance_options(i, all_shards()), instance(i).port(), setup_->cluster().port()));
+  setup_->init_or_throw("", all_shards());
+  std::string every = "all-shards ";
+  for (int s = 0; s < all_shards(); ++s) every += (s ? ",s" : "s") + std::to_string(s);
   for (int i = 0; i < kInstances; ++i) {
     PgConn console = admin(i);
     must(console.exec("RELOAD"), "RELOAD on instance " + std::to_string(i));
     PgResult route = must(console.exec("SHOW ROUTE " + create_orders_sql()), "SHOW ROUTE");
     const std::string summary = route.value(0, route.cols() - 1);
-    if (summary.find("all-shards s0,s1,s2,s3,s4 ") != 0)
+    if (summary.find(every + " ") != 0)
       throw std::runtime_error("instance " + std::to_string(i) + " routes DDL to " + summary +
                                " after RELOAD");
   }
@@ -125,11 +128,17 @@ void Deployment::add_fifth_shard() {
   std::string again = create_orders_sql();
   again.replace(again.find("CREATE TABLE"), 12, "CREATE TABLE IF NOT EXISTS");
   must(r.conn.exec(again), "CREATE TABLE IF NOT EXISTS orders through shardwire");
-  PgConn s4 = setup_->shard(kAllShards - 1);
-  if (s4.value("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'orders'::regclass AND NOT tgisinternal") ==
-      "0")
-    throw std::runtime_error("s4: orders has no fence trigger");
-  if (pids() != before) throw std::runtime_error("an instance restarted while s4 was added");
+  for (int s = old_shards(); s < all_shards(); ++s) {
+    PgConn added = setup_->shard(s);
+    if (added.value(
+            "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'orders'::regclass AND NOT tgisinternal") == "0")
+      throw std::runtime_error("s" + std::to_string(s) + ": orders has no fence trigger");
+  }
+  if (pids() != before) throw std::runtime_error("an instance restarted while shards were added");
+}
+
+bool Deployment::is_added(const std::string& shard) const {
+  return shard.size() > 1 && shard[0] == 's' && std::atoi(shard.c_str() + 1) >= old_shards();
 }
 
 int Deployment::seed_rows_of(uint32_t bucket) const {
@@ -140,7 +149,7 @@ int Deployment::seed_rows_of(uint32_t bucket) const {
 
 std::vector<long long> Deployment::rows_per_shard() const {
   std::vector<long long> rows;
-  for (int s = 0; s < kAllShards; ++s) {
+  for (int s = 0; s < all_shards(); ++s) {
     PgConn c = setup_->shard(s);
     rows.push_back(
         std::stoll(must(c.exec("SELECT count(*) FROM orders"), "rows on s" + std::to_string(s)).value()));
@@ -158,7 +167,7 @@ std::vector<pid_t> Deployment::pids() const {
 // their owners directly.
 void Deployment::seed() {
   std::map<uint32_t, int> per_bucket;
-  std::vector<std::string> keys_of_shard(kOldShards);
+  std::vector<std::string> keys_of_shard(static_cast<size_t>(old_shards()));
   size_t full = 0;
   for (int64_t key = 1; full < buckets(); ++key) {
     uint32_t b = bucket_of_key(key);
@@ -168,7 +177,7 @@ void Deployment::seed() {
     std::string& list = keys_of_shard[static_cast<size_t>(initial_.at(b))];
     list += (list.empty() ? "" : ",") + std::to_string(key);
   }
-  for (int s = 0; s < kOldShards; ++s) {
+  for (int s = 0; s < old_shards(); ++s) {
     PgConn c = setup_->shard(s);
     must(c.exec("INSERT INTO orders (tenant_id, note) SELECT unnest('{" +
                 keys_of_shard[static_cast<size_t>(s)] + "}'::bigint[]), 'seed'"),
@@ -177,7 +186,7 @@ void Deployment::seed() {
 }
 
 void Deployment::install_write_log() {
-  for (int s = 0; s < kAllShards; ++s) {
+  for (int s = 0; s < all_shards(); ++s) {
     PgConn c = setup_->shard(s);
     must(c.exec(kWriteLog), "write log on s" + std::to_string(s));
   }

@@ -1,8 +1,9 @@
-// The reshard scenario's deployment: 4096 buckets on 4 shards (s0..s3, bucket i on s(i mod 4)),
-// two shardwire instances on the same catalog started with those 4 in their config, and a 5th
-// shard s4 added the way the README says, without a restart: s4 added to both instances'
-// config files, `shardwire init`, RELOAD on each instance's console, then the sharded table
-// created through shardwire (CREATE TABLE IF NOT EXISTS reaches s4 alone). Seed rows: the same
+// The reshard scenario's deployment: 4096 buckets on N old shards (4 by default: s0..s3, bucket i
+// on s(i mod N), each a database of one PostgreSQL cluster), two shardwire instances on the same
+// catalog started with those in their config, and M shards (1: s4) added the way the README says,
+// without a restart: the new shards added to both instances' config files, `shardwire init`,
+// RELOAD on each instance's console, then the sharded table created through shardwire (CREATE
+// TABLE IF NOT EXISTS reaches the new shards alone). Seed rows: the same
 // number in every bucket (moving 20% of the buckets moves 20% of the rows, whichever the planner
 // picks), or a skewed spread (DeploymentOptions::skewed_seed).
 //
@@ -26,8 +27,6 @@
 
 namespace it::reshard {
 
-inline constexpr int kOldShards = 4;
-inline constexpr int kAllShards = 5;
 inline constexpr int kInstances = 2;
 
 // An integer from the environment (the scenario's scale knobs), or `fallback`.
@@ -40,6 +39,8 @@ inline int env_int(const char* name, int fallback) {
 PgResult must(PgResult r, const std::string& what);
 
 struct DeploymentOptions {
+  int old_shards = 4;    // s0 .. s<old_shards - 1> own the buckets at first
+  int added_shards = 1;  // then added by RELOAD, owning nothing
   int rows_per_bucket = 5;
   // Buckets hold 1 .. 2 * rows_per_bucket - 1 seed rows (a fixed pseudo-random spread, the same
   // mean) instead of rows_per_bucket each: only a plan by data evens out the rows.
@@ -68,15 +69,18 @@ class Deployment {
   PgConn admin(int instance) const;  // the console as admin; throws when it cannot connect
 
   uint32_t buckets() const { return 4096; }
+  int old_shards() const { return options_.old_shards; }
+  int all_shards() const { return options_.old_shards + options_.added_shards; }
+  bool is_added(const std::string& shard) const;  // "s<n>" with n >= old_shards()
   // Seed rows of bucket b (rows_per_bucket, or the skewed spread).
   int seed_rows_of(uint32_t bucket) const;
   // Rows of orders on each shard, counted on the shards (index = shard number).
   std::vector<long long> rows_per_shard() const;
-  // The instances' process ids (adding s4 must not restart them).
+  // The instances' process ids (adding shards must not restart them).
   std::vector<pid_t> pids() const;
   size_t seed_rows() const { return seed_keys_.size(); }
   const std::vector<int64_t>& seed_keys() const { return seed_keys_; }
-  // Owner of every bucket, by shard index: at start (i mod 4) and now (the catalog).
+  // Owner of every bucket, by shard index: at start (i mod old_shards) and now (the catalog).
   const std::map<uint32_t, int>& initial_directory() const { return initial_; }
   std::map<uint32_t, int> directory() const;
 
@@ -92,7 +96,7 @@ class Deployment {
   ProxyOptions instance_options(int i, int shards) const;
   std::string create_orders_sql() const;
   void create_orders();
-  void add_fifth_shard();
+  void add_shards();
   void seed();
   void install_write_log();
 
