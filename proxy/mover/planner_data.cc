@@ -148,7 +148,9 @@ struct DataBalancer {
   // that do not overshoot, the one that keeps the moved buckets' mean weight closest to the mean
   // bucket's, so bucket counts follow the data and data that arrives later, spread over the
   // buckets by key, stays about as even.
-  void fill(const std::vector<double>& goal) {
+  // A remainder within `spare` (in all) opens no migration of its own: a donor's goes to the
+  // receiver it fills already, which ends above its goal; a receiver's is left unfilled.
+  void fill(const std::vector<double>& goal, double spare) {
     const double typical = mean * static_cast<double>(std::count(is_target.begin(), is_target.end(), true)) /
                            static_cast<double>(weight.size());
     std::vector<double> need(names.size());
@@ -159,11 +161,23 @@ struct DataBalancer {
     for (size_t donor = 0; donor < names.size(); ++donor) {
       double give = -planned[donor];  // as planned: a receiver filled over its goal gives nothing back
       if (give < 0.5) continue;
+      bool giving_to_r = false;                      // this donor's migration to r exists
       std::set<std::pair<uint64_t, uint32_t>> pool;  // (weight, bucket)
       for (uint32_t b = 0; b < weight.size(); ++b)
         if (owner[b] == donor && movable(b) && weight[b] > 0) pool.insert({weight[b], b});
       while (give >= 0.5 && !pool.empty()) {
-        while (r < names.size() && need[r] < 0.5) ++r;
+        if (r < names.size() && need[r] < 0.5 && giving_to_r && give <= spare) {
+          spare -= give;
+          need[r] += give;
+        }
+        if (r < names.size() && need[r] >= 0.5 && !giving_to_r && need[r] <= spare) {
+          spare -= need[r];
+          need[r] = 0;
+        }
+        while (r < names.size() && need[r] < 0.5) {
+          ++r;
+          giving_to_r = false;
+        }
         if (r == names.size()) return;
         const double want = std::min(give, need[r]);
         const double aim = std::clamp(typical * (moved_count + 1) - moved, 0.0, want);
@@ -179,6 +193,7 @@ struct DataBalancer {
         ++moved_count;
         move(pick->second, r);
         pool.erase(pick);
+        giving_to_r = true;
       }
     }
   }
@@ -339,7 +354,7 @@ std::vector<PlannedMove> plan_rebalance_by_data(const router::Directory& directo
   d.allowed = d.mean * tolerance;
   // Aim at half the band, so that a bucket's granularity still ends within it.
   const double aim = d.mean * tolerance * 0.5;
-  d.fill(goals(loads_now(directory, shard_count, d.weight), d.is_target, d.mean - aim, d.mean + aim));
+  d.fill(goals(loads_now(directory, shard_count, d.weight), d.is_target, d.mean - aim, d.mean + aim), aim);
   d.drain();
   d.settle();
   return moves_between(directory, d.names, d.owner);

@@ -302,8 +302,10 @@ TEST_CASE("rebalance by data with equal buckets fills the new shard to within ha
   const auto plan = plan_rebalance_by_data(dir, {"s0", "s1", "s2", "s3", "s4"}, sizes);
   CHECK(plan.size() == 4);  // one migration per old shard
   const auto counts = ::apply(dir, plan);
-  // 4096 / 5 = 819.2 is the mean; the goal is 1% below it (half of kRebalanceTolerance).
-  CHECK(counts.at("s4") == 811);
+  // 4096 / 5 = 819.2 is the mean; the goal is 1% below it (half of kRebalanceTolerance): 811, and
+  // a donor's last bucket may go beyond it rather than open a migration of its own.
+  CHECK(counts.at("s4") >= 811);
+  CHECK(counts.at("s4") <= 812);
   for (const char* old : {"s0", "s1", "s2", "s3"}) CHECK((counts.at(old) == 821 || counts.at(old) == 822));
 }
 
@@ -385,7 +387,7 @@ TEST_CASE("rebalance by data onto added shards moves within 1.05x of the minimum
     const double row_ratio = static_cast<double>(moved.rows) / static_cast<double>(minimum.rows);
     const double byte_ratio = static_cast<double>(moved.bytes) / static_cast<double>(minimum.bytes);
     MESSAGE(c.name << ": moved " << moved.rows << " rows / minimum " << minimum.rows << " = " << row_ratio
-                   << ", bytes " << byte_ratio);
+                   << ", bytes " << byte_ratio << ", " << plan.size() << " migrations");
     CHECK(row_ratio <= 1.05);
     CHECK(byte_ratio <= 1.05);
     CHECK(byte_ratio >= 1.0);  // nobody moves less than the minimum
