@@ -70,7 +70,8 @@ inline constexpr double kRebalanceTolerance = 0.02;
 //    So shards already within the tolerance trade nothing unless the others need them, and for
 //    an added shard only the shards above the mean give.
 //  * Donors give, in shard order, to receivers in shard order: at most donors + receivers - 1
-//    moves; each gives the buckets closest to the average bucket that do not overshoot, so
+//    moves, and none for a remainder within half the tolerance; each gives the buckets that keep
+//    the moved buckets' mean weight at the average bucket's without overshooting, so
 //    bucket counts follow the data (data that arrives later, spread over the buckets by key,
 //    stays about as even). The goals use half the tolerance, so a bucket's granularity still ends
 //    within the whole of it (moving at most about 1 / (1 - t/2) of the minimum for an added shard).
