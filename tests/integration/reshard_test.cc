@@ -127,9 +127,10 @@ TEST_SUITE("reshard_scale") {
     for (double s : cleanup.seconds) cleanup_total += s;
     MESSAGE("copy: " << mover.copies << " copies, " << mover.rows << " rows, " << mover.bytes << " bytes in "
                      << mover.seconds << " s summed: " << mover.rows_per_s() << " rows/s, "
-                     << mover.mb_per_s() << " MB/s per copy; plain COPY TO | COPY FROM pipe: " << pipe.rows
-                     << " rows, " << pipe.bytes << " bytes in " << pipe.seconds << " s: " << pipe.rows_per_s()
-                     << " rows/s, " << pipe.mb_per_s() << " MB/s");
+                     << mover.mb_per_s() << " MB/s per copy; all copies within " << mover.wall_seconds
+                     << " s: " << mover.wall_rows_per_s() << " rows/s; plain COPY TO | COPY FROM pipe: "
+                     << pipe.rows << " rows, " << pipe.bytes << " bytes in " << pipe.seconds
+                     << " s: " << pipe.rows_per_s() << " rows/s, " << pipe.mb_per_s() << " MB/s");
     MESSAGE("cleanup (rollback window closed to done), "
             << cleanup.seconds.size() << " migrations: p50 " << percentile(cleanup.seconds, 50) << " s, max "
             << percentile(cleanup.seconds, 100) << " s, sum " << cleanup_total << " s; "

@@ -1,5 +1,6 @@
 #include "harness/reshard_figures.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -50,14 +51,19 @@ CopyFigures mover_copies(Deployment& d) {
   static const std::regex copied(
       R"(mover: copied (\d+) rows \((\d+) bytes\) of \d+ buckets from \S+ to \S+ in ([0-9.]+) s)");
   CopyFigures f;
+  double first_start = -1, last_end = -1;
   for (const std::string& line : log_lines(d)) {
     std::smatch m;
     if (!std::regex_search(line, m, copied)) continue;
     ++f.copies;
     f.rows += std::stoll(m[1].str());
     f.bytes += std::stoll(m[2].str());
-    f.seconds += std::stod(m[3].str());
+    const double seconds = std::stod(m[3].str()), end = log_time(line);
+    f.seconds += seconds;
+    if (first_start < 0 || end - seconds < first_start) first_start = end - seconds;
+    last_end = std::max(last_end, end);
   }
+  if (first_start >= 0) f.wall_seconds = last_end - first_start;
   return f;
 }
 

@@ -11,11 +11,14 @@
 
 namespace it::reshard {
 
-// Rows and bytes copied and the seconds the copies took (summed over copies).
+// Rows and bytes copied and the seconds the copies took (summed over copies), and the wall time
+// from the first copy's start to the last one's end (copies overlap).
 struct CopyFigures {
   int copies = 0;
   long long rows = 0, bytes = 0;
   double seconds = 0;
+  double wall_seconds = 0;
+  double wall_rows_per_s() const { return wall_seconds > 0 ? static_cast<double>(rows) / wall_seconds : 0; }
   double rows_per_s() const { return seconds > 0 ? static_cast<double>(rows) / seconds : 0; }
   double mb_per_s() const { return seconds > 0 ? static_cast<double>(bytes) / 1e6 / seconds : 0; }
 };
