@@ -205,23 +205,39 @@ Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::Sha
   if (Status s = exec(shard, "SET session_replication_role = replica"); !s) return s;
   uint64_t total = 0;
   auto started = Clock::now();
+  const std::vector<uint32_t>& list = buckets.list();
   for (const auto& table : tables) {
     auto name = resolve_table(shard, table.name);
     if (!name) return name.status();
-    auto filter = bucket_filter(table, buckets);
-    if (!filter) return filter.status();
-    std::string sql = "DELETE FROM " + *name + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + *name +
-                      " WHERE " + *filter + " LIMIT " + std::to_string(batch) + "))";
-    while (true) {
-      auto res = query(shard, sql);
-      if (!res) return failed(res.status(), "delete moved rows of " + table.name);
-      uint64_t deleted = std::strtoull(PQcmdTuples(res->get()), nullptr, 10);
-      total += deleted;
-      if (deleted < batch) break;
-      if (rows_per_sec > 0) {
-        auto due = started + std::chrono::microseconds(total * 1000000 / static_cast<uint64_t>(rows_per_sec));
-        std::this_thread::sleep_until(due);
+    // A group of buckets at a time: a batch's index scan then passes over the rows earlier
+    // batches deleted in its group only, not in the whole set (docs/architecture.md §8.8). A group
+    // starts at one bucket and doubles, up to 64, while its buckets hold less than half a batch.
+    size_t group = 1;
+    for (size_t first = 0; first < list.size();) {
+      const size_t end = std::min(list.size(), first + group);
+      auto filter = bucket_filter(
+          table,
+          BucketSet(buckets.bucket_count(), std::vector<uint32_t>(list.begin() + static_cast<long>(first),
+                                                                  list.begin() + static_cast<long>(end))));
+      if (!filter) return filter.status();
+      const std::string sql = "DELETE FROM " + *name + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + *name +
+                              " WHERE " + *filter + " LIMIT " + std::to_string(batch) + "))";
+      uint64_t in_group = 0;
+      while (true) {
+        auto res = query(shard, sql);
+        if (!res) return failed(res.status(), "delete moved rows of " + table.name);
+        const uint64_t deleted = std::strtoull(PQcmdTuples(res->get()), nullptr, 10);
+        total += deleted;
+        in_group += deleted;
+        if (rows_per_sec > 0) {
+          auto due =
+              started + std::chrono::microseconds(total * 1000000 / static_cast<uint64_t>(rows_per_sec));
+          std::this_thread::sleep_until(due);
+        }
+        if (deleted < batch) break;
       }
+      first = end;
+      group = in_group < batch / 2 ? std::min<size_t>(group * 2, 64) : std::max<size_t>(group / 2, 1);
     }
   }
   if (Status s = exec(shard, "RESET session_replication_role"); !s) return s;

@@ -48,8 +48,9 @@ Result<int> terminate_drain_blockers(PGconn* shard, const std::string& since);
 // Every transaction committed so far ends at or before this position, and WAL is flushed through
 // it (so a logical walsender can send it at once).
 Result<Lsn> current_wal_lsn(PGconn* shard);
-// Deletes the buckets' rows in batches of `batch` rows (session_replication_role = replica, so
-// the fence does not refuse it), pausing so that no more than rows_per_sec go per second.
+// Deletes the buckets' rows in batches of `batch` rows, a group of buckets at a time
+// (session_replication_role = replica, so the fence does not refuse it), pausing so that no more
+// than rows_per_sec go per second.
 // Returns the rows deleted.
 Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::ShardedTable>& tables,
                                     const BucketSet& buckets, int64_t rows_per_sec, uint64_t batch = 1000);
