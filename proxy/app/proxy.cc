@@ -346,7 +346,7 @@ void Proxy::stop(admin::ShutdownMode mode) {
   }
   // The main loop ends when every worker has (see run()).
   for (auto& worker : workers_) worker->post_shutdown(mode);
-  if (mode != admin::ShutdownMode::Immediate && !again) {
+  if (mode != admin::ShutdownMode::Immediate) {  // the first graceful stop: it has a deadline
     const auto timeout = config()->shutdown_timeout;
     shutdown_timer_ = std::make_unique<net::Timer>(main_loop_);
     shutdown_timer_->start(static_cast<uint64_t>(timeout.count()), 0, [this] { shutdown_timed_out(); });
