@@ -164,6 +164,10 @@ struct Config {
   std::string log_level = "info";
   uint64_t max_message_size = 256ull << 20;
   int statement_cache = 16384;  // statement shapes cached per worker thread; 0 = none
+  // A graceful stop (SIGTERM, the console's SHUTDOWN) waits this long for transactions in progress
+  // (and, for SHUTDOWN WAIT_FOR_CLIENTS, clients) before closing what is left and exiting 0.
+  // Below an orchestrator's kill deadline (Kubernetes' terminationGracePeriodSeconds, 30 s).
+  Duration shutdown_timeout{std::chrono::seconds(25)};
   Admin admin;
   Metrics metrics;
   Auth auth;

@@ -186,14 +186,16 @@ void read_fanout(MapReader& top, Fanout& out) {
 
 void read_document(const YAML::Node& root, LoadContext& ctx, Config& cfg) {
   MapReader top(ctx, root, "",
-                {"listen", "workers", "log_level", "max_message_size", "statement_cache", "database", "admin",
-                 "metrics", "auth", "pool", "catalog", "shards", "sharding", "mover", "cutover", "fanout"},
+                {"listen", "workers", "log_level", "max_message_size", "statement_cache", "shutdown_timeout",
+                 "database", "admin", "metrics", "auth", "pool", "catalog", "shards", "sharding", "mover",
+                 "cutover", "fanout"},
                 1);
   read_listen(top, cfg.listen);
   top.read_int("workers", cfg.workers, 1, 64);
   top.read_choice("log_level", cfg.log_level, {"debug", "info", "warn", "error"});
   top.read_size("max_message_size", cfg.max_message_size, kMaxMessageSize);
   top.read_int("statement_cache", cfg.statement_cache, 0, 1 << 20);
+  top.read_duration("shutdown_timeout", cfg.shutdown_timeout);
   read_nonempty(top, "database", cfg.database);
 
   MapReader admin = top.map("admin", {"database", "users"});

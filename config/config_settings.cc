@@ -73,6 +73,7 @@ std::vector<Setting> settings(const Config& c) {
   b.add("log_level", c.log_level);
   b.add("max_message_size", std::to_string(c.max_message_size));
   b.add("statement_cache", std::to_string(c.statement_cache), kRestart);
+  b.add("shutdown_timeout", duration_text(c.shutdown_timeout));
   b.add("database", c.database);
   b.add("admin.database", c.admin.database);
   std::string admins;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "config/env_expand.h"
 #include "config/suggest.h"
 
 namespace sw::config::detail {
@@ -138,7 +139,9 @@ std::string MapReader::scalar(const Entry& entry) const {
     ctx_.fail(entry.line, key_path(entry.key),
               std::string("must be a single value, got ") + shape_name(entry.value));
   }
-  return entry.value.Scalar();
+  Expanded expanded = expand_env(entry.value.Scalar());
+  if (!expanded.error.empty()) ctx_.fail(entry.line, key_path(entry.key), expanded.error);
+  return expanded.text;
 }
 
 bool MapReader::read_string(std::string_view key, std::string& out) {
@@ -224,7 +227,9 @@ bool MapReader::read_string_list(std::string_view key, std::vector<std::string>&
       ctx_.fail(detail::line_of(node), item_path, std::string("must be a name, got ") + shape_name(node));
     }
     ctx_.record(item_path, detail::line_of(node));
-    out.push_back(node.Scalar());
+    Expanded expanded = expand_env(node.Scalar());
+    if (!expanded.error.empty()) ctx_.fail(detail::line_of(node), item_path, expanded.error);
+    out.push_back(std::move(expanded.text));
   }
   return true;
 }

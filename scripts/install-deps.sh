@@ -15,7 +15,12 @@ PACKAGES=(
   # tests/drivers: the client drivers of the driver matrix suite (Node.js packages come from npm,
   # scripts/install-driver-deps.sh)
   python3-psycopg python3-psycopg2 python3-asyncpg libpostgresql-jdbc-java default-jdk-headless nodejs
+  python3-yaml              # deploy/validate.py (the Kubernetes manifests' offline check)
 )
+# kubectl renders deploy/kubernetes with `kubectl kustomize` (integration.kubernetes): Debian's
+# kubernetes-client, unless a kubectl is on PATH already (another package, e.g. a cloud SDK's,
+# may own /usr/bin/kubectl, and kubernetes-client would then fail to install).
+command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
 
 installed() {
   local pkg=$1

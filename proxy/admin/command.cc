@@ -33,7 +33,9 @@ const HelpEntry kHelp[] = {
     {"RECONNECT", "close every server connection once it is released"},
     {"KILL_CLIENT <id>", "close one client connection"},
     {"SHUTDOWN [WAIT_FOR_SERVERS|WAIT_FOR_CLIENTS]", "stop shardwire"},
-    {"SHOW MIGRATIONS", "bucket moves and their progress"},
+    {"SHOW MIGRATIONS", "bucket moves and their progress: rows, bytes, rate and estimated time to finish"},
+    {"SHOW REBALANCE",
+     "the progress of the moves under way as one: rows, bytes, rate, estimated time to finish"},
     {"MOVE BUCKETS <list or ranges> TO <shard>",
      "start moving buckets (e.g. 1,5,10-20); returns the migration id"},
     {"REBALANCE [TO <shards>] [BY DATA | BY BUCKETS] [DRY RUN]",
@@ -111,6 +113,7 @@ constexpr ShowEntry kShows[] = {
     {"SEQUENCES", Verb::ShowSequences},
     {"TRANSACTIONS", Verb::ShowTransactions},
     {"MIGRATIONS", Verb::ShowMigrations},
+    {"REBALANCE", Verb::ShowRebalance},
 };
 
 Result<Command> parse_show(std::string_view rest, std::string_view text) {

@@ -42,6 +42,7 @@ enum class Verb {
   ShowRoute,
   // the mover (command_mover.cc)
   ShowMigrations,
+  ShowRebalance,
   MoveBuckets,
   Rebalance,
   PauseMigration,

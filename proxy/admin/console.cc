@@ -56,6 +56,7 @@ void Console::execute(std::string_view text, const Reply& reply) {
     case Verb::KillClient:
     case Verb::Reconnect: control(*command, reply); return;
     case Verb::ShowMigrations:
+    case Verb::ShowRebalance:
     case Verb::MoveBuckets:
     case Verb::Rebalance:
     case Verb::PauseMigration:

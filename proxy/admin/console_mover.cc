@@ -44,6 +44,11 @@ void Console::mover(const Command& command, const Reply& reply) {
         reply(migrations ? migrations_table(*migrations, slots).encode() : failure(migrations.status()));
       });
       return;
+    case Verb::ShowRebalance:
+      host_.list_migrations([reply](Result<std::vector<catalog::Migration>> migrations) {
+        reply(migrations ? rebalance_progress_table(*migrations).encode() : failure(migrations.status()));
+      });
+      return;
     case Verb::MoveBuckets:
       host_.move_buckets(command.argument, command.shard,
                          [reply](Result<std::vector<PlannedMigration>> started) {

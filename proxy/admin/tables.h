@@ -49,6 +49,8 @@ ResultTable route_table(const router::Route& route, const router::Directory& dir
 // the mover's (tables_mover.cc)
 // `max_concurrent`: this instance's mover.max_concurrent, for the `waiting` column.
 ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, int max_concurrent);
+// SHOW REBALANCE: one row, the progress of the rebalance under way (catalog/migration_progress.h).
+ResultTable rebalance_progress_table(const std::vector<catalog::Migration>& migrations);
 // Why a planned migration has not started yet, as this instance counts the mover's slots; ""
 // for one that is not planned.
 std::string waiting_reason(const catalog::Migration& m, const std::vector<catalog::Migration>& all,

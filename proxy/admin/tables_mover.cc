@@ -1,9 +1,14 @@
 #include "admin/tables.h"
 
+#include "catalog/migration_progress.h"
+
 namespace sw::admin {
 namespace {
 using T = ColumnType;
-}
+
+Value optional_decimal(const std::optional<double>& value) { return value ? decimal(*value) : Value(); }
+
+}  // namespace
 
 std::string bucket_ranges(const std::vector<uint32_t>& buckets) {
   std::string out;
@@ -58,24 +63,61 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, 
                                         {"rollback_expires_at", T::Text},
                                         {"paused", T::Bool},
                                         {"error", T::Text},
-                                        {"waiting", T::Text}};
+                                        {"waiting", T::Text},
+                                        {"bytes_copied", T::Int8},
+                                        {"bytes_total", T::Int8},
+                                        {"rows_per_sec", T::Float8},
+                                        {"bytes_per_sec", T::Float8},
+                                        {"eta_seconds", T::Float8}};
   ResultTable table(kColumns);
   for (const auto& m : migrations) {
+    const catalog::Progress progress = catalog::migration_progress(m);
     double percent = m.rows_total > 0
                          ? 100.0 * static_cast<double>(m.rows_copied) / static_cast<double>(m.rows_total)
                      : m.state >= catalog::MigrationState::CatchingUp ? 100.0
                                                                       : 0.0;
     if (percent > 100) percent = 100;
-    table.add({number(m.id), text(bucket_ranges(m.buckets)), text(m.source), text(m.target),
-               text(catalog::migration_state_name(m.state)), text(catalog::migration_step_name(m.step)),
-               number(m.rows_copied), number(m.rows_total), decimal(percent), number(m.lag_bytes),
-               decimal(m.lag_seconds), m.last_pause_ms ? decimal(*m.last_pause_ms) : Value(),
-               m.rollback_expires_at ? text(*m.rollback_expires_at) : Value(), text(m.paused ? "t" : "f"),
+    table.add({number(m.id),
+               text(bucket_ranges(m.buckets)),
+               text(m.source),
+               text(m.target),
+               text(catalog::migration_state_name(m.state)),
+               text(catalog::migration_step_name(m.step)),
+               number(m.rows_copied),
+               number(m.rows_total),
+               decimal(percent),
+               number(m.lag_bytes),
+               decimal(m.lag_seconds),
+               m.last_pause_ms ? decimal(*m.last_pause_ms) : Value(),
+               m.rollback_expires_at ? text(*m.rollback_expires_at) : Value(),
+               text(m.paused ? "t" : "f"),
                m.error.empty() ? Value() : text(m.error),
                m.state == catalog::MigrationState::Planned
                    ? text(waiting_reason(m, migrations, max_concurrent))
-                   : Value()});
+                   : Value(),
+               number(progress.bytes_done),
+               number(progress.bytes_total),
+               optional_decimal(progress.rows_per_sec),
+               optional_decimal(progress.bytes_per_sec),
+               optional_decimal(progress.eta_seconds)});
   }
+  return table;
+}
+
+ResultTable rebalance_progress_table(const std::vector<catalog::Migration>& migrations) {
+  static constexpr Column kColumns[] = {
+      {"migrations", T::Int4},     {"planned", T::Int4},         {"copying", T::Int4},
+      {"copied", T::Int4},         {"rows_copied", T::Int8},     {"rows_total", T::Int8},
+      {"bytes_copied", T::Int8},   {"bytes_total", T::Int8},     {"percent", T::Float8},
+      {"rows_per_sec", T::Float8}, {"bytes_per_sec", T::Float8}, {"eta_seconds", T::Float8}};
+  ResultTable table(kColumns);
+  const catalog::RebalanceProgress r = catalog::rebalance_progress(migrations);
+  const catalog::Progress& t = r.total;
+  table.add({number(static_cast<int64_t>(r.migrations)), number(static_cast<int64_t>(r.planned)),
+             number(static_cast<int64_t>(r.copying)), number(static_cast<int64_t>(r.copied)),
+             number(t.rows_done), number(t.rows_total), number(t.bytes_done), number(t.bytes_total),
+             decimal(t.percent()), optional_decimal(t.rows_per_sec), optional_decimal(t.bytes_per_sec),
+             optional_decimal(t.eta_seconds)});
   return table;
 }
 

@@ -205,10 +205,11 @@ Status Proxy::start_serving(const std::shared_ptr<net::TlsContext>& tls) {
     if (Status listening = workers_.back()->listen(); !listening) return listening;
   }
   if (!config_->metrics.listen.empty()) {
-    auto exposer = metrics::Exposer::start(config_->metrics.listen, [this] { return read_metrics(); });
+    auto exposer = metrics::Exposer::start(
+        config_->metrics.listen, [this] { return read_metrics(); }, [this] { return readiness(); });
     if (!exposer) return exposer.status();
     exposer_ = std::move(*exposer);
-    LOG_INFO("metrics on http://%s/metrics", config_->metrics.listen.c_str());
+    LOG_INFO("metrics on http://%s/metrics, probes on /live and /ready", config_->metrics.listen.c_str());
   }
   for (auto& worker : workers_) {
     worker->start_thread([this] {
@@ -247,6 +248,7 @@ void Proxy::run_until_stopped() {
   main_loop_.run();
   serving_ = false;
 
+  shutdown_timer_.reset();
   exposer_.reset();
   if (mover_) mover_->stop();
   if (recovery_) recovery_->stop();
@@ -344,6 +346,17 @@ void Proxy::stop(admin::ShutdownMode mode) {
   }
   // The main loop ends when every worker has (see run()).
   for (auto& worker : workers_) worker->post_shutdown(mode);
+  if (mode != admin::ShutdownMode::Immediate) {  // the first graceful stop: it has a deadline
+    const auto timeout = config()->shutdown_timeout;
+    shutdown_timer_ = std::make_unique<net::Timer>(main_loop_);
+    shutdown_timer_->start(static_cast<uint64_t>(timeout.count()), 0, [this] { shutdown_timed_out(); });
+  }
+}
+
+void Proxy::shutdown_timed_out() {
+  LOG_WARN("shutdown_timeout (%lld ms) passed: closing the clients still connected",
+           static_cast<long long>(config()->shutdown_timeout.count()));
+  for (auto& worker : workers_) worker->post_shutdown(admin::ShutdownMode::Immediate);
 }
 
 }  // namespace sw::app

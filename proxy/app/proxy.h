@@ -15,6 +15,7 @@
 #include "app/worker.h"
 #include "config/config.h"
 #include "net/loop.h"
+#include "net/timer.h"
 #include "router/directory.h"
 
 namespace sw::catalog {
@@ -27,6 +28,7 @@ class MoverService;
 namespace sw::metrics {
 class Exposer;
 struct Readings;
+struct Readiness;
 }  // namespace sw::metrics
 
 namespace sw::app {
@@ -54,6 +56,9 @@ class Proxy {
   void wake_mover();
   // One scrape's worth of readings (proxy_metrics.cc); blocks up to a timeout for the workers.
   metrics::Readings read_metrics();
+  // GET /ready (proxy_control.cc): ready while serving, not stopping, and routing with a
+  // directory confirmed within its lease (always, without a catalog).
+  metrics::Readiness readiness();
 
  private:
   Status reload();
@@ -61,6 +66,8 @@ class Proxy {
   // changes the shard list without a catalog.
   Status check_shard_change(const config::Config& next);
   void stop(admin::ShutdownMode mode);
+  // After shutdown_timeout of a graceful stop: close every client left and exit (still 0).
+  void shutdown_timed_out();
   Result<std::shared_ptr<net::TlsContext>> make_tls(const config::Config& config);
   // Starts the catalog watcher (or uses the static initial layout without a catalog) and
   // returns the directory to start with; null when the catalog has none yet.
@@ -92,8 +99,9 @@ class Proxy {
   std::unique_ptr<mover::MoverService> mover_;           // with a catalog only
   std::unique_ptr<catalog::TwoPhaseRecovery> recovery_;  // with a catalog only
   std::unique_ptr<ShardLoginCheck> login_check_;
-  std::unique_ptr<metrics::Exposer> exposer_;  // stopped before the workers go
-  int workers_stopped_ = 0;                    // main loop thread only
+  std::unique_ptr<metrics::Exposer> exposer_;   // stopped before the workers go
+  std::unique_ptr<net::Timer> shutdown_timer_;  // a graceful stop's deadline (main loop)
+  int workers_stopped_ = 0;                     // main loop thread only
 };
 
 }  // namespace sw::app

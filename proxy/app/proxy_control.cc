@@ -4,6 +4,7 @@
 #include "app/proxy.h"
 #include "catalog/directory_watcher.h"
 #include "common/log.h"
+#include "metrics/health.h"
 #include "mover/mover_service.h"
 
 namespace sw::app {
@@ -103,6 +104,16 @@ admin::DirectoryStatus Proxy::directory_status() {
     status.loaded_at_us = stats::wall_clock_us() - since;
   }
   return status;
+}
+
+metrics::Readiness Proxy::readiness() {
+  if (shutting_down_.load()) return {false, "shutting down"};
+  if (!serving_.load()) return {false, "starting"};
+  if (!watcher_) return {true, ""};  // static directory: always routable
+  if (!watcher_->current()) return {false, "no directory loaded from the catalog yet"};
+  if (!watcher_->lease_valid(catalog::DirectoryWatcher::Clock::now()))
+    return {false, "the directory was not confirmed in the catalog within sharding.directory_lease"};
+  return {true, ""};
 }
 
 void Proxy::request_reload(std::function<void(Status)> done) {

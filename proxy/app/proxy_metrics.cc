@@ -1,6 +1,7 @@
 // Proxy: the readings behind /metrics, taken on the exposer's HTTP thread at each scrape.
 #include <chrono>
 #include <future>
+#include <limits>
 
 #include "app/proxy.h"
 #include "catalog/two_phase_recovery.h"
@@ -11,7 +12,23 @@
 namespace sw::app {
 namespace {
 constexpr auto kGatherTimeout = std::chrono::seconds(2);
+
+metrics::RebalanceReadings rebalance_readings(const catalog::RebalanceProgress& progress) {
+  metrics::RebalanceReadings r;
+  const catalog::Progress& t = progress.total;
+  r.migrations = static_cast<uint64_t>(progress.migrations);
+  r.copied_rows = static_cast<uint64_t>(std::max<int64_t>(t.rows_done, 0));
+  r.rows = static_cast<uint64_t>(std::max<int64_t>(t.rows_total, 0));
+  r.copied_bytes = static_cast<uint64_t>(std::max<int64_t>(t.bytes_done, 0));
+  r.bytes = static_cast<uint64_t>(std::max<int64_t>(t.bytes_total, 0));
+  r.rows_per_second = t.rows_per_sec.value_or(0);
+  r.bytes_per_second = t.bytes_per_sec.value_or(0);
+  if (progress.migrations > 0)
+    r.eta_seconds = t.eta_seconds.value_or(std::numeric_limits<double>::quiet_NaN());
+  return r;
 }
+
+}  // namespace
 
 metrics::Readings Proxy::read_metrics() {
   metrics::Readings readings;
@@ -68,6 +85,7 @@ metrics::Readings Proxy::read_metrics() {
     for (size_t i = 0; i < catalog::kMigrationStates && i < metrics::kMigrationStates; ++i)
       readings.mover.migrations[i] = m.migrations[i];
     readings.mover.rollback_window_remaining_seconds = m.rollback_window_remaining_seconds;
+    readings.mover.rebalance = rebalance_readings(m.rebalance);
   }
   readings.mover.queued_writes = static_cast<uint64_t>(std::max(0, cutover_queued_.load()));
   if (recovery_) {

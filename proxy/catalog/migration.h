@@ -73,6 +73,7 @@ struct Migration {
   std::string publication;
   std::optional<std::string> consistent_lsn;  // the slot's consistent point, "16/B374D848"
   int64_t rows_copied = 0, rows_total = 0, bytes_copied = 0;
+  double copy_seconds = 0;  // from the copy's start to its last progress report (migration_progress.h)
   int64_t lag_bytes = 0;
   double lag_seconds = 0;
   bool paused = false, cancel_requested = false, rollback_requested = false, expire_requested = false;

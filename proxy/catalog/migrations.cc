@@ -11,7 +11,8 @@ constexpr const char* kColumns =
     "expire_requested, rolling_back, cutover_attempts, last_pause_ms, (retry_at IS NULL OR retry_at <= "
     "now()), "
     "rollback_expires_at::text, greatest(extract(epoch FROM rollback_expires_at - now()), 0)::float8, "
-    "reverse_slot, reverse_publication, reverse_lsn::text, coalesce(error, ''), created_at::text";
+    "reverse_slot, reverse_publication, reverse_lsn::text, coalesce(error, ''), created_at::text, "
+    "coalesce(extract(epoch FROM copy_progress_at - copy_started_at), 0)::float8";
 
 std::vector<uint32_t> parse_int_array(const std::string& text) {
   std::vector<uint32_t> out;
@@ -75,6 +76,7 @@ Migration read_row(const PGresult* res, int row) {
   m.reverse_lsn = nullable(res, row, 26);
   m.error = text_value(res, row, 27);
   m.created_at = text_value(res, row, 28);
+  m.copy_seconds = std::atof(text_value(res, row, 29).c_str());
   return m;
 }
 
@@ -201,17 +203,21 @@ Status record_error(PGconn* conn, int64_t id, const std::string& error) {
 Status clear_error(PGconn* conn, int64_t id) { return update_row(conn, id, "error = NULL"); }
 
 Status record_copy_start(PGconn* conn, int64_t id, const CopyStart& start) {
-  return update_row(conn, id,
-                    "slot = $2, publication = $3, consistent_lsn = $4::pg_lsn, rows_total = $5, "
-                    "rows_copied = 0, bytes_copied = 0, step = 'copy', error = NULL",
-                    {start.slot, start.publication, start.consistent_lsn, std::to_string(start.rows_total)});
+  return update_row(
+      conn, id,
+      "slot = $2, publication = $3, consistent_lsn = $4::pg_lsn, rows_total = $5, "
+      "rows_copied = 0, bytes_copied = 0, step = 'copy', error = NULL, copy_started_at = now(), "
+      "copy_progress_at = now()",
+      {start.slot, start.publication, start.consistent_lsn, std::to_string(start.rows_total)});
 }
 
 Result<bool> record_copy_progress(PGconn* conn, int64_t id, int64_t rows, int64_t bytes) {
-  auto res = query(conn,
-                   "UPDATE shardwire.migrations SET rows_copied = $2, bytes_copied = $3, updated_at = now() "
-                   "WHERE id = $1 RETURNING paused OR cancel_requested",
-                   {std::to_string(id), std::to_string(rows), std::to_string(bytes)});
+  auto res =
+      query(conn,
+            "UPDATE shardwire.migrations SET rows_copied = $2, bytes_copied = $3, copy_progress_at = now(), "
+            "updated_at = now() "
+            "WHERE id = $1 RETURNING paused OR cancel_requested",
+            {std::to_string(id), std::to_string(rows), std::to_string(bytes)});
   if (!res) return res.status();
   return PQntuples(res->get()) == 1 && text_value(res->get(), 0, 0) == "t";
 }

@@ -11,6 +11,7 @@
 #include <exception>
 #include <utility>
 
+#include <CivetServer.h>
 #include <prometheus/exposer.h>
 
 #include "metrics/collector.h"
@@ -104,9 +105,20 @@ std::string probe_bind(const ListenAddress& address) {
   }
 }
 
+// civetweb copies the callbacks when it starts; one set serves every exposer.
+const CivetCallbacks* probe_callbacks() {
+  static const CivetCallbacks* callbacks = [] {
+    auto* c = new CivetCallbacks();
+    c->begin_request = answer_probe;
+    return c;
+  }();
+  return callbacks;
+}
+
 }  // namespace
 
-Result<std::unique_ptr<Exposer>> Exposer::start(const std::string& listen, std::function<Readings()> read) {
+Result<std::unique_ptr<Exposer>> Exposer::start(const std::string& listen, std::function<Readings()> read,
+                                                ReadinessCheck ready) {
   Result<ListenAddress> address = parse_listen(listen);
   if (!address) return address.status();
   std::string bind = address->ipv6 ? "[" + address->ip + "]:" + std::to_string(address->port)
@@ -115,7 +127,7 @@ Result<std::unique_ptr<Exposer>> Exposer::start(const std::string& listen, std::
   std::unique_ptr<Exposer> exposer(new Exposer());
   exposer->collector_ = std::make_shared<ReadingsCollector>(std::move(read));
   try {
-    exposer->server_ = std::make_unique<prometheus::Exposer>(bind, /*num_threads=*/2);
+    exposer->server_ = std::make_unique<prometheus::Exposer>(bind, /*num_threads=*/2, probe_callbacks());
   } catch (const std::exception& e) {
     std::string why = probe_bind(*address);
     return listen_error(listen, why.empty() ? e.what() : why);
@@ -127,12 +139,16 @@ Result<std::unique_ptr<Exposer>> Exposer::start(const std::string& listen, std::
     exposer->server_->RegisterCollectable(exposer->collector_);
     std::vector<int> ports = exposer->server_->GetListeningPorts();
     exposer->port_ = ports.empty() ? address->port : ports.front();
+    add_probes(exposer->port_, std::move(ready));
   } catch (const std::exception& e) {
     return listen_error(listen, e.what());
   }
   return Result<std::unique_ptr<Exposer>>(std::move(exposer));
 }
 
-Exposer::~Exposer() = default;
+Exposer::~Exposer() {
+  server_.reset();  // no probe is answered after this
+  if (port_ != 0) remove_probes(port_);
+}
 
 }  // namespace sw::metrics

@@ -1,6 +1,7 @@
 // The HTTP endpoint Prometheus scrapes (GET /metrics), a pull model: nothing is counted here;
-// each scrape asks the app for Readings (collector.h). Serving runs on prometheus-cpp's own
-// threads (civetweb), never on a worker's event loop.
+// each scrape asks the app for Readings (collector.h). The same server answers the liveness and
+// readiness probes (health.h). Serving runs on prometheus-cpp's own threads (civetweb), never on
+// a worker's event loop.
 #pragma once
 
 #include <functional>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "metrics/health.h"
 #include "metrics/readings.h"
 
 namespace prometheus {
@@ -25,8 +27,10 @@ class Exposer {
   // serves /metrics until destroyed. Never throws: a bad address or a failed bind returns a
   // Fault::Config Status such as "metrics.listen 127.0.0.1:9930: address in use".
   // `read` is called on each scrape from an exposer thread (see ReadingsCollector); it must stay
-  // callable until the Exposer is destroyed.
-  static Result<std::unique_ptr<Exposer>> start(const std::string& listen, std::function<Readings()> read);
+  // callable until the Exposer is destroyed; so must `ready`, asked on each GET /ready (without
+  // it /ready answers 503).
+  static Result<std::unique_ptr<Exposer>> start(const std::string& listen, std::function<Readings()> read,
+                                                ReadinessCheck ready = {});
 
   ~Exposer();  // stops serving; waits for a scrape in progress
   Exposer(const Exposer&) = delete;

@@ -203,6 +203,15 @@ void add_mover(FamilySet& set, const MoverReadings& mover) {
     set.add(Id::Migrations, num(mover.migrations[s]), {migration_state_name(static_cast<MigrationState>(s))});
   }
   set.add(Id::RollbackWindowRemaining, mover.rollback_window_remaining_seconds);
+  const RebalanceReadings& r = mover.rebalance;
+  set.add(Id::RebalanceMigrations, num(r.migrations));
+  set.add(Id::RebalanceCopiedRows, num(r.copied_rows));
+  set.add(Id::RebalanceRows, num(r.rows));
+  set.add(Id::RebalanceCopiedBytes, num(r.copied_bytes));
+  set.add(Id::RebalanceBytes, num(r.bytes));
+  set.add(Id::RebalanceRowsPerSecond, r.rows_per_second);
+  set.add(Id::RebalanceBytesPerSecond, r.bytes_per_second);
+  set.add(Id::RebalanceEta, r.eta_seconds);
 }
 
 void add_two_phase(FamilySet& set, const stats::WorkerTraffic& traffic, const TwoPhaseReadings& two_phase) {

@@ -134,6 +134,26 @@ constexpr MetricDef kMetrics[] = {
     {Id::Migrations, "shardwire_migrations", kGauge, "Bucket migrations by state.", {"state"}},
     {Id::RollbackWindowRemaining, "shardwire_rollback_window_remaining_seconds", kGauge,
      "Seconds left in the open rollback window, 0 when none is open."},
+    {Id::RebalanceMigrations, "shardwire_rebalance_migrations", kGauge,
+     "Migrations of the rebalance under way (from the oldest unfinished one on, abandoned ones left out); 0 "
+     "when none is."},
+    {Id::RebalanceCopiedRows, "shardwire_rebalance_copied_rows", kGauge,
+     "Rows the rebalance under way has copied so far."},
+    {Id::RebalanceRows, "shardwire_rebalance_rows", kGauge,
+     "Rows the rebalance under way copies in all (planned migrations estimated from the rows per bucket of "
+     "the started ones)."},
+    {Id::RebalanceCopiedBytes, "shardwire_rebalance_copied_bytes", kGauge,
+     "Bytes the rebalance under way has copied so far."},
+    {Id::RebalanceBytes, "shardwire_rebalance_bytes", kGauge,
+     "Bytes the rebalance under way copies in all (estimated from the copied rows' mean size)."},
+    {Id::RebalanceRowsPerSecond, "shardwire_rebalance_rows_per_second", kGauge,
+     "Copy rate of the rebalance under way: the copying migrations' rates summed (each its mean since it "
+     "started)."},
+    {Id::RebalanceBytesPerSecond, "shardwire_rebalance_bytes_per_second", kGauge,
+     "Copy rate of the rebalance under way in bytes per second."},
+    {Id::RebalanceEta, "shardwire_rebalance_eta_seconds", kGauge,
+     "Estimated seconds until the rebalance under way has copied everything (its remaining rows at its "
+     "rate); NaN while the rate is not known yet, 0 when no rebalance is under way."},
     {Id::CrossShardTransactions,
      "shardwire_cross_shard_transactions_total",
      kCounter,

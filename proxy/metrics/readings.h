@@ -60,6 +60,15 @@ struct ReloadReadings {
   uint64_t failed = 0;
 };
 
+// The progress of the rebalance under way (catalog/migration_progress.h), from the catalog: every
+// process's migrations. All zero when none is under way.
+struct RebalanceReadings {
+  uint64_t migrations = 0;
+  uint64_t copied_rows = 0, rows = 0, copied_bytes = 0, bytes = 0;
+  double rows_per_second = 0, bytes_per_second = 0;
+  double eta_seconds = 0;  // NaN while a rebalance is under way and its rate is not known yet
+};
+
 // The bucket mover's figures; all zero without a catalog (no mover runs). Counters are over every
 // migration this process has run; lag is the largest among its running streams (0 if none);
 // `migrations` and the rollback window come from the catalog, so they cover every process's
@@ -79,6 +88,7 @@ struct MoverReadings {
                                     // stream failures (retried)
   std::array<uint64_t, kMigrationStates> migrations{};  // by MigrationState
   double rollback_window_remaining_seconds = 0;         // 0 when no window is open
+  RebalanceReadings rebalance;
 };
 
 // Two-phase recovery (docs/architecture.md §7.8); all zero without a catalog.

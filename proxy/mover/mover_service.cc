@@ -85,9 +85,11 @@ void MoverService::poll() {
     if (m.state == catalog::MigrationState::RollbackWindow && m.rollback_seconds_left > 0)
       window = window == 0 ? m.rollback_seconds_left : std::min(window, m.rollback_seconds_left);
   }
+  catalog::RebalanceProgress rebalance = catalog::rebalance_progress(*all);
   std::lock_guard<std::mutex> lock(mutex_);
   states_ = states;
   window_remaining_ = window;
+  rebalance_ = rebalance;
   if (config->mover.max_concurrent <= 0) return;  // this instance routes only
   // Slots in use: this process's runners whose migrations copy, stream or cut over now, or are
   // about to (planned, e.g. held by schema drift).
@@ -136,6 +138,7 @@ MoverSnapshot MoverService::snapshot() const {
   std::lock_guard<std::mutex> lock(mutex_);
   s.migrations = states_;
   s.rollback_window_remaining_seconds = window_remaining_;
+  s.rebalance = rebalance_;
   for (const auto& [id, runner] : runners_) {
     s.lag_bytes = std::max(s.lag_bytes, runner->lag_bytes());
     s.lag_seconds = std::max(s.lag_seconds, runner->lag_seconds());

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "catalog/migration.h"
+#include "catalog/migration_progress.h"
 #include "catalog/pq_handle.h"
 #include "config/config.h"
 #include "mover/mover_counters.h"
@@ -36,6 +37,7 @@ struct MoverSnapshot {
   stats::LatencyHistogram cutover_pause;
   std::array<uint64_t, catalog::kMigrationStates> migrations{};  // by state, from the last catalog poll
   double rollback_window_remaining_seconds = 0;  // the soonest window to close; 0 when none is open
+  catalog::RebalanceProgress rebalance;          // from the last catalog poll
 };
 
 class MoverService {
@@ -64,6 +66,7 @@ class MoverService {
   std::map<int64_t, std::unique_ptr<MigrationRunner>> runners_;
   std::array<uint64_t, catalog::kMigrationStates> states_{};
   double window_remaining_ = 0;
+  catalog::RebalanceProgress rebalance_;
   std::atomic<bool> stopping_{false};
   catalog::PgConnPtr catalog_;  // used by the poll thread only
   std::string catalog_dsn_;     // the DSN catalog_ was opened with

@@ -80,7 +80,9 @@ ALTER TABLE shardwire.migrations
   ADD COLUMN IF NOT EXISTS reverse_slot text NOT NULL DEFAULT '',
   ADD COLUMN IF NOT EXISTS reverse_publication text NOT NULL DEFAULT '',
   ADD COLUMN IF NOT EXISTS reverse_lsn pg_lsn,
-  ADD COLUMN IF NOT EXISTS rolling_back boolean NOT NULL DEFAULT false;
+  ADD COLUMN IF NOT EXISTS rolling_back boolean NOT NULL DEFAULT false,
+  ADD COLUMN IF NOT EXISTS copy_started_at timestamptz,
+  ADD COLUMN IF NOT EXISTS copy_progress_at timestamptz;
 CREATE INDEX IF NOT EXISTS migrations_active ON shardwire.migrations (id)
   WHERE state NOT IN ('done', 'failed', 'cancelled', 'rolled_back');
 

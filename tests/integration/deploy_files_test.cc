@@ -8,9 +8,10 @@
 //   prometheus    a real Prometheus (the Debian package's binary, on a loopback port, 1 s scrape
 //                 interval) scrapes a real shardwire in front of two shards after traffic (keyed
 //                 statements, a scatter read, a transaction, a division by zero, a failed login,
-//                 a reload); `promtool check metrics` accepts /metrics, every metric family the
-//                 dashboard relies on is exported, and EVERY expression of the dashboard returns a
-//                 non-empty result.
+//                 a reload, a bucket move); `promtool check metrics` accepts /metrics, every
+//                 metric family the dashboard relies on is exported, the rebalance panels show the
+//                 move's progress and time to finish during its (throttled) copy, and EVERY
+//                 expression of the dashboard returns a non-empty result.
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +25,7 @@
 
 #include "harness/sharded_cluster.h"
 #include "it_test.h"
+#include "router/bucket_hash.h"
 
 #ifndef SHARDWIRE_SOURCE_DIR
 #define SHARDWIRE_SOURCE_DIR "."
@@ -260,6 +262,14 @@ const std::vector<std::string> kFamilies = {"shardwire_client_connections",
                                             "shardwire_cutover_drain_terminations_total",
                                             "shardwire_migrations",
                                             "shardwire_rollback_window_remaining_seconds",
+                                            "shardwire_rebalance_migrations",
+                                            "shardwire_rebalance_copied_rows",
+                                            "shardwire_rebalance_rows",
+                                            "shardwire_rebalance_copied_bytes",
+                                            "shardwire_rebalance_bytes",
+                                            "shardwire_rebalance_rows_per_second",
+                                            "shardwire_rebalance_bytes_per_second",
+                                            "shardwire_rebalance_eta_seconds",
                                             "shardwire_cross_shard_transactions_total",
                                             "shardwire_two_phase_commit_seconds",
                                             "shardwire_two_phase_recovered_total",
@@ -457,6 +467,56 @@ TEST_SUITE("deploy_files") {
 
 }  // TEST_SUITE("deploy_files")
 
+namespace {
+
+// A bucket move of 600 rows copied at 150 rows/s: while it copies, the dashboard's rebalance
+// panels show it (rows, progress between 0 and 100 %, a time to finish); then it completes.
+void check_rebalance_panels(const Dashboard& dashboard, ShardedSetup& setup, ProxyProcess& proxy,
+                            int prom_port) {
+  std::map<std::string, std::string> exprs;  // panel title -> its first expression
+  for (const DashTarget& t : dashboard.targets)
+    if (exprs.count(t.panel) == 0) exprs[t.panel] = substitute_variables(t.expr);
+  for (const char* panel : {"Rebalance progress", "Rebalance time to finish", "Rebalance migrations"})
+    REQUIRE_MESSAGE(exprs.count(panel) == 1, "the dashboard has no panel \"" << panel << "\"");
+  uint32_t bucket = 0;  // on s0: bucket i starts on shard i mod 2
+  int64_t key = 1;
+  for (;; ++key) {
+    bucket = sw::router::bucket_of_hash(sw::router::hash_int8(key), static_cast<uint32_t>(setup.buckets()));
+    if (bucket % 2 == 0) break;
+  }
+  PgConn s0 = setup.shard(0);
+  REQUIRE_OK(s0.exec("INSERT INTO orders (tenant_id, note) SELECT " + std::to_string(key) +
+                     ", 'moving' FROM generate_series(1, 600)"));
+  ConnectResult console = connect(proxy.conninfo("admin", "adminpw", "sslmode=disable dbname=shardwire"));
+  REQUIRE_MESSAGE(console.ok, console.error);
+  PgResult moved = console.conn.exec("MOVE BUCKETS " + std::to_string(bucket) + " TO s1");
+  REQUIRE_MESSAGE(moved.ok(), moved.describe());
+
+  std::string progress, eta, count;
+  bool shown = wait_until(
+      [&] {
+        progress = prom_query(prom_port, exprs["Rebalance progress"]).first_value;
+        eta = prom_query(prom_port, exprs["Rebalance time to finish"]).first_value;
+        count = prom_query(prom_port, exprs["Rebalance migrations"]).first_value;
+        return !progress.empty() && to_double(progress) > 0 && to_double(progress) < 100 && !eta.empty() &&
+               to_double(eta) > 0 && count == "1";
+      },
+      20s, 250ms);
+  MESSAGE("rebalance panels during the copy: progress " << progress << " %, time to finish " << eta
+                                                        << " s, migrations " << count);
+  CHECK_MESSAGE(shown, "the rebalance panels never showed the copy: progress " << progress << ", eta " << eta
+                                                                               << ", migrations " << count);
+  bool done = wait_until(
+      [&] {
+        PgResult r = console.conn.exec("SHOW MIGRATIONS");
+        return r.ok() && r.rows() == 1 && r.value(0, 4) == "done";
+      },
+      60s, 250ms);
+  CHECK_MESSAGE(done, "the move did not finish; proxy log:\n" << proxy.log_tail());
+}
+
+}  // namespace
+
 TEST_SUITE("prometheus") {
   TEST_CASE("a real Prometheus scraping shardwire returns data for every dashboard expression") {
     PROXY_ONLY();
@@ -468,7 +528,10 @@ TEST_SUITE("prometheus") {
     const int metrics_port = free_port();
     ShardedOptions options;
     options.shards = 2;
-    options.proxy.extra_yaml = "metrics:\n  listen: \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n";
+    options.proxy.extra_yaml =
+        "metrics:\n  listen: \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n" +
+        "admin:\n  users: [admin]\nmover:\n  copy_rows_per_sec: 150\n  rollback_window: 1s\n";
+    options.proxy.users.push_back({"admin", "adminpw"});
     ShardedSetup setup(shared_cluster(), options);
     setup.init_or_throw();
     std::unique_ptr<ProxyProcess> proxy = setup.start_proxy();
@@ -519,7 +582,10 @@ TEST_SUITE("prometheus") {
     {
       PgConn c = connect_or_throw(proxy->conninfo());
       REQUIRE_OK(
-          c.exec("CREATE TABLE orders (id bigserial PRIMARY KEY, tenant_id bigint NOT NULL, note text)"));
+          // The primary key holds the shard key: the mover moves rows by it (the bucket move below).
+          c.exec("CREATE TABLE orders (id bigserial, tenant_id bigint NOT NULL, note text, PRIMARY KEY "
+                 "(tenant_id, "
+                 "id))"));
       for (int tenant = 1; tenant <= 20; ++tenant) {
         REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant) +
                           ", 'metrics')"));
@@ -539,6 +605,7 @@ TEST_SUITE("prometheus") {
     }
     ConnectResult bad = connect(proxy->conninfo("app", "wrong-password"));
     CHECK_FALSE(bad.ok);
+    check_rebalance_panels(dashboard, setup, *proxy, prom_port);
     proxy->signal(SIGHUP);
     CHECK_MESSAGE(proxy->wait_for_log("config reloaded", 10s), proxy->log_tail());
     const double traffic_done = unix_now();

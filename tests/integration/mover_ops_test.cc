@@ -1,8 +1,9 @@
 // The mover's operator paths end to end (docs/architecture.md §8, §10): CANCEL MIGRATION during
 // the copy, upsert-if-newer of a version column through the catch-up stream, rollback windows
-// that hold no mover slot, PAUSE/RESUME MIGRATION, and the console's SHOW MIGRATIONS and VERIFY
-// BUCKET (the cutover's operator cases are in mover_cutover_test.cc). Each case runs its own deployment
-// (catalog, 3 shards, one proxy) and checks the data on the shards and in the catalog directly.
+// that hold no mover slot, PAUSE/RESUME MIGRATION, the console's SHOW MIGRATIONS (with the copy's
+// rate and time to finish, also in SHOW REBALANCE and /metrics) and VERIFY BUCKET (the cutover's operator
+// cases are in mover_cutover_test.cc). Each case runs its own deployment (catalog, 3 shards, one proxy) and
+// checks the data on the shards and in the catalog directly.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -326,6 +327,81 @@ TEST_SUITE("mover_ops") {
     CHECK(std::stod(row["percent"]) == 100.0);
   }
 
+  TEST_CASE(
+      "during a throttled copy SHOW MIGRATIONS and SHOW REBALANCE report the rate and the time to finish, "
+      "and so does /metrics") {
+    PROXY_ONLY();
+    MoverKnobs knobs;
+    knobs.copy_rows_per_sec = 400;  // 2 buckets x 1000 rows: a copy of ~5 s
+    int metrics_port = 0;
+    ShardedFixture f(with_metrics(mover_options(knobs), &metrics_port));
+    INFO("proxy log (without SHOW MIGRATIONS):\n" << mover_log(f));
+    PgConn s0 = f.setup.shard(0);
+    const Moving m = seed_moving_on_s0(s0, 2, 1000);
+    PgConn admin = admin_console(f);
+    const std::string id = start_move(admin, m.buckets);
+
+    std::map<std::string, std::string> row;
+    bool reported = wait_until(
+        [&] {
+          row = migration(admin, id);
+          return row["state"] == "copying" && !row["eta_seconds"].empty() &&
+                 std::stoll(row["rows_copied"]) >= 200;
+        },
+        20s, 100ms);
+    REQUIRE_MESSAGE(reported, "no rate and eta while copying; last: state "
+                                  << row["state"] << ", rows_copied " << row["rows_copied"]);
+    const long long copied = std::stoll(row["rows_copied"]), total = std::stoll(row["rows_total"]);
+    const double rate = std::stod(row["rows_per_sec"]), eta = std::stod(row["eta_seconds"]);
+    MESSAGE("copying: " << copied << "/" << total << " rows, " << rate << " rows/s, " << row["bytes_per_sec"]
+                        << " bytes/s, eta " << eta << " s");
+    CHECK(total == 2000);
+    CHECK(rate > 100);
+    CHECK(rate < 400 * 1.5);  // mover.copy_rows_per_sec
+    CHECK(eta > 0);
+    CHECK(eta == doctest::Approx(static_cast<double>(total - copied) / rate).epsilon(0.01));
+    CHECK(std::stoll(row["bytes_copied"]) > 0);
+    CHECK(std::stoll(row["bytes_total"]) > std::stoll(row["bytes_copied"]));
+    CHECK(std::stod(row["bytes_per_sec"]) > 0);
+
+    PgResult whole = admin.exec("SHOW REBALANCE");
+    REQUIRE_OK(whole);
+    REQUIRE(whole.rows() == 1);
+    std::map<std::string, std::string> r;
+    for (int c = 0; c < whole.cols(); ++c) r[whole.names()[c]] = whole.value(0, c);
+    CHECK(r["migrations"] == "1");
+    CHECK(r["copying"] == "1");
+    CHECK(r["rows_total"] == "2000");
+    REQUIRE(!r["eta_seconds"].empty());
+    CHECK(std::stod(r["eta_seconds"]) > 0);
+    CHECK(std::stod(r["percent"]) > 0);
+    CHECK(std::stod(r["percent"]) < 100);
+
+    bool exported = wait_until(
+        [&] {
+          return metric_value(metrics_port, "shardwire_rebalance_rows") == 2000 &&
+                 metric_value(metrics_port, "shardwire_rebalance_eta_seconds") > 0 &&
+                 metric_value(metrics_port, "shardwire_rebalance_rows_per_second") > 0;
+        },
+        5s, 100ms);
+    CHECK_MESSAGE(exported, "/metrics: rows "
+                                << metric_value(metrics_port, "shardwire_rebalance_rows") << ", eta "
+                                << metric_value(metrics_port, "shardwire_rebalance_eta_seconds"));
+
+    // Past the copy nothing is left to copy; once done no rebalance is under way.
+    std::string last;
+    REQUIRE_MESSAGE(wait_for_state(admin, id, "done", 30s, &last), "migration " << id << ": " << last);
+    row = migration(admin, id);
+    CHECK(row["rows_copied"] == "2000");
+    CHECK(std::stod(row["eta_seconds"]) == 0.0);
+    CHECK(std::stod(row["rows_per_sec"]) > 0);
+    whole = admin.exec("SHOW REBALANCE");
+    REQUIRE_OK(whole);
+    CHECK(whole.value(0, 0) == "0");
+    CHECK(wait_until([&] { return metric_value(metrics_port, "shardwire_rebalance_migrations") == 0; }, 5s,
+                     100ms));
+  }
+
   TEST_CASE("SHOW MIGRATIONS columns and progress; VERIFY BUCKET shows the owner's rows and checksum") {
     PROXY_ONLY();
     MoverKnobs knobs;
@@ -339,10 +415,27 @@ TEST_SUITE("mover_ops") {
     const std::string id = start_move(admin, m.buckets);
     PgResult shown = admin.exec("SHOW MIGRATIONS");
     REQUIRE_OK(shown);
-    CHECK(shown.names() == std::vector<std::string>{"id", "buckets", "source", "target", "state", "step",
-                                                    "rows_copied", "rows_total", "percent", "lag_bytes",
-                                                    "lag_seconds", "last_pause_ms", "rollback_expires_at",
-                                                    "paused", "error", "waiting"});
+    CHECK(shown.names() == std::vector<std::string>{"id",
+                                                    "buckets",
+                                                    "source",
+                                                    "target",
+                                                    "state",
+                                                    "step",
+                                                    "rows_copied",
+                                                    "rows_total",
+                                                    "percent",
+                                                    "lag_bytes",
+                                                    "lag_seconds",
+                                                    "last_pause_ms",
+                                                    "rollback_expires_at",
+                                                    "paused",
+                                                    "error",
+                                                    "waiting",
+                                                    "bytes_copied",
+                                                    "bytes_total",
+                                                    "rows_per_sec",
+                                                    "bytes_per_sec",
+                                                    "eta_seconds"});
     std::string last;
     REQUIRE_MESSAGE(wait_for_state(admin, id, "rollback_window", 30s, &last),
                     "migration " << id << ": " << last);

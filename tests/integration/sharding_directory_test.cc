@@ -12,11 +12,13 @@
 //    in-flight statement meet the fence. A second proxy whose catalog is never updated shows the
 //    stale-forever case (one retry on the same shard, then 40001);
 //  * the directory lease: with the catalog's cluster stopped, routed statements get 57P03 once
-//    directory_lease has passed, and work again after the catalog comes back.
+//    directory_lease has passed, and work again after the catalog comes back; the readiness probe
+//    (GET /ready) answers 503 meanwhile and 200 before and after, the liveness probe always 200.
 #include "it_test.h"
 
 #include <functional>
 
+#include "harness/http_probe.h"
 #include "harness/sharded_fixture.h"
 
 using namespace it;
@@ -497,9 +499,14 @@ TEST_SUITE("sharding_directory") {
     ShardedOptions o;
     o.catalog_cluster = &catalog_cluster;
     o.directory_lease = "2s";
+    const int metrics_port = free_port();
+    o.proxy.extra_yaml += "metrics:\n  listen: \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n";
     ShardedFixture f(o);
     const int64_t key = key_where([](uint32_t b) { return b % kShards == 2; }, 3000);
     PgConn c = f.client();
+    HttpReply ready = http_get(metrics_port, "/ready");
+    CHECK_MESSAGE(ready.status == 200, ready.body);
+    CHECK(ready.body == "ready");
     REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + k(key) + ", 'before')"));
     std::vector<std::string> expected = {row_of(key, "before")};
 
@@ -540,6 +547,13 @@ TEST_SUITE("sharding_directory") {
       CHECK(r.sqlstate() == "57P03");
       CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     }
+    // Not ready while the lease is out (an orchestrator sends clients elsewhere), yet alive.
+    ready = http_get(metrics_port, "/ready");
+    CHECK(ready.status == 503);
+    CHECK_MESSAGE(contains(ready.body, "not confirmed in the catalog within sharding.directory_lease"),
+                  ready.body);
+    CHECK(http_get(metrics_port, "/live").status == 200);
+    CHECK(http_get(metrics_port, "/healthz").status == 200);
 
     catalog_cluster.start();
     auto restarted = std::chrono::steady_clock::now();
@@ -560,6 +574,7 @@ TEST_SUITE("sharding_directory") {
         20s, 100ms);
     MESSAGE("catalog restarted; routed writes work again after " << ms_since(restarted) << " ms");
     REQUIRE(back);
+    CHECK(wait_until([&] { return http_get(metrics_port, "/ready").status == 200; }, 5s, 100ms));
     std::sort(expected.begin(), expected.end());
     CHECK(f.rows_on(2) == expected);
     CHECK(f.rows_on(0).empty());

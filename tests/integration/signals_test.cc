@@ -1,5 +1,7 @@
 // Process control and logs: SIGHUP reload (and a broken file that is refused with file:line),
-// SIGTERM draining open transactions, SIGINT exiting at once, no secrets in the log, and
+// SIGTERM draining open transactions (idle clients closed with 57P01, new ones refused, /ready
+// answering 503, what is left closed after shutdown_timeout, exit 0), SIGINT exiting at once,
+// no secrets in the log, and
 // SIGSTOP/SIGCONT: time the process was stopped does not count against its timeouts.
 #include <sys/wait.h>
 
@@ -9,6 +11,7 @@
 #include <regex>
 #include <sstream>
 
+#include "harness/http_probe.h"
 #include "harness/tcp_forwarder.h"
 #include "it_test.h"
 
@@ -170,6 +173,60 @@ TEST_SUITE("signals") {
     CHECK(WIFEXITED(*status));
     CHECK(WEXITSTATUS(*status) == 0);
     CHECK(admin.value("SELECT count(*) FROM " + table) == "2");
+    admin.exec("DROP TABLE " + table);
+  }
+
+  TEST_CASE(
+      "SIGTERM drains: the open transaction commits, the idle client gets 57P01, new clients are refused, "
+      "/ready says 503, and past shutdown_timeout the rest is closed and shardwire exits 0") {
+    PROXY_ONLY();
+    std::string table = unique_name("drain");
+    PgConn admin = shared_cluster().admin("app");
+    REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (id int)"));
+    ProxyOptions o;
+    const int metrics_port = free_port();
+    o.extra_yaml =
+        "shutdown_timeout: 3s\nmetrics:\n  listen: \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n";
+    ProxyProcess p(shared_cluster(), o);
+    INFO("proxy log:\n" << p.log_tail());
+    CHECK(http_get(metrics_port, "/ready").status == 200);
+    PgConn finishing = connect_or_throw(p.conninfo());  // will commit during the drain
+    REQUIRE_OK(finishing.exec("BEGIN"));
+    REQUIRE_OK(finishing.exec("INSERT INTO " + table + " VALUES (1)"));
+    PgConn stuck = connect_or_throw(p.conninfo());  // never ends its transaction
+    REQUIRE_OK(stuck.exec("BEGIN"));
+    REQUIRE_OK(stuck.exec("INSERT INTO " + table + " VALUES (100)"));
+    PgConn idle = connect_or_throw(p.conninfo());
+    CHECK(idle.value("SELECT 1") == "1");
+
+    REQUIRE(p.signal(SIGTERM));
+    auto signalled = std::chrono::steady_clock::now();
+    HttpReply ready;
+    CHECK(wait_until([&] { return (ready = http_get(metrics_port, "/ready")).status == 503; }, 2s, 50ms));
+    CHECK_MESSAGE(contains(ready.body, "shutting down"), ready.body);
+    ConnectResult late = connect(p.conninfo(), 2s);
+    CHECK_MESSAGE(!late.ok, "a new client was accepted after SIGTERM");
+    PgResult closed = idle.exec("SELECT 1", 2s);
+    CHECK_FALSE(closed.ok());
+    CHECK_MESSAGE(contains(closed.describe(), "terminating connection due to administrator command"),
+                  closed.describe());
+
+    REQUIRE_OK(finishing.exec("INSERT INTO " + table + " VALUES (2)"));
+    REQUIRE_OK(finishing.exec("COMMIT"));
+    CHECK(p.running());  // `stuck` still holds its transaction
+
+    auto status = p.wait_exit(6s);
+    REQUIRE_MESSAGE(status.has_value(), "still running 6 s after SIGTERM with shutdown_timeout 3s");
+    const long long exited_ms = ms_since(signalled);
+    MESSAGE("exited " << exited_ms << " ms after SIGTERM (shutdown_timeout 3 s)");
+    CHECK(exited_ms >= 2900);
+    CHECK(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 0);
+    CHECK(contains(p.log(), "shutdown_timeout (3000 ms) passed"));
+    CHECK_FALSE(stuck.exec("COMMIT", 2s).ok());
+    CHECK(wait_until(
+        [&] { return admin.value("SELECT string_agg(id::text, ',' ORDER BY id) FROM " + table) == "1,2"; },
+        5s, 100ms));
     admin.exec("DROP TABLE " + table);
   }
 

@@ -55,6 +55,8 @@ const Spelling kVerbs[] = {
     {"SHOW ROUTERS", Verb::ShowRouters},
     {"SHOW SEQUENCES", Verb::ShowSequences},
     {"SHOW TRANSACTIONS", Verb::ShowTransactions},
+    {"SHOW MIGRATIONS", Verb::ShowMigrations},
+    {"SHOW REBALANCE", Verb::ShowRebalance},
     {"PAUSE", Verb::Pause},
     {"RESUME", Verb::Resume},
     {"RELOAD", Verb::Reload},

@@ -547,3 +547,39 @@ TEST_CASE("SHOW MIGRATIONS: why a planned migration waits; rollback windows hold
   CHECK(encoded.find("waiting") != std::string::npos);
   CHECK(encoded.find("for a mover slot: migration(s) 1, 2") != std::string::npos);
 }
+
+TEST_CASE("SHOW MIGRATIONS has each move's bytes, rate and eta; SHOW REBALANCE one row for all of them") {
+  catalog::Migration copying;
+  copying.id = 7;
+  copying.state = catalog::MigrationState::Copying;
+  copying.buckets = {1, 2};
+  copying.rows_copied = 500;
+  copying.rows_total = 2000;
+  copying.bytes_copied = 50000;
+  copying.copy_seconds = 2.0;
+  catalog::Migration planned;
+  planned.id = 8;
+  planned.buckets = {3, 4};
+  const std::vector<catalog::Migration> all = {copying, planned};
+
+  ResultTable shown = migrations_table(all, 2);
+  check_shape(shown, 2);
+  const std::string columns = names(shown);
+  CHECK(columns.rfind(",waiting,bytes_copied,bytes_total,rows_per_sec,bytes_per_sec,eta_seconds") ==
+        columns.size() -
+            std::string(",waiting,bytes_copied,bytes_total,rows_per_sec,bytes_per_sec,eta_seconds").size());
+  Row first = row(shown, 0);
+  CHECK(Row(first.end() - 5, first.end()) == Row{"50000", "200000", "250.000", "25000.000", "6.000"});
+  Row second = row(shown, 1);
+  CHECK(Row(second.end() - 5, second.end()) == Row{"0", "0", "<null>", "<null>", "<null>"});
+
+  ResultTable total = rebalance_progress_table(all);
+  check_shape(total, 1);
+  CHECK(names(total) ==
+        "migrations,planned,copying,copied,rows_copied,rows_total,bytes_copied,bytes_total,percent,rows_per_"
+        "sec,"
+        "bytes_per_sec,eta_seconds");
+  // rows_total: 2000 + the planned 2 buckets at 1000 rows a bucket; eta: 3500 rows at 250 rows/s.
+  CHECK(row(total, 0) == Row{"2", "1", "1", "0", "500", "4000", "50000", "400000", "12.500", "250.000",
+                             "25000.000", "14.000"});
+}

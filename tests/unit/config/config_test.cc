@@ -107,6 +107,7 @@ TEST_CASE("defaults of a minimal config") {
   CHECK(c.log_level == "info");
   CHECK(c.max_message_size == 256ull << 20);
   CHECK(c.statement_cache == 16384);
+  CHECK(c.shutdown_timeout == 25s);
   CHECK(c.admin.database == "shardwire");
   CHECK(c.admin.users.empty());
   CHECK(c.metrics.listen.empty());
@@ -136,6 +137,7 @@ TEST_CASE("values in every accepted spelling") {
                       "log_level: debug\n"
                       "max_message_size: 1GB\n"
                       "statement_cache: 0\n"
+                      "shutdown_timeout: 90s\n"
                       "database: appdb\n"
                       "listen: { host: 0.0.0.0, port: 1 }\n"
                       "metrics: { listen: \"[::1]:9930\" }\n"
@@ -160,6 +162,7 @@ TEST_CASE("values in every accepted spelling") {
   CHECK(c.log_level == "debug");
   CHECK(c.max_message_size == 1ull << 30);
   CHECK(c.statement_cache == 0);
+  CHECK(c.shutdown_timeout == 90s);
   CHECK(c.database == "appdb");
   CHECK(c.listen.host == "0.0.0.0");
   CHECK(c.listen.port == 1);

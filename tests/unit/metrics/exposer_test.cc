@@ -60,3 +60,38 @@ TEST_CASE("a host name is resolved once; localhost works") {
   REQUIRE_MESSAGE(started.is_ok(), started.status().message);
   CHECK(http_get(started.value()->port(), "/metrics").find("shardwire_build_info") != std::string::npos);
 }
+
+TEST_CASE("the probes: /live always 200; /ready 200 or 503 with the check's reason; /metrics unchanged") {
+  std::atomic<bool> ready{false};
+  auto started = Exposer::start(
+      "127.0.0.1:0", [] { return sw::metrics_test::sample_readings(); },
+      [&ready] {
+        return ready.load() ? sw::metrics::Readiness{true, ""}
+                            : sw::metrics::Readiness{false, "no directory yet"};
+      });
+  REQUIRE_MESSAGE(started.is_ok(), started.status().message);
+  const int port = started.value()->port();
+
+  for (const char* live : {"/live", "/healthz"}) {
+    std::string response = http_get(port, live);
+    CHECK(response.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(response.size() >= 5);
+    CHECK(response.substr(response.size() - 5) == "live\n");
+  }
+  std::string not_ready = http_get(port, "/ready");
+  CHECK(not_ready.rfind("HTTP/1.1 503", 0) == 0);
+  CHECK(not_ready.find("\r\n\r\nnot ready: no directory yet\n") != std::string::npos);
+  ready = true;
+  for (const char* path : {"/ready", "/readyz"}) {
+    std::string response = http_get(port, path);
+    CHECK(response.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(response.find("\r\n\r\nready\n") != std::string::npos);
+  }
+  CHECK(http_get(port, "/metrics").find("\nshardwire_build_info{") != std::string::npos);
+  CHECK(http_get(port, "/other").find(" 404 ") != std::string::npos);  // left to civetweb
+
+  // An exposer started without a check is never ready.
+  auto bare = Exposer::start("127.0.0.1:0", [] { return Readings{}; });
+  REQUIRE(bare.is_ok());
+  CHECK(http_get(bare.value()->port(), "/ready").rfind("HTTP/1.1 503", 0) == 0);
+}

@@ -181,3 +181,22 @@ TEST_CASE("a read() that throws still answers with process metrics and build inf
   }
   CHECK(build_info);
 }
+
+TEST_CASE("the rebalance under way: rows, bytes, rates and time to finish; all 0 when none is") {
+  std::string empty = render(Readings{});
+  for (const char* name : {"shardwire_rebalance_migrations", "shardwire_rebalance_rows",
+                           "shardwire_rebalance_rows_per_second", "shardwire_rebalance_eta_seconds"})
+    CHECK_MESSAGE(has_line(empty, std::string(name) + " 0"), name);
+  Readings readings;
+  readings.mover.rebalance = {3, 500, 2000, 50000, 200000, 250.5, 25050, 6};
+  std::string text = render(readings);
+  CHECK(has_line(text, "# TYPE shardwire_rebalance_rows gauge"));
+  CHECK(has_line(text, "shardwire_rebalance_migrations 3"));
+  CHECK(has_line(text, "shardwire_rebalance_copied_rows 500"));
+  CHECK(has_line(text, "shardwire_rebalance_rows 2000"));
+  CHECK(has_line(text, "shardwire_rebalance_copied_bytes 50000"));
+  CHECK(has_line(text, "shardwire_rebalance_bytes 200000"));
+  CHECK(has_line(text, "shardwire_rebalance_rows_per_second 250.5"));
+  CHECK(has_line(text, "shardwire_rebalance_bytes_per_second 25050"));
+  CHECK(has_line(text, "shardwire_rebalance_eta_seconds 6"));
+}
