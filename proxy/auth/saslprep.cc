@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "auth/nfkc.h"
 #include "common/utf8.h"
 
 namespace sw::auth {
@@ -100,9 +101,7 @@ std::string saslprep_password(std::string_view password) {
   auto decoded = decode_utf8(password);
   if (!decoded) return std::string(password);
 
-  // Step 1, map. PostgreSQL runs the prohibition checks on this mapped (not the normalized)
-  // string, so skipping NFKC (step 2) does not change which passwords fall back to raw bytes
-  // through the prohibited-output table.
+  // Step 1, map.
   std::vector<uint32_t> mapped;
   mapped.reserve(decoded->size());
   for (uint32_t cp : *decoded) {
@@ -113,13 +112,15 @@ std::string saslprep_password(std::string_view password) {
     }
   }
   if (mapped.empty()) return std::string(password);
+  // Step 3, prohibit. PostgreSQL (pg_saslprep) checks the mapped string, not the normalized one.
   for (uint32_t cp : mapped) {
     if (is_prohibited(cp)) return std::string(password);
   }
 
+  // Step 2, normalize: the normalized string is the result.
   std::string out;
   out.reserve(password.size());
-  for (uint32_t cp : mapped) append_utf8(out, cp);
+  for (uint32_t cp : nfkc(mapped)) append_utf8(out, cp);
   return out;
 }
 

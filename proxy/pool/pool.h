@@ -33,7 +33,9 @@ struct PoolSettings {
   uint64_t server_lifetime_ms = 3600000;
   uint64_t connect_timeout_ms = 5000;
   uint64_t max_message_size = 256ull << 20;
-  std::string application_name = "shardwire";
+  // Sent in each server's startup packet. Empty, PostgreSQL's default: a client that sets none
+  // is told '' (ParameterStatus, SHOW, after RESET), never a name of the proxy's.
+  std::string application_name;
 };
 
 class Pool : private BackendUser {

@@ -331,6 +331,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void read_server_messages();
   enum class AfterMessage { Continue, Dropped, Retry };
   AfterMessage handle_server_message(const wire::Frame& frame);
+  bool ends_session(const wire::Frame& frame, pool::Backend& backend);
   bool on_server_error(const wire::Frame& frame, bool relay, bool completed);
   bool on_ready_for_query(const wire::Frame& frame, bool relay, bool answered);
   void after_server_message(char type, const ResponseTracker::Outcome& outcome);

@@ -284,6 +284,7 @@ void Session::read_parked_messages(pool::Backend& backend) {
     auto result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits_);
     if (result.status == wire::FrameStatus::NeedMore) break;
     const wire::Frame& frame = result.frame;
+    if (result.status == wire::FrameStatus::Complete && ends_session(frame, backend)) return;
     std::string due;
     if (result.status == wire::FrameStatus::Error || !leg->check.on_message(frame.type, frame.body) ||
         leg->tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {

@@ -26,11 +26,22 @@ std::string protected_setting_in_options(std::string_view options) {
   return {};
 }
 
+// A Terminate message ('X', length 4). Sent before any startup packet (a client ending a
+// connection it never used), PostgreSQL reads its first four bytes as an invalid length and closes
+// without a word (COMMERROR): so does the proxy.
+constexpr std::string_view kTerminate("X\0\0\0\4", 5);
+
 }  // namespace
 
 void Session::read_startup() {
   while (phase_ == Phase::Startup) {
-    auto result = wire::read_startup_packet(client_->input());
+    const std::string_view input = client_->input();
+    if (!input.empty() && kTerminate.substr(0, input.size()) == input.substr(0, 5)) {
+      if (input.size() < kTerminate.size()) return;  // the rest of it is on its way
+      close("client sent Terminate before its startup packet");
+      return;
+    }
+    auto result = wire::read_startup_packet(input);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
       fail_login(Status::client("08P01", result.error));

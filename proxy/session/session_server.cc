@@ -71,6 +71,7 @@ void Session::read_server_messages() {
 }
 
 Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
+  if (ends_session(frame, *txn_.leg.backend)) return AfterMessage::Dropped;
   Leg& leg = txn_.leg;
   std::string due;
   auto outcome = leg.tracker.on_server_message(frame.type, &due);
@@ -119,6 +120,28 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
     if (fence_.pending() && answered) return AfterMessage::Retry;
   }
   return AfterMessage::Continue;
+}
+
+// A server's FATAL or PANIC (pg_terminate_backend, a shutdown, idle_in_transaction_session_timeout)
+// ends the client's session as it ends a PostgreSQL client's: the client gets that ErrorResponse
+// as the server sent it and the connection closes, with no error of the proxy's after it. True
+// when `frame` was such an error (`backend`, the active or a parked leg's server, is closed).
+bool Session::ends_session(const wire::Frame& frame, pool::Backend& backend) {
+  if (frame.type != 'E') return false;
+  auto fields = wire::decode_error_fields(frame.body);
+  if (!fields || (fields->severity != "FATAL" && fields->severity != "PANIC")) return false;
+  LOG_WARN("client=c%llu server=s%llu ended the session: %.*s %.*s", (unsigned long long)id(),
+           (unsigned long long)backend.id(), static_cast<int>(fields->sqlstate.size()),
+           fields->sqlstate.data(), static_cast<int>(fields->message.size()), fields->message.data());
+  to_client(whole(frame));
+  if (&backend == txn_.leg.backend) {
+    release_backend(false);
+  } else if (Leg* parked = parked_leg(backend)) {
+    txn_.parked.erase(txn_.parked.begin() + (parked - txn_.parked.data()));
+    backend.pool().release(&backend, false);
+  }
+  close("its server ended the session");
+  return true;
 }
 
 // While startup values are being restored after a RESET: the client's answers from its

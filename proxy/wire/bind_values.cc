@@ -14,7 +14,7 @@ Status malformed(const std::string& what) {
 
 // The format code of parameter `i`: none (all text), one for all, or one per parameter (the
 // count checked by the caller).
-Status read_format(std::string_view codes, int16_t count, size_t i, int16_t* format) {
+Status read_format(std::string_view codes, uint16_t count, size_t i, int16_t* format) {
   if (count == 0) {
     *format = 0;
     return Status::ok();
@@ -26,17 +26,18 @@ Status read_format(std::string_view codes, int16_t count, size_t i, int16_t* for
 
 Status decode(std::string_view rest, const std::vector<uint32_t>& param_types, BindValues* values) {
   ByteReader in(rest);
-  int16_t format_count = 0;
-  if (!in.i16(format_count) || format_count < 0) return malformed("parameter format codes");
+  // Both counts are unsigned 16-bit, as PostgreSQL reads them (pq_getmsgint): up to 65535.
+  uint16_t format_count = 0;
+  if (!in.u16(format_count)) return malformed("parameter format codes");
   std::string_view codes;
   if (!in.bytes(2 * static_cast<uint64_t>(format_count), codes)) return malformed("parameter format codes");
-  int16_t param_count = 0;
-  if (!in.i16(param_count) || param_count < 0) return malformed("parameter count");
+  uint16_t param_count = 0;
+  if (!in.u16(param_count)) return malformed("parameter count");
   if (format_count > 1 && format_count != param_count) {
     return malformed("format code count does not match the parameter count");
   }
   values->types.assign(param_types.begin(), param_types.end());
-  values->params.resize(static_cast<size_t>(param_count));
+  values->params.resize(param_count);
   for (size_t i = 0; i < values->params.size(); ++i) {
     BindParam& param = values->params[i];
     param = BindParam{};

@@ -66,6 +66,31 @@ TEST_CASE("decode_bind_values: an unknown format code is PostgreSQL's 22023, onl
   CHECK(unused->params.empty());
 }
 
+TEST_CASE("decode_bind_values: counts are unsigned 16-bit, up to 65535 as PostgreSQL reads them") {
+  // Read as signed, 32768 parameters were a negative count and the Bind "malformed" (08P01).
+  for (int count : {32767, 32768, 65535}) {
+    CAPTURE(count);
+    // One format code per parameter (all binary), value i+1 as text for every parameter but the
+    // last, which is NULL.
+    std::string rest = be16(count);
+    for (int i = 0; i < count; ++i) rest += be16(1);
+    rest += be16(count);
+    for (int i = 0; i + 1 < count; ++i) rest += be32(1) + std::string(1, static_cast<char>('a' + i % 26));
+    rest += be32(-1) + be16(0);
+    auto values = decode_bind_values(rest, {});
+    REQUIRE(values.is_ok());
+    REQUIRE(values->params.size() == static_cast<size_t>(count));
+    CHECK(values->params[0].bytes == "a");
+    CHECK(values->params[static_cast<size_t>(count) - 2].binary);
+    CHECK(values->params.back().null);
+    // The same with one format code for all; a count one short of the values is malformed.
+    std::string one = be16(1) + be16(0) + be16(count);
+    for (int i = 0; i < count; ++i) one += be32(-1);
+    REQUIRE(decode_bind_values(one + be16(0), {}).is_ok());
+    CHECK(decode_bind_values(one.substr(0, one.size() - 4), {}).status().sqlstate == "08P01");
+  }
+}
+
 TEST_CASE("decode_bind_values: every truncation of a valid Bind is 08P01") {
   const std::string rest = be16(1) + be16(0) + be16(2) + be32(3) + "abc" + be32(-1) + be16(0);
   REQUIRE(decode_bind_values(rest, {}).is_ok());
