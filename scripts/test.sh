@@ -48,6 +48,14 @@ stage_times() {
 # spend most of their time waiting on them, so they run IT_JOBS at a time (ctest starts the
 # longest first: COST in tests/integration/CMakeLists.txt). Unit tests are CPU-bound: 2.
 IT_JOBS=${IT_JOBS:-4}
+# A suite that fails while others run beside it runs once more alone: a real failure fails
+# again (and the first failure stays in the log above); one that only the parallel run's load
+# caused does not fail the run.
+integration_tests() {  # CTEST-ARGUMENTS...
+  ctest --output-on-failure -j"$IT_JOBS" "$@" && return 0
+  echo "== $(date +%T) the suites that failed run again, one at a time"
+  ctest --output-on-failure --rerun-failed -j1
+}
 has_stage() { [[ " $STAGES " == *" $1 "* ]]; }
 
 # Sanitized builds: -O1 with line tables (readable reports, a fraction of -O2 -g's build time).
@@ -81,7 +89,7 @@ if has_stage release; then
     (cd "$BUILD_DIR" && ctest --output-on-failure -j2 "$@")
   else
     (cd "$BUILD_DIR" && ctest --output-on-failure -j2 -LE integration)
-    (cd "$BUILD_DIR" && ctest --output-on-failure -j"$IT_JOBS" -L integration)
+    (cd "$BUILD_DIR" && integration_tests -L integration)
   fi
 fi
 
@@ -94,7 +102,7 @@ if has_stage asan; then
   (cd "$ROOT/build-asan" && ctest --output-on-failure -j2 -L unit)
   stage "asan integration tests (sanitized shardwire)"
   (cd "$BUILD_DIR" && SHARDWIRE_BIN="$ROOT/build-asan/proxy/app/shardwire" SHARDWIRE_IT_SANITIZED=1 \
-    ctest --output-on-failure -j"$IT_JOBS" -L integration)
+    integration_tests -L integration)
 fi
 
 if has_stage lint; then
