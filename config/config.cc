@@ -19,7 +19,10 @@ namespace {
 std::string error_text(const std::string& file, int line, const std::string& key,
                        const std::string& message) {
   std::string text = file;
-  if (line > 0) text += ":" + std::to_string(line);
+  if (line > 0) {
+    text += ':';
+    text += std::to_string(line);
+  }
   text += ": ";
   if (!key.empty()) text += key + ": ";
   text += message;

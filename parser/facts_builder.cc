@@ -132,7 +132,7 @@ void FactsBuilder::select_items(JsonRef select_body, int select_scope, InsertFac
     if (item_value.kind == ValueKind::Column) {
       column(val, select_scope, item_column);
     } else if (val.node_type() == "ColumnRef") {
-      item_value.text = "*";  // * or t.*
+      item_value.text = '*';  // * or t.*
     }
     facts.select_values.push_back(std::move(item_value));
     facts.select_columns.push_back(std::move(item_column));

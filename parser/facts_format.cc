@@ -36,16 +36,24 @@ std::string value_text(const Value& value) {
     case ValueKind::Number: out = value.text; break;
     case ValueKind::Null: out = "NULL"; break;
     case ValueKind::Bool: out = value.text; break;
-    case ValueKind::Param: out = "$" + std::to_string(value.param); break;
+    case ValueKind::Param:
+      out = '$';
+      out += std::to_string(value.param);
+      break;
     case ValueKind::Column: out = "col:" + value.text; break;
-    case ValueKind::Other: out = "?"; break;
+    case ValueKind::Other: out = '?'; break;
   }
   if (!value.cast.empty()) out += "::" + value.cast;
   return out;
 }
 
 std::string column_text(const ColumnRef& column) {
-  if (column.table >= 0) return "t" + std::to_string(column.table) + "." + column.name;
+  if (column.table >= 0) {
+    std::string text(1, 't');
+    text += std::to_string(column.table);
+    text += '.';
+    return text += column.name;
+  }
   if (column.qualified) return "?." + column.name;
   return column.name + "@" + std::to_string(column.scope);
 }

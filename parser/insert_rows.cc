@@ -83,7 +83,8 @@ class RowCutter {
         client = client * 10 + (text_[k] - '0');
       auto known = std::find(out_.params.begin(), out_.params.end(), client);
       if (known == out_.params.end()) known = out_.params.insert(out_.params.end(), client);
-      out_.sql += "$" + std::to_string(known - out_.params.begin() + 1);
+      out_.sql += '$';
+      out_.sql += std::to_string(known - out_.params.begin() + 1);
       begin = token.end;
     }
     out_.sql.append(text_.substr(begin, end - begin));

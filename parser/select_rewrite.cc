@@ -263,7 +263,7 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
   if (rewrite.drop_offset && shape.has_offset) {
     auto span = value_span(shape.offset, base, text, "OFFSET");
     if (!span) return span.status();
-    span->text = "0";
+    span->text = '0';
     edits.push_back(std::move(span.value()));
   }
   if (rewrite.drop_having) {

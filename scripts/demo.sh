@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Local demo: installs what is missing, builds shardwire, creates a PostgreSQL 15 cluster in
-# ./demo/pg (as the postgres user) holding a catalog database and two shard databases (s0, s1),
-# runs `shardwire init`, starts shardwire in front of them, creates the sharded table `orders`
-# through it, shows a keyed insert landing on its shard, moves a few buckets from s0 to s1 online
-# under a short pgbench write load (MOVE BUCKETS on the admin console, SHOW MIGRATIONS until done,
-# the load's errors counted), and prints how to connect.
+# Local demo: installs what is missing, builds shardwire quietly, creates a PostgreSQL 15 cluster
+# (as the postgres user) holding a catalog database and two shard databases (shard0, shard1), runs
+# `shardwire init`, starts shardwire in front of them, then shows in order: keyed routing (SHOW
+# ROUTE), a merged cross-shard read, a cross-shard transaction committed atomically (two-phase
+# commit), a live bucket move under a pgbench write load with its progress, the admin console and
+# the metrics; then prints how to connect.
 #
 #   scripts/demo.sh          start (or restart) the demo
 #   scripts/demo.sh stop     stop shardwire and PostgreSQL
@@ -12,20 +12,43 @@
 #
 # Ports: DEMO_PG_PORT (default 5433) for PostgreSQL, DEMO_PROXY_PORT (default 6432) for shardwire,
 # DEMO_METRICS_PORT (default 9930) for its Prometheus metrics. DEMO_DIR (default ./demo) holds the
-# data, config and logs. DEMO_MOVE=0 skips the live move.
+# config, the logs and the build log. PostgreSQL's data and socket live where the postgres user can
+# reach them: DEMO_DIR/pg when it can reach DEMO_DIR, else DEMO_PG_DIR (default
+# /var/tmp/shardwire-demo-<hash of DEMO_DIR>); no path through a directory it cannot reach (a
+# checkout under /root, a mode-700 directory) is ever passed to it. DEMO_MOVE=0 skips the live
+# move. DEMO_SKIP_BUILD=1 installs and builds nothing and runs SHARDWIRE_BIN (default
+# BUILD_DIR/proxy/app/shardwire; tests/demo/demo_test.sh runs the demo this way).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEMO=$(realpath -m "${DEMO_DIR:-$ROOT/demo}")
-PGDATA_DIR=$DEMO/pg
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 PG_PORT=${DEMO_PG_PORT:-5433}
 PROXY_PORT=${DEMO_PROXY_PORT:-6432}
 METRICS_PORT=${DEMO_METRICS_PORT:-9930}
 DEMO_MOVE=${DEMO_MOVE:-1}
 PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-SOCKET_DIR=/tmp
 PIDFILE=$DEMO/shardwire.pid
+
+# Where PostgreSQL's files go: inside DEMO when the postgres user can reach it, else outside.
+postgres_reaches() { [ "$(id -u)" -ne 0 ] || runuser -u postgres -- test -x "$1" 2>/dev/null; }
+existing_ancestor() {
+  local dir=$1
+  while [ ! -d "$dir" ]; do dir=$(dirname "$dir"); done
+  echo "$dir"
+}
+pg_home() {
+  if [ -n "${DEMO_PG_DIR:-}" ]; then
+    realpath -m "$DEMO_PG_DIR"
+  elif postgres_reaches "$(existing_ancestor "$DEMO")"; then
+    echo "$DEMO"
+  else
+    echo "/var/tmp/shardwire-demo-$(printf '%s' "$DEMO" | md5sum | cut -c1-8)"
+  fi
+}
+PG_HOME=$(pg_home)
+PGDATA_DIR=$PG_HOME/pg
+SOCKET_DIR=$PG_HOME/socket
 
 as_postgres() {
   if [ "$(id -u)" -eq 0 ]; then
@@ -69,46 +92,75 @@ case "${1:-start}" in
   *) echo "usage: $0 [start|stop|status]" >&2; exit 2 ;;
 esac
 
-"$ROOT/scripts/install-deps.sh"
-cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" --target shardwire
-BIN=$BUILD_DIR/proxy/app/shardwire
+# The compiler's output goes to a log file; the terminal gets one progress line.
+build_quietly() {
+  local log=$DEMO/build.log started=$SECONDS status
+  mkdir -p "$DEMO"
+  : >"$log"
+  "$ROOT/scripts/install-deps.sh" >>"$log" 2>&1 || { echo "demo: installing packages failed; see $log" >&2; exit 1; }
+  echo "demo: building shardwire (compiler output in $log)"
+  set +e
+  {
+    cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+      cmake --build "$BUILD_DIR" --target shardwire
+  } 2>&1 | tee -a "$log" | while IFS= read -r line; do
+    if [[ $line =~ ^\[([0-9]+/[0-9]+)\] ]] && [ -t 1 ]; then printf '\rdemo: building %s ' "${BASH_REMATCH[1]}"; fi
+  done
+  status=${PIPESTATUS[0]}
+  set -e
+  [ -t 1 ] && printf '\r'
+  if [ "$status" -ne 0 ]; then
+    echo "demo: the build failed; last lines of $log:" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+  fi
+  echo "demo: built in $((SECONDS - started)) s"
+}
+
+if [ "${DEMO_SKIP_BUILD:-0}" = 1 ]; then
+  BIN=${SHARDWIRE_BIN:-$BUILD_DIR/proxy/app/shardwire}
+else
+  build_quietly
+  BIN=$BUILD_DIR/proxy/app/shardwire
+fi
 [ -x "$BIN" ] || { echo "demo: $BIN was not built" >&2; exit 1; }
 
 stop_demo
 for p in "$PG_PORT" "$PROXY_PORT" "$METRICS_PORT"; do
   if port_open "$p"; then
-    echo "demo: port $p is already in use; pick others with DEMO_PG_PORT / DEMO_PROXY_PORT" >&2
+    echo "demo: port $p is already in use; pick others with DEMO_PG_PORT / DEMO_PROXY_PORT / DEMO_METRICS_PORT" >&2
     exit 1
   fi
 done
 
 mkdir -p "$DEMO"
 chmod 755 "$DEMO"
-if [ "$(id -u)" -eq 0 ] && [ ! -e "$PGDATA_DIR" ] && ! runuser -u postgres -- test -x "$DEMO"; then
-  # The postgres user cannot reach this checkout (e.g. under /root): keep the data elsewhere.
-  target=/var/tmp/shardwire-demo-pg
-  mkdir -p "$target"
-  ln -s "$target" "$PGDATA_DIR"
-  echo "demo: $DEMO is not accessible to the postgres user; data lives in $target"
-fi
+# PostgreSQL's home: reachable by the postgres user, and initdb, pg_ctl and the server see only
+# paths inside it (the server's working directory is its data directory).
+mkdir -p "$PG_HOME"
+chmod 755 "$PG_HOME"
+[ "$PG_HOME" = "$DEMO" ] || echo "demo: the postgres user cannot reach $DEMO; PostgreSQL's data and socket live in $PG_HOME"
 if [ ! -f "$PGDATA_DIR/PG_VERSION" ]; then
   mkdir -p "$PGDATA_DIR"
-  [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$PGDATA_DIR"
   chmod 700 "$PGDATA_DIR"
+  [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$PGDATA_DIR"
   as_postgres "$PGBIN/initdb" -D "$PGDATA_DIR" -U postgres -E UTF8 --locale=C \
     --auth-local=trust --auth-host=scram-sha-256 --no-instructions >/dev/null
-  cat >>"$PGDATA_DIR/postgresql.conf" <<CONF
+fi
+mkdir -p "$SOCKET_DIR"
+[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$SOCKET_DIR"
+# Settings written on every start (an older demo's cluster gets them too). Cross-shard
+# transactions commit by two-phase commit: max_prepared_transactions above 0 on every shard.
+sed -i '/^# shardwire demo$/,$d' "$PGDATA_DIR/postgresql.conf"
+cat >>"$PGDATA_DIR/postgresql.conf" <<CONF
 # shardwire demo
 listen_addresses = '127.0.0.1'
+port = $PG_PORT
 unix_socket_directories = '$SOCKET_DIR'
 wal_level = logical
 max_connections = 200
+max_prepared_transactions = 100
 CONF
-fi
-# The port can change between runs.
-sed -i '/^port = /d' "$PGDATA_DIR/postgresql.conf"
-echo "port = $PG_PORT" >>"$PGDATA_DIR/postgresql.conf"
 as_postgres "$PGBIN/pg_ctl" start -w -D "$PGDATA_DIR" -l "$PGDATA_DIR/postgres.log" >/dev/null
 echo "demo: PostgreSQL 15 running on 127.0.0.1:$PG_PORT (data in $PGDATA_DIR)"
 
@@ -167,7 +219,12 @@ cutover: { queue_timeout: 2s, drain_timeout: 5s }   # the defaults: how long wri
 YAML
 
 "$BIN" check --config "$DEMO/shardwire.yaml" >/dev/null
-"$BIN" init --config "$DEMO/shardwire.yaml"
+if ! "$BIN" init --config "$DEMO/shardwire.yaml" >"$DEMO/init.log" 2>&1; then
+  echo "demo: shardwire init failed:" >&2
+  cat "$DEMO/init.log" >&2
+  exit 1
+fi
+echo "demo: shardwire init: catalog, directory and both shards' schemas ready (report in $DEMO/init.log)"
 
 nohup "$BIN" --config "$DEMO/shardwire.yaml" >>"$DEMO/shardwire.log" 2>&1 </dev/null &
 echo $! >"$PIDFILE"
@@ -182,100 +239,15 @@ if ! port_open "$PROXY_PORT"; then
   exit 1
 fi
 
-# A sharded table created through shardwire (on every shard, with its fence trigger), and one
-# keyed insert per tenant: each row lands only on the shard that owns its bucket.
-export PGPASSWORD=secret
-PSQL_PROXY=("$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "host=127.0.0.1 port=$PROXY_PORT dbname=app user=app")
-"${PSQL_PROXY[@]}" -c "CREATE TABLE IF NOT EXISTS orders (tenant_id bigint NOT NULL, id bigserial, note text,
-                                                         PRIMARY KEY (tenant_id, id))"
-for tenant in 1 2 3 4; do
-  "${PSQL_PROXY[@]}" -c "INSERT INTO orders (tenant_id, note) VALUES ($tenant, 'demo')"
-  echo "demo: $("$BIN" route --config "$DEMO/shardwire.yaml" "INSERT INTO orders (tenant_id) VALUES ($tenant)" | head -1)"
-done
-for db in shard0 shard1; do
-  echo "demo: $db holds tenants: $("$PGBIN/psql" -X -At -h 127.0.0.1 -p "$PG_PORT" -U app -d "$db" \
-    -c "SELECT coalesce(string_agg(DISTINCT tenant_id::text, ','), '-') FROM orders")"
-done
-echo "demo: the admin console's view of the shards:"
-CONSOLE_DSN="host=127.0.0.1 port=$PROXY_PORT dbname=shardwire user=admin password=adminpw"
-"$PGBIN/psql" -X "$CONSOLE_DSN" -c "SHOW SHARDS"
-unset PGPASSWORD
-
-# A live move: a few of s0's buckets go to s1 while pgbench writes through shardwire.
-live_move() {
-  local console=("$PGBIN/psql" -X -q -At -F '|' -v ON_ERROR_STOP=1 "$CONSOLE_DSN" -c)
-  local run shard_psql=("$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1)
-  local shard0_dsn="host=127.0.0.1 port=$PG_PORT dbname=shard0 user=app password=secret"
-  local shard1_dsn="host=127.0.0.1 port=$PG_PORT dbname=shard1 user=app password=secret"
-  run=$(date +%s)
-  # Buckets on s0 that hold some of the load's tenants (1001..1200) but none of tenants 1..4 above
-  # (`shardwire route` shows the initial layout), 8 of them; any s0 buckets once those ran out.
-  local on_s0 buckets
-  on_s0=$("${console[@]}" "SHOW BUCKETS s0" | cut -d'|' -f1 | paste -sd, -)
-  buckets=$("${shard_psql[@]}" "$shard0_dsn" -c "
-    WITH s0 AS (SELECT unnest('{$on_s0}'::int[]) AS b),
-         load AS (SELECT DISTINCT shardwire.bucket_of(g::bigint, 4096) AS b FROM generate_series(1001, 1200) g),
-         mine AS (SELECT shardwire.bucket_of(g::bigint, 4096) AS b FROM generate_series(1, 4) g)
-    SELECT string_agg(b::text, ',' ORDER BY pref, b) FROM (
-      SELECT b, CASE WHEN b IN (SELECT b FROM load) THEN 0 ELSE 1 END AS pref FROM s0
-      WHERE b NOT IN (SELECT b FROM mine) ORDER BY pref, b LIMIT 8) picked")
-  if [ -z "$buckets" ]; then echo "demo: no bucket left on s0 to move; skipping the live move"; return 0; fi
-
-  cat >"$DEMO/load.sql" <<SQL
-\set k random(1001, 1200)
-INSERT INTO orders (tenant_id, note) VALUES (:k, 'load $run');
-SQL
-  echo "demo: live move: pgbench inserts for 12 s through shardwire (4 clients, tenants 1001..1200) while"
-  echo "demo: buckets $buckets move from s0 to s1 (MOVE BUCKETS on the admin console)"
-  "$PGBIN/pgbench" -n -f "$DEMO/load.sql" -T 12 -c 4 -j 2 --failures-detailed \
-    "host=127.0.0.1 port=$PROXY_PORT dbname=app user=app password=secret sslmode=disable" \
-    >"$DEMO/load.out" 2>"$DEMO/load.err" &
-  local load_pid=$!
-  sleep 2
-  # MOVE BUCKETS answers at once: source|target|bucket_count|buckets|migration_id
-  local id
-  id=$("${console[@]}" "MOVE BUCKETS $buckets TO s1" | awk -F'|' 'NR == 1 { print $NF }')
-  echo "demo: MOVE BUCKETS $buckets TO s1  -> migration $id; SHOW MIGRATIONS:"
-  # SHOW MIGRATIONS: id|buckets|source|target|state|step|rows_copied|rows_total|percent|lag_bytes|
-  # lag_seconds|last_pause_ms|rollback_expires_at|paused|error
-  local started=$SECONDS row state="" last="" step copied total lag pause expires error
-  while [ $((SECONDS - started)) -lt 45 ]; do
-    row=$("${console[@]}" "SHOW MIGRATIONS" | awk -F'|' -v id="$id" '$1 == id')
-    IFS='|' read -r _ _ _ _ state step copied total _ lag _ pause expires _ error <<<"$row"
-    if [ "$state/$step" != "$last" ]; then
-      printf 'demo:   +%2ds  migration %s  %-15s %-20s rows %s/%s  lag %s B%s%s\n' $((SECONDS - started)) "$id" \
-        "$state" "${step:+($step)}" "$copied" "$total" "${lag:-0}" "${pause:+  writes paused ${pause} ms}" \
-        "${expires:+  rollback until $expires}"
-      last="$state/$step"
-    fi
-    case $state in done | failed | cancelled | rolled_back) break ;; esac
-    sleep 0.25
-  done
-  if [ "$state" != "done" ]; then
-    echo "demo: warning: migration $id is ${state:-unknown} after 45 s (it goes on in the background)${error:+; last error: $error}"
-  fi
-  wait "$load_pid" || true
-  local out tx failed aborted
-  out=$(cat "$DEMO/load.out")
-  tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
-  failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
-  aborted=$(grep -c 'aborted' "$DEMO/load.err" || true)
-  local rows0 rows1 moved_on_s1 moved_on_s0
-  rows0=$("${shard_psql[@]}" "$shard0_dsn" -c "SELECT count(*) FROM orders WHERE note = 'load $run'")
-  rows1=$("${shard_psql[@]}" "$shard1_dsn" -c "SELECT count(*) FROM orders WHERE note = 'load $run'")
-  moved_on_s1=$("${shard_psql[@]}" "$shard1_dsn" -c "SELECT count(*) FROM orders
-    WHERE note = 'load $run' AND shardwire.bucket_of(tenant_id, 4096) = ANY('{$buckets}'::int[])")
-  moved_on_s0=$("${shard_psql[@]}" "$shard0_dsn" -c "SELECT count(*) FROM orders
-    WHERE shardwire.bucket_of(tenant_id, 4096) = ANY('{$buckets}'::int[])")
-  echo "demo: load: ${tx:-?} inserts acknowledged, ${failed:-?} failed, $aborted clients aborted" \
-    "(errors: $(( ${failed:-0} + aborted )))"
-  echo "demo: rows of this load: $rows0 on shard0 + $rows1 on shard1 = $((rows0 + rows1)); $moved_on_s1 written to the" \
-    "moved buckets are on shard1, $moved_on_s0 rows of them left on shard0"
-  "$PGBIN/psql" -X "$CONSOLE_DSN" -c "SHOW SHARDS"
-}
+# shellcheck source=scripts/demo-steps.sh
+. "$ROOT/scripts/demo-steps.sh"
+show_keyed_routing
+show_merged_read
+show_cross_shard_transaction
 if [ "$DEMO_MOVE" = 1 ]; then
   live_move || echo "demo: the live move failed; see $DEMO/shardwire.log"
 fi
+show_console_and_metrics
 
 cat <<MSG
 demo: shardwire running (pid $(cat "$PIDFILE")), logs in $DEMO/shardwire.log
@@ -284,7 +256,7 @@ Connect through shardwire:
   psql "host=127.0.0.1 port=$PROXY_PORT dbname=app user=app password=secret"
   e.g.  INSERT INTO orders (tenant_id, note) VALUES (42, 'hello');
         SELECT * FROM orders WHERE tenant_id = 42;
-Where would a statement go?
+Where would a statement go (on the initial layout)?
   $BIN route --config $DEMO/shardwire.yaml "SELECT * FROM orders WHERE tenant_id = 42"
 The admin console (SHOW HELP lists its commands):
   psql "host=127.0.0.1 port=$PROXY_PORT dbname=shardwire user=admin password=adminpw"
@@ -294,5 +266,5 @@ Prometheus metrics:
   curl -s http://127.0.0.1:$METRICS_PORT/metrics | grep ^shardwire_
 
 Stop everything:
-  ${DEMO_DIR:+DEMO_DIR=$DEMO_DIR }$ROOT/scripts/demo.sh stop
+  ${DEMO_DIR:+DEMO_DIR=$DEMO_DIR }${DEMO_PG_DIR:+DEMO_PG_DIR=$DEMO_PG_DIR }$ROOT/scripts/demo.sh stop
 MSG

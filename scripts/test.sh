@@ -4,9 +4,9 @@
 #   release  Release build with gcc in build/ (warnings are errors): unit, routing, lint and
 #            integration tests (real PostgreSQL 15 clusters, psql, pgbench, a real Prometheus)
 #            against a Release shardwire.
-#   asan     ASan+UBSan build of the whole project with clang in build-asan/ (warnings are
-#            errors): the unit tests, then the whole integration suite again, driving the
-#            sanitized shardwire (SHARDWIRE_BIN). Any sanitizer report fails the run.
+#   asan     ASan+UBSan build with clang in build-asan/ of shardwire and the unit tests
+#            (warnings are errors): the unit tests, then the whole integration suite again,
+#            driving the sanitized shardwire (SHARDWIRE_BIN). Any sanitizer report fails the run.
 #   lint     scripts/lint.sh --tidy: clang-format, module boundaries and clang-tidy (over the
 #            asan stage's clang compile_commands.json in build-asan/; only configured, nothing
 #            built, when that stage did not run).
@@ -14,7 +14,9 @@
 #            then the integration suites that run the mover's threads (mover*, reshard*).
 #   fuzz     scripts/fuzz.sh: every libFuzzer target over its seed corpus, then a short run.
 #
-# STAGES picks stages (default: all, in that order). Extra arguments go to the release stage's
+# The release tests include ctest `demo` (scripts/demo.sh from a mode-700 copy of the checkout).
+# IT_JOBS (default 4) integration suites run at once. STAGES picks stages (default: all, in
+# that order). Extra arguments go to the release stage's
 # ctest and skip the others, e.g. `scripts/test.sh -L integration` or `-R integration.pool`.
 set -euo pipefail
 
@@ -26,7 +28,34 @@ STAGES=${STAGES:-release asan lint tsan fuzz}
 "$ROOT/scripts/install-deps.sh"
 "$ROOT/scripts/install-driver-deps.sh"
 
-stage() { echo "== $(date +%T) $*"; }
+# Each stage line says when it began; the run ends with every stage's duration (tests/README.md
+# keeps a table of them).
+STAGE_NAMES=()
+STAGE_STARTS=()
+stage() {
+  echo "== $(date +%T) $*"
+  STAGE_NAMES+=("$*")
+  STAGE_STARTS+=("$SECONDS")
+}
+stage_times() {
+  local i end
+  for i in "${!STAGE_NAMES[@]}"; do
+    end=${STAGE_STARTS[$((i + 1))]:-$SECONDS}
+    printf '== %5d s  %s\n' $((end - STAGE_STARTS[i])) "${STAGE_NAMES[i]}"
+  done
+}
+# Integration suites each start their own PostgreSQL clusters and proxies on free ports and
+# spend most of their time waiting on them, so they run IT_JOBS at a time (ctest starts the
+# longest first: COST in tests/integration/CMakeLists.txt). Unit tests are CPU-bound: 2.
+IT_JOBS=${IT_JOBS:-4}
+# A suite that fails while others run beside it runs once more alone: a real failure fails
+# again (and the first failure stays in the log above); one that only the parallel run's load
+# caused does not fail the run.
+integration_tests() {  # CTEST-ARGUMENTS...
+  ctest --output-on-failure -j"$IT_JOBS" "$@" && return 0
+  echo "== $(date +%T) the suites that failed run again, one at a time"
+  ctest --output-on-failure --rerun-failed -j1
+}
 has_stage() { [[ " $STAGES " == *" $1 "* ]]; }
 
 # Sanitized builds: -O1 with line tables (readable reports, a fraction of -O2 -g's build time).
@@ -56,17 +85,24 @@ cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDWIRE
 cmake --build "$BUILD_DIR"
 if has_stage release; then
   stage "release tests"
-  (cd "$BUILD_DIR" && ctest --output-on-failure -j2 "$@")
+  if [ $# -gt 0 ]; then
+    (cd "$BUILD_DIR" && ctest --output-on-failure -j2 "$@")
+  else
+    (cd "$BUILD_DIR" && ctest --output-on-failure -j2 -LE integration)
+    (cd "$BUILD_DIR" && integration_tests -L integration)
+  fi
 fi
 
 if has_stage asan; then
   stage "asan build"
-  sanitized_build "$ROOT/build-asan" SHARDWIRE_SANITIZE clang all
+  # Only what runs sanitized: the proxy and the unit tests (the integration binary and the bench
+  # programs are the release build's; gcc builds them with warnings as errors).
+  sanitized_build "$ROOT/build-asan" SHARDWIRE_SANITIZE clang shardwire all_unit_tests
   stage "asan unit tests"
   (cd "$ROOT/build-asan" && ctest --output-on-failure -j2 -L unit)
   stage "asan integration tests (sanitized shardwire)"
   (cd "$BUILD_DIR" && SHARDWIRE_BIN="$ROOT/build-asan/proxy/app/shardwire" SHARDWIRE_IT_SANITIZED=1 \
-    ctest --output-on-failure -j2 -L integration)
+    integration_tests -L integration)
 fi
 
 if has_stage lint; then
@@ -91,3 +127,4 @@ if has_stage fuzz; then
   "$ROOT/scripts/fuzz.sh"
 fi
 stage "done"
+stage_times

@@ -15,8 +15,12 @@ std::string bucket_ranges(const std::vector<uint32_t>& buckets) {
   for (size_t i = 0; i < buckets.size();) {
     size_t j = i;
     while (j + 1 < buckets.size() && buckets[j + 1] == buckets[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(buckets[i]);
-    if (j > i) out += "-" + std::to_string(buckets[j]);
+    if (!out.empty()) out += ',';
+    out += std::to_string(buckets[i]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(buckets[j]);
+    }
     i = j + 1;
   }
   return out;

@@ -61,7 +61,8 @@ ResultTable config_table(const config::Config& config) {
   static constexpr Column kColumns[] = {
       {"key", T::Text}, {"value", T::Text}, {"default", T::Text}, {"changeable", T::Text}};
   ResultTable table(kColumns);
-  std::vector<config::Setting> defaults = config::settings(config::Config{});
+  const config::Config default_config;  // named: a temporary here trips GCC 12's -Wmaybe-uninitialized
+  std::vector<config::Setting> defaults = config::settings(default_config);
   for (const auto& setting : config::settings(config)) {
     auto it =
         std::find_if(defaults.begin(), defaults.end(), [&](const auto& d) { return d.key == setting.key; });

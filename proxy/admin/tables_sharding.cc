@@ -121,7 +121,10 @@ ResultTable route_table(const router::Route& route, const router::Directory& dir
       {"writes", T::Bool}, {"reason", T::Text}, {"directory_version", T::Int8}, {"summary", T::Text}};
   ResultTable table(kColumns);
   std::string buckets;
-  for (uint32_t b : route.buckets) buckets += (buckets.empty() ? "" : ",") + std::to_string(b);
+  for (uint32_t b : route.buckets) {
+    if (!buckets.empty()) buckets += ',';
+    buckets += std::to_string(b);
+  }
   bool one_shard = route.shard >= 0 && route.shard < static_cast<int>(directory.shards().size());
   std::string reason = route.kind == router::RouteKind::Error
                            ? route.error.sqlstate + " " + route.error.message

@@ -31,7 +31,10 @@ std::vector<uint32_t> parse_int_array(const std::string& text) {
 
 std::string array_literal(const std::vector<uint32_t>& buckets) {
   std::string out = "{";
-  for (size_t i = 0; i < buckets.size(); ++i) out += (i ? "," : "") + std::to_string(buckets[i]);
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(buckets[i]);
+  }
   return out + "}";
 }
 

@@ -368,7 +368,10 @@ std::string format_shortest(const char* begin, const char* end, int fixed_below)
     return sign + out;
   }
   std::string out = digits.substr(0, 1);
-  if (digits.size() > 1) out += "." + digits.substr(1);
+  if (digits.size() > 1) {
+    out += '.';
+    out.append(digits, 1);
+  }
   char exp_text[16];
   std::snprintf(exp_text, sizeof exp_text, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
   return sign + out + exp_text;

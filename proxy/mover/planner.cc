@@ -22,7 +22,11 @@ Result<uint32_t> parse_bucket(std::string_view whole, std::string_view item, uin
   if (item.empty()) return list_error(whole, "a range needs a number on both sides of '-'");
   uint64_t value = 0;
   for (char c : item) {
-    if (c < '0' || c > '9') return list_error(whole, "\"" + std::string(item) + "\" is not a bucket number");
+    if (c < '0' || c > '9') {
+      std::string message(1, '"');
+      message += item;
+      return list_error(whole, message += "\" is not a bucket number");
+    }
     value = value * 10 + static_cast<uint64_t>(c - '0');
     if (value >= bucket_count) break;  // also stops overflow on absurdly long numbers
   }

@@ -14,7 +14,10 @@ BucketSet::BucketSet(uint32_t bucket_count, const std::vector<uint32_t>& buckets
 
 std::string BucketSet::array_literal() const {
   std::string out = "{";
-  for (size_t i = 0; i < list_.size(); ++i) out += (i ? "," : "") + std::to_string(list_[i]);
+  for (size_t i = 0; i < list_.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(list_[i]);
+  }
   return out + "}";
 }
 

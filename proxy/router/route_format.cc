@@ -37,7 +37,8 @@ std::string route_summary(const Route& route, const Directory& dir) {
       if (route.kind == RouteKind::Shard) {
         out += " buckets ";
         for (size_t i = 0; i < route.buckets.size(); ++i) {
-          out += (i ? "," : "") + std::to_string(route.buckets[i]);
+          if (i) out += ',';
+          out += std::to_string(route.buckets[i]);
         }
         if (route.migrating) out += " migrating";
       }
@@ -56,9 +57,13 @@ std::string route_summary(const Route& route, const Directory& dir) {
           shards += (shards.empty() ? "" : ",") + dir.shard_name(static_cast<uint16_t>(statement.shard));
         out += " " + shards;
       } else {
-        out += " " + all_shards(dir);
+        out += ' ';
+        out += all_shards(dir);
       }
-      if (route.merge) out += " " + route.merge->describe();
+      if (route.merge) {
+        out += ' ';
+        out += route.merge->describe();
+      }
       if (route.copy_out) out += route.copy_header ? " copy csv-header" : " copy";
       if (route.copy_in) out += " copy-in";
       if (route.migrating && route.split_write) out += " migrating";
@@ -74,8 +79,10 @@ std::string route_summary(const Route& route, const Directory& dir) {
       // "split s0 rows 1,3 s1 rows 2" (rows 1-based, as in the VALUES list)
       for (const InsertSplit::Part& part : route.split->parts) {
         out += " " + dir.shard_name(static_cast<uint16_t>(part.shard)) + " rows ";
-        for (size_t i = 0; i < part.rows.size(); ++i)
-          out += (i ? "," : "") + std::to_string(part.rows[i] + 1);
+        for (size_t i = 0; i < part.rows.size(); ++i) {
+          if (i) out += ',';
+          out += std::to_string(part.rows[i] + 1);
+        }
       }
       if (route.migrating) out += " migrating";
       break;

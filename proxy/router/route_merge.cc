@@ -64,7 +64,7 @@ merge::HavingTerm having_term(const parser::HavingTerm& term) {
   if (term.constant.kind == parser::ValueKind::Param) {
     out.param = term.constant.param;
   } else if (term.constant.kind == parser::ValueKind::Bool) {
-    out.constant = term.constant.text == "true" ? "t" : "f";  // as boolout prints it
+    out.constant = std::string(1, term.constant.text == "true" ? 't' : 'f');  // as boolout prints it
   } else if (term.constant.kind != parser::ValueKind::Null) {
     out.constant = term.constant.text;
   }

@@ -148,7 +148,8 @@ KeyOutcome array_elements(const parser::Value& array, const BindValues* params,
 // Whether $n appears once in the statement text (a parameter cut for a shard must not be used
 // elsewhere; a "$n" inside a string or comment only makes this say no, which is safe).
 bool used_once(const std::string& text, int param) {
-  const std::string token = "$" + std::to_string(param);
+  std::string token(1, '$');
+  token += std::to_string(param);
   int count = 0;
   for (size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + 1)) {
     const size_t end = at + token.size();

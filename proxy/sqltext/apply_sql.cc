@@ -57,7 +57,8 @@ class Params {
  public:
   std::string add(std::optional<std::string> value) {
     values_.push_back(std::move(value));
-    return "$" + std::to_string(values_.size());
+    std::string marker(1, '$');
+    return marker += std::to_string(values_.size());
   }
   std::vector<std::optional<std::string>> take() { return std::move(values_); }
 

@@ -48,7 +48,7 @@ struct Setup {
     for (int i = 0; i < 3; ++i) {
       shard_db[i] = unique_name("shard" + std::to_string(i));
       pg.create_database(shard_db[i]);
-      cfg.shards.push_back({"s" + std::to_string(i), pg.conninfo(shard_db[i]), {}});
+      cfg.shards.push_back({'s' + std::to_string(i), pg.conninfo(shard_db[i]), {}});
       PgConn c = pg.admin(shard_db[i]);
       REQUIRE(c.exec("CREATE TABLE accounts (name text PRIMARY KEY, balance int)").ok());
       if (i < 2)

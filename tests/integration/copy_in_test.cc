@@ -164,10 +164,12 @@ TEST_SUITE("copy_in") {
       std::vector<std::pair<int64_t, std::string>> rows;
       std::string listed, whole_table;
       for (size_t i = 0; i < keys.size(); ++i) {
-        const std::string note =
-            "t" + std::to_string(shard) + "-" + std::to_string(i) + (i % 5 ? "" : "\\ttab");
-        rows.emplace_back(keys[i],
-                          i % 5 ? note : "t" + std::to_string(shard) + "-" + std::to_string(i) + "\ttab");
+        std::string stem(1, 't');
+        stem += std::to_string(shard);
+        stem += '-';
+        stem += std::to_string(i);
+        const std::string note = i % 5 ? stem : stem + "\\ttab";
+        rows.emplace_back(keys[i], i % 5 ? note : stem + "\ttab");
         // Every 7th key written with escapes (\x2d is '-', \061 is '1'): the key is de-escaped first.
         std::string key = std::to_string(keys[i]);
         if (i % 7 == 3 && key[0] == '-') key = "\\x2d" + key.substr(1);
@@ -407,7 +409,7 @@ TEST_SUITE("copy_in") {
     const int64_t on_s2 = key_where([](uint32_t b) { return b % kShards == 2; });
     std::string failing;
     for (int64_t k = 1; k <= 300; ++k)
-      failing += "9" + std::to_string(k) + "\t" + std::to_string(k) + "\tdup\n";
+      failing += '9' + std::to_string(k) + '\t' + std::to_string(k) + "\tdup\n";
     failing += "1\t" + std::to_string(on_s2) + "\tdup\n1\t" + std::to_string(on_s2) + "\tdup\n";
     CopyOutcome dup = copy_in(c, "COPY orders (id, tenant_id, note) FROM STDIN", failing, 4096);
     CHECK_FALSE(dup.ok);

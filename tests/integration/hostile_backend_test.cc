@@ -207,7 +207,7 @@ TEST_SUITE("hostile_backend") {
       REQUIRE_OK(c.exec(keyed, 20s));
       const int first = fake.connections();
       // idle_timeout closes the server: Terminate, then (the fault) no hang-up.
-      REQUIRE(wait_until([&] { return contains(fake.events(), "c" + std::to_string(first) + " Terminate"); },
+      REQUIRE(wait_until([&] { return contains(fake.events(), 'c' + std::to_string(first) + " Terminate"); },
                          10s));
       REQUIRE_OK(c.exec(keyed, 20s));
       const std::string proxy_log_now = proxy.log();

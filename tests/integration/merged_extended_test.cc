@@ -29,12 +29,12 @@ const char* const kCreate =
     "PRIMARY KEY (tenant_id, id))";
 
 std::string row_values(int i, int64_t tenant) {
-  return "(" + std::to_string(i) + ", " + std::to_string(tenant) + ", " +
+  return '(' + std::to_string(i) + ", " + std::to_string(tenant) + ", " +
          (i % 11 == 0 ? "NULL" : std::to_string(i % 6)) + ", " +
          (i % 13 == 0 ? "NULL" : std::to_string((i * 37) % 2001 - 1000)) + ", " +
          (i % 7 == 0 ? "NULL" : std::to_string((i * 7919) % 100000 - 50000) + "." + std::to_string(i % 100)) +
          ", " +
-         (i % 9 == 0 ? "NULL" : "'" + std::string(i % 2 ? "Ab" : "zz") + std::to_string(i % 40) + "'") + ")";
+         (i % 9 == 0 ? "NULL" : '\'' + std::string(i % 2 ? "Ab" : "zz") + std::to_string(i % 40) + "'") + ")";
 }
 
 // Parse, Bind, Describe portal, Execute(max_rows), Sync written on the connection's own socket

@@ -42,7 +42,10 @@ std::vector<wire::Message> execute(PgConn& client, uint32_t max_rows) {
 std::string values(const std::vector<wire::Message>& answer) {
   std::string out;
   for (const wire::Message& m : answer) {
-    if (m.type == 'D') out += (out.empty() ? "" : ",") + m.body.substr(6);
+    if (m.type == 'D') {
+      if (!out.empty()) out += ',';
+      out += m.body.substr(6);
+    }
   }
   return out;
 }

@@ -59,16 +59,17 @@ std::string row_values(int i, int64_t tenant) {
                             ? "'NaN'"
                             : std::to_string((i * 7919) % 100000 - 50000) + "." + std::to_string(10 + i % 90))
     << ", " << opt(i % 23 == 0, i % 101 == 0 ? "'NaN'" : std::to_string(f4 / 4.0)) << ", "
-    << opt(i % 29 == 0, "'" + std::string(kTexts[(i * 7) % 15]) + std::string(i % 3 == 0 ? "" : "-") +
+    << opt(i % 29 == 0, '\'' + std::string(kTexts[(i * 7) % 15]) + std::string(i % 3 == 0 ? "" : "-") +
                             std::to_string(i % 40) + "'")
     << ", " << opt(i % 31 == 0, i % 5 < 3 ? "true" : "false") << ", "
-    << opt(i % 37 == 0, "'2024-03-" + std::to_string(10 + i % 5) + " " + std::to_string(i % 24) + ":" +
-                            std::to_string(10 + i % 50) + ":00" + kZones[i % 6] + "'")
+    << opt(i % 37 == 0, std::string("'2024-03-").append(std::to_string(10 + i % 5)) + " " +
+                            std::to_string(i % 24) + ":" + std::to_string(10 + i % 50) + ":00" +
+                            kZones[i % 6] + "'")
     << ", "
-    << opt(i % 41 == 0, "'" + std::to_string(1990 + i % 40) + "-0" + std::to_string(1 + i % 9) + "-1" +
+    << opt(i % 41 == 0, '\'' + std::to_string(1990 + i % 40) + "-0" + std::to_string(1 + i % 9) + "-1" +
                             std::to_string(i % 10) + "'")
     << ", "
-    << opt(i % 43 == 0, "'" + std::to_string(i % 3) + " mons " + std::to_string(i % 45 - 10) + " days " +
+    << opt(i % 43 == 0, '\'' + std::to_string(i % 3) + " mons " + std::to_string(i % 45 - 10) + " days " +
                             std::to_string(i % 30) + ":00:00'")
     << ")";
   return v.str();

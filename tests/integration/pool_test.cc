@@ -194,7 +194,7 @@ TEST_SUITE("pool") {
       servers.insert(r.value(0, 1));
       PgResult c = a.exec_prepared("concat_it", {"x", std::to_string(i)});
       REQUIRE_MESSAGE(c.ok(), c.describe());
-      CHECK(c.value() == "x" + std::to_string(i));
+      CHECK(c.value() == 'x' + std::to_string(i));
     }
     if (!t.direct())
       CHECK_MESSAGE(servers.size() == 3, "prepared statements did not visit all three servers");

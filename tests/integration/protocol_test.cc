@@ -160,7 +160,7 @@ TEST_SUITE("protocol") {
       REQUIRE(PQenterPipelineMode(c) == 1);
       for (const std::string& sql : {known, "SELECT $1::text AS never_prepared_" + mode}) {
         CAPTURE(sql);
-        const std::string name = "s" + std::to_string(sql.size());
+        const std::string name = 's' + std::to_string(sql.size());
         REQUIRE(PQsendPrepare(c, name.c_str(), sql.c_str(), 0, nullptr) == 1);
         REQUIRE(PQsendDescribePrepared(c, name.c_str()) == 1);
         REQUIRE(PQsendFlushRequest(c) == 1);

@@ -200,7 +200,7 @@ TEST_SUITE("split_write") {
       REQUIRE(r.exit_code == 0);
       std::string want = entry.second;
       auto sorted_pair = [](int64_t x, int64_t y) {
-        return "[" + k(std::min(x, y)) + ", " + k(std::max(x, y)) + "]";
+        return '[' + k(std::min(x, y)) + ", " + k(std::max(x, y)) + "]";
       };
       if (auto at = want.find("%AB"); at != std::string::npos) want.replace(at, 3, sorted_pair(t.a, t.b));
       if (auto at = want.find("%BC"); at != std::string::npos) want.replace(at, 3, sorted_pair(t.b, t.c));

@@ -363,7 +363,7 @@ TEST_SUITE("two_phase_recovery") {
     REQUIRE(shown.rows() == 2);
     for (int row = 0; row < 2; ++row) {
       CHECK(shown.value(row, 0) == Deployment::leg(row, gid));
-      CHECK(shown.value(row, 1) == "s" + std::to_string(row));
+      CHECK(shown.value(row, 1) == 's' + std::to_string(row));
       CHECK_FALSE(shown.value(row, 2).empty());
       CHECK(std::stod(shown.value(row, 3)) < 5.0);
       CHECK(shown.value(row, 4) == "none");

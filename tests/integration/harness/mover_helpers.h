@@ -131,7 +131,10 @@ inline std::string mover_log(const ShardedFixture& f, size_t lines = 60) {
 // "1,5,9" for a bucket list.
 inline std::string bucket_list(const std::vector<uint32_t>& buckets) {
   std::string out;
-  for (uint32_t b : buckets) out += (out.empty() ? "" : ",") + std::to_string(b);
+  for (uint32_t b : buckets) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(b);
+  }
   return out;
 }
 
@@ -208,7 +211,10 @@ struct Moving {
   std::vector<uint32_t> buckets;
   std::string key_list() const {
     std::string out;
-    for (int64_t k : keys) out += (out.empty() ? "" : ",") + std::to_string(k);
+    for (int64_t k : keys) {
+      if (!out.empty()) out += ',';
+      out += std::to_string(k);
+    }
     return out;
   }
 };

@@ -43,7 +43,7 @@ class ShardedSetup {
 
   int shards() const { return static_cast<int>(shard_dbs_.size()); }
   int buckets() const { return options_.buckets; }
-  static std::string shard_name(int i) { return "s" + std::to_string(i); }
+  static std::string shard_name(int i) { return 's' + std::to_string(i); }
   const std::string& shard_db(int i) const { return shard_dbs_.at(static_cast<size_t>(i)); }
   const std::string& catalog_db() const { return catalog_db_; }
   const PgCluster& cluster() const { return cluster_; }

@@ -131,8 +131,9 @@ TEST_CASE("every verb parses in any case, with surrounding whitespace and traili
   for (const auto& spelling : kVerbs) {
     const std::string text = spelling.text;
     for (const std::string& variant :
-         {text, lower(text), mixed(text), "  " + text + "  ", "\t\n" + lower(text) + "\r\n", text + ";",
-          text + " ; ", text + ";;", " " + mixed(text) + " ;\n;  "}) {
+         {text, lower(text), mixed(text), std::string("  ").append(text) + "  ",
+          std::string("\t\n").append(lower(text)) + "\r\n", text + ";", text + " ; ", text + ";;",
+          std::string(" ").append(mixed(text)) + " ;\n;  "}) {
       CAPTURE(variant);
       Command command = parse_ok(variant);
       CHECK(command.verb == spelling.verb);

@@ -114,7 +114,10 @@ stats::Snapshot test_snapshot() {
 
 std::string names(const ResultTable& table) {
   std::string out;
-  for (const auto& column : table.columns()) out += (out.empty() ? "" : ",") + std::string(column.name);
+  for (const auto& column : table.columns()) {
+    if (!out.empty()) out += ',';
+    out += column.name;
+  }
   return out;
 }
 

@@ -258,8 +258,9 @@ TEST_CASE("DDL and utility statements name their tables") {
   auto tables = [](const std::string& sql) {
     std::string out;
     for (const auto& t : facts(sql).tables) {
-      out += (out.empty() ? "" : " ") + (t.schema.empty() ? "" : t.schema + ".") + t.name + ":" +
-             sw::parser::table_role_name(t.role);
+      if (!out.empty()) out += ' ';
+      if (!t.schema.empty()) out += t.schema + '.';
+      out += t.name + ':' + sw::parser::table_role_name(t.role);
     }
     return out;
   };

@@ -33,11 +33,11 @@ std::string everything(const std::shared_ptr<const sw::parser::QueryFacts>& fact
   for (const auto& s : facts->statements) {
     out += "[" + s.text + "]\n" + describe_facts(s);
     for (const auto& p : s.predicates) {
-      for (const auto& v : p.values) out += "@" + std::to_string(v.location);
+      for (const auto& v : p.values) out += '@' + std::to_string(v.location);
     }
     for (const auto& i : s.inserts) {
       for (const auto& row : i.rows) {
-        for (const auto& v : row) out += "@" + std::to_string(v.location);
+        for (const auto& v : row) out += '@' + std::to_string(v.location);
       }
     }
     out += "\n";
@@ -146,7 +146,7 @@ TEST_CASE("workload statements with random int8 keys analyze through the caches"
   std::mt19937_64 rng(20261202);
   for (int i = 0; i < 30000; ++i) {
     const int64_t key = static_cast<int64_t>(rng());
-    const std::string note = "c" + std::to_string(i % 7) + "-" + std::to_string(rng() % 100000);
+    const std::string note = 'c' + std::to_string(i % 7) + '-' + std::to_string(rng() % 100000);
     std::string sql;
     switch (i % 3) {
       case 0:

@@ -41,8 +41,8 @@ std::vector<std::string> seen(std::string bytes) {
     REQUIRE(result.status == sw::wire::FrameStatus::Complete);
     const auto& frame = result.frame;
     std::string item(1, frame.type);
-    if (frame.type == 'D') item += ":" + std::string(frame.body);
-    if (frame.type == 'C') item += ":" + std::string(*sw::wire::decode_command_complete(frame.body));
+    if (frame.type == 'D') (item += ':') += frame.body;
+    if (frame.type == 'C') (item += ':') += *sw::wire::decode_command_complete(frame.body);
     out.push_back(item);
     bytes.erase(0, frame.size);
   }
