@@ -232,6 +232,27 @@ Result<std::string> apply(const std::string& text, std::vector<Edit> edits) {
   return out;
 }
 
+// Where the list item whose literal is at `at` begins: after the `(`, `[` or `,` before it. A
+// literal written after its type name (int8 '2', varchar(8) 'a') starts at the type name, so a
+// NULL put in its place replaces the name too (`int8 NULL` is not SQL).
+size_t item_begin(std::string_view text, size_t at) {
+  size_t before = at;
+  while (before > 0 && std::isspace(static_cast<unsigned char>(text[before - 1]))) --before;
+  const char last = before > 0 ? text[before - 1] : '(';
+  if (!std::isalnum(static_cast<unsigned char>(last)) && last != '_' && last != '"' && last != ')') return at;
+  size_t begin = at;
+  int depth = 0;
+  while (begin > 0) {
+    const char c = text[begin - 1];
+    if (depth == 0 && (c == '(' || c == '[' || c == ',')) break;
+    if (c == ')') ++depth;
+    if (c == '(') --depth;
+    --begin;
+  }
+  while (begin < at && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  return begin;
+}
+
 Status literal_edits(const std::vector<LiteralEdit>& literals, size_t base, const std::string& text,
                      std::vector<Edit>& edits) {
   for (const LiteralEdit& literal : literals) {
@@ -240,7 +261,9 @@ Status literal_edits(const std::vector<LiteralEdit>& literals, size_t base, cons
     const size_t at = static_cast<size_t>(literal.location) - base;
     auto end = literal_end(text, at);
     if (!end) return end.status();
-    edits.push_back(Edit{at, end.value(), literal.text});
+    const size_t begin =
+        literal.text == "NULL" && at < text.size() && text[at] == '\'' ? item_begin(text, at) : at;
+    edits.push_back(Edit{begin, end.value(), literal.text});
   }
   return Status::ok();
 }
