@@ -27,11 +27,14 @@ class Accumulator {
   std::optional<std::string> result() const;  // text format, the client's type
 
  private:
+  Status add_real(double partial, int64_t n);  // float4/float8 sum and avg
+
   Combine combine_;
   uint32_t type_;
   bool seen_ = false;  // a non-NULL partial arrived
   Int128 integer_ = 0;
   double real_ = 0;
+  double sxx_ = 0;  // avg of float8: float8_combine's Sxx of the shards' means
   Decimal decimal_ = Decimal::from_int(0);
   int64_t count_ = 0;
   std::string text_;  // Min/Max: the best value so far, and its decoded form

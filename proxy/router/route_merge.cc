@@ -156,7 +156,7 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
     if (std::string why = aggregate_outputs(shape, *plan, rewrite); !why.empty()) return refuse(why);
-    if (shape.has_limit) rewrite.limit = "ALL";
+    if (shape.has_limit) rewrite.limit = "NULL";  // LIMIT NULL = LIMIT ALL; FETCH FIRST takes no ALL
     rewrite.drop_offset = shape.has_offset;
   }
   const bool grouped = (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
