@@ -20,7 +20,7 @@ Status cannot(const std::string& what) {
   return Status::client("0A000", "cannot rewrite this statement for the shards: " + what);
 }
 
-// The span of a LIMIT/OFFSET value in the statement text: a number, NULL or ALL.
+// The span of a LIMIT/OFFSET value in the statement text: a number, a parameter, NULL or ALL.
 Result<Edit> value_span(const Value& value, size_t base, std::string_view text, const char* clause) {
   if (value.location < 0 || static_cast<size_t>(value.location) < base)
     return cannot(std::string(clause) + " without a literal value");
@@ -29,13 +29,18 @@ Result<Edit> value_span(const Value& value, size_t base, std::string_view text, 
       text.substr(at, value.text.size()) == value.text) {
     return Edit{at, at + value.text.size(), {}};
   }
+  if (value.kind == ValueKind::Param && at < text.size() && text[at] == '$') {
+    size_t end = at + 1;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end > at + 1) return Edit{at, end, {}};
+  }
   if (value.kind == ValueKind::Null) {
     size_t end = at;
     while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
     if (end - at == 3 || end - at == 4) return Edit{at, end, {}};
   }
   return cannot(std::string(clause) +
-                " must be a constant number (a parameter or expression is not supported)");
+                " must be a constant number or a parameter (an expression is not supported)");
 }
 
 // The end of the plain literal at `at`: a '...' string ('' for a quote), a number (after a
@@ -291,7 +296,7 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
   if (rewrite.drop_offset && shape.has_offset) {
     auto span = value_span(shape.offset, base, text, "OFFSET");
     if (!span) return span.status();
-    span->text = "0";
+    span->text = rewrite.offset.empty() ? "0" : rewrite.offset;
     edits.push_back(std::move(span.value()));
   }
   if (rewrite.drop_having) {

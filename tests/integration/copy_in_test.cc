@@ -432,7 +432,8 @@ TEST_SUITE("copy_in") {
     CopyOutcome plain = copy_in(c, "COPY orders (tenant_id, note, qty) FROM STDIN", text, 65536);
     CHECK_FALSE(plain.ok);
     CHECK(plain.sqlstate == "22P02");
-    CHECK_MESSAGE(plain.message.find("COPY orders, line 29990, column qty") != std::string::npos, plain.message);
+    CHECK_MESSAGE(plain.message.find("COPY orders, line 29990, column qty") != std::string::npos,
+                  plain.message);
     CopyOutcome header =
         copy_in(c, "COPY orders (tenant_id, note, qty) FROM STDIN (FORMAT csv, HEADER true)", csv, 65536);
     CHECK_FALSE(header.ok);
