@@ -136,13 +136,14 @@ std::string with_values(std::string sql, const std::vector<std::optional<std::st
 }
 
 PgResult run(PgConn& conn, const Line& line, Protocol protocol) {
-  if (protocol == Protocol::Simple) return conn.exec(line.has_params ? with_values(line.sql, line.params) : line.sql);
+  if (protocol == Protocol::Simple)
+    return conn.exec(line.has_params ? with_values(line.sql, line.params) : line.sql);
   if (!line.has_params) return conn.exec_extended(line.sql, format_of(protocol));
   if (protocol == Protocol::ExtendedText) return conn.exec_params(line.sql, line.params);
   std::vector<const char*> values;
   for (const auto& p : line.params) values.push_back(p ? p->c_str() : nullptr);
-  if (!PQsendQueryParams(conn.get(), line.sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
-                         nullptr, nullptr, 1))
+  if (!PQsendQueryParams(conn.get(), line.sql.c_str(), static_cast<int>(values.size()), nullptr,
+                         values.data(), nullptr, nullptr, 1))
     return PgResult::failure("PQsendQueryParams");
   return conn.wait_result();
 }
@@ -191,8 +192,8 @@ TEST_SUITE("sql_forms") {
     PgConn proxy = f.client();
     PgConn ref = reference_database(f, "swsqlforms_ref", "SELECT 1");
     std::vector<std::filesystem::path> files;
-    for (const auto& entry :
-         std::filesystem::directory_iterator(std::string(SHARDWIRE_SOURCE_DIR) + "/tests/integration/sql_forms"))
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(SHARDWIRE_SOURCE_DIR) +
+                                                                 "/tests/integration/sql_forms"))
       if (entry.path().extension() == ".sql") files.push_back(entry.path());
     std::sort(files.begin(), files.end());
     REQUIRE(files.size() >= 1);
