@@ -11,12 +11,12 @@ namespace sw::router::detail {
 
 // What a value compared with (or assigned to) a shard key says about the key's bucket.
 enum class KeyOutcome : uint8_t {
-  Bucket,     // `bucket` is set
-  Null,       // NULL: matches no row (an INSERT of it is refused by the caller)
-  NeedsBind,  // a parameter, and no Bind values yet
-  NotAKey,    // a column or expression: not a value the router can hash
+  Bucket,       // `bucket` is set
+  Null,         // NULL: matches no row (an INSERT of it is refused by the caller)
+  NeedsBind,    // a parameter, and no Bind values yet
+  NotAKey,      // a column or expression: not a value the router can hash
   Undecidable,  // a float compared with an integer key that several keys round to (key_literal.h)
-  Error,      // `error` is set (bad value syntax, bad parameter)
+  Error,        // `error` is set (bad value syntax, bad parameter)
 };
 
 struct KeyBucket {
