@@ -412,6 +412,7 @@ struct TableSplice {
 struct SelectRewrite {
   std::string limit;
   bool drop_offset = false;
+  std::string offset;  // with drop_offset: the OFFSET's new value ("" is 0)
   bool split_avg = false;
   bool drop_having = false;  // the shards group without HAVING: the proxy applies it
   // With drop_having, a HAVING with parameters: the shards get "HAVING (<its condition>) IS NULL

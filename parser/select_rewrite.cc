@@ -20,7 +20,7 @@ Status cannot(const std::string& what) {
   return Status::client("0A000", "cannot rewrite this statement for the shards: " + what);
 }
 
-// The span of a LIMIT/OFFSET value in the statement text: a number, NULL or ALL.
+// The span of a LIMIT/OFFSET value in the statement text: a number, a parameter, NULL or ALL.
 Result<Edit> value_span(const Value& value, size_t base, std::string_view text, const char* clause) {
   if (value.location < 0 || static_cast<size_t>(value.location) < base)
     return cannot(std::string(clause) + " without a literal value");
@@ -29,13 +29,18 @@ Result<Edit> value_span(const Value& value, size_t base, std::string_view text, 
       text.substr(at, value.text.size()) == value.text) {
     return Edit{at, at + value.text.size(), {}};
   }
+  if (value.kind == ValueKind::Param && at < text.size() && text[at] == '$') {
+    size_t end = at + 1;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end > at + 1) return Edit{at, end, {}};
+  }
   if (value.kind == ValueKind::Null) {
     size_t end = at;
     while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
     if (end - at == 3 || end - at == 4) return Edit{at, end, {}};
   }
   return cannot(std::string(clause) +
-                " must be a constant number (a parameter or expression is not supported)");
+                " must be a constant number or a parameter (an expression is not supported)");
 }
 
 // The end of the plain literal at `at`: a '...' string ('' for a quote), a number (after a
@@ -74,7 +79,7 @@ Result<size_t> literal_end(std::string_view text, size_t at) {
   return cannot("a key list item that is not a plain number or '...' string");
 }
 
-// avg(args) -> sum(args), count(args) for every avg output item.
+// avg(args) -> sum(args), count(args) + 0 * (avg(args) IS NULL)::int for every avg output item.
 Status split_avg(const SelectShape& shape, size_t base, const std::string& text, std::vector<Edit>& edits) {
   for (const OutputItem& item : shape.outputs) {
     if (item.aggregate != AggregateCall::Avg) continue;
@@ -88,10 +93,15 @@ Status split_avg(const SelectShape& shape, size_t base, const std::string& text,
     const size_t paren = call.find('(');
     if (paren == std::string::npos) return cannot("the avg() call could not be located");
     const std::string args = call.substr(paren);
+    // The count also evaluates avg itself, only for the shard's own errors: avg(float8) raises
+    // 22003 when its sum of squared deviations overflows, which sum and count never do.
     std::string split = "sum";
     split += args;
     split += ", count";
     split += args;
+    split += " + 0 * (avg";
+    split += args;
+    split += " IS NULL)::int";
     edits.push_back(Edit{begin, end, std::move(split)});
   }
   return Status::ok();
@@ -232,6 +242,27 @@ Result<std::string> apply(const std::string& text, std::vector<Edit> edits) {
   return out;
 }
 
+// Where the list item whose literal is at `at` begins: after the `(`, `[` or `,` before it. A
+// literal written after its type name (int8 '2', varchar(8) 'a') starts at the type name, so a
+// NULL put in its place replaces the name too (`int8 NULL` is not SQL).
+size_t item_begin(std::string_view text, size_t at) {
+  size_t before = at;
+  while (before > 0 && std::isspace(static_cast<unsigned char>(text[before - 1]))) --before;
+  const char last = before > 0 ? text[before - 1] : '(';
+  if (!std::isalnum(static_cast<unsigned char>(last)) && last != '_' && last != '"' && last != ')') return at;
+  size_t begin = at;
+  int depth = 0;
+  while (begin > 0) {
+    const char c = text[begin - 1];
+    if (depth == 0 && (c == '(' || c == '[' || c == ',')) break;
+    if (c == ')') ++depth;
+    if (c == '(') --depth;
+    --begin;
+  }
+  while (begin < at && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  return begin;
+}
+
 Status literal_edits(const std::vector<LiteralEdit>& literals, size_t base, const std::string& text,
                      std::vector<Edit>& edits) {
   for (const LiteralEdit& literal : literals) {
@@ -240,7 +271,9 @@ Status literal_edits(const std::vector<LiteralEdit>& literals, size_t base, cons
     const size_t at = static_cast<size_t>(literal.location) - base;
     auto end = literal_end(text, at);
     if (!end) return end.status();
-    edits.push_back(Edit{at, end.value(), literal.text});
+    const size_t begin =
+        literal.text == "NULL" && at < text.size() && text[at] == '\'' ? item_begin(text, at) : at;
+    edits.push_back(Edit{begin, end.value(), literal.text});
   }
   return Status::ok();
 }
@@ -263,7 +296,11 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
   if (rewrite.drop_offset && shape.has_offset) {
     auto span = value_span(shape.offset, base, text, "OFFSET");
     if (!span) return span.status();
-    span->text = '0';
+    if (rewrite.offset.empty()) {
+      span->text = '0';
+    } else {
+      span->text = rewrite.offset;
+    }
     edits.push_back(std::move(span.value()));
   }
   if (rewrite.drop_having) {

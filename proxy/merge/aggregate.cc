@@ -1,6 +1,7 @@
 #include "merge/aggregate.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 namespace sw::merge {
@@ -21,7 +22,55 @@ Status bad_partial(std::string_view text) {
       "22P02", "cannot read a shard's partial aggregate \"" + std::string(text.substr(0, 64)) + "\"");
 }
 
+// A shard's avg count column (0 when unreadable: checked by add()).
+int64_t n_partial(const std::optional<std::string>& count) {
+  int64_t n = 0;
+  if (count) parse_int64(*count, n);
+  return n;
+}
+
+Status overflow() { return Status::client("22003", "value out of range: overflow"); }
+
 }  // namespace
+
+// sum: float8pl/float4pl from the first partial on (so a sum of -0 stays -0), 22003 when finite
+// partials overflow. avg: float8_combine's Sx from 0 and Sxx, 22003 when either overflows; a
+// shard's own Sxx is not known (its overflow is the shard's error: the shards' count column
+// evaluates avg), so only the spread between the shards' means counts here.
+Status Accumulator::add_real(double partial, int64_t n) {
+  if (combine_ == Combine::Sum) {
+    const double sum = !seen_ ? partial : real_ + partial;
+    if (type_ == oid::kFloat4) {
+      const auto single = static_cast<float>(sum);  // float4pl adds in float
+      if (std::isinf(single) && !std::isinf(real_) && !std::isinf(partial) && seen_) return overflow();
+      real_ = single;
+      return Status::ok();
+    }
+    if (std::isinf(sum) && !std::isinf(real_) && !std::isinf(partial) && seen_) return overflow();
+    real_ = sum;
+    return Status::ok();
+  }
+  const int64_t before = count_ - n;  // add() counted this shard's rows already
+  if (n == 0) return Status::ok();
+  // A shard that read an infinity or NaN has Sxx NaN (float8_accum), and so has the combination.
+  const double shard_sxx = std::isfinite(partial) ? 0.0 : std::nan("");
+  if (before == 0) {
+    real_ = 0.0 + partial;
+    sxx_ = shard_sxx;
+    return Status::ok();
+  }
+  const double sum = real_ + partial;
+  const double spread = real_ / static_cast<double>(before) - partial / static_cast<double>(n);
+  const double sxx =
+      sxx_ + shard_sxx +
+      static_cast<double>(before) * static_cast<double>(n) * spread * spread / static_cast<double>(count_);
+  if ((std::isinf(sum) && !std::isinf(real_) && !std::isinf(partial)) ||
+      (std::isinf(sxx) && !std::isinf(sxx_)))
+    return overflow();
+  real_ = sum;
+  sxx_ = sxx;
+  return Status::ok();
+}
 
 Result<uint32_t> combined_type(Combine combine, uint32_t shard_type) {
   switch (combine) {
@@ -65,9 +114,9 @@ Status Accumulator::add(const std::optional<std::string>& value, const std::opti
     case Combine::Sum:
     case Combine::Avg:
       if (type_ == oid::kFloat8 || type_ == oid::kFloat4) {
-        real_ += type_ == oid::kFloat4 ? static_cast<double>(std::strtof(text.c_str(), nullptr))
-                                       : std::strtod(text.c_str(), nullptr);
-        if (type_ == oid::kFloat4) real_ = static_cast<float>(real_);  // float4pl adds in float
+        const double partial = type_ == oid::kFloat4 ? static_cast<double>(std::strtof(text.c_str(), nullptr))
+                                                     : std::strtod(text.c_str(), nullptr);
+        if (Status s = add_real(partial, n_partial(count)); !s) return s;
       } else if (type_ == oid::kInt8 && combine_ == Combine::Sum) {
         int64_t n = 0;
         if (!parse_int64(text, n)) return bad_partial(text);
@@ -82,7 +131,7 @@ Status Accumulator::add(const std::optional<std::string>& value, const std::opti
       break;
     case Combine::Min:
     case Combine::Max: {
-      auto decoded = decode_text(type_, text);
+      auto decoded = decode_text(type_, text, day_first_);
       if (!decoded) return decoded.status();
       const int c = best_ ? decoded->compare(*best_) : 0;
       if (!best_ || (combine_ == Combine::Min ? c < 0 : c > 0)) {

@@ -20,18 +20,24 @@ Result<uint32_t> combined_type(Combine combine, uint32_t shard_type);
 
 class Accumulator {
  public:
-  Accumulator(Combine combine, uint32_t shard_type) : combine_(combine), type_(shard_type) {}
+  // `day_first`: dates and timestamps are printed day first (DateStyle order DMY; decode_text).
+  Accumulator(Combine combine, uint32_t shard_type, bool day_first = false)
+      : combine_(combine), type_(shard_type), day_first_(day_first) {}
 
   // One shard's partial value; `count` is the Avg count column (ignored otherwise).
   Status add(const std::optional<std::string>& value, const std::optional<std::string>& count);
   std::optional<std::string> result() const;  // text format, the client's type
 
  private:
+  Status add_real(double partial, int64_t n);  // float4/float8 sum and avg
+
   Combine combine_;
   uint32_t type_;
+  bool day_first_;
   bool seen_ = false;  // a non-NULL partial arrived
   Int128 integer_ = 0;
   double real_ = 0;
+  double sxx_ = 0;  // avg of float8: float8_combine's Sxx of the shards' means
   Decimal decimal_ = Decimal::from_int(0);
   int64_t count_ = 0;
   std::string text_;  // Min/Max: the best value so far, and its decoded form

@@ -169,7 +169,7 @@ bool has_binary_form(uint32_t type_oid) {
   }
 }
 
-Result<std::string> to_binary(uint32_t type_oid, std::string_view text) {
+Result<std::string> to_binary(uint32_t type_oid, std::string_view text, bool day_first) {
   std::string out;
   switch (type_oid) {
     case oid::kText:
@@ -189,7 +189,7 @@ Result<std::string> to_binary(uint32_t type_oid, std::string_view text) {
       break;
   }
   if (!has_binary_form(type_oid)) return bad(type_oid);
-  auto value = decode_text(type_oid, text);
+  auto value = decode_text(type_oid, text, day_first);
   if (!value) return value.status();
   if (const double* d = std::get_if<double>(&value->v)) {
     if (type_oid == oid::kFloat4) {

@@ -22,7 +22,8 @@ using Row = std::vector<std::optional<std::string>>;
 // true, false, or nullopt for unknown. 0A000 when a constant is not a value of its column's type
 // (nor, for integer and numeric columns, a number).
 Result<std::optional<bool>> evaluate_having(const HavingTerm& term, const Row& row,
-                                            const std::vector<uint32_t>& column_types);
+                                            const std::vector<uint32_t>& column_types,
+                                            bool day_first = false);
 
 // Each comparison with a parameter gets the parameter's value as its constant: text as sent; a
 // binary value read as its Parse type, or (unspecified) as the compared column's type, which is

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "merge/having.h"
 
@@ -97,6 +98,13 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
     }
   }
   compared_text_ = compared_text_columns(plan_, shard_types_);
+  for (const auto& [number, count, limit] : {std::tuple{plan_.limit_param, &plan_.limit, true},
+                                             std::tuple{plan_.offset_param, &plan_.offset, false}}) {
+    if (number == 0) continue;
+    auto value = count_parameter(parameters_, number, limit);
+    if (!value) return value.status();
+    *count = value.value();
+  }
   if (plan_.having) return bind_having_parameters(*plan_.having, parameters_, output_types_);
   return Status::ok();
 }
@@ -110,7 +118,7 @@ Result<Merger::Entry> Merger::make_entry(Row row) const {
       entry.keys.emplace_back();
       continue;
     }
-    auto decoded = decode_text(output_types_[static_cast<size_t>(key.column)], *value);
+    auto decoded = decode_text(output_types_[static_cast<size_t>(key.column)], *value, day_first_);
     if (!decoded) return decoded.status();
     entry.keys.push_back(std::move(decoded.value()));
   }
@@ -169,7 +177,7 @@ Result<std::string> Merger::canonical_key(const Row& row, const std::vector<int>
     const uint32_t type = types[static_cast<size_t>(c)];
     std::string part;
     if (is_comparable_type(type)) {
-      auto decoded = decode_text(type, *value);
+      auto decoded = decode_text(type, *value, day_first_);
       if (!decoded) return decoded.status();
       part = decoded->canonical();
     } else {
@@ -198,7 +206,7 @@ Merger::Group Merger::new_group(const Row& row) const {
   Group group;
   for (const OutputColumn& out : plan_.outputs) {
     group.keys.push_back(out.combine == Combine::Key ? row[static_cast<size_t>(out.source)] : std::nullopt);
-    group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)]);
+    group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)], day_first_);
   }
   return group;
 }
@@ -226,7 +234,7 @@ Status Merger::finalize_groups() {
     Group group;
     for (const OutputColumn& out : plan_.outputs) {
       group.keys.emplace_back(std::nullopt);
-      group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)]);
+      group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)], day_first_);
     }
     groups_.push_back(std::move(group));
   }
@@ -258,7 +266,7 @@ Result<std::optional<Row>> Merger::group_row(Group& group) const {
                                                            : group.accumulators[i].result());
   }
   if (plan_.having) {
-    auto keep = evaluate_having(*plan_.having, row, output_types_);
+    auto keep = evaluate_having(*plan_.having, row, output_types_, day_first_);
     if (!keep) return keep.status();
     if (!keep->value_or(false)) return std::optional<Row>();
   }

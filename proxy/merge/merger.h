@@ -48,6 +48,9 @@ class Merger {
   // The client's Bind parameters (extended protocol), for HAVING comparisons with $n; bound to
   // the comparisons by describe(), once the column types are known.
   void set_parameters(std::vector<BindParameter> parameters) { parameters_ = std::move(parameters); }
+  // The session's DateStyle prints dates day first (DMY): how its dates and timestamps are read.
+  void set_day_first(bool day_first) { day_first_ = day_first; }
+  bool day_first() const { return day_first_; }
 
   Status push(size_t leg, Row row);
   Status finish_leg(size_t leg);
@@ -102,6 +105,7 @@ class Merger {
   std::vector<uint32_t> output_types_;
   std::vector<TextCompare> compared_text_;
   std::vector<BindParameter> parameters_;
+  bool day_first_ = false;
   std::vector<int> key_sources_;  // Aggregate: shard columns of the GROUP BY keys
   std::unordered_map<std::string, size_t> group_index_;
   std::vector<Group> groups_;

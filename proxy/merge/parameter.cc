@@ -1,6 +1,8 @@
 #include "merge/parameter.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cstring>
 
 #include "merge/value.h"
@@ -133,6 +135,34 @@ Result<std::string> binary_to_text(uint32_t type_oid, std::string_view bytes) {
   return Status::client("0A000",
                         std::string("a HAVING parameter of type ") + type_name(type_oid) +
                             " in binary format is not read by shardwire's merge; send it in text format");
+}
+
+Result<int64_t> count_parameter(const std::vector<BindParameter>& parameters, int number, bool limit) {
+  if (number < 1 || static_cast<size_t>(number) > parameters.size())
+    return Status::client("08P01", "bind message supplies " + std::to_string(parameters.size()) +
+                                       " parameters, but the statement uses $" + std::to_string(number));
+  const BindParameter& parameter = parameters[static_cast<size_t>(number - 1)];
+  if (!parameter.value) return limit ? -1 : 0;
+  std::string text = *parameter.value;
+  if (parameter.format == 1) {
+    auto printed = binary_to_text(parameter.type == 0 ? 20 : parameter.type, text);  // bigint by default
+    if (!printed) return printed.status();
+    text = std::move(printed.value());
+  }
+  size_t begin = 0, end = text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  if (begin < end && text[begin] == '+') ++begin;
+  int64_t value = 0;
+  auto read = std::from_chars(text.data() + begin, text.data() + end, value);
+  if (read.ec == std::errc::result_out_of_range)
+    return Status::client("22003", "value is out of range for type bigint");
+  if (read.ec != std::errc() || read.ptr != text.data() + end || begin == end)
+    return Status::client("22P02", "invalid input syntax for type bigint");
+  if (value < 0)
+    return limit ? Status::client("2201W", "LIMIT must not be negative")
+                 : Status::client("2201X", "OFFSET must not be negative");
+  return value;
 }
 
 }  // namespace sw::merge

@@ -29,4 +29,8 @@ std::optional<std::vector<BindParameter>> decode_bind_parameters(std::string_vie
 // bool, numeric, text types. 22P03 when malformed, 0A000 for another type.
 Result<std::string> binary_to_text(uint32_t type_oid, std::string_view bytes);
 
+// The value of a LIMIT (`limit`) or OFFSET parameter $`number` (PostgreSQL types it bigint): -1
+// for a NULL LIMIT (no limit), 0 for a NULL OFFSET; 2201W / 2201X when negative, as PostgreSQL.
+Result<int64_t> count_parameter(const std::vector<BindParameter>& parameters, int number, bool limit);
+
 }  // namespace sw::merge

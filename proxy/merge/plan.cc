@@ -52,8 +52,16 @@ std::string MergePlan::describe() const {
   if (hidden > 0)
     out += "; drop " + std::to_string(hidden) + (hidden == 1 ? " sort column" : " sort columns");
   if (distinct) out += "; distinct";
-  if (limit >= 0) out += "; limit " + std::to_string(limit);
-  if (offset > 0) out += "; offset " + std::to_string(offset);
+  if (limit_param > 0) {
+    out += "; limit $" + std::to_string(limit_param);
+  } else if (limit >= 0) {
+    out += "; limit " + std::to_string(limit);
+  }
+  if (offset_param > 0) {
+    out += "; offset $" + std::to_string(offset_param);
+  } else if (offset > 0) {
+    out += "; offset " + std::to_string(offset);
+  }
   return out;
 }
 

@@ -85,6 +85,9 @@ struct MergePlan {
   bool distinct = false;              // de-duplicate the merged rows
   int64_t limit = -1;                 // -1: none
   int64_t offset = 0;
+  // LIMIT $n / OFFSET $n: the client's Bind value replaces `limit` / `offset` (Merger::describe).
+  int limit_param = 0;
+  int offset_param = 0;
   std::vector<ShardStatement> shard_statements;  // when set: only these shards, in shard order
   // MergeSort/Concat: the shards' first `hidden` columns are sort keys the client did not select
   // (ORDER BY a column not in the select list): sorted on, then dropped from its rows.
@@ -105,8 +108,8 @@ struct MergePlan {
   // A plain concatenation of every shard's rows (no LIMIT, sort, DISTINCT or hidden column, one
   // statement for all): the rows pass through as the shards send them, in any result format.
   bool relays_rows() const {
-    return kind == MergeKind::Concat && limit < 0 && offset == 0 && !distinct && hidden == 0 &&
-           order_by.empty() && shard_statements.empty();
+    return kind == MergeKind::Concat && limit < 0 && offset == 0 && limit_param == 0 && offset_param == 0 &&
+           !distinct && hidden == 0 && order_by.empty() && shard_statements.empty();
   }
   const char* kind_name() const;
   // "merge_sort by 2 desc nulls first, 1; limit 20 offset 5" etc. (SHOW ROUTE, shardwire route).

@@ -92,7 +92,96 @@ bool apply_bc(std::string_view& s, std::string_view original, Int128& value, boo
   return true;
 }
 
-Result<Value> decode_datetime(uint32_t type_oid, std::string_view text) {
+// A time zone as the non-ISO DateStyles print it after a timestamptz: a numeric offset
+// ("+05:30", "-08", tzdata's "+0545") or UTC/GMT/Z; the seconds east of UTC. Another abbreviation
+// ("EST", "CET") names an offset only the time zone database knows: false.
+bool read_zone(std::string_view& s, int64_t& east) {
+  if (s.substr(0, 3) == "UTC" || s.substr(0, 3) == "GMT") {
+    s.remove_prefix(3);
+    east = 0;
+    return true;
+  }
+  if (s.empty() || (s[0] != '+' && s[0] != '-')) return false;
+  const bool west = s[0] == '-';
+  s.remove_prefix(1);
+  int64_t h = 0, m = 0, sec = 0;
+  if (s.size() >= 4 && std::isdigit(static_cast<unsigned char>(s[2]))) {  // "+0545"
+    std::string_view hours = s.substr(0, 2), minutes = s.substr(2, 2);
+    if (!read_int(hours, 2, h) || !read_int(minutes, 2, m)) return false;
+    s.remove_prefix(4);
+  } else {
+    if (!read_int(s, 2, h)) return false;
+    if (eat(s, ':') && !read_int(s, 2, m)) return false;
+    if (eat(s, ':') && !read_int(s, 2, sec)) return false;
+  }
+  east = (west ? -1 : 1) * (h * 3600 + m * 60 + sec);
+  return true;
+}
+
+int month_of(std::string_view name) {
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  for (int i = 0; i < 12; ++i) {
+    if (name == kMonths[i]) return i + 1;
+  }
+  return 0;
+}
+
+// Dates and timestamps as DateStyle SQL ("01/02/2024 10:00:00 UTC"), German
+// ("02.01.2024 10:00:00 UTC") or Postgres ("Tue Jan 02 10:00:00 2024 UTC", dates "01-02-2024")
+// print them; `day_first`: the DateStyle's order is DMY (SQL and Postgres put the day first).
+Result<Value> decode_styled(uint32_t type_oid, std::string_view text, bool day_first) {
+  std::string_view s = text;
+  int64_t y = 0, m = 0, d = 0;
+  const bool postgres_timestamp =
+      type_oid != oid::kDate && s.size() > 4 && std::isalpha(static_cast<unsigned char>(s[0]));
+  Int128 us = 0;
+  if (postgres_timestamp) {  // "Tue Jan 02 10:00:00[.f] 2024" or "Tue 02 Jan ..."
+    s.remove_prefix(4);
+    if (day_first) {
+      if (!read_int(s, 2, d) || !eat(s, ' ') || (m = month_of(s.substr(0, 3))) == 0)
+        return bad_text(type_oid, text);
+      s.remove_prefix(3);
+    } else {
+      if ((m = month_of(s.substr(0, 3))) == 0) return bad_text(type_oid, text);
+      s.remove_prefix(3);
+      if (!eat(s, ' ') || !read_int(s, 2, d)) return bad_text(type_oid, text);
+    }
+    if (!eat(s, ' ') || !read_time(s, us) || !eat(s, ' ') || !read_int(s, 4, y))
+      return bad_text(type_oid, text);
+  } else {
+    int64_t first = 0, second = 0;
+    char separator = 0;
+    if (!read_int(s, 2, first) || s.empty()) return bad_text(type_oid, text);
+    separator = s[0];
+    if ((separator != '/' && separator != '.' && separator != '-') || !eat(s, separator) ||
+        !read_int(s, 2, second) || !eat(s, separator) || !read_int(s, 4, y))
+      return bad_text(type_oid, text);
+    const bool dmy = separator == '.' || day_first;  // German is always day first
+    d = dmy ? first : second;
+    m = dmy ? second : first;
+    if (type_oid != oid::kDate && (!eat(s, ' ') || !read_time(s, us))) return bad_text(type_oid, text);
+  }
+  int64_t east = 0;
+  if (type_oid == oid::kTimestamptz) {
+    if (!eat(s, ' ')) return bad_text(type_oid, text);
+    if (!read_zone(s, east)) {
+      return Status::client("0A000", "merging rows across shards reads a timestamptz in DateStyle " +
+                                         std::string(postgres_timestamp ? "Postgres" : "SQL or German") +
+                                         " only with a numeric time zone or UTC, not \"" +
+                                         std::string(s.substr(0, s.find(' '))) +
+                                         "\": SET DateStyle TO 'ISO' or TimeZone TO a numeric offset");
+    }
+  }
+  const bool bc = s == " BC";
+  if (!bc && !s.empty()) return bad_text(type_oid, text);
+  Int128 value = days_from_civil(bc ? 1 - y : y, m, d);
+  if (type_oid == oid::kDate) return Value{value};
+  value = value * kUsPerDay + us - static_cast<Int128>(east) * 1000000;
+  return Value{value};
+}
+
+Result<Value> decode_datetime(uint32_t type_oid, std::string_view text, bool day_first) {
   if (text == "infinity") return Value{kPlusInfinity};
   if (text == "-infinity") return Value{-kPlusInfinity};
   std::string_view s = text;
@@ -103,11 +192,7 @@ Result<Value> decode_datetime(uint32_t type_oid, std::string_view text) {
   }
   int64_t days = 0;
   bool unused = false;
-  if (!read_date(s, days, unused)) {
-    return text.find('/') != std::string_view::npos || text.find(',') != std::string_view::npos
-               ? style_error("DateStyle", "ISO")
-               : bad_text(type_oid, text);
-  }
+  if (!read_date(s, days, unused)) return decode_styled(type_oid, text, day_first);
   Int128 value = days;
   if (type_oid == oid::kDate) {
     if (!apply_bc(s, text, value, false)) return bad_text(type_oid, text);
@@ -286,7 +371,7 @@ std::string Value::canonical() const {
   }
 }
 
-Result<Value> decode_text(uint32_t type_oid, std::string_view text) {
+Result<Value> decode_text(uint32_t type_oid, std::string_view text, bool day_first) {
   switch (type_oid) {
     case oid::kInt2:
     case oid::kInt4:
@@ -327,7 +412,7 @@ Result<Value> decode_text(uint32_t type_oid, std::string_view text) {
     case oid::kDate:
     case oid::kTime:
     case oid::kTimestamp:
-    case oid::kTimestamptz: return decode_datetime(type_oid, text);
+    case oid::kTimestamptz: return decode_datetime(type_oid, text, day_first);
     case oid::kInterval: return decode_interval(text);
     default:
       return Status::client("0A000", std::string("shardwire cannot compare values of type OID ") +
@@ -395,6 +480,16 @@ std::string format_float4(float value) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
   return format_shortest(buf, r.ptr, 6);
+}
+
+bool day_first(std::string_view date_style) {
+  for (size_t i = 0; i + 3 <= date_style.size(); ++i) {
+    if (std::toupper(static_cast<unsigned char>(date_style[i])) == 'D' &&
+        std::toupper(static_cast<unsigned char>(date_style[i + 1])) == 'M' &&
+        std::toupper(static_cast<unsigned char>(date_style[i + 2])) == 'Y')
+      return true;
+  }
+  return false;
 }
 
 }  // namespace sw::merge

@@ -36,9 +36,14 @@ struct Value {
 };
 
 // Decodes one text-format value of `type_oid`. 22P02 when the text is not what the type
-// prints, 0A000 when its DateStyle/IntervalStyle/bytea_output is not the default one the
-// decoder reads (ISO, postgres, hex).
-Result<Value> decode_text(uint32_t type_oid, std::string_view text);
+// prints, 0A000 when its IntervalStyle/bytea_output is not the default one the decoder reads
+// (postgres, hex). Dates and timestamps are read in every DateStyle (`day_first`: its order is
+// DMY); a timestamptz outside ISO only with a numeric zone or UTC/GMT (0A000 for an
+// abbreviation, whose offset only the time zone database knows).
+Result<Value> decode_text(uint32_t type_oid, std::string_view text, bool day_first = false);
+
+// Whether a DateStyle setting ("SQL, DMY", "German", "Postgres, MDY") prints the day first.
+bool day_first(std::string_view date_style);
 
 // An interval's fields as PostgreSQL stores them, from its IntervalStyle postgres text (22P02
 // when malformed, 0A000 for another style).

@@ -140,6 +140,7 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
         return false;
       case KeyOutcome::Null: error = make_error("23502", what + " to NULL", r.config_name); return false;
       case KeyOutcome::NotAKey:
+      case KeyOutcome::Undecidable:
         error = make_error("0A000",
                            what +
                                " to an expression; only a constant or parameter on "

@@ -196,22 +196,25 @@ bool DmlRouter::add_predicate(size_t p, int t, Route& error) {
     }
     values = &constraint.elements;
   }
-  bool usable = true;
+  bool usable = true, decidable = true;
+  const KeyComparison comparison = key_comparison(*values, r, params_);
   for (const parser::Value& value : *values) {
-    KeyBucket key = key_bucket(value, r, params_, dir_.bucket_count());
+    KeyBucket key = key_bucket(value, r, params_, dir_.bucket_count(), &comparison);
     if (key.outcome == KeyOutcome::Error) {
       error = make_error(key.error.sqlstate, key.error.message, r.config_name);
       return false;
     }
     if (key.outcome == KeyOutcome::NotAKey) usable = false;
+    if (key.outcome == KeyOutcome::Undecidable) decidable = false;
     if (key.outcome == KeyOutcome::NeedsBind) constraint.deferred = true;
     if (key.outcome == KeyOutcome::Bucket) constraint.buckets.push_back(key.bucket);
     constraint.item_buckets.push_back(key.outcome == KeyOutcome::Bucket ? static_cast<int64_t>(key.bucket)
                                                                         : -1);
   }
-  if (!usable) {
+  if (!usable || !decidable) {
     k.own.drop_last();
-    k.hint = r.key + " is compared with an expression, not a constant or parameter";
+    k.hint = usable ? r.key + " is compared with a float that several key values round to"
+                    : r.key + " is compared with an expression, not a constant or parameter";
     return true;
   }
   sort_unique(constraint.buckets);
@@ -265,6 +268,7 @@ bool DmlRouter::add_inserts(Route& error) {
           error = make_error("23502", row_error("null value in its key ", i, ""), r.config_name);
           return false;
         case KeyOutcome::NotAKey:
+        case KeyOutcome::Undecidable:
           error =
               make_error("0A000", row_error("the value of its key ", i, " is not a constant or parameter"),
                          r.config_name);

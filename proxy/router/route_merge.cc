@@ -123,6 +123,22 @@ std::string aggregate_outputs(const parser::SelectShape& shape, merge::MergePlan
   return "";
 }
 
+// Each shard returns its first LIMIT + OFFSET rows (OFFSET 0); the merger skips OFFSET of the
+// merged ones. `limit_value` / `offset_value`: "$n::int8" for a parameter, else "".
+void shard_rows(int64_t limit, const std::string& limit_value, const std::string& offset_value,
+                const merge::MergePlan& plan, parser::SelectRewrite& rewrite) {
+  rewrite.drop_offset = true;
+  if (!offset_value.empty()) rewrite.offset = "(0 * " + offset_value + ")";
+  const std::string skipped =
+      offset_value.empty() ? std::to_string(plan.offset) : "coalesce(" + offset_value + ", 0)";
+  if (!limit_value.empty()) {
+    rewrite.limit = "(" + limit_value + " + " + skipped + ")";
+  } else if (limit >= 0) {
+    rewrite.limit = offset_value.empty() ? std::to_string(limit + plan.offset)
+                                         : "(" + std::to_string(limit) + " + " + skipped + ")";
+  }
+}
+
 }  // namespace
 
 Route DmlRouter::merged_scatter(Route route, int first) {
@@ -153,11 +169,21 @@ Route DmlRouter::merged_scatter(Route route, int first) {
     rewrite.drop_having = true;
     rewrite.neutral_having = has_parameter(*plan->having);
   }
+  // A LIMIT/OFFSET parameter stays in the shards' SQL (the client's Bind carries it to every
+  // shard, typed bigint as PostgreSQL infers it); the merger reads its value from the Bind.
+  const bool limit_param = shape.has_limit && shape.limit.kind == ValueKind::Param;
+  const bool offset_param = shape.has_offset && shape.offset.kind == ValueKind::Param;
+  const std::string limit_value = limit_param ? "$" + std::to_string(shape.limit.param) + "::int8" : "";
+  const std::string offset_value = offset_param ? "$" + std::to_string(shape.offset.param) + "::int8" : "";
+  if (limit_param) plan->limit_param = shape.limit.param;
+  if (offset_param) plan->offset_param = shape.offset.param;
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
     if (std::string why = aggregate_outputs(shape, *plan, rewrite); !why.empty()) return refuse(why);
-    if (shape.has_limit) rewrite.limit = "ALL";
+    // LIMIT NULL = LIMIT ALL, and FETCH FIRST takes NULL but no ALL.
+    if (shape.has_limit) rewrite.limit = limit_param ? "(NULL + " + limit_value + ")" : "NULL";
     rewrite.drop_offset = shape.has_offset;
+    if (offset_param) rewrite.offset = "(0 * " + offset_value + ")";
   }
   const bool grouped = (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
   if (std::string why; !sort_keys(*plan, rewrite, grouped, why)) return refuse(why);
@@ -165,15 +191,23 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (aggregate) plan->stream_groups = sorted_by_group_keys(*plan, shape.group_by);
   plan->distinct = shape.distinct;
   int64_t limit = -1, offset = 0;
-  if (shape.has_limit && !constant_count(shape.limit, limit))
-    return refuse("has a LIMIT that is not a constant number");
-  if (shape.has_offset && !constant_count(shape.offset, offset))
-    return refuse("has an OFFSET that is not a constant number");
-  plan->limit = limit;
-  plan->offset = offset < 0 ? 0 : offset;
-  if (!aggregate && shape.has_offset && plan->offset > 0) {
-    rewrite.drop_offset = true;
-    if (limit >= 0) rewrite.limit = std::to_string(limit + plan->offset);
+  // A negative constant is the shards' error to raise (2201W, 2201X): the statement goes as written.
+  auto negative = [](const parser::Value& value) {
+    return value.kind == ValueKind::Number && !value.text.empty() && value.text[0] == '-';
+  };
+  if ((shape.has_limit && negative(shape.limit)) || (shape.has_offset && negative(shape.offset))) {
+    rewrite.limit.clear();
+    rewrite.drop_offset = false;
+    plan->limit_param = plan->offset_param = 0;
+  } else {
+    if (shape.has_limit && !limit_param && !constant_count(shape.limit, limit))
+      return refuse("has a LIMIT that is not a constant number or a parameter");
+    if (shape.has_offset && !offset_param && !constant_count(shape.offset, offset))
+      return refuse("has an OFFSET that is not a constant number or a parameter");
+    plan->limit = limit;
+    plan->offset = offset < 0 ? 0 : offset;
+    if (!aggregate && shape.has_offset && (offset_param || plan->offset > 0))
+      shard_rows(limit, limit_value, offset_value, *plan, rewrite);
   }
   const bool tables_only = !facts_.scopes[0].non_table_from;
   bool star = false;

@@ -4,17 +4,19 @@
 #include <string>
 #include <vector>
 
+#include "router/key_literal.h"
 #include "router/router.h"
 
 namespace sw::router::detail {
 
 // What a value compared with (or assigned to) a shard key says about the key's bucket.
 enum class KeyOutcome : uint8_t {
-  Bucket,     // `bucket` is set
-  Null,       // NULL: matches no row (an INSERT of it is refused by the caller)
-  NeedsBind,  // a parameter, and no Bind values yet
-  NotAKey,    // a column or expression: not a value the router can hash
-  Error,      // `error` is set (bad value syntax, bad parameter)
+  Bucket,       // `bucket` is set
+  Null,         // NULL: matches no row (an INSERT of it is refused by the caller)
+  NeedsBind,    // a parameter, and no Bind values yet
+  NotAKey,      // a column or expression: not a value the router can hash
+  Undecidable,  // a float compared with an integer key that several keys round to (key_literal.h)
+  Error,        // `error` is set (bad value syntax, bad parameter)
 };
 
 struct KeyBucket {
@@ -26,9 +28,14 @@ struct KeyBucket {
 // The bucket of `value` as a value of `rule`'s key: literals in their text form (as PostgreSQL
 // coerces an untyped literal to the column's type); parameters in text format likewise, in
 // binary format decoded as their Parse type OID, else as an explicit cast's type, else as the
-// key's type.
+// key's type. An integer key's numbers, numeric and float literals and parameters follow
+// PostgreSQL's cast rules (key_literal.h): `compared` is the type a predicate's items meet the
+// key in (key_comparison()), nullptr for a value assigned to the key.
 KeyBucket key_bucket(const parser::Value& value, const TableRule& rule, const BindValues* params,
-                     uint32_t bucket_count);
+                     uint32_t bucket_count, const KeyComparison* compared = nullptr);
+// The type the items of one predicate on `rule`'s key meet it in.
+KeyComparison key_comparison(const std::vector<parser::Value>& values, const TableRule& rule,
+                             const BindValues* params);
 
 // int2/int4/int8 hash alike (PostgreSQL hashes them as int8), text/varchar alike, uuid.
 bool same_hash_family(KeyType a, KeyType b);

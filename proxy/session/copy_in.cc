@@ -58,7 +58,7 @@ Status CopyIn::on_leg_message(size_t index, const Message& message) {
     auto fields = wire::decode_error_fields(message.body);
     fail(Status::server(fields ? std::string(fields->sqlstate) : "XX000",
                         fields ? std::string(fields->message) : "COPY failed"),
-         message.frame);
+         with_client_line(index, message.frame));
     return Status::ok();
   }
   return on_answer(index, message);

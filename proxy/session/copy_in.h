@@ -89,6 +89,10 @@ class CopyIn : private EveryShardTransaction::Runner {
     std::string pending;  // CopyData payload batched for it
     uint64_t rows_sent = 0;
     uint64_t rows_copied = 0;  // its `COPY n`
+    // The client's line of each row sent, as varint deltas (about a byte a row): a shard's error
+    // names its own stream's line, the client is told its own (client_line).
+    std::string lines;
+    uint64_t last_line = 0;
   };
   using Message = EveryShardTransaction::Message;
 
@@ -127,6 +131,9 @@ class CopyIn : private EveryShardTransaction::Runner {
   void to_every_leg(std::string_view bytes);
   void write_pending(size_t index);
   Status row_error(const Status& why, uint64_t line) const;
+  void record_line(Leg& leg, uint64_t line);
+  uint64_t client_line(const Leg& leg, uint64_t shard_line) const;  // 0: not known
+  std::string with_client_line(size_t index, std::string_view error_frame) const;
 
   std::vector<Leg> legs_;
   Setup setup_;

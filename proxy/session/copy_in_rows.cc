@@ -106,6 +106,7 @@ Status CopyIn::route_row(const wire::CopyItem& row) {
   Leg& leg = legs_[shard];
   leg.pending.append(row.raw);
   ++leg.rows_sent;
+  record_line(leg, row.line);
   if (leg.pending.size() >= kBatchBytes) write_pending(shard);
   return Status::ok();
 }
@@ -115,6 +116,73 @@ Status CopyIn::row_error(const Status& why, uint64_t line) const {
   Status out = why;
   out.message += " (COPY " + setup_.rule.config_name + ", line " + std::to_string(line) + ", column " +
                  setup_.rule.key + "; nothing was written)";
+  return out;
+}
+
+// Past this many bytes of a leg's line record (tens of millions of rows) lines are no longer
+// recorded, and a shard's error past them keeps the shard's line.
+constexpr size_t kMaxLineRecord = size_t{64} << 20;
+
+void CopyIn::record_line(Leg& leg, uint64_t line) {
+  if (leg.lines.size() >= kMaxLineRecord) return;
+  uint64_t delta = line - leg.last_line;
+  leg.last_line = line;
+  while (delta >= 0x80) {
+    leg.lines.push_back(static_cast<char>((delta & 0x7f) | 0x80));
+    delta >>= 7;
+  }
+  leg.lines.push_back(static_cast<char>(delta));
+}
+
+// The client's line of the row a shard counts as `shard_line` in its own stream (which has the
+// text header first when there is one: the header goes to every shard).
+uint64_t CopyIn::client_line(const Leg& leg, uint64_t shard_line) const {
+  const bool text_header =
+      setup_.plan.options.header && setup_.plan.options.format != wire::CopyFormat::Binary;
+  const uint64_t first_row_line = text_header ? 2 : 1;
+  if (shard_line < first_row_line) return shard_line;
+  uint64_t row = shard_line - first_row_line;  // 0-based among the rows sent to this leg
+  uint64_t line = 0;
+  size_t at = 0;
+  for (;; --row) {
+    uint64_t delta = 0;
+    for (int shift = 0;; shift += 7) {
+      if (at >= leg.lines.size()) return 0;
+      const auto byte = static_cast<unsigned char>(leg.lines[at++]);
+      delta |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) break;
+    }
+    line += delta;
+    if (row == 0) return line;
+  }
+}
+
+// A shard's ErrorResponse with its CONTEXT ("COPY t, line N, column c: ...") naming the client's
+// line instead of the line within that shard's stream.
+std::string CopyIn::with_client_line(size_t index, std::string_view frame) const {
+  if (setup_.every_shard || frame.size() < 5) return std::string(frame);
+  std::string out(frame.substr(0, 5));
+  for (size_t at = 5; at < frame.size() && frame[at] != '\0';) {
+    const size_t end = frame.find('\0', at + 1);
+    if (end == std::string_view::npos) return std::string(frame);
+    std::string field(frame.substr(at, end - at));
+    const size_t line_at = field.find(", line ");
+    if (field[0] == 'W' && line_at != std::string::npos) {
+      const size_t digits = line_at + 7;
+      size_t stop = digits;
+      uint64_t shard_line = 0;
+      while (stop < field.size() && field[stop] >= '0' && field[stop] <= '9')
+        shard_line = shard_line * 10 + static_cast<uint64_t>(field[stop++] - '0');
+      if (const uint64_t line = client_line(legs_[index], shard_line); stop > digits && line != 0)
+        field.replace(digits, stop - digits, std::to_string(line));
+    }
+    out += field;
+    out += '\0';
+    at = end + 1;
+  }
+  out += '\0';
+  const auto length = static_cast<uint32_t>(out.size() - 1);
+  for (int i = 0; i < 4; ++i) out[static_cast<size_t>(1 + i)] = static_cast<char>(length >> (24 - 8 * i));
   return out;
 }
 

@@ -96,6 +96,10 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
   if (batch.control_size != 0) {
     // A BEGIN/COMMIT/ROLLBACK batch (Parse? Bind Describe? Execute) answered by the proxy.
     auto answer = txn_.control.on_statement(only.kind, only.text);
+    if (answer == TransactionControl::Answer::NoSuchSavepoint) {
+      refuse_request(txn_.control.no_such_savepoint());
+      return Start::Answered;
+    }
     if (answer != TransactionControl::Answer::Forward) {
       answer_transaction_control(answer, batch.control_size, batch.control_answer);
       remember_parsed(batch.parsed);

@@ -99,6 +99,10 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
                            SessionState::is_protected(only->set_name);
   if (only != nullptr && !protected_setting) {
     auto answer = txn_.control.on_statement(only->kind, only->text);
+    if (answer == TransactionControl::Answer::NoSuchSavepoint) {
+      refuse_request(txn_.control.no_such_savepoint());
+      return Start::Answered;
+    }
     if (answer != TransactionControl::Answer::Forward) {
       Start answered = answer_transaction_control(answer, frame.size, {});
       profile_.settings.on_statement(*only);  // a deferred SET counts if the transaction commits

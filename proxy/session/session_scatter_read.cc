@@ -9,6 +9,7 @@
 // as PostgreSQL fails it (take_back_servers).
 #include "common/bytes.h"
 #include "common/log.h"
+#include "merge/value.h"
 #include "net/loop.h"
 #include "session/session.h"
 #include "wire/messages.h"
@@ -45,6 +46,8 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
           if (phase_ == Phase::Ready) read_client_messages();
         });
       });
+  if (auto style = profile_.parameters.find("DateStyle"); style != profile_.parameters.end())
+    txn_.merge->set_day_first(merge::day_first(style->second));
   if (extended != nullptr) txn_.merge->use_extended(std::move(*extended));
   if (held) {
     if (Status error = hold_merge_servers(*txn_.merge, route); !error) {

@@ -1,5 +1,8 @@
 #include "session/transaction_control.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace sw::session {
 
 using parser::StatementKind;
@@ -20,6 +23,7 @@ TransactionControl::Answer TransactionControl::on_statement(StatementKind kind, 
   bool in_deferred = deferred();
   if (kind == StatementKind::Begin && !in_deferred && status_ == 'I') {
     begin_ = std::string(sql);
+    savepoints_.clear();
     status_ = 'T';
     return Answer::Begin;
   }
@@ -28,8 +32,20 @@ TransactionControl::Answer TransactionControl::on_statement(StatementKind kind, 
                  : kind == StatementKind::ReleaseSavepoint                     ? Answer::ReleaseSavepoint
                  : kind == StatementKind::RollbackToSavepoint                  ? Answer::RollbackToSavepoint
                                                                                : Answer::Forward;
+  if (rider == Answer::RollbackToSavepoint && in_deferred && aborted_) {
+    // Back to a savepoint made before the refused statement: the transaction runs again.
+    const Answer answer = savepoint_rider(rider, sql);
+    if (answer != Answer::NoSuchSavepoint) {
+      aborted_ = false;
+      status_ = 'T';
+    }
+    return answer;
+  }
   if (rider != Answer::Forward && in_deferred && !aborted_) {
     // It picks no shard: it runs with the BEGIN, on the shard the transaction gets.
+    if (rider == Answer::Savepoint || rider == Answer::ReleaseSavepoint ||
+        rider == Answer::RollbackToSavepoint)
+      return savepoint_rider(rider, sql);
     begin_ += ";";
     begin_ += sql;
     return rider;
@@ -44,6 +60,61 @@ TransactionControl::Answer TransactionControl::on_statement(StatementKind kind, 
   return Answer::Forward;
 }
 
+// A savepoint command of the deferred transaction: kept with the BEGIN, or 3B001 (the transaction
+// is then aborted, as PostgreSQL's) when it names no savepoint made.
+TransactionControl::Answer TransactionControl::savepoint_rider(Answer rider, std::string_view sql) {
+  std::string name = savepoint_name(sql);
+  if (rider == Answer::Savepoint) {
+    savepoints_.push_back(std::move(name));
+  } else {
+    auto found = std::find(savepoints_.rbegin(), savepoints_.rend(), name);
+    if (found == savepoints_.rend()) {
+      missing_ = std::move(name);
+      abort_if_deferred();
+      return Answer::NoSuchSavepoint;
+    }
+    // RELEASE drops the savepoint and every later one; ROLLBACK TO keeps it.
+    const auto kept = savepoints_.size() - static_cast<size_t>(found - savepoints_.rbegin()) -
+                      (rider == Answer::ReleaseSavepoint ? 1 : 0);
+    savepoints_.resize(kept);
+  }
+  begin_ += ";";
+  begin_ += sql;
+  return rider;
+}
+
+Status TransactionControl::no_such_savepoint() const {
+  return Status::client("3B001", "savepoint \"" + missing_ + "\" does not exist");
+}
+
+std::string savepoint_name(std::string_view sql) {
+  while (!sql.empty() && (std::isspace(static_cast<unsigned char>(sql.back())) || sql.back() == ';'))
+    sql.remove_suffix(1);
+  if (!sql.empty() && sql.back() == '"') {
+    std::string name;
+    size_t at = sql.size() - 1;  // the closing quote
+    while (at > 0) {
+      --at;
+      if (sql[at] != '"') {
+        name.insert(name.begin(), sql[at]);
+      } else if (at > 0 && sql[at - 1] == '"') {
+        name.insert(name.begin(), '"');
+        --at;
+      } else {
+        break;
+      }
+    }
+    return name;
+  }
+  size_t begin = sql.size();
+  while (begin > 0 && (std::isalnum(static_cast<unsigned char>(sql[begin - 1])) || sql[begin - 1] == '_' ||
+                       sql[begin - 1] == '$' || (sql[begin - 1] & 0x80) != 0))
+    --begin;
+  std::string name(sql.substr(begin));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
 const char* TransactionControl::tag(Answer answer) {
   switch (answer) {
     case Answer::Begin: return "BEGIN";
@@ -53,6 +124,7 @@ const char* TransactionControl::tag(Answer answer) {
     case Answer::RollbackToSavepoint: return "ROLLBACK";
     case Answer::Commit: return "COMMIT";
     case Answer::Rollback: return "ROLLBACK";
+    case Answer::NoSuchSavepoint:
     case Answer::Forward: break;
   }
   return "";
@@ -85,6 +157,7 @@ void TransactionControl::on_statement_sent(const parser::StatementFacts* stateme
   }
   started_ += ";";
   started_ += statement->text;
+  if (statement->kind == StatementKind::Savepoint) savepoints_.push_back(savepoint_name(statement->text));
 }
 
 void TransactionControl::start_move() {

@@ -13,7 +13,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "common/status.h"
 #include "parser/analyze.h"
 
 namespace sw::session {
@@ -30,11 +32,14 @@ class TransactionControl {
     RollbackToSavepoint,  // answered "ROLLBACK"; runs with the BEGIN
     Commit,               // answered "COMMIT": the transaction never ran anywhere
     Rollback,             // answered "ROLLBACK" (also for a COMMIT of an aborted transaction)
+    NoSuchSavepoint,      // RELEASE / ROLLBACK TO a name no deferred SAVEPOINT made: 3B001
   };
 
   // Classifies one statement (kind and text) and applies its effect.
   Answer on_statement(parser::StatementKind kind, std::string_view sql);
   static const char* tag(Answer answer);
+  // The error of Answer::NoSuchSavepoint, as PostgreSQL words it.
+  Status no_such_savepoint() const;
 
   // A request was refused before the transaction had a shard: it is aborted, as a server would.
   void abort_if_deferred();
@@ -74,7 +79,12 @@ class TransactionControl {
   char status() const { return status_; }  // 'I', 'T' or 'E', as the client sees it
 
  private:
-  std::string begin_;     // the BEGIN (and riders) answered by the proxy, not yet sent
+  Answer savepoint_rider(Answer rider, std::string_view sql);
+
+  std::string begin_;  // the BEGIN (and riders) answered by the proxy, not yet sent
+  // The deferred transaction's savepoints, oldest first (with the riders a movable server ran).
+  std::vector<std::string> savepoints_;
+  std::string missing_;   // the name of the last NoSuchSavepoint
   std::string started_;   // movable: the BEGIN and riders the server ran, to run elsewhere
   bool aborted_ = false;  // a statement failed before the transaction had a shard
   bool movable_ = false;
@@ -85,5 +95,9 @@ class TransactionControl {
 // True for a statement that picks no shard and may run first on whichever shard the transaction
 // gets: SET, SET LOCAL, savepoints, and a SELECT that names no table.
 bool rides_with_begin(const parser::StatementFacts& statement);
+
+// The savepoint a SAVEPOINT, RELEASE or ROLLBACK TO statement names: its last word, folded to
+// lower case unless quoted.
+std::string savepoint_name(std::string_view sql);
 
 }  // namespace sw::session

@@ -419,6 +419,33 @@ TEST_SUITE("copy_in") {
       CHECK(f.setup.shard(s).value("SELECT count(*) FROM pg_prepared_xacts") == "0");
   }
 
+  TEST_CASE("a shard's error names the client's line, not the line within that shard's stream") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    PgConn c = f.client();
+    // 30 000 rows over every shard; row 29 990 has a qty the shard refuses (22P02, its CONTEXT
+    // "COPY orders, line N, column qty").
+    std::string text, csv = "tenant_id,note,qty\n";
+    for (int64_t k = 1; k <= 30000; ++k) {
+      const std::string qty = k == 29990 ? "x" : std::to_string(k % 100);
+      text += std::to_string(k) + "\tlines\t" + qty + "\n";
+      csv += std::to_string(k) + ",lines," + qty + "\n";
+    }
+    CopyOutcome plain = copy_in(c, "COPY orders (tenant_id, note, qty) FROM STDIN", text, 65536);
+    CHECK_FALSE(plain.ok);
+    CHECK(plain.sqlstate == "22P02");
+    CHECK_MESSAGE(plain.message.find("COPY orders, line 29990, column qty") != std::string::npos,
+                  plain.message);
+    CopyOutcome header =
+        copy_in(c, "COPY orders (tenant_id, note, qty) FROM STDIN (FORMAT csv, HEADER true)", csv, 65536);
+    CHECK_FALSE(header.ok);
+    CHECK(header.sqlstate == "22P02");
+    CHECK_MESSAGE(header.message.find("COPY orders, line 29991, column qty") != std::string::npos,
+                  header.message);
+    CHECK(rows_anywhere(f, "note = 'lines'") == 0);
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+  }
+
   TEST_CASE("under cross_shard_transactions: refuse, rows for several shards are refused at the end") {
     PROXY_ONLY();
     ShardedFixture f(refusing_cross_shard_transactions());

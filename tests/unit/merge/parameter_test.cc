@@ -63,3 +63,21 @@ TEST_CASE("binary values as PostgreSQL prints them") {
   CHECK(binary_to_text(oid::kNumeric, bytes({0, 2, 0, 0, 0, 0, 0, 0, 0, 1})).status().sqlstate == "22P03");
   CHECK(binary_to_text(oid::kDate, bytes({0, 0, 0, 1})).status().sqlstate == "0A000");
 }
+
+TEST_CASE("LIMIT and OFFSET parameters: bigint in text or binary, NULL is none, negative refused") {
+  using sw::merge::BindParameter;
+  using sw::merge::count_parameter;
+  const std::vector<BindParameter> params = {{0, std::string("3"), 0},
+                                             {0, std::nullopt, 0},
+                                             {1, std::string("\0\0\0\0\0\0\0\x07", 8), 20},
+                                             {0, std::string("-1"), 0},
+                                             {0, std::string("x"), 0}};
+  CHECK(count_parameter(params, 1, true).value() == 3);
+  CHECK(count_parameter(params, 2, true).value() == -1);
+  CHECK(count_parameter(params, 2, false).value() == 0);
+  CHECK(count_parameter(params, 3, false).value() == 7);
+  CHECK(count_parameter(params, 4, true).status().sqlstate == "2201W");
+  CHECK(count_parameter(params, 4, false).status().sqlstate == "2201X");
+  CHECK(count_parameter(params, 5, true).status().sqlstate == "22P02");
+  CHECK(count_parameter(params, 6, true).status().sqlstate == "08P01");
+}

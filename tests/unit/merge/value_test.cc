@@ -45,8 +45,44 @@ TEST_CASE("dates and times in ISO style") {
   // 10:00 in +05:30 is 04:30 UTC, before 05:00 UTC
   CHECK(cmp(oid::kTimestamptz, "2024-01-01 10:00:00+05:30", "2024-01-01 05:00:00+00") < 0);
   CHECK(cmp(oid::kTimestamptz, "2024-01-01 00:00:00-08", "2024-01-01 08:00:00+00") == 0);
-  auto us = decode_text(oid::kDate, "01/02/2024");
-  CHECK(us.status().sqlstate == "0A000");
+}
+
+TEST_CASE("dates and times in DateStyle SQL, German and Postgres, as PostgreSQL 15 prints them") {
+  // The same instant in ISO and in each style (DMY: day first).
+  auto same = [](uint32_t type, const char* iso, const char* styled, bool dmy) {
+    auto a = decode_text(type, iso);
+    auto b = decode_text(type, styled, dmy);
+    REQUIRE_MESSAGE(a.is_ok(), iso);
+    REQUIRE_MESSAGE(b.is_ok(), styled << ": " << b.status().message);
+    return a->compare(*b) == 0;
+  };
+  CHECK(same(oid::kDate, "2024-01-02", "02/01/2024", true));
+  CHECK(same(oid::kDate, "2024-01-02", "01/02/2024", false));
+  CHECK(same(oid::kDate, "2024-01-02", "02.01.2024", false));
+  CHECK(same(oid::kDate, "2024-01-02", "02-01-2024", true));
+  CHECK(same(oid::kDate, "2024-01-02", "01-02-2024", false));
+  CHECK(same(oid::kDate, "0044-03-15 BC", "15/03/0044 BC", true));
+  CHECK(same(oid::kTimestamp, "2024-01-02 10:11:12.5", "02/01/2024 10:11:12.5", true));
+  CHECK(same(oid::kTimestamp, "2024-01-02 10:11:12.5", "02.01.2024 10:11:12.5", true));
+  CHECK(same(oid::kTimestamp, "2024-01-02 10:11:12.5", "Tue 02 Jan 10:11:12.5 2024", true));
+  CHECK(same(oid::kTimestamp, "2024-01-02 10:11:12.5", "Tue Jan 02 10:11:12.5 2024", false));
+  CHECK(same(oid::kTimestamp, "0044-03-15 12:00:00 BC", "Fri Mar 15 12:00:00 0044 BC", false));
+  CHECK(same(oid::kTimestamptz, "2024-01-02 10:11:12+00", "Tue Jan 02 10:11:12 2024 UTC", false));
+  CHECK(same(oid::kTimestamptz, "2024-01-02 10:11:12+00", "Tue Jan 02 15:56:12 2024 +0545", false));
+  CHECK(same(oid::kTimestamptz, "2024-01-02 10:11:12+00", "02.01.2024 07:11:12 -03", true));
+  CHECK(same(oid::kTimestamptz, "2024-01-02 10:11:12+00", "01/02/2024 15:41:12 +05:30", false));
+  CHECK(cmp(oid::kDate, "2024-01-02", "2024-02-01") < 0);
+  CHECK(decode_text(oid::kDate, "02/01/2024", true)->compare(*decode_text(oid::kDate, "01/02/2024", true)) <
+        0);
+  CHECK(decode_text(oid::kDate, "02/01/2024")->compare(*decode_text(oid::kDate, "01/02/2024")) > 0);
+  // An abbreviation's offset is the time zone database's: refused, naming the fix.
+  auto abbreviated = decode_text(oid::kTimestamptz, "Tue Jan 02 10:11:12 2024 EST");
+  CHECK(abbreviated.status().sqlstate == "0A000");
+  CHECK(abbreviated.status().message.find("EST") != std::string::npos);
+  CHECK(day_first("SQL, DMY"));
+  CHECK(day_first("German, dmy"));
+  CHECK_FALSE(day_first("Postgres, MDY"));
+  CHECK_FALSE(day_first("ISO"));
 }
 
 TEST_CASE("intervals compare as 30-day months and 24-hour days") {

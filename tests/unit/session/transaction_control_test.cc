@@ -60,6 +60,25 @@ TEST_CASE("transaction control: answers and status for statement sequences") {
         {StatementKind::RollbackToSavepoint, "ROLLBACK TO a", Answer::RollbackToSavepoint, 'T'},
         {StatementKind::ReleaseSavepoint, "RELEASE a", Answer::ReleaseSavepoint, 'T'}},
        "BEGIN;SAVEPOINT a;ROLLBACK TO a;RELEASE a"},
+      {"RELEASE or ROLLBACK TO a name no SAVEPOINT made: 3B001, the transaction is aborted",
+       {{StatementKind::Begin, "BEGIN", Answer::Begin, 'T'},
+        {StatementKind::Savepoint, "SAVEPOINT a", Answer::Savepoint, 'T'},
+        {StatementKind::ReleaseSavepoint, "RELEASE SAVEPOINT \"A\"", Answer::NoSuchSavepoint, 'E'},
+        {StatementKind::Set, "SET x = 1", Answer::Forward, 'E'},
+        {StatementKind::RollbackToSavepoint, "ROLLBACK TO SAVEPOINT A;", Answer::RollbackToSavepoint, 'T'},
+        {StatementKind::RollbackToSavepoint, "rollback to b", Answer::NoSuchSavepoint, 'E'}},
+       "BEGIN;SAVEPOINT a;ROLLBACK TO SAVEPOINT A;"},
+      {"RELEASE drops the savepoint and the later ones; ROLLBACK TO keeps it",
+       {{StatementKind::Begin, "BEGIN", Answer::Begin, 'T'},
+        {StatementKind::Savepoint, "SAVEPOINT a", Answer::Savepoint, 'T'},
+        {StatementKind::Savepoint, "SAVEPOINT b", Answer::Savepoint, 'T'},
+        {StatementKind::RollbackToSavepoint, "ROLLBACK TO a", Answer::RollbackToSavepoint, 'T'},
+        {StatementKind::RollbackToSavepoint, "ROLLBACK TO a", Answer::RollbackToSavepoint, 'T'},
+        {StatementKind::RollbackToSavepoint, "ROLLBACK TO b", Answer::NoSuchSavepoint, 'E'},
+        {StatementKind::RollbackToSavepoint, "ROLLBACK TO a", Answer::RollbackToSavepoint, 'T'},
+        {StatementKind::ReleaseSavepoint, "RELEASE a", Answer::ReleaseSavepoint, 'T'},
+        {StatementKind::ReleaseSavepoint, "RELEASE a", Answer::NoSuchSavepoint, 'E'}},
+       "BEGIN;SAVEPOINT a;SAVEPOINT b;ROLLBACK TO a;ROLLBACK TO a;ROLLBACK TO a;RELEASE a"},
       {"outside a transaction nothing rides",
        {{StatementKind::Savepoint, "SAVEPOINT a", Answer::Forward, 'I'}},
        ""},
@@ -81,6 +100,12 @@ TEST_CASE("transaction control: answers and status for statement sequences") {
     CHECK(control.take_begin(false) == c.begin);
     CHECK_FALSE(control.deferred());
   }
+  TransactionControl control;
+  control.on_statement(StatementKind::Begin, "BEGIN");
+  CHECK(control.on_statement(StatementKind::ReleaseSavepoint, "RELEASE \"My \"\"sp\"\"\"") ==
+        Answer::NoSuchSavepoint);
+  CHECK(control.no_such_savepoint().sqlstate == "3B001");
+  CHECK(control.no_such_savepoint().message == "savepoint \"My \"sp\"\" does not exist");
 }
 
 TEST_CASE("transaction control: a refused statement aborts the deferred transaction") {
