@@ -95,7 +95,7 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
   const parser::StatementFacts& only = batch.only();
   if (batch.control_size != 0) {
     // A BEGIN/COMMIT/ROLLBACK batch (Parse? Bind Describe? Execute) answered by the proxy.
-    auto answer = txn_.control.on_statement(only.kind, only.text);
+    auto answer = txn_.control.on_statement(only.kind, only.text, only.set_name);
     if (answer != TransactionControl::Answer::Forward) {
       answer_transaction_control(answer, batch.control_size, batch.control_answer);
       remember_parsed(batch.parsed);

@@ -98,7 +98,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
                            (only->kind == StatementKind::Set || only->kind == StatementKind::SetLocal) &&
                            SessionState::is_protected(only->set_name);
   if (only != nullptr && !protected_setting) {
-    auto answer = txn_.control.on_statement(only->kind, only->text);
+    auto answer = txn_.control.on_statement(only->kind, only->text, only->set_name);
     if (answer != TransactionControl::Answer::Forward) {
       Start answered = answer_transaction_control(answer, frame.size, {});
       profile_.settings.on_statement(*only);  // a deferred SET counts if the transaction commits

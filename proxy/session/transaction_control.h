@@ -1,7 +1,8 @@
 // The deferred BEGIN and the transaction status the client sees. BEGIN is answered by the proxy
 // and sent to a server only with the first statement that picks a shard. Statements that pick
 // no shard ride along with the BEGIN, to run first on the shard the transaction gets:
-//  * with no server yet, SET, SET LOCAL and savepoints are answered by the proxy;
+//  * with no server yet, SET, SET LOCAL and savepoints are answered by the proxy (not a SET of a
+//    setting the server reports with ParameterStatus: that one runs like the next item);
 //  * a statement that needs a server but names no table (SELECT now(),
 //    SELECT set_config('app.tenant', '5', true)) runs in the transaction on the default shard;
 //    while only such riders ran there, the transaction stays movable: when a later statement
@@ -32,8 +33,10 @@ class TransactionControl {
     Rollback,             // answered "ROLLBACK" (also for a COMMIT of an aborted transaction)
   };
 
-  // Classifies one statement (kind and text) and applies its effect.
-  Answer on_statement(parser::StatementKind kind, std::string_view sql);
+  // Classifies one statement (kind, text and, for a SET, the setting's lower-cased name) and
+  // applies its effect. A SET of a setting the server reports (reports_parameter_status) is no
+  // rider: a server runs it, so the client gets the ParameterStatus that server sends.
+  Answer on_statement(parser::StatementKind kind, std::string_view sql, std::string_view set_name = {});
   static const char* tag(Answer answer);
 
   // A request was refused before the transaction had a shard: it is aborted, as a server would.
@@ -85,5 +88,10 @@ class TransactionControl {
 // True for a statement that picks no shard and may run first on whichever shard the transaction
 // gets: SET, SET LOCAL, savepoints, and a SELECT that names no table.
 bool rides_with_begin(const parser::StatementFacts& statement);
+
+// True for a setting (lower-cased name, as StatementFacts::set_name) whose every change a server
+// reports to its client with ParameterStatus (GUC_REPORT; "session_characteristics" sets
+// default_transaction_read_only).
+bool reports_parameter_status(std::string_view set_name);
 
 }  // namespace sw::session

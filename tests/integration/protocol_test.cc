@@ -350,6 +350,45 @@ TEST_SUITE("protocol") {
     admin.exec("DROP TABLE " + table);
   }
 
+  // psycopg runs non-autocommit: its SET client_encoding lands inside a transaction block and it
+  // encodes by the ParameterStatus it gets (shardwire answered the SET itself and sent none, so
+  // the server stored latin9 text for UTF-8). Every reported setting, in the extended protocol
+  // too; ROLLBACK and a SET LOCAL's COMMIT report the value before.
+  TEST_CASE("a SET inside a transaction block reports ParameterStatus as PostgreSQL does") {
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ProxyOptions options;
+      options.pool_mode = mode;
+      Target t(shared_cluster(), options);
+      INFO("proxy log:\n" << t.log_tail());
+      PgConn conn = t.connect_or_throw("sslmode=disable");
+      REQUIRE_OK(conn.exec("BEGIN"));
+      REQUIRE_OK(conn.exec("SET client_encoding TO latin9"));
+      CHECK(conn.parameter("client_encoding") == "LATIN9");
+      CHECK(PQclientEncoding(conn.get()) == pg_char_to_encoding("LATIN9"));
+      REQUIRE_OK(conn.exec_params("SET DateStyle TO 'SQL, DMY'", {}));
+      CHECK(conn.parameter("DateStyle") == "SQL, DMY");
+      REQUIRE_OK(conn.exec("SET LOCAL TimeZone TO 'Asia/Tokyo'"));
+      CHECK(conn.parameter("TimeZone") == "Asia/Tokyo");
+      REQUIRE_OK(conn.exec("SET application_name TO 'in_block'"));
+      CHECK(conn.parameter("application_name") == "in_block");
+      CHECK(conn.value("SELECT current_setting('client_encoding')") == "LATIN9");
+      REQUIRE_OK(conn.exec("ROLLBACK"));
+      CHECK(conn.parameter("client_encoding") == "UTF8");
+      CHECK(conn.parameter("DateStyle") == "ISO, MDY");
+      CHECK(conn.parameter("TimeZone") != "Asia/Tokyo");
+      CHECK(conn.parameter("application_name") != "in_block");
+      CHECK(conn.value("SELECT current_setting('client_encoding')") == "UTF8");
+
+      REQUIRE_OK(conn.exec("BEGIN"));
+      REQUIRE_OK(conn.exec("SET IntervalStyle TO sql_standard"));
+      CHECK(conn.parameter("IntervalStyle") == "sql_standard");
+      REQUIRE_OK(conn.exec("COMMIT"));
+      CHECK(conn.parameter("IntervalStyle") == "sql_standard");
+      CHECK(conn.value("SELECT interval '1 day 2 hours'") == "1 2:00:00");
+    }
+  }
+
   TEST_CASE("large messages: a 5 MB query, a 20 MB result, a 16 MB field") {
     Target t(shared_cluster());
     PgConn conn = t.connect_or_throw();
