@@ -389,6 +389,34 @@ TEST_SUITE("protocol") {
     }
   }
 
+  // Transaction pooling shares server statements between clients ("sw_N"). A client that leaves
+  // inside its transaction has its server rolled back, which keeps the statements: the next
+  // client of that server (one server: the same) must find them prepared, not meet 42P05.
+  TEST_CASE("the next client of a server rolled back after its client left inside a transaction") {
+    ProxyOptions options;
+    options.pool_size = 1;
+    Target t(shared_cluster(), options);
+    INFO("proxy log:\n" << t.log_tail());
+    const std::string table = unique_name("left_in_transaction");
+    PgConn admin = shared_cluster().admin("app");
+    REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (v int)"));
+    const std::string insert = "INSERT INTO " + table + " VALUES ($1)";
+    for (int round = 0; round < 2; ++round) {
+      CAPTURE(round);
+      PgConn left = t.connect_or_throw();
+      REQUIRE_OK(left.exec("BEGIN"));
+      REQUIRE_OK(left.prepare("many", insert));
+      CHECK_OK(left.exec_prepared("many", {"1"}));
+      CHECK_OK(left.exec_prepared("many", {"2"}));
+      left.reset();  // gone inside its transaction
+      PgConn next = t.connect_or_throw();
+      REQUIRE_OK(next.prepare("again", insert));
+      CHECK_OK(next.exec_prepared("again", {"3"}));
+      CHECK(next.value("SELECT count(*) FROM " + table) == std::to_string(round + 1));
+    }
+    admin.exec("DROP TABLE " + table);
+  }
+
   TEST_CASE("large messages: a 5 MB query, a 20 MB result, a 16 MB field") {
     Target t(shared_cluster());
     PgConn conn = t.connect_or_throw();
