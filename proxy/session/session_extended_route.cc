@@ -70,6 +70,10 @@ void Session::remember_parsed(const ParsedStatements& parsed) {
 
 Session::Start Session::start_extended(int* shard) {
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
+  if (Status refused = expand_batch_execute(batch); !refused.is_ok()) {
+    refuse_request(refused);
+    return Start::Answered;
+  }
   switch (batch.kind) {
     case ExtendedBatch::Kind::NeedMore: return Start::Wait;
     case ExtendedBatch::Kind::Unroutable:

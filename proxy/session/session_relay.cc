@@ -230,7 +230,10 @@ Status Session::forward(const wire::Frame& frame) {
     case 'B': return forward_bind(frame);
     case 'D':
     case 'C': return forward_describe_or_close(frame);
-    case 'E': expect(Owed::Execute); break;
+    case 'E':
+      if (execute_sql_command(frame)) return Status::ok();
+      expect(Owed::Execute);
+      break;
     case 'S':
       expect(Owed::Sync);
       request_.batch_open = false;
@@ -251,6 +254,7 @@ Status Session::forward(const wire::Frame& frame) {
     default: return Status::client("08P01", std::string("unexpected message type '") + frame.type + "'");
   }
   txn_.leg.backend->connection().write(whole(frame));
+  if (frame.type == 'S') after_sql_command_sync();
   return Status::ok();
 }
 
