@@ -85,10 +85,13 @@ Session::Start Session::start_extended(int* shard) {
       // ReadyForQuery. Ended by a Flush in transaction pooling, the server is lent for it only
       // (Request::lend_at_flush): the proxy adds a Sync, and the Bind that follows picks the
       // shard, where its statement is parsed again (ensure_prepared, ensure_unnamed_parsed) and
-      // the deferred BEGIN starts. In session pooling the server stays attached for the Bind.
+      // the deferred BEGIN starts. In session pooling the server stays attached for the Bind:
+      // the deferred BEGIN starts there with the batch, as it would had the server been attached
+      // at the BEGIN (run outside it, the statements after it ran outside the transaction too).
       *shard = default_shard();
       request_.lend_at_flush = batch.flushed && !pools_.session_pooling;
-      txn_.leg.outside_transaction = txn_.control.deferred() && (!batch.flushed || request_.lend_at_flush);
+      txn_.leg.outside_transaction =
+          txn_.control.deferred() && !pools_.session_pooling && (!batch.flushed || request_.lend_at_flush);
       return Start::Forward;
     case ExtendedBatch::Kind::Bound: break;
   }

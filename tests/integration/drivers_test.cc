@@ -409,6 +409,40 @@ TEST_SUITE("drivers") {
       CHECK_OK(conn.exec("DROP TABLE " + table));
     }
   }
+
+  // psycopg prepares a statement inside a transaction as libpq's PQprepare does: Parse + Sync on
+  // its own (no Bind: it picks no shard), then Bind + Execute + Sync. The ROLLBACK must undo the
+  // INSERT, in both pool modes (in session pooling the row stayed: the BEGIN never reached the
+  // server). Then DEALLOCATE of the protocol-level name, as psycopg's statement cache evicts one.
+  TEST_CASE("BEGIN, PQprepare (Parse + Sync alone), PQexecPrepared INSERT, ROLLBACK; DEALLOCATE") {
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ProxyOptions options;
+      options.pool_mode = mode;
+      Target t(shared_cluster(), options);
+      INFO("proxy log:\n" << t.log_tail());
+      const std::string table = unique_name("drivers_prepare_rollback");
+      PgConn admin = shared_cluster().admin("app");
+      REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (v int)"));
+      for (const bool extended_begin : {false, true}) {
+        CAPTURE(extended_begin);
+        PgConn conn = t.connect_or_throw();  // BEGIN is its first statement
+        const std::string name = extended_begin ? "ins_x" : "ins_s";
+        REQUIRE_OK(extended_begin ? conn.exec_params("BEGIN", {}) : conn.exec("BEGIN"));
+        REQUIRE_OK(conn.prepare(name, "INSERT INTO " + table + " VALUES ($1)"));
+        CHECK(conn.exec_prepared(name, {"1"}).command_tag() == "INSERT 0 1");
+        CHECK(PQtransactionStatus(conn.get()) == PQTRANS_INTRANS);
+        REQUIRE_OK(extended_begin ? conn.exec_params("ROLLBACK", {}) : conn.exec("ROLLBACK"));
+        CHECK(conn.value("SELECT count(*) FROM " + table) == "0");
+        PgResult deallocated =
+            extended_begin ? conn.exec_params("DEALLOCATE " + name, {}) : conn.exec("DEALLOCATE " + name);
+        CHECK_OK(deallocated);
+        CHECK(deallocated.command_tag() == "DEALLOCATE");
+        CHECK(conn.exec_prepared(name, {"2"}).sqlstate() == "26000");
+      }
+      CHECK_OK(admin.exec("DROP TABLE " + table));
+    }
+  }
 }
 
 }  // namespace it
