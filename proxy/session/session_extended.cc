@@ -54,7 +54,10 @@ Status Session::forward_parse(const wire::Frame& frame) {
       if (refused.is_ok()) refused = refuse_two_phase(statement.kind);
       if (refused.is_ok()) refused = refuse_unpoolable(statement);
       if (!refused.is_ok()) {
-        answer_with_error(refused);
+        // The server fails with it, as it fails a Parse it refuses: a transaction block the
+        // client is in is failed there too (and a deferred one here).
+        txn_.control.abort_if_deferred();
+        inject_abort(refused, /*extended=*/true);
         return Status::ok();
       }
     }

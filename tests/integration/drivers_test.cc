@@ -280,6 +280,37 @@ TEST_SUITE("drivers") {
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(key, "autocommit"), row_of(key, "in-transaction")});
     CHECK(f.rows_on(0).empty());
   }
+  // Session pooling with two shards: BEGIN, a prepared statement shardwire refuses (its Parse is
+  // answered with the refusal), ROLLBACK; the session must go on to another shard afterwards
+  // (every later statement for s1 got 0A000 "the transaction is on shard s0").
+  TEST_CASE("session pooling, two shards: BEGIN, a refused prepared statement, ROLLBACK, then s1") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.shards = 2;
+    options.proxy.pool_mode = "session";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(20));
+    const int64_t key = key_where([](uint32_t b) { return b % 2 == 1; });
+    const std::string insert = "INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", ";
+    for (const std::string refused :
+         {"PREPARE TRANSACTION 'sw_refused'", "SET session_replication_role = replica"}) {
+      CAPTURE(refused);
+      for (const bool attached : {false, true}) {
+        CAPTURE(attached);
+        PgConn c = f.client();
+        if (attached) CHECK(c.value("SELECT 1") == "1");  // the session's server is one on s0
+        REQUIRE_OK(c.exec("BEGIN"));
+        CHECK_FALSE(c.prepare("refused", refused).ok());
+        CHECK(PQtransactionStatus(c.get()) == PQTRANS_INERROR);
+        REQUIRE_OK(c.exec("ROLLBACK"));
+        CHECK_OK(c.exec(insert + "'after-refusal')"));
+        REQUIRE_OK(c.exec("BEGIN"));
+        CHECK_OK(c.exec(insert + "'after-refusal')"));
+        REQUIRE_OK(c.exec("COMMIT"));
+      }
+    }
+    CHECK(f.rows_on(1).size() == 8);
+  }
   TEST_CASE("drivers through shardwire: transaction pooling, one shard") {
     PROXY_ONLY();
     std::vector<Driver> list = drivers();
