@@ -220,8 +220,9 @@ TEST_CASE("transaction control: a SET of a reported setting is no rider") {
   TransactionControl control;
   CHECK(control.on_statement(StatementKind::Begin, "BEGIN") == Answer::Begin);
   CHECK(control.on_statement(StatementKind::Set, "SET work_mem = '1MB'", "work_mem") == Answer::Set);
-  for (const char* reported : {"client_encoding", "timezone", "datestyle", "intervalstyle", "application_name",
-                               "standard_conforming_strings", "session_characteristics"}) {
+  for (const char* reported :
+       {"client_encoding", "timezone", "datestyle", "intervalstyle", "application_name",
+        "standard_conforming_strings", "session_characteristics"}) {
     CAPTURE(reported);
     CHECK(control.on_statement(StatementKind::Set, "SET x = y", reported) == Answer::Forward);
     CHECK(control.on_statement(StatementKind::SetLocal, "SET LOCAL x = y", reported) == Answer::Forward);
