@@ -162,9 +162,16 @@ bool Session::answer_without_server(const wire::Frame& frame) {
       break;
     }
     case 'C': {
-      if (pools_.session_pooling) return false;
       auto target = wire::decode_target(frame.body);
-      if (!target || target->kind != 'S' || target->name.empty()) return false;
+      if (!target) return false;
+      // No server attached: no portal is open (each ends with its transaction, which holds its
+      // server), and closing one that does not exist is no error (node-postgres closes its
+      // cursor's portal after an error, with no Sync).
+      if (target->kind == 'P') {
+        wire::encode_close_complete(out);
+        break;
+      }
+      if (pools_.session_pooling || target->name.empty()) return false;
       profile_.statements.remove(target->name);
       wire::encode_close_complete(out);
       break;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "it_test.h"
+#include "wire/messages.h"
 
 using namespace it;
 
@@ -449,6 +450,35 @@ TEST_SUITE("protocol") {
       CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
       REQUIRE(PQexitPipelineMode(c) == 1);
       CHECK(conn.value("SELECT 4") == "4");
+    }
+  }
+
+  // node-postgres's pg-cursor after an error in a stream: it sent the Sync already, then closes
+  // its portal with Close and no Sync; the next query follows. PostgreSQL answers CloseComplete
+  // (no portal is no error) and runs the query; shardwire waited for the rest of a batch that
+  // never came (a hang).
+  TEST_CASE("Close of a portal without Sync between transactions, then a Query") {
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ProxyOptions options;
+      options.pool_mode = mode;
+      Target t(shared_cluster(), options);
+      INFO("proxy log:\n" << t.log_tail());
+      PgConn conn = t.connect_or_throw();
+      CHECK(conn.value("SELECT 1") == "1");
+      RawSocket s = RawSocket::borrow(PQsocket(conn.get()));
+      std::string out;
+      sw::wire::encode_target(out, 'C', 'P', "stream_portal");
+      sw::wire::encode_query(out, "SELECT 42");
+      REQUIRE(s.send_all(out));
+      std::string got;
+      auto deadline = Clock::now() + std::chrono::seconds(5);
+      while (Clock::now() < deadline && (got.size() < 6 || got[got.size() - 6] != 'Z'))
+        got += s.read_some(std::chrono::milliseconds(500));
+      REQUIRE_MESSAGE(got.size() >= 6, "no answer");
+      CHECK(got.substr(0, 5) == std::string("3\0\0\0\4", 5));  // CloseComplete
+      CHECK(got.find("42") != std::string::npos);
+      CHECK(got.substr(got.size() - 6) == std::string("Z\0\0\0\5I", 6));
     }
   }
 
