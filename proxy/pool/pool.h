@@ -102,7 +102,7 @@ class Pool : private BackendUser {
   // BackendUser: the answers to a server reset (pool_reset.cc).
   void on_backend_readable(Backend& backend) override;
   void on_backend_lost(Backend& backend, const Status& why) override;
-  void finish_reset(Backend* backend, bool ok);
+  void finish_reset(Backend* backend, bool ok, bool drops_statements);
   void on_login_done(Backend* backend);
   void on_login_failed(Backend* backend, const Status& why);
   void on_backend_closed(Backend* backend);
@@ -126,7 +126,13 @@ class Pool : private BackendUser {
   std::map<Backend*, std::pair<std::shared_ptr<Backend>, uint64_t>> terminating_;
   std::vector<Backend*> idle_;  // LIFO: the warmest server first
   std::deque<Waiting> waiters_;
-  std::map<Backend*, bool> resetting_;  // servers running pool.server_reset_query: an error came
+  // Servers running a reset query: whether an error came, whether the query drops the server's
+  // prepared statements (Backend::prepared is emptied only then: a ROLLBACK keeps them).
+  struct Resetting {
+    bool failed = false;
+    bool drops_statements = false;
+  };
+  std::map<Backend*, Resetting> resetting_;
   std::map<std::string, std::string> server_parameters_;
   std::shared_ptr<net::TlsContext> tls_;
   struct CancelInFlight {

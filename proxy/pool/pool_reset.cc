@@ -7,6 +7,26 @@
 #include "wire/messages.h"
 
 namespace sw::pool {
+namespace {
+
+// Whether `query` drops every prepared statement of the server (DISCARD ALL, DEALLOCATE [PREPARE]
+// ALL, in any letter case and spacing). Any other reset (a ROLLBACK) leaves them prepared.
+bool drops_prepared_statements(const std::string& query) {
+  std::string words;
+  for (char c : query) {
+    const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ';';
+    if (space) {
+      if (!words.empty() && words.back() != ' ') words += ' ';
+    } else {
+      words += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+  }
+  return words.find("discard all") != std::string::npos ||
+         words.find("deallocate all") != std::string::npos ||
+         words.find("deallocate prepare all") != std::string::npos;
+}
+
+}  // namespace
 
 void Pool::release_after_reset(Backend* backend, const std::string& reset_query) {
   if (reset_query.empty() || retired_ || !backend->connection().input().empty()) {
@@ -14,7 +34,7 @@ void Pool::release_after_reset(Backend* backend, const std::string& reset_query)
     return;
   }
   backend->attach(this);
-  resetting_[backend] = false;
+  resetting_[backend] = Resetting{false, drops_prepared_statements(reset_query)};
   std::string out;
   wire::encode_query(out, reset_query);
   backend->connection().write(out);
@@ -30,19 +50,19 @@ void Pool::on_backend_readable(Backend& backend) {
     auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
-      finish_reset(&backend, false);
+      finish_reset(&backend, false, false);
       return;
     }
     const char type = result.frame.type;
     const char status = type == 'Z' && !result.frame.body.empty() ? result.frame.body[0] : '\0';
-    if (type == 'E') it->second = true;
+    if (type == 'E') it->second.failed = true;
     if (type == 'S') {
       if (auto parameter = wire::decode_parameter_status(result.frame.body))
         backend.set_parameter(parameter->name, parameter->value);
     }
     connection.consume(result.frame.size);
     if (type == 'Z') {
-      finish_reset(&backend, !it->second && status == 'I');
+      finish_reset(&backend, !it->second.failed && status == 'I', it->second.drops_statements);
       return;
     }
   }
@@ -50,12 +70,13 @@ void Pool::on_backend_readable(Backend& backend) {
 
 void Pool::on_backend_lost(Backend& backend, const Status&) { resetting_.erase(&backend); }
 
-void Pool::finish_reset(Backend* backend, bool ok) {
+void Pool::finish_reset(Backend* backend, bool ok, bool drops_statements) {
   resetting_.erase(backend);
   if (ok) {
-    // What the last client set or prepared is gone; the next one brings its own settings.
+    // What the last client set is gone (or unknown); the next one brings its own settings. The
+    // proxy's statements stay prepared unless the reset dropped them.
     backend->applied_state = kStateAfterReset;
-    backend->prepared.clear();
+    if (drops_statements) backend->prepared.clear();
   } else {
     LOG_INFO("server=s%llu pool.server_reset_query failed; closing it", (unsigned long long)backend->id());
   }

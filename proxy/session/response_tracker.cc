@@ -21,6 +21,12 @@ void ExpectationQueue::push_back(Expectation&& expectation) {
 }
 
 void ResponseTracker::expect(Expectation expectation, std::string* emit_now) {
+  if (skipping_ && expectation.owed != Owed::Sync) {
+    if (expectation.owed == Owed::Parse && expectation.statement != 0)
+      failed_statements_.push_back(expectation.statement);
+    return;
+  }
+  skipping_ = false;
   if (expectation.owed == Owed::Synthetic && queue_.empty()) {
     emit_now->append(expectation.bytes);
     return;
@@ -31,6 +37,7 @@ void ResponseTracker::expect(Expectation expectation, std::string* emit_now) {
 
 void ResponseTracker::reset() {
   queue_.clear();
+  skipping_ = false;
   ready_owed_ = 0;
   copy_ = false;
   failed_statements_.clear();
@@ -54,6 +61,7 @@ void ResponseTracker::skip_to_sync() {
       failed_statements_.push_back(queue_.front().statement);
     queue_.pop_front();
   }
+  skipping_ = queue_.empty();
 }
 
 void ResponseTracker::emit_due_synthetics(std::string* emit) {

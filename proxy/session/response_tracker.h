@@ -66,7 +66,8 @@ class ResponseTracker {
   };
 
   // Appends an expectation. Synthetic bytes with nothing owed before them are returned in
-  // `emit_now` instead of being queued.
+  // `emit_now` instead of being queued. After an error whose batch's Sync is not expected yet,
+  // everything but that Sync is dropped (the server skips it; a Parse counts as failed).
   void expect(Expectation expectation, std::string* emit_now);
 
   // Classifies one server message. Synthetic expectations that become due afterwards are
@@ -87,6 +88,9 @@ class ResponseTracker {
   void emit_due_synthetics(std::string* emit);
 
   ExpectationQueue queue_;
+  // An error came before the Sync of its batch was forwarded: the server ignores every message
+  // up to that Sync, so what is expected for them until then is owed nothing.
+  bool skipping_ = false;
   int ready_owed_ = 0;
   bool copy_ = false;
   std::deque<uint64_t> failed_statements_;

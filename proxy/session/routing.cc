@@ -165,6 +165,8 @@ ExtendedBatch scan_extended_batch(std::string_view input, const wire::Limits& li
       }
       case 'S':
       case 'H':
+      case 'Q':  // a Query with no Sync before it: the server answers the batch with it
+      case 'F':
         batch.kind = ExtendedBatch::Kind::NoBind;
         batch.flushed = frame.type == 'H';
         return batch;

@@ -74,7 +74,7 @@ struct ExtendedBatch {
   enum class Kind {
     NeedMore,    // the messages that decide the batch have not all arrived
     Unroutable,  // the default shard runs it and reports what is wrong (malformed, unknown, multi)
-    NoBind,      // Sync or Flush before any Bind: Parse/Describe only, runs on any shard
+    NoBind,      // Sync, Flush or Query before any Bind: Parse/Describe/Close only, runs on any shard
     Bound,       // a Bind whose statement and values pick the shard
   };
   Kind kind = Kind::NeedMore;

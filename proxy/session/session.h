@@ -115,6 +115,7 @@ struct ClientProfile {
   SessionState settings;                          // SET/RESET, to bring each server to them
   ClientStatements statements;                    // its prepared statements (transaction pooling)
   SqlStatements sql_statements;                   // its SQL-level PREPAREs
+  ExtendedSqlCommands sql_commands;               // PREPARE/DEALLOCATE in the extended protocol
   BatchStatement unnamed;                         // its last unnamed statement, for routing a later Bind
   // The unnamed statement was parsed on a lent server (Request::lent): the next server that binds
   // or describes it gets its Parse first.
@@ -315,6 +316,16 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   static Status refuse_two_phase(parser::StatementKind kind);
   static Status refuse_protected_setting(const parser::StatementFacts& statement);
   Status refuse_unpoolable(const parser::StatementFacts& statement);
+  // SQL-level commands in the extended protocol (session_extended_sql.cc)
+  std::optional<std::string> expanded_execute(std::string_view query, Status* refused) const;
+  Status expand_batch_execute(ExtendedBatch& batch);
+  bool parse_sql_command(const wire::ParseMessage& parse, const parser::QueryFacts* facts);
+  bool bind_sql_command(const wire::BindMessage& bind);
+  bool describe_sql_command(const wire::TargetMessage& target, bool describe);
+  bool execute_sql_command(const wire::Frame& execute);
+  void forget_deallocated(const std::string& name);
+  void after_sql_command_sync();
+  void on_sql_command_complete(std::string_view tag);
   Status forward_parse(const wire::Frame& frame);
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);

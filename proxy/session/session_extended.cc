@@ -32,6 +32,14 @@ void Session::ensure_unnamed_parsed() {
 Status Session::forward_parse(const wire::Frame& frame) {
   auto parse = wire::decode_parse(frame.body);
   if (!parse) return parse.status();
+  // An EXECUTE of a statement the client prepared is parsed as the statement it runs.
+  Status refused_execute = Status::ok();
+  const std::optional<std::string> expanded = expanded_execute(parse->query, &refused_execute);
+  if (!refused_execute.is_ok()) {
+    answer_with_error(refused_execute);
+    return Status::ok();
+  }
+  const std::string_view query = expanded ? std::string_view(*expanded) : parse->query;
   // The Parse of the statement this batch's Bind names was analyzed when the batch was routed, in
   // this pass over the same bytes (start_bound_batch).
   const BoundRoute* bound = request_.bound ? &*request_.bound : nullptr;
@@ -39,31 +47,41 @@ Status Session::forward_parse(const wire::Frame& frame) {
                        bound->parse_query.data() == parse->query.data() &&
                        bound->parse_query.size() == parse->query.size()
                    ? Result<std::shared_ptr<const parser::QueryFacts>>(bound->facts)
-                   : parser::analyze(parse->query);
+                   : parser::analyze(query);
   if (facts) {
     for (const auto& statement : (*facts)->statements) {
       Status refused = refuse_protected_setting(statement);
       if (refused.is_ok()) refused = refuse_two_phase(statement.kind);
       if (refused.is_ok()) refused = refuse_unpoolable(statement);
       if (!refused.is_ok()) {
-        answer_with_error(refused);
+        // The server fails with it, as it fails a Parse it refuses: a transaction block the
+        // client is in is failed there too (and a deferred one here).
+        txn_.control.abort_if_deferred();
+        inject_abort(refused, /*extended=*/true);
         return Status::ok();
       }
     }
   }
   if (parse->statement.empty()) {
-    profile_.unnamed.query.assign(parse->query);  // in place: a Parse per batch in -M extended
+    profile_.unnamed.query.assign(query);  // in place: a Parse per batch in -M extended
     profile_.unnamed.types = parse->param_types;
     profile_.unnamed.facts = facts ? *facts : nullptr;  // a later Bind reuses them
     profile_.unnamed_elsewhere = false;
   }
+  if (parse_sql_command(*parse, facts ? facts->get() : nullptr)) return Status::ok();
   if (pools_.session_pooling || parse->statement.empty()) {
-    if (pools_.session_pooling) note_session_parse(parse->statement, parse->query, parse->param_types);
+    if (pools_.session_pooling) note_session_parse(parse->statement, query, parse->param_types);
     expect(Owed::Parse);
-    txn_.leg.backend->connection().write(whole(frame));
+    if (expanded) {
+      std::string rewritten;
+      wire::encode_parse(rewritten, parse->statement, query, parse->param_types);
+      txn_.leg.backend->connection().write(rewritten);
+    } else {
+      txn_.leg.backend->connection().write(whole(frame));
+    }
     return Status::ok();
   }
-  auto statement = host_.statements().intern(parse->query, parse->param_types);
+  auto statement = host_.statements().intern(query, parse->param_types);
   const PreparedStatement* existing = profile_.statements.find(parse->statement);
   // A fence retry replays the Parse that already registered the name: that one is no duplicate.
   if (existing != nullptr && !(fence_.replaying() && existing->id == statement->id)) {
@@ -144,6 +162,7 @@ Status Session::forward_bind(const wire::Frame& frame) {
     inject_abort(allowed, true);
     return Status::ok();
   }
+  if (bind_sql_command(*bind)) return Status::ok();
   if (pools_.session_pooling || bind->statement.empty()) {
     if (bind->statement.empty()) ensure_unnamed_parsed();
     if (pools_.session_pooling) ensure_session_statement(bind->statement);
@@ -171,6 +190,7 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   if (!target) return target.status();
   bool describe = frame.type == 'D';
   Owed owed = !describe ? Owed::Close : target->kind == 'S' ? Owed::DescribeStatement : Owed::DescribePortal;
+  if (describe_sql_command(*target, describe)) return Status::ok();
   if (pools_.session_pooling || target->kind != 'S' || target->name.empty()) {
     if (describe && target->kind == 'S' && target->name.empty()) ensure_unnamed_parsed();
     if (pools_.session_pooling && target->kind == 'S')

@@ -70,6 +70,10 @@ void Session::remember_parsed(const ParsedStatements& parsed) {
 
 Session::Start Session::start_extended(int* shard) {
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
+  if (Status refused = expand_batch_execute(batch); !refused.is_ok()) {
+    refuse_request(refused);
+    return Start::Answered;
+  }
   switch (batch.kind) {
     case ExtendedBatch::Kind::NeedMore: return Start::Wait;
     case ExtendedBatch::Kind::Unroutable:
@@ -81,10 +85,13 @@ Session::Start Session::start_extended(int* shard) {
       // ReadyForQuery. Ended by a Flush in transaction pooling, the server is lent for it only
       // (Request::lend_at_flush): the proxy adds a Sync, and the Bind that follows picks the
       // shard, where its statement is parsed again (ensure_prepared, ensure_unnamed_parsed) and
-      // the deferred BEGIN starts. In session pooling the server stays attached for the Bind.
+      // the deferred BEGIN starts. In session pooling the server stays attached for the Bind:
+      // the deferred BEGIN starts there with the batch, as it would had the server been attached
+      // at the BEGIN (run outside it, the statements after it ran outside the transaction too).
       *shard = default_shard();
       request_.lend_at_flush = batch.flushed && !pools_.session_pooling;
-      txn_.leg.outside_transaction = txn_.control.deferred() && (!batch.flushed || request_.lend_at_flush);
+      txn_.leg.outside_transaction =
+          txn_.control.deferred() && !pools_.session_pooling && (!batch.flushed || request_.lend_at_flush);
       return Start::Forward;
     case ExtendedBatch::Kind::Bound: break;
   }
@@ -95,7 +102,7 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
   const parser::StatementFacts& only = batch.only();
   if (batch.control_size != 0) {
     // A BEGIN/COMMIT/ROLLBACK batch (Parse? Bind Describe? Execute) answered by the proxy.
-    auto answer = txn_.control.on_statement(only.kind, only.text);
+    auto answer = txn_.control.on_statement(only.kind, only.text, only.set_name);
     if (answer == TransactionControl::Answer::NoSuchSavepoint) {
       refuse_request(txn_.control.no_such_savepoint());
       return Start::Answered;

@@ -39,6 +39,7 @@ Session::Next Session::route_batch_across_legs() {
     if (Next next = read_batch_on_every_shard(batch, route); next != Next::Forward) return next;
   }
   int target = statement_shard(*batch.facts, route);
+  if (target < 0) target = shard_holding_deallocated(only);
   if (target < 0 || target == leg.shard) return Next::Forward;
   txn_.shards.set_cross_shard_writes(cross_shard_writes());
   if (only.writes && txn_.shards.open() && !txn_.shards.may_write(target))

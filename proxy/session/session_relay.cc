@@ -162,9 +162,16 @@ bool Session::answer_without_server(const wire::Frame& frame) {
       break;
     }
     case 'C': {
-      if (pools_.session_pooling) return false;
       auto target = wire::decode_target(frame.body);
-      if (!target || target->kind != 'S' || target->name.empty()) return false;
+      if (!target) return false;
+      // No server attached: no portal is open (each ends with its transaction, which holds its
+      // server), and closing one that does not exist is no error (node-postgres closes its
+      // cursor's portal after an error, with no Sync).
+      if (target->kind == 'P') {
+        wire::encode_close_complete(out);
+        break;
+      }
+      if (pools_.session_pooling || target->name.empty()) return false;
       profile_.statements.remove(target->name);
       wire::encode_close_complete(out);
       break;
@@ -230,7 +237,10 @@ Status Session::forward(const wire::Frame& frame) {
     case 'B': return forward_bind(frame);
     case 'D':
     case 'C': return forward_describe_or_close(frame);
-    case 'E': expect(Owed::Execute); break;
+    case 'E':
+      if (execute_sql_command(frame)) return Status::ok();
+      expect(Owed::Execute);
+      break;
     case 'S':
       expect(Owed::Sync);
       request_.batch_open = false;
@@ -251,6 +261,7 @@ Status Session::forward(const wire::Frame& frame) {
     default: return Status::client("08P01", std::string("unexpected message type '") + frame.type + "'");
   }
   txn_.leg.backend->connection().write(whole(frame));
+  if (frame.type == 'S') after_sql_command_sync();
   return Status::ok();
 }
 

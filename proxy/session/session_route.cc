@@ -98,7 +98,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
                            (only->kind == StatementKind::Set || only->kind == StatementKind::SetLocal) &&
                            SessionState::is_protected(only->set_name);
   if (only != nullptr && !protected_setting) {
-    auto answer = txn_.control.on_statement(only->kind, only->text);
+    auto answer = txn_.control.on_statement(only->kind, only->text, only->set_name);
     if (answer == TransactionControl::Answer::NoSuchSavepoint) {
       refuse_request(txn_.control.no_such_savepoint());
       return Start::Answered;

@@ -92,6 +92,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
     case 'E': relay = on_server_error(frame, relay, outcome.completed); break;
     case 'C':
       if (auto tag = wire::decode_command_complete(frame.body); relay && tag) {
+        on_sql_command_complete(*tag);
         if (*tag == "ROLLBACK") profile_.settings.end_transaction(false);
         if (*tag == "COMMIT" || *tag == "ROLLBACK") txn_.active_committed = *tag == "COMMIT";
         // The written leg commits last: its COMMIT ends a transaction on several shards.
@@ -99,7 +100,10 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
           host_.traffic().count_cross_shard_commit(stats::CrossShardOutcome::OnePhase);
       }
       break;
-    case 'Z': relay = on_ready_for_query(frame, relay, answered); break;
+    case 'Z':
+      if (answered) profile_.sql_commands.executed.clear();  // the PREPAREs left failed
+      relay = on_ready_for_query(frame, relay, answered);
+      break;
     default: break;
   }
   std::string combined;  // a ReadyForQuery saying a parked leg failed

@@ -130,13 +130,10 @@ bool Session::answer_sql_deallocate(const parser::StatementFacts& statement, siz
       txn_.control.status() == 'E')
     return false;
   auto name = parse_sql_deallocate(statement.text);
-  if (!name || (!name->empty() && profile_.sql_statements.find(*name) == nullptr)) return false;
-  if (name->empty()) {
-    profile_.sql_statements.clear();
-    profile_.statements.clear();  // DEALLOCATE ALL drops protocol-level statements too
-  } else {
-    profile_.sql_statements.remove(*name);
-  }
+  if (!name || (!name->empty() && profile_.sql_statements.find(*name) == nullptr &&
+                !profile_.statements.contains(*name)))
+    return false;
+  forget_deallocated(*name);  // DEALLOCATE ALL drops protocol-level statements too
   std::string bytes;
   wire::encode_command_complete(bytes, name->empty() ? "DEALLOCATE ALL" : "DEALLOCATE");
   wire::encode_ready_for_query(bytes, txn_.control.status());

@@ -38,6 +38,32 @@ std::optional<std::string> parse_sql_deallocate(std::string_view sql);
 std::optional<std::string> substitute_parameters(std::string_view query, const std::vector<std::string>& args,
                                                  const std::vector<std::string>& types);
 
+// SQL-level PREPARE and DEALLOCATE sent in the extended protocol as the unnamed statement (as a
+// driver sends a command with parameters or with binary results), for one client.
+struct ExtendedSqlCommands {
+  // One run on a server, noted when its CommandComplete arrives.
+  struct Executed {
+    std::optional<SqlPrepare> prepare;  // else DEALLOCATE of `deallocate` ("" for ALL)
+    std::string deallocate;
+  };
+  std::optional<SqlPrepare> unnamed_prepare;      // the unnamed statement is this PREPARE
+  std::optional<std::string> unnamed_deallocate;  // ... DEALLOCATE of this name ("" for ALL)
+  // The proxy answers that DEALLOCATE (transaction pooling: no server holds a statement under the
+  // client's names).
+  bool deallocate_answered = false;
+  bool portal_runs_unnamed = false;  // the unnamed portal was bound from the unnamed statement
+  std::vector<Executed> executed;
+  std::string to_forget;  // transaction pooling: DEALLOCATEs the server runs after the batch's Sync
+
+  bool portal_answered() const { return portal_runs_unnamed && deallocate_answered; }
+  void forget_unnamed() {
+    unnamed_prepare.reset();
+    unnamed_deallocate.reset();
+    deallocate_answered = false;
+    portal_runs_unnamed = false;
+  }
+};
+
 // One client's prepared statements by name.
 class SqlStatements {
  public:

@@ -19,7 +19,28 @@ bool rides_with_begin(const parser::StatementFacts& statement) {
   }
 }
 
-TransactionControl::Answer TransactionControl::on_statement(StatementKind kind, std::string_view sql) {
+bool reports_parameter_status(std::string_view set_name) {
+  static constexpr std::string_view kReported[] = {"application_name",
+                                                   "client_encoding",
+                                                   "datestyle",
+                                                   "default_transaction_read_only",
+                                                   "in_hot_standby",
+                                                   "integer_datetimes",
+                                                   "intervalstyle",
+                                                   "is_superuser",
+                                                   "server_encoding",
+                                                   "server_version",
+                                                   "timezone",
+                                                   "session_authorization",
+                                                   "standard_conforming_strings",
+                                                   "session_characteristics"};
+  for (std::string_view name : kReported)
+    if (name == set_name) return true;
+  return false;
+}
+
+TransactionControl::Answer TransactionControl::on_statement(StatementKind kind, std::string_view sql,
+                                                            std::string_view set_name) {
   bool in_deferred = deferred();
   if (kind == StatementKind::Begin && !in_deferred && status_ == 'I') {
     begin_ = std::string(sql);
@@ -27,11 +48,13 @@ TransactionControl::Answer TransactionControl::on_statement(StatementKind kind, 
     status_ = 'T';
     return Answer::Begin;
   }
-  Answer rider = kind == StatementKind::Set || kind == StatementKind::SetLocal ? Answer::Set
-                 : kind == StatementKind::Savepoint                            ? Answer::Savepoint
-                 : kind == StatementKind::ReleaseSavepoint                     ? Answer::ReleaseSavepoint
-                 : kind == StatementKind::RollbackToSavepoint                  ? Answer::RollbackToSavepoint
-                                                                               : Answer::Forward;
+  const bool set = kind == StatementKind::Set || kind == StatementKind::SetLocal;
+  Answer rider = set && reports_parameter_status(set_name)    ? Answer::Forward
+                 : set                                        ? Answer::Set
+                 : kind == StatementKind::Savepoint           ? Answer::Savepoint
+                 : kind == StatementKind::ReleaseSavepoint    ? Answer::ReleaseSavepoint
+                 : kind == StatementKind::RollbackToSavepoint ? Answer::RollbackToSavepoint
+                                                              : Answer::Forward;
   if (rider == Answer::RollbackToSavepoint && in_deferred && aborted_) {
     // Back to a savepoint made before the refused statement: the transaction runs again.
     const Answer answer = savepoint_rider(rider, sql);

@@ -1,7 +1,8 @@
 // The deferred BEGIN and the transaction status the client sees. BEGIN is answered by the proxy
 // and sent to a server only with the first statement that picks a shard. Statements that pick
 // no shard ride along with the BEGIN, to run first on the shard the transaction gets:
-//  * with no server yet, SET, SET LOCAL and savepoints are answered by the proxy;
+//  * with no server yet, SET, SET LOCAL and savepoints are answered by the proxy (not a SET of a
+//    setting the server reports with ParameterStatus: that one runs like the next item);
 //  * a statement that needs a server but names no table (SELECT now(),
 //    SELECT set_config('app.tenant', '5', true)) runs in the transaction on the default shard;
 //    while only such riders ran there, the transaction stays movable: when a later statement
@@ -35,8 +36,10 @@ class TransactionControl {
     NoSuchSavepoint,      // RELEASE / ROLLBACK TO a name no deferred SAVEPOINT made: 3B001
   };
 
-  // Classifies one statement (kind and text) and applies its effect.
-  Answer on_statement(parser::StatementKind kind, std::string_view sql);
+  // Classifies one statement (kind, text and, for a SET, the setting's lower-cased name) and
+  // applies its effect. A SET of a setting the server reports (reports_parameter_status) is no
+  // rider: a server runs it, so the client gets the ParameterStatus that server sends.
+  Answer on_statement(parser::StatementKind kind, std::string_view sql, std::string_view set_name = {});
   static const char* tag(Answer answer);
   // The error of Answer::NoSuchSavepoint, as PostgreSQL words it.
   Status no_such_savepoint() const;
@@ -99,5 +102,10 @@ bool rides_with_begin(const parser::StatementFacts& statement);
 // The savepoint a SAVEPOINT, RELEASE or ROLLBACK TO statement names: its last word, folded to
 // lower case unless quoted.
 std::string savepoint_name(std::string_view sql);
+
+// True for a setting (lower-cased name, as StatementFacts::set_name) whose every change a server
+// reports to its client with ParameterStatus (GUC_REPORT; "session_characteristics" sets
+// default_transaction_read_only).
+bool reports_parameter_status(std::string_view set_name);
 
 }  // namespace sw::session

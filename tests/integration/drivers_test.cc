@@ -88,8 +88,17 @@ std::vector<Driver> drivers() {
       {"psycopg3",
        {kPython, py + "psycopg3_check.py"},
        {},
-       {false, true, true, {"copy_in", "copy_out", "pipeline", "txn_merged", "txn_copy"}},
-       {{"pipeline", "3,piped!,60"}, {"txn_merged", "8|-batch-4|14|True"}, {"txn_copy", "9|True|True"}}},
+       {false,
+        true,
+        true,
+        {"binary_execute", "prepared_cache", "encoding_in_block", "copy_in", "copy_out", "pipeline",
+         "txn_merged", "txn_copy"}},
+       {{"binary_execute", "8"},
+        {"prepared_cache", "1"},
+        {"encoding_in_block", "iso8859-15|True|utf-8"},
+        {"pipeline", "3,piped!,60"},
+        {"txn_merged", "8|-batch-4|14|True"},
+        {"txn_copy", "9|True|True"}}},
       {"psycopg2",
        {kPython, py + "psycopg2_check.py"},
        {},
@@ -271,6 +280,37 @@ TEST_SUITE("drivers") {
     CHECK(f.rows_on(1) == std::vector<std::string>{row_of(key, "autocommit"), row_of(key, "in-transaction")});
     CHECK(f.rows_on(0).empty());
   }
+  // Session pooling with two shards: BEGIN, a prepared statement shardwire refuses (its Parse is
+  // answered with the refusal), ROLLBACK; the session must go on to another shard afterwards
+  // (every later statement for s1 got 0A000 "the transaction is on shard s0").
+  TEST_CASE("session pooling, two shards: BEGIN, a refused prepared statement, ROLLBACK, then s1") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.shards = 2;
+    options.proxy.pool_mode = "session";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(20));
+    const int64_t key = key_where([](uint32_t b) { return b % 2 == 1; });
+    const std::string insert = "INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(key) + ", ";
+    for (const std::string refused :
+         {"PREPARE TRANSACTION 'sw_refused'", "SET session_replication_role = replica"}) {
+      CAPTURE(refused);
+      for (const bool attached : {false, true}) {
+        CAPTURE(attached);
+        PgConn c = f.client();
+        if (attached) CHECK(c.value("SELECT 1") == "1");  // the session's server is one on s0
+        REQUIRE_OK(c.exec("BEGIN"));
+        CHECK_FALSE(c.prepare("refused", refused).ok());
+        CHECK(PQtransactionStatus(c.get()) == PQTRANS_INERROR);
+        REQUIRE_OK(c.exec("ROLLBACK"));
+        CHECK_OK(c.exec(insert + "'after-refusal')"));
+        REQUIRE_OK(c.exec("BEGIN"));
+        CHECK_OK(c.exec(insert + "'after-refusal')"));
+        REQUIRE_OK(c.exec("COMMIT"));
+      }
+    }
+    CHECK(f.rows_on(1).size() == 8);
+  }
   TEST_CASE("drivers through shardwire: transaction pooling, one shard") {
     PROXY_ONLY();
     std::vector<Driver> list = drivers();
@@ -398,6 +438,40 @@ TEST_SUITE("drivers") {
       REQUIRE_OK(conn.exec("ROLLBACK"));
       CHECK(conn.value("SELECT count(*) FROM " + table) == "0");
       CHECK_OK(conn.exec("DROP TABLE " + table));
+    }
+  }
+
+  // psycopg prepares a statement inside a transaction as libpq's PQprepare does: Parse + Sync on
+  // its own (no Bind: it picks no shard), then Bind + Execute + Sync. The ROLLBACK must undo the
+  // INSERT, in both pool modes (in session pooling the row stayed: the BEGIN never reached the
+  // server). Then DEALLOCATE of the protocol-level name, as psycopg's statement cache evicts one.
+  TEST_CASE("BEGIN, PQprepare (Parse + Sync alone), PQexecPrepared INSERT, ROLLBACK; DEALLOCATE") {
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ProxyOptions options;
+      options.pool_mode = mode;
+      Target t(shared_cluster(), options);
+      INFO("proxy log:\n" << t.log_tail());
+      const std::string table = unique_name("drivers_prepare_rollback");
+      PgConn admin = shared_cluster().admin("app");
+      REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (v int)"));
+      for (const bool extended_begin : {false, true}) {
+        CAPTURE(extended_begin);
+        PgConn conn = t.connect_or_throw();  // BEGIN is its first statement
+        const std::string name = extended_begin ? "ins_x" : "ins_s";
+        REQUIRE_OK(extended_begin ? conn.exec_params("BEGIN", {}) : conn.exec("BEGIN"));
+        REQUIRE_OK(conn.prepare(name, "INSERT INTO " + table + " VALUES ($1)"));
+        CHECK(conn.exec_prepared(name, {"1"}).command_tag() == "INSERT 0 1");
+        CHECK(PQtransactionStatus(conn.get()) == PQTRANS_INTRANS);
+        REQUIRE_OK(extended_begin ? conn.exec_params("ROLLBACK", {}) : conn.exec("ROLLBACK"));
+        CHECK(conn.value("SELECT count(*) FROM " + table) == "0");
+        PgResult deallocated =
+            extended_begin ? conn.exec_params("DEALLOCATE " + name, {}) : conn.exec("DEALLOCATE " + name);
+        CHECK_OK(deallocated);
+        CHECK(deallocated.command_tag() == "DEALLOCATE");
+        CHECK(conn.exec_prepared(name, {"2"}).sqlstate() == "26000");
+      }
+      CHECK_OK(admin.exec("DROP TABLE " + table));
     }
   }
 }

@@ -13,6 +13,14 @@ namespace {
 
 std::string k(int64_t key) { return std::to_string(key); }
 
+// A bigint sent in binary (8 bytes, network order), as text.
+std::string int8_of_binary(const std::string& bytes) {
+  if (bytes.size() != 8) return "binary of " + std::to_string(bytes.size()) + " bytes";
+  uint64_t v = 0;
+  for (unsigned char b : bytes) v = (v << 8) | b;
+  return std::to_string(static_cast<int64_t>(v));
+}
+
 }  // namespace
 
 TEST_SUITE("sql_prepare") {
@@ -82,6 +90,43 @@ TEST_SUITE("sql_prepare") {
         CHECK_OK(c.exec("PREPARE twice(int) AS SELECT $1 * 3"));
         CHECK(c.value("EXECUTE twice(2)") == "6");
       }
+    }
+  }
+
+  // psycopg 3's cursor(binary=True) sends PREPARE and EXECUTE in the extended protocol, with
+  // binary results: EXECUTE runs on the key's shard all the same (it ran on the PREPARE's shard:
+  // a count of 0, an UPDATE 0 whose write was lost), and DEALLOCATE there forgets the statement.
+  TEST_CASE("PREPARE, EXECUTE, DEALLOCATE in the extended protocol with binary results") {
+    PROXY_ONLY();
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ShardedOptions options;
+      options.proxy.pool_mode = mode;
+      options.proxy.pool_size = 1;
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail(30));
+      const int64_t a = key_where([](uint32_t b) { return b % kShards == 2; }, 100);
+      PgConn c = f.client();
+      REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note, qty) VALUES (" + k(a) + ", 'binary', 1)"));
+      auto binary = [&](const std::string& sql) { return c.exec_extended(sql, ResultFormat::Binary); };
+      REQUIRE_OK(binary("PREPARE pq(bigint) AS SELECT count(*) FROM orders WHERE tenant_id = $1"));
+      REQUIRE_OK(binary("PREPARE up(bigint) AS UPDATE orders SET qty = qty + 1 WHERE tenant_id = $1"));
+      PgResult count = binary("EXECUTE pq(" + k(a) + ")");
+      REQUIRE_OK(count);
+      CHECK(int8_of_binary(count.value()) == "1");
+      PgResult update = binary("EXECUTE up(" + k(a) + ")");
+      CHECK_OK(update);
+      CHECK(update.command_tag() == "UPDATE 1");
+      REQUIRE_OK(c.exec("BEGIN"));
+      CHECK(binary("EXECUTE up(" + k(a) + ")").command_tag() == "UPDATE 1");
+      CHECK(int8_of_binary(binary("EXECUTE pq(" + k(a) + ")").value()) == "1");
+      REQUIRE_OK(c.exec("COMMIT"));
+      CHECK(c.value("SELECT qty FROM orders WHERE tenant_id = " + k(a)) == "3");
+      CHECK(binary("EXECUTE pq(1, 2)").sqlstate() == "42P02");
+      CHECK_OK(binary("DEALLOCATE pq"));
+      CHECK(binary("EXECUTE pq(" + k(a) + ")").sqlstate() == "26000");
+      CHECK(c.exec("EXECUTE up(" + k(a) + ")").command_tag() == "UPDATE 1");  // the other one runs
+      CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "binary")});
     }
   }
 }

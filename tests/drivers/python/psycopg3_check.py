@@ -63,6 +63,37 @@ with conn.transaction():
                       (tenant, tag + "-%"))
         put("cursor", sum(r[0] for r in named), 66)
 
+# cursor(binary=True) sends PREPARE and EXECUTE in the extended protocol with binary results:
+# EXECUTE runs on the tenant's shard (it ran on the PREPARE's: a count of 0).
+with conn.cursor(binary=True) as cur:
+    cur.execute("PREPARE tenant_count(bigint) AS "
+                "SELECT count(*) FROM orders WHERE tenant_id = $1 AND note LIKE '%s-%%'" % tag)
+    cur.execute("EXECUTE tenant_count(%d)" % tenant)
+    binary_count = cur.fetchone()[0]
+    cur.execute("DEALLOCATE tenant_count")
+put("binary_execute", binary_count, 8)
+
+# A small statement cache (2) with every statement prepared: psycopg evicts one with DEALLOCATE
+# after running the next, in the same request; each write succeeds and is counted once.
+with psycopg.connect(url, connect_timeout=10, prepare_threshold=0) as cached:
+    cached.prepared_max = 2
+    for i in range(4):
+        cached.execute("UPDATE orders SET qty = qty + 0 WHERE tenant_id = %%s AND note = %%s AND %d = %d" % (i, i),
+                       (tenant, tag + "-txn-0"))
+    cached.commit()
+    put("prepared_cache", cached.execute("SELECT count(*) FROM orders WHERE tenant_id = %s AND note = %s",
+                                         (tenant, tag + "-txn-0")).fetchone()[0], 1)
+
+# SET client_encoding inside psycopg's transaction block: psycopg encodes by the ParameterStatus it
+# gets; without it the server stored latin9 bytes for the UTF-8 of a euro sign.
+with psycopg.connect(url, connect_timeout=10) as default_mode:
+    default_mode.execute("SET client_encoding TO latin9")
+    encoding = default_mode.info.encoding
+    euro = default_mode.execute("SELECT %s::text = chr(8364)", ("\u20ac",)).fetchone()[0]
+    default_mode.rollback()
+    put("encoding_in_block", "%s|%s|%s" % (encoding, euro, default_mode.info.encoding),
+        "iso8859-15|True|utf-8")
+
 table = "copy_" + tag
 conn.execute("DROP TABLE IF EXISTS %s" % table)
 conn.execute("CREATE TABLE %s (id int, note text)" % table)

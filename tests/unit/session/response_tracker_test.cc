@@ -89,6 +89,34 @@ TEST_CASE("an error in a pipeline skips the owed answers up to Sync, like the se
   CHECK(tracker.idle());
 }
 
+// The server's error can arrive before the client's Sync was read (a pipeline on a loaded
+// machine): the messages forwarded after it up to that Sync are skipped by the server too, so
+// their ReadyForQuery is the next answer (it was a desync: 08P01 "unexpected message 'Z'").
+TEST_CASE("an error before its batch's Sync was forwarded: what follows up to the Sync owes nothing") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(owed(Owed::Parse), &now);
+  tracker.expect(owed(Owed::Bind), &now);
+  tracker.expect(owed(Owed::Execute), &now);
+  CHECK(feed(tracker, "12E") == "RRR");
+  CHECK(tracker.idle());
+  tracker.expect(owed(Owed::Parse, true, 7), &now);
+  tracker.expect(owed(Owed::Bind), &now);
+  tracker.expect(synthetic("2"), &now);
+  tracker.expect(owed(Owed::Execute), &now);
+  CHECK(now.empty());
+  REQUIRE(tracker.failed_statements().size() == 1);
+  CHECK(tracker.failed_statements().front() == 7);
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(tracker.idle());
+  // The next batch is answered as usual.
+  tracker.expect(owed(Owed::Parse), &now);
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "1Z") == "RR");
+  CHECK(tracker.idle());
+}
+
 TEST_CASE("synthetic answers go out in their place") {
   ResponseTracker tracker;
   std::string now;

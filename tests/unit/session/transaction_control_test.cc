@@ -238,3 +238,21 @@ TEST_CASE("transaction control: when a transaction cannot move") {
     }
   }
 }
+
+// A setting the server reports with ParameterStatus (client_encoding, TimeZone, ...) is run by a
+// server, not answered with the BEGIN: the client must get the ParameterStatus that server sends.
+TEST_CASE("transaction control: a SET of a reported setting is no rider") {
+  TransactionControl control;
+  CHECK(control.on_statement(StatementKind::Begin, "BEGIN") == Answer::Begin);
+  CHECK(control.on_statement(StatementKind::Set, "SET work_mem = '1MB'", "work_mem") == Answer::Set);
+  for (const char* reported :
+       {"client_encoding", "timezone", "datestyle", "intervalstyle", "application_name",
+        "standard_conforming_strings", "session_characteristics"}) {
+    CAPTURE(reported);
+    CHECK(control.on_statement(StatementKind::Set, "SET x = y", reported) == Answer::Forward);
+    CHECK(control.on_statement(StatementKind::SetLocal, "SET LOCAL x = y", reported) == Answer::Forward);
+  }
+  CHECK(control.take_begin(false) == "BEGIN;SET work_mem = '1MB'");
+  CHECK(sw::session::reports_parameter_status("timezone"));
+  CHECK_FALSE(sw::session::reports_parameter_status("search_path"));
+}
