@@ -144,6 +144,7 @@ Status Session::forward_bind(const wire::Frame& frame) {
     inject_abort(allowed, true);
     return Status::ok();
   }
+  note_bound_settings(bind->statement);
   if (pools_.session_pooling || bind->statement.empty()) {
     if (bind->statement.empty()) ensure_unnamed_parsed();
     if (pools_.session_pooling) ensure_session_statement(bind->statement);
