@@ -251,6 +251,7 @@ TEST_CASE("set_config_effect: what the model can vouch for") {
   CHECK(effect("SELECT set_config('a.b', 'v', 'no')") == SetConfigEffect::Session);
   CHECK(effect("SELECT set_config('a.b', 'v', true)") == SetConfigEffect::Local);
   CHECK(effect("SELECT set_config('a.b', 'v', 'on')") == SetConfigEffect::Local);
+  CHECK(effect("SELECT set_config('a.b', $1, true)") == SetConfigEffect::Local);
   CHECK(effect("SELECT set_config('a.b', 'v', $1)") == SetConfigEffect::Unknown);
   CHECK(effect("SELECT set_config('a.b', $1, false)") == SetConfigEffect::Unknown);
   CHECK(effect("SELECT set_config('a.b', 'x' || 'y', false)") == SetConfigEffect::Unknown);
