@@ -190,7 +190,9 @@ void SessionState::apply(std::vector<Setting>& settings, const parser::Statement
         settings.end());
   };
   auto set = [&](const std::string& name, std::string sql) {
-    erase(name);
+    // A DateStyle SET changes only the parts it names (SET datestyle TO ymd after ISO is
+    // "ISO, YMD"): every one is replayed, in order. Any other SET replaces the earlier one.
+    if (name != "datestyle") erase(name);
     // A new session authorization ends any SET ROLE (SetSessionUserId: SetRoleIsActive = false).
     if (name == "session_authorization") erase("role");
     settings.push_back({name, std::move(sql)});
