@@ -174,8 +174,6 @@ SetConfigEffect set_config_effect(const parser::SetConfigCall& call) {
   using parser::ValueKind;
   const bool literal_value = call.value.kind == ValueKind::String || call.value.kind == ValueKind::Null;
   std::optional<bool> local = literal_bool(call.is_local);
-  // is_local true: gone at the transaction's end whatever the value (the header's contract is
-  // about literal values; a computed value with is_local true leaves nothing either).
   if (local && *local) return SetConfigEffect::Local;
   if (call.name.kind != ValueKind::String || !is_identifier(call.name.text) || !literal_value || !local)
     return SetConfigEffect::Unknown;

@@ -70,9 +70,10 @@ class SessionState {
   std::string signature_;
 };
 
-// The set_config(name, value, is_local) call as session state: a call with a literal name,
-// value (a string or NULL) and is_local false is a SET; with is_local true a SET LOCAL (nothing
-// after the transaction); any other is Unknown (the model cannot say what it leaves).
+// The set_config(name, value, is_local) call as session state: with is_local a literal true a
+// SET LOCAL (nothing after the transaction, whatever the value); with a literal name, value (a
+// string or NULL) and is_local false a SET; any other is Unknown (the model cannot say what it
+// leaves).
 enum class SetConfigEffect { Session, Local, Unknown };
 SetConfigEffect set_config_effect(const parser::SetConfigCall& call);
 
