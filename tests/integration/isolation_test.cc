@@ -169,6 +169,24 @@ TEST_SUITE("isolation") {
     }
   }
 
+  TEST_CASE("a SET in a rolled back transaction whose server was reset first stays undone") {
+    PROXY_ONLY();
+    prepare_cluster();
+    ProxyProcess proxy(shared_cluster(), options_for("transaction", true));
+    INFO("proxy log:\n" << proxy.log_tail());
+    PgConn a = connect_or_throw(proxy.conninfo());
+    REQUIRE_OK(a.exec("SET application_name = 'a'"));  // A's settings differ from B's
+    PgConn b = connect_or_throw(proxy.conninfo());
+    CHECK(b.value("SELECT 1") == "1");  // the server now has B's settings
+    // The SET rides with the deferred BEGIN; the server is reset to A's settings first.
+    REQUIRE_OK(a.exec("BEGIN"));
+    REQUIRE_OK(a.exec("SET datestyle = 'ISO, DMY'"));
+    CHECK(a.value("SELECT '01/02/2024'::date") == "2024-02-01");
+    REQUIRE_OK(a.exec("ROLLBACK"));
+    CHECK(b.value("SELECT 1") == "1");
+    CHECK(a.value("SELECT '01/02/2024'::date") == "2024-01-02");
+  }
+
   TEST_CASE(
       "temporary objects, held cursors, LISTEN, advisory locks: the client's own, the next never sees them") {
     PROXY_ONLY();
