@@ -2,6 +2,8 @@
 // names the file, line and key. Everything downstream reads plain structs.
 #pragma once
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -87,6 +89,10 @@ struct Pool {
   // Session pooling: run on a server whose client left, before it goes back to the pool ("":
   // the server is closed instead).
   std::string server_reset_query = "DISCARD ALL";
+  // Transaction pooling: clients kept on their server until they disconnect (a temporary table,
+  // LISTEN, ...; docs/architecture.md §5.7), across all workers. -1: half of `size`, at least 1.
+  int max_pinned_clients = -1;
+  int pinned_limit() const { return max_pinned_clients >= 0 ? max_pinned_clients : std::max(1, size / 2); }
 };
 
 struct Admin {

@@ -87,7 +87,7 @@ void read_auth(MapReader& top, Auth& out) {
 
 void read_pool(MapReader& top, Pool& out) {
   MapReader m = top.map("pool", {"mode", "size", "idle_timeout", "query_wait_timeout", "server_lifetime",
-                                 "server_connect_timeout", "server_reset_query"});
+                                 "server_connect_timeout", "server_reset_query", "max_pinned_clients"});
   std::string mode;
   if (m.read_choice("mode", mode, {"transaction", "session"})) {
     out.mode = mode == "session" ? PoolMode::Session : PoolMode::Transaction;
@@ -98,6 +98,7 @@ void read_pool(MapReader& top, Pool& out) {
   m.read_duration("server_lifetime", out.server_lifetime);
   m.read_duration("server_connect_timeout", out.server_connect_timeout);
   m.read_string("server_reset_query", out.server_reset_query);
+  m.read_int("max_pinned_clients", out.max_pinned_clients, 0, kMaxInt);
 }
 
 void read_shards(MapReader& top, std::vector<Shard>& out) {

@@ -95,6 +95,7 @@ std::vector<Setting> settings(const Config& c) {
   b.add("pool.server_lifetime", duration_text(c.pool.server_lifetime));
   b.add("pool.server_connect_timeout", duration_text(c.pool.server_connect_timeout));
   b.add("pool.server_reset_query", c.pool.server_reset_query);
+  b.add("pool.max_pinned_clients", std::to_string(c.pool.pinned_limit()));
   std::string catalog_shown = c.catalog.dsn.empty() ? "" : "(set; not shown: may hold a password)";
   b.add("catalog.dsn", c.catalog.dsn, catalog_shown, true);
   std::string shards, shards_shown;

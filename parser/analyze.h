@@ -306,6 +306,26 @@ struct CopyOption {
   bool all_columns = false;          // `*` as the argument
 };
 
+// One set_config(name, value, is_local) call.
+struct SetConfigCall {
+  bool operator==(const SetConfigCall&) const = default;
+  Value name;
+  Value value;
+  Value is_local;
+};
+
+// An object a statement creates that stays with the server's session after the transaction
+// (PostgreSQL: the pg_temp schema and the portal list), by what creates it.
+enum class SessionObject : uint8_t {
+  None,
+  TempTable,     // CREATE TEMP TABLE [AS], SELECT ... INTO TEMP, CREATE TABLE pg_temp.x (no ON COMMIT DROP)
+  TempView,      // CREATE TEMP VIEW, CREATE VIEW pg_temp.x
+  TempSequence,  // CREATE TEMP SEQUENCE, CREATE SEQUENCE pg_temp.x
+  TempRoutine,   // CREATE FUNCTION/PROCEDURE pg_temp.f
+  TempType,      // CREATE TYPE/DOMAIN pg_temp.t (and other DefineStmt objects: operators, ...)
+  HoldCursor,    // DECLARE ... CURSOR WITH HOLD
+};
+
 struct StatementFacts {
   bool operator==(const StatementFacts&) const = default;
   StatementKind kind = StatementKind::Utility;
@@ -332,15 +352,17 @@ struct StatementFacts {
   std::vector<ColumnEquality> equalities;
   std::vector<Assignment> assignments;
   std::vector<InsertFacts> inserts;  // the INSERT, and INSERTs in CTEs
-  // First argument of every set_config(...) call anywhere in the walked expressions: a String
-  // (the setting's name, decoded) or anything else (a name only the server will know).
-  std::vector<Value> set_config_names;
+  // Every set_config(...) call anywhere in the walked expressions, with its arguments: a String
+  // (decoded) or any other Value (known only to the server). A missing argument is Other.
+  std::vector<SetConfigCall> set_config_calls;
+  // TransactionStmt SAVEPOINT / RELEASE / ROLLBACK TO: the savepoint's name as the server knows
+  // it (lower-cased unless quoted); "" otherwise.
+  std::string savepoint_name;
   // Session state a pooled server would hand to its next client: a session-level advisory lock
   // taken (pg_advisory_lock, pg_try_advisory_lock and their _shared forms; not the _xact_ ones),
-  // a temporary table created that outlives the transaction (CREATE TEMP TABLE [AS] without
-  // ON COMMIT DROP).
+  // an object that outlives the transaction in the session's own schema or memory.
   bool session_advisory_lock = false;
-  bool session_temp_table = false;
+  SessionObject session_object = SessionObject::None;
   SelectShape select;  // node_type "SelectStmt" only
   // COPY ... TO STDOUT (not a file or program; table or query), and whether it writes a CSV
   // header line first (FORMAT csv with HEADER).

@@ -65,6 +65,7 @@ void FactsBuilder::build(std::string_view node_type, JsonRef body) {
              node_type == "LockStmt") {
     ddl(node_type, body);
   }
+  session_object(node_type, body);
   finish(body);
 }
 
@@ -244,14 +245,10 @@ void FactsBuilder::ddl(std::string_view node_type, JsonRef body) {
   if (node_type == "CreateStmt" || node_type == "CreateForeignTableStmt") {
     JsonRef base = node_type == "CreateStmt" ? body : body["base"];
     add_table(base["relation"], TableRole::Create, scope, false, false);
-    out_.session_temp_table =
-        base["relation"]["relpersistence"].equals("t") && !base["oncommit"].equals("ONCOMMIT_DROP");
     // PARTITION OF / INHERITS: the new table lives where its parent does.
     for (JsonRef parent : base["inhRelations"]) add_table(parent, TableRole::Ddl, scope, false, false);
   } else if (node_type == "CreateTableAsStmt") {
     add_table(body["into"]["rel"], TableRole::Create, scope, false, false);
-    out_.session_temp_table = body["into"]["rel"]["relpersistence"].equals("t") &&
-                              !body["into"]["onCommit"].equals("ONCOMMIT_DROP");
     statement(body["query"], scope);
   } else if (node_type == "ViewStmt") {
     add_table(body["view"], TableRole::Create, scope, false, false);

@@ -60,6 +60,9 @@ class FactsBuilder {
   void assignments(JsonRef targets, int table, int scope);
   void returning(JsonRef list, int scope);
 
+  // facts_session.cc — session objects and savepoint names.
+  void session_object(std::string_view node_type, JsonRef body);
+
   // facts_query.cc — query blocks, FROM, conditions, expressions.
   int select(JsonRef body, int parent);
   void with_clause(JsonRef with, int scope);

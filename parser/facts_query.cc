@@ -329,8 +329,14 @@ void FactsBuilder::function_call(JsonRef body, int scope) {
     out_.session_advisory_lock = true;
   }
   if (name == "set_config") {
-    JsonRef args = body["args"];
-    out_.set_config_names.push_back(args && args.size() > 0 ? value(*args.begin()) : Value{});
+    SetConfigCall call;
+    Value* fields[] = {&call.name, &call.value, &call.is_local};
+    size_t i = 0;
+    for (JsonRef arg : body["args"]) {
+      if (i < 3) *fields[i] = value(arg);
+      ++i;
+    }
+    out_.set_config_calls.push_back(std::move(call));
   }
   uint32_t found = 0;
   if (body["over"]) {

@@ -13,7 +13,11 @@ void for_each_value(Facts& facts, F&& f) {
       for (auto& value : predicate.values) f(value);
     }
     for (auto& assignment : statement.assignments) f(assignment.value);
-    for (auto& name : statement.set_config_names) f(name);
+    for (auto& call : statement.set_config_calls) {
+      f(call.name);
+      f(call.value);
+      f(call.is_local);
+    }
     f(statement.begin);
     for (auto& table : statement.tables) f(table.at);
     auto& select = statement.select;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# PostgreSQL 15's own regression suite (src/test/regress, `pg_regress --use-existing`) run twice
-# against one fresh cluster: straight, and through shardwire in session pooling with that cluster
-# as its only shard. Prints both pass/fail sets and the tests whose result differs. By hand (not
-# in .ci/run): it takes minutes. See tests/README.md.
+# PostgreSQL 15's own regression suite (src/test/regress, `pg_regress --use-existing`) run three
+# times against one fresh cluster: straight, and through shardwire in session and in transaction
+# pooling with that cluster as its only shard. Prints each run's pass/fail counts and the tests
+# whose result differs between the runs. By hand (not in .ci/run): it takes minutes. See
+# tests/README.md.
 #
 #   scripts/pg_regress_through_shardwire.sh [WORKDIR]
+#   MODES="transaction" scripts/pg_regress_through_shardwire.sh   # only some pool modes
 #
 # Needs: postgresql-15 (initdb, pg_ctl, pg_regress from its pgxs directory), psql, a built
 # build/proxy/app/shardwire, and the regression files of the installed PostgreSQL, which Debian
@@ -105,30 +107,44 @@ run_suite() {  # NAME PORT
 fresh_database
 run_suite direct "$PGPORT"
 
-# 4. Through shardwire, session pooling, the cluster as its only shard.
-fresh_database
-PROXY_PORT=$(free_port)
-cat >"$WORK/shardwire.yaml" <<EOF
-listen: { host: 127.0.0.1, port: $PROXY_PORT }
+# 4. Through shardwire in each pool mode, the cluster as its only shard.
+run_through_shardwire() {  # MODE
+  fresh_database
+  local port
+  port=$(free_port)
+  cat >"$WORK/shardwire-$1.yaml" <<EOF
+listen: { host: 127.0.0.1, port: $port }
 workers: 2
 database: regression
 auth: { method: trust, users: [ { name: postgres } ] }
-pool: { mode: session, size: 100 }
+pool: { mode: $1, size: 100, max_pinned_clients: 100 }
 shards:
   - { name: s0, dsn: "host=127.0.0.1 port=$PGPORT dbname=regression user=postgres" }
 EOF
-"$SHARDWIRE" --config "$WORK/shardwire.yaml" >"$WORK/shardwire.log" 2>&1 &
-PROXY_PID=$!
-for _ in $(seq 50); do
-  psql -X -q -h 127.0.0.1 -p "$PROXY_PORT" -U postgres -d regression -c 'SELECT 1' >/dev/null 2>&1 && break
-  sleep 0.2
-done
-run_suite shardwire "$PROXY_PORT"
+  "$SHARDWIRE" --config "$WORK/shardwire-$1.yaml" >"$WORK/shardwire-$1.log" 2>&1 &
+  PROXY_PID=$!
+  for _ in $(seq 50); do
+    psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d regression -c 'SELECT 1' >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  run_suite "$1" "$port"
+  kill "$PROXY_PID" 2>/dev/null || true
+  wait "$PROXY_PID" 2>/dev/null || true
+  PROXY_PID=
+}
+MODES=${MODES:-session transaction}
+for mode in $MODES; do run_through_shardwire "$mode"; done
 
-# 5. Compare.
-join -a1 -a2 -e missing -o 0,1.2,2.2 "$WORK/direct/results.txt" "$WORK/shardwire/results.txt" >"$WORK/compare.txt"
-for run in direct shardwire; do
+# 5. Compare: one line per test, its result in each run.
+cp "$WORK/direct/results.txt" "$WORK/compare.txt"
+header="test direct"
+for mode in $MODES; do
+  join -a1 -a2 -e missing -o auto "$WORK/compare.txt" "$WORK/$mode/results.txt" >"$WORK/compare.next"
+  mv "$WORK/compare.next" "$WORK/compare.txt"
+  header="$header $mode"
+done
+for run in direct $MODES; do
   echo "$run: $(grep -c ' ok$' "$WORK/$run/results.txt") ok, $(grep -vc ' ok$' "$WORK/$run/results.txt") failed"
 done
-echo "tests whose result differs (test direct shardwire), diffs in $WORK/shardwire/regression.diffs:"
-awk '$2 != $3' "$WORK/compare.txt"
+echo "tests whose result differs ($header), diffs in $WORK/<mode>/regression.diffs:"
+awk '{ for (i = 3; i <= NF; i++) if ($i != $2) { print; next } }' "$WORK/compare.txt"

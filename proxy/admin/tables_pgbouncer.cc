@@ -36,6 +36,7 @@ constexpr Column kSocketColumns[] = {
     {"id", T::Int8},
     {"shard", T::Text},
     {"worker", T::Int4},
+    {"pinned", T::Text},  // clients: what keeps it on its servers in transaction pooling
 };
 
 Value link(char kind, uint64_t id) { return id == 0 ? text("") : text(kind + std::to_string(id)); }
@@ -119,7 +120,8 @@ ResultTable pools_table(const config::Config& config, const stats::Snapshot& sna
                                         {"sv_login", T::Int4},
                                         {"maxwait", T::Int4},
                                         {"maxwait_us", T::Int4},
-                                        {"pool_mode", T::Text}};
+                                        {"pool_mode", T::Text},
+                                        {"cl_pinned", T::Int4}};
   ResultTable table(kColumns);
   std::vector<stats::PoolInfo> pools = snapshot.pools;
   std::sort(pools.begin(), pools.end(), [](const auto& a, const auto& b) {
@@ -129,7 +131,7 @@ ResultTable pools_table(const config::Config& config, const stats::Snapshot& sna
     table.add({text(pool.shard), text(pool.user), number(pool.cl_active), number(pool.cl_waiting), number(0),
                number(0), number(pool.sv_active), number(0), number(0), number(pool.sv_idle), number(0),
                number(0), number(pool.sv_login), number(pool.maxwait_us / 1000000),
-               number(pool.maxwait_us % 1000000), text(mode_name(config))});
+               number(pool.maxwait_us % 1000000), text(mode_name(config)), number(pool.cl_pinned)});
   }
   return table;
 }
@@ -157,7 +159,8 @@ ResultTable clients_table(const stats::Snapshot& snapshot) {
                text(c.application_name),
                number(c.id),
                text(c.shard),
-               number(c.worker)});
+               number(c.worker),
+               text(c.pinned)});
   }
   return table;
 }
@@ -185,7 +188,8 @@ ResultTable servers_table(const stats::Snapshot& snapshot) {
                text(""),
                number(s.id),
                text(s.shard),
-               number(s.worker)});
+               number(s.worker),
+               text("")});
   }
   return table;
 }

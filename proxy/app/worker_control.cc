@@ -106,6 +106,7 @@ stats::Snapshot Worker::snapshot(bool lists) {
       ++it->second.cl_waiting;
     else if (it != pools.end() && client.state != stats::ClientState::Login)
       ++it->second.cl_active;
+    if (it != pools.end() && !client.pinned.empty()) ++it->second.cl_pinned;
     if (client.server != 0) client_of_server[client.server] = client.id;
     if (lists) snap.clients.push_back(std::move(client));
   }

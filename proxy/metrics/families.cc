@@ -86,6 +86,7 @@ class FamilySet {
 struct ShardTotals {
   uint64_t sv_login = 0, sv_idle = 0, sv_active = 0;
   uint64_t waiting = 0;
+  uint64_t pinned = 0;
   uint64_t maxwait_us = 0;
   stats::PoolTraffic traffic;
   std::array<uint64_t, kBucketStates> buckets{};
@@ -114,6 +115,7 @@ std::map<std::string, ShardTotals> shard_totals(const Readings& readings) {
     t.sv_idle += static_cast<uint64_t>(std::max(pool.sv_idle, 0));
     t.sv_active += static_cast<uint64_t>(std::max(pool.sv_active, 0));
     t.waiting += static_cast<uint64_t>(std::max(pool.cl_waiting, 0));
+    t.pinned += static_cast<uint64_t>(std::max(pool.cl_pinned, 0));
     t.maxwait_us = std::max(t.maxwait_us, pool.maxwait_us);
     t.traffic.merge(pool.traffic);
   }
@@ -154,6 +156,7 @@ void add_shards(FamilySet& set, const Readings& readings) {
     set.add(Id::ServerConnections, num(t.sv_idle), {shard, "idle"});
     set.add(Id::ServerConnections, num(t.sv_active), {shard, "active"});
     set.add(Id::PoolWaitingClients, num(t.waiting), {shard});
+    set.add(Id::PoolPinnedClients, num(t.pinned), {shard});
     set.add(Id::PoolMaxWaitSeconds, num(t.maxwait_us) / 1e6, {shard});
     for (size_t r = 0; r < stats::kRouteLabels; ++r) {
       std::string_view route = stats::route_label_name(static_cast<stats::RouteLabel>(r));

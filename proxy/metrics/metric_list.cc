@@ -35,6 +35,12 @@ constexpr MetricDef kMetrics[] = {
      kGauge,
      "Clients waiting for a server connection of this shard.",
      {"shard"}},
+    {Id::PoolPinnedClients,
+     "shardwire_pool_pinned_clients",
+     kGauge,
+     "Clients kept on their server of this shard until they disconnect (transaction pooling: a temporary "
+     "table, LISTEN, ...).",
+     {"shard"}},
     {Id::PoolMaxWaitSeconds,
      "shardwire_pool_max_wait_seconds",
      kGauge,

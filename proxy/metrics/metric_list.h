@@ -17,6 +17,7 @@ enum class Id : uint8_t {
   ClientLogins,
   ServerConnections,
   PoolWaitingClients,
+  PoolPinnedClients,
   PoolMaxWaitSeconds,
   Queries,
   Transactions,

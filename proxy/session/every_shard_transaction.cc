@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "session/session_state.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
 
@@ -82,7 +83,7 @@ void EveryShardTransaction::arrived(size_t index, pool::Backend* backend) {
   std::string prologue;
   int owed = 0;
   if (backend->applied_state != session_state_) {
-    wire::encode_query(prologue, "RESET ALL;" + session_state_);
+    wire::encode_query(prologue, std::string(SessionState::kResetSql) + session_state_);
     backend->applied_state = session_state_;
     ++owed;
   }

@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "pool/pool.h"
 #include "session/every_shard_transaction.h"
+#include "session/session_state.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -48,7 +49,7 @@ class HeldServers {
                const std::string& begin) const {
     int queries = 0;
     if (backend.applied_state != session_state) {
-      wire::encode_query(out, "RESET ALL;" + session_state);
+      wire::encode_query(out, std::string(SessionState::kResetSql) + session_state);
       backend.applied_state = session_state;
       ++queries;
     }

@@ -107,6 +107,11 @@ struct Request {
   bool leg_wait = false;
   bool joining_leg = false;  // the server being acquired joins a transaction already started
   FrontQuery front;
+  // A refused PREPARE TRANSACTION that runs as ROLLBACK: the client gets this error in place of
+  // the ROLLBACK's CommandComplete (Session::prepare_transaction_as_rollback).
+  Status prepare_refused;
+  // The statement the last forwarded Bind named, when it changes settings: its Execute carries it.
+  std::shared_ptr<const parser::QueryFacts> bound_settings;
   std::optional<BoundRoute> bound;  // set at start_bound_batch, taken at its Bind's forward_bind
   // The values of the Bind being routed, decoded into the same buffers every time
   // (wire::decode_bind_values): routing a Bind allocates nothing for them once they are large

@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "parser/analyze.h"
 
 namespace sw::session {
 
@@ -30,6 +33,8 @@ struct Expectation {
   bool relay_errors = true;  // relay an ErrorResponse even when relay is false
   uint64_t statement = 0;    // Parse: the statement being prepared (forgotten if it fails)
   std::string bytes;         // Synthetic: what to send
+  // Execute of a statement that changes session settings: they count once it completes.
+  std::shared_ptr<const parser::QueryFacts> settings;
 };
 
 // The expectations in order: a ring of reused slots, so a steady stream of requests allocates

@@ -28,6 +28,7 @@ Session::~Session() {
     pools_.waiting->cancel_wait(this);
   if (txn_.leg.attached()) release_backend(false);
   release_parked_legs();
+  unpin();
 }
 
 void Session::on_readable(net::Connection&) {
@@ -146,6 +147,7 @@ void Session::close(const char* reason) {
       release_backend(at_boundary && !pools_.session_pooling);
   }
   release_parked_legs();
+  unpin();
   client_->close_after_flush();
   host_.session_closed(this);
 }

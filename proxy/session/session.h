@@ -21,6 +21,7 @@
 #include "session/cutover_wait.h"
 #include "session/drop_index.h"
 #include "session/fence_retry.h"
+#include "session/pinning.h"
 #include "session/prepared_statements.h"
 #include "session/request.h"
 #include "session/routing.h"
@@ -137,7 +138,11 @@ struct PoolChoice {
   pool::Pool* login = nullptr;  // the default shard's pool (login, server parameters)
   std::vector<pool::Pool*> by_shard;
   pool::Pool* waiting = nullptr;  // the pool the request waits for (null: PAUSE, or a move)
-  bool session_pooling = false;   // pool.mode: session (a server for the whole session)
+  bool session_pooling = false;   // pool.mode: session (a server for the whole session), or pinned
+  // Transaction pooling: why the client was pinned (session_pooling is then set too).
+  PinReason pinned = PinReason::None;
+  // pool.mode: session from the start. SQL-level PREPAREs of a pinned client stay the proxy's.
+  bool session_from_start() const { return session_pooling && pinned == PinReason::None; }
 };
 
 // How the session runs: a console session has no servers; shutdown waits for the transaction.
@@ -297,6 +302,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void lend_until_sync(const wire::Frame& flush);
   bool refuse_in_query(const parser::QueryFacts& facts);
   Status refusal_in_query(const parser::StatementFacts& statement);
+  bool prepare_transaction_as_rollback(FrontQuery& front);
   // SQL-level PREPARE / EXECUTE / DEALLOCATE (session_sql_prepared.cc)
   bool expands_sql_execute() const;
   const FrontQuery& front_query(const wire::Frame& frame, std::string_view sql);
@@ -326,6 +332,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void forget_deallocated(const std::string& name);
   void after_sql_command_sync();
   void on_sql_command_complete(std::string_view tag);
+  void unpin();
+  // session_settings_extended.cc: SET, set_config, savepoints run by Execute count like a Query's.
+  void note_bound_settings(std::string_view statement);
+  void expect_execute();
+  void on_execute_settings(const parser::QueryFacts& facts);
   Status forward_parse(const wire::Frame& frame);
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);

@@ -163,6 +163,7 @@ Status Session::forward_bind(const wire::Frame& frame) {
     return Status::ok();
   }
   if (bind_sql_command(*bind)) return Status::ok();
+  note_bound_settings(bind->statement);
   if (pools_.session_pooling || bind->statement.empty()) {
     if (bind->statement.empty()) ensure_unnamed_parsed();
     if (pools_.session_pooling) ensure_session_statement(bind->statement);

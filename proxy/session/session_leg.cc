@@ -38,7 +38,7 @@ void Session::attach(pool::Backend* backend) {
   std::string prologue;
   if (backend->applied_state != profile_.settings.signature()) {
     // Bring the server to this client's settings before anything of the client runs there.
-    wire::encode_query(prologue, "RESET ALL;" + profile_.settings.signature());
+    wire::encode_query(prologue, profile_.settings.reset_and_replay());
     backend->applied_state = profile_.settings.signature();
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   }
@@ -188,7 +188,7 @@ void Session::catch_up_parked_leg() {
   Leg& leg = txn_.leg;
   std::string out;
   if (std::exchange(leg.settings_behind, false)) {
-    wire::encode_query(out, "RESET ALL;" + profile_.settings.signature());
+    wire::encode_query(out, profile_.settings.reset_and_replay());
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   }
   if (std::string replay = joining_prologue(); !replay.empty()) {

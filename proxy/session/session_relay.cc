@@ -239,7 +239,7 @@ Status Session::forward(const wire::Frame& frame) {
     case 'C': return forward_describe_or_close(frame);
     case 'E':
       if (execute_sql_command(frame)) return Status::ok();
-      expect(Owed::Execute);
+      expect_execute();
       break;
     case 'S':
       expect(Owed::Sync);
@@ -355,7 +355,8 @@ Status Session::refuse_protected_setting(const parser::StatementFacts& statement
   if (sets && SessionState::is_protected(statement.set_name))
     return Status::client("42501",
                           "parameter \"" + statement.set_name + "\" cannot be set through shardwire");
-  for (const parser::Value& name : statement.set_config_names) {
+  for (const parser::SetConfigCall& call : statement.set_config_calls) {
+    const parser::Value& name = call.name;
     if (name.kind != parser::ValueKind::String) {
       return Status::client(
           "42501",
@@ -366,25 +367,6 @@ Status Session::refuse_protected_setting(const parser::StatementFacts& statement
       return Status::client("42501", "parameter \"" + name.text + "\" cannot be set through shardwire");
     }
   }
-  return Status::ok();
-}
-
-// In transaction pooling, statements whose effect would stay on the server for its next client.
-Status Session::refuse_unpoolable(const parser::StatementFacts& statement) {
-  if (pools_.session_pooling) return Status::ok();
-  if (statement.kind == parser::StatementKind::Listen)
-    return Status::client("0A000",
-                          "LISTEN is not supported in transaction pooling mode; use pool.mode: session");
-  if (statement.session_advisory_lock)
-    return Status::client(
-        "0A000",
-        "session-level advisory locks (pg_advisory_lock, pg_try_advisory_lock) are not supported "
-        "in transaction pooling mode; use pg_advisory_xact_lock or pool.mode: session");
-  if (statement.session_temp_table)
-    return Status::client(
-        "0A000",
-        "temporary tables that outlive the transaction are not supported in transaction pooling "
-        "mode; use ON COMMIT DROP or pool.mode: session");
   return Status::ok();
 }
 

@@ -56,6 +56,7 @@ stats::ClientInfo Session::report(int worker, const pool::Pool** pool) const {
   info.connect_time_us = clock_.connected_at_us;
   info.request_time_us = clock_.request_wall_us != 0 ? clock_.request_wall_us : clock_.connected_at_us;
   info.tls = client_->tls_active();
+  info.pinned = describe(pools_.pinned);
   if (auto it = profile_.parameters.find("application_name"); it != profile_.parameters.end())
     info.application_name = it->second;
   *pool = pools_.login;

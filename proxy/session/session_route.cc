@@ -214,7 +214,12 @@ Session::Start Session::answer_transaction_control(TransactionControl::Answer an
   // string was a heap allocation per BEGIN/COMMIT the proxy answers.
   static thread_local std::string out;
   out.assign(extended_answer);
-  wire::encode_command_complete(out, TransactionControl::tag(answer));
+  if (answer == Answer::Rollback && !request_.prepare_refused.is_ok()) {
+    wire::encode_error(out, "ERROR", request_.prepare_refused.sqlstate, request_.prepare_refused.message);
+    request_.prepare_refused = Status::ok();
+  } else {
+    wire::encode_command_complete(out, TransactionControl::tag(answer));
+  }
   // An extended batch's Sync gets its ReadyForQuery from answer_without_server (or, pipelined
   // behind more statements, from the server that runs them).
   if (extended_answer.empty()) wire::encode_ready_for_query(out, txn_.control.status());

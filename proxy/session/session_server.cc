@@ -84,6 +84,8 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
   }
   bool relay = outcome.verdict == ResponseTracker::Verdict::Relay;
   bool answered = outcome.finished.relay;  // a client request's ReadyForQuery, when frame is 'Z'
+  if (frame.type == 'C' && outcome.completed && outcome.finished.settings)
+    on_execute_settings(*outcome.finished.settings);
   switch (frame.type) {
     case 'S':
       relay_parameter_status(frame.body);
@@ -106,7 +108,13 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
       break;
     default: break;
   }
-  std::string combined;  // a ReadyForQuery saying a parked leg failed
+  std::string combined;  // a ReadyForQuery saying a parked leg failed, or a refusal's error
+  if (frame.type == 'C' && relay && !request_.prepare_refused.is_ok() &&
+      wire::decode_command_complete(frame.body).is_ok() &&
+      *wire::decode_command_complete(frame.body) == "ROLLBACK") {
+    const Status refused = std::exchange(request_.prepare_refused, Status::ok());
+    wire::encode_error(combined, "ERROR", refused.sqlstate, refused.message);
+  }
   if (frame.type == 'Z' && relay && txn_.combined_status(leg.server_status) != leg.server_status) {
     wire::encode_ready_for_query(combined, 'E');
     txn_.control.on_server_status('E');
@@ -119,7 +127,10 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
   }
   after_server_message(frame.type, outcome);
   if (frame.type == 'Z') {
-    if (leg.server_status == 'I' && !leg.outside_transaction) profile_.settings.end_transaction(true);
+    // Only the client's own ReadyForQuery ends its transaction: a swallowed one (a joining
+    // server's reset before the deferred BEGIN, a move's ROLLBACK) leaves the SETs pending.
+    if (relay && leg.server_status == 'I' && !leg.outside_transaction)
+      profile_.settings.end_transaction(true);
     if (!leg.outside_transaction) on_active_status();
     if (fence_.pending() && answered) return AfterMessage::Retry;
   }
@@ -245,6 +256,7 @@ void Session::relay_parameter_status(std::string_view body) {
 
 void Session::on_query_finished(bool failed) {
   request_.query_failed = false;
+  request_.prepare_refused = Status::ok();
   // A PREPARE or DEALLOCATE may change what the next EXECUTE runs.
   if (request_.front.body != nullptr) request_.front.forget();
   const bool restored_settings = std::exchange(request_.restore_settings, false);
@@ -253,7 +265,7 @@ void Session::on_query_finished(bool failed) {
     // brought back to the client's settings (in a failed transaction block this fails unseen, and
     // the rollback does the same).
     std::string out;
-    wire::encode_query(out, "RESET ALL;" + profile_.settings.signature());
+    wire::encode_query(out, profile_.settings.reset_and_replay());
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
     txn_.leg.backend->connection().write(out);
   }

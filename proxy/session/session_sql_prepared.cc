@@ -10,7 +10,7 @@
 namespace sw::session {
 
 bool Session::expands_sql_execute() const {
-  return !pools_.session_pooling || (host_.directory() && host_.directory()->shards().size() > 1);
+  return !pools_.session_from_start() || (host_.directory() && host_.directory()->shards().size() > 1);
 }
 
 // The Query at the front of the input: analyzed at its first look (routing), the same facts at
@@ -26,6 +26,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   auto facts = parser::analyze(sql);
   if (!facts) return front;
   front.facts = std::move(*facts);
+  if (prepare_transaction_as_rollback(front)) return front;
   if (!expands_sql_execute()) return front;
   const auto& statements = front.facts->statements;
   for (const auto& statement : statements) {
@@ -85,7 +86,7 @@ const router::Route* Session::kept_front_route(const parser::QueryFacts& facts) 
 // Transaction pooling: after the client's Query with PREPAREs, the server forgets them again
 // (answers swallowed); EXECUTE runs the statements themselves (front_query).
 void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
-  if (pools_.session_pooling) return;
+  if (pools_.session_from_start()) return;
   std::string deallocate;
   for (const auto& statement : facts.statements) {
     if (statement.kind != parser::StatementKind::Prepare) continue;
@@ -126,7 +127,7 @@ void Session::note_sql_prepared(const parser::StatementFacts& statement) {
 // servers never kept it. False when a server must answer (an unknown name: 26000; a failed
 // transaction: 25P02).
 bool Session::answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size) {
-  if (pools_.session_pooling || statement.kind != parser::StatementKind::Deallocate ||
+  if (pools_.session_from_start() || statement.kind != parser::StatementKind::Deallocate ||
       txn_.control.status() == 'E')
     return false;
   auto name = parse_sql_deallocate(statement.text);

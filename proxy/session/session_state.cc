@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <optional>
 
 namespace sw::session {
 namespace {
@@ -146,6 +148,38 @@ std::string SessionState::restore_startup(const std::vector<parser::StatementFac
   return set_config_select(restore);
 }
 
+namespace {
+
+// A boolean literal as PostgreSQL reads one (boolin: a prefix of true/false/yes/no, on/off, 1/0).
+std::optional<bool> literal_bool(const parser::Value& value) {
+  if (value.kind == parser::ValueKind::Bool) return value.text == "true";
+  if (value.kind != parser::ValueKind::String && value.kind != parser::ValueKind::Number) return std::nullopt;
+  std::string v = lower(value.text);
+  v.erase(0, v.find_first_not_of(" \t\n"));
+  v.erase(v.find_last_not_of(" \t\n") + 1);
+  auto prefix_of = [&v](std::string_view word, size_t min) {
+    return v.size() >= min && v.size() <= word.size() && word.compare(0, v.size(), v) == 0;
+  };
+  if (prefix_of("true", 1) || prefix_of("yes", 1) || v == "on" || v == "1") return true;
+  if (prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || v == "0") return false;
+  return std::nullopt;
+}
+
+// role and session_authorization survive RESET ALL (PostgreSQL's GUC_NO_RESET_ALL).
+bool survives_reset_all(const std::string& name) { return name == "role" || name == "session_authorization"; }
+
+}  // namespace
+
+SetConfigEffect set_config_effect(const parser::SetConfigCall& call) {
+  using parser::ValueKind;
+  const bool literal_value = call.value.kind == ValueKind::String || call.value.kind == ValueKind::Null;
+  std::optional<bool> local = literal_bool(call.is_local);
+  if (local && *local) return SetConfigEffect::Local;
+  if (call.name.kind != ValueKind::String || !is_identifier(call.name.text) || !literal_value || !local)
+    return SetConfigEffect::Unknown;
+  return SetConfigEffect::Session;
+}
+
 void SessionState::apply(std::vector<Setting>& settings, const parser::StatementFacts& statement) const {
   using parser::StatementKind;
   auto erase = [&settings](const std::string& name) {
@@ -153,31 +187,76 @@ void SessionState::apply(std::vector<Setting>& settings, const parser::Statement
         std::remove_if(settings.begin(), settings.end(), [&](const Setting& s) { return s.name == name; }),
         settings.end());
   };
+  auto set = [&](const std::string& name, std::string sql) {
+    // A DateStyle SET changes only the parts it names (SET datestyle TO ymd after ISO is
+    // "ISO, YMD"): every one is replayed, in order. Any other SET replaces the earlier one.
+    if (name != "datestyle") erase(name);
+    // A new session authorization ends any SET ROLE (SetSessionUserId: SetRoleIsActive = false).
+    if (name == "session_authorization") erase("role");
+    settings.push_back({name, std::move(sql)});
+  };
   switch (statement.kind) {
-    case StatementKind::Set:
+    case StatementKind::Set: set(statement.set_name, statement.text); break;
+    case StatementKind::Reset:
       erase(statement.set_name);
-      settings.push_back({statement.set_name, statement.text});
+      if (statement.set_name == "session_authorization") erase("role");
       break;
-    case StatementKind::Reset: erase(statement.set_name); break;
     case StatementKind::ResetAll:
+      settings.erase(std::remove_if(settings.begin(), settings.end(),
+                                    [](const Setting& s) { return !survives_reset_all(s.name); }),
+                     settings.end());
+      break;
     case StatementKind::DiscardAll: settings.clear(); break;
     default: break;
+  }
+  for (const parser::SetConfigCall& call : statement.set_config_calls) {
+    if (set_config_effect(call) != SetConfigEffect::Session) continue;
+    const std::string value =
+        call.value.kind == parser::ValueKind::Null ? std::string("NULL") : quote_literal(call.value.text);
+    set(lower(call.name.text),
+        "SELECT pg_catalog.set_config(" + quote_literal(lower(call.name.text)) + ", " + value + ", false)");
   }
 }
 
 void SessionState::on_statement(const parser::StatementFacts& statement) {
   using parser::StatementKind;
   switch (statement.kind) {
+    case StatementKind::Savepoint:
+    case StatementKind::ReleaseSavepoint:
+    case StatementKind::RollbackToSavepoint: on_savepoint(statement); return;
     case StatementKind::Set:
     case StatementKind::Reset:
     case StatementKind::ResetAll:
-    case StatementKind::DiscardAll:
-      if (!pending_dirty_) pending_ = committed_;
-      pending_dirty_ = true;
-      apply(pending_, statement);
+    case StatementKind::DiscardAll: break;
+    default:
+      if (statement.set_config_calls.empty()) return;
       break;
-    default: break;
   }
+  if (!pending_dirty_) pending_ = committed_;
+  pending_dirty_ = true;
+  apply(pending_, statement);
+}
+
+// SAVEPOINT keeps the settings as they are; ROLLBACK TO brings them back and keeps the savepoint
+// (and drops the ones made after it); RELEASE drops it and those after it, keeping the settings.
+// The innermost savepoint of a name is the one meant, as on the server.
+void SessionState::on_savepoint(const parser::StatementFacts& statement) {
+  using parser::StatementKind;
+  if (statement.kind == StatementKind::Savepoint) {
+    savepoints_.push_back({statement.savepoint_name, pending_dirty_ ? pending_ : committed_});
+    return;
+  }
+  auto it = std::find_if(savepoints_.rbegin(), savepoints_.rend(),
+                         [&](const Savepoint& s) { return s.name == statement.savepoint_name; });
+  if (it == savepoints_.rend()) return;  // the server refused it: nothing changed
+  auto at = std::prev(it.base());        // the savepoint named
+  if (statement.kind == StatementKind::ReleaseSavepoint) {
+    savepoints_.erase(at, savepoints_.end());
+    return;
+  }
+  pending_ = at->settings;
+  pending_dirty_ = true;
+  savepoints_.erase(std::next(at), savepoints_.end());
 }
 
 bool changes_tracked_state(const parser::QueryFacts& facts) {
@@ -190,21 +269,46 @@ bool changes_tracked_state(const parser::QueryFacts& facts) {
       case StatementKind::Discard:
       case StatementKind::DiscardAll:
       case StatementKind::Prepare:
-      case StatementKind::Deallocate: return true;
-      default: break;
+      case StatementKind::Deallocate:
+      case StatementKind::Savepoint:
+      case StatementKind::ReleaseSavepoint:
+      case StatementKind::RollbackToSavepoint: return true;
+      default:
+        if (!statement.set_config_calls.empty()) return true;
+        break;
     }
   }
   return false;
 }
 
+bool changes_settings(const parser::QueryFacts& facts) {
+  using parser::StatementKind;
+  return std::any_of(facts.statements.begin(), facts.statements.end(), [](const parser::StatementFacts& s) {
+    switch (s.kind) {
+      case StatementKind::Set:
+      case StatementKind::Reset:
+      case StatementKind::ResetAll:
+      case StatementKind::DiscardAll:
+      case StatementKind::Savepoint:
+      case StatementKind::ReleaseSavepoint:
+      case StatementKind::RollbackToSavepoint: return true;
+      default: return !s.set_config_calls.empty();
+    }
+  });
+}
+
 void SessionState::end_transaction(bool committed) {
-  if (!pending_dirty_) return;
+  if (!pending_dirty_) {
+    savepoints_.clear();
+    return;
+  }
   if (committed) {
     committed_.swap(pending_);
     rebuild_signature();
   }
   pending_.clear();
   pending_dirty_ = false;
+  savepoints_.clear();
 }
 
 void SessionState::rebuild_signature() {

@@ -234,14 +234,32 @@ Status Session::refuse_two_phase(parser::StatementKind kind) {
   using parser::StatementKind;
   if (kind == StatementKind::PrepareTransaction)
     return Status::client("0A000",
-                          "PREPARE TRANSACTION is not supported through shardwire; end the transaction with "
-                          "COMMIT or ROLLBACK (it stays open)");
+                          "PREPARE TRANSACTION is not supported through shardwire; the transaction was "
+                          "rolled back (commit it with COMMIT instead)");
   if (kind == StatementKind::CommitPrepared || kind == StatementKind::RollbackPrepared)
     return Status::client("0A000",
                           std::string(kind == StatementKind::CommitPrepared ? "COMMIT" : "ROLLBACK") +
                               " PREPARED is not supported through shardwire; run it on the shard that "
                               "holds the prepared transaction (see its pg_prepared_xacts)");
   return Status::ok();
+}
+
+// A PREPARE TRANSACTION sent alone inside a transaction block fails as PostgreSQL's fails: the
+// transaction ends with a rollback (ReadyForQuery 'I'). It runs as a ROLLBACK on every leg, and
+// the client gets the refusal in place of the ROLLBACK's CommandComplete (answer_transaction_control
+// for a deferred transaction, handle_server_message otherwise). Outside a block it is refused in
+// place and nothing changes, as there.
+bool Session::prepare_transaction_as_rollback(FrontQuery& front) {
+  const auto& statements = front.facts->statements;
+  if (statements.size() != 1 || statements.front().kind != parser::StatementKind::PrepareTransaction ||
+      txn_.control.status() == 'I')
+    return false;
+  auto rollback = parser::analyze("ROLLBACK");
+  if (!rollback) return false;
+  front.expanded = "ROLLBACK";
+  front.facts = std::move(*rollback);
+  request_.prepare_refused = refuse_two_phase(parser::StatementKind::PrepareTransaction);
+  return true;
 }
 
 }  // namespace sw::session

@@ -46,6 +46,7 @@ Endpoint parse_endpoint(const std::string& host_port) {
 void PoolInfo::merge(const PoolInfo& other) {
   cl_active += other.cl_active;
   cl_waiting += other.cl_waiting;
+  cl_pinned += other.cl_pinned;
   sv_active += other.sv_active;
   sv_idle += other.sv_idle;
   sv_login += other.sv_login;

@@ -47,6 +47,7 @@ struct ClientInfo {
   uint64_t server = 0;  // linked server id, 0 = none
   std::string shard;    // of the linked server, or the pool it waits for / logged in with
   bool admin = false;
+  std::string pinned;  // transaction pooling: what keeps the client on its servers, "" when nothing
 };
 
 struct ServerInfo {
@@ -69,6 +70,7 @@ struct PoolInfo {
   std::string user;
   std::string mode;
   int cl_active = 0, cl_waiting = 0;
+  int cl_pinned = 0;  // of cl_active: clients pinned to their servers (transaction pooling)
   int sv_active = 0, sv_idle = 0, sv_login = 0;
   uint64_t maxwait_us = 0;
   PoolTraffic traffic;

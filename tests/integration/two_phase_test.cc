@@ -136,13 +136,14 @@ TEST_SUITE("two_phase") {
     CHECK(prepared.sqlstate() == "0A000");
     CHECK(contains(prepared.error(), "PREPARE TRANSACTION"));
     CHECK(count_and_clean_prepared(f, gid) == 0);
+    // As a failed PREPARE TRANSACTION in PostgreSQL, it rolled the transaction back.
+    CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+    CHECK(f.rows_on(1, "note = 'two-phase'").empty());
     // The extended protocol is refused alike.
     PgResult extended = c.exec_params("PREPARE TRANSACTION '" + gid + "'", {});
     CHECK(extended.sqlstate() == "0A000");
     CHECK(count_and_clean_prepared(f, gid) == 0);
-    // The transaction is still the client's to end.
-    REQUIRE_OK(c.exec("ROLLBACK"));
-    CHECK(f.rows_on(1, "note = 'two-phase'").empty());
+    REQUIRE_OK(c.exec("ROLLBACK"));  // no transaction in progress: a warning, as in PostgreSQL
 
     for (const char* finish : {"COMMIT PREPARED", "ROLLBACK PREPARED", "commit prepared"}) {
       PgResult r = c.exec(std::string(finish) + " '" + gid + "'");
@@ -202,6 +203,8 @@ TEST_SUITE("two_phase") {
       REQUIRE_OK(c.exec(credit(b, 1)));
       PgResult prepare = c.exec("PREPARE TRANSACTION 'client_gid'");
       CHECK(prepare.sqlstate() == "0A000");
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);  // rolled back on both shards
+      for (int i = 0; i < kShards; ++i) CHECK(f.idle_in_transaction(i) == 0);
       REQUIRE_OK(c.exec("ROLLBACK"));
       CHECK(balance_on(f, 0, a) == kBalance - 3);
       CHECK(balance_on(f, 1, b) == kBalance + 3);

@@ -140,7 +140,7 @@ void check_shape(const ResultTable& table, size_t rows) {
 
 const std::string kSocketColumns =
     "type,user,database,state,addr,port,local_addr,local_port,connect_time,request_time,wait,wait_us,"
-    "close_needed,ptr,link,remote_pid,tls,application_name,id,shard,worker";
+    "close_needed,ptr,link,remote_pid,tls,application_name,id,shard,worker,pinned";
 
 }  // namespace
 
@@ -166,12 +166,12 @@ TEST_CASE("SHOW POOLS: sorted by shard and user, maxwait in seconds and microsec
   CHECK(names(t) ==
         "database,user,cl_active,cl_waiting,cl_active_cancel_req,cl_waiting_cancel_req,sv_active,"
         "sv_active_cancel,sv_being_canceled,sv_idle,sv_used,sv_tested,sv_login,maxwait,maxwait_us,"
-        "pool_mode");
+        "pool_mode,cl_pinned");
   check_shape(t, 3);
   CHECK(row(t, 0) == Row{"s0", "app", "1", "2", "0", "0", "3", "0", "0", "4", "0", "0", "5", "2", "500123",
-                         "transaction"});
+                         "transaction", "0"});
   CHECK(row(t, 1) == Row{"s0", "report", "10", "11", "0", "0", "12", "0", "0", "13", "0", "0", "14", "0", "0",
-                         "transaction"});
+                         "transaction", "0"});
   CHECK(row(t, 2)[0] == "s1");
   CHECK(row(t, 2)[2] == "100");
 }
@@ -203,7 +203,8 @@ TEST_CASE("SHOW CLIENTS: every state, links and times") {
                          "psql",
                          "42",
                          "s0",
-                         "0"});
+                         "0",
+                         ""});
   Row waiting = row(t, 3);
   CHECK(waiting[8] == "<null>");  // never connected: no time
   CHECK(waiting[10] == "3");
@@ -224,7 +225,7 @@ TEST_CASE("SHOW SERVERS") {
   CHECK(row(t, 2) ==
         Row{"S",      "app", "s0", "active", "db0", "5433", "10.0.0.1", "40002", "2023-11-14 22:13:20 UTC",
             "<null>", "0",   "0",  "0",      "s7",  "c42",  "1002",     "",      "",
-            "7",      "s0",  "1"});
+            "7",      "s0",  "1",  ""});
   CHECK(row(t, 0)[14] == "");
 }
 

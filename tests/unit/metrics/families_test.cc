@@ -32,6 +32,8 @@ TEST_CASE("a gauge with labels, by shard and state, every shard present") {
   CHECK(has_line(text, "shardwire_pool_waiting_clients{shard=\"s0\"} 4"));
   CHECK(has_line(text, "shardwire_pool_max_wait_seconds{shard=\"s0\"} 1.5"));
   CHECK(has_line(text, "shardwire_pool_waiting_clients{shard=\"s1\"} 0"));
+  CHECK(has_line(text, "shardwire_pool_pinned_clients{shard=\"s0\"} 2"));
+  CHECK(has_line(text, "shardwire_pool_pinned_clients{shard=\"s1\"} 0"));
   CHECK(has_line(text, "# TYPE shardwire_server_connections gauge"));
 }
 

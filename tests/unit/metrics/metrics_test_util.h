@@ -28,6 +28,7 @@ inline metrics::Readings sample_readings() {
   a.sv_idle = 2;
   a.sv_active = 3;
   a.cl_waiting = 4;
+  a.cl_pinned = 2;
   a.maxwait_us = 1'500'000;
   a.traffic.queries = {15, 0, 2, 0};
   a.traffic.transactions = {9, 0, 1, 0};

@@ -331,25 +331,25 @@ TEST_CASE("statements past the analysis limit are refused, not parsed") {
 TEST_CASE("analyze: set_config() names, also from the normalized cache") {
   using sw::parser::ValueKind;
   const QueryFacts& first = facts_of("SELECT set_config('app.tenant', '5', false)");
-  REQUIRE(first.statements[0].set_config_names.size() == 1);
-  CHECK(first.statements[0].set_config_names[0].kind == ValueKind::String);
-  CHECK(first.statements[0].set_config_names[0].text == "app.tenant");
+  REQUIRE(first.statements[0].set_config_calls.size() == 1);
+  CHECK(first.statements[0].set_config_calls[0].name.kind == ValueKind::String);
+  CHECK(first.statements[0].set_config_calls[0].name.text == "app.tenant");
   // Same normalized text: the cached facts must carry this text's own name.
   const QueryFacts& second = facts_of("SELECT set_config('session_replication_role', 'replica', false)");
-  REQUIRE(second.statements[0].set_config_names.size() == 1);
-  CHECK(second.statements[0].set_config_names[0].text == "session_replication_role");
+  REQUIRE(second.statements[0].set_config_calls.size() == 1);
+  CHECK(second.statements[0].set_config_calls[0].name.text == "session_replication_role");
 
   const QueryFacts& nested =
       facts_of("SELECT x FROM t WHERE id = (SELECT length(pg_catalog.set_config(E'a.b', 'v', true)))");
-  REQUIRE(nested.statements[0].set_config_names.size() == 1);
-  CHECK(nested.statements[0].set_config_names[0].text == "a.b");
+  REQUIRE(nested.statements[0].set_config_calls.size() == 1);
+  CHECK(nested.statements[0].set_config_calls[0].name.text == "a.b");
 
   const QueryFacts& computed = facts_of("SELECT set_config('a' || 'b', 'v', false)");
-  REQUIRE(computed.statements[0].set_config_names.size() == 1);
-  CHECK(computed.statements[0].set_config_names[0].kind == ValueKind::Other);
+  REQUIRE(computed.statements[0].set_config_calls.size() == 1);
+  CHECK(computed.statements[0].set_config_calls[0].name.kind == ValueKind::Other);
 
   CHECK(
-      facts_of("SELECT current_setting('session_replication_role')").statements[0].set_config_names.empty());
+      facts_of("SELECT current_setting('session_replication_role')").statements[0].set_config_calls.empty());
 }
 
 TEST_CASE("analyze: session advisory locks and temp tables that outlive the transaction") {
@@ -360,14 +360,63 @@ TEST_CASE("analyze: session advisory locks and temp tables that outlive the tran
   CHECK_FALSE(first("SELECT pg_advisory_xact_lock(1)").session_advisory_lock);
   CHECK_FALSE(first("SELECT pg_advisory_unlock(1)").session_advisory_lock);
 
-  CHECK(first("CREATE TEMP TABLE a (x int)").session_temp_table);
-  CHECK(first("CREATE TEMPORARY TABLE a (x int) ON COMMIT PRESERVE ROWS").session_temp_table);
-  CHECK(first("CREATE TEMP TABLE a (x int) ON COMMIT DELETE ROWS").session_temp_table);
-  CHECK(first("CREATE TEMP TABLE a AS SELECT 1").session_temp_table);
-  CHECK_FALSE(first("CREATE TEMP TABLE a (x int) ON COMMIT DROP").session_temp_table);
-  CHECK_FALSE(first("CREATE TEMP TABLE a ON COMMIT DROP AS SELECT 1").session_temp_table);
-  CHECK_FALSE(first("CREATE TABLE a (x int)").session_temp_table);
-  CHECK_FALSE(first("CREATE UNLOGGED TABLE a (x int)").session_temp_table);
+  using sw::parser::SessionObject;
+  auto object = [&](const std::string& sql) { return first(sql).session_object; };
+  CHECK(object("CREATE TEMP TABLE a (x int)") == SessionObject::TempTable);
+  CHECK(object("CREATE TEMPORARY TABLE a (x int) ON COMMIT PRESERVE ROWS") == SessionObject::TempTable);
+  CHECK(object("CREATE TEMP TABLE a (x int) ON COMMIT DELETE ROWS") == SessionObject::TempTable);
+  CHECK(object("CREATE TEMP TABLE a AS SELECT 1") == SessionObject::TempTable);
+  CHECK(object("CREATE TABLE pg_temp.a (x int)") == SessionObject::TempTable);
+  CHECK(object("SELECT 1 AS x INTO TEMP a") == SessionObject::TempTable);
+  CHECK(object("SELECT 1 AS x INTO TEMPORARY TABLE a UNION SELECT 2") == SessionObject::TempTable);
+  CHECK(object("CREATE TEMP TABLE a (x int) ON COMMIT DROP") == SessionObject::None);
+  CHECK(object("CREATE TEMP TABLE a ON COMMIT DROP AS SELECT 1") == SessionObject::None);
+  CHECK(object("CREATE TABLE a (x int)") == SessionObject::None);
+  CHECK(object("CREATE UNLOGGED TABLE a (x int)") == SessionObject::None);
+  CHECK(object("SELECT 1 AS x INTO a") == SessionObject::None);
+  CHECK(object("CREATE TEMP VIEW v AS SELECT 1") == SessionObject::TempView);
+  CHECK(object("CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1") == SessionObject::TempView);
+  CHECK(object("CREATE VIEW pg_temp.v AS SELECT 1") == SessionObject::TempView);
+  CHECK(object("CREATE VIEW v AS SELECT 1") == SessionObject::None);
+  CHECK(object("CREATE TEMP SEQUENCE s") == SessionObject::TempSequence);
+  CHECK(object("CREATE SEQUENCE s") == SessionObject::None);
+  CHECK(object("CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql AS 'SELECT 1'") ==
+        SessionObject::TempRoutine);
+  CHECK(object("CREATE PROCEDURE pg_temp.p() LANGUAGE sql AS 'SELECT 1'") == SessionObject::TempRoutine);
+  CHECK(object("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'") == SessionObject::None);
+  CHECK(object("CREATE TYPE pg_temp.t AS (a int)") == SessionObject::TempType);
+  CHECK(object("CREATE TYPE pg_temp.e AS ENUM ('a')") == SessionObject::TempType);
+  CHECK(object("CREATE TYPE pg_temp.r AS RANGE (subtype = int4)") == SessionObject::TempType);
+  CHECK(object("CREATE DOMAIN pg_temp.d AS int") == SessionObject::TempType);
+  CHECK(object("CREATE TYPE t AS (a int)") == SessionObject::None);
+  CHECK(object("DECLARE c CURSOR WITH HOLD FOR SELECT 1") == SessionObject::HoldCursor);
+  CHECK(object("DECLARE c NO SCROLL CURSOR WITH HOLD FOR SELECT 1") == SessionObject::HoldCursor);
+  CHECK(object("DECLARE c CURSOR FOR SELECT 1") == SessionObject::None);
+  CHECK(object("DECLARE c CURSOR WITHOUT HOLD FOR SELECT 1") == SessionObject::None);
+}
+
+TEST_CASE("analyze: set_config() arguments and savepoint names") {
+  using sw::parser::ValueKind;
+  auto first = [](const std::string& sql) { return facts_of(sql).statements.at(0); };
+  auto call = first("SELECT set_config('search_path', 'a, b', false)").set_config_calls.at(0);
+  CHECK(call.value.kind == ValueKind::String);
+  CHECK(call.value.text == "a, b");
+  CHECK(call.is_local.kind == ValueKind::Bool);
+  CHECK(call.is_local.text == "false");
+  // The same normalized text: each text's own values.
+  call = first("SELECT set_config('search_path', 'c', true)").set_config_calls.at(0);
+  CHECK(call.value.text == "c");
+  CHECK(call.is_local.text == "true");
+  call = first("SELECT set_config('role', current_user, false)").set_config_calls.at(0);
+  CHECK(call.value.kind != ValueKind::String);
+  call = first("SELECT set_config('x.y', NULL, 'off')").set_config_calls.at(0);
+  CHECK(call.value.kind == ValueKind::Null);
+  CHECK(call.is_local.kind == ValueKind::String);
+  CHECK(first("SAVEPOINT Sp1").savepoint_name == "sp1");
+  CHECK(first("RELEASE SAVEPOINT \"Sp1\"").savepoint_name == "Sp1");
+  CHECK(first("RELEASE sp2").savepoint_name == "sp2");
+  CHECK(first("ROLLBACK TO SAVEPOINT sp3").savepoint_name == "sp3");
+  CHECK(first("ROLLBACK TO sp4").savepoint_name == "sp4");
 }
 
 // The caches hold as many statement shapes as set_cache_capacity() says, least recently used out

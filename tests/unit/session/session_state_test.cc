@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 using sw::parser::StatementFacts;
 using sw::parser::StatementKind;
 using sw::session::SessionState;
@@ -124,4 +127,141 @@ TEST_CASE("only Queries that change settings or SQL prepared statements are trac
   CHECK(tracked("PREPARE p(int) AS SELECT $1"));
   CHECK(tracked("DEALLOCATE p"));
   CHECK(tracked("DEALLOCATE ALL"));
+}
+
+namespace {
+
+// Runs `script` as one client's statements on a real server would: each statement outside
+// BEGIN ... COMMIT/ROLLBACK is its own transaction. Facts come from the real parser.
+std::string signature_after(const std::vector<std::string>& script) {
+  SessionState state;
+  bool in_block = false;
+  for (const std::string& sql : script) {
+    auto facts = sw::parser::analyze(sql);
+    REQUIRE(facts);
+    for (const StatementFacts& s : (*facts)->statements) {
+      switch (s.kind) {
+        case StatementKind::Begin: in_block = true; break;
+        case StatementKind::Commit:
+        case StatementKind::Rollback:
+          state.end_transaction(s.kind == StatementKind::Commit);
+          in_block = false;
+          break;
+        default:
+          state.on_statement(s);
+          if (!in_block) state.end_transaction(true);
+      }
+    }
+  }
+  return state.signature();
+}
+
+struct Case {
+  const char* what;
+  std::vector<std::string> script;
+  std::string signature;
+};
+
+}  // namespace
+
+TEST_CASE("transaction and savepoint rules for SET, as PostgreSQL applies them") {
+  const std::vector<Case> cases = {
+      {"SET in a committed transaction", {"BEGIN", "SET a.x = 1", "COMMIT"}, "SET a.x = 1;"},
+      {"SET in a rolled back transaction", {"BEGIN", "SET a.x = 1", "ROLLBACK"}, ""},
+      {"ROLLBACK TO undoes the SETs after the savepoint",
+       {"BEGIN", "SET a.x = 1", "SAVEPOINT s", "SET a.x = 2", "SET a.y = 3", "ROLLBACK TO SAVEPOINT s",
+        "COMMIT"},
+       "SET a.x = 1;"},
+      {"ROLLBACK TO keeps the savepoint: a second ROLLBACK TO it",
+       {"BEGIN", "SAVEPOINT s", "SET a.x = 1", "ROLLBACK TO s", "SET a.x = 2", "ROLLBACK TO s", "COMMIT"},
+       ""},
+      {"RELEASE keeps the inner SETs",
+       {"BEGIN", "SAVEPOINT s", "SET a.x = 1", "RELEASE SAVEPOINT s", "COMMIT"},
+       "SET a.x = 1;"},
+      {"RELEASE then ROLLBACK of the transaction",
+       {"BEGIN", "SAVEPOINT s", "SET a.x = 1", "RELEASE s", "ROLLBACK"},
+       ""},
+      {"nested: ROLLBACK TO the outer undoes the inner too",
+       {"BEGIN", "SAVEPOINT o", "SET a.x = 1", "SAVEPOINT i", "SET a.y = 2", "RELEASE i", "ROLLBACK TO o",
+        "COMMIT"},
+       ""},
+      {"nested: ROLLBACK TO the inner keeps the outer's",
+       {"BEGIN", "SAVEPOINT o", "SET a.x = 1", "SAVEPOINT i", "SET a.y = 2", "ROLLBACK TO i", "COMMIT"},
+       "SET a.x = 1;"},
+      {"the innermost savepoint of a name is meant",
+       {"BEGIN", "SAVEPOINT s", "SET a.x = 1", "SAVEPOINT s", "SET a.x = 2", "ROLLBACK TO s", "COMMIT"},
+       "SET a.x = 1;"},
+      {"RESET inside a rolled back savepoint comes back",
+       {"SET a.x = 1", "BEGIN", "SAVEPOINT s", "RESET a.x", "ROLLBACK TO s", "COMMIT"},
+       "SET a.x = 1;"},
+      {"SET LOCAL ends with its transaction", {"BEGIN", "SET LOCAL a.x = 1", "COMMIT"}, ""},
+      {"SET LOCAL does not undo a SET",
+       {"BEGIN", "SET a.x = 1", "SET LOCAL a.x = 2", "COMMIT"},
+       "SET a.x = 1;"},
+      {"a savepoint name in any letter case",
+       {"BEGIN", "SAVEPOINT Sp", "SET a.x = 1", "ROLLBACK TO sp", "COMMIT"},
+       ""},
+      {"set_config(..., false) with literals is a SET",
+       {"SELECT set_config('Search_Path', 'a, b', false)"},
+       "SELECT pg_catalog.set_config('search_path', 'a, b', false);"},
+      {"set_config(..., true) is a SET LOCAL", {"SELECT set_config('search_path', 'a', true)"}, ""},
+      {"set_config with is_local spelled as text",
+       {"SELECT set_config('a.x', 'v', 'off')"},
+       "SELECT pg_catalog.set_config('a.x', 'v', false);"},
+      {"set_config and SET of one name: the later wins",
+       {"SET search_path = x", "SELECT set_config('search_path', 'y', false)"},
+       "SELECT pg_catalog.set_config('search_path', 'y', false);"},
+      {"set_config in a rolled back savepoint",
+       {"BEGIN", "SAVEPOINT s", "SELECT set_config('a.x', 'v', false)", "ROLLBACK TO s", "COMMIT"},
+       ""},
+      {"set_config with a computed value is not recorded",
+       {"SELECT set_config('a.x', current_user, false)"},
+       ""},
+      {"a DateStyle SET keeps the part it does not name: each is replayed",
+       {"SET datestyle TO iso", "SET datestyle TO ymd"},
+       "SET datestyle TO iso;SET datestyle TO ymd;"},
+      {"RESET datestyle forgets them all",
+       {"SET datestyle TO iso", "SET datestyle TO ymd", "RESET datestyle"},
+       ""},
+      {"SET ROLE is replayed", {"SET ROLE low"}, "SET ROLE low;"},
+      {"set_config('role', ..., false) is replayed",
+       {"SELECT set_config('role', 'low', false)"},
+       "SELECT pg_catalog.set_config('role', 'low', false);"},
+      {"RESET ALL leaves the role", {"SET ROLE low", "SET a.x = 1", "RESET ALL"}, "SET ROLE low;"},
+      {"DISCARD ALL resets the role", {"SET ROLE low", "DISCARD ALL"}, ""},
+      {"RESET ROLE", {"SET ROLE low", "RESET ROLE"}, ""},
+      {"SET SESSION AUTHORIZATION ends SET ROLE",
+       {"SET ROLE low", "SET SESSION AUTHORIZATION other"},
+       "SET SESSION AUTHORIZATION other;"},
+      {"RESET SESSION AUTHORIZATION ends SET ROLE", {"SET ROLE low", "RESET SESSION AUTHORIZATION"}, ""},
+      {"SET ROLE after SET SESSION AUTHORIZATION is kept",
+       {"SET SESSION AUTHORIZATION other", "SET ROLE low"},
+       "SET SESSION AUTHORIZATION other;SET ROLE low;"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    CHECK(signature_after(c.script) == c.signature);
+  }
+}
+
+TEST_CASE("set_config_effect: what the model can vouch for") {
+  using sw::session::set_config_effect;
+  using sw::session::SetConfigEffect;
+  auto effect = [](const std::string& sql) {
+    auto facts = sw::parser::analyze(sql);
+    REQUIRE(facts);
+    return set_config_effect((*facts)->statements.at(0).set_config_calls.at(0));
+  };
+  CHECK(effect("SELECT set_config('a.b', 'v', false)") == SetConfigEffect::Session);
+  CHECK(effect("SELECT set_config('a.b', NULL, false)") == SetConfigEffect::Session);
+  CHECK(effect("SELECT set_config('a.b', 'v', 'no')") == SetConfigEffect::Session);
+  CHECK(effect("SELECT set_config('a.b', 'v', true)") == SetConfigEffect::Local);
+  CHECK(effect("SELECT set_config('a.b', 'v', 'on')") == SetConfigEffect::Local);
+  CHECK(effect("SELECT set_config('a.b', $1, true)") == SetConfigEffect::Local);
+  CHECK(effect("SELECT set_config('a.b', 'v', $1)") == SetConfigEffect::Unknown);
+  CHECK(effect("SELECT set_config('a.b', $1, false)") == SetConfigEffect::Unknown);
+  CHECK(effect("SELECT set_config('a.b', 'x' || 'y', false)") == SetConfigEffect::Unknown);
+  CHECK(effect("SELECT set_config($1, 'v', false)") == SetConfigEffect::Unknown);
+  CHECK(effect("SELECT set_config('a.b', 'v', 'maybe')") == SetConfigEffect::Unknown);
+  CHECK(effect("SELECT set_config('a.b', 'v')") == SetConfigEffect::Unknown);
 }

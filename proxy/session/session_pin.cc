@@ -1,0 +1,55 @@
+// Session: pinning in transaction pooling (docs/architecture.md §5.7). A statement whose effect
+// stays in the server's session (pinning.h) makes the client a session-pooled one from then on:
+// its servers stay with it, and when it leaves each is reset with pool.server_reset_query like
+// any session-pooled server. At most pool.max_pinned_clients clients (all workers) are pinned at
+// once; past that the statement is refused before it runs.
+#include <atomic>
+
+#include "common/log.h"
+#include "config/config.h"
+#include "session/session.h"
+
+namespace sw::session {
+namespace {
+
+std::atomic<int> pinned_count{0};  // pinned clients of the process, all workers
+
+bool take_pin_slot(int limit) {
+  int now = pinned_count.load(std::memory_order_relaxed);
+  while (now < limit) {
+    if (pinned_count.compare_exchange_weak(now, now + 1, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// In transaction pooling, a statement that would leave session state on the server pins the
+// client to it, or is refused when the bound is reached.
+Status Session::refuse_unpoolable(const parser::StatementFacts& statement) {
+  if (pools_.session_pooling) return Status::ok();
+  PinReason reason = pin_reason(statement);
+  if (reason == PinReason::None) return Status::ok();
+  const int limit = host_.config().pool.pinned_limit();
+  if (!take_pin_slot(limit)) {
+    return Status::client(
+        "53300", std::string(describe(reason)) + " keeps a client on its server until it disconnects, and " +
+                     std::to_string(limit) +
+                     " clients already are (pool.max_pinned_clients); retry later, avoid it (ON COMMIT DROP, "
+                     "pg_advisory_xact_lock, a cursor without HOLD), or use pool.mode: session");
+  }
+  pools_.pinned = reason;
+  pools_.session_pooling = true;
+  LOG_INFO("client=c%llu user=%s pinned to its servers until it disconnects: %s", (unsigned long long)id(),
+           profile_.user.c_str(), std::string(describe(reason)).c_str());
+  return Status::ok();
+}
+
+// The client leaves: its pin slot is free again.
+void Session::unpin() {
+  if (pools_.pinned == PinReason::None) return;
+  pools_.pinned = PinReason::None;
+  pinned_count.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace sw::session

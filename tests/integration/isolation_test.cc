@@ -1,0 +1,322 @@
+// Two clients, one server (pool.size 1, so B always gets the server A used): nothing of A's
+// session reaches B, in transaction and in session pooling, with a superuser and a non-superuser
+// application role; and A keeps what PostgreSQL keeps for it (docs/architecture.md §5.7).
+#include <libpq-fe.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "it_test.h"
+
+using namespace it;
+
+namespace {
+
+const char* const kModes[] = {"transaction", "session"};
+
+// Roles and tables of this suite, made once per cluster (the cluster is shared by the suite).
+void prepare_cluster() {
+  static bool done = false;
+  if (done) return;
+  PgConn admin = shared_cluster().admin("app");
+  REQUIRE_OK(admin.exec(
+      "DO $$ BEGIN "
+      "IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'iso_low') THEN CREATE ROLE iso_low; END IF; "
+      "IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'iso_app') THEN "
+      "CREATE ROLE iso_app LOGIN NOSUPERUSER PASSWORD 'secret'; END IF; END $$"));
+  REQUIRE_OK(admin.exec("GRANT iso_low TO iso_app"));
+  REQUIRE_OK(admin.exec("GRANT CREATE, TEMPORARY ON DATABASE app TO iso_app"));
+  REQUIRE_OK(admin.exec("GRANT USAGE, CREATE ON SCHEMA public TO iso_app, iso_low"));
+  REQUIRE_OK(admin.exec("DROP TABLE IF EXISTS iso_acct, iso_2pc"));
+  REQUIRE_OK(admin.exec("CREATE TABLE iso_acct (v text); INSERT INTO iso_acct VALUES ('real')"));
+  REQUIRE_OK(admin.exec("CREATE TABLE iso_2pc (x int)"));
+  REQUIRE_OK(admin.exec("GRANT ALL ON iso_acct, iso_2pc TO PUBLIC"));
+  done = true;
+}
+
+ProxyOptions options_for(const std::string& mode, bool superuser) {
+  ProxyOptions options;
+  options.pool_mode = mode;
+  options.pool_size = 1;  // B always gets A's server
+  options.workers = 1;
+  options.query_wait_timeout = "3s";
+  if (!superuser) {
+    options.shard_user = "iso_app";
+    options.shard_password = "secret";
+  }
+  return options;
+}
+
+std::string login_role(bool superuser) { return superuser ? "app" : "iso_app"; }
+
+bool idle(const PgConn& c) { return PQtransactionStatus(c.get()) == PQTRANS_IDLE; }
+
+}  // namespace
+
+TEST_SUITE("isolation") {
+  TEST_CASE("SET ROLE, set_config('role') and SET SESSION AUTHORIZATION reach no other client") {
+    PROXY_ONLY();
+    prepare_cluster();
+    for (const char* mode : kModes) {
+      for (bool superuser : {true, false}) {
+        ProxyProcess proxy(shared_cluster(), options_for(mode, superuser));
+        std::vector<std::string> statements = {"SET ROLE iso_low",
+                                               "SELECT set_config('role', 'iso_low', false)"};
+        if (superuser) statements.push_back("SET SESSION AUTHORIZATION iso_low");
+        for (const std::string& sql : statements) {
+          CAPTURE(mode);
+          CAPTURE(superuser);
+          CAPTURE(sql);
+          INFO("proxy log:\n" << proxy.log_tail());
+          {
+            PgConn a = connect_or_throw(proxy.conninfo());
+            REQUIRE_OK(a.exec(sql));
+            CHECK(a.value("SELECT current_user") == "iso_low");
+            if (std::string(mode) == "transaction") {
+              // B runs between A's transactions on A's server; A's role comes back for A.
+              PgConn b = connect_or_throw(proxy.conninfo());
+              CHECK(b.value("SELECT current_user") == login_role(superuser));
+              CHECK(b.value("SELECT session_user") == login_role(superuser));
+              b.reset();
+              CHECK(a.value("SELECT current_user") == "iso_low");
+            }
+          }
+          PgConn next = connect_or_throw(proxy.conninfo());
+          CHECK(next.value("SELECT current_user") == login_role(superuser));
+          CHECK(next.value("SELECT session_user") == login_role(superuser));
+          CHECK(next.value("SHOW role") == "none");
+        }
+      }
+    }
+  }
+
+  TEST_CASE("set_config(..., false) is a SET: replayed for its client, never seen by the next") {
+    PROXY_ONLY();
+    prepare_cluster();
+    for (const char* mode : kModes) {
+      ProxyProcess proxy(shared_cluster(), options_for(mode, false));
+      struct Way {
+        const char* what;
+        std::function<PgResult(PgConn&)> run;
+      };
+      const std::vector<Way> ways = {
+          {"simple", [](PgConn& c) { return c.exec("SELECT set_config('search_path', 'nowhere', false)"); }},
+          {"extended",
+           [](PgConn& c) { return c.exec_params("SELECT set_config('search_path', 'nowhere', false)", {}); }},
+          {"extended, binary results",
+           [](PgConn& c) {
+             return c.exec_extended("SELECT set_config('search_path', 'nowhere', false)",
+                                    ResultFormat::Binary);
+           }},
+          {"SET, extended, binary results",
+           [](PgConn& c) { return c.exec_extended("SET search_path = nowhere", ResultFormat::Binary); }},
+      };
+      for (const Way& way : ways) {
+        CAPTURE(mode);
+        CAPTURE(way.what);
+        INFO("proxy log:\n" << proxy.log_tail());
+        {
+          PgConn a = connect_or_throw(proxy.conninfo());
+          REQUIRE_OK(way.run(a));
+          CHECK(a.value("SHOW search_path") == "nowhere");
+          if (std::string(mode) == "transaction") {
+            PgConn b = connect_or_throw(proxy.conninfo());
+            CHECK(b.value("SHOW search_path") == "\"$user\", public");
+            CHECK(b.value("SELECT v FROM iso_acct") == "real");
+            b.reset();
+            CHECK(a.value("SHOW search_path") == "nowhere");
+          }
+        }
+        PgConn next = connect_or_throw(proxy.conninfo());
+        CHECK(next.value("SHOW search_path") == "\"$user\", public");
+      }
+    }
+  }
+
+  TEST_CASE("a SET undone by ROLLBACK TO SAVEPOINT stays undone; RELEASE keeps it") {
+    PROXY_ONLY();
+    prepare_cluster();
+    for (const char* mode : kModes) {
+      ProxyProcess proxy(shared_cluster(), options_for(mode, true));
+      struct Script {
+        std::vector<std::string> statements;
+        std::string date;  // '01/02/2024'::date afterwards
+      };
+      const std::vector<Script> scripts = {
+          {{"BEGIN", "SAVEPOINT a", "SET datestyle = 'ISO, DMY'", "ROLLBACK TO SAVEPOINT a", "COMMIT"},
+           "2024-01-02"},
+          {{"BEGIN", "SELECT 1", "SAVEPOINT a", "SET datestyle = 'ISO, DMY'", "ROLLBACK TO a", "COMMIT"},
+           "2024-01-02"},
+          {{"BEGIN", "SELECT 1", "SAVEPOINT a", "SET datestyle = 'ISO, DMY'", "RELEASE a", "COMMIT"},
+           "2024-02-01"},
+          {{"BEGIN", "SELECT 1", "SET datestyle = 'ISO, DMY'", "ROLLBACK"}, "2024-01-02"},
+          {{"BEGIN", "SELECT 1", "SET LOCAL datestyle = 'ISO, DMY'", "COMMIT"}, "2024-01-02"},
+      };
+      for (const Script& script : scripts) {
+        CAPTURE(mode);
+        CAPTURE(script.statements.at(1));
+        CAPTURE(script.statements.at(script.statements.size() - 2));
+        INFO("proxy log:\n" << proxy.log_tail());
+        PgConn a = connect_or_throw(proxy.conninfo());
+        for (const std::string& sql : script.statements) REQUIRE_OK(a.exec(sql));
+        if (std::string(mode) == "transaction") {
+          PgConn b = connect_or_throw(proxy.conninfo());
+          CHECK(b.value("SHOW datestyle") == "ISO, MDY");
+        }
+        CHECK(a.value("SELECT '01/02/2024'::date") == script.date);
+      }
+    }
+  }
+
+  TEST_CASE("a SET in a rolled back transaction whose server was reset first stays undone") {
+    PROXY_ONLY();
+    prepare_cluster();
+    ProxyProcess proxy(shared_cluster(), options_for("transaction", true));
+    INFO("proxy log:\n" << proxy.log_tail());
+    PgConn a = connect_or_throw(proxy.conninfo());
+    REQUIRE_OK(a.exec("SET application_name = 'a'"));  // A's settings differ from B's
+    PgConn b = connect_or_throw(proxy.conninfo());
+    CHECK(b.value("SELECT 1") == "1");  // the server now has B's settings
+    // The SET rides with the deferred BEGIN; the server is reset to A's settings first.
+    REQUIRE_OK(a.exec("BEGIN"));
+    REQUIRE_OK(a.exec("SET datestyle = 'ISO, DMY'"));
+    CHECK(a.value("SELECT '01/02/2024'::date") == "2024-02-01");
+    REQUIRE_OK(a.exec("ROLLBACK"));
+    CHECK(b.value("SELECT 1") == "1");
+    CHECK(a.value("SELECT '01/02/2024'::date") == "2024-01-02");
+  }
+
+  TEST_CASE(
+      "temporary objects, held cursors, LISTEN, advisory locks: the client's own, the next never sees them") {
+    PROXY_ONLY();
+    prepare_cluster();
+    struct Form {
+      const char* create;
+      const char* check;  // what A sees in a later transaction, and B does not
+      const char* in_a;
+      const char* in_b;
+      const char* reason;  // what the log names as the pin's reason
+    };
+    const std::vector<Form> forms = {
+        {"CREATE TEMP TABLE iso_acct AS SELECT 'temp'::text AS v", "SELECT v FROM iso_acct", "temp", "real",
+         "a temporary table"},
+        {"SELECT 'temp'::text AS v INTO TEMP iso_acct", "SELECT v FROM iso_acct", "temp", "real",
+         "a temporary table"},
+        {"CREATE TEMP TABLE iso_acct (v text)", "SELECT count(*) FROM iso_acct", "0", "1",
+         "a temporary table"},
+        {"CREATE TEMP VIEW iso_acct AS SELECT 'temp'::text AS v", "SELECT v FROM iso_acct", "temp", "real",
+         "a temporary view"},
+        {"CREATE TEMP SEQUENCE iso_seq", "SELECT to_regclass('iso_seq') IS NOT NULL", "t", "f",
+         "a temporary sequence"},
+        {"CREATE FUNCTION pg_temp.iso_f() RETURNS text LANGUAGE sql AS $$SELECT 'temp'$$",
+         "SELECT count(*) FROM pg_proc WHERE proname = 'iso_f'", "1", "0", "a function in pg_temp"},
+        {"DECLARE iso_c CURSOR WITH HOLD FOR SELECT 'temp'::text", "SELECT count(*) FROM pg_cursors", "1",
+         "0", "a cursor WITH HOLD"},
+        {"LISTEN iso_ch", "SELECT count(*) FROM pg_listening_channels()", "1", "0", "LISTEN"},
+        {"SELECT pg_advisory_lock(4711)",
+         "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()", "1", "0",
+         "a session-level advisory lock"},
+        {"SELECT set_config('search_path', 'now' || 'here', false)", "SHOW search_path", "nowhere",
+         "\"$user\", public", "set_config() with arguments that are not literals"},
+    };
+    for (const char* mode : kModes) {
+      for (bool superuser : {true, false}) {
+        ProxyProcess proxy(shared_cluster(), options_for(mode, superuser));
+        for (const Form& form : forms) {
+          CAPTURE(mode);
+          CAPTURE(superuser);
+          CAPTURE(form.create);
+          INFO("proxy log:\n" << proxy.log_tail());
+          {
+            PgConn a = connect_or_throw(proxy.conninfo());
+            REQUIRE_OK(a.exec(form.create));
+            CHECK(a.value(form.check) == form.in_a);
+            CHECK(a.value(form.check) == form.in_a);  // and in the transaction after
+          }
+          if (std::string(mode) == "transaction")
+            CHECK(proxy.wait_for_log(
+                std::string("pinned to its servers until it disconnects: ") + form.reason, 2s));
+          PgConn b = connect_or_throw(proxy.conninfo());
+          CHECK(b.value(form.check) == form.in_b);
+          CHECK(b.value("SELECT v FROM iso_acct") == "real");
+          if (std::string(form.create).rfind("DECLARE", 0) == 0)
+            CHECK_OK(b.exec("DECLARE iso_c CURSOR WITH HOLD FOR SELECT 1; CLOSE iso_c"));
+        }
+      }
+    }
+  }
+
+  TEST_CASE("pool.max_pinned_clients: past it the statement is refused with a clear error") {
+    PROXY_ONLY();
+    prepare_cluster();
+    ProxyOptions options = options_for("transaction", true);
+    options.pool_size = 3;
+    // One more key of the rendered pool map, after idle_timeout's value.
+    options.idle_timeout = "60s\n  max_pinned_clients: 1";
+    options.users = {{"app", "secret"}, {"admin", "secret"}};
+    options.extra_yaml = "admin:\n  database: shardwire\n  users: [admin]\n";
+    ProxyProcess proxy(shared_cluster(), options);
+    INFO("proxy log:\n" << proxy.log_tail());
+    PgConn a = connect_or_throw(proxy.conninfo());
+    REQUIRE_OK(a.exec("CREATE TEMP TABLE iso_acct (v text)"));
+    PgConn b = connect_or_throw(proxy.conninfo());
+    PgResult refused = b.exec("CREATE TEMP TABLE iso_acct (v text)");
+    CHECK(refused.sqlstate() == "53300");
+    CHECK_MESSAGE(contains(refused.error(), "pool.max_pinned_clients"), refused.describe());
+    CHECK(b.value("SELECT v FROM iso_acct") == "real");  // nothing was created, b goes on
+
+    PgConn console = connect_or_throw(proxy.conninfo("admin", "secret", "sslmode=disable dbname=shardwire"));
+    PgResult clients = console.exec("SHOW CLIENTS");
+    REQUIRE(clients.ok());
+    int pinned_col = -1;
+    for (int i = 0; i < clients.cols(); ++i) {
+      if (clients.names()[static_cast<size_t>(i)] == "pinned") pinned_col = i;
+    }
+    REQUIRE(pinned_col >= 0);
+    int pinned = 0;
+    for (int r = 0; r < clients.rows(); ++r) pinned += clients.value(r, pinned_col) == "a temporary table";
+    CHECK(pinned == 1);
+    PgResult pools = console.exec("SHOW POOLS");
+    REQUIRE(pools.ok());
+    CHECK(pools.value(0, pools.cols() - 1) == "1");
+
+    a.reset();  // its slot is free once the proxy saw it leave
+    bool created = false;
+    for (int i = 0; i < 50 && !created; ++i) {
+      created = b.exec("CREATE TEMP TABLE iso_acct (v text)").ok();
+      if (!created) sleep_ms(50);
+    }
+    CHECK(created);
+  }
+
+  TEST_CASE("a refused PREPARE TRANSACTION ends the transaction with a rollback") {
+    PROXY_ONLY();
+    prepare_cluster();
+    for (const char* mode : kModes) {
+      CAPTURE(mode);
+      ProxyProcess proxy(shared_cluster(), options_for(mode, true));
+      INFO("proxy log:\n" << proxy.log_tail());
+      PgConn admin = shared_cluster().admin("app");
+      REQUIRE_OK(admin.exec("TRUNCATE iso_2pc"));
+      {
+        PgConn a = connect_or_throw(proxy.conninfo());
+        REQUIRE_OK(a.exec("BEGIN"));
+        REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (1)"));
+        PgResult refused = a.exec("PREPARE TRANSACTION 'iso_g1'");
+        CHECK_FALSE(refused.ok());
+        CHECK(refused.sqlstate() == "0A000");
+        CHECK(idle(a));
+        REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (2)"));  // autocommit, as in PostgreSQL
+        CHECK(idle(a));
+        // Nothing was begun on a server yet: the same.
+        REQUIRE_OK(a.exec("BEGIN"));
+        CHECK_FALSE(a.exec("PREPARE TRANSACTION 'iso_g2'").ok());
+        CHECK(idle(a));
+        REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (3)"));
+      }
+      CHECK(admin.value("SELECT string_agg(x::text, ',' ORDER BY x) FROM iso_2pc") == "2,3");
+      CHECK(admin.value("SELECT count(*) FROM pg_prepared_xacts") == "0");
+    }
+  }
+}
