@@ -69,12 +69,10 @@ Result<std::vector<uint32_t>> parse_bucket_list(std::string_view text, uint32_t 
   return out;
 }
 
-std::vector<PlannedMove> plan_rebalance(const router::Directory& directory,
-                                        const std::vector<std::string>& targets,
-                                        const std::map<uint32_t, uint64_t>& rows) {
-  // Shards: the directory's, then new ones named in `targets`.
-  std::vector<std::string> names = directory.shards();
-  std::vector<bool> is_target(names.size(), targets.empty());
+void name_shards(const router::Directory& directory, const std::vector<std::string>& targets,
+                 std::vector<std::string>& names, std::vector<bool>& is_target) {
+  names = directory.shards();
+  is_target.assign(names.size(), targets.empty());
   for (const std::string& name : targets) {
     const auto it = std::find(names.begin(), names.end(), name);
     if (it == names.end()) {
@@ -84,6 +82,14 @@ std::vector<PlannedMove> plan_rebalance(const router::Directory& directory,
       is_target[static_cast<size_t>(it - names.begin())] = true;
     }
   }
+}
+
+std::vector<PlannedMove> plan_rebalance(const router::Directory& directory,
+                                        const std::vector<std::string>& targets,
+                                        const std::map<uint32_t, uint64_t>& rows) {
+  std::vector<std::string> names;
+  std::vector<bool> is_target;
+  name_shards(directory, targets, names, is_target);
   const size_t shard_count = names.size();
   const uint32_t bucket_total = directory.bucket_count();
   const auto target_count = static_cast<uint32_t>(std::count(is_target.begin(), is_target.end(), true));

@@ -97,6 +97,11 @@ BucketSize minimum_to_move(const router::Directory& directory, const std::vector
 std::vector<ShardLoad> loads_after(const router::Directory& directory, const std::vector<PlannedMove>& plan,
                                    const BucketSizes& sizes);
 
+// The shards a plan spans: the directory's, then new ones named in `targets`; `is_target[i]` says
+// whether names[i] may end with buckets (every shard when `targets` is empty).
+void name_shards(const router::Directory& directory, const std::vector<std::string>& targets,
+                 std::vector<std::string>& names, std::vector<bool>& is_target);
+
 // "s0 1000 rows 81920 B (+0.4%), s1 ..." with each shard's deviation from the mean of the shards
 // that hold buckets, by bytes (rows when no bytes were measured). For REBALANCE DRY RUN.
 std::string describe_spread(const std::vector<ShardLoad>& loads);

@@ -9,22 +9,6 @@
 namespace sw::mover {
 namespace {
 
-// Shard names (the directory's, then new ones named in `targets`) and which are targets.
-void name_shards(const router::Directory& directory, const std::vector<std::string>& targets,
-                 std::vector<std::string>& names, std::vector<bool>& is_target) {
-  names = directory.shards();
-  is_target.assign(names.size(), targets.empty());
-  for (const std::string& name : targets) {
-    const auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end()) {
-      names.push_back(name);
-      is_target.push_back(true);
-    } else {
-      is_target[static_cast<size_t>(it - names.begin())] = true;
-    }
-  }
-}
-
 // Groups final owners that differ from the directory's into moves, by donor then receiver.
 std::vector<PlannedMove> moves_between(const router::Directory& directory,
                                        const std::vector<std::string>& names,
