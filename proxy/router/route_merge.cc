@@ -134,8 +134,15 @@ void shard_rows(int64_t limit, const std::string& limit_value, const std::string
   if (!limit_value.empty()) {
     rewrite.limit = "(" + limit_value + " + " + skipped + ")";
   } else if (limit >= 0) {
-    rewrite.limit = offset_value.empty() ? std::to_string(limit + plan.offset)
-                                         : "(" + std::to_string(limit) + " + " + skipped + ")";
+    if (offset_value.empty()) {
+      rewrite.limit = std::to_string(limit + plan.offset);
+    } else {
+      rewrite.limit = '(';
+      rewrite.limit += std::to_string(limit);
+      rewrite.limit += " + ";
+      rewrite.limit += skipped;
+      rewrite.limit += ')';
+    }
   }
 }
 

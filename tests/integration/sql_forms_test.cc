@@ -127,7 +127,7 @@ std::vector<Line> read_lines(const std::filesystem::path& path) {
 // The values in place of $n, for the simple protocol (highest number first: $1 is in $10).
 std::string with_values(std::string sql, const std::vector<std::optional<std::string>>& params) {
   for (size_t n = params.size(); n >= 1; --n) {
-    const std::string name = "$" + std::to_string(n);
+    const std::string name = '$' + std::to_string(n);
     const std::string value = params[n - 1] ? *params[n - 1] : "NULL";
     for (size_t at = sql.find(name); at != std::string::npos; at = sql.find(name, at + value.size()))
       sql.replace(at, name.size(), value);

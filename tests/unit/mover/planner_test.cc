@@ -327,7 +327,7 @@ BucketSize moved_data(const std::vector<PlannedMove>& plan, const BucketSizes& s
 
 std::vector<std::string> shard_names(int first, int count) {
   std::vector<std::string> names;
-  for (int i = first; i < first + count; ++i) names.push_back("s" + std::to_string(i));
+  for (int i = first; i < first + count; ++i) names.push_back('s' + std::to_string(i));
   return names;
 }
 
