@@ -69,6 +69,22 @@ struct Numeral {
   bool half = false;
 };
 
+// An exponent (e|E, a sign, digits) at text[i], if one is there: i moves past it. False when the
+// e has no digits. Its magnitude is capped (any exponent that large overflows numeric anyway).
+bool read_exponent(std::string_view text, size_t& i, long& exponent) {
+  exponent = 0;
+  if (i == text.size() || (text[i] != 'e' && text[i] != 'E')) return true;
+  ++i;
+  bool minus = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) minus = text[i++] == '-';
+  if (i == text.size() || text[i] < '0' || text[i] > '9') return false;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (exponent < 100000000) exponent = exponent * 10 + (text[i] - '0');
+  }
+  if (minus) exponent = -exponent;
+  return true;
+}
+
 Result<Numeral> read_numeral(std::string_view text) {
   const Status invalid = Status::client("22P02", "invalid input syntax for type numeric");
   text = trimmed(text);
@@ -102,17 +118,7 @@ Result<Numeral> read_numeral(std::string_view text) {
   const size_t digits_end = i;
   if (digits == 0) return invalid;
   long exponent = 0;
-  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-    ++i;
-    bool minus = false;
-    if (i < text.size() && (text[i] == '+' || text[i] == '-')) minus = text[i++] == '-';
-    if (i == text.size() || text[i] < '0' || text[i] > '9') return invalid;
-    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-      if (exponent < 100000000) exponent = exponent * 10 + (text[i] - '0');
-    }
-    if (minus) exponent = -exponent;
-  }
-  if (i != text.size()) return invalid;
+  if (!read_exponent(text, i, exponent) || i != text.size()) return invalid;
   // Digit k (0-based, the point skipped) is in the integer part when k < integer_digits.
   const long integer_digits = static_cast<long>(before_point) + exponent;
   long leading_zeros = 0;

@@ -146,6 +146,33 @@ void shard_rows(int64_t limit, const std::string& limit_value, const std::string
   }
 }
 
+// The merge's LIMIT and OFFSET and what the shards return for them (shard_rows). `limit_value` /
+// `offset_value`: "$n::int8" for a parameter, else "". The reason it cannot merge, or "".
+std::string limit_and_offset(const parser::SelectShape& shape, bool aggregate, const std::string& limit_value,
+                             const std::string& offset_value, merge::MergePlan& plan,
+                             parser::SelectRewrite& rewrite) {
+  // A negative constant is the shards' error to raise (2201W, 2201X): the statement goes as written.
+  auto negative = [](const parser::Value& value) {
+    return value.kind == ValueKind::Number && !value.text.empty() && value.text[0] == '-';
+  };
+  if ((shape.has_limit && negative(shape.limit)) || (shape.has_offset && negative(shape.offset))) {
+    rewrite.limit.clear();
+    rewrite.drop_offset = false;
+    plan.limit_param = plan.offset_param = 0;
+    return "";
+  }
+  int64_t limit = -1, offset = 0;
+  if (shape.has_limit && limit_value.empty() && !constant_count(shape.limit, limit))
+    return "has a LIMIT that is not a constant number or a parameter";
+  if (shape.has_offset && offset_value.empty() && !constant_count(shape.offset, offset))
+    return "has an OFFSET that is not a constant number or a parameter";
+  plan.limit = limit;
+  plan.offset = offset < 0 ? 0 : offset;
+  if (!aggregate && shape.has_offset && (!offset_value.empty() || plan.offset > 0))
+    shard_rows(limit, limit_value, offset_value, plan, rewrite);
+  return "";
+}
+
 }  // namespace
 
 Route DmlRouter::merged_scatter(Route route, int first) {
@@ -197,25 +224,9 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (!aggregate && !plan->order_by.empty()) plan->kind = merge::MergeKind::MergeSort;
   if (aggregate) plan->stream_groups = sorted_by_group_keys(*plan, shape.group_by);
   plan->distinct = shape.distinct;
-  int64_t limit = -1, offset = 0;
-  // A negative constant is the shards' error to raise (2201W, 2201X): the statement goes as written.
-  auto negative = [](const parser::Value& value) {
-    return value.kind == ValueKind::Number && !value.text.empty() && value.text[0] == '-';
-  };
-  if ((shape.has_limit && negative(shape.limit)) || (shape.has_offset && negative(shape.offset))) {
-    rewrite.limit.clear();
-    rewrite.drop_offset = false;
-    plan->limit_param = plan->offset_param = 0;
-  } else {
-    if (shape.has_limit && !limit_param && !constant_count(shape.limit, limit))
-      return refuse("has a LIMIT that is not a constant number or a parameter");
-    if (shape.has_offset && !offset_param && !constant_count(shape.offset, offset))
-      return refuse("has an OFFSET that is not a constant number or a parameter");
-    plan->limit = limit;
-    plan->offset = offset < 0 ? 0 : offset;
-    if (!aggregate && shape.has_offset && (offset_param || plan->offset > 0))
-      shard_rows(limit, limit_value, offset_value, *plan, rewrite);
-  }
+  if (std::string why = limit_and_offset(shape, aggregate, limit_value, offset_value, *plan, rewrite);
+      !why.empty())
+    return refuse(why);
   const bool tables_only = !facts_.scopes[0].non_table_from;
   bool star = false;
   for (const parser::OutputItem& item : shape.outputs) {

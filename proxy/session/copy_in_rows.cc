@@ -182,7 +182,7 @@ std::string CopyIn::with_client_line(size_t index, std::string_view frame) const
   }
   out += '\0';
   const auto length = static_cast<uint32_t>(out.size() - 1);
-  for (int i = 0; i < 4; ++i) out[static_cast<size_t>(1 + i)] = static_cast<char>(length >> (24 - 8 * i));
+  for (size_t i = 0; i < 4; ++i) out[1 + i] = static_cast<char>(length >> (24 - 8 * i));
   return out;
 }
 
