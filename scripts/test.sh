@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test (what .ci/run runs):
 #
-#   release  Release build with gcc in build/ (warnings are errors): unit, routing, lint and
-#            integration tests (real PostgreSQL 15 clusters, psql, pgbench, a real Prometheus)
-#            against a Release shardwire.
+#   release  Release build with gcc in build/ (warnings are errors): unit, routing and lint tests
+#            and ctest `demo` (scripts/demo.sh from a mode-700 copy of the checkout). Without
+#            the asan stage it runs the integration suites too, against this shardwire.
 #   asan     ASan+UBSan build with clang in build-asan/ of shardwire and the unit tests
-#            (warnings are errors): the unit tests, then the whole integration suite again,
-#            driving the sanitized shardwire (SHARDWIRE_BIN). Any sanitizer report fails the run.
+#            (warnings are errors): the unit tests, then every integration suite (real
+#            PostgreSQL 15 clusters, psql, pgbench, drivers, a real Prometheus; the release
+#            build's test binary) driving the sanitized shardwire (SHARDWIRE_BIN). The suites
+#            run once, here: each assertion is checked, and every path they drive is checked
+#            for memory errors and undefined behaviour too. Any sanitizer report fails the run.
 #   lint     scripts/lint.sh --tidy: clang-format, module boundaries and clang-tidy (over the
 #            asan stage's clang compile_commands.json in build-asan/; only configured, nothing
 #            built, when that stage did not run).
@@ -14,10 +17,9 @@
 #            then the integration suites that run the mover's threads (mover*, reshard*).
 #   fuzz     scripts/fuzz.sh: every libFuzzer target over its seed corpus, then a short run.
 #
-# The release tests include ctest `demo` (scripts/demo.sh from a mode-700 copy of the checkout).
 # IT_JOBS (default 4) integration suites run at once. STAGES picks stages (default: all, in
-# that order). Extra arguments go to the release stage's
-# ctest and skip the others, e.g. `scripts/test.sh -L integration` or `-R integration.pool`.
+# that order). Extra arguments go to the release stage's ctest and skip the others, e.g.
+# `scripts/test.sh -L integration` or `-R integration.pool` (a Release shardwire).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -72,7 +74,8 @@ sanitized_build() {  # DIR OPTION COMPILER TARGET...
   cmake --build "$dir" --target "$@"
 }
 
-# Both stages below run the release build's integration binary against a sanitized shardwire.
+# The asan and tsan stages run the release build's integration binary against a sanitized
+# shardwire.
 # The sanitizer runtimes write their reports into the proxy's log and exit non-zero; the
 # harness fails a test whose proxy log holds one (SHARDWIRE_IT_SANITIZED=1).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86}
@@ -89,7 +92,7 @@ if has_stage release; then
     (cd "$BUILD_DIR" && ctest --output-on-failure -j2 "$@")
   else
     (cd "$BUILD_DIR" && ctest --output-on-failure -j2 -LE integration)
-    (cd "$BUILD_DIR" && integration_tests -L integration)
+    has_stage asan || (cd "$BUILD_DIR" && integration_tests -L integration)
   fi
 fi
 
