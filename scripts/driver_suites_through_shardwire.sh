@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The drivers' own test suites (psycopg 3, node-postgres, asyncpg) run against a fresh PostgreSQL
+# The drivers' own test suites (psycopg 3, node-postgres, asyncpg, pgjdbc) run against a fresh PostgreSQL
 # 15 cluster three ways: straight, and through shardwire in session and in transaction pooling
 # with that cluster as its only shard. Prints per suite the passed / failed / skipped counts of
 # each target and every test that passes straight and fails (or does not run) through shardwire.
@@ -7,7 +7,7 @@
 #
 #   scripts/driver_suites_through_shardwire.sh [WORKDIR]
 #
-#   SUITES="psycopg node-postgres asyncpg"   which suites (default all three)
+#   SUITES="psycopg node-postgres asyncpg pgjdbc"   which suites (default all four)
 #   TARGETS="direct session transaction"
 #   RUN_TIMEOUT=2400                 seconds one suite may run against one target
 #   PYTEST_ARGS="tests/test_copy.py" extra pytest arguments (psycopg, asyncpg), e.g. to run a part
@@ -18,7 +18,7 @@
 # copied into this repository): Debian's source package by `apt-get source` (a deb-src entry for
 # Debian's archive in a private apt directory under WORKDIR, as pg_regress_through_shardwire.sh
 # does); where the archive does not serve it, a git repository of the driver named by
-# PSYCOPG_GIT, NODE_POSTGRES_GIT or ASYNCPG_GIT (a clone, bare or not) at the installed version's
+# PSYCOPG_GIT, NODE_POSTGRES_GIT, ASYNCPG_GIT or PGJDBC_GIT (a clone, bare or not) at the installed version's
 # tag.
 #   psycopg 3: Debian's python3-psycopg (source psycopg3, tag X.Y.Z), run by Debian's pytest
 #     (python3-pytest, python3-pytest-asyncio, python3-psycopg-pool: installed when missing).
@@ -27,13 +27,14 @@
 #     dependencies are installed from the npm registry into WORKDIR.
 #   asyncpg: Debian's python3-asyncpg (source asyncpg, tag vX.Y.Z), its test base pointed at the
 #     running server by PGHOST; run in the database "postgres", which its pool tests name.
-# pgjdbc is not run: its suite builds with Gradle and JUnit from Maven Central.
+#   pgjdbc: Debian's libpostgresql-jdbc-java (source libpgjava, tag RELX.Y.Z), its JUnit tests
+#     compiled here (junit5, junit4, libhamcrest-java: installed when missing).
 # Needs: postgresql-15, psql, node/npm, a built build/proxy/app/shardwire.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${1:-/tmp/shardwire-driver-suites}
-SUITES=${SUITES:-psycopg node-postgres asyncpg}
+SUITES=${SUITES:-psycopg node-postgres asyncpg pgjdbc}
 TARGETS=${TARGETS:-direct session transaction}
 RUN_TIMEOUT=${RUN_TIMEOUT:-2400}
 BINDIR=/usr/lib/postgresql/15/bin
@@ -330,6 +331,56 @@ run_node_postgres() {  # TARGET PORT DB OUT
   done
 }
 
+# ---- pgjdbc ------------------------------------------------------------------------------------
+
+# Debian's libpostgresql-jdbc-java runs the tests of its version (tag RELX.Y.Z), compiled here
+# against Debian's jar, JUnit 4 and 5 and hamcrest, and run by JUnit's console launcher. Left out:
+# the tests that need libraries Debian does not package (classloader-leak-test-framework,
+# system-stubs, OSGi) and the suite classes naming them (the launcher finds every test class
+# itself); checkerframework's nullness annotations are removed, as pgjdbc's own release build does.
+PGJDBC_JARS=/usr/share/java/postgresql.jar:/usr/share/java/junit4.jar:/usr/share/java/hamcrest.jar
+PGJDBC_JARS+=:/usr/share/java/junit-jupiter-api.jar:/usr/share/java/junit-jupiter-params.jar
+PGJDBC_JARS+=:/usr/share/java/junit-platform-commons.jar:/usr/share/java/junit-platform-suite-api.jar
+PGJDBC_JARS+=:/usr/share/java/junit-jupiter-migrationsupport.jar:/usr/share/java/apiguardian-api.jar
+PGJDBC_JARS+=:/usr/share/java/opentest4j.jar
+
+prepare_pgjdbc() {
+  local version dir=$WORK/pgjdbc
+  [ -d "$dir/classes" ] && return 0
+  if ! dpkg -s junit5 junit4 libhamcrest-java >/dev/null 2>&1; then
+    log "installing junit5 junit4 libhamcrest-java"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends junit5 junit4 libhamcrest-java >/dev/null
+  fi
+  version=$(dpkg-query -W -f='${Version}' libpostgresql-jdbc-java)
+  fetch_source "$dir" libpgjava "$version" "${PGJDBC_GIT:-}" "REL${version%%-*}" \
+    pgjdbc/src/test build.properties ssltest.properties || return 1
+  # Debian's source package holds the driver's tree at its top, the git tag under pgjdbc/.
+  local tests
+  tests=$(find "$dir" -type d -path '*/src/test/java' | head -1)
+  grep -rlE 'se\.jiderhamn|uk\.org\.webcompere|org\.osgi' "$tests" | xargs rm -f
+  find "$tests" -name '*TestSuite.java' -delete
+  grep -rl org.checkerframework "$tests" | xargs sed -i -E \
+    '/^import org\.checkerframework/d; s/@(Nullable|NonNull|PolyNull)\b ?//g'
+  mkdir -p "$dir/classes"
+  find "$tests" -name '*.java' >"$dir/sources"
+  javac -nowarn -encoding UTF-8 -cp "$PGJDBC_JARS" -d "$dir/classes" @"$dir/sources" >"$dir/javac.log" 2>&1 ||
+    { echo "pgjdbc: the tests did not compile ($dir/javac.log)" >&2; rm -rf "$dir/classes"; return 1; }
+  cp -r "$tests/../resources/." "$dir/classes/"
+}
+
+run_pgjdbc() {  # TARGET PORT DB OUT
+  local dir=$WORK/pgjdbc
+  local properties
+  properties=$(dirname "$(find "$dir" -maxdepth 2 -name build.properties | head -1)")
+  (cd "$dir" && timeout -s INT -k 60 "$RUN_TIMEOUT" nice -n 10 java -Dbuild.properties.relative.path="$properties/" \
+    -Dserver=127.0.0.1 "-Dport=$2" "-Ddatabase=$3" -Dusername=postgres -Dpassword= \
+    -DprivilegedUser=postgres -DprivilegedPassword= \
+    -jar /usr/share/java/junit-platform-console-standalone.jar --disable-banner --details=none \
+    --class-path "$dir/classes:$PGJDBC_JARS" --scan-class-path "$dir/classes" \
+    --reports-dir "$4/reports" >"$4/junit.log" 2>&1) || true
+  junit_results "$4"/reports/*.xml >"$4/results.txt"
+}
+
 # ---- main --------------------------------------------------------------------------------------
 
 if [ -n "${COMPARE_ONLY:-}" ]; then
@@ -342,7 +393,8 @@ for suite in $SUITES; do
     psycopg) prepare_psycopg || continue ;;
     node-postgres) prepare_node_postgres || continue ;;
     asyncpg) prepare_asyncpg || continue ;;
-    *) echo "unknown suite $suite (psycopg, node-postgres, asyncpg)" >&2; continue ;;
+    pgjdbc) prepare_pgjdbc || continue ;;
+    *) echo "unknown suite $suite (psycopg, node-postgres, asyncpg, pgjdbc)" >&2; continue ;;
   esac
   db=suite_${suite//-/_}
   # asyncpg's pool tests name the database "postgres": the only one shardwire serves must be it.
@@ -351,6 +403,8 @@ for suite in $SUITES; do
     out=$WORK/$suite/$target
     rm -rf "$out" && mkdir -p "$out"
     fresh_database "$db"
+    # pgjdbc's hstore tests expect the extension, as its CI's server has it.
+    [ "$suite" = pgjdbc ] && psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d "$db" -c 'CREATE EXTENSION hstore' >/dev/null
     start_target "$target" "$db" "$out"
     log "$suite through $target (port $TARGET_PORT)"
     start=$SECONDS
