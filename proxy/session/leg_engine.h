@@ -1,0 +1,212 @@
+// The leg engine (docs/architecture.md §5.6, "One engine for legs"): one server per target shard
+// for one multi-shard run, and the only place where such a run's servers are taken, read,
+// cancelled and given back. What differs between runs (relay, concatenate, merge, split answers,
+// sum row counts, same answer everywhere, commit) is the Runner's answer policy on top of it.
+//
+// For every leg it takes a server (one per target, up front or one leg at a time, or the server
+// the session lends), brings it to the session's settings (`RESET ALL;` and the SessionState
+// signature, unless it has them) and begins the target's `begin` SQL; the runner appends its own
+// statements to that prologue. It reads every leg's answers in one loop: each frame is checked
+// against the pool's configured wire::Limits and by the leg's wire::ServerMessageCheck before the
+// runner sees it; ParameterStatus and NotificationResponse are kept from the runner; a malformed,
+// oversized, misplaced or refused message goes to Runner::on_leg_violation as 08P01 naming the
+// shard, and that leg is read no further. A runner that cannot take a message yet holds the leg
+// (hold(): the message stays unread, the server's socket is not read, TCP holds the rest) and
+// resumes it later: the one backpressure path.
+// A lent server (a leg of the client's transaction, or a session pooling server) is used at once
+// and never goes back to a pool from here (hand_over returns it), except when the engine is
+// destroyed without handing it over (the session is closing).
+// Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
+// transaction back); end() does that outside the client's transaction and hands the rest to the
+// session.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "pool/pool.h"
+#include "session/starting_reads.h"
+#include "session/two_phase_legs.h"
+#include "wire/server_check.h"
+
+namespace sw::session {
+
+class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
+ public:
+  struct Target {
+    pool::Pool* pool = nullptr;
+    std::string shard;              // the shard's name, for messages
+    int index = -1;                 // the shard's index in the directory (the session's legs use it)
+    std::string begin = "BEGIN";    // what starts the transaction ("": none, or it is in one already)
+    pool::Backend* lent = nullptr;  // the session's server for this shard, used instead of a new one
+  };
+  // A leg's server given back to the session at the runner's end (HandBack).
+  struct Handed {
+    int shard = -1;                    // the target's shard index
+    pool::Backend* backend = nullptr;  // null: none (lost, never arrived, or released)
+    bool lent = false;                 // the session lent it
+    int ready_owed = 0;                // ReadyForQuery still due for what the runner sent it
+    bool copy_open = false;            // its COPY FROM was sent and not ended: it needs CopyFail
+    bool wrote = false;                // the runner's statement wrote there
+  };
+  // The runner's end, called once: the servers it gives back (by leg), and its error (ok when it
+  // succeeded). The session answers ok, or why the outcome is refused after all (then the
+  // runner reports that error instead).
+  using HandBack = std::function<Status(std::vector<Handed> servers, const Status& error)>;
+  // What a writing runner (CopyIn, ReferenceWrite, SplitInsert) calls of the session.
+  struct Callbacks {
+    std::function<void(std::string_view)> write_client;
+    std::function<void()> done;  // the answer was written (called from a callback)
+    TwoPhaseHooks two_phase;     // the session's two-phase commit
+    HandBack hand_back;          // lent servers, or every one in a transaction
+  };
+  // One message of a leg's server that passed its checks: `frame` whole (header and body, to
+  // relay as is), `body` after the header. Both point into the server's input: valid only during
+  // the call.
+  struct Message {
+    char type = 0;
+    std::string_view frame;
+    std::string_view body;
+  };
+  // The answer policy: what the runner is told, by leg index (the targets' order). The engine
+  // may be destroyed by the runner inside any of these calls; it touches nothing after that.
+  class Runner {
+   public:
+    virtual ~Runner() = default;
+    // Leg `leg` got its server. `prologue` holds the Query messages that bring it to the
+    // session's settings and begin its transaction, `ready_owed` their ReadyForQuery count; the
+    // runner appends its statements and writes the whole with write().
+    virtual void on_leg_server(size_t leg, std::string prologue, int ready_owed) = 0;
+    // A message of the leg's server, in order. Ok: it is consumed and reading goes on (a
+    // ReadyForQuery then goes to on_leg_ready), unless the call held the leg (the message stays
+    // unread until resume()). An error: the runner cannot take it; it is consumed, then
+    // on_leg_refused decides. When the call released or handed over the leg's server, the
+    // message is left unconsumed and the leg is read no further.
+    virtual Status on_leg_message(size_t leg, const Message& message) = 0;
+    // A ReadyForQuery of the leg's server, consumed.
+    virtual void on_leg_ready(size_t leg) = 0;
+    // on_leg_message's error, the message consumed. True: the runner has dealt with it (it ends
+    // the run with that error); false: it is the server's protocol violation (on_leg_violation).
+    virtual bool on_leg_refused(size_t /*leg*/, const Status& /*why*/) { return false; }
+    // Every complete message of the leg was read for now (or the leg was held).
+    virtual void on_leg_caught_up(size_t /*leg*/) {}
+    // The leg's server broke the protocol (a malformed, oversized or misplaced message, or one
+    // on_leg_message refused; logged): `why` is 08P01 "shard <name> sent an invalid message: ...".
+    // Reading the leg stopped; its server is still held: the runner drops the leg or ends the run.
+    virtual void on_leg_violation(size_t leg, const Status& why) = 0;
+    // The leg's server is gone (already detached and released).
+    virtual void on_leg_lost(size_t leg, const Status& why) = 0;
+    virtual void on_leg_drained(size_t /*leg*/) {}
+    // No server could be had for some leg.
+    virtual void on_no_server(const Status& why) = 0;
+    // The run ended (end()) with the leg's server, or none, handed over: the runner adds what the
+    // session needs to take it back (ready_owed, copy_open, wrote).
+    virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
+  };
+
+  // `what` names the runner's statement in log lines ("COPY into t").
+  LegEngine(std::vector<Target> targets, std::string session_state, std::string what, Runner& runner);
+  ~LegEngine() override;
+  LegEngine(const LegEngine&) = delete;
+  LegEngine& operator=(const LegEngine&) = delete;
+
+  // A run that reads through the owned-rows filter routed with directory `version` (before
+  // start()): it stays in `reads` until every leg has its server; expiring it there goes to
+  // Runner::on_no_server. `started` (optional) says when a leg counts as started (default: it
+  // has its server).
+  void watch_start(StartingReads& reads, uint64_t version, std::function<bool(size_t leg)> started = nullptr);
+  // Ends the watch once every leg has started (the runner calls it when `started` changes).
+  void end_watch_once_started();
+  // Ends the watch now (the run ended).
+  void end_watch() { start_watch_.end(); }
+  // Every leg gets its server: a lent one at once, else asked of its pool; a pool with one idle
+  // answers at once (on_leg_server may run inside start()).
+  void start();
+  // Only leg `leg` (a run that goes shard after shard).
+  void start_leg(size_t leg);
+  size_t size() const { return legs_.size(); }
+  const std::string& shard(size_t leg) const { return legs_[leg].target.shard; }
+  const Target& target(size_t leg) const { return legs_[leg].target; }
+  std::vector<std::string> shard_names() const;
+  // The leg's server, null before it arrived and after it was released or lost.
+  pool::Backend* backend(size_t leg) const { return legs_[leg].backend; }
+  bool waiting(size_t leg) const { return legs_[leg].waiting; }
+  bool any_waiting() const;
+  // The status byte of the leg's last ReadyForQuery ('I' before any).
+  char status(size_t leg) const { return legs_[leg].status; }
+  // The leg whose server is `backend`, size() for none.
+  size_t leg_of(const pool::Backend& backend) const;
+  // Writes to the leg's server; nothing when it has none.
+  void write(size_t leg, std::string_view bytes);
+  // Writes `sql` as a simple Query (the two-phase commit's Send).
+  void send_query(size_t leg, const std::string& sql);
+  // The leg is not read (nor its socket) until resume(); inside on_leg_message the message is
+  // not taken now, and resume() presents it again.
+  void hold(size_t leg);
+  void resume(size_t leg);
+  bool held(size_t leg) const { return legs_[leg].held; }
+  // Sends the client's CancelRequest to the leg's server, if it has one. A cancelled server is
+  // closed when released, never pooled: a cancel arriving late would hit another client's query.
+  void cancel(size_t leg);
+  bool cancelled(size_t leg) const { return legs_[leg].cancelled; }
+  // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
+  // one is kept.
+  void release(size_t leg, bool clean);
+  // Stops waiting and hands every server back; servers arriving later go back to their pools.
+  void release_all(bool clean);
+  // Stops waiting and detaches every server still held (lent ones, or all of a run inside the
+  // client's transaction), by leg, for the session to take back; held legs read again.
+  std::vector<Handed> hand_over();
+  // The run's end: outside the client's transaction every new server goes back to its pool
+  // (closed unless `clean`); what is left (lent servers, or every server inside the transaction)
+  // goes to `hand_back` by leg, completed by Runner::on_leg_handed, with the run's `error` (ok:
+  // it succeeded). Returns the session's verdict.
+  Status end(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
+  // end() where the session has nothing to refuse (outside a transaction, or failed): a refusal
+  // is only logged.
+  void end_settled(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
+
+  // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
+  // or 08P01 when the body is malformed.
+  static Status error_of(std::string_view body);
+
+ private:
+  struct Leg {
+    Target target;
+    pool::Backend* backend = nullptr;
+    bool waiting = false;
+    bool cancelled = false;  // a CancelRequest went to its server
+    bool held = false;       // hold(): not read until resume()
+    char status = 'I';
+    wire::ServerMessageCheck check;
+  };
+  void arrived(size_t leg, pool::Backend* backend);
+  // The one frame-reading loop: the leg's complete messages for the runner.
+  void read(size_t leg);
+  // A message the runner need not see; false: the runner's.
+  bool kept_from_runner(pool::Backend& backend, char type, std::string_view body);
+  void violation(size_t leg, const pool::Backend& backend, const Status& why);
+
+  // pool::Pool::Waiter, pool::BackendUser
+  void on_backend_ready(pool::Backend* backend) override;
+  void on_backend_failed(const Status& why) override;
+  void on_backend_readable(pool::Backend& backend) override;
+  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+  void on_backend_drained(pool::Backend& backend) override;
+
+  std::vector<Leg> legs_;
+  std::string session_state_;
+  std::string what_;
+  Runner& runner_;
+  bool stopped_ = false;  // release_all ran: nobody waits for servers any more
+  std::function<bool(size_t)> started_;
+  StartWatch start_watch_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // expired: destroyed inside a callback
+};
+
+}  // namespace sw::session
