@@ -13,13 +13,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "net/loop.h"
+#include "pool/budget.h"
+#include "pool/pool.h"
+#include "session/leg_engine.h"
 #include "wire/messages.h"
 
 namespace sw::test {
@@ -143,6 +149,57 @@ class FakeServer {
   std::vector<std::thread> connections_;  // joined at the end (the acceptor alone adds to it)
   mutable std::mutex mutex_;
   std::vector<std::string> queries_;
+};
+
+// A real event loop and one real pool per fake server (shards s0, s1, ...), and a watchdog that
+// stops a run that hangs.
+struct LoopWithPools {
+  net::Loop loop;
+  std::shared_ptr<pool::Budget> budget = std::make_shared<pool::Budget>(16);
+  std::vector<std::unique_ptr<pool::Pool>> pools;
+
+  pool::Pool* add_pool(const FakeServer& server, uint64_t max_message_size) {
+    pool::BackendTarget t;
+    t.shard = 's' + std::to_string(pools.size());
+    t.host = "127.0.0.1";
+    t.port = server.port();
+    t.dbname = "app";
+    t.user = "app";
+    pool::PoolSettings settings;
+    settings.max_message_size = max_message_size;
+    pools.push_back(std::make_unique<pool::Pool>(loop, t, settings, budget));
+    return pools.back().get();
+  }
+  // The leg engine's targets on `servers`, each beginning with `begin`.
+  std::vector<session::LegEngine::Target> targets(const std::vector<FakeServer*>& servers,
+                                                  uint64_t max_message_size, const std::string& begin = "") {
+    std::vector<session::LegEngine::Target> out;
+    for (FakeServer* server : servers) {
+      session::LegEngine::Target target;
+      target.pool = add_pool(*server, max_message_size);
+      target.shard = target.pool->target().shard;
+      target.index = static_cast<int>(out.size());
+      target.begin = begin;
+      out.push_back(target);
+    }
+    return out;
+  }
+  // Runs the loop until the code under test stops it; false when the watchdog had to (5 s).
+  bool run() {
+    std::atomic<bool> ended{false};
+    std::atomic<bool> timed_out{false};
+    std::thread watchdog([&] {
+      for (int i = 0; i < 500 && !ended; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (!ended) {
+        timed_out = true;
+        loop.stop();
+      }
+    });
+    loop.run();
+    ended = true;
+    watchdog.join();
+    return !timed_out;
+  }
 };
 
 }  // namespace sw::test

@@ -5,17 +5,12 @@
 
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <chrono>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fake_server.h"
-#include "net/loop.h"
-#include "pool/budget.h"
-#include "pool/pool.h"
 #include "session/session_state.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
@@ -23,54 +18,9 @@
 using sw::Status;
 using sw::session::LegEngine;
 using sw::test::FakeServer;
+using Deployment = sw::test::LoopWithPools;
 
 namespace {
-
-// A loop, one pool per fake server, and a watchdog that stops a run that hangs.
-struct Deployment {
-  sw::net::Loop loop;
-  std::shared_ptr<sw::pool::Budget> budget = std::make_shared<sw::pool::Budget>(16);
-  std::vector<std::unique_ptr<sw::pool::Pool>> pools;
-
-  std::vector<LegEngine::Target> targets(const std::vector<FakeServer*>& servers, uint64_t max_message_size,
-                                         const std::string& begin = "") {
-    std::vector<LegEngine::Target> out;
-    for (FakeServer* server : servers) {
-      sw::pool::BackendTarget t;
-      t.shard = "s" + std::to_string(pools.size());
-      t.host = "127.0.0.1";
-      t.port = server->port();
-      t.dbname = "app";
-      t.user = "app";
-      sw::pool::PoolSettings settings;
-      settings.max_message_size = max_message_size;
-      pools.push_back(std::make_unique<sw::pool::Pool>(loop, t, settings, budget));
-      LegEngine::Target target;
-      target.pool = pools.back().get();
-      target.shard = t.shard;
-      target.index = static_cast<int>(out.size());
-      target.begin = begin;
-      out.push_back(target);
-    }
-    return out;
-  }
-  // Runs the loop until the runner stops it; false when the watchdog had to.
-  bool run() {
-    std::atomic<bool> ended{false};
-    std::atomic<bool> timed_out{false};
-    std::thread watchdog([&] {
-      for (int i = 0; i < 500 && !ended; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      if (!ended) {
-        timed_out = true;
-        loop.stop();
-      }
-    });
-    loop.run();
-    ended = true;
-    watchdog.join();
-    return !timed_out;
-  }
-};
 
 // Records what the engine tells it ("message 0 T", "ready 0", "violation 0 <message>"); sends
 // `sql` on each leg after the prologue; releases a leg at its ReadyForQuery and stops the loop
