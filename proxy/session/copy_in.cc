@@ -52,7 +52,7 @@ void CopyIn::on_leg_server(size_t index, std::string prologue, int ready_owed) {
 Status CopyIn::on_leg_message(size_t index, const Message& message) {
   if (message.type == 'E') {
     if (phase_ == Phase::TwoPhase) {
-      two_phase_->on_error(index, EveryShardTransaction::error_of(message.body));
+      two_phase_->on_error(index, LegEngine::error_of(message.body));
       return Status::ok();
     }
     auto fields = wire::decode_error_fields(message.body);

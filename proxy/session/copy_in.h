@@ -24,15 +24,15 @@
 #include "router/directory.h"
 #include "router/router.h"
 #include "session/copy_in_plan.h"
-#include "session/every_shard_transaction.h"
+#include "session/leg_engine.h"
 #include "session/two_phase_legs.h"
 #include "wire/copy_rows.h"
 
 namespace sw::session {
 
-class CopyIn : private EveryShardTransaction::Runner {
+class CopyIn : private LegEngine::Runner {
  public:
-  using Target = EveryShardTransaction::Target;
+  using Target = LegEngine::Target;
   struct Setup {
     std::string copy_query;  // the client's Query message, whole
     router::TableRule rule;  // the table's rule (a copy: a reload may replace the rules)
@@ -51,7 +51,7 @@ class CopyIn : private EveryShardTransaction::Runner {
     // (no key, no splitting), every shard must copy the same number of rows, all commit.
     bool every_shard = false;
   };
-  struct Callbacks : EveryShardTransaction::Callbacks {
+  struct Callbacks : LegEngine::Callbacks {
     std::function<void()> resume_client;  // streaming began, or a shard's output drained
   };
 
@@ -94,9 +94,9 @@ class CopyIn : private EveryShardTransaction::Runner {
     std::string lines;
     uint64_t last_line = 0;
   };
-  using Message = EveryShardTransaction::Message;
+  using Message = LegEngine::Message;
 
-  // EveryShardTransaction::Runner (copy_in.cc)
+  // LegEngine::Runner (copy_in.cc)
   void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
   Status on_leg_message(size_t leg, const Message& message) override;
   void on_leg_ready(size_t leg) override;
@@ -105,7 +105,7 @@ class CopyIn : private EveryShardTransaction::Runner {
   void on_leg_lost(size_t leg, const Status& why) override;
   void on_leg_drained(size_t leg) override;
   void on_no_server(const Status& why) override;
-  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const override;
+  void on_leg_handed(size_t leg, LegEngine::Handed& handed) const override;
 
   // Servers (copy_in.cc)
   Status on_answer(size_t index, const Message& message);  // any but ErrorResponse
@@ -137,7 +137,7 @@ class CopyIn : private EveryShardTransaction::Runner {
 
   std::vector<Leg> legs_;
   Setup setup_;
-  EveryShardTransaction servers_;  // after setup_: built from its session_state
+  LegEngine servers_;  // after setup_: built from its session_state
   Callbacks callbacks_;
   wire::CopyRowSplitter splitter_;
   Phase phase_ = Phase::Starting;

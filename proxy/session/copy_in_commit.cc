@@ -101,7 +101,7 @@ bool CopyIn::same_rows_everywhere() {
 }
 
 // A COPY still open on a server (started, CopyDone not sent) needs the session's CopyFail.
-void CopyIn::on_leg_handed(size_t index, EveryShardTransaction::Handed& handed) const {
+void CopyIn::on_leg_handed(size_t index, LegEngine::Handed& handed) const {
   const bool copies_open = phase_ == Phase::Starting || phase_ == Phase::Streaming;
   handed.ready_owed = legs_[index].ready_owed;
   handed.copy_open = copies_open && legs_[index].copy_sent;

@@ -9,6 +9,7 @@
 // client's transaction block, or in session pooling; docs/architecture.md §5.6) no server goes back
 // to a pool: each leg is read to its end even after another failed, and at the end every server is
 // handed back to the session, with what it still owes when the run failed.
+// An answer policy on the leg engine (session/leg_engine.h): relay shard after shard.
 #pragma once
 
 #include <cstdint>
@@ -21,14 +22,12 @@
 #include "common/status.h"
 #include "pool/pool.h"
 #include "session/copy_out_join.h"
-#include "session/every_shard_transaction.h"
-#include "session/held_servers.h"
+#include "session/leg_engine.h"
 #include "session/starting_reads.h"
-#include "wire/server_check.h"
 
 namespace sw::session {
 
-class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
+class Fanout : private LegEngine::Runner {
  public:
   enum class Mode { ConcatenateRows, OneAfterAnother };
 
@@ -63,8 +62,8 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   // pool, sent the target's `begin` first, which joins it to the client's transaction). At the end
   // `hand_back` gets every server and the run's error. Inside the client's transaction
   // (`in_transaction`) the client's ReadyForQuery is the session's, not written here.
-  void keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
-                    EveryShardTransaction::HandBack hand_back);
+  void keep_servers(std::vector<LegEngine::Target> targets, bool in_transaction,
+                    LegEngine::HandBack hand_back);
 
   // A read through the owned-rows filter routed with directory `version` (before start()): it
   // stays in `reads` until every leg's server answered the statement itself (so it took its
@@ -82,45 +81,38 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
  private:
   struct Leg {
     Target target;
-    pool::Backend* backend = nullptr;
-    bool waiting = false;
     bool done = false;
+    bool ended = false;  // the statement's (and epilogue's) last ReadyForQuery was read
     bool epilogue_sent = false;
     int swallow_ready = 0;  // ReadyForQuery messages of injected statements still to come
     int ready_owed = 0;
-    char status = 'I';
-    wire::ServerMessageCheck check;  // this leg's server messages
-    int shard_index = -1;            // HeldServers::keep: the directory's index of its shard
-    pool::Backend* lent = nullptr;   // HeldServers::keep: the session's server for it
-    std::string begin;               // HeldServers::keep: what a new server runs first
-    bool cancelled = false;          // a CancelRequest went to its server
-    bool answered = false;           // its server answered the statement (not only the prologue)
+    bool answered = false;  // its server answered the statement (not only the prologue)
   };
 
-  void on_backend_ready(pool::Backend* backend) override;
-  void on_backend_failed(const Status& why) override;
-  void on_backend_readable(pool::Backend& backend) override;
-  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+  // LegEngine::Runner
+  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
+  void on_leg_ready(size_t leg) override;
+  bool on_leg_refused(size_t leg, const Status& why) override;
+  void on_leg_violation(size_t leg, const Status& why) override;
+  void on_leg_lost(size_t leg, const Status& why) override;
+  void on_no_server(const Status& why) override;
 
-  void acquire(size_t index);
-  void use_server(Leg& leg, pool::Backend* backend);
-  void send_query(Leg& leg);
-  void drain_current();
-  // Fail: the run fails with `failure_` once the message is consumed (a held server goes back
-  // with nothing of it left to read).
-  enum class Next { Continue, FinishLeg, Fail };
-  Next handle_message(Leg& leg, char type, std::string_view frame, std::string_view body);
-  Next relay_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
-  void finish_leg(Leg& leg);
-  Next fail_after(const Status& why);
+  void answered(Leg& leg);
+  Status handle_message(Leg& leg, char type, std::string_view frame, std::string_view body);
+  Status relay_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
+  void finish_leg(size_t index);
   void fail(const Status& why);
   void complete();
   void hand_back_held();
-  Leg* leg_of(pool::Backend& backend);
   std::string applied_summary(size_t failed_index) const;
 
   Mode mode_;
   std::vector<Leg> legs_;
+  std::vector<LegEngine::Target> engine_targets_;
+  std::unique_ptr<LegEngine> engine_;     // made by start()
+  StartingReads* watch_reads_ = nullptr;  // watch_start's, applied by start()
+  uint64_t watch_version_ = 0;
   std::string query_message_;
   std::string session_state_;
   std::function<void(std::string_view)> write_client_;
@@ -134,10 +126,10 @@ class Fanout : private pool::Pool::Waiter, private pool::BackendUser {
   std::string command_tag_;
   bool errored_ = false;  // an ErrorResponse went to the client already
   bool finished_ = false;
-  Status error_ = Status::ok();    // the run's first error (keep_servers hands it back)
-  Status failure_ = Status::ok();  // Next::Fail's
-  HeldServers held_;               // keep_servers: the session's servers
-  StartWatch start_watch_;
+  Status error_ = Status::ok();  // the run's first error (keep_servers hands it back)
+  bool held_ = false;            // keep_servers: the session's servers, handed back at the end
+  bool in_transaction_ = false;  // keep_servers: inside the client's transaction block
+  LegEngine::HandBack hand_back_;
 };
 
 }  // namespace sw::session

@@ -8,19 +8,28 @@
 
 namespace sw::session {
 
-void Fanout::keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
-                          EveryShardTransaction::HandBack hand_back) {
-  held_.keep(legs_, std::move(targets), in_transaction, std::move(hand_back));
+void Fanout::keep_servers(std::vector<LegEngine::Target> targets, bool in_transaction,
+                          LegEngine::HandBack hand_back) {
+  held_ = true;
+  in_transaction_ = in_transaction;
+  hand_back_ = std::move(hand_back);
+  for (size_t i = 0; i < engine_targets_.size() && i < targets.size(); ++i) {
+    engine_targets_[i].index = targets[i].index;
+    engine_targets_[i].lent = targets[i].lent;
+    engine_targets_[i].begin = std::move(targets[i].begin);
+  }
 }
 
-// Every held server goes back to the session, reading again (a leg paused while it waited for its
-// turn), with the ReadyForQuery messages it still owes, its prologue's included.
+// Every held server goes back to the session, reading again, with the ReadyForQuery messages it
+// still owes, its prologue's included. The session's answer (a refusal of the outcome) concerns
+// writes only: a fan-out wrote nothing, so it is not read.
 void Fanout::hand_back_held() {
-  for (Leg& leg : legs_) {
-    if (leg.backend != nullptr) leg.backend->connection().resume_reading();
+  std::vector<LegEngine::Handed> handed = engine_->hand_over();
+  for (size_t i = 0; i < handed.size(); ++i) {
+    handed[i].ready_owed = legs_[i].ready_owed + legs_[i].swallow_ready;
+    legs_[i].done = true;
   }
-  held_.hand_back(legs_, errored_ ? error_ : Status::ok(),
-                  [](const Leg& leg) { return leg.ready_owed + leg.swallow_ready; });
+  (void)hand_back_(std::move(handed), errored_ ? error_ : Status::ok());
 }
 
 }  // namespace sw::session

@@ -58,7 +58,7 @@ void JointWrite::on_leg_lost(size_t index, const Status& why) {
 
 bool JointWrite::two_phase_error(size_t index, std::string_view error_body) {
   if (phase_ != Phase::TwoPhase) return false;
-  two_phase_->on_error(index, EveryShardTransaction::error_of(error_body));
+  two_phase_->on_error(index, LegEngine::error_of(error_body));
   return true;
 }
 
@@ -133,7 +133,7 @@ const char* JointWrite::undone() const {
   return in_transaction_ ? "the transaction is aborted" : "rolled back on every shard";
 }
 
-void JointWrite::on_leg_handed(size_t index, EveryShardTransaction::Handed& handed) const {
+void JointWrite::on_leg_handed(size_t index, LegEngine::Handed& handed) const {
   handed.ready_owed = ready_owed_[index];
   handed.wrote = wrote(index);
 }

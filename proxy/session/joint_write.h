@@ -1,5 +1,5 @@
 // What the runners of one write on several shards' transactions, committed together, share
-// (ReferenceWrite and SplitInsert; docs/architecture.md §5.11, §6.4): an EveryShardTransaction
+// (ReferenceWrite and SplitInsert; docs/architecture.md §5.11, §6.4): a LegEngine
 // whose legs each run one statement after their prologue; the ReadyForQuery each leg still owes in
 // the run's phase (the statement, the COMMITs, the two-phase commit), and the phase's end once
 // every leg answered; the client's cancel while the statement runs; a leg that breaks the protocol
@@ -16,15 +16,15 @@
 #include <vector>
 
 #include "common/status.h"
-#include "session/every_shard_transaction.h"
+#include "session/leg_engine.h"
 #include "session/two_phase_legs.h"
 
 namespace sw::session {
 
-class JointWrite : private EveryShardTransaction::Runner {
+class JointWrite : private LegEngine::Runner {
  public:
-  using Target = EveryShardTransaction::Target;
-  using Callbacks = EveryShardTransaction::Callbacks;
+  using Target = LegEngine::Target;
+  using Callbacks = LegEngine::Callbacks;
 
   ~JointWrite() override;
   JointWrite(const JointWrite&) = delete;
@@ -38,7 +38,7 @@ class JointWrite : private EveryShardTransaction::Runner {
 
  protected:
   enum class Phase { Statement, Committing, TwoPhase, Done };
-  using Message = EveryShardTransaction::Message;
+  using Message = LegEngine::Message;
 
   // One leg per target, in its order. `what` names the statement in messages; inside the client's
   // transaction (`in_transaction`) the shards' transactions are left open for the client's COMMIT
@@ -69,12 +69,12 @@ class JointWrite : private EveryShardTransaction::Runner {
   // What a failure did to the shards, for messages.
   const char* undone() const;
 
-  EveryShardTransaction servers_;  // built before ready_owed_, which is sized from it
+  LegEngine servers_;  // built before ready_owed_, which is sized from it
   Phase phase_ = Phase::Statement;
 
  private:
   // The runner's policy.
-  // EveryShardTransaction::Runner: what it takes of a leg's messages.
+  // LegEngine::Runner: what it takes of a leg's messages.
   Status on_leg_message(size_t leg, const Message& message) override = 0;
   // What leg `leg` runs after its prologue.
   virtual std::string_view statement(size_t leg) const = 0;
@@ -94,14 +94,14 @@ class JointWrite : private EveryShardTransaction::Runner {
   // client's transaction ReadyForQuery.
   void answer_client(bool succeeded, const Status& error);
 
-  // EveryShardTransaction::Runner
+  // LegEngine::Runner
   void on_leg_server(size_t leg, std::string prologue, int ready_owed) final;
   // A ReadyForQuery of the phase's statements: the statement, the COMMIT, or the two-phase commit's.
   void on_leg_ready(size_t leg) final;
   void on_leg_violation(size_t leg, const Status& why) final;
   void on_leg_lost(size_t leg, const Status& why) final;
   void on_no_server(const Status& why) final;
-  void on_leg_handed(size_t leg, EveryShardTransaction::Handed& handed) const final;
+  void on_leg_handed(size_t leg, LegEngine::Handed& handed) const final;
 
   std::string what_;
   bool in_transaction_;

@@ -1,7 +1,6 @@
 #include "session/merge_fanout.h"
 
 #include "common/log.h"
-#include "wire/frame_reader.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
 
@@ -20,7 +19,14 @@ MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan p
       write_client_(std::move(write_client)),
       client_full_(std::move(client_full)),
       done_(std::move(done)) {
-  for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
+  for (auto& target : targets) {
+    LegEngine::Target engine_target;
+    engine_target.pool = target.pool;
+    engine_target.shard = target.shard;
+    engine_target.begin.clear();  // a read opens no transaction of its own
+    engine_targets_.push_back(std::move(engine_target));
+    legs_.push_back(Leg{std::move(target)});
+  }
   for (size_t i = 0; i < legs_.size(); ++i)
     wire::encode_query(legs_[i].message, collation_query() + leg_sql(i));
 }
@@ -43,118 +49,73 @@ std::vector<Fanout::Target> MergeFanout::plan_targets(std::vector<Fanout::Target
   return chosen;
 }
 
+// A leg still running when the merge goes away (the session closes) is cancelled; the engine
+// closes its server.
 MergeFanout::~MergeFanout() {
-  for (Leg& leg : legs_) {
-    if (leg.waiting) leg.target.pool->cancel_wait(this);
-    if (leg.backend != nullptr) stop_leg(leg, false);
+  if (!engine_) return;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (!legs_[i].done) engine_->cancel(i);
   }
 }
 
 void MergeFanout::watch_start(StartingReads& reads, uint64_t version) {
-  start_watch_.begin(reads, version, legs_, [this](const Status& why) { fail(why); });
+  watch_reads_ = &reads;
+  watch_version_ = version;
 }
 
 void MergeFanout::start() {
-  for (size_t i = 0; i < legs_.size() && !finished_; ++i) {
-    if (legs_[i].lent != nullptr) {
-      send_first(legs_[i], legs_[i].lent);
-      read_leg(i);
-      continue;
-    }
-    legs_[i].waiting = true;
-    if (pool::Backend* backend = legs_[i].target.pool->acquire(this)) on_backend_ready(backend);
-  }
+  engine_ = std::make_unique<LegEngine>(std::move(engine_targets_), session_state_, "a merged read",
+                                        static_cast<LegEngine::Runner&>(*this));
+  if (watch_reads_ != nullptr)
+    engine_->watch_start(*watch_reads_, watch_version_,
+                         [this](size_t leg) { return legs_[leg].answered || legs_[leg].done; });
+  engine_->start();
 }
 
-void MergeFanout::on_backend_ready(pool::Backend* backend) {
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    Leg& leg = legs_[i];
-    if (!leg.waiting || leg.target.pool != &backend->pool()) continue;
-    leg.waiting = false;
-    send_first(leg, backend);
-    read_leg(i);
-    return;
-  }
-  backend->pool().release(backend, true);  // nobody waits any more
-}
+void MergeFanout::on_no_server(const Status& why) { fail(why); }
 
-void MergeFanout::on_backend_failed(const Status& why) {
-  for (Leg& leg : legs_) leg.waiting = false;
-  fail(why);
-}
-
-void MergeFanout::on_backend_readable(pool::Backend& backend) {
-  const size_t index = index_of(backend);
-  if (index < legs_.size()) read_leg(index);
-}
-
-void MergeFanout::on_backend_lost(pool::Backend& backend, const Status& why) {
-  const size_t index = index_of(backend);
-  if (index < legs_.size()) {
-    legs_[index].backend = nullptr;
-    legs_[index].done = true;
-  }
+void MergeFanout::on_leg_lost(size_t index, const Status& why) {
+  legs_[index].done = true;
   fail(Status::server("08006", why.message));
 }
 
-size_t MergeFanout::index_of(pool::Backend& backend) const {
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    if (legs_[i].backend == &backend) return i;
-  }
-  return legs_.size();
+void MergeFanout::on_leg_violation(size_t /*leg*/, const Status& why) { fail(why); }
+
+// The message was consumed: a held server goes back to the session with nothing of it left to
+// read.
+bool MergeFanout::on_leg_refused(size_t /*leg*/, const Status& why) {
+  fail(why);
+  return true;
 }
 
-// Reads the leg's messages while the merger has room for its rows.
-void MergeFanout::read_leg(size_t index) {
-  const std::weak_ptr<int> alive = alive_;
-  wire::Limits limits;
-  while (!finished_ && !parked_) {  // a parked merge's legs wait for the portal's next Execute
-    Leg& leg = legs_[index];
-    if (leg.backend == nullptr || (held_.active() && leg.done)) break;
-    net::Connection& connection = leg.backend->connection();
-    if (!draining_ && merger_.buffered(index) >= max_rows_buffered_) {
-      connection.pause_reading();  // resumed by pump() once the merge took its rows
-      leg.paused = true;
-      break;
-    }
-    auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
-    if (result.status == wire::FrameStatus::NeedMore) break;
-    if (result.status == wire::FrameStatus::Error) {
-      fail(
-          Status::server("08P01", "shard " + leg.target.shard + " sent an invalid message: " + result.error));
-      return;
-    }
-    if (Status shape = leg.check.on_message(result.frame.type, result.frame.body); !shape) {
-      fail(Status::server("08P01",
-                          "shard " + leg.target.shard + " sent an invalid message: " + shape.message));
-      return;
-    }
-    std::string_view frame(result.frame.body.data() + result.frame.body.size() - result.frame.size,
-                           result.frame.size);
-    const size_t size = result.frame.size;
-    Status handled = handle_message(index, result.frame.type, frame, result.frame.body);
-    if (alive.expired()) return;
-    if (legs_[index].backend != nullptr) connection.consume(size);
-    if (!handled) {
-      fail(handled);
-      return;
-    }
-    if (legs_[index].done && legs_[index].backend != nullptr && !held_.active()) {
-      pool::Backend* backend = legs_[index].backend;
-      legs_[index].backend = nullptr;
-      backend->detach();
-      legs_[index].target.pool->release(backend, legs_[index].status == 'I');
-      break;
-    }
+bool MergeFanout::waits(size_t index) const {
+  if (parked_) return true;  // a parked merge's legs wait for the portal's next Execute
+  if (held_ && legs_[index].done) return true;
+  return !draining_ && merger_.buffered(index) >= max_rows_buffered_;
+}
+
+// Reads the leg's messages while the merger has room for its rows; pump() resumes it.
+Status MergeFanout::on_leg_message(size_t index, const LegEngine::Message& message) {
+  if (waits(index)) {
+    engine_->hold(index);
+    return Status::ok();
   }
+  return handle_message(index, message.type, message.frame, message.body);
+}
+
+// A leg that ended its statement goes back to its pool (held: it stays for the hand-back).
+void MergeFanout::on_leg_ready(size_t index) {
+  if (!legs_[index].done || held_ || engine_->backend(index) == nullptr) return;
+  engine_->release(index, engine_->status(index) == 'I');
   pump();
 }
+
+void MergeFanout::on_leg_caught_up(size_t /*leg*/) { pump(); }
 
 Status MergeFanout::handle_message(size_t index, char type, std::string_view frame, std::string_view body) {
   Leg& leg = legs_[index];
   switch (type) {
     case 'Z':
-      if (!body.empty()) leg.status = body[0];
       --leg.ready_owed;
       if (leg.swallow_ready > 0) {
         --leg.swallow_ready;
@@ -170,25 +131,20 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
         LOG_WARN("shard %s refused session settings", leg.target.shard.c_str());
         return Status::ok();
       }
-      // Relayed now; read_leg fails the read once the frame is consumed (a held server goes back
-      // to the session then, with nothing of this frame left to read).
+      // Relayed now; the read fails once the frame is consumed (on_leg_refused).
       if (!errored_ && !closing_) write_client_(frame);
       errored_ = true;
       return Status::server("XX000", "shard " + leg.target.shard + " reported an error");
-    case 'S':
-      if (auto p = wire::decode_parameter_status(body)) leg.backend->set_parameter(p->name, p->value);
-      return Status::ok();
     case 'N':
       if (leg.swallow_ready == 0) write_client_(frame);
       return Status::ok();
-    case 'A': return Status::ok();
     default: break;
   }
   if (leg.swallow_ready > 0) return Status::ok();
   if (leg.preamble) return preamble_message(leg, type, body);
   if (!leg.answered) {
     leg.answered = true;
-    start_watch_.end_once_started(legs_);
+    engine_->end_watch_once_started();
   }
   switch (type) {
     case 'T':
@@ -298,25 +254,22 @@ void MergeFanout::pump() {
     return;
   }
   if (suspended_ || merger_.done()) {
-    if (held_.active()) {
+    if (held_) {
       pumping_ = true;
       const bool drained = drain_held_legs();
       pumping_ = false;
       if (!drained) return;
     }
-    for (Leg& leg : legs_) {
-      if (!leg.done) stop_leg(leg, false);
+    for (size_t i = 0; i < legs_.size(); ++i) {
+      if (!legs_[i].done) stop_leg(i, false);
     }
     finish();
     return;
   }
   for (size_t i = 0; i < legs_.size(); ++i) {
-    Leg& leg = legs_[i];
-    if (leg.paused && leg.backend != nullptr && merger_.buffered(i) < max_rows_buffered_) {
-      leg.paused = false;
-      leg.backend->connection().resume_reading();
-      read_leg(i);
-      if (finished_ || parked_) return;  // parked by that leg's rows: park() paused every leg
+    if (!legs_[i].done && engine_->held(i) && !waits(i)) {
+      engine_->resume(i);
+      if (finished_ || parked_) return;  // parked by that leg's rows: park() held every leg
     }
   }
 }
@@ -324,31 +277,25 @@ void MergeFanout::pump() {
 void MergeFanout::on_client_drained() { pump(); }
 
 void MergeFanout::cancel() {
-  if (parked_) return;  // nothing runs for the client
-  for (Leg& leg : legs_) {
-    if (leg.backend != nullptr && !leg.done) leg.target.pool->send_cancel(*leg.backend);
+  if (parked_ || !engine_) return;  // nothing runs for the client
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (!legs_[i].done) engine_->cancel(i);
   }
 }
 
 // A leg whose answer is not needed (or cannot be trusted): cancelled and closed unless clean.
-void MergeFanout::stop_leg(Leg& leg, bool clean) {
-  leg.done = true;
-  if (leg.backend == nullptr) return;
-  pool::Backend* backend = leg.backend;
-  leg.backend = nullptr;
-  backend->detach();
-  if (!clean) leg.target.pool->send_cancel(*backend);
-  leg.target.pool->release(backend, clean);
+void MergeFanout::stop_leg(size_t index, bool clean) {
+  legs_[index].done = true;
+  if (!clean) engine_->cancel(index);
+  engine_->release(index, clean);
 }
 
 // `why` reaches the client unless a shard's own error did already (handle_message).
 void MergeFanout::fail(const Status& why) {
   if (finished_) return;
   if (error_.is_ok()) error_ = why;
-  for (Leg& leg : legs_) {
-    if (leg.waiting) leg.target.pool->cancel_wait(this);
-    leg.waiting = false;
-    if (!held_.active()) stop_leg(leg, false);  // a held server goes back to the session, owing its answers
+  if (!held_) {  // a held server goes back to the session, owing its answers
+    for (size_t i = 0; i < legs_.size(); ++i) stop_leg(i, false);
   }
   if (!errored_) {
     errored_ = true;
@@ -362,7 +309,7 @@ void MergeFanout::fail(const Status& why) {
 void MergeFanout::finish() {
   if (finished_) return;
   finished_ = true;
-  start_watch_.end();
+  engine_->end_watch();
   std::string out;
   if (!errored_ && !closing_) {
     if (!described_) {
@@ -373,9 +320,9 @@ void MergeFanout::finish() {
       wire::encode_command_complete(out, "SELECT " + std::to_string(rows_out_ - rows_before_execute_));
     }
   }
-  if (!held_.in_transaction()) wire::encode_ready_for_query(out, 'I');
+  if (!in_transaction_) wire::encode_ready_for_query(out, 'I');
   if (!out.empty()) write_client_(out);
-  if (held_.active()) hand_back_held();
+  if (held_) hand_back_held();
   done_(Counters{merger_.rows_in(), rows_out_});
 }
 

@@ -20,6 +20,7 @@
 // pooling; docs/architecture.md §5.6) no leg is cancelled or closed: a leg whose rows are no longer
 // needed is read to its end and its rows dropped, and at the end every server is handed back to
 // the session, with what it still owes when the read failed.
+// An answer policy on the leg engine (session/leg_engine.h): k-way merge.
 #pragma once
 
 #include <functional>
@@ -30,14 +31,13 @@
 
 #include "config/config.h"
 #include "merge/merger.h"
-#include "session/every_shard_transaction.h"
 #include "session/fanout.h"
-#include "session/held_servers.h"
+#include "session/leg_engine.h"
 #include "session/starting_reads.h"
 
 namespace sw::session {
 
-class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
+class MergeFanout : private LegEngine::Runner {
  public:
   struct Counters {
     uint64_t rows_in = 0;   // rows the shards sent
@@ -86,8 +86,8 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   // server (the read's error, if any, decides what the session does with them). Inside the
   // client's transaction (`in_transaction`) the client's ReadyForQuery is the session's, not
   // written here.
-  void keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
-                    EveryShardTransaction::HandBack hand_back);
+  void keep_servers(std::vector<LegEngine::Target> targets, bool in_transaction,
+                    LegEngine::HandBack hand_back);
 
   // Inside the client's transaction (after use_extended and keep_servers, before start();
   // docs/architecture.md §5.6): at the Execute's row limit the merge writes PortalSuspended and
@@ -117,33 +117,32 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
  private:
   struct Leg {
     Fanout::Target target;
-    std::string message;  // what its server is sent after the session settings
-    pool::Backend* backend = nullptr;
-    bool waiting = false;
-    bool complete = false;  // CommandComplete seen
-    bool done = false;      // ReadyForQuery seen (or stopped): no server any more
-    bool paused = false;
+    std::string message;                // what its server is sent after the session settings
+    bool complete = false;              // CommandComplete seen
+    bool done = false;                  // ReadyForQuery seen (or stopped): no server any more
     bool preamble = true;               // the collation query's result comes first
     merge::ShardCollations collations;  // from that result
     int swallow_ready = 0;
-    int ready_owed = 0;  // ReadyForQuery still due for everything sent
-    char status = 'I';
-    wire::ServerMessageCheck check;
-    int shard_index = -1;           // HeldServers::keep: the directory's index of its shard
-    pool::Backend* lent = nullptr;  // HeldServers::keep: the session's server for it
-    std::string begin;              // HeldServers::keep: what a new server runs first
-    bool answered = false;          // its server answered the read (not only the preamble)
+    int ready_owed = 0;     // ReadyForQuery still due for everything sent
+    bool answered = false;  // its server answered the read (not only the preamble)
   };
 
   // The one-row query every leg runs first: the shard's collations (merge/collation.h).
   std::string collation_query() const;
 
-  void on_backend_ready(pool::Backend* backend) override;
-  void on_backend_failed(const Status& why) override;
-  void on_backend_readable(pool::Backend& backend) override;
-  void on_backend_lost(pool::Backend& backend, const Status& why) override;
+  // LegEngine::Runner
+  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
+  void on_leg_ready(size_t leg) override;
+  bool on_leg_refused(size_t leg, const Status& why) override;
+  void on_leg_caught_up(size_t leg) override;
+  void on_leg_violation(size_t leg, const Status& why) override;
+  void on_leg_lost(size_t leg, const Status& why) override;
+  void on_no_server(const Status& why) override;
 
-  void read_leg(size_t index);
+  // Whether the leg's next message waits (the merge holds its share of rows, the portal is
+  // parked, or a held leg ended its statement).
+  bool waits(size_t index) const;
   Status handle_message(size_t index, char type, std::string_view frame, std::string_view body);
   Status describe(std::string_view frame, std::string_view body);
   void write_description(std::string_view row_description);
@@ -153,17 +152,19 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   Status preamble_message(Leg& leg, char type, std::string_view body);
   Status check_collations() const;
   void pump();
-  void stop_leg(Leg& leg, bool clean);
+  void stop_leg(size_t index, bool clean);
   void fail(const Status& why);
   void finish();
-  size_t index_of(pool::Backend& backend) const;
-  void send_first(Leg& leg, pool::Backend* backend);
   // keep_servers: the legs still running once every row went out are read to their end.
   bool drain_held_legs();
   void hand_back_held();
   void park();
 
   std::vector<Leg> legs_;
+  std::vector<LegEngine::Target> engine_targets_;
+  std::unique_ptr<LegEngine> engine_;     // made by start()
+  StartingReads* watch_reads_ = nullptr;  // watch_start's, applied by start()
+  uint64_t watch_version_ = 0;
   merge::Merger merger_;
   merge::MergePlan plan_;
   std::optional<Extended> extended_;
@@ -179,9 +180,11 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   bool errored_ = false;
   bool finished_ = false;
   bool pumping_ = false;
-  bool suspended_ = false;  // the Execute's row limit was reached
-  HeldServers held_;        // keep_servers: the session's servers
-  bool draining_ = false;   // every row went out; held legs are read to their end, rows dropped
+  bool suspended_ = false;       // the Execute's row limit was reached
+  bool held_ = false;            // keep_servers: the session's servers, handed back at the end
+  bool in_transaction_ = false;  // keep_servers: inside the client's transaction block
+  LegEngine::HandBack hand_back_;
+  bool draining_ = false;  // every row went out; held legs are read to their end, rows dropped
   Status error_ = Status::ok();
   std::function<void(bool)> on_parked_;  // keep_portal's
   bool parked_ = false;                  // suspended, waiting for the portal's next Execute
@@ -190,8 +193,6 @@ class MergeFanout : private pool::Pool::Waiter, private pool::BackendUser {
   uint64_t row_limit_ = 0;            // rows_out_ at which the current Execute suspends (0: none)
   uint64_t rows_before_execute_ = 0;  // rows_out_ when the current Execute began
   uint64_t rows_out_ = 0;
-  StartWatch start_watch_;
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace sw::session

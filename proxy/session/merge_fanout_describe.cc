@@ -4,39 +4,13 @@
 
 #include <algorithm>
 
-#include "common/bytes.h"
 #include "merge/binary.h"
 #include "session/split_bind.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
+#include "wire/row_description.h"
 
 namespace sw::session {
-namespace {
-
-// One RowDescription field: its name and the 18 bytes after it (table, attnum, type, typlen,
-// typmod, format).
-struct Field {
-  std::string_view name;
-  std::string_view rest;
-  uint32_t type_oid = 0;
-};
-
-bool decode_fields(std::string_view body, std::vector<Field>& out) {
-  if (body.size() < 2) return false;
-  const size_t count =
-      (static_cast<size_t>(static_cast<unsigned char>(body[0])) << 8) | static_cast<unsigned char>(body[1]);
-  size_t at = 2;
-  for (size_t i = 0; i < count; ++i) {
-    const size_t nul = body.find('\0', at);
-    if (nul == std::string_view::npos || nul + 19 > body.size()) return false;
-    Field field{body.substr(at, nul - at), body.substr(nul + 1, 18), load_be32(body.data() + nul + 7)};
-    out.push_back(field);
-    at = nul + 19;
-  }
-  return at == body.size();
-}
-
-}  // namespace
 
 void MergeFanout::use_extended(Extended extended) {
   row_limit_ = extended.max_rows;
@@ -70,15 +44,15 @@ void MergeFanout::write_description(std::string_view row_description) {
   std::string out;
   if (extended_->parse_complete) wire::MessageWriter(out).begin('1').end();
   wire::MessageWriter(out).begin('2').end();
-  std::vector<Field> fields;
-  if (extended_->describe && !binary_columns_.empty() && decode_fields(row_description.substr(5), fields)) {
-    wire::MessageWriter writer(out);
-    writer.begin('T').int16(static_cast<uint16_t>(fields.size()));
-    for (size_t i = 0; i < fields.size(); ++i) {
-      writer.cstr(fields[i].name).bytes(fields[i].rest.substr(0, 16));
-      writer.int16(i < binary_columns_.size() && binary_columns_[i] ? 1 : 0);
+  if (extended_->describe && !binary_columns_.empty()) {
+    auto fields = wire::decode_row_description(row_description.substr(5));
+    if (fields) {
+      for (size_t i = 0; i < fields->size(); ++i)
+        (*fields)[i].format = i < binary_columns_.size() && binary_columns_[i] ? 1 : 0;
+      wire::encode_row_description(out, *fields);
+    } else {
+      out.append(row_description);
     }
-    writer.end();
   } else if (extended_->describe) {
     out.append(row_description);
   }
@@ -133,18 +107,16 @@ Status MergeFanout::encode_row(std::string& out, const merge::Row& row) const {
 // The first RowDescription: the merger learns the column types; the client gets it as is, or
 // rebuilt when avg columns came from the shards as sum and count.
 Status MergeFanout::describe(std::string_view frame, std::string_view body) {
-  std::vector<Field> fields;
-  if (!decode_fields(body, fields)) return Status::server("08P01", "a shard sent a malformed RowDescription");
+  auto decoded = wire::decode_row_description(body);
+  if (!decoded) return Status::server("08P01", "a shard sent a malformed RowDescription");
+  const std::vector<wire::RowField>& fields = *decoded;
   std::vector<uint32_t> types;
   std::vector<std::string> names;
-  for (const Field& field : fields) {
+  for (const wire::RowField& field : fields) {
     types.push_back(field.type_oid);
     names.emplace_back(field.name);
-    if (field.rest.size() == 18)
-      shard_columns_.origins.push_back(merge::ColumnOrigin{
-          load_be32(field.rest.data()), static_cast<int16_t>(load_be16(field.rest.data() + 4))});
-    if (field.rest.size() == 18 && (field.rest[16] != 0 || field.rest[17] != 0))
-      return Status::proxy("0A000", "merged reads need text-format results");
+    shard_columns_.origins.push_back(merge::ColumnOrigin{field.table_oid, field.column});
+    if (field.format != 0) return Status::proxy("0A000", "merged reads need text-format results");
   }
   if (Status s = merger_.describe(types, names); !s) return s;
   shard_columns_.names = names;
@@ -155,10 +127,8 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
     const auto hidden = static_cast<size_t>(plan_.hidden);
     if (fields.size() < hidden) return Status::server("08P01", "a shard returned fewer columns than planned");
     std::string out;
-    wire::MessageWriter writer(out);
-    writer.begin('T').int16(static_cast<uint16_t>(fields.size() - hidden));
-    for (size_t i = hidden; i < fields.size(); ++i) writer.cstr(fields[i].name).bytes(fields[i].rest);
-    writer.end();
+    wire::encode_row_description(
+        out, std::vector<wire::RowField>(fields.begin() + static_cast<std::ptrdiff_t>(hidden), fields.end()));
     write_description(out);
     return Status::ok();
   }
@@ -169,21 +139,21 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
     write_description(frame);
     return Status::ok();
   }
-  std::string out;
-  wire::MessageWriter writer(out);
-  writer.begin('T').int16(static_cast<uint16_t>(plan_.outputs.size()));
+  std::vector<wire::RowField> columns;
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     const merge::OutputColumn& column = plan_.outputs[i];
-    const Field& source = fields[static_cast<size_t>(column.source)];
     if (column.combine != merge::Combine::Avg) {
-      writer.cstr(source.name).bytes(source.rest);
+      columns.push_back(fields[static_cast<size_t>(column.source)]);
       continue;
     }
-    const uint32_t type = merger_.output_types()[i];
-    writer.cstr(column.name).int32(0).int16(0).int32(type);
-    writer.int16(type == merge::oid::kFloat8 ? 8 : 0xffff).int32(0xffffffff).int16(0);
+    wire::RowField avg;  // computed by the proxy: no table column
+    avg.name = column.name;
+    avg.type_oid = merger_.output_types()[i];
+    avg.type_size = avg.type_oid == merge::oid::kFloat8 ? 8 : -1;
+    columns.push_back(avg);
   }
-  writer.end();
+  std::string out;
+  wire::encode_row_description(out, columns);
   write_description(out);
   return Status::ok();
 }

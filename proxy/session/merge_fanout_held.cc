@@ -12,23 +12,27 @@
 
 namespace sw::session {
 
-void MergeFanout::keep_servers(std::vector<EveryShardTransaction::Target> targets, bool in_transaction,
-                               EveryShardTransaction::HandBack hand_back) {
-  held_.keep(legs_, std::move(targets), in_transaction, std::move(hand_back));
+void MergeFanout::keep_servers(std::vector<LegEngine::Target> targets, bool in_transaction,
+                               LegEngine::HandBack hand_back) {
+  held_ = true;
+  in_transaction_ = in_transaction;
+  hand_back_ = std::move(hand_back);
+  for (size_t i = 0; i < engine_targets_.size() && i < targets.size(); ++i) {
+    engine_targets_[i].index = targets[i].index;
+    engine_targets_[i].lent = targets[i].lent;
+    engine_targets_[i].begin = std::move(targets[i].begin);
+  }
 }
 
 // The leg's server arrived (or was lent): the session's settings when it lacks them, the
 // target's `begin` (held legs), then the read.
-void MergeFanout::send_first(Leg& leg, pool::Backend* backend) {
-  leg.backend = backend;
-  backend->attach(this);
-  std::string out;
-  const int prologue = held_.prologue(out, *backend, session_state_, leg.begin);
-  leg.swallow_ready += prologue;
-  leg.ready_owed += prologue;
-  out += leg.message;
+void MergeFanout::on_leg_server(size_t index, std::string prologue, int ready_owed) {
+  Leg& leg = legs_[index];
+  leg.swallow_ready += ready_owed;
+  leg.ready_owed += ready_owed;
+  prologue += leg.message;
   leg.ready_owed += extended_ ? 2 : 1;  // the collation query's own ReadyForQuery too
-  backend->connection().write(out);
+  engine_->write(index, prologue);
 }
 
 // Every row the client needs went out: the held legs still running are read on, their rows
@@ -36,11 +40,7 @@ void MergeFanout::send_first(Leg& leg, pool::Backend* backend) {
 bool MergeFanout::drain_held_legs() {
   draining_ = true;
   for (size_t i = 0; i < legs_.size() && !finished_; ++i) {
-    Leg& leg = legs_[i];
-    if (leg.done || leg.backend == nullptr || !leg.paused) continue;
-    leg.paused = false;
-    leg.backend->connection().resume_reading();
-    read_leg(i);
+    if (!legs_[i].done && engine_->held(i)) engine_->resume(i);
   }
   for (const Leg& leg : legs_) {
     if (!leg.done) return false;
@@ -48,21 +48,21 @@ bool MergeFanout::drain_held_legs() {
   return true;
 }
 
-// Every held server goes back to the session, reading again (a paused leg), with the
-// ReadyForQuery it still owes.
+// Every held server goes back to the session, reading again (a held leg), with the
+// ReadyForQuery it still owes. The session's answer (a refusal of the outcome) concerns writes
+// only: a read wrote nothing, so it is not read.
 void MergeFanout::hand_back_held() {
-  for (Leg& leg : legs_) {
-    if (leg.backend == nullptr) continue;
-    if (leg.paused) leg.backend->connection().resume_reading();
-    leg.paused = false;
-  }
   if (closing_ && errored_)  // the client sees the transaction failed at its next statement (25P02)
     LOG_WARN(
         "a shard failed while the rows of a portal the client left were dropped: %s; the "
         "client's transaction fails",
         error_.message.c_str());
-  held_.hand_back(legs_, errored_ ? error_ : Status::ok(),
-                  [](const Leg& leg) { return leg.ready_owed > 0 ? leg.ready_owed : 0; });
+  std::vector<LegEngine::Handed> handed = engine_->hand_over();
+  for (size_t i = 0; i < handed.size(); ++i) {
+    handed[i].ready_owed = legs_[i].ready_owed > 0 ? legs_[i].ready_owed : 0;
+    legs_[i].done = true;
+  }
+  (void)hand_back_(std::move(handed), errored_ ? error_ : Status::ok());
 }
 
 void MergeFanout::keep_portal(std::function<void(bool answers_sync)> parked) {
@@ -76,10 +76,8 @@ void MergeFanout::park() {
   std::string out;
   wire::MessageWriter(out).begin('s').end();
   write_client_(out);
-  for (Leg& leg : legs_) {
-    if (leg.done || leg.backend == nullptr) continue;
-    leg.backend->connection().pause_reading();
-    leg.paused = true;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (!legs_[i].done) engine_->hold(i);
   }
   const bool answers_sync = !std::exchange(parked_once_, true);
   on_parked_(answers_sync);

@@ -65,7 +65,7 @@ Status ReferenceWrite::on_leg_message(size_t index, const Message& message) {
       return Status::ok();
     case 'E': {
       if (two_phase_error(index, body)) return Status::ok();
-      Status error = EveryShardTransaction::error_of(body);
+      Status error = LegEngine::error_of(body);
       error.message =
           what() + " failed on shard " + servers_.shard(index) + ", " + undone() + ": " + error.message;
       fail(error);

@@ -60,7 +60,7 @@ class ReferenceWrite : public JointWrite {
   ReferenceWrite& operator=(const ReferenceWrite&) = delete;
 
   // An INSERT ... SELECT on several shards reads through the owned-rows filter: see
-  // EveryShardTransaction::watch_start.
+  // LegEngine::watch_start.
   void watch_start(StartingReads& reads, uint64_t version) { servers_.watch_start(reads, version); }
 
  private:
@@ -70,7 +70,7 @@ class ReferenceWrite : public JointWrite {
     std::string tag;  // its CommandComplete tag of the client's statement
   };
 
-  // EveryShardTransaction::Runner
+  // LegEngine::Runner
   Status on_leg_message(size_t leg, const Message& message) override;
   // JointWrite
   std::string_view statement(size_t leg) const override;

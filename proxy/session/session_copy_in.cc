@@ -21,7 +21,7 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
     return Start::Answered;
   }
   const bool in_transaction = writes_in_transaction();
-  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<LegEngine::Target> targets;
   std::vector<pool::Pool*> pools;
   if (Status error = targets_with_session_servers(nullptr, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
@@ -57,8 +57,7 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
       read_client_messages();
     });
   };
-  callbacks.hand_back = [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed,
-                                               const Status& error) {
+  callbacks.hand_back = [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
     return take_back_servers(std::move(handed), error, in_transaction);
   };
   callbacks.done = [this, in_transaction, pools = std::move(pools), started = stats::monotonic_us()] {

@@ -30,7 +30,7 @@ constexpr const char* kFailTransaction =
 // per shard of `shards` (every shard of the directory when null), in that order, with its pool;
 // each shard the session holds a leg on lends that leg's server (lend_session_servers).
 Status Session::targets_with_session_servers(const std::vector<int>* shards, bool in_transaction,
-                                             std::vector<EveryShardTransaction::Target>* targets,
+                                             std::vector<LegEngine::Target>* targets,
                                              std::vector<pool::Pool*>* pools) {
   const router::Directory& directory = *host_.directory();
   std::vector<int> every;
@@ -39,7 +39,7 @@ Status Session::targets_with_session_servers(const std::vector<int>* shards, boo
     shards = &every;
   }
   for (int shard : *shards) {
-    EveryShardTransaction::Target target;
+    LegEngine::Target target;
     Status error;
     target.pool = pool_for_shard(shard, &error);
     if (target.pool == nullptr) return error;
@@ -54,12 +54,12 @@ Status Session::targets_with_session_servers(const std::vector<int>* shards, boo
 
 // Each target whose shard has a leg of the session gets that leg's server; the leg waits in
 // txn_.lent until the runner hands the server back.
-void Session::lend_session_servers(std::vector<EveryShardTransaction::Target>* targets, bool in_transaction) {
+void Session::lend_session_servers(std::vector<LegEngine::Target>* targets, bool in_transaction) {
   std::string joining;
   if (in_transaction) joining = txn_.control.deferred() ? txn_.control.deferred_begin() : joining_prologue();
   txn_.lent.clear();
   txn_.lent_active = -1;
-  for (EveryShardTransaction::Target& target : *targets) {
+  for (LegEngine::Target& target : *targets) {
     const int shard = target.index;
     target.begin = in_transaction ? joining : "BEGIN";
     Leg* leg = nullptr;
@@ -87,11 +87,11 @@ void Session::lend_session_servers(std::vector<EveryShardTransaction::Target>* t
 }
 
 // A second written shard with two-phase commit off: the same refusal a statement gets.
-Status Session::refuse_writes_in_transaction(const std::vector<EveryShardTransaction::Handed>& handed) const {
+Status Session::refuse_writes_in_transaction(const std::vector<LegEngine::Handed>& handed) const {
   std::vector<int> writers = txn_.shards.writers();
   const CrossShardWrites policy = cross_shard_writes();
   const router::Directory& directory = *host_.directory();
-  for (const EveryShardTransaction::Handed& server : handed) {
+  for (const LegEngine::Handed& server : handed) {
     const int shard = server.shard;
     if (!server.wrote || std::find(writers.begin(), writers.end(), shard) != writers.end()) continue;
     writers.push_back(shard);
@@ -107,7 +107,7 @@ Status Session::refuse_writes_in_transaction(const std::vector<EveryShardTransac
 // The runner's end: its servers become the session's legs again (new ones too, inside a
 // transaction); on failure the lent ones are settled and their transaction failed (or, outside
 // one, rolled back) and new ones closed. Returns why a successful run is refused after all.
-Status Session::take_back_servers(std::vector<EveryShardTransaction::Handed> handed, const Status& error,
+Status Session::take_back_servers(std::vector<LegEngine::Handed> handed, const Status& error,
                                   bool in_transaction) {
   std::vector<Leg> lent = std::exchange(txn_.lent, {});
   const int active = std::exchange(txn_.lent_active, -1);
@@ -121,7 +121,7 @@ Status Session::take_back_servers(std::vector<EveryShardTransaction::Handed> han
   }
   if (in_transaction && failed) fail_legs_not_lent();
   bool lost = false;
-  for (EveryShardTransaction::Handed& server : handed) {
+  for (LegEngine::Handed& server : handed) {
     const int shard = server.shard;
     auto found = std::find_if(lent.begin(), lent.end(), [shard](const Leg& l) { return l.shard == shard; });
     if (found == lent.end() && server.backend == nullptr) continue;
@@ -175,7 +175,7 @@ Status Session::take_back_servers(std::vector<EveryShardTransaction::Handed> han
 
 // A lent leg after a failed run: parked until it answered what the runner sent it (a COPY still
 // open gets CopyFail), then its transaction is failed (inside the client's) or rolled back.
-void Session::settle_lent_leg(Leg leg, const EveryShardTransaction::Handed& handed, bool in_transaction) {
+void Session::settle_lent_leg(Leg leg, const LegEngine::Handed& handed, bool in_transaction) {
   std::string out;
   std::vector<Owed> owed(static_cast<size_t>(handed.ready_owed), Owed::Query);
   if (handed.copy_open) {

@@ -134,7 +134,7 @@ Session::Start Session::start_reference_write(std::string message, size_t consum
     return Start::Answered;
   }
   const bool in_transaction = writes_in_transaction();
-  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<LegEngine::Target> targets;
   std::vector<pool::Pool*> pools;
   if (Status error = targets_with_session_servers(nullptr, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
@@ -152,16 +152,14 @@ Session::Start Session::start_reference_write(std::string message, size_t consum
 
 // Runs a ReferenceWrite for the client's request of `consumed` bytes (inside the client's
 // transaction when `in_transaction`); the session reads no client input until it answered.
-Session::Start Session::start_write_runner(size_t consumed,
-                                           std::vector<EveryShardTransaction::Target> targets,
+Session::Start Session::start_write_runner(size_t consumed, std::vector<LegEngine::Target> targets,
                                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
                                            stats::RouteLabel label, bool in_transaction) {
   setup.session_state = profile_.settings.signature();
   setup.in_transaction = in_transaction;
   ReferenceWrite::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
-  callbacks.hand_back = [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed,
-                                               const Status& error) {
+  callbacks.hand_back = [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
     return take_back_servers(std::move(handed), error, in_transaction);
   };
   callbacks.done = [this, in_transaction, label, pools = std::move(pools), started = stats::monotonic_us()] {

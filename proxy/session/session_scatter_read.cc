@@ -217,14 +217,13 @@ Session::Next Session::refuse_scatter_portal_execute() {
 // The targets of a read on the session's servers, on `shards` (every shard when null), in that
 // order: each shard lends its leg's server or gets a new one, which joins the client's transaction
 // (outside one, in session pooling, nothing begins).
-Status Session::hold_read_servers(const std::vector<int>* shards,
-                                  std::vector<EveryShardTransaction::Target>* targets) {
+Status Session::hold_read_servers(const std::vector<int>* shards, std::vector<LegEngine::Target>* targets) {
   const bool in_transaction = writes_in_transaction();
   std::vector<pool::Pool*> pools;
   if (Status error = targets_with_session_servers(shards, in_transaction, targets, &pools); !error)
     return error;
   if (!in_transaction) {
-    for (EveryShardTransaction::Target& target : *targets) target.begin.clear();  // a read needs none
+    for (LegEngine::Target& target : *targets) target.begin.clear();  // a read needs none
   }
   LOG_DEBUG("client=c%llu scatter read on %zu shards with the session's servers%s", (unsigned long long)id(),
             targets->size(), in_transaction ? " in the client's transaction" : "");
@@ -244,13 +243,12 @@ Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& rout
     }
   }
   const bool in_transaction = writes_in_transaction();
-  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<LegEngine::Target> targets;
   if (Status error = hold_read_servers(&shards, &targets); !error) return error;
-  merge.keep_servers(
-      std::move(targets), in_transaction,
-      [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed, const Status& error) {
-        return take_back_servers(std::move(handed), error, in_transaction);
-      });
+  merge.keep_servers(std::move(targets), in_transaction,
+                     [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
+                       return take_back_servers(std::move(handed), error, in_transaction);
+                     });
   return Status::ok();
 }
 
@@ -258,13 +256,12 @@ Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& rout
 // in shard order); every server comes back as a leg.
 Status Session::hold_copy_servers(Fanout& fanout) {
   const bool in_transaction = writes_in_transaction();
-  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<LegEngine::Target> targets;
   if (Status error = hold_read_servers(nullptr, &targets); !error) return error;
-  fanout.keep_servers(
-      std::move(targets), in_transaction,
-      [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed, const Status& error) {
-        return take_back_servers(std::move(handed), error, in_transaction);
-      });
+  fanout.keep_servers(std::move(targets), in_transaction,
+                      [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
+                        return take_back_servers(std::move(handed), error, in_transaction);
+                      });
   return Status::ok();
 }
 

@@ -85,7 +85,7 @@ Session::Start Session::run_scatter_write(std::vector<std::string> messages, siz
     return Start::Answered;
   }
   const bool in_transaction = writes_in_transaction();
-  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<LegEngine::Target> targets;
   std::vector<pool::Pool*> pools;
   // A shard outside route.shards owns none of the rows written.
   if (Status error = targets_with_session_servers(&route.shards, in_transaction, &targets, &pools); !error) {

@@ -1,6 +1,7 @@
 // Fuzz target: the v3 frame reader (read_frame, read_startup_packet), the decoders of the
-// messages the proxy looks inside (wire/messages.h), and Bind parameters as the router hashes
-// them into buckets (wire::decode_bind_values, bucket_of_text_value/bucket_of_binary_value).
+// messages the proxy looks inside (wire/messages.h, wire/row_description.h), and Bind
+// parameters as the router hashes them into buckets (wire::decode_bind_values,
+// bucket_of_text_value/bucket_of_binary_value).
 //
 // Input: byte 0 picks the sender (bit 0: server) and the message size limit (bit 1: a tiny
 // max_message_size of 64, so the limit checks are reached with small inputs); the rest is a byte
@@ -27,6 +28,7 @@
 #include "wire/bind_values.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
+#include "wire/row_description.h"
 #include "wire/startup.h"
 
 namespace {
@@ -238,6 +240,12 @@ void decode_server_frame(std::string_view frame_bytes, char type, std::string_vi
     case 'C':
       if (auto m = decode_command_complete(body)) {
         encode_command_complete(out, *m);
+        check_reencoded(frame_bytes, out);
+      }
+      break;
+    case 'T':
+      if (auto m = decode_row_description(body)) {
+        encode_row_description(out, *m);
         check_reencoded(frame_bytes, out);
       }
       break;

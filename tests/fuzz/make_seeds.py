@@ -93,6 +93,9 @@ def frame_reader_seeds():
             frame("S", cstr("server_version") + cstr("15.4")) + frame("K", be32(1) + be32(2)) +
             frame("Z", b"I") + frame("C", cstr("SELECT 1")) +
             frame("E", b"SERROR\0VERROR\0C42601\0Msyntax error\0\0") + frame("N", b"SNOTICE\0Mhi\0\0"),
+        "server_row_description": SERVER + frame("T", be16(2) + cstr("id") + be32(16384) + be16(1) + be32(20) +
+            be16(8) + be32(0xFFFFFFFF) + be16(0) + cstr("sum") + be32(0) + be16(0) + be32(1700) + be16(0xFFFF) +
+            be32(0x000A0006) + be16(1)) + frame("T", be16(0)),
         # CVE-style inputs
         "oversized_header": CLIENT + frame("Q", b"SELECT 1\0", length=0x7FFFFFFF),
         "oversized_header_server": SERVER + frame("D", b"", length=0xFFFFFFF0),

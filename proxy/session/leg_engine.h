@@ -1,17 +1,21 @@
-// A server on each of some shards (every shard of the directory, or a split INSERT's), each in a
-// transaction, for a runner that writes on them at once and commits them together (CopyIn,
-// ReferenceWrite, SplitInsert; docs/architecture.md §5.9, §5.10, §5.11, §6.4). It takes one server
-// per target up front (a server that arrives after the runner stopped goes back to the pool),
-// brings it to the session's settings (`RESET ALL;` and the SessionState signature, unless it has
-// them) and starts its transaction with the target's `begin` SQL; the runner appends its own
-// statements to that prologue. It reads every leg's answers for the runner (§5.10, "the runner
-// underneath"): each frame is checked (wire::ServerMessageCheck), the server's ParameterStatus and
-// NotificationResponse are kept from the runner, every other message goes to
-// Runner::on_leg_message; what breaks the protocol, or what the runner refuses, goes to
-// Runner::on_leg_violation naming the shard, and that leg is read no further.
-// A target may carry a server the session lends (a leg of the client's transaction, or a session
-// pooling server): it is used at once and never goes back to a pool from here (hand_over returns
-// it), except when the runner is destroyed without handing it over (the session is closing).
+// The leg engine (docs/architecture.md §5.6, "One engine for legs"): one server per target shard
+// for one multi-shard run, and the only place where such a run's servers are taken, read,
+// cancelled and given back. What differs between runs (relay, concatenate, merge, split answers,
+// sum row counts, same answer everywhere, commit) is the Runner's answer policy on top of it.
+//
+// For every leg it takes a server (one per target, up front or one leg at a time, or the server
+// the session lends), brings it to the session's settings (`RESET ALL;` and the SessionState
+// signature, unless it has them) and begins the target's `begin` SQL; the runner appends its own
+// statements to that prologue. It reads every leg's answers in one loop: each frame is checked
+// against the pool's configured wire::Limits and by the leg's wire::ServerMessageCheck before the
+// runner sees it; ParameterStatus and NotificationResponse are kept from the runner; a malformed,
+// oversized, misplaced or refused message goes to Runner::on_leg_violation as 08P01 naming the
+// shard, and that leg is read no further. A runner that cannot take a message yet holds the leg
+// (hold(): the message stays unread, the server's socket is not read, TCP holds the rest) and
+// resumes it later: the one backpressure path.
+// A lent server (a leg of the client's transaction, or a session pooling server) is used at once
+// and never goes back to a pool from here (hand_over returns it), except when the engine is
+// destroyed without handing it over (the session is closing).
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
 // transaction back); end() does that outside the client's transaction and hands the rest to the
 // session.
@@ -19,6 +23,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,13 +36,13 @@
 
 namespace sw::session {
 
-class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendUser {
+class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
  public:
   struct Target {
     pool::Pool* pool = nullptr;
     std::string shard;              // the shard's name, for messages
     int index = -1;                 // the shard's index in the directory (the session's legs use it)
-    std::string begin = "BEGIN";    // what starts the transaction ("": it is in one already)
+    std::string begin = "BEGIN";    // what starts the transaction ("": none, or it is in one already)
     pool::Backend* lent = nullptr;  // the session's server for this shard, used instead of a new one
   };
   // A leg's server given back to the session at the runner's end (HandBack).
@@ -53,22 +58,23 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   // succeeded). The session answers ok, or why the outcome is refused after all (then the
   // runner reports that error instead).
   using HandBack = std::function<Status(std::vector<Handed> servers, const Status& error)>;
-  // What a runner on it (CopyIn, ReferenceWrite, SplitInsert) calls of the session.
+  // What a writing runner (CopyIn, ReferenceWrite, SplitInsert) calls of the session.
   struct Callbacks {
     std::function<void(std::string_view)> write_client;
     std::function<void()> done;  // the answer was written (called from a callback)
     TwoPhaseHooks two_phase;     // the session's two-phase commit
     HandBack hand_back;          // lent servers, or every one in a transaction
   };
-  // One message of a leg's server that passed its protocol check: `frame` whole (header and
-  // body, to relay as is), `body` after the header. Both point into the server's input: valid
-  // only during the call.
+  // One message of a leg's server that passed its checks: `frame` whole (header and body, to
+  // relay as is), `body` after the header. Both point into the server's input: valid only during
+  // the call.
   struct Message {
     char type = 0;
     std::string_view frame;
     std::string_view body;
   };
-  // What the runner is told, by leg index (the targets' order).
+  // The answer policy: what the runner is told, by leg index (the targets' order). The engine
+  // may be destroyed by the runner inside any of these calls; it touches nothing after that.
   class Runner {
    public:
     virtual ~Runner() = default;
@@ -77,15 +83,21 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     // runner appends its statements and writes the whole with write().
     virtual void on_leg_server(size_t leg, std::string prologue, int ready_owed) = 0;
     // A message of the leg's server, in order. Ok: it is consumed and reading goes on (a
-    // ReadyForQuery then goes to on_leg_ready); an error: the server answered what the runner
-    // cannot take (on_leg_violation follows, the message consumed). When the call released or
-    // handed over the leg's server, the message is left unconsumed and the leg is read no further.
+    // ReadyForQuery then goes to on_leg_ready), unless the call held the leg (the message stays
+    // unread until resume()). An error: the runner cannot take it; it is consumed, then
+    // on_leg_refused decides. When the call released or handed over the leg's server, the
+    // message is left unconsumed and the leg is read no further.
     virtual Status on_leg_message(size_t leg, const Message& message) = 0;
     // A ReadyForQuery of the leg's server, consumed.
     virtual void on_leg_ready(size_t leg) = 0;
-    // The leg's server broke the protocol (a malformed or misplaced message, or one on_leg_message
-    // refused; logged): `why` is 08P01 "shard <name> sent an invalid message: ...". Reading the
-    // leg stopped; its server is still held: the runner drops the leg or ends the run.
+    // on_leg_message's error, the message consumed. True: the runner has dealt with it (it ends
+    // the run with that error); false: it is the server's protocol violation (on_leg_violation).
+    virtual bool on_leg_refused(size_t /*leg*/, const Status& /*why*/) { return false; }
+    // Every complete message of the leg was read for now (or the leg was held).
+    virtual void on_leg_caught_up(size_t /*leg*/) {}
+    // The leg's server broke the protocol (a malformed, oversized or misplaced message, or one
+    // on_leg_message refused; logged): `why` is 08P01 "shard <name> sent an invalid message: ...".
+    // Reading the leg stopped; its server is still held: the runner drops the leg or ends the run.
     virtual void on_leg_violation(size_t leg, const Status& why) = 0;
     // The leg's server is gone (already detached and released).
     virtual void on_leg_lost(size_t leg, const Status& why) = 0;
@@ -94,44 +106,61 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     virtual void on_no_server(const Status& why) = 0;
     // The run ended (end()) with the leg's server, or none, handed over: the runner adds what the
     // session needs to take it back (ready_owed, copy_open, wrote).
-    virtual void on_leg_handed(size_t leg, Handed& handed) const = 0;
+    virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
   };
 
   // `what` names the runner's statement in log lines ("COPY into t").
-  EveryShardTransaction(std::vector<Target> targets, std::string session_state, std::string what,
-                        Runner& runner);
-  ~EveryShardTransaction() override;
-  EveryShardTransaction(const EveryShardTransaction&) = delete;
-  EveryShardTransaction& operator=(const EveryShardTransaction&) = delete;
+  LegEngine(std::vector<Target> targets, std::string session_state, std::string what, Runner& runner);
+  ~LegEngine() override;
+  LegEngine(const LegEngine&) = delete;
+  LegEngine& operator=(const LegEngine&) = delete;
 
-  // A run that reads through the owned-rows filter (INSERT ... SELECT on several shards) routed
-  // with directory `version` (before start()): it stays in `reads` until every leg has its
-  // server; expiring it there goes to Runner::on_no_server.
-  void watch_start(StartingReads& reads, uint64_t version);
-  // Asks every shard's pool for a server; a pool with one idle answers at once (on_leg_server
-  // may run inside start()).
+  // A run that reads through the owned-rows filter routed with directory `version` (before
+  // start()): it stays in `reads` until every leg has its server; expiring it there goes to
+  // Runner::on_no_server. `started` (optional) says when a leg counts as started (default: it
+  // has its server).
+  void watch_start(StartingReads& reads, uint64_t version, std::function<bool(size_t leg)> started = nullptr);
+  // Ends the watch once every leg has started (the runner calls it when `started` changes).
+  void end_watch_once_started();
+  // Ends the watch now (the run ended).
+  void end_watch() { start_watch_.end(); }
+  // Every leg gets its server: a lent one at once, else asked of its pool; a pool with one idle
+  // answers at once (on_leg_server may run inside start()).
   void start();
+  // Only leg `leg` (a run that goes shard after shard).
+  void start_leg(size_t leg);
   size_t size() const { return legs_.size(); }
   const std::string& shard(size_t leg) const { return legs_[leg].target.shard; }
+  const Target& target(size_t leg) const { return legs_[leg].target; }
   std::vector<std::string> shard_names() const;
   // The leg's server, null before it arrived and after it was released or lost.
   pool::Backend* backend(size_t leg) const { return legs_[leg].backend; }
+  bool waiting(size_t leg) const { return legs_[leg].waiting; }
+  bool any_waiting() const;
+  // The status byte of the leg's last ReadyForQuery ('I' before any).
+  char status(size_t leg) const { return legs_[leg].status; }
   // The leg whose server is `backend`, size() for none.
   size_t leg_of(const pool::Backend& backend) const;
   // Writes to the leg's server; nothing when it has none.
   void write(size_t leg, std::string_view bytes);
   // Writes `sql` as a simple Query (the two-phase commit's Send).
   void send_query(size_t leg, const std::string& sql);
+  // The leg is not read (nor its socket) until resume(); inside on_leg_message the message is
+  // not taken now, and resume() presents it again.
+  void hold(size_t leg);
+  void resume(size_t leg);
+  bool held(size_t leg) const { return legs_[leg].held; }
   // Sends the client's CancelRequest to the leg's server, if it has one. A cancelled server is
   // closed when released, never pooled: a cancel arriving late would hit another client's query.
   void cancel(size_t leg);
+  bool cancelled(size_t leg) const { return legs_[leg].cancelled; }
   // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
   // one is kept.
   void release(size_t leg, bool clean);
   // Stops waiting and hands every server back; servers arriving later go back to their pools.
   void release_all(bool clean);
   // Stops waiting and detaches every server still held (lent ones, or all of a run inside the
-  // client's transaction), by leg, for the session to take back.
+  // client's transaction), by leg, for the session to take back; held legs read again.
   std::vector<Handed> hand_over();
   // The run's end: outside the client's transaction every new server goes back to its pool
   // (closed unless `clean`); what is left (lent servers, or every server inside the transaction)
@@ -152,11 +181,12 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
     pool::Backend* backend = nullptr;
     bool waiting = false;
     bool cancelled = false;  // a CancelRequest went to its server
+    bool held = false;       // hold(): not read until resume()
+    char status = 'I';
     wire::ServerMessageCheck check;
   };
   void arrived(size_t leg, pool::Backend* backend);
-  void end_watch_once_started();
-  // Reads the leg's complete messages for the runner (docs/architecture.md §5.10 step 6).
+  // The one frame-reading loop: the leg's complete messages for the runner.
   void read(size_t leg);
   // A message the runner need not see; false: the runner's.
   bool kept_from_runner(pool::Backend& backend, char type, std::string_view body);
@@ -174,7 +204,13 @@ class EveryShardTransaction : private pool::Pool::Waiter, private pool::BackendU
   std::string what_;
   Runner& runner_;
   bool stopped_ = false;  // release_all ran: nobody waits for servers any more
+  std::function<bool(size_t)> started_;
   StartWatch start_watch_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // expired: destroyed inside a callback
 };
+
+// The leg engine's former name, still used by Session's declarations and SplitInsert; new code
+// names LegEngine.
+using EveryShardTransaction = LegEngine;
 
 }  // namespace sw::session

@@ -1,6 +1,5 @@
-// EveryShardTransaction: one server per target shard, each in a transaction (docs/architecture.md
-// §5.10).
-#include "session/every_shard_transaction.h"
+// LegEngine: one server per target shard, read in one loop (docs/architecture.md §5.6).
+#include "session/leg_engine.h"
 
 #include <utility>
 
@@ -11,15 +10,14 @@
 
 namespace sw::session {
 
-EveryShardTransaction::EveryShardTransaction(std::vector<Target> targets, std::string session_state,
-                                             std::string what, Runner& runner)
+LegEngine::LegEngine(std::vector<Target> targets, std::string session_state, std::string what, Runner& runner)
     : session_state_(std::move(session_state)), what_(std::move(what)), runner_(runner) {
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
 }
 
 // Destroyed while holding lent servers (the session closes mid-run): they are closed too, as
 // their transactions are in an unknown state.
-EveryShardTransaction::~EveryShardTransaction() {
+LegEngine::~LegEngine() {
   release_all(false);
   for (Leg& leg : legs_) {
     if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
@@ -29,23 +27,37 @@ EveryShardTransaction::~EveryShardTransaction() {
   }
 }
 
-std::vector<std::string> EveryShardTransaction::shard_names() const {
+std::vector<std::string> LegEngine::shard_names() const {
   std::vector<std::string> names;
   names.reserve(legs_.size());
   for (const Leg& leg : legs_) names.push_back(leg.target.shard);
   return names;
 }
 
-void EveryShardTransaction::watch_start(StartingReads& reads, uint64_t version) {
-  start_watch_.begin(reads, version, legs_, [this](const Status& why) { runner_.on_no_server(why); });
+bool LegEngine::any_waiting() const { return any_leg_waiting(legs_); }
+
+// Expiring while a leg still waits for a server fails the run: that leg must not start after the
+// acknowledgement. Otherwise every leg was sent its statement a while ago and counts as started.
+void LegEngine::watch_start(StartingReads& reads, uint64_t version, std::function<bool(size_t)> started) {
+  started_ = std::move(started);
+  start_watch_.begin(reads, version, [this](const Status& why) {
+    if (any_waiting()) {
+      runner_.on_no_server(why);
+    } else {
+      start_watch_.end();
+    }
+  });
 }
 
-// A leg counts as started once its statement was sent (an INSERT ... SELECT answers only at its end).
-void EveryShardTransaction::end_watch_once_started() {
-  if (!any_leg_waiting(legs_)) start_watch_.end();
+void LegEngine::end_watch_once_started() {
+  if (!start_watch_.active()) return;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (legs_[i].waiting || (started_ && !started_(i))) return;
+  }
+  start_watch_.end();
 }
 
-void EveryShardTransaction::start() {
+void LegEngine::start() {
   for (Leg& leg : legs_) {
     leg.waiting = leg.target.lent == nullptr;
     if (leg.target.lent != nullptr) {
@@ -64,7 +76,19 @@ void EveryShardTransaction::start() {
   end_watch_once_started();
 }
 
-void EveryShardTransaction::on_backend_ready(pool::Backend* backend) {
+void LegEngine::start_leg(size_t index) {
+  Leg& leg = legs_[index];
+  if (leg.target.lent != nullptr) {
+    leg.backend = leg.target.lent;
+    leg.backend->attach(this);
+    arrived(index, leg.backend);
+    return;
+  }
+  leg.waiting = true;
+  if (pool::Backend* backend = leg.target.pool->acquire(this)) on_backend_ready(backend);
+}
+
+void LegEngine::on_backend_ready(pool::Backend* backend) {
   for (size_t i = 0; i < legs_.size() && !stopped_; ++i) {
     Leg& leg = legs_[i];
     if (!leg.waiting || leg.backend != nullptr || leg.target.pool != &backend->pool()) continue;
@@ -76,7 +100,7 @@ void EveryShardTransaction::on_backend_ready(pool::Backend* backend) {
   backend->pool().release(backend, true);  // nobody waits for it any more
 }
 
-void EveryShardTransaction::arrived(size_t index, pool::Backend* backend) {
+void LegEngine::arrived(size_t index, pool::Backend* backend) {
   Leg& leg = legs_[index];
   leg.backend = backend;
   backend->attach(this);
@@ -94,21 +118,31 @@ void EveryShardTransaction::arrived(size_t index, pool::Backend* backend) {
   runner_.on_leg_server(index, std::move(prologue), owed);
 }
 
-void EveryShardTransaction::on_backend_failed(const Status& why) { runner_.on_no_server(why); }
+void LegEngine::on_backend_failed(const Status& why) { runner_.on_no_server(why); }
 
-void EveryShardTransaction::on_backend_readable(pool::Backend& backend) {
+void LegEngine::on_backend_readable(pool::Backend& backend) {
   if (size_t leg = leg_of(backend); leg < legs_.size()) read(leg);
 }
 
 // A message is consumed only after the runner saw it (its views point into the input), and only
-// while the leg still holds the server: a runner that released or handed it over ended the leg.
-void EveryShardTransaction::read(size_t index) {
+// while the leg still holds the server and is not held: a runner that released or handed it over
+// ended the leg. The limits are the pool's, as for a server of the session's own.
+void LegEngine::read(size_t index) {
+  const std::weak_ptr<int> alive = alive_;
   Leg& leg = legs_[index];
-  wire::Limits limits;
   while (pool::Backend* backend = leg.backend) {
+    if (leg.held) {
+      backend->connection().pause_reading();
+      return;
+    }
     net::Connection& connection = backend->connection();
+    wire::Limits limits;
+    limits.max_message_size = backend->pool().settings().max_message_size;
     auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
-    if (result.status == wire::FrameStatus::NeedMore) return;
+    if (result.status == wire::FrameStatus::NeedMore) {
+      runner_.on_leg_caught_up(index);
+      return;
+    }
     const wire::Frame& frame = result.frame;
     Status handled = result.status == wire::FrameStatus::Error ? Status::server("08P01", result.error)
                                                                : leg.check.on_message(frame.type, frame.body);
@@ -119,20 +153,30 @@ void EveryShardTransaction::read(size_t index) {
     if (!kept_from_runner(*backend, frame.type, frame.body)) {
       const std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
       handled = runner_.on_leg_message(index, Message{frame.type, whole, frame.body});
-      if (leg.backend != backend) return;
+      if (alive.expired() || leg.backend != backend) return;
+      if (leg.held) {
+        runner_.on_leg_caught_up(index);
+        return;
+      }
     }
     connection.consume(frame.size);
     if (!handled) {
+      if (runner_.on_leg_refused(index, handled)) return;
+      if (alive.expired()) return;
       violation(index, *backend, handled);
       return;
     }
-    if (frame.type == 'Z') runner_.on_leg_ready(index);
+    if (frame.type == 'Z') {
+      if (!frame.body.empty()) leg.status = frame.body[0];
+      runner_.on_leg_ready(index);
+      if (alive.expired()) return;
+    }
   }
 }
 
 // ParameterStatus is the server's own (the pool keeps it for the session settings); a
 // notification belongs to no client of this run.
-bool EveryShardTransaction::kept_from_runner(pool::Backend& backend, char type, std::string_view body) {
+bool LegEngine::kept_from_runner(pool::Backend& backend, char type, std::string_view body) {
   if (type == 'S') {
     if (auto p = wire::decode_parameter_status(body)) backend.set_parameter(p->name, p->value);
     return true;
@@ -140,70 +184,83 @@ bool EveryShardTransaction::kept_from_runner(pool::Backend& backend, char type, 
   return type == 'A';
 }
 
-void EveryShardTransaction::violation(size_t leg, const pool::Backend& backend, const Status& why) {
-  LOG_WARN("server=s%llu shard=%s protocol violation by server during %s, dropping it: %s",
-           (unsigned long long)backend.id(), shard(leg).c_str(), what_.c_str(), why.message.c_str());
+void LegEngine::violation(size_t leg, const pool::Backend& backend, const Status& why) {
+  LOG_WARN("server=s%llu shard=%s protocol violation by server, dropping it: %s (during %s)",
+           (unsigned long long)backend.id(), shard(leg).c_str(), why.message.c_str(), what_.c_str());
   runner_.on_leg_violation(
       leg, Status::server("08P01", "shard " + shard(leg) + " sent an invalid message: " + why.message));
 }
 
-Status EveryShardTransaction::end(bool in_transaction, bool clean, const Status& error,
-                                  const HandBack& hand_back) {
+void LegEngine::hold(size_t index) {
+  Leg& leg = legs_[index];
+  leg.held = true;
+  if (leg.backend != nullptr) leg.backend->connection().pause_reading();
+}
+
+void LegEngine::resume(size_t index) {
+  Leg& leg = legs_[index];
+  if (!leg.held) return;
+  leg.held = false;
+  if (leg.backend == nullptr) return;
+  leg.backend->connection().resume_reading();
+  read(index);
+}
+
+Status LegEngine::end(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back) {
   if (!in_transaction) release_all(clean);
   std::vector<Handed> handed = hand_over();
   for (size_t i = 0; i < handed.size(); ++i) runner_.on_leg_handed(i, handed[i]);
   return hand_back ? hand_back(std::move(handed), error) : Status::ok();
 }
 
-void EveryShardTransaction::end_settled(bool in_transaction, bool clean, const Status& error,
-                                        const HandBack& hand_back) {
+void LegEngine::end_settled(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back) {
   const Status verdict = end(in_transaction, clean, error, hand_back);
   if (!verdict.is_ok())
     LOG_WARN("unexpected refusal of a finished %s: %s", what_.c_str(), verdict.message.c_str());
 }
 
-Status EveryShardTransaction::error_of(std::string_view body) {
+Status LegEngine::error_of(std::string_view body) {
   auto fields = wire::decode_error_fields(body);
   return fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
                 : Status::server("08P01", "a malformed ErrorResponse");
 }
 
-void EveryShardTransaction::on_backend_lost(pool::Backend& backend, const Status& why) {
+void LegEngine::on_backend_lost(pool::Backend& backend, const Status& why) {
   const size_t leg = leg_of(backend);
   if (leg == legs_.size()) return;
   legs_[leg].backend = nullptr;  // the pool deletes it
   runner_.on_leg_lost(leg, why);
 }
 
-void EveryShardTransaction::on_backend_drained(pool::Backend& backend) {
+void LegEngine::on_backend_drained(pool::Backend& backend) {
   if (size_t leg = leg_of(backend); leg < legs_.size()) runner_.on_leg_drained(leg);
 }
 
-size_t EveryShardTransaction::leg_of(const pool::Backend& backend) const {
+size_t LegEngine::leg_of(const pool::Backend& backend) const {
   for (size_t i = 0; i < legs_.size(); ++i) {
     if (legs_[i].backend == &backend) return i;
   }
   return legs_.size();
 }
 
-void EveryShardTransaction::write(size_t leg, std::string_view bytes) {
+void LegEngine::write(size_t leg, std::string_view bytes) {
   if (legs_[leg].backend != nullptr) legs_[leg].backend->connection().write(bytes);
 }
 
-void EveryShardTransaction::send_query(size_t leg, const std::string& sql) {
+void LegEngine::send_query(size_t leg, const std::string& sql) {
   std::string out;
   wire::encode_query(out, sql);
   write(leg, out);
 }
 
-void EveryShardTransaction::cancel(size_t leg) {
+void LegEngine::cancel(size_t leg) {
   Leg& each = legs_[leg];
   if (each.backend == nullptr) return;
   each.target.pool->send_cancel(*each.backend);
   each.cancelled = true;
 }
 
-void EveryShardTransaction::release(size_t leg, bool clean) {
+void LegEngine::release(size_t leg, bool clean) {
   Leg& each = legs_[leg];
   if (each.waiting) each.target.pool->cancel_wait(this);
   each.waiting = false;
@@ -211,16 +268,17 @@ void EveryShardTransaction::release(size_t leg, bool clean) {
   if (each.target.lent != nullptr) return;  // the session's: hand_over gives it back
   if (pool::Backend* backend = std::exchange(each.backend, nullptr)) {
     backend->detach();
+    if (each.held) backend->connection().resume_reading();
     each.target.pool->release(backend, clean && !each.cancelled);
   }
 }
 
-void EveryShardTransaction::release_all(bool clean) {
+void LegEngine::release_all(bool clean) {
   stopped_ = true;
   for (size_t i = 0; i < legs_.size(); ++i) release(i, clean);
 }
 
-std::vector<EveryShardTransaction::Handed> EveryShardTransaction::hand_over() {
+std::vector<LegEngine::Handed> LegEngine::hand_over() {
   stopped_ = true;
   std::vector<Handed> out(legs_.size());
   for (size_t i = 0; i < legs_.size(); ++i) {
@@ -231,8 +289,10 @@ std::vector<EveryShardTransaction::Handed> EveryShardTransaction::hand_over() {
     out[i].lent = leg.target.lent != nullptr;
     if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
       backend->detach();
+      if (leg.held) backend->connection().resume_reading();
       out[i].backend = backend;
     }
+    leg.held = false;
   }
   start_watch_.end();
   return out;

@@ -1,0 +1,31 @@
+// RowDescription ('T'): a server's description of a result's columns, decoded field by field and
+// encoded back (a proxy that rewrites a result, docs/architecture.md §5.6, keeps what it does not
+// change byte for byte).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace sw::wire {
+
+struct RowField {
+  std::string_view name;   // points into the decoded body
+  uint32_t table_oid = 0;  // 0: not a table column
+  int16_t column = 0;      // its attribute number in that table (0: none)
+  uint32_t type_oid = 0;
+  int16_t type_size = 0;       // pg_type.typlen (negative: variable width)
+  int32_t type_modifier = -1;  // pg_attribute.atttypmod
+  int16_t format = 0;          // 0 text, 1 binary
+};
+
+// The body after the 5-byte header: the field count, then each field. Fails (08P01) on a missing
+// NUL, a field cut short or bytes after the last field.
+Result<std::vector<RowField>> decode_row_description(std::string_view body);
+// The whole message; a decoded body encodes back to the same bytes.
+void encode_row_description(std::string& out, const std::vector<RowField>& fields);
+
+}  // namespace sw::wire

@@ -1,0 +1,205 @@
+// A test seam for the leg engine (docs/architecture.md §5.6): a PostgreSQL server on a loopback
+// port that speaks the real v3 protocol from a message script. It logs any user in (trust:
+// AuthenticationOk, ParameterStatus, BackendKeyData, ReadyForQuery), answers each Query with the
+// bytes the script returns for its text, drops CancelRequests (counted), and ends a connection at
+// Terminate. One thread per connection, blocking sockets; every message it writes is built by
+// wire's own encoders, so what the engine reads is what a server sends, byte for byte.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/loop.h"
+#include "pool/budget.h"
+#include "pool/pool.h"
+#include "session/leg_engine.h"
+#include "wire/messages.h"
+
+namespace sw::test {
+
+class FakeServer {
+ public:
+  // The bytes answering a Query with text `sql`, ReadyForQuery included.
+  using Script = std::function<std::string(const std::string& sql)>;
+
+  explicit FakeServer(Script script) : script_(std::move(script)) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    ::listen(listen_fd_, 16);
+    socklen_t len = sizeof(addr);
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~FakeServer() {
+    stopping_ = true;
+    acceptor_.join();
+    ::close(listen_fd_);
+    for (std::thread& t : connections_) t.join();
+  }
+  FakeServer(const FakeServer&) = delete;
+  FakeServer& operator=(const FakeServer&) = delete;
+
+  int port() const { return port_; }
+  int cancels() const { return cancels_.load(); }
+  std::vector<std::string> queries() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return queries_;
+  }
+
+  // The usual answers: a command's CommandComplete, a one-column result.
+  static std::string command(const std::string& tag, char status = 'I') {
+    std::string out;
+    wire::encode_command_complete(out, tag);
+    wire::encode_ready_for_query(out, status);
+    return out;
+  }
+  static std::string rows(const std::vector<std::string>& values) {
+    std::string out;
+    wire::encode_row_description(out, {{"v", 25}});
+    for (const std::string& value : values) wire::encode_data_row(out, {value});
+    wire::encode_command_complete(out, "SELECT " + std::to_string(values.size()));
+    wire::encode_ready_for_query(out, 'I');
+    return out;
+  }
+
+ private:
+  void accept_loop() {
+    while (!stopping_) {
+      pollfd p{listen_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      int fd = ::accept(listen_fd_, nullptr, nullptr);
+      if (fd >= 0) connections_.emplace_back([this, fd] { serve(fd); });
+    }
+  }
+  bool read_exact(int fd, char* out, size_t n) {
+    while (n > 0) {
+      pollfd p{fd, POLLIN, 0};
+      if (stopping_) return false;
+      if (::poll(&p, 1, 20) <= 0) continue;
+      ssize_t got = ::read(fd, out, n);
+      if (got <= 0) return false;
+      out += got;
+      n -= static_cast<size_t>(got);
+    }
+    return true;
+  }
+  static uint32_t be32(const char* p) {
+    return (uint32_t(uint8_t(p[0])) << 24) | (uint32_t(uint8_t(p[1])) << 16) |
+           (uint32_t(uint8_t(p[2])) << 8) | uint32_t(uint8_t(p[3]));
+  }
+  static void send_all(int fd, const std::string& bytes) {
+    for (size_t sent = 0; sent < bytes.size();) {
+      ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += static_cast<size_t>(n);
+    }
+  }
+  void serve(int fd) {
+    char header[5];
+    if (read_exact(fd, header, 4)) {
+      std::string startup(be32(header) - 4, '\0');
+      if (read_exact(fd, startup.data(), startup.size()) && be32(startup.data()) == 80877102) {
+        ++cancels_;  // CancelRequest: nothing to answer
+      } else if (!startup.empty()) {
+        std::string hello;
+        wire::encode_auth_ok(hello);
+        wire::encode_parameter_status(hello, "server_version", "15.0");
+        wire::encode_backend_key_data(hello, {7, 42});
+        wire::encode_ready_for_query(hello, 'I');
+        send_all(fd, hello);
+        while (read_exact(fd, header, 5) && header[0] != 'X') {
+          std::string body(be32(header + 1) - 4, '\0');
+          if (!read_exact(fd, body.data(), body.size())) break;
+          if (header[0] != 'Q') continue;
+          std::string sql = body.substr(0, body.find('\0'));
+          {
+            std::lock_guard<std::mutex> lock(mutex_);
+            queries_.push_back(sql);
+          }
+          send_all(fd, script_(sql));
+        }
+      }
+    }
+    ::close(fd);
+  }
+
+  Script script_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> cancels_{0};
+  std::thread acceptor_;
+  std::vector<std::thread> connections_;  // joined at the end (the acceptor alone adds to it)
+  mutable std::mutex mutex_;
+  std::vector<std::string> queries_;
+};
+
+// A real event loop and one real pool per fake server (shards s0, s1, ...), and a watchdog that
+// stops a run that hangs.
+struct LoopWithPools {
+  net::Loop loop;
+  std::shared_ptr<pool::Budget> budget = std::make_shared<pool::Budget>(16);
+  std::vector<std::unique_ptr<pool::Pool>> pools;
+
+  pool::Pool* add_pool(const FakeServer& server, uint64_t max_message_size) {
+    pool::BackendTarget t;
+    t.shard = 's' + std::to_string(pools.size());
+    t.host = "127.0.0.1";
+    t.port = server.port();
+    t.dbname = "app";
+    t.user = "app";
+    pool::PoolSettings settings;
+    settings.max_message_size = max_message_size;
+    pools.push_back(std::make_unique<pool::Pool>(loop, t, settings, budget));
+    return pools.back().get();
+  }
+  // The leg engine's targets on `servers`, each beginning with `begin`.
+  std::vector<session::LegEngine::Target> targets(const std::vector<FakeServer*>& servers,
+                                                  uint64_t max_message_size, const std::string& begin = "") {
+    std::vector<session::LegEngine::Target> out;
+    for (FakeServer* server : servers) {
+      session::LegEngine::Target target;
+      target.pool = add_pool(*server, max_message_size);
+      target.shard = target.pool->target().shard;
+      target.index = static_cast<int>(out.size());
+      target.begin = begin;
+      out.push_back(target);
+    }
+    return out;
+  }
+  // Runs the loop until the code under test stops it; false when the watchdog had to (5 s).
+  bool run() {
+    std::atomic<bool> ended{false};
+    std::atomic<bool> timed_out{false};
+    std::thread watchdog([&] {
+      for (int i = 0; i < 500 && !ended; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (!ended) {
+        timed_out = true;
+        loop.stop();
+      }
+    });
+    loop.run();
+    ended = true;
+    watchdog.join();
+    return !timed_out;
+  }
+};
+
+}  // namespace sw::test

@@ -1,0 +1,208 @@
+// The leg engine against servers that speak the real protocol from message scripts
+// (fake_server.h): the configured limit, what reaches the runner, hold and resume, the prologue,
+// cancel and release. Real pools and a real event loop.
+#include "session/leg_engine.h"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_server.h"
+#include "session/session_state.h"
+#include "wire/message_writer.h"
+#include "wire/messages.h"
+
+using sw::Status;
+using sw::session::LegEngine;
+using sw::test::FakeServer;
+using Deployment = sw::test::LoopWithPools;
+
+namespace {
+
+// Records what the engine tells it ("message 0 T", "ready 0", "violation 0 <message>"); sends
+// `sql` on each leg after the prologue; releases a leg at its ReadyForQuery and stops the loop
+// once every leg is released.
+class Recorder : public LegEngine::Runner {
+ public:
+  Recorder(sw::net::Loop& loop, std::string sql) : loop_(loop), sql_(std::move(sql)) {}
+  LegEngine* engine = nullptr;
+  std::vector<std::string> events;
+  std::vector<int> prologue_owed;
+  size_t hold_until_ready = SIZE_MAX;  // this leg is held until leg 0 is ready
+  bool cancel_before_release = false;
+
+  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override {
+    prologue_owed.push_back(ready_owed);
+    owed_.resize(engine->size());
+    owed_[leg] = ready_owed + 1;
+    sw::wire::encode_query(prologue, sql_);
+    engine->write(leg, prologue);
+  }
+  Status on_leg_message(size_t leg, const LegEngine::Message& message) override {
+    if (leg == hold_until_ready && !zero_ready_) {
+      events.push_back("held " + std::to_string(leg) + " " + message.type);
+      engine->hold(leg);
+      return Status::ok();
+    }
+    std::string event = "message " + std::to_string(leg) + " " + message.type;
+    if (message.type == 'D') event += " " + std::to_string(message.frame.size());  // whole
+    events.push_back(event);
+    return Status::ok();
+  }
+  void on_leg_ready(size_t leg) override {
+    if (--owed_[leg] > 0) return;
+    events.push_back("ready " + std::to_string(leg));
+    if (leg == 0) zero_ready_ = true;
+    if (cancel_before_release) engine->cancel(leg);
+    engine->release(leg, engine->status(leg) == 'I');
+    if (leg == 0 && hold_until_ready < engine->size()) engine->resume(hold_until_ready);
+    end_if_released();
+  }
+  void on_leg_violation(size_t leg, const Status& why) override {
+    events.push_back("violation " + std::to_string(leg) + " " + why.sqlstate + " " + why.message);
+    engine->release(leg, false);
+    end_if_released();
+  }
+  void on_leg_lost(size_t leg, const Status& why) override {
+    events.push_back("lost " + std::to_string(leg) + " " + why.message);
+    end_if_released();
+  }
+  void on_no_server(const Status& why) override {
+    events.push_back("no server " + why.message);
+    loop_.stop();
+  }
+
+ private:
+  void end_if_released() {
+    for (size_t i = 0; i < engine->size(); ++i) {
+      if (engine->backend(i) != nullptr || engine->waiting(i)) return;
+    }
+    loop_.stop();
+  }
+  sw::net::Loop& loop_;
+  std::string sql_;
+  std::vector<int> owed_;
+  bool zero_ready_ = false;
+};
+
+bool has(const std::vector<std::string>& events, const std::string& prefix) {
+  for (const std::string& e : events)
+    if (e.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+FakeServer::Script big_row(size_t bytes) {
+  return [bytes](const std::string& sql) {
+    return sql.rfind("SELECT", 0) == 0 ? FakeServer::rows({std::string(bytes, 'x')})
+                                       : FakeServer::command("SET");
+  };
+}
+
+}  // namespace
+
+TEST_CASE(
+    "leg engine: a server message over the pool's max_message_size is a violation, never the runner's") {
+  FakeServer server(big_row(2000));
+  Deployment d;
+  Recorder runner(d.loop, "SELECT big");
+  LegEngine engine(d.targets({&server}, 1000), "", "a test read", runner);
+  runner.engine = &engine;
+  engine.start();
+  REQUIRE(d.run());
+  CHECK(has(runner.events, "message 0 T"));
+  CHECK_FALSE(has(runner.events, "message 0 D"));
+  REQUIRE(has(runner.events, "violation 0 08P01 shard s0 sent an invalid message: invalid message length"));
+  CHECK(has(runner.events,
+            "violation 0 08P01 shard s0 sent an invalid message: invalid message length 2010 "
+            "for message type 'D' (limit 1000)"));
+  CHECK(d.pools[0]->counts().idle == 0);  // a hostile server is closed, never pooled
+}
+
+TEST_CASE("leg engine: under the limit the row reaches the runner, and the server goes back idle") {
+  FakeServer server(big_row(2000));
+  Deployment d;
+  Recorder runner(d.loop, "SELECT big");
+  LegEngine engine(d.targets({&server}, 4000), "", "a test read", runner);
+  runner.engine = &engine;
+  engine.start();
+  REQUIRE(d.run());
+  CHECK(runner.events ==
+        std::vector<std::string>{"message 0 T", "message 0 D 2011", "message 0 C", "message 0 Z", "ready 0"});
+  CHECK(d.pools[0]->counts().idle == 1);
+}
+
+TEST_CASE("leg engine: ParameterStatus and NotificationResponse are kept from the runner") {
+  FakeServer server([](const std::string&) {
+    std::string out;
+    sw::wire::encode_parameter_status(out, "TimeZone", "UTC");
+    sw::wire::MessageWriter(out).begin('A').int32(9).cstr("channel").cstr("payload").end();
+    return out + FakeServer::command("UPDATE 1");
+  });
+  Deployment d;
+  Recorder runner(d.loop, "UPDATE t SET a = 1");
+  LegEngine engine(d.targets({&server}, 1 << 20), "", "a test write", runner);
+  runner.engine = &engine;
+  engine.start();
+  REQUIRE(d.run());
+  CHECK(runner.events == std::vector<std::string>{"message 0 C", "message 0 Z", "ready 0"});
+}
+
+TEST_CASE("leg engine: a held leg is not read until resume presents the same message again") {
+  FakeServer first([](const std::string& sql) {  // slow: leg 1 answers first
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return big_row(10)(sql);
+  });
+  FakeServer second(big_row(20));
+  Deployment d;
+  Recorder runner(d.loop, "SELECT v");
+  runner.hold_until_ready = 1;
+  LegEngine engine(d.targets({&first, &second}, 1 << 20), "", "a test read", runner);
+  runner.engine = &engine;
+  engine.start();
+  REQUIRE(d.run());
+  // Leg 1's first message was held (before leg 0 answered at all), then taken after leg 0
+  // ended, followed by the rest in order.
+  std::vector<std::string> after_ready;
+  bool seen_ready = false;
+  for (const std::string& e : runner.events) {
+    if (e == "ready 0") seen_ready = true;
+    if (seen_ready && e.rfind("held", 0) != 0) after_ready.push_back(e);
+  }
+  CHECK(has(runner.events, "held 1 T"));
+  CHECK(after_ready == std::vector<std::string>{"ready 0", "message 1 T", "message 1 D 31", "message 1 C",
+                                                "message 1 Z", "ready 1"});
+}
+
+TEST_CASE("leg engine: the prologue brings a server to the session's settings, then the target's begin") {
+  FakeServer server(big_row(1));
+  Deployment d;
+  Recorder runner(d.loop, "SELECT 1");
+  LegEngine engine(d.targets({&server}, 1 << 20, "BEGIN ISOLATION LEVEL REPEATABLE READ"), "SET a = '1';",
+                   "a test read", runner);
+  runner.engine = &engine;
+  engine.start();
+  REQUIRE(d.run());
+  CHECK(runner.prologue_owed == std::vector<int>{2});
+  CHECK(server.queries() ==
+        std::vector<std::string>{std::string(sw::session::SessionState::kResetSql) + "SET a = '1';",
+                                 "BEGIN ISOLATION LEVEL REPEATABLE READ", "SELECT 1"});
+}
+
+TEST_CASE("leg engine: a cancelled server gets the CancelRequest and is closed, not pooled") {
+  FakeServer server(big_row(1));
+  Deployment d;
+  Recorder runner(d.loop, "SELECT 1");
+  runner.cancel_before_release = true;
+  LegEngine engine(d.targets({&server}, 1 << 20), "", "a test read", runner);
+  runner.engine = &engine;
+  engine.start();
+  REQUIRE(d.run());
+  CHECK(engine.cancelled(0));
+  CHECK(d.pools[0]->counts().idle == 0);
+  for (int i = 0; i < 200 && server.cancels() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(server.cancels() == 1);
+}
