@@ -58,7 +58,8 @@ class ParsedStatement {
     return i < tokens_.size() && tokens_[i].kind == SqlToken::Kind::Punctuation &&
            text_[tokens_[i].begin] == c;
   }
-  // The items of the parenthesized list whose '(' is token `open`, split at its own commas, each
+  // The items of the parenthesized list whose '(' is token `open`, split at its own commas (not
+  // those inside parentheses or brackets: f(1, 2), ARRAY[1, 2]), each
   // trimmed; `close` is set to the index of its ')'. False when it is not closed.
   bool list_at(size_t open, std::vector<SqlExecute::Argument>& items, size_t& close) const;
   std::string_view text() const { return text_; }
@@ -84,8 +85,10 @@ bool ParsedStatement::list_at(size_t open, std::vector<SqlExecute::Argument>& it
   int depth = 0;
   uint32_t item_begin = tokens_[open].end;
   for (size_t i = open; i < tokens_.size(); ++i) {
-    if (is_punct(i, '(')) {
+    if (is_punct(i, '(') || is_punct(i, '[')) {
       ++depth;
+    } else if (is_punct(i, ']')) {
+      --depth;
     } else if (is_punct(i, ')') && --depth == 0) {
       items.push_back(trimmed(text_, item_begin, tokens_[i].begin));
       close = i;

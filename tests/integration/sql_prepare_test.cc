@@ -160,7 +160,7 @@ TEST_SUITE("sql_prepare") {
       PgResult explain = c.exec("explain (costs off) execute data_sel(2)");
       REQUIRE_OK(explain);
       CHECK(explain.value(0, 0) == "ProjectSet");
-      CHECK_OK(c.exec("CREATE TEMP TABLE temp_results AS EXECUTE data_sel(2)"));  // pins the client
+      CHECK_OK(c.exec("CREATE TEMP TABLE temp_results (a) AS EXECUTE data_sel(2)"));  // pins the client
       CHECK(c.value("SELECT sum(a) FROM temp_results") == "3");
       REQUIRE_OK(c.exec("PREPARE ins AS INSERT INTO nodata VALUES (7)"));
       PgResult not_select = c.exec("CREATE TABLE never AS EXECUTE ins");

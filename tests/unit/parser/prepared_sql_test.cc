@@ -46,10 +46,11 @@ TEST_CASE("PREPARE: folded name, declared types as written, the statement and it
 }
 
 TEST_CASE("EXECUTE alone, in EXPLAIN, in CREATE TABLE AS: name, arguments as written, its span") {
-  auto e = sql_execute("EXECUTE sel(3, 'a,b', f(1, 2), 'it''s', E'\\',x', $$)$$)");
+  auto e = sql_execute("EXECUTE sel(3, 'a,b', f(1, 2), 'it''s', E'\\',x', $$)$$, ARRAY[1, 2])");
   REQUIRE(e);
   CHECK(e->name == "sel");
-  CHECK(e->args.size() == 6);
+  CHECK(e->args.size() == 7);
+  CHECK(e->args[6].text == "ARRAY[1, 2]");
   CHECK(e->args[2].text == "f(1, 2)");
   CHECK(e->args[4].text == "E'\\',x'");
   CHECK(e->begin == 0);
