@@ -359,7 +359,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // An answer the proxy gives itself, in its exact place among the server's answers.
   void answer_in_place(std::string bytes);
   void answer_with_error(const Status& error);
-  void reject_pending_request(const Status& why);
+  // `detail`: the error's DETAIL, if any.
+  void reject_pending_request(const Status& why, std::string_view detail = {});
   // Server -> client (session_server.cc)
   void read_server_messages();
   enum class AfterMessage { Continue, Dropped, Retry };
@@ -477,7 +478,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status check_bind_route(const wire::BindMessage& bind, bool pinned);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);
-  void refuse_request(const Status& why);
+  void refuse_request(const Status& why, std::string_view detail = {});
   int default_shard() const;
   // The host's read lease; when it lapsed, asks the watcher to confirm the directory soon.
   bool read_lease_valid();

@@ -184,12 +184,12 @@ bool Session::answer_without_server(const wire::Frame& frame) {
 
 // No server could take the client's next request: answer it with `why` exactly as a server
 // answers a failed request, so the client stays usable.
-void Session::reject_pending_request(const Status& why) {
+void Session::reject_pending_request(const Status& why, std::string_view detail) {
   auto result = wire::read_frame(client_->input(), wire::Sender::Client, limits_);
   bool simple =
       result.status == wire::FrameStatus::Complete && (result.frame.type == 'Q' || result.frame.type == 'F');
   std::string out;
-  wire::encode_error(out, "ERROR", why.sqlstate, why.message);
+  wire::encode_error(out, "ERROR", why.sqlstate, why.message, detail);
   if (simple) {
     client_->consume(result.frame.size);
     if (request_.front.body != nullptr) request_.front.forget();
