@@ -222,6 +222,8 @@ TEST_SUITE("sql_prepare") {
     };
     caret_under("/* é */ EXECUTE num('bad')", 20);  // at 'bad'
     caret_under("EXPLAIN EXECUTE num('x')", 20);
+    CHECK(c.exec("EXECUTE num(1, 2)").sqlstate() == "42601");
+    CHECK(contains(c.error_message(), "DETAIL:  Expected 1 parameters but got 2."));
     REQUIRE_OK(c.exec("CREATE TABLE pcache (a int)"));
     REQUIRE_OK(c.exec("PREPARE reads AS SELECT * FROM pcache"));
     REQUIRE_OK(c.exec("DROP TABLE pcache"));
