@@ -35,7 +35,7 @@ constexpr auto kLeads = [] {
     const bool start = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u >= 0x80;
     leads[static_cast<size_t>(u)] = start ? Lead::Word : (u >= '0' && u <= '9') ? Lead::Other : Lead::Skip;
   }
-  for (char c : {kMarker, '-', '/', '\'', '"', '$', '.', '(', ')', ','})
+  for (char c : {kMarker, '-', '/', '\'', '"', '$', '.', '(', ')', '[', ']', ','})
     leads[static_cast<unsigned char>(c)] = Lead::Other;
   return leads;
 }();
@@ -111,7 +111,7 @@ class Scanner {
       return true;
     }
     ++i_;  // punctuation, or a lone '-', '/' or '.'
-    if (c == '(' || c == ')' || c == ',') token(SqlToken::Kind::Punctuation, i_ - 1);
+    if (c == '(' || c == ')' || c == '[' || c == ']' || c == ',') token(SqlToken::Kind::Punctuation, i_ - 1);
     return true;
   }
 

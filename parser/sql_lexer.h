@@ -46,7 +46,7 @@ std::string slot_value(std::string_view sql, const LiteralSlot& slot);
 // The same into `out` (replacing its contents, reusing its buffer).
 void slot_value_into(std::string_view sql, const LiteralSlot& slot, std::string& out);
 
-// The words, $n parameters and the punctuation `(`, `)`, `,` of a text, outside comments, string
+// The words, $n parameters and the punctuation `(`, `)`, `[`, `]`, `,` of a text, outside comments, string
 // literals, quoted identifiers and dollar quotes (a word that starts an E'' / B'' / X'' / N''
 // string covers the string). False when normalize_sql() would refuse the text.
 struct SqlToken {

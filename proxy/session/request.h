@@ -20,9 +20,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "parser/analyze.h"
+#include "parser/prepared_sql.h"
 #include "router/router.h"
 
 namespace sw::session {
@@ -47,8 +49,11 @@ inline bool reads_client_input(RequestState state) {
 struct FrontQuery {
   const char* body = nullptr;  // the analyzed frame: its body's place and size in the input
   size_t size = 0;
-  Status refused;        // an EXECUTE of the client's prepared statement that cannot run
-  std::string expanded;  // the statement such an EXECUTE runs instead; empty when none
+  Status refused;              // an EXECUTE of the client's prepared statement that cannot run
+  std::string refused_detail;  // ... and PostgreSQL's DETAIL for it, if any
+  std::string expanded;        // the statement such an EXECUTE runs instead; empty when none
+  // Which bytes of `expanded` are the client's (parser::ExpandedSql): error positions map back.
+  std::vector<parser::ExpandedSql::Piece> expanded_pieces;
   std::shared_ptr<const parser::QueryFacts> facts;  // null when the text does not parse
   // Its route, handed from routing to forwarding within one pass over the client input only: a
   // new directory or a reload comes between passes (Session::front_route).
@@ -62,7 +67,9 @@ struct FrontQuery {
     refused.fault = Fault::None;
     refused.sqlstate.clear();
     refused.message.clear();
+    refused_detail.clear();
     expanded.clear();
+    expanded_pieces.clear();
     facts.reset();
     forget_route();
   }
@@ -100,9 +107,10 @@ struct Request {
   // Transaction pooling: a Parse/Describe batch ended by a Flush with no Bind yet runs on a server
   // that is lent for it only: the proxy ends it with a Sync of its own (answer swallowed) and
   // gives the server back, so the Bind that follows picks the shard (and the transaction's).
-  bool lend_at_flush = false;  // the batch being forwarded ends so at its Flush
-  bool lent = false;           // its Sync went: no client input is read until the server is back
-  bool query_failed = false;   // the Query in progress got an ErrorResponse
+  bool lend_at_flush = false;    // the batch being forwarded ends so at its Flush
+  bool lent = false;             // its Sync went: no client input is read until the server is back
+  bool query_failed = false;     // the Query in progress got an ErrorResponse
+  bool unpin_if_failed = false;  // it pinned its client, and its failure would leave nothing behind
   // The Query at the front needs another leg: it waits until the active leg owes nothing.
   bool leg_wait = false;
   bool joining_leg = false;  // the server being acquired joins a transaction already started
@@ -136,6 +144,14 @@ struct Request {
   bool restore_owed = false;
   bool restore_settings = false;  // what is owed restores startup settings (not a DEALLOCATE)
   std::string held;
+  // Forwarded Queries whose EXECUTE the proxy rewrote, in order (their `queries` entries are their
+  // facts): an error's position maps back to the client's text (Session::client_error_position).
+  struct RewrittenQuery {
+    std::shared_ptr<const parser::QueryFacts> facts;
+    std::string client_sql;
+    parser::ExpandedSql server_sql;
+  };
+  std::deque<RewrittenQuery> rewritten_queries;
 };
 
 }  // namespace sw::session

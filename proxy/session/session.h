@@ -319,6 +319,15 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void forget_sql_prepares(const parser::QueryFacts& facts);
   void note_sql_prepared(const parser::StatementFacts& statement);
   bool answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size);
+  std::optional<parser::SqlExecute> client_execute(const parser::StatementFacts& statement) const;
+  Result<parser::ExpandedSql> expand_client_execute(std::string_view sql,
+                                                    const parser::StatementFacts& statement,
+                                                    const parser::SqlExecute& execute,
+                                                    std::string* detail) const;
+  Status refuse_duplicate_prepare(const parser::StatementFacts& statement) const;
+  // An ErrorResponse of a Query whose EXECUTE the proxy rewrote, its position moved back into the
+  // client's text (or dropped); empty when the error goes on as the server sent it.
+  std::string client_error_position(const wire::Frame& error);
   static Status refuse_two_phase(parser::StatementKind kind);
   static Status refuse_protected_setting(const parser::StatementFacts& statement);
   Status refuse_unpoolable(const parser::StatementFacts& statement);
@@ -333,6 +342,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void after_sql_command_sync();
   void on_sql_command_complete(std::string_view tag);
   void unpin();
+  bool pin_undone_by_failure(const parser::QueryFacts& facts) const;
+  void unpin_after_failure();
   // session_settings_extended.cc: SET, set_config, savepoints run by Execute count like a Query's.
   void note_bound_settings(std::string_view statement);
   void expect_execute();
@@ -348,7 +359,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // An answer the proxy gives itself, in its exact place among the server's answers.
   void answer_in_place(std::string bytes);
   void answer_with_error(const Status& error);
-  void reject_pending_request(const Status& why);
+  // `detail`: the error's DETAIL, if any.
+  void reject_pending_request(const Status& why, std::string_view detail = {});
   // Server -> client (session_server.cc)
   void read_server_messages();
   enum class AfterMessage { Continue, Dropped, Retry };
@@ -466,7 +478,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status check_bind_route(const wire::BindMessage& bind, bool pinned);
   Status check_pinned(const parser::QueryFacts& facts, const router::Route& route) const;
   void inject_abort(const Status& error, bool extended);
-  void refuse_request(const Status& why);
+  void refuse_request(const Status& why, std::string_view detail = {});
   int default_shard() const;
   // The host's read lease; when it lapsed, asks the watcher to confirm the directory soon.
   bool read_lease_valid();

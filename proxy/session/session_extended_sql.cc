@@ -26,23 +26,27 @@ std::string no_data() { return std::string("n\0\0\0\4", 5); }
 
 }  // namespace
 
-// The statement an EXECUTE of a statement this client prepared runs instead (with `*refused` set
-// when its arguments do not fit); nullopt when `query` is not such an EXECUTE.
+// The statement an EXECUTE of a statement this client prepared runs instead (alone, in EXPLAIN or
+// in CREATE TABLE AS), with `*refused` set when its arguments do not fit; nullopt when `query` is
+// no such EXECUTE.
 std::optional<std::string> Session::expanded_execute(std::string_view query, Status* refused) const {
   if (profile_.sql_statements.size() == 0 || !expands_sql_execute()) return std::nullopt;
-  auto execute = parse_sql_execute(query);
-  if (!execute || profile_.sql_statements.find(execute->name) == nullptr) return std::nullopt;
-  auto expanded = profile_.sql_statements.expand_execute(query);
-  if (!expanded)
-    *refused = Status::client("42P02",
-                              "wrong number of parameters for prepared statement \"" + execute->name + "\"");
-  return expanded;
+  auto facts = parser::analyze(query);
+  const parser::StatementFacts* only = facts ? single(facts->get()) : nullptr;
+  if (only == nullptr) return std::nullopt;
+  auto execute = client_execute(*only);
+  if (!execute) return std::nullopt;
+  auto expanded = expand_client_execute(query, *only, *execute, nullptr);
+  if (!expanded) {
+    *refused = expanded.status();
+    return std::nullopt;
+  }
+  return std::move(expanded->sql);
 }
 
 // A batch whose Bind names an EXECUTE is routed as the statement it runs.
 Status Session::expand_batch_execute(ExtendedBatch& batch) {
-  if (batch.kind != ExtendedBatch::Kind::Bound || batch.only().kind != StatementKind::Execute)
-    return Status::ok();
+  if (batch.kind != ExtendedBatch::Kind::Bound || !client_execute(batch.only())) return Status::ok();
   Status refused = Status::ok();
   auto expanded = expanded_execute(batch.query(), &refused);
   if (!refused.is_ok() || !expanded) return refused;
@@ -60,11 +64,11 @@ bool Session::parse_sql_command(const wire::ParseMessage& parse, const parser::Q
   const parser::StatementFacts* only = single(facts);
   if (only == nullptr || !expands_sql_execute()) return false;
   if (only->kind == StatementKind::Prepare) {
-    commands.unnamed_prepare = parse_sql_prepare(only->text);
+    commands.unnamed_prepare = parser::sql_prepare(only->text);
     return false;
   }
   if (only->kind != StatementKind::Deallocate) return false;
-  commands.unnamed_deallocate = parse_sql_deallocate(only->text);
+  commands.unnamed_deallocate = parser::sql_deallocate(only->text);
   const std::optional<std::string>& name = commands.unnamed_deallocate;
   if (!name || pools_.session_pooling || txn_.control.status() == 'E') return false;
   if (!name->empty() && profile_.sql_statements.find(*name) == nullptr &&

@@ -24,10 +24,11 @@ void Session::reset_other_legs(const parser::StatementFacts& statement) {
   switch (statement.kind) {
     case StatementKind::Prepare:
       // A SQL-level PREPARE lives on this server only: a DEALLOCATE of it runs here.
-      if (auto prepare = parse_sql_prepare(statement.text)) txn_.leg.client_statements.emplace(prepare->name);
+      if (auto prepare = parser::sql_prepare(statement.text))
+        txn_.leg.client_statements.emplace(prepare->name);
       return;
     case StatementKind::Deallocate:
-      if (auto name = parse_sql_deallocate(statement.text))
+      if (auto name = parser::sql_deallocate(statement.text))
         drop_session_statements(name->empty() ? std::nullopt : std::optional<std::string>(std::move(*name)));
       return;
     case StatementKind::DiscardAll:
@@ -102,7 +103,7 @@ void Session::close_session_statement(std::string_view name) {
 // session does (it was prepared there): the shard that runs it, else -1.
 int Session::shard_holding_deallocated(const parser::StatementFacts& statement) const {
   if (!pools_.session_pooling || statement.kind != StatementKind::Deallocate) return -1;
-  auto name = parse_sql_deallocate(statement.text);
+  auto name = parser::sql_deallocate(statement.text);
   if (!name || name->empty() || txn_.leg.client_statements.count(*name) != 0) return -1;
   for (const Leg& other : txn_.parked)
     if (other.client_statements.count(*name) != 0) return other.shard;

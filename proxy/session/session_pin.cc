@@ -45,6 +45,22 @@ Status Session::refuse_unpoolable(const parser::StatementFacts& statement) {
   return Status::ok();
 }
 
+// A Query that pins its client leaves nothing on the server when it fails: one statement, outside
+// a transaction block (its implicit transaction rolls back whatever it created), that takes no
+// session-level advisory lock (not transactional: it stays taken).
+bool Session::pin_undone_by_failure(const parser::QueryFacts& facts) const {
+  return facts.statements.size() == 1 && !facts.statements.front().session_advisory_lock &&
+         txn_.control.status() == 'I';
+}
+
+// The Query that pinned the client failed and left nothing behind (pin_undone_by_failure): the
+// client is a transaction-pooled one again, and its server goes back to the pool.
+void Session::unpin_after_failure() {
+  LOG_INFO("client=c%llu no longer pinned: the statement that pinned it failed", (unsigned long long)id());
+  unpin();
+  pools_.session_pooling = false;
+}
+
 // The client leaves: its pin slot is free again.
 void Session::unpin() {
   if (pools_.pinned == PinReason::None) return;

@@ -184,12 +184,12 @@ bool Session::answer_without_server(const wire::Frame& frame) {
 
 // No server could take the client's next request: answer it with `why` exactly as a server
 // answers a failed request, so the client stays usable.
-void Session::reject_pending_request(const Status& why) {
+void Session::reject_pending_request(const Status& why, std::string_view detail) {
   auto result = wire::read_frame(client_->input(), wire::Sender::Client, limits_);
   bool simple =
       result.status == wire::FrameStatus::Complete && (result.frame.type == 'Q' || result.frame.type == 'F');
   std::string out;
-  wire::encode_error(out, "ERROR", why.sqlstate, why.message);
+  wire::encode_error(out, "ERROR", why.sqlstate, why.message, detail);
   if (simple) {
     client_->consume(result.frame.size);
     if (request_.front.body != nullptr) request_.front.forget();
@@ -281,8 +281,13 @@ Status Session::forward_query(const wire::Frame& frame) {
   if (!sql) return sql.status();
   const FrontQuery& front = front_query(frame, *sql);
   if (!front.refused.is_ok()) {
+    if (txn_.control.status() == 'T' && !txn_.control.deferred()) {
+      inject_abort(front.refused, false);  // it fails the transaction block, as on a server
+      return Status::ok();
+    }
+    txn_.control.abort_if_deferred();
     std::string bytes;
-    wire::encode_error(bytes, "ERROR", front.refused.sqlstate, front.refused.message);
+    wire::encode_error(bytes, "ERROR", front.refused.sqlstate, front.refused.message, front.refused_detail);
     wire::encode_ready_for_query(bytes, txn_.control.status());
     answer_in_place(std::move(bytes));
     maybe_release_backend();
@@ -320,13 +325,22 @@ Status Session::forward_query(const wire::Frame& frame) {
       return Status::ok();
     }
   }
+  const bool was_pinned = pools_.pinned != PinReason::None;
   if (known && refuse_in_query(*known)) return Status::ok();
+  // (Only with no other Query in progress: a failure then is this one's.)
+  request_.unpin_if_failed = !was_pinned && pools_.pinned != PinReason::None && request_.queries.empty() &&
+                             pin_undone_by_failure(*known);
   if (known && known->statements.size() == 1 && answer_sql_deallocate(known->statements.front(), frame.size))
     return Status::ok();
   std::string restore = known ? profile_.settings.restore_startup(known->statements) : std::string();
-  request_.queries.push_back(known && changes_tracked_state(*known) ? known : nullptr);
+  if (request_.queries.empty()) request_.rewritten_queries.clear();  // none in progress
+  const bool rewritten = known && !front.expanded_pieces.empty();
+  request_.queries.push_back(known && (rewritten || changes_tracked_state(*known)) ? known : nullptr);
   expect(Owed::Query);
   if (!front.expanded.empty()) {
+    if (rewritten)
+      request_.rewritten_queries.push_back(
+          {known, std::string(*sql), parser::ExpandedSql{front.expanded, front.expanded_pieces}});
     std::string statement;
     wire::encode_query(statement, front.expanded);
     txn_.leg.backend->connection().write(statement);

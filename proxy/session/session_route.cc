@@ -46,9 +46,9 @@ pool::Pool* Session::pool_for_shard(int shard, Status* error) {
 
 // Answers the client's pending request with `why` and, inside a transaction that has no shard
 // yet, marks it failed as a server would.
-void Session::refuse_request(const Status& why) {
+void Session::refuse_request(const Status& why, std::string_view detail) {
   txn_.control.abort_if_deferred();
-  reject_pending_request(why);
+  reject_pending_request(why, detail);
 }
 
 // No server is attached: decide where the request at the front of the input goes.
@@ -83,8 +83,10 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
   }
   const FrontQuery& front = front_query(frame, *sql);
   if (!front.refused.is_ok()) {
-    Status refused = front.refused;  // refusing consumes the Query, and forgets `front`
-    refuse_request(refused);
+    // Refusing consumes the Query, and forgets `front`.
+    const Status refused = front.refused;
+    const std::string detail = front.refused_detail;
+    refuse_request(refused, detail);
     return Start::Answered;
   }
   std::shared_ptr<const parser::QueryFacts> facts = front.facts;

@@ -115,6 +115,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
     const Status refused = std::exchange(request_.prepare_refused, Status::ok());
     wire::encode_error(combined, "ERROR", refused.sqlstate, refused.message);
   }
+  if (frame.type == 'E' && relay && combined.empty()) combined = client_error_position(frame);
   if (frame.type == 'Z' && relay && txn_.combined_status(leg.server_status) != leg.server_status) {
     wire::encode_ready_for_query(combined, 'E');
     txn_.control.on_server_status('E');
@@ -256,6 +257,8 @@ void Session::relay_parameter_status(std::string_view body) {
 
 void Session::on_query_finished(bool failed) {
   request_.query_failed = false;
+  if (std::exchange(request_.unpin_if_failed, false) && failed && txn_.control.status() == 'I')
+    unpin_after_failure();
   request_.prepare_refused = Status::ok();
   // A PREPARE or DEALLOCATE may change what the next EXECUTE runs.
   if (request_.front.body != nullptr) request_.front.forget();
@@ -272,6 +275,8 @@ void Session::on_query_finished(bool failed) {
   if (request_.queries.empty()) return;
   auto facts = std::move(request_.queries.front());
   request_.queries.pop_front();
+  auto& rewritten = request_.rewritten_queries;
+  if (!rewritten.empty() && facts && rewritten.front().facts == facts) rewritten.pop_front();
   if (failed || !facts) return;
   note_settings_of_query(*facts);
   for (const auto& statement : facts->statements) {

@@ -3,6 +3,9 @@
 // with its arguments in place, routed by its key like any other; in transaction pooling the
 // server forgets the PREPARE again at once (the next client of that server must not meet it), and
 // DEALLOCATE of a statement the proxy knows is answered by the proxy.
+#include <algorithm>
+
+#include "session/error_position.h"
 #include "session/session.h"
 #include "sqltext/catalog_sql.h"
 #include "wire/messages.h"
@@ -30,19 +33,25 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   if (!expands_sql_execute()) return front;
   const auto& statements = front.facts->statements;
   for (const auto& statement : statements) {
-    if (statement.kind != parser::StatementKind::Execute) continue;
-    auto execute = parse_sql_execute(statement.text);
-    if (!execute || profile_.sql_statements.find(execute->name) == nullptr) continue;
+    if (Status duplicate = refuse_duplicate_prepare(statement); !duplicate.is_ok()) {
+      front.refused = std::move(duplicate);
+      break;
+    }
+    auto execute = client_execute(statement);
+    if (!execute) continue;
     if (statements.size() != 1) {
       front.refused = Status::client("0A000", "EXECUTE " + execute->name +
                                                   " inside a query of several statements cannot run through "
                                                   "shardwire; send the EXECUTE as a query of its own");
-    } else if (auto expanded = profile_.sql_statements.expand_execute(statement.text)) {
-      front.expanded = std::move(*expanded);
-    } else {
-      front.refused = Status::client(
-          "42P02", "wrong number of parameters for prepared statement \"" + execute->name + "\"");
+      break;
     }
+    auto expanded = expand_client_execute(sql, statement, *execute, &front.refused_detail);
+    if (!expanded) {
+      front.refused = expanded.status();
+      break;
+    }
+    front.expanded = std::move(expanded->sql);
+    front.expanded_pieces = std::move(expanded->pieces);
     break;
   }
   if (!front.refused.is_ok()) {
@@ -52,6 +61,55 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
     front.facts = expanded ? std::move(*expanded) : nullptr;
   }
   return front;
+}
+
+// The EXECUTE of a statement this client prepared that `statement` runs (alone, in EXPLAIN, in
+// CREATE TABLE AS); nullopt when it runs none, or when the servers keep the client's statements.
+std::optional<parser::SqlExecute> Session::client_execute(const parser::StatementFacts& statement) const {
+  if (profile_.sql_statements.size() == 0 || !expands_sql_execute()) return std::nullopt;
+  if (statement.kind != parser::StatementKind::Execute && statement.node_type != "ExplainStmt" &&
+      statement.node_type != "CreateTableAsStmt")
+    return std::nullopt;
+  auto execute = parser::sql_execute(statement.text);
+  if (!execute || profile_.sql_statements.find(execute->name) == nullptr) return std::nullopt;
+  return execute;
+}
+
+// `sql` (the client's text, `statement` one of its statements) with the EXECUTE replaced by the
+// statement it runs; PostgreSQL's error (and `*detail`) when the arguments do not fit.
+Result<parser::ExpandedSql> Session::expand_client_execute(std::string_view sql,
+                                                           const parser::StatementFacts& statement,
+                                                           const parser::SqlExecute& execute,
+                                                           std::string* detail) const {
+  const parser::SqlPrepare& prepared = *profile_.sql_statements.find(execute.name);
+  auto expanded = parser::expand_execute(sql, static_cast<uint32_t>(std::max(statement.begin.location, 0)),
+                                         execute, prepared);
+  if (!expanded && expanded.status().sqlstate == "42601" && detail != nullptr)
+    *detail = "Expected " + std::to_string(prepared.parameter_count()) + " parameters but got " +
+              std::to_string(execute.args.size()) + ".";
+  return expanded;
+}
+
+// PREPARE of a name the client has prepared already (either protocol: one namespace, as on a
+// server, whose copy the proxy forgot): PostgreSQL's 42P05.
+Status Session::refuse_duplicate_prepare(const parser::StatementFacts& statement) const {
+  if (statement.kind != parser::StatementKind::Prepare) return Status::ok();
+  auto prepare = parser::sql_prepare(statement.text);
+  if (!prepare || (profile_.sql_statements.find(prepare->name) == nullptr &&
+                   !profile_.statements.contains(prepare->name)))
+    return Status::ok();
+  return Status::client("42P05", "prepared statement \"" + prepare->name + "\" already exists");
+}
+
+std::string Session::client_error_position(const wire::Frame& error) {
+  const auto& rewritten = request_.rewritten_queries;
+  if (rewritten.empty() || request_.queries.empty() || request_.queries.front() != rewritten.front().facts)
+    return {};
+  const std::optional<uint32_t> position = error_position(error.body);
+  if (!position) return {};
+  const auto& query = rewritten.front();
+  return error_with_position(
+      error.body, client_position(*position, query.server_sql.sql, query.client_sql, query.server_sql));
 }
 
 namespace {
@@ -90,7 +148,7 @@ void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
   std::string deallocate;
   for (const auto& statement : facts.statements) {
     if (statement.kind != parser::StatementKind::Prepare) continue;
-    if (auto prepare = parse_sql_prepare(statement.text))
+    if (auto prepare = parser::sql_prepare(statement.text))
       deallocate += "DEALLOCATE " + sqltext::quote_identifier(prepare->name) + ";";
   }
   if (deallocate.empty()) return;
@@ -106,12 +164,12 @@ void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
 // A statement of a Query that succeeded: the client's prepared statements as the server has them.
 void Session::note_sql_prepared(const parser::StatementFacts& statement) {
   if (statement.kind == parser::StatementKind::Prepare) {
-    if (auto prepare = parse_sql_prepare(statement.text)) profile_.sql_statements.add(std::move(*prepare));
+    if (auto prepare = parser::sql_prepare(statement.text)) profile_.sql_statements.add(std::move(*prepare));
     return;
   }
   bool all = statement.kind == parser::StatementKind::DiscardAll;
   if (statement.kind == parser::StatementKind::Deallocate) {
-    auto name = parse_sql_deallocate(statement.text);
+    auto name = parser::sql_deallocate(statement.text);
     if (!name) return;
     all = name->empty();
     if (!all) profile_.sql_statements.remove(*name);
@@ -130,7 +188,7 @@ bool Session::answer_sql_deallocate(const parser::StatementFacts& statement, siz
   if (pools_.session_from_start() || statement.kind != parser::StatementKind::Deallocate ||
       txn_.control.status() == 'E')
     return false;
-  auto name = parse_sql_deallocate(statement.text);
+  auto name = parser::sql_deallocate(statement.text);
   if (!name || (!name->empty() && profile_.sql_statements.find(*name) == nullptr &&
                 !profile_.statements.contains(*name)))
     return false;

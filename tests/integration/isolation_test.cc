@@ -290,6 +290,21 @@ TEST_SUITE("isolation") {
     CHECK(created);
   }
 
+  TEST_CASE("a pinning statement that fails outside a transaction block pins nobody") {
+    PROXY_ONLY();
+    prepare_cluster();
+    ProxyOptions options = options_for("transaction", true);
+    options.idle_timeout = "60s\n  max_pinned_clients: 1";
+    ProxyProcess proxy(shared_cluster(), options);
+    INFO("proxy log:\n" << proxy.log_tail());
+    PgConn a = connect_or_throw(proxy.conninfo());
+    CHECK(a.exec("CREATE TEMP TABLE iso_failed AS SELECT 1 / 0 AS x").sqlstate() == "22012");
+    // A's server (the only one) is back in the pool, and the pin slot is free.
+    PgConn b = connect_or_throw(proxy.conninfo());
+    CHECK(b.value("SELECT v FROM iso_acct") == "real");
+    CHECK_OK(b.exec("CREATE TEMP TABLE iso_pinned (v text)"));
+  }
+
   TEST_CASE("a refused PREPARE TRANSACTION ends the transaction with a rollback") {
     PROXY_ONLY();
     prepare_cluster();

@@ -2,7 +2,9 @@
 // of a keyed statement reads and writes on the shard that owns its key (in and out of a
 // transaction), never on the default shard; DEALLOCATE and DEALLOCATE ALL in any letter case clear
 // shardwire's bookkeeping (protocol-level statement names too); the next client of the same pooled
-// server does not meet the statement; session pooling keeps the server's own statements.
+// server does not meet the statement; session pooling keeps the server's own statements. In
+// transaction pooling, as on PostgreSQL: EXECUTE in EXPLAIN and CREATE TABLE AS, 42P05 for a second
+// PREPARE of a name, and an error's position in the client's text (or none inside the statement).
 #include "it_test.h"
 
 #include "harness/sharded_fixture.h"
@@ -47,7 +49,7 @@ TEST_SUITE("sql_prepare") {
     CHECK(f.rows_on(1).empty());
 
     PgResult wrong = c.exec("EXECUTE sel(1, 2)");
-    CHECK(wrong.sqlstate() == "42P02");
+    CHECK(wrong.sqlstate() == "42601");
     PgResult several = c.exec("SELECT 1; EXECUTE sel(" + k(a) + ")");
     CHECK(several.sqlstate() == "0A000");
     CHECK(several.error().find("EXECUTE sel") != std::string::npos);
@@ -122,11 +124,112 @@ TEST_SUITE("sql_prepare") {
       CHECK(int8_of_binary(binary("EXECUTE pq(" + k(a) + ")").value()) == "1");
       REQUIRE_OK(c.exec("COMMIT"));
       CHECK(c.value("SELECT qty FROM orders WHERE tenant_id = " + k(a)) == "3");
-      CHECK(binary("EXECUTE pq(1, 2)").sqlstate() == "42P02");
+      CHECK(binary("EXECUTE pq(1, 2)").sqlstate() == "42601");
       CHECK_OK(binary("DEALLOCATE pq"));
       CHECK(binary("EXECUTE pq(" + k(a) + ")").sqlstate() == "26000");
       CHECK(c.exec("EXECUTE up(" + k(a) + ")").command_tag() == "UPDATE 1");  // the other one runs
       CHECK(f.rows_on(2) == std::vector<std::string>{row_of(a, "binary")});
     }
+  }
+
+  // PostgreSQL's regression tests create_table, select_into, plancache and prepare do these.
+  TEST_CASE("EXECUTE in EXPLAIN and CREATE TABLE AS runs the prepared statement, as on PostgreSQL") {
+    PROXY_ONLY();
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ShardedOptions options;
+      options.shards = 1;
+      options.proxy.pool_mode = mode;
+      options.proxy.pool_size = 1;
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail(30));
+      PgConn c = f.client();
+      REQUIRE_OK(c.exec("PREPARE select1 AS SELECT 1 AS a"));
+      CHECK_OK(c.exec("CREATE TABLE as_select1 AS EXECUTE select1"));
+      CHECK(c.exec("CREATE TABLE as_select1 AS EXECUTE select1").sqlstate() == "42P07");
+      CHECK(c.value("SELECT a FROM as_select1") == "1");
+      REQUIRE_OK(c.exec("PREPARE data_sel(int) AS SELECT generate_series(1, $1)"));
+      CHECK_OK(c.exec("CREATE TABLE nodata (a) AS\n  EXECUTE data_sel(3) WITH NO DATA"));
+      CHECK(c.value("SELECT count(*) FROM nodata") == "0");
+      PgResult plan = c.exec(
+          "EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF, TIMING OFF)\n  CREATE TABLE withdata (a) AS EXECUTE "
+          "data_sel(3) WITH DATA");
+      REQUIRE_OK(plan);
+      CHECK(plan.value(0, 0) == "ProjectSet (actual rows=3 loops=1)");
+      CHECK(c.value("SELECT count(*) FROM withdata") == "3");
+      PgResult explain = c.exec("explain (costs off) execute data_sel(2)");
+      REQUIRE_OK(explain);
+      CHECK(explain.value(0, 0) == "ProjectSet");
+      CHECK_OK(c.exec("CREATE TEMP TABLE temp_results (a) AS EXECUTE data_sel(2)"));  // pins the client
+      CHECK(c.value("SELECT sum(a) FROM temp_results") == "3");
+      REQUIRE_OK(c.exec("PREPARE ins AS INSERT INTO nodata VALUES (7)"));
+      PgResult not_select = c.exec("CREATE TABLE never AS EXECUTE ins");
+      CHECK(not_select.sqlstate() == "42809");
+      CHECK(not_select.error() == "prepared statement is not a SELECT");
+      PgResult too_few = c.exec("EXPLAIN EXECUTE data_sel");
+      CHECK(too_few.sqlstate() == "42601");
+      CHECK(contains(c.error_message(), "DETAIL:  Expected 1 parameters but got 0."));
+    }
+  }
+
+  TEST_CASE("a second PREPARE of a name is 42P05 and keeps the first, as on PostgreSQL") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.shards = 1;
+    options.proxy.pool_size = 1;
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(30));
+    PgConn c = f.client();
+    REQUIRE_OK(c.exec("PREPARE q1 AS SELECT 1"));
+    PgResult again = c.exec("PREPARE q1 AS SELECT 2");
+    CHECK(again.sqlstate() == "42P05");
+    CHECK(again.error() == "prepared statement \"q1\" already exists");
+    CHECK(c.value("EXECUTE q1") == "1");
+    // In a transaction block the error fails it, whether the block is on a server yet or not.
+    for (const std::string first : {"SELECT 1", ""}) {
+      CAPTURE(first);
+      REQUIRE_OK(c.exec("BEGIN"));
+      if (!first.empty()) {
+        REQUIRE_OK(c.exec(first));
+      }
+      CHECK(c.exec("PREPARE q1 AS SELECT 2").sqlstate() == "42P05");
+      CHECK(c.exec("SELECT 1").sqlstate() == "25P02");  // the error failed the transaction block
+      REQUIRE_OK(c.exec("ROLLBACK"));
+    }
+    REQUIRE_OK(c.prepare("p1", "SELECT 3"));  // protocol level: the same namespace on a server
+    CHECK(c.exec("PREPARE p1 AS SELECT 4").sqlstate() == "42P05");
+    CHECK_OK(c.exec("DEALLOCATE q1"));
+    CHECK_OK(c.exec("PREPARE q1 AS SELECT 2"));
+    CHECK(c.value("EXECUTE q1") == "2");
+  }
+
+  // PostgreSQL's regression tests xml, functional_deps and plancache show these positions.
+  TEST_CASE("an error of a rewritten EXECUTE has its position in the client's text, or none") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.shards = 1;
+    options.proxy.pool_size = 1;
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(30));
+    PgConn c = f.client();
+    REQUIRE_OK(c.exec("PREPARE num(int) AS SELECT $1 + 1"));
+    // libpq shows the position as a caret under the statement's line (characters, not bytes).
+    auto caret_under = [&c](const std::string& sql, size_t characters_before) {
+      PgResult failed = c.exec(sql);
+      CHECK(failed.sqlstate() == "22P02");
+      const std::string expected = "LINE 1: " + sql + "\n" + std::string(8 + characters_before, ' ') + "^";
+      CHECK_MESSAGE(contains(c.error_message(), expected), c.error_message());
+    };
+    caret_under("/* é */ EXECUTE num('bad')", 20);  // at 'bad'
+    caret_under("EXPLAIN EXECUTE num('x')", 20);
+    CHECK(c.exec("EXECUTE num(1, 2)").sqlstate() == "42601");
+    CHECK(contains(c.error_message(), "DETAIL:  Expected 1 parameters but got 2."));
+    REQUIRE_OK(c.exec("CREATE TABLE pcache (a int)"));
+    REQUIRE_OK(c.exec("PREPARE reads AS SELECT * FROM pcache"));
+    REQUIRE_OK(c.exec("DROP TABLE pcache"));
+    PgResult gone = c.exec("EXECUTE reads");
+    CHECK(gone.sqlstate() == "42P01");
+    // Inside the prepared statement: PostgreSQL gives no position.
+    CHECK_MESSAGE(!contains(c.error_message(), "LINE 1"), c.error_message());
   }
 }
