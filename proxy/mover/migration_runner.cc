@@ -259,6 +259,7 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   options.tables = tables;
   options.buckets = buckets;
   options.rows_per_sec = config_->mover.copy_rows_per_sec;
+  options.streams = config_->mover.copy_streams;
   // PAUSE and CANCEL MIGRATION stop a running copy (it starts over when resumed).
   std::atomic<bool> interrupt{false};
   options.cancel = &interrupt;
