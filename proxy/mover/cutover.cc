@@ -211,7 +211,7 @@ Result<MigrationRunner::AbortReason> MigrationRunner::verify_and_prepare_target(
   auto compared = std::async(std::launch::async, [&] {
     return compare_shards(legs.from, legs.to_scan, config_->sharding.tables, scan);
   });
-  Result<AbortReason> prepared = prepare_target(m, legs);
+  Result<AbortReason> prepared = prepare_target(m, legs, scan);
   auto mismatched = compared.get();
   legs.steps += " verified " + std::to_string(scan.list().size()) + "/" +
                 std::to_string(legs.buckets.list().size()) + " +" + format_ms(Clock::now() - legs.started);
@@ -225,9 +225,11 @@ Result<MigrationRunner::AbortReason> MigrationRunner::verify_and_prepare_target(
 }
 
 // Forward only: the rollback window's stream starts at the receiving shard's WAL position now;
-// then every serial/identity sequence moves past the moved rows.
-Result<MigrationRunner::AbortReason> MigrationRunner::prepare_target(catalog::Migration& m,
-                                                                     CutoverLegs& legs) {
+// then every serial/identity sequence moves past the moved rows of `changed`, the buckets not
+// known equal: live verification moved them past the others' after its last round, and the stream
+// changed none of those since.
+Result<MigrationRunner::AbortReason> MigrationRunner::prepare_target(catalog::Migration& m, CutoverLegs& legs,
+                                                                     const BucketSet& changed) {
   if (!legs.reverse) {
     // Every write the target takes comes after this position, and nothing the applier wrote (it
     // has caught up) does.
@@ -237,7 +239,7 @@ Result<MigrationRunner::AbortReason> MigrationRunner::prepare_target(catalog::Mi
     if (Status s = catalog::record_reverse_position(catalog_.get(), id_, lsn_text(*position)); !s) return s;
     m.reverse_lsn = lsn_text(*position);
   }
-  if (Status s = advance_sequences(legs.to, config_->sharding.tables, legs.buckets); !s)
+  if (Status s = advance_sequences(legs.to, config_->sharding.tables, changed); !s)
     return AbortReason(s.message);
   return AbortReason();
 }

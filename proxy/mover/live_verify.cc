@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "mover/catch_up_stream.h"
+#include "mover/copier.h"
 #include "mover/migration_runner.h"
 #include "mover/shard_ops.h"
 #include "mover/verifier.h"
@@ -49,6 +50,13 @@ bool MigrationRunner::live_verified(const catalog::Migration& m) {
     }
   }
   live_mismatch_rounds_ = 0;
+  // The target's sequences move past the moved rows now, before any write waits; the cutover moves
+  // them again only for the buckets it scans, those changed after this (docs/architecture.md §8.6).
+  if (Status s = advance_sequences(*target, config_->sharding.tables, bucket_set(m)); !s) {
+    LOG_INFO("mover: migration %lld: moving the sequences on %s: %s; trying again", (long long)id_,
+             m.target.c_str(), s.message.c_str());
+    return false;
+  }
   LOG_DEBUG("mover: migration %lld: live verification: %zu of %zu bucket(s) known equal", (long long)id_,
             verified_.known_equal(), verified_.size());
   return true;

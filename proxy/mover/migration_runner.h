@@ -70,7 +70,7 @@ class MigrationRunner {
   Result<AbortReason> stop_writes(CutoverLegs& legs);
   Result<AbortReason> final_catch_up(CutoverLegs& legs);
   Result<AbortReason> verify_and_prepare_target(catalog::Migration& m, CutoverLegs& legs);
-  Result<AbortReason> prepare_target(catalog::Migration& m, CutoverLegs& legs);
+  Result<AbortReason> prepare_target(catalog::Migration& m, CutoverLegs& legs, const BucketSet& changed);
   Result<AbortReason> hand_over(CutoverLegs& legs);
   Status record_cutover_step(catalog::MigrationStep step, CutoverLegs& legs);
   Result<bool> drain(PGconn* from, const std::string& fenced_at, const std::string& from_name,
