@@ -138,6 +138,7 @@ struct Sharding {
 
 struct Mover {
   int64_t copy_rows_per_sec = 50000;
+  int copy_streams = 1;  // connection pairs one migration's copy uses at once (docs/architecture.md §8.3)
   Duration rollback_window{std::chrono::hours(24)};
   int64_t rollback_wal_budget = 1ll << 30;  // bytes
   int max_concurrent = 2;

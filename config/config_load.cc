@@ -154,9 +154,10 @@ void read_sharding(MapReader& top, Sharding& out) {
 }
 
 void read_mover(MapReader& top, Mover& out) {
-  MapReader m = top.map("mover", {"copy_rows_per_sec", "rollback_window", "rollback_wal_budget",
-                                  "max_concurrent", "user", "password"});
+  MapReader m = top.map("mover", {"copy_rows_per_sec", "copy_streams", "rollback_window",
+                                  "rollback_wal_budget", "max_concurrent", "user", "password"});
   m.read_int64("copy_rows_per_sec", out.copy_rows_per_sec, 1, std::numeric_limits<int64_t>::max());
+  m.read_int("copy_streams", out.copy_streams, 1, 16);
   m.read_duration("rollback_window", out.rollback_window);
   uint64_t budget = 0;
   if (m.read_size("rollback_wal_budget", budget, 1ull << 50)) {

@@ -119,6 +119,7 @@ std::vector<Setting> settings(const Config& c) {
   b.add("sharding.cross_shard_transactions",
         c.sharding.cross_shard_transactions == CrossShardTransactions::Refuse ? "refuse" : "two_phase");
   b.add("mover.copy_rows_per_sec", std::to_string(c.mover.copy_rows_per_sec));
+  b.add("mover.copy_streams", std::to_string(c.mover.copy_streams));
   b.add("mover.rollback_window", duration_text(c.mover.rollback_window));
   b.add("mover.rollback_wal_budget", std::to_string(c.mover.rollback_wal_budget));
   b.add("mover.max_concurrent", std::to_string(c.mover.max_concurrent));

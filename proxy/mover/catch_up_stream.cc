@@ -202,6 +202,7 @@ class CatchUpStream::Session {
     }
     auto staged = applier_->stage_transaction(changes, relations_);
     if (!staged) return staged.status();
+    if (*staged) owner_.record_changed_buckets(applier_->last_staged_buckets());
     keep_relations(changes);
     if (!*staged) {  // nothing for the moving buckets: no lag sample
       if (batch_transactions_ == 0) {
@@ -233,7 +234,6 @@ class CatchUpStream::Session {
     if (Status s = applier_->commit_staged(batch_end_); !s) return s;
     batch_transactions_ = 0;
     record_lag();
-    owner_.record_changed_buckets(applier_->committed_buckets());
     owner_.applied_changes_.fetch_add(applier_->applied_changes() - before);
     owner_.pending_commit_unix_us_.store(0);
     owner_.clear_failure(true, batch_end_);  // before a waiter can see the new position
@@ -381,9 +381,11 @@ void CatchUpStream::open_change_window() {
   window_changed_buckets_.clear();
 }
 
-std::set<uint32_t> CatchUpStream::changed_buckets() const {
+std::set<uint32_t> CatchUpStream::take_changed_buckets() {
+  std::set<uint32_t> taken;
   std::lock_guard<std::mutex> lock(mu_);
-  return window_changed_buckets_;
+  taken.swap(window_changed_buckets_);
+  return taken;
 }
 
 void CatchUpStream::record_changed_buckets(const std::vector<uint32_t>& buckets) {

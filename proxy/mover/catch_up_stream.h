@@ -86,12 +86,14 @@ class CatchUpStream {
   // on the source to the arrival of its Commit message (the source's WAL flush, its walsender's
   // decoding and the network), over the same transactions as apply_lag(true).
   LagSummary receive_lag() const;
-  // Live verification's window (docs/architecture.md §8.5): from open_change_window() on, the
-  // stream records the moving buckets that each target commit may have changed;
-  // changed_buckets() returns those recorded since (a commit seen by a waiter of
-  // wait_until_processed() is recorded already).
+  // Verification's record (docs/architecture.md §8.5): from open_change_window() on, the stream
+  // records the moving buckets that each source transaction it stages for the target may change,
+  // before the target commit (a commit that failed, or whose outcome was lost with the
+  // connection, is recorded all the same: the record may say more, never less).
+  // take_changed_buckets() returns those recorded since the window opened or since the previous
+  // take, and starts afresh; a transaction seen by a waiter of wait_until_processed() is in it.
   void open_change_window();
-  std::set<uint32_t> changed_buckets() const;
+  std::set<uint32_t> take_changed_buckets();
   // The last failure (the thread keeps retrying); ok while healthy: cleared once the stream
   // applies a transaction or moves processed_lsn() past where it failed.
   Status last_error() const;

@@ -112,7 +112,11 @@ Result<bool> ChangeApplier::stage_transaction(const std::vector<pgo::Message>& c
     ++kept;
     for (auto& statement : *translated) statements.push_back(std::move(statement));
   }
+  last_staged_buckets_.clear();
   if (statements.empty()) return false;
+  for (const auto& statement : statements)
+    last_staged_buckets_.insert(last_staged_buckets_.end(), statement.buckets.begin(),
+                                statement.buckets.end());
   for (auto& statement : statements) staged_.push_back(std::move(statement));
   staged_changes_ += kept;
   return true;
@@ -127,9 +131,6 @@ Status ChangeApplier::commit_staged(Lsn end_lsn) {
   if (Status s = run_in_transaction(statements, end_lsn); !s) return s;
   applied_lsn_ = end_lsn;
   applied_changes_ += kept;
-  committed_buckets_.clear();
-  for (const auto& statement : statements)
-    committed_buckets_.insert(committed_buckets_.end(), statement.buckets.begin(), statement.buckets.end());
   return Status::ok();
 }
 

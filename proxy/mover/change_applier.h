@@ -74,8 +74,8 @@ class ChangeApplier {
   // value, are reduced to their SQLSTATE).
   Status commit_staged(Lsn end_lsn);
   size_t staged_statements() const { return staged_.size(); }
-  // The moving buckets the last successful commit_staged() may have changed (with repeats).
-  const std::vector<uint32_t>& committed_buckets() const { return committed_buckets_; }
+  // The moving buckets the statements of the last stage_transaction() may change (with repeats).
+  const std::vector<uint32_t>& last_staged_buckets() const { return last_staged_buckets_; }
 
   // Row changes applied so far by this applier (each Insert/Update/Delete/Truncate message that
   // produced statements counts once).
@@ -111,7 +111,7 @@ class ChangeApplier {
   uint64_t applied_changes_ = 0;
   std::vector<sqltext::ApplyStatement> staged_;
   uint64_t staged_changes_ = 0;
-  std::vector<uint32_t> committed_buckets_;
+  std::vector<uint32_t> last_staged_buckets_;
   std::unordered_map<std::string, std::string> prepared_;  // statement text -> its prepared name
 };
 

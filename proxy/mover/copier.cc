@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "common/log.h"
-#include "wire/byte_reader.h"
+#include "mover/binary_tuple_counter.h"
 
 namespace sw::mover {
 namespace {
@@ -19,128 +20,71 @@ using catalog::PgResultPtr;
 
 constexpr auto kProgressInterval = std::chrono::milliseconds(500);
 constexpr auto kCancelPoll = std::chrono::milliseconds(100);
+constexpr const char* kCanceled = "57014";  // a stream stopped by a cancel or another stream's failure
 
-// Counts complete tuples in a binary COPY stream fed in arbitrary pieces: the 19-byte header
-// (signature, flags, extension length) and its extension, then per tuple an int16 field count
-// (-1 ends the stream) and per field an int32 length (-1 = NULL) plus that many bytes.
-class BinaryTupleCounter {
- public:
-  uint64_t feed(const char* data, size_t size) {
-    uint64_t tuples = 0;
-    size_t at = 0;
-    while (at < size && expect_ != Expect::End) {
-      if (expect_ == Expect::HeaderExtension || expect_ == Expect::FieldData) {
-        const size_t take = static_cast<size_t>(std::min<uint64_t>(skip_, size - at));
-        at += take;
-        skip_ -= take;
-        if (skip_ == 0) {
-          if (expect_ == Expect::HeaderExtension)
-            expect_ = Expect::FieldCount;
-          else
-            field_done(&tuples);
-        }
-        continue;
-      }
-      const size_t need = expect_ == Expect::Header ? 19 : expect_ == Expect::FieldCount ? 2 : 4;
-      const size_t take = std::min(need - partial_.size(), size - at);
-      partial_.append(data + at, take);
-      at += take;
-      if (partial_.size() == need) {
-        fixed_item_done(&tuples);
-        partial_.clear();
-      }
-    }
-    return tuples;
-  }
-
- private:
-  enum class Expect { Header, HeaderExtension, FieldCount, FieldLength, FieldData, End };
-
-  // partial_ holds exactly the item's bytes: the reads below cannot fail.
-  void fixed_item_done(uint64_t* tuples) {
-    wire::ByteReader item(partial_);
-    if (expect_ == Expect::Header) {
-      uint32_t extension = 0;
-      item.skip(15);  // signature and flags
-      item.u32(extension);
-      skip_ = extension;
-      expect_ = skip_ ? Expect::HeaderExtension : Expect::FieldCount;
-    } else if (expect_ == Expect::FieldCount) {
-      int16_t count = 0;
-      item.i16(count);
-      if (count < 0) {
-        expect_ = Expect::End;
-      } else if (count == 0) {
-        ++*tuples;
-      } else {
-        fields_left_ = count;
-        expect_ = Expect::FieldLength;
-      }
-    } else {  // FieldLength
-      int32_t length = 0;
-      item.i32(length);
-      if (length > 0) {
-        skip_ = static_cast<uint64_t>(length);
-        expect_ = Expect::FieldData;
-      } else {
-        field_done(tuples);
-      }
-    }
-  }
-
-  void field_done(uint64_t* tuples) {
-    if (--fields_left_ > 0) {
-      expect_ = Expect::FieldLength;
-    } else {
-      ++*tuples;
-      expect_ = Expect::FieldCount;
-    }
-  }
-
-  Expect expect_ = Expect::Header;
-  std::string partial_;  // a fixed-size item split across pieces
-  uint64_t skip_ = 0;    // bytes of header extension or field data still to pass over
-  int fields_left_ = 0;
-};
-
-// Shared by every table of one copy_buckets call: totals, the rate limit, progress reports.
+// Shared by every table and stream of one copy_buckets call: totals, the rate limit (over all
+// streams together), progress reports, and the stop that one stream's failure gives the others.
+// Thread-safe; on_progress is called under its lock, so never by two streams at once.
 class CopyPacer {
  public:
   explicit CopyPacer(const CopyOptions& options)
       : options_(options), start_(Clock::now()), last_report_(start_) {}
 
-  bool canceled() const { return options_.cancel && options_.cancel->load(std::memory_order_relaxed); }
+  bool canceled() const {
+    return failed_.load(std::memory_order_relaxed) ||
+           (options_.cancel && options_.cancel->load(std::memory_order_relaxed));
+  }
+  // A stream failed: the others stop as if canceled.
+  void fail() { failed_.store(true); }
 
   // Accounts one piece of COPY data, reports progress when due and sleeps while the copy is ahead
   // of rows_per_sec. False when canceled.
   bool account(uint64_t rows, uint64_t bytes) {
-    progress_.rows += rows;
-    progress_.bytes += bytes;
-    if (options_.on_progress && Clock::now() - last_report_ >= kProgressInterval) report();
-    if (options_.rows_per_sec <= 0) return true;
-    const auto due =
-        start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                     static_cast<double>(progress_.rows) / static_cast<double>(options_.rows_per_sec)));
+    Clock::time_point due;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      progress_.rows += rows;
+      progress_.bytes += bytes;
+      report_when_due();
+      if (options_.rows_per_sec <= 0) return true;
+      due = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                         static_cast<double>(progress_.rows) / static_cast<double>(options_.rows_per_sec)));
+    }
     // Sleep in slices so a cancel is seen; skip tiny sleeps (they cost more than they pace).
     for (auto now = Clock::now(); due - now > std::chrono::milliseconds(5); now = Clock::now()) {
       if (canceled()) return false;
       std::this_thread::sleep_for(std::min<Clock::duration>(due - now, kCancelPoll));
-      if (options_.on_progress && Clock::now() - last_report_ >= kProgressInterval) report();
+      std::lock_guard<std::mutex> lock(mu_);
+      report_when_due();
     }
     return true;
   }
 
   void report() {
+    std::lock_guard<std::mutex> lock(mu_);
+    report_locked();
+  }
+
+  CopyProgress progress() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return progress_;
+  }
+
+ private:
+  void report_when_due() {
+    if (options_.on_progress && Clock::now() - last_report_ >= kProgressInterval) report_locked();
+  }
+  void report_locked() {
     last_report_ = Clock::now();
     if (options_.on_progress) options_.on_progress(progress_);
   }
 
-  const CopyProgress& progress() const { return progress_; }
-
- private:
   const CopyOptions& options_;
-  Clock::time_point start_, last_report_;
+  const Clock::time_point start_;
+  mutable std::mutex mu_;  // guards last_report_, progress_
+  Clock::time_point last_report_;
   CopyProgress progress_;
+  std::atomic<bool> failed_{false};
 };
 
 const char* format_clause(CopyFormat format) {
@@ -187,8 +131,8 @@ struct CopySides {
 // Clears the moved buckets' rows on the target (inside a transaction that the copy commits) and
 // starts COPY ... FROM STDIN there and COPY (SELECT ...) TO STDOUT on the source.
 Status start_table_copy(PGconn* source, PGconn* target, const config::ShardedTable& table,
-                        const CopyOptions& options, const CopySides& sides) {
-  auto filter = bucket_filter(table, options.buckets);
+                        const CopyOptions& options, const BucketSet& buckets, const CopySides& sides) {
+  auto filter = bucket_filter(table, buckets);
   if (!filter) return filter.status();
   auto source_table = resolve_table(source, table.name);
   if (!source_table)
@@ -242,7 +186,7 @@ Status relay_copy_data(PGconn* source, PGconn* target, const CopyOptions& option
     return status;
   };
   for (;;) {
-    if (pacer.canceled()) return stop_both(Status::client("57014", sides.from + ": canceled"));
+    if (pacer.canceled()) return stop_both(Status::client(kCanceled, sides.from + ": canceled"));
     char* buffer = nullptr;
     const int n = PQgetCopyData(source, &buffer, /*async=*/1);
     if (n > 0) {
@@ -251,7 +195,7 @@ Status relay_copy_data(PGconn* source, PGconn* target, const CopyOptions& option
       PQfreemem(buffer);
       if (put != 1) return stop_both(catalog::error_status(target, nullptr, sides.to));
       if (!pacer.account(complete, static_cast<uint64_t>(n)))
-        return stop_both(Status::client("57014", sides.from + ": canceled"));
+        return stop_both(Status::client(kCanceled, sides.from + ": canceled"));
     } else if (n == 0) {
       pollfd pfd{PQsocket(source), POLLIN, 0};
       poll(&pfd, 1, static_cast<int>(kCancelPoll.count()));
@@ -289,14 +233,37 @@ Status finish_table_copy(PGconn* source, PGconn* target, const CopySides& sides)
   return committed ? Status::ok() : committed.status();
 }
 
-// Streams one table. The source is inside its snapshot transaction; the target is idle.
+// Streams one table's rows of `buckets`. The source is inside its snapshot transaction; the
+// target is idle.
 Status copy_table(PGconn* source, PGconn* target, const config::ShardedTable& table,
-                  const CopyOptions& options, CopyPacer& pacer) {
+                  const CopyOptions& options, const BucketSet& buckets, CopyPacer& pacer) {
   const CopySides sides{"copy of " + table.name + " from " + options.source_name,
                         "copy of " + table.name + " to " + options.target_name};
-  if (Status started = start_table_copy(source, target, table, options, sides); !started) return started;
+  if (Status started = start_table_copy(source, target, table, options, buckets, sides); !started)
+    return started;
   if (Status relayed = relay_copy_data(source, target, options, pacer, sides); !relayed) return relayed;
   return finish_table_copy(source, target, sides);
+}
+
+// One stream of a copy: its own connections, the snapshot imported, every table's rows of
+// `buckets` (docs/architecture.md §8.3).
+Status copy_stream(const CopyOptions& options, const BucketSet& buckets, CopyPacer& pacer) {
+  const catalog::ConnectOptions connect_options{kMoverApplicationName};
+  auto source = catalog::connect(options.source_dsn, "copy from " + options.source_name, connect_options);
+  if (!source) return source.status();
+  auto target = catalog::connect(options.target_dsn, "copy to " + options.target_name, connect_options);
+  if (!target) return target.status();
+  std::string begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+  if (!options.snapshot_name.empty())
+    begin += "; SET TRANSACTION SNAPSHOT " + sqltext::quote_literal(options.snapshot_name);
+  auto snapshot =
+      run_sql(source->get(), begin, "copy from " + options.source_name + ": importing the snapshot");
+  if (!snapshot) return snapshot.status();
+  for (const config::ShardedTable& table : options.tables) {
+    if (Status status = copy_table(source->get(), target->get(), table, options, buckets, pacer); !status)
+      return status;
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -331,33 +298,43 @@ Result<std::string> resolve_table(PGconn* conn, const std::string& name) {
   return catalog::text_value(res->get(), 0, 0);
 }
 
+std::vector<BucketSet> split_for_streams(const BucketSet& buckets, int streams) {
+  const size_t parts =
+      std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(streams, 1)), buckets.list().size()));
+  std::vector<std::vector<uint32_t>> lists(parts);
+  for (size_t i = 0; i < buckets.list().size(); ++i) lists[i % parts].push_back(buckets.list()[i]);
+  std::vector<BucketSet> out;
+  for (const auto& list : lists) out.emplace_back(buckets.bucket_count(), list);
+  return out;
+}
+
 Result<CopyProgress> copy_buckets(const CopyOptions& options) {
-  const catalog::ConnectOptions connect_options{kMoverApplicationName};
-  auto source = catalog::connect(options.source_dsn, "copy from " + options.source_name, connect_options);
-  if (!source) return source.status();
-  auto target = catalog::connect(options.target_dsn, "copy to " + options.target_name, connect_options);
-  if (!target) return target.status();
-
-  std::string begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-  if (!options.snapshot_name.empty())
-    begin += "; SET TRANSACTION SNAPSHOT " + sqltext::quote_literal(options.snapshot_name);
-  auto snapshot =
-      run_sql(source->get(), begin, "copy from " + options.source_name + ": importing the snapshot");
-  if (!snapshot) return snapshot.status();
-
+  const std::vector<BucketSet> parts = split_for_streams(options.buckets, options.streams);
   CopyPacer pacer(options);
   const auto started = Clock::now();
-  for (const config::ShardedTable& table : options.tables) {
-    Status status = copy_table(source->get(), target->get(), table, options, pacer);
-    if (!status) return status;
-  }
+  std::vector<Status> results(parts.size(), Status::ok());
+  auto run = [&](size_t i) {
+    results[i] = copy_stream(options, parts[i], pacer);
+    if (!results[i]) pacer.fail();
+  };
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < parts.size(); ++i) helpers.emplace_back(run, i);
+  run(0);
+  for (auto& helper : helpers) helper.join();
+  // The failure that stopped the others, not their "canceled" (unless a cancel stopped them all).
+  auto failed = std::find_if(results.begin(), results.end(),
+                             [](const Status& s) { return !s && s.sqlstate != kCanceled; });
+  if (failed == results.end())
+    failed = std::find_if(results.begin(), results.end(), [](const Status& s) { return !s; });
+  if (failed != results.end()) return *failed;
   pacer.report();
+  const CopyProgress copied = pacer.progress();
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  LOG_INFO("mover: copied %llu rows (%llu bytes) of %zu buckets from %s to %s in %.1f s",
-           static_cast<unsigned long long>(pacer.progress().rows),
-           static_cast<unsigned long long>(pacer.progress().bytes), options.buckets.list().size(),
-           options.source_name.c_str(), options.target_name.c_str(), seconds);
-  return pacer.progress();
+  LOG_INFO("mover: copied %llu rows (%llu bytes) of %zu buckets from %s to %s in %.1f s (%zu stream(s))",
+           static_cast<unsigned long long>(copied.rows), static_cast<unsigned long long>(copied.bytes),
+           options.buckets.list().size(), options.source_name.c_str(), options.target_name.c_str(), seconds,
+           parts.size());
+  return copied;
 }
 
 Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable>& tables,

@@ -42,9 +42,14 @@ struct CopyOptions {
   std::string snapshot_name;
   std::vector<config::ShardedTable> tables;
   BucketSet buckets;         // bucket_count() is the directory's bucket count
-  int64_t rows_per_sec = 0;  // mover.copy_rows_per_sec; 0 = unthrottled
+  int64_t rows_per_sec = 0;  // mover.copy_rows_per_sec, over all streams together; 0 = unthrottled
+  // mover.copy_streams: connection pairs copying at once, each a share of the buckets
+  // (split_for_streams). Every stream imports the same snapshot; without one (snapshot_name
+  // empty) each takes its own.
+  int streams = 1;
   CopyFormat format = CopyFormat::Binary;
-  // Called from the copying thread at least every ~0.5 s while rows flow, and once at the end.
+  // Called at least every ~0.5 s while rows flow, and once at the end; by one stream's thread at a
+  // time (never concurrently), not necessarily the caller's.
   std::function<void(const CopyProgress&)> on_progress;
   // Set -> the copy stops within ~0.1 s (unless blocked writing to a stalled target), rolls back
   // the table in progress (tables already committed stay; a re-run redoes them) and returns
@@ -52,19 +57,27 @@ struct CopyOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
-// Copies the rows of `buckets` of every table from source to target.
+// Copies the rows of `buckets` of every table from source to target, in `streams` streams at once
+// (each on its own thread and connections, one on the caller's), each over its share of the
+// buckets. Per stream:
 // Source: one READ ONLY REPEATABLE READ transaction importing `snapshot_name`, then per table
 //   COPY (SELECT <cols> FROM <t> WHERE shardwire.bucket_of(<key>::<type>, N) = ANY('{..}'::int[]))
 //   TO STDOUT.
 // Target, per table, one transaction: SET LOCAL session_replication_role = replica (the buckets
-// are fenced there; the trigger must not fire); DELETE the set's rows (an earlier, interrupted
-// copy's); COPY <t> (<cols>) FROM STDIN; COMMIT. So a table is copied whole or not at all, and
-// re-running the copy after any failure is safe.
+// are fenced there; the trigger must not fire); DELETE the stream's buckets' rows (an earlier,
+// interrupted copy's); COPY <t> (<cols>) FROM STDIN; COMMIT. So a table's share is copied whole or
+// not at all, the streams never touch the same rows, and re-running the copy after any failure is
+// safe. A stream that fails stops the others (they roll back their table in progress); the
+// result is the first failure.
 // Columns: every non-dropped, non-generated column of the source table, by name (generated
 // columns are recomputed by the target). Data is streamed one CopyData message at a time, never
 // buffered; throttled to rows_per_sec over the whole copy.
 // Errors carry the SQLSTATE and the side: "copy of orders from s0: ..." / "... to s1: ...".
 Result<CopyProgress> copy_buckets(const CopyOptions& options);
+
+// The streams' shares of `buckets`: min(streams, buckets) sets (at least one), bucket i of the
+// list to share i mod n, so neighbouring buckets (often alike in size) go to different streams.
+std::vector<BucketSet> split_for_streams(const BucketSet& buckets, int streams);
 
 // Rows of `buckets` on this shard, over all tables (for progress percentages).
 Result<uint64_t> count_rows(PGconn* conn, const std::vector<config::ShardedTable>& tables,

@@ -197,36 +197,39 @@ Result<MigrationRunner::AbortReason> MigrationRunner::final_catch_up(CutoverLegs
   return AbortReason();
 }
 
-// The buckets compared on both shards while the receiving shard's own steps (the reverse
-// stream's start, sequences) run beside the scans: none of them changes a moved row, and all of
-// them only need the stream caught up. Any failure aborts the cutover, as it would in sequence.
+// The buckets not known equal (verified_buckets.h: those the stream changed after live
+// verification's last round, or every bucket when there was none) compared on both shards, while
+// the receiving shard's own steps (the reverse stream's start, sequences) run beside the scans:
+// none of them changes a moved row, and all of them only need the stream caught up. The stream
+// has applied everything up to the fence, so the source's buckets change no more. Any failure
+// aborts the cutover, as it would in sequence.
 Result<MigrationRunner::AbortReason> MigrationRunner::verify_and_prepare_target(catalog::Migration& m,
                                                                                 CutoverLegs& legs) {
   if (Status s = record_cutover_step(MigrationStep::Verify, legs); !s) return s;
-  const auto& tables = config_->sharding.tables;
-  auto from_scan =
-      std::async(std::launch::async, [&] { return bucket_digests(legs.from, tables, legs.buckets); });
-  auto to_scan =
-      std::async(std::launch::async, [&] { return bucket_digests(legs.to_scan, tables, legs.buckets); });
-  Result<AbortReason> prepared = prepare_target(m, legs);
-  auto from_digests = from_scan.get();
-  auto to_digests = to_scan.get();
-  legs.steps += " verified +" + format_ms(Clock::now() - legs.started);
-  if (!from_digests) return AbortReason(from_digests.status().message);
-  if (!to_digests) return AbortReason(to_digests.status().message);
-  auto mismatched = mismatched_buckets(*from_digests, *to_digests);
-  if (!mismatched.empty()) {
-    counters_.verify_mismatches += mismatched.size();
-    return AbortReason("verification: bucket " + std::to_string(mismatched.front()) + " differs between " +
+  verified_.changed(stream_->take_changed_buckets());
+  const BucketSet scan = verified_.unverified();
+  auto compared = std::async(std::launch::async, [&] {
+    return compare_shards(legs.from, legs.to_scan, config_->sharding.tables, scan);
+  });
+  Result<AbortReason> prepared = prepare_target(m, legs, scan);
+  auto mismatched = compared.get();
+  legs.steps += " verified " + std::to_string(scan.list().size()) + "/" +
+                std::to_string(legs.buckets.list().size()) + " +" + format_ms(Clock::now() - legs.started);
+  if (!mismatched) return AbortReason(mismatched.status().message);
+  if (!mismatched->empty()) {
+    counters_.verify_mismatches += mismatched->size();
+    return AbortReason("verification: bucket " + std::to_string(mismatched->front()) + " differs between " +
                        legs.from_name + " and " + legs.to_name);
   }
   return prepared;
 }
 
 // Forward only: the rollback window's stream starts at the receiving shard's WAL position now;
-// then every serial/identity sequence moves past the moved rows.
-Result<MigrationRunner::AbortReason> MigrationRunner::prepare_target(catalog::Migration& m,
-                                                                     CutoverLegs& legs) {
+// then every serial/identity sequence moves past the moved rows of `changed`, the buckets not
+// known equal: live verification moved them past the others' after its last round, and the stream
+// changed none of those since.
+Result<MigrationRunner::AbortReason> MigrationRunner::prepare_target(catalog::Migration& m, CutoverLegs& legs,
+                                                                     const BucketSet& changed) {
   if (!legs.reverse) {
     // Every write the target takes comes after this position, and nothing the applier wrote (it
     // has caught up) does.
@@ -236,7 +239,7 @@ Result<MigrationRunner::AbortReason> MigrationRunner::prepare_target(catalog::Mi
     if (Status s = catalog::record_reverse_position(catalog_.get(), id_, lsn_text(*position)); !s) return s;
     m.reverse_lsn = lsn_text(*position);
   }
-  if (Status s = advance_sequences(legs.to, config_->sharding.tables, legs.buckets); !s)
+  if (Status s = advance_sequences(legs.to, config_->sharding.tables, changed); !s)
     return AbortReason(s.message);
   return AbortReason();
 }

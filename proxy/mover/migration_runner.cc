@@ -24,7 +24,6 @@ constexpr auto kCatchUpWait = std::chrono::milliseconds(2000);
 // The stream counts as close behind when it reaches the source's current position this fast:
 // what it still has to apply after the fence is then about this much writing.
 constexpr auto kCloseBehind = std::chrono::milliseconds(50);
-constexpr int kLiveVerifyRounds = 3;
 // How often a migration whose cutover was undone looks whether its retry is due.
 constexpr auto kRetryPoll = std::chrono::milliseconds(200);
 // Advisory lock class for "this process runs migration <id>" (two-key form).
@@ -260,6 +259,7 @@ Status MigrationRunner::copy(catalog::Migration& m) {
   options.tables = tables;
   options.buckets = buckets;
   options.rows_per_sec = config_->mover.copy_rows_per_sec;
+  options.streams = config_->mover.copy_streams;
   // PAUSE and CANCEL MIGRATION stop a running copy (it starts over when resumed).
   std::atomic<bool> interrupt{false};
   options.cancel = &interrupt;
@@ -285,49 +285,6 @@ Status MigrationRunner::copy(catalog::Migration& m) {
            (unsigned long long)copied->rows, (unsigned long long)copied->bytes,
            lsn_text(slot->consistent_point).c_str());
   return catalog::mark_state(catalog_.get(), id_, MigrationState::CatchingUp, MigrationStep::CatchUp);
-}
-
-// Live verification (docs/architecture.md §8.5): counts and checksums of the buckets on both shards while
-// writes go on. A difference in buckets that the stream changed while the scans ran (it applied
-// them in the window opened before the source's scan, up to a WAL position read after the
-// target's) is writes in flight, not a fault: the cutover's own verification, taken with the
-// source fenced and drained, decides. Any other difference is repeated; after kLiveVerifyRounds
-// such rounds that verification decides too (it aborts the cutover when the difference is real).
-bool MigrationRunner::live_verified(const catalog::Migration& m) {
-  auto source = round_connection(m.source);
-  auto target = round_connection(m.target);
-  if (!source || !target) return false;
-  BucketSet buckets = bucket_set(m);
-  stream_->open_change_window();
-  auto a = bucket_digests(*source, config_->sharding.tables, buckets);
-  auto b = bucket_digests(*target, config_->sharding.tables, buckets);
-  if (!a || !b) return false;
-  const std::vector<uint32_t> mismatched = mismatched_buckets(*a, *b);
-  if (mismatched.empty()) {
-    live_mismatch_rounds_ = 0;
-    return true;
-  }
-  auto lsn = current_wal_lsn(*source);
-  if (!lsn || !stream_->wait_until_processed(*lsn, kCatchUpWait)) return false;
-  const std::set<uint32_t> changed = stream_->changed_buckets();
-  auto unexplained = std::find_if(mismatched.begin(), mismatched.end(),
-                                  [&](uint32_t bucket) { return changed.count(bucket) == 0; });
-  if (unexplained == mismatched.end()) {
-    LOG_INFO(
-        "mover: migration %lld: live verification: %zu bucket(s) differ, each changed by the stream "
-        "while the scans ran; the cutover's verification decides",
-        (long long)id_, mismatched.size());
-    live_mismatch_rounds_ = 0;
-    return true;
-  }
-  const bool last_round = ++live_mismatch_rounds_ >= kLiveVerifyRounds;
-  LOG_INFO(
-      "mover: migration %lld: live verification: bucket %u differs between %s and %s although the stream did "
-      "not change it while the scans ran (%zu bucket(s) differ in all); %s",
-      (long long)id_, *unexplained, m.source.c_str(), m.target.c_str(), mismatched.size(),
-      last_round ? "the cutover's verification decides" : "verifying again");
-  if (last_round) live_mismatch_rounds_ = 0;
-  return last_round;
 }
 
 // The rollback window's slot on the target (the cutover records where its stream starts).
@@ -369,6 +326,9 @@ Status MigrationRunner::start_stream(const catalog::Migration& m, bool reverse) 
   options.start_lsn = *lsn;
   if (stream_) stream_->stop();
   stream_ = std::make_unique<CatchUpStream>(std::move(options));
+  // What is known equal holds only while one stream records every change (verified_buckets.h).
+  verified_ = VerifiedBuckets(bucket_set(m));
+  stream_->open_change_window();
   stream_reverse_ = reverse;
   stream_changes_seen_ = 0;
   stream_failures_seen_ = 0;

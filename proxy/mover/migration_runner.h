@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "mover/mover_counters.h"
 #include "mover/mover_types.h"
+#include "mover/verified_buckets.h"
 
 namespace sw::mover {
 
@@ -54,7 +55,9 @@ class MigrationRunner {
   Status copy(catalog::Migration& m);
   Status catch_up(catalog::Migration& m);
   Status create_reverse_slot(catalog::Migration& m);
+  // live_verify.cc
   bool live_verified(const catalog::Migration& m);
+  Result<bool> live_round(PGconn* source, PGconn* target, const catalog::Migration& m);
   Status start_stream(const catalog::Migration& m, bool reverse);
   void stop_stream();
   // cutover.cc
@@ -67,7 +70,7 @@ class MigrationRunner {
   Result<AbortReason> stop_writes(CutoverLegs& legs);
   Result<AbortReason> final_catch_up(CutoverLegs& legs);
   Result<AbortReason> verify_and_prepare_target(catalog::Migration& m, CutoverLegs& legs);
-  Result<AbortReason> prepare_target(catalog::Migration& m, CutoverLegs& legs);
+  Result<AbortReason> prepare_target(catalog::Migration& m, CutoverLegs& legs, const BucketSet& changed);
   Result<AbortReason> hand_over(CutoverLegs& legs);
   Status record_cutover_step(catalog::MigrationStep step, CutoverLegs& legs);
   Result<bool> drain(PGconn* from, const std::string& fenced_at, const std::string& from_name,
@@ -106,6 +109,7 @@ class MigrationRunner {
   bool stream_reverse_ = false;
   bool forward_slot_dropped_ = false;  // the forward slot is gone (checked once per runner)
   int live_mismatch_rounds_ = 0;
+  VerifiedBuckets verified_;  // the moving buckets known equal on both shards, for the running stream
   std::map<std::string, catalog::PgConnPtr> round_connections_;  // by shard name
   uint64_t stream_changes_seen_ = 0;
   uint64_t stream_failures_seen_ = 0;

@@ -1,5 +1,7 @@
 #include "mover/verifier.h"
 
+#include <future>
+
 #include "catalog/pq.h"
 #include "mover/copier.h"
 #include "sqltext/catalog_sql.h"
@@ -118,6 +120,17 @@ std::vector<uint32_t> mismatched_buckets(const std::map<uint32_t, BucketDigest>&
     if (!(digest_of(a, bucket) == digest_of(b, bucket))) out.push_back(bucket);
   }
   return out;
+}
+
+Result<std::vector<uint32_t>> compare_shards(PGconn* a, PGconn* b,
+                                             const std::vector<config::ShardedTable>& tables,
+                                             const BucketSet& buckets) {
+  auto b_scan = std::async(std::launch::async, [&] { return bucket_digests(b, tables, buckets); });
+  auto a_digests = bucket_digests(a, tables, buckets);
+  auto b_digests = b_scan.get();
+  if (!a_digests) return a_digests.status();
+  if (!b_digests) return b_digests.status();
+  return mismatched_buckets(*a_digests, *b_digests);
 }
 
 }  // namespace sw::mover

@@ -46,4 +46,10 @@ Result<std::map<uint32_t, BucketDigest>> bucket_digests(PGconn* conn,
 std::vector<uint32_t> mismatched_buckets(const std::map<uint32_t, BucketDigest>& a,
                                          const std::map<uint32_t, BucketDigest>& b);
 
+// bucket_digests of `buckets` on both shards at once (`b` on a thread of its own; the two
+// connections must differ), and the buckets whose digests differ, ascending.
+Result<std::vector<uint32_t>> compare_shards(PGconn* a, PGconn* b,
+                                             const std::vector<config::ShardedTable>& tables,
+                                             const BucketSet& buckets);
+
 }  // namespace sw::mover

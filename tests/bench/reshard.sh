@@ -8,8 +8,9 @@
 # moves, buckets and rows moved, cutover pause per migration, write pause per moved bucket,
 # write latency of moved and other buckets during the rebalance, errors by SQLSTATE, total time,
 # peak lag, catch-up apply lag per stream, and the history checker's counts (which must all be 0;
-# the suites fail otherwise). reshard_scale adds the copy rate against a plain
-# `COPY TO | COPY FROM` pipe of the same cluster, cleanup time, each instance's memory and the
+# the suites fail otherwise). reshard_scale adds the copy rate against plain
+# `COPY TO | COPY FROM` pipes of the same cluster (a whole table, and 51 buckets by the mover's
+# filter), cleanup time, each instance's memory and the
 # directory version before and after.
 #
 #   tests/bench/reshard.sh
@@ -19,9 +20,10 @@
 #
 # Environment: ROWS_PER_BUCKET (50; reshard_scale 500), CLIENTS (16), THINK_MS (0), SUITES
 # ("reshard reshard_faults"), OLD_SHARDS (16) and ADDED_SHARDS (4) for reshard_scale,
-# COPY_ROWS_PER_SEC (the mover's throttle in reshard_scale, 1000000), RESHARD_SEED (the faults'
-# order and moments; default random, printed), BUILD_DIR (build), NICE (10: the machine is
-# shared), OUT (a file that gets a copy of the output).
+# COPY_ROWS_PER_SEC (the mover's throttle in reshard_scale, 1000000), COPY_STREAMS
+# (mover.copy_streams in reshard_scale; default shardwire's), RESHARD_SEED (the faults' order and
+# moments; default random, printed), BUILD_DIR (build), NICE (10: the machine is shared), OUT (a
+# file that gets a copy of the output).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,6 +34,7 @@ export RESHARD_THINK_MS=${THINK_MS:-0}
 export RESHARD_OLD_SHARDS=${OLD_SHARDS:-16}
 export RESHARD_ADDED_SHARDS=${ADDED_SHARDS:-4}
 export RESHARD_COPY_ROWS_PER_SEC=${COPY_ROWS_PER_SEC:-1000000}
+export RESHARD_COPY_STREAMS=${COPY_STREAMS:-0}
 NICE=${NICE:-10}
 OUT=${OUT:-/dev/null}
 

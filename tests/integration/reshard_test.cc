@@ -105,6 +105,7 @@ TEST_SUITE("reshard_scale") {
         scenario_options(env_int("RESHARD_OLD_SHARDS", 16), env_int("RESHARD_ADDED_SHARDS", 4),
                          env_int("RESHARD_ROWS_PER_BUCKET", 500));
     options.copy_rows_per_sec = env_int("RESHARD_COPY_ROWS_PER_SEC", 1000000);
+    options.copy_streams = env_int("RESHARD_COPY_STREAMS", 0);
     const auto setup_start = std::chrono::steady_clock::now();
     Deployment d(options);
     MESSAGE("deployment: "
@@ -122,6 +123,8 @@ TEST_SUITE("reshard_scale") {
 
     const CopyFigures mover = mover_copies(d);
     const CopyFigures pipe = plain_copy_pipe(d, 0, d.old_shards());
+    // The shape of a migration's copy: a fifth of an old shard's buckets, by the mover's filter.
+    const CopyFigures filtered = plain_copy_pipe(d, 1, d.old_shards(), some_buckets_of(d, 1, 51));
     const CleanupFigures cleanup = cleanups(d);
     double cleanup_total = 0;
     for (double s : cleanup.seconds) cleanup_total += s;
@@ -130,7 +133,10 @@ TEST_SUITE("reshard_scale") {
                      << mover.mb_per_s() << " MB/s per copy; all copies within " << mover.wall_seconds
                      << " s: " << mover.wall_rows_per_s() << " rows/s; plain COPY TO | COPY FROM pipe: "
                      << pipe.rows << " rows, " << pipe.bytes << " bytes in " << pipe.seconds
-                     << " s: " << pipe.rows_per_s() << " rows/s, " << pipe.mb_per_s() << " MB/s");
+                     << " s: " << pipe.rows_per_s() << " rows/s, " << pipe.mb_per_s()
+                     << " MB/s; the same pipe of 51 buckets of s1 by the mover's filter: " << filtered.rows
+                     << " rows, " << filtered.bytes << " bytes in " << filtered.seconds
+                     << " s: " << filtered.rows_per_s() << " rows/s, " << filtered.mb_per_s() << " MB/s");
     MESSAGE("cleanup (rollback window closed to done), "
             << cleanup.seconds.size() << " migrations: p50 " << percentile(cleanup.seconds, 50) << " s, max "
             << percentile(cleanup.seconds, 100) << " s, sum " << cleanup_total << " s; "

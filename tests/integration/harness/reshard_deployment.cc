@@ -28,6 +28,7 @@ std::string mover_yaml(const DeploymentOptions& options, int instance) {
   const int max_concurrent = options.max_concurrent.at(static_cast<size_t>(instance));
   std::string yaml = "mover:\n  copy_rows_per_sec: " + std::to_string(options.copy_rows_per_sec) +
                      "\n  rollback_window: " + options.rollback_window + "\n";
+  if (options.copy_streams > 0) yaml += "  copy_streams: " + std::to_string(options.copy_streams) + "\n";
   if (max_concurrent != DeploymentOptions::kMoverDefault)
     yaml += "  max_concurrent: " + std::to_string(max_concurrent) + "\n";
   return yaml;

@@ -52,6 +52,7 @@ struct DeploymentOptions {
   bool catalog_via_relay = false;  // the instances reach the catalog through a TcpForwarder
   std::string rollback_window = "1s";
   long long copy_rows_per_sec = 1000000;
+  int copy_streams = 0;  // mover.copy_streams; 0: left out (shardwire's default)
   // orders has row_version bigint (default 1) as its sharding version_column; the workload's
   // updates never touch it, so only an applier that applies such updates keeps their qty.
   bool version_column = false;

@@ -67,7 +67,7 @@ CopyFigures mover_copies(Deployment& d) {
   return f;
 }
 
-CopyFigures plain_copy_pipe(const Deployment& d, int from, int to) {
+CopyFigures plain_copy_pipe(const Deployment& d, int from, int to, const std::string& where) {
   const auto& cluster = d.setup().cluster();
   PgConn target = d.setup().shard(to);
   must(target.exec(
@@ -75,11 +75,11 @@ CopyFigures plain_copy_pipe(const Deployment& d, int from, int to) {
        "scratch table on s" + std::to_string(to));
   const std::string psql = pg_bin("psql");
   // The byte count goes to stderr through a second reader of the stream.
-  const std::string pipe =
-      psql + " " + quoted(cluster.conninfo(d.setup().shard_db(from))) +
-      " -Xqc 'COPY (SELECT * FROM orders) TO STDOUT (FORMAT binary)' | tee >(wc -c >&2) | " + psql + " " +
-      quoted(cluster.conninfo(d.setup().shard_db(to))) +
-      " -Xqc 'COPY sw_bench_copy FROM STDIN (FORMAT binary)'";
+  const std::string pipe = psql + " " + quoted(cluster.conninfo(d.setup().shard_db(from))) +
+                           " -Xqc 'COPY (SELECT * FROM orders" + (where.empty() ? "" : " WHERE " + where) +
+                           ") TO STDOUT (FORMAT binary)' | tee >(wc -c >&2) | " + psql + " " +
+                           quoted(cluster.conninfo(d.setup().shard_db(to))) +
+                           " -Xqc 'COPY sw_bench_copy FROM STDIN (FORMAT binary)'";
   const auto start = std::chrono::steady_clock::now();
   CommandResult r = run_command({"bash", "-c", pipe}, "", std::chrono::seconds(600));
   const auto end = std::chrono::steady_clock::now();
@@ -91,6 +91,16 @@ CopyFigures plain_copy_pipe(const Deployment& d, int from, int to) {
   f.seconds = std::chrono::duration<double>(end - start).count();
   must(target.exec("DROP TABLE sw_bench_copy"), "drop the scratch table");
   return f;
+}
+
+std::string some_buckets_of(Deployment& d, int shard, int count) {
+  PgConn catalog = d.setup().catalog();
+  const std::string list = catalog.value(
+      "SELECT string_agg(bucket::text, ',') FROM (SELECT bucket FROM (SELECT bucket, row_number() OVER "
+      "(ORDER BY bucket) AS n FROM shardwire.buckets WHERE shard = 's" +
+      std::to_string(shard) + "') x WHERE n % 5 = 1 ORDER BY bucket LIMIT " + std::to_string(count) + ") y");
+  return "shardwire.bucket_of(tenant_id::bigint, 4096) = ANY(ARRAY[" + list +
+         "])";  // no quotes: in a shell word
 }
 
 CleanupFigures cleanups(Deployment& d) {

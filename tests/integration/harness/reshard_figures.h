@@ -27,9 +27,14 @@ struct CopyFigures {
 // Y in T s").
 CopyFigures mover_copies(Deployment& deployment);
 
-// Shard `from`'s whole orders table through psql's COPY (binary) into a scratch copy of the table
-// (its indexes included) on shard `to`, as one pipe; the scratch table is dropped after.
-CopyFigures plain_copy_pipe(const Deployment& deployment, int from, int to);
+// Shard `from`'s orders rows (all, or those `where` selects) through psql's COPY (binary) into a
+// scratch copy of the table (its indexes included) on shard `to`, as one pipe; the scratch table
+// is dropped after.
+CopyFigures plain_copy_pipe(const Deployment& deployment, int from, int to, const std::string& where = "");
+
+// `where` for plain_copy_pipe: the mover's bucket filter over every fifth bucket that shard
+// `shard` owns now, at most `count` of them (the shape of a rebalance's copy from it).
+std::string some_buckets_of(Deployment& deployment, int shard, int count);
 
 // Per migration, the seconds from "rollback window closed" to "done" in the instances' logs (the
 // deletion of the source's rows), and the rows deleted in all.

@@ -124,6 +124,7 @@ TEST_CASE("defaults of a minimal config") {
   CHECK(c.sharding.cross_shard_transactions == CrossShardTransactions::TwoPhase);
   CHECK(c.mover.rollback_window == 24h);
   CHECK(c.mover.max_concurrent == 2);
+  CHECK(c.mover.copy_streams == 1);
   CHECK(c.cutover.queue_max == 10000);
   CHECK(c.database == "postgres");  // the first shard's DSN names no dbname
   CHECK(c.shards[0].conn.host == "db1");
@@ -235,6 +236,7 @@ TEST_CASE("bad values name file, line and key") {
                "must be one of true | false, got \"yes\"");
   expect_error(kHead + "mover: { max_concurrent: many }\n", 7, "mover.max_concurrent", "got \"many\"");
   expect_error(kHead + "mover: { max_concurrent: -1 }\n", 7, "mover.max_concurrent", "between 0");
+  expect_error(kHead + "mover: { copy_streams: 0 }\n", 7, "mover.copy_streams", "between 1");
   expect_error(kHead + "pool: { size: [1, 2] }\n", 7, "pool.size", "must be a single value, got a list");
 }
 
