@@ -328,6 +328,24 @@ Status DmlRouter::fill_statements(merge::MergePlan& plan, parser::SelectRewrite 
   return Status::ok();
 }
 
+// A part of a row-by-row split (InsertSplit::row_by_row): one INSERT per row, and as its Query
+// text those INSERTs in order (each ends on a new line, so a trailing `--` comment ends there).
+bool DmlRouter::cut_row_by_row(InsertSplit::Part& part, const std::string& table, Route& error) const {
+  part.sql.clear();
+  for (size_t row : part.rows) {
+    auto cut = parser::insert_with_rows(facts_, {row});
+    if (!cut) {
+      error = make_error(cut.status().sqlstate,
+                         "INSERT into sharded table " + table + ": " + cut.status().message, table);
+      return false;
+    }
+    if (!part.sql.empty()) part.sql += "\n;\n";
+    part.sql += cut.value().sql;
+    part.row_statements.push_back(std::move(cut.value()));
+  }
+  return true;
+}
+
 // An INSERT whose VALUES rows fall on several shards (docs/architecture.md §6.3, "Split INSERT"):
 // one INSERT per shard with only that shard's rows, every other part of the text verbatim
 // (ON CONFLICT, RETURNING). The parts must run in one transaction; a caller that cannot run them
@@ -347,6 +365,7 @@ Route DmlRouter::split_insert(int table) {
   const auto position = static_cast<size_t>(column - insert.columns.begin());
 
   auto split = std::make_shared<InsertSplit>();
+  split->row_by_row = insert.on_conflict == parser::OnConflict::DoNothing && facts_.returning;
   std::vector<int> row_shard;
   Route route;
   for (const std::vector<parser::Value>& row : insert.rows) {
@@ -375,7 +394,9 @@ Route DmlRouter::split_insert(int table) {
       return make_error(cut.status().sqlstate,
                         "INSERT into sharded table " + r.config_name + ": " + cut.status().message,
                         r.config_name);
-    split->parts.push_back({shards[part], std::move(cut.value().sql), std::move(cut.value().params), rows});
+    split->parts.push_back(
+        {shards[part], std::move(cut.value().sql), std::move(cut.value().params), rows, {}});
+    if (split->row_by_row && !cut_row_by_row(split->parts.back(), r.config_name, error)) return error;
   }
   std::sort(route.buckets.begin(), route.buckets.end());
   route.buckets.erase(std::unique(route.buckets.begin(), route.buckets.end()), route.buckets.end());
