@@ -5,9 +5,13 @@
 //    are final; only ORDER BY / LIMIT / DISTINCT remain for the proxy (HAVING runs on the shards).
 //  * aggregates or GROUP BY otherwise: the shards compute partial aggregates per group (avg as
 //    sum and count), without LIMIT/OFFSET and HAVING; the proxy combines, applies HAVING (when it
-//    compares output columns with constants), sorts, applies OFFSET/LIMIT.
+//    compares output columns, or aggregates it selects first as hidden columns, with constants),
+//    sorts, applies OFFSET/LIMIT.
 //  * ORDER BY: the shards sort; the proxy merges. LIMIT n OFFSET m: the shards return n+m rows.
+//  * DISTINCT ON (ORDER BY starting with its expressions): each shard keeps its first row per
+//    key; the merge keeps the first of the shards' rows per key.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "merge/value.h"
@@ -98,11 +102,34 @@ bool sorted_by_group_keys(const merge::MergePlan& plan, const std::vector<int>& 
   return true;
 }
 
+// What to write instead of an aggregate call no merge computes exactly.
+std::string instead_of_aggregate(const parser::OutputItem& item) {
+  std::string text;
+  for (char c : item.call_text) text += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name = text.substr(0, text.find('('));
+  if (text.find("(distinct") != std::string::npos)
+    return "select DISTINCT of its argument (merged across shards) and count or aggregate those rows";
+  for (const char* variance : {"stddev", "variance", "var_"}) {
+    if (name.rfind(variance, 0) == 0)
+      return "select count(x), sum(x) and sum(x * x) and compute it from them";
+  }
+  if (name.find("avg") != std::string::npos) return "select sum(x) FILTER (...) and count(x) FILTER (...)";
+  return "select the rows (ORDER BY is merged across shards) and aggregate them in the application";
+}
+
 // The output columns of an aggregate merge, each combined from the shards' partial results; the
 // reason it cannot merge, or "" when it can.
 std::string aggregate_outputs(const parser::SelectShape& shape, merge::MergePlan& plan,
                               parser::SelectRewrite& rewrite) {
+  // HAVING's aggregates the client did not select lead the shards' columns (hidden outputs).
   int source = 0;
+  for (const parser::OutputItem& item : shape.having_aggregates) {
+    std::vector<std::string> columns = {item.call_text};
+    if (item.aggregate == AggregateCall::Avg) columns = parser::avg_as_sum_and_count(item.call_text);
+    if (columns.empty()) return "uses HAVING on an avg() call shardwire cannot locate; select it";
+    for (std::string& column : columns) rewrite.leading_columns.push_back(std::move(column));
+    source += item.aggregate == AggregateCall::Avg ? 2 : 1;
+  }
   for (const parser::OutputItem& item : shape.outputs) {
     if (item.star) return "aggregates with * in the select list; list the grouped columns";
     if (item.contains_aggregate)
@@ -112,14 +139,41 @@ std::string aggregate_outputs(const parser::SelectShape& shape, merge::MergePlan
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-             "avg, bool_and and bool_or can)";
+             "avg, bool_and and bool_or can, and all but avg with FILTER); " +
+             instead_of_aggregate(item) + " instead, or";
     plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
     source += item.aggregate == AggregateCall::Avg ? 2 : 1;
     rewrite.split_avg = rewrite.split_avg || item.aggregate == AggregateCall::Avg;
   }
+  int hidden = 0;
+  for (const parser::OutputItem& item : shape.having_aggregates) {
+    plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), hidden, item.name});
+    hidden += item.aggregate == AggregateCall::Avg ? 2 : 1;
+  }
+  plan.hidden_outputs = static_cast<int>(shape.having_aggregates.size());
   for (int output : shape.group_by) {
     if (output < 0) return "groups by an expression that is not in the select list; select it too";
   }
+  return "";
+}
+
+// DISTINCT ON: its expressions must be output columns and the first ORDER BY keys (in any order),
+// so the merge meets each key's rows together, the first being the one PostgreSQL keeps. The
+// reason it cannot merge, or "".
+std::string distinct_on_keys(const parser::SelectShape& shape, merge::MergePlan& plan) {
+  const char* fix = "; select the DISTINCT ON expressions and ORDER BY them first";
+  std::vector<int> on;
+  for (int output : shape.distinct_on_outputs) {
+    if (output < 0) return std::string("uses DISTINCT ON an expression that is not in the select list") + fix;
+    if (std::find(on.begin(), on.end(), output + plan.hidden) == on.end()) on.push_back(output + plan.hidden);
+  }
+  if (plan.order_by.size() < on.size())
+    return std::string("uses DISTINCT ON without an ORDER BY that starts with its expressions") + fix;
+  for (size_t i = 0; i < on.size(); ++i) {
+    if (std::find(on.begin(), on.end(), plan.order_by[i].column) == on.end())
+      return std::string("uses DISTINCT ON without an ORDER BY that starts with its expressions") + fix;
+  }
+  plan.distinct_on = static_cast<int>(on.size());
   return "";
 }
 
@@ -190,12 +244,22 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   const bool aggregate =
       !grouped_by_key && (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
   if (!shape.unmergeable.empty() && !(grouped_by_key && shape.unmergeable == "HAVING")) {
-    return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards");
+    const std::string hint =
+        shape.unmergeable == "HAVING"
+            ? "; HAVING may compare aggregates or group keys with constants or parameters"
+        : shape.unmergeable == "window functions" ? "; window functions run on one shard"
+                                                  : "";
+    return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards" + hint);
   }
 
   auto plan = std::make_shared<merge::MergePlan>();
   collation_facts(*plan);
   parser::SelectRewrite rewrite;
+  if (shape.distinct_on && aggregate) {
+    return refuse(
+        "uses DISTINCT ON with aggregates or a GROUP BY without the key, which shardwire cannot merge "
+        "across shards; group by the key, or select the groups and pick the rows in the application");
+  }
   if (!shape.having.empty() && !grouped_by_key) {
     if (!aggregate)
       return refuse("uses HAVING without aggregates, which shardwire cannot merge across shards");
@@ -223,12 +287,20 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (std::string why; !sort_keys(*plan, rewrite, grouped, why)) return refuse(why);
   if (!aggregate && !plan->order_by.empty()) plan->kind = merge::MergeKind::MergeSort;
   if (aggregate) plan->stream_groups = sorted_by_group_keys(*plan, shape.group_by);
-  plan->distinct = shape.distinct;
+  plan->distinct = shape.distinct && !shape.distinct_on;
+  if (shape.distinct_on) {
+    if (std::string why = distinct_on_keys(shape, *plan); !why.empty()) return refuse(why);
+  }
   if (std::string why = limit_and_offset(shape, aggregate, limit_value, offset_value, *plan, rewrite);
       !why.empty())
     return refuse(why);
   const bool tables_only = !facts_.scopes[0].non_table_from;
   bool star = false;
+  for (const parser::OutputItem& item :
+       aggregate ? shape.having_aggregates : std::vector<parser::OutputItem>{}) {
+    plan->column_sources.push_back(text_source(item.collation, tables_only));
+    if (item.aggregate == AggregateCall::Avg) plan->column_sources.push_back(plan->column_sources.back());
+  }
   for (const parser::OutputItem& item : shape.outputs) {
     star = star || item.star;
     plan->column_sources.push_back(text_source(item.collation, tables_only));
@@ -279,7 +351,7 @@ bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite
   std::vector<std::string> hidden;
   const bool tables_only = !facts_.scopes[0].non_table_from;
   for (const parser::OrderItem& item : shape.order_by) {
-    if (item.output >= 0 || star || grouped || shape.distinct) continue;
+    if (item.output >= 0 || star || grouped || (shape.distinct && !shape.distinct_on)) continue;
     std::string sql = hidden_sql(item);
     if (!sql.empty() && std::find(hidden.begin(), hidden.end(), sql) == hidden.end()) {
       hidden.push_back(std::move(sql));

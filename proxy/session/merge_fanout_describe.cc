@@ -162,7 +162,7 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
     write_description(out);
     return Status::ok();
   }
-  bool rebuilt = false;
+  bool rebuilt = plan_.hidden_outputs > 0;  // HAVING's own aggregates are not the client's columns
   for (const merge::OutputColumn& out : plan_.outputs)
     rebuilt = rebuilt || out.combine == merge::Combine::Avg;
   if (!rebuilt) {
@@ -171,8 +171,9 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   }
   std::string out;
   wire::MessageWriter writer(out);
-  writer.begin('T').int16(static_cast<uint16_t>(plan_.outputs.size()));
-  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+  const size_t columns = merger_.output_types().size();
+  writer.begin('T').int16(static_cast<uint16_t>(columns));
+  for (size_t i = 0; i < columns; ++i) {
     const merge::OutputColumn& column = plan_.outputs[i];
     const Field& source = fields[static_cast<size_t>(column.source)];
     if (column.combine != merge::Combine::Avg) {
