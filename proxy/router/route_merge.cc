@@ -117,10 +117,22 @@ std::string instead_of_aggregate(const parser::OutputItem& item) {
   return "select the rows (ORDER BY is merged across shards) and aggregate them in the application";
 }
 
+// Whether an aggregate call is count(DISTINCT <key>) of the one table read (an unquoted name):
+// every key value lives on one shard, so the shards' distinct counts add up.
+bool counts_distinct_keys(const parser::OutputItem& item, const std::string& key) {
+  std::string text;
+  for (char c : item.call_text) {
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      text += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return text == "count(distinct" + key + ")";
+}
+
 // The output columns of an aggregate merge, each combined from the shards' partial results; the
-// reason it cannot merge, or "" when it can.
-std::string aggregate_outputs(const parser::SelectShape& shape, merge::MergePlan& plan,
-                              parser::SelectRewrite& rewrite) {
+// reason it cannot merge, or "" when it can. `distinct_key`: the key of the one table read, whose
+// count(DISTINCT) adds up over shards ("" when the statement reads several).
+std::string aggregate_outputs(const parser::SelectShape& shape, const std::string& distinct_key,
+                              merge::MergePlan& plan, parser::SelectRewrite& rewrite) {
   // HAVING's aggregates the client did not select lead the shards' columns (hidden outputs).
   int source = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
@@ -136,6 +148,11 @@ std::string aggregate_outputs(const parser::SelectShape& shape, merge::MergePlan
       return "computes \"" + item.name +
              "\" from aggregates, which cannot be combined from the "
              "shards' partial results; select the aggregates themselves";
+    if (item.aggregate == AggregateCall::Unmergeable && !distinct_key.empty() &&
+        counts_distinct_keys(item, distinct_key)) {
+      plan.outputs.push_back(merge::OutputColumn{merge::Combine::Count, source++, item.name});
+      continue;
+    }
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
@@ -277,7 +294,9 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (offset_param) plan->offset_param = shape.offset.param;
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
-    if (std::string why = aggregate_outputs(shape, *plan, rewrite); !why.empty()) return refuse(why);
+    const std::string distinct_key = facts_.tables.size() == 1 ? r.key : "";
+    if (std::string why = aggregate_outputs(shape, distinct_key, *plan, rewrite); !why.empty())
+      return refuse(why);
     // LIMIT NULL = LIMIT ALL, and FETCH FIRST takes NULL but no ALL.
     if (shape.has_limit) rewrite.limit = limit_param ? "(NULL + " + limit_value + ")" : "NULL";
     rewrite.drop_offset = shape.has_offset;

@@ -10,6 +10,11 @@ query: SELECT g, count(*) FILTER (WHERE n > 5) FROM sf_forms GROUP BY g HAVING c
 query params(5): SELECT count(*) FILTER (WHERE n > $1), sum(id) FILTER (WHERE n <= $1) FROM sf_forms
 query: SELECT s, sum(n) FILTER (WHERE tenant_id > 6), count(*) FROM sf_forms GROUP BY s ORDER BY s NULLS FIRST
 query: SELECT count(*) FILTER (WHERE false), sum(n) FILTER (WHERE false) FROM sf_forms
+-- count(DISTINCT key): every key value lives on one shard, so the shards' counts add up.
+query: SELECT count(DISTINCT tenant_id) FROM sf_forms
+query: SELECT g, count(DISTINCT tenant_id), count(*) FROM sf_forms GROUP BY g ORDER BY g
+query: SELECT count(DISTINCT tenant_id) FILTER (WHERE n > 8), count(DISTINCT TENANT_ID) FROM sf_forms
+query: SELECT count(DISTINCT tenant_id) FROM sf_forms WHERE tenant_id IN (1, 2, 3, 4, 5)
 -- HAVING on aggregates not selected: the shards select them first, the proxy compares and drops them.
 query: SELECT g FROM sf_forms GROUP BY g HAVING count(*) > 15 ORDER BY g
 query: SELECT g, min(s) FROM sf_forms GROUP BY g HAVING sum(n) > 80 AND avg(n) < 7 ORDER BY g
