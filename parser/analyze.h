@@ -210,7 +210,7 @@ enum class AggregateCall : uint8_t {
   Avg,
   BoolAnd,  // bool_and, every
   BoolOr,
-  Unmergeable,  // any other aggregate, or one with DISTINCT / ORDER BY / FILTER / WITHIN GROUP
+  Unmergeable,  // any other aggregate, one with DISTINCT / ORDER BY / WITHIN GROUP, avg with FILTER
 };
 
 // Where the collation a merge compares an expression's text under comes from, as PostgreSQL
@@ -275,18 +275,22 @@ struct SelectShape {
   std::vector<std::string> group_columns;  // GROUP BY items that are plain columns: names
   bool distinct = false;
   bool distinct_on = false;
-  bool has_limit = false;  // LIMIT / FETCH FIRST
+  std::vector<int> distinct_on_outputs;  // per DISTINCT ON item: the output column, or -1
+  bool has_limit = false;                // LIMIT / FETCH FIRST
   bool has_offset = false;
   Value limit;   // the LIMIT value (Number, Null, Param or Other)
   Value offset;  // the OFFSET value
   Value begin;   // location of the statement's first byte (statement text offsets)
-  // GROUP BY / ORDER BY items written as output positions (GROUP BY 2): renumbered when a
+  // GROUP BY / ORDER BY / DISTINCT ON items written as output positions (GROUP BY 2): renumbered when a
   // rewrite adds columns before them.
   std::vector<Value> positions;
   // HAVING that compares output columns with constants (`having` holds one term, the root), and
   // the text span of "HAVING ..." ([having_begin, having_end) in the analyzed string); otherwise
   // `unmergeable` says "HAVING".
   std::vector<HavingTerm> having;
+  // Aggregate calls HAVING compares that are not in the select list: a HavingTerm's output
+  // outputs.size() + i is having_aggregates[i] (a merge selects them as leading columns).
+  std::vector<OutputItem> having_aggregates;
   int having_begin = -1;
   int having_end = -1;
   // Set when the block uses something a merge cannot compute, saying what: "window
@@ -450,6 +454,10 @@ struct SelectRewrite {
   std::vector<TableSplice> tables;
 };
 Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewrite& rewrite);
+
+// An avg call's text ("avg(x)") as the two columns a merge combines: "sum(x)" and its count;
+// empty when it has no parenthesis.
+std::vector<std::string> avg_as_sum_and_count(const std::string& call);
 
 // The statement's text with each table reference's name (as written, `schema.name` included)
 // replaced by `make(written_name, written_last_component)`. A reference that cannot be located

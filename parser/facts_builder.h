@@ -78,7 +78,10 @@ class FactsBuilder {
   void select_shape(JsonRef body);
   OutputItem output_item(JsonRef target);
   int output_of(JsonRef node, bool names_first) const;
-  bool having_term(JsonRef node, HavingTerm& out) const;
+  bool having_term(JsonRef node, HavingTerm& out);
+  // A mergeable aggregate call HAVING compares that is not selected: its output number past the
+  // select list (SelectShape::having_aggregates), or -1.
+  int having_aggregate(JsonRef node);
   void having_shape(JsonRef having);
 
   // facts_values.cc — values, columns, tables, scopes.

@@ -96,7 +96,7 @@ bool is_having_word(std::string_view sql, size_t end) {
 
 // A comparison of an output column with a constant or a parameter (either side), or AND / OR /
 // NOT of such.
-bool FactsBuilder::having_term(JsonRef node, HavingTerm& out) const {
+bool FactsBuilder::having_term(JsonRef node, HavingTerm& out) {
   const std::string_view type = node.node_type();
   JsonRef body = node.body();
   if (type == "BoolExpr") {
@@ -131,6 +131,7 @@ bool FactsBuilder::having_term(JsonRef node, HavingTerm& out) const {
   if (!is_operand(right) || is_operand(left)) return false;
   Value constant = value(right);
   out.output = output_of(left, false);
+  if (out.output < 0) out.output = having_aggregate(left);
   if (out.output < 0 || !constant.cast.empty() ||
       (constant.kind != ValueKind::Number && constant.kind != ValueKind::String &&
        constant.kind != ValueKind::Bool && constant.kind != ValueKind::Null &&

@@ -87,9 +87,12 @@ AggregateCall aggregate_of(JsonRef call) {
   std::string name;
   for (JsonRef part : call["funcname"]) name = part.body()["sval"].string();
   const bool star = call["agg_star"].boolean();
-  const bool clause = call["agg_distinct"].boolean() || call["agg_order"] || call["agg_filter"] ||
-                      call["agg_within_group"].boolean();
-  if (!star && !clause && !is_builtin_aggregate(name)) return AggregateCall::None;
+  // FILTER keeps an aggregate mergeable: each shard aggregates its filtered rows, and the partial
+  // results combine as the unfiltered ones do (avg's split into sum and count would lose it).
+  const bool filter = static_cast<bool>(call["agg_filter"]);
+  const bool clause =
+      call["agg_distinct"].boolean() || call["agg_order"] || call["agg_within_group"].boolean();
+  if (!star && !clause && !filter && !is_builtin_aggregate(name)) return AggregateCall::None;
   if (clause || call["func_variadic"].boolean()) return AggregateCall::Unmergeable;
   const size_t args = call["args"].size();
   if (name == "count") return star ? AggregateCall::CountStar : AggregateCall::Count;
@@ -97,7 +100,7 @@ AggregateCall aggregate_of(JsonRef call) {
   if (name == "sum") return AggregateCall::Sum;
   if (name == "min") return AggregateCall::Min;
   if (name == "max") return AggregateCall::Max;
-  if (name == "avg") return AggregateCall::Avg;
+  if (name == "avg") return filter ? AggregateCall::Unmergeable : AggregateCall::Avg;
   if (name == "bool_and" || name == "every") return AggregateCall::BoolAnd;
   if (name == "bool_or") return AggregateCall::BoolOr;
   return AggregateCall::Unmergeable;
@@ -205,6 +208,35 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
   return item;
 }
 
+int FactsBuilder::having_aggregate(JsonRef node) {
+  SelectShape& shape = out_.select;
+  JsonRef body = node.body();
+  if (node.node_type() != "FuncCall" || body["over"] || body["agg_filter"]) return -1;
+  const AggregateCall call = aggregate_of(body);
+  if (call == AggregateCall::None || call == AggregateCall::Unmergeable) return -1;
+  const std::string shape_text = shape_of(node);
+  for (size_t i = 0; i < shape.having_aggregates.size(); ++i) {
+    if (!shape_text.empty() && shape.having_aggregates[i].shape == shape_text)
+      return static_cast<int>(shape.outputs.size() + i);
+  }
+  const auto begin = static_cast<size_t>(body["location"].integer(-1));
+  const size_t end = begin < sql_.size() ? call_end(sql_, begin) : 0;
+  if (end == 0 || shape_text.empty()) return -1;
+  for (JsonRef arg : body["args"]) {
+    if (contains_aggregate(arg)) return -1;
+  }
+  OutputItem item;
+  item.aggregate = call;
+  item.shape = shape_text;
+  for (JsonRef part : body["funcname"]) item.name = part.body()["sval"].string();
+  item.call_begin.location = static_cast<int>(begin);
+  item.call_end.location = static_cast<int>(end);
+  item.call_text = std::string(sql_.substr(begin, end - begin));
+  item.collation = collation_source(node);
+  shape.having_aggregates.push_back(std::move(item));
+  return static_cast<int>(shape.outputs.size() + shape.having_aggregates.size() - 1);
+}
+
 // The output column `node` (an ORDER BY or GROUP BY item) stands for, or -1.
 int FactsBuilder::output_of(JsonRef node, bool names_first) const {
   const auto& outputs = out_.select.outputs;
@@ -244,16 +276,21 @@ void FactsBuilder::select_shape(JsonRef body) {
   if (body["windowClause"] || contains_window(body["targetList"])) refuse("window functions");
   if (JsonRef having = body["havingClause"]) {
     having_shape(having);
-    if (shape.having.empty()) refuse("HAVING");
+    if (shape.having.empty()) {
+      shape.having_aggregates.clear();
+      refuse("HAVING");
+    }
   }
   if (body["lockingClause"]) refuse("FOR UPDATE/SHARE");
   if (body["intoClause"]) refuse("SELECT INTO");
   if (JsonRef distinct = body["distinctClause"]) {
     shape.distinct = true;
     for (JsonRef item : distinct) {
-      if (item.size() > 0) shape.distinct_on = true;
+      if (item.size() == 0) continue;
+      shape.distinct_on = true;
+      shape.distinct_on_outputs.push_back(output_of(item, true));
+      if (item.node_type() == "A_Const" && item.body()["ival"]) shape.positions.push_back(value(item));
     }
-    if (shape.distinct_on) refuse("DISTINCT ON");
   }
   for (JsonRef item : body["groupClause"]) {
     const std::string_view type = item.node_type();

@@ -79,6 +79,19 @@ Result<size_t> literal_end(std::string_view text, size_t at) {
   return cannot("a key list item that is not a plain number or '...' string");
 }
 
+}  // namespace
+
+std::vector<std::string> avg_as_sum_and_count(const std::string& call) {
+  const size_t paren = call.find('(');
+  if (paren == std::string::npos) return {};
+  const std::string args = call.substr(paren);
+  // The count also evaluates avg itself, only for the shard's own errors: avg(float8) raises
+  // 22003 when its sum of squared deviations overflows, which sum and count never do.
+  return {"sum" + args, "count" + args + " + 0 * (avg" + args + " IS NULL)::int"};
+}
+
+namespace {
+
 // avg(args) -> sum(args), count(args) + 0 * (avg(args) IS NULL)::int for every avg output item.
 Status split_avg(const SelectShape& shape, size_t base, const std::string& text, std::vector<Edit>& edits) {
   for (const OutputItem& item : shape.outputs) {
@@ -89,20 +102,9 @@ Status split_avg(const SelectShape& shape, size_t base, const std::string& text,
     const size_t begin = static_cast<size_t>(item.call_begin.location) - base;
     const size_t end = static_cast<size_t>(item.call_end.location) - base;
     if (end > text.size() || end <= begin) return cannot("the avg() call could not be located");
-    const std::string call = text.substr(begin, end - begin);
-    const size_t paren = call.find('(');
-    if (paren == std::string::npos) return cannot("the avg() call could not be located");
-    const std::string args = call.substr(paren);
-    // The count also evaluates avg itself, only for the shard's own errors: avg(float8) raises
-    // 22003 when its sum of squared deviations overflows, which sum and count never do.
-    std::string split = "sum";
-    split += args;
-    split += ", count";
-    split += args;
-    split += " + 0 * (avg";
-    split += args;
-    split += " IS NULL)::int";
-    edits.push_back(Edit{begin, end, std::move(split)});
+    const std::vector<std::string> split = avg_as_sum_and_count(text.substr(begin, end - begin));
+    if (split.empty()) return cannot("the avg() call could not be located");
+    edits.push_back(Edit{begin, end, split[0] + ", " + split[1]});
   }
   return Status::ok();
 }

@@ -68,6 +68,9 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
       output_types_.push_back(*type);
       if (out.combine == Combine::Key) key_sources_.push_back(out.source);
     }
+    having_types_ = output_types_;
+    const auto hidden = static_cast<size_t>(std::max(plan_.hidden_outputs, 0));
+    output_types_.resize(output_types_.size() - std::min(hidden, output_types_.size()));
   } else {
     output_types_ = shard_types_;
   }
@@ -105,7 +108,7 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
     if (!value) return value.status();
     *count = value.value();
   }
-  if (plan_.having) return bind_having_parameters(*plan_.having, parameters_, output_types_);
+  if (plan_.having) return bind_having_parameters(*plan_.having, parameters_, having_types_);
   return Status::ok();
 }
 
@@ -127,8 +130,8 @@ Result<Merger::Entry> Merger::make_entry(Row row) const {
 }
 
 // PostgreSQL's ORDER BY: per key ASC/DESC, NULLs first or last as the key says.
-int Merger::compare(const Entry& a, const Entry& b) const {
-  for (size_t i = 0; i < plan_.order_by.size(); ++i) {
+int Merger::compare(const Entry& a, const Entry& b, size_t keys) const {
+  for (size_t i = 0; i < plan_.order_by.size() && i < keys; ++i) {
     const SortKey& key = plan_.order_by[i];
     int c = 0;
     if (a.nulls[i] || b.nulls[i]) {
@@ -266,11 +269,19 @@ Result<std::optional<Row>> Merger::group_row(Group& group) const {
                                                            : group.accumulators[i].result());
   }
   if (plan_.having) {
-    auto keep = evaluate_having(*plan_.having, row, output_types_, day_first_);
+    auto keep = evaluate_having(*plan_.having, row, having_types_, day_first_);
     if (!keep) return keep.status();
     if (!keep->value_or(false)) return std::optional<Row>();
   }
+  row.resize(output_types_.size());  // HAVING's own aggregates are not the client's
   return std::optional<Row>(std::move(row));
+}
+
+bool Merger::repeats_distinct_on(const Entry& entry) {
+  const auto keys = static_cast<size_t>(plan_.distinct_on);
+  if (last_on_ && compare(*last_on_, entry, keys) == 0) return true;
+  last_on_ = Entry{{}, entry.keys, entry.nulls};
+  return false;
 }
 
 Result<bool> Merger::admit(const Row& row) {
@@ -336,6 +347,10 @@ Result<std::optional<Row>> Merger::next() {
       if (plan_.kind == MergeKind::Concat) break;
     }
     if (best == nullptr) return std::optional<Row>();
+    if (plan_.distinct_on > 0 && repeats_distinct_on(*best)) {
+      from->rows.pop_front();
+      continue;
+    }
     Row row = std::move(best->row);
     from->rows.pop_front();
     auto admitted = admit(row);

@@ -42,7 +42,7 @@ class Merger {
   // Per shard column: how the merge compares its text (after describe(); collation.h says which
   // collations allow it).
   const std::vector<TextCompare>& compared_text() const { return compared_text_; }
-  // The client's column types (after describe()).
+  // The client's column types (after describe(); without plan.hidden_outputs).
   const std::vector<uint32_t>& output_types() const { return output_types_; }
 
   // The client's Bind parameters (extended protocol), for HAVING comparisons with $n; bound to
@@ -83,7 +83,11 @@ class Merger {
   };
 
   Result<Entry> make_entry(Row row) const;
-  int compare(const Entry& a, const Entry& b) const;
+  // ORDER BY order of two rows on their first `keys` sort keys (all: the whole ORDER BY).
+  int compare(const Entry& a, const Entry& b, size_t keys = SIZE_MAX) const;
+  // DISTINCT ON: whether the entry's key is the previous row's (then it is dropped); else it
+  // becomes the previous row.
+  bool repeats_distinct_on(const Entry& entry);
   Status add_to_group(const Row& row);
   Group new_group(const Row& row) const;
   Status accumulate(Group& group, const Row& row) const;
@@ -103,6 +107,7 @@ class Merger {
   std::vector<LegRows> legs_;
   std::vector<uint32_t> shard_types_;
   std::vector<uint32_t> output_types_;
+  std::vector<uint32_t> having_types_;  // Aggregate: of every output, hidden ones included
   std::vector<TextCompare> compared_text_;
   std::vector<BindParameter> parameters_;
   bool day_first_ = false;
@@ -114,6 +119,7 @@ class Merger {
   std::optional<Group> open_group_;       // stream_groups: the group being combined
   Entry open_keys_;                       // stream_groups: its sort keys
   std::unordered_set<std::string> seen_;  // DISTINCT
+  std::optional<Entry> last_on_;          // DISTINCT ON: the sort keys of the last row kept
   int64_t skipped_ = 0;
   int64_t emitted_ = 0;
   uint64_t rows_in_ = 0;

@@ -48,10 +48,15 @@ std::string MergePlan::describe() const {
     }
   }
   if (having) out += "; having (in the proxy)";
+  if (hidden_outputs > 0)
+    out += "; drop " + std::to_string(hidden_outputs) +
+           (hidden_outputs == 1 ? " HAVING column" : " HAVING columns");
   if (stream_groups) out += "; groups streamed in key order";
   if (hidden > 0)
     out += "; drop " + std::to_string(hidden) + (hidden == 1 ? " sort column" : " sort columns");
   if (distinct) out += "; distinct";
+  if (distinct_on == 1) out += "; distinct on the first sort key";
+  if (distinct_on > 1) out += "; distinct on the first " + std::to_string(distinct_on) + " sort keys";
   if (limit_param > 0) {
     out += "; limit $" + std::to_string(limit_param);
   } else if (limit >= 0) {

@@ -83,7 +83,11 @@ struct MergePlan {
   std::vector<OutputColumn> outputs;  // Aggregate: one per client column
   std::vector<SortKey> order_by;      // client columns
   bool distinct = false;              // de-duplicate the merged rows
-  int64_t limit = -1;                 // -1: none
+  // MergeSort of DISTINCT ON: its expressions are the first `distinct_on` sort keys. Each shard
+  // returns its first row per DISTINCT ON key in ORDER BY order; of the merged rows the first of
+  // each key goes out, the rest (equal on those sort keys) are dropped.
+  int distinct_on = 0;
+  int64_t limit = -1;  // -1: none
   int64_t offset = 0;
   // LIMIT $n / OFFSET $n: the client's Bind value replaces `limit` / `offset` (Merger::describe).
   int limit_param = 0;
@@ -93,6 +97,9 @@ struct MergePlan {
   // (ORDER BY a column not in the select list): sorted on, then dropped from its rows.
   int hidden = 0;
   std::optional<HavingTerm> having;  // Aggregate: groups it does not hold true are dropped
+  // Aggregate: the last `hidden_outputs` outputs are aggregates HAVING compares that the client
+  // did not select: combined and compared like the others, then dropped from its rows.
+  int hidden_outputs = 0;
   // Aggregate whose ORDER BY is exactly its GROUP BY keys: every shard returns its groups in that
   // order, so the merge combines each group as the k-way merge meets it (one group in memory)
   // instead of collecting every group first.

@@ -171,6 +171,7 @@ class DmlRouter {
   bool split_edits(const std::vector<int>& shards);
   // route_split.cc: an INSERT whose rows span shards, one INSERT per shard.
   Route split_insert(int table);
+  bool cut_row_by_row(InsertSplit::Part& part, const std::string& table, Route& error) const;
   Route split_write(int table);
   std::vector<int> key_shards() const;
   Status fill_statements(merge::MergePlan& plan, parser::SelectRewrite rewrite) const;

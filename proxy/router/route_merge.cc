@@ -5,13 +5,17 @@
 //    are final; only ORDER BY / LIMIT / DISTINCT remain for the proxy (HAVING runs on the shards).
 //  * aggregates or GROUP BY otherwise: the shards compute partial aggregates per group (avg as
 //    sum and count), without LIMIT/OFFSET and HAVING; the proxy combines, applies HAVING (when it
-//    compares output columns with constants), sorts, applies OFFSET/LIMIT.
+//    compares output columns, or aggregates it selects first as hidden columns, with constants),
+//    sorts, applies OFFSET/LIMIT.
 //  * ORDER BY: the shards sort; the proxy merges. LIMIT n OFFSET m: the shards return n+m rows.
+//  * DISTINCT ON (ORDER BY starting with its expressions): each shard keeps its first row per
+//    key; the merge keeps the first of the shards' rows per key.
 #include <algorithm>
 #include <charconv>
 
 #include "merge/value.h"
 #include "router/dml_router.h"
+#include "router/merge_forms.h"
 
 namespace sw::router::detail {
 namespace {
@@ -99,24 +103,45 @@ bool sorted_by_group_keys(const merge::MergePlan& plan, const std::vector<int>& 
 }
 
 // The output columns of an aggregate merge, each combined from the shards' partial results; the
-// reason it cannot merge, or "" when it can.
-std::string aggregate_outputs(const parser::SelectShape& shape, merge::MergePlan& plan,
-                              parser::SelectRewrite& rewrite) {
+// reason it cannot merge, or "" when it can. `distinct_key`: the key of the one table read, whose
+// count(DISTINCT) adds up over shards ("" when the statement reads several).
+std::string aggregate_outputs(const parser::SelectShape& shape, const std::string& distinct_key,
+                              merge::MergePlan& plan, parser::SelectRewrite& rewrite) {
+  // HAVING's aggregates the client did not select lead the shards' columns (hidden outputs).
   int source = 0;
+  for (const parser::OutputItem& item : shape.having_aggregates) {
+    std::vector<std::string> columns = {item.call_text};
+    if (item.aggregate == AggregateCall::Avg) columns = parser::avg_as_sum_and_count(item.call_text);
+    if (columns.empty()) return "uses HAVING on an avg() call shardwire cannot locate; select it";
+    for (std::string& column : columns) rewrite.leading_columns.push_back(std::move(column));
+    source += item.aggregate == AggregateCall::Avg ? 2 : 1;
+  }
   for (const parser::OutputItem& item : shape.outputs) {
     if (item.star) return "aggregates with * in the select list; list the grouped columns";
     if (item.contains_aggregate)
       return "computes \"" + item.name +
              "\" from aggregates, which cannot be combined from the "
              "shards' partial results; select the aggregates themselves";
+    if (item.aggregate == AggregateCall::Unmergeable && !distinct_key.empty() &&
+        counts_distinct_keys(item, distinct_key)) {
+      plan.outputs.push_back(merge::OutputColumn{merge::Combine::Count, source++, item.name});
+      continue;
+    }
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-             "avg, bool_and and bool_or can)";
+             "avg, bool_and and bool_or can, and all but avg with FILTER); " +
+             instead_of_aggregate(item) + " instead, or";
     plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
     source += item.aggregate == AggregateCall::Avg ? 2 : 1;
     rewrite.split_avg = rewrite.split_avg || item.aggregate == AggregateCall::Avg;
   }
+  int hidden = 0;
+  for (const parser::OutputItem& item : shape.having_aggregates) {
+    plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), hidden, item.name});
+    hidden += item.aggregate == AggregateCall::Avg ? 2 : 1;
+  }
+  plan.hidden_outputs = static_cast<int>(shape.having_aggregates.size());
   for (int output : shape.group_by) {
     if (output < 0) return "groups by an expression that is not in the select list; select it too";
   }
@@ -190,12 +215,22 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   const bool aggregate =
       !grouped_by_key && (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
   if (!shape.unmergeable.empty() && !(grouped_by_key && shape.unmergeable == "HAVING")) {
-    return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards");
+    const std::string hint =
+        shape.unmergeable == "HAVING"
+            ? "; HAVING may compare aggregates or group keys with constants or parameters"
+        : shape.unmergeable == "window functions" ? "; window functions run on one shard"
+                                                  : "";
+    return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards" + hint);
   }
 
   auto plan = std::make_shared<merge::MergePlan>();
   collation_facts(*plan);
   parser::SelectRewrite rewrite;
+  if (shape.distinct_on && aggregate) {
+    return refuse(
+        "uses DISTINCT ON with aggregates or a GROUP BY without the key, which shardwire cannot merge "
+        "across shards; group by the key, or select the groups and pick the rows in the application");
+  }
   if (!shape.having.empty() && !grouped_by_key) {
     if (!aggregate)
       return refuse("uses HAVING without aggregates, which shardwire cannot merge across shards");
@@ -213,7 +248,9 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (offset_param) plan->offset_param = shape.offset.param;
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
-    if (std::string why = aggregate_outputs(shape, *plan, rewrite); !why.empty()) return refuse(why);
+    const std::string distinct_key = facts_.tables.size() == 1 ? r.key : "";
+    if (std::string why = aggregate_outputs(shape, distinct_key, *plan, rewrite); !why.empty())
+      return refuse(why);
     // LIMIT NULL = LIMIT ALL, and FETCH FIRST takes NULL but no ALL.
     if (shape.has_limit) rewrite.limit = limit_param ? "(NULL + " + limit_value + ")" : "NULL";
     rewrite.drop_offset = shape.has_offset;
@@ -223,12 +260,20 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (std::string why; !sort_keys(*plan, rewrite, grouped, why)) return refuse(why);
   if (!aggregate && !plan->order_by.empty()) plan->kind = merge::MergeKind::MergeSort;
   if (aggregate) plan->stream_groups = sorted_by_group_keys(*plan, shape.group_by);
-  plan->distinct = shape.distinct;
+  plan->distinct = shape.distinct && !shape.distinct_on;
+  if (shape.distinct_on) {
+    if (std::string why = distinct_on_keys(shape, *plan); !why.empty()) return refuse(why);
+  }
   if (std::string why = limit_and_offset(shape, aggregate, limit_value, offset_value, *plan, rewrite);
       !why.empty())
     return refuse(why);
   const bool tables_only = !facts_.scopes[0].non_table_from;
   bool star = false;
+  for (const parser::OutputItem& item :
+       aggregate ? shape.having_aggregates : std::vector<parser::OutputItem>{}) {
+    plan->column_sources.push_back(text_source(item.collation, tables_only));
+    if (item.aggregate == AggregateCall::Avg) plan->column_sources.push_back(plan->column_sources.back());
+  }
   for (const parser::OutputItem& item : shape.outputs) {
     star = star || item.star;
     plan->column_sources.push_back(text_source(item.collation, tables_only));
@@ -279,7 +324,7 @@ bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite
   std::vector<std::string> hidden;
   const bool tables_only = !facts_.scopes[0].non_table_from;
   for (const parser::OrderItem& item : shape.order_by) {
-    if (item.output >= 0 || star || grouped || shape.distinct) continue;
+    if (item.output >= 0 || star || grouped || (shape.distinct && !shape.distinct_on)) continue;
     std::string sql = hidden_sql(item);
     if (!sql.empty() && std::find(hidden.begin(), hidden.end(), sql) == hidden.end()) {
       hidden.push_back(std::move(sql));

@@ -108,9 +108,16 @@ struct InsertSplit {
     std::string sql;           // the INSERT with this shard's rows
     std::vector<int> params;   // Bind: the part's $k is the client's $params[k - 1]
     std::vector<size_t> rows;  // the statement's VALUES rows it inserts (0-based, ascending)
+    // row_by_row: one INSERT per row of `rows`, in order (each with its own renumbered
+    // parameters); `sql` is then these statements as one Query.
+    std::vector<parser::InsertRows> row_statements;
   };
   std::vector<Part> parts;    // in shard order
   std::vector<int> row_part;  // per VALUES row: index into parts
+  // ON CONFLICT DO NOTHING with RETURNING: a skipped row returns nothing, so a part with several
+  // rows could not say which of them its RETURNING rows are; each row runs as its own INSERT in
+  // the part's transaction, and its answer (one row or none) is that row's.
+  bool row_by_row = false;
 };
 
 struct Route {

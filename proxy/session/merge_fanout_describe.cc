@@ -132,7 +132,7 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
     write_description(out);
     return Status::ok();
   }
-  bool rebuilt = false;
+  bool rebuilt = plan_.hidden_outputs > 0;  // HAVING's own aggregates are not the client's columns
   for (const merge::OutputColumn& out : plan_.outputs)
     rebuilt = rebuilt || out.combine == merge::Combine::Avg;
   if (!rebuilt) {
@@ -140,7 +140,7 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
     return Status::ok();
   }
   std::vector<wire::RowField> columns;
-  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+  for (size_t i = 0; i < merger_.output_types().size(); ++i) {
     const merge::OutputColumn& column = plan_.outputs[i];
     if (column.combine != merge::Combine::Avg) {
       columns.push_back(fields[static_cast<size_t>(column.source)]);

@@ -60,7 +60,9 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
     const router::InsertSplit::Part& planned = route.split->parts[i];
     SplitInsert::Part part;
     part.target = std::move(targets[i]);
-    part.request = part_request(planned.sql, planned.params, batch);
+    part.request = route.split->row_by_row && batch != nullptr
+                       ? part_rows_request(planned.row_statements, *batch)
+                       : part_request(planned.sql, planned.params, batch);
     parts.push_back(std::move(part));
   }
   LOG_DEBUG("client=c%llu INSERT into %s split over %zu shards%s", (unsigned long long)id(),
@@ -68,6 +70,7 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
   SplitInsert::Setup setup;
   setup.table = route.table;
   setup.row_part = route.split->row_part;
+  setup.row_by_row = route.split->row_by_row;
   setup.in_transaction = in_transaction;
   if (batch != nullptr) setup.answered = batch->answered;
   end_cutover_wait();

@@ -80,16 +80,34 @@ std::vector<uint32_t> part_parse_types(const std::vector<uint32_t>& types, const
   return out;
 }
 
+namespace {
+
+// One INSERT of a part as Parse/Bind/[Describe portal]/Execute of the unnamed statement.
+void append_execution(std::string& out, const std::string& sql, const std::vector<int>& params,
+                      const SplitBatch& batch) {
+  wire::encode_parse(out, "", sql, part_parse_types(batch.types, params));
+  wire::MessageWriter(out).begin('B').cstr("").cstr("").bytes(part_bind_rest(batch.bind_rest, params)).end();
+  if (batch.describe) wire::encode_target(out, 'D', 'P', "");
+  wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
+}
+
+}  // namespace
+
 std::string part_request(const std::string& sql, const std::vector<int>& params, const SplitBatch* batch) {
   std::string out;
   if (batch == nullptr) {
     wire::encode_query(out, sql);
     return out;
   }
-  wire::encode_parse(out, "", sql, part_parse_types(batch->types, params));
-  wire::MessageWriter(out).begin('B').cstr("").cstr("").bytes(part_bind_rest(batch->bind_rest, params)).end();
-  if (batch->describe) wire::encode_target(out, 'D', 'P', "");
-  wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
+  append_execution(out, sql, params, *batch);
+  wire::encode_sync(out);
+  return out;
+}
+
+std::string part_rows_request(const std::vector<parser::InsertRows>& statements, const SplitBatch& batch) {
+  std::string out;
+  for (const parser::InsertRows& statement : statements)
+    append_execution(out, statement.sql, statement.params, batch);
   wire::encode_sync(out);
   return out;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "merge/plan.h"
+#include "parser/analyze.h"
 
 namespace sw::session {
 
@@ -46,5 +47,10 @@ std::string replaced_bind_rest(std::string_view rest,
 // statement with only its parameters `params`, Describe portal when the client sent one, Execute
 // (all rows) and Sync.
 std::string part_request(const std::string& sql, const std::vector<int>& params, const SplitBatch* batch);
+
+// A row-by-row part's messages after its BEGIN in the extended protocol (InsertSplit::row_by_row):
+// per INSERT (one per row) the unnamed statement with only its parameters, Describe portal when
+// the client sent one, Execute (all rows); one Sync after the last.
+std::string part_rows_request(const std::vector<parser::InsertRows>& statements, const SplitBatch& batch);
 
 }  // namespace sw::session

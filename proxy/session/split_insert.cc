@@ -14,7 +14,7 @@ SplitInsert::SplitInsert(std::vector<Part> parts, Setup setup, Callbacks callbac
                  std::move(callbacks)),
       legs_(parts.size()),
       setup_(std::move(setup)),
-      answer_(setup_.row_part) {
+      answer_(setup_.row_part, setup_.row_by_row) {
   for (size_t i = 0; i < parts.size(); ++i) legs_[i].request = std::move(parts[i].request);
   if (!setup_.unit_part.empty()) batch_ = std::make_unique<BatchAnswer>(setup_.unit_part, setup_.unit_parsed);
 }
@@ -95,7 +95,7 @@ Status SplitInsert::on_part_answer(size_t index, char type, std::string_view fra
     if (!tag) return tag.status();
     const long long before = answer_.inserted();
     held = answer_.on_command_complete(index, *tag);
-    legs_[index].inserted = answer_.inserted() > before;
+    legs_[index].inserted = legs_[index].inserted || answer_.inserted() > before;
   }
   if (!held && held.fault != Fault::Server) {
     fail(held);

@@ -31,13 +31,15 @@ class SplitInsert : public JointWrite {
   struct Part {
     EveryShardTransaction::Target target;  // its shard's server (a new one, or lent)
     // After the prologue: the INSERT with this shard's rows as a Query, or (extended protocol) as
-    // Parse/Bind/[Describe portal]/Execute/Sync with only its own parameters.
+    // Parse/Bind/[Describe portal]/Execute/Sync with only its own parameters; row by row, one
+    // INSERT per row in the Query, or one Parse/Bind/[Describe]/Execute per row before the Sync.
     std::string request;
   };
   struct Setup {
     std::string table;          // the sharded table, for messages
     std::string session_state;  // SessionState signature the servers get first
     std::vector<int> row_part;  // per VALUES row: its part (InsertSplit::row_part)
+    bool row_by_row = false;    // each part runs one INSERT per row (InsertSplit::row_by_row)
     std::string answered;       // extended protocol: ParseComplete/BindComplete the client is owed first
     // A batch of units (Bind/Execute) on several shards instead of one split INSERT: per unit in
     // the client's order, its part and whether the client parsed it (BatchAnswer). Empty: a split.

@@ -3,8 +3,8 @@
 // shard, committed together by two-phase commit. RETURNING rows come back in the VALUES order
 // (libpq and psql), the tag sums the parts, each row is on its owner (checked on every shard
 // directly); ON CONFLICT runs per shard; a unique violation in one shard's part leaves no row
-// anywhere and nothing prepared; RETURNING rows that cannot be put in order (ON CONFLICT DO
-// NOTHING skipped some of a part's rows) are refused with nothing written. The extended protocol
+// anywhere and nothing prepared; ON CONFLICT DO NOTHING RETURNING returns the rows it inserted in
+// VALUES order, also when it skipped some of a part's rows. The extended protocol
 // (PQexecParams, psycopg 3 with text and binary parameters and a prepared statement, asyncpg):
 // each part gets only its own parameters; psycopg 3 also inside its transaction (committed, rolled
 // back; split_insert_transactions_test.cc has the rest of that). An extended batch whose Binds go
@@ -74,7 +74,7 @@ TEST_SUITE("split_insert") {
     CHECK(f.idle_in_transaction(0) == 0);
   }
 
-  TEST_CASE("ON CONFLICT runs per shard; RETURNING that cannot be put in order is refused") {
+  TEST_CASE("ON CONFLICT runs per shard; DO NOTHING RETURNING gives the inserted rows in VALUES order") {
     PROXY_ONLY();
     ShardedFixture f;
     INFO("proxy log:\n" << f.log_tail());
@@ -99,21 +99,32 @@ TEST_SUITE("split_insert") {
     CHECK(returned(nothing) == std::vector<std::string>{"4|c"});
     CHECK(f.rows_on(2) == std::vector<std::string>{row_of(t.c, "c")});
     CHECK(f.rows_on(0, "note = 'x'").empty());
-    // DO NOTHING skipped one of a part's two rows: which one is unknown, so nothing is written.
-    PgResult unordered =
+    // DO NOTHING skipped one of a part's two rows: the rows it inserted, in VALUES order (each
+    // row its own INSERT in its part's transaction), as PostgreSQL returns them.
+    PgResult skipped =
         client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'y'), (" + k(t.b) +
-                    ", 20, 'y'), (" + k(t.a2) + ", 21, 'y') ON CONFLICT DO NOTHING RETURNING id");
-    CHECK(unordered.sqlstate() == "0A000");
-    CHECK(contains(unordered.error(), "rolled back on every shard"));
-    for (int s = 0; s < kShards; ++s) CHECK(f.rows_on(s, "note = 'y'").empty());
-    // Without RETURNING the same INSERT runs: no order to keep.
-    PgResult counted =
-        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 1, 'y'), (" + k(t.b) +
-                    ", 20, 'y'), (" + k(t.a2) + ", 21, 'y') ON CONFLICT DO NOTHING");
-    REQUIRE_OK(counted);
-    CHECK(counted.command_tag() == "INSERT 0 2");
+                    ", 20, 'y'), (" + k(t.a2) + ", 21, 'y') ON CONFLICT DO NOTHING RETURNING id, note");
+    REQUIRE_OK(skipped);
+    CHECK(skipped.command_tag() == "INSERT 0 2");
+    CHECK(returned(skipped) == std::vector<std::string>{"20|y", "21|y"});
     CHECK(f.rows_on(0, "note = 'y'") == std::vector<std::string>{row_of(t.a2, "y")});
     CHECK(f.rows_on(1, "note = 'y'") == std::vector<std::string>{row_of(t.b, "y")});
+    // The extended protocol, the skipped row in the middle of its part: each row its own
+    // Parse/Bind/Execute with only its parameters.
+    PgResult extended = client.exec_params(
+        "INSERT INTO orders (tenant_id, id, note) VALUES ($1, 30, $2), ($3, 21, 'z'), ($4, 31, $2), ($5, 32, "
+        "'z') "
+        "ON CONFLICT DO NOTHING RETURNING id, note",
+        {k(t.a), "z", k(t.a2), k(t.a), k(t.b)});
+    REQUIRE_OK(extended);
+    CHECK(extended.command_tag() == "INSERT 0 3");
+    CHECK(returned(extended) == std::vector<std::string>{"30|z", "31|z", "32|z"});
+    // Without RETURNING one INSERT per part: no order to keep.
+    PgResult counted =
+        client.exec("INSERT INTO orders (tenant_id, id, note) VALUES (" + k(t.a) + ", 40, 'w'), (" + k(t.b) +
+                    ", 20, 'w'), (" + k(t.a2) + ", 41, 'w') ON CONFLICT DO NOTHING");
+    REQUIRE_OK(counted);
+    CHECK(counted.command_tag() == "INSERT 0 2");
     CHECK(shardwire_prepared(f) == 0);
   }
 

@@ -8,6 +8,9 @@
 //   statement                 runs on both, must succeed on both (simple protocol)
 //   query [rowsort]           compared in each protocol; rowsort compares the rows as a multiset
 //   error <SQLSTATE>          must fail on both with that SQLSTATE, in each protocol
+//   refused <SQLSTATE>        a form shardwire refuses rather than answer differently: the
+//                             reference runs it, shardwire fails with that SQLSTATE and a message
+//                             saying what to write instead (" instead", "; ..." or ": add ...")
 // and the options, after the first word:
 //   once                      the simple protocol only (a statement in a transaction, an error
 //                             that aborts one)
@@ -32,7 +35,9 @@ const char* const kTables =
     "    - name: sf_keys\n      key: tenant_id\n      type: bigint\n"
     "    - name: sf_small\n      key: k\n      type: integer\n"
     "    - name: sf_agg\n      key: tenant_id\n      type: bigint\n"
-    "    - name: sf_dates\n      key: tenant_id\n      type: bigint\n";
+    "    - name: sf_dates\n      key: tenant_id\n      type: bigint\n"
+    "    - name: sf_conflict\n      key: tenant_id\n      type: bigint\n"
+    "    - name: sf_forms\n      key: tenant_id\n      type: bigint\n";
 
 enum class Protocol { Simple, ExtendedText, ExtendedBinary };
 constexpr Protocol kProtocols[] = {Protocol::Simple, Protocol::ExtendedText, Protocol::ExtendedBinary};
@@ -113,7 +118,7 @@ std::vector<Line> read_lines(const std::filesystem::path& path) {
         line.rowsort = true;
       } else if (word == "once") {
         line.once = true;
-      } else if (line.kind == "error" && line.sqlstate.empty()) {
+      } else if ((line.kind == "error" || line.kind == "refused") && line.sqlstate.empty()) {
         line.sqlstate = word;
       } else {
         throw std::runtime_error(line.where + ": unknown option " + word);
@@ -161,7 +166,8 @@ int run_file(const std::filesystem::path& path, PgConn& proxy, PgConn& ref) {
       ++checked;
       continue;
     }
-    REQUIRE_MESSAGE((line.kind == "query" || line.kind == "error"), "unknown line kind " << line.kind);
+    REQUIRE_MESSAGE((line.kind == "query" || line.kind == "error" || line.kind == "refused"),
+                    "unknown line kind " << line.kind);
     for (const Protocol protocol : kProtocols) {
       if (line.once && protocol != Protocol::Simple) break;
       INFO(protocol_name(protocol));
@@ -170,6 +176,14 @@ int run_file(const std::filesystem::path& path, PgConn& proxy, PgConn& ref) {
       if (line.kind == "error") {
         CHECK_MESSAGE(expected.sqlstate() == line.sqlstate, "reference: " << expected.describe());
         CHECK_MESSAGE(actual.sqlstate() == line.sqlstate, "shardwire: " << actual.describe());
+      } else if (line.kind == "refused") {
+        CHECK_MESSAGE(expected.ok(), "reference: " << expected.describe());
+        CHECK_MESSAGE(actual.sqlstate() == line.sqlstate, "shardwire: " << actual.describe());
+        const std::string message = actual.error();
+        CHECK_MESSAGE(
+            (message.find(" instead") != std::string::npos || message.find("; ") != std::string::npos ||
+             message.find(": add ") != std::string::npos),
+            "no fix in: " << message);
       } else {
         const std::string diff = compare_results(expected, actual, !line.rowsort, format_of(protocol));
         CHECK_MESSAGE(diff.empty(), diff);

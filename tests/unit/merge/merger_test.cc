@@ -1,6 +1,8 @@
 // The proxy's merge: streaming k-way merge, LIMIT/OFFSET, final aggregation, DISTINCT.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "merge/merger.h"
 
 namespace {
@@ -192,4 +194,50 @@ TEST_CASE("hidden sort columns order the merge and are dropped from the client's
   REQUIRE(merger.finish_leg(1).is_ok());
   CHECK(drain(merger) == std::vector<std::string>{"c|2", "a|5", "d|9"});
   CHECK(merger.done());
+}
+
+TEST_CASE("DISTINCT ON keeps the first merged row per value of the leading sort keys") {
+  MergePlan plan;
+  plan.kind = MergeKind::MergeSort;
+  plan.order_by = {SortKey{0, {}, false, false}, SortKey{1, {}, true, true}};  // g, v DESC
+  plan.distinct_on = 1;
+  plan.offset = 1;
+  Merger merger(plan, 2, 100);
+  REQUIRE(merger.describe({oid::kNumeric, oid::kInt4}, {"g", "v"}).is_ok());
+  // Each shard sends its first row per g; 1.0 and 1.00 are one value.
+  REQUIRE(merger.push(0, row({"0", "5"})).is_ok());
+  REQUIRE(merger.push(0, row({"1.0", "3"})).is_ok());
+  REQUIRE(merger.push(0, row({nullptr, "1"})).is_ok());
+  REQUIRE(merger.push(1, row({"1.00", "9"})).is_ok());
+  REQUIRE(merger.push(1, row({"2", "4"})).is_ok());
+  REQUIRE(merger.push(1, row({nullptr, "2"})).is_ok());
+  REQUIRE(merger.finish_leg(0).is_ok());
+  REQUIRE(merger.finish_leg(1).is_ok());
+  // OFFSET 1 skips g 0; g 1 is shard 1's row (v 9 first under DESC); NULLs are one value.
+  CHECK(drain(merger) == std::vector<std::string>{"1.00|9", "2|4", "NULL|2"});
+}
+
+TEST_CASE("HAVING on a hidden aggregate output: compared, then dropped from the client's rows") {
+  MergePlan plan;
+  plan.kind = MergeKind::Aggregate;
+  plan.outputs = {{Combine::Key, 1, ""}, {Combine::Count, 0, ""}};
+  plan.hidden_outputs = 1;
+  HavingTerm having;
+  having.column = 1;
+  having.op = HavingTerm::Op::Gt;
+  having.constant = "2";
+  plan.having = having;
+  Merger merger(plan, 2, 100);
+  REQUIRE(merger.describe({oid::kInt8, oid::kText}, {"count", "g"}).is_ok());
+  CHECK(merger.output_types() == std::vector<uint32_t>{oid::kText});
+  REQUIRE(merger.push(0, row({"2", "a"})).is_ok());
+  REQUIRE(merger.push(0, row({"1", "b"})).is_ok());
+  REQUIRE(merger.push(1, row({"1", "a"})).is_ok());
+  REQUIRE(merger.push(1, row({"2", "b"})).is_ok());
+  REQUIRE(merger.push(1, row({"2", "c"})).is_ok());
+  REQUIRE(merger.finish_leg(0).is_ok());
+  REQUIRE(merger.finish_leg(1).is_ok());
+  std::vector<std::string> rows = drain(merger);
+  std::sort(rows.begin(), rows.end());
+  CHECK(rows == std::vector<std::string>{"a", "b"});  // c counts 2
 }

@@ -76,7 +76,8 @@ const std::vector<Case> kCorpus = {
      "AND note <> '#s' GROUP BY 1, 3 ORDER BY 1 LIMIT #i"},
     {"SELECT id FROM ov_orders WHERE total > #n ORDER BY note COLLATE \"C\" DESC LIMIT #i", false},
     {"SELECT max(total) FROM ov_orders o JOIN ov_lines l ON l.tenant_id = o.tenant_id "
-     "WHERE o.tenant_id = #i AND l.sku = '#s' HAVING count(*) > #i"},
+     "WHERE o.tenant_id = #i AND l.sku = '#s' HAVING count(*) > #i",
+     false},
     {"SELECT status, count(*), sum(total) FROM ov_orders WHERE note <> '#s' GROUP BY status "
      "HAVING count(*) > #i AND (sum(total) <= #n OR status = '#s') ORDER BY status LIMIT #i",
      false},

@@ -412,14 +412,25 @@ TEST_CASE("SELECT shape: HAVING over output columns and constants, with its text
   CHECK(params.having[0].children[1].output == 0);
   CHECK(params.having[0].children[1].op == ">=");
   CHECK(params.having[0].children[1].constant.param == 2);
-  // Not evaluable by the proxy: an aggregate not selected, a function of a column, parameters
-  // compared with each other or cast.
-  for (const char* other : {"SELECT grp FROM t GROUP BY grp HAVING count(*) > 5",
+  // An aggregate not selected: a hidden output past the select list, its call text kept.
+  const auto hidden = facts("SELECT grp FROM t GROUP BY grp HAVING count(*) > 5 AND avg(v) < 2").select;
+  REQUIRE(hidden.having.size() == 1);
+  CHECK(hidden.having[0].children.at(0).output == 1);
+  CHECK(hidden.having[0].children.at(1).output == 2);
+  REQUIRE(hidden.having_aggregates.size() == 2);
+  CHECK(hidden.having_aggregates[0].call_text == "count(*)");
+  CHECK(hidden.having_aggregates[1].aggregate == sw::parser::AggregateCall::Avg);
+  CHECK(hidden.having_aggregates[1].call_text == "avg(v)");
+  // Not evaluable by the proxy: an expression over aggregates, a FILTERed aggregate not selected,
+  // a function of a column, parameters compared with each other or cast.
+  for (const char* other : {"SELECT grp FROM t GROUP BY grp HAVING count(*) + 1 > 5",
+                            "SELECT grp FROM t GROUP BY grp HAVING count(*) FILTER (WHERE v > 1) > 5",
                             "SELECT grp, count(*) FROM t GROUP BY grp HAVING $1 = $2",
                             "SELECT grp, count(*) FROM t GROUP BY grp HAVING count(*) > $1::int",
                             "SELECT grp, count(*) FROM t GROUP BY grp HAVING count(*) > abs(grp)",
                             "SELECT grp, count(*) FROM t GROUP BY grp HAVING 1 = 1"}) {
     CHECK_MESSAGE(facts(other).select.having.empty(), other);
     CHECK_MESSAGE(facts(other).select.unmergeable == "HAVING", other);
+    CHECK_MESSAGE(facts(other).select.having_aggregates.empty(), other);
   }
 }

@@ -134,8 +134,20 @@ TEST_CASE("HAVING without the key: the shards group without it, the plan applies
   REQUIRE(flag.merge);
   REQUIRE(flag.merge->having);
   CHECK(flag.merge->having->constant == std::optional<std::string>("f"));
-  // An aggregate not selected: refused.
-  Route refused = planned("SELECT status FROM orders GROUP BY status HAVING count(*) > 2");
+  // An aggregate not selected: the shards select it first, the merge compares and drops it.
+  Route hidden = planned("SELECT status FROM orders GROUP BY 1 HAVING count(*) > 2 AND avg(qty) < 5");
+  REQUIRE(hidden.merge);
+  REQUIRE(hidden.merge->having);
+  CHECK(hidden.merge->hidden_outputs == 2);
+  const std::string& shard_sql = hidden.merge->shard_sql;
+  CHECK_MESSAGE(
+      shard_sql.rfind("SELECT count(*), sum(qty), count(qty) + 0 * (avg(qty) IS NULL)::int, status FROM ",
+                      0) == 0,
+      shard_sql);
+  CHECK_MESSAGE(shard_sql.find(" GROUP BY 4") != std::string::npos, shard_sql);
+  CHECK_MESSAGE(shard_sql.find("HAVING") == std::string::npos, shard_sql);
+  // An expression over aggregates: refused.
+  Route refused = planned("SELECT status FROM orders GROUP BY status HAVING count(*) * 2 > 2");
   CHECK(refused.kind == RouteKind::Error);
   CHECK(refused.error.message.find("HAVING") != std::string::npos);
 }

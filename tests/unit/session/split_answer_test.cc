@@ -112,3 +112,17 @@ TEST_CASE("a tag that is not an INSERT's, or a part that never completed, is ref
   CHECK_FALSE(answer.combine().is_ok());  // part 1 has not answered
   CHECK(answer.on_data_row(5, data_row("x")).sqlstate == "XX000");
 }
+
+TEST_CASE("row by row: each INSERT's rows are its VALUES row's, a skipped row returns none") {
+  // VALUES rows 0..4 on parts 0, 1, 0, 0, 1; rows 2 and 4 skipped (ON CONFLICT DO NOTHING).
+  SplitAnswer answer({0, 1, 0, 0, 1}, true);
+  returning(answer, 0, {"r0"});
+  returning(answer, 1, {"r1"});
+  returning(answer, 0, {});
+  returning(answer, 0, {"r3"});
+  CHECK_FALSE(answer.combine().is_ok());  // part 1 answered one of its two rows so far
+  returning(answer, 1, {});
+  auto combined = answer.combine();
+  REQUIRE(combined.is_ok());
+  CHECK(messages_of(combined.value()) == std::vector<std::string>{"T", "r0", "r1", "r3", "INSERT 0 3"});
+}

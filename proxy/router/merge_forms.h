@@ -1,0 +1,20 @@
+// Merge forms beyond the plain aggregates, for route_merge.cc (docs/architecture.md §6.3).
+#pragma once
+
+#include <string>
+
+#include "merge/plan.h"
+#include "parser/analyze.h"
+
+namespace sw::router::detail {
+
+// What to write instead of an aggregate call no merge computes exactly.
+std::string instead_of_aggregate(const parser::OutputItem& item);
+// Whether an aggregate call is count(DISTINCT <key>) (the key unquoted): every key value lives on
+// one shard, so the shards' distinct counts add up.
+bool counts_distinct_keys(const parser::OutputItem& item, const std::string& key);
+// DISTINCT ON: sets plan.distinct_on when its expressions are output columns and the first ORDER
+// BY keys (in any order); else the reason it cannot merge.
+std::string distinct_on_keys(const parser::SelectShape& shape, merge::MergePlan& plan);
+
+}  // namespace sw::router::detail

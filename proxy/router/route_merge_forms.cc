@@ -1,0 +1,57 @@
+// Merge forms beyond the plain aggregates (docs/architecture.md §6.3): what to write instead of
+// an aggregate no merge computes, count(DISTINCT key), DISTINCT ON's sort keys.
+#include "router/merge_forms.h"
+
+#include <algorithm>
+#include <cctype>
+#include <initializer_list>
+
+namespace sw::router::detail {
+
+// What to write instead of an aggregate call no merge computes exactly.
+std::string instead_of_aggregate(const parser::OutputItem& item) {
+  std::string text;
+  for (char c : item.call_text) text += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name = text.substr(0, text.find('('));
+  if (text.find("(distinct") != std::string::npos)
+    return "select DISTINCT of its argument (merged across shards) and count or aggregate those rows";
+  for (const char* variance : {"stddev", "variance", "var_"}) {
+    if (name.rfind(variance, 0) == 0)
+      return "select count(x), sum(x) and sum(x * x) and compute it from them";
+  }
+  if (name.find("avg") != std::string::npos) return "select sum(x) FILTER (...) and count(x) FILTER (...)";
+  return "select the rows (ORDER BY is merged across shards) and aggregate them in the application";
+}
+
+// Whether an aggregate call is count(DISTINCT <key>) of the one table read (an unquoted name):
+// every key value lives on one shard, so the shards' distinct counts add up.
+bool counts_distinct_keys(const parser::OutputItem& item, const std::string& key) {
+  std::string text;
+  for (char c : item.call_text) {
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      text += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return text == "count(distinct" + key + ")";
+}
+
+// DISTINCT ON: its expressions must be output columns and the first ORDER BY keys (in any order),
+// so the merge meets each key's rows together, the first being the one PostgreSQL keeps. The
+// reason it cannot merge, or "".
+std::string distinct_on_keys(const parser::SelectShape& shape, merge::MergePlan& plan) {
+  const char* fix = "; select the DISTINCT ON expressions and ORDER BY them first";
+  std::vector<int> on;
+  for (int output : shape.distinct_on_outputs) {
+    if (output < 0) return std::string("uses DISTINCT ON an expression that is not in the select list") + fix;
+    if (std::find(on.begin(), on.end(), output + plan.hidden) == on.end()) on.push_back(output + plan.hidden);
+  }
+  if (plan.order_by.size() < on.size())
+    return std::string("uses DISTINCT ON without an ORDER BY that starts with its expressions") + fix;
+  for (size_t i = 0; i < on.size(); ++i) {
+    if (std::find(on.begin(), on.end(), plan.order_by[i].column) == on.end())
+      return std::string("uses DISTINCT ON without an ORDER BY that starts with its expressions") + fix;
+  }
+  plan.distinct_on = static_cast<int>(on.size());
+  return "";
+}
+
+}  // namespace sw::router::detail
