@@ -54,7 +54,10 @@ void Pool::on_backend_readable(Backend& backend) {
       return;
     }
     const char type = result.frame.type;
-    const char status = type == 'Z' && !result.frame.body.empty() ? result.frame.body[0] : '\0';
+    char status = '\0';
+    if (type == 'Z') {
+      if (auto ready = wire::decode_ready_for_query(result.frame.body)) status = *ready;
+    }
     if (type == 'E') it->second.failed = true;
     if (type == 'S') {
       if (auto parameter = wire::decode_parameter_status(result.frame.body))
