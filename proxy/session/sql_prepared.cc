@@ -1,8 +1,18 @@
 #include "session/sql_prepared.h"
 
-#include "session/sql_scan.h"
+#include "parser/sql_scan.h"
 
 namespace sw::session {
+
+using parser::at_end;
+using parser::is_ident_char;
+using parser::read_identifier;
+using parser::read_keyword;
+using parser::read_list;
+using parser::skip_comment;
+using parser::skip_quoted;
+using parser::skip_space;
+using parser::trim;
 
 std::optional<SqlPrepare> parse_sql_prepare(std::string_view sql) {
   size_t i = 0;
