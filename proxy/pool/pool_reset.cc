@@ -54,10 +54,7 @@ void Pool::on_backend_readable(Backend& backend) {
       return;
     }
     const char type = result.frame.type;
-    char status = '\0';
-    if (type == 'Z') {
-      if (auto ready = wire::decode_ready_for_query(result.frame.body)) status = *ready;
-    }
+    const char status = type == 'Z' ? wire::ready_for_query_status(result.frame.body) : '\0';
     if (type == 'E') it->second.failed = true;
     if (type == 'S') {
       if (auto parameter = wire::decode_parameter_status(result.frame.body))

@@ -1,6 +1,8 @@
 // A Bind's fields after the statement name (see bind_rest.h).
 #include "wire/bind_rest.h"
 
+#include <utility>
+
 #include "wire/byte_reader.h"
 #include "wire/message_writer.h"
 
@@ -12,47 +14,51 @@ constexpr uint32_t kMaxLength = 0x7fffffffu;
 constexpr size_t kMaxCount = 0xffff;
 
 // Walks the fields in order, handing each to the visitor: format(code), value(optional bytes),
-// parameters(bytes of both), result_format(code), the last only `with_results`. Returns the
-// reason the bytes are malformed, empty when they are not.
+// parameters(bytes of both), result_format(code), the last only `with_results`. False with the
+// reason in `*why` when the bytes are malformed (nothing is built when they are not: decode_bind
+// runs this on every Bind).
 template <typename Visitor>
-std::string walk(std::string_view rest, bool with_results, Visitor& visit) {
+bool walk(std::string_view rest, bool with_results, Visitor& visit, std::string* why) {
+  auto fail = [why](std::string reason) {
+    *why = std::move(reason);
+    return false;
+  };
   ByteReader r(rest);
   uint16_t formats = 0;
-  if (!r.u16(formats)) return "parameter format codes truncated";
+  if (!r.u16(formats)) return fail("parameter format codes truncated");
   for (uint16_t i = 0; i < formats; ++i) {
     uint16_t code = 0;
-    if (!r.u16(code)) return "parameter format codes truncated";
+    if (!r.u16(code)) return fail("parameter format codes truncated");
     visit.format(code);
   }
   uint16_t params = 0;
-  if (!r.u16(params)) return "parameter count missing";
+  if (!r.u16(params)) return fail("parameter count missing");
   if (formats > 1 && formats != params) {
-    return std::to_string(formats) + " parameter formats but " + std::to_string(params) + " parameters";
+    return fail(std::to_string(formats) + " parameter formats but " + std::to_string(params) + " parameters");
   }
   for (uint32_t i = 0; i < params; ++i) {
     uint32_t length = 0;
-    if (!r.u32(length)) return "parameter " + std::to_string(i + 1) + " length missing";
+    if (!r.u32(length)) return fail("parameter " + std::to_string(i + 1) + " length missing");
     std::string_view value;
     if (length == kNullLength) {
       visit.value(std::nullopt);
       continue;
     }
     if (length > kMaxLength || !r.bytes(length, value)) {
-      return "parameter " + std::to_string(i + 1) + " has invalid length";
+      return fail("parameter " + std::to_string(i + 1) + " has invalid length");
     }
     visit.value(value);
   }
   visit.parameters(rest.substr(0, r.position()));
-  if (!with_results) return r.at_end() ? std::string() : "unexpected bytes after the last parameter";
+  if (!with_results) return r.at_end() || fail("unexpected bytes after the last parameter");
   uint16_t results = 0;
-  if (!r.u16(results)) return "result format codes truncated";
+  if (!r.u16(results)) return fail("result format codes truncated");
   for (uint16_t i = 0; i < results; ++i) {
     uint16_t code = 0;
-    if (!r.u16(code)) return "result format codes truncated";
+    if (!r.u16(code)) return fail("result format codes truncated");
     visit.result_format(code);
   }
-  if (!r.at_end()) return "unexpected bytes after the last field";
-  return {};
+  return r.at_end() || fail("unexpected bytes after the last field");
 }
 
 struct Check {
@@ -78,7 +84,7 @@ void write_codes(MessageWriter& w, const std::vector<uint16_t>& codes) {
 Result<BindRest> decode(std::string_view bytes, bool with_results) {
   BindRest out;
   Collect collect{out};
-  if (std::string why = walk(bytes, with_results, collect); !why.empty()) {
+  if (std::string why; !walk(bytes, with_results, collect, &why)) {
     return Status::client("08P01", "invalid Bind message: " + why);
   }
   return out;
@@ -112,9 +118,9 @@ void encode(std::string& out, const BindRest& bind, bool with_results) {
 
 }  // namespace
 
-std::string bind_rest_fault(std::string_view rest) {
+bool bind_rest_is_well_formed(std::string_view rest, std::string* why) {
   Check check;
-  return walk(rest, true, check);
+  return walk(rest, true, check, why);
 }
 
 Result<BindRest> decode_bind_rest(std::string_view rest) { return decode(rest, true); }

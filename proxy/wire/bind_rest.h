@@ -38,8 +38,8 @@ void encode_bind_rest(std::string& out, const BindRest& bind);
 Result<BindRest> decode_bind_parameters(std::string_view parameters);
 void encode_bind_parameters(std::string& out, const BindRest& bind);
 
-// The reason `rest` is malformed (as decode_bind_rest would refuse it), empty when well formed.
-// Allocates nothing on success: decode_bind runs it on every Bind.
-std::string bind_rest_fault(std::string_view rest);
+// Whether decode_bind_rest would accept `rest`; when not, the reason in `*why`. Builds nothing on
+// success: decode_bind runs it on every Bind.
+bool bind_rest_is_well_formed(std::string_view rest, std::string* why);
 
 }  // namespace sw::wire

@@ -71,7 +71,7 @@ Result<BindMessage> decode_bind(std::string_view body) {
   if (!r.cstr(m.portal)) return client_error("Bind", "portal name has no terminator");
   if (!r.cstr(m.statement)) return client_error("Bind", "statement name has no terminator");
   m.rest = r.rest();
-  if (std::string why = bind_rest_fault(m.rest); !why.empty()) return client_error("Bind", why);
+  if (std::string why; !bind_rest_is_well_formed(m.rest, &why)) return client_error("Bind", why);
   return m;
 }
 

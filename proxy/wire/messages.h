@@ -123,6 +123,11 @@ void encode_backend_key_data(std::string& out, CancelKey key);
 
 // 'Z': transaction status 'I' idle, 'T' in transaction, 'E' failed transaction.
 Result<char> decode_ready_for_query(std::string_view body);
+// The same status, or '\0' for a malformed body: for the per-request path, which builds no Status.
+inline char ready_for_query_status(std::string_view body) {
+  const bool known = body.size() == 1 && (body.front() == 'I' || body.front() == 'T' || body.front() == 'E');
+  return known ? body.front() : '\0';
+}
 void encode_ready_for_query(std::string& out, char status);
 
 // 'H' CopyOutResponse, 'G' CopyInResponse, 'W' CopyBothResponse: the overall format and one

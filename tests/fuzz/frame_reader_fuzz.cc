@@ -254,12 +254,15 @@ void decode_server_frame(std::string_view frame_bytes, char type, std::string_vi
         check_reencoded(frame_bytes, out);
       }
       break;
-    case 'Z':
-      if (auto m = decode_ready_for_query(body)) {
+    case 'Z': {
+      auto m = decode_ready_for_query(body);
+      FUZZ_CHECK(ready_for_query_status(body) == (m ? *m : '\0'));
+      if (m) {
         encode_ready_for_query(out, *m);
         check_reencoded(frame_bytes, out);
       }
       break;
+    }
     case 'C':
       if (auto m = decode_command_complete(body)) {
         encode_command_complete(out, *m);

@@ -340,6 +340,13 @@ TEST_CASE("messages: ReadyForQuery round trip and malformed bodies") {
   CHECK_FALSE(decode_ready_for_query("X").is_ok());
 }
 
+TEST_CASE("messages: ready_for_query_status agrees with decode_ready_for_query") {
+  for (const std::string body : {"I", "T", "E", "X", "", "II"}) {
+    auto decoded = decode_ready_for_query(body);
+    CHECK(ready_for_query_status(body) == (decoded ? *decoded : '\0'));
+  }
+}
+
 TEST_CASE("messages: CommandComplete decode and malformed bodies") {
   const std::string body = "INSERT 0 5\0"s;  // decoded views point into it
   const Result<std::string_view> tag = decode_command_complete(body);
