@@ -13,6 +13,21 @@ constexpr uint32_t kNullLength = 0xffffffffu;  // int32 -1: NULL
 constexpr uint32_t kMaxLength = 0x7fffffffu;
 constexpr size_t kMaxCount = 0xffff;
 
+// `count` format codes, each handed to `take`; skipped whole when nothing collects them.
+template <bool kCollects, typename Take>
+bool read_codes(ByteReader& r, uint16_t count, Take take) {
+  if constexpr (!kCollects) {
+    return r.skip(uint64_t{count} * 2);
+  } else {
+    for (uint16_t i = 0; i < count; ++i) {
+      uint16_t code = 0;
+      if (!r.u16(code)) return false;
+      take(code);
+    }
+    return true;
+  }
+}
+
 // Walks the fields in order, handing each to the visitor: format(code), value(optional bytes),
 // parameters(bytes of both), result_format(code), the last only `with_results`. False with the
 // reason in `*why` when the bytes are malformed (nothing is built when they are not: decode_bind
@@ -25,12 +40,9 @@ bool walk(std::string_view rest, bool with_results, Visitor& visit, std::string*
   };
   ByteReader r(rest);
   uint16_t formats = 0;
-  if (!r.u16(formats)) return fail("parameter format codes truncated");
-  for (uint16_t i = 0; i < formats; ++i) {
-    uint16_t code = 0;
-    if (!r.u16(code)) return fail("parameter format codes truncated");
-    visit.format(code);
-  }
+  if (!r.u16(formats) ||
+      !read_codes<Visitor::kCollects>(r, formats, [&visit](uint16_t code) { visit.format(code); }))
+    return fail("parameter format codes truncated");
   uint16_t params = 0;
   if (!r.u16(params)) return fail("parameter count missing");
   if (formats > 1 && formats != params) {
@@ -44,7 +56,7 @@ bool walk(std::string_view rest, bool with_results, Visitor& visit, std::string*
       visit.value(std::nullopt);
       continue;
     }
-    if (length > kMaxLength || !r.bytes(length, value)) {
+    if (length > kMaxLength || !(Visitor::kCollects ? r.bytes(length, value) : r.skip(length))) {
       return fail("parameter " + std::to_string(i + 1) + " has invalid length");
     }
     visit.value(value);
@@ -52,16 +64,14 @@ bool walk(std::string_view rest, bool with_results, Visitor& visit, std::string*
   visit.parameters(rest.substr(0, r.position()));
   if (!with_results) return r.at_end() || fail("unexpected bytes after the last parameter");
   uint16_t results = 0;
-  if (!r.u16(results)) return fail("result format codes truncated");
-  for (uint16_t i = 0; i < results; ++i) {
-    uint16_t code = 0;
-    if (!r.u16(code)) return fail("result format codes truncated");
-    visit.result_format(code);
-  }
+  if (!r.u16(results) ||
+      !read_codes<Visitor::kCollects>(r, results, [&visit](uint16_t code) { visit.result_format(code); }))
+    return fail("result format codes truncated");
   return r.at_end() || fail("unexpected bytes after the last field");
 }
 
 struct Check {
+  static constexpr bool kCollects = false;
   void format(uint16_t) {}
   void value(std::optional<std::string_view>) {}
   void parameters(std::string_view) {}
@@ -69,6 +79,7 @@ struct Check {
 };
 
 struct Collect {
+  static constexpr bool kCollects = true;
   BindRest& out;
   void format(uint16_t code) { out.param_formats.push_back(code); }
   void value(std::optional<std::string_view> bytes) { out.values.push_back(bytes); }
