@@ -3,9 +3,11 @@
 #   * no merge conflict markers left in any tracked file;
 #   * clang-format: every C++ file is formatted with the repo's .clang-format;
 #   * module boundaries: tests/lint/check_includes.py (also a ctest, lint.includes);
+#   * no raw byte reads or writes outside wire/ and the binary formats' owners:
+#     tests/lint/check_byte_reads.py (also a ctest, lint.byte_reads);
 #   * with --tidy, clang-tidy: .clang-tidy's checks (bugprone, performance, function size) over
 #     every source file of the modules, warnings as errors, one file per core (run-clang-tidy).
-#     Any finding fails. The `lint` stage of scripts/test.sh runs all three.
+#     Any finding fails. The `lint` stage of scripts/test.sh runs them all.
 # Usage: scripts/lint.sh [--tidy] [BUILD_DIR]   BUILD_DIR holds a clang build's
 #        compile_commands.json (default build-asan, which scripts/test.sh configures with clang;
 #        only configured, nothing needs to be built).
@@ -31,6 +33,9 @@ git ls-files '*.cc' '*.h' ':!tests/lint/fixture' | xargs clang-format --dry-run 
 
 echo "lint: module boundaries"
 python3 tests/lint/check_includes.py
+
+echo "lint: raw byte reads outside wire/ and the binary formats' owners"
+python3 tests/lint/check_byte_reads.py
 
 if [ "$TIDY" -eq 0 ]; then
   echo "lint: clean (clang-tidy not asked for: --tidy)"

@@ -54,7 +54,7 @@ void Pool::on_backend_readable(Backend& backend) {
       return;
     }
     const char type = result.frame.type;
-    const char status = type == 'Z' && !result.frame.body.empty() ? result.frame.body[0] : '\0';
+    const char status = type == 'Z' ? wire::ready_for_query_status(result.frame.body) : '\0';
     if (type == 'E') it->second.failed = true;
     if (type == 'S') {
       if (auto parameter = wire::decode_parameter_status(result.frame.body))

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "common/log.h"
-#include "wire/byte_reader.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
 
@@ -58,7 +57,7 @@ Status CopyIn::on_leg_message(size_t index, const Message& message) {
     auto fields = wire::decode_error_fields(message.body);
     fail(Status::server(fields ? std::string(fields->sqlstate) : "XX000",
                         fields ? std::string(fields->message) : "COPY failed"),
-         with_client_line(index, message.frame));
+         with_client_line(index, message));
     return Status::ok();
   }
   return on_answer(index, message);
@@ -111,14 +110,10 @@ void CopyIn::on_leg_ready(size_t index) {
 
 // The key position query's row: one int8 column.
 Status CopyIn::on_position(std::string_view data_row) {
-  wire::ByteReader reader(data_row);
-  int16_t columns = 0;
-  int32_t length = 0;
-  std::string_view text;
+  auto row = wire::decode_data_row(data_row);
+  const std::string_view text = row && row->size() == 1 && (*row)[0] ? *(*row)[0] : std::string_view();
   size_t position = 0;
-  if (!reader.i16(columns) || columns != 1 || !reader.i32(length) || length < 0 ||
-      !reader.bytes(static_cast<uint64_t>(length), text) ||
-      std::from_chars(text.data(), text.data() + text.size(), position).ec != std::errc()) {
+  if (text.empty() || std::from_chars(text.data(), text.data() + text.size(), position).ec != std::errc()) {
     return Status::server("08P01", "the shard's answer to the key position query is not one number");
   }
   setup_.plan.options.key_field = position;

@@ -133,7 +133,7 @@ class CopyIn : private LegEngine::Runner {
   Status row_error(const Status& why, uint64_t line) const;
   void record_line(Leg& leg, uint64_t line);
   uint64_t client_line(const Leg& leg, uint64_t shard_line) const;  // 0: not known
-  std::string with_client_line(size_t index, std::string_view error_frame) const;
+  std::string with_client_line(size_t index, const Message& error) const;
 
   std::vector<Leg> legs_;
   Setup setup_;

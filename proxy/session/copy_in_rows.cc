@@ -159,30 +159,26 @@ uint64_t CopyIn::client_line(const Leg& leg, uint64_t shard_line) const {
 
 // A shard's ErrorResponse with its CONTEXT ("COPY t, line N, column c: ...") naming the client's
 // line instead of the line within that shard's stream.
-std::string CopyIn::with_client_line(size_t index, std::string_view frame) const {
-  if (setup_.every_shard || frame.size() < 5) return std::string(frame);
-  std::string out(frame.substr(0, 5));
-  for (size_t at = 5; at < frame.size() && frame[at] != '\0';) {
-    const size_t end = frame.find('\0', at + 1);
-    if (end == std::string_view::npos) return std::string(frame);
-    std::string field(frame.substr(at, end - at));
-    const size_t line_at = field.find(", line ");
-    if (field[0] == 'W' && line_at != std::string::npos) {
-      const size_t digits = line_at + 7;
-      size_t stop = digits;
-      uint64_t shard_line = 0;
-      while (stop < field.size() && field[stop] >= '0' && field[stop] <= '9')
-        shard_line = shard_line * 10 + static_cast<uint64_t>(field[stop++] - '0');
-      if (const uint64_t line = client_line(legs_[index], shard_line); stop > digits && line != 0)
-        field.replace(digits, stop - digits, std::to_string(line));
-    }
-    out += field;
-    out += '\0';
-    at = end + 1;
+std::string CopyIn::with_client_line(size_t index, const Message& error) const {
+  auto fields = wire::decode_error_field_list(error.body);
+  if (setup_.every_shard || !fields) return std::string(error.frame);
+  std::string context;  // the rewritten CONTEXT, which fields[i].value then views
+  for (wire::ErrorField& field : *fields) {
+    const size_t line_at = field.value.find(", line ");
+    if (field.code != 'W' || line_at == std::string_view::npos) continue;
+    context.assign(field.value);
+    const size_t digits = line_at + 7;
+    size_t stop = digits;
+    uint64_t shard_line = 0;
+    while (stop < context.size() && context[stop] >= '0' && context[stop] <= '9')
+      shard_line = shard_line * 10 + static_cast<uint64_t>(context[stop++] - '0');
+    if (const uint64_t line = client_line(legs_[index], shard_line); stop > digits && line != 0)
+      context.replace(digits, stop - digits, std::to_string(line));
+    field.value = context;
+    break;  // PostgreSQL sends one CONTEXT
   }
-  out += '\0';
-  const auto length = static_cast<uint32_t>(out.size() - 1);
-  for (size_t i = 0; i < 4; ++i) out[1 + i] = static_cast<char>(length >> (24 - 8 * i));
+  std::string out;
+  wire::encode_error_field_list(out, error.type, *fields);
   return out;
 }
 

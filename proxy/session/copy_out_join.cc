@@ -1,23 +1,14 @@
 #include "session/copy_out_join.h"
 
+#include "wire/copy_rows.h"
 #include "wire/message_writer.h"
+#include "wire/messages.h"
 
 namespace sw::session {
 namespace {
 
-// PGCOPY\n\377\r\n\0, flags (int32), header extension length (int32).
-constexpr std::string_view kSignature("PGCOPY\n\377\r\n\0", 11);
-constexpr size_t kHeaderBytes = 19;
-
 void write_copy_data(std::string& out, std::string_view payload) {
   if (!payload.empty()) wire::MessageWriter(out).begin('d').bytes(payload).end();
-}
-
-uint32_t be32(std::string_view bytes) {
-  return (static_cast<uint32_t>(static_cast<unsigned char>(bytes[0])) << 24) |
-         (static_cast<uint32_t>(static_cast<unsigned char>(bytes[1])) << 16) |
-         (static_cast<uint32_t>(static_cast<unsigned char>(bytes[2])) << 8) |
-         static_cast<uint32_t>(static_cast<unsigned char>(bytes[3]));
 }
 
 }  // namespace
@@ -31,7 +22,9 @@ Status CopyOutJoin::on_message(size_t leg, char type, std::string_view frame, st
   }
   switch (type) {
     case 'H': {
-      const bool binary = !body.empty() && body[0] == 1;
+      auto response = wire::decode_copy_response(body);
+      if (!response) return response.status();
+      const bool binary = response->binary;
       if (!response_sent_) {
         response_sent_ = true;
         binary_ = binary;
@@ -56,12 +49,11 @@ Status CopyOutJoin::copy_data(size_t leg, std::string_view frame, std::string_vi
   }
   std::string_view payload = body;
   if (first && leg > 0) {
-    if (payload.size() < kHeaderBytes || payload.substr(0, kSignature.size()) != kSignature)
-      return Status::server("08P01", "a shard's binary COPY does not start with the PGCOPY header");
-    const uint64_t header = kHeaderBytes + be32(payload.substr(15, 4));
-    if (payload.size() < header)
-      return Status::server("08P01", "a shard's binary COPY header extension is cut short");
-    payload.remove_prefix(static_cast<size_t>(header));
+    const auto header = wire::binary_copy_header_size(payload);
+    if (!header) {
+      return Status::server("08P01", "a shard's binary COPY does not start with a whole PGCOPY header");
+    }
+    payload.remove_prefix(*header);
   }
   write_copy_data(out, held_);
   held_.assign(payload);
@@ -72,9 +64,9 @@ Status CopyOutJoin::copy_done(size_t leg, std::string& out) {
   const bool last = leg + 1 >= legs_;
   if (binary_) {
     if (!last) {
-      if (held_.size() < 2 || held_[held_.size() - 2] != '\xff' || held_[held_.size() - 1] != '\xff')
+      if (!std::string_view(held_).ends_with(wire::kBinaryCopyTrailer))
         return Status::server("08P01", "a shard's binary COPY does not end with the -1 trailer");
-      held_.resize(held_.size() - 2);
+      held_.resize(held_.size() - wire::kBinaryCopyTrailer.size());
     }
     write_copy_data(out, held_);
     held_.clear();

@@ -1,6 +1,5 @@
 #include "session/drop_index.h"
 
-#include "session/sql_scan.h"
 #include "sqltext/catalog_sql.h"
 
 namespace sw::session {
@@ -17,48 +16,25 @@ std::string quote_literal(std::string_view text) {
   return out + "'";
 }
 
-// A possibly qualified name after spaces from `*i`, as quoted SQL.
-std::optional<std::string> read_qualified(std::string_view sql, size_t* i) {
+// A name's identifiers as SQL: each quoted, joined by '.'.
+std::string quoted_name(const std::vector<std::string>& parts) {
   std::string out;
-  while (true) {
-    auto part = read_identifier(sql, i);
-    if (!part) return std::nullopt;
-    out += sqltext::quote_identifier(part->text);
-    size_t at = skip_space(sql, *i);
-    if (at >= sql.size() || sql[at] != '.') return out;
-    out += '.';
-    *i = at + 1;
+  for (const std::string& part : parts) {
+    if (!out.empty()) out += '.';
+    out += sqltext::quote_identifier(part);
   }
+  return out;
 }
 
 }  // namespace
 
-std::optional<DropIndex> parse_drop_index(std::string_view sql) {
-  size_t i = 0;
-  if (!read_keyword(sql, &i, "drop") || !read_keyword(sql, &i, "index")) return std::nullopt;
-  DropIndex drop;
-  drop.concurrently = read_keyword(sql, &i, "concurrently");
-  size_t before_if = i;
-  if (read_keyword(sql, &i, "if")) {
-    if (read_keyword(sql, &i, "exists"))
-      drop.if_exists = true;
-    else
-      i = before_if;  // an index named "if"
+bool fits_guard(const DropIndex& drop) {
+  for (const auto& name : drop.names) {
+    for (const std::string& part : name) {
+      if (part.find(kTag) != std::string::npos) return false;
+    }
   }
-  while (true) {
-    auto name = read_qualified(sql, &i);
-    if (!name || name->find(kTag) != std::string::npos) return std::nullopt;
-    drop.names.push_back(std::move(*name));
-    size_t at = skip_space(sql, i);
-    if (at >= sql.size() || sql[at] != ',') break;
-    i = at + 1;
-  }
-  if (read_keyword(sql, &i, "cascade"))
-    drop.behavior = "CASCADE";
-  else if (read_keyword(sql, &i, "restrict"))
-    drop.behavior = "RESTRICT";
-  if (!at_end(sql, i)) return std::nullopt;
-  return drop;
+  return true;
 }
 
 std::string guarded_drop_index(const DropIndex& drop, const std::vector<TableName>& sharded_tables) {
@@ -71,7 +47,8 @@ std::string guarded_drop_index(const DropIndex& drop, const std::vector<TableNam
   }
   if (sharded.empty()) sharded = "false";
   std::string sql = "DO " + std::string(kTag) + " BEGIN ";
-  for (const std::string& name : drop.names) {
+  for (const auto& parts : drop.names) {
+    const std::string name = quoted_name(parts);
     std::string statement = "DROP INDEX " + name + (drop.behavior.empty() ? "" : " " + drop.behavior);
     sql +=
         "IF EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class t ON t.oid = i.indrelid "

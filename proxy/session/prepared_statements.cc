@@ -1,15 +1,15 @@
 #include "session/prepared_statements.h"
 
-#include "common/bytes.h"
-
 namespace sw::session {
 
 std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_view query,
                                                                    const std::vector<uint32_t>& param_types) {
   std::string key;
   key.reserve(query.size() + 4 * param_types.size() + 4);
-  append_be32(key, static_cast<uint32_t>(param_types.size()));
-  for (uint32_t type : param_types) append_be32(key, type);
+  // The count, then the types, in this process's byte order: a map key, never sent anywhere.
+  const auto count = static_cast<uint32_t>(param_types.size());
+  key.append(reinterpret_cast<const char*>(&count), sizeof count);
+  key.append(reinterpret_cast<const char*>(param_types.data()), sizeof(uint32_t) * param_types.size());
   key.append(query);
   auto it = by_key_.find(key);
   if (it != by_key_.end()) return it->second;

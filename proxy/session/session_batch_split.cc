@@ -4,7 +4,6 @@
 // committed together (SplitInsert with a BatchAnswer), with one ReadyForQuery.
 #include <algorithm>
 
-#include "common/bytes.h"
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
@@ -58,19 +57,22 @@ Shape scan_units(std::string_view input, const wire::Limits& limits, std::string
         bound = true;
         break;
       }
-      case 'D':
-        if (!bound || unit.describe || frame.body.size() < 2 || frame.body[0] != 'P' || frame.body[1] != '\0')
+      case 'D': {
+        auto target = wire::decode_target(frame.body);
+        if (!bound || unit.describe || !target || target->kind != 'P' || !target->name.empty()) {
           return Shape::Other;
+        }
         unit.describe = true;
         break;
-      case 'E':
-        if (!bound || frame.body.size() != 5 || frame.body[0] != '\0' ||
-            load_be32(frame.body.data() + 1) != 0)
-          return Shape::Other;
+      }
+      case 'E': {
+        auto execute = wire::decode_execute(frame.body);
+        if (!bound || !execute || !execute->portal.empty() || execute->max_rows != 0) return Shape::Other;
         units.push_back(unit);
         unit = Unit{};
         bound = false;
         break;
+      }
       case 'S':
         if (bound || unit.parsed || units.size() < 2) return Shape::Other;
         size = offset;

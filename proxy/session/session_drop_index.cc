@@ -14,8 +14,8 @@ std::optional<Result<DropIndex>> Session::drop_index_on_every_shard(
     const parser::StatementFacts& statement) const {
   if (statement.node_type != "DropStmt" || !host_.directory() || host_.directory()->shards().size() < 2)
     return std::nullopt;
-  auto drop = parse_drop_index(statement.text);
-  if (!drop) return std::nullopt;
+  auto drop = parser::parse_drop_index(statement.text);
+  if (!drop || !fits_guard(*drop)) return std::nullopt;
   if (drop->concurrently)
     return Result<DropIndex>(Status::client(
         "0A000",

@@ -1,41 +1,15 @@
 // Session: routing an extended-protocol batch. The shard is decided at its first Bind, from the
 // parameter values (scan_extended_batch finds it); a batch with no Bind before its Sync or Flush
 // (Parse/Describe only) may run anywhere.
-#include <algorithm>
+#include <utility>
 
-#include "common/bytes.h"
 #include "session/session.h"
+#include "wire/bind_rest.h"
 #include "wire/bind_values.h"
 #include "wire/messages.h"
 
 namespace sw::session {
 namespace {
-
-// The Bind's parameter part (format codes and values, after the statement name) and its result
-// format codes. decode_bind checked the structure, so the counts are trusted.
-struct BindParts {
-  std::string_view parameters;
-  std::vector<int> result_formats;
-};
-
-BindParts split_bind(std::string_view rest) {
-  BindParts parts;
-  size_t at = 0;
-  auto int16_at = [&](size_t offset) {
-    return offset + 2 <= rest.size() ? load_be16(rest.data() + offset) : 0;
-  };
-  at += 2 + 2 * static_cast<size_t>(int16_at(at));  // parameter format codes
-  const size_t values = int16_at(at);
-  at += 2;
-  for (size_t i = 0; i < values && at + 4 <= rest.size(); ++i) {
-    const auto length = static_cast<int32_t>(load_be32(rest.data() + at));
-    at += 4 + (length > 0 ? static_cast<size_t>(length) : 0);
-  }
-  parts.parameters = rest.substr(0, std::min(at, rest.size()));
-  const size_t results = int16_at(at);
-  for (size_t i = 0; i < results; ++i) parts.result_formats.push_back(int16_at(at + 2 + 2 * i));
-  return parts;
-}
 
 // Routes the batch's first Bind when converted: optional::emplace builds it in place.
 struct BoundRouteOf {
@@ -178,16 +152,20 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
   bool describe_portal = false;
   bool describe_other = false;  // Describe of a statement: a merged read answers only the portal's
   if (frame.status == wire::FrameStatus::Complete && frame.frame.type == 'D') {
-    describe_portal = !frame.frame.body.empty() && frame.frame.body[0] == 'P';
+    describe_portal = wire::describes_portal(frame.frame.body);
     describe_other = !describe_portal;
     batch.append(whole(frame.frame));
     offset += frame.frame.size;
     frame = next();
     if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
   }
-  const bool execute =
-      frame.status == wire::FrameStatus::Complete && frame.frame.type == 'E' && frame.frame.body.size() >= 4;
-  const uint32_t max_rows = execute ? load_be32(frame.frame.body.data() + frame.frame.body.size() - 4) : 0;
+  bool execute = false;
+  uint32_t max_rows = 0;
+  if (frame.status == wire::FrameStatus::Complete && frame.frame.type == 'E') {
+    auto executed = wire::decode_execute(frame.frame.body);
+    execute = executed.is_ok();
+    max_rows = execute ? executed->max_rows : 0;
+  }
   // A row limit (asyncpg's fetchrow: Execute(1), Sync) is kept by the merge, also for a plain
   // concatenation: that many rows, then PortalSuspended; the portal ends at the Sync, as it would
   // on PostgreSQL outside a transaction.
@@ -218,7 +196,7 @@ Session::Start Session::start_extended_scatter(const ExtendedBatch& bound, const
 // asks in binary.
 Session::Start Session::start_extended_merge(const ExtendedBatch& bound, const router::Route& route,
                                              size_t consumed, bool describe_portal, uint32_t max_rows) {
-  BindParts bind = split_bind(bound.bind.rest);
+  auto bind = wire::decode_bind_rest(bound.bind.rest);  // decode_bind checked it
   Status error;
   std::vector<Fanout::Target> targets;
   if (!fanout_targets(route, &targets, &error)) {
@@ -231,8 +209,10 @@ Session::Start Session::start_extended_merge(const ExtendedBatch& bound, const r
   }
   MergeFanout::Extended extended;
   extended.types = bound.types();
-  extended.parameters = std::string(bind.parameters);
-  extended.result_formats = std::move(bind.result_formats);
+  if (bind) {
+    extended.parameters = std::string(bind->parameters);
+    extended.result_formats.assign(bind->result_formats.begin(), bind->result_formats.end());
+  }
   extended.parse_complete = bound.client_parsed;
   extended.describe = describe_portal;
   extended.max_rows = max_rows;

@@ -314,7 +314,7 @@ void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {
         txn_.end_failure = std::string(whole(frame));
       break;
     case 'Z':
-      if (!frame.body.empty()) leg.server_status = frame.body[0];
+      if (const char status = wire::ready_for_query_status(frame.body)) leg.server_status = status;
       break;
     case 'S':
       if (auto status = wire::decode_parameter_status(frame.body))

@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "session/session.h"
+#include "wire/bind_rest.h"
 #include "wire/bind_values.h"
 #include "wire/messages.h"
 
@@ -19,31 +20,22 @@ namespace {
 // The proxy's statement for the BEGIN it injects; closed right after, so no server keeps it.
 constexpr std::string_view kBeginStatement = "shardwire_spread_begin";
 
-void append_int32(std::string& out, uint32_t value) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((value >> shift) & 0xff));
-}
-
 // BEGIN as Parse/Bind/Execute/Close of the proxy's statement, then a Flush so the server answers.
 std::string begin_messages() {
   std::string out;
   wire::encode_parse(out, kBeginStatement, "BEGIN", {});
-  wire::BindMessage bind;
-  const std::string no_values(6, '\0');  // no format codes, no parameters, no result formats
-  bind.rest = no_values;
-  wire::encode_bind_renamed(out, bind, kBeginStatement);
-  out.push_back('E');
-  append_int32(out, 4 + 1 + 4);
-  out.push_back('\0');   // the unnamed portal
-  append_int32(out, 0);  // every row
+  std::string no_values;  // no format codes, no parameters, no result formats
+  wire::encode_bind_rest(no_values, wire::BindRest{});
+  wire::encode_bind(out, "", kBeginStatement, no_values);
+  wire::encode_execute(out, "", 0);  // the unnamed portal, every row
   wire::encode_target(out, 'C', 'S', kBeginStatement);
-  out.push_back('H');
-  append_int32(out, 4);
+  wire::encode_flush(out);
   return out;
 }
 
 std::string flush_message() {
-  std::string out(1, 'H');
-  append_int32(out, 4);
+  std::string out;
+  wire::encode_flush(out);
   return out;
 }
 

@@ -3,12 +3,10 @@
 // in the transaction's legs (session_every_shard_write.cc). Scatter writes (§6.3,
 // session_scatter_write.cc) run through the same runner. The session reads no client input until
 // it is answered.
-#include "common/bytes.h"
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
 #include "session/split_bind.h"
-#include "wire/message_writer.h"
 
 namespace sw::session {
 
@@ -77,21 +75,15 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
   if (replaced == nullptr || replaced->empty()) {
     wire::encode_bind_renamed(batch, bound.bind, "");
   } else {
-    wire::MessageWriter(batch)
-        .begin('B')
-        .cstr("")
-        .cstr("")
-        .bytes(replaced_bind_rest(bound.bind.rest, *replaced))
-        .end();
+    wire::encode_bind(batch, "", "", replaced_bind_rest(bound.bind.rest, *replaced));
   }
   for (char expected : {'D', 'E', 'S'}) {
     auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
     if (frame.status == wire::FrameStatus::NeedMore) return Status::ok();  // empty: wait for more
     const std::string_view body = frame.frame.body;
-    const bool limited =
-        expected == 'E' && (body.size() < 4 || load_be32(body.data() + body.size() - 4) != 0);
+    const bool limited = expected == 'E' && !wire::executes_every_row(body);
     const bool fits = frame.status == wire::FrameStatus::Complete && frame.frame.type == expected &&
-                      (expected != 'D' || (!body.empty() && body[0] == 'P')) &&
+                      (expected != 'D' || wire::describes_portal(body)) &&
                       !(limited && route.scatter_write() && bound.only().returning);
     if (!fits && expected == 'D') continue;  // Describe is optional
     if (!fits && route.scatter_write()) {

@@ -7,7 +7,6 @@
 // the transaction's own writes and its snapshot on each shard. A read marks no shard written: a read-only
 // transaction on several shards commits with plain COMMITs. A failed read fails the transaction on every leg
 // as PostgreSQL fails it (take_back_servers).
-#include "common/bytes.h"
 #include "common/log.h"
 #include "merge/value.h"
 #include "net/loop.h"
@@ -168,14 +167,11 @@ Session::Next Session::continue_scatter_portal(const wire::Frame& frame) {
     case 'H': consume_client(frame.size); return Next::Continue;
     default: break;
   }
-  const std::string_view body = frame.body;  // Execute: the portal's name, then the row limit
-  const size_t name_end = body.find('\0');
   set_request_state(RequestState::Running);
-  if (frame.type == 'E' && name_end != std::string_view::npos && body.size() == name_end + 5 &&
-      body.substr(0, name_end) == txn_.scatter_portal) {
-    const uint32_t max_rows = load_be32(body.data() + name_end + 1);
+  auto execute = wire::decode_execute(frame.body);  // meant only when the type is 'E'
+  if (frame.type == 'E' && execute && execute->portal == txn_.scatter_portal) {
     consume_client(frame.size);
-    txn_.merge->resume(max_rows);
+    txn_.merge->resume(execute->max_rows);
     return Next::Stop;
   }
   txn_.merge->close_portal();

@@ -205,7 +205,7 @@ bool Session::on_server_error(const wire::Frame& frame, bool relay, bool complet
 // ends a client request (not one the proxy injected).
 bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answered) {
   Leg& leg = txn_.leg;
-  if (!frame.body.empty()) leg.server_status = frame.body[0];
+  if (const char status = wire::ready_for_query_status(frame.body)) leg.server_status = status;
   request_.batch_failed = false;
   if (leg.outside_transaction) {
     // This server ran a Parse/Describe batch outside the client's not-yet-started transaction:

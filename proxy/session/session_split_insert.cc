@@ -3,7 +3,6 @@
 // outside a transaction block committed together by the runners' two-phase commit, inside one
 // left in the transaction's legs (session_every_shard_write.cc). The session reads no client
 // input until it is answered.
-#include "common/bytes.h"
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/session.h"
@@ -134,12 +133,12 @@ Session::Start Session::start_extended_split(const ExtendedBatch& bound, const r
       shaped = shaped && (type == 'P' || type == 'B');
       continue;
     }
-    if (type == 'D' && !describe && !body.empty() && body[0] == 'P') {
+    if (type == 'D' && !describe && wire::describes_portal(body)) {
       describe = true;
       continue;
     }
     if (type == 'E') {
-      shaped = shaped && body.size() >= 4 && load_be32(body.data() + body.size() - 4) == 0;
+      shaped = shaped && wire::executes_every_row(body);
       frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
       if (frame.status == wire::FrameStatus::NeedMore) return Start::Wait;
       shaped = shaped && frame.status == wire::FrameStatus::Complete && frame.frame.type == 'S';

@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -108,5 +109,12 @@ class CopyRowSplitter {
   uint64_t rows_ = 0;
   CopyItem item_;
 };
+
+// The size of the binary COPY file header that `data` starts with (the 11-byte signature, the
+// flags, the extension length and the extension: a shard's first CopyData of COPY ... TO STDOUT
+// (BINARY)); nullopt when `data` does not start with a whole one. The flags are not checked.
+std::optional<size_t> binary_copy_header_size(std::string_view data);
+// The end of binary COPY data: a tuple field count of -1.
+constexpr std::string_view kBinaryCopyTrailer("\xff\xff", 2);
 
 }  // namespace sw::wire

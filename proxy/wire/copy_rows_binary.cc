@@ -16,6 +16,17 @@ constexpr uint32_t kOidsFlag = uint32_t{1} << 16;
 
 }  // namespace
 
+std::optional<size_t> binary_copy_header_size(std::string_view data) {
+  ByteReader reader(data);
+  std::string_view signature;
+  uint32_t flags = 0;
+  uint32_t extension = 0;
+  if (!reader.bytes(kSignature.size(), signature) || signature != kSignature || !reader.u32(flags) ||
+      !reader.u32(extension) || !reader.skip(extension))
+    return std::nullopt;
+  return reader.position();
+}
+
 const CopyItem& CopyRowSplitter::next_binary(bool end_of_data) {
   if (!header_done_) return binary_header(end_of_data);
   if (item_.part == CopyPart::End) {

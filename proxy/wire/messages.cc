@@ -11,6 +11,7 @@
 #include "wire/messages.h"
 
 #include "common/bytes.h"
+#include "wire/bind_rest.h"
 #include "wire/byte_reader.h"
 #include "wire/message_writer.h"
 
@@ -30,48 +31,6 @@ Status server_error(const char* message_name, const std::string& reason) {
 }
 
 const char* const kTrailing = "unexpected bytes after the last field";
-
-// Structure of Bind after the statement name: format codes, parameter values, result formats.
-// Values are not interpreted; only lengths and counts are checked.
-bool bind_rest_is_well_formed(std::string_view rest, std::string& why) {
-  ByteReader r(rest);
-  uint16_t formats = 0;
-  uint16_t params = 0;
-  uint16_t result_formats = 0;
-  if (!r.u16(formats) || !r.skip(uint64_t{formats} * 2)) {
-    why = "parameter format codes truncated";
-    return false;
-  }
-  if (!r.u16(params)) {
-    why = "parameter count missing";
-    return false;
-  }
-  if (formats > 1 && formats != params) {
-    why = std::to_string(formats) + " parameter formats but " + std::to_string(params) + " parameters";
-    return false;
-  }
-  for (uint32_t i = 0; i < params; ++i) {
-    uint32_t length = 0;
-    if (!r.u32(length)) {
-      why = "parameter " + std::to_string(i + 1) + " length missing";
-      return false;
-    }
-    if (length == kNullLength) continue;
-    if (length > kMaxLength || !r.skip(length)) {
-      why = "parameter " + std::to_string(i + 1) + " has invalid length";
-      return false;
-    }
-  }
-  if (!r.u16(result_formats) || !r.skip(uint64_t{result_formats} * 2)) {
-    why = "result format codes truncated";
-    return false;
-  }
-  if (!r.at_end()) {
-    why = kTrailing;
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -112,25 +71,55 @@ Result<BindMessage> decode_bind(std::string_view body) {
   if (!r.cstr(m.portal)) return client_error("Bind", "portal name has no terminator");
   if (!r.cstr(m.statement)) return client_error("Bind", "statement name has no terminator");
   m.rest = r.rest();
-  std::string why;
-  if (!bind_rest_is_well_formed(m.rest, why)) return client_error("Bind", why);
+  if (std::string why; !bind_rest_is_well_formed(m.rest, &why)) return client_error("Bind", why);
   return m;
 }
 
 // Written in one pass, without MessageWriter's per-field checks and back-patched length (every
 // Bind of a prepared statement in transaction pooling is renamed), under its rules: a name with
 // a NUL, or a message longer than its default limit (1 GiB), leaves `out` unchanged.
-void encode_bind_renamed(std::string& out, const BindMessage& bind, std::string_view statement) {
-  if (bind.portal.find('\0') != std::string_view::npos || statement.find('\0') != std::string_view::npos)
-    return;
+void encode_bind(std::string& out, std::string_view portal, std::string_view statement,
+                 std::string_view rest) {
+  if (portal.find('\0') != std::string_view::npos || statement.find('\0') != std::string_view::npos) return;
   const uint64_t length =
-      4 + uint64_t{bind.portal.size()} + 1 + uint64_t{statement.size()} + 1 + uint64_t{bind.rest.size()};
+      4 + uint64_t{portal.size()} + 1 + uint64_t{statement.size()} + 1 + uint64_t{rest.size()};
   if (length > kMaxWrittenLength) return;
   out.push_back('B');
   append_be32(out, static_cast<uint32_t>(length));
-  out.append(bind.portal).push_back('\0');
+  out.append(portal).push_back('\0');
   out.append(statement).push_back('\0');
-  out.append(bind.rest);
+  out.append(rest);
+}
+
+void encode_bind_renamed(std::string& out, const BindMessage& bind, std::string_view statement) {
+  encode_bind(out, bind.portal, statement, bind.rest);
+}
+
+Result<ExecuteMessage> decode_execute(std::string_view body) {
+  ByteReader r(body);
+  ExecuteMessage m;
+  if (!r.cstr(m.portal)) return client_error("Execute", "portal name has no terminator");
+  if (!r.u32(m.max_rows)) return client_error("Execute", "row limit missing");
+  if (!r.at_end()) return client_error("Execute", kTrailing);
+  return m;
+}
+
+void encode_execute(std::string& out, std::string_view portal, uint32_t max_rows) {
+  MessageWriter(out).begin('E').cstr(portal).int32(max_rows).end();
+}
+
+bool executes_every_row(std::string_view body) {
+  ByteReader r(body);
+  std::string_view portal;
+  uint32_t max_rows = 0;
+  return r.cstr(portal) && r.u32(max_rows) && r.at_end() && max_rows == 0;
+}
+
+bool describes_portal(std::string_view body) {
+  ByteReader r(body);
+  char kind = 0;
+  std::string_view name;
+  return r.byte(kind) && kind == 'P' && r.cstr(name) && r.at_end();
 }
 
 Result<TargetMessage> decode_target(std::string_view body) {
@@ -197,6 +186,8 @@ Result<std::string_view> decode_password_message(std::string_view body) {
   if (!r.at_end()) return client_error("PasswordMessage", kTrailing);
   return password;
 }
+
+void encode_flush(std::string& out) { MessageWriter(out).begin('H').end(); }
 
 void encode_sync(std::string& out) { MessageWriter(out).begin('S').end(); }
 void encode_terminate(std::string& out) { MessageWriter(out).begin('X').end(); }
@@ -282,6 +273,23 @@ void encode_ready_for_query(std::string& out, char status) {
   MessageWriter(out).begin('Z').int8(static_cast<uint8_t>(status)).end();
 }
 
+Result<CopyResponse> decode_copy_response(std::string_view body) {
+  ByteReader r(body);
+  uint8_t format = 0;
+  CopyResponse m;
+  if (!r.u8(format) || format > 1) return server_error("CopyResponse", "overall format missing or not 0/1");
+  m.binary = format == 1;
+  if (!r.u16(m.columns)) return server_error("CopyResponse", "column count missing");
+  for (uint16_t i = 0; i < m.columns; ++i) {
+    uint16_t column_format = 0;
+    if (!r.u16(column_format) || column_format > 1 || (!m.binary && column_format != 0)) {
+      return server_error("CopyResponse", "column format codes truncated or not 0/1");
+    }
+  }
+  if (!r.at_end()) return server_error("CopyResponse", kTrailing);
+  return m;
+}
+
 Result<std::string_view> decode_command_complete(std::string_view body) {
   ByteReader r(body);
   std::string_view tag;
@@ -313,6 +321,27 @@ Result<ErrorFields> decode_error_fields(std::string_view body) {
   return fields;
 }
 
+Result<std::vector<ErrorField>> decode_error_field_list(std::string_view body) {
+  ByteReader r(body);
+  std::vector<ErrorField> fields;
+  for (;;) {
+    ErrorField field;
+    if (!r.byte(field.code)) return server_error("ErrorResponse", "field list has no terminator");
+    if (field.code == '\0') break;
+    if (!r.cstr(field.value)) return server_error("ErrorResponse", "field value has no terminator");
+    fields.push_back(field);
+  }
+  if (!r.at_end()) return server_error("ErrorResponse", kTrailing);
+  return fields;
+}
+
+void encode_error_field_list(std::string& out, char type, const std::vector<ErrorField>& fields) {
+  MessageWriter w(out);
+  w.begin(type);
+  for (const ErrorField& field : fields) w.int8(static_cast<uint8_t>(field.code)).cstr(field.value);
+  w.int8(0).end();
+}
+
 void encode_error(std::string& out, std::string_view severity, std::string_view sqlstate,
                   std::string_view message, std::string_view detail, std::string_view hint, char type) {
   MessageWriter w(out);
@@ -336,6 +365,29 @@ void encode_row_description(std::string& out, const std::vector<ColumnDescriptio
     w.int32(static_cast<uint32_t>(-1)).int16(0);
   }
   w.end();
+}
+
+Result<std::vector<std::optional<std::string_view>>> decode_data_row(std::string_view body) {
+  ByteReader r(body);
+  uint16_t columns = 0;
+  if (!r.u16(columns)) return server_error("DataRow", "column count missing");
+  std::vector<std::optional<std::string_view>> values;
+  values.reserve(columns);
+  for (uint16_t i = 0; i < columns; ++i) {
+    uint32_t length = 0;
+    std::string_view value;
+    if (!r.u32(length)) return server_error("DataRow", "column " + std::to_string(i + 1) + " length missing");
+    if (length == kNullLength) {
+      values.emplace_back(std::nullopt);
+      continue;
+    }
+    if (length > kMaxLength || !r.bytes(length, value)) {
+      return server_error("DataRow", "column " + std::to_string(i + 1) + " has invalid length");
+    }
+    values.emplace_back(value);
+  }
+  if (!r.at_end()) return server_error("DataRow", kTrailing);
+  return values;
 }
 
 void encode_data_row(std::string& out, const std::vector<std::optional<std::string>>& values) {

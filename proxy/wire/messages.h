@@ -41,8 +41,23 @@ struct BindMessage {  // 'B'
   // so a later walk can trust the counts.
 };
 Result<BindMessage> decode_bind(std::string_view body);
+// A Bind from its names and its fields after them (a BindMessage::rest, or bind_rest.h's
+// encode_bind_rest).
+void encode_bind(std::string& out, std::string_view portal, std::string_view statement,
+                 std::string_view rest);
 // Re-encodes a Bind with another statement name (transaction-mode prepared statements).
 void encode_bind_renamed(std::string& out, const BindMessage& bind, std::string_view statement);
+
+struct ExecuteMessage {     // 'E'
+  std::string_view portal;  // "" = unnamed
+  uint32_t max_rows = 0;    // as sent: 0 runs every row (so does a negative int32, in PostgreSQL)
+};
+Result<ExecuteMessage> decode_execute(std::string_view body);
+void encode_execute(std::string& out, std::string_view portal, uint32_t max_rows);
+// A well-formed Execute body with no row limit (a malformed one: false).
+bool executes_every_row(std::string_view body);
+// A well-formed Describe body of a portal (a malformed one: false).
+bool describes_portal(std::string_view body);
 
 struct TargetMessage {  // 'D' Describe and 'C' Close: kind 'S' (statement) or 'P' (portal)
   char kind = 'S';
@@ -68,6 +83,7 @@ void encode_sasl_response(std::string& out, std::string_view data);        // ra
 // PasswordMessage body -> password without the NUL terminator.
 Result<std::string_view> decode_password_message(std::string_view body);
 
+void encode_flush(std::string& out);  // 'H'
 void encode_sync(std::string& out);
 void encode_terminate(std::string& out);
 
@@ -107,7 +123,20 @@ void encode_backend_key_data(std::string& out, CancelKey key);
 
 // 'Z': transaction status 'I' idle, 'T' in transaction, 'E' failed transaction.
 Result<char> decode_ready_for_query(std::string_view body);
+// The same status, or '\0' for a malformed body: for the per-request path, which builds no Status.
+inline char ready_for_query_status(std::string_view body) {
+  const bool known = body.size() == 1 && (body.front() == 'I' || body.front() == 'T' || body.front() == 'E');
+  return known ? body.front() : '\0';
+}
 void encode_ready_for_query(std::string& out, char status);
+
+// 'H' CopyOutResponse, 'G' CopyInResponse, 'W' CopyBothResponse: the overall format and one
+// format code per column (each 0 or 1; all 0 when the overall format is text).
+struct CopyResponse {
+  bool binary = false;
+  uint16_t columns = 0;
+};
+Result<CopyResponse> decode_copy_response(std::string_view body);
 
 // 'C': command tag without terminator ("SELECT 1", "ROLLBACK", ...).
 Result<std::string_view> decode_command_complete(std::string_view body);
@@ -119,6 +148,9 @@ struct ColumnDescription {
   uint32_t type_oid;
 };
 void encode_row_description(std::string& out, const std::vector<ColumnDescription>& columns);
+// 'D': one value per column (as sent: text or binary); nullopt is NULL. The column count must
+// match the values present.
+Result<std::vector<std::optional<std::string_view>>> decode_data_row(std::string_view body);
 // 'D': one value per column, text format; nullopt is NULL.
 void encode_data_row(std::string& out, const std::vector<std::optional<std::string>>& values);
 
@@ -129,6 +161,14 @@ struct ErrorFields {
   std::string_view message;   // 'M'
 };
 Result<ErrorFields> decode_error_fields(std::string_view body);
+// 'E' / 'N': every field in the order sent (its code byte and value), for a proxy that rewrites
+// one; encode_error_field_list writes them back (a value with a NUL: `out` unchanged).
+struct ErrorField {
+  char code = 0;
+  std::string_view value;
+};
+Result<std::vector<ErrorField>> decode_error_field_list(std::string_view body);
+void encode_error_field_list(std::string& out, char type, const std::vector<ErrorField>& fields);
 // ErrorResponse (type 'E') or NoticeResponse ('N') with S, V, C, M and optional D (detail) and H (hint).
 void encode_error(std::string& out, std::string_view severity, std::string_view sqlstate,
                   std::string_view message, std::string_view detail = {}, std::string_view hint = {},

@@ -1,7 +1,7 @@
 // Fuzz target: the v3 frame reader (read_frame, read_startup_packet), the decoders of the
-// messages the proxy looks inside (wire/messages.h, wire/row_description.h), and Bind
-// parameters as the router hashes them into buckets (wire::decode_bind_values,
-// bucket_of_text_value/bucket_of_binary_value).
+// messages the proxy looks inside (wire/messages.h, wire/row_description.h, wire/bind_rest.h),
+// and Bind parameters as the router hashes them into buckets (wire::decode_bind_values,
+// bucket_of_text_value and bucket_of_binary_value).
 //
 // Input: byte 0 picks the sender (bit 0: server) and the message size limit (bit 1: a tiny
 // max_message_size of 64, so the limit checks are reached with small inputs); the rest is a byte
@@ -14,18 +14,24 @@
 //    (a peer cannot make the proxy buffer past the limit by announcing a huge length);
 //  * every prefix of a complete frame reads as "need more" (split reads agree with whole reads);
 //  * a decoder that accepts a body re-encodes it to the exact same frame bytes;
+//  * a Bind that decode_bind accepts has fields that decode_bind_rest takes apart and
+//    encode_bind_rest puts back together byte for byte;
 //  * a Bind that decode_bind accepts is accepted by the router's decode_bind_values (a format
 //    code other than 0/1 aside: 22023, as PostgreSQL), and each parameter that is a valid
 //    int2/int4/int8/uuid/text key hashes to the same bucket in its text and its binary form (the
 //    proxy must route `$1` the same whichever format the driver uses).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuzz_check.h"
 #include "router/bucket_hash.h"
 #include "router/router.h"
+#include "wire/bind_rest.h"
 #include "wire/bind_values.h"
+#include "wire/copy_rows.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
 #include "wire/row_description.h"
@@ -159,6 +165,17 @@ void check_bind_values(const BindMessage& bind) {
   }
 }
 
+// The fields of a Bind that decode_bind accepts decode, and encode back to the same bytes (the
+// proxy's rewritten Binds are built from them).
+void check_bind_rest(const BindMessage& bind) {
+  ExactCopy rest(bind.rest);
+  auto fields = wire::decode_bind_rest(rest.view());
+  FUZZ_CHECK(fields.is_ok());
+  std::string out;
+  wire::encode_bind_rest(out, *fields);
+  FUZZ_CHECK(out == bind.rest);
+}
+
 void decode_client_frame(std::string_view frame_bytes, char type, std::string_view body) {
   std::string out;
   switch (type) {
@@ -173,6 +190,13 @@ void decode_client_frame(std::string_view frame_bytes, char type, std::string_vi
         encode_bind_renamed(out, *m, m->statement);
         check_reencoded(frame_bytes, out);
         check_bind_values(*m);
+        check_bind_rest(*m);
+      }
+      break;
+    case 'E':
+      if (auto m = decode_execute(body)) {
+        encode_execute(out, m->portal, m->max_rows);
+        check_reencoded(frame_bytes, out);
       }
       break;
     case 'C':
@@ -231,12 +255,15 @@ void decode_server_frame(std::string_view frame_bytes, char type, std::string_vi
         check_reencoded(frame_bytes, out);
       }
       break;
-    case 'Z':
-      if (auto m = decode_ready_for_query(body)) {
+    case 'Z': {
+      auto m = decode_ready_for_query(body);
+      FUZZ_CHECK(ready_for_query_status(body) == (m ? *m : '\0'));
+      if (m) {
         encode_ready_for_query(out, *m);
         check_reencoded(frame_bytes, out);
       }
       break;
+    }
     case 'C':
       if (auto m = decode_command_complete(body)) {
         encode_command_complete(out, *m);
@@ -252,6 +279,23 @@ void decode_server_frame(std::string_view frame_bytes, char type, std::string_vi
     case 'E':
     case 'N':
       if (auto m = decode_error_fields(body)) FUZZ_CHECK(m->sqlstate.size() < body.size());
+      if (auto fields = decode_error_field_list(body)) {
+        encode_error_field_list(out, type, *fields);
+        check_reencoded(frame_bytes, out);
+      }
+      break;
+    case 'D':
+      if (auto row = decode_data_row(body)) {
+        std::vector<std::optional<std::string>> values;
+        for (const auto& value : *row)
+          values.emplace_back(value ? std::optional<std::string>(*value) : std::nullopt);
+        encode_data_row(out, values);
+        check_reencoded(frame_bytes, out);
+      }
+      break;
+    case 'H':
+      if (auto m = decode_copy_response(body)) FUZZ_CHECK(body.size() == 3 + 2 * size_t{m->columns});
+      (void)binary_copy_header_size(body);
       break;
     default: break;
   }

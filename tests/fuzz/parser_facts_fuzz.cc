@@ -12,13 +12,16 @@
 // the client's (42601, 54000, 54001, 22021), never the proxy's; every literal location lies
 // inside the text; table and scope indexes are in range; max_param covers every $n; a route
 // names a real shard and sorted, in-range buckets (or an error), and is the same for cached and
-// parsed facts.
+// parsed facts. The same text through parse_drop_index (the text reader the session uses for
+// DROP INDEX, without libpg_query): never a crash or a read past the text, and a statement it
+// accepts names at least one index, each with at least one identifier.
 #include <string>
 #include <string_view>
 
 #include "config/config.h"
 #include "fuzz_check.h"
 #include "parser/analyze.h"
+#include "parser/drop_index.h"
 #include "router/directory.h"
 #include "router/router.h"
 
@@ -135,6 +138,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto parsed = analyze_uncached(sql.view());
   auto cached = analyze(sql.view());
   FUZZ_CHECK(parsed.is_ok() == cached.is_ok());
+  if (auto drop = sw::parser::parse_drop_index(sql.view())) {
+    FUZZ_CHECK(!drop->names.empty());
+    for (const auto& name : drop->names) FUZZ_CHECK(!name.empty());
+  }
   if (!parsed) {
     const std::string& state = parsed.status().sqlstate;
     // Syntax error, statement too large, nested too deep, NUL byte: the client's input. A

@@ -248,5 +248,16 @@ TEST_CASE("a row longer than max_row_bytes is an error before it is all buffered
   CHECK(item.error.sqlstate == "54000");
 }
 
+TEST_CASE("binary_copy_header_size: the header and its extension, or nothing") {
+  const std::string signature("PGCOPY\n\377\r\n\0", 11);
+  const std::string plain = signature + std::string(8, '\0');
+  CHECK(binary_copy_header_size(plain) == std::optional<size_t>(19));
+  CHECK(binary_copy_header_size(plain + "tuples") == std::optional<size_t>(19));
+  const std::string extended = signature + std::string(4, '\0') + std::string("\0\0\0\3", 4) + "ext";
+  CHECK(binary_copy_header_size(extended + "x") == std::optional<size_t>(22));
+  for (size_t k = 0; k < extended.size(); ++k) CHECK_FALSE(binary_copy_header_size(extended.substr(0, k)));
+  CHECK_FALSE(binary_copy_header_size("PGCOPX\n\377\r\n\0" + std::string(8, '\0')));
+}
+
 }  // namespace
 }  // namespace sw::wire

@@ -162,6 +162,36 @@ TEST_CASE("messages: Describe/Close target round trip and malformed bodies") {
   CHECK_FALSE(decode_target("X\0"s).is_ok());
 }
 
+TEST_CASE("messages: Execute round trip and malformed bodies") {
+  for (uint32_t max_rows : {0u, 1u, 0x7fffffffu, 0xffffffffu}) {
+    std::string out;
+    encode_execute(out, "portal", max_rows);
+    const Result<ExecuteMessage> m = decode_execute(only_frame(out, 'E', Sender::Client));
+    REQUIRE(m.is_ok());
+    CHECK(m.value().portal == "portal");
+    CHECK(m.value().max_rows == max_rows);
+  }
+  std::string out;
+  encode_execute(out, "", 0);
+  CHECK(out == "E\0\0\0\x09\0\0\0\0\0"s);
+  check_malformed("p\0"s + be32(5), decode_execute, Fault::Client);
+  encode_execute(out, "a\0b"s, 0);  // a name with a NUL is not encodable
+  CHECK(out.size() == 10);
+}
+
+TEST_CASE("messages: Execute of every row, Describe of a portal") {
+  CHECK(executes_every_row("\0"s + be32(0)));
+  CHECK(executes_every_row("p\0"s + be32(0)));
+  CHECK_FALSE(executes_every_row("\0"s + be32(1)));
+  CHECK_FALSE(executes_every_row("\0"s + be32(0) + "x"));
+  CHECK_FALSE(executes_every_row(be32(0)));
+  CHECK(describes_portal("P\0"s));
+  CHECK(describes_portal("Pname\0"s));
+  CHECK_FALSE(describes_portal("S\0"s));
+  CHECK_FALSE(describes_portal("P"s));
+  CHECK_FALSE(describes_portal("P\0x"s));
+}
+
 TEST_CASE("messages: Query round trip and malformed bodies") {
   std::string out;
   encode_query(out, "SELECT 'a;b'");
@@ -212,10 +242,13 @@ TEST_CASE("messages: PasswordMessage and SASLResponse") {
   CHECK(only_frame(out, 'p', Sender::Client) == "c=biws,r=abc,p=xyz\0raw"s);
 }
 
-TEST_CASE("messages: Sync, Terminate, ParseComplete, BindComplete, CloseComplete") {
+TEST_CASE("messages: Sync, Flush, Terminate, ParseComplete, BindComplete, CloseComplete") {
   std::string out;
   encode_sync(out);
   CHECK(only_frame(out, 'S', Sender::Client).empty());
+  out.clear();
+  encode_flush(out);
+  CHECK(only_frame(out, 'H', Sender::Client).empty());
   out.clear();
   encode_terminate(out);
   CHECK(only_frame(out, 'X', Sender::Client).empty());
@@ -307,6 +340,13 @@ TEST_CASE("messages: ReadyForQuery round trip and malformed bodies") {
   CHECK_FALSE(decode_ready_for_query("X").is_ok());
 }
 
+TEST_CASE("messages: ready_for_query_status agrees with decode_ready_for_query") {
+  for (const std::string body : {"I", "T", "E", "X", "", "II"}) {
+    auto decoded = decode_ready_for_query(body);
+    CHECK(ready_for_query_status(body) == (decoded ? *decoded : '\0'));
+  }
+}
+
 TEST_CASE("messages: CommandComplete decode and malformed bodies") {
   const std::string body = "INSERT 0 5\0"s;  // decoded views point into it
   const Result<std::string_view> tag = decode_command_complete(body);
@@ -346,6 +386,53 @@ TEST_CASE("messages: ErrorResponse / NoticeResponse round trip and malformed bod
   CHECK_FALSE(decode_error_fields("Mfield\0"s).is_ok());
 }
 
+TEST_CASE("messages: DataRow decode and malformed bodies") {
+  std::string out;
+  encode_data_row(out, {std::string("42"), std::nullopt, std::string()});
+  auto row = decode_data_row(only_frame(out, 'D', Sender::Server));
+  REQUIRE(row.is_ok());
+  REQUIRE(row->size() == 3);
+  CHECK((*row)[0] == std::optional<std::string_view>("42"));
+  CHECK_FALSE((*row)[1].has_value());
+  CHECK((*row)[2] == std::optional<std::string_view>(""));
+  check_malformed(std::string(only_frame(out, 'D', Sender::Server)), decode_data_row, Fault::Server);
+  CHECK_FALSE(decode_data_row(be16(1) + be32(0xfffffffe)).is_ok());  // negative length other than -1
+}
+
+TEST_CASE("messages: CopyOutResponse decode and malformed bodies") {
+  auto text = decode_copy_response("\0"s + be16(2) + be16(0) + be16(0));
+  REQUIRE(text.is_ok());
+  CHECK_FALSE(text->binary);
+  CHECK(text->columns == 2);
+  const std::string binary = "\1"s + be16(2) + be16(1) + be16(1);
+  auto decoded = decode_copy_response(binary);
+  REQUIRE(decoded.is_ok());
+  CHECK(decoded->binary);
+  check_malformed(binary, decode_copy_response, Fault::Server);
+  CHECK_FALSE(decode_copy_response("\2"s + be16(0)).is_ok());            // format neither 0 nor 1
+  CHECK_FALSE(decode_copy_response("\0"s + be16(1) + be16(1)).is_ok());  // binary column in text
+}
+
+TEST_CASE("messages: ErrorResponse field list round trip, a field rewritten") {
+  std::string out;
+  encode_error(out, "ERROR", "22P04", "bad", "detail");
+  auto fields = decode_error_field_list(only_frame(out, 'E', Sender::Server));
+  REQUIRE(fields.is_ok());
+  std::string again;
+  encode_error_field_list(again, 'E', *fields);
+  CHECK(again == out);
+  for (ErrorField& field : *fields) {
+    if (field.code == 'M') field.value = "rewritten";
+  }
+  again.clear();
+  encode_error_field_list(again, 'N', *fields);
+  auto rewritten = decode_error_fields(only_frame(again, 'N', Sender::Server));
+  REQUIRE(rewritten.is_ok());
+  CHECK(rewritten->message == "rewritten");
+  CHECK(rewritten->sqlstate == "22P04");
+  check_malformed(std::string(only_frame(out, 'E', Sender::Server)), decode_error_field_list, Fault::Server);
+}
+
 TEST_CASE("messages: random bodies never crash a decoder") {
   uint64_t state = 0x9e3779b97f4a7c15ull;
   auto next = [&state] {
@@ -363,6 +450,7 @@ TEST_CASE("messages: random bodies never crash a decoder") {
     (void)decode_parse(v);
     (void)decode_bind(v);
     (void)decode_target(v);
+    (void)decode_execute(v);
     (void)decode_query(v);
     (void)decode_sasl_initial_response(v);
     (void)decode_password_message(v);
@@ -372,6 +460,11 @@ TEST_CASE("messages: random bodies never crash a decoder") {
     (void)decode_ready_for_query(v);
     (void)decode_command_complete(v);
     (void)decode_error_fields(v);
+    (void)decode_error_field_list(v);
+    (void)decode_data_row(v);
+    (void)decode_copy_response(v);
+    (void)executes_every_row(v);
+    (void)describes_portal(v);
   }
 }
 

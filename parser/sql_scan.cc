@@ -1,8 +1,8 @@
-#include "session/sql_scan.h"
+#include "parser/sql_scan.h"
 
 #include <cctype>
 
-namespace sw::session {
+namespace sw::parser {
 
 bool is_ident_start(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_' ||
@@ -150,4 +150,4 @@ std::optional<std::vector<std::string>> read_list(std::string_view s, size_t* i)
 
 bool at_end(std::string_view s, size_t i) { return trim(s.substr(i)).empty(); }
 
-}  // namespace sw::session
+}  // namespace sw::parser

@@ -1,6 +1,6 @@
-// Reading SQL text the way PostgreSQL's scanner splits it, for the few statements the session
-// takes apart itself (sql_prepared.h, drop_index.h): comments, quoted literals and identifiers,
-// identifiers folded to lower case, parenthesized lists. Pure: no I/O.
+// Reading SQL text the way PostgreSQL's scanner splits it, for the few statements taken apart
+// without libpg_query (PREPARE/EXECUTE/DEALLOCATE, drop_index.h): comments, quoted literals and
+// identifiers, identifiers folded to lower case, parenthesized lists. Pure: no I/O.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sw::session {
+namespace sw::parser {
 
 struct Identifier {
   std::string text;     // folded to lower case unless quoted
@@ -36,4 +36,4 @@ std::optional<std::vector<std::string>> read_list(std::string_view s, size_t* i)
 // Only spaces, comments and semicolons from `i` on.
 bool at_end(std::string_view s, size_t i);
 
-}  // namespace sw::session
+}  // namespace sw::parser
