@@ -167,7 +167,7 @@ void LegEngine::read(size_t index) {
       return;
     }
     if (frame.type == 'Z') {
-      if (!frame.body.empty()) leg.status = frame.body[0];
+      if (const char status = wire::ready_for_query_status(frame.body)) leg.status = status;
       runner_.on_leg_ready(index);
       if (alive.expired()) return;
     }
