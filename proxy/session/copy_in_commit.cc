@@ -1,6 +1,6 @@
 // CopyIn: the end of the copy. Every shard ended its COPY inside its transaction; the shards
 // that got rows commit together (docs/architecture.md §5.10): one such shard with its COMMIT (the
-// others roll back), several by the runners' two-phase commit (TwoPhaseLegs, §5.9): PREPARE
+// others roll back), several by the one two-phase-commit driver (TwoPhaseLegs, §5.9): PREPARE
 // TRANSACTION on each, the decision recorded in the catalog, COMMIT PREPARED on each.
 #include <utility>
 

@@ -290,12 +290,12 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status refuse_commit_among_statements(const parser::QueryFacts& facts) const;
   Next start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered, bool extended);
   Next start_two_phase(const CommitPlan& plan, const ExtendedBatch& batch);
-  void send_two_phase(const std::vector<LegCommand>& commands);
+  TwoPhaseHooks commit_hooks();
+  void send_two_phase(size_t index, const std::string& sql);
+  size_t two_phase_index(int shard) const;
   void on_two_phase_message(Leg& leg, const wire::Frame& frame);
   void on_two_phase_leg_lost(int shard, const Status& why);
-  void advance_two_phase();
-  void on_commit_decision(Decision decision, const std::string& detail);
-  void finish_two_phase();
+  void after_two_phase_event();
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);

@@ -1,15 +1,14 @@
-// Session: COMMIT of a transaction written on several shards, by two-phase commit. The
-// coordinator (two_phase_commit.h) decides what each leg runs; this file parks every leg (the
-// active one too: no leg's answers reach the client), sends the coordinator's statements, feeds
-// it the legs' answers and the catalog's decision (SessionHost::decide_commit), and answers the
-// client's COMMIT once the coordinator is done. No client input is read meanwhile.
-// docs/architecture.md "Two-phase commit".
+// Session: COMMIT of a transaction written on several shards, by the one two-phase-commit driver
+// (TwoPhaseLegs, the runners' too). This file parks every leg (the active one too: no leg's
+// answers reach the client), sends the driver's statements on them, hands it the legs' answers
+// and losses, and answers the client's COMMIT once the driver finished. No client input is read
+// meanwhile. docs/architecture.md §5.9.
 #include <algorithm>
 #include <utility>
 
-#include "common/failpoint.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "session/leg_engine.h"
 #include "session/session.h"
 #include "wire/messages.h"
 
@@ -40,33 +39,41 @@ Status Session::refuse_commit_among_statements(const parser::QueryFacts& facts) 
 
 // The client's COMMIT (its `consumed` bytes; for an extended batch, `answered` is what the proxy
 // owes before CommandComplete and the batch's Sync gets the ReadyForQuery) starts a two-phase
-// commit over every leg. The active leg owes nothing.
+// commit over every leg, run by the one driver (TwoPhaseLegs). The active leg owes nothing.
 Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered,
                                        bool extended) {
-  std::vector<Participant> participants;
-  auto add = [&](int shard, bool written) {
-    participants.push_back({shard, host_.directory()->shard_name(static_cast<uint16_t>(shard)), written});
+  auto state = std::make_unique<TwoPhaseState>();
+  std::vector<std::string> names;
+  std::vector<size_t> written;
+  auto add = [&](int shard) {
+    state->shards.push_back(shard);
+    names.push_back(host_.directory()->shard_name(static_cast<uint16_t>(shard)));
   };
   txn_.parked.push_back(std::move(txn_.leg));
   txn_.leg = Leg{};
-  for (int shard : plan.written) add(shard, true);
+  for (int shard : plan.written) {
+    written.push_back(state->shards.size());
+    add(shard);
+  }
   // Session pooling: the session's servers on shards the transaction did not touch are out of it.
   for (const Leg& leg : txn_.parked)
     if (leg.server_status != 'I' &&
         std::find(plan.first.begin(), plan.first.end(), leg.shard) != plan.first.end())
-      add(leg.shard, false);
-  auto commit = std::make_unique<TwoPhaseCommit>(host_.next_two_phase_gid(), std::move(participants));
-  LOG_DEBUG("client=c%llu two-phase commit %s over %zu written shards", (unsigned long long)id(),
-            commit->gid().c_str(), plan.written.size());
+      add(leg.shard);
   if (clock_.request_started_us == 0) note_request_start();
   consume_client(consumed);
-  txn_.two_phase = std::make_unique<TwoPhaseState>();
-  txn_.two_phase->commit = std::move(commit);
-  txn_.two_phase->answered = std::move(answered);
-  txn_.two_phase->extended = extended;
-  txn_.two_phase->started_us = stats::monotonic_us();
-  failpoint::hit("2pc.before_prepare");
-  send_two_phase(txn_.two_phase->commit->start());
+  state->answered = std::move(answered);
+  state->extended = extended;
+  state->legs = std::make_unique<TwoPhaseLegs>(
+      "client=c" + std::to_string(id()) + " COMMIT", commit_hooks(),
+      [this](size_t index, const std::string& sql) { send_two_phase(index, sql); },
+      [this](TwoPhaseOutcome outcome, const Status& error) {
+        txn_.two_phase->finished = true;
+        txn_.two_phase->outcome = outcome;
+        txn_.two_phase->client_error = error;
+      });
+  txn_.two_phase = std::move(state);
+  txn_.two_phase->legs->start(names, written);
   return Next::Stop;
 }
 
@@ -78,116 +85,77 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, const ExtendedBat
   return start_two_phase(plan, batch.control_size, batch.control_answer, true);
 }
 
-void Session::send_two_phase(const std::vector<LegCommand>& commands) {
-  for (const LegCommand& command : commands) {
-    auto leg = std::find_if(txn_.parked.begin(), txn_.parked.end(),
-                            [&](const Leg& l) { return l.shard == command.shard && l.attached(); });
-    if (leg == txn_.parked.end()) continue;  // lost: the coordinator knows
-    std::string out;
-    wire::encode_query(out, command.sql);
-    leg->end_error = Status::ok();
-    send_unseen(*leg, out, {Owed::Query});
-  }
-}
-
-// A parked leg's message while a two-phase commit runs: its ReadyForQuery ends the answer to the
-// statement the coordinator sent it.
-void Session::on_two_phase_message(Leg& leg, const wire::Frame& frame) {
-  if (frame.type == 'E' && leg.end_error.is_ok()) {
-    auto fields = wire::decode_error_fields(frame.body);
-    leg.end_error = fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
-                           : Status::server("08P01", "a malformed ErrorResponse");
-    return;
-  }
-  if (frame.type != 'Z') return;
-  TwoPhaseCommit& commit = *txn_.two_phase->commit;
-  const Status error = std::exchange(leg.end_error, Status::ok());
-  if (!error.is_ok())
-    LOG_WARN("client=c%llu two-phase commit %s: shard %d answered %s", (unsigned long long)id(),
-             commit.gid().c_str(), leg.shard, error.sqlstate.c_str());
-  const TwoPhaseCommit::Step before = commit.step();
-  send_two_phase(commit.on_answer(leg.shard, error));
-  if (before == TwoPhaseCommit::Step::Preparing && commit.step() == TwoPhaseCommit::Step::Preparing &&
-      commit.prepared_count() == 1)
-    failpoint::hit("2pc.between_prepares");
-  if (commit.step() == TwoPhaseCommit::Step::Committing && commit.commit_prepared_count() == 1)
-    failpoint::hit("2pc.between_commit_prepared");
-  advance_two_phase();
-}
-
-// A leg's server was lost during the two-phase commit: the coordinator decides what it means.
-void Session::on_two_phase_leg_lost(int shard, const Status& why) {
-  LOG_WARN("client=c%llu two-phase commit %s lost its server on shard %d: %s", (unsigned long long)id(),
-           txn_.two_phase->commit->gid().c_str(), shard, why.message.c_str());
-  send_two_phase(txn_.two_phase->commit->on_lost(shard, why.message));
-  advance_two_phase();
-}
-
-// After each event: the decision is asked for once every leg prepared; the client is answered
-// once the coordinator is done.
-void Session::advance_two_phase() {
-  TwoPhaseState& state = *txn_.two_phase;
-  TwoPhaseCommit& commit = *state.commit;
-  if (commit.step() == TwoPhaseCommit::Step::Deciding && !state.deciding) {
-    state.deciding = true;
-    std::weak_ptr<int> alive = alive_;
-    host_.decide_commit(commit.gid(), commit.written_names(),
-                        [this, alive](Decision decision, const std::string& detail) {
+// The runners' hooks, with the catalog's decision delivered only while this session and its
+// two-phase commit live, and the session's work after it (the client's answer, idle legs back).
+TwoPhaseHooks Session::commit_hooks() {
+  TwoPhaseHooks hooks = two_phase_hooks();
+  hooks.decide_commit = [this](const std::string& gid, const std::vector<std::string>& shards,
+                               std::function<void(Decision, std::string)> decided) {
+    host_.decide_commit(gid, shards,
+                        [this, alive = std::weak_ptr<int>(alive_), decided = std::move(decided)](
+                            Decision decision, const std::string& detail) {
                           if (alive.expired() || !txn_.two_phase || phase_ == Phase::Closed) return;
-                          on_commit_decision(decision, detail);
+                          decided(decision, detail);
+                          after_two_phase_event();
+                          release_idle_parked();
+                          if (!txn_.two_phase && !txn_.parked_busy() && phase_ == Phase::Ready)
+                            read_client_messages();
                         });
-    return;
-  }
-  if (commit.step() == TwoPhaseCommit::Step::Done) finish_two_phase();
+  };
+  return hooks;
 }
 
-void Session::on_commit_decision(Decision decision, const std::string& detail) {
-  TwoPhaseCommit& commit = *txn_.two_phase->commit;
-  if (decision == Decision::Commit) failpoint::hit("2pc.after_decision");
-  if (decision != Decision::Commit)
-    LOG_WARN("client=c%llu two-phase commit %s: decision %s%s%s", (unsigned long long)id(),
-             commit.gid().c_str(), decision == Decision::Abort ? "abort (recovery's)" : "unknown",
-             detail.empty() ? "" : ": ", detail.c_str());
-  send_two_phase(commit.on_decision(decision, detail));
-  advance_two_phase();
-  release_idle_parked();
-  if (!txn_.two_phase && !txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
+// The driver's statement for its leg `index`: a simple Query on that shard's parked leg.
+void Session::send_two_phase(size_t index, const std::string& sql) {
+  const int shard = txn_.two_phase->shards[index];
+  auto leg = std::find_if(txn_.parked.begin(), txn_.parked.end(),
+                          [&](const Leg& l) { return l.shard == shard && l.attached(); });
+  if (leg == txn_.parked.end()) return;  // lost: the driver knows
+  std::string out;
+  wire::encode_query(out, sql);
+  leg->end_error = Status::ok();
+  send_unseen(*leg, out, {Owed::Query});
 }
 
-// The coordinator is done: the client gets COMMIT or the error, the transaction is over.
-void Session::finish_two_phase() {
+size_t Session::two_phase_index(int shard) const {
+  const std::vector<int>& shards = txn_.two_phase->shards;
+  return static_cast<size_t>(std::find(shards.begin(), shards.end(), shard) - shards.begin());
+}
+
+// A parked leg's message while a two-phase commit runs: its first ErrorResponse and its
+// ReadyForQuery, which ends the answer to the statement the driver sent it.
+void Session::on_two_phase_message(Leg& leg, const wire::Frame& frame) {
+  TwoPhaseLegs& legs = *txn_.two_phase->legs;
+  if (frame.type == 'E') legs.on_error(two_phase_index(leg.shard), LegEngine::error_of(frame.body));
+  if (frame.type != 'Z') return;
+  legs.on_ready(two_phase_index(leg.shard));
+  after_two_phase_event();
+}
+
+// A leg's server was lost during the two-phase commit: the driver decides what it means.
+void Session::on_two_phase_leg_lost(int shard, const Status& why) {
+  txn_.two_phase->legs->on_lost(two_phase_index(shard), why.message);
+  after_two_phase_event();
+}
+
+// The driver finished (its outcome counted): the client gets COMMIT or the error, the
+// transaction is over. Done after the driver's event, never inside it.
+void Session::after_two_phase_event() {
+  if (!txn_.two_phase || !txn_.two_phase->finished) return;
   std::unique_ptr<TwoPhaseState> state = std::exchange(txn_.two_phase, nullptr);
-  const TwoPhaseCommit& commit = *state->commit;
-  const bool committed = commit.outcome() == TwoPhaseOutcome::Committed;
+  const bool committed = state->outcome == TwoPhaseOutcome::Committed;
   std::string out = std::move(state->answered);
   if (committed) {
     // A spread batch's Sync is answered by the ReadyForQuery alone.
     if (!state->ends_batch) wire::encode_command_complete(out, "COMMIT");
   } else {
-    const Status& error = commit.client_error();
+    const Status& error = state->client_error;
     wire::encode_error(out, "ERROR", error.sqlstate, error.message);
     if (state->extended) request_.skip_until_sync = true;
   }
   if (!state->extended) wire::encode_ready_for_query(out, 'I');
   to_client(out);
   const int64_t now = stats::monotonic_us();
-  stats::WorkerTraffic& traffic = host_.traffic();
-  switch (commit.outcome()) {
-    case TwoPhaseOutcome::Committed:
-      traffic.count_cross_shard_commit(stats::CrossShardOutcome::TwoPhaseCommitted);
-      traffic.two_phase_commit_latency.observe_us(static_cast<uint64_t>(now - state->started_us));
-      break;
-    case TwoPhaseOutcome::RolledBack:
-      traffic.count_cross_shard_commit(stats::CrossShardOutcome::RolledBack);
-      break;
-    case TwoPhaseOutcome::Unknown: traffic.count_cross_shard_commit(stats::CrossShardOutcome::Unknown); break;
-  }
-  // A commit is routine; a rollback or an outcome left to recovery is what an operator looks for.
-  if (committed)
-    LOG_DEBUG("client=c%llu two-phase commit %s committed", (unsigned long long)id(), commit.gid().c_str());
-  else
-    LOG_INFO("client=c%llu two-phase commit %s %s", (unsigned long long)id(), commit.gid().c_str(),
-             commit.outcome() == TwoPhaseOutcome::Unknown ? "left to recovery" : "rolled back");
   if (clock_.request_started_us != 0) {
     host_.traffic().latency[static_cast<size_t>(clock_.route_label)].observe_us(
         static_cast<uint64_t>(now - clock_.request_started_us));
@@ -200,8 +168,8 @@ void Session::finish_two_phase() {
   if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
 }
 
-// The hooks of a runner's own two-phase commit (CopyIn, ReferenceWrite): the gid and decision of
-// a transaction's COMMIT, its outcome counted the same way.
+// The gid and decision of a two-phase commit, its outcome counted by the table of outcomes
+// (two_phase_outcome_row): the same for the session's COMMIT and the runners' own.
 TwoPhaseHooks Session::two_phase_hooks() {
   TwoPhaseHooks hooks;
   hooks.next_gid = [this] { return host_.next_two_phase_gid(); };
@@ -210,20 +178,7 @@ TwoPhaseHooks Session::two_phase_hooks() {
     host_.decide_commit(gid, shards, std::move(decided));
   };
   hooks.two_phase_done = [this](TwoPhaseOutcome outcome, int64_t started_us) {
-    stats::WorkerTraffic& traffic = host_.traffic();
-    switch (outcome) {
-      case TwoPhaseOutcome::Committed:
-        traffic.count_cross_shard_commit(stats::CrossShardOutcome::TwoPhaseCommitted);
-        traffic.two_phase_commit_latency.observe_us(
-            static_cast<uint64_t>(stats::monotonic_us() - started_us));
-        break;
-      case TwoPhaseOutcome::RolledBack:
-        traffic.count_cross_shard_commit(stats::CrossShardOutcome::RolledBack);
-        break;
-      case TwoPhaseOutcome::Unknown:
-        traffic.count_cross_shard_commit(stats::CrossShardOutcome::Unknown);
-        break;
-    }
+    count_two_phase_outcome(host_.traffic(), outcome, stats::monotonic_us() - started_us);
   };
   return hooks;
 }

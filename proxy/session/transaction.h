@@ -19,7 +19,7 @@
 #include "session/split_insert.h"
 #include "session/transaction_control.h"
 #include "session/transaction_shards.h"
-#include "session/two_phase_commit.h"
+#include "session/two_phase_legs.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -60,15 +60,19 @@ enum class SpreadBatch : uint8_t {
   Syncing,  // every leg got a Sync of the proxy's; the client's Sync waits for their answers
 };
 
-// A two-phase commit in progress (session_two_phase.cc).
+// A two-phase commit of the client's transaction in progress (session_two_phase.cc), run by the
+// one driver (TwoPhaseLegs) over the parked legs.
 struct TwoPhaseState {
-  std::unique_ptr<TwoPhaseCommit> commit;
-  std::string answered;   // extended COMMIT: what the proxy owes before CommandComplete
-  bool extended = false;  // the batch's Sync gets the ReadyForQuery
-  bool deciding = false;  // the catalog was asked for the decision
-  int64_t started_us = 0;
+  std::unique_ptr<TwoPhaseLegs> legs;
+  std::vector<int> shards;  // the driver's leg index -> the shard of that parked leg
+  std::string answered;     // extended COMMIT: what the proxy owes before CommandComplete
+  bool extended = false;    // the batch's Sync gets the ReadyForQuery
   // It commits a spread batch at its Sync: no CommandComplete, only ReadyForQuery 'I'.
   bool ends_batch = false;
+  // The driver finished (set by its `finished`; the session answers the client after the event).
+  bool finished = false;
+  TwoPhaseOutcome outcome = TwoPhaseOutcome::Unknown;
+  Status client_error = Status::ok();
 };
 
 struct Transaction {

@@ -1,9 +1,10 @@
-// Two-phase commit over the servers a runner opened on its own, one per shard, outside any client
-// transaction (docs/architecture.md §5.9, §5.10, §6.4): CopyIn (COPY FROM STDIN split by key) and
-// ReferenceWrite (a write of a reference table on every shard) both end by it. It drives the
-// coordinator (TwoPhaseCommit): the runner says which legs wrote, hands it each leg's error,
-// ReadyForQuery and loss, and sends what it is told to send; the session's hooks give the gid,
-// record the decision in the catalog and count the outcome. At the end `finished` gets the
+// The one two-phase-commit driver (docs/architecture.md §5.9, §5.10, §6.4): the session's COMMIT of
+// a transaction written on several shards (a client's COMMIT, or the Sync that ends a batch spread
+// over shards) and the runners' own commit (CopyIn, JointWrite: ReferenceWrite, SplitInsert) all
+// end by it. It drives the coordinator (TwoPhaseCommit): its owner says which legs wrote, hands it
+// each leg's error, ReadyForQuery and loss, and sends what it is told to send; the session's hooks
+// give the gid, record the decision in the catalog and count the outcome (two_phase_outcome_row).
+// The fault points of §6.4 (common/failpoint.h) are hit here. At the end `finished` gets the
 // outcome and, unless committed, the error the client gets.
 #pragma once
 
@@ -15,8 +16,21 @@
 
 #include "common/status.h"
 #include "session/two_phase_commit.h"
+#include "stats/traffic.h"
 
 namespace sw::session {
+
+// The table of outcomes: how each way a two-phase commit ends is counted and logged.
+struct TwoPhaseOutcomeRow {
+  TwoPhaseOutcome outcome;
+  stats::CrossShardOutcome counted;  // cross_shard_commits
+  bool observes_latency;             // two_phase_commit_latency: a commit's time only
+  bool routine;                      // logged at debug; else at info, for an operator to find
+  const char* logged;                // "committed", "rolled back", "left to recovery"
+};
+const TwoPhaseOutcomeRow& two_phase_outcome_row(TwoPhaseOutcome outcome);
+// Counts `outcome` by its row; `elapsed_us`: from the first PREPARE to the end.
+void count_two_phase_outcome(stats::WorkerTraffic& traffic, TwoPhaseOutcome outcome, int64_t elapsed_us);
 
 // What a two-phase commit needs from the session (SessionHost): a new gid; the catalog's decision
 // (`decided` is called on the session's thread); the outcome, for the counters.
@@ -35,7 +49,7 @@ class TwoPhaseLegs {
   // Every leg answered (or was lost); `client_error` is set unless committed.
   using Finished = std::function<void(TwoPhaseOutcome outcome, const Status& client_error)>;
 
-  // `what` names the runner's statement in logs ("COPY into t").
+  // `what` names the statement in logs ("COPY into t", "client=c7 COMMIT").
   TwoPhaseLegs(std::string what, TwoPhaseHooks hooks, Send send, Finished finished);
 
   // Legs by index with their shard names; `written`: the indexes of the legs that wrote (PREPARE
@@ -51,6 +65,7 @@ class TwoPhaseLegs {
 
  private:
   void send_commands(const std::vector<LegCommand>& commands);
+  void hit_fault_points(TwoPhaseCommit::Step before) const;
   void advance();
 
   std::string what_;
@@ -58,7 +73,8 @@ class TwoPhaseLegs {
   Send send_;
   Finished finished_;
   std::unique_ptr<TwoPhaseCommit> coordinator_;
-  std::vector<Status> errors_;  // per leg: the first error before its next ReadyForQuery
+  std::vector<std::string> shards_;  // per leg: its shard's name, for logs
+  std::vector<Status> errors_;       // per leg: the first error before its next ReadyForQuery
   bool deciding_ = false;
   bool done_ = false;
   int64_t started_us_ = 0;
