@@ -303,6 +303,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool refuse_in_query(const parser::QueryFacts& facts);
   Status refusal_in_query(const parser::StatementFacts& statement);
   bool prepare_transaction_as_rollback(FrontQuery& front);
+  Next prepare_transaction_batch_as_query();
   // SQL-level PREPARE / EXECUTE / DEALLOCATE (session_sql_prepared.cc)
   bool expands_sql_execute() const;
   const FrontQuery& front_query(const wire::Frame& frame, std::string_view sql);

@@ -218,17 +218,24 @@ void run_matrix(int shards, const std::string& mode, const std::vector<Driver>& 
   }
 }
 
-// Transactions of asyncpg and postgres.js (their own scripts): a rollback, a cursor. They failed
+// Transactions of asyncpg and postgres.js (their own scripts): a rollback, a cursor, a refused
+// PREPARE TRANSACTION (rolled back; postgres.js waited forever for its next query). They failed
 // through shardwire once and are run with the others in every matrix.
 std::vector<Driver> defects() {
   const std::string node = kDriversDir + "/node/postgresjs_rollback_check.js";
+  const std::string prepare_txn = kDriversDir + "/node/postgresjs_prepare_txn_check.js";
   const std::vector<std::string> rollback = {"connect", "rollback"};
+  const std::vector<std::string> refused = {"connect", "prepare_txn", "rollback", "prepared_xacts"};
+  const std::map<std::string, std::string> refused_values = {{"prepare_txn", "0A000"},
+                                                             {"prepared_xacts", "0"}};
   const std::string asyncpg = kDriversDir + "/python/asyncpg_txn_check.py";
   return {
       {"asyncpg_rollback", {kPython, asyncpg}, {"rollback"}, {}, {}, rollback},
       {"asyncpg_cursor", {kPython, asyncpg}, {"cursor"}, {}, {{"cursor", "15"}}, {"connect", "cursor"}},
       {"pgjs_rollback_prepare", {"node", node}, {"prepare"}, {}, {}, rollback},
       {"pgjs_rollback_noprepare", {"node", node}, {"noprepare"}, {}, {}, rollback},
+      {"pgjs_2pc_prepare", {"node", prepare_txn}, {"prepare"}, {}, refused_values, refused},
+      {"pgjs_2pc_noprepare", {"node", prepare_txn}, {"noprepare"}, {}, refused_values, refused},
   };
 }
 
