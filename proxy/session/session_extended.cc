@@ -137,7 +137,8 @@ void Session::forget_failed_parses() {
 }
 
 // The server refused to run a shared statement as prepared: 0A000, "cached plan must not change
-// result type" (a table it reads was altered or recreated since). The registry retires it, so a
+// result type" (a table it reads was altered or recreated since), or XX000, "cache lookup failed
+// for type" (a type its parameters were resolved to was dropped). The registry retires it, so a
 // later Parse of its text prepares a statement of its own, planned anew, as a Parse on
 // PostgreSQL is; a client that holds it keeps it, as its statement would keep failing there.
 void Session::retire_if_stale(const wire::Frame& error, const ResponseTracker::Outcome& outcome) {
@@ -146,7 +147,7 @@ void Session::retire_if_stale(const wire::Frame& error, const ResponseTracker::O
       (owed != Owed::Bind && owed != Owed::DescribeStatement))
     return;
   auto fields = wire::decode_error_fields(error.body);
-  if (!fields || fields->sqlstate != "0A000") return;
+  if (!fields || (fields->sqlstate != "0A000" && fields->sqlstate != "XX000")) return;
   host_.statements().retire(outcome.finished.statement);
 }
 

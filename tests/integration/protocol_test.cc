@@ -469,6 +469,22 @@ TEST_SUITE("protocol") {
         if (r.ok()) CHECK(r.value(0, 0) == "seven");
       }
       admin.exec("DROP TABLE " + table);
+      // A type a statement's parameter was resolved to, dropped and created again (psycopg's
+      // test_change_type): XX000 "cache lookup failed for type" for the old statement only.
+      const std::string type = unique_name("replanned_enum");
+      const std::string cast = "SELECT $1::" + type + "::text";
+      REQUIRE_OK(admin.exec("CREATE TYPE " + type + " AS ENUM ('a', 'b')"));
+      PgConn before = t.connect_or_throw();
+      REQUIRE_OK(before.prepare("typed", cast));
+      CHECK(before.exec_prepared("typed", {"a"}).value(0, 0) == "a");
+      REQUIRE_OK(admin.exec("DROP TYPE " + type + "; CREATE TYPE " + type + " AS ENUM ('a', 'b')"));
+      CHECK(before.exec_prepared("typed", {"b"}).sqlstate() == "XX000");
+      before.reset();  // session pooling: its server is the one server
+      PgConn after = t.connect_or_throw();
+      REQUIRE_OK(after.prepare("typed", cast));
+      PgResult typed = after.exec_prepared("typed", {"b"});
+      CHECK_MESSAGE(typed.ok(), typed.describe());
+      admin.exec("DROP TYPE " + type);
     });
   }
 
