@@ -37,11 +37,10 @@ WORK=${1:-/tmp/shardwire-driver-suites}
 SUITES=${SUITES:-psycopg node-postgres asyncpg pgjdbc}
 TARGETS=${TARGETS:-direct session transaction}
 RUN_TIMEOUT=${RUN_TIMEOUT:-2400}
-BINDIR=/usr/lib/postgresql/15/bin
 SHARDWIRE=${SHARDWIRE_BIN:-$ROOT/build/proxy/app/shardwire}
 PYTHON=/usr/bin/python3  # Debian's, which has python3-psycopg
-RUN_AS=()
-[ "$(id -u)" -eq 0 ] && RUN_AS=(runuser -u postgres --)
+# shellcheck source=scripts/scratch_cluster.sh
+. "$ROOT/scripts/scratch_cluster.sh"
 
 [ -x "$SHARDWIRE" ] || { echo "no shardwire binary at $SHARDWIRE (build it first)" >&2; exit 2; }
 mkdir -p "$WORK"
@@ -94,38 +93,6 @@ fetch_source() {
 
 # ---- the cluster and the proxies ---------------------------------------------------------------
 
-free_port() { "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-PROXY_PID=
-stop_proxy() {
-  if [ -n "$PROXY_PID" ]; then
-    kill "$PROXY_PID" 2>/dev/null || true
-    wait "$PROXY_PID" 2>/dev/null || true
-  fi
-  PROXY_PID=
-}
-cleanup() {
-  stop_proxy
-  [ -n "${DATA:-}" ] && "${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$DATA" -m immediate stop >/dev/null 2>&1 || true
-}
-
-start_cluster() {
-  DATA=$WORK/data
-  PGPORT=$(free_port)
-  rm -rf "$DATA"
-  "${RUN_AS[@]}" "$BINDIR/initdb" -D "$DATA" -U postgres --auth=trust --no-sync >/dev/null
-  cat >>"$DATA/postgresql.conf" <<EOF
-port = $PGPORT
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$WORK'
-max_connections = 300
-fsync = off
-max_prepared_transactions = 10
-EOF
-  "${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$DATA" -l "$WORK/postgres.log" -w start >/dev/null
-  trap cleanup EXIT
-}
-
 fresh_database() {  # NAME
   PGOPTIONS="-c client_min_messages=warning" psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d template1 \
     -c "DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" -c "CREATE DATABASE \"$1\"" >/dev/null
@@ -135,27 +102,11 @@ fresh_database() {  # NAME
 # A proxy is started for session and transaction pooling, its log in OUT/shardwire.log.
 start_target() {
   local target=$1 db=$2 out=$3
-  stop_proxy
+  stop_scratch_proxy
   TARGET_PORT=$PGPORT
   [ "$target" = direct ] && return
-  local port
-  port=$(free_port)
-  cat >"$out/shardwire.yaml" <<EOF
-listen: { host: 127.0.0.1, port: $port }
-workers: 2
-database: $db
-auth: { method: trust, users: [ { name: postgres } ] }
-pool: { mode: $target, size: 100 }
-shards:
-  - { name: s0, dsn: "host=127.0.0.1 port=$PGPORT dbname=$db user=postgres" }
-EOF
-  "$SHARDWIRE" --config "$out/shardwire.yaml" >"$out/shardwire.log" 2>&1 &
-  PROXY_PID=$!
-  for _ in $(seq 50); do
-    psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d "$db" -c 'SELECT 1' >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-  TARGET_PORT=$port
+  start_scratch_proxy "$target" "$db" "$out/shardwire.yaml" "$out/shardwire.log"
+  TARGET_PORT=$PROXY_PORT
 }
 
 # ---- results -----------------------------------------------------------------------------------
@@ -419,7 +370,7 @@ if [ -n "${COMPARE_ONLY:-}" ]; then
   for suite in $SUITES; do compare "$suite"; done
   exit 0
 fi
-start_cluster
+start_scratch_cluster "$WORK" 300
 for suite in $SUITES; do
   case $suite in
     psycopg) prepare_psycopg || continue ;;
@@ -442,7 +393,7 @@ for suite in $SUITES; do
     start=$SECONDS
     "run_${suite//-/_}" "$target" "$TARGET_PORT" "$db" "$out"
     echo $((SECONDS - start)) >"$out/seconds"
-    stop_proxy
+    stop_scratch_proxy
   done
 done
 for suite in $SUITES; do compare "$suite"; done

@@ -18,11 +18,10 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${1:-/tmp/shardwire-pg-regress}
-BINDIR=/usr/lib/postgresql/15/bin
 PG_REGRESS=/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress
 SHARDWIRE=${SHARDWIRE_BIN:-$ROOT/build/proxy/app/shardwire}
-RUN_AS=()
-[ "$(id -u)" -eq 0 ] && RUN_AS=(runuser -u postgres --)
+# shellcheck source=scripts/scratch_cluster.sh
+. "$ROOT/scripts/scratch_cluster.sh"
 
 [ -x "$SHARDWIRE" ] || { echo "no shardwire binary at $SHARDWIRE (build it first)" >&2; exit 2; }
 [ -x "$PG_REGRESS" ] || { echo "no pg_regress at $PG_REGRESS (postgresql-15)" >&2; exit 2; }
@@ -62,28 +61,8 @@ if [ -f "$(pg_config --includedir-server 2>/dev/null)/postgres.h" ] && [ ! -f "$
 fi
 chmod -R a+rwX "$WORK"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 # 2. A fresh cluster.
-DATA=$WORK/data
-PGPORT=$(free_port)
-rm -rf "$DATA"
-"${RUN_AS[@]}" "$BINDIR/initdb" -D "$DATA" -U postgres --auth=trust --no-sync >/dev/null
-cat >>"$DATA/postgresql.conf" <<EOF
-port = $PGPORT
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$WORK'
-max_connections = 200
-fsync = off
-max_prepared_transactions = 10
-EOF
-"${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$DATA" -l "$WORK/postgres.log" -w start >/dev/null
-PROXY_PID=
-cleanup() {
-  [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null || true
-  "${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$DATA" -m immediate stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
+start_scratch_cluster "$WORK" 200
 
 fresh_database() {
   psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
@@ -110,27 +89,9 @@ run_suite direct "$PGPORT"
 # 4. Through shardwire in each pool mode, the cluster as its only shard.
 run_through_shardwire() {  # MODE
   fresh_database
-  local port
-  port=$(free_port)
-  cat >"$WORK/shardwire-$1.yaml" <<EOF
-listen: { host: 127.0.0.1, port: $port }
-workers: 2
-database: regression
-auth: { method: trust, users: [ { name: postgres } ] }
-pool: { mode: $1, size: 100, max_pinned_clients: 100 }
-shards:
-  - { name: s0, dsn: "host=127.0.0.1 port=$PGPORT dbname=regression user=postgres" }
-EOF
-  "$SHARDWIRE" --config "$WORK/shardwire-$1.yaml" >"$WORK/shardwire-$1.log" 2>&1 &
-  PROXY_PID=$!
-  for _ in $(seq 50); do
-    psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d regression -c 'SELECT 1' >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-  run_suite "$1" "$port"
-  kill "$PROXY_PID" 2>/dev/null || true
-  wait "$PROXY_PID" 2>/dev/null || true
-  PROXY_PID=
+  start_scratch_proxy "$1" regression "$WORK/shardwire-$1.yaml" "$WORK/shardwire-$1.log" ", max_pinned_clients: 100"
+  run_suite "$1" "$PROXY_PORT"
+  stop_scratch_proxy
 }
 MODES=${MODES:-session transaction}
 for mode in $MODES; do run_through_shardwire "$mode"; done

@@ -68,6 +68,9 @@ class Connection {
 
   std::string_view input() const { return std::string_view(in_).substr(in_offset_); }
   void consume(size_t n);
+  // Replaces the first `n` bytes of input() with `bytes`: a message the reader rewrote before it
+  // handles it. `bytes` must not point into input().
+  void replace_input(size_t n, std::string_view bytes) { in_.replace(in_offset_, n, bytes); }
 
   // Appends to the output buffer (encrypting first under TLS); sent at the end of the iteration.
   void write(std::string_view data);

@@ -1,9 +1,9 @@
 #include "session/prepared_statements.h"
 
 namespace sw::session {
+namespace {
 
-std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_view query,
-                                                                   const std::vector<uint32_t>& param_types) {
+std::string registry_key(std::string_view query, const std::vector<uint32_t>& param_types) {
   std::string key;
   key.reserve(query.size() + 4 * param_types.size() + 4);
   // The count, then the types, in this process's byte order: a map key, never sent anywhere.
@@ -11,6 +11,14 @@ std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_v
   key.append(reinterpret_cast<const char*>(&count), sizeof count);
   key.append(reinterpret_cast<const char*>(param_types.data()), sizeof(uint32_t) * param_types.size());
   key.append(query);
+  return key;
+}
+
+}  // namespace
+
+std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_view query,
+                                                                   const std::vector<uint32_t>& param_types) {
+  std::string key = registry_key(query, param_types);
   auto it = by_key_.find(key);
   if (it != by_key_.end()) return it->second;
   auto statement = std::make_shared<PreparedStatement>();
@@ -29,6 +37,14 @@ void StatementRegistry::mark_validated(uint64_t id) {
   if (it != by_id_.end()) it->second->validated = true;
 }
 
+void StatementRegistry::retire(uint64_t id) {
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return;
+  const std::string key = registry_key(it->second->query, it->second->param_types);
+  by_id_.erase(it);
+  by_key_.erase(key);  // last: it may hold the statement's only reference
+}
+
 const PreparedStatement* ClientStatements::find(std::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second.get();
@@ -45,15 +61,6 @@ void ClientStatements::add(std::string_view name, std::shared_ptr<const Prepared
 
 void ClientStatements::remove(std::string_view name) {
   if (auto it = by_name_.find(name); it != by_name_.end()) by_name_.erase(it);
-}
-
-void ClientStatements::remove_id(uint64_t id) {
-  for (auto it = by_name_.begin(); it != by_name_.end();) {
-    if (it->second->id == id)
-      it = by_name_.erase(it);
-    else
-      ++it;
-  }
 }
 
 }  // namespace sw::session

@@ -31,6 +31,9 @@ class StatementRegistry {
   std::shared_ptr<const PreparedStatement> intern(std::string_view query,
                                                   const std::vector<uint32_t>& param_types);
   void mark_validated(uint64_t id);
+  // A statement a server can no longer run as prepared (its result type changed): later interns
+  // of its text make a new one. Clients holding it keep it.
+  void retire(uint64_t id);
   size_t size() const { return by_key_.size(); }
 
  private:
@@ -47,8 +50,6 @@ class ClientStatements {
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   void add(std::string_view name, std::shared_ptr<const PreparedStatement> statement);
   void remove(std::string_view name);
-  // Forgets a statement by id (its Parse failed on the server).
-  void remove_id(uint64_t id);
   void clear() { by_name_.clear(); }
 
  private:

@@ -22,8 +22,7 @@ void ExpectationQueue::push_back(Expectation&& expectation) {
 
 void ResponseTracker::expect(Expectation expectation, std::string* emit_now) {
   if (skipping_ && expectation.owed != Owed::Sync) {
-    if (expectation.owed == Owed::Parse && expectation.statement != 0)
-      failed_statements_.push_back(expectation.statement);
+    note_if_parse(expectation);
     return;
   }
   skipping_ = false;
@@ -40,7 +39,14 @@ void ResponseTracker::reset() {
   skipping_ = false;
   ready_owed_ = 0;
   copy_ = false;
-  failed_statements_.clear();
+  failed_parses_.clear();
+}
+
+// A Parse (or the proxy's ParseComplete for one) the server will not run: what it was to define.
+void ResponseTracker::note_if_parse(Expectation& dropped) {
+  const bool parse = dropped.owed == Owed::Parse && dropped.statement != 0;
+  if (!parse && dropped.client_name.empty()) return;
+  failed_parses_.push_back({dropped.statement, parse, std::move(dropped.client_name)});
 }
 
 ResponseTracker::Outcome ResponseTracker::complete_head() {
@@ -57,8 +63,7 @@ ResponseTracker::Outcome ResponseTracker::complete_head() {
 // do we: whatever was owed for those messages will never come.
 void ResponseTracker::skip_to_sync() {
   while (!queue_.empty() && queue_.front().owed != Owed::Sync) {
-    if (queue_.front().owed == Owed::Parse && queue_.front().statement != 0)
-      failed_statements_.push_back(queue_.front().statement);
+    note_if_parse(queue_.front());
     queue_.pop_front();
   }
   skipping_ = queue_.empty();
@@ -91,10 +96,7 @@ ResponseTracker::Outcome ResponseTracker::on_server_message(char type, std::stri
       outcome.verdict = relay ? Verdict::Relay : Verdict::Swallow;
       return outcome;
     }
-    if (head.owed == Owed::Parse && head.statement != 0) {
-      failed_statements_.push_back(head.statement);
-      outcome.dropped_parse_failed = true;
-    }
+    if (head.owed == Owed::Parse) note_if_parse(head);
     outcome.completed = true;
     outcome.finished = std::move(head);
     queue_.pop_front();

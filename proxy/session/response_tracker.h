@@ -31,10 +31,23 @@ struct Expectation {
   Owed owed = Owed::Sync;
   bool relay = true;         // relay the server's answer to the client
   bool relay_errors = true;  // relay an ErrorResponse even when relay is false
-  uint64_t statement = 0;    // Parse: the statement being prepared (forgotten if it fails)
-  std::string bytes;         // Synthetic: what to send
+  // Parse: the statement being prepared (forgotten if it fails); Bind, Describe: the shared
+  // statement named (retired if the server's plan of it is stale).
+  uint64_t statement = 0;
+  std::string bytes;  // Synthetic: what to send
+  // A Parse the client named (or the ParseComplete the proxy answers for one): the client's name,
+  // which it does not define when the Parse fails or the server skips it after an error.
+  std::string client_name;
   // Execute of a statement that changes session settings: they count once it completes.
   std::shared_ptr<const parser::QueryFacts> settings;
+};
+
+// A Parse that failed or was skipped after an error: the server statement it was to prepare
+// there (`on_server`: a Parse the server was sent), the client's name it was to define.
+struct FailedParse {
+  uint64_t statement = 0;
+  bool on_server = false;
+  std::string client_name;
 };
 
 // The expectations in order: a ring of reused slots, so a steady stream of requests allocates
@@ -67,7 +80,6 @@ class ResponseTracker {
     Verdict verdict = Verdict::Relay;
     bool completed = false;  // the message finished the head expectation
     Expectation finished;    // that expectation, when completed
-    bool dropped_parse_failed = false;
   };
 
   // Appends an expectation. Synthetic bytes with nothing owed before them are returned in
@@ -82,15 +94,16 @@ class ResponseTracker {
   bool idle() const { return queue_.empty(); }
   int owed_ready_for_query() const { return ready_owed_; }
   bool in_copy() const { return copy_; }
-  // Statements whose Parse failed or was skipped after an error (the session forgets them).
-  const std::deque<uint64_t>& failed_statements() const { return failed_statements_; }
-  void clear_failed_statements() { failed_statements_.clear(); }
+  // Parses that failed or were skipped after an error (the session forgets what they defined).
+  const std::vector<FailedParse>& failed_parses() const { return failed_parses_; }
+  void clear_failed_parses() { failed_parses_.clear(); }
   void reset();
 
  private:
   Outcome complete_head();
   void skip_to_sync();
   void emit_due_synthetics(std::string* emit);
+  void note_if_parse(Expectation& dropped);
 
   ExpectationQueue queue_;
   // An error came before the Sync of its batch was forwarded: the server ignores every message
@@ -98,7 +111,7 @@ class ResponseTracker {
   bool skipping_ = false;
   int ready_owed_ = 0;
   bool copy_ = false;
-  std::deque<uint64_t> failed_statements_;
+  std::vector<FailedParse> failed_parses_;
 };
 
 }  // namespace sw::session

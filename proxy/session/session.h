@@ -303,6 +303,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool refuse_in_query(const parser::QueryFacts& facts);
   Status refusal_in_query(const parser::StatementFacts& statement);
   bool prepare_transaction_as_rollback(FrontQuery& front);
+  Next prepare_transaction_batch_as_query();
   // SQL-level PREPARE / EXECUTE / DEALLOCATE (session_sql_prepared.cc)
   bool expands_sql_execute() const;
   const FrontQuery& front_query(const wire::Frame& frame, std::string_view sql);
@@ -368,6 +369,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool ends_session(const wire::Frame& frame, pool::Backend& backend);
   bool on_server_error(const wire::Frame& frame, bool relay, bool completed);
   bool on_ready_for_query(const wire::Frame& frame, bool relay, bool answered);
+  void expect_parse(std::string_view client_name, uint64_t statement, bool answered);
+  void forget_failed_parses();
+  void retire_if_stale(const wire::Frame& error, const ResponseTracker::Outcome& outcome);
   void after_server_message(char type, const ResponseTracker::Outcome& outcome);
   void relay_parameter_status(std::string_view body);
   void hold_until_restored(const wire::Frame& frame, bool relay, const std::string& due);

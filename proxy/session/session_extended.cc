@@ -70,8 +70,11 @@ Status Session::forward_parse(const wire::Frame& frame) {
   }
   if (parse_sql_command(*parse, facts ? facts->get() : nullptr)) return Status::ok();
   if (pools_.session_pooling || parse->statement.empty()) {
-    if (pools_.session_pooling) note_session_parse(parse->statement, query, parse->param_types);
-    expect(Owed::Parse);
+    // Session pooling: a name this server holds already is the server's 42P05 to answer, and
+    // stays defined.
+    const bool held = txn_.leg.client_statements.count(parse->statement) != 0;
+    if (pools_.session_pooling && !held) note_session_parse(parse->statement, query, parse->param_types);
+    expect_parse(held ? std::string_view() : parse->statement, 0, /*answered=*/false);
     if (expanded) {
       std::string rewritten;
       wire::encode_parse(rewritten, parse->statement, query, parse->param_types);
@@ -91,17 +94,61 @@ Status Session::forward_parse(const wire::Frame& frame) {
   }
   profile_.statements.add(parse->statement, statement);
   if (txn_.leg.backend->prepared.count(statement->id) != 0) {
-    std::string bytes;
-    wire::encode_parse_complete(bytes);
-    answer_in_place(std::move(bytes));
+    expect_parse(parse->statement, statement->id, /*answered=*/true);
     return Status::ok();
   }
   std::string rewritten;
   wire::encode_parse(rewritten, statement->server_name, statement->query, statement->param_types);
   txn_.leg.backend->connection().write(rewritten);
   txn_.leg.backend->prepared.insert(statement->id);
-  expect(Owed::Parse, true, statement->id);
+  expect_parse(parse->statement, statement->id, /*answered=*/false);
   return Status::ok();
+}
+
+// The client's Parse of `client_name` (statement `statement`, 0 in session pooling), sent to the
+// server or `answered` by the proxy in its place (its server statement is there already). If the
+// server fails or skips it, the name is not defined (forget_failed_parses).
+void Session::expect_parse(std::string_view client_name, uint64_t statement, bool answered) {
+  Expectation e;
+  e.owed = answered ? Owed::Synthetic : Owed::Parse;
+  e.statement = statement;
+  e.client_name.assign(client_name);
+  if (answered) wire::encode_parse_complete(e.bytes);
+  std::string now;
+  txn_.leg.tracker.expect(std::move(e), &now);
+  to_client(now);
+}
+
+// Parses the server failed, or skipped after an error: their server statements are not on this
+// server, and the client's names they were to define are not defined (a later Parse of the name
+// is no duplicate). A name is forgotten only while it names that statement still: a Close and a
+// new Parse of it sent meanwhile (pipelined) stand.
+void Session::forget_failed_parses() {
+  Leg& leg = txn_.leg;
+  for (const FailedParse& failed : leg.tracker.failed_parses()) {
+    if (failed.on_server) leg.backend->prepared.erase(failed.statement);
+    if (failed.client_name.empty()) continue;
+    const PreparedStatement* named = profile_.statements.find(failed.client_name);
+    if (named == nullptr || (failed.statement != 0 && named->id != failed.statement)) continue;
+    profile_.statements.remove(failed.client_name);
+    if (pools_.session_pooling) leg.client_statements.erase(failed.client_name);
+  }
+  leg.tracker.clear_failed_parses();
+}
+
+// The server refused to run a shared statement as prepared: 0A000, "cached plan must not change
+// result type" (a table it reads was altered or recreated since), or XX000, "cache lookup failed
+// for type" (a type its parameters were resolved to was dropped). The registry retires it, so a
+// later Parse of its text prepares a statement of its own, planned anew, as a Parse on
+// PostgreSQL is; a client that holds it keeps it, as its statement would keep failing there.
+void Session::retire_if_stale(const wire::Frame& error, const ResponseTracker::Outcome& outcome) {
+  const Owed owed = outcome.finished.owed;
+  if (!outcome.completed || outcome.finished.statement == 0 ||
+      (owed != Owed::Bind && owed != Owed::DescribeStatement))
+    return;
+  auto fields = wire::decode_error_fields(error.body);
+  if (!fields || (fields->sqlstate != "0A000" && fields->sqlstate != "XX000")) return;
+  host_.statements().retire(outcome.finished.statement);
 }
 
 // Inside a transaction every Bind must route to the transaction's shard.
@@ -182,7 +229,7 @@ Status Session::forward_bind(const wire::Frame& frame) {
   rewritten.clear();
   wire::encode_bind_renamed(rewritten, *bind, statement->server_name);
   txn_.leg.backend->connection().write(rewritten);
-  expect(Owed::Bind);
+  expect(Owed::Bind, true, statement->id);
   return Status::ok();
 }
 
@@ -218,7 +265,7 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   std::string rewritten;
   wire::encode_target(rewritten, 'D', 'S', statement->server_name);
   txn_.leg.backend->connection().write(rewritten);
-  expect(owed);
+  expect(owed, true, statement->id);
   return Status::ok();
 }
 

@@ -61,6 +61,11 @@ void Session::read_client_messages() {
       consume_client(frame.size);
       continue;
     }
+    if (frame.type == 'P') {
+      Next next = prepare_transaction_batch_as_query();
+      if (next == Next::Continue) continue;
+      if (next == Next::Stop) return;
+    }
     restore_parked_leg();
     const bool started = !txn_.leg.attached();
     if (started) {

@@ -91,7 +91,10 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
       relay_parameter_status(frame.body);
       relay = false;
       break;
-    case 'E': relay = on_server_error(frame, relay, outcome.completed); break;
+    case 'E':
+      retire_if_stale(frame, outcome);
+      relay = on_server_error(frame, relay, outcome.completed);
+      break;
     case 'C':
       if (auto tag = wire::decode_command_complete(frame.body); relay && tag) {
         on_sql_command_complete(*tag);
@@ -229,13 +232,10 @@ bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answ
 // Bookkeeping once the message (and the proxy's answers due after it) went to the client.
 void Session::after_server_message(char type, const ResponseTracker::Outcome& outcome) {
   Leg& leg = txn_.leg;
-  for (uint64_t failed : leg.tracker.failed_statements()) leg.backend->prepared.erase(failed);
+  if (!leg.tracker.failed_parses().empty()) forget_failed_parses();
   if (outcome.completed && outcome.finished.owed == Owed::Parse && type == '1' &&
       outcome.finished.statement != 0)
     host_.statements().mark_validated(outcome.finished.statement);
-  if (outcome.dropped_parse_failed && outcome.finished.relay)
-    profile_.statements.remove_id(outcome.finished.statement);
-  leg.tracker.clear_failed_statements();
   if (outcome.completed && outcome.finished.owed == Owed::Query && outcome.finished.relay)
     on_query_finished(request_.query_failed);
 }

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "session/leg_engine.h"
+#include "session/prepare_transaction_batch.h"
 #include "session/session.h"
 #include "wire/messages.h"
 
@@ -215,6 +216,25 @@ bool Session::prepare_transaction_as_rollback(FrontQuery& front) {
   front.facts = std::move(*rollback);
   request_.prepare_refused = refuse_two_phase(parser::StatementKind::PrepareTransaction);
   return true;
+}
+
+// The same sent in the extended protocol (postgres.js's sql.begin with prepare): the batch runs
+// as its Query form, which replaces its bytes in the input and is read next. The Query's answer,
+// the refusal and ReadyForQuery, is what PostgreSQL owes the batch (its other answers are
+// skipped after an error). A batch of another shape is refused at its Parse (forward_parse).
+Session::Next Session::prepare_transaction_batch_as_query() {
+  if (txn_.control.status() == 'I' || request_.batch_open || fence_.replaying()) return Next::Forward;
+  PrepareTransactionBatch batch = find_prepare_transaction_batch(client_input(), limits_);
+  if (batch.kind == PrepareTransactionBatch::Kind::NeedMore) return Next::Stop;
+  if (batch.kind != PrepareTransactionBatch::Kind::Found) return Next::Forward;
+  auto facts = parser::analyze(batch.text);
+  if (!facts || (*facts)->statements.size() != 1 ||
+      (*facts)->statements.front().kind != parser::StatementKind::PrepareTransaction)
+    return Next::Forward;
+  std::string query;
+  wire::encode_query(query, batch.text);
+  client_->replace_input(batch.size, query);
+  return Next::Continue;
 }
 
 }  // namespace sw::session

@@ -13,6 +13,7 @@
 
 #include "harness/sharded_fixture.h"
 #include "it_test.h"
+#include "pool_modes.h"
 
 namespace it {
 namespace {
@@ -62,14 +63,16 @@ std::vector<std::string> check_keys(const Checks& c) {
   return keys;
 }
 
-// javac JdbcCheck.java once per test process; the class directory lives as long as the process.
+// javac JdbcCheck.java and JdbcTxnCheck.java once per test process; the class directory lives as
+// long as the process.
 const std::string& jdbc_classpath() {
   static TempDir dir("shardwire-jdbc-");
   static std::string classpath = [] {
     CommandResult r =
-        run_command({"javac", "-d", dir.path(), "-cp", kJdbcJar, kDriversDir + "/java/JdbcCheck.java"}, "",
-                    std::chrono::seconds(120));
-    if (r.exit_code != 0) throw std::runtime_error("javac JdbcCheck.java: " + r.describe());
+        run_command({"javac", "-d", dir.path(), "-cp", kJdbcJar, kDriversDir + "/java/JdbcCheck.java",
+                     kDriversDir + "/java/JdbcTxnCheck.java"},
+                    "", std::chrono::seconds(120));
+    if (r.exit_code != 0) throw std::runtime_error("javac JdbcCheck.java JdbcTxnCheck.java: " + r.describe());
     return std::string(kJdbcJar) + ":" + dir.path();
   }();
   return classpath;
@@ -218,17 +221,30 @@ void run_matrix(int shards, const std::string& mode, const std::vector<Driver>& 
   }
 }
 
-// Transactions of asyncpg and postgres.js (their own scripts): a rollback, a cursor. They failed
+// Transactions of asyncpg and postgres.js (their own scripts): a rollback, a cursor, a refused
+// PREPARE TRANSACTION (rolled back; postgres.js waited forever for its next query). They failed
 // through shardwire once and are run with the others in every matrix.
 std::vector<Driver> defects() {
   const std::string node = kDriversDir + "/node/postgresjs_rollback_check.js";
+  const std::string prepare_txn = kDriversDir + "/node/postgresjs_prepare_txn_check.js";
   const std::vector<std::string> rollback = {"connect", "rollback"};
+  const std::vector<std::string> refused = {"connect", "prepare_txn", "rollback", "prepared_xacts"};
+  const std::map<std::string, std::string> refused_values = {{"prepare_txn", "0A000"},
+                                                             {"prepared_xacts", "0"}};
   const std::string asyncpg = kDriversDir + "/python/asyncpg_txn_check.py";
   return {
       {"asyncpg_rollback", {kPython, asyncpg}, {"rollback"}, {}, {}, rollback},
       {"asyncpg_cursor", {kPython, asyncpg}, {"cursor"}, {}, {{"cursor", "15"}}, {"connect", "cursor"}},
       {"pgjs_rollback_prepare", {"node", node}, {"prepare"}, {}, {}, rollback},
       {"pgjs_rollback_noprepare", {"node", node}, {"noprepare"}, {}, {}, rollback},
+      {"pgjs_2pc_prepare", {"node", prepare_txn}, {"prepare"}, {}, refused_values, refused},
+      {"pgjs_2pc_noprepare", {"node", prepare_txn}, {"noprepare"}, {}, refused_values, refused},
+      {"jdbc_txn",
+       {"java", "-cp", jdbc_classpath(), "JdbcTxnCheck"},
+       {},
+       {},
+       {{"txn_rollbacks", "14,14,14"}},
+       {"connect", "txn_rollbacks"}},
   };
 }
 
@@ -405,12 +421,7 @@ TEST_SUITE("drivers") {
   // The row must be gone, as it is on PostgreSQL (SHARDWIRE_IT_DIRECT=1 runs this case too).
   TEST_CASE(
       "BEGIN, then an INSERT sent as Parse + Describe + Flush and Bind + Execute + Sync, then ROLLBACK") {
-    for (const std::string mode : {"transaction", "session"}) {
-      CAPTURE(mode);
-      ProxyOptions options;
-      options.pool_mode = mode;
-      Target t(shared_cluster(), options);
-      INFO("proxy log:\n" << t.log_tail());
+    for_each_pool_mode([&](Target& t) {
       const std::string table = unique_name("drivers_rollback");
       PgConn conn = t.connect_or_throw();
       REQUIRE_OK(conn.exec("CREATE TABLE " + table + " (v int)"));
@@ -438,7 +449,7 @@ TEST_SUITE("drivers") {
       REQUIRE_OK(conn.exec("ROLLBACK"));
       CHECK(conn.value("SELECT count(*) FROM " + table) == "0");
       CHECK_OK(conn.exec("DROP TABLE " + table));
-    }
+    });
   }
 
   // psycopg prepares a statement inside a transaction as libpq's PQprepare does: Parse + Sync on
@@ -446,12 +457,7 @@ TEST_SUITE("drivers") {
   // INSERT, in both pool modes (in session pooling the row stayed: the BEGIN never reached the
   // server). Then DEALLOCATE of the protocol-level name, as psycopg's statement cache evicts one.
   TEST_CASE("BEGIN, PQprepare (Parse + Sync alone), PQexecPrepared INSERT, ROLLBACK; DEALLOCATE") {
-    for (const std::string mode : {"transaction", "session"}) {
-      CAPTURE(mode);
-      ProxyOptions options;
-      options.pool_mode = mode;
-      Target t(shared_cluster(), options);
-      INFO("proxy log:\n" << t.log_tail());
+    for_each_pool_mode([&](Target& t) {
       const std::string table = unique_name("drivers_prepare_rollback");
       PgConn admin = shared_cluster().admin("app");
       REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (v int)"));
@@ -472,7 +478,7 @@ TEST_SUITE("drivers") {
         CHECK(conn.exec_prepared(name, {"2"}).sqlstate() == "26000");
       }
       CHECK_OK(admin.exec("DROP TABLE " + table));
-    }
+    });
   }
 }
 

@@ -329,6 +329,15 @@ TEST_SUITE("isolation") {
         CHECK_FALSE(a.exec("PREPARE TRANSACTION 'iso_g2'").ok());
         CHECK(idle(a));
         REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (3)"));
+        // Sent in the extended protocol (postgres.js), after a statement and before any.
+        for (const bool wrote : {true, false}) {
+          CAPTURE(wrote);
+          REQUIRE_OK(a.exec("BEGIN"));
+          if (wrote) REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (4)"));
+          PgResult extended = a.exec_params("PREPARE TRANSACTION 'iso_g3'", {});
+          CHECK(extended.sqlstate() == "0A000");
+          CHECK(idle(a));
+        }
       }
       CHECK(admin.value("SELECT string_agg(x::text, ',' ORDER BY x) FROM iso_2pc") == "2,3");
       CHECK(admin.value("SELECT count(*) FROM pg_prepared_xacts") == "0");

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "it_test.h"
+#include "pool_modes.h"
 #include "wire/messages.h"
 
 using namespace it;
@@ -146,12 +147,7 @@ TEST_SUITE("protocol") {
   // it sends anything else: every answer owed so far must come without a Sync, whether the proxy
   // answers the Parse itself (a statement some server validated) or a server does.
   TEST_CASE("Flush after Parse and Describe(statement) returns the descriptions, in both pool modes") {
-    for (const std::string mode : {"transaction", "session"}) {
-      CAPTURE(mode);
-      ProxyOptions options;
-      options.pool_mode = mode;
-      Target t(shared_cluster(), options);
-      INFO("proxy log:\n" << t.log_tail());
+    for_each_pool_mode([&](Target& t, const std::string& mode) {
       const std::string known = "SELECT $1::int + 1 AS flushed_" + mode;
       PgConn conn = t.connect_or_throw();
       PGconn* c = conn.get();
@@ -186,7 +182,7 @@ TEST_SUITE("protocol") {
       REQUIRE(PQresultStatus(r) == PGRES_TUPLES_OK);
       CHECK(std::string(PQgetvalue(r, 0, 0)) == "42");
       PQclear(r);
-    }
+    });
   }
 
   TEST_CASE("parameters, NULLs, binary formats, Describe") {
@@ -356,12 +352,7 @@ TEST_SUITE("protocol") {
   // the server stored latin9 text for UTF-8). Every reported setting, in the extended protocol
   // too; ROLLBACK and a SET LOCAL's COMMIT report the value before.
   TEST_CASE("a SET inside a transaction block reports ParameterStatus as PostgreSQL does") {
-    for (const std::string mode : {"transaction", "session"}) {
-      CAPTURE(mode);
-      ProxyOptions options;
-      options.pool_mode = mode;
-      Target t(shared_cluster(), options);
-      INFO("proxy log:\n" << t.log_tail());
+    for_each_pool_mode([&](Target& t) {
       PgConn conn = t.connect_or_throw("sslmode=disable");
       REQUIRE_OK(conn.exec("BEGIN"));
       REQUIRE_OK(conn.exec("SET client_encoding TO latin9"));
@@ -387,7 +378,7 @@ TEST_SUITE("protocol") {
       REQUIRE_OK(conn.exec("COMMIT"));
       CHECK(conn.parameter("IntervalStyle") == "sql_standard");
       CHECK(conn.value("SELECT interval '1 day 2 hours'") == "1 2:00:00");
-    }
+    });
   }
 
   // Transaction pooling shares server statements between clients ("sw_N"). A client that leaves
@@ -423,12 +414,7 @@ TEST_SUITE("protocol") {
   // sends after it up to the Sync is skipped by the server, and so owes nothing (shardwire ended
   // the session with 08P01 "server sent an unexpected message" at the ReadyForQuery).
   TEST_CASE("an error answered before the rest of its pipeline and its Sync were sent") {
-    for (const std::string mode : {"transaction", "session"}) {
-      CAPTURE(mode);
-      ProxyOptions options;
-      options.pool_mode = mode;
-      Target t(shared_cluster(), options);
-      INFO("proxy log:\n" << t.log_tail());
+    for_each_pool_mode([&](Target& t) {
       PgConn conn = t.connect_or_throw();
       PGconn* c = conn.get();
       REQUIRE(PQenterPipelineMode(c) == 1);
@@ -450,7 +436,90 @@ TEST_SUITE("protocol") {
       CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
       REQUIRE(PQexitPipelineMode(c) == 1);
       CHECK(conn.value("SELECT 4") == "4");
-    }
+      CHECK_OK(conn.prepare("after_error", "SELECT 3"));  // skipped: it was never prepared
+    });
+  }
+
+  // A table recreated with another column type: a statement prepared before fails with 0A000
+  // "cached plan must not change result type", as in PostgreSQL; a Parse of the same text after
+  // that (another client's) plans it anew and runs (shardwire answered that Parse with the shared
+  // server statement of the old plan, and its Bind failed the same way).
+  TEST_CASE("a Parse after a table changed type plans anew") {
+    ProxyOptions options;
+    options.pool_size = 1;  // every client on the server that holds the old plan
+    for_each_pool_mode(options, [&](Target& t) {
+      const std::string table = unique_name("replanned");
+      PgConn admin = shared_cluster().admin("app");
+      REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (v int); INSERT INTO " + table + " VALUES (7)"));
+      const std::string select = "SELECT v FROM " + table;
+      {
+        PgConn before = t.connect_or_throw();
+        REQUIRE_OK(before.prepare("before_change", select));
+        CHECK(before.exec_prepared("before_change", {}).value(0, 0) == "7");
+        REQUIRE_OK(admin.exec("DROP TABLE " + table + "; CREATE TABLE " + table + " (v text); INSERT INTO " +
+                              table + " VALUES ('seven')"));
+        CHECK(before.exec_prepared("before_change", {}).sqlstate() == "0A000");
+      }
+      for (int client = 0; client < 2; ++client) {
+        CAPTURE(client);
+        PgConn after = t.connect_or_throw();
+        REQUIRE_OK(after.prepare("after_change", select));
+        PgResult r = after.exec_prepared("after_change", {});
+        CHECK_MESSAGE(r.ok(), r.describe());
+        if (r.ok()) CHECK(r.value(0, 0) == "seven");
+      }
+      admin.exec("DROP TABLE " + table);
+      // A type a statement's parameter was resolved to, dropped and created again (psycopg's
+      // test_change_type): XX000 "cache lookup failed for type" for the old statement only.
+      const std::string type = unique_name("replanned_enum");
+      const std::string cast = "SELECT $1::" + type + "::text";
+      REQUIRE_OK(admin.exec("CREATE TYPE " + type + " AS ENUM ('a', 'b')"));
+      PgConn before = t.connect_or_throw();
+      REQUIRE_OK(before.prepare("typed", cast));
+      CHECK(before.exec_prepared("typed", {"a"}).value(0, 0) == "a");
+      REQUIRE_OK(admin.exec("DROP TYPE " + type + "; CREATE TYPE " + type + " AS ENUM ('a', 'b')"));
+      CHECK(before.exec_prepared("typed", {"b"}).sqlstate() == "XX000");
+      before.reset();  // session pooling: its server is the one server
+      PgConn after = t.connect_or_throw();
+      REQUIRE_OK(after.prepare("typed", cast));
+      PgResult typed = after.exec_prepared("typed", {"b"});
+      CHECK_MESSAGE(typed.ok(), typed.describe());
+      admin.exec("DROP TYPE " + type);
+    });
+  }
+
+  // A named Parse after an error in its batch is skipped by the server and defines nothing: the
+  // client may prepare the name afterwards (shardwire kept the name and answered 42P05), also when
+  // the statement's text is one the server holds already (shardwire answers that Parse itself).
+  TEST_CASE("a named Parse skipped after an error in its batch defines no statement") {
+    for_each_pool_mode([&](Target& t, const std::string& mode) {
+      PgConn conn = t.connect_or_throw();
+      const std::string known = "SELECT $1::int * 10 AS skipped_" + mode;
+      REQUIRE_OK(conn.prepare("known", known));
+      PGconn* c = conn.get();
+      REQUIRE(PQenterPipelineMode(c) == 1);
+      REQUIRE(PQsendQueryParams(c, "SELECT 1/0", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1);
+      REQUIRE(PQsendPrepare(c, "skipped_new", "SELECT 11", 0, nullptr) == 1);
+      REQUIRE(PQsendPrepare(c, "skipped_known", known.c_str(), 0, nullptr) == 1);
+      REQUIRE(PQpipelineSync(c) == 1);
+      auto deadline = Clock::now() + std::chrono::seconds(10);
+      CHECK(next_status(c, deadline) == "PGRES_FATAL_ERROR");
+      CHECK(next_status(c, deadline) == "NULL");
+      for (int skipped = 0; skipped < 2; ++skipped) {
+        CHECK(next_status(c, deadline) == "PGRES_PIPELINE_ABORTED");
+        CHECK(next_status(c, deadline) == "NULL");
+      }
+      CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+      REQUIRE(PQexitPipelineMode(c) == 1);
+      CHECK_OK(conn.prepare("skipped_new", "SELECT 11"));
+      CHECK_OK(conn.prepare("skipped_known", known));
+      CHECK(conn.exec_prepared("skipped_new", {}).value(0, 0) == "11");
+      CHECK(conn.exec_prepared("skipped_known", {"2"}).value(0, 0) == "20");
+      CHECK(conn.exec_prepared("known", {"3"}).value(0, 0) == "30");
+      // A Parse of a name defined already fails and leaves it defined.
+      CHECK(conn.prepare("known", "SELECT 12").sqlstate() == "42P05");
+      CHECK(conn.exec_prepared("known", {"4"}).value(0, 0) == "40");
+    });
   }
 
   // node-postgres's pg-cursor after an error in a stream: it sent the Sync already, then closes
@@ -458,12 +527,7 @@ TEST_SUITE("protocol") {
   // (no portal is no error) and runs the query; shardwire waited for the rest of a batch that
   // never came (a hang).
   TEST_CASE("Close of a portal without Sync between transactions, then a Query") {
-    for (const std::string mode : {"transaction", "session"}) {
-      CAPTURE(mode);
-      ProxyOptions options;
-      options.pool_mode = mode;
-      Target t(shared_cluster(), options);
-      INFO("proxy log:\n" << t.log_tail());
+    for_each_pool_mode([&](Target& t) {
       PgConn conn = t.connect_or_throw();
       CHECK(conn.value("SELECT 1") == "1");
       RawSocket s = RawSocket::borrow(PQsocket(conn.get()));
@@ -479,7 +543,7 @@ TEST_SUITE("protocol") {
       CHECK(got.substr(0, 5) == std::string("3\0\0\0\4", 5));  // CloseComplete
       CHECK(got.find("42") != std::string::npos);
       CHECK(got.substr(got.size() - 6) == std::string("Z\0\0\0\5I", 6));
-    }
+    });
   }
 
   TEST_CASE("large messages: a 5 MB query, a 20 MB result, a 16 MB field") {

@@ -208,6 +208,16 @@ TEST_SUITE("two_phase") {
       REQUIRE_OK(c.exec("ROLLBACK"));
       CHECK(balance_on(f, 0, a) == kBalance - 3);
       CHECK(balance_on(f, 1, b) == kBalance + 3);
+      // The same sent in the extended protocol (postgres.js): rolled back on both shards too.
+      REQUIRE_OK(c.exec("BEGIN"));
+      REQUIRE_OK(c.exec(debit(a, 1)));
+      REQUIRE_OK(c.exec(credit(b, 1)));
+      PgResult extended_prepare = c.exec_params("PREPARE TRANSACTION 'client_gid'", {});
+      CHECK(extended_prepare.sqlstate() == "0A000");
+      CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
+      for (int i = 0; i < kShards; ++i) CHECK(f.idle_in_transaction(i) == 0);
+      CHECK(balance_on(f, 0, a) == kBalance - 3);
+      CHECK(balance_on(f, 1, b) == kBalance + 3);
 
       // The session goes on: a one-shard transaction commits without two-phase commit.
       REQUIRE_OK(c.exec("BEGIN"));

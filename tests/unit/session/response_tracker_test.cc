@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 using sw::session::Expectation;
+using sw::session::FailedParse;
 using sw::session::Owed;
 using sw::session::ResponseTracker;
 using Verdict = ResponseTracker::Verdict;
@@ -76,15 +77,27 @@ TEST_CASE("an error in a pipeline skips the owed answers up to Sync, like the se
   tracker.expect(owed(Owed::Parse, true, 7), &now);
   tracker.expect(owed(Owed::Bind), &now);
   tracker.expect(synthetic("X"), &now);
+  Expectation answered = synthetic("1");  // the proxy's ParseComplete for the client's "s2"
+  answered.statement = 8;
+  answered.client_name = "s2";
+  tracker.expect(std::move(answered), &now);
+  Expectation named = owed(Owed::Parse, true, 9);
+  named.client_name = "s3";
+  tracker.expect(std::move(named), &now);
   tracker.expect(owed(Owed::Execute), &now);
   tracker.expect(owed(Owed::Sync), &now);
   tracker.expect(owed(Owed::Parse), &now);
   tracker.expect(owed(Owed::Sync), &now);
   std::string emitted;
   CHECK(feed(tracker, "E", &emitted) == "R");
-  CHECK(emitted.empty());  // the synthetic answer belonged to a skipped message
-  REQUIRE(tracker.failed_statements().size() == 1);
-  CHECK(tracker.failed_statements().front() == 7);
+  CHECK(emitted.empty());  // the synthetic answers belonged to skipped messages
+  // The failed Parse, then the skipped ones: what each was to define.
+  const std::vector<FailedParse>& failed = tracker.failed_parses();
+  REQUIRE(failed.size() == 3);
+  CHECK((failed[0].statement == 7 && failed[0].on_server && failed[0].client_name.empty()));
+  CHECK((failed[1].statement == 8 && !failed[1].on_server && failed[1].client_name == "s2"));
+  CHECK((failed[2].statement == 9 && failed[2].on_server && failed[2].client_name == "s3"));
+  tracker.clear_failed_parses();
   CHECK(feed(tracker, "Z1Z") == "RRR");
   CHECK(tracker.idle());
 }
@@ -105,8 +118,8 @@ TEST_CASE("an error before its batch's Sync was forwarded: what follows up to th
   tracker.expect(synthetic("2"), &now);
   tracker.expect(owed(Owed::Execute), &now);
   CHECK(now.empty());
-  REQUIRE(tracker.failed_statements().size() == 1);
-  CHECK(tracker.failed_statements().front() == 7);
+  REQUIRE(tracker.failed_parses().size() == 1);
+  CHECK(tracker.failed_parses().front().statement == 7);
   tracker.expect(owed(Owed::Sync), &now);
   CHECK(feed(tracker, "Z") == "R");
   CHECK(tracker.idle());
