@@ -1,6 +1,6 @@
 #include "session/prepare_transaction_batch.h"
 
-#include "session/sql_scan.h"
+#include "parser/sql_scan.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -8,14 +8,9 @@ namespace {
 
 using wire::FrameStatus;
 
-// The statement a Parse body names and the start of its text, without decoding the rest (this
-// runs for every batch that opens with a Parse inside a transaction block).
-bool names_prepare_transaction(std::string_view body) {
-  const size_t name_end = body.find('\0');
-  if (name_end == std::string_view::npos) return false;
-  const std::string_view text = body.substr(name_end + 1);
+bool is_prepare_transaction(std::string_view sql) {
   size_t at = 0;
-  return read_keyword(text, &at, "prepare") && read_keyword(text, &at, "transaction");
+  return parser::read_keyword(sql, &at, "prepare") && parser::read_keyword(sql, &at, "transaction");
 }
 
 }  // namespace
@@ -23,11 +18,9 @@ bool names_prepare_transaction(std::string_view body) {
 PrepareTransactionBatch find_prepare_transaction_batch(std::string_view input, const wire::Limits& limits) {
   PrepareTransactionBatch batch;
   auto first = wire::read_frame(input, wire::Sender::Client, limits);
-  if (first.status != FrameStatus::Complete || first.frame.type != 'P' ||
-      !names_prepare_transaction(first.frame.body))
-    return batch;
+  if (first.status != FrameStatus::Complete || first.frame.type != 'P') return batch;
   auto parse = wire::decode_parse(first.frame.body);
-  if (!parse) return batch;
+  if (!parse || !is_prepare_transaction(parse->query)) return batch;
   size_t offset = first.frame.size;
   // Each step: the message types it may be, and whether it may be left out.
   struct Step {

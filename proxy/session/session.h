@@ -118,8 +118,8 @@ struct ClientProfile {
   SqlStatements sql_statements;                   // its SQL-level PREPAREs
   ExtendedSqlCommands sql_commands;               // PREPARE/DEALLOCATE in the extended protocol
   BatchStatement unnamed;                         // its last unnamed statement, for routing a later Bind
-  // The unnamed statement was parsed on a lent server (Request::lent): the next server that binds
-  // or describes it gets its Parse first.
+  // The unnamed statement was parsed on a server given back since, or a lent one (Request::lent):
+  // the next server that binds or describes it gets its Parse first.
   bool unnamed_elsewhere = false;
 };
 

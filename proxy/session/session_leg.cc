@@ -128,7 +128,11 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
   leg.outside_transaction = false;
   if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
   request_.lend_at_flush = false;
-  if (std::exchange(request_.lent, false)) profile_.unnamed_elsewhere = true;
+  // The unnamed statement stays with the server given back (and with a lent one): the next
+  // server gets its Parse before a Bind or Describe names it (psql's \gdesc: Parse and Sync, then
+  // Describe and Sync).
+  if (std::exchange(request_.lent, false) || profile_.unnamed.facts != nullptr)
+    profile_.unnamed_elsewhere = true;
   if (txn_.control.moving()) {
     // The transaction leaves this server for the shard its next statement needs.
     txn_.control.finish_move();

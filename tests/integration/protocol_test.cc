@@ -526,6 +526,33 @@ TEST_SUITE("protocol") {
   // its portal with Close and no Sync; the next query follows. PostgreSQL answers CloseComplete
   // (no portal is no error) and runs the query; shardwire waited for the rest of a batch that
   // never came (a hang).
+  // psql's \gdesc: Parse of the unnamed statement and Sync, then a Describe of it and Sync. In
+  // transaction pooling the server that parsed it may serve another client by then; the proxy
+  // parses it again where the Describe runs (it failed with 26000 "unnamed prepared statement
+  // does not exist").
+  TEST_CASE("the unnamed statement described after its server went to another client") {
+    ProxyOptions options;
+    options.pool_size = 2;
+    options.pool_mode = "transaction";
+    options.workers = 1;  // one pool for both clients
+    Target t(shared_cluster(), options);
+    INFO("proxy log:\n" << t.log_tail());
+    PgConn described = t.connect_or_throw();
+    PgConn other = t.connect_or_throw();
+    PGresult* parsed = PQprepare(described.get(), "", "SELECT $1::int AS n, 'x'::text AS s", 0, nullptr);
+    REQUIRE(PQresultStatus(parsed) == PGRES_COMMAND_OK);
+    PQclear(parsed);
+    // The idle list is last in, first out: the other client now holds the server that parsed it.
+    REQUIRE_OK(other.exec("BEGIN"));
+    REQUIRE_OK(other.exec("SELECT 1"));
+    PGresult* description = PQdescribePrepared(described.get(), "");
+    CHECK_MESSAGE(PQresultStatus(description) == PGRES_COMMAND_OK, PQresultErrorMessage(description));
+    CHECK(PQnparams(description) == 1);
+    CHECK(PQnfields(description) == 2);
+    PQclear(description);
+    CHECK_OK(other.exec("COMMIT"));
+  }
+
   TEST_CASE("Close of a portal without Sync between transactions, then a Query") {
     for_each_pool_mode([&](Target& t) {
       PgConn conn = t.connect_or_throw();
