@@ -13,11 +13,7 @@ void Fanout::keep_servers(std::vector<LegEngine::Target> targets, bool in_transa
   held_ = true;
   in_transaction_ = in_transaction;
   hand_back_ = std::move(hand_back);
-  for (size_t i = 0; i < engine_targets_.size() && i < targets.size(); ++i) {
-    engine_targets_[i].index = targets[i].index;
-    engine_targets_[i].lent = targets[i].lent;
-    engine_targets_[i].begin = std::move(targets[i].begin);
-  }
+  LegEngine::adopt_session_legs(engine_targets_, std::move(targets));
 }
 
 // Every held server goes back to the session, reading again, with the ReadyForQuery messages it

@@ -225,6 +225,14 @@ Status LegEngine::error_of(std::string_view body) {
                 : Status::server("08P01", "a malformed ErrorResponse");
 }
 
+void LegEngine::adopt_session_legs(std::vector<Target>& targets, std::vector<Target> session_legs) {
+  for (size_t i = 0; i < targets.size() && i < session_legs.size(); ++i) {
+    targets[i].index = session_legs[i].index;
+    targets[i].lent = session_legs[i].lent;
+    targets[i].begin = std::move(session_legs[i].begin);
+  }
+}
+
 void LegEngine::on_backend_lost(pool::Backend& backend, const Status& why) {
   const size_t leg = leg_of(backend);
   if (leg == legs_.size()) return;

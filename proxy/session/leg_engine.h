@@ -174,6 +174,9 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
   // or 08P01 when the body is malformed.
   static Status error_of(std::string_view body);
+  // A runner on the session's servers (keep_servers): `session_legs[i]`, the session's leg for
+  // engine target i, gives that target its shard index, its lent server and what starts it.
+  static void adopt_session_legs(std::vector<Target>& targets, std::vector<Target> session_legs);
 
  private:
   struct Leg {

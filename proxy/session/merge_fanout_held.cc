@@ -17,11 +17,7 @@ void MergeFanout::keep_servers(std::vector<LegEngine::Target> targets, bool in_t
   held_ = true;
   in_transaction_ = in_transaction;
   hand_back_ = std::move(hand_back);
-  for (size_t i = 0; i < engine_targets_.size() && i < targets.size(); ++i) {
-    engine_targets_[i].index = targets[i].index;
-    engine_targets_[i].lent = targets[i].lent;
-    engine_targets_[i].begin = std::move(targets[i].begin);
-  }
+  LegEngine::adopt_session_legs(engine_targets_, std::move(targets));
 }
 
 // The leg's server arrived (or was lent): the session's settings when it lacks them, the
