@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "wire/messages.h"
+#include "wire/row_description.h"
 
 namespace sw::admin {
 
@@ -30,9 +31,9 @@ std::string ResultTable::encode() const {
       return error("XX000", "internal error: a row of the result has " + std::to_string(row.size()) +
                                 " values for " + std::to_string(columns_.size()) + " columns");
   }
-  std::vector<wire::ColumnDescription> description;
+  std::vector<wire::RowField> description;
   for (const auto& column : columns_)
-    description.push_back({column.name, static_cast<uint32_t>(column.type)});
+    description.push_back(wire::computed_column(column.name, static_cast<uint32_t>(column.type)));
   wire::encode_row_description(out, description);
   for (const auto& row : rows_) wire::encode_data_row(out, row);
   wire::encode_command_complete(out, tag_ == "SELECT" ? "SELECT " + std::to_string(rows_.size()) : tag_);

@@ -357,16 +357,6 @@ void encode_command_complete(std::string& out, std::string_view tag) {
   MessageWriter(out).begin('C').cstr(tag).end();
 }
 
-void encode_row_description(std::string& out, const std::vector<ColumnDescription>& columns) {
-  MessageWriter w(out);
-  w.begin('T').int16(static_cast<uint16_t>(columns.size()));
-  for (const auto& column : columns) {
-    w.cstr(column.name).int32(0).int16(0).int32(column.type_oid).int16(static_cast<uint16_t>(-1));
-    w.int32(static_cast<uint32_t>(-1)).int16(0);
-  }
-  w.end();
-}
-
 Result<std::vector<std::optional<std::string_view>>> decode_data_row(std::string_view body) {
   ByteReader r(body);
   uint16_t columns = 0;

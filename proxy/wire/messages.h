@@ -142,12 +142,6 @@ Result<CopyResponse> decode_copy_response(std::string_view body);
 Result<std::string_view> decode_command_complete(std::string_view body);
 void encode_command_complete(std::string& out, std::string_view tag);
 
-// 'T' for a result in text format: column names and type OIDs (no table, typmod -1).
-struct ColumnDescription {
-  std::string_view name;
-  uint32_t type_oid;
-};
-void encode_row_description(std::string& out, const std::vector<ColumnDescription>& columns);
 // 'D': one value per column (as sent: text or binary); nullopt is NULL. The column count must
 // match the values present.
 Result<std::vector<std::optional<std::string_view>>> decode_data_row(std::string_view body);

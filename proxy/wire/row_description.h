@@ -22,6 +22,15 @@ struct RowField {
   int16_t format = 0;          // 0 text, 1 binary
 };
 
+// A column the proxy computes itself, in text format: no table, variable width, typmod -1.
+inline RowField computed_column(std::string_view name, uint32_t type_oid) {
+  RowField field;
+  field.name = name;
+  field.type_oid = type_oid;
+  field.type_size = -1;
+  return field;
+}
+
 // The body after the 5-byte header: the field count, then each field. Fails (08P01) on a missing
 // NUL, a field cut short or bytes after the last field.
 Result<std::vector<RowField>> decode_row_description(std::string_view body);

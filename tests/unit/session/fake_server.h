@@ -27,6 +27,7 @@
 #include "pool/pool.h"
 #include "session/leg_engine.h"
 #include "wire/messages.h"
+#include "wire/row_description.h"
 
 namespace sw::test {
 
@@ -72,7 +73,7 @@ class FakeServer {
   }
   static std::string rows(const std::vector<std::string>& values) {
     std::string out;
-    wire::encode_row_description(out, {{"v", 25}});
+    wire::encode_row_description(out, {wire::computed_column("v", 25)});
     for (const std::string& value : values) wire::encode_data_row(out, {value});
     wire::encode_command_complete(out, "SELECT " + std::to_string(values.size()));
     wire::encode_ready_for_query(out, 'I');

@@ -12,6 +12,7 @@
 #include "common/bytes.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
+#include "wire/row_description.h"
 
 namespace sw::wire {
 namespace {
@@ -30,8 +31,8 @@ Status check(ServerMessageCheck& c, char type, const std::string& body) {
 }
 
 std::string row_description(const std::vector<std::string>& names) {
-  std::vector<ColumnDescription> columns;
-  for (const auto& n : names) columns.push_back({n, 25});
+  std::vector<RowField> columns;
+  for (const auto& n : names) columns.push_back(computed_column(n, 25));
   std::string out;
   encode_row_description(out, columns);
   return body_of(out);
