@@ -304,6 +304,7 @@ std::vector<BucketSet> split_for_streams(const BucketSet& buckets, int streams) 
   std::vector<std::vector<uint32_t>> lists(parts);
   for (size_t i = 0; i < buckets.list().size(); ++i) lists[i % parts].push_back(buckets.list()[i]);
   std::vector<BucketSet> out;
+  out.reserve(parts);
   for (const auto& list : lists) out.emplace_back(buckets.bucket_count(), list);
   return out;
 }

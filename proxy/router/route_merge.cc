@@ -86,6 +86,25 @@ merge::TextSource text_source(const parser::CollationSource& from, bool tables_o
   return merge::TextSource{from.explicit_name, from.columns, from.nested, from.opaque || !tables_only};
 }
 
+// The shards' columns' collation sources in their order: HAVING's hidden aggregates first, then
+// the outputs (an avg with its count column after it); none when `*` leaves the columns unknown.
+void add_column_sources(const parser::SelectShape& shape, bool aggregate, bool tables_only,
+                        merge::MergePlan& plan) {
+  bool star = false;
+  for (const parser::OutputItem& item :
+       aggregate ? shape.having_aggregates : std::vector<parser::OutputItem>{}) {
+    plan.column_sources.push_back(text_source(item.collation, tables_only));
+    if (item.aggregate == AggregateCall::Avg) plan.column_sources.push_back(plan.column_sources.back());
+  }
+  for (const parser::OutputItem& item : shape.outputs) {
+    star = star || item.star;
+    plan.column_sources.push_back(text_source(item.collation, tables_only));
+    if (aggregate && item.aggregate == AggregateCall::Avg)
+      plan.column_sources.push_back(plan.column_sources.back());  // its count
+  }
+  if (star) plan.column_sources.clear();
+}
+
 // Whether ORDER BY names exactly the GROUP BY keys (each once, any direction): then every shard
 // returns its groups in the merge's order and the merge can combine them one at a time.
 bool sorted_by_group_keys(const merge::MergePlan& plan, const std::vector<int>& group_by) {
@@ -267,20 +286,7 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (std::string why = limit_and_offset(shape, aggregate, limit_value, offset_value, *plan, rewrite);
       !why.empty())
     return refuse(why);
-  const bool tables_only = !facts_.scopes[0].non_table_from;
-  bool star = false;
-  for (const parser::OutputItem& item :
-       aggregate ? shape.having_aggregates : std::vector<parser::OutputItem>{}) {
-    plan->column_sources.push_back(text_source(item.collation, tables_only));
-    if (item.aggregate == AggregateCall::Avg) plan->column_sources.push_back(plan->column_sources.back());
-  }
-  for (const parser::OutputItem& item : shape.outputs) {
-    star = star || item.star;
-    plan->column_sources.push_back(text_source(item.collation, tables_only));
-    if (aggregate && item.aggregate == AggregateCall::Avg)
-      plan->column_sources.push_back(plan->column_sources.back());  // its count
-  }
-  if (star) plan->column_sources.clear();
+  add_column_sources(shape, aggregate, !facts_.scopes[0].non_table_from, *plan);
   if (Status filled = fill_statements(*plan, rewrite); !filled)
     return refuse("cannot be rewritten for the shards (" + filled.message + ")");
   route.reason =

@@ -299,6 +299,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);
   Status forward_query(const wire::Frame& frame);
+  void answer_refused_front(const FrontQuery& front);
   void lend_until_sync(const wire::Frame& flush);
   bool refuse_in_query(const parser::QueryFacts& facts);
   Status refusal_in_query(const parser::StatementFacts& statement);

@@ -281,21 +281,27 @@ void Session::lend_until_sync(const wire::Frame& flush) {
   txn_.leg.backend->connection().write(out);
 }
 
+// A Query refused before it reached the server: inside a transaction block it fails the block,
+// as on a server; otherwise the client gets the error and ReadyForQuery in order.
+void Session::answer_refused_front(const FrontQuery& front) {
+  if (txn_.control.status() == 'T' && !txn_.control.deferred()) {
+    inject_abort(front.refused, false);
+    return;
+  }
+  txn_.control.abort_if_deferred();
+  std::string bytes;
+  wire::encode_error(bytes, "ERROR", front.refused.sqlstate, front.refused.message, front.refused_detail);
+  wire::encode_ready_for_query(bytes, txn_.control.status());
+  answer_in_place(std::move(bytes));
+  maybe_release_backend();
+}
+
 Status Session::forward_query(const wire::Frame& frame) {
   auto sql = wire::decode_query(frame.body);
   if (!sql) return sql.status();
   const FrontQuery& front = front_query(frame, *sql);
   if (!front.refused.is_ok()) {
-    if (txn_.control.status() == 'T' && !txn_.control.deferred()) {
-      inject_abort(front.refused, false);  // it fails the transaction block, as on a server
-      return Status::ok();
-    }
-    txn_.control.abort_if_deferred();
-    std::string bytes;
-    wire::encode_error(bytes, "ERROR", front.refused.sqlstate, front.refused.message, front.refused_detail);
-    wire::encode_ready_for_query(bytes, txn_.control.status());
-    answer_in_place(std::move(bytes));
-    maybe_release_backend();
+    answer_refused_front(front);
     return Status::ok();
   }
   std::shared_ptr<const parser::QueryFacts> known = front.facts;

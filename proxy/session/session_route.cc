@@ -11,6 +11,22 @@
 namespace sw::session {
 namespace {
 
+// A COPY split or joined across shards must be its Query's only statement: the proxy splits
+// its rows by key (COPY FROM), or joins the shards' rows on the session's servers (COPY TO).
+void refuse_copy_with_others(const router::Route& route, bool on_session_servers, Placement& placement) {
+  if (placement.kind != Placement::Kind::FanOut) return;
+  if (route.copy_in) {
+    placement.kind = Placement::Kind::Refuse;
+    placement.error = Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
+                                                  " must be sent alone, not with other statements");
+  } else if (route.copy_out && on_session_servers) {
+    placement.kind = Placement::Kind::Refuse;
+    placement.error = Status::client("0A000", "COPY ... TO STDOUT of sharded table " + route.table +
+                                                  " inside a transaction block (or with pool.mode session) "
+                                                  "must be sent alone, not with other statements");
+  }
+}
+
 using parser::StatementKind;
 using router::RouteKind;
 
@@ -132,18 +148,7 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
   if (placement.kind == Placement::Kind::Run) return run_on(placement, shard);  // the route stays kept
   // Not forwarded as routed: the route leaves the front Query.
   router::Route route = take_front_route();
-  if (route.copy_in && only == nullptr && placement.kind == Placement::Kind::FanOut) {
-    placement.kind = Placement::Kind::Refuse;
-    placement.error = Status::client("0A000", "COPY FROM STDIN into sharded table " + route.table +
-                                                  " must be sent alone, not with other statements");
-  }
-  if (route.copy_out && only == nullptr && placement.kind == Placement::Kind::FanOut &&
-      reads_on_session_servers()) {
-    placement.kind = Placement::Kind::Refuse;
-    placement.error = Status::client("0A000", "COPY ... TO STDOUT of sharded table " + route.table +
-                                                  " inside a transaction block (or with pool.mode session) "
-                                                  "must be sent alone, not with other statements");
-  }
+  if (only == nullptr) refuse_copy_with_others(route, reads_on_session_servers(), placement);
   switch (placement.kind) {
     case Placement::Kind::Run: return run_on(placement, shard);
     case Placement::Kind::WaitForCutover: return wait_for_cutover(route);
