@@ -31,7 +31,7 @@
 #include "common/status.h"
 #include "pool/pool.h"
 #include "session/starting_reads.h"
-#include "session/two_phase_legs.h"
+#include "session/two_phase.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
