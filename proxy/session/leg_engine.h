@@ -212,8 +212,4 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // expired: destroyed inside a callback
 };
 
-// The leg engine's former name, still used by Session's declarations and SplitInsert; new code
-// names LegEngine.
-using EveryShardTransaction = LegEngine;
-
 }  // namespace sw::session
