@@ -26,3 +26,12 @@ refused 0A000: SELECT id, row_number() OVER (ORDER BY tenant_id, id) FROM sf_mer
 refused 0A000: SELECT id, sum(n) OVER (PARTITION BY g) FROM sf_merged
 refused 0A000: SELECT id, sum(n) OVER w, rank() OVER (ORDER BY id) FROM sf_merged WINDOW w AS (PARTITION BY tenant_id)
 refused 0A000: SELECT g, count(*), rank() OVER (ORDER BY count(*)) FROM sf_merged GROUP BY g
+-- x IN (SELECT y ...) on the key in the WHERE's AND chain: co-located like a join on the key
+-- (NOT IN, under OR, or a subquery with LIMIT stay refused: tests/routing/queries.route).
+statement: CREATE TABLE sf_merged_tags (tenant_id bigint NOT NULL, tag text COLLATE "C" NOT NULL, PRIMARY KEY (tenant_id, tag))
+statement: INSERT INTO sf_merged_tags (tenant_id, tag) VALUES (1, 'gold'), (2, 'gold'), (2, 'new'), (3, 'new'), (5, 'gold'), (8, 'new'), (9, 'gold'), (9, 'new'), (11, 'gold'), (13, 'gold')
+query: SELECT count(*), sum(n) FROM sf_merged WHERE tenant_id IN (SELECT tenant_id FROM sf_merged_tags WHERE tag = 'gold')
+query: SELECT m.tenant_id, m.id FROM sf_merged m WHERE m.g = 1 AND m.tenant_id IN (SELECT t.tenant_id FROM sf_merged_tags t WHERE t.tag <> 'x') ORDER BY 1, 2
+query: SELECT id, s FROM sf_merged WHERE tenant_id = 9 AND tenant_id IN (SELECT tenant_id FROM sf_merged_tags) ORDER BY id
+query params(2): SELECT g, count(*) FROM sf_merged WHERE tenant_id = ANY (SELECT tenant_id FROM sf_merged_tags WHERE length(tag) > $1 + 1) GROUP BY g ORDER BY g
+query: SELECT tag, count(*) FROM sf_merged_tags WHERE tenant_id IN (SELECT tenant_id FROM sf_merged WHERE n > 9) GROUP BY tag ORDER BY tag
