@@ -293,9 +293,13 @@ struct SelectShape {
   std::vector<OutputItem> having_aggregates;
   int having_begin = -1;
   int having_end = -1;
-  // Set when the block uses something a merge cannot compute, saying what: "window
-  // functions", "HAVING", "GROUPING SETS", "FETCH FIRST ... WITH TIES", "DISTINCT ON", ...
+  // Set when the block uses something a merge cannot compute, saying what: "HAVING", "GROUPING SETS", "FETCH
+  // FIRST ... WITH TIES", "DISTINCT ON", ...
   std::string unmergeable;
+  // Window functions (or a WINDOW clause) in the block, and the columns (a reference's last name)
+  // in the PARTITION BY of every one of its windows (empty when some window has none).
+  bool windows = false;
+  std::vector<std::string> window_partition_columns;
 };
 
 // One option of a COPY statement, as written (old and new syntax alike: `CSV HEADER` is format

@@ -73,6 +73,8 @@ class FactsBuilder {
   // `restriction` null: found inside some other expression (restricts nothing).
   void predicate(JsonRef a_expr, int scope, const Restriction* restriction);
   void function_call(JsonRef body, int scope);
+  // `x IN (SELECT y ...)` in a WHERE's AND chain: walks it, and ties x = y (facts_query.cc).
+  void in_subquery(JsonRef sublink, int scope);
 
   // facts_shape.cc — the statement's own SELECT for scatter plans.
   void select_shape(JsonRef body);

@@ -225,9 +225,34 @@ void FactsBuilder::condition(JsonRef node, int scope, const Restriction& restric
   } else if (type == "A_Expr") {
     predicate(body, scope, &restriction);
     expression(body, scope);
+  } else if (type == "SubLink" && restriction.all) {
+    in_subquery(body, scope);
   } else {
     expression(node, scope);
   }
+}
+
+// `x IN (SELECT y FROM ...)` / `x = ANY (SELECT y ...)` in a WHERE's AND chain: a row counts only
+// when a row of the subquery has its value, and only those rows of the subquery count, so x = y
+// ties their tables like a join. Not when the subquery limits or windows its rows (which rows
+// are kept would depend on rows of other values) or is a set operation.
+void FactsBuilder::in_subquery(JsonRef sublink, int scope) {
+  expression(sublink["testexpr"], scope);
+  const int inner = statement(sublink["subselect"], scope);
+  if (!sublink["subLinkType"].equals("ANY_SUBLINK") || inner < 0) return;
+  JsonRef oper = sublink["operName"];
+  if (oper && (oper.size() != 1 || !(*oper.begin()).body()["sval"].equals("="))) return;
+  JsonRef select = sublink["subselect"].body();
+  JsonRef targets = select["targetList"];
+  if (sublink["subselect"].node_type() != "SelectStmt" || targets.size() != 1) return;
+  const uint32_t features = out_.scopes[static_cast<size_t>(inner)].features;
+  if ((features & (feature::kLimit | feature::kWindow | feature::kSetOp)) != 0) return;
+  ColumnRef left, right;
+  if (!column(sublink["testexpr"], scope, left) || !column((*targets.begin()).body()["val"], inner, right))
+    return;
+  // Written in both blocks: each side's restriction carries into the other (an AND chain).
+  out_.equalities.push_back(ColumnEquality{left, right});
+  out_.equalities.push_back(ColumnEquality{std::move(right), std::move(left)});
 }
 
 // Generic walk of an expression (or any part of a tree): finds subqueries, aggregates, window

@@ -3,6 +3,7 @@
 // resolves them (a position, then an output column name, then an expression equal to an
 // output column's); GROUP BY items the other way round (expressions first: GROUP BY names
 // are input columns before output names).
+#include <algorithm>
 #include <cctype>
 
 #include "parser/facts_builder.h"
@@ -72,7 +73,8 @@ size_t call_end(std::string_view sql, size_t at) {
       if (i == std::string_view::npos) return 0;
       ++i;
     } else if (c == '$') {
-      return 0;  // dollar quotes and parameters inside aggregate calls: not spliced
+      // A parameter ($1) is spliced as written; a dollar quote is not located.
+      if (i + 1 >= sql.size() || !std::isdigit(static_cast<unsigned char>(sql[i + 1]))) return 0;
     } else if (c == '(') {
       ++depth;
     } else if (c == ')') {
@@ -83,12 +85,27 @@ size_t call_end(std::string_view sql, size_t at) {
   return 0;
 }
 
+// The offset just past "FILTER (WHERE ...)" when it follows the call ending at `end`; 0 when it
+// does not or cannot be located.
+size_t filter_end(std::string_view sql, size_t end) {
+  size_t at = end;
+  while (at < sql.size() && std::isspace(static_cast<unsigned char>(sql[at]))) ++at;
+  constexpr std::string_view kFilter = "filter";
+  if (sql.size() - at < kFilter.size()) return 0;
+  for (size_t i = 0; i < kFilter.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(sql[at + i])) != kFilter[i]) return 0;
+  }
+  at += kFilter.size();
+  while (at < sql.size() && std::isspace(static_cast<unsigned char>(sql[at]))) ++at;
+  return at < sql.size() && sql[at] == '(' ? call_end(sql, at) : 0;
+}
+
 AggregateCall aggregate_of(JsonRef call) {
   std::string name;
   for (JsonRef part : call["funcname"]) name = part.body()["sval"].string();
   const bool star = call["agg_star"].boolean();
   // FILTER keeps an aggregate mergeable: each shard aggregates its filtered rows, and the partial
-  // results combine as the unfiltered ones do (avg's split into sum and count would lose it).
+  // results combine as the unfiltered ones do (avg's sum and count each get the FILTER).
   const bool filter = static_cast<bool>(call["agg_filter"]);
   const bool clause =
       call["agg_distinct"].boolean() || call["agg_order"] || call["agg_within_group"].boolean();
@@ -100,7 +117,7 @@ AggregateCall aggregate_of(JsonRef call) {
   if (name == "sum") return AggregateCall::Sum;
   if (name == "min") return AggregateCall::Min;
   if (name == "max") return AggregateCall::Max;
-  if (name == "avg") return filter ? AggregateCall::Unmergeable : AggregateCall::Avg;
+  if (name == "avg") return AggregateCall::Avg;
   if (name == "bool_and" || name == "every") return AggregateCall::BoolAnd;
   if (name == "bool_or") return AggregateCall::BoolOr;
   return AggregateCall::Unmergeable;
@@ -122,6 +139,56 @@ bool contains_window(JsonRef node) {
     if (object.node_type() == "FuncCall" && object.body()["over"]) found = true;
   });
   return found;
+}
+
+// The PARTITION BY list of a window definition (a WindowDef's body), following its reference to a
+// named window of the WINDOW clause (`OVER w`, `OVER (w ORDER BY ...)`, `WINDOW v AS (w ...)`);
+// Missing when it has none.
+JsonRef window_partition(JsonRef def, JsonRef windows, bool over) {
+  for (int hops = 0; hops < kMaxShapeDepth && def; ++hops) {
+    if (JsonRef partition = def["partitionClause"]) return partition;
+    std::string target = def["refname"].string();
+    if (target.empty() && over) target = def["name"].string();
+    if (target.empty()) return {};
+    JsonRef found;
+    for (JsonRef named : windows) {
+      if (named.body()["name"].string() == target) found = named.body();
+    }
+    def = found;
+    over = false;
+  }
+  return {};
+}
+
+// The columns (a reference's last name) every window of the block partitions by: the
+// intersection of their PARTITION BY lists (docs/architecture.md §6.3: windows partitioned by
+// the key run on each shard as they are).
+std::vector<std::string> window_partition_columns(JsonRef body) {
+  std::vector<JsonRef> partitions;
+  JsonRef windows = body["windowClause"];
+  for (JsonRef named : windows) partitions.push_back(window_partition(named.body(), windows, false));
+  for_each_object(body["targetList"], [&](JsonRef object) {
+    if (object.node_type() == "FuncCall" && object.body()["over"])
+      partitions.push_back(window_partition(object.body()["over"], windows, true));
+  });
+  std::vector<std::string> common;
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    std::vector<std::string> names;
+    for (JsonRef item : partitions[i]) {
+      if (item.node_type() != "ColumnRef") continue;
+      std::string last;
+      for (JsonRef field : item.body()["fields"]) last = field.body()["sval"].string();
+      if (!last.empty()) names.push_back(std::move(last));
+    }
+    if (i == 0) {
+      common = std::move(names);
+      continue;
+    }
+    std::erase_if(common, [&](const std::string& name) {
+      return std::find(names.begin(), names.end(), name) == names.end();
+    });
+  }
+  return common;
 }
 
 // ColumnRef with one field: its name; "" otherwise.
@@ -190,7 +257,9 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
     if (!body["over"]) item.aggregate = aggregate_of(body);
     if (item.aggregate != AggregateCall::None) {
       const auto begin = static_cast<size_t>(body["location"].integer(-1));
-      const size_t end = begin < sql_.size() ? call_end(sql_, begin) : 0;
+      size_t end = begin < sql_.size() ? call_end(sql_, begin) : 0;
+      // avg's FILTER goes with the call: the shards' sum and count each get it.
+      if (end > 0 && item.aggregate == AggregateCall::Avg && body["agg_filter"]) end = filter_end(sql_, end);
       item.call_begin.location = static_cast<int>(begin);
       if (end > 0) {
         item.call_end.location = static_cast<int>(end);
@@ -273,7 +342,10 @@ void FactsBuilder::select_shape(JsonRef body) {
     if (shape.unmergeable.empty()) shape.unmergeable = what;
   };
   for (JsonRef target : body["targetList"]) shape.outputs.push_back(output_item(target.body()));
-  if (body["windowClause"] || contains_window(body["targetList"])) refuse("window functions");
+  if (body["windowClause"] || contains_window(body["targetList"])) {
+    shape.windows = true;
+    shape.window_partition_columns = window_partition_columns(body);
+  }
   if (JsonRef having = body["havingClause"]) {
     having_shape(having);
     if (shape.having.empty()) {

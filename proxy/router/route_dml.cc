@@ -8,7 +8,7 @@
 //  * restrictions carried over `key = key` equalities, in the direction the facts allow (both
 //    ways for WHERE and inner joins, preserved -> nullable side for LEFT/RIGHT JOIN, outer ->
 //    inner for a correlated subquery; never into an outer query, where the subquery may be
-//    under OR or NOT);
+//    under OR or NOT; an `x IN (SELECT y ...)` of a WHERE's AND chain is written in both blocks);
 //  * its co-location group: references joined by key equalities (any direction, as long as one
 //    side belongs to the block the equality is written in), whose rows that meet share a key.
 // Then:

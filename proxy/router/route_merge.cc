@@ -149,7 +149,7 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-             "avg, bool_and and bool_or can, and all but avg with FILTER); " +
+             "avg, bool_and and bool_or can, also with FILTER); " +
              instead_of_aggregate(item) + " instead, or";
     plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
     source += item.aggregate == AggregateCall::Avg ? 2 : 1;
@@ -237,9 +237,25 @@ Route DmlRouter::merged_scatter(Route route, int first) {
     const std::string hint =
         shape.unmergeable == "HAVING"
             ? "; HAVING may compare aggregates or group keys with constants or parameters"
-        : shape.unmergeable == "window functions" ? "; window functions run on one shard"
-                                                  : "";
+            : "";
     return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards" + hint);
+  }
+  // A window partitioned by the key sees only rows of one key value, all on one shard: each shard's
+  // window results are final, and its rows merge like plain rows.
+  const auto& partitions = shape.window_partition_columns;
+  if (shape.windows) {
+    if (std::find(partitions.begin(), partitions.end(), r.key) == partitions.end())
+      return refuse("uses window functions not partitioned by the key " + r.key +
+                    ", which shardwire cannot merge across shards; write PARTITION BY " + r.key +
+                    " in each window");
+    if (aggregate)
+      return refuse(
+          "uses window functions over aggregates grouped without the key, which shardwire cannot "
+          "merge across shards; GROUP BY the key too");
+    if (facts_.tables.size() != 1)
+      return refuse(
+          "uses window functions reading several tables, which shardwire merges only for one sharded "
+          "table; read one table");
   }
 
   auto plan = std::make_shared<merge::MergePlan>();

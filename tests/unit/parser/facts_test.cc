@@ -138,7 +138,17 @@ TEST_CASE("subqueries, correlation, CTEs and set operations open scopes") {
         "table 0 a role=read scope=0\n"
         "table 1 b role=read scope=1\n"
         "table 2 c role=read scope=2\n"
-        "equality t1.k = t0.k\n");
+        "equality t1.k = t0.k\n"
+        // IN (SELECT ...) in the AND chain: written in both blocks.
+        "equality t0.id = id@2\n"
+        "equality id@2 = t0.id\n");
+  // Not under OR or NOT, nor with a LIMIT in the subquery.
+  CHECK(facts("SELECT * FROM a WHERE a.x = 1 OR a.id IN (SELECT id FROM c)").equalities.empty());
+  CHECK(facts("SELECT * FROM a WHERE NOT a.id IN (SELECT id FROM c)").equalities.empty());
+  CHECK(facts("SELECT * FROM a WHERE a.id IN (SELECT id FROM c LIMIT 2)").equalities.empty());
+  CHECK(facts("SELECT * FROM a WHERE a.id <> ALL (SELECT id FROM c)").equalities.empty());
+  CHECK(facts("SELECT * FROM a WHERE a.id IN (SELECT id + 1 FROM c)").equalities.empty());
+  CHECK(facts("SELECT * FROM a WHERE a.id = ANY (SELECT id FROM c)").equalities.size() == 2);
   // A CTE reference is not a table; inside a non-recursive CTE its own name is the table.
   auto cte = facts(
       "WITH orders AS (SELECT * FROM orders WHERE k = 1) SELECT * FROM orders o "
