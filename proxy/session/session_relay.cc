@@ -211,16 +211,14 @@ void Session::expect(Owed owed, bool relay, uint64_t statement, bool relay_error
   e.relay = relay;
   e.relay_errors = relay_errors;
   e.statement = statement;
-  std::string now;
-  txn_.leg.tracker.expect(std::move(e), &now);
+  txn_.leg.tracker.expect(std::move(e), nullptr);
 }
 
 void Session::answer_in_place(std::string bytes) {
   Expectation e;
   e.owed = Owed::Synthetic;
-  e.bytes = std::move(bytes);
   std::string now;
-  txn_.leg.tracker.expect(std::move(e), &now);
+  txn_.leg.tracker.expect(std::move(e), bytes, &now);
   to_client(now);
 }
 
@@ -344,7 +342,8 @@ Status Session::forward_query(const wire::Frame& frame) {
   if (known && known->statements.size() == 1 && answer_sql_deallocate(known->statements.front(), frame.size))
     return Status::ok();
   std::string restore = known ? profile_.settings.restore_startup(known->statements) : std::string();
-  if (request_.queries.empty()) request_.rewritten_queries.clear();  // none in progress
+  if (request_.queries.empty() && !request_.rewritten_queries.empty())
+    request_.rewritten_queries.clear();  // none in progress
   const bool rewritten = known && !front.expanded_pieces.empty();
   request_.queries.push_back(known && (rewritten || changes_tracked_state(*known)) ? known : nullptr);
   expect(Owed::Query);
