@@ -3,6 +3,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "net/loop.h"
+#include "session/request_transitions.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -39,6 +40,13 @@ void Session::on_readable(net::Connection&) {
     case Phase::AwaitingServerParameters:
     case Phase::Closed: break;
   }
+}
+
+void Session::set_request_state(RequestState state) {
+  if (!request_transition_allowed(request_.state, state))
+    LOG_WARN("client=c%llu request state %s -> %s is not in the transition table (a shardwire defect)",
+             (unsigned long long)id(), request_state_name(request_.state), request_state_name(state));
+  request_.state = state;
 }
 
 void Session::on_closed(net::Connection&, const Status& why) {

@@ -238,7 +238,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   enum class Next { Forward, Continue, Stop };
   Next start_without_server(const wire::Frame& frame);
   bool answer_without_server(const wire::Frame& frame);
-  void set_request_state(RequestState state) { request_.state = state; }
+  // Checked against the transition table (request_transitions.h): a change it lacks is logged.
+  void set_request_state(RequestState state);
   // Leg (session_leg.cc): the transaction's server.
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
