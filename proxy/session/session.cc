@@ -3,7 +3,6 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "net/loop.h"
-#include "session/request_transitions.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -42,11 +41,9 @@ void Session::on_readable(net::Connection&) {
   }
 }
 
-void Session::set_request_state(RequestState state) {
-  if (!request_transition_allowed(request_.state, state))
-    LOG_WARN("client=c%llu request state %s -> %s is not in the transition table (a shardwire defect)",
-             (unsigned long long)id(), request_state_name(request_.state), request_state_name(state));
-  request_.state = state;
+void Session::report_unexpected_transition(RequestState to) const {
+  LOG_WARN("client=c%llu request state %s -> %s is not in the transition table (a shardwire defect)",
+           (unsigned long long)id(), request_state_name(request_.state), request_state_name(to));
 }
 
 void Session::on_closed(net::Connection&, const Status& why) {

@@ -24,6 +24,7 @@
 #include "session/pinning.h"
 #include "session/prepared_statements.h"
 #include "session/request.h"
+#include "session/request_transitions.h"
 #include "session/routing.h"
 #include "session/session_state.h"
 #include "session/sql_prepared.h"
@@ -239,7 +240,11 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Next start_without_server(const wire::Frame& frame);
   bool answer_without_server(const wire::Frame& frame);
   // Checked against the transition table (request_transitions.h): a change it lacks is logged.
-  void set_request_state(RequestState state);
+  void set_request_state(RequestState state) {
+    if (!request_transition_allowed(request_.state, state)) report_unexpected_transition(state);
+    request_.state = state;
+  }
+  void report_unexpected_transition(RequestState to) const;
   // Leg (session_leg.cc): the transaction's server.
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
