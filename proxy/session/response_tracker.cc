@@ -1,5 +1,7 @@
 #include "session/response_tracker.h"
 
+#include "wire/messages.h"
+
 namespace sw::session {
 namespace {
 
@@ -9,29 +11,46 @@ bool owes_ready(Owed owed) { return owed == Owed::Sync || owed == Owed::Query; }
 
 }  // namespace
 
-void ExpectationQueue::push_back(Expectation&& expectation) {
+void ExpectationQueue::push_back(Expectation&& expectation, std::string_view text) {
   if (size_ == slots_.size()) {
-    std::vector<Expectation> larger(slots_.empty() ? 8 : slots_.size() * 2);
-    for (size_t i = 0; i < size_; ++i) larger[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
+    const size_t capacity = slots_.empty() ? 8 : slots_.size() * 2;
+    std::vector<Expectation> larger(capacity);
+    std::vector<std::string> larger_texts(capacity);
+    for (size_t i = 0; i < size_; ++i) {
+      const size_t from = (head_ + i) & (slots_.size() - 1);
+      larger[i] = std::move(slots_[from]);
+      larger_texts[i] = std::move(texts_[from]);
+    }
     slots_ = std::move(larger);
+    texts_ = std::move(larger_texts);
     head_ = 0;
   }
-  slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(expectation);
+  const size_t tail = (head_ + size_) & (slots_.size() - 1);
+  slots_[tail] = std::move(expectation);
+  if (!text.empty() || !texts_[tail].empty()) texts_[tail].assign(text);  // most have none
   ++size_;
 }
 
-void ResponseTracker::expect(Expectation expectation, std::string* emit_now) {
+void ResponseTracker::expect(Expectation&& expectation, std::string_view text, std::string* emit_now) {
   if (skipping_ && expectation.owed != Owed::Sync) {
-    note_if_parse(expectation);
+    std::string dropped(text);
+    note_if_parse(expectation, dropped);
     return;
   }
   skipping_ = false;
   if (expectation.owed == Owed::Synthetic && queue_.empty()) {
-    emit_now->append(expectation.bytes);
+    emit_synthetic(expectation, text, emit_now);
     return;
   }
   if (owes_ready(expectation.owed)) ++ready_owed_;
-  queue_.push_back(std::move(expectation));
+  queue_.push_back(std::move(expectation), text);
+}
+
+void ResponseTracker::emit_synthetic(const Expectation& e, std::string_view text, std::string* emit) {
+  if (e.parse_complete)
+    wire::encode_parse_complete(*emit);
+  else
+    emit->append(text);
 }
 
 void ResponseTracker::reset() {
@@ -43,10 +62,11 @@ void ResponseTracker::reset() {
 }
 
 // A Parse (or the proxy's ParseComplete for one) the server will not run: what it was to define.
-void ResponseTracker::note_if_parse(Expectation& dropped) {
+void ResponseTracker::note_if_parse(const Expectation& dropped, std::string& text) {
   const bool parse = dropped.owed == Owed::Parse && dropped.statement != 0;
-  if (!parse && dropped.client_name.empty()) return;
-  failed_parses_.push_back({dropped.statement, parse, std::move(dropped.client_name)});
+  const bool named = text_is_client_name(dropped) && !text.empty();
+  if (!parse && !named) return;
+  failed_parses_.push_back({dropped.statement, parse, named ? std::move(text) : std::string()});
 }
 
 ResponseTracker::Outcome ResponseTracker::complete_head() {
@@ -63,7 +83,7 @@ ResponseTracker::Outcome ResponseTracker::complete_head() {
 // do we: whatever was owed for those messages will never come.
 void ResponseTracker::skip_to_sync() {
   while (!queue_.empty() && queue_.front().owed != Owed::Sync) {
-    note_if_parse(queue_.front());
+    note_if_parse(queue_.front(), queue_.front_text());
     queue_.pop_front();
   }
   skipping_ = queue_.empty();
@@ -71,7 +91,7 @@ void ResponseTracker::skip_to_sync() {
 
 void ResponseTracker::emit_due_synthetics(std::string* emit) {
   while (!queue_.empty() && queue_.front().owed == Owed::Synthetic) {
-    emit->append(queue_.front().bytes);
+    emit_synthetic(queue_.front(), queue_.front_text(), emit);
     queue_.pop_front();
   }
 }
@@ -96,7 +116,7 @@ ResponseTracker::Outcome ResponseTracker::on_server_message(char type, std::stri
       outcome.verdict = relay ? Verdict::Relay : Verdict::Swallow;
       return outcome;
     }
-    if (head.owed == Owed::Parse) note_if_parse(head);
+    if (head.owed == Owed::Parse) note_if_parse(head, queue_.front_text());
     outcome.completed = true;
     outcome.finished = std::move(head);
     queue_.pop_front();

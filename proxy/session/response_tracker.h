@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parser/analyze.h"
@@ -27,20 +28,26 @@ enum class Owed : uint8_t {
   Synthetic,          // bytes the proxy sends itself when their turn comes
 };
 
+// Small on purpose: every forwarded message queues one and every answer completes one. The text
+// that goes with a few of them (a Synthetic's bytes, a Parse's client name) is kept beside the
+// queue, in a slot that keeps its capacity (ExpectationQueue), never in this struct.
 struct Expectation {
   Owed owed = Owed::Sync;
   bool relay = true;         // relay the server's answer to the client
   bool relay_errors = true;  // relay an ErrorResponse even when relay is false
+  // Synthetic: a ParseComplete the proxy answers for a client's Parse (its text is then the
+  // client's name, not the bytes to send).
+  bool parse_complete = false;
   // Parse: the statement being prepared (forgotten if it fails); Bind, Describe: the shared
   // statement named (retired if the server's plan of it is stale).
   uint64_t statement = 0;
-  std::string bytes;  // Synthetic: what to send
-  // A Parse the client named (or the ParseComplete the proxy answers for one): the client's name,
-  // which it does not define when the Parse fails or the server skips it after an error.
-  std::string client_name;
   // Execute of a statement that changes session settings: they count once it completes.
   std::shared_ptr<const parser::QueryFacts> settings;
 };
+
+// What an expectation's text is: a Parse's (or answered Parse's) client name, which it does not
+// define when the Parse fails or the server skips it after an error; else a Synthetic's bytes.
+inline bool text_is_client_name(const Expectation& e) { return e.owed == Owed::Parse || e.parse_complete; }
 
 // A Parse that failed or was skipped after an error: the server statement it was to prepare
 // there (`on_server`: a Parse the server was sent), the client's name it was to define.
@@ -52,11 +59,13 @@ struct FailedParse {
 
 // The expectations in order: a ring of reused slots, so a steady stream of requests allocates
 // nothing (a std::deque allocates a block each time its front crosses one); it doubles when full.
+// Each slot has its text beside it (empty for most), assigned in place: a string keeps its capacity.
 class ExpectationQueue {
  public:
   bool empty() const { return size_ == 0; }
   Expectation& front() { return slots_[head_]; }
-  void push_back(Expectation&& expectation);
+  std::string& front_text() { return texts_[head_]; }
+  void push_back(Expectation&& expectation, std::string_view text);
   void pop_front() {
     head_ = (head_ + 1) & (slots_.size() - 1);
     --size_;
@@ -68,6 +77,7 @@ class ExpectationQueue {
 
  private:
   std::vector<Expectation> slots_;  // a power of two in size, or empty
+  std::vector<std::string> texts_;  // as many as slots_
   size_t head_ = 0;
   size_t size_ = 0;
 };
@@ -82,10 +92,14 @@ class ResponseTracker {
     Expectation finished;    // that expectation, when completed
   };
 
-  // Appends an expectation. Synthetic bytes with nothing owed before them are returned in
-  // `emit_now` instead of being queued. After an error whose batch's Sync is not expected yet,
-  // everything but that Sync is dropped (the server skips it; a Parse counts as failed).
-  void expect(Expectation expectation, std::string* emit_now);
+  // Appends an expectation with its text (text_is_client_name; a Synthetic's bytes). A Synthetic
+  // with nothing owed before it is returned in `emit_now` instead of being queued (`emit_now` may
+  // be null for anything else). After an error whose batch's Sync is not expected yet, everything
+  // but that Sync is dropped (the server skips it; a Parse counts as failed).
+  void expect(Expectation&& expectation, std::string_view text, std::string* emit_now);
+  void expect(Expectation&& expectation, std::string* emit_now) {
+    expect(std::move(expectation), std::string_view(), emit_now);
+  }
 
   // Classifies one server message. Synthetic expectations that become due afterwards are
   // appended to `emit`. Asynchronous messages ('N', 'A', 'S') never consume an expectation.
@@ -103,7 +117,8 @@ class ResponseTracker {
   Outcome complete_head();
   void skip_to_sync();
   void emit_due_synthetics(std::string* emit);
-  void note_if_parse(Expectation& dropped);
+  void emit_synthetic(const Expectation& e, std::string_view text, std::string* emit);
+  void note_if_parse(const Expectation& dropped, std::string& text);
 
   ExpectationQueue queue_;
   // An error came before the Sync of its batch was forwarded: the server ignores every message

@@ -41,6 +41,11 @@ void Session::on_readable(net::Connection&) {
   }
 }
 
+void Session::report_unexpected_transition(RequestState to) const {
+  LOG_WARN("client=c%llu request state %s -> %s is not in the transition table (a shardwire defect)",
+           (unsigned long long)id(), request_state_name(request_.state), request_state_name(to));
+}
+
 void Session::on_closed(net::Connection&, const Status& why) {
   LOG_DEBUG("client=c%llu disconnected: %s", (unsigned long long)id(), why.message.c_str());
   close("client disconnected");
@@ -48,7 +53,7 @@ void Session::on_closed(net::Connection&, const Status& why) {
 
 void Session::on_drained(net::Connection&) {
   // The client caught up with what its server sent: let the server talk again.
-  if (txn_.merge) txn_.merge->on_client_drained();
+  if (MergeFanout* merge = txn_.runner.get<MergeFanout>()) merge->on_client_drained();
   if (txn_.leg.attached()) {
     txn_.leg.backend->connection().resume_reading();
     read_server_messages();
@@ -63,23 +68,23 @@ void Session::on_backend_drained(pool::Backend&) {
 }
 
 void Session::cancel_running_query() {
-  if (txn_.merge) {
+  if (MergeFanout* merge = txn_.runner.get<MergeFanout>()) {
     LOG_INFO("client=c%llu cancel request forwarded to every shard of a merged read",
              (unsigned long long)id());
-    txn_.merge->cancel();
+    merge->cancel();
     return;
   }
-  if (txn_.fanout) {
+  if (Fanout* fanout = txn_.runner.get<Fanout>()) {
     LOG_INFO("client=c%llu cancel request forwarded to every shard of a fan-out", (unsigned long long)id());
-    txn_.fanout->cancel();
+    fanout->cancel();
     return;
   }
-  if (txn_.reference_write || txn_.split_insert || txn_.copy_in) {
+  if (!txn_.runner.empty()) {
     LOG_INFO("client=c%llu cancel request forwarded to every shard of a write on several shards",
              (unsigned long long)id());
-    if (txn_.reference_write) txn_.reference_write->cancel();
-    if (txn_.split_insert) txn_.split_insert->cancel();
-    if (txn_.copy_in) txn_.copy_in->cancel();
+    if (auto* write = txn_.runner.get<ReferenceWrite>()) write->cancel();
+    if (auto* insert = txn_.runner.get<SplitInsert>()) insert->cancel();
+    if (auto* copy = txn_.runner.get<CopyIn>()) copy->cancel();
     return;
   }
   if (txn_.two_phase) {

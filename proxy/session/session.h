@@ -24,6 +24,7 @@
 #include "session/pinning.h"
 #include "session/prepared_statements.h"
 #include "session/request.h"
+#include "session/request_transitions.h"
 #include "session/routing.h"
 #include "session/session_state.h"
 #include "session/sql_prepared.h"
@@ -232,12 +233,18 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   std::string_view client_input() const;
   void consume_client(size_t n);
   void read_client_messages();
+  bool runner_takes_client_input() const;
   // What read_client_messages does with the frame at the front of the input when no server is
   // attached: go on with it (a server is attached now), take the next one, or stop reading.
   enum class Next { Forward, Continue, Stop };
   Next start_without_server(const wire::Frame& frame);
   bool answer_without_server(const wire::Frame& frame);
-  void set_request_state(RequestState state) { request_.state = state; }
+  // Checked against the transition table (request_transitions.h): a change it lacks is logged.
+  void set_request_state(RequestState state) {
+    if (!request_transition_allowed(request_.state, state)) report_unexpected_transition(state);
+    request_.state = state;
+  }
+  void report_unexpected_transition(RequestState to) const;
   // Leg (session_leg.cc): the transaction's server.
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);

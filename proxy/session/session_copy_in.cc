@@ -68,17 +68,18 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
     });
   };
   callbacks.two_phase = two_phase_hooks();
-  txn_.copy_in = std::make_unique<CopyIn>(std::move(targets), std::move(setup), std::move(callbacks));
+  txn_.runner.emplace<CopyIn>(std::move(targets), std::move(setup), std::move(callbacks));
   set_request_state(RequestState::Running);
   consume_client(frame.size);
-  txn_.copy_in->start();
+  txn_.runner.get<CopyIn>()->start();
   return Start::Wait;
 }
 
 // The client's messages while a CopyIn runs: each one whole to it, as long as it accepts them.
 void Session::feed_copy_in() {
-  while (phase_ == Phase::Ready && txn_.copy_in && !txn_.copy_in->finished()) {
-    CopyIn& copy = *txn_.copy_in;
+  while (phase_ == Phase::Ready && txn_.runner.get<CopyIn>() != nullptr &&
+         !txn_.runner.get<CopyIn>()->finished()) {
+    CopyIn& copy = *txn_.runner.get<CopyIn>();
     if (!copy.accepts_client_input()) {
       copy.flush();
       client_->pause_reading();  // resumed by the CopyIn (streaming starts, a shard drained)
@@ -105,7 +106,7 @@ void Session::feed_copy_in() {
 }
 
 void Session::end_copy_in() {
-  txn_.copy_in.reset();
+  txn_.runner.reset<CopyIn>();
   if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
   if (phase_ == Phase::Ready) {
     client_->resume_reading();

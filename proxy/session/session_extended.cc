@@ -111,11 +111,10 @@ Status Session::forward_parse(const wire::Frame& frame) {
 void Session::expect_parse(std::string_view client_name, uint64_t statement, bool answered) {
   Expectation e;
   e.owed = answered ? Owed::Synthetic : Owed::Parse;
+  e.parse_complete = answered;
   e.statement = statement;
-  e.client_name.assign(client_name);
-  if (answered) wire::encode_parse_complete(e.bytes);
   std::string now;
-  txn_.leg.tracker.expect(std::move(e), &now);
+  txn_.leg.tracker.expect(std::move(e), client_name, &now);
   to_client(now);
 }
 

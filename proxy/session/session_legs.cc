@@ -265,8 +265,7 @@ void Session::send_unseen(Leg& leg, std::string_view messages, const std::vector
     e.owed = each;
     e.relay = false;
     e.relay_errors = false;
-    std::string now;
-    leg.tracker.expect(std::move(e), &now);
+    leg.tracker.expect(std::move(e), nullptr);
   }
   leg.backend->connection().write(messages);
 }

@@ -159,20 +159,19 @@ Session::Start Session::start_write_runner(size_t consumed, std::vector<LegEngin
     count_fanout(pools, label, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (!alive.lock()) return;
-      txn_.reference_write.reset();
+      txn_.runner.reset<ReferenceWrite>();
       if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
       if (phase_ == Phase::Ready) read_client_messages();
     });
   };
   callbacks.two_phase = two_phase_hooks();
   const bool reads_owned_rows = setup.reads_owned_rows;
-  txn_.reference_write =
-      std::make_unique<ReferenceWrite>(std::move(targets), std::move(setup), std::move(callbacks));
+  txn_.runner.emplace<ReferenceWrite>(std::move(targets), std::move(setup), std::move(callbacks));
   if (reads_owned_rows)
-    txn_.reference_write->watch_start(host_.starting_reads(), host_.directory()->version());
+    txn_.runner.get<ReferenceWrite>()->watch_start(host_.starting_reads(), host_.directory()->version());
   set_request_state(RequestState::Running);
   consume_client(consumed);
-  txn_.reference_write->start();
+  txn_.runner.get<ReferenceWrite>()->start();
   return Start::Wait;
 }
 

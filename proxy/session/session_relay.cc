@@ -30,15 +30,20 @@ void Session::consume_client(size_t n) {
     client_->consume(n);
 }
 
+// No runner, or a MergeFanout parked at a portal's row limit (it takes the client's next message).
+bool Session::runner_takes_client_input() const {
+  const MergeFanout* merge = txn_.runner.get<MergeFanout>();
+  return txn_.runner.empty() || (merge != nullptr && merge->parked());
+}
+
 void Session::read_client_messages() {
   request_.front.forget_route();  // routed in an earlier pass: the directory or the rules may have changed
   request_.forget_bound();
-  if (txn_.copy_in) {
+  if (txn_.runner.get<CopyIn>()) {
     feed_copy_in();
     return;
   }
-  while (phase_ == Phase::Ready && reads_client_input(request_.state) && !txn_.fanout &&
-         (!txn_.merge || txn_.merge->parked()) && !txn_.reference_write && !txn_.split_insert &&
+  while (phase_ == Phase::Ready && reads_client_input(request_.state) && runner_takes_client_input() &&
          !request_.lent && !txn_.two_phase) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
@@ -52,8 +57,8 @@ void Session::read_client_messages() {
       close("client sent Terminate");
       return;
     }
-    if (txn_.parked_busy()) return;  // read_parked_messages reads on once they answered
-    if (txn_.merge) {                // parked at a portal's row limit (continue_scatter_portal)
+    if (txn_.parked_busy()) return;        // read_parked_messages reads on once they answered
+    if (txn_.runner.get<MergeFanout>()) {  // parked at a portal's row limit (continue_scatter_portal)
       if (continue_scatter_portal(frame) == Next::Continue) continue;
       return;
     }
@@ -211,16 +216,14 @@ void Session::expect(Owed owed, bool relay, uint64_t statement, bool relay_error
   e.relay = relay;
   e.relay_errors = relay_errors;
   e.statement = statement;
-  std::string now;
-  txn_.leg.tracker.expect(std::move(e), &now);
+  txn_.leg.tracker.expect(std::move(e), nullptr);
 }
 
 void Session::answer_in_place(std::string bytes) {
   Expectation e;
   e.owed = Owed::Synthetic;
-  e.bytes = std::move(bytes);
   std::string now;
-  txn_.leg.tracker.expect(std::move(e), &now);
+  txn_.leg.tracker.expect(std::move(e), bytes, &now);
   to_client(now);
 }
 
@@ -344,7 +347,8 @@ Status Session::forward_query(const wire::Frame& frame) {
   if (known && known->statements.size() == 1 && answer_sql_deallocate(known->statements.front(), frame.size))
     return Status::ok();
   std::string restore = known ? profile_.settings.restore_startup(known->statements) : std::string();
-  if (request_.queries.empty()) request_.rewritten_queries.clear();  // none in progress
+  if (request_.queries.empty() && !request_.rewritten_queries.empty())
+    request_.rewritten_queries.clear();  // none in progress
   const bool rewritten = known && !front.expanded_pieces.empty();
   request_.queries.push_back(known && (rewritten || changes_tracked_state(*known)) ? known : nullptr);
   expect(Owed::Query);

@@ -304,7 +304,7 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
   // Only a COPY ... TO STDOUT gets here with the session's servers (start_fanout).
   const bool held = scatter && reads_on_session_servers();
   const bool in_transaction = held && writes_in_transaction();
-  txn_.fanout = std::make_unique<Fanout>(
+  txn_.runner.emplace<Fanout>(
       mode, std::move(targets), std::move(message), profile_.settings.signature(),
       [this](std::string_view bytes) { client_->write(bytes); },
       [this, in_transaction, pools = std::move(pools), label, started = stats::monotonic_us()] {
@@ -312,24 +312,24 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
         count_fanout(pools, label, started);
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
           if (!alive.lock()) return;
-          txn_.fanout.reset();
+          txn_.runner.reset<Fanout>();
           if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
           if (phase_ == Phase::Ready) read_client_messages();
         });
       });
-  if (hide_parse_complete) txn_.fanout->hide_parse_complete();
+  if (hide_parse_complete) txn_.runner.get<Fanout>()->hide_parse_complete();
   if (held) {
-    if (Status error = hold_copy_servers(*txn_.fanout); !error) {
-      txn_.fanout.reset();
+    if (Status error = hold_copy_servers(*txn_.runner.get<Fanout>()); !error) {
+      txn_.runner.reset<Fanout>();
       refuse_request(error);
       return Start::Answered;
     }
   }
   if (scatter && host_.routing_rules().owned_rows_only())
-    txn_.fanout->watch_start(host_.starting_reads(), host_.directory()->version());
+    txn_.runner.get<Fanout>()->watch_start(host_.starting_reads(), host_.directory()->version());
   set_request_state(RequestState::Running);
   consume_client(consumed);
-  txn_.fanout->start();
+  txn_.runner.get<Fanout>()->start();
   return Start::Wait;
 }
 

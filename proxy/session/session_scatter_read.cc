@@ -26,13 +26,13 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
   for (const auto& target : targets) pools.push_back(target.pool);
   const bool held = reads_on_session_servers();
   const bool in_transaction = held && writes_in_transaction();
-  txn_.merge = std::make_unique<MergeFanout>(
+  txn_.runner.emplace<MergeFanout>(
       std::move(targets), *route.merge, profile_.settings.signature(), host_.config().fanout,
       [this](std::string_view bytes) { client_->write(bytes); },
       [this] { return client_->over_high_water(); },
       [this, in_transaction, pools = std::move(pools), kind = static_cast<size_t>(route.merge->kind),
        started = stats::monotonic_us()](const MergeFanout::Counters& counters) {
-        if (txn_.merge->answers_sync()) write_session_ready(in_transaction);
+        if (txn_.runner.get<MergeFanout>()->answers_sync()) write_session_ready(in_transaction);
         count_fanout(pools, stats::RouteLabel::Scatter, started);
         stats::WorkerTraffic& traffic = host_.traffic();
         ++traffic.merged_reads[kind];
@@ -40,27 +40,27 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
         traffic.merged_rows_out += counters.rows_out;
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
           if (!alive.lock()) return;
-          txn_.merge.reset();
+          txn_.runner.reset<MergeFanout>();
           if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
           if (phase_ == Phase::Ready) read_client_messages();
         });
       });
   if (auto style = profile_.parameters.find("DateStyle"); style != profile_.parameters.end())
-    txn_.merge->set_day_first(merge::day_first(style->second));
-  if (extended != nullptr) txn_.merge->use_extended(std::move(*extended));
+    txn_.runner.get<MergeFanout>()->set_day_first(merge::day_first(style->second));
+  if (extended != nullptr) txn_.runner.get<MergeFanout>()->use_extended(std::move(*extended));
   if (held) {
-    if (Status error = hold_merge_servers(*txn_.merge, route); !error) {
-      txn_.merge.reset();
+    if (Status error = hold_merge_servers(*txn_.runner.get<MergeFanout>(), route); !error) {
+      txn_.runner.reset<MergeFanout>();
       refuse_request(error);
       return Start::Answered;
     }
   }
   if (in_transaction && extended != nullptr && extended->max_rows > 0) keep_scatter_portal();
   if (host_.routing_rules().owned_rows_only())
-    txn_.merge->watch_start(host_.starting_reads(), host_.directory()->version());
+    txn_.runner.get<MergeFanout>()->watch_start(host_.starting_reads(), host_.directory()->version());
   set_request_state(RequestState::Running);
   consume_client(consumed);
-  txn_.merge->start();
+  txn_.runner.get<MergeFanout>()->start();
   return Start::Wait;
 }
 
@@ -142,7 +142,7 @@ Session::Next Session::read_batch_on_every_shard(const ExtendedBatch& batch, con
 // Inside the transaction a merge at its Execute's row limit waits for the portal's next Execute
 // (MergeFanout::keep_portal); the client's batch is answered meanwhile.
 void Session::keep_scatter_portal() {
-  txn_.merge->keep_portal([this](bool answers_sync) {
+  txn_.runner.get<MergeFanout>()->keep_portal([this](bool answers_sync) {
     if (answers_sync) write_session_ready(true);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (!alive.lock()) return;
@@ -171,10 +171,10 @@ Session::Next Session::continue_scatter_portal(const wire::Frame& frame) {
   auto execute = wire::decode_execute(frame.body);  // meant only when the type is 'E'
   if (frame.type == 'E' && execute && execute->portal == txn_.scatter_portal) {
     consume_client(frame.size);
-    txn_.merge->resume(execute->max_rows);
+    txn_.runner.get<MergeFanout>()->resume(execute->max_rows);
     return Next::Stop;
   }
-  txn_.merge->close_portal();
+  txn_.runner.get<MergeFanout>()->close_portal();
   return Next::Stop;
 }
 

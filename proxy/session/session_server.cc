@@ -259,7 +259,7 @@ void Session::on_query_finished(bool failed) {
   request_.query_failed = false;
   if (std::exchange(request_.unpin_if_failed, false) && failed && txn_.control.status() == 'I')
     unpin_after_failure();
-  request_.prepare_refused = Status::ok();
+  if (!request_.prepare_refused.is_ok()) request_.prepare_refused = Status::ok();
   // A PREPARE or DEALLOCATE may change what the next EXECUTE runs.
   if (request_.front.body != nullptr) request_.front.forget();
   const bool restored_settings = std::exchange(request_.restore_settings, false);

@@ -28,8 +28,7 @@ void Session::expect_execute() {
   Expectation e;
   e.owed = Owed::Execute;
   e.settings = std::move(request_.bound_settings);
-  std::string now;
-  txn_.leg.tracker.expect(std::move(e), &now);
+  txn_.leg.tracker.expect(std::move(e), nullptr);
 }
 
 // The Execute completed (CommandComplete): its statements count in the transaction in progress.

@@ -91,16 +91,16 @@ Session::Start Session::run_split_insert(std::vector<SplitInsert::Part> parts, S
     count_fanout(pools, stats::RouteLabel::Shard, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
       if (!alive.lock()) return;
-      txn_.split_insert.reset();
+      txn_.runner.reset<SplitInsert>();
       if (request_.state == RequestState::Running) set_request_state(RequestState::Answered);
       if (phase_ == Phase::Ready) read_client_messages();
     });
   };
   callbacks.two_phase = two_phase_hooks();
-  txn_.split_insert = std::make_unique<SplitInsert>(std::move(parts), std::move(setup), std::move(callbacks));
+  txn_.runner.emplace<SplitInsert>(std::move(parts), std::move(setup), std::move(callbacks));
   set_request_state(RequestState::Running);
   consume_client(consumed);
-  txn_.split_insert->start();
+  txn_.runner.get<SplitInsert>()->start();
   return Start::Wait;
 }
 

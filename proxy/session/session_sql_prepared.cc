@@ -33,6 +33,8 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   if (!expands_sql_execute()) return front;
   const auto& statements = front.facts->statements;
   for (const auto& statement : statements) {
+    // Nothing to refuse or run instead (the common case, once per Query: no calls, no Status).
+    if (statement.kind != parser::StatementKind::Prepare && profile_.sql_statements.size() == 0) continue;
     if (Status duplicate = refuse_duplicate_prepare(statement); !duplicate.is_ok()) {
       front.refused = std::move(duplicate);
       break;

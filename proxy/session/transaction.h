@@ -16,6 +16,7 @@
 #include "session/merge_fanout.h"
 #include "session/reference_write.h"
 #include "session/response_tracker.h"
+#include "session/runner_slot.h"
 #include "session/split_insert.h"
 #include "session/transaction_control.h"
 #include "session/transaction_shards.h"
@@ -23,6 +24,8 @@
 #include "wire/server_check.h"
 
 namespace sw::session {
+
+using RunnerSlot = RunnerSlotOf<Fanout, MergeFanout, CopyIn, ReferenceWrite, SplitInsert>;
 
 // One server borrowed for the transaction, on one shard.
 struct Leg {
@@ -76,19 +79,19 @@ struct TwoPhaseState {
 };
 
 struct Transaction {
-  TransactionControl control;          // deferred BEGIN, the status the client sees
-  TransactionShards shards;            // the shards it read and wrote, what a joining shard replays
-  Leg leg;                             // the active leg: runs the client's requests
-  std::vector<Leg> parked;             // its other legs, each on another shard
-  Ending ending = Ending::None;        // COMMIT/ROLLBACK runs on the parked legs first
-  std::string end_failure;             // what a parked leg answered that fails the COMMIT
-  bool active_committed = false;       // the active leg's last transaction end was a COMMIT
-  std::unique_ptr<Fanout> fanout;      // a statement running on every shard, outside any transaction
-  std::unique_ptr<MergeFanout> merge;  // a read on every shard whose rows are merged
-  std::unique_ptr<CopyIn> copy_in;     // COPY FROM STDIN into a sharded table, split by key
-  std::unique_ptr<ReferenceWrite> reference_write;  // a write of a reference table on every shard
-  std::unique_ptr<SplitInsert> split_insert;        // a multi-row INSERT split by shard
-  std::unique_ptr<TwoPhaseState> two_phase;         // COMMIT runs two-phase commit: every leg is parked
+  TransactionControl control;     // deferred BEGIN, the status the client sees
+  TransactionShards shards;       // the shards it read and wrote, what a joining shard replays
+  Leg leg;                        // the active leg: runs the client's requests
+  std::vector<Leg> parked;        // its other legs, each on another shard
+  Ending ending = Ending::None;   // COMMIT/ROLLBACK runs on the parked legs first
+  std::string end_failure;        // what a parked leg answered that fails the COMMIT
+  bool active_committed = false;  // the active leg's last transaction end was a COMMIT
+  // The multi-shard runner of the request in progress, if any: a Fanout (a statement on every
+  // shard, outside any transaction), a MergeFanout (a read on every shard whose rows are merged),
+  // a CopyIn (COPY FROM STDIN into a sharded table, split by key), a ReferenceWrite (a write of a
+  // reference table on every shard) or a SplitInsert (a multi-row INSERT split by shard).
+  RunnerSlot runner;
+  std::unique_ptr<TwoPhaseState> two_phase;  // COMMIT runs two-phase commit: every leg is parked
   // The legs whose servers a CopyIn or ReferenceWrite uses meanwhile (lend_session_servers); the
   // active one was on shard `lent_active` (-1: none).
   std::vector<Leg> lent;
@@ -102,10 +105,7 @@ struct Transaction {
   SpreadBatch spread = SpreadBatch::None;
   bool spread_failed = false;
 
-  bool holds_server() const {
-    return leg.attached() || !parked.empty() || fanout != nullptr || merge != nullptr || copy_in != nullptr ||
-           reference_write != nullptr || split_insert != nullptr;
-  }
+  bool holds_server() const { return leg.attached() || !parked.empty() || !runner.empty(); }
   // Some parked leg still owes answers to what the proxy sent it.
   bool parked_busy() const {
     for (const Leg& other : parked)

@@ -18,10 +18,9 @@ Expectation owed(Owed kind, bool relay = true, uint64_t statement = 0) {
   return e;
 }
 
-Expectation synthetic(std::string bytes) {
+Expectation synthetic() {
   Expectation e;
   e.owed = Owed::Synthetic;
-  e.bytes = std::move(bytes);
   return e;
 }
 
@@ -76,14 +75,12 @@ TEST_CASE("an error in a pipeline skips the owed answers up to Sync, like the se
   std::string now;
   tracker.expect(owed(Owed::Parse, true, 7), &now);
   tracker.expect(owed(Owed::Bind), &now);
-  tracker.expect(synthetic("X"), &now);
-  Expectation answered = synthetic("1");  // the proxy's ParseComplete for the client's "s2"
+  tracker.expect(synthetic(), "X", &now);
+  Expectation answered = synthetic();  // the proxy's ParseComplete for the client's "s2"
+  answered.parse_complete = true;
   answered.statement = 8;
-  answered.client_name = "s2";
-  tracker.expect(std::move(answered), &now);
-  Expectation named = owed(Owed::Parse, true, 9);
-  named.client_name = "s3";
-  tracker.expect(std::move(named), &now);
+  tracker.expect(std::move(answered), "s2", &now);
+  tracker.expect(owed(Owed::Parse, true, 9), "s3", &now);
   tracker.expect(owed(Owed::Execute), &now);
   tracker.expect(owed(Owed::Sync), &now);
   tracker.expect(owed(Owed::Parse), &now);
@@ -115,7 +112,7 @@ TEST_CASE("an error before its batch's Sync was forwarded: what follows up to th
   CHECK(tracker.idle());
   tracker.expect(owed(Owed::Parse, true, 7), &now);
   tracker.expect(owed(Owed::Bind), &now);
-  tracker.expect(synthetic("2"), &now);
+  tracker.expect(synthetic(), "2", &now);
   tracker.expect(owed(Owed::Execute), &now);
   CHECK(now.empty());
   REQUIRE(tracker.failed_parses().size() == 1);
@@ -133,11 +130,11 @@ TEST_CASE("an error before its batch's Sync was forwarded: what follows up to th
 TEST_CASE("synthetic answers go out in their place") {
   ResponseTracker tracker;
   std::string now;
-  tracker.expect(synthetic("first"), &now);
+  tracker.expect(synthetic(), "first", &now);
   CHECK(now == "first");  // nothing owed before it
   now.clear();
   tracker.expect(owed(Owed::Bind), &now);
-  tracker.expect(synthetic("second"), &now);
+  tracker.expect(synthetic(), "second", &now);
   tracker.expect(owed(Owed::Sync), &now);
   CHECK(now.empty());
   std::string emitted;
@@ -146,14 +143,29 @@ TEST_CASE("synthetic answers go out in their place") {
   CHECK(feed(tracker, "Z") == "R");
 }
 
+TEST_CASE("a Parse the proxy answers goes out as a ParseComplete, its text being the client's name") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(owed(Owed::Bind), &now);
+  Expectation answered = synthetic();
+  answered.parse_complete = true;
+  tracker.expect(std::move(answered), "s1", &now);
+  tracker.expect(owed(Owed::Sync), &now);
+  std::string emitted;
+  CHECK(feed(tracker, "2", &emitted) == "R");
+  CHECK(emitted == std::string("1\0\0\0\4", 5));  // not the name
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(tracker.failed_parses().empty());
+}
+
 TEST_CASE("answers to injected messages are swallowed, their errors relayed when asked") {
   ResponseTracker tracker;
   std::string now;
   Expectation replay = owed(Owed::Query, false);
   replay.relay_errors = false;
-  tracker.expect(replay, &now);
+  tracker.expect(std::move(replay), &now);
   Expectation parse = owed(Owed::Parse, false, 3);
-  tracker.expect(parse, &now);
+  tracker.expect(std::move(parse), &now);
   tracker.expect(owed(Owed::Bind), &now);
   tracker.expect(owed(Owed::Sync), &now);
   CHECK(feed(tracker, "SCCZ") == "SSSS");
@@ -214,22 +226,31 @@ TEST_CASE("expectation queue: first in first out across the ring's wrap and whil
   // Up to 5 queued at a time, 41 rounds of 3 through a ring of 8 slots: the head wraps many
   // times and stops at slot 3 (123 popped).
   for (int round = 0; round < 41; ++round) {
-    while (pushed - popped < 5) queue.push_back(owed(Owed::Parse, true, ++pushed));
+    while (pushed - popped < 5) {
+      ++pushed;
+      queue.push_back(owed(Owed::Parse, true, pushed), std::to_string(pushed));
+    }
     while (pushed - popped > 2) {
       REQUIRE_FALSE(queue.empty());
       CHECK(queue.front().statement == ++popped);
+      CHECK(queue.front_text() == std::to_string(popped));
       queue.pop_front();
     }
   }
   CHECK(popped == 123);
-  // 20 more with the head mid-ring: the ring doubles twice, its wrapped run kept in order.
-  for (int i = 0; i < 20; ++i) queue.push_back(owed(Owed::Parse, true, ++pushed));
+  // 20 more with the head mid-ring: the ring doubles twice, its wrapped run (and the texts beside
+  // it) kept in order.
+  for (int i = 0; i < 20; ++i) {
+    ++pushed;
+    queue.push_back(owed(Owed::Parse, true, pushed), std::to_string(pushed));
+  }
   while (!queue.empty()) {
     CHECK(queue.front().statement == ++popped);
+    CHECK(queue.front_text() == std::to_string(popped));
     queue.pop_front();
   }
   CHECK(popped == pushed);
-  queue.push_back(synthetic("x"));
+  queue.push_back(synthetic(), "x");
   queue.clear();
   CHECK(queue.empty());
 }

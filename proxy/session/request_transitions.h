@@ -1,0 +1,50 @@
+// Which request state may follow which (RequestState, request.h; the diagram in
+// session/README.md "Request states"). The session changes its request state only through
+// Session::set_request_state, which checks this table: a change the table lacks is a defect of
+// the session, logged and still made, so the check never changes what a client sees. Pure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "session/request.h"
+
+namespace sw::session {
+namespace detail {
+
+constexpr uint8_t bit(RequestState state) { return static_cast<uint8_t>(1u << static_cast<unsigned>(state)); }
+
+using S = RequestState;
+// Per state, the states that may follow it (a state may also be set again: the same request goes
+// on). Indexed by RequestState.
+constexpr uint8_t kNextStates[] = {
+    // Routing: the next request starts, needs a server or waits for a cutover, or the proxy
+    // answers it.
+    bit(S::Routing) | bit(S::WaitingForServer) | bit(S::WaitingForCutover) | bit(S::Running) |
+        bit(S::Answered),
+    // WaitingForServer: the pool handed a server (routed again, then run) or failed (the error
+    // is the answer).
+    bit(S::Routing) | bit(S::Answered),
+    // WaitingForCutover: the new directory came (routed again), or the wait timed out or its
+    // queue was full (routed again, answered 40001).
+    bit(S::Routing),
+    // Running: finished (routing the next), needs another leg's server, a runner starts on the
+    // legs, a runner answered it, or its shard refused it with SW001.
+    bit(S::Routing) | bit(S::WaitingForServer) | bit(S::Running) | bit(S::Answered) |
+        bit(S::RetryingAfterFence),
+    // RetryingAfterFence: a newer directory came, the request runs again from the start.
+    bit(S::Routing),
+    // Answered: the next request is routed, forwarded at once, or answered by the proxy too.
+    bit(S::Routing) | bit(S::Running) | bit(S::Answered),
+};
+
+}  // namespace detail
+
+constexpr bool request_transition_allowed(RequestState from, RequestState to) {
+  const auto index = static_cast<size_t>(from);
+  return index < std::size(detail::kNextStates) && (detail::kNextStates[index] & detail::bit(to)) != 0;
+}
+
+const char* request_state_name(RequestState state);
+
+}  // namespace sw::session
