@@ -122,7 +122,7 @@ void Console::show(const Command& command, const Reply& reply) {
         reply(error("55000", "no catalog is configured (catalog.dsn): there are no registered routers"));
         return;
       }
-      host_.list_routers([reply](Result<std::vector<catalog::RegisteredRouter>> routers) {
+      host_.list_routers([reply](Result<std::vector<catalog_rows::RegisteredRouter>> routers) {
         reply(routers ? routers_table(*routers).encode() : failure(routers.status()));
       });
       return;
@@ -132,7 +132,7 @@ void Console::show(const Command& command, const Reply& reply) {
                     "no catalog is configured (catalog.dsn): shardwire init has assigned no id slots"));
         return;
       }
-      host_.list_id_slots([reply](Result<std::vector<catalog::IdSlot>> slots) {
+      host_.list_id_slots([reply](Result<std::vector<catalog_rows::IdSlot>> slots) {
         reply(slots ? id_slots_table(*slots).encode() : failure(slots.status()));
       });
       return;

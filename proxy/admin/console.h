@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "admin/command.h"
-#include "catalog/id_slots.h"
-#include "catalog/migration.h"
-#include "catalog/routers.h"
+#include "catalog_rows/id_slot.h"
+#include "catalog_rows/migration.h"
+#include "catalog_rows/registered_router.h"
 #include "common/status.h"
 #include "config/config.h"
 #include "router/directory.h"
@@ -75,9 +75,10 @@ class ConsoleHost {
   // Snapshots of every worker merged; `lists`: include per-client and per-server rows.
   virtual void gather(bool lists, std::function<void(stats::Snapshot)> done) = 0;
   virtual DirectoryStatus directory_status() = 0;
-  virtual void list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) = 0;
+  virtual void list_routers(
+      std::function<void(Result<std::vector<catalog_rows::RegisteredRouter>>)> done) = 0;
   // The catalog's id slots (shardwire.id_slots), read off the event loop.
-  virtual void list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) = 0;
+  virtual void list_id_slots(std::function<void(Result<std::vector<catalog_rows::IdSlot>>)> done) = 0;
   // The two-phase transactions prepared on the shards (twopc/in_doubt.h), read off the event loop.
   virtual void list_in_doubt(std::function<void(Result<std::vector<twopc::InDoubtTransaction>>)> done) = 0;
   virtual ProxyState state() = 0;
@@ -95,8 +96,8 @@ class ConsoleHost {
   // by_buckets: even bucket counts with the fewest moves; else even data.
   virtual void rebalance(const std::vector<std::string>& targets, bool by_buckets, bool dry_run,
                          std::function<void(Result<std::vector<PlannedMigration>>)> done) = 0;
-  virtual void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) = 0;
-  virtual void request_migration(int64_t id, catalog::MigrationRequest request,
+  virtual void list_migrations(std::function<void(Result<std::vector<catalog_rows::Migration>>)> done) = 0;
+  virtual void request_migration(int64_t id, catalog_rows::MigrationRequest request,
                                  std::function<void(Status)> done) = 0;
   virtual void verify_bucket(uint32_t bucket, std::function<void(Result<std::vector<BucketCheck>>)> done) = 0;
   // Every shard's copy of a configured reference table, compared with the default shard's.

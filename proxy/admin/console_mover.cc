@@ -10,13 +10,13 @@ using Reply = std::function<void(std::string)>;
 
 std::string failure(const Status& status) { return error(status.sqlstate, status.message); }
 
-catalog::MigrationRequest request_of(Verb verb) {
+catalog_rows::MigrationRequest request_of(Verb verb) {
   switch (verb) {
-    case Verb::PauseMigration: return catalog::MigrationRequest::Pause;
-    case Verb::ResumeMigration: return catalog::MigrationRequest::Resume;
-    case Verb::CancelMigration: return catalog::MigrationRequest::Cancel;
-    case Verb::RollbackMigration: return catalog::MigrationRequest::Rollback;
-    default: return catalog::MigrationRequest::ExpireRollback;
+    case Verb::PauseMigration: return catalog_rows::MigrationRequest::Pause;
+    case Verb::ResumeMigration: return catalog_rows::MigrationRequest::Resume;
+    case Verb::CancelMigration: return catalog_rows::MigrationRequest::Cancel;
+    case Verb::RollbackMigration: return catalog_rows::MigrationRequest::Rollback;
+    default: return catalog_rows::MigrationRequest::ExpireRollback;
   }
 }
 
@@ -40,12 +40,12 @@ void Console::mover(const Command& command, const Reply& reply) {
   switch (command.verb) {
     case Verb::ShowMigrations:
       host_.list_migrations([reply, slots = host_.config()->mover.max_concurrent](
-                                Result<std::vector<catalog::Migration>> migrations) {
+                                Result<std::vector<catalog_rows::Migration>> migrations) {
         reply(migrations ? migrations_table(*migrations, slots).encode() : failure(migrations.status()));
       });
       return;
     case Verb::ShowRebalance:
-      host_.list_migrations([reply](Result<std::vector<catalog::Migration>> migrations) {
+      host_.list_migrations([reply](Result<std::vector<catalog_rows::Migration>> migrations) {
         reply(migrations ? rebalance_progress_table(*migrations).encode() : failure(migrations.status()));
       });
       return;

@@ -38,22 +38,22 @@ ResultTable shards_table(const config::Config& config, const router::Directory* 
 // Error (42704) when `shard` names no shard.
 Result<ResultTable> buckets_table(const router::Directory& directory, std::string_view shard);
 ResultTable directory_table(const DirectoryStatus& status);
-ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers);
+ResultTable routers_table(const std::vector<catalog_rows::RegisteredRouter>& routers);
 // SHOW SEQUENCES: shard, slot, bigint_first, bigint_last, integer_first, integer_last, assigned_at
 // (integer_* NULL for a slot past the integer ranges).
-ResultTable id_slots_table(const std::vector<catalog::IdSlot>& slots);
+ResultTable id_slots_table(const std::vector<catalog_rows::IdSlot>& slots);
 // SHOW TRANSACTIONS: gid, shard, prepared, age_s, decision (commit | abort | none), owner.
 ResultTable transactions_table(const std::vector<twopc::InDoubtTransaction>& rows);
 ResultTable route_table(const router::Route& route, const router::Directory& directory);
 
 // the mover's (tables_mover.cc)
 // `max_concurrent`: this instance's mover.max_concurrent, for the `waiting` column.
-ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, int max_concurrent);
-// SHOW REBALANCE: one row, the progress of the rebalance under way (catalog/migration_progress.h).
-ResultTable rebalance_progress_table(const std::vector<catalog::Migration>& migrations);
+ResultTable migrations_table(const std::vector<catalog_rows::Migration>& migrations, int max_concurrent);
+// SHOW REBALANCE: one row, the progress of the rebalance under way (catalog_rows/migration_progress.h).
+ResultTable rebalance_progress_table(const std::vector<catalog_rows::Migration>& migrations);
 // Why a planned migration has not started yet, as this instance counts the mover's slots; ""
 // for one that is not planned.
-std::string waiting_reason(const catalog::Migration& m, const std::vector<catalog::Migration>& all,
+std::string waiting_reason(const catalog_rows::Migration& m, const std::vector<catalog_rows::Migration>& all,
                            int max_concurrent);
 ResultTable rebalance_table(const std::vector<PlannedMigration>& plan);
 ResultTable verify_table(uint32_t bucket, const std::vector<BucketCheck>& checks);

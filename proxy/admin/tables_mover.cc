@@ -1,6 +1,6 @@
 #include "admin/tables.h"
 
-#include "catalog/migration_progress.h"
+#include "catalog_rows/migration_progress.h"
 
 namespace sw::admin {
 namespace {
@@ -26,19 +26,19 @@ std::string bucket_ranges(const std::vector<uint32_t>& buckets) {
   return out;
 }
 
-std::string waiting_reason(const catalog::Migration& m, const std::vector<catalog::Migration>& all,
+std::string waiting_reason(const catalog_rows::Migration& m, const std::vector<catalog_rows::Migration>& all,
                            int max_concurrent) {
-  if (m.state != catalog::MigrationState::Planned) return "";
+  if (m.state != catalog_rows::MigrationState::Planned) return "";
   if (m.paused) return "paused: RESUME MIGRATION " + std::to_string(m.id);
   if (max_concurrent <= 0)
     return "mover.max_concurrent is 0 on this instance: an instance with a mover must run it";
   std::string holders;
   int busy = 0, ahead = 0;
   for (const auto& other : all) {
-    if (catalog::holds_mover_slot(other)) {
+    if (catalog_rows::holds_mover_slot(other)) {
       ++busy;
       holders += (holders.empty() ? "" : ", ") + std::to_string(other.id);
-    } else if (other.state == catalog::MigrationState::Planned && !other.paused && other.id < m.id) {
+    } else if (other.state == catalog_rows::MigrationState::Planned && !other.paused && other.id < m.id) {
       ++ahead;
     }
   }
@@ -51,7 +51,7 @@ std::string waiting_reason(const catalog::Migration& m, const std::vector<catalo
   return "for the mover to start it (it looks every second)";
 }
 
-ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, int max_concurrent) {
+ResultTable migrations_table(const std::vector<catalog_rows::Migration>& migrations, int max_concurrent) {
   static constexpr Column kColumns[] = {{"id", T::Int8},
                                         {"buckets", T::Text},
                                         {"source", T::Text},
@@ -75,18 +75,18 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, 
                                         {"eta_seconds", T::Float8}};
   ResultTable table(kColumns);
   for (const auto& m : migrations) {
-    const catalog::Progress progress = catalog::migration_progress(m);
+    const catalog_rows::Progress progress = catalog_rows::migration_progress(m);
     double percent = m.rows_total > 0
                          ? 100.0 * static_cast<double>(m.rows_copied) / static_cast<double>(m.rows_total)
-                     : m.state >= catalog::MigrationState::CatchingUp ? 100.0
-                                                                      : 0.0;
+                     : m.state >= catalog_rows::MigrationState::CatchingUp ? 100.0
+                                                                           : 0.0;
     if (percent > 100) percent = 100;
     table.add({number(m.id),
                text(bucket_ranges(m.buckets)),
                text(m.source),
                text(m.target),
-               text(catalog::migration_state_name(m.state)),
-               text(catalog::migration_step_name(m.step)),
+               text(catalog_rows::migration_state_name(m.state)),
+               text(catalog_rows::migration_step_name(m.step)),
                number(m.rows_copied),
                number(m.rows_total),
                decimal(percent),
@@ -96,7 +96,7 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, 
                m.rollback_expires_at ? text(*m.rollback_expires_at) : Value(),
                text(m.paused ? "t" : "f"),
                m.error.empty() ? Value() : text(m.error),
-               m.state == catalog::MigrationState::Planned
+               m.state == catalog_rows::MigrationState::Planned
                    ? text(waiting_reason(m, migrations, max_concurrent))
                    : Value(),
                number(progress.bytes_done),
@@ -108,15 +108,15 @@ ResultTable migrations_table(const std::vector<catalog::Migration>& migrations, 
   return table;
 }
 
-ResultTable rebalance_progress_table(const std::vector<catalog::Migration>& migrations) {
+ResultTable rebalance_progress_table(const std::vector<catalog_rows::Migration>& migrations) {
   static constexpr Column kColumns[] = {
       {"migrations", T::Int4},     {"planned", T::Int4},         {"copying", T::Int4},
       {"copied", T::Int4},         {"rows_copied", T::Int8},     {"rows_total", T::Int8},
       {"bytes_copied", T::Int8},   {"bytes_total", T::Int8},     {"percent", T::Float8},
       {"rows_per_sec", T::Float8}, {"bytes_per_sec", T::Float8}, {"eta_seconds", T::Float8}};
   ResultTable table(kColumns);
-  const catalog::RebalanceProgress r = catalog::rebalance_progress(migrations);
-  const catalog::Progress& t = r.total;
+  const catalog_rows::RebalanceProgress r = catalog_rows::rebalance_progress(migrations);
+  const catalog_rows::Progress& t = r.total;
   table.add({number(static_cast<int64_t>(r.migrations)), number(static_cast<int64_t>(r.planned)),
              number(static_cast<int64_t>(r.copying)), number(static_cast<int64_t>(r.copied)),
              number(t.rows_done), number(t.rows_total), number(t.bytes_done), number(t.bytes_total),

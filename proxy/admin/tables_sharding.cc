@@ -83,7 +83,7 @@ ResultTable directory_table(const DirectoryStatus& status) {
   return table;
 }
 
-ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers) {
+ResultTable routers_table(const std::vector<catalog_rows::RegisteredRouter>& routers) {
   static constexpr Column kColumns[] = {{"id", T::Text},
                                         {"host", T::Text},
                                         {"port", T::Int4},
@@ -100,7 +100,7 @@ ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers)
   return table;
 }
 
-ResultTable id_slots_table(const std::vector<catalog::IdSlot>& slots) {
+ResultTable id_slots_table(const std::vector<catalog_rows::IdSlot>& slots) {
   static constexpr Column kColumns[] = {{"shard", T::Text},         {"slot", T::Int4},
                                         {"bigint_first", T::Int8},  {"bigint_last", T::Int8},
                                         {"integer_first", T::Int8}, {"integer_last", T::Int8},

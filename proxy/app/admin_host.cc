@@ -4,6 +4,7 @@
 
 #include "app/proxy.h"
 #include "app/worker.h"
+#include "catalog/id_slots.h"
 #include "catalog/in_doubt.h"
 #include "catalog/routers.h"
 #include "net/timer.h"
@@ -27,10 +28,10 @@ void AdminHost::gather(bool lists, std::function<void(stats::Snapshot)> done) {
 
 admin::DirectoryStatus AdminHost::directory_status() { return proxy_.directory_status(); }
 
-void AdminHost::list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) {
+void AdminHost::list_routers(std::function<void(Result<std::vector<catalog_rows::RegisteredRouter>>)> done) {
   std::string dsn = proxy_.config()->catalog.dsn;
-  off_loop<Result<std::vector<catalog::RegisteredRouter>>>([dsn] { return catalog::list_routers(dsn); },
-                                                           std::move(done));
+  off_loop<Result<std::vector<catalog_rows::RegisteredRouter>>>([dsn] { return catalog::list_routers(dsn); },
+                                                                std::move(done));
 }
 
 void AdminHost::list_in_doubt(std::function<void(Result<std::vector<twopc::InDoubtTransaction>>)> done) {
@@ -39,10 +40,10 @@ void AdminHost::list_in_doubt(std::function<void(Result<std::vector<twopc::InDou
       [config] { return catalog::list_in_doubt(*config); }, std::move(done));
 }
 
-void AdminHost::list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) {
+void AdminHost::list_id_slots(std::function<void(Result<std::vector<catalog_rows::IdSlot>>)> done) {
   std::string dsn = proxy_.config()->catalog.dsn;
-  off_loop<Result<std::vector<catalog::IdSlot>>>([dsn] { return catalog::list_id_slots(dsn); },
-                                                 std::move(done));
+  off_loop<Result<std::vector<catalog_rows::IdSlot>>>([dsn] { return catalog::list_id_slots(dsn); },
+                                                      std::move(done));
 }
 
 admin::ProxyState AdminHost::state() { return proxy_.state(); }

@@ -21,9 +21,9 @@ class AdminHost : public admin::ConsoleHost {
   std::shared_ptr<const config::Config> config() override;
   void gather(bool lists, std::function<void(stats::Snapshot)> done) override;
   admin::DirectoryStatus directory_status() override;
-  void list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) override;
+  void list_routers(std::function<void(Result<std::vector<catalog_rows::RegisteredRouter>>)> done) override;
   void list_in_doubt(std::function<void(Result<std::vector<twopc::InDoubtTransaction>>)> done) override;
-  void list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) override;
+  void list_id_slots(std::function<void(Result<std::vector<catalog_rows::IdSlot>>)> done) override;
   admin::ProxyState state() override;
   void pause(std::function<void()> done) override;
   Status resume() override;
@@ -36,8 +36,8 @@ class AdminHost : public admin::ConsoleHost {
                     std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) override;
   void rebalance(const std::vector<std::string>& targets, bool by_buckets, bool dry_run,
                  std::function<void(Result<std::vector<admin::PlannedMigration>>)> done) override;
-  void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) override;
-  void request_migration(int64_t id, catalog::MigrationRequest request,
+  void list_migrations(std::function<void(Result<std::vector<catalog_rows::Migration>>)> done) override;
+  void request_migration(int64_t id, catalog_rows::MigrationRequest request,
                          std::function<void(Status)> done) override;
   void verify_reference(const std::string& table,
                         std::function<void(Result<std::vector<admin::ReferenceCheck>>)> done) override;

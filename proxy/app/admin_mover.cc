@@ -138,14 +138,14 @@ void AdminHost::rebalance(const std::vector<std::string>& targets, bool by_bucke
       });
 }
 
-void AdminHost::list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) {
+void AdminHost::list_migrations(std::function<void(Result<std::vector<catalog_rows::Migration>>)> done) {
   auto config = proxy_.config();
-  using List = Result<std::vector<catalog::Migration>>;
+  using List = Result<std::vector<catalog_rows::Migration>>;
   off_loop<List>([config]() -> List { return mover::list_migrations(*config, /*active_only=*/false); },
                  std::move(done));
 }
 
-void AdminHost::request_migration(int64_t id, catalog::MigrationRequest request,
+void AdminHost::request_migration(int64_t id, catalog_rows::MigrationRequest request,
                                   std::function<void(Status)> done) {
   auto config = proxy_.config();
   off_loop<Status>(

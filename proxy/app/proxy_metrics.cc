@@ -13,9 +13,9 @@ namespace sw::app {
 namespace {
 constexpr auto kGatherTimeout = std::chrono::seconds(2);
 
-metrics::RebalanceReadings rebalance_readings(const catalog::RebalanceProgress& progress) {
+metrics::RebalanceReadings rebalance_readings(const catalog_rows::RebalanceProgress& progress) {
   metrics::RebalanceReadings r;
-  const catalog::Progress& t = progress.total;
+  const catalog_rows::Progress& t = progress.total;
   r.migrations = static_cast<uint64_t>(progress.migrations);
   r.copied_rows = static_cast<uint64_t>(std::max<int64_t>(t.rows_done, 0));
   r.rows = static_cast<uint64_t>(std::max<int64_t>(t.rows_total, 0));
@@ -82,7 +82,7 @@ metrics::Readings Proxy::read_metrics() {
     readings.mover.drain_aborts = m.drain_aborts;
     readings.mover.stream_errors = m.stream_errors;
     readings.mover.drain_terminations = m.drain_terminations;
-    for (size_t i = 0; i < catalog::kMigrationStates && i < metrics::kMigrationStates; ++i)
+    for (size_t i = 0; i < catalog_rows::kMigrationStates && i < metrics::kMigrationStates; ++i)
       readings.mover.migrations[i] = m.migrations[i];
     readings.mover.rollback_window_remaining_seconds = m.rollback_window_remaining_seconds;
     readings.mover.rebalance = rebalance_readings(m.rebalance);

@@ -4,6 +4,8 @@
 
 namespace sw::catalog {
 
+using catalog_rows::IdSlot;
+
 Result<std::vector<IdSlot>> list_id_slots(const std::string& dsn) {
   auto conn = connect(dsn, "catalog");
   if (!conn) return conn.status();

@@ -3,6 +3,10 @@
 #include <cstdlib>
 
 namespace sw::catalog {
+
+using catalog_rows::parse_migration_state;
+using catalog_rows::parse_migration_step;
+
 namespace {
 
 constexpr const char* kColumns =
@@ -108,20 +112,6 @@ Result<bool> update_row_if(PGconn* conn, int64_t id, const std::string& assignme
 }
 
 }  // namespace
-
-Result<MigrationStep> parse_migration_step(std::string_view name) {
-  for (size_t i = 0; i < kMigrationSteps; ++i) {
-    if (name == kMigrationStepNames[i]) return static_cast<MigrationStep>(i);
-  }
-  return Status::server("XX000", "unknown migration step \"" + std::string(name) + "\" in the catalog");
-}
-
-Result<MigrationState> parse_migration_state(std::string_view name) {
-  for (size_t i = 0; i < kMigrationStates; ++i) {
-    if (name == kMigrationStateNames[i]) return static_cast<MigrationState>(i);
-  }
-  return Status::server("XX000", "unknown migration state \"" + std::string(name) + "\" in the catalog");
-}
 
 Result<int64_t> create_migration(PGconn* conn, const std::string& source, const std::string& target,
                                  const std::vector<uint32_t>& buckets) {

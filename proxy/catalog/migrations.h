@@ -7,11 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "catalog/migration.h"
 #include "catalog/pq.h"
+#include "catalog_rows/migration.h"
 #include "common/status.h"
 
 namespace sw::catalog {
+
+// The row and its names are plain data in catalog_rows; these functions read and write it.
+using catalog_rows::Migration;
+using catalog_rows::MigrationRequest;
+using catalog_rows::MigrationState;
+using catalog_rows::MigrationStep;
 
 // Creates a planned migration after checking, in one transaction, that every bucket exists,
 // is ACTIVE on `source`, and is in no unfinished migration. Client-fault errors say which bucket.

@@ -6,6 +6,8 @@
 
 namespace sw::catalog {
 
+using catalog_rows::RegisteredRouter;
+
 Result<std::vector<RegisteredRouter>> list_routers(const std::string& dsn) {
   auto conn = connect(dsn, "catalog");
   if (!conn) return conn.status();

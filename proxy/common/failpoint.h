@@ -10,7 +10,7 @@
 // Read once, at the first call. Unset (production): hit() is one comparison against an empty
 // name. Names in use: 2pc.before_prepare, 2pc.between_prepares, 2pc.after_decision,
 // 2pc.between_commit_prepared (session/session_two_phase.cc); mover.<step or state> after each
-// step of a migration is recorded (mover/migration_runner.cc, catalog::MigrationStep names).
+// step of a migration is recorded (mover/migration_runner.cc, catalog_rows::MigrationStep names).
 #pragma once
 
 #include <string_view>

@@ -60,7 +60,7 @@ struct ReloadReadings {
   uint64_t failed = 0;
 };
 
-// The progress of the rebalance under way (catalog/migration_progress.h), from the catalog: every
+// The progress of the rebalance under way (catalog_rows/migration_progress.h), from the catalog: every
 // process's migrations. All zero when none is under way.
 struct RebalanceReadings {
   uint64_t migrations = 0;

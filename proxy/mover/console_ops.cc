@@ -80,13 +80,13 @@ Result<BucketSizes> measure_bucket_sizes(const config::Config& config, const rou
   return sizes;
 }
 
-Result<std::vector<catalog::Migration>> list_migrations(const config::Config& config, bool active_only) {
+Result<std::vector<catalog_rows::Migration>> list_migrations(const config::Config& config, bool active_only) {
   auto conn = catalog_connection(config);
   if (!conn) return conn.status();
   return catalog::list_migrations(conn->get(), active_only);
 }
 
-Status request_migration(const config::Config& config, int64_t id, catalog::MigrationRequest request) {
+Status request_migration(const config::Config& config, int64_t id, catalog_rows::MigrationRequest request) {
   auto conn = catalog_connection(config);
   if (!conn) return conn.status();
   return catalog::request_migration(conn->get(), id, request);
@@ -98,7 +98,7 @@ Result<std::vector<BucketCopy>> digest_bucket(const config::Config& config,
       {directory.shard_name(directory.bucket(bucket).shard), "owner"}};
   auto migrations = list_migrations(config, /*active_only=*/true);
   if (!migrations) return migrations.status();
-  for (const catalog::Migration& m : *migrations) {
+  for (const catalog_rows::Migration& m : *migrations) {
     if (std::find(m.buckets.begin(), m.buckets.end(), bucket) == m.buckets.end()) continue;
     const std::string& other = shards.front().first == m.source ? m.target : m.source;
     shards.emplace_back(other, other == m.target ? "target" : "source");
@@ -161,11 +161,11 @@ Status check_no_migration_uses(const config::Config& config, const std::vector<s
   if (!migrations)
     return Status::config("cannot check the catalog's migrations before removing a shard: " +
                           migrations.status().message);
-  for (const catalog::Migration& m : *migrations) {
+  for (const catalog_rows::Migration& m : *migrations) {
     for (const std::string& name : shards) {
       if (m.source != name && m.target != name) continue;
       return Status::config("migration " + std::to_string(m.id) + " (" + m.source + " -> " + m.target + ", " +
-                            catalog::migration_state_name(m.state) + ") still uses shard " + name +
+                            catalog_rows::migration_state_name(m.state) + ") still uses shard " + name +
                             "; wait until it is done (or CANCEL MIGRATION " + std::to_string(m.id) +
                             "), then RELOAD");
     }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "catalog/migration.h"
+#include "catalog_rows/migration.h"
 #include "common/status.h"
 #include "config/config.h"
 #include "mover/planner.h"
@@ -26,9 +26,9 @@ Result<std::vector<int64_t>> create_migrations(const config::Config& config,
 // source in its rollback window, a target being filled) are not counted.
 Result<BucketSizes> measure_bucket_sizes(const config::Config& config, const router::Directory& directory);
 
-Result<std::vector<catalog::Migration>> list_migrations(const config::Config& config, bool active_only);
+Result<std::vector<catalog_rows::Migration>> list_migrations(const config::Config& config, bool active_only);
 
-Status request_migration(const config::Config& config, int64_t id, catalog::MigrationRequest request);
+Status request_migration(const config::Config& config, int64_t id, catalog_rows::MigrationRequest request);
 
 // One shard's copy of a bucket (VERIFY BUCKET): the owner, and the other side of any unfinished
 // migration that holds the bucket ("source" or "target").

@@ -17,8 +17,8 @@
 
 namespace sw::mover {
 
-using catalog::MigrationState;
-using catalog::MigrationStep;
+using catalog_rows::MigrationState;
+using catalog_rows::MigrationStep;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -74,7 +74,7 @@ struct MigrationRunner::CutoverLegs {
   std::string steps;                    // " <step> +<ms>" for each step, for the flip's log line
 };
 
-Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m, bool reverse) {
+Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog_rows::Migration& m, bool reverse) {
   const std::string& from_name = reverse ? m.target : m.source;
   const std::string& to_name = reverse ? m.source : m.target;
   auto from = connect_shard(from_name);
@@ -116,10 +116,10 @@ Result<MigrationRunner::Cutover> MigrationRunner::cut_over(catalog::Migration& m
 Status MigrationRunner::record_cutover_step(MigrationStep step, CutoverLegs& legs) {
   const double at_ms = std::chrono::duration<double, std::milli>(Clock::now() - legs.started).count();
   char step_at[64];
-  std::snprintf(step_at, sizeof step_at, " %s +%.1f", catalog::migration_step_name(step), at_ms);
+  std::snprintf(step_at, sizeof step_at, " %s +%.1f", catalog_rows::migration_step_name(step), at_ms);
   legs.steps += step_at;
   LOG_DEBUG("mover: migration %lld cutover step %s at +%.1f ms", (long long)id_,
-            catalog::migration_step_name(step), at_ms);
+            catalog_rows::migration_step_name(step), at_ms);
   Status s = catalog::record_step(catalog_.get(), id_, step);
   crash_point(step);
   return s;
@@ -203,7 +203,7 @@ Result<MigrationRunner::AbortReason> MigrationRunner::final_catch_up(CutoverLegs
 // none of them changes a moved row, and all of them only need the stream caught up. The stream
 // has applied everything up to the fence, so the source's buckets change no more. Any failure
 // aborts the cutover, as it would in sequence.
-Result<MigrationRunner::AbortReason> MigrationRunner::verify_and_prepare_target(catalog::Migration& m,
+Result<MigrationRunner::AbortReason> MigrationRunner::verify_and_prepare_target(catalog_rows::Migration& m,
                                                                                 CutoverLegs& legs) {
   if (Status s = record_cutover_step(MigrationStep::Verify, legs); !s) return s;
   verified_.changed(stream_->take_changed_buckets());
@@ -228,7 +228,8 @@ Result<MigrationRunner::AbortReason> MigrationRunner::verify_and_prepare_target(
 // then every serial/identity sequence moves past the moved rows of `changed`, the buckets not
 // known equal: live verification moved them past the others' after its last round, and the stream
 // changed none of those since.
-Result<MigrationRunner::AbortReason> MigrationRunner::prepare_target(catalog::Migration& m, CutoverLegs& legs,
+Result<MigrationRunner::AbortReason> MigrationRunner::prepare_target(catalog_rows::Migration& m,
+                                                                     CutoverLegs& legs,
                                                                      const BucketSet& changed) {
   if (!legs.reverse) {
     // Every write the target takes comes after this position, and nothing the applier wrote (it
@@ -306,7 +307,7 @@ Result<bool> MigrationRunner::flip(const BucketSet& buckets, const std::string& 
 
 // After a flip: the stream that fed `to` is no longer needed; its slot and publication go.
 // Idempotent: a runner resuming after a crash right after the flip runs it again.
-Status MigrationRunner::finish_flip(const catalog::Migration& m, bool reverse) {
+Status MigrationRunner::finish_flip(const catalog_rows::Migration& m, bool reverse) {
   bool feeding = false;
   {
     std::lock_guard<std::mutex> lock(stream_mutex_);
@@ -325,7 +326,7 @@ Status MigrationRunner::finish_flip(const catalog::Migration& m, bool reverse) {
 // A cutover that did not flip (the flip changes owner and migration state in one catalog
 // transaction, so "not flipped" is exact): `to` fences the buckets again, `from` takes writes
 // again, and the directory says ACTIVE on `from`.
-Status MigrationRunner::undo_cutover(const catalog::Migration& m, bool reverse) {
+Status MigrationRunner::undo_cutover(const catalog_rows::Migration& m, bool reverse) {
   const std::string& from_name = reverse ? m.target : m.source;
   const std::string& to_name = reverse ? m.source : m.target;
   BucketSet buckets = bucket_set(m);

@@ -27,7 +27,7 @@ constexpr int kLiveVerifyRounds = 3;
 // True when the cutover may start: the buckets left unverified are those that writes in flight
 // kept changing, or a difference seen kLiveVerifyRounds times that the cutover's verification,
 // with the source fenced, decides.
-bool MigrationRunner::live_verified(const catalog::Migration& m) {
+bool MigrationRunner::live_verified(const catalog_rows::Migration& m) {
   auto source = round_connection(m.source);
   auto target = round_connection(m.target);
   if (!source || !target) return false;
@@ -65,7 +65,7 @@ bool MigrationRunner::live_verified(const catalog::Migration& m) {
 // One round over the buckets not known equal. A difference in a bucket that the stream changed
 // meanwhile (it applied its changes, up to a WAL position read after both scans) is writes in
 // flight: the bucket stays unverified. False when a bucket differs that the stream did not change.
-Result<bool> MigrationRunner::live_round(PGconn* source, PGconn* target, const catalog::Migration& m) {
+Result<bool> MigrationRunner::live_round(PGconn* source, PGconn* target, const catalog_rows::Migration& m) {
   const BucketSet scan = verified_.unverified();
   auto mismatched = compare_shards(source, target, config_->sharding.tables, scan);
   if (!mismatched) return mismatched.status();

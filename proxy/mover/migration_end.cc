@@ -6,7 +6,7 @@
 
 namespace sw::mover {
 
-using catalog::MigrationState;
+using catalog_rows::MigrationState;
 
 namespace {
 constexpr auto kWindowPoll = std::chrono::milliseconds(1000);
@@ -15,7 +15,7 @@ constexpr auto kWindowPoll = std::chrono::milliseconds(1000);
 // Changes the target takes for the moved buckets stream back to the source, so a rollback loses
 // nothing. The window ends at rollback_expires_at, when the reverse slot holds back more WAL
 // than mover.rollback_wal_budget, or on EXPIRE ROLLBACK; ROLLBACK MIGRATION cuts back over.
-Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
+Status MigrationRunner::keep_rollback_window(catalog_rows::Migration& m) {
   if (!forward_slot_dropped_) {
     if (Status s = finish_flip(m, /*reverse=*/false); !s) return s;
     forward_slot_dropped_ = true;
@@ -64,7 +64,7 @@ Status MigrationRunner::keep_rollback_window(catalog::Migration& m) {
 }
 
 // The source's copy of the moved buckets goes, in throttled batches; its fence stays.
-Status MigrationRunner::clean(catalog::Migration& m) {
+Status MigrationRunner::clean(catalog_rows::Migration& m) {
   auto source = connect_shard(m.source);
   if (!source) return source.status();
   auto deleted = delete_bucket_rows(source->get(), config_->sharding.tables, bucket_set(m),
@@ -81,7 +81,7 @@ Status MigrationRunner::clean(catalog::Migration& m) {
 }
 
 // ROLLBACK MIGRATION flipped the buckets back: the target's copy goes (it stays fenced there).
-Status MigrationRunner::finish_rollback(catalog::Migration& m) {
+Status MigrationRunner::finish_rollback(catalog_rows::Migration& m) {
   auto target = connect_shard(m.target);
   if (!target) return target.status();
   if (Status s = drop_slot(target->get(), m.reverse_slot); !s) return s;
@@ -98,7 +98,7 @@ Status MigrationRunner::finish_rollback(catalog::Migration& m) {
 }
 
 // CANCEL MIGRATION before the flip: nothing of it may stay behind (slot, publication, copied rows).
-Status MigrationRunner::cancel(catalog::Migration& m) {
+Status MigrationRunner::cancel(catalog_rows::Migration& m) {
   stop_stream();
   if (m.state == MigrationState::CuttingOver) {
     if (Status s = undo_cutover(m, false); !s) return s;

@@ -15,8 +15,8 @@
 
 namespace sw::mover {
 
-using catalog::MigrationState;
-using catalog::MigrationStep;
+using catalog_rows::MigrationState;
+using catalog_rows::MigrationStep;
 
 namespace {
 constexpr auto kMaxBackoff = std::chrono::milliseconds(10000);
@@ -30,11 +30,11 @@ constexpr auto kRetryPoll = std::chrono::milliseconds(200);
 constexpr int kLockClass = 0x5357;
 }  // namespace
 
-void crash_point(catalog::MigrationStep step) {
-  failpoint::hit(std::string("mover.") + catalog::migration_step_name(step));
+void crash_point(catalog_rows::MigrationStep step) {
+  failpoint::hit(std::string("mover.") + catalog_rows::migration_step_name(step));
 }
-void crash_point(catalog::MigrationState state) {
-  failpoint::hit(std::string("mover.") + catalog::migration_state_name(state));
+void crash_point(catalog_rows::MigrationState state) {
+  failpoint::hit(std::string("mover.") + catalog_rows::migration_state_name(state));
 }
 
 MigrationRunner::MigrationRunner(int64_t id, std::shared_ptr<const config::Config> config,
@@ -92,7 +92,7 @@ Result<PGconn*> MigrationRunner::round_connection(const std::string& name) {
   return conn.get();
 }
 
-BucketSet MigrationRunner::bucket_set(const catalog::Migration& m) const {
+BucketSet MigrationRunner::bucket_set(const catalog_rows::Migration& m) const {
   return BucketSet(static_cast<uint32_t>(config_->sharding.buckets), m.buckets);
 }
 
@@ -149,7 +149,7 @@ void MigrationRunner::run() {
       sleep_for(backoff_);
       continue;
     }
-    if (catalog::is_final(m->state)) break;
+    if (catalog_rows::is_final(m->state)) break;
     Outcome outcome = step(*m);
     if (outcome == Outcome::Stop) break;
     if (outcome == Outcome::Wait) sleep_for(backoff_);
@@ -158,9 +158,9 @@ void MigrationRunner::run() {
   finished_ = true;
 }
 
-MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
+MigrationRunner::Outcome MigrationRunner::step(catalog_rows::Migration& m) {
   auto failed = [&](const Status& why) {
-    LOG_WARN("mover: migration %lld (%s): %s", (long long)id_, catalog::migration_state_name(m.state),
+    LOG_WARN("mover: migration %lld (%s): %s", (long long)id_, catalog_rows::migration_state_name(m.state),
              why.message.c_str());
     bookkeep(catalog::record_error(catalog_.get(), id_, why.message));
     backoff_ = std::min(backoff_ * 2, kMaxBackoff);
@@ -209,7 +209,7 @@ MigrationRunner::Outcome MigrationRunner::step(catalog::Migration& m) {
   return Outcome::Continue;
 }
 
-Status MigrationRunner::check_schema(const catalog::Migration& m) {
+Status MigrationRunner::check_schema(const catalog_rows::Migration& m) {
   auto source = connect_shard(m.source);
   if (!source) return source.status();
   auto target = connect_shard(m.target);
@@ -220,7 +220,7 @@ Status MigrationRunner::check_schema(const catalog::Migration& m) {
   return check_reference_copies_on(*config_, m.target);  // reads on the target join its copies
 }
 
-Status MigrationRunner::copy(catalog::Migration& m) {
+Status MigrationRunner::copy(catalog_rows::Migration& m) {
   auto source_dsn = shard_dsn(m.source);
   auto target_dsn = shard_dsn(m.target);
   if (!source_dsn) return source_dsn.status();
@@ -288,7 +288,7 @@ Status MigrationRunner::copy(catalog::Migration& m) {
 }
 
 // The rollback window's slot on the target (the cutover records where its stream starts).
-Status MigrationRunner::create_reverse_slot(catalog::Migration& m) {
+Status MigrationRunner::create_reverse_slot(catalog_rows::Migration& m) {
   auto target = connect_shard(m.target);
   if (!target) return target.status();
   std::string name = slot_name(true);
@@ -303,7 +303,7 @@ Status MigrationRunner::create_reverse_slot(catalog::Migration& m) {
   return catalog::record_reverse_slot(catalog_.get(), id_, name);
 }
 
-Status MigrationRunner::start_stream(const catalog::Migration& m, bool reverse) {
+Status MigrationRunner::start_stream(const catalog_rows::Migration& m, bool reverse) {
   std::lock_guard<std::mutex> lock(stream_mutex_);
   if (stream_ && stream_reverse_ == reverse) return Status::ok();
   const std::optional<std::string>& from = reverse ? m.reverse_lsn : m.consistent_lsn;
@@ -377,7 +377,7 @@ Status MigrationRunner::record_lag() {
   return catalog::record_lag(catalog_.get(), id_, stream_->lag_bytes(), stream_->lag_seconds());
 }
 
-Status MigrationRunner::note_stream_error(const catalog::Migration& m) {
+Status MigrationRunner::note_stream_error(const catalog_rows::Migration& m) {
   Status error = Status::ok();
   {
     std::lock_guard<std::mutex> lock(stream_mutex_);
@@ -395,7 +395,7 @@ Status MigrationRunner::note_stream_error(const catalog::Migration& m) {
 }
 
 // Streams until the target is close behind the source, then cuts over (when a retry is due).
-Status MigrationRunner::catch_up(catalog::Migration& m) {
+Status MigrationRunner::catch_up(catalog_rows::Migration& m) {
   if (m.step != MigrationStep::CatchUp)
     bookkeep(catalog::record_step(catalog_.get(), id_, MigrationStep::CatchUp));
   if (Status s = start_stream(m, false); !s) return s;

@@ -24,8 +24,8 @@ namespace sw::mover {
 
 // Fault injection for the crash tests: the failpoint `mover.<step>` (or `mover.<state>`,
 // common/failpoint.h) right after the step was recorded. Unarmed in production.
-void crash_point(catalog::MigrationStep step);
-void crash_point(catalog::MigrationState state);
+void crash_point(catalog_rows::MigrationStep step);
+void crash_point(catalog_rows::MigrationState state);
 
 class CatchUpStream;
 class ReplicationConnection;
@@ -49,16 +49,16 @@ class MigrationRunner {
   enum class Outcome { Continue, Wait, Stop };
   void run();
   Status connect();
-  Outcome step(catalog::Migration& m);
+  Outcome step(catalog_rows::Migration& m);
   // migration_runner.cc
-  Status check_schema(const catalog::Migration& m);  // before the copy: no drift between the shards
-  Status copy(catalog::Migration& m);
-  Status catch_up(catalog::Migration& m);
-  Status create_reverse_slot(catalog::Migration& m);
+  Status check_schema(const catalog_rows::Migration& m);  // before the copy: no drift between the shards
+  Status copy(catalog_rows::Migration& m);
+  Status catch_up(catalog_rows::Migration& m);
+  Status create_reverse_slot(catalog_rows::Migration& m);
   // live_verify.cc
-  bool live_verified(const catalog::Migration& m);
-  Result<bool> live_round(PGconn* source, PGconn* target, const catalog::Migration& m);
-  Status start_stream(const catalog::Migration& m, bool reverse);
+  bool live_verified(const catalog_rows::Migration& m);
+  Result<bool> live_round(PGconn* source, PGconn* target, const catalog_rows::Migration& m);
+  Status start_stream(const catalog_rows::Migration& m, bool reverse);
   void stop_stream();
   // cutover.cc
   enum class Cutover { Flipped, Aborted };
@@ -66,27 +66,27 @@ class MigrationRunner {
   // How a phase of the cutover ended: nullopt to go on, else why the cutover is aborted (undone);
   // an error Status stops the cutover as it is (the next pass resumes from the catalog).
   using AbortReason = std::optional<std::string>;
-  Result<Cutover> cut_over(catalog::Migration& m, bool reverse);
+  Result<Cutover> cut_over(catalog_rows::Migration& m, bool reverse);
   Result<AbortReason> stop_writes(CutoverLegs& legs);
   Result<AbortReason> final_catch_up(CutoverLegs& legs);
-  Result<AbortReason> verify_and_prepare_target(catalog::Migration& m, CutoverLegs& legs);
-  Result<AbortReason> prepare_target(catalog::Migration& m, CutoverLegs& legs, const BucketSet& changed);
+  Result<AbortReason> verify_and_prepare_target(catalog_rows::Migration& m, CutoverLegs& legs);
+  Result<AbortReason> prepare_target(catalog_rows::Migration& m, CutoverLegs& legs, const BucketSet& changed);
   Result<AbortReason> hand_over(CutoverLegs& legs);
-  Status record_cutover_step(catalog::MigrationStep step, CutoverLegs& legs);
+  Status record_cutover_step(catalog_rows::MigrationStep step, CutoverLegs& legs);
   Result<bool> drain(PGconn* from, const std::string& fenced_at, const std::string& from_name,
                      std::chrono::milliseconds timeout);
-  Status undo_cutover(const catalog::Migration& m, bool reverse);
+  Status undo_cutover(const catalog_rows::Migration& m, bool reverse);
   Result<bool> flip(const BucketSet& buckets, const std::string& to_name, bool reverse, double pause_ms);
-  Status finish_flip(const catalog::Migration& m, bool reverse);
+  Status finish_flip(const catalog_rows::Migration& m, bool reverse);
   // migration_end.cc
-  Status keep_rollback_window(catalog::Migration& m);
-  Status clean(catalog::Migration& m);
-  Status finish_rollback(catalog::Migration& m);
-  Status cancel(catalog::Migration& m);
+  Status keep_rollback_window(catalog_rows::Migration& m);
+  Status clean(catalog_rows::Migration& m);
+  Status finish_rollback(catalog_rows::Migration& m);
+  Status cancel(catalog_rows::Migration& m);
   Status record_lag();
   // The running stream's failure (ok when healthy or none runs), shown in the migration's error
   // column while it lasts and cleared once the stream recovers.
-  Status note_stream_error(const catalog::Migration& m);
+  Status note_stream_error(const catalog_rows::Migration& m);
   // Progress bookkeeping in the catalog (step, error text, lag, row totals) is advisory: a failed
   // write is made again by a later pass, and a catalog that stays unreachable fails the pass's
   // next read. Logged at debug level only.
@@ -97,7 +97,7 @@ class MigrationRunner {
   Result<catalog::PgConnPtr> connect_shard(const std::string& name) const;
   Result<std::unique_ptr<ReplicationConnection>> open_replication(const std::string& name) const;
   Result<PGconn*> round_connection(const std::string& name);
-  BucketSet bucket_set(const catalog::Migration& m) const;
+  BucketSet bucket_set(const catalog_rows::Migration& m) const;
   std::string slot_name(bool reverse) const;
   bool sleep_for(std::chrono::milliseconds duration);  // false when stopping
 

@@ -78,14 +78,14 @@ void MoverService::poll() {
     if (catalog::connection_lost(conn)) catalog_.reset();  // the next poll connects again
     return;
   }
-  std::array<uint64_t, catalog::kMigrationStates> states{};
+  std::array<uint64_t, catalog_rows::kMigrationStates> states{};
   double window = 0;
   for (const auto& m : *all) {
     ++states[static_cast<size_t>(m.state)];
-    if (m.state == catalog::MigrationState::RollbackWindow && m.rollback_seconds_left > 0)
+    if (m.state == catalog_rows::MigrationState::RollbackWindow && m.rollback_seconds_left > 0)
       window = window == 0 ? m.rollback_seconds_left : std::min(window, m.rollback_seconds_left);
   }
-  catalog::RebalanceProgress rebalance = catalog::rebalance_progress(*all);
+  catalog_rows::RebalanceProgress rebalance = catalog_rows::rebalance_progress(*all);
   std::lock_guard<std::mutex> lock(mutex_);
   states_ = states;
   window_remaining_ = window;
@@ -96,11 +96,11 @@ void MoverService::poll() {
   int busy = 0;
   for (const auto& m : *all)
     if (runners_.count(m.id) != 0 &&
-        (catalog::holds_mover_slot(m) || m.state == catalog::MigrationState::Planned))
+        (catalog_rows::holds_mover_slot(m) || m.state == catalog_rows::MigrationState::Planned))
       ++busy;
   for (const auto& m : *all) {
-    if (catalog::is_final(m.state) || runners_.count(m.id) != 0) continue;
-    bool needs_slot = m.state == catalog::MigrationState::Planned || catalog::holds_mover_slot(m);
+    if (catalog_rows::is_final(m.state) || runners_.count(m.id) != 0) continue;
+    bool needs_slot = m.state == catalog_rows::MigrationState::Planned || catalog_rows::holds_mover_slot(m);
     if (needs_slot) {
       if (busy >= config->mover.max_concurrent) continue;
       ++busy;

@@ -1,6 +1,6 @@
 // The mover of one shardwire process: a thread that watches the catalog for unfinished
 // migrations and runs them, each on a MigrationRunner thread: up to mover.max_concurrent that
-// copy, stream or cut over (catalog::holds_mover_slot), and every one in its rollback window or
+// copy, stream or cut over (catalog_rows::holds_mover_slot), and every one in its rollback window or
 // cleanup (each holds a reverse stream: one walsender on its target). mover.max_concurrent = 0:
 // none (the instance routes only).
 // It polls over one catalog session kept open across polls (opened again only after it failed,
@@ -19,9 +19,9 @@
 #include <string>
 #include <thread>
 
-#include "catalog/migration.h"
-#include "catalog/migration_progress.h"
 #include "catalog/pq_handle.h"
+#include "catalog_rows/migration.h"
+#include "catalog_rows/migration_progress.h"
 #include "config/config.h"
 #include "mover/mover_counters.h"
 
@@ -35,9 +35,9 @@ struct MoverSnapshot {
   uint64_t lag_bytes = 0;  // the largest of the running migrations
   double lag_seconds = 0;
   stats::LatencyHistogram cutover_pause;
-  std::array<uint64_t, catalog::kMigrationStates> migrations{};  // by state, from the last catalog poll
+  std::array<uint64_t, catalog_rows::kMigrationStates> migrations{};  // by state, from the last catalog poll
   double rollback_window_remaining_seconds = 0;  // the soonest window to close; 0 when none is open
-  catalog::RebalanceProgress rebalance;          // from the last catalog poll
+  catalog_rows::RebalanceProgress rebalance;     // from the last catalog poll
 };
 
 class MoverService {
@@ -64,9 +64,9 @@ class MoverService {
   std::shared_ptr<const config::Config> config_;
   MoverCounters counters_;
   std::map<int64_t, std::unique_ptr<MigrationRunner>> runners_;
-  std::array<uint64_t, catalog::kMigrationStates> states_{};
+  std::array<uint64_t, catalog_rows::kMigrationStates> states_{};
   double window_remaining_ = 0;
-  catalog::RebalanceProgress rebalance_;
+  catalog_rows::RebalanceProgress rebalance_;
   std::atomic<bool> stopping_{false};
   catalog::PgConnPtr catalog_;  // used by the poll thread only
   std::string catalog_dsn_;     // the DSN catalog_ was opened with

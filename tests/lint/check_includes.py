@@ -19,7 +19,7 @@ FOLDERS = {
     "common": "proxy/common", "stats": "proxy/stats", "metrics": "proxy/metrics",
     "wire": "proxy/wire", "auth": "proxy/auth", "net": "proxy/net", "config": "config",
     "parser": "parser", "merge": "proxy/merge", "router": "proxy/router", "sqltext": "proxy/sqltext",
-    "twopc": "proxy/twopc", "catalog": "proxy/catalog",
+    "twopc": "proxy/twopc", "catalog_rows": "proxy/catalog_rows", "catalog": "proxy/catalog",
     "mover": "proxy/mover", "pool": "proxy/pool", "session": "proxy/session",
     "admin": "proxy/admin", "app": "proxy/app",
 }
@@ -38,13 +38,14 @@ DEPENDS_ON = {
     "router": ["parser", "config", "merge", "wire"],
     "sqltext": ["router", "wire", "config"],
     "twopc": ["stats"],
-    "catalog": ["twopc", "sqltext", "router", "config"],
-    "mover": ["catalog", "sqltext", "router", "wire", "config", "stats"],
+    "catalog_rows": ["sqltext"],
+    "catalog": ["twopc", "catalog_rows", "sqltext", "router", "config"],
+    "mover": ["catalog", "catalog_rows", "sqltext", "router", "wire", "config", "stats"],
     "pool": ["net", "wire", "auth", "stats"],
     "session": ["twopc", "pool", "router", "merge", "sqltext", "parser", "wire", "auth", "config", "stats", "net"],
-    "admin": ["twopc", "router", "parser", "config", "stats", "wire", "catalog"],
-    "app": ["admin", "metrics", "mover", "session", "catalog", "twopc", "router", "pool", "net", "config",
-            "parser", "stats", "wire", "auth", "common"],
+    "admin": ["twopc", "catalog_rows", "router", "parser", "config", "stats", "wire"],
+    "app": ["admin", "metrics", "mover", "session", "catalog", "catalog_rows", "twopc", "router", "pool", "net",
+            "config", "parser", "stats", "wire", "auth", "common"],
 }
 
 # Third-party headers (by prefix) and the only modules that may include them: each library is

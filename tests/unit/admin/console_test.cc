@@ -33,8 +33,8 @@ class FakeHost : public ConsoleHost {
   DirectoryStatus directory{router::Directory::initial(8, {"s0", "s1"}), "static", 0, true};
   Status reload_status;
   bool client_exists = true;
-  Result<std::vector<catalog::RegisteredRouter>> routers = std::vector<catalog::RegisteredRouter>{};
-  Result<std::vector<catalog::IdSlot>> id_slots = std::vector<catalog::IdSlot>{};
+  Result<std::vector<catalog_rows::RegisteredRouter>> routers = std::vector<catalog_rows::RegisteredRouter>{};
+  Result<std::vector<catalog_rows::IdSlot>> id_slots = std::vector<catalog_rows::IdSlot>{};
   Result<std::vector<twopc::InDoubtTransaction>> in_doubt = std::vector<twopc::InDoubtTransaction>{
       {"shardwire_00000000000000aa_0_1", "s1", "2026-12-02 13:00:00+00", 7.5, "none", "00000000000000aa"}};
 
@@ -54,11 +54,11 @@ class FakeHost : public ConsoleHost {
     });
   }
   DirectoryStatus directory_status() override { return directory; }
-  void list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) override {
+  void list_routers(std::function<void(Result<std::vector<catalog_rows::RegisteredRouter>>)> done) override {
     calls.push_back("list_routers");
     answer([this, done] { done(routers); });
   }
-  void list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) override {
+  void list_id_slots(std::function<void(Result<std::vector<catalog_rows::IdSlot>>)> done) override {
     calls.push_back("list_id_slots");
     answer([this, done] { done(id_slots); });
   }
@@ -103,19 +103,20 @@ class FakeHost : public ConsoleHost {
                     (by_buckets ? " by buckets" : "") + (dry_run ? " dry" : ""));
     answer([done, dry_run] { done(std::vector<PlannedMigration>{{"s0", "s2", {5}, dry_run ? 0 : 9}}); });
   }
-  void list_migrations(std::function<void(Result<std::vector<catalog::Migration>>)> done) override {
+  void list_migrations(std::function<void(Result<std::vector<catalog_rows::Migration>>)> done) override {
     calls.push_back("list migrations");
-    catalog::Migration m;
+    catalog_rows::Migration m;
     m.id = 3;
-    m.state = catalog::MigrationState::Copying;
+    m.state = catalog_rows::MigrationState::Copying;
     m.source = "s0";
     m.target = "s1";
     m.buckets = {1, 2, 3, 9};
     m.rows_copied = 50;
     m.rows_total = 200;
-    answer([done, m] { done(std::vector<catalog::Migration>{m}); });
+    answer([done, m] { done(std::vector<catalog_rows::Migration>{m}); });
   }
-  void request_migration(int64_t id, catalog::MigrationRequest, std::function<void(Status)> done) override {
+  void request_migration(int64_t id, catalog_rows::MigrationRequest,
+                         std::function<void(Status)> done) override {
     calls.push_back("request " + std::to_string(id));
     answer([done, id] { done(id == 404 ? Status::client("42704", "no migration 404") : Status::ok()); });
   }

@@ -491,7 +491,7 @@ TEST_CASE("SHOW HELP, VERSION, STATE, DIRECTORY, ROUTERS") {
   CHECK(row(directory_table(DirectoryStatus{}), 0) ==
         Row{"<null>", "", "<null>", "0.000", "valid", "<null>", "<null>"});
 
-  std::vector<catalog::RegisteredRouter> routers(1);
+  std::vector<catalog_rows::RegisteredRouter> routers(1);
   routers[0] = {"r1", "10.0.0.5", 6432, 321, 9, "2023-11-14 22:13:20+00", "2023-11-14 22:14:20+00", 1.25};
   ResultTable rt = routers_table(routers);
   CHECK(names(rt) == "id,host,port,pid,directory_version,started_at,heartbeat_at,heartbeat_age_seconds");
@@ -516,9 +516,9 @@ TEST_CASE("SHOW TRANSACTIONS: one row per (gid, shard), owner NULL for a gid of 
 }
 
 TEST_CASE("SHOW MIGRATIONS: why a planned migration waits; rollback windows hold no mover slot") {
-  using catalog::MigrationState;
+  using catalog_rows::MigrationState;
   auto migration = [](int64_t id, MigrationState state) {
-    catalog::Migration m;
+    catalog_rows::Migration m;
     m.id = id;
     m.state = state;
     m.source = "s0";
@@ -526,7 +526,7 @@ TEST_CASE("SHOW MIGRATIONS: why a planned migration waits; rollback windows hold
     m.buckets = {static_cast<uint32_t>(id)};
     return m;
   };
-  std::vector<catalog::Migration> all = {
+  std::vector<catalog_rows::Migration> all = {
       migration(1, MigrationState::RollbackWindow), migration(2, MigrationState::RollbackWindow),
       migration(3, MigrationState::Cleaning), migration(4, MigrationState::Planned)};
   // Two windows and a cleanup: every slot is free.
@@ -553,18 +553,18 @@ TEST_CASE("SHOW MIGRATIONS: why a planned migration waits; rollback windows hold
 }
 
 TEST_CASE("SHOW MIGRATIONS has each move's bytes, rate and eta; SHOW REBALANCE one row for all of them") {
-  catalog::Migration copying;
+  catalog_rows::Migration copying;
   copying.id = 7;
-  copying.state = catalog::MigrationState::Copying;
+  copying.state = catalog_rows::MigrationState::Copying;
   copying.buckets = {1, 2};
   copying.rows_copied = 500;
   copying.rows_total = 2000;
   copying.bytes_copied = 50000;
   copying.copy_seconds = 2.0;
-  catalog::Migration planned;
+  catalog_rows::Migration planned;
   planned.id = 8;
   planned.buckets = {3, 4};
-  const std::vector<catalog::Migration> all = {copying, planned};
+  const std::vector<catalog_rows::Migration> all = {copying, planned};
 
   ResultTable shown = migrations_table(all, 2);
   check_shape(shown, 2);

@@ -1,5 +1,5 @@
 // A migration as the catalog records it (shardwire.migrations, docs/architecture.md §8.2, §9.1): plain data,
-// shared by the mover, the console and the metrics. The catalog I/O is in migrations.h.
+// shared by the mover, the console and the metrics. The catalog I/O is in catalog/migrations.h.
 #pragma once
 
 #include <array>
@@ -12,7 +12,7 @@
 
 #include "common/status.h"
 
-namespace sw::catalog {
+namespace sw::catalog_rows {
 
 enum class MigrationState {
   Planned,
@@ -101,4 +101,4 @@ inline bool holds_mover_slot(const Migration& m) {
 // Operator requests from the console (PAUSE/RESUME/CANCEL/ROLLBACK MIGRATION, EXPIRE ROLLBACK).
 enum class MigrationRequest { Pause, Resume, Cancel, Rollback, ExpireRollback };
 
-}  // namespace sw::catalog
+}  // namespace sw::catalog_rows

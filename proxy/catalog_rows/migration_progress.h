@@ -11,9 +11,9 @@
 #include <optional>
 #include <vector>
 
-#include "catalog/migration.h"
+#include "catalog_rows/migration.h"
 
-namespace sw::catalog {
+namespace sw::catalog_rows {
 
 struct Progress {
   int64_t rows_done = 0, rows_total = 0;
@@ -39,4 +39,4 @@ struct RebalanceProgress {
 };
 RebalanceProgress rebalance_progress(const std::vector<Migration>& all);
 
-}  // namespace sw::catalog
+}  // namespace sw::catalog_rows

@@ -5,9 +5,9 @@
 #include <set>
 #include <string>
 
-#include "catalog/migration.h"
+#include "catalog_rows/migration.h"
 
-using namespace sw::catalog;
+using namespace sw::catalog_rows;
 
 TEST_CASE("every migration state round-trips through its catalog name") {
   std::set<std::string> seen;

@@ -1,8 +1,8 @@
-#include "catalog/migration_progress.h"
+#include "catalog_rows/migration_progress.h"
 
 #include <doctest/doctest.h>
 
-using namespace sw::catalog;
+using namespace sw::catalog_rows;
 
 namespace {
 

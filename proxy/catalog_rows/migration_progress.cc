@@ -1,9 +1,9 @@
-#include "catalog/migration_progress.h"
+#include "catalog_rows/migration_progress.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace sw::catalog {
+namespace sw::catalog_rows {
 namespace {
 
 bool past_copy(MigrationState state) {
@@ -109,4 +109,4 @@ RebalanceProgress rebalance_progress(const std::vector<Migration>& all) {
   return out;
 }
 
-}  // namespace sw::catalog
+}  // namespace sw::catalog_rows
