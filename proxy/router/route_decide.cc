@@ -158,7 +158,11 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
           error = make_error("0A000",
                              what + " to a value on shard " + dir_.shard_name(dir_.bucket(key.bucket).shard) +
                                  ", but its rows are on " + dir_.shard_name(static_cast<uint16_t>(shard)) +
-                                 "; a key can only change within its shard",
+                                 "; a key can only change within its shard" +
+                                 (target.role == parser::TableRole::Insert
+                                      ? ""
+                                      : " (instead, DELETE the row RETURNING it and INSERT it with the new "
+                                        "key in one transaction)"),
                              r.config_name);
           return false;
         }

@@ -88,8 +88,25 @@ TEST_SUITE("keyless_write") {
     CHECK(c.value("SELECT count(*) FROM orders") == "12");
     CHECK(s1.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(tenants[0])) == "3");
     CHECK(s1.value("SELECT count(*) FROM orders WHERE note LIKE 'copy%!'") == "0");
+    // A named prepared statement, executed twice; and inside a transaction, rolled back.
+    REQUIRE_OK(c.prepare("bump", "UPDATE orders SET qty = qty + $1 WHERE qty > 0 RETURNING qty"));
+    for (int i = 0; i < 2; ++i) {
+      PgResult bumped = c.exec_prepared("bump", {std::string("1")});
+      REQUIRE_OK(bumped);
+      CHECK(bumped.command_tag() == "UPDATE 12");
+    }
+    REQUIRE_OK(c.exec("BEGIN"));
+    PgResult in_tx = c.exec_prepared("bump", {std::string("1000")});
+    REQUIRE_OK(in_tx);
+    CHECK(in_tx.command_tag() == "UPDATE 12");
+    CHECK(c.value("SELECT count(*) FROM orders WHERE qty > 1000") == "12");
+    REQUIRE_OK(c.exec("ROLLBACK"));
+    CHECK(c.value("SELECT count(*) FROM orders WHERE qty > 1000") == "0");
     // The key may be assigned itself; setting it to another value is refused, saying why.
     REQUIRE_OK(c.exec("UPDATE orders SET tenant_id = tenant_id, qty = qty"));
+    PgResult moved = c.exec("UPDATE orders SET tenant_id = " + k(tenants[1]));
+    CHECK(moved.sqlstate() == "0A000");
+    CHECK(moved.error().find("sets the key") != std::string::npos);
     CHECK(shardwire_prepared(f) == 0);
     for (int s = 0; s < kShards; ++s) CHECK(f.idle_in_transaction(s) == 0);
   }
