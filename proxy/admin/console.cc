@@ -143,7 +143,7 @@ void Console::show(const Command& command, const Reply& reply) {
                   "no catalog is configured (catalog.dsn): shardwire runs no two-phase commit without one"));
         return;
       }
-      host_.list_in_doubt([reply](Result<std::vector<catalog::InDoubtTransaction>> rows) {
+      host_.list_in_doubt([reply](Result<std::vector<twopc::InDoubtTransaction>> rows) {
         reply(rows ? transactions_table(*rows).encode() : failure(rows.status()));
       });
       return;

@@ -13,13 +13,13 @@
 
 #include "admin/command.h"
 #include "catalog/id_slots.h"
-#include "catalog/in_doubt.h"
 #include "catalog/migration.h"
 #include "catalog/routers.h"
 #include "common/status.h"
 #include "config/config.h"
 #include "router/directory.h"
 #include "stats/snapshot.h"
+#include "twopc/in_doubt.h"
 
 namespace sw::admin {
 
@@ -78,8 +78,8 @@ class ConsoleHost {
   virtual void list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) = 0;
   // The catalog's id slots (shardwire.id_slots), read off the event loop.
   virtual void list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) = 0;
-  // The two-phase transactions prepared on the shards (catalog/in_doubt.h), read off the event loop.
-  virtual void list_in_doubt(std::function<void(Result<std::vector<catalog::InDoubtTransaction>>)> done) = 0;
+  // The two-phase transactions prepared on the shards (twopc/in_doubt.h), read off the event loop.
+  virtual void list_in_doubt(std::function<void(Result<std::vector<twopc::InDoubtTransaction>>)> done) = 0;
   virtual ProxyState state() = 0;
   // Completes when no transaction runs any more; new ones are held until resume().
   virtual void pause(std::function<void()> done) = 0;

@@ -43,7 +43,7 @@ ResultTable routers_table(const std::vector<catalog::RegisteredRouter>& routers)
 // (integer_* NULL for a slot past the integer ranges).
 ResultTable id_slots_table(const std::vector<catalog::IdSlot>& slots);
 // SHOW TRANSACTIONS: gid, shard, prepared, age_s, decision (commit | abort | none), owner.
-ResultTable transactions_table(const std::vector<catalog::InDoubtTransaction>& rows);
+ResultTable transactions_table(const std::vector<twopc::InDoubtTransaction>& rows);
 ResultTable route_table(const router::Route& route, const router::Directory& directory);
 
 // the mover's (tables_mover.cc)

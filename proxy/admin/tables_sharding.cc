@@ -141,7 +141,7 @@ ResultTable route_table(const router::Route& route, const router::Directory& dir
   return table;
 }
 
-ResultTable transactions_table(const std::vector<catalog::InDoubtTransaction>& rows) {
+ResultTable transactions_table(const std::vector<twopc::InDoubtTransaction>& rows) {
   static constexpr Column kColumns[] = {{"gid", T::Text},     {"shard", T::Text},    {"prepared", T::Text},
                                         {"age_s", T::Float8}, {"decision", T::Text}, {"owner", T::Text}};
   ResultTable table(kColumns);

@@ -33,9 +33,9 @@ void AdminHost::list_routers(std::function<void(Result<std::vector<catalog::Regi
                                                            std::move(done));
 }
 
-void AdminHost::list_in_doubt(std::function<void(Result<std::vector<catalog::InDoubtTransaction>>)> done) {
+void AdminHost::list_in_doubt(std::function<void(Result<std::vector<twopc::InDoubtTransaction>>)> done) {
   auto config = proxy_.config();
-  off_loop<Result<std::vector<catalog::InDoubtTransaction>>>(
+  off_loop<Result<std::vector<twopc::InDoubtTransaction>>>(
       [config] { return catalog::list_in_doubt(*config); }, std::move(done));
 }
 

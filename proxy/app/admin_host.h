@@ -22,7 +22,7 @@ class AdminHost : public admin::ConsoleHost {
   void gather(bool lists, std::function<void(stats::Snapshot)> done) override;
   admin::DirectoryStatus directory_status() override;
   void list_routers(std::function<void(Result<std::vector<catalog::RegisteredRouter>>)> done) override;
-  void list_in_doubt(std::function<void(Result<std::vector<catalog::InDoubtTransaction>>)> done) override;
+  void list_in_doubt(std::function<void(Result<std::vector<twopc::InDoubtTransaction>>)> done) override;
   void list_id_slots(std::function<void(Result<std::vector<catalog::IdSlot>>)> done) override;
   admin::ProxyState state() override;
   void pause(std::function<void()> done) override;

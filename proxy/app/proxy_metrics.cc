@@ -89,8 +89,8 @@ metrics::Readings Proxy::read_metrics() {
   }
   readings.mover.queued_writes = static_cast<uint64_t>(std::max(0, cutover_queued_.load()));
   if (recovery_) {
-    readings.two_phase.recovered_commit = recovery_->recovered(catalog::TwoPhaseDecision::Commit);
-    readings.two_phase.recovered_abort = recovery_->recovered(catalog::TwoPhaseDecision::Abort);
+    readings.two_phase.recovered_commit = recovery_->recovered(twopc::TwoPhaseDecision::Commit);
+    readings.two_phase.recovered_abort = recovery_->recovered(twopc::TwoPhaseDecision::Abort);
     readings.two_phase.in_doubt = recovery_->in_doubt();
   }
   readings.reloads.ok = reloads_ok_.load();

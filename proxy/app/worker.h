@@ -98,7 +98,7 @@ class Worker : public session::SessionHost {
   void admin_command(std::string_view sql, std::function<void(std::string)> reply) override;
   std::string next_two_phase_gid() override;
   void decide_commit(const std::string& gid, const std::vector<std::string>& shards,
-                     std::function<void(session::Decision, std::string)> done) override;
+                     std::function<void(twopc::Decision, std::string)> done) override;
 
  private:
   void accept(std::unique_ptr<net::Connection> connection);

@@ -18,13 +18,14 @@ constexpr const char* kForgetDecisionSql = "DELETE FROM shardwire.transactions W
 
 // Inserts `decision` unless one exists; true when this call inserted it.
 Result<bool> insert_decision(PGconn* catalog, std::string_view gid, const std::vector<std::string>& shards,
-                             TwoPhaseDecision decision) {
-  auto res = query(catalog, kInsertDecisionSql,
-                   {std::string(gid), text_array_literal(shards), std::string(decision_name(decision))});
+                             twopc::TwoPhaseDecision decision) {
+  auto res =
+      query(catalog, kInsertDecisionSql,
+            {std::string(gid), text_array_literal(shards), std::string(twopc::decision_name(decision))});
   if (!res) {
     const Status& s = res.status();
     return Status{s.fault, s.sqlstate,
-                  "recording the " + std::string(decision_name(decision)) +
+                  "recording the " + std::string(twopc::decision_name(decision)) +
                       " decision of two-phase transaction " + std::string(gid) +
                       " in the catalog: " + s.message};
   }
@@ -33,43 +34,16 @@ Result<bool> insert_decision(PGconn* catalog, std::string_view gid, const std::v
 
 }  // namespace
 
-const char* decision_name(TwoPhaseDecision decision) {
-  return decision == TwoPhaseDecision::Commit ? "commit" : "abort";
-}
-
-bool is_shardwire_gid(std::string_view gid) { return gid.starts_with(kTwoPhaseGidPrefix); }
-
-std::string leg_gid(std::string_view gid, size_t leg) { return std::string(gid) + "_" + std::to_string(leg); }
-
-std::string transaction_gid(std::string_view prepared_gid) {
-  if (!is_shardwire_gid(prepared_gid)) return std::string(prepared_gid);
-  // shardwire _ instance _ worker _ seq [_ leg]: the 4th separator ends the transaction's gid.
-  size_t at = 0;
-  for (int separator = 0; separator < 4; ++separator) {
-    at = prepared_gid.find('_', separator == 0 ? 0 : at + 1);
-    if (at == std::string_view::npos) return std::string(prepared_gid);
-  }
-  return std::string(prepared_gid.substr(0, at));
-}
-
-std::string gid_instance(std::string_view gid) {
-  if (!is_shardwire_gid(gid)) return {};
-  std::string_view rest = gid.substr(kTwoPhaseGidPrefix.size());
-  size_t end = rest.find('_');
-  if (end == std::string_view::npos || end == 0) return {};
-  return std::string(rest.substr(0, end));
-}
-
 Result<bool> record_commit_decision(PGconn* catalog, std::string_view gid,
                                     const std::vector<std::string>& shards) {
-  return insert_decision(catalog, gid, shards, TwoPhaseDecision::Commit);
+  return insert_decision(catalog, gid, shards, twopc::TwoPhaseDecision::Commit);
 }
 
-Result<TwoPhaseDecision> record_abort_decision(PGconn* catalog, std::string_view gid,
-                                               const std::vector<std::string>& shards) {
-  auto inserted = insert_decision(catalog, gid, shards, TwoPhaseDecision::Abort);
+Result<twopc::TwoPhaseDecision> record_abort_decision(PGconn* catalog, std::string_view gid,
+                                                      const std::vector<std::string>& shards) {
+  auto inserted = insert_decision(catalog, gid, shards, twopc::TwoPhaseDecision::Abort);
   if (!inserted) return inserted.status();
-  if (*inserted) return TwoPhaseDecision::Abort;
+  if (*inserted) return twopc::TwoPhaseDecision::Abort;
   // Another statement decided first (the coordinator's commit, or another recovery round): its
   // row is committed, and a new statement's snapshot sees it.
   auto res = query(catalog, kReadDecisionSql, {std::string(gid)});
@@ -78,17 +52,19 @@ Result<TwoPhaseDecision> record_abort_decision(PGconn* catalog, std::string_view
     return Status::server("40001",
                           "two-phase transaction " + std::string(gid) +
                               ": its decision row vanished between insert and read; retried next round");
-  return text_value(res->get(), 0, 0) == "commit" ? TwoPhaseDecision::Commit : TwoPhaseDecision::Abort;
+  return text_value(res->get(), 0, 0) == "commit" ? twopc::TwoPhaseDecision::Commit
+                                                  : twopc::TwoPhaseDecision::Abort;
 }
 
-Result<Decisions> load_decisions(PGconn* catalog) {
+Result<twopc::Decisions> load_decisions(PGconn* catalog) {
   auto res = query(catalog, kLoadDecisionsSql);
   if (!res) return res.status();
-  Decisions decisions;
+  twopc::Decisions decisions;
   const PGresult* r = res->get();
   for (int row = 0; row < PQntuples(r); ++row) {
-    DecisionRow d;
-    d.decision = text_value(r, row, 1) == "commit" ? TwoPhaseDecision::Commit : TwoPhaseDecision::Abort;
+    twopc::DecisionRow d;
+    d.decision =
+        text_value(r, row, 1) == "commit" ? twopc::TwoPhaseDecision::Commit : twopc::TwoPhaseDecision::Abort;
     d.shards = parse_text_array(text_value(r, row, 2));
     d.decided_at = text_value(r, row, 3);
     d.age_s = std::strtod(text_value(r, row, 4).c_str(), nullptr);

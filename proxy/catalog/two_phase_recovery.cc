@@ -1,6 +1,7 @@
 #include "catalog/two_phase_recovery.h"
 
 #include "catalog/pq.h"
+#include "catalog/two_phase.h"
 #include "catalog/two_phase_shards.h"
 #include "common/log.h"
 
@@ -118,10 +119,10 @@ PGconn* TwoPhaseRecovery::shard_connection(const config::Shard& shard) {
   return link.conn.get();
 }
 
-std::vector<ShardPrepared> TwoPhaseRecovery::read_shards(const std::vector<config::Shard>& shards) {
-  std::vector<ShardPrepared> out;
+std::vector<twopc::ShardPrepared> TwoPhaseRecovery::read_shards(const std::vector<config::Shard>& shards) {
+  std::vector<twopc::ShardPrepared> out;
   for (const config::Shard& shard : shards) {
-    ShardPrepared read{shard.name, false, {}};
+    twopc::ShardPrepared read{shard.name, false, {}};
     if (PGconn* conn = shard_connection(shard)) {
       auto prepared = list_prepared(conn);
       if (prepared) {
@@ -140,23 +141,23 @@ std::vector<ShardPrepared> TwoPhaseRecovery::read_shards(const std::vector<confi
 
 // Finishes `gid` on one shard; 1 when it is no longer prepared there.
 int TwoPhaseRecovery::resolve(const std::string& shard_name, const std::string& gid,
-                              TwoPhaseDecision decision, const std::vector<config::Shard>& shards) {
+                              twopc::TwoPhaseDecision decision, const std::vector<config::Shard>& shards) {
   const config::Shard* shard = find_shard(shards, shard_name);
   PGconn* conn = shard ? shard_connection(*shard) : nullptr;
   if (!conn) return 0;
   auto done = finish_prepared(conn, gid, decision);
   if (!done) {
     LOG_WARN("two-phase recovery: %s PREPARED '%s' on shard %s failed, retried next round: %s [%s]",
-             decision == TwoPhaseDecision::Commit ? "COMMIT" : "ROLLBACK", gid.c_str(), shard_name.c_str(),
-             done.status().message.c_str(), done.status().sqlstate.c_str());
+             decision == twopc::TwoPhaseDecision::Commit ? "COMMIT" : "ROLLBACK", gid.c_str(),
+             shard_name.c_str(), done.status().message.c_str(), done.status().sqlstate.c_str());
     if (connection_lost(conn)) links_[shard_name].conn.reset();
     return 0;
   }
   if (*done == FinishOutcome::Gone) return 1;  // its coordinator finished it meanwhile
-  (decision == TwoPhaseDecision::Commit ? recovered_commit_ : recovered_abort_)++;
+  (decision == twopc::TwoPhaseDecision::Commit ? recovered_commit_ : recovered_abort_)++;
   LOG_INFO("two-phase recovery: %s PREPARED '%s' on shard %s (decision %s)",
-           decision == TwoPhaseDecision::Commit ? "COMMIT" : "ROLLBACK", gid.c_str(), shard_name.c_str(),
-           decision_name(decision));
+           decision == twopc::TwoPhaseDecision::Commit ? "COMMIT" : "ROLLBACK", gid.c_str(),
+           shard_name.c_str(), twopc::decision_name(decision));
   return 1;
 }
 
@@ -174,21 +175,21 @@ void TwoPhaseRecovery::round() {
   auto decisions = load_decisions(catalog_.get());
   if (!decisions) return drop_catalog(decisions.status());
   note_success("catalog");  // only a round that read the decisions ends an outage
-  std::vector<ShardPrepared> read = read_shards(shards);
-  RecoveryPlan plan = plan_recovery(read, *decisions, options_.grace, options_.abort_retention);
+  std::vector<twopc::ShardPrepared> read = read_shards(shards);
+  twopc::RecoveryPlan plan = twopc::plan_recovery(read, *decisions, options_.grace, options_.abort_retention);
   int64_t prepared = 0;
-  for (const ShardPrepared& s : read) prepared += static_cast<int64_t>(s.prepared.size());
+  for (const twopc::ShardPrepared& s : read) prepared += static_cast<int64_t>(s.prepared.size());
   int64_t finished = 0;
-  for (const Resolution& r : plan.resolve) finished += resolve(r.shard, r.gid, r.decision, shards);
-  for (const PresumedAbort& p : plan.presume) {
+  for (const twopc::Resolution& r : plan.resolve) finished += resolve(r.shard, r.gid, r.decision, shards);
+  for (const twopc::PresumedAbort& p : plan.presume) {
     std::vector<std::string> holders;
-    for (const Resolution& leg : p.legs) holders.push_back(leg.shard);
+    for (const twopc::Resolution& leg : p.legs) holders.push_back(leg.shard);
     auto decided = record_abort_decision(catalog_.get(), p.gid, holders);
     if (!decided) return drop_catalog(decided.status());
-    if (*decided == TwoPhaseDecision::Abort)
+    if (*decided == twopc::TwoPhaseDecision::Abort)
       LOG_INFO("two-phase recovery: '%s' prepared without a decision for over %llds: abort recorded",
                p.gid.c_str(), static_cast<long long>(options_.grace.count()));
-    for (const Resolution& leg : p.legs) finished += resolve(leg.shard, leg.gid, *decided, shards);
+    for (const twopc::Resolution& leg : p.legs) finished += resolve(leg.shard, leg.gid, *decided, shards);
   }
   for (const std::string& gid : plan.forget) {
     if (Status s = forget_decision(catalog_.get(), gid); !s) return drop_catalog(s);

@@ -19,9 +19,9 @@
 #include <thread>
 
 #include "catalog/pq_handle.h"
-#include "catalog/two_phase_plan.h"
 #include "common/status.h"
 #include "config/config.h"
+#include "twopc/two_phase_plan.h"
 
 namespace sw::catalog {
 
@@ -31,8 +31,8 @@ inline constexpr int64_t kRecoveryLockKey = 0x7368617264327063;
 
 struct RecoveryOptions {
   std::chrono::milliseconds period{1000};
-  std::chrono::seconds grace = kPresumedAbortGrace;
-  std::chrono::seconds abort_retention = kAbortRetention;
+  std::chrono::seconds grace = twopc::kPresumedAbortGrace;
+  std::chrono::seconds abort_retention = twopc::kAbortRetention;
 };
 
 class TwoPhaseRecovery {
@@ -50,8 +50,8 @@ class TwoPhaseRecovery {
   void update_config(const config::Config& config);
 
   // Prepared transactions this instance finished, by decision (one per shard leg).
-  uint64_t recovered(TwoPhaseDecision decision) const {
-    return decision == TwoPhaseDecision::Commit ? recovered_commit_.load() : recovered_abort_.load();
+  uint64_t recovered(twopc::TwoPhaseDecision decision) const {
+    return decision == twopc::TwoPhaseDecision::Commit ? recovered_commit_.load() : recovered_abort_.load();
   }
   // (gid, shard) pairs still prepared after this instance's last round; 0 while another instance
   // holds the lock (that one reports them).
@@ -69,8 +69,8 @@ class TwoPhaseRecovery {
   void round();
   bool ensure_catalog();
   PGconn* shard_connection(const config::Shard& shard);
-  std::vector<ShardPrepared> read_shards(const std::vector<config::Shard>& shards);
-  int resolve(const std::string& shard_name, const std::string& gid, TwoPhaseDecision decision,
+  std::vector<twopc::ShardPrepared> read_shards(const std::vector<config::Shard>& shards);
+  int resolve(const std::string& shard_name, const std::string& gid, twopc::TwoPhaseDecision decision,
               const std::vector<config::Shard>& shards);
   void drop_catalog(const Status& why);
   // Logs `error` for `target` unless it is the outage already logged; ok clears it.

@@ -5,6 +5,7 @@
 
 #include "catalog/pq.h"
 #include "sqltext/catalog_sql.h"
+#include "twopc/gid.h"
 
 namespace sw::catalog {
 namespace {
@@ -15,10 +16,10 @@ constexpr const char* kListPreparedSql =
 
 }  // namespace
 
-Result<std::vector<PreparedXact>> list_prepared(PGconn* shard) {
-  auto res = query(shard, kListPreparedSql, {std::string(kTwoPhaseGidPrefix)});
+Result<std::vector<twopc::PreparedXact>> list_prepared(PGconn* shard) {
+  auto res = query(shard, kListPreparedSql, {std::string(twopc::kTwoPhaseGidPrefix)});
   if (!res) return res.status();
-  std::vector<PreparedXact> out;
+  std::vector<twopc::PreparedXact> out;
   const PGresult* r = res->get();
   out.reserve(static_cast<size_t>(PQntuples(r)));
   for (int row = 0; row < PQntuples(r); ++row) {
@@ -28,8 +29,8 @@ Result<std::vector<PreparedXact>> list_prepared(PGconn* shard) {
   return out;
 }
 
-Result<FinishOutcome> finish_prepared(PGconn* shard, std::string_view gid, TwoPhaseDecision decision) {
-  const std::string sql = std::string(decision == TwoPhaseDecision::Commit ? "COMMIT" : "ROLLBACK") +
+Result<FinishOutcome> finish_prepared(PGconn* shard, std::string_view gid, twopc::TwoPhaseDecision decision) {
+  const std::string sql = std::string(decision == twopc::TwoPhaseDecision::Commit ? "COMMIT" : "ROLLBACK") +
                           " PREPARED " + sqltext::quote_literal(std::string(gid));
   Status s = exec(shard, sql);
   if (s) return FinishOutcome::Finished;

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "catalog/pq_handle.h"
-#include "catalog/two_phase_plan.h"
 #include "common/status.h"
+#include "twopc/two_phase_plan.h"
 
 namespace sw::catalog {
 
 // pg_prepared_xacts rows of this database whose gid starts with kTwoPhaseGidPrefix, oldest first.
-Result<std::vector<PreparedXact>> list_prepared(PGconn* shard);
+Result<std::vector<twopc::PreparedXact>> list_prepared(PGconn* shard);
 
 enum class FinishOutcome {
   Finished,  // this call committed / rolled back the prepared transaction
@@ -23,6 +23,6 @@ enum class FinishOutcome {
 // COMMIT PREPARED or ROLLBACK PREPARED `gid` (quoted as a literal; the commands take no
 // parameters). Any other error (55000 while its coordinator is finishing it, a lost connection)
 // is returned; the next round retries.
-Result<FinishOutcome> finish_prepared(PGconn* shard, std::string_view gid, TwoPhaseDecision decision);
+Result<FinishOutcome> finish_prepared(PGconn* shard, std::string_view gid, twopc::TwoPhaseDecision decision);
 
 }  // namespace sw::catalog

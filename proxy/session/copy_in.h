@@ -25,7 +25,7 @@
 #include "router/router.h"
 #include "session/copy_in_plan.h"
 #include "session/leg_engine.h"
-#include "session/two_phase_legs.h"
+#include "session/two_phase.h"
 #include "wire/copy_rows.h"
 
 namespace sw::session {

@@ -17,7 +17,7 @@
 
 #include "common/status.h"
 #include "session/leg_engine.h"
-#include "session/two_phase_legs.h"
+#include "session/two_phase.h"
 
 namespace sw::session {
 

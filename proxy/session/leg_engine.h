@@ -31,7 +31,7 @@
 #include "common/status.h"
 #include "pool/pool.h"
 #include "session/starting_reads.h"
-#include "session/two_phase_legs.h"
+#include "session/two_phase.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -211,9 +211,5 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   StartWatch start_watch_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // expired: destroyed inside a callback
 };
-
-// The leg engine's former name, still used by Session's declarations and SplitInsert; new code
-// names LegEngine.
-using EveryShardTransaction = LegEngine;
 
 }  // namespace sw::session

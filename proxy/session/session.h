@@ -401,7 +401,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // A runner's targets with the session's servers lent (session_every_shard_write.cc): one per
   // shard of `shards` (every shard of the directory when null), in that order, and their pools.
   Status targets_with_session_servers(const std::vector<int>* shards, bool in_transaction,
-                                      std::vector<EveryShardTransaction::Target>* targets,
+                                      std::vector<LegEngine::Target>* targets,
                                       std::vector<pool::Pool*>* pools);
   // COPY FROM STDIN or a reference write with the session's servers (session_every_shard_write.cc)
   bool writes_in_transaction() const { return txn_.shards.open() || txn_.control.deferred(); }
@@ -410,11 +410,10 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
     return route.copy_in ||
            (route.reference_write && only != nullptr && only->kind == parser::StatementKind::Copy);
   }
-  void lend_session_servers(std::vector<EveryShardTransaction::Target>* targets, bool in_transaction);
-  Status take_back_servers(std::vector<EveryShardTransaction::Handed> handed, const Status& error,
-                           bool in_transaction);
-  Status refuse_writes_in_transaction(const std::vector<EveryShardTransaction::Handed>& handed) const;
-  void settle_lent_leg(Leg leg, const EveryShardTransaction::Handed& handed, bool in_transaction);
+  void lend_session_servers(std::vector<LegEngine::Target>* targets, bool in_transaction);
+  Status take_back_servers(std::vector<LegEngine::Handed> handed, const Status& error, bool in_transaction);
+  Status refuse_writes_in_transaction(const std::vector<LegEngine::Handed>& handed) const;
+  void settle_lent_leg(Leg leg, const LegEngine::Handed& handed, bool in_transaction);
   void fail_legs_not_lent();
   void read_settling_legs();
   void write_session_ready(bool in_transaction);
@@ -456,7 +455,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Start start_extended_scatter_write(const ExtendedBatch& bound, const router::Route& route);
   Start run_scatter_write(std::vector<std::string> messages, size_t consumed, const router::Route& route,
                           bool hide_parse_complete);
-  Start start_write_runner(size_t consumed, std::vector<EveryShardTransaction::Target> targets,
+  Start start_write_runner(size_t consumed, std::vector<LegEngine::Target> targets,
                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
                            stats::RouteLabel label, bool in_transaction);
   // A runner's two-phase commit: the session's gid, catalog decision and counters (session_two_phase.cc)
@@ -474,8 +473,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void keep_scatter_portal();
   Next continue_scatter_portal(const wire::Frame& frame);
   Status hold_merge_servers(MergeFanout& merge, const router::Route& route);
-  Status hold_read_servers(const std::vector<int>* shards,
-                           std::vector<EveryShardTransaction::Target>* targets);
+  Status hold_read_servers(const std::vector<int>* shards, std::vector<LegEngine::Target>* targets);
   Status hold_copy_servers(Fanout& fanout);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Start start_extended_merge(const ExtendedBatch& bound, const router::Route& route, size_t consumed,

@@ -48,7 +48,7 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
   std::vector<int> shards;
   for (const router::InsertSplit::Part& planned : route.split->parts) shards.push_back(planned.shard);
   const bool in_transaction = writes_in_transaction();
-  std::vector<EveryShardTransaction::Target> targets;
+  std::vector<LegEngine::Target> targets;
   std::vector<pool::Pool*> pools;
   if (Status error = targets_with_session_servers(&shards, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
@@ -83,8 +83,7 @@ Session::Start Session::run_split_insert(std::vector<SplitInsert::Part> parts, S
   const bool in_transaction = setup.in_transaction;
   SplitInsert::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
-  callbacks.hand_back = [this, in_transaction](std::vector<EveryShardTransaction::Handed> handed,
-                                               const Status& error) {
+  callbacks.hand_back = [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
     return take_back_servers(std::move(handed), error, in_transaction);
   };
   callbacks.done = [this, in_transaction, pools = std::move(pools), started = stats::monotonic_us()] {

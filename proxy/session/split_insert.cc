@@ -25,15 +25,15 @@ std::string SplitInsert::what_of(const Setup& setup) {
   return setup.what.empty() ? "INSERT into sharded table " + setup.table : setup.what;
 }
 
-std::vector<EveryShardTransaction::Target> SplitInsert::targets_of(std::vector<Part>& parts) {
-  std::vector<EveryShardTransaction::Target> targets;
+std::vector<LegEngine::Target> SplitInsert::targets_of(std::vector<Part>& parts) {
+  std::vector<LegEngine::Target> targets;
   targets.reserve(parts.size());
   for (Part& part : parts) targets.push_back(std::move(part.target));
   return targets;
 }
 
 Status SplitInsert::error_of(size_t index, std::string_view body) const {
-  Status error = EveryShardTransaction::error_of(body);
+  Status error = LegEngine::error_of(body);
   error.message = what() + " failed on shard " + servers_.shard(index) + ", " +
                   (batch_ ? "the batch was rolled back on every shard" : undone()) + ": " + error.message;
   return error;

@@ -1,6 +1,6 @@
 // A multi-row INSERT whose VALUES rows fall on several shards (Route::split, docs/architecture.md
 // §5.11), or (outside a transaction block) an extended batch whose Binds go to several shards
-// before its Sync, for one client: a server per shard of the split (EveryShardTransaction: new
+// before its Sync, for one client: a server per shard of the split (LegEngine: new
 // ones, or the session's servers it lends), each running its part (the INSERT with only that
 // shard's rows) in a transaction. The parts' answers are combined (SplitAnswer: RowDescription
 // once, RETURNING rows in VALUES order, the summed `INSERT 0 n`). Outside the client's
@@ -29,7 +29,7 @@ namespace sw::session {
 class SplitInsert : public JointWrite {
  public:
   struct Part {
-    EveryShardTransaction::Target target;  // its shard's server (a new one, or lent)
+    LegEngine::Target target;  // its shard's server (a new one, or lent)
     // After the prologue: the INSERT with this shard's rows as a Query, or (extended protocol) as
     // Parse/Bind/[Describe portal]/Execute/Sync with only its own parameters; row by row, one
     // INSERT per row in the Query, or one Parse/Bind/[Describe]/Execute per row before the Sync.
@@ -59,7 +59,7 @@ class SplitInsert : public JointWrite {
   SplitInsert& operator=(const SplitInsert&) = delete;
 
   // Moves the parts' targets out, in the parts' order.
-  static std::vector<EveryShardTransaction::Target> targets_of(std::vector<Part>& parts);
+  static std::vector<LegEngine::Target> targets_of(std::vector<Part>& parts);
 
  private:
   struct Leg {  // by index, as the servers' legs
@@ -69,7 +69,7 @@ class SplitInsert : public JointWrite {
   // `what` defaults to the split INSERT's wording.
   static std::string what_of(const Setup& setup);
 
-  // EveryShardTransaction::Runner
+  // LegEngine::Runner
   Status on_leg_message(size_t leg, const Message& message) override;
   // JointWrite
   std::string_view statement(size_t leg) const override { return legs_[leg].request; }

@@ -19,7 +19,7 @@
 #include "session/split_insert.h"
 #include "session/transaction_control.h"
 #include "session/transaction_shards.h"
-#include "session/two_phase_legs.h"
+#include "session/two_phase.h"
 #include "wire/server_check.h"
 
 namespace sw::session {

@@ -2,7 +2,7 @@
 // With a single written shard the commit is atomic without two-phase commit: the read-only legs
 // commit first, the written leg last, so a failure before the last COMMIT rolls everything back
 // (a read-only leg's COMMIT has no effect to undo). A second written shard makes the plan
-// TwoPhase (session/two_phase_commit.h) when sharding.cross_shard_transactions is two_phase and a
+// TwoPhase (twopc/two_phase_commit.h) when sharding.cross_shard_transactions is two_phase and a
 // catalog records the decisions; otherwise that write is refused with 0A000.
 // Pure: no I/O.
 #pragma once

@@ -26,7 +26,7 @@ enum class LoginResult : uint8_t { Ok, BadCredentials, NotAllowed, Error };
 constexpr size_t kLoginResults = 4;
 std::string_view login_result_name(LoginResult result);
 
-// How a transaction that held legs on several shards ended (session/two_phase_commit.h).
+// How a transaction that held legs on several shards ended (twopc/two_phase_commit.h).
 enum class CrossShardOutcome : uint8_t {
   OnePhase,           // committed with plain COMMITs: at most one shard written
   TwoPhaseCommitted,  // committed by two-phase commit

@@ -11,6 +11,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "harness/jdbc_checks.h"
 #include "harness/sharded_fixture.h"
 #include "it_test.h"
 #include "pool_modes.h"
@@ -20,7 +21,6 @@ namespace {
 
 const std::string kDriversDir = std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers";
 const char* const kPython = "/usr/bin/python3";  // Debian's, which has the python3-* drivers
-const char* const kJdbcJar = "/usr/share/java/postgresql.jar";
 
 // The keys a check script prints, in order (tests/drivers/README.md).
 struct Checks {
@@ -61,21 +61,6 @@ std::vector<std::string> check_keys(const Checks& c) {
   if (c.cursor) keys.emplace_back("cursor");
   keys.insert(keys.end(), c.extra.begin(), c.extra.end());
   return keys;
-}
-
-// javac JdbcCheck.java and JdbcTxnCheck.java once per test process; the class directory lives as
-// long as the process.
-const std::string& jdbc_classpath() {
-  static TempDir dir("shardwire-jdbc-");
-  static std::string classpath = [] {
-    CommandResult r =
-        run_command({"javac", "-d", dir.path(), "-cp", kJdbcJar, kDriversDir + "/java/JdbcCheck.java",
-                     kDriversDir + "/java/JdbcTxnCheck.java"},
-                    "", std::chrono::seconds(120));
-    if (r.exit_code != 0) throw std::runtime_error("javac JdbcCheck.java JdbcTxnCheck.java: " + r.describe());
-    return std::string(kJdbcJar) + ":" + dir.path();
-  }();
-  return classpath;
 }
 
 // asyncpg's rollback and cursor, and postgres.js's rollback, are defects() below (their own

@@ -6,6 +6,7 @@
 // directly, with pg_prepared_xacts empty and no server left idle in a transaction.
 #include "it_test.h"
 
+#include "harness/jdbc_checks.h"
 #include "harness/process.h"
 #include "harness/sharded_fixture.h"
 
@@ -117,21 +118,6 @@ long long seen_in_transaction(PgConn& c, const std::vector<int64_t>& keys, const
 
 const std::string kDriverCheck =
     std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers/python/every_shard_write_check.py";
-
-// javac EveryShardWriteCheck.java once per test process, into a directory that lives as long.
-const std::string& jdbc_classpath() {
-  static TempDir dir("shardwire-jdbc-esw-");
-  static std::string classpath = [] {
-    const std::string jar = "/usr/share/java/postgresql.jar";
-    CommandResult r =
-        run_command({"javac", "-d", dir.path(), "-cp", jar,
-                     std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers/java/EveryShardWriteCheck.java"},
-                    "", std::chrono::seconds(120));
-    if (r.exit_code != 0) throw std::runtime_error("javac EveryShardWriteCheck.java: " + r.describe());
-    return jar + ":" + dir.path();
-  }();
-  return classpath;
-}
 
 }  // namespace
 

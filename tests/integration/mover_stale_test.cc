@@ -172,13 +172,26 @@ TEST_SUITE("mover_stale") {
     PgConn admin = d.admin();
     PgResult moved = admin.exec("MOVE BUCKETS 3 TO s1");
     REQUIRE_MESSAGE(moved.ok(), moved.describe());
+    // The invariant: at the flip, the stale instance's read lease (4 s from its last heartbeat,
+    // which the catalog stamped no earlier than the instance's own confirmation) has run out.
+    // Normally the mover waits it out; on a loaded machine the copy may outlast the lease, and then
+    // the mover rightly does not wait. Either way the age at the first sight of the flip shows it.
+    double stale_heartbeat_age_s = 0;
     bool flipped = wait_until(
         [&] {
-          return catalog.value("SELECT shard || state FROM shardwire.buckets WHERE bucket = 3") == "s1ACTIVE";
+          PgResult r = catalog.exec(
+              "SELECT (SELECT shard || state FROM shardwire.buckets WHERE bucket = 3), "
+              "extract(epoch FROM now() - min(heartbeat_at)) FROM shardwire.routers");
+          if (!r.ok() || r.rows() != 1) return false;
+          stale_heartbeat_age_s = std::stod(r.value(0, 1));
+          return r.value(0, 0) == "s1ACTIVE";
         },
         60s, 5ms);
     REQUIRE_MESSAGE(flipped, "bucket 3 did not move");
-    CHECK(d.f.proxy->wait_for_log("the flip waits until their read lease has run out", 1s));
+    CHECK_MESSAGE(stale_heartbeat_age_s >= 4.0,
+                  "flipped " << stale_heartbeat_age_s << " s after the stale instance's heartbeat");
+    if (!d.f.proxy->wait_for_log("the flip waits until their read lease has run out", 1s))
+      MESSAGE("the read lease ran out before MIGRATING was published: the mover did not need to wait");
     PgResult wrote = via_mover.exec("UPDATE orders SET qty = 1 WHERE tenant_id = " + std::to_string(key));
     REQUIRE_MESSAGE(wrote.command_tag() == "UPDATE 1", wrote.describe());
 

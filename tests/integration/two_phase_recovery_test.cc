@@ -15,9 +15,10 @@
 #include "catalog/two_phase.h"
 #include "harness/mover_helpers.h"
 #include "harness/sharded_cluster.h"
+#include "twopc/gid.h"
 
 using namespace it;
-using sw::catalog::TwoPhaseDecision;
+using sw::twopc::TwoPhaseDecision;
 
 namespace {
 
@@ -68,8 +69,8 @@ struct Deployment {
     REQUIRE_OK(c.exec("PREPARE TRANSACTION '" + prepared_as + "'"));
   }
   static std::string leg(int shard, const std::string& gid) {
-    return sw::catalog::transaction_gid(gid) == gid && !sw::catalog::gid_instance(gid).empty()
-               ? sw::catalog::leg_gid(gid, static_cast<size_t>(shard))
+    return sw::twopc::transaction_gid(gid) == gid && !sw::twopc::gid_instance(gid).empty()
+               ? sw::twopc::leg_gid(gid, static_cast<size_t>(shard))
                : gid;
   }
   // 1 when `gid`'s leg is prepared in shard's database, else 0.

@@ -19,7 +19,7 @@ FOLDERS = {
     "common": "proxy/common", "stats": "proxy/stats", "metrics": "proxy/metrics",
     "wire": "proxy/wire", "auth": "proxy/auth", "net": "proxy/net", "config": "config",
     "parser": "parser", "merge": "proxy/merge", "router": "proxy/router", "sqltext": "proxy/sqltext",
-    "catalog": "proxy/catalog",
+    "twopc": "proxy/twopc", "catalog": "proxy/catalog",
     "mover": "proxy/mover", "pool": "proxy/pool", "session": "proxy/session",
     "admin": "proxy/admin", "app": "proxy/app",
 }
@@ -37,12 +37,13 @@ DEPENDS_ON = {
     "merge": ["common"],
     "router": ["parser", "config", "merge", "wire"],
     "sqltext": ["router", "wire", "config"],
-    "catalog": ["sqltext", "router", "config"],
+    "twopc": ["stats"],
+    "catalog": ["twopc", "sqltext", "router", "config"],
     "mover": ["catalog", "sqltext", "router", "wire", "config", "stats"],
-    "pool": ["net", "wire", "auth", "config", "stats"],
-    "session": ["pool", "router", "merge", "sqltext", "parser", "wire", "auth", "config", "stats", "net"],
-    "admin": ["router", "parser", "config", "stats", "wire", "catalog"],
-    "app": ["admin", "metrics", "mover", "session", "catalog", "sqltext", "router", "pool", "net", "config",
+    "pool": ["net", "wire", "auth", "stats"],
+    "session": ["twopc", "pool", "router", "merge", "sqltext", "parser", "wire", "auth", "config", "stats", "net"],
+    "admin": ["twopc", "router", "parser", "config", "stats", "wire", "catalog"],
+    "app": ["admin", "metrics", "mover", "session", "catalog", "twopc", "router", "pool", "net", "config",
             "parser", "stats", "wire", "auth", "common"],
 }
 

@@ -12,22 +12,14 @@ import java.sql.ResultSet;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyManager;
 
-public class EveryShardWriteCheck {
-  static void put(String key, Object got, Object want) {
-    if (!String.valueOf(got).equals(String.valueOf(want))) {
-      System.err.println("FAIL " + key + ": got " + got + " want " + want);
-      System.exit(1);
-    }
-    System.out.println(key + "=" + got);
-  }
-
+public final class EveryShardWriteCheck extends JdbcChecks {
   public static void main(String[] args) throws Exception {
     URI uri = new URI(args[0]);
     int plan = Integer.parseInt(args[1]);
     String[] tenants = args[2].split(",");
     String tag = args[3];
-    String[] user = uri.getUserInfo().split(":");
-    String jdbc = "jdbc:postgresql://" + uri.getHost() + ":" + uri.getPort() + uri.getPath() + "?sslmode=disable";
+    String[] user = user(uri);
+    String jdbc = jdbcUrl(uri, "");
     try (Connection conn = DriverManager.getConnection(jdbc, user[0], user[1])) {
       conn.setAutoCommit(false);
       CopyManager copy = ((PGConnection) conn).getCopyAPI();

@@ -25,23 +25,7 @@ import java.util.Set;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyManager;
 
-public final class JdbcCheck {
-  static void put(String key, Object got, Object want) {
-    if (!String.valueOf(got).equals(String.valueOf(want))) {
-      System.err.println("FAIL " + key + ": got " + got + " want " + want);
-      System.exit(1);
-    }
-    System.out.println(key + "=" + got);
-    System.out.flush();
-  }
-
-  static long one(PreparedStatement ps) throws SQLException {
-    try (ResultSet rs = ps.executeQuery()) {
-      if (!rs.next()) throw new SQLException("no row");
-      return rs.getLong(1);
-    }
-  }
-
+public final class JdbcCheck extends JdbcChecks {
   public static void main(String[] args) throws Exception {
     if (args.length != 5) {
       System.err.println("usage: JdbcCheck URL MODE TENANT TAG PREPARE_THRESHOLD");
@@ -51,9 +35,8 @@ public final class JdbcCheck {
     String mode = args[1];
     long tenant = Long.parseLong(args[2]);
     String tag = args[3];
-    String[] user = uri.getUserInfo().split(":", 2);
-    String jdbc = "jdbc:postgresql://" + uri.getHost() + ":" + uri.getPort() + uri.getPath()
-        + "?sslmode=disable&connectTimeout=10&socketTimeout=60&prepareThreshold=" + args[4];
+    String[] user = user(uri);
+    String jdbc = jdbcUrl(uri, "connectTimeout=10&socketTimeout=60&prepareThreshold=" + args[4]);
     try (Connection conn = DriverManager.getConnection(jdbc, user[0], user[1])) {
       run(conn, mode, tenant, tag);
     }

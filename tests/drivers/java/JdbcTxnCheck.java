@@ -8,26 +8,9 @@ import java.net.URI;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 
-public final class JdbcTxnCheck {
-  static void put(String key, Object got, Object want) {
-    if (!String.valueOf(got).equals(String.valueOf(want))) {
-      System.err.println("FAIL " + key + ": got " + got + " want " + want);
-      System.exit(1);
-    }
-    System.out.println(key + "=" + got);
-    System.out.flush();
-  }
-
-  static long one(PreparedStatement ps) throws SQLException {
-    try (ResultSet rs = ps.executeQuery()) {
-      if (!rs.next()) throw new SQLException("no row");
-      return rs.getLong(1);
-    }
-  }
-
+public final class JdbcTxnCheck extends JdbcChecks {
   // One client: the read in autocommit, then in three transactions rolled back. Its sum.
   static long client(String jdbc, String[] user, long tenant) throws SQLException {
     long sum = 0;
@@ -58,9 +41,8 @@ public final class JdbcTxnCheck {
     }
     URI uri = new URI(args[0]);
     long tenant = Long.parseLong(args[2]);
-    String[] user = uri.getUserInfo().split(":", 2);
-    String jdbc = "jdbc:postgresql://" + uri.getHost() + ":" + uri.getPort() + uri.getPath()
-        + "?sslmode=disable&connectTimeout=10&socketTimeout=30&prepareThreshold=1";
+    String[] user = user(uri);
+    String jdbc = jdbcUrl(uri, "connectTimeout=10&socketTimeout=30&prepareThreshold=1");
     put("connect", "ok", "ok");
     StringBuilder sums = new StringBuilder();
     for (int client = 0; client < 3; ++client) {

@@ -35,7 +35,7 @@ class FakeHost : public ConsoleHost {
   bool client_exists = true;
   Result<std::vector<catalog::RegisteredRouter>> routers = std::vector<catalog::RegisteredRouter>{};
   Result<std::vector<catalog::IdSlot>> id_slots = std::vector<catalog::IdSlot>{};
-  Result<std::vector<catalog::InDoubtTransaction>> in_doubt = std::vector<catalog::InDoubtTransaction>{
+  Result<std::vector<twopc::InDoubtTransaction>> in_doubt = std::vector<twopc::InDoubtTransaction>{
       {"shardwire_00000000000000aa_0_1", "s1", "2026-12-02 13:00:00+00", 7.5, "none", "00000000000000aa"}};
 
   std::vector<std::string> calls;
@@ -62,7 +62,7 @@ class FakeHost : public ConsoleHost {
     calls.push_back("list_id_slots");
     answer([this, done] { done(id_slots); });
   }
-  void list_in_doubt(std::function<void(Result<std::vector<catalog::InDoubtTransaction>>)> done) override {
+  void list_in_doubt(std::function<void(Result<std::vector<twopc::InDoubtTransaction>>)> done) override {
     calls.push_back("list_in_doubt");
     answer([this, done] { done(in_doubt); });
   }

@@ -501,7 +501,7 @@ TEST_CASE("SHOW HELP, VERSION, STATE, DIRECTORY, ROUTERS") {
 }
 
 TEST_CASE("SHOW TRANSACTIONS: one row per (gid, shard), owner NULL for a gid of another form") {
-  std::vector<catalog::InDoubtTransaction> rows = {
+  std::vector<twopc::InDoubtTransaction> rows = {
       {"shardwire_00000000000000aa_0_1", "s0", "2026-12-02 13:00:00+00", 7.5, "commit", "00000000000000aa"},
       {"shardwire_00000000000000aa_0_1", "s1", "2026-12-02 13:00:01+00", 6.25, "commit", "00000000000000aa"},
       {"shardwire_odd", "s1", "2026-12-02 13:00:02+00", 0.5, "none", ""}};

@@ -7,43 +7,18 @@
 
 #include <string>
 
-#include "wire/message_writer.h"
-#include "wire/messages.h"
+#include "client_messages.h"
 
 using sw::session::find_prepare_transaction_batch;
 using Kind = sw::session::PrepareTransactionBatch::Kind;
 
+using sw::test::bind;
+using sw::test::describe;
+using sw::test::execute;
+using sw::test::parse;
+using sw::test::sync_message;
+
 namespace {
-
-std::string parse(std::string_view name, std::string_view query) {
-  std::string out;
-  sw::wire::encode_parse(out, name, query, {});
-  return out;
-}
-
-std::string bind(std::string_view statement) {
-  std::string out;
-  sw::wire::MessageWriter(out).begin('B').cstr("").cstr(statement).int16(0).int16(0).int16(0).end();
-  return out;
-}
-
-std::string describe(char kind, std::string_view name) {
-  std::string out;
-  sw::wire::encode_target(out, 'D', kind, name);
-  return out;
-}
-
-std::string execute() {
-  std::string out;
-  sw::wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
-  return out;
-}
-
-std::string sync_message() {
-  std::string out;
-  sw::wire::encode_sync(out);
-  return out;
-}
 
 const sw::wire::Limits kLimits{};
 

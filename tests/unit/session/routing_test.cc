@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "allocation_count.h"
-#include "wire/message_writer.h"
+#include "client_messages.h"
 
 using sw::session::BatchStatement;
 using sw::session::ClientStatements;
@@ -23,47 +23,14 @@ using sw::test::stop_counting_allocations;
 #endif
 using Kind = ExtendedBatch::Kind;
 
+using sw::test::bind;
+using sw::test::describe;
+using sw::test::execute;
+using sw::test::flush_message;
+using sw::test::parse;
+using sw::test::sync_message;
+
 namespace {
-
-std::string parse(std::string_view name, std::string_view query) {
-  std::string out;
-  sw::wire::encode_parse(out, name, query, {});
-  return out;
-}
-
-// A Bind of `statement` with text parameters.
-std::string bind(std::string_view statement, const std::vector<std::string>& values) {
-  std::string out;
-  sw::wire::MessageWriter writer(out);
-  writer.begin('B').cstr("").cstr(statement).int16(0).int16(static_cast<uint16_t>(values.size()));
-  for (const auto& value : values) writer.int32(static_cast<uint32_t>(value.size())).bytes(value);
-  writer.int16(0).end();
-  return out;
-}
-
-std::string describe(char kind, std::string_view name) {
-  std::string out;
-  sw::wire::encode_target(out, 'D', kind, name);
-  return out;
-}
-
-std::string execute() {
-  std::string out;
-  sw::wire::MessageWriter(out).begin('E').cstr("").int32(0).end();
-  return out;
-}
-
-std::string sync_message() {
-  std::string out;
-  sw::wire::encode_sync(out);
-  return out;
-}
-
-std::string flush_message() {
-  std::string out;
-  sw::wire::MessageWriter(out).begin('H').end();
-  return out;
-}
 
 struct Fixture {
   sw::wire::Limits limits;

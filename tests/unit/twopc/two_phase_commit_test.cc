@@ -1,18 +1,20 @@
 // The two-phase commit coordinator, driven by tables of events: what each leg is sent after each
 // event, and what the client gets at the end.
-#include "session/two_phase_commit.h"
+#include "twopc/two_phase_commit.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
+#include "twopc/gid.h"
+
 using sw::Status;
-using sw::session::Decision;
-using sw::session::LegCommand;
-using sw::session::Participant;
-using sw::session::TwoPhaseCommit;
-using sw::session::TwoPhaseOutcome;
+using sw::twopc::Decision;
+using sw::twopc::LegCommand;
+using sw::twopc::Participant;
+using sw::twopc::TwoPhaseCommit;
+using sw::twopc::TwoPhaseOutcome;
 using Step = TwoPhaseCommit::Step;
 
 namespace {
@@ -212,5 +214,5 @@ TEST_CASE("the fault points count prepared and committed legs") {
 }
 
 TEST_CASE("gid: prefix, 16 hex instance, worker, sequence") {
-  CHECK(sw::session::two_phase_gid("00ff00ff00ff00ff", 3, 42) == "shardwire_00ff00ff00ff00ff_3_42");
+  CHECK(sw::twopc::two_phase_gid("00ff00ff00ff00ff", 3, 42) == "shardwire_00ff00ff00ff00ff_3_42");
 }

@@ -1,9 +1,11 @@
-// catalog/two_phase_plan.h: one recovery round's actions from what it read, table by table.
-#include "catalog/two_phase_plan.h"
+// twopc/two_phase_plan.h: one recovery round's actions from what it read, table by table.
+#include "twopc/two_phase_plan.h"
 
 #include <doctest/doctest.h>
 
-using namespace sw::catalog;
+#include "twopc/gid.h"
+
+using namespace sw::twopc;
 
 namespace {
 

@@ -1,9 +1,11 @@
-#include "session/two_phase_commit.h"
+#include "twopc/two_phase_commit.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace sw::session {
+#include "twopc/gid.h"
+
+namespace sw::twopc {
 
 TwoPhaseCommit::TwoPhaseCommit(std::string gid, std::vector<Participant> legs) : gid_(std::move(gid)) {
   legs_.reserve(legs.size());
@@ -34,7 +36,7 @@ TwoPhaseCommit::LegState* TwoPhaseCommit::find(int shard) {
 }
 
 std::string TwoPhaseCommit::leg_gid(const LegState& leg) const {
-  return gid_ + "_" + std::to_string(leg.number);
+  return twopc::leg_gid(gid_, static_cast<size_t>(leg.number));
 }
 
 std::vector<LegCommand> TwoPhaseCommit::start() {
@@ -171,8 +173,4 @@ void TwoPhaseCommit::finish(TwoPhaseOutcome outcome) {
   if (outcome == TwoPhaseOutcome::Committed) client_error_ = Status::ok();
 }
 
-std::string two_phase_gid(std::string_view instance, int worker, uint64_t seq) {
-  return "shardwire_" + std::string(instance) + "_" + std::to_string(worker) + "_" + std::to_string(seq);
-}
-
-}  // namespace sw::session
+}  // namespace sw::twopc

@@ -16,7 +16,7 @@
 
 #include "common/status.h"
 
-namespace sw::session {
+namespace sw::twopc {
 
 // One leg of the transaction, as the coordinator sees it.
 struct Participant {
@@ -86,7 +86,7 @@ class TwoPhaseCommit {
   };
 
   LegState* find(int shard);
-  // What leg `leg` is prepared under: <gid>_<number> (catalog::leg_gid): a gid is unique in a
+  // What leg `leg` is prepared under: <gid>_<number> (twopc::leg_gid, gid.h): a gid is unique in a
   // whole PostgreSQL cluster, and two shards may be databases of one cluster.
   std::string leg_gid(const LegState& leg) const;
   std::vector<LegCommand> after_answer();
@@ -104,8 +104,4 @@ class TwoPhaseCommit {
   Status client_error_ = Status::ok();
 };
 
-// The gid of a two-phase commit: shardwire_<instance>_<worker>_<seq> (catalog::kTwoPhaseGidPrefix
-// leads; recovery touches only gids with it). `instance`: 16 lowercase hex characters.
-std::string two_phase_gid(std::string_view instance, int worker, uint64_t seq);
-
-}  // namespace sw::session
+}  // namespace sw::twopc

@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "session/two_phase_legs.h"
 #include "stats/traffic.h"
+#include "twopc/two_phase_legs.h"
 
 using sw::Status;
-using sw::session::Decision;
-using sw::session::TwoPhaseHooks;
-using sw::session::TwoPhaseLegs;
-using sw::session::TwoPhaseOutcome;
 using sw::stats::CrossShardOutcome;
+using sw::twopc::Decision;
+using sw::twopc::TwoPhaseHooks;
+using sw::twopc::TwoPhaseLegs;
+using sw::twopc::TwoPhaseOutcome;
 
 namespace {
 
@@ -79,7 +79,7 @@ const std::vector<Scenario> kScenarios = {
 TEST_CASE("every outcome has its row: counter, latency, log level and word") {
   for (const Expected& expected : kTable) {
     CAPTURE(expected.logged);
-    const sw::session::TwoPhaseOutcomeRow& row = sw::session::two_phase_outcome_row(expected.outcome);
+    const sw::twopc::TwoPhaseOutcomeRow& row = sw::twopc::two_phase_outcome_row(expected.outcome);
     CHECK(row.outcome == expected.outcome);
     CHECK(row.counted == expected.counted);
     CHECK(row.observes_latency == expected.observes_latency);
@@ -92,7 +92,7 @@ TEST_CASE("counting an outcome adds one to its counter only, and a commit's time
   for (const Expected& expected : kTable) {
     CAPTURE(expected.logged);
     sw::stats::WorkerTraffic traffic;
-    sw::session::count_two_phase_outcome(traffic, expected.outcome, 1500);
+    sw::twopc::count_two_phase_outcome(traffic, expected.outcome, 1500);
     for (size_t i = 0; i < sw::stats::kCrossShardOutcomes; ++i)
       CHECK(traffic.cross_shard_commits[i] == (i == counter(expected.counted) ? 1U : 0U));
     CHECK(traffic.two_phase_commit_latency.count() == (expected.observes_latency ? 1U : 0U));
@@ -111,7 +111,7 @@ TEST_CASE("the driver run to each outcome counts it once through the table") {
       decide = std::move(decided);
     };
     hooks.two_phase_done = [&](TwoPhaseOutcome outcome, int64_t) {
-      sw::session::count_two_phase_outcome(traffic, outcome, 10);
+      sw::twopc::count_two_phase_outcome(traffic, outcome, 10);
     };
     int finished = 0;
     TwoPhaseOutcome outcome = TwoPhaseOutcome::Committed;
@@ -125,7 +125,7 @@ TEST_CASE("the driver run to each outcome counts it once through the table") {
     scenario.events(legs, decide);
     REQUIRE(finished == 1);
     CHECK(outcome == scenario.outcome);
-    const CrossShardOutcome counted = sw::session::two_phase_outcome_row(outcome).counted;
+    const CrossShardOutcome counted = sw::twopc::two_phase_outcome_row(outcome).counted;
     uint64_t total = 0;
     for (uint64_t each : traffic.cross_shard_commits) total += each;
     CHECK(total == 1);

@@ -1,7 +1,7 @@
 // The runners' two-phase commit (CopyIn, ReferenceWrite) over the real coordinator: what each leg
 // is sent, when the decision is asked for, what `finished` and the counters' hook get. The hooks
 // are plain functions standing for the session's (gid, catalog decision, counters).
-#include "session/two_phase_legs.h"
+#include "twopc/two_phase_legs.h"
 
 #include <doctest/doctest.h>
 
@@ -10,10 +10,10 @@
 #include <vector>
 
 using sw::Status;
-using sw::session::Decision;
-using sw::session::TwoPhaseHooks;
-using sw::session::TwoPhaseLegs;
-using sw::session::TwoPhaseOutcome;
+using sw::twopc::Decision;
+using sw::twopc::TwoPhaseHooks;
+using sw::twopc::TwoPhaseLegs;
+using sw::twopc::TwoPhaseOutcome;
 
 namespace {
 

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "catalog/two_phase.h"
+#include "twopc/decision.h"
 
-namespace sw::catalog {
+namespace sw::twopc {
 
 // The grace period before a gid without a decision is presumed aborted, and before a decided
 // gid is finished by recovery instead of its coordinator.
@@ -73,4 +73,4 @@ RecoveryPlan plan_recovery(const std::vector<ShardPrepared>& shards, const Decis
                            std::chrono::seconds grace = kPresumedAbortGrace,
                            std::chrono::seconds abort_retention = kAbortRetention);
 
-}  // namespace sw::catalog
+}  // namespace sw::twopc

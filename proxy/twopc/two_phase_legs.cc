@@ -1,6 +1,6 @@
 // TwoPhaseLegs: the one two-phase-commit driver and its table of outcomes (docs/architecture.md
 // §5.9).
-#include "session/two_phase_legs.h"
+#include "twopc/two_phase_legs.h"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include "common/log.h"
 #include "stats/snapshot.h"
 
-namespace sw::session {
+namespace sw::twopc {
 
 namespace {
 
@@ -135,4 +135,4 @@ void TwoPhaseLegs::advance() {
   finished_(outcome, coordinator_->client_error());
 }
 
-}  // namespace sw::session
+}  // namespace sw::twopc

@@ -1,8 +1,10 @@
-#include "catalog/two_phase_plan.h"
+#include "twopc/two_phase_plan.h"
 
 #include <set>
 
-namespace sw::catalog {
+#include "twopc/gid.h"
+
+namespace sw::twopc {
 namespace {
 
 // Adds a leg to the presumed abort of transaction `gid`, creating it in first-seen order.
@@ -66,4 +68,4 @@ RecoveryPlan plan_recovery(const std::vector<ShardPrepared>& shards, const Decis
   return plan;
 }
 
-}  // namespace sw::catalog
+}  // namespace sw::twopc

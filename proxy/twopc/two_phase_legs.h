@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "common/status.h"
-#include "session/two_phase_commit.h"
 #include "stats/traffic.h"
+#include "twopc/two_phase_commit.h"
 
-namespace sw::session {
+namespace sw::twopc {
 
 // The table of outcomes: how each way a two-phase commit ends is counted and logged.
 struct TwoPhaseOutcomeRow {
@@ -81,4 +81,4 @@ class TwoPhaseLegs {
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // lets the decision's callback see our end
 };
 
-}  // namespace sw::session
+}  // namespace sw::twopc
