@@ -473,6 +473,12 @@ Result<std::string> splice_tables(const StatementFacts& facts, const std::vector
 // lists are cut to one shard's keys.
 Result<std::string> replace_literals(const StatementFacts& facts, const std::vector<LiteralEdit>& literals);
 
+// An UPDATE's or DELETE's text with `condition` ANDed to its top-level WHERE (the client's
+// condition parenthesized), or a WHERE `condition` added before RETURNING or at the end: a write
+// without a key that each shard runs on its own rows only. A 0A000 error for another statement,
+// WHERE CURRENT OF, or a text the token scanner does not model.
+Result<std::string> restrict_write(const StatementFacts& facts, const std::string& condition);
+
 // An INSERT ... VALUES (the statement's one INSERT) cut to some of its VALUES rows (`rows`:
 // indexes into its rows, ascending), every other part of the text verbatim (column list,
 // ON CONFLICT, RETURNING, comments). Parameters are renumbered $1, $2, ... in order of first

@@ -173,6 +173,8 @@ class DmlRouter {
   Route split_insert(int table);
   bool cut_row_by_row(InsertSplit::Part& part, const std::string& table, Route& error) const;
   Route split_write(int table);
+  // route_keyless_write.cc: an UPDATE or DELETE without a key, on every shard's own rows.
+  Route keyless_write(int target);
   std::vector<int> key_shards() const;
   Status fill_statements(merge::MergePlan& plan, parser::SelectRewrite rewrite) const;
   // route_merge.cc: the scatter plan of a SELECT whose own block needs a merge.

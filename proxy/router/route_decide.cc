@@ -158,7 +158,11 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
           error = make_error("0A000",
                              what + " to a value on shard " + dir_.shard_name(dir_.bucket(key.bucket).shard) +
                                  ", but its rows are on " + dir_.shard_name(static_cast<uint16_t>(shard)) +
-                                 "; a key can only change within its shard",
+                                 "; a key can only change within its shard" +
+                                 (target.role == parser::TableRole::Insert
+                                      ? ""
+                                      : " (instead, DELETE the row RETURNING it and INSERT it with the new "
+                                        "key in one transaction)"),
                              r.config_name);
           return false;
         }
@@ -168,8 +172,9 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
   return true;
 }
 
-// Some reference is not restricted by a key. Writes never fan out; a read may scatter when its
-// sharded tables form one co-location group.
+// Some reference is not restricted by a key. An UPDATE or DELETE target without one runs on
+// every shard's own rows (keyless_write); a read may scatter when its sharded tables form one
+// co-location group.
 Route DmlRouter::unpinned_route() {
   for (int t : sharded_) {
     const RefKeys& k = keys(t);
@@ -177,13 +182,7 @@ Route DmlRouter::unpinned_route() {
     if (k.pinned || (role != parser::TableRole::Update && role != parser::TableRole::Delete)) {
       continue;
     }
-    const TableRule& r = *rule(t);
-    return make_error("0A000",
-                      std::string(role == parser::TableRole::Update ? "UPDATE" : "DELETE") +
-                          " on sharded table " + r.config_name + " needs its key: " + key_example(t) +
-                          (k.hint.empty() ? "" : " (" + k.hint + ")") +
-                          "; writes without a key are never sent to every shard",
-                      r.config_name);
+    return keyless_write(t);
   }
   int a = -1;  // the first reference without a key
   for (int t : sharded_) {

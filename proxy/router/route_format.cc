@@ -50,7 +50,10 @@ std::string route_summary(const Route& route, const Directory& dir) {
         std::string shards;
         for (int shard : route.shards)
           shards += (shards.empty() ? "" : ",") + dir.shard_name(static_cast<uint16_t>(shard));
-        out += " " + shards + (route.insert_select ? " insert-select" : " split-write");
+        out += " " + shards +
+               (route.insert_select   ? " insert-select"
+                : route.keyless_write ? " keyless-write"
+                                      : " split-write");
       } else if (route.merge && !route.merge->shard_statements.empty()) {
         std::string shards;
         for (const merge::ShardStatement& statement : route.merge->shard_statements)
@@ -66,8 +69,8 @@ std::string route_summary(const Route& route, const Directory& dir) {
       }
       if (route.copy_out) out += route.copy_header ? " copy csv-header" : " copy";
       if (route.copy_in) out += " copy-in";
-      if (route.migrating && route.split_write) out += " migrating";
-      if (route.migrating && !route.split_write)
+      if (route.migrating && route.split_write && !route.keyless_write) out += " migrating";
+      if (route.migrating && (!route.split_write || route.keyless_write))
         out += " waits-for-cutover " + std::to_string(route.buckets.front());
       if (route.reference_write) out += " reference-write " + route.table;
       if (!route.fence_tables.empty()) {

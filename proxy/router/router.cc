@@ -172,7 +172,9 @@ Route route_utility(const parser::StatementFacts& statement, const BindValues* p
     Route route = detail::route_dml(statement, params, dir, rules, explain);
     if (route.kind == RouteKind::Scatter && node == "DeclareCursorStmt") {
       return detail::make_error(
-          "0A000", "DECLARE CURSOR over every shard is not supported: " + route.table + " has no key value",
+          "0A000",
+          "DECLARE CURSOR over several shards is not supported: " + route.table +
+              " has no key value on one shard; add the key, or run the SELECT itself (merged) instead",
           route.table);
     }
     return route;
@@ -263,6 +265,18 @@ void hold_scatter_read(Route& route, const Directory& dir) {
 
 }  // namespace
 
+std::string owned_row_condition(const TableRule& rule, const std::string& qualifier, uint32_t bucket_count) {
+  auto quoted = [](const std::string& name) {
+    std::string out = "\"";
+    for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + '"';
+  };
+  return "NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced WHERE sw_fenced.bucket = "
+         "shardwire.bucket_of(" +
+         qualifier + "." + quoted(rule.key) + "::" + key_type_name(rule.key_type) + ", " +
+         std::to_string(bucket_count) + "))";
+}
+
 std::vector<parser::TableSplice> owned_rows_splices(const parser::StatementFacts& statement,
                                                     const RoutingRules& rules, uint32_t bucket_count) {
   std::vector<parser::TableSplice> splices;
@@ -271,13 +285,8 @@ std::vector<parser::TableSplice> owned_rows_splices(const parser::StatementFacts
     const parser::TableRef& table = statement.tables[i];
     const TableRule* rule = rules.find(table.schema, table.name);
     if (rule == nullptr) continue;
-    std::string key = "\"";
-    for (char c : rule->key) key += c == '"' ? std::string("\"\"") : std::string(1, c);
-    key += '"';
     std::string text =
-        "(SELECT * FROM {name} sw_owned WHERE NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced "
-        "WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned." +
-        key + "::" + key_type_name(rule->key_type) + ", " + std::to_string(bucket_count) + ")))";
+        "(SELECT * FROM {name} sw_owned WHERE " + owned_row_condition(*rule, "sw_owned", bucket_count) + ")";
     if (table.alias.empty()) text += " AS {last}";
     splices.push_back({static_cast<int>(i), std::move(text)});
   }

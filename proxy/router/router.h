@@ -163,6 +163,10 @@ struct Route {
   // replaced), committed together like an insert_select (docs/architecture.md §6.3).
   bool split_write = false;
   std::vector<merge::ShardStatement> shard_statements;
+  // A split_write of an UPDATE or DELETE without a key: every shard, each restricted to the rows
+  // of its own buckets (reads through the owned-rows filter; a MIGRATING bucket: `migrating`,
+  // `buckets`, the run waits for the cutover).
+  bool keyless_write = false;
   // A write on several shards, each running its own SQL, committed together.
   bool scatter_write() const { return insert_select || split_write; }
   std::shared_ptr<const InsertSplit> split;  // Split: the per-shard INSERTs
@@ -211,6 +215,11 @@ const char* route_kind_name(RouteKind kind);
 std::vector<parser::TableSplice> owned_rows_splices(
     const parser::StatementFacts& statement, const RoutingRules& rules,
     uint32_t bucket_count);  // "shard", "default", "scatter", ...
+
+// The condition that keeps only a shard's own rows of a sharded table (its bucket is not in
+// shardwire.fenced_buckets there), the table referred to as `qualifier` (SQL: quoted if need be): the
+// owned-rows splice's, and what a write without a key ANDs to its WHERE on every shard.
+std::string owned_row_condition(const TableRule& rule, const std::string& qualifier, uint32_t bucket_count);
 
 // One stable line: "shard s1 buckets 5,9 migrating", "default s0", "scatter s0,s1",
 // "all-shards s0,s1 fence orders", "session", "at-bind", "error 0A000 <message>".

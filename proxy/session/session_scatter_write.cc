@@ -11,14 +11,18 @@
 namespace sw::session {
 
 std::string scatter_write_what(const router::Route& route) {
-  return route.insert_select ? "INSERT ... SELECT into sharded table " + route.table + " on several shards"
-                             : "write of sharded table " + route.table + " with keys on several shards";
+  if (route.insert_select)
+    return "INSERT ... SELECT into sharded table " + route.table + " on several shards";
+  if (route.keyless_write) return "write of sharded table " + route.table + " without its key on every shard";
+  return "write of sharded table " + route.table + " with keys on several shards";
 }
 
 // Why the scatter write cannot commit on its shards together (or wait for a cutover); ok when it can.
 Status Session::scatter_write_refusal(const router::Route& route) const {
   const std::string what = scatter_write_what(route);
-  const std::string fix = route.insert_select ? "add the key to the SELECT" : "split the statement by shard";
+  const std::string fix = route.insert_select   ? "add the key to the SELECT"
+                          : route.keyless_write ? "add the key to run it on one shard"
+                                                : "split the statement by shard";
   if (route.migrating) {  // only on a server the session holds: else it waited
     return Status::client("0A000", what +
                                        " waits for a bucket move's cutover, which a transaction holding "
@@ -104,7 +108,8 @@ Session::Start Session::run_scatter_write(std::vector<std::string> messages, siz
   setup.table = route.table;
   setup.answer = ReferenceWrite::Answer::SumRows;
   setup.what = scatter_write_what(route);
-  setup.reads_owned_rows = route.insert_select && host_.routing_rules().owned_rows_only();
+  setup.reads_owned_rows =
+      (route.insert_select || route.keyless_write) && host_.routing_rules().owned_rows_only();
   return start_write_runner(consumed, std::move(targets), std::move(pools), std::move(setup),
                             stats::RouteLabel::Scatter, in_transaction);
 }

@@ -219,10 +219,14 @@ TEST_SUITE("sharding_transactions") {
     const std::vector<Refused> refused = {
         {"INSERT INTO orders (note) VALUES ('no key')", "tenant_id"},
         {"INSERT INTO orders DEFAULT VALUES", "tenant_id"},
-        {"UPDATE orders SET note = 'everywhere'", "tenant_id"},
-        {"UPDATE orders SET note = 'x' WHERE note = 'keep'", "tenant_id"},
-        {"DELETE FROM orders", "tenant_id"},
-        {"DELETE FROM orders WHERE tenant_id = " + k(a) + " OR note = 'keep'", "tenant_id"},
+        // Without a key an UPDATE or DELETE runs on every shard (keyless_write), but not one that
+        // moves keys or writes in a CTE.
+        {"UPDATE orders SET tenant_id = " + k(b) + ", note = 'everywhere'", "sets the key"},
+        {"UPDATE orders SET tenant_id = " + k(b) + " WHERE note = 'keep'", "tenant_id"},
+        {"WITH d AS (DELETE FROM orders RETURNING *) SELECT count(*) FROM d", "tenant_id"},
+        {"WITH d AS (DELETE FROM orders WHERE tenant_id = " + k(a) +
+             " OR note = 'keep' RETURNING *) SELECT 1",
+         "tenant_id"},
         {"UPDATE orders SET tenant_id = " + k(a) + " WHERE tenant_id IN (" + k(a) + ", " + k(b) + ")",
          "sets its key"},
     };
@@ -236,7 +240,7 @@ TEST_SUITE("sharding_transactions") {
     }
     // The same through the extended protocol (the keys are parameters).
     {
-      PgResult res = c.exec_params("UPDATE orders SET note = $1", {"everywhere"});
+      PgResult res = c.exec_params("UPDATE orders SET tenant_id = $1", {k(b)});
       INFO(res.describe());
       CHECK(res.sqlstate() == "0A000");
       CHECK(contains(res.error(), "orders"));
@@ -245,7 +249,7 @@ TEST_SUITE("sharding_transactions") {
     {
       REQUIRE_OK(c.exec("BEGIN"));
       REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + k(a) + ", 'in tx')"));
-      PgResult res = c.exec("UPDATE orders SET note = 'no key'");
+      PgResult res = c.exec("UPDATE orders SET tenant_id = 1, note = 'no key'");
       INFO(res.describe());
       CHECK(res.sqlstate() == "0A000");
       CHECK(PQtransactionStatus(c.get()) == PQTRANS_INERROR);

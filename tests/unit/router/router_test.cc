@@ -104,15 +104,16 @@ TEST_CASE("route kinds render for people") {
   CHECK(text("CREATE TABLE orders (tenant_id bigint)") ==
         "all-shards s0,s1 fence orders; DDL on sharded table orders: every shard in turn (not "
         "atomic); installs the fence trigger; directory version 1");
-  CHECK(text("DELETE FROM orders") ==
-        "error 0A000 DELETE on sharded table orders needs its key: WHERE tenant_id = <value>; "
-        "writes without a key are never sent to every shard; writes; directory version 1");
+  CHECK(text("UPDATE orders SET tenant_id = 7") ==
+        "error 0A000 UPDATE of sharded table orders without its key sets the key tenant_id, which would "
+        "move rows between shards: add WHERE tenant_id = <value> to run it on one shard; writes; directory "
+        "version 1");
   CHECK(std::string(route_kind_name(RouteKind::AtBind)) == "at-bind");
 }
 
 TEST_CASE("errors are client faults; a default shard missing from the directory is a proxy fault") {
   auto dir = Directory::initial(16, {"s0", "s1"});
-  Route refused = route(first("DELETE FROM orders"), nullptr, *dir, orders_rules());
+  Route refused = route(first("UPDATE orders SET tenant_id = 7"), nullptr, *dir, orders_rules());
   CHECK(refused.kind == RouteKind::Error);
   CHECK(refused.error.fault == sw::Fault::Client);
   CHECK(refused.error.sqlstate == "0A000");

@@ -1,0 +1,111 @@
+// UPDATE and DELETE without a key: a split write to every shard, each shard's SQL the client's text
+// with the owned-rows condition ANDed to its WHERE (or a WHERE added before RETURNING or at the
+// end); the forms it cannot run exactly on every shard are refused with 0A000 saying what to add.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "parser/analyze.h"
+#include "router/router.h"
+
+using namespace sw::router;
+
+namespace {
+
+RoutingRules keyless_rules() {
+  sw::config::Sharding sharding;
+  sharding.default_shard = "s0";
+  sharding.tables.push_back({"orders", "tenant_id", "bigint", ""});
+  sharding.tables.push_back({"items", "tenant_id", "bigint", ""});
+  auto rules = RoutingRules::from_config(sharding);
+  REQUIRE(rules.is_ok());
+  return rules.value();
+}
+
+Route routed(const std::string& sql, const Directory& dir) {
+  static std::map<std::string, std::shared_ptr<const sw::parser::QueryFacts>> keep;
+  auto facts = sw::parser::analyze(sql);
+  REQUIRE_MESSAGE(facts.is_ok(), facts.status().message);
+  keep[sql] = facts.value();
+  return route(keep[sql]->statements.at(0), nullptr, dir, keyless_rules(), Explain::Yes);
+}
+
+const std::string kOwned =
+    "NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced WHERE sw_fenced.bucket = "
+    "shardwire.bucket_of(\"orders\".\"tenant_id\"::bigint, 16))";
+
+// The SQL every shard runs (the same on each: checked).
+std::string shard_sql(const std::string& sql) {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  Route r = routed(sql, *dir);
+  REQUIRE_MESSAGE(r.kind == RouteKind::Scatter, sql << ": " << route_summary(r, *dir));
+  REQUIRE(r.keyless_write);
+  REQUIRE(r.split_write);
+  REQUIRE(r.shards == std::vector<int>{0, 1, 2});
+  REQUIRE(r.shard_statements.size() == 3);
+  for (const auto& statement : r.shard_statements) CHECK(statement.sql == r.shard_statements[0].sql);
+  return r.shard_statements[0].sql;
+}
+
+std::string refusal(const std::string& sql) {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  Route r = routed(sql, *dir);
+  REQUIRE_MESSAGE(r.kind == RouteKind::Error, sql << ": " << route_summary(r, *dir));
+  CHECK(r.error.sqlstate == "0A000");
+  return r.error.message;
+}
+
+}  // namespace
+
+TEST_CASE("a keyless UPDATE or DELETE: every shard, its WHERE restricted to the shard's own rows") {
+  CHECK(shard_sql("UPDATE orders SET total = 0") == "UPDATE orders SET total = 0\n WHERE " + kOwned + " ");
+  CHECK(shard_sql("DELETE FROM orders WHERE total > 1 OR status = 'x'") ==
+        "DELETE FROM orders WHERE ( total > 1 OR status = 'x'\n) AND " + kOwned + " ");
+  CHECK(shard_sql("update orders set total = 1 where (total) > 2 returning id, (total)") ==
+        "update orders set total = 1 where ( (total) > 2 ) AND " + kOwned + " returning id, (total)");
+  CHECK(shard_sql("DELETE FROM orders RETURNING *") ==
+        "DELETE FROM orders  WHERE " + kOwned + " RETURNING *");
+  // A trailing comment or semicolon cannot swallow the condition.
+  CHECK(shard_sql("UPDATE orders SET total = 0 WHERE id = 1 -- why;") ==
+        "UPDATE orders SET total = 0 WHERE ( id = 1 -- why\n) AND " + kOwned + " ;");
+  CHECK(shard_sql("DELETE FROM orders;") == "DELETE FROM orders\n WHERE " + kOwned + " ");
+  // An alias qualifies the key; WHERE inside a subquery or a CTE is not the statement's.
+  CHECK(shard_sql("UPDATE orders AS o SET total = o.total + 1 WHERE o.id IN (SELECT 1 WHERE true)") ==
+        "UPDATE orders AS o SET total = o.total + 1 WHERE ( o.id IN (SELECT 1 WHERE true)\n) AND NOT EXISTS "
+        "(SELECT 1 FROM shardwire.fenced_buckets sw_fenced WHERE sw_fenced.bucket = "
+        "shardwire.bucket_of(\"o\".\"tenant_id\"::bigint, 16)) ");
+  CHECK(shard_sql("WITH x AS (SELECT 1 AS v WHERE false) DELETE FROM orders USING x WHERE total = x.v") ==
+        "WITH x AS (SELECT 1 AS v WHERE false) DELETE FROM orders USING x WHERE ( total = x.v\n) AND " +
+            kOwned + " ");
+  // Co-located on the key, another sharded table may be read; SET key = key keeps the key.
+  CHECK(
+      shard_sql("UPDATE orders SET tenant_id = tenant_id FROM items WHERE items.tenant_id = orders.tenant_id")
+          .find(kOwned) != std::string::npos);
+}
+
+TEST_CASE("a keyless write waits for a cutover; SHOW ROUTE names it") {
+  auto dir = Directory::initial(16, {"s0", "s1", "s2"});
+  Route r = routed("DELETE FROM orders", *dir);
+  CHECK(route_summary(r, *dir) == "scatter s0,s1,s2 keyless-write");
+  CHECK(r.reason.find("rows of its own buckets") != std::string::npos);
+  std::vector<BucketEntry> buckets(16);
+  for (uint32_t b = 0; b < 16; ++b) buckets[b].shard = static_cast<uint16_t>(b % 3);
+  buckets[5].state = BucketState::Migrating;
+  const Directory moving(2, {"s0", "s1", "s2"}, buckets);
+  Route waits = routed("DELETE FROM orders", moving);
+  CHECK(waits.migrating);
+  CHECK(waits.buckets == std::vector<uint32_t>{5});
+}
+
+TEST_CASE("keyless writes that cannot run exactly on every shard are refused, saying what to add") {
+  CHECK(refusal("UPDATE orders SET tenant_id = 7").find("sets the key tenant_id") != std::string::npos);
+  CHECK(refusal("UPDATE orders SET total = 1 WHERE CURRENT OF c").find("CURRENT OF") != std::string::npos);
+  CHECK(refusal("WITH d AS (DELETE FROM items RETURNING id) UPDATE orders SET total = 0")
+            .find("another write") != std::string::npos);
+  CHECK(refusal("UPDATE orders SET total = 0 FROM accounts WHERE accounts.id = orders.id")
+            .find("unsharded table accounts") != std::string::npos);
+  CHECK(refusal("DELETE FROM orders WHERE id IN (SELECT id FROM items)").find("not tied") !=
+        std::string::npos);
+  CHECK(refusal("EXPLAIN DELETE FROM orders").find("add WHERE tenant_id") != std::string::npos);
+}
