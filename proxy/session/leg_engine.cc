@@ -4,13 +4,12 @@
 #include <utility>
 
 #include "common/log.h"
-#include "session/session_state.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
 
 namespace sw::session {
 
-LegEngine::LegEngine(std::vector<Target> targets, std::string session_state, std::string what, Runner& runner)
+LegEngine::LegEngine(std::vector<Target> targets, ServerState session_state, std::string what, Runner& runner)
     : session_state_(std::move(session_state)), what_(std::move(what)), runner_(runner) {
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
 }
@@ -105,12 +104,7 @@ void LegEngine::arrived(size_t index, pool::Backend* backend) {
   leg.backend = backend;
   backend->attach(this);
   std::string prologue;
-  int owed = 0;
-  if (backend->applied_state != session_state_) {
-    wire::encode_query(prologue, std::string(SessionState::kResetSql) + session_state_);
-    backend->applied_state = session_state_;
-    ++owed;
-  }
+  int owed = bring_server_to(*backend, session_state_, prologue);
   if (!leg.target.begin.empty()) {
     wire::encode_query(prologue, leg.target.begin);
     ++owed;

@@ -25,6 +25,7 @@
 #include "session/prepared_statements.h"
 #include "session/request.h"
 #include "session/routing.h"
+#include "session/server_state.h"
 #include "session/session_state.h"
 #include "session/sql_prepared.h"
 #include "session/starting_reads.h"
@@ -253,6 +254,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Next switch_to_leg(int shard);
   void catch_up_parked_leg();
   std::string joining_prologue();
+  // What a server must be in before this client's statements run there (server_state.h).
+  ServerState server_state() const { return {profile_.settings.signature(), id()}; }
   void restore_parked_leg();
   // `consumed`: the Query's size; `batch`: the extended batch that holds the COMMIT.
   Next end_across_legs(bool commit, size_t consumed, const ExtendedBatch* batch = nullptr);
