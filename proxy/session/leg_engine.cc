@@ -70,7 +70,8 @@ void LegEngine::start() {
   for (Leg& leg : legs_) {
     if (stopped_) return;
     if (!leg.waiting) continue;
-    if (pool::Backend* backend = leg.target.pool->acquire(this)) on_backend_ready(backend);
+    if (pool::Backend* backend = leg.target.pool->acquire(this, session_state_.client))
+      on_backend_ready(backend);
   }
   end_watch_once_started();
 }
@@ -84,7 +85,8 @@ void LegEngine::start_leg(size_t index) {
     return;
   }
   leg.waiting = true;
-  if (pool::Backend* backend = leg.target.pool->acquire(this)) on_backend_ready(backend);
+  if (pool::Backend* backend = leg.target.pool->acquire(this, session_state_.client))
+    on_backend_ready(backend);
 }
 
 void LegEngine::on_backend_ready(pool::Backend* backend) {

@@ -19,7 +19,7 @@ bool Session::acquire_backend(int shard) {
     return false;
   }
   txn_.leg.shard = shard;
-  pool::Backend* backend = pool->acquire(this);
+  pool::Backend* backend = pool->acquire(this, id());
   if (backend == nullptr) {
     set_request_state(RequestState::WaitingForServer);
     pools_.waiting = pool;

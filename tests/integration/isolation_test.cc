@@ -162,6 +162,22 @@ TEST_SUITE("isolation") {
     }
   }
 
+  TEST_CASE("a client gets its own idle server back, with its currval") {
+    PROXY_ONLY();
+    prepare_cluster();
+    ProxyOptions options = options_for("transaction", false);
+    options.pool_size = 2;
+    ProxyProcess proxy(shared_cluster(), options);
+    INFO("proxy log:\n" << proxy.log_tail());
+    PgConn a = connect_or_throw(proxy.conninfo());
+    PgConn b = connect_or_throw(proxy.conninfo());
+    for (PgConn* c : {&a, &b}) REQUIRE_OK(c->exec("BEGIN; SELECT 1"));  // one server each
+    for (PgConn* c : {&a, &b}) REQUIRE_OK(c->exec("COMMIT"));           // B's is the warmest idle one
+    const std::string id_a = a.value("SELECT nextval('iso_serial_id_seq')");
+    CHECK(b.value("SELECT 1") == "1");
+    CHECK(a.value("SELECT currval('iso_serial_id_seq')") == id_a);
+  }
+
   TEST_CASE("a SET undone by ROLLBACK TO SAVEPOINT stays undone; RELEASE keeps it") {
     PROXY_ONLY();
     prepare_cluster();
