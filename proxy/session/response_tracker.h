@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "parser/analyze.h"
+#include "session/error_position.h"
 
 namespace sw::session {
 
@@ -38,6 +39,9 @@ struct Expectation {
   // A Parse the client named (or the ParseComplete the proxy answers for one): the client's name,
   // which it does not define when the Parse fails or the server skips it after an error.
   std::string client_name;
+  // A Parse of a text the proxy rewrote (an EXECUTE of the client's SQL-level statement): its
+  // error's position is moved back into the client's text.
+  std::shared_ptr<const RewrittenText> rewritten;
   // Execute of a statement that changes session settings: they count once it completes.
   std::shared_ptr<const parser::QueryFacts> settings;
 };
