@@ -75,6 +75,7 @@ class Backend : private net::Connection::Handler {
 
   // Bookkeeping for the session layer (the pool only clears them after a server reset).
   std::string applied_state;              // session SET statements this server has run
+  uint64_t sequences_of = 0;              // client whose sequence values it may hold; 0: none
   std::unordered_set<uint64_t> prepared;  // ids of statements prepared on this server
   uint64_t created_ms;
   uint64_t idle_since_ms = 0;

@@ -1,6 +1,7 @@
 #include "pool/pool.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "common/log.h"
 #include "net/listener.h"
@@ -72,7 +73,18 @@ void Pool::shed_one_idle() {
   destroy_later(oldest);
 }
 
-Backend* Pool::acquire(Waiter* waiter) {
+Backend* Pool::acquire(Waiter* waiter, uint64_t client) {
+  if (client != 0) {
+    auto own = std::find_if(idle_.rbegin(), idle_.rend(), [client](const Backend* backend) {
+      return backend->sequences_of == client && backend->state() == Backend::State::Idle;
+    });
+    if (own != idle_.rend()) {
+      Backend* backend = *own;
+      idle_.erase(std::next(own).base());
+      backend->state_ = Backend::State::Active;
+      return backend;
+    }
+  }
   while (!idle_.empty()) {
     Backend* backend = idle_.back();
     idle_.pop_back();

@@ -38,7 +38,7 @@ class CopyIn : private LegEngine::Runner {
     router::TableRule rule;  // the table's rule (a copy: a reload may replace the rules)
     CopyInPlan plan;
     std::shared_ptr<const router::Directory> directory;  // routes every row of this COPY
-    std::string session_state;                           // SessionState signature the servers get first
+    ServerState session_state;  // the client's state: the servers are brought to it first
     // Rows on several shards commit by two-phase commit; else such a COPY is refused at its end
     // with `no_two_phase` saying why (sharding.cross_shard_transactions: refuse, no catalog).
     bool two_phase = false;

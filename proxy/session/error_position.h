@@ -13,6 +13,12 @@
 
 namespace sw::session {
 
+// A client's text the proxy sent rewritten, with which bytes of the rewrite are the client's.
+struct RewrittenText {
+  std::string client_sql;
+  parser::ExpandedSql server_sql;
+};
+
 // The ErrorResponse ('E', length, fields) of `body` with its 'P' field (PostgreSQL's cursor
 // position: characters, 1-based) set to `position`, or removed when nullopt. Empty when `body`
 // has no 'P' field or is not a field list.

@@ -9,7 +9,7 @@
 
 namespace sw::session {
 
-Fanout::Fanout(Mode mode, std::vector<Target> targets, std::string query_message, std::string session_state,
+Fanout::Fanout(Mode mode, std::vector<Target> targets, std::string query_message, ServerState session_state,
                std::function<void(std::string_view)> write_client, std::function<void()> done)
     : mode_(mode),
       query_message_(std::move(query_message)),

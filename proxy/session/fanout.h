@@ -45,8 +45,8 @@ class Fanout : private LegEngine::Runner {
 
   // `write_client` receives bytes for the client; `done` is called once, after ReadyForQuery
   // was written, from inside a callback (the owner may delete the Fanout on the next turn).
-  // `session_state` is the client's SessionState signature: servers are brought to it first.
-  Fanout(Mode mode, std::vector<Target> targets, std::string query_message, std::string session_state,
+  // `session_state` is the client's state (server_state.h): servers are brought to it first.
+  Fanout(Mode mode, std::vector<Target> targets, std::string query_message, ServerState session_state,
          std::function<void(std::string_view)> write_client, std::function<void()> done);
   ~Fanout() override;
   Fanout(const Fanout&) = delete;
@@ -114,7 +114,7 @@ class Fanout : private LegEngine::Runner {
   StartingReads* watch_reads_ = nullptr;  // watch_start's, applied by start()
   uint64_t watch_version_ = 0;
   std::string query_message_;
-  std::string session_state_;
+  ServerState session_state_;
   std::function<void(std::string_view)> write_client_;
   std::function<void()> done_;
   size_t current_ = 0;  // the leg whose answers are being relayed

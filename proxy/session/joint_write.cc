@@ -9,7 +9,7 @@
 
 namespace sw::session {
 
-JointWrite::JointWrite(std::vector<Target> targets, std::string session_state, std::string what,
+JointWrite::JointWrite(std::vector<Target> targets, ServerState session_state, std::string what,
                        bool in_transaction, Callbacks callbacks)
     : servers_(std::move(targets), std::move(session_state), what, *this),
       what_(std::move(what)),

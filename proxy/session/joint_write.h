@@ -43,7 +43,7 @@ class JointWrite : private LegEngine::Runner {
   // One leg per target, in its order. `what` names the statement in messages; inside the client's
   // transaction (`in_transaction`) the shards' transactions are left open for the client's COMMIT
   // or ROLLBACK (hand_back gets every server), and the client's ReadyForQuery is the session's.
-  JointWrite(std::vector<Target> targets, std::string session_state, std::string what, bool in_transaction,
+  JointWrite(std::vector<Target> targets, ServerState session_state, std::string what, bool in_transaction,
              Callbacks callbacks);
 
   const std::string& what() const { return what_; }

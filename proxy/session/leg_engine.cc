@@ -4,13 +4,12 @@
 #include <utility>
 
 #include "common/log.h"
-#include "session/session_state.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
 
 namespace sw::session {
 
-LegEngine::LegEngine(std::vector<Target> targets, std::string session_state, std::string what, Runner& runner)
+LegEngine::LegEngine(std::vector<Target> targets, ServerState session_state, std::string what, Runner& runner)
     : session_state_(std::move(session_state)), what_(std::move(what)), runner_(runner) {
   for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
 }
@@ -71,7 +70,8 @@ void LegEngine::start() {
   for (Leg& leg : legs_) {
     if (stopped_) return;
     if (!leg.waiting) continue;
-    if (pool::Backend* backend = leg.target.pool->acquire(this)) on_backend_ready(backend);
+    if (pool::Backend* backend = leg.target.pool->acquire(this, session_state_.client))
+      on_backend_ready(backend);
   }
   end_watch_once_started();
 }
@@ -85,7 +85,8 @@ void LegEngine::start_leg(size_t index) {
     return;
   }
   leg.waiting = true;
-  if (pool::Backend* backend = leg.target.pool->acquire(this)) on_backend_ready(backend);
+  if (pool::Backend* backend = leg.target.pool->acquire(this, session_state_.client))
+    on_backend_ready(backend);
 }
 
 void LegEngine::on_backend_ready(pool::Backend* backend) {
@@ -105,12 +106,7 @@ void LegEngine::arrived(size_t index, pool::Backend* backend) {
   leg.backend = backend;
   backend->attach(this);
   std::string prologue;
-  int owed = 0;
-  if (backend->applied_state != session_state_) {
-    wire::encode_query(prologue, std::string(SessionState::kResetSql) + session_state_);
-    backend->applied_state = session_state_;
-    ++owed;
-  }
+  int owed = bring_server_to(*backend, session_state_, prologue);
   if (!leg.target.begin.empty()) {
     wire::encode_query(prologue, leg.target.begin);
     ++owed;

@@ -4,8 +4,8 @@
 // sum row counts, same answer everywhere, commit) is the Runner's answer policy on top of it.
 //
 // For every leg it takes a server (one per target, up front or one leg at a time, or the server
-// the session lends), brings it to the session's settings (`RESET ALL;` and the SessionState
-// signature, unless it has them) and begins the target's `begin` SQL; the runner appends its own
+// the session lends), brings it to the client's state (bring_server_to: its settings, no other
+// client's sequence values) and begins the target's `begin` SQL; the runner appends its own
 // statements to that prologue. It reads every leg's answers in one loop: each frame is checked
 // against the pool's configured wire::Limits and by the leg's wire::ServerMessageCheck before the
 // runner sees it; ParameterStatus and NotificationResponse are kept from the runner; a malformed,
@@ -30,6 +30,7 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "session/server_state.h"
 #include "session/starting_reads.h"
 #include "session/two_phase.h"
 #include "wire/server_check.h"
@@ -110,7 +111,7 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   };
 
   // `what` names the runner's statement in log lines ("COPY into t").
-  LegEngine(std::vector<Target> targets, std::string session_state, std::string what, Runner& runner);
+  LegEngine(std::vector<Target> targets, ServerState session_state, std::string what, Runner& runner);
   ~LegEngine() override;
   LegEngine(const LegEngine&) = delete;
   LegEngine& operator=(const LegEngine&) = delete;
@@ -203,7 +204,7 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   void on_backend_drained(pool::Backend& backend) override;
 
   std::vector<Leg> legs_;
-  std::string session_state_;
+  ServerState session_state_;
   std::string what_;
   Runner& runner_;
   bool stopped_ = false;  // release_all ran: nobody waits for servers any more

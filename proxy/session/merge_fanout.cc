@@ -9,7 +9,7 @@ namespace sw::session {
 std::string MergeFanout::collation_query() const { return merge::shard_collations_query(plan_.tables); }
 
 MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan,
-                         std::string session_state, const config::Fanout& limits,
+                         ServerState session_state, const config::Fanout& limits,
                          std::function<void(std::string_view)> write_client,
                          std::function<bool()> client_full, std::function<void(const Counters&)> done)
     : merger_(plan, targets.size(), static_cast<size_t>(limits.max_groups)),

@@ -46,7 +46,7 @@ class MergeFanout : private LegEngine::Runner {
 
   // `client_full` says whether the client's output is over its high-water mark; call
   // on_client_drained() when it drops. `done` is called once, after ReadyForQuery was written.
-  MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan, std::string session_state,
+  MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan, ServerState session_state,
               const config::Fanout& limits, std::function<void(std::string_view)> write_client,
               std::function<bool()> client_full, std::function<void(const Counters&)> done);
   ~MergeFanout() override;
@@ -171,7 +171,7 @@ class MergeFanout : private LegEngine::Runner {
   std::vector<uint32_t> client_types_;  // the client's columns (binary results only)
   std::vector<bool> binary_columns_;    // empty: every column in text
   merge::ShardColumns shard_columns_;   // the first RowDescription's names and origins
-  std::string session_state_;
+  ServerState session_state_;
   size_t max_rows_buffered_;
   std::function<void(std::string_view)> write_client_;
   std::function<bool()> client_full_;

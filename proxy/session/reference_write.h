@@ -40,7 +40,7 @@ class ReferenceWrite : public JointWrite {
     std::vector<std::string> queries;
     bool hide_parse_complete = false;  // extended: the client sent no Parse
     std::string table;                 // the reference table, for messages
-    std::string session_state;         // SessionState signature the servers get first
+    ServerState session_state;         // the client's state: the servers are brought to it first
     Answer answer = Answer::EqualTags;
     // The write, for messages: "write of reference table plans" (the default, from `table`).
     std::string what;

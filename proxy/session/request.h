@@ -26,6 +26,7 @@
 #include "parser/analyze.h"
 #include "parser/prepared_sql.h"
 #include "router/router.h"
+#include "session/error_position.h"
 
 namespace sw::session {
 
@@ -146,10 +147,8 @@ struct Request {
   std::string held;
   // Forwarded Queries whose EXECUTE the proxy rewrote, in order (their `queries` entries are their
   // facts): an error's position maps back to the client's text (Session::client_error_position).
-  struct RewrittenQuery {
+  struct RewrittenQuery : RewrittenText {
     std::shared_ptr<const parser::QueryFacts> facts;
-    std::string client_sql;
-    parser::ExpandedSql server_sql;
   };
   std::deque<RewrittenQuery> rewritten_queries;
 };

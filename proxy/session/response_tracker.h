@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "parser/analyze.h"
+#include "session/error_position.h"
 
 namespace sw::session {
 
@@ -41,6 +42,9 @@ struct Expectation {
   // Parse: the statement being prepared (forgotten if it fails); Bind, Describe: the shared
   // statement named (retired if the server's plan of it is stale).
   uint64_t statement = 0;
+  // A Parse of a text the proxy rewrote (an EXECUTE of the client's SQL-level statement): its
+  // error's position is moved back into the client's text.
+  std::shared_ptr<const RewrittenText> rewritten;
   // Execute of a statement that changes session settings: they count once it completes.
   std::shared_ptr<const parser::QueryFacts> settings;
 };

@@ -26,6 +26,7 @@
 #include "session/request.h"
 #include "session/request_transitions.h"
 #include "session/routing.h"
+#include "session/server_state.h"
 #include "session/session_state.h"
 #include "session/sql_prepared.h"
 #include "session/starting_reads.h"
@@ -260,6 +261,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Next switch_to_leg(int shard);
   void catch_up_parked_leg();
   std::string joining_prologue();
+  // What a server must be in before this client's statements run there (server_state.h).
+  ServerState server_state() const { return {profile_.settings.signature(), id()}; }
   void restore_parked_leg();
   // `consumed`: the Query's size; `batch`: the extended batch that holds the COMMIT.
   Next end_across_legs(bool commit, size_t consumed, const ExtendedBatch* batch = nullptr);
@@ -336,12 +339,12 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status refuse_duplicate_prepare(const parser::StatementFacts& statement) const;
   // An ErrorResponse of a Query whose EXECUTE the proxy rewrote, its position moved back into the
   // client's text (or dropped); empty when the error goes on as the server sent it.
-  std::string client_error_position(const wire::Frame& error);
+  std::string client_error_position(const wire::Frame& error, const RewrittenText* parse);
   static Status refuse_two_phase(parser::StatementKind kind);
   static Status refuse_protected_setting(const parser::StatementFacts& statement);
   Status refuse_unpoolable(const parser::StatementFacts& statement);
   // SQL-level commands in the extended protocol (session_extended_sql.cc)
-  std::optional<std::string> expanded_execute(std::string_view query, Status* refused) const;
+  std::optional<parser::ExpandedSql> expanded_execute(std::string_view query, Status* refused) const;
   Status expand_batch_execute(ExtendedBatch& batch);
   bool parse_sql_command(const wire::ParseMessage& parse, const parser::QueryFacts* facts);
   bool bind_sql_command(const wire::BindMessage& bind);
@@ -377,7 +380,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool ends_session(const wire::Frame& frame, pool::Backend& backend);
   bool on_server_error(const wire::Frame& frame, bool relay, bool completed);
   bool on_ready_for_query(const wire::Frame& frame, bool relay, bool answered);
-  void expect_parse(std::string_view client_name, uint64_t statement, bool answered);
+  void expect_parse(std::string_view client_name, uint64_t statement, bool answered,
+                    std::shared_ptr<const RewrittenText> rewritten = nullptr);
   void forget_failed_parses();
   void retire_if_stale(const wire::Frame& error, const ResponseTracker::Outcome& outcome);
   void after_server_message(char type, const ResponseTracker::Outcome& outcome);

@@ -39,7 +39,7 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
   }
   setup.plan = std::move(plan.value());
   setup.directory = host_.directory();
-  setup.session_state = profile_.settings.signature();
+  setup.session_state = server_state();
   setup.in_transaction = in_transaction;
   switch (cross_shard_writes()) {
     case CrossShardWrites::TwoPhase: setup.two_phase = true; break;

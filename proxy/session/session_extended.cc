@@ -34,12 +34,16 @@ Status Session::forward_parse(const wire::Frame& frame) {
   if (!parse) return parse.status();
   // An EXECUTE of a statement the client prepared is parsed as the statement it runs.
   Status refused_execute = Status::ok();
-  const std::optional<std::string> expanded = expanded_execute(parse->query, &refused_execute);
+  std::optional<parser::ExpandedSql> expanded = expanded_execute(parse->query, &refused_execute);
   if (!refused_execute.is_ok()) {
     answer_with_error(refused_execute);
     return Status::ok();
   }
-  const std::string_view query = expanded ? std::string_view(*expanded) : parse->query;
+  // Its error's position is moved back into the client's text (client_error_position).
+  std::shared_ptr<const RewrittenText> rewrite;
+  if (expanded)
+    rewrite = std::make_shared<const RewrittenText>(RewrittenText{std::string(parse->query), *expanded});
+  const std::string_view query = rewrite ? std::string_view(rewrite->server_sql.sql) : parse->query;
   // The Parse of the statement this batch's Bind names was analyzed when the batch was routed, in
   // this pass over the same bytes (start_bound_batch).
   const BoundRoute* bound = request_.bound ? &*request_.bound : nullptr;
@@ -74,8 +78,8 @@ Status Session::forward_parse(const wire::Frame& frame) {
     // stays defined.
     const bool held = txn_.leg.client_statements.count(parse->statement) != 0;
     if (pools_.session_pooling && !held) note_session_parse(parse->statement, query, parse->param_types);
-    expect_parse(held ? std::string_view() : parse->statement, 0, /*answered=*/false);
-    if (expanded) {
+    expect_parse(held ? std::string_view() : parse->statement, 0, /*answered=*/false, rewrite);
+    if (rewrite) {
       std::string rewritten;
       wire::encode_parse(rewritten, parse->statement, query, parse->param_types);
       txn_.leg.backend->connection().write(rewritten);
@@ -101,15 +105,17 @@ Status Session::forward_parse(const wire::Frame& frame) {
   wire::encode_parse(rewritten, statement->server_name, statement->query, statement->param_types);
   txn_.leg.backend->connection().write(rewritten);
   txn_.leg.backend->prepared.insert(statement->id);
-  expect_parse(parse->statement, statement->id, /*answered=*/false);
+  expect_parse(parse->statement, statement->id, /*answered=*/false, rewrite);
   return Status::ok();
 }
 
 // The client's Parse of `client_name` (statement `statement`, 0 in session pooling), sent to the
 // server or `answered` by the proxy in its place (its server statement is there already). If the
 // server fails or skips it, the name is not defined (forget_failed_parses).
-void Session::expect_parse(std::string_view client_name, uint64_t statement, bool answered) {
+void Session::expect_parse(std::string_view client_name, uint64_t statement, bool answered,
+                           std::shared_ptr<const RewrittenText> rewritten) {
   Expectation e;
+  e.rewritten = std::move(rewritten);
   e.owed = answered ? Owed::Synthetic : Owed::Parse;
   e.parse_complete = answered;
   e.statement = statement;

@@ -29,7 +29,7 @@ std::string no_data() { return std::string("n\0\0\0\4", 5); }
 // The statement an EXECUTE of a statement this client prepared runs instead (alone, in EXPLAIN or
 // in CREATE TABLE AS), with `*refused` set when its arguments do not fit; nullopt when `query` is
 // no such EXECUTE.
-std::optional<std::string> Session::expanded_execute(std::string_view query, Status* refused) const {
+std::optional<parser::ExpandedSql> Session::expanded_execute(std::string_view query, Status* refused) const {
   if (profile_.sql_statements.size() == 0 || !expands_sql_execute()) return std::nullopt;
   auto facts = parser::analyze(query);
   const parser::StatementFacts* only = facts ? single(facts->get()) : nullptr;
@@ -41,7 +41,7 @@ std::optional<std::string> Session::expanded_execute(std::string_view query, Sta
     *refused = expanded.status();
     return std::nullopt;
   }
-  return std::move(expanded->sql);
+  return std::move(*expanded);
 }
 
 // A batch whose Bind names an EXECUTE is routed as the statement it runs.
@@ -50,7 +50,7 @@ Status Session::expand_batch_execute(ExtendedBatch& batch) {
   Status refused = Status::ok();
   auto expanded = expanded_execute(batch.query(), &refused);
   if (!refused.is_ok() || !expanded) return refused;
-  if (auto facts = parser::analyze(*expanded); facts && (*facts)->statements.size() == 1)
+  if (auto facts = parser::analyze(expanded->sql); facts && (*facts)->statements.size() == 1)
     batch.facts = *facts;
   return Status::ok();
 }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "session/server_state.h"
 #include "session/session.h"
 #include "wire/messages.h"
 
@@ -18,7 +19,7 @@ bool Session::acquire_backend(int shard) {
     return false;
   }
   txn_.leg.shard = shard;
-  pool::Backend* backend = pool->acquire(this);
+  pool::Backend* backend = pool->acquire(this, id());
   if (backend == nullptr) {
     set_request_state(RequestState::WaitingForServer);
     pools_.waiting = pool;
@@ -36,12 +37,9 @@ void Session::attach(pool::Backend* backend) {
   clock_.xact_started_us = stats::monotonic_us();
   set_request_state(RequestState::Running);
   std::string prologue;
-  if (backend->applied_state != profile_.settings.signature()) {
-    // Bring the server to this client's settings before anything of the client runs there.
-    wire::encode_query(prologue, profile_.settings.reset_and_replay());
-    backend->applied_state = profile_.settings.signature();
+  // Bring the server to this client's state before anything of the client runs there.
+  if (bring_server_to(*backend, server_state(), prologue) != 0)
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  }
   if (std::exchange(request_.joining_leg, false)) {
     // The transaction started on another shard: this one starts it too, then replays the
     // settings and savepoints it ran so far. A fence error here fails the request (40001).

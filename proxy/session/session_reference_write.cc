@@ -147,7 +147,7 @@ Session::Start Session::start_reference_write(std::string message, size_t consum
 Session::Start Session::start_write_runner(size_t consumed, std::vector<LegEngine::Target> targets,
                                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
                                            stats::RouteLabel label, bool in_transaction) {
-  setup.session_state = profile_.settings.signature();
+  setup.session_state = server_state();
   setup.in_transaction = in_transaction;
   ReferenceWrite::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };

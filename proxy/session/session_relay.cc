@@ -355,7 +355,7 @@ Status Session::forward_query(const wire::Frame& frame) {
   if (!front.expanded.empty()) {
     if (rewritten)
       request_.rewritten_queries.push_back(
-          {known, std::string(*sql), parser::ExpandedSql{front.expanded, front.expanded_pieces}});
+          {{std::string(*sql), parser::ExpandedSql{front.expanded, front.expanded_pieces}}, known});
     std::string statement;
     wire::encode_query(statement, front.expanded);
     txn_.leg.backend->connection().write(statement);

@@ -305,7 +305,7 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
   const bool held = scatter && reads_on_session_servers();
   const bool in_transaction = held && writes_in_transaction();
   txn_.runner.emplace<Fanout>(
-      mode, std::move(targets), std::move(message), profile_.settings.signature(),
+      mode, std::move(targets), std::move(message), server_state(),
       [this](std::string_view bytes) { client_->write(bytes); },
       [this, in_transaction, pools = std::move(pools), label, started = stats::monotonic_us()] {
         write_session_ready(in_transaction);

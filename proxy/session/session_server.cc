@@ -118,7 +118,8 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
     const Status refused = std::exchange(request_.prepare_refused, Status::ok());
     wire::encode_error(combined, "ERROR", refused.sqlstate, refused.message);
   }
-  if (frame.type == 'E' && relay && combined.empty()) combined = client_error_position(frame);
+  if (frame.type == 'E' && relay && combined.empty())
+    combined = client_error_position(frame, outcome.finished.rewritten.get());
   if (frame.type == 'Z' && relay && txn_.combined_status(leg.server_status) != leg.server_status) {
     wire::encode_ready_for_query(combined, 'E');
     txn_.control.on_server_status('E');

@@ -79,7 +79,7 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
 // Starts the runner over `parts`; the session reads no client input until it answered.
 Session::Start Session::run_split_insert(std::vector<SplitInsert::Part> parts, SplitInsert::Setup setup,
                                          std::vector<pool::Pool*> pools, size_t consumed) {
-  setup.session_state = profile_.settings.signature();
+  setup.session_state = server_state();
   const bool in_transaction = setup.in_transaction;
   SplitInsert::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };

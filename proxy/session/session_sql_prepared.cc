@@ -103,15 +103,17 @@ Status Session::refuse_duplicate_prepare(const parser::StatementFacts& statement
   return Status::client("42P05", "prepared statement \"" + prepare->name + "\" already exists");
 }
 
-std::string Session::client_error_position(const wire::Frame& error) {
+// `parse`: the rewrite of the Parse the error answers, if any; else the Query in progress's.
+std::string Session::client_error_position(const wire::Frame& error, const RewrittenText* parse) {
   const auto& rewritten = request_.rewritten_queries;
-  if (rewritten.empty() || request_.queries.empty() || request_.queries.front() != rewritten.front().facts)
+  if (parse == nullptr &&
+      (rewritten.empty() || request_.queries.empty() || request_.queries.front() != rewritten.front().facts))
     return {};
   const std::optional<uint32_t> position = error_position(error.body);
   if (!position) return {};
-  const auto& query = rewritten.front();
+  const RewrittenText& text = parse != nullptr ? *parse : rewritten.front();
   return error_with_position(
-      error.body, client_position(*position, query.server_sql.sql, query.client_sql, query.server_sql));
+      error.body, client_position(*position, text.server_sql.sql, text.client_sql, text.server_sql));
 }
 
 namespace {

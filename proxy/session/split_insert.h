@@ -37,7 +37,7 @@ class SplitInsert : public JointWrite {
   };
   struct Setup {
     std::string table;          // the sharded table, for messages
-    std::string session_state;  // SessionState signature the servers get first
+    ServerState session_state;  // the client's state: the servers are brought to it first
     std::vector<int> row_part;  // per VALUES row: its part (InsertSplit::row_part)
     bool row_by_row = false;    // each part runs one INSERT per row (InsertSplit::row_by_row)
     std::string answered;       // extended protocol: ParseComplete/BindComplete the client is owed first

@@ -28,10 +28,11 @@ void prepare_cluster() {
   REQUIRE_OK(admin.exec("GRANT iso_low TO iso_app"));
   REQUIRE_OK(admin.exec("GRANT CREATE, TEMPORARY ON DATABASE app TO iso_app"));
   REQUIRE_OK(admin.exec("GRANT USAGE, CREATE ON SCHEMA public TO iso_app, iso_low"));
-  REQUIRE_OK(admin.exec("DROP TABLE IF EXISTS iso_acct, iso_2pc"));
+  REQUIRE_OK(admin.exec("DROP TABLE IF EXISTS iso_acct, iso_2pc, iso_serial"));
   REQUIRE_OK(admin.exec("CREATE TABLE iso_acct (v text); INSERT INTO iso_acct VALUES ('real')"));
   REQUIRE_OK(admin.exec("CREATE TABLE iso_2pc (x int)"));
-  REQUIRE_OK(admin.exec("GRANT ALL ON iso_acct, iso_2pc TO PUBLIC"));
+  REQUIRE_OK(admin.exec("CREATE TABLE iso_serial (id serial, v text)"));
+  REQUIRE_OK(admin.exec("GRANT ALL ON iso_acct, iso_2pc, iso_serial, iso_serial_id_seq TO PUBLIC"));
   done = true;
 }
 
@@ -132,6 +133,49 @@ TEST_SUITE("isolation") {
         CHECK(next.value("SHOW search_path") == "\"$user\", public");
       }
     }
+  }
+
+  TEST_CASE("currval and lastval never give another client's sequence values") {
+    PROXY_ONLY();
+    prepare_cluster();
+    for (const char* mode : kModes) {
+      CAPTURE(mode);
+      ProxyProcess proxy(shared_cluster(), options_for(mode, false));
+      INFO("proxy log:\n" << proxy.log_tail());
+      const bool pooled = std::string(mode) == "transaction";
+      PgConn a = connect_or_throw(proxy.conninfo());
+      const std::string id_a = a.value("INSERT INTO iso_serial (v) VALUES ('a') RETURNING id");
+      // A keeps its values on the server it gets back (the only one).
+      CHECK(a.value("SELECT currval('iso_serial_id_seq')") == id_a);
+      CHECK(a.value("SELECT lastval()") == id_a);
+      if (!pooled) a.reset();  // session pooling: B gets the server once A has left
+      PgConn b = connect_or_throw(proxy.conninfo());
+      CHECK(b.exec("SELECT currval('iso_serial_id_seq')").sqlstate() == "55000");
+      CHECK(b.exec("SELECT lastval()").sqlstate() == "55000");
+      const std::string id_b = b.value("SELECT nextval('iso_serial_id_seq')");
+      CHECK(b.value("SELECT lastval()") == id_b);
+      if (!pooled) continue;
+      // A's values went with B's turn on the server: A gets what a new server would say, never B's.
+      b.reset();
+      CHECK(a.exec("SELECT currval('iso_serial_id_seq')").sqlstate() == "55000");
+      CHECK(a.exec("SELECT lastval()").sqlstate() == "55000");
+    }
+  }
+
+  TEST_CASE("a client gets its own idle server back, with its currval") {
+    PROXY_ONLY();
+    prepare_cluster();
+    ProxyOptions options = options_for("transaction", false);
+    options.pool_size = 2;
+    ProxyProcess proxy(shared_cluster(), options);
+    INFO("proxy log:\n" << proxy.log_tail());
+    PgConn a = connect_or_throw(proxy.conninfo());
+    PgConn b = connect_or_throw(proxy.conninfo());
+    for (PgConn* c : {&a, &b}) REQUIRE_OK(c->exec("BEGIN; SELECT 1"));  // one server each
+    for (PgConn* c : {&a, &b}) REQUIRE_OK(c->exec("COMMIT"));           // B's is the warmest idle one
+    const std::string id_a = a.value("SELECT nextval('iso_serial_id_seq')");
+    CHECK(b.value("SELECT 1") == "1");
+    CHECK(a.value("SELECT currval('iso_serial_id_seq')") == id_a);
   }
 
   TEST_CASE("a SET undone by ROLLBACK TO SAVEPOINT stays undone; RELEASE keeps it") {

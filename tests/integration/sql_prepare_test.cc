@@ -214,14 +214,21 @@ TEST_SUITE("sql_prepare") {
     PgConn c = f.client();
     REQUIRE_OK(c.exec("PREPARE num(int) AS SELECT $1 + 1"));
     // libpq shows the position as a caret under the statement's line (characters, not bytes).
-    auto caret_under = [&c](const std::string& sql, size_t characters_before) {
-      PgResult failed = c.exec(sql);
+    auto caret_under_result = [](PgConn& conn, const PgResult& failed, const std::string& sql,
+                                 size_t characters_before) {
+      CAPTURE(sql);
       CHECK(failed.sqlstate() == "22P02");
       const std::string expected = "LINE 1: " + sql + "\n" + std::string(8 + characters_before, ' ') + "^";
-      CHECK_MESSAGE(contains(c.error_message(), expected), c.error_message());
+      CHECK_MESSAGE(contains(conn.error_message(), expected), conn.error_message());
+    };
+    auto caret_under = [&](const std::string& sql, size_t characters_before) {
+      caret_under_result(c, c.exec(sql), sql, characters_before);
     };
     caret_under("/* é */ EXECUTE num('bad')", 20);  // at 'bad'
     caret_under("EXPLAIN EXECUTE num('x')", 20);
+    // Sent by Parse: the unnamed statement (a driver's query with parameters), a named one.
+    caret_under_result(c, c.exec_params("/* é */ EXECUTE num('bad')", {}), "/* é */ EXECUTE num('bad')", 20);
+    caret_under_result(c, c.prepare("pnum", "EXPLAIN EXECUTE num('x')"), "EXPLAIN EXECUTE num('x')", 20);
     CHECK(c.exec("EXECUTE num(1, 2)").sqlstate() == "42601");
     CHECK(contains(c.error_message(), "DETAIL:  Expected 1 parameters but got 2."));
     REQUIRE_OK(c.exec("CREATE TABLE pcache (a int)"));

@@ -64,8 +64,8 @@ struct Run {
       targets.push_back(t);
     }
     fanout = std::make_unique<Fanout>(
-        mode, std::move(targets), query(sql), "", [this](std::string_view bytes) { client.append(bytes); },
-        [this] { d.loop.stop(); });
+        mode, std::move(targets), query(sql), sw::session::ServerState{},
+        [this](std::string_view bytes) { client.append(bytes); }, [this] { d.loop.stop(); });
   }
   std::vector<std::string> go() {
     fanout->start();

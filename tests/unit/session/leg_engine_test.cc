@@ -108,7 +108,7 @@ TEST_CASE(
   FakeServer server(big_row(2000));
   Deployment d;
   Recorder runner(d.loop, "SELECT big");
-  LegEngine engine(d.targets({&server}, 1000), "", "a test read", runner);
+  LegEngine engine(d.targets({&server}, 1000), {}, "a test read", runner);
   runner.engine = &engine;
   engine.start();
   REQUIRE(d.run());
@@ -125,7 +125,7 @@ TEST_CASE("leg engine: under the limit the row reaches the runner, and the serve
   FakeServer server(big_row(2000));
   Deployment d;
   Recorder runner(d.loop, "SELECT big");
-  LegEngine engine(d.targets({&server}, 4000), "", "a test read", runner);
+  LegEngine engine(d.targets({&server}, 4000), {}, "a test read", runner);
   runner.engine = &engine;
   engine.start();
   REQUIRE(d.run());
@@ -143,7 +143,7 @@ TEST_CASE("leg engine: ParameterStatus and NotificationResponse are kept from th
   });
   Deployment d;
   Recorder runner(d.loop, "UPDATE t SET a = 1");
-  LegEngine engine(d.targets({&server}, 1 << 20), "", "a test write", runner);
+  LegEngine engine(d.targets({&server}, 1 << 20), {}, "a test write", runner);
   runner.engine = &engine;
   engine.start();
   REQUIRE(d.run());
@@ -159,7 +159,7 @@ TEST_CASE("leg engine: a held leg is not read until resume presents the same mes
   Deployment d;
   Recorder runner(d.loop, "SELECT v");
   runner.hold_until_ready = 1;
-  LegEngine engine(d.targets({&first, &second}, 1 << 20), "", "a test read", runner);
+  LegEngine engine(d.targets({&first, &second}, 1 << 20), {}, "a test read", runner);
   runner.engine = &engine;
   engine.start();
   REQUIRE(d.run());
@@ -180,8 +180,8 @@ TEST_CASE("leg engine: the prologue brings a server to the session's settings, t
   FakeServer server(big_row(1));
   Deployment d;
   Recorder runner(d.loop, "SELECT 1");
-  LegEngine engine(d.targets({&server}, 1 << 20, "BEGIN ISOLATION LEVEL REPEATABLE READ"), "SET a = '1';",
-                   "a test read", runner);
+  LegEngine engine(d.targets({&server}, 1 << 20, "BEGIN ISOLATION LEVEL REPEATABLE READ"),
+                   {"SET a = '1';", 7}, "a test read", runner);
   runner.engine = &engine;
   engine.start();
   REQUIRE(d.run());
@@ -196,7 +196,7 @@ TEST_CASE("leg engine: a cancelled server gets the CancelRequest and is closed, 
   Deployment d;
   Recorder runner(d.loop, "SELECT 1");
   runner.cancel_before_release = true;
-  LegEngine engine(d.targets({&server}, 1 << 20), "", "a test read", runner);
+  LegEngine engine(d.targets({&server}, 1 << 20), {}, "a test read", runner);
   runner.engine = &engine;
   engine.start();
   REQUIRE(d.run());

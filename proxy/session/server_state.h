@@ -1,0 +1,36 @@
+// The state a pooled server must be in before one client's statements run there
+// (docs/architecture.md §5.7): that client's settings, and no other client's sequence values.
+// PostgreSQL keeps the last value nextval/setval gave per sequence (currval) and the last sequence
+// used (lastval) for the session, so a server that served another client since may answer that
+// client's values; DISCARD SEQUENCES forgets them, as a fresh session has none.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace sw::pool {
+class Backend;
+}
+
+namespace sw::session {
+
+struct ServerState {
+  std::string settings;  // the client's SessionState::signature()
+  uint64_t client = 0;   // the client's connection id (unique in the process); 0: nobody's
+};
+
+// The SQL that brings a server to `state` (one Query's text; "" when it is in it already): a
+// server whose applied settings are `applied_settings` and that may hold the sequence values of
+// client `sequences_of` (0: nobody's). Another client's sequence values: DISCARD SEQUENCES; other
+// settings: SessionState::kResetSql and the signature. The client's own sequence values stay, so
+// its currval goes on working on a server it gets back.
+std::string server_prologue_sql(const std::string& applied_settings, uint64_t sequences_of,
+                                const ServerState& state);
+
+// Appends to `prologue` the Query of server_prologue_sql, if any, and records that `backend` is
+// in `state` (and from now on may hold this client's sequence values: whatever the client runs
+// may call nextval or setval, through a column default, a trigger, a function or a view).
+// Returns the number of Queries appended (0 or 1): each owes a ReadyForQuery.
+int bring_server_to(pool::Backend& backend, const ServerState& state, std::string& prologue);
+
+}  // namespace sw::session
