@@ -25,6 +25,13 @@ statement: COMMIT
 query: SELECT * FROM sf_writes ORDER BY tenant_id, id
 query once: DELETE FROM sf_writes
 query: SELECT count(*) FROM sf_writes
+-- Tied by the key through IN (SELECT key ...) of a table sharded alike: each shard's subquery sees
+-- the keys it holds, so the write stays on each shard's own rows.
+statement: INSERT INTO sf_writes (tenant_id, id, g, n, s) VALUES (1, 1, 0, 1.5, 'a'), (2, 1, 2, 3.5, 'c'), (3, 1, 1, 5.5, 'e'), (4, 1, 0, 7.5, 'g'), (8, 2, 0, 16.5, 'p'), (9, 1, 1, 1.0, 'q')
+query rowsort once: UPDATE sf_writes SET g = 9 WHERE tenant_id IN (SELECT tenant_id FROM sf_merged_tags WHERE tag = 'gold') RETURNING tenant_id, id, g
+query rowsort once: DELETE FROM sf_writes WHERE tenant_id IN (SELECT tenant_id FROM sf_merged_tags WHERE tag = 'new') RETURNING tenant_id, id
+query: SELECT * FROM sf_writes ORDER BY tenant_id, id
+query once: DELETE FROM sf_writes
 -- Refused rather than answered differently: keys moved to other shards.
 statement: INSERT INTO sf_writes (tenant_id, id, g, n, s) VALUES (1, 1, 0, 1.5, 'a'), (2, 1, 2, 3.5, 'c')
 refused 0A000 once: UPDATE sf_writes SET tenant_id = tenant_id + 10
