@@ -87,7 +87,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
   auto statement = host_.statements().intern(query, parse->param_types);
   const PreparedStatement* existing = profile_.statements.find(parse->statement);
   // A fence retry replays the Parse that already registered the name: that one is no duplicate.
-  if (existing != nullptr && !(fence_.replaying() && existing->id == statement->id)) {
+  if (existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) {
     answer_with_error(Status::client(
         "42P05", "prepared statement \"" + std::string(parse->statement) + "\" already exists"));
     return Status::ok();

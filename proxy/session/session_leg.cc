@@ -42,6 +42,11 @@ void Session::attach(pool::Backend* backend) {
     backend->applied_state = profile_.settings.signature();
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   }
+  if (!pools_.session_pooling && backend->prepared.size() > kServerStatementLimit) {
+    wire::encode_query(prologue, "DEALLOCATE ALL");
+    backend->prepared.clear();
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  }
   if (std::exchange(request_.joining_leg, false)) {
     // The transaction started on another shard: this one starts it too, then replays the
     // settings and savepoints it ran so far. A fence error here fails the request (40001).

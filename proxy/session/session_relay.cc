@@ -156,7 +156,7 @@ bool Session::answer_without_server(const wire::Frame& frame) {
       auto statement = host_.statements().intern(parse->query, parse->param_types);
       if (!statement->validated) return false;
       const PreparedStatement* existing = profile_.statements.find(parse->statement);
-      if (existing != nullptr && !(fence_.replaying() && existing->id == statement->id)) {
+      if (existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) {
         wire::encode_error(out, "ERROR", "42P05",
                            "prepared statement \"" + std::string(parse->statement) + "\" already exists");
         request_.skip_until_sync = true;
