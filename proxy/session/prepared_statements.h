@@ -23,7 +23,8 @@ struct PreparedStatement {
   std::string server_name;
   std::string query;
   std::vector<uint32_t> param_types;
-  bool validated = false;  // some server accepted its Parse: later Parses can be answered at once
+  std::string search_path;  // what set the search_path it was parsed for (its registry key's part)
+  bool validated = false;   // some server accepted its Parse: later Parses can be answered at once
   // Its facts, analyzed once when interned (parsing does not depend on the session or config), so
   // a Bind reuses them; null when the text does not analyze (the server reports the error).
   std::shared_ptr<const parser::QueryFacts> facts;
@@ -32,10 +33,14 @@ struct PreparedStatement {
 // One per worker: interns (query, parameter types) -> statement. Not thread-safe by design.
 class StatementRegistry {
  public:
-  // The shared statement of (query, param_types); a statement of its own, not shared, when the
-  // server resolves some parameter's type (resolves_parameter_types).
+  // The shared statement of (query, param_types, search_path); a statement of its own, not shared,
+  // when the server resolves some parameter's type (resolves_parameter_types). The server resolves
+  // the names of a Parse by the search_path in effect: clients whose search_path was set by other
+  // statements (SessionState::current) share none (pgjdbc's SET search_path, then the same text
+  // prepared again, reads the other schema's table).
   std::shared_ptr<const PreparedStatement> intern(std::string_view query,
-                                                  const std::vector<uint32_t>& param_types);
+                                                  const std::vector<uint32_t>& param_types,
+                                                  std::string_view search_path = {});
   void mark_validated(uint64_t id);
   // A statement a server can no longer run as prepared (its result type changed): later interns
   // of its text make a new one. Clients holding it keep it.
