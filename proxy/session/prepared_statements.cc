@@ -26,6 +26,8 @@ bool is_identifier_char(char c) {
          static_cast<unsigned char>(c) >= 0x80;
 }
 
+constexpr uint64_t kMaxParameterNumber = 0xffffffff;  // stops the count before it overflows
+
 // The highest $n of `query`, n > 0 (a $ inside an identifier, as in a$1, is none).
 uint64_t highest_parameter(std::string_view query) {
   uint64_t highest = 0;
@@ -33,7 +35,7 @@ uint64_t highest_parameter(std::string_view query) {
     if (query[i] != '$' || !is_digit(query[i + 1]) || (i > 0 && is_identifier_char(query[i - 1]))) continue;
     uint64_t n = 0;
     size_t j = i + 1;
-    for (; j < query.size() && is_digit(query[j]) && n < (uint64_t{1} << 32); ++j)
+    for (; j < query.size() && is_digit(query[j]) && n <= kMaxParameterNumber; ++j)
       n = n * 10 + (query[j] - '0');
     highest = std::max(highest, n);
     i = j - 1;
