@@ -522,6 +522,26 @@ TEST_SUITE("protocol") {
     });
   }
 
+  // Statements of its own per client (parameter types left to the server) would pile up on the
+  // servers: one holding more than the limit drops them all when next borrowed, and a client's
+  // statement is parsed again where it runs.
+  TEST_CASE("a server holding more than the limit of statements drops them, clients' still run") {
+    ProxyOptions options;
+    options.pool_mode = "transaction";
+    options.pool_size = 1;
+    options.workers = 1;
+    Target t(shared_cluster(), options);
+    INFO("proxy log:\n" << t.log_tail());
+    PgConn conn = t.connect_or_throw();
+    for (int i = 0; i <= 1000; ++i)
+      REQUIRE_OK(conn.prepare("s" + std::to_string(i), "SELECT $1::int + " + std::to_string(i)));
+    CHECK(conn.exec_prepared("s1000", {"1"}).value(0, 0) == "1001");
+    // Dropped when the Bind borrowed it: only s1000 is there again, then s7 too.
+    CHECK(conn.value("SELECT count(*) FROM pg_prepared_statements") == "1");
+    CHECK(conn.exec_prepared("s7", {"1"}).value(0, 0) == "8");
+    CHECK(conn.value("SELECT count(*) FROM pg_prepared_statements") == "2");
+  }
+
   // The server resolves a Parse's table names by the search_path in effect: after SET search_path
   // the same text prepared again reads the other schema's table (pgjdbc's SchemaTest, inside a
   // transaction). Shardwire answered that Parse with the statement parsed for the first
