@@ -107,10 +107,7 @@ struct Request {
   // Transaction pooling: a Parse/Describe batch ended by a Flush with no Bind yet runs on a server
   // that is lent for it only: the proxy ends it with a Sync of its own (answer swallowed) and
   // gives the server back, so the Bind that follows picks the shard (and the transaction's).
-  bool lend_at_flush = false;  // the batch being forwarded ends so at its Flush
-  // A Parse/Describe batch outside the deferred transaction runs in a throwaway one, begun with
-  // its riders (the SETs it made): ROLLBACK after its Sync.
-  bool rollback_after_sync = false;
+  bool lend_at_flush = false;    // the batch being forwarded ends so at its Flush
   bool lent = false;             // its Sync went: no client input is read until the server is back
   bool query_failed = false;     // the Query in progress got an ErrorResponse
   bool unpin_if_failed = false;  // it pinned its client, and its failure would leave nothing behind

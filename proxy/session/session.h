@@ -302,7 +302,6 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status forward_query(const wire::Frame& frame);
   void answer_refused_front(const FrontQuery& front);
   void lend_until_sync(const wire::Frame& flush);
-  void rollback_outside_batch();
   bool refuse_in_query(const parser::QueryFacts& facts);
   Status refusal_in_query(const parser::StatementFacts& statement);
   bool prepare_transaction_as_rollback(FrontQuery& front);

@@ -60,12 +60,6 @@ void Session::attach(pool::Backend* backend) {
     return;
   }
   std::string begin;
-  if (txn_.control.deferred() && leg.outside_transaction && !request_.rollback_after_sync) {
-    // A Parse or Describe outside the transaction sees its SETs (search_path) as PostgreSQL would.
-    wire::encode_query(prologue, txn_.control.deferred_begin());
-    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-    request_.rollback_after_sync = true;
-  }
   if (txn_.control.deferred() && !leg.outside_transaction) {
     // The transaction the proxy answered BEGIN for starts here, on the shard it picked.
     begin = txn_.control.take_begin(/*may_move=*/!pools_.session_pooling);
@@ -159,7 +153,6 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
   leg.outside_transaction = false;
   if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
   request_.lend_at_flush = false;
-  request_.rollback_after_sync = false;
   // The unnamed statement stays with the server given back (and with a lent one): the next
   // server gets its Parse before a Bind or Describe names it (psql's \gdesc: Parse and Sync, then
   // Describe and Sync).

@@ -267,7 +267,6 @@ Status Session::forward(const wire::Frame& frame) {
     default: return Status::client("08P01", std::string("unexpected message type '") + frame.type + "'");
   }
   txn_.leg.backend->connection().write(whole(frame));
-  if (frame.type == 'S') rollback_outside_batch();
   if (frame.type == 'S') after_sql_command_sync();
   return Status::ok();
 }
@@ -280,17 +279,6 @@ void Session::lend_until_sync(const wire::Frame& flush) {
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
   request_.batch_open = false;
   request_.lent = true;
-  txn_.leg.backend->connection().write(out);
-  rollback_outside_batch();
-}
-
-// The throwaway transaction of a batch run outside the deferred one ends after its Sync (its
-// statements stay prepared: they are not transactional).
-void Session::rollback_outside_batch() {
-  if (!std::exchange(request_.rollback_after_sync, false)) return;
-  std::string out;
-  wire::encode_query(out, "ROLLBACK");
-  expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   txn_.leg.backend->connection().write(out);
 }
 

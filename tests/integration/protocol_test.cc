@@ -554,13 +554,10 @@ TEST_SUITE("protocol") {
                             first + ".pathed (v int); CREATE TABLE " + second +
                             ".pathed (v text); INSERT INTO " + first + ".pathed VALUES (1); INSERT INTO " +
                             second + ".pathed VALUES ('two')"));
-      // Inside a transaction with a server of its own, and one that has none yet (its Parse runs
-      // on a server outside it, which must see the transaction's SET too: 42P01 before).
-      for (const std::string begin : {"", "BEGIN; SELECT 1", "BEGIN"}) {
-        CAPTURE(begin);
-        const bool in_transaction = !begin.empty();
+      for (const bool in_transaction : {false, true}) {
+        CAPTURE(in_transaction);
         PgConn conn = t.connect_or_throw();
-        if (in_transaction) REQUIRE_OK(conn.exec(begin));
+        if (in_transaction) REQUIRE_OK(conn.exec("BEGIN; SELECT 1"));  // a server of its own
         REQUIRE_OK(conn.exec("SET search_path TO " + first + ", public"));
         REQUIRE_OK(conn.prepare("on_first", "SELECT v FROM pathed"));
         CHECK(conn.exec_prepared("on_first", {}).value(0, 0) == "1");
