@@ -1,6 +1,10 @@
 // Prepared statements in transaction pooling: a client's statement names map to server-side
 // statements named by the proxy ("sw_<id>"), shared by every client of the worker that prepares
 // the same text with the same parameter types, and prepared lazily on each server that needs one.
+// A Parse that leaves a parameter's type to the server (0, or fewer types than parameters) is not
+// shared: the server resolves the type from the tables as they are when it parses, so a statement
+// parsed for another client before a table changed could run with other types than this client's
+// Parse gets from PostgreSQL, silently (a date where the column is now a timestamptz).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +23,8 @@ struct PreparedStatement {
   std::string server_name;
   std::string query;
   std::vector<uint32_t> param_types;
-  bool validated = false;  // some server accepted its Parse: later Parses can be answered at once
+  std::string search_path;  // what set the search_path it was parsed for (its registry key's part)
+  bool validated = false;   // some server accepted its Parse: later Parses can be answered at once
   // Its facts, analyzed once when interned (parsing does not depend on the session or config), so
   // a Bind reuses them; null when the text does not analyze (the server reports the error).
   std::shared_ptr<const parser::QueryFacts> facts;
@@ -28,8 +33,14 @@ struct PreparedStatement {
 // One per worker: interns (query, parameter types) -> statement. Not thread-safe by design.
 class StatementRegistry {
  public:
+  // The shared statement of (query, param_types, search_path); a statement of its own, not shared,
+  // when the server resolves some parameter's type (resolves_parameter_types). The server resolves
+  // the names of a Parse by the search_path in effect: clients whose search_path was set by other
+  // statements (SessionState::current) share none (pgjdbc's SET search_path, then the same text
+  // prepared again, reads the other schema's table).
   std::shared_ptr<const PreparedStatement> intern(std::string_view query,
-                                                  const std::vector<uint32_t>& param_types);
+                                                  const std::vector<uint32_t>& param_types,
+                                                  std::string_view search_path = {});
   void mark_validated(uint64_t id);
   // A statement a server can no longer run as prepared (its result type changed): later interns
   // of its text make a new one. Clients holding it keep it.
@@ -41,6 +52,19 @@ class StatementRegistry {
   std::unordered_map<uint64_t, PreparedStatement*> by_id_;
   uint64_t next_id_ = 1;
 };
+
+// Statements the proxy leaves prepared on one server in transaction pooling: a server that holds
+// more (those of clients gone, and statements of their own included) drops them all when a client
+// next borrows it (DEALLOCATE ALL), and each is parsed again where a client runs it.
+inline constexpr size_t kServerStatementLimit = 1000;
+
+// True when a Parse of `query` with `param_types` leaves some parameter's type to the server: a
+// type 0, or a $n beyond the types given (found by a scan of the text that may also count a $n in
+// a string or comment: that errs on the side of not sharing).
+bool resolves_parameter_types(std::string_view query, const std::vector<uint32_t>& param_types);
+
+// Two statements the same Parse defines (a fence retry's replay of a Parse is no duplicate).
+bool same_parse(const PreparedStatement& a, const PreparedStatement& b);
 
 // One per client: the names it has prepared.
 class ClientStatements {

@@ -250,6 +250,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
   void maybe_release_backend();
+  void keep_pinned_leg();
   // `reset_query`: session pooling, the client left: the pool resets the server and reuses it.
   void release_backend(bool clean, const std::string* reset_query = nullptr);
   // Legs on several shards (session_legs.cc)

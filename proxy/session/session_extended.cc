@@ -88,10 +88,11 @@ Status Session::forward_parse(const wire::Frame& frame) {
     }
     return Status::ok();
   }
-  auto statement = host_.statements().intern(query, parse->param_types);
+  auto statement =
+      host_.statements().intern(query, parse->param_types, profile_.settings.current("search_path"));
   const PreparedStatement* existing = profile_.statements.find(parse->statement);
   // A fence retry replays the Parse that already registered the name: that one is no duplicate.
-  if (existing != nullptr && !(fence_.replaying() && existing->id == statement->id)) {
+  if (existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) {
     answer_with_error(Status::client(
         "42P05", "prepared statement \"" + std::string(parse->statement) + "\" already exists"));
     return Status::ok();

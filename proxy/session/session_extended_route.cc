@@ -37,7 +37,8 @@ void Session::remember_parsed(const ParsedStatements& parsed) {
       profile_.unnamed_elsewhere = true;  // no server parsed it
     } else {
       profile_.statements.add(entry.name,
-                              host_.statements().intern(entry.statement.query, entry.statement.types));
+                              host_.statements().intern(entry.statement.query, entry.statement.types,
+                                                        profile_.settings.current("search_path")));
     }
   }
 }

@@ -40,6 +40,11 @@ void Session::attach(pool::Backend* backend) {
   // Bring the server to this client's state before anything of the client runs there.
   if (bring_server_to(*backend, server_state(), prologue) != 0)
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  if (!pools_.session_pooling && backend->prepared.size() > kServerStatementLimit) {
+    wire::encode_query(prologue, "DEALLOCATE ALL");
+    backend->prepared.clear();
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+  }
   if (std::exchange(request_.joining_leg, false)) {
     // The transaction started on another shard: this one starts it too, then replays the
     // settings and savepoints it ran so far. A fence error here fails the request (40001).
@@ -109,6 +114,7 @@ void Session::maybe_release_backend() {
   if (!txn_.leg.attached()) return;
   if (!txn_.leg.at_boundary(request_.batch_open)) return;
   if (pools_.session_pooling) {
+    keep_pinned_leg();
     if (mode_.shutdown_pending)
       terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
     return;
@@ -117,6 +123,25 @@ void Session::maybe_release_backend() {
   release_backend(true);
   if (mode_.shutdown_pending)
     terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
+}
+
+// A statement of a batch run on a lent server or outside the client's transaction (a Parse and
+// Describe) pinned the client: the server is the session's from now on, and the transaction the
+// proxy answered BEGIN for starts on it before anything else of the client's runs there. (Until
+// the lent server was given back the client's input was not read: it would never be.)
+void Session::keep_pinned_leg() {
+  Leg& leg = txn_.leg;
+  const bool lent = std::exchange(request_.lent, false);
+  if (!lent && !leg.outside_transaction) return;
+  leg.outside_transaction = false;
+  request_.lend_at_flush = false;
+  if (!txn_.control.deferred()) return;
+  const std::string begin = txn_.control.take_begin(/*may_move=*/false);
+  txn_.shards.begin(begin);
+  std::string out;
+  wire::encode_query(out, begin);
+  expect(Owed::Query, /*relay=*/false);
+  leg.backend->connection().write(out);
 }
 
 void Session::release_backend(bool clean, const std::string* reset_query) {

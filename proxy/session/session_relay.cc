@@ -158,10 +158,11 @@ bool Session::answer_without_server(const wire::Frame& frame) {
       if (pools_.session_pooling || frame.body.empty() || frame.body.front() == '\0') return false;
       auto parse = wire::decode_parse(frame.body);
       if (!parse || parse->statement.empty()) return false;
-      auto statement = host_.statements().intern(parse->query, parse->param_types);
+      auto statement = host_.statements().intern(parse->query, parse->param_types,
+                                                 profile_.settings.current("search_path"));
       if (!statement->validated) return false;
       const PreparedStatement* existing = profile_.statements.find(parse->statement);
-      if (existing != nullptr && !(fence_.replaying() && existing->id == statement->id)) {
+      if (existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) {
         wire::encode_error(out, "ERROR", "42P05",
                            "prepared statement \"" + std::string(parse->statement) + "\" already exists");
         request_.skip_until_sync = true;

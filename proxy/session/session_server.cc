@@ -60,8 +60,10 @@ void Session::read_server_messages() {
       if (txn_.leg.tracker.idle()) end_startup_probe();
       continue;
     }
-    maybe_release_backend();
-    if (!txn_.leg.attached() && phase_ == Phase::Ready && !client_->input().empty()) {
+    const bool lent = request_.lent;
+    maybe_release_backend();  // a lent server a pin kept is the session's: input is read again
+    if ((!txn_.leg.attached() || (lent && !request_.lent)) && phase_ == Phase::Ready &&
+        !client_->input().empty()) {
       read_client_messages();  // the client pipelined its next transaction already
     } else if (request_.leg_wait && txn_.leg.tracker.idle() && phase_ == Phase::Ready) {
       request_.leg_wait = false;  // the Query that needs another leg goes on

@@ -311,6 +311,17 @@ void SessionState::end_transaction(bool committed) {
   savepoints_.clear();
 }
 
+std::string SessionState::current(std::string_view name) const {
+  const std::vector<Setting>& settings = pending_dirty_ ? pending_ : committed_;
+  for (auto it = settings.rbegin(); it != settings.rend(); ++it) {
+    if (it->name == name) return it->sql;
+  }
+  for (auto it = startup_values_.rbegin(); it != startup_values_.rend(); ++it) {
+    if (it->first == name) return "=" + it->second;
+  }
+  return "";
+}
+
 void SessionState::rebuild_signature() {
   signature_.clear();
   if (!startup_.empty()) signature_ = startup_ + ";";

@@ -45,6 +45,10 @@ class SessionState {
   // besides RESET ALL). Also serves as the state's identity: equal text, equal state.
   const std::string& signature() const { return signature_; }
 
+  // What sets `name` (lower-case) for the session now, the open transaction's SETs included: the
+  // last SET's text, "=" and the startup value, or "" when the client never set it.
+  std::string current(std::string_view name) const;
+
   // True for settings no client may change: they steer fencing and replication.
   static bool is_protected(std::string_view name);
 

@@ -488,6 +488,132 @@ TEST_SUITE("protocol") {
     });
   }
 
+  // A Parse that leaves its parameters' types to the server gets them from the tables as they are
+  // now: after a table was recreated with another column type, a new client's Parse of the same
+  // text resolves $1 to the new type (pgjdbc's DateTest: setDate into a timestamptz column after
+  // a date column of the same name). Shardwire answered it with the server statement another
+  // client had parsed before, $1 still a date: the stored time silently lost its hours.
+  TEST_CASE("a Parse with unspecified parameter types resolves them against the tables of now") {
+    ProxyOptions options;
+    options.pool_size = 1;  // every client on the server that parsed the statement first
+    options.workers = 1;
+    for_each_pool_mode(options, [&](Target& t) {
+      const std::string table = unique_name("retyped");
+      const std::string insert = "INSERT INTO " + table + " VALUES ($1)";
+      PgConn admin = shared_cluster().admin("app");
+      REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (v date)"));
+      {
+        PgConn before = t.connect_or_throw();
+        REQUIRE_OK(before.prepare("ins", insert));
+        REQUIRE_OK(before.exec_prepared("ins", {"2020-01-01"}));
+      }
+      REQUIRE_OK(admin.exec("DROP TABLE " + table + "; CREATE TABLE " + table + " (v timestamptz)"));
+      PgConn after = t.connect_or_throw();
+      REQUIRE_OK(after.exec("SET TimeZone TO 'UTC'"));
+      REQUIRE_OK(after.prepare("ins", insert));
+      PGresult* description = PQdescribePrepared(after.get(), "ins");
+      REQUIRE(PQresultStatus(description) == PGRES_COMMAND_OK);
+      CHECK(PQnparams(description) == 1);
+      CHECK(PQparamtype(description, 0) == 1184);  // timestamptz, not date (1082)
+      PQclear(description);
+      REQUIRE_OK(after.exec_prepared("ins", {"2020-01-01 23:00:00+00"}));
+      CHECK(after.value("SELECT v::text FROM " + table) == "2020-01-01 23:00:00+00");
+      admin.exec("DROP TABLE " + table);
+    });
+  }
+
+  // Statements of its own per client (parameter types left to the server) would pile up on the
+  // servers: one holding more than the limit drops them all when next borrowed, and a client's
+  // statement is parsed again where it runs.
+  TEST_CASE("a server holding more than the limit of statements drops them, clients' still run") {
+    ProxyOptions options;
+    options.pool_mode = "transaction";
+    options.pool_size = 1;
+    options.workers = 1;
+    Target t(shared_cluster(), options);
+    INFO("proxy log:\n" << t.log_tail());
+    PgConn conn = t.connect_or_throw();
+    for (int i = 0; i <= 1000; ++i)
+      REQUIRE_OK(conn.prepare("s" + std::to_string(i), "SELECT $1::int + " + std::to_string(i)));
+    CHECK(conn.exec_prepared("s1000", {"1"}).value(0, 0) == "1001");
+    // Dropped when the Bind borrowed it: only s1000 is there again, then s7 too.
+    CHECK(conn.value("SELECT count(*) FROM pg_prepared_statements") == "1");
+    CHECK(conn.exec_prepared("s7", {"1"}).value(0, 0) == "8");
+    CHECK(conn.value("SELECT count(*) FROM pg_prepared_statements") == "2");
+  }
+
+  // The server resolves a Parse's table names by the search_path in effect: after SET search_path
+  // the same text prepared again reads the other schema's table (pgjdbc's SchemaTest, inside a
+  // transaction). Shardwire answered that Parse with the statement parsed for the first
+  // search_path, and its Bind failed with 0A000 "cached plan must not change result type".
+  TEST_CASE("a Parse after SET search_path resolves its tables by the new path") {
+    for_each_pool_mode([&](Target& t) {
+      const std::string first = unique_name("path_a"), second = unique_name("path_b");
+      PgConn admin = shared_cluster().admin("app");
+      REQUIRE_OK(admin.exec("CREATE SCHEMA " + first + "; CREATE SCHEMA " + second + "; CREATE TABLE " +
+                            first + ".pathed (v int); CREATE TABLE " + second +
+                            ".pathed (v text); INSERT INTO " + first + ".pathed VALUES (1); INSERT INTO " +
+                            second + ".pathed VALUES ('two')"));
+      for (const bool in_transaction : {false, true}) {
+        CAPTURE(in_transaction);
+        PgConn conn = t.connect_or_throw();
+        if (in_transaction) REQUIRE_OK(conn.exec("BEGIN; SELECT 1"));  // a server of its own
+        REQUIRE_OK(conn.exec("SET search_path TO " + first + ", public"));
+        REQUIRE_OK(conn.prepare("on_first", "SELECT v FROM pathed"));
+        CHECK(conn.exec_prepared("on_first", {}).value(0, 0) == "1");
+        REQUIRE_OK(conn.exec("SET search_path TO " + second + ", public"));
+        REQUIRE_OK(conn.prepare("on_second", "SELECT v FROM pathed"));
+        PgResult r = conn.exec_prepared("on_second", {});
+        CHECK_MESSAGE(r.ok(), r.describe());
+        if (r.ok()) CHECK(r.value(0, 0) == "two");
+        if (in_transaction) CHECK_OK(conn.exec("COMMIT"));
+      }
+      admin.exec("DROP SCHEMA " + first + " CASCADE; DROP SCHEMA " + second + " CASCADE");
+    });
+  }
+
+  // asyncpg prepares with Parse, Describe and Flush, then binds: a LISTEN prepared so pins its
+  // client in transaction pooling while its server is lent for that batch only. Shardwire kept
+  // the server (pinned) but never read the client's input again: the Bind hung (asyncpg's
+  // test_listeners). Inside a transaction the LISTEN is undone by its ROLLBACK, as on PostgreSQL.
+  TEST_CASE("a LISTEN prepared in a Flush-ended batch pins the client and runs") {
+    for_each_pool_mode([&](Target& t) {
+      for (const bool in_transaction : {false, true}) {
+        CAPTURE(in_transaction);
+        PgConn conn = t.connect_or_throw();
+        PGconn* c = conn.get();
+        if (in_transaction) REQUIRE_OK(conn.exec("BEGIN"));
+        REQUIRE(PQenterPipelineMode(c) == 1);
+        REQUIRE(PQsendPrepare(c, "listen_stmt", "LISTEN flushed_channel", 0, nullptr) == 1);
+        REQUIRE(PQsendFlushRequest(c) == 1);
+        auto deadline = Clock::now() + std::chrono::seconds(10);
+        CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");
+        CHECK(next_status(c, deadline) == "NULL");
+        REQUIRE(PQsendQueryPrepared(c, "listen_stmt", 0, nullptr, nullptr, nullptr, 0) == 1);
+        REQUIRE(PQpipelineSync(c) == 1);
+        CHECK(next_status(c, deadline) == "PGRES_COMMAND_OK");
+        CHECK(next_status(c, deadline) == "NULL");
+        CHECK(next_status(c, deadline) == "PGRES_PIPELINE_SYNC");
+        REQUIRE(PQexitPipelineMode(c) == 1);
+        if (in_transaction) {  // a LISTEN takes effect at COMMIT
+          CHECK(PQtransactionStatus(c) == PQTRANS_INTRANS);
+          REQUIRE_OK(conn.exec("ROLLBACK"));
+          CHECK(conn.value("SELECT count(*) FROM pg_listening_channels()") == "0");
+          continue;
+        }
+        CHECK(conn.value("SELECT string_agg(c, ',') FROM pg_listening_channels() c") == "flushed_channel");
+        PgConn other = t.connect_or_throw();
+        REQUIRE_OK(other.exec("NOTIFY flushed_channel, 'hello'"));
+        CHECK(conn.value("SELECT 1") == "1");  // reads the notification that came meanwhile
+        PGnotify* notify = PQnotifies(c);
+        REQUIRE(notify != nullptr);
+        CHECK(std::string(notify->relname) == "flushed_channel");
+        CHECK(std::string(notify->extra) == "hello");
+        PQfreemem(notify);
+      }
+    });
+  }
+
   // A named Parse after an error in its batch is skipped by the server and defines nothing: the
   // client may prepare the name afterwards (shardwire kept the name and answered 42P05), also when
   // the statement's text is one the server holds already (shardwire answers that Parse itself).
