@@ -217,6 +217,24 @@ std::string limit_and_offset(const parser::SelectShape& shape, bool aggregate, c
   return "";
 }
 
+// Why this read's window functions cannot be merged, or "" when each shard's window results are
+// final: a window partitioned by the key sees only rows of one key value, all on one shard, so its
+// rows merge like plain rows (unless aggregates are grouped across shards or several tables join).
+std::string window_refusal(const parser::SelectShape& shape, const std::string& key, bool aggregate,
+                           size_t tables) {
+  const auto& partitions = shape.window_partition_columns;
+  if (std::find(partitions.begin(), partitions.end(), key) == partitions.end())
+    return "uses window functions not partitioned by the key " + key +
+           ", which shardwire cannot merge across shards; write PARTITION BY " + key + " in each window";
+  if (aggregate)
+    return "uses window functions over aggregates grouped without the key, which shardwire cannot merge "
+           "across shards; GROUP BY the key too";
+  if (tables != 1)
+    return "uses window functions reading several tables, which shardwire merges only for one sharded "
+           "table; read one table";
+  return "";
+}
+
 }  // namespace
 
 Route DmlRouter::merged_scatter(Route route, int first) {
@@ -240,22 +258,9 @@ Route DmlRouter::merged_scatter(Route route, int first) {
             : "";
     return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards" + hint);
   }
-  // A window partitioned by the key sees only rows of one key value, all on one shard: each shard's
-  // window results are final, and its rows merge like plain rows.
-  const auto& partitions = shape.window_partition_columns;
   if (shape.windows) {
-    if (std::find(partitions.begin(), partitions.end(), r.key) == partitions.end())
-      return refuse("uses window functions not partitioned by the key " + r.key +
-                    ", which shardwire cannot merge across shards; write PARTITION BY " + r.key +
-                    " in each window");
-    if (aggregate)
-      return refuse(
-          "uses window functions over aggregates grouped without the key, which shardwire cannot "
-          "merge across shards; GROUP BY the key too");
-    if (facts_.tables.size() != 1)
-      return refuse(
-          "uses window functions reading several tables, which shardwire merges only for one sharded "
-          "table; read one table");
+    if (std::string why = window_refusal(shape, r.key, aggregate, facts_.tables.size()); !why.empty())
+      return refuse(why);
   }
 
   auto plan = std::make_shared<merge::MergePlan>();

@@ -370,7 +370,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // relay=false (their answers are swallowed; their errors reach the client if relay_errors).
   void expect(Owed owed, bool relay = true, uint64_t statement = 0, bool relay_errors = true);
   // An answer the proxy gives itself, in its exact place among the server's answers.
-  void answer_in_place(std::string bytes);
+  void answer_in_place(std::string_view bytes);
   void answer_with_error(const Status& error);
   // `detail`: the error's DETAIL, if any.
   void reject_pending_request(const Status& why, std::string_view detail = {});

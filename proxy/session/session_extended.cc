@@ -259,7 +259,7 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
     profile_.statements.remove(target->name);
     std::string bytes;
     wire::encode_close_complete(bytes);
-    answer_in_place(std::move(bytes));
+    answer_in_place(bytes);
     return Status::ok();
   }
   if (statement == nullptr) {

@@ -78,7 +78,7 @@ bool Session::parse_sql_command(const wire::ParseMessage& parse, const parser::Q
   profile_.unnamed_elsewhere = true;  // no server parsed it
   std::string bytes;
   wire::encode_parse_complete(bytes);
-  answer_in_place(std::move(bytes));
+  answer_in_place(bytes);
   return true;
 }
 
@@ -90,7 +90,7 @@ bool Session::bind_sql_command(const wire::BindMessage& bind) {
   if (!commands.portal_answered()) return false;
   std::string bytes;
   wire::encode_bind_complete(bytes);
-  answer_in_place(std::move(bytes));
+  answer_in_place(bytes);
   return true;
 }
 
@@ -120,7 +120,7 @@ bool Session::execute_sql_command(const wire::Frame& execute) {
     forget_deallocated(name);
     std::string bytes;
     wire::encode_command_complete(bytes, name.empty() ? "DEALLOCATE ALL" : "DEALLOCATE");
-    answer_in_place(std::move(bytes));
+    answer_in_place(bytes);
     return true;
   }
   if (commands.unnamed_prepare) {

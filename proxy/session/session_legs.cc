@@ -242,7 +242,7 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   txn_.leg.backend->connection().write(rollback);
   wire::encode_ready_for_query(failure, 'I');
-  answer_in_place(std::move(failure));
+  answer_in_place(failure);
   return Next::Continue;
 }
 

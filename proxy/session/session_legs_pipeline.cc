@@ -153,7 +153,7 @@ void Session::commit_spread_batch() {
   txn_.leg.backend->connection().write(out);
   std::string ready;
   wire::encode_ready_for_query(ready, 'I');
-  answer_in_place(std::move(ready));
+  answer_in_place(ready);
 }
 
 }  // namespace sw::session

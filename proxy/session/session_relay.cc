@@ -220,7 +220,7 @@ void Session::expect(Owed owed, bool relay, uint64_t statement, bool relay_error
   txn_.leg.tracker.expect(std::move(e), nullptr);
 }
 
-void Session::answer_in_place(std::string bytes) {
+void Session::answer_in_place(std::string_view bytes) {
   Expectation e;
   e.owed = Owed::Synthetic;
   std::string now;
@@ -233,7 +233,7 @@ void Session::answer_in_place(std::string bytes) {
 void Session::answer_with_error(const Status& error) {
   std::string bytes;
   wire::encode_error(bytes, "ERROR", error.sqlstate, error.message);
-  answer_in_place(std::move(bytes));
+  answer_in_place(bytes);
   request_.skip_until_sync = true;
 }
 
