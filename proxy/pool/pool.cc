@@ -75,10 +75,12 @@ void Pool::shed_one_idle() {
 
 Backend* Pool::acquire(Waiter* waiter, uint64_t client) {
   if (client != 0) {
-    auto own = std::find_if(idle_.rbegin(), idle_.rend(), [client](const Backend* backend) {
+    const auto searched =
+        idle_.rbegin() + static_cast<std::ptrdiff_t>(std::min(idle_.size(), kOwnServerDepth));
+    auto own = std::find_if(idle_.rbegin(), searched, [client](const Backend* backend) {
       return backend->sequences_of == client && backend->state() == Backend::State::Idle;
     });
-    if (own != idle_.rend()) {
+    if (own != searched) {
       Backend* backend = *own;
       idle_.erase(std::next(own).base());
       backend->state_ = Backend::State::Active;

@@ -61,9 +61,11 @@ class Pool : private BackendUser {
   Pool& operator=(const Pool&) = delete;
 
   // An idle server (now Active), or nullptr: the waiter is queued and called back later. The
-  // most recently released one, unless an idle server last ran for `client` (its
-  // Backend::sequences_of, non-zero): that one, so the client finds its session's sequence values
-  // again and nobody else's need discarding.
+  // most recently released one, unless one of the kOwnServerDepth most recently released last ran
+  // for `client` (its Backend::sequences_of, non-zero): that one, so the client finds its
+  // session's sequence values again and nobody else's need discarding. The search is bounded: it
+  // runs once per transaction, and a server idle longer than that is rarely the client's.
+  static constexpr size_t kOwnServerDepth = 8;
   Backend* acquire(Waiter* waiter, uint64_t client = 0);
   void cancel_wait(Waiter* waiter);
   // A server whose user is done with it. Clean servers go back idle (or to a waiter); others close.

@@ -6,23 +6,37 @@
 
 namespace sw::session {
 
-std::string server_prologue_sql(const std::string& applied_settings, uint64_t sequences_of,
-                                const ServerState& state) {
+namespace {
+
+bool holds_other_sequences(uint64_t sequences_of, uint64_t client) {
+  return sequences_of != 0 && sequences_of != client;
+}
+
+}  // namespace
+
+std::string server_prologue_sql(std::string_view applied_settings, uint64_t sequences_of,
+                                std::string_view settings, uint64_t client) {
   std::string sql;
-  if (sequences_of != 0 && sequences_of != state.client) sql = "DISCARD SEQUENCES;";
-  if (applied_settings != state.settings) {
+  if (holds_other_sequences(sequences_of, client)) sql = "DISCARD SEQUENCES;";
+  if (applied_settings != settings) {
     sql += SessionState::kResetSql;
-    sql += state.settings;
+    sql += settings;
   }
   return sql;
 }
 
-int bring_server_to(pool::Backend& backend, const ServerState& state, std::string& prologue) {
-  const std::string sql = server_prologue_sql(backend.applied_state, backend.sequences_of, state);
-  backend.applied_state = state.settings;
-  backend.sequences_of = state.client;
-  if (sql.empty()) return 0;
-  wire::encode_query(prologue, sql);
+int bring_server_to(pool::Backend& backend, std::string_view settings, uint64_t client,
+                    std::string& prologue) {
+  const bool in_state =
+      !holds_other_sequences(backend.sequences_of, client) && backend.applied_state == settings;
+  if (in_state) {
+    backend.sequences_of = client;
+    return 0;
+  }
+  wire::encode_query(prologue,
+                     server_prologue_sql(backend.applied_state, backend.sequences_of, settings, client));
+  backend.applied_state = settings;
+  backend.sequences_of = client;
   return 1;
 }
 

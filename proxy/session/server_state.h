@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace sw::pool {
 class Backend;
@@ -19,18 +20,23 @@ struct ServerState {
   uint64_t client = 0;   // the client's connection id (unique in the process); 0: nobody's
 };
 
-// The SQL that brings a server to `state` (one Query's text; "" when it is in it already): a
-// server whose applied settings are `applied_settings` and that may hold the sequence values of
-// client `sequences_of` (0: nobody's). Another client's sequence values: DISCARD SEQUENCES; other
-// settings: SessionState::kResetSql and the signature. The client's own sequence values stay, so
-// its currval goes on working on a server it gets back.
-std::string server_prologue_sql(const std::string& applied_settings, uint64_t sequences_of,
-                                const ServerState& state);
+// The SQL that brings a server to client `client`'s state (one Query's text; "" when it is in it
+// already): a server whose applied settings are `applied_settings` and that may hold the sequence
+// values of client `sequences_of` (0: nobody's). Another client's sequence values: DISCARD
+// SEQUENCES; other settings: SessionState::kResetSql and `settings` (the client's signature). The
+// client's own sequence values stay, so its currval goes on working on a server it gets back.
+std::string server_prologue_sql(std::string_view applied_settings, uint64_t sequences_of,
+                                std::string_view settings, uint64_t client);
 
 // Appends to `prologue` the Query of server_prologue_sql, if any, and records that `backend` is
-// in `state` (and from now on may hold this client's sequence values: whatever the client runs
+// in that state (and from now on may hold this client's sequence values: whatever the client runs
 // may call nextval or setval, through a column default, a trigger, a function or a view).
-// Returns the number of Queries appended (0 or 1): each owes a ReadyForQuery.
-int bring_server_to(pool::Backend& backend, const ServerState& state, std::string& prologue);
+// Returns the number of Queries appended (0 or 1): each owes a ReadyForQuery. Builds nothing when
+// the server is in the state already (the common case: a hot path, once per transaction).
+int bring_server_to(pool::Backend& backend, std::string_view settings, uint64_t client,
+                    std::string& prologue);
+inline int bring_server_to(pool::Backend& backend, const ServerState& state, std::string& prologue) {
+  return bring_server_to(backend, state.settings, state.client, prologue);
+}
 
 }  // namespace sw::session

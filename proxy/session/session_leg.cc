@@ -38,7 +38,7 @@ void Session::attach(pool::Backend* backend) {
   set_request_state(RequestState::Running);
   std::string prologue;
   // Bring the server to this client's state before anything of the client runs there.
-  if (bring_server_to(*backend, server_state(), prologue) != 0)
+  if (bring_server_to(*backend, profile_.settings.signature(), id(), prologue) != 0)
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   if (!pools_.session_pooling && backend->prepared.size() > kServerStatementLimit) {
     wire::encode_query(prologue, "DEALLOCATE ALL");

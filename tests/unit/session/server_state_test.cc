@@ -6,8 +6,6 @@
 
 #include "session/session_state.h"
 
-using sw::session::ServerState;
-
 namespace {
 
 struct Case {
@@ -36,7 +34,6 @@ TEST_CASE("server_prologue_sql: another client's sequences are discarded, the cl
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
-    CHECK(sw::session::server_prologue_sql(c.applied, c.sequences_of, ServerState{c.settings, c.client}) ==
-          c.sql);
+    CHECK(sw::session::server_prologue_sql(c.applied, c.sequences_of, c.settings, c.client) == c.sql);
   }
 }
