@@ -1,10 +1,6 @@
 // Prepared statements in transaction pooling: a client's statement names map to server-side
 // statements named by the proxy ("sw_<id>"), shared by every client of the worker that prepares
 // the same text with the same parameter types, and prepared lazily on each server that needs one.
-// A Parse that leaves a parameter's type to the server (0, or fewer types than parameters) is not
-// shared: the server resolves the type from the tables as they are when it parses, so a statement
-// parsed for another client before a table changed could run with other types than this client's
-// Parse gets from PostgreSQL, silently (a date where the column is now a timestamptz).
 #pragma once
 
 #include <cstdint>
@@ -57,11 +53,6 @@ class StatementRegistry {
 // more (those of clients gone, and statements of their own included) drops them all when a client
 // next borrows it (DEALLOCATE ALL), and each is parsed again where a client runs it.
 inline constexpr size_t kServerStatementLimit = 1000;
-
-// True when a Parse of `query` with `param_types` leaves some parameter's type to the server: a
-// type 0, or a $n beyond the types given (found by a scan of the text that may also count a $n in
-// a string or comment: that errs on the side of not sharing).
-bool resolves_parameter_types(std::string_view query, const std::vector<uint32_t>& param_types);
 
 // Two statements the same Parse defines (a fence retry's replay of a Parse is no duplicate).
 bool same_parse(const PreparedStatement& a, const PreparedStatement& b);

@@ -20,31 +20,6 @@ TEST_CASE("the same text and types share one server statement") {
 
 // The server resolves a parameter type left unspecified from the tables as they are at its Parse:
 // such a statement is its client's own, parsed afresh for each Parse.
-TEST_CASE("a statement whose parameter types the server resolves is not shared") {
-  using sw::session::resolves_parameter_types;
-  CHECK(resolves_parameter_types("SELECT $1", {}));
-  CHECK(resolves_parameter_types("SELECT $1, $2", {23}));
-  CHECK(resolves_parameter_types("SELECT $1, $10", {23, 23}));
-  CHECK(resolves_parameter_types("SELECT $1", {0}));
-  CHECK(resolves_parameter_types("SELECT 1", {23, 0}));
-  CHECK_FALSE(resolves_parameter_types("SELECT $1, $2", {23, 25}));
-  CHECK_FALSE(resolves_parameter_types("SELECT 1", {}));
-  CHECK_FALSE(resolves_parameter_types("SELECT a$1 FROM t$2", {}));  // identifiers, no parameters
-  CHECK_FALSE(resolves_parameter_types("SELECT $x$1$x$", {}));
-  StatementRegistry registry;
-  auto a = registry.intern("INSERT INTO t VALUES ($1)", {0});
-  auto b = registry.intern("INSERT INTO t VALUES ($1)", {0});
-  auto c = registry.intern("INSERT INTO t VALUES ($1)", {});
-  CHECK(a->id != b->id);
-  CHECK(a->server_name != b->server_name);
-  CHECK(b->id != c->id);
-  CHECK(sw::session::same_parse(*a, *b));
-  CHECK_FALSE(sw::session::same_parse(*a, *c));
-  CHECK(registry.size() == 0);
-  registry.mark_validated(a->id);  // not the registry's: nothing happens
-  CHECK_FALSE(a->validated);
-}
-
 TEST_CASE("client names map to registry statements") {
   StatementRegistry registry;
   ClientStatements client;
