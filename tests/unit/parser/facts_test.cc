@@ -6,22 +6,16 @@
 #include <vector>
 
 #include "parser/analyze.h"
+#include "single_statement.h"
 
-using sw::parser::analyze_uncached;
 using sw::parser::describe_facts;
 using sw::parser::StatementFacts;
 using sw::parser::StatementKind;
 using sw::parser::TableRole;
 using sw::parser::ValueKind;
+using sw::test::facts;
 
 namespace {
-
-StatementFacts facts(const std::string& sql) {
-  auto result = analyze_uncached(sql);
-  REQUIRE_MESSAGE(result.is_ok(), sql);
-  REQUIRE(result.value()->statements.size() == 1);
-  return result.value()->statements[0];
-}
 
 std::string described(const std::string& sql) { return describe_facts(facts(sql)); }
 

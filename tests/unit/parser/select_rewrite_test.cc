@@ -6,19 +6,13 @@
 #include <vector>
 
 #include "parser/analyze.h"
+#include "single_statement.h"
 
-using sw::parser::analyze_uncached;
 using sw::parser::SelectRewrite;
 using sw::parser::StatementFacts;
+using sw::test::facts;
 
 namespace {
-
-StatementFacts facts(const std::string& sql) {
-  auto result = analyze_uncached(sql);
-  REQUIRE_MESSAGE(result.is_ok(), sql);
-  REQUIRE(result.value()->statements.size() == 1);
-  return result.value()->statements[0];
-}
 
 std::string avg_split(const std::string& sql) {
   SelectRewrite rewrite;
