@@ -86,8 +86,10 @@ class CatchUpStream::Session {
     return Status::ok();
   }
 
-  // Whether this session moved processed_lsn (the caller then resets its backoff).
-  bool progressed() const { return progressed_; }
+  // Whether this session applied a transaction (the caller then resets its backoff). A keepalive
+  // that moves processed_lsn does not count: a change that keeps failing sits after the position
+  // keepalives report, and counting them would retry it every 100 ms.
+  bool applied() const { return applied_; }
 
  private:
   Status send_status(bool reply_requested) {
@@ -107,7 +109,6 @@ class CatchUpStream::Session {
     if (in_transaction_ || batch_transactions_ > 0 || lsn <= owner_.processed_lsn()) return;
     owner_.clear_failure(false, lsn);
     owner_.advance_processed(lsn);
-    progressed_ = true;
   }
 
   Status handle(const std::string& payload) {
@@ -238,7 +239,7 @@ class CatchUpStream::Session {
     owner_.pending_commit_unix_us_.store(0);
     owner_.clear_failure(true, batch_end_);  // before a waiter can see the new position
     owner_.advance_processed(batch_end_);
-    progressed_ = true;
+    applied_ = true;
     return Status::ok();
   }
 
@@ -284,7 +285,7 @@ class CatchUpStream::Session {
   Clock::time_point batch_started_{};
   Clock::time_point last_status_{};
   Clock::time_point last_reply_request_{};
-  bool progressed_ = false;
+  bool applied_ = false;
 };
 
 CatchUpStream::CatchUpStream(CatchUpOptions options) : options_(std::move(options)) {
@@ -316,7 +317,7 @@ void CatchUpStream::run() {
     Session session(*this);
     const Status status = session.run();
     if (stopping_.load()) break;
-    if (session.progressed()) backoff = kFirstBackoff;
+    if (session.applied()) backoff = kFirstBackoff;
     record_failure(status.is_ok() ? Status::server("08006", "catch-up session ended") : status);
     LOG_WARN("mover: migration %lld catch-up: %s; reconnecting in %lld ms",
              static_cast<long long>(options_.migration_id), status.message.c_str(),

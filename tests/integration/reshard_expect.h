@@ -81,10 +81,13 @@ inline Report expect_nothing_lost(Deployment& d, Workload& w, const MigrationWat
   // The message is built on success too (doctest -s): never index an empty list.
   CHECK_MESSAGE(w.anomalies().empty(), (w.anomalies().empty() ? std::string() : w.anomalies().front()));
   CHECK(report.moved_buckets == moved_buckets);
-  // The added shards' share of the rows, less at most the planner's tolerance (2%).
+  // The added shards' share of the rows. The planner balances the bytes it measured when REBALANCE
+  // ran within its tolerance (2% of the mean); this counts rows at the end, after the workload
+  // wrote more of them spread by key hash, not by the plan (drift seen up to 3.3%). A plan that
+  // filled the new shards short or over by more than 5% of their share still fails.
   const double share = static_cast<double>(d.all_shards() - d.old_shards()) / d.all_shards();
-  CHECK(report.moved_row_share() >= share * 0.97);
-  CHECK(report.moved_row_share() <= share * 1.03);
+  CHECK(report.moved_row_share() >= share * 0.95);
+  CHECK(report.moved_row_share() <= share * 1.05);
   CHECK(report.acknowledged > 100);
   return report;
 }
