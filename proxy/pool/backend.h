@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "common/status.h"
@@ -77,6 +78,9 @@ class Backend : private net::Connection::Handler {
   std::string applied_state;              // session SET statements this server has run
   uint64_t sequences_of = 0;              // client whose sequence values it may hold; 0: none
   std::unordered_set<uint64_t> prepared;  // ids of statements prepared on this server
+  // A client's SQL-level PREPAREs this server holds under the client's names: name -> version
+  // (session::SqlStatements). Transaction pooling with one shard only.
+  std::unordered_map<std::string, uint64_t> sql_prepared;
   uint64_t created_ms;
   uint64_t idle_since_ms = 0;
   int64_t connected_at_us = 0;  // wall clock, for the admin console

@@ -76,7 +76,10 @@ void Pool::finish_reset(Backend* backend, bool ok, bool drops_statements) {
     // What the last client set is gone (or unknown); the next one brings its own settings. The
     // proxy's statements stay prepared unless the reset dropped them.
     backend->applied_state = kStateAfterReset;
-    if (drops_statements) backend->prepared.clear();
+    if (drops_statements) {
+      backend->prepared.clear();
+      backend->sql_prepared.clear();
+    }
   } else {
     LOG_INFO("server=s%llu pool.server_reset_query failed; closing it", (unsigned long long)backend->id());
   }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace sw::pool {
 class Backend;
@@ -15,9 +16,14 @@ class Backend;
 
 namespace sw::session {
 
+class SqlStatements;
+
 struct ServerState {
   std::string settings;  // the client's SessionState::signature()
   uint64_t client = 0;   // the client's connection id (unique in the process); 0: nobody's
+  // The client's SQL-level PREPAREs the server must hold, exactly (transaction pooling with one
+  // shard); null: the servers' SQL-level statements are none of the proxy's business.
+  const SqlStatements* sql_statements = nullptr;
 };
 
 // The SQL that brings a server to client `client`'s state (one Query's text; "" when it is in it
@@ -31,12 +37,22 @@ std::string server_prologue_sql(std::string_view applied_settings, uint64_t sequ
 // Appends to `prologue` the Query of server_prologue_sql, if any, and records that `backend` is
 // in that state (and from now on may hold this client's sequence values: whatever the client runs
 // may call nextval or setval, through a column default, a trigger, a function or a view).
-// Returns the number of Queries appended (0 or 1): each owes a ReadyForQuery. Builds nothing when
-// the server is in the state already (the common case: a hot path, once per transaction).
-int bring_server_to(pool::Backend& backend, std::string_view settings, uint64_t client,
-                    std::string& prologue);
+// Then, with `sql_statements`, the Queries that make the server hold exactly those SQL-level
+// prepared statements (bring_sql_statements_to). Returns the number of Queries appended: each
+// owes a ReadyForQuery. Builds nothing when the server is in the state already (the common case:
+// a hot path, once per transaction).
+int bring_server_to(pool::Backend& backend, std::string_view settings, uint64_t client, std::string& prologue,
+                    const SqlStatements* sql_statements = nullptr);
 inline int bring_server_to(pool::Backend& backend, const ServerState& state, std::string& prologue) {
-  return bring_server_to(backend, state.settings, state.client, prologue);
+  return bring_server_to(backend, state.settings, state.client, prologue, state.sql_statements);
 }
+
+// Appends one Query per statement the server holds (`held`: name -> version) that the client does
+// not hold in that version (DEALLOCATE), then one per statement of the client the server lacks
+// (its PREPARE, run with the client's settings, which the prologue replayed before), and updates
+// `held`. One Query each, so that one that fails (a PREPARE whose table is gone) spoils none of
+// the others; their answers are swallowed like the prologue's. Returns the Queries appended.
+int bring_sql_statements_to(std::unordered_map<std::string, uint64_t>& held, const SqlStatements& client,
+                            std::string& prologue);
 
 }  // namespace sw::session

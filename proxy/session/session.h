@@ -263,7 +263,10 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void catch_up_parked_leg();
   std::string joining_prologue();
   // What a server must be in before this client's statements run there (server_state.h).
-  ServerState server_state() const { return {profile_.settings.signature(), id()}; }
+  ServerState server_state() const {
+    return {profile_.settings.signature(), id(),
+            servers_hold_sql_prepared() ? &profile_.sql_statements : nullptr};
+  }
   void restore_parked_leg();
   // `consumed`: the Query's size; `batch`: the extended batch that holds the COMMIT.
   Next end_across_legs(bool commit, size_t consumed, const ExtendedBatch* batch = nullptr);
@@ -318,6 +321,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Next prepare_transaction_batch_as_query();
   // SQL-level PREPARE / EXECUTE / DEALLOCATE (session_sql_prepared.cc)
   bool expands_sql_execute() const;
+  bool tracks_sql_prepared() const;
+  bool servers_hold_sql_prepared() const;
   const FrontQuery& front_query(const wire::Frame& frame, std::string_view sql);
   // The route of the front Query's `facts`, in Request::front (so forwarding finds it kept): the
   // one kept in this pass, else routed in place there. A Route is a large object, never moved on
@@ -332,6 +337,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void forget_sql_prepares(const parser::QueryFacts& facts);
   void note_sql_prepared(const parser::StatementFacts& statement);
   bool answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size);
+  bool proxy_answers_deallocate(const std::string& name) const;
   std::optional<parser::SqlExecute> client_execute(const parser::StatementFacts& statement) const;
   Result<parser::ExpandedSql> expand_client_execute(std::string_view sql,
                                                     const parser::StatementFacts& statement,

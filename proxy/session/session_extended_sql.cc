@@ -3,10 +3,11 @@
 // statement), kept exactly as in the simple protocol (session_sql_prepared.cc):
 //  * EXECUTE of a statement the client prepared runs as that statement with its arguments in
 //    place, routed by its key; the result formats of the Bind play no part in that;
-//  * a PREPARE is noted once its CommandComplete arrived, and in transaction pooling the server
-//    forgets it again after the batch's Sync (answers swallowed);
-//  * in transaction pooling DEALLOCATE of a name the client prepared (in either protocol) is
-//    answered by the proxy: no server holds a statement under the client's names.
+//  * a PREPARE is noted once its CommandComplete arrived, and in transaction pooling with several
+//    shards the server forgets it again after the batch's Sync (answers swallowed);
+//  * in transaction pooling DEALLOCATE of a name no server holds under the client's name (one of
+//    its protocol-level statements; with several shards, its SQL-level ones too) is answered by the
+//    proxy (proxy_answers_deallocate).
 #include <utility>
 
 #include "session/session.h"
@@ -62,18 +63,17 @@ bool Session::parse_sql_command(const wire::ParseMessage& parse, const parser::Q
   ExtendedSqlCommands& commands = profile_.sql_commands;
   commands.forget_unnamed();
   const parser::StatementFacts* only = single(facts);
-  if (only == nullptr || !expands_sql_execute()) return false;
+  if (only == nullptr || !tracks_sql_prepared()) return false;
   if (only->kind == StatementKind::Prepare) {
     commands.unnamed_prepare = parser::sql_prepare(only->text);
+    commands.unnamed_prepare_sql = only->text + ";";
     return false;
   }
   if (only->kind != StatementKind::Deallocate) return false;
   commands.unnamed_deallocate = parser::sql_deallocate(only->text);
   const std::optional<std::string>& name = commands.unnamed_deallocate;
   if (!name || pools_.session_pooling || txn_.control.status() == 'E') return false;
-  if (!name->empty() && profile_.sql_statements.find(*name) == nullptr &&
-      !profile_.statements.contains(*name))
-    return false;  // a server reports the unknown name
+  if (!proxy_answers_deallocate(*name)) return false;  // a server runs it, or reports the unknown name
   commands.deallocate_answered = true;
   profile_.unnamed_elsewhere = true;  // no server parsed it
   std::string bytes;
@@ -124,8 +124,8 @@ bool Session::execute_sql_command(const wire::Frame& execute) {
     return true;
   }
   if (commands.unnamed_prepare) {
-    commands.executed.push_back({commands.unnamed_prepare, {}});
-    if (!pools_.session_pooling)
+    commands.executed.push_back({commands.unnamed_prepare, {}, commands.unnamed_prepare_sql});
+    if (!pools_.session_pooling && !servers_hold_sql_prepared())
       commands.to_forget += "DEALLOCATE " + sqltext::quote_identifier(commands.unnamed_prepare->name) + ";";
   } else if (commands.unnamed_deallocate) {
     commands.executed.push_back({std::nullopt, *commands.unnamed_deallocate});
@@ -168,10 +168,23 @@ void Session::on_sql_command_complete(std::string_view tag) {
   if (done.prepare) {
     // Session pooling: it lives on this server only, a DEALLOCATE of it runs here.
     if (pools_.session_pooling) txn_.leg.client_statements.emplace(done.prepare->name);
-    profile_.sql_statements.add(std::move(*done.prepare));
+    const std::string name = done.prepare->name;
+    const uint64_t version =
+        profile_.sql_statements.add(std::move(*done.prepare), std::move(done.prepare_sql));
+    if (servers_hold_sql_prepared() && txn_.leg.attached()) txn_.leg.backend->sql_prepared[name] = version;
     return;
   }
   forget_deallocated(done.deallocate);
+  if (servers_hold_sql_prepared() && txn_.leg.attached()) {
+    // The server ran it: it holds that statement no more (none of them, nor the shared ones, for ALL).
+    pool::Backend& backend = *txn_.leg.backend;
+    if (!done.deallocate.empty()) {
+      backend.sql_prepared.erase(done.deallocate);
+    } else {
+      backend.sql_prepared.clear();
+      backend.prepared.clear();
+    }
+  }
   // Session pooling: the other servers of the session drop it too (session_legs_reset.cc).
   if (pools_.session_pooling)
     drop_session_statements(done.deallocate.empty() ? std::nullopt

@@ -37,14 +37,17 @@ void Session::attach(pool::Backend* backend) {
   clock_.xact_started_us = stats::monotonic_us();
   set_request_state(RequestState::Running);
   std::string prologue;
-  // Bring the server to this client's state before anything of the client runs there.
-  if (bring_server_to(*backend, profile_.settings.signature(), id(), prologue) != 0)
-    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   if (!pools_.session_pooling && backend->prepared.size() > kServerStatementLimit) {
     wire::encode_query(prologue, "DEALLOCATE ALL");
     backend->prepared.clear();
+    backend->sql_prepared.clear();
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   }
+  // Bring the server to this client's state before anything of the client runs there.
+  const SqlStatements* held = servers_hold_sql_prepared() ? &profile_.sql_statements : nullptr;
+  for (int owed = bring_server_to(*backend, profile_.settings.signature(), id(), prologue, held); owed > 0;
+       --owed)
+    expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   if (std::exchange(request_.joining_leg, false)) {
     // The transaction started on another shard: this one starts it too, then replays the
     // settings and savepoints it ran so far. A fence error here fails the request (40001).

@@ -1,8 +1,10 @@
-// Session: SQL-level PREPARE / EXECUTE / DEALLOCATE (sql_prepared.h). In transaction pooling, and
-// with more than one shard, EXECUTE of a statement the client prepared runs as that statement
-// with its arguments in place, routed by its key like any other; in transaction pooling the
-// server forgets the PREPARE again at once (the next client of that server must not meet it), and
-// DEALLOCATE of a statement the proxy knows is answered by the proxy.
+// Session: SQL-level PREPARE / EXECUTE / DEALLOCATE (sql_prepared.h, docs/architecture.md §5.7).
+// With several shards EXECUTE of a statement the client prepared runs as that statement with its
+// arguments in place, routed by its key like any other; in transaction pooling the server forgets
+// the PREPARE again at once (the next client of that server must not meet it), and DEALLOCATE of
+// a statement the proxy knows is answered by the proxy. With one shard in transaction pooling the
+// servers run them as PostgreSQL does: each server the client borrows is brought to hold exactly
+// its statements under its names (server_state.h), and the proxy only notes what they hold.
 #include <algorithm>
 
 #include "session/error_position.h"
@@ -12,8 +14,17 @@
 
 namespace sw::session {
 
+// Several shards: EXECUTE runs as the statement it names, routed by its arguments.
 bool Session::expands_sql_execute() const {
-  return !pools_.session_from_start() || (host_.directory() && host_.directory()->shards().size() > 1);
+  return host_.directory() && host_.directory()->shards().size() > 1;
+}
+
+// The proxy keeps the client's PREPAREs: to expand EXECUTE, or for the servers it borrows.
+bool Session::tracks_sql_prepared() const { return !pools_.session_from_start() || expands_sql_execute(); }
+
+// Transaction pooling with one shard: every server the client borrows holds its statements.
+bool Session::servers_hold_sql_prepared() const {
+  return !pools_.session_from_start() && !expands_sql_execute();
 }
 
 // The Query at the front of the input: analyzed at its first look (routing), the same facts at
@@ -30,7 +41,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   if (!facts) return front;
   front.facts = std::move(*facts);
   if (prepare_transaction_as_rollback(front)) return front;
-  if (!expands_sql_execute()) return front;
+  if (!tracks_sql_prepared()) return front;
   const auto& statements = front.facts->statements;
   for (const auto& statement : statements) {
     // Nothing to refuse or run instead (the common case, once per Query: no calls, no Status).
@@ -145,10 +156,10 @@ const router::Route* Session::kept_front_route(const parser::QueryFacts& facts) 
   return request_.front.route && request_.front.facts.get() == &facts ? &*request_.front.route : nullptr;
 }
 
-// Transaction pooling: after the client's Query with PREPAREs, the server forgets them again
-// (answers swallowed); EXECUTE runs the statements themselves (front_query).
+// Transaction pooling with several shards: after the client's Query with PREPAREs, the server
+// forgets them again (answers swallowed); EXECUTE runs the statements themselves (front_query).
 void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
-  if (pools_.session_from_start()) return;
+  if (pools_.session_from_start() || servers_hold_sql_prepared()) return;
   std::string deallocate;
   for (const auto& statement : facts.statements) {
     if (statement.kind != parser::StatementKind::Prepare) continue;
@@ -167,8 +178,13 @@ void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
 
 // A statement of a Query that succeeded: the client's prepared statements as the server has them.
 void Session::note_sql_prepared(const parser::StatementFacts& statement) {
+  pool::Backend* backend = txn_.leg.attached() ? txn_.leg.backend : nullptr;
   if (statement.kind == parser::StatementKind::Prepare) {
-    if (auto prepare = parser::sql_prepare(statement.text)) profile_.sql_statements.add(std::move(*prepare));
+    auto prepare = parser::sql_prepare(statement.text);
+    if (!prepare) return;
+    const std::string name = prepare->name;
+    const uint64_t version = profile_.sql_statements.add(std::move(*prepare), statement.text + ";");
+    if (backend != nullptr && servers_hold_sql_prepared()) backend->sql_prepared[name] = version;
     return;
   }
   bool all = statement.kind == parser::StatementKind::DiscardAll;
@@ -176,26 +192,29 @@ void Session::note_sql_prepared(const parser::StatementFacts& statement) {
     auto name = parser::sql_deallocate(statement.text);
     if (!name) return;
     all = name->empty();
-    if (!all) profile_.sql_statements.remove(*name);
+    if (!all) {
+      profile_.sql_statements.remove(*name);
+      if (backend != nullptr) backend->sql_prepared.erase(*name);
+    }
   }
   if (!all) return;
   // The server dropped its prepared statements, the shared ones of transaction pooling too.
   profile_.sql_statements.clear();
   profile_.statements.clear();
-  if (txn_.leg.attached()) txn_.leg.backend->prepared.clear();
+  if (backend == nullptr) return;
+  backend->prepared.clear();
+  backend->sql_prepared.clear();
 }
 
 // Transaction pooling: DEALLOCATE of a statement the proxy knows (or ALL) is answered here, the
 // servers never kept it. False when a server must answer (an unknown name: 26000; a failed
-// transaction: 25P02).
+// transaction: 25P02; a statement a server holds).
 bool Session::answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size) {
   if (pools_.session_from_start() || statement.kind != parser::StatementKind::Deallocate ||
       txn_.control.status() == 'E')
     return false;
   auto name = parser::sql_deallocate(statement.text);
-  if (!name || (!name->empty() && profile_.sql_statements.find(*name) == nullptr &&
-                !profile_.statements.contains(*name)))
-    return false;
+  if (!name || !proxy_answers_deallocate(*name)) return false;
   forget_deallocated(*name);  // DEALLOCATE ALL drops protocol-level statements too
   std::string bytes;
   wire::encode_command_complete(bytes, name->empty() ? "DEALLOCATE ALL" : "DEALLOCATE");
@@ -208,6 +227,15 @@ bool Session::answer_sql_deallocate(const parser::StatementFacts& statement, siz
     consume_client(frame_size);
   }
   return true;
+}
+
+// DEALLOCATE of `name` ("" for ALL) in transaction pooling: the proxy answers it for the
+// statements no server holds under the client's name (protocol-level ones always; SQL-level ones
+// with several shards); the server runs it for the SQL-level statements it holds, and for ALL.
+bool Session::proxy_answers_deallocate(const std::string& name) const {
+  const bool sql_level = !name.empty() && profile_.sql_statements.find(name) != nullptr;
+  if (servers_hold_sql_prepared()) return !name.empty() && !sql_level && profile_.statements.contains(name);
+  return name.empty() || sql_level || profile_.statements.contains(name);
 }
 
 }  // namespace sw::session

@@ -203,11 +203,76 @@ TEST_SUITE("sql_prepare") {
     CHECK(c.value("EXECUTE q1") == "2");
   }
 
-  // PostgreSQL's regression tests xml, functional_deps and plancache show these positions.
-  TEST_CASE("an error of a rewritten EXECUTE has its position in the client's text, or none") {
+  // PostgreSQL's regression tests prepare, plancache, partition_prune and select_parallel: with
+  // one shard the statement is PREPAREd on the server the client runs on, so it keeps its plan
+  // cache, shows in pg_prepared_statements and checks its arguments as PostgreSQL does; another
+  // client of the same server never meets it, not even under the same name.
+  TEST_CASE("in transaction pooling a SQL prepared statement lives on the server, one client's only") {
     PROXY_ONLY();
     ShardedOptions options;
     options.shards = 1;
+    options.proxy.pool_mode = "transaction";
+    options.proxy.pool_size = 1;  // B always gets A's server
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(30));
+    PgConn a = f.client();
+    PgConn b = f.client();
+    REQUIRE_OK(a.exec("CREATE TABLE pcache (k int, v text)"));
+    REQUIRE_OK(a.exec("PREPARE pk(int) AS SELECT v FROM pcache WHERE k = $1"));
+    for (int i = 0; i < 6; ++i) REQUIRE_OK(a.exec("EXECUTE pk(" + std::to_string(i) + ")"));
+    // After five custom plans PostgreSQL settles on the generic one: its filter shows $1.
+    PgResult generic = a.exec("EXPLAIN (COSTS OFF) EXECUTE pk(7)");
+    REQUIRE_OK(generic);
+    CHECK(generic.value(1, 0) == "  Filter: (k = $1)");
+    // The declared types are PostgreSQL's own: its error, not a cast's.
+    REQUIRE_OK(a.exec("PREPARE fl(float8) AS SELECT $1"));
+    PgResult coerce = a.exec("EXECUTE fl(false)");
+    CHECK(coerce.sqlstate() == "42804");
+    CHECK(coerce.error() ==
+          "parameter $1 of type boolean cannot be coerced to the expected type double precision");
+    const std::string listing =
+        "SELECT name, statement, parameter_types::text FROM pg_prepared_statements ORDER BY name";
+    PgResult mine = a.exec(listing);
+    REQUIRE_OK(mine);
+    CHECK(mine.data() == std::vector<std::vector<std::string>>{
+                             {"fl", "PREPARE fl(float8) AS SELECT $1", "{\"double precision\"}"},
+                             {"pk", "PREPARE pk(int) AS SELECT v FROM pcache WHERE k = $1", "{integer}"}});
+    // B on the same server: none of A's, and its own statement under A's name.
+    CHECK(b.exec(listing).rows() == 0);
+    CHECK(b.exec("EXECUTE pk(1)").sqlstate() == "26000");
+    REQUIRE_OK(b.exec("PREPARE pk AS SELECT 'b' AS who"));
+    CHECK(b.value("EXECUTE pk") == "b");
+    CHECK(b.exec(listing).data() ==
+          std::vector<std::vector<std::string>>{{"pk", "PREPARE pk AS SELECT 'b' AS who", "{}"}});
+    CHECK(a.exec("EXECUTE pk(1)").ok());  // A's again, prepared anew on the server
+    CHECK(a.exec("EXECUTE pk").sqlstate() == "42601");
+    CHECK(a.exec("PREPARE pk AS SELECT 2").sqlstate() == "42P05");
+    // DEALLOCATE and DEALLOCATE ALL drop only the client's own.
+    REQUIRE_OK(a.exec("DEALLOCATE pk"));
+    CHECK(b.value("EXECUTE pk") == "b");
+    CHECK(a.exec("EXECUTE pk(1)").sqlstate() == "26000");
+    REQUIRE_OK(b.exec("DEALLOCATE ALL"));
+    PgResult kept = a.exec(listing);  // fl, PREPAREd again: its own text (with a ';')
+    CHECK(kept.data() == std::vector<std::vector<std::string>>{
+                             {"fl", "PREPARE fl(float8) AS SELECT $1;", "{\"double precision\"}"}});
+    CHECK(a.exec("EXECUTE fl(1.5)").ok());
+    CHECK(b.exec("EXECUTE pk").sqlstate() == "26000");
+    CHECK(b.exec(listing).rows() == 0);
+    // In the extended protocol (psycopg's binary cursor) alike.
+    auto binary = [&](const std::string& sql) { return a.exec_extended(sql, ResultFormat::Binary); };
+    REQUIRE_OK(binary("PREPARE ex(int8) AS SELECT $1 * 2"));
+    CHECK_OK(b.exec("SELECT 1"));  // B takes the server: A's statements leave it
+    CHECK(int8_of_binary(binary("EXECUTE ex(21)").value()) == "42");
+    CHECK_OK(binary("DEALLOCATE ex"));
+    CHECK(a.exec("EXECUTE ex(1)").sqlstate() == "26000");
+    CHECK(a.exec(listing).rows() == 1);
+  }
+
+  // PostgreSQL's regression tests xml, functional_deps and plancache show these positions. With
+  // several shards EXECUTE is rewritten (with one, the servers run it: positions are theirs).
+  TEST_CASE("an error of a rewritten EXECUTE has its position in the client's text, or none") {
+    PROXY_ONLY();
+    ShardedOptions options;
     options.proxy.pool_size = 1;
     ShardedFixture f(options);
     INFO("proxy log:\n" << f.log_tail(30));
