@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <vector>
 
 namespace sw::merge {
@@ -61,9 +62,33 @@ std::string multiply_magnitude(const std::string& a, const std::string& b) {
   return strip_leading_zeros(text);
 }
 
+// Magnitudes of at most 38 digits fit in 128 bits: the fast path of division and square root.
+constexpr size_t kWideDigits = 38;
+
+UInt128 to_wide(const std::string& digits) {
+  UInt128 value = 0;
+  for (char c : digits) value = value * 10 + static_cast<unsigned>(c - '0');
+  return value;
+}
+
+std::string from_wide(UInt128 value) {
+  std::string out;
+  do {
+    out.push_back(static_cast<char>('0' + static_cast<int>(value % 10)));
+    value /= 10;
+  } while (value != 0);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
 // Truncated quotient of magnitudes (divisor not "0"), long division; `remainder` what is left.
 std::string divide_magnitude(const std::string& numerator, const std::string& divisor,
                              std::string& remainder) {
+  if (numerator.size() <= kWideDigits && divisor.size() <= kWideDigits) {
+    const UInt128 n = to_wide(numerator), d = to_wide(divisor);
+    remainder = from_wide(n % d);
+    return from_wide(n / d);
+  }
   std::string quotient;
   remainder = "0";
   for (char c : numerator) {
@@ -78,8 +103,16 @@ std::string divide_magnitude(const std::string& numerator, const std::string& di
   return strip_leading_zeros(quotient);
 }
 
-// floor(sqrt(n)) of a magnitude, digit pair by digit pair.
+// floor(sqrt(n)) of a magnitude: from a long double estimate, corrected, when n fits in 128
+// bits; else digit pair by digit pair.
 std::string isqrt_magnitude(const std::string& n) {
+  if (n.size() <= kWideDigits) {
+    const UInt128 value = to_wide(n);
+    auto root = static_cast<UInt128>(std::sqrt(static_cast<long double>(value)));
+    while (root > 0 && root * root > value) --root;
+    while ((root + 1) * (root + 1) <= value) ++root;
+    return from_wide(root);
+  }
   const std::string padded = n.size() % 2 == 0 ? n : "0" + n;
   std::string root = "0", remainder = "0";
   for (size_t i = 0; i < padded.size(); i += 2) {

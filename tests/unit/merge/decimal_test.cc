@@ -77,4 +77,8 @@ TEST_CASE("products, differences, quotients and square roots for the variances")
   CHECK(num("0.0004").sqrt(4).text() == "0.0200");
   CHECK(num("0").sqrt(2).text() == "0.00");
   CHECK(num("NaN").sqrt(2).text() == "NaN");
+  // Beyond 38 digits (128 bits): the digit-by-digit paths.
+  CHECK(num("2").sqrt(30).text() == "1.414213562373095048801688724210");
+  CHECK(num("2").divide(num("3000000000000000000000000000000000000000")).text() ==
+        "0.00000000000000000000000000000000000000066666666666666667");
 }
