@@ -154,7 +154,7 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-             "avg, bool_and and bool_or can, also with FILTER); " +
+             "avg, bool_and, bool_or, stddev and variance can, also with FILTER); " +
              instead_of_aggregate(item) + " instead, or";
     plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
     source += parser::partial_width(item.aggregate);
