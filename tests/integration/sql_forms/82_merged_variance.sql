@@ -13,6 +13,9 @@ query: SELECT g, stddev(n) FROM sf_merged GROUP BY g HAVING variance(id) > 1.9 A
 query: SELECT id, g, stddev(n), var_pop(n), variance(id) FROM sf_merged WHERE tenant_id IN (1, 5, 9) GROUP BY id, g ORDER BY 1, 2
 query: SELECT stddev(n), var_pop(f), variance(id), count(*) FROM sf_merged WHERE id > 100
 query: SELECT variance(n * 1.005), stddev(n::numeric(10,3)), stddev_pop(n / 3) FROM sf_merged
+-- Magnitudes beyond 128 bits (the merge's digit-by-digit division and square root).
+query: SELECT variance(n * 100000000000000000000), stddev(n * 100000000000000000000), stddev_pop(n * 0.0000000001), var_samp(n / 7) FROM sf_merged
+query params(2.6): SELECT g FROM sf_merged GROUP BY g HAVING stddev(n) > $1 ORDER BY g
 query: SELECT stddev(n + CASE WHEN id = 3 AND tenant_id = 2 THEN 'NaN'::numeric ELSE 0 END), variance(n) FILTER (WHERE id = 1 AND tenant_id = 1) FROM sf_merged
 query: SELECT var_samp(n) FILTER (WHERE tenant_id = 3 AND id = 1), var_pop(n) FILTER (WHERE tenant_id = 3 AND id = 1), stddev(id * 0) FROM sf_merged
 -- float8: the shards' Sx and Sxx (var_pop times count) combined as float8_combine does, as a
