@@ -53,9 +53,13 @@ std::vector<std::string> variance_columns(const std::string& call) {
   const std::string args = "(" + inner + ")" + rest;
   const std::string as_numeric = "((" + inner + ")::numeric)";
   // var_pop on the shard gives float8's sum of squared deviations (times count) and raises the
-  // shard's own 22003; the numeric sum of squares makes integers and numeric exact.
-  return {"sum" + args, "count" + args, "sum(" + as_numeric + " * " + as_numeric + ")" + rest,
-          "var_pop" + args};
+  // shard's own 22003; the numeric sum of squares makes integers and numeric exact. Floats skip
+  // it (NULL): the SQL is written before the type is known, and a float to numeric conversion
+  // per row would cost several times the aggregate itself.
+  const std::string squares = "sum(CASE WHEN pg_typeof(" + inner +
+                              ") IN ('float8'::regtype, 'float4'::regtype) THEN NULL ELSE " + as_numeric +
+                              " * " + as_numeric + " END)";
+  return {"sum" + args, "count" + args, squares + rest, "var_pop" + args};
 }
 
 int partial_width(AggregateCall call) {

@@ -468,7 +468,8 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
 // empty when it has no parenthesis.
 std::vector<std::string> avg_as_sum_and_count(const std::string& call);
 // A variance or standard deviation call's text ("stddev(x)", a FILTER after it kept on each) as
-// the four columns a merge combines: sum(x), count(x), sum(x::numeric * x::numeric), var_pop(x);
+// the four columns a merge combines: sum(x), count(x), sum(x::numeric * x::numeric) (NULL for a
+// float x), var_pop(x);
 // empty when its argument cannot be located.
 std::vector<std::string> variance_columns(const std::string& call);
 // The shard columns an output item of this aggregate takes (avg 2, the variances 4, else 1).

@@ -194,10 +194,10 @@ Status Accumulator::add_variance(const std::optional<std::string>& sum,
   int64_t n = 0;
   if (!count || !parse_int64(*count, n) || n < 0) return bad_partial(count ? *count : "NULL");
   if (n == 0) return Status::ok();
-  if (!sum || !squares || !var_pop) return bad_partial("NULL");
+  if (!sum || !var_pop || (!squares && type_ != oid::kFloat8)) return bad_partial("NULL");
   count_ += n;
   seen_ = true;
-  if (type_ == oid::kFloat8) {
+  if (type_ == oid::kFloat8) {  // no sum of squares: float8_combine needs none
     const double shard_sxx = std::strtod(var_pop->c_str(), nullptr) * static_cast<double>(n);
     return add_real(std::strtod(sum->c_str(), nullptr), n, shard_sxx);
   }

@@ -85,6 +85,11 @@ TEST_CASE("variances combine the shards' partials as PostgreSQL 15 computes them
   Accumulator real_samp(Combine::VarSamp, oid::kFloat8), real_stddev(Combine::StddevSamp, oid::kFloat8);
   for (Accumulator* a : {&real_samp, &real_stddev}) feed(*a);
   CHECK(real_samp.result() == opt("2.3333333333333335"));
+  // float8 partials come without a sum of squares; integers and numeric need it.
+  Accumulator no_squares(Combine::VarPop, oid::kFloat8), exact(Combine::VarPop, oid::kNumeric);
+  REQUIRE(no_squares.add_variance(opt("3"), opt("2"), std::nullopt, opt("0.25")).is_ok());
+  CHECK(no_squares.result() == opt("0.25"));
+  CHECK(exact.add_variance(opt("3"), opt("2"), std::nullopt, opt("0.25")).sqlstate == "22P02");
   CHECK(real_stddev.result() == opt("1.5275252316519468"));
   // Finite shards whose spread overflows Sxx: 22003 as float8_combine raises it.
   Accumulator spread(Combine::VarPop, oid::kFloat8);
