@@ -210,6 +210,10 @@ enum class AggregateCall : uint8_t {
   Avg,
   BoolAnd,  // bool_and, every
   BoolOr,
+  VarSamp,  // var_samp, variance
+  VarPop,
+  StddevSamp,  // stddev_samp, stddev
+  StddevPop,
   Unmergeable,  // any other aggregate, one with DISTINCT / ORDER BY / WITHIN GROUP, avg with FILTER
 };
 
@@ -424,7 +428,8 @@ std::string describe_facts(const StatementFacts& facts);
 // The SQL every shard runs for a merged read of a plain SELECT (facts.select.plain): its text
 // with LIMIT replaced (`limit`: "" keeps it, else the new value, e.g. "ALL" or "30"; the
 // statement must have a LIMIT), OFFSET set to 0 when `drop_offset`, and, when `split_avg`,
-// every avg(args) output item as `sum(args), count(args)`. Edits splice the statement's own
+// every avg(args) output item as `sum(args), count(args)` and every variance or standard
+// deviation as its variance_columns(). Edits splice the statement's own
 // text at the parse tree's locations.
 // `literals` replaces the plain literal (a number, a '...' string, NULL) at each analyzed-text
 // location by its text: the key lists of a read (or write) split by shard (an IN item of another shard ->
@@ -462,6 +467,15 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
 // An avg call's text ("avg(x)") as the two columns a merge combines: "sum(x)" and its count;
 // empty when it has no parenthesis.
 std::vector<std::string> avg_as_sum_and_count(const std::string& call);
+// A variance or standard deviation call's text ("stddev(x)", a FILTER after it kept on each) as
+// the four columns a merge combines: sum(x), count(x), sum(x::numeric * x::numeric) (NULL for a
+// float x), var_pop(x);
+// empty when its argument cannot be located.
+std::vector<std::string> variance_columns(const std::string& call);
+// The shard columns an output item of this aggregate takes (avg 2, the variances 4, else 1).
+int partial_width(AggregateCall call);
+// The shard columns of an aggregate call's text (avg and the variances split), {call} otherwise.
+std::vector<std::string> partial_calls(AggregateCall call, const std::string& text);
 
 // The statement's text with each table reference's name (as written, `schema.name` included)
 // replaced by `make(written_name, written_last_component)`. A reference that cannot be located

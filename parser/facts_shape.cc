@@ -120,6 +120,10 @@ AggregateCall aggregate_of(JsonRef call) {
   if (name == "avg") return AggregateCall::Avg;
   if (name == "bool_and" || name == "every") return AggregateCall::BoolAnd;
   if (name == "bool_or") return AggregateCall::BoolOr;
+  if (name == "var_samp" || name == "variance") return AggregateCall::VarSamp;
+  if (name == "var_pop") return AggregateCall::VarPop;
+  if (name == "stddev_samp" || name == "stddev") return AggregateCall::StddevSamp;
+  if (name == "stddev_pop") return AggregateCall::StddevPop;
   return AggregateCall::Unmergeable;
 }
 
@@ -258,8 +262,8 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
     if (item.aggregate != AggregateCall::None) {
       const auto begin = static_cast<size_t>(body["location"].integer(-1));
       size_t end = begin < sql_.size() ? call_end(sql_, begin) : 0;
-      // avg's FILTER goes with the call: the shards' sum and count each get it.
-      if (end > 0 && item.aggregate == AggregateCall::Avg && body["agg_filter"]) end = filter_end(sql_, end);
+      // avg's (a variance's) FILTER goes with the call: the shards' sum and count each get it.
+      if (end > 0 && partial_width(item.aggregate) > 1 && body["agg_filter"]) end = filter_end(sql_, end);
       item.call_begin.location = static_cast<int>(begin);
       if (end > 0) {
         item.call_end.location = static_cast<int>(end);

@@ -79,32 +79,22 @@ Result<size_t> literal_end(std::string_view text, size_t at) {
   return cannot("a key list item that is not a plain number or '...' string");
 }
 
-}  // namespace
-
-std::vector<std::string> avg_as_sum_and_count(const std::string& call) {
-  const size_t paren = call.find('(');
-  if (paren == std::string::npos) return {};
-  const std::string args = call.substr(paren);
-  // The count also evaluates avg itself, only for the shard's own errors: avg(float8) raises
-  // 22003 when its sum of squared deviations overflows, which sum and count never do.
-  return {"sum" + args, "count" + args + " + 0 * (avg" + args + " IS NULL)::int"};
-}
-
-namespace {
-
-// avg(args) -> sum(args), count(args) + 0 * (avg(args) IS NULL)::int for every avg output item.
+// Every output item whose aggregate the shards compute as several columns (avg, the variances)
+// replaced by those columns.
 Status split_avg(const SelectShape& shape, size_t base, const std::string& text, std::vector<Edit>& edits) {
   for (const OutputItem& item : shape.outputs) {
-    if (item.aggregate != AggregateCall::Avg) continue;
+    if (partial_width(item.aggregate) == 1) continue;
     if (item.call_begin.location < 0 || item.call_end.location < 0 ||
         static_cast<size_t>(item.call_begin.location) < base)
-      return cannot("the avg() call could not be located");
+      return cannot("the " + item.name + "() call could not be located");
     const size_t begin = static_cast<size_t>(item.call_begin.location) - base;
     const size_t end = static_cast<size_t>(item.call_end.location) - base;
-    if (end > text.size() || end <= begin) return cannot("the avg() call could not be located");
-    const std::vector<std::string> split = avg_as_sum_and_count(text.substr(begin, end - begin));
-    if (split.empty()) return cannot("the avg() call could not be located");
-    edits.push_back(Edit{begin, end, split[0] + ", " + split[1]});
+    if (end > text.size() || end <= begin) return cannot("the " + item.name + "() call could not be located");
+    const std::vector<std::string> split = partial_calls(item.aggregate, text.substr(begin, end - begin));
+    if (split.empty()) return cannot("the " + item.name + "() call could not be located");
+    std::string columns;
+    for (const std::string& column : split) columns += (columns.empty() ? "" : ", ") + column;
+    edits.push_back(Edit{begin, end, std::move(columns)});
   }
   return Status::ok();
 }
@@ -131,7 +121,7 @@ Status add_columns(const SelectShape& shape, const SelectRewrite& rewrite, size_
       auto shift = static_cast<int64_t>(rewrite.leading_columns.size());
       for (int64_t i = 0; rewrite.split_avg && i + 1 < n && i < static_cast<int64_t>(shape.outputs.size());
            ++i) {
-        if (shape.outputs[static_cast<size_t>(i)].aggregate == AggregateCall::Avg) ++shift;
+        shift += partial_width(shape.outputs[static_cast<size_t>(i)].aggregate) - 1;
       }
       if (shift == 0) continue;
       const size_t at = static_cast<size_t>(position.location) - base;

@@ -8,8 +8,11 @@ namespace sw::merge {
 namespace {
 
 Status refuse(Combine combine, uint32_t shard_type) {
+  // avg and the variances of real: the shards' sums of real are rounded to real.
+  const bool arithmetic = shard_type == oid::kFloat4 && combine != Combine::Min && combine != Combine::Max;
   return Status::client("0A000", std::string(combine_name(combine)) + " of " + type_name(shard_type) +
-                                     " values cannot be combined from the shards' partial results");
+                                     " values cannot be combined from the shards' partial results" +
+                                     (arithmetic ? "; cast its argument to double precision instead" : ""));
 }
 
 bool parse_int64(std::string_view text, int64_t& out) {
@@ -34,10 +37,11 @@ Status overflow() { return Status::client("22003", "value out of range: overflow
 }  // namespace
 
 // sum: float8pl/float4pl from the first partial on (so a sum of -0 stays -0), 22003 when finite
-// partials overflow. avg: float8_combine's Sx from 0 and Sxx, 22003 when either overflows; a
-// shard's own Sxx is not known (its overflow is the shard's error: the shards' count column
-// evaluates avg), so only the spread between the shards' means counts here.
-Status Accumulator::add_real(double partial, int64_t n) {
+// partials overflow. avg and the variances: float8_combine's Sx from 0 and Sxx, 22003 when
+// either overflows. For avg a shard's own Sxx is not known (its overflow is the shard's error: the
+// shards' count column evaluates avg), so only the spread between the shards' means counts; a
+// variance's `shard_sxx` is the shard's var_pop times its count.
+Status Accumulator::add_real(double partial, int64_t n, double shard_sxx) {
   if (combine_ == Combine::Sum) {
     const double sum = !seen_ ? partial : real_ + partial;
     if (type_ == oid::kFloat4) {
@@ -53,7 +57,7 @@ Status Accumulator::add_real(double partial, int64_t n) {
   const int64_t before = count_ - n;  // add() counted this shard's rows already
   if (n == 0) return Status::ok();
   // A shard that read an infinity or NaN has Sxx NaN (float8_accum), and so has the combination.
-  const double shard_sxx = std::isfinite(partial) ? 0.0 : std::nan("");
+  if (!std::isfinite(partial)) shard_sxx = std::nan("");
   if (before == 0) {
     real_ = 0.0 + partial;
     sxx_ = shard_sxx;
@@ -88,6 +92,11 @@ Result<uint32_t> combined_type(Combine combine, uint32_t shard_type) {
         return shard_type;
       return refuse(combine, shard_type);
     case Combine::Avg:
+    case Combine::VarSamp:
+    case Combine::VarPop:
+    case Combine::StddevSamp:
+    case Combine::StddevPop:
+      // The shards' sum: bigint of smaller integers, numeric of bigint and numeric.
       if (shard_type == oid::kInt8 || shard_type == oid::kNumeric) return oid::kNumeric;
       if (shard_type == oid::kFloat8) return oid::kFloat8;
       return refuse(combine, shard_type);
@@ -116,7 +125,7 @@ Status Accumulator::add(const std::optional<std::string>& value, const std::opti
       if (type_ == oid::kFloat8 || type_ == oid::kFloat4) {
         const double partial = type_ == oid::kFloat4 ? static_cast<double>(std::strtof(text.c_str(), nullptr))
                                                      : std::strtod(text.c_str(), nullptr);
-        if (Status s = add_real(partial, n_partial(count)); !s) return s;
+        if (Status s = add_real(partial, n_partial(count), 0.0); !s) return s;
       } else if (type_ == oid::kInt8 && combine_ == Combine::Sum) {
         int64_t n = 0;
         if (!parse_int64(text, n)) return bad_partial(text);
@@ -146,7 +155,7 @@ Status Accumulator::add(const std::optional<std::string>& value, const std::opti
       flag_ = !seen_ ? b : (combine_ == Combine::BoolAnd ? (flag_ && b) : (flag_ || b));
       break;
     }
-    case Combine::Key: break;
+    default: break;
   }
   seen_ = true;
   return Status::ok();
@@ -174,8 +183,55 @@ std::optional<std::string> Accumulator::result() const {
       if (!seen_ || count_ == 0) return std::nullopt;
       if (type_ == oid::kFloat8) return format_float8(real_ / static_cast<double>(count_));
       return decimal_.divide_for_avg(count_).text();
+    default: return variance_result();
   }
-  return std::nullopt;
+}
+
+Status Accumulator::add_variance(const std::optional<std::string>& sum,
+                                 const std::optional<std::string>& count,
+                                 const std::optional<std::string>& squares,
+                                 const std::optional<std::string>& var_pop) {
+  int64_t n = 0;
+  if (!count || !parse_int64(*count, n) || n < 0) return bad_partial(count ? *count : "NULL");
+  if (n == 0) return Status::ok();
+  if (!sum || !var_pop || (!squares && type_ != oid::kFloat8)) return bad_partial("NULL");
+  count_ += n;
+  seen_ = true;
+  if (type_ == oid::kFloat8) {  // no sum of squares: float8_combine needs none
+    const double shard_sxx = std::strtod(var_pop->c_str(), nullptr) * static_cast<double>(n);
+    return add_real(std::strtod(sum->c_str(), nullptr), n, shard_sxx);
+  }
+  auto sx = Decimal::parse(*sum);
+  auto sxx = Decimal::parse(*squares);
+  if (!sx) return bad_partial(*sum);
+  if (!sxx) return bad_partial(*squares);
+  decimal_ = decimal_.add(*sx);
+  squares_ = squares_.add(*sxx);
+  return Status::ok();
+}
+
+// float8: float8_var_samp / _pop (Sxx / (N - 1) or Sxx / N) and sqrt. Integers and numeric:
+// numeric_stddev_internal's exact (N * sum(x*x) - sum(x)^2) / (N * (N - 1)) or / (N * N) at
+// select_div_scale, 0 when the numerator is not positive, NaN after a NaN or infinity, then
+// sqrt_var at the quotient's scale.
+std::optional<std::string> Accumulator::variance_result() const {
+  const bool sample = combine_ == Combine::VarSamp || combine_ == Combine::StddevSamp;
+  const bool root = combine_ == Combine::StddevSamp || combine_ == Combine::StddevPop;
+  if (count_ == 0) return std::nullopt;
+  if (type_ == oid::kFloat8) {
+    if (sample && count_ <= 1) return std::nullopt;
+    const double v = sxx_ / (static_cast<double>(count_) - (sample ? 1.0 : 0.0));
+    return format_float8(root ? std::sqrt(v) : v);
+  }
+  if (decimal_.is_special() || squares_.is_special()) return std::string("NaN");
+  if (sample && count_ <= 1) return std::nullopt;
+  const int rscale = decimal_.scale() * 2;
+  const Decimal n = Decimal::from_int(count_);
+  const Decimal numerator = n.multiply(squares_).with_scale(rscale).subtract(decimal_.multiply(decimal_));
+  if (numerator.sign() <= 0) return std::string("0");
+  const Decimal denominator = n.multiply(sample ? Decimal::from_int(count_ - 1) : n);
+  const Decimal variance = numerator.divide(denominator);
+  return (root ? variance.sqrt(variance.scale()) : variance).text();
 }
 
 }  // namespace sw::merge

@@ -26,10 +26,15 @@ class Accumulator {
 
   // One shard's partial value; `count` is the Avg count column (ignored otherwise).
   Status add(const std::optional<std::string>& value, const std::optional<std::string>& count);
+  // One shard's partials of a variance or standard deviation (plan.h's VarSamp ...): sum(x),
+  // count(x), sum(x::numeric * x::numeric), var_pop(x).
+  Status add_variance(const std::optional<std::string>& sum, const std::optional<std::string>& count,
+                      const std::optional<std::string>& squares, const std::optional<std::string>& var_pop);
   std::optional<std::string> result() const;  // text format, the client's type
 
  private:
-  Status add_real(double partial, int64_t n);  // float4/float8 sum and avg
+  Status add_real(double partial, int64_t n, double shard_sxx);  // float4/float8 sum, avg, variances
+  std::optional<std::string> variance_result() const;
 
   Combine combine_;
   uint32_t type_;
@@ -37,8 +42,9 @@ class Accumulator {
   bool seen_ = false;  // a non-NULL partial arrived
   Int128 integer_ = 0;
   double real_ = 0;
-  double sxx_ = 0;  // avg of float8: float8_combine's Sxx of the shards' means
+  double sxx_ = 0;  // avg, variances of float8: float8_combine's Sxx
   Decimal decimal_ = Decimal::from_int(0);
+  Decimal squares_ = Decimal::from_int(0);  // variances of integers and numeric: sum of x * x
   int64_t count_ = 0;
   std::string text_;  // Min/Max: the best value so far, and its decoded form
   std::optional<Value> best_;

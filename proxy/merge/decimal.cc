@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <vector>
 
 namespace sw::merge {
 namespace {
@@ -44,6 +46,89 @@ std::string subtract_magnitude(const std::string& a, const std::string& b) {
   }
   std::reverse(out.begin(), out.end());
   return strip_leading_zeros(out);
+}
+
+std::string multiply_magnitude(const std::string& a, const std::string& b) {
+  std::vector<int> out(a.size() + b.size(), 0);
+  for (size_t i = a.size(); i-- > 0;) {
+    for (size_t j = b.size(); j-- > 0;) out[i + j + 1] += (a[i] - '0') * (b[j] - '0');
+  }
+  for (size_t k = out.size(); k-- > 1;) {
+    out[k - 1] += out[k] / 10;
+    out[k] %= 10;
+  }
+  std::string text;
+  for (int d : out) text.push_back(static_cast<char>('0' + d));
+  return strip_leading_zeros(text);
+}
+
+// Magnitudes of at most 38 digits fit in 128 bits: the fast path of division and square root.
+constexpr size_t kWideDigits = 38;
+
+UInt128 to_wide(const std::string& digits) {
+  UInt128 value = 0;
+  for (char c : digits) value = value * 10 + static_cast<unsigned>(c - '0');
+  return value;
+}
+
+std::string from_wide(UInt128 value) {
+  std::string out;
+  do {
+    out.push_back(static_cast<char>('0' + static_cast<int>(value % 10)));
+    value /= 10;
+  } while (value != 0);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+// Truncated quotient of magnitudes (divisor not "0"), long division; `remainder` what is left.
+std::string divide_magnitude(const std::string& numerator, const std::string& divisor,
+                             std::string& remainder) {
+  if (numerator.size() <= kWideDigits && divisor.size() <= kWideDigits) {
+    const UInt128 n = to_wide(numerator), d = to_wide(divisor);
+    remainder = from_wide(n % d);
+    return from_wide(n / d);
+  }
+  std::string quotient;
+  remainder = "0";
+  for (char c : numerator) {
+    remainder = strip_leading_zeros(remainder + c);
+    int digit = 0;
+    while (compare_magnitude(remainder, divisor) >= 0) {
+      remainder = subtract_magnitude(remainder, divisor);
+      ++digit;
+    }
+    quotient.push_back(static_cast<char>('0' + digit));
+  }
+  return strip_leading_zeros(quotient);
+}
+
+// floor(sqrt(n)) of a magnitude: from a long double estimate, corrected, when n fits in 128
+// bits; else digit pair by digit pair.
+std::string isqrt_magnitude(const std::string& n) {
+  if (n.size() <= kWideDigits) {
+    const UInt128 value = to_wide(n);
+    auto root = static_cast<UInt128>(std::sqrt(static_cast<long double>(value)));
+    while (root > 0 && root * root > value) --root;
+    while ((root + 1) * (root + 1) <= value) ++root;
+    return from_wide(root);
+  }
+  const std::string padded = n.size() % 2 == 0 ? n : "0" + n;
+  std::string root = "0", remainder = "0";
+  for (size_t i = 0; i < padded.size(); i += 2) {
+    remainder = strip_leading_zeros(remainder + padded.substr(i, 2));
+    const std::string twenty_root = multiply_magnitude(root, "20");
+    int digit = 9;
+    std::string used;
+    for (; digit > 0; --digit) {
+      const std::string d(1, static_cast<char>('0' + digit));
+      used = multiply_magnitude(add_magnitude(twenty_root, d), d);
+      if (compare_magnitude(used, remainder) <= 0) break;
+    }
+    if (digit > 0) remainder = subtract_magnitude(remainder, used);
+    root = strip_leading_zeros(root + static_cast<char>('0' + digit));
+  }
+  return root;
 }
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -196,35 +281,89 @@ Decimal Decimal::add(const Decimal& other) const {
   return out;
 }
 
-Decimal Decimal::divide_for_avg(int64_t count) const {
+Decimal Decimal::divide_for_avg(int64_t count) const { return divide(from_int(count)); }
+
+Decimal Decimal::multiply(const Decimal& other) const {
   Decimal out;
-  if (special_ != Special::None) {
-    out.special_ = special_;
+  if (special_ != Special::None || other.special_ != Special::None) {
+    out.special_ = Special::NaN;
+    return out;
+  }
+  out.digits_ = multiply_magnitude(digits_, other.digits_);
+  out.scale_ = scale_ + other.scale_;
+  out.negative_ = negative_ != other.negative_ && out.digits_ != "0";
+  return out;
+}
+
+Decimal Decimal::subtract(const Decimal& other) const {
+  Decimal negated = other;
+  negated.negative_ = !other.negative_ && other.digits_ != "0";
+  if (other.special_ == Special::PosInf) negated.special_ = Special::NegInf;
+  if (other.special_ == Special::NegInf) negated.special_ = Special::PosInf;
+  return add(negated);
+}
+
+Decimal Decimal::with_scale(int scale) const {
+  Decimal out = *this;
+  if (special_ != Special::None || scale <= scale_) return out;
+  out.digits_ = strip_leading_zeros(digits_ + std::string(static_cast<size_t>(scale - scale_), '0'));
+  out.scale_ = scale;
+  return out;
+}
+
+Decimal Decimal::divide(const Decimal& divisor) const {
+  Decimal out;
+  if (special_ != Special::None || divisor.special_ != Special::None || divisor.digits_ == "0") {
+    out.special_ = special_ == Special::None ? Special::NaN : special_;  // avg of infinities: infinite
+    if (divisor.special_ != Special::None || divisor.digits_ == "0") out.special_ = Special::NaN;
     return out;
   }
   int weight1 = 0, first1 = 0, weight2 = 0, first2 = 0;
   first_nbase_digit(digits_, scale_, weight1, first1);
-  const std::string count_digits = std::to_string(count);
-  first_nbase_digit(count_digits, 0, weight2, first2);
+  first_nbase_digit(divisor.digits_, divisor.scale_, weight2, first2);
   int qweight = weight1 - weight2;
   if (first1 <= first2) --qweight;
   int rscale = 16 - qweight * 4;  // NUMERIC_MIN_SIG_DIGITS - qweight * DEC_DIGITS
-  rscale = std::max(rscale, scale_);
+  rscale = std::max({rscale, scale_, divisor.scale_});
   rscale = std::clamp(rscale, 0, 1000);
-  const std::string numerator = digits_ + std::string(static_cast<size_t>(rscale - scale_), '0');
-  std::string quotient;
-  UInt128 remainder = 0;
-  const auto divisor = static_cast<UInt128>(count);
-  for (char c : numerator) {
-    remainder = remainder * 10 + static_cast<unsigned>(c - '0');
-    quotient.push_back(static_cast<char>('0' + static_cast<int>(remainder / divisor)));
-    remainder %= divisor;
-  }
-  quotient = strip_leading_zeros(quotient);
-  if (remainder * 2 >= divisor) quotient = add_magnitude(quotient, "1");
+  // digits_ / 10^scale_ / (d / 10^dscale) at rscale: digits_ * 10^(rscale - scale_ + dscale) / d.
+  const int shift = rscale - scale_ + divisor.scale_;
+  const std::string numerator = digits_ + std::string(static_cast<size_t>(std::max(shift, 0)), '0');
+  const std::string denominator =
+      divisor.digits_ + std::string(static_cast<size_t>(std::max(-shift, 0)), '0');
+  std::string remainder;
+  std::string quotient = divide_magnitude(numerator, denominator, remainder);
+  if (compare_magnitude(add_magnitude(remainder, remainder), denominator) >= 0)
+    quotient = add_magnitude(quotient, "1");
   out.digits_ = quotient;
   out.scale_ = rscale;
-  out.negative_ = negative_ && quotient != "0";
+  out.negative_ = negative_ != divisor.negative_ && quotient != "0";
+  return out;
+}
+
+Decimal Decimal::sqrt(int rscale) const {
+  Decimal out;
+  if (special_ != Special::None || negative_) {
+    out.special_ = Special::NaN;
+    return out;
+  }
+  // floor(sqrt(v) * 10^(rscale + 1)) = isqrt(digits_ * 10^(2 * rscale + 2 - scale_)) (a floor of
+  // the radicand keeps the floor of the root), then the last digit rounds.
+  const int shift = 2 * rscale + 2 - scale_;
+  std::string radicand = digits_;
+  if (shift >= 0) {
+    radicand += std::string(static_cast<size_t>(shift), '0');
+  } else {
+    radicand = static_cast<size_t>(-shift) >= radicand.size()
+                   ? "0"
+                   : radicand.substr(0, radicand.size() - static_cast<size_t>(-shift));
+  }
+  std::string root = isqrt_magnitude(strip_leading_zeros(radicand));
+  const bool up = root.back() >= '5';
+  root = root.size() > 1 ? root.substr(0, root.size() - 1) : "0";
+  if (up) root = add_magnitude(root, "1");
+  out.digits_ = strip_leading_zeros(root);
+  out.scale_ = rscale;
   return out;
 }
 

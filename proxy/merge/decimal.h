@@ -1,5 +1,6 @@
 // Exact decimal values as PostgreSQL's numeric prints them (text format): parse, compare, add,
-// and avg's final division with PostgreSQL's result scale. Pure, never throws.
+// multiply, and the final division and square root of avg and the variances with PostgreSQL's
+// result scales. Pure, never throws.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,22 @@ class Decimal {
   // this / count rounded half away from zero to numeric_div's scale (select_div_scale): the
   // result of PostgreSQL's avg over values whose sum is this. count > 0.
   Decimal divide_for_avg(int64_t count) const;
+  // Finite values only (special ones give NaN). Exact product, scale the sum of both (mul_var
+  // at full scale); exact difference, scale the max of both.
+  Decimal multiply(const Decimal& other) const;
+  Decimal subtract(const Decimal& other) const;
+  // this / divisor (non-zero) rounded half away from zero to select_div_scale's scale (div_var
+  // with rounding).
+  Decimal divide(const Decimal& divisor) const;
+  // The square root of a non-negative value rounded half away from zero to `rscale` digits after
+  // the point (sqrt_var's result at rscale).
+  Decimal sqrt(int rscale) const;
+  // The same value printed with `scale` digits after the point (scale >= this one's).
+  Decimal with_scale(int scale) const;
+
+  int scale() const { return scale_; }
+  int sign() const { return digits_ == "0" ? 0 : (negative_ ? -1 : 1); }
+  bool is_special() const { return special_ != Special::None; }
 
   std::string text() const;       // as numeric_out prints it (scale digits after the point)
   std::string canonical() const;  // equal values, equal strings (trailing zeros dropped)

@@ -60,7 +60,7 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
     output_types_.clear();
     key_sources_.clear();
     for (const OutputColumn& out : plan_.outputs) {
-      const int needed = out.source + (out.combine == Combine::Avg ? 1 : 0);
+      const int needed = out.source + partial_columns(out.combine) - 1;
       if (needed >= static_cast<int>(shard_types_.size()))
         return Status::proxy("XX000", "the shards returned fewer columns than the scatter plan expects");
       auto type = combined_type(out.combine, shard_types_[static_cast<size_t>(out.source)]);
@@ -217,10 +217,14 @@ Merger::Group Merger::new_group(const Row& row) const {
 Status Merger::accumulate(Group& group, const Row& row) const {
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     const OutputColumn& out = plan_.outputs[i];
-    const auto& value = row[static_cast<size_t>(out.source)];
+    const auto source = static_cast<size_t>(out.source);
     static const std::optional<std::string> kNone;
-    const auto& count = out.combine == Combine::Avg ? row[static_cast<size_t>(out.source) + 1] : kNone;
-    if (Status s = group.accumulators[i].add(value, count); !s) return s;
+    const int width = partial_columns(out.combine);
+    const auto& count = width > 1 ? row[source + 1] : kNone;
+    Status s = width == 4
+                   ? group.accumulators[i].add_variance(row[source], count, row[source + 2], row[source + 3])
+                   : group.accumulators[i].add(row[source], count);
+    if (!s) return s;
   }
   return Status::ok();
 }

@@ -12,8 +12,23 @@ const char* combine_name(Combine combine) {
     case Combine::Avg: return "avg";
     case Combine::BoolAnd: return "bool_and";
     case Combine::BoolOr: return "bool_or";
+    case Combine::VarSamp: return "var_samp";
+    case Combine::VarPop: return "var_pop";
+    case Combine::StddevSamp: return "stddev_samp";
+    case Combine::StddevPop: return "stddev_pop";
   }
   return "?";
+}
+
+int partial_columns(Combine combine) {
+  switch (combine) {
+    case Combine::Avg: return 2;
+    case Combine::VarSamp:
+    case Combine::VarPop:
+    case Combine::StddevSamp:
+    case Combine::StddevPop: return 4;
+    default: return 1;
+  }
 }
 
 const char* MergePlan::kind_name() const {
@@ -34,7 +49,8 @@ std::string MergePlan::describe() const {
       const OutputColumn& column = outputs[i];
       out += combine_name(column.combine);
       out += " of $" + std::to_string(column.source + 1);
-      if (column.combine == Combine::Avg) out += "/$" + std::to_string(column.source + 2);
+      for (int k = 1; k < partial_columns(column.combine); ++k)
+        out += "/$" + std::to_string(column.source + 1 + k);
     }
     out += ")";
   }

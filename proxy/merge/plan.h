@@ -25,12 +25,23 @@ enum class Combine : uint8_t {
   Avg,      // the shards run sum(x), count(x) in two columns; the proxy divides
   BoolAnd,  // and / or of the shards' results, NULLs ignored
   BoolOr,
+  // var_samp/variance, var_pop, stddev_samp/stddev, stddev_pop: the shards run sum(x), count(x),
+  // sum(x::numeric * x::numeric) and var_pop(x) in four columns (variance_columns()); the proxy
+  // combines them exactly (integers, numeric) or as float8_combine does (float8).
+  VarSamp,
+  VarPop,
+  StddevSamp,
+  StddevPop,
 };
+
+// How many shard columns one client column of this combine reads, from its `source` on.
+int partial_columns(Combine combine);
 
 struct OutputColumn {
   Combine combine = Combine::Key;
-  int source = 0;    // index of the shard column (Avg: the sum; its count is source + 1)
-  std::string name;  // Avg: the client's column name (the shards' columns are sum and count)
+  int source = 0;    // index of the shard column (Avg and the variances: the sum; the count
+                     // and the others follow it, partial_columns())
+  std::string name;  // Avg, variances: the client's column name (the shards' are sum, count, ...)
 };
 
 struct SortKey {

@@ -33,6 +33,10 @@ merge::Combine combine_of(AggregateCall call) {
     case AggregateCall::Avg: return merge::Combine::Avg;
     case AggregateCall::BoolAnd: return merge::Combine::BoolAnd;
     case AggregateCall::BoolOr: return merge::Combine::BoolOr;
+    case AggregateCall::VarSamp: return merge::Combine::VarSamp;
+    case AggregateCall::VarPop: return merge::Combine::VarPop;
+    case AggregateCall::StddevSamp: return merge::Combine::StddevSamp;
+    case AggregateCall::StddevPop: return merge::Combine::StddevPop;
     default: return merge::Combine::Key;
   }
 }
@@ -87,20 +91,21 @@ merge::TextSource text_source(const parser::CollationSource& from, bool tables_o
 }
 
 // The shards' columns' collation sources in their order: HAVING's hidden aggregates first, then
-// the outputs (an avg with its count column after it); none when `*` leaves the columns unknown.
+// the outputs (an avg with its count column after it, a variance with its three); none when `*`
+// leaves the columns unknown.
 void add_column_sources(const parser::SelectShape& shape, bool aggregate, bool tables_only,
                         merge::MergePlan& plan) {
   bool star = false;
   for (const parser::OutputItem& item :
        aggregate ? shape.having_aggregates : std::vector<parser::OutputItem>{}) {
-    plan.column_sources.push_back(text_source(item.collation, tables_only));
-    if (item.aggregate == AggregateCall::Avg) plan.column_sources.push_back(plan.column_sources.back());
+    for (int i = 0; i < parser::partial_width(item.aggregate); ++i)
+      plan.column_sources.push_back(text_source(item.collation, tables_only));
   }
   for (const parser::OutputItem& item : shape.outputs) {
     star = star || item.star;
     plan.column_sources.push_back(text_source(item.collation, tables_only));
-    if (aggregate && item.aggregate == AggregateCall::Avg)
-      plan.column_sources.push_back(plan.column_sources.back());  // its count
+    for (int i = 1; aggregate && i < parser::partial_width(item.aggregate); ++i)
+      plan.column_sources.push_back(plan.column_sources.back());  // avg's count, ...
   }
   if (star) plan.column_sources.clear();
 }
@@ -129,11 +134,11 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
   // HAVING's aggregates the client did not select lead the shards' columns (hidden outputs).
   int source = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
-    std::vector<std::string> columns = {item.call_text};
-    if (item.aggregate == AggregateCall::Avg) columns = parser::avg_as_sum_and_count(item.call_text);
-    if (columns.empty()) return "uses HAVING on an avg() call shardwire cannot locate; select it";
+    std::vector<std::string> columns = parser::partial_calls(item.aggregate, item.call_text);
+    if (columns.empty())
+      return "uses HAVING on an " + item.name + "() call shardwire cannot locate; select it";
     for (std::string& column : columns) rewrite.leading_columns.push_back(std::move(column));
-    source += item.aggregate == AggregateCall::Avg ? 2 : 1;
+    source += parser::partial_width(item.aggregate);
   }
   for (const parser::OutputItem& item : shape.outputs) {
     if (item.star) return "aggregates with * in the select list; list the grouped columns";
@@ -149,16 +154,16 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-             "avg, bool_and and bool_or can, also with FILTER); " +
+             "avg, bool_and, bool_or, stddev and variance can, also with FILTER); " +
              instead_of_aggregate(item) + " instead, or";
     plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
-    source += item.aggregate == AggregateCall::Avg ? 2 : 1;
-    rewrite.split_avg = rewrite.split_avg || item.aggregate == AggregateCall::Avg;
+    source += parser::partial_width(item.aggregate);
+    rewrite.split_avg = rewrite.split_avg || parser::partial_width(item.aggregate) > 1;
   }
   int hidden = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
     plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), hidden, item.name});
-    hidden += item.aggregate == AggregateCall::Avg ? 2 : 1;
+    hidden += parser::partial_width(item.aggregate);
   }
   plan.hidden_outputs = static_cast<int>(shape.having_aggregates.size());
   for (int output : shape.group_by) {

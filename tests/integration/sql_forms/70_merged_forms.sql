@@ -37,7 +37,7 @@ refused 0A000: SELECT DISTINCT ON (g) g, count(*) FROM sf_forms GROUP BY g, id O
 refused 0A000: SELECT count(DISTINCT g) FROM sf_forms
 refused 0A000: SELECT string_agg(s, ',' ORDER BY s) FROM sf_forms
 refused 0A000: SELECT array_agg(id ORDER BY id) FROM sf_forms
-refused 0A000: SELECT stddev(n), variance(n) FROM sf_forms
+query: SELECT stddev(n), variance(n) FROM sf_forms
 refused 0A000: SELECT sum(n) / count(*) FROM sf_forms
 refused 0A000: SELECT sum(n) + 1 FROM sf_forms
 refused 0A000: SELECT g FROM sf_forms GROUP BY g HAVING sum(n) / count(*) > 2

@@ -58,3 +58,27 @@ TEST_CASE("floats print as PostgreSQL's shortest output") {
   CHECK(format_float4(100000.0f) == "100000");
   CHECK(format_float4(1.5e-5f) == "1.5e-05");
 }
+
+TEST_CASE("products, differences, quotients and square roots for the variances") {
+  auto num = [](const char* text) { return *Decimal::parse(text); };
+  CHECK(num("1.5").multiply(num("-2.25")).text() == "-3.375");
+  CHECK(num("99999999999").multiply(num("99999999999")).text() == "9999999999800000000001");
+  CHECK(num("3").subtract(num("4.50")).text() == "-1.50");
+  CHECK(num("1.5").with_scale(4).text() == "1.5000");
+  // div_var rounded at select_div_scale: 16 significant digits at least, the operands' scales.
+  CHECK(num("14").divide(num("6")).text() == "2.3333333333333333");
+  CHECK(num("1").divide(num("3")).text() == "0.33333333333333333333");
+  CHECK(num("-2").divide(num("3")).text() == "-0.66666666666666666667");
+  CHECK(num("55.968750").divide(num("6")).text() == "9.3281250000000000");
+  CHECK(num("100000000000000000000000").divide(num("7")).text() == "14285714285714285714286");
+  // sqrt_var at a given scale, rounded half away from zero.
+  CHECK(num("2").sqrt(16).text() == "1.4142135623730950");
+  CHECK(num("9.328125").sqrt(16).text() == "3.0541979307176541");
+  CHECK(num("0.0004").sqrt(4).text() == "0.0200");
+  CHECK(num("0").sqrt(2).text() == "0.00");
+  CHECK(num("NaN").sqrt(2).text() == "NaN");
+  // Beyond 38 digits (128 bits): the digit-by-digit paths.
+  CHECK(num("2").sqrt(30).text() == "1.414213562373095048801688724210");
+  CHECK(num("2").divide(num("3000000000000000000000000000000000000000")).text() ==
+        "0.00000000000000000000000000000000000000066666666666666667");
+}

@@ -36,6 +36,21 @@ TEST_CASE("avg with FILTER: the shards' sum and count each get the FILTER") {
         "SELECT sum(n), count(n) + 0 * (avg(n) IS NULL)::int, count(*) FILTER (WHERE n > 0) FROM t");
 }
 
+TEST_CASE("variances: the shards' sum, count, numeric sum of squares and var_pop, FILTER on each") {
+  CHECK(
+      avg_split("SELECT g, stddev(n) FROM t GROUP BY 1") ==
+      "SELECT g, sum(n), count(n), sum(CASE WHEN pg_typeof(n) IN ('float8'::regtype, 'float4'::regtype) THEN "
+      "NULL ELSE ((n)::numeric) * ((n)::numeric) END), var_pop(n) FROM t GROUP BY 1");
+  // An output position behind a variance moves by its three added columns.
+  CHECK(
+      avg_split("SELECT var_pop(a + b) FILTER (WHERE s = ')'), g FROM t GROUP BY 2") ==
+      "SELECT sum(a + b) FILTER (WHERE s = ')'), count(a + b) FILTER (WHERE s = ')'), sum(CASE WHEN "
+      "pg_typeof(a + b) IN ('float8'::regtype, 'float4'::regtype) THEN NULL ELSE ((a + b)::numeric) * ((a + "
+      "b)::numeric) END) FILTER (WHERE s = ')'), var_pop(a + b) FILTER (WHERE s = ')'), g FROM t GROUP BY 5");
+  CHECK(sw::parser::variance_columns("stddev_samp(f(')'), 2)").size() == 4);
+  CHECK(sw::parser::variance_columns("stddev").empty());
+}
+
 TEST_CASE("windows: the PARTITION BY columns every window shares, named windows followed") {
   using Columns = std::vector<std::string>;
   auto shared = [](const std::string& sql) { return facts(sql).select.window_partition_columns; };
