@@ -7,6 +7,9 @@
 #     multi-shard runner);
 #   * pool::Waiter implementations (classes deriving from pool::Pool::Waiter);
 #   * two-phase-commit drivers: files outside the coordinator that create a TwoPhaseCommit;
+#   * the session's dispatch on its request state: `switch (request_.state)` statements, and
+#     assignments of request_.state (one: inside Session::set_request_state, which checks the
+#     transition table);
 #   * load_be16/load_be32 calls in proxy/session/ and proxy/router/;
 #   * raw byte reads and writes (tests/lint/check_byte_reads.py's patterns): outside wire/ and
 #     auth/, and outside every owner of a binary format the lint allows (docs/architecture.md §2).
@@ -53,6 +56,10 @@ echo "pool::Waiter implementations: $(echo "$waiters" | wc -w) (${waiters% })"
 drivers=$(grep -rlE 'make_unique<TwoPhaseCommit>|TwoPhaseCommit\s*\(' proxy --include='*.cc' |
           grep -v 'two_phase_commit\.cc$' | sort | tr '\n' ' ' || true)
 echo "two-phase-commit drivers: $(echo "$drivers" | wc -w) (${drivers% })"
+
+switches=$(grep -rhoE 'switch \(request_\.state\)' proxy/session | wc -l)
+assignments=$(grep -rhoE 'request_\.state = ' proxy/session | wc -l)
+echo "switches on the request state: ${switches}; assignments of it: ${assignments}"
 
 loads=$(grep -rhoE '\bload_be(16|32)\(' proxy/session proxy/router | wc -l)
 echo "load_be16/load_be32 calls in proxy/session and proxy/router: ${loads}"

@@ -7,6 +7,10 @@
 //      │──> waiting_for_server ──> running    (a server, or PAUSE lifted) | answered (no server)
 //      └──> running ──> answered             (ReadyForQuery relayed; the server may go back)
 //              │──> retrying_after_fence ──> routing   (SW001 on the first request: run it again)
+//              │──> waiting_for_leg ──> routing        (it needs another leg: once the active one
+//              │                                        owes nothing it is routed again)
+//              │──> lent_until_sync ──> routing | running  (a Parse/Describe batch's server, lent
+//              │                                        until the proxy's Sync: given back or kept)
 //              │──> waiting_for_server ──> routing     (it needs another shard than the riders'
 //              │                                        server: that one is rolled back first)
 //              └──> waiting_for_server ──> running     (it needs a shard the transaction has no
@@ -37,6 +41,11 @@ enum class RequestState : uint8_t {
   Running,             // a server (or a fan-out) runs it
   RetryingAfterFence,  // its shard refused it with SW001: it runs again once the directory moved
   Answered,            // the proxy answered it itself
+  WaitingForLeg,       // it needs another leg: waits until the active leg owes nothing
+  // Transaction pooling: a Parse/Describe batch ended by a Flush ran on a server lent for it
+  // only; the proxy's Sync went, and no client input is read until that server is back (given
+  // back: routing; kept because the batch pinned the client: running).
+  LentUntilSync,
 };
 
 // True when the session reads and routes more client input in `state`.
@@ -108,13 +117,10 @@ struct Request {
   // Transaction pooling: a Parse/Describe batch ended by a Flush with no Bind yet runs on a server
   // that is lent for it only: the proxy ends it with a Sync of its own (answer swallowed) and
   // gives the server back, so the Bind that follows picks the shard (and the transaction's).
-  bool lend_at_flush = false;    // the batch being forwarded ends so at its Flush
-  bool lent = false;             // its Sync went: no client input is read until the server is back
+  bool lend_at_flush = false;    // the batch being forwarded ends so at its Flush (then LentUntilSync)
   bool query_failed = false;     // the Query in progress got an ErrorResponse
   bool unpin_if_failed = false;  // it pinned its client, and its failure would leave nothing behind
-  // The Query at the front needs another leg: it waits until the active leg owes nothing.
-  bool leg_wait = false;
-  bool joining_leg = false;  // the server being acquired joins a transaction already started
+  bool joining_leg = false;      // the server being acquired joins a transaction already started
   FrontQuery front;
   // A refused PREPARE TRANSACTION that runs as ROLLBACK: the client gets this error in place of
   // the ROLLBACK's CommandComplete (Session::prepare_transaction_as_rollback).

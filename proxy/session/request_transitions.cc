@@ -10,6 +10,8 @@ const char* request_state_name(RequestState state) {
     case RequestState::Running: return "running";
     case RequestState::RetryingAfterFence: return "retrying_after_fence";
     case RequestState::Answered: return "answered";
+    case RequestState::WaitingForLeg: return "waiting_for_leg";
+    case RequestState::LentUntilSync: return "lent_until_sync";
   }
   return "unknown";
 }

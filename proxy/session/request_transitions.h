@@ -18,10 +18,10 @@ using S = RequestState;
 // Per state, the states that may follow it (a state may also be set again: the same request goes
 // on). Indexed by RequestState.
 constexpr uint8_t kNextStates[] = {
-    // Routing: the next request starts, needs a server or waits for a cutover, or the proxy
-    // answers it.
+    // Routing: the next request starts, needs a server or waits for a cutover, the proxy
+    // answers it, or it needs another leg than the active one.
     bit(S::Routing) | bit(S::WaitingForServer) | bit(S::WaitingForCutover) | bit(S::Running) |
-        bit(S::Answered),
+        bit(S::Answered) | bit(S::WaitingForLeg),
     // WaitingForServer: the pool handed a server (routed again, then run) or failed (the error
     // is the answer).
     bit(S::Routing) | bit(S::Answered),
@@ -29,14 +29,23 @@ constexpr uint8_t kNextStates[] = {
     // queue was full (routed again, answered 40001).
     bit(S::Routing),
     // Running: finished (routing the next), needs another leg's server, a runner starts on the
-    // legs, a runner answered it, or its shard refused it with SW001.
+    // legs, a runner answered it, its shard refused it with SW001, it needs another leg, or a
+    // Parse/Describe batch's Flush lent its server until the proxy's Sync.
     bit(S::Routing) | bit(S::WaitingForServer) | bit(S::Running) | bit(S::Answered) |
-        bit(S::RetryingAfterFence),
+        bit(S::RetryingAfterFence) | bit(S::WaitingForLeg) | bit(S::LentUntilSync),
     // RetryingAfterFence: a newer directory came, the request runs again from the start.
     bit(S::Routing),
-    // Answered: the next request is routed, forwarded at once, or answered by the proxy too.
-    bit(S::Routing) | bit(S::Running) | bit(S::Answered),
+    // Answered: the next request is routed, forwarded at once, answered by the proxy too, or it
+    // needs another leg.
+    bit(S::Routing) | bit(S::Running) | bit(S::Answered) | bit(S::WaitingForLeg),
+    // WaitingForLeg: the active leg owes nothing (or the client sent more): routed again.
+    bit(S::Routing),
+    // LentUntilSync: the lent server went back (routing), or the batch pinned the client and the
+    // server is the session's now (running).
+    bit(S::Routing) | bit(S::Running),
 };
+
+static_assert(std::size(kNextStates) == 8, "one row per RequestState");
 
 }  // namespace detail
 

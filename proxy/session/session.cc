@@ -46,6 +46,11 @@ void Session::report_unexpected_transition(RequestState to) const {
            (unsigned long long)id(), request_state_name(request_.state), request_state_name(to));
 }
 
+void Session::report_unexpected_event(const char* event) const {
+  LOG_WARN("client=c%llu %s while the request is %s (a shardwire defect)", (unsigned long long)id(), event,
+           request_state_name(request_.state));
+}
+
 void Session::on_closed(net::Connection&, const Status& why) {
   LOG_DEBUG("client=c%llu disconnected: %s", (unsigned long long)id(), why.message.c_str());
   close("client disconnected");
@@ -103,8 +108,18 @@ void Session::cancel_running_query() {
 }
 
 void Session::resume_after_pause() {
-  if (request_.state == RequestState::WaitingForServer && pools_.waiting == nullptr)
-    set_request_state(RequestState::Routing);
+  switch (request_.state) {
+    case RequestState::WaitingForServer:
+      if (pools_.waiting == nullptr) set_request_state(RequestState::Routing);  // held by PAUSE
+      break;
+    case RequestState::Routing:
+    case RequestState::WaitingForCutover:
+    case RequestState::Running:
+    case RequestState::RetryingAfterFence:
+    case RequestState::Answered:
+    case RequestState::WaitingForLeg:
+    case RequestState::LentUntilSync: break;
+  }
   if (phase_ == Phase::Ready) read_client_messages();
 }
 

@@ -246,6 +246,16 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
     request_.state = state;
   }
   void report_unexpected_transition(RequestState to) const;
+  // An event came in a state that does not expect it (a defect of the session): logged.
+  void report_unexpected_event(const char* event) const;
+  void expect_waiting_for_server(const char* event) const;
+  // The front request needs another leg: it is routed again once the active leg owes nothing
+  // (read_server_messages) or more client input comes.
+  Next wait_for_active_leg() {
+    set_request_state(RequestState::WaitingForLeg);
+    return Next::Stop;
+  }
+  bool server_lent() const { return request_.state == RequestState::LentUntilSync; }
   // Leg (session_leg.cc): the transaction's server.
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
@@ -382,6 +392,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void reject_pending_request(const Status& why, std::string_view detail = {});
   // Server -> client (session_server.cc)
   void read_server_messages();
+  void after_server_frame(RequestState before);
   enum class AfterMessage { Continue, Dropped, Retry };
   AfterMessage handle_server_message(const wire::Frame& frame);
   bool ends_session(const wire::Frame& frame, pool::Backend& backend);
@@ -511,6 +522,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // Fence errors (session_retry.cc)
   bool on_fence_error(std::string_view body);
   void retry_after_fence();
+  void on_fence_polled();
 
   // Client output for server answers and proxy answers in the stream (see FenceRetry::to_client).
   void to_client(std::string_view bytes) {

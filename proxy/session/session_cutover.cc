@@ -28,9 +28,19 @@ Session::Start Session::wait_for_cutover(const router::Route& route) {
 
 // The directory changed: route the parked request again (it may wait once more).
 void Session::resume_after_directory_change() {
-  if (request_.state != RequestState::WaitingForCutover) return;
-  set_request_state(RequestState::Routing);
-  if (phase_ == Phase::Ready) read_client_messages();
+  switch (request_.state) {
+    case RequestState::WaitingForCutover:
+      set_request_state(RequestState::Routing);
+      if (phase_ == Phase::Ready) read_client_messages();
+      return;
+    case RequestState::Routing:
+    case RequestState::WaitingForServer:
+    case RequestState::Running:
+    case RequestState::RetryingAfterFence:
+    case RequestState::Answered:
+    case RequestState::WaitingForLeg:
+    case RequestState::LentUntilSync: return;  // not waiting for a cutover (any longer)
+  }
 }
 
 // The request went on (or was refused): it no longer waits for a cutover.

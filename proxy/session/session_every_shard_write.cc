@@ -229,8 +229,7 @@ Session::Next Session::write_on_every_shard(const wire::Frame& query, const pars
                                             const router::Route& route) {
   Leg& leg = txn_.leg;
   if (!leg.tracker.idle()) {
-    request_.leg_wait = true;  // read_server_messages reads on once the active leg owes nothing
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
   if (Status refused = every_shard_write_refusal(only, route); !refused.is_ok()) {
@@ -253,8 +252,7 @@ Session::Next Session::write_on_every_shard(const wire::Frame& query, const pars
 Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route) {
   Leg& leg = txn_.leg;
   if (!leg.tracker.idle()) {
-    request_.leg_wait = true;
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
   if (clock_.request_started_us == 0) note_request_start();
@@ -271,7 +269,7 @@ Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, co
 // A Query inside an extended batch not yet synced (asyncpg's COPY after its introspection, in
 // session pooling): a COPY FROM or reference write still runs on every shard.
 Session::Next Session::write_in_open_batch(const wire::Frame& query) {
-  if (!request_.batch_open || request_.lent || txn_.leg.outside_transaction || txn_.control.moving() ||
+  if (!request_.batch_open || server_lent() || txn_.leg.outside_transaction || txn_.control.moving() ||
       txn_.ending != Ending::None || !host_.directory())
     return Next::Forward;
   auto facts = facts_of_query(query);

@@ -73,7 +73,23 @@ void Session::attach(pool::Backend* backend) {
   fence_.on_attach(std::move(begin), !leg.outside_transaction);
 }
 
+// The pool's answer comes only to a request waiting for a server (the waiter is cancelled when it
+// stops waiting); in any other state it is a defect of the session, logged and handled alike.
+void Session::expect_waiting_for_server(const char* event) const {
+  switch (request_.state) {
+    case RequestState::WaitingForServer: return;
+    case RequestState::Routing:
+    case RequestState::WaitingForCutover:
+    case RequestState::Running:
+    case RequestState::RetryingAfterFence:
+    case RequestState::Answered:
+    case RequestState::WaitingForLeg:
+    case RequestState::LentUntilSync: report_unexpected_event(event); return;
+  }
+}
+
 void Session::on_backend_ready(pool::Backend* backend) {
+  expect_waiting_for_server("a server was handed");
   pools_.waiting = nullptr;
   set_request_state(RequestState::Routing);
   if (phase_ == Phase::AwaitingServerParameters) {
@@ -95,6 +111,7 @@ void Session::on_backend_ready(pool::Backend* backend) {
 }
 
 void Session::on_backend_failed(const Status& why) {
+  expect_waiting_for_server("the pool had no server");
   pools_.waiting = nullptr;
   set_request_state(RequestState::Answered);
   txn_.leg.outside_transaction = false;
@@ -134,7 +151,8 @@ void Session::maybe_release_backend() {
 // the lent server was given back the client's input was not read: it would never be.)
 void Session::keep_pinned_leg() {
   Leg& leg = txn_.leg;
-  const bool lent = std::exchange(request_.lent, false);
+  const bool lent = server_lent();
+  if (lent) set_request_state(RequestState::Running);  // input is read again
   if (!lent && !leg.outside_transaction) return;
   leg.outside_transaction = false;
   request_.lend_at_flush = false;
@@ -152,13 +170,13 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
   pool::Backend* backend = leg.backend;
   leg.backend = nullptr;
   leg.outside_transaction = false;
-  if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
+  const bool lent = server_lent();
+  if (request_.state == RequestState::Running || lent) set_request_state(RequestState::Routing);
   request_.lend_at_flush = false;
   // The unnamed statement stays with the server given back (and with a lent one): the next
   // server gets its Parse before a Bind or Describe names it (psql's \gdesc: Parse and Sync, then
   // Describe and Sync).
-  if (std::exchange(request_.lent, false) || profile_.unnamed.facts != nullptr)
-    profile_.unnamed_elsewhere = true;
+  if (lent || profile_.unnamed.facts != nullptr) profile_.unnamed_elsewhere = true;
   if (txn_.control.moving()) {
     // The transaction leaves this server for the shard its next statement needs.
     txn_.control.finish_move();

@@ -115,7 +115,7 @@ Status Session::check_write(const parser::QueryFacts& facts, const router::Route
 Session::Next Session::route_across_legs(const wire::Frame& query) {
   Leg& leg = txn_.leg;
   if (Next next = write_in_open_batch(query); next != Next::Forward) return next;
-  if (request_.lent || leg.outside_transaction || txn_.control.moving() || request_.batch_open ||
+  if (server_lent() || leg.outside_transaction || txn_.control.moving() || request_.batch_open ||
       !host_.directory())
     return Next::Forward;
   if (txn_.ending != Ending::None) return finish_ending(query);
@@ -143,8 +143,7 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
   if (writes_any(*facts) && txn_.shards.open() && !txn_.shards.may_write(target))
     return Next::Forward;  // refused there
   if (!leg.tracker.idle()) {
-    request_.leg_wait = true;  // read_server_messages reads on once the active leg owes nothing
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   if (leg.server_status == 'I' && !pools_.session_pooling) return Next::Forward;
   // A failed transaction stays failed on every leg: the active one answers (25P02).
@@ -194,8 +193,7 @@ Session::Next Session::end_across_legs(bool commit, size_t consumed, const Exten
                   [](const Leg& other) { return other.server_status == 'I'; }))
     return Next::Forward;
   if (!txn_.leg.tracker.idle()) {
-    request_.leg_wait = true;
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   const bool failed = txn_.combined_status(txn_.leg.server_status) == 'E';
   if (commit && failed) {

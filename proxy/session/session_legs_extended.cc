@@ -16,7 +16,7 @@ using parser::StatementKind;
 // The first message of an extended batch while a server is attached.
 Session::Next Session::route_batch_across_legs() {
   Leg& leg = txn_.leg;
-  if (request_.lent || leg.outside_transaction || txn_.control.moving() || !host_.directory())
+  if (server_lent() || leg.outside_transaction || txn_.control.moving() || !host_.directory())
     return Next::Forward;
   if (txn_.ending != Ending::None) return finish_batch_ending();
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
@@ -45,8 +45,7 @@ Session::Next Session::route_batch_across_legs() {
   if (only.writes && txn_.shards.open() && !txn_.shards.may_write(target))
     return Next::Forward;  // refused there
   if (!leg.tracker.idle()) {
-    request_.leg_wait = true;
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   if (leg.server_status == 'I' && !pools_.session_pooling) return Next::Forward;
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;
@@ -62,7 +61,7 @@ Session::Next Session::route_batch_across_legs() {
 // like any (route_batch_across_legs), its statement parsed again on the leg that runs it.
 Session::Next Session::close_batch_for_another_leg() {
   Leg& leg = txn_.leg;
-  if (request_.lent || leg.outside_transaction || txn_.control.moving() || !host_.directory() ||
+  if (server_lent() || leg.outside_transaction || txn_.control.moving() || !host_.directory() ||
       (txn_.parked.empty() && !pools_.session_pooling && leg.server_status == 'I'))
     return Next::Forward;
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
@@ -83,8 +82,7 @@ Session::Next Session::close_batch_for_another_leg() {
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
   leg.backend->connection().write(sync);
   request_.batch_open = false;
-  request_.leg_wait = true;
-  return Next::Stop;
+  return wait_for_active_leg();
 }
 
 // The parked legs answered an extended COMMIT/ROLLBACK's end: the batch goes to the active leg.

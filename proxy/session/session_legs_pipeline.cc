@@ -44,7 +44,7 @@ std::string flush_message() {
 // Outside a transaction block, in transaction pooling, with two-phase commit available; or the
 // batch already spread.
 bool Session::may_spread_batch() const {
-  if (request_.lent || pools_.session_pooling || txn_.control.moving() || !host_.directory()) return false;
+  if (server_lent() || pools_.session_pooling || txn_.control.moving() || !host_.directory()) return false;
   if (txn_.spread == SpreadBatch::Open) return true;
   const Leg& leg = txn_.leg;
   return txn_.spread == SpreadBatch::None && !leg.outside_transaction && leg.server_status == 'I' &&
@@ -70,8 +70,7 @@ Session::Next Session::spread_batch_to_another_leg() {
   if (target < 0 || target == leg.shard) return Next::Forward;
   if (!leg.tracker.idle()) {
     leg.backend->connection().write(flush_message());
-    request_.leg_wait = true;  // read_server_messages reads on once the active leg owes nothing
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   if (request_.batch_failed) {
     request_.skip_until_sync = true;  // the server skips the rest of the batch; so do the others
@@ -114,8 +113,7 @@ Session::Next Session::end_spread_batch(const wire::Frame& sync) {
     for (Leg& other : txn_.parked) send_unseen(other, out, {Owed::Sync});
   }
   if (!txn_.leg.tracker.idle() || txn_.parked_busy()) {
-    request_.leg_wait = true;
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   consume_client(sync.size);
   txn_.spread = SpreadBatch::None;

@@ -36,7 +36,22 @@ bool Session::runner_takes_client_input() const {
   return txn_.runner.empty() || (merge != nullptr && merge->parked());
 }
 
+// Client input may be read (it arrived, or what held it back ended): every event that can let the
+// session read on comes here, and the request's state says whether it does.
 void Session::read_client_messages() {
+  switch (request_.state) {
+    case RequestState::WaitingForLeg:
+      set_request_state(RequestState::Routing);  // routed again: it waits once more if it must
+      break;
+    case RequestState::Routing:
+    case RequestState::Running:
+    case RequestState::Answered: break;
+    case RequestState::WaitingForServer:    // on_backend_ready / on_backend_failed / RESUME go on
+    case RequestState::WaitingForCutover:   // a new directory or the timeout goes on
+    case RequestState::RetryingAfterFence:  // the directory poll goes on
+    case RequestState::LentUntilSync:       // the lent server's ReadyForQuery goes on
+      return;
+  }
   request_.front.forget_route();  // routed in an earlier pass: the directory or the rules may have changed
   request_.forget_bound();
   if (txn_.runner.get<CopyIn>()) {
@@ -44,7 +59,7 @@ void Session::read_client_messages() {
     return;
   }
   while (phase_ == Phase::Ready && reads_client_input(request_.state) && runner_takes_client_input() &&
-         !request_.lent && !txn_.two_phase) {
+         !txn_.two_phase) {
     auto result = wire::read_frame(client_input(), wire::Sender::Client, limits_);
     if (result.status == wire::FrameStatus::NeedMore) return;
     if (result.status == wire::FrameStatus::Error) {
@@ -281,7 +296,7 @@ void Session::lend_until_sync(const wire::Frame& flush) {
   wire::encode_sync(out);
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
   request_.batch_open = false;
-  request_.lent = true;
+  set_request_state(RequestState::LentUntilSync);
   txn_.leg.backend->connection().write(out);
 }
 

@@ -37,9 +37,24 @@ void Session::retry_after_fence() {
     const auto& directory = host_.directory();
     if (!fence_.poll(directory != nullptr, directory ? directory->version() : 0)) return;
     timers_.fence_poll->stop();
-    set_request_state(RequestState::Routing);
-    if (phase_ == Phase::Ready) read_client_messages();
+    on_fence_polled();
   });
+}
+
+// A newer directory came while the refused request waited for one: it runs again from the start.
+void Session::on_fence_polled() {
+  switch (request_.state) {
+    case RequestState::RetryingAfterFence: break;
+    case RequestState::Routing:
+    case RequestState::WaitingForServer:
+    case RequestState::WaitingForCutover:
+    case RequestState::Running:
+    case RequestState::Answered:
+    case RequestState::WaitingForLeg:
+    case RequestState::LentUntilSync: report_unexpected_event("the fence retry's directory came"); break;
+  }
+  set_request_state(RequestState::Routing);
+  if (phase_ == Phase::Ready) read_client_messages();
 }
 
 }  // namespace sw::session

@@ -115,8 +115,7 @@ Session::Next Session::read_on_every_shard(const wire::Frame& query, const route
   if (!reads_on_session_servers() || !held_read_refusal(route).is_ok()) return Next::Forward;
   Leg& leg = txn_.leg;
   if (!leg.tracker.idle()) {
-    request_.leg_wait = true;  // read_server_messages reads on once the active leg owes nothing
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
   if (clock_.request_started_us == 0) note_request_start();
@@ -129,8 +128,7 @@ Session::Next Session::read_batch_on_every_shard(const ExtendedBatch& batch, con
   if (!reads_on_session_servers() || !held_read_refusal(route).is_ok()) return Next::Forward;
   Leg& leg = txn_.leg;
   if (!leg.tracker.idle()) {
-    request_.leg_wait = true;
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;
   if (clock_.request_started_us == 0) note_request_start();
@@ -196,8 +194,7 @@ Session::Next Session::refuse_scatter_portal_execute() {
   if (name_end == std::string_view::npos || body.substr(0, name_end) != txn_.scatter_portal)
     return Next::Forward;
   if (!txn_.leg.tracker.idle()) {
-    request_.leg_wait = true;
-    return Next::Stop;
+    return wait_for_active_leg();
   }
   if (clock_.request_started_us == 0) note_request_start();
   request_.batch_open = true;  // the client's Sync ends the batch the refusal opens

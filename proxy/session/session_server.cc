@@ -60,15 +60,32 @@ void Session::read_server_messages() {
       if (txn_.leg.tracker.idle()) end_startup_probe();
       continue;
     }
-    const bool lent = request_.lent;
+    const RequestState before = request_.state;
     maybe_release_backend();  // a lent server a pin kept is the session's: input is read again
-    if ((!txn_.leg.attached() || (lent && !request_.lent)) && phase_ == Phase::Ready &&
-        !client_->input().empty()) {
-      read_client_messages();  // the client pipelined its next transaction already
-    } else if (request_.leg_wait && txn_.leg.tracker.idle() && phase_ == Phase::Ready) {
-      request_.leg_wait = false;  // the Query that needs another leg goes on
-      read_client_messages();
-    }
+    if (phase_ == Phase::Ready) after_server_frame(before);
+  }
+}
+
+// A frame of the active leg was handled (the request was in `before`): what the session does
+// next, by the state the request is in now.
+void Session::after_server_frame(RequestState before) {
+  // The lent server went back (routing) or the session kept it (running): input is read again.
+  const bool lent_ended = before == RequestState::LentUntilSync && !server_lent();
+  const bool pipelined = (!txn_.leg.attached() || lent_ended) && !client_->input().empty();
+  switch (request_.state) {
+    case RequestState::WaitingForLeg:
+      // Once the active leg owes nothing, the request that needs another leg goes on.
+      if (pipelined || txn_.leg.tracker.idle()) read_client_messages();
+      break;
+    case RequestState::Routing:
+    case RequestState::Running:
+    case RequestState::Answered:
+      if (pipelined) read_client_messages();  // the client pipelined its next transaction already
+      break;
+    case RequestState::LentUntilSync:              // the lent server's Sync is not answered yet
+    case RequestState::WaitingForServer:           // on_backend_ready goes on
+    case RequestState::WaitingForCutover:          // resume_after_directory_change goes on
+    case RequestState::RetryingAfterFence: break;  // retry_after_fence's poll goes on
   }
 }
 
@@ -198,7 +215,7 @@ bool Session::on_server_error(const wire::Frame& frame, bool relay, bool complet
   if (relay) request_.batch_failed = true;
   // A spread batch is skipped up to its Sync on every leg, as the failed server skips it.
   if (relay && txn_.spread == SpreadBatch::Open) request_.skip_until_sync = true;
-  if (relay && request_.lent) {
+  if (relay && server_lent()) {
     // A lent batch failed: the client's transaction fails with it, and what it sent after the
     // failed message is skipped up to its Sync, as the server would have.
     txn_.control.abort_if_deferred();
