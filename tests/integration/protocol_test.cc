@@ -488,8 +488,68 @@ TEST_SUITE("protocol") {
     });
   }
 
-  // Statements the proxy prepared would pile up on the servers (every text clients ever
-  // prepared): one holding more than the limit drops them all when next borrowed, and a client's
+  // A Parse that leaves its parameters' types to the server gets them from the tables as they are
+  // now: after a table was recreated with another column type, a new client's Parse of the same
+  // text resolves $1 to the new type (pgjdbc's DateTest: setDate into a timestamptz column after
+  // a date column of the same name). Shardwire answered it with the server statement another
+  // client had parsed before, $1 still a date: the stored time silently lost its hours.
+  TEST_CASE("a Parse with unspecified parameter types resolves them against the tables of now") {
+    ProxyOptions options;
+    options.pool_size = 1;  // every client on the server that parsed the statement first
+    options.workers = 1;
+    for_each_pool_mode(options, [&](Target& t) {
+      const std::string table = unique_name("retyped");
+      const std::string insert = "INSERT INTO " + table + " VALUES ($1)";
+      PgConn admin = shared_cluster().admin("app");
+      REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (v date)"));
+      {
+        PgConn before = t.connect_or_throw();
+        REQUIRE_OK(before.prepare("ins", insert));
+        REQUIRE_OK(before.exec_prepared("ins", {"2020-01-01"}));
+      }
+      REQUIRE_OK(admin.exec("DROP TABLE " + table + "; CREATE TABLE " + table + " (v timestamptz)"));
+      PgConn after = t.connect_or_throw();
+      REQUIRE_OK(after.exec("SET TimeZone TO 'UTC'"));
+      REQUIRE_OK(after.prepare("ins", insert));
+      PGresult* description = PQdescribePrepared(after.get(), "ins");
+      REQUIRE(PQresultStatus(description) == PGRES_COMMAND_OK);
+      CHECK(PQnparams(description) == 1);
+      CHECK(PQparamtype(description, 0) == 1184);  // timestamptz, not date (1082)
+      PQclear(description);
+      REQUIRE_OK(after.exec_prepared("ins", {"2020-01-01 23:00:00+00"}));
+      CHECK(after.value("SELECT v::text FROM " + table) == "2020-01-01 23:00:00+00");
+      admin.exec("DROP TABLE " + table);
+    });
+  }
+
+  // Such a Parse, of a text a server accepted before, needs no server: pgbench -M prepared
+  // prepares synchronously (PQprepare) for one client while its other clients, on the same
+  // thread, hold servers in their transactions. Shardwire made that Parse wait for a server: with
+  // more clients than servers every thread blocked so, and the pool starved (query_wait_timeout).
+  TEST_CASE("a Parse leaving types to the server waits for no server once its text was accepted") {
+    ProxyOptions options;
+    options.pool_size = 1;
+    options.workers = 1;
+    Target t(shared_cluster(), options);
+    INFO("proxy log:\n" << t.log_tail());
+    const std::string text = "SELECT $1::int + 1";  // $1 left to the server (no types sent)
+    PgConn first = t.connect_or_throw();
+    REQUIRE_OK(first.prepare("p", text));
+    PgConn second = t.connect_or_throw();
+    PgConn holder = t.connect_or_throw();
+    REQUIRE_OK(holder.exec("BEGIN"));
+    REQUIRE_OK(holder.exec("SELECT 1"));  // holds the only server
+    const auto start = Clock::now();
+    REQUIRE_OK(second.prepare("p", text));  // no server free: answered by the proxy
+    CHECK(Clock::now() - start < std::chrono::seconds(2));
+    REQUIRE_OK(holder.exec("COMMIT"));
+    PgResult result = second.exec_prepared("p", {"41"});
+    REQUIRE_OK(result);
+    CHECK(result.value() == "42");
+  }
+
+  // Statements of its own per client (parameter types left to the server) would pile up on the
+  // servers: one holding more than the limit drops them all when next borrowed, and a client's
   // statement is parsed again where it runs.
   TEST_CASE("a server holding more than the limit of statements drops them, clients' still run") {
     ProxyOptions options;
