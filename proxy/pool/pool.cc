@@ -17,14 +17,13 @@ constexpr uint64_t kHangupWaitMs = 1000;
 }  // namespace
 
 // Sends one CancelRequest and waits for the server to close the connection: PostgreSQL has then
-// signalled the backend (an idle one drops the cancel), so the cancel is delivered.
+// signalled the backend (an idle one drops the cancel), so the cancel is delivered. Pools last
+// as long as their worker: one destroyed with a cancel in flight (at exit) runs no `delivered`,
+// whose loop may be gone already.
 class CancelSender : public net::Connection::Handler {
  public:
   CancelSender(Pool& pool, wire::CancelKey key, const Backend* backend, std::function<void()> delivered)
       : pool_(pool), key_(key), backend_(backend), delivered_(std::move(delivered)) {}
-  ~CancelSender() override {
-    if (delivered_) delivered_();  // the pool went first: the client's cancel is answered anyway
-  }
   void on_connected(net::Connection& c, const Status& status) override {
     if (status)
       c.write(wire::encode_cancel_request(key_));
