@@ -84,7 +84,7 @@ class Pool : private BackendUser {
 
   // Sends a CancelRequest for `backend`'s current query over a new connection; `delivered` runs
   // once the server closed it (PostgreSQL has then signalled the backend) or it failed. Until
-  // then the backend, if released, goes to no other client (docs/architecture.md §5.8).
+  // then the backend, if released, goes to no other client (docs/architecture.md §4.3).
   void send_cancel(const Backend& backend, std::function<void()> delivered = {});
   // The cancel for `backend` is delivered or given up (CancelSender's).
   void on_cancel_finished(const Backend* backend);
