@@ -64,6 +64,11 @@ void Session::attach(pool::Backend* backend) {
     txn_.shards.begin(begin);
     wire::encode_query(prologue, begin);
     expect(Owed::Query, /*relay=*/false);
+  } else if (txn_.control.deferred()) {
+    // A Parse/Describe batch outside the transaction sees what the transaction set so far.
+    wire::encode_query(prologue, txn_.control.deferred_begin());
+    expect(Owed::Query, /*relay=*/false);
+    leg.outside_begun = true;
   }
   backend->connection().write(prologue);
   // Keep the first request until its answer starts: a fence error may send it elsewhere.
@@ -149,6 +154,8 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
   pool::Backend* backend = leg.backend;
   leg.backend = nullptr;
   leg.outside_transaction = false;
+  leg.outside_begun = false;
+  leg.client_ready_owed = false;
   if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);
   request_.lend_at_flush = false;
   // The unnamed statement stays with the server given back (and with a lent one): the next

@@ -548,6 +548,38 @@ TEST_SUITE("protocol") {
     CHECK(result.value() == "42");
   }
 
+  // A Parse/Describe batch sent in a transaction that has no server yet (its BEGIN deferred) runs
+  // on some server outside it, but must see what the transaction set: PQprepare after BEGIN and
+  // SET LOCAL search_path resolves the table in that schema, as on PostgreSQL. Shardwire parsed it
+  // with the session's search_path: 42P01, relation does not exist.
+  TEST_CASE("a Parse in a transaction with no server yet sees the transaction's SET LOCAL") {
+    ProxyOptions options;
+    options.pool_size = 1;  // the other client gets the very server the Parse ran on
+    options.workers = 1;
+    Target t(shared_cluster(), options);
+    INFO("proxy log:\n" << t.log_tail());
+    const std::string schema = unique_name("local_path");
+    PgConn admin = shared_cluster().admin("app");
+    REQUIRE_OK(admin.exec("CREATE SCHEMA " + schema + "; CREATE TABLE " + schema +
+                          ".only_here (a int, b text, c date); INSERT INTO " + schema +
+                          ".only_here VALUES (1, 'x', '2020-01-01')"));
+    PgConn c = t.connect_or_throw(), other = t.connect_or_throw();
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(c.exec("SET LOCAL search_path TO " + schema));
+    REQUIRE_OK(c.prepare("q", "SELECT * FROM only_here"));
+    PGresult* description = PQdescribePrepared(c.get(), "q");
+    REQUIRE(PQresultStatus(description) == PGRES_COMMAND_OK);
+    CHECK(PQnfields(description) == 3);
+    PQclear(description);
+    CHECK(other.value("SHOW search_path") == "\"$user\", public");  // rolled back there
+    CHECK(other.value("SELECT 'other-runs'") == "other-runs");
+    PgResult rows = c.exec_prepared("q", {});
+    REQUIRE_OK(rows);
+    CHECK(rows.value(0, 1) == "x");
+    REQUIRE_OK(c.exec("COMMIT"));
+    admin.exec("DROP SCHEMA " + schema + " CASCADE");
+  }
+
   // Statements of its own per client (parameter types left to the server) would pile up on the
   // servers: one holding more than the limit drops them all when next borrowed, and a client's
   // statement is parsed again where it runs.
