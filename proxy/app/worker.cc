@@ -175,19 +175,26 @@ void Worker::unregister_cancel(wire::CancelKey key) {
   cancels_.remove(key);
 }
 
-void Worker::forward_cancel(wire::CancelKey key) {
+void Worker::forward_cancel(wire::CancelKey key, std::function<void()> delivered) {
   Worker* owner = cancels_.find(key);
   if (owner == nullptr) {
     LOG_INFO("cancel request with an unknown key ignored");
+    delivered();
     return;
   }
-  owner->post_cancel(key);
+  // Runs on the owner's loop; `delivered` is this worker's to run.
+  net::Loop* here = &loop_;
+  owner->post_cancel(
+      key, [here, delivered = std::move(delivered)]() mutable { here->post(std::move(delivered)); });
 }
 
-void Worker::post_cancel(wire::CancelKey key) {
-  loop_.post([this, key] {
+void Worker::post_cancel(wire::CancelKey key, std::function<void()> delivered) {
+  loop_.post([this, key, delivered = std::move(delivered)]() mutable {
     auto it = by_cancel_key_.find(pack(key));
-    if (it != by_cancel_key_.end()) it->second->cancel_running_query();
+    if (it != by_cancel_key_.end())
+      it->second->cancel_running_query(std::move(delivered));
+    else
+      delivered();
   });
 }
 

@@ -63,7 +63,7 @@ class Worker : public session::SessionHost {
   // Thread-safe requests.
   void post_reload(std::shared_ptr<const config::Config> config, std::shared_ptr<net::TlsContext> tls);
   void post_shutdown(admin::ShutdownMode mode);
-  void post_cancel(wire::CancelKey key);
+  void post_cancel(wire::CancelKey key, std::function<void()> delivered);
   // `installed` (optional) runs on this worker's thread once it routes with `directory`.
   void post_directory(std::shared_ptr<const router::Directory> directory,
                       std::function<void()> installed = {});
@@ -87,7 +87,7 @@ class Worker : public session::SessionHost {
   session::StatementRegistry& statements() override { return statements_; }
   wire::CancelKey register_cancel(session::Session* session) override;
   void unregister_cancel(wire::CancelKey key) override;
-  void forward_cancel(wire::CancelKey key) override;
+  void forward_cancel(wire::CancelKey key, std::function<void()> delivered) override;
   bool shutting_down() override { return shutting_down_; }
   void session_closed(session::Session* session) override;
   stats::WorkerTraffic& traffic() override { return traffic_; }

@@ -16,21 +16,44 @@ constexpr uint64_t kMaintenanceIntervalMs = 100;
 constexpr uint64_t kHangupWaitMs = 1000;
 }  // namespace
 
-// Sends one CancelRequest and lets the server close the connection.
+// Sends one CancelRequest and waits for the server to close the connection: PostgreSQL has then
+// signalled the backend (an idle one drops the cancel), so the cancel is delivered. Pools last
+// as long as their worker: one destroyed with a cancel in flight (at exit) runs no `delivered`,
+// whose loop may be gone already.
 class CancelSender : public net::Connection::Handler {
  public:
-  explicit CancelSender(wire::CancelKey key) : key_(key) {}
+  CancelSender(Pool& pool, wire::CancelKey key, const Backend* backend, std::function<void()> delivered)
+      : pool_(pool), key_(key), backend_(backend), delivered_(std::move(delivered)) {}
   void on_connected(net::Connection& c, const Status& status) override {
-    if (status) {
+    if (status)
       c.write(wire::encode_cancel_request(key_));
-      c.close_after_flush();
-    }
+    else
+      finish();
   }
   void on_readable(net::Connection& c) override { c.consume(c.input().size()); }
-  void on_closed(net::Connection&, const Status&) override {}
+  void on_closed(net::Connection&, const Status&) override { finish(); }
+
+  // Delivered or given up: the backend may go to another client, the requester is told.
+  void finish() {
+    if (finished_) return;
+    finished_ = true;
+    pool_.on_cancel_finished(backend_);
+    if (auto delivered = std::move(delivered_)) {
+      delivered_ = nullptr;
+      delivered();
+    }
+  }
+  bool finished() const { return finished_; }
+  void forget_backend(const Backend* backend) {
+    if (backend_ == backend) backend_ = nullptr;
+  }
 
  private:
+  Pool& pool_;
   wire::CancelKey key_;
+  const Backend* backend_;  // null once it is gone
+  std::function<void()> delivered_;
+  bool finished_ = false;
 };
 
 Pool::Pool(net::Loop& loop, BackendTarget target, PoolSettings settings, std::shared_ptr<Budget> budget)
@@ -128,6 +151,10 @@ void Pool::release(Backend* backend, bool clean) {
 }
 
 void Pool::hand_to_waiter_or_idle(Backend* backend) {
+  if (cancels_pending_.count(backend) != 0) {
+    parked_.push_back(backend);
+    return;
+  }
   if (!waiters_.empty()) {
     Waiter* waiter = waiters_.front().waiter;
     traffic_.wait_time_us += (net::now_ms(loop_) - waiters_.front().since_ms) * 1000;
@@ -191,6 +218,7 @@ void Pool::destroy_later(Backend* backend) {
   auto it = backends_.find(backend);
   if (it == backends_.end()) return;
   idle_.erase(std::remove(idle_.begin(), idle_.end(), backend), idle_.end());
+  forget_cancels_of(backend);
   // Deleting inside the backend's own callback would pull the floor from under it.
   std::shared_ptr<Backend> doomed(std::move(it->second));
   backends_.erase(it);
@@ -270,9 +298,10 @@ void Pool::maintain() {
   }
   idle_.swap(keep);
   for (Backend* b : doomed) destroy_later(b);
-  cancels_.remove_if([&](const CancelInFlight& c) {
-    return !c.connection->is_open() || c.started_ms + settings_.connect_timeout_ms < now;
-  });
+  for (CancelInFlight& c : cancels_)
+    if (c.started_ms + settings_.connect_timeout_ms < now) c.sender->finish();  // given up
+  cancels_.remove_if(
+      [&](const CancelInFlight& c) { return !c.connection->is_open() || c.sender->finished(); });
   // Last: the capacity this frees may open servers, which the checks above must not see as
   // started before `now`.
   close_lingering(now);
@@ -316,13 +345,33 @@ std::shared_ptr<net::TlsContext> Pool::tls_context(Status* error) {
   return tls_;
 }
 
-void Pool::send_cancel(const Backend& backend) {
+void Pool::send_cancel(const Backend& backend, std::function<void()> delivered) {
+  ++cancels_pending_[&backend];
   CancelInFlight cancel;
-  cancel.sender = std::make_unique<CancelSender>(backend.server_key());
+  cancel.sender = std::make_unique<CancelSender>(*this, backend.server_key(), &backend, std::move(delivered));
   cancel.connection = net::Connection::connect(loop_, target_.host, target_.port, cancel.sender.get(),
                                                net::next_connection_id());
   cancel.started_ms = net::now_ms(loop_);
   cancels_.push_back(std::move(cancel));
+}
+
+// A server a cancel was on its way to may run another client's statement only once the cancel
+// arrived: released meanwhile, it waits (parked_) until then.
+void Pool::on_cancel_finished(const Backend* backend) {
+  auto it = cancels_pending_.find(backend);
+  if (it == cancels_pending_.end() || --it->second > 0) return;
+  cancels_pending_.erase(it);
+  auto parked = std::find(parked_.begin(), parked_.end(), backend);
+  if (parked == parked_.end()) return;
+  Backend* ready = *parked;
+  parked_.erase(parked);
+  hand_to_waiter_or_idle(ready);
+}
+
+void Pool::forget_cancels_of(const Backend* backend) {
+  cancels_pending_.erase(backend);
+  parked_.erase(std::remove(parked_.begin(), parked_.end(), backend), parked_.end());
+  for (CancelInFlight& cancel : cancels_) cancel.sender->forget_backend(backend);
 }
 
 }  // namespace sw::pool

@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -80,8 +82,12 @@ class Pool : private BackendUser {
   bool retired() const { return retired_; }
   bool empty() const { return backends_.empty() && waiters_.empty(); }
 
-  // Sends a CancelRequest for `backend`'s current query over a new connection.
-  void send_cancel(const Backend& backend);
+  // Sends a CancelRequest for `backend`'s current query over a new connection; `delivered` runs
+  // once the server closed it (PostgreSQL has then signalled the backend) or it failed. Until
+  // then the backend, if released, goes to no other client (docs/architecture.md §4.3).
+  void send_cancel(const Backend& backend, std::function<void()> delivered = {});
+  // The cancel for `backend` is delivered or given up (CancelSender's).
+  void on_cancel_finished(const Backend* backend);
 
   const BackendTarget& target() const { return target_; }
   const PoolSettings& settings() const { return settings_; }
@@ -149,6 +155,9 @@ class Pool : private BackendUser {
     uint64_t started_ms = 0;
   };
   std::list<CancelInFlight> cancels_;
+  std::unordered_map<const Backend*, int> cancels_pending_;  // cancels not yet delivered, by server
+  std::vector<Backend*> parked_;  // released servers waiting for their cancels' delivery
+  void forget_cancels_of(const Backend* backend);
   std::shared_ptr<Budget> budget_;
   stats::PoolTraffic traffic_;
   uint64_t closed_bytes_received_ = 0;  // socket bytes of servers already closed

@@ -1,5 +1,7 @@
 #include "session/prepared_statements.h"
 
+#include <algorithm>
+
 namespace sw::session {
 namespace {
 
@@ -18,7 +20,35 @@ std::string registry_key(std::string_view query, const std::vector<uint32_t>& pa
   return key;
 }
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_identifier_char(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+
+constexpr uint64_t kMaxParameterNumber = 0xffffffff;  // stops the count before it overflows
+
+// The highest $n of `query`, n > 0 (a $ inside an identifier, as in a$1, is none).
+uint64_t highest_parameter(std::string_view query) {
+  uint64_t highest = 0;
+  for (size_t i = 0; i + 1 < query.size(); ++i) {
+    if (query[i] != '$' || !is_digit(query[i + 1]) || (i > 0 && is_identifier_char(query[i - 1]))) continue;
+    uint64_t n = 0;
+    size_t j = i + 1;
+    for (; j < query.size() && is_digit(query[j]) && n <= kMaxParameterNumber; ++j)
+      n = n * 10 + (query[j] - '0');
+    highest = std::max(highest, n);
+    i = j - 1;
+  }
+  return highest;
+}
+
 }  // namespace
+
+bool resolves_parameter_types(std::string_view query, const std::vector<uint32_t>& param_types) {
+  if (std::find(param_types.begin(), param_types.end(), 0u) != param_types.end()) return true;
+  return highest_parameter(query) > param_types.size();
+}
 
 bool same_parse(const PreparedStatement& a, const PreparedStatement& b) {
   return a.id == b.id ||
@@ -28,9 +58,12 @@ bool same_parse(const PreparedStatement& a, const PreparedStatement& b) {
 std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_view query,
                                                                    const std::vector<uint32_t>& param_types,
                                                                    std::string_view search_path) {
+  const bool shared = !resolves_parameter_types(query, param_types);
   std::string key = registry_key(query, param_types, search_path);
-  auto it = by_key_.find(key);
-  if (it != by_key_.end()) return it->second;
+  if (shared) {
+    auto it = by_key_.find(key);
+    if (it != by_key_.end()) return it->second;
+  }
   auto statement = std::make_shared<PreparedStatement>();
   statement->id = next_id_++;
   statement->server_name = "sw_" + std::to_string(statement->id);
@@ -38,15 +71,37 @@ std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_v
   statement->param_types = param_types;
   statement->search_path = std::string(search_path);
   if (auto facts = parser::analyze(query)) statement->facts = *facts;
+  if (!shared) {
+    // Its client's alone, never looked up or retired; answered without a server when a server
+    // accepted a Parse of the same text before.
+    statement->validated = parsed_texts_.count(key) != 0;
+    if (!statement->validated) remember_own(statement->id, std::move(key));
+    return statement;
+  }
   by_id_.emplace(statement->id, statement.get());
   by_key_.emplace(std::move(key), statement);
   return statement;
 }
 
-void StatementRegistry::mark_validated(uint64_t id) {
-  auto it = by_id_.find(id);
-  if (it != by_id_.end()) it->second->validated = true;
+void StatementRegistry::remember_own(uint64_t id, std::string key) {
+  // Bounded: an entry whose Parse never got an answer (its server lost) is dropped with the rest
+  // when full, which only costs a later Parse of that text a server round trip.
+  if (own_awaiting_.size() >= kOwnAwaitingLimit) own_awaiting_.clear();
+  own_awaiting_.emplace(id, std::move(key));
 }
+
+void StatementRegistry::mark_validated(uint64_t id) {
+  if (auto it = by_id_.find(id); it != by_id_.end()) {
+    it->second->validated = true;
+    return;
+  }
+  if (auto own = own_awaiting_.find(id); own != own_awaiting_.end()) {
+    parsed_texts_.insert(std::move(own->second));
+    own_awaiting_.erase(own);
+  }
+}
+
+void StatementRegistry::forget_failed(uint64_t id) { own_awaiting_.erase(id); }
 
 void StatementRegistry::retire(uint64_t id) {
   auto it = by_id_.find(id);

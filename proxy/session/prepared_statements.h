@@ -1,6 +1,13 @@
 // Prepared statements in transaction pooling: a client's statement names map to server-side
 // statements named by the proxy ("sw_<id>"), shared by every client of the worker that prepares
 // the same text with the same parameter types, and prepared lazily on each server that needs one.
+// A Parse that leaves a parameter's type to the server (0, or fewer types than parameters) is not
+// shared: the server resolves the type from the tables as they are when it parses, so a statement
+// parsed for another client before a table changed could run with other types than this client's
+// Parse gets from PostgreSQL, silently (a date where the column is now a timestamptz). Such a
+// Parse still needs no server once a server accepted the same text (docs/architecture.md §5.3):
+// a client that prepares synchronously while its other connections hold servers (pgbench -M
+// prepared) would otherwise wait for one of them.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "parser/analyze.h"
@@ -20,7 +28,9 @@ struct PreparedStatement {
   std::string query;
   std::vector<uint32_t> param_types;
   std::string search_path;  // what set the search_path it was parsed for (its registry key's part)
-  bool validated = false;   // some server accepted its Parse: later Parses can be answered at once
+  // Some server accepted its Parse (an own statement's: the same text's): a Parse of it can be
+  // answered at once.
+  bool validated = false;
   // Its facts, analyzed once when interned (parsing does not depend on the session or config), so
   // a Bind reuses them; null when the text does not analyze (the server reports the error).
   std::shared_ptr<const parser::QueryFacts> facts;
@@ -37,7 +47,11 @@ class StatementRegistry {
   std::shared_ptr<const PreparedStatement> intern(std::string_view query,
                                                   const std::vector<uint32_t>& param_types,
                                                   std::string_view search_path = {});
+  // A server accepted the Parse of statement `id`: later Parses of its text are answered at once
+  // (an own statement's: later own statements of the same text, search_path and types).
   void mark_validated(uint64_t id);
+  // A server failed or skipped the Parse of statement `id`.
+  void forget_failed(uint64_t id);
   // A statement a server can no longer run as prepared (its result type changed): later interns
   // of its text make a new one. Clients holding it keep it.
   void retire(uint64_t id);
@@ -46,13 +60,25 @@ class StatementRegistry {
  private:
   std::unordered_map<std::string, std::shared_ptr<PreparedStatement>> by_key_;
   std::unordered_map<uint64_t, PreparedStatement*> by_id_;
+  // Own statements (not shared) whose first Parse is on its way to a server: their keys.
+  static constexpr size_t kOwnAwaitingLimit = 4096;
+  std::unordered_map<uint64_t, std::string> own_awaiting_;
+  // Keys of own statements some server accepted.
+  std::unordered_set<std::string> parsed_texts_;
   uint64_t next_id_ = 1;
+
+  void remember_own(uint64_t id, std::string key);
 };
 
 // Statements the proxy leaves prepared on one server in transaction pooling: a server that holds
 // more (those of clients gone, and statements of their own included) drops them all when a client
 // next borrows it (DEALLOCATE ALL), and each is parsed again where a client runs it.
 inline constexpr size_t kServerStatementLimit = 1000;
+
+// True when a Parse of `query` with `param_types` leaves some parameter's type to the server: a
+// type 0, or a $n beyond the types given (found by a scan of the text that may also count a $n in
+// a string or comment: that errs on the side of not sharing).
+bool resolves_parameter_types(std::string_view query, const std::vector<uint32_t>& param_types);
 
 // Two statements the same Parse defines (a fence retry's replay of a Parse is no duplicate).
 bool same_parse(const PreparedStatement& a, const PreparedStatement& b);

@@ -72,7 +72,21 @@ void Session::on_backend_drained(pool::Backend&) {
   }
 }
 
-void Session::cancel_running_query() {
+void Session::cancel_running_query(std::function<void()> delivered) {
+  // Only a single server's cancel is waited for: for several, `delivered` runs when they were sent.
+  Leg& leg = txn_.leg;
+  if (txn_.runner.empty() && !txn_.two_phase && leg.attached() && !leg.tracker.idle()) {
+    LOG_INFO("client=c%llu cancel request forwarded to server=s%llu", (unsigned long long)id(),
+             (unsigned long long)leg.backend->id());
+    leg.backend->pool().send_cancel(*leg.backend, std::move(delivered));
+    return;
+  }
+  cancel_runner();
+  if (delivered) delivered();
+}
+
+// The cancel of a statement running on several servers (a runner's legs), or of nothing.
+void Session::cancel_runner() {
   if (MergeFanout* merge = txn_.runner.get<MergeFanout>()) {
     LOG_INFO("client=c%llu cancel request forwarded to every shard of a merged read",
              (unsigned long long)id());
@@ -97,14 +111,7 @@ void Session::cancel_running_query() {
              (unsigned long long)id());
     return;
   }
-  const Leg& leg = txn_.leg;
-  if (!leg.attached() || leg.tracker.idle()) {
-    LOG_DEBUG("client=c%llu cancel request: nothing running", (unsigned long long)id());
-    return;
-  }
-  LOG_INFO("client=c%llu cancel request forwarded to server=s%llu", (unsigned long long)id(),
-           (unsigned long long)leg.backend->id());
-  leg.backend->pool().send_cancel(*leg.backend);
+  LOG_DEBUG("client=c%llu cancel request: nothing running", (unsigned long long)id());
 }
 
 void Session::resume_after_pause() {

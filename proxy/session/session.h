@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -85,7 +86,9 @@ class SessionHost {
   virtual wire::CancelKey register_cancel(Session* session) = 0;
   virtual void unregister_cancel(wire::CancelKey key) = 0;
   // A CancelRequest arrived on a new connection: find the session it names (on any worker).
-  virtual void forward_cancel(wire::CancelKey key) = 0;
+  // `delivered` runs on this worker's loop once the cancel reached the server (or nothing was
+  // running): the client's cancel connection is closed then, as PostgreSQL closes it.
+  virtual void forward_cancel(wire::CancelKey key, std::function<void()> delivered) = 0;
   virtual bool shutting_down() = 0;
   // The session is finished; the host deletes it outside the session's own callbacks.
   virtual void session_closed(Session* session) = 0;
@@ -177,8 +180,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Session& operator=(const Session&) = delete;
 
   uint64_t id() const { return client_->id(); }
-  // A CancelRequest for this session's key: cancels the query its server is running, if any.
-  void cancel_running_query();
+  // A CancelRequest for this session's key: cancels the query its server is running, if any;
+  // `delivered` runs once the server has it (Pool::send_cancel), or at once.
+  void cancel_running_query(std::function<void()> delivered = {});
   // SIGTERM: finish the transaction in progress, then leave; idle sessions leave now.
   void begin_shutdown();
   // Closes the client now (SIGINT, admin KILL).
@@ -209,6 +213,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void on_backend_readable(pool::Backend& backend) override;
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
   void on_backend_drained(pool::Backend& backend) override;
+  void cancel_runner();
 
   // Login (session_login.cc)
   void read_startup();

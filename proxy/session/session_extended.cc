@@ -133,6 +133,7 @@ void Session::forget_failed_parses() {
   Leg& leg = txn_.leg;
   for (const FailedParse& failed : leg.tracker.failed_parses()) {
     if (failed.on_server) leg.backend->prepared.erase(failed.statement);
+    if (failed.statement != 0) host_.statements().forget_failed(failed.statement);
     if (failed.client_name.empty()) continue;
     const PreparedStatement* named = profile_.statements.find(failed.client_name);
     if (named == nullptr || (failed.statement != 0 && named->id != failed.statement)) continue;

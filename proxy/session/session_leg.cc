@@ -67,6 +67,11 @@ void Session::attach(pool::Backend* backend) {
     txn_.shards.begin(begin);
     wire::encode_query(prologue, begin);
     expect(Owed::Query, /*relay=*/false);
+  } else if (txn_.control.deferred()) {
+    // A Parse/Describe batch outside the transaction sees what the transaction set so far.
+    wire::encode_query(prologue, txn_.control.deferred_begin());
+    expect(Owed::Query, /*relay=*/false);
+    leg.outside_begun = true;
   }
   backend->connection().write(prologue);
   // Keep the first request until its answer starts: a fence error may send it elsewhere.
@@ -170,6 +175,8 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
   pool::Backend* backend = leg.backend;
   leg.backend = nullptr;
   leg.outside_transaction = false;
+  leg.outside_begun = false;
+  leg.client_ready_owed = false;
   const bool lent = server_lent();
   if (request_.state == RequestState::Running || lent) set_request_state(RequestState::Routing);
   request_.lend_at_flush = false;

@@ -60,8 +60,12 @@ void Session::read_startup() {
 void Session::handle_startup_packet(const wire::StartupPacket& packet) {
   switch (packet.kind) {
     case wire::StartupKind::CancelRequest:
-      host_.forward_cancel(packet.cancel);
-      close("cancel request handled");
+      // Closed once the cancel reached the server: a client (libpq, pgjdbc's statement timeout)
+      // that waits for the close knows its next statement cannot be hit by it.
+      client_->pause_reading();
+      host_.forward_cancel(packet.cancel, [this, alive = std::weak_ptr<int>(alive_)] {
+        if (!alive.expired()) close("cancel request handled");
+      });
       return;
     case wire::StartupKind::GssEncRequest: client_->write("N"); return;
     case wire::StartupKind::SslRequest: negotiate_tls(); return;

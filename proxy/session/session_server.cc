@@ -232,8 +232,16 @@ bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answ
   request_.batch_failed = false;
   if (leg.outside_transaction) {
     // This server ran a Parse/Describe batch outside the client's not-yet-started transaction:
-    // the client is told its own transaction status.
-    if (relay) {
+    // the client is told its own transaction status, once the proxy's BEGIN there is rolled back.
+    if (leg.outside_begun && leg.tracker.idle()) {
+      leg.outside_begun = false;
+      leg.client_ready_owed = relay;
+      std::string rollback;
+      wire::encode_query(rollback, "ROLLBACK");
+      expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
+      leg.backend->connection().write(rollback);
+      relay = false;
+    } else if (relay || std::exchange(leg.client_ready_owed, false)) {
       std::string ready;
       wire::encode_ready_for_query(ready, txn_.control.status());
       to_client(ready);

@@ -37,6 +37,12 @@ struct Leg {
   // The server runs a Parse/Describe batch outside the client's transaction, which has no shard
   // yet (a deferred BEGIN): that batch must not pick the transaction's shard.
   bool outside_transaction = false;
+  // That server runs the deferred BEGIN and riders first (a SET LOCAL search_path resolves the
+  // batch's names as in the transaction), rolled back once the batch is answered; the client's
+  // ReadyForQuery waits for that ROLLBACK (client_ready_owed), so nothing of the client's runs there
+  // meanwhile.
+  bool outside_begun = false;
+  bool client_ready_owed = false;
   // Session pooling: the client's named statements parsed on this server (under the client's
   // names); another leg's server gets a statement's Parse before its first Bind or Describe.
   std::set<std::string, std::less<>> client_statements;

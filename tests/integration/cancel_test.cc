@@ -133,4 +133,63 @@ TEST_SUITE("cancel") {
       CHECK(c.value("SELECT count(*) FROM orders") == "30");
     }
   }
+
+  // A CancelRequest that reaches the server after the statement it targets finished must cancel
+  // nothing: on PostgreSQL an idle backend drops it. In transaction pooling the server may run
+  // another client's statement by then: shardwire forwarded the cancel on a new connection to
+  // the server and meanwhile handed the server to the client waiting for it, whose statement
+  // PostgreSQL then cancelled.
+  TEST_CASE("a cancel arriving after its statement finished cancels no other client's statement") {
+    PROXY_ONLY();
+    ProxyOptions o;
+    o.pool_size = 1;  // the waiting client gets the very server the cancel goes to
+    o.workers = 1;
+    Target t(shared_cluster(), o);
+    PgConn a = t.connect_or_throw(), b = t.connect_or_throw();
+    INFO("proxy log:\n" << t.log_tail());
+    int a_cancelled = 0;
+    for (int round = 0; round < 24; ++round) {
+      CAPTURE(round);
+      // Statements shorter than a cancel takes to reach PostgreSQL, some as long.
+      const std::string a_sleep = std::to_string((round % 4) * 0.001);
+      REQUIRE(a.send("SELECT pg_sleep(" + a_sleep + ")"));
+      sleep_ms(1);
+      REQUIRE(b.send("SELECT pg_sleep(0.1), 'b-done'"));  // waits for a's server
+      std::string err;
+      CHECK_MESSAGE(a.cancel(&err), err);
+      PgResult ra = a.wait_result(10s);
+      if (!ra.ok()) {
+        CHECK(ra.sqlstate() == "57014");
+        ++a_cancelled;
+      }
+      PgResult rb = b.wait_result(10s);
+      REQUIRE_MESSAGE(rb.ok(), "b's statement was cancelled by a's cancel: " << rb.describe());
+      CHECK(rb.value(0, 1) == "b-done");
+    }
+    MESSAGE(a_cancelled << " of 24 statements of a were cancelled in time");
+  }
+
+  // A client's PQcancel returns once the server has received the cancel (libpq waits for the
+  // connection to close, as pgjdbc's statement timeout waits for it): the client's next statement
+  // must not be hit by it. Shardwire closed the client's cancel connection before forwarding it.
+  TEST_CASE("a cancel arriving after its statement finished cancels not the client's next one") {
+    PROXY_ONLY();
+    ProxyOptions o;
+    o.pool_mode = "session";
+    o.workers = 1;
+    Target t(shared_cluster(), o);
+    PgConn a = t.connect_or_throw();
+    INFO("proxy log:\n" << t.log_tail());
+    for (int round = 0; round < 24; ++round) {
+      CAPTURE(round);
+      const std::string a_sleep = std::to_string((round % 4) * 0.001);
+      REQUIRE(a.send("SELECT pg_sleep(" + a_sleep + ")"));
+      std::string err;
+      CHECK_MESSAGE(a.cancel(&err), err);
+      PgResult first = a.wait_result(10s);
+      if (!first.ok()) CHECK(first.sqlstate() == "57014");
+      PgResult next = a.exec("SELECT pg_sleep(0.05), 'next-done'");
+      REQUIRE_MESSAGE(next.ok(), "the next statement was cancelled: " << next.describe());
+    }
+  }
 }  // TEST_SUITE

@@ -488,8 +488,100 @@ TEST_SUITE("protocol") {
     });
   }
 
-  // Statements the proxy prepared would pile up on the servers (every text clients ever
-  // prepared): one holding more than the limit drops them all when next borrowed, and a client's
+  // A Parse that leaves its parameters' types to the server gets them from the tables as they are
+  // now: after a table was recreated with another column type, a new client's Parse of the same
+  // text resolves $1 to the new type (pgjdbc's DateTest: setDate into a timestamptz column after
+  // a date column of the same name). Shardwire answered it with the server statement another
+  // client had parsed before, $1 still a date: the stored time silently lost its hours.
+  TEST_CASE("a Parse with unspecified parameter types resolves them against the tables of now") {
+    ProxyOptions options;
+    options.pool_size = 1;  // every client on the server that parsed the statement first
+    options.workers = 1;
+    for_each_pool_mode(options, [&](Target& t) {
+      const std::string table = unique_name("retyped");
+      const std::string insert = "INSERT INTO " + table + " VALUES ($1)";
+      PgConn admin = shared_cluster().admin("app");
+      REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (v date)"));
+      {
+        PgConn before = t.connect_or_throw();
+        REQUIRE_OK(before.prepare("ins", insert));
+        REQUIRE_OK(before.exec_prepared("ins", {"2020-01-01"}));
+      }
+      REQUIRE_OK(admin.exec("DROP TABLE " + table + "; CREATE TABLE " + table + " (v timestamptz)"));
+      PgConn after = t.connect_or_throw();
+      REQUIRE_OK(after.exec("SET TimeZone TO 'UTC'"));
+      REQUIRE_OK(after.prepare("ins", insert));
+      PGresult* description = PQdescribePrepared(after.get(), "ins");
+      REQUIRE(PQresultStatus(description) == PGRES_COMMAND_OK);
+      CHECK(PQnparams(description) == 1);
+      CHECK(PQparamtype(description, 0) == 1184);  // timestamptz, not date (1082)
+      PQclear(description);
+      REQUIRE_OK(after.exec_prepared("ins", {"2020-01-01 23:00:00+00"}));
+      CHECK(after.value("SELECT v::text FROM " + table) == "2020-01-01 23:00:00+00");
+      admin.exec("DROP TABLE " + table);
+    });
+  }
+
+  // Such a Parse, of a text a server accepted before, needs no server: pgbench -M prepared
+  // prepares synchronously (PQprepare) for one client while its other clients, on the same
+  // thread, hold servers in their transactions. Shardwire made that Parse wait for a server: with
+  // more clients than servers every thread blocked so, and the pool starved (query_wait_timeout).
+  TEST_CASE("a Parse leaving types to the server waits for no server once its text was accepted") {
+    ProxyOptions options;
+    options.pool_size = 1;
+    options.workers = 1;
+    Target t(shared_cluster(), options);
+    INFO("proxy log:\n" << t.log_tail());
+    const std::string text = "SELECT $1::int + 1";  // $1 left to the server (no types sent)
+    PgConn first = t.connect_or_throw();
+    REQUIRE_OK(first.prepare("p", text));
+    PgConn second = t.connect_or_throw();
+    PgConn holder = t.connect_or_throw();
+    REQUIRE_OK(holder.exec("BEGIN"));
+    REQUIRE_OK(holder.exec("SELECT 1"));  // holds the only server
+    const auto start = Clock::now();
+    REQUIRE_OK(second.prepare("p", text));  // no server free: answered by the proxy
+    CHECK(Clock::now() - start < std::chrono::seconds(2));
+    REQUIRE_OK(holder.exec("COMMIT"));
+    PgResult result = second.exec_prepared("p", {"41"});
+    REQUIRE_OK(result);
+    CHECK(result.value() == "42");
+  }
+
+  // A Parse/Describe batch sent in a transaction that has no server yet (its BEGIN deferred) runs
+  // on some server outside it, but must see what the transaction set: PQprepare after BEGIN and
+  // SET LOCAL search_path resolves the table in that schema, as on PostgreSQL. Shardwire parsed it
+  // with the session's search_path: 42P01, relation does not exist.
+  TEST_CASE("a Parse in a transaction with no server yet sees the transaction's SET LOCAL") {
+    ProxyOptions options;
+    options.pool_size = 1;  // the other client gets the very server the Parse ran on
+    options.workers = 1;
+    Target t(shared_cluster(), options);
+    INFO("proxy log:\n" << t.log_tail());
+    const std::string schema = unique_name("local_path");
+    PgConn admin = shared_cluster().admin("app");
+    REQUIRE_OK(admin.exec("CREATE SCHEMA " + schema + "; CREATE TABLE " + schema +
+                          ".only_here (a int, b text, c date); INSERT INTO " + schema +
+                          ".only_here VALUES (1, 'x', '2020-01-01')"));
+    PgConn c = t.connect_or_throw(), other = t.connect_or_throw();
+    REQUIRE_OK(c.exec("BEGIN"));
+    REQUIRE_OK(c.exec("SET LOCAL search_path TO " + schema));
+    REQUIRE_OK(c.prepare("q", "SELECT * FROM only_here"));
+    PGresult* description = PQdescribePrepared(c.get(), "q");
+    REQUIRE(PQresultStatus(description) == PGRES_COMMAND_OK);
+    CHECK(PQnfields(description) == 3);
+    PQclear(description);
+    CHECK(other.value("SHOW search_path") == "\"$user\", public");  // rolled back there
+    CHECK(other.value("SELECT 'other-runs'") == "other-runs");
+    PgResult rows = c.exec_prepared("q", {});
+    REQUIRE_OK(rows);
+    CHECK(rows.value(0, 1) == "x");
+    REQUIRE_OK(c.exec("COMMIT"));
+    admin.exec("DROP SCHEMA " + schema + " CASCADE");
+  }
+
+  // Statements of its own per client (parameter types left to the server) would pile up on the
+  // servers: one holding more than the limit drops them all when next borrowed, and a client's
   // statement is parsed again where it runs.
   TEST_CASE("a server holding more than the limit of statements drops them, clients' still run") {
     ProxyOptions options;

@@ -20,6 +20,50 @@ TEST_CASE("the same text and types share one server statement") {
 
 // The server resolves a parameter type left unspecified from the tables as they are at its Parse:
 // such a statement is its client's own, parsed afresh for each Parse.
+TEST_CASE("a statement whose parameter types the server resolves is not shared") {
+  using sw::session::resolves_parameter_types;
+  CHECK(resolves_parameter_types("SELECT $1", {}));
+  CHECK(resolves_parameter_types("SELECT $1, $2", {23}));
+  CHECK(resolves_parameter_types("SELECT $1, $10", {23, 23}));
+  CHECK(resolves_parameter_types("SELECT $1", {0}));
+  CHECK(resolves_parameter_types("SELECT 1", {23, 0}));
+  CHECK_FALSE(resolves_parameter_types("SELECT $1, $2", {23, 25}));
+  CHECK_FALSE(resolves_parameter_types("SELECT 1", {}));
+  CHECK_FALSE(resolves_parameter_types("SELECT a$1 FROM t$2", {}));  // identifiers, no parameters
+  CHECK_FALSE(resolves_parameter_types("SELECT $x$1$x$", {}));
+  StatementRegistry registry;
+  auto a = registry.intern("INSERT INTO t VALUES ($1)", {0});
+  auto b = registry.intern("INSERT INTO t VALUES ($1)", {0});
+  auto c = registry.intern("INSERT INTO t VALUES ($1)", {});
+  CHECK(a->id != b->id);
+  CHECK(a->server_name != b->server_name);
+  CHECK(b->id != c->id);
+  CHECK(sw::session::same_parse(*a, *b));
+  CHECK_FALSE(sw::session::same_parse(*a, *c));
+  CHECK(registry.size() == 0);
+  CHECK_FALSE(a->validated);
+}
+
+// A server that accepted an own statement's Parse proves its text parses: a later Parse of the
+// same text, types and search_path is answered without a server (its types are still resolved
+// by the server that runs it, afresh).
+TEST_CASE("an own statement's text a server accepted needs no server for its next Parse") {
+  StatementRegistry registry;
+  auto first = registry.intern("INSERT INTO t VALUES ($1)", {0});
+  auto failed = registry.intern("INSERT INTO u VALUES ($1)", {0});
+  registry.forget_failed(failed->id);
+  registry.mark_validated(failed->id);  // forgotten: proves nothing
+  CHECK_FALSE(registry.intern("INSERT INTO u VALUES ($1)", {0})->validated);
+  CHECK_FALSE(registry.intern("INSERT INTO t VALUES ($1)", {0})->validated);
+  registry.mark_validated(first->id);
+  auto again = registry.intern("INSERT INTO t VALUES ($1)", {0});
+  CHECK(again->validated);
+  CHECK(again->id != first->id);
+  CHECK_FALSE(registry.intern("INSERT INTO t VALUES ($1)", {0}, "schema_b")->validated);
+  CHECK_FALSE(registry.intern("INSERT INTO t VALUES ($1)", {})->validated);
+  CHECK(registry.size() == 0);
+}
+
 TEST_CASE("client names map to registry statements") {
   StatementRegistry registry;
   ClientStatements client;
