@@ -493,6 +493,19 @@ Result<std::string> replace_literals(const StatementFacts& facts, const std::vec
 // WHERE CURRENT OF, or a text the token scanner does not model.
 Result<std::string> restrict_write(const StatementFacts& facts, const std::string& condition);
 
+// An UPDATE's text in parts, each as written (docs/architecture.md §6.3, "Updates that move
+// rows"): what names the target (between UPDATE and SET: ONLY, name, alias), each SET item's
+// expression in order (as StatementFacts::assignments), the WHERE condition and the RETURNING
+// list ("" when none). A 0A000 error for a WITH clause, FROM, WHERE CURRENT OF, a SET item that
+// is not `column = expression`, or a text the token scanner does not model.
+struct UpdateParts {
+  std::string target;
+  std::vector<std::string> values;
+  std::string where;
+  std::string returning;
+};
+Result<UpdateParts> update_parts(const StatementFacts& facts);
+
 // An INSERT ... VALUES (the statement's one INSERT) cut to some of its VALUES rows (`rows`:
 // indexes into its rows, ascending), every other part of the text verbatim (column list,
 // ON CONFLICT, RETURNING, comments). Parameters are renumbered $1, $2, ... in order of first

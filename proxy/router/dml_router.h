@@ -175,6 +175,12 @@ class DmlRouter {
   Route split_write(int table);
   // route_keyless_write.cc: an UPDATE or DELETE without a key, on every shard's own rows.
   Route keyless_write(int target);
+  // route_key_move.cc: an UPDATE of the key that may move rows to another shard.
+  Route key_move(int target);
+  bool every_shard_allowed(int target, Route& error);
+  Route every_shard_write(int target);
+  Route every_shard_route(int target, const std::string& sql);
+  std::string quoted_reference(int target) const;
   std::vector<int> key_shards() const;
   Status fill_statements(merge::MergePlan& plan, parser::SelectRewrite rewrite) const;
   // route_merge.cc: the scatter plan of a SELECT whose own block needs a merge.

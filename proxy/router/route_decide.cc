@@ -141,6 +141,10 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
       case KeyOutcome::Null: error = make_error("23502", what + " to NULL", r.config_name); return false;
       case KeyOutcome::NotAKey:
       case KeyOutcome::Undecidable:
+        if (target.role == parser::TableRole::Update) {  // the rows may move: see route_key_move.cc
+          error = key_move(assignment.table);
+          return false;
+        }
         error = make_error("0A000",
                            what +
                                " to an expression; only a constant or parameter on "
@@ -154,6 +158,10 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
         error.reason = "the new key of " + r.config_name + " is a parameter: routed at Bind";
         return false;
       case KeyOutcome::Bucket:
+        if (dir_.bucket(key.bucket).shard != shard && target.role == parser::TableRole::Update) {
+          error = key_move(assignment.table);
+          return false;
+        }
         if (dir_.bucket(key.bucket).shard != shard) {
           error = make_error("0A000",
                              what + " to a value on shard " + dir_.shard_name(dir_.bucket(key.bucket).shard) +

@@ -120,6 +120,19 @@ struct InsertSplit {
   bool row_by_row = false;
 };
 
+// An UPDATE that sets the key of a sharded table to a value whose bucket another shard may own
+// (docs/architecture.md §6.3, "Updates that move rows"): a keyless_write whose shards' SQL deletes
+// the matching rows of their own buckets and answers the new rows, each led by the new key's
+// bucket and every column, then a marker column, then the client's RETURNING items; the session
+// inserts each new row on the owner of its bucket, in the same transactions, committed together.
+struct KeyMove {
+  std::string table_sql;          // the written table as the client named it (schema included)
+  std::vector<uint16_t> owner;    // by bucket: the index into Directory::shards() that owns it
+  bool client_returning = false;  // the client asked for RETURNING rows
+};
+// The name of the column that ends a KeyMove's leading columns.
+inline constexpr const char* kKeyMoveEnd = "shardwire_move_end";
+
 struct Route {
   RouteKind kind = RouteKind::Error;
   int shard = -1;                 // Shard, Default: index into Directory::shards()
@@ -167,6 +180,8 @@ struct Route {
   // of its own buckets (reads through the owned-rows filter; a MIGRATING bucket: `migrating`,
   // `buckets`, the run waits for the cutover).
   bool keyless_write = false;
+  // A keyless_write that moves rows between shards (an UPDATE of the key).
+  std::shared_ptr<const KeyMove> key_move;
   // A write on several shards, each running its own SQL, committed together.
   bool scatter_write() const { return insert_select || split_write; }
   std::shared_ptr<const InsertSplit> split;  // Split: the per-shard INSERTs

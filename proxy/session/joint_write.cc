@@ -78,6 +78,11 @@ void JointWrite::on_leg_ready(size_t index) {
   }
 }
 
+void JointWrite::run_next(size_t index, const std::string& sql) {
+  ++ready_owed_[index];
+  servers_.send_query(index, sql);
+}
+
 void JointWrite::commit_every_leg() {
   phase_ = Phase::Committing;
   for (size_t i = 0; i < ready_owed_.size(); ++i) {

@@ -52,6 +52,9 @@ class JointWrite : private LegEngine::Runner {
   bool answers_statement(size_t leg) const { return phase_ == Phase::Statement && ready_owed_[leg] == 1; }
   // During the two-phase commit a leg's ErrorResponse is the coordinator's: true when it took it.
   bool two_phase_error(size_t leg, std::string_view error_body);
+  // One more statement (`sql`, a simple Query) on the leg, in its transaction, before the commit:
+  // commit() runs again once every leg answered it.
+  void run_next(size_t leg, const std::string& sql);
   // COMMIT on every leg; on_committed() once every leg answered.
   void commit_every_leg();
   // The two-phase commit (TwoPhaseLegs): the `written` legs prepare, the others commit as

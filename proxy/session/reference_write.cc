@@ -31,7 +31,13 @@ ReferenceWrite::ReferenceWrite(std::vector<Target> targets, Setup setup, Callbac
     : JointWrite(std::move(targets), setup.session_state, what_of(setup), setup.in_transaction,
                  std::move(callbacks)),
       legs_(leg_count()),
-      setup_(std::move(setup)) {}
+      setup_(std::move(setup)) {
+  if (setup_.key_move) {
+    std::vector<int> leg_shards;
+    for (size_t i = 0; i < leg_count(); ++i) leg_shards.push_back(servers_.target(i).index);
+    move_ = std::make_unique<KeyMovePlan>(setup_.key_move, std::move(leg_shards));
+  }
+}
 
 ReferenceWrite::~ReferenceWrite() = default;
 
@@ -45,6 +51,8 @@ std::string_view ReferenceWrite::statement(size_t index) const {
 
 Status ReferenceWrite::on_leg_message(size_t index, const Message& message) {
   const auto [type, frame, body] = message;
+  if (move_ && message.type != 'E' && message.type != 'Z' && answers_statement(index))
+    return on_move_message(index, message);
   switch (type) {
     case 'Z': return Status::ok();
     case '1':
@@ -101,7 +109,46 @@ Status ReferenceWrite::hold(size_t index, char type, std::string_view frame) {
   return Status::ok();
 }
 
+// The statement's RowDescription and rows go through the plan (the client's items only, held
+// as usual); its tag is kept. The moves' answers are not the client's.
+Status ReferenceWrite::on_move_message(size_t index, const Message& message) {
+  if (moving_) return Status::ok();
+  std::string client;
+  Status taken = Status::ok();
+  switch (message.type) {
+    case 'T': taken = move_->on_row_description(index, message.body, client); break;
+    case 'D': taken = move_->on_data_row(index, message.body, client); break;
+    case 'C':  // "SELECT n": the rows the shard updated
+      if (auto tag = wire::decode_command_complete(message.body))
+        legs_[index].tag = "UPDATE " + std::string(tag->substr(tag->rfind(' ') + 1));
+      return Status::ok();
+    case 'N': return hold(index, message.type, message.frame);
+    default: return Status::ok();
+  }
+  if (!taken) {
+    taken.message =
+        what() + " failed on shard " + servers_.shard(index) + ", " + undone() + ": " + taken.message;
+    fail(taken);
+    return Status::ok();
+  }
+  if (!client.empty()) return hold(index, message.type, client);
+  return Status::ok();
+}
+
+// Each leg inserts the new rows its shard owns; false when there are none.
+bool ReferenceWrite::start_moves() {
+  if (!move_ || moving_) return false;
+  moving_ = true;
+  if (!move_->moves_any()) return false;
+  for (size_t i = 0; i < leg_count(); ++i) {
+    const std::string sql = move_->next_statement(i);
+    if (!sql.empty()) run_next(i, sql);
+  }
+  return true;
+}
+
 void ReferenceWrite::commit() {
+  if (start_moves()) return;  // commit() runs again once every leg answered its moves
   if (Status error = answer_tag(); !error) {
     fail(error);
     return;

@@ -15,12 +15,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
 #include "session/joint_write.h"
+#include "session/key_move.h"
 #include "session/starting_reads.h"
 
 namespace sw::session {
@@ -51,6 +53,11 @@ class ReferenceWrite : public JointWrite {
     // The statement reads sharded tables through the owned-rows filter (an INSERT ... SELECT):
     // the session registers it in StartingReads (watch_start).
     bool reads_owned_rows = false;
+    // SumRows of an UPDATE that moves rows between shards (docs/architecture.md §6.3): after the
+    // statement (each shard deleted its rows and answered the new ones) each leg inserts the new
+    // rows its shard owns (KeyMovePlan), then they commit together; the client sees only its own
+    // RETURNING items and `UPDATE <count>`.
+    std::shared_ptr<const router::KeyMove> key_move;
   };
 
   // EqualTags: one target per shard of the directory, in its order; SumRows: the route's shards.
@@ -83,8 +90,14 @@ class ReferenceWrite : public JointWrite {
   Status hold(size_t index, char type, std::string_view frame);
   Status answer_tag();  // the client's tag from the legs' tags, into tag_
 
+  // An UPDATE that moves rows: the statement's rows, then (moving_) the legs' moves.
+  Status on_move_message(size_t index, const Message& message);
+  bool start_moves();  // false: nothing moves
+
   std::vector<Leg> legs_;
   Setup setup_;
+  std::unique_ptr<KeyMovePlan> move_;
+  bool moving_ = false;
   std::string result_;     // the client's RowDescription and DataRows (EqualTags: the first shard's)
   std::string held_once_;  // SumRows: the types held from the first shard that sent them (1, 2, T, n)
   std::string tag_;        // the client's CommandComplete tag

@@ -219,15 +219,17 @@ TEST_SUITE("sharding_transactions") {
     const std::vector<Refused> refused = {
         {"INSERT INTO orders (note) VALUES ('no key')", "tenant_id"},
         {"INSERT INTO orders DEFAULT VALUES", "tenant_id"},
-        // Without a key an UPDATE or DELETE runs on every shard (keyless_write), but not one that
-        // moves keys or writes in a CTE.
-        {"UPDATE orders SET tenant_id = " + k(b) + ", note = 'everywhere'", "sets the key"},
-        {"UPDATE orders SET tenant_id = " + k(b) + " WHERE note = 'keep'", "tenant_id"},
+        // Without a key an UPDATE or DELETE runs on every shard (keyless_write), and one that
+        // changes the key moves rows (key_move suite), but not in forms a move cannot run
+        // exactly, nor a write in a CTE.
+        {"UPDATE orders SET (tenant_id, note) = (" + k(b) + ", 'everywhere')", "sets its key"},
+        {"UPDATE orders SET tenant_id = " + k(b) + " FROM orders o2 WHERE o2.tenant_id = orders.tenant_id",
+         "tenant_id"},
         {"WITH d AS (DELETE FROM orders RETURNING *) SELECT count(*) FROM d", "tenant_id"},
         {"WITH d AS (DELETE FROM orders WHERE tenant_id = " + k(a) +
              " OR note = 'keep' RETURNING *) SELECT 1",
          "tenant_id"},
-        {"UPDATE orders SET tenant_id = " + k(a) + " WHERE tenant_id IN (" + k(a) + ", " + k(b) + ")",
+        {"UPDATE orders SET (tenant_id) = (" + k(a) + ") WHERE tenant_id IN (" + k(a) + ", " + k(b) + ")",
          "sets its key"},
     };
     for (const auto& r : refused) {
@@ -238,7 +240,7 @@ TEST_SUITE("sharding_transactions") {
       CHECK(contains(res.error(), r.why));
       CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     }
-    // The same through the extended protocol (the keys are parameters).
+    // A key moved through the extended protocol (the keys are parameters) is refused for now.
     {
       PgResult res = c.exec_params("UPDATE orders SET tenant_id = $1", {k(b)});
       INFO(res.describe());
@@ -249,7 +251,7 @@ TEST_SUITE("sharding_transactions") {
     {
       REQUIRE_OK(c.exec("BEGIN"));
       REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + k(a) + ", 'in tx')"));
-      PgResult res = c.exec("UPDATE orders SET tenant_id = 1, note = 'no key'");
+      PgResult res = c.exec("UPDATE orders SET (tenant_id, note) = (1, 'no key')");
       INFO(res.describe());
       CHECK(res.sqlstate() == "0A000");
       CHECK(PQtransactionStatus(c.get()) == PQTRANS_INERROR);

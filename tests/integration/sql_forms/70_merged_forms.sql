@@ -44,5 +44,5 @@ refused 0A000: SELECT g FROM sf_forms GROUP BY g HAVING sum(n) / count(*) > 2
 refused 0A000: SELECT id, row_number() OVER (ORDER BY id) FROM sf_forms
 query: UPDATE sf_forms SET g = g WHERE id < 0
 query: DELETE FROM sf_forms WHERE id < 0
-refused 0A000 once: UPDATE sf_forms SET tenant_id = 99 WHERE tenant_id = 1 AND id < 0
+query once: UPDATE sf_forms SET tenant_id = 99 WHERE tenant_id = 1 AND id < 0
 query: SELECT * FROM sf_forms ORDER BY tenant_id, id

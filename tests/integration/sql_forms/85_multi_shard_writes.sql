@@ -32,6 +32,3 @@ query rowsort once: UPDATE sf_writes SET g = 9 WHERE tenant_id IN (SELECT tenant
 query rowsort once: DELETE FROM sf_writes WHERE tenant_id IN (SELECT tenant_id FROM sf_merged_tags WHERE tag = 'new') RETURNING tenant_id, id
 query: SELECT * FROM sf_writes ORDER BY tenant_id, id
 query once: DELETE FROM sf_writes
--- Refused rather than answered differently: keys moved to other shards.
-statement: INSERT INTO sf_writes (tenant_id, id, g, n, s) VALUES (1, 1, 0, 1.5, 'a'), (2, 1, 2, 3.5, 'c')
-refused 0A000 once: UPDATE sf_writes SET tenant_id = tenant_id + 10

@@ -104,16 +104,15 @@ TEST_CASE("route kinds render for people") {
   CHECK(text("CREATE TABLE orders (tenant_id bigint)") ==
         "all-shards s0,s1 fence orders; DDL on sharded table orders: every shard in turn (not "
         "atomic); installs the fence trigger; directory version 1");
-  CHECK(text("UPDATE orders SET tenant_id = 7") ==
-        "error 0A000 UPDATE of sharded table orders without its key sets the key tenant_id, which would "
-        "move rows between shards: add WHERE tenant_id = <value> to run it on one shard; writes; directory "
-        "version 1");
+  CHECK(text("UPDATE orders SET tenant_id = 7")
+            .rfind("scatter s0,s1 keyless-write; UPDATE sets the key of orders", 0) == 0);
   CHECK(std::string(route_kind_name(RouteKind::AtBind)) == "at-bind");
 }
 
 TEST_CASE("errors are client faults; a default shard missing from the directory is a proxy fault") {
   auto dir = Directory::initial(16, {"s0", "s1"});
-  Route refused = route(first("UPDATE orders SET tenant_id = 7"), nullptr, *dir, orders_rules());
+  Route refused =
+      route(first("UPDATE orders SET tenant_id = 7 WHERE CURRENT OF c"), nullptr, *dir, orders_rules());
   CHECK(refused.kind == RouteKind::Error);
   CHECK(refused.error.fault == sw::Fault::Client);
   CHECK(refused.error.sqlstate == "0A000");

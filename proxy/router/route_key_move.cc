@@ -1,0 +1,80 @@
+// An UPDATE that sets the key of a sharded table to a value another shard may own
+// (docs/architecture.md §6.3, "Updates that move rows"). Every shard deletes the matching rows of
+// its own buckets and evaluates the SET list on them in the same statement:
+//   WITH shardwire_old AS (DELETE FROM <target> WHERE (<where>) AND <owned> RETURNING <t> AS row)
+//   SELECT shardwire.bucket_of(<t>.key), <t>.*, NULL AS shardwire_move_end, <client's RETURNING>
+//   FROM (SELECT (jsonb_populate_record(<t>.row, jsonb_build_object('<column>', (<expr>), ...))).*
+//         FROM (SELECT row, (row).* FROM shardwire_old) AS <t>) AS <t>
+// so each SET expression sees the old row, the other columns keep their values exactly, and the
+// client's RETURNING items see the new row. The session inserts each new row on the owner of its
+// bucket, in the same transactions, and all shards commit together.
+#include "router/dml_router.h"
+
+namespace sw::router::detail {
+namespace {
+
+std::string quoted(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + '"';
+}
+
+std::string string_literal(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + '\'';
+}
+
+}  // namespace
+
+Route DmlRouter::key_move(int target) {
+  Route error;
+  if (!every_shard_allowed(target, error)) return error;
+  const TableRule& r = *rule(target);
+  const parser::TableRef& written = ref(target);
+  auto refuse = [&](const std::string& why) {
+    return make_error("0A000",
+                      "UPDATE of sharded table " + r.config_name + " sets its key " + r.key +
+                          ", which moves rows between shards; " + why +
+                          " (instead, DELETE the rows RETURNING them and INSERT them with the new key in one "
+                          "transaction)",
+                      r.config_name);
+  };
+  auto parts = parser::update_parts(facts_);
+  if (!parts) return refuse(parts.status().message);
+  std::vector<const parser::Assignment*> assignments;
+  for (const parser::Assignment& assignment : facts_.assignments) {
+    if (assignment.table == target) assignments.push_back(&assignment);
+  }
+  if (assignments.size() != parts.value().values.size())
+    return refuse("its SET list is not one `column = expression` per column");
+  const std::string t = quoted_reference(target);
+  const std::string owned =
+      rules_.owned_rows_only() ? owned_row_condition(r, t, dir_.bucket_count()) : "true";
+  const parser::UpdateParts& p = parts.value();
+  std::string sql = "WITH shardwire_old AS (DELETE FROM" + p.target + "WHERE ";
+  sql += p.where.empty() ? owned : "(" + p.where + "\n) AND " + owned;
+  sql += " RETURNING " + t + " AS shardwire_old_row)\nSELECT shardwire.bucket_of(" + t + "." + quoted(r.key) +
+         "::" + key_type_name(r.key_type) + ", " + std::to_string(dir_.bucket_count()) + "), " + t +
+         ".*, NULL AS " + kKeyMoveEnd;
+  if (!p.returning.empty()) sql += ", " + p.returning + "\n";
+  sql += " FROM (SELECT (jsonb_populate_record(" + t + ".shardwire_old_row, jsonb_build_object(";
+  for (size_t i = 0; i < assignments.size(); ++i) {
+    sql += (i ? ", " : "") + string_literal(assignments[i]->column) + ", (" + p.values[i] + "\n)";
+  }
+  sql +=
+      "))).* FROM (SELECT shardwire_old_row, (shardwire_old_row).* FROM shardwire_old) AS " + t + ") AS " + t;
+  Route route = every_shard_route(target, sql);
+  auto move = std::make_shared<KeyMove>();
+  move->table_sql = (written.schema.empty() ? "" : quoted(written.schema) + ".") + quoted(written.name);
+  move->client_returning = facts_.returning;
+  move->owner.reserve(dir_.bucket_count());
+  for (uint32_t b = 0; b < dir_.bucket_count(); ++b) move->owner.push_back(dir_.bucket(b).shard);
+  route.key_move = std::move(move);
+  route.reason = "UPDATE sets the key of " + r.config_name +
+                 ": every shard deletes the rows of its own buckets and computes the new rows, which are "
+                 "inserted on the owners of their new keys, committed together (two-phase commit)";
+  return route;
+}
+
+}  // namespace sw::router::detail

@@ -1,0 +1,132 @@
+// KeyMovePlan: the rows an UPDATE of the key moves between shards (docs/architecture.md §6.3,
+// "Updates that move rows").
+#include "session/key_move.h"
+
+#include <charconv>
+#include <utility>
+
+#include "wire/messages.h"
+#include "wire/row_description.h"
+
+namespace sw::session {
+namespace {
+// The moved rows are held until every shard answered: a move this large is refused (54000),
+// rolled back, rather than held without bound.
+constexpr size_t kMaxHeldRows = 64u << 20;
+
+std::string quoted_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + '"';
+}
+
+// An escape-string literal (E'...'), read the same whatever standard_conforming_strings is.
+void append_literal(std::string& out, const std::optional<std::string>& value) {
+  if (!value) {
+    out += "NULL";
+    return;
+  }
+  out += "E'";
+  for (char c : *value) {
+    if (c == '\'' || c == '\\') out += c;
+    out += c;
+  }
+  out += '\'';
+}
+
+Status bad(const std::string& why) {
+  return Status::server("08P01", "a shard answered an UPDATE that moves rows with " + why);
+}
+
+}  // namespace
+
+KeyMovePlan::KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards)
+    : move_(std::move(move)), leg_shards_(std::move(leg_shards)) {}
+
+size_t KeyMovePlan::leg_of_shard(int shard) const {
+  for (size_t i = 0; i < leg_shards_.size(); ++i) {
+    if (leg_shards_[i] == shard) return i;
+  }
+  return leg_shards_.size();
+}
+
+Status KeyMovePlan::on_row_description(size_t /*leg*/, std::string_view body, std::string& client) {
+  auto fields = wire::decode_row_description(body);
+  if (!fields) return fields.status();
+  size_t marker = 0;
+  for (size_t i = 1; i < fields.value().size(); ++i) {
+    if (fields.value()[i].name == router::kKeyMoveEnd) {
+      marker = i;
+      break;
+    }
+  }
+  if (marker == 0) return bad("no marker column");
+  if (marker_ == 0) {
+    marker_ = marker;
+    for (size_t i = 1; i < marker; ++i) columns_.push_back(quoted_identifier(fields.value()[i].name));
+  } else if (marker != marker_) {
+    return bad("different columns on different shards");
+  }
+  if (move_->client_returning) {
+    std::vector<wire::RowField> mine(fields.value().begin() + static_cast<long>(marker) + 1,
+                                     fields.value().end());
+    wire::encode_row_description(client, mine);
+  }
+  return Status::ok();
+}
+
+Status KeyMovePlan::on_data_row(size_t /*leg*/, std::string_view body, std::string& client) {
+  auto values = wire::decode_data_row(body);
+  if (!values) return values.status();
+  const auto& row = values.value();
+  if (marker_ == 0 || row.size() <= marker_ || !row[0]) return bad("a row without its bucket");
+  uint32_t bucket = 0;
+  const std::string_view text = *row[0];
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), bucket);
+  if (error != std::errc() || end != text.data() + text.size() || bucket >= move_->owner.size())
+    return bad("the bucket '" + std::string(text) + "'");
+  if (move_->client_returning) {
+    std::vector<std::optional<std::string>> mine;
+    for (size_t i = marker_ + 1; i < row.size(); ++i)
+      mine.push_back(row[i] ? std::optional<std::string>(std::string(*row[i])) : std::nullopt);
+    wire::encode_data_row(client, mine);
+  }
+  const size_t to = leg_of_shard(move_->owner[bucket]);
+  if (to == leg_shards_.size()) return bad("a row for a shard the write has no leg on");
+  held_bytes_ += body.size();
+  if (held_bytes_ > kMaxHeldRows) {
+    return Status::client("54000", "an UPDATE that moves rows between shards moves over " +
+                                       std::to_string(kMaxHeldRows >> 20) +
+                                       " MiB of rows, which shardwire holds until every shard answered; "
+                                       "update fewer rows at a time");
+  }
+  Row moved;
+  moved.to = to;
+  for (size_t i = 1; i < marker_; ++i)
+    moved.values.push_back(row[i] ? std::optional<std::string>(std::string(*row[i])) : std::nullopt);
+  rows_.push_back(std::move(moved));
+  return Status::ok();
+}
+
+std::string KeyMovePlan::next_statement(size_t leg) const {
+  std::string sql;
+  for (const Row& row : rows_) {
+    if (row.to != leg) continue;
+    if (sql.empty()) {
+      sql = "INSERT INTO " + move_->table_sql + " (";
+      for (size_t i = 0; i < columns_.size(); ++i) sql += (i ? ", " : "") + columns_[i];
+      sql += ") OVERRIDING SYSTEM VALUE VALUES ";
+    } else {
+      sql += ", ";
+    }
+    sql += '(';
+    for (size_t i = 0; i < row.values.size(); ++i) {
+      if (i) sql += ", ";
+      append_literal(sql, row.values[i]);
+    }
+    sql += ')';
+  }
+  return sql;
+}
+
+}  // namespace sw::session
