@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 
 namespace sw::merge {
 namespace {
@@ -145,15 +144,15 @@ bool ZoneFile::in_effect(const Type& type, int64_t utc_seconds) const {
 }
 
 std::optional<int64_t> ZoneFile::offset_of(std::string_view abbreviation, int64_t local_seconds) const {
-  std::set<int64_t> offsets;  // every offset that could have printed this local time
+  std::optional<int64_t> found;  // the one offset that could have printed this local time
   for (const auto* types : {&types_, &rule_types_}) {
     for (const Type& type : *types) {
-      if (type.abbreviation == abbreviation && in_effect(type, local_seconds - type.utoff))
-        offsets.insert(type.utoff);
+      if (type.abbreviation != abbreviation || !in_effect(type, local_seconds - type.utoff)) continue;
+      if (found && *found != type.utoff) return std::nullopt;  // two offsets: ambiguous
+      found = type.utoff;
     }
   }
-  if (offsets.size() != 1) return std::nullopt;
-  return *offsets.begin();
+  return found;
 }
 
 const ZoneFile* system_zone(std::string_view name) {
