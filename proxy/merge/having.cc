@@ -32,7 +32,9 @@ Result<std::optional<bool>> compare(const HavingTerm& term, const Row& row,
   const auto& value = row[column];
   if (!value || !term.constant) return std::optional<bool>();
   uint32_t type = types[column];
-  auto constant = decode_text(type, *term.constant, dates);
+  // The constant is the client's input, whose zone abbreviations PostgreSQL reads from its
+  // timezone_abbreviations table, not from the TimeZone's file: none are read here.
+  auto constant = decode_text(type, *term.constant, DateReading{dates.day_first, nullptr});
   if (!constant && is_exact_number_type(type)) {
     type = oid::kNumeric;
     constant = decode_text(type, *term.constant);

@@ -63,21 +63,23 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
   return Start::Wait;
 }
 
-// A keyless read of sharded tables (no COPY FROM, no write).
-// How the client's DateStyle and TimeZone print dates, for the merge. The TimeZone's zone file is
-// read here, when a merge starts under a DateStyle other than ISO (which prints numeric offsets):
-// once per zone name per process (merge::system_zone caches it), not on every SET TimeZone of
-// sessions that never merge such reads, and never row by row while merging.
+// How the client's DateStyle and TimeZone print dates, for the merge (the order DMY also reads
+// HAVING's date constants). The TimeZone's zone file is read here, when a merge starts under a
+// DateStyle other than ISO (ISO prints numeric offsets): once per zone name per process
+// (merge::system_zone caches it), not on every SET TimeZone of sessions that never merge such
+// reads, and never row by row while merging.
 merge::DateReading Session::date_reading() const {
   merge::DateReading dates;
   const auto style = profile_.parameters.find("DateStyle");
-  if (style == profile_.parameters.end() || style->second.rfind("ISO", 0) == 0) return dates;
+  if (style == profile_.parameters.end()) return dates;
   dates.day_first = merge::day_first(style->second);
+  if (style->second.rfind("ISO", 0) == 0) return dates;
   if (const auto zone = profile_.parameters.find("TimeZone"); zone != profile_.parameters.end())
     dates.zone = merge::system_zone(zone->second);
   return dates;
 }
 
+// A keyless read of sharded tables (no COPY FROM, no write).
 bool Session::scatter_read(const router::Route& route) {
   return route.kind == router::RouteKind::Scatter && !route.writes && !route.copy_in &&
          !route.reference_write && !route.scatter_write();
