@@ -43,4 +43,9 @@ statement: SET TimeZone = 'Asia/Tokyo'
 statement: SET DateStyle = 'SQL, MDY'
 query: SELECT tenant_id, id, tz FROM sf_dates ORDER BY tz, tenant_id, id
 query: SELECT min(tz), max(tz) FROM sf_dates
+-- Lord Howe's half-hour daylight saving prints numeric abbreviations (+1030, +11).
+statement: SET TimeZone = 'Australia/Lord_Howe'
+statement: SET DateStyle = 'German'
+query: SELECT tenant_id, id, tz FROM sf_dates ORDER BY tz, tenant_id, id
+query: SELECT tz, count(*) FROM sf_dates GROUP BY tz ORDER BY tz DESC
 statement: DELETE FROM sf_dates WHERE tenant_id IN (22, 23)
