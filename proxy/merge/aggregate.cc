@@ -140,7 +140,7 @@ Status Accumulator::add(const std::optional<std::string>& value, const std::opti
       break;
     case Combine::Min:
     case Combine::Max: {
-      auto decoded = decode_text(type_, text, day_first_);
+      auto decoded = decode_text(type_, text, dates_);
       if (!decoded) return decoded.status();
       const int c = best_ ? decoded->compare(*best_) : 0;
       if (!best_ || (combine_ == Combine::Min ? c < 0 : c > 0)) {

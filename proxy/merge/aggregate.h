@@ -20,9 +20,9 @@ Result<uint32_t> combined_type(Combine combine, uint32_t shard_type);
 
 class Accumulator {
  public:
-  // `day_first`: dates and timestamps are printed day first (DateStyle order DMY; decode_text).
-  Accumulator(Combine combine, uint32_t shard_type, bool day_first = false)
-      : combine_(combine), type_(shard_type), day_first_(day_first) {}
+  // `dates`: how the session prints dates and times (decode_text).
+  Accumulator(Combine combine, uint32_t shard_type, DateReading dates = {})
+      : combine_(combine), type_(shard_type), dates_(dates) {}
 
   // One shard's partial value; `count` is the Avg count column (ignored otherwise).
   Status add(const std::optional<std::string>& value, const std::optional<std::string>& count);
@@ -38,7 +38,7 @@ class Accumulator {
 
   Combine combine_;
   uint32_t type_;
-  bool day_first_;
+  DateReading dates_;
   bool seen_ = false;  // a non-NULL partial arrived
   Int128 integer_ = 0;
   double real_ = 0;

@@ -169,7 +169,7 @@ bool has_binary_form(uint32_t type_oid) {
   }
 }
 
-Result<std::string> to_binary(uint32_t type_oid, std::string_view text, bool day_first) {
+Result<std::string> to_binary(uint32_t type_oid, std::string_view text, DateReading dates) {
   std::string out;
   switch (type_oid) {
     case oid::kText:
@@ -189,7 +189,7 @@ Result<std::string> to_binary(uint32_t type_oid, std::string_view text, bool day
       break;
   }
   if (!has_binary_form(type_oid)) return bad(type_oid);
-  auto value = decode_text(type_oid, text, day_first);
+  auto value = decode_text(type_oid, text, dates);
   if (!value) return value.status();
   if (const double* d = std::get_if<double>(&value->v)) {
     if (type_oid == oid::kFloat4) {

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "merge/value.h"
 
 namespace sw::merge {
 
@@ -18,6 +19,6 @@ bool has_binary_form(uint32_t type_oid);
 
 // The value PostgreSQL's typsend would write for this text (22P02 when the text is not what the
 // type prints).
-Result<std::string> to_binary(uint32_t type_oid, std::string_view text, bool day_first = false);
+Result<std::string> to_binary(uint32_t type_oid, std::string_view text, DateReading dates = {});
 
 }  // namespace sw::merge

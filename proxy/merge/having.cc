@@ -25,14 +25,16 @@ bool holds(HavingTerm::Op op, int order) {
 // The column's value against the constant, both read as the column's type (or, for an exact
 // number type, both as numeric when the constant is not an integer).
 Result<std::optional<bool>> compare(const HavingTerm& term, const Row& row,
-                                    const std::vector<uint32_t>& types, bool day_first) {
+                                    const std::vector<uint32_t>& types, DateReading dates) {
   const auto column = static_cast<size_t>(term.column);
   if (column >= row.size() || column >= types.size())
     return Status::proxy("XX000", "HAVING column out of range in the scatter plan");
   const auto& value = row[column];
   if (!value || !term.constant) return std::optional<bool>();
   uint32_t type = types[column];
-  auto constant = decode_text(type, *term.constant, day_first);
+  // The constant is the client's input, whose zone abbreviations PostgreSQL reads from its
+  // timezone_abbreviations table, not from the TimeZone's file: none are read here.
+  auto constant = decode_text(type, *term.constant, DateReading{dates.day_first, nullptr});
   if (!constant && is_exact_number_type(type)) {
     type = oid::kNumeric;
     constant = decode_text(type, *term.constant);
@@ -41,7 +43,7 @@ Result<std::optional<bool>> compare(const HavingTerm& term, const Row& row,
     return Status::client("0A000", "HAVING compares a " + std::string(type_name(types[column])) +
                                        " column with a constant shardwire cannot read as that type; cast the "
                                        "constant to the column's type");
-  auto left = decode_text(type, *value, day_first);
+  auto left = decode_text(type, *value, dates);
   if (!left) return left.status();
   return std::optional<bool>(holds(term.op, left->compare(*constant)));
 }
@@ -49,13 +51,13 @@ Result<std::optional<bool>> compare(const HavingTerm& term, const Row& row,
 }  // namespace
 
 Result<std::optional<bool>> evaluate_having(const HavingTerm& term, const Row& row,
-                                            const std::vector<uint32_t>& column_types, bool day_first) {
-  if (term.kind == HavingTerm::Kind::Compare) return compare(term, row, column_types, day_first);
+                                            const std::vector<uint32_t>& column_types, DateReading dates) {
+  if (term.kind == HavingTerm::Kind::Compare) return compare(term, row, column_types, dates);
   // AND: false wins, then unknown; OR: true wins, then unknown; NOT: unknown stays unknown.
   const bool is_and = term.kind != HavingTerm::Kind::Or;
   bool unknown = false;
   for (const HavingTerm& child : term.children) {
-    auto result = evaluate_having(child, row, column_types, day_first);
+    auto result = evaluate_having(child, row, column_types, dates);
     if (!result) return result.status();
     if (!result->has_value()) {
       unknown = true;

@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "merge/parameter.h"
 #include "merge/plan.h"
+#include "merge/value.h"
 
 namespace sw::merge {
 
@@ -23,7 +24,7 @@ using Row = std::vector<std::optional<std::string>>;
 // (nor, for integer and numeric columns, a number).
 Result<std::optional<bool>> evaluate_having(const HavingTerm& term, const Row& row,
                                             const std::vector<uint32_t>& column_types,
-                                            bool day_first = false);
+                                            DateReading dates = {});
 
 // Each comparison with a parameter gets the parameter's value as its constant: text as sent; a
 // binary value read as its Parse type, or (unspecified) as the compared column's type, which is

@@ -121,7 +121,7 @@ Result<Merger::Entry> Merger::make_entry(Row row) const {
       entry.keys.emplace_back();
       continue;
     }
-    auto decoded = decode_text(output_types_[static_cast<size_t>(key.column)], *value, day_first_);
+    auto decoded = decode_text(output_types_[static_cast<size_t>(key.column)], *value, dates_);
     if (!decoded) return decoded.status();
     entry.keys.push_back(std::move(decoded.value()));
   }
@@ -180,7 +180,7 @@ Result<std::string> Merger::canonical_key(const Row& row, const std::vector<int>
     const uint32_t type = types[static_cast<size_t>(c)];
     std::string part;
     if (is_comparable_type(type)) {
-      auto decoded = decode_text(type, *value, day_first_);
+      auto decoded = decode_text(type, *value, dates_);
       if (!decoded) return decoded.status();
       part = decoded->canonical();
     } else {
@@ -209,7 +209,7 @@ Merger::Group Merger::new_group(const Row& row) const {
   Group group;
   for (const OutputColumn& out : plan_.outputs) {
     group.keys.push_back(out.combine == Combine::Key ? row[static_cast<size_t>(out.source)] : std::nullopt);
-    group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)], day_first_);
+    group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)], dates_);
   }
   return group;
 }
@@ -241,7 +241,7 @@ Status Merger::finalize_groups() {
     Group group;
     for (const OutputColumn& out : plan_.outputs) {
       group.keys.emplace_back(std::nullopt);
-      group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)], day_first_);
+      group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)], dates_);
     }
     groups_.push_back(std::move(group));
   }
@@ -273,7 +273,7 @@ Result<std::optional<Row>> Merger::group_row(Group& group) const {
                                                            : group.accumulators[i].result());
   }
   if (plan_.having) {
-    auto keep = evaluate_having(*plan_.having, row, having_types_, day_first_);
+    auto keep = evaluate_having(*plan_.having, row, having_types_, dates_);
     if (!keep) return keep.status();
     if (!keep->value_or(false)) return std::optional<Row>();
   }

@@ -48,9 +48,9 @@ class Merger {
   // The client's Bind parameters (extended protocol), for HAVING comparisons with $n; bound to
   // the comparisons by describe(), once the column types are known.
   void set_parameters(std::vector<BindParameter> parameters) { parameters_ = std::move(parameters); }
-  // The session's DateStyle prints dates day first (DMY): how its dates and timestamps are read.
-  void set_day_first(bool day_first) { day_first_ = day_first; }
-  bool day_first() const { return day_first_; }
+  // How the session's DateStyle and TimeZone print dates and timestamps: how they are read.
+  void set_dates(DateReading dates) { dates_ = dates; }
+  DateReading dates() const { return dates_; }
 
   Status push(size_t leg, Row row);
   Status finish_leg(size_t leg);
@@ -110,7 +110,7 @@ class Merger {
   std::vector<uint32_t> having_types_;  // Aggregate: of every output, hidden ones included
   std::vector<TextCompare> compared_text_;
   std::vector<BindParameter> parameters_;
-  bool day_first_ = false;
+  DateReading dates_;
   std::vector<int> key_sources_;  // Aggregate: shard columns of the GROUP BY keys
   std::unordered_map<std::string, size_t> group_index_;
   std::vector<Group> groups_;

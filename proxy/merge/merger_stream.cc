@@ -16,7 +16,7 @@ Result<Merger::Entry> Merger::make_group_entry(Row row) const {
       entry.keys.emplace_back();
       continue;
     }
-    auto decoded = decode_text(output_types_[column], *value, day_first_);
+    auto decoded = decode_text(output_types_[column], *value, dates_);
     if (!decoded) return decoded.status();
     entry.keys.push_back(std::move(decoded.value()));
   }

@@ -93,8 +93,8 @@ bool apply_bc(std::string_view& s, std::string_view original, Int128& value, boo
 }
 
 // A time zone as the non-ISO DateStyles print it after a timestamptz: a numeric offset
-// ("+05:30", "-08", tzdata's "+0545") or UTC/GMT/Z; the seconds east of UTC. Another abbreviation
-// ("EST", "CET") names an offset only the time zone database knows: false.
+// ("+05:30", "-08", tzdata's "+0545") or UTC/GMT; the seconds east of UTC. Another abbreviation
+// ("EST", "CET") names an offset only the zone's file knows (read_abbreviation): false.
 bool read_zone(std::string_view& s, int64_t& east) {
   if (s.substr(0, 3) == "UTC" || s.substr(0, 3) == "GMT") {
     s.remove_prefix(3);
@@ -118,6 +118,26 @@ bool read_zone(std::string_view& s, int64_t& east) {
   return true;
 }
 
+// A zone abbreviation as the tz database writes them: letters ("EST", "CEST", "LMT").
+std::string_view read_abbreviation(std::string_view& s) {
+  size_t n = 0;
+  while (n < s.size() && std::isalpha(static_cast<unsigned char>(s[n]))) ++n;
+  const std::string_view abbreviation = s.substr(0, n);
+  s.remove_prefix(n);
+  return abbreviation;
+}
+
+Status abbreviation_error(bool postgres_style, std::string_view abbreviation, bool zone_known) {
+  return Status::client(
+      "0A000", "merging rows across shards reads a timestamptz in DateStyle " +
+                   std::string(postgres_style ? "Postgres" : "SQL or German") +
+                   " with the time zone abbreviation \"" + std::string(abbreviation) + "\" only " +
+                   (zone_known ? "when it names one UTC offset at that time in the session's TimeZone"
+                               : "when the session's TimeZone is a file of the system time zone "
+                                 "database") +
+                   ": SET DateStyle TO 'ISO' or TimeZone TO a numeric offset");
+}
+
 int month_of(std::string_view name) {
   static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -130,7 +150,8 @@ int month_of(std::string_view name) {
 // Dates and timestamps as DateStyle SQL ("01/02/2024 10:00:00 UTC"), German
 // ("02.01.2024 10:00:00 UTC") or Postgres ("Tue Jan 02 10:00:00 2024 UTC", dates "01-02-2024")
 // print them; `day_first`: the DateStyle's order is DMY (SQL and Postgres put the day first).
-Result<Value> decode_styled(uint32_t type_oid, std::string_view text, bool day_first) {
+Result<Value> decode_styled(uint32_t type_oid, std::string_view text, DateReading dates) {
+  const bool day_first = dates.day_first;
   std::string_view s = text;
   int64_t y = 0, m = 0, d = 0;
   const bool postgres_timestamp =
@@ -163,25 +184,29 @@ Result<Value> decode_styled(uint32_t type_oid, std::string_view text, bool day_f
     if (type_oid != oid::kDate && (!eat(s, ' ') || !read_time(s, us))) return bad_text(type_oid, text);
   }
   int64_t east = 0;
+  std::string_view abbreviation;  // "EST": an offset the zone's file names
   if (type_oid == oid::kTimestamptz) {
     if (!eat(s, ' ')) return bad_text(type_oid, text);
-    if (!read_zone(s, east)) {
-      return Status::client("0A000", "merging rows across shards reads a timestamptz in DateStyle " +
-                                         std::string(postgres_timestamp ? "Postgres" : "SQL or German") +
-                                         " only with a numeric time zone or UTC, not \"" +
-                                         std::string(s.substr(0, s.find(' '))) +
-                                         "\": SET DateStyle TO 'ISO' or TimeZone TO a numeric offset");
-    }
+    if (!read_zone(s, east)) abbreviation = read_abbreviation(s);
   }
   const bool bc = s == " BC";
   if (!bc && !s.empty()) return bad_text(type_oid, text);
   Int128 value = days_from_civil(bc ? 1 - y : y, m, d);
   if (type_oid == oid::kDate) return Value{value};
-  value = value * kUsPerDay + us - static_cast<Int128>(east) * 1000000;
+  value = value * kUsPerDay + us;  // local wall-clock time
+  if (!abbreviation.empty()) {
+    const Int128 local_seconds = (value >= 0 ? value : value - 999999) / 1000000;
+    auto offset = dates.zone == nullptr
+                      ? std::nullopt
+                      : dates.zone->offset_of(abbreviation, static_cast<int64_t>(local_seconds));
+    if (!offset) return abbreviation_error(postgres_timestamp, abbreviation, dates.zone != nullptr);
+    east = *offset;
+  }
+  value -= static_cast<Int128>(east) * 1000000;
   return Value{value};
 }
 
-Result<Value> decode_datetime(uint32_t type_oid, std::string_view text, bool day_first) {
+Result<Value> decode_datetime(uint32_t type_oid, std::string_view text, DateReading dates) {
   if (text == "infinity") return Value{kPlusInfinity};
   if (text == "-infinity") return Value{-kPlusInfinity};
   std::string_view s = text;
@@ -192,7 +217,7 @@ Result<Value> decode_datetime(uint32_t type_oid, std::string_view text, bool day
   }
   int64_t days = 0;
   bool unused = false;
-  if (!read_date(s, days, unused)) return decode_styled(type_oid, text, day_first);
+  if (!read_date(s, days, unused)) return decode_styled(type_oid, text, dates);
   Int128 value = days;
   if (type_oid == oid::kDate) {
     if (!apply_bc(s, text, value, false)) return bad_text(type_oid, text);
@@ -371,7 +396,7 @@ std::string Value::canonical() const {
   }
 }
 
-Result<Value> decode_text(uint32_t type_oid, std::string_view text, bool day_first) {
+Result<Value> decode_text(uint32_t type_oid, std::string_view text, DateReading dates) {
   switch (type_oid) {
     case oid::kInt2:
     case oid::kInt4:
@@ -412,7 +437,7 @@ Result<Value> decode_text(uint32_t type_oid, std::string_view text, bool day_fir
     case oid::kDate:
     case oid::kTime:
     case oid::kTimestamp:
-    case oid::kTimestamptz: return decode_datetime(type_oid, text, day_first);
+    case oid::kTimestamptz: return decode_datetime(type_oid, text, dates);
     case oid::kInterval: return decode_interval(text);
     default:
       return Status::client("0A000", std::string("shardwire cannot compare values of type OID ") +

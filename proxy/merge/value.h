@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "merge/decimal.h"
+#include "merge/zone_file.h"
 
 namespace sw::merge {
 
@@ -35,12 +36,20 @@ struct Value {
   std::string canonical() const;
 };
 
+// How the session prints dates and times: its DateStyle's field order (`day_first`: DMY) and the
+// tz database zone of its TimeZone (nullptr: not a zone file), which gives the offset a
+// timestamptz's abbreviation stands for outside DateStyle ISO.
+struct DateReading {
+  bool day_first = false;
+  const ZoneFile* zone = nullptr;
+};
+
 // Decodes one text-format value of `type_oid`. 22P02 when the text is not what the type
 // prints, 0A000 when its IntervalStyle/bytea_output is not the default one the decoder reads
-// (postgres, hex). Dates and timestamps are read in every DateStyle (`day_first`: its order is
-// DMY); a timestamptz outside ISO only with a numeric zone or UTC/GMT (0A000 for an
-// abbreviation, whose offset only the time zone database knows).
-Result<Value> decode_text(uint32_t type_oid, std::string_view text, bool day_first = false);
+// (postgres, hex). Dates and timestamps are read in every DateStyle; a timestamptz outside ISO
+// with a numeric zone, UTC/GMT, or an abbreviation that names one offset at that local time in
+// `dates.zone` (0A000 otherwise: no zone file, or an abbreviation of more than one offset).
+Result<Value> decode_text(uint32_t type_oid, std::string_view text, DateReading dates = {});
 
 // Whether a DateStyle setting ("SQL, DMY", "German", "Postgres, MDY") prints the day first.
 bool day_first(std::string_view date_style);

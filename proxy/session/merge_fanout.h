@@ -75,8 +75,8 @@ class MergeFanout : private LegEngine::Runner {
     // instead of CommandComplete, and the legs still running are stopped.
     uint32_t max_rows = 0;
   };
-  // The client's DateStyle prints dates day first (DMY): how the merge reads its dates.
-  void set_day_first(bool day_first) { merger_.set_day_first(day_first); }
+  // How the client's DateStyle and TimeZone print dates: how the merge reads them.
+  void set_dates(merge::DateReading dates) { merger_.set_dates(dates); }
   void use_extended(Extended extended);
 
   // Runs on the session's servers (before start()): `targets` by leg, each with the server the

@@ -96,7 +96,7 @@ Status MergeFanout::encode_row(std::string& out, const merge::Row& row) const {
   merge::Row converted = row;
   for (size_t i = 0; i < converted.size() && i < binary_columns_.size(); ++i) {
     if (!binary_columns_[i] || !converted[i]) continue;
-    auto bytes = merge::to_binary(client_types_[i], *converted[i], merger_.day_first());
+    auto bytes = merge::to_binary(client_types_[i], *converted[i], merger_.dates());
     if (!bytes) return bytes.status();
     converted[i] = std::move(bytes.value());
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "merge/value.h"
 #include "net/connection.h"
 #include "net/timer.h"
 #include "parser/analyze.h"
@@ -507,6 +508,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void keep_scatter_portal();
   Next continue_scatter_portal(const wire::Frame& frame);
   Status hold_merge_servers(MergeFanout& merge, const router::Route& route);
+  merge::DateReading date_reading() const;
   Status hold_read_servers(const std::vector<int>* shards, std::vector<LegEngine::Target>* targets);
   Status hold_copy_servers(Fanout& fanout);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);

@@ -45,8 +45,7 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
           if (phase_ == Phase::Ready) read_client_messages();
         });
       });
-  if (auto style = profile_.parameters.find("DateStyle"); style != profile_.parameters.end())
-    txn_.runner.get<MergeFanout>()->set_day_first(merge::day_first(style->second));
+  txn_.runner.get<MergeFanout>()->set_dates(date_reading());
   if (extended != nullptr) txn_.runner.get<MergeFanout>()->use_extended(std::move(*extended));
   if (held) {
     if (Status error = hold_merge_servers(*txn_.runner.get<MergeFanout>(), route); !error) {
@@ -62,6 +61,22 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
   consume_client(consumed);
   txn_.runner.get<MergeFanout>()->start();
   return Start::Wait;
+}
+
+// How the client's DateStyle and TimeZone print dates, for the merge (the order DMY also reads
+// HAVING's date constants). The TimeZone's zone file is read here, when a merge starts under a
+// DateStyle other than ISO (ISO prints numeric offsets): once per zone name per process
+// (merge::system_zone caches it), not on every SET TimeZone of sessions that never merge such
+// reads, and never row by row while merging.
+merge::DateReading Session::date_reading() const {
+  merge::DateReading dates;
+  const auto style = profile_.parameters.find("DateStyle");
+  if (style == profile_.parameters.end()) return dates;
+  dates.day_first = merge::day_first(style->second);
+  if (style->second.rfind("ISO", 0) == 0) return dates;
+  if (const auto zone = profile_.parameters.find("TimeZone"); zone != profile_.parameters.end())
+    dates.zone = merge::system_zone(zone->second);
+  return dates;
 }
 
 // A keyless read of sharded tables (no COPY FROM, no write).

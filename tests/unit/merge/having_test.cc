@@ -103,3 +103,19 @@ TEST_CASE("a parameter in place of a constant takes the Bind's value: text as se
   missing.children[0].param = 3;
   CHECK(bind_having_parameters(missing, parameters, kTypes).sqlstate == "08P01");
 }
+
+TEST_CASE("a timestamptz group value reads its zone abbreviation, the constant does not") {
+  // Under TimeZone Europe/Dublin the shards print IST (+01); a client's 'IST' is PostgreSQL's
+  // timezone_abbreviations entry (Israel, +02), which the zone's file does not know: refused.
+  const DateReading dublin{true, system_zone("Europe/Dublin")};
+  REQUIRE(dublin.zone != nullptr);
+  const Row row = {std::string("01/07/2024 13:00:00 IST")};
+  const std::vector<uint32_t> types = {oid::kTimestamptz};
+  auto numeric =
+      evaluate_having(compare(0, HavingTerm::Op::Eq, "01/07/2024 12:00:00 +00"), row, types, dublin);
+  REQUIRE_MESSAGE(numeric.is_ok(), numeric.status().message);
+  CHECK(**numeric);
+  auto named = evaluate_having(compare(0, HavingTerm::Op::Eq, "01/07/2024 13:00:00 IST"), row, types, dublin);
+  REQUIRE_FALSE(named.is_ok());
+  CHECK(named.status().sqlstate == "0A000");
+}

@@ -51,7 +51,7 @@ TEST_CASE("dates and times in DateStyle SQL, German and Postgres, as PostgreSQL 
   // The same instant in ISO and in each style (DMY: day first).
   auto same = [](uint32_t type, const char* iso, const char* styled, bool dmy) {
     auto a = decode_text(type, iso);
-    auto b = decode_text(type, styled, dmy);
+    auto b = decode_text(type, styled, {dmy});
     REQUIRE_MESSAGE(a.is_ok(), iso);
     REQUIRE_MESSAGE(b.is_ok(), styled << ": " << b.status().message);
     return a->compare(*b) == 0;
@@ -72,8 +72,9 @@ TEST_CASE("dates and times in DateStyle SQL, German and Postgres, as PostgreSQL 
   CHECK(same(oid::kTimestamptz, "2024-01-02 10:11:12+00", "02.01.2024 07:11:12 -03", true));
   CHECK(same(oid::kTimestamptz, "2024-01-02 10:11:12+00", "01/02/2024 15:41:12 +05:30", false));
   CHECK(cmp(oid::kDate, "2024-01-02", "2024-02-01") < 0);
-  CHECK(decode_text(oid::kDate, "02/01/2024", true)->compare(*decode_text(oid::kDate, "01/02/2024", true)) <
-        0);
+  CHECK(
+      decode_text(oid::kDate, "02/01/2024", {true})->compare(*decode_text(oid::kDate, "01/02/2024", {true})) <
+      0);
   CHECK(decode_text(oid::kDate, "02/01/2024")->compare(*decode_text(oid::kDate, "01/02/2024")) > 0);
   // An abbreviation's offset is the time zone database's: refused, naming the fix.
   auto abbreviated = decode_text(oid::kTimestamptz, "Tue Jan 02 10:11:12 2024 EST");
