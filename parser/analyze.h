@@ -195,6 +195,11 @@ struct Scope {
   uint32_t features = 0;        // feature:: bits of this block
   bool non_table_from = false;  // FROM has an item that is not a table (subquery, function,
                                 // VALUES, CTE reference, ...)
+  // The block is a SELECT whose rows are one FROM item of block `feeds`: a subquery in that FROM,
+  // or a CTE (not of WITH RECURSIVE) read exactly once in the statement, there. -1 otherwise
+  // (the statement's own block, expression subqueries, set operation branches, CTEs read twice).
+  int feeds = -1;
+  bool feeds_nullable = false;  // that FROM item is on the nullable side of an outer join
 };
 
 // The statement's own SELECT (scope 0) as a scatter plan needs it: its output columns, ORDER BY,

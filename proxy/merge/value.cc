@@ -170,7 +170,7 @@ Result<Value> decode_styled(uint32_t type_oid, std::string_view text, bool day_f
                                          std::string(postgres_timestamp ? "Postgres" : "SQL or German") +
                                          " only with a numeric time zone or UTC, not \"" +
                                          std::string(s.substr(0, s.find(' '))) +
-                                         "\": SET DateStyle TO 'ISO' or TimeZone TO a numeric offset");
+                                         "\": SET DateStyle TO 'ISO', or TimeZone TO a numeric offset, instead");
     }
   }
   const bool bc = s == " BC";

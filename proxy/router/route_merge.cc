@@ -230,8 +230,8 @@ std::string window_refusal(const parser::SelectShape& shape, const std::string& 
     return "uses window functions over aggregates grouped without the key, which shardwire cannot merge "
            "across shards; GROUP BY the key too";
   if (tables != 1)
-    return "uses window functions reading several tables, which shardwire merges only for one sharded "
-           "table; read one table";
+    return "uses window functions reading several tables or reading through a subquery or CTE, which "
+           "shardwire merges only for one sharded table read directly; read that table itself";
   return "";
 }
 
@@ -246,8 +246,11 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   auto refuse = [&](const std::string& why) {
     return make_error("0A000", prefix + why + fix, r.config_name);
   };
+  // Through a subquery or CTE the key's name may be another column's: no shortcut by the key.
+  const bool key_named = key_named_at_top();
   bool grouped_by_key = false;
-  for (const std::string& column : shape.group_columns) grouped_by_key = grouped_by_key || column == r.key;
+  for (const std::string& column : shape.group_columns)
+    grouped_by_key = grouped_by_key || (key_named && column == r.key);
   const uint32_t features = facts_.scopes[0].features;
   const bool aggregate =
       !grouped_by_key && (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
@@ -259,7 +262,8 @@ Route DmlRouter::merged_scatter(Route route, int first) {
     return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards" + hint);
   }
   if (shape.windows) {
-    if (std::string why = window_refusal(shape, r.key, aggregate, facts_.tables.size()); !why.empty())
+    if (std::string why = window_refusal(shape, r.key, aggregate, key_named ? facts_.tables.size() : 0);
+        !why.empty())
       return refuse(why);
   }
 
@@ -288,7 +292,7 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (offset_param) plan->offset_param = shape.offset.param;
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
-    const std::string distinct_key = facts_.tables.size() == 1 ? r.key : "";
+    const std::string distinct_key = key_named && facts_.tables.size() == 1 ? r.key : "";
     if (std::string why = aggregate_outputs(shape, distinct_key, *plan, rewrite); !why.empty())
       return refuse(why);
     // LIMIT NULL = LIMIT ALL, and FETCH FIRST takes NULL but no ALL.

@@ -40,7 +40,8 @@ const char* const kTables =
     "    - name: sf_forms\n      key: tenant_id\n      type: bigint\n"
     "    - name: sf_merged\n      key: tenant_id\n      type: bigint\n"
     "    - name: sf_merged_tags\n      key: tenant_id\n      type: bigint\n"
-    "    - name: sf_writes\n      key: tenant_id\n      type: bigint\n";
+    "    - name: sf_writes\n      key: tenant_id\n      type: bigint\n"
+    "    - name: sf_blocks\n      key: tenant_id\n      type: bigint\n";
 
 enum class Protocol { Simple, ExtendedText, ExtendedBinary };
 constexpr Protocol kProtocols[] = {Protocol::Simple, Protocol::ExtendedText, Protocol::ExtendedBinary};

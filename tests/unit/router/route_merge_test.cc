@@ -151,3 +151,42 @@ TEST_CASE("HAVING without the key: the shards group without it, the plan applies
   CHECK(refused.kind == RouteKind::Error);
   CHECK(refused.error.message.find("HAVING") != std::string::npos);
 }
+
+TEST_CASE("CTEs and FROM subqueries that filter one sharded table: every shard runs it, merged") {
+  Route cte =
+      planned("WITH t AS (SELECT amount FROM orders WHERE g > 0) SELECT count(*), sum(amount) FROM t");
+  CHECK(cte.kind == RouteKind::Scatter);
+  REQUIRE(cte.merge);
+  CHECK(cte.merge->kind == sw::merge::MergeKind::Aggregate);
+  Route sub = planned("SELECT b.id FROM (SELECT id FROM orders WHERE g = 1) b");
+  CHECK(sub.kind == RouteKind::Scatter);
+  Route keyed = planned("WITH t AS (SELECT * FROM orders WHERE tenant_id = 3) SELECT count(*) FROM t");
+  CHECK(keyed.kind == RouteKind::Shard);
+  // Through a block the key's name may be another column's: grouped by it, still merged.
+  Route renamed =
+      planned("WITH t AS (SELECT g AS tenant_id FROM orders) SELECT tenant_id, count(*) FROM t GROUP BY 1");
+  REQUIRE(renamed.merge);
+  CHECK(renamed.merge->kind == sw::merge::MergeKind::Aggregate);
+  CHECK(
+      planned("WITH t AS (SELECT g AS tenant_id FROM orders) SELECT count(DISTINCT tenant_id) FROM t").kind ==
+      RouteKind::Error);
+  CHECK(
+      planned("SELECT tenant_id, row_number() OVER (PARTITION BY tenant_id) FROM (SELECT g AS tenant_id FROM "
+              "orders) s")
+          .kind == RouteKind::Error);
+  // Refused: a block that combines rows, a CTE read twice, a nullable side, another table untied.
+  for (const char* sql : {
+           "WITH t AS (SELECT g, count(*) AS n FROM orders GROUP BY g) SELECT sum(n) FROM t",
+           "SELECT count(*) FROM (SELECT * FROM orders LIMIT 3) b",
+           "WITH t AS (SELECT * FROM orders) SELECT count(*) FROM t a JOIN t b ON a.g = b.g",
+           "SELECT count(*) FROM (VALUES (1)) v(x) LEFT JOIN (SELECT * FROM orders) b ON b.id = v.x",
+           "SELECT count(*) FROM (SELECT * FROM orders) a JOIN items i ON a.tenant_id = i.tenant_id",
+           "WITH t AS (SELECT * FROM orders) SELECT * FROM (SELECT count(*) FROM t) c",
+           "SELECT (SELECT max(id) FROM orders) AS m",
+       }) {
+    INFO(sql);
+    Route refused = planned(sql);
+    CHECK(refused.kind == RouteKind::Error);
+    CHECK(refused.error.sqlstate == "0A000");
+  }
+}
