@@ -166,11 +166,12 @@ Result<Value> decode_styled(uint32_t type_oid, std::string_view text, bool day_f
   if (type_oid == oid::kTimestamptz) {
     if (!eat(s, ' ')) return bad_text(type_oid, text);
     if (!read_zone(s, east)) {
-      return Status::client("0A000", "merging rows across shards reads a timestamptz in DateStyle " +
-                                         std::string(postgres_timestamp ? "Postgres" : "SQL or German") +
-                                         " only with a numeric time zone or UTC, not \"" +
-                                         std::string(s.substr(0, s.find(' '))) +
-                                         "\": SET DateStyle TO 'ISO', or TimeZone TO a numeric offset, instead");
+      return Status::client("0A000",
+                            "merging rows across shards reads a timestamptz in DateStyle " +
+                                std::string(postgres_timestamp ? "Postgres" : "SQL or German") +
+                                " only with a numeric time zone or UTC, not \"" +
+                                std::string(s.substr(0, s.find(' '))) +
+                                "\": SET DateStyle TO 'ISO', or TimeZone TO a numeric offset, instead");
     }
   }
   const bool bc = s == " BC";
