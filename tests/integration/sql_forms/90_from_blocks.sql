@@ -15,6 +15,12 @@ query: WITH a AS (SELECT tenant_id, g, amount FROM sf_blocks WHERE amount IS NOT
 query: SELECT count(*) FROM (SELECT * FROM (SELECT tenant_id, g FROM sf_blocks WHERE g < 2) i WHERE g > 0) o
 query params(1): WITH t AS (SELECT * FROM sf_blocks WHERE g = $1) SELECT count(*), sum(amount) FROM t
 query: SELECT DISTINCT s FROM (SELECT s FROM sf_blocks) b ORDER BY s NULLS LAST
+query: SELECT b.id FROM (SELECT tenant_id, id, amount FROM sf_blocks) b ORDER BY b.amount DESC NULLS LAST, b.tenant_id, b.id LIMIT 4 OFFSET 1
+query: WITH t AS (SELECT g, amount FROM sf_blocks) SELECT g FROM t GROUP BY g HAVING sum(amount) > 30 ORDER BY g
+query: SELECT DISTINCT ON (g) g, tenant_id, id FROM (SELECT * FROM sf_blocks WHERE amount IS NOT NULL) b ORDER BY g, amount DESC, tenant_id, id
+query: SELECT v.x, count(*), sum(b.amount) FROM (VALUES (0), (1)) v(x) JOIN (SELECT g, amount FROM sf_blocks) b ON b.g = v.x GROUP BY v.x ORDER BY v.x
+query: WITH t AS (SELECT * FROM sf_blocks WHERE tenant_id IN (SELECT tenant_id FROM sf_forms WHERE g = 1)) SELECT count(*), sum(amount) FROM t
+query params(0, 3): SELECT s, count(*) FROM (SELECT s FROM sf_blocks WHERE g > $1) b GROUP BY s ORDER BY s NULLS FIRST LIMIT $2
 -- Keyed inside the block: one shard.
 query: WITH t AS (SELECT * FROM sf_blocks WHERE tenant_id = 3) SELECT count(*), sum(amount) FROM t
 query: SELECT sum(amount) FROM (SELECT amount FROM sf_blocks WHERE tenant_id IN (2, 7)) k
