@@ -449,6 +449,9 @@ struct SelectRewrite {
   bool drop_offset = false;
   std::string offset;  // with drop_offset: the OFFSET's new value ("" is 0)
   bool split_avg = false;
+  // Output items (indices into shape.outputs) that are count(DISTINCT ...) calls each shard runs as
+  // array_agg(DISTINCT ...): the word "count" replaced, arguments and FILTER kept.
+  std::vector<int> distinct_arrays;
   bool drop_having = false;  // the shards group without HAVING: the proxy applies it
   // With drop_having, a HAVING with parameters: the shards get "HAVING (<its condition>) IS NULL
   // OR true" instead, which keeps every group yet still types each $n as PostgreSQL infers it

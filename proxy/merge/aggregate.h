@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "merge/decimal.h"
+#include "merge/distinct_set.h"
 #include "merge/plan.h"
 #include "merge/value.h"
 
@@ -27,6 +28,8 @@ class Accumulator {
   // One shard's partial value; `count` is the Avg count column (ignored otherwise).
   Status add(const std::optional<std::string>& value, const std::optional<std::string>& count);
   std::optional<std::string> result() const;  // text format, the client's type
+  // CountDistinct: the merge's budget of distinct values all its groups share (null: none).
+  void set_budget(DistinctBudget* budget) { budget_ = budget; }
 
  private:
   Status add_real(double partial, int64_t n);  // float4/float8 sum and avg
@@ -42,7 +45,9 @@ class Accumulator {
   int64_t count_ = 0;
   std::string text_;  // Min/Max: the best value so far, and its decoded form
   std::optional<Value> best_;
-  bool flag_ = false;  // BoolAnd/BoolOr
+  bool flag_ = false;     // BoolAnd/BoolOr
+  DistinctSet distinct_;  // CountDistinct
+  DistinctBudget* budget_ = nullptr;
 };
 
 }  // namespace sw::merge

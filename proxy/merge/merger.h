@@ -50,6 +50,8 @@ class Merger {
   void set_parameters(std::vector<BindParameter> parameters) { parameters_ = std::move(parameters); }
   // The session's DateStyle prints dates day first (DMY): how its dates and timestamps are read.
   void set_day_first(bool day_first) { day_first_ = day_first; }
+  // The distinct values count(DISTINCT) columns may hold over all groups (54000 beyond).
+  void set_max_distinct_values(size_t limit) { distinct_budget_->limit = limit; }
   bool day_first() const { return day_first_; }
 
   Status push(size_t leg, Row row);
@@ -111,6 +113,7 @@ class Merger {
   std::vector<TextCompare> compared_text_;
   std::vector<BindParameter> parameters_;
   bool day_first_ = false;
+  std::unique_ptr<DistinctBudget> distinct_budget_ = std::make_unique<DistinctBudget>();
   std::vector<int> key_sources_;  // Aggregate: shard columns of the GROUP BY keys
   std::unordered_map<std::string, size_t> group_index_;
   std::vector<Group> groups_;

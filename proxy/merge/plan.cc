@@ -12,6 +12,7 @@ const char* combine_name(Combine combine) {
     case Combine::Avg: return "avg";
     case Combine::BoolAnd: return "bool_and";
     case Combine::BoolOr: return "bool_or";
+    case Combine::CountDistinct: return "count_distinct";
   }
   return "?";
 }

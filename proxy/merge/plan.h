@@ -25,6 +25,9 @@ enum class Combine : uint8_t {
   Avg,      // the shards run sum(x), count(x) in two columns; the proxy divides
   BoolAnd,  // and / or of the shards' results, NULLs ignored
   BoolOr,
+  // count(DISTINCT x) of a non-key x: the shards run array_agg(DISTINCT x) (FILTER kept); the
+  // proxy keeps the set of distinct non-NULL elements per group (distinct_set.h) and counts it.
+  CountDistinct,
 };
 
 struct OutputColumn {

@@ -130,6 +130,7 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
   int source = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
     std::vector<std::string> columns = {item.call_text};
+    if (counts_distinct_values(item, distinct_key)) columns = {distinct_as_array(item.call_text)};
     if (item.aggregate == AggregateCall::Avg) columns = parser::avg_as_sum_and_count(item.call_text);
     if (columns.empty()) return "uses HAVING on an avg() call shardwire cannot locate; select it";
     for (std::string& column : columns) rewrite.leading_columns.push_back(std::move(column));
@@ -146,6 +147,11 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
       plan.outputs.push_back(merge::OutputColumn{merge::Combine::Count, source++, item.name});
       continue;
     }
+    if (counts_distinct_values(item, distinct_key)) {
+      rewrite.distinct_arrays.push_back(static_cast<int>(&item - shape.outputs.data()));
+      plan.outputs.push_back(merge::OutputColumn{merge::Combine::CountDistinct, source++, item.name});
+      continue;
+    }
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
@@ -157,7 +163,10 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
   }
   int hidden = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
-    plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), hidden, item.name});
+    const merge::Combine combine = counts_distinct_values(item, distinct_key) ? merge::Combine::CountDistinct
+                                   : counts_distinct_keys(item, distinct_key) ? merge::Combine::Count
+                                                                              : combine_of(item.aggregate);
+    plan.outputs.push_back(merge::OutputColumn{combine, hidden, item.name});
     hidden += item.aggregate == AggregateCall::Avg ? 2 : 1;
   }
   plan.hidden_outputs = static_cast<int>(shape.having_aggregates.size());

@@ -167,9 +167,10 @@ TEST_CASE("CTEs and FROM subqueries that filter one sharded table: every shard r
       planned("WITH t AS (SELECT g AS tenant_id FROM orders) SELECT tenant_id, count(*) FROM t GROUP BY 1");
   REQUIRE(renamed.merge);
   CHECK(renamed.merge->kind == sw::merge::MergeKind::Aggregate);
-  CHECK(
-      planned("WITH t AS (SELECT g AS tenant_id FROM orders) SELECT count(DISTINCT tenant_id) FROM t").kind ==
-      RouteKind::Error);
+  Route distinct =
+      planned("WITH t AS (SELECT g AS tenant_id FROM orders) SELECT count(DISTINCT tenant_id) FROM t");
+  REQUIRE(distinct.merge);
+  CHECK(distinct.merge->outputs.at(0).combine == sw::merge::Combine::CountDistinct);
   CHECK(
       planned("SELECT tenant_id, row_number() OVER (PARTITION BY tenant_id) FROM (SELECT g AS tenant_id FROM "
               "orders) s")
@@ -189,4 +190,34 @@ TEST_CASE("CTEs and FROM subqueries that filter one sharded table: every shard r
     CHECK(refused.kind == RouteKind::Error);
     CHECK(refused.error.sqlstate == "0A000");
   }
+}
+
+TEST_CASE("count(DISTINCT x) of a non-key column: the shards answer array_agg(DISTINCT x)") {
+  Route plain = planned(
+      "SELECT count(DISTINCT note), Count ( DISTINCT lower(note) ) FILTER (WHERE id > 1), "
+      "count(*), count(DISTINCT tenant_id) FROM orders");
+  REQUIRE(plain.merge);
+  CHECK(plain.merge->shard_sql.find(
+            "SELECT array_agg(DISTINCT note), array_agg ( DISTINCT lower(note) ) FILTER (WHERE id > 1), "
+            "count(*), count(DISTINCT tenant_id) FROM ") == 0);
+  using sw::merge::Combine;
+  REQUIRE(plain.merge->outputs.size() == 4);
+  CHECK(plain.merge->outputs[0].combine == Combine::CountDistinct);
+  CHECK(plain.merge->outputs[1].combine == Combine::CountDistinct);
+  CHECK(plain.merge->outputs[2].combine == Combine::Count);
+  CHECK(plain.merge->outputs[3].combine == Combine::Count);  // the key's: each value on one shard
+  // Beside a split avg, and in HAVING (a hidden leading column).
+  Route grouped = planned(
+      "SELECT id, avg(total), count(DISTINCT note) FROM orders GROUP BY id HAVING count(DISTINCT status) > "
+      "1");
+  REQUIRE(grouped.merge);
+  CHECK(grouped.merge->shard_sql.find("SELECT array_agg(DISTINCT status), id, sum(total)") == 0);
+  CHECK(grouped.merge->shard_sql.find(", array_agg(DISTINCT note) FROM (") != std::string::npos);
+  REQUIRE(grouped.merge->outputs.size() == 4);
+  CHECK(grouped.merge->outputs[2].combine == Combine::CountDistinct);
+  CHECK(grouped.merge->outputs[2].source == 4);
+  CHECK(grouped.merge->outputs[3].combine == Combine::CountDistinct);  // HAVING's
+  CHECK(grouped.merge->outputs[3].source == 0);
+  // Other aggregates with DISTINCT stay refused.
+  CHECK(planned("SELECT sum(DISTINCT total) FROM orders").kind == RouteKind::Error);
 }
