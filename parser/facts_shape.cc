@@ -214,13 +214,14 @@ std::string collation_name(JsonRef collate) {
   return name;
 }
 
-// The collation facts of an expression: min/max take their argument's collation, a COLLATE on
+// The collation facts of an expression: min/max and count(DISTINCT x) (whose x values the merge
+// compares) take their argument's collation, a COLLATE on
 // the whole expression decides, anything else derives from what it reads.
 CollationSource collation_source(JsonRef node) {
   CollationSource source;
   while (node.node_type() == "FuncCall" && !node.body()["over"] && node.body()["args"].size() == 1) {
     const AggregateCall call = aggregate_of(node.body());
-    if (call != AggregateCall::Min && call != AggregateCall::Max) break;
+    if (call != AggregateCall::Min && call != AggregateCall::Max && !counts_distinct(node.body())) break;
     node = *node.body()["args"].begin();
   }
   if (node.node_type() == "CollateClause") {

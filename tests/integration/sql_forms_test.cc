@@ -207,7 +207,7 @@ TEST_SUITE("sql_forms") {
     ShardedOptions options;
     options.tables_yaml += kTables;
     // Small enough for 95_count_distinct.sql to pass it (54000), large enough for its other reads.
-    options.proxy.extra_yaml += "fanout:\n  max_distinct_values: 20\n";
+    options.proxy.extra_yaml += "fanout:\n  max_distinct_values: 60\n";
     ShardedFixture f(options);
     PgConn proxy = f.client();
     PgConn ref = reference_database(f, "swsqlforms_ref", "SELECT 1");
