@@ -179,9 +179,10 @@ void read_cutover(MapReader& top, Cutover& out) {
 }
 
 void read_fanout(MapReader& top, Fanout& out) {
-  MapReader m = top.map("fanout", {"max_rows_buffered", "max_groups"});
+  MapReader m = top.map("fanout", {"max_rows_buffered", "max_groups", "max_distinct_values"});
   m.read_int("max_rows_buffered", out.max_rows_buffered, 1, 10000000);
   m.read_int("max_groups", out.max_groups, 1, 100000000);
+  m.read_int("max_distinct_values", out.max_distinct_values, 1, 100000000);
 }
 
 }  // namespace

@@ -131,6 +131,7 @@ std::vector<Setting> settings(const Config& c) {
   b.add("cutover.drain_action", c.cutover.drain_action == DrainAction::Terminate ? "terminate" : "abort");
   b.add("fanout.max_rows_buffered", std::to_string(c.fanout.max_rows_buffered));
   b.add("fanout.max_groups", std::to_string(c.fanout.max_groups));
+  b.add("fanout.max_distinct_values", std::to_string(c.fanout.max_distinct_values));
   return b.take();
 }
 

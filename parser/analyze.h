@@ -195,6 +195,11 @@ struct Scope {
   uint32_t features = 0;        // feature:: bits of this block
   bool non_table_from = false;  // FROM has an item that is not a table (subquery, function,
                                 // VALUES, CTE reference, ...)
+  // The block is a SELECT whose rows are one FROM item of block `feeds`: a subquery in that FROM,
+  // or a CTE (not of WITH RECURSIVE) read exactly once in the statement, there. -1 otherwise
+  // (the statement's own block, expression subqueries, set operation branches, CTEs read twice).
+  int feeds = -1;
+  bool feeds_nullable = false;  // that FROM item is on the nullable side of an outer join
 };
 
 // The statement's own SELECT (scope 0) as a scatter plan needs it: its output columns, ORDER BY,
@@ -449,6 +454,9 @@ struct SelectRewrite {
   bool drop_offset = false;
   std::string offset;  // with drop_offset: the OFFSET's new value ("" is 0)
   bool split_avg = false;
+  // Output items (indices into shape.outputs) that are count(DISTINCT ...) calls each shard runs as
+  // array_agg(DISTINCT ...): the word "count" replaced, arguments and FILTER kept.
+  std::vector<int> distinct_arrays;
   bool drop_having = false;  // the shards group without HAVING: the proxy applies it
   // With drop_having, a HAVING with parameters: the shards get "HAVING (<its condition>) IS NULL
   // OR true" instead, which keeps every group yet still types each $n as PostgreSQL infers it

@@ -92,14 +92,20 @@ class FactsBuilder {
   int resolve(const std::vector<std::string>& qualifier, int scope) const;
   int add_table(JsonRef range_var, TableRole role, int scope, bool nullable, bool visible);
   bool is_cte(const std::string& name, int scope) const;
+  // The scope of the CTE body `name` designates from `scope`; -1 when none or recursive.
+  int cte_scope(const std::string& name, int scope) const;
+  // Block `inner` is read as a FROM item of `scope`: it feeds it, if it is read only there.
+  void feed(int inner, int scope, bool nullable, bool once);
   int new_scope(int parent);
   void add_entry(int scope, Entry entry);
   void finish(JsonRef body);
 
   std::string_view sql_;
   StatementFacts& out_;
-  std::vector<std::vector<Entry>> entries_;     // per scope
-  std::vector<std::vector<std::string>> ctes_;  // per scope: CTE names visible from it
+  std::vector<std::vector<Entry>> entries_;  // per scope
+  // Per scope: the CTEs its WITH names, each with its body's scope (-1 under WITH RECURSIVE).
+  std::vector<std::vector<std::pair<std::string, int>>> ctes_;
+  std::vector<int> cte_reads_;  // per scope: how often FROM items read it as a CTE
   int depth_ = 0;
   bool too_deep_ = false;
 };

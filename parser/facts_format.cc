@@ -138,6 +138,9 @@ std::string describe_facts(const StatementFacts& facts) {
     const Scope& scope = facts.scopes[i];
     out += "scope " + std::to_string(i) + " parent=" + std::to_string(scope.parent) +
            " features=" + features_text(scope.features) + " non_table_from=" + yes_no(scope.non_table_from) +
+           (scope.feeds < 0
+                ? std::string()
+                : " feeds=" + std::to_string(scope.feeds) + (scope.feeds_nullable ? " nullable" : "")) +
            "\n";
   }
   for (size_t i = 0; i < facts.tables.size(); ++i) {

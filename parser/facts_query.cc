@@ -133,13 +133,16 @@ void FactsBuilder::with_clause(JsonRef with, int scope) {
   const bool recursive = with["recursive"].boolean();
   if (recursive) {
     for (JsonRef cte : with["ctes"]) {
-      ctes_[static_cast<size_t>(scope)].push_back(cte.body()["ctename"].string());
+      ctes_[static_cast<size_t>(scope)].emplace_back(cte.body()["ctename"].string(), -1);
     }
   }
   for (JsonRef cte : with["ctes"]) {
     JsonRef body = cte.body();
-    statement(body["ctequery"], scope);
-    if (!recursive) ctes_[static_cast<size_t>(scope)].push_back(body["ctename"].string());
+    JsonRef query = body["ctequery"];
+    const int inner = statement(query, scope);
+    if (!recursive)
+      ctes_[static_cast<size_t>(scope)].emplace_back(body["ctename"].string(),
+                                                     query.node_type() == "SelectStmt" ? inner : -1);
   }
 }
 
@@ -154,6 +157,7 @@ void FactsBuilder::from_item(JsonRef node, int scope, bool nullable, std::vector
     const std::string name = body["relname"].string();
     if (!body["schemaname"] && is_cte(name, scope)) {
       mark_non_table();
+      if (const int inner = cte_scope(name, scope); inner >= 0) feed(inner, scope, nullable, false);
       std::string alias = body["alias"]["aliasname"].string();
       add_entry(scope, {alias.empty() ? name : alias, "", -1});
     } else {
@@ -169,7 +173,8 @@ void FactsBuilder::from_item(JsonRef node, int scope, bool nullable, std::vector
     // Subqueries, functions, VALUES, XMLTABLE, ...: not tables, but may contain some.
     mark_non_table();
     if (type == "RangeSubselect") {
-      statement(body["subquery"], scope);
+      const int inner = statement(body["subquery"], scope);
+      if (inner >= 0 && body["subquery"].node_type() == "SelectStmt") feed(inner, scope, nullable, true);
     } else {
       expression(body, scope);
     }

@@ -100,6 +100,15 @@ size_t filter_end(std::string_view sql, size_t end) {
   return at < sql.size() && sql[at] == '(' ? call_end(sql, at) : 0;
 }
 
+// count(DISTINCT x) of one argument (no ORDER BY inside): the merge counts the union of the
+// shards' array_agg(DISTINCT x), so HAVING may compare it too.
+bool counts_distinct(JsonRef call) {
+  std::string name;
+  for (JsonRef part : call["funcname"]) name = part.body()["sval"].string();
+  return name == "count" && call["agg_distinct"].boolean() && !call["agg_order"] &&
+         !call["func_variadic"].boolean() && call["args"].size() == 1;
+}
+
 AggregateCall aggregate_of(JsonRef call) {
   std::string name;
   for (JsonRef part : call["funcname"]) name = part.body()["sval"].string();
@@ -209,13 +218,14 @@ std::string collation_name(JsonRef collate) {
   return name;
 }
 
-// The collation facts of an expression: min/max take their argument's collation, a COLLATE on
+// The collation facts of an expression: min/max and count(DISTINCT x) (whose x values the merge
+// compares) take their argument's collation, a COLLATE on
 // the whole expression decides, anything else derives from what it reads.
 CollationSource collation_source(JsonRef node) {
   CollationSource source;
   while (node.node_type() == "FuncCall" && !node.body()["over"] && node.body()["args"].size() == 1) {
     const AggregateCall call = aggregate_of(node.body());
-    if (call != AggregateCall::Min && call != AggregateCall::Max) break;
+    if (call != AggregateCall::Min && call != AggregateCall::Max && !counts_distinct(node.body())) break;
     node = *node.body()["args"].begin();
   }
   if (node.node_type() == "CollateClause") {
@@ -286,7 +296,8 @@ int FactsBuilder::having_aggregate(JsonRef node) {
   JsonRef body = node.body();
   if (node.node_type() != "FuncCall" || body["over"] || body["agg_filter"]) return -1;
   const AggregateCall call = aggregate_of(body);
-  if (call == AggregateCall::None || call == AggregateCall::Unmergeable) return -1;
+  if (call == AggregateCall::None || (call == AggregateCall::Unmergeable && !counts_distinct(body)))
+    return -1;
   const std::string shape_text = shape_of(node);
   for (size_t i = 0; i < shape.having_aggregates.size(); ++i) {
     if (!shape_text.empty() && shape.having_aggregates[i].shape == shape_text)

@@ -127,10 +127,27 @@ int FactsBuilder::add_table(JsonRef range_var, TableRole role, int scope, bool n
 
 bool FactsBuilder::is_cte(const std::string& name, int scope) const {
   for (int s = scope; s >= 0; s = out_.scopes[static_cast<size_t>(s)].parent) {
-    const auto& names = ctes_[static_cast<size_t>(s)];
-    if (std::find(names.begin(), names.end(), name) != names.end()) return true;
+    for (const auto& cte : ctes_[static_cast<size_t>(s)])
+      if (cte.first == name) return true;
   }
   return false;
+}
+
+int FactsBuilder::cte_scope(const std::string& name, int scope) const {
+  for (int s = scope; s >= 0; s = out_.scopes[static_cast<size_t>(s)].parent) {
+    const auto& ctes = ctes_[static_cast<size_t>(s)];
+    for (auto it = ctes.rbegin(); it != ctes.rend(); ++it)
+      if (it->first == name) return it->second;
+  }
+  return -1;
+}
+
+// A CTE read a second time feeds no block: its rows would meet themselves (a self-join).
+void FactsBuilder::feed(int inner, int scope, bool nullable, bool once) {
+  Scope& block = out_.scopes[static_cast<size_t>(inner)];
+  const int reads = once ? 1 : ++cte_reads_[static_cast<size_t>(inner)];
+  block.feeds = reads == 1 ? scope : -1;
+  block.feeds_nullable = reads == 1 && nullable;
 }
 
 int FactsBuilder::new_scope(int parent) {
@@ -139,6 +156,7 @@ int FactsBuilder::new_scope(int parent) {
   out_.scopes.push_back(scope);
   entries_.emplace_back();
   ctes_.emplace_back();
+  cte_reads_.push_back(0);
   return static_cast<int>(out_.scopes.size() - 1);
 }
 

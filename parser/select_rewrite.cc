@@ -255,6 +255,23 @@ size_t item_begin(std::string_view text, size_t at) {
   return begin;
 }
 
+// count(DISTINCT x) -> array_agg(DISTINCT x) for each output item in `items`.
+Status distinct_arrays(const SelectShape& shape, const std::vector<int>& items, size_t base,
+                       const std::string& text, std::vector<Edit>& edits) {
+  for (int index : items) {
+    if (index < 0 || static_cast<size_t>(index) >= shape.outputs.size())
+      return cannot("the count(DISTINCT) call could not be located");
+    const Value& at = shape.outputs[static_cast<size_t>(index)].call_begin;
+    if (at.location < 0 || static_cast<size_t>(at.location) < base)
+      return cannot("the count(DISTINCT) call could not be located");
+    const size_t begin = static_cast<size_t>(at.location) - base;
+    if (begin + 5 > text.size() || lower(text.substr(begin, 5)) != "count")
+      return cannot("the count(DISTINCT) call could not be located");
+    edits.push_back(Edit{begin, begin + 5, "array_agg"});
+  }
+  return Status::ok();
+}
+
 Status literal_edits(const std::vector<LiteralEdit>& literals, size_t base, const std::string& text,
                      std::vector<Edit>& edits) {
   for (const LiteralEdit& literal : literals) {
@@ -315,6 +332,7 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
   if (rewrite.split_avg) {
     if (Status s = split_avg(shape, base, text, edits); !s) return s;
   }
+  if (Status s = distinct_arrays(shape, rewrite.distinct_arrays, base, text, edits); !s) return s;
   if (Status s = add_columns(shape, rewrite, base, text, edits); !s) return s;
   if (Status s = literal_edits(rewrite.literals, base, text, edits); !s) return s;
   if (Status s = table_edits(facts, rewrite.tables, base, text, edits); !s) return s;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "merge/binary_array.h"
+
 namespace sw::merge {
 namespace {
 
@@ -80,6 +82,13 @@ Result<uint32_t> combined_type(Combine combine, uint32_t shard_type) {
   switch (combine) {
     case Combine::Key: return shard_type;
     case Combine::Count: return oid::kInt8;
+    case Combine::CountDistinct:
+      // The shards' array_agg(DISTINCT x): its elements must be a type the merge compares.
+      if (!is_comparable_type(array_element_type(shard_type)))
+        return Status::client("0A000", "count(DISTINCT) of a type other than a built-in scalar (array OID " +
+                                           std::to_string(shard_type) +
+                                           ") cannot be combined across shards; add a shard key value");
+      return oid::kInt8;
     case Combine::BoolAnd:
     case Combine::BoolOr: return oid::kBool;
     case Combine::Min:
@@ -149,6 +158,9 @@ Status Accumulator::add(const std::optional<std::string>& value, const std::opti
       }
       break;
     }
+    case Combine::CountDistinct:
+      if (Status s = distinct_.add_array(array_element_type(type_), text, day_first_, budget_); !s) return s;
+      break;
     case Combine::BoolAnd:
     case Combine::BoolOr: {
       const bool b = text == "t";
@@ -164,6 +176,7 @@ Status Accumulator::add(const std::optional<std::string>& value, const std::opti
 std::optional<std::string> Accumulator::result() const {
   switch (combine_) {
     case Combine::Count: return std::to_string(static_cast<long long>(integer_));
+    case Combine::CountDistinct: return std::to_string(static_cast<long long>(distinct_.size()));
     case Combine::Key: return std::nullopt;
     case Combine::Min:
     case Combine::Max:

@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "merge/decimal.h"
+#include "merge/distinct_set.h"
 #include "merge/plan.h"
 #include "merge/value.h"
 
@@ -31,6 +32,8 @@ class Accumulator {
   Status add_variance(const std::optional<std::string>& sum, const std::optional<std::string>& count,
                       const std::optional<std::string>& squares, const std::optional<std::string>& var_pop);
   std::optional<std::string> result() const;  // text format, the client's type
+  // CountDistinct: the merge's budget of distinct values all its groups share (null: none).
+  void set_budget(DistinctBudget* budget) { budget_ = budget; }
 
  private:
   Status add_real(double partial, int64_t n, double shard_sxx);  // float4/float8 sum, avg, variances
@@ -48,7 +51,9 @@ class Accumulator {
   int64_t count_ = 0;
   std::string text_;  // Min/Max: the best value so far, and its decoded form
   std::optional<Value> best_;
-  bool flag_ = false;  // BoolAnd/BoolOr
+  bool flag_ = false;     // BoolAnd/BoolOr
+  DistinctSet distinct_;  // CountDistinct
+  DistinctBudget* budget_ = nullptr;
 };
 
 }  // namespace sw::merge

@@ -165,6 +165,12 @@ uint32_t array_element_type(uint32_t array_oid) {
   }
 }
 
+Result<std::vector<std::optional<std::string>>> array_elements(std::string_view text) {
+  ArrayText array(text);
+  if (!array.parse()) return Status::server("22P02", "a shard returned an array shardwire cannot read");
+  return array.elements();
+}
+
 Result<std::string> array_to_binary(uint32_t element_oid, std::string_view text) {
   ArrayText array(text);
   if (!array.parse())

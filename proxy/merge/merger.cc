@@ -210,6 +210,7 @@ Merger::Group Merger::new_group(const Row& row) const {
   for (const OutputColumn& out : plan_.outputs) {
     group.keys.push_back(out.combine == Combine::Key ? row[static_cast<size_t>(out.source)] : std::nullopt);
     group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)], dates_);
+    group.accumulators.back().set_budget(distinct_budget_.get());
   }
   return group;
 }

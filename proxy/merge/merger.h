@@ -51,6 +51,8 @@ class Merger {
   // How the session's DateStyle and TimeZone print dates and timestamps: how they are read.
   void set_dates(DateReading dates) { dates_ = dates; }
   DateReading dates() const { return dates_; }
+  // The distinct values count(DISTINCT) columns may hold over all groups (54000 beyond).
+  void set_max_distinct_values(size_t limit) { distinct_budget_->limit = limit; }
 
   Status push(size_t leg, Row row);
   Status finish_leg(size_t leg);
@@ -111,6 +113,7 @@ class Merger {
   std::vector<TextCompare> compared_text_;
   std::vector<BindParameter> parameters_;
   DateReading dates_;
+  std::unique_ptr<DistinctBudget> distinct_budget_ = std::make_unique<DistinctBudget>();
   std::vector<int> key_sources_;  // Aggregate: shard columns of the GROUP BY keys
   std::unordered_map<std::string, size_t> group_index_;
   std::vector<Group> groups_;

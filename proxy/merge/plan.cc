@@ -16,6 +16,7 @@ const char* combine_name(Combine combine) {
     case Combine::VarPop: return "var_pop";
     case Combine::StddevSamp: return "stddev_samp";
     case Combine::StddevPop: return "stddev_pop";
+    case Combine::CountDistinct: return "count_distinct";
   }
   return "?";
 }

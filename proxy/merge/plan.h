@@ -32,6 +32,9 @@ enum class Combine : uint8_t {
   VarPop,
   StddevSamp,
   StddevPop,
+  // count(DISTINCT x) of a non-key x: the shards run array_agg(DISTINCT x) (FILTER kept); the
+  // proxy keeps the set of distinct non-NULL elements per group (distinct_set.h) and counts it.
+  CountDistinct,
 };
 
 // How many shard columns one client column of this combine reads, from its `source` on.

@@ -165,6 +165,13 @@ class DmlRouter {
   // (or AtBind) route, so it may be the route being built.
   bool check_assignments(int shard, Route& error);
   bool scatter_allowed(std::string& why);
+  // Whether table reference t's rows reach the statement's own block unfiltered by others: t is
+  // in it, or in a chain of FROM subqueries / CTEs read once (Scope::feeds) that only filter
+  // and project rows; `nullable`: on the nullable side of an outer join somewhere on the way.
+  bool rows_reach_top(int t, bool& nullable) const;
+  // Every sharded reference is in the statement's own block: its column names are the tables'
+  // (not a CTE's or subquery's, which may rename them), so the key's name means the key.
+  bool key_named_at_top() const;
   Route keyless_read(int first);
   // route_split.cc: a read whose key lists span shards, each shard with its own keys.
   Route split_read(int table);

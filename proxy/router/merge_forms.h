@@ -13,6 +13,12 @@ std::string instead_of_aggregate(const parser::OutputItem& item);
 // Whether an aggregate call is count(DISTINCT <key>) (the key unquoted): every key value lives on
 // one shard, so the shards' distinct counts add up.
 bool counts_distinct_keys(const parser::OutputItem& item, const std::string& key);
+// Whether an aggregate call is count(DISTINCT x) (FILTER, ORDER BY allowed) of anything but the
+// key `key` ("" when no key shortcut applies): each shard answers array_agg(DISTINCT x), whose
+// elements the merge unions (Combine::CountDistinct).
+bool counts_distinct_values(const parser::OutputItem& item, const std::string& key);
+// "count(DISTINCT x) ..." as "array_agg(DISTINCT x) ...".
+std::string distinct_as_array(const std::string& call);
 // DISTINCT ON: sets plan.distinct_on when its expressions are output columns and the first ORDER
 // BY keys (in any order); else the reason it cannot merge.
 std::string distinct_on_keys(const parser::SelectShape& shape, merge::MergePlan& plan);

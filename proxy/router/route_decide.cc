@@ -47,16 +47,19 @@ bool DmlRouter::scatter_allowed(std::string& why) {
     }
   }
   uint32_t blocking = 0;
+  bool inner = false;  // a blocking feature is in a subquery or CTE
   // The statement's own block, when a plain SELECT, is the scatter plan's to merge.
   const bool planned = facts_.node_type == "SelectStmt" && facts_.select.plain;
   for (size_t s = 0; s < scopes.size(); ++s) {
     if (s == 0 && planned) continue;
     if (s == 0 || sees_sharded[s]) blocking |= scopes[s].features;
+    inner = inner || (s != 0 && sees_sharded[s] && scopes[s].features != 0);
   }
   if (blocking != 0) {
     why = "SELECT on sharded table " + name +
           (splitting_ ? " has keys on several shards" : " has no key value") + " and uses " +
-          feature_names(blocking) + ", which needs a merge of the shards' rows (not supported yet)" + fix;
+          feature_names(blocking) + (inner ? " in a subquery, CTE or UNION" : "") +
+          ", which needs a merge of the shards' rows (not supported yet)" + fix;
     return false;
   }
   bool preserved = false;
@@ -64,8 +67,11 @@ bool DmlRouter::scatter_allowed(std::string& why) {
   bool any_top = false;
   for (size_t t = 0; t < facts_.tables.size(); ++t) {
     const parser::TableRef& table = facts_.tables[t];
-    if (table.scope != 0) continue;
     const bool sharded = rules_of_[t] != nullptr;
+    bool nullable = false;
+    if (sharded && table.scope != 0 && rows_reach_top(static_cast<int>(t), nullable) && !nullable)
+      preserved = true;
+    if (table.scope != 0) continue;
     any_top = any_top || sharded;
     if (sharded && !table.nullable) preserved = true;
     if (!sharded) only_sharded = false;
@@ -79,6 +85,23 @@ bool DmlRouter::scatter_allowed(std::string& why) {
     return false;
   }
   return true;
+}
+
+bool DmlRouter::rows_reach_top(int t, bool& nullable) const {
+  nullable = ref(t).nullable;
+  const auto& scopes = facts_.scopes;
+  for (int s = ref(t).scope; s != 0;) {
+    if (s < 0 || static_cast<size_t>(s) >= scopes.size()) return false;
+    const parser::Scope& block = scopes[static_cast<size_t>(s)];
+    if (block.feeds < 0 || block.features != 0) return false;
+    nullable = nullable || block.feeds_nullable;
+    s = block.feeds;
+  }
+  return true;
+}
+
+bool DmlRouter::key_named_at_top() const {
+  return std::all_of(sharded_.begin(), sharded_.end(), [&](int t) { return ref(t).scope == 0; });
 }
 
 // Two sharded references in different groups, `a` without a key value: why they cannot be

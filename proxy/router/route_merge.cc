@@ -135,6 +135,7 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
   int source = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
     std::vector<std::string> columns = parser::partial_calls(item.aggregate, item.call_text);
+    if (counts_distinct_values(item, distinct_key)) columns = {distinct_as_array(item.call_text)};
     if (columns.empty())
       return "uses HAVING on an " + item.name + "() call shardwire cannot locate; select it";
     for (std::string& column : columns) rewrite.leading_columns.push_back(std::move(column));
@@ -151,10 +152,15 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
       plan.outputs.push_back(merge::OutputColumn{merge::Combine::Count, source++, item.name});
       continue;
     }
+    if (counts_distinct_values(item, distinct_key)) {
+      rewrite.distinct_arrays.push_back(static_cast<int>(&item - shape.outputs.data()));
+      plan.outputs.push_back(merge::OutputColumn{merge::Combine::CountDistinct, source++, item.name});
+      continue;
+    }
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-             "avg, bool_and, bool_or, stddev and variance can, also with FILTER); " +
+             "avg, bool_and, bool_or, stddev, variance and count(DISTINCT) can, also with FILTER); " +
              instead_of_aggregate(item) + " instead, or";
     plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
     source += parser::partial_width(item.aggregate);
@@ -162,7 +168,10 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
   }
   int hidden = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
-    plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), hidden, item.name});
+    const merge::Combine combine = counts_distinct_values(item, distinct_key) ? merge::Combine::CountDistinct
+                                   : counts_distinct_keys(item, distinct_key) ? merge::Combine::Count
+                                                                              : combine_of(item.aggregate);
+    plan.outputs.push_back(merge::OutputColumn{combine, hidden, item.name});
     hidden += parser::partial_width(item.aggregate);
   }
   plan.hidden_outputs = static_cast<int>(shape.having_aggregates.size());
@@ -235,8 +244,8 @@ std::string window_refusal(const parser::SelectShape& shape, const std::string& 
     return "uses window functions over aggregates grouped without the key, which shardwire cannot merge "
            "across shards; GROUP BY the key too";
   if (tables != 1)
-    return "uses window functions reading several tables, which shardwire merges only for one sharded "
-           "table; read one table";
+    return "uses window functions reading several tables or reading through a subquery or CTE, which "
+           "shardwire merges only for one sharded table read directly; read that table itself";
   return "";
 }
 
@@ -251,8 +260,11 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   auto refuse = [&](const std::string& why) {
     return make_error("0A000", prefix + why + fix, r.config_name);
   };
+  // Through a subquery or CTE the key's name may be another column's: no shortcut by the key.
+  const bool key_named = key_named_at_top();
   bool grouped_by_key = false;
-  for (const std::string& column : shape.group_columns) grouped_by_key = grouped_by_key || column == r.key;
+  for (const std::string& column : shape.group_columns)
+    grouped_by_key = grouped_by_key || (key_named && column == r.key);
   const uint32_t features = facts_.scopes[0].features;
   const bool aggregate =
       !grouped_by_key && (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
@@ -264,7 +276,8 @@ Route DmlRouter::merged_scatter(Route route, int first) {
     return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards" + hint);
   }
   if (shape.windows) {
-    if (std::string why = window_refusal(shape, r.key, aggregate, facts_.tables.size()); !why.empty())
+    if (std::string why = window_refusal(shape, r.key, aggregate, key_named ? facts_.tables.size() : 0);
+        !why.empty())
       return refuse(why);
   }
 
@@ -293,7 +306,7 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   if (offset_param) plan->offset_param = shape.offset.param;
   if (aggregate) {
     plan->kind = merge::MergeKind::Aggregate;
-    const std::string distinct_key = facts_.tables.size() == 1 ? r.key : "";
+    const std::string distinct_key = key_named && facts_.tables.size() == 1 ? r.key : "";
     if (std::string why = aggregate_outputs(shape, distinct_key, *plan, rewrite); !why.empty())
       return refuse(why);
     // LIMIT NULL = LIMIT ALL, and FETCH FIRST takes NULL but no ALL.

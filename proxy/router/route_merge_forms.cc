@@ -34,6 +34,21 @@ bool counts_distinct_keys(const parser::OutputItem& item, const std::string& key
   return text == "count(distinct" + key + ")";
 }
 
+bool counts_distinct_values(const parser::OutputItem& item, const std::string& key) {
+  if (item.aggregate != parser::AggregateCall::Unmergeable || item.contains_aggregate) return false;
+  if (!key.empty() && counts_distinct_keys(item, key)) return false;
+  std::string text;
+  for (char c : item.call_text) {
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      text += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  const std::string head = "count(distinct";
+  return text.compare(0, head.size(), head) == 0 && item.call_text.size() >= 5 &&
+         (item.call_text[0] == 'c' || item.call_text[0] == 'C');
+}
+
+std::string distinct_as_array(const std::string& call) { return "array_agg" + call.substr(5); }
+
 // DISTINCT ON: its expressions must be output columns and the first ORDER BY keys (in any order),
 // so the merge meets each key's rows together, the first being the one PostgreSQL keeps. The
 // reason it cannot merge, or "".

@@ -19,6 +19,7 @@ MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan p
       write_client_(std::move(write_client)),
       client_full_(std::move(client_full)),
       done_(std::move(done)) {
+  merger_.set_max_distinct_values(static_cast<size_t>(limits.max_distinct_values));
   for (auto& target : targets) {
     LegEngine::Target engine_target;
     engine_target.pool = target.pool;

@@ -134,7 +134,7 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   }
   bool rebuilt = plan_.hidden_outputs > 0;  // HAVING's own aggregates are not the client's columns
   for (const merge::OutputColumn& out : plan_.outputs)
-    rebuilt = rebuilt || merge::partial_columns(out.combine) > 1;
+    rebuilt = rebuilt || merge::partial_columns(out.combine) > 1 || out.combine == merge::Combine::CountDistinct;
   if (!rebuilt) {
     write_description(frame);
     return Status::ok();
@@ -142,14 +142,14 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   std::vector<wire::RowField> columns;
   for (size_t i = 0; i < merger_.output_types().size(); ++i) {
     const merge::OutputColumn& column = plan_.outputs[i];
-    if (merge::partial_columns(column.combine) == 1) {
+    if (merge::partial_columns(column.combine) == 1 && column.combine != merge::Combine::CountDistinct) {
       columns.push_back(fields[static_cast<size_t>(column.source)]);
       continue;
     }
     wire::RowField avg;  // avg, a variance: computed by the proxy, no table column
     avg.name = column.name;
     avg.type_oid = merger_.output_types()[i];
-    avg.type_size = avg.type_oid == merge::oid::kFloat8 ? 8 : -1;
+    avg.type_size = avg.type_oid == merge::oid::kFloat8 || avg.type_oid == merge::oid::kInt8 ? 8 : -1;
     columns.push_back(avg);
   }
   std::string out;

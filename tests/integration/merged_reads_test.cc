@@ -209,7 +209,7 @@ struct Refusal {
 };
 
 const std::vector<Refusal> kRefused = {
-    {"SELECT count(DISTINCT t) FROM m", "0A000", "count(DISTINCT t)"},
+    {"SELECT sum(DISTINCT i) FROM m", "0A000", "sum(DISTINCT i)"},
     {"SELECT string_agg(t, ',') FROM m", "0A000", "cannot be combined"},
     {"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY i) FROM m", "0A000", "cannot be combined"},
     {"SELECT count(*) + 1 FROM m", "0A000", "from aggregates"},

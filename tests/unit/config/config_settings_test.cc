@@ -93,7 +93,8 @@ const std::vector<std::string> kKeys = {"listen.host",
                                         "cutover.drain_timeout",
                                         "cutover.drain_action",
                                         "fanout.max_rows_buffered",
-                                        "fanout.max_groups"};
+                                        "fanout.max_groups",
+                                        "fanout.max_distinct_values"};
 
 }  // namespace
 

@@ -85,6 +85,7 @@ TEST_CASE("the full example configuration (data/full.yaml) loads") {
   CHECK(c.cutover.drain_action == DrainAction::Abort);
   CHECK(c.fanout.max_rows_buffered == 1000);
   CHECK(c.fanout.max_groups == 100000);
+  CHECK(c.fanout.max_distinct_values == 1000000);
   CHECK(c.database == "app");  // the first shard's dbname
 }
 
@@ -219,6 +220,8 @@ TEST_CASE("bad values name file, line and key") {
   expect_error(kHead + "cutover:\n  drain_timeout: 0s\n", 8, "cutover.drain_timeout",
                "must be greater than zero");
   expect_error(kHead + "fanout:\n  max_groups: 0\n", 8, "fanout.max_groups", "between 1 and");
+  expect_error(kHead + "fanout:\n  max_distinct_values: 0\n", 8, "fanout.max_distinct_values",
+               "between 1 and");
   expect_error(kHead + "cutover:\n  drain_timeout: 2s\n  drain_action: kill\n", 9, "cutover.drain_action",
                "must be one of abort | terminate, got \"kill\"");
   expect_error(kHead + "sharding:\n  cross_shard_transactions: 2pc\n", 8, "sharding.cross_shard_transactions",

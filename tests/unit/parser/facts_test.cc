@@ -166,6 +166,35 @@ TEST_CASE("subqueries, correlation, CTEs and set operations open scopes") {
   CHECK(set_op.tables.size() == 2);
 }
 
+TEST_CASE("blocks that feed a FROM item: subqueries in FROM and CTEs read once") {
+  CHECK(described("WITH t AS (SELECT k FROM a WHERE x > 1) SELECT count(*) FROM t") ==
+        "kind=Select query=Select writes=no returning=no complete=yes max_param=0\n"
+        "scope 0 parent=-1 features=aggregate non_table_from=yes\n"
+        "scope 1 parent=0 features=none non_table_from=no feeds=0\n"
+        "table 0 a role=read scope=1\n");
+  auto nested =
+      facts("SELECT * FROM (SELECT * FROM (SELECT k FROM a) i) o LEFT JOIN (SELECT k FROM b) n USING (k)");
+  REQUIRE(nested.scopes.size() == 4);
+  CHECK(nested.scopes[1].feeds == 0);  // o
+  CHECK(nested.scopes[2].feeds == 1);  // i, inside o
+  CHECK(nested.scopes[3].feeds == 0);  // n, on the nullable side
+  CHECK(nested.scopes[3].feeds_nullable);
+  CHECK_FALSE(nested.scopes[1].feeds_nullable);
+  // A CTE read twice, a CTE read from an expression subquery, WITH RECURSIVE, a data-modifying
+  // CTE, expression subqueries and set operation branches feed nothing.
+  CHECK(facts("WITH t AS (SELECT k FROM a) SELECT * FROM t x JOIN t y USING (k)").scopes[1].feeds == -1);
+  auto in_where = facts("WITH t AS (SELECT k FROM a) SELECT * FROM b WHERE k IN (SELECT k FROM t)");
+  CHECK(in_where.scopes[1].feeds == 2);  // the IN subquery's block, which itself feeds nothing
+  CHECK(in_where.scopes[2].feeds == -1);
+  CHECK(facts("WITH RECURSIVE t AS (SELECT k FROM a) SELECT * FROM t").scopes[1].feeds == -1);
+  CHECK(facts("WITH t AS (DELETE FROM a RETURNING k) SELECT * FROM t").scopes[1].feeds == -1);
+  CHECK(facts("SELECT (SELECT max(k) FROM a)").scopes[1].feeds == -1);
+  auto set_op = facts("SELECT * FROM (SELECT k FROM a UNION ALL SELECT k FROM b) u");
+  CHECK(set_op.scopes[1].feeds == 0);
+  CHECK(set_op.scopes[1].features == sw::parser::feature::kSetOp);
+  CHECK(set_op.scopes[2].feeds == -1);
+}
+
 TEST_CASE("SELECT features that block a scatter concatenation") {
   namespace f = sw::parser::feature;
   auto features = [](const std::string& sql) { return facts(sql).scopes.at(0).features; };

@@ -151,3 +151,73 @@ TEST_CASE("HAVING without the key: the shards group without it, the plan applies
   CHECK(refused.kind == RouteKind::Error);
   CHECK(refused.error.message.find("HAVING") != std::string::npos);
 }
+
+TEST_CASE("CTEs and FROM subqueries that filter one sharded table: every shard runs it, merged") {
+  Route cte =
+      planned("WITH t AS (SELECT amount FROM orders WHERE g > 0) SELECT count(*), sum(amount) FROM t");
+  CHECK(cte.kind == RouteKind::Scatter);
+  REQUIRE(cte.merge);
+  CHECK(cte.merge->kind == sw::merge::MergeKind::Aggregate);
+  Route sub = planned("SELECT b.id FROM (SELECT id FROM orders WHERE g = 1) b");
+  CHECK(sub.kind == RouteKind::Scatter);
+  Route keyed = planned("WITH t AS (SELECT * FROM orders WHERE tenant_id = 3) SELECT count(*) FROM t");
+  CHECK(keyed.kind == RouteKind::Shard);
+  // Through a block the key's name may be another column's: grouped by it, still merged.
+  Route renamed =
+      planned("WITH t AS (SELECT g AS tenant_id FROM orders) SELECT tenant_id, count(*) FROM t GROUP BY 1");
+  REQUIRE(renamed.merge);
+  CHECK(renamed.merge->kind == sw::merge::MergeKind::Aggregate);
+  Route distinct =
+      planned("WITH t AS (SELECT g AS tenant_id FROM orders) SELECT count(DISTINCT tenant_id) FROM t");
+  REQUIRE(distinct.merge);
+  CHECK(distinct.merge->outputs.at(0).combine == sw::merge::Combine::CountDistinct);
+  CHECK(
+      planned("SELECT tenant_id, row_number() OVER (PARTITION BY tenant_id) FROM (SELECT g AS tenant_id FROM "
+              "orders) s")
+          .kind == RouteKind::Error);
+  // Refused: a block that combines rows, a CTE read twice, a nullable side, another table untied.
+  for (const char* sql : {
+           "WITH t AS (SELECT g, count(*) AS n FROM orders GROUP BY g) SELECT sum(n) FROM t",
+           "SELECT count(*) FROM (SELECT * FROM orders LIMIT 3) b",
+           "WITH t AS (SELECT * FROM orders) SELECT count(*) FROM t a JOIN t b ON a.g = b.g",
+           "SELECT count(*) FROM (VALUES (1)) v(x) LEFT JOIN (SELECT * FROM orders) b ON b.id = v.x",
+           "SELECT count(*) FROM (SELECT * FROM orders) a JOIN items i ON a.tenant_id = i.tenant_id",
+           "WITH t AS (SELECT * FROM orders) SELECT * FROM (SELECT count(*) FROM t) c",
+           "SELECT (SELECT max(id) FROM orders) AS m",
+       }) {
+    INFO(sql);
+    Route refused = planned(sql);
+    CHECK(refused.kind == RouteKind::Error);
+    CHECK(refused.error.sqlstate == "0A000");
+  }
+}
+
+TEST_CASE("count(DISTINCT x) of a non-key column: the shards answer array_agg(DISTINCT x)") {
+  Route plain = planned(
+      "SELECT count(DISTINCT note), Count ( DISTINCT lower(note) ) FILTER (WHERE id > 1), "
+      "count(*), count(DISTINCT tenant_id) FROM orders");
+  REQUIRE(plain.merge);
+  CHECK(plain.merge->shard_sql.find(
+            "SELECT array_agg(DISTINCT note), array_agg ( DISTINCT lower(note) ) FILTER (WHERE id > 1), "
+            "count(*), count(DISTINCT tenant_id) FROM ") == 0);
+  using sw::merge::Combine;
+  REQUIRE(plain.merge->outputs.size() == 4);
+  CHECK(plain.merge->outputs[0].combine == Combine::CountDistinct);
+  CHECK(plain.merge->outputs[1].combine == Combine::CountDistinct);
+  CHECK(plain.merge->outputs[2].combine == Combine::Count);
+  CHECK(plain.merge->outputs[3].combine == Combine::Count);  // the key's: each value on one shard
+  // Beside a split avg, and in HAVING (a hidden leading column).
+  Route grouped = planned(
+      "SELECT id, avg(total), count(DISTINCT note) FROM orders GROUP BY id HAVING count(DISTINCT status) > "
+      "1");
+  REQUIRE(grouped.merge);
+  CHECK(grouped.merge->shard_sql.find("SELECT array_agg(DISTINCT status), id, sum(total)") == 0);
+  CHECK(grouped.merge->shard_sql.find(", array_agg(DISTINCT note) FROM (") != std::string::npos);
+  REQUIRE(grouped.merge->outputs.size() == 4);
+  CHECK(grouped.merge->outputs[2].combine == Combine::CountDistinct);
+  CHECK(grouped.merge->outputs[2].source == 4);
+  CHECK(grouped.merge->outputs[3].combine == Combine::CountDistinct);  // HAVING's
+  CHECK(grouped.merge->outputs[3].source == 0);
+  // Other aggregates with DISTINCT stay refused.
+  CHECK(planned("SELECT sum(DISTINCT total) FROM orders").kind == RouteKind::Error);
+}

@@ -1,0 +1,95 @@
+// count(DISTINCT x) of a non-key column: the union of the shards' array_agg(DISTINCT x) per group
+// (DistinctSet, Accumulator, Merger), equal values in another spelling counted once, NULLs not,
+// and the merge's budget of distinct values (fanout.max_distinct_values, 54000 beyond).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "merge/aggregate.h"
+#include "merge/distinct_set.h"
+#include "merge/merger.h"
+
+namespace {
+using namespace sw::merge;
+
+constexpr uint32_t kNumericArray = 1231;
+constexpr uint32_t kTextArray = 1009;
+constexpr uint32_t kFloat8Array = 1022;
+
+std::optional<std::string> opt(const char* v) { return std::optional<std::string>(v); }
+
+Row row(std::initializer_list<const char*> values) {
+  Row r;
+  for (const char* v : values) r.emplace_back(v == nullptr ? std::nullopt : std::optional<std::string>(v));
+  return r;
+}
+}  // namespace
+
+TEST_CASE("the union of the shards' distinct values: equal spellings once, NULL elements never") {
+  DistinctSet set;
+  REQUIRE(set.add_array(oid::kNumeric, "{1.5,2,NULL}", false, nullptr).is_ok());
+  REQUIRE(set.add_array(oid::kNumeric, "{1.50,3}", false, nullptr).is_ok());
+  CHECK(set.size() == 3);  // 1.5, 2, 3
+  DistinctSet floats;
+  REQUIRE(floats.add_array(oid::kFloat8, "{-0,NaN}", false, nullptr).is_ok());
+  REQUIRE(floats.add_array(oid::kFloat8, "{0,NaN}", false, nullptr).is_ok());
+  CHECK(floats.size() == 2);  // -0 = 0, NaN = NaN as PostgreSQL compares them
+  DistinctSet texts;
+  REQUIRE(texts.add_array(oid::kText, R"({"a b",NULL,"NULL","x\"y"})", false, nullptr).is_ok());
+  REQUIRE(texts.add_array(oid::kText, R"({"a b",c})", false, nullptr).is_ok());
+  CHECK(texts.size() == 4);  // "a b", the text NULL, x"y, c
+  CHECK(texts.add_array(oid::kText, "{unterminated", false, nullptr).sqlstate == "22P02");
+}
+
+TEST_CASE("every set of a merge draws on one budget: 54000 past it, naming the setting") {
+  DistinctBudget budget{3, 0};
+  DistinctSet one, two;
+  REQUIRE(one.add_array(oid::kInt4, "{1,2}", false, &budget).is_ok());
+  REQUIRE(two.add_array(oid::kInt4, "{1}", false, &budget).is_ok());
+  CHECK(budget.held == 3);
+  REQUIRE(one.add_array(oid::kInt4, "{2,1}", false, &budget).is_ok());  // held already
+  auto past = two.add_array(oid::kInt4, "{9}", false, &budget);
+  CHECK(past.sqlstate == "54000");
+  CHECK(past.message.find("fanout.max_distinct_values") != std::string::npos);
+}
+
+TEST_CASE("count_distinct answers int8 from arrays of comparable types only") {
+  CHECK(combined_type(Combine::CountDistinct, kNumericArray).value() == oid::kInt8);
+  CHECK(combined_type(Combine::CountDistinct, kTextArray).value() == oid::kInt8);
+  CHECK(combined_type(Combine::CountDistinct, oid::kInt8).status().sqlstate == "0A000");  // not an array
+  Accumulator count(Combine::CountDistinct, kFloat8Array);
+  CHECK(count.result() == opt("0"));  // no shard had a value
+  REQUIRE(count.add(opt("{1,2}"), std::nullopt).is_ok());
+  REQUIRE(count.add(std::nullopt, std::nullopt).is_ok());  // a group with only FILTERed-out rows
+  REQUIRE(count.add(opt("{2,3}"), std::nullopt).is_ok());
+  CHECK(count.result() == opt("3"));
+}
+
+TEST_CASE("a grouped merge counts each group's distinct values beside the other aggregates") {
+  MergePlan plan;
+  plan.kind = MergeKind::Aggregate;
+  plan.outputs = {{Combine::Key, 0, "g"}, {Combine::CountDistinct, 1, "kinds"}, {Combine::Count, 2, "n"}};
+  plan.order_by = {SortKey{0, {}, false, false}};
+  Merger merger(plan, 2, 100);
+  merger.set_max_distinct_values(4);
+  REQUIRE(merger.describe({oid::kInt4, kTextArray, oid::kInt8}, {"g", "kinds", "n"}).is_ok());
+  REQUIRE(merger.push(0, row({"1", "{a,b}", "3"})).is_ok());
+  REQUIRE(merger.push(0, row({"2", "{a}", "1"})).is_ok());
+  REQUIRE(merger.push(1, row({"1", "{b,c}", "2"})).is_ok());
+  REQUIRE(merger.finish_leg(0).is_ok());
+  REQUIRE(merger.finish_leg(1).is_ok());
+  std::vector<std::string> out;
+  for (;;) {
+    auto next = merger.next();
+    REQUIRE(next.is_ok());
+    if (!next->has_value()) break;
+    out.push_back(*(**next)[0] + "|" + *(**next)[1] + "|" + *(**next)[2]);
+  }
+  CHECK(out == std::vector<std::string>{"1|3|5", "2|1|1"});
+  // Four values held (a, b, c in group 1; a in group 2): one more is past the budget.
+  Merger small(plan, 1, 100);
+  small.set_max_distinct_values(2);
+  REQUIRE(small.describe({oid::kInt4, kTextArray, oid::kInt8}, {"g", "kinds", "n"}).is_ok());
+  CHECK(small.push(0, row({"1", "{a,b,c}", "3"})).sqlstate == "54000");
+}
