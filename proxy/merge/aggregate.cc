@@ -159,7 +159,7 @@ Status Accumulator::add(const std::optional<std::string>& value, const std::opti
       break;
     }
     case Combine::CountDistinct:
-      if (Status s = distinct_.add_array(array_element_type(type_), text, day_first_, budget_); !s) return s;
+      if (Status s = distinct_.add_array(array_element_type(type_), text, dates_, budget_); !s) return s;
       break;
     case Combine::BoolAnd:
     case Combine::BoolOr: {

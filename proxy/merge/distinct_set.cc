@@ -5,13 +5,13 @@
 
 namespace sw::merge {
 
-Status DistinctSet::add_array(uint32_t element_type, std::string_view text, bool day_first,
+Status DistinctSet::add_array(uint32_t element_type, std::string_view text, DateReading dates,
                               DistinctBudget* budget) {
   auto elements = array_elements(text);
   if (!elements) return elements.status();
   for (const auto& element : *elements) {
     if (!element) continue;  // count(DISTINCT x) ignores NULLs
-    auto decoded = decode_text(element_type, *element, day_first);
+    auto decoded = decode_text(element_type, *element, dates);
     if (!decoded) return decoded.status();
     if (!values_.insert(decoded->canonical()).second) continue;
     if (budget == nullptr) continue;

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "common/status.h"
+#include "merge/value.h"
 
 namespace sw::merge {
 
@@ -25,7 +26,7 @@ class DistinctSet {
  public:
   // One shard's array_agg(DISTINCT x) (array_out text) of `element_type` elements (a type
   // value.h decodes). `budget` may be null (no limit).
-  Status add_array(uint32_t element_type, std::string_view text, bool day_first, DistinctBudget* budget);
+  Status add_array(uint32_t element_type, std::string_view text, DateReading dates, DistinctBudget* budget);
   int64_t size() const { return static_cast<int64_t>(values_.size()); }
 
  private:

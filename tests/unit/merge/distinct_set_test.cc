@@ -28,28 +28,28 @@ Row row(std::initializer_list<const char*> values) {
 
 TEST_CASE("the union of the shards' distinct values: equal spellings once, NULL elements never") {
   DistinctSet set;
-  REQUIRE(set.add_array(oid::kNumeric, "{1.5,2,NULL}", false, nullptr).is_ok());
-  REQUIRE(set.add_array(oid::kNumeric, "{1.50,3}", false, nullptr).is_ok());
+  REQUIRE(set.add_array(oid::kNumeric, "{1.5,2,NULL}", {}, nullptr).is_ok());
+  REQUIRE(set.add_array(oid::kNumeric, "{1.50,3}", {}, nullptr).is_ok());
   CHECK(set.size() == 3);  // 1.5, 2, 3
   DistinctSet floats;
-  REQUIRE(floats.add_array(oid::kFloat8, "{-0,NaN}", false, nullptr).is_ok());
-  REQUIRE(floats.add_array(oid::kFloat8, "{0,NaN}", false, nullptr).is_ok());
+  REQUIRE(floats.add_array(oid::kFloat8, "{-0,NaN}", {}, nullptr).is_ok());
+  REQUIRE(floats.add_array(oid::kFloat8, "{0,NaN}", {}, nullptr).is_ok());
   CHECK(floats.size() == 2);  // -0 = 0, NaN = NaN as PostgreSQL compares them
   DistinctSet texts;
-  REQUIRE(texts.add_array(oid::kText, R"({"a b",NULL,"NULL","x\"y"})", false, nullptr).is_ok());
-  REQUIRE(texts.add_array(oid::kText, R"({"a b",c})", false, nullptr).is_ok());
+  REQUIRE(texts.add_array(oid::kText, R"({"a b",NULL,"NULL","x\"y"})", {}, nullptr).is_ok());
+  REQUIRE(texts.add_array(oid::kText, R"({"a b",c})", {}, nullptr).is_ok());
   CHECK(texts.size() == 4);  // "a b", the text NULL, x"y, c
-  CHECK(texts.add_array(oid::kText, "{unterminated", false, nullptr).sqlstate == "22P02");
+  CHECK(texts.add_array(oid::kText, "{unterminated", {}, nullptr).sqlstate == "22P02");
 }
 
 TEST_CASE("every set of a merge draws on one budget: 54000 past it, naming the setting") {
   DistinctBudget budget{3, 0};
   DistinctSet one, two;
-  REQUIRE(one.add_array(oid::kInt4, "{1,2}", false, &budget).is_ok());
-  REQUIRE(two.add_array(oid::kInt4, "{1}", false, &budget).is_ok());
+  REQUIRE(one.add_array(oid::kInt4, "{1,2}", {}, &budget).is_ok());
+  REQUIRE(two.add_array(oid::kInt4, "{1}", {}, &budget).is_ok());
   CHECK(budget.held == 3);
-  REQUIRE(one.add_array(oid::kInt4, "{2,1}", false, &budget).is_ok());  // held already
-  auto past = two.add_array(oid::kInt4, "{9}", false, &budget);
+  REQUIRE(one.add_array(oid::kInt4, "{2,1}", {}, &budget).is_ok());  // held already
+  auto past = two.add_array(oid::kInt4, "{9}", {}, &budget);
   CHECK(past.sqlstate == "54000");
   CHECK(past.message.find("fanout.max_distinct_values") != std::string::npos);
 }
