@@ -134,7 +134,8 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   }
   bool rebuilt = plan_.hidden_outputs > 0;  // HAVING's own aggregates are not the client's columns
   for (const merge::OutputColumn& out : plan_.outputs)
-    rebuilt = rebuilt || merge::partial_columns(out.combine) > 1 || out.combine == merge::Combine::CountDistinct;
+    rebuilt =
+        rebuilt || merge::partial_columns(out.combine) > 1 || out.combine == merge::Combine::CountDistinct;
   if (!rebuilt) {
     write_description(frame);
     return Status::ok();
