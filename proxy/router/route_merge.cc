@@ -249,6 +249,26 @@ std::string window_refusal(const parser::SelectShape& shape, const std::string& 
   return "";
 }
 
+// Why a SELECT of this shape cannot be merged at all, before any plan: "" when it may be.
+// `tables_by_key`: the tables read directly under the key's name (0 through a subquery or CTE).
+std::string shape_refusal(const parser::SelectShape& shape, const std::string& key, bool aggregate,
+                          bool grouped_by_key, size_t tables_by_key) {
+  if (!shape.unmergeable.empty() && !(grouped_by_key && shape.unmergeable == "HAVING")) {
+    const std::string hint =
+        shape.unmergeable == "HAVING"
+            ? "; HAVING may compare aggregates or group keys with constants or parameters"
+            : "";
+    return "uses " + shape.unmergeable + ", which shardwire cannot merge across shards" + hint;
+  }
+  if (shape.windows) {
+    if (std::string why = window_refusal(shape, key, aggregate, tables_by_key); !why.empty()) return why;
+  }
+  if (shape.distinct_on && aggregate)
+    return "uses DISTINCT ON with aggregates or a GROUP BY without the key, which shardwire cannot merge "
+           "across shards; group by the key, or select the groups and pick the rows in the application";
+  return "";
+}
+
 }  // namespace
 
 Route DmlRouter::merged_scatter(Route route, int first) {
@@ -268,27 +288,14 @@ Route DmlRouter::merged_scatter(Route route, int first) {
   const uint32_t features = facts_.scopes[0].features;
   const bool aggregate =
       !grouped_by_key && (features & (parser::feature::kAggregate | parser::feature::kGroupBy)) != 0;
-  if (!shape.unmergeable.empty() && !(grouped_by_key && shape.unmergeable == "HAVING")) {
-    const std::string hint =
-        shape.unmergeable == "HAVING"
-            ? "; HAVING may compare aggregates or group keys with constants or parameters"
-            : "";
-    return refuse("uses " + shape.unmergeable + ", which shardwire cannot merge across shards" + hint);
-  }
-  if (shape.windows) {
-    if (std::string why = window_refusal(shape, r.key, aggregate, key_named ? facts_.tables.size() : 0);
-        !why.empty())
-      return refuse(why);
-  }
+  if (std::string why =
+          shape_refusal(shape, r.key, aggregate, grouped_by_key, key_named ? facts_.tables.size() : 0);
+      !why.empty())
+    return refuse(why);
 
   auto plan = std::make_shared<merge::MergePlan>();
   collation_facts(*plan);
   parser::SelectRewrite rewrite;
-  if (shape.distinct_on && aggregate) {
-    return refuse(
-        "uses DISTINCT ON with aggregates or a GROUP BY without the key, which shardwire cannot merge "
-        "across shards; group by the key, or select the groups and pick the rows in the application");
-  }
   if (!shape.having.empty() && !grouped_by_key) {
     if (!aggregate)
       return refuse("uses HAVING without aggregates, which shardwire cannot merge across shards");
