@@ -92,7 +92,8 @@ std::string divide_magnitude(const std::string& numerator, const std::string& di
   std::string quotient;
   remainder = "0";
   for (char c : numerator) {
-    remainder = strip_leading_zeros(remainder + c);
+    remainder.push_back(c);
+    remainder = strip_leading_zeros(remainder);
     int digit = 0;
     while (compare_magnitude(remainder, divisor) >= 0) {
       remainder = subtract_magnitude(remainder, divisor);
@@ -116,7 +117,8 @@ std::string isqrt_magnitude(const std::string& n) {
   const std::string padded = n.size() % 2 == 0 ? n : "0" + n;
   std::string root = "0", remainder = "0";
   for (size_t i = 0; i < padded.size(); i += 2) {
-    remainder = strip_leading_zeros(remainder + padded.substr(i, 2));
+    remainder.append(padded, i, 2);
+    remainder = strip_leading_zeros(remainder);
     const std::string twenty_root = multiply_magnitude(root, "20");
     int digit = 9;
     std::string used;
@@ -126,7 +128,8 @@ std::string isqrt_magnitude(const std::string& n) {
       if (compare_magnitude(used, remainder) <= 0) break;
     }
     if (digit > 0) remainder = subtract_magnitude(remainder, used);
-    root = strip_leading_zeros(root + static_cast<char>('0' + digit));
+    root.push_back(static_cast<char>('0' + digit));
+    root = strip_leading_zeros(root);
   }
   return root;
 }

@@ -240,6 +240,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   std::string_view client_input() const;
   void consume_client(size_t n);
   void read_client_messages();
+  bool request_reads_client_input();
   bool runner_takes_client_input() const;
   // What read_client_messages does with the frame at the front of the input when no server is
   // attached: go on with it (a server is attached now), take the next one, or stop reading.

@@ -36,22 +36,29 @@ bool Session::runner_takes_client_input() const {
   return txn_.runner.empty() || (merge != nullptr && merge->parked());
 }
 
-// Client input may be read (it arrived, or what held it back ended): every event that can let the
-// session read on comes here, and the request's state says whether it does.
-void Session::read_client_messages() {
+// Whether the request's state lets an event that may read client input read on (the states
+// that wait are moved on by their own events).
+bool Session::request_reads_client_input() {
   switch (request_.state) {
     case RequestState::WaitingForLeg:
       set_request_state(RequestState::Routing);  // routed again: it waits once more if it must
-      break;
+      return true;
     case RequestState::Routing:
     case RequestState::Running:
-    case RequestState::Answered: break;
+    case RequestState::Answered: return true;
     case RequestState::WaitingForServer:    // on_backend_ready / on_backend_failed / RESUME go on
     case RequestState::WaitingForCutover:   // a new directory or the timeout goes on
     case RequestState::RetryingAfterFence:  // the directory poll goes on
     case RequestState::LentUntilSync:       // the lent server's ReadyForQuery goes on
-      return;
+      return false;
   }
+  return false;
+}
+
+// Client input may be read (it arrived, or what held it back ended): every event that can let the
+// session read on comes here, and the request's state says whether it does.
+void Session::read_client_messages() {
+  if (!request_reads_client_input()) return;
   request_.front.forget_route();  // routed in an earlier pass: the directory or the rules may have changed
   request_.forget_bound();
   if (txn_.runner.get<CopyIn>()) {
