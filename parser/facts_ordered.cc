@@ -48,7 +48,7 @@ std::string lower_word(std::string_view sql, size_t at, size_t& end) {
 
 // The top-level pieces of a call's parenthesized text from its '(' at `open`: the arguments
 // (split at commas) before ORDER BY, the sort items after it, trimmed. False on a comment, a
-// dollar quote, an E'' string or text that does not close.
+// dollar quote or text that does not close.
 bool split_call(std::string_view sql, size_t open, std::vector<std::string>& args,
                 std::vector<std::string>& sorts) {
   std::vector<std::string>* into = &args;
@@ -58,10 +58,14 @@ bool split_call(std::string_view sql, size_t open, std::vector<std::string>& arg
     const char c = sql[i];
     const char next = i + 1 < sql.size() ? sql[i + 1] : '\0';
     if (c == '\'' || c == '"') {
-      if (c == '\'' && (sql[i - 1] == 'E' || sql[i - 1] == 'e')) return false;
+      // An E'' string: a backslash escapes the character after it. \' is refused: the call's span
+      // (call_end) reads quotes without escapes.
+      const bool escapes = c == '\'' && (sql[i - 1] == 'E' || sql[i - 1] == 'e');
       size_t close = i + 1;
-      while (close < sql.size() && (sql[close] != c || (close + 1 < sql.size() && sql[close + 1] == c)))
-        close += sql[close] == c ? 2 : 1;
+      while (close < sql.size() && (sql[close] != c || (close + 1 < sql.size() && sql[close + 1] == c))) {
+        if (escapes && sql[close] == '\\' && close + 1 < sql.size() && sql[close + 1] == '\'') return false;
+        close += sql[close] == c || (escapes && sql[close] == '\\') ? 2 : 1;
+      }
       if (close >= sql.size()) return false;
       i = close;
     } else if ((c == '-' && next == '-') || (c == '/' && next == '*') ||

@@ -1,6 +1,6 @@
 // array_agg / string_agg merged across shards (docs/architecture.md §6.3, "Ordered
 // aggregates"): each shard answers per group array_agg of the value and of each sort key, all in
-// the call's order; the list merges every shard's run by those keys (ties: the earlier shard's
+// the call's order; the list merges every shard's run by those keys (ties: the run that came
 // first) and prints the result as PostgreSQL does. Every list of one merge draws on one budget
 // (fanout.max_distinct_values). Pure, never throws.
 #pragma once

@@ -17,6 +17,10 @@ query: SELECT s, array_agg(tenant_id ORDER BY amount NULLS FIRST, tenant_id, id)
 query: SELECT array_agg(s ORDER BY tenant_id, id), string_agg(s, ',' ORDER BY tenant_id, id) FROM sf_blocks WHERE id > 100
 query: SELECT g, array_agg(tenant_id ORDER BY tenant_id DESC, id) FROM sf_blocks WHERE id > 100 GROUP BY g
 query params(1, 3): SELECT string_agg(s, ';' ORDER BY tenant_id, id), array_agg(amount ORDER BY tenant_id DESC, id) FROM sf_blocks WHERE g = $1 AND id < $2
+query: SELECT string_agg(s, E'\n' ORDER BY s DESC, tenant_id) FROM sf_blocks WHERE g = 1
+query: SELECT array_agg(coalesce(s, 'none') ORDER BY coalesce(s, 'a,b') NULLS FIRST, (id + tenant_id) * 2 DESC) FROM sf_blocks WHERE amount < 3
+-- Through a block text sort keys need COLLATE "C" (their collation cannot be told otherwise).
+query: WITH t AS (SELECT s, tenant_id, id FROM sf_blocks WHERE g > 0) SELECT string_agg(s, ',' ORDER BY s COLLATE "C", tenant_id, id) FROM t
 -- A separator that is not a literal cannot be told before the rows come: refused.
 refused 0A000: SELECT string_agg(s, s ORDER BY tenant_id, id) FROM sf_blocks
 -- Past fanout.max_distinct_values (60 in this suite's proxy; two aggregates over 34 rows hold

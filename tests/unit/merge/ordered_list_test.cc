@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "merge/aggregate.h"
+#include "merge/collation.h"
 #include "merge/merger.h"
 #include "merge/ordered_list.h"
 
@@ -125,4 +126,14 @@ TEST_CASE("a grouped merge orders each group's values across shards beside other
             .describe({oid::kInt4, kTextArray, 1000 /* bool[]: ordered */, kNumericArray, 1017, oid::kInt8},
                       {"g", "names", "k", "amounts", "k2", "n"})
             .sqlstate == "0A000");
+}
+
+TEST_CASE("text sort keys go through the collation check for order; the values do not") {
+  MergePlan plan;
+  plan.kind = MergeKind::Aggregate;
+  OutputColumn names{Combine::StringAgg, 0, "names"};
+  names.within = {SortKey{1, {}, false, false}, SortKey{2, {}, false, false}};
+  plan.outputs = {names};
+  const auto compared = compared_text_columns(plan, {kTextArray, kTextArray, kInt4Array});
+  CHECK(compared == std::vector<TextCompare>{TextCompare::None, TextCompare::Order, TextCompare::None});
 }

@@ -261,6 +261,27 @@ TEST_CASE("array_agg / string_agg: the shards answer the values' and the sort ke
                                        "ASC NULLS LAST), array_agg(note) FROM ") == 0);
   CHECK(distinct.merge->outputs[0].within_distinct);
   CHECK(distinct.merge->outputs[1].within.empty());
+  // Sort keys with parentheses, commas in strings, explicit directions; words that only look like
+  // ORDER BY inside a name.
+  Route keys = planned(
+      "SELECT array_agg(coalesce(note, 'x,y') ORDER BY coalesce(note, 'a,b') ASC NULLS LAST, (id + 1) * 2 "
+      "DESC "
+      "NULLS LAST) AS orders_by FROM orders");
+  REQUIRE(keys.merge);
+  CHECK(keys.merge->shard_sql.find("SELECT array_agg(coalesce(note, 'x,y') ORDER BY coalesce(note, 'a,b') "
+                                   "ASC NULLS LAST, (id + 1) * 2 "
+                                   "DESC NULLS LAST), array_agg(coalesce(note, 'a,b') ORDER BY") == 0);
+  REQUIRE(keys.merge->outputs.at(0).within.size() == 2);
+  CHECK_FALSE(keys.merge->outputs[0].within[1].nulls_first);
+  CHECK(keys.merge->outputs[0].name == "orders_by");
+  // An E'' separator (its value the parser's) and E'' strings in keys; \' inside one is refused.
+  Route escaped = planned("SELECT string_agg(note, E'\\n' ORDER BY note || E'\\\\)') FROM orders");
+  REQUIRE(escaped.merge);
+  CHECK(escaped.merge->outputs.at(0).separator == "\n");
+  CHECK(escaped.merge->shard_sql.find("SELECT array_agg(note ORDER BY note || E'\\\\)' ASC NULLS LAST), ") ==
+        0);
+  CHECK(planned("SELECT string_agg(note, ',' ORDER BY note || E'\\')') FROM orders").kind ==
+        RouteKind::Error);
   // Texts that differ only in literals share a normalized cache key: each keeps its own.
   for (const char* separator : {"+", "-", "+"}) {
     Route again =
@@ -272,7 +293,8 @@ TEST_CASE("array_agg / string_agg: the shards answer the values' and the sort ke
   }
   // A separator that is not a literal stays refused, saying what can be merged.
   for (const char* sql :
-       {"SELECT string_agg(note, note) FROM orders", "SELECT string_agg(note, $1) FROM orders"}) {
+       {"SELECT string_agg(note, note) FROM orders", "SELECT string_agg(note, $1) FROM orders",
+        "SELECT array_agg(note ORDER BY note USING <) FROM orders"}) {
     INFO(sql);
     Route refused = planned(sql);
     CHECK(refused.kind == RouteKind::Error);
