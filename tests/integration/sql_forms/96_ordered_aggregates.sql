@@ -19,6 +19,9 @@ query: SELECT g, array_agg(tenant_id ORDER BY tenant_id DESC, id) FROM sf_blocks
 query params(1, 3): SELECT string_agg(s, ';' ORDER BY tenant_id, id), array_agg(amount ORDER BY tenant_id DESC, id) FROM sf_blocks WHERE g = $1 AND id < $2
 query: SELECT string_agg(s, E'\n' ORDER BY s DESC, tenant_id) FROM sf_blocks WHERE g = 1
 query: SELECT array_agg(coalesce(s, 'none') ORDER BY coalesce(s, 'a,b') NULLS FIRST, (id + tenant_id) * 2 DESC) FROM sf_blocks WHERE amount < 3
+-- Output positions after an aggregate the shards answer as several columns; a parameter in FILTER.
+query: SELECT string_agg(s, ',' ORDER BY id, tenant_id), g FROM sf_blocks GROUP BY 2 ORDER BY 2 NULLS FIRST
+query params(1): SELECT g, array_agg(tenant_id ORDER BY tenant_id, id) FILTER (WHERE id = $1) FROM sf_blocks GROUP BY g ORDER BY 1 NULLS FIRST
 -- Through a block text sort keys need COLLATE "C" (their collation cannot be told otherwise).
 query: WITH t AS (SELECT s, tenant_id, id FROM sf_blocks WHERE g > 0) SELECT string_agg(s, ',' ORDER BY s COLLATE "C", tenant_id, id) FROM t
 -- A separator that is not a literal cannot be told before the rows come: refused.
