@@ -73,6 +73,10 @@ int partial_width(AggregateCall call) {
   }
 }
 
+int output_width(const OutputItem& item) {
+  return item.ordered ? static_cast<int>(item.ordered->columns.size()) : partial_width(item.aggregate);
+}
+
 std::vector<std::string> partial_calls(AggregateCall call, const std::string& text) {
   if (call == AggregateCall::Avg) return avg_as_sum_and_count(text);
   if (partial_width(call) == 4) return variance_columns(text);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -235,6 +236,22 @@ struct CollationSource {
   bool opaque = false;               // holds a subquery or *: its columns are not all in the text
 };
 
+// string_agg / array_agg (ORDER BY, DISTINCT and FILTER allowed) merged across shards
+// (docs/architecture.md §6.3, "Ordered aggregates"): each shard returns its values in the
+// aggregate's order and the sort keys beside them, the proxy merges them by those keys.
+struct OrderedAggregate {
+  bool operator==(const OrderedAggregate&) const = default;
+  bool string_agg = false;  // else array_agg
+  bool distinct = false;    // DISTINCT inside: its sort keys are its argument
+  std::string separator;    // string_agg: the separator literal's value ("" for NULL)
+  // The shard columns: array_agg of the value, then of each sort key, each with the call's
+  // DISTINCT, ORDER BY and FILTER.
+  std::vector<std::string> columns;
+  std::vector<bool> descending;   // per sort key
+  std::vector<bool> nulls_first;  // per sort key, as written or PostgreSQL's default
+  std::vector<CollationSource> key_collations;
+};
+
 struct OutputItem {
   bool operator==(const OutputItem&) const = default;
   AggregateCall aggregate = AggregateCall::None;  // the item is exactly this aggregate call
@@ -248,6 +265,7 @@ struct OutputItem {
   Value call_end;                                 // ... and of the byte after its closing parenthesis
   Value begin;                                    // location of the item's first byte
   CollationSource collation;                      // of the item's value
+  std::optional<OrderedAggregate> ordered;        // a string_agg / array_agg the merge orders
 };
 
 // HAVING as the proxy can evaluate it after the final aggregation: comparisons of an output
@@ -482,6 +500,8 @@ std::vector<std::string> avg_as_sum_and_count(const std::string& call);
 std::vector<std::string> variance_columns(const std::string& call);
 // The shard columns an output item of this aggregate takes (avg 2, the variances 4, else 1).
 int partial_width(AggregateCall call);
+// The shard columns an output item takes: its ordered aggregate's columns, else partial_width().
+int output_width(const OutputItem& item);
 // The shard columns of an aggregate call's text (avg and the variances split), {call} otherwise.
 std::vector<std::string> partial_calls(AggregateCall call, const std::string& text);
 

@@ -112,6 +112,13 @@ class FactsBuilder {
 
 bool is_builtin_aggregate(std::string_view name);
 
+// A string_agg / array_agg call (a FuncCall's body) as the merge combines it, `filter` the text of
+// its FILTER clause ("" when none); nullopt when it cannot be (another aggregate, a separator
+// that is not a literal, an expression that cannot be cut out); facts_ordered.cc. Its
+// key_collations are left for the caller.
+std::optional<OrderedAggregate> ordered_aggregate(std::string_view sql, JsonRef call,
+                                                  std::string_view filter);
+
 // Calls f(JsonRef) for every object node under `root` (root included), iteratively.
 // The SQL text of an ORDER BY expression ("" when it holds a subquery or cannot be cut out);
 // facts_expression.cc.

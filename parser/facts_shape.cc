@@ -271,9 +271,22 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
     if (!body["over"]) item.aggregate = aggregate_of(body);
     if (item.aggregate != AggregateCall::None) {
       const auto begin = static_cast<size_t>(body["location"].integer(-1));
-      size_t end = begin < sql_.size() ? call_end(sql_, begin) : 0;
-      // avg's (a variance's) FILTER goes with the call: the shards' sum and count each get it.
-      if (end > 0 && partial_width(item.aggregate) > 1 && body["agg_filter"]) end = filter_end(sql_, end);
+      const size_t close = begin < sql_.size() ? call_end(sql_, begin) : 0;
+      size_t end = close;
+      // avg's (a variance's, an ordered aggregate's) FILTER goes with the call: each of the shards'
+      // columns for it gets it.
+      const bool ordered = item.aggregate == AggregateCall::Unmergeable &&
+                           (item.name == "string_agg" || item.name == "array_agg");
+      if (end > 0 && (partial_width(item.aggregate) > 1 || ordered) && body["agg_filter"])
+        end = filter_end(sql_, end);
+      if (ordered && end > 0) {
+        item.ordered = ordered_aggregate(sql_, body, sql_.substr(close, end - close));
+        for (JsonRef sort : body["agg_order"]) {
+          if (item.ordered) item.ordered->key_collations.push_back(collation_source(sort.body()["node"]));
+        }
+        if (item.ordered && item.ordered->distinct && !body["agg_order"])  // ordered by the value
+          item.ordered->key_collations.push_back(collation_source(*body["args"].begin()));
+      }
       item.call_begin.location = static_cast<int>(begin);
       if (end > 0) {
         item.call_end.location = static_cast<int>(end);

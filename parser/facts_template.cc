@@ -40,14 +40,18 @@ void for_each_value(Facts& facts, F&& f) {
 }
 
 // Facts holding text cut from the statement (an ORDER BY expression, an evaluable HAVING and its
-// span) that the fixes do not rewrite: such a statement is analyzed for every text, or a hit would
-// carry another text's literals into the shards' SQL and the proxy's HAVING.
+// span, an ordered aggregate's separator and shard columns) that the fixes do not rewrite: such a statement
+// is analyzed for every text, or a hit would carry another text's literals into the shards' SQL and the
+// proxy's HAVING.
 bool holds_literal_text(const QueryFacts& facts) {
   for (const auto& statement : facts.statements) {
     const SelectShape& select = statement.select;
     if (!select.having.empty() || select.having_begin >= 0) return true;
     for (const OrderItem& item : select.order_by) {
       if (!item.expression.empty()) return true;
+    }
+    for (const OutputItem& item : select.outputs) {
+      if (item.ordered) return true;  // its separator and shard columns
     }
   }
   return false;

@@ -83,14 +83,15 @@ Result<size_t> literal_end(std::string_view text, size_t at) {
 // replaced by those columns.
 Status split_avg(const SelectShape& shape, size_t base, const std::string& text, std::vector<Edit>& edits) {
   for (const OutputItem& item : shape.outputs) {
-    if (partial_width(item.aggregate) == 1) continue;
+    if (output_width(item) == 1 && !item.ordered) continue;
     if (item.call_begin.location < 0 || item.call_end.location < 0 ||
         static_cast<size_t>(item.call_begin.location) < base)
       return cannot("the " + item.name + "() call could not be located");
     const size_t begin = static_cast<size_t>(item.call_begin.location) - base;
     const size_t end = static_cast<size_t>(item.call_end.location) - base;
     if (end > text.size() || end <= begin) return cannot("the " + item.name + "() call could not be located");
-    const std::vector<std::string> split = partial_calls(item.aggregate, text.substr(begin, end - begin));
+    const std::vector<std::string> split =
+        item.ordered ? item.ordered->columns : partial_calls(item.aggregate, text.substr(begin, end - begin));
     if (split.empty()) return cannot("the " + item.name + "() call could not be located");
     std::string columns;
     for (const std::string& column : split) columns += (columns.empty() ? "" : ", ") + column;
@@ -121,7 +122,7 @@ Status add_columns(const SelectShape& shape, const SelectRewrite& rewrite, size_
       auto shift = static_cast<int64_t>(rewrite.leading_columns.size());
       for (int64_t i = 0; rewrite.split_avg && i + 1 < n && i < static_cast<int64_t>(shape.outputs.size());
            ++i) {
-        shift += partial_width(shape.outputs[static_cast<size_t>(i)].aggregate) - 1;
+        shift += output_width(shape.outputs[static_cast<size_t>(i)]) - 1;
       }
       if (shift == 0) continue;
       const size_t at = static_cast<size_t>(position.location) - base;

@@ -91,6 +91,20 @@ Result<uint32_t> combined_type(Combine combine, uint32_t shard_type) {
       return oid::kInt8;
     case Combine::BoolAnd:
     case Combine::BoolOr: return oid::kBool;
+    case Combine::ArrayAgg:
+      // The shards' array_agg is the client's: its elements must be a type with a binary form.
+      if (array_element_type(shard_type) == 0)
+        return Status::client("0A000", "array_agg of a type other than a built-in scalar (array OID " +
+                                           std::to_string(shard_type) +
+                                           ") cannot be merged across shards; add a shard key value");
+      return shard_type;
+    case Combine::StringAgg:
+      if (array_element_type(shard_type) == oid::kText || array_element_type(shard_type) == oid::kVarchar)
+        return oid::kText;
+      return Status::client("0A000",
+                            "string_agg of values other than text or varchar (array OID " +
+                                std::to_string(shard_type) +
+                                ") cannot be merged across shards; cast its argument to text instead");
     case Combine::Min:
     case Combine::Max:
       if (!is_comparable_type(shard_type)) return refuse(combine, shard_type);
@@ -178,6 +192,8 @@ std::optional<std::string> Accumulator::result() const {
     case Combine::Count: return std::to_string(static_cast<long long>(integer_));
     case Combine::CountDistinct: return std::to_string(static_cast<long long>(distinct_.size()));
     case Combine::Key: return std::nullopt;
+    case Combine::ArrayAgg: return ordered_.array_text();
+    case Combine::StringAgg: return ordered_.joined(separator_);
     case Combine::Min:
     case Combine::Max:
       if (!seen_) return std::nullopt;

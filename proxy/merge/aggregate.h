@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "merge/decimal.h"
 #include "merge/distinct_set.h"
+#include "merge/ordered_list.h"
 #include "merge/plan.h"
 #include "merge/value.h"
 
@@ -32,7 +33,18 @@ class Accumulator {
   Status add_variance(const std::optional<std::string>& sum, const std::optional<std::string>& count,
                       const std::optional<std::string>& squares, const std::optional<std::string>& var_pop);
   std::optional<std::string> result() const;  // text format, the client's type
-  // CountDistinct: the merge's budget of distinct values all its groups share (null: none).
+  // ArrayAgg / StringAgg: one shard's arrays (the values', then each sort key's; OrderedList).
+  Status add_ordered(std::span<const std::optional<std::string>> arrays) {
+    return ordered_.add(arrays, dates_, budget_);
+  }
+  // ArrayAgg / StringAgg: the output column (sort keys, DISTINCT, separator) and the element
+  // types of its sort keys' arrays.
+  void set_order(const OutputColumn& out, std::vector<uint32_t> key_types) {
+    ordered_.configure(out.within, std::move(key_types), out.within_distinct);
+    separator_ = out.separator;
+  }
+  // CountDistinct, ArrayAgg, StringAgg: the merge's budget of distinct values all its groups share (null:
+  // none).
   void set_budget(DistinctBudget* budget) { budget_ = budget; }
 
  private:
@@ -51,8 +63,10 @@ class Accumulator {
   int64_t count_ = 0;
   std::string text_;  // Min/Max: the best value so far, and its decoded form
   std::optional<Value> best_;
-  bool flag_ = false;     // BoolAnd/BoolOr
-  DistinctSet distinct_;  // CountDistinct
+  bool flag_ = false;      // BoolAnd/BoolOr
+  DistinctSet distinct_;   // CountDistinct
+  OrderedList ordered_;    // ArrayAgg, StringAgg
+  std::string separator_;  // StringAgg
   DistinctBudget* budget_ = nullptr;
 };
 

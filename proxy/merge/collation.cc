@@ -17,12 +17,14 @@ void mark(std::vector<TextCompare>& compared, const std::vector<uint32_t>& types
   at = std::max(at, how);
 }
 
-// count(DISTINCT x): the shards' arrays of x are compared element by element for equality.
-void mark_elements(std::vector<TextCompare>& compared, const std::vector<uint32_t>& types, int column) {
+// count(DISTINCT x): the shards' arrays of x are compared element by element for equality; an
+// ordered aggregate's sort key arrays for order.
+void mark_elements(std::vector<TextCompare>& compared, const std::vector<uint32_t>& types, int column,
+                   TextCompare how = TextCompare::Equal) {
   if (column < 0 || static_cast<size_t>(column) >= types.size()) return;
   if (!is_collatable_type(array_element_type(types[static_cast<size_t>(column)]))) return;
   TextCompare& at = compared[static_cast<size_t>(column)];
-  at = std::max(at, TextCompare::Equal);
+  at = std::max(at, how);
 }
 
 void mark_having(std::vector<TextCompare>& compared, const std::vector<uint32_t>& types,
@@ -138,6 +140,8 @@ std::vector<TextCompare> compared_text_columns(const MergePlan& plan,
   for (const OutputColumn& out : plan.outputs) {
     if (out.combine == Combine::Key) mark(compared, shard_types, out.source, TextCompare::Equal);
     if (out.combine == Combine::CountDistinct) mark_elements(compared, shard_types, out.source);
+    for (const SortKey& key : out.within)
+      mark_elements(compared, shard_types, key.column, TextCompare::Order);
     if (out.combine == Combine::Min || out.combine == Combine::Max)
       mark(compared, shard_types, out.source, TextCompare::Order);
   }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <tuple>
 
+#include "merge/binary_array.h"
 #include "merge/having.h"
 
 namespace sw::merge {
@@ -60,9 +62,16 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
     output_types_.clear();
     key_sources_.clear();
     for (const OutputColumn& out : plan_.outputs) {
-      const int needed = out.source + partial_columns(out.combine) - 1;
+      const int needed = out.source + shard_columns(out) - 1;
       if (needed >= static_cast<int>(shard_types_.size()))
         return Status::proxy("XX000", "the shards returned fewer columns than the scatter plan expects");
+      for (const SortKey& key : out.within) {
+        const uint32_t element = array_element_type(shard_types_[static_cast<size_t>(key.column)]);
+        if (!is_comparable_type(element))
+          return Status::client("0A000", "the ORDER BY of " + out.name +
+                                             "() has a type shardwire cannot order across shards; order "
+                                             "by a built-in scalar type, or add a shard key value");
+      }
       auto type = combined_type(out.combine, shard_types_[static_cast<size_t>(out.source)]);
       if (!type) return type.status();
       output_types_.push_back(*type);
@@ -209,10 +218,21 @@ Merger::Group Merger::new_group(const Row& row) const {
   Group group;
   for (const OutputColumn& out : plan_.outputs) {
     group.keys.push_back(out.combine == Combine::Key ? row[static_cast<size_t>(out.source)] : std::nullopt);
-    group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)], dates_);
-    group.accumulators.back().set_budget(distinct_budget_.get());
+    group.accumulators.push_back(new_accumulator(out));
   }
   return group;
+}
+
+Accumulator Merger::new_accumulator(const OutputColumn& out) const {
+  Accumulator accumulator(out.combine, shard_types_[static_cast<size_t>(out.source)], dates_);
+  accumulator.set_budget(distinct_budget_.get());
+  if (out.combine == Combine::ArrayAgg || out.combine == Combine::StringAgg) {
+    std::vector<uint32_t> key_types;
+    for (const SortKey& key : out.within)
+      key_types.push_back(array_element_type(shard_types_[static_cast<size_t>(key.column)]));
+    accumulator.set_order(out, std::move(key_types));
+  }
+  return accumulator;
 }
 
 Status Merger::accumulate(Group& group, const Row& row) const {
@@ -220,6 +240,12 @@ Status Merger::accumulate(Group& group, const Row& row) const {
     const OutputColumn& out = plan_.outputs[i];
     const auto source = static_cast<size_t>(out.source);
     static const std::optional<std::string> kNone;
+    if (out.combine == Combine::ArrayAgg || out.combine == Combine::StringAgg) {
+      const std::span<const std::optional<std::string>> arrays(row.data() + source,
+                                                               static_cast<size_t>(shard_columns(out)));
+      if (Status s = group.accumulators[i].add_ordered(arrays); !s) return s;
+      continue;
+    }
     const int width = partial_columns(out.combine);
     const auto& count = width > 1 ? row[source + 1] : kNone;
     Status s = width == 4
@@ -242,7 +268,7 @@ Status Merger::finalize_groups() {
     Group group;
     for (const OutputColumn& out : plan_.outputs) {
       group.keys.emplace_back(std::nullopt);
-      group.accumulators.emplace_back(out.combine, shard_types_[static_cast<size_t>(out.source)], dates_);
+      group.accumulators.push_back(new_accumulator(out));
     }
     groups_.push_back(std::move(group));
   }

@@ -92,6 +92,7 @@ class Merger {
   bool repeats_distinct_on(const Entry& entry);
   Status add_to_group(const Row& row);
   Group new_group(const Row& row) const;
+  Accumulator new_accumulator(const OutputColumn& out) const;
   Status accumulate(Group& group, const Row& row) const;
   Result<std::optional<Row>> group_row(Group& group) const;
   // plan.stream_groups (merger_stream.cc): a shard's group row with its sort keys read from the

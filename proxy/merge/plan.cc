@@ -17,6 +17,8 @@ const char* combine_name(Combine combine) {
     case Combine::StddevSamp: return "stddev_samp";
     case Combine::StddevPop: return "stddev_pop";
     case Combine::CountDistinct: return "count_distinct";
+    case Combine::ArrayAgg: return "array_agg";
+    case Combine::StringAgg: return "string_agg";
   }
   return "?";
 }
@@ -30,6 +32,10 @@ int partial_columns(Combine combine) {
     case Combine::StddevPop: return 4;
     default: return 1;
   }
+}
+
+int shard_columns(const OutputColumn& out) {
+  return partial_columns(out.combine) + static_cast<int>(out.within.size());
 }
 
 const char* MergePlan::kind_name() const {
@@ -50,8 +56,7 @@ std::string MergePlan::describe() const {
       const OutputColumn& column = outputs[i];
       out += combine_name(column.combine);
       out += " of $" + std::to_string(column.source + 1);
-      for (int k = 1; k < partial_columns(column.combine); ++k)
-        out += "/$" + std::to_string(column.source + 1 + k);
+      for (int k = 1; k < shard_columns(column); ++k) out += "/$" + std::to_string(column.source + 1 + k);
     }
     out += ")";
   }

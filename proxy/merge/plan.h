@@ -35,17 +35,15 @@ enum class Combine : uint8_t {
   // count(DISTINCT x) of a non-key x: the shards run array_agg(DISTINCT x) (FILTER kept); the
   // proxy keeps the set of distinct non-NULL elements per group (distinct_set.h) and counts it.
   CountDistinct,
+  // array_agg / string_agg, ORDER BY, DISTINCT and FILTER inside allowed: the shards run
+  // array_agg of the value and of each of the call's sort keys in its order; the proxy merges
+  // every shard's values by those keys (ordered_list.h).
+  ArrayAgg,
+  StringAgg,
 };
 
 // How many shard columns one client column of this combine reads, from its `source` on.
 int partial_columns(Combine combine);
-
-struct OutputColumn {
-  Combine combine = Combine::Key;
-  int source = 0;    // index of the shard column (Avg and the variances: the sum; the count
-                     // and the others follow it, partial_columns())
-  std::string name;  // Avg, variances: the client's column name (the shards' are sum, count, ...)
-};
 
 struct SortKey {
   int column = 0;    // client output column; -1: the column called `name` (SELECT * ...)
@@ -53,6 +51,21 @@ struct SortKey {
   bool descending = false;
   bool nulls_first = false;  // PostgreSQL's default: NULLS LAST for ASC, NULLS FIRST for DESC
 };
+
+struct OutputColumn {
+  Combine combine = Combine::Key;
+  int source = 0;    // index of the shard column (Avg and the variances: the sum; the count
+                     // and the others follow it, partial_columns())
+  std::string name;  // Avg, variances: the client's column name (the shards' are sum, count, ...)
+  // ArrayAgg / StringAgg: the call's sort keys (`column`: the shard column of its array, right
+  // after `source`'s), DISTINCT inside, string_agg's separator.
+  std::vector<SortKey> within;
+  bool within_distinct = false;
+  std::string separator;
+};
+
+// How many shard columns one client column reads: partial_columns() and its sort keys' arrays.
+int shard_columns(const OutputColumn& out);
 
 // A read whose key list spans shards runs only on the shards of its keys, each with the list cut
 // to its own keys.

@@ -104,6 +104,11 @@ void add_column_sources(const parser::SelectShape& shape, bool aggregate, bool t
   for (const parser::OutputItem& item : shape.outputs) {
     star = star || item.star;
     plan.column_sources.push_back(text_source(item.collation, tables_only));
+    if (aggregate && item.ordered) {  // the sort keys' arrays
+      for (const parser::CollationSource& key : item.ordered->key_collations)
+        plan.column_sources.push_back(text_source(key, tables_only));
+      continue;
+    }
     for (int i = 1; aggregate && i < parser::partial_width(item.aggregate); ++i)
       plan.column_sources.push_back(plan.column_sources.back());  // avg's count, ...
   }
@@ -124,6 +129,19 @@ bool sorted_by_group_keys(const merge::MergePlan& plan, const std::vector<int>& 
     if (uses != 1) return false;
   }
   return true;
+}
+
+// An array_agg / string_agg output reading the shards' arrays from `source` on.
+merge::OutputColumn ordered_output(const parser::OrderedAggregate& call, int source,
+                                   const std::string& name) {
+  merge::OutputColumn out{call.string_agg ? merge::Combine::StringAgg : merge::Combine::ArrayAgg, source,
+                          name};
+  for (size_t k = 0; k < call.descending.size(); ++k)
+    out.within.push_back(
+        merge::SortKey{source + 1 + static_cast<int>(k), "", call.descending[k], call.nulls_first[k]});
+  out.within_distinct = call.distinct;
+  out.separator = call.separator;
+  return out;
 }
 
 // The output columns of an aggregate merge, each combined from the shards' partial results; the
@@ -157,10 +175,17 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
       plan.outputs.push_back(merge::OutputColumn{merge::Combine::CountDistinct, source++, item.name});
       continue;
     }
+    if (item.ordered) {
+      plan.outputs.push_back(ordered_output(*item.ordered, source, item.name));
+      source += parser::output_width(item);
+      rewrite.split_avg = true;  // the call becomes its shard columns
+      continue;
+    }
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-             "avg, bool_and, bool_or, stddev, variance and count(DISTINCT) can, also with FILTER); " +
+             "avg, bool_and, bool_or, stddev, variance, count(DISTINCT), and array_agg and string_agg "
+             "with a literal separator can, also with FILTER); " +
              instead_of_aggregate(item) + " instead, or";
     plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
     source += parser::partial_width(item.aggregate);

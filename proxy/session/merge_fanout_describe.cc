@@ -134,8 +134,8 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   }
   bool rebuilt = plan_.hidden_outputs > 0;  // HAVING's own aggregates are not the client's columns
   for (const merge::OutputColumn& out : plan_.outputs)
-    rebuilt =
-        rebuilt || merge::partial_columns(out.combine) > 1 || out.combine == merge::Combine::CountDistinct;
+    rebuilt = rebuilt || merge::shard_columns(out) > 1 || out.combine == merge::Combine::CountDistinct ||
+              out.combine == merge::Combine::StringAgg;
   if (!rebuilt) {
     write_description(frame);
     return Status::ok();
@@ -143,7 +143,8 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
   std::vector<wire::RowField> columns;
   for (size_t i = 0; i < merger_.output_types().size(); ++i) {
     const merge::OutputColumn& column = plan_.outputs[i];
-    if (merge::partial_columns(column.combine) == 1 && column.combine != merge::Combine::CountDistinct) {
+    if (merge::shard_columns(column) == 1 && column.combine != merge::Combine::CountDistinct &&
+        column.combine != merge::Combine::StringAgg) {
       columns.push_back(fields[static_cast<size_t>(column.source)]);
       continue;
     }

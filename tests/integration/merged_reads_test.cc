@@ -210,7 +210,8 @@ struct Refusal {
 
 const std::vector<Refusal> kRefused = {
     {"SELECT sum(DISTINCT i) FROM m", "0A000", "sum(DISTINCT i)"},
-    {"SELECT string_agg(t, ',') FROM m", "0A000", "cannot be combined"},
+    {"SELECT string_agg(t, t) FROM m", "0A000", "with a literal separator"},
+    {"SELECT json_agg(t) FROM m", "0A000", "cannot be combined"},
     {"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY i) FROM m", "0A000", "cannot be combined"},
     {"SELECT count(*) + 1 FROM m", "0A000", "from aggregates"},
     {"SELECT grp, count(*) FROM m GROUP BY grp ORDER BY grp + 1", "0A000", "not in the select list"},

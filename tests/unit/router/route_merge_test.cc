@@ -221,3 +221,84 @@ TEST_CASE("count(DISTINCT x) of a non-key column: the shards answer array_agg(DI
   // Other aggregates with DISTINCT stay refused.
   CHECK(planned("SELECT sum(DISTINCT total) FROM orders").kind == RouteKind::Error);
 }
+
+TEST_CASE("array_agg / string_agg: the shards answer the values' and the sort keys' arrays") {
+  using sw::merge::Combine;
+  Route ordered = planned(
+      "SELECT id, string_agg(note, ', ' ORDER BY total DESC, note) FILTER (WHERE id > 1), "
+      "array_agg(total ORDER BY id NULLS FIRST) FROM orders GROUP BY id");
+  REQUIRE(ordered.merge);
+  CHECK(
+      ordered.merge->shard_sql.find(
+          "SELECT id, array_agg(note ORDER BY total DESC NULLS FIRST, note ASC NULLS LAST) FILTER (WHERE id "
+          "> "
+          "1), array_agg(total ORDER BY total DESC NULLS FIRST, note ASC NULLS LAST) FILTER (WHERE id > 1), "
+          "array_agg(note ORDER BY total DESC NULLS FIRST, note ASC NULLS LAST) FILTER (WHERE id > 1), "
+          "array_agg(total ORDER BY id ASC NULLS FIRST), array_agg(id ORDER BY id ASC NULLS FIRST) FROM ") ==
+      0);
+  REQUIRE(ordered.merge->outputs.size() == 3);
+  const auto& names = ordered.merge->outputs[1];
+  CHECK(names.combine == Combine::StringAgg);
+  CHECK(names.source == 1);
+  CHECK(names.separator == ", ");
+  REQUIRE(names.within.size() == 2);
+  CHECK(names.within[0].column == 2);
+  CHECK(names.within[0].descending);
+  CHECK(names.within[0].nulls_first);
+  CHECK(names.within[1].column == 3);
+  CHECK_FALSE(names.within[1].descending);
+  const auto& totals = ordered.merge->outputs[2];
+  CHECK(totals.combine == Combine::ArrayAgg);
+  CHECK(totals.source == 4);
+  REQUIRE(totals.within.size() == 1);
+  CHECK(totals.within[0].nulls_first);
+  // DISTINCT alone: ordered by the value; no ORDER BY: each shard's order, shard after shard.
+  Route distinct = planned("SELECT array_agg(DISTINCT note), string_agg(note, '-') FROM orders");
+  REQUIRE(distinct.merge);
+  INFO(distinct.merge->shard_sql);
+  CHECK(distinct.merge->shard_sql.find("SELECT array_agg(DISTINCT note ORDER BY note ASC NULLS LAST), "
+                                       "array_agg(DISTINCT note ORDER BY note "
+                                       "ASC NULLS LAST), array_agg(note) FROM ") == 0);
+  CHECK(distinct.merge->outputs[0].within_distinct);
+  CHECK(distinct.merge->outputs[1].within.empty());
+  // Sort keys with parentheses, commas in strings, explicit directions; words that only look like
+  // ORDER BY inside a name.
+  Route keys = planned(
+      "SELECT array_agg(coalesce(note, 'x,y') ORDER BY coalesce(note, 'a,b') ASC NULLS LAST, (id + 1) * 2 "
+      "DESC "
+      "NULLS LAST) AS orders_by FROM orders");
+  REQUIRE(keys.merge);
+  CHECK(keys.merge->shard_sql.find("SELECT array_agg(coalesce(note, 'x,y') ORDER BY coalesce(note, 'a,b') "
+                                   "ASC NULLS LAST, (id + 1) * 2 "
+                                   "DESC NULLS LAST), array_agg(coalesce(note, 'a,b') ORDER BY") == 0);
+  REQUIRE(keys.merge->outputs.at(0).within.size() == 2);
+  CHECK_FALSE(keys.merge->outputs[0].within[1].nulls_first);
+  CHECK(keys.merge->outputs[0].name == "orders_by");
+  // An E'' separator (its value the parser's) and E'' strings in keys; \' inside one is refused.
+  Route escaped = planned("SELECT string_agg(note, E'\\n' ORDER BY note || E'\\\\)') FROM orders");
+  REQUIRE(escaped.merge);
+  CHECK(escaped.merge->outputs.at(0).separator == "\n");
+  CHECK(escaped.merge->shard_sql.find("SELECT array_agg(note ORDER BY note || E'\\\\)' ASC NULLS LAST), ") ==
+        0);
+  CHECK(planned("SELECT string_agg(note, ',' ORDER BY note || E'\\')') FROM orders").kind ==
+        RouteKind::Error);
+  // Texts that differ only in literals share a normalized cache key: each keeps its own.
+  for (const char* separator : {"+", "-", "+"}) {
+    Route again =
+        planned(std::string("SELECT string_agg(note, '") + separator + "' ORDER BY id) FILTER (WHERE id > " +
+                (separator[0] == '+' ? "1" : "2") + ") FROM orders");
+    REQUIRE(again.merge);
+    CHECK(again.merge->outputs.at(0).separator == separator);
+    CHECK(again.merge->shard_sql.find(separator[0] == '+' ? "id > 1" : "id > 2") != std::string::npos);
+  }
+  // A separator that is not a literal stays refused, saying what can be merged.
+  for (const char* sql :
+       {"SELECT string_agg(note, note) FROM orders", "SELECT string_agg(note, $1) FROM orders",
+        "SELECT array_agg(note ORDER BY note USING <) FROM orders"}) {
+    INFO(sql);
+    Route refused = planned(sql);
+    CHECK(refused.kind == RouteKind::Error);
+    CHECK(refused.error.sqlstate == "0A000");
+    CHECK(refused.error.message.find("string_agg with a literal separator") != std::string::npos);
+  }
+}
