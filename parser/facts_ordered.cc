@@ -179,8 +179,13 @@ std::optional<OrderedAggregate> ordered_aggregate(std::string_view sql, JsonRef 
   }
   const std::string head = out.distinct ? "array_agg(DISTINCT " : "array_agg(";
   const std::string tail = order + ")" + std::string(filter);
-  out.columns.push_back(head + value_text + tail);
-  for (const std::string& key : keys) out.columns.push_back(head + key + tail);
+  // One array per aggregated expression: the value first, then each sort key.
+  keys.insert(keys.begin(), value_text);
+  for (const std::string& key : keys) {
+    std::string column = head;
+    column.append(key).append(tail);
+    out.columns.push_back(std::move(column));
+  }
   return out;
 }
 
