@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 
 namespace sw::parser::detail {
@@ -280,6 +281,14 @@ bool normalize_sql(std::string_view sql, NormalizedSql& out) {
   }
   std::memcpy(key + length, sql.data() + copied, sql.size() - copied);
   out.key.resize(length + sql.size() - copied);
+  return true;
+}
+
+bool token_is_word(std::string_view sql, const SqlToken& token, std::string_view lower_word) {
+  if (token.kind != SqlToken::Kind::Word || token.end - token.begin != lower_word.size()) return false;
+  for (size_t i = 0; i < lower_word.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(sql[token.begin + i])) != lower_word[i]) return false;
+  }
   return true;
 }
 

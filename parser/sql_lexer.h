@@ -56,6 +56,8 @@ struct SqlToken {
   uint32_t end = 0;
 };
 bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out);
+// Whether `token` of `sql` is the word `lower_word` (given in lower case), in any letter case.
+bool token_is_word(std::string_view sql, const SqlToken& token, std::string_view lower_word);
 
 // An offset in the key (which must not be inside a marker) and how many slots' markers end at
 // or before it. Both are the same for every text of one key, so a template finds them once and

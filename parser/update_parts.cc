@@ -9,14 +9,6 @@
 namespace sw::parser {
 namespace {
 
-bool word_is(std::string_view text, const detail::SqlToken& token, std::string_view word) {
-  if (token.kind != detail::SqlToken::Kind::Word || token.end - token.begin != word.size()) return false;
-  for (size_t i = 0; i < word.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[token.begin + i])) != word[i]) return false;
-  }
-  return true;
-}
-
 Status cannot(const std::string& why) {
   return Status::client("0A000", "cannot run this UPDATE of the key as a move between shards: " + why);
 }
@@ -52,7 +44,8 @@ Result<UpdateParts> update_parts(const StatementFacts& facts) {
   const std::string_view text = facts.text;
   std::vector<detail::SqlToken> tokens;
   if (!detail::scan_tokens(text, tokens)) return cannot("its text has a form the proxy does not edit");
-  if (tokens.empty() || !word_is(text, tokens.front(), "update")) return cannot("it has a WITH clause");
+  if (tokens.empty() || !detail::token_is_word(text, tokens.front(), "update"))
+    return cannot("it has a WITH clause");
   size_t set = 0, where = 0, returning = 0;
   std::vector<size_t> commas;  // top-level commas of the SET list
   int depth = 0;
@@ -66,14 +59,14 @@ Result<UpdateParts> update_parts(const StatementFacts& facts) {
       continue;
     }
     if (depth != 0) continue;
-    if (set == 0 && word_is(text, token, "set")) set = i;
-    if (set != 0 && where == 0 && returning == 0 && word_is(text, token, "from"))
+    if (set == 0 && detail::token_is_word(text, token, "set")) set = i;
+    if (set != 0 && where == 0 && returning == 0 && detail::token_is_word(text, token, "from"))
       return cannot("UPDATE ... FROM reads other tables (join them in a subquery of the WHERE)");
-    if (set != 0 && where == 0 && returning == 0 && word_is(text, token, "where")) where = i;
-    if (set != 0 && returning == 0 && word_is(text, token, "returning")) returning = i;
+    if (set != 0 && where == 0 && returning == 0 && detail::token_is_word(text, token, "where")) where = i;
+    if (set != 0 && returning == 0 && detail::token_is_word(text, token, "returning")) returning = i;
   }
   if (set == 0) return cannot("no SET found");
-  if (where != 0 && where + 1 < tokens.size() && word_is(text, tokens[where + 1], "current"))
+  if (where != 0 && where + 1 < tokens.size() && detail::token_is_word(text, tokens[where + 1], "current"))
     return cannot("WHERE CURRENT OF names a cursor of one shard");
   size_t end = text.size();
   while (end > 0 && (std::isspace(static_cast<unsigned char>(text[end - 1])) || text[end - 1] == ';')) --end;

@@ -9,14 +9,6 @@
 namespace sw::parser {
 namespace {
 
-bool word_is(std::string_view text, const detail::SqlToken& token, std::string_view word) {
-  if (token.kind != detail::SqlToken::Kind::Word || token.end - token.begin != word.size()) return false;
-  for (size_t i = 0; i < word.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[token.begin + i])) != word[i]) return false;
-  }
-  return true;
-}
-
 Status cannot(const std::string& why) {
   return Status::client("0A000", "cannot restrict this write to the shard's own rows: " + why);
 }
@@ -41,10 +33,11 @@ Result<std::string> restrict_write(const StatementFacts& facts, const std::strin
       continue;
     }
     if (depth != 0) continue;
-    if (where == tokens.size() && returning == tokens.size() && word_is(text, token, "where")) where = i;
-    if (returning == tokens.size() && word_is(text, token, "returning")) returning = i;
+    if (where == tokens.size() && returning == tokens.size() && detail::token_is_word(text, token, "where"))
+      where = i;
+    if (returning == tokens.size() && detail::token_is_word(text, token, "returning")) returning = i;
   }
-  if (where + 1 < tokens.size() && word_is(text, tokens[where + 1], "current"))
+  if (where + 1 < tokens.size() && detail::token_is_word(text, tokens[where + 1], "current"))
     return cannot("WHERE CURRENT OF names a cursor of one shard");
   // The end of the WHERE condition: RETURNING, else the statement's end (before a trailing ';'
   // and spaces; a newline first, so that a trailing -- comment cannot swallow what follows).
