@@ -9,21 +9,16 @@
 #include "merge/aggregate.h"
 #include "merge/distinct_set.h"
 #include "merge/merger.h"
+#include "merge_rows.h"
 
 namespace {
 using namespace sw::merge;
+using namespace sw::merge::test;
 
 constexpr uint32_t kNumericArray = 1231;
 constexpr uint32_t kTextArray = 1009;
 constexpr uint32_t kFloat8Array = 1022;
 
-std::optional<std::string> opt(const char* v) { return std::optional<std::string>(v); }
-
-Row row(std::initializer_list<const char*> values) {
-  Row r;
-  for (const char* v : values) r.emplace_back(v == nullptr ? std::nullopt : std::optional<std::string>(v));
-  return r;
-}
 }  // namespace
 
 TEST_CASE("the union of the shards' distinct values: equal spellings once, NULL elements never") {

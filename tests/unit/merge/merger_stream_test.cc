@@ -6,15 +6,11 @@
 #include <vector>
 
 #include "merge/merger.h"
+#include "merge_rows.h"
 
 namespace {
 using namespace sw::merge;
-
-Row row(std::initializer_list<const char*> values) {
-  Row r;
-  for (const char* v : values) r.emplace_back(v == nullptr ? std::nullopt : std::optional<std::string>(v));
-  return r;
-}
+using namespace sw::merge::test;
 
 std::vector<std::string> drain(Merger& merger) {
   std::vector<std::string> out;

@@ -4,16 +4,12 @@
 #include <algorithm>
 
 #include "merge/merger.h"
+#include "merge_rows.h"
 
 namespace {
 using namespace sw::merge;
+using namespace sw::merge::test;
 using sw::Status;
-
-Row row(std::initializer_list<const char*> values) {
-  Row r;
-  for (const char* v : values) r.emplace_back(v == nullptr ? std::nullopt : std::optional<std::string>(v));
-  return r;
-}
 
 std::vector<std::string> drain(Merger& merger) {
   std::vector<std::string> out;

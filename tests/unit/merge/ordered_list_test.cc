@@ -11,23 +11,16 @@
 #include "merge/collation.h"
 #include "merge/merger.h"
 #include "merge/ordered_list.h"
+#include "merge_rows.h"
 
 namespace {
 using namespace sw::merge;
+using namespace sw::merge::test;
 
 constexpr uint32_t kTextArray = 1009;
 constexpr uint32_t kInt4Array = 1007;
 constexpr uint32_t kNumericArray = 1231;
 
-std::optional<std::string> opt(const char* v) { return std::optional<std::string>(v); }
-
-std::vector<std::optional<std::string>> arrays(std::initializer_list<const char*> values) {
-  std::vector<std::optional<std::string>> out;
-  for (const char* v : values) out.emplace_back(v == nullptr ? std::nullopt : std::optional<std::string>(v));
-  return out;
-}
-
-Row row(std::initializer_list<const char*> values) { return arrays(values); }
 }  // namespace
 
 TEST_CASE("array_out's quoting of one element") {
@@ -45,9 +38,9 @@ TEST_CASE("two shards' runs merge by the sort keys: direction, NULLs, ties in sh
   OrderedList list;
   // ORDER BY k DESC (NULLS FIRST, PostgreSQL's default for DESC), then the value ascending.
   list.configure({SortKey{1, {}, true, true}}, {oid::kInt4}, false);
-  REQUIRE(list.add(arrays({R"({"a b",c,NULL,e})", "{NULL,9,5,1}"}), {}, nullptr).is_ok());
-  REQUIRE(list.add(arrays({R"({x,"",y})", "{NULL,7,5}"}), {}, nullptr).is_ok());
-  REQUIRE(list.add(arrays({nullptr, nullptr}), {}, nullptr).is_ok());  // a shard without rows
+  REQUIRE(list.add(row({R"({"a b",c,NULL,e})", "{NULL,9,5,1}"}), {}, nullptr).is_ok());
+  REQUIRE(list.add(row({R"({x,"",y})", "{NULL,7,5}"}), {}, nullptr).is_ok());
+  REQUIRE(list.add(row({nullptr, nullptr}), {}, nullptr).is_ok());  // a shard without rows
   CHECK(list.array_text() == opt(R"({"a b",x,c,"",NULL,y,e})"));
   CHECK(list.joined(", ") == opt("a b, x, c, , y, e"));  // NULL values skipped
   OrderedList empty;
@@ -56,7 +49,7 @@ TEST_CASE("two shards' runs merge by the sort keys: direction, NULLs, ties in sh
   CHECK(empty.joined(",") == std::nullopt);
   OrderedList nulls;
   nulls.configure({}, {}, false);
-  REQUIRE(nulls.add(arrays({"{NULL}"}), {}, nullptr).is_ok());
+  REQUIRE(nulls.add(row({"{NULL}"}), {}, nullptr).is_ok());
   CHECK(nulls.array_text() == opt("{NULL}"));
   CHECK(nulls.joined(",") == std::nullopt);  // string_agg of only NULLs is NULL
 }
@@ -64,22 +57,22 @@ TEST_CASE("two shards' runs merge by the sort keys: direction, NULLs, ties in sh
 TEST_CASE("DISTINCT inside: a value two shards hold goes out once; keys compare as the type does") {
   OrderedList list;
   list.configure({SortKey{1, {}, false, false}}, {oid::kNumeric}, true);
-  REQUIRE(list.add(arrays({"{1.5,2,NULL}", "{1.5,2,NULL}"}), {}, nullptr).is_ok());
-  REQUIRE(list.add(arrays({"{1.50,3,NULL}", "{1.50,3,NULL}"}), {}, nullptr).is_ok());
+  REQUIRE(list.add(row({"{1.5,2,NULL}", "{1.5,2,NULL}"}), {}, nullptr).is_ok());
+  REQUIRE(list.add(row({"{1.50,3,NULL}", "{1.50,3,NULL}"}), {}, nullptr).is_ok());
   CHECK(list.array_text() == opt("{1.5,2,3,NULL}"));
 }
 
 TEST_CASE("malformed or unmergeable shard arrays are errors, and the budget is 54000") {
   OrderedList list;
   list.configure({SortKey{1, {}, false, false}}, {oid::kInt4}, false);
-  CHECK(list.add(arrays({"{a,b}", "{1}"}), {}, nullptr).sqlstate == "XX000");            // lengths differ
-  CHECK(list.add(arrays({"{{1,2},{3,4}}", "{1,2}"}), {}, nullptr).sqlstate == "0A000");  // arrays of arrays
-  CHECK(list.add(arrays({"{a}", "{x}"}), {}, nullptr).sqlstate == "22P02");
+  CHECK(list.add(row({"{a,b}", "{1}"}), {}, nullptr).sqlstate == "XX000");            // lengths differ
+  CHECK(list.add(row({"{{1,2},{3,4}}", "{1,2}"}), {}, nullptr).sqlstate == "0A000");  // arrays of arrays
+  CHECK(list.add(row({"{a}", "{x}"}), {}, nullptr).sqlstate == "22P02");
   DistinctBudget budget{3, 0};
   OrderedList small;
   small.configure({}, {}, false);
-  REQUIRE(small.add(arrays({"{a,b,c}"}), {}, &budget).is_ok());
-  auto past = small.add(arrays({"{d}"}), {}, &budget);
+  REQUIRE(small.add(row({"{a,b,c}"}), {}, &budget).is_ok());
+  auto past = small.add(row({"{d}"}), {}, &budget);
   CHECK(past.sqlstate == "54000");
   CHECK(past.message.find("fanout.max_distinct_values") != std::string::npos);
 }
