@@ -184,6 +184,8 @@ class DmlRouter {
   Route keyless_write(int target);
   // route_key_move.cc: an UPDATE of the key that may move rows to another shard.
   Route key_move(int target);
+  // One SET value of key_move's statement, typed as the column when it is a bare parameter.
+  std::string key_move_value(const std::string& t, const std::string& column, const std::string& value) const;
   bool every_shard_allowed(int target, Route& error);
   Route every_shard_write(int target);
   Route every_shard_route(int target, const std::string& sql);

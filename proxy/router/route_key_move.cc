@@ -8,6 +8,8 @@
 // so each SET expression sees the old row, the other columns keep their values exactly, and the
 // client's RETURNING items see the new row. The session inserts each new row on the owner of its
 // bucket, in the same transactions, and all shards commit together.
+#include <cctype>
+
 #include "router/dml_router.h"
 
 namespace sw::router::detail {
@@ -25,7 +27,31 @@ std::string string_literal(const std::string& text) {
   return out + '\'';
 }
 
+// The number n of a SET value that is a bare parameter `$n`; 0 otherwise.
+size_t bare_parameter(std::string_view value) {
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.remove_prefix(1);
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.remove_suffix(1);
+  if (value.size() < 2 || value.front() != '$' || value.size() > 6) return 0;
+  size_t n = 0;
+  for (char c : value.substr(1)) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + static_cast<size_t>(c - '0');
+  }
+  return n;
+}
+
 }  // namespace
+
+// One SET value as jsonb_build_object's argument. A bare parameter of no declared type would have
+// no type there (jsonb_build_object takes "any"); PostgreSQL's UPDATE gives it the column's type,
+// and so does a CASE whose other branch is the old row's column (the extended protocol, §4.1).
+std::string DmlRouter::key_move_value(const std::string& t, const std::string& column,
+                                      const std::string& value) const {
+  const size_t n = bare_parameter(value);
+  const bool typed = params_ != nullptr && n != 0 && n <= params_->types.size() && params_->types[n - 1] != 0;
+  if (n == 0 || typed) return "(" + value + "\n)";
+  return "CASE WHEN false THEN " + t + "." + quoted(column) + " ELSE $" + std::to_string(n) + " END";
+}
 
 Route DmlRouter::key_move(int target) {
   Route error;
@@ -60,7 +86,8 @@ Route DmlRouter::key_move(int target) {
   if (!p.returning.empty()) sql += ", " + p.returning + "\n";
   sql += " FROM (SELECT (jsonb_populate_record(" + t + ".shardwire_old_row, jsonb_build_object(";
   for (size_t i = 0; i < assignments.size(); ++i) {
-    sql += (i ? ", " : "") + string_literal(assignments[i]->column) + ", (" + p.values[i] + "\n)";
+    sql += (i ? ", " : "") + string_literal(assignments[i]->column) + ", " +
+           key_move_value(t, assignments[i]->column, p.values[i]);
   }
   sql +=
       "))).* FROM (SELECT shardwire_old_row, (shardwire_old_row).* FROM shardwire_old) AS " + t + ") AS " + t;

@@ -5,8 +5,9 @@
 #include <charconv>
 #include <utility>
 
+#include "merge/binary.h"
+#include "wire/bind_rest.h"
 #include "wire/messages.h"
-#include "wire/row_description.h"
 
 namespace sw::session {
 namespace {
@@ -40,8 +41,53 @@ Status bad(const std::string& why) {
 
 }  // namespace
 
-KeyMovePlan::KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards)
-    : move_(std::move(move)), leg_shards_(std::move(leg_shards)) {}
+std::string text_results_bind_rest(std::string_view rest) {
+  auto bind = wire::decode_bind_rest(rest);
+  if (!bind) return std::string(rest);  // unreachable: decode_bind checked it
+  bind->result_formats.clear();
+  std::string out;
+  wire::encode_bind_rest(out, *bind);
+  return out;
+}
+
+KeyMovePlan::KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards,
+                         KeyMoveClient client)
+    : move_(std::move(move)), leg_shards_(std::move(leg_shards)), client_(std::move(client)) {}
+
+uint16_t KeyMovePlan::format_of(size_t item) const {
+  const std::vector<uint16_t>& formats = client_.result_formats;
+  if (formats.empty()) return 0;
+  return formats.size() == 1 ? formats.front() : formats[item];
+}
+
+// The client's RowDescription of its RETURNING items (extended: in its result formats, each binary
+// one checked to have a conversion), or NoData for an extended client without RETURNING; nothing
+// when it asked for neither.
+Status KeyMovePlan::client_row_description(std::vector<wire::RowField> items, std::string& client) {
+  if (!move_->client_returning) {
+    if (client_.describes) client.assign("n\0\0\0\4", 5);  // NoData
+    return Status::ok();
+  }
+  const std::vector<uint16_t>& formats = client_.result_formats;
+  if (formats.size() > 1 && formats.size() != items.size()) {
+    return Status::client("08P01", "bind message has " + std::to_string(formats.size()) +
+                                       " result formats but query has " + std::to_string(items.size()) +
+                                       " columns");
+  }
+  item_types_.clear();
+  for (size_t i = 0; i < items.size(); ++i) {
+    item_types_.push_back(items[i].type_oid);
+    items[i].format = static_cast<int16_t>(format_of(i));
+    if (items[i].format == 1 && !merge::has_binary_form(items[i].type_oid)) {
+      return Status::client("0A000", "RETURNING item " + std::string(items[i].name) + " (type OID " +
+                                         std::to_string(items[i].type_oid) +
+                                         ") of an UPDATE that moves rows between shards has no binary form "
+                                         "in shardwire; ask for it in text");
+    }
+  }
+  if (!client_.extended || client_.describes) wire::encode_row_description(client, items);
+  return Status::ok();
+}
 
 size_t KeyMovePlan::leg_of_shard(int shard) const {
   for (size_t i = 0; i < leg_shards_.size(); ++i) {
@@ -67,12 +113,9 @@ Status KeyMovePlan::on_row_description(size_t /*leg*/, std::string_view body, st
   } else if (marker != marker_) {
     return bad("different columns on different shards");
   }
-  if (move_->client_returning) {
-    std::vector<wire::RowField> mine(fields.value().begin() + static_cast<long>(marker) + 1,
-                                     fields.value().end());
-    wire::encode_row_description(client, mine);
-  }
-  return Status::ok();
+  return client_row_description(
+      std::vector<wire::RowField>(fields.value().begin() + static_cast<long>(marker) + 1, fields.value().end()),
+      client);
 }
 
 Status KeyMovePlan::on_data_row(size_t /*leg*/, std::string_view body, std::string& client) {
@@ -87,8 +130,16 @@ Status KeyMovePlan::on_data_row(size_t /*leg*/, std::string_view body, std::stri
     return bad("the bucket '" + std::string(text) + "'");
   if (move_->client_returning) {
     std::vector<std::optional<std::string>> mine;
-    for (size_t i = marker_ + 1; i < row.size(); ++i)
-      mine.push_back(row[i] ? std::optional<std::string>(std::string(*row[i])) : std::nullopt);
+    for (size_t i = marker_ + 1; i < row.size(); ++i) {
+      const size_t item = i - marker_ - 1;
+      if (!row[i] || item >= item_types_.size() || format_of(item) == 0) {
+        mine.push_back(row[i] ? std::optional<std::string>(std::string(*row[i])) : std::nullopt);
+        continue;
+      }
+      auto binary = merge::to_binary(item_types_[item], *row[i], client_.dates);
+      if (!binary) return binary.status();
+      mine.push_back(std::move(binary.value()));
+    }
     wire::encode_data_row(client, mine);
   }
   const size_t to = leg_of_shard(move_->owner[bucket]);

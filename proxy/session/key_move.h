@@ -5,6 +5,10 @@
 // rows, gives the client only its own items, and says what each leg runs next in the same
 // transaction: an INSERT of the new rows whose bucket its shard owns (values as the shards printed
 // them, read back by the same types' input functions under the same settings).
+//
+// In the extended protocol (KeyMoveClient) the shards answer in text and always describe their
+// portal; the client gets its RowDescription (or NoData) only when it described the portal, and
+// its RETURNING values in the formats its Bind asked for, binary ones converted by merge::to_binary.
 #pragma once
 
 #include <cstddef>
@@ -15,14 +19,29 @@
 #include <vector>
 
 #include "common/status.h"
+#include "merge/value.h"
 #include "router/router.h"
+#include "wire/row_description.h"
 
 namespace sw::session {
+
+// How the client asked for the statement's answer.
+struct KeyMoveClient {
+  bool extended = false;                 // [Parse] Bind [Describe portal] Execute Sync
+  bool describes = false;                // extended: it sent Describe portal
+  std::vector<uint16_t> result_formats;  // extended: its Bind's, for its RETURNING items
+  merge::DateReading dates;              // how its session prints dates (binary results)
+};
+
+// The client's Bind after the statement name (wire::BindMessage::rest, checked by
+// wire::decode_bind) with its result format codes dropped: the shards answer a move in text.
+std::string text_results_bind_rest(std::string_view rest);
 
 class KeyMovePlan {
  public:
   // `leg_shards[i]`: the directory's shard index of leg i.
-  KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards);
+  KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards,
+              KeyMoveClient client = {});
 
   // The leg's RowDescription body; `client` gets the client's RowDescription (whole message), or
   // nothing when the client asked for no RETURNING.
@@ -39,9 +58,13 @@ class KeyMovePlan {
     std::vector<std::optional<std::string>> values;
   };
   size_t leg_of_shard(int shard) const;
+  uint16_t format_of(size_t item) const;  // the client's result format of RETURNING item `item`
+  Status client_row_description(std::vector<wire::RowField> items, std::string& client);
 
   std::shared_ptr<const router::KeyMove> move_;
   std::vector<int> leg_shards_;
+  KeyMoveClient client_;
+  std::vector<uint32_t> item_types_;  // the client's RETURNING items' types
   std::vector<std::string> columns_;  // the table's columns, quoted, from the first RowDescription
   size_t marker_ = 0;                 // the marker column's position (0: no RowDescription yet)
   std::vector<Row> rows_;

@@ -35,7 +35,7 @@ ReferenceWrite::ReferenceWrite(std::vector<Target> targets, Setup setup, Callbac
   if (setup_.key_move) {
     std::vector<int> leg_shards;
     for (size_t i = 0; i < leg_count(); ++i) leg_shards.push_back(servers_.target(i).index);
-    move_ = std::make_unique<KeyMovePlan>(setup_.key_move, std::move(leg_shards));
+    move_ = std::make_unique<KeyMovePlan>(setup_.key_move, std::move(leg_shards), setup_.key_move_client);
   }
 }
 
@@ -123,6 +123,10 @@ Status ReferenceWrite::on_move_message(size_t index, const Message& message) {
         legs_[index].tag = "UPDATE " + std::string(tag->substr(tag->rfind(' ') + 1));
       return Status::ok();
     case 'N': return hold(index, message.type, message.frame);
+    case '1':
+      if (setup_.hide_parse_complete) return Status::ok();
+      return hold(index, message.type, message.frame);
+    case '2': return hold(index, message.type, message.frame);
     default: return Status::ok();
   }
   if (!taken) {
