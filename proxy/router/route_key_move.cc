@@ -95,6 +95,7 @@ Route DmlRouter::key_move(int target) {
   auto move = std::make_shared<KeyMove>();
   move->table_sql = (written.schema.empty() ? "" : quoted(written.schema) + ".") + quoted(written.name);
   move->client_returning = facts_.returning;
+  move->client_sql = facts_.text;
   move->owner.reserve(dir_.bucket_count());
   for (uint32_t b = 0; b < dir_.bucket_count(); ++b) move->owner.push_back(dir_.bucket(b).shard);
   route.key_move = std::move(move);

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "merge/binary.h"
-#include "wire/bind_rest.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -41,15 +40,6 @@ Status bad(const std::string& why) {
 
 }  // namespace
 
-std::string text_results_bind_rest(std::string_view rest) {
-  auto bind = wire::decode_bind_rest(rest);
-  if (!bind) return std::string(rest);  // unreachable: decode_bind checked it
-  bind->result_formats.clear();
-  std::string out;
-  wire::encode_bind_rest(out, *bind);
-  return out;
-}
-
 KeyMovePlan::KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards,
                          KeyMoveClient client)
     : move_(std::move(move)), leg_shards_(std::move(leg_shards)), client_(std::move(client)) {}
@@ -60,14 +50,11 @@ uint16_t KeyMovePlan::format_of(size_t item) const {
   return formats.size() == 1 ? formats.front() : formats[item];
 }
 
-// The client's RowDescription of its RETURNING items (extended: in its result formats, each binary
-// one checked to have a conversion), or NoData for an extended client without RETURNING; nothing
-// when it asked for neither.
-Status KeyMovePlan::client_row_description(std::vector<wire::RowField> items, std::string& client) {
-  if (!move_->client_returning) {
-    if (client_.describes) client.assign("n\0\0\0\4", 5);  // NoData
-    return Status::ok();
-  }
+// The client's RowDescription of its RETURNING items, as its shard described the client's own
+// UPDATE (extended: in its result formats, each binary one checked to have a conversion); owed
+// when the client described its portal (always in the simple protocol), after its BindComplete:
+// with the move's RowDescription.
+Status KeyMovePlan::client_row_description(std::vector<wire::RowField> items) {
   const std::vector<uint16_t>& formats = client_.result_formats;
   if (formats.size() > 1 && formats.size() != items.size()) {
     return Status::client("08P01", "bind message has " + std::to_string(formats.size()) +
@@ -85,8 +72,13 @@ Status KeyMovePlan::client_row_description(std::vector<wire::RowField> items, st
                                          "in shardwire; ask for it in text");
     }
   }
-  if (!client_.extended || client_.describes) wire::encode_row_description(client, items);
+  described_.clear();
+  if (!client_.extended || client_.describes) wire::encode_row_description(described_, items);
   return Status::ok();
+}
+
+void KeyMovePlan::on_no_data() {
+  if (client_.describes) described_.assign("n\0\0\0\4", 5);
 }
 
 size_t KeyMovePlan::leg_of_shard(int shard) const {
@@ -106,16 +98,17 @@ Status KeyMovePlan::on_row_description(size_t /*leg*/, std::string_view body, st
       break;
     }
   }
-  if (marker == 0) return bad("no marker column");
+  if (marker == 0) return client_row_description(std::move(fields.value()));  // the client's UPDATE
   if (marker_ == 0) {
     marker_ = marker;
     for (size_t i = 1; i < marker; ++i) columns_.push_back(quoted_identifier(fields.value()[i].name));
   } else if (marker != marker_) {
     return bad("different columns on different shards");
   }
-  return client_row_description(
-      std::vector<wire::RowField>(fields.value().begin() + static_cast<long>(marker) + 1, fields.value().end()),
-      client);
+  if (move_->client_returning && fields.value().size() != marker + 1 + item_types_.size())
+    return bad("other RETURNING items than the UPDATE's own");
+  client = described_;
+  return Status::ok();
 }
 
 Status KeyMovePlan::on_data_row(size_t /*leg*/, std::string_view body, std::string& client) {

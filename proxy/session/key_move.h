@@ -6,9 +6,11 @@
 // transaction: an INSERT of the new rows whose bucket its shard owns (values as the shards printed
 // them, read back by the same types' input functions under the same settings).
 //
-// In the extended protocol (KeyMoveClient) the shards answer in text and always describe their
-// portal; the client gets its RowDescription (or NoData) only when it described the portal, and
-// its RETURNING values in the formats its Bind asked for, binary ones converted by merge::to_binary.
+// Every shard first describes the client's own UPDATE (key_move_request.h): that RowDescription,
+// as PostgreSQL gives it, is the client's. In the extended protocol (KeyMoveClient) the shards
+// answer in text; the client gets its RowDescription (or NoData) only when it described the
+// portal, and its RETURNING values in its Bind's result formats, binary ones converted by
+// merge::to_binary.
 #pragma once
 
 #include <cstddef>
@@ -33,19 +35,18 @@ struct KeyMoveClient {
   merge::DateReading dates;              // how its session prints dates (binary results)
 };
 
-// The client's Bind after the statement name (wire::BindMessage::rest, checked by
-// wire::decode_bind) with its result format codes dropped: the shards answer a move in text.
-std::string text_results_bind_rest(std::string_view rest);
-
 class KeyMovePlan {
  public:
   // `leg_shards[i]`: the directory's shard index of leg i.
   KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards,
               KeyMoveClient client = {});
 
-  // The leg's RowDescription body; `client` gets the client's RowDescription (whole message), or
-  // nothing when the client asked for no RETURNING.
+  // A RowDescription body of the leg: of the client's UPDATE (key_move_request; kept), or of the
+  // move's statement, when `client` gets what the client is owed: the client's RowDescription or
+  // NoData (whole message), or nothing.
   Status on_row_description(size_t leg, std::string_view body, std::string& client);
+  // The NoData that described the client's UPDATE (no RETURNING).
+  void on_no_data();
   // The leg's DataRow body; `client` gets the client's DataRow (whole message), or nothing.
   Status on_data_row(size_t leg, std::string_view body, std::string& client);
   // What leg `leg` runs next (one simple Query's SQL), empty when no row goes there.
@@ -59,12 +60,13 @@ class KeyMovePlan {
   };
   size_t leg_of_shard(int shard) const;
   uint16_t format_of(size_t item) const;  // the client's result format of RETURNING item `item`
-  Status client_row_description(std::vector<wire::RowField> items, std::string& client);
+  Status client_row_description(std::vector<wire::RowField> items);
 
   std::shared_ptr<const router::KeyMove> move_;
   std::vector<int> leg_shards_;
   KeyMoveClient client_;
   std::vector<uint32_t> item_types_;  // the client's RETURNING items' types
+  std::string described_;             // what describes the client's portal (RowDescription, NoData)
   std::vector<std::string> columns_;  // the table's columns, quoted, from the first RowDescription
   size_t marker_ = 0;                 // the marker column's position (0: no RowDescription yet)
   std::vector<Row> rows_;

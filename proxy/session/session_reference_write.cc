@@ -5,6 +5,7 @@
 // it is answered.
 #include "common/log.h"
 #include "net/loop.h"
+#include "session/key_move_request.h"
 #include "session/session.h"
 #include "session/split_bind.h"
 
@@ -61,10 +62,10 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
 // The extended batch [Parse] Bind [Describe portal] Execute Sync of a reference write (or a
 // scatter write), rebuilt for every shard with `sql` parsed as the unnamed statement (no shard
 // needs the client's statement prepared) and, for one shard of a split write, the Bind values
-// `replaced` swapped; with the size of the client's batch. An UPDATE that moves rows between
-// shards asks for text results, always describes its portal and runs whole (KeyMovePlan). Execute's row limit stays the client's (pgjdbc
+// `replaced` swapped; with the size of the client's batch. Execute's row limit stays the client's (pgjdbc
 // sends 1 for a statement whose rows it discards): the write runs whole either way. An INSERT ... SELECT with
-// RETURNING takes none: each shard would stop at the limit.
+// RETURNING takes none: each shard would stop at the limit. An UPDATE that moves rows between shards
+// runs its own batch instead (key_move_request.h).
 Result<std::pair<std::string, size_t>> Session::extended_reference_write(const ExtendedBatch& bound,
                                                                          const router::Route& route,
                                                                          std::string_view sql,
@@ -73,9 +74,7 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
   size_t offset = bound.bind_end;
   std::string batch;
   wire::encode_parse(batch, "", sql, bound.types());
-  if (route.key_move) {  // the shards answer a move in text (KeyMovePlan)
-    wire::encode_bind(batch, "", "", text_results_bind_rest(bound.bind.rest));
-  } else if (replaced == nullptr || replaced->empty()) {
+  if (replaced == nullptr || replaced->empty()) {
     wire::encode_bind_renamed(batch, bound.bind, "");
   } else {
     wire::encode_bind(batch, "", "", replaced_bind_rest(bound.bind.rest, *replaced));
@@ -99,13 +98,12 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
       return Status::client("0A000", "write of reference table " + route.table +
                                          " runs on every shard in the extended protocol only as one batch of "
                                          "[Parse] Bind [Describe portal] Execute Sync");
-    if (!route.key_move || expected == 'S') {
-      batch.append(whole(frame.frame));
-    } else if (expected == 'E') {  // a move reads every shard's new rows, described (KeyMovePlan)
-      wire::encode_target(batch, 'D', 'P', "");
-      wire::encode_execute(batch, "", 0);
-    }
+    batch.append(whole(frame.frame));
     offset += frame.frame.size;
+  }
+  if (route.key_move) {
+    batch = key_move_request(route.key_move->client_sql, sql, bound.types(),
+                             text_results_bind_rest(bound.bind.rest));
   }
   return std::make_pair(std::move(batch), offset);
 }

@@ -5,6 +5,7 @@
 // ReferenceWrite runner (session_reference_write.cc) with the counts summed: outside a transaction
 // block its shards commit together (two-phase commit); inside one they stay its legs.
 #include "common/log.h"
+#include "session/key_move_request.h"
 #include "session/session.h"
 #include "session/split_bind.h"
 #include "wire/bind_rest.h"
@@ -47,16 +48,21 @@ Status Session::scatter_write_refusal(const router::Route& route) const {
   return Status::ok();
 }
 
-// What each of the route's shards runs, as a Query.
+// What each of the route's shards runs, as a Query (a move: its batch, key_move_request.h).
 Session::Start Session::start_scatter_write(const wire::Frame& frame, const router::Route& route) {
   std::vector<std::string> messages;
   if (route.split_write) {
     for (const merge::ShardStatement& statement : route.shard_statements) {
-      wire::encode_query(messages.emplace_back(), statement.sql);
+      if (route.key_move) {
+        messages.push_back(key_move_request(route.key_move->client_sql, statement.sql, {}, {}));
+      } else {
+        wire::encode_query(messages.emplace_back(), statement.sql);
+      }
     }
   } else {
     wire::encode_query(messages.emplace_back(), route.shard_sql);
   }
+  if (route.key_move) profile_.unnamed_elsewhere = true;  // a move's batch parses the unnamed statement
   return run_scatter_write(std::move(messages), frame.size, route, false);
 }
 
