@@ -97,7 +97,8 @@ KeyMoveClient Session::key_move_client(const ExtendedBatch& bound) const {
   client.extended = true;
   auto next = wire::read_frame(client_input().substr(bound.bind_end), wire::Sender::Client, limits_);
   client.describes = next.status == wire::FrameStatus::Complete && next.frame.type == 'D';
-  if (auto bind = wire::decode_bind_rest(bound.bind.rest)) client.result_formats = std::move(bind->result_formats);
+  if (auto bind = wire::decode_bind_rest(bound.bind.rest))
+    client.result_formats = std::move(bind->result_formats);
   client.dates = date_reading();
   return client;
 }

@@ -181,8 +181,9 @@ TEST_SUITE("key_move") {
       CHECK(f.rows_on(0).empty());
       CHECK(f.rows_on(2, "note = 'moved'").size() == 2);
       // Binary key parameters of no declared type, as int8: c2's rows back to a0 (shard 0).
-      PgResult binary = exec_params_typed(c, "UPDATE orders SET tenant_id = $1 WHERE tenant_id = $2 RETURNING id",
-                                          {be_int8(t.a0), be_int8(t.c2)}, {0, 0}, {1, 1});
+      PgResult binary =
+          exec_params_typed(c, "UPDATE orders SET tenant_id = $1 WHERE tenant_id = $2 RETURNING id",
+                            {be_int8(t.a0), be_int8(t.c2)}, {0, 0}, {1, 1});
       REQUIRE_OK(binary);
       CHECK(binary.command_tag() == "UPDATE 5");
       CHECK(binary.rows() == 5);
@@ -224,11 +225,12 @@ TEST_SUITE("key_move") {
       const Tenants t = seed(f);
       const std::string url =
           "postgresql://app:secret@127.0.0.1:" + std::to_string(f.proxy->port()) + "/app?sslmode=disable";
-      const std::string script = std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers/python/key_move_check.py";
-      CommandResult r = run_command({"/usr/bin/python3", script, url,
-                                     f.setup.shard_cluster(0).conninfo(f.setup.shard_db(0)), driver,
-                                     k(t.a0) + "," + k(t.b1) + "," + k(t.c2)},
-                                    "", std::chrono::seconds(60));
+      const std::string script =
+          std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers/python/key_move_check.py";
+      CommandResult r = run_command(
+          {"/usr/bin/python3", script, url, f.setup.shard_cluster(0).conninfo(f.setup.shard_db(0)), driver,
+           k(t.a0) + "," + k(t.b1) + "," + k(t.c2)},
+          "", std::chrono::seconds(60));
       INFO(r.describe());
       CHECK(r.exit_code == 0);
       std::string want = entry.second;
