@@ -8,6 +8,7 @@
 // so each SET expression sees the old row, the other columns keep their values exactly, and the
 // client's RETURNING items see the new row. The session inserts each new row on the owner of its
 // bucket, in the same transactions, and all shards commit together.
+#include <algorithm>
 #include <cctype>
 
 #include "router/dml_router.h"
@@ -53,7 +54,7 @@ std::string DmlRouter::key_move_value(const std::string& t, const std::string& c
   return "CASE WHEN false THEN " + t + "." + quoted(column) + " ELSE $" + std::to_string(n) + " END";
 }
 
-Route DmlRouter::key_move(int target) {
+Route DmlRouter::key_move(int target, const std::vector<int>& only) {
   Route error;
   if (!every_shard_allowed(target, error)) return error;
   const TableRule& r = *rule(target);
@@ -92,6 +93,17 @@ Route DmlRouter::key_move(int target) {
   sql +=
       "))).* FROM (SELECT shardwire_old_row, (shardwire_old_row).* FROM shardwire_old) AS " + t + ") AS " + t;
   Route route = every_shard_route(target, sql);
+  if (!only.empty()) {  // the other shards hold none of the rows and own none of their new keys
+    Route some = route;
+    some.shards.clear();
+    some.shard_statements.clear();
+    for (size_t i = 0; i < route.shards.size(); ++i) {
+      if (std::find(only.begin(), only.end(), route.shards[i]) == only.end()) continue;
+      some.shards.push_back(route.shards[i]);
+      some.shard_statements.push_back(route.shard_statements[i]);
+    }
+    route = std::move(some);
+  }
   auto move = std::make_shared<KeyMove>();
   move->table_sql = (written.schema.empty() ? "" : quoted(written.schema) + ".") + quoted(written.name);
   move->client_returning = facts_.returning;
@@ -99,8 +111,9 @@ Route DmlRouter::key_move(int target) {
   move->owner.reserve(dir_.bucket_count());
   for (uint32_t b = 0; b < dir_.bucket_count(); ++b) move->owner.push_back(dir_.bucket(b).shard);
   route.key_move = std::move(move);
-  route.reason = "UPDATE sets the key of " + r.config_name +
-                 ": every shard deletes the rows of its own buckets and computes the new rows, which are "
+  route.reason = "UPDATE sets the key of " + r.config_name + ": " +
+                 (only.empty() ? "every shard" : "the rows' shard and the new key's owner each") +
+                 " deletes the rows of its own buckets and computes the new rows, which are "
                  "inserted on the owners of their new keys, committed together (two-phase commit)";
   return route;
 }
