@@ -11,8 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "router/router.h"
-
 namespace sw::session {
 
 // `client_sql`: the client's UPDATE; `move_sql`: the route's statement; `types`: the client's Parse
