@@ -163,7 +163,8 @@ class DmlRouter {
   Route several_shards_error(int table) const;
   // False when an assignment moves a key off `shard`: `error` is then replaced whole by the error
   // (or AtBind) route, so it may be the route being built.
-  bool check_assignments(int shard, Route& error);
+  // `rows_on_shard`: every row the statement writes is on `shard` (not a split write's part).
+  bool check_assignments(int shard, Route& error, bool rows_on_shard = false);
   bool scatter_allowed(std::string& why);
   // Whether table reference t's rows reach the statement's own block unfiltered by others: t is
   // in it, or in a chain of FROM subqueries / CTEs read once (Scope::feeds) that only filter
@@ -183,7 +184,11 @@ class DmlRouter {
   // route_keyless_write.cc: an UPDATE or DELETE without a key, on every shard's own rows.
   Route keyless_write(int target);
   // route_key_move.cc: an UPDATE of the key that may move rows to another shard.
-  Route key_move(int target);
+  // `only`: the shards that hold the rows and own their new keys, when the router knows them (one
+  // shard's rows, a new key of one bucket); empty: every shard.
+  Route key_move(int target, const std::vector<int>& only = {});
+  // One SET value of key_move's statement, typed as the column when it is a bare parameter.
+  std::string key_move_value(const std::string& t, const std::string& column, const std::string& value) const;
   bool every_shard_allowed(int target, Route& error);
   Route every_shard_write(int target);
   Route every_shard_route(int target, const std::string& sql);

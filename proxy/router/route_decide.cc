@@ -144,7 +144,7 @@ bool DmlRouter::keeps_key(const parser::Assignment& assignment) const {
           value.text == (target.alias.empty() ? target.name : target.alias) + "." + r.key);
 }
 
-bool DmlRouter::check_assignments(int shard, Route& error) {
+bool DmlRouter::check_assignments(int shard, Route& error, bool rows_on_shard) {
   for (const parser::Assignment& assignment : facts_.assignments) {
     if (assignment.table < 0 || rule(assignment.table) == nullptr) continue;
     const TableRule& r = *rule(assignment.table);
@@ -182,7 +182,9 @@ bool DmlRouter::check_assignments(int shard, Route& error) {
         return false;
       case KeyOutcome::Bucket:
         if (dir_.bucket(key.bucket).shard != shard && target.role == parser::TableRole::Update) {
-          error = key_move(assignment.table);
+          std::vector<int> only;  // the rows' shard and the new key's owner
+          if (rows_on_shard) only = {shard, static_cast<int>(dir_.bucket(key.bucket).shard)};
+          error = key_move(assignment.table, only);
           return false;
         }
         if (dir_.bucket(key.bucket).shard != shard) {
@@ -362,7 +364,7 @@ Route DmlRouter::pinned_route() {
                        table);
     return route;
   }
-  if (!check_assignments(shard, route)) return route;  // the error, in place of the whole route
+  if (!check_assignments(shard, route, true)) return route;  // the error, in place of the whole route
 
   route.kind = RouteKind::Shard;
   route.shard = shard;

@@ -8,6 +8,9 @@
 // so each SET expression sees the old row, the other columns keep their values exactly, and the
 // client's RETURNING items see the new row. The session inserts each new row on the owner of its
 // bucket, in the same transactions, and all shards commit together.
+#include <algorithm>
+#include <cctype>
+
 #include "router/dml_router.h"
 
 namespace sw::router::detail {
@@ -25,9 +28,33 @@ std::string string_literal(const std::string& text) {
   return out + '\'';
 }
 
+// The number n of a SET value that is a bare parameter `$n`; 0 otherwise.
+size_t bare_parameter(std::string_view value) {
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.remove_prefix(1);
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.remove_suffix(1);
+  if (value.size() < 2 || value.front() != '$' || value.size() > 6) return 0;
+  size_t n = 0;
+  for (char c : value.substr(1)) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + static_cast<size_t>(c - '0');
+  }
+  return n;
+}
+
 }  // namespace
 
-Route DmlRouter::key_move(int target) {
+// One SET value as jsonb_build_object's argument. A bare parameter of no declared type would have
+// no type there (jsonb_build_object takes "any"); PostgreSQL's UPDATE gives it the column's type,
+// and so does a CASE whose other branch is the old row's column (the extended protocol, §4.1).
+std::string DmlRouter::key_move_value(const std::string& t, const std::string& column,
+                                      const std::string& value) const {
+  const size_t n = bare_parameter(value);
+  const bool typed = params_ != nullptr && n != 0 && n <= params_->types.size() && params_->types[n - 1] != 0;
+  if (n == 0 || typed) return "(" + value + "\n)";
+  return "CASE WHEN false THEN " + t + "." + quoted(column) + " ELSE $" + std::to_string(n) + " END";
+}
+
+Route DmlRouter::key_move(int target, const std::vector<int>& only) {
   Route error;
   if (!every_shard_allowed(target, error)) return error;
   const TableRule& r = *rule(target);
@@ -60,19 +87,33 @@ Route DmlRouter::key_move(int target) {
   if (!p.returning.empty()) sql += ", " + p.returning + "\n";
   sql += " FROM (SELECT (jsonb_populate_record(" + t + ".shardwire_old_row, jsonb_build_object(";
   for (size_t i = 0; i < assignments.size(); ++i) {
-    sql += (i ? ", " : "") + string_literal(assignments[i]->column) + ", (" + p.values[i] + "\n)";
+    sql += (i ? ", " : "") + string_literal(assignments[i]->column) + ", " +
+           key_move_value(t, assignments[i]->column, p.values[i]);
   }
   sql +=
       "))).* FROM (SELECT shardwire_old_row, (shardwire_old_row).* FROM shardwire_old) AS " + t + ") AS " + t;
   Route route = every_shard_route(target, sql);
+  if (!only.empty()) {  // the other shards hold none of the rows and own none of their new keys
+    Route some = route;
+    some.shards.clear();
+    some.shard_statements.clear();
+    for (size_t i = 0; i < route.shards.size(); ++i) {
+      if (std::find(only.begin(), only.end(), route.shards[i]) == only.end()) continue;
+      some.shards.push_back(route.shards[i]);
+      some.shard_statements.push_back(route.shard_statements[i]);
+    }
+    route = std::move(some);
+  }
   auto move = std::make_shared<KeyMove>();
   move->table_sql = (written.schema.empty() ? "" : quoted(written.schema) + ".") + quoted(written.name);
   move->client_returning = facts_.returning;
+  move->client_sql = facts_.text;
   move->owner.reserve(dir_.bucket_count());
   for (uint32_t b = 0; b < dir_.bucket_count(); ++b) move->owner.push_back(dir_.bucket(b).shard);
   route.key_move = std::move(move);
-  route.reason = "UPDATE sets the key of " + r.config_name +
-                 ": every shard deletes the rows of its own buckets and computes the new rows, which are "
+  route.reason = "UPDATE sets the key of " + r.config_name + ": " +
+                 (only.empty() ? "every shard" : "the rows' shard and the new key's owner each") +
+                 " deletes the rows of its own buckets and computes the new rows, which are "
                  "inserted on the owners of their new keys, committed together (two-phase commit)";
   return route;
 }

@@ -129,6 +129,7 @@ struct KeyMove {
   std::string table_sql;          // the written table as the client named it (schema included)
   std::vector<uint16_t> owner;    // by bucket: the index into Directory::shards() that owns it
   bool client_returning = false;  // the client asked for RETURNING rows
+  std::string client_sql;         // the client's UPDATE, which the shards describe for RETURNING
 };
 // The name of the column that ends a KeyMove's leading columns.
 inline constexpr const char* kKeyMoveEnd = "shardwire_move_end";

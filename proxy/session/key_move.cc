@@ -5,8 +5,8 @@
 #include <charconv>
 #include <utility>
 
+#include "merge/binary.h"
 #include "wire/messages.h"
-#include "wire/row_description.h"
 
 namespace sw::session {
 namespace {
@@ -40,8 +40,46 @@ Status bad(const std::string& why) {
 
 }  // namespace
 
-KeyMovePlan::KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards)
-    : move_(std::move(move)), leg_shards_(std::move(leg_shards)) {}
+KeyMovePlan::KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards,
+                         KeyMoveClient client)
+    : move_(std::move(move)), leg_shards_(std::move(leg_shards)), client_(std::move(client)) {}
+
+uint16_t KeyMovePlan::format_of(size_t item) const {
+  const std::vector<uint16_t>& formats = client_.result_formats;
+  if (formats.empty()) return 0;
+  return formats.size() == 1 ? formats.front() : formats[item];
+}
+
+// The client's RowDescription of its RETURNING items, as its shard described the client's own
+// UPDATE (extended: in its result formats, each binary one checked to have a conversion); owed
+// when the client described its portal (always in the simple protocol), after its BindComplete:
+// with the move's RowDescription.
+Status KeyMovePlan::client_row_description(std::vector<wire::RowField> items) {
+  const std::vector<uint16_t>& formats = client_.result_formats;
+  if (formats.size() > 1 && formats.size() != items.size()) {
+    return Status::client("08P01", "bind message has " + std::to_string(formats.size()) +
+                                       " result formats but query has " + std::to_string(items.size()) +
+                                       " columns");
+  }
+  item_types_.clear();
+  for (size_t i = 0; i < items.size(); ++i) {
+    item_types_.push_back(items[i].type_oid);
+    items[i].format = static_cast<int16_t>(format_of(i));
+    if (items[i].format == 1 && !merge::has_binary_form(items[i].type_oid)) {
+      return Status::client("0A000", "RETURNING item " + std::string(items[i].name) + " (type OID " +
+                                         std::to_string(items[i].type_oid) +
+                                         ") of an UPDATE that moves rows between shards has no binary form "
+                                         "in shardwire; ask for it in text");
+    }
+  }
+  described_.clear();
+  if (!client_.extended || client_.describes) wire::encode_row_description(described_, items);
+  return Status::ok();
+}
+
+void KeyMovePlan::on_no_data() {
+  if (client_.describes) described_.assign("n\0\0\0\4", 5);
+}
 
 size_t KeyMovePlan::leg_of_shard(int shard) const {
   for (size_t i = 0; i < leg_shards_.size(); ++i) {
@@ -60,18 +98,16 @@ Status KeyMovePlan::on_row_description(size_t /*leg*/, std::string_view body, st
       break;
     }
   }
-  if (marker == 0) return bad("no marker column");
+  if (marker == 0) return client_row_description(std::move(fields.value()));  // the client's UPDATE
   if (marker_ == 0) {
     marker_ = marker;
     for (size_t i = 1; i < marker; ++i) columns_.push_back(quoted_identifier(fields.value()[i].name));
   } else if (marker != marker_) {
     return bad("different columns on different shards");
   }
-  if (move_->client_returning) {
-    std::vector<wire::RowField> mine(fields.value().begin() + static_cast<long>(marker) + 1,
-                                     fields.value().end());
-    wire::encode_row_description(client, mine);
-  }
+  if (move_->client_returning && fields.value().size() != marker + 1 + item_types_.size())
+    return bad("other RETURNING items than the UPDATE's own");
+  client = described_;
   return Status::ok();
 }
 
@@ -87,8 +123,16 @@ Status KeyMovePlan::on_data_row(size_t /*leg*/, std::string_view body, std::stri
     return bad("the bucket '" + std::string(text) + "'");
   if (move_->client_returning) {
     std::vector<std::optional<std::string>> mine;
-    for (size_t i = marker_ + 1; i < row.size(); ++i)
-      mine.push_back(row[i] ? std::optional<std::string>(std::string(*row[i])) : std::nullopt);
+    for (size_t i = marker_ + 1; i < row.size(); ++i) {
+      const size_t item = i - marker_ - 1;
+      if (!row[i] || item >= item_types_.size() || format_of(item) == 0) {
+        mine.push_back(row[i] ? std::optional<std::string>(std::string(*row[i])) : std::nullopt);
+        continue;
+      }
+      auto binary = merge::to_binary(item_types_[item], *row[i], client_.dates);
+      if (!binary) return binary.status();
+      mine.push_back(std::move(binary.value()));
+    }
     wire::encode_data_row(client, mine);
   }
   const size_t to = leg_of_shard(move_->owner[bucket]);

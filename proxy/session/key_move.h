@@ -5,6 +5,12 @@
 // rows, gives the client only its own items, and says what each leg runs next in the same
 // transaction: an INSERT of the new rows whose bucket its shard owns (values as the shards printed
 // them, read back by the same types' input functions under the same settings).
+//
+// Every shard first describes the client's own UPDATE (key_move_request.h): that RowDescription,
+// as PostgreSQL gives it, is the client's. In the extended protocol (KeyMoveClient) the shards
+// answer in text; the client gets its RowDescription (or NoData) only when it described the
+// portal, and its RETURNING values in its Bind's result formats, binary ones converted by
+// merge::to_binary.
 #pragma once
 
 #include <cstddef>
@@ -15,18 +21,32 @@
 #include <vector>
 
 #include "common/status.h"
+#include "merge/value.h"
 #include "router/router.h"
+#include "wire/row_description.h"
 
 namespace sw::session {
+
+// How the client asked for the statement's answer.
+struct KeyMoveClient {
+  bool extended = false;                 // [Parse] Bind [Describe portal] Execute Sync
+  bool describes = false;                // extended: it sent Describe portal
+  std::vector<uint16_t> result_formats;  // extended: its Bind's, for its RETURNING items
+  merge::DateReading dates;              // how its session prints dates (binary results)
+};
 
 class KeyMovePlan {
  public:
   // `leg_shards[i]`: the directory's shard index of leg i.
-  KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards);
+  KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards,
+              KeyMoveClient client = {});
 
-  // The leg's RowDescription body; `client` gets the client's RowDescription (whole message), or
-  // nothing when the client asked for no RETURNING.
+  // A RowDescription body of the leg: of the client's UPDATE (key_move_request; kept), or of the
+  // move's statement, when `client` gets what the client is owed: the client's RowDescription or
+  // NoData (whole message), or nothing.
   Status on_row_description(size_t leg, std::string_view body, std::string& client);
+  // The NoData that described the client's UPDATE (no RETURNING).
+  void on_no_data();
   // The leg's DataRow body; `client` gets the client's DataRow (whole message), or nothing.
   Status on_data_row(size_t leg, std::string_view body, std::string& client);
   // What leg `leg` runs next (one simple Query's SQL), empty when no row goes there.
@@ -39,9 +59,14 @@ class KeyMovePlan {
     std::vector<std::optional<std::string>> values;
   };
   size_t leg_of_shard(int shard) const;
+  uint16_t format_of(size_t item) const;  // the client's result format of RETURNING item `item`
+  Status client_row_description(std::vector<wire::RowField> items);
 
   std::shared_ptr<const router::KeyMove> move_;
   std::vector<int> leg_shards_;
+  KeyMoveClient client_;
+  std::vector<uint32_t> item_types_;  // the client's RETURNING items' types
+  std::string described_;             // what describes the client's portal (RowDescription, NoData)
   std::vector<std::string> columns_;  // the table's columns, quoted, from the first RowDescription
   size_t marker_ = 0;                 // the marker column's position (0: no RowDescription yet)
   std::vector<Row> rows_;

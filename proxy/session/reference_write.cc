@@ -35,7 +35,7 @@ ReferenceWrite::ReferenceWrite(std::vector<Target> targets, Setup setup, Callbac
   if (setup_.key_move) {
     std::vector<int> leg_shards;
     for (size_t i = 0; i < leg_count(); ++i) leg_shards.push_back(servers_.target(i).index);
-    move_ = std::make_unique<KeyMovePlan>(setup_.key_move, std::move(leg_shards));
+    move_ = std::make_unique<KeyMovePlan>(setup_.key_move, std::move(leg_shards), setup_.key_move_client);
   }
 }
 
@@ -122,8 +122,15 @@ Status ReferenceWrite::on_move_message(size_t index, const Message& message) {
       if (auto tag = wire::decode_command_complete(message.body))
         legs_[index].tag = "UPDATE " + std::string(tag->substr(tag->rfind(' ') + 1));
       return Status::ok();
+    case 'n': move_->on_no_data(); return Status::ok();
     case 'N': return hold(index, message.type, message.frame);
-    default: return Status::ok();
+    case '1':  // of the client's UPDATE and of the move's statement: the client's is held once
+      if (setup_.hide_parse_complete || !setup_.key_move_client.extended) return Status::ok();
+      return hold(index, message.type, message.frame);
+    case '2':
+      if (!setup_.key_move_client.extended) return Status::ok();
+      return hold(index, message.type, message.frame);
+    default: return Status::ok();  // ParameterDescription of the client's UPDATE
   }
   if (!taken) {
     taken.message =

@@ -58,6 +58,7 @@ class ReferenceWrite : public JointWrite {
     // rows its shard owns (KeyMovePlan), then they commit together; the client sees only its own
     // RETURNING items and `UPDATE <count>`.
     std::shared_ptr<const router::KeyMove> key_move;
+    KeyMoveClient key_move_client;  // how the client asked for the move's answer
   };
 
   // EqualTags: one target per shard of the directory, in its order; SumRows: the route's shards.

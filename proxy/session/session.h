@@ -491,7 +491,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Start start_scatter_write(const wire::Frame& frame, const router::Route& route);
   Start start_extended_scatter_write(const ExtendedBatch& bound, const router::Route& route);
   Start run_scatter_write(std::vector<std::string> messages, size_t consumed, const router::Route& route,
-                          bool hide_parse_complete);
+                          bool hide_parse_complete, KeyMoveClient key_move_client = {});
+  KeyMoveClient key_move_client(const ExtendedBatch& bound) const;
   Start start_write_runner(size_t consumed, std::vector<LegEngine::Target> targets,
                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
                            stats::RouteLabel label, bool in_transaction);

@@ -5,6 +5,7 @@
 // it is answered.
 #include "common/log.h"
 #include "net/loop.h"
+#include "session/key_move_request.h"
 #include "session/session.h"
 #include "session/split_bind.h"
 
@@ -63,7 +64,8 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
 // needs the client's statement prepared) and, for one shard of a split write, the Bind values
 // `replaced` swapped; with the size of the client's batch. Execute's row limit stays the client's (pgjdbc
 // sends 1 for a statement whose rows it discards): the write runs whole either way. An INSERT ... SELECT with
-// RETURNING takes none: each shard would stop at the limit.
+// RETURNING takes none: each shard would stop at the limit. An UPDATE that moves rows between shards
+// runs its own batch instead (key_move_request.h).
 Result<std::pair<std::string, size_t>> Session::extended_reference_write(const ExtendedBatch& bound,
                                                                          const router::Route& route,
                                                                          std::string_view sql,
@@ -98,6 +100,10 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
                                          "[Parse] Bind [Describe portal] Execute Sync");
     batch.append(whole(frame.frame));
     offset += frame.frame.size;
+  }
+  if (route.key_move) {
+    batch = key_move_request(route.key_move->client_sql, sql, bound.types(),
+                             text_results_bind_rest(bound.bind.rest));
   }
   return std::make_pair(std::move(batch), offset);
 }

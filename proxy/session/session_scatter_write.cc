@@ -5,8 +5,10 @@
 // ReferenceWrite runner (session_reference_write.cc) with the counts summed: outside a transaction
 // block its shards commit together (two-phase commit); inside one they stay its legs.
 #include "common/log.h"
+#include "session/key_move_request.h"
 #include "session/session.h"
 #include "session/split_bind.h"
+#include "wire/bind_rest.h"
 
 namespace sw::session {
 
@@ -46,29 +48,27 @@ Status Session::scatter_write_refusal(const router::Route& route) const {
   return Status::ok();
 }
 
-// What each of the route's shards runs, as a Query.
+// What each of the route's shards runs, as a Query (a move: its batch, key_move_request.h).
 Session::Start Session::start_scatter_write(const wire::Frame& frame, const router::Route& route) {
   std::vector<std::string> messages;
   if (route.split_write) {
     for (const merge::ShardStatement& statement : route.shard_statements) {
-      wire::encode_query(messages.emplace_back(), statement.sql);
+      if (route.key_move) {
+        messages.push_back(key_move_request(route.key_move->client_sql, statement.sql, {}, {}));
+      } else {
+        wire::encode_query(messages.emplace_back(), statement.sql);
+      }
     }
   } else {
     wire::encode_query(messages.emplace_back(), route.shard_sql);
   }
+  if (route.key_move) profile_.unnamed_elsewhere = true;  // a move's batch parses the unnamed statement
   return run_scatter_write(std::move(messages), frame.size, route, false);
 }
 
 // The client's extended batch rebuilt for each shard with its SQL (and, for a split write, its own
 // Bind values); the client's other Bind values and formats unchanged.
 Session::Start Session::start_extended_scatter_write(const ExtendedBatch& bound, const router::Route& route) {
-  if (route.key_move) {  // its shards' rows lead with columns the client's Bind formats do not cover
-    refuse_request(Status::client("0A000", scatter_write_what(route) +
-                                               " runs only in the simple query protocol for now; in the "
-                                               "extended protocol, DELETE the rows RETURNING them and INSERT "
-                                               "them with the new key in one transaction"));
-    return Start::Answered;
-  }
   std::vector<std::string> messages;
   size_t consumed = 0;
   const size_t parts = route.split_write ? route.shard_statements.size() : 1;
@@ -85,13 +85,29 @@ Session::Start Session::start_extended_scatter_write(const ExtendedBatch& bound,
     consumed = batch.value().second;
   }
   profile_.unnamed_elsewhere = true;  // the shards' unnamed statement is this batch's now
-  return run_scatter_write(std::move(messages), consumed, route, !bound.client_parsed);
+  KeyMoveClient client;
+  if (route.key_move) client = key_move_client(bound);
+  return run_scatter_write(std::move(messages), consumed, route, !bound.client_parsed, std::move(client));
+}
+
+// How the client of an extended batch asked for a move's answer: its result formats, whether it
+// described the portal (the message after its Bind, which extended_reference_write checked).
+KeyMoveClient Session::key_move_client(const ExtendedBatch& bound) const {
+  KeyMoveClient client;
+  client.extended = true;
+  auto next = wire::read_frame(client_input().substr(bound.bind_end), wire::Sender::Client, limits_);
+  client.describes = next.status == wire::FrameStatus::Complete && next.frame.type == 'D';
+  if (auto bind = wire::decode_bind_rest(bound.bind.rest))
+    client.result_formats = std::move(bind->result_formats);
+  client.dates = date_reading();
+  return client;
 }
 
 // `messages`: what the shards run (a Query or an extended batch), one for every shard or one per
 // shard of route.shards, in order; `consumed`: the client's bytes.
 Session::Start Session::run_scatter_write(std::vector<std::string> messages, size_t consumed,
-                                          const router::Route& route, bool hide_parse_complete) {
+                                          const router::Route& route, bool hide_parse_complete,
+                                          KeyMoveClient key_move_client) {
   if (Status refusal = scatter_write_refusal(route); !refusal) {
     refuse_request(refusal);
     return Start::Answered;
@@ -117,6 +133,7 @@ Session::Start Session::run_scatter_write(std::vector<std::string> messages, siz
   setup.answer = ReferenceWrite::Answer::SumRows;
   setup.what = scatter_write_what(route);
   setup.key_move = route.key_move;
+  setup.key_move_client = std::move(key_move_client);
   setup.reads_owned_rows =
       (route.insert_select || route.keyless_write) && host_.routing_rules().owned_rows_only();
   return start_write_runner(consumed, std::move(targets), std::move(pools), std::move(setup),

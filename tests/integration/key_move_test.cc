@@ -151,16 +151,85 @@ TEST_SUITE("key_move") {
     check_clean(f);
   }
 
-  TEST_CASE("the extended protocol is refused, saying what to write instead") {
+  TEST_CASE("extended protocol: Bind values move the rows, text and binary, unnamed, prepared, in BEGIN") {
+    PROXY_ONLY();
+    for (const ShardedOptions& options : {ShardedOptions{}, session_pooling()}) {
+      CAPTURE(options.proxy.pool_mode);
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail());
+      const Tenants t = seed(f);
+      PgConn c = f.client();
+      // As ORMs send it, unnamed, text parameters, RETURNING described: a0's qty-1 row to shard 1.
+      PgResult moved = c.exec_params(
+          "UPDATE orders SET tenant_id = $1 WHERE tenant_id = $2 AND qty = $3 RETURNING tenant_id, note, qty",
+          {k(t.b1), k(t.a0), "1"});
+      REQUIRE_OK(moved);
+      CHECK(moved.command_tag() == "UPDATE 1");
+      CHECK(moved.names() == std::vector<std::string>{"tenant_id", "note", "qty"});
+      REQUIRE(moved.rows() == 1);
+      CHECK(moved.data().front() == std::vector<std::string>{k(t.b1), "n1", "1"});
+      CHECK(f.rows_on(0).size() == 2);
+      CHECK(f.rows_on(1, "tenant_id = " + k(t.b1)).size() == 4);
+      // Prepared, two SET items (the note's parameter typed by its column), no RETURNING.
+      REQUIRE_OK(c.prepare("move", "UPDATE orders SET note = $2, tenant_id = $1 WHERE tenant_id = $3"));
+      PgResult prepared = c.exec_prepared("move", {k(t.c2), "moved", k(t.a0)});
+      REQUIRE_OK(prepared);
+      CHECK(prepared.command_tag() == "UPDATE 2");
+      CHECK(prepared.cols() == 0);
+      CHECK(f.rows_on(0).empty());
+      CHECK(f.rows_on(2, "note = 'moved'").size() == 2);
+      // Binary key parameters of no declared type, as int8: c2's rows back to a0 (shard 0).
+      PgResult binary =
+          exec_params_typed(c, "UPDATE orders SET tenant_id = $1 WHERE tenant_id = $2 RETURNING id",
+                            {be_int8(t.a0), be_int8(t.c2)}, {0, 0}, {1, 1});
+      REQUIRE_OK(binary);
+      CHECK(binary.command_tag() == "UPDATE 5");
+      CHECK(binary.rows() == 5);
+      CHECK(f.rows_on(0).size() == 5);
+      CHECK(f.rows_on(2).empty());
+      // In a transaction block the move is the transaction's: rolled back, then committed.
+      const auto before = all_rows(f);
+      const std::string move = "UPDATE orders SET tenant_id = $1 WHERE tenant_id = $2";
+      REQUIRE_OK(c.exec("BEGIN"));
+      PgResult in_block = c.exec_params(move, {k(t.b1), k(t.a0)});
+      REQUIRE_OK(in_block);
+      CHECK(in_block.command_tag() == "UPDATE 5");
+      CHECK(c.exec_params("SELECT count(*) FROM orders WHERE tenant_id = $1", {k(t.b1)}).value() == "9");
+      REQUIRE_OK(c.exec("ROLLBACK"));
+      CHECK(all_rows(f) == before);
+      REQUIRE_OK(c.exec("BEGIN"));
+      REQUIRE_OK(c.exec_params(move, {k(t.b1), k(t.a0)}));
+      REQUIRE_OK(c.exec("COMMIT"));
+      CHECK(f.rows_on(0).empty());
+      CHECK(f.rows_on(1).size() == 9);
+      check_every_row_on_its_owner(f);
+      check_clean(f);
+    }
+  }
+
+  TEST_CASE("psycopg 3 and asyncpg: moves by Bind values; RETURNING described as PostgreSQL does") {
     PROXY_ONLY();
     ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
     const Tenants t = seed(f);
-    PgConn c = f.client();
-    PgResult refused =
-        c.exec_params("UPDATE orders SET tenant_id = $1 WHERE tenant_id = $2", {k(t.b1), k(t.a0)});
-    CHECK(refused.sqlstate() == "0A000");
-    CHECK(refused.error().find("moves rows between shards") != std::string::npos);
-    CHECK(f.rows_on(0).size() == 3);
+    const std::string url =
+        "postgresql://app:secret@127.0.0.1:" + std::to_string(f.proxy->port()) + "/app?sslmode=disable";
+    const std::string script = std::string(SHARDWIRE_SOURCE_DIR) + "/tests/drivers/python/key_move_check.py";
+    CommandResult r =
+        run_command({"/usr/bin/python3", script, url, f.setup.shard_cluster(0).conninfo(f.setup.shard_db(0)),
+                     k(t.a0) + "," + k(t.b1) + "," + k(t.c2)},
+                    "", std::chrono::seconds(60));
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+    const std::string a = k(t.a0), b = k(t.b1), c = k(t.c2);
+    CHECK(r.out == "text_rowcount=1\ntext_rows=[(" + b + ", 'n1', 1)]\ntext_description=True\n" +
+                       "binary_rowcount=2\nbinary_rows=[(" + c + ", 'n1', 1), (" + c + ", 'n1', 1)]\n" +
+                       "binary_description=True\nprepared_rowcount=1\nprepared_moved=1\n" + "simple_rows=[(" +
+                       b + ", 'n3', 3)]\nsimple_description=True\n" +
+                       "in_transaction=0\nrolled_back=3\ncommitted_rowcount=3\ncommitted=6\n" +
+                       "asyncpg_fetch=[(" + a + ", 'n1', 1), (" + a + ", 'n1', 1), (" + a + ", 'n1', 1)]\n" +
+                       "asyncpg_execute=UPDATE 3\nasyncpg_left=3\ndone\n");
+    check_every_row_on_its_owner(f);
     check_clean(f);
   }
 }

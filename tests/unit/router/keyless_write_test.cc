@@ -7,6 +7,7 @@
 #include <string>
 
 #include "parser/analyze.h"
+#include "router/bucket_hash.h"
 #include "router/router.h"
 
 using namespace sw::router;
@@ -137,6 +138,19 @@ TEST_CASE("an UPDATE of the key moves rows: every shard deletes its rows and com
   REQUIRE(keyed.key_move->owner.size() == 16);
   for (uint32_t b = 0; b < 16; ++b) CHECK(keyed.key_move->owner[b] == dir->bucket(b).shard);
   CHECK(route_summary(keyed, *dir) == "scatter s0,s1,s2 keyless-write");
+  // The rows on one shard (the WHERE's key) and a new key of one bucket: those two shards only.
+  auto key_on = [&](uint16_t shard) {
+    for (int64_t key = 1;; ++key) {
+      if (dir->bucket(bucket_of_hash(hash_int8(key), 16)).shard == shard) return std::to_string(key);
+    }
+  };
+  Route narrowed =
+      routed("UPDATE orders SET tenant_id = " + key_on(2) + " WHERE tenant_id = " + key_on(0), *dir);
+  REQUIRE(narrowed.key_move);
+  CHECK(narrowed.shards == std::vector<int>{0, 2});
+  REQUIRE(narrowed.shard_statements.size() == 2);
+  CHECK(narrowed.shard_statements[1].shard == 2);
+  CHECK(route_summary(narrowed, *dir) == "scatter s0,s2 keyless-write");
   // The key set to itself is no move; forms that cannot move exactly are refused, saying what to do.
   CHECK_FALSE(routed("UPDATE orders SET tenant_id = tenant_id", *dir).key_move);
   CHECK(refusal("UPDATE orders SET tenant_id = 1 WHERE CURRENT OF c").find("CURRENT OF") !=
