@@ -132,20 +132,17 @@ void LegEngine::read(size_t index) {
       return;
     }
     net::Connection& connection = backend->connection();
-    wire::Limits limits;
-    limits.max_message_size = backend->pool().settings().max_message_size;
-    auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
-    if (result.status == wire::FrameStatus::NeedMore) {
+    Checked read = read_checked(*backend, leg.check);
+    if (read.kind == Checked::Kind::NeedMore) {
       runner_.on_leg_caught_up(index);
       return;
     }
-    const wire::Frame& frame = result.frame;
-    Status handled = result.status == wire::FrameStatus::Error ? Status::server("08P01", result.error)
-                                                               : leg.check.on_message(frame.type, frame.body);
-    if (!handled) {
-      violation(index, *backend, handled);
+    if (read.kind == Checked::Kind::Violation) {
+      violation(index, *backend, read.why);
       return;
     }
+    const wire::Frame& frame = read.frame;
+    Status handled = Status::ok();
     if (!kept_from_runner(*backend, frame.type, frame.body)) {
       const std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
       handled = runner_.on_leg_message(index, Message{frame.type, whole, frame.body});
@@ -168,6 +165,23 @@ void LegEngine::read(size_t index) {
       if (alive.expired()) return;
     }
   }
+}
+
+LegEngine::Checked LegEngine::read_checked(pool::Backend& backend, wire::ServerMessageCheck& check) {
+  wire::Limits limits;
+  limits.max_message_size = backend.pool().settings().max_message_size;
+  Checked out;
+  auto result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits);
+  if (result.status == wire::FrameStatus::NeedMore) return out;
+  if (result.status == wire::FrameStatus::Error) {
+    out.kind = Checked::Kind::Violation;
+    out.why = Status::server("08P01", std::move(result.error));
+    return out;
+  }
+  out.frame = result.frame;
+  out.why = check.on_message(out.frame.type, out.frame.body);
+  out.kind = out.why.is_ok() ? Checked::Kind::Message : Checked::Kind::Violation;
+  return out;
 }
 
 // ParameterStatus is the server's own (the pool keeps it for the session settings); a

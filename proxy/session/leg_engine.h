@@ -33,6 +33,7 @@
 #include "session/server_state.h"
 #include "session/starting_reads.h"
 #include "session/two_phase.h"
+#include "wire/frame_reader.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -171,6 +172,19 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   // end() where the session has nothing to refuse (outside a transaction, or failed): a refusal
   // is only logged.
   void end_settled(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
+
+  // One message of a server read against its pool's wire::Limits and checked by `check`: the one
+  // limit and hostile-server check of every server that answers the client's requests (the
+  // engine's legs, and the session's own until they are the engine's). Message: `frame` passed,
+  // still in the input (not consumed); Violation: `why`, an 08P01 Status::server saying what was
+  // wrong (no message contents); NeedMore: no complete message yet.
+  struct Checked {
+    enum class Kind : uint8_t { NeedMore, Message, Violation };
+    Kind kind = Kind::NeedMore;
+    wire::Frame frame;
+    Status why;
+  };
+  static Checked read_checked(pool::Backend& backend, wire::ServerMessageCheck& check);
 
   // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
   // or 08P01 when the body is malformed.

@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "config/config.h"
+#include "session/leg_engine.h"
 #include "session/session.h"
 #include "wire/messages.h"
 
@@ -278,12 +279,13 @@ Leg* Session::parked_leg(const pool::Backend& backend) {
 // remembered for the transaction's end), or a message nobody asked for, which ends the session.
 void Session::read_parked_messages(pool::Backend& backend) {
   while (Leg* leg = parked_leg(backend)) {
-    auto result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits_);
-    if (result.status == wire::FrameStatus::NeedMore) break;
-    const wire::Frame& frame = result.frame;
-    if (result.status == wire::FrameStatus::Complete && ends_session(frame, backend)) return;
+    auto read = LegEngine::read_checked(backend, leg->check);
+    if (read.kind == LegEngine::Checked::Kind::NeedMore) break;
+    const wire::Frame& frame = read.frame;
+    const bool checked = read.kind == LegEngine::Checked::Kind::Message;
+    if (checked && ends_session(frame, backend)) return;
     std::string due;
-    if (result.status == wire::FrameStatus::Error || !leg->check.on_message(frame.type, frame.body) ||
+    if (!checked ||
         leg->tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {
       LOG_WARN("client=c%llu server=s%llu of shard %d sent an unexpected message while parked",
                (unsigned long long)id(), (unsigned long long)backend.id(), leg->shard);

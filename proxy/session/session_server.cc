@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "session/leg_engine.h"
 #include "session/session.h"
 #include "wire/messages.h"
 #include "wire/server_check.h"
@@ -32,26 +33,22 @@ void Session::read_server_messages() {
       backend->connection().pause_reading();  // resumed by on_drained
       return;
     }
-    auto result = wire::read_frame(backend->connection().input(), wire::Sender::Server, limits_);
-    if (result.status == wire::FrameStatus::NeedMore) return;
-    std::string violation = result.status == wire::FrameStatus::Error ? result.error : std::string();
-    if (violation.empty()) {
-      // Checked before anything of the message reaches the client.
-      if (Status shape = txn_.leg.check.on_message(result.frame.type, result.frame.body); !shape)
-        violation = shape.message;
-    }
-    if (!violation.empty()) {
+    // Checked before anything of the message reaches the client.
+    auto read = LegEngine::read_checked(*backend, txn_.leg.check);
+    if (read.kind == LegEngine::Checked::Kind::NeedMore) return;
+    if (read.kind == LegEngine::Checked::Kind::Violation) {
       // A broken or hostile server: never reused, and the client is not left to parse its bytes.
       std::string shard = backend->target().shard;
       LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
-               (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(), violation.c_str());
+               (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(),
+               read.why.message.c_str());
       release_backend(false);
-      terminate(server_violation(shard, violation));
+      terminate(server_violation(shard, read.why.message));
       return;
     }
-    AfterMessage after = handle_server_message(result.frame);
+    AfterMessage after = handle_server_message(read.frame);
     if (after == AfterMessage::Dropped) return;
-    backend->connection().consume(result.frame.size);
+    backend->connection().consume(read.frame.size);
     if (after == AfterMessage::Retry) {
       retry_after_fence();
       return;
