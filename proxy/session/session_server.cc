@@ -19,48 +19,61 @@ Status server_violation(const std::string& shard, const std::string& violation) 
 }  // namespace
 
 void Session::on_backend_readable(pool::Backend& backend) {
-  if (&backend != txn_.leg.backend && parked_leg(backend) != nullptr) {
-    read_parked_messages(backend);
-    return;
-  }
-  read_server_messages();
+  const bool parked = &backend != txn_.leg.backend && parked_leg(backend) != nullptr;
+  read_leg_messages(parked ? &backend : nullptr);
 }
 
-void Session::read_server_messages() {
-  while (txn_.leg.attached()) {
-    pool::Backend* backend = txn_.leg.backend;
-    if (client_->over_high_water()) {
-      backend->connection().pause_reading();  // resumed by on_drained
+// The one loop over the transaction's servers: the complete messages of the active leg
+// (`parked` null; reading follows the active leg when the client's requests move to another) or
+// of the parked leg on `parked` (while it is parked), each read and checked by
+// LegEngine::read_checked before anything of it is used. The active leg's answers go on to the
+// client (on_active_frame), a parked leg's are swallowed (on_parked_frame).
+void Session::read_leg_messages(pool::Backend* parked) {
+  for (;;) {
+    Leg* leg = parked != nullptr ? parked_leg(*parked) : (txn_.leg.attached() ? &txn_.leg : nullptr);
+    if (leg == nullptr) break;
+    pool::Backend& backend = *leg->backend;
+    if (parked == nullptr && client_->over_high_water()) {
+      backend.connection().pause_reading();  // resumed by on_drained
       return;
     }
-    // Checked before anything of the message reaches the client.
-    auto read = LegEngine::read_checked(*backend, txn_.leg.check);
-    if (read.kind == LegEngine::Checked::Kind::NeedMore) return;
-    if (read.kind == LegEngine::Checked::Kind::Violation) {
-      // A broken or hostile server: never reused, and the client is not left to parse its bytes.
-      std::string shard = backend->target().shard;
-      LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
-               (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(),
-               read.why.message.c_str());
-      release_backend(false);
-      terminate(server_violation(shard, read.why.message));
-      return;
-    }
-    AfterMessage after = handle_server_message(read.frame);
-    if (after == AfterMessage::Dropped) return;
-    backend->connection().consume(read.frame.size);
-    if (after == AfterMessage::Retry) {
-      retry_after_fence();
-      return;
-    }
-    if (phase_ == Phase::AwaitingServerParameters) {
-      if (txn_.leg.tracker.idle()) end_startup_probe();
-      continue;
-    }
-    const RequestState before = request_.state;
-    maybe_release_backend();  // a lent server a pin kept is the session's: input is read again
-    if (phase_ == Phase::Ready) after_server_frame(before);
+    auto read = LegEngine::read_checked(backend, leg->check);
+    if (read.kind == LegEngine::Checked::Kind::NeedMore) break;
+    if (!(parked != nullptr ? on_parked_frame(*leg, read) : on_active_frame(read))) return;
   }
+  if (parked == nullptr) return;
+  release_idle_parked();
+  if (!txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
+}
+
+// A checked message of the active leg, or its violation; false: reading stops.
+bool Session::on_active_frame(const LegEngine::Checked& read) {
+  pool::Backend* backend = txn_.leg.backend;
+  if (read.kind == LegEngine::Checked::Kind::Violation) {
+    // A broken or hostile server: never reused, and the client is not left to parse its bytes.
+    std::string shard = backend->target().shard;
+    LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
+             (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(),
+             read.why.message.c_str());
+    release_backend(false);
+    terminate(server_violation(shard, read.why.message));
+    return false;
+  }
+  AfterMessage after = handle_server_message(read.frame);
+  if (after == AfterMessage::Dropped) return false;
+  backend->connection().consume(read.frame.size);
+  if (after == AfterMessage::Retry) {
+    retry_after_fence();
+    return false;
+  }
+  if (phase_ == Phase::AwaitingServerParameters) {
+    if (txn_.leg.tracker.idle()) end_startup_probe();
+    return true;
+  }
+  const RequestState before = request_.state;
+  maybe_release_backend();  // a lent server a pin kept is the session's: input is read again
+  if (phase_ == Phase::Ready) after_server_frame(before);
+  return true;
 }
 
 // A frame of the active leg was handled (the request was in `before`): what the session does
