@@ -132,13 +132,13 @@ void LegEngine::read(size_t index) {
       return;
     }
     net::Connection& connection = backend->connection();
-    Checked read = read_checked(*backend, leg.check);
-    if (read.kind == Checked::Kind::NeedMore) {
+    const wire::FrameResult read = read_checked(*backend, leg.check);
+    if (read.status == wire::FrameStatus::NeedMore) {
       runner_.on_leg_caught_up(index);
       return;
     }
-    if (read.kind == Checked::Kind::Violation) {
-      violation(index, *backend, read.why);
+    if (read.status == wire::FrameStatus::Error) {
+      violation(index, *backend, Status::server("08P01", read.error));
       return;
     }
     const wire::Frame& frame = read.frame;
@@ -165,23 +165,6 @@ void LegEngine::read(size_t index) {
       if (alive.expired()) return;
     }
   }
-}
-
-LegEngine::Checked LegEngine::read_checked(pool::Backend& backend, wire::ServerMessageCheck& check) {
-  wire::Limits limits;
-  limits.max_message_size = backend.pool().settings().max_message_size;
-  Checked out;
-  auto result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits);
-  if (result.status == wire::FrameStatus::NeedMore) return out;
-  if (result.status == wire::FrameStatus::Error) {
-    out.kind = Checked::Kind::Violation;
-    out.why = Status::server("08P01", std::move(result.error));
-    return out;
-  }
-  out.frame = result.frame;
-  out.why = check.on_message(out.frame.type, out.frame.body);
-  out.kind = out.why.is_ok() ? Checked::Kind::Message : Checked::Kind::Violation;
-  return out;
 }
 
 // ParameterStatus is the server's own (the pool keeps it for the session settings); a

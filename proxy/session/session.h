@@ -294,7 +294,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void send_to_parked(std::string_view sql);
   static void send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed);
   Leg* parked_leg(const pool::Backend& backend);
-  bool on_parked_frame(Leg& leg, const LegEngine::Checked& read);
+  bool on_parked_frame(Leg& leg, const wire::FrameResult& read);
   void on_parked_message(Leg& leg, const wire::Frame& frame);
   void release_idle_parked();
   void end_parked_like_active(bool committed);
@@ -400,7 +400,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void reject_pending_request(const Status& why, std::string_view detail = {});
   // Server -> client (session_server.cc)
   void read_leg_messages(pool::Backend* parked);
-  bool on_active_frame(const LegEngine::Checked& read);
+  bool on_active_frame(const wire::FrameResult& read);
+  void drop_violating_server(const std::string& violation);
   void after_server_frame(RequestState before);
   enum class AfterMessage { Continue, Dropped, Retry };
   AfterMessage handle_server_message(const wire::Frame& frame);

@@ -278,10 +278,10 @@ Leg* Session::parked_leg(const pool::Backend& backend) {
 // What a parked leg sends: the answers to what send_to_parked sent it (swallowed; a failure is
 // remembered for the transaction's end), or a message nobody asked for, which ends the session.
 // False: reading stops.
-bool Session::on_parked_frame(Leg& leg, const LegEngine::Checked& read) {
+bool Session::on_parked_frame(Leg& leg, const wire::FrameResult& read) {
   pool::Backend& backend = *leg.backend;
   const wire::Frame& frame = read.frame;
-  const bool checked = read.kind == LegEngine::Checked::Kind::Message;
+  const bool checked = read.status == wire::FrameStatus::Complete;
   if (checked && ends_session(frame, backend)) return false;
   std::string due;
   if (!checked ||

@@ -23,42 +23,24 @@ void Session::on_backend_readable(pool::Backend& backend) {
   read_leg_messages(parked ? &backend : nullptr);
 }
 
-// The one loop over the transaction's servers: the complete messages of the active leg
-// (`parked` null; reading follows the active leg when the client's requests move to another) or
-// of the parked leg on `parked` (while it is parked), each read and checked by
-// LegEngine::read_checked before anything of it is used. The active leg's answers go on to the
-// client (on_active_frame), a parked leg's are swallowed (on_parked_frame).
-void Session::read_leg_messages(pool::Backend* parked) {
-  for (;;) {
-    Leg* leg = parked != nullptr ? parked_leg(*parked) : (txn_.leg.attached() ? &txn_.leg : nullptr);
-    if (leg == nullptr) break;
-    pool::Backend& backend = *leg->backend;
-    if (parked == nullptr && client_->over_high_water()) {
-      backend.connection().pause_reading();  // resumed by on_drained
-      return;
-    }
-    auto read = LegEngine::read_checked(backend, leg->check);
-    if (read.kind == LegEngine::Checked::Kind::NeedMore) break;
-    if (!(parked != nullptr ? on_parked_frame(*leg, read) : on_active_frame(read))) return;
-  }
-  if (parked == nullptr) return;
-  release_idle_parked();
-  if (!txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
+// A broken or hostile active server: never reused, and the client is not left to parse its bytes.
+void Session::drop_violating_server(const std::string& violation) {
+  pool::Backend* backend = txn_.leg.backend;
+  std::string shard = backend->target().shard;
+  LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
+           (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(), violation.c_str());
+  release_backend(false);
+  terminate(server_violation(shard, violation));
 }
 
-// A checked message of the active leg, or its violation; false: reading stops.
-bool Session::on_active_frame(const LegEngine::Checked& read) {
-  pool::Backend* backend = txn_.leg.backend;
-  if (read.kind == LegEngine::Checked::Kind::Violation) {
-    // A broken or hostile server: never reused, and the client is not left to parse its bytes.
-    std::string shard = backend->target().shard;
-    LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
-             (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(),
-             read.why.message.c_str());
-    release_backend(false);
-    terminate(server_violation(shard, read.why.message));
+// A checked message of the active leg, or its violation (read_checked's Error); false: reading
+// stops. Inline in its one caller, the loop: it runs for every message a server sends a client.
+inline bool Session::on_active_frame(const wire::FrameResult& read) {
+  if (read.status == wire::FrameStatus::Error) {
+    drop_violating_server(read.error);
     return false;
   }
+  pool::Backend* backend = txn_.leg.backend;
   AfterMessage after = handle_server_message(read.frame);
   if (after == AfterMessage::Dropped) return false;
   backend->connection().consume(read.frame.size);
@@ -74,6 +56,29 @@ bool Session::on_active_frame(const LegEngine::Checked& read) {
   maybe_release_backend();  // a lent server a pin kept is the session's: input is read again
   if (phase_ == Phase::Ready) after_server_frame(before);
   return true;
+}
+
+// The one loop over the transaction's servers: the complete messages of the active leg
+// (`parked` null; reading follows the active leg when the client's requests move to another) or
+// of the parked leg on `parked` (while it is parked), each read and checked by
+// LegEngine::read_checked before anything of it is used. The active leg's answers go on to the
+// client (on_active_frame), a parked leg's are swallowed (on_parked_frame).
+void Session::read_leg_messages(pool::Backend* parked) {
+  for (;;) {
+    Leg* leg = parked != nullptr ? parked_leg(*parked) : (txn_.leg.attached() ? &txn_.leg : nullptr);
+    if (leg == nullptr) break;
+    pool::Backend& backend = *leg->backend;
+    if (parked == nullptr && client_->over_high_water()) {
+      backend.connection().pause_reading();  // resumed by on_drained
+      return;
+    }
+    const wire::FrameResult read = LegEngine::read_checked(backend, leg->check);
+    if (read.status == wire::FrameStatus::NeedMore) break;
+    if (!(parked != nullptr ? on_parked_frame(*leg, read) : on_active_frame(read))) return;
+  }
+  if (parked == nullptr) return;
+  release_idle_parked();
+  if (!txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
 }
 
 // A frame of the active leg was handled (the request was in `before`): what the session does
