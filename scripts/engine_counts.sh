@@ -4,7 +4,8 @@
 #   * loops that read server frames in proxy/session/ (calls of wire::read_frame with
 #     Sender::Server, or of LegEngine::read_checked, which wraps it) and the classes they belong
 #     to; and the places that check a server's frames against the limits and by
-#     wire::ServerMessageCheck (read_frame with Sender::Server, and ServerMessageCheck calls);
+#     wire::ServerMessageCheck (read_frame with Sender::Server, and ServerMessageCheck calls, in
+#     .cc and .h files: the one check is inline);
 #   * Leg types: structs/classes named Leg, *Leg or *LegState in proxy/ (one shard's part of a
 #     multi-shard runner);
 #   * pool::Waiter implementations (classes deriving from pool::Pool::Waiter);
@@ -48,7 +49,7 @@ for path in sorted(pathlib.Path("proxy/session").glob("*.cc")):
 print(f"server-frame reading loops in proxy/session: {loops}, in {len(classes)} classes "
       f"({', '.join(sorted(classes))})")
 checks = sum(len(re.findall(r"read_frame\([^;]*Sender::Server|check\.on_message\(", path.read_text(encoding="utf-8")))
-             for path in pathlib.Path("proxy/session").glob("*.cc"))
+             for pattern in ("*.cc", "*.h") for path in pathlib.Path("proxy/session").glob(pattern))
 print(f"server-frame limit and shape checks in proxy/session: {checks}")
 PY
 
