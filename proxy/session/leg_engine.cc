@@ -132,20 +132,17 @@ void LegEngine::read(size_t index) {
       return;
     }
     net::Connection& connection = backend->connection();
-    wire::Limits limits;
-    limits.max_message_size = backend->pool().settings().max_message_size;
-    auto result = wire::read_frame(connection.input(), wire::Sender::Server, limits);
-    if (result.status == wire::FrameStatus::NeedMore) {
+    const wire::FrameResult read = read_checked(*backend, leg.check);
+    if (read.status == wire::FrameStatus::NeedMore) {
       runner_.on_leg_caught_up(index);
       return;
     }
-    const wire::Frame& frame = result.frame;
-    Status handled = result.status == wire::FrameStatus::Error ? Status::server("08P01", result.error)
-                                                               : leg.check.on_message(frame.type, frame.body);
-    if (!handled) {
-      violation(index, *backend, handled);
+    if (read.status == wire::FrameStatus::Error) {
+      violation(index, *backend, Status::server("08P01", read.error));
       return;
     }
+    const wire::Frame& frame = read.frame;
+    Status handled = Status::ok();
     if (!kept_from_runner(*backend, frame.type, frame.body)) {
       const std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
       handled = runner_.on_leg_message(index, Message{frame.type, whole, frame.body});

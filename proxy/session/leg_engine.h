@@ -26,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -34,6 +35,7 @@
 #include "session/server_state.h"
 #include "session/starting_reads.h"
 #include "session/two_phase.h"
+#include "wire/frame_reader.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -174,6 +176,14 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   // is only logged.
   void end_settled(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
 
+  // One message of a server read against its pool's wire::Limits and checked by `check`: the one
+  // limit and hostile-server check of every server that answers the client's requests (the
+  // engine's legs, and the session's own until they are the engine's). Complete: `frame` passed,
+  // still in the input (not consumed); Error: `error` says what the server did wrong (an 08P01
+  // protocol violation; no message contents); NeedMore: no complete message yet. Inline, and no
+  // Status kept or moved unless a check fails: it runs for every message of every server.
+  static wire::FrameResult read_checked(pool::Backend& backend, wire::ServerMessageCheck& check);
+
   // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
   // or 08P01 when the body is malformed.
   static Status error_of(std::string_view body);
@@ -214,5 +224,17 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   StartWatch start_watch_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // expired: destroyed inside a callback
 };
+
+inline wire::FrameResult LegEngine::read_checked(pool::Backend& backend, wire::ServerMessageCheck& check) {
+  wire::Limits limits;
+  limits.max_message_size = backend.pool().settings().max_message_size;
+  wire::FrameResult result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits);
+  if (result.status != wire::FrameStatus::Complete) return result;
+  if (Status shape = check.on_message(result.frame.type, result.frame.body); !shape) {
+    result.status = wire::FrameStatus::Error;
+    result.error = std::move(shape.message);
+  }
+  return result;
+}
 
 }  // namespace sw::session

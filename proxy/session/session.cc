@@ -61,7 +61,7 @@ void Session::on_drained(net::Connection&) {
   if (MergeFanout* merge = txn_.runner.get<MergeFanout>()) merge->on_client_drained();
   if (txn_.leg.attached()) {
     txn_.leg.backend->connection().resume_reading();
-    read_server_messages();
+    read_leg_messages(nullptr);
   }
 }
 

@@ -24,6 +24,7 @@
 #include "session/cutover_wait.h"
 #include "session/drop_index.h"
 #include "session/fence_retry.h"
+#include "session/leg_engine.h"
 #include "session/pinning.h"
 #include "session/prepared_statements.h"
 #include "session/request.h"
@@ -258,7 +259,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void report_unexpected_event(const char* event) const;
   void expect_waiting_for_server(const char* event) const;
   // The front request needs another leg: it is routed again once the active leg owes nothing
-  // (read_server_messages) or more client input comes.
+  // (read_leg_messages) or more client input comes.
   Next wait_for_active_leg() {
     set_request_state(RequestState::WaitingForLeg);
     return Next::Stop;
@@ -294,7 +295,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void send_to_parked(std::string_view sql);
   static void send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed);
   Leg* parked_leg(const pool::Backend& backend);
-  void read_parked_messages(pool::Backend& backend);
+  bool on_parked_frame(Leg& leg, const wire::FrameResult& read);
   void on_parked_message(Leg& leg, const wire::Frame& frame);
   void release_idle_parked();
   void end_parked_like_active(bool committed);
@@ -399,7 +400,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // `detail`: the error's DETAIL, if any.
   void reject_pending_request(const Status& why, std::string_view detail = {});
   // Server -> client (session_server.cc)
-  void read_server_messages();
+  void read_leg_messages(pool::Backend* parked);
+  bool on_active_frame(const wire::FrameResult& read);
+  void drop_violating_server(const std::string& violation);
   void after_server_frame(RequestState before);
   enum class AfterMessage { Continue, Dropped, Retry };
   AfterMessage handle_server_message(const wire::Frame& frame);

@@ -210,7 +210,7 @@ void Session::read_settling_legs() {
   std::vector<pool::Backend*> servers;
   for (const Leg& other : txn_.parked) servers.push_back(other.backend);
   for (pool::Backend* backend : servers) {
-    if (parked_leg(*backend) != nullptr) read_parked_messages(*backend);
+    if (parked_leg(*backend) != nullptr) read_leg_messages(backend);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "config/config.h"
+#include "session/leg_engine.h"
 #include "session/session.h"
 #include "wire/messages.h"
 
@@ -244,7 +245,7 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
   return Next::Continue;
 }
 
-// Runs `sql` on every parked leg, its answers swallowed (read_parked_messages). While a
+// Runs `sql` on every parked leg, its answers swallowed (on_parked_frame). While a
 // transaction is open, a leg outside it (session pooling: the session's server on a shard the
 // transaction has not touched) is left out: it replays the transaction's statements if it joins.
 void Session::send_to_parked(std::string_view sql) {
@@ -276,27 +277,25 @@ Leg* Session::parked_leg(const pool::Backend& backend) {
 
 // What a parked leg sends: the answers to what send_to_parked sent it (swallowed; a failure is
 // remembered for the transaction's end), or a message nobody asked for, which ends the session.
-void Session::read_parked_messages(pool::Backend& backend) {
-  while (Leg* leg = parked_leg(backend)) {
-    auto result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits_);
-    if (result.status == wire::FrameStatus::NeedMore) break;
-    const wire::Frame& frame = result.frame;
-    if (result.status == wire::FrameStatus::Complete && ends_session(frame, backend)) return;
-    std::string due;
-    if (result.status == wire::FrameStatus::Error || !leg->check.on_message(frame.type, frame.body) ||
-        leg->tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {
-      LOG_WARN("client=c%llu server=s%llu of shard %d sent an unexpected message while parked",
-               (unsigned long long)id(), (unsigned long long)backend.id(), leg->shard);
-      terminate(Status::server("08P01", "a server of the transaction (shard " +
-                                            host_.directory()->shard_name(static_cast<uint16_t>(leg->shard)) +
-                                            ") failed; the transaction was rolled back on every shard"));
-      return;
-    }
-    on_parked_message(*leg, frame);
-    backend.connection().consume(frame.size);
+// False: reading stops.
+bool Session::on_parked_frame(Leg& leg, const wire::FrameResult& read) {
+  pool::Backend& backend = *leg.backend;
+  const wire::Frame& frame = read.frame;
+  const bool checked = read.status == wire::FrameStatus::Complete;
+  if (checked && ends_session(frame, backend)) return false;
+  std::string due;
+  if (!checked ||
+      leg.tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {
+    LOG_WARN("client=c%llu server=s%llu of shard %d sent an unexpected message while parked",
+             (unsigned long long)id(), (unsigned long long)backend.id(), leg.shard);
+    terminate(Status::server("08P01", "a server of the transaction (shard " +
+                                          host_.directory()->shard_name(static_cast<uint16_t>(leg.shard)) +
+                                          ") failed; the transaction was rolled back on every shard"));
+    return false;
   }
-  release_idle_parked();
-  if (!txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
+  on_parked_message(leg, frame);
+  backend.connection().consume(frame.size);
+  return true;
 }
 
 void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {

@@ -79,7 +79,7 @@ void Session::read_client_messages() {
       close("client sent Terminate");
       return;
     }
-    if (txn_.parked_busy()) return;        // read_parked_messages reads on once they answered
+    if (txn_.parked_busy()) return;        // read_leg_messages reads on once they answered
     if (txn_.runner.get<MergeFanout>()) {  // parked at a portal's row limit (continue_scatter_portal)
       if (continue_scatter_portal(frame) == Next::Continue) continue;
       return;

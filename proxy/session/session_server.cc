@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "session/leg_engine.h"
 #include "session/session.h"
 #include "wire/messages.h"
 #include "wire/server_check.h"
@@ -18,52 +19,66 @@ Status server_violation(const std::string& shard, const std::string& violation) 
 }  // namespace
 
 void Session::on_backend_readable(pool::Backend& backend) {
-  if (&backend != txn_.leg.backend && parked_leg(backend) != nullptr) {
-    read_parked_messages(backend);
-    return;
-  }
-  read_server_messages();
+  const bool parked = &backend != txn_.leg.backend && parked_leg(backend) != nullptr;
+  read_leg_messages(parked ? &backend : nullptr);
 }
 
-void Session::read_server_messages() {
-  while (txn_.leg.attached()) {
-    pool::Backend* backend = txn_.leg.backend;
-    if (client_->over_high_water()) {
-      backend->connection().pause_reading();  // resumed by on_drained
-      return;
-    }
-    auto result = wire::read_frame(backend->connection().input(), wire::Sender::Server, limits_);
-    if (result.status == wire::FrameStatus::NeedMore) return;
-    std::string violation = result.status == wire::FrameStatus::Error ? result.error : std::string();
-    if (violation.empty()) {
-      // Checked before anything of the message reaches the client.
-      if (Status shape = txn_.leg.check.on_message(result.frame.type, result.frame.body); !shape)
-        violation = shape.message;
-    }
-    if (!violation.empty()) {
-      // A broken or hostile server: never reused, and the client is not left to parse its bytes.
-      std::string shard = backend->target().shard;
-      LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
-               (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(), violation.c_str());
-      release_backend(false);
-      terminate(server_violation(shard, violation));
-      return;
-    }
-    AfterMessage after = handle_server_message(result.frame);
-    if (after == AfterMessage::Dropped) return;
-    backend->connection().consume(result.frame.size);
-    if (after == AfterMessage::Retry) {
-      retry_after_fence();
-      return;
-    }
-    if (phase_ == Phase::AwaitingServerParameters) {
-      if (txn_.leg.tracker.idle()) end_startup_probe();
-      continue;
-    }
-    const RequestState before = request_.state;
-    maybe_release_backend();  // a lent server a pin kept is the session's: input is read again
-    if (phase_ == Phase::Ready) after_server_frame(before);
+// A broken or hostile active server: never reused, and the client is not left to parse its bytes.
+void Session::drop_violating_server(const std::string& violation) {
+  pool::Backend* backend = txn_.leg.backend;
+  std::string shard = backend->target().shard;
+  LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
+           (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(), violation.c_str());
+  release_backend(false);
+  terminate(server_violation(shard, violation));
+}
+
+// A checked message of the active leg, or its violation (read_checked's Error); false: reading
+// stops. Inline in its one caller, the loop: it runs for every message a server sends a client.
+inline bool Session::on_active_frame(const wire::FrameResult& read) {
+  if (read.status == wire::FrameStatus::Error) {
+    drop_violating_server(read.error);
+    return false;
   }
+  pool::Backend* backend = txn_.leg.backend;
+  AfterMessage after = handle_server_message(read.frame);
+  if (after == AfterMessage::Dropped) return false;
+  backend->connection().consume(read.frame.size);
+  if (after == AfterMessage::Retry) {
+    retry_after_fence();
+    return false;
+  }
+  if (phase_ == Phase::AwaitingServerParameters) {
+    if (txn_.leg.tracker.idle()) end_startup_probe();
+    return true;
+  }
+  const RequestState before = request_.state;
+  maybe_release_backend();  // a lent server a pin kept is the session's: input is read again
+  if (phase_ == Phase::Ready) after_server_frame(before);
+  return true;
+}
+
+// The one loop over the transaction's servers: the complete messages of the active leg
+// (`parked` null; reading follows the active leg when the client's requests move to another) or
+// of the parked leg on `parked` (while it is parked), each read and checked by
+// LegEngine::read_checked before anything of it is used. The active leg's answers go on to the
+// client (on_active_frame), a parked leg's are swallowed (on_parked_frame).
+void Session::read_leg_messages(pool::Backend* parked) {
+  for (;;) {
+    Leg* leg = parked != nullptr ? parked_leg(*parked) : (txn_.leg.attached() ? &txn_.leg : nullptr);
+    if (leg == nullptr) break;
+    pool::Backend& backend = *leg->backend;
+    if (parked == nullptr && client_->over_high_water()) {
+      backend.connection().pause_reading();  // resumed by on_drained
+      return;
+    }
+    const wire::FrameResult read = LegEngine::read_checked(backend, leg->check);
+    if (read.status == wire::FrameStatus::NeedMore) break;
+    if (!(parked != nullptr ? on_parked_frame(*leg, read) : on_active_frame(read))) return;
+  }
+  if (parked == nullptr) return;
+  release_idle_parked();
+  if (!txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
 }
 
 // A frame of the active leg was handled (the request was in `before`): what the session does
