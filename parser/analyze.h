@@ -258,11 +258,23 @@ struct OrderedAggregate {
 // output columns (aggregates, group keys), number constants and parameters.
 struct AggregateExpression {
   bool operator==(const AggregateExpression&) const = default;
-  enum class Kind : uint8_t { Output, Constant, Param, Add, Subtract, Multiply, Divide, Negate, Cast, Round,
-                              Coalesce, Nullif };
+  enum class Kind : uint8_t {
+    Output,
+    Constant,
+    Param,
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Negate,
+    Cast,
+    Round,
+    Coalesce,
+    Nullif
+  };
   Kind kind = Kind::Constant;
-  int output = -1;  // Output: the output column (hidden ones: outputs.size() + i)
-  Value constant;   // Constant: a Number or Null; Param: its number
+  int output = -1;   // Output: the output column (hidden ones: outputs.size() + i)
+  Value constant;    // Constant: a Number or Null; Param: its number
   std::string type;  // Cast: "int2", "int4", "int8", "numeric" or "float8"
   std::vector<AggregateExpression> args;
 };

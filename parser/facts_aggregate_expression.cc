@@ -50,11 +50,14 @@ bool strip_implicit_alias(std::string_view sql, const std::string& alias, int be
   } else {
     while (start > static_cast<size_t>(begin) && is_word(sql[start - 1])) --start;
     std::string folded;
-    for (size_t i = start; i < at; ++i) folded += static_cast<char>(std::tolower(static_cast<unsigned char>(sql[i])));
+    for (size_t i = start; i < at; ++i)
+      folded += static_cast<char>(std::tolower(static_cast<unsigned char>(sql[i])));
     if (folded != alias) return false;
   }
-  if (start == static_cast<size_t>(begin) || !std::isspace(static_cast<unsigned char>(sql[start - 1]))) return false;
-  while (start > static_cast<size_t>(begin) && std::isspace(static_cast<unsigned char>(sql[start - 1]))) --start;
+  if (start == static_cast<size_t>(begin) || !std::isspace(static_cast<unsigned char>(sql[start - 1])))
+    return false;
+  while (start > static_cast<size_t>(begin) && std::isspace(static_cast<unsigned char>(sql[start - 1])))
+    --start;
   end = static_cast<int>(start);
   return true;
 }
@@ -133,7 +136,10 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_expression(JsonRef no
       if (op != "-") return std::nullopt;
       out.kind = Kind::Negate;
     } else if (op == "+" || op == "-" || op == "*" || op == "/") {
-      out.kind = op == "+" ? Kind::Add : op == "-" ? Kind::Subtract : op == "*" ? Kind::Multiply : Kind::Divide;
+      out.kind = op == "+"   ? Kind::Add
+                 : op == "-" ? Kind::Subtract
+                 : op == "*" ? Kind::Multiply
+                             : Kind::Divide;
       auto left = aggregate_expression(body["lexpr"], depth + 1);
       if (!left) return std::nullopt;
       out.args.push_back(std::move(*left));
@@ -195,8 +201,8 @@ void FactsBuilder::output_expressions(JsonRef targets) {
     auto [begin, end] = expression_span(sql_, val, true);
     OutputItem& item = out_.select.outputs[i];
     if (begin < 0) continue;
-    if (JsonRef alias = target.body()["name"];
-        alias && !as_follows(sql_, static_cast<size_t>(end)) && !strip_implicit_alias(sql_, alias.string(), begin, end))
+    if (JsonRef alias = target.body()["name"]; alias && !as_follows(sql_, static_cast<size_t>(end)) &&
+                                               !strip_implicit_alias(sql_, alias.string(), begin, end))
       continue;
     item.expression = std::move(expression);
     item.value_begin = begin;

@@ -17,9 +17,9 @@ bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) !
 // comment, a dollar quote or an E'' string (not cut out).
 constexpr const char* kOrderStops[] = {"asc", "desc", "nulls", "using", "limit", "offset", "fetch", "for"};
 constexpr const char* kHavingStops[] = {"order", "window", "limit", "offset", "fetch", "for"};
-constexpr const char* kSelectStops[] = {"as",     "from",   "into",  "where", "group",     "having", "window",
-                                        "order",  "limit",  "offset", "fetch", "for",      "union",  "intersect",
-                                        "except", "returning"};
+constexpr const char* kSelectStops[] = {"as",     "from",      "into",   "where",    "group", "having",
+                                        "window", "order",     "limit",  "offset",   "fetch", "for",
+                                        "union",  "intersect", "except", "returning"};
 
 template <size_t N>
 size_t expression_end(std::string_view sql, size_t begin, const char* const (&kStops)[N]) {

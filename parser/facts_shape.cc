@@ -269,7 +269,8 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
   } else if (type == "FuncCall") {
     for (JsonRef part : body["funcname"]) item.name = part.body()["sval"].string();
     if (!body["over"]) item.aggregate = aggregate_of(body);
-    if (!body["over"] && item.aggregate == AggregateCall::None) item.contains_aggregate = holds_aggregate(val);
+    if (!body["over"] && item.aggregate == AggregateCall::None)
+      item.contains_aggregate = holds_aggregate(val);
     if (item.aggregate != AggregateCall::None) {
       const auto begin = static_cast<size_t>(body["location"].integer(-1));
       const size_t close = begin < sql_.size() ? call_end(sql_, begin) : 0;

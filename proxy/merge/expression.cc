@@ -105,7 +105,9 @@ Result<Number> convert(Number value, uint32_t to) {
       if (value.decimal.is_special())
         return Status::client("0A000", std::string("cannot convert ") +
                                            (value.decimal.is_nan() ? "NaN" : "infinity") + " to " +
-                                           (to == oid::kInt2 ? "smallint" : to == oid::kInt4 ? "integer" : "bigint"));
+                                           (to == oid::kInt2   ? "smallint"
+                                            : to == oid::kInt4 ? "integer"
+                                                               : "bigint"));
       const std::string text = value.decimal.round(0).text();
       if (text.size() > 21) return out_of_range(to);
       auto parsed = parse_number(oid::kInt8, text);
@@ -209,7 +211,8 @@ class Evaluator {
  private:
   Result<uint32_t> number_type(const Expression& e, uint32_t hint) const {
     auto t = type(e, hint);
-    if (t && *t != 0 && rank(*t) < 0) return unsupported(std::string("reads a value of type ") + type_name(*t));
+    if (t && *t != 0 && rank(*t) < 0)
+      return unsupported(std::string("reads a value of type ") + type_name(*t));
     return t;
   }
   // An operator's operand types: an unknown one takes the other's.
@@ -243,7 +246,8 @@ Result<uint32_t> Evaluator::type(const Expression& e, uint32_t hint) const {
     case Kind::Constant: return e.constant ? constant_type(*e.constant) : hint;
     case Kind::Param: {
       const auto index = static_cast<size_t>(e.param - 1);
-      if (e.param > 0 && index < parameters_.size() && parameters_[index].type != 0) return parameters_[index].type;
+      if (e.param > 0 && index < parameters_.size() && parameters_[index].type != 0)
+        return parameters_[index].type;
       return hint;
     }
     case Kind::Negate: return number_type(e.args.at(0), hint);
@@ -367,9 +371,10 @@ Result<Number> Evaluator::value(const Expression& e, uint32_t hint) const {
       auto y = convert(*b, common);
       if (!x) return x.status();
       if (!y) return y.status();
-      const bool equal = is_integer(common)       ? x->integer == y->integer
-                         : common == oid::kFloat8 ? x->real == y->real || (std::isnan(x->real) && std::isnan(y->real))
-                                                  : x->decimal.compare(y->decimal) == 0;
+      const bool equal = is_integer(common) ? x->integer == y->integer
+                         : common == oid::kFloat8
+                             ? x->real == y->real || (std::isnan(x->real) && std::isnan(y->real))
+                             : x->decimal.compare(y->decimal) == 0;
       return equal ? null : *a;
     }
     default: {

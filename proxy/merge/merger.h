@@ -119,7 +119,7 @@ class Merger {
   std::vector<LegRows> legs_;
   std::vector<uint32_t> shard_types_;
   std::vector<uint32_t> output_types_;
-  std::vector<uint32_t> having_types_;  // Aggregate: of every output, hidden ones included
+  std::vector<uint32_t> having_types_;      // Aggregate: of every output, hidden ones included
   std::vector<bool> expression_in_having_;  // per output: an Expression HAVING compares
   std::vector<TextCompare> compared_text_;
   std::vector<BindParameter> parameters_;

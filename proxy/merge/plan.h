@@ -49,8 +49,20 @@ enum class Combine : uint8_t {
 // The expression of an Expression output: + - * / and unary minus, casts, round, coalesce,
 // nullif over output columns, number constants and parameters.
 struct Expression {
-  enum class Kind : uint8_t { Output, Constant, Param, Add, Subtract, Multiply, Divide, Negate, Cast, Round,
-                              Coalesce, Nullif };
+  enum class Kind : uint8_t {
+    Output,
+    Constant,
+    Param,
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Negate,
+    Cast,
+    Round,
+    Coalesce,
+    Nullif
+  };
   Kind kind = Kind::Constant;
   int output = 0;                       // Output: the output column
   std::optional<std::string> constant;  // Constant: the number's text; nullopt for NULL

@@ -208,19 +208,19 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
     const merge::Combine combine = counts_distinct_values(item, distinct_key) ? merge::Combine::CountDistinct
                                    : counts_distinct_keys(item, distinct_key) ? merge::Combine::Count
                                                                               : combine_of(item.aggregate);
-    plan.outputs.push_back(merge::OutputColumn{item.expression ? merge::Combine::Expression : combine, hidden,
-                                               item.name});
+    plan.outputs.push_back(
+        merge::OutputColumn{item.expression ? merge::Combine::Expression : combine, hidden, item.name});
     hidden += parser::partial_width(item.aggregate);
   }
   plan.hidden_outputs = static_cast<int>(shape.having_aggregates.size());
   const size_t selected = shape.outputs.size();
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
-    const parser::OutputItem& item =
-        i < selected ? shape.outputs[i] : shape.having_aggregates[i - selected];
+    const parser::OutputItem& item = i < selected ? shape.outputs[i] : shape.having_aggregates[i - selected];
     if (!item.expression) continue;
     plan.outputs[i].expression = merge_expression(*item.expression, plan);
     if (!plan.outputs[i].expression)
-      return "computes \"" + item.name + "\" from aggregates in a way the merge does not; select the "
+      return "computes \"" + item.name +
+             "\" from aggregates in a way the merge does not; select the "
              "aggregates themselves";
   }
   for (const parser::OrderItem& item : shape.order_by) {

@@ -119,9 +119,9 @@ std::optional<merge::Expression> merge_expression(const parser::AggregateExpress
     out.args.push_back(std::move(*child));
   }
   const size_t arity = out.kind == To::Negate || out.kind == To::Cast ? 1
-                       : out.kind == To::Round                       ? out.args.size()
-                       : out.kind == To::Coalesce                    ? std::max<size_t>(out.args.size(), 1)
-                                                                     : 2;
+                       : out.kind == To::Round                        ? out.args.size()
+                       : out.kind == To::Coalesce                     ? std::max<size_t>(out.args.size(), 1)
+                                                                      : 2;
   if (out.args.size() != arity || out.args.empty()) return std::nullopt;
   return out;
 }

@@ -14,6 +14,8 @@ query: SELECT g, sum(a)::float8 / count(*), avg(n)::int4, (sum(n) / 3)::int8, su
 query: SELECT g, coalesce(sum(a), -1), coalesce(avg(n), 0), nullif(max(a), 5), g * count(*) FROM sf_exprs GROUP BY g ORDER BY g NULLS LAST
 query: SELECT sum(a) + 1 AS total, count(*) * 2 FROM sf_exprs WHERE id > 1000
 query: SELECT g, sum(a) + 1 FROM sf_exprs WHERE id > 1000 GROUP BY g
+-- Column names as PostgreSQL gives them: an alias with or without AS, a cast's argument's name.
+query: SELECT g, sum(a)::numeric / count(*) ratio, CAST(sum(n) AS float8), sum(n)::float8, coalesce(max(a), 0) AS "Max A", (sum(a) + 1)::int4 FROM sf_exprs GROUP BY g ORDER BY ratio NULLS LAST, g
 -- ORDER BY an expression over aggregates: selected (by name, position, or the same expression),
 -- or not selected.
 query: SELECT g, sum(a)::numeric / count(*) AS r FROM sf_exprs GROUP BY g ORDER BY r DESC NULLS LAST, g
