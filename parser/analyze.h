@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -252,12 +253,39 @@ struct OrderedAggregate {
   std::vector<CollationSource> key_collations;
 };
 
+// An expression over aggregates a merge computes once the aggregates are combined
+// (docs/architecture.md §6.3): arithmetic, casts to number types, round / coalesce / nullif over
+// output columns (aggregates, group keys), number constants and parameters.
+struct AggregateExpression {
+  bool operator==(const AggregateExpression&) const = default;
+  enum class Kind : uint8_t {
+    Output,
+    Constant,
+    Param,
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Negate,
+    Cast,
+    Round,
+    Coalesce,
+    Nullif
+  };
+  Kind kind = Kind::Constant;
+  int output = -1;   // Output: the output column (hidden ones: outputs.size() + i)
+  Value constant;    // Constant: a Number or Null; Param: its number
+  std::string type;  // Cast: "int2", "int4", "int8", "numeric" or "float8"
+  std::vector<AggregateExpression> args;
+};
+
 struct OutputItem {
   bool operator==(const OutputItem&) const = default;
   AggregateCall aggregate = AggregateCall::None;  // the item is exactly this aggregate call
   bool contains_aggregate = false;                // an aggregate inside a larger expression (count(*) + 1)
   bool star = false;                              // * or t.*: the column count is the server's
   std::string name;                               // the column name PostgreSQL gives it
+  bool aliased = false;                           // the name is an alias the client wrote
   std::string column;                             // a plain column reference: its name, unqualified
   std::string shape;                              // the expression's tree without locations
   std::string call_text;                          // an aggregate call: its SQL text, for messages
@@ -266,6 +294,11 @@ struct OutputItem {
   Value begin;                                    // location of the item's first byte
   CollationSource collation;                      // of the item's value
   std::optional<OrderedAggregate> ordered;        // a string_agg / array_agg the merge orders
+  // An expression over aggregates (contains_aggregate) a merge can compute, and the span of its
+  // text ([value_begin, value_end) in the analyzed string; the shards' SQL keeps it unevaluated).
+  std::optional<AggregateExpression> expression;
+  int value_begin = -1;
+  int value_end = -1;
 };
 
 // HAVING as the proxy can evaluate it after the final aggregation: comparisons of an output
@@ -291,6 +324,13 @@ struct OrderItem {
   bool nulls_first = false;     // as written, or PostgreSQL's default for the direction
   bool using_operator = false;  // ORDER BY ... USING op
   CollationSource collation;    // of the item's value
+  // An aggregate or expression over aggregates that is not selected: the hidden output a merge
+  // computes it in (outputs.size() + i of having_aggregates); -1 otherwise.
+  int aggregate_output = -1;
+  // An expression over aggregates written here (not a position or name): its text's span, which
+  // the shards' SQL keeps unevaluated; -1 otherwise.
+  int value_begin = -1;
+  int value_end = -1;
 };
 
 struct SelectShape {
@@ -316,7 +356,9 @@ struct SelectShape {
   // `unmergeable` says "HAVING".
   std::vector<HavingTerm> having;
   // Aggregate calls HAVING compares that are not in the select list: a HavingTerm's output
-  // outputs.size() + i is having_aggregates[i] (a merge selects them as leading columns).
+  // outputs.size() + i is having_aggregates[i] (a merge selects them as leading columns). Also
+  // aggregates inside expressions over aggregates, and (with `expression` set) the expressions
+  // HAVING compares or ORDER BY sorts by that are not selected.
   std::vector<OutputItem> having_aggregates;
   int having_begin = -1;
   int having_end = -1;
@@ -483,6 +525,15 @@ struct SelectRewrite {
   // from the comparison (the client's Bind carries it to every shard).
   bool neutral_having = false;
   std::vector<LiteralEdit> literals;
+  // Text spans ([begin, end) in the analyzed string) of expressions over aggregates the shards
+  // must not evaluate: each becomes `CASE WHEN false THEN (<expression>) END`, which PostgreSQL
+  // types (and types its parameters) as the expression but never computes.
+  struct Unevaluated {
+    int begin = -1;
+    int end = -1;
+    std::string alias;  // "": none; else ` AS "<alias>"` follows (the client's column name)
+  };
+  std::vector<Unevaluated> unevaluated;
   // Expressions put first in the select list (sort keys the client did not select); output
   // positions (ORDER BY 2) move behind them.
   std::vector<std::string> leading_columns;

@@ -85,6 +85,16 @@ class FactsBuilder {
   // select list (SelectShape::having_aggregates), or -1.
   int having_aggregate(JsonRef node);
   void having_shape(JsonRef having);
+  // facts_aggregate_expression.cc — expressions over aggregates a merge computes.
+  std::optional<AggregateExpression> aggregate_expression(JsonRef node, int depth);
+  // An expression over aggregates HAVING compares or ORDER BY sorts by that is not selected: its
+  // output number past the select list (SelectShape::having_aggregates), or -1.
+  int hidden_expression(JsonRef node);
+  // The select list's expressions over aggregates (after every output item is known).
+  void output_expressions(JsonRef targets);
+  // An ORDER BY item over aggregates that is not selected, or whose text the shards must not
+  // evaluate.
+  void order_over_aggregates(JsonRef node, OrderItem& order);
 
   // facts_values.cc — values, columns, tables, scopes.
   Value value(JsonRef node) const;
@@ -112,6 +122,14 @@ class FactsBuilder {
 
 bool is_builtin_aggregate(std::string_view name);
 
+// facts_shape.cc: a subtree's shape (its JSON without locations; "" when too deep), whether a
+// FuncCall's body is an aggregate call, whether a subtree holds one, and PostgreSQL's name for an
+// output column's value (FigureColname).
+std::string shape_of(JsonRef node);
+bool is_aggregate_call(JsonRef call);
+bool contains_aggregate(JsonRef node);
+std::string column_name_of(JsonRef value);
+
 // A string_agg / array_agg call (a FuncCall's body) as the merge combines it, `filter` the text of
 // its FILTER clause ("" when none); nullopt when it cannot be (another aggregate, a separator
 // that is not a literal, an expression that cannot be cut out); facts_ordered.cc. Its
@@ -123,6 +141,11 @@ std::optional<OrderedAggregate> ordered_aggregate(std::string_view sql, JsonRef 
 // The SQL text of an ORDER BY expression ("" when it holds a subquery or cannot be cut out);
 // facts_expression.cc.
 std::string order_expression(std::string_view sql, JsonRef node);
+// [begin, end) of an expression's text: from its lowest location (with the parentheses just
+// before it) to the first stop word, ',' or unmatched ')' outside parentheses and quotes; for a
+// select-list item (`select_item`) the stops are AS, FROM and the clauses after the select list.
+// {-1, -1} when it cannot be cut out (a subquery, comment, dollar quote or E'' string).
+std::pair<int, int> expression_span(std::string_view sql, JsonRef node, bool select_item);
 
 template <typename F>
 void for_each_object(JsonRef root, F&& f) {

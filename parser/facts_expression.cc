@@ -17,6 +17,9 @@ bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) !
 // comment, a dollar quote or an E'' string (not cut out).
 constexpr const char* kOrderStops[] = {"asc", "desc", "nulls", "using", "limit", "offset", "fetch", "for"};
 constexpr const char* kHavingStops[] = {"order", "window", "limit", "offset", "fetch", "for"};
+constexpr const char* kSelectStops[] = {"as",     "from",      "into",   "where",    "group", "having",
+                                        "window", "order",     "limit",  "offset",   "fetch", "for",
+                                        "union",  "intersect", "except", "returning"};
 
 template <size_t N>
 size_t expression_end(std::string_view sql, size_t begin, const char* const (&kStops)[N]) {
@@ -62,10 +65,11 @@ size_t expression_end(std::string_view sql, size_t begin, const char* const (&kS
 
 }  // namespace
 
-// The SQL text of an ORDER BY expression, from its lowest location (an A_Expr's own is its
-// operator's) with the parentheses just before it; "" when it holds a subquery or cannot be cut
-// out.
-std::string order_expression(std::string_view sql, JsonRef node) {
+namespace {
+
+// Where an expression's text begins: its lowest location (an A_Expr's own is its operator's) with
+// the parentheses just before it; npos when it holds a subquery or has no location.
+size_t expression_begin(std::string_view sql, JsonRef node) {
   int64_t lowest = -1;
   bool subquery = false;
   for_each_object(node, [&](JsonRef object) {
@@ -73,14 +77,34 @@ std::string order_expression(std::string_view sql, JsonRef node) {
     const int64_t at = object["location"].integer(-1);
     if (at >= 0 && (lowest < 0 || at < lowest)) lowest = at;
   });
-  if (subquery || lowest < 0 || static_cast<size_t>(lowest) >= sql.size()) return {};
+  if (subquery || lowest < 0 || static_cast<size_t>(lowest) >= sql.size()) return std::string_view::npos;
   size_t begin = static_cast<size_t>(lowest);
   for (size_t k = begin; k > 0 && (sql[k - 1] == '(' || std::isspace(static_cast<unsigned char>(sql[k - 1])));
        --k) {
     if (sql[k - 1] == '(') begin = k - 1;
   }
+  return begin;
+}
+
+}  // namespace
+
+// The SQL text of an ORDER BY expression, from its lowest location (an A_Expr's own is its
+// operator's) with the parentheses just before it; "" when it holds a subquery or cannot be cut
+// out.
+std::string order_expression(std::string_view sql, JsonRef node) {
+  const size_t begin = expression_begin(sql, node);
+  if (begin == std::string_view::npos) return {};
   const size_t end = expression_end(sql, begin, kOrderStops);
   return end > begin ? std::string(sql.substr(begin, end - begin)) : std::string();
+}
+
+std::pair<int, int> expression_span(std::string_view sql, JsonRef node, bool select_item) {
+  const size_t begin = expression_begin(sql, node);
+  if (begin == std::string_view::npos) return {-1, -1};
+  const size_t end =
+      select_item ? expression_end(sql, begin, kSelectStops) : expression_end(sql, begin, kOrderStops);
+  if (end <= begin) return {-1, -1};
+  return {static_cast<int>(begin), static_cast<int>(end)};
 }
 
 namespace {
@@ -132,6 +156,7 @@ bool FactsBuilder::having_term(JsonRef node, HavingTerm& out) {
   Value constant = value(right);
   out.output = output_of(left, false);
   if (out.output < 0) out.output = having_aggregate(left);
+  if (out.output < 0) out.output = hidden_expression(left);
   if (out.output < 0 || !constant.cast.empty() ||
       (constant.kind != ValueKind::Number && constant.kind != ValueKind::String &&
        constant.kind != ValueKind::Bool && constant.kind != ValueKind::Null &&

@@ -42,7 +42,7 @@ bool write_shape(JsonRef node, std::string& out, int depth) {
   return true;
 }
 
-std::string shape_of(JsonRef node) {
+std::string shape_text(JsonRef node) {
   std::string out;
   return write_shape(node, out, 0) ? out : std::string();
 }
@@ -136,7 +136,7 @@ AggregateCall aggregate_of(JsonRef call) {
   return AggregateCall::Unmergeable;
 }
 
-bool contains_aggregate(JsonRef node) {
+bool holds_aggregate(JsonRef node) {
   bool found = false;
   for_each_object(node, [&](JsonRef object) {
     if (object.node_type() == "FuncCall" && !object.body()["over"] &&
@@ -255,7 +255,7 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
   JsonRef val = target["val"];
   const std::string_view type = val.node_type();
   JsonRef body = val.body();
-  item.shape = shape_of(val);
+  item.shape = shape_text(val);
   item.collation = collation_source(val);
   if (type == "ColumnRef") {
     for (JsonRef field : body["fields"]) {
@@ -269,6 +269,8 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
   } else if (type == "FuncCall") {
     for (JsonRef part : body["funcname"]) item.name = part.body()["sval"].string();
     if (!body["over"]) item.aggregate = aggregate_of(body);
+    if (!body["over"] && item.aggregate == AggregateCall::None)
+      item.contains_aggregate = holds_aggregate(val);
     if (item.aggregate != AggregateCall::None) {
       const auto begin = static_cast<size_t>(body["location"].integer(-1));
       const size_t close = begin < sql_.size() ? call_end(sql_, begin) : 0;
@@ -293,14 +295,17 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
         item.call_text = std::string(sql_.substr(begin, end - begin));
       }
       for (JsonRef arg : body["args"]) {
-        if (contains_aggregate(arg)) item.contains_aggregate = true;
+        if (holds_aggregate(arg)) item.contains_aggregate = true;
       }
     }
   } else {
-    item.name = "?column?";
-    item.contains_aggregate = contains_aggregate(val);
+    item.name = column_name_of(val);
+    item.contains_aggregate = holds_aggregate(val);
   }
-  if (JsonRef alias = target["name"]) item.name = alias.string();
+  if (JsonRef alias = target["name"]) {
+    item.name = alias.string();
+    item.aliased = true;
+  }
   return item;
 }
 
@@ -311,20 +316,20 @@ int FactsBuilder::having_aggregate(JsonRef node) {
   const AggregateCall call = aggregate_of(body);
   if (call == AggregateCall::None || (call == AggregateCall::Unmergeable && !counts_distinct(body)))
     return -1;
-  const std::string shape_text = shape_of(node);
+  const std::string call_shape = shape_text(node);
   for (size_t i = 0; i < shape.having_aggregates.size(); ++i) {
-    if (!shape_text.empty() && shape.having_aggregates[i].shape == shape_text)
+    if (!call_shape.empty() && shape.having_aggregates[i].shape == call_shape)
       return static_cast<int>(shape.outputs.size() + i);
   }
   const auto begin = static_cast<size_t>(body["location"].integer(-1));
   const size_t end = begin < sql_.size() ? call_end(sql_, begin) : 0;
-  if (end == 0 || shape_text.empty()) return -1;
+  if (end == 0 || call_shape.empty()) return -1;
   for (JsonRef arg : body["args"]) {
-    if (contains_aggregate(arg)) return -1;
+    if (holds_aggregate(arg)) return -1;
   }
   OutputItem item;
   item.aggregate = call;
-  item.shape = shape_text;
+  item.shape = call_shape;
   for (JsonRef part : body["funcname"]) item.name = part.body()["sval"].string();
   item.call_begin.location = static_cast<int>(begin);
   item.call_end.location = static_cast<int>(end);
@@ -343,7 +348,7 @@ int FactsBuilder::output_of(JsonRef node, bool names_first) const {
                                                                              : -1;
   }
   const std::string name = single_name(node);
-  const std::string shape = shape_of(node);
+  const std::string shape = shape_text(node);
   auto by_name = [&]() {
     for (size_t i = 0; i < outputs.size() && !name.empty(); ++i) {
       if (outputs[i].name == name && !outputs[i].star) return static_cast<int>(i);
@@ -370,14 +375,16 @@ void FactsBuilder::select_shape(JsonRef body) {
     if (shape.unmergeable.empty()) shape.unmergeable = what;
   };
   for (JsonRef target : body["targetList"]) shape.outputs.push_back(output_item(target.body()));
+  output_expressions(body["targetList"]);
   if (body["windowClause"] || contains_window(body["targetList"])) {
     shape.windows = true;
     shape.window_partition_columns = window_partition_columns(body);
   }
   if (JsonRef having = body["havingClause"]) {
+    const size_t before = shape.having_aggregates.size();  // the select list's expressions'
     having_shape(having);
     if (shape.having.empty()) {
-      shape.having_aggregates.clear();
+      shape.having_aggregates.resize(before);
       refuse("HAVING");
     }
   }
@@ -414,11 +421,12 @@ void FactsBuilder::select_shape(JsonRef body) {
     order.output = output_of(sort["node"], true);
     order.name = single_name(sort["node"]);
     order.collation = collation_source(sort["node"]);
-    if (order.output < 0 && order.name.empty() && !contains_aggregate(sort["node"]) &&
+    if (order.output < 0 && order.name.empty() && !holds_aggregate(sort["node"]) &&
         !contains_window(sort["node"]))
       order.expression = order_expression(sql_, sort["node"]);
     if (sort["node"].node_type() == "A_Const" && sort["node"].body()["ival"])
       shape.positions.push_back(value(sort["node"]));
+    order_over_aggregates(sort["node"], order);
     order.descending = sort["sortby_dir"].equals("SORTBY_DESC");
     order.using_operator = sort["sortby_dir"].equals("SORTBY_USING");
     order.nulls_first = sort["sortby_nulls"].equals("SORTBY_NULLS_FIRST") ||
@@ -434,6 +442,57 @@ void FactsBuilder::select_shape(JsonRef body) {
     shape.has_offset = true;
     shape.offset = value(offset);
   }
+}
+
+std::string shape_of(JsonRef node) { return shape_text(node); }
+
+bool is_aggregate_call(JsonRef call) { return aggregate_of(call) != AggregateCall::None; }
+
+bool contains_aggregate(JsonRef node) { return holds_aggregate(node); }
+
+namespace {
+
+// FigureColnameInternal: the name and its strength (2: a column, function or the like; 1: a
+// type name or CASE; 0: none) for the forms it names.
+int figure_name(JsonRef value, std::string& name) {
+  const std::string_view type = value.node_type();
+  JsonRef body = value.body();
+  if (type == "ColumnRef") {
+    for (JsonRef field : body["fields"]) {
+      if (field.node_type() != "A_Star") name = field.body()["sval"].string();
+    }
+    return name.empty() ? 0 : 2;
+  }
+  if (type == "FuncCall") {
+    for (JsonRef part : body["funcname"]) name = part.body()["sval"].string();
+    return 2;
+  }
+  if (type == "A_Expr" && body["kind"].equals("AEXPR_NULLIF")) {
+    name = "nullif";
+    return 2;
+  }
+  if (type == "CoalesceExpr" || type == "MinMaxExpr") {
+    name = type == "CoalesceExpr" ? "coalesce" : body["op"].equals("IS_GREATEST") ? "greatest" : "least";
+    return 2;
+  }
+  if (type == "CaseExpr") {
+    name = "case";
+    return 1;
+  }
+  if (type == "TypeCast") {
+    const int strength = figure_name(body["arg"], name);
+    if (strength > 1) return strength;
+    for (JsonRef part : body["typeName"]["names"]) name = part.body()["sval"].string();
+    return name.empty() ? 0 : 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string column_name_of(JsonRef value) {
+  std::string name;
+  return figure_name(value, name) > 0 && !name.empty() ? name : "?column?";
 }
 
 }  // namespace sw::parser::detail

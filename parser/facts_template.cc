@@ -51,7 +51,11 @@ bool holds_literal_text(const QueryFacts& facts) {
       if (!item.expression.empty()) return true;
     }
     for (const OutputItem& item : select.outputs) {
-      if (item.ordered) return true;  // its separator and shard columns
+      if (item.ordered || item.expression) return true;  // its separator and shard columns; constants
+    }
+    if (!select.having_aggregates.empty()) return true;
+    for (const OrderItem& item : select.order_by) {
+      if (item.aggregate_output >= 0 || item.value_begin >= 0) return true;
     }
   }
   return false;

@@ -273,6 +273,28 @@ Status distinct_arrays(const SelectShape& shape, const std::vector<int>& items, 
   return Status::ok();
 }
 
+// Each expression as `CASE WHEN false THEN (<expression>) END`: PostgreSQL types it and its
+// parameters as the expression, folds it to NULL when planning, and never computes it (no error
+// of a shard's partial values, such as a division by zero).
+Status unevaluated(const std::vector<SelectRewrite::Unevaluated>& spans, size_t base, const std::string& text,
+                   std::vector<Edit>& edits) {
+  for (const SelectRewrite::Unevaluated& span : spans) {
+    if (span.begin < 0 || span.end <= span.begin || static_cast<size_t>(span.begin) < base ||
+        static_cast<size_t>(span.end) - base > text.size())
+      return cannot("an expression over aggregates could not be located");
+    const size_t begin = static_cast<size_t>(span.begin) - base;
+    const size_t end = static_cast<size_t>(span.end) - base;
+    std::string wrapped = "CASE WHEN false THEN (" + text.substr(begin, end - begin) + ") END";
+    if (!span.alias.empty()) {
+      wrapped += " AS \"";
+      for (char c : span.alias) wrapped += c == '"' ? std::string("\"\"") : std::string(1, c);
+      wrapped += '"';
+    }
+    edits.push_back(Edit{begin, end, std::move(wrapped)});
+  }
+  return Status::ok();
+}
+
 Status literal_edits(const std::vector<LiteralEdit>& literals, size_t base, const std::string& text,
                      std::vector<Edit>& edits) {
   for (const LiteralEdit& literal : literals) {
@@ -334,6 +356,7 @@ Result<std::string> rewrite_select(const StatementFacts& facts, const SelectRewr
     if (Status s = split_avg(shape, base, text, edits); !s) return s;
   }
   if (Status s = distinct_arrays(shape, rewrite.distinct_arrays, base, text, edits); !s) return s;
+  if (Status s = unevaluated(rewrite.unevaluated, base, text, edits); !s) return s;
   if (Status s = add_columns(shape, rewrite, base, text, edits); !s) return s;
   if (Status s = literal_edits(rewrite.literals, base, text, edits); !s) return s;
   if (Status s = table_edits(facts, rewrite.tables, base, text, edits); !s) return s;

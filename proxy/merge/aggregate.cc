@@ -80,7 +80,8 @@ Status Accumulator::add_real(double partial, int64_t n, double shard_sxx) {
 
 Result<uint32_t> combined_type(Combine combine, uint32_t shard_type) {
   switch (combine) {
-    case Combine::Key: return shard_type;
+    case Combine::Key:
+    case Combine::Expression: return shard_type;  // an Expression's: Merger::type_expressions()
     case Combine::Count: return oid::kInt8;
     case Combine::CountDistinct:
       // The shards' array_agg(DISTINCT x): its elements must be a type the merge compares.
@@ -128,7 +129,7 @@ Result<uint32_t> combined_type(Combine combine, uint32_t shard_type) {
 }
 
 Status Accumulator::add(const std::optional<std::string>& value, const std::optional<std::string>& count) {
-  if (combine_ == Combine::Key) return Status::ok();
+  if (combine_ == Combine::Key || combine_ == Combine::Expression) return Status::ok();
   if (combine_ == Combine::Avg) {
     int64_t n = 0;
     if (!count || !parse_int64(*count, n)) return bad_partial(count ? *count : "NULL");
@@ -191,7 +192,8 @@ std::optional<std::string> Accumulator::result() const {
   switch (combine_) {
     case Combine::Count: return std::to_string(static_cast<long long>(integer_));
     case Combine::CountDistinct: return std::to_string(static_cast<long long>(distinct_.size()));
-    case Combine::Key: return std::nullopt;
+    case Combine::Key:
+    case Combine::Expression: return std::nullopt;
     case Combine::ArrayAgg: return ordered_.array_text();
     case Combine::StringAgg: return ordered_.joined(separator_);
     case Combine::Min:

@@ -314,6 +314,22 @@ Decimal Decimal::with_scale(int scale) const {
   return out;
 }
 
+Decimal Decimal::round(int scale) const {
+  if (special_ != Special::None) return *this;
+  if (scale >= scale_) return with_scale(std::max(scale, 0));
+  const auto drop = static_cast<size_t>(scale_ - scale);
+  std::string digits = digits_;
+  if (digits.size() < drop + 1) digits.insert(0, drop + 1 - digits.size(), '0');
+  std::string kept = digits.substr(0, digits.size() - drop);
+  if (digits[digits.size() - drop] >= '5') kept = add_magnitude(kept, "1");  // half away from zero
+  if (scale < 0) kept.append(static_cast<size_t>(-scale), '0');
+  Decimal out;
+  out.digits_ = strip_leading_zeros(kept);
+  out.scale_ = std::max(scale, 0);
+  out.negative_ = negative_ && out.digits_ != "0";
+  return out;
+}
+
 Decimal Decimal::divide(const Decimal& divisor) const {
   Decimal out;
   if (special_ != Special::None || divisor.special_ != Special::None || divisor.digits_ == "0") {

@@ -39,6 +39,9 @@ class Decimal {
   // The square root of a non-negative value rounded half away from zero to `rscale` digits after
   // the point (sqrt_var's result at rscale).
   Decimal sqrt(int rscale) const;
+  // round(numeric, scale): rounded half away from zero to `scale` digits after the point (before
+  // it when negative), printed with max(scale, 0) of them. Special values stay.
+  Decimal round(int scale) const;
   // The same value printed with `scale` digits after the point (scale >= this one's).
   Decimal with_scale(int scale) const;
 

@@ -97,4 +97,9 @@ Status bind_having_parameters(HavingTerm& term, const std::vector<BindParameter>
   return Status::ok();
 }
 
+void having_columns(const HavingTerm& term, std::vector<int>& columns) {
+  if (term.kind == HavingTerm::Kind::Compare) columns.push_back(term.column);
+  for (const HavingTerm& child : term.children) having_columns(child, columns);
+}
+
 }  // namespace sw::merge

@@ -26,6 +26,9 @@ Result<std::optional<bool>> evaluate_having(const HavingTerm& term, const Row& r
                                             const std::vector<uint32_t>& column_types,
                                             DateReading dates = {});
 
+// The output columns the term compares (appended to `columns`).
+void having_columns(const HavingTerm& term, std::vector<int>& columns);
+
 // Each comparison with a parameter gets the parameter's value as its constant: text as sent; a
 // binary value read as its Parse type, or (unspecified) as the compared column's type, which is
 // what PostgreSQL infers for `column op $n`. 08P01 when the Bind has no such parameter.

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "merge/binary_array.h"
+#include "merge/expression.h"
 #include "merge/having.h"
 
 namespace sw::merge {
@@ -77,6 +78,7 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
       output_types_.push_back(*type);
       if (out.combine == Combine::Key) key_sources_.push_back(out.source);
     }
+    if (Status s = type_expressions(); !s) return s;
     having_types_ = output_types_;
     const auto hidden = static_cast<size_t>(std::max(plan_.hidden_outputs, 0));
     output_types_.resize(output_types_.size() - std::min(hidden, output_types_.size()));
@@ -99,9 +101,9 @@ Status Merger::describe(std::vector<uint32_t> shard_types, const std::vector<std
                                            "\" is not a column of the result; select it to order rows "
                                            "across shards");
     }
-    if (key.column >= static_cast<int>(output_types_.size()))
+    if (key.column >= static_cast<int>(sort_types().size()))
       return Status::proxy("XX000", "ORDER BY column out of range in the scatter plan");
-    const uint32_t type = output_types_[static_cast<size_t>(key.column)];
+    const uint32_t type = sort_types()[static_cast<size_t>(key.column)];
     if (!is_comparable_type(type)) {
       return Status::client("0A000", "ORDER BY column \"" + column_name(key.column) + "\" has a type (OID " +
                                          std::to_string(type) +
@@ -130,7 +132,7 @@ Result<Merger::Entry> Merger::make_entry(Row row) const {
       entry.keys.emplace_back();
       continue;
     }
-    auto decoded = decode_text(output_types_[static_cast<size_t>(key.column)], *value, dates_);
+    auto decoded = decode_text(sort_types()[static_cast<size_t>(key.column)], *value, dates_);
     if (!decoded) return decoded.status();
     entry.keys.push_back(std::move(decoded.value()));
   }
@@ -288,24 +290,68 @@ Status Merger::finalize_groups() {
     std::stable_sort(rows.begin(), rows.end(),
                      [this](const Entry& a, const Entry& b) { return compare(a, b) < 0; });
   }
-  for (Entry& entry : rows) finalized_.push_back(std::move(entry));
+  for (Entry& entry : rows) {
+    entry.row.resize(output_types_.size());  // sorted: hidden outputs are not the client's
+    finalized_.push_back(std::move(entry));
+  }
   return Status::ok();
 }
 
-// A final group as the client's row; nullopt when HAVING does not hold for it.
+// A final group as a row of every output (hidden ones last); nullopt when HAVING does not hold
+// for it. As in PostgreSQL, expressions HAVING does not compare are computed only for the groups
+// it keeps (an error in a dropped group's is not raised).
 Result<std::optional<Row>> Merger::group_row(Group& group) const {
   Row row;
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     row.push_back(plan_.outputs[i].combine == Combine::Key ? std::move(group.keys[i])
                                                            : group.accumulators[i].result());
   }
+  if (Status s = compute_expressions(row, true); !s) return s;
   if (plan_.having) {
     auto keep = evaluate_having(*plan_.having, row, having_types_, dates_);
     if (!keep) return keep.status();
     if (!keep->value_or(false)) return std::optional<Row>();
   }
-  row.resize(output_types_.size());  // HAVING's own aggregates are not the client's
+  if (Status s = compute_expressions(row, false); !s) return s;
   return std::optional<Row>(std::move(row));
+}
+
+Status Merger::type_expressions() {
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    const OutputColumn& out = plan_.outputs[i];
+    if (out.combine != Combine::Expression) continue;
+    if (!out.expression) return Status::proxy("XX000", "an expression column without its expression");
+    auto type = expression_type(*out.expression, output_types_, parameters_);
+    if (!type) return type.status();
+    const bool hidden = i + static_cast<size_t>(std::max(plan_.hidden_outputs, 0)) >= plan_.outputs.size();
+    const uint32_t shard_type = shard_types_[static_cast<size_t>(out.source)];
+    if (!hidden && *type != shard_type)  // PostgreSQL's own typing of the expression, from the shards
+      return Status::client("0A000", "an expression over aggregates of a read merged across shards (\"" +
+                                         out.name + "\") is typed " + type_name(shard_type) +
+                                         " by PostgreSQL, which shardwire does not compute; select the "
+                                         "aggregates themselves");
+    output_types_[i] = *type;
+  }
+  std::vector<int> columns;
+  if (plan_.having) having_columns(*plan_.having, columns);
+  expression_in_having_.assign(plan_.outputs.size(), false);
+  for (int column : columns) {
+    if (column >= 0 && static_cast<size_t>(column) < expression_in_having_.size())
+      expression_in_having_[static_cast<size_t>(column)] = true;
+  }
+  return Status::ok();
+}
+
+Status Merger::compute_expressions(Row& row, bool for_having) const {
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    const OutputColumn& out = plan_.outputs[i];
+    if (out.combine != Combine::Expression || !out.expression) continue;
+    if ((i < expression_in_having_.size() && expression_in_having_[i]) != for_having) continue;
+    auto value = evaluate_expression(*out.expression, row, having_types_, parameters_);
+    if (!value) return value.status();
+    row[i] = std::move(value.value());
+  }
+  return Status::ok();
 }
 
 bool Merger::repeats_distinct_on(const Entry& entry) {

@@ -95,6 +95,15 @@ class Merger {
   Accumulator new_accumulator(const OutputColumn& out) const;
   Status accumulate(Group& group, const Row& row) const;
   Result<std::optional<Row>> group_row(Group& group) const;
+  // Expression outputs' types (from the other outputs') and which of them HAVING compares.
+  Status type_expressions();
+  // The row's Expression outputs that HAVING compares (`for_having`), or the others.
+  Status compute_expressions(Row& row, bool for_having) const;
+  // The types ORDER BY keys index: an aggregate merge's outputs (hidden ones included), else the
+  // shards' columns.
+  const std::vector<uint32_t>& sort_types() const {
+    return plan_.kind == MergeKind::Aggregate ? having_types_ : output_types_;
+  }
   // plan.stream_groups (merger_stream.cc): a shard's group row with its sort keys read from the
   // key columns' shard positions; the next final group, combined as the k-way merge meets it.
   Result<Entry> make_group_entry(Row row) const;
@@ -110,7 +119,8 @@ class Merger {
   std::vector<LegRows> legs_;
   std::vector<uint32_t> shard_types_;
   std::vector<uint32_t> output_types_;
-  std::vector<uint32_t> having_types_;  // Aggregate: of every output, hidden ones included
+  std::vector<uint32_t> having_types_;      // Aggregate: of every output, hidden ones included
+  std::vector<bool> expression_in_having_;  // per output: an Expression HAVING compares
   std::vector<TextCompare> compared_text_;
   std::vector<BindParameter> parameters_;
   DateReading dates_;

@@ -45,6 +45,7 @@ Result<std::optional<Row>> Merger::next_streamed_group() {
       auto row = group_row(group);
       if (!row) return row.status();
       if (!row->has_value()) continue;
+      (*row)->resize(output_types_.size());  // hidden outputs are not the client's
       auto admitted = admit(**row);
       if (!admitted) return admitted.status();
       if (*admitted) return std::move(row.value());

@@ -19,6 +19,7 @@ const char* combine_name(Combine combine) {
     case Combine::CountDistinct: return "count_distinct";
     case Combine::ArrayAgg: return "array_agg";
     case Combine::StringAgg: return "string_agg";
+    case Combine::Expression: return "expression";
   }
   return "?";
 }

@@ -40,6 +40,35 @@ enum class Combine : uint8_t {
   // every shard's values by those keys (ordered_list.h).
   ArrayAgg,
   StringAgg,
+  // An expression over other output columns (aggregates, group keys), computed once they are
+  // combined (expression.h). The shards return its text unevaluated in one column (NULL), whose
+  // RowDescription gives the client the name and type PostgreSQL gives it.
+  Expression,
+};
+
+// The expression of an Expression output: + - * / and unary minus, casts, round, coalesce,
+// nullif over output columns, number constants and parameters.
+struct Expression {
+  enum class Kind : uint8_t {
+    Output,
+    Constant,
+    Param,
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Negate,
+    Cast,
+    Round,
+    Coalesce,
+    Nullif
+  };
+  Kind kind = Kind::Constant;
+  int output = 0;                       // Output: the output column
+  std::optional<std::string> constant;  // Constant: the number's text; nullopt for NULL
+  int param = 0;                        // Param: n of $n
+  uint32_t type = 0;                    // Cast: the target type OID
+  std::vector<Expression> args;
 };
 
 // How many shard columns one client column of this combine reads, from its `source` on.
@@ -62,6 +91,7 @@ struct OutputColumn {
   std::vector<SortKey> within;
   bool within_distinct = false;
   std::string separator;
+  std::optional<Expression> expression;  // Expression
 };
 
 // How many shard columns one client column reads: partial_columns() and its sort keys' arrays.

@@ -1,6 +1,7 @@
 // Merge forms beyond the plain aggregates, for route_merge.cc (docs/architecture.md §6.3).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "merge/plan.h"
@@ -19,6 +20,10 @@ bool counts_distinct_keys(const parser::OutputItem& item, const std::string& key
 bool counts_distinct_values(const parser::OutputItem& item, const std::string& key);
 // "count(DISTINCT x) ..." as "array_agg(DISTINCT x) ...".
 std::string distinct_as_array(const std::string& call);
+// An expression over aggregates as the merge computes it (its output columns' numbers are the
+// plan's); nullopt when a leaf reads another expression or a cast's type is not a number type.
+std::optional<merge::Expression> merge_expression(const parser::AggregateExpression& expression,
+                                                  const merge::MergePlan& plan);
 // DISTINCT ON: sets plan.distinct_on when its expressions are output columns and the first ORDER
 // BY keys (in any order); else the reason it cannot merge.
 std::string distinct_on_keys(const parser::SelectShape& shape, merge::MergePlan& plan);

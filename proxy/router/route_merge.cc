@@ -152,6 +152,11 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
   // HAVING's aggregates the client did not select lead the shards' columns (hidden outputs).
   int source = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
+    if (item.expression) {  // computed by the merge: a placeholder column, never compared as text
+      rewrite.leading_columns.emplace_back("NULL::int4");
+      ++source;
+      continue;
+    }
     std::vector<std::string> columns = parser::partial_calls(item.aggregate, item.call_text);
     if (counts_distinct_values(item, distinct_key)) columns = {distinct_as_array(item.call_text)};
     if (columns.empty())
@@ -161,10 +166,17 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
   }
   for (const parser::OutputItem& item : shape.outputs) {
     if (item.star) return "aggregates with * in the select list; list the grouped columns";
+    if (item.contains_aggregate && item.expression) {
+      // The shards return it unevaluated (its type and name); the merge computes it.
+      plan.outputs.push_back(merge::OutputColumn{merge::Combine::Expression, source++, item.name});
+      rewrite.unevaluated.push_back({item.value_begin, item.value_end, item.aliased ? "" : item.name});
+      continue;
+    }
     if (item.contains_aggregate)
       return "computes \"" + item.name +
-             "\" from aggregates, which cannot be combined from the "
-             "shards' partial results; select the aggregates themselves";
+             "\" from aggregates in a way the merge does not (it computes + - * /, casts to number "
+             "types, round, coalesce and nullif of aggregates, group keys, numbers and parameters); "
+             "select the aggregates themselves";
     if (item.aggregate == AggregateCall::Unmergeable && !distinct_key.empty() &&
         counts_distinct_keys(item, distinct_key)) {
       plan.outputs.push_back(merge::OutputColumn{merge::Combine::Count, source++, item.name});
@@ -196,10 +208,24 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
     const merge::Combine combine = counts_distinct_values(item, distinct_key) ? merge::Combine::CountDistinct
                                    : counts_distinct_keys(item, distinct_key) ? merge::Combine::Count
                                                                               : combine_of(item.aggregate);
-    plan.outputs.push_back(merge::OutputColumn{combine, hidden, item.name});
+    plan.outputs.push_back(
+        merge::OutputColumn{item.expression ? merge::Combine::Expression : combine, hidden, item.name});
     hidden += parser::partial_width(item.aggregate);
   }
   plan.hidden_outputs = static_cast<int>(shape.having_aggregates.size());
+  const size_t selected = shape.outputs.size();
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const parser::OutputItem& item = i < selected ? shape.outputs[i] : shape.having_aggregates[i - selected];
+    if (!item.expression) continue;
+    plan.outputs[i].expression = merge_expression(*item.expression, plan);
+    if (!plan.outputs[i].expression)
+      return "computes \"" + item.name +
+             "\" from aggregates in a way the merge does not; select the "
+             "aggregates themselves";
+  }
+  for (const parser::OrderItem& item : shape.order_by) {
+    if (item.value_begin >= 0) rewrite.unevaluated.push_back({item.value_begin, item.value_end, ""});
+  }
   for (int output : shape.group_by) {
     if (output < 0) return "groups by an expression that is not in the select list; select it too";
   }
@@ -418,6 +444,8 @@ bool DmlRouter::sort_keys(merge::MergePlan& plan, parser::SelectRewrite& rewrite
     auto at = item.output < 0 ? std::find(hidden.begin(), hidden.end(), hidden_sql(item)) : hidden.end();
     if (at != hidden.end()) {
       key.column = static_cast<int>(at - hidden.begin());
+    } else if (item.output < 0 && item.aggregate_output >= 0 && plan.kind == merge::MergeKind::Aggregate) {
+      key.column = item.aggregate_output;  // an aggregate or expression the merge computes, hidden
     } else if (star && plan.kind != merge::MergeKind::Aggregate && !item.name.empty()) {
       key.column = -1;  // positions shift behind *: found by name in the shards' columns
       key.name = item.name;

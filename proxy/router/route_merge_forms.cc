@@ -6,6 +6,8 @@
 #include <cctype>
 #include <initializer_list>
 
+#include "merge/value.h"
+
 namespace sw::router::detail {
 
 // What to write instead of an aggregate call no merge computes exactly.
@@ -67,6 +69,61 @@ std::string distinct_on_keys(const parser::SelectShape& shape, merge::MergePlan&
   }
   plan.distinct_on = static_cast<int>(on.size());
   return "";
+}
+
+std::optional<merge::Expression> merge_expression(const parser::AggregateExpression& expression,
+                                                  const merge::MergePlan& plan) {
+  using From = parser::AggregateExpression::Kind;
+  using To = merge::Expression::Kind;
+  merge::Expression out;
+  switch (expression.kind) {
+    case From::Output:
+      if (expression.output < 0 || static_cast<size_t>(expression.output) >= plan.outputs.size() ||
+          plan.outputs[static_cast<size_t>(expression.output)].combine == merge::Combine::Expression)
+        return std::nullopt;
+      out.kind = To::Output;
+      out.output = expression.output;
+      return out;
+    case From::Constant:
+      out.kind = To::Constant;
+      if (expression.constant.kind == parser::ValueKind::Number) out.constant = expression.constant.text;
+      return out;
+    case From::Param:
+      out.kind = To::Param;
+      out.param = expression.constant.param;
+      return out;
+    case From::Add: out.kind = To::Add; break;
+    case From::Subtract: out.kind = To::Subtract; break;
+    case From::Multiply: out.kind = To::Multiply; break;
+    case From::Divide: out.kind = To::Divide; break;
+    case From::Negate: out.kind = To::Negate; break;
+    case From::Round: out.kind = To::Round; break;
+    case From::Coalesce: out.kind = To::Coalesce; break;
+    case From::Nullif: out.kind = To::Nullif; break;
+    case From::Cast: {
+      out.kind = To::Cast;
+      const std::string& type = expression.type;
+      out.type = type == "int2"      ? merge::oid::kInt2
+                 : type == "int4"    ? merge::oid::kInt4
+                 : type == "int8"    ? merge::oid::kInt8
+                 : type == "numeric" ? merge::oid::kNumeric
+                 : type == "float8"  ? merge::oid::kFloat8
+                                     : 0;
+      if (out.type == 0) return std::nullopt;
+      break;
+    }
+  }
+  for (const parser::AggregateExpression& arg : expression.args) {
+    auto child = merge_expression(arg, plan);
+    if (!child) return std::nullopt;
+    out.args.push_back(std::move(*child));
+  }
+  const size_t arity = out.kind == To::Negate || out.kind == To::Cast ? 1
+                       : out.kind == To::Round                        ? out.args.size()
+                       : out.kind == To::Coalesce                     ? std::max<size_t>(out.args.size(), 1)
+                                                                      : 2;
+  if (out.args.size() != arity || out.args.empty()) return std::nullopt;
+  return out;
 }
 
 }  // namespace sw::router::detail

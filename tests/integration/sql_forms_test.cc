@@ -43,7 +43,8 @@ const char* const kTables =
     "    - name: sf_writes\n      key: tenant_id\n      type: bigint\n"
     "    - name: sf_moves\n      key: tenant_id\n      type: bigint\n"
 
-    "    - name: sf_blocks\n      key: tenant_id\n      type: bigint\n";
+    "    - name: sf_blocks\n      key: tenant_id\n      type: bigint\n"
+    "    - name: sf_exprs\n      key: tenant_id\n      type: bigint\n";
 
 enum class Protocol { Simple, ExtendedText, ExtendedBinary };
 constexpr Protocol kProtocols[] = {Protocol::Simple, Protocol::ExtendedText, Protocol::ExtendedBinary};

@@ -454,9 +454,17 @@ TEST_CASE("SELECT shape: HAVING over output columns and constants, with its text
   CHECK(hidden.having_aggregates[0].call_text == "count(*)");
   CHECK(hidden.having_aggregates[1].aggregate == sw::parser::AggregateCall::Avg);
   CHECK(hidden.having_aggregates[1].call_text == "avg(v)");
-  // Not evaluable by the proxy: an expression over aggregates, a FILTERed aggregate not selected,
-  // a function of a column, parameters compared with each other or cast.
-  for (const char* other : {"SELECT grp FROM t GROUP BY grp HAVING count(*) + 1 > 5",
+  // An expression over aggregates: its aggregate and then the expression are hidden outputs.
+  auto expression = facts("SELECT grp FROM t GROUP BY grp HAVING count(*) + 1 > 5").select;
+  REQUIRE(expression.having.size() == 1);
+  REQUIRE(expression.having_aggregates.size() == 2);
+  CHECK(expression.having.front().output == 2);
+  REQUIRE(expression.having_aggregates[1].expression);
+  CHECK(expression.having_aggregates[1].expression->kind == sw::parser::AggregateExpression::Kind::Add);
+  CHECK(expression.having_aggregates[1].expression->args.at(0).output == 1);
+  // Not evaluable by the proxy: an expression over aggregates it does not compute, a FILTERed
+  // aggregate not selected, a function of a column, parameters compared with each other or cast.
+  for (const char* other : {"SELECT grp FROM t GROUP BY grp HAVING count(*) % 2 > 0",
                             "SELECT grp FROM t GROUP BY grp HAVING count(*) FILTER (WHERE v > 1) > 5",
                             "SELECT grp, count(*) FROM t GROUP BY grp HAVING $1 = $2",
                             "SELECT grp, count(*) FROM t GROUP BY grp HAVING count(*) > $1::int",

@@ -146,8 +146,16 @@ TEST_CASE("HAVING without the key: the shards group without it, the plan applies
       shard_sql);
   CHECK_MESSAGE(shard_sql.find(" GROUP BY 4") != std::string::npos, shard_sql);
   CHECK_MESSAGE(shard_sql.find("HAVING") == std::string::npos, shard_sql);
-  // An expression over aggregates: refused.
-  Route refused = planned("SELECT status FROM orders GROUP BY status HAVING count(*) * 2 > 2");
+  // An expression over aggregates: a hidden output the merge computes (a placeholder column).
+  Route computed = planned("SELECT status FROM orders GROUP BY status HAVING count(*) * 2 > 2");
+  REQUIRE(computed.merge);
+  CHECK(computed.merge->hidden_outputs == 2);
+  REQUIRE(computed.merge->outputs.size() == 3);
+  CHECK(computed.merge->outputs[2].combine == sw::merge::Combine::Expression);
+  CHECK_MESSAGE(computed.merge->shard_sql.rfind("SELECT count(*), NULL::int4, status FROM ", 0) == 0,
+                computed.merge->shard_sql);
+  // One it does not compute: refused.
+  Route refused = planned("SELECT status FROM orders GROUP BY status HAVING count(*) % 2 > 0");
   CHECK(refused.kind == RouteKind::Error);
   CHECK(refused.error.message.find("HAVING") != std::string::npos);
 }

@@ -227,7 +227,7 @@ TEST_CASE("ORDER BY a column not in the select list: selected first as a hidden 
   // Still refused: DISTINCT, GROUP BY, * (found by name instead).
   for (const char* sql :
        {"SELECT * FROM orders ORDER BY qty + 1", "SELECT DISTINCT id FROM orders ORDER BY qty",
-        "SELECT status, count(*) FROM orders GROUP BY status ORDER BY max(qty)"}) {
+        "SELECT status, count(*) FROM orders GROUP BY status ORDER BY max(qty) % 2"}) {
     Route refused = route(first(sql), nullptr, *dir, rules);
     CHECK_MESSAGE(refused.kind == RouteKind::Error, sql);
   }

@@ -1,0 +1,422 @@
+#include "merge/expression.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "merge/value.h"
+
+namespace sw::merge {
+namespace {
+
+using Kind = Expression::Kind;
+
+// One operand: its type (int2/int4/int8 in `integer`, numeric in `decimal`, float8 in `real`).
+struct Number {
+  uint32_t type = 0;
+  bool null = true;
+  Int128 integer = 0;
+  double real = 0;
+  Decimal decimal = Decimal::from_int(0);
+};
+
+bool is_integer(uint32_t type) { return type == oid::kInt2 || type == oid::kInt4 || type == oid::kInt8; }
+
+// PostgreSQL's implicit casts among the number types go up this order: an operator (or coalesce)
+// over two of them works in the higher one.
+int rank(uint32_t type) {
+  switch (type) {
+    case oid::kInt2: return 0;
+    case oid::kInt4: return 1;
+    case oid::kInt8: return 2;
+    case oid::kNumeric: return 3;
+    case oid::kFloat8: return 4;
+    default: return -1;
+  }
+}
+
+uint32_t wider(uint32_t a, uint32_t b) { return rank(a) >= rank(b) ? a : b; }
+
+Status unsupported(const std::string& what) {
+  return Status::client("0A000", "an expression over aggregates of a read merged across shards " + what +
+                                     ", which shardwire does not compute; select the aggregates themselves");
+}
+
+Status out_of_range(uint32_t type) {
+  const char* name = type == oid::kInt2 ? "smallint" : type == oid::kInt4 ? "integer" : "bigint";
+  return Status::client("22003", std::string(name) + " out of range");
+}
+
+Status division_by_zero() { return Status::client("22012", "division by zero"); }
+
+bool fits(Int128 value, uint32_t type) {
+  const Int128 max = type == oid::kInt2 ? INT16_MAX : type == oid::kInt4 ? INT32_MAX : INT64_MAX;
+  return value <= max && value >= -max - 1;
+}
+
+// A number literal's type as PostgreSQL's make_const gives it: int4, int8 when it needs it,
+// numeric for a fraction, an exponent or more digits.
+uint32_t constant_type(const std::string& text) {
+  int64_t value = 0;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return oid::kNumeric;
+  return fits(value, oid::kInt4) ? oid::kInt4 : oid::kInt8;
+}
+
+Result<Number> parse_number(uint32_t type, const std::string& text) {
+  Number out;
+  out.type = type;
+  out.null = false;
+  auto bad = [&] {
+    return Status::server("22P02", "cannot read \"" + text.substr(0, 64) + "\" as " + type_name(type));
+  };
+  if (is_integer(type)) {
+    int64_t value = 0;
+    auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return bad();
+    out.integer = value;
+  } else if (type == oid::kNumeric) {
+    auto value = Decimal::parse(text);
+    if (!value) return bad();
+    out.decimal = *value;
+  } else {
+    char* end = nullptr;
+    out.real = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) return bad();
+  }
+  return out;
+}
+
+// `value` as type `to`: widening as the operators do, or a cast (numeric and float8 to integers
+// rounded, range-checked; float8 to numeric through its 15 significant digits).
+Result<Number> convert(Number value, uint32_t to) {
+  if (value.null || value.type == to) {
+    value.type = to;
+    return value;
+  }
+  Number out;
+  out.type = to;
+  out.null = false;
+  if (is_integer(to)) {
+    if (is_integer(value.type)) {
+      out.integer = value.integer;
+    } else if (value.type == oid::kNumeric) {
+      if (value.decimal.is_special())
+        return Status::client("0A000", std::string("cannot convert ") +
+                                           (value.decimal.is_nan() ? "NaN" : "infinity") + " to " +
+                                           (to == oid::kInt2   ? "smallint"
+                                            : to == oid::kInt4 ? "integer"
+                                                               : "bigint"));
+      const std::string text = value.decimal.round(0).text();
+      if (text.size() > 21) return out_of_range(to);
+      auto parsed = parse_number(oid::kInt8, text);
+      if (!parsed) return out_of_range(to);
+      out.integer = parsed->integer;
+    } else {
+      const double rounded = std::nearbyint(value.real);
+      if (std::isnan(rounded) || rounded < -9223372036854775808.0 || rounded >= 9223372036854775808.0)
+        return out_of_range(to);
+      out.integer = static_cast<int64_t>(rounded);
+    }
+    if (!fits(out.integer, to)) return out_of_range(to);
+  } else if (to == oid::kNumeric) {
+    if (is_integer(value.type)) {
+      out.decimal = Decimal::from_int(static_cast<int64_t>(value.integer));
+    } else {
+      char text[64];
+      if (std::isnan(value.real)) {
+        std::snprintf(text, sizeof text, "NaN");
+      } else if (std::isinf(value.real)) {
+        std::snprintf(text, sizeof text, value.real < 0 ? "-Infinity" : "Infinity");
+      } else {
+        std::snprintf(text, sizeof text, "%.*g", 15, value.real);
+      }
+      return parse_number(oid::kNumeric, text);
+    }
+  } else {
+    out.real = is_integer(value.type) ? static_cast<double>(value.integer)
+                                      : std::strtod(value.decimal.text().c_str(), nullptr);
+  }
+  return out;
+}
+
+Result<Number> integer_operation(Kind kind, Int128 a, Int128 b, uint32_t type) {
+  Number out;
+  out.type = type;
+  out.null = false;
+  switch (kind) {
+    case Kind::Add: out.integer = a + b; break;
+    case Kind::Subtract: out.integer = a - b; break;
+    case Kind::Multiply: out.integer = a * b; break;
+    default:
+      if (b == 0) return division_by_zero();
+      out.integer = a / b;  // truncated toward zero, as C's and PostgreSQL's
+  }
+  if (!fits(out.integer, type)) return out_of_range(type);
+  return out;
+}
+
+// float8pl, float8mi, float8mul, float8div with float.h's overflow and underflow checks.
+Result<Number> real_operation(Kind kind, double a, double b) {
+  Number out;
+  out.type = oid::kFloat8;
+  out.null = false;
+  const Status overflow = Status::client("22003", "value out of range: overflow");
+  const Status underflow = Status::client("22003", "value out of range: underflow");
+  if (kind == Kind::Divide) {
+    if (b == 0.0 && !std::isnan(a)) return division_by_zero();
+    out.real = a / b;
+    if (std::isinf(out.real) && !std::isinf(a)) return overflow;
+    if (out.real == 0.0 && a != 0.0 && !std::isinf(b)) return underflow;
+    return out;
+  }
+  out.real = kind == Kind::Add ? a + b : kind == Kind::Subtract ? a - b : a * b;
+  if (std::isinf(out.real) && !std::isinf(a) && !std::isinf(b)) return overflow;
+  if (kind == Kind::Multiply && out.real == 0.0 && a != 0.0 && b != 0.0) return underflow;
+  return out;
+}
+
+Result<Number> decimal_operation(Kind kind, const Decimal& a, const Decimal& b) {
+  Number out;
+  out.type = oid::kNumeric;
+  out.null = false;
+  if (kind == Kind::Add) {
+    out.decimal = a.add(b);
+    return out;
+  }
+  if (a.is_nan() || b.is_nan()) {
+    out.decimal = *Decimal::parse("NaN");
+    return out;
+  }
+  if (a.is_special() || b.is_special()) return unsupported("has infinity in a numeric operation");
+  if (kind == Kind::Subtract) out.decimal = a.subtract(b);
+  if (kind == Kind::Multiply) out.decimal = a.multiply(b);
+  if (kind == Kind::Divide) {
+    if (b.sign() == 0) return division_by_zero();
+    out.decimal = a.divide(b);
+  }
+  return out;
+}
+
+class Evaluator {
+ public:
+  Evaluator(const std::vector<uint32_t>& types, const std::vector<BindParameter>& parameters, const Row* row)
+      : types_(types), parameters_(parameters), row_(row) {}
+
+  // The node's type; `hint`: the type an operand of unknown type takes (0: none).
+  Result<uint32_t> type(const Expression& e, uint32_t hint) const;
+  Result<Number> value(const Expression& e, uint32_t hint) const;
+
+ private:
+  Result<uint32_t> number_type(const Expression& e, uint32_t hint) const {
+    auto t = type(e, hint);
+    if (t && *t != 0 && rank(*t) < 0)
+      return unsupported(std::string("reads a value of type ") + type_name(*t));
+    return t;
+  }
+  // An operator's operand types: an unknown one takes the other's.
+  Result<std::pair<uint32_t, uint32_t>> operands(const Expression& a, const Expression& b) const;
+  Result<Number> round(const Expression& e) const;
+
+  const std::vector<uint32_t>& types_;
+  const std::vector<BindParameter>& parameters_;
+  const Row* row_;
+};
+
+Result<std::pair<uint32_t, uint32_t>> Evaluator::operands(const Expression& a, const Expression& b) const {
+  auto left = number_type(a, 0);
+  if (!left) return left.status();
+  auto right = number_type(b, *left);
+  if (!right) return right.status();
+  if (*left == 0) {
+    left = number_type(a, *right);
+    if (!left) return left.status();
+  }
+  if (*left == 0 || *right == 0) return unsupported("has an operator between two values of unknown type");
+  return std::pair{*left, *right};
+}
+
+Result<uint32_t> Evaluator::type(const Expression& e, uint32_t hint) const {
+  switch (e.kind) {
+    case Kind::Output:
+      if (e.output < 0 || static_cast<size_t>(e.output) >= types_.size())
+        return Status::proxy("XX000", "an expression reads an output column the merge does not have");
+      return types_[static_cast<size_t>(e.output)];
+    case Kind::Constant: return e.constant ? constant_type(*e.constant) : hint;
+    case Kind::Param: {
+      const auto index = static_cast<size_t>(e.param - 1);
+      if (e.param > 0 && index < parameters_.size() && parameters_[index].type != 0)
+        return parameters_[index].type;
+      return hint;
+    }
+    case Kind::Negate: return number_type(e.args.at(0), hint);
+    case Kind::Cast: return e.type;
+    case Kind::Round: {
+      if (e.args.size() == 2) return static_cast<uint32_t>(oid::kNumeric);
+      auto arg = number_type(e.args.at(0), 0);
+      if (!arg) return arg.status();
+      if (*arg == 0) return unsupported("rounds a value of unknown type");
+      return *arg == oid::kNumeric ? oid::kNumeric : oid::kFloat8;
+    }
+    case Kind::Coalesce: {
+      uint32_t common = 0;
+      for (const Expression& arg : e.args) {
+        auto t = number_type(arg, 0);
+        if (!t) return t.status();
+        if (*t != 0) common = common == 0 ? *t : wider(common, *t);
+      }
+      return common == 0 ? hint : common;
+    }
+    case Kind::Nullif: {
+      auto both = operands(e.args.at(0), e.args.at(1));
+      if (!both) return both.status();
+      return both->first;
+    }
+    default: {
+      auto both = operands(e.args.at(0), e.args.at(1));
+      if (!both) return both.status();
+      return wider(both->first, both->second);
+    }
+  }
+}
+
+Result<Number> Evaluator::round(const Expression& e) const {
+  if (e.args.size() == 1) {
+    auto t = type(e, 0);
+    if (!t) return t.status();
+    auto arg = value(e.args[0], *t);
+    if (!arg) return arg.status();
+    auto converted = convert(*arg, *t);
+    if (!converted || converted->null) return converted;
+    if (*t == oid::kFloat8) converted->real = std::nearbyint(converted->real);  // rint: to even
+    if (*t == oid::kNumeric) converted->decimal = converted->decimal.round(0);
+    return converted;
+  }
+  auto x_type = number_type(e.args[0], oid::kNumeric);
+  auto n_type = number_type(e.args[1], oid::kInt4);
+  if (!x_type) return x_type.status();
+  if (!n_type) return n_type.status();
+  if (*x_type == oid::kFloat8 || (*n_type != oid::kInt4 && *n_type != oid::kInt2))
+    return unsupported("calls round() with other than numeric and integer arguments");
+  auto x = value(e.args[0], *x_type);
+  if (!x) return x.status();
+  auto n = value(e.args[1], *n_type);
+  if (!n) return n.status();
+  auto out = convert(*x, oid::kNumeric);
+  if (!out || out->null) return out;
+  if (n->null) return Number{oid::kNumeric};
+  const auto scale = static_cast<int>(std::max<Int128>(-2000, std::min<Int128>(2000, n->integer)));
+  out->decimal = out->decimal.round(scale);
+  return out;
+}
+
+Result<Number> Evaluator::value(const Expression& e, uint32_t hint) const {
+  auto t = number_type(e, hint);
+  if (!t) return t.status();
+  if (*t == 0) return unsupported("has a value of unknown type");
+  Number null;
+  null.type = *t;
+  switch (e.kind) {
+    case Kind::Output: {
+      const auto& text = (*row_)[static_cast<size_t>(e.output)];
+      return text ? parse_number(*t, *text) : null;
+    }
+    case Kind::Constant: return e.constant ? parse_number(constant_type(*e.constant), *e.constant) : null;
+    case Kind::Param: {
+      const auto index = static_cast<size_t>(e.param - 1);
+      if (e.param <= 0 || index >= parameters_.size())
+        return Status::client("08P01", "the Bind message has no parameter $" + std::to_string(e.param));
+      const BindParameter& p = parameters_[index];
+      if (!p.value) return null;
+      if (p.format == 0) return parse_number(*t, *p.value);
+      auto text = binary_to_text(*t, *p.value);
+      if (!text) return text.status();
+      return parse_number(*t, *text);
+    }
+    case Kind::Negate: {
+      auto arg = value(e.args.at(0), *t);
+      if (!arg || arg->null) return arg;
+      if (is_integer(*t)) return integer_operation(Kind::Subtract, 0, arg->integer, *t);
+      if (*t == oid::kFloat8) arg->real = -arg->real;
+      if (*t == oid::kNumeric && !arg->decimal.is_nan()) {
+        if (arg->decimal.is_special()) return unsupported("negates an infinite numeric");
+        arg->decimal = arg->decimal.sign() == 0 ? arg->decimal : Decimal::from_int(0).subtract(arg->decimal);
+      }
+      return arg;
+    }
+    case Kind::Cast: {
+      auto arg = value(e.args.at(0), *t);
+      if (!arg) return arg.status();
+      return convert(*arg, *t);
+    }
+    case Kind::Round: return round(e);
+    case Kind::Coalesce:
+      for (const Expression& arg : e.args) {  // later arguments are not evaluated
+        auto v = value(arg, *t);
+        if (!v) return v.status();
+        if (!v->null) return convert(*v, *t);
+      }
+      return null;
+    case Kind::Nullif: {
+      auto both = operands(e.args.at(0), e.args.at(1));
+      if (!both) return both.status();
+      auto a = value(e.args[0], both->first);
+      if (!a || a->null) return a;
+      auto b = value(e.args[1], both->second);
+      if (!b) return b.status();
+      if (b->null) return a;
+      const uint32_t common = wider(both->first, both->second);
+      auto x = convert(*a, common);
+      auto y = convert(*b, common);
+      if (!x) return x.status();
+      if (!y) return y.status();
+      const bool equal = is_integer(common) ? x->integer == y->integer
+                         : common == oid::kFloat8
+                             ? x->real == y->real || (std::isnan(x->real) && std::isnan(y->real))
+                             : x->decimal.compare(y->decimal) == 0;
+      return equal ? null : *a;
+    }
+    default: {
+      auto both = operands(e.args.at(0), e.args.at(1));
+      if (!both) return both.status();
+      auto a = value(e.args[0], both->first);
+      if (!a) return a.status();
+      auto b = value(e.args[1], both->second);
+      if (!b) return b.status();
+      if (a->null || b->null) return null;  // strict operators are not called
+      auto x = convert(*a, *t);
+      auto y = convert(*b, *t);
+      if (!x) return x.status();
+      if (!y) return y.status();
+      if (is_integer(*t)) return integer_operation(e.kind, x->integer, y->integer, *t);
+      if (*t == oid::kFloat8) return real_operation(e.kind, x->real, y->real);
+      return decimal_operation(e.kind, x->decimal, y->decimal);
+    }
+  }
+}
+
+}  // namespace
+
+Result<uint32_t> expression_type(const Expression& expression, const std::vector<uint32_t>& types,
+                                 const std::vector<BindParameter>& parameters) {
+  auto t = Evaluator(types, parameters, nullptr).type(expression, 0);
+  if (!t) return t.status();
+  if (rank(*t) < 0)
+    return unsupported(*t == 0 ? "has a value of unknown type"
+                               : std::string("gives a value of type ") + type_name(*t));
+  return t;
+}
+
+Result<std::optional<std::string>> evaluate_expression(const Expression& expression, const Row& row,
+                                                       const std::vector<uint32_t>& types,
+                                                       const std::vector<BindParameter>& parameters) {
+  auto v = Evaluator(types, parameters, &row).value(expression, 0);
+  if (!v) return v.status();
+  if (v->null) return std::optional<std::string>();
+  if (is_integer(v->type)) return std::optional(std::to_string(static_cast<long long>(v->integer)));
+  if (v->type == oid::kFloat8) return std::optional(format_float8(v->real));
+  return std::optional(v->decimal.text());
+}
+
+}  // namespace sw::merge
