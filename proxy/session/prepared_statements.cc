@@ -1,9 +1,13 @@
 #include "session/prepared_statements.h"
 
 #include <algorithm>
+#include <atomic>
+#include <utility>
 
 namespace sw::session {
 namespace {
+
+std::atomic<uint64_t> g_schema_epoch{0};
 
 std::string registry_key(std::string_view query, const std::vector<uint32_t>& param_types,
                          std::string_view search_path) {
@@ -55,9 +59,39 @@ bool same_parse(const PreparedStatement& a, const PreparedStatement& b) {
          (a.query == b.query && a.param_types == b.param_types && a.search_path == b.search_path);
 }
 
+uint64_t schema_epoch() { return g_schema_epoch.load(std::memory_order_acquire); }
+
+void advance_schema_epoch() { g_schema_epoch.fetch_add(1, std::memory_order_acq_rel); }
+
+bool changes_schema(const parser::QueryFacts& facts) {
+  return std::any_of(facts.statements.begin(), facts.statements.end(), [](const parser::StatementFacts& s) {
+    // TRUNCATE (DDL to the parser) changes no table's row type.
+    return s.kind == parser::StatementKind::Ddl && s.node_type != "TruncateStmt";
+  });
+}
+
+void SchemaChanges::note_sent(const parser::QueryFacts& facts) {
+  if (!changes_schema(facts)) return;
+  advance_schema_epoch();
+  pending_ = true;
+}
+
+void SchemaChanges::end_transaction() {
+  if (std::exchange(pending_, false)) advance_schema_epoch();
+}
+
+void StatementRegistry::forget_older_schema() {
+  epoch_ = schema_epoch();
+  by_id_.clear();
+  by_key_.clear();
+  own_awaiting_.clear();
+  parsed_texts_.clear();
+}
+
 std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_view query,
                                                                    const std::vector<uint32_t>& param_types,
                                                                    std::string_view search_path) {
+  if (schema_epoch() != epoch_) forget_older_schema();
   const bool shared = !resolves_parameter_types(query, param_types);
   std::string key = registry_key(query, param_types, search_path);
   if (shared) {

@@ -36,6 +36,30 @@ struct PreparedStatement {
   std::shared_ptr<const parser::QueryFacts> facts;
 };
 
+// The schema epoch: counts the schema changes (DDL) clients sent through this process, so every
+// worker's registry forgets the statements it shares once one may be stale (docs/architecture.md
+// §5.3). Process-wide: workers are threads, and a change by a client of one worker concerns the
+// statements of all.
+uint64_t schema_epoch();
+void advance_schema_epoch();
+
+// True when `facts` hold a statement that can change what a prepared statement's plan depends on
+// (CREATE/ALTER/DROP of a table, type, view, function, ...): StatementKind::Ddl but TRUNCATE.
+bool changes_schema(const parser::QueryFacts& facts);
+
+// One per client: advances the schema epoch when the client sends DDL (its own later Parses
+// in the same transaction see the change), and again when that transaction ends (other
+// clients see the change only then; a statement shared between the two may have been planned
+// against the old schema).
+class SchemaChanges {
+ public:
+  void note_sent(const parser::QueryFacts& facts);
+  void end_transaction();
+
+ private:
+  bool pending_ = false;  // DDL sent in the transaction in progress
+};
+
 // One per worker: interns (query, parameter types) -> statement. Not thread-safe by design.
 class StatementRegistry {
  public:
@@ -43,7 +67,9 @@ class StatementRegistry {
   // when the server resolves some parameter's type (resolves_parameter_types). The server resolves
   // the names of a Parse by the search_path in effect: clients whose search_path was set by other
   // statements (SessionState::current) share none (pgjdbc's SET search_path, then the same text
-  // prepared again, reads the other schema's table).
+  // prepared again, reads the other schema's table). Once the schema epoch advanced, the registry
+  // first forgets every statement it shared and every text servers accepted (clients holding old
+  // statements keep them, as after retire()).
   std::shared_ptr<const PreparedStatement> intern(std::string_view query,
                                                   const std::vector<uint32_t>& param_types,
                                                   std::string_view search_path = {});
@@ -66,7 +92,9 @@ class StatementRegistry {
   // Keys of own statements some server accepted.
   std::unordered_set<std::string> parsed_texts_;
   uint64_t next_id_ = 1;
+  uint64_t epoch_ = 0;  // the schema epoch its statements were interned in
 
+  void forget_older_schema();
   void remember_own(uint64_t id, std::string key);
 };
 

@@ -123,6 +123,7 @@ struct ClientProfile {
   std::map<std::string, std::string> parameters;  // ParameterStatus values as the client was last told
   SessionState settings;                          // SET/RESET, to bring each server to them
   ClientStatements statements;                    // its prepared statements (transaction pooling)
+  SchemaChanges schema_changes;                   // DDL it sent: the schema epoch (§5.3)
   SqlStatements sql_statements;                   // its SQL-level PREPAREs
   ExtendedSqlCommands sql_commands;               // PREPARE/DEALLOCATE in the extended protocol
   BatchStatement unnamed;                         // its last unnamed statement, for routing a later Bind

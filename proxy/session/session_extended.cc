@@ -53,6 +53,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
                    ? Result<std::shared_ptr<const parser::QueryFacts>>(bound->facts)
                    : parser::analyze(query);
   if (facts) {
+    profile_.schema_changes.note_sent(**facts);
     for (const auto& statement : (*facts)->statements) {
       Status refused = refuse_protected_setting(statement);
       if (refused.is_ok()) refused = refuse_two_phase(statement.kind);

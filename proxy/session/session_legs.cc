@@ -236,6 +236,7 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
              txn_.leg.shard);
   consume_client(query.size);
   profile_.settings.end_transaction(false);
+  profile_.schema_changes.end_transaction();
   std::string rollback;
   wire::encode_query(rollback, "ROLLBACK");
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);

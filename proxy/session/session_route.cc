@@ -309,6 +309,7 @@ Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::str
       [this](std::string_view bytes) { client_->write(bytes); },
       [this, in_transaction, pools = std::move(pools), label, started = stats::monotonic_us()] {
         write_session_ready(in_transaction);
+        if (!in_transaction) profile_.schema_changes.end_transaction();  // DDL on every shard
         count_fanout(pools, label, started);
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
           if (!alive.lock()) return;

@@ -170,8 +170,10 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
   if (frame.type == 'Z') {
     // Only the client's own ReadyForQuery ends its transaction: a swallowed one (a joining
     // server's reset before the deferred BEGIN, a move's ROLLBACK) leaves the SETs pending.
-    if (relay && leg.server_status == 'I' && !leg.outside_transaction)
+    if (relay && leg.server_status == 'I' && !leg.outside_transaction) {
       profile_.settings.end_transaction(true);
+      profile_.schema_changes.end_transaction();
+    }
     if (!leg.outside_transaction) on_active_status();
     if (fence_.pending() && answered) return AfterMessage::Retry;
   }

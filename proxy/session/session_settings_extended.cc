@@ -21,7 +21,9 @@ void Session::note_bound_settings(std::string_view statement) {
       if (analyzed) facts = std::move(*analyzed);
     }
   }
-  if (facts != nullptr && changes_settings(*facts)) request_.bound_settings = std::move(facts);
+  if (facts == nullptr) return;
+  profile_.schema_changes.note_sent(*facts);  // DDL run again by a Bind of its statement
+  if (changes_settings(*facts)) request_.bound_settings = std::move(facts);
 }
 
 void Session::expect_execute() {

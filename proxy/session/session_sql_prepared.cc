@@ -40,6 +40,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   auto facts = parser::analyze(sql);
   if (!facts) return front;
   front.facts = std::move(*facts);
+  profile_.schema_changes.note_sent(*front.facts);
   if (prepare_transaction_as_rollback(front)) return front;
   if (!tracks_sql_prepared()) return front;
   const auto& statements = front.facts->statements;

@@ -164,6 +164,7 @@ void Session::after_two_phase_event() {
   }
   clock_.xact_started_us = now;
   profile_.settings.end_transaction(committed);
+  profile_.schema_changes.end_transaction();
   txn_.control.on_server_status('I');
   txn_.shards.end();
   if (request_.state == RequestState::Running) set_request_state(RequestState::Routing);

@@ -1,9 +1,11 @@
 // Prepared statements through shardwire's statement registry: a Parse re-planned after DDL or a
 // search_path change, parameter types left to the server, a Parse before the transaction's
 // server, the limit of statements a server holds, Parses skipped after an error, LISTEN in a
-// Flush-ended batch, the unnamed statement after its server went to another client.
+// Flush-ended batch, the unnamed statement after its server went to another client, a Parse
+// after DDL sent through the proxy.
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "it_test.h"
 #include "pipeline_results.h"
@@ -308,4 +310,65 @@ TEST_SUITE("statements") {
     CHECK_OK(other.exec("COMMIT"));
   }
 
+  // DDL sent through shardwire makes every later Parse plan anew (docs/architecture.md §5.3), as
+  // on PostgreSQL, where a statement parsed after the change never fails: asyncpg's suite prepared
+  // `SELECT * FROM tab1` after another test had recreated tab1 with other column types, and got
+  // 0A000 "cached plan must not change result type" from the statement shared before. A statement
+  // prepared before the change keeps failing, as on PostgreSQL.
+  TEST_CASE("a Parse after DDL sent through the proxy plans against the new tables") {
+    ProxyOptions options;
+    options.pool_mode = "transaction";
+    options.pool_size = 1;  // every client on the server that holds the old plan
+    options.workers = 1;
+    Target t(shared_cluster(), options);
+    INFO("proxy log:\n" << t.log_tail());
+    PgConn admin = shared_cluster().admin("app");
+    for (const bool by_preparer : {true, false}) {
+      for (const bool in_transaction : {false, true}) {
+        for (const std::string name : {"q", ""}) {
+          CAPTURE(by_preparer);
+          CAPTURE(in_transaction);
+          CAPTURE(name);
+          const std::string table = unique_name("ddl_epoch");
+          const std::string select = "SELECT * FROM " + table;
+          REQUIRE_OK(admin.exec("CREATE TABLE " + table + " (v int); INSERT INTO " + table + " VALUES (7)"));
+          PgConn a = t.connect_or_throw();
+          REQUIRE_OK(a.prepare(name, select));
+          CHECK(a.exec_prepared(name, {}).value(0, 0) == "7");
+          std::optional<PgConn> other;
+          if (!by_preparer) other.emplace(t.connect_or_throw());
+          PgConn& changer = by_preparer ? a : *other;
+          if (in_transaction) {
+            REQUIRE_OK(changer.exec("BEGIN"));
+            REQUIRE_OK(changer.exec("ALTER TABLE " + table + " ALTER COLUMN v TYPE text"));
+            REQUIRE_OK(changer.exec("UPDATE " + table + " SET v = 'seven'"));
+            if (by_preparer) {  // its own Parse later in the transaction sees the change
+              REQUIRE_OK(a.prepare(name + "_in", select));
+              PgResult r = a.exec_prepared(name + "_in", {});
+              CHECK_MESSAGE(r.ok(), r.describe());
+              if (r.ok()) CHECK(r.value(0, 0) == "seven");
+            }
+            REQUIRE_OK(changer.exec("COMMIT"));
+          } else {
+            REQUIRE_OK(changer.exec("DROP TABLE " + table + "; CREATE TABLE " + table +
+                                    " (v text); INSERT INTO " + table + " VALUES ('seven')"));
+          }
+          other.reset();
+          {
+            PgConn b = t.connect_or_throw();
+            REQUIRE_OK(b.prepare(name, select));
+            PgResult r = b.exec_prepared(name, {});
+            CHECK_MESSAGE(r.ok(), r.describe());
+            if (r.ok()) CHECK(r.value(0, 0) == "seven");
+          }
+          REQUIRE_OK(a.prepare(name + "_fresh", select));
+          PgResult fresh = a.exec_prepared(name + "_fresh", {});
+          CHECK_MESSAGE(fresh.ok(), fresh.describe());
+          if (fresh.ok()) CHECK(fresh.value(0, 0) == "seven");
+          if (!name.empty()) CHECK(a.exec_prepared(name, {}).sqlstate() == "0A000");
+          admin.exec("DROP TABLE " + table);
+        }
+      }
+    }
+  }
 }  // TEST_SUITE

@@ -93,3 +93,53 @@ TEST_CASE("a statement's facts are analyzed once when interned, none for a text 
   CHECK(client.shared("q") == statement);
   CHECK(client.shared("other") == nullptr);
 }
+
+// DDL sent through the proxy advances the schema epoch (docs/architecture.md §5.3): a registry
+// that sees a newer one shares none of its older statements or accepted texts, and a client
+// holding an old statement keeps it (PostgreSQL's own error for a statement prepared before).
+TEST_CASE("a registry forgets its shared statements and accepted texts once the schema changed") {
+  using sw::session::SchemaChanges;
+  StatementRegistry registry;
+  auto shared = registry.intern("SELECT * FROM t", {});
+  auto own = registry.intern("SELECT * FROM t WHERE v = $1", {0});
+  registry.mark_validated(shared->id);
+  registry.mark_validated(own->id);
+  REQUIRE(registry.intern("SELECT * FROM t", {}) == shared);
+  REQUIRE(registry.intern("SELECT * FROM t WHERE v = $1", {0})->validated);
+
+  SchemaChanges client;
+  client.note_sent(*registry.intern("SELECT 1", {})->facts);  // no DDL: nothing changes
+  CHECK(registry.intern("SELECT * FROM t", {}) == shared);
+  const uint64_t before = sw::session::schema_epoch();
+  auto alter = registry.intern("SELECT 1; ALTER TABLE t ALTER COLUMN v TYPE text", {});
+  REQUIRE(alter->facts != nullptr);
+  client.note_sent(*alter->facts);
+  CHECK(sw::session::schema_epoch() == before + 1);
+  auto after = registry.intern("SELECT * FROM t", {});
+  CHECK(after != shared);
+  CHECK(after->id != shared->id);
+  CHECK_FALSE(after->validated);
+  CHECK_FALSE(registry.intern("SELECT * FROM t WHERE v = $1", {0})->validated);
+  CHECK(shared->query == "SELECT * FROM t");  // its clients keep it
+  registry.mark_validated(shared->id);        // an answer for the old one changes nothing now
+  CHECK_FALSE(registry.intern("SELECT * FROM t", {})->validated);
+
+  // The end of the DDL's transaction advances it once more, and only once.
+  auto during = registry.intern("SELECT * FROM t", {});
+  client.end_transaction();
+  CHECK(sw::session::schema_epoch() == before + 2);
+  CHECK(registry.intern("SELECT * FROM t", {}) != during);
+  client.end_transaction();
+  CHECK(sw::session::schema_epoch() == before + 2);
+  for (const char* ddl :
+       {"CREATE TYPE e AS ENUM ('a')", "DROP TABLE t", "CREATE TABLE t (v int)", "ALTER TYPE e ADD VALUE 'b'",
+        "CREATE DOMAIN d AS int", "DROP SCHEMA s CASCADE", "CREATE OR REPLACE VIEW w AS SELECT 1",
+        "CREATE EXTENSION hstore", "CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'"}) {
+    CAPTURE(ddl);
+    auto facts = registry.intern(ddl, {})->facts;
+    REQUIRE(facts != nullptr);
+    CHECK(sw::session::changes_schema(*facts));
+  }
+  CHECK_FALSE(sw::session::changes_schema(*registry.intern("SELECT * FROM t", {})->facts));
+  CHECK_FALSE(sw::session::changes_schema(*registry.intern("TRUNCATE t", {})->facts));
+}
