@@ -20,6 +20,7 @@
 #include "router/directory.h"
 #include "router/router.h"
 #include "session/client_auth.h"
+#include "session/cursor_statement.h"
 #include "session/cutover_wait.h"
 #include "session/drop_index.h"
 #include "session/fence_retry.h"
@@ -457,6 +458,16 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                             const router::Route& route);
   Next write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
   Next write_in_open_batch(const wire::Frame& query);
+  // SQL cursors over several shards (session_merged_cursor.cc).
+  Next merged_cursor_statement(const wire::Frame& frame);
+  Next declare_merged_cursor(const wire::Frame& frame, const CursorStatement& statement);
+  Next close_merged_cursors(const wire::Frame& frame, const CursorStatement& statement);
+  Next refuse_cursor_statement(const wire::Frame& frame, const Status& why);
+  void continue_cursor_fetch();
+  void start_cursor_round(const std::vector<int>& shards, std::vector<std::string> sql, CursorRound::Take take,
+                          std::function<void(const Status&)> after);
+  void fail_cursor(const Status& why);
+  void end_cursor_request();
   Status every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route);
   // COPY FROM STDIN into a sharded table (session_copy_in.cc)
   Start start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,
