@@ -67,9 +67,11 @@ Status CursorRound::on_leg_message(size_t index, const LegEngine::Message& messa
 
 void CursorRound::on_leg_ready(size_t /*leg*/) { finish_if_done(); }
 
-// The message was consumed; the leg is read on to its ReadyForQuery.
+// The message was consumed and the leg is read no further: the round ends, every server going
+// back owing the rest of its answer (the session reads and drops it).
 bool CursorRound::on_leg_refused(size_t /*leg*/, const Status& why) {
   note_error(why, {});
+  finish();
   return true;
 }
 

@@ -184,7 +184,11 @@ CursorStatement read_cursor_statement(std::string_view sql) {
   Token token;
   if (!next_token(sql, at, token) || !token.word) return {};
   if (token.text == "declare") return read_declare(sql, at);
-  if (token.text == "fetch" || token.text == "move") return read_fetch(sql, at, token.text == "move");
+  if (token.text == "fetch" || token.text == "move") {
+    CursorStatement fetch = read_fetch(sql, at, token.text == "move");
+    if (fetch.kind == CursorStatement::Kind::None) fetch.kind = CursorStatement::Kind::Unread;
+    return fetch;
+  }
   if (token.text != "close") return {};
   if (!next_token(sql, at, token) || (!token.word && !token.quoted) || !at_end(sql, at)) return {};
   CursorStatement out;

@@ -5,13 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
 namespace sw::session {
 
 struct CursorStatement {
-  enum class Kind : uint8_t { None, Declare, Fetch, Move, Close, CloseAll };
+  // Unread: a FETCH or MOVE in a form not read here.
+  enum class Kind : uint8_t { None, Declare, Fetch, Move, Close, CloseAll, Unread };
   Kind kind = Kind::None;
   std::string name;
   // DECLARE: the options written before CURSOR and the hold clause, and the query after FOR.
@@ -23,7 +25,7 @@ struct CursorStatement {
   // FETCH / MOVE: how many rows forward (kAll: every row left). `backward` names the form that
   // moves otherwise (BACKWARD, PRIOR, FIRST, LAST, ABSOLUTE n, RELATIVE n, a count of 0 or less),
   // which a merged cursor cannot run.
-  static constexpr int64_t kAll = -1;
+  static constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
   int64_t count = 1;
   std::string backward;
 };

@@ -49,6 +49,15 @@ Session::Next Session::merged_cursor_statement(const wire::Frame& frame) {
     return Next::Forward;
   }
   if (statement.kind == CursorStatement::Kind::Declare) return declare_merged_cursor(frame, statement);
+  if (statement.kind == CursorStatement::Kind::Unread) {
+    if (txn_.cursors.empty()) return Next::Forward;
+    if (txn_.leg.attached() && !txn_.leg.tracker.idle()) return wait_for_active_leg();
+    return refuse_cursor_statement(
+        frame,
+        Status::client("0A000",
+                       "shardwire reads a FETCH or MOVE while a cursor over several shards is open only "
+                       "as FETCH [NEXT | FORWARD [n | ALL] | n | ALL] [FROM | IN] name"));
+  }
   if (statement.kind == CursorStatement::Kind::CloseAll) {
     if (txn_.cursors.empty()) return Next::Forward;
   } else if (txn_.cursors.find(statement.name) == txn_.cursors.end()) {
