@@ -7,14 +7,15 @@
 
 namespace sw::session {
 
-CursorRound::CursorRound(std::vector<LegEngine::Target> targets, std::vector<std::string> sql,
+CursorRound::CursorRound(std::vector<LegEngine::Target> targets, std::vector<std::string> messages, int ready,
                          ServerState session_state, std::function<void(std::string_view)> write_client,
                          Take take, LegEngine::HandBack hand_back, std::function<void(const Status&)> done)
-    : write_client_(std::move(write_client)),
+    : ready_(ready),
+      write_client_(std::move(write_client)),
       take_(std::move(take)),
       hand_back_(std::move(hand_back)),
       done_(std::move(done)) {
-  for (std::string& statement : sql) legs_.push_back(Leg{std::move(statement)});
+  for (std::string& message : messages) legs_.push_back(Leg{std::move(message)});
   engine_ = std::make_unique<LegEngine>(std::move(targets), std::move(session_state), "a merged cursor",
                                         static_cast<LegEngine::Runner&>(*this));
 }
@@ -33,8 +34,8 @@ void CursorRound::start() {
 void CursorRound::on_leg_server(size_t index, std::string prologue, int ready_owed) {
   Leg& leg = legs_[index];
   leg.swallow_ready += ready_owed;
-  wire::encode_query(prologue, leg.sql);
-  leg.ready_owed = ready_owed + 1;
+  prologue += leg.messages;
+  leg.ready_owed = ready_owed + ready_;
   engine_->write(index, prologue);
 }
 
@@ -47,7 +48,7 @@ Status CursorRound::on_leg_message(size_t index, const LegEngine::Message& messa
         --leg.swallow_ready;
         return Status::ok();
       }
-      leg.done = true;
+      leg.done = leg.ready_owed <= 0;
       return Status::ok();
     case 'E':
       if (leg.swallow_ready > 0) {

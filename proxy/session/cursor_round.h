@@ -1,9 +1,9 @@
 // One round of a cursor merged across shards (docs/architecture.md §5.6, "Cursors merged across
-// shards"): one simple Query per leg, on the session's servers, each leg read to its
-// ReadyForQuery. The round's answers are not the client's: every message of a leg's answer but
-// ReadyForQuery, ErrorResponse and NoticeResponse goes to the owner's `take` (the merged cursor
-// state), notices go to the client, and a shard's first ErrorResponse goes to the client once, the
-// other legs still read to their end (no leg of the client's transaction is cancelled). At the end
+// shards"): what each leg is sent (simple Queries, or an extended batch ending in Sync), on the
+// session's servers, each leg read to its last ReadyForQuery. The round's answers are not the client's: every
+// message of a leg's answer but ReadyForQuery, ErrorResponse and NoticeResponse goes to the owner's `take`
+// (the merged cursor state), notices go to the client, and a shard's first ErrorResponse goes to the client
+// once, the other legs still read to their end (no leg of the client's transaction is cancelled). At the end
 // every server goes back to the session (`hand_back`, with the round's error: a failed round fails
 // the client's transaction on every leg), then `done` is called with that error.
 // An answer policy on the leg engine (session/leg_engine.h).
@@ -25,10 +25,11 @@ class CursorRound : private LegEngine::Runner {
   // A message of leg `leg`'s answer (type, body); an error fails the round (it reaches the client).
   using Take = std::function<Status(size_t leg, char type, std::string_view body)>;
 
-  // `targets` are the session's (Session::hold_read_servers), `sql[i]` what leg i runs.
-  CursorRound(std::vector<LegEngine::Target> targets, std::vector<std::string> sql, ServerState session_state,
-              std::function<void(std::string_view)> write_client, Take take, LegEngine::HandBack hand_back,
-              std::function<void(const Status&)> done);
+  // `targets` are the session's (Session::hold_read_servers), `messages[i]` what leg i is sent
+  // (wire messages), answered by `ready` ReadyForQuery messages.
+  CursorRound(std::vector<LegEngine::Target> targets, std::vector<std::string> messages, int ready,
+              ServerState session_state, std::function<void(std::string_view)> write_client, Take take,
+              LegEngine::HandBack hand_back, std::function<void(const Status&)> done);
   ~CursorRound() override;
   CursorRound(const CursorRound&) = delete;
   CursorRound& operator=(const CursorRound&) = delete;
@@ -40,7 +41,7 @@ class CursorRound : private LegEngine::Runner {
 
  private:
   struct Leg {
-    std::string sql;
+    std::string messages;
     int swallow_ready = 0;  // the prologue's ReadyForQuery messages
     int ready_owed = 0;     // ReadyForQuery still due for everything sent
     bool done = false;
@@ -61,6 +62,7 @@ class CursorRound : private LegEngine::Runner {
   void finish();
 
   std::vector<Leg> legs_;
+  int ready_ = 1;
   std::unique_ptr<LegEngine> engine_;
   std::function<void(std::string_view)> write_client_;
   Take take_;

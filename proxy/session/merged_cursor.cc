@@ -4,6 +4,9 @@
 #include <charconv>
 
 #include "session/cursor_statement.h"
+#include "session/split_bind.h"
+#include "wire/message_writer.h"
+#include "wire/messages.h"
 #include "wire/row_description.h"
 
 namespace sw::session {
@@ -43,11 +46,28 @@ MergedCursor::MergedCursor(std::string name, std::vector<int> shards, merge::Mer
   merger_.set_max_distinct_values(static_cast<size_t>(limits.max_distinct_values));
 }
 
-std::string MergedCursor::declare_sql(size_t leg) const {
-  const std::string& sql = plan_.shard_statements.empty() ? plan_.shard_sql : plan_.shard_statements[leg].sql;
+std::string MergedCursor::declare_messages(size_t leg, const Parameters* parameters) const {
+  const bool split = !plan_.shard_statements.empty();
+  const std::string& sql = split ? plan_.shard_statements[leg].sql : plan_.shard_sql;
   const std::string name = quoted_name(name_);
-  return merge::shard_collations_query(plan_.tables) + "DECLARE " + name + " NO SCROLL CURSOR FOR " + sql +
-         ";\nFETCH 0 FROM " + name;
+  const std::string declare = "DECLARE " + name + " NO SCROLL CURSOR FOR " + sql;
+  const std::string fetch = "FETCH 0 FROM " + name;
+  std::string out;
+  if (parameters == nullptr) {
+    wire::encode_query(out, merge::shard_collations_query(plan_.tables) + declare + ";\n" + fetch);
+    return out;
+  }
+  wire::encode_query(out, merge::shard_collations_query(plan_.tables));
+  wire::encode_parse(out, "", declare, parameters->types);
+  const bool replaced = split && !plan_.shard_statements[leg].params.empty();
+  const std::string values = replaced
+                                 ? replaced_bind_rest(parameters->values, plan_.shard_statements[leg].params)
+                                 : parameters->values;
+  wire::MessageWriter(out).begin('B').cstr("").cstr("").bytes(values).int16(0).end();
+  wire::encode_execute(out, "", 0);
+  wire::encode_sync(out);
+  wire::encode_query(out, fetch);
+  return out;
 }
 
 Status MergedCursor::take_declared(size_t leg, char type, std::string_view body) {

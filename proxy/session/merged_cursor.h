@@ -32,9 +32,17 @@ class MergedCursor {
   const std::vector<int>& shards() const { return shards_; }
   merge::Merger& merger() { return merger_; }
 
-  // What leg i runs to declare its cursor: the collations query, the DECLARE, and a `FETCH 0`
-  // that answers the cursor's RowDescription without moving it.
-  std::string declare_sql(size_t leg) const;
+  // The client's DECLARE in the extended protocol: its Parse's parameter types, and its Bind's
+  // parameter format codes and values as sent (wire::BindRest::parameters).
+  struct Parameters {
+    std::vector<uint32_t> types;
+    std::string values;
+  };
+  // What leg i is sent to declare its cursor (wire messages): the collations query, the DECLARE
+  // (with `parameters`, when given, as an extended batch), and a `FETCH 0` that answers the
+  // cursor's RowDescription without moving it; declare_ready() ReadyForQuery messages answer it.
+  std::string declare_messages(size_t leg, const Parameters* parameters) const;
+  static int declare_ready(const Parameters* parameters) { return parameters != nullptr ? 3 : 1; }
   // A message of leg i's answer to declare_sql.
   Status take_declared(size_t leg, char type, std::string_view body);
   // After the DECLARE round: every leg answered and the columns are known.

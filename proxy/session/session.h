@@ -461,11 +461,21 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   // SQL cursors over several shards (session_merged_cursor.cc).
   Next merged_cursor_statement(const wire::Frame& frame);
   Next declare_merged_cursor(const wire::Frame& frame, const CursorStatement& statement);
-  Next close_merged_cursors(const wire::Frame& frame, const CursorStatement& statement);
-  Next refuse_cursor_statement(const wire::Frame& frame, const Status& why);
+  void close_merged_cursors(const CursorStatement& statement, std::string head);
+  Next run_cursor_statement(const CursorStatement& statement, size_t consumed, const bool* described);
+  void forget_cursors_at_end(std::string_view sql);
+  Next refuse_cursor_statement(size_t consumed, const Status& why);
+  Next declare_merged_cursor_batch(const std::vector<wire::Frame>& frames, size_t consumed,
+                                   const CursorStatement& statement);
   void continue_cursor_fetch();
-  void start_cursor_round(const std::vector<int>& shards, std::vector<std::string> sql, CursorRound::Take take,
-                          std::function<void(const Status&)> after);
+  Next merged_cursor_batch(const wire::Frame& frame);
+  Status declare_refusal(const router::Route& route, const CursorStatement& statement) const;
+  void run_declare(const router::Route& route, const CursorStatement& statement,
+                   const MergedCursor::Parameters* parameters, std::string answer);
+  void start_cursor_round(const std::vector<int>& shards, const std::vector<std::string>& sql,
+                          CursorRound::Take take, std::function<void(const Status&)> after);
+  void start_cursor_round(const std::vector<int>& shards, std::vector<std::string> messages, int ready,
+                          CursorRound::Take take, std::function<void(const Status&)> after);
   void fail_cursor(const Status& why);
   void end_cursor_request();
   Status every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route);

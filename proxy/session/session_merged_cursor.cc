@@ -13,6 +13,9 @@
 #include "parser/analyze.h"
 #include "session/cursor_statement.h"
 #include "session/session.h"
+#include "wire/bind_rest.h"
+#include "wire/bind_values.h"
+#include "wire/message_writer.h"
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -30,6 +33,7 @@ Status backward_refusal(const CursorStatement& statement) {
 // A Query at the front of the input: a cursor statement this session answers across shards, or
 // Forward (the usual path).
 Session::Next Session::merged_cursor_statement(const wire::Frame& frame) {
+  if (frame.type == 'P' || frame.type == 'D') return merged_cursor_batch(frame);
   if (frame.type != 'Q' || !host_.directory()) return Next::Forward;
   if (!writes_in_transaction()) txn_.cursors.clear();  // the transaction that held them ended
   if (server_lent() || txn_.control.moving() || request_.batch_open || txn_.ending != Ending::None ||
@@ -39,24 +43,33 @@ Session::Next Session::merged_cursor_statement(const wire::Frame& frame) {
   if (!sql) return Next::Forward;
   CursorStatement statement = read_cursor_statement(*sql);
   if (statement.kind == CursorStatement::Kind::None) {
-    if (!txn_.cursors.empty()) {  // a transaction end drops them
-      auto facts = parser::analyze(*sql);
-      if (facts && (*facts)->statements.size() == 1 &&
-          ((*facts)->statements[0].kind == parser::StatementKind::Commit ||
-           (*facts)->statements[0].kind == parser::StatementKind::Rollback))
-        txn_.cursors.clear();
-    }
+    forget_cursors_at_end(*sql);
     return Next::Forward;
   }
   if (statement.kind == CursorStatement::Kind::Declare) return declare_merged_cursor(frame, statement);
+  return run_cursor_statement(statement, frame.size, nullptr);
+}
+
+// A COMMIT or ROLLBACK ends the cursors with the transaction.
+void Session::forget_cursors_at_end(std::string_view sql) {
+  if (txn_.cursors.empty()) return;
+  auto facts = parser::analyze(sql);
+  if (facts && (*facts)->statements.size() == 1 &&
+      ((*facts)->statements[0].kind == parser::StatementKind::Commit ||
+       (*facts)->statements[0].kind == parser::StatementKind::Rollback))
+    txn_.cursors.clear();
+}
+
+// FETCH, MOVE or CLOSE (a Query, or a batch whose Describe `*described` says) of a merged cursor;
+// Forward for another cursor's.
+Session::Next Session::run_cursor_statement(const CursorStatement& statement, size_t consumed,
+                                            const bool* described) {
   if (statement.kind == CursorStatement::Kind::Unread) {
     if (txn_.cursors.empty()) return Next::Forward;
-    if (txn_.leg.attached() && !txn_.leg.tracker.idle()) return wait_for_active_leg();
     return refuse_cursor_statement(
-        frame,
-        Status::client("0A000",
-                       "shardwire reads a FETCH or MOVE while a cursor over several shards is open only "
-                       "as FETCH [NEXT | FORWARD [n | ALL] | n | ALL] [FROM | IN] name"));
+        consumed, Status::client("0A000",
+                                 "shardwire reads a FETCH or MOVE while a cursor over several shards is open "
+                                 "only as FETCH [NEXT | FORWARD [n | ALL] | n | ALL] [FROM | IN] name"));
   }
   if (statement.kind == CursorStatement::Kind::CloseAll) {
     if (txn_.cursors.empty()) return Next::Forward;
@@ -67,57 +80,191 @@ Session::Next Session::merged_cursor_statement(const wire::Frame& frame) {
   if (txn_.control.aborted() || (txn_.leg.attached() && txn_.combined_status(txn_.leg.server_status) == 'E'))
     return Next::Forward;  // 25P02, as any statement
   if (clock_.request_started_us == 0) note_request_start();
-  if (!statement.backward.empty()) return refuse_cursor_statement(frame, backward_refusal(statement));
-  if (statement.kind == CursorStatement::Kind::Fetch || statement.kind == CursorStatement::Kind::Move) {
-    consume_client(frame.size);
-    set_request_state(RequestState::Running);
-    txn_.cursor_fetch =
-        CursorFetch{statement.name, statement.count, 0, statement.kind == CursorStatement::Kind::Move};
-    if (!txn_.cursor_fetch->move) client_->write(txn_.cursors[statement.name]->row_description());
-    continue_cursor_fetch();
+  if (!statement.backward.empty()) return refuse_cursor_statement(consumed, backward_refusal(statement));
+  const bool fetch = statement.kind == CursorStatement::Kind::Fetch;
+  std::string head;  // what the client gets before the rows or the tag
+  if (described != nullptr) {
+    wire::encode_parse_complete(head);
+    wire::encode_bind_complete(head);
+  }
+  if (fetch && (described == nullptr || *described)) {
+    head += txn_.cursors[statement.name]->row_description();
+  } else if (described != nullptr && *described) {
+    wire::MessageWriter(head).begin('n').end();  // NoData
+  }
+  consume_client(consumed);
+  set_request_state(RequestState::Running);
+  if (!fetch && statement.kind != CursorStatement::Kind::Move) {
+    close_merged_cursors(statement, std::move(head));
     return Next::Stop;
   }
-  return close_merged_cursors(frame, statement);
+  txn_.cursor_fetch = CursorFetch{statement.name, statement.count, 0, !fetch};
+  client_->write(head);
+  continue_cursor_fetch();
+  return Next::Stop;
 }
 
-// A refusal fails the transaction, as the statement's error would on PostgreSQL.
-Session::Next Session::refuse_cursor_statement(const wire::Frame& frame, const Status& why) {
-  if (!txn_.leg.attached()) {
-    refuse_request(why);
+// A refusal fails the transaction, as the statement's error would on PostgreSQL; `consumed`: the
+// client's Query, or its whole batch up to the Sync.
+Session::Next Session::refuse_cursor_statement(size_t consumed, const Status& why) {
+  if (txn_.leg.attached() && !txn_.leg.tracker.idle()) return wait_for_active_leg();
+  if (clock_.request_started_us == 0) note_request_start();
+  if (txn_.leg.attached()) {
+    inject_abort(why, false);  // its ErrorResponse and ReadyForQuery are the client's answer
+  } else {
+    txn_.control.abort_if_deferred();
+    std::string out;
+    wire::encode_error(out, "ERROR", why.sqlstate, why.message);
+    wire::encode_ready_for_query(out, txn_.control.status());
+    client_->write(out);
+    set_request_state(RequestState::Answered);
+  }
+  consume_client(consumed);
+  return Next::Continue;
+}
+
+// An extended batch at the front of the input: psycopg's named cursors send their DECLARE as
+// Parse, Bind, Describe portal, Execute, Sync (with the query's parameters), then Describe of the
+// cursor's portal and Sync. Either, for a cursor over several shards, is answered here.
+Session::Next Session::merged_cursor_batch(const wire::Frame& first) {
+  if (request_.batch_open || !host_.directory() || server_lent() || txn_.control.moving() ||
+      txn_.ending != Ending::None || (txn_.leg.attached() && txn_.leg.outside_transaction))
+    return Next::Forward;
+  CursorStatement statement;
+  if (first.type == 'P') {
+    auto parse = wire::decode_parse(first.body);
+    if (!parse || !parse->statement.empty()) return Next::Forward;
+    statement = read_cursor_statement(parse->query);
+    if (statement.kind == CursorStatement::Kind::None) {
+      forget_cursors_at_end(parse->query);
+      return Next::Forward;
+    }
+    if (statement.kind != CursorStatement::Kind::Declare && txn_.cursors.empty()) return Next::Forward;
+  } else if (txn_.cursors.empty() || !wire::describes_portal(first.body) ||
+             txn_.cursors.find(first.body.substr(1, first.body.size() - 2)) == txn_.cursors.end()) {
+    return Next::Forward;
+  }
+  std::vector<wire::Frame> frames;
+  const std::string_view input = client_input();
+  size_t offset = 0;
+  while (frames.empty() || frames.back().type != 'S') {
+    auto read = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
+    if (read.status == wire::FrameStatus::NeedMore) return Next::Stop;  // the rest of the batch first
+    if (read.status != wire::FrameStatus::Complete || frames.size() == 5 || read.frame.type == 'H')
+      return Next::Forward;
+    frames.push_back(read.frame);
+    offset += read.frame.size;
+  }
+  if (!writes_in_transaction()) txn_.cursors.clear();
+  if (txn_.leg.attached() && !txn_.leg.tracker.idle()) return wait_for_active_leg();
+  if (txn_.control.aborted() || (txn_.leg.attached() && txn_.combined_status(txn_.leg.server_status) == 'E'))
+    return Next::Forward;
+  if (first.type == 'D') {
+    if (frames.size() != 2) return Next::Forward;
+    auto found = txn_.cursors.find(first.body.substr(1, first.body.size() - 2));
+    if (found == txn_.cursors.end()) return Next::Forward;
+    std::string out = found->second->row_description();
+    wire::encode_ready_for_query(out, txn_.control.status());
+    client_->write(out);
+    consume_client(offset);
+    set_request_state(RequestState::Answered);
     return Next::Continue;
   }
-  if (!txn_.leg.tracker.idle()) return wait_for_active_leg();
+  if (statement.kind == CursorStatement::Kind::Declare)
+    return declare_merged_cursor_batch(frames, offset, statement);
+  // Parse Bind [Describe portal] Execute Sync of a FETCH, MOVE or CLOSE, its results in text.
+  const bool described = frames.size() == 5;
+  auto bind = frames.size() >= 4 && frames[1].type == 'B'
+                  ? wire::decode_bind(frames[1].body)
+                  : Result<wire::BindMessage>(Status::client("08P01", ""));
+  auto rest = bind ? wire::decode_bind_rest(bind->rest) : Result<wire::BindRest>(Status::client("08P01", ""));
+  if (!rest || frames[frames.size() - 2].type != 'E' ||
+      (described && (frames[2].type != 'D' || !wire::describes_portal(frames[2].body))))
+    return Next::Forward;
+  for (uint16_t format : rest->result_formats) {
+    if (format != 0 && statement.kind == CursorStatement::Kind::Fetch &&
+        txn_.cursors.count(statement.name) > 0)
+      return refuse_cursor_statement(
+          offset,
+          Status::client("0A000", "cursor \"" + statement.name +
+                                      "\" reads several shards and returns its rows in text only; ask "
+                                      "for text results"));
+  }
+  return run_cursor_statement(statement, offset, &described);
+}
+
+// [Parse] Bind [Describe portal] Execute Sync of a DECLARE: the read routed with the Bind's values.
+Session::Next Session::declare_merged_cursor_batch(const std::vector<wire::Frame>& frames, size_t consumed,
+                                                   const CursorStatement& statement) {
+  const bool described = frames.size() == 5;
+  if (frames.size() < 4 || frames[1].type != 'B' || frames[frames.size() - 2].type != 'E' ||
+      (described && (frames[2].type != 'D' || !wire::describes_portal(frames[2].body))))
+    return Next::Forward;
+  auto parse = wire::decode_parse(frames[0].body);
+  auto bind = wire::decode_bind(frames[1].body);
+  if (!parse || !bind || !bind->statement.empty()) return Next::Forward;
+  auto facts = parser::analyze(statement.query);
+  if (!facts || (*facts)->statements.size() != 1) return Next::Forward;
+  router::BindValues values;
+  if (!wire::decode_bind_values(bind->rest, parse->param_types, &values).is_ok()) return Next::Forward;
+  router::Route route = router::route_query(**facts, &values, *host_.directory(), host_.routing_rules());
+  if (!scatter_read(route) || !writes_in_transaction()) return Next::Forward;
+  if (Status refused = declare_refusal(route, statement); !refused.is_ok())
+    return refuse_cursor_statement(consumed, refused);
+  auto rest = wire::decode_bind_rest(bind->rest);
+  if (!rest) return Next::Forward;
+  MergedCursor::Parameters parameters{parse->param_types, std::string(rest->parameters)};
+  std::string answer;
+  wire::encode_parse_complete(answer);
+  wire::encode_bind_complete(answer);
+  if (described) wire::MessageWriter(answer).begin('n').end();  // NoData: DECLARE returns no rows
   if (clock_.request_started_us == 0) note_request_start();
-  inject_abort(why, false);
-  consume_client(frame.size);
-  return Next::Continue;
+  profile_.unnamed_elsewhere = true;  // the legs' unnamed statement is the shards' DECLARE now
+  consume_client(consumed);
+  run_declare(route, statement, &parameters, std::move(answer));
+  return Next::Stop;
 }
 
 Session::Next Session::declare_merged_cursor(const wire::Frame& frame, const CursorStatement& statement) {
   auto facts = parser::analyze(statement.query);
   if (!facts || (*facts)->statements.size() != 1) return Next::Forward;
   router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
-  if (!scatter_read(route)) return Next::Forward;  // one shard's cursor, or the usual refusal
-  if (!writes_in_transaction()) return Next::Forward;
+  if (!scatter_read(route) || !writes_in_transaction()) return Next::Forward;  // one shard, or refused
   if (txn_.leg.attached() && !txn_.leg.tracker.idle()) return wait_for_active_leg();
   if (txn_.control.aborted() || (txn_.leg.attached() && txn_.combined_status(txn_.leg.server_status) == 'E'))
     return Next::Forward;
+  if (Status refused = declare_refusal(route, statement); !refused.is_ok())
+    return refuse_cursor_statement(frame.size, refused);
+  if (clock_.request_started_us == 0) note_request_start();
+  consume_client(frame.size);
+  run_declare(route, statement, nullptr, {});
+  return Next::Stop;
+}
+
+// Why a cursor over the shards of `route` cannot be declared; ok when it can.
+Status Session::declare_refusal(const router::Route& route, const CursorStatement& statement) const {
   const std::string what = "cursor \"" + statement.name + "\" reads " + route.table + " on several shards";
-  Status refused = held_read_refusal(route);
-  if (refused.is_ok() && statement.hold)
-    refused =
-        Status::client("0A000", what +
-                                    ": WITH HOLD would keep a server of every shard pinned to this client "
-                                    "after the transaction; declare it WITHOUT HOLD inside the transaction "
-                                    "(psycopg: withhold=False; Django: inside transaction.atomic()), or "
-                                    "add a shard key value");
-  if (refused.is_ok() && (statement.scroll || statement.binary))
-    refused = Status::client("0A000", what + ": " + (statement.scroll ? "SCROLL" : "BINARY") +
-                                          " is not supported on such a cursor; declare it NO SCROLL and in "
-                                          "text, or add a shard key value");
-  if (refused.is_ok() && txn_.cursors.count(statement.name) > 0)
-    refused = Status::client("42P03", "cursor \"" + statement.name + "\" already exists");
-  if (!refused.is_ok()) return refuse_cursor_statement(frame, refused);
+  if (Status refused = held_read_refusal(route); !refused.is_ok()) return refused;
+  if (statement.hold)
+    return Status::client("0A000",
+                          what +
+                              ": WITH HOLD would keep a server of every shard pinned to this client "
+                              "after the transaction; declare it WITHOUT HOLD inside the transaction "
+                              "(psycopg: withhold=False; Django: inside transaction.atomic()), or "
+                              "add a shard key value");
+  if (statement.scroll || statement.binary)
+    return Status::client("0A000", what + ": " + (statement.scroll ? "SCROLL" : "BINARY") +
+                                       " is not supported on such a cursor; declare it NO SCROLL and in "
+                                       "text, or add a shard key value");
+  if (txn_.cursors.count(statement.name) > 0)
+    return Status::client("42P03", "cursor \"" + statement.name + "\" already exists");
+  return Status::ok();
+}
+
+// Declares the cursor on the read's shards (the client's DECLARE was consumed); `parameters`: the
+// extended protocol's, whose answer starts with `answer` (ParseComplete, BindComplete, NoData).
+void Session::run_declare(const router::Route& route, const CursorStatement& statement,
+                          const MergedCursor::Parameters* parameters, std::string answer) {
   std::vector<int> shards;
   if (route.merge->shard_statements.empty()) {
     for (size_t i = 0; i < host_.directory()->shards().size(); ++i) shards.push_back(static_cast<int>(i));
@@ -126,29 +273,25 @@ Session::Next Session::declare_merged_cursor(const wire::Frame& frame, const Cur
   }
   auto cursor = std::make_shared<MergedCursor>(statement.name, shards, *route.merge, host_.config().fanout);
   cursor->merger().set_dates(date_reading());
-  std::vector<std::string> sql;
-  for (size_t i = 0; i < shards.size(); ++i) sql.push_back(cursor->declare_sql(i));
-  if (clock_.request_started_us == 0) note_request_start();
-  consume_client(frame.size);
+  std::vector<std::string> messages;
+  for (size_t i = 0; i < shards.size(); ++i) messages.push_back(cursor->declare_messages(i, parameters));
   set_request_state(RequestState::Running);
   start_cursor_round(
-      shards, std::move(sql),
+      shards, std::move(messages), MergedCursor::declare_ready(parameters),
       [cursor](size_t leg, char type, std::string_view body) {
         return cursor->take_declared(leg, type, body);
       },
-      [this, cursor](const Status& error) {
+      [this, cursor, answer = std::move(answer)](const Status& error) mutable {
         if (!error.is_ok()) return end_cursor_request();
         if (!cursor->declared()) {
           fail_cursor(Status::server("08P01", "a shard did not describe cursor \"" + cursor->name() + "\""));
           return;
         }
         txn_.cursors[cursor->name()] = cursor;
-        std::string out;
-        wire::encode_command_complete(out, "DECLARE CURSOR");
-        client_->write(out);
+        wire::encode_command_complete(answer, "DECLARE CURSOR");
+        client_->write(answer);
         end_cursor_request();
       });
-  return Next::Stop;
 }
 
 // Pulls merged rows for the FETCH or MOVE in progress; when a shard's rows ran out, a round refills
@@ -206,7 +349,7 @@ void Session::continue_cursor_fetch() {
 
 // CLOSE name / CLOSE ALL: closed on the shards that hold it (CLOSE ALL: on every leg too, for the
 // cursors of one shard).
-Session::Next Session::close_merged_cursors(const wire::Frame& frame, const CursorStatement& statement) {
+void Session::close_merged_cursors(const CursorStatement& statement, std::string head) {
   std::vector<int> shards;
   auto add = [&shards](int shard) {
     if (shard >= 0 && std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
@@ -222,8 +365,6 @@ Session::Next Session::close_merged_cursors(const wire::Frame& frame, const Curs
   const std::string sql = statement.kind == CursorStatement::Kind::Close
                               ? "CLOSE " + quoted_name(statement.name)
                               : std::string("CLOSE ALL");
-  consume_client(frame.size);
-  set_request_state(RequestState::Running);
   if (statement.kind == CursorStatement::Kind::Close) {
     txn_.cursors.erase(statement.name);
   } else {
@@ -232,19 +373,28 @@ Session::Next Session::close_merged_cursors(const wire::Frame& frame, const Curs
   start_cursor_round(
       shards, std::vector<std::string>(shards.size(), sql),
       [](size_t, char, std::string_view) { return Status::ok(); },
-      [this, all = statement.kind == CursorStatement::Kind::CloseAll](const Status& error) {
+      [this, all = statement.kind == CursorStatement::Kind::CloseAll,
+       head = std::move(head)](const Status& error) {
         if (error.is_ok()) {
-          std::string out;
+          std::string out = head;
           wire::encode_command_complete(out, all ? "CLOSE CURSOR ALL" : "CLOSE CURSOR");
           client_->write(out);
         }
         end_cursor_request();
       });
-  return Next::Stop;
 }
 
-// A round on `shards` with the session's servers; `after` runs once every server is a leg again.
-void Session::start_cursor_round(const std::vector<int>& shards, std::vector<std::string> sql,
+// A round of one simple Query per shard.
+void Session::start_cursor_round(const std::vector<int>& shards, const std::vector<std::string>& sql,
+                                 CursorRound::Take take, std::function<void(const Status&)> after) {
+  std::vector<std::string> messages(sql.size());
+  for (size_t i = 0; i < sql.size(); ++i) wire::encode_query(messages[i], sql[i]);
+  start_cursor_round(shards, std::move(messages), 1, std::move(take), std::move(after));
+}
+
+// A round on `shards` with the session's servers, each sent its `messages` and answering `ready`
+// ReadyForQuery messages; `after` runs once every server is a leg again.
+void Session::start_cursor_round(const std::vector<int>& shards, std::vector<std::string> messages, int ready,
                                  CursorRound::Take take, std::function<void(const Status&)> after) {
   std::vector<LegEngine::Target> targets;
   if (Status error = hold_read_servers(&shards, &targets); !error) {
@@ -252,7 +402,7 @@ void Session::start_cursor_round(const std::vector<int>& shards, std::vector<std
     return;
   }
   txn_.runner.emplace<CursorRound>(
-      std::move(targets), std::move(sql), server_state(),
+      std::move(targets), std::move(messages), ready, server_state(),
       [this](std::string_view bytes) { client_->write(bytes); }, std::move(take),
       [this](std::vector<LegEngine::Handed> handed, const Status& error) {
         if (!error.is_ok()) {

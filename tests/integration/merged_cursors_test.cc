@@ -35,6 +35,30 @@ std::vector<std::string> expected_rows(const Tenants& t,
   return out;
 }
 
+// psycopg 3's named cursors (as Django's .iterator() inside a transaction uses them): DECLARE in
+// the extended protocol with the query's parameters, Describe of the cursor's portal, FETCH
+// FORWARD itersize, CLOSE. Prints each cursor's rows as "qty|tenant" lines, then "done".
+const char* const kPsycopgCursors = R"PY(
+import sys, psycopg
+url, a, c = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with psycopg.connect(url) as conn:
+    cur = conn.cursor(name="merged")
+    cur.itersize = 3
+    cur.execute("SELECT qty, tenant_id FROM orders WHERE qty >= %s ORDER BY qty DESC, tenant_id", (2,))
+    print("names", ",".join(d.name for d in cur.description))
+    for qty, tenant in cur:
+        print(f"{qty}|{tenant}")
+    cur.close()
+    keyed = conn.cursor(name="Keyed Cursor")
+    keyed.execute("SELECT qty, tenant_id FROM orders WHERE tenant_id = ANY(%s) ORDER BY qty DESC, tenant_id", ([a, c],))
+    print("one", keyed.fetchone())
+    print("many", keyed.fetchmany(2))
+    print("rest", len(keyed.fetchall()))
+    keyed.close()
+    conn.commit()
+print("done")
+)PY";
+
 std::vector<std::string> rows_of(const PgResult& r) {
   std::vector<std::string> out;
   for (const auto& row : r.data()) {
@@ -168,6 +192,34 @@ TEST_SUITE("merged_cursors") {
     REQUIRE_OK(client.exec("BEGIN"));
     REQUIRE_OK(client.exec("DECLARE c" + read));
     check_refused(client, "DECLARE c" + read, "42P03", "already exists");
+    CHECK(prepared_or_idle(f) == 0);
+  }
+
+  TEST_CASE(
+      "psycopg named cursors: DECLARE with parameters in the extended protocol, FETCH FORWARD itersize") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);
+    const std::string url =
+        "postgresql://app:secret@127.0.0.1:" + std::to_string(f.proxy->port()) + "/app?sslmode=disable";
+    CommandResult run =
+        run_command({"/usr/bin/python3", "-c", kPsycopgCursors, url, k(t.a), k(t.c)}, {}, 60s);
+    INFO(run.describe());
+    REQUIRE(run.exit_code == 0);
+    std::string want = "names qty,tenant_id\n";
+    for (const std::string& row : slice(expected_rows(t), 0, 9)) want += row + "\n";
+    std::vector<std::string> keyed;
+    for (const std::string& row : expected_rows(t))
+      if (row.find("|" + std::to_string(t.b)) == std::string::npos) keyed.push_back(row);
+    auto tuple = [](const std::string& row) {
+      return "(" + row.substr(0, row.find('|')) + ", " + row.substr(row.find('|') + 1) + ")";
+    };
+    want += "one " + tuple(keyed[0]) + "\n";
+    want += "many [" + tuple(keyed[1]) + ", " + tuple(keyed[2]) + "]\n";
+    want += "rest 5\ndone\n";
+    CHECK(run.out == want);
     CHECK(prepared_or_idle(f) == 0);
   }
 }
