@@ -174,7 +174,8 @@ Route route_utility(const parser::StatementFacts& statement, const BindValues* p
       return detail::make_error(
           "0A000",
           "DECLARE CURSOR over several shards runs only inside a transaction block and WITHOUT HOLD: " +
-              route.table + " has no key value on one shard; declare it after BEGIN, add the key, or run "
+              route.table +
+              " has no key value on one shard; declare it after BEGIN, add the key, or run "
               "the SELECT itself (merged) instead",
           route.table);
     }
