@@ -195,6 +195,36 @@ TEST_SUITE("merged_cursors") {
     CHECK(prepared_or_idle(f) == 0);
   }
 
+  TEST_CASE("a shard's error in a FETCH fails the transaction on every shard; session pooling the same") {
+    PROXY_ONLY();
+    for (const char* mode : {"transaction", "session"}) {
+      INFO("pool mode " << mode);
+      ShardedOptions options;
+      options.proxy.pool_mode = mode;
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail());
+      const Tenants t;
+      seed(f, t, 4);
+      PgConn client = f.client();
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(
+          client.exec("DECLARE c CURSOR FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id"));
+      CHECK(rows_of(client.exec("FETCH 2 FROM c")) == slice(expected_rows(t), 0, 2));
+      REQUIRE_OK(client.exec("DECLARE z CURSOR FOR SELECT 100 / (qty - 1) FROM orders ORDER BY 1"));
+      PgResult failed = client.exec("FETCH 2 FROM z");
+      CHECK(failed.sqlstate() == "22012");
+      CHECK(client.exec("FETCH 1 FROM c").sqlstate() == "25P02");
+      CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(
+          client.exec("DECLARE c CURSOR FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id"));
+      CHECK(rows_of(client.exec("FETCH ALL FROM c")) == expected_rows(t));
+      CHECK(client.exec("CLOSE c").command_tag() == "CLOSE CURSOR");
+      CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+      CHECK(prepared_or_idle(f) == 0);
+    }
+  }
+
   TEST_CASE(
       "psycopg named cursors: DECLARE with parameters in the extended protocol, FETCH FORWARD itersize") {
     PROXY_ONLY();
