@@ -350,7 +350,8 @@ struct SetConfigCall {
 };
 
 // An object a statement creates that stays with the server's session after the transaction
-// (PostgreSQL: the pg_temp schema and the portal list), by what creates it.
+// (PostgreSQL: the pg_temp schema, the portal list, the libraries loaded into the process), by
+// what creates it.
 enum class SessionObject : uint8_t {
   None,
   TempTable,     // CREATE TEMP TABLE [AS], SELECT ... INTO TEMP, CREATE TABLE pg_temp.x (no ON COMMIT DROP)
@@ -359,6 +360,7 @@ enum class SessionObject : uint8_t {
   TempRoutine,   // CREATE FUNCTION/PROCEDURE pg_temp.f
   TempType,      // CREATE TYPE/DOMAIN pg_temp.t (and other DefineStmt objects: operators, ...)
   HoldCursor,    // DECLARE ... CURSOR WITH HOLD
+  Library,       // LOAD 'library': loaded until the server process exits (no DISCARD unloads it)
 };
 
 struct StatementFacts {

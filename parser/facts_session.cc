@@ -1,6 +1,7 @@
 // FactsBuilder: what a statement leaves in the server's session beyond its transaction (objects
-// in the session's temporary schema, WITH HOLD cursors), and the savepoint a transaction
-// statement names. Read from PostgreSQL's raw parse nodes (nodes/parsenodes.h), never the text.
+// in the session's temporary schema, WITH HOLD cursors, loaded libraries), and the savepoint a
+// transaction statement names. Read from PostgreSQL's raw parse nodes (nodes/parsenodes.h), never
+// the text.
 #include "parser/facts_builder.h"
 
 namespace sw::parser::detail {
@@ -58,6 +59,7 @@ SessionObject temp_object(std::string_view node_type, JsonRef body) {
   if (temp_type) return SessionObject::TempType;
   if (node_type == "DeclareCursorStmt" && (body["options"].integer(0) & kCursorOptHold) != 0)
     return SessionObject::HoldCursor;
+  if (node_type == "LoadStmt") return SessionObject::Library;
   return SessionObject::None;
 }
 

@@ -81,6 +81,9 @@ class Backend : private net::Connection::Handler {
   // A client's SQL-level PREPAREs this server holds under the client's names: name -> version
   // (session::SqlStatements). Transaction pooling with one shard only.
   std::unordered_map<std::string, uint64_t> sql_prepared;
+  // A client loaded a library into the server process (LOAD): no reset unloads it, so the pool
+  // closes the server when it is released instead of reusing it (docs/architecture.md §5.7).
+  bool library_loaded = false;
   uint64_t created_ms;
   uint64_t idle_since_ms = 0;
   int64_t connected_at_us = 0;  // wall clock, for the admin console

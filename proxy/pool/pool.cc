@@ -139,9 +139,12 @@ void Pool::release(Backend* backend, bool clean) {
   }
   uint64_t now = net::now_ms(loop_);
   bool expired = now - backend->created_ms > settings_.server_lifetime_ms;
-  if (!clean || expired || retired_ || backend->state() != Backend::State::Idle) {
+  if (!clean || backend->library_loaded || expired || retired_ || backend->state() != Backend::State::Idle) {
     if (!clean)
       LOG_INFO("server=s%llu closing: released in an unknown state", (unsigned long long)backend->id());
+    else if (backend->library_loaded)
+      LOG_INFO("server=s%llu closing: a client loaded a library into it, which no reset unloads",
+               (unsigned long long)backend->id());
     backend->close();
     destroy_later(backend);
     grow_if_needed();

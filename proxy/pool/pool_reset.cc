@@ -1,6 +1,7 @@
 // Pool: a server whose session-pooled client left is reset (pool.server_reset_query, DISCARD ALL
 // by default) and reused rather than closed. The pool reads the reset's answers itself; an error,
-// a status other than idle, or anything it cannot read closes the server instead.
+// a status other than idle, or anything it cannot read closes the server instead; so does a
+// library a client loaded (LOAD), which no reset unloads.
 #include "common/log.h"
 #include "pool/pool.h"
 #include "wire/frame_reader.h"
@@ -29,6 +30,10 @@ bool drops_prepared_statements(const std::string& query) {
 }  // namespace
 
 void Pool::release_after_reset(Backend* backend, const std::string& reset_query) {
+  if (backend->library_loaded) {
+    release(backend, true);  // closed: no reset would make its session a fresh one
+    return;
+  }
   if (reset_query.empty() || retired_ || !backend->connection().input().empty()) {
     release(backend, false);
     return;

@@ -65,7 +65,7 @@ class CopyIn : private LegEngine::Runner {
   // The client's CancelRequest: before the commit every leg with a server is cancelled (a shard's
   // 57014 fails the copy on every shard, as a cancel fails one PostgreSQL's COPY); during the
   // commit nothing is cancelled.
-  void cancel();
+  void cancel(CancelJoin& join);
   // The session may hand over the client's next message: the copy is streaming (or failed and
   // waits for the client's CopyDone/CopyFail) and no shard's output is over its high-water mark.
   bool accepts_client_input() const;

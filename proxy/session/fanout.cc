@@ -210,10 +210,10 @@ void Fanout::finish_leg(size_t index) {
   }
 }
 
-void Fanout::cancel() {
+void Fanout::cancel(CancelJoin& join) {
   if (!engine_) return;
   for (size_t i = 0; i < legs_.size(); ++i) {
-    if (!legs_[i].done) engine_->cancel(i);
+    if (!legs_[i].done) engine_->cancel(i, &join);
   }
 }
 

@@ -76,7 +76,7 @@ class Fanout : private LegEngine::Runner {
   // 57014 reaches the client once, as any shard's error). A cancelled server is closed, never
   // reused: a late cancel could hit the next client's query. OneAfterAnother stops at the error,
   // naming the shards that applied the statement.
-  void cancel();
+  void cancel(CancelJoin& join);
 
  private:
   struct Leg {

@@ -19,10 +19,10 @@ JointWrite::JointWrite(std::vector<Target> targets, ServerState session_state, s
 
 JointWrite::~JointWrite() = default;
 
-void JointWrite::cancel() {
+void JointWrite::cancel(CancelJoin& join) {
   if (phase_ != Phase::Statement) return;
   for (size_t i = 0; i < ready_owed_.size(); ++i) {
-    if (ready_owed_[i] > 0) servers_.cancel(i);
+    if (ready_owed_[i] > 0) servers_.cancel(i, &join);
   }
 }
 

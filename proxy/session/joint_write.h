@@ -34,7 +34,7 @@ class JointWrite : private LegEngine::Runner {
   // The client's CancelRequest: while the statement runs, every leg still owing its answer is
   // cancelled (a shard's 57014 then fails the write on every shard, as one PostgreSQL's cancel
   // fails the statement). During the commit nothing is cancelled: a commit is never cut halfway.
-  void cancel();
+  void cancel(CancelJoin& join);
 
  protected:
   enum class Phase { Statement, Committing, TwoPhase, Done };

@@ -257,10 +257,10 @@ void LegEngine::send_query(size_t leg, const std::string& sql) {
   write(leg, out);
 }
 
-void LegEngine::cancel(size_t leg) {
+void LegEngine::cancel(size_t leg, CancelJoin* join) {
   Leg& each = legs_[leg];
   if (each.backend == nullptr) return;
-  each.target.pool->send_cancel(*each.backend);
+  each.target.pool->send_cancel(*each.backend, join != nullptr ? join->add() : std::function<void()>());
   each.cancelled = true;
 }
 

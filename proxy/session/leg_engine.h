@@ -30,6 +30,7 @@
 
 #include "common/status.h"
 #include "pool/pool.h"
+#include "session/cancel_join.h"
 #include "session/server_state.h"
 #include "session/starting_reads.h"
 #include "session/two_phase.h"
@@ -153,7 +154,8 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   bool held(size_t leg) const { return legs_[leg].held; }
   // Sends the client's CancelRequest to the leg's server, if it has one. A cancelled server is
   // closed when released, never pooled: a cancel arriving late would hit another client's query.
-  void cancel(size_t leg);
+  // The cancel joins `join` (the client's CancelRequest), when there is one.
+  void cancel(size_t leg, CancelJoin* join = nullptr);
   bool cancelled(size_t leg) const { return legs_[leg].cancelled; }
   // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
   // one is kept.

@@ -277,10 +277,10 @@ void MergeFanout::pump() {
 
 void MergeFanout::on_client_drained() { pump(); }
 
-void MergeFanout::cancel() {
+void MergeFanout::cancel(CancelJoin& join) {
   if (parked_ || !engine_) return;  // nothing runs for the client
   for (size_t i = 0; i < legs_.size(); ++i) {
-    if (!legs_[i].done) engine_->cancel(i);
+    if (!legs_[i].done) engine_->cancel(i, &join);
   }
 }
 

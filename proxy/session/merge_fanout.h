@@ -111,7 +111,7 @@ class MergeFanout : private LegEngine::Runner {
   void on_client_drained();
   // The client's CancelRequest: every leg still running is cancelled (their 57014 reaches the
   // client once; the servers are closed, as after any leg error).
-  void cancel();
+  void cancel(CancelJoin& join);
   bool finished() const { return finished_; }
 
  private:

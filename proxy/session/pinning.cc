@@ -15,6 +15,7 @@ PinReason pin_reason(const parser::StatementFacts& statement) {
     case SessionObject::TempRoutine: return PinReason::TempRoutine;
     case SessionObject::TempType: return PinReason::TempType;
     case SessionObject::HoldCursor: return PinReason::HoldCursor;
+    case SessionObject::Library: return PinReason::Library;
     case SessionObject::None: break;
   }
   if (statement.kind == parser::StatementKind::Listen) return PinReason::Listen;
@@ -34,6 +35,7 @@ std::string_view describe(PinReason reason) {
     case PinReason::TempRoutine: return "a function in pg_temp";
     case PinReason::TempType: return "a type in pg_temp";
     case PinReason::HoldCursor: return "a cursor WITH HOLD";
+    case PinReason::Library: return "LOAD of a library";
     case PinReason::Listen: return "LISTEN";
     case PinReason::AdvisoryLock: return "a session-level advisory lock";
     case PinReason::ComputedSetConfig: return "set_config() with arguments that are not literals";

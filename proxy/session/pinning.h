@@ -18,6 +18,7 @@ enum class PinReason : uint8_t {
   TempRoutine,
   TempType,
   HoldCursor,
+  Library,  // LOAD: no reset undoes it either; its server is closed when released
   Listen,
   AdvisoryLock,
   ComputedSetConfig,  // set_config() whose value or is_local only the server knows

@@ -73,7 +73,7 @@ void Session::on_backend_drained(pool::Backend&) {
 }
 
 void Session::cancel_running_query(std::function<void()> delivered) {
-  // Only a single server's cancel is waited for: for several, `delivered` runs when they were sent.
+  // `delivered` runs once every server's cancel was delivered (cancel_join.h).
   Leg& leg = txn_.leg;
   if (txn_.runner.empty() && !txn_.two_phase && leg.attached() && !leg.tracker.idle()) {
     LOG_INFO("client=c%llu cancel request forwarded to server=s%llu", (unsigned long long)id(),
@@ -81,29 +81,30 @@ void Session::cancel_running_query(std::function<void()> delivered) {
     leg.backend->pool().send_cancel(*leg.backend, std::move(delivered));
     return;
   }
-  cancel_runner();
-  if (delivered) delivered();
+  CancelJoin join(std::move(delivered));
+  cancel_runner(join);
+  join.seal();
 }
 
 // The cancel of a statement running on several servers (a runner's legs), or of nothing.
-void Session::cancel_runner() {
+void Session::cancel_runner(CancelJoin& join) {
   if (MergeFanout* merge = txn_.runner.get<MergeFanout>()) {
     LOG_INFO("client=c%llu cancel request forwarded to every shard of a merged read",
              (unsigned long long)id());
-    merge->cancel();
+    merge->cancel(join);
     return;
   }
   if (Fanout* fanout = txn_.runner.get<Fanout>()) {
     LOG_INFO("client=c%llu cancel request forwarded to every shard of a fan-out", (unsigned long long)id());
-    fanout->cancel();
+    fanout->cancel(join);
     return;
   }
   if (!txn_.runner.empty()) {
     LOG_INFO("client=c%llu cancel request forwarded to every shard of a write on several shards",
              (unsigned long long)id());
-    if (auto* write = txn_.runner.get<ReferenceWrite>()) write->cancel();
-    if (auto* insert = txn_.runner.get<SplitInsert>()) insert->cancel();
-    if (auto* copy = txn_.runner.get<CopyIn>()) copy->cancel();
+    if (auto* write = txn_.runner.get<ReferenceWrite>()) write->cancel(join);
+    if (auto* insert = txn_.runner.get<SplitInsert>()) insert->cancel(join);
+    if (auto* copy = txn_.runner.get<CopyIn>()) copy->cancel(join);
     return;
   }
   if (txn_.two_phase) {

@@ -19,6 +19,7 @@
 #include "pool/pool.h"
 #include "router/directory.h"
 #include "router/router.h"
+#include "session/cancel_join.h"
 #include "session/client_auth.h"
 #include "session/cursor_statement.h"
 #include "session/cutover_wait.h"
@@ -215,7 +216,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void on_backend_readable(pool::Backend& backend) override;
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
   void on_backend_drained(pool::Backend& backend) override;
-  void cancel_runner();
+  void cancel_runner(CancelJoin& join);
 
   // Login (session_login.cc)
   void read_startup();

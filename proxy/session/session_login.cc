@@ -172,11 +172,10 @@ void Session::after_authentication() {
     start_admin();
     return;
   }
-  // An unknown database fails exactly like a wrong password: nothing about what exists leaks.
+  // As PostgreSQL, the database is checked after authentication: only a client that proved who
+  // it is learns that a name is not served, and it learns it with PostgreSQL's 3D000.
   if (profile_.database != config.database) {
-    LOG_INFO("client=c%llu user=%s login refused: unknown database", (unsigned long long)id(),
-             profile_.user.c_str());
-    fail_login(ClientAuth::failure(profile_.user));
+    fail_login(Status::client("3D000", "database \"" + profile_.database + "\" does not exist"));
     return;
   }
   Status error;

@@ -115,6 +115,8 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
       relay = on_server_error(frame, relay, outcome.completed);
       break;
     case 'C':
+      if (auto tag = wire::decode_command_complete(frame.body); tag && *tag == "LOAD")
+        leg.backend->library_loaded = true;  // whoever sent it: the server is closed when released
       if (auto tag = wire::decode_command_complete(frame.body); relay && tag) {
         on_sql_command_complete(*tag);
         if (*tag == "ROLLBACK") profile_.settings.end_transaction(false);

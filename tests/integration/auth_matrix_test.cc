@@ -61,15 +61,17 @@ std::vector<Cell> matrix(const std::string& method) {
     return trust ? Cell{user, "wrong-pw", database, "", ""}
                  : Cell{user, "wrong-pw", database, "28P01", refused(user)};
   };
+  // The database is checked after authentication, as PostgreSQL does.
+  const std::string unknown_database = "database \"no_such_db\" does not exist";
   std::vector<Cell> cells = {
       {"app", "secret", "app", "", ""},
       wrong_password("app", "app"),
       {"nobody", "secret", "app", "28P01", refused("nobody")},
-      {"app", "secret", "no_such_db", "28P01", refused("app")},
+      {"app", "secret", "no_such_db", "3D000", unknown_database},
       {"nobody", "secret", "no_such_db", "28P01", refused("nobody")},
       {"sw_canary", kCanary, "app", "", ""},
       wrong_password("sw_canary", "app"),
-      {"sw_canary", kCanary, "no_such_db", "28P01", refused("sw_canary")},
+      {"sw_canary", kCanary, "no_such_db", "3D000", unknown_database},
       // Accepted by shardwire, refused by the shard: its SQLSTATE and message, after a prefix.
       {"sw_nologin", "nologinpw", "app", "28000",
        shard_refused("role \"sw_nologin\" is not permitted to log in")},

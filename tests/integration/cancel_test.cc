@@ -192,4 +192,38 @@ TEST_SUITE("cancel") {
       REQUIRE_MESSAGE(next.ok(), "the next statement was cancelled: " << next.describe());
     }
   }
+
+  // The same for a statement on several shards: the client's cancel connection closes only once
+  // every shard's cancel was delivered. In session pooling the client's next statement runs on
+  // the same servers, where a cancel still on its way would fail it.
+  TEST_CASE("a cancel of a read on several shards arriving after it finished cancels not the next one") {
+    PROXY_ONLY();
+    ShardedFixture f(session_pooling());
+    PgConn a = f.client();
+    for (int s = 0; s < kShards; ++s)
+      REQUIRE_OK(a.exec("INSERT INTO orders (tenant_id, note) VALUES (" +
+                        std::to_string(tenant_on(s, kShards)) + ", 'x')"));
+    INFO("proxy log:\n" << f.log_tail());
+    int cancelled = 0;
+    for (int round = 0; round < 32; ++round) {
+      CAPTURE(round);
+      // One row per shard: each shard sleeps once. Merged (count) and concatenated reads.
+      const std::string sleep = std::to_string((round % 4) * 0.001);
+      const std::string read = round % 2 == 0
+                                   ? "SELECT count(*) FROM orders WHERE pg_sleep(" + sleep + ") IS NOT NULL"
+                                   : "SELECT note FROM orders WHERE pg_sleep(" + sleep + ") IS NOT NULL";
+      REQUIRE(a.send(read));
+      std::string err;
+      CHECK_MESSAGE(a.cancel(&err), err);
+      PgResult first = a.wait_result(10s);
+      if (!first.ok()) {
+        CHECK(first.sqlstate() == "57014");
+        ++cancelled;
+      }
+      PgResult next = a.exec("SELECT count(*) FROM orders WHERE pg_sleep(0.05) IS NOT NULL");
+      REQUIRE_MESSAGE(next.ok(), "the next statement was cancelled: " << next.describe());
+      CHECK(next.value() == std::to_string(kShards));
+    }
+    MESSAGE(cancelled << " of 32 reads were cancelled in time");
+  }
 }  // TEST_SUITE

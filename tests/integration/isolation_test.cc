@@ -240,7 +240,8 @@ TEST_SUITE("isolation") {
       const char* check;  // what A sees in a later transaction, and B does not
       const char* in_a;
       const char* in_b;
-      const char* reason;  // what the log names as the pin's reason
+      const char* reason;           // what the log names as the pin's reason
+      bool superuser_only = false;  // LOAD from outside $libdir/plugins needs a superuser
     };
     const std::vector<Form> forms = {
         {"CREATE TEMP TABLE iso_acct AS SELECT 'temp'::text AS v", "SELECT v FROM iso_acct", "temp", "real",
@@ -263,11 +264,17 @@ TEST_SUITE("isolation") {
          "a session-level advisory lock"},
         {"SELECT set_config('search_path', 'now' || 'here', false)", "SHOW search_path", "nowhere",
          "\"$user\", public", "set_config() with arguments that are not literals"},
+        // The library stays loaded in the server process: its settings exist there ('-1'), and
+        // in a server that never loaded it they are unknown (NULL).
+        {"LOAD 'auto_explain'",
+         "SELECT coalesce(current_setting('auto_explain.log_min_duration', true), 'NULL')", "-1", "NULL",
+         "LOAD of a library", true},
     };
     for (const char* mode : kModes) {
       for (bool superuser : {true, false}) {
         ProxyProcess proxy(shared_cluster(), options_for(mode, superuser));
         for (const Form& form : forms) {
+          if (form.superuser_only && !superuser) continue;
           CAPTURE(mode);
           CAPTURE(superuser);
           CAPTURE(form.create);
@@ -332,6 +339,79 @@ TEST_SUITE("isolation") {
       if (!created) sleep_ms(50);
     }
     CHECK(created);
+  }
+
+  TEST_CASE("a server a library was loaded into is closed when its client leaves, never reused") {
+    PROXY_ONLY();
+    prepare_cluster();
+    const std::string loaded =
+        "SELECT coalesce(current_setting('auto_explain.log_min_duration', true), 'NULL')";
+    // How A loads the library: simple or extended protocol, alone or in a transaction block
+    // (LOAD is not transactional: a ROLLBACK leaves the library loaded).
+    const std::vector<std::pair<const char*, std::function<void(PgConn&)>>> ways = {
+        {"simple", [](PgConn& a) { REQUIRE_OK(a.exec("LOAD 'auto_explain'")); }},
+        {"extended", [](PgConn& a) { REQUIRE_OK(a.exec_params("LOAD 'auto_explain'", {})); }},
+        {"in a transaction rolled back",
+         [](PgConn& a) {
+           REQUIRE_OK(a.exec("BEGIN"));
+           REQUIRE_OK(a.exec_params("LOAD 'auto_explain'", {}));
+           REQUIRE_OK(a.exec("ROLLBACK"));
+         }},
+    };
+    for (const char* mode : kModes) {
+      ProxyProcess proxy(shared_cluster(), options_for(mode, true));
+      for (const auto& way : ways) {
+        CAPTURE(mode);
+        CAPTURE(way.first);
+        INFO("proxy log:\n" << proxy.log_tail());
+        std::string server_of_a;
+        {
+          PgConn a = connect_or_throw(proxy.conninfo());
+          server_of_a = a.value("SELECT pg_backend_pid()");
+          way.second(a);
+          CHECK(a.value(loaded) == "-1");
+          CHECK(a.value("SELECT pg_backend_pid()") == server_of_a);  // A keeps its server
+        }
+        PgConn b = connect_or_throw(proxy.conninfo());
+        CHECK(b.value(loaded) == "NULL");
+        CHECK(b.value("SELECT pg_backend_pid()") != server_of_a);
+      }
+    }
+  }
+
+  TEST_CASE("DISCARD SEQUENCES, PLANS and TEMP act on the client's own session and leave nothing") {
+    PROXY_ONLY();
+    prepare_cluster();
+    for (const char* mode : kModes) {
+      CAPTURE(mode);
+      ProxyProcess proxy(shared_cluster(), options_for(mode, false));
+      INFO("proxy log:\n" << proxy.log_tail());
+      {
+        PgConn a = connect_or_throw(proxy.conninfo());
+        // SEQUENCES: A's values go, on the server that held them.
+        const std::string id = a.value("SELECT nextval('iso_serial_id_seq')");
+        CHECK(a.value("SELECT currval('iso_serial_id_seq')") == id);
+        REQUIRE_OK(a.exec("DISCARD SEQUENCES"));
+        CHECK(a.exec("SELECT currval('iso_serial_id_seq')").sqlstate() == "55000");
+        // PLANS: the plans go, A's prepared statements (SQL and protocol level) stay.
+        REQUIRE_OK(a.exec("PREPARE iso_q AS SELECT v FROM iso_acct"));
+        REQUIRE_OK(a.prepare("iso_p", "SELECT v FROM iso_acct WHERE v = $1"));
+        REQUIRE_OK(a.exec("DISCARD PLANS"));
+        CHECK(a.value("EXECUTE iso_q") == "real");
+        PgResult bound = a.exec_prepared("iso_p", {std::string("real")});
+        CHECK_MESSAGE(bound.ok(), bound.describe());
+        if (bound.ok()) CHECK(bound.value() == "real");
+        // TEMP: A's temporary table goes (A is pinned in transaction pooling).
+        REQUIRE_OK(a.exec("CREATE TEMP TABLE iso_acct AS SELECT 'temp'::text AS v"));
+        CHECK(a.value("SELECT v FROM iso_acct") == "temp");
+        REQUIRE_OK(a.exec("DISCARD TEMP"));
+        CHECK(a.value("SELECT v FROM iso_acct") == "real");
+      }
+      PgConn b = connect_or_throw(proxy.conninfo());
+      CHECK(b.exec("SELECT currval('iso_serial_id_seq')").sqlstate() == "55000");
+      CHECK(b.value("SELECT count(*) FROM pg_prepared_statements") == "0");
+      CHECK(b.value("SELECT v FROM iso_acct") == "real");
+    }
   }
 
   TEST_CASE("a pinning statement that fails outside a transaction block pins nobody") {

@@ -393,6 +393,8 @@ TEST_CASE("analyze: session advisory locks and temp tables that outlive the tran
   CHECK(object("DECLARE c NO SCROLL CURSOR WITH HOLD FOR SELECT 1") == SessionObject::HoldCursor);
   CHECK(object("DECLARE c CURSOR FOR SELECT 1") == SessionObject::None);
   CHECK(object("DECLARE c CURSOR WITHOUT HOLD FOR SELECT 1") == SessionObject::None);
+  CHECK(object("LOAD 'auto_explain'") == SessionObject::Library);
+  CHECK(object("LOAD '$libdir/plugins/auto_explain'") == SessionObject::Library);
 }
 
 TEST_CASE("analyze: set_config() arguments and savepoint names") {

@@ -40,6 +40,7 @@ TEST_CASE("pin_reason: what stays in the server's session after the transaction"
       {"CREATE TYPE pg_temp.t AS (a int)", PinReason::TempType},
       {"DECLARE c CURSOR WITH HOLD FOR SELECT 1", PinReason::HoldCursor},
       {"DECLARE c CURSOR FOR SELECT 1", PinReason::None},
+      {"LOAD 'auto_explain'", PinReason::Library},
       {"LISTEN ch", PinReason::Listen},
       {"UNLISTEN ch", PinReason::None},
       {"SELECT pg_advisory_lock(1)", PinReason::AdvisoryLock},
