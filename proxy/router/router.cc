@@ -173,8 +173,10 @@ Route route_utility(const parser::StatementFacts& statement, const BindValues* p
     if (route.kind == RouteKind::Scatter && node == "DeclareCursorStmt") {
       return detail::make_error(
           "0A000",
-          "DECLARE CURSOR over several shards is not supported: " + route.table +
-              " has no key value on one shard; add the key, or run the SELECT itself (merged) instead",
+          "DECLARE CURSOR over several shards runs only inside a transaction block and WITHOUT HOLD: " +
+              route.table +
+              " has no key value on one shard; declare it after BEGIN, add the key, or run "
+              "the SELECT itself (merged) instead",
           route.table);
     }
     return route;

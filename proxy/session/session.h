@@ -21,6 +21,7 @@
 #include "router/router.h"
 #include "session/cancel_join.h"
 #include "session/client_auth.h"
+#include "session/cursor_statement.h"
 #include "session/cutover_wait.h"
 #include "session/drop_index.h"
 #include "session/fence_retry.h"
@@ -462,6 +463,26 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                             const router::Route& route);
   Next write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route);
   Next write_in_open_batch(const wire::Frame& query);
+  // SQL cursors over several shards (session_merged_cursor.cc).
+  Next merged_cursor_statement(const wire::Frame& frame);
+  Next declare_merged_cursor(const wire::Frame& frame, const CursorStatement& statement);
+  void close_merged_cursors(const CursorStatement& statement, std::string head);
+  Next run_cursor_statement(const CursorStatement& statement, size_t consumed, const bool* described);
+  void forget_cursors_at_end(std::string_view sql);
+  Next refuse_cursor_statement(size_t consumed, const Status& why);
+  Next declare_merged_cursor_batch(const std::vector<wire::Frame>& frames, size_t consumed,
+                                   const CursorStatement& statement);
+  void continue_cursor_fetch();
+  Next merged_cursor_batch(const wire::Frame& frame);
+  Status declare_refusal(const router::Route& route, const CursorStatement& statement) const;
+  void run_declare(const router::Route& route, const CursorStatement& statement,
+                   const MergedCursor::Parameters* parameters, std::string answer);
+  void start_cursor_round(const std::vector<int>& shards, const std::vector<std::string>& sql,
+                          CursorRound::Take take, std::function<void(const Status&)> after);
+  void start_cursor_round(const std::vector<int>& shards, std::vector<std::string> messages, int ready,
+                          CursorRound::Take take, std::function<void(const Status&)> after);
+  void fail_cursor(const Status& why);
+  void end_cursor_request();
   Status every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route);
   // COPY FROM STDIN into a sharded table (session_copy_in.cc)
   Start start_copy_in(const wire::Frame& frame, const parser::StatementFacts& statement,

@@ -93,6 +93,10 @@ void Session::read_client_messages() {
       if (next == Next::Continue) continue;
       if (next == Next::Stop) return;
     }
+    if (Next next = merged_cursor_statement(frame); next != Next::Forward) {
+      if (next == Next::Continue) continue;
+      return;
+    }
     restore_parked_leg();
     const bool started = !txn_.leg.attached();
     if (started) {

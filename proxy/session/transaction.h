@@ -6,14 +6,17 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "pool/pool.h"
 #include "session/copy_in.h"
+#include "session/cursor_round.h"
 #include "session/fanout.h"
 #include "session/merge_fanout.h"
+#include "session/merged_cursor.h"
 #include "session/reference_write.h"
 #include "session/response_tracker.h"
 #include "session/runner_slot.h"
@@ -25,7 +28,7 @@
 
 namespace sw::session {
 
-using RunnerSlot = RunnerSlotOf<Fanout, MergeFanout, CopyIn, ReferenceWrite, SplitInsert>;
+using RunnerSlot = RunnerSlotOf<Fanout, MergeFanout, CopyIn, ReferenceWrite, SplitInsert, CursorRound>;
 
 // One server borrowed for the transaction, on one shard.
 struct Leg {
@@ -107,6 +110,10 @@ struct Transaction {
   // otherwise no shard holds it, so a later Execute of it is refused.
   std::string scatter_portal;
   bool scatter_portal_open = false;
+  // SQL cursors over several shards (session_merged_cursor.cc; a CursorRound runs their rounds),
+  // and the FETCH or MOVE of one in progress.
+  MergedCursors cursors;
+  std::optional<CursorFetch> cursor_fetch;
   // The unsynced batch runs on several legs; Syncing: whether something in it failed.
   SpreadBatch spread = SpreadBatch::None;
   bool spread_failed = false;

@@ -1,0 +1,161 @@
+#include "session/merged_cursor.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "session/cursor_statement.h"
+#include "session/split_bind.h"
+#include "wire/message_writer.h"
+#include "wire/messages.h"
+#include "wire/row_description.h"
+
+namespace sw::session {
+namespace {
+
+// The row count of a "FETCH n" tag; -1 when it is no such tag.
+int64_t fetched_rows(std::string_view body) {
+  std::string_view tag = body.substr(0, body.find('\0'));
+  if (tag.rfind("FETCH ", 0) != 0) return -1;
+  int64_t n = -1;
+  auto [end, error] = std::from_chars(tag.data() + 6, tag.data() + tag.size(), n);
+  return error == std::errc() && end == tag.data() + tag.size() ? n : -1;
+}
+
+// Whether the client's columns are not the shards' (an aggregate computed from several partial
+// columns): the merged cursor does not rebuild such a RowDescription.
+bool rebuilt_columns(const merge::MergePlan& plan) {
+  if (plan.kind != merge::MergeKind::Aggregate) return false;
+  bool rebuilt = plan.hidden_outputs > 0;
+  for (const merge::OutputColumn& out : plan.outputs)
+    rebuilt = rebuilt || merge::shard_columns(out) > 1 || out.combine == merge::Combine::CountDistinct ||
+              out.combine == merge::Combine::StringAgg;
+  return rebuilt;
+}
+
+}  // namespace
+
+MergedCursor::MergedCursor(std::string name, std::vector<int> shards, merge::MergePlan plan,
+                           const config::Fanout& limits)
+    : name_(std::move(name)),
+      shards_(std::move(shards)),
+      plan_(std::move(plan)),
+      merger_(plan_, shards_.size(), static_cast<size_t>(limits.max_groups)),
+      max_rows_buffered_(std::max<int64_t>(1, limits.max_rows_buffered)),
+      phase_(shards_.size(), 0),
+      collations_(shards_.size()) {
+  merger_.set_max_distinct_values(static_cast<size_t>(limits.max_distinct_values));
+}
+
+std::string MergedCursor::declare_messages(size_t leg, const Parameters* parameters) const {
+  const bool split = !plan_.shard_statements.empty();
+  const std::string& sql = split ? plan_.shard_statements[leg].sql : plan_.shard_sql;
+  const std::string name = quoted_name(name_);
+  const std::string declare = "DECLARE " + name + " NO SCROLL CURSOR FOR " + sql;
+  const std::string fetch = "FETCH 0 FROM " + name;
+  std::string out;
+  if (parameters == nullptr) {
+    wire::encode_query(out, merge::shard_collations_query(plan_.tables) + declare + ";\n" + fetch);
+    return out;
+  }
+  wire::encode_query(out, merge::shard_collations_query(plan_.tables));
+  wire::encode_parse(out, "", declare, parameters->types);
+  const bool replaced = split && !plan_.shard_statements[leg].params.empty();
+  const std::string values = replaced
+                                 ? replaced_bind_rest(parameters->values, plan_.shard_statements[leg].params)
+                                 : parameters->values;
+  wire::MessageWriter(out).begin('B').cstr("").cstr("").bytes(values).int16(0).end();
+  wire::encode_execute(out, "", 0);
+  wire::encode_sync(out);
+  wire::encode_query(out, fetch);
+  return out;
+}
+
+Status MergedCursor::take_declared(size_t leg, char type, std::string_view body) {
+  int& phase = phase_[leg];
+  if (phase == 0) {  // the collations query
+    if (type == 'D') {
+      auto row = merge::decode_data_row(body);
+      std::optional<merge::ShardCollations> collations;
+      if (row && row->size() == 3)
+        collations = merge::parse_shard_collations((*row)[0], (*row)[1], (*row)[2]);
+      if (!collations) return Status::server("08P01", "a shard answered the collation query malformed");
+      collations_[leg] = std::move(*collations);
+    } else if (type == 'C') {
+      phase = 1;
+    }
+    return Status::ok();
+  }
+  if (type == 'T' && phase == 2 && !described_) {
+    shard_columns_.described_by = &collations_[leg];
+    return describe(body);
+  }
+  if (type == 'C') ++phase;  // DECLARE CURSOR, then FETCH 0
+  return Status::ok();
+}
+
+bool MergedCursor::declared() const {
+  return described_ && std::all_of(phase_.begin(), phase_.end(), [](int phase) { return phase == 3; });
+}
+
+// The shards' RowDescription: the merger learns the column types; the client's is the shards'
+// without the hidden sort columns.
+Status MergedCursor::describe(std::string_view body) {
+  auto decoded = wire::decode_row_description(body);
+  if (!decoded) return Status::server("08P01", "a shard sent a malformed RowDescription");
+  std::vector<wire::RowField> fields = *decoded;
+  std::vector<uint32_t> types;
+  std::vector<std::string> names;
+  for (const wire::RowField& field : fields) {
+    types.push_back(field.type_oid);
+    names.emplace_back(field.name);
+    shard_columns_.origins.push_back(merge::ColumnOrigin{field.table_oid, field.column});
+  }
+  if (rebuilt_columns(plan_))
+    return Status::client("0A000",
+                          "a cursor over several shards cannot compute avg, variances, count(DISTINCT), "
+                          "string_agg or HAVING's own aggregates; run the SELECT itself (merged) without "
+                          "a cursor, or add a shard key value");
+  if (Status s = merger_.describe(types, names); !s) return s;
+  shard_columns_.names = names;
+  for (size_t i = 0; i < collations_.size(); ++i) {
+    if (Status s =
+            merge::check_text_collations(merger_.compared_text(), plan_, shard_columns_, collations_[i]);
+        !s)
+      return s;
+  }
+  const auto hidden = static_cast<size_t>(plan_.kind == merge::MergeKind::Aggregate ? 0 : plan_.hidden);
+  if (fields.size() < hidden) return Status::server("08P01", "a shard returned fewer columns than planned");
+  fields.erase(fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(hidden));
+  row_description_.clear();
+  wire::encode_row_description(row_description_, fields);
+  described_ = true;
+  return Status::ok();
+}
+
+std::string MergedCursor::refill_sql(int64_t rows) const {
+  return "FETCH " + std::to_string(rows) + " FROM " + quoted_name(name_);
+}
+
+int64_t MergedCursor::refill_size(int64_t wanted) const {
+  // An aggregate needs every row before its first group: the configured batch per refill.
+  if (wanted == CursorStatement::kAll || plan_.kind == merge::MergeKind::Aggregate) return max_rows_buffered_;
+  return std::clamp<int64_t>(wanted, 1, max_rows_buffered_);
+}
+
+Status MergedCursor::take_refill(size_t leg, char type, std::string_view body, int64_t rows) {
+  switch (type) {
+    case 'D': {
+      auto row = merge::decode_data_row(body);
+      if (!row) return Status::server("08P01", "a shard sent a malformed DataRow");
+      return merger_.push(leg, std::move(*row));
+    }
+    case 'C': {
+      const int64_t got = fetched_rows(body);
+      if (got < 0) return Status::server("08P01", "a shard answered a cursor's FETCH without its row count");
+      return got < rows ? merger_.finish_leg(leg) : Status::ok();
+    }
+    default: return Status::ok();  // its RowDescription: known since the DECLARE
+  }
+}
+
+}  // namespace sw::session

@@ -1,0 +1,255 @@
+// SQL cursors over several shards, through shardwire on 3 real shards with a catalog
+// (docs/architecture.md §5.6, "Cursors merged across shards"): inside a transaction block a DECLARE
+// of a keyless read answers DECLARE CURSOR; FETCH 1, FETCH 3, MOVE, FETCH ALL return exactly the
+// rows (in the ORDER BY merged across FETCHes) one PostgreSQL holding all the rows returns, with
+// its tags; LIMIT/OFFSET, key lists and GROUP BY merge the same way; CLOSE, CLOSE ALL and the
+// transaction's end drop the cursor; backward moves, SCROLL and WITH HOLD are refused (0A000, the
+// transaction failed); psycopg's named cursors (DECLARE in the extended protocol, with parameters,
+// then FETCH FORWARD n) read every row once, in order.
+#include <algorithm>
+
+#include "harness/process.h"
+#include "harness/sharded_fixture.h"
+#include "it_test.h"
+#include "merged_transactions_support.h"
+#include "split_insert_support.h"
+
+using namespace it;
+using namespace it::split;
+using namespace it::merged_txn;
+
+namespace {
+
+// The rows of orders seeded by seed(f, t, 4) plus `extra` (qty, tenant), as one PostgreSQL orders
+// `SELECT qty, tenant_id ... ORDER BY qty DESC, tenant_id`: "qty|tenant" each.
+std::vector<std::string> expected_rows(const Tenants& t,
+                                       const std::vector<std::pair<int, int64_t>>& extra = {}) {
+  std::vector<std::pair<int, int64_t>> rows = extra;
+  for (int64_t tenant : {t.a, t.b, t.c})
+    for (int qty = 1; qty <= 4; ++qty) rows.emplace_back(qty, tenant);
+  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second < y.second;
+  });
+  std::vector<std::string> out;
+  for (const auto& [qty, tenant] : rows) out.push_back(std::to_string(qty) + "|" + std::to_string(tenant));
+  return out;
+}
+
+// psycopg 3's named cursors (as Django's .iterator() inside a transaction uses them): DECLARE in
+// the extended protocol with the query's parameters, Describe of the cursor's portal, FETCH
+// FORWARD itersize, CLOSE. Prints each cursor's rows as "qty|tenant" lines, then "done".
+const char* const kPsycopgCursors = R"PY(
+import sys, psycopg
+url, a, c = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with psycopg.connect(url) as conn:
+    cur = conn.cursor(name="merged")
+    cur.itersize = 3
+    cur.execute("SELECT qty, tenant_id FROM orders WHERE qty >= %s ORDER BY qty DESC, tenant_id", (2,))
+    print("names", ",".join(d.name for d in cur.description))
+    for qty, tenant in cur:
+        print(f"{qty}|{tenant}")
+    cur.close()
+    keyed = conn.cursor(name="Keyed Cursor")
+    keyed.execute("SELECT qty, tenant_id FROM orders WHERE tenant_id = ANY(%s) ORDER BY qty DESC, tenant_id", ([a, c],))
+    print("one", keyed.fetchone())
+    print("many", keyed.fetchmany(2))
+    print("rest", len(keyed.fetchall()))
+    keyed.close()
+    conn.commit()
+print("done")
+)PY";
+
+std::vector<std::string> rows_of(const PgResult& r) {
+  std::vector<std::string> out;
+  for (const auto& row : r.data()) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) line += (i > 0 ? "|" : "") + row[i];
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<std::string> slice(const std::vector<std::string>& v, size_t from, size_t n) {
+  return {v.begin() + static_cast<std::ptrdiff_t>(std::min(from, v.size())),
+          v.begin() + static_cast<std::ptrdiff_t>(std::min(from + n, v.size()))};
+}
+
+// `sql` fails with `sqlstate` and a message containing `text`; the transaction is failed after.
+void check_refused(PgConn& client, const std::string& sql, const std::string& sqlstate,
+                   const std::string& text) {
+  INFO(sql);
+  PgResult r = client.exec(sql);
+  INFO(r.describe());
+  CHECK(r.sqlstate() == sqlstate);
+  CHECK(contains(r.error(), text));
+  CHECK(client.exec("SELECT 1").sqlstate() == "25P02");
+  CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+}
+
+}  // namespace
+
+TEST_SUITE("merged_cursors") {
+  TEST_CASE("DECLARE over every shard: FETCH 1, 3, MOVE, ALL merged across FETCHes; CLOSE; errors") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);  // qty 1..4 of one tenant on each shard
+    PgConn client = f.client();
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(
+        client.exec("INSERT INTO orders (tenant_id, id, note, qty) VALUES (" + k(t.b) + ", 600, 'c', 3)"));
+    const auto all = expected_rows(t, {{3, t.b}});
+    PgResult declared =
+        client.exec("DECLARE c CURSOR FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id");
+    REQUIRE_OK(declared);
+    CHECK(declared.command_tag() == "DECLARE CURSOR");
+    PgResult one = client.exec("FETCH c");
+    REQUIRE_OK(one);
+    CHECK(one.command_tag() == "FETCH 1");
+    CHECK(one.names() == std::vector<std::string>{"qty", "tenant_id"});
+    CHECK(rows_of(one) == slice(all, 0, 1));
+    PgResult three = client.exec("FETCH 3 FROM c");
+    CHECK(three.command_tag() == "FETCH 3");
+    CHECK(rows_of(three) == slice(all, 1, 3));
+    PgResult moved = client.exec("MOVE FORWARD 2 IN c");
+    CHECK(moved.command_tag() == "MOVE 2");
+    PgResult forward = client.exec("fetch forward 3 \"c\";");
+    CHECK(forward.command_tag() == "FETCH 3");
+    CHECK(rows_of(forward) == slice(all, 6, 3));
+    PgResult rest = client.exec("FETCH ALL FROM c");
+    CHECK(rest.command_tag() == "FETCH 4");
+    CHECK(rows_of(rest) == slice(all, 9, 4));
+    PgResult after = client.exec("FETCH NEXT FROM c");
+    CHECK(after.command_tag() == "FETCH 0");
+    CHECK(after.names() == std::vector<std::string>{"qty", "tenant_id"});
+    CHECK(client.exec("MOVE ALL IN c").command_tag() == "MOVE 0");
+    // Other statements between FETCHes run as usual; the cursor goes on after them.
+    REQUIRE_OK(client.exec("DECLARE d CURSOR FOR SELECT qty FROM orders ORDER BY qty LIMIT 4 OFFSET 2"));
+    CHECK(client.value("SELECT count(*) FROM orders") == "13");
+    CHECK(rows_of(client.exec("FETCH 1 FROM d")) == std::vector<std::string>{"1"});
+    CHECK(client.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.b)) == "5");
+    PgResult rest_d = client.exec("FETCH ALL FROM d");
+    CHECK(rows_of(rest_d) == std::vector<std::string>{"2", "2", "2"});
+    CHECK(client.exec("CLOSE c").command_tag() == "CLOSE CURSOR");
+    CHECK(client.exec("FETCH c").sqlstate() == "34000");  // gone, as on PostgreSQL
+    CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+    // The transaction's end dropped d: the name is free again, its rows are the committed ones.
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(
+        client.exec("DECLARE d CURSOR FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id"));
+    CHECK(rows_of(client.exec("FETCH ALL IN d")) == expected_rows(t));
+    CHECK(client.exec("CLOSE ALL").command_tag() == "CLOSE CURSOR ALL");
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    CHECK(prepared_or_idle(f) == 0);
+  }
+
+  TEST_CASE("key lists, plain concatenation and GROUP BY through a cursor; refusals fail the transaction") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);
+    PgConn client = f.client();
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec("DECLARE k CURSOR FOR SELECT qty, tenant_id FROM orders WHERE tenant_id IN (" +
+                           k(t.a) + ", " + k(t.c) + ") ORDER BY qty DESC, tenant_id"));
+    std::vector<std::string> keyed;
+    for (const std::string& row : expected_rows(t))
+      if (row.find("|" + std::to_string(t.b)) == std::string::npos) keyed.push_back(row);
+    std::vector<std::string> got;
+    for (int i = 0; i < 5; ++i) {
+      PgResult two = client.exec("FETCH 2 FROM k");
+      REQUIRE_OK(two);
+      for (const std::string& row : rows_of(two)) got.push_back(row);
+    }
+    CHECK(got == keyed);
+    REQUIRE_OK(client.exec("DECLARE plain NO SCROLL CURSOR WITHOUT HOLD FOR SELECT note FROM orders"));
+    CHECK(client.exec("FETCH 5 plain").rows() == 5);
+    CHECK(client.exec("FETCH ALL plain").rows() == 7);
+    REQUIRE_OK(client.exec(
+        "DECLARE g CURSOR FOR SELECT qty, count(*), sum(id) FROM orders GROUP BY qty ORDER BY qty"));
+    CHECK(rows_of(client.exec("FETCH 2 FROM g")) == std::vector<std::string>{"1|3|3", "2|3|6"});
+    CHECK(rows_of(client.exec("FETCH ALL FROM g")) == std::vector<std::string>{"3|3|9", "4|3|12"});
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+
+    const std::string read = " CURSOR FOR SELECT qty FROM orders ORDER BY qty";
+    for (const char* backward : {"FETCH PRIOR FROM c", "FETCH BACKWARD 1 FROM c", "FETCH ABSOLUTE 2 FROM c",
+                                 "MOVE LAST IN c", "FETCH -1 FROM c", "FETCH RELATIVE 0 FROM c"}) {
+      INFO(backward);
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(client.exec("DECLARE c" + read));
+      check_refused(client, std::string(backward), "0A000", "moves only forward");
+    }
+    REQUIRE_OK(client.exec("BEGIN"));
+    check_refused(client, "DECLARE s SCROLL" + read, "0A000", "SCROLL");
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)));
+    check_refused(client, "DECLARE h CURSOR WITH HOLD FOR SELECT qty FROM orders", "0A000", "WITHOUT HOLD");
+    REQUIRE_OK(client.exec("BEGIN"));
+    check_refused(client, "DECLARE a CURSOR FOR SELECT qty, avg(id) FROM orders GROUP BY qty", "0A000",
+                  "avg");
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec("DECLARE c" + read));
+    check_refused(client, "DECLARE c" + read, "42P03", "already exists");
+    CHECK(prepared_or_idle(f) == 0);
+  }
+
+  TEST_CASE("a shard's error in a FETCH fails the transaction on every shard; session pooling the same") {
+    PROXY_ONLY();
+    for (const char* mode : {"transaction", "session"}) {
+      INFO("pool mode " << mode);
+      ShardedOptions options;
+      options.proxy.pool_mode = mode;
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail());
+      const Tenants t;
+      seed(f, t, 4);
+      PgConn client = f.client();
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(
+          client.exec("DECLARE c CURSOR FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id"));
+      CHECK(rows_of(client.exec("FETCH 2 FROM c")) == slice(expected_rows(t), 0, 2));
+      REQUIRE_OK(client.exec("DECLARE z CURSOR FOR SELECT 100 / (qty - 1) FROM orders ORDER BY 1"));
+      PgResult failed = client.exec("FETCH 2 FROM z");
+      CHECK(failed.sqlstate() == "22012");
+      CHECK(client.exec("FETCH 1 FROM c").sqlstate() == "25P02");
+      CHECK(client.exec("COMMIT").command_tag() == "ROLLBACK");
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(
+          client.exec("DECLARE c CURSOR FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id"));
+      CHECK(rows_of(client.exec("FETCH ALL FROM c")) == expected_rows(t));
+      CHECK(client.exec("CLOSE c").command_tag() == "CLOSE CURSOR");
+      CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+      CHECK(prepared_or_idle(f) == 0);
+    }
+  }
+
+  TEST_CASE(
+      "psycopg named cursors: DECLARE with parameters in the extended protocol, FETCH FORWARD itersize") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);
+    const std::string url =
+        "postgresql://app:secret@127.0.0.1:" + std::to_string(f.proxy->port()) + "/app?sslmode=disable";
+    CommandResult run =
+        run_command({"/usr/bin/python3", "-c", kPsycopgCursors, url, k(t.a), k(t.c)}, {}, 60s);
+    INFO(run.describe());
+    REQUIRE(run.exit_code == 0);
+    std::string want = "names qty,tenant_id\n";
+    for (const std::string& row : slice(expected_rows(t), 0, 9)) want += row + "\n";
+    std::vector<std::string> keyed;
+    for (const std::string& row : expected_rows(t))
+      if (row.find("|" + std::to_string(t.b)) == std::string::npos) keyed.push_back(row);
+    auto tuple = [](const std::string& row) {
+      return "(" + row.substr(0, row.find('|')) + ", " + row.substr(row.find('|') + 1) + ")";
+    };
+    want += "one " + tuple(keyed[0]) + "\n";
+    want += "many [" + tuple(keyed[1]) + ", " + tuple(keyed[2]) + "]\n";
+    want += "rest 5\ndone\n";
+    CHECK(run.out == want);
+    CHECK(prepared_or_idle(f) == 0);
+  }
+}
