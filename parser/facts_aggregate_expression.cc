@@ -86,23 +86,7 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_expression(JsonRef no
     }
     return true;
   };
-  if (type == "FuncCall") {
-    if (body["over"]) return std::nullopt;
-    if (is_aggregate_call(body)) {
-      out.kind = Kind::Output;
-      out.output = output_of(node, false);
-      if (out.output < 0) out.output = having_aggregate(node);
-      if (out.output < 0) return std::nullopt;
-      return out;
-    }
-    const size_t args = body["args"].size();
-    if (last_name(body["funcname"]) != "round" || !catalog_name(body["funcname"]) || args < 1 || args > 2 ||
-        body["agg_star"].boolean() || body["agg_distinct"].boolean() || body["agg_order"] ||
-        body["agg_filter"] || body["func_variadic"].boolean())
-      return std::nullopt;
-    out.kind = Kind::Round;
-    return add_args(body["args"]) ? std::optional(std::move(out)) : std::nullopt;
-  }
+  if (type == "FuncCall") return aggregate_call(node, depth);
   if (type == "ColumnRef") {  // a selected group key, the same expression
     out.kind = Kind::Output;
     out.output = output_of(node, false);
@@ -129,28 +113,8 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_expression(JsonRef no
     }
     return out;
   }
-  if (type == "A_Expr" && body["kind"].equals("AEXPR_OP") && body["name"].size() == 1) {
-    const std::string op = (*body["name"].begin()).body()["sval"].string();
-    if (!body["lexpr"]) {
-      if (op == "+") return aggregate_expression(body["rexpr"], depth + 1);
-      if (op != "-") return std::nullopt;
-      out.kind = Kind::Negate;
-    } else if (op == "+" || op == "-" || op == "*" || op == "/") {
-      out.kind = op == "+"   ? Kind::Add
-                 : op == "-" ? Kind::Subtract
-                 : op == "*" ? Kind::Multiply
-                             : Kind::Divide;
-      auto left = aggregate_expression(body["lexpr"], depth + 1);
-      if (!left) return std::nullopt;
-      out.args.push_back(std::move(*left));
-    } else {
-      return std::nullopt;
-    }
-    auto right = aggregate_expression(body["rexpr"], depth + 1);
-    if (!right) return std::nullopt;
-    out.args.push_back(std::move(*right));
-    return out;
-  }
+  if (type == "A_Expr" && body["kind"].equals("AEXPR_OP") && body["name"].size() == 1)
+    return aggregate_operator(body, depth);
   if (type == "TypeCast") {
     JsonRef type_name = body["typeName"];
     out.type = last_name(type_name["names"]);
@@ -168,6 +132,55 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_expression(JsonRef no
     return add_args(body["args"]) ? std::optional(std::move(out)) : std::nullopt;
   }
   return std::nullopt;
+}
+
+// An aggregate call (an output of its own, selected or hidden for HAVING), or round() over one.
+std::optional<AggregateExpression> FactsBuilder::aggregate_call(JsonRef node, int depth) {
+  JsonRef body = node.body();
+  if (body["over"]) return std::nullopt;
+  AggregateExpression out;
+  if (is_aggregate_call(body)) {
+    out.kind = AggregateExpression::Kind::Output;
+    out.output = output_of(node, false);
+    if (out.output < 0) out.output = having_aggregate(node);
+    if (out.output < 0) return std::nullopt;
+    return out;
+  }
+  const size_t args = body["args"].size();
+  if (last_name(body["funcname"]) != "round" || !catalog_name(body["funcname"]) || args < 1 || args > 2 ||
+      body["agg_star"].boolean() || body["agg_distinct"].boolean() || body["agg_order"] ||
+      body["agg_filter"] || body["func_variadic"].boolean())
+    return std::nullopt;
+  out.kind = AggregateExpression::Kind::Round;
+  for (JsonRef arg : body["args"]) {
+    auto child = aggregate_expression(arg, depth + 1);
+    if (!child) return std::nullopt;
+    out.args.push_back(std::move(*child));
+  }
+  return out;
+}
+
+// `+ - * /` of two operands, or a unary sign.
+std::optional<AggregateExpression> FactsBuilder::aggregate_operator(JsonRef body, int depth) {
+  using Kind = AggregateExpression::Kind;
+  const std::string op = (*body["name"].begin()).body()["sval"].string();
+  AggregateExpression out;
+  if (!body["lexpr"]) {
+    if (op == "+") return aggregate_expression(body["rexpr"], depth + 1);
+    if (op != "-") return std::nullopt;
+    out.kind = Kind::Negate;
+  } else if (op == "+" || op == "-" || op == "*" || op == "/") {
+    out.kind = op == "+" ? Kind::Add : op == "-" ? Kind::Subtract : op == "*" ? Kind::Multiply : Kind::Divide;
+    auto left = aggregate_expression(body["lexpr"], depth + 1);
+    if (!left) return std::nullopt;
+    out.args.push_back(std::move(*left));
+  } else {
+    return std::nullopt;
+  }
+  auto right = aggregate_expression(body["rexpr"], depth + 1);
+  if (!right) return std::nullopt;
+  out.args.push_back(std::move(*right));
+  return out;
 }
 
 int FactsBuilder::hidden_expression(JsonRef node) {

@@ -87,6 +87,8 @@ class FactsBuilder {
   void having_shape(JsonRef having);
   // facts_aggregate_expression.cc — expressions over aggregates a merge computes.
   std::optional<AggregateExpression> aggregate_expression(JsonRef node, int depth);
+  std::optional<AggregateExpression> aggregate_call(JsonRef node, int depth);
+  std::optional<AggregateExpression> aggregate_operator(JsonRef body, int depth);
   // An expression over aggregates HAVING compares or ORDER BY sorts by that is not selected: its
   // output number past the select list (SelectShape::having_aggregates), or -1.
   int hidden_expression(JsonRef node);

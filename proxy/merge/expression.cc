@@ -218,6 +218,8 @@ class Evaluator {
   // An operator's operand types: an unknown one takes the other's.
   Result<std::pair<uint32_t, uint32_t>> operands(const Expression& a, const Expression& b) const;
   Result<Number> round(const Expression& e) const;
+  Result<Number> parameter(const Expression& e, uint32_t type) const;
+  Result<Number> nullif(const Expression& e, uint32_t type) const;
 
   const std::vector<uint32_t>& types_;
   const std::vector<BindParameter>& parameters_;
@@ -311,6 +313,40 @@ Result<Number> Evaluator::round(const Expression& e) const {
   return out;
 }
 
+Result<Number> Evaluator::parameter(const Expression& e, uint32_t type) const {
+  const auto index = static_cast<size_t>(e.param - 1);
+  if (e.param <= 0 || index >= parameters_.size())
+    return Status::client("08P01", "the Bind message has no parameter $" + std::to_string(e.param));
+  const BindParameter& p = parameters_[index];
+  if (!p.value) return Number{type};
+  if (p.format == 0) return parse_number(type, *p.value);
+  auto text = binary_to_text(type, *p.value);
+  if (!text) return text.status();
+  return parse_number(type, *text);
+}
+
+// nullif(a, b): NULL when a equals b compared in their common type, else a.
+Result<Number> Evaluator::nullif(const Expression& e, uint32_t type) const {
+  auto both = operands(e.args.at(0), e.args.at(1));
+  if (!both) return both.status();
+  auto a = value(e.args[0], both->first);
+  if (!a || a->null) return a;
+  auto b = value(e.args[1], both->second);
+  if (!b) return b.status();
+  if (b->null) return a;
+  const uint32_t common = wider(both->first, both->second);
+  auto x = convert(*a, common);
+  auto y = convert(*b, common);
+  if (!x) return x.status();
+  if (!y) return y.status();
+  const bool equal = is_integer(common) ? x->integer == y->integer
+                     : common == oid::kFloat8
+                         ? x->real == y->real || (std::isnan(x->real) && std::isnan(y->real))
+                         : x->decimal.compare(y->decimal) == 0;
+  if (!equal) return a;
+  return Number{type};
+}
+
 Result<Number> Evaluator::value(const Expression& e, uint32_t hint) const {
   auto t = number_type(e, hint);
   if (!t) return t.status();
@@ -323,17 +359,7 @@ Result<Number> Evaluator::value(const Expression& e, uint32_t hint) const {
       return text ? parse_number(*t, *text) : null;
     }
     case Kind::Constant: return e.constant ? parse_number(constant_type(*e.constant), *e.constant) : null;
-    case Kind::Param: {
-      const auto index = static_cast<size_t>(e.param - 1);
-      if (e.param <= 0 || index >= parameters_.size())
-        return Status::client("08P01", "the Bind message has no parameter $" + std::to_string(e.param));
-      const BindParameter& p = parameters_[index];
-      if (!p.value) return null;
-      if (p.format == 0) return parse_number(*t, *p.value);
-      auto text = binary_to_text(*t, *p.value);
-      if (!text) return text.status();
-      return parse_number(*t, *text);
-    }
+    case Kind::Param: return parameter(e, *t);
     case Kind::Negate: {
       auto arg = value(e.args.at(0), *t);
       if (!arg || arg->null) return arg;
@@ -358,25 +384,7 @@ Result<Number> Evaluator::value(const Expression& e, uint32_t hint) const {
         if (!v->null) return convert(*v, *t);
       }
       return null;
-    case Kind::Nullif: {
-      auto both = operands(e.args.at(0), e.args.at(1));
-      if (!both) return both.status();
-      auto a = value(e.args[0], both->first);
-      if (!a || a->null) return a;
-      auto b = value(e.args[1], both->second);
-      if (!b) return b.status();
-      if (b->null) return a;
-      const uint32_t common = wider(both->first, both->second);
-      auto x = convert(*a, common);
-      auto y = convert(*b, common);
-      if (!x) return x.status();
-      if (!y) return y.status();
-      const bool equal = is_integer(common) ? x->integer == y->integer
-                         : common == oid::kFloat8
-                             ? x->real == y->real || (std::isnan(x->real) && std::isnan(y->real))
-                             : x->decimal.compare(y->decimal) == 0;
-      return equal ? null : *a;
-    }
+    case Kind::Nullif: return nullif(e, *t);
     default: {
       auto both = operands(e.args.at(0), e.args.at(1));
       if (!both) return both.status();

@@ -144,6 +144,18 @@ merge::OutputColumn ordered_output(const parser::OrderedAggregate& call, int sou
   return out;
 }
 
+// ORDER BY expressions over aggregates go to the shards unevaluated (the merge computes them);
+// every group key must be selected. The reason it cannot merge, or "".
+std::string order_and_group_columns(const parser::SelectShape& shape, parser::SelectRewrite& rewrite) {
+  for (const parser::OrderItem& item : shape.order_by) {
+    if (item.value_begin >= 0) rewrite.unevaluated.push_back({item.value_begin, item.value_end, ""});
+  }
+  for (int output : shape.group_by) {
+    if (output < 0) return "groups by an expression that is not in the select list; select it too";
+  }
+  return "";
+}
+
 // The output columns of an aggregate merge, each combined from the shards' partial results; the
 // reason it cannot merge, or "" when it can. `distinct_key`: the key of the one table read, whose
 // count(DISTINCT) adds up over shards ("" when the statement reads several).
@@ -223,13 +235,7 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
              "\" from aggregates in a way the merge does not; select the "
              "aggregates themselves";
   }
-  for (const parser::OrderItem& item : shape.order_by) {
-    if (item.value_begin >= 0) rewrite.unevaluated.push_back({item.value_begin, item.value_end, ""});
-  }
-  for (int output : shape.group_by) {
-    if (output < 0) return "groups by an expression that is not in the select list; select it too";
-  }
-  return "";
+  return order_and_group_columns(shape, rewrite);
 }
 
 // Each shard returns its first LIMIT + OFFSET rows (OFFSET 0); the merger skips OFFSET of the

@@ -228,7 +228,7 @@ void Session::continue_cursor_fetch() {
     }
     std::shared_ptr<MergedCursor> held = txn_.cursors[fetch.name];
     start_cursor_round(
-        shards, std::move(sql),
+        shards, sql,
         [held, legs, rows](size_t leg, char type, std::string_view body) {
           return held->take_refill(legs[leg], type, body, rows);
         },
