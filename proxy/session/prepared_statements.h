@@ -120,6 +120,7 @@ class ClientStatements {
   void add(std::string_view name, std::shared_ptr<const PreparedStatement> statement);
   void remove(std::string_view name);
   void clear() { by_name_.clear(); }
+  bool empty() const { return by_name_.empty(); }
 
  private:
   // Looked up by a Bind's name as a view (no string built per lookup).

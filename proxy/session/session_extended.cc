@@ -23,6 +23,7 @@ void Session::ensure_prepared(const PreparedStatement& statement) {
 // server gets it before the Bind or Describe that names it. Its errors reach the client there.
 void Session::ensure_unnamed_parsed() {
   if (!std::exchange(profile_.unnamed_elsewhere, false)) return;
+  if (profile_.unnamed_runs) ensure_prepared(*profile_.unnamed_runs);  // the statement it EXECUTEs
   std::string parse;
   wire::encode_parse(parse, "", profile_.unnamed.query, profile_.unnamed.types);
   txn_.leg.backend->connection().write(parse);
@@ -43,6 +44,12 @@ Status Session::forward_parse(const wire::Frame& frame) {
   std::shared_ptr<const RewrittenText> rewrite;
   if (expanded)
     rewrite = std::make_shared<const RewrittenText>(RewrittenText{std::string(parse->query), *expanded});
+  else if (parse->statement.empty())
+    rewrite = renamed_parse(parse->query, &refused_execute);  // an EXECUTE of a protocol-level one
+  if (!refused_execute.is_ok()) {
+    answer_with_error(refused_execute);
+    return Status::ok();
+  }
   const std::string_view query = rewrite ? std::string_view(rewrite->server_sql.sql) : parse->query;
   // The Parse of the statement this batch's Bind names was analyzed when the batch was routed, in
   // this pass over the same bytes (start_bound_batch).
@@ -93,7 +100,9 @@ Status Session::forward_parse(const wire::Frame& frame) {
       host_.statements().intern(query, parse->param_types, profile_.settings.current("search_path"));
   const PreparedStatement* existing = profile_.statements.find(parse->statement);
   // A fence retry replays the Parse that already registered the name: that one is no duplicate.
-  if (existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) {
+  // A name the client PREPAREd in SQL is taken too: one namespace, as on a server (§5.7).
+  if ((existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) ||
+      profile_.sql_statements.find(parse->statement) != nullptr) {
     answer_with_error(Status::client(
         "42P05", "prepared statement \"" + std::string(parse->statement) + "\" already exists"));
     return Status::ok();
