@@ -374,7 +374,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   Status rename_protocol_execute(std::string_view sql, const parser::StatementFacts& statement,
                                  FrontQuery& front);
   void ensure_prepared_before_query(const PreparedStatement& statement);
-  std::shared_ptr<const RewrittenText> renamed_parse(std::string_view query, Status* refused);
+  std::shared_ptr<const RewrittenText> renamed_parse(std::string_view query, Status* refused,
+                                                     std::shared_ptr<const PreparedStatement>* runs);
   // An ErrorResponse of a Query whose EXECUTE the proxy rewrote, its position moved back into the
   // client's text (or dropped); empty when the error goes on as the server sent it.
   std::string client_error_position(const wire::Frame& error, const RewrittenText* parse);

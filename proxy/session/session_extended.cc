@@ -11,6 +11,7 @@ namespace sw::session {
 
 void Session::ensure_prepared(const PreparedStatement& statement) {
   if (txn_.leg.backend->prepared.count(statement.id) != 0) return;
+  if (statement.runs) ensure_prepared(*statement.runs);  // the statement its EXECUTE names
   std::string parse;
   wire::encode_parse(parse, statement.server_name, statement.query, statement.param_types);
   txn_.leg.backend->connection().write(parse);
@@ -44,8 +45,8 @@ Status Session::forward_parse(const wire::Frame& frame) {
   std::shared_ptr<const RewrittenText> rewrite;
   if (expanded)
     rewrite = std::make_shared<const RewrittenText>(RewrittenText{std::string(parse->query), *expanded});
-  else if (parse->statement.empty())
-    rewrite = renamed_parse(parse->query, &refused_execute);  // an EXECUTE of a protocol-level one
+  std::shared_ptr<const PreparedStatement> runs;  // the protocol-level statement it EXECUTEs
+  if (!expanded) rewrite = renamed_parse(parse->query, &refused_execute, &runs);
   if (!refused_execute.is_ok()) {
     answer_with_error(refused_execute);
     return Status::ok();
@@ -79,6 +80,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
     profile_.unnamed.types = parse->param_types;
     profile_.unnamed.facts = facts ? *facts : nullptr;  // a later Bind reuses them
     profile_.unnamed_elsewhere = false;
+    profile_.unnamed_runs = runs;
   }
   if (parse_sql_command(*parse, facts ? facts->get() : nullptr)) return Status::ok();
   if (pools_.session_pooling || parse->statement.empty()) {
@@ -97,7 +99,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
     return Status::ok();
   }
   auto statement =
-      host_.statements().intern(query, parse->param_types, profile_.settings.current("search_path"));
+      host_.statements().intern(query, parse->param_types, profile_.settings.current("search_path"), runs);
   const PreparedStatement* existing = profile_.statements.find(parse->statement);
   // A fence retry replays the Parse that already registered the name: that one is no duplicate.
   // A name the client PREPAREd in SQL is taken too: one namespace, as on a server (§5.7).

@@ -84,12 +84,11 @@ void Session::ensure_prepared_before_query(const PreparedStatement& statement) {
   txn_.leg.backend->connection().write(sync);
 }
 
-// An unnamed Parse of `query` that EXECUTEs a protocol-level statement: its text with the server's
-// name (the statement parsed first), or null when it is none. `*refused` when it cannot run. One
-// shard only.
-std::shared_ptr<const RewrittenText> Session::renamed_parse(std::string_view query, Status* refused) {
-  profile_.unnamed_runs.reset();
-  // With several shards a Bind routes the unnamed statement by its own facts: not rewritten.
+// A Parse of `query` that EXECUTEs a protocol-level statement (`*runs`): its text with the
+// server's name (that statement parsed first), or null when it is none. `*refused` when it cannot
+// run. One shard only: with several, a Bind routes the Parse's statement by its own facts.
+std::shared_ptr<const RewrittenText> Session::renamed_parse(std::string_view query, Status* refused,
+                                                            std::shared_ptr<const PreparedStatement>* runs) {
   if (pools_.session_pooling || profile_.statements.empty() || expands_sql_execute()) return nullptr;
   auto facts = parser::analyze(query);
   if (!facts || (*facts)->statements.size() != 1) return nullptr;
@@ -97,7 +96,7 @@ std::shared_ptr<const RewrittenText> Session::renamed_parse(std::string_view que
   *refused = rename_protocol_execute(query, (*facts)->statements.front(), front);
   if (!refused->is_ok() || !front.runs) return nullptr;
   ensure_prepared(*front.runs);
-  profile_.unnamed_runs = front.runs;
+  *runs = front.runs;
   return std::make_shared<const RewrittenText>(
       RewrittenText{std::string(query), parser::ExpandedSql{front.expanded, front.expanded_pieces}});
 }

@@ -329,6 +329,9 @@ TEST_SUITE("sql_prepare") {
       CHECK(a.exec_params("EXECUTE foobar(41)", {}).value(0, 0) == "42");  // asyncpg's fetchval
       server_forgets();
       CHECK(a.exec_params("EXECUTE FooBar(2)", {}).value(0, 0) == "3");
+      REQUIRE_OK(a.prepare("via_name", "EXECUTE foobar(7)"));  // asyncpg names the statement
+      server_forgets();
+      CHECK(a.exec_prepared("via_name", {}).value(0, 0) == "8");
       server_forgets();
       PgResult plan = a.exec("EXPLAIN (COSTS OFF) EXECUTE foobar(2)");
       CHECK(plan.value(0, 0) == "Result");
