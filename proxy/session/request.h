@@ -68,6 +68,7 @@ struct FrontQuery {
   // The client's protocol-level statement `expanded` EXECUTEs by its server name (§5.3): the
   // server gets its Parse first when it lacks it.
   std::shared_ptr<const PreparedStatement> runs;
+  std::string runs_name;  // its client's name (session pooling: the servers' name too)
   std::shared_ptr<const parser::QueryFacts> facts;  // null when the text does not parse
   // Its route, handed from routing to forwarding within one pass over the client input only: a
   // new directory or a reload comes between passes (Session::front_route).
@@ -85,6 +86,7 @@ struct FrontQuery {
     expanded.clear();
     expanded_pieces.clear();
     runs.reset();
+    runs_name.clear();
     facts.reset();
     forget_route();
   }

@@ -373,7 +373,7 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                                                             parser::SqlExecute* execute) const;
   Status rename_protocol_execute(std::string_view sql, const parser::StatementFacts& statement,
                                  FrontQuery& front);
-  void ensure_prepared_before_query(const PreparedStatement& statement);
+  void ensure_prepared_before_query(const FrontQuery& front);
   std::shared_ptr<const RewrittenText> renamed_parse(std::string_view query, Status* refused,
                                                      std::shared_ptr<const PreparedStatement>* runs);
   // An ErrorResponse of a Query whose EXECUTE the proxy rewrote, its position moved back into the

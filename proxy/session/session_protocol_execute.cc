@@ -6,7 +6,8 @@
 // text is sent as written, so an error's position is moved back into it (error_position.h).
 // PostgreSQL's argument count check runs here, under the client's name. With several shards the
 // EXECUTE is routed as its statement with the arguments in place (the expansion of SQL-level
-// statements, without casts), and runs on that one shard.
+// statements, without casts), and runs on that one shard; so too in session pooling, where the
+// servers hold the client's names but the one that parsed it may be another shard's.
 #include "session/session.h"
 #include "wire/messages.h"
 
@@ -18,7 +19,8 @@ using parser::StatementKind;
 // server knows it by another name; null otherwise.
 std::shared_ptr<const PreparedStatement> Session::protocol_execute(const parser::StatementFacts& statement,
                                                                    parser::SqlExecute* execute) const {
-  if (pools_.session_pooling || profile_.statements.empty()) return nullptr;
+  // Session pooling with one shard: the server that parsed it runs the EXECUTE as written.
+  if ((pools_.session_pooling && !expands_sql_execute()) || profile_.statements.empty()) return nullptr;
   if (statement.kind != StatementKind::Execute && statement.node_type != "ExplainStmt" &&
       statement.node_type != "CreateTableAsStmt")
     return nullptr;
@@ -60,6 +62,12 @@ Status Session::rename_protocol_execute(std::string_view sql, const parser::Stat
       return Status::client("0A000", "EXECUTE of the protocol-level prepared statement \"" + execute.name +
                                          "\" would need every shard; run it with Bind and Execute instead");
   }
+  front.runs_name = execute.name;
+  if (pools_.session_pooling) {  // the servers know it by the client's name: routed only
+    front.runs = std::move(runs);
+    if (routing) front.facts = std::move(routing);
+    return Status::ok();
+  }
   parser::ExpandedSql renamed = parser::rename_execute(sql, begin, execute, runs->server_name);
   front.expanded = std::move(renamed.sql);
   front.expanded_pieces = std::move(renamed.pieces);
@@ -72,12 +80,19 @@ Status Session::rename_protocol_execute(std::string_view sql, const parser::Stat
   return Status::ok();
 }
 
-// Before a Query that EXECUTEs `statement`: its Parse, and a Sync so that a failed Parse does not
+// Before a Query that EXECUTEs `front.runs`: its Parse (under the server's name, or in session
+// pooling the client's), and a Sync so that a failed Parse does not
 // make the server skip the Query (answer swallowed; the Parse's error reaches the client). A
 // failed transaction block parses nothing: the EXECUTE fails there as it would anyway.
-void Session::ensure_prepared_before_query(const PreparedStatement& statement) {
-  if (txn_.leg.backend->prepared.count(statement.id) != 0 || txn_.control.status() == 'E') return;
-  ensure_prepared(statement);
+void Session::ensure_prepared_before_query(const FrontQuery& front) {
+  if (txn_.control.status() == 'E') return;
+  if (pools_.session_pooling) {
+    if (txn_.leg.client_statements.count(front.runs_name) != 0) return;
+    ensure_session_statement(front.runs_name);
+  } else {
+    if (txn_.leg.backend->prepared.count(front.runs->id) != 0) return;
+    ensure_prepared(*front.runs);
+  }
   std::string sync;
   wire::encode_sync(sync);
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);

@@ -379,7 +379,7 @@ Status Session::forward_query(const wire::Frame& frame) {
     request_.rewritten_queries.clear();  // none in progress
   const bool rewritten = known && !front.expanded_pieces.empty();
   request_.queries.push_back(known && (rewritten || changes_tracked_state(*known)) ? known : nullptr);
-  if (front.runs) ensure_prepared_before_query(*front.runs);  // its answers come first
+  if (front.runs) ensure_prepared_before_query(front);  // its answers come first
   expect(Owed::Query);
   if (!front.expanded.empty()) {
     if (rewritten)

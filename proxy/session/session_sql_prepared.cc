@@ -47,7 +47,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   for (const auto& statement : statements) {
     // Nothing to refuse or run instead (the common case, once per Query: no calls, no Status).
     if (statement.kind != parser::StatementKind::Prepare && profile_.sql_statements.size() == 0 &&
-        (pools_.session_pooling || profile_.statements.empty()))
+        profile_.statements.empty())
       continue;
     if (Status duplicate = refuse_duplicate_prepare(statement); !duplicate.is_ok()) {
       front.refused = std::move(duplicate);

@@ -386,4 +386,21 @@ TEST_SUITE("sql_prepare") {
     REQUIRE_OK(c.exec("PREPARE q AS SELECT 1"));
     CHECK(c.prepare("q", "SELECT 2").sqlstate() == "42P05");
   }
+
+  // Session pooling: the servers hold the client's names, but a Parse alone went to the default
+  // shard; EXECUTE ran there (a count of 0 for a key on another shard).
+  TEST_CASE("in session pooling with several shards EXECUTE of a protocol-level statement finds its key") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.pool_mode = "session";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(30));
+    const int64_t a = key_where([](uint32_t b) { return b % kShards == 2; }, 100);
+    REQUIRE_OK(f.client().exec("INSERT INTO orders (tenant_id, note) VALUES (" + k(a) + ", 'x')"));
+    PgConn c = f.client();
+    REQUIRE_OK(c.prepare("sel", "SELECT count(*) FROM orders WHERE tenant_id = $1::bigint"));
+    CHECK(c.value("EXECUTE sel(" + k(a) + ")") == "1");
+    CHECK(c.exec("EXECUTE sel(1, 2)").sqlstate() == "42601");
+    CHECK(c.value("EXECUTE sel(" + k(a) + ")") == "1");  // on the leg that has it now
+  }
 }
