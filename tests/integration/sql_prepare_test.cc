@@ -5,6 +5,8 @@
 // server does not meet the statement; session pooling keeps the server's own statements. In
 // transaction pooling, as on PostgreSQL: EXECUTE in EXPLAIN and CREATE TABLE AS, 42P05 for a second
 // PREPARE of a name, and an error's position in the client's text (or none inside the statement).
+// EXECUTE of a protocol-level (Parse-named) statement runs it in both pool modes, on its key's
+// shard with several; a PREPARE of such a name, or a Parse of a PREPAREd one, is 42P05.
 #include "it_test.h"
 
 #include "harness/sharded_fixture.h"
