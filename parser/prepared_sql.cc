@@ -143,6 +143,24 @@ JsonRef execute_node(JsonRef node, SqlExecute& out) {
   return {};
 }
 
+// The EXECUTE's name: what stands between the keyword (token `keyword`) and `limit` (its
+// arguments' '(' or its end), one word or one quoted identifier; false when it is anything else
+// (a comment between them, say).
+bool locate_name(const ParsedStatement& parsed, size_t keyword, uint32_t limit, SqlExecute& execute) {
+  const std::string_view text = parsed.text();
+  const SqlExecute::Argument name = trimmed(text, parsed.tokens()[keyword].end, limit);
+  const auto end = name.at + static_cast<uint32_t>(name.text.size());
+  const bool word = keyword + 1 < parsed.tokens().size() && parsed.tokens()[keyword + 1].begin == name.at &&
+                    parsed.tokens()[keyword + 1].end == end &&
+                    parsed.tokens()[keyword + 1].kind == SqlToken::Kind::Word;
+  const bool quoted = name.text.size() >= 2 && name.text.front() == '"' && name.text.back() == '"' &&
+                      (keyword + 1 >= parsed.tokens().size() || parsed.tokens()[keyword + 1].begin >= end);
+  if (!word && !quoted) return false;
+  execute.name_at = name.at;
+  execute.name_end = end;
+  return true;
+}
+
 }  // namespace
 
 size_t SqlPrepare::parameter_count() const {
@@ -210,7 +228,7 @@ std::optional<SqlExecute> sql_execute(std::string_view statement) {
     while (open < tokens.size() && !parsed.is_punct(open, '(')) ++open;
     size_t close = 0;
     if (open == tokens.size() || !parsed.list_at(open, execute.args, close) ||
-        execute.args.size() != arguments)
+        execute.args.size() != arguments || !locate_name(parsed, *keyword, tokens[open].begin, execute))
       return std::nullopt;
     execute.end = tokens[close].end;
     return execute;
@@ -225,6 +243,7 @@ std::optional<SqlExecute> sql_execute(std::string_view statement) {
       break;
     }
   }
+  if (!locate_name(parsed, *keyword, execute.end, execute)) return std::nullopt;
   return execute;
 }
 
@@ -239,6 +258,29 @@ std::optional<uint32_t> ExpandedSql::source_offset(uint32_t offset) const {
     if (offset >= piece.at && offset < piece.at + piece.length) return piece.source + (offset - piece.at);
   }
   return std::nullopt;
+}
+
+ExpandedSql rename_execute(std::string_view sql, uint32_t statement_begin, const SqlExecute& execute,
+                           std::string_view server_name) {
+  ExpandedSql out;
+  const uint32_t name_at = statement_begin + execute.name_at;
+  const uint32_t name_end = statement_begin + execute.name_end;
+  out.pieces.push_back({0, name_at, 0});
+  out.sql.append(sql.substr(0, name_at));
+  out.sql.append(server_name);
+  if (name_end < sql.size()) {
+    out.pieces.push_back(
+        {static_cast<uint32_t>(out.sql.size()), static_cast<uint32_t>(sql.size()) - name_end, name_end});
+    out.sql.append(sql.substr(name_end));
+  }
+  return out;
+}
+
+std::optional<SqlPrepare> protocol_prepare(std::string_view query, size_t declared) {
+  auto prepare = sql_prepare("PREPARE p AS " + std::string(query));
+  if (!prepare) return std::nullopt;
+  prepare->types.assign(declared, std::string());
+  return prepare;
 }
 
 Result<ExpandedSql> expand_execute(std::string_view sql, uint32_t statement_begin, const SqlExecute& execute,
@@ -265,7 +307,8 @@ Result<ExpandedSql> expand_execute(std::string_view sql, uint32_t statement_begi
     out.sql += '(';
     copy(statement_begin + arg.at, statement_begin + arg.at + static_cast<uint32_t>(arg.text.size()));
     out.sql += ')';
-    if (static_cast<size_t>(param.number) <= prepared.types.size())
+    if (static_cast<size_t>(param.number) <= prepared.types.size() &&
+        !prepared.types[static_cast<size_t>(param.number) - 1].empty())
       out.sql += "::" + prepared.types[static_cast<size_t>(param.number) - 1];
     done = param.at + param.length;
   }

@@ -48,6 +48,8 @@ struct SqlExecute {
   std::vector<Argument> args;
   uint32_t begin = 0;  // "EXECUTE name[(args)]" is [begin, end)
   uint32_t end = 0;
+  uint32_t name_at = 0;  // the name as written (a word or a quoted identifier) is [name_at, name_end)
+  uint32_t name_end = 0;
   bool create_table_as = false;  // CREATE TABLE ... AS EXECUTE (under EXPLAIN too)
   bool wrapped = false;          // inside EXPLAIN or CREATE TABLE AS
 };
@@ -61,8 +63,8 @@ std::optional<std::string> sql_deallocate(std::string_view statement);
 
 // `sql` (a client's whole Query or Parse text) with the EXECUTE of the statement at
 // `statement_begin` replaced by `prepared`'s statement, each $n by (args[n-1])::types[n-1] (just
-// (args[n-1]) when no type was declared for it). Remembers which bytes came from `sql`, so a
-// server's error position can be put back into the client's text.
+// (args[n-1]) when no type, or an empty one, was declared for it). Remembers which bytes came from `sql`, so
+// a server's error position can be put back into the client's text.
 struct ExpandedSql {
   std::string sql;
   struct Piece {
@@ -74,6 +76,13 @@ struct ExpandedSql {
   // The client-text offset of byte `offset` of `sql`; nullopt when it has none.
   std::optional<uint32_t> source_offset(uint32_t offset) const;
 };
+// `sql` with the name of the EXECUTE of the statement at `statement_begin` replaced by
+// `server_name` (a protocol-level statement the server holds under the proxy's name, §5.3).
+ExpandedSql rename_execute(std::string_view sql, uint32_t statement_begin, const SqlExecute& execute,
+                           std::string_view server_name);
+// The statement of a protocol-level Parse (`query`, with `declared` parameter types) as a
+// PREPARE's: its $n located, no type to cast to; nullopt when it does not parse as one statement.
+std::optional<SqlPrepare> protocol_prepare(std::string_view query, size_t declared);
 // 42601 when the arguments do not match the parameters; 42809 for CREATE TABLE AS EXECUTE of a
 // statement that is not a SELECT (PostgreSQL's errors).
 Result<ExpandedSql> expand_execute(std::string_view sql, uint32_t statement_begin, const SqlExecute& execute,

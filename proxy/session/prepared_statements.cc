@@ -88,9 +88,9 @@ void StatementRegistry::forget_older_schema() {
   parsed_texts_.clear();
 }
 
-std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_view query,
-                                                                   const std::vector<uint32_t>& param_types,
-                                                                   std::string_view search_path) {
+std::shared_ptr<const PreparedStatement> StatementRegistry::intern(
+    std::string_view query, const std::vector<uint32_t>& param_types, std::string_view search_path,
+    std::shared_ptr<const PreparedStatement> runs) {
   if (schema_epoch() != epoch_) forget_older_schema();
   const bool shared = !resolves_parameter_types(query, param_types);
   std::string key = registry_key(query, param_types, search_path);
@@ -104,6 +104,7 @@ std::shared_ptr<const PreparedStatement> StatementRegistry::intern(std::string_v
   statement->query = std::string(query);
   statement->param_types = param_types;
   statement->search_path = std::string(search_path);
+  statement->runs = std::move(runs);
   if (auto facts = parser::analyze(query)) statement->facts = *facts;
   if (!shared) {
     // Its client's alone, never looked up or retired; answered without a server when a server

@@ -34,6 +34,9 @@ struct PreparedStatement {
   // Its facts, analyzed once when interned (parsing does not depend on the session or config), so
   // a Bind reuses them; null when the text does not analyze (the server reports the error).
   std::shared_ptr<const parser::QueryFacts> facts;
+  // The protocol-level statement its SQL EXECUTEs by that one's server name (§5.3): parsed first
+  // on every server this one is parsed on. Null for any other statement.
+  std::shared_ptr<const PreparedStatement> runs;
 };
 
 // The schema epoch: counts the schema changes (DDL) clients sent through this process, so every
@@ -70,9 +73,12 @@ class StatementRegistry {
   // prepared again, reads the other schema's table). Once the schema epoch advanced, the registry
   // first forgets every statement it shared and every text servers accepted (clients holding old
   // statements keep them, as after retire()).
+  // `runs`: the statement `query` EXECUTEs by its server name (the same for every Parse of that
+  // text: a server name names one statement of this registry).
   std::shared_ptr<const PreparedStatement> intern(std::string_view query,
                                                   const std::vector<uint32_t>& param_types,
-                                                  std::string_view search_path = {});
+                                                  std::string_view search_path = {},
+                                                  std::shared_ptr<const PreparedStatement> runs = nullptr);
   // A server accepted the Parse of statement `id`: later Parses of its text are answered at once
   // (an own statement's: later own statements of the same text, search_path and types).
   void mark_validated(uint64_t id);
@@ -120,6 +126,7 @@ class ClientStatements {
   void add(std::string_view name, std::shared_ptr<const PreparedStatement> statement);
   void remove(std::string_view name);
   void clear() { by_name_.clear(); }
+  bool empty() const { return by_name_.empty(); }
 
  private:
   // Looked up by a Bind's name as a view (no string built per lookup).

@@ -31,6 +31,7 @@
 #include "parser/prepared_sql.h"
 #include "router/router.h"
 #include "session/error_position.h"
+#include "session/prepared_statements.h"
 
 namespace sw::session {
 
@@ -64,6 +65,10 @@ struct FrontQuery {
   std::string expanded;        // the statement such an EXECUTE runs instead; empty when none
   // Which bytes of `expanded` are the client's (parser::ExpandedSql): error positions map back.
   std::vector<parser::ExpandedSql::Piece> expanded_pieces;
+  // The client's protocol-level statement `expanded` EXECUTEs by its server name (§5.3): the
+  // server gets its Parse first when it lacks it.
+  std::shared_ptr<const PreparedStatement> runs;
+  std::string runs_name;  // its client's name (session pooling: the servers' name too)
   std::shared_ptr<const parser::QueryFacts> facts;  // null when the text does not parse
   // Its route, handed from routing to forwarding within one pass over the client input only: a
   // new directory or a reload comes between passes (Session::front_route).
@@ -80,6 +85,8 @@ struct FrontQuery {
     refused_detail.clear();
     expanded.clear();
     expanded_pieces.clear();
+    runs.reset();
+    runs_name.clear();
     facts.reset();
     forget_route();
   }

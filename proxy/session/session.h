@@ -128,6 +128,9 @@ struct ClientProfile {
   SqlStatements sql_statements;                   // its SQL-level PREPAREs
   ExtendedSqlCommands sql_commands;               // PREPARE/DEALLOCATE in the extended protocol
   BatchStatement unnamed;                         // its last unnamed statement, for routing a later Bind
+  // The protocol-level statement the unnamed one EXECUTEs (renamed to its server name): parsed
+  // first on a server that lacks it.
+  std::shared_ptr<const PreparedStatement> unnamed_runs;
   // The unnamed statement was parsed on a server given back since, or a lent one (Request::lent):
   // the next server that binds or describes it gets its Parse first.
   bool unnamed_elsewhere = false;
@@ -365,6 +368,14 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
                                                     const parser::SqlExecute& execute,
                                                     std::string* detail) const;
   Status refuse_duplicate_prepare(const parser::StatementFacts& statement) const;
+  // EXECUTE of a protocol-level statement the server holds as the proxy's (session_protocol_execute.cc)
+  std::shared_ptr<const PreparedStatement> protocol_execute(const parser::StatementFacts& statement,
+                                                            parser::SqlExecute* execute) const;
+  Status rename_protocol_execute(std::string_view sql, const parser::StatementFacts& statement,
+                                 FrontQuery& front);
+  void ensure_prepared_before_query(const FrontQuery& front);
+  std::shared_ptr<const RewrittenText> renamed_parse(std::string_view query, Status* refused,
+                                                     std::shared_ptr<const PreparedStatement>* runs);
   // An ErrorResponse of a Query whose EXECUTE the proxy rewrote, its position moved back into the
   // client's text (or dropped); empty when the error goes on as the server sent it.
   std::string client_error_position(const wire::Frame& error, const RewrittenText* parse);

@@ -11,6 +11,7 @@ namespace sw::session {
 
 void Session::ensure_prepared(const PreparedStatement& statement) {
   if (txn_.leg.backend->prepared.count(statement.id) != 0) return;
+  if (statement.runs) ensure_prepared(*statement.runs);  // the statement its EXECUTE names
   std::string parse;
   wire::encode_parse(parse, statement.server_name, statement.query, statement.param_types);
   txn_.leg.backend->connection().write(parse);
@@ -23,6 +24,7 @@ void Session::ensure_prepared(const PreparedStatement& statement) {
 // server gets it before the Bind or Describe that names it. Its errors reach the client there.
 void Session::ensure_unnamed_parsed() {
   if (!std::exchange(profile_.unnamed_elsewhere, false)) return;
+  if (profile_.unnamed_runs) ensure_prepared(*profile_.unnamed_runs);  // the statement it EXECUTEs
   std::string parse;
   wire::encode_parse(parse, "", profile_.unnamed.query, profile_.unnamed.types);
   txn_.leg.backend->connection().write(parse);
@@ -43,6 +45,12 @@ Status Session::forward_parse(const wire::Frame& frame) {
   std::shared_ptr<const RewrittenText> rewrite;
   if (expanded)
     rewrite = std::make_shared<const RewrittenText>(RewrittenText{std::string(parse->query), *expanded});
+  std::shared_ptr<const PreparedStatement> runs;  // the protocol-level statement it EXECUTEs
+  if (!expanded) rewrite = renamed_parse(parse->query, &refused_execute, &runs);
+  if (!refused_execute.is_ok()) {
+    answer_with_error(refused_execute);
+    return Status::ok();
+  }
   const std::string_view query = rewrite ? std::string_view(rewrite->server_sql.sql) : parse->query;
   // The Parse of the statement this batch's Bind names was analyzed when the batch was routed, in
   // this pass over the same bytes (start_bound_batch).
@@ -72,6 +80,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
     profile_.unnamed.types = parse->param_types;
     profile_.unnamed.facts = facts ? *facts : nullptr;  // a later Bind reuses them
     profile_.unnamed_elsewhere = false;
+    profile_.unnamed_runs = runs;
   }
   if (parse_sql_command(*parse, facts ? facts->get() : nullptr)) return Status::ok();
   if (pools_.session_pooling || parse->statement.empty()) {
@@ -90,10 +99,12 @@ Status Session::forward_parse(const wire::Frame& frame) {
     return Status::ok();
   }
   auto statement =
-      host_.statements().intern(query, parse->param_types, profile_.settings.current("search_path"));
+      host_.statements().intern(query, parse->param_types, profile_.settings.current("search_path"), runs);
   const PreparedStatement* existing = profile_.statements.find(parse->statement);
   // A fence retry replays the Parse that already registered the name: that one is no duplicate.
-  if (existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) {
+  // A name the client PREPAREd in SQL is taken too: one namespace, as on a server (§5.7).
+  if ((existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) ||
+      profile_.sql_statements.find(parse->statement) != nullptr) {
     answer_with_error(Status::client(
         "42P05", "prepared statement \"" + std::string(parse->statement) + "\" already exists"));
     return Status::ok();

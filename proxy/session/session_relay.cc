@@ -186,7 +186,8 @@ bool Session::answer_without_server(const wire::Frame& frame) {
       if (!parse || parse->statement.empty()) return false;
       auto statement = host_.statements().intern(parse->query, parse->param_types,
                                                  profile_.settings.current("search_path"));
-      if (!statement->validated) return false;
+      // A name the client PREPAREd in SQL: forward_parse answers its 42P05.
+      if (!statement->validated || profile_.sql_statements.find(parse->statement) != nullptr) return false;
       const PreparedStatement* existing = profile_.statements.find(parse->statement);
       if (existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) {
         wire::encode_error(out, "ERROR", "42P05",
@@ -378,6 +379,7 @@ Status Session::forward_query(const wire::Frame& frame) {
     request_.rewritten_queries.clear();  // none in progress
   const bool rewritten = known && !front.expanded_pieces.empty();
   request_.queries.push_back(known && (rewritten || changes_tracked_state(*known)) ? known : nullptr);
+  if (front.runs) ensure_prepared_before_query(front);  // its answers come first
   expect(Owed::Query);
   if (!front.expanded.empty()) {
     if (rewritten)

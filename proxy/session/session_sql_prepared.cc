@@ -46,17 +46,25 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   const auto& statements = front.facts->statements;
   for (const auto& statement : statements) {
     // Nothing to refuse or run instead (the common case, once per Query: no calls, no Status).
-    if (statement.kind != parser::StatementKind::Prepare && profile_.sql_statements.size() == 0) continue;
+    if (statement.kind != parser::StatementKind::Prepare && profile_.sql_statements.size() == 0 &&
+        profile_.statements.empty())
+      continue;
     if (Status duplicate = refuse_duplicate_prepare(statement); !duplicate.is_ok()) {
       front.refused = std::move(duplicate);
       break;
     }
     auto execute = client_execute(statement);
+    parser::SqlExecute protocol;
+    if (!execute && protocol_execute(statement, &protocol)) execute = std::move(protocol);
     if (!execute) continue;
     if (statements.size() != 1) {
       front.refused = Status::client("0A000", "EXECUTE " + execute->name +
                                                   " inside a query of several statements cannot run through "
                                                   "shardwire; send the EXECUTE as a query of its own");
+      break;
+    }
+    if (profile_.sql_statements.find(execute->name) == nullptr) {  // a protocol-level statement
+      front.refused = rename_protocol_execute(sql, statement, front);
       break;
     }
     auto expanded = expand_client_execute(sql, statement, *execute, &front.refused_detail);
@@ -70,7 +78,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   }
   if (!front.refused.is_ok()) {
     front.facts = nullptr;
-  } else if (!front.expanded.empty()) {
+  } else if (!front.expanded.empty() && !front.runs) {
     auto expanded = parser::analyze(front.expanded);
     front.facts = expanded ? std::move(*expanded) : nullptr;
   }

@@ -5,6 +5,8 @@
 // server does not meet the statement; session pooling keeps the server's own statements. In
 // transaction pooling, as on PostgreSQL: EXECUTE in EXPLAIN and CREATE TABLE AS, 42P05 for a second
 // PREPARE of a name, and an error's position in the client's text (or none inside the statement).
+// EXECUTE of a protocol-level (Parse-named) statement runs it in both pool modes, on its key's
+// shard with several; a PREPARE of such a name, or a Parse of a PREPAREd one, is 42P05.
 #include "it_test.h"
 
 #include "harness/sharded_fixture.h"
@@ -303,5 +305,104 @@ TEST_SUITE("sql_prepare") {
     CHECK(gone.sqlstate() == "42P01");
     // Inside the prepared statement: PostgreSQL gives no position.
     CHECK_MESSAGE(!contains(c.error_message(), "LINE 1"), c.error_message());
+  }
+
+  // PostgreSQL has one namespace for protocol-level and SQL-level prepared statements: asyncpg's
+  // test_prepare_explicitly_named prepares 'foobar' by Parse, then runs EXECUTE foobar. In
+  // transaction pooling the server holds it under shardwire's own name.
+  TEST_CASE("EXECUTE runs the client's protocol-level statement; one namespace with PREPARE") {
+    PROXY_ONLY();
+    for (const std::string mode : {"transaction", "session"}) {
+      CAPTURE(mode);
+      ShardedOptions options;
+      options.shards = 1;
+      options.proxy.pool_mode = mode;
+      options.proxy.pool_size = mode == "transaction" ? 1 : 2;  // B gets A's server when it can
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail(30));
+      PgConn a = f.client();
+      PgConn b = f.client();
+      REQUIRE_OK(a.prepare("foobar", "SELECT $1::int + 1 AS next"));
+      CHECK(a.value("EXECUTE foobar(1)") == "2");
+      CHECK(b.exec("EXECUTE foobar(1)").sqlstate() == "26000");  // B, on A's server: not A's name
+      // B's DEALLOCATE ALL drops what A's server holds: A's statement is parsed there again.
+      const auto server_forgets = [&] { CHECK_OK(b.exec("DEALLOCATE ALL")); };
+      server_forgets();
+      CHECK(a.exec_params("EXECUTE foobar(41)", {}).value(0, 0) == "42");  // asyncpg's fetchval
+      server_forgets();
+      CHECK(a.exec_params("EXECUTE FooBar(2)", {}).value(0, 0) == "3");
+      REQUIRE_OK(a.prepare("via_name", "EXECUTE foobar(7)"));  // asyncpg names the statement
+      server_forgets();
+      CHECK(a.exec_prepared("via_name", {}).value(0, 0) == "8");
+      server_forgets();
+      PgResult plan = a.exec("EXPLAIN (COSTS OFF) EXECUTE foobar(2)");
+      CHECK(plan.value(0, 0) == "Result");
+      server_forgets();
+      const std::string table = unique_name("ctas_proto");
+      CHECK_OK(a.exec("CREATE TABLE " + table + " AS EXECUTE foobar(9)"));
+      CHECK(a.value("SELECT next FROM " + table) == "10");
+      CHECK_OK(a.exec("DROP TABLE " + table));
+      server_forgets();
+      REQUIRE_OK(a.exec("BEGIN"));
+      CHECK(a.value("EXECUTE foobar(5)") == "6");
+      REQUIRE_OK(a.exec("COMMIT"));
+      // PostgreSQL's errors, under the client's name and at the client's position.
+      CHECK(a.exec("EXECUTE foobar(1, 2)").sqlstate() == "42601");
+      CHECK(contains(a.error_message(), "prepared statement \"foobar\""));
+      CHECK(contains(a.error_message(), "DETAIL:  Expected 1 parameters but got 2."));
+      CHECK(a.exec("/* é */ EXECUTE foobar('x')").sqlstate() == "22P02");
+      CHECK_MESSAGE(contains(a.error_message(),
+                             "LINE 1: /* é */ EXECUTE foobar('x')\n" + std::string(8 + 23, ' ') + "^"),
+                    a.error_message());
+      // One namespace, both ways.
+      CHECK(a.exec("PREPARE foobar AS SELECT 2").sqlstate() == "42P05");
+      REQUIRE_OK(a.exec("PREPARE sqlname AS SELECT 3"));
+      REQUIRE_OK(a.prepare("four", "SELECT 4"));  // a text a server accepted: answered without one
+      for (const std::string text : {"SELECT 4", "SELECT 5"})
+        CHECK(a.prepare("sqlname", text).sqlstate() == "42P05");
+      CHECK(a.value("EXECUTE sqlname") == "3");
+      CHECK(a.value("EXECUTE foobar(0)") == "1");
+      REQUIRE_OK(a.exec("DEALLOCATE foobar"));
+      CHECK(a.exec("EXECUTE foobar(1)").sqlstate() == "26000");
+      REQUIRE_OK(a.prepare("foobar", "SELECT 'again'"));
+      CHECK(a.value("EXECUTE foobar") == "again");
+    }
+  }
+
+  TEST_CASE("with several shards EXECUTE of a protocol-level statement runs on its key's shard") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.pool_size = 1;
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(30));
+    const int64_t a = key_where([](uint32_t b) { return b % kShards == 2; }, 100);
+    PgConn c = f.client();
+    REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + k(a) + ", 'x')"));
+    REQUIRE_OK(c.prepare("sel", "SELECT count(*) FROM orders WHERE tenant_id = $1::bigint"));
+    CHECK(c.value("EXECUTE sel(" + k(a) + ")") == "1");
+    CHECK(c.value("EXPLAIN (COSTS OFF) EXECUTE sel(" + k(a) + ")").find("Aggregate") == 0);
+    CHECK(c.exec("EXECUTE sel(1, 2)").sqlstate() == "42601");
+    REQUIRE_OK(c.prepare("all_rows", "SELECT count(*) FROM orders"));
+    CHECK(c.exec("EXECUTE all_rows").sqlstate() == "0A000");
+    CHECK(c.exec("PREPARE sel AS SELECT 1").sqlstate() == "42P05");
+    REQUIRE_OK(c.exec("PREPARE q AS SELECT 1"));
+    CHECK(c.prepare("q", "SELECT 2").sqlstate() == "42P05");
+  }
+
+  // Session pooling: the servers hold the client's names, but a Parse alone went to the default
+  // shard; EXECUTE ran there (a count of 0 for a key on another shard).
+  TEST_CASE("in session pooling with several shards EXECUTE of a protocol-level statement finds its key") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.pool_mode = "session";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(30));
+    const int64_t a = key_where([](uint32_t b) { return b % kShards == 2; }, 100);
+    REQUIRE_OK(f.client().exec("INSERT INTO orders (tenant_id, note) VALUES (" + k(a) + ", 'x')"));
+    PgConn c = f.client();
+    REQUIRE_OK(c.prepare("sel", "SELECT count(*) FROM orders WHERE tenant_id = $1::bigint"));
+    CHECK(c.value("EXECUTE sel(" + k(a) + ")") == "1");
+    CHECK(c.exec("EXECUTE sel(1, 2)").sqlstate() == "42601");
+    CHECK(c.value("EXECUTE sel(" + k(a) + ")") == "1");  // on the leg that has it now
   }
 }

@@ -121,3 +121,33 @@ TEST_CASE("a position in the rewritten text maps back to the client's bytes, or 
   CHECK(out->source_offset(9) == std::nullopt);        // inside the prepared statement
   CHECK(out->source_offset(static_cast<uint32_t>(out->sql.size() - 1)) == std::nullopt);  // "::int"
 }
+
+TEST_CASE("EXECUTE of a protocol-level statement: its name renamed, the rest of the text kept") {
+  using sw::parser::rename_execute;
+  auto renamed = [](const std::string& sql, uint32_t statement_begin = 0) -> std::string {
+    auto execute = sql_execute(sql.substr(statement_begin));
+    if (!execute) return "(not recognized)";
+    return rename_execute(sql, statement_begin, *execute, "sw_7").sql;
+  };
+  CHECK(renamed("EXECUTE foobar") == "EXECUTE sw_7");
+  CHECK(renamed("execute FooBar (1, 'x')") == "execute sw_7 (1, 'x')");
+  CHECK(renamed("/* a */ EXPLAIN (COSTS OFF) EXECUTE \"Foo Bar\"(1)", 8) ==
+        "/* a */ EXPLAIN (COSTS OFF) EXECUTE sw_7(1)");
+  CHECK(renamed("CREATE TABLE t AS EXECUTE q WITH NO DATA") == "CREATE TABLE t AS EXECUTE sw_7 WITH NO DATA");
+  CHECK(renamed("EXECUTE /* c */ q") == "(not recognized)");  // a name that is not alone: left as written
+  // Every byte but the name's maps back to the client's text.
+  auto execute = sql_execute("EXECUTE q(12)");
+  REQUIRE(execute);
+  auto out = rename_execute("EXECUTE q(12)", 0, *execute, "sw_100");
+  CHECK(out.source_offset(15) == 10u);  // the 1 of 12
+  CHECK_FALSE(out.source_offset(9));    // inside the server's name
+  // Its statement as a PREPARE's: parameters beyond the declared types count; no casts.
+  auto prepared = sw::parser::protocol_prepare("SELECT $2::int + $1", 1);
+  REQUIRE(prepared);
+  CHECK(prepared->parameter_count() == 2);
+  auto call = sql_execute("EXECUTE q(1, 2)");
+  REQUIRE(call);
+  auto expanded_call = expand_execute("EXECUTE q(1, 2)", 0, *call, *prepared);
+  REQUIRE(expanded_call);
+  CHECK(expanded_call->sql == "SELECT (2)::int + (1)");
+}
