@@ -34,12 +34,11 @@ void CopyIn::cancel(CancelJoin& join) {
 
 void CopyIn::on_no_server(const Status& why) { fail(why); }
 
-void CopyIn::on_leg_server(size_t index, std::string prologue, int ready_owed) {
+void CopyIn::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
   Leg& leg = legs_[index];
-  leg.ready_owed += ready_owed;
   if (leg.position) {
     wire::encode_query(prologue, setup_.plan.key_position_sql);
-    ++leg.ready_owed;
+    servers_.expect_ready(index, 1);
   }
   leg.copy_sent = true;
   prologue += setup_.copy_query;  // answered by CopyInResponse; its ReadyForQuery comes after CopyDone
@@ -92,18 +91,19 @@ Status CopyIn::on_answer(size_t index, const Message& message) {
 }
 
 // A ReadyForQuery of the phase's statements: BEGIN and the position query, the end of the copy,
-// the COMMIT or ROLLBACK, or the two-phase commit's.
+// the COMMIT or ROLLBACK, or the two-phase commit's (the engine counts the ones still due).
 void CopyIn::on_leg_ready(size_t index) {
   if (phase_ == Phase::TwoPhase) {
     two_phase_->on_ready(index);
     return;
   }
-  Leg& leg = legs_[index];
-  --leg.ready_owed;
-  if (leg.ready_owed > 0) return;
-  if (phase_ == Phase::Ending && all_legs([](const Leg& l) { return l.ready_owed == 0; })) {
+  if (servers_.ready_owed(index) > 0) return;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (servers_.ready_owed(i) > 0) return;
+  }
+  if (phase_ == Phase::Ending) {
     commit_written_legs();
-  } else if (phase_ == Phase::Committing && all_legs([](const Leg& l) { return l.ready_owed == 0; })) {
+  } else if (phase_ == Phase::Committing) {
     complete();
   }
 }
@@ -149,7 +149,7 @@ void CopyIn::end_copies() {
     write_pending(i);
     std::string out;
     wire::MessageWriter(out).begin('c').end();
-    legs_[i].ready_owed = 1;
+    servers_.expect_ready(i, 1);  // the COPY's
     servers_.write(i, out);
   }
 }

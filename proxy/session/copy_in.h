@@ -81,7 +81,6 @@ class CopyIn : private LegEngine::Runner {
  private:
   enum class Phase { Starting, Streaming, Ending, Committing, TwoPhase, Failed, Done };
   struct Leg {               // by index, as the servers' legs
-    int ready_owed = 0;      // ReadyForQuery messages still to come in this phase
     bool in_copy = false;    // sent its CopyInResponse
     bool copy_sent = false;  // got the client's COPY statement
     bool position = false;   // runs the key position query

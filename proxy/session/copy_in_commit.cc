@@ -40,7 +40,7 @@ void CopyIn::commit_written_legs() {
   for (size_t i = 0; i < legs_.size(); ++i) {
     std::string out;
     wire::encode_query(out, !written.empty() && written.front() == i ? "COMMIT" : "ROLLBACK");
-    legs_[i].ready_owed = 1;
+    servers_.expect_ready(i, 1);
     servers_.write(i, out);
   }
 }
@@ -103,7 +103,6 @@ bool CopyIn::same_rows_everywhere() {
 // A COPY still open on a server (started, CopyDone not sent) needs the session's CopyFail.
 void CopyIn::on_leg_handed(size_t index, LegEngine::Handed& handed) const {
   const bool copies_open = phase_ == Phase::Starting || phase_ == Phase::Streaming;
-  handed.ready_owed = legs_[index].ready_owed;
   handed.copy_open = copies_open && legs_[index].copy_sent;
   handed.wrote = legs_[index].rows_sent > 0;
 }

@@ -10,12 +10,12 @@ namespace sw::session {
 CursorRound::CursorRound(std::vector<LegEngine::Target> targets, std::vector<std::string> messages, int ready,
                          ServerState session_state, std::function<void(std::string_view)> write_client,
                          Take take, LegEngine::HandBack hand_back, std::function<void(const Status&)> done)
-    : ready_(ready),
+    : messages_(std::move(messages)),
+      ready_(ready),
       write_client_(std::move(write_client)),
       take_(std::move(take)),
       hand_back_(std::move(hand_back)),
       done_(std::move(done)) {
-  for (std::string& message : messages) legs_.push_back(Leg{std::move(message)});
   engine_ = std::make_unique<LegEngine>(std::move(targets), std::move(session_state), "a merged cursor",
                                         static_cast<LegEngine::Runner&>(*this));
 }
@@ -24,45 +24,36 @@ CursorRound::CursorRound(std::vector<LegEngine::Target> targets, std::vector<std
 CursorRound::~CursorRound() = default;
 
 void CursorRound::start() {
-  if (legs_.empty()) {
+  if (messages_.empty()) {
     finish();
     return;
   }
   engine_->start();
 }
 
-void CursorRound::on_leg_server(size_t index, std::string prologue, int ready_owed) {
-  Leg& leg = legs_[index];
-  leg.swallow_ready += ready_owed;
-  prologue += leg.messages;
-  leg.ready_owed = ready_owed + ready_;
+void CursorRound::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+  prologue += messages_[index];
+  engine_->expect_ready(index, ready_);
   engine_->write(index, prologue);
 }
 
 Status CursorRound::on_leg_message(size_t index, const LegEngine::Message& message) {
-  Leg& leg = legs_[index];
+  const bool injected = engine_->injected(index);
   switch (message.type) {
-    case 'Z':
-      --leg.ready_owed;
-      if (leg.swallow_ready > 0) {
-        --leg.swallow_ready;
-        return Status::ok();
-      }
-      leg.done = leg.ready_owed <= 0;
-      return Status::ok();
+    case 'Z': return Status::ok();  // counted by the engine
     case 'E':
-      if (leg.swallow_ready > 0) {
+      if (injected) {
         LOG_WARN("shard %s refused session settings", engine_->shard(index).c_str());
         return Status::ok();
       }
       note_error(LegEngine::error_of(message.body), message.frame);
       return Status::ok();
     case 'N':
-      if (leg.swallow_ready == 0) write_client_(message.frame);
+      if (!injected) write_client_(message.frame);
       return Status::ok();
     default: break;
   }
-  if (leg.swallow_ready > 0 || !error_.is_ok()) return Status::ok();
+  if (injected || !error_.is_ok()) return Status::ok();
   return take_(index, message.type, message.body);
 }
 
@@ -76,14 +67,12 @@ bool CursorRound::on_leg_refused(size_t /*leg*/, const Status& why) {
   return true;
 }
 
-void CursorRound::on_leg_violation(size_t index, const Status& why) {
-  legs_[index].done = true;
+void CursorRound::on_leg_violation(size_t /*leg*/, const Status& why) {
   note_error(why, {});
   finish();
 }
 
-void CursorRound::on_leg_lost(size_t index, const Status& why) {
-  legs_[index].done = true;
+void CursorRound::on_leg_lost(size_t /*leg*/, const Status& why) {
   note_error(Status::server("08006", why.message), {});
   finish();
 }
@@ -106,8 +95,8 @@ void CursorRound::note_error(const Status& why, std::string_view frame) {
 }
 
 void CursorRound::finish_if_done() {
-  for (const Leg& leg : legs_) {
-    if (!leg.done) return;
+  for (size_t i = 0; i < messages_.size(); ++i) {
+    if (engine_->waiting(i) || engine_->ready_owed(i) > 0) return;
   }
   finish();
 }
@@ -117,10 +106,7 @@ void CursorRound::finish_if_done() {
 void CursorRound::finish() {
   if (finished_) return;
   finished_ = true;
-  std::vector<LegEngine::Handed> handed = engine_->hand_over();
-  for (size_t i = 0; i < handed.size() && i < legs_.size(); ++i)
-    handed[i].ready_owed = legs_[i].ready_owed > 0 ? legs_[i].ready_owed : 0;
-  (void)hand_back_(std::move(handed), error_);
+  (void)hand_back_(engine_->hand_over(), error_);
   done_(error_);
 }
 

@@ -40,13 +40,6 @@ class CursorRound : private LegEngine::Runner {
   // transaction on a shard that may have no error to report); the round is short.
 
  private:
-  struct Leg {
-    std::string messages;
-    int swallow_ready = 0;  // the prologue's ReadyForQuery messages
-    int ready_owed = 0;     // ReadyForQuery still due for everything sent
-    bool done = false;
-  };
-
   // LegEngine::Runner
   void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
   Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
@@ -58,10 +51,11 @@ class CursorRound : private LegEngine::Runner {
 
   // The round's first error reaches the client (`frame`: the shard's own ErrorResponse).
   void note_error(const Status& why, std::string_view frame);
+  // Every leg's last ReadyForQuery was read (the engine counts them).
   void finish_if_done();
   void finish();
 
-  std::vector<Leg> legs_;
+  std::vector<std::string> messages_;  // by leg: what its server is sent
   int ready_ = 1;
   std::unique_ptr<LegEngine> engine_;
   std::function<void(std::string_view)> write_client_;

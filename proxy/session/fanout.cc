@@ -22,7 +22,7 @@ Fanout::Fanout(Mode mode, std::vector<Target> targets, std::string query_message
     engine_target.shard = target.shard;
     engine_target.begin.clear();  // a fan-out opens no transaction of its own
     engine_targets_.push_back(std::move(engine_target));
-    legs_.push_back(Leg{std::move(target)});
+    targets_.push_back(std::move(target));
   }
 }
 
@@ -39,7 +39,7 @@ void Fanout::start() {
                                         static_cast<LegEngine::Runner&>(*this));
   if (watch_reads_ != nullptr)
     engine_->watch_start(*watch_reads_, watch_version_,
-                         [this](size_t leg) { return legs_[leg].answered || legs_[leg].done; });
+                         [this](size_t leg) { return engine_->has_answered(leg) || leg < current_; });
   if (mode_ == Mode::ConcatenateRows) {
     engine_->start();
   } else {
@@ -48,34 +48,36 @@ void Fanout::start() {
 }
 
 // The session's settings when the server lacks them, a held leg's `begin`, then the statement.
-void Fanout::on_leg_server(size_t index, std::string prologue, int ready_owed) {
-  Leg& leg = legs_[index];
-  leg.swallow_ready += ready_owed;
-  prologue += leg.target.query_message.empty() ? query_message_ : leg.target.query_message;
-  ++leg.ready_owed;
+void Fanout::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+  const Target& target = targets_[index];
+  prologue += target.query_message.empty() ? query_message_ : target.query_message;
+  engine_->expect_ready(index, 1);
   engine_->write(index, prologue);
 }
 
 // Only the current leg's answers are taken; another leg waits for its turn (held), and counts as
 // started once its server sent anything but its prologue's answers.
 Status Fanout::on_leg_message(size_t index, const LegEngine::Message& message) {
-  Leg& leg = legs_[index];
   if (index != current_) {
-    if (leg.swallow_ready == 0) answered(leg);
+    if (!engine_->injected(index)) engine_->answered(index);
     engine_->hold(index);
     return Status::ok();
   }
-  return handle_message(leg, message.type, message.frame, message.body);
+  return handle_message(index, message.type, message.frame, message.body);
 }
 
-void Fanout::answered(Leg& leg) {
-  if (leg.answered) return;
-  leg.answered = true;
-  engine_->end_watch_once_started();
-}
-
+// The current leg's last ReadyForQuery due: its epilogue follows (its answer swallowed), or the
+// leg is done.
 void Fanout::on_leg_ready(size_t index) {
-  if (legs_[index].ended && !legs_[index].done) finish_leg(index);
+  if (index != current_ || engine_->ready_owed(index) > 0) return;
+  const Target& target = targets_[index];
+  if (!epilogue_sent_ && !target.epilogue_sql.empty() && !errored_) {
+    epilogue_sent_ = true;
+    engine_->expect_ready(index, 1);
+    engine_->send_query(index, target.epilogue_sql);
+    return;
+  }
+  finish_leg(index);
 }
 
 // The message was consumed: a held server goes back with nothing of it left to read.
@@ -91,32 +93,17 @@ void Fanout::on_leg_lost(size_t /*leg*/, const Status& why) { fail(Status::serve
 
 void Fanout::on_no_server(const Status& why) { fail(why); }
 
-Status Fanout::handle_message(Leg& leg, char type, std::string_view frame, std::string_view body) {
-  bool injected = leg.swallow_ready > 0 || leg.epilogue_sent;
-  if (!injected) answered(leg);
+Status Fanout::handle_message(size_t index, char type, std::string_view frame, std::string_view body) {
+  const bool injected = engine_->injected(index) || epilogue_sent_;
+  if (!injected) engine_->answered(index);
   switch (type) {
-    case 'Z':
-      if (leg.swallow_ready > 0) {
-        --leg.swallow_ready;
-        return Status::ok();
-      }
-      --leg.ready_owed;
-      if (leg.ready_owed == 0 && !leg.epilogue_sent && !leg.target.epilogue_sql.empty() && !errored_) {
-        std::string out;
-        wire::encode_query(out, leg.target.epilogue_sql);
-        engine_->write(current_, out);
-        leg.epilogue_sent = true;
-        ++leg.ready_owed;
-        return Status::ok();
-      }
-      leg.ended = leg.ready_owed == 0;
-      return Status::ok();
+    case 'Z': return Status::ok();  // counted by the engine: on_leg_ready goes on
     case 'E': {
-      if (injected && leg.swallow_ready > 0)
-        LOG_WARN("shard %s refused session settings", leg.target.shard.c_str());
+      if (engine_->injected(index))
+        LOG_WARN("shard %s refused session settings", engine_->shard(index).c_str());
       if (errored_) return Status::ok();
       errored_ = true;
-      error_ = Status::server("XX000", "shard " + leg.target.shard + " reported an error");
+      error_ = Status::server("XX000", "shard " + engine_->shard(index) + " reported an error");
       if (mode_ == Mode::OneAfterAnother) {
         auto fields = wire::decode_error_fields(body);
         std::string out;
@@ -134,11 +121,11 @@ Status Fanout::handle_message(Leg& leg, char type, std::string_view frame, std::
     default: break;
   }
   if (injected || errored_) return Status::ok();
-  return relay_answer(leg, type, frame, body);
+  return relay_answer(index, type, frame, body);
 }
 
 // The answer to the client's statement: merged into the one answer the client gets.
-Status Fanout::relay_answer(Leg& leg, char type, std::string_view frame, std::string_view body) {
+Status Fanout::relay_answer(size_t index, char type, std::string_view frame, std::string_view body) {
   switch (type) {
     case 'T':
       if (mode_ == Mode::ConcatenateRows && !row_description_sent_) {
@@ -169,11 +156,11 @@ Status Fanout::relay_answer(Leg& leg, char type, std::string_view frame, std::st
     case 'd':
     case 'c': {
       if (mode_ != Mode::ConcatenateRows) return Status::ok();
-      if (!copy_) copy_.emplace(legs_.size(), legs_.front().target.copy_csv_header);
+      if (!copy_) copy_.emplace(targets_.size(), targets_.front().copy_csv_header);
       std::string out;
-      Status joined = copy_->on_message(static_cast<size_t>(&leg - legs_.data()), type, frame, body, out);
+      Status joined = copy_->on_message(index, type, frame, body, out);
       if (!joined)
-        return Status::server(joined.sqlstate, "shard " + leg.target.shard + ": " + joined.message);
+        return Status::server(joined.sqlstate, "shard " + engine_->shard(index) + ": " + joined.message);
       if (!out.empty()) write_client_(out);
       return Status::ok();
     }
@@ -188,7 +175,7 @@ Status Fanout::relay_answer(Leg& leg, char type, std::string_view frame, std::st
       return Status::ok();
     }
     default:
-      return Status::server("0A000", std::string("shard ") + leg.target.shard +
+      return Status::server("0A000", "shard " + engine_->shard(index) +
                                          " answered with a message shardwire cannot merge ('" + type + "')");
   }
 }
@@ -196,10 +183,10 @@ Status Fanout::relay_answer(Leg& leg, char type, std::string_view frame, std::st
 // A held leg keeps its server until the end (hand_back_held). The next leg's answers, held until
 // now, are read.
 void Fanout::finish_leg(size_t index) {
-  legs_[index].done = true;
   if (!held_) engine_->release(index, engine_->status(index) == 'I');
   ++current_;
-  if (current_ == legs_.size() || (mode_ == Mode::OneAfterAnother && errored_)) {
+  epilogue_sent_ = false;
+  if (current_ == targets_.size() || (mode_ == Mode::OneAfterAnother && errored_)) {
     complete();
     return;
   }
@@ -212,9 +199,7 @@ void Fanout::finish_leg(size_t index) {
 
 void Fanout::cancel(CancelJoin& join) {
   if (!engine_) return;
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    if (!legs_[i].done) engine_->cancel(i, &join);
-  }
+  for (size_t i = current_; i < targets_.size(); ++i) engine_->cancel(i, &join);
 }
 
 // A held server goes back to the session (complete), owing the answers it did not give yet.
@@ -250,10 +235,10 @@ void Fanout::complete() {
 
 std::string Fanout::applied_summary(size_t failed_index) const {
   std::string applied, not_applied;
-  for (size_t i = 0; i < legs_.size(); ++i) {
+  for (size_t i = 0; i < targets_.size(); ++i) {
     std::string& list = i < failed_index ? applied : not_applied;
     if (!list.empty()) list += ", ";
-    list += legs_[i].target.shard + (i == failed_index ? " (failed)" : "");
+    list += targets_[i].shard + (i == failed_index ? " (failed)" : "");
   }
   return "applied on shards: " + (applied.empty() ? std::string("none") : applied) +
          "; not applied on: " + (not_applied.empty() ? std::string("none") : not_applied);

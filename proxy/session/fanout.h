@@ -79,16 +79,6 @@ class Fanout : private LegEngine::Runner {
   void cancel(CancelJoin& join);
 
  private:
-  struct Leg {
-    Target target;
-    bool done = false;
-    bool ended = false;  // the statement's (and epilogue's) last ReadyForQuery was read
-    bool epilogue_sent = false;
-    int swallow_ready = 0;  // ReadyForQuery messages of injected statements still to come
-    int ready_owed = 0;
-    bool answered = false;  // its server answered the statement (not only the prologue)
-  };
-
   // LegEngine::Runner
   void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
   Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
@@ -98,9 +88,8 @@ class Fanout : private LegEngine::Runner {
   void on_leg_lost(size_t leg, const Status& why) override;
   void on_no_server(const Status& why) override;
 
-  void answered(Leg& leg);
-  Status handle_message(Leg& leg, char type, std::string_view frame, std::string_view body);
-  Status relay_answer(Leg& leg, char type, std::string_view frame, std::string_view body);
+  Status handle_message(size_t index, char type, std::string_view frame, std::string_view body);
+  Status relay_answer(size_t index, char type, std::string_view frame, std::string_view body);
   void finish_leg(size_t index);
   void fail(const Status& why);
   void complete();
@@ -108,7 +97,7 @@ class Fanout : private LegEngine::Runner {
   std::string applied_summary(size_t failed_index) const;
 
   Mode mode_;
-  std::vector<Leg> legs_;
+  std::vector<Target> targets_;  // by leg
   std::vector<LegEngine::Target> engine_targets_;
   std::unique_ptr<LegEngine> engine_;     // made by start()
   StartingReads* watch_reads_ = nullptr;  // watch_start's, applied by start()
@@ -117,7 +106,8 @@ class Fanout : private LegEngine::Runner {
   ServerState session_state_;
   std::function<void(std::string_view)> write_client_;
   std::function<void()> done_;
-  size_t current_ = 0;  // the leg whose answers are being relayed
+  size_t current_ = 0;          // the leg whose answers are being relayed (the ones before it are done)
+  bool epilogue_sent_ = false;  // the current leg's epilogue_sql went (its answer is swallowed)
   bool row_description_sent_ = false;
   bool parse_complete_sent_ = false;  // ParseComplete/BindComplete/NoData: once, from the first shard
   bool bind_complete_sent_ = false;

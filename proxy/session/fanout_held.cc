@@ -17,15 +17,11 @@ void Fanout::keep_servers(std::vector<LegEngine::Target> targets, bool in_transa
 }
 
 // Every held server goes back to the session, reading again, with the ReadyForQuery messages it
-// still owes, its prologue's included. The session's answer (a refusal of the outcome) concerns
-// writes only: a fan-out wrote nothing, so it is not read.
+// still owes (the engine's count, its prologue's included). The session's answer (a refusal of
+// the outcome) concerns writes only: a fan-out wrote nothing, so it is not read.
 void Fanout::hand_back_held() {
-  std::vector<LegEngine::Handed> handed = engine_->hand_over();
-  for (size_t i = 0; i < handed.size(); ++i) {
-    handed[i].ready_owed = legs_[i].ready_owed + legs_[i].swallow_ready;
-    legs_[i].done = true;
-  }
-  (void)hand_back_(std::move(handed), errored_ ? error_ : Status::ok());
+  current_ = targets_.size();  // every leg is done
+  (void)hand_back_(engine_->hand_over(), errored_ ? error_ : Status::ok());
 }
 
 }  // namespace sw::session

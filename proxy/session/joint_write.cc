@@ -14,15 +14,14 @@ JointWrite::JointWrite(std::vector<Target> targets, ServerState session_state, s
     : servers_(std::move(targets), std::move(session_state), what, *this),
       what_(std::move(what)),
       in_transaction_(in_transaction),
-      ready_owed_(servers_.size()),
       callbacks_(std::move(callbacks)) {}
 
 JointWrite::~JointWrite() = default;
 
 void JointWrite::cancel(CancelJoin& join) {
   if (phase_ != Phase::Statement) return;
-  for (size_t i = 0; i < ready_owed_.size(); ++i) {
-    if (ready_owed_[i] > 0) servers_.cancel(i, &join);
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    if (servers_.ready_owed(i) > 0) servers_.cancel(i, &join);
   }
 }
 
@@ -30,9 +29,9 @@ void JointWrite::on_no_server(const Status& why) { fail(why); }
 
 // The client's settings, BEGIN (or what joins the client's transaction) and the statement, in one
 // write.
-void JointWrite::on_leg_server(size_t index, std::string prologue, int ready_owed) {
+void JointWrite::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
   prologue += statement(index);
-  ready_owed_[index] += ready_owed + 1;
+  servers_.expect_ready(index, 1);
   servers_.write(index, prologue);
 }
 
@@ -67,9 +66,9 @@ void JointWrite::on_leg_ready(size_t index) {
     two_phase_->on_ready(index);
     return;
   }
-  if (phase_ == Phase::Done || --ready_owed_[index] > 0) return;
-  for (size_t i = 0; i < ready_owed_.size(); ++i) {
-    if (servers_.backend(i) == nullptr || ready_owed_[i] > 0) return;
+  if (phase_ == Phase::Done || servers_.ready_owed(index) > 0) return;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    if (servers_.backend(i) == nullptr || servers_.ready_owed(i) > 0) return;
   }
   if (phase_ == Phase::Statement) {
     commit();
@@ -79,14 +78,14 @@ void JointWrite::on_leg_ready(size_t index) {
 }
 
 void JointWrite::run_next(size_t index, const std::string& sql) {
-  ++ready_owed_[index];
+  servers_.expect_ready(index, 1);
   servers_.send_query(index, sql);
 }
 
 void JointWrite::commit_every_leg() {
   phase_ = Phase::Committing;
-  for (size_t i = 0; i < ready_owed_.size(); ++i) {
-    ready_owed_[i] = 1;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    servers_.expect_ready(i, 1);
     servers_.send_query(i, "COMMIT");
   }
 }
@@ -117,7 +116,7 @@ void JointWrite::fail(const Status& why) {
   if (phase_ == Phase::Done) return;
   phase_ = Phase::Done;
   servers_.end_settled(in_transaction_, false, why, callbacks_.hand_back);
-  LOG_INFO("%s over %zu shards failed, %s: %s", what_.c_str(), ready_owed_.size(), undone(),
+  LOG_INFO("%s over %zu shards failed, %s: %s", what_.c_str(), servers_.size(), undone(),
            why.message.c_str());
   answer_client(false, why);
 }
@@ -138,9 +137,6 @@ const char* JointWrite::undone() const {
   return in_transaction_ ? "the transaction is aborted" : "rolled back on every shard";
 }
 
-void JointWrite::on_leg_handed(size_t index, LegEngine::Handed& handed) const {
-  handed.ready_owed = ready_owed_[index];
-  handed.wrote = wrote(index);
-}
+void JointWrite::on_leg_handed(size_t index, LegEngine::Handed& handed) const { handed.wrote = wrote(index); }
 
 }  // namespace sw::session

@@ -1,8 +1,8 @@
 // What the runners of one write on several shards' transactions, committed together, share
 // (ReferenceWrite and SplitInsert; docs/architecture.md §5.11, §6.4): a LegEngine
-// whose legs each run one statement after their prologue; the ReadyForQuery each leg still owes in
-// the run's phase (the statement, the COMMITs, the two-phase commit), and the phase's end once
-// every leg answered; the client's cancel while the statement runs; a leg that breaks the protocol
+// whose legs each run one statement after their prologue; the phase's end once every leg gave
+// the ReadyForQuery it owes in the run's phase (the statement, the COMMITs; the engine counts
+// them); the client's cancel while the statement runs; a leg that breaks the protocol
 // or is lost (before the commit the write fails; during the two-phase commit only that leg is
 // dropped and the coordinator decides what its loss means); the two-phase commit; and the run's
 // end for the client, written once. The runner keeps its own policy: each leg's statement, what it
@@ -47,9 +47,9 @@ class JointWrite : private LegEngine::Runner {
              Callbacks callbacks);
 
   const std::string& what() const { return what_; }
-  size_t leg_count() const { return ready_owed_.size(); }
+  size_t leg_count() const { return servers_.size(); }
   // The leg's message is part of its answer to the statement (not of the prologue before it).
-  bool answers_statement(size_t leg) const { return phase_ == Phase::Statement && ready_owed_[leg] == 1; }
+  bool answers_statement(size_t leg) const { return phase_ == Phase::Statement && !servers_.injected(leg); }
   // During the two-phase commit a leg's ErrorResponse is the coordinator's: true when it took it.
   bool two_phase_error(size_t leg, std::string_view error_body);
   // One more statement (`sql`, a simple Query) on the leg, in its transaction, before the commit:
@@ -72,7 +72,7 @@ class JointWrite : private LegEngine::Runner {
   // What a failure did to the shards, for messages.
   const char* undone() const;
 
-  LegEngine servers_;  // built before ready_owed_, which is sized from it
+  LegEngine servers_;
   Phase phase_ = Phase::Statement;
 
  private:
@@ -108,7 +108,6 @@ class JointWrite : private LegEngine::Runner {
 
   std::string what_;
   bool in_transaction_;
-  std::vector<int> ready_owed_;  // by leg (sized from servers_): ReadyForQuery still to come in this phase
   Callbacks callbacks_;
   std::unique_ptr<TwoPhaseLegs> two_phase_;
 };

@@ -111,6 +111,8 @@ void LegEngine::arrived(size_t index, pool::Backend* backend) {
     wire::encode_query(prologue, leg.target.begin);
     ++owed;
   }
+  leg.ready_owed += owed;
+  leg.injected += owed;
   runner_.on_leg_server(index, std::move(prologue), owed);
 }
 
@@ -153,6 +155,7 @@ void LegEngine::read(size_t index) {
       }
     }
     connection.consume(frame.size);
+    if (frame.type == 'Z') count_ready(leg);
     if (!handled) {
       if (runner_.on_leg_refused(index, handled)) return;
       if (alive.expired()) return;
@@ -175,6 +178,16 @@ bool LegEngine::kept_from_runner(pool::Backend& backend, char type, std::string_
     return true;
   }
   return type == 'A';
+}
+
+void LegEngine::count_ready(Leg& leg) {
+  if (leg.ready_owed > 0) --leg.ready_owed;
+  if (leg.injected > 0) --leg.injected;
+}
+
+void LegEngine::mark_answered(size_t leg) {
+  legs_[leg].answered = true;
+  end_watch_once_started();
 }
 
 void LegEngine::violation(size_t leg, const pool::Backend& backend, const Status& why) {
@@ -288,6 +301,7 @@ std::vector<LegEngine::Handed> LegEngine::hand_over() {
     leg.waiting = false;
     out[i].shard = leg.target.index;
     out[i].lent = leg.target.lent != nullptr;
+    out[i].ready_owed = leg.ready_owed;
     if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
       backend->detach();
       if (leg.held) backend->connection().resume_reading();

@@ -10,7 +10,10 @@
 // against the pool's configured wire::Limits and by the leg's wire::ServerMessageCheck before the
 // runner sees it; ParameterStatus and NotificationResponse are kept from the runner; a malformed,
 // oversized, misplaced or refused message goes to Runner::on_leg_violation as 08P01 naming the
-// shard, and that leg is read no further. A runner that cannot take a message yet holds the leg
+// shard, and that leg is read no further. It counts every leg's ReadyForQuery messages still due,
+// and which of them end statements the proxy injected (the prologue's, and what the runner marks):
+// the answers of those are not the client's (injected()), and a server handed back owes the rest
+// (Handed::ready_owed). A runner that cannot take a message yet holds the leg
 // (hold(): the message stays unread, the server's socket is not read, TCP holds the rest) and
 // resumes it later: the one backpressure path.
 // A lent server (a leg of the client's transaction, or a session pooling server) is used at once
@@ -54,7 +57,7 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
     int shard = -1;                    // the target's shard index
     pool::Backend* backend = nullptr;  // null: none (lost, never arrived, or released)
     bool lent = false;                 // the session lent it
-    int ready_owed = 0;                // ReadyForQuery still due for what the runner sent it
+    int ready_owed = 0;                // ReadyForQuery still due for what was sent (expect_ready)
     bool copy_open = false;            // its COPY FROM was sent and not ended: it needs CopyFail
     bool wrote = false;                // the runner's statement wrote there
   };
@@ -83,8 +86,9 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
    public:
     virtual ~Runner() = default;
     // Leg `leg` got its server. `prologue` holds the Query messages that bring it to the
-    // session's settings and begin its transaction, `ready_owed` their ReadyForQuery count; the
-    // runner appends its statements and writes the whole with write().
+    // session's settings and begin its transaction, `ready_owed` their ReadyForQuery count (the
+    // engine expects them, as injected); the runner appends its statements and writes the whole
+    // with write().
     virtual void on_leg_server(size_t leg, std::string prologue, int ready_owed) = 0;
     // A message of the leg's server, in order. Ok: it is consumed and reading goes on (a
     // ReadyForQuery then goes to on_leg_ready), unless the call held the leg (the message stays
@@ -92,7 +96,7 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
     // on_leg_refused decides. When the call released or handed over the leg's server, the
     // message is left unconsumed and the leg is read no further.
     virtual Status on_leg_message(size_t leg, const Message& message) = 0;
-    // A ReadyForQuery of the leg's server, consumed.
+    // A ReadyForQuery of the leg's server, consumed (and no longer counted as due).
     virtual void on_leg_ready(size_t leg) = 0;
     // on_leg_message's error, the message consumed. True: the runner has dealt with it (it ends
     // the run with that error); false: it is the server's protocol violation (on_leg_violation).
@@ -108,8 +112,9 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
     virtual void on_leg_drained(size_t /*leg*/) {}
     // No server could be had for some leg.
     virtual void on_no_server(const Status& why) = 0;
-    // The run ended (end()) with the leg's server, or none, handed over: the runner adds what the
-    // session needs to take it back (ready_owed, copy_open, wrote).
+    // The run ended (end()) with the leg's server, or none, handed over (ready_owed: the
+    // engine's count): the runner adds what the session needs to take it back (copy_open, wrote;
+    // ready_owed when it counts its own).
     virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
   };
 
@@ -159,6 +164,25 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   // The cancel joins `join` (the client's CancelRequest), when there is one.
   void cancel(size_t leg, CancelJoin* join = nullptr);
   bool cancelled(size_t leg) const { return legs_[leg].cancelled; }
+  // ReadyForQuery accounting. Every statement written to a leg (a simple Query, an extended
+  // batch's Sync) is answered by one ReadyForQuery; each one consumed counts off. The engine
+  // expects its prologue's as injected; the runner expects its own statements' (expect_ready)
+  // and marks the next `count` due as injected (inject_ready) when it writes a statement whose
+  // answer is not the client's, or when a statement's answer turns out to be followed by one.
+  void expect_ready(size_t leg, int count) { legs_[leg].ready_owed += count; }
+  void inject_ready(size_t leg, int count) { legs_[leg].injected += count; }
+  // ReadyForQuery messages still due (a ReadyForQuery being presented to on_leg_message counts
+  // until it is consumed).
+  int ready_owed(size_t leg) const { return legs_[leg].ready_owed; }
+  // Whether the leg's next messages answer an injected statement (up to its ReadyForQuery, which
+  // counts until it is consumed).
+  bool injected(size_t leg) const { return legs_[leg].injected > 0; }
+  // The leg's server answered the runner's statement itself (the runner says when): with
+  // watch_start, a leg counts as started by the runner's `started`, which may ask has_answered().
+  void answered(size_t leg) {
+    if (!legs_[leg].answered) mark_answered(leg);
+  }
+  bool has_answered(size_t leg) const { return legs_[leg].answered; }
   // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
   // one is kept.
   void release(size_t leg, bool clean);
@@ -198,6 +222,9 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
     bool waiting = false;
     bool cancelled = false;  // a CancelRequest went to its server
     bool held = false;       // hold(): not read until resume()
+    bool answered = false;   // answered(): the runner's statement was answered
+    int ready_owed = 0;      // ReadyForQuery messages still due
+    int injected = 0;        // of those, the next ones that end injected statements
     char status = 'I';
     wire::ServerMessageCheck check;
   };
@@ -207,6 +234,9 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   // A message the runner need not see; false: the runner's.
   bool kept_from_runner(pool::Backend& backend, char type, std::string_view body);
   void violation(size_t leg, const pool::Backend& backend, const Status& why);
+  void mark_answered(size_t leg);
+  // A ReadyForQuery of the leg was consumed: one less due.
+  void count_ready(Leg& leg);
 
   // pool::Pool::Waiter, pool::BackendUser
   void on_backend_ready(pool::Backend* backend) override;

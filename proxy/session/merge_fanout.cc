@@ -26,10 +26,12 @@ MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan p
     engine_target.shard = target.shard;
     engine_target.begin.clear();  // a read opens no transaction of its own
     engine_targets_.push_back(std::move(engine_target));
-    legs_.push_back(Leg{std::move(target)});
   }
-  for (size_t i = 0; i < legs_.size(); ++i)
-    wire::encode_query(legs_[i].message, collation_query() + leg_sql(i));
+  messages_.resize(engine_targets_.size());
+  answers_.assign(engine_targets_.size(), Answer::Collations);
+  collations_.resize(engine_targets_.size());
+  for (size_t i = 0; i < messages_.size(); ++i)
+    wire::encode_query(messages_[i], collation_query() + leg_sql(i));
 }
 
 const std::string& MergeFanout::leg_sql(size_t index) const {
@@ -54,8 +56,8 @@ std::vector<Fanout::Target> MergeFanout::plan_targets(std::vector<Fanout::Target
 // closes its server.
 MergeFanout::~MergeFanout() {
   if (!engine_) return;
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    if (!legs_[i].done) engine_->cancel(i);
+  for (size_t i = 0; i < answers_.size(); ++i) {
+    if (!done(i)) engine_->cancel(i);
   }
 }
 
@@ -69,14 +71,14 @@ void MergeFanout::start() {
                                         static_cast<LegEngine::Runner&>(*this));
   if (watch_reads_ != nullptr)
     engine_->watch_start(*watch_reads_, watch_version_,
-                         [this](size_t leg) { return legs_[leg].answered || legs_[leg].done; });
+                         [this](size_t leg) { return engine_->has_answered(leg) || done(leg); });
   engine_->start();
 }
 
 void MergeFanout::on_no_server(const Status& why) { fail(why); }
 
 void MergeFanout::on_leg_lost(size_t index, const Status& why) {
-  legs_[index].done = true;
+  answers_[index] = Answer::Done;
   fail(Status::server("08006", why.message));
 }
 
@@ -91,7 +93,7 @@ bool MergeFanout::on_leg_refused(size_t /*leg*/, const Status& why) {
 
 bool MergeFanout::waits(size_t index) const {
   if (parked_) return true;  // a parked merge's legs wait for the portal's next Execute
-  if (held_ && legs_[index].done) return true;
+  if (held_ && done(index)) return true;
   return !draining_ && merger_.buffered(index) >= max_rows_buffered_;
 }
 
@@ -106,7 +108,7 @@ Status MergeFanout::on_leg_message(size_t index, const LegEngine::Message& messa
 
 // A leg that ended its statement goes back to its pool (held: it stays for the hand-back).
 void MergeFanout::on_leg_ready(size_t index) {
-  if (!legs_[index].done || held_ || engine_->backend(index) == nullptr) return;
+  if (!done(index) || held_ || engine_->backend(index) == nullptr) return;
   engine_->release(index, engine_->status(index) == 'I');
   pump();
 }
@@ -114,60 +116,57 @@ void MergeFanout::on_leg_ready(size_t index) {
 void MergeFanout::on_leg_caught_up(size_t /*leg*/) { pump(); }
 
 Status MergeFanout::handle_message(size_t index, char type, std::string_view frame, std::string_view body) {
-  Leg& leg = legs_[index];
+  const std::string& shard = engine_->shard(index);
+  const bool injected = engine_->injected(index);  // the prologue's, or the collation query's
   switch (type) {
-    case 'Z':
-      --leg.ready_owed;
-      if (leg.swallow_ready > 0) {
-        --leg.swallow_ready;
-        return Status::ok();
-      }
-      leg.done = true;
+    case 'Z': {
+      if (injected) return Status::ok();  // the engine counts it
+      const bool completed = answers_[index] == Answer::Completed;
+      answers_[index] = Answer::Done;
       if (draining_) return Status::ok();
-      if (!leg.complete && !errored_)
-        return Status::server("08P01", "shard " + leg.target.shard + " ended the statement without a result");
+      if (!completed && !errored_)
+        return Status::server("08P01", "shard " + shard + " ended the statement without a result");
       return merger_.finish_leg(index);
+    }
     case 'E':
-      if (leg.swallow_ready > 0) {
-        LOG_WARN("shard %s refused session settings", leg.target.shard.c_str());
+      if (injected) {
+        LOG_WARN("shard %s refused session settings", shard.c_str());
         return Status::ok();
       }
       // Relayed now; the read fails once the frame is consumed (on_leg_refused).
       if (!errored_ && !closing_) write_client_(frame);
       errored_ = true;
-      return Status::server("XX000", "shard " + leg.target.shard + " reported an error");
+      return Status::server("XX000", "shard " + shard + " reported an error");
     case 'N':
-      if (leg.swallow_ready == 0) write_client_(frame);
+      if (!injected) write_client_(frame);
       return Status::ok();
     default: break;
   }
-  if (leg.swallow_ready > 0) return Status::ok();
-  if (leg.preamble) return preamble_message(leg, type, body);
-  if (!leg.answered) {
-    leg.answered = true;
-    engine_->end_watch_once_started();
-  }
+  if (injected) return Status::ok();
+  if (answers_[index] == Answer::Collations) return collations_message(index, type, body);
+  engine_->answered(index);
   switch (type) {
     case 'T':
       if (described_) return Status::ok();
-      shard_columns_.described_by = &leg.collations;
+      shard_columns_.described_by = &collations_[index];
       return describe(frame, body);
     case 'D': {
       if (draining_) return Status::ok();  // every row the client needs went out
       auto row = merge::decode_data_row(body);
-      if (!row) return Status::server("08P01", "shard " + leg.target.shard + " sent a malformed DataRow");
+      if (!row) return Status::server("08P01", "shard " + shard + " sent a malformed DataRow");
       return merger_.push(index, std::move(*row));
     }
-    case 'C': leg.complete = true; return Status::ok();
+    case 'C': answers_[index] = Answer::Completed; return Status::ok();
     case '1':
     case '2': return Status::ok();  // the extended protocol's: the client's come from describe()
     default:
-      return Status::server("0A000", std::string("shard ") + leg.target.shard +
-                                         " answered with a message shardwire cannot merge ('" + type + "')");
+      return Status::server(
+          "0A000", "shard " + shard + " answered with a message shardwire cannot merge ('" + type + "')");
   }
 }
 
-Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body) {
+Status MergeFanout::collations_message(size_t index, char type, std::string_view body) {
+  const std::string& shard = engine_->shard(index);
   switch (type) {
     case 'T': return Status::ok();
     case 'D': {
@@ -176,28 +175,27 @@ Status MergeFanout::preamble_message(Leg& leg, char type, std::string_view body)
       if (row && row->size() == 3)
         collations = merge::parse_shard_collations((*row)[0], (*row)[1], (*row)[2]);
       if (!collations)
-        return Status::server("08P01",
-                              "shard " + leg.target.shard + " answered the collation query malformed");
-      leg.collations = std::move(*collations);
+        return Status::server("08P01", "shard " + shard + " answered the collation query malformed");
+      collations_[index] = std::move(*collations);
       return Status::ok();
     }
     case 'C':
-      leg.preamble = false;
-      if (extended_) ++leg.swallow_ready;  // the collation query's own ReadyForQuery
+      answers_[index] = Answer::Rows;
+      if (extended_) engine_->inject_ready(index, 1);  // the collation query's own ReadyForQuery
       return check_collations();
     default:
-      return Status::server("08P01", std::string("shard ") + leg.target.shard +
-                                         " answered the collation query with an unexpected message ('" +
-                                         type + "')");
+      return Status::server(
+          "08P01",
+          "shard " + shard + " answered the collation query with an unexpected message ('" + type + "')");
   }
 }
 
 Status MergeFanout::check_collations() const {
   if (!described_) return Status::ok();
-  for (const Leg& leg : legs_) {
-    if (leg.preamble) continue;
+  for (size_t i = 0; i < answers_.size(); ++i) {
+    if (answers_[i] == Answer::Collations) continue;
     Status checked =
-        merge::check_text_collations(merger_.compared_text(), plan_, shard_columns_, leg.collations);
+        merge::check_text_collations(merger_.compared_text(), plan_, shard_columns_, collations_[i]);
     if (!checked) return checked;
   }
   return Status::ok();
@@ -217,7 +215,7 @@ void MergeFanout::pump() {
   if (finished_ || pumping_ || !described_) {
     if (!finished_ && !pumping_) {
       bool all_done = true;
-      for (const Leg& leg : legs_) all_done = all_done && leg.done;
+      for (size_t i = 0; i < answers_.size(); ++i) all_done = all_done && done(i);
       if (all_done) finish();  // no shard described a result: finish() reports it
     }
     return;
@@ -261,14 +259,14 @@ void MergeFanout::pump() {
       pumping_ = false;
       if (!drained) return;
     }
-    for (size_t i = 0; i < legs_.size(); ++i) {
-      if (!legs_[i].done) stop_leg(i, false);
+    for (size_t i = 0; i < answers_.size(); ++i) {
+      if (!done(i)) stop_leg(i, false);
     }
     finish();
     return;
   }
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    if (!legs_[i].done && engine_->held(i) && !waits(i)) {
+  for (size_t i = 0; i < answers_.size(); ++i) {
+    if (!done(i) && engine_->held(i) && !waits(i)) {
       engine_->resume(i);
       if (finished_ || parked_) return;  // parked by that leg's rows: park() held every leg
     }
@@ -279,14 +277,14 @@ void MergeFanout::on_client_drained() { pump(); }
 
 void MergeFanout::cancel(CancelJoin& join) {
   if (parked_ || !engine_) return;  // nothing runs for the client
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    if (!legs_[i].done) engine_->cancel(i, &join);
+  for (size_t i = 0; i < answers_.size(); ++i) {
+    if (!done(i)) engine_->cancel(i, &join);
   }
 }
 
 // A leg whose answer is not needed (or cannot be trusted): cancelled and closed unless clean.
 void MergeFanout::stop_leg(size_t index, bool clean) {
-  legs_[index].done = true;
+  answers_[index] = Answer::Done;
   if (!clean) engine_->cancel(index);
   engine_->release(index, clean);
 }
@@ -296,7 +294,7 @@ void MergeFanout::fail(const Status& why) {
   if (finished_) return;
   if (error_.is_ok()) error_ = why;
   if (!held_) {  // a held server goes back to the session, owing its answers
-    for (size_t i = 0; i < legs_.size(); ++i) stop_leg(i, false);
+    for (size_t i = 0; i < answers_.size(); ++i) stop_leg(i, false);
   }
   if (!errored_) {
     errored_ = true;

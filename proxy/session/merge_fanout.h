@@ -23,6 +23,7 @@
 // An answer policy on the leg engine (session/leg_engine.h): k-way merge.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -115,17 +116,10 @@ class MergeFanout : private LegEngine::Runner {
   bool finished() const { return finished_; }
 
  private:
-  struct Leg {
-    Fanout::Target target;
-    std::string message;                // what its server is sent after the session settings
-    bool complete = false;              // CommandComplete seen
-    bool done = false;                  // ReadyForQuery seen (or stopped): no server any more
-    bool preamble = true;               // the collation query's result comes first
-    merge::ShardCollations collations;  // from that result
-    int swallow_ready = 0;
-    int ready_owed = 0;     // ReadyForQuery still due for everything sent
-    bool answered = false;  // its server answered the read (not only the preamble)
-  };
+  // Where a leg's answer is (the engine keeps the leg and its ReadyForQuery count): the
+  // collation query's result comes first, then the read's; Done once its last ReadyForQuery
+  // was read, or the leg was stopped (no server any more).
+  enum class Answer : uint8_t { Collations, Rows, Completed, Done };
 
   // The one-row query every leg runs first: the shard's collations (merge/collation.h).
   std::string collation_query() const;
@@ -149,7 +143,8 @@ class MergeFanout : private LegEngine::Runner {
   Status plan_formats();
   Status encode_row(std::string& out, const merge::Row& row) const;
   const std::string& leg_sql(size_t index) const;
-  Status preamble_message(Leg& leg, char type, std::string_view body);
+  Status collations_message(size_t index, char type, std::string_view body);
+  bool done(size_t index) const { return answers_[index] == Answer::Done; }
   Status check_collations() const;
   void pump();
   void stop_leg(size_t index, bool clean);
@@ -160,7 +155,11 @@ class MergeFanout : private LegEngine::Runner {
   void hand_back_held();
   void park();
 
-  std::vector<Leg> legs_;
+  // By leg: what its server is sent after the session settings, where its answer is, and its
+  // shard's collations (from the collation query's result).
+  std::vector<std::string> messages_;
+  std::vector<Answer> answers_;
+  std::vector<merge::ShardCollations> collations_;
   std::vector<LegEngine::Target> engine_targets_;
   std::unique_ptr<LegEngine> engine_;     // made by start()
   StartingReads* watch_reads_ = nullptr;  // watch_start's, applied by start()

@@ -14,8 +14,8 @@ namespace sw::session {
 
 void MergeFanout::use_extended(Extended extended) {
   row_limit_ = extended.max_rows;
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    std::string& out = legs_[i].message;
+  for (size_t i = 0; i < messages_.size(); ++i) {
+    std::string& out = messages_[i];
     out.clear();
     wire::encode_query(out, collation_query());
     wire::encode_parse(out, "", leg_sql(i), extended.types);

@@ -22,12 +22,9 @@ void MergeFanout::keep_servers(std::vector<LegEngine::Target> targets, bool in_t
 
 // The leg's server arrived (or was lent): the session's settings when it lacks them, the
 // target's `begin` (held legs), then the read.
-void MergeFanout::on_leg_server(size_t index, std::string prologue, int ready_owed) {
-  Leg& leg = legs_[index];
-  leg.swallow_ready += ready_owed;
-  leg.ready_owed += ready_owed;
-  prologue += leg.message;
-  leg.ready_owed += extended_ ? 2 : 1;  // the collation query's own ReadyForQuery too
+void MergeFanout::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+  prologue += messages_[index];
+  engine_->expect_ready(index, extended_ ? 2 : 1);  // the collation query's own ReadyForQuery too
   engine_->write(index, prologue);
 }
 
@@ -35,11 +32,11 @@ void MergeFanout::on_leg_server(size_t index, std::string prologue, int ready_ow
 // dropped, until each ended its statement. True when all have.
 bool MergeFanout::drain_held_legs() {
   draining_ = true;
-  for (size_t i = 0; i < legs_.size() && !finished_; ++i) {
-    if (!legs_[i].done && engine_->held(i)) engine_->resume(i);
+  for (size_t i = 0; i < answers_.size() && !finished_; ++i) {
+    if (!done(i) && engine_->held(i)) engine_->resume(i);
   }
-  for (const Leg& leg : legs_) {
-    if (!leg.done) return false;
+  for (size_t i = 0; i < answers_.size(); ++i) {
+    if (!done(i)) return false;
   }
   return true;
 }
@@ -53,12 +50,8 @@ void MergeFanout::hand_back_held() {
         "a shard failed while the rows of a portal the client left were dropped: %s; the "
         "client's transaction fails",
         error_.message.c_str());
-  std::vector<LegEngine::Handed> handed = engine_->hand_over();
-  for (size_t i = 0; i < handed.size(); ++i) {
-    handed[i].ready_owed = legs_[i].ready_owed > 0 ? legs_[i].ready_owed : 0;
-    legs_[i].done = true;
-  }
-  (void)hand_back_(std::move(handed), errored_ ? error_ : Status::ok());
+  answers_.assign(answers_.size(), Answer::Done);
+  (void)hand_back_(engine_->hand_over(), errored_ ? error_ : Status::ok());
 }
 
 void MergeFanout::keep_portal(std::function<void(bool answers_sync)> parked) {
@@ -72,8 +65,8 @@ void MergeFanout::park() {
   std::string out;
   wire::MessageWriter(out).begin('s').end();
   write_client_(out);
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    if (!legs_[i].done) engine_->hold(i);
+  for (size_t i = 0; i < answers_.size(); ++i) {
+    if (!done(i)) engine_->hold(i);
   }
   const bool answers_sync = !std::exchange(parked_once_, true);
   on_parked_(answers_sync);

@@ -30,7 +30,7 @@ bool row_count(std::string_view tag, uint64_t& count) {
 ReferenceWrite::ReferenceWrite(std::vector<Target> targets, Setup setup, Callbacks callbacks)
     : JointWrite(std::move(targets), setup.session_state, what_of(setup), setup.in_transaction,
                  std::move(callbacks)),
-      legs_(leg_count()),
+      tags_(leg_count()),
       setup_(std::move(setup)) {
   if (setup_.key_move) {
     std::vector<int> leg_shards;
@@ -68,7 +68,7 @@ Status ReferenceWrite::on_leg_message(size_t index, const Message& message) {
       return Status::ok();
     case 'C':
       if (answers_statement(index)) {
-        if (auto tag = wire::decode_command_complete(body)) legs_[index].tag.assign(*tag);
+        if (auto tag = wire::decode_command_complete(body)) tags_[index].assign(*tag);
       }
       return Status::ok();
     case 'E': {
@@ -120,7 +120,7 @@ Status ReferenceWrite::on_move_message(size_t index, const Message& message) {
     case 'D': taken = move_->on_data_row(index, message.body, client); break;
     case 'C':  // "SELECT n": the rows the shard updated
       if (auto tag = wire::decode_command_complete(message.body))
-        legs_[index].tag = "UPDATE " + std::string(tag->substr(tag->rfind(' ') + 1));
+        tags_[index] = "UPDATE " + std::string(tag->substr(tag->rfind(' ') + 1));
       return Status::ok();
     case 'n': move_->on_no_data(); return Status::ok();
     case 'N': return hold(index, message.type, message.frame);
@@ -164,12 +164,12 @@ void ReferenceWrite::commit() {
     finish_in_transaction();
     return;
   }
-  if (legs_.size() == 1) {
+  if (tags_.size() == 1) {
     commit_every_leg();
     return;
   }
   std::vector<size_t> written;
-  for (size_t i = 0; i < legs_.size(); ++i) written.push_back(i);
+  for (size_t i = 0; i < tags_.size(); ++i) written.push_back(i);
   commit_two_phase(written);
 }
 
@@ -179,18 +179,18 @@ Status ReferenceWrite::answer_tag() {
   std::string answers;
   bool equal = true;
   uint64_t total = 0;
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    equal = equal && legs_[i].tag == legs_.front().tag;
-    answers += (answers.empty() ? "" : ", ") + servers_.shard(i) + ": " + legs_[i].tag;
+  for (size_t i = 0; i < tags_.size(); ++i) {
+    equal = equal && tags_[i] == tags_.front();
+    answers += (answers.empty() ? "" : ", ") + servers_.shard(i) + ": " + tags_[i];
     uint64_t count = 0;
-    if (setup_.answer == Answer::SumRows && !row_count(legs_[i].tag, count)) {
+    if (setup_.answer == Answer::SumRows && !row_count(tags_[i], count)) {
       return Status::server("08P01", "shard " + servers_.shard(i) + " answered the " + what() +
-                                         " with the tag '" + legs_[i].tag + "', which has no row count");
+                                         " with the tag '" + tags_[i] + "', which has no row count");
     }
     total += count;
   }
   if (setup_.answer == Answer::SumRows) {  // "INSERT 0 ", "UPDATE ", "DELETE " and the total
-    const std::string& first = legs_.front().tag;
+    const std::string& first = tags_.front();
     tag_ = first.substr(0, first.rfind(' ') + 1) + std::to_string(total);
     return Status::ok();
   }
@@ -199,7 +199,7 @@ Status ReferenceWrite::answer_tag() {
                                        "), so their copies of it differ; run VERIFY REFERENCE " +
                                        setup_.table + " on the admin console and repair the copies");
   }
-  tag_ = legs_.front().tag;
+  tag_ = tags_.front();
   return Status::ok();
 }
 

@@ -74,9 +74,6 @@ class ReferenceWrite : public JointWrite {
  private:
   // `what` defaults to the reference write's wording.
   static std::string what_of(const Setup& setup);
-  struct Leg {        // by index, as the servers' legs
-    std::string tag;  // its CommandComplete tag of the client's statement
-  };
 
   // LegEngine::Runner
   Status on_leg_message(size_t leg, const Message& message) override;
@@ -95,7 +92,7 @@ class ReferenceWrite : public JointWrite {
   Status on_move_message(size_t index, const Message& message);
   bool start_moves();  // false: nothing moves
 
-  std::vector<Leg> legs_;
+  std::vector<std::string> tags_;  // by leg: its CommandComplete tag of the client's statement
   Setup setup_;
   std::unique_ptr<KeyMovePlan> move_;
   bool moving_ = false;

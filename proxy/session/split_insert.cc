@@ -12,10 +12,11 @@ namespace sw::session {
 SplitInsert::SplitInsert(std::vector<Part> parts, Setup setup, Callbacks callbacks)
     : JointWrite(targets_of(parts), setup.session_state, what_of(setup), setup.in_transaction,
                  std::move(callbacks)),
-      legs_(parts.size()),
+      requests_(parts.size()),
+      inserted_(parts.size(), false),
       setup_(std::move(setup)),
       answer_(setup_.row_part, setup_.row_by_row) {
-  for (size_t i = 0; i < parts.size(); ++i) legs_[i].request = std::move(parts[i].request);
+  for (size_t i = 0; i < parts.size(); ++i) requests_[i] = std::move(parts[i].request);
   if (!setup_.unit_part.empty()) batch_ = std::make_unique<BatchAnswer>(setup_.unit_part, setup_.unit_parsed);
 }
 
@@ -95,7 +96,7 @@ Status SplitInsert::on_part_answer(size_t index, char type, std::string_view fra
     if (!tag) return tag.status();
     const long long before = answer_.inserted();
     held = answer_.on_command_complete(index, *tag);
-    legs_[index].inserted = legs_[index].inserted || answer_.inserted() > before;
+    if (answer_.inserted() > before) inserted_[index] = true;
   }
   if (!held && held.fault != Fault::Server) {
     fail(held);
@@ -146,8 +147,8 @@ void SplitInsert::commit() {
     return;
   }
   std::vector<size_t> written;
-  for (size_t i = 0; i < legs_.size(); ++i)
-    if (batch_ ? batch_->wrote(i) : legs_[i].inserted) written.push_back(i);
+  for (size_t i = 0; i < inserted_.size(); ++i)
+    if (batch_ ? batch_->wrote(i) : inserted_[i]) written.push_back(i);
   if (written.size() > 1) {
     commit_two_phase(written);
     return;

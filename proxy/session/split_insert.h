@@ -62,24 +62,20 @@ class SplitInsert : public JointWrite {
   static std::vector<LegEngine::Target> targets_of(std::vector<Part>& parts);
 
  private:
-  struct Leg {  // by index, as the servers' legs
-    std::string request;
-    bool inserted = false;
-  };
   // `what` defaults to the split INSERT's wording.
   static std::string what_of(const Setup& setup);
 
   // LegEngine::Runner
   Status on_leg_message(size_t leg, const Message& message) override;
   // JointWrite
-  std::string_view statement(size_t leg) const override { return legs_[leg].request; }
+  std::string_view statement(size_t leg) const override { return requests_[leg]; }
   // Every part ran: the answer is combined before anything commits (a refusal still rolls back);
   // inside the client's transaction nothing commits; else rows on several shards commit by
   // two-phase commit, and otherwise every leg by COMMIT.
   void commit() override;
   // Committed, or the first COMMIT's error.
   void on_committed() override;
-  bool wrote(size_t leg) const override { return legs_[leg].inserted; }
+  bool wrote(size_t leg) const override { return inserted_[leg]; }
   std::string take_preface() override;
   std::string take_answer() override { return std::move(result_); }
 
@@ -87,7 +83,8 @@ class SplitInsert : public JointWrite {
   Status on_batch_answer(size_t index, char type, std::string_view frame, std::string_view body);
   Status error_of(size_t index, std::string_view body) const;
 
-  std::vector<Leg> legs_;
+  std::vector<std::string> requests_;  // by leg: what it runs (its part of the split)
+  std::vector<bool> inserted_;         // by leg: its part inserted rows
   Setup setup_;
   SplitAnswer answer_;
   std::string notices_;  // the parts' NoticeResponses, relayed ahead of the answer
