@@ -8,7 +8,7 @@ namespace sw::session {
 
 std::string MergeFanout::collation_query() const { return merge::shard_collations_query(plan_.tables); }
 
-MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan,
+MergeFanout::MergeFanout(const std::vector<Fanout::Target>& targets, merge::MergePlan plan,
                          ServerState session_state, const config::Fanout& limits,
                          std::function<void(std::string_view)> write_client,
                          std::function<bool()> client_full, std::function<void(const Counters&)> done)
@@ -20,7 +20,7 @@ MergeFanout::MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan p
       client_full_(std::move(client_full)),
       done_(std::move(done)) {
   merger_.set_max_distinct_values(static_cast<size_t>(limits.max_distinct_values));
-  for (auto& target : targets) {
+  for (const auto& target : targets) {
     LegEngine::Target engine_target;
     engine_target.pool = target.pool;
     engine_target.shard = target.shard;

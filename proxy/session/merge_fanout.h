@@ -47,7 +47,7 @@ class MergeFanout : private LegEngine::Runner {
 
   // `client_full` says whether the client's output is over its high-water mark; call
   // on_client_drained() when it drops. `done` is called once, after ReadyForQuery was written.
-  MergeFanout(std::vector<Fanout::Target> targets, merge::MergePlan plan, ServerState session_state,
+  MergeFanout(const std::vector<Fanout::Target>& targets, merge::MergePlan plan, ServerState session_state,
               const config::Fanout& limits, std::function<void(std::string_view)> write_client,
               std::function<bool()> client_full, std::function<void(const Counters&)> done);
   ~MergeFanout() override;

@@ -27,7 +27,7 @@ Session::Start Session::start_merge(std::vector<Fanout::Target> targets, size_t 
   const bool held = reads_on_session_servers();
   const bool in_transaction = held && writes_in_transaction();
   txn_.runner.emplace<MergeFanout>(
-      std::move(targets), *route.merge, server_state(), host_.config().fanout,
+      targets, *route.merge, server_state(), host_.config().fanout,
       [this](std::string_view bytes) { client_->write(bytes); },
       [this] { return client_->over_high_water(); },
       [this, in_transaction, pools = std::move(pools), kind = static_cast<size_t>(route.merge->kind),
