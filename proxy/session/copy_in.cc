@@ -34,7 +34,7 @@ void CopyIn::cancel(CancelJoin& join) {
 
 void CopyIn::on_no_server(const Status& why) { fail(why); }
 
-void CopyIn::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+void CopyIn::on_leg_server(size_t index, std::string prologue) {
   Leg& leg = legs_[index];
   if (leg.position) {
     wire::encode_query(prologue, setup_.plan.key_position_sql);

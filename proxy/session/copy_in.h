@@ -96,7 +96,7 @@ class CopyIn : private LegEngine::Runner {
   using Message = LegEngine::Message;
 
   // LegEngine::Runner (copy_in.cc)
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  void on_leg_server(size_t leg, std::string prologue) override;
   Status on_leg_message(size_t leg, const Message& message) override;
   void on_leg_ready(size_t leg) override;
   // During a two-phase commit only that leg is dropped; before, the whole copy fails.

@@ -41,7 +41,7 @@ class CursorRound : private LegEngine::Runner {
 
  private:
   // LegEngine::Runner
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  void on_leg_server(size_t leg, std::string prologue) override;
   Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
   void on_leg_ready(size_t leg) override;
   bool on_leg_refused(size_t leg, const Status& why) override;

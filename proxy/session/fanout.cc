@@ -48,7 +48,7 @@ void Fanout::start() {
 }
 
 // The session's settings when the server lacks them, a held leg's `begin`, then the statement.
-void Fanout::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+void Fanout::on_leg_server(size_t index, std::string prologue) {
   const Target& target = targets_[index];
   prologue += target.query_message.empty() ? query_message_ : target.query_message;
   engine_->expect_ready(index, 1);

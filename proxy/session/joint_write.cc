@@ -29,7 +29,7 @@ void JointWrite::on_no_server(const Status& why) { fail(why); }
 
 // The client's settings, BEGIN (or what joins the client's transaction) and the statement, in one
 // write.
-void JointWrite::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+void JointWrite::on_leg_server(size_t index, std::string prologue) {
   prologue += statement(index);
   servers_.expect_ready(index, 1);
   servers_.write(index, prologue);

@@ -98,7 +98,7 @@ class JointWrite : private LegEngine::Runner {
   void answer_client(bool succeeded, const Status& error);
 
   // LegEngine::Runner
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) final;
+  void on_leg_server(size_t leg, std::string prologue) final;
   // A ReadyForQuery of the phase's statements: the statement, the COMMIT, or the two-phase commit's.
   void on_leg_ready(size_t leg) final;
   void on_leg_violation(size_t leg, const Status& why) final;

@@ -113,7 +113,7 @@ void LegEngine::arrived(size_t index, pool::Backend* backend) {
   }
   leg.ready_owed += owed;
   leg.injected += owed;
-  runner_.on_leg_server(index, std::move(prologue), owed);
+  runner_.on_leg_server(index, std::move(prologue));
 }
 
 void LegEngine::on_backend_failed(const Status& why) { runner_.on_no_server(why); }

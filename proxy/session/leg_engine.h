@@ -86,10 +86,10 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
    public:
     virtual ~Runner() = default;
     // Leg `leg` got its server. `prologue` holds the Query messages that bring it to the
-    // session's settings and begin its transaction, `ready_owed` their ReadyForQuery count (the
-    // engine expects them, as injected); the runner appends its statements and writes the whole
-    // with write().
-    virtual void on_leg_server(size_t leg, std::string prologue, int ready_owed) = 0;
+    // session's settings and begin its transaction (the engine expects their ReadyForQuery
+    // messages, as injected: ready_owed(leg) counts them); the runner appends its statements and
+    // writes the whole with write().
+    virtual void on_leg_server(size_t leg, std::string prologue) = 0;
     // A message of the leg's server, in order. Ok: it is consumed and reading goes on (a
     // ReadyForQuery then goes to on_leg_ready), unless the call held the leg (the message stays
     // unread until resume()). An error: the runner cannot take it; it is consumed, then

@@ -34,10 +34,10 @@ class Recorder : public LegEngine::Runner {
   size_t hold_until_ready = SIZE_MAX;  // this leg is held until leg 0 is ready
   bool cancel_before_release = false;
 
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override {
-    prologue_owed.push_back(ready_owed);
+  void on_leg_server(size_t leg, std::string prologue) override {
+    prologue_owed.push_back(engine->ready_owed(leg));
     owed_.resize(engine->size());
-    owed_[leg] = ready_owed + 1;
+    owed_[leg] = engine->ready_owed(leg) + 1;
     sw::wire::encode_query(prologue, sql_);
     engine->write(leg, prologue);
   }
