@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,6 +37,7 @@
 #include "pool/pool.h"
 #include "session/cancel_join.h"
 #include "session/server_state.h"
+#include "session/server_wait.h"
 #include "session/starting_reads.h"
 #include "session/two_phase.h"
 #include "wire/frame_reader.h"
@@ -43,7 +45,7 @@
 
 namespace sw::session {
 
-class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
+class LegEngine : private pool::BackendUser {
  public:
   struct Target {
     pool::Pool* pool = nullptr;
@@ -217,9 +219,12 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
 
  private:
   struct Leg {
+    Leg(Target to, ServerWait::Ready ready, ServerWait::Failed failed)
+        : target(std::move(to)), wait(std::move(ready), std::move(failed)) {}
     Target target;
+    ServerWait wait;  // for a server of the target's pool
     pool::Backend* backend = nullptr;
-    bool waiting = false;
+    bool waiting = false;    // it wants a server (asked of its pool, or about to be) and has none
     bool cancelled = false;  // a CancelRequest went to its server
     bool held = false;       // hold(): not read until resume()
     bool answered = false;   // answered(): the runner's statement was answered
@@ -238,14 +243,14 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   // A ReadyForQuery of the leg was consumed: one less due.
   void count_ready(Leg& leg);
 
-  // pool::Pool::Waiter, pool::BackendUser
-  void on_backend_ready(pool::Backend* backend) override;
-  void on_backend_failed(const Status& why) override;
+  // The pool's answer to the leg's wait: its server, or why there is none.
+  void on_server(size_t leg, pool::Backend* backend);
+  // pool::BackendUser
   void on_backend_readable(pool::Backend& backend) override;
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
   void on_backend_drained(pool::Backend& backend) override;
 
-  std::vector<Leg> legs_;
+  std::deque<Leg> legs_;  // a leg's ServerWait stays where the pool knows it
   ServerState session_state_;
   std::string what_;
   Runner& runner_;
