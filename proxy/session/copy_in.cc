@@ -27,9 +27,8 @@ CopyIn::~CopyIn() = default;
 // every shard is written without waiting for a server.
 void CopyIn::start() { servers_.start(); }
 
-void CopyIn::cancel(CancelJoin& join) {
-  if (phase_ != Phase::Starting && phase_ != Phase::Streaming && phase_ != Phase::Ending) return;
-  for (size_t i = 0; i < legs_.size(); ++i) servers_.cancel(i, &join);
+bool CopyIn::cancellable(size_t /*leg*/) const {
+  return phase_ == Phase::Starting || phase_ == Phase::Streaming || phase_ == Phase::Ending;
 }
 
 void CopyIn::on_no_server(const Status& why) { fail(why); }

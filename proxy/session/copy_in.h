@@ -30,7 +30,7 @@
 
 namespace sw::session {
 
-class CopyIn : private LegEngine::Runner {
+class CopyIn : public LegEngine::Runner {
  public:
   using Target = LegEngine::Target;
   struct Setup {
@@ -62,10 +62,6 @@ class CopyIn : private LegEngine::Runner {
   CopyIn& operator=(const CopyIn&) = delete;
 
   void start();
-  // The client's CancelRequest: before the commit every leg with a server is cancelled (a shard's
-  // 57014 fails the copy on every shard, as a cancel fails one PostgreSQL's COPY); during the
-  // commit nothing is cancelled.
-  void cancel(CancelJoin& join);
   // The session may hand over the client's next message: the copy is streaming (or failed and
   // waits for the client's CopyDone/CopyFail) and no shard's output is over its high-water mark.
   bool accepts_client_input() const;
@@ -96,6 +92,10 @@ class CopyIn : private LegEngine::Runner {
   using Message = LegEngine::Message;
 
   // LegEngine::Runner (copy_in.cc)
+  // The client's CancelRequest: before the commit every leg with a server is cancelled (a shard's
+  // 57014 fails the copy on every shard, as a cancel fails one PostgreSQL's COPY); during the
+  // commit nothing is cancelled.
+  bool cancellable(size_t leg) const override;
   void on_leg_server(size_t leg, std::string prologue) override;
   Status on_leg_message(size_t leg, const Message& message) override;
   void on_leg_ready(size_t leg) override;

@@ -20,7 +20,7 @@
 
 namespace sw::session {
 
-class CursorRound : private LegEngine::Runner {
+class CursorRound : public LegEngine::Runner {
  public:
   // A message of leg `leg`'s answer (type, body); an error fails the round (it reaches the client).
   using Take = std::function<Status(size_t leg, char type, std::string_view body)>;

@@ -197,11 +197,6 @@ void Fanout::finish_leg(size_t index) {
   }
 }
 
-void Fanout::cancel(CancelJoin& join) {
-  if (!engine_) return;
-  for (size_t i = current_; i < targets_.size(); ++i) engine_->cancel(i, &join);
-}
-
 // A held server goes back to the session (complete), owing the answers it did not give yet.
 void Fanout::fail(const Status& why) {
   if (finished_) return;

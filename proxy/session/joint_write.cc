@@ -18,13 +18,6 @@ JointWrite::JointWrite(std::vector<Target> targets, ServerState session_state, s
 
 JointWrite::~JointWrite() = default;
 
-void JointWrite::cancel(CancelJoin& join) {
-  if (phase_ != Phase::Statement) return;
-  for (size_t i = 0; i < servers_.size(); ++i) {
-    if (servers_.ready_owed(i) > 0) servers_.cancel(i, &join);
-  }
-}
-
 void JointWrite::on_no_server(const Status& why) { fail(why); }
 
 // The client's settings, BEGIN (or what joins the client's transaction) and the statement, in one

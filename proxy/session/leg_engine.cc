@@ -11,6 +11,7 @@ namespace sw::session {
 
 LegEngine::LegEngine(std::vector<Target> targets, ServerState session_state, std::string what, Runner& runner)
     : session_state_(std::move(session_state)), what_(std::move(what)), runner_(runner) {
+  runner_.engine_ = this;
   for (size_t i = 0; i < targets.size(); ++i) {
     legs_.emplace_back(
         std::move(targets[i]), [this, i](pool::Backend* backend) { on_server(i, backend); },
@@ -21,6 +22,7 @@ LegEngine::LegEngine(std::vector<Target> targets, ServerState session_state, std
 // Destroyed while holding lent servers (the session closes mid-run): they are closed too, as
 // their transactions are in an unknown state.
 LegEngine::~LegEngine() {
+  if (runner_.engine_ == this) runner_.engine_ = nullptr;
   release_all(false);
   for (Leg& leg : legs_) {
     if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
@@ -279,6 +281,16 @@ void LegEngine::cancel(size_t leg, CancelJoin* join) {
   if (each.backend == nullptr) return;
   each.target.pool->send_cancel(*each.backend, join != nullptr ? join->add() : std::function<void()>());
   each.cancelled = true;
+}
+
+size_t LegEngine::cancel_client_statement(CancelJoin& join) {
+  size_t sent = 0;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (legs_[i].backend == nullptr || !runner_.cancellable(i)) continue;
+    cancel(i, &join);
+    ++sent;
+  }
+  return sent;
 }
 
 void LegEngine::release(size_t leg, bool clean) {

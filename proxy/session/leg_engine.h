@@ -118,6 +118,17 @@ class LegEngine : private pool::BackendUser {
     // engine's count): the runner adds what the session needs to take it back (copy_open, wrote;
     // ready_owed when it counts its own).
     virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
+    // Whether the client's CancelRequest goes to the leg's server now (cancel_client_statement):
+    // it runs the client's statement. Default: never (a run whose statements are the proxy's).
+    virtual bool cancellable(size_t /*leg*/) const { return false; }
+
+    // The engine this runner runs on, while it has one (the engine sets it): how the session
+    // reaches the legs of whatever runner is in its slot.
+    LegEngine* engine() const { return engine_; }
+
+   private:
+    friend class LegEngine;
+    LegEngine* engine_ = nullptr;
   };
 
   // `what` names the runner's statement in log lines ("COPY into t").
@@ -165,6 +176,12 @@ class LegEngine : private pool::BackendUser {
   // closed when released, never pooled: a cancel arriving late would hit another client's query.
   // The cancel joins `join` (the client's CancelRequest), when there is one.
   void cancel(size_t leg, CancelJoin* join = nullptr);
+  // The client's CancelRequest during the run (the one cancel path, docs/architecture.md §5.6):
+  // to every leg whose server runs the client's statement now (Runner::cancellable), each cancel
+  // joining `join`. Returns how many were sent.
+  size_t cancel_client_statement(CancelJoin& join);
+  // What the run is, for log lines ("a merged read", "COPY into t").
+  const std::string& what() const { return what_; }
   bool cancelled(size_t leg) const { return legs_[leg].cancelled; }
   // ReadyForQuery accounting. Every statement written to a leg (a simple Query, an extended
   // batch's Sync) is answered by one ReadyForQuery; each one consumed counts off. The engine

@@ -89,25 +89,15 @@ void Session::cancel_running_query(std::function<void()> delivered) {
   join.seal();
 }
 
-// The cancel of a statement running on several servers (a runner's legs), or of nothing.
+// The cancel of a statement running on several servers (the runner's legs: the engine's one
+// cancel path), or of nothing.
 void Session::cancel_runner(CancelJoin& join) {
-  if (MergeFanout* merge = txn_.runner.get<MergeFanout>()) {
-    LOG_INFO("client=c%llu cancel request forwarded to every shard of a merged read",
-             (unsigned long long)id());
-    merge->cancel(join);
-    return;
-  }
-  if (Fanout* fanout = txn_.runner.get<Fanout>()) {
-    LOG_INFO("client=c%llu cancel request forwarded to every shard of a fan-out", (unsigned long long)id());
-    fanout->cancel(join);
-    return;
-  }
-  if (!txn_.runner.empty()) {
-    LOG_INFO("client=c%llu cancel request forwarded to every shard of a write on several shards",
-             (unsigned long long)id());
-    if (auto* write = txn_.runner.get<ReferenceWrite>()) write->cancel(join);
-    if (auto* insert = txn_.runner.get<SplitInsert>()) insert->cancel(join);
-    if (auto* copy = txn_.runner.get<CopyIn>()) copy->cancel(join);
+  if (const LegEngine::Runner* runner = txn_.runner.as<LegEngine::Runner>()) {
+    if (LegEngine* engine = runner->engine()) {
+      const size_t sent = engine->cancel_client_statement(join);
+      LOG_INFO("client=c%llu cancel request forwarded to %zu shard(s) of %s", (unsigned long long)id(), sent,
+               engine->what().c_str());
+    }
     return;
   }
   if (txn_.two_phase) {
