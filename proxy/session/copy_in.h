@@ -76,18 +76,11 @@ class CopyIn : public LegEngine::Runner {
 
  private:
   enum class Phase { Starting, Streaming, Ending, Committing, TwoPhase, Failed, Done };
-  struct Leg {               // by index, as the servers' legs
-    bool in_copy = false;    // sent its CopyInResponse
-    bool copy_sent = false;  // got the client's COPY statement
-    bool position = false;   // runs the key position query
-    std::string copy_response;
-    std::string pending;  // CopyData payload batched for it
-    uint64_t rows_sent = 0;
-    uint64_t rows_copied = 0;  // its `COPY n`
-    // The client's line of each row sent, as varint deltas (about a byte a row): a shard's error
-    // names its own stream's line, the client is told its own (client_line).
-    std::string lines;
-    uint64_t last_line = 0;
+  // The client's line of each row sent to one shard, as varint deltas (about a byte a row): a
+  // shard's error names its own stream's line, the client is told its own (client_line).
+  struct RowLines {
+    std::string deltas;
+    uint64_t last = 0;
   };
   using Message = LegEngine::Message;
 
@@ -122,7 +115,6 @@ class CopyIn : public LegEngine::Runner {
   void start_two_phase(const std::vector<size_t>& written);
   void finish_two_phase(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why, std::string_view server_error = {});
-  bool all_legs(bool (*test)(const Leg&)) const;
 
   // The client's rows (copy_in_rows.cc)
   void split(bool end_of_data);
@@ -130,13 +122,20 @@ class CopyIn : public LegEngine::Runner {
   void to_every_leg(std::string_view bytes);
   void write_pending(size_t index);
   Status row_error(const Status& why, uint64_t line) const;
-  void record_line(Leg& leg, uint64_t line);
-  uint64_t client_line(const Leg& leg, uint64_t shard_line) const;  // 0: not known
+  static void record_line(RowLines& lines, uint64_t line);
+  uint64_t client_line(const RowLines& lines, uint64_t shard_line) const;  // 0: not known
   std::string with_client_line(size_t index, const Message& error) const;
 
-  std::vector<Leg> legs_;
+  // By leg (the engine's leg is the leg: these are its COPY stream's state).
+  std::vector<bool> copy_sent_;              // got the client's COPY statement
+  std::vector<std::string> copy_responses_;  // its CopyInResponse (empty: none yet)
+  std::vector<std::string> batches_;         // CopyData payload batched for it
+  std::vector<uint64_t> rows_sent_;
+  std::vector<uint64_t> rows_copied_;  // its `COPY n`
+  std::vector<RowLines> lines_;
   Setup setup_;
-  LegEngine servers_;  // after setup_: built from its session_state
+  bool position_query_;  // the first leg runs the key position query
+  LegEngine servers_;    // after setup_: built from its session_state
   Callbacks callbacks_;
   wire::CopyRowSplitter splitter_;
   Phase phase_ = Phase::Starting;
