@@ -12,13 +12,17 @@
 namespace sw::session {
 
 CopyIn::CopyIn(std::vector<Target> targets, Setup setup, Callbacks callbacks)
-    : legs_(targets.size()),
+    : copy_sent_(targets.size()),
+      copy_responses_(targets.size()),
+      batches_(targets.size()),
+      rows_sent_(targets.size()),
+      rows_copied_(targets.size()),
+      lines_(targets.size()),
       setup_(std::move(setup)),
+      position_query_(!setup_.plan.key_known && !setup_.every_shard),
       servers_(std::move(targets), setup_.session_state, "COPY into " + setup_.rule.config_name, *this),
       callbacks_(std::move(callbacks)),
-      splitter_(setup_.plan.options) {
-  if (!legs_.empty()) legs_.front().position = !setup_.plan.key_known && !setup_.every_shard;
-}
+      splitter_(setup_.plan.options) {}
 
 CopyIn::~CopyIn() = default;
 
@@ -27,20 +31,18 @@ CopyIn::~CopyIn() = default;
 // every shard is written without waiting for a server.
 void CopyIn::start() { servers_.start(); }
 
-void CopyIn::cancel(CancelJoin& join) {
-  if (phase_ != Phase::Starting && phase_ != Phase::Streaming && phase_ != Phase::Ending) return;
-  for (size_t i = 0; i < legs_.size(); ++i) servers_.cancel(i, &join);
+bool CopyIn::cancellable(size_t /*leg*/) const {
+  return phase_ == Phase::Starting || phase_ == Phase::Streaming || phase_ == Phase::Ending;
 }
 
 void CopyIn::on_no_server(const Status& why) { fail(why); }
 
-void CopyIn::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
-  Leg& leg = legs_[index];
-  if (leg.position) {
+void CopyIn::on_leg_server(size_t index, std::string prologue) {
+  if (index == 0 && position_query_) {
     wire::encode_query(prologue, setup_.plan.key_position_sql);
     servers_.expect_ready(index, 1);
   }
-  leg.copy_sent = true;
+  copy_sent_[index] = true;
   prologue += setup_.copy_query;  // answered by CopyInResponse; its ReadyForQuery comes after CopyDone
   servers_.write(index, prologue);
 }
@@ -63,25 +65,28 @@ Status CopyIn::on_leg_message(size_t index, const Message& message) {
 }
 
 Status CopyIn::on_answer(size_t index, const Message& message) {
-  Leg& leg = legs_[index];
   switch (message.type) {
     case 'N':
     case 'T':
     case 'Z': return Status::ok();
-    case 'D': return phase_ == Phase::Starting && leg.position ? on_position(message.body) : Status::ok();
+    case 'D':
+      return phase_ == Phase::Starting && index == 0 && position_query_ ? on_position(message.body)
+                                                                        : Status::ok();
     case 'C': {
       auto tag = wire::decode_command_complete(message.body);
       if (phase_ == Phase::Ending && tag && tag->rfind("COPY ", 0) == 0) {
         const std::string_view n = tag->substr(5);
-        std::from_chars(n.data(), n.data() + n.size(), leg.rows_copied);
+        std::from_chars(n.data(), n.data() + n.size(), rows_copied_[index]);
       }
       return Status::ok();
     }
     case 'G':
-      if (phase_ != Phase::Starting || leg.in_copy) break;
-      leg.in_copy = true;
-      leg.copy_response.assign(message.frame);
-      if (all_legs([](const Leg& l) { return l.in_copy; })) start_streaming();
+      if (phase_ != Phase::Starting || !copy_responses_[index].empty()) break;
+      copy_responses_[index].assign(message.frame);
+      for (const std::string& response : copy_responses_) {
+        if (response.empty()) return Status::ok();
+      }
+      start_streaming();
       return Status::ok();
     default: break;
   }
@@ -98,7 +103,7 @@ void CopyIn::on_leg_ready(size_t index) {
     return;
   }
   if (servers_.ready_owed(index) > 0) return;
-  for (size_t i = 0; i < legs_.size(); ++i) {
+  for (size_t i = 0; i < servers_.size(); ++i) {
     if (servers_.ready_owed(i) > 0) return;
   }
   if (phase_ == Phase::Ending) {
@@ -129,15 +134,15 @@ void CopyIn::start_streaming() {
                             " is not among the columns COPY reads (no such column, or it is generated)"));
     return;
   }
-  for (const Leg& leg : legs_) {
-    if (leg.copy_response.size() < 6 || leg.copy_response[5] != legs_.front().copy_response[5]) {
+  for (const std::string& response : copy_responses_) {
+    if (response.size() < 6 || response[5] != copy_responses_.front()[5]) {
       fail(Status::server("08P01", "the shards answered COPY in different formats"));
       return;
     }
   }
   splitter_ = wire::CopyRowSplitter(setup_.plan.options);
   phase_ = Phase::Streaming;
-  callbacks_.write_client(legs_.front().copy_response);
+  callbacks_.write_client(copy_responses_.front());
   callbacks_.resume_client();
 }
 
@@ -145,7 +150,7 @@ void CopyIn::start_streaming() {
 // ReadyForQuery (inside its transaction) follow.
 void CopyIn::end_copies() {
   phase_ = Phase::Ending;
-  for (size_t i = 0; i < legs_.size(); ++i) {
+  for (size_t i = 0; i < servers_.size(); ++i) {
     write_pending(i);
     std::string out;
     wire::MessageWriter(out).begin('c').end();
@@ -202,13 +207,6 @@ void CopyIn::on_leg_lost(size_t index, const Status& why) {
 
 void CopyIn::on_leg_drained(size_t) {
   if (accepts_client_input()) callbacks_.resume_client();
-}
-
-bool CopyIn::all_legs(bool (*test)(const Leg&)) const {
-  for (const Leg& leg : legs_) {
-    if (!test(leg)) return false;
-  }
-  return true;
 }
 
 }  // namespace sw::session

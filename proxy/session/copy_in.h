@@ -30,7 +30,7 @@
 
 namespace sw::session {
 
-class CopyIn : private LegEngine::Runner {
+class CopyIn : public LegEngine::Runner {
  public:
   using Target = LegEngine::Target;
   struct Setup {
@@ -62,10 +62,6 @@ class CopyIn : private LegEngine::Runner {
   CopyIn& operator=(const CopyIn&) = delete;
 
   void start();
-  // The client's CancelRequest: before the commit every leg with a server is cancelled (a shard's
-  // 57014 fails the copy on every shard, as a cancel fails one PostgreSQL's COPY); during the
-  // commit nothing is cancelled.
-  void cancel(CancelJoin& join);
   // The session may hand over the client's next message: the copy is streaming (or failed and
   // waits for the client's CopyDone/CopyFail) and no shard's output is over its high-water mark.
   bool accepts_client_input() const;
@@ -80,23 +76,20 @@ class CopyIn : private LegEngine::Runner {
 
  private:
   enum class Phase { Starting, Streaming, Ending, Committing, TwoPhase, Failed, Done };
-  struct Leg {               // by index, as the servers' legs
-    bool in_copy = false;    // sent its CopyInResponse
-    bool copy_sent = false;  // got the client's COPY statement
-    bool position = false;   // runs the key position query
-    std::string copy_response;
-    std::string pending;  // CopyData payload batched for it
-    uint64_t rows_sent = 0;
-    uint64_t rows_copied = 0;  // its `COPY n`
-    // The client's line of each row sent, as varint deltas (about a byte a row): a shard's error
-    // names its own stream's line, the client is told its own (client_line).
-    std::string lines;
-    uint64_t last_line = 0;
+  // The client's line of each row sent to one shard, as varint deltas (about a byte a row): a
+  // shard's error names its own stream's line, the client is told its own (client_line).
+  struct RowLines {
+    std::string deltas;
+    uint64_t last = 0;
   };
   using Message = LegEngine::Message;
 
   // LegEngine::Runner (copy_in.cc)
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  // The client's CancelRequest: before the commit every leg with a server is cancelled (a shard's
+  // 57014 fails the copy on every shard, as a cancel fails one PostgreSQL's COPY); during the
+  // commit nothing is cancelled.
+  bool cancellable(size_t leg) const override;
+  void on_leg_server(size_t leg, std::string prologue) override;
   Status on_leg_message(size_t leg, const Message& message) override;
   void on_leg_ready(size_t leg) override;
   // During a two-phase commit only that leg is dropped; before, the whole copy fails.
@@ -122,7 +115,6 @@ class CopyIn : private LegEngine::Runner {
   void start_two_phase(const std::vector<size_t>& written);
   void finish_two_phase(TwoPhaseOutcome outcome, const Status& error);
   void fail(const Status& why, std::string_view server_error = {});
-  bool all_legs(bool (*test)(const Leg&)) const;
 
   // The client's rows (copy_in_rows.cc)
   void split(bool end_of_data);
@@ -130,13 +122,20 @@ class CopyIn : private LegEngine::Runner {
   void to_every_leg(std::string_view bytes);
   void write_pending(size_t index);
   Status row_error(const Status& why, uint64_t line) const;
-  void record_line(Leg& leg, uint64_t line);
-  uint64_t client_line(const Leg& leg, uint64_t shard_line) const;  // 0: not known
+  static void record_line(RowLines& lines, uint64_t line);
+  uint64_t client_line(const RowLines& lines, uint64_t shard_line) const;  // 0: not known
   std::string with_client_line(size_t index, const Message& error) const;
 
-  std::vector<Leg> legs_;
+  // By leg (the engine's leg is the leg: these are its COPY stream's state).
+  std::vector<bool> copy_sent_;              // got the client's COPY statement
+  std::vector<std::string> copy_responses_;  // its CopyInResponse (empty: none yet)
+  std::vector<std::string> batches_;         // CopyData payload batched for it
+  std::vector<uint64_t> rows_sent_;
+  std::vector<uint64_t> rows_copied_;  // its `COPY n`
+  std::vector<RowLines> lines_;
   Setup setup_;
-  LegEngine servers_;  // after setup_: built from its session_state
+  bool position_query_;  // the first leg runs the key position query
+  LegEngine servers_;    // after setup_: built from its session_state
   Callbacks callbacks_;
   wire::CopyRowSplitter splitter_;
   Phase phase_ = Phase::Starting;

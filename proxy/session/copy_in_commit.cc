@@ -13,10 +13,9 @@ namespace sw::session {
 void CopyIn::commit_written_legs() {
   std::vector<size_t> written;
   std::string names;
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    const Leg& leg = legs_[i];
-    rows_ += leg.rows_copied;
-    if (leg.rows_copied == 0 && leg.rows_sent == 0) continue;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    rows_ += rows_copied_[i];
+    if (rows_copied_[i] == 0 && rows_sent_[i] == 0) continue;
     written.push_back(i);
     names += (names.empty() ? "" : ", ") + servers_.shard(i);
   }
@@ -37,7 +36,7 @@ void CopyIn::commit_written_legs() {
     return;
   }
   phase_ = Phase::Committing;
-  for (size_t i = 0; i < legs_.size(); ++i) {
+  for (size_t i = 0; i < servers_.size(); ++i) {
     std::string out;
     wire::encode_query(out, !written.empty() && written.front() == i ? "COMMIT" : "ROLLBACK");
     servers_.expect_ready(i, 1);
@@ -86,12 +85,11 @@ void CopyIn::finish_two_phase(TwoPhaseOutcome outcome, const Status& error) {
 bool CopyIn::same_rows_everywhere() {
   std::string answers;
   bool equal = true;
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    equal = equal && legs_[i].rows_copied == legs_.front().rows_copied;
-    answers +=
-        (answers.empty() ? "" : ", ") + servers_.shard(i) + ": " + std::to_string(legs_[i].rows_copied);
+  for (size_t i = 0; i < rows_copied_.size(); ++i) {
+    equal = equal && rows_copied_[i] == rows_copied_.front();
+    answers += (answers.empty() ? "" : ", ") + servers_.shard(i) + ": " + std::to_string(rows_copied_[i]);
   }
-  rows_ = legs_.empty() ? 0 : legs_.front().rows_copied;
+  rows_ = rows_copied_.empty() ? 0 : rows_copied_.front();
   if (!equal) {
     fail(Status::server("55000", "COPY into reference table " + setup_.rule.config_name +
                                      " copied different row counts on the shards (" + answers +
@@ -103,8 +101,8 @@ bool CopyIn::same_rows_everywhere() {
 // A COPY still open on a server (started, CopyDone not sent) needs the session's CopyFail.
 void CopyIn::on_leg_handed(size_t index, LegEngine::Handed& handed) const {
   const bool copies_open = phase_ == Phase::Starting || phase_ == Phase::Streaming;
-  handed.copy_open = copies_open && legs_[index].copy_sent;
-  handed.wrote = legs_[index].rows_sent > 0;
+  handed.copy_open = copies_open && copy_sent_[index];
+  handed.wrote = rows_sent_[index] > 0;
 }
 
 // Its end without a result the session could refuse (outside a transaction, or failed).

@@ -42,7 +42,7 @@ void CopyIn::on_client_message(char type, std::string_view body) {
     case 'd':
       if (setup_.every_shard) {
         to_every_leg(body);
-        for (Leg& leg : legs_) leg.rows_sent = 1;  // written: its COPY n counts the rows
+        for (uint64_t& sent : rows_sent_) sent = 1;  // written: its COPY n counts the rows
         return;
       }
       splitter_.feed(body);
@@ -102,12 +102,11 @@ Status CopyIn::route_row(const wire::CopyItem& row) {
                     : router::bucket_of_text_value(rule.key_type, row.key, directory.bucket_count());
   if (!bucket) return bucket.status();
   const uint16_t shard = directory.bucket(bucket.value()).shard;
-  if (shard >= legs_.size()) return Status::proxy("XX000", "bucket's shard is outside the COPY's shards");
-  Leg& leg = legs_[shard];
-  leg.pending.append(row.raw);
-  ++leg.rows_sent;
-  record_line(leg, row.line);
-  if (leg.pending.size() >= kBatchBytes) write_pending(shard);
+  if (shard >= batches_.size()) return Status::proxy("XX000", "bucket's shard is outside the COPY's shards");
+  batches_[shard].append(row.raw);
+  ++rows_sent_[shard];
+  record_line(lines_[shard], row.line);
+  if (batches_[shard].size() >= kBatchBytes) write_pending(shard);
   return Status::ok();
 }
 
@@ -123,20 +122,20 @@ Status CopyIn::row_error(const Status& why, uint64_t line) const {
 // recorded, and a shard's error past them keeps the shard's line.
 constexpr size_t kMaxLineRecord = size_t{64} << 20;
 
-void CopyIn::record_line(Leg& leg, uint64_t line) {
-  if (leg.lines.size() >= kMaxLineRecord) return;
-  uint64_t delta = line - leg.last_line;
-  leg.last_line = line;
+void CopyIn::record_line(RowLines& lines, uint64_t line) {
+  if (lines.deltas.size() >= kMaxLineRecord) return;
+  uint64_t delta = line - lines.last;
+  lines.last = line;
   while (delta >= 0x80) {
-    leg.lines.push_back(static_cast<char>((delta & 0x7f) | 0x80));
+    lines.deltas.push_back(static_cast<char>((delta & 0x7f) | 0x80));
     delta >>= 7;
   }
-  leg.lines.push_back(static_cast<char>(delta));
+  lines.deltas.push_back(static_cast<char>(delta));
 }
 
 // The client's line of the row a shard counts as `shard_line` in its own stream (which has the
 // text header first when there is one: the header goes to every shard).
-uint64_t CopyIn::client_line(const Leg& leg, uint64_t shard_line) const {
+uint64_t CopyIn::client_line(const RowLines& lines, uint64_t shard_line) const {
   const bool text_header =
       setup_.plan.options.header && setup_.plan.options.format != wire::CopyFormat::Binary;
   const uint64_t first_row_line = text_header ? 2 : 1;
@@ -147,8 +146,8 @@ uint64_t CopyIn::client_line(const Leg& leg, uint64_t shard_line) const {
   for (;; --row) {
     uint64_t delta = 0;
     for (int shift = 0;; shift += 7) {
-      if (at >= leg.lines.size()) return 0;
-      const auto byte = static_cast<unsigned char>(leg.lines[at++]);
+      if (at >= lines.deltas.size()) return 0;
+      const auto byte = static_cast<unsigned char>(lines.deltas[at++]);
       delta |= static_cast<uint64_t>(byte & 0x7f) << shift;
       if ((byte & 0x80) == 0) break;
     }
@@ -172,7 +171,7 @@ std::string CopyIn::with_client_line(size_t index, const Message& error) const {
     uint64_t shard_line = 0;
     while (stop < context.size() && context[stop] >= '0' && context[stop] <= '9')
       shard_line = shard_line * 10 + static_cast<uint64_t>(context[stop++] - '0');
-    if (const uint64_t line = client_line(legs_[index], shard_line); stop > digits && line != 0)
+    if (const uint64_t line = client_line(lines_[index], shard_line); stop > digits && line != 0)
       context.replace(digits, stop - digits, std::to_string(line));
     field.value = context;
     break;  // PostgreSQL sends one CONTEXT
@@ -184,22 +183,22 @@ std::string CopyIn::with_client_line(size_t index, const Message& error) const {
 
 void CopyIn::to_every_leg(std::string_view bytes) {
   if (bytes.empty()) return;
-  for (Leg& leg : legs_) leg.pending.append(bytes);
+  for (std::string& batch : batches_) batch.append(bytes);
 }
 
 void CopyIn::write_pending(size_t index) {
-  Leg& leg = legs_[index];
-  if (leg.pending.empty() || servers_.backend(index) == nullptr) return;
+  std::string& batch = batches_[index];
+  if (batch.empty() || servers_.backend(index) == nullptr) return;
   std::string out;
-  out.reserve(leg.pending.size() + 5);
-  wire::MessageWriter(out).begin('d').bytes(leg.pending).end();
+  out.reserve(batch.size() + 5);
+  wire::MessageWriter(out).begin('d').bytes(batch).end();
   servers_.write(index, out);
-  leg.pending.clear();
+  batch.clear();
 }
 
 void CopyIn::flush() {
   if (phase_ != Phase::Streaming) return;
-  for (size_t i = 0; i < legs_.size(); ++i) write_pending(i);
+  for (size_t i = 0; i < batches_.size(); ++i) write_pending(i);
 }
 
 }  // namespace sw::session

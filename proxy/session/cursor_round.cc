@@ -31,7 +31,7 @@ void CursorRound::start() {
   engine_->start();
 }
 
-void CursorRound::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+void CursorRound::on_leg_server(size_t index, std::string prologue) {
   prologue += messages_[index];
   engine_->expect_ready(index, ready_);
   engine_->write(index, prologue);

@@ -20,7 +20,7 @@
 
 namespace sw::session {
 
-class CursorRound : private LegEngine::Runner {
+class CursorRound : public LegEngine::Runner {
  public:
   // A message of leg `leg`'s answer (type, body); an error fails the round (it reaches the client).
   using Take = std::function<Status(size_t leg, char type, std::string_view body)>;
@@ -41,7 +41,7 @@ class CursorRound : private LegEngine::Runner {
 
  private:
   // LegEngine::Runner
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  void on_leg_server(size_t leg, std::string prologue) override;
   Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
   void on_leg_ready(size_t leg) override;
   bool on_leg_refused(size_t leg, const Status& why) override;

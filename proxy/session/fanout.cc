@@ -48,7 +48,7 @@ void Fanout::start() {
 }
 
 // The session's settings when the server lacks them, a held leg's `begin`, then the statement.
-void Fanout::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+void Fanout::on_leg_server(size_t index, std::string prologue) {
   const Target& target = targets_[index];
   prologue += target.query_message.empty() ? query_message_ : target.query_message;
   engine_->expect_ready(index, 1);
@@ -195,11 +195,6 @@ void Fanout::finish_leg(size_t index) {
   } else {
     engine_->resume(current_);
   }
-}
-
-void Fanout::cancel(CancelJoin& join) {
-  if (!engine_) return;
-  for (size_t i = current_; i < targets_.size(); ++i) engine_->cancel(i, &join);
 }
 
 // A held server goes back to the session (complete), owing the answers it did not give yet.

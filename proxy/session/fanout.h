@@ -27,7 +27,7 @@
 
 namespace sw::session {
 
-class Fanout : private LegEngine::Runner {
+class Fanout : public LegEngine::Runner {
  public:
   enum class Mode { ConcatenateRows, OneAfterAnother };
 
@@ -72,15 +72,15 @@ class Fanout : private LegEngine::Runner {
   void watch_start(StartingReads& reads, uint64_t version);
   void start();
   bool finished() const { return finished_; }
-  // The client's CancelRequest: every leg whose server is running the statement gets one (its
-  // 57014 reaches the client once, as any shard's error). A cancelled server is closed, never
-  // reused: a late cancel could hit the next client's query. OneAfterAnother stops at the error,
-  // naming the shards that applied the statement.
-  void cancel(CancelJoin& join);
 
  private:
   // LegEngine::Runner
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  // The client's CancelRequest goes to every leg whose server is running the statement (its
+  // 57014 reaches the client once, as any shard's error). A cancelled server is closed, never
+  // reused: a late cancel could hit the next client's query. OneAfterAnother stops at the error,
+  // naming the shards that applied the statement.
+  bool cancellable(size_t leg) const override { return leg >= current_; }
+  void on_leg_server(size_t leg, std::string prologue) override;
   Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
   void on_leg_ready(size_t leg) override;
   bool on_leg_refused(size_t leg, const Status& why) override;

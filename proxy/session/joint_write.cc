@@ -18,18 +18,11 @@ JointWrite::JointWrite(std::vector<Target> targets, ServerState session_state, s
 
 JointWrite::~JointWrite() = default;
 
-void JointWrite::cancel(CancelJoin& join) {
-  if (phase_ != Phase::Statement) return;
-  for (size_t i = 0; i < servers_.size(); ++i) {
-    if (servers_.ready_owed(i) > 0) servers_.cancel(i, &join);
-  }
-}
-
 void JointWrite::on_no_server(const Status& why) { fail(why); }
 
 // The client's settings, BEGIN (or what joins the client's transaction) and the statement, in one
 // write.
-void JointWrite::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+void JointWrite::on_leg_server(size_t index, std::string prologue) {
   prologue += statement(index);
   servers_.expect_ready(index, 1);
   servers_.write(index, prologue);

@@ -21,7 +21,7 @@
 
 namespace sw::session {
 
-class JointWrite : private LegEngine::Runner {
+class JointWrite : public LegEngine::Runner {
  public:
   using Target = LegEngine::Target;
   using Callbacks = LegEngine::Callbacks;
@@ -31,10 +31,6 @@ class JointWrite : private LegEngine::Runner {
   JointWrite& operator=(const JointWrite&) = delete;
 
   void start() { servers_.start(); }
-  // The client's CancelRequest: while the statement runs, every leg still owing its answer is
-  // cancelled (a shard's 57014 then fails the write on every shard, as one PostgreSQL's cancel
-  // fails the statement). During the commit nothing is cancelled: a commit is never cut halfway.
-  void cancel(CancelJoin& join);
 
  protected:
   enum class Phase { Statement, Committing, TwoPhase, Done };
@@ -98,7 +94,13 @@ class JointWrite : private LegEngine::Runner {
   void answer_client(bool succeeded, const Status& error);
 
   // LegEngine::Runner
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) final;
+  // The client's CancelRequest: while the statement runs, every leg still owing its answer is
+  // cancelled (a shard's 57014 then fails the write on every shard, as one PostgreSQL's cancel
+  // fails the statement). During the commit nothing is cancelled: a commit is never cut halfway.
+  bool cancellable(size_t leg) const final {
+    return phase_ == Phase::Statement && servers_.ready_owed(leg) > 0;
+  }
+  void on_leg_server(size_t leg, std::string prologue) final;
   // A ReadyForQuery of the phase's statements: the statement, the COMMIT, or the two-phase commit's.
   void on_leg_ready(size_t leg) final;
   void on_leg_violation(size_t leg, const Status& why) final;

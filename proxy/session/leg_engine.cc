@@ -11,12 +11,18 @@ namespace sw::session {
 
 LegEngine::LegEngine(std::vector<Target> targets, ServerState session_state, std::string what, Runner& runner)
     : session_state_(std::move(session_state)), what_(std::move(what)), runner_(runner) {
-  for (auto& target : targets) legs_.push_back(Leg{std::move(target)});
+  runner_.engine_ = this;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    legs_.emplace_back(
+        std::move(targets[i]), [this, i](pool::Backend* backend) { on_server(i, backend); },
+        [this](const Status& why) { runner_.on_no_server(why); });
+  }
 }
 
 // Destroyed while holding lent servers (the session closes mid-run): they are closed too, as
 // their transactions are in an unknown state.
 LegEngine::~LegEngine() {
+  if (runner_.engine_ == this) runner_.engine_ = nullptr;
   release_all(false);
   for (Leg& leg : legs_) {
     if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
@@ -33,7 +39,12 @@ std::vector<std::string> LegEngine::shard_names() const {
   return names;
 }
 
-bool LegEngine::any_waiting() const { return any_leg_waiting(legs_); }
+bool LegEngine::any_waiting() const {
+  for (const Leg& leg : legs_) {
+    if (leg.waiting) return true;
+  }
+  return false;
+}
 
 // Expiring while a leg still waits for a server fails the run: that leg must not start after the
 // acknowledgement. Otherwise every leg was sent its statement a while ago and counts as started.
@@ -67,11 +78,12 @@ void LegEngine::start() {
   for (size_t i = 0; i < legs_.size() && !stopped_; ++i) {
     if (legs_[i].target.lent != nullptr && legs_[i].backend != nullptr) arrived(i, legs_[i].backend);
   }
-  for (Leg& leg : legs_) {
+  for (size_t i = 0; i < legs_.size(); ++i) {
     if (stopped_) return;
+    Leg& leg = legs_[i];
     if (!leg.waiting) continue;
-    if (pool::Backend* backend = leg.target.pool->acquire(this, session_state_.client))
-      on_backend_ready(backend);
+    if (pool::Backend* backend = leg.wait.acquire(*leg.target.pool, session_state_.client))
+      on_server(i, backend);
   }
   end_watch_once_started();
 }
@@ -85,20 +97,19 @@ void LegEngine::start_leg(size_t index) {
     return;
   }
   leg.waiting = true;
-  if (pool::Backend* backend = leg.target.pool->acquire(this, session_state_.client))
-    on_backend_ready(backend);
+  if (pool::Backend* backend = leg.wait.acquire(*leg.target.pool, session_state_.client))
+    on_server(index, backend);
 }
 
-void LegEngine::on_backend_ready(pool::Backend* backend) {
-  for (size_t i = 0; i < legs_.size() && !stopped_; ++i) {
-    Leg& leg = legs_[i];
-    if (!leg.waiting || leg.backend != nullptr || leg.target.pool != &backend->pool()) continue;
-    leg.waiting = false;
-    arrived(i, backend);
-    end_watch_once_started();
+void LegEngine::on_server(size_t index, pool::Backend* backend) {
+  Leg& leg = legs_[index];
+  if (stopped_ || !leg.waiting || leg.backend != nullptr) {
+    backend->pool().release(backend, true);  // nobody waits for it any more
     return;
   }
-  backend->pool().release(backend, true);  // nobody waits for it any more
+  leg.waiting = false;
+  arrived(index, backend);
+  end_watch_once_started();
 }
 
 void LegEngine::arrived(size_t index, pool::Backend* backend) {
@@ -113,10 +124,8 @@ void LegEngine::arrived(size_t index, pool::Backend* backend) {
   }
   leg.ready_owed += owed;
   leg.injected += owed;
-  runner_.on_leg_server(index, std::move(prologue), owed);
+  runner_.on_leg_server(index, std::move(prologue));
 }
-
-void LegEngine::on_backend_failed(const Status& why) { runner_.on_no_server(why); }
 
 void LegEngine::on_backend_readable(pool::Backend& backend) {
   if (size_t leg = leg_of(backend); leg < legs_.size()) read(leg);
@@ -274,9 +283,19 @@ void LegEngine::cancel(size_t leg, CancelJoin* join) {
   each.cancelled = true;
 }
 
+size_t LegEngine::cancel_client_statement(CancelJoin& join) {
+  size_t sent = 0;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (legs_[i].backend == nullptr || !runner_.cancellable(i)) continue;
+    cancel(i, &join);
+    ++sent;
+  }
+  return sent;
+}
+
 void LegEngine::release(size_t leg, bool clean) {
   Leg& each = legs_[leg];
-  if (each.waiting) each.target.pool->cancel_wait(this);
+  each.wait.cancel();
   each.waiting = false;
   end_watch_once_started();
   if (each.target.lent != nullptr) return;  // the session's: hand_over gives it back
@@ -297,7 +316,7 @@ std::vector<LegEngine::Handed> LegEngine::hand_over() {
   std::vector<Handed> out(legs_.size());
   for (size_t i = 0; i < legs_.size(); ++i) {
     Leg& leg = legs_[i];
-    if (leg.waiting) leg.target.pool->cancel_wait(this);
+    leg.wait.cancel();
     leg.waiting = false;
     out[i].shard = leg.target.index;
     out[i].lent = leg.target.lent != nullptr;

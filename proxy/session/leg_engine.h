@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,6 +37,7 @@
 #include "pool/pool.h"
 #include "session/cancel_join.h"
 #include "session/server_state.h"
+#include "session/server_wait.h"
 #include "session/starting_reads.h"
 #include "session/two_phase.h"
 #include "wire/frame_reader.h"
@@ -43,7 +45,7 @@
 
 namespace sw::session {
 
-class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
+class LegEngine : private pool::BackendUser {
  public:
   struct Target {
     pool::Pool* pool = nullptr;
@@ -86,10 +88,10 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
    public:
     virtual ~Runner() = default;
     // Leg `leg` got its server. `prologue` holds the Query messages that bring it to the
-    // session's settings and begin its transaction, `ready_owed` their ReadyForQuery count (the
-    // engine expects them, as injected); the runner appends its statements and writes the whole
-    // with write().
-    virtual void on_leg_server(size_t leg, std::string prologue, int ready_owed) = 0;
+    // session's settings and begin its transaction (the engine expects their ReadyForQuery
+    // messages, as injected: ready_owed(leg) counts them); the runner appends its statements and
+    // writes the whole with write().
+    virtual void on_leg_server(size_t leg, std::string prologue) = 0;
     // A message of the leg's server, in order. Ok: it is consumed and reading goes on (a
     // ReadyForQuery then goes to on_leg_ready), unless the call held the leg (the message stays
     // unread until resume()). An error: the runner cannot take it; it is consumed, then
@@ -116,6 +118,17 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
     // engine's count): the runner adds what the session needs to take it back (copy_open, wrote;
     // ready_owed when it counts its own).
     virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
+    // Whether the client's CancelRequest goes to the leg's server now (cancel_client_statement):
+    // it runs the client's statement. Default: never (a run whose statements are the proxy's).
+    virtual bool cancellable(size_t /*leg*/) const { return false; }
+
+    // The engine this runner runs on, while it has one (the engine sets it): how the session
+    // reaches the legs of whatever runner is in its slot.
+    LegEngine* engine() const { return engine_; }
+
+   private:
+    friend class LegEngine;
+    LegEngine* engine_ = nullptr;
   };
 
   // `what` names the runner's statement in log lines ("COPY into t").
@@ -163,6 +176,12 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   // closed when released, never pooled: a cancel arriving late would hit another client's query.
   // The cancel joins `join` (the client's CancelRequest), when there is one.
   void cancel(size_t leg, CancelJoin* join = nullptr);
+  // The client's CancelRequest during the run (the one cancel path, docs/architecture.md §5.6):
+  // to every leg whose server runs the client's statement now (Runner::cancellable), each cancel
+  // joining `join`. Returns how many were sent.
+  size_t cancel_client_statement(CancelJoin& join);
+  // What the run is, for log lines ("a merged read", "COPY into t").
+  const std::string& what() const { return what_; }
   bool cancelled(size_t leg) const { return legs_[leg].cancelled; }
   // ReadyForQuery accounting. Every statement written to a leg (a simple Query, an extended
   // batch's Sync) is answered by one ReadyForQuery; each one consumed counts off. The engine
@@ -217,9 +236,12 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
 
  private:
   struct Leg {
+    Leg(Target to, ServerWait::Ready ready, ServerWait::Failed failed)
+        : target(std::move(to)), wait(std::move(ready), std::move(failed)) {}
     Target target;
+    ServerWait wait;  // for a server of the target's pool
     pool::Backend* backend = nullptr;
-    bool waiting = false;
+    bool waiting = false;    // it wants a server (asked of its pool, or about to be) and has none
     bool cancelled = false;  // a CancelRequest went to its server
     bool held = false;       // hold(): not read until resume()
     bool answered = false;   // answered(): the runner's statement was answered
@@ -238,14 +260,14 @@ class LegEngine : private pool::Pool::Waiter, private pool::BackendUser {
   // A ReadyForQuery of the leg was consumed: one less due.
   void count_ready(Leg& leg);
 
-  // pool::Pool::Waiter, pool::BackendUser
-  void on_backend_ready(pool::Backend* backend) override;
-  void on_backend_failed(const Status& why) override;
+  // The pool's answer to the leg's wait: its server, or why there is none.
+  void on_server(size_t leg, pool::Backend* backend);
+  // pool::BackendUser
   void on_backend_readable(pool::Backend& backend) override;
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
   void on_backend_drained(pool::Backend& backend) override;
 
-  std::vector<Leg> legs_;
+  std::deque<Leg> legs_;  // a leg's ServerWait stays where the pool knows it
   ServerState session_state_;
   std::string what_;
   Runner& runner_;

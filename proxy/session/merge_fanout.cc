@@ -275,13 +275,6 @@ void MergeFanout::pump() {
 
 void MergeFanout::on_client_drained() { pump(); }
 
-void MergeFanout::cancel(CancelJoin& join) {
-  if (parked_ || !engine_) return;  // nothing runs for the client
-  for (size_t i = 0; i < answers_.size(); ++i) {
-    if (!done(i)) engine_->cancel(i, &join);
-  }
-}
-
 // A leg whose answer is not needed (or cannot be trusted): cancelled and closed unless clean.
 void MergeFanout::stop_leg(size_t index, bool clean) {
   answers_[index] = Answer::Done;

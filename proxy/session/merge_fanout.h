@@ -38,7 +38,7 @@
 
 namespace sw::session {
 
-class MergeFanout : private LegEngine::Runner {
+class MergeFanout : public LegEngine::Runner {
  public:
   struct Counters {
     uint64_t rows_in = 0;   // rows the shards sent
@@ -110,9 +110,6 @@ class MergeFanout : private LegEngine::Runner {
   void watch_start(StartingReads& reads, uint64_t version);
   void start();
   void on_client_drained();
-  // The client's CancelRequest: every leg still running is cancelled (their 57014 reaches the
-  // client once; the servers are closed, as after any leg error).
-  void cancel(CancelJoin& join);
   bool finished() const { return finished_; }
 
  private:
@@ -125,7 +122,11 @@ class MergeFanout : private LegEngine::Runner {
   std::string collation_query() const;
 
   // LegEngine::Runner
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override;
+  // The client's CancelRequest goes to every leg still running, unless the portal is parked
+  // (nothing runs for the client): their 57014 reaches the client once; the servers are closed,
+  // as after any leg error.
+  bool cancellable(size_t leg) const override { return !parked_ && !done(leg); }
+  void on_leg_server(size_t leg, std::string prologue) override;
   Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
   void on_leg_ready(size_t leg) override;
   bool on_leg_refused(size_t leg, const Status& why) override;

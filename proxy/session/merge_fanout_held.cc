@@ -22,7 +22,7 @@ void MergeFanout::keep_servers(std::vector<LegEngine::Target> targets, bool in_t
 
 // The leg's server arrived (or was lent): the session's settings when it lacks them, the
 // target's `begin` (held legs), then the read.
-void MergeFanout::on_leg_server(size_t index, std::string prologue, int /*ready_owed*/) {
+void MergeFanout::on_leg_server(size_t index, std::string prologue) {
   prologue += messages_[index];
   engine_->expect_ready(index, extended_ ? 2 : 1);  // the collation query's own ReadyForQuery too
   engine_->write(index, prologue);

@@ -22,6 +22,19 @@ class RunnerSlotOf {
     return held != nullptr ? held->get() : nullptr;
   }
   bool empty() const { return std::holds_alternative<std::monostate>(slot_); }
+  // The runner, whatever its type, as its (public) base `Base`; null when the slot is empty.
+  template <class Base>
+  Base* as() const {
+    return std::visit(
+        [](const auto& held) -> Base* {
+          if constexpr (std::is_same_v<std::decay_t<decltype(held)>, std::monostate>) {
+            return nullptr;
+          } else {
+            return held.get();
+          }
+        },
+        slot_);
+  }
 
   // Starts a T in the slot, which must be empty (one runner at a time).
   template <class T, class... Args>

@@ -8,7 +8,11 @@
 namespace sw::session {
 
 Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
-    : host_(host), client_(std::move(client)), login_(host.loop()) {
+    : host_(host),
+      client_(std::move(client)),
+      login_(host.loop()),
+      server_wait_([this](pool::Backend* backend) { on_backend_ready(backend); },
+                   [this](const Status& why) { on_backend_failed(why); }) {
   const config::Config& config = host_.config();
   limits_.max_message_size = config.max_message_size;
   pools_.session_pooling = config.pool.mode == config::PoolMode::Session;
@@ -24,8 +28,7 @@ Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
 Session::~Session() {
   end_cutover_wait();
   if (login_.cancel_registered) host_.unregister_cancel(login_.cancel_key);
-  if (request_.state == RequestState::WaitingForServer && pools_.waiting != nullptr)
-    pools_.waiting->cancel_wait(this);
+  server_wait_.cancel();
   if (txn_.leg.attached()) release_backend(false);
   release_parked_legs();
   unpin();
@@ -86,25 +89,15 @@ void Session::cancel_running_query(std::function<void()> delivered) {
   join.seal();
 }
 
-// The cancel of a statement running on several servers (a runner's legs), or of nothing.
+// The cancel of a statement running on several servers (the runner's legs: the engine's one
+// cancel path), or of nothing.
 void Session::cancel_runner(CancelJoin& join) {
-  if (MergeFanout* merge = txn_.runner.get<MergeFanout>()) {
-    LOG_INFO("client=c%llu cancel request forwarded to every shard of a merged read",
-             (unsigned long long)id());
-    merge->cancel(join);
-    return;
-  }
-  if (Fanout* fanout = txn_.runner.get<Fanout>()) {
-    LOG_INFO("client=c%llu cancel request forwarded to every shard of a fan-out", (unsigned long long)id());
-    fanout->cancel(join);
-    return;
-  }
-  if (!txn_.runner.empty()) {
-    LOG_INFO("client=c%llu cancel request forwarded to every shard of a write on several shards",
-             (unsigned long long)id());
-    if (auto* write = txn_.runner.get<ReferenceWrite>()) write->cancel(join);
-    if (auto* insert = txn_.runner.get<SplitInsert>()) insert->cancel(join);
-    if (auto* copy = txn_.runner.get<CopyIn>()) copy->cancel(join);
+  if (const LegEngine::Runner* runner = txn_.runner.as<LegEngine::Runner>()) {
+    if (LegEngine* engine = runner->engine()) {
+      const size_t sent = engine->cancel_client_statement(join);
+      LOG_INFO("client=c%llu cancel request forwarded to %zu shard(s) of %s", (unsigned long long)id(), sent,
+               engine->what().c_str());
+    }
     return;
   }
   if (txn_.two_phase) {
@@ -118,7 +111,7 @@ void Session::cancel_runner(CancelJoin& join) {
 void Session::resume_after_pause() {
   switch (request_.state) {
     case RequestState::WaitingForServer:
-      if (pools_.waiting == nullptr) set_request_state(RequestState::Routing);  // held by PAUSE
+      if (!server_wait_.waiting()) set_request_state(RequestState::Routing);  // held by PAUSE
       break;
     case RequestState::Routing:
     case RequestState::WaitingForCutover:
@@ -155,8 +148,7 @@ void Session::close(const char* reason) {
   LOG_INFO("client=c%llu user=%s closed: %s", (unsigned long long)id(), profile_.user.c_str(), reason);
   login_.timer.stop();
   end_cutover_wait();
-  if (request_.state == RequestState::WaitingForServer && pools_.waiting != nullptr)
-    pools_.waiting->cancel_wait(this);
+  server_wait_.cancel();
   if (request_.state == RequestState::WaitingForServer) set_request_state(RequestState::Routing);
   if (txn_.leg.attached()) {
     // A server in the middle of something is not reusable: stop its query and close it. In

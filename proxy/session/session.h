@@ -32,6 +32,7 @@
 #include "session/request_transitions.h"
 #include "session/routing.h"
 #include "session/server_state.h"
+#include "session/server_wait.h"
 #include "session/session_state.h"
 #include "session/sql_prepared.h"
 #include "session/starting_reads.h"
@@ -150,8 +151,7 @@ struct LoginState {
 struct PoolChoice {
   pool::Pool* login = nullptr;  // the default shard's pool (login, server parameters)
   std::vector<pool::Pool*> by_shard;
-  pool::Pool* waiting = nullptr;  // the pool the request waits for (null: PAUSE, or a move)
-  bool session_pooling = false;   // pool.mode: session (a server for the whole session), or pinned
+  bool session_pooling = false;  // pool.mode: session (a server for the whole session), or pinned
   // Transaction pooling: why the client was pinned (session_pooling is then set too).
   PinReason pinned = PinReason::None;
   // pool.mode: session from the start. SQL-level PREPAREs of a pinned client stay the proxy's.
@@ -180,7 +180,7 @@ struct RequestClock {
   stats::RouteLabel route_label = stats::RouteLabel::Default;
 };
 
-class Session : private net::Connection::Handler, private pool::Pool::Waiter, private pool::BackendUser {
+class Session : private net::Connection::Handler, private pool::BackendUser {
  public:
   Session(SessionHost& host, std::unique_ptr<net::Connection> client);
   ~Session() override;
@@ -214,9 +214,9 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   void on_readable(net::Connection& connection) override;
   void on_closed(net::Connection& connection, const Status& why) override;
   void on_drained(net::Connection& connection) override;
-  // pool::Pool::Waiter
-  void on_backend_ready(pool::Backend* backend) override;
-  void on_backend_failed(const Status& why) override;
+  // The pool's answer to server_wait_: a server, or why there is none.
+  void on_backend_ready(pool::Backend* backend);
+  void on_backend_failed(const Status& why);
   // pool::BackendUser
   void on_backend_readable(pool::Backend& backend) override;
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
@@ -585,6 +585,8 @@ class Session : private net::Connection::Handler, private pool::Pool::Waiter, pr
   LoginState login_;
   ClientProfile profile_;
   PoolChoice pools_;
+  // The pool the request waits for (WaitingForServer; none: PAUSE, or a move).
+  ServerWait server_wait_;
   Transaction txn_;
   Request request_;
   FenceRetry fence_;

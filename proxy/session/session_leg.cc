@@ -19,10 +19,9 @@ bool Session::acquire_backend(int shard) {
     return false;
   }
   txn_.leg.shard = shard;
-  pool::Backend* backend = pool->acquire(this, id());
+  pool::Backend* backend = server_wait_.acquire(*pool, id());
   if (backend == nullptr) {
     set_request_state(RequestState::WaitingForServer);
-    pools_.waiting = pool;
     return false;
   }
   attach(backend);
@@ -95,7 +94,6 @@ void Session::expect_waiting_for_server(const char* event) const {
 
 void Session::on_backend_ready(pool::Backend* backend) {
   expect_waiting_for_server("a server was handed");
-  pools_.waiting = nullptr;
   set_request_state(RequestState::Routing);
   if (phase_ == Phase::AwaitingServerParameters) {
     if (startup_needs_probe()) {
@@ -117,7 +115,6 @@ void Session::on_backend_ready(pool::Backend* backend) {
 
 void Session::on_backend_failed(const Status& why) {
   expect_waiting_for_server("the pool had no server");
-  pools_.waiting = nullptr;
   set_request_state(RequestState::Answered);
   txn_.leg.outside_transaction = false;
   request_.routed = false;

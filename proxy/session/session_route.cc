@@ -205,7 +205,6 @@ void Session::move_transaction() {
   wire::encode_query(out, "ROLLBACK");
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
   leg.backend->connection().write(out);
-  pools_.waiting = nullptr;
   set_request_state(RequestState::WaitingForServer);
 }
 

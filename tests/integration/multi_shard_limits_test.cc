@@ -159,3 +159,46 @@ TEST_SUITE("multi_shard_limits") {
     CHECK(after.value("SELECT count(*) FROM orders") == "3");
   }
 }
+
+TEST_SUITE("multi_shard_limits") {
+  // The same paths on the servers of the client's transaction (lent to the run and taken back).
+  TEST_CASE("a server message over max_message_size fails multi-shard work inside a transaction") {
+    PROXY_ONLY();
+    Deployment d;
+    {  // rows merged on the transaction's legs (MergeFanout)
+      PgConn c = d.f.client();
+      REQUIRE_OK(c.exec("BEGIN"));
+      check_refused(c.exec(std::string("SELECT tenant_id, ") + kBig + " FROM orders ORDER BY tenant_id"),
+                    "merged read in a transaction");
+    }
+    {  // a split INSERT's RETURNING in a transaction (SplitInsert)
+      PgConn c = d.f.client();
+      REQUIRE_OK(c.exec("BEGIN"));
+      std::string values;
+      for (int64_t key : d.keys)
+        values += (values.empty() ? "(" : ", (") + std::to_string(key) + ", " + kBig + ")";
+      check_refused(c.exec("INSERT INTO orders (tenant_id, note) VALUES " + values + " RETURNING note"),
+                    "split insert in a transaction");
+    }
+    {  // a COPY FROM STDIN in a transaction whose shards answer with a 2 MB notice (CopyIn)
+      for (int s = 0; s < kShards; ++s) {
+        PgConn shard = d.f.setup.shard(s);
+        REQUIRE_OK(
+            shard.exec(std::string("CREATE FUNCTION loud() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                                   "IF NEW.note = 'loud' THEN RAISE NOTICE '%', ") +
+                       kBig + "; END IF; RETURN NEW; END $$"));
+        REQUIRE_OK(
+            shard.exec("CREATE TRIGGER loud BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION loud()"));
+      }
+      PgConn c = d.f.client();
+      REQUIRE_OK(c.exec("BEGIN"));
+      std::string data;
+      for (int64_t key : d.keys) data += std::to_string(key) + "\tloud\n";
+      check_refused(copy_in(c, "COPY orders (tenant_id, note) FROM STDIN", data),
+                    "COPY FROM STDIN in a transaction");
+    }
+    CHECK(d.count_on_every_shard("SELECT count(*) FROM orders WHERE note <> 'small'") == 0);
+    PgConn after = d.f.client();  // the proxy serves on
+    CHECK(after.value("SELECT count(*) FROM orders") == "3");
+  }
+}

@@ -6,11 +6,14 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fake_server.h"
+#include "session/cancel_join.h"
 #include "session/session_state.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
@@ -33,11 +36,17 @@ class Recorder : public LegEngine::Runner {
   std::vector<int> prologue_owed;
   size_t hold_until_ready = SIZE_MAX;  // this leg is held until leg 0 is ready
   bool cancel_before_release = false;
+  // At the first ReadyForQuery, before that leg is released: the client's cancel through
+  // cancel_client_statement, with every leg but `not_cancellable` cancellable.
+  bool cancel_client_at_first_ready = false;
+  size_t not_cancellable = SIZE_MAX;
+  size_t client_cancels_sent = 0;
+  bool client_cancel_delivered = false;
 
-  void on_leg_server(size_t leg, std::string prologue, int ready_owed) override {
-    prologue_owed.push_back(ready_owed);
+  void on_leg_server(size_t leg, std::string prologue) override {
+    prologue_owed.push_back(engine->ready_owed(leg));
     owed_.resize(engine->size());
-    owed_[leg] = ready_owed + 1;
+    owed_[leg] = engine->ready_owed(leg) + 1;
     sw::wire::encode_query(prologue, sql_);
     engine->write(leg, prologue);
   }
@@ -57,6 +66,11 @@ class Recorder : public LegEngine::Runner {
     events.push_back("ready " + std::to_string(leg));
     if (leg == 0) zero_ready_ = true;
     if (cancel_before_release) engine->cancel(leg);
+    if (std::exchange(cancel_client_at_first_ready, false)) {
+      sw::session::CancelJoin join([this] { client_cancel_delivered = true; });
+      client_cancels_sent = engine->cancel_client_statement(join);
+      join.seal();
+    }
     engine->release(leg, engine->status(leg) == 'I');
     if (leg == 0 && hold_until_ready < engine->size()) engine->resume(hold_until_ready);
     end_if_released();
@@ -70,6 +84,7 @@ class Recorder : public LegEngine::Runner {
     events.push_back("lost " + std::to_string(leg) + " " + why.message);
     end_if_released();
   }
+  bool cancellable(size_t leg) const override { return leg != not_cancellable; }
   void on_no_server(const Status& why) override {
     events.push_back("no server " + why.message);
     loop_.stop();
@@ -205,4 +220,30 @@ TEST_CASE("leg engine: a cancelled server gets the CancelRequest and is closed, 
   for (int i = 0; i < 200 && server.cancels() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(server.cancels() == 1);
+}
+
+TEST_CASE("leg engine: the client's cancel goes to every leg the runner calls cancellable, joined") {
+  FakeServer quick(big_row(1));
+  FakeServer slow([](const std::string& sql) {  // still running when leg 0 is ready
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return big_row(1)(sql);
+  });
+  Deployment d;
+  Recorder runner(d.loop, "SELECT 1");
+  runner.cancel_client_at_first_ready = true;
+  runner.not_cancellable = 0;
+  LegEngine engine(d.targets({&quick, &slow}, 1 << 20), {}, "a test read", runner);
+  runner.engine = &engine;
+  CHECK(static_cast<const LegEngine::Runner&>(runner).engine() == &engine);  // how the session finds the legs
+  engine.start();
+  REQUIRE(d.run());
+  CHECK(runner.client_cancels_sent == 1);
+  CHECK_FALSE(engine.cancelled(0));
+  CHECK(engine.cancelled(1));
+  CHECK(d.pools[0]->counts().idle == 1);  // not cancelled: pooled
+  CHECK(d.pools[1]->counts().idle == 0);  // cancelled: closed
+  for (int i = 0; i < 200 && slow.cancels() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(slow.cancels() == 1);
+  CHECK(quick.cancels() == 0);
 }

@@ -64,3 +64,27 @@ TEST_CASE("runner slot: the runner still held ends with the slot") {
   REQUIRE(events.log.size() == 1);
   CHECK(events.log[0] == "write ended");
 }
+
+namespace {
+struct Policy {
+  virtual ~Policy() = default;
+  virtual const char* name() const = 0;
+};
+struct Merge : Policy {
+  const char* name() const override { return "merge"; }
+};
+struct Copy : Policy {
+  const char* name() const override { return "copy"; }
+};
+}  // namespace
+
+TEST_CASE("runner slot: the runner, whatever its type, as the base every runner shares") {
+  sw::session::RunnerSlotOf<Merge, Copy> slot;
+  CHECK(slot.as<Policy>() == nullptr);
+  slot.emplace<Copy>();
+  REQUIRE(slot.as<Policy>() != nullptr);
+  CHECK(std::string(slot.as<Policy>()->name()) == "copy");
+  slot.reset<Copy>();
+  slot.emplace<Merge>();
+  CHECK(std::string(slot.as<Policy>()->name()) == "merge");
+}
