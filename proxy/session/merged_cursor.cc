@@ -35,8 +35,9 @@ bool rebuilt_columns(const merge::MergePlan& plan) {
 }  // namespace
 
 MergedCursor::MergedCursor(std::string name, std::vector<int> shards, merge::MergePlan plan,
-                           const config::Fanout& limits)
+                           const config::Fanout& limits, bool hold)
     : name_(std::move(name)),
+      hold_(hold),
       shards_(std::move(shards)),
       plan_(std::move(plan)),
       merger_(plan_, shards_.size(), static_cast<size_t>(limits.max_groups)),
@@ -50,7 +51,8 @@ std::string MergedCursor::declare_messages(size_t leg, const Parameters* paramet
   const bool split = !plan_.shard_statements.empty();
   const std::string& sql = split ? plan_.shard_statements[leg].sql : plan_.shard_sql;
   const std::string name = quoted_name(name_);
-  const std::string declare = "DECLARE " + name + " NO SCROLL CURSOR FOR " + sql;
+  const std::string declare =
+      "DECLARE " + name + " NO SCROLL CURSOR" + (hold_ ? " WITH HOLD" : "") + " FOR " + sql;
   const std::string fetch = "FETCH 0 FROM " + name;
   std::string out;
   if (parameters == nullptr) {
@@ -155,6 +157,20 @@ Status MergedCursor::take_refill(size_t leg, char type, std::string_view body, i
       return got < rows ? merger_.finish_leg(leg) : Status::ok();
     }
     default: return Status::ok();  // its RowDescription: known since the DECLARE
+  }
+}
+
+void end_cursors(MergedCursors& cursors, CursorsEnd end, std::string_view running) {
+  for (auto it = cursors.begin(); it != cursors.end();) {
+    MergedCursor& cursor = *it->second;
+    const bool kept = end == CursorsEnd::Commit ? cursor.hold() : cursor.committed;
+    if (!kept) {
+      it = cursors.erase(it);
+      continue;
+    }
+    if (end == CursorsEnd::Commit) cursor.committed = true;
+    if (end == CursorsEnd::Failure && cursor.name() == running) cursor.failed = true;
+    ++it;
   }
 }
 

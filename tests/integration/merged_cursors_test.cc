@@ -3,9 +3,11 @@
 // of a keyless read answers DECLARE CURSOR; FETCH 1, FETCH 3, MOVE, FETCH ALL return exactly the
 // rows (in the ORDER BY merged across FETCHes) one PostgreSQL holding all the rows returns, with
 // its tags; LIMIT/OFFSET, key lists and GROUP BY merge the same way; CLOSE, CLOSE ALL and the
-// transaction's end drop the cursor; backward moves, SCROLL and WITH HOLD are refused (0A000, the
-// transaction failed); psycopg's named cursors (DECLARE in the extended protocol, with parameters,
-// then FETCH FORWARD n) read every row once, in order.
+// transaction's end drop the cursor; backward moves and SCROLL are refused (0A000, the transaction
+// failed); psycopg's named cursors (DECLARE in the extended protocol, with parameters, then FETCH
+// FORWARD n) read every row once, in order. Cursors WITH HOLD (declared in autocommit as Django's
+// .iterator() and psycopg's withhold=True do, or in a transaction) outlive their transaction in
+// both pool modes, are dropped by its ROLLBACK, and no other client sees them.
 #include <algorithm>
 
 #include "harness/process.h"
@@ -56,6 +58,30 @@ with psycopg.connect(url) as conn:
     print("rest", len(keyed.fetchall()))
     keyed.close()
     conn.commit()
+print("done")
+)PY";
+
+// psycopg 3's named cursor with withhold=True in autocommit (each FETCH its own transaction), then
+// another connection that must not see it. Prints the rows as "qty|tenant" lines, then "done".
+const char* const kPsycopgHeld = R"PY(
+import sys, psycopg
+url = sys.argv[1]
+with psycopg.connect(url, autocommit=True) as conn:
+    cur = conn.cursor(name="held", withhold=True)
+    cur.itersize = 2
+    cur.execute("SELECT qty, tenant_id FROM orders WHERE qty >= %s ORDER BY qty DESC, tenant_id", (2,))
+    first = cur.fetchone()
+    print(f"{first[0]}|{first[1]}")
+    with psycopg.connect(url, autocommit=True) as other:
+        try:
+            other.execute('FETCH 1 FROM "held"')
+            print("other sees it")
+        except psycopg.errors.InvalidCursorName:
+            print("other: no cursor")
+    for qty, tenant in cur:
+        print(f"{qty}|{tenant}")
+    cur.close()
+    print("status", conn.info.transaction_status.name)
 print("done")
 )PY";
 
@@ -184,9 +210,6 @@ TEST_SUITE("merged_cursors") {
     REQUIRE_OK(client.exec("BEGIN"));
     check_refused(client, "DECLARE s SCROLL" + read, "0A000", "SCROLL");
     REQUIRE_OK(client.exec("BEGIN"));
-    REQUIRE_OK(client.exec("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)));
-    check_refused(client, "DECLARE h CURSOR WITH HOLD FOR SELECT qty FROM orders", "0A000", "WITHOUT HOLD");
-    REQUIRE_OK(client.exec("BEGIN"));
     check_refused(client, "DECLARE a CURSOR FOR SELECT qty, avg(id) FROM orders GROUP BY qty", "0A000",
                   "avg");
     REQUIRE_OK(client.exec("BEGIN"));
@@ -251,5 +274,118 @@ TEST_SUITE("merged_cursors") {
     want += "rest 5\ndone\n";
     CHECK(run.out == want);
     CHECK(prepared_or_idle(f) == 0);
+  }
+
+  TEST_CASE("WITH HOLD in autocommit: FETCHes in their own transactions, both pool modes, unseen by others") {
+    PROXY_ONLY();
+    for (const char* mode : {"transaction", "session"}) {
+      INFO("pool mode " << mode);
+      ShardedOptions options;
+      options.proxy.pool_mode = mode;
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail());
+      const Tenants t;
+      seed(f, t, 4);
+      const auto all = expected_rows(t);
+      PgConn client = f.client();
+      PgConn other = f.client();
+      // Django's .iterator() in autocommit: NO SCROLL ... WITH HOLD, then FETCH n each alone.
+      const std::string read = " FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id";
+      PgResult declared = client.exec("DECLARE h NO SCROLL CURSOR WITH HOLD" + read);
+      REQUIRE_OK(declared);
+      CHECK(declared.command_tag() == "DECLARE CURSOR");
+      CHECK(rows_of(client.exec("FETCH 2 FROM h")) == slice(all, 0, 2));
+      // Its rows were read when it was declared (each shard materialized its half at commit).
+      REQUIRE_OK(
+          client.exec("INSERT INTO orders (tenant_id, id, note, qty) VALUES (" + k(t.b) + ", 700, 'x', 9)"));
+      CHECK(other.exec("FETCH 1 FROM h").sqlstate() == "34000");  // another client's servers: no such cursor
+      CHECK(rows_of(client.exec("FETCH 3 FROM h")) == slice(all, 2, 3));
+      REQUIRE_OK(client.exec("BEGIN"));  // a rolled-back transaction keeps it (and where it is)
+      CHECK(rows_of(client.exec("FETCH 1 FROM h")) == slice(all, 5, 1));
+      CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+      PgResult rest = client.exec("FETCH ALL FROM h");
+      CHECK(rest.command_tag() == "FETCH 6");
+      CHECK(rows_of(rest) == slice(all, 6, 6));
+      CHECK(client.exec("CLOSE h").command_tag() == "CLOSE CURSOR");
+      CHECK(client.exec("FETCH 1 FROM h").sqlstate() == "34000");
+      // Declared in a transaction: kept by its COMMIT, dropped by its ROLLBACK.
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(client.exec("DECLARE r CURSOR WITH HOLD" + read));
+      CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+      CHECK(client.exec("FETCH 1 FROM r").sqlstate() == "34000");
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(client.exec("DECLARE w CURSOR WITH HOLD" + read));
+      CHECK(rows_of(client.exec("FETCH 1 FROM w")) == std::vector<std::string>{"9|" + k(t.b)});
+      CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+      CHECK(client.exec("FETCH 12 FROM w").rows() == 12);
+      CHECK(client.exec("CLOSE ALL").command_tag() == "CLOSE CURSOR ALL");
+      // A shard's error at its commit (where it materializes its half) reaches the client; the
+      // other shards close theirs, so the name is free again.
+      CHECK(client.exec("DECLARE z CURSOR WITH HOLD FOR SELECT 1 / (tenant_id - " + k(t.b) + ") FROM orders")
+                .sqlstate() == "22012");
+      REQUIRE_OK(client.exec("DECLARE z CURSOR WITH HOLD FOR SELECT qty FROM orders"));
+      CHECK(client.exec("FETCH 12 FROM z").rows() == 12);
+      CHECK(client.exec("FETCH 1 FROM z").rows() == 1);
+      CHECK(client.exec("DISCARD ALL").command_tag() == "DISCARD ALL");  // closes it on every shard
+      CHECK(client.exec("FETCH 1 FROM z").sqlstate() == "34000");
+      REQUIRE_OK(client.exec("DECLARE z CURSOR WITH HOLD FOR SELECT qty FROM orders"));
+      CHECK(client.exec("FETCH ALL FROM z").rows() == 13);
+      CHECK(client.exec("CLOSE z").command_tag() == "CLOSE CURSOR");
+      CHECK(prepared_or_idle(f) == 0);
+    }
+  }
+
+  TEST_CASE("WITH HOLD in a transaction that writes on several shards: its COMMIT is refused unless closed") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);
+    PgConn client = f.client();
+    const std::string insert = "INSERT INTO orders (tenant_id, id, note, qty) VALUES ";
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec(insert + "(" + k(t.a) + ", 800, 'x', 5)"));
+    REQUIRE_OK(client.exec(insert + "(" + k(t.c) + ", 800, 'x', 5)"));
+    REQUIRE_OK(client.exec("DECLARE h CURSOR WITH HOLD FOR SELECT qty FROM orders ORDER BY qty DESC"));
+    CHECK(rows_of(client.exec("FETCH 2 FROM h")) == std::vector<std::string>{"5", "5"});
+    PgResult commit = client.exec("COMMIT");
+    INFO(commit.describe());
+    CHECK(commit.sqlstate() == "0A000");
+    CHECK(contains(commit.error(), "CLOSE the cursor before COMMIT"));
+    CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+    CHECK(client.exec("FETCH 1 FROM h").sqlstate() == "34000");
+    CHECK(client.value("SELECT count(*) FROM orders WHERE id = 800") == "0");
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec(insert + "(" + k(t.a) + ", 800, 'x', 5)"));
+    REQUIRE_OK(client.exec(insert + "(" + k(t.c) + ", 800, 'x', 5)"));
+    REQUIRE_OK(client.exec("DECLARE h CURSOR WITH HOLD FOR SELECT qty FROM orders ORDER BY qty DESC"));
+    CHECK(client.exec("CLOSE h").command_tag() == "CLOSE CURSOR");
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    CHECK(client.value("SELECT count(*) FROM orders WHERE id = 800") == "2");
+    CHECK(prepared_or_idle(f) == 0);
+  }
+
+  TEST_CASE("psycopg named cursors withhold=True in autocommit, both pool modes") {
+    PROXY_ONLY();
+    for (const char* mode : {"transaction", "session"}) {
+      INFO("pool mode " << mode);
+      ShardedOptions options;
+      options.proxy.pool_mode = mode;
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail());
+      const Tenants t;
+      seed(f, t, 4);
+      const std::string url =
+          "postgresql://app:secret@127.0.0.1:" + std::to_string(f.proxy->port()) + "/app?sslmode=disable";
+      CommandResult run = run_command({"/usr/bin/python3", "-c", kPsycopgHeld, url}, {}, 60s);
+      INFO(run.describe());
+      REQUIRE(run.exit_code == 0);
+      const auto rows = slice(expected_rows(t), 0, 9);
+      std::string want = rows[0] + "\nother: no cursor\n";
+      for (size_t i = 1; i < rows.size(); ++i) want += rows[i] + "\n";
+      want += "status IDLE\ndone\n";
+      CHECK(run.out == want);
+      CHECK(prepared_or_idle(f) == 0);
+    }
   }
 }
