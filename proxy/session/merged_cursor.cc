@@ -25,7 +25,7 @@ int64_t fetched_rows(std::string_view body) {
 }  // namespace
 
 MergedCursor::MergedCursor(std::string name, std::vector<int> shards, merge::MergePlan plan,
-                           const config::Fanout& limits, bool hold)
+                           const config::Fanout& limits, bool hold, bool scroll)
     : name_(std::move(name)),
       hold_(hold),
       shards_(std::move(shards)),
@@ -35,6 +35,7 @@ MergedCursor::MergedCursor(std::string name, std::vector<int> shards, merge::Mer
       phase_(shards_.size(), 0),
       collations_(shards_.size()) {
   merger_.set_max_distinct_values(static_cast<size_t>(limits.max_distinct_values));
+  if (scroll) scroll_.emplace(limits.max_scroll_bytes);
 }
 
 std::string MergedCursor::declare_messages(size_t leg, const Parameters* parameters) const {

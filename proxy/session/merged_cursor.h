@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "merge/collation.h"
 #include "merge/merger.h"
 #include "merge/plan.h"
+#include "session/cursor_scroll.h"
 
 namespace sw::session {
 
@@ -28,13 +30,15 @@ class MergedCursor {
  public:
   // `shards`: the directory indexes of the shards the read reaches (the plan's, in leg order).
   MergedCursor(std::string name, std::vector<int> shards, merge::MergePlan plan, const config::Fanout& limits,
-               bool hold = false);
+               bool hold = false, bool scroll = false);
 
   const std::string& name() const { return name_; }
   // WITH HOLD; `committed`: the transaction that declared it committed (a ROLLBACK no longer
   // drops it); `failed`: a FETCH of it failed outside the transaction that declared it, so, as on
   // PostgreSQL, it can only be closed.
   bool hold() const { return hold_; }
+  // SCROLL: the rows it returned, kept to move back; null for NO SCROLL.
+  CursorScroll* scroll() { return scroll_ ? &*scroll_ : nullptr; }
   bool committed = false;
   bool failed = false;
   const std::vector<int>& shards() const { return shards_; }
@@ -71,6 +75,7 @@ class MergedCursor {
 
   std::string name_;
   bool hold_ = false;
+  std::optional<CursorScroll> scroll_;
   std::vector<int> shards_;
   merge::MergePlan plan_;
   merge::Merger merger_;
@@ -98,6 +103,8 @@ struct CursorFetch {
   int64_t wanted = 1;  // CursorStatement::kAll: every row left
   int64_t rows = 0;    // rows it returned (or skipped) so far
   bool move = false;
+  // A SCROLL cursor's move: answered from the kept rows once `wanted` rows are kept.
+  std::optional<std::pair<CursorStatement::Direction, int64_t>> scroll;
 };
 
 }  // namespace sw::session

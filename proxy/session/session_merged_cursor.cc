@@ -21,10 +21,11 @@ namespace sw::session {
 namespace {
 
 Status backward_refusal(const CursorStatement& statement) {
-  return Status::client("0A000", "cursor \"" + statement.name +
-                                     "\" reads several shards and moves only forward (" + statement.backward +
-                                     " is not supported); use FETCH [FORWARD] n or FETCH ALL, or DECLARE it "
-                                     "again to start over");
+  return Status::client("0A000",
+                        "cursor \"" + statement.name + "\" reads several shards and moves only forward (" +
+                            statement.backward +
+                            " is not supported); declare it SCROLL to move back, use FETCH [FORWARD] n "
+                            "or FETCH ALL, or DECLARE it again to start over");
 }
 
 }  // namespace
@@ -71,7 +72,11 @@ Session::Next Session::run_cursor_statement(const CursorStatement& statement, si
   if (txn_.control.aborted() || (txn_.leg.attached() && txn_.combined_status(txn_.leg.server_status) == 'E'))
     return Next::Forward;  // 25P02, as any statement
   if (clock_.request_started_us == 0) note_request_start();
-  if (!statement.backward.empty()) return refuse_cursor_statement(consumed, backward_refusal(statement));
+  const bool scroll = statement.kind != CursorStatement::Kind::Close &&
+                      statement.kind != CursorStatement::Kind::CloseAll &&
+                      txn_.cursors[statement.name]->scroll() != nullptr;
+  if (!statement.backward.empty() && !scroll)
+    return refuse_cursor_statement(consumed, backward_refusal(statement));
   if (statement.kind != CursorStatement::Kind::Close && statement.kind != CursorStatement::Kind::CloseAll &&
       txn_.cursors[statement.name]->failed)
     return refuse_cursor_statement(
@@ -95,7 +100,12 @@ Session::Next Session::run_cursor_statement(const CursorStatement& statement, si
     close_merged_cursors(statement, std::move(head));
     return Next::Stop;
   }
-  txn_.cursor_fetch = CursorFetch{statement.name, statement.count, 0, !fetch};
+  txn_.cursor_fetch = CursorFetch{statement.name, statement.count, 0, !fetch, std::nullopt};
+  if (scroll) {
+    txn_.cursor_fetch->scroll.emplace(statement.direction, statement.steps);
+    txn_.cursor_fetch->wanted =
+        txn_.cursors[statement.name]->scroll()->needed(statement.direction, statement.steps);
+  }
   client_->write(head);
   continue_cursor_fetch();
   return Next::Stop;
@@ -143,10 +153,11 @@ Session::Next Session::declare_merged_cursor(const wire::Frame& frame, const Cur
 Status Session::declare_refusal(const router::Route& route, const CursorStatement& statement) const {
   const std::string what = "cursor \"" + statement.name + "\" reads " + route.table + " on several shards";
   if (Status refused = held_read_refusal(route); !refused.is_ok()) return refused;
-  if (statement.scroll || statement.binary)
-    return Status::client("0A000", what + ": " + (statement.scroll ? "SCROLL" : "BINARY") +
-                                       " is not supported on such a cursor; declare it NO SCROLL and in "
-                                       "text, or add a shard key value");
+  if (statement.binary)
+    return Status::client("0A000",
+                          what +
+                              ": BINARY is not supported on such a cursor; declare it in text, or add "
+                              "a shard key value");
   if (txn_.cursors.count(statement.name) > 0)
     return Status::client("42P03", "cursor \"" + statement.name + "\" already exists");
   return Status::ok();
@@ -163,7 +174,7 @@ void Session::run_declare(const router::Route& route, const CursorStatement& sta
     for (const merge::ShardStatement& shard : route.merge->shard_statements) shards.push_back(shard.shard);
   }
   auto cursor = std::make_shared<MergedCursor>(statement.name, shards, *route.merge, host_.config().fanout,
-                                               statement.hold);
+                                               statement.hold, statement.scroll);
   const bool in_transaction = writes_in_transaction();
   cursor->merger().set_dates(date_reading());
   std::vector<std::string> messages;
@@ -203,12 +214,22 @@ void Session::continue_cursor_fetch() {
   CursorFetch& fetch = *txn_.cursor_fetch;
   MergedCursor& cursor = *txn_.cursors[fetch.name];
   merge::Merger& merger = cursor.merger();
+  CursorScroll* scroll = cursor.scroll();  // SCROLL: rows are kept first, then answered
   std::string out;
-  while (fetch.wanted == CursorStatement::kAll || fetch.rows < fetch.wanted) {
+  for (;;) {
+    const int64_t have = scroll != nullptr ? scroll->kept() : fetch.rows;
+    if (fetch.wanted != CursorStatement::kAll && have >= fetch.wanted) break;
     auto next = merger.next();
-    if (!next) {
+    Status kept = next ? Status::ok() : next.status();
+    if (kept.is_ok() && scroll != nullptr && next->has_value()) {
+      std::string row;
+      wire::encode_data_row(row, **next);
+      kept = scroll->keep(std::move(row), fetch.name);
+      if (kept.is_ok()) continue;
+    }
+    if (!kept.is_ok()) {
       if (!out.empty()) client_->write(out);
-      fail_cursor(next.status());
+      fail_cursor(kept);
       return;
     }
     if (next->has_value()) {
@@ -220,7 +241,7 @@ void Session::continue_cursor_fetch() {
     if (merger.done()) break;
     if (!out.empty()) client_->write(out);
     const int64_t rows =
-        cursor.refill_size(fetch.wanted == CursorStatement::kAll ? fetch.wanted : fetch.wanted - fetch.rows);
+        cursor.refill_size(fetch.wanted == CursorStatement::kAll ? fetch.wanted : fetch.wanted - have);
     std::vector<int> shards;
     std::vector<size_t> legs;
     for (size_t i = 0; i < cursor.shards().size(); ++i) {
@@ -244,6 +265,13 @@ void Session::continue_cursor_fetch() {
           continue_cursor_fetch();
         });
     return;
+  }
+  if (scroll != nullptr) {
+    for (int64_t i : scroll->move(fetch.scroll->first, fetch.scroll->second, merger.done())) {
+      if (!fetch.move) out += scroll->row(i);
+      ++fetch.rows;
+      if (out.size() > size_t{64} * 1024) client_->write(std::exchange(out, {}));
+    }
   }
   wire::encode_command_complete(out, (fetch.move ? "MOVE " : "FETCH ") + std::to_string(fetch.rows));
   client_->write(out);

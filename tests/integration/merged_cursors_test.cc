@@ -3,10 +3,11 @@
 // of a keyless read answers DECLARE CURSOR; FETCH 1, FETCH 3, MOVE, FETCH ALL return exactly the
 // rows (in the ORDER BY merged across FETCHes) one PostgreSQL holding all the rows returns, with
 // its tags; LIMIT/OFFSET, key lists and GROUP BY merge the same way; CLOSE, CLOSE ALL and the
-// transaction's end drop the cursor; backward moves and SCROLL are refused (0A000, the transaction
-// failed); psycopg's named cursors (DECLARE in the extended protocol, with parameters, then FETCH
-// FORWARD n) read every row once, in order. Cursors WITH HOLD (declared in autocommit as Django's
-// .iterator() and psycopg's withhold=True do, or in a transaction) outlive their transaction in
+// transaction's end drop the cursor; backward moves of a NO SCROLL one are refused (0A000, the
+// transaction failed), a SCROLL one moves every way PostgreSQL's does (rows kept up to
+// fanout.max_scroll_bytes, 54000 past it); psycopg's named cursors (DECLARE in the extended protocol, with
+// parameters, then FETCH FORWARD n) read every row once, in order. Cursors WITH HOLD (declared in autocommit
+// as Django's .iterator() and psycopg's withhold=True do, or in a transaction) outlive their transaction in
 // both pool modes, are dropped by its ROLLBACK, and no other client sees them. A cursor over 96 MB
 // of wide rows read FETCH 10 at a time keeps shardwire's resident size within a few MB.
 #include <algorithm>
@@ -209,8 +210,6 @@ TEST_SUITE("merged_cursors") {
       REQUIRE_OK(client.exec("DECLARE c" + read));
       check_refused(client, std::string(backward), "0A000", "moves only forward");
     }
-    REQUIRE_OK(client.exec("BEGIN"));
-    check_refused(client, "DECLARE s SCROLL" + read, "0A000", "SCROLL");
     REQUIRE_OK(client.exec("BEGIN"));
     check_refused(client, "DECLARE a CURSOR FOR SELECT qty, avg(id) FROM orders GROUP BY qty", "0A000",
                   "avg");
@@ -438,5 +437,60 @@ TEST_SUITE("merged_cursors") {
     MESSAGE("shardwire VmRSS " << baseline << " KiB before, peak " << peak << " KiB while " << total_kib
                                << " KiB of rows went through");
     CHECK(peak - baseline < 16 * 1024);
+  }
+
+  TEST_CASE("SCROLL: PRIOR, BACKWARD, ABSOLUTE, RELATIVE, FIRST, LAST as one PostgreSQL; bounded") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.extra_yaml = "fanout: { max_scroll_bytes: 2000 }\n";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);
+    const auto all = expected_rows(t);  // 12 rows
+    PgConn client = f.client();
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec(
+        "DECLARE s SCROLL CURSOR FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id"));
+    auto fetch = [&](const std::string& how, const std::string& tag) {
+      PgResult r = client.exec(how + " s");
+      INFO(how << ": " << r.describe());
+      CHECK(r.command_tag() == tag);
+      return rows_of(r);
+    };
+    auto at = [&](size_t i) { return std::vector<std::string>{all[i]}; };
+    CHECK(fetch("FETCH 3 FROM", "FETCH 3") == slice(all, 0, 3));
+    CHECK(fetch("FETCH PRIOR FROM", "FETCH 1") == at(1));
+    CHECK(fetch("FETCH RELATIVE 0 FROM", "FETCH 1") == at(1));
+    CHECK(fetch("FETCH BACKWARD 5 FROM", "FETCH 1") == at(0));  // then before the first row
+    CHECK(fetch("FETCH NEXT FROM", "FETCH 1") == at(0));
+    CHECK(fetch("FETCH ABSOLUTE 7 FROM", "FETCH 1") == at(6));
+    CHECK(fetch("FETCH RELATIVE -2 FROM", "FETCH 1") == at(4));
+    CHECK(fetch("MOVE FORWARD 2 IN", "MOVE 2").empty());
+    CHECK(fetch("FETCH LAST FROM", "FETCH 1") == at(11));
+    CHECK(fetch("FETCH NEXT FROM", "FETCH 0").empty());  // past the last row
+    std::vector<std::string> back(all.rbegin(), all.rbegin() + 3);
+    CHECK(fetch("FETCH BACKWARD 3 FROM", "FETCH 3") == back);
+    CHECK(fetch("FETCH FIRST FROM", "FETCH 1") == at(0));
+    CHECK(fetch("FETCH ABSOLUTE -12 FROM", "FETCH 1") == at(0));
+    CHECK(fetch("FETCH ABSOLUTE 20 FROM", "FETCH 0").empty());
+    CHECK(fetch("MOVE ABSOLUTE 0 IN", "MOVE 0").empty());
+    CHECK(fetch("FETCH ALL FROM", "FETCH 12") == all);
+    std::vector<std::string> reversed(all.rbegin(), all.rend());
+    CHECK(fetch("FETCH BACKWARD ALL FROM", "FETCH 12") == reversed);
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    // The rows kept to move back are bounded: 2000 bytes hold some of 3 x 200 rows, not all.
+    for (int s = 0; s < kShards; ++s)
+      REQUIRE_OK(f.setup.shard(s).exec("INSERT INTO orders (tenant_id, id, note, qty) SELECT " +
+                                       k(s == 0   ? t.a
+                                         : s == 1 ? t.b
+                                                  : t.c) +
+                                       ", g, 'wide', 0 FROM generate_series(100, 299) g"));
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec("DECLARE s SCROLL CURSOR FOR SELECT id, note FROM orders ORDER BY id"));
+    CHECK(client.exec("FETCH 10 FROM s").rows() == 10);
+    CHECK(client.exec("FETCH BACKWARD 2 FROM s").rows() == 2);
+    check_refused(client, "FETCH LAST FROM s", "54000", "fanout.max_scroll_bytes");
+    CHECK(prepared_or_idle(f) == 0);
   }
 }
