@@ -159,9 +159,10 @@ struct Cutover {
 
 // Reads that span shards, merged in the proxy (ORDER BY, aggregates, DISTINCT).
 struct Fanout {
-  int max_rows_buffered = 1000;       // rows held per shard; a shard ahead of the merge waits
-  int max_groups = 100000;            // GROUP BY groups / DISTINCT keys; 54000 beyond
-  int max_distinct_values = 1000000;  // count(DISTINCT) values held over all groups; 54000 beyond
+  int max_rows_buffered = 1000;             // rows held per shard; a shard ahead of the merge waits
+  int max_groups = 100000;                  // GROUP BY groups / DISTINCT keys; 54000 beyond
+  int max_distinct_values = 1000000;        // count(DISTINCT) values held over all groups; 54000 beyond
+  uint64_t max_scroll_bytes = 64ull << 20;  // rows a SCROLL cursor over several shards keeps; 54000 beyond
 };
 
 struct Config {

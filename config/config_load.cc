@@ -179,10 +179,12 @@ void read_cutover(MapReader& top, Cutover& out) {
 }
 
 void read_fanout(MapReader& top, Fanout& out) {
-  MapReader m = top.map("fanout", {"max_rows_buffered", "max_groups", "max_distinct_values"});
+  MapReader m =
+      top.map("fanout", {"max_rows_buffered", "max_groups", "max_distinct_values", "max_scroll_bytes"});
   m.read_int("max_rows_buffered", out.max_rows_buffered, 1, 10000000);
   m.read_int("max_groups", out.max_groups, 1, 100000000);
   m.read_int("max_distinct_values", out.max_distinct_values, 1, 100000000);
+  m.read_size("max_scroll_bytes", out.max_scroll_bytes, 1ull << 40);
 }
 
 }  // namespace

@@ -132,6 +132,7 @@ std::vector<Setting> settings(const Config& c) {
   b.add("fanout.max_rows_buffered", std::to_string(c.fanout.max_rows_buffered));
   b.add("fanout.max_groups", std::to_string(c.fanout.max_groups));
   b.add("fanout.max_distinct_values", std::to_string(c.fanout.max_distinct_values));
+  b.add("fanout.max_scroll_bytes", std::to_string(c.fanout.max_scroll_bytes));
   return b.take();
 }
 

@@ -173,10 +173,10 @@ Route route_utility(const parser::StatementFacts& statement, const BindValues* p
     if (route.kind == RouteKind::Scatter && node == "DeclareCursorStmt") {
       return detail::make_error(
           "0A000",
-          "DECLARE CURSOR over several shards runs only inside a transaction block and WITHOUT HOLD: " +
+          "DECLARE CURSOR over several shards runs only inside a transaction block, or WITH HOLD: " +
               route.table +
-              " has no key value on one shard; declare it after BEGIN, add the key, or run "
-              "the SELECT itself (merged) instead",
+              " has no key value on one shard; declare it after BEGIN or WITH HOLD, add the key, or "
+              "run the SELECT itself (merged) instead",
           route.table);
     }
     return route;

@@ -126,6 +126,41 @@ CursorStatement read_declare(std::string_view sql, size_t at) {
   return out;
 }
 
+// The direction and count of `tokens` (the words before the name; `forward`: the count a forward
+// form read).
+bool read_direction(const std::vector<Token>& tokens, int64_t forward, CursorStatement& out) {
+  using Direction = CursorStatement::Direction;
+  const std::string first = tokens.empty() ? "" : tokens[0].text;
+  int64_t n = 1;
+  if (tokens.size() > 1 && tokens[1].text == "all") {
+    n = CursorStatement::kAll;
+  } else if (tokens.size() > 1 && !read_count(tokens[1].text, n)) {
+    return false;
+  }
+  out.direction = Direction::Forward;
+  out.steps = forward;
+  const bool single = first == "prior" || first == "first" || first == "last";
+  if ((single && tokens.size() != 1) || tokens.size() > 2) return false;
+  if (first == "prior" || first == "backward") {
+    out.direction = Direction::Backward;
+    out.steps = first == "prior" ? 1 : n;
+  } else if (first == "first" || first == "last" || first == "absolute") {
+    out.direction = Direction::Absolute;
+    out.steps = first == "first" ? 1 : first == "last" ? -1 : n;
+    return first != "absolute" || (tokens.size() == 2 && n != CursorStatement::kAll);
+  } else if (first == "relative") {
+    out.direction = Direction::Relative;
+    out.steps = n;
+    return tokens.size() == 2 && n != CursorStatement::kAll;
+  }
+  if (out.steps == 0) out.direction = Direction::Relative;  // FETCH 0: the current row again
+  if (out.steps < 0) {
+    out.direction = out.direction == Direction::Forward ? Direction::Backward : Direction::Forward;
+    out.steps = -out.steps;
+  }
+  return true;
+}
+
 // FETCH / MOVE [direction] [FROM | IN] name.
 CursorStatement read_fetch(std::string_view sql, size_t at, bool move) {
   CursorStatement out;
@@ -172,6 +207,7 @@ CursorStatement read_fetch(std::string_view sql, size_t at, bool move) {
   if (used != tokens.size()) return {};
   if (out.backward.empty() && n != CursorStatement::kAll && n <= 0)
     out.backward = (move ? "MOVE " : "FETCH ") + std::to_string(n);
+  if (!read_direction(tokens, n, out)) return {};
   out.count = n;
   out.kind = move ? CursorStatement::Kind::Move : CursorStatement::Kind::Fetch;
   return out;

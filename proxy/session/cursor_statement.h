@@ -28,6 +28,12 @@ struct CursorStatement {
   static constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
   int64_t count = 1;
   std::string backward;
+  // The move as PostgreSQL runs it (a SCROLL cursor runs every form): NEXT, FORWARD n and n are
+  // Forward n; PRIOR, BACKWARD n Backward n (a negative count turns either around, ALL is kAll);
+  // FIRST Absolute 1, LAST Absolute -1, ABSOLUTE n; RELATIVE n, and a count of 0, Relative.
+  enum class Direction : uint8_t { Forward, Backward, Absolute, Relative };
+  Direction direction = Direction::Forward;
+  int64_t steps = 1;
 };
 
 // The statement `sql` (one statement, a trailing ';' allowed); Kind::None when it is none of these

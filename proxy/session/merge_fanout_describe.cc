@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "merge/binary.h"
+#include "session/shard_row_description.h"
 #include "session/split_bind.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
@@ -107,36 +108,21 @@ Status MergeFanout::encode_row(std::string& out, const merge::Row& row) const {
 // The first RowDescription: the merger learns the column types; the client gets it as is, or
 // rebuilt when avg columns came from the shards as sum and count.
 Status MergeFanout::describe(std::string_view frame, std::string_view body) {
-  auto decoded = wire::decode_row_description(body);
-  if (!decoded) return Status::server("08P01", "a shard sent a malformed RowDescription");
-  const std::vector<wire::RowField>& fields = *decoded;
-  std::vector<uint32_t> types;
-  std::vector<std::string> names;
-  for (const wire::RowField& field : fields) {
-    types.push_back(field.type_oid);
-    names.emplace_back(field.name);
-    shard_columns_.origins.push_back(merge::ColumnOrigin{field.table_oid, field.column});
-    if (field.format != 0) return Status::proxy("0A000", "merged reads need text-format results");
-  }
-  if (Status s = merger_.describe(types, names); !s) return s;
-  shard_columns_.names = names;
+  auto described = read_shard_row_description(body, &shard_columns_);
+  if (!described) return described.status();
+  const std::vector<wire::RowField>& fields = described->fields;
+  if (Status s = merger_.describe(described->types, described->names); !s) return s;
+  shard_columns_.names = described->names;
   described_ = true;
   if (Status s = check_collations(); !s) return s;
   if (Status s = plan_formats(); !s) return s;
   if (plan_.hidden > 0) {  // sort keys the client did not select: not its columns
-    const auto hidden = static_cast<size_t>(plan_.hidden);
-    if (fields.size() < hidden) return Status::server("08P01", "a shard returned fewer columns than planned");
-    std::string out;
-    wire::encode_row_description(
-        out, std::vector<wire::RowField>(fields.begin() + static_cast<std::ptrdiff_t>(hidden), fields.end()));
-    write_description(out);
+    auto client = without_hidden_columns(fields, plan_);
+    if (!client) return client.status();
+    write_description(client.value());
     return Status::ok();
   }
-  bool rebuilt = plan_.hidden_outputs > 0;  // HAVING's own aggregates are not the client's columns
-  for (const merge::OutputColumn& out : plan_.outputs)
-    rebuilt = rebuilt || merge::shard_columns(out) > 1 || out.combine == merge::Combine::CountDistinct ||
-              out.combine == merge::Combine::StringAgg;
-  if (!rebuilt) {
+  if (!rebuilt_columns(plan_)) {
     write_description(frame);
     return Status::ok();
   }

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "session/cursor_statement.h"
+#include "session/shard_row_description.h"
 #include "session/split_bind.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
@@ -21,22 +22,12 @@ int64_t fetched_rows(std::string_view body) {
   return error == std::errc() && end == tag.data() + tag.size() ? n : -1;
 }
 
-// Whether the client's columns are not the shards' (an aggregate computed from several partial
-// columns): the merged cursor does not rebuild such a RowDescription.
-bool rebuilt_columns(const merge::MergePlan& plan) {
-  if (plan.kind != merge::MergeKind::Aggregate) return false;
-  bool rebuilt = plan.hidden_outputs > 0;
-  for (const merge::OutputColumn& out : plan.outputs)
-    rebuilt = rebuilt || merge::shard_columns(out) > 1 || out.combine == merge::Combine::CountDistinct ||
-              out.combine == merge::Combine::StringAgg;
-  return rebuilt;
-}
-
 }  // namespace
 
 MergedCursor::MergedCursor(std::string name, std::vector<int> shards, merge::MergePlan plan,
-                           const config::Fanout& limits)
+                           const config::Fanout& limits, bool hold, bool scroll)
     : name_(std::move(name)),
+      hold_(hold),
       shards_(std::move(shards)),
       plan_(std::move(plan)),
       merger_(plan_, shards_.size(), static_cast<size_t>(limits.max_groups)),
@@ -44,13 +35,15 @@ MergedCursor::MergedCursor(std::string name, std::vector<int> shards, merge::Mer
       phase_(shards_.size(), 0),
       collations_(shards_.size()) {
   merger_.set_max_distinct_values(static_cast<size_t>(limits.max_distinct_values));
+  if (scroll) scroll_.emplace(limits.max_scroll_bytes);
 }
 
 std::string MergedCursor::declare_messages(size_t leg, const Parameters* parameters) const {
   const bool split = !plan_.shard_statements.empty();
   const std::string& sql = split ? plan_.shard_statements[leg].sql : plan_.shard_sql;
   const std::string name = quoted_name(name_);
-  const std::string declare = "DECLARE " + name + " NO SCROLL CURSOR FOR " + sql;
+  const std::string declare =
+      "DECLARE " + name + " NO SCROLL CURSOR" + (hold_ ? " WITH HOLD" : "") + " FOR " + sql;
   const std::string fetch = "FETCH 0 FROM " + name;
   std::string out;
   if (parameters == nullptr) {
@@ -100,34 +93,24 @@ bool MergedCursor::declared() const {
 // The shards' RowDescription: the merger learns the column types; the client's is the shards'
 // without the hidden sort columns.
 Status MergedCursor::describe(std::string_view body) {
-  auto decoded = wire::decode_row_description(body);
-  if (!decoded) return Status::server("08P01", "a shard sent a malformed RowDescription");
-  std::vector<wire::RowField> fields = *decoded;
-  std::vector<uint32_t> types;
-  std::vector<std::string> names;
-  for (const wire::RowField& field : fields) {
-    types.push_back(field.type_oid);
-    names.emplace_back(field.name);
-    shard_columns_.origins.push_back(merge::ColumnOrigin{field.table_oid, field.column});
-  }
+  auto described = read_shard_row_description(body, &shard_columns_);
+  if (!described) return described.status();
   if (rebuilt_columns(plan_))
     return Status::client("0A000",
                           "a cursor over several shards cannot compute avg, variances, count(DISTINCT), "
                           "string_agg or HAVING's own aggregates; run the SELECT itself (merged) without "
                           "a cursor, or add a shard key value");
-  if (Status s = merger_.describe(types, names); !s) return s;
-  shard_columns_.names = names;
+  if (Status s = merger_.describe(described->types, described->names); !s) return s;
+  shard_columns_.names = described->names;
   for (size_t i = 0; i < collations_.size(); ++i) {
     if (Status s =
             merge::check_text_collations(merger_.compared_text(), plan_, shard_columns_, collations_[i]);
         !s)
       return s;
   }
-  const auto hidden = static_cast<size_t>(plan_.kind == merge::MergeKind::Aggregate ? 0 : plan_.hidden);
-  if (fields.size() < hidden) return Status::server("08P01", "a shard returned fewer columns than planned");
-  fields.erase(fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(hidden));
-  row_description_.clear();
-  wire::encode_row_description(row_description_, fields);
+  auto client = without_hidden_columns(described->fields, plan_);
+  if (!client) return client.status();
+  row_description_ = std::move(client.value());
   described_ = true;
   return Status::ok();
 }
@@ -155,6 +138,20 @@ Status MergedCursor::take_refill(size_t leg, char type, std::string_view body, i
       return got < rows ? merger_.finish_leg(leg) : Status::ok();
     }
     default: return Status::ok();  // its RowDescription: known since the DECLARE
+  }
+}
+
+void end_cursors(MergedCursors& cursors, CursorsEnd end, std::string_view running) {
+  for (auto it = cursors.begin(); it != cursors.end();) {
+    MergedCursor& cursor = *it->second;
+    const bool kept = end == CursorsEnd::Commit ? cursor.hold() : cursor.committed;
+    if (!kept) {
+      it = cursors.erase(it);
+      continue;
+    }
+    if (end == CursorsEnd::Commit) cursor.committed = true;
+    if (end == CursorsEnd::Failure && cursor.name() == running) cursor.failed = true;
+    ++it;
   }
 }
 

@@ -4,12 +4,15 @@
 // lives from DECLARE to CLOSE or the transaction's end. Each FETCH pulls merged rows; a shard
 // whose buffered rows ran out (Merger::waiting_for) is refilled by a `FETCH n` of its cursor, n
 // the rows the client still wants, so at most that many rows per shard are held. Pure: no I/O;
-// the session runs the rounds (CursorRound) and feeds their answers here.
+// the session runs the rounds (CursorRound) and feeds their answers here. A cursor WITH HOLD is
+// declared WITH HOLD on each shard (each shard materializes its own at its commit) and outlives
+// the transaction that declared it once that transaction committed.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,16 +22,25 @@
 #include "merge/collation.h"
 #include "merge/merger.h"
 #include "merge/plan.h"
+#include "session/cursor_scroll.h"
 
 namespace sw::session {
 
 class MergedCursor {
  public:
   // `shards`: the directory indexes of the shards the read reaches (the plan's, in leg order).
-  MergedCursor(std::string name, std::vector<int> shards, merge::MergePlan plan,
-               const config::Fanout& limits);
+  MergedCursor(std::string name, std::vector<int> shards, merge::MergePlan plan, const config::Fanout& limits,
+               bool hold = false, bool scroll = false);
 
   const std::string& name() const { return name_; }
+  // WITH HOLD; `committed`: the transaction that declared it committed (a ROLLBACK no longer
+  // drops it); `failed`: a FETCH of it failed outside the transaction that declared it, so, as on
+  // PostgreSQL, it can only be closed.
+  bool hold() const { return hold_; }
+  // SCROLL: the rows it returned, kept to move back; null for NO SCROLL.
+  CursorScroll* scroll() { return scroll_ ? &*scroll_ : nullptr; }
+  bool committed = false;
+  bool failed = false;
   const std::vector<int>& shards() const { return shards_; }
   merge::Merger& merger() { return merger_; }
 
@@ -62,6 +74,8 @@ class MergedCursor {
   Status describe(std::string_view body);
 
   std::string name_;
+  bool hold_ = false;
+  std::optional<CursorScroll> scroll_;
   std::vector<int> shards_;
   merge::MergePlan plan_;
   merge::Merger merger_;
@@ -73,8 +87,15 @@ class MergedCursor {
   std::string row_description_;
 };
 
-// The transaction's merged cursors by name (the session drops them at its end).
+// The session's merged cursors by name: the transaction's, and the held ones that outlive it.
 using MergedCursors = std::map<std::string, std::shared_ptr<MergedCursor>, std::less<>>;
+
+// How the cursors' transaction ended, as PostgreSQL ends its portals: a COMMIT keeps the held
+// cursors (committed from then on); a ROLLBACK drops every cursor it declared; a failure (a
+// round's error) drops them too, the held ones of earlier transactions stay, but the one whose
+// FETCH failed (`running`) can only be closed.
+enum class CursorsEnd : uint8_t { Commit, Rollback, Failure };
+void end_cursors(MergedCursors& cursors, CursorsEnd end, std::string_view running = {});
 
 // A FETCH or MOVE of a merged cursor in progress (rounds may refill shards before it ends).
 struct CursorFetch {
@@ -82,6 +103,8 @@ struct CursorFetch {
   int64_t wanted = 1;  // CursorStatement::kAll: every row left
   int64_t rows = 0;    // rows it returned (or skipped) so far
   bool move = false;
+  // A SCROLL cursor's move: answered from the kept rows once `wanted` rows are kept.
+  std::optional<std::pair<CursorStatement::Direction, int64_t>> scroll;
 };
 
 }  // namespace sw::session

@@ -493,6 +493,9 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   void start_cursor_round(const std::vector<int>& shards, std::vector<std::string> messages, int ready,
                           CursorRound::Take take, std::function<void(const Status&)> after);
   void fail_cursor(const Status& why);
+  Status held_cursor_commit_refusal(std::string_view sql) const;
+  Status pin_for_held_cursor(const CursorStatement& statement, std::string_view declare_sql);
+  void close_held_halves(const MergedCursor& cursor);
   void end_cursor_request();
   Status every_shard_write_refusal(const parser::StatementFacts& only, const router::Route& route);
   // COPY FROM STDIN into a sharded table (session_copy_in.cc)

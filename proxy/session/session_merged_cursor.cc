@@ -1,11 +1,12 @@
 // Session: SQL cursors over several shards (docs/architecture.md §5.6, "Cursors merged across
-// shards"). Inside a transaction block, a DECLARE of a keyless read declares a cursor of the same
-// name on every shard the read reaches (the session's servers: lent legs, new ones joining the
-// transaction, as for a merged read), with the merge plan's per-shard SQL; the merge's state stays
-// in the transaction (MergedCursor) until CLOSE or the transaction's end. FETCH and MOVE of it
-// pull merged rows, refilling only the shards whose rows ran out (a round of `FETCH n` on those);
-// CLOSE closes it on its shards. Each round is a CursorRound on the leg engine; a failed round
-// fails the transaction on every leg, as a failed merged read does.
+// shards"). Inside a transaction block (or WITH HOLD, in or outside one), a DECLARE of a keyless
+// read declares a cursor of the same name on every shard the read reaches (the session's servers:
+// lent legs, new ones joining the transaction, as for a merged read), with the merge plan's
+// per-shard SQL; the merge's state (MergedCursor) stays until CLOSE or the transaction's end
+// (session_merged_cursor_end.cc). FETCH and MOVE of it pull merged rows, refilling only the shards
+// whose rows ran out (a round of `FETCH n` on those); CLOSE closes it on its shards. Each round is
+// a CursorRound on the leg engine; a failed round fails the transaction on every leg, as a failed
+// merged read does.
 #include <algorithm>
 
 #include "common/log.h"
@@ -20,10 +21,11 @@ namespace sw::session {
 namespace {
 
 Status backward_refusal(const CursorStatement& statement) {
-  return Status::client("0A000", "cursor \"" + statement.name +
-                                     "\" reads several shards and moves only forward (" + statement.backward +
-                                     " is not supported); use FETCH [FORWARD] n or FETCH ALL, or DECLARE it "
-                                     "again to start over");
+  return Status::client("0A000",
+                        "cursor \"" + statement.name + "\" reads several shards and moves only forward (" +
+                            statement.backward +
+                            " is not supported); declare it SCROLL to move back, use FETCH [FORWARD] n "
+                            "or FETCH ALL, or DECLARE it again to start over");
 }
 
 }  // namespace
@@ -33,7 +35,7 @@ Status backward_refusal(const CursorStatement& statement) {
 Session::Next Session::merged_cursor_statement(const wire::Frame& frame) {
   if (frame.type == 'P' || frame.type == 'D') return merged_cursor_batch(frame);
   if (frame.type != 'Q' || !host_.directory()) return Next::Forward;
-  if (!writes_in_transaction()) txn_.cursors.clear();  // the transaction that held them ended
+  if (!writes_in_transaction()) end_cursors(txn_.cursors, CursorsEnd::Commit);  // the transaction ended
   if (server_lent() || txn_.control.moving() || request_.batch_open || txn_.ending != Ending::None ||
       (txn_.leg.attached() && txn_.leg.outside_transaction))
     return Next::Forward;
@@ -41,21 +43,13 @@ Session::Next Session::merged_cursor_statement(const wire::Frame& frame) {
   if (!sql) return Next::Forward;
   CursorStatement statement = read_cursor_statement(*sql);
   if (statement.kind == CursorStatement::Kind::None) {
+    if (Status refused = held_cursor_commit_refusal(*sql); !refused.is_ok())
+      return refuse_cursor_statement(frame.size, refused);
     forget_cursors_at_end(*sql);
     return Next::Forward;
   }
   if (statement.kind == CursorStatement::Kind::Declare) return declare_merged_cursor(frame, statement);
   return run_cursor_statement(statement, frame.size, nullptr);
-}
-
-// A COMMIT or ROLLBACK ends the cursors with the transaction.
-void Session::forget_cursors_at_end(std::string_view sql) {
-  if (txn_.cursors.empty()) return;
-  auto facts = parser::analyze(sql);
-  if (facts && (*facts)->statements.size() == 1 &&
-      ((*facts)->statements[0].kind == parser::StatementKind::Commit ||
-       (*facts)->statements[0].kind == parser::StatementKind::Rollback))
-    txn_.cursors.clear();
 }
 
 // FETCH, MOVE or CLOSE (a Query, or a batch whose Describe `*described` says) of a merged cursor;
@@ -78,7 +72,17 @@ Session::Next Session::run_cursor_statement(const CursorStatement& statement, si
   if (txn_.control.aborted() || (txn_.leg.attached() && txn_.combined_status(txn_.leg.server_status) == 'E'))
     return Next::Forward;  // 25P02, as any statement
   if (clock_.request_started_us == 0) note_request_start();
-  if (!statement.backward.empty()) return refuse_cursor_statement(consumed, backward_refusal(statement));
+  const bool scroll = statement.kind != CursorStatement::Kind::Close &&
+                      statement.kind != CursorStatement::Kind::CloseAll &&
+                      txn_.cursors[statement.name]->scroll() != nullptr;
+  if (!statement.backward.empty() && !scroll)
+    return refuse_cursor_statement(consumed, backward_refusal(statement));
+  if (statement.kind != CursorStatement::Kind::Close && statement.kind != CursorStatement::Kind::CloseAll &&
+      txn_.cursors[statement.name]->failed)
+    return refuse_cursor_statement(
+        consumed, Status::client("55000", "cursor \"" + statement.name +
+                                              "\" failed in an earlier FETCH and cannot be run; CLOSE it "
+                                              "and declare it again"));
   const bool fetch = statement.kind == CursorStatement::Kind::Fetch;
   std::string head;  // what the client gets before the rows or the tag
   if (described != nullptr) {
@@ -96,7 +100,12 @@ Session::Next Session::run_cursor_statement(const CursorStatement& statement, si
     close_merged_cursors(statement, std::move(head));
     return Next::Stop;
   }
-  txn_.cursor_fetch = CursorFetch{statement.name, statement.count, 0, !fetch};
+  txn_.cursor_fetch = CursorFetch{statement.name, statement.count, 0, !fetch, std::nullopt};
+  if (scroll) {
+    txn_.cursor_fetch->scroll.emplace(statement.direction, statement.steps);
+    txn_.cursor_fetch->wanted =
+        txn_.cursors[statement.name]->scroll()->needed(statement.direction, statement.steps);
+  }
   client_->write(head);
   continue_cursor_fetch();
   return Next::Stop;
@@ -125,11 +134,14 @@ Session::Next Session::declare_merged_cursor(const wire::Frame& frame, const Cur
   auto facts = parser::analyze(statement.query);
   if (!facts || (*facts)->statements.size() != 1) return Next::Forward;
   router::Route route = router::route_query(**facts, nullptr, *host_.directory(), host_.routing_rules());
-  if (!scatter_read(route) || !writes_in_transaction()) return Next::Forward;  // one shard, or refused
+  if (!scatter_read(route) || !(writes_in_transaction() || statement.hold))
+    return Next::Forward;  // one shard, or refused
   if (txn_.leg.attached() && !txn_.leg.tracker.idle()) return wait_for_active_leg();
   if (txn_.control.aborted() || (txn_.leg.attached() && txn_.combined_status(txn_.leg.server_status) == 'E'))
     return Next::Forward;
   if (Status refused = declare_refusal(route, statement); !refused.is_ok())
+    return refuse_cursor_statement(frame.size, refused);
+  if (Status refused = pin_for_held_cursor(statement, *wire::decode_query(frame.body)); !refused.is_ok())
     return refuse_cursor_statement(frame.size, refused);
   if (clock_.request_started_us == 0) note_request_start();
   consume_client(frame.size);
@@ -141,17 +153,11 @@ Session::Next Session::declare_merged_cursor(const wire::Frame& frame, const Cur
 Status Session::declare_refusal(const router::Route& route, const CursorStatement& statement) const {
   const std::string what = "cursor \"" + statement.name + "\" reads " + route.table + " on several shards";
   if (Status refused = held_read_refusal(route); !refused.is_ok()) return refused;
-  if (statement.hold)
+  if (statement.binary)
     return Status::client("0A000",
                           what +
-                              ": WITH HOLD would keep a server of every shard pinned to this client "
-                              "after the transaction; declare it WITHOUT HOLD inside the transaction "
-                              "(psycopg: withhold=False; Django: inside transaction.atomic()), or "
-                              "add a shard key value");
-  if (statement.scroll || statement.binary)
-    return Status::client("0A000", what + ": " + (statement.scroll ? "SCROLL" : "BINARY") +
-                                       " is not supported on such a cursor; declare it NO SCROLL and in "
-                                       "text, or add a shard key value");
+                              ": BINARY is not supported on such a cursor; declare it in text, or add "
+                              "a shard key value");
   if (txn_.cursors.count(statement.name) > 0)
     return Status::client("42P03", "cursor \"" + statement.name + "\" already exists");
   return Status::ok();
@@ -167,7 +173,9 @@ void Session::run_declare(const router::Route& route, const CursorStatement& sta
   } else {
     for (const merge::ShardStatement& shard : route.merge->shard_statements) shards.push_back(shard.shard);
   }
-  auto cursor = std::make_shared<MergedCursor>(statement.name, shards, *route.merge, host_.config().fanout);
+  auto cursor = std::make_shared<MergedCursor>(statement.name, shards, *route.merge, host_.config().fanout,
+                                               statement.hold, statement.scroll);
+  const bool in_transaction = writes_in_transaction();
   cursor->merger().set_dates(date_reading());
   std::vector<std::string> messages;
   for (size_t i = 0; i < shards.size(); ++i) messages.push_back(cursor->declare_messages(i, parameters));
@@ -177,12 +185,22 @@ void Session::run_declare(const router::Route& route, const CursorStatement& sta
       [cursor](size_t leg, char type, std::string_view body) {
         return cursor->take_declared(leg, type, body);
       },
-      [this, cursor, answer = std::move(answer)](const Status& error) mutable {
+      [this, cursor, in_transaction, answer = std::move(answer)](const Status& error) mutable {
+        if (!error.is_ok() && cursor->hold() && !in_transaction) return close_held_halves(*cursor);
         if (!error.is_ok()) return end_cursor_request();
         if (!cursor->declared()) {
-          fail_cursor(Status::server("08P01", "a shard did not describe cursor \"" + cursor->name() + "\""));
+          const Status why =
+              Status::server("08P01", "a shard did not describe cursor \"" + cursor->name() + "\"");
+          if (cursor->hold() && !in_transaction) {
+            std::string out;
+            wire::encode_error(out, "ERROR", why.sqlstate, why.message);
+            client_->write(out);
+            return close_held_halves(*cursor);
+          }
+          fail_cursor(why);
           return;
         }
+        cursor->committed = !in_transaction;  // its own transaction on each shard committed it
         txn_.cursors[cursor->name()] = cursor;
         wire::encode_command_complete(answer, "DECLARE CURSOR");
         client_->write(answer);
@@ -196,12 +214,22 @@ void Session::continue_cursor_fetch() {
   CursorFetch& fetch = *txn_.cursor_fetch;
   MergedCursor& cursor = *txn_.cursors[fetch.name];
   merge::Merger& merger = cursor.merger();
+  CursorScroll* scroll = cursor.scroll();  // SCROLL: rows are kept first, then answered
   std::string out;
-  while (fetch.wanted == CursorStatement::kAll || fetch.rows < fetch.wanted) {
+  for (;;) {
+    const int64_t have = scroll != nullptr ? scroll->kept() : fetch.rows;
+    if (fetch.wanted != CursorStatement::kAll && have >= fetch.wanted) break;
     auto next = merger.next();
-    if (!next) {
+    Status kept = next ? Status::ok() : next.status();
+    if (kept.is_ok() && scroll != nullptr && next->has_value()) {
+      std::string row;
+      wire::encode_data_row(row, **next);
+      kept = scroll->keep(std::move(row), fetch.name);
+      if (kept.is_ok()) continue;
+    }
+    if (!kept.is_ok()) {
       if (!out.empty()) client_->write(out);
-      fail_cursor(next.status());
+      fail_cursor(kept);
       return;
     }
     if (next->has_value()) {
@@ -213,7 +241,7 @@ void Session::continue_cursor_fetch() {
     if (merger.done()) break;
     if (!out.empty()) client_->write(out);
     const int64_t rows =
-        cursor.refill_size(fetch.wanted == CursorStatement::kAll ? fetch.wanted : fetch.wanted - fetch.rows);
+        cursor.refill_size(fetch.wanted == CursorStatement::kAll ? fetch.wanted : fetch.wanted - have);
     std::vector<int> shards;
     std::vector<size_t> legs;
     for (size_t i = 0; i < cursor.shards().size(); ++i) {
@@ -237,6 +265,13 @@ void Session::continue_cursor_fetch() {
           continue_cursor_fetch();
         });
     return;
+  }
+  if (scroll != nullptr) {
+    for (int64_t i : scroll->move(fetch.scroll->first, fetch.scroll->second, merger.done())) {
+      if (!fetch.move) out += scroll->row(i);
+      ++fetch.rows;
+      if (out.size() > size_t{64} * 1024) client_->write(std::exchange(out, {}));
+    }
   }
   wire::encode_command_complete(out, (fetch.move ? "MOVE " : "FETCH ") + std::to_string(fetch.rows));
   client_->write(out);
@@ -293,6 +328,7 @@ void Session::start_cursor_round(const std::vector<int>& shards, const std::vect
 void Session::start_cursor_round(const std::vector<int>& shards, std::vector<std::string> messages, int ready,
                                  CursorRound::Take take, std::function<void(const Status&)> after) {
   std::vector<LegEngine::Target> targets;
+  const bool in_transaction = writes_in_transaction();
   if (Status error = hold_read_servers(&shards, &targets); !error) {
     fail_cursor(error);
     return;
@@ -300,12 +336,17 @@ void Session::start_cursor_round(const std::vector<int>& shards, std::vector<std
   txn_.runner.emplace<CursorRound>(
       std::move(targets), std::move(messages), ready, server_state(),
       [this](std::string_view bytes) { client_->write(bytes); }, std::move(take),
-      [this](std::vector<LegEngine::Handed> handed, const Status& error) {
-        if (!error.is_ok()) {
-          txn_.cursors.clear();  // the transaction failed: no cursor survives it
+      [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
+        if (!error.is_ok()) {  // the transaction failed: only held cursors of earlier ones survive
+          end_cursors(txn_.cursors, CursorsEnd::Failure, txn_.cursor_fetch ? txn_.cursor_fetch->name : "");
           txn_.cursor_fetch.reset();
         }
-        return take_back_servers(std::move(handed), error, true);
+        // Outside a transaction block each shard's own transaction ended with its answer: servers
+        // read to their last ReadyForQuery are the session's again as they are.
+        const bool settled = !in_transaction && std::all_of(handed.begin(), handed.end(), [](const auto& h) {
+          return h.backend != nullptr && h.ready_owed == 0 && !h.copy_open;
+        });
+        return take_back_servers(std::move(handed), settled ? Status::ok() : error, in_transaction);
       },
       [this, after = std::move(after)](const Status& error) {
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_), after, error] {
@@ -325,9 +366,9 @@ void Session::fail_cursor(const Status& why) {
     auto found = txn_.cursors.find(txn_.cursor_fetch->name);
     if (found != txn_.cursors.end()) shards = found->second->shards();
   }
-  txn_.cursors.clear();
+  end_cursors(txn_.cursors, CursorsEnd::Failure, txn_.cursor_fetch ? txn_.cursor_fetch->name : "");
   txn_.cursor_fetch.reset();
-  if (shards.empty() || why.sqlstate == "08006") {
+  if (shards.empty() || why.sqlstate == "08006" || !writes_in_transaction()) {  // no transaction to fail
     std::string out;
     wire::encode_error(out, "ERROR", why.sqlstate, why.message);
     client_->write(out);

@@ -44,7 +44,7 @@ Session::Next Session::merged_cursor_batch(const wire::Frame& first) {
     frames.push_back(read.frame);
     offset += read.frame.size;
   }
-  if (!writes_in_transaction()) txn_.cursors.clear();
+  if (!writes_in_transaction()) end_cursors(txn_.cursors, CursorsEnd::Commit);  // the transaction ended
   if (txn_.leg.attached() && !txn_.leg.tracker.idle()) return wait_for_active_leg();
   if (txn_.control.aborted() || (txn_.leg.attached() && txn_.combined_status(txn_.leg.server_status) == 'E'))
     return Next::Forward;
@@ -97,8 +97,10 @@ Session::Next Session::declare_merged_cursor_batch(const std::vector<wire::Frame
   router::BindValues values;
   if (!wire::decode_bind_values(bind->rest, parse->param_types, &values).is_ok()) return Next::Forward;
   router::Route route = router::route_query(**facts, &values, *host_.directory(), host_.routing_rules());
-  if (!scatter_read(route) || !writes_in_transaction()) return Next::Forward;
+  if (!scatter_read(route) || !(writes_in_transaction() || statement.hold)) return Next::Forward;
   if (Status refused = declare_refusal(route, statement); !refused.is_ok())
+    return refuse_cursor_statement(consumed, refused);
+  if (Status refused = pin_for_held_cursor(statement, parse->query); !refused.is_ok())
     return refuse_cursor_statement(consumed, refused);
   auto rest = wire::decode_bind_rest(bind->rest);
   if (!rest) return Next::Forward;

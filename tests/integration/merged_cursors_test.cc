@@ -3,15 +3,20 @@
 // of a keyless read answers DECLARE CURSOR; FETCH 1, FETCH 3, MOVE, FETCH ALL return exactly the
 // rows (in the ORDER BY merged across FETCHes) one PostgreSQL holding all the rows returns, with
 // its tags; LIMIT/OFFSET, key lists and GROUP BY merge the same way; CLOSE, CLOSE ALL and the
-// transaction's end drop the cursor; backward moves, SCROLL and WITH HOLD are refused (0A000, the
-// transaction failed); psycopg's named cursors (DECLARE in the extended protocol, with parameters,
-// then FETCH FORWARD n) read every row once, in order.
+// transaction's end drop the cursor; backward moves of a NO SCROLL one are refused (0A000, the
+// transaction failed), a SCROLL one moves every way PostgreSQL's does (rows kept up to
+// fanout.max_scroll_bytes, 54000 past it); psycopg's named cursors (DECLARE in the extended protocol, with
+// parameters, then FETCH FORWARD n) read every row once, in order. Cursors WITH HOLD (declared in autocommit
+// as Django's .iterator() and psycopg's withhold=True do, or in a transaction) outlive their transaction in
+// both pool modes, are dropped by its ROLLBACK, and no other client sees them. A cursor over 96 MB
+// of wide rows read FETCH 10 at a time keeps shardwire's resident size within a few MB.
 #include <algorithm>
 
 #include "harness/process.h"
 #include "harness/sharded_fixture.h"
 #include "it_test.h"
 #include "merged_transactions_support.h"
+#include "resource_bounds/client_swarm.h"
 #include "split_insert_support.h"
 
 using namespace it;
@@ -56,6 +61,30 @@ with psycopg.connect(url) as conn:
     print("rest", len(keyed.fetchall()))
     keyed.close()
     conn.commit()
+print("done")
+)PY";
+
+// psycopg 3's named cursor with withhold=True in autocommit (each FETCH its own transaction), then
+// another connection that must not see it. Prints the rows as "qty|tenant" lines, then "done".
+const char* const kPsycopgHeld = R"PY(
+import sys, psycopg
+url = sys.argv[1]
+with psycopg.connect(url, autocommit=True) as conn:
+    cur = conn.cursor(name="held", withhold=True)
+    cur.itersize = 2
+    cur.execute("SELECT qty, tenant_id FROM orders WHERE qty >= %s ORDER BY qty DESC, tenant_id", (2,))
+    first = cur.fetchone()
+    print(f"{first[0]}|{first[1]}")
+    with psycopg.connect(url, autocommit=True) as other:
+        try:
+            other.execute('FETCH 1 FROM "held"')
+            print("other sees it")
+        except psycopg.errors.InvalidCursorName:
+            print("other: no cursor")
+    for qty, tenant in cur:
+        print(f"{qty}|{tenant}")
+    cur.close()
+    print("status", conn.info.transaction_status.name)
 print("done")
 )PY";
 
@@ -182,11 +211,6 @@ TEST_SUITE("merged_cursors") {
       check_refused(client, std::string(backward), "0A000", "moves only forward");
     }
     REQUIRE_OK(client.exec("BEGIN"));
-    check_refused(client, "DECLARE s SCROLL" + read, "0A000", "SCROLL");
-    REQUIRE_OK(client.exec("BEGIN"));
-    REQUIRE_OK(client.exec("SELECT count(*) FROM orders WHERE tenant_id = " + k(t.a)));
-    check_refused(client, "DECLARE h CURSOR WITH HOLD FOR SELECT qty FROM orders", "0A000", "WITHOUT HOLD");
-    REQUIRE_OK(client.exec("BEGIN"));
     check_refused(client, "DECLARE a CURSOR FOR SELECT qty, avg(id) FROM orders GROUP BY qty", "0A000",
                   "avg");
     REQUIRE_OK(client.exec("BEGIN"));
@@ -250,6 +274,223 @@ TEST_SUITE("merged_cursors") {
     want += "many [" + tuple(keyed[1]) + ", " + tuple(keyed[2]) + "]\n";
     want += "rest 5\ndone\n";
     CHECK(run.out == want);
+    CHECK(prepared_or_idle(f) == 0);
+  }
+
+  TEST_CASE("WITH HOLD in autocommit: FETCHes in their own transactions, both pool modes, unseen by others") {
+    PROXY_ONLY();
+    for (const char* mode : {"transaction", "session"}) {
+      INFO("pool mode " << mode);
+      ShardedOptions options;
+      options.proxy.pool_mode = mode;
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail());
+      const Tenants t;
+      seed(f, t, 4);
+      const auto all = expected_rows(t);
+      PgConn client = f.client();
+      PgConn other = f.client();
+      // Django's .iterator() in autocommit: NO SCROLL ... WITH HOLD, then FETCH n each alone.
+      const std::string read = " FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id";
+      PgResult declared = client.exec("DECLARE h NO SCROLL CURSOR WITH HOLD" + read);
+      REQUIRE_OK(declared);
+      CHECK(declared.command_tag() == "DECLARE CURSOR");
+      CHECK(rows_of(client.exec("FETCH 2 FROM h")) == slice(all, 0, 2));
+      // Its rows were read when it was declared (each shard materialized its half at commit).
+      REQUIRE_OK(
+          client.exec("INSERT INTO orders (tenant_id, id, note, qty) VALUES (" + k(t.b) + ", 700, 'x', 9)"));
+      CHECK(other.exec("FETCH 1 FROM h").sqlstate() == "34000");  // another client's servers: no such cursor
+      CHECK(rows_of(client.exec("FETCH 3 FROM h")) == slice(all, 2, 3));
+      REQUIRE_OK(client.exec("BEGIN"));  // a rolled-back transaction keeps it (and where it is)
+      CHECK(rows_of(client.exec("FETCH 1 FROM h")) == slice(all, 5, 1));
+      CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+      PgResult rest = client.exec("FETCH ALL FROM h");
+      CHECK(rest.command_tag() == "FETCH 6");
+      CHECK(rows_of(rest) == slice(all, 6, 6));
+      CHECK(client.exec("CLOSE h").command_tag() == "CLOSE CURSOR");
+      CHECK(client.exec("FETCH 1 FROM h").sqlstate() == "34000");
+      // Declared in a transaction: kept by its COMMIT, dropped by its ROLLBACK.
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(client.exec("DECLARE r CURSOR WITH HOLD" + read));
+      CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+      CHECK(client.exec("FETCH 1 FROM r").sqlstate() == "34000");
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(client.exec("DECLARE w CURSOR WITH HOLD" + read));
+      CHECK(rows_of(client.exec("FETCH 1 FROM w")) == std::vector<std::string>{"9|" + k(t.b)});
+      CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+      CHECK(client.exec("FETCH 12 FROM w").rows() == 12);
+      CHECK(client.exec("CLOSE ALL").command_tag() == "CLOSE CURSOR ALL");
+      // A shard's error at its commit (where it materializes its half) reaches the client; the
+      // other shards close theirs, so the name is free again.
+      CHECK(client.exec("DECLARE z CURSOR WITH HOLD FOR SELECT 1 / (tenant_id - " + k(t.b) + ") FROM orders")
+                .sqlstate() == "22012");
+      REQUIRE_OK(client.exec("DECLARE z CURSOR WITH HOLD FOR SELECT qty FROM orders"));
+      CHECK(client.exec("FETCH 12 FROM z").rows() == 12);
+      CHECK(client.exec("FETCH 1 FROM z").rows() == 1);
+      CHECK(client.exec("DISCARD ALL").command_tag() == "DISCARD ALL");  // closes it on every shard
+      CHECK(client.exec("FETCH 1 FROM z").sqlstate() == "34000");
+      REQUIRE_OK(client.exec("DECLARE z CURSOR WITH HOLD FOR SELECT qty FROM orders"));
+      CHECK(client.exec("FETCH ALL FROM z").rows() == 13);
+      CHECK(client.exec("CLOSE z").command_tag() == "CLOSE CURSOR");
+      CHECK(prepared_or_idle(f) == 0);
+    }
+  }
+
+  TEST_CASE("WITH HOLD in a transaction that writes on several shards: its COMMIT is refused unless closed") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);
+    PgConn client = f.client();
+    const std::string insert = "INSERT INTO orders (tenant_id, id, note, qty) VALUES ";
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec(insert + "(" + k(t.a) + ", 800, 'x', 5)"));
+    REQUIRE_OK(client.exec(insert + "(" + k(t.c) + ", 800, 'x', 5)"));
+    REQUIRE_OK(client.exec("DECLARE h CURSOR WITH HOLD FOR SELECT qty FROM orders ORDER BY qty DESC"));
+    CHECK(rows_of(client.exec("FETCH 2 FROM h")) == std::vector<std::string>{"5", "5"});
+    PgResult commit = client.exec("COMMIT");
+    INFO(commit.describe());
+    CHECK(commit.sqlstate() == "0A000");
+    CHECK(contains(commit.error(), "CLOSE the cursor before COMMIT"));
+    CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+    CHECK(client.exec("FETCH 1 FROM h").sqlstate() == "34000");
+    CHECK(client.value("SELECT count(*) FROM orders WHERE id = 800") == "0");
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec(insert + "(" + k(t.a) + ", 800, 'x', 5)"));
+    REQUIRE_OK(client.exec(insert + "(" + k(t.c) + ", 800, 'x', 5)"));
+    REQUIRE_OK(client.exec("DECLARE h CURSOR WITH HOLD FOR SELECT qty FROM orders ORDER BY qty DESC"));
+    CHECK(client.exec("CLOSE h").command_tag() == "CLOSE CURSOR");
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    CHECK(client.value("SELECT count(*) FROM orders WHERE id = 800") == "2");
+    CHECK(prepared_or_idle(f) == 0);
+  }
+
+  TEST_CASE("psycopg named cursors withhold=True in autocommit, both pool modes") {
+    PROXY_ONLY();
+    for (const char* mode : {"transaction", "session"}) {
+      INFO("pool mode " << mode);
+      ShardedOptions options;
+      options.proxy.pool_mode = mode;
+      ShardedFixture f(options);
+      INFO("proxy log:\n" << f.log_tail());
+      const Tenants t;
+      seed(f, t, 4);
+      const std::string url =
+          "postgresql://app:secret@127.0.0.1:" + std::to_string(f.proxy->port()) + "/app?sslmode=disable";
+      CommandResult run = run_command({"/usr/bin/python3", "-c", kPsycopgHeld, url}, {}, 60s);
+      INFO(run.describe());
+      REQUIRE(run.exit_code == 0);
+      const auto rows = slice(expected_rows(t), 0, 9);
+      std::string want = rows[0] + "\nother: no cursor\n";
+      for (size_t i = 1; i < rows.size(); ++i) want += rows[i] + "\n";
+      want += "status IDLE\ndone\n";
+      CHECK(run.out == want);
+      CHECK(prepared_or_idle(f) == 0);
+    }
+  }
+
+  TEST_CASE("FETCH 10 at a time over 3 x 32 MB of wide rows keeps shardwire's memory bounded") {
+    PROXY_ONLY();
+    ShardedFixture f;
+    INFO("proxy log:\n" << f.log_tail());
+    // 2000 rows of 16 kB per shard (compressed on the shards, 16 kB each on the wire), their ids
+    // interleaved across the shards so the ORDER BY id merge takes from each in turn.
+    constexpr int kRowsPerShard = 2000;
+    constexpr long kRowBytes = 16000;
+    const Tenants t;
+    const int64_t tenants[] = {t.a, t.b, t.c};
+    for (int s = 0; s < kShards; ++s) {
+      REQUIRE_OK(f.setup.shard(s).exec("INSERT INTO orders (tenant_id, id, note, qty) SELECT " +
+                                       k(tenants[s]) + ", g * 3 + " + std::to_string(s) + ", repeat('x', " +
+                                       std::to_string(kRowBytes) + "), 1 FROM generate_series(0, " +
+                                       std::to_string(kRowsPerShard - 1) + ") g"));
+    }
+    PgConn client = f.client();
+    const std::string declare = "DECLARE wide CURSOR FOR SELECT id, note FROM orders ORDER BY id";
+    REQUIRE_OK(client.exec("BEGIN"));  // warm the path (narrow rows), then take the size
+    REQUIRE_OK(client.exec("DECLARE wide CURSOR FOR SELECT id FROM orders ORDER BY id"));
+    REQUIRE_OK(client.exec("FETCH 10 FROM wide"));
+    REQUIRE_OK(client.exec("ROLLBACK"));
+    const pid_t pid = f.proxy->pid();
+    const long baseline = it::rb::rss_kib(pid);
+    REQUIRE(baseline > 0);
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec(declare));
+    long peak = baseline;
+    int64_t rows = 0;
+    bool in_order = true;
+    for (;;) {
+      PgResult ten = client.exec("FETCH 10 FROM wide");
+      REQUIRE_OK(ten);
+      for (int i = 0; i < ten.rows(); ++i, ++rows)
+        in_order = in_order && ten.value(i, 0) == std::to_string(rows);
+      peak = std::max(peak, it::rb::rss_kib(pid));
+      if (ten.rows() < 10) break;
+    }
+    REQUIRE_OK(client.exec("COMMIT"));
+    CHECK(rows == kRowsPerShard * kShards);
+    CHECK(in_order);
+    // 96 MB passed through; a cursor holding its rows (or refilling fanout.max_rows_buffered = 1000
+    // rows of each shard, 48 MB) would pass 16 MB by far; FETCH 10 holds 10 rows a shard (0.5 MB).
+    const long total_kib = kRowsPerShard * kShards * kRowBytes / 1024;
+    MESSAGE("shardwire VmRSS " << baseline << " KiB before, peak " << peak << " KiB while " << total_kib
+                               << " KiB of rows went through");
+    CHECK(peak - baseline < 16 * 1024);
+  }
+
+  TEST_CASE("SCROLL: PRIOR, BACKWARD, ABSOLUTE, RELATIVE, FIRST, LAST as one PostgreSQL; bounded") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.extra_yaml = "fanout: { max_scroll_bytes: 2000 }\n";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);
+    const auto all = expected_rows(t);  // 12 rows
+    PgConn client = f.client();
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec(
+        "DECLARE s SCROLL CURSOR FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id"));
+    auto fetch = [&](const std::string& how, const std::string& tag) {
+      PgResult r = client.exec(how + " s");
+      INFO(how << ": " << r.describe());
+      CHECK(r.command_tag() == tag);
+      return rows_of(r);
+    };
+    auto at = [&](size_t i) { return std::vector<std::string>{all[i]}; };
+    CHECK(fetch("FETCH 3 FROM", "FETCH 3") == slice(all, 0, 3));
+    CHECK(fetch("FETCH PRIOR FROM", "FETCH 1") == at(1));
+    CHECK(fetch("FETCH RELATIVE 0 FROM", "FETCH 1") == at(1));
+    CHECK(fetch("FETCH BACKWARD 5 FROM", "FETCH 1") == at(0));  // then before the first row
+    CHECK(fetch("FETCH NEXT FROM", "FETCH 1") == at(0));
+    CHECK(fetch("FETCH ABSOLUTE 7 FROM", "FETCH 1") == at(6));
+    CHECK(fetch("FETCH RELATIVE -2 FROM", "FETCH 1") == at(4));
+    CHECK(fetch("MOVE FORWARD 2 IN", "MOVE 2").empty());
+    CHECK(fetch("FETCH LAST FROM", "FETCH 1") == at(11));
+    CHECK(fetch("FETCH NEXT FROM", "FETCH 0").empty());  // past the last row
+    std::vector<std::string> back(all.rbegin(), all.rbegin() + 3);
+    CHECK(fetch("FETCH BACKWARD 3 FROM", "FETCH 3") == back);
+    CHECK(fetch("FETCH FIRST FROM", "FETCH 1") == at(0));
+    CHECK(fetch("FETCH ABSOLUTE -12 FROM", "FETCH 1") == at(0));
+    CHECK(fetch("FETCH ABSOLUTE 20 FROM", "FETCH 0").empty());
+    CHECK(fetch("MOVE ABSOLUTE 0 IN", "MOVE 0").empty());
+    CHECK(fetch("FETCH ALL FROM", "FETCH 12") == all);
+    std::vector<std::string> reversed(all.rbegin(), all.rend());
+    CHECK(fetch("FETCH BACKWARD ALL FROM", "FETCH 12") == reversed);
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    // The rows kept to move back are bounded: 2000 bytes hold some of 3 x 200 rows, not all.
+    for (int s = 0; s < kShards; ++s)
+      REQUIRE_OK(f.setup.shard(s).exec("INSERT INTO orders (tenant_id, id, note, qty) SELECT " +
+                                       k(s == 0   ? t.a
+                                         : s == 1 ? t.b
+                                                  : t.c) +
+                                       ", g, 'wide', 0 FROM generate_series(100, 299) g"));
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec("DECLARE s SCROLL CURSOR FOR SELECT id, note FROM orders ORDER BY id"));
+    CHECK(client.exec("FETCH 10 FROM s").rows() == 10);
+    CHECK(client.exec("FETCH BACKWARD 2 FROM s").rows() == 2);
+    check_refused(client, "FETCH LAST FROM s", "54000", "fanout.max_scroll_bytes");
     CHECK(prepared_or_idle(f) == 0);
   }
 }

@@ -94,7 +94,8 @@ const std::vector<std::string> kKeys = {"listen.host",
                                         "cutover.drain_action",
                                         "fanout.max_rows_buffered",
                                         "fanout.max_groups",
-                                        "fanout.max_distinct_values"};
+                                        "fanout.max_distinct_values",
+                                        "fanout.max_scroll_bytes"};
 
 }  // namespace
 

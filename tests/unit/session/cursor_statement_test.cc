@@ -73,3 +73,40 @@ TEST_CASE("CLOSE name and CLOSE ALL; names quoted for the shards") {
   CHECK(read_cursor_statement("CLOSE \"all\"").kind == Kind::Close);
   CHECK(sw::session::quoted_name("a\"b") == "\"a\"\"b\"");
 }
+
+TEST_CASE("FETCH and MOVE directions as PostgreSQL reads them") {
+  using Direction = CursorStatement::Direction;
+  struct Case {
+    const char* sql;
+    Direction direction;
+    int64_t steps;
+  };
+  const Case cases[] = {
+      {"FETCH c", Direction::Forward, 1},
+      {"FETCH NEXT FROM c", Direction::Forward, 1},
+      {"FETCH 3 c", Direction::Forward, 3},
+      {"FETCH -2 c", Direction::Backward, 2},
+      {"FETCH 0 c", Direction::Relative, 0},
+      {"FETCH ALL c", Direction::Forward, CursorStatement::kAll},
+      {"FETCH FORWARD ALL c", Direction::Forward, CursorStatement::kAll},
+      {"FETCH PRIOR FROM c", Direction::Backward, 1},
+      {"FETCH BACKWARD c", Direction::Backward, 1},
+      {"FETCH BACKWARD 4 IN c", Direction::Backward, 4},
+      {"FETCH BACKWARD -4 IN c", Direction::Forward, 4},
+      {"FETCH BACKWARD ALL c", Direction::Backward, CursorStatement::kAll},
+      {"FETCH FIRST c", Direction::Absolute, 1},
+      {"FETCH LAST c", Direction::Absolute, -1},
+      {"FETCH ABSOLUTE -3 c", Direction::Absolute, -3},
+      {"MOVE RELATIVE -1 IN c", Direction::Relative, -1},
+      {"MOVE RELATIVE 0 c", Direction::Relative, 0},
+  };
+  for (const Case& c : cases) {
+    INFO(c.sql);
+    CursorStatement s = read_cursor_statement(c.sql);
+    REQUIRE((s.kind == Kind::Fetch || s.kind == Kind::Move));
+    CHECK(s.direction == c.direction);
+    CHECK(s.steps == c.steps);
+  }
+  CHECK(read_cursor_statement("FETCH ABSOLUTE ALL c").kind == Kind::Unread);
+  CHECK(read_cursor_statement("FETCH PRIOR 2 c").kind == Kind::Unread);
+}
