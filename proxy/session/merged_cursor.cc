@@ -26,9 +26,7 @@ int64_t fetched_rows(std::string_view body) {
 bool rebuilt_columns(const merge::MergePlan& plan) {
   if (plan.kind != merge::MergeKind::Aggregate) return false;
   bool rebuilt = plan.hidden_outputs > 0;
-  for (const merge::OutputColumn& out : plan.outputs)
-    rebuilt = rebuilt || merge::shard_columns(out) > 1 || out.combine == merge::Combine::CountDistinct ||
-              out.combine == merge::Combine::StringAgg;
+  for (const merge::OutputColumn& out : plan.outputs) rebuilt = rebuilt || merge::merge_describes(out);
   return rebuilt;
 }
 
