@@ -117,8 +117,11 @@ AggregateCall aggregate_of(JsonRef call) {
   // FILTER keeps an aggregate mergeable: each shard aggregates its filtered rows, and the partial
   // results combine as the unfiltered ones do (avg's sum and count each get the FILTER).
   const bool filter = static_cast<bool>(call["agg_filter"]);
-  const bool clause =
-      call["agg_distinct"].boolean() || call["agg_order"] || call["agg_within_group"].boolean();
+  // DISTINCT changes nothing for min, max, bool_and, bool_or: each shard runs the call as written.
+  const bool same_distinct =
+      name == "min" || name == "max" || name == "bool_and" || name == "bool_or" || name == "every";
+  const bool clause = (call["agg_distinct"].boolean() && !same_distinct) || call["agg_order"] ||
+                      call["agg_within_group"].boolean();
   if (!star && !clause && !filter && !is_builtin_aggregate(name)) return AggregateCall::None;
   if (clause || call["func_variadic"].boolean()) return AggregateCall::Unmergeable;
   const size_t args = call["args"].size();

@@ -14,6 +14,9 @@ query: SELECT g, sum(DISTINCT r), avg(DISTINCT r), sum(DISTINCT f) FROM sf_dsums
 query: SELECT sum(DISTINCT i) FILTER (WHERE g > 1), avg(DISTINCT n) FILTER (WHERE g <> 3) FROM sf_dsums
 query: SELECT SUM ( DISTINCT i ), Avg(DISTINCT(i)) AS m FROM sf_dsums
 query: SELECT sum(DISTINCT tenant_id), avg(DISTINCT tenant_id) FROM sf_dsums
+-- DISTINCT changes nothing for min, max, bool_and, bool_or: merged as without it.
+query: SELECT g, min(DISTINCT i), max(DISTINCT n), bool_and(DISTINCT i > 0), bool_or(DISTINCT f < 0), every(DISTINCT s > 0) FROM sf_dsums GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT max(DISTINCT f) FILTER (WHERE g = 1), min(DISTINCT r) FROM sf_dsums HAVING max(DISTINCT b) > 1
 -- No rows: NULL, as PostgreSQL.
 query: SELECT sum(DISTINCT i), avg(DISTINCT n), sum(DISTINCT f) FROM sf_dsums WHERE id > 1000
 query: SELECT g, sum(DISTINCT i) FROM sf_dsums WHERE id > 1000 GROUP BY g
