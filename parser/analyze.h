@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/expression_kind.h"
 #include "common/status.h"
 
 namespace sw::parser {
@@ -258,20 +259,7 @@ struct OrderedAggregate {
 // output columns (aggregates, group keys), number constants and parameters.
 struct AggregateExpression {
   bool operator==(const AggregateExpression&) const = default;
-  enum class Kind : uint8_t {
-    Output,
-    Constant,
-    Param,
-    Add,
-    Subtract,
-    Multiply,
-    Divide,
-    Negate,
-    Cast,
-    Round,
-    Coalesce,
-    Nullif
-  };
+  using Kind = ExpressionKind;
   Kind kind = Kind::Constant;
   int output = -1;   // Output: the output column (hidden ones: outputs.size() + i)
   Value constant;    // Constant: a Number or Null; Param: its number

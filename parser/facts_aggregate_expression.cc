@@ -2,9 +2,9 @@
 // `round(avg(x), 2)`, `coalesce(max(x), 0)` in the select list, HAVING or ORDER BY. Each aggregate
 // inside becomes an output column of its own (a selected one, or a hidden one the shards select
 // first, as for HAVING's aggregates); the merge computes the expression from the combined values
-// (docs/architecture.md §6.3). What is described here is all the merge computes: + - * / and unary
-// minus, casts to int2/int4/int8/numeric/float8, round, coalesce, nullif, over aggregates, group
-// keys, number constants and parameters.
+// (docs/architecture.md §6.3). What is described here is all the merge computes: + - * / % and
+// unary minus, casts to int2/int4/int8/numeric/float8, round, abs, ceil/ceiling, floor, greatest,
+// least, coalesce, nullif, over aggregates, group keys, number constants and parameters.
 #include <cctype>
 
 #include "parser/facts_builder.h"
@@ -131,10 +131,17 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_expression(JsonRef no
     out.kind = Kind::Coalesce;
     return add_args(body["args"]) ? std::optional(std::move(out)) : std::nullopt;
   }
+  if (type == "MinMaxExpr") {  // greatest / least
+    const std::string op = body["op"].string();
+    if (op != "IS_GREATEST" && op != "IS_LEAST") return std::nullopt;
+    out.kind = op == "IS_GREATEST" ? Kind::Greatest : Kind::Least;
+    return add_args(body["args"]) ? std::optional(std::move(out)) : std::nullopt;
+  }
   return std::nullopt;
 }
 
-// An aggregate call (an output of its own, selected or hidden for HAVING), or round() over one.
+// An aggregate call (an output of its own, selected or hidden for HAVING), or round(), abs(),
+// ceil() / ceiling(), floor() over one.
 std::optional<AggregateExpression> FactsBuilder::aggregate_call(JsonRef node, int depth) {
   JsonRef body = node.body();
   if (body["over"]) return std::nullopt;
@@ -147,11 +154,23 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_call(JsonRef node, in
     return out;
   }
   const size_t args = body["args"].size();
-  if (last_name(body["funcname"]) != "round" || !catalog_name(body["funcname"]) || args < 1 || args > 2 ||
-      body["agg_star"].boolean() || body["agg_distinct"].boolean() || body["agg_order"] ||
-      body["agg_filter"] || body["func_variadic"].boolean())
+  const std::string name = last_name(body["funcname"]);
+  using Kind = AggregateExpression::Kind;
+  if (name == "round" && args == 2) {
+    out.kind = Kind::Round;
+  } else if (args != 1) {
     return std::nullopt;
-  out.kind = AggregateExpression::Kind::Round;
+  } else if (name == "round" || name == "abs" || name == "ceil" || name == "ceiling" || name == "floor") {
+    out.kind = name == "round"   ? Kind::Round
+               : name == "abs"   ? Kind::Abs
+               : name == "floor" ? Kind::Floor
+                                 : Kind::Ceil;
+  } else {
+    return std::nullopt;
+  }
+  if (!catalog_name(body["funcname"]) || body["agg_star"].boolean() || body["agg_distinct"].boolean() ||
+      body["agg_order"] || body["agg_filter"] || body["func_variadic"].boolean())
+    return std::nullopt;
   for (JsonRef arg : body["args"]) {
     auto child = aggregate_expression(arg, depth + 1);
     if (!child) return std::nullopt;
@@ -160,7 +179,7 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_call(JsonRef node, in
   return out;
 }
 
-// `+ - * /` of two operands, or a unary sign.
+// `+ - * / %` of two operands, or a unary sign.
 std::optional<AggregateExpression> FactsBuilder::aggregate_operator(JsonRef body, int depth) {
   using Kind = AggregateExpression::Kind;
   const std::string op = (*body["name"].begin()).body()["sval"].string();
@@ -169,8 +188,12 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_operator(JsonRef body
     if (op == "+") return aggregate_expression(body["rexpr"], depth + 1);
     if (op != "-") return std::nullopt;
     out.kind = Kind::Negate;
-  } else if (op == "+" || op == "-" || op == "*" || op == "/") {
-    out.kind = op == "+" ? Kind::Add : op == "-" ? Kind::Subtract : op == "*" ? Kind::Multiply : Kind::Divide;
+  } else if (op == "+" || op == "-" || op == "*" || op == "/" || op == "%") {
+    out.kind = op == "+"   ? Kind::Add
+               : op == "-" ? Kind::Subtract
+               : op == "*" ? Kind::Multiply
+               : op == "/" ? Kind::Divide
+                           : Kind::Modulo;
     auto left = aggregate_expression(body["lexpr"], depth + 1);
     if (!left) return std::nullopt;
     out.args.push_back(std::move(*left));

@@ -100,13 +100,14 @@ size_t filter_end(std::string_view sql, size_t end) {
   return at < sql.size() && sql[at] == '(' ? call_end(sql, at) : 0;
 }
 
-// count(DISTINCT x) of one argument (no ORDER BY inside): the merge counts the union of the
-// shards' array_agg(DISTINCT x), so HAVING may compare it too.
-bool counts_distinct(JsonRef call) {
+// count(DISTINCT x), sum(DISTINCT x), avg(DISTINCT x) of one argument (no ORDER BY inside): the
+// merge counts or adds up the union of the shards' array_agg(DISTINCT x), so HAVING and ORDER BY
+// may use it too.
+bool aggregates_distinct(JsonRef call) {
   std::string name;
   for (JsonRef part : call["funcname"]) name = part.body()["sval"].string();
-  return name == "count" && call["agg_distinct"].boolean() && !call["agg_order"] &&
-         !call["func_variadic"].boolean() && call["args"].size() == 1;
+  return (name == "count" || name == "sum" || name == "avg") && call["agg_distinct"].boolean() &&
+         !call["agg_order"] && !call["func_variadic"].boolean() && call["args"].size() == 1;
 }
 
 AggregateCall aggregate_of(JsonRef call) {
@@ -116,8 +117,11 @@ AggregateCall aggregate_of(JsonRef call) {
   // FILTER keeps an aggregate mergeable: each shard aggregates its filtered rows, and the partial
   // results combine as the unfiltered ones do (avg's sum and count each get the FILTER).
   const bool filter = static_cast<bool>(call["agg_filter"]);
-  const bool clause =
-      call["agg_distinct"].boolean() || call["agg_order"] || call["agg_within_group"].boolean();
+  // DISTINCT changes nothing for min, max, bool_and, bool_or: each shard runs the call as written.
+  const bool same_distinct =
+      name == "min" || name == "max" || name == "bool_and" || name == "bool_or" || name == "every";
+  const bool clause = (call["agg_distinct"].boolean() && !same_distinct) || call["agg_order"] ||
+                      call["agg_within_group"].boolean();
   if (!star && !clause && !filter && !is_builtin_aggregate(name)) return AggregateCall::None;
   if (clause || call["func_variadic"].boolean()) return AggregateCall::Unmergeable;
   const size_t args = call["args"].size();
@@ -218,14 +222,14 @@ std::string collation_name(JsonRef collate) {
   return name;
 }
 
-// The collation facts of an expression: min/max and count(DISTINCT x) (whose x values the merge
+// The collation facts of an expression: min/max and count/sum/avg(DISTINCT x) (whose x values the merge
 // compares) take their argument's collation, a COLLATE on
 // the whole expression decides, anything else derives from what it reads.
 CollationSource collation_source(JsonRef node) {
   CollationSource source;
   while (node.node_type() == "FuncCall" && !node.body()["over"] && node.body()["args"].size() == 1) {
     const AggregateCall call = aggregate_of(node.body());
-    if (call != AggregateCall::Min && call != AggregateCall::Max && !counts_distinct(node.body())) break;
+    if (call != AggregateCall::Min && call != AggregateCall::Max && !aggregates_distinct(node.body())) break;
     node = *node.body()["args"].begin();
   }
   if (node.node_type() == "CollateClause") {
@@ -246,6 +250,20 @@ CollationSource collation_source(JsonRef node) {
   });
   return source;
 }
+
+// An array_agg / string_agg call whose text is [begin, end) (its FILTER from `close` on) as the
+// merge orders it, with its sort keys' collations; nullopt when it cannot be.
+std::optional<OrderedAggregate> ordered_call(std::string_view sql, JsonRef body, size_t close, size_t end) {
+  auto ordered = ordered_aggregate(sql, body, sql.substr(close, end - close));
+  if (!ordered) return ordered;
+  for (JsonRef sort : body["agg_order"])
+    ordered->key_collations.push_back(collation_source(sort.body()["node"]));
+  if (ordered->distinct && !body["agg_order"])  // ordered by the value
+    ordered->key_collations.push_back(collation_source(*body["args"].begin()));
+  return ordered;
+}
+
+bool ordered_name(const std::string& name) { return name == "string_agg" || name == "array_agg"; }
 
 }  // namespace
 
@@ -277,18 +295,10 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
       size_t end = close;
       // avg's (a variance's, an ordered aggregate's) FILTER goes with the call: each of the shards'
       // columns for it gets it.
-      const bool ordered = item.aggregate == AggregateCall::Unmergeable &&
-                           (item.name == "string_agg" || item.name == "array_agg");
+      const bool ordered = item.aggregate == AggregateCall::Unmergeable && ordered_name(item.name);
       if (end > 0 && (partial_width(item.aggregate) > 1 || ordered) && body["agg_filter"])
         end = filter_end(sql_, end);
-      if (ordered && end > 0) {
-        item.ordered = ordered_aggregate(sql_, body, sql_.substr(close, end - close));
-        for (JsonRef sort : body["agg_order"]) {
-          if (item.ordered) item.ordered->key_collations.push_back(collation_source(sort.body()["node"]));
-        }
-        if (item.ordered && item.ordered->distinct && !body["agg_order"])  // ordered by the value
-          item.ordered->key_collations.push_back(collation_source(*body["args"].begin()));
-      }
+      if (ordered && end > 0) item.ordered = ordered_call(sql_, body, close, end);
       item.call_begin.location = static_cast<int>(begin);
       if (end > 0) {
         item.call_end.location = static_cast<int>(end);
@@ -312,9 +322,13 @@ OutputItem FactsBuilder::output_item(JsonRef target) {
 int FactsBuilder::having_aggregate(JsonRef node) {
   SelectShape& shape = out_.select;
   JsonRef body = node.body();
-  if (node.node_type() != "FuncCall" || body["over"] || body["agg_filter"]) return -1;
+  if (node.node_type() != "FuncCall" || body["over"]) return -1;
   const AggregateCall call = aggregate_of(body);
-  if (call == AggregateCall::None || (call == AggregateCall::Unmergeable && !counts_distinct(body)))
+  std::string name;
+  for (JsonRef part : body["funcname"]) name = part.body()["sval"].string();
+  const bool ordered = call == AggregateCall::Unmergeable && ordered_name(name);
+  if (call == AggregateCall::None ||
+      (call == AggregateCall::Unmergeable && !aggregates_distinct(body) && !ordered))
     return -1;
   const std::string call_shape = shape_text(node);
   for (size_t i = 0; i < shape.having_aggregates.size(); ++i) {
@@ -322,7 +336,9 @@ int FactsBuilder::having_aggregate(JsonRef node) {
       return static_cast<int>(shape.outputs.size() + i);
   }
   const auto begin = static_cast<size_t>(body["location"].integer(-1));
-  const size_t end = begin < sql_.size() ? call_end(sql_, begin) : 0;
+  const size_t close = begin < sql_.size() ? call_end(sql_, begin) : 0;
+  // The call's FILTER goes with it into each of the shards' columns.
+  const size_t end = close > 0 && body["agg_filter"] ? filter_end(sql_, close) : close;
   if (end == 0 || call_shape.empty()) return -1;
   for (JsonRef arg : body["args"]) {
     if (holds_aggregate(arg)) return -1;
@@ -330,7 +346,11 @@ int FactsBuilder::having_aggregate(JsonRef node) {
   OutputItem item;
   item.aggregate = call;
   item.shape = call_shape;
-  for (JsonRef part : body["funcname"]) item.name = part.body()["sval"].string();
+  item.name = name;
+  if (ordered) {
+    item.ordered = ordered_call(sql_, body, close, end);
+    if (!item.ordered) return -1;
+  }
   item.call_begin.location = static_cast<int>(begin);
   item.call_end.location = static_cast<int>(end);
   item.call_text = std::string(sql_.substr(begin, end - begin));

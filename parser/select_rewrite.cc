@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <initializer_list>
+#include <string_view>
 
 #include "parser/analyze.h"
 
@@ -256,19 +258,25 @@ size_t item_begin(std::string_view text, size_t at) {
   return begin;
 }
 
-// count(DISTINCT x) -> array_agg(DISTINCT x) for each output item in `items`.
+// count(DISTINCT x), sum(DISTINCT x), avg(DISTINCT x) -> array_agg(DISTINCT x) for each output
+// item in `items`.
 Status distinct_arrays(const SelectShape& shape, const std::vector<int>& items, size_t base,
                        const std::string& text, std::vector<Edit>& edits) {
   for (int index : items) {
     if (index < 0 || static_cast<size_t>(index) >= shape.outputs.size())
-      return cannot("the count(DISTINCT) call could not be located");
+      return cannot("the aggregate (DISTINCT) call could not be located");
     const Value& at = shape.outputs[static_cast<size_t>(index)].call_begin;
     if (at.location < 0 || static_cast<size_t>(at.location) < base)
-      return cannot("the count(DISTINCT) call could not be located");
+      return cannot("the aggregate (DISTINCT) call could not be located");
     const size_t begin = static_cast<size_t>(at.location) - base;
-    if (begin + 5 > text.size() || lower(text.substr(begin, 5)) != "count")
-      return cannot("the count(DISTINCT) call could not be located");
-    edits.push_back(Edit{begin, begin + 5, "array_agg"});
+    size_t length = 0;
+    for (const char* name : {"count", "sum", "avg"}) {
+      const std::string_view word(name);
+      if (begin + word.size() <= text.size() && lower(text.substr(begin, word.size())) == word)
+        length = word.size();
+    }
+    if (length == 0) return cannot("the aggregate (DISTINCT) call could not be located");
+    edits.push_back(Edit{begin, begin + length, "array_agg"});
   }
   return Status::ok();
 }

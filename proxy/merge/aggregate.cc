@@ -36,6 +36,21 @@ int64_t n_partial(const std::optional<std::string>& count) {
 
 Status overflow() { return Status::client("22003", "value out of range: overflow"); }
 
+// sum/avg(DISTINCT x): the type whose shard partial a value of x is read as (sum of int4 is
+// int8, of int8 numeric; avg adds integers exactly); 0 when neither is defined for x's type.
+uint32_t distinct_partial_type(Combine combine, uint32_t element) {
+  const bool sum = combine == Combine::SumDistinct;
+  switch (element) {
+    case oid::kInt2:
+    case oid::kInt4: return oid::kInt8;
+    case oid::kInt8: return sum ? oid::kNumeric : oid::kInt8;
+    case oid::kNumeric: return oid::kNumeric;
+    case oid::kFloat4: return sum ? oid::kFloat4 : oid::kFloat8;
+    case oid::kFloat8: return oid::kFloat8;
+    default: return 0;
+  }
+}
+
 }  // namespace
 
 // sum: float8pl/float4pl from the first partial on (so a sum of -0 stays -0), 22003 when finite
@@ -92,6 +107,17 @@ Result<uint32_t> combined_type(Combine combine, uint32_t shard_type) {
       return oid::kInt8;
     case Combine::BoolAnd:
     case Combine::BoolOr: return oid::kBool;
+    case Combine::SumDistinct:
+    case Combine::AvgDistinct: {
+      const uint32_t element = array_element_type(shard_type);
+      const uint32_t partial = distinct_partial_type(combine, element);
+      if (partial == 0)
+        return Status::client("0A000", std::string(combine == Combine::SumDistinct ? "sum" : "avg") +
+                                           "(DISTINCT) of " +
+                                           (element == 0 ? "this type" : type_name(element)) +
+                                           " values cannot be combined across shards; add a shard key value");
+      return combined_type(combine == Combine::SumDistinct ? Combine::Sum : Combine::Avg, partial);
+    }
     case Combine::ArrayAgg:
       // The shards' array_agg is the client's: its elements must be a type with a binary form.
       if (array_element_type(shard_type) == 0)
@@ -174,6 +200,8 @@ Status Accumulator::add(const std::optional<std::string>& value, const std::opti
       break;
     }
     case Combine::CountDistinct:
+    case Combine::SumDistinct:
+    case Combine::AvgDistinct:
       if (Status s = distinct_.add_array(array_element_type(type_), text, dates_, budget_); !s) return s;
       break;
     case Combine::BoolAnd:
@@ -194,6 +222,8 @@ std::optional<std::string> Accumulator::result() const {
     case Combine::CountDistinct: return std::to_string(static_cast<long long>(distinct_.size()));
     case Combine::Key:
     case Combine::Expression: return std::nullopt;
+    case Combine::SumDistinct:
+    case Combine::AvgDistinct: return finished_;
     case Combine::ArrayAgg: return ordered_.array_text();
     case Combine::StringAgg: return ordered_.joined(separator_);
     case Combine::Min:
@@ -216,6 +246,54 @@ std::optional<std::string> Accumulator::result() const {
       return decimal_.divide_for_avg(count_).text();
     default: return variance_result();
   }
+}
+
+// The distinct values in order, through sum's or avg's own accumulator as one partial each
+// (float4pl / float8pl from the first value on, exact integer and numeric sums, numeric_div for
+// avg); avg of real and float8 as float8_accum adds its inputs.
+Status Accumulator::finish() {
+  if (combine_ != Combine::SumDistinct && combine_ != Combine::AvgDistinct) return Status::ok();
+  const uint32_t element = array_element_type(type_);
+  auto values = distinct_.sorted_values(element, dates_);
+  if (!values) return values.status();
+  const uint32_t partial = distinct_partial_type(combine_, element);
+  if (combine_ == Combine::AvgDistinct && partial == oid::kFloat8) {
+    for (const std::string& text : *values) {
+      const double value = element == oid::kFloat4 ? static_cast<double>(std::strtof(text.c_str(), nullptr))
+                                                   : std::strtod(text.c_str(), nullptr);
+      if (Status s = accumulate_real(value); !s) return s;
+    }
+    if (count_ > 0) finished_ = format_float8(real_ / static_cast<double>(count_));
+    return Status::ok();
+  }
+  Accumulator total(combine_ == Combine::SumDistinct ? Combine::Sum : Combine::Avg, partial, dates_);
+  const std::optional<std::string> one("1");
+  for (const std::string& text : *values) {
+    if (Status s = total.add(text, one); !s) return s;
+  }
+  finished_ = total.result();
+  return Status::ok();
+}
+
+// float8_accum's N, Sx and Sxx: 22003 when Sx or Sxx overflows from finite values.
+Status Accumulator::accumulate_real(double value) {
+  const double n = static_cast<double>(count_) + 1.0;
+  const double sx = real_ + value;
+  double sxx = sxx_;
+  if (count_ > 0) {
+    const double tmp = value * n - sx;
+    sxx += tmp * tmp / (n * static_cast<double>(count_));
+    if (std::isinf(sx) || std::isinf(sxx)) {
+      if (!std::isinf(real_) && !std::isinf(value)) return overflow();
+      sxx = std::nan("");
+    }
+  } else if (std::isnan(value) || std::isinf(value)) {
+    sxx = std::nan("");
+  }
+  ++count_;
+  real_ = sx;
+  sxx_ = sxx;
+  return Status::ok();
 }
 
 Status Accumulator::add_variance(const std::optional<std::string>& sum,

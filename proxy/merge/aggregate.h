@@ -24,7 +24,9 @@ class Accumulator {
  public:
   // `dates`: how the session prints dates and times (decode_text).
   Accumulator(Combine combine, uint32_t shard_type, DateReading dates = {})
-      : combine_(combine), type_(shard_type), dates_(dates) {}
+      : combine_(combine), type_(shard_type), dates_(dates) {
+    if (combine == Combine::SumDistinct || combine == Combine::AvgDistinct) distinct_.keep_values();
+  }
 
   // One shard's partial value; `count` is the Avg count column (ignored otherwise).
   Status add(const std::optional<std::string>& value, const std::optional<std::string>& count);
@@ -32,6 +34,10 @@ class Accumulator {
   // count(x), sum(x::numeric * x::numeric), var_pop(x).
   Status add_variance(const std::optional<std::string>& sum, const std::optional<std::string>& count,
                       const std::optional<std::string>& squares, const std::optional<std::string>& var_pop);
+  // SumDistinct / AvgDistinct: adds the distinct values in the type's order with sum's and avg's
+  // rules (PostgreSQL's errors: 22003 for a float overflow); the others have nothing to finish.
+  // Called once, after the last add() and before result().
+  Status finish();
   std::optional<std::string> result() const;  // text format, the client's type
   // ArrayAgg / StringAgg: one shard's arrays (the values', then each sort key's; OrderedList).
   Status add_ordered(std::span<const std::optional<std::string>> arrays) {
@@ -49,6 +55,7 @@ class Accumulator {
 
  private:
   Status add_real(double partial, int64_t n, double shard_sxx);  // float4/float8 sum, avg, variances
+  Status accumulate_real(double value);  // AvgDistinct of real and float8: float8_accum
   std::optional<std::string> variance_result() const;
 
   Combine combine_;
@@ -63,10 +70,11 @@ class Accumulator {
   int64_t count_ = 0;
   std::string text_;  // Min/Max: the best value so far, and its decoded form
   std::optional<Value> best_;
-  bool flag_ = false;      // BoolAnd/BoolOr
-  DistinctSet distinct_;   // CountDistinct
-  OrderedList ordered_;    // ArrayAgg, StringAgg
-  std::string separator_;  // StringAgg
+  bool flag_ = false;                    // BoolAnd/BoolOr
+  DistinctSet distinct_;                 // CountDistinct, SumDistinct, AvgDistinct
+  std::optional<std::string> finished_;  // SumDistinct, AvgDistinct: finish()'s value
+  OrderedList ordered_;                  // ArrayAgg, StringAgg
+  std::string separator_;                // StringAgg
   DistinctBudget* budget_ = nullptr;
 };
 

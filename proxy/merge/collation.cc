@@ -27,14 +27,25 @@ void mark_elements(std::vector<TextCompare>& compared, const std::vector<uint32_
   at = std::max(at, how);
 }
 
+// An aggregate merge's output compared whole (HAVING, ORDER BY): its shard column, or for
+// string_agg the text elements of the shards' array it is joined from.
+void mark_output(std::vector<TextCompare>& compared, const std::vector<uint32_t>& types,
+                 const MergePlan& plan, int output, TextCompare how) {
+  if (output < 0 || static_cast<size_t>(output) >= plan.outputs.size()) return;
+  const OutputColumn& out = plan.outputs[static_cast<size_t>(output)];
+  if (out.combine == Combine::StringAgg) {
+    mark_elements(compared, types, out.source, how);
+    return;
+  }
+  mark(compared, types, out.source, how);
+}
+
 void mark_having(std::vector<TextCompare>& compared, const std::vector<uint32_t>& types,
                  const MergePlan& plan, const HavingTerm& term) {
   for (const HavingTerm& child : term.children) mark_having(compared, types, plan, child);
   if (term.kind != HavingTerm::Kind::Compare) return;
-  const auto output = static_cast<size_t>(term.column);
-  if (output >= plan.outputs.size()) return;
   const bool equality = term.op == HavingTerm::Op::Eq || term.op == HavingTerm::Op::Ne;
-  mark(compared, types, plan.outputs[output].source, equality ? TextCompare::Equal : TextCompare::Order);
+  mark_output(compared, types, plan, term.column, equality ? TextCompare::Equal : TextCompare::Order);
 }
 
 // A number and the `delimiter` after it; false when there is none.
@@ -151,8 +162,13 @@ std::vector<TextCompare> compared_text_columns(const MergePlan& plan,
       mark(compared, shard_types, shard_column(static_cast<int>(i)), TextCompare::Equal);
   }
   if (plan.having) mark_having(compared, shard_types, plan, *plan.having);
-  for (const SortKey& key : plan.order_by)
-    mark(compared, shard_types, shard_column(key.column), TextCompare::Order);
+  for (const SortKey& key : plan.order_by) {
+    if (aggregate) {
+      mark_output(compared, shard_types, plan, key.column, TextCompare::Order);
+    } else {
+      mark(compared, shard_types, shard_column(key.column), TextCompare::Order);
+    }
+  }
   return compared;
 }
 

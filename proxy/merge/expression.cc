@@ -1,5 +1,6 @@
 #include "merge/expression.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -149,6 +150,10 @@ Result<Number> integer_operation(Kind kind, Int128 a, Int128 b, uint32_t type) {
     case Kind::Add: out.integer = a + b; break;
     case Kind::Subtract: out.integer = a - b; break;
     case Kind::Multiply: out.integer = a * b; break;
+    case Kind::Modulo:
+      if (b == 0) return division_by_zero();
+      out.integer = b == -1 ? 0 : a % b;  // int4mod: the dividend's sign; -1 never overflows
+      break;
     default:
       if (b == 0) return division_by_zero();
       out.integer = a / b;  // truncated toward zero, as C's and PostgreSQL's
@@ -164,6 +169,7 @@ Result<Number> real_operation(Kind kind, double a, double b) {
   out.null = false;
   const Status overflow = Status::client("22003", "value out of range: overflow");
   const Status underflow = Status::client("22003", "value out of range: underflow");
+  if (kind == Kind::Modulo) return unsupported("takes % of double precision values");
   if (kind == Kind::Divide) {
     if (b == 0.0 && !std::isnan(a)) return division_by_zero();
     out.real = a / b;
@@ -175,6 +181,26 @@ Result<Number> real_operation(Kind kind, double a, double b) {
   if (std::isinf(out.real) && !std::isinf(a) && !std::isinf(b)) return overflow;
   if (kind == Kind::Multiply && out.real == 0.0 && a != 0.0 && b != 0.0) return underflow;
   return out;
+}
+
+Decimal absolute(const Decimal& value) {
+  return value.sign() < 0 ? Decimal::from_int(0).subtract(value).with_scale(value.scale()) : value;
+}
+
+// mod_var: x - trunc(x / y) * y, at the larger of both scales, the sign of x. Finite, y non-zero.
+// The quotient's integer part from the rounded division, corrected by one either way.
+Decimal numeric_modulo(const Decimal& x, const Decimal& y) {
+  const Decimal a = absolute(x);
+  const Decimal b = absolute(y);
+  const Decimal one = Decimal::from_int(1);
+  const Decimal quotient = a.divide(b);
+  Decimal whole = quotient.round(0);
+  if (whole.compare(quotient) > 0) whole = whole.subtract(one);
+  Decimal rest = a.subtract(whole.multiply(b));
+  if (rest.sign() < 0) rest = rest.add(b);
+  if (rest.compare(b) >= 0) rest = rest.subtract(b);
+  rest = rest.with_scale(std::max(x.scale(), y.scale()));
+  return x.sign() < 0 && rest.sign() != 0 ? Decimal::from_int(0).subtract(rest) : rest;
 }
 
 Result<Number> decimal_operation(Kind kind, const Decimal& a, const Decimal& b) {
@@ -190,6 +216,11 @@ Result<Number> decimal_operation(Kind kind, const Decimal& a, const Decimal& b) 
     return out;
   }
   if (a.is_special() || b.is_special()) return unsupported("has infinity in a numeric operation");
+  if (kind == Kind::Modulo) {
+    if (b.sign() == 0) return division_by_zero();
+    out.decimal = numeric_modulo(a, b);
+    return out;
+  }
   if (kind == Kind::Subtract) out.decimal = a.subtract(b);
   if (kind == Kind::Multiply) out.decimal = a.multiply(b);
   if (kind == Kind::Divide) {
@@ -197,6 +228,16 @@ Result<Number> decimal_operation(Kind kind, const Decimal& a, const Decimal& b) 
     out.decimal = a.divide(b);
   }
   return out;
+}
+
+// Two non-NULL values of one type in PostgreSQL's order (float8: NaN greatest, -0 = 0).
+int compare_numbers(const Number& a, const Number& b) {
+  if (is_integer(a.type)) return a.integer < b.integer ? -1 : a.integer > b.integer ? 1 : 0;
+  if (a.type == oid::kFloat8) {
+    if (std::isnan(a.real) || std::isnan(b.real)) return std::isnan(a.real) - std::isnan(b.real);
+    return a.real < b.real ? -1 : a.real > b.real ? 1 : 0;
+  }
+  return a.decimal.compare(b.decimal);
 }
 
 class Evaluator {
@@ -218,6 +259,10 @@ class Evaluator {
   // An operator's operand types: an unknown one takes the other's.
   Result<std::pair<uint32_t, uint32_t>> operands(const Expression& a, const Expression& b) const;
   Result<Number> round(const Expression& e) const;
+  // abs, ceil, floor of one value of the node's type `type`.
+  Result<Number> unary_function(const Expression& e, uint32_t type) const;
+  // greatest / least: the first of the largest (smallest) non-NULL arguments in `type`.
+  Result<Number> extreme(const Expression& e, uint32_t type) const;
   Result<Number> parameter(const Expression& e, uint32_t type) const;
   Result<Number> nullif(const Expression& e, uint32_t type) const;
 
@@ -252,16 +297,21 @@ Result<uint32_t> Evaluator::type(const Expression& e, uint32_t hint) const {
         return parameters_[index].type;
       return hint;
     }
-    case Kind::Negate: return number_type(e.args.at(0), hint);
+    case Kind::Negate:
+    case Kind::Abs: return number_type(e.args.at(0), hint);
     case Kind::Cast: return e.type;
-    case Kind::Round: {
+    case Kind::Round:
+    case Kind::Ceil:
+    case Kind::Floor: {  // numeric, or float8 for the others (its category's preferred type)
       if (e.args.size() == 2) return static_cast<uint32_t>(oid::kNumeric);
       auto arg = number_type(e.args.at(0), 0);
       if (!arg) return arg.status();
       if (*arg == 0) return unsupported("rounds a value of unknown type");
       return *arg == oid::kNumeric ? oid::kNumeric : oid::kFloat8;
     }
-    case Kind::Coalesce: {
+    case Kind::Coalesce:
+    case Kind::Greatest:
+    case Kind::Least: {
       uint32_t common = 0;
       for (const Expression& arg : e.args) {
         auto t = number_type(arg, 0);
@@ -313,6 +363,55 @@ Result<Number> Evaluator::round(const Expression& e) const {
   return out;
 }
 
+Result<Number> Evaluator::unary_function(const Expression& e, uint32_t type) const {
+  auto arg = value(e.args.at(0), e.kind == Kind::Abs ? type : 0);
+  if (!arg) return arg.status();
+  auto x = convert(*arg, type);
+  if (!x || x->null) return x;
+  if (is_integer(type)) {  // abs only: int4abs's range error for the smallest value
+    x->integer = x->integer < 0 ? -x->integer : x->integer;
+    if (!fits(x->integer, type)) return out_of_range(type);
+    return x;
+  }
+  if (type == oid::kFloat8) {
+    x->real = e.kind == Kind::Abs    ? std::fabs(x->real)
+              : e.kind == Kind::Ceil ? std::ceil(x->real)
+                                     : std::floor(x->real);
+    return x;
+  }
+  Decimal& d = x->decimal;
+  if (d.is_nan()) return x;
+  if (d.is_special()) return unsupported("takes a function of an infinite numeric");
+  if (e.kind == Kind::Abs) {
+    d = absolute(d);
+    return x;
+  }
+  Decimal whole = d.round(0);  // ceil_var / floor_var: the integer at or above (below) it
+  if (e.kind == Kind::Ceil && whole.compare(d) < 0) whole = whole.add(Decimal::from_int(1));
+  if (e.kind == Kind::Floor && whole.compare(d) > 0) whole = whole.subtract(Decimal::from_int(1));
+  d = whole;
+  return x;
+}
+
+Result<Number> Evaluator::extreme(const Expression& e, uint32_t type) const {
+  Number best;
+  best.type = type;
+  for (const Expression& arg : e.args) {  // every argument is evaluated, as ExecEvalMinMax does
+    auto v = value(arg, type);
+    if (!v) return v.status();
+    auto x = convert(*v, type);
+    if (!x) return x.status();
+    if (x->null) continue;
+    if (best.null) {
+      best = *x;
+      continue;
+    }
+    const int c = compare_numbers(*x, best);
+    if (e.kind == Kind::Greatest ? c > 0 : c < 0) best = *x;
+  }
+  return best;
+}
+
 Result<Number> Evaluator::parameter(const Expression& e, uint32_t type) const {
   const auto index = static_cast<size_t>(e.param - 1);
   if (e.param <= 0 || index >= parameters_.size())
@@ -339,11 +438,7 @@ Result<Number> Evaluator::nullif(const Expression& e, uint32_t type) const {
   auto y = convert(*b, common);
   if (!x) return x.status();
   if (!y) return y.status();
-  const bool equal = is_integer(common) ? x->integer == y->integer
-                     : common == oid::kFloat8
-                         ? x->real == y->real || (std::isnan(x->real) && std::isnan(y->real))
-                         : x->decimal.compare(y->decimal) == 0;
-  if (!equal) return a;
+  if (compare_numbers(*x, *y) != 0) return a;
   return Number{type};
 }
 
@@ -377,6 +472,11 @@ Result<Number> Evaluator::value(const Expression& e, uint32_t hint) const {
       return convert(*arg, *t);
     }
     case Kind::Round: return round(e);
+    case Kind::Abs:
+    case Kind::Ceil:
+    case Kind::Floor: return unary_function(e, *t);
+    case Kind::Greatest:
+    case Kind::Least: return extreme(e, *t);
     case Kind::Coalesce:
       for (const Expression& arg : e.args) {  // later arguments are not evaluated
         auto v = value(arg, *t);

@@ -5,8 +5,9 @@
 // division and range errors (22003 "integer out of range"), numeric's exact sums and products and
 // select_div_scale division, float8's overflow and underflow checks, division by zero (22012),
 // NULL in, NULL out; casts as int4(numeric) etc. round (half away from zero for numeric, to even
-// for float8), coalesce (the common type, later arguments not evaluated) and nullif. Pure, never
-// throws.
+// for float8), % (int4mod, mod_var; 22012 for zero), abs, ceil, floor, greatest / least (the
+// common type, every argument evaluated), coalesce (the common type, later arguments not
+// evaluated) and nullif. Pure, never throws.
 #pragma once
 
 #include <cstdint>

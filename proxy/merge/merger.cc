@@ -303,6 +303,7 @@ Status Merger::finalize_groups() {
 Result<std::optional<Row>> Merger::group_row(Group& group) const {
   Row row;
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    if (Status s = group.accumulators[i].finish(); !s) return s;
     row.push_back(plan_.outputs[i].combine == Combine::Key ? std::move(group.keys[i])
                                                            : group.accumulators[i].result());
   }

@@ -17,6 +17,8 @@ const char* combine_name(Combine combine) {
     case Combine::StddevSamp: return "stddev_samp";
     case Combine::StddevPop: return "stddev_pop";
     case Combine::CountDistinct: return "count_distinct";
+    case Combine::SumDistinct: return "sum_distinct";
+    case Combine::AvgDistinct: return "avg_distinct";
     case Combine::ArrayAgg: return "array_agg";
     case Combine::StringAgg: return "string_agg";
     case Combine::Expression: return "expression";
@@ -37,6 +39,12 @@ int partial_columns(Combine combine) {
 
 int shard_columns(const OutputColumn& out) {
   return partial_columns(out.combine) + static_cast<int>(out.within.size());
+}
+
+bool merge_describes(const OutputColumn& out) {
+  return shard_columns(out) > 1 || out.combine == Combine::CountDistinct ||
+         out.combine == Combine::SumDistinct || out.combine == Combine::AvgDistinct ||
+         out.combine == Combine::StringAgg;
 }
 
 const char* MergePlan::kind_name() const {

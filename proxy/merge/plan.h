@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/expression_kind.h"
+
 namespace sw::merge {
 
 enum class MergeKind : uint8_t {
@@ -35,6 +37,10 @@ enum class Combine : uint8_t {
   // count(DISTINCT x) of a non-key x: the shards run array_agg(DISTINCT x) (FILTER kept); the
   // proxy keeps the set of distinct non-NULL elements per group (distinct_set.h) and counts it.
   CountDistinct,
+  // sum(DISTINCT x) / avg(DISTINCT x) of a non-key x: as CountDistinct, the set's values then
+  // added in the type's order with sum's and avg's own rules (Accumulator::finish).
+  SumDistinct,
+  AvgDistinct,
   // array_agg / string_agg, ORDER BY, DISTINCT and FILTER inside allowed: the shards run
   // array_agg of the value and of each of the call's sort keys in its order; the proxy merges
   // every shard's values by those keys (ordered_list.h).
@@ -49,20 +55,7 @@ enum class Combine : uint8_t {
 // The expression of an Expression output: + - * / and unary minus, casts, round, coalesce,
 // nullif over output columns, number constants and parameters.
 struct Expression {
-  enum class Kind : uint8_t {
-    Output,
-    Constant,
-    Param,
-    Add,
-    Subtract,
-    Multiply,
-    Divide,
-    Negate,
-    Cast,
-    Round,
-    Coalesce,
-    Nullif
-  };
+  using Kind = ExpressionKind;  // shared with the parser's AggregateExpression
   Kind kind = Kind::Constant;
   int output = 0;                       // Output: the output column
   std::optional<std::string> constant;  // Constant: the number's text; nullopt for NULL
@@ -96,6 +89,9 @@ struct OutputColumn {
 
 // How many shard columns one client column reads: partial_columns() and its sort keys' arrays.
 int shard_columns(const OutputColumn& out);
+// Whether the client's column is not one shard column as the shards describe it (its type and
+// name come from the merge: avg, the variances, count/sum/avg(DISTINCT), string_agg ...).
+bool merge_describes(const OutputColumn& out);
 
 // A read whose key list spans shards runs only on the shards of its keys, each with the list cut
 // to its own keys.

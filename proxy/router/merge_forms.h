@@ -14,11 +14,12 @@ std::string instead_of_aggregate(const parser::OutputItem& item);
 // Whether an aggregate call is count(DISTINCT <key>) (the key unquoted): every key value lives on
 // one shard, so the shards' distinct counts add up.
 bool counts_distinct_keys(const parser::OutputItem& item, const std::string& key);
-// Whether an aggregate call is count(DISTINCT x) (FILTER, ORDER BY allowed) of anything but the
-// key `key` ("" when no key shortcut applies): each shard answers array_agg(DISTINCT x), whose
-// elements the merge unions (Combine::CountDistinct).
-bool counts_distinct_values(const parser::OutputItem& item, const std::string& key);
-// "count(DISTINCT x) ..." as "array_agg(DISTINCT x) ...".
+// Whether an aggregate call is count(DISTINCT x), sum(DISTINCT x) or avg(DISTINCT x) (FILTER
+// allowed) of anything but count's key `key` ("" when no key shortcut applies): each shard
+// answers array_agg(DISTINCT x), whose elements the merge unions. Its combine
+// (CountDistinct, SumDistinct, AvgDistinct), or nullopt.
+std::optional<merge::Combine> distinct_values(const parser::OutputItem& item, const std::string& key);
+// "count(DISTINCT x) ..." (or sum, avg) as "array_agg(DISTINCT x) ...".
 std::string distinct_as_array(const std::string& call);
 // An expression over aggregates as the merge computes it (its output columns' numbers are the
 // plan's); nullopt when a leaf reads another expression or a cast's type is not a number type.

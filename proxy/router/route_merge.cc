@@ -98,8 +98,14 @@ void add_column_sources(const parser::SelectShape& shape, bool aggregate, bool t
   bool star = false;
   for (const parser::OutputItem& item :
        aggregate ? shape.having_aggregates : std::vector<parser::OutputItem>{}) {
-    for (int i = 0; i < parser::partial_width(item.aggregate); ++i)
-      plan.column_sources.push_back(text_source(item.collation, tables_only));
+    plan.column_sources.push_back(text_source(item.collation, tables_only));
+    if (item.ordered) {  // the sort keys' arrays
+      for (const parser::CollationSource& key : item.ordered->key_collations)
+        plan.column_sources.push_back(text_source(key, tables_only));
+      continue;
+    }
+    for (int i = 1; i < parser::partial_width(item.aggregate); ++i)
+      plan.column_sources.push_back(plan.column_sources.back());
   }
   for (const parser::OutputItem& item : shape.outputs) {
     star = star || item.star;
@@ -170,11 +176,12 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
       continue;
     }
     std::vector<std::string> columns = parser::partial_calls(item.aggregate, item.call_text);
-    if (counts_distinct_values(item, distinct_key)) columns = {distinct_as_array(item.call_text)};
+    if (distinct_values(item, distinct_key)) columns = {distinct_as_array(item.call_text)};
+    if (item.ordered) columns = item.ordered->columns;
     if (columns.empty())
       return "uses HAVING on an " + item.name + "() call shardwire cannot locate; select it";
     for (std::string& column : columns) rewrite.leading_columns.push_back(std::move(column));
-    source += parser::partial_width(item.aggregate);
+    source += parser::output_width(item);
   }
   for (const parser::OutputItem& item : shape.outputs) {
     if (item.star) return "aggregates with * in the select list; list the grouped columns";
@@ -186,17 +193,18 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
     }
     if (item.contains_aggregate)
       return "computes \"" + item.name +
-             "\" from aggregates in a way the merge does not (it computes + - * /, casts to number "
-             "types, round, coalesce and nullif of aggregates, group keys, numbers and parameters); "
+             "\" from aggregates in a way the merge does not (it computes + - * / %, casts to number "
+             "types, round, abs, ceil, floor, greatest, least, coalesce and nullif of aggregates, group "
+             "keys, numbers and parameters); "
              "select the aggregates themselves";
     if (item.aggregate == AggregateCall::Unmergeable && !distinct_key.empty() &&
         counts_distinct_keys(item, distinct_key)) {
       plan.outputs.push_back(merge::OutputColumn{merge::Combine::Count, source++, item.name});
       continue;
     }
-    if (counts_distinct_values(item, distinct_key)) {
+    if (auto combine = distinct_values(item, distinct_key)) {
       rewrite.distinct_arrays.push_back(static_cast<int>(&item - shape.outputs.data()));
-      plan.outputs.push_back(merge::OutputColumn{merge::Combine::CountDistinct, source++, item.name});
+      plan.outputs.push_back(merge::OutputColumn{*combine, source++, item.name});
       continue;
     }
     if (item.ordered) {
@@ -208,7 +216,8 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
     if (item.aggregate == AggregateCall::Unmergeable)
       return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
              ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-             "avg, bool_and, bool_or, stddev, variance, count(DISTINCT), and array_agg and string_agg "
+             "avg, bool_and, bool_or, stddev, variance, count/sum/avg(DISTINCT), and array_agg and "
+             "string_agg "
              "with a literal separator can, also with FILTER); " +
              instead_of_aggregate(item) + " instead, or";
     plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
@@ -217,12 +226,17 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
   }
   int hidden = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
-    const merge::Combine combine = counts_distinct_values(item, distinct_key) ? merge::Combine::CountDistinct
-                                   : counts_distinct_keys(item, distinct_key) ? merge::Combine::Count
-                                                                              : combine_of(item.aggregate);
-    plan.outputs.push_back(
-        merge::OutputColumn{item.expression ? merge::Combine::Expression : combine, hidden, item.name});
-    hidden += parser::partial_width(item.aggregate);
+    const merge::Combine combine =
+        distinct_values(item, distinct_key)
+            .value_or(counts_distinct_keys(item, distinct_key) ? merge::Combine::Count
+                                                               : combine_of(item.aggregate));
+    if (item.ordered) {
+      plan.outputs.push_back(ordered_output(*item.ordered, hidden, item.name));
+    } else {
+      plan.outputs.push_back(
+          merge::OutputColumn{item.expression ? merge::Combine::Expression : combine, hidden, item.name});
+    }
+    hidden += parser::output_width(item);
   }
   plan.hidden_outputs = static_cast<int>(shape.having_aggregates.size());
   const size_t selected = shape.outputs.size();

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <initializer_list>
+#include <string_view>
+#include <utility>
 
 #include "merge/value.h"
 
@@ -36,20 +38,36 @@ bool counts_distinct_keys(const parser::OutputItem& item, const std::string& key
   return text == "count(distinct" + key + ")";
 }
 
-bool counts_distinct_values(const parser::OutputItem& item, const std::string& key) {
-  if (item.aggregate != parser::AggregateCall::Unmergeable || item.contains_aggregate) return false;
-  if (!key.empty() && counts_distinct_keys(item, key)) return false;
-  std::string text;
-  for (char c : item.call_text) {
-    if (!std::isspace(static_cast<unsigned char>(c)))
-      text += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+std::optional<merge::Combine> distinct_values(const parser::OutputItem& item, const std::string& key) {
+  if (item.aggregate != parser::AggregateCall::Unmergeable || item.contains_aggregate) return std::nullopt;
+  if (!key.empty() && counts_distinct_keys(item, key)) return std::nullopt;
+  std::string text;  // lower case
+  for (char c : item.call_text) text += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto skip_space = [&](size_t at) {
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+    return at;
+  };
+  for (const auto& [name, combine] :
+       {std::pair{"count", merge::Combine::CountDistinct}, std::pair{"sum", merge::Combine::SumDistinct},
+        std::pair{"avg", merge::Combine::AvgDistinct}}) {
+    const std::string_view head(name);
+    if (text.compare(0, head.size(), head) != 0) continue;
+    size_t at = skip_space(head.size());
+    if (at >= text.size() || text[at] != '(') return std::nullopt;
+    at = skip_space(at + 1);
+    constexpr std::string_view kDistinct = "distinct";
+    if (text.compare(at, kDistinct.size(), kDistinct) != 0) return std::nullopt;
+    at += kDistinct.size();
+    // DISTINCT itself, not a name that starts with it.
+    if (at < text.size() &&
+        (std::isalnum(static_cast<unsigned char>(text[at])) != 0 || text[at] == '_' || text[at] == '$'))
+      return std::nullopt;
+    return combine;
   }
-  const std::string head = "count(distinct";
-  return text.compare(0, head.size(), head) == 0 && item.call_text.size() >= 5 &&
-         (item.call_text[0] == 'c' || item.call_text[0] == 'C');
+  return std::nullopt;
 }
 
-std::string distinct_as_array(const std::string& call) { return "array_agg" + call.substr(5); }
+std::string distinct_as_array(const std::string& call) { return "array_agg" + call.substr(call.find('(')); }
 
 // DISTINCT ON: its expressions must be output columns and the first ORDER BY keys (in any order),
 // so the merge meets each key's rows together, the first being the one PostgreSQL keeps. The
@@ -73,35 +91,21 @@ std::string distinct_on_keys(const parser::SelectShape& shape, merge::MergePlan&
 
 std::optional<merge::Expression> merge_expression(const parser::AggregateExpression& expression,
                                                   const merge::MergePlan& plan) {
-  using From = parser::AggregateExpression::Kind;
-  using To = merge::Expression::Kind;
+  using Kind = ExpressionKind;
   merge::Expression out;
+  out.kind = expression.kind;  // one enum (common/expression_kind.h); the leaves' fields differ
   switch (expression.kind) {
-    case From::Output:
+    case Kind::Output:
       if (expression.output < 0 || static_cast<size_t>(expression.output) >= plan.outputs.size() ||
           plan.outputs[static_cast<size_t>(expression.output)].combine == merge::Combine::Expression)
         return std::nullopt;
-      out.kind = To::Output;
       out.output = expression.output;
       return out;
-    case From::Constant:
-      out.kind = To::Constant;
+    case Kind::Constant:
       if (expression.constant.kind == parser::ValueKind::Number) out.constant = expression.constant.text;
       return out;
-    case From::Param:
-      out.kind = To::Param;
-      out.param = expression.constant.param;
-      return out;
-    case From::Add: out.kind = To::Add; break;
-    case From::Subtract: out.kind = To::Subtract; break;
-    case From::Multiply: out.kind = To::Multiply; break;
-    case From::Divide: out.kind = To::Divide; break;
-    case From::Negate: out.kind = To::Negate; break;
-    case From::Round: out.kind = To::Round; break;
-    case From::Coalesce: out.kind = To::Coalesce; break;
-    case From::Nullif: out.kind = To::Nullif; break;
-    case From::Cast: {
-      out.kind = To::Cast;
+    case Kind::Param: out.param = expression.constant.param; return out;
+    case Kind::Cast: {
       const std::string& type = expression.type;
       out.type = type == "int2"      ? merge::oid::kInt2
                  : type == "int4"    ? merge::oid::kInt4
@@ -112,16 +116,20 @@ std::optional<merge::Expression> merge_expression(const parser::AggregateExpress
       if (out.type == 0) return std::nullopt;
       break;
     }
+    default: break;  // operators and functions: their arguments below
   }
   for (const parser::AggregateExpression& arg : expression.args) {
     auto child = merge_expression(arg, plan);
     if (!child) return std::nullopt;
     out.args.push_back(std::move(*child));
   }
-  const size_t arity = out.kind == To::Negate || out.kind == To::Cast ? 1
-                       : out.kind == To::Round                        ? out.args.size()
-                       : out.kind == To::Coalesce                     ? std::max<size_t>(out.args.size(), 1)
-                                                                      : 2;
+  const bool one = out.kind == Kind::Negate || out.kind == Kind::Cast || out.kind == Kind::Abs ||
+                   out.kind == Kind::Ceil || out.kind == Kind::Floor;
+  const bool list = out.kind == Kind::Coalesce || out.kind == Kind::Greatest || out.kind == Kind::Least;
+  const size_t arity = one                       ? 1
+                       : out.kind == Kind::Round ? out.args.size()
+                       : list                    ? std::max<size_t>(out.args.size(), 1)
+                                                 : 2;
   if (out.args.size() != arity || out.args.empty()) return std::nullopt;
   return out;
 }

@@ -22,8 +22,7 @@ bool rebuilt_columns(const merge::MergePlan& plan) {
   if (plan.kind != merge::MergeKind::Aggregate) return false;
   bool rebuilt = plan.hidden_outputs > 0;
   for (const merge::OutputColumn& out : plan.outputs)
-    rebuilt = rebuilt || merge::shard_columns(out) > 1 || out.combine == merge::Combine::CountDistinct ||
-              out.combine == merge::Combine::StringAgg;
+    rebuilt = rebuilt || merge::merge_describes(out);
   return rebuilt;
 }
 

@@ -209,15 +209,15 @@ struct Refusal {
 };
 
 const std::vector<Refusal> kRefused = {
-    {"SELECT sum(DISTINCT i) FROM m", "0A000", "sum(DISTINCT i)"},
+    {"SELECT json_agg(DISTINCT i) FROM m", "0A000", "json_agg(DISTINCT i)"},
     {"SELECT string_agg(t, t) FROM m", "0A000", "with a literal separator"},
     {"SELECT json_agg(t) FROM m", "0A000", "cannot be combined"},
     {"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY i) FROM m", "0A000", "cannot be combined"},
-    {"SELECT count(*) % 2 FROM m", "0A000", "from aggregates"},
+    {"SELECT count(*) ^ 2 FROM m", "0A000", "from aggregates"},
     {"SELECT grp, count(*) FROM m GROUP BY grp ORDER BY grp + 1", "0A000", "not in the select list"},
     {"SELECT tenant_id, id FROM m ORDER BY (SELECT 1) + i, 1, 2", "0A000", "a subquery"},
     {"SELECT count(*) FROM m GROUP BY grp", "0A000", "not in the select list"},
-    {"SELECT grp, count(*) FROM m GROUP BY grp HAVING sum(i) % count(*) > 5", "0A000", "HAVING"},
+    {"SELECT grp, count(*) FROM m GROUP BY grp HAVING sqrt(abs(sum(i))) > 5", "0A000", "HAVING"},
     {"SELECT id, rank() OVER (ORDER BY i) FROM m", "0A000", "window functions"},
     {"SELECT DISTINCT ON (grp) grp, i FROM m", "0A000", "DISTINCT ON"},
     {"SELECT tenant_id, id FROM m ORDER BY 1, 2 FETCH FIRST 3 ROWS WITH TIES", "0A000", "WITH TIES"},

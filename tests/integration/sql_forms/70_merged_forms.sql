@@ -37,12 +37,14 @@ refused 0A000: SELECT DISTINCT ON (g) g, count(*) FROM sf_forms GROUP BY g, id O
 query: SELECT string_agg(s, ',' ORDER BY s) FROM sf_forms
 query: SELECT array_agg(id ORDER BY id) FROM sf_forms
 -- Refused: what no merge of the shards' partial results computes exactly.
-refused 0A000: SELECT sum(DISTINCT g) FROM sf_forms
+refused 0A000: SELECT json_agg(DISTINCT g) FROM sf_forms
+query: SELECT sum(DISTINCT g), avg(DISTINCT g) FROM sf_forms
 query: SELECT stddev(n), variance(n) FROM sf_forms
 query: SELECT sum(n) / count(*) FROM sf_forms
 query: SELECT sum(n) + 1 FROM sf_forms
 query: SELECT g FROM sf_forms GROUP BY g HAVING sum(n) / count(*) > 2 ORDER BY g
-refused 0A000: SELECT sum(n) % 2, g FROM sf_forms GROUP BY g
+refused 0A000: SELECT sum(n) ^ 2, g FROM sf_forms GROUP BY g
+query: SELECT sum(n) % 2, g FROM sf_forms GROUP BY g ORDER BY g
 refused 0A000: SELECT id, row_number() OVER (ORDER BY id) FROM sf_forms
 query: UPDATE sf_forms SET g = g WHERE id < 0
 query: DELETE FROM sf_forms WHERE id < 0

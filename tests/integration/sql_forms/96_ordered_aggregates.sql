@@ -29,9 +29,16 @@ refused 0A000: SELECT string_agg(s, s ORDER BY tenant_id, id) FROM sf_blocks
 -- Past fanout.max_distinct_values (60 in this suite's proxy; two aggregates over 34 rows hold
 -- 68 values): 54000, naming the limit.
 refused 54000: SELECT array_agg(s ORDER BY tenant_id, id), array_agg(amount ORDER BY tenant_id, id) FROM sf_blocks
--- In HAVING: an ordered aggregate of the select list compared with a constant is merged (the
--- proxy compares the merged text); one not in the select list is refused, saying what to add.
+-- In HAVING: an ordered aggregate compared with a constant is merged (the proxy compares the
+-- merged text), selected or not (then the shards select its arrays first, hidden); inside an
+-- expression it is refused, saying what to write.
 query: SELECT g, string_agg(s, ',' ORDER BY tenant_id, id) FROM sf_blocks WHERE id < 3 GROUP BY g HAVING string_agg(s, ',' ORDER BY tenant_id, id) = 'a b,NULL,x,y\z' ORDER BY g NULLS FIRST
 query: SELECT g, string_agg(s, ',' ORDER BY s DESC) FROM sf_blocks WHERE id < 3 GROUP BY g HAVING string_agg(s, ',' ORDER BY s DESC) > 'b' ORDER BY g NULLS FIRST
-refused 0A000: SELECT g, count(*) FROM sf_blocks WHERE id < 3 GROUP BY g HAVING string_agg(s, ',' ORDER BY tenant_id, id) <> '' ORDER BY g NULLS FIRST
+query: SELECT g, count(*) FROM sf_blocks WHERE id < 3 GROUP BY g HAVING string_agg(s, ',' ORDER BY tenant_id, id) <> '' ORDER BY g NULLS FIRST
+query: SELECT g, count(*) FROM sf_blocks WHERE id < 3 GROUP BY g HAVING string_agg(s, ',' ORDER BY s DESC) > 'b' AND count(*) > 1 ORDER BY g NULLS FIRST
+query: SELECT g, max(s) FROM sf_blocks GROUP BY g HAVING string_agg(DISTINCT s, '/') FILTER (WHERE id < 3) >= 'b' ORDER BY g NULLS FIRST
+query: SELECT g FROM sf_blocks WHERE id < 3 GROUP BY g ORDER BY string_agg(s, ',' ORDER BY s) NULLS FIRST, g NULLS FIRST
+-- HAVING on FILTERed aggregates not selected: the FILTER goes with each shard column.
+query: SELECT g, count(*) FROM sf_blocks GROUP BY g HAVING sum(amount) FILTER (WHERE s > 'b') > 10 ORDER BY g NULLS FIRST
+query: SELECT g, count(*) FROM sf_blocks GROUP BY g HAVING avg(amount) FILTER (WHERE id < 3) > 4 OR count(DISTINCT s) FILTER (WHERE amount > 2) > 3 ORDER BY g NULLS FIRST
 refused 0A000: SELECT g, count(*) FROM sf_blocks WHERE id < 3 GROUP BY g HAVING array_length(array_agg(s ORDER BY s), 1) > 2 ORDER BY g NULLS FIRST

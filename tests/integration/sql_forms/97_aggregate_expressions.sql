@@ -47,5 +47,18 @@ query: SELECT sum(b) * 2, sum(b) / count(*) FROM sf_exprs
 -- for the groups HAVING keeps).
 query: SELECT g, count(*) / sum(z) FROM sf_exprs GROUP BY g HAVING sum(z) <> 0 ORDER BY g
 -- Refused: what the merge does not compute.
-refused 0A000: SELECT g, sum(a) % 2 FROM sf_exprs GROUP BY g
-refused 0A000: SELECT g, abs(sum(a)) FROM sf_exprs GROUP BY g
+refused 0A000: SELECT g, sum(a) ^ 2 FROM sf_exprs GROUP BY g
+refused 0A000: SELECT g, sqrt(sum(a)) FROM sf_exprs GROUP BY g
+-- %, abs, ceil/ceiling, floor, greatest, least: integers (int4mod: the dividend's sign; 22012 for
+-- zero), numeric (mod_var at the larger scale), float8 (ceil, floor, abs).
+query: SELECT g, sum(a) % 2, sum(b) % 7, max(c) % 3, count(*) % 2, sum(n) % 1, sum(n) % 0.3, -sum(a) % 4 FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT g, abs(sum(a)), abs(-max(c)), abs(sum(n)), abs(sum(f)), abs(min(z)) FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT g, ceil(avg(n)), floor(avg(n)), ceiling(sum(f)), floor(sum(f)), ceil(sum(a)), floor(max(c)) FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT g, greatest(sum(a), max(c), 5), least(sum(n), min(a)), greatest(sum(f), avg(n)), least(max(a), NULL) FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT g, count(*) FROM sf_exprs GROUP BY g HAVING sum(a) % 2 = 1 ORDER BY g NULLS FIRST
+query: SELECT g FROM sf_exprs GROUP BY g ORDER BY abs(sum(n) - 3) NULLS FIRST, g NULLS FIRST
+query params(3, 4): SELECT g, sum(a) % $1, greatest(max(a), $2) FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+error 22012: SELECT g, count(*) % sum(z) FROM sf_exprs GROUP BY g ORDER BY g
+error 22012: SELECT sum(b) % sum(z) FROM sf_exprs WHERE g = 2
+error 22012: SELECT sum(n) % (count(*) - count(*)) FROM sf_exprs WHERE g = 1
+error 22003: SELECT abs(min(a) * 0 - 2147483647 - 1) FROM sf_exprs WHERE g = 1

@@ -1,4 +1,4 @@
-// count(DISTINCT x) of a non-key column: the union of the shards' array_agg(DISTINCT x) per group
+// count/sum/avg(DISTINCT x) of a non-key column: the union of the shards' array_agg(DISTINCT x) per group
 // (DistinctSet, Accumulator, Merger), equal values in another spelling counted once, NULLs not,
 // and the merge's budget of distinct values (fanout.max_distinct_values, 54000 beyond).
 #include <doctest/doctest.h>
@@ -18,6 +18,19 @@ using namespace sw::merge::test;
 constexpr uint32_t kNumericArray = 1231;
 constexpr uint32_t kTextArray = 1009;
 constexpr uint32_t kFloat8Array = 1022;
+constexpr uint32_t kFloat4Array = 1021;
+constexpr uint32_t kInt4Array = 1007;
+constexpr uint32_t kInt8Array = 1016;
+constexpr uint32_t kIntervalArray = 1187;
+
+// sum/avg(DISTINCT) of one group: each array one shard's, then finish().
+std::optional<std::string> distinct_total(Combine combine, uint32_t array_type,
+                                          std::initializer_list<const char*> arrays) {
+  Accumulator total(combine, array_type);
+  for (const char* array : arrays) REQUIRE(total.add(opt(array), std::nullopt).is_ok());
+  REQUIRE(total.finish().is_ok());
+  return total.result();
+}
 
 }  // namespace
 
@@ -87,4 +100,50 @@ TEST_CASE("a grouped merge counts each group's distinct values beside the other 
   small.set_max_distinct_values(2);
   REQUIRE(small.describe({oid::kInt4, kTextArray, oid::kInt8}, {"g", "kinds", "n"}).is_ok());
   CHECK(small.push(0, row({"1", "{a,b,c}", "3"})).sqlstate == "54000");
+}
+
+TEST_CASE("sum/avg(DISTINCT): PostgreSQL's result types, NULL without values") {
+  CHECK(combined_type(Combine::SumDistinct, kInt4Array).value() == oid::kInt8);
+  CHECK(combined_type(Combine::SumDistinct, kInt8Array).value() == oid::kNumeric);
+  CHECK(combined_type(Combine::SumDistinct, kNumericArray).value() == oid::kNumeric);
+  CHECK(combined_type(Combine::SumDistinct, kFloat4Array).value() == oid::kFloat4);
+  CHECK(combined_type(Combine::SumDistinct, kFloat8Array).value() == oid::kFloat8);
+  CHECK(combined_type(Combine::AvgDistinct, kInt4Array).value() == oid::kNumeric);
+  CHECK(combined_type(Combine::AvgDistinct, kInt8Array).value() == oid::kNumeric);
+  CHECK(combined_type(Combine::AvgDistinct, kFloat4Array).value() == oid::kFloat8);
+  CHECK(combined_type(Combine::AvgDistinct, kFloat8Array).value() == oid::kFloat8);
+  auto interval = combined_type(Combine::SumDistinct, kIntervalArray);
+  CHECK(interval.status().sqlstate == "0A000");
+  CHECK(interval.status().message.find("add a shard key value") != std::string::npos);
+  CHECK(distinct_total(Combine::SumDistinct, kInt4Array, {"{}"}) == std::nullopt);
+  CHECK(distinct_total(Combine::AvgDistinct, kFloat8Array, {"{NULL}"}) == std::nullopt);
+}
+
+TEST_CASE("sum/avg(DISTINCT): each value once over the shards, exact integers and numeric") {
+  CHECK(distinct_total(Combine::SumDistinct, kInt4Array, {"{1,2,NULL}", "{2,3}"}) == opt("6"));
+  CHECK(distinct_total(Combine::AvgDistinct, kInt4Array, {"{1,2}", "{2}"}) == opt("1.5000000000000000"));
+  CHECK(distinct_total(Combine::SumDistinct, kInt8Array,
+                       {"{9000000000000000000}", "{9000000000000000000,8000000000000000000}"}) ==
+        opt("17000000000000000000"));
+  CHECK(distinct_total(Combine::SumDistinct, kNumericArray, {"{1.25,0.5}", "{1.25}"}) == opt("1.75"));
+  CHECK(distinct_total(Combine::AvgDistinct, kNumericArray, {"{1.25,0.5}", "{1.25,3}"}) ==
+        opt("1.5833333333333333"));
+}
+
+TEST_CASE("sum/avg(DISTINCT) of floats: added in sorted order, float8_accum's overflow") {
+  // In arrival order 1e16 + 1 - 1e16 + 0.5 = 0.5; sorted (-1e16, 0.5, 1, 1e16) it is 0.
+  CHECK(distinct_total(Combine::SumDistinct, kFloat8Array, {"{1e+16,1}", "{-1e+16,0.5,1}"}) == opt("0"));
+  CHECK(distinct_total(Combine::SumDistinct, kFloat4Array, {"{16777216,1}", "{1}"}) == opt("1.6777216e+07"));
+  CHECK(distinct_total(Combine::SumDistinct, kFloat8Array, {"{-0}"}) == opt("-0"));
+  CHECK(distinct_total(Combine::AvgDistinct, kFloat8Array, {"{1,2}", "{3,2}"}) == opt("2"));
+  Accumulator sum(Combine::SumDistinct, kFloat8Array);
+  REQUIRE(sum.add(opt("{1.7e+308}"), std::nullopt).is_ok());
+  REQUIRE(sum.add(opt("{1.6e+308}"), std::nullopt).is_ok());
+  CHECK(sum.finish().sqlstate == "22003");
+  // float8_accum's Sxx overflows (N_old * (x - mean))^2 where float8_combine's would not.
+  Accumulator avg(Combine::AvgDistinct, kFloat8Array);
+  REQUIRE(avg.add(opt("{1,2,3,4}"), std::nullopt).is_ok());
+  REQUIRE(avg.add(opt("{6e+153}"), std::nullopt).is_ok());
+  CHECK(avg.finish().sqlstate == "22003");
+  CHECK(distinct_total(Combine::AvgDistinct, kFloat8Array, {"{Infinity,1}"}) == opt("Infinity"));
 }

@@ -122,6 +122,51 @@ TEST_CASE("casts, round, coalesce, nullif") {
   CHECK(run(node(Kind::Nullif, {constant("1"), output(0)}), types, Row{"0.00", "0", "0"}).value == "1");
 }
 
+TEST_CASE("%: integers as int4mod (the dividend's sign, 22012 for zero), numeric as mod_var") {
+  const std::vector<uint32_t> types{oid::kInt4, oid::kInt8, oid::kNumeric, oid::kFloat8};
+  const Row row{"-7", "-9223372036854775808", "-7.50", "1.5"};
+  Outcome rest = run(node(Kind::Modulo, {output(0), constant("3")}), types, row);
+  CHECK(rest.value == "-1");
+  CHECK(rest.type == oid::kInt4);
+  CHECK(run(node(Kind::Modulo, {constant("7"), constant("-3")}), types, row).value == "1");
+  CHECK(run(node(Kind::Modulo, {output(1), constant("-1")}), types, row).value == "0");  // no overflow
+  CHECK(run(node(Kind::Modulo, {output(0), constant("0")}), types, row).value == "ERROR 22012");
+  Outcome decimal = run(node(Kind::Modulo, {output(2), constant("2")}), types, row);
+  CHECK(decimal.value == "-1.50");
+  CHECK(decimal.type == oid::kNumeric);
+  CHECK(run(node(Kind::Modulo, {constant("10"), constant("0.3")}), types, row).value == "0.1");
+  CHECK(run(node(Kind::Modulo, {constant("123456789012345678901234567890"), constant("7")}), types, row)
+            .value == "0");
+  CHECK(run(node(Kind::Modulo, {output(2), constant("0.00")}), types, row).value == "ERROR 22012");
+  CHECK(run(node(Kind::Modulo, {output(3), constant("1")}), types, row).value == "ERROR 0A000");
+}
+
+TEST_CASE("abs, ceil, floor, greatest, least") {
+  const std::vector<uint32_t> types{oid::kInt4, oid::kNumeric, oid::kFloat8, oid::kInt2};
+  const Row row{"-2147483648", "-2.50", "-0.5", std::nullopt};
+  CHECK(run(node(Kind::Abs, {output(0)}), types, row).value == "ERROR 22003");
+  Outcome magnitude = run(node(Kind::Abs, {output(1)}), types, row);
+  CHECK(magnitude.value == "2.50");
+  CHECK(magnitude.type == oid::kNumeric);
+  CHECK(run(node(Kind::Abs, {output(2)}), types, row).value == "0.5");
+  CHECK(run(node(Kind::Abs, {constant("-5")}), types, row).type == oid::kInt4);
+  CHECK(run(node(Kind::Ceil, {output(1)}), types, row).value == "-2");
+  CHECK(run(node(Kind::Floor, {output(1)}), types, row).value == "-3");
+  CHECK(run(node(Kind::Ceil, {output(2)}), types, row).value == "-0");
+  Outcome whole = run(node(Kind::Floor, {constant("7")}), types, row);
+  CHECK(whole.value == "7");
+  CHECK(whole.type == oid::kFloat8);  // floor(float8): the number category's preferred type
+  CHECK(run(node(Kind::Ceil, {constant("2.0001")}), types, row).value == "3");
+  Outcome most = run(node(Kind::Greatest, {output(3), output(1), constant("1")}), types, row);
+  CHECK(most.value == "1");
+  CHECK(most.type == oid::kNumeric);
+  CHECK(run(node(Kind::Least, {output(3), output(1), output(2)}), types, row).value == "-2.5");
+  CHECK(run(node(Kind::Greatest, {output(3)}), types, row).value == "NULL");
+  CHECK(run(node(Kind::Greatest, {output(2), constant("1")}), types, Row{"1", "1", "NaN", "1"}).value ==
+        "NaN");  // NaN greatest
+  CHECK(run(node(Kind::Least, {output(2), constant("1")}), types, Row{"1", "1", "NaN", "1"}).value == "1");
+}
+
 TEST_CASE("parameters: typed by the Parse or by the other operand") {
   const std::vector<uint32_t> types{oid::kInt8};
   std::vector<BindParameter> parameters(2);
