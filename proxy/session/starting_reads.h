@@ -57,23 +57,6 @@ class StartingReads {
   std::vector<Waiter> waiters_;
 };
 
-// For runners whose legs have `waiting` (for a server), `answered` (the server answered the
-// statement itself) and `done`: whether every leg has started, and whether one still waits.
-template <class Leg>
-bool every_leg_started(const std::vector<Leg>& legs) {
-  for (const Leg& leg : legs) {
-    if (leg.waiting || !(leg.answered || leg.done)) return false;
-  }
-  return true;
-}
-template <class Leg>
-bool any_leg_waiting(const std::vector<Leg>& legs) {
-  for (const Leg& leg : legs) {
-    if (leg.waiting) return true;
-  }
-  return false;
-}
-
 // A runner's registration in StartingReads, ended once (end() is idempotent; the destructor ends
 // it too, so a runner destroyed mid-wait never holds an acknowledgement).
 class StartWatch {
@@ -83,27 +66,9 @@ class StartWatch {
   StartWatch& operator=(const StartWatch&) = delete;
   ~StartWatch() { end(); }
 
-  // Registers a runner over `legs` (which outlive this watch). Expiring it fails the run with
-  // `fail` while a leg still waits for a server: that leg must not start after the
-  // acknowledgement. Otherwise every leg was sent a while ago and counts as started; a backend
-  // holding its statement unread that long is the residual risk (docs/architecture.md §7.3).
-  template <class Leg>
-  void begin(StartingReads& reads, uint64_t version, const std::vector<Leg>& legs,
-             std::function<void(const Status&)> fail) {
-    begin(reads, version, [this, &legs, fail = std::move(fail)](const Status& why) {
-      if (any_leg_waiting(legs)) {
-        fail(why);
-      } else {
-        end();
-      }
-    });
-  }
+  // Registers a runner reading at directory `version`; `expire` runs if a cutover expires the
+  // registration while it is active (LegEngine::watch_start decides what that fails).
   void begin(StartingReads& reads, uint64_t version, StartingReads::Expire expire);
-  // Ends the registration once every leg has started (every_leg_started).
-  template <class Leg>
-  void end_once_started(const std::vector<Leg>& legs) {
-    if (every_leg_started(legs)) end();
-  }
   void end();
   bool active() const { return reads_ != nullptr; }
 
