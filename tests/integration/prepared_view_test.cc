@@ -3,7 +3,7 @@
 // its texts, from_sql, the parameter types; none of another client's, none of the proxy's shared
 // `sw_N`), in the simple and the extended protocol, and after DEALLOCATE, DEALLOCATE ALL and
 // DISCARD ALL; zero rows with the view's column types when it has none. Compared with a direct
-// connection to PostgreSQL that prepared the same statements.
+// connection to PostgreSQL that prepared the same statements. With several shards, both kinds too.
 #include "it_test.h"
 
 #include "harness/sharded_fixture.h"
@@ -93,5 +93,25 @@ TEST_SUITE("prepared_view") {
     PgResult empty = a.exec(types);
     REQUIRE_OK(empty);
     CHECK(empty.data() == direct.exec(types).data());
+  }
+
+  // With several shards SQL-level statements live in shardwire only (docs/architecture.md §5.7):
+  // listed all the same, their parameter types as declared.
+  TEST_CASE("with several shards pg_prepared_statements lists both kinds of the client's statements") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.pool_mode = "transaction";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail(30));
+    PgConn a = f.client();
+    REQUIRE_OK(a.prepare("p_orders", "SELECT count(*) FROM orders WHERE tenant_id = $1"));
+    REQUIRE_OK(a.exec("PREPARE s_orders(bigint) AS SELECT count(*) FROM orders WHERE tenant_id = $1"));
+    const Rows expected{
+        {"p_orders", "SELECT count(*) FROM orders WHERE tenant_id = $1", "false", "{bigint}"},
+        {"s_orders", "PREPARE s_orders(bigint) AS SELECT count(*) FROM orders WHERE tenant_id = $1", "true",
+         "{bigint}"}};
+    CHECK(a.exec(kListing).data() == expected);
+    CHECK(a.exec_params(kListing, {}).data() == expected);
+    CHECK(f.client().exec(kListing).rows() == 0);
   }
 }
