@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "parser/analyze.h"
 #include "session/prepared_statements.h"
 #include "session/sql_prepared.h"
 
@@ -21,6 +22,16 @@ namespace sw::session {
 // server name (a shared statement's count other clients' executions on that server too), else 0.
 // `servers_hold_sql`: the servers hold the SQL-level statements under the client's names (one
 // shard, §5.7). Zero rows, typed, for a client with none.
+// Some statement of `facts` reads the view: the first statement's flag read inline, the rest
+// looked at only when there are several (every Query and unnamed Parse asks; nearly none do).
+inline bool reads_prepared_view(const parser::QueryFacts& facts) {
+  const auto& statements = facts.statements;
+  if (statements.size() == 1) return statements.front().reads_prepared_statements;
+  for (const auto& statement : statements)
+    if (statement.reads_prepared_statements) return true;
+  return false;
+}
+
 std::string prepared_statements_subquery(const ClientStatements& protocol, const SqlStatements& sql,
                                          bool servers_hold_sql);
 

@@ -3,6 +3,7 @@
 // that are prepared lazily on whichever server runs them.
 #include <utility>
 
+#include "session/prepared_view.h"
 #include "session/session.h"
 #include "wire/bind_values.h"
 #include "wire/messages.h"
@@ -62,7 +63,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
                    : parser::analyze(rewrite ? std::string_view(rewrite->server_sql.sql) : parse->query);
   // The unnamed statement runs once, now: where it reads pg_prepared_statements, it reads the
   // client's statements (a named one would keep them for later runs: it goes as written).
-  if (!rewrite && facts && parse->statement.empty()) {
+  if (!rewrite && facts && parse->statement.empty() && reads_prepared_view(**facts)) {
     if (auto view = prepared_view_rewrite(parse->query, **facts)) {
       if (auto rewritten = parser::analyze(view->sql)) {
         rewrite =

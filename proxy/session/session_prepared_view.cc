@@ -5,8 +5,6 @@
 // shows of a statement that the proxy alone knows is kept here: the text of a Query that
 // PREPAREd, and the parameter types a server resolved for a statement of the client's own (a
 // Describe of the proxy's after its first Parse, answers swallowed).
-#include <algorithm>
-
 #include "parser/prepared_view.h"
 #include "session/prepared_view.h"
 #include "session/session.h"
@@ -16,12 +14,9 @@
 namespace sw::session {
 
 // A statement of `facts` reads the view and the servers hold the client's statements under other
-// names (transaction pooling). The first test reads a flag per statement: nothing else is done for
-// statements that do not name the view.
+// names (transaction pooling). Callers on the per-statement path test reads_prepared_view first.
 bool Session::answers_prepared_view(const parser::QueryFacts& facts) const {
-  return std::any_of(facts.statements.begin(), facts.statements.end(),
-                     [](const parser::StatementFacts& s) { return s.reads_prepared_statements; }) &&
-         !pools_.session_from_start();
+  return reads_prepared_view(facts) && !pools_.session_from_start();
 }
 
 // `sql` (analyzed as `facts`) reading the client's statements where it reads the view; nullopt

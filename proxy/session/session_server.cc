@@ -325,7 +325,8 @@ void Session::on_query_finished(bool failed) {
   request_.queries.pop_front();
   auto& rewritten = request_.rewritten_queries;
   if (!rewritten.empty() && facts && rewritten.front().facts == facts) rewritten.pop_front();
-  const std::string source = take_prepare_source(facts);
+  std::string source;  // the text of a Query that PREPAREd
+  if (!request_.prepare_sources.empty()) source = take_prepare_source(facts);
   if (failed || !facts) return;
   note_settings_of_query(*facts);
   for (const auto& statement : facts->statements) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "session/error_position.h"
+#include "session/prepared_view.h"
 #include "session/session.h"
 #include "sqltext/catalog_sql.h"
 #include "wire/messages.h"
@@ -81,7 +82,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   } else if (!front.expanded.empty() && !front.runs) {
     auto expanded = parser::analyze(front.expanded);
     front.facts = expanded ? std::move(*expanded) : nullptr;
-  } else {
+  } else if (front.facts && reads_prepared_view(*front.facts)) {
     rewrite_prepared_view(sql, front);
   }
   return front;
