@@ -28,6 +28,7 @@
 #include "parser/facts_template.h"
 #include "parser/guarded_parse.h"
 #include "parser/json_tree.h"
+#include "parser/prepared_view.h"
 #include "parser/sql_lexer.h"
 #include "parser/statement_cache.h"
 
@@ -87,6 +88,8 @@ bool read_parse_tree(std::string_view json, std::string_view sql, QueryFacts& fa
     const std::string_view type = node.node_type();
     detail::classify(type, node.body(), statement);
     detail::FactsBuilder(sql, statement).build(type, node.body());
+    statement.reads_prepared_statements =
+        std::any_of(statement.tables.begin(), statement.tables.end(), names_prepared_statements_view);
     const std::string_view text =
         statement_text(sql, raw["stmt_location"].integer(0), raw["stmt_len"].integer(0));
     statement.text = std::string(text);

@@ -414,6 +414,9 @@ struct StatementFacts {
                       // query expression; not DDL bodies)
 
   std::vector<TableRef> tables;
+  // Some table of `tables` is the view pg_prepared_statements read (unqualified or in
+  // pg_catalog): in transaction pooling the session answers it per client (parser/prepared_view.h).
+  bool reads_prepared_statements = false;
   std::vector<Scope> scopes;
   std::vector<KeyPredicate> predicates;
   std::vector<ColumnEquality> equalities;

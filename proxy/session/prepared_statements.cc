@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <utility>
 
 namespace sw::session {
@@ -107,9 +108,12 @@ std::shared_ptr<const PreparedStatement> StatementRegistry::intern(
   statement->runs = std::move(runs);
   if (auto facts = parser::analyze(query)) statement->facts = *facts;
   if (!shared) {
+    statement->own = true;
     // Its client's alone, never looked up or retired; answered without a server when a server
     // accepted a Parse of the same text before.
-    statement->validated = parsed_texts_.count(key) != 0;
+    auto parsed = parsed_texts_.find(key);
+    statement->validated = parsed != parsed_texts_.end();
+    if (statement->validated) statement->resolved_types = parsed->second;
     if (!statement->validated) remember_own(statement->id, std::move(key));
     return statement;
   }
@@ -131,12 +135,19 @@ void StatementRegistry::mark_validated(uint64_t id) {
     return;
   }
   if (auto own = own_awaiting_.find(id); own != own_awaiting_.end()) {
-    parsed_texts_.insert(std::move(own->second));
+    parsed_texts_.emplace(std::move(own->second), std::nullopt);
     own_awaiting_.erase(own);
   }
 }
 
 void StatementRegistry::forget_failed(uint64_t id) { own_awaiting_.erase(id); }
+
+void StatementRegistry::note_resolved_types(const PreparedStatement& statement,
+                                            const std::vector<uint32_t>& types) {
+  auto parsed =
+      parsed_texts_.find(registry_key(statement.query, statement.param_types, statement.search_path));
+  if (parsed != parsed_texts_.end()) parsed->second = types;
+}
 
 void StatementRegistry::retire(uint64_t id) {
   auto it = by_id_.find(id);
@@ -146,22 +157,37 @@ void StatementRegistry::retire(uint64_t id) {
   by_key_.erase(key);  // last: it may hold the statement's only reference
 }
 
+int64_t wall_clock_micros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 const PreparedStatement* ClientStatements::find(std::string_view name) const {
   auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second.get();
+  return it == by_name_.end() ? nullptr : it->second.statement.get();
 }
 
 std::shared_ptr<const PreparedStatement> ClientStatements::shared(std::string_view name) const {
   auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
+  return it == by_name_.end() ? nullptr : it->second.statement;
 }
 
-void ClientStatements::add(std::string_view name, std::shared_ptr<const PreparedStatement> statement) {
-  by_name_[std::string(name)] = std::move(statement);
+void ClientStatements::add(std::string_view name, std::shared_ptr<const PreparedStatement> statement,
+                           int64_t prepared_at) {
+  by_name_[std::string(name)] = Entry{std::move(statement), prepared_at};
 }
 
 void ClientStatements::remove(std::string_view name) {
-  if (auto it = by_name_.find(name); it != by_name_.end()) by_name_.erase(it);
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return;
+  if (it->second.statement->own) resolved_types_.erase(it->second.statement->id);  // its name's alone
+  by_name_.erase(it);
+}
+
+const std::vector<uint32_t>* ClientStatements::resolved_types(uint64_t id) const {
+  auto it = resolved_types_.find(id);
+  return it == resolved_types_.end() ? nullptr : &it->second;
 }
 
 }  // namespace sw::session

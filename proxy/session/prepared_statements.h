@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -31,6 +32,12 @@ struct PreparedStatement {
   // Some server accepted its Parse (an own statement's: the same text's): a Parse of it can be
   // answered at once.
   bool validated = false;
+  // Not shared (resolves_parameter_types): the server resolves some parameter's type, which the
+  // proxy learns from a Describe of its own after the statement's first Parse (§5.3).
+  bool own = false;
+  // An own statement of a text a server accepted before: the types the server resolved for it
+  // then, when known (StatementRegistry::note_resolved_types).
+  std::optional<std::vector<uint32_t>> resolved_types;
   // Its facts, analyzed once when interned (parsing does not depend on the session or config), so
   // a Bind reuses them; null when the text does not analyze (the server reports the error).
   std::shared_ptr<const parser::QueryFacts> facts;
@@ -84,6 +91,9 @@ class StatementRegistry {
   void mark_validated(uint64_t id);
   // A server failed or skipped the Parse of statement `id`.
   void forget_failed(uint64_t id);
+  // A server resolved `types` for own statement `statement`'s parameters: later own statements of
+  // its text (answered without a server) carry them.
+  void note_resolved_types(const PreparedStatement& statement, const std::vector<uint32_t>& types);
   // A statement a server can no longer run as prepared (its result type changed): later interns
   // of its text make a new one. Clients holding it keep it.
   void retire(uint64_t id);
@@ -95,8 +105,8 @@ class StatementRegistry {
   // Own statements (not shared) whose first Parse is on its way to a server: their keys.
   static constexpr size_t kOwnAwaitingLimit = 4096;
   std::unordered_map<uint64_t, std::string> own_awaiting_;
-  // Keys of own statements some server accepted.
-  std::unordered_set<std::string> parsed_texts_;
+  // Keys of own statements some server accepted, and the parameter types it resolved when known.
+  std::unordered_map<std::string, std::optional<std::vector<uint32_t>>> parsed_texts_;
   uint64_t next_id_ = 1;
   uint64_t epoch_ = 0;  // the schema epoch its statements were interned in
 
@@ -117,25 +127,47 @@ bool resolves_parameter_types(std::string_view query, const std::vector<uint32_t
 // Two statements the same Parse defines (a fence retry's replay of a Parse is no duplicate).
 bool same_parse(const PreparedStatement& a, const PreparedStatement& b);
 
-// One per client: the names it has prepared.
+// Microseconds since the Unix epoch, now: when a client prepared a statement
+// (pg_prepared_statements.prepare_time).
+int64_t wall_clock_micros();
+
+// Looked up by a Bind's name as a view (no string built per lookup).
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+};
+
+// One per client: the names it has prepared, and when.
 class ClientStatements {
  public:
+  struct Entry {
+    std::shared_ptr<const PreparedStatement> statement;
+    int64_t prepared_at = 0;  // wall_clock_micros() of the client's Parse
+  };
+  using Names = std::unordered_map<std::string, Entry, NameHash, std::equal_to<>>;
+
   const PreparedStatement* find(std::string_view name) const;
   std::shared_ptr<const PreparedStatement> shared(std::string_view name) const;
   bool contains(std::string_view name) const { return find(name) != nullptr; }
-  void add(std::string_view name, std::shared_ptr<const PreparedStatement> statement);
+  void add(std::string_view name, std::shared_ptr<const PreparedStatement> statement,
+           int64_t prepared_at = wall_clock_micros());
   void remove(std::string_view name);
-  void clear() { by_name_.clear(); }
+  void clear() {
+    by_name_.clear();
+    resolved_types_.clear();
+  }
   bool empty() const { return by_name_.empty(); }
+  const Names& all() const { return by_name_; }
+  // The parameter types a server resolved for own statement `id` (its ParameterDescription).
+  void note_resolved_types(uint64_t id, std::vector<uint32_t> types) {
+    resolved_types_[id] = std::move(types);
+  }
+  // Those types; null until a server described the statement.
+  const std::vector<uint32_t>* resolved_types(uint64_t id) const;
 
  private:
-  // Looked up by a Bind's name as a view (no string built per lookup).
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
-  };
-  std::unordered_map<std::string, std::shared_ptr<const PreparedStatement>, NameHash, std::equal_to<>>
-      by_name_;
+  Names by_name_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> resolved_types_;  // own statements only
 };
 
 }  // namespace sw::session

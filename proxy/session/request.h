@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -164,6 +165,9 @@ struct Request {
     std::shared_ptr<const parser::QueryFacts> facts;
   };
   std::deque<RewrittenQuery> rewritten_queries;
+  // Forwarded Queries with a SQL-level PREPARE, in order (their `queries` entries are their facts),
+  // and their text as the client sent it: pg_prepared_statements shows it (§5.3).
+  std::deque<std::pair<std::shared_ptr<const parser::QueryFacts>, std::string>> prepare_sources;
 };
 
 }  // namespace sw::session

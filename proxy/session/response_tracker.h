@@ -68,6 +68,7 @@ class ExpectationQueue {
  public:
   bool empty() const { return size_ == 0; }
   Expectation& front() { return slots_[head_]; }
+  const Expectation& front() const { return slots_[head_]; }
   std::string& front_text() { return texts_[head_]; }
   void push_back(Expectation&& expectation, std::string_view text);
   void pop_front() {
@@ -110,6 +111,8 @@ class ResponseTracker {
   Outcome on_server_message(char type, std::string* emit);
 
   bool idle() const { return queue_.empty(); }
+  // What the server owes first (a message that does not complete it leaves it there); null: nothing.
+  const Expectation* head() const { return queue_.empty() ? nullptr : &queue_.front(); }
   int owed_ready_for_query() const { return ready_owed_; }
   bool in_copy() const { return copy_; }
   // Parses that failed or were skipped after an error (the session forgets what they defined).

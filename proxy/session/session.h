@@ -359,7 +359,16 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   // A Query on the attached server: may it run there with `route` (`routed`: it picked that server)?
   Status check_query_route(const parser::QueryFacts& facts, const router::Route& route, bool routed);
   void forget_sql_prepares(const parser::QueryFacts& facts);
-  void note_sql_prepared(const parser::StatementFacts& statement);
+  void note_sql_prepared(const parser::StatementFacts& statement, std::string_view source = {});
+  // pg_prepared_statements answered from the client's statements (session_prepared_view.cc)
+  bool answers_prepared_view(const parser::QueryFacts& facts) const;
+  std::optional<parser::ExpandedSql> prepared_view_rewrite(std::string_view sql,
+                                                           const parser::QueryFacts& facts) const;
+  void rewrite_prepared_view(std::string_view sql, FrontQuery& front) const;
+  void describe_parameters(const PreparedStatement& statement);
+  void note_parameter_description(std::string_view body);
+  void note_prepare_source(const std::shared_ptr<const parser::QueryFacts>& facts, std::string_view sql);
+  std::string take_prepare_source(const std::shared_ptr<const parser::QueryFacts>& facts);
   bool answer_sql_deallocate(const parser::StatementFacts& statement, size_t frame_size);
   bool proxy_answers_deallocate(const std::string& name) const;
   std::optional<parser::SqlExecute> client_execute(const parser::StatementFacts& statement) const;

@@ -3,6 +3,7 @@
 // that are prepared lazily on whichever server runs them.
 #include <utility>
 
+#include "session/prepared_view.h"
 #include "session/session.h"
 #include "wire/bind_values.h"
 #include "wire/messages.h"
@@ -18,6 +19,7 @@ void Session::ensure_prepared(const PreparedStatement& statement) {
   txn_.leg.backend->prepared.insert(statement.id);
   // The client never sent this Parse; but if it fails, the client's Bind/Describe fails with it.
   expect(Owed::Parse, /*relay=*/false, statement.id, /*relay_errors=*/true);
+  describe_parameters(statement);
 }
 
 // The unnamed statement was parsed on a server given back since (or only by the proxy): this
@@ -51,7 +53,6 @@ Status Session::forward_parse(const wire::Frame& frame) {
     answer_with_error(refused_execute);
     return Status::ok();
   }
-  const std::string_view query = rewrite ? std::string_view(rewrite->server_sql.sql) : parse->query;
   // The Parse of the statement this batch's Bind names was analyzed when the batch was routed, in
   // this pass over the same bytes (start_bound_batch).
   const BoundRoute* bound = request_.bound ? &*request_.bound : nullptr;
@@ -59,7 +60,19 @@ Status Session::forward_parse(const wire::Frame& frame) {
                        bound->parse_query.data() == parse->query.data() &&
                        bound->parse_query.size() == parse->query.size()
                    ? Result<std::shared_ptr<const parser::QueryFacts>>(bound->facts)
-                   : parser::analyze(query);
+                   : parser::analyze(rewrite ? std::string_view(rewrite->server_sql.sql) : parse->query);
+  // The unnamed statement runs once, now: where it reads pg_prepared_statements, it reads the
+  // client's statements (a named one would keep them for later runs: it goes as written).
+  if (!rewrite && facts && parse->statement.empty() && reads_prepared_view(**facts)) {
+    if (auto view = prepared_view_rewrite(parse->query, **facts)) {
+      if (auto rewritten = parser::analyze(view->sql)) {
+        rewrite =
+            std::make_shared<const RewrittenText>(RewrittenText{std::string(parse->query), std::move(*view)});
+        facts = std::move(rewritten);
+      }
+    }
+  }
+  const std::string_view query = rewrite ? std::string_view(rewrite->server_sql.sql) : parse->query;
   if (facts) {
     profile_.schema_changes.note_sent(**facts);
     for (const auto& statement : (*facts)->statements) {
@@ -119,6 +132,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
   txn_.leg.backend->connection().write(rewritten);
   txn_.leg.backend->prepared.insert(statement->id);
   expect_parse(parse->statement, statement->id, /*answered=*/false, rewrite);
+  describe_parameters(*statement);
   return Status::ok();
 }
 

@@ -67,6 +67,7 @@ bool Session::parse_sql_command(const wire::ParseMessage& parse, const parser::Q
   if (only->kind == StatementKind::Prepare) {
     commands.unnamed_prepare = parser::sql_prepare(only->text);
     commands.unnamed_prepare_sql = only->text + ";";
+    commands.unnamed_prepare_source.assign(parse.query);
     return false;
   }
   if (only->kind != StatementKind::Deallocate) return false;
@@ -124,7 +125,8 @@ bool Session::execute_sql_command(const wire::Frame& execute) {
     return true;
   }
   if (commands.unnamed_prepare) {
-    commands.executed.push_back({commands.unnamed_prepare, {}, commands.unnamed_prepare_sql});
+    commands.executed.push_back(
+        {commands.unnamed_prepare, {}, commands.unnamed_prepare_sql, commands.unnamed_prepare_source});
     if (!pools_.session_pooling && !servers_hold_sql_prepared())
       commands.to_forget += "DEALLOCATE " + sqltext::quote_identifier(commands.unnamed_prepare->name) + ";";
   } else if (commands.unnamed_deallocate) {
@@ -169,8 +171,8 @@ void Session::on_sql_command_complete(std::string_view tag) {
     // Session pooling: it lives on this server only, a DEALLOCATE of it runs here.
     if (pools_.session_pooling) txn_.leg.client_statements.emplace(done.prepare->name);
     const std::string name = done.prepare->name;
-    const uint64_t version =
-        profile_.sql_statements.add(std::move(*done.prepare), std::move(done.prepare_sql));
+    const uint64_t version = profile_.sql_statements.add(std::move(*done.prepare),
+                                                         std::move(done.prepare_sql), std::move(done.source));
     if (servers_hold_sql_prepared() && txn_.leg.attached()) txn_.leg.backend->sql_prepared[name] = version;
     return;
   }

@@ -378,7 +378,9 @@ Status Session::forward_query(const wire::Frame& frame) {
   if (request_.queries.empty() && !request_.rewritten_queries.empty())
     request_.rewritten_queries.clear();  // none in progress
   const bool rewritten = known && !front.expanded_pieces.empty();
-  request_.queries.push_back(known && (rewritten || changes_tracked_state(*known)) ? known : nullptr);
+  const bool tracked = known && (rewritten || changes_tracked_state(*known));
+  request_.queries.push_back(tracked ? known : nullptr);
+  if (tracked && tracks_sql_prepared()) note_prepare_source(known, *sql);
   if (front.runs) ensure_prepared_before_query(front);  // its answers come first
   expect(Owed::Query);
   if (!front.expanded.empty()) {

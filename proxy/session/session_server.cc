@@ -125,6 +125,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
       relay_parameter_status(frame.body);
       relay = false;
       break;
+    case 't': note_parameter_description(frame.body); break;
     case 'E':
       retire_if_stale(frame, outcome);
       relay = on_server_error(frame, relay, outcome.completed);
@@ -324,11 +325,13 @@ void Session::on_query_finished(bool failed) {
   request_.queries.pop_front();
   auto& rewritten = request_.rewritten_queries;
   if (!rewritten.empty() && facts && rewritten.front().facts == facts) rewritten.pop_front();
+  std::string source;  // the text of a Query that PREPAREd
+  if (!request_.prepare_sources.empty()) source = take_prepare_source(facts);
   if (failed || !facts) return;
   note_settings_of_query(*facts);
   for (const auto& statement : facts->statements) {
     profile_.settings.on_statement(statement);
-    note_sql_prepared(statement);
+    note_sql_prepared(statement, source);
     reset_other_legs(statement);
   }
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "session/error_position.h"
+#include "session/prepared_view.h"
 #include "session/session.h"
 #include "sqltext/catalog_sql.h"
 #include "wire/messages.h"
@@ -81,6 +82,8 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   } else if (!front.expanded.empty() && !front.runs) {
     auto expanded = parser::analyze(front.expanded);
     front.facts = expanded ? std::move(*expanded) : nullptr;
+  } else if (front.facts && reads_prepared_view(*front.facts)) {
+    rewrite_prepared_view(sql, front);
   }
   return front;
 }
@@ -186,13 +189,15 @@ void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
 }
 
 // A statement of a Query that succeeded: the client's prepared statements as the server has them.
-void Session::note_sql_prepared(const parser::StatementFacts& statement) {
+// `source`: that Query's text.
+void Session::note_sql_prepared(const parser::StatementFacts& statement, std::string_view source) {
   pool::Backend* backend = txn_.leg.attached() ? txn_.leg.backend : nullptr;
   if (statement.kind == parser::StatementKind::Prepare) {
     auto prepare = parser::sql_prepare(statement.text);
     if (!prepare) return;
     const std::string name = prepare->name;
-    const uint64_t version = profile_.sql_statements.add(std::move(*prepare), statement.text + ";");
+    const uint64_t version =
+        profile_.sql_statements.add(std::move(*prepare), statement.text + ";", std::string(source));
     if (backend != nullptr && servers_hold_sql_prepared()) backend->sql_prepared[name] = version;
     return;
   }

@@ -16,10 +16,11 @@ const parser::SqlPrepare* SqlStatements::find(std::string_view name) const {
   return it == by_name_.end() ? nullptr : &it->second.prepare;
 }
 
-uint64_t SqlStatements::add(parser::SqlPrepare statement, std::string sql) {
+uint64_t SqlStatements::add(parser::SqlPrepare statement, std::string sql, std::string source,
+                            int64_t prepared_at) {
   std::string name = statement.name;
   const uint64_t version = next_version.fetch_add(1, std::memory_order_relaxed);
-  by_name_[name] = Held{std::move(statement), std::move(sql), version};
+  by_name_[name] = Held{std::move(statement), std::move(sql), version, std::move(source), prepared_at};
   return version;
 }
 

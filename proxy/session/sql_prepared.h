@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "parser/prepared_sql.h"
+#include "session/prepared_statements.h"
 
 namespace sw::session {
 
@@ -26,9 +27,11 @@ struct ExtendedSqlCommands {
     std::optional<parser::SqlPrepare> prepare;  // else DEALLOCATE of `deallocate` ("" for ALL)
     std::string deallocate;
     std::string prepare_sql;  // the PREPARE's text
+    std::string source;       // the Parse's text (pg_prepared_statements shows it)
   };
   std::optional<parser::SqlPrepare> unnamed_prepare;  // the unnamed statement is this PREPARE
   std::string unnamed_prepare_sql;                    // ... whose text is this
+  std::string unnamed_prepare_source;                 // ... in this Parse's text
   std::optional<std::string> unnamed_deallocate;      // ... DEALLOCATE of this name ("" for ALL)
   // The proxy answers that DEALLOCATE (transaction pooling: no server holds a statement under the
   // client's names).
@@ -42,6 +45,7 @@ struct ExtendedSqlCommands {
   void forget_unnamed() {
     unnamed_prepare.reset();
     unnamed_prepare_sql.clear();
+    unnamed_prepare_source.clear();
     unnamed_deallocate.reset();
     deallocate_answered = false;
     portal_runs_unnamed = false;
@@ -56,10 +60,16 @@ class SqlStatements {
     parser::SqlPrepare prepare;
     std::string sql;  // the PREPARE a server runs to hold it (its own statement text)
     uint64_t version = 0;
+    // As pg_prepared_statements shows it: the whole text the client sent (a Query's, all its
+    // statements; a Parse's), and when (wall_clock_micros()).
+    std::string source;
+    int64_t prepared_at = 0;
   };
   const parser::SqlPrepare* find(std::string_view name) const;
-  // Records `statement`, whose text is `sql`; returns its new version.
-  uint64_t add(parser::SqlPrepare statement, std::string sql = {});
+  // Records `statement`, whose text is `sql`, sent by the client in `source`; returns its new
+  // version.
+  uint64_t add(parser::SqlPrepare statement, std::string sql = {}, std::string source = {},
+               int64_t prepared_at = wall_clock_micros());
   void remove(std::string_view name) { by_name_.erase(std::string(name)); }
   void clear() { by_name_.clear(); }
   size_t size() const { return by_name_.size(); }

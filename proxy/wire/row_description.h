@@ -1,6 +1,6 @@
 // RowDescription ('T'): a server's description of a result's columns, decoded field by field and
 // encoded back (a proxy that rewrites a result, docs/architecture.md §5.6, keeps what it does not
-// change byte for byte).
+// change byte for byte). ParameterDescription ('t'): a statement's parameter types.
 #pragma once
 
 #include <cstdint>
@@ -36,5 +36,9 @@ inline RowField computed_column(std::string_view name, uint32_t type_oid) {
 Result<std::vector<RowField>> decode_row_description(std::string_view body);
 // The whole message; a decoded body encodes back to the same bytes.
 void encode_row_description(std::string& out, const std::vector<RowField>& fields);
+
+// ParameterDescription ('t'): the type OID of each parameter of a described statement. Fails
+// (08P01) when the count does not match the bytes.
+Result<std::vector<uint32_t>> decode_parameter_description(std::string_view body);
 
 }  // namespace sw::wire

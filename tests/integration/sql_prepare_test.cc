@@ -254,9 +254,9 @@ TEST_SUITE("sql_prepare") {
     CHECK(b.value("EXECUTE pk") == "b");
     CHECK(a.exec("EXECUTE pk(1)").sqlstate() == "26000");
     REQUIRE_OK(b.exec("DEALLOCATE ALL"));
-    PgResult kept = a.exec(listing);  // fl, PREPAREd again: its own text (with a ';')
+    PgResult kept = a.exec(listing);  // fl, PREPAREd again: the text the client sent, as before
     CHECK(kept.data() == std::vector<std::vector<std::string>>{
-                             {"fl", "PREPARE fl(float8) AS SELECT $1;", "{\"double precision\"}"}});
+                             {"fl", "PREPARE fl(float8) AS SELECT $1", "{\"double precision\"}"}});
     CHECK(a.exec("EXECUTE fl(1.5)").ok());
     CHECK(b.exec("EXECUTE pk").sqlstate() == "26000");
     CHECK(b.exec(listing).rows() == 0);
