@@ -156,15 +156,14 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_call(JsonRef node, in
   const size_t args = body["args"].size();
   const std::string name = last_name(body["funcname"]);
   using Kind = AggregateExpression::Kind;
-  if (name == "round" && args == 2) {
+  if (name == "round" && (args == 1 || args == 2)) {
     out.kind = Kind::Round;
-  } else if (args != 1) {
-    return std::nullopt;
-  } else if (name == "round" || name == "abs" || name == "ceil" || name == "ceiling" || name == "floor") {
-    out.kind = name == "round"   ? Kind::Round
-               : name == "abs"   ? Kind::Abs
-               : name == "floor" ? Kind::Floor
-                                 : Kind::Ceil;
+  } else if (name == "abs" && args == 1) {
+    out.kind = Kind::Abs;
+  } else if (name == "floor" && args == 1) {
+    out.kind = Kind::Floor;
+  } else if ((name == "ceil" || name == "ceiling") && args == 1) {
+    out.kind = Kind::Ceil;
   } else {
     return std::nullopt;
   }

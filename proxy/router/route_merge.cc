@@ -165,10 +165,10 @@ std::string order_and_group_columns(const parser::SelectShape& shape, parser::Se
 // The output columns of an aggregate merge, each combined from the shards' partial results; the
 // reason it cannot merge, or "" when it can. `distinct_key`: the key of the one table read, whose
 // count(DISTINCT) adds up over shards ("" when the statement reads several).
-std::string aggregate_outputs(const parser::SelectShape& shape, const std::string& distinct_key,
-                              merge::MergePlan& plan, parser::SelectRewrite& rewrite) {
-  // HAVING's aggregates the client did not select lead the shards' columns (hidden outputs).
-  int source = 0;
+// HAVING's aggregates the client did not select lead the shards' columns (hidden outputs);
+// `source` counts the shard columns they take.
+std::string having_columns(const parser::SelectShape& shape, const std::string& distinct_key,
+                           parser::SelectRewrite& rewrite, int& source) {
   for (const parser::OutputItem& item : shape.having_aggregates) {
     if (item.expression) {  // computed by the merge: a placeholder column, never compared as text
       rewrite.leading_columns.emplace_back("NULL::int4");
@@ -183,47 +183,56 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
     for (std::string& column : columns) rewrite.leading_columns.push_back(std::move(column));
     source += parser::output_width(item);
   }
-  for (const parser::OutputItem& item : shape.outputs) {
-    if (item.star) return "aggregates with * in the select list; list the grouped columns";
-    if (item.contains_aggregate && item.expression) {
-      // The shards return it unevaluated (its type and name); the merge computes it.
-      plan.outputs.push_back(merge::OutputColumn{merge::Combine::Expression, source++, item.name});
-      rewrite.unevaluated.push_back({item.value_begin, item.value_end, item.aliased ? "" : item.name});
-      continue;
-    }
-    if (item.contains_aggregate)
-      return "computes \"" + item.name +
-             "\" from aggregates in a way the merge does not (it computes + - * / %, casts to number "
-             "types, round, abs, ceil, floor, greatest, least, coalesce and nullif of aggregates, group "
-             "keys, numbers and parameters); "
-             "select the aggregates themselves";
-    if (item.aggregate == AggregateCall::Unmergeable && !distinct_key.empty() &&
-        counts_distinct_keys(item, distinct_key)) {
-      plan.outputs.push_back(merge::OutputColumn{merge::Combine::Count, source++, item.name});
-      continue;
-    }
-    if (auto combine = distinct_values(item, distinct_key)) {
-      rewrite.distinct_arrays.push_back(static_cast<int>(&item - shape.outputs.data()));
-      plan.outputs.push_back(merge::OutputColumn{*combine, source++, item.name});
-      continue;
-    }
-    if (item.ordered) {
-      plan.outputs.push_back(ordered_output(*item.ordered, source, item.name));
-      source += parser::output_width(item);
-      rewrite.split_avg = true;  // the call becomes its shard columns
-      continue;
-    }
-    if (item.aggregate == AggregateCall::Unmergeable)
-      return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
-             ", which cannot be combined from the shards' partial results (count, sum, min, max, "
-             "avg, bool_and, bool_or, stddev, variance, count/sum/avg(DISTINCT), and array_agg and "
-             "string_agg "
-             "with a literal separator can, also with FILTER); " +
-             instead_of_aggregate(item) + " instead, or";
-    plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
-    source += parser::partial_width(item.aggregate);
-    rewrite.split_avg = rewrite.split_avg || parser::partial_width(item.aggregate) > 1;
+  return {};
+}
+
+// The merge's column for the selected `item` (the shape's output `index`), reading from shard
+// column `source` on; or why it is refused.
+std::string selected_output(const parser::OutputItem& item, int index, const std::string& distinct_key,
+                            merge::MergePlan& plan, parser::SelectRewrite& rewrite, int& source) {
+  if (item.star) return "aggregates with * in the select list; list the grouped columns";
+  if (item.contains_aggregate && item.expression) {
+    // The shards return it unevaluated (its type and name); the merge computes it.
+    plan.outputs.push_back(merge::OutputColumn{merge::Combine::Expression, source++, item.name});
+    rewrite.unevaluated.push_back({item.value_begin, item.value_end, item.aliased ? "" : item.name});
+    return {};
   }
+  if (item.contains_aggregate)
+    return "computes \"" + item.name +
+           "\" from aggregates in a way the merge does not (it computes + - * / %, casts to number "
+           "types, round, abs, ceil, floor, greatest, least, coalesce and nullif of aggregates, group "
+           "keys, numbers and parameters); select the aggregates themselves";
+  if (item.aggregate == AggregateCall::Unmergeable && !distinct_key.empty() &&
+      counts_distinct_keys(item, distinct_key)) {
+    plan.outputs.push_back(merge::OutputColumn{merge::Combine::Count, source++, item.name});
+    return {};
+  }
+  if (auto combine = distinct_values(item, distinct_key)) {
+    rewrite.distinct_arrays.push_back(index);
+    plan.outputs.push_back(merge::OutputColumn{*combine, source++, item.name});
+    return {};
+  }
+  if (item.ordered) {
+    plan.outputs.push_back(ordered_output(*item.ordered, source, item.name));
+    source += parser::output_width(item);
+    rewrite.split_avg = true;  // the call becomes its shard columns
+    return {};
+  }
+  if (item.aggregate == AggregateCall::Unmergeable)
+    return "uses " + (item.call_text.empty() ? item.name : item.call_text) +
+           ", which cannot be combined from the shards' partial results (count, sum, min, max, "
+           "avg, bool_and, bool_or, stddev, variance, count/sum/avg(DISTINCT), and array_agg and "
+           "string_agg with a literal separator can, also with FILTER); " +
+           instead_of_aggregate(item) + " instead, or";
+  plan.outputs.push_back(merge::OutputColumn{combine_of(item.aggregate), source, item.name});
+  source += parser::partial_width(item.aggregate);
+  rewrite.split_avg = rewrite.split_avg || parser::partial_width(item.aggregate) > 1;
+  return {};
+}
+
+// HAVING's own aggregates follow the selected outputs, read from the leading (hidden) columns.
+void having_outputs(const parser::SelectShape& shape, const std::string& distinct_key,
+                    merge::MergePlan& plan) {
   int hidden = 0;
   for (const parser::OutputItem& item : shape.having_aggregates) {
     const merge::Combine combine =
@@ -239,6 +248,19 @@ std::string aggregate_outputs(const parser::SelectShape& shape, const std::strin
     hidden += parser::output_width(item);
   }
   plan.hidden_outputs = static_cast<int>(shape.having_aggregates.size());
+}
+
+std::string aggregate_outputs(const parser::SelectShape& shape, const std::string& distinct_key,
+                              merge::MergePlan& plan, parser::SelectRewrite& rewrite) {
+  int source = 0;
+  if (std::string why = having_columns(shape, distinct_key, rewrite, source); !why.empty()) return why;
+  for (size_t i = 0; i < shape.outputs.size(); ++i) {
+    if (std::string why =
+            selected_output(shape.outputs[i], static_cast<int>(i), distinct_key, plan, rewrite, source);
+        !why.empty())
+      return why;
+  }
+  having_outputs(shape, distinct_key, plan);
   const size_t selected = shape.outputs.size();
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
     const parser::OutputItem& item = i < selected ? shape.outputs[i] : shape.having_aggregates[i - selected];

@@ -409,6 +409,15 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   void expect_execute();
   void on_execute_settings(const parser::QueryFacts& facts);
   Status forward_parse(const wire::Frame& frame);
+  // forward_parse's parts: the refusals of what the Parse's statement does (true: refused and
+  // answered); a Parse sent under the client's own name (session pooling, the unnamed statement);
+  // a named one in transaction pooling, mapped onto a shared server statement (§5.3).
+  bool refuse_parse(const parser::QueryFacts& facts);
+  void forward_parse_as_sent(const wire::Frame& frame, const wire::ParseMessage& parse,
+                             std::string_view query, const std::shared_ptr<const RewrittenText>& rewrite);
+  void forward_pooled_parse(const wire::ParseMessage& parse, std::string_view query,
+                            std::shared_ptr<const PreparedStatement> runs,
+                            const std::shared_ptr<const RewrittenText>& rewrite);
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);
   void ensure_prepared(const PreparedStatement& statement);

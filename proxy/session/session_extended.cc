@@ -73,21 +73,7 @@ Status Session::forward_parse(const wire::Frame& frame) {
     }
   }
   const std::string_view query = rewrite ? std::string_view(rewrite->server_sql.sql) : parse->query;
-  if (facts) {
-    profile_.schema_changes.note_sent(**facts);
-    for (const auto& statement : (*facts)->statements) {
-      Status refused = refuse_protected_setting(statement);
-      if (refused.is_ok()) refused = refuse_two_phase(statement.kind);
-      if (refused.is_ok()) refused = refuse_unpoolable(statement);
-      if (!refused.is_ok()) {
-        // The server fails with it, as it fails a Parse it refuses: a transaction block the
-        // client is in is failed there too (and a deferred one here).
-        txn_.control.abort_if_deferred();
-        inject_abort(refused, /*extended=*/true);
-        return Status::ok();
-      }
-    }
-  }
+  if (facts && refuse_parse(**facts)) return Status::ok();
   if (parse->statement.empty()) {
     profile_.unnamed.query.assign(query);  // in place: a Parse per batch in -M extended
     profile_.unnamed.types = parse->param_types;
@@ -97,43 +83,72 @@ Status Session::forward_parse(const wire::Frame& frame) {
   }
   if (parse_sql_command(*parse, facts ? facts->get() : nullptr)) return Status::ok();
   if (pools_.session_pooling || parse->statement.empty()) {
-    // Session pooling: a name this server holds already is the server's 42P05 to answer, and
-    // stays defined.
-    const bool held = txn_.leg.client_statements.count(parse->statement) != 0;
-    if (pools_.session_pooling && !held) note_session_parse(parse->statement, query, parse->param_types);
-    expect_parse(held ? std::string_view() : parse->statement, 0, /*answered=*/false, rewrite);
-    if (rewrite) {
-      std::string rewritten;
-      wire::encode_parse(rewritten, parse->statement, query, parse->param_types);
-      txn_.leg.backend->connection().write(rewritten);
-    } else {
-      txn_.leg.backend->connection().write(whole(frame));
-    }
+    forward_parse_as_sent(frame, *parse, query, rewrite);
     return Status::ok();
   }
-  auto statement =
-      host_.statements().intern(query, parse->param_types, profile_.settings.current("search_path"), runs);
-  const PreparedStatement* existing = profile_.statements.find(parse->statement);
+  forward_pooled_parse(*parse, query, std::move(runs), rewrite);
+  return Status::ok();
+}
+
+bool Session::refuse_parse(const parser::QueryFacts& facts) {
+  profile_.schema_changes.note_sent(facts);
+  for (const auto& statement : facts.statements) {
+    Status refused = refuse_protected_setting(statement);
+    if (refused.is_ok()) refused = refuse_two_phase(statement.kind);
+    if (refused.is_ok()) refused = refuse_unpoolable(statement);
+    if (!refused.is_ok()) {
+      // The server fails with it, as it fails a Parse it refuses: a transaction block the
+      // client is in is failed there too (and a deferred one here).
+      txn_.control.abort_if_deferred();
+      inject_abort(refused, /*extended=*/true);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Session::forward_parse_as_sent(const wire::Frame& frame, const wire::ParseMessage& parse,
+                                    std::string_view query,
+                                    const std::shared_ptr<const RewrittenText>& rewrite) {
+  // Session pooling: a name this server holds already is the server's 42P05 to answer, and
+  // stays defined.
+  const bool held = txn_.leg.client_statements.count(parse.statement) != 0;
+  if (pools_.session_pooling && !held) note_session_parse(parse.statement, query, parse.param_types);
+  expect_parse(held ? std::string_view() : parse.statement, 0, /*answered=*/false, rewrite);
+  if (rewrite) {
+    std::string rewritten;
+    wire::encode_parse(rewritten, parse.statement, query, parse.param_types);
+    txn_.leg.backend->connection().write(rewritten);
+  } else {
+    txn_.leg.backend->connection().write(whole(frame));
+  }
+}
+
+void Session::forward_pooled_parse(const wire::ParseMessage& parse, std::string_view query,
+                                   std::shared_ptr<const PreparedStatement> runs,
+                                   const std::shared_ptr<const RewrittenText>& rewrite) {
+  auto statement = host_.statements().intern(query, parse.param_types,
+                                             profile_.settings.current("search_path"), std::move(runs));
+  const PreparedStatement* existing = profile_.statements.find(parse.statement);
   // A fence retry replays the Parse that already registered the name: that one is no duplicate.
   // A name the client PREPAREd in SQL is taken too: one namespace, as on a server (§5.7).
   if ((existing != nullptr && !(fence_.replaying() && same_parse(*existing, *statement))) ||
-      profile_.sql_statements.find(parse->statement) != nullptr) {
+      profile_.sql_statements.find(parse.statement) != nullptr) {
     answer_with_error(Status::client(
-        "42P05", "prepared statement \"" + std::string(parse->statement) + "\" already exists"));
-    return Status::ok();
+        "42P05", "prepared statement \"" + std::string(parse.statement) + "\" already exists"));
+    return;
   }
-  profile_.statements.add(parse->statement, statement);
+  profile_.statements.add(parse.statement, statement);
   if (txn_.leg.backend->prepared.count(statement->id) != 0) {
-    expect_parse(parse->statement, statement->id, /*answered=*/true);
-    return Status::ok();
+    expect_parse(parse.statement, statement->id, /*answered=*/true);
+    return;
   }
   std::string rewritten;
   wire::encode_parse(rewritten, statement->server_name, statement->query, statement->param_types);
   txn_.leg.backend->connection().write(rewritten);
   txn_.leg.backend->prepared.insert(statement->id);
-  expect_parse(parse->statement, statement->id, /*answered=*/false, rewrite);
+  expect_parse(parse.statement, statement->id, /*answered=*/false, rewrite);
   describe_parameters(*statement);
-  return Status::ok();
 }
 
 // The client's Parse of `client_name` (statement `statement`, 0 in session pooling), sent to the

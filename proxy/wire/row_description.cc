@@ -40,7 +40,7 @@ void encode_row_description(std::string& out, const std::vector<RowField>& field
 Result<std::vector<uint32_t>> decode_parameter_description(std::string_view body) {
   ByteReader reader(body);
   uint16_t count = 0;
-  if (!reader.u16(count) || reader.remaining() != 4u * count)
+  if (!reader.u16(count) || reader.remaining() != 4 * static_cast<size_t>(count))
     return Status::server("08P01", "ParameterDescription's count does not match its length");
   std::vector<uint32_t> types(count);
   for (uint32_t& type : types) reader.u32(type);
