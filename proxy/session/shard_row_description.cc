@@ -21,8 +21,7 @@ Result<ShardRowDescription> read_shard_row_description(std::string_view body, me
 bool rebuilt_columns(const merge::MergePlan& plan) {
   if (plan.kind != merge::MergeKind::Aggregate) return false;
   bool rebuilt = plan.hidden_outputs > 0;
-  for (const merge::OutputColumn& out : plan.outputs)
-    rebuilt = rebuilt || merge::merge_describes(out);
+  for (const merge::OutputColumn& out : plan.outputs) rebuilt = rebuilt || merge::merge_describes(out);
   return rebuilt;
 }
 
