@@ -436,7 +436,9 @@ TEST_SUITE("merged_cursors") {
     const long total_kib = kRowsPerShard * kShards * kRowBytes / 1024;
     MESSAGE("shardwire VmRSS " << baseline << " KiB before, peak " << peak << " KiB while " << total_kib
                                << " KiB of rows went through");
-    CHECK(peak - baseline < 16 * 1024);
+    // The bound is the release allocator's: under ASan every freed buffer waits in the quarantine
+    // (256 MB) before reuse, so the sanitized run checks the rows, not the RSS (as merged_memory).
+    if (!sanitized_mode()) CHECK(peak - baseline < 16 * 1024);
   }
 
   TEST_CASE("SCROLL: PRIOR, BACKWARD, ABSOLUTE, RELATIVE, FIRST, LAST as one PostgreSQL; bounded") {
