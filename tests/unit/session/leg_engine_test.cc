@@ -36,8 +36,9 @@ class Recorder : public LegEngine::Runner {
   std::vector<int> prologue_owed;
   size_t hold_until_ready = SIZE_MAX;  // this leg is held until leg 0 is ready
   bool cancel_before_release = false;
-  // At the first ReadyForQuery, before that leg is released: the client's cancel through
-  // cancel_client_statement, with every leg but `not_cancellable` cancellable.
+  // At the first ReadyForQuery, before that leg is released, or once every leg has its server
+  // if one still waited then: the client's cancel through cancel_client_statement, with every
+  // leg but `not_cancellable` cancellable.
   bool cancel_client_at_first_ready = false;
   size_t not_cancellable = SIZE_MAX;
   size_t client_cancels_sent = 0;
@@ -49,6 +50,7 @@ class Recorder : public LegEngine::Runner {
     owed_[leg] = engine->ready_owed(leg) + 1;
     sw::wire::encode_query(prologue, sql_);
     engine->write(leg, prologue);
+    if (cancel_pending_ && every_leg_has_server()) cancel_client();
   }
   Status on_leg_message(size_t leg, const LegEngine::Message& message) override {
     if (leg == hold_until_ready && !zero_ready_) {
@@ -67,9 +69,11 @@ class Recorder : public LegEngine::Runner {
     if (leg == 0) zero_ready_ = true;
     if (cancel_before_release) engine->cancel(leg);
     if (std::exchange(cancel_client_at_first_ready, false)) {
-      sw::session::CancelJoin join([this] { client_cancel_delivered = true; });
-      client_cancels_sent = engine->cancel_client_statement(join);
-      join.seal();
+      if (every_leg_has_server()) {
+        cancel_client();
+      } else {
+        cancel_pending_ = true;  // a leg still waits for its server: nothing to cancel there yet
+      }
     }
     engine->release(leg, engine->status(leg) == 'I');
     if (leg == 0 && hold_until_ready < engine->size()) engine->resume(hold_until_ready);
@@ -91,6 +95,18 @@ class Recorder : public LegEngine::Runner {
   }
 
  private:
+  bool every_leg_has_server() const {
+    for (size_t i = 0; i < engine->size(); ++i) {
+      if (engine->waiting(i)) return false;
+    }
+    return true;
+  }
+  void cancel_client() {
+    cancel_pending_ = false;
+    sw::session::CancelJoin join([this] { client_cancel_delivered = true; });
+    client_cancels_sent = engine->cancel_client_statement(join);
+    join.seal();
+  }
   void end_if_released() {
     for (size_t i = 0; i < engine->size(); ++i) {
       if (engine->backend(i) != nullptr || engine->waiting(i)) return;
@@ -101,6 +117,7 @@ class Recorder : public LegEngine::Runner {
   std::string sql_;
   std::vector<int> owed_;
   bool zero_ready_ = false;
+  bool cancel_pending_ = false;
 };
 
 bool has(const std::vector<std::string>& events, const std::string& prefix) {
