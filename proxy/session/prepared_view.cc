@@ -1,5 +1,7 @@
 #include "session/prepared_view.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <vector>
@@ -55,6 +57,13 @@ void append_row(std::string& out, const std::string& name, const std::string& te
 }
 
 }  // namespace
+
+bool may_read_prepared_view(std::string_view text) {
+  constexpr std::string_view kView = "pg_prepared_statements";
+  auto it = std::search(text.begin(), text.end(), kView.begin(), kView.end(),
+                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  return it != text.end();
+}
 
 std::string utc_timestamp_text(int64_t micros) {
   int64_t seconds = micros / 1000000;

@@ -32,6 +32,9 @@ inline bool reads_prepared_view(const parser::QueryFacts& facts) {
   return false;
 }
 
+// `text` (a statement the client PREPAREd) may name the view: a cheap test before analyzing it.
+bool may_read_prepared_view(std::string_view text);
+
 std::string prepared_statements_subquery(const ClientStatements& protocol, const SqlStatements& sql,
                                          bool servers_hold_sql);
 
