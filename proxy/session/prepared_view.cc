@@ -58,9 +58,8 @@ void append_row(std::string& out, const std::string& name, const std::string& te
 
 }  // namespace
 
-bool may_read_prepared_view(std::string_view text) {
-  constexpr std::string_view kView = "pg_prepared_statements";
-  auto it = std::search(text.begin(), text.end(), kView.begin(), kView.end(),
+bool contains_ignoring_case(std::string_view text, std::string_view lower_word) {
+  auto it = std::search(text.begin(), text.end(), lower_word.begin(), lower_word.end(),
                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
   return it != text.end();
 }

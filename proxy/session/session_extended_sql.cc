@@ -32,7 +32,11 @@ std::string no_data() { return std::string("n\0\0\0\4", 5); }
 // in CREATE TABLE AS), with `*refused` set when its arguments do not fit; nullopt when `query` is
 // no such EXECUTE.
 std::optional<parser::ExpandedSql> Session::expanded_execute(std::string_view query, Status* refused) const {
-  if (profile_.sql_statements.size() == 0) return std::nullopt;  // client_execute decides
+  // With one shard only an EXECUTE of a statement that reads the view runs as its text
+  // (client_execute): a text that names no EXECUTE is not analyzed for it.
+  if (profile_.sql_statements.size() == 0 ||
+      (!expands_sql_execute() && !contains_ignoring_case(query, "execute")))
+    return std::nullopt;
   auto facts = parser::analyze(query);
   const parser::StatementFacts* only = facts ? single(facts->get()) : nullptr;
   if (only == nullptr) return std::nullopt;

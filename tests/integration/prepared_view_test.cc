@@ -169,6 +169,12 @@ TEST_SUITE("prepared_view") {
     REQUIRE_OK(b.prepare("b_reader", reader));
     CHECK(b.exec_prepared("b_reader", {"none"}).data() == Rows{{"b_reader", reader, "false", "{text}"}});
     CHECK(run("after B's") == 2);
+    // A statement whose parameter type the server resolves, then gone from the server (B's
+    // DISCARD ALL drops its statements): the reader's run still shows the type.
+    for (PgConn* c : {&a, &direct}) REQUIRE_OK(c->prepare("p_four", "SELECT k FROM pv WHERE v = $1"));
+    REQUIRE_OK(b.exec("DISCARD ALL"));
+    CHECK(run("after another client's DISCARD ALL") == 3);
+    CHECK(a.exec(kListing).data() == direct.exec(kListing).data());
     CHECK(describe_prepared(a, "reader") == describe_prepared(direct, "reader"));
     CHECK(describe_prepared(a, "reader").size() == 6);  // status, $1, four columns
 
@@ -179,9 +185,13 @@ TEST_SUITE("prepared_view") {
       REQUIRE_OK(c->exec(sql_reader));
       REQUIRE_OK(c->prepare("p_three", "SELECT 3"));
     }
+    const Rows listed = direct.exec("EXECUTE s_reader").data();
+    CHECK(listed.size() == 5);
     PgResult executed = a.exec("EXECUTE s_reader");
     REQUIRE_OK(executed);
-    CHECK(executed.data() == direct.exec("EXECUTE s_reader").data());
-    CHECK(executed.rows() == 4);
+    CHECK(executed.data() == listed);
+    PgResult extended = a.exec_params("EXECUTE s_reader", {});  // psycopg's way
+    REQUIRE_OK(extended);
+    CHECK(extended.data() == listed);
   }
 }
