@@ -193,5 +193,9 @@ TEST_SUITE("prepared_view") {
     PgResult extended = a.exec_params("EXECUTE s_reader", {});  // psycopg's way
     REQUIRE_OK(extended);
     CHECK(extended.data() == listed);
+    // Gone once deallocated, from the view and as a name.
+    for (PgConn* c : {&a, &direct}) REQUIRE_OK(c->exec("DEALLOCATE reader"));
+    CHECK(a.exec(kListing).data() == direct.exec(kListing).data());
+    CHECK(a.exec_prepared("reader", {"none"}).sqlstate() == "26000");
   }
 }
