@@ -45,6 +45,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   if (prepare_transaction_as_rollback(front)) return front;
   if (!tracks_sql_prepared()) return front;
   const auto& statements = front.facts->statements;
+  bool runs_sql_statement = false;  // an EXECUTE of the client's PREPARE, expanded
   for (const auto& statement : statements) {
     // Nothing to refuse or run instead (the common case, once per Query: no calls, no Status).
     if (statement.kind != parser::StatementKind::Prepare && profile_.sql_statements.size() == 0 &&
@@ -75,11 +76,12 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
     }
     front.expanded = std::move(expanded->sql);
     front.expanded_pieces = std::move(expanded->pieces);
+    runs_sql_statement = true;
     break;
   }
   if (!front.refused.is_ok()) {
     front.facts = nullptr;
-  } else if (!front.expanded.empty() && !front.runs) {
+  } else if (runs_sql_statement) {
     auto expanded = parser::analyze(front.expanded);
     front.facts = expanded ? std::move(*expanded) : nullptr;
     if (front.facts && reads_prepared_view(*front.facts))

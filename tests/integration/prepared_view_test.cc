@@ -193,6 +193,14 @@ TEST_SUITE("prepared_view") {
     PgResult extended = a.exec_params("EXECUTE s_reader", {});  // psycopg's way
     REQUIRE_OK(extended);
     CHECK(extended.data() == listed);
+    // EXECUTE in SQL of the protocol-level reader: PostgreSQL runs the same statement.
+    for (const char* step : {"simple", "extended"}) {
+      INFO(step);
+      const std::string execute = "EXECUTE reader('none')";
+      PgResult through = std::string(step) == "simple" ? a.exec(execute) : a.exec_params(execute, {});
+      REQUIRE_OK(through);
+      CHECK(through.data() == direct.exec(execute).data());
+    }
     // Gone once deallocated, from the view and as a name.
     for (PgConn* c : {&a, &direct}) REQUIRE_OK(c->exec("DEALLOCATE reader"));
     CHECK(a.exec(kListing).data() == direct.exec(kListing).data());
