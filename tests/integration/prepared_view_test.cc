@@ -4,6 +4,8 @@
 // `sw_N`), in the simple and the extended protocol, and after DEALLOCATE, DEALLOCATE ALL and
 // DISCARD ALL; zero rows with the view's column types when it has none. Compared with a direct
 // connection to PostgreSQL that prepared the same statements. With several shards, both kinds too.
+// A named statement that reads the view, and an EXECUTE of one, list the client's statements of
+// each run's moment.
 #include "it_test.h"
 
 #include "harness/sharded_fixture.h"
