@@ -91,12 +91,22 @@ Session::Start Session::start_extended_scatter_write(const ExtendedBatch& bound,
 }
 
 // How the client of an extended batch asked for a move's answer: its result formats, whether it
-// described the portal (the message after its Bind, which extended_reference_write checked).
+// described the portal (the message after its Bind, which extended_reference_write checked), each
+// Execute's row limit.
 KeyMoveClient Session::key_move_client(const ExtendedBatch& bound) const {
   KeyMoveClient client;
   client.extended = true;
-  auto next = wire::read_frame(client_input().substr(bound.bind_end), wire::Sender::Client, limits_);
+  size_t offset = bound.bind_end;
+  auto next = wire::read_frame(client_input().substr(offset), wire::Sender::Client, limits_);
   client.describes = next.status == wire::FrameStatus::Complete && next.frame.type == 'D';
+  while (next.status == wire::FrameStatus::Complete && next.frame.type != 'S') {
+    if (next.frame.type == 'E') {
+      auto execute = wire::decode_execute(next.frame.body);
+      if (execute) client.row_limits.push_back(execute->max_rows);
+    }
+    offset += next.frame.size;
+    next = wire::read_frame(client_input().substr(offset), wire::Sender::Client, limits_);
+  }
   if (auto bind = wire::decode_bind_rest(bound.bind.rest))
     client.result_formats = std::move(bind->result_formats);
   client.dates = date_reading();
