@@ -3,9 +3,9 @@
 -- ... FROM), the client's WITH list, and multi-column SET from a list, ROW(...) or a sub-select.
 statement: CREATE TABLE sf_move_forms (tenant_id bigint NOT NULL, id integer NOT NULL, g integer, s text COLLATE "C", PRIMARY KEY (tenant_id, id))
 statement: CREATE TABLE sf_move_src (tenant_id bigint NOT NULL, seq integer NOT NULL, to_tenant bigint, label text COLLATE "C", PRIMARY KEY (tenant_id, seq))
-statement: INSERT INTO sf_move_forms (tenant_id, id, g, s) SELECT t, t * 10 + i, i, 'r' || t || '.' || i FROM generate_series(1, 8) t, generate_series(1, 3) i
-statement: INSERT INTO sf_move_src (tenant_id, seq, to_tenant, label) SELECT t, 1, t + 40, 'to' || (t + 40) FROM generate_series(1, 8) t
-statement: INSERT INTO sf_move_src (tenant_id, seq, to_tenant, label) SELECT t, 2, NULL, 'extra' FROM generate_series(1, 4) t
+statement: INSERT INTO sf_move_forms (tenant_id, id, g, s) VALUES (1, 11, 1, 'r1.1'), (1, 12, 2, 'r1.2'), (1, 13, 3, 'r1.3'), (2, 21, 1, 'r2.1'), (2, 22, 2, 'r2.2'), (2, 23, 3, 'r2.3'), (3, 31, 1, 'r3.1'), (3, 32, 2, 'r3.2'), (3, 33, 3, 'r3.3'), (4, 41, 1, 'r4.1'), (4, 42, 2, 'r4.2'), (4, 43, 3, 'r4.3'), (5, 51, 1, 'r5.1'), (5, 52, 2, 'r5.2'), (5, 53, 3, 'r5.3'), (6, 61, 1, 'r6.1'), (6, 62, 2, 'r6.2'), (6, 63, 3, 'r6.3'), (7, 71, 1, 'r7.1'), (7, 72, 2, 'r7.2'), (7, 73, 3, 'r7.3'), (8, 81, 1, 'r8.1'), (8, 82, 2, 'r8.2'), (8, 83, 3, 'r8.3')
+statement: INSERT INTO sf_move_src (tenant_id, seq, to_tenant, label) VALUES (1, 1, 41, 'to41'), (2, 1, 42, 'to42'), (3, 1, 43, 'to43'), (4, 1, 44, 'to44'), (5, 1, 45, 'to45'), (6, 1, 46, 'to46'), (7, 1, 47, 'to47'), (8, 1, 48, 'to48')
+statement: INSERT INTO sf_move_src (tenant_id, seq, to_tenant, label) VALUES (1, 2, NULL, 'extra'), (2, 2, NULL, 'extra'), (3, 2, NULL, 'extra'), (4, 2, NULL, 'extra')
 -- FROM joined on the key, SET reading the FROM row that matches once per target row.
 query once: UPDATE sf_move_forms f SET tenant_id = src.to_tenant, s = src.label || ':' || f.s FROM sf_move_src src WHERE src.tenant_id = f.tenant_id AND src.seq = 1 AND f.g = 1
 -- Several FROM rows per target row (tenants 1-4 have two): each row is updated once.
