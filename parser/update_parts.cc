@@ -104,17 +104,19 @@ std::string_view item_value(std::string_view item) {
 // `= ROW(x, y)` or `= (SELECT ...)`, one value per column into `parts`.
 Status add_columns(std::string_view text, const std::vector<SqlToken>& tokens, size_t first, size_t last,
                    size_t end, UpdateParts& parts) {
-  const Status shape = cannot("a SET item is not `column = expression` nor `(columns) = (expressions)`");
+  auto shape = [] {
+    return cannot("a SET item is not `column = expression` nor `(columns) = (expressions)`");
+  };
   const size_t names_end = closing(text, tokens, first);
-  if (names_end + 1 >= last) return shape;
+  if (names_end + 1 >= last) return shape();
   size_t columns = 1;
   for (size_t i = first + 1; i < names_end; ++i) columns += is_punctuation(text, tokens[i], ',') ? 1 : 0;
   const std::string_view equals = trimmed(text, tokens[names_end].end, tokens[names_end + 1].begin);
   size_t open = names_end + 1;
   if (open < last && detail::token_is_word(text, tokens[open], "row")) ++open;
-  if (equals != "=" || open >= last || !is_punctuation(text, tokens[open], '(')) return shape;
+  if (equals != "=" || open >= last || !is_punctuation(text, tokens[open], '(')) return shape();
   const size_t close = closing(text, tokens, open);
-  if (close + 1 != last || !trimmed(text, tokens[close].end, end).empty()) return shape;
+  if (close + 1 != last || !trimmed(text, tokens[close].end, end).empty()) return shape();
   if (open + 1 < close && detail::token_is_word(text, tokens[open + 1], "select")) {
     parts.queries.emplace_back(text.substr(tokens[open].end, tokens[close].begin - tokens[open].end));
     for (size_t f = 0; f < columns; ++f)

@@ -77,13 +77,14 @@ std::string DmlRouter::key_move_values(const std::string& t,
     for (size_t i = 0; i < columns.size(); ++i) {
       if (p.values[i].query != static_cast<int>(q)) continue;
       const std::string field = "shardwire_f" + std::to_string(p.values[i].field);
-      const std::string separator = names.empty() ? "" : ", ";
-      fields += separator + string_literal(columns[i]->column) + ", shardwire_sub." + field;
-      nulls += separator + string_literal(columns[i]->column) + ", NULL";
-      names += separator + field;
+      const std::string column = (names.empty() ? "" : ", ") + string_literal(columns[i]->column);
+      fields.append(column).append(", shardwire_sub.").append(field);
+      nulls.append(column).append(", NULL");
+      names.append(names.empty() ? "" : ", ").append(field);
     }
-    sql += " || COALESCE((SELECT jsonb_build_object(" + fields + ") FROM (" + p.queries[q] +
-           "\n) AS shardwire_sub(" + names + ")), jsonb_build_object(" + nulls + "))";
+    sql.append(" || COALESCE((SELECT jsonb_build_object(").append(fields).append(") FROM (");
+    sql.append(p.queries[q]).append("\n) AS shardwire_sub(").append(names);
+    sql.append(")), jsonb_build_object(").append(nulls).append("))");
   }
   return sql;
 }
