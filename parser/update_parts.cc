@@ -67,7 +67,9 @@ Status find_cuts(std::string_view text, const std::vector<SqlToken>& tokens, Cut
     }
     if (cuts.set == 0 && is("set")) cuts.set = i;
     const bool in_set = cuts.set != 0 && cuts.where == 0 && cuts.returning == 0;
-    if (in_set && cuts.from == 0 && is("from")) cuts.from = i;
+    const bool distinct_from =
+        detail::token_is_word(text, tokens[i - 1], "distinct");  // IS [NOT] DISTINCT FROM
+    if (in_set && cuts.from == 0 && is("from") && !distinct_from) cuts.from = i;
     if (in_set && is("where")) cuts.where = i;
     if (cuts.set != 0 && cuts.returning == 0 && is("returning")) cuts.returning = i;
   }

@@ -180,6 +180,9 @@ TEST_CASE("a move with FROM, WITH or a multi-column SET: each part of the client
                     "i.tenant_id + 100\n), 'total', ( i.qty \n)) AS shardwire_new_values)") !=
         std::string::npos);
   CHECK(joined.find(") AS \"o\"") != std::string::npos);
+  // IS DISTINCT FROM in a SET value is no FROM list.
+  CHECK(shard_sql("UPDATE orders SET tenant_id = 7, paid = total IS DISTINCT FROM 7 WHERE total > 1")
+            .find("DELETE FROM orders WHERE ( total > 1") != std::string::npos);
   // The client's WITH list first, RECURSIVE kept.
   INFO(shard_sql("WITH RECURSIVE n(x) AS (SELECT 1) UPDATE orders SET tenant_id = (SELECT x FROM n)"));
   CHECK(shard_sql("WITH RECURSIVE n(x) AS (SELECT 1) UPDATE orders SET tenant_id = (SELECT x FROM n)")
