@@ -159,6 +159,7 @@ void KeyMovePlan::fetch(std::string& row) {
   const std::vector<uint32_t>& limits = client_.row_limits;
   if (limits.empty()) return;
   if (execute_ >= limits.size()) {
+    rest_.push_back(std::move(row));
     row.clear();
     return;
   }
@@ -174,6 +175,24 @@ std::string KeyMovePlan::portal_end() const {
   std::string out;
   for (size_t i = execute_; i < client_.row_limits.size(); ++i)
     wire::encode_command_complete(out, "UPDATE " + std::to_string(i == execute_ ? execute_rows_ : 0));
+  return out;
+}
+
+std::unique_ptr<KeyMoveRest> KeyMovePlan::take_rest() {
+  if (!fetched_by_executes() || execute_ < client_.row_limits.size()) return nullptr;
+  return std::make_unique<KeyMoveRest>(client_.portal, std::move(rest_));
+}
+
+std::string KeyMoveRest::execute(uint32_t max_rows) {
+  std::string out;
+  const bool limited = max_rows != 0 && max_rows <= kMaxExecuteRows;
+  uint64_t taken = 0;
+  for (; next_ < rows_.size() && (!limited || taken < max_rows); ++next_, ++taken) out += rows_[next_];
+  if (limited && taken == max_rows) {
+    out.append("s\0\0\0\4", 5);  // PortalSuspended
+  } else {
+    wire::encode_command_complete(out, "UPDATE " + std::to_string(taken));
+  }
   return out;
 }
 

@@ -38,6 +38,25 @@ struct KeyMoveClient {
   // count (`UPDATE n`), and the Executes after that one with `UPDATE 0`, as PostgreSQL answers a
   // DML portal run to completion by its first Execute.
   std::vector<uint32_t> row_limits;
+  std::string portal;  // extended: the portal the Executes name
+};
+
+// The RETURNING rows of a move that its client's Executes left at their row limits inside a
+// transaction block (PostgreSQL keeps such a portal across Syncs until the transaction ends or
+// the client sends another statement): later Executes of the portal are answered from them.
+class KeyMoveRest {
+ public:
+  KeyMoveRest(std::string portal, std::vector<std::string> rows)
+      : portal_(std::move(portal)), rows_(std::move(rows)) {}
+  const std::string& portal() const { return portal_; }
+  // The answer to an Execute of the portal with row limit `max_rows`: the next rows, then
+  // PortalSuspended when it took its limit, else `UPDATE <its rows>`.
+  std::string execute(uint32_t max_rows);
+
+ private:
+  std::string portal_;
+  std::vector<std::string> rows_;  // DataRow messages, in order
+  size_t next_ = 0;
 };
 
 class KeyMovePlan {
@@ -64,6 +83,9 @@ class KeyMovePlan {
   // Execute that took the last rows, `UPDATE 0` for each later one; nothing when every Execute
   // ended with PortalSuspended.
   std::string portal_end() const;
+  // The rows no Execute took, when every Execute ended with PortalSuspended (fetched_by_executes);
+  // null otherwise.
+  std::unique_ptr<KeyMoveRest> take_rest();
 
  private:
   struct Row {
@@ -86,8 +108,9 @@ class KeyMovePlan {
   size_t marker_ = 0;                 // the marker column's position (0: no RowDescription yet)
   std::vector<Row> rows_;
   size_t held_bytes_ = 0;
-  size_t execute_ = 0;         // the client's Execute that takes the next row
-  uint64_t execute_rows_ = 0;  // the rows it took
+  std::vector<std::string> rest_;  // client DataRows after every Execute took its limit
+  size_t execute_ = 0;             // the client's Execute that takes the next row
+  uint64_t execute_rows_ = 0;      // the rows it took
 };
 
 }  // namespace sw::session

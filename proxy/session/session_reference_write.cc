@@ -170,6 +170,7 @@ Session::Start Session::start_write_runner(size_t consumed, std::vector<LegEngin
     return take_back_servers(std::move(handed), error, in_transaction);
   };
   callbacks.done = [this, in_transaction, label, pools = std::move(pools), started = stats::monotonic_us()] {
+    key_move_rest_ = txn_.runner.get<ReferenceWrite>()->take_key_move_rest();
     write_session_ready(in_transaction);
     count_fanout(pools, label, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {

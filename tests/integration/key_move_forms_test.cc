@@ -5,7 +5,8 @@
 // unique violation on the new owner moving nothing; and a key-moving UPDATE ... RETURNING under
 // Execute row limits (extended protocol, raw messages) answered message for message as plain
 // PostgreSQL answers the same UPDATE (rows, PortalSuspended, later Executes of the batch, each
-// Execute's own count), every row moved whatever the limit, also inside BEGIN.
+// Execute's own count), every row moved whatever the limit; inside BEGIN the portal's later
+// Executes after the Sync continue it, as PostgreSQL's.
 #include <algorithm>
 
 #include "harness/sharded_fixture.h"
@@ -156,14 +157,32 @@ TEST_SUITE("key_move_forms") {
       CHECK(f.rows_on(1) == std::vector<std::string>{k(b1) + "|n1"});
       CHECK(f.rows_on(2) == std::vector<std::string>{k(c2) + "|n2", k(c2) + "|n3"});
     }
-    // Inside BEGIN: the same answer, status T; the move is the transaction's.
+    // Inside BEGIN the portal outlives the Sync, as PostgreSQL's: Execute + Sync fetches (pgjdbc's
+    // fetch size) continue it, each answered as plain PostgreSQL answers, status T; another
+    // statement closes it (a later Execute fails, 34000, as there). ROLLBACK moves nothing.
+    const std::string back = " SET tenant_id = " + k(a0) + " RETURNING note";
     REQUIRE_OK(c.exec("BEGIN"));
-    const auto in_block =
-        raw_batch(c, limited_batch("UPDATE orders SET tenant_id = " + k(a0) + " RETURNING note", {2}));
-    CHECK(described(in_block) == "12TDDsZ rows 2");
-    CHECK(in_block.back().body == "T");
+    REQUIRE_OK(plain.exec("BEGIN"));
+    auto fetch = [](PgConn& conn, uint32_t limit) {
+      return raw_batch(conn,
+                       wire::message('E', std::string(1, '\0') + wire::be32(limit)) + wire::message('S', ""));
+    };
+    const auto first = raw_batch(c, limited_batch("UPDATE orders" + back, {1}));
+    CHECK(described(first) == described(raw_batch(plain, limited_batch("UPDATE plain_orders" + back, {1}))));
+    CHECK(first.back().body == "T");
+    for (uint32_t limit : {1u, 2u, 2u}) {
+      CAPTURE(limit);
+      const auto next = fetch(c, limit);
+      CHECK(described(next) == described(fetch(plain, limit)));
+      CHECK(next.back().body == "T");
+    }
     CHECK(c.value("SELECT count(*) FROM orders WHERE tenant_id = " + k(a0)) == "3");
+    const auto closed = fetch(c, 1);
+    REQUIRE(!closed.empty());
+    CHECK(closed.front().type == 'E');
+    CHECK(wire::parse_error(closed.front().body).sqlstate() == "34000");
     REQUIRE_OK(c.exec("ROLLBACK"));
+    REQUIRE_OK(plain.exec("ROLLBACK"));
     CHECK(f.rows_on(0).empty());
     CHECK(f.rows_on(2).size() == 2u);
     check_placed_and_clean(f);
