@@ -559,6 +559,8 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   Start run_scatter_write(std::vector<std::string> messages, size_t consumed, const router::Route& route,
                           bool hide_parse_complete, KeyMoveClient key_move_client = {});
   KeyMoveClient key_move_client(const ExtendedBatch& bound) const;
+  Next continue_key_move_portal(const wire::Frame& frame);
+  Next continue_held_portal(const wire::Frame& frame);
   Start start_write_runner(size_t consumed, std::vector<LegEngine::Target> targets,
                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
                            stats::RouteLabel label, bool in_transaction);
@@ -618,6 +620,8 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   // The pool the request waits for (WaitingForServer; none: PAUSE, or a move).
   ServerWait server_wait_;
   Transaction txn_;
+  // A move's RETURNING left at its Executes' row limits in the transaction (continue_key_move_portal).
+  std::unique_ptr<KeyMoveRest> key_move_rest_;
   Request request_;
   FenceRetry fence_;
   CutoverWait cutover_;
