@@ -512,6 +512,7 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
                           CursorRound::Take take, std::function<void(const Status&)> after);
   void fail_cursor(const Status& why);
   Status held_cursor_commit_refusal(std::string_view sql) const;
+  Status bound_commit_refusal(const wire::Frame& bind_frame) const;
   Status pin_for_held_cursor(const CursorStatement& statement, std::string_view declare_sql);
   void close_held_halves(const MergedCursor& cursor);
   void end_cursor_request();

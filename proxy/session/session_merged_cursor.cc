@@ -33,7 +33,7 @@ Status backward_refusal(const CursorStatement& statement) {
 // A Query at the front of the input: a cursor statement this session answers across shards, or
 // Forward (the usual path).
 Session::Next Session::merged_cursor_statement(const wire::Frame& frame) {
-  if (frame.type == 'P' || frame.type == 'D') return merged_cursor_batch(frame);
+  if (frame.type == 'P' || frame.type == 'D' || frame.type == 'B') return merged_cursor_batch(frame);
   if (frame.type != 'Q' || !host_.directory()) return Next::Forward;
   if (!writes_in_transaction()) end_cursors(txn_.cursors, CursorsEnd::Commit);  // the transaction ended
   if (server_lent() || txn_.control.moving() || request_.batch_open || txn_.ending != Ending::None ||

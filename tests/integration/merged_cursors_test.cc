@@ -363,6 +363,24 @@ TEST_SUITE("merged_cursors") {
     CHECK(client.exec("CLOSE h").command_tag() == "CLOSE CURSOR");
     CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
     CHECK(client.value("SELECT count(*) FROM orders WHERE id = 800") == "2");
+    // The same COMMIT in the extended protocol (pgjdbc, asyncpg): Parse/Bind/Execute of COMMIT,
+    // and a Bind of a COMMIT prepared before (a Parse alone is no COMMIT).
+    REQUIRE_OK(client.prepare("commit_it", "COMMIT"));
+    for (const bool prepared : {false, true}) {
+      INFO("prepared COMMIT " << prepared);
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(client.exec(insert + "(" + k(t.a) + ", 801, 'x', 5)"));
+      REQUIRE_OK(client.exec(insert + "(" + k(t.c) + ", 801, 'x', 5)"));
+      REQUIRE_OK(client.exec("DECLARE h CURSOR WITH HOLD FOR SELECT qty FROM orders ORDER BY qty DESC"));
+      REQUIRE_OK(client.prepare("", "COMMIT"));
+      PgResult extended = prepared ? client.exec_prepared("commit_it", {}) : client.exec_params("COMMIT", {});
+      INFO(extended.describe());
+      CHECK(extended.sqlstate() == "0A000");
+      CHECK(contains(extended.error(), "CLOSE the cursor before COMMIT"));
+      CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+      CHECK(client.exec("FETCH 1 FROM h").sqlstate() == "34000");
+      CHECK(client.value("SELECT count(*) FROM orders WHERE id = 801") == "0");
+    }
     CHECK(prepared_or_idle(f) == 0);
   }
 
