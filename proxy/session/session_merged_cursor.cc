@@ -311,6 +311,10 @@ void Session::close_merged_cursors(const CursorStatement& statement, std::string
           wire::encode_command_complete(out, all ? "CLOSE CURSOR ALL" : "CLOSE CURSOR");
           client_->write(out);
         }
+        if (error.is_ok() && pools_.session_pooling && unpin_if_no_held_cursor()) {
+          release_idle_parked();  // the client's servers go back to the pool
+          maybe_release_backend();
+        }
         end_cursor_request();
       });
 }

@@ -11,6 +11,7 @@
 // both pool modes, are dropped by its ROLLBACK, and no other client sees them. A cursor over 96 MB
 // of wide rows read FETCH 10 at a time keeps shardwire's resident size within a few MB.
 #include <algorithm>
+#include <thread>
 
 #include "harness/process.h"
 #include "harness/sharded_fixture.h"
@@ -334,6 +335,72 @@ TEST_SUITE("merged_cursors") {
       CHECK(client.exec("CLOSE z").command_tag() == "CLOSE CURSOR");
       CHECK(prepared_or_idle(f) == 0);
     }
+  }
+
+  TEST_CASE("WITH HOLD pins the client until its last held cursor ends, then frees its pin slot") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.idle_timeout = "60s\n  max_pinned_clients: 1";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);
+    PgConn client = f.client();
+    PgConn other = f.client();
+    const std::string read =
+        " CURSOR WITH HOLD FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id";
+    // `other` may pin only once `client` is not pinned (pool.max_pinned_clients: 1).
+    auto other_may_pin = [&] {
+      PgResult r = other.exec("DECLARE o" + read);
+      INFO(r.describe());
+      if (!r.ok()) {
+        CHECK(r.sqlstate() == "53300");
+        return false;
+      }
+      CHECK(other.exec("CLOSE o").command_tag() == "CLOSE CURSOR");
+      return true;
+    };
+    REQUIRE_OK(client.exec("DECLARE h" + read));
+    REQUIRE_OK(client.exec("DECLARE h2" + read));
+    CHECK(client.exec("FETCH 2 FROM h").rows() == 2);
+    CHECK_FALSE(other_may_pin());
+    CHECK(client.exec("CLOSE h").command_tag() == "CLOSE CURSOR");
+    CHECK_FALSE(other_may_pin());  // h2 keeps the pin
+    CHECK(client.exec("FETCH 1 FROM h2").rows() == 1);
+    CHECK(client.exec("CLOSE h2").command_tag() == "CLOSE CURSOR");
+    CHECK(other_may_pin());  // and other's CLOSE ended its own pin
+    // A ROLLBACK that drops the cursor ends the pin.
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec("DECLARE r" + read));
+    CHECK_FALSE(other_may_pin());
+    CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+    CHECK(other_may_pin());
+    // So do DISCARD ALL and CLOSE ALL.
+    REQUIRE_OK(client.exec("DECLARE d" + read));
+    CHECK(client.exec("DISCARD ALL").command_tag() == "DISCARD ALL");
+    CHECK(client.value("SELECT 1") == "1");  // (the other shards' servers ran it after the answer)
+    CHECK(other_may_pin());
+    REQUIRE_OK(client.exec("DECLARE a" + read));
+    REQUIRE_OK(client.exec("DECLARE b" + read));
+    CHECK(client.exec("CLOSE ALL").command_tag() == "CLOSE CURSOR ALL");
+    CHECK(other_may_pin());
+    CHECK(client.value("SELECT count(*) FROM orders") == "12");
+    // Another reason to pin (a temporary table) keeps the pin after the cursor closes; so does a
+    // cursor WITH HOLD of one shard (it lives on its server, where the proxy does not follow it).
+    REQUIRE_OK(client.exec("DECLARE e" + read));
+    REQUIRE_OK(client.exec("CREATE TEMP TABLE pinned_too (v int)"));
+    CHECK(client.exec("CLOSE e").command_tag() == "CLOSE CURSOR");
+    CHECK_FALSE(other_may_pin());
+    client.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the proxy sees it leave
+    REQUIRE_OK(
+        other.exec("DECLARE one CURSOR WITH HOLD FOR SELECT qty FROM orders WHERE tenant_id = " + k(t.a)));
+    REQUIRE_OK(other.exec("DECLARE e" + read));
+    CHECK(other.exec("CLOSE e").command_tag() == "CLOSE CURSOR");
+    PgConn third = f.client();
+    PgResult refused = third.exec("DECLARE o" + read);
+    CHECK(refused.sqlstate() == "53300");
+    CHECK(prepared_or_idle(f) == 0);
   }
 
   TEST_CASE("WITH HOLD in a transaction that writes on several shards: its COMMIT is refused unless closed") {
