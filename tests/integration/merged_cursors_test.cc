@@ -337,9 +337,11 @@ TEST_SUITE("merged_cursors") {
     }
   }
 
-  TEST_CASE("WITH HOLD pins the client until its last held cursor ends, then frees its pin slot") {
+  TEST_CASE("WITH HOLD pins the client until its last held cursor ends, then frees its servers and slot") {
     PROXY_ONLY();
     ShardedOptions options;
+    options.proxy.pool_size = 1;  // one server per shard: a pinned client holds every one
+    options.proxy.query_wait_timeout = "1s";
     options.proxy.idle_timeout = "60s\n  max_pinned_clients: 1";
     ShardedFixture f(options);
     INFO("proxy log:\n" << f.log_tail());
@@ -360,20 +362,31 @@ TEST_SUITE("merged_cursors") {
       CHECK(other.exec("CLOSE o").command_tag() == "CLOSE CURSOR");
       return true;
     };
+    const std::string count = "SELECT count(*) FROM orders";
+    auto other_reads = [&] {  // fails while the shards' only servers are the pinned client's
+      PgResult r = other.exec(count);
+      INFO(r.describe());
+      if (!r.ok()) CHECK(r.sqlstate() == "57014");
+      return r.ok();
+    };
     REQUIRE_OK(client.exec("DECLARE h" + read));
     REQUIRE_OK(client.exec("DECLARE h2" + read));
     CHECK(client.exec("FETCH 2 FROM h").rows() == 2);
     CHECK_FALSE(other_may_pin());
+    CHECK_FALSE(other_reads());
     CHECK(client.exec("CLOSE h").command_tag() == "CLOSE CURSOR");
     CHECK_FALSE(other_may_pin());  // h2 keeps the pin
+    CHECK_FALSE(other_reads());
     CHECK(client.exec("FETCH 1 FROM h2").rows() == 1);
     CHECK(client.exec("CLOSE h2").command_tag() == "CLOSE CURSOR");
-    CHECK(other_may_pin());  // and other's CLOSE ended its own pin
+    CHECK(other_reads());    // the client's servers went back to the pool
+    CHECK(other_may_pin());  // and the pin slot is free (other's CLOSE ended its own pin)
     // A ROLLBACK that drops the cursor ends the pin.
     REQUIRE_OK(client.exec("BEGIN"));
     REQUIRE_OK(client.exec("DECLARE r" + read));
     CHECK_FALSE(other_may_pin());
     CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+    CHECK(other_reads());
     CHECK(other_may_pin());
     // So do DISCARD ALL and CLOSE ALL.
     REQUIRE_OK(client.exec("DECLARE d" + read));
@@ -383,14 +396,16 @@ TEST_SUITE("merged_cursors") {
     REQUIRE_OK(client.exec("DECLARE a" + read));
     REQUIRE_OK(client.exec("DECLARE b" + read));
     CHECK(client.exec("CLOSE ALL").command_tag() == "CLOSE CURSOR ALL");
+    CHECK(other_reads());
     CHECK(other_may_pin());
-    CHECK(client.value("SELECT count(*) FROM orders") == "12");
+    CHECK(client.value(count) == "12");
     // Another reason to pin (a temporary table) keeps the pin after the cursor closes; so does a
     // cursor WITH HOLD of one shard (it lives on its server, where the proxy does not follow it).
     REQUIRE_OK(client.exec("DECLARE e" + read));
     REQUIRE_OK(client.exec("CREATE TEMP TABLE pinned_too (v int)"));
     CHECK(client.exec("CLOSE e").command_tag() == "CLOSE CURSOR");
     CHECK_FALSE(other_may_pin());
+    CHECK_FALSE(other_reads());
     client.reset();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the proxy sees it leave
     REQUIRE_OK(
