@@ -3,7 +3,9 @@
 #
 #   release  Release build with gcc in build/ (warnings are errors): unit, routing and lint tests
 #            and ctest `demo` (scripts/demo.sh from a mode-700 copy of the checkout). Without
-#            the asan stage it runs the integration suites too, against this shardwire.
+#            the asan stage it runs the integration suites too, against this shardwire; with it,
+#            only the memory-bound cases (ctest `integration.memory_bounds`: RSS holds for
+#            this allocator, not ASan's).
 #   asan     ASan+UBSan build with clang in build-asan/ of shardwire and the unit tests
 #            (warnings are errors): the unit tests, then every integration suite (real
 #            PostgreSQL 15 clusters, psql, pgbench, drivers, a real Prometheus; the release
@@ -91,8 +93,12 @@ if has_stage release; then
   if [ $# -gt 0 ]; then
     (cd "$BUILD_DIR" && ctest --output-on-failure -j2 "$@")
   else
-    (cd "$BUILD_DIR" && ctest --output-on-failure -j2 -LE integration)
-    has_stage asan || (cd "$BUILD_DIR" && integration_tests -L integration)
+    (cd "$BUILD_DIR" && ctest --output-on-failure -j2 -LE 'integration|memory_bounds')
+    if has_stage asan; then  # the suites run sanitized below; the RSS bounds need this allocator
+      (cd "$BUILD_DIR" && ctest --output-on-failure -L memory_bounds)
+    else
+      (cd "$BUILD_DIR" && integration_tests -L integration)
+    fi
   fi
 fi
 
