@@ -40,9 +40,10 @@ void CommitLegs::on_leg_server(size_t leg, std::string prologue) {
 Status CommitLegs::on_leg_message(size_t leg, const LegEngine::Message& message) {
   if (message.type != 'E' || prologue_owed_[leg] > 0) return Status::ok();
   if (auto fields = wire::decode_error_fields(message.body);
-      fields && (fields->severity == "FATAL" || fields->severity == "PANIC") &&
-      calls_.fatal(leg, message.frame))
-    return Status::ok();  // the session ended, this with it
+      fields && (fields->severity == "FATAL" || fields->severity == "PANIC")) {
+    const auto fatal = calls_.fatal;  // the call may destroy this, and calls_ with it
+    if (fatal(leg, message.frame)) return Status::ok();
+  }
   driver_.on_error(leg, LegEngine::error_of(message.body));
   return Status::ok();
 }
@@ -54,14 +55,23 @@ void CommitLegs::on_leg_ready(size_t leg) {
   }
   ready_seen_[leg] = true;
   driver_.on_ready(leg);
-  calls_.after_event();
+  after_event();
 }
 
-void CommitLegs::on_leg_violation(size_t leg, const Status& /*why*/) { calls_.violation(leg); }
+void CommitLegs::on_leg_violation(size_t leg, const Status& /*why*/) {
+  const auto violation = calls_.violation;  // the session ends, and this with it
+  violation(leg);
+}
 
 void CommitLegs::on_leg_lost(size_t leg, const Status& why) {
   driver_.on_lost(leg, why.message);
-  calls_.after_event();
+  after_event();
+}
+
+// The session may end the commit there (destroying this): the call runs on a copy.
+void CommitLegs::after_event() {
+  const auto after = calls_.after_event;
+  after();
 }
 
 // Every leg's server is lent: none is asked of a pool.

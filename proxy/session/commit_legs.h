@@ -61,6 +61,8 @@ class CommitLegs final : public LegEngine::Runner {
   void on_no_server(const Status& why) override;
 
  private:
+  void after_event();
+
   LegEngine engine_;
   Calls calls_;
   TwoPhaseLegs driver_;
