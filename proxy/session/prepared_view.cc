@@ -1,5 +1,7 @@
 #include "session/prepared_view.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <vector>
@@ -55,6 +57,12 @@ void append_row(std::string& out, const std::string& name, const std::string& te
 }
 
 }  // namespace
+
+bool contains_ignoring_case(std::string_view text, std::string_view lower_word) {
+  auto it = std::search(text.begin(), text.end(), lower_word.begin(), lower_word.end(),
+                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  return it != text.end();
+}
 
 std::string utc_timestamp_text(int64_t micros) {
   int64_t seconds = micros / 1000000;

@@ -32,6 +32,13 @@ inline bool reads_prepared_view(const parser::QueryFacts& facts) {
   return false;
 }
 
+// `text` holds `lower_word` in any letter case: a cheap test before analyzing it.
+bool contains_ignoring_case(std::string_view text, std::string_view lower_word);
+// `text` (a statement the client PREPAREd) may name the view.
+inline bool may_read_prepared_view(std::string_view text) {
+  return contains_ignoring_case(text, "pg_prepared_statements");
+}
+
 std::string prepared_statements_subquery(const ClientStatements& protocol, const SqlStatements& sql,
                                          bool servers_hold_sql);
 

@@ -365,7 +365,16 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   std::optional<parser::ExpandedSql> prepared_view_rewrite(std::string_view sql,
                                                            const parser::QueryFacts& facts) const;
   void rewrite_prepared_view(std::string_view sql, FrontQuery& front) const;
-  void describe_parameters(const PreparedStatement& statement);
+  std::shared_ptr<const parser::QueryFacts> read_view_in_expanded(
+      std::string& sql, std::vector<parser::ExpandedSql::Piece>& pieces,
+      const parser::QueryFacts& facts) const;
+  void describe_unresolved_statements(bool sync);
+  bool keeps_view_reader(const PreparedStatement& statement) const;
+  std::shared_ptr<const RewrittenText> parse_view_reader(const PreparedStatement& statement);
+  void parse_view_reader_for(std::string_view client_name, const PreparedStatement& statement);
+  void expect_view_reader_parse(std::shared_ptr<const RewrittenText> rewrite);
+  void bind_view_reader(const wire::BindMessage& bind, const PreparedStatement& statement);
+  void describe_view_reader(const PreparedStatement& statement);
   void note_parameter_description(std::string_view body);
   void note_prepare_source(const std::shared_ptr<const parser::QueryFacts>& facts, std::string_view sql);
   std::string take_prepare_source(const std::shared_ptr<const parser::QueryFacts>& facts);
@@ -420,7 +429,7 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
                             const std::shared_ptr<const RewrittenText>& rewrite);
   Status forward_bind(const wire::Frame& frame);
   Status forward_describe_or_close(const wire::Frame& frame);
-  void ensure_prepared(const PreparedStatement& statement);
+  void ensure_prepared(const PreparedStatement& statement, bool relay_errors = true);
   void ensure_unnamed_parsed();
   // Records what the server owes for a message written to it. Injected messages pass
   // relay=false (their answers are swallowed; their errors reach the client if relay_errors).

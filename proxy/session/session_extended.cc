@@ -10,7 +10,7 @@
 
 namespace sw::session {
 
-void Session::ensure_prepared(const PreparedStatement& statement) {
+void Session::ensure_prepared(const PreparedStatement& statement, bool relay_errors) {
   if (txn_.leg.backend->prepared.count(statement.id) != 0) return;
   if (statement.runs) ensure_prepared(*statement.runs);  // the statement its EXECUTE names
   std::string parse;
@@ -18,8 +18,7 @@ void Session::ensure_prepared(const PreparedStatement& statement) {
   txn_.leg.backend->connection().write(parse);
   txn_.leg.backend->prepared.insert(statement.id);
   // The client never sent this Parse; but if it fails, the client's Bind/Describe fails with it.
-  expect(Owed::Parse, /*relay=*/false, statement.id, /*relay_errors=*/true);
-  describe_parameters(statement);
+  expect(Owed::Parse, /*relay=*/false, statement.id, relay_errors);
 }
 
 // The unnamed statement was parsed on a server given back since (or only by the proxy): this
@@ -62,9 +61,10 @@ Status Session::forward_parse(const wire::Frame& frame) {
                    ? Result<std::shared_ptr<const parser::QueryFacts>>(bound->facts)
                    : parser::analyze(rewrite ? std::string_view(rewrite->server_sql.sql) : parse->query);
   // The unnamed statement runs once, now: where it reads pg_prepared_statements, it reads the
-  // client's statements (a named one would keep them for later runs: it goes as written).
+  // client's statements (a named one is kept by the proxy: keeps_view_reader).
   if (!rewrite && facts && parse->statement.empty() && reads_prepared_view(**facts)) {
     if (auto view = prepared_view_rewrite(parse->query, **facts)) {
+      describe_unresolved_statements(/*sync=*/false);
       if (auto rewritten = parser::analyze(view->sql)) {
         rewrite =
             std::make_shared<const RewrittenText>(RewrittenText{std::string(parse->query), std::move(*view)});
@@ -139,6 +139,10 @@ void Session::forward_pooled_parse(const wire::ParseMessage& parse, std::string_
     return;
   }
   profile_.statements.add(parse.statement, statement);
+  if (keeps_view_reader(*statement)) {
+    parse_view_reader_for(parse.statement, *statement);
+    return;
+  }
   if (txn_.leg.backend->prepared.count(statement->id) != 0) {
     expect_parse(parse.statement, statement->id, /*answered=*/true);
     return;
@@ -148,7 +152,6 @@ void Session::forward_pooled_parse(const wire::ParseMessage& parse, std::string_
   txn_.leg.backend->connection().write(rewritten);
   txn_.leg.backend->prepared.insert(statement->id);
   expect_parse(parse.statement, statement->id, /*answered=*/false, rewrite);
-  describe_parameters(*statement);
 }
 
 // The client's Parse of `client_name` (statement `statement`, 0 in session pooling), sent to the
@@ -272,6 +275,10 @@ Status Session::forward_bind(const wire::Frame& frame) {
         "26000", "prepared statement \"" + std::string(bind->statement) + "\" does not exist"));
     return Status::ok();
   }
+  if (keeps_view_reader(*statement)) {
+    bind_view_reader(*bind, *statement);
+    return Status::ok();
+  }
   ensure_prepared(*statement);
   std::string& rewritten = request_.rewritten;
   rewritten.clear();
@@ -307,6 +314,10 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   if (statement == nullptr) {
     answer_with_error(
         Status::client("26000", "prepared statement \"" + std::string(target->name) + "\" does not exist"));
+    return Status::ok();
+  }
+  if (keeps_view_reader(*statement)) {
+    describe_view_reader(*statement);
     return Status::ok();
   }
   ensure_prepared(*statement);

@@ -10,6 +10,7 @@
 //    proxy (proxy_answers_deallocate).
 #include <utility>
 
+#include "session/prepared_view.h"
 #include "session/session.h"
 #include "sqltext/catalog_sql.h"
 #include "wire/messages.h"
@@ -31,7 +32,11 @@ std::string no_data() { return std::string("n\0\0\0\4", 5); }
 // in CREATE TABLE AS), with `*refused` set when its arguments do not fit; nullopt when `query` is
 // no such EXECUTE.
 std::optional<parser::ExpandedSql> Session::expanded_execute(std::string_view query, Status* refused) const {
-  if (profile_.sql_statements.size() == 0 || !expands_sql_execute()) return std::nullopt;
+  // With one shard only an EXECUTE of a statement that reads the view runs as its text
+  // (client_execute): a text that names no EXECUTE is not analyzed for it.
+  if (profile_.sql_statements.size() == 0 ||
+      (!expands_sql_execute() && !contains_ignoring_case(query, "execute")))
+    return std::nullopt;
   auto facts = parser::analyze(query);
   const parser::StatementFacts* only = facts ? single(facts->get()) : nullptr;
   if (only == nullptr) return std::nullopt;
@@ -42,6 +47,8 @@ std::optional<parser::ExpandedSql> Session::expanded_execute(std::string_view qu
     *refused = expanded.status();
     return std::nullopt;
   }
+  if (auto runs = parser::analyze(expanded->sql); runs && reads_prepared_view(**runs))
+    read_view_in_expanded(expanded->sql, expanded->pieces, **runs);
   return std::move(*expanded);
 }
 

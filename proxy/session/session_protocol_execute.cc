@@ -49,6 +49,17 @@ Status Session::rename_protocol_execute(std::string_view sql, const parser::Stat
                                " parameters but got " + std::to_string(execute.args.size()) + ".";
       return expanded.status();
     }
+    // A statement the proxy keeps (it reads pg_prepared_statements) runs as its text, the view
+    // read as the client's statements now: no server holds it.
+    if (!pools_.session_pooling && keeps_view_reader(*runs)) {
+      auto facts = parser::analyze(expanded->sql);
+      if (!facts) return Status::ok();  // as written: the server reports what is wrong
+      front.expanded = std::move(expanded->sql);
+      front.expanded_pieces = std::move(expanded->pieces);
+      auto read = read_view_in_expanded(front.expanded, front.expanded_pieces, **facts);
+      front.facts = read ? std::move(read) : std::move(*facts);
+      return Status::ok();
+    }
     if (expands_sql_execute()) {
       auto facts = parser::analyze(expanded->sql);
       if (facts) routing = std::move(*facts);
@@ -100,7 +111,8 @@ void Session::ensure_prepared_before_query(const FrontQuery& front) {
 }
 
 // A Parse of `query` that EXECUTEs a protocol-level statement (`*runs`): its text with the
-// server's name (that statement parsed first), or null when it is none. `*refused` when it cannot
+// server's name (that statement parsed first), or with the statement's text in its place for one
+// the proxy keeps (`*runs` null), or null when it is none. `*refused` when it cannot
 // run. One shard only: with several, a Bind routes the Parse's statement by its own facts.
 std::shared_ptr<const RewrittenText> Session::renamed_parse(std::string_view query, Status* refused,
                                                             std::shared_ptr<const PreparedStatement>* runs) {
@@ -109,8 +121,8 @@ std::shared_ptr<const RewrittenText> Session::renamed_parse(std::string_view que
   if (!facts || (*facts)->statements.size() != 1) return nullptr;
   FrontQuery front;
   *refused = rename_protocol_execute(query, (*facts)->statements.front(), front);
-  if (!refused->is_ok() || !front.runs) return nullptr;
-  ensure_prepared(*front.runs);
+  if (!refused->is_ok() || front.expanded.empty()) return nullptr;
+  if (front.runs) ensure_prepared(*front.runs);  // none for a statement the proxy keeps
   *runs = front.runs;
   return std::make_shared<const RewrittenText>(
       RewrittenText{std::string(query), parser::ExpandedSql{front.expanded, front.expanded_pieces}});

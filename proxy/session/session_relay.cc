@@ -382,6 +382,7 @@ Status Session::forward_query(const wire::Frame& frame) {
   request_.queries.push_back(tracked ? known : nullptr);
   if (tracked && tracks_sql_prepared()) note_prepare_source(known, *sql);
   if (front.runs) ensure_prepared_before_query(front);  // its answers come first
+  if (known && answers_prepared_view(*known)) describe_unresolved_statements(/*sync=*/true);
   expect(Owed::Query);
   if (!front.expanded.empty()) {
     if (rewritten)

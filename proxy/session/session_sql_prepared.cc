@@ -45,6 +45,7 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
   if (prepare_transaction_as_rollback(front)) return front;
   if (!tracks_sql_prepared()) return front;
   const auto& statements = front.facts->statements;
+  bool runs_sql_statement = false;  // an EXECUTE of the client's PREPARE, expanded
   for (const auto& statement : statements) {
     // Nothing to refuse or run instead (the common case, once per Query: no calls, no Status).
     if (statement.kind != parser::StatementKind::Prepare && profile_.sql_statements.size() == 0 &&
@@ -75,13 +76,17 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
     }
     front.expanded = std::move(expanded->sql);
     front.expanded_pieces = std::move(expanded->pieces);
+    runs_sql_statement = true;
     break;
   }
   if (!front.refused.is_ok()) {
     front.facts = nullptr;
-  } else if (!front.expanded.empty() && !front.runs) {
+  } else if (runs_sql_statement) {
     auto expanded = parser::analyze(front.expanded);
     front.facts = expanded ? std::move(*expanded) : nullptr;
+    if (front.facts && reads_prepared_view(*front.facts))
+      if (auto read = read_view_in_expanded(front.expanded, front.expanded_pieces, *front.facts))
+        front.facts = std::move(read);
   } else if (front.facts && reads_prepared_view(*front.facts)) {
     rewrite_prepared_view(sql, front);
   }
@@ -90,13 +95,20 @@ const FrontQuery& Session::front_query(const wire::Frame& frame, std::string_vie
 
 // The EXECUTE of a statement this client prepared that `statement` runs (alone, in EXPLAIN, in
 // CREATE TABLE AS); nullopt when it runs none, or when the servers keep the client's statements.
+// With one shard in transaction pooling the servers hold the statement, but one that reads
+// pg_prepared_statements runs as its text all the same: each EXECUTE lists the client's
+// statements of its moment (§5.3, "pg_prepared_statements").
 std::optional<parser::SqlExecute> Session::client_execute(const parser::StatementFacts& statement) const {
-  if (profile_.sql_statements.size() == 0 || !expands_sql_execute()) return std::nullopt;
+  if (profile_.sql_statements.size() == 0) return std::nullopt;
+  const bool expands = expands_sql_execute();
+  if (!expands && !servers_hold_sql_prepared()) return std::nullopt;
   if (statement.kind != parser::StatementKind::Execute && statement.node_type != "ExplainStmt" &&
       statement.node_type != "CreateTableAsStmt")
     return std::nullopt;
   auto execute = parser::sql_execute(statement.text);
-  if (!execute || profile_.sql_statements.find(execute->name) == nullptr) return std::nullopt;
+  if (!execute) return std::nullopt;
+  const parser::SqlPrepare* prepared = profile_.sql_statements.find(execute->name);
+  if (prepared == nullptr || (!expands && !may_read_prepared_view(prepared->query))) return std::nullopt;
   return execute;
 }
 

@@ -79,3 +79,11 @@ TEST_CASE("prepared view: times are UTC with microseconds") {
   CHECK(utc_timestamp_text(1'796'601'845'000'006) == "2026-12-07 00:04:05.000006+00");
   CHECK(utc_timestamp_text(-1) == "1969-12-31 23:59:59.999999+00");
 }
+
+TEST_CASE("prepared view: a PREPAREd text that may name the view, in any letter case") {
+  using sw::session::may_read_prepared_view;
+  CHECK(may_read_prepared_view("SELECT name FROM pg_prepared_statements"));
+  CHECK(may_read_prepared_view("select * from PG_CATALOG.PG_Prepared_Statements p"));
+  CHECK_FALSE(may_read_prepared_view("SELECT $1 + 1"));
+  CHECK_FALSE(may_read_prepared_view("SELECT * FROM pg_prepared_xacts"));
+}
