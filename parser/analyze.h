@@ -566,13 +566,23 @@ Result<std::string> replace_literals(const StatementFacts& facts, const std::vec
 Result<std::string> restrict_write(const StatementFacts& facts, const std::string& condition);
 
 // An UPDATE's text in parts, each as written (docs/architecture.md §6.3, "Updates that move
-// rows"): what names the target (between UPDATE and SET: ONLY, name, alias), each SET item's
-// expression in order (as StatementFacts::assignments), the WHERE condition and the RETURNING
-// list ("" when none). A 0A000 error for a WITH clause, FROM, WHERE CURRENT OF, a SET item that
-// is not `column = expression`, or a text the token scanner does not model.
+// rows"): the client's WITH list (after WITH, RECURSIVE kept; "" when none), what names the target
+// (between UPDATE and SET: ONLY, name, alias), one value per SET column in order (as
+// StatementFacts::assignments), the FROM list, the WHERE condition and the RETURNING list ("" when
+// none). A value is an expression, or field `field` of the sub-select `queries[query]` of a
+// `SET (a, b) = (SELECT ...)` item. A 0A000 error for WHERE CURRENT OF, a SET item of another
+// shape, or a text the token scanner does not model.
 struct UpdateParts {
+  struct Value {
+    std::string expression;
+    int query = -1;
+    size_t field = 0;
+  };
+  std::string with;
   std::string target;
-  std::vector<std::string> values;
+  std::vector<Value> values;
+  std::vector<std::string> queries;
+  std::string from;
   std::string where;
   std::string returning;
 };

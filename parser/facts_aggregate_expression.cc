@@ -4,7 +4,8 @@
 // first, as for HAVING's aggregates); the merge computes the expression from the combined values
 // (docs/architecture.md §6.3). What is described here is all the merge computes: + - * / % and
 // unary minus, casts to int2/int4/int8/numeric/float8, round, abs, ceil/ceiling, floor, greatest,
-// least, coalesce, nullif, over aggregates, group keys, number constants and parameters.
+// least, coalesce, nullif, CASE (facts_aggregate_case.cc), over aggregates, group keys, number
+// constants and parameters.
 #include <cctype>
 
 #include "parser/facts_builder.h"
@@ -131,6 +132,7 @@ std::optional<AggregateExpression> FactsBuilder::aggregate_expression(JsonRef no
     out.kind = Kind::Coalesce;
     return add_args(body["args"]) ? std::optional(std::move(out)) : std::nullopt;
   }
+  if (type == "CaseExpr") return aggregate_case(body, depth);
   if (type == "MinMaxExpr") {  // greatest / least
     const std::string op = body["op"].string();
     if (op != "IS_GREATEST" && op != "IS_LEAST") return std::nullopt;

@@ -89,6 +89,10 @@ class FactsBuilder {
   std::optional<AggregateExpression> aggregate_expression(JsonRef node, int depth);
   std::optional<AggregateExpression> aggregate_call(JsonRef node, int depth);
   std::optional<AggregateExpression> aggregate_operator(JsonRef body, int depth);
+  // facts_aggregate_case.cc — CASE over aggregates and its conditions.
+  std::optional<AggregateExpression> aggregate_case(JsonRef body, int depth);
+  std::optional<AggregateExpression> aggregate_condition(JsonRef node, int depth);
+  std::optional<AggregateExpression> aggregate_comparison(JsonRef body, int depth);
   // An expression over aggregates HAVING compares or ORDER BY sorts by that is not selected: its
   // output number past the select list (SelectShape::having_aggregates), or -1.
   int hidden_expression(JsonRef node);

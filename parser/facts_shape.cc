@@ -495,7 +495,9 @@ int figure_name(JsonRef value, std::string& name) {
     name = type == "CoalesceExpr" ? "coalesce" : body["op"].equals("IS_GREATEST") ? "greatest" : "least";
     return 2;
   }
-  if (type == "CaseExpr") {
+  if (type == "CaseExpr") {  // named by its ELSE when that has a strong name
+    const int strength = body["defresult"] ? figure_name(body["defresult"], name) : 0;
+    if (strength > 1) return strength;
     name = "case";
     return 1;
   }

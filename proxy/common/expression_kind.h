@@ -26,7 +26,23 @@ enum class ExpressionKind : uint8_t {
   Ceil,  // ceil, ceiling
   Floor,
   Greatest,
-  Least
+  Least,
+  // CASE: args are (condition, result) pairs, then the ELSE result (a NULL constant when none);
+  // a simple CASE's conditions are Equal(operand, value).
+  Case,
+  Text,  // a string literal as a CASE result (its text in the constant)
+  // The conditions of a CASE (boolean): comparisons of two values, IS [NOT] NULL, AND, OR, NOT.
+  Equal,
+  NotEqual,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual,
+  IsNull,
+  IsNotNull,
+  And,
+  Or,
+  Not
 };
 
 }  // namespace sw

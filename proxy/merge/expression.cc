@@ -13,14 +13,51 @@ namespace {
 
 using Kind = Expression::Kind;
 
-// One operand: its type (int2/int4/int8 in `integer`, numeric in `decimal`, float8 in `real`).
+// One operand: its type (int2/int4/int8 and a condition's bool in `integer`, numeric in
+// `decimal`, float8 in `real`, a CASE's text result in `text`).
 struct Number {
   uint32_t type = 0;
   bool null = true;
   Int128 integer = 0;
   double real = 0;
   Decimal decimal = Decimal::from_int(0);
+  std::string text;
 };
+
+// A CASE condition's node: a comparison, IS [NOT] NULL, AND, OR, NOT (boolean).
+bool is_condition(Kind kind) {
+  switch (kind) {
+    case Kind::Equal:
+    case Kind::NotEqual:
+    case Kind::Less:
+    case Kind::LessEqual:
+    case Kind::Greater:
+    case Kind::GreaterEqual:
+    case Kind::IsNull:
+    case Kind::IsNotNull:
+    case Kind::And:
+    case Kind::Or:
+    case Kind::Not: return true;
+    default: return false;
+  }
+}
+
+bool is_comparison(Kind kind) { return is_condition(kind) && kind < Kind::IsNull; }
+
+// Whether a comparison of `kind` holds for two values in the order `order` (<0, 0, >0).
+bool holds(Kind kind, int order) {
+  switch (kind) {
+    case Kind::Equal: return order == 0;
+    case Kind::NotEqual: return order != 0;
+    case Kind::Less: return order < 0;
+    case Kind::LessEqual: return order <= 0;
+    case Kind::Greater: return order > 0;
+    default: return order >= 0;
+  }
+}
+
+// A CASE's result that is text: a string literal, or a CASE of them.
+bool text_result(const Expression& e) { return e.kind == Kind::Text || e.kind == Kind::Case; }
 
 bool is_integer(uint32_t type) { return type == oid::kInt2 || type == oid::kInt4 || type == oid::kInt8; }
 
@@ -72,7 +109,9 @@ Result<Number> parse_number(uint32_t type, const std::string& text) {
   auto bad = [&] {
     return Status::server("22P02", "cannot read \"" + text.substr(0, 64) + "\" as " + type_name(type));
   };
-  if (is_integer(type)) {
+  if (type == oid::kText) {
+    out.text = text;
+  } else if (is_integer(type)) {
     int64_t value = 0;
     auto r = std::from_chars(text.data(), text.data() + text.size(), value);
     if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return bad();
@@ -265,6 +304,16 @@ class Evaluator {
   Result<Number> extreme(const Expression& e, uint32_t type) const;
   Result<Number> parameter(const Expression& e, uint32_t type) const;
   Result<Number> nullif(const Expression& e, uint32_t type) const;
+  // CASE: its results' common type as select_common_type resolves it (numbers: the widest;
+  // string literals: text; all NULL: text); 0A000 for text beside numbers.
+  Result<uint32_t> case_type(const Expression& e) const;
+  Result<Number> case_value(const Expression& e, uint32_t type) const;
+  // A condition's type (bool) once its operands are checked.
+  Result<uint32_t> condition_type(const Expression& e) const;
+  // A condition: true, false or unknown (nullopt), in SQL's three-valued logic.
+  Result<std::optional<bool>> truth(const Expression& e) const;
+  Result<std::optional<bool>> comparison(const Expression& e) const;
+  Result<bool> is_null(const Expression& e) const;
 
   const std::vector<uint32_t>& types_;
   const std::vector<BindParameter>& parameters_;
@@ -325,7 +374,10 @@ Result<uint32_t> Evaluator::type(const Expression& e, uint32_t hint) const {
       if (!both) return both.status();
       return both->first;
     }
+    case Kind::Case: return case_type(e);
+    case Kind::Text: return static_cast<uint32_t>(oid::kText);
     default: {
+      if (is_condition(e.kind)) return condition_type(e);
       auto both = operands(e.args.at(0), e.args.at(1));
       if (!both) return both.status();
       return wider(both->first, both->second);
@@ -442,8 +494,125 @@ Result<Number> Evaluator::nullif(const Expression& e, uint32_t type) const {
   return Number{type};
 }
 
+Result<uint32_t> Evaluator::case_type(const Expression& e) const {
+  uint32_t common = 0;
+  bool text = false;
+  std::vector<const Expression*> results;  // every THEN, then the ELSE
+  for (size_t i = 1; i < e.args.size(); i += 2) results.push_back(&e.args[i]);
+  results.push_back(&e.args.back());
+  for (const Expression* result : results) {
+    auto t = text_result(*result) ? type(*result, 0) : number_type(*result, 0);
+    if (!t) return t.status();
+    text = text || *t == oid::kText;
+    if (*t != 0 && *t != oid::kText) common = common == 0 ? *t : wider(common, *t);
+  }
+  for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+    auto t = type(e.args[i], 0);
+    if (!t) return t.status();
+    if (*t != oid::kBool) return unsupported("has a CASE condition that is not a comparison");
+  }
+  if (text && common != 0)
+    return unsupported("has a CASE whose results mix text and numbers (PostgreSQL would cast the text)");
+  return common == 0 ? oid::kText : common;
+}
+
+Result<Number> Evaluator::case_value(const Expression& e, uint32_t type) const {
+  size_t chosen = e.args.size() - 1;  // ELSE
+  for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+    auto met = truth(e.args[i]);  // a condition that is NULL does not hold
+    if (!met) return met.status();
+    if (met->value_or(false)) {
+      chosen = i + 1;
+      break;
+    }
+  }
+  auto v = value(e.args[chosen], type);
+  if (!v) return v.status();
+  return type == oid::kText ? v : convert(*v, type);
+}
+
+Result<uint32_t> Evaluator::condition_type(const Expression& e) const {
+  if (is_comparison(e.kind)) {
+    auto both = operands(e.args.at(0), e.args.at(1));
+    if (!both) return both.status();
+  } else if (e.kind == Kind::IsNull || e.kind == Kind::IsNotNull) {
+    const Expression& arg = e.args.at(0);
+    auto t = text_result(arg) ? type(arg, 0) : number_type(arg, 0);
+    if (!t) return t.status();
+  } else {
+    for (const Expression& arg : e.args) {
+      auto t = type(arg, 0);
+      if (!t) return t.status();
+      if (*t != oid::kBool) return unsupported("combines with AND, OR or NOT what is not a condition");
+    }
+  }
+  return static_cast<uint32_t>(oid::kBool);
+}
+
+Result<std::optional<bool>> Evaluator::comparison(const Expression& e) const {
+  auto both = operands(e.args.at(0), e.args.at(1));
+  if (!both) return both.status();
+  auto a = value(e.args[0], both->first);
+  if (!a) return a.status();
+  auto b = value(e.args[1], both->second);
+  if (!b) return b.status();
+  if (a->null || b->null) return std::optional<bool>();
+  const uint32_t common = wider(both->first, both->second);
+  auto x = convert(*a, common);
+  auto y = convert(*b, common);
+  if (!x) return x.status();
+  if (!y) return y.status();
+  return std::optional<bool>(holds(e.kind, compare_numbers(*x, *y)));
+}
+
+Result<bool> Evaluator::is_null(const Expression& e) const {
+  auto t = type(e, 0);
+  if (!t) return t.status();
+  if (*t == 0 && e.kind == Kind::Param) {  // a parameter of unknown type: only whether it is NULL
+    const auto index = static_cast<size_t>(e.param - 1);
+    if (e.param <= 0 || index >= parameters_.size())
+      return Status::client("08P01", "the Bind message has no parameter $" + std::to_string(e.param));
+    return !parameters_[index].value.has_value();
+  }
+  if (*t == 0) return true;  // NULL
+  auto v = value(e, *t);
+  if (!v) return v.status();
+  return v->null;
+}
+
+// AND: false wins, then unknown; OR: true wins, then unknown; NOT: unknown stays unknown. Every
+// operand is evaluated in order until one decides (PostgreSQL may stop there too).
+Result<std::optional<bool>> Evaluator::truth(const Expression& e) const {
+  if (is_comparison(e.kind)) return comparison(e);
+  if (e.kind == Kind::IsNull || e.kind == Kind::IsNotNull) {
+    auto null = is_null(e.args.at(0));
+    if (!null) return null.status();
+    return std::optional<bool>(*null == (e.kind == Kind::IsNull));
+  }
+  if (e.kind == Kind::Not) {
+    auto inner = truth(e.args.at(0));
+    if (!inner || !inner->has_value()) return inner;
+    return std::optional<bool>(!**inner);
+  }
+  const bool is_and = e.kind == Kind::And;
+  bool unknown = false;
+  for (const Expression& arg : e.args) {
+    auto result = truth(arg);
+    if (!result) return result.status();
+    if (!result->has_value()) {
+      unknown = true;
+    } else if (**result != is_and) {
+      return std::optional<bool>(!is_and);
+    }
+  }
+  if (unknown) return std::optional<bool>();
+  return std::optional<bool>(is_and);
+}
+
 Result<Number> Evaluator::value(const Expression& e, uint32_t hint) const {
-  auto t = number_type(e, hint);
+  if (is_condition(e.kind)) return unsupported("computes a condition outside a CASE");
+  const bool null_constant = e.kind == Kind::Constant && !e.constant;
+  auto t = text_result(e) || null_constant ? type(e, hint) : number_type(e, hint);
   if (!t) return t.status();
   if (*t == 0) return unsupported("has a value of unknown type");
   Number null;
@@ -485,6 +654,14 @@ Result<Number> Evaluator::value(const Expression& e, uint32_t hint) const {
       }
       return null;
     case Kind::Nullif: return nullif(e, *t);
+    case Kind::Case: return case_value(e, *t);
+    case Kind::Text: {
+      Number text;
+      text.type = oid::kText;
+      text.null = false;
+      text.text = e.constant.value_or("");
+      return text;
+    }
     default: {
       auto both = operands(e.args.at(0), e.args.at(1));
       if (!both) return both.status();
@@ -510,7 +687,7 @@ Result<uint32_t> expression_type(const Expression& expression, const std::vector
                                  const std::vector<BindParameter>& parameters) {
   auto t = Evaluator(types, parameters, nullptr).type(expression, 0);
   if (!t) return t.status();
-  if (rank(*t) < 0)
+  if (rank(*t) < 0 && *t != oid::kText)
     return unsupported(*t == 0 ? "has a value of unknown type"
                                : std::string("gives a value of type ") + type_name(*t));
   return t;
@@ -524,6 +701,7 @@ Result<std::optional<std::string>> evaluate_expression(const Expression& express
   if (v->null) return std::optional<std::string>();
   if (is_integer(v->type)) return std::optional(std::to_string(static_cast<long long>(v->integer)));
   if (v->type == oid::kFloat8) return std::optional(format_float8(v->real));
+  if (v->type == oid::kText) return std::optional(std::move(v->text));
   return std::optional(v->decimal.text());
 }
 

@@ -7,7 +7,11 @@
 // NULL in, NULL out; casts as int4(numeric) etc. round (half away from zero for numeric, to even
 // for float8), % (int4mod, mod_var; 22012 for zero), abs, ceil, floor, greatest / least (the
 // common type, every argument evaluated), coalesce (the common type, later arguments not
-// evaluated) and nullif. Pure, never throws.
+// evaluated), nullif, and CASE (searched; a simple one as `operand = value` conditions) whose
+// conditions compare numbers in their common type (float8's NaN above every number, -0 = 0;
+// numeric's NaN above Infinity), test IS [NOT] NULL and combine with AND / OR / NOT in
+// three-valued logic (a NULL condition does not hold), and whose results are numbers of a common
+// type or string literals (text). Pure, never throws.
 #pragma once
 
 #include <cstdint>

@@ -52,7 +52,7 @@ enum class Combine : uint8_t {
   Expression,
 };
 
-// The expression of an Expression output: + - * / and unary minus, casts, round, coalesce,
+// The expression of an Expression output: + - * / and unary minus, casts, round, coalesce, CASE,
 // nullif over output columns, number constants and parameters.
 struct Expression {
   using Kind = ExpressionKind;  // shared with the parser's AggregateExpression

@@ -189,6 +189,9 @@ class DmlRouter {
   Route key_move(int target, const std::vector<int>& only = {});
   // One SET value of key_move's statement, typed as the column when it is a bare parameter.
   std::string key_move_value(const std::string& t, const std::string& column, const std::string& value) const;
+  // key_move's new values of the SET columns (`columns`, as `p.values`), as one jsonb object.
+  std::string key_move_values(const std::string& t, const std::vector<const parser::Assignment*>& columns,
+                              const parser::UpdateParts& p) const;
   bool every_shard_allowed(int target, Route& error);
   Route every_shard_write(int target);
   Route every_shard_route(int target, const std::string& sql);

@@ -1,13 +1,16 @@
 // An UPDATE that sets the key of a sharded table to a value another shard may own
 // (docs/architecture.md §6.3, "Updates that move rows"). Every shard deletes the matching rows of
 // its own buckets and evaluates the SET list on them in the same statement:
-//   WITH shardwire_old AS (DELETE FROM <target> WHERE (<where>) AND <owned> RETURNING <t> AS row)
+//   WITH <client's WITH list,> shardwire_old AS (DELETE FROM <target> [USING <client's FROM>]
+//     WHERE (<where>) AND <owned> RETURNING <t> AS shardwire_old_row,
+//     jsonb_build_object('<column>', (<expr>), ...) AS shardwire_new_values)
 //   SELECT shardwire.bucket_of(<t>.key), <t>.*, NULL AS shardwire_move_end, <client's RETURNING>
-//   FROM (SELECT (jsonb_populate_record(<t>.row, jsonb_build_object('<column>', (<expr>), ...))).*
-//         FROM (SELECT row, (row).* FROM shardwire_old) AS <t>) AS <t>
-// so each SET expression sees the old row, the other columns keep their values exactly, and the
-// client's RETURNING items see the new row. The session inserts each new row on the owner of its
-// bucket, in the same transactions, and all shards commit together.
+//   FROM (SELECT (jsonb_populate_record(shardwire_old_row, shardwire_new_values)).*
+//         FROM shardwire_old) AS <t>
+// so each SET expression sees the old row (and the one FROM row the DELETE joined it with, as the
+// UPDATE's would), the other columns keep their values exactly, and the client's RETURNING items
+// see the new row. The session inserts each new row on the owner of its bucket, in the same
+// transactions, and all shards commit together.
 #include <algorithm>
 #include <cctype>
 
@@ -54,6 +57,38 @@ std::string DmlRouter::key_move_value(const std::string& t, const std::string& c
   return "CASE WHEN false THEN " + t + "." + quoted(column) + " ELSE $" + std::to_string(n) + " END";
 }
 
+// The new values of the SET columns as one jsonb object, evaluated on the old row: the
+// expressions' object, then each sub-select's (`SET (a, b) = (SELECT ...)`: its one row's fields,
+// NULLs when it has none, as the UPDATE's).
+std::string DmlRouter::key_move_values(const std::string& t,
+                                       const std::vector<const parser::Assignment*>& columns,
+                                       const parser::UpdateParts& p) const {
+  std::string sql = "jsonb_build_object(";
+  bool first = true;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (p.values[i].query >= 0) continue;
+    sql += (first ? "" : ", ") + string_literal(columns[i]->column) + ", " +
+           key_move_value(t, columns[i]->column, p.values[i].expression);
+    first = false;
+  }
+  sql += ")";
+  for (size_t q = 0; q < p.queries.size(); ++q) {
+    std::string fields, nulls, names;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (p.values[i].query != static_cast<int>(q)) continue;
+      const std::string field = "shardwire_f" + std::to_string(p.values[i].field);
+      const std::string column = (names.empty() ? "" : ", ") + string_literal(columns[i]->column);
+      fields.append(column).append(", shardwire_sub.").append(field);
+      nulls.append(column).append(", NULL");
+      names.append(names.empty() ? "" : ", ").append(field);
+    }
+    sql.append(" || COALESCE((SELECT jsonb_build_object(").append(fields).append(") FROM (");
+    sql.append(p.queries[q]).append("\n) AS shardwire_sub(").append(names);
+    sql.append(")), jsonb_build_object(").append(nulls).append("))");
+  }
+  return sql;
+}
+
 Route DmlRouter::key_move(int target, const std::vector<int>& only) {
   Route error;
   if (!every_shard_allowed(target, error)) return error;
@@ -74,24 +109,27 @@ Route DmlRouter::key_move(int target, const std::vector<int>& only) {
     if (assignment.table == target) assignments.push_back(&assignment);
   }
   if (assignments.size() != parts.value().values.size())
-    return refuse("its SET list is not one `column = expression` per column");
+    return refuse("its SET list does not give one value per column");
+  const parser::UpdateParts& p = parts.value();
+  if (!p.from.empty() && !p.returning.empty())
+    return refuse("its RETURNING list could read the FROM tables, which the new rows no longer join");
   const std::string t = quoted_reference(target);
   const std::string owned =
       rules_.owned_rows_only() ? owned_row_condition(r, t, dir_.bucket_count()) : "true";
-  const parser::UpdateParts& p = parts.value();
-  std::string sql = "WITH shardwire_old AS (DELETE FROM" + p.target + "WHERE ";
+  std::string sql =
+      "WITH " + (p.with.empty() ? "" : p.with + ", ") + "shardwire_old AS (DELETE FROM" + p.target;
+  if (!p.from.empty()) sql += "USING" + p.from + "\n";
+  sql += "WHERE ";
   sql += p.where.empty() ? owned : "(" + p.where + "\n) AND " + owned;
-  sql += " RETURNING " + t + " AS shardwire_old_row)\nSELECT shardwire.bucket_of(" + t + "." + quoted(r.key) +
+  sql += " RETURNING " + t + " AS shardwire_old_row, " + key_move_values(t, assignments, p) +
+         " AS shardwire_new_values)\nSELECT shardwire.bucket_of(" + t + "." + quoted(r.key) +
          "::" + key_type_name(r.key_type) + ", " + std::to_string(dir_.bucket_count()) + "), " + t +
          ".*, NULL AS " + kKeyMoveEnd;
   if (!p.returning.empty()) sql += ", " + p.returning + "\n";
-  sql += " FROM (SELECT (jsonb_populate_record(" + t + ".shardwire_old_row, jsonb_build_object(";
-  for (size_t i = 0; i < assignments.size(); ++i) {
-    sql += (i ? ", " : "") + string_literal(assignments[i]->column) + ", " +
-           key_move_value(t, assignments[i]->column, p.values[i]);
-  }
   sql +=
-      "))).* FROM (SELECT shardwire_old_row, (shardwire_old_row).* FROM shardwire_old) AS " + t + ") AS " + t;
+      " FROM (SELECT (jsonb_populate_record(shardwire_old_row, shardwire_new_values)).* FROM shardwire_old) "
+      "AS " +
+      t;
   Route route = every_shard_route(target, sql);
   if (!only.empty()) {  // the other shards hold none of the rows and own none of their new keys
     Route some = route;

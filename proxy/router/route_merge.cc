@@ -200,7 +200,7 @@ std::string selected_output(const parser::OutputItem& item, int index, const std
   if (item.contains_aggregate)
     return "computes \"" + item.name +
            "\" from aggregates in a way the merge does not (it computes + - * / %, casts to number "
-           "types, round, abs, ceil, floor, greatest, least, coalesce and nullif of aggregates, group "
+           "types, round, abs, ceil, floor, greatest, least, coalesce, nullif and CASE of aggregates, group "
            "keys, numbers and parameters); select the aggregates themselves";
   if (item.aggregate == AggregateCall::Unmergeable && !distinct_key.empty() &&
       counts_distinct_keys(item, distinct_key)) {

@@ -89,6 +89,33 @@ std::string distinct_on_keys(const parser::SelectShape& shape, merge::MergePlan&
   return "";
 }
 
+namespace {
+
+// How many arguments a node of `kind` takes, given that it has `given`.
+size_t arity(ExpressionKind kind, size_t given) {
+  using Kind = ExpressionKind;
+  switch (kind) {
+    case Kind::Negate:
+    case Kind::Cast:
+    case Kind::Abs:
+    case Kind::Ceil:
+    case Kind::Floor:
+    case Kind::IsNull:
+    case Kind::IsNotNull:
+    case Kind::Not: return 1;
+    case Kind::Round: return given;
+    case Kind::Case: return given % 2 == 1 ? given : 0;  // (condition, result) pairs, then ELSE
+    case Kind::Coalesce:
+    case Kind::Greatest:
+    case Kind::Least:
+    case Kind::And:
+    case Kind::Or: return std::max<size_t>(given, 1);
+    default: return 2;
+  }
+}
+
+}  // namespace
+
 std::optional<merge::Expression> merge_expression(const parser::AggregateExpression& expression,
                                                   const merge::MergePlan& plan) {
   using Kind = ExpressionKind;
@@ -105,6 +132,7 @@ std::optional<merge::Expression> merge_expression(const parser::AggregateExpress
       if (expression.constant.kind == parser::ValueKind::Number) out.constant = expression.constant.text;
       return out;
     case Kind::Param: out.param = expression.constant.param; return out;
+    case Kind::Text: out.constant = expression.constant.text; return out;
     case Kind::Cast: {
       const std::string& type = expression.type;
       out.type = type == "int2"      ? merge::oid::kInt2
@@ -123,14 +151,7 @@ std::optional<merge::Expression> merge_expression(const parser::AggregateExpress
     if (!child) return std::nullopt;
     out.args.push_back(std::move(*child));
   }
-  const bool one = out.kind == Kind::Negate || out.kind == Kind::Cast || out.kind == Kind::Abs ||
-                   out.kind == Kind::Ceil || out.kind == Kind::Floor;
-  const bool list = out.kind == Kind::Coalesce || out.kind == Kind::Greatest || out.kind == Kind::Least;
-  const size_t arity = one                       ? 1
-                       : out.kind == Kind::Round ? out.args.size()
-                       : list                    ? std::max<size_t>(out.args.size(), 1)
-                                                 : 2;
-  if (out.args.size() != arity || out.args.empty()) return std::nullopt;
+  if (out.args.size() != arity(out.kind, out.args.size()) || out.args.empty()) return std::nullopt;
   return out;
 }
 

@@ -13,6 +13,8 @@ namespace {
 // The moved rows are held until every shard answered: a move this large is refused (54000),
 // rolled back, rather than held without bound.
 constexpr size_t kMaxHeldRows = 64u << 20;
+// An Execute's row limit is an int32 to PostgreSQL: 0 or a negative one runs every row.
+constexpr uint32_t kMaxExecuteRows = 0x7fffffff;
 
 std::string quoted_identifier(std::string_view name) {
   std::string out = "\"";
@@ -134,6 +136,7 @@ Status KeyMovePlan::on_data_row(size_t /*leg*/, std::string_view body, std::stri
       mine.push_back(std::move(binary.value()));
     }
     wire::encode_data_row(client, mine);
+    fetch(client);
   }
   const size_t to = leg_of_shard(move_->owner[bucket]);
   if (to == leg_shards_.size()) return bad("a row for a shard the write has no leg on");
@@ -150,6 +153,47 @@ Status KeyMovePlan::on_data_row(size_t /*leg*/, std::string_view body, std::stri
     moved.values.push_back(row[i] ? std::optional<std::string>(std::string(*row[i])) : std::nullopt);
   rows_.push_back(std::move(moved));
   return Status::ok();
+}
+
+void KeyMovePlan::fetch(std::string& row) {
+  const std::vector<uint32_t>& limits = client_.row_limits;
+  if (limits.empty()) return;
+  if (execute_ >= limits.size()) {
+    rest_.push_back(std::move(row));
+    row.clear();
+    return;
+  }
+  ++execute_rows_;
+  const uint32_t limit = limits[execute_];
+  if (limit == 0 || limit > kMaxExecuteRows || execute_rows_ < limit) return;
+  row.append("s\0\0\0\4", 5);  // PortalSuspended
+  ++execute_;
+  execute_rows_ = 0;
+}
+
+std::string KeyMovePlan::portal_end() const {
+  std::string out;
+  for (size_t i = execute_; i < client_.row_limits.size(); ++i)
+    wire::encode_command_complete(out, "UPDATE " + std::to_string(i == execute_ ? execute_rows_ : 0));
+  return out;
+}
+
+std::unique_ptr<KeyMoveRest> KeyMovePlan::take_rest() {
+  if (!fetched_by_executes() || execute_ < client_.row_limits.size()) return nullptr;
+  return std::make_unique<KeyMoveRest>(client_.portal, std::move(rest_));
+}
+
+std::string KeyMoveRest::execute(uint32_t max_rows) {
+  std::string out;
+  const bool limited = max_rows != 0 && max_rows <= kMaxExecuteRows;
+  uint64_t taken = 0;
+  for (; next_ < rows_.size() && (!limited || taken < max_rows); ++next_, ++taken) out += rows_[next_];
+  if (limited && taken == max_rows) {
+    out.append("s\0\0\0\4", 5);  // PortalSuspended
+  } else {
+    wire::encode_command_complete(out, "UPDATE " + std::to_string(taken));
+  }
+  return out;
 }
 
 std::string KeyMovePlan::next_statement(size_t leg) const {

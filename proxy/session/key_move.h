@@ -33,6 +33,30 @@ struct KeyMoveClient {
   bool describes = false;                // extended: it sent Describe portal
   std::vector<uint16_t> result_formats;  // extended: its Bind's, for its RETURNING items
   merge::DateReading dates;              // how its session prints dates (binary results)
+  // extended: each Execute's row limit, in order (0, or over INT32_MAX: every row); the first
+  // takes the first rows, each ends with PortalSuspended when it took its limit, else with its own
+  // count (`UPDATE n`), and the Executes after that one with `UPDATE 0`, as PostgreSQL answers a
+  // DML portal run to completion by its first Execute.
+  std::vector<uint32_t> row_limits;
+  std::string portal;  // extended: the portal the Executes name
+};
+
+// The RETURNING rows of a move that its client's Executes left at their row limits inside a
+// transaction block (PostgreSQL keeps such a portal across Syncs until the transaction ends or
+// the client sends another statement): later Executes of the portal are answered from them.
+class KeyMoveRest {
+ public:
+  KeyMoveRest(std::string portal, std::vector<std::string> rows)
+      : portal_(std::move(portal)), rows_(std::move(rows)) {}
+  const std::string& portal() const { return portal_; }
+  // The answer to an Execute of the portal with row limit `max_rows`: the next rows, then
+  // PortalSuspended when it took its limit, else `UPDATE <its rows>`.
+  std::string execute(uint32_t max_rows);
+
+ private:
+  std::string portal_;
+  std::vector<std::string> rows_;  // DataRow messages, in order
+  size_t next_ = 0;
 };
 
 class KeyMovePlan {
@@ -52,6 +76,16 @@ class KeyMovePlan {
   // What leg `leg` runs next (one simple Query's SQL), empty when no row goes there.
   std::string next_statement(size_t leg) const;
   bool moves_any() const { return !rows_.empty(); }
+  // The client's Executes answered by row limits (KeyMoveClient::row_limits), so the answer ends
+  // with portal_end() instead of the statement's tag.
+  bool fetched_by_executes() const { return move_->client_returning && !client_.row_limits.empty(); }
+  // What ends the client's answer after its rows (fetched_by_executes): CommandComplete of the
+  // Execute that took the last rows, `UPDATE 0` for each later one; nothing when every Execute
+  // ended with PortalSuspended.
+  std::string portal_end() const;
+  // The rows no Execute took, when every Execute ended with PortalSuspended (fetched_by_executes);
+  // null otherwise.
+  std::unique_ptr<KeyMoveRest> take_rest();
 
  private:
   struct Row {
@@ -61,6 +95,9 @@ class KeyMovePlan {
   size_t leg_of_shard(int shard) const;
   uint16_t format_of(size_t item) const;  // the client's result format of RETURNING item `item`
   Status client_row_description(std::vector<wire::RowField> items);
+  // The client's DataRow `row` (whole message) given to its current Execute, with a
+  // PortalSuspended after it when that Execute took its limit; cleared when no Execute is left.
+  void fetch(std::string& row);
 
   std::shared_ptr<const router::KeyMove> move_;
   std::vector<int> leg_shards_;
@@ -71,6 +108,9 @@ class KeyMovePlan {
   size_t marker_ = 0;                 // the marker column's position (0: no RowDescription yet)
   std::vector<Row> rows_;
   size_t held_bytes_ = 0;
+  std::vector<std::string> rest_;  // client DataRows after every Execute took its limit
+  size_t execute_ = 0;             // the client's Execute that takes the next row
+  uint64_t execute_rows_ = 0;      // the rows it took
 };
 
 }  // namespace sw::session

@@ -206,6 +206,10 @@ Status ReferenceWrite::answer_tag() {
 // The held rows and the tag (none when PortalSuspended came instead).
 std::string ReferenceWrite::take_answer() {
   std::string out = std::move(result_);
+  if (move_ && move_->fetched_by_executes()) {
+    if (setup_.in_transaction) rest_ = move_->take_rest();  // the portal stays open (§6.3)
+    return out + move_->portal_end();
+  }
   if (!tag_.empty()) wire::encode_command_complete(out, tag_);
   return out;
 }

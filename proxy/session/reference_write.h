@@ -70,6 +70,9 @@ class ReferenceWrite : public JointWrite {
   // An INSERT ... SELECT on several shards reads through the owned-rows filter: see
   // LegEngine::watch_start.
   void watch_start(StartingReads& reads, uint64_t version) { servers_.watch_start(reads, version); }
+  // Inside a transaction block, once answered: the RETURNING rows of a move that its client's
+  // Executes left at their row limits (KeyMovePlan::take_rest); null otherwise.
+  std::unique_ptr<KeyMoveRest> take_key_move_rest() { return std::move(rest_); }
 
  private:
   // `what` defaults to the reference write's wording.
@@ -96,6 +99,7 @@ class ReferenceWrite : public JointWrite {
   Setup setup_;
   std::unique_ptr<KeyMovePlan> move_;
   bool moving_ = false;
+  std::unique_ptr<KeyMoveRest> rest_;
   std::string result_;     // the client's RowDescription and DataRows (EqualTags: the first shard's)
   std::string held_once_;  // SumRows: the types held from the first shard that sent them (1, 2, T, n)
   std::string tag_;        // the client's CommandComplete tag

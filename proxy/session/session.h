@@ -154,6 +154,9 @@ struct PoolChoice {
   bool session_pooling = false;  // pool.mode: session (a server for the whole session), or pinned
   // Transaction pooling: why the client was pinned (session_pooling is then set too).
   PinReason pinned = PinReason::None;
+  // Pinned for a cursor WITH HOLD: one of one shard was declared (it lives on its server, where
+  // the proxy does not follow it), so the pin stays until the client leaves.
+  bool held_on_server = false;
   // pool.mode: session from the start. SQL-level PREPAREs of a pinned client stay the proxy's.
   bool session_from_start() const { return session_pooling && pinned == PinReason::None; }
 };
@@ -399,7 +402,8 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   std::string client_error_position(const wire::Frame& error, const RewrittenText* parse);
   static Status refuse_two_phase(parser::StatementKind kind);
   static Status refuse_protected_setting(const parser::StatementFacts& statement);
-  Status refuse_unpoolable(const parser::StatementFacts& statement);
+  Status refuse_unpoolable(const parser::StatementFacts& statement, bool merged_cursor = false);
+  bool unpin_if_no_held_cursor();
   // SQL-level commands in the extended protocol (session_extended_sql.cc)
   std::optional<parser::ExpandedSql> expanded_execute(std::string_view query, Status* refused) const;
   Status expand_batch_execute(ExtendedBatch& batch);
@@ -521,6 +525,7 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
                           CursorRound::Take take, std::function<void(const Status&)> after);
   void fail_cursor(const Status& why);
   Status held_cursor_commit_refusal(std::string_view sql) const;
+  Status bound_commit_refusal(const wire::Frame& bind_frame) const;
   Status pin_for_held_cursor(const CursorStatement& statement, std::string_view declare_sql);
   void close_held_halves(const MergedCursor& cursor);
   void end_cursor_request();
@@ -559,6 +564,8 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   Start run_scatter_write(std::vector<std::string> messages, size_t consumed, const router::Route& route,
                           bool hide_parse_complete, KeyMoveClient key_move_client = {});
   KeyMoveClient key_move_client(const ExtendedBatch& bound) const;
+  Next continue_key_move_portal(const wire::Frame& frame);
+  Next continue_held_portal(const wire::Frame& frame);
   Start start_write_runner(size_t consumed, std::vector<LegEngine::Target> targets,
                            std::vector<pool::Pool*> pools, ReferenceWrite::Setup setup,
                            stats::RouteLabel label, bool in_transaction);
@@ -618,6 +625,8 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   // The pool the request waits for (WaitingForServer; none: PAUSE, or a move).
   ServerWait server_wait_;
   Transaction txn_;
+  // A move's RETURNING left at its Executes' row limits in the transaction (continue_key_move_portal).
+  std::unique_ptr<KeyMoveRest> key_move_rest_;
   Request request_;
   FenceRetry fence_;
   CutoverWait cutover_;

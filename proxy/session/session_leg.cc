@@ -135,6 +135,7 @@ void Session::on_backend_failed(const Status& why) {
 void Session::maybe_release_backend() {
   if (!txn_.leg.attached()) return;
   if (!txn_.leg.at_boundary(request_.batch_open)) return;
+  if (pools_.session_pooling && unpin_if_no_held_cursor()) release_idle_parked();
   if (pools_.session_pooling) {
     keep_pinned_leg();
     if (mode_.shutdown_pending)

@@ -322,9 +322,14 @@ void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {
 }
 
 // Transaction pooling: parked legs whose transaction ended go back to their pools (not while a
-// two-phase commit runs: a prepared leg is out of its transaction but still owes its end).
+// two-phase commit runs: a prepared leg is out of its transaction but still owes its end). A
+// client pinned only by held cursors none of which is left is unpinned first (its last leg done).
 void Session::release_idle_parked() {
-  if (pools_.session_pooling || txn_.two_phase) return;
+  if (txn_.two_phase) return;
+  if (pools_.session_pooling) {
+    if (!unpin_if_no_held_cursor()) return;
+    maybe_release_backend();
+  }
   for (size_t i = 0; i < txn_.parked.size();) {
     Leg& other = txn_.parked[i];
     if (!other.tracker.idle() || other.server_status != 'I') {

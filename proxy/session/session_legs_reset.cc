@@ -37,6 +37,7 @@ void Session::reset_other_legs(const parser::StatementFacts& statement) {
   }
   const bool all = statement.kind == StatementKind::DiscardAll;
   if (all) drop_session_statements(std::nullopt);
+  if (all) txn_.cursors.clear();  // every leg closes its halves of cursors over several shards
   // DISCARD ALL resets the settings to the proxy login's defaults: the client's startup values
   // come back as on the active leg (forward_query).
   std::string restore = all ? profile_.settings.restore_startup({statement}) : std::string();

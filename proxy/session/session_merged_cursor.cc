@@ -33,7 +33,7 @@ Status backward_refusal(const CursorStatement& statement) {
 // A Query at the front of the input: a cursor statement this session answers across shards, or
 // Forward (the usual path).
 Session::Next Session::merged_cursor_statement(const wire::Frame& frame) {
-  if (frame.type == 'P' || frame.type == 'D') return merged_cursor_batch(frame);
+  if (frame.type == 'P' || frame.type == 'D' || frame.type == 'B') return merged_cursor_batch(frame);
   if (frame.type != 'Q' || !host_.directory()) return Next::Forward;
   if (!writes_in_transaction()) end_cursors(txn_.cursors, CursorsEnd::Commit);  // the transaction ended
   if (server_lent() || txn_.control.moving() || request_.batch_open || txn_.ending != Ending::None ||
@@ -310,6 +310,10 @@ void Session::close_merged_cursors(const CursorStatement& statement, std::string
           std::string out = head;
           wire::encode_command_complete(out, all ? "CLOSE CURSOR ALL" : "CLOSE CURSOR");
           client_->write(out);
+        }
+        if (error.is_ok() && pools_.session_pooling && unpin_if_no_held_cursor()) {
+          release_idle_parked();  // the client's servers go back to the pool
+          maybe_release_backend();
         }
         end_cursor_request();
       });

@@ -2,7 +2,10 @@
 // "Cursors merged across shards"): psycopg 3 sends its named cursor's DECLARE (with the query's
 // parameters), the Describe of the cursor's portal, and FETCH and CLOSE each as an extended batch
 // ending in Sync; such a batch is read whole and answered as its Query would be
-// (session_merged_cursor.cc), in the extended protocol's messages.
+// (session_merged_cursor.cc), in the extended protocol's messages. A COMMIT sent so (pgjdbc,
+// asyncpg) is refused as its Query would be while a held cursor forbids it.
+#include <algorithm>
+
 #include "parser/analyze.h"
 #include "session/cursor_statement.h"
 #include "session/session.h"
@@ -20,15 +23,24 @@ Session::Next Session::merged_cursor_batch(const wire::Frame& first) {
       txn_.ending != Ending::None || (txn_.leg.attached() && txn_.leg.outside_transaction))
     return Next::Forward;
   CursorStatement statement;
+  Status commit_refused = Status::ok();  // a COMMIT the batch runs (held_cursor_commit_refusal)
   if (first.type == 'P') {
     auto parse = wire::decode_parse(first.body);
-    if (!parse || !parse->statement.empty()) return Next::Forward;
+    if (!parse) return Next::Forward;
     statement = read_cursor_statement(parse->query);
     if (statement.kind == CursorStatement::Kind::None) {
-      forget_cursors_at_end(parse->query);
+      commit_refused = held_cursor_commit_refusal(parse->query);
+      if (commit_refused.is_ok()) {
+        if (parse->statement.empty()) forget_cursors_at_end(parse->query);
+        return Next::Forward;
+      }
+    } else if (!parse->statement.empty() ||
+               (statement.kind != CursorStatement::Kind::Declare && txn_.cursors.empty())) {
       return Next::Forward;
     }
-    if (statement.kind != CursorStatement::Kind::Declare && txn_.cursors.empty()) return Next::Forward;
+  } else if (first.type == 'B') {
+    commit_refused = bound_commit_refusal(first);
+    if (commit_refused.is_ok()) return Next::Forward;
   } else if (txn_.cursors.empty() || !wire::describes_portal(first.body) ||
              txn_.cursors.find(first.body.substr(1, first.body.size() - 2)) == txn_.cursors.end()) {
     return Next::Forward;
@@ -48,6 +60,11 @@ Session::Next Session::merged_cursor_batch(const wire::Frame& first) {
   if (txn_.leg.attached() && !txn_.leg.tracker.idle()) return wait_for_active_leg();
   if (txn_.control.aborted() || (txn_.leg.attached() && txn_.combined_status(txn_.leg.server_status) == 'E'))
     return Next::Forward;
+  if (!commit_refused.is_ok()) {  // refused when the batch runs it, not when it only parses it
+    const bool runs =
+        std::any_of(frames.begin(), frames.end(), [](const wire::Frame& f) { return f.type == 'E'; });
+    return runs ? refuse_cursor_statement(offset, commit_refused) : Next::Forward;
+  }
   if (first.type == 'D') {
     if (frames.size() != 2) return Next::Forward;
     auto found = txn_.cursors.find(first.body.substr(1, first.body.size() - 2));
@@ -80,6 +97,16 @@ Session::Next Session::merged_cursor_batch(const wire::Frame& first) {
                                       "for text results"));
   }
   return run_cursor_statement(statement, offset, &described);
+}
+
+// A Bind of a named statement that is a COMMIT (pgjdbc prepares its COMMIT once it ran it often):
+// the refusal a COMMIT gets while a held cursor is open (held_cursor_commit_refusal), or OK.
+Status Session::bound_commit_refusal(const wire::Frame& bind_frame) const {
+  if (txn_.cursors.empty()) return Status::ok();
+  auto bind = wire::decode_bind(bind_frame.body);
+  if (!bind || bind->statement.empty()) return Status::ok();
+  const PreparedStatement* statement = profile_.statements.find(bind->statement);
+  return statement == nullptr ? Status::ok() : held_cursor_commit_refusal(statement->query);
 }
 
 // [Parse] Bind [Describe portal] Execute Sync of a DECLARE: the read routed with the Bind's values.

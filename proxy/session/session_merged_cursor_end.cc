@@ -56,7 +56,7 @@ Status Session::pin_for_held_cursor(const CursorStatement& statement, std::strin
   auto facts = parser::analyze(declare_sql);
   if (!facts || (*facts)->statements.size() != 1)
     return Status::proxy("XX000", "shardwire could not read the DECLARE it routed");
-  return refuse_unpoolable((*facts)->statements[0]);
+  return refuse_unpoolable((*facts)->statements[0], /*merged_cursor=*/true);
 }
 
 // A DECLARE ... WITH HOLD outside a transaction block failed on some shard (its error reached the

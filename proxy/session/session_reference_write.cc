@@ -65,7 +65,8 @@ Status Session::every_shard_write_refusal(const parser::StatementFacts& only, co
 // `replaced` swapped; with the size of the client's batch. Execute's row limit stays the client's (pgjdbc
 // sends 1 for a statement whose rows it discards): the write runs whole either way. An INSERT ... SELECT with
 // RETURNING takes none: each shard would stop at the limit. An UPDATE that moves rows between shards
-// runs its own batch instead (key_move_request.h).
+// runs its own batch instead (key_move_request.h), and with RETURNING takes one or more Executes,
+// each with its row limit.
 Result<std::pair<std::string, size_t>> Session::extended_reference_write(const ExtendedBatch& bound,
                                                                          const router::Route& route,
                                                                          std::string_view sql,
@@ -79,14 +80,22 @@ Result<std::pair<std::string, size_t>> Session::extended_reference_write(const E
   } else {
     wire::encode_bind(batch, "", "", replaced_bind_rest(bound.bind.rest, *replaced));
   }
+  // A move answers each Execute's row limit as PostgreSQL does (KeyMovePlan): its RETURNING may be
+  // fetched by several Executes of the portal before the Sync.
+  const bool move_returning = route.key_move && bound.only().returning;
   for (char expected : {'D', 'E', 'S'}) {
     auto frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
+    while (expected == 'S' && move_returning && frame.status == wire::FrameStatus::Complete &&
+           frame.frame.type == 'E') {
+      offset += frame.frame.size;
+      frame = wire::read_frame(input.substr(offset), wire::Sender::Client, limits_);
+    }
     if (frame.status == wire::FrameStatus::NeedMore) return Status::ok();  // empty: wait for more
     const std::string_view body = frame.frame.body;
     const bool limited = expected == 'E' && !wire::executes_every_row(body);
     const bool fits = frame.status == wire::FrameStatus::Complete && frame.frame.type == expected &&
                       (expected != 'D' || wire::describes_portal(body)) &&
-                      !(limited && route.scatter_write() && bound.only().returning);
+                      !(limited && route.scatter_write() && bound.only().returning && !route.key_move);
     if (!fits && expected == 'D') continue;  // Describe is optional
     if (!fits && route.scatter_write()) {
       return Status::client("0A000", scatter_write_what(route) +
@@ -161,6 +170,7 @@ Session::Start Session::start_write_runner(size_t consumed, std::vector<LegEngin
     return take_back_servers(std::move(handed), error, in_transaction);
   };
   callbacks.done = [this, in_transaction, label, pools = std::move(pools), started = stats::monotonic_us()] {
+    key_move_rest_ = txn_.runner.get<ReferenceWrite>()->take_key_move_rest();
     write_session_ready(in_transaction);
     count_fanout(pools, label, started);
     host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {

@@ -79,9 +79,9 @@ void Session::read_client_messages() {
       close("client sent Terminate");
       return;
     }
-    if (txn_.parked_busy()) return;        // read_leg_messages reads on once they answered
-    if (txn_.runner.get<MergeFanout>()) {  // parked at a portal's row limit (continue_scatter_portal)
-      if (continue_scatter_portal(frame) == Next::Continue) continue;
+    if (txn_.parked_busy()) return;  // read_leg_messages reads on once they answered
+    if (Next next = continue_held_portal(frame); next != Next::Forward) {  // a portal at its row limit
+      if (next == Next::Continue) continue;
       return;
     }
     if (request_.skip_until_sync && frame.type != 'S') {

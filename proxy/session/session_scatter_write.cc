@@ -91,16 +91,58 @@ Session::Start Session::start_extended_scatter_write(const ExtendedBatch& bound,
 }
 
 // How the client of an extended batch asked for a move's answer: its result formats, whether it
-// described the portal (the message after its Bind, which extended_reference_write checked).
+// described the portal (the message after its Bind, which extended_reference_write checked), each
+// Execute's row limit.
 KeyMoveClient Session::key_move_client(const ExtendedBatch& bound) const {
   KeyMoveClient client;
   client.extended = true;
-  auto next = wire::read_frame(client_input().substr(bound.bind_end), wire::Sender::Client, limits_);
+  size_t offset = bound.bind_end;
+  auto next = wire::read_frame(client_input().substr(offset), wire::Sender::Client, limits_);
   client.describes = next.status == wire::FrameStatus::Complete && next.frame.type == 'D';
+  while (next.status == wire::FrameStatus::Complete && next.frame.type != 'S') {
+    if (next.frame.type == 'E') {
+      auto execute = wire::decode_execute(next.frame.body);
+      if (execute) client.row_limits.push_back(execute->max_rows);
+    }
+    offset += next.frame.size;
+    next = wire::read_frame(client_input().substr(offset), wire::Sender::Client, limits_);
+  }
   if (auto bind = wire::decode_bind_rest(bound.bind.rest))
     client.result_formats = std::move(bind->result_formats);
   client.dates = date_reading();
+  client.portal = std::string(bound.bind.portal);
   return client;
+}
+
+// The client's next message while a portal waits at its row limit inside the transaction: a
+// merge's (continue_scatter_portal: Continue, or Stop until it answered) or a move's RETURNING
+// (continue_key_move_portal); Forward when none waits or the message is not the portal's.
+Session::Next Session::continue_held_portal(const wire::Frame& frame) {
+  if (txn_.runner.get<MergeFanout>())
+    return continue_scatter_portal(frame) == Next::Continue ? Next::Continue : Next::Stop;
+  if (key_move_rest_) return continue_key_move_portal(frame);
+  return Next::Forward;
+}
+
+// The client's next message while a move's RETURNING waits at its Executes' row limits inside the
+// transaction (KeyMoveRest): an Execute of its portal is answered from the rows, a Sync with the
+// transaction's status, a Flush needs nothing; anything else closes the portal (as PostgreSQL's
+// next statement drops the unnamed one) and goes its usual way.
+Session::Next Session::continue_key_move_portal(const wire::Frame& frame) {
+  std::string out;
+  auto execute = wire::decode_execute(frame.body);  // meant only when the type is 'E'
+  if (frame.type == 'E' && execute && execute->portal == key_move_rest_->portal() &&
+      writes_in_transaction()) {
+    out = key_move_rest_->execute(execute->max_rows);
+  } else if (frame.type == 'S' && writes_in_transaction()) {
+    wire::encode_ready_for_query(out, txn_.control.status());
+  } else if (frame.type != 'H') {
+    key_move_rest_.reset();
+    return Next::Forward;
+  }
+  client_->write(out);
+  consume_client(frame.size);
+  return Next::Continue;
 }
 
 // `messages`: what the shards run (a Query or an extended batch), one for every shard or one per

@@ -11,6 +11,7 @@
 // both pool modes, are dropped by its ROLLBACK, and no other client sees them. A cursor over 96 MB
 // of wide rows read FETCH 10 at a time keeps shardwire's resident size within a few MB.
 #include <algorithm>
+#include <thread>
 
 #include "harness/process.h"
 #include "harness/sharded_fixture.h"
@@ -336,6 +337,87 @@ TEST_SUITE("merged_cursors") {
     }
   }
 
+  TEST_CASE("WITH HOLD pins the client until its last held cursor ends, then frees its servers and slot") {
+    PROXY_ONLY();
+    ShardedOptions options;
+    options.proxy.pool_size = 1;  // one server per shard: a pinned client holds every one
+    options.proxy.query_wait_timeout = "1s";
+    options.proxy.idle_timeout = "60s\n  max_pinned_clients: 1";
+    ShardedFixture f(options);
+    INFO("proxy log:\n" << f.log_tail());
+    const Tenants t;
+    seed(f, t, 4);
+    PgConn client = f.client();
+    PgConn other = f.client();
+    const std::string read =
+        " CURSOR WITH HOLD FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id";
+    // `other` may pin only once `client` is not pinned (pool.max_pinned_clients: 1).
+    auto other_may_pin = [&] {
+      PgResult r = other.exec("DECLARE o" + read);
+      INFO(r.describe());
+      if (!r.ok()) {
+        CHECK(r.sqlstate() == "53300");
+        return false;
+      }
+      CHECK(other.exec("CLOSE o").command_tag() == "CLOSE CURSOR");
+      return true;
+    };
+    const std::string count = "SELECT count(*) FROM orders";
+    auto other_reads = [&] {  // fails while the shards' only servers are the pinned client's
+      PgResult r = other.exec(count);
+      INFO(r.describe());
+      if (!r.ok()) CHECK(r.sqlstate() == "57014");
+      return r.ok();
+    };
+    REQUIRE_OK(client.exec("DECLARE h" + read));
+    REQUIRE_OK(client.exec("DECLARE h2" + read));
+    CHECK(client.exec("FETCH 2 FROM h").rows() == 2);
+    CHECK_FALSE(other_may_pin());
+    CHECK_FALSE(other_reads());
+    CHECK(client.exec("CLOSE h").command_tag() == "CLOSE CURSOR");
+    CHECK_FALSE(other_may_pin());  // h2 keeps the pin
+    CHECK_FALSE(other_reads());
+    CHECK(client.exec("FETCH 1 FROM h2").rows() == 1);
+    CHECK(client.exec("CLOSE h2").command_tag() == "CLOSE CURSOR");
+    CHECK(other_reads());    // the client's servers went back to the pool
+    CHECK(other_may_pin());  // and the pin slot is free (other's CLOSE ended its own pin)
+    // A ROLLBACK that drops the cursor ends the pin.
+    REQUIRE_OK(client.exec("BEGIN"));
+    REQUIRE_OK(client.exec("DECLARE r" + read));
+    CHECK_FALSE(other_may_pin());
+    CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+    CHECK(other_reads());
+    CHECK(other_may_pin());
+    // So do DISCARD ALL and CLOSE ALL.
+    REQUIRE_OK(client.exec("DECLARE d" + read));
+    CHECK(client.exec("DISCARD ALL").command_tag() == "DISCARD ALL");
+    CHECK(client.value("SELECT 1") == "1");  // (the other shards' servers ran it after the answer)
+    CHECK(other_may_pin());
+    REQUIRE_OK(client.exec("DECLARE a" + read));
+    REQUIRE_OK(client.exec("DECLARE b" + read));
+    CHECK(client.exec("CLOSE ALL").command_tag() == "CLOSE CURSOR ALL");
+    CHECK(other_reads());
+    CHECK(other_may_pin());
+    CHECK(client.value(count) == "12");
+    // Another reason to pin (a temporary table) keeps the pin after the cursor closes; so does a
+    // cursor WITH HOLD of one shard (it lives on its server, where the proxy does not follow it).
+    REQUIRE_OK(client.exec("DECLARE e" + read));
+    REQUIRE_OK(client.exec("CREATE TEMP TABLE pinned_too (v int)"));
+    CHECK(client.exec("CLOSE e").command_tag() == "CLOSE CURSOR");
+    CHECK_FALSE(other_may_pin());
+    CHECK_FALSE(other_reads());
+    client.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the proxy sees it leave
+    REQUIRE_OK(
+        other.exec("DECLARE one CURSOR WITH HOLD FOR SELECT qty FROM orders WHERE tenant_id = " + k(t.a)));
+    REQUIRE_OK(other.exec("DECLARE e" + read));
+    CHECK(other.exec("CLOSE e").command_tag() == "CLOSE CURSOR");
+    PgConn third = f.client();
+    PgResult refused = third.exec("DECLARE o" + read);
+    CHECK(refused.sqlstate() == "53300");
+    CHECK(prepared_or_idle(f) == 0);
+  }
+
   TEST_CASE("WITH HOLD in a transaction that writes on several shards: its COMMIT is refused unless closed") {
     PROXY_ONLY();
     ShardedFixture f;
@@ -363,6 +445,24 @@ TEST_SUITE("merged_cursors") {
     CHECK(client.exec("CLOSE h").command_tag() == "CLOSE CURSOR");
     CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
     CHECK(client.value("SELECT count(*) FROM orders WHERE id = 800") == "2");
+    // The same COMMIT in the extended protocol (pgjdbc, asyncpg): Parse/Bind/Execute of COMMIT,
+    // and a Bind of a COMMIT prepared before (a Parse alone is no COMMIT).
+    REQUIRE_OK(client.prepare("commit_it", "COMMIT"));
+    for (const bool prepared : {false, true}) {
+      INFO("prepared COMMIT " << prepared);
+      REQUIRE_OK(client.exec("BEGIN"));
+      REQUIRE_OK(client.exec(insert + "(" + k(t.a) + ", 801, 'x', 5)"));
+      REQUIRE_OK(client.exec(insert + "(" + k(t.c) + ", 801, 'x', 5)"));
+      REQUIRE_OK(client.exec("DECLARE h CURSOR WITH HOLD FOR SELECT qty FROM orders ORDER BY qty DESC"));
+      REQUIRE_OK(client.prepare("", "COMMIT"));
+      PgResult extended = prepared ? client.exec_prepared("commit_it", {}) : client.exec_params("COMMIT", {});
+      INFO(extended.describe());
+      CHECK(extended.sqlstate() == "0A000");
+      CHECK(contains(extended.error(), "CLOSE the cursor before COMMIT"));
+      CHECK(client.exec("ROLLBACK").command_tag() == "ROLLBACK");
+      CHECK(client.exec("FETCH 1 FROM h").sqlstate() == "34000");
+      CHECK(client.value("SELECT count(*) FROM orders WHERE id = 801") == "0");
+    }
     CHECK(prepared_or_idle(f) == 0);
   }
 

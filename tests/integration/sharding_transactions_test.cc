@@ -220,16 +220,19 @@ TEST_SUITE("sharding_transactions") {
         {"INSERT INTO orders (note) VALUES ('no key')", "tenant_id"},
         {"INSERT INTO orders DEFAULT VALUES", "tenant_id"},
         // Without a key an UPDATE or DELETE runs on every shard (keyless_write), and one that
-        // changes the key moves rows (key_move suite), but not in forms a move cannot run
-        // exactly, nor a write in a CTE.
-        {"UPDATE orders SET (tenant_id, note) = (" + k(b) + ", 'everywhere')", "sets its key"},
-        {"UPDATE orders SET tenant_id = " + k(b) + " FROM orders o2 WHERE o2.tenant_id = orders.tenant_id",
-         "tenant_id"},
+        // changes the key moves rows (key_move and key_move_forms suites), but not in forms a
+        // move cannot run exactly, nor a write in a CTE.
+        {"UPDATE orders SET (tenant_id, note) = (" + k(b) + ", 'everywhere') WHERE CURRENT OF c",
+         "sets its key"},
+        {"UPDATE orders SET tenant_id = " + k(b) + " FROM orders o2 WHERE o2.id = orders.id", "tenant_id"},
         {"WITH d AS (DELETE FROM orders RETURNING *) SELECT count(*) FROM d", "tenant_id"},
         {"WITH d AS (DELETE FROM orders WHERE tenant_id = " + k(a) +
              " OR note = 'keep' RETURNING *) SELECT 1",
          "tenant_id"},
-        {"UPDATE orders SET (tenant_id) = (" + k(a) + ") WHERE tenant_id IN (" + k(a) + ", " + k(b) + ")",
+        {"UPDATE orders SET (tenant_id) = (" + k(a) +
+             ") FROM orders o2 WHERE o2.tenant_id = orders.tenant_id "
+             "AND orders.tenant_id IN (" +
+             k(a) + ", " + k(b) + ") RETURNING o2.note",
          "sets its key"},
     };
     for (const auto& r : refused) {
@@ -240,9 +243,13 @@ TEST_SUITE("sharding_transactions") {
       CHECK(contains(res.error(), r.why));
       CHECK(PQtransactionStatus(c.get()) == PQTRANS_IDLE);
     }
-    // The same through the extended protocol (the key a parameter): a multi-column SET is refused.
+    // The same through the extended protocol (the key a parameter): a move whose RETURNING could
+    // read its FROM tables is refused.
     {
-      PgResult res = c.exec_params("UPDATE orders SET (tenant_id, note) = ($1, 'everywhere')", {k(b)});
+      PgResult res = c.exec_params(
+          "UPDATE orders SET (tenant_id, note) = ($1, 'everywhere') FROM orders o2 "
+          "WHERE o2.tenant_id = orders.tenant_id RETURNING o2.note",
+          {k(b)});
       INFO(res.describe());
       CHECK(res.sqlstate() == "0A000");
       CHECK(contains(res.error(), "orders"));
@@ -251,7 +258,7 @@ TEST_SUITE("sharding_transactions") {
     {
       REQUIRE_OK(c.exec("BEGIN"));
       REQUIRE_OK(c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + k(a) + ", 'in tx')"));
-      PgResult res = c.exec("UPDATE orders SET (tenant_id, note) = (1, 'no key')");
+      PgResult res = c.exec("UPDATE orders SET (tenant_id, note) = (1, 'no key') WHERE CURRENT OF c");
       INFO(res.describe());
       CHECK(res.sqlstate() == "0A000");
       CHECK(PQtransactionStatus(c.get()) == PQTRANS_INERROR);

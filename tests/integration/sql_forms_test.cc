@@ -43,6 +43,8 @@ const char* const kTables =
     "    - name: sf_merged_tags\n      key: tenant_id\n      type: bigint\n"
     "    - name: sf_writes\n      key: tenant_id\n      type: bigint\n"
     "    - name: sf_moves\n      key: tenant_id\n      type: bigint\n"
+    "    - name: sf_move_forms\n      key: tenant_id\n      type: bigint\n"
+    "    - name: sf_move_src\n      key: tenant_id\n      type: bigint\n"
 
     "    - name: sf_blocks\n      key: tenant_id\n      type: bigint\n"
     "    - name: sf_exprs\n      key: tenant_id\n      type: bigint\n"

@@ -62,3 +62,21 @@ error 22012: SELECT g, count(*) % sum(z) FROM sf_exprs GROUP BY g ORDER BY g
 error 22012: SELECT sum(b) % sum(z) FROM sf_exprs WHERE g = 2
 error 22012: SELECT sum(n) % (count(*) - count(*)) FROM sf_exprs WHERE g = 1
 error 22003: SELECT abs(min(a) * 0 - 2147483647 - 1) FROM sf_exprs WHERE g = 1
+-- CASE over aggregates: searched and simple, conditions comparing numbers of mixed types (NaN
+-- ordering, NULL's three-valued logic, IS [NOT] NULL, AND / OR / NOT), ELSE missing, results of
+-- a common number type or text literals; in the select list, ORDER BY and HAVING.
+query: SELECT g, CASE WHEN sum(a) > 10 THEN 'big' ELSE 'small' END, CASE count(*) WHEN 0 THEN NULL ELSE sum(a) / count(*) END FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT g, CASE WHEN sum(n) >= 3 AND count(*) > 2 THEN sum(n) WHEN sum(a) IS NULL THEN -1 END, CASE WHEN NOT (max(f) < 1 OR min(a) = 3) THEN 1 ELSE 2.5 END FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT g, CASE WHEN avg(f) > 1 THEN avg(f) WHEN sum(b) <> 20 THEN sum(c) ELSE 0 END, CASE max(c) WHEN 20000 THEN 'top' WHEN 3 THEN 'three' END FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT g, CASE WHEN sum(a) IS NOT NULL AND sum(a) % 2 = 0 THEN 'even' WHEN sum(a) IS NULL THEN 'none' ELSE 'odd' END AS parity FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT g, CASE WHEN max(f) > 1e300 THEN 'huge' WHEN max(f) = 0.5 THEN 'half' ELSE 'other' END, CASE WHEN -sum(f) <= -1.0 THEN 1.5 ELSE 0 END FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+query: SELECT CASE WHEN count(*) > 5 THEN sum(b) ELSE 0 END, CASE WHEN sum(a) < 0 OR NULL::int4 > 1 THEN 1 ELSE 0 END FROM sf_exprs
+query: SELECT g FROM sf_exprs GROUP BY g ORDER BY CASE WHEN sum(a) > 10 THEN 0 ELSE 1 END, g NULLS FIRST
+query: SELECT g, count(*) FROM sf_exprs GROUP BY g HAVING CASE WHEN count(*) > 2 THEN sum(n) ELSE 0 END > 1 ORDER BY g NULLS FIRST
+query params(10, 5): SELECT g, CASE WHEN sum(a) > $1 THEN $2 ELSE count(*) END FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+error 22012: SELECT g, CASE WHEN count(*) / min(z) > 0 THEN 1 END FROM sf_exprs GROUP BY g ORDER BY g
+query: SELECT g, CASE WHEN min(z) = 0 THEN NULL ELSE count(*) / min(z) END FROM sf_exprs GROUP BY g ORDER BY g NULLS FIRST
+-- Refused: results mixing a string literal and numbers (PostgreSQL casts the literal), text
+-- operators over a CASE.
+refused 0A000: SELECT g, CASE WHEN max(a) > 1 THEN '7' ELSE sum(a) END FROM sf_exprs GROUP BY g
+refused 0A000: SELECT g, CASE WHEN count(*) > 1 THEN 'x' END || 'y' FROM sf_exprs GROUP BY g

@@ -181,3 +181,45 @@ TEST_CASE("parameters: typed by the Parse or by the other operand") {
   CHECK(run(node(Kind::Add, {output(0), param(1)}), std::vector<uint32_t>{oid::kText}, Row{"x"}, parameters)
             .value == "ERROR 0A000");
 }
+
+TEST_CASE("CASE: comparisons in the common type, NaN ordering, three-valued logic, result types") {
+  using namespace sw::merge::oid;
+  Expression text = constant("big");
+  text.kind = Kind::Text;
+  const std::vector<uint32_t> types = {kFloat8, kInt8, kNumeric};
+  // float8's NaN is above every number; -0 = 0.
+  const auto nan_above =
+      node(Kind::Case, {node(Kind::Greater, {output(0), constant("1e300")}), text, constant({})});
+  CHECK(run(nan_above, types, {"NaN", "1", "1"}).value == "big");
+  CHECK(run(nan_above, types, {"NaN", "1", "1"}).type == kText);
+  const auto zero =
+      node(Kind::Case, {node(Kind::Equal, {output(0), constant("0")}), constant("1"), constant("2")});
+  CHECK(run(zero, types, {"-0", "1", "1"}).value == "1");
+  // numeric NaN above Infinity; int8 against numeric compares as numeric.
+  const auto numeric =
+      node(Kind::Case, {node(Kind::LessEqual, {output(2), output(1)}), output(1), output(2)});
+  CHECK(run(numeric, types, {"0", "5", "NaN"}).value == "NaN");
+  CHECK(run(numeric, types, {"0", "5", "4.5"}).value == "5");
+  CHECK(run(numeric, types, {"0", "5", "4.5"}).type == kNumeric);
+  // A NULL comparison is unknown: NOT keeps it unknown, OR with true is true, AND with false false.
+  const auto unknown = node(Kind::Not, {node(Kind::Greater, {output(1), constant("1")})});
+  auto with = [&](Expression condition) {
+    return node(Kind::Case, {std::move(condition), constant("1"), constant("0")});
+  };
+  CHECK(run(with(unknown), types, {"0", std::nullopt, "1"}).value == "0");
+  CHECK(run(with(node(Kind::Or, {unknown, node(Kind::IsNull, {output(1)})})), types, {"0", std::nullopt, "1"})
+            .value == "1");
+  CHECK(run(with(node(Kind::And, {unknown, node(Kind::IsNotNull, {output(1)})})), types,
+            {"0", std::nullopt, "1"})
+            .value == "0");
+  // Text beside numbers among the results is refused; so is a condition outside a CASE.
+  CHECK(run(node(Kind::Case, {node(Kind::Equal, {output(1), constant("1")}), text, output(1)}), types,
+            {"0", "1", "1"})
+            .value == "ERROR 0A000");
+  CHECK(run(node(Kind::Equal, {output(1), constant("1")}), types, {"0", "1", "1"}).value == "ERROR 0A000");
+  // Errors only in the branch taken.
+  const auto guarded = node(Kind::Case, {node(Kind::Equal, {output(1), constant("0")}), constant({}),
+                                         node(Kind::Divide, {constant("1"), output(1)})});
+  CHECK(run(guarded, types, {"0", "0", "1"}).value == "NULL");
+  CHECK(run(guarded, types, {"0", "2", "1"}).value == "0");
+}

@@ -462,6 +462,24 @@ TEST_CASE("SELECT shape: HAVING over output columns and constants, with its text
   REQUIRE(expression.having_aggregates[1].expression);
   CHECK(expression.having_aggregates[1].expression->kind == sw::parser::AggregateExpression::Kind::Add);
   CHECK(expression.having_aggregates[1].expression->args.at(0).output == 1);
+  // CASE over aggregates: (condition, result) pairs then ELSE (NULL when missing); a simple
+  // CASE's conditions are `operand = value`; string literals as results.
+  using Kind = sw::parser::AggregateExpression::Kind;
+  auto searched = facts("SELECT CASE WHEN sum(v) > 1 AND NOT count(*) IS NULL THEN 'big' END FROM t").select;
+  REQUIRE(searched.outputs.at(0).expression);
+  const auto& ce = *searched.outputs[0].expression;
+  CHECK(ce.kind == Kind::Case);
+  REQUIRE(ce.args.size() == 3);
+  CHECK(ce.args[0].kind == Kind::And);
+  CHECK(ce.args[0].args.at(1).kind == Kind::Not);
+  CHECK(ce.args[0].args.at(1).args.at(0).kind == Kind::IsNull);
+  CHECK(ce.args[1].kind == Kind::Text);
+  CHECK(ce.args[1].constant.text == "big");
+  CHECK(ce.args[2].constant.kind == sw::parser::ValueKind::Null);
+  auto simple = facts("SELECT CASE count(*) WHEN 0 THEN NULL ELSE sum(v) / count(*) END FROM t").select;
+  REQUIRE(simple.outputs.at(0).expression);
+  CHECK(simple.outputs[0].expression->args.at(0).kind == Kind::Equal);
+  CHECK(simple.outputs[0].expression->args.at(2).kind == Kind::Divide);
   // A FILTERed aggregate not selected: hidden, its FILTER with it.
   auto filtered = facts("SELECT grp FROM t GROUP BY grp HAVING count(*) FILTER (WHERE v > 1) > 5").select;
   REQUIRE(filtered.having_aggregates.size() == 1);

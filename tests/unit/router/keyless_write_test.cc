@@ -111,23 +111,21 @@ TEST_CASE("keyless writes that cannot run exactly on every shard are refused, sa
 }
 
 TEST_CASE("an UPDATE of the key moves rows: every shard deletes its rows and computes the new ones") {
-  const std::string tail =
-      " RETURNING \"orders\" AS shardwire_old_row)\nSELECT "
-      "shardwire.bucket_of(\"orders\".\"tenant_id\"::bigint, "
-      "16), \"orders\".*, NULL AS shardwire_move_end";
-  auto from = [](const std::string& value) {
-    return " FROM (SELECT (jsonb_populate_record(\"orders\".shardwire_old_row, "
-           "jsonb_build_object('tenant_id', (" +
-           value +
-           "\n)))).* FROM (SELECT shardwire_old_row, (shardwire_old_row).* FROM shardwire_old) AS "
-           "\"orders\") "
-           "AS \"orders\"";
-  };
+  const std::string values =
+      " AS shardwire_new_values)\nSELECT "
+      "shardwire.bucket_of(\"orders\".\"tenant_id\"::bigint, 16), \"orders\".*, NULL AS "
+      "shardwire_move_end";
+  const std::string from =
+      " FROM (SELECT (jsonb_populate_record(shardwire_old_row, shardwire_new_values)).* FROM shardwire_old) "
+      "AS "
+      "\"orders\"";
+  const std::string old_row = " RETURNING \"orders\" AS shardwire_old_row, ";
   CHECK(shard_sql("UPDATE orders SET tenant_id = 7") ==
-        "WITH shardwire_old AS (DELETE FROM orders WHERE " + kOwned + tail + from(" 7"));
+        "WITH shardwire_old AS (DELETE FROM orders WHERE " + kOwned + old_row +
+            "jsonb_build_object('tenant_id', ( 7\n))" + values + from);
   CHECK(shard_sql("UPDATE orders SET tenant_id = 7 WHERE total > 2 RETURNING id, total;") ==
-        "WITH shardwire_old AS (DELETE FROM orders WHERE ( total > 2 \n) AND " + kOwned + tail +
-            ",  id, total\n" + from(" 7 "));
+        "WITH shardwire_old AS (DELETE FROM orders WHERE ( total > 2 \n) AND " + kOwned + old_row +
+            "jsonb_build_object('tenant_id', ( 7 \n))" + values + ",  id, total\n" + from);
   auto dir = Directory::initial(16, {"s0", "s1", "s2"});
   Route keyed = routed("UPDATE orders SET tenant_id = 7, total = total + 1 RETURNING *", *dir);
   REQUIRE(keyed.key_move);
@@ -155,8 +153,51 @@ TEST_CASE("an UPDATE of the key moves rows: every shard deletes its rows and com
   CHECK_FALSE(routed("UPDATE orders SET tenant_id = tenant_id", *dir).key_move);
   CHECK(refusal("UPDATE orders SET tenant_id = 1 WHERE CURRENT OF c").find("CURRENT OF") !=
         std::string::npos);
-  CHECK(refusal("UPDATE orders SET tenant_id = 1 FROM items WHERE items.tenant_id = orders.tenant_id")
-            .find("instead, DELETE") != std::string::npos);
-  CHECK(refusal("UPDATE orders SET (tenant_id, total) = (1, 2)").find("column = expression") !=
+  CHECK(refusal("UPDATE orders SET tenant_id = 1 FROM items WHERE items.tenant_id = orders.tenant_id "
+                "RETURNING orders.id")
+            .find("RETURNING list could read the FROM tables") != std::string::npos);
+  CHECK(refusal("UPDATE orders SET tenant_id = 1 FROM accounts WHERE accounts.id = orders.id")
+            .find("unsharded table accounts") != std::string::npos);
+  CHECK(refusal("UPDATE orders SET tenant_id = 1 FROM items WHERE items.id = orders.id")
+            .find("not joined on the key") != std::string::npos);
+  CHECK(refusal("WITH d AS (DELETE FROM items RETURNING id) UPDATE orders SET tenant_id = 1")
+            .find("another write") != std::string::npos);
+  CHECK(refusal("UPDATE orders SET (tenant_id, total) = (1, 2, 3)").find("differ in length") !=
         std::string::npos);
+  CHECK(refusal("UPDATE orders SET (tenant_id, total) = (1, 2) + 1").find("(columns) = (expressions)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a move with FROM, WITH or a multi-column SET: each part of the client's text in its place") {
+  // FROM co-located tables joined on the key: DELETE ... USING, the SET values in its RETURNING (the
+  // one joined row the DELETE took).
+  const std::string joined = shard_sql(
+      "UPDATE orders o SET tenant_id = i.tenant_id + 100, total = i.qty FROM items i "
+      "WHERE i.tenant_id = o.tenant_id AND i.qty > 1");
+  CHECK(joined.find("WITH shardwire_old AS (DELETE FROM orders o USING items i \nWHERE ( i.tenant_id = "
+                    "o.tenant_id AND i.qty > 1\n) AND ") == 0);
+  CHECK(joined.find(" RETURNING \"o\" AS shardwire_old_row, jsonb_build_object('tenant_id', ( "
+                    "i.tenant_id + 100\n), 'total', ( i.qty \n)) AS shardwire_new_values)") !=
+        std::string::npos);
+  CHECK(joined.find(") AS \"o\"") != std::string::npos);
+  // IS DISTINCT FROM in a SET value is no FROM list.
+  CHECK(shard_sql("UPDATE orders SET tenant_id = 7, paid = total IS DISTINCT FROM 7 WHERE total > 1")
+            .find("DELETE FROM orders WHERE ( total > 1") != std::string::npos);
+  // The client's WITH list first, RECURSIVE kept.
+  INFO(shard_sql("WITH RECURSIVE n(x) AS (SELECT 1) UPDATE orders SET tenant_id = (SELECT x FROM n)"));
+  CHECK(shard_sql("WITH RECURSIVE n(x) AS (SELECT 1) UPDATE orders SET tenant_id = (SELECT x FROM n)")
+            .find("WITH  RECURSIVE n(x) AS (SELECT 1) , shardwire_old AS (DELETE FROM orders WHERE ") == 0);
+  // (columns) = (expressions) and ROW(...): one value per column.
+  for (const char* row : {"(tenant_id + 1, total * 2)", "ROW(tenant_id + 1, total * 2)"}) {
+    CHECK(shard_sql(std::string("UPDATE orders SET (tenant_id, total) = ") + row + ", id = 5")
+              .find("jsonb_build_object('tenant_id', (tenant_id + 1\n), 'total', ( total * 2\n), 'id', ( "
+                    "5\n))") != std::string::npos);
+  }
+  // (columns) = (SELECT ...): its one row's fields, evaluated once, NULLs when it has no row.
+  CHECK(shard_sql("UPDATE orders SET (total, tenant_id) = (SELECT 1, orders.tenant_id + 1)")
+            .find("jsonb_build_object() || COALESCE((SELECT jsonb_build_object('total', "
+                  "shardwire_sub.shardwire_f0, "
+                  "'tenant_id', shardwire_sub.shardwire_f1) FROM (SELECT 1, orders.tenant_id + 1\n) AS "
+                  "shardwire_sub(shardwire_f0, shardwire_f1)), jsonb_build_object('total', NULL, "
+                  "'tenant_id', NULL))") != std::string::npos);
 }

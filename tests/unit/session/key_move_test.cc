@@ -146,3 +146,61 @@ TEST_CASE("every shard describes the client's UPDATE, then runs the move's state
   CHECK(types == "PDPBDES");
   CHECK(batch.find("UPDATE t SET k = $1") < batch.find("WITH ..."));
 }
+
+// The message kinds of an answer, each CommandComplete with its tag.
+std::string kinds_of(const std::string& answer) {
+  std::string out;
+  for (size_t at = 0; at + 5 <= answer.size();) {
+    const uint32_t length = (static_cast<uint32_t>(static_cast<unsigned char>(answer[at + 1])) << 24) |
+                            (static_cast<uint32_t>(static_cast<unsigned char>(answer[at + 2])) << 16) |
+                            (static_cast<uint32_t>(static_cast<unsigned char>(answer[at + 3])) << 8) |
+                            static_cast<unsigned char>(answer[at + 4]);
+    out += answer[at];
+    if (answer[at] == 'C') out += "(" + answer.substr(at + 5, length - 5) + ")";  // the tag, without its NUL
+    at += 1 + length;
+  }
+  return out;
+}
+
+TEST_CASE("Execute row limits: each Execute its rows, PortalSuspended or its own count, as PostgreSQL") {
+  struct Case {
+    std::vector<uint32_t> limits;
+    std::string answer;  // of 3 rows
+    bool rest;           // every Execute suspended: the rows left stay for later Executes
+  };
+  const std::string c0 = "C(UPDATE 0)", c1 = "C(UPDATE 1)", c3 = "C(UPDATE 3)";
+  const std::vector<Case> cases = {
+      {{2}, "DDs", true},
+      {{3}, "DDDs", true},
+      {{5}, "DDD" + c3, false},
+      {{2, 2}, "DDsD" + c1, false},
+      {{1, 1, 1, 1}, "DsDsDs" + c0, false},
+      {{2, 0}, "DDsD" + c1, false},
+      {{0x80000000u}, "DDD" + c3, false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.answer);
+    KeyMoveClient client;
+    client.extended = true;
+    client.row_limits = c.limits;
+    KeyMovePlan plan(move_of(true), {0, 1}, client);
+    std::string answer, part;
+    REQUIRE(plan.on_row_description(0, client_description(kText), part).is_ok());
+    REQUIRE(plan.on_row_description(0, move_description(kText), part).is_ok());
+    for (int i = 0; i < 3; ++i) {
+      part.clear();
+      REQUIRE(plan.on_data_row(0, move_row("1"), part).is_ok());
+      answer += part;
+    }
+    CHECK(plan.fetched_by_executes());
+    CHECK(kinds_of(answer + plan.portal_end()) == c.answer);
+    CHECK(plan.next_statement(1).find("VALUES (E'7', E'42'), (E'7', E'42'), (E'7', E'42')") !=
+          std::string::npos);
+    auto rest = plan.take_rest();
+    CHECK((rest != nullptr) == c.rest);
+    if (rest && c.limits == std::vector<uint32_t>{2}) {
+      CHECK(kinds_of(rest->execute(2)) == "D" + c1);  // fewer rows left than asked
+      CHECK(kinds_of(rest->execute(2)) == c0);
+    }
+  }
+}
