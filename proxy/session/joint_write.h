@@ -96,9 +96,10 @@ class JointWrite : public LegEngine::Runner {
   // LegEngine::Runner
   // The client's CancelRequest: while the statement runs, every leg still owing its answer is
   // cancelled (a shard's 57014 then fails the write on every shard, as one PostgreSQL's cancel
-  // fails the statement). During the commit nothing is cancelled: a commit is never cut halfway.
+  // fails the statement), and a leg still waiting for its server fails it with 57014 at once. During the
+  // commit nothing is cancelled: a commit is never cut halfway.
   bool cancellable(size_t leg) const final {
-    return phase_ == Phase::Statement && servers_.ready_owed(leg) > 0;
+    return phase_ == Phase::Statement && (servers_.ready_owed(leg) > 0 || servers_.waiting(leg));
   }
   void on_leg_server(size_t leg, std::string prologue) final;
   // A ReadyForQuery of the phase's statements: the statement, the COMMIT, or the two-phase commit's.

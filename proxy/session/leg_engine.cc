@@ -283,12 +283,28 @@ void LegEngine::cancel(size_t leg, CancelJoin* join) {
   each.cancelled = true;
 }
 
+// A leg still waiting for its pool's server would run the statement once the server came, after
+// the client cancelled it: its wait ends, and the run fails with 57014 as a cancelled server's
+// statement does (last: the runner may end the run, and this engine with it).
 size_t LegEngine::cancel_client_statement(CancelJoin& join) {
   size_t sent = 0;
+  bool stopped_waiting = false;
   for (size_t i = 0; i < legs_.size(); ++i) {
-    if (legs_[i].backend == nullptr || !runner_.cancellable(i)) continue;
-    cancel(i, &join);
-    ++sent;
+    Leg& leg = legs_[i];
+    if (!runner_.cancellable(i)) continue;
+    if (leg.backend != nullptr) {
+      cancel(i, &join);
+      ++sent;
+    } else if (leg.waiting) {
+      leg.wait.cancel();
+      leg.waiting = false;
+      stopped_waiting = true;
+    }
+  }
+  if (stopped_waiting) {
+    LOG_INFO("cancel request: a leg of %s still waited for a server, which it will not run on",
+             what_.c_str());
+    runner_.on_no_server(Status::client("57014", "canceling statement due to user request"));
   }
   return sent;
 }

@@ -119,7 +119,8 @@ class LegEngine : private pool::BackendUser {
     // ready_owed when it counts its own).
     virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
     // Whether the client's CancelRequest goes to the leg's server now (cancel_client_statement):
-    // it runs the client's statement. Default: never (a run whose statements are the proxy's).
+    // it runs the client's statement, or (a leg still waiting for its server) would run it once
+    // the server came. Default: never (a run whose statements are the proxy's).
     virtual bool cancellable(size_t /*leg*/) const { return false; }
 
     // The engine this runner runs on, while it has one (the engine sets it): how the session
@@ -178,7 +179,9 @@ class LegEngine : private pool::BackendUser {
   void cancel(size_t leg, CancelJoin* join = nullptr);
   // The client's CancelRequest during the run (the one cancel path, docs/architecture.md §5.6):
   // to every leg whose server runs the client's statement now (Runner::cancellable), each cancel
-  // joining `join`. Returns how many were sent.
+  // joining `join`. A cancellable leg still waiting for its server stops waiting, and the runner
+  // then gets 57014 through on_no_server (which may end the run and destroy the engine: nothing
+  // of it may be used after this call then). Returns how many cancels were sent.
   size_t cancel_client_statement(CancelJoin& join);
   // What the run is, for log lines ("a merged read", "COPY into t").
   const std::string& what() const { return what_; }

@@ -94,9 +94,10 @@ void Session::cancel_running_query(std::function<void()> delivered) {
 void Session::cancel_runner(CancelJoin& join) {
   if (const LegEngine::Runner* runner = txn_.runner.as<LegEngine::Runner>()) {
     if (LegEngine* engine = runner->engine()) {
+      const std::string what = engine->what();  // the run may end inside the cancel
       const size_t sent = engine->cancel_client_statement(join);
       LOG_INFO("client=c%llu cancel request forwarded to %zu shard(s) of %s", (unsigned long long)id(), sent,
-               engine->what().c_str());
+               what.c_str());
     }
     return;
   }

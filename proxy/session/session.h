@@ -331,11 +331,11 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   Status refuse_commit_among_statements(const parser::QueryFacts& facts) const;
   Next start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered, bool extended);
   Next start_two_phase(const CommitPlan& plan, const ExtendedBatch& batch);
-  TwoPhaseHooks commit_hooks();
-  void send_two_phase(size_t index, const std::string& sql);
-  size_t two_phase_index(int shard) const;
-  void on_two_phase_message(Leg& leg, const wire::Frame& frame);
-  void on_two_phase_leg_lost(int shard, const Status& why);
+  CommitLegs::Calls commit_calls();
+  void after_commit_event();
+  bool end_session_by_commit_leg(size_t leg, std::string_view frame);
+  void terminate_by_commit_leg(size_t leg);
+  void take_back_commit_legs(TwoPhaseState& state);
   void after_two_phase_event();
   // Client -> server (session_relay.cc, session_extended.cc)
   Status forward(const wire::Frame& frame);

@@ -209,16 +209,6 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
 }
 
 void Session::on_backend_lost(pool::Backend& backend, const Status& why) {
-  if (Leg* parked = parked_leg(backend); parked != nullptr && txn_.two_phase) {
-    const int shard = parked->shard;
-    parked->backend = nullptr;
-    parked->tracker.reset();
-    txn_.parked.erase(txn_.parked.begin() + (parked - txn_.parked.data()));
-    on_two_phase_leg_lost(shard, why);
-    release_idle_parked();
-    if (!txn_.two_phase && !txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
-    return;
-  }
   if (Leg* parked = parked_leg(backend)) {
     // A parked leg's server died: the transaction is lost there; the other legs are closed
     // with the session (their servers roll back), none is left in a transaction.

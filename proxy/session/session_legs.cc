@@ -319,7 +319,6 @@ void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {
       break;
     default: break;
   }
-  if (txn_.two_phase) on_two_phase_message(leg, frame);
 }
 
 // Transaction pooling: parked legs whose transaction ended go back to their pools (not while a

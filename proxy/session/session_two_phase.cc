@@ -40,41 +40,55 @@ Status Session::refuse_commit_among_statements(const parser::QueryFacts& facts) 
 
 // The client's COMMIT (its `consumed` bytes; for an extended batch, `answered` is what the proxy
 // owes before CommandComplete and the batch's Sync gets the ReadyForQuery) starts a two-phase
-// commit over every leg, run by the one driver (TwoPhaseLegs). The active leg owes nothing.
+// commit over every leg: the one driver on the leg engine (CommitLegs), with the servers of the
+// legs it commits lent. The active leg owes nothing.
 Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered,
                                        bool extended) {
   auto state = std::make_unique<TwoPhaseState>();
-  std::vector<std::string> names;
+  std::vector<LegEngine::Target> targets;
   std::vector<size_t> written;
-  auto add = [&](int shard) {
-    state->shards.push_back(shard);
-    names.push_back(host_.directory()->shard_name(static_cast<uint16_t>(shard)));
-  };
+  // Each server's applied settings, kept as they were: the commit sends no settings before it.
+  std::vector<std::pair<pool::Backend*, std::string>> applied;
   txn_.parked.push_back(std::move(txn_.leg));
   txn_.leg = Leg{};
+  auto lend = [&](int shard) {
+    auto leg = std::find_if(txn_.parked.begin(), txn_.parked.end(),
+                            [shard](const Leg& l) { return l.shard == shard && l.attached(); });
+    if (leg == txn_.parked.end()) return false;
+    LegEngine::Target target;
+    target.pool = &leg->backend->pool();
+    target.shard = host_.directory()->shard_name(static_cast<uint16_t>(shard));
+    target.index = shard;
+    target.begin.clear();  // in the transaction already: nothing starts it, no settings
+    target.lent = leg->backend;
+    applied.emplace_back(leg->backend,
+                         std::exchange(leg->backend->applied_state, profile_.settings.signature()));
+    leg->backend->detach();
+    targets.push_back(std::move(target));
+    state->lent.push_back(std::move(*leg));
+    txn_.parked.erase(leg);
+    return true;
+  };
   for (int shard : plan.written) {
-    written.push_back(state->shards.size());
-    add(shard);
+    if (lend(shard)) written.push_back(targets.size() - 1);
   }
   // Session pooling: the session's servers on shards the transaction did not touch are out of it.
+  std::vector<int> read_only;
   for (const Leg& leg : txn_.parked)
     if (leg.server_status != 'I' &&
         std::find(plan.first.begin(), plan.first.end(), leg.shard) != plan.first.end())
-      add(leg.shard);
+      read_only.push_back(leg.shard);
+  for (int shard : read_only) lend(shard);
   if (clock_.request_started_us == 0) note_request_start();
   consume_client(consumed);
   state->answered = std::move(answered);
   state->extended = extended;
-  state->legs = std::make_unique<TwoPhaseLegs>(
-      "client=c" + std::to_string(id()) + " COMMIT", commit_hooks(),
-      [this](size_t index, const std::string& sql) { send_two_phase(index, sql); },
-      [this](TwoPhaseOutcome outcome, const Status& error) {
-        txn_.two_phase->finished = true;
-        txn_.two_phase->outcome = outcome;
-        txn_.two_phase->client_error = error;
-      });
+  state->legs =
+      std::make_unique<CommitLegs>("client=c" + std::to_string(id()) + " COMMIT", std::move(targets),
+                                   ServerState{profile_.settings.signature(), id(), nullptr}, commit_calls());
   txn_.two_phase = std::move(state);
-  txn_.two_phase->legs->start(names, written);
+  txn_.two_phase->legs->start(written);
+  for (auto& [backend, settings] : applied) backend->applied_state = std::move(settings);
   return Next::Stop;
 }
 
@@ -86,57 +100,78 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, const ExtendedBat
   return start_two_phase(plan, batch.control_size, batch.control_answer, true);
 }
 
-// The runners' hooks, with the catalog's decision delivered only while this session and its
-// two-phase commit live, and the session's work after it (the client's answer, idle legs back).
-TwoPhaseHooks Session::commit_hooks() {
-  TwoPhaseHooks hooks = two_phase_hooks();
-  hooks.decide_commit = [this](const std::string& gid, const std::vector<std::string>& shards,
-                               std::function<void(Decision, std::string)> decided) {
+// What the commit's legs call of the session: the runners' hooks, with the catalog's decision
+// delivered only while this session and its two-phase commit live; the driver's outcome; and the
+// session's work after each event (the client's answer once finished, idle legs back).
+CommitLegs::Calls Session::commit_calls() {
+  CommitLegs::Calls calls;
+  calls.two_phase = two_phase_hooks();
+  calls.two_phase.decide_commit = [this](const std::string& gid, const std::vector<std::string>& shards,
+                                         std::function<void(Decision, std::string)> decided) {
     host_.decide_commit(gid, shards,
                         [this, alive = std::weak_ptr<int>(alive_), decided = std::move(decided)](
                             Decision decision, const std::string& detail) {
                           if (alive.expired() || !txn_.two_phase || phase_ == Phase::Closed) return;
                           decided(decision, detail);
-                          after_two_phase_event();
-                          release_idle_parked();
-                          if (!txn_.two_phase && !txn_.parked_busy() && phase_ == Phase::Ready)
-                            read_client_messages();
+                          after_commit_event();
                         });
   };
-  return hooks;
+  calls.finished = [this](TwoPhaseOutcome outcome, const Status& error) {
+    txn_.two_phase->finished = true;
+    txn_.two_phase->outcome = outcome;
+    txn_.two_phase->client_error = error;
+  };
+  calls.after_event = [this] { after_commit_event(); };
+  calls.fatal = [this](size_t leg, std::string_view frame) { return end_session_by_commit_leg(leg, frame); };
+  calls.violation = [this](size_t leg) { terminate_by_commit_leg(leg); };
+  return calls;
 }
 
-// The driver's statement for its leg `index`: a simple Query on that shard's parked leg.
-void Session::send_two_phase(size_t index, const std::string& sql) {
-  const int shard = txn_.two_phase->shards[index];
-  auto leg = std::find_if(txn_.parked.begin(), txn_.parked.end(),
-                          [&](const Leg& l) { return l.shard == shard && l.attached(); });
-  if (leg == txn_.parked.end()) return;  // lost: the driver knows
-  std::string out;
-  wire::encode_query(out, sql);
-  leg->end_error = Status::ok();
-  send_unseen(*leg, out, {Owed::Query});
-}
-
-size_t Session::two_phase_index(int shard) const {
-  const std::vector<int>& shards = txn_.two_phase->shards;
-  return static_cast<size_t>(std::find(shards.begin(), shards.end(), shard) - shards.begin());
-}
-
-// A parked leg's message while a two-phase commit runs: its first ErrorResponse and its
-// ReadyForQuery, which ends the answer to the statement the driver sent it.
-void Session::on_two_phase_message(Leg& leg, const wire::Frame& frame) {
-  TwoPhaseLegs& legs = *txn_.two_phase->legs;
-  if (frame.type == 'E') legs.on_error(two_phase_index(leg.shard), LegEngine::error_of(frame.body));
-  if (frame.type != 'Z') return;
-  legs.on_ready(two_phase_index(leg.shard));
+// After an event of the commit's driver: once it finished, the client's answer; then the idle
+// legs go back, and the client's input is read again.
+void Session::after_commit_event() {
   after_two_phase_event();
+  if (txn_.two_phase) return;
+  release_idle_parked();
+  if (!txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
 }
 
-// A leg's server was lost during the two-phase commit: the driver decides what it means.
-void Session::on_two_phase_leg_lost(int shard, const Status& why) {
-  txn_.two_phase->legs->on_lost(two_phase_index(shard), why.message);
-  after_two_phase_event();
+// A FATAL or PANIC ErrorResponse of a committing leg ends the client's session as any server's
+// (ends_session): the client gets it as sent, and the connection closes.
+bool Session::end_session_by_commit_leg(size_t leg, std::string_view frame) {
+  const Leg& lent = txn_.two_phase->lent[leg];
+  LOG_WARN("client=c%llu shard %d ended the session during two-phase commit", (unsigned long long)id(),
+           lent.shard);
+  to_client(frame);
+  close("its server ended the session");
+  return true;
+}
+
+// A committing leg broke the protocol: as a parked leg that does (on_parked_frame).
+void Session::terminate_by_commit_leg(size_t leg) {
+  const int shard = txn_.two_phase->lent[leg].shard;
+  terminate(Status::server("08P01", "a server of the transaction (shard " +
+                                        host_.directory()->shard_name(static_cast<uint16_t>(shard)) +
+                                        ") failed; the transaction was rolled back on every shard"));
+}
+
+// The commit's servers become parked legs again (a lost one is gone), each with the status its
+// last answer to the driver said.
+void Session::take_back_commit_legs(TwoPhaseState& state) {
+  std::vector<LegEngine::Handed> handed = state.legs->hand_over();
+  for (size_t i = 0; i < handed.size() && i < state.lent.size(); ++i) {
+    if (handed[i].backend == nullptr) continue;
+    Leg leg = std::move(state.lent[i]);
+    leg.backend = handed[i].backend;
+    leg.backend->attach(this);
+    leg.check.reset();
+    leg.tracker.reset();
+    if (const char status = state.legs->status(i)) leg.server_status = status;
+    txn_.parked.push_back(std::move(leg));
+    if (handed[i].ready_owed > 0)
+      send_unseen(txn_.parked.back(), {},
+                  std::vector<Owed>(static_cast<size_t>(handed[i].ready_owed), Owed::Query));
+  }
 }
 
 // The driver finished (its outcome counted): the client gets COMMIT or the error, the
@@ -144,6 +179,7 @@ void Session::on_two_phase_leg_lost(int shard, const Status& why) {
 void Session::after_two_phase_event() {
   if (!txn_.two_phase || !txn_.two_phase->finished) return;
   std::unique_ptr<TwoPhaseState> state = std::exchange(txn_.two_phase, nullptr);
+  take_back_commit_legs(*state);
   const bool committed = state->outcome == TwoPhaseOutcome::Committed;
   std::string out = std::move(state->answered);
   if (committed) {

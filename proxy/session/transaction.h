@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pool/pool.h"
+#include "session/commit_legs.h"
 #include "session/copy_in.h"
 #include "session/cursor_round.h"
 #include "session/fanout.h"
@@ -52,8 +53,6 @@ struct Leg {
   // Session pooling: a SET or RESET ran in a transaction this server had not joined; it is brought
   // to the session's settings (SessionState::signature) before it runs the client's next request.
   bool settings_behind = false;
-  // Two-phase commit: the first error the server reported for the coordinator's statement.
-  Status end_error = Status::ok();
 
   bool attached() const { return backend != nullptr; }
   // Back at a transaction boundary: nothing owed, no transaction, no extended batch open.
@@ -73,12 +72,12 @@ enum class SpreadBatch : uint8_t {
 };
 
 // A two-phase commit of the client's transaction in progress (session_two_phase.cc), run by the
-// one driver (TwoPhaseLegs) over the parked legs.
+// one driver on the leg engine (CommitLegs) with the servers of the transaction's legs.
 struct TwoPhaseState {
-  std::unique_ptr<TwoPhaseLegs> legs;
-  std::vector<int> shards;  // the driver's leg index -> the shard of that parked leg
-  std::string answered;     // extended COMMIT: what the proxy owes before CommandComplete
-  bool extended = false;    // the batch's Sync gets the ReadyForQuery
+  std::unique_ptr<CommitLegs> legs;
+  std::vector<Leg> lent;  // by the driver's leg: the transaction's legs whose servers it uses
+  std::string answered;   // extended COMMIT: what the proxy owes before CommandComplete
+  bool extended = false;  // the batch's Sync gets the ReadyForQuery
   // It commits a spread batch at its Sync: no CommandComplete, only ReadyForQuery 'I'.
   bool ends_batch = false;
   // The driver finished (set by its `finished`; the session answers the client after the event).
@@ -118,7 +117,7 @@ struct Transaction {
   SpreadBatch spread = SpreadBatch::None;
   bool spread_failed = false;
 
-  bool holds_server() const { return leg.attached() || !parked.empty() || !runner.empty(); }
+  bool holds_server() const { return leg.attached() || !parked.empty() || !runner.empty() || two_phase; }
   // Some parked leg still owes answers to what the proxy sent it.
   bool parked_busy() const {
     for (const Leg& other : parked)

@@ -42,6 +42,7 @@ class Recorder : public LegEngine::Runner {
   bool cancel_client_at_first_ready = false;
   size_t not_cancellable = SIZE_MAX;
   size_t client_cancels_sent = 0;
+  bool stop_at_no_server = true;
   bool client_cancel_delivered = false;
 
   void on_leg_server(size_t leg, std::string prologue) override {
@@ -91,7 +92,7 @@ class Recorder : public LegEngine::Runner {
   bool cancellable(size_t leg) const override { return leg != not_cancellable; }
   void on_no_server(const Status& why) override {
     events.push_back("no server " + why.message);
-    loop_.stop();
+    if (stop_at_no_server) loop_.stop();
   }
 
  private:
@@ -263,4 +264,39 @@ TEST_CASE("leg engine: the client's cancel goes to every leg the runner calls ca
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(slow.cancels() == 1);
   CHECK(quick.cancels() == 0);
+}
+
+TEST_CASE(
+    "leg engine: the client's cancel while a leg waits for its server fails it with 57014, never started") {
+  FakeServer first(big_row(1));
+  FakeServer second(big_row(1));
+  Deployment d;
+  Recorder runner(d.loop, "SELECT 1");
+  runner.stop_at_no_server = false;  // run on: the servers logging in must not start the legs
+  LegEngine engine(d.targets({&first, &second}, 1 << 20), {}, "a test read", runner);
+  runner.engine = &engine;
+  engine.start();  // new pools: both legs wait while their servers log in
+  REQUIRE(engine.waiting(0));
+  REQUIRE(engine.waiting(1));
+  sw::session::CancelJoin join([] {});
+  const size_t sent = engine.cancel_client_statement(join);
+  join.seal();
+  CHECK(sent == 0);  // no server to send a CancelRequest to
+  CHECK(runner.events == std::vector<std::string>{"no server canceling statement due to user request"});
+  CHECK_FALSE(engine.waiting(0));
+  CHECK_FALSE(engine.waiting(1));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    d.loop.stop();
+  });
+  d.loop.run();
+  stopper.join();
+  // The servers that were logging in went to their pools unused.
+  CHECK(runner.events.size() == 1);
+  CHECK(engine.backend(0) == nullptr);
+  CHECK(engine.backend(1) == nullptr);
+  CHECK(first.queries().empty());
+  CHECK(second.queries().empty());
+  CHECK(d.pools[0]->counts().idle == 1);
+  CHECK(d.pools[1]->counts().idle == 1);
 }
