@@ -335,6 +335,7 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   void after_commit_event();
   bool end_session_by_commit_leg(size_t leg, std::string_view frame);
   void terminate_by_commit_leg(size_t leg);
+  Next lost_written_shard(int shard);
   void take_back_commit_legs(TwoPhaseState& state);
   void after_two_phase_event();
   // Client -> server (session_relay.cc, session_extended.cc)

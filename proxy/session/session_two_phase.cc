@@ -44,6 +44,13 @@ Status Session::refuse_commit_among_statements(const parser::QueryFacts& facts) 
 // legs it commits lent. The active leg owes nothing.
 Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered,
                                        bool extended) {
+  // A written shard whose server is gone has rolled its part back: nothing may commit.
+  for (int shard : plan.written) {
+    const bool live = (txn_.leg.shard == shard && txn_.leg.attached()) ||
+                      std::any_of(txn_.parked.begin(), txn_.parked.end(),
+                                  [shard](const Leg& l) { return l.shard == shard && l.attached(); });
+    if (!live) return lost_written_shard(shard);
+  }
   auto state = std::make_unique<TwoPhaseState>();
   std::vector<LegEngine::Target> targets;
   std::vector<size_t> written;
@@ -148,11 +155,15 @@ bool Session::end_session_by_commit_leg(size_t leg, std::string_view frame) {
 }
 
 // A committing leg broke the protocol: as a parked leg that does (on_parked_frame).
-void Session::terminate_by_commit_leg(size_t leg) {
-  const int shard = txn_.two_phase->lent[leg].shard;
+void Session::terminate_by_commit_leg(size_t leg) { lost_written_shard(txn_.two_phase->lent[leg].shard); }
+
+// The server of `shard`, written in the transaction, failed or is gone: the session ends, every
+// other leg's part of the transaction rolls back with it.
+Session::Next Session::lost_written_shard(int shard) {
   terminate(Status::server("08P01", "a server of the transaction (shard " +
                                         host_.directory()->shard_name(static_cast<uint16_t>(shard)) +
                                         ") failed; the transaction was rolled back on every shard"));
+  return Next::Stop;
 }
 
 // The commit's servers become parked legs again (a lost one is gone), each with the status its
