@@ -126,24 +126,7 @@ Status MergeFanout::describe(std::string_view frame, std::string_view body) {
     write_description(frame);
     return Status::ok();
   }
-  std::vector<wire::RowField> columns;
-  for (size_t i = 0; i < merger_.output_types().size(); ++i) {
-    const merge::OutputColumn& column = plan_.outputs[i];
-    if (!merge::merge_describes(column)) {
-      columns.push_back(fields[static_cast<size_t>(column.source)]);
-      continue;
-    }
-    wire::RowField avg;  // avg, a variance: computed by the proxy, no table column
-    avg.name = column.name;
-    avg.type_oid = merger_.output_types()[i];
-    avg.type_size = avg.type_oid == merge::oid::kFloat8 || avg.type_oid == merge::oid::kInt8 ? 8
-                    : avg.type_oid == merge::oid::kFloat4                                    ? 4
-                                                                                             : -1;
-    columns.push_back(avg);
-  }
-  std::string out;
-  wire::encode_row_description(out, columns);
-  write_description(out);
+  write_description(rebuilt_row_description(fields, plan_, merger_.output_types()));
   return Status::ok();
 }
 

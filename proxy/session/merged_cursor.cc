@@ -95,11 +95,6 @@ bool MergedCursor::declared() const {
 Status MergedCursor::describe(std::string_view body) {
   auto described = read_shard_row_description(body, &shard_columns_);
   if (!described) return described.status();
-  if (rebuilt_columns(plan_))
-    return Status::client("0A000",
-                          "a cursor over several shards cannot compute avg, variances, count(DISTINCT), "
-                          "string_agg or HAVING's own aggregates; run the SELECT itself (merged) without "
-                          "a cursor, or add a shard key value");
   if (Status s = merger_.describe(described->types, described->names); !s) return s;
   shard_columns_.names = described->names;
   for (size_t i = 0; i < collations_.size(); ++i) {
@@ -108,9 +103,13 @@ Status MergedCursor::describe(std::string_view body) {
         !s)
       return s;
   }
-  auto client = without_hidden_columns(described->fields, plan_);
-  if (!client) return client.status();
-  row_description_ = std::move(client.value());
+  if (rebuilt_columns(plan_)) {  // avg, variances, ...: columns the merger computes
+    row_description_ = rebuilt_row_description(described->fields, plan_, merger_.output_types());
+  } else {
+    auto client = without_hidden_columns(described->fields, plan_);
+    if (!client) return client.status();
+    row_description_ = std::move(client.value());
+  }
   described_ = true;
   return Status::ok();
 }

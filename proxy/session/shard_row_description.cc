@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "merge/value.h"
+
 namespace sw::session {
 
 Result<ShardRowDescription> read_shard_row_description(std::string_view body, merge::ShardColumns* columns) {
@@ -23,6 +25,29 @@ bool rebuilt_columns(const merge::MergePlan& plan) {
   bool rebuilt = plan.hidden_outputs > 0;
   for (const merge::OutputColumn& out : plan.outputs) rebuilt = rebuilt || merge::merge_describes(out);
   return rebuilt;
+}
+
+std::string rebuilt_row_description(const std::vector<wire::RowField>& fields, const merge::MergePlan& plan,
+                                    const std::vector<uint32_t>& output_types) {
+  std::vector<wire::RowField> columns;
+  for (size_t i = 0; i < output_types.size() && i < plan.outputs.size(); ++i) {
+    const merge::OutputColumn& column = plan.outputs[i];
+    if (!merge::merge_describes(column)) {
+      columns.push_back(fields[static_cast<size_t>(column.source)]);
+      continue;
+    }
+    wire::RowField computed;  // avg, a variance, ...: computed by the proxy, no table column
+    computed.name = column.name;
+    computed.type_oid = output_types[i];
+    computed.type_size = computed.type_oid == merge::oid::kFloat8 || computed.type_oid == merge::oid::kInt8
+                             ? 8
+                         : computed.type_oid == merge::oid::kFloat4 ? 4
+                                                                    : -1;
+    columns.push_back(computed);
+  }
+  std::string out;
+  wire::encode_row_description(out, columns);
+  return out;
 }
 
 Result<std::string> without_hidden_columns(const std::vector<wire::RowField>& fields,

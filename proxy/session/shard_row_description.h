@@ -30,6 +30,11 @@ Result<ShardRowDescription> read_shard_row_description(std::string_view body, me
 // columns: avg, variances, count(DISTINCT), string_agg, or HAVING's own aggregates).
 bool rebuilt_columns(const merge::MergePlan& plan);
 
+// The client's RowDescription of such a plan: the shards' field for each output column that is
+// theirs, a column of the merger's `output_types` (no table column) for one the proxy computes.
+std::string rebuilt_row_description(const std::vector<wire::RowField>& fields, const merge::MergePlan& plan,
+                                    const std::vector<uint32_t>& output_types);
+
 // The client's RowDescription: the shards' `fields` without the plan's hidden sort columns.
 Result<std::string> without_hidden_columns(const std::vector<wire::RowField>& fields,
                                            const merge::MergePlan& plan);

@@ -211,9 +211,28 @@ TEST_SUITE("merged_cursors") {
       REQUIRE_OK(client.exec("DECLARE c" + read));
       check_refused(client, std::string(backward), "0A000", "moves only forward");
     }
+    // Columns the proxy computes from several partial ones (avg, count(DISTINCT), an ordered
+    // string_agg, a variance, HAVING's own aggregate): the merged SELECT's names and rows.
+    const std::string computed =
+        "SELECT qty, avg(id), count(DISTINCT tenant_id), string_agg(tenant_id::text, ',' ORDER BY tenant_id) "
+        "AS tenants, var_samp(id) FROM orders GROUP BY qty HAVING max(id) > 1 ORDER BY qty";
+    PgResult merged = client.exec(computed);
+    REQUIRE_OK(merged);
+    REQUIRE(merged.rows() == 3);
     REQUIRE_OK(client.exec("BEGIN"));
-    check_refused(client, "DECLARE a CURSOR FOR SELECT qty, avg(id) FROM orders GROUP BY qty", "0A000",
-                  "avg");
+    REQUIRE_OK(client.exec("DECLARE a CURSOR FOR " + computed));
+    PgResult first = client.exec("FETCH 1 FROM a");
+    PgResult rest = client.exec("FETCH ALL FROM a");
+    REQUIRE_OK(rest);
+    CHECK(first.names() == merged.names());
+    CHECK(rest.names() == merged.names());
+    std::vector<std::string> fetched = rows_of(first);
+    for (const std::string& row : rows_of(rest)) fetched.push_back(row);
+    CHECK(fetched == rows_of(merged));
+    CHECK(client.exec("COMMIT").command_tag() == "COMMIT");
+    REQUIRE_OK(client.exec("BEGIN"));
+    check_refused(client, "DECLARE a CURSOR FOR SELECT qty, json_agg(id) FROM orders GROUP BY qty", "0A000",
+                  "needs a merge");
     REQUIRE_OK(client.exec("BEGIN"));
     REQUIRE_OK(client.exec("DECLARE c" + read));
     check_refused(client, "DECLARE c" + read, "42P03", "already exists");
@@ -349,6 +368,7 @@ TEST_SUITE("merged_cursors") {
     seed(f, t, 4);
     PgConn client = f.client();
     PgConn other = f.client();
+    PgConn third = f.client();  // logged in now: later every shard's one server is pinned
     const std::string read =
         " CURSOR WITH HOLD FOR SELECT qty, tenant_id FROM orders ORDER BY qty DESC, tenant_id";
     // `other` may pin only once `client` is not pinned (pool.max_pinned_clients: 1).
@@ -412,7 +432,6 @@ TEST_SUITE("merged_cursors") {
         other.exec("DECLARE one CURSOR WITH HOLD FOR SELECT qty FROM orders WHERE tenant_id = " + k(t.a)));
     REQUIRE_OK(other.exec("DECLARE e" + read));
     CHECK(other.exec("CLOSE e").command_tag() == "CLOSE CURSOR");
-    PgConn third = f.client();
     PgResult refused = third.exec("DECLARE o" + read);
     CHECK(refused.sqlstate() == "53300");
     CHECK(prepared_or_idle(f) == 0);
