@@ -403,6 +403,7 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   // The client's own two-phase commit (session_client_two_phase.cc): what is refused, and
   // COMMIT/ROLLBACK PREPARED tried shard after shard.
   Status refuse_two_phase(const parser::StatementFacts& statement) const;
+  bool ran_on_several_shards() const;
 
   static Status refuse_protected_setting(const parser::StatementFacts& statement);
   Status refuse_unpoolable(const parser::StatementFacts& statement, bool merged_cursor = false);
@@ -489,6 +490,8 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   Start start_finish_prepared(const parser::StatementFacts& statement, std::string message, size_t consumed,
                               bool hide_parse_complete);
   Start start_extended_finish_prepared(const ExtendedBatch& bound);
+  Next finish_prepared_beside_leg(const wire::Frame& query);
+  Next finish_prepared_batch_beside_leg(const ExtendedBatch& batch);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
   // A runner's targets with the session's servers lent (session_every_shard_write.cc): one per
   // shard of `shards` (every shard of the directory when null), in that order, and their pools.

@@ -48,6 +48,11 @@ const char* statement_name(StatementKind kind) {
 
 }  // namespace
 
+// A statement of the transaction ran on a second shard. A leg that only began (session pooling:
+// the BEGIN ran on the server the session held) is rolled back when the active leg's PREPARE
+// ends the transaction (on_active_status), as its transaction did nothing.
+bool Session::ran_on_several_shards() const { return txn_.shards.touched().size() > 1; }
+
 // A gid of shardwire's own, or a PREPARE TRANSACTION of a transaction that ran on several shards.
 Status Session::refuse_two_phase(const parser::StatementFacts& statement) const {
   if (!names_gid(statement.kind)) return Status::ok();
@@ -58,8 +63,7 @@ Status Session::refuse_two_phase(const parser::StatementFacts& statement) const 
                                        std::string(twopc::kTwoPhaseGidPrefix) +
                                        "\" are reserved for shardwire's own two-phase commit; choose "
                                        "another identifier");
-  if (statement.kind == StatementKind::PrepareTransaction &&
-      (txn_.shards.touched().size() > 1 || !txn_.parked.empty()))
+  if (statement.kind == StatementKind::PrepareTransaction && ran_on_several_shards())
     return Status::client("0A000",
                           "PREPARE TRANSACTION of a transaction that ran on several shards is not supported "
                           "through shardwire (a prepared transaction lives on one shard); the transaction "
@@ -95,6 +99,25 @@ Session::Start Session::start_finish_prepared(const parser::StatementFacts& stat
   }
   return run_fanout(std::move(targets), std::move(message), consumed, /*scatter=*/false, hide_parse_complete,
                     /*first_to_succeed=*/true);
+}
+
+// The same while the session holds a server outside a transaction (session pooling): the
+// fanout's servers are others, the held one stays as it is.
+Session::Next Session::finish_prepared_beside_leg(const wire::Frame& query) {
+  if (request_.batch_open || server_lent()) return Next::Forward;
+  auto facts = facts_of_query(query);
+  if (!facts || facts->statements.size() != 1 || !finishes_prepared_on_shards(facts->statements.front()))
+    return Next::Forward;
+  if (!txn_.leg.tracker.idle()) return wait_for_active_leg();
+  const Start started =
+      start_finish_prepared(facts->statements.front(), std::string(whole(query)), query.size, false);
+  return started == Start::Answered ? Next::Continue : Next::Stop;
+}
+
+Session::Next Session::finish_prepared_batch_beside_leg(const ExtendedBatch& batch) {
+  if (!finishes_prepared_on_shards(batch.only())) return Next::Forward;
+  if (!txn_.leg.tracker.idle()) return wait_for_active_leg();
+  return start_extended_finish_prepared(batch) == Start::Answered ? Next::Continue : Next::Stop;
 }
 
 // The extended protocol: the batch must be [Parse] Bind [Describe portal] Execute Sync; every
