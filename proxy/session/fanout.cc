@@ -34,8 +34,10 @@ void Fanout::watch_start(StartingReads& reads, uint64_t version) {
 }
 
 void Fanout::start() {
-  engine_ = std::make_unique<LegEngine>(std::move(engine_targets_), session_state_,
-                                        mode_ == Mode::ConcatenateRows ? "a scatter read" : "DDL",
+  const char* what = mode_ == Mode::ConcatenateRows   ? "a scatter read"
+                     : mode_ == Mode::OneAfterAnother ? "DDL"
+                                                      : "COMMIT/ROLLBACK PREPARED";
+  engine_ = std::make_unique<LegEngine>(std::move(engine_targets_), session_state_, what,
                                         static_cast<LegEngine::Runner&>(*this));
   if (watch_reads_ != nullptr)
     engine_->watch_start(*watch_reads_, watch_version_,
@@ -96,6 +98,10 @@ void Fanout::on_no_server(const Status& why) { fail(why); }
 Status Fanout::handle_message(size_t index, char type, std::string_view frame, std::string_view body) {
   const bool injected = engine_->injected(index) || epilogue_sent_;
   if (!injected) engine_->answered(index);
+  if (mode_ == Mode::FirstToSucceed && !injected && type != 'Z') {
+    try_answer(type, frame, body);
+    return Status::ok();
+  }
   switch (type) {
     case 'Z': return Status::ok();  // counted by the engine: on_leg_ready goes on
     case 'E': {
@@ -180,17 +186,43 @@ Status Fanout::relay_answer(size_t index, char type, std::string_view frame, std
   }
 }
 
+// FirstToSucceed: the current leg's answer is kept until its end. A miss (42704, 0A000) drops
+// it, the first miss kept for the client; any other error is the client's (the run stops).
+void Fanout::try_answer(char type, std::string_view frame, std::string_view body) {
+  if (type == '1' && parse_complete_sent_) return;  // the client sent no Parse
+  attempt_.append(frame);
+  if (type != 'E') return;
+  auto fields = wire::decode_error_fields(body);
+  // 0A000: "prepared transaction belongs to another database" (PostgreSQL's code for it).
+  const bool missed = fields && (fields->sqlstate == "42704" || fields->sqlstate == "0A000");
+  if (missed) {
+    const bool unknown = fields->sqlstate == "42704";
+    if (missed_.empty() || (unknown && !missed_unknown_)) {
+      missed_ = std::move(attempt_);
+      missed_unknown_ = unknown;
+    }
+    attempt_.clear();
+    return;
+  }
+  errored_ = true;
+  error_ = Status::server("XX000", "shard " + engine_->shard(current_) + " reported an error");
+}
+
 // A held leg keeps its server until the end (hand_back_held). The next leg's answers, held until
 // now, are read.
 void Fanout::finish_leg(size_t index) {
   if (!held_) engine_->release(index, engine_->status(index) == 'I');
   ++current_;
   epilogue_sent_ = false;
-  if (current_ == targets_.size() || (mode_ == Mode::OneAfterAnother && errored_)) {
+  if (mode_ == Mode::FirstToSucceed && !attempt_.empty()) {
+    write_client_(attempt_);  // this shard finished it, or failed it for another reason
+    errored_ = true;          // its answer is written: complete() adds only ReadyForQuery
+  }
+  if (current_ == targets_.size() || (mode_ != Mode::ConcatenateRows && errored_)) {
     complete();
     return;
   }
-  if (mode_ == Mode::OneAfterAnother) {
+  if (mode_ != Mode::ConcatenateRows) {
     engine_->start_leg(current_);
   } else {
     engine_->resume(current_);
@@ -217,6 +249,10 @@ void Fanout::complete() {
   finished_ = true;
   engine_->end_watch();
   std::string out;
+  if (mode_ == Mode::FirstToSucceed && !errored_) {
+    out = std::move(missed_);  // no shard knew the gid: the first one's answer
+    errored_ = true;
+  }
   if (!errored_) {
     std::string tag =
         mode_ == Mode::ConcatenateRows ? command_tag_ + " " + std::to_string(rows_) : command_tag_;

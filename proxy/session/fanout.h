@@ -3,7 +3,11 @@
 //    (one RowDescription, the DataRows of all, one "SELECT n" with the total); a COPY ... TO
 //    STDOUT's copies joined into one by CopyOutJoin (one "COPY n");
 //  * Mode::OneAfterAnother — DDL applied shard after shard; the first failure stops it and the
-//    error names the shards that did and did not apply the statement (DDL is not atomic).
+//    error names the shards that did and did not apply the statement (DDL is not atomic);
+//  * Mode::FirstToSucceed — COMMIT PREPARED / ROLLBACK PREPARED of a client's gid, tried shard
+//    after shard until one finishes it (docs/architecture.md §5.9): a shard's 42704 (no such gid)
+//    or 0A000 (the gid is another database's of the same cluster) sends it to the next shard; the
+//    client gets the answer of the shard that finished it, byte for byte, or the first miss.
 // The client sees exactly one answer ending in ReadyForQuery.
 // With the session's servers (keep_servers, ConcatenateRows only: a COPY ... TO STDOUT inside the
 // client's transaction block, or in session pooling; docs/architecture.md §5.6) no server goes back
@@ -29,7 +33,7 @@ namespace sw::session {
 
 class Fanout : public LegEngine::Runner {
  public:
-  enum class Mode { ConcatenateRows, OneAfterAnother };
+  enum class Mode { ConcatenateRows, OneAfterAnother, FirstToSucceed };
 
   struct Target {
     pool::Pool* pool = nullptr;
@@ -90,6 +94,7 @@ class Fanout : public LegEngine::Runner {
 
   Status handle_message(size_t index, char type, std::string_view frame, std::string_view body);
   Status relay_answer(size_t index, char type, std::string_view frame, std::string_view body);
+  void try_answer(char type, std::string_view frame, std::string_view body);
   void finish_leg(size_t index);
   void fail(const Status& why);
   void complete();
@@ -120,6 +125,11 @@ class Fanout : public LegEngine::Runner {
   bool held_ = false;            // keep_servers: the session's servers, handed back at the end
   bool in_transaction_ = false;  // keep_servers: inside the client's transaction block
   LegEngine::HandBack hand_back_;
+  // FirstToSucceed: the current leg's answer so far; the answer of the first shard that did not
+  // know the gid (relayed when none knew it; a 42704 preferred to a 0A000).
+  std::string attempt_;
+  std::string missed_;
+  bool missed_unknown_ = false;
 };
 
 }  // namespace sw::session

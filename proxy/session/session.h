@@ -401,7 +401,11 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   // An ErrorResponse of a Query whose EXECUTE the proxy rewrote, its position moved back into the
   // client's text (or dropped); empty when the error goes on as the server sent it.
   std::string client_error_position(const wire::Frame& error, const RewrittenText* parse);
-  static Status refuse_two_phase(parser::StatementKind kind);
+  // The client's own two-phase commit (session_client_two_phase.cc): what is refused, and
+  // COMMIT/ROLLBACK PREPARED tried shard after shard.
+  Status refuse_two_phase(const parser::StatementFacts& statement) const;
+  bool ran_on_several_shards() const;
+
   static Status refuse_protected_setting(const parser::StatementFacts& statement);
   Status refuse_unpoolable(const parser::StatementFacts& statement, bool merged_cursor = false);
   bool unpin_if_no_held_cursor();
@@ -478,10 +482,17 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   Start start_fanout(std::string message, size_t consumed, const router::Route& route,
                      bool hide_parse_complete);
   Start run_fanout(std::vector<Fanout::Target> targets, std::string message, size_t consumed, bool scatter,
-                   bool hide_parse_complete);
+                   bool hide_parse_complete, bool first_to_succeed = false);
   // DROP INDEX with several shards (session_drop_index.cc): nullopt when not one.
   std::optional<Result<DropIndex>> drop_index_on_every_shard(const parser::StatementFacts& statement) const;
   Start start_drop_index(const wire::Frame& frame, const DropIndex& drop);
+  // COMMIT/ROLLBACK PREPARED with several shards (session_client_two_phase.cc).
+  bool finishes_prepared_on_shards(const parser::StatementFacts& statement) const;
+  Start start_finish_prepared(const parser::StatementFacts& statement, std::string message, size_t consumed,
+                              bool hide_parse_complete);
+  Start start_extended_finish_prepared(const ExtendedBatch& bound);
+  Next finish_prepared_beside_leg(const wire::Frame& query);
+  Next finish_prepared_batch_beside_leg(const ExtendedBatch& batch);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
   // A runner's targets with the session's servers lent (session_every_shard_write.cc): one per
   // shard of `shards` (every shard of the directory when null), in that order, and their pools.

@@ -94,7 +94,7 @@ bool Session::refuse_parse(const parser::QueryFacts& facts) {
   profile_.schema_changes.note_sent(facts);
   for (const auto& statement : facts.statements) {
     Status refused = refuse_protected_setting(statement);
-    if (refused.is_ok()) refused = refuse_two_phase(statement.kind);
+    if (refused.is_ok()) refused = refuse_two_phase(statement);
     if (refused.is_ok()) refused = refuse_unpoolable(statement);
     if (!refused.is_ok()) {
       // The server fails with it, as it fails a Parse it refuses: a transaction block the

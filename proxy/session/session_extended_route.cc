@@ -93,6 +93,7 @@ Session::Start Session::start_bound_batch(const ExtendedBatch& batch, int* shard
         "25P02", "current transaction is aborted, commands ignored until end of transaction block"));
     return Start::Answered;
   }
+  if (finishes_prepared_on_shards(only)) return start_extended_finish_prepared(batch);
   if (Status decoded = wire::decode_bind_values(batch.bind.rest, batch.types(), &request_.bind_values);
       !decoded.is_ok()) {
     refuse_request(decoded);

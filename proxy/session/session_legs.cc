@@ -103,6 +103,10 @@ void Session::note_for_every_leg(const parser::QueryFacts& facts) {
 
 // A write on a second shard of the transaction is refused (TransactionShards).
 Status Session::check_write(const parser::QueryFacts& facts, const router::Route& route) {
+  // A BEGIN alone does nothing on its shard: a client's PREPARE TRANSACTION counts the shards
+  // where statements ran (session_client_two_phase.cc).
+  if (facts.statements.size() == 1 && facts.statements.front().kind == StatementKind::Begin)
+    return Status::ok();
   int shard = statement_shard(facts, route);
   if (shard < 0) shard = txn_.leg.shard;
   if (shard < 0) return Status::ok();
@@ -116,6 +120,7 @@ Status Session::check_write(const parser::QueryFacts& facts, const router::Route
 Session::Next Session::route_across_legs(const wire::Frame& query) {
   Leg& leg = txn_.leg;
   if (Next next = write_in_open_batch(query); next != Next::Forward) return next;
+  if (Next next = finish_prepared_beside_leg(query); next != Next::Forward) return next;
   if (server_lent() || leg.outside_transaction || txn_.control.moving() || request_.batch_open ||
       !host_.directory())
     return Next::Forward;

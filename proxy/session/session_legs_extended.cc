@@ -25,6 +25,7 @@ Session::Next Session::route_batch_across_legs() {
   if (batch.kind != ExtendedBatch::Kind::Bound) return Next::Forward;
   if (batch.bind.portal == txn_.scatter_portal) txn_.scatter_portal_open = false;  // bound anew
   const parser::StatementFacts& only = batch.only();
+  if (Next next = finish_prepared_batch_beside_leg(batch); next != Next::Forward) return next;
   if (!txn_.parked.empty()) {
     if (only.kind == StatementKind::Commit || only.kind == StatementKind::Rollback)
       return end_across_legs(only.kind == StatementKind::Commit, 0, &batch);

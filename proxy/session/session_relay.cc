@@ -435,7 +435,7 @@ Status Session::refuse_protected_setting(const parser::StatementFacts& statement
 // (no move-assignment on the path every statement takes).
 Status Session::refusal_in_query(const parser::StatementFacts& statement) {
   if (Status refused = refuse_protected_setting(statement); !refused.is_ok()) return refused;
-  if (Status refused = refuse_two_phase(statement.kind); !refused.is_ok()) return refused;
+  if (Status refused = refuse_two_phase(statement); !refused.is_ok()) return refused;
   return refuse_unpoolable(statement);
 }
 

@@ -140,6 +140,8 @@ Session::Start Session::start_query(const wire::Frame& frame, int* shard) {
       }
       return start_drop_index(frame, drop->value());
     }
+    if (finishes_prepared_on_shards(*only))
+      return start_finish_prepared(*only, std::string(whole(frame)), frame.size, false);
   }
   const router::Route& routed = front_route(*facts);
   Placement placement = place(routed, Protocol::Simple, txn_.control.deferred(),
@@ -292,8 +294,10 @@ Session::Start Session::start_fanout(std::string message, size_t consumed, const
 }
 
 Session::Start Session::run_fanout(std::vector<Fanout::Target> targets, std::string message, size_t consumed,
-                                   bool scatter, bool hide_parse_complete) {
-  auto mode = scatter ? Fanout::Mode::ConcatenateRows : Fanout::Mode::OneAfterAnother;
+                                   bool scatter, bool hide_parse_complete, bool first_to_succeed) {
+  auto mode = scatter            ? Fanout::Mode::ConcatenateRows
+              : first_to_succeed ? Fanout::Mode::FirstToSucceed
+                                 : Fanout::Mode::OneAfterAnother;
   LOG_DEBUG("client=c%llu %s on %zu shards", (unsigned long long)id(),
             mode == Fanout::Mode::ConcatenateRows ? "scatter read" : "DDL", targets.size());
   std::vector<pool::Pool*> pools;

@@ -232,23 +232,8 @@ TwoPhaseHooks Session::two_phase_hooks() {
   return hooks;
 }
 
-// Two-phase commit is refused: a prepared transaction lives on one shard, and COMMIT PREPARED
-// names only its gid, so it could reach another shard and leave the first one holding its locks.
-Status Session::refuse_two_phase(parser::StatementKind kind) {
-  using parser::StatementKind;
-  if (kind == StatementKind::PrepareTransaction)
-    return Status::client("0A000",
-                          "PREPARE TRANSACTION is not supported through shardwire; the transaction was "
-                          "rolled back (commit it with COMMIT instead)");
-  if (kind == StatementKind::CommitPrepared || kind == StatementKind::RollbackPrepared)
-    return Status::client("0A000",
-                          std::string(kind == StatementKind::CommitPrepared ? "COMMIT" : "ROLLBACK") +
-                              " PREPARED is not supported through shardwire; run it on the shard that "
-                              "holds the prepared transaction (see its pg_prepared_xacts)");
-  return Status::ok();
-}
-
-// A PREPARE TRANSACTION sent alone inside a transaction block fails as PostgreSQL's fails: the
+// A refused PREPARE TRANSACTION (refuse_two_phase: a transaction on several shards, a gid of
+// shardwire's) sent alone inside a transaction block fails as PostgreSQL's fails: the
 // transaction ends with a rollback (ReadyForQuery 'I'). It runs as a ROLLBACK on every leg, and
 // the client gets the refusal in place of the ROLLBACK's CommandComplete (answer_transaction_control
 // for a deferred transaction, handle_server_message otherwise). Outside a block it is refused in
@@ -258,11 +243,13 @@ bool Session::prepare_transaction_as_rollback(FrontQuery& front) {
   if (statements.size() != 1 || statements.front().kind != parser::StatementKind::PrepareTransaction ||
       txn_.control.status() == 'I')
     return false;
+  Status refused = refuse_two_phase(statements.front());
+  if (refused.is_ok()) return false;  // it runs on the transaction's one shard
   auto rollback = parser::analyze("ROLLBACK");
   if (!rollback) return false;
   front.expanded = "ROLLBACK";
   front.facts = std::move(*rollback);
-  request_.prepare_refused = refuse_two_phase(parser::StatementKind::PrepareTransaction);
+  request_.prepare_refused = std::move(refused);
   return true;
 }
 
@@ -277,7 +264,8 @@ Session::Next Session::prepare_transaction_batch_as_query() {
   if (batch.kind != PrepareTransactionBatch::Kind::Found) return Next::Forward;
   auto facts = parser::analyze(batch.text);
   if (!facts || (*facts)->statements.size() != 1 ||
-      (*facts)->statements.front().kind != parser::StatementKind::PrepareTransaction)
+      (*facts)->statements.front().kind != parser::StatementKind::PrepareTransaction ||
+      refuse_two_phase((*facts)->statements.front()).is_ok())
     return Next::Forward;
   std::string query;
   wire::encode_query(query, batch.text);

@@ -429,7 +429,7 @@ TEST_SUITE("isolation") {
     CHECK_OK(b.exec("CREATE TEMP TABLE iso_pinned (v text)"));
   }
 
-  TEST_CASE("a refused PREPARE TRANSACTION ends the transaction with a rollback") {
+  TEST_CASE("PREPARE TRANSACTION ends the transaction; a refused one ends it with a rollback") {
     PROXY_ONLY();
     prepare_cluster();
     for (const char* mode : kModes) {
@@ -440,30 +440,42 @@ TEST_SUITE("isolation") {
       REQUIRE_OK(admin.exec("TRUNCATE iso_2pc"));
       {
         PgConn a = connect_or_throw(proxy.conninfo());
+        // Prepared on the one server (pool.size 1), which goes back to the pool: another client
+        // commits it.
         REQUIRE_OK(a.exec("BEGIN"));
         REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (1)"));
-        PgResult refused = a.exec("PREPARE TRANSACTION 'iso_g1'");
-        CHECK_FALSE(refused.ok());
-        CHECK(refused.sqlstate() == "0A000");
+        PgResult prepared = a.exec("PREPARE TRANSACTION 'iso_g1'");
+        CHECK_MESSAGE(prepared.ok(), prepared.describe());
         CHECK(idle(a));
         REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (2)"));  // autocommit, as in PostgreSQL
-        CHECK(idle(a));
-        // Nothing was begun on a server yet: the same.
+        if (std::string(mode) != "session") {
+          PgConn b = connect_or_throw(proxy.conninfo());
+          CHECK_OK(b.exec("COMMIT PREPARED 'iso_g1'"));
+        } else {
+          CHECK_OK(a.exec("COMMIT PREPARED 'iso_g1'"));
+        }
+        // An empty transaction is prepared too (nothing was begun on a server yet).
         REQUIRE_OK(a.exec("BEGIN"));
-        CHECK_FALSE(a.exec("PREPARE TRANSACTION 'iso_g2'").ok());
+        CHECK_OK(a.exec("PREPARE TRANSACTION 'iso_g2'"));
         CHECK(idle(a));
+        CHECK_OK(a.exec("ROLLBACK PREPARED 'iso_g2'"));
         REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (3)"));
-        // Sent in the extended protocol (postgres.js), after a statement and before any.
+        // A gid of shardwire's own is refused, and the transaction rolled back, also in the
+        // extended protocol (postgres.js), after a statement and before any.
+        REQUIRE_OK(a.exec("BEGIN"));
+        REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (4)"));
+        CHECK(a.exec("PREPARE TRANSACTION 'shardwire_iso'").sqlstate() == "42602");
+        CHECK(idle(a));
         for (const bool wrote : {true, false}) {
           CAPTURE(wrote);
           REQUIRE_OK(a.exec("BEGIN"));
           if (wrote) REQUIRE_OK(a.exec("INSERT INTO iso_2pc VALUES (4)"));
-          PgResult extended = a.exec_params("PREPARE TRANSACTION 'iso_g3'", {});
-          CHECK(extended.sqlstate() == "0A000");
+          PgResult extended = a.exec_params("PREPARE TRANSACTION 'shardwire_iso'", {});
+          CHECK(extended.sqlstate() == "42602");
           CHECK(idle(a));
         }
       }
-      CHECK(admin.value("SELECT string_agg(x::text, ',' ORDER BY x) FROM iso_2pc") == "2,3");
+      CHECK(admin.value("SELECT string_agg(x::text, ',' ORDER BY x) FROM iso_2pc") == "1,2,3");
       CHECK(admin.value("SELECT count(*) FROM pg_prepared_xacts") == "0");
     }
   }
