@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "parser/transaction_gid.h"
 #include "session/session.h"
 #include "twopc/gid.h"
 #include "wire/messages.h"
@@ -20,22 +21,6 @@ using parser::StatementKind;
 bool names_gid(StatementKind kind) {
   return kind == StatementKind::PrepareTransaction || kind == StatementKind::CommitPrepared ||
          kind == StatementKind::RollbackPrepared;
-}
-
-// The gid of PREPARE TRANSACTION / COMMIT PREPARED / ROLLBACK PREPARED: the value of its one
-// string literal ('' for a quote inside), "" when it has none (the server reports that).
-std::string gid_of(std::string_view sql) {
-  size_t at = sql.find('\'');
-  std::string gid;
-  if (at == std::string_view::npos) return gid;
-  for (++at; at < sql.size(); ++at) {
-    if (sql[at] == '\'') {
-      if (at + 1 >= sql.size() || sql[at + 1] != '\'') break;
-      ++at;
-    }
-    gid += sql[at];
-  }
-  return gid;
 }
 
 const char* statement_name(StatementKind kind) {
@@ -56,9 +41,14 @@ bool Session::ran_on_several_shards() const { return txn_.shards.touched().size(
 // A gid of shardwire's own, or a PREPARE TRANSACTION of a transaction that ran on several shards.
 Status Session::refuse_two_phase(const parser::StatementFacts& statement) const {
   if (!names_gid(statement.kind)) return Status::ok();
-  const std::string gid = gid_of(statement.text);
-  if (twopc::is_shardwire_gid(gid))
-    return Status::client("42602", std::string(statement_name(statement.kind)) + " '" + gid +
+  const std::optional<std::string> gid = parser::plain_transaction_gid(statement.text);
+  if (!gid)
+    return Status::client("0A000", std::string(statement_name(statement.kind)) +
+                                       " through shardwire takes its transaction identifier as one plain "
+                                       "string literal ('...', without backslashes), so that shardwire can "
+                                       "tell it from its own; write it so");
+  if (twopc::is_shardwire_gid(*gid))
+    return Status::client("42602", std::string(statement_name(statement.kind)) + " '" + *gid +
                                        "': transaction identifiers starting with \"" +
                                        std::string(twopc::kTwoPhaseGidPrefix) +
                                        "\" are reserved for shardwire's own two-phase commit; choose "

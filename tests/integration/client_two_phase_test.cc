@@ -90,6 +90,11 @@ void finish_from_another_client(const ShardedFixture& f, const std::string& labe
   PgResult reserved = run("COMMIT PREPARED 'shardwire_0123456789abcdef_0_1'");
   CHECK(reserved.sqlstate() == "42602");
   CHECK(reserved.error().find("reserved for shardwire") != std::string::npos);
+  // A spelling whose value the proxy cannot be sure of (here shardwire's prefix behind an escape)
+  // is refused, never sent.
+  PgResult escaped = run("ROLLBACK PREPARED E'shardwire\\x5f0123456789abcdef_0_1'");
+  CHECK(escaped.sqlstate() == "0A000");
+  CHECK(escaped.error().find("plain string literal") != std::string::npos);
 
   REQUIRE_OK(run("BEGIN"));
   CHECK(run("COMMIT PREPARED 'xa_in_block'").sqlstate() == "25001");
