@@ -80,6 +80,7 @@ class Evaluator {
   Result<uint32_t> condition_type(const Expression& e) const;
   // A condition: true, false or unknown (nullopt), in SQL's three-valued logic.
   Result<std::optional<bool>> truth(const Expression& e) const;
+  Result<std::optional<std::pair<Number, Number>>> operands_in(const Expression& e, uint32_t to) const;
   Result<std::optional<bool>> comparison(const Expression& e) const;
   Result<bool> is_null(const Expression& e) const;
 
@@ -317,20 +318,30 @@ Result<uint32_t> Evaluator::condition_type(const Expression& e) const {
   return static_cast<uint32_t>(oid::kBool);
 }
 
-Result<std::optional<bool>> Evaluator::comparison(const Expression& e) const {
+// A binary node's two operands, evaluated and converted to type `to` (0: the wider of theirs);
+// nullopt when either is NULL.
+Result<std::optional<std::pair<Number, Number>>> Evaluator::operands_in(const Expression& e,
+                                                                        uint32_t to) const {
   auto both = operands(e.args.at(0), e.args.at(1));
   if (!both) return both.status();
   auto a = value(e.args[0], both->first);
   if (!a) return a.status();
   auto b = value(e.args[1], both->second);
   if (!b) return b.status();
-  if (a->null || b->null) return std::optional<bool>();
-  const uint32_t common = wider(both->first, both->second);
-  auto x = convert(*a, common);
-  auto y = convert(*b, common);
+  if (a->null || b->null) return std::optional<std::pair<Number, Number>>();
+  if (to == 0) to = wider(both->first, both->second);
+  auto x = convert(*a, to);
   if (!x) return x.status();
+  auto y = convert(*b, to);
   if (!y) return y.status();
-  return std::optional<bool>(holds(e.kind, compare_numbers(*x, *y)));
+  return std::optional<std::pair<Number, Number>>(std::pair{std::move(*x), std::move(*y)});
+}
+
+Result<std::optional<bool>> Evaluator::comparison(const Expression& e) const {
+  auto values = operands_in(e, 0);
+  if (!values) return values.status();
+  if (!*values) return std::optional<bool>();
+  return std::optional<bool>(holds(e.kind, compare_numbers((*values)->first, (*values)->second)));
 }
 
 Result<bool> Evaluator::is_null(const Expression& e) const {
@@ -431,20 +442,13 @@ Result<Number> Evaluator::value(const Expression& e, uint32_t hint) const {
       return text;
     }
     default: {
-      auto both = operands(e.args.at(0), e.args.at(1));
-      if (!both) return both.status();
-      auto a = value(e.args[0], both->first);
-      if (!a) return a.status();
-      auto b = value(e.args[1], both->second);
-      if (!b) return b.status();
-      if (a->null || b->null) return null;  // strict operators are not called
-      auto x = convert(*a, *t);
-      auto y = convert(*b, *t);
-      if (!x) return x.status();
-      if (!y) return y.status();
-      if (is_integer(*t)) return integer_operation(e.kind, x->integer, y->integer, *t);
-      if (*t == oid::kFloat8) return real_operation(e.kind, x->real, y->real);
-      return decimal_operation(e.kind, x->decimal, y->decimal);
+      auto values = operands_in(e, *t);
+      if (!values) return values.status();
+      if (!*values) return null;  // strict operators are not called
+      const auto& [x, y] = **values;
+      if (is_integer(*t)) return integer_operation(e.kind, x.integer, y.integer, *t);
+      if (*t == oid::kFloat8) return real_operation(e.kind, x.real, y.real);
+      return decimal_operation(e.kind, x.decimal, y.decimal);
     }
   }
 }

@@ -494,6 +494,7 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   Next finish_prepared_beside_leg(const wire::Frame& query);
   Next finish_prepared_batch_beside_leg(const ExtendedBatch& batch);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
+  bool every_shard_targets(std::vector<Fanout::Target>* targets);
   // A runner's targets with the session's servers lent (session_every_shard_write.cc): one per
   // shard of `shards` (every shard of the directory when null), in that order, and their pools.
   Status targets_with_session_servers(const std::vector<int>* shards, bool in_transaction,

@@ -79,14 +79,8 @@ Session::Start Session::start_finish_prepared(const parser::StatementFacts& stat
     refuse_request(refused);
     return Start::Answered;
   }
-  router::Route route;
-  route.kind = router::RouteKind::AllShards;
-  Status error;
   std::vector<Fanout::Target> targets;
-  if (!fanout_targets(route, &targets, &error)) {
-    refuse_request(error);
-    return Start::Answered;
-  }
+  if (!every_shard_targets(&targets)) return Start::Answered;
   return run_fanout(std::move(targets), std::move(message), consumed, /*scatter=*/false, hide_parse_complete,
                     /*first_to_succeed=*/true);
 }

@@ -30,14 +30,8 @@ std::optional<Result<DropIndex>> Session::drop_index_on_every_shard(
 }
 
 Session::Start Session::start_drop_index(const wire::Frame& frame, const DropIndex& drop) {
-  router::Route route;
-  route.kind = router::RouteKind::AllShards;
-  Status error;
   std::vector<Fanout::Target> targets;
-  if (!fanout_targets(route, &targets, &error)) {
-    refuse_request(error);
-    return Start::Answered;
-  }
+  if (!every_shard_targets(&targets)) return Start::Answered;
   std::vector<TableName> sharded;
   for (const auto& table : host_.config().sharding.tables) {
     size_t dot = table.name.rfind('.');

@@ -258,6 +258,15 @@ bool Session::fanout_targets(const router::Route& route, std::vector<Fanout::Tar
   return true;
 }
 
+// One target per shard for a statement that fences no table (DROP INDEX, COMMIT PREPARED); false
+// once the request is refused when a shard has no pool for the client.
+bool Session::every_shard_targets(std::vector<Fanout::Target>* targets) {
+  Status error;
+  if (fanout_targets(router::Route{}, targets, &error)) return true;
+  refuse_request(error);
+  return false;
+}
+
 Session::Start Session::start_fanout(std::string message, size_t consumed, const router::Route& route,
                                      bool hide_parse_complete) {
   Status error;
