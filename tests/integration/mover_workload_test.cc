@@ -301,11 +301,14 @@ TEST_SUITE("mover_workload") {
     CHECK(contains(last, "reverse stream"));
 
     REQUIRE_OK(admin.exec("ROLLBACK MIGRATION " + id));
-    // For 3 s: writes to the buckets go through, no cutover back starts.
+    // For 3 s and at least 12 writes (a loaded machine runs fewer in 3 s): writes to the buckets
+    // go through, no cutover back starts.
     int writes = 0;
+    int tries = 0;
     bool cut_over = false;
     auto until = std::chrono::steady_clock::now() + 3s;
-    while (std::chrono::steady_clock::now() < until) {
+    while (std::chrono::steady_clock::now() < until || tries < 12) {
+      ++tries;
       PgResult w =
           app.exec("UPDATE orders SET note = 'during' WHERE tenant_id = " + std::to_string(m.keys[1]), 10s);
       CHECK_MESSAGE(w.ok(), w.describe());
@@ -314,7 +317,7 @@ TEST_SUITE("mover_workload") {
       sleep_ms(50);
     }
     CHECK_FALSE(cut_over);
-    CHECK(writes > 10);
+    CHECK(writes == tries);
     CHECK(directory_of(f, m.buckets) == std::vector<std::string>(m.buckets.size(), "s1/ACTIVE"));
 
     PgResult expired = admin.exec("EXPIRE ROLLBACK " + id);
