@@ -64,8 +64,12 @@ chmod -R a+rwX "$WORK"
 # 2. A fresh cluster.
 start_scratch_cluster "$WORK" 200
 
-# FORCE: the servers of the proxy stopped just before may not have hung up yet.
+# A run may leave prepared transactions (its own PREPARE TRANSACTIONs through the proxy), which
+# keep the database from being dropped: rolled back first. FORCE: the servers of the proxy
+# stopped just before may not have hung up yet.
 fresh_database() {
+  echo "SELECT format('ROLLBACK PREPARED %L', gid) FROM pg_prepared_xacts WHERE database = current_database() \\gexec" |
+    psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d regression -f - >/dev/null 2>&1 || true
   psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
     -c "DROP DATABASE IF EXISTS regression WITH (FORCE)" -c "CREATE DATABASE regression" \
     >/dev/null 2>"$WORK/fresh_database.log" || { cat "$WORK/fresh_database.log" >&2; exit 1; }
