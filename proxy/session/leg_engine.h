@@ -22,6 +22,9 @@
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
 // transaction back); end() does that outside the client's transaction and hands the rest to the
 // session.
+// The session reads its own servers (its transaction's legs) with an engine of its own, with no
+// targets: each server it takes joins as a leg (adopt) and leaves when the session gives it back
+// or lends it (detach); the session is that engine's runner.
 #pragma once
 
 #include <cstddef>
@@ -118,6 +121,12 @@ class LegEngine : private pool::BackendUser {
     // engine's count): the runner adds what the session needs to take it back (copy_open, wrote;
     // ready_owed when it counts its own).
     virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
+    // A message the runner took was consumed (after on_leg_ready, for a ReadyForQuery); the
+    // leg is read on unless this call released it or held it.
+    virtual void on_leg_consumed(size_t /*leg*/, char /*type*/) {}
+    // Whether ParameterStatus and NotificationResponse reach on_leg_message (the session relays
+    // them to its client); default: they are kept from the runner.
+    virtual bool takes_async_messages() const { return false; }
     // Whether the client's CancelRequest goes to the leg's server now (cancel_client_statement):
     // it runs the client's statement, or (a leg still waiting for its server) would run it once
     // the server came. Default: never (a run whose statements are the proxy's).
@@ -152,6 +161,16 @@ class LegEngine : private pool::BackendUser {
   void start();
   // Only leg `leg` (a run that goes shard after shard).
   void start_leg(size_t leg);
+  // The session's engine: `backend`, a server the session took for the client's transaction on
+  // directory shard `shard`, becomes a leg (a free one, or a new one) read by the one loop, with
+  // its messages checked afresh; nothing is written to it. Returns the leg. The engine never gives
+  // it back to a pool except when destroyed still holding it (the session is closing).
+  size_t adopt(pool::Backend& backend, int shard);
+  // The session gives `backend` back, or lends it to another run: the leg lets go of it (reading
+  // resumes if the leg was held). Nothing when no leg holds it.
+  void detach(const pool::Backend& backend);
+  // Reads what the leg's server sent already (a server adopted with answers in its input).
+  void read_pending(size_t leg) { read(leg); }
   size_t size() const { return legs_.size(); }
   const std::string& shard(size_t leg) const { return legs_[leg].target.shard; }
   const Target& target(size_t leg) const { return legs_[leg].target; }

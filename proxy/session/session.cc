@@ -12,7 +12,8 @@ Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
       client_(std::move(client)),
       login_(host.loop()),
       server_wait_([this](pool::Backend* backend) { on_backend_ready(backend); },
-                   [this](const Status& why) { on_backend_failed(why); }) {
+                   [this](const Status& why) { on_backend_failed(why); }),
+      legs_({}, ServerState{}, "the transaction", *this) {
   const config::Config& config = host_.config();
   limits_.max_message_size = config.max_message_size;
   pools_.session_pooling = config.pool.mode == config::PoolMode::Session;
@@ -62,17 +63,7 @@ void Session::on_closed(net::Connection&, const Status& why) {
 void Session::on_drained(net::Connection&) {
   // The client caught up with what its server sent: let the server talk again.
   if (MergeFanout* merge = txn_.runner.get<MergeFanout>()) merge->on_client_drained();
-  if (txn_.leg.attached()) {
-    txn_.leg.backend->connection().resume_reading();
-    read_leg_messages(nullptr);
-  }
-}
-
-void Session::on_backend_drained(pool::Backend&) {
-  if (phase_ == Phase::Ready) {
-    client_->resume_reading();
-    read_client_messages();
-  }
+  for (size_t leg = 0; leg < legs_.size(); ++leg) legs_.resume(leg);
 }
 
 void Session::cancel_running_query(std::function<void()> delivered) {
