@@ -101,36 +101,6 @@ void LegEngine::start_leg(size_t index) {
     on_server(index, backend);
 }
 
-size_t LegEngine::adopt(pool::Backend& backend, int shard) {
-  size_t index = 0;
-  while (index < legs_.size() && (legs_[index].backend != nullptr || legs_[index].waiting)) ++index;
-  Target target{&backend.pool(), backend.target().shard, shard, std::string(), nullptr};
-  if (index == legs_.size()) {
-    legs_.emplace_back(
-        std::move(target), [this, index](pool::Backend* server) { on_server(index, server); },
-        [this](const Status& why) { runner_.on_no_server(why); });
-  } else {
-    legs_[index].target = std::move(target);
-  }
-  Leg& leg = legs_[index];
-  leg.cancelled = leg.held = leg.answered = false;
-  leg.ready_owed = leg.injected = 0;
-  leg.status = 'I';
-  leg.check.reset();
-  leg.backend = &backend;
-  backend.attach(this);
-  return index;
-}
-
-void LegEngine::detach(const pool::Backend& backend) {
-  const size_t index = leg_of(backend);
-  if (index == legs_.size()) return;
-  Leg& leg = legs_[index];
-  leg.backend->detach();
-  if (std::exchange(leg.held, false)) leg.backend->connection().resume_reading();
-  leg.backend = nullptr;
-}
-
 void LegEngine::on_server(size_t index, pool::Backend* backend) {
   Leg& leg = legs_[index];
   if (stopped_ || !leg.waiting || leg.backend != nullptr) {
@@ -146,6 +116,10 @@ void LegEngine::arrived(size_t index, pool::Backend* backend) {
   Leg& leg = legs_[index];
   leg.backend = backend;
   backend->attach(this);
+  if (leg.target.bare) {
+    runner_.on_leg_server(index, {});
+    return;
+  }
   std::string prologue;
   int owed = bring_server_to(*backend, session_state_, prologue);
   if (!leg.target.begin.empty()) {

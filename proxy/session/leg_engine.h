@@ -56,6 +56,9 @@ class LegEngine : private pool::BackendUser {
     int index = -1;                 // the shard's index in the directory (the session's legs use it)
     std::string begin = "BEGIN";    // what starts the transaction ("": none, or it is in one already)
     pool::Backend* lent = nullptr;  // the session's server for this shard, used instead of a new one
+    // The runner brings the server to the client's state itself (the session's own waits): its
+    // server arrives with no prologue.
+    bool bare = false;
   };
   // A leg's server given back to the session at the runner's end (HandBack).
   struct Handed {
@@ -171,6 +174,16 @@ class LegEngine : private pool::BackendUser {
   void detach(const pool::Backend& backend);
   // Reads what the leg's server sent already (a server adopted with answers in its input).
   void read_pending(size_t leg) { read(leg); }
+  // The session's engine: a free leg waits for a server of `pool` for client `client` (0: any),
+  // for directory shard `shard`; any other wait of the engine stops first (one at a time).
+  // Returns the server when the pool had one idle (no leg holds it: the caller adopts it or gives
+  // it back); else null, and the server comes later to Runner::on_leg_server with an empty
+  // prologue (a bare target), held by the leg, or Runner::on_no_server says why none came.
+  pool::Backend* wait_for(pool::Pool& pool, int shard, uint64_t client);
+  // Every leg stops waiting for its server.
+  void stop_waiting();
+  // The pool a leg waits for; null when none waits.
+  pool::Pool* waiting_pool() const;
   size_t size() const { return legs_.size(); }
   const std::string& shard(size_t leg) const { return legs_[leg].target.shard; }
   const Target& target(size_t leg) const { return legs_[leg].target; }
@@ -272,6 +285,8 @@ class LegEngine : private pool::BackendUser {
     char status = 'I';
     wire::ServerMessageCheck check;
   };
+  // A leg for the session's `target`: a free one (no server, no wait), else a new one.
+  size_t free_leg(Target target);
   void arrived(size_t leg, pool::Backend* backend);
   // The one frame-reading loop: the leg's complete messages for the runner.
   void read(size_t leg);

@@ -11,8 +11,6 @@ Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
     : host_(host),
       client_(std::move(client)),
       login_(host.loop()),
-      server_wait_([this](pool::Backend* backend) { on_backend_ready(backend); },
-                   [this](const Status& why) { on_backend_failed(why); }),
       legs_({}, ServerState{}, "the transaction", *this) {
   const config::Config& config = host_.config();
   limits_.max_message_size = config.max_message_size;
@@ -29,7 +27,7 @@ Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
 Session::~Session() {
   end_cutover_wait();
   if (login_.cancel_registered) host_.unregister_cancel(login_.cancel_key);
-  server_wait_.cancel();
+  legs_.stop_waiting();
   if (txn_.leg.attached()) release_backend(false);
   release_parked_legs();
   unpin();
@@ -103,7 +101,7 @@ void Session::cancel_runner(CancelJoin& join) {
 void Session::resume_after_pause() {
   switch (request_.state) {
     case RequestState::WaitingForServer:
-      if (!server_wait_.waiting()) set_request_state(RequestState::Routing);  // held by PAUSE
+      if (legs_.waiting_pool() == nullptr) set_request_state(RequestState::Routing);  // held by PAUSE
       break;
     case RequestState::Routing:
     case RequestState::WaitingForCutover:
@@ -140,7 +138,7 @@ void Session::close(const char* reason) {
   LOG_INFO("client=c%llu user=%s closed: %s", (unsigned long long)id(), profile_.user.c_str(), reason);
   login_.timer.stop();
   end_cutover_wait();
-  server_wait_.cancel();
+  legs_.stop_waiting();
   if (request_.state == RequestState::WaitingForServer) set_request_state(RequestState::Routing);
   if (txn_.leg.attached()) {
     // A server in the middle of something is not reusable: stop its query and close it. In

@@ -32,7 +32,6 @@
 #include "session/request_transitions.h"
 #include "session/routing.h"
 #include "session/server_state.h"
-#include "session/server_wait.h"
 #include "session/session_state.h"
 #include "session/sql_prepared.h"
 #include "session/starting_reads.h"
@@ -217,7 +216,8 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   void on_readable(net::Connection& connection) override;
   void on_closed(net::Connection& connection, const Status& why) override;
   void on_drained(net::Connection& connection) override;
-  // The pool's answer to server_wait_: a server, or why there is none.
+  // The pool's answer to the wait of a leg of legs_ (on_leg_server, on_no_server): a server, or
+  // why there is none.
   void on_backend_ready(pool::Backend* backend);
   void on_backend_failed(const Status& why);
   // LegEngine::Runner: the session's answer policy on the legs of its engine, legs_
@@ -644,10 +644,9 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   LoginState login_;
   ClientProfile profile_;
   PoolChoice pools_;
-  // The pool the request waits for (WaitingForServer; none: PAUSE, or a move).
-  ServerWait server_wait_;
   // The transaction's servers as legs of one engine, read by its one loop; the session is its
-  // runner. Declared before txn_: a runner's engine in txn_ goes first.
+  // runner. A leg of it waits for the server a request needs (WaitingForServer; none: PAUSE, or a
+  // move). Declared before txn_: a runner's engine in txn_ goes first.
   LegEngine legs_;
   Transaction txn_;
   // What the message on_leg_message took asks for once it is consumed (on_leg_consumed).

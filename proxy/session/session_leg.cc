@@ -19,7 +19,7 @@ bool Session::acquire_backend(int shard) {
     return false;
   }
   txn_.leg.shard = shard;
-  pool::Backend* backend = server_wait_.acquire(*pool, id());
+  pool::Backend* backend = legs_.wait_for(*pool, shard, id());
   if (backend == nullptr) {
     set_request_state(RequestState::WaitingForServer);
     return false;
@@ -99,11 +99,13 @@ void Session::on_backend_ready(pool::Backend* backend) {
       probe_startup_settings(backend);
       return;
     }
+    legs_.detach(*backend);
     pools_.login->release(backend, true);
     finish_login();
     return;
   }
   if (phase_ != Phase::Ready) {
+    legs_.detach(*backend);
     pools_.login->release(backend, true);
     return;
   }

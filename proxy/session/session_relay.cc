@@ -148,7 +148,7 @@ Session::Next Session::start_without_server(const wire::Frame& frame) {
     return Next::Continue;
   }
   if (host_.hold_if_paused(this)) {
-    server_wait_.cancel();  // PAUSE: no new transaction until RESUME
+    legs_.stop_waiting();  // PAUSE: no new transaction until RESUME
     set_request_state(RequestState::WaitingForServer);
     return Next::Stop;
   }

@@ -106,10 +106,10 @@ void Session::on_leg_drained(size_t /*leg*/) {
   read_client_messages();
 }
 
-// The session's engine takes no server itself (its legs are adopted: adopt()), so it never asks
-// a pool nor writes a prologue.
-void Session::on_leg_server(size_t /*leg*/, std::string /*prologue*/) {}
-void Session::on_no_server(const Status& /*why*/) {}
+// The pool's answer to a leg's wait (LegEngine::wait_for; a bare target: no prologue, the session
+// brings the server to the client's state in attach).
+void Session::on_leg_server(size_t leg, std::string /*prologue*/) { on_backend_ready(legs_.backend(leg)); }
+void Session::on_no_server(const Status& why) { on_backend_failed(why); }
 
 // A frame of the active leg was handled (the request was in `before`): what the session does
 // next, by the state the request is in now.

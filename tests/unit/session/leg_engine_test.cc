@@ -1,6 +1,6 @@
 // The leg engine against servers that speak the real protocol from message scripts
 // (fake_server.h): the configured limit, what reaches the runner, hold and resume, the prologue,
-// cancel and release, servers the session adopts. Real pools and a real event loop.
+// cancel and release. Real pools and a real event loop.
 #include "session/leg_engine.h"
 
 #include <doctest/doctest.h>
@@ -14,7 +14,6 @@
 
 #include "fake_server.h"
 #include "session/cancel_join.h"
-#include "session/server_wait.h"
 #include "session/session_state.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
@@ -300,81 +299,4 @@ TEST_CASE(
   CHECK(second.queries().empty());
   CHECK(d.pools[0]->counts().idle == 1);
   CHECK(d.pools[1]->counts().idle == 1);
-}
-
-namespace {
-
-// The session's way of using an engine: servers it took itself are adopted as legs, every
-// message reaches it (ParameterStatus and notifications too), and once a message is consumed it
-// may let go of the server (detach) and give it back.
-class Adopter : public LegEngine::Runner {
- public:
-  explicit Adopter(sw::net::Loop& loop) : loop_(loop) {}
-  LegEngine* engine = nullptr;
-  std::vector<std::string> events;
-
-  void on_leg_server(size_t, std::string) override { events.push_back("server"); }  // never: no targets
-  Status on_leg_message(size_t leg, const LegEngine::Message& message) override {
-    events.push_back("message " + std::to_string(leg) + " " + message.type);
-    return Status::ok();
-  }
-  void on_leg_ready(size_t leg) override { events.push_back("ready " + std::to_string(leg)); }
-  void on_leg_consumed(size_t leg, char type) override {
-    events.push_back("consumed " + std::to_string(leg) + " " + type);
-    if (type != 'Z') return;
-    sw::pool::Backend* backend = engine->backend(leg);
-    engine->detach(*backend);
-    backend->pool().release(backend, true);
-    loop_.stop();
-  }
-  bool takes_async_messages() const override { return true; }
-  void on_leg_violation(size_t leg, const Status&) override {
-    events.push_back("violation " + std::to_string(leg));
-  }
-  void on_leg_lost(size_t leg, const Status&) override { events.push_back("lost " + std::to_string(leg)); }
-  void on_no_server(const Status&) override { events.push_back("no server"); }
-
- private:
-  sw::net::Loop& loop_;
-};
-
-}  // namespace
-
-TEST_CASE("leg engine: an adopted server is read by the same loop, every message to a runner taking them") {
-  FakeServer server([](const std::string&) {
-    std::string out;
-    sw::wire::encode_parameter_status(out, "TimeZone", "UTC");
-    sw::wire::MessageWriter(out).begin('A').int32(9).cstr("channel").cstr("payload").end();
-    return out + FakeServer::command("UPDATE 1");
-  });
-  Deployment d;
-  sw::pool::Pool& pool = *d.add_pool(server, 1 << 20);
-  Adopter runner(d.loop);
-  LegEngine engine({}, {}, "a test transaction", runner);
-  runner.engine = &engine;
-  size_t leg = SIZE_MAX;
-  auto adopt = [&](sw::pool::Backend* backend) {
-    leg = engine.adopt(*backend, 3);
-    engine.send_query(leg, "UPDATE t SET a = 1");
-  };
-  sw::session::ServerWait wait(adopt, [&](const Status&) { d.loop.stop(); });
-  if (sw::pool::Backend* backend = wait.acquire(pool, 1)) adopt(backend);
-  REQUIRE(d.run());
-  CHECK(leg == 0);
-  CHECK(engine.target(0).index == 3);
-  CHECK(engine.shard(0) == "s0");
-  CHECK(runner.events == std::vector<std::string>{"message 0 S", "consumed 0 S", "message 0 A",
-                                                  "consumed 0 A", "message 0 C", "consumed 0 C",
-                                                  "message 0 Z", "ready 0", "consumed 0 Z"});
-  // Detached: the engine holds nothing, the server went back; the next one adopted takes leg 0.
-  CHECK(engine.backend(0) == nullptr);
-  CHECK(pool.counts().idle == 1);
-  sw::pool::Backend* again = wait.acquire(pool, 1);
-  REQUIRE(again != nullptr);
-  CHECK(engine.adopt(*again, 1) == 0);
-  CHECK(engine.size() == 1);
-  CHECK(engine.backend(0) == again);
-  engine.detach(*again);
-  CHECK(engine.backend(0) == nullptr);
-  pool.release(again, true);
 }
