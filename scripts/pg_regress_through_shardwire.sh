@@ -64,9 +64,11 @@ chmod -R a+rwX "$WORK"
 # 2. A fresh cluster.
 start_scratch_cluster "$WORK" 200
 
+# FORCE: the servers of the proxy stopped just before may not have hung up yet.
 fresh_database() {
   psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
-    -c "DROP DATABASE IF EXISTS regression" -c "CREATE DATABASE regression" >/dev/null 2>&1
+    -c "DROP DATABASE IF EXISTS regression WITH (FORCE)" -c "CREATE DATABASE regression" \
+    >/dev/null 2>"$WORK/fresh_database.log" || { cat "$WORK/fresh_database.log" >&2; exit 1; }
 }
 
 run_suite() {  # NAME PORT

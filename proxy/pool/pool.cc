@@ -187,9 +187,22 @@ void Pool::grow_if_needed() {
 }
 
 void Pool::on_login_done(Backend* backend) {
+  if (backend->parameters() != server_parameters_) probed_parameters_.clear();  // another server version, say
   server_parameters_ = backend->parameters();
   LOG_DEBUG("server=s%llu shard=%s logged in", (unsigned long long)backend->id(), target_.shard.c_str());
   hand_to_waiter_or_idle(backend);
+}
+
+const std::map<std::string, std::string>* Pool::probed_parameters(const std::string& startup) const {
+  auto found = probed_parameters_.find(startup);
+  return found == probed_parameters_.end() ? nullptr : &found->second;
+}
+
+void Pool::remember_probed_parameters(const std::string& startup,
+                                      std::map<std::string, std::string> reported) {
+  if (probed_parameters_.size() >= kMaxProbedStartups && probed_parameters_.count(startup) == 0)
+    probed_parameters_.erase(probed_parameters_.begin());
+  probed_parameters_[startup] = std::move(reported);
 }
 
 void Pool::on_login_failed(Backend* backend, const Status& why) {

@@ -102,6 +102,13 @@ class Pool : private BackendUser {
   // ParameterStatus set of the last server that logged in (what new clients are told).
   const std::map<std::string, std::string>& server_parameters() const { return server_parameters_; }
   bool has_server_parameters() const { return !server_parameters_.empty(); }
+  // What a server reported once a client's startup settings were applied (the session's startup
+  // probe, docs/architecture.md §4.2), by those settings (`startup`, the session's key for them):
+  // a client logging in with the same settings is told the same without waiting for a server.
+  // Forgotten when a server's login reports other parameters; at most kMaxProbedStartups kept.
+  const std::map<std::string, std::string>* probed_parameters(const std::string& startup) const;
+  void remember_probed_parameters(const std::string& startup, std::map<std::string, std::string> reported);
+  static constexpr size_t kMaxProbedStartups = 64;
   std::shared_ptr<net::TlsContext> tls_context(Status* error);
 
  private:
@@ -145,6 +152,7 @@ class Pool : private BackendUser {
   };
   std::map<Backend*, Resetting> resetting_;
   std::map<std::string, std::string> server_parameters_;
+  std::map<std::string, std::map<std::string, std::string>> probed_parameters_;
   std::shared_ptr<net::TlsContext> tls_;
   struct CancelInFlight {
     CancelInFlight();

@@ -246,6 +246,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   bool startup_needs_probe() const;
   void probe_startup_settings(pool::Backend* backend);
   void end_startup_probe();
+  std::string startup_key() const;
   void fail_login(const Status& why);
   // Admin console (session_admin.cc)
   void start_admin();

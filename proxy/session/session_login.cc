@@ -187,9 +187,17 @@ void Session::after_authentication() {
   std::string ok;
   wire::encode_auth_ok(ok);
   client_->write(ok);
-  if (pools_.login->has_server_parameters() && !startup_needs_probe()) {
-    finish_login();
-    return;
+  if (pools_.login->has_server_parameters()) {
+    if (!startup_needs_probe()) {
+      finish_login();
+      return;
+    }
+    // A client with these startup settings was probed already: no server is needed (a login
+    // must not wait while every server is busy or pinned).
+    if (const auto* probed = pools_.login->probed_parameters(startup_key())) {
+      finish_login(probed);
+      return;
+    }
   }
   // New clients are told the server's parameters; the first login to a pool fetches them. A
   // client with startup settings is told what a server reports once they are applied
@@ -225,8 +233,19 @@ void Session::probe_startup_settings(pool::Backend* backend) {
   if (txn_.leg.tracker.idle()) end_startup_probe();  // it had them applied already
 }
 
+// The client's startup settings as one key (names and values cannot hold a NUL).
+std::string Session::startup_key() const {
+  std::string key;
+  for (const auto& [name, value] : profile_.settings.startup_values()) {
+    key.append(name).push_back('\0');
+    key.append(value).push_back('\0');
+  }
+  return key;
+}
+
 void Session::end_startup_probe() {
   std::map<std::string, std::string> reported = txn_.leg.backend->parameters();
+  pools_.login->remember_probed_parameters(startup_key(), reported);
   txn_.leg.backend->applied_state = profile_.settings.signature();
   release_backend(true);
   finish_login(&reported);

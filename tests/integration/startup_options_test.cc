@@ -1,6 +1,8 @@
 // Startup parameters and `options` (-c name=value, --name=value, backslash-escaped spaces) reach
 // every server with PostgreSQL's own meaning: list settings stay lists, escaped spaces stay in the
 // value. Runs through libpq and through psql with PGOPTIONS, in both pool modes.
+#include <memory>
+
 #include "it_test.h"
 
 using namespace it;
@@ -86,6 +88,35 @@ TEST_SUITE("startup_options") {
       PgConn plain = t.connect_or_throw();
       CHECK(plain.parameter("DateStyle") == "ISO, MDY");
       CHECK(plain.value("SHOW DateStyle") == "ISO, MDY");
+    }
+  }
+
+  // The server's spelling of a client's startup settings is remembered by its pool: a login with
+  // the same settings needs no server, so it does not wait while the only one is taken.
+  TEST_CASE("a login with settings probed before needs no server") {
+    for (const char* mode : {"transaction", "session"}) {
+      ProxyOptions o;
+      o.pool_mode = mode;
+      o.pool_size = 1;
+      o.workers = 1;
+      o.query_wait_timeout = "3s";
+      Target t(shared_cluster(), o);
+      INFO("pool mode " << std::string(mode) << "; proxy log:\n" << t.log_tail());
+      const std::string settings = "sslmode=disable client_encoding=utf-8 options='-c DateStyle=iso,dmy'";
+      {
+        PgConn first = t.connect_or_throw(settings);  // probes: the pool's one server runs the settings
+        CHECK(first.parameter("DateStyle") == "ISO, DMY");
+      }
+      auto holder = std::make_unique<PgConn>(t.connect_or_throw());
+      REQUIRE_OK(holder->exec("BEGIN"));
+      REQUIRE_OK(holder->exec("SELECT 1"));  // the only server is the holder's now
+      PgConn again = t.connect_or_throw(settings);
+      CHECK(again.parameter("DateStyle") == "ISO, DMY");
+      CHECK(again.parameter("client_encoding") == "UTF8");
+      REQUIRE_OK(holder->exec("COMMIT"));
+      holder.reset();  // session pooling: the server goes back with the holder's session
+      CHECK(again.value("SHOW DateStyle") == "ISO, DMY");
+      CHECK(again.value("SHOW client_encoding") == "UTF8");
     }
   }
 
