@@ -70,7 +70,7 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, 
     target.lent = leg->backend;
     applied.emplace_back(leg->backend,
                          std::exchange(leg->backend->applied_state, profile_.settings.signature()));
-    legs_.detach(*leg->backend);
+    leg->backend->detach();
     targets.push_back(std::move(target));
     state->lent.push_back(std::move(*leg));
     txn_.parked.erase(leg);
@@ -174,7 +174,8 @@ void Session::take_back_commit_legs(TwoPhaseState& state) {
     if (handed[i].backend == nullptr) continue;
     Leg leg = std::move(state.lent[i]);
     leg.backend = handed[i].backend;
-    legs_.adopt(*leg.backend, leg.shard);
+    leg.backend->attach(this);
+    leg.check.reset();
     leg.tracker.reset();
     if (const char status = state.legs->status(i)) leg.server_status = status;
     txn_.parked.push_back(std::move(leg));
