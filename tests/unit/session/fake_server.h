@@ -78,20 +78,33 @@ class FakeServer {
     return types_;
   }
 
-  // The usual answers: a command's CommandComplete, a one-column result.
+  // The usual answers: a command's CommandComplete, a one-column result (column v, text).
   static std::string command(const std::string& tag, char status = 'I') {
     std::string out;
     wire::encode_command_complete(out, tag);
     wire::encode_ready_for_query(out, status);
     return out;
   }
-  static std::string rows(const std::vector<std::string>& values) {
+  static std::string rows(const std::vector<std::string>& values, char status = 'I') {
+    std::string out = row_description() + data_rows(values);
+    wire::encode_ready_for_query(out, status);
+    return out;
+  }
+  static std::string row_description() {
     std::string out;
     wire::encode_row_description(out, {wire::computed_column("v", 25)});
+    return out;
+  }
+  // The DataRows and the CommandComplete "SELECT <n>" of rows().
+  static std::string data_rows(const std::vector<std::string>& values) {
+    std::string out;
     for (const std::string& value : values) wire::encode_data_row(out, {value});
     wire::encode_command_complete(out, "SELECT " + std::to_string(values.size()));
-    wire::encode_ready_for_query(out, 'I');
     return out;
+  }
+  // A script: rows(`values`) for `sql`; "SET" for any other statement (a prologue).
+  static Script answering(const std::string& sql, const std::vector<std::string>& values) {
+    return [sql, values](const std::string& text) { return text == sql ? rows(values) : command("SET"); };
   }
 
  private:
@@ -163,13 +176,21 @@ class FakeServer {
         break;
     }
   }
-  // False when the answer ended with kHangUp (its bytes before it were sent).
+  // False when the answer ended with kHangUp: its bytes before it were sent, then the end of the
+  // stream (FIN), and what the peer still sends is read and dropped until it closes. (A close()
+  // with unread input would reset the connection and drop the answer's bytes not yet sent.)
   bool send_answer(int fd, const std::string& answer) {
     const bool hang_up = answer.size() >= kHangUp.size() &&
                          std::string_view(answer).substr(answer.size() - kHangUp.size()) == kHangUp;
     send_all(fd, hang_up ? answer.substr(0, answer.size() - kHangUp.size()) : answer);
-    if (hang_up) ++hang_ups_;
-    return !hang_up;
+    if (!hang_up) return true;
+    ++hang_ups_;
+    ::shutdown(fd, SHUT_WR);
+    for (char drop[512]; !stopping_;) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 20) > 0 && ::read(fd, drop, sizeof(drop)) <= 0) break;
+    }
+    return false;
   }
 
   // The query text of each statement and portal of one connection.

@@ -10,9 +10,13 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <doctest/doctest.h>
+
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "wire/messages.h"
@@ -115,6 +119,35 @@ inline std::string bytes_of(const std::vector<ClientFrame>& frames) {
   std::string out;
   for (const ClientFrame& f : frames) out += f.bytes;
   return out;
+}
+
+// "<severity> <sqlstate> <message>" of an ErrorResponse, or what the frame was instead.
+inline std::string error_line(const ClientFrame& frame) {
+  if (frame.type != 'E') return std::string("not an ErrorResponse: '") + frame.type + "'";
+  auto fields = wire::decode_error_fields(frame.body());
+  if (!fields) return "malformed ErrorResponse";
+  return std::string(fields->severity) + " " + std::string(fields->sqlstate) + " " +
+         std::string(fields->message);
+}
+
+// Logs `client` in: AuthenticationOk, the server's ParameterStatus, BackendKeyData and
+// ReadyForQuery. Returns the session's cancel key.
+inline wire::CancelKey log_in(ScriptClient& client) {
+  REQUIRE(client.connected());
+  const std::vector<ClientFrame> frames = client.login();
+  REQUIRE(types_of(frames) == "RSKZ");
+  return *wire::decode_backend_key_data(frames[2].body());
+}
+
+// Polls `done` for up to 2 s: for what the loop does after the client's last read (a session
+// deleted after its client saw the close, a server reset after its client left).
+template <typename Done>
+bool eventually(Done done) {
+  for (int i = 0; i < 200; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 }  // namespace sw::test

@@ -164,7 +164,7 @@ class SessionDeployment {
         loop_, [this](std::unique_ptr<net::Connection> c) { host_->accept(std::move(c)); });
     for (int attempt = 0; attempt < 20 && port_ == 0; ++attempt) {
       const int port = free_port();
-      if (listener_->listen("127.0.0.1", port, false)) port_ = port;
+      if (port != 0 && listener_->listen("127.0.0.1", port, false)) port_ = port;
     }
     thread_ = std::thread([this] { loop_.run(); });
   }
@@ -180,14 +180,13 @@ class SessionDeployment {
     loop_.post([&packaged] { packaged(); });
     return result.get();
   }
+  // As app::Worker ends: the loop stops first, then the sessions and pools go on this thread;
+  // tasks still posted (a session_closed) are dropped with the loop, never run on a host gone.
   ~SessionDeployment() {
-    on_loop([this] {
-      listener_.reset();
-      host_.reset();
-      return 0;
-    });
     loop_.stop();
     thread_.join();
+    listener_.reset();
+    host_.reset();
   }
   // Shard `name`'s pool counts (all zero before a session asked for the pool).
   pool::Pool::Counts counts(const std::string& name) {
@@ -201,17 +200,18 @@ class SessionDeployment {
   }
 
  private:
-  // A port nobody listens on now (bound and released; listen() above retries if taken since).
+  // A port nobody listens on now (bound and released; listen() above retries if taken since), or
+  // 0 when none could be had.
   static int free_port() {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof(addr);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+                       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
     ::close(fd);
-    return ntohs(addr.sin_port);
+    return bound ? ntohs(addr.sin_port) : 0;
   }
 
   net::Loop loop_;
