@@ -75,6 +75,15 @@ TEST_SUITE("shard_shapes") {
       }
       check_refused(c, {"shard s1 returned 5 columns where shard s0 returned 4",
                         "shard s2 returned 4 columns where shard s1 returned 5"});
+      {  // an INSERT split over the shards, RETURNING *: refused, and rolled back on every shard
+        PgResult split =
+            c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant_on(0, kShards)) +
+                   ", 'split'), (" + std::to_string(tenant_on(1, kShards)) + ", 'split') RETURNING *");
+        CHECK(split.sqlstate() == "42804");
+        CHECK_MESSAGE(shape_error(split.error(), {"shard s1 returned 5 columns where shard s0 returned 4"}),
+                      split.error());
+        CHECK(c.value("SELECT 1") == "1");
+      }
       {
         PgConn s1 = f.setup.shard(1);
         REQUIRE_OK(s1.exec("ALTER TABLE orders DROP COLUMN extra"));
