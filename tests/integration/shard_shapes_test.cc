@@ -1,8 +1,9 @@
 // A sharded table whose definition differs between shards (a DDL applied on some shards only, here
 // made directly on one shard): a keyless read through shardwire must not relay one shard's
 // columns over another shard's rows. Catalog + 3 shards, both pool modes: SELECT * (concatenated),
-// SELECT * ... ORDER BY (merged) and the same inside a transaction block fail with 42804 naming
-// both shards and the first difference, the connection goes on, and once the DDL is repaired on
+// SELECT * ... ORDER BY (merged), the same inside a transaction block, a merged cursor's DECLARE
+// and a split INSERT ... RETURNING * fail with 42804 naming both shards and the first difference
+// (the INSERT rolled back everywhere), the connection goes on, and once the DDL is repaired on
 // that shard the reads return every row again (docs/architecture.md §5.6).
 #include "it_test.h"
 
@@ -42,6 +43,12 @@ void check_refused(PgConn& c, const std::vector<std::string>& differences) {
   CHECK_MESSAGE(shape_error(in_block.error(), differences), in_block.error());
   CHECK(c.exec("SELECT 1").sqlstate() == "25P02");
   REQUIRE_OK(c.exec("ROLLBACK"));
+  // A cursor merged across the shards: its DECLARE compares the shards' columns.
+  REQUIRE_OK(c.exec("BEGIN"));
+  PgResult declare = c.exec("DECLARE c CURSOR FOR SELECT * FROM orders");
+  CHECK(declare.sqlstate() == "42804");
+  CHECK_MESSAGE(shape_error(declare.error(), differences), declare.error());
+  REQUIRE_OK(c.exec("ROLLBACK"));
 }
 
 void check_reads(PgConn& c, int rows) {
@@ -52,6 +59,10 @@ void check_reads(PgConn& c, int rows) {
   PgResult merged = c.exec("SELECT * FROM orders ORDER BY tenant_id, id");
   REQUIRE_OK(merged);
   CHECK(merged.rows() == rows);
+  REQUIRE_OK(c.exec("BEGIN"));
+  REQUIRE_OK(c.exec("DECLARE c CURSOR FOR SELECT * FROM orders"));
+  CHECK(c.exec("FETCH ALL FROM c").rows() == rows);
+  REQUIRE_OK(c.exec("COMMIT"));
 }
 
 }  // namespace
