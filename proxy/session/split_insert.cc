@@ -92,7 +92,8 @@ Status SplitInsert::on_part_answer(size_t index, char type, std::string_view fra
   if (type == 'T') {  // RETURNING: every part's rows go under the first part's RowDescription
     Status same = shape_.check(index, servers_.shard(index), body);
     if (!same && same.sqlstate == kShapeMismatchState) {
-      fail(same);  // the INSERT is rolled back on every shard
+      same.message.append("; ").append(undone());
+      fail(same);
       return Status::ok();
     }
     if (!same) return same;

@@ -16,6 +16,10 @@ using namespace it;
 
 namespace {
 
+const std::string kShards1Wider =
+    "the shards answered with different result columns: shard s1 returned 5 columns where shard s0 returned "
+    "4 "
+    "(the table differs between shards; make its definition the same on every shard)";
 const std::string kAdvice =
     " (the table differs between shards; make its definition the same on every shard)";
 
@@ -87,12 +91,17 @@ TEST_SUITE("shard_shapes") {
       check_refused(c, {"shard s1 returned 5 columns where shard s0 returned 4",
                         "shard s2 returned 4 columns where shard s1 returned 5"});
       {  // an INSERT split over the shards, RETURNING *: refused, and rolled back on every shard
-        PgResult split =
-            c.exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(tenant_on(0, kShards)) +
-                   ", 'split'), (" + std::to_string(tenant_on(1, kShards)) + ", 'split') RETURNING *");
+        const std::string values = "(" + std::to_string(tenant_on(0, kShards)) + ", 'split'), (" +
+                                   std::to_string(tenant_on(1, kShards)) + ", 'split')";
+        PgResult split = c.exec("INSERT INTO orders (tenant_id, note) VALUES " + values + " RETURNING *");
         CHECK(split.sqlstate() == "42804");
-        CHECK_MESSAGE(shape_error(split.error(), {"shard s1 returned 5 columns where shard s0 returned 4"}),
-                      split.error());
+        CHECK_MESSAGE(split.error() == kShards1Wider + "; rolled back on every shard", split.error());
+        // An INSERT ... SELECT on several shards (rows of every shard under one RowDescription).
+        PgResult copied = c.exec(
+            "INSERT INTO orders (tenant_id, note) SELECT tenant_id, note FROM orders "
+            "RETURNING *");
+        CHECK(copied.sqlstate() == "42804");
+        CHECK_MESSAGE(copied.error().find("different result columns") != std::string::npos, copied.error());
         CHECK(c.value("SELECT 1") == "1");
       }
       {
