@@ -26,8 +26,11 @@ const std::string kAdvice =
 // Whether `error` is the shape error with one of `differences` (a merged read compares each shard
 // with the first to describe its columns, whichever answered first).
 bool shape_error(const std::string& error, const std::vector<std::string>& differences) {
-  for (const std::string& difference : differences)
-    if (error == "the shards answered with different result columns: " + difference + kAdvice) return true;
+  for (const std::string& difference : differences) {
+    std::string expected = "the shards answered with different result columns: ";
+    expected.append(difference).append(kAdvice);
+    if (error == expected) return true;
+  }
   return false;
 }
 

@@ -51,7 +51,7 @@ std::string result(const std::vector<sw::wire::RowField>& fields,
   return out;
 }
 
-FakeServer::Script answering(const std::string& sql, std::string answer) {
+FakeServer::Script answering(const std::string& sql, const std::string& answer) {
   return [sql, answer](const std::string& text) { return text == sql ? answer : FakeServer::command("SET"); };
 }
 
@@ -124,7 +124,7 @@ TEST_CASE("session shape: a merged read whose shards return a column of differen
   const std::string sql = "SELECT v FROM orders ORDER BY v";
   // The collation query comes first in the same Query: one row (the database's collation, no
   // columns, no nondeterministic collations), then the read's answer.
-  auto merged = [sql](std::string read) {
+  auto merged = [sql](const std::string& read) {
     return [sql, read](const std::string& text) {
       if (text == "SELECT v FROM t") return FakeServer::rows({"after"});
       if (text.size() <= sql.size() || text.compare(text.size() - sql.size(), sql.size(), sql) != 0)
