@@ -18,6 +18,10 @@ std::string CopyOutJoin::shard(size_t leg) const {
   return leg < shards_.size() ? shards_[leg] : "of leg " + std::to_string(leg);
 }
 
+Status CopyOutJoin::violation(size_t leg, const std::string& what) const {
+  return Status::server("08P01", "shard " + shard(leg) + ": " + what);
+}
+
 Status CopyOutJoin::on_message(size_t leg, char type, std::string_view frame, std::string_view body,
                                std::string& out) {
   if (leg != leg_) {
@@ -28,7 +32,7 @@ Status CopyOutJoin::on_message(size_t leg, char type, std::string_view frame, st
   switch (type) {
     case 'H': {
       auto response = wire::decode_copy_response(body);
-      if (!response) return response.status();
+      if (!response) return violation(leg, response.status().message);
       const bool binary = response->binary;
       if (!response_sent_) {
         response_sent_ = true;
@@ -36,7 +40,7 @@ Status CopyOutJoin::on_message(size_t leg, char type, std::string_view frame, st
         columns_ = response->columns;
         out.append(frame);
       } else if (binary != binary_) {
-        return Status::server("08P01", "the shards answered COPY in different formats");
+        return violation(leg, "answered COPY in another format than shard " + shard(0));
       } else if (response->columns != columns_) {
         return copy_columns_mismatch(shard(0), columns_, shard(leg), response->columns);
       }
@@ -59,7 +63,7 @@ Status CopyOutJoin::copy_data(size_t leg, std::string_view frame, std::string_vi
   if (first && leg > 0) {
     const auto header = wire::binary_copy_header_size(payload);
     if (!header) {
-      return Status::server("08P01", "a shard's binary COPY does not start with a whole PGCOPY header");
+      return violation(leg, "its binary COPY does not start with a whole PGCOPY header");
     }
     payload.remove_prefix(*header);
   }
@@ -73,7 +77,7 @@ Status CopyOutJoin::copy_done(size_t leg, std::string& out) {
   if (binary_) {
     if (!last) {
       if (!std::string_view(held_).ends_with(wire::kBinaryCopyTrailer))
-        return Status::server("08P01", "a shard's binary COPY does not end with the -1 trailer");
+        return violation(leg, "its binary COPY does not end with the -1 trailer");
       held_.resize(held_.size() - wire::kBinaryCopyTrailer.size());
     }
     write_copy_data(out, held_);

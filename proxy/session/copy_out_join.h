@@ -28,15 +28,17 @@ class CopyOutJoin {
       : legs_(legs), skip_headers_(skip_headers), shards_(std::move(shards)) {}
 
   // One copy message of leg `leg` ('H', 'd' or 'c'; `frame` the whole message, `body` its
-  // payload); appends the client's bytes to `out`. A server fault when the legs disagree on the
-  // format or a binary stream is not one PostgreSQL writes; 42804 (session/result_shape.h) when a
-  // leg's CopyOutResponse has another column count than the first leg's, before any of its rows.
+  // payload); appends the client's bytes to `out`. Errors name the shard: 08P01 when the legs
+  // disagree on the format or a binary stream is not one PostgreSQL writes; 42804
+  // (session/result_shape.h) when a leg's CopyOutResponse has another column count than the first
+  // leg's, before any of its rows.
   Status on_message(size_t leg, char type, std::string_view frame, std::string_view body, std::string& out);
 
  private:
   Status copy_data(size_t leg, std::string_view frame, std::string_view body, std::string& out);
   Status copy_done(size_t leg, std::string& out);
   std::string shard(size_t leg) const;
+  Status violation(size_t leg, const std::string& what) const;  // 08P01 naming the leg's shard
 
   size_t legs_;
   bool skip_headers_;

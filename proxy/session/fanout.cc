@@ -170,10 +170,7 @@ Status Fanout::relay_answer(size_t index, char type, std::string_view frame, std
         copy_.emplace(targets_.size(), targets_.front().copy_csv_header, std::move(shards));
       }
       std::string out;
-      Status joined = copy_->on_message(index, type, frame, body, out);
-      if (!joined && joined.sqlstate == kShapeMismatchState) return joined;  // names both shards
-      if (!joined)
-        return Status::server(joined.sqlstate, "shard " + engine_->shard(index) + ": " + joined.message);
+      if (Status joined = copy_->on_message(index, type, frame, body, out); !joined) return joined;
       if (!out.empty()) write_client_(out);
       return Status::ok();
     }

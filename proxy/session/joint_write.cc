@@ -105,6 +105,16 @@ void JointWrite::finish_in_transaction() {
   answer_client(verdict.is_ok(), verdict);
 }
 
+bool JointWrite::same_columns(size_t leg, std::string_view body) {
+  // The engine's server check decoded the body already (wire/server_check.h): a failure here is
+  // a difference of columns.
+  Status differs = shape_.check(leg, servers_.shard(leg), body);
+  if (differs) return true;
+  differs.message.append("; ").append(undone());
+  fail(differs);
+  return false;
+}
+
 void JointWrite::fail(const Status& why) {
   if (phase_ == Phase::Done) return;
   phase_ = Phase::Done;

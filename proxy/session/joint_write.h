@@ -17,6 +17,7 @@
 
 #include "common/status.h"
 #include "session/leg_engine.h"
+#include "session/result_shape.h"
 #include "session/two_phase.h"
 
 namespace sw::session {
@@ -46,6 +47,10 @@ class JointWrite : public LegEngine::Runner {
   size_t leg_count() const { return servers_.size(); }
   // The leg's message is part of its answer to the statement (not of the prologue before it).
   bool answers_statement(size_t leg) const { return phase_ == Phase::Statement && !servers_.injected(leg); }
+  // Whether leg `leg`'s RowDescription `body` has the columns of the first one this write took,
+  // whose rows it goes under (result_shape.h). False: the write failed (42804, the undo named)
+  // and the caller drops the message.
+  bool same_columns(size_t leg, std::string_view body);
   // During the two-phase commit a leg's ErrorResponse is the coordinator's: true when it took it.
   bool two_phase_error(size_t leg, std::string_view error_body);
   // One more statement (`sql`, a simple Query) on the leg, in its transaction, before the commit:
@@ -72,6 +77,7 @@ class JointWrite : public LegEngine::Runner {
   Phase phase_ = Phase::Statement;
 
  private:
+  ResultShape shape_;  // the RowDescriptions whose rows go to the client under the first one
   // The runner's policy.
   // LegEngine::Runner: what it takes of a leg's messages.
   Status on_leg_message(size_t leg, const Message& message) override = 0;

@@ -38,6 +38,10 @@ Status copy_columns_mismatch(std::string_view reference_shard, size_t reference_
 // it does not depend on which shard answered first.
 class ResultShape {
  public:
+  ResultShape() = default;
+  ResultShape(const ResultShape&) = delete;  // fields_ point into body_
+  ResultShape& operator=(const ResultShape&) = delete;
+
   Status check(size_t leg, std::string_view shard, std::string_view body);
   bool known() const { return known_; }
   void reset() { known_ = false; }
