@@ -90,7 +90,8 @@ size_t KeyMovePlan::leg_of_shard(int shard) const {
   return leg_shards_.size();
 }
 
-Status KeyMovePlan::on_row_description(size_t /*leg*/, std::string_view body, std::string& client) {
+Status KeyMovePlan::on_row_description(size_t leg, std::string_view shard, std::string_view body,
+                                       std::string& client) {
   auto fields = wire::decode_row_description(body);
   if (!fields) return fields.status();
   size_t marker = 0;
@@ -100,12 +101,13 @@ Status KeyMovePlan::on_row_description(size_t /*leg*/, std::string_view body, st
       break;
     }
   }
+  // Every shard's rows go under one description: the client's items, the moved rows' columns.
+  ResultShape& shape = marker == 0 ? client_shape_ : move_shape_;
+  if (Status same = shape.check(leg, shard, body); !same) return same;
   if (marker == 0) return client_row_description(std::move(fields.value()));  // the client's UPDATE
   if (marker_ == 0) {
     marker_ = marker;
     for (size_t i = 1; i < marker; ++i) columns_.push_back(quoted_identifier(fields.value()[i].name));
-  } else if (marker != marker_) {
-    return bad("different columns on different shards");
   }
   if (move_->client_returning && fields.value().size() != marker + 1 + item_types_.size())
     return bad("other RETURNING items than the UPDATE's own");

@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "merge/value.h"
 #include "router/router.h"
+#include "session/result_shape.h"
 #include "wire/row_description.h"
 
 namespace sw::session {
@@ -65,10 +66,11 @@ class KeyMovePlan {
   KeyMovePlan(std::shared_ptr<const router::KeyMove> move, std::vector<int> leg_shards,
               KeyMoveClient client = {});
 
-  // A RowDescription body of the leg: of the client's UPDATE (key_move_request; kept), or of the
-  // move's statement, when `client` gets what the client is owed: the client's RowDescription or
-  // NoData (whole message), or nothing.
-  Status on_row_description(size_t leg, std::string_view body, std::string& client);
+  // A RowDescription body of the leg, whose shard is `shard`: of the client's UPDATE
+  // (key_move_request; kept), or of the move's statement, when `client` gets what the client is
+  // owed: the client's RowDescription or NoData (whole message), or nothing. 42804 when its
+  // columns differ from another shard's (session/result_shape.h).
+  Status on_row_description(size_t leg, std::string_view shard, std::string_view body, std::string& client);
   // The NoData that described the client's UPDATE (no RETURNING).
   void on_no_data();
   // The leg's DataRow body; `client` gets the client's DataRow (whole message), or nothing.
@@ -106,6 +108,8 @@ class KeyMovePlan {
   std::string described_;             // what describes the client's portal (RowDescription, NoData)
   std::vector<std::string> columns_;  // the table's columns, quoted, from the first RowDescription
   size_t marker_ = 0;                 // the marker column's position (0: no RowDescription yet)
+  ResultShape client_shape_;          // the legs' descriptions of the client's UPDATE
+  ResultShape move_shape_;            // the legs' descriptions of the move's statement
   std::vector<Row> rows_;
   size_t held_bytes_ = 0;
   std::vector<std::string> rest_;  // client DataRows after every Execute took its limit

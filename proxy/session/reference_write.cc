@@ -120,7 +120,7 @@ Status ReferenceWrite::on_move_message(size_t index, const Message& message) {
   std::string client;
   Status taken = Status::ok();
   switch (message.type) {
-    case 'T': taken = move_->on_row_description(index, message.body, client); break;
+    case 'T': taken = move_->on_row_description(index, servers_.shard(index), message.body, client); break;
     case 'D': taken = move_->on_data_row(index, message.body, client); break;
     case 'C':  // "SELECT n": the rows the shard updated
       if (auto tag = wire::decode_command_complete(message.body))

@@ -1,10 +1,10 @@
 // A sharded table whose definition differs between shards (a DDL applied on some shards only, here
 // made directly on one shard): a keyless read through shardwire must not relay one shard's
 // columns over another shard's rows. Catalog + 3 shards, both pool modes: SELECT * (concatenated),
-// SELECT * ... ORDER BY (merged), the same inside a transaction block, a merged cursor's DECLARE
-// and a split INSERT ... RETURNING * fail with 42804 naming both shards and the first difference
-// (the INSERT rolled back everywhere), the connection goes on, and once the DDL is repaired on
-// that shard the reads return every row again (docs/architecture.md §5.6).
+// SELECT * ... ORDER BY (merged), the same inside a transaction block, a merged cursor's DECLARE,
+// a split INSERT ... RETURNING * and an UPDATE that moves rows fail with 42804 naming both shards
+// and the first difference (the writes rolled back everywhere), the connection goes on, and once the DDL is
+// repaired on that shard the reads return every row again (docs/architecture.md §5.6).
 #include "it_test.h"
 
 #include <string>
@@ -106,6 +106,16 @@ TEST_SUITE("shard_shapes") {
         CHECK(copied.sqlstate() == "42804");
         CHECK_MESSAGE(copied.error().find("different result columns") != std::string::npos, copied.error());
         CHECK(c.value("SELECT 1") == "1");
+      }
+      // An UPDATE that moves rows between shards: every shard describes the client's RETURNING
+      // items, and the rows it moves, with its own columns. Refused, and nothing moved.
+      for (const char* returning : {" RETURNING *", ""}) {
+        PgResult moved = c.exec(std::string("UPDATE orders SET tenant_id = tenant_id + 1000") + returning);
+        CHECK(moved.sqlstate() == "42804");
+        CHECK_MESSAGE(moved.error().find("rolled back on every shard: the shards answered with different "
+                                         "result columns") != std::string::npos,
+                      moved.error());
+        CHECK(c.value("SELECT count(*) FROM orders WHERE tenant_id >= 1000") == "0");
       }
       {
         PgConn s1 = f.setup.shard(1);

@@ -71,9 +71,9 @@ TEST_CASE("the client's RETURNING is its UPDATE's own description, in its result
   client.result_formats = {1, 0};  // tenant_id binary, x text
   KeyMovePlan plan(move_of(true), {0, 1}, client);
   std::string answer;
-  REQUIRE(plan.on_row_description(0, client_description(kText), answer).is_ok());
+  REQUIRE(plan.on_row_description(0, "s0", client_description(kText), answer).is_ok());
   CHECK(answer.empty());  // owed after BindComplete: with the move's description
-  REQUIRE(plan.on_row_description(0, move_description(kText), answer).is_ok());
+  REQUIRE(plan.on_row_description(0, "s0", move_description(kText), answer).is_ok());
   REQUIRE(answer.size() > 5);
   CHECK(answer[0] == 'T');
   const std::string answer_body = body_of(answer);
@@ -102,8 +102,8 @@ TEST_CASE("an extended client gets a description only when it described its port
   quiet.extended = true;
   KeyMovePlan plan(move_of(true), {0, 1}, quiet);
   std::string answer;
-  REQUIRE(plan.on_row_description(0, client_description(kText), answer).is_ok());
-  REQUIRE(plan.on_row_description(0, move_description(kText), answer).is_ok());
+  REQUIRE(plan.on_row_description(0, "s0", client_description(kText), answer).is_ok());
+  REQUIRE(plan.on_row_description(0, "s0", move_description(kText), answer).is_ok());
   CHECK(answer.empty());
 
   KeyMoveClient describes;
@@ -114,7 +114,7 @@ TEST_CASE("an extended client gets a description only when it described its port
   std::string nothing;
   sw::wire::encode_row_description(
       nothing, {field("bucket_of", 23), field("id", kInt8), field(sw::router::kKeyMoveEnd, kText)});
-  REQUIRE(no_returning.on_row_description(0, body_of(nothing), answer).is_ok());
+  REQUIRE(no_returning.on_row_description(0, "s0", body_of(nothing), answer).is_ok());
   CHECK(answer == std::string("n\0\0\0\4", 5));
 }
 
@@ -124,13 +124,35 @@ TEST_CASE("a binary RETURNING item without a conversion, or too many result form
   binary.result_formats = {1};
   KeyMovePlan plan(move_of(true), {0, 1}, binary);
   std::string answer;
-  auto refused = plan.on_row_description(0, client_description(kJsonb), answer);
+  auto refused = plan.on_row_description(0, "s0", client_description(kJsonb), answer);
   CHECK(refused.sqlstate == "0A000");
   CHECK(refused.message.find("ask for it in text") != std::string::npos);
 
   binary.result_formats = {0, 0, 0};
   KeyMovePlan three(move_of(true), {0, 1}, binary);
-  CHECK(three.on_row_description(0, client_description(kText), answer).sqlstate == "08P01");
+  CHECK(three.on_row_description(0, "s0", client_description(kText), answer).sqlstate == "08P01");
+}
+
+TEST_CASE("shards that describe other columns fail the move with 42804, naming both shards") {
+  KeyMovePlan items(move_of(true), {0, 1});
+  std::string answer;
+  REQUIRE(items.on_row_description(0, "s0", client_description(kText), answer).is_ok());
+  auto differs = items.on_row_description(1, "s1", client_description(kInt8), answer);
+  CHECK(differs.sqlstate == "42804");
+  CHECK(differs.message.find("column 2 \"x\" is bigint on shard s1 and text on shard s0") !=
+        std::string::npos);
+
+  KeyMovePlan moved(move_of(true), {0, 1});
+  REQUIRE(moved.on_row_description(0, "s0", client_description(kText), answer).is_ok());
+  REQUIRE(moved.on_row_description(1, "s1", client_description(kText), answer).is_ok());
+  REQUIRE(moved.on_row_description(0, "s0", move_description(kText), answer).is_ok());
+  std::string wider;  // s1's table has a third column
+  sw::wire::encode_row_description(
+      wider, {field("bucket_of", 23), field("id", kInt8), field("tenant_id", kInt8), field("note", kText),
+              field(sw::router::kKeyMoveEnd, kText), field("tenant_id", kInt8), field("x", kText)});
+  auto more = moved.on_row_description(1, "s1", body_of(wider), answer);
+  CHECK(more.sqlstate == "42804");
+  CHECK(more.message.find("shard s1 returned 7 columns where shard s0 returned 6") != std::string::npos);
 }
 
 TEST_CASE("every shard describes the client's UPDATE, then runs the move's statement whole") {
@@ -185,8 +207,8 @@ TEST_CASE("Execute row limits: each Execute its rows, PortalSuspended or its own
     client.row_limits = c.limits;
     KeyMovePlan plan(move_of(true), {0, 1}, client);
     std::string answer, part;
-    REQUIRE(plan.on_row_description(0, client_description(kText), part).is_ok());
-    REQUIRE(plan.on_row_description(0, move_description(kText), part).is_ok());
+    REQUIRE(plan.on_row_description(0, "s0", client_description(kText), part).is_ok());
+    REQUIRE(plan.on_row_description(0, "s0", move_description(kText), part).is_ok());
     for (int i = 0; i < 3; ++i) {
       part.clear();
       REQUIRE(plan.on_data_row(0, move_row("1"), part).is_ok());
