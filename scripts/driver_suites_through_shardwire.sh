@@ -164,6 +164,19 @@ EOF
   done
 }
 
+# The Debian packages (python3-<module>, "_" as "-") of the Python modules a suite's runner needs,
+# installed when missing.
+install_python_modules() {  # MODULE...
+  local missing=() module
+  for module in "$@"; do
+    "$PYTHON" -c "import $module" 2>/dev/null || missing+=("python3-${module//_/-}")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
 # ---- psycopg 3 ---------------------------------------------------------------------------------
 
 # pytest -v prints "tests/FILE::TEST OUTCOME [ N%]" as each test ends: read from its log, the
@@ -191,14 +204,7 @@ prepare_psycopg() {
   version=$(dpkg-query -W -f='${Version}' python3-psycopg)
   upstream=${version%%-*}
   fetch_source "$WORK/psycopg" psycopg3 "$version" "${PSYCOPG_GIT:-}" "$upstream" tests pyproject.toml || return 1
-  local missing=()
-  for module in pytest pytest_asyncio psycopg_pool; do
-    "$PYTHON" -c "import $module" 2>/dev/null || missing+=("python3-${module//_/-}")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    log "installing ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
-  fi
+  install_python_modules pytest pytest_asyncio psycopg_pool
 }
 
 # ---- asyncpg -----------------------------------------------------------------------------------
@@ -215,7 +221,8 @@ run_asyncpg() {  # TARGET PORT DB OUT
 prepare_asyncpg() {
   local version
   version=$(dpkg-query -W -f='${Version}' python3-asyncpg)
-  fetch_source "$WORK/asyncpg" asyncpg "${version%+*}" "${ASYNCPG_GIT:-}" "v${version%%-*}" tests pytest.ini
+  fetch_source "$WORK/asyncpg" asyncpg "${version%+*}" "${ASYNCPG_GIT:-}" "v${version%%-*}" tests pytest.ini || return 1
+  install_python_modules pytest
 }
 
 # ---- node-postgres -----------------------------------------------------------------------------
