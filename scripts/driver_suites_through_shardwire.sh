@@ -3,6 +3,7 @@
 # 15 cluster three ways: straight, and through shardwire in session and in transaction pooling
 # with that cluster as its only shard. Prints per suite the passed / failed / skipped counts of
 # each target and every test that passes straight and fails (or does not run) through shardwire.
+# Exits 1 when a suite could not be set up or a target ran no test (a comparison of nothing).
 # By hand (not in .ci/run): it takes tens of minutes. See tests/README.md.
 #
 #   scripts/driver_suites_through_shardwire.sh [WORKDIR]
@@ -378,14 +379,16 @@ if [ -n "${COMPARE_ONLY:-}" ]; then
   exit 0
 fi
 start_scratch_cluster "$WORK" 300
+broken=()  # suites that could not be prepared, targets where no test ran: the run fails
 for suite in $SUITES; do
   case $suite in
-    psycopg) prepare_psycopg || continue ;;
-    node-postgres) prepare_node_postgres || continue ;;
-    asyncpg) prepare_asyncpg || continue ;;
-    pgjdbc) prepare_pgjdbc || continue ;;
-    *) echo "unknown suite $suite (psycopg, node-postgres, asyncpg, pgjdbc)" >&2; continue ;;
+    psycopg | node-postgres | asyncpg | pgjdbc) ;;
+    *) echo "unknown suite $suite (psycopg, node-postgres, asyncpg, pgjdbc)" >&2; exit 2 ;;
   esac
+  if ! "prepare_${suite//-/_}"; then
+    broken+=("$suite: its tests could not be fetched or set up")
+    continue
+  fi
   db=suite_${suite//-/_}
   # asyncpg's pool tests name the database "postgres": the only one shardwire serves must be it.
   [ "$suite" = asyncpg ] && db=postgres
@@ -401,6 +404,11 @@ for suite in $SUITES; do
     "run_${suite//-/_}" "$target" "$TARGET_PORT" "$db" "$out"
     echo $((SECONDS - start)) >"$out/seconds"
     stop_scratch_proxy
+    [ -s "$out/results.txt" ] || broken+=("$suite through $target: no test ran (see $out)")
   done
 done
 for suite in $SUITES; do compare "$suite"; done
+if [ ${#broken[@]} -gt 0 ]; then
+  printf 'FAILED: %s\n' "${broken[@]}" >&2
+  exit 1
+fi
