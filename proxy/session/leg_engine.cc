@@ -116,6 +116,10 @@ void LegEngine::arrived(size_t index, pool::Backend* backend) {
   Leg& leg = legs_[index];
   leg.backend = backend;
   backend->attach(this);
+  if (leg.target.bare) {
+    runner_.on_leg_server(index, {});
+    return;
+  }
   std::string prologue;
   int owed = bring_server_to(*backend, session_state_, prologue);
   if (!leg.target.begin.empty()) {
@@ -176,12 +180,15 @@ void LegEngine::read(size_t index) {
       runner_.on_leg_ready(index);
       if (alive.expired()) return;
     }
+    runner_.on_leg_consumed(index, frame.type);
+    if (alive.expired()) return;
   }
 }
 
 // ParameterStatus is the server's own (the pool keeps it for the session settings); a
 // notification belongs to no client of this run.
 bool LegEngine::kept_from_runner(pool::Backend& backend, char type, std::string_view body) {
+  if (runner_.takes_async_messages()) return false;
   if (type == 'S') {
     if (auto p = wire::decode_parameter_status(body)) backend.set_parameter(p->name, p->value);
     return true;

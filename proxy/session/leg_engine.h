@@ -22,6 +22,9 @@
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
 // transaction back); end() does that outside the client's transaction and hands the rest to the
 // session.
+// The session reads its own servers (its transaction's legs) with an engine of its own, with no
+// targets: each server it takes joins as a leg (adopt) and leaves when the session gives it back
+// or lends it (detach); the session is that engine's runner.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +56,9 @@ class LegEngine : private pool::BackendUser {
     int index = -1;                 // the shard's index in the directory (the session's legs use it)
     std::string begin = "BEGIN";    // what starts the transaction ("": none, or it is in one already)
     pool::Backend* lent = nullptr;  // the session's server for this shard, used instead of a new one
+    // The runner brings the server to the client's state itself (the session's own waits): its
+    // server arrives with no prologue.
+    bool bare = false;
   };
   // A leg's server given back to the session at the runner's end (HandBack).
   struct Handed {
@@ -118,6 +124,12 @@ class LegEngine : private pool::BackendUser {
     // engine's count): the runner adds what the session needs to take it back (copy_open, wrote;
     // ready_owed when it counts its own).
     virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
+    // A message the runner took was consumed (after on_leg_ready, for a ReadyForQuery); the
+    // leg is read on unless this call released it or held it.
+    virtual void on_leg_consumed(size_t /*leg*/, char /*type*/) {}
+    // Whether ParameterStatus and NotificationResponse reach on_leg_message (the session relays
+    // them to its client); default: they are kept from the runner.
+    virtual bool takes_async_messages() const { return false; }
     // Whether the client's CancelRequest goes to the leg's server now (cancel_client_statement):
     // it runs the client's statement, or (a leg still waiting for its server) would run it once
     // the server came. Default: never (a run whose statements are the proxy's).
@@ -152,6 +164,26 @@ class LegEngine : private pool::BackendUser {
   void start();
   // Only leg `leg` (a run that goes shard after shard).
   void start_leg(size_t leg);
+  // The session's engine: `backend`, a server the session took for the client's transaction on
+  // directory shard `shard`, becomes a leg (a free one, or a new one) read by the one loop, with
+  // its messages checked afresh; nothing is written to it. Returns the leg. The engine never gives
+  // it back to a pool except when destroyed still holding it (the session is closing).
+  size_t adopt(pool::Backend& backend, int shard);
+  // The session gives `backend` back, or lends it to another run: the leg lets go of it (reading
+  // resumes if the leg was held). Nothing when no leg holds it.
+  void detach(const pool::Backend& backend);
+  // Reads what the leg's server sent already (a server adopted with answers in its input).
+  void read_pending(size_t leg) { read(leg); }
+  // The session's engine: a free leg waits for a server of `pool` for client `client` (0: any),
+  // for directory shard `shard`; any other wait of the engine stops first (one at a time).
+  // Returns the server when the pool had one idle (no leg holds it: the caller adopts it or gives
+  // it back); else null, and the server comes later to Runner::on_leg_server with an empty
+  // prologue (a bare target), held by the leg, or Runner::on_no_server says why none came.
+  pool::Backend* wait_for(pool::Pool& pool, int shard, uint64_t client);
+  // Every leg stops waiting for its server.
+  void stop_waiting();
+  // The pool a leg waits for; null when none waits.
+  pool::Pool* waiting_pool() const;
   size_t size() const { return legs_.size(); }
   const std::string& shard(size_t leg) const { return legs_[leg].target.shard; }
   const Target& target(size_t leg) const { return legs_[leg].target; }
@@ -253,6 +285,8 @@ class LegEngine : private pool::BackendUser {
     char status = 'I';
     wire::ServerMessageCheck check;
   };
+  // A leg for the session's `target`: a free one (no server, no wait), else a new one.
+  size_t free_leg(Target target);
   void arrived(size_t leg, pool::Backend* backend);
   // The one frame-reading loop: the leg's complete messages for the runner.
   void read(size_t leg);
