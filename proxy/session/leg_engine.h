@@ -28,7 +28,6 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -174,28 +173,33 @@ class LegEngine : private pool::BackendUser {
   void detach(const pool::Backend& backend);
   // Reads what the leg's server sent already (a server adopted with answers in its input).
   void read_pending(size_t leg) { read(leg); }
-  // The session's engine: a free leg waits for a server of `pool` for client `client` (0: any),
-  // for directory shard `shard`; any other wait of the engine stops first (one at a time).
-  // Returns the server when the pool had one idle (no leg holds it: the caller adopts it or gives
-  // it back); else null, and the server comes later to Runner::on_leg_server with an empty
-  // prologue (a bare target), held by the leg, or Runner::on_no_server says why none came.
+  // The session's engine: a free leg (the shard's own when free) waits for a server of `pool` for
+  // client `client` (0: any), for directory shard `shard`; any other wait of the engine stops
+  // first (one at a time). Returns the server when the pool had one idle, held by that leg as one
+  // that comes later is (the caller adopts it, or detaches it and gives it back); else null, and
+  // the server comes later to Runner::on_leg_server with an empty prologue (a bare target), held
+  // by the leg, or Runner::on_no_server says why none came.
   pool::Backend* wait_for(pool::Pool& pool, int shard, uint64_t client);
   // Every leg stops waiting for its server.
   void stop_waiting();
   // The pool a leg waits for; null when none waits.
   pool::Pool* waiting_pool() const;
   size_t size() const { return legs_.size(); }
-  const std::string& shard(size_t leg) const { return legs_[leg].target.shard; }
-  const Target& target(size_t leg) const { return legs_[leg].target; }
+  const std::string& shard(size_t leg) const { return legs_[leg]->target.shard; }
+  const Target& target(size_t leg) const { return legs_[leg]->target; }
   std::vector<std::string> shard_names() const;
   // The leg's server, null before it arrived and after it was released or lost.
-  pool::Backend* backend(size_t leg) const { return legs_[leg].backend; }
-  bool waiting(size_t leg) const { return legs_[leg].waiting; }
+  pool::Backend* backend(size_t leg) const { return legs_[leg]->backend; }
+  bool waiting(size_t leg) const { return legs_[leg]->waiting; }
   bool any_waiting() const;
   // The status byte of the leg's last ReadyForQuery ('I' before any).
-  char status(size_t leg) const { return legs_[leg].status; }
-  // The leg whose server is `backend`, size() for none.
-  size_t leg_of(const pool::Backend& backend) const;
+  char status(size_t leg) const { return legs_[leg]->status; }
+  // The leg whose server is `backend`, size() for none: a leg attaches its server with the leg's
+  // index (Backend::user_slot).
+  size_t leg_of(const pool::Backend& backend) const {
+    const size_t leg = backend.user_slot();
+    return leg < legs_.size() && legs_[leg]->backend == &backend ? leg : legs_.size();
+  }
   // Writes to the leg's server; nothing when it has none.
   void write(size_t leg, std::string_view bytes);
   // Writes `sql` as a simple Query (the two-phase commit's Send).
@@ -204,7 +208,7 @@ class LegEngine : private pool::BackendUser {
   // not taken now, and resume() presents it again.
   void hold(size_t leg);
   void resume(size_t leg);
-  bool held(size_t leg) const { return legs_[leg].held; }
+  bool held(size_t leg) const { return legs_[leg]->held; }
   // Sends the client's CancelRequest to the leg's server, if it has one. A cancelled server is
   // closed when released, never pooled: a cancel arriving late would hit another client's query.
   // The cancel joins `join` (the client's CancelRequest), when there is one.
@@ -217,26 +221,26 @@ class LegEngine : private pool::BackendUser {
   size_t cancel_client_statement(CancelJoin& join);
   // What the run is, for log lines ("a merged read", "COPY into t").
   const std::string& what() const { return what_; }
-  bool cancelled(size_t leg) const { return legs_[leg].cancelled; }
+  bool cancelled(size_t leg) const { return legs_[leg]->cancelled; }
   // ReadyForQuery accounting. Every statement written to a leg (a simple Query, an extended
   // batch's Sync) is answered by one ReadyForQuery; each one consumed counts off. The engine
   // expects its prologue's as injected; the runner expects its own statements' (expect_ready)
   // and marks the next `count` due as injected (inject_ready) when it writes a statement whose
   // answer is not the client's, or when a statement's answer turns out to be followed by one.
-  void expect_ready(size_t leg, int count) { legs_[leg].ready_owed += count; }
-  void inject_ready(size_t leg, int count) { legs_[leg].injected += count; }
+  void expect_ready(size_t leg, int count) { legs_[leg]->ready_owed += count; }
+  void inject_ready(size_t leg, int count) { legs_[leg]->injected += count; }
   // ReadyForQuery messages still due (a ReadyForQuery being presented to on_leg_message counts
   // until it is consumed).
-  int ready_owed(size_t leg) const { return legs_[leg].ready_owed; }
+  int ready_owed(size_t leg) const { return legs_[leg]->ready_owed; }
   // Whether the leg's next messages answer an injected statement (up to its ReadyForQuery, which
   // counts until it is consumed).
-  bool injected(size_t leg) const { return legs_[leg].injected > 0; }
+  bool injected(size_t leg) const { return legs_[leg]->injected > 0; }
   // The leg's server answered the runner's statement itself (the runner says when): with
   // watch_start, a leg counts as started by the runner's `started`, which may ask has_answered().
   void answered(size_t leg) {
-    if (!legs_[leg].answered) mark_answered(leg);
+    if (!legs_[leg]->answered) mark_answered(leg);
   }
-  bool has_answered(size_t leg) const { return legs_[leg].answered; }
+  bool has_answered(size_t leg) const { return legs_[leg]->answered; }
   // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
   // one is kept.
   void release(size_t leg, bool clean);
@@ -255,11 +259,11 @@ class LegEngine : private pool::BackendUser {
   void end_settled(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
 
   // One message of a server read against its pool's wire::Limits and checked by `check`: the one
-  // limit and hostile-server check of every server that answers the client's requests (the
-  // engine's legs, and the session's own until they are the engine's). Complete: `frame` passed,
-  // still in the input (not consumed); Error: `error` says what the server did wrong (an 08P01
-  // protocol violation; no message contents); NeedMore: no complete message yet. Inline, and no
-  // Status kept or moved unless a check fails: it runs for every message of every server.
+  // limit and hostile-server check of every server that answers the client's requests (every
+  // engine's legs, the session's own too). Complete: `frame` passed, still in the input (not
+  // consumed); Error: `error` says what the server did wrong (an 08P01 protocol violation; no
+  // message contents); NeedMore: no complete message yet. Inline, and no Status kept or moved
+  // unless a check fails: it runs for every message of every server.
   static wire::FrameResult read_checked(pool::Backend& backend, wire::ServerMessageCheck& check);
 
   // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
@@ -285,13 +289,14 @@ class LegEngine : private pool::BackendUser {
     char status = 'I';
     wire::ServerMessageCheck check;
   };
-  // A leg for the session's `target`: a free one (no server, no wait), else a new one.
-  size_t free_leg(Target target);
+  // A leg for a session's server of `pool` on directory shard `shard`: a free one (no server, no
+  // wait), the shard's own first, else a new one; a bare target, its state reset.
+  size_t free_leg(pool::Pool& pool, int shard);
   void arrived(size_t leg, pool::Backend* backend);
   // The one frame-reading loop: the leg's complete messages for the runner.
   void read(size_t leg);
-  // A message the runner need not see; false: the runner's.
-  bool kept_from_runner(pool::Backend& backend, char type, std::string_view body);
+  // A message the runner need not see (consumed unseen: no Runner call); false: the runner's.
+  bool kept_from_runner(pool::Backend& backend, const wire::Frame& frame);
   void violation(size_t leg, const pool::Backend& backend, const Status& why);
   void mark_answered(size_t leg);
   // A ReadyForQuery of the leg was consumed: one less due.
@@ -304,14 +309,27 @@ class LegEngine : private pool::BackendUser {
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
   void on_backend_drained(pool::Backend& backend) override;
 
-  std::deque<Leg> legs_;  // a leg's ServerWait stays where the pool knows it
+  std::vector<std::unique_ptr<Leg>> legs_;  // a leg's ServerWait stays where the pool knows it
   ServerState session_state_;
   std::string what_;
   Runner& runner_;
   bool stopped_ = false;  // release_all ran: nobody waits for servers any more
   std::function<bool(size_t)> started_;
   StartWatch start_watch_;
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // expired: destroyed inside a callback
+  // A read() in progress (the innermost; a runner's call may read again): the destructor marks
+  // every one ended, so that none touches the engine after a runner destroyed it.
+  struct Reading {
+    explicit Reading(Reading*& top) : innermost(top), outer(top) { top = this; }
+    ~Reading() {
+      if (!ended) innermost = outer;
+    }
+    Reading(const Reading&) = delete;
+    Reading& operator=(const Reading&) = delete;
+    Reading*& innermost;
+    Reading* outer;
+    bool ended = false;
+  };
+  Reading* reading_ = nullptr;
 };
 
 inline wire::FrameResult LegEngine::read_checked(pool::Backend& backend, wire::ServerMessageCheck& check) {

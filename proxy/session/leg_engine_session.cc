@@ -3,27 +3,41 @@
 // takes joins as a leg (adopt), a server it waits for waits on a leg (wait_for, a bare target: no
 // prologue, the session brings it to the client's state itself), and a server it gives back or
 // lends to a run leaves (detach).
+#include <memory>
 #include <utility>
 
 #include "session/leg_engine.h"
 
 namespace sw::session {
 
-// A session's wait that failed is over: the leg is free again (a run's failed wait ends the run).
-size_t LegEngine::free_leg(Target target) {
-  size_t index = 0;
-  while (index < legs_.size() && (legs_[index].backend != nullptr || legs_[index].waiting)) ++index;
-  if (index == legs_.size()) {
-    legs_.emplace_back(
-        std::move(target), [this, index](pool::Backend* server) { on_server(index, server); },
-        [this, index](const Status& why) {
-          legs_[index].waiting = false;
-          runner_.on_no_server(why);
-        });
-  } else {
-    legs_[index].target = std::move(target);
+// The session's legs are bare targets, one per shard it used: a server of that shard takes the
+// shard's leg again when it is free (its target as it was); else any free leg is retargeted, else a
+// new one is made. A failed wait leaves its leg free (a run's failed wait ends the run).
+size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
+  size_t index = legs_.size();
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    const Leg& leg = *legs_[i];
+    if (leg.backend != nullptr || leg.waiting) continue;
+    index = i;
+    if (leg.target.index == shard) break;
   }
-  Leg& leg = legs_[index];
+  if (index == legs_.size()) {
+    Target bare;
+    bare.begin.clear();
+    bare.bare = true;
+    legs_.push_back(std::make_unique<Leg>(
+        std::move(bare), [this, index](pool::Backend* server) { on_server(index, server); },
+        [this, index](const Status& why) {
+          legs_[index]->waiting = false;
+          runner_.on_no_server(why);
+        }));
+  }
+  Leg& leg = *legs_[index];
+  if (leg.target.pool != &pool) {
+    leg.target.pool = &pool;
+    leg.target.shard = pool.target().shard;
+  }
+  leg.target.index = shard;
   leg.cancelled = leg.held = leg.answered = false;
   leg.ready_owed = leg.injected = 0;
   leg.status = 'I';
@@ -34,34 +48,38 @@ size_t LegEngine::free_leg(Target target) {
 // A server that arrived for a leg's wait is that leg's already.
 size_t LegEngine::adopt(pool::Backend& backend, int shard) {
   if (const size_t held = leg_of(backend); held < legs_.size()) return held;
-  const size_t index =
-      free_leg(Target{&backend.pool(), backend.target().shard, shard, std::string(), nullptr});
-  legs_[index].backend = &backend;
-  backend.attach(this);
+  const size_t index = free_leg(backend.pool(), shard);
+  legs_[index]->backend = &backend;
+  backend.attach(this, index);
   return index;
 }
 
+// A server the pool had idle goes to the leg at once, as one that comes later does (arrived).
 pool::Backend* LegEngine::wait_for(pool::Pool& pool, int shard, uint64_t client) {
   stop_waiting();
-  Target target{&pool, pool.target().shard, shard, std::string(), nullptr};
-  target.bare = true;
-  const size_t index = free_leg(std::move(target));
-  Leg& leg = legs_[index];
+  const size_t index = free_leg(pool, shard);
+  Leg& leg = *legs_[index];
   leg.waiting = true;
   pool::Backend* backend = leg.wait.acquire(pool, client);
-  if (backend != nullptr) leg.waiting = false;
+  if (backend != nullptr) {
+    leg.waiting = false;
+    leg.backend = backend;
+    backend->attach(this, index);
+  }
   return backend;
 }
 
 void LegEngine::stop_waiting() {
-  for (Leg& leg : legs_) {
+  for (const auto& slot : legs_) {
+    Leg& leg = *slot;
+    if (!std::exchange(leg.waiting, false)) continue;
     leg.wait.cancel();
-    leg.waiting = false;
   }
 }
 
 pool::Pool* LegEngine::waiting_pool() const {
-  for (const Leg& leg : legs_) {
+  for (const auto& slot : legs_) {
+    const Leg& leg = *slot;
     if (leg.waiting) return leg.target.pool;
   }
   return nullptr;
@@ -70,7 +88,7 @@ pool::Pool* LegEngine::waiting_pool() const {
 void LegEngine::detach(const pool::Backend& backend) {
   const size_t index = leg_of(backend);
   if (index == legs_.size()) return;
-  Leg& leg = legs_[index];
+  Leg& leg = *legs_[index];
   leg.backend->detach();
   if (std::exchange(leg.held, false)) leg.backend->connection().resume_reading();
   leg.backend = nullptr;

@@ -461,6 +461,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   void reject_pending_request(const Status& why, std::string_view detail = {});
   // Server -> client (session_server.cc)
   void after_active_message();
+  static Status stop_reading_leg();
   void drop_violating_server(const Status& why);
   void after_server_frame(RequestState before);
   enum class AfterMessage { Continue, Dropped, Retry };
@@ -650,7 +651,8 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   // move). Declared before txn_: a runner's engine in txn_ goes first.
   LegEngine legs_;
   Transaction txn_;
-  // What the message on_leg_message took asks for once it is consumed (on_leg_consumed).
+  // What the message on_leg_message took asks for once it is consumed (on_leg_consumed, which
+  // sets it back to Parked: it is Parked between messages).
   enum class Taken : uint8_t { Parked, Active, ActiveRetry } taken_ = Taken::Parked;
   // A move's RETURNING left at its Executes' row limits in the transaction (continue_key_move_portal).
   std::unique_ptr<KeyMoveRest> key_move_rest_;

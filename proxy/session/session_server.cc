@@ -18,22 +18,25 @@ namespace sw::session {
 // FATAL, a fence retry, the end of its transaction) or returned an error (on_leg_refused: it
 // already ended the session).
 Status Session::on_leg_message(size_t leg, const LegEngine::Message& message) {
-  static const Status kStop = Status::proxy("XX000", "the session stopped reading this server");
   pool::Backend& backend = *legs_.backend(leg);
   const wire::Frame frame{message.type, message.body, message.frame.size()};
-  taken_ = Taken::Parked;
   if (&backend != txn_.leg.backend) {
     Leg* parked = parked_leg(backend);
-    return parked != nullptr && on_parked_frame(*parked, frame) ? Status::ok() : kStop;
+    return parked != nullptr && on_parked_frame(*parked, frame) ? Status::ok() : stop_reading_leg();
   }
   if (client_->over_high_water()) {
     legs_.hold(leg);  // resumed by on_drained
     return Status::ok();
   }
   const AfterMessage after = handle_server_message(frame);
-  if (after == AfterMessage::Dropped) return kStop;
+  if (after == AfterMessage::Dropped) return stop_reading_leg();
   taken_ = after == AfterMessage::Retry ? Taken::ActiveRetry : Taken::Active;
   return Status::ok();
+}
+
+// The session let go of the leg's server, or ended (on_leg_refused: nothing more to do).
+Status Session::stop_reading_leg() {
+  return Status::proxy("XX000", "the session stopped reading this server");
 }
 
 // The active leg's message was consumed: what the session does next.

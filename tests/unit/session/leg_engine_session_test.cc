@@ -117,11 +117,13 @@ TEST_CASE("leg engine: the session's wait for a server is a leg's, the server ar
   CHECK(server.queries() ==
         std::vector<std::string>{"UPDATE t SET a = 1"});  // no settings: the session's job
   CHECK(engine.waiting_pool() == nullptr);
-  // Now one is idle: returned at once, no leg's until adopted; stopping a wait frees its leg.
+  // Now one is idle: returned at once, held by the shard's leg already (adopt finds it there).
   sw::pool::Backend* idle = engine.wait_for(pool, 2, 7);
   REQUIRE(idle != nullptr);
-  CHECK(engine.backend(0) == nullptr);
+  CHECK(engine.backend(0) == idle);
   CHECK(engine.adopt(*idle, 2) == 0);
+  CHECK(engine.size() == 1);
   engine.detach(*idle);
+  CHECK(engine.backend(0) == nullptr);
   pool.release(idle, true);
 }
