@@ -262,8 +262,8 @@ class LegEngine : private pool::BackendUser {
   // limit and hostile-server check of every server that answers the client's requests (every
   // engine's legs, the session's own too). Complete: `frame` passed, still in the input (not
   // consumed); Error: `error` says what the server did wrong (an 08P01 protocol violation; no
-  // message contents); NeedMore: no complete message yet. Inline, and no Status kept or moved
-  // unless a check fails: it runs for every message of every server.
+  // message contents); NeedMore: no complete message yet. Inline, and no Status made unless a
+  // check fails: it runs for every message of every server.
   static wire::FrameResult read_checked(pool::Backend& backend, wire::ServerMessageCheck& check);
 
   // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
@@ -337,9 +337,9 @@ inline wire::FrameResult LegEngine::read_checked(pool::Backend& backend, wire::S
   limits.max_message_size = backend.pool().settings().max_message_size;
   wire::FrameResult result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits);
   if (result.status != wire::FrameStatus::Complete) return result;
-  if (Status shape = check.on_message(result.frame.type, result.frame.body); !shape) {
+  if (!check.passes(result.frame.type, result.frame.body)) {
     result.status = wire::FrameStatus::Error;
-    result.error = std::move(shape.message);
+    result.error = check.failure(result.frame.type, result.frame.body).message;
   }
   return result;
 }
