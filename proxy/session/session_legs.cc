@@ -283,7 +283,7 @@ Leg* Session::parked_leg(const pool::Backend& backend) {
 // remembered for the transaction's end), or a message nobody asked for, which ends the session.
 // False: reading stops.
 bool Session::on_parked_frame(Leg& leg, const wire::Frame& frame) {
-  if (ends_session(frame, *leg.backend)) return false;
+  if (frame.type == 'E' && ends_session(frame, *leg.backend)) return false;
   std::string due;
   if (leg.tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {
     fail_parked_leg(leg);

@@ -138,7 +138,7 @@ void Session::after_server_frame(RequestState before) {
 }
 
 Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
-  if (ends_session(frame, *txn_.leg.backend)) return AfterMessage::Dropped;
+  if (frame.type == 'E' && ends_session(frame, *txn_.leg.backend)) return AfterMessage::Dropped;
   Leg& leg = txn_.leg;
   std::string due;
   auto outcome = leg.tracker.on_server_message(frame.type, &due);
@@ -163,10 +163,11 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
       retire_if_stale(frame, outcome);
       relay = on_server_error(frame, relay, outcome.completed);
       break;
-    case 'C':
-      if (auto tag = wire::decode_command_complete(frame.body); tag && *tag == "LOAD")
+    case 'C': {
+      auto tag = wire::decode_command_complete(frame.body);
+      if (tag && *tag == "LOAD")
         leg.backend->library_loaded = true;  // whoever sent it: the server is closed when released
-      if (auto tag = wire::decode_command_complete(frame.body); relay && tag) {
+      if (relay && tag) {
         on_sql_command_complete(*tag);
         if (*tag == "ROLLBACK") profile_.settings.end_transaction(false);
         if (*tag == "COMMIT" || *tag == "ROLLBACK") txn_.active_committed = *tag == "COMMIT";
@@ -175,6 +176,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
           host_.traffic().count_cross_shard_commit(stats::CrossShardOutcome::OnePhase);
       }
       break;
+    }
     case 'Z':
       if (answered) profile_.sql_commands.executed.clear();  // the PREPAREs left failed
       relay = on_ready_for_query(frame, relay, answered);
@@ -200,7 +202,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
     if (relay) to_client(combined.empty() ? whole(frame) : std::string_view(combined));
     if (!due.empty()) to_client(due);
   }
-  after_server_message(frame.type, outcome);
+  if (outcome.completed || !leg.tracker.failed_parses().empty()) after_server_message(frame.type, outcome);
   if (frame.type == 'Z') {
     // Only the client's own ReadyForQuery ends its transaction: a swallowed one (a joining
     // server's reset before the deferred BEGIN, a move's ROLLBACK) leaves the SETs pending.
@@ -218,8 +220,8 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
 // ends the client's session as it ends a PostgreSQL client's: the client gets that ErrorResponse
 // as the server sent it and the connection closes, with no error of the proxy's after it. True
 // when `frame` was such an error (`backend`, the active or a parked leg's server, is closed).
+// Called for ErrorResponses only: the callers test the type (every server message passes there).
 bool Session::ends_session(const wire::Frame& frame, pool::Backend& backend) {
-  if (frame.type != 'E') return false;
   auto fields = wire::decode_error_fields(frame.body);
   if (!fields || (fields->severity != "FATAL" && fields->severity != "PANIC")) return false;
   LOG_WARN("client=c%llu server=s%llu ended the session: %.*s %.*s", (unsigned long long)id(),
@@ -311,7 +313,9 @@ bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answ
   return relay;
 }
 
-// Bookkeeping once the message (and the proxy's answers due after it) went to the client.
+// Bookkeeping once the message (and the proxy's answers due after it) went to the client: only
+// for a message that completed an expectation or left failed Parses (the caller tests that: it
+// runs for every server message).
 void Session::after_server_message(char type, const ResponseTracker::Outcome& outcome) {
   Leg& leg = txn_.leg;
   if (!leg.tracker.failed_parses().empty()) forget_failed_parses();
