@@ -167,7 +167,10 @@ class LegEngine : private pool::BackendUser {
   // directory shard `shard`, becomes a leg (a free one, or a new one) read by the one loop, with
   // its messages checked afresh; nothing is written to it. Returns the leg. The engine never gives
   // it back to a pool except when destroyed still holding it (the session is closing).
-  size_t adopt(pool::Backend& backend, int shard);
+  size_t adopt(pool::Backend& backend, int shard) {
+    const size_t held = leg_of(backend);  // a server wait_for handed to its leg is that leg's
+    return held < legs_.size() ? held : adopt_free(backend, shard);
+  }
   // The session gives `backend` back, or lends it to another run: the leg lets go of it (reading
   // resumes if the leg was held). Nothing when no leg holds it.
   void detach(const pool::Backend& backend);
@@ -292,6 +295,8 @@ class LegEngine : private pool::BackendUser {
   // A leg for a session's server of `pool` on directory shard `shard`: a free one (no server, no
   // wait), the shard's own first, else a new one; a bare target, its state reset.
   size_t free_leg(pool::Pool& pool, int shard);
+  // adopt() of a server no leg holds: it takes a free leg.
+  size_t adopt_free(pool::Backend& backend, int shard);
   void arrived(size_t leg, pool::Backend* backend);
   // The one frame-reading loop: the leg's complete messages for the runner.
   void read(size_t leg);

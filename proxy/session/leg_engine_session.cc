@@ -45,9 +45,7 @@ size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
   return index;
 }
 
-// A server that arrived for a leg's wait is that leg's already.
-size_t LegEngine::adopt(pool::Backend& backend, int shard) {
-  if (const size_t held = leg_of(backend); held < legs_.size()) return held;
+size_t LegEngine::adopt_free(pool::Backend& backend, int shard) {
   const size_t index = free_leg(backend.pool(), shard);
   legs_[index]->backend = &backend;
   backend.attach(this, index);

@@ -63,8 +63,9 @@ bool is_sqlstate(std::string_view code) {
   return true;
 }
 
-// The checks without a Status (every message of every server goes through them).
-bool ServerMessageCheck::passes(char type, std::string_view body) {
+// The checks without a Status (every message of every server goes through them) of the
+// messages that need parsing; passes() takes the others inline.
+bool ServerMessageCheck::passes_parsed(char type, std::string_view body) {
   switch (type) {
     case 'D': {
       auto columns = data_row_columns(body);
@@ -76,15 +77,11 @@ bool ServerMessageCheck::passes(char type, std::string_view body) {
       columns_ = *columns;
       return true;
     }
-    case 'N':
-    case 'S':
-    case 'A': return true;  // asynchronous: may come in the middle of a result
-    case 'E': {
+    default: {  // 'E'
       columns_.reset();
       auto fields = decode_error_fields(body);
       return fields && is_sqlstate(fields->sqlstate);
     }
-    default: columns_.reset(); return true;
   }
 }
 
