@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes proxy/auth/nfkc_tables.h, the Unicode data of NFKC normalization (proxy/auth/nfkc.cc).
+"""Writes auth/nfkc_tables.h, the Unicode data of NFKC normalization (proxy/auth/nfkc.cc). The build
+runs it (proxy/auth/CMakeLists.txt) into the build directory; the header is not in the repository.
 
-    scripts/gen_nfkc_tables.py [UCD_DIR] > proxy/auth/nfkc_tables.h
+    scripts/gen_nfkc_tables.py [UCD_DIR [OUTPUT]]     (OUTPUT: default standard output)
 
 UCD_DIR (default /usr/share/unicode, Debian's package unicode-data) holds UnicodeData.txt and
 DerivedNormalizationProps.txt of one Unicode version. Three tables, each sorted for binary search:
@@ -104,12 +105,28 @@ def main():
     )
     assert len(pool) < 1 << 16 and max(n for _, _, n in entries) < 256
 
-    out = sys.stdout
-    out.write(
-        f"""// Unicode {version} data of NFKC normalization, for nfkc.cc only. GENERATED, do not edit:
-//   scripts/gen_nfkc_tables.py /usr/share/unicode > proxy/auth/nfkc_tables.h
-// from UnicodeData.txt and DerivedNormalizationProps.txt of Unicode {version} (Debian's package
-// unicode-data). Every table is sorted by code point for binary search.
+    text = header_text(version, runs, entries, pool, compositions)
+    if len(sys.argv) > 2:
+        # Written whole or not at all: a build stopped halfway leaves no half-written header.
+        partial = sys.argv[2] + ".partial"
+        with open(partial, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(partial, sys.argv[2])
+    else:
+        sys.stdout.write(text)
+    print(
+        f"{len(runs)} combining runs, {len(entries)} decompositions ({len(pool)} code points), "
+        f"{len(compositions)} compositions",
+        file=sys.stderr,
+    )
+
+
+def header_text(version, runs, entries, pool, compositions):
+    return (
+        f"""// Unicode {version} data of NFKC normalization, for nfkc.cc only. GENERATED at build time
+// (proxy/auth/CMakeLists.txt runs scripts/gen_nfkc_tables.py) from UnicodeData.txt and
+// DerivedNormalizationProps.txt of Debian's package unicode-data. Every table is sorted by code
+// point for binary search.
 #pragma once
 
 #include <cstdint>
@@ -157,11 +174,6 @@ inline constexpr Composition kCompositions[] = {{
 
 }}  // namespace sw::auth::nfkc_data
 """
-    )
-    print(
-        f"{len(runs)} combining runs, {len(entries)} decompositions ({len(pool)} code points), "
-        f"{len(compositions)} compositions",
-        file=sys.stderr,
     )
 
 

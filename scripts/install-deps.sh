@@ -12,7 +12,7 @@ PACKAGES=(
   postgresql-15 postgresql-client-15 postgresql-contrib-15
   pgbouncer openssl curl docker-compose prometheus
   linux-perf strace         # tests/bench/syscalls.sh (by hand)
-  unicode-data              # NormalizationTest.txt for unit_auth; scripts/gen_nfkc_tables.py
+  python3 unicode-data      # the build: auth/nfkc_tables.h (scripts/gen_nfkc_tables.py); unit_auth's NormalizationTest.txt
   # tests/drivers: the client drivers of the driver matrix suite (Node.js packages come from npm,
   # scripts/install-driver-deps.sh)
   python3-psycopg python3-psycopg2 python3-asyncpg libpostgresql-jdbc-java default-jdk-headless nodejs

@@ -44,6 +44,8 @@ fi
 
 echo "lint: clang-tidy ($BUILD/compile_commands.json)"
 [ -f "$BUILD/compile_commands.json" ] || { echo "lint: no $BUILD/compile_commands.json" >&2; exit 1; }
+# Generated headers the sources include (a build makes them; a configured tree may not have).
+cmake --build "$BUILD" --target sw_generated_headers >/dev/null
 mapfile -t sources < <(git ls-files 'proxy/*.cc' 'parser/*.cc' 'config/*.cc')
 log=$(mktemp)
 SECONDS=0

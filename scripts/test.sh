@@ -128,7 +128,7 @@ if has_stage tsan; then
   stage "tsan tests"
   (cd "$ROOT/build-tsan" && ctest --output-on-failure -R '^unit_mover$')
   (cd "$BUILD_DIR" && SHARDWIRE_BIN="$ROOT/build-tsan/proxy/app/shardwire" SHARDWIRE_IT_SANITIZED=1 \
-    ctest --output-on-failure -j2 -R '^integration\.(mover|reshard)')
+    integration_tests -R '^integration\.(mover|reshard)')
 fi
 
 if has_stage fuzz; then

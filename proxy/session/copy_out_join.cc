@@ -1,5 +1,6 @@
 #include "session/copy_out_join.h"
 
+#include "session/result_shape.h"
 #include "wire/copy_rows.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
@@ -12,6 +13,10 @@ void write_copy_data(std::string& out, std::string_view payload) {
 }
 
 }  // namespace
+
+std::string CopyOutJoin::shard(size_t leg) const {
+  return leg < shards_.size() ? shards_[leg] : "of leg " + std::to_string(leg);
+}
 
 Status CopyOutJoin::on_message(size_t leg, char type, std::string_view frame, std::string_view body,
                                std::string& out) {
@@ -28,9 +33,12 @@ Status CopyOutJoin::on_message(size_t leg, char type, std::string_view frame, st
       if (!response_sent_) {
         response_sent_ = true;
         binary_ = binary;
+        columns_ = response->columns;
         out.append(frame);
       } else if (binary != binary_) {
         return Status::server("08P01", "the shards answered COPY in different formats");
+      } else if (response->columns != columns_) {
+        return copy_columns_mismatch(shard(0), columns_, shard(leg), response->columns);
       }
       return Status::ok();
     }

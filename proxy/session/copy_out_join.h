@@ -11,8 +11,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -20,19 +23,25 @@ namespace sw::session {
 
 class CopyOutJoin {
  public:
-  CopyOutJoin(size_t legs, bool skip_headers) : legs_(legs), skip_headers_(skip_headers) {}
+  // `shards` names the legs' shards for errors (by leg; may be empty).
+  CopyOutJoin(size_t legs, bool skip_headers, std::vector<std::string> shards = {})
+      : legs_(legs), skip_headers_(skip_headers), shards_(std::move(shards)) {}
 
   // One copy message of leg `leg` ('H', 'd' or 'c'; `frame` the whole message, `body` its
   // payload); appends the client's bytes to `out`. A server fault when the legs disagree on the
-  // format or a binary stream is not one PostgreSQL writes.
+  // format or a binary stream is not one PostgreSQL writes; 42804 (session/result_shape.h) when a
+  // leg's CopyOutResponse has another column count than the first leg's, before any of its rows.
   Status on_message(size_t leg, char type, std::string_view frame, std::string_view body, std::string& out);
 
  private:
   Status copy_data(size_t leg, std::string_view frame, std::string_view body, std::string& out);
   Status copy_done(size_t leg, std::string& out);
+  std::string shard(size_t leg) const;
 
   size_t legs_;
   bool skip_headers_;
+  std::vector<std::string> shards_;
+  uint16_t columns_ = 0;  // the first leg's column count
   bool response_sent_ = false;
   bool binary_ = false;
   size_t leg_ = 0;            // the leg whose messages are being fed

@@ -133,12 +133,14 @@ Status Fanout::handle_message(size_t index, char type, std::string_view frame, s
 // The answer to the client's statement: merged into the one answer the client gets.
 Status Fanout::relay_answer(size_t index, char type, std::string_view frame, std::string_view body) {
   switch (type) {
-    case 'T':
-      if (mode_ == Mode::ConcatenateRows && !row_description_sent_) {
-        row_description_sent_ = true;
-        write_client_(frame);
-      }
+    case 'T': {
+      if (mode_ != Mode::ConcatenateRows) return Status::ok();
+      // Every shard's rows go under the first shard's RowDescription: the others must match it.
+      if (Status same = shape_.check(index, engine_->shard(index), body); !same) return same;
+      if (!row_description_sent_) write_client_(frame);
+      row_description_sent_ = true;
       return Status::ok();
+    }
     case 'D':
       if (mode_ == Mode::ConcatenateRows) write_client_(frame);
       return Status::ok();
@@ -162,9 +164,14 @@ Status Fanout::relay_answer(size_t index, char type, std::string_view frame, std
     case 'd':
     case 'c': {
       if (mode_ != Mode::ConcatenateRows) return Status::ok();
-      if (!copy_) copy_.emplace(targets_.size(), targets_.front().copy_csv_header);
+      if (!copy_) {
+        std::vector<std::string> shards;
+        for (size_t i = 0; i < targets_.size(); ++i) shards.push_back(engine_->shard(i));
+        copy_.emplace(targets_.size(), targets_.front().copy_csv_header, std::move(shards));
+      }
       std::string out;
       Status joined = copy_->on_message(index, type, frame, body, out);
+      if (!joined && joined.sqlstate == kShapeMismatchState) return joined;  // names both shards
       if (!joined)
         return Status::server(joined.sqlstate, "shard " + engine_->shard(index) + ": " + joined.message);
       if (!out.empty()) write_client_(out);

@@ -1,7 +1,9 @@
 // One simple Query run on several shards for one client, outside any transaction:
 //  * Mode::ConcatenateRows — a read sent to every shard at once; rows relayed shard after shard
-//    (one RowDescription, the DataRows of all, one "SELECT n" with the total); a COPY ... TO
-//    STDOUT's copies joined into one by CopyOutJoin (one "COPY n");
+//    (one RowDescription, the DataRows of all, one "SELECT n" with the total); a shard whose
+//    columns differ from the first shard's fails the read (42804, session/result_shape.h)
+//    before any of its rows; a COPY ... TO STDOUT's copies joined into one by CopyOutJoin (one
+//    "COPY n");
 //  * Mode::OneAfterAnother — DDL applied shard after shard; the first failure stops it and the
 //    error names the shards that did and did not apply the statement (DDL is not atomic);
 //  * Mode::FirstToSucceed — COMMIT PREPARED / ROLLBACK PREPARED of a client's gid, tried shard
@@ -27,6 +29,7 @@
 #include "pool/pool.h"
 #include "session/copy_out_join.h"
 #include "session/leg_engine.h"
+#include "session/result_shape.h"
 #include "session/starting_reads.h"
 
 namespace sw::session {
@@ -114,6 +117,7 @@ class Fanout : public LegEngine::Runner {
   size_t current_ = 0;          // the leg whose answers are being relayed (the ones before it are done)
   bool epilogue_sent_ = false;  // the current leg's epilogue_sql went (its answer is swallowed)
   bool row_description_sent_ = false;
+  ResultShape shape_;                 // ConcatenateRows: every shard's columns are the first shard's
   bool parse_complete_sent_ = false;  // ParseComplete/BindComplete/NoData: once, from the first shard
   bool bind_complete_sent_ = false;
   uint64_t rows_ = 0;

@@ -147,6 +147,8 @@ Status MergeFanout::handle_message(size_t index, char type, std::string_view fra
   engine_->answered(index);
   switch (type) {
     case 'T':
+      // The first RowDescription describes every shard's rows: the others must match it.
+      if (Status same = shape_.check(index, shard, body); !same) return same;
       if (described_) return Status::ok();
       shard_columns_.described_by = &collations_[index];
       return describe(frame, body);

@@ -9,6 +9,8 @@
 //  * each leg's DataRows go to the merger; a leg whose rows the merger holds up to
 //    fanout.max_rows_buffered stops being read (TCP holds the rest), and a client that reads
 //    slowly (its output over the high-water mark) stops the merge, hence every leg;
+//  * every shard's RowDescription must match the first one's (42804 otherwise,
+//    session/result_shape.h);
 //  * the client gets one RowDescription, the merged DataRows, one "SELECT n", ReadyForQuery (an
 //    Execute row limit: PortalSuspended; inside the client's transaction the portal may go on,
 //    keep_portal);
@@ -34,6 +36,7 @@
 #include "merge/merger.h"
 #include "session/fanout.h"
 #include "session/leg_engine.h"
+#include "session/result_shape.h"
 #include "session/starting_reads.h"
 
 namespace sw::session {
@@ -171,6 +174,7 @@ class MergeFanout : public LegEngine::Runner {
   std::vector<uint32_t> client_types_;  // the client's columns (binary results only)
   std::vector<bool> binary_columns_;    // empty: every column in text
   merge::ShardColumns shard_columns_;   // the first RowDescription's names and origins
+  ResultShape shape_;                   // every shard's columns are the first one's
   ServerState session_state_;
   size_t max_rows_buffered_;
   std::function<void(std::string_view)> write_client_;

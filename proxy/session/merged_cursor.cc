@@ -63,7 +63,7 @@ std::string MergedCursor::declare_messages(size_t leg, const Parameters* paramet
   return out;
 }
 
-Status MergedCursor::take_declared(size_t leg, char type, std::string_view body) {
+Status MergedCursor::take_declared(size_t leg, std::string_view shard, char type, std::string_view body) {
   int& phase = phase_[leg];
   if (phase == 0) {  // the collations query
     if (type == 'D') {
@@ -78,7 +78,10 @@ Status MergedCursor::take_declared(size_t leg, char type, std::string_view body)
     }
     return Status::ok();
   }
-  if (type == 'T' && phase == 2 && !described_) {
+  if (type == 'T' && phase == 2) {
+    // The first shard's columns describe every shard's rows: the others must match them.
+    if (Status same = shape_.check(leg, shard, body); !same) return same;
+    if (described_) return Status::ok();
     shard_columns_.described_by = &collations_[leg];
     return describe(body);
   }

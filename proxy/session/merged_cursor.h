@@ -23,6 +23,7 @@
 #include "merge/merger.h"
 #include "merge/plan.h"
 #include "session/cursor_scroll.h"
+#include "session/result_shape.h"
 
 namespace sw::session {
 
@@ -55,8 +56,9 @@ class MergedCursor {
   // cursor's RowDescription without moving it; declare_ready() ReadyForQuery messages answer it.
   std::string declare_messages(size_t leg, const Parameters* parameters) const;
   static int declare_ready(const Parameters* parameters) { return parameters != nullptr ? 3 : 1; }
-  // A message of leg i's answer to declare_sql.
-  Status take_declared(size_t leg, char type, std::string_view body);
+  // A message of leg i's answer to declare_sql; `shard` names the leg's shard. Every shard's
+  // RowDescription must match the first one's (42804 otherwise, session/result_shape.h).
+  Status take_declared(size_t leg, std::string_view shard, char type, std::string_view body);
   // After the DECLARE round: every leg answered and the columns are known.
   bool declared() const;
   // The client's RowDescription of every FETCH.
@@ -83,6 +85,7 @@ class MergedCursor {
   std::vector<int> phase_;  // per leg: the DECLARE round's step its answer reached
   std::vector<merge::ShardCollations> collations_;
   merge::ShardColumns shard_columns_;
+  ResultShape shape_;  // the DECLARE round's RowDescriptions: one shape
   bool described_ = false;
   std::string row_description_;
 };

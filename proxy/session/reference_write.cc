@@ -53,6 +53,16 @@ Status ReferenceWrite::on_leg_message(size_t index, const Message& message) {
   const auto [type, frame, body] = message;
   if (move_ && message.type != 'E' && message.type != 'Z' && answers_statement(index))
     return on_move_message(index, message);
+  if (type == 'T' && setup_.answer == Answer::SumRows && answers_statement(index)) {
+    // Every shard's rows go under the first RowDescription: the others must match it.
+    Status same = shape_.check(index, servers_.shard(index), body);
+    if (!same && same.sqlstate != kShapeMismatchState) return same;
+    if (!same) {
+      same.message.append("; ").append(undone());
+      fail(same);
+      return Status::ok();
+    }
+  }
   switch (type) {
     case 'Z': return Status::ok();
     case '1':

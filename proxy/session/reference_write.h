@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "session/joint_write.h"
 #include "session/key_move.h"
+#include "session/result_shape.h"
 #include "session/starting_reads.h"
 
 namespace sw::session {
@@ -101,6 +102,7 @@ class ReferenceWrite : public JointWrite {
   bool moving_ = false;
   std::unique_ptr<KeyMoveRest> rest_;
   std::string result_;     // the client's RowDescription and DataRows (EqualTags: the first shard's)
+  ResultShape shape_;      // SumRows: every shard's columns are the first shard's
   std::string held_once_;  // SumRows: the types held from the first shard that sent them (1, 2, T, n)
   std::string tag_;        // the client's CommandComplete tag
 };

@@ -163,6 +163,18 @@ Status Session::declare_refusal(const router::Route& route, const CursorStatemen
   return Status::ok();
 }
 
+namespace {
+
+// The directory's names of `shards` (its indexes), by leg.
+std::vector<std::string> shard_names(const router::Directory& directory, const std::vector<int>& shards) {
+  std::vector<std::string> names;
+  names.reserve(shards.size());
+  for (int shard : shards) names.push_back(directory.shards()[static_cast<size_t>(shard)]);
+  return names;
+}
+
+}  // namespace
+
 // Declares the cursor on the read's shards (the client's DECLARE was consumed); `parameters`: the
 // extended protocol's, whose answer starts with `answer` (ParseComplete, BindComplete, NoData).
 void Session::run_declare(const router::Route& route, const CursorStatement& statement,
@@ -182,8 +194,9 @@ void Session::run_declare(const router::Route& route, const CursorStatement& sta
   set_request_state(RequestState::Running);
   start_cursor_round(
       shards, std::move(messages), MergedCursor::declare_ready(parameters),
-      [cursor](size_t leg, char type, std::string_view body) {
-        return cursor->take_declared(leg, type, body);
+      [cursor, names = shard_names(*host_.directory(), shards)](size_t leg, char type,
+                                                                std::string_view body) {
+        return cursor->take_declared(leg, names[leg], type, body);
       },
       [this, cursor, in_transaction, answer = std::move(answer)](const Status& error) mutable {
         if (!error.is_ok() && cursor->hold() && !in_transaction) return close_held_halves(*cursor);

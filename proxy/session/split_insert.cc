@@ -89,6 +89,15 @@ Status SplitInsert::on_leg_message(size_t index, const Message& message) {
 // The part's own answer: held in the combiner until every part answered.
 Status SplitInsert::on_part_answer(size_t index, char type, std::string_view frame, std::string_view body) {
   Status held = Status::ok();
+  if (type == 'T') {  // RETURNING: every part's rows go under the first part's RowDescription
+    Status same = shape_.check(index, servers_.shard(index), body);
+    if (!same && same.sqlstate == kShapeMismatchState) {
+      same.message.append("; ").append(undone());
+      fail(same);
+      return Status::ok();
+    }
+    if (!same) return same;
+  }
   if (type == 'T' || type == 'n') held = answer_.on_row_description(index, frame);
   if (type == 'D') held = answer_.on_data_row(index, frame);
   if (type == 'C') {

@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "session/batch_answer.h"
 #include "session/joint_write.h"
+#include "session/result_shape.h"
 #include "session/split_answer.h"
 #include "session/split_bind.h"
 
@@ -86,6 +87,7 @@ class SplitInsert : public JointWrite {
   std::vector<std::string> requests_;  // by leg: what it runs (its part of the split)
   std::vector<bool> inserted_;         // by leg: its part inserted rows
   Setup setup_;
+  ResultShape shape_;  // RETURNING: every part's columns are the first part's
   SplitAnswer answer_;
   std::string notices_;  // the parts' NoticeResponses, relayed ahead of the answer
   std::string result_;   // the combined answer, once every part answered

@@ -24,14 +24,24 @@ PgResult on_other_server(PgConn& c, PgConn& holder, const std::string& sql) {
   return commit.ok() ? r : commit;
 }
 
+// A proxy in pool mode `mode`; with `pool_size`, that many servers per pool and one worker (so
+// that every client shares the same pools).
+ProxyOptions in_mode(const char* mode, int pool_size = 0) {
+  ProxyOptions o;
+  o.pool_mode = mode;
+  if (pool_size > 0) {
+    o.pool_size = pool_size;
+    o.workers = 1;
+  }
+  return o;
+}
+
 }  // namespace
 
 TEST_SUITE("startup_options") {
   TEST_CASE("-c search_path=a,public is two schemas, as PostgreSQL reads it") {
     for (const char* mode : {"transaction", "session"}) {
-      ProxyOptions o;
-      o.pool_mode = mode;
-      Target t(shared_cluster(), o);
+      Target t(shared_cluster(), in_mode(mode));
       INFO("pool mode " << std::string(mode) << "; proxy log:\n" << t.log_tail());
       std::string schema = unique_name("sp");
       PgConn admin = t.connect_or_throw();
@@ -69,9 +79,7 @@ TEST_SUITE("startup_options") {
   // PostgreSQL reports each setting in its own spelling from the first ParameterStatus on.
   TEST_CASE("ParameterStatus at login is what the server reports: client_encoding=utf-8 is UTF8") {
     for (const char* mode : {"transaction", "session"}) {
-      ProxyOptions o;
-      o.pool_mode = mode;
-      Target t(shared_cluster(), o);
+      Target t(shared_cluster(), in_mode(mode));
       INFO("pool mode " << std::string(mode) << "; proxy log:\n" << t.log_tail());
       for (int i = 0; i < 2; ++i) {  // the pool's first login, then a server with parameters known
         PgConn c = t.connect_or_throw(
@@ -95,10 +103,7 @@ TEST_SUITE("startup_options") {
   // the same settings needs no server, so it does not wait while the only one is taken.
   TEST_CASE("a login with settings probed before needs no server") {
     for (const char* mode : {"transaction", "session"}) {
-      ProxyOptions o;
-      o.pool_mode = mode;
-      o.pool_size = 1;
-      o.workers = 1;
+      ProxyOptions o = in_mode(mode, 1);
       o.query_wait_timeout = "3s";
       Target t(shared_cluster(), o);
       INFO("pool mode " << std::string(mode) << "; proxy log:\n" << t.log_tail());
@@ -122,11 +127,7 @@ TEST_SUITE("startup_options") {
 
   TEST_CASE("RESET ALL, RESET name and DISCARD ALL go back to the client's own startup values") {
     for (const char* mode : {"transaction", "session"}) {
-      ProxyOptions o;
-      o.pool_mode = mode;
-      o.pool_size = 2;
-      o.workers = 1;
-      Target t(shared_cluster(), o);
+      Target t(shared_cluster(), in_mode(mode, 2));
       INFO("pool mode " << std::string(mode) << "; proxy log:\n" << t.log_tail());
       PgConn c = t.connect_or_throw(kOwnDefaults);
       PgConn holder = t.connect_or_throw();

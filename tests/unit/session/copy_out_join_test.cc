@@ -127,3 +127,17 @@ TEST_CASE("binary streams PostgreSQL does not write and mixed formats are server
     CHECK(other.on_message(1, 'd', data, "not a header", out).sqlstate == "08P01");
   }
 }
+
+TEST_CASE("a shard copying another column count fails the copy before its rows, naming both shards") {
+  CopyOutJoin join(2, false, {"s0", "s1"});
+  std::string out = feed(join, 0, 'H', kTextResponse);  // one column
+  out += feed(join, 0, 'd', "a\n");
+  out += feed(join, 0, 'c', "");
+  const std::string two_columns = std::string("\0\0\2\0\0\0\0", 7);
+  const std::string frame = message('H', two_columns);
+  std::string more;
+  sw::Status status = join.on_message(1, 'H', frame, std::string_view(frame).substr(5), more);
+  CHECK(status.sqlstate == "42804");
+  CHECK(status.message.find("shard s1 copied 2 columns where shard s0 copied 1") != std::string::npos);
+  CHECK(more.empty());
+}
