@@ -154,14 +154,13 @@ bool LegEngine::kept_from_runner(pool::Backend& backend, const wire::Frame& fram
 // while the leg still holds the server and is not held: a runner that released or handed it over
 // ended the leg. The limits are the pool's, as for a server of the session's own.
 void LegEngine::read(size_t index) {
-  Reading reading(reading_);  // ended: a runner destroyed the engine
+  Reading reading(reading_, index);  // ended: a runner destroyed the engine
   Leg& leg = *legs_[index];
   while (pool::Backend* backend = leg.backend) {
     if (leg.held) {
       backend->connection().pause_reading();
       return;
     }
-    net::Connection& connection = backend->connection();
     const wire::FrameResult read = read_checked(*backend, leg.check);
     if (read.status == wire::FrameStatus::NeedMore) {
       runner_.on_leg_caught_up(index);
@@ -173,32 +172,40 @@ void LegEngine::read(size_t index) {
     }
     const wire::Frame& frame = read.frame;
     if ((frame.type == 'S' || frame.type == 'A') && kept_from_runner(*backend, frame)) {
-      connection.consume(frame.size);
+      backend->connection().consume(frame.size);
       continue;
     }
     const std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
-    const Status handled = runner_.on_leg_message(index, Message{frame.type, whole, frame.body});
+    const Message message{frame.type, whole, frame.body};
+    reading.presented = &message;
+    const bool took = runner_.on_leg_message(index, message);
     if (reading.ended || leg.backend != backend) return;
+    if (reading.presented == nullptr) continue;  // the runner consumed it
     if (leg.held) {
       runner_.on_leg_caught_up(index);
       return;
     }
-    connection.consume(frame.size);
-    if (frame.type == 'Z') count_ready(leg);
-    if (!handled) {
-      if (runner_.on_leg_refused(index, handled)) return;
-      if (reading.ended) return;
-      violation(index, *backend, handled);
+    consume_presented(leg, reading);
+    if (!took) {
+      const Status why = std::exchange(leg.refusal, Status::ok());
+      if (runner_.on_leg_refused(index, why) || reading.ended) return;
+      violation(index, *backend, why);
       return;
     }
     if (frame.type == 'Z') {
-      if (const char status = wire::ready_for_query_status(frame.body)) leg.status = status;
       runner_.on_leg_ready(index);
       if (reading.ended) return;
     }
-    runner_.on_leg_consumed(index, frame.type);
-    if (reading.ended) return;
   }
+}
+
+void LegEngine::consume_presented(Leg& leg, Reading& reading) {
+  const Message& message = *std::exchange(reading.presented, nullptr);
+  if (message.type == 'Z') {
+    count_ready(leg);
+    if (const char status = wire::ready_for_query_status(message.body)) leg.status = status;
+  }
+  leg.backend->connection().consume(message.frame.size());
 }
 
 void LegEngine::count_ready(Leg& leg) {

@@ -97,16 +97,19 @@ class LegEngine : private pool::BackendUser {
     // messages, as injected: ready_owed(leg) counts them); the runner appends its statements and
     // writes the whole with write().
     virtual void on_leg_server(size_t leg, std::string prologue) = 0;
-    // A message of the leg's server, in order. Ok: it is consumed and reading goes on (a
-    // ReadyForQuery then goes to on_leg_ready), unless the call held the leg (the message stays
-    // unread until resume()). An error: the runner cannot take it; it is consumed, then
-    // on_leg_refused decides. When the call released or handed over the leg's server, the
-    // message is left unconsumed and the leg is read no further.
-    virtual Status on_leg_message(size_t leg, const Message& message) = 0;
+    // A message of the leg's server, in order. True: the runner took it; it is consumed and
+    // reading goes on (a ReadyForQuery then goes to on_leg_ready), unless the call held the leg
+    // (the message stays unread until resume()) or consumed it itself (consume(): the runner
+    // then goes on with what the message asks for). False: the runner cannot take it and said
+    // why with refuse(); it is consumed, then on_leg_refused decides. When the call released or
+    // handed over the leg's server, the message is left unconsumed and the leg is read no
+    // further. No Status is made on the way: the call runs for every message.
+    virtual bool on_leg_message(size_t leg, const Message& message) = 0;
     // A ReadyForQuery of the leg's server, consumed (and no longer counted as due).
     virtual void on_leg_ready(size_t leg) = 0;
-    // on_leg_message's error, the message consumed. True: the runner has dealt with it (it ends
-    // the run with that error); false: it is the server's protocol violation (on_leg_violation).
+    // Why on_leg_message refused a message (refuse()), the message consumed. True: the runner
+    // has dealt with it (it ends the run with that error); false: it is the server's protocol
+    // violation (on_leg_violation).
     virtual bool on_leg_refused(size_t /*leg*/, const Status& /*why*/) { return false; }
     // Every complete message of the leg was read for now (or the leg was held).
     virtual void on_leg_caught_up(size_t /*leg*/) {}
@@ -123,9 +126,6 @@ class LegEngine : private pool::BackendUser {
     // engine's count): the runner adds what the session needs to take it back (copy_open, wrote;
     // ready_owed when it counts its own).
     virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
-    // A message the runner took was consumed (after on_leg_ready, for a ReadyForQuery); the
-    // leg is read on unless this call released it or held it.
-    virtual void on_leg_consumed(size_t /*leg*/, char /*type*/) {}
     // Whether ParameterStatus and NotificationResponse reach on_leg_message (the session relays
     // them to its client); default: they are kept from the runner.
     virtual bool takes_async_messages() const { return false; }
@@ -137,6 +137,16 @@ class LegEngine : private pool::BackendUser {
     // The engine this runner runs on, while it has one (the engine sets it): how the session
     // reaches the legs of whatever runner is in its slot.
     LegEngine* engine() const { return engine_; }
+
+   protected:
+    // on_leg_message's refusal of the leg's message: `why` goes to on_leg_refused. Returns false,
+    // on_leg_message's answer.
+    bool refuse(size_t leg, Status why) {
+      engine_->legs_[leg]->refusal = std::move(why);
+      return false;
+    }
+    // on_leg_message's answer from a policy that says ok or why not.
+    bool took(size_t leg, Status status) { return status.is_ok() || refuse(leg, std::move(status)); }
 
    private:
     friend class LegEngine;
@@ -211,6 +221,13 @@ class LegEngine : private pool::BackendUser {
   // not taken now, and resume() presents it again.
   void hold(size_t leg);
   void resume(size_t leg);
+  // Inside on_leg_message: the message presented is consumed now (a ReadyForQuery counted off
+  // and its status kept, with no on_leg_ready call), and the runner may then do whatever it asks
+  // for, reading included. Nothing when the leg has no message presented.
+  void consume(size_t leg) {
+    if (reading_ != nullptr && reading_->leg == leg && reading_->presented != nullptr)
+      consume_presented(*legs_[leg], *reading_);
+  }
   bool held(size_t leg) const { return legs_[leg]->held; }
   // Sends the client's CancelRequest to the leg's server, if it has one. A cancelled server is
   // closed when released, never pooled: a cancel arriving late would hit another client's query.
@@ -291,10 +308,13 @@ class LegEngine : private pool::BackendUser {
     int injected = 0;        // of those, the next ones that end injected statements
     char status = 'I';
     wire::ServerMessageCheck check;
+    Status refusal;  // why on_leg_message refused its message (Runner::refuse)
   };
   // A leg for a session's server of `pool` on directory shard `shard`: a free one (no server, no
   // wait), the shard's own first, else a new one; a bare target, its state reset.
   size_t free_leg(pool::Pool& pool, int shard);
+  // A new bare leg (free_leg found none free): its index.
+  size_t add_bare_leg();
   // adopt() of a server no leg holds: it takes a free leg.
   size_t adopt_free(pool::Backend& backend, int shard);
   void arrived(size_t leg, pool::Backend* backend);
@@ -324,7 +344,7 @@ class LegEngine : private pool::BackendUser {
   // A read() in progress (the innermost; a runner's call may read again): the destructor marks
   // every one ended, so that none touches the engine after a runner destroyed it.
   struct Reading {
-    explicit Reading(Reading*& top) : innermost(top), outer(top) { top = this; }
+    Reading(Reading*& top, size_t index) : innermost(top), outer(top), leg(index) { top = this; }
     ~Reading() {
       if (!ended) innermost = outer;
     }
@@ -332,8 +352,12 @@ class LegEngine : private pool::BackendUser {
     Reading& operator=(const Reading&) = delete;
     Reading*& innermost;
     Reading* outer;
+    size_t leg;
+    const Message* presented = nullptr;  // the message on_leg_message has, until consumed
     bool ended = false;
   };
+  // Consumes the message `reading` presents: one less ReadyForQuery due for a ReadyForQuery.
+  void consume_presented(Leg& leg, Reading& reading);
   Reading* reading_ = nullptr;
 };
 

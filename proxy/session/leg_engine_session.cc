@@ -12,8 +12,9 @@ namespace sw::session {
 
 // The session's legs are bare targets, one per shard it used: a server of that shard takes the
 // shard's leg again when it is free (its target as it was); else any free leg is retargeted, else a
-// new one is made. A failed wait leaves its leg free (a run's failed wait ends the run).
-size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
+// new one is made. A failed wait leaves its leg free (a run's failed wait ends the run). Inline:
+// it runs for every transaction of the session.
+inline size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
   size_t index = legs_.size();
   for (size_t i = 0; i < legs_.size(); ++i) {
     const Leg& leg = *legs_[i];
@@ -21,17 +22,7 @@ size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
     index = i;
     if (leg.target.index == shard) break;
   }
-  if (index == legs_.size()) {
-    Target bare;
-    bare.begin.clear();
-    bare.bare = true;
-    legs_.push_back(std::make_unique<Leg>(
-        std::move(bare), [this, index](pool::Backend* server) { on_server(index, server); },
-        [this, index](const Status& why) {
-          legs_[index]->waiting = false;
-          runner_.on_no_server(why);
-        }));
-  }
+  if (index == legs_.size()) index = add_bare_leg();
   Leg& leg = *legs_[index];
   if (leg.target.pool != &pool) {
     leg.target.pool = &pool;
@@ -42,6 +33,20 @@ size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
   leg.ready_owed = leg.injected = 0;
   leg.status = 'I';
   leg.check.reset();
+  return index;
+}
+
+size_t LegEngine::add_bare_leg() {
+  const size_t index = legs_.size();
+  Target bare;
+  bare.begin.clear();
+  bare.bare = true;
+  legs_.push_back(std::make_unique<Leg>(
+      std::move(bare), [this, index](pool::Backend* server) { on_server(index, server); },
+      [this, index](const Status& why) {
+        legs_[index]->waiting = false;
+        runner_.on_no_server(why);
+      }));
   return index;
 }
 

@@ -223,9 +223,8 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   // LegEngine::Runner: the session's answer policy on the legs of its engine, legs_
   // (session_server.cc): the active leg's answers relayed, a parked leg's swallowed.
   void on_leg_server(size_t leg, std::string prologue) override;
-  Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
+  bool on_leg_message(size_t leg, const LegEngine::Message& message) override;
   void on_leg_ready(size_t /*leg*/) override {}
-  void on_leg_consumed(size_t leg, char type) override;
   bool on_leg_refused(size_t /*leg*/, const Status& /*why*/) override { return true; }
   void on_leg_caught_up(size_t leg) override;
   void on_leg_violation(size_t leg, const Status& why) override;
@@ -277,7 +276,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   void report_unexpected_event(const char* event) const;
   void expect_waiting_for_server(const char* event) const;
   // The front request needs another leg: it is routed again once the active leg owes nothing
-  // (on_leg_consumed) or more client input comes.
+  // (after_active_message) or more client input comes.
   Next wait_for_active_leg() {
     set_request_state(RequestState::WaitingForLeg);
     return Next::Stop;
@@ -461,7 +460,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   void reject_pending_request(const Status& why, std::string_view detail = {});
   // Server -> client (session_server.cc)
   void after_active_message();
-  static Status stop_reading_leg();
+  bool stop_reading_leg(size_t leg);
   void drop_violating_server(const Status& why);
   void after_server_frame(RequestState before);
   enum class AfterMessage { Continue, Dropped, Retry };
@@ -651,9 +650,6 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   // move). Declared before txn_: a runner's engine in txn_ goes first.
   LegEngine legs_;
   Transaction txn_;
-  // What the message on_leg_message took asks for once it is consumed (on_leg_consumed, which
-  // sets it back to Parked: it is Parked between messages).
-  enum class Taken : uint8_t { Parked, Active, ActiveRetry } taken_ = Taken::Parked;
   // A move's RETURNING left at its Executes' row limits in the transaction (continue_key_move_portal).
   std::unique_ptr<KeyMoveRest> key_move_rest_;
   Request request_;

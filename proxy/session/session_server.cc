@@ -13,39 +13,36 @@ namespace sw::session {
 
 // The session's engine reads every leg of the transaction in its one loop (LegEngine::read): the
 // active leg's answers go on to the client through its ResponseTracker (handle_server_message),
-// held while the client's output is over its high-water mark; a parked leg's are swallowed
-// (on_parked_frame). Reading the leg stops when the session let go of its server (a violation, a
-// FATAL, a fence retry, the end of its transaction) or returned an error (on_leg_refused: it
-// already ended the session).
-Status Session::on_leg_message(size_t leg, const LegEngine::Message& message) {
+// held while the client's output is over its high-water mark, and once consumed the session does
+// what each asks for (after_active_message); a parked leg's are swallowed (on_parked_frame).
+// Reading the leg stops when the session let go of its server (a violation, a FATAL, a fence
+// retry, the end of its transaction) or refused the message (on_leg_refused: it already ended
+// the session).
+bool Session::on_leg_message(size_t leg, const LegEngine::Message& message) {
   pool::Backend& backend = *legs_.backend(leg);
   const wire::Frame frame{message.type, message.body, message.frame.size()};
   if (&backend != txn_.leg.backend) {
     Leg* parked = parked_leg(backend);
-    return parked != nullptr && on_parked_frame(*parked, frame) ? Status::ok() : stop_reading_leg();
+    return (parked != nullptr && on_parked_frame(*parked, frame)) || stop_reading_leg(leg);
   }
   if (client_->over_high_water()) {
     legs_.hold(leg);  // resumed by on_drained
-    return Status::ok();
+    return true;
   }
   const AfterMessage after = handle_server_message(frame);
-  if (after == AfterMessage::Dropped) return stop_reading_leg();
-  taken_ = after == AfterMessage::Retry ? Taken::ActiveRetry : Taken::Active;
-  return Status::ok();
+  if (after == AfterMessage::Dropped) return stop_reading_leg(leg);
+  legs_.consume(leg);
+  if (after == AfterMessage::Retry) {
+    retry_after_fence();  // lets go of the server
+  } else {
+    after_active_message();
+  }
+  return true;
 }
 
 // The session let go of the leg's server, or ended (on_leg_refused: nothing more to do).
-Status Session::stop_reading_leg() {
-  return Status::proxy("XX000", "the session stopped reading this server");
-}
-
-// The active leg's message was consumed: what the session does next.
-void Session::on_leg_consumed(size_t /*leg*/, char /*type*/) {
-  switch (std::exchange(taken_, Taken::Parked)) {
-    case Taken::Parked: return;
-    case Taken::ActiveRetry: retry_after_fence(); return;  // lets go of the server
-    case Taken::Active: after_active_message(); return;
-  }
+bool Session::stop_reading_leg(size_t leg) {
+  return refuse(leg, Status::proxy("XX000", "the session stopped reading this server"));
 }
 
 void Session::after_active_message() {

@@ -53,16 +53,16 @@ class Recorder : public LegEngine::Runner {
     engine->write(leg, prologue);
     if (cancel_pending_ && every_leg_has_server()) cancel_client();
   }
-  Status on_leg_message(size_t leg, const LegEngine::Message& message) override {
+  bool on_leg_message(size_t leg, const LegEngine::Message& message) override {
     if (leg == hold_until_ready && !zero_ready_) {
       events.push_back("held " + std::to_string(leg) + " " + message.type);
       engine->hold(leg);
-      return Status::ok();
+      return true;
     }
     std::string event = "message " + std::to_string(leg) + " " + message.type;
     if (message.type == 'D') event += " " + std::to_string(message.frame.size());  // whole
     events.push_back(event);
-    return Status::ok();
+    return true;
   }
   void on_leg_ready(size_t leg) override {
     if (--owed_[leg] > 0) return;
