@@ -91,8 +91,9 @@ bool ReferenceWrite::on_leg_message(size_t index, const Message& message) {
     }
     default: break;
   }
-  return refuse(index, Status::server("08P01", "shard " + servers_.shard(index) + " answered a " + what() +
-                                                  " with an unexpected message ('" + std::string(1, type) + "')"));
+  return refuse(index,
+                Status::server("08P01", "shard " + servers_.shard(index) + " answered a " + what() +
+                                            " with an unexpected message ('" + std::string(1, type) + "')"));
 }
 
 // A message of the answer to the statement, held for the client until every shard answered:

@@ -82,9 +82,9 @@ bool SplitInsert::on_leg_message(size_t index, const Message& message) {
       break;
     default: break;
   }
-  return refuse(index, Status::server("08P01", "shard " + servers_.shard(index) + " answered its part of " +
-                                                  what() + " with an unexpected message ('" +
-                                                  std::string(1, type) + "')"));
+  return refuse(index,
+                Status::server("08P01", "shard " + servers_.shard(index) + " answered its part of " + what() +
+                                            " with an unexpected message ('" + std::string(1, type) + "')"));
 }
 
 // The part's own answer: held in the combiner until every part answered.
