@@ -199,20 +199,6 @@ void LegEngine::read(size_t index) {
   }
 }
 
-void LegEngine::consume_presented(Leg& leg, Reading& reading) {
-  const Message& message = *std::exchange(reading.presented, nullptr);
-  if (message.type == 'Z') {
-    count_ready(leg);
-    if (const char status = wire::ready_for_query_status(message.body)) leg.status = status;
-  }
-  leg.backend->connection().consume(message.frame.size());
-}
-
-void LegEngine::count_ready(Leg& leg) {
-  if (leg.ready_owed > 0) --leg.ready_owed;
-  if (leg.injected > 0) --leg.injected;
-}
-
 void LegEngine::mark_answered(size_t leg) {
   legs_[leg]->answered = true;
   end_watch_once_started();

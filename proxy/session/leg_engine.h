@@ -43,6 +43,7 @@
 #include "session/starting_reads.h"
 #include "session/two_phase.h"
 #include "wire/frame_reader.h"
+#include "wire/messages.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -325,7 +326,10 @@ class LegEngine : private pool::BackendUser {
   void violation(size_t leg, const pool::Backend& backend, const Status& why);
   void mark_answered(size_t leg);
   // A ReadyForQuery of the leg was consumed: one less due.
-  void count_ready(Leg& leg);
+  static void count_ready(Leg& leg) {
+    if (leg.ready_owed > 0) --leg.ready_owed;
+    if (leg.injected > 0) --leg.injected;
+  }
 
   // The pool's answer to the leg's wait: its server, or why there is none.
   void on_server(size_t leg, pool::Backend* backend);
@@ -356,8 +360,16 @@ class LegEngine : private pool::BackendUser {
     const Message* presented = nullptr;  // the message on_leg_message has, until consumed
     bool ended = false;
   };
-  // Consumes the message `reading` presents: one less ReadyForQuery due for a ReadyForQuery.
-  void consume_presented(Leg& leg, Reading& reading);
+  // Consumes the message `reading` presents: one less ReadyForQuery due for a ReadyForQuery, and
+  // its status kept. Inline: it runs for every message.
+  void consume_presented(Leg& leg, Reading& reading) {
+    const Message& message = *std::exchange(reading.presented, nullptr);
+    if (message.type == 'Z') {
+      count_ready(leg);
+      if (const char status = wire::ready_for_query_status(message.body)) leg.status = status;
+    }
+    leg.backend->connection().consume(message.frame.size());
+  }
   Reading* reading_ = nullptr;
 };
 
