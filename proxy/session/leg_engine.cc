@@ -176,7 +176,7 @@ void LegEngine::read(size_t index) {
       continue;
     }
     const std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
-    const Message message{frame.type, whole, frame.body};
+    const Message message{frame.type, whole, frame.body, frame};
     reading.presented = &message;
     const bool took = runner_.on_leg_message(index, message);
     if (reading.ended || leg.backend != backend) return;

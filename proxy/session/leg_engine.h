@@ -81,12 +81,14 @@ class LegEngine : private pool::BackendUser {
     HandBack hand_back;          // lent servers, or every one in a transaction
   };
   // One message of a leg's server that passed its checks: `frame` whole (header and body, to
-  // relay as is), `body` after the header. Both point into the server's input: valid only during
-  // the call.
+  // relay as is), `body` after the header; `read`, the same message as the frame reader gave it
+  // (the session hands it on as is). All point into the server's input: valid only during the
+  // call.
   struct Message {
-    char type = 0;
+    char type;
     std::string_view frame;
     std::string_view body;
+    const wire::Frame& read;
   };
   // The answer policy: what the runner is told, by leg index (the targets' order). The engine
   // may be destroyed by the runner inside any of these calls; it touches nothing after that.

@@ -50,7 +50,9 @@ std::string_view ReferenceWrite::statement(size_t index) const {
 }
 
 bool ReferenceWrite::on_leg_message(size_t index, const Message& message) {
-  const auto [type, frame, body] = message;
+  const char type = message.type;
+  const std::string_view frame = message.frame;
+  const std::string_view body = message.body;
   if (move_ && message.type != 'E' && message.type != 'Z' && answers_statement(index))
     return took(index, on_move_message(index, message));
   if (type == 'T' && setup_.answer == Answer::SumRows && answers_statement(index)) {

@@ -20,7 +20,7 @@ namespace sw::session {
 // the session).
 bool Session::on_leg_message(size_t leg, const LegEngine::Message& message) {
   pool::Backend& backend = *legs_.backend(leg);
-  const wire::Frame frame{message.type, message.body, message.frame.size()};
+  const wire::Frame& frame = message.read;
   if (&backend != txn_.leg.backend) {
     Leg* parked = parked_leg(backend);
     return (parked != nullptr && on_parked_frame(*parked, frame)) || stop_reading_leg(leg);

@@ -41,7 +41,9 @@ Status SplitInsert::error_of(size_t index, std::string_view body) const {
 }
 
 bool SplitInsert::on_leg_message(size_t index, const Message& message) {
-  const auto [type, frame, body] = message;
+  const char type = message.type;
+  const std::string_view frame = message.frame;
+  const std::string_view body = message.body;
   if (batch_ && answers_statement(index)) {
     switch (type) {
       case '2':
