@@ -9,6 +9,18 @@
 
 namespace sw::session {
 
+inline wire::FrameResult LegEngine::read_checked(pool::Backend& backend, wire::ServerMessageCheck& check) {
+  wire::Limits limits;
+  limits.max_message_size = backend.pool().settings().max_message_size;
+  wire::FrameResult result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits);
+  if (result.status != wire::FrameStatus::Complete) return result;
+  if (!check.passes(result.frame.type, result.frame.body)) {
+    result.status = wire::FrameStatus::Error;
+    result.error = check.failure(result.frame.type, result.frame.body).message;
+  }
+  return result;
+}
+
 LegEngine::LegEngine(std::vector<Target> targets, ServerState session_state, std::string what, Runner& runner)
     : session_state_(std::move(session_state)), what_(std::move(what)), runner_(runner) {
   runner_.engine_ = this;

@@ -318,6 +318,8 @@ class LegEngine : private pool::BackendUser {
   size_t free_leg(pool::Pool& pool, int shard);
   // A new bare leg (free_leg found none free): its index.
   size_t add_bare_leg();
+  // The leg's target becomes `pool`'s shard.
+  static void retarget(Leg& leg, pool::Pool& pool);
   // adopt() of a server no leg holds: it takes a free leg.
   size_t adopt_free(pool::Backend& backend, int shard);
   void arrived(size_t leg, pool::Backend* backend);
@@ -375,16 +377,6 @@ class LegEngine : private pool::BackendUser {
   Reading* reading_ = nullptr;
 };
 
-inline wire::FrameResult LegEngine::read_checked(pool::Backend& backend, wire::ServerMessageCheck& check) {
-  wire::Limits limits;
-  limits.max_message_size = backend.pool().settings().max_message_size;
-  wire::FrameResult result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits);
-  if (result.status != wire::FrameStatus::Complete) return result;
-  if (!check.passes(result.frame.type, result.frame.body)) {
-    result.status = wire::FrameStatus::Error;
-    result.error = check.failure(result.frame.type, result.frame.body).message;
-  }
-  return result;
-}
-
 }  // namespace sw::session
+
+#include "session/leg_engine_session.h"  // IWYU pragma: export

@@ -10,30 +10,9 @@
 
 namespace sw::session {
 
-// The session's legs are bare targets, one per shard it used: a server of that shard takes the
-// shard's leg again when it is free (its target as it was); else any free leg is retargeted, else a
-// new one is made. A failed wait leaves its leg free (a run's failed wait ends the run). Inline:
-// it runs for every transaction of the session.
-inline size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
-  size_t index = legs_.size();
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    const Leg& leg = *legs_[i];
-    if (leg.backend != nullptr || leg.waiting) continue;
-    index = i;
-    if (leg.target.index == shard) break;
-  }
-  if (index == legs_.size()) index = add_bare_leg();
-  Leg& leg = *legs_[index];
-  if (leg.target.pool != &pool) {
-    leg.target.pool = &pool;
-    leg.target.shard = pool.target().shard;
-  }
-  leg.target.index = shard;
-  leg.cancelled = leg.held = leg.answered = false;
-  leg.ready_owed = leg.injected = 0;
-  leg.status = 'I';
-  leg.check.reset();
-  return index;
+void LegEngine::retarget(Leg& leg, pool::Pool& pool) {
+  leg.target.pool = &pool;
+  leg.target.shard = pool.target().shard;
 }
 
 size_t LegEngine::add_bare_leg() {
@@ -57,44 +36,12 @@ size_t LegEngine::adopt_free(pool::Backend& backend, int shard) {
   return index;
 }
 
-// A server the pool had idle goes to the leg at once, as one that comes later does (arrived).
-pool::Backend* LegEngine::wait_for(pool::Pool& pool, int shard, uint64_t client) {
-  stop_waiting();
-  const size_t index = free_leg(pool, shard);
-  Leg& leg = *legs_[index];
-  leg.waiting = true;
-  pool::Backend* backend = leg.wait.acquire(pool, client);
-  if (backend != nullptr) {
-    leg.waiting = false;
-    leg.backend = backend;
-    backend->attach(this, index);
-  }
-  return backend;
-}
-
-void LegEngine::stop_waiting() {
-  for (const auto& slot : legs_) {
-    Leg& leg = *slot;
-    if (!std::exchange(leg.waiting, false)) continue;
-    leg.wait.cancel();
-  }
-}
-
 pool::Pool* LegEngine::waiting_pool() const {
   for (const auto& slot : legs_) {
     const Leg& leg = *slot;
     if (leg.waiting) return leg.target.pool;
   }
   return nullptr;
-}
-
-void LegEngine::detach(const pool::Backend& backend) {
-  const size_t index = leg_of(backend);
-  if (index == legs_.size()) return;
-  Leg& leg = *legs_[index];
-  leg.backend->detach();
-  if (std::exchange(leg.held, false)) leg.backend->connection().resume_reading();
-  leg.backend = nullptr;
 }
 
 }  // namespace sw::session

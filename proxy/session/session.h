@@ -285,7 +285,12 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   // Leg (session_leg.cc): the transaction's server.
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
-  void maybe_release_backend();
+  // At a transaction boundary the leg's server goes back to its pool, or stays (session pooling):
+  // release_at_boundary. Inline: it runs after every message of the active leg.
+  void maybe_release_backend() {
+    if (txn_.leg.attached() && txn_.leg.at_boundary(request_.batch_open)) release_at_boundary();
+  }
+  void release_at_boundary();
   void keep_pinned_leg();
   // `reset_query`: session pooling, the client left: the pool resets the server and reuses it.
   void release_backend(bool clean, const std::string* reset_query = nullptr);

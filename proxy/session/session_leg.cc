@@ -133,9 +133,7 @@ void Session::on_backend_failed(const Status& why) {
   read_client_messages();
 }
 
-void Session::maybe_release_backend() {
-  if (!txn_.leg.attached()) return;
-  if (!txn_.leg.at_boundary(request_.batch_open)) return;
+void Session::release_at_boundary() {
   if (pools_.session_pooling && unpin_if_no_held_cursor()) release_idle_parked();
   if (pools_.session_pooling) {
     keep_pinned_leg();
