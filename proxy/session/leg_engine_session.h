@@ -1,18 +1,20 @@
-// LegEngine: the session's own engine, once per transaction (docs/architecture.md §5.1, §5.6):
-// a leg waits for the server a request needs (wait_for) and lets go of it when the session gives
-// it back (detach). Inline: they run for every transaction of every session. Included by
-// leg_engine.h only; the rest of the session's engine is leg_engine_session.cc.
+// LegEngine: the session's own legs (docs/architecture.md §5.1, §5.6). The session reads the
+// servers of its client's transaction with an engine of its own, with no targets: a server it
+// takes joins as a leg (adopt), a server it waits for waits on a leg (wait_for, a bare target: no
+// prologue, the session brings it to the client's state itself), and a server it gives back or
+// lends to a run leaves (detach). Inline: wait_for and detach run for every transaction of every
+// session. Included by leg_engine.h only.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "session/leg_engine.h"
 
 namespace sw::session {
 
-// The session's engine, once per transaction (wait_for, then detach): inline.
 inline void LegEngine::stop_waiting() {
   for (const auto& slot : legs_) {
     if (std::exchange(slot->waiting, false)) slot->wait.cancel();
@@ -63,6 +65,40 @@ inline void LegEngine::detach(const pool::Backend& backend) {
   leg.backend->detach();
   if (std::exchange(leg.held, false)) leg.backend->connection().resume_reading();
   leg.backend = nullptr;
+}
+
+inline pool::Pool* LegEngine::waiting_pool() const {
+  for (const auto& slot : legs_) {
+    if (slot->waiting) return slot->target.pool;
+  }
+  return nullptr;
+}
+
+inline size_t LegEngine::adopt_free(pool::Backend& backend, int shard) {
+  const size_t index = free_leg(backend.pool(), shard);
+  legs_[index]->backend = &backend;
+  backend.attach(this, index);
+  return index;
+}
+
+// Cold: the session uses a shard it has no leg for, or a leg's shard changes.
+inline size_t LegEngine::add_bare_leg() {
+  const size_t index = legs_.size();
+  Target bare;
+  bare.begin.clear();
+  bare.bare = true;
+  legs_.push_back(std::make_unique<Leg>(
+      std::move(bare), [this, index](pool::Backend* server) { on_server(index, server); },
+      [this, index](const Status& why) {
+        legs_[index]->waiting = false;
+        runner_.on_no_server(why);
+      }));
+  return index;
+}
+
+inline void LegEngine::retarget(Leg& leg, pool::Pool& pool) {
+  leg.target.pool = &pool;
+  leg.target.shard = pool.target().shard;
 }
 
 }  // namespace sw::session

@@ -1,4 +1,4 @@
-// The session's own legs on a leg engine (leg_engine_session.cc) against servers that speak the
+// The session's own legs on a leg engine (leg_engine_session.h) against servers that speak the
 // real protocol from message scripts (fake_server.h): servers adopted and detached, every message
 // to a runner that takes them all, the session's wait for a server as a leg's. Real pools and a
 // real event loop.
