@@ -233,8 +233,9 @@ void Backend::set_parameter(std::string_view name, std::string_view value) {
   parameters_[std::string(name)] = std::string(value);
 }
 
-void Backend::attach(BackendUser* user) {
+void Backend::attach(BackendUser* user, size_t slot) {
   user_ = user;
+  user_slot_ = slot;
   attached_at_us = stats::wall_clock_us();
   state_ = State::Active;
 }

@@ -3,6 +3,7 @@
 // The Pool owns every Backend.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,9 +65,11 @@ class Backend : private net::Connection::Handler {
   const std::map<std::string, std::string>& parameters() const { return parameters_; }
   void set_parameter(std::string_view name, std::string_view value);
 
-  void attach(BackendUser* user);
+  // `slot`: the user's own index for this server (a LegEngine's leg), given back by user_slot().
+  void attach(BackendUser* user, size_t slot = 0);
   void detach();
   BackendUser* user() const { return user_; }
+  size_t user_slot() const { return user_slot_; }
   // Sends Terminate. A logged-in server is then read until it hangs up (its Pool keeps the
   // server's pool.size slot until then: PostgreSQL still counts the backend), other connections
   // close once the Terminate is written.
@@ -108,6 +111,7 @@ class Backend : private net::Connection::Handler {
   bool awaiting_hangup_ = false;
   std::unique_ptr<net::Connection> connection_;
   BackendUser* user_ = nullptr;
+  size_t user_slot_ = 0;
   wire::CancelKey server_key_;
   std::map<std::string, std::string> parameters_;
   std::unique_ptr<auth::ScramClient> scram_;

@@ -37,15 +37,15 @@ void CommitLegs::on_leg_server(size_t leg, std::string prologue) {
   if (!prologue.empty()) engine_.write(leg, prologue);
 }
 
-Status CommitLegs::on_leg_message(size_t leg, const LegEngine::Message& message) {
-  if (message.type != 'E' || prologue_owed_[leg] > 0) return Status::ok();
+bool CommitLegs::on_leg_message(size_t leg, const LegEngine::Message& message) {
+  if (message.type != 'E' || prologue_owed_[leg] > 0) return true;
   if (auto fields = wire::decode_error_fields(message.body);
       fields && (fields->severity == "FATAL" || fields->severity == "PANIC")) {
     const auto fatal = calls_.fatal;  // the call may destroy this, and calls_ with it
-    if (fatal(leg, message.frame)) return Status::ok();
+    if (fatal(leg, message.frame)) return true;
   }
   driver_.on_error(leg, LegEngine::error_of(message.body));
-  return Status::ok();
+  return true;
 }
 
 void CommitLegs::on_leg_ready(size_t leg) {

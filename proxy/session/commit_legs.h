@@ -54,7 +54,7 @@ class CommitLegs final : public LegEngine::Runner {
 
   // LegEngine::Runner
   void on_leg_server(size_t leg, std::string prologue) override;
-  Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
+  bool on_leg_message(size_t leg, const LegEngine::Message& message) override;
   void on_leg_ready(size_t leg) override;
   void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;

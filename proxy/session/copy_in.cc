@@ -49,19 +49,19 @@ void CopyIn::on_leg_server(size_t index, std::string prologue) {
 
 // A shard's ErrorResponse: during the two-phase commit the coordinator's; before, it ends the
 // copy (relayed to the client as the shard sent it).
-Status CopyIn::on_leg_message(size_t index, const Message& message) {
+bool CopyIn::on_leg_message(size_t index, const Message& message) {
   if (message.type == 'E') {
     if (phase_ == Phase::TwoPhase) {
       two_phase_->on_error(index, LegEngine::error_of(message.body));
-      return Status::ok();
+      return true;
     }
     auto fields = wire::decode_error_fields(message.body);
     fail(Status::server(fields ? std::string(fields->sqlstate) : "XX000",
                         fields ? std::string(fields->message) : "COPY failed"),
          with_client_line(index, message));
-    return Status::ok();
+    return true;
   }
-  return on_answer(index, message);
+  return took(index, on_answer(index, message));
 }
 
 Status CopyIn::on_answer(size_t index, const Message& message) {

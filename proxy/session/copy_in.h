@@ -90,7 +90,7 @@ class CopyIn : public LegEngine::Runner {
   // commit nothing is cancelled.
   bool cancellable(size_t leg) const override;
   void on_leg_server(size_t leg, std::string prologue) override;
-  Status on_leg_message(size_t leg, const Message& message) override;
+  bool on_leg_message(size_t leg, const Message& message) override;
   void on_leg_ready(size_t leg) override;
   // During a two-phase commit only that leg is dropped; before, the whole copy fails.
   void on_leg_violation(size_t leg, const Status& why) override;

@@ -37,24 +37,24 @@ void CursorRound::on_leg_server(size_t index, std::string prologue) {
   engine_->write(index, prologue);
 }
 
-Status CursorRound::on_leg_message(size_t index, const LegEngine::Message& message) {
+bool CursorRound::on_leg_message(size_t index, const LegEngine::Message& message) {
   const bool injected = engine_->injected(index);
   switch (message.type) {
-    case 'Z': return Status::ok();  // counted by the engine
+    case 'Z': return true;  // counted by the engine
     case 'E':
       if (injected) {
         LOG_WARN("shard %s refused session settings", engine_->shard(index).c_str());
-        return Status::ok();
+        return true;
       }
       note_error(LegEngine::error_of(message.body), message.frame);
-      return Status::ok();
+      return true;
     case 'N':
       if (!injected) write_client_(message.frame);
-      return Status::ok();
+      return true;
     default: break;
   }
-  if (injected || !error_.is_ok()) return Status::ok();
-  return take_(index, message.type, message.body);
+  if (injected || !error_.is_ok()) return true;
+  return took(index, take_(index, message.type, message.body));
 }
 
 void CursorRound::on_leg_ready(size_t /*leg*/) { finish_if_done(); }

@@ -42,7 +42,7 @@ class CursorRound : public LegEngine::Runner {
  private:
   // LegEngine::Runner
   void on_leg_server(size_t leg, std::string prologue) override;
-  Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
+  bool on_leg_message(size_t leg, const LegEngine::Message& message) override;
   void on_leg_ready(size_t leg) override;
   bool on_leg_refused(size_t leg, const Status& why) override;
   void on_leg_violation(size_t leg, const Status& why) override;

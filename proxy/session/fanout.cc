@@ -59,13 +59,13 @@ void Fanout::on_leg_server(size_t index, std::string prologue) {
 
 // Only the current leg's answers are taken; another leg waits for its turn (held), and counts as
 // started once its server sent anything but its prologue's answers.
-Status Fanout::on_leg_message(size_t index, const LegEngine::Message& message) {
+bool Fanout::on_leg_message(size_t index, const LegEngine::Message& message) {
   if (index != current_) {
     if (!engine_->injected(index)) engine_->answered(index);
     engine_->hold(index);
-    return Status::ok();
+    return true;
   }
-  return handle_message(index, message.type, message.frame, message.body);
+  return took(index, handle_message(index, message.type, message.frame, message.body));
 }
 
 // The current leg's last ReadyForQuery due: its epilogue follows (its answer swallowed), or the

@@ -88,7 +88,7 @@ class Fanout : public LegEngine::Runner {
   // naming the shards that applied the statement.
   bool cancellable(size_t leg) const override { return leg >= current_; }
   void on_leg_server(size_t leg, std::string prologue) override;
-  Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
+  bool on_leg_message(size_t leg, const LegEngine::Message& message) override;
   void on_leg_ready(size_t leg) override;
   bool on_leg_refused(size_t leg, const Status& why) override;
   void on_leg_violation(size_t leg, const Status& why) override;

@@ -80,7 +80,7 @@ class JointWrite : public LegEngine::Runner {
   ResultShape shape_;  // the RowDescriptions whose rows go to the client under the first one
   // The runner's policy.
   // LegEngine::Runner: what it takes of a leg's messages.
-  Status on_leg_message(size_t leg, const Message& message) override = 0;
+  bool on_leg_message(size_t leg, const Message& message) override = 0;
   // What leg `leg` runs after its prologue.
   virtual std::string_view statement(size_t leg) const = 0;
   // Every leg answered the statement: the runner commits (commit_every_leg, commit_two_phase,

@@ -9,22 +9,36 @@
 
 namespace sw::session {
 
+inline wire::FrameResult LegEngine::read_checked(pool::Backend& backend, wire::ServerMessageCheck& check) {
+  wire::Limits limits;
+  limits.max_message_size = backend.pool().settings().max_message_size;
+  wire::FrameResult result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits);
+  if (result.status != wire::FrameStatus::Complete) return result;
+  if (!check.passes(result.frame.type, result.frame.body)) {
+    result.status = wire::FrameStatus::Error;
+    result.error = check.failure(result.frame.type, result.frame.body).message;
+  }
+  return result;
+}
+
 LegEngine::LegEngine(std::vector<Target> targets, ServerState session_state, std::string what, Runner& runner)
     : session_state_(std::move(session_state)), what_(std::move(what)), runner_(runner) {
   runner_.engine_ = this;
   for (size_t i = 0; i < targets.size(); ++i) {
-    legs_.emplace_back(
+    legs_.push_back(std::make_unique<Leg>(
         std::move(targets[i]), [this, i](pool::Backend* backend) { on_server(i, backend); },
-        [this](const Status& why) { runner_.on_no_server(why); });
+        [this](const Status& why) { runner_.on_no_server(why); }));
   }
 }
 
 // Destroyed while holding lent servers (the session closes mid-run): they are closed too, as
 // their transactions are in an unknown state.
 LegEngine::~LegEngine() {
+  for (Reading* reading = reading_; reading != nullptr; reading = reading->outer) reading->ended = true;
   if (runner_.engine_ == this) runner_.engine_ = nullptr;
   release_all(false);
-  for (Leg& leg : legs_) {
+  for (const auto& slot : legs_) {
+    Leg& leg = *slot;
     if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
       backend->detach();
       backend->pool().release(backend, false);
@@ -35,12 +49,13 @@ LegEngine::~LegEngine() {
 std::vector<std::string> LegEngine::shard_names() const {
   std::vector<std::string> names;
   names.reserve(legs_.size());
-  for (const Leg& leg : legs_) names.push_back(leg.target.shard);
+  for (const auto& leg : legs_) names.push_back(leg->target.shard);
   return names;
 }
 
 bool LegEngine::any_waiting() const {
-  for (const Leg& leg : legs_) {
+  for (const auto& slot : legs_) {
+    const Leg& leg = *slot;
     if (leg.waiting) return true;
   }
   return false;
@@ -62,25 +77,26 @@ void LegEngine::watch_start(StartingReads& reads, uint64_t version, std::functio
 void LegEngine::end_watch_once_started() {
   if (!start_watch_.active()) return;
   for (size_t i = 0; i < legs_.size(); ++i) {
-    if (legs_[i].waiting || (started_ && !started_(i))) return;
+    if (legs_[i]->waiting || (started_ && !started_(i))) return;
   }
   start_watch_.end();
 }
 
 void LegEngine::start() {
-  for (Leg& leg : legs_) {
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    Leg& leg = *legs_[i];
     leg.waiting = leg.target.lent == nullptr;
     if (leg.target.lent != nullptr) {
       leg.backend = leg.target.lent;
-      leg.backend->attach(this);
+      leg.backend->attach(this, i);
     }
   }
   for (size_t i = 0; i < legs_.size() && !stopped_; ++i) {
-    if (legs_[i].target.lent != nullptr && legs_[i].backend != nullptr) arrived(i, legs_[i].backend);
+    if (legs_[i]->target.lent != nullptr && legs_[i]->backend != nullptr) arrived(i, legs_[i]->backend);
   }
   for (size_t i = 0; i < legs_.size(); ++i) {
     if (stopped_) return;
-    Leg& leg = legs_[i];
+    Leg& leg = *legs_[i];
     if (!leg.waiting) continue;
     if (pool::Backend* backend = leg.wait.acquire(*leg.target.pool, session_state_.client))
       on_server(i, backend);
@@ -89,10 +105,10 @@ void LegEngine::start() {
 }
 
 void LegEngine::start_leg(size_t index) {
-  Leg& leg = legs_[index];
+  Leg& leg = *legs_[index];
   if (leg.target.lent != nullptr) {
     leg.backend = leg.target.lent;
-    leg.backend->attach(this);
+    leg.backend->attach(this, index);
     arrived(index, leg.backend);
     return;
   }
@@ -102,7 +118,7 @@ void LegEngine::start_leg(size_t index) {
 }
 
 void LegEngine::on_server(size_t index, pool::Backend* backend) {
-  Leg& leg = legs_[index];
+  Leg& leg = *legs_[index];
   if (stopped_ || !leg.waiting || leg.backend != nullptr) {
     backend->pool().release(backend, true);  // nobody waits for it any more
     return;
@@ -113,9 +129,13 @@ void LegEngine::on_server(size_t index, pool::Backend* backend) {
 }
 
 void LegEngine::arrived(size_t index, pool::Backend* backend) {
-  Leg& leg = legs_[index];
+  Leg& leg = *legs_[index];
   leg.backend = backend;
-  backend->attach(this);
+  backend->attach(this, index);
+  if (leg.target.bare) {
+    runner_.on_leg_server(index, {});
+    return;
+  }
   std::string prologue;
   int owed = bring_server_to(*backend, session_state_, prologue);
   if (!leg.target.begin.empty()) {
@@ -131,18 +151,28 @@ void LegEngine::on_backend_readable(pool::Backend& backend) {
   if (size_t leg = leg_of(backend); leg < legs_.size()) read(leg);
 }
 
+// ParameterStatus is the server's own (the pool keeps it for the session settings); a
+// notification belongs to no client of this run. Called for those two types only (read tests the
+// type first: it runs for every message).
+bool LegEngine::kept_from_runner(pool::Backend& backend, const wire::Frame& frame) {
+  if (runner_.takes_async_messages()) return false;
+  if (frame.type == 'S') {
+    if (auto p = wire::decode_parameter_status(frame.body)) backend.set_parameter(p->name, p->value);
+  }
+  return true;
+}
+
 // A message is consumed only after the runner saw it (its views point into the input), and only
 // while the leg still holds the server and is not held: a runner that released or handed it over
 // ended the leg. The limits are the pool's, as for a server of the session's own.
 void LegEngine::read(size_t index) {
-  const std::weak_ptr<int> alive = alive_;
-  Leg& leg = legs_[index];
+  Reading reading(reading_, index);  // ended: a runner destroyed the engine
+  Leg& leg = *legs_[index];
   while (pool::Backend* backend = leg.backend) {
     if (leg.held) {
       backend->connection().pause_reading();
       return;
     }
-    net::Connection& connection = backend->connection();
     const wire::FrameResult read = read_checked(*backend, leg.check);
     if (read.status == wire::FrameStatus::NeedMore) {
       runner_.on_leg_caught_up(index);
@@ -153,49 +183,36 @@ void LegEngine::read(size_t index) {
       return;
     }
     const wire::Frame& frame = read.frame;
-    Status handled = Status::ok();
-    if (!kept_from_runner(*backend, frame.type, frame.body)) {
-      const std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
-      handled = runner_.on_leg_message(index, Message{frame.type, whole, frame.body});
-      if (alive.expired() || leg.backend != backend) return;
-      if (leg.held) {
-        runner_.on_leg_caught_up(index);
-        return;
-      }
+    if ((frame.type == 'S' || frame.type == 'A') && kept_from_runner(*backend, frame)) {
+      backend->connection().consume(frame.size);
+      continue;
     }
-    connection.consume(frame.size);
-    if (frame.type == 'Z') count_ready(leg);
-    if (!handled) {
-      if (runner_.on_leg_refused(index, handled)) return;
-      if (alive.expired()) return;
-      violation(index, *backend, handled);
+    const std::string_view whole(frame.body.data() + frame.body.size() - frame.size, frame.size);
+    const Message message{frame.type, whole, frame.body, frame};
+    reading.presented = &message;
+    const bool took = runner_.on_leg_message(index, message);
+    if (reading.ended || leg.backend != backend) return;
+    if (reading.presented == nullptr) continue;  // the runner consumed it
+    if (leg.held) {
+      runner_.on_leg_caught_up(index);
+      return;
+    }
+    consume_presented(leg, reading);
+    if (!took) {
+      const Status why = std::exchange(leg.refusal, Status::ok());
+      if (runner_.on_leg_refused(index, why) || reading.ended) return;
+      violation(index, *backend, why);
       return;
     }
     if (frame.type == 'Z') {
-      if (const char status = wire::ready_for_query_status(frame.body)) leg.status = status;
       runner_.on_leg_ready(index);
-      if (alive.expired()) return;
+      if (reading.ended) return;
     }
   }
 }
 
-// ParameterStatus is the server's own (the pool keeps it for the session settings); a
-// notification belongs to no client of this run.
-bool LegEngine::kept_from_runner(pool::Backend& backend, char type, std::string_view body) {
-  if (type == 'S') {
-    if (auto p = wire::decode_parameter_status(body)) backend.set_parameter(p->name, p->value);
-    return true;
-  }
-  return type == 'A';
-}
-
-void LegEngine::count_ready(Leg& leg) {
-  if (leg.ready_owed > 0) --leg.ready_owed;
-  if (leg.injected > 0) --leg.injected;
-}
-
 void LegEngine::mark_answered(size_t leg) {
-  legs_[leg].answered = true;
+  legs_[leg]->answered = true;
   end_watch_once_started();
 }
 
@@ -207,13 +224,13 @@ void LegEngine::violation(size_t leg, const pool::Backend& backend, const Status
 }
 
 void LegEngine::hold(size_t index) {
-  Leg& leg = legs_[index];
+  Leg& leg = *legs_[index];
   leg.held = true;
   if (leg.backend != nullptr) leg.backend->connection().pause_reading();
 }
 
 void LegEngine::resume(size_t index) {
-  Leg& leg = legs_[index];
+  Leg& leg = *legs_[index];
   if (!leg.held) return;
   leg.held = false;
   if (leg.backend == nullptr) return;
@@ -251,7 +268,7 @@ void LegEngine::adopt_session_legs(std::vector<Target>& targets, std::vector<Tar
 void LegEngine::on_backend_lost(pool::Backend& backend, const Status& why) {
   const size_t leg = leg_of(backend);
   if (leg == legs_.size()) return;
-  legs_[leg].backend = nullptr;  // the pool deletes it
+  legs_[leg]->backend = nullptr;  // the pool deletes it
   runner_.on_leg_lost(leg, why);
 }
 
@@ -259,15 +276,8 @@ void LegEngine::on_backend_drained(pool::Backend& backend) {
   if (size_t leg = leg_of(backend); leg < legs_.size()) runner_.on_leg_drained(leg);
 }
 
-size_t LegEngine::leg_of(const pool::Backend& backend) const {
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    if (legs_[i].backend == &backend) return i;
-  }
-  return legs_.size();
-}
-
 void LegEngine::write(size_t leg, std::string_view bytes) {
-  if (legs_[leg].backend != nullptr) legs_[leg].backend->connection().write(bytes);
+  if (legs_[leg]->backend != nullptr) legs_[leg]->backend->connection().write(bytes);
 }
 
 void LegEngine::send_query(size_t leg, const std::string& sql) {
@@ -277,7 +287,7 @@ void LegEngine::send_query(size_t leg, const std::string& sql) {
 }
 
 void LegEngine::cancel(size_t leg, CancelJoin* join) {
-  Leg& each = legs_[leg];
+  Leg& each = *legs_[leg];
   if (each.backend == nullptr) return;
   each.target.pool->send_cancel(*each.backend, join != nullptr ? join->add() : std::function<void()>());
   each.cancelled = true;
@@ -290,7 +300,7 @@ size_t LegEngine::cancel_client_statement(CancelJoin& join) {
   size_t sent = 0;
   bool stopped_waiting = false;
   for (size_t i = 0; i < legs_.size(); ++i) {
-    Leg& leg = legs_[i];
+    Leg& leg = *legs_[i];
     if (!runner_.cancellable(i)) continue;
     if (leg.backend != nullptr) {
       cancel(i, &join);
@@ -310,7 +320,7 @@ size_t LegEngine::cancel_client_statement(CancelJoin& join) {
 }
 
 void LegEngine::release(size_t leg, bool clean) {
-  Leg& each = legs_[leg];
+  Leg& each = *legs_[leg];
   each.wait.cancel();
   each.waiting = false;
   end_watch_once_started();
@@ -331,7 +341,7 @@ std::vector<LegEngine::Handed> LegEngine::hand_over() {
   stopped_ = true;
   std::vector<Handed> out(legs_.size());
   for (size_t i = 0; i < legs_.size(); ++i) {
-    Leg& leg = legs_[i];
+    Leg& leg = *legs_[i];
     leg.wait.cancel();
     leg.waiting = false;
     out[i].shard = leg.target.index;

@@ -22,10 +22,12 @@
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
 // transaction back); end() does that outside the client's transaction and hands the rest to the
 // session.
+// The session reads its own servers (its transaction's legs) with an engine of its own, with no
+// targets: each server it takes joins as a leg (adopt) and leaves when the session gives it back
+// or lends it (detach); the session is that engine's runner.
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,6 +43,7 @@
 #include "session/starting_reads.h"
 #include "session/two_phase.h"
 #include "wire/frame_reader.h"
+#include "wire/messages.h"
 #include "wire/server_check.h"
 
 namespace sw::session {
@@ -53,6 +56,9 @@ class LegEngine : private pool::BackendUser {
     int index = -1;                 // the shard's index in the directory (the session's legs use it)
     std::string begin = "BEGIN";    // what starts the transaction ("": none, or it is in one already)
     pool::Backend* lent = nullptr;  // the session's server for this shard, used instead of a new one
+    // The runner brings the server to the client's state itself (the session's own waits): its
+    // server arrives with no prologue.
+    bool bare = false;
   };
   // A leg's server given back to the session at the runner's end (HandBack).
   struct Handed {
@@ -75,12 +81,14 @@ class LegEngine : private pool::BackendUser {
     HandBack hand_back;          // lent servers, or every one in a transaction
   };
   // One message of a leg's server that passed its checks: `frame` whole (header and body, to
-  // relay as is), `body` after the header. Both point into the server's input: valid only during
-  // the call.
+  // relay as is), `body` after the header; `read`, the same message as the frame reader gave it
+  // (the session hands it on as is). All point into the server's input: valid only during the
+  // call.
   struct Message {
-    char type = 0;
+    char type;
     std::string_view frame;
     std::string_view body;
+    const wire::Frame& read;
   };
   // The answer policy: what the runner is told, by leg index (the targets' order). The engine
   // may be destroyed by the runner inside any of these calls; it touches nothing after that.
@@ -92,16 +100,19 @@ class LegEngine : private pool::BackendUser {
     // messages, as injected: ready_owed(leg) counts them); the runner appends its statements and
     // writes the whole with write().
     virtual void on_leg_server(size_t leg, std::string prologue) = 0;
-    // A message of the leg's server, in order. Ok: it is consumed and reading goes on (a
-    // ReadyForQuery then goes to on_leg_ready), unless the call held the leg (the message stays
-    // unread until resume()). An error: the runner cannot take it; it is consumed, then
-    // on_leg_refused decides. When the call released or handed over the leg's server, the
-    // message is left unconsumed and the leg is read no further.
-    virtual Status on_leg_message(size_t leg, const Message& message) = 0;
+    // A message of the leg's server, in order. True: the runner took it; it is consumed and
+    // reading goes on (a ReadyForQuery then goes to on_leg_ready), unless the call held the leg
+    // (the message stays unread until resume()) or consumed it itself (consume(): the runner
+    // then goes on with what the message asks for). False: the runner cannot take it and said
+    // why with refuse(); it is consumed, then on_leg_refused decides. When the call released or
+    // handed over the leg's server, the message is left unconsumed and the leg is read no
+    // further. No Status is made on the way: the call runs for every message.
+    virtual bool on_leg_message(size_t leg, const Message& message) = 0;
     // A ReadyForQuery of the leg's server, consumed (and no longer counted as due).
     virtual void on_leg_ready(size_t leg) = 0;
-    // on_leg_message's error, the message consumed. True: the runner has dealt with it (it ends
-    // the run with that error); false: it is the server's protocol violation (on_leg_violation).
+    // Why on_leg_message refused a message (refuse()), the message consumed. True: the runner
+    // has dealt with it (it ends the run with that error); false: it is the server's protocol
+    // violation (on_leg_violation).
     virtual bool on_leg_refused(size_t /*leg*/, const Status& /*why*/) { return false; }
     // Every complete message of the leg was read for now (or the leg was held).
     virtual void on_leg_caught_up(size_t /*leg*/) {}
@@ -118,6 +129,9 @@ class LegEngine : private pool::BackendUser {
     // engine's count): the runner adds what the session needs to take it back (copy_open, wrote;
     // ready_owed when it counts its own).
     virtual void on_leg_handed(size_t /*leg*/, Handed& /*handed*/) const {}
+    // Whether ParameterStatus and NotificationResponse reach on_leg_message (the session relays
+    // them to its client); default: they are kept from the runner.
+    virtual bool takes_async_messages() const { return false; }
     // Whether the client's CancelRequest goes to the leg's server now (cancel_client_statement):
     // it runs the client's statement, or (a leg still waiting for its server) would run it once
     // the server came. Default: never (a run whose statements are the proxy's).
@@ -126,6 +140,16 @@ class LegEngine : private pool::BackendUser {
     // The engine this runner runs on, while it has one (the engine sets it): how the session
     // reaches the legs of whatever runner is in its slot.
     LegEngine* engine() const { return engine_; }
+
+   protected:
+    // on_leg_message's refusal of the leg's message: `why` goes to on_leg_refused. Returns false,
+    // on_leg_message's answer.
+    bool refuse(size_t leg, Status why) {
+      engine_->legs_[leg]->refusal = std::move(why);
+      return false;
+    }
+    // on_leg_message's answer from a policy that says ok or why not.
+    bool took(size_t leg, Status status) { return status.is_ok() || refuse(leg, std::move(status)); }
 
    private:
     friend class LegEngine;
@@ -152,18 +176,46 @@ class LegEngine : private pool::BackendUser {
   void start();
   // Only leg `leg` (a run that goes shard after shard).
   void start_leg(size_t leg);
+  // The session's engine: `backend`, a server the session took for the client's transaction on
+  // directory shard `shard`, becomes a leg (a free one, or a new one) read by the one loop, with
+  // its messages checked afresh; nothing is written to it. Returns the leg. The engine never gives
+  // it back to a pool except when destroyed still holding it (the session is closing).
+  size_t adopt(pool::Backend& backend, int shard) {
+    const size_t held = leg_of(backend);  // a server wait_for handed to its leg is that leg's
+    return held < legs_.size() ? held : adopt_free(backend, shard);
+  }
+  // The session gives `backend` back, or lends it to another run: the leg lets go of it (reading
+  // resumes if the leg was held). Nothing when no leg holds it.
+  void detach(const pool::Backend& backend);
+  // Reads what the leg's server sent already (a server adopted with answers in its input).
+  void read_pending(size_t leg) { read(leg); }
+  // The session's engine: a free leg (the shard's own when free) waits for a server of `pool` for
+  // client `client` (0: any), for directory shard `shard`; any other wait of the engine stops
+  // first (one at a time). Returns the server when the pool had one idle, held by that leg as one
+  // that comes later is (the caller adopts it, or detaches it and gives it back); else null, and
+  // the server comes later to Runner::on_leg_server with an empty prologue (a bare target), held
+  // by the leg, or Runner::on_no_server says why none came.
+  pool::Backend* wait_for(pool::Pool& pool, int shard, uint64_t client);
+  // Every leg stops waiting for its server.
+  void stop_waiting();
+  // The pool a leg waits for; null when none waits.
+  pool::Pool* waiting_pool() const;
   size_t size() const { return legs_.size(); }
-  const std::string& shard(size_t leg) const { return legs_[leg].target.shard; }
-  const Target& target(size_t leg) const { return legs_[leg].target; }
+  const std::string& shard(size_t leg) const { return legs_[leg]->target.shard; }
+  const Target& target(size_t leg) const { return legs_[leg]->target; }
   std::vector<std::string> shard_names() const;
   // The leg's server, null before it arrived and after it was released or lost.
-  pool::Backend* backend(size_t leg) const { return legs_[leg].backend; }
-  bool waiting(size_t leg) const { return legs_[leg].waiting; }
+  pool::Backend* backend(size_t leg) const { return legs_[leg]->backend; }
+  bool waiting(size_t leg) const { return legs_[leg]->waiting; }
   bool any_waiting() const;
   // The status byte of the leg's last ReadyForQuery ('I' before any).
-  char status(size_t leg) const { return legs_[leg].status; }
-  // The leg whose server is `backend`, size() for none.
-  size_t leg_of(const pool::Backend& backend) const;
+  char status(size_t leg) const { return legs_[leg]->status; }
+  // The leg whose server is `backend`, size() for none: a leg attaches its server with the leg's
+  // index (Backend::user_slot).
+  size_t leg_of(const pool::Backend& backend) const {
+    const size_t leg = backend.user_slot();
+    return leg < legs_.size() && legs_[leg]->backend == &backend ? leg : legs_.size();
+  }
   // Writes to the leg's server; nothing when it has none.
   void write(size_t leg, std::string_view bytes);
   // Writes `sql` as a simple Query (the two-phase commit's Send).
@@ -172,7 +224,14 @@ class LegEngine : private pool::BackendUser {
   // not taken now, and resume() presents it again.
   void hold(size_t leg);
   void resume(size_t leg);
-  bool held(size_t leg) const { return legs_[leg].held; }
+  // Inside on_leg_message: the message presented is consumed now (a ReadyForQuery counted off
+  // and its status kept, with no on_leg_ready call), and the runner may then do whatever it asks
+  // for, reading included. Nothing when the leg has no message presented.
+  void consume(size_t leg) {
+    if (reading_ != nullptr && reading_->leg == leg && reading_->presented != nullptr)
+      consume_presented(*legs_[leg], *reading_);
+  }
+  bool held(size_t leg) const { return legs_[leg]->held; }
   // Sends the client's CancelRequest to the leg's server, if it has one. A cancelled server is
   // closed when released, never pooled: a cancel arriving late would hit another client's query.
   // The cancel joins `join` (the client's CancelRequest), when there is one.
@@ -185,26 +244,26 @@ class LegEngine : private pool::BackendUser {
   size_t cancel_client_statement(CancelJoin& join);
   // What the run is, for log lines ("a merged read", "COPY into t").
   const std::string& what() const { return what_; }
-  bool cancelled(size_t leg) const { return legs_[leg].cancelled; }
+  bool cancelled(size_t leg) const { return legs_[leg]->cancelled; }
   // ReadyForQuery accounting. Every statement written to a leg (a simple Query, an extended
   // batch's Sync) is answered by one ReadyForQuery; each one consumed counts off. The engine
   // expects its prologue's as injected; the runner expects its own statements' (expect_ready)
   // and marks the next `count` due as injected (inject_ready) when it writes a statement whose
   // answer is not the client's, or when a statement's answer turns out to be followed by one.
-  void expect_ready(size_t leg, int count) { legs_[leg].ready_owed += count; }
-  void inject_ready(size_t leg, int count) { legs_[leg].injected += count; }
+  void expect_ready(size_t leg, int count) { legs_[leg]->ready_owed += count; }
+  void inject_ready(size_t leg, int count) { legs_[leg]->injected += count; }
   // ReadyForQuery messages still due (a ReadyForQuery being presented to on_leg_message counts
   // until it is consumed).
-  int ready_owed(size_t leg) const { return legs_[leg].ready_owed; }
+  int ready_owed(size_t leg) const { return legs_[leg]->ready_owed; }
   // Whether the leg's next messages answer an injected statement (up to its ReadyForQuery, which
   // counts until it is consumed).
-  bool injected(size_t leg) const { return legs_[leg].injected > 0; }
+  bool injected(size_t leg) const { return legs_[leg]->injected > 0; }
   // The leg's server answered the runner's statement itself (the runner says when): with
   // watch_start, a leg counts as started by the runner's `started`, which may ask has_answered().
   void answered(size_t leg) {
-    if (!legs_[leg].answered) mark_answered(leg);
+    if (!legs_[leg]->answered) mark_answered(leg);
   }
-  bool has_answered(size_t leg) const { return legs_[leg].answered; }
+  bool has_answered(size_t leg) const { return legs_[leg]->answered; }
   // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
   // one is kept.
   void release(size_t leg, bool clean);
@@ -223,11 +282,11 @@ class LegEngine : private pool::BackendUser {
   void end_settled(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);
 
   // One message of a server read against its pool's wire::Limits and checked by `check`: the one
-  // limit and hostile-server check of every server that answers the client's requests (the
-  // engine's legs, and the session's own until they are the engine's). Complete: `frame` passed,
-  // still in the input (not consumed); Error: `error` says what the server did wrong (an 08P01
-  // protocol violation; no message contents); NeedMore: no complete message yet. Inline, and no
-  // Status kept or moved unless a check fails: it runs for every message of every server.
+  // limit and hostile-server check of every server that answers the client's requests (every
+  // engine's legs, the session's own too). Complete: `frame` passed, still in the input (not
+  // consumed); Error: `error` says what the server did wrong (an 08P01 protocol violation; no
+  // message contents); NeedMore: no complete message yet. Inline, and no Status made unless a
+  // check fails: it runs for every message of every server.
   static wire::FrameResult read_checked(pool::Backend& backend, wire::ServerMessageCheck& check);
 
   // A server's ErrorResponse body as a Status: the client's fault (its statement was refused),
@@ -252,16 +311,29 @@ class LegEngine : private pool::BackendUser {
     int injected = 0;        // of those, the next ones that end injected statements
     char status = 'I';
     wire::ServerMessageCheck check;
+    Status refusal;  // why on_leg_message refused its message (Runner::refuse)
   };
+  // A leg for a session's server of `pool` on directory shard `shard`: a free one (no server, no
+  // wait), the shard's own first, else a new one; a bare target, its state reset.
+  size_t free_leg(pool::Pool& pool, int shard);
+  // A new bare leg (free_leg found none free): its index.
+  size_t add_bare_leg();
+  // The leg's target becomes `pool`'s shard.
+  static void retarget(Leg& leg, pool::Pool& pool);
+  // adopt() of a server no leg holds: it takes a free leg.
+  size_t adopt_free(pool::Backend& backend, int shard);
   void arrived(size_t leg, pool::Backend* backend);
   // The one frame-reading loop: the leg's complete messages for the runner.
   void read(size_t leg);
-  // A message the runner need not see; false: the runner's.
-  bool kept_from_runner(pool::Backend& backend, char type, std::string_view body);
+  // A message the runner need not see (consumed unseen: no Runner call); false: the runner's.
+  bool kept_from_runner(pool::Backend& backend, const wire::Frame& frame);
   void violation(size_t leg, const pool::Backend& backend, const Status& why);
   void mark_answered(size_t leg);
   // A ReadyForQuery of the leg was consumed: one less due.
-  void count_ready(Leg& leg);
+  static void count_ready(Leg& leg) {
+    if (leg.ready_owed > 0) --leg.ready_owed;
+    if (leg.injected > 0) --leg.injected;
+  }
 
   // The pool's answer to the leg's wait: its server, or why there is none.
   void on_server(size_t leg, pool::Backend* backend);
@@ -270,26 +342,41 @@ class LegEngine : private pool::BackendUser {
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
   void on_backend_drained(pool::Backend& backend) override;
 
-  std::deque<Leg> legs_;  // a leg's ServerWait stays where the pool knows it
+  std::vector<std::unique_ptr<Leg>> legs_;  // a leg's ServerWait stays where the pool knows it
   ServerState session_state_;
   std::string what_;
   Runner& runner_;
   bool stopped_ = false;  // release_all ran: nobody waits for servers any more
   std::function<bool(size_t)> started_;
   StartWatch start_watch_;
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // expired: destroyed inside a callback
+  // A read() in progress (the innermost; a runner's call may read again): the destructor marks
+  // every one ended, so that none touches the engine after a runner destroyed it.
+  struct Reading {
+    Reading(Reading*& top, size_t index) : innermost(top), outer(top), leg(index) { top = this; }
+    ~Reading() {
+      if (!ended) innermost = outer;
+    }
+    Reading(const Reading&) = delete;
+    Reading& operator=(const Reading&) = delete;
+    Reading*& innermost;
+    Reading* outer;
+    size_t leg;
+    const Message* presented = nullptr;  // the message on_leg_message has, until consumed
+    bool ended = false;
+  };
+  // Consumes the message `reading` presents: one less ReadyForQuery due for a ReadyForQuery, and
+  // its status kept. Inline: it runs for every message.
+  void consume_presented(Leg& leg, Reading& reading) {
+    const Message& message = *std::exchange(reading.presented, nullptr);
+    if (message.type == 'Z') {
+      count_ready(leg);
+      if (const char status = wire::ready_for_query_status(message.body)) leg.status = status;
+    }
+    leg.backend->connection().consume(message.frame.size());
+  }
+  Reading* reading_ = nullptr;
 };
 
-inline wire::FrameResult LegEngine::read_checked(pool::Backend& backend, wire::ServerMessageCheck& check) {
-  wire::Limits limits;
-  limits.max_message_size = backend.pool().settings().max_message_size;
-  wire::FrameResult result = wire::read_frame(backend.connection().input(), wire::Sender::Server, limits);
-  if (result.status != wire::FrameStatus::Complete) return result;
-  if (Status shape = check.on_message(result.frame.type, result.frame.body); !shape) {
-    result.status = wire::FrameStatus::Error;
-    result.error = std::move(shape.message);
-  }
-  return result;
-}
-
 }  // namespace sw::session
+
+#include "session/leg_engine_session.h"  // IWYU pragma: export

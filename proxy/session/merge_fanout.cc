@@ -98,12 +98,12 @@ bool MergeFanout::waits(size_t index) const {
 }
 
 // Reads the leg's messages while the merger has room for its rows; pump() resumes it.
-Status MergeFanout::on_leg_message(size_t index, const LegEngine::Message& message) {
+bool MergeFanout::on_leg_message(size_t index, const LegEngine::Message& message) {
   if (waits(index)) {
     engine_->hold(index);
-    return Status::ok();
+    return true;
   }
-  return handle_message(index, message.type, message.frame, message.body);
+  return took(index, handle_message(index, message.type, message.frame, message.body));
 }
 
 // A leg that ended its statement goes back to its pool (held: it stays for the hand-back).

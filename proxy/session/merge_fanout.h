@@ -130,7 +130,7 @@ class MergeFanout : public LegEngine::Runner {
   // as after any leg error.
   bool cancellable(size_t leg) const override { return !parked_ && !done(leg); }
   void on_leg_server(size_t leg, std::string prologue) override;
-  Status on_leg_message(size_t leg, const LegEngine::Message& message) override;
+  bool on_leg_message(size_t leg, const LegEngine::Message& message) override;
   void on_leg_ready(size_t leg) override;
   bool on_leg_refused(size_t leg, const Status& why) override;
   void on_leg_caught_up(size_t leg) override;

@@ -49,18 +49,20 @@ std::string_view ReferenceWrite::statement(size_t index) const {
   return setup_.queries.empty() ? setup_.query : setup_.queries[index];
 }
 
-Status ReferenceWrite::on_leg_message(size_t index, const Message& message) {
-  const auto [type, frame, body] = message;
+bool ReferenceWrite::on_leg_message(size_t index, const Message& message) {
+  const char type = message.type;
+  const std::string_view frame = message.frame;
+  const std::string_view body = message.body;
   if (move_ && message.type != 'E' && message.type != 'Z' && answers_statement(index))
-    return on_move_message(index, message);
+    return took(index, on_move_message(index, message));
   // SumRows: every shard's rows go under the first RowDescription.
   if (type == 'T' && setup_.answer == Answer::SumRows && answers_statement(index) &&
       !same_columns(index, body))
-    return Status::ok();
+    return true;
   switch (type) {
-    case 'Z': return Status::ok();
+    case 'Z': return true;
     case '1':
-      if (setup_.hide_parse_complete) return Status::ok();
+      if (setup_.hide_parse_complete) return true;
       [[fallthrough]];
     case '2':
     case 'n':
@@ -68,27 +70,26 @@ Status ReferenceWrite::on_leg_message(size_t index, const Message& message) {
     case 'N':
     case 'T':
     case 'D':
-      if (answers_statement(index)) return hold(index, type, frame);
-      return Status::ok();
+      if (answers_statement(index)) return took(index, hold(index, type, frame));
+      return true;
     case 'C':
       if (answers_statement(index)) {
         if (auto tag = wire::decode_command_complete(body)) tags_[index].assign(*tag);
       }
-      return Status::ok();
+      return true;
     case 'E': {
-      if (two_phase_error(index, body)) return Status::ok();
+      if (two_phase_error(index, body)) return true;
       Status error = LegEngine::error_of(body);
       error.message =
           what() + " failed on shard " + servers_.shard(index) + ", " + undone() + ": " + error.message;
       fail(error);
-      return Status::ok();
+      return true;
     }
     default: break;
   }
-  return Status::server("08P01", "shard " + servers_.shard(index) + " answered a " + what() +
-                                     " with an unexpected "
-                                     "message ('" +
-                                     std::string(1, type) + "')");
+  return refuse(index,
+                Status::server("08P01", "shard " + servers_.shard(index) + " answered a " + what() +
+                                            " with an unexpected message ('" + std::string(1, type) + "')"));
 }
 
 // A message of the answer to the statement, held for the client until every shard answered:

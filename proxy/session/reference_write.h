@@ -79,7 +79,7 @@ class ReferenceWrite : public JointWrite {
   static std::string what_of(const Setup& setup);
 
   // LegEngine::Runner
-  Status on_leg_message(size_t leg, const Message& message) override;
+  bool on_leg_message(size_t leg, const Message& message) override;
   // JointWrite
   std::string_view statement(size_t leg) const override;
   // Every shard ran the statement: equal tags commit, on several shards by two-phase commit.

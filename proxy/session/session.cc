@@ -11,8 +11,7 @@ Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
     : host_(host),
       client_(std::move(client)),
       login_(host.loop()),
-      server_wait_([this](pool::Backend* backend) { on_backend_ready(backend); },
-                   [this](const Status& why) { on_backend_failed(why); }) {
+      legs_({}, ServerState{}, "the transaction", *this) {
   const config::Config& config = host_.config();
   limits_.max_message_size = config.max_message_size;
   pools_.session_pooling = config.pool.mode == config::PoolMode::Session;
@@ -28,7 +27,7 @@ Session::Session(SessionHost& host, std::unique_ptr<net::Connection> client)
 Session::~Session() {
   end_cutover_wait();
   if (login_.cancel_registered) host_.unregister_cancel(login_.cancel_key);
-  server_wait_.cancel();
+  legs_.stop_waiting();
   if (txn_.leg.attached()) release_backend(false);
   release_parked_legs();
   unpin();
@@ -62,17 +61,7 @@ void Session::on_closed(net::Connection&, const Status& why) {
 void Session::on_drained(net::Connection&) {
   // The client caught up with what its server sent: let the server talk again.
   if (MergeFanout* merge = txn_.runner.get<MergeFanout>()) merge->on_client_drained();
-  if (txn_.leg.attached()) {
-    txn_.leg.backend->connection().resume_reading();
-    read_leg_messages(nullptr);
-  }
-}
-
-void Session::on_backend_drained(pool::Backend&) {
-  if (phase_ == Phase::Ready) {
-    client_->resume_reading();
-    read_client_messages();
-  }
+  for (size_t leg = 0; leg < legs_.size(); ++leg) legs_.resume(leg);
 }
 
 void Session::cancel_running_query(std::function<void()> delivered) {
@@ -112,7 +101,7 @@ void Session::cancel_runner(CancelJoin& join) {
 void Session::resume_after_pause() {
   switch (request_.state) {
     case RequestState::WaitingForServer:
-      if (!server_wait_.waiting()) set_request_state(RequestState::Routing);  // held by PAUSE
+      if (legs_.waiting_pool() == nullptr) set_request_state(RequestState::Routing);  // held by PAUSE
       break;
     case RequestState::Routing:
     case RequestState::WaitingForCutover:
@@ -149,7 +138,7 @@ void Session::close(const char* reason) {
   LOG_INFO("client=c%llu user=%s closed: %s", (unsigned long long)id(), profile_.user.c_str(), reason);
   login_.timer.stop();
   end_cutover_wait();
-  server_wait_.cancel();
+  legs_.stop_waiting();
   if (request_.state == RequestState::WaitingForServer) set_request_state(RequestState::Routing);
   if (txn_.leg.attached()) {
     // A server in the middle of something is not reusable: stop its query and close it. In

@@ -32,7 +32,6 @@
 #include "session/request_transitions.h"
 #include "session/routing.h"
 #include "session/server_state.h"
-#include "session/server_wait.h"
 #include "session/session_state.h"
 #include "session/sql_prepared.h"
 #include "session/starting_reads.h"
@@ -183,7 +182,7 @@ struct RequestClock {
   stats::RouteLabel route_label = stats::RouteLabel::Default;
 };
 
-class Session : private net::Connection::Handler, private pool::BackendUser {
+class Session : private net::Connection::Handler, private LegEngine::Runner {
  public:
   Session(SessionHost& host, std::unique_ptr<net::Connection> client);
   ~Session() override;
@@ -217,13 +216,22 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   void on_readable(net::Connection& connection) override;
   void on_closed(net::Connection& connection, const Status& why) override;
   void on_drained(net::Connection& connection) override;
-  // The pool's answer to server_wait_: a server, or why there is none.
+  // The pool's answer to the wait of a leg of legs_ (on_leg_server, on_no_server): a server, or
+  // why there is none.
   void on_backend_ready(pool::Backend* backend);
   void on_backend_failed(const Status& why);
-  // pool::BackendUser
-  void on_backend_readable(pool::Backend& backend) override;
-  void on_backend_lost(pool::Backend& backend, const Status& why) override;
-  void on_backend_drained(pool::Backend& backend) override;
+  // LegEngine::Runner: the session's answer policy on the legs of its engine, legs_
+  // (session_server.cc): the active leg's answers relayed, a parked leg's swallowed.
+  void on_leg_server(size_t leg, std::string prologue) override;
+  bool on_leg_message(size_t leg, const LegEngine::Message& message) override;
+  void on_leg_ready(size_t /*leg*/) override {}
+  bool on_leg_refused(size_t /*leg*/, const Status& /*why*/) override { return true; }
+  void on_leg_caught_up(size_t leg) override;
+  void on_leg_violation(size_t leg, const Status& why) override;
+  void on_leg_lost(size_t leg, const Status& why) override;
+  void on_leg_drained(size_t leg) override;
+  void on_no_server(const Status& why) override;
+  bool takes_async_messages() const override { return true; }
   void cancel_runner(CancelJoin& join);
 
   // Login (session_login.cc)
@@ -268,7 +276,7 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   void report_unexpected_event(const char* event) const;
   void expect_waiting_for_server(const char* event) const;
   // The front request needs another leg: it is routed again once the active leg owes nothing
-  // (read_leg_messages) or more client input comes.
+  // (after_active_message) or more client input comes.
   Next wait_for_active_leg() {
     set_request_state(RequestState::WaitingForLeg);
     return Next::Stop;
@@ -277,7 +285,12 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   // Leg (session_leg.cc): the transaction's server.
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
-  void maybe_release_backend();
+  // At a transaction boundary the leg's server goes back to its pool, or stays (session pooling):
+  // release_at_boundary. Inline: it runs after every message of the active leg.
+  void maybe_release_backend() {
+    if (txn_.leg.attached() && txn_.leg.at_boundary(request_.batch_open)) release_at_boundary();
+  }
+  void release_at_boundary();
   void keep_pinned_leg();
   // `reset_query`: session pooling, the client left: the pool resets the server and reuses it.
   void release_backend(bool clean, const std::string* reset_query = nullptr);
@@ -304,7 +317,8 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   void send_to_parked(std::string_view sql);
   static void send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed);
   Leg* parked_leg(const pool::Backend& backend);
-  bool on_parked_frame(Leg& leg, const wire::FrameResult& read);
+  bool on_parked_frame(Leg& leg, const wire::Frame& frame);
+  void fail_parked_leg(const Leg& leg);
   void on_parked_message(Leg& leg, const wire::Frame& frame);
   void release_idle_parked();
   void end_parked_like_active(bool committed);
@@ -450,9 +464,9 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   // `detail`: the error's DETAIL, if any.
   void reject_pending_request(const Status& why, std::string_view detail = {});
   // Server -> client (session_server.cc)
-  void read_leg_messages(pool::Backend* parked);
-  bool on_active_frame(const wire::FrameResult& read);
-  void drop_violating_server(const std::string& violation);
+  void after_active_message();
+  bool stop_reading_leg(size_t leg);
+  void drop_violating_server(const Status& why);
   void after_server_frame(RequestState before);
   enum class AfterMessage { Continue, Dropped, Retry };
   AfterMessage handle_server_message(const wire::Frame& frame);
@@ -636,8 +650,10 @@ class Session : private net::Connection::Handler, private pool::BackendUser {
   LoginState login_;
   ClientProfile profile_;
   PoolChoice pools_;
-  // The pool the request waits for (WaitingForServer; none: PAUSE, or a move).
-  ServerWait server_wait_;
+  // The transaction's servers as legs of one engine, read by its one loop; the session is its
+  // runner. A leg of it waits for the server a request needs (WaitingForServer; none: PAUSE, or a
+  // move). Declared before txn_: a runner's engine in txn_ goes first.
+  LegEngine legs_;
   Transaction txn_;
   // A move's RETURNING left at its Executes' row limits in the transaction (continue_key_move_portal).
   std::unique_ptr<KeyMoveRest> key_move_rest_;

@@ -78,6 +78,7 @@ void Session::lend_session_servers(std::vector<LegEngine::Target>* targets, bool
     const bool behind = std::exchange(leg->settings_behind, false);
     leg->backend->applied_state = behind && !joined ? std::string() : profile_.settings.signature();
     target.lent = leg->backend;
+    legs_.detach(*leg->backend);
     txn_.lent.push_back(std::move(*leg));
     *leg = Leg{};
   }
@@ -136,8 +137,7 @@ Status Session::take_back_servers(std::vector<LegEngine::Handed> handed, const S
     Leg leg = found != lent.end() ? std::move(*found) : Leg{};
     leg.shard = shard;
     leg.backend = server.backend;
-    leg.backend->attach(this);
-    leg.check.reset();
+    legs_.adopt(*leg.backend, shard);
     if (failed) {
       if (found != lent.end()) settle_lent_leg(std::move(leg), server, in_transaction);
       continue;
@@ -210,7 +210,7 @@ void Session::read_settling_legs() {
   std::vector<pool::Backend*> servers;
   for (const Leg& other : txn_.parked) servers.push_back(other.backend);
   for (pool::Backend* backend : servers) {
-    if (parked_leg(*backend) != nullptr) read_leg_messages(backend);
+    if (parked_leg(*backend) != nullptr) legs_.read_pending(legs_.leg_of(*backend));
   }
 }
 

@@ -19,7 +19,7 @@ bool Session::acquire_backend(int shard) {
     return false;
   }
   txn_.leg.shard = shard;
-  pool::Backend* backend = server_wait_.acquire(*pool, id());
+  pool::Backend* backend = legs_.wait_for(*pool, shard, id());
   if (backend == nullptr) {
     set_request_state(RequestState::WaitingForServer);
     return false;
@@ -31,8 +31,7 @@ bool Session::acquire_backend(int shard) {
 void Session::attach(pool::Backend* backend) {
   Leg& leg = txn_.leg;
   leg.backend = backend;
-  backend->attach(this);
-  leg.check.reset();
+  legs_.adopt(*backend, leg.shard);
   clock_.xact_started_us = stats::monotonic_us();
   set_request_state(RequestState::Running);
   std::string prologue;
@@ -100,11 +99,13 @@ void Session::on_backend_ready(pool::Backend* backend) {
       probe_startup_settings(backend);
       return;
     }
+    legs_.detach(*backend);
     pools_.login->release(backend, true);
     finish_login();
     return;
   }
   if (phase_ != Phase::Ready) {
+    legs_.detach(*backend);
     pools_.login->release(backend, true);
     return;
   }
@@ -132,9 +133,7 @@ void Session::on_backend_failed(const Status& why) {
   read_client_messages();
 }
 
-void Session::maybe_release_backend() {
-  if (!txn_.leg.attached()) return;
-  if (!txn_.leg.at_boundary(request_.batch_open)) return;
+void Session::release_at_boundary() {
   if (pools_.session_pooling && unpin_if_no_held_cursor()) release_idle_parked();
   if (pools_.session_pooling) {
     keep_pinned_leg();
@@ -199,6 +198,7 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
     leg.server_status = 'I';
     txn_.control.on_server_dropped();
   }
+  legs_.detach(*backend);
   backend->connection().resume_reading();
   if (reset_query != nullptr && clean) {
     backend->detach();
@@ -206,23 +206,6 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
     return;
   }
   backend->pool().release(backend, clean);
-}
-
-void Session::on_backend_lost(pool::Backend& backend, const Status& why) {
-  if (Leg* parked = parked_leg(backend)) {
-    // A parked leg's server died: the transaction is lost there; the other legs are closed
-    // with the session (their servers roll back), none is left in a transaction.
-    parked->backend = nullptr;
-    txn_.parked.erase(txn_.parked.begin() + (parked - txn_.parked.data()));
-  } else {
-    txn_.leg.backend = nullptr;
-    txn_.leg.tracker.reset();
-  }
-  request_.queries.clear();
-  LOG_WARN("client=c%llu user=%s lost its server: %s", (unsigned long long)id(), profile_.user.c_str(),
-           why.message.c_str());
-  // The transaction died with the server; the client must not carry on as if it had not.
-  terminate(Status::server("08006", why.message + "; the transaction in progress was lost"));
 }
 
 // Session pooling: the session's server on this shard becomes the active one outside any

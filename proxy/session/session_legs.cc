@@ -170,7 +170,6 @@ Session::Next Session::switch_to_leg(int shard) {
   if (index < txn_.parked.size() - 1) {
     txn_.leg = std::move(txn_.parked[index]);
     txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(index));
-    txn_.leg.check.reset();
     fence_.on_attach({}, /*capture=*/false);
     if (txn_.leg.server_status == 'I') catch_up_parked_leg();
     return Next::Forward;
@@ -187,7 +186,6 @@ void Session::restore_parked_leg() {
   if (txn_.leg.attached() || txn_.parked.empty()) return;
   txn_.leg = std::move(txn_.parked.back());
   txn_.parked.pop_back();
-  txn_.leg.check.reset();
 }
 
 // COMMIT or ROLLBACK with parked legs: once the active leg owes nothing, a COMMIT makes the
@@ -284,24 +282,25 @@ Leg* Session::parked_leg(const pool::Backend& backend) {
 // What a parked leg sends: the answers to what send_to_parked sent it (swallowed; a failure is
 // remembered for the transaction's end), or a message nobody asked for, which ends the session.
 // False: reading stops.
-bool Session::on_parked_frame(Leg& leg, const wire::FrameResult& read) {
-  pool::Backend& backend = *leg.backend;
-  const wire::Frame& frame = read.frame;
-  const bool checked = read.status == wire::FrameStatus::Complete;
-  if (checked && ends_session(frame, backend)) return false;
+bool Session::on_parked_frame(Leg& leg, const wire::Frame& frame) {
+  if (frame.type == 'E' && ends_session(frame, *leg.backend)) return false;
   std::string due;
-  if (!checked ||
-      leg.tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {
-    LOG_WARN("client=c%llu server=s%llu of shard %d sent an unexpected message while parked",
-             (unsigned long long)id(), (unsigned long long)backend.id(), leg.shard);
-    terminate(Status::server("08P01", "a server of the transaction (shard " +
-                                          host_.directory()->shard_name(static_cast<uint16_t>(leg.shard)) +
-                                          ") failed; the transaction was rolled back on every shard"));
+  if (leg.tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {
+    fail_parked_leg(leg);
     return false;
   }
   on_parked_message(leg, frame);
-  backend.connection().consume(frame.size);
   return true;
+}
+
+// A parked leg's server sent what nobody asked for, or broke the protocol: the session ends, the
+// transaction rolling back on every shard.
+void Session::fail_parked_leg(const Leg& leg) {
+  LOG_WARN("client=c%llu server=s%llu of shard %d sent an unexpected message while parked",
+           (unsigned long long)id(), (unsigned long long)leg.backend->id(), leg.shard);
+  terminate(Status::server("08P01", "a server of the transaction (shard " +
+                                        host_.directory()->shard_name(static_cast<uint16_t>(leg.shard)) +
+                                        ") failed; the transaction was rolled back on every shard"));
 }
 
 void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {
@@ -344,6 +343,7 @@ void Session::release_idle_parked() {
     pool::Backend* backend = other.backend;
     backend->applied_state = profile_.settings.signature();
     txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(i));
+    legs_.detach(*backend);
     backend->pool().release(backend, true);
   }
 }
@@ -374,6 +374,7 @@ void Session::release_parked_legs() {
   std::vector<Leg> legs = std::exchange(txn_.parked, {});
   for (Leg& other : legs) {
     pool::Backend* backend = other.backend;
+    legs_.detach(*backend);
     bool at_boundary = other.tracker.idle() && other.server_status == 'I';
     if (!other.tracker.idle()) backend->pool().send_cancel(*backend);
     backend->connection().resume_reading();

@@ -204,7 +204,7 @@ void Session::after_authentication() {
   // (probe_startup_settings): PostgreSQL's spelling of each value (client_encoding UTF8 for utf-8).
   phase_ = Phase::AwaitingServerParameters;
   set_request_state(RequestState::WaitingForServer);
-  if (pool::Backend* backend = server_wait_.acquire(*pools_.login, 0)) on_backend_ready(backend);
+  if (pool::Backend* backend = legs_.wait_for(*pools_.login, -1, 0)) on_backend_ready(backend);
 }
 
 // Does the client set a reported parameter whose value PostgreSQL spells its own way, to a value

@@ -79,7 +79,7 @@ void Session::read_client_messages() {
       close("client sent Terminate");
       return;
     }
-    if (txn_.parked_busy()) return;  // read_leg_messages reads on once they answered
+    if (txn_.parked_busy()) return;  // on_leg_caught_up reads on once they answered
     if (Next next = continue_held_portal(frame); next != Next::Forward) {  // a portal at its row limit
       if (next == Next::Continue) continue;
       return;
@@ -124,7 +124,7 @@ void Session::read_client_messages() {
       if (next == Next::Stop) return;
     }
     if (txn_.leg.backend->connection().over_high_water()) {
-      client_->pause_reading();  // resumed by on_backend_drained
+      client_->pause_reading();  // resumed by on_leg_drained
       return;
     }
     if (frame.type == 'S') request_.skip_until_sync = false;
@@ -148,7 +148,7 @@ Session::Next Session::start_without_server(const wire::Frame& frame) {
     return Next::Continue;
   }
   if (host_.hold_if_paused(this)) {
-    server_wait_.cancel();  // PAUSE: no new transaction until RESUME
+    legs_.stop_waiting();  // PAUSE: no new transaction until RESUME
     set_request_state(RequestState::WaitingForServer);
     return Next::Stop;
   }

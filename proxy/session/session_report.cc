@@ -70,7 +70,7 @@ stats::ClientInfo Session::report(int worker, const pool::Pool** pool) const {
     }
   } else if (request_.state == RequestState::WaitingForServer) {
     info.state = stats::ClientState::Waiting;
-    if (server_wait_.pool() != nullptr) *pool = server_wait_.pool();
+    if (pool::Pool* waited = legs_.waiting_pool()) *pool = waited;
   } else {
     info.state = stats::ClientState::Idle;
   }

@@ -1,4 +1,6 @@
-// Session: what the leg's server sends back, on its way to the client.
+// Session: the runner of its own engine's legs (the transaction's servers): what they send back,
+// on its way to the client.
+#include <algorithm>
 #include <utility>
 
 #include "common/log.h"
@@ -8,78 +10,106 @@
 #include "wire/server_check.h"
 
 namespace sw::session {
-namespace {
 
-// What the client is told when its server broke the protocol (the connection is then closed).
-Status server_violation(const std::string& shard, const std::string& violation) {
-  return Status::server("08P01", "shard " + shard + " sent an invalid message: " + violation +
-                                     "; the server connection was closed");
-}
-
-}  // namespace
-
-void Session::on_backend_readable(pool::Backend& backend) {
-  const bool parked = &backend != txn_.leg.backend && parked_leg(backend) != nullptr;
-  read_leg_messages(parked ? &backend : nullptr);
-}
-
-// A broken or hostile active server: never reused, and the client is not left to parse its bytes.
-void Session::drop_violating_server(const std::string& violation) {
-  pool::Backend* backend = txn_.leg.backend;
-  std::string shard = backend->target().shard;
-  LOG_WARN("client=c%llu server=s%llu shard=%s protocol violation by server, dropping it: %s",
-           (unsigned long long)id(), (unsigned long long)backend->id(), shard.c_str(), violation.c_str());
-  release_backend(false);
-  terminate(server_violation(shard, violation));
-}
-
-// A checked message of the active leg, or its violation (read_checked's Error); false: reading
-// stops. Inline in its one caller, the loop: it runs for every message a server sends a client.
-inline bool Session::on_active_frame(const wire::FrameResult& read) {
-  if (read.status == wire::FrameStatus::Error) {
-    drop_violating_server(read.error);
-    return false;
+// The session's engine reads every leg of the transaction in its one loop (LegEngine::read): the
+// active leg's answers go on to the client through its ResponseTracker (handle_server_message),
+// held while the client's output is over its high-water mark, and once consumed the session does
+// what each asks for (after_active_message); a parked leg's are swallowed (on_parked_frame).
+// Reading the leg stops when the session let go of its server (a violation, a FATAL, a fence
+// retry, the end of its transaction) or refused the message (on_leg_refused: it already ended
+// the session).
+bool Session::on_leg_message(size_t leg, const LegEngine::Message& message) {
+  pool::Backend& backend = *legs_.backend(leg);
+  const wire::Frame& frame = message.read;
+  if (&backend != txn_.leg.backend) {
+    Leg* parked = parked_leg(backend);
+    return (parked != nullptr && on_parked_frame(*parked, frame)) || stop_reading_leg(leg);
   }
-  pool::Backend* backend = txn_.leg.backend;
-  AfterMessage after = handle_server_message(read.frame);
-  if (after == AfterMessage::Dropped) return false;
-  backend->connection().consume(read.frame.size);
+  if (client_->over_high_water()) {
+    legs_.hold(leg);  // resumed by on_drained
+    return true;
+  }
+  const AfterMessage after = handle_server_message(frame);
+  if (after == AfterMessage::Dropped) return stop_reading_leg(leg);
+  legs_.consume(leg);
   if (after == AfterMessage::Retry) {
-    retry_after_fence();
-    return false;
+    retry_after_fence();  // lets go of the server
+  } else {
+    after_active_message();
   }
+  return true;
+}
+
+// The session let go of the leg's server, or ended (on_leg_refused: nothing more to do).
+bool Session::stop_reading_leg(size_t leg) {
+  return refuse(leg, Status::proxy("XX000", "the session stopped reading this server"));
+}
+
+void Session::after_active_message() {
   if (phase_ == Phase::AwaitingServerParameters) {
     if (txn_.leg.tracker.idle()) end_startup_probe();
-    return true;
+    return;
   }
   const RequestState before = request_.state;
   maybe_release_backend();  // a lent server a pin kept is the session's: input is read again
   if (phase_ == Phase::Ready) after_server_frame(before);
-  return true;
 }
 
-// The one loop over the transaction's servers: the complete messages of the active leg
-// (`parked` null; reading follows the active leg when the client's requests move to another) or
-// of the parked leg on `parked` (while it is parked), each read and checked by
-// LegEngine::read_checked before anything of it is used. The active leg's answers go on to the
-// client (on_active_frame), a parked leg's are swallowed (on_parked_frame).
-void Session::read_leg_messages(pool::Backend* parked) {
-  for (;;) {
-    Leg* leg = parked != nullptr ? parked_leg(*parked) : (txn_.leg.attached() ? &txn_.leg : nullptr);
-    if (leg == nullptr) break;
-    pool::Backend& backend = *leg->backend;
-    if (parked == nullptr && client_->over_high_water()) {
-      backend.connection().pause_reading();  // resumed by on_drained
-      return;
-    }
-    const wire::FrameResult read = LegEngine::read_checked(backend, leg->check);
-    if (read.status == wire::FrameStatus::NeedMore) break;
-    if (!(parked != nullptr ? on_parked_frame(*leg, read) : on_active_frame(read))) return;
-  }
-  if (parked == nullptr) return;
+// Every answer a parked leg had was read: legs whose transaction ended go back, and the client's
+// input is read once no parked leg owes anything.
+void Session::on_leg_caught_up(size_t leg) {
+  const pool::Backend* backend = legs_.backend(leg);
+  if (backend == nullptr || backend == txn_.leg.backend || parked_leg(*backend) == nullptr) return;
   release_idle_parked();
   if (!txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
 }
+
+// A broken or hostile server (the engine logged it): never reused. The active one's client is
+// not left to parse its bytes; a parked one fails the transaction.
+void Session::on_leg_violation(size_t leg, const Status& why) {
+  pool::Backend* backend = legs_.backend(leg);
+  if (backend == txn_.leg.backend) {
+    drop_violating_server(why);
+  } else if (const Leg* parked = parked_leg(*backend)) {
+    fail_parked_leg(*parked);
+  }
+}
+
+void Session::drop_violating_server(const Status& why) {
+  release_backend(false);
+  terminate(Status::server("08P01", why.message + "; the server connection was closed"));
+}
+
+// The leg's server is gone (the pool deletes it): the transaction is lost there; the other legs
+// are closed with the session (their servers roll back), none is left in a transaction.
+void Session::on_leg_lost(size_t leg, const Status& why) {
+  const int shard = legs_.target(leg).index;
+  auto parked = std::find_if(txn_.parked.begin(), txn_.parked.end(),
+                             [shard](const Leg& other) { return other.shard == shard; });
+  if (parked != txn_.parked.end() && !(txn_.leg.attached() && txn_.leg.shard == shard)) {
+    txn_.parked.erase(parked);
+  } else {
+    txn_.leg.backend = nullptr;
+    txn_.leg.tracker.reset();
+  }
+  request_.queries.clear();
+  LOG_WARN("client=c%llu user=%s lost its server: %s", (unsigned long long)id(), profile_.user.c_str(),
+           why.message.c_str());
+  // The transaction died with the server; the client must not carry on as if it had not.
+  terminate(Status::server("08006", why.message + "; the transaction in progress was lost"));
+}
+
+// A server's output went out: the client's input, held meanwhile, is read again.
+void Session::on_leg_drained(size_t /*leg*/) {
+  if (phase_ != Phase::Ready) return;
+  client_->resume_reading();
+  read_client_messages();
+}
+
+// The pool's answer to a leg's wait (LegEngine::wait_for; a bare target: no prologue, the session
+// brings the server to the client's state in attach).
+void Session::on_leg_server(size_t leg, std::string /*prologue*/) { on_backend_ready(legs_.backend(leg)); }
+void Session::on_no_server(const Status& why) { on_backend_failed(why); }
 
 // A frame of the active leg was handled (the request was in `before`): what the session does
 // next, by the state the request is in now.
@@ -105,7 +135,7 @@ void Session::after_server_frame(RequestState before) {
 }
 
 Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
-  if (ends_session(frame, *txn_.leg.backend)) return AfterMessage::Dropped;
+  if (frame.type == 'E' && ends_session(frame, *txn_.leg.backend)) return AfterMessage::Dropped;
   Leg& leg = txn_.leg;
   std::string due;
   auto outcome = leg.tracker.on_server_message(frame.type, &due);
@@ -130,10 +160,11 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
       retire_if_stale(frame, outcome);
       relay = on_server_error(frame, relay, outcome.completed);
       break;
-    case 'C':
-      if (auto tag = wire::decode_command_complete(frame.body); tag && *tag == "LOAD")
+    case 'C': {
+      auto tag = wire::decode_command_complete(frame.body);
+      if (tag && *tag == "LOAD")
         leg.backend->library_loaded = true;  // whoever sent it: the server is closed when released
-      if (auto tag = wire::decode_command_complete(frame.body); relay && tag) {
+      if (relay && tag) {
         on_sql_command_complete(*tag);
         if (*tag == "ROLLBACK") profile_.settings.end_transaction(false);
         if (*tag == "COMMIT" || *tag == "ROLLBACK") txn_.active_committed = *tag == "COMMIT";
@@ -142,6 +173,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
           host_.traffic().count_cross_shard_commit(stats::CrossShardOutcome::OnePhase);
       }
       break;
+    }
     case 'Z':
       if (answered) profile_.sql_commands.executed.clear();  // the PREPAREs left failed
       relay = on_ready_for_query(frame, relay, answered);
@@ -167,7 +199,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
     if (relay) to_client(combined.empty() ? whole(frame) : std::string_view(combined));
     if (!due.empty()) to_client(due);
   }
-  after_server_message(frame.type, outcome);
+  if (outcome.completed || !leg.tracker.failed_parses().empty()) after_server_message(frame.type, outcome);
   if (frame.type == 'Z') {
     // Only the client's own ReadyForQuery ends its transaction: a swallowed one (a joining
     // server's reset before the deferred BEGIN, a move's ROLLBACK) leaves the SETs pending.
@@ -185,8 +217,8 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
 // ends the client's session as it ends a PostgreSQL client's: the client gets that ErrorResponse
 // as the server sent it and the connection closes, with no error of the proxy's after it. True
 // when `frame` was such an error (`backend`, the active or a parked leg's server, is closed).
+// Called for ErrorResponses only: the callers test the type (every server message passes there).
 bool Session::ends_session(const wire::Frame& frame, pool::Backend& backend) {
-  if (frame.type != 'E') return false;
   auto fields = wire::decode_error_fields(frame.body);
   if (!fields || (fields->severity != "FATAL" && fields->severity != "PANIC")) return false;
   LOG_WARN("client=c%llu server=s%llu ended the session: %.*s %.*s", (unsigned long long)id(),
@@ -197,6 +229,7 @@ bool Session::ends_session(const wire::Frame& frame, pool::Backend& backend) {
     release_backend(false);
   } else if (Leg* parked = parked_leg(backend)) {
     txn_.parked.erase(txn_.parked.begin() + (parked - txn_.parked.data()));
+    legs_.detach(backend);
     backend.pool().release(&backend, false);
   }
   close("its server ended the session");
@@ -277,7 +310,9 @@ bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answ
   return relay;
 }
 
-// Bookkeeping once the message (and the proxy's answers due after it) went to the client.
+// Bookkeeping once the message (and the proxy's answers due after it) went to the client: only
+// for a message that completed an expectation or left failed Parses (the caller tests that: it
+// runs for every server message).
 void Session::after_server_message(char type, const ResponseTracker::Outcome& outcome) {
   Leg& leg = txn_.leg;
   if (!leg.tracker.failed_parses().empty()) forget_failed_parses();

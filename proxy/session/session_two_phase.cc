@@ -70,7 +70,7 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, 
     target.lent = leg->backend;
     applied.emplace_back(leg->backend,
                          std::exchange(leg->backend->applied_state, profile_.settings.signature()));
-    leg->backend->detach();
+    legs_.detach(*leg->backend);
     targets.push_back(std::move(target));
     state->lent.push_back(std::move(*leg));
     txn_.parked.erase(leg);
@@ -174,8 +174,7 @@ void Session::take_back_commit_legs(TwoPhaseState& state) {
     if (handed[i].backend == nullptr) continue;
     Leg leg = std::move(state.lent[i]);
     leg.backend = handed[i].backend;
-    leg.backend->attach(this);
-    leg.check.reset();
+    legs_.adopt(*leg.backend, leg.shard);
     leg.tracker.reset();
     if (const char status = state.legs->status(i)) leg.server_status = status;
     txn_.parked.push_back(std::move(leg));

@@ -40,8 +40,10 @@ Status SplitInsert::error_of(size_t index, std::string_view body) const {
   return error;
 }
 
-Status SplitInsert::on_leg_message(size_t index, const Message& message) {
-  const auto [type, frame, body] = message;
+bool SplitInsert::on_leg_message(size_t index, const Message& message) {
+  const char type = message.type;
+  const std::string_view frame = message.frame;
+  const std::string_view body = message.body;
   if (batch_ && answers_statement(index)) {
     switch (type) {
       case '2':
@@ -49,41 +51,42 @@ Status SplitInsert::on_leg_message(size_t index, const Message& message) {
       case 'n':
       case 'D':
       case 'C':
-      case 'E': return on_batch_answer(index, type, frame, body);
+      case 'E': return took(index, on_batch_answer(index, type, frame, body));
       default: break;
     }
   }
   switch (type) {
-    case 'Z': return Status::ok();
+    case 'Z': return true;
     case '1':
     case '2':
-      if (phase_ == Phase::Statement) return Status::ok();  // owed to the client in Setup::answered
+      if (phase_ == Phase::Statement) return true;  // owed to the client in Setup::answered
       break;
     case 'N':
       if (phase_ == Phase::Statement) notices_.append(frame);
-      return Status::ok();
+      return true;
     case 'E': {
-      if (two_phase_error(index, body)) return Status::ok();
+      if (two_phase_error(index, body)) return true;
       Status error = error_of(index, body);
       if (phase_ == Phase::Committing) {
         if (commit_error_) commit_error_ = error;
-        return Status::ok();
+        return true;
       }
       fail(error);
-      return Status::ok();
+      return true;
     }
     case 'T':
     case 'n':
     case 'D':
     case 'C':
-      if (answers_statement(index)) return on_part_answer(index, type, frame, body);
+      if (answers_statement(index)) return took(index, on_part_answer(index, type, frame, body));
       // The settings' set_config row, BEGIN, the joining prologue, COMMIT: not the client's.
-      if (type == 'C' || phase_ == Phase::Statement) return Status::ok();
+      if (type == 'C' || phase_ == Phase::Statement) return true;
       break;
     default: break;
   }
-  return Status::server("08P01", "shard " + servers_.shard(index) + " answered its part of " + what() +
-                                     " with an unexpected message ('" + std::string(1, type) + "')");
+  return refuse(index,
+                Status::server("08P01", "shard " + servers_.shard(index) + " answered its part of " + what() +
+                                            " with an unexpected message ('" + std::string(1, type) + "')"));
 }
 
 // The part's own answer: held in the combiner until every part answered.

@@ -66,7 +66,7 @@ class SplitInsert : public JointWrite {
   static std::string what_of(const Setup& setup);
 
   // LegEngine::Runner
-  Status on_leg_message(size_t leg, const Message& message) override;
+  bool on_leg_message(size_t leg, const Message& message) override;
   // JointWrite
   std::string_view statement(size_t leg) const override { return requests_[leg]; }
   // Every part ran: the answer is combined before anything commits (a refusal still rolls back);

@@ -36,7 +36,6 @@ struct Leg {
   pool::Backend* backend = nullptr;  // null: no leg
   int shard = -1;                    // index into the directory's shards
   ResponseTracker tracker;           // what the server still owes
-  wire::ServerMessageCheck check;    // of the server's messages; reset when attached
   char server_status = 'I';          // as the server's last ReadyForQuery said
   // The server runs a Parse/Describe batch outside the client's transaction, which has no shard
   // yet (a deferred BEGIN): that batch must not pick the transaction's shard.

@@ -63,34 +63,45 @@ bool is_sqlstate(std::string_view code) {
   return true;
 }
 
-Status ServerMessageCheck::on_message(char type, std::string_view body) {
+// The checks without a Status (every message of every server goes through them) of the
+// messages that need parsing; passes() takes the others inline.
+bool ServerMessageCheck::passes_parsed(char type, std::string_view body) {
+  switch (type) {
+    case 'D': {
+      auto columns = data_row_columns(body);
+      return columns && (!columns_ || *columns == *columns_);
+    }
+    case 'T': {
+      auto columns = row_description_columns(body);
+      if (!columns) return false;
+      columns_ = *columns;
+      return true;
+    }
+    default: {  // 'E'
+      columns_.reset();
+      auto fields = decode_error_fields(body);
+      return fields && is_sqlstate(fields->sqlstate);
+    }
+  }
+}
+
+// What passes() found wrong: it changed no state on a failure, so the same checks say why.
+Status ServerMessageCheck::failure(char type, std::string_view body) const {
   switch (type) {
     case 'D': {
       auto columns = data_row_columns(body);
       if (!columns) return columns.status();
-      if (columns_ && *columns != *columns_)
-        return invalid("DataRow has " + std::to_string(*columns) + " columns but its RowDescription has " +
-                       std::to_string(*columns_));
-      return Status::ok();
+      return invalid("DataRow has " + std::to_string(*columns) + " columns but its RowDescription has " +
+                     std::to_string(columns_.value_or(0)));
     }
-    case 'T': {
-      auto columns = row_description_columns(body);
-      if (!columns) return columns.status();
-      columns_ = *columns;
-      return Status::ok();
-    }
-    case 'N':
-    case 'S':
-    case 'A': return Status::ok();  // asynchronous: may come in the middle of a result
+    case 'T': return row_description_columns(body).status();
     case 'E': {
-      columns_.reset();
       auto fields = decode_error_fields(body);
       if (!fields) return fields.status();
       if (fields->sqlstate.empty()) return invalid("ErrorResponse without a SQLSTATE");
-      if (!is_sqlstate(fields->sqlstate)) return invalid("ErrorResponse with a malformed SQLSTATE");
-      return Status::ok();
+      return invalid("ErrorResponse with a malformed SQLSTATE");
     }
-    default: columns_.reset(); return Status::ok();
+    default: return invalid("an unexpected message");
   }
 }
 

@@ -27,11 +27,30 @@ namespace sw::wire {
 class ServerMessageCheck {
  public:
   // Ok, or an 08P01 Status::server saying what was wrong (no message contents: they may be data).
-  Status on_message(char type, std::string_view body);
+  Status on_message(char type, std::string_view body) {
+    return passes(type, body) ? Status::ok() : failure(type, body);
+  }
+  // The same checks, without a Status: true when the message passes. A failure leaves the check
+  // as it was, and failure() then says why (08P01).
+  bool passes(char type, std::string_view body) {
+    switch (type) {
+      case 'D':
+      case 'T':
+      case 'E': return passes_parsed(type, body);
+      case 'N':
+      case 'S':
+      case 'A': return true;  // asynchronous: may come in the middle of a result
+      default: columns_.reset(); return true;
+    }
+  }
+  Status failure(char type, std::string_view body) const;
   // A new server connection, or a new user of one: forget the current result.
   void reset() { columns_.reset(); }
 
  private:
+  // passes() of the messages it parses (DataRow, RowDescription, ErrorResponse).
+  bool passes_parsed(char type, std::string_view body);
+
   std::optional<uint16_t> columns_;  // of the result in progress, when its RowDescription was seen
 };
 

@@ -44,6 +44,8 @@ class Recorder : public LegEngine::Runner {
   size_t client_cancels_sent = 0;
   bool stop_at_no_server = true;
   bool client_cancel_delivered = false;
+  char refuse_type = 0;          // a message of this type is refused (Runner::refuse)
+  bool refusal_handled = false;  // on_leg_refused's answer: the runner deals with it
 
   void on_leg_server(size_t leg, std::string prologue) override {
     prologue_owed.push_back(engine->ready_owed(leg));
@@ -53,16 +55,24 @@ class Recorder : public LegEngine::Runner {
     engine->write(leg, prologue);
     if (cancel_pending_ && every_leg_has_server()) cancel_client();
   }
-  Status on_leg_message(size_t leg, const LegEngine::Message& message) override {
+  bool on_leg_message(size_t leg, const LegEngine::Message& message) override {
     if (leg == hold_until_ready && !zero_ready_) {
       events.push_back("held " + std::to_string(leg) + " " + message.type);
       engine->hold(leg);
-      return Status::ok();
+      return true;
     }
     std::string event = "message " + std::to_string(leg) + " " + message.type;
     if (message.type == 'D') event += " " + std::to_string(message.frame.size());  // whole
     events.push_back(event);
-    return Status::ok();
+    if (message.type == refuse_type) return refuse(leg, Status::client("22000", "not this one"));
+    return true;
+  }
+  bool on_leg_refused(size_t leg, const Status& why) override {
+    events.push_back("refused " + std::to_string(leg) + " " + why.sqlstate + " " + why.message);
+    if (!refusal_handled) return false;
+    engine->release(leg, false);
+    end_if_released();
+    return true;
   }
   void on_leg_ready(size_t leg) override {
     if (--owed_[leg] > 0) return;
@@ -165,6 +175,24 @@ TEST_CASE("leg engine: under the limit the row reaches the runner, and the serve
   CHECK(runner.events ==
         std::vector<std::string>{"message 0 T", "message 0 D 2011", "message 0 C", "message 0 Z", "ready 0"});
   CHECK(d.pools[0]->counts().idle == 1);
+}
+
+TEST_CASE("leg engine: a refused message is consumed, then the runner's error or a violation") {
+  for (const bool handled : {false, true}) {
+    CAPTURE(handled);
+    FakeServer server(big_row(10));
+    Deployment d;
+    Recorder runner(d.loop, "SELECT big");
+    runner.refuse_type = 'D';
+    runner.refusal_handled = handled;
+    LegEngine engine(d.targets({&server}, 4000), {}, "a test read", runner);
+    runner.engine = &engine;
+    engine.start();
+    REQUIRE(d.run());
+    std::vector<std::string> expected{"message 0 T", "message 0 D 21", "refused 0 22000 not this one"};
+    if (!handled) expected.emplace_back("violation 0 08P01 shard s0 sent an invalid message: not this one");
+    CHECK(runner.events == expected);  // read no further: the rest never reaches the runner
+  }
 }
 
 TEST_CASE("leg engine: ParameterStatus and NotificationResponse are kept from the runner") {
