@@ -13,15 +13,7 @@
 #include "session_host.h"
 #include "wire/messages.h"
 
-using sw::test::bytes_of;
-using sw::test::ClientFrame;
-using sw::test::error_line;
-using sw::test::eventually;
-using sw::test::FakeServer;
-using sw::test::log_in;
-using sw::test::ScriptClient;
-using sw::test::SessionDeployment;
-using sw::test::types_of;
+using namespace sw::test;
 
 namespace {
 

@@ -18,15 +18,7 @@
 #include "wire/messages.h"
 #include "wire/startup.h"
 
-using sw::test::bytes_of;
-using sw::test::ClientFrame;
-using sw::test::error_line;
-using sw::test::eventually;
-using sw::test::FakeServer;
-using sw::test::log_in;
-using sw::test::ScriptClient;
-using sw::test::SessionDeployment;
-using sw::test::types_of;
+using namespace sw::test;
 
 TEST_CASE("session script: a Query's answer is relayed byte for byte, then its server is idle again") {
   FakeServer server(FakeServer::answering("SELECT v FROM t", {"a", "b"}));
