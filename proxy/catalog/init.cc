@@ -93,6 +93,19 @@ Status init_id_ranges(PGconn* c, const config::Config& config, uint32_t slot, Sh
   return Status::ok();
 }
 
+// The fences this run made say "no rows" (kFenceBucketsSql); in the same transaction, those whose
+// buckets hold rows in a sharded table already there say true (scatter reads skip those rows).
+Status mark_fences_holding_rows(PGconn* c, const std::vector<const config::ShardedTable*>& tables,
+                                uint32_t bucket_count, const std::string& what) {
+  for (const config::ShardedTable* table : tables) {
+    auto sql = sqltext::mark_fences_holding_rows_sql(*table, bucket_count);
+    if (!sql) return with_context(sql.status(), what);
+    if (Status s = exec(c, *sql); !s)
+      return with_context(s, what + ": looking for rows of fenced buckets in " + table->name);
+  }
+  return Status::ok();
+}
+
 Status init_shard(const config::Config& config, size_t shard_index, const router::Directory& dir,
                   uint32_t id_slot, ShardInitReport& out) {
   const config::Shard& shard = config.shards[shard_index];
@@ -121,6 +134,7 @@ Status init_shard(const config::Config& config, size_t shard_index, const router
     out.buckets_fenced = added;
   }
   if (!(s = init_id_ranges(c, config, id_slot, out))) return s;
+  std::vector<const config::ShardedTable*> existing;
   for (const config::ShardedTable& table : config.sharding.tables) {
     auto exists = relation_exists(c, table.name);
     if (!exists) return with_context(exists.status(), what + ": looking up table " + table.name);
@@ -136,7 +150,9 @@ Status init_shard(const config::Config& config, size_t shard_index, const router
                      {table.name, table.key, table.type, std::to_string(config.sharding.buckets)});
     if (!res) return with_context(res.status(), what + ": installing the fence on " + table.name);
     out.fences.push_back(table.name + ": " + text_value(res->get(), 0, 0));
+    existing.push_back(&table);
   }
+  if (out.schema_created && !(s = mark_fences_holding_rows(c, existing, dir.bucket_count(), what))) return s;
   if (!(s = exec(c, "COMMIT"))) return with_context(s, what);
   return Status::ok();
 }

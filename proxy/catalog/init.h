@@ -8,7 +8,9 @@
 //     sharding.buckets or it names a shard missing from the config, init refuses (Fault::Config).
 //  3. Every shard: sqltext::shard_schema_sql(); when this run creates shardwire.fenced_buckets it fences
 //     every bucket the directory does not assign to that shard (owner-side fencing: a shard
-//     refuses writes to buckets it does not own; the mover unfences on cutover). Then
+//     refuses writes to buckets it does not own; the mover unfences on cutover), each with
+//     holds_rows = false unless one of the configured sharded tables there holds a row of it
+//     (looked for under a SHARE lock, in the same transaction). Then
 //     install_fence for every configured sharded table that exists there; missing tables are
 //     skipped with a log line (the proxy installs the fence when it creates the table).
 //  4. Ids (docs/architecture.md "Globally unique ids"): in step 2's transaction every configured

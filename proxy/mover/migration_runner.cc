@@ -234,6 +234,9 @@ Status MigrationRunner::copy(catalog_rows::Migration& m) {
     auto target_conn = connect_shard(m.target);
     if (!target_conn) return target_conn.status();
     if (Status s = check_tables(target_conn->get(), m.target, tables); !s) return s;
+    // The target fences the buckets until the cutover: its fences say they hold rows before the
+    // copy (or a copy started over) writes the first one.
+    if (Status s = mark_holding_rows(target_conn->get(), buckets); !s) return s;
   }
   std::string publication = slot_name(false);
   if (Status s = ensure_publication(source_conn->get(), publication, tables); !s) return s;

@@ -137,11 +137,11 @@ Result<uint64_t> slot_retained_bytes(PGconn* shard, const std::string& name) {
 }
 
 Result<std::string> fence(PGconn* shard, const BucketSet& buckets, uint64_t version) {
-  auto res =
-      query(shard,
-            "INSERT INTO shardwire.fenced_buckets (bucket, version) SELECT b, $2 FROM unnest($1::int[]) b "
-            "ON CONFLICT (bucket) DO UPDATE SET version = EXCLUDED.version, fenced_at = now()",
-            {buckets.array_literal(), std::to_string(version)});
+  auto res = query(shard,
+                   "INSERT INTO shardwire.fenced_buckets (bucket, version, holds_rows) "
+                   "SELECT b, $2, true FROM unnest($1::int[]) b ON CONFLICT (bucket) "
+                   "DO UPDATE SET version = EXCLUDED.version, fenced_at = now(), holds_rows = true",
+                   {buckets.array_literal(), std::to_string(version)});
   if (!res) return failed(res.status(), "fence");
   // Autocommit: the fence is committed now; the clock is read after it.
   return shard_clock(shard);
@@ -151,6 +151,14 @@ Result<std::string> shard_clock(PGconn* shard) {
   auto clock = query(shard, "SELECT clock_timestamp()::text");
   if (!clock) return clock.status();
   return text_value(clock->get(), 0, 0);
+}
+
+Status mark_holding_rows(PGconn* shard, const BucketSet& buckets) {
+  auto res = query(shard,
+                   "UPDATE shardwire.fenced_buckets SET holds_rows = true "
+                   "WHERE bucket = ANY($1::int[]) AND NOT holds_rows",
+                   {buckets.array_literal()});
+  return res ? Status::ok() : failed(res.status(), "marking fences as holding rows");
 }
 
 Status unfence(PGconn* shard, const BucketSet& buckets) {
@@ -241,6 +249,12 @@ Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::Sha
     }
   }
   if (Status s = exec(shard, "RESET session_replication_role"); !s) return s;
+  // Every delete above has committed (autocommit) and found no row left.
+  auto emptied = query(shard,
+                       "UPDATE shardwire.fenced_buckets SET holds_rows = false "
+                       "WHERE bucket = ANY($1::int[]) AND holds_rows",
+                       {buckets.array_literal()});
+  if (!emptied) return failed(emptied.status(), "marking fences as holding no rows");
   return total;
 }
 

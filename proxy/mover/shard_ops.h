@@ -32,10 +32,16 @@ bool slot_exists(PGconn* shard, const std::string& name);
 // WAL the slot holds back on this shard, in bytes (0 when the slot does not exist).
 Result<uint64_t> slot_retained_bytes(PGconn* shard, const std::string& name);
 
-// Adds the buckets to shardwire.fenced_buckets (writes refused with SW001) and returns the
-// shard's clock right after the fence committed: transactions that started before it may not
-// have seen the fence.
+// Adds the buckets to shardwire.fenced_buckets (writes refused with SW001), holds_rows = true (the
+// shard fenced at a cutover keeps the buckets' rows; a fence made again keeps them too), and
+// returns the shard's clock right after the fence committed: transactions that started before it
+// may not have seen the fence.
 Result<std::string> fence(PGconn* shard, const BucketSet& buckets, uint64_t version);
+// holds_rows = true on the buckets' fences here, committed before it returns: run before the
+// mover writes the first row of a bucket the shard fences (the copy to the target), so no
+// scatter read's snapshot sees such a row with its fence saying "no rows" (docs/architecture.md
+// §5.6). Buckets not fenced here are left alone.
+Status mark_holding_rows(PGconn* shard, const BucketSet& buckets);
 // The shard's clock now (clock_timestamp() as text), for wait_for_drain.
 Result<std::string> shard_clock(PGconn* shard);
 Status unfence(PGconn* shard, const BucketSet& buckets);
@@ -50,7 +56,9 @@ Result<int> terminate_drain_blockers(PGconn* shard, const std::string& since);
 Result<Lsn> current_wal_lsn(PGconn* shard);
 // Deletes the buckets' rows in batches of `batch` rows, a group of buckets at a time
 // (session_replication_role = replica, so the fence does not refuse it), pausing so that no more
-// than rows_per_sec go per second.
+// than rows_per_sec go per second. Once every batch has committed, the buckets' fences here say
+// holds_rows = false. The caller guarantees that nothing writes the buckets' rows on this shard
+// any more (it fences them, and no stream or copy of the mover feeds it).
 // Returns the rows deleted.
 Result<uint64_t> delete_bucket_rows(PGconn* shard, const std::vector<config::ShardedTable>& tables,
                                     const BucketSet& buckets, int64_t rows_per_sec, uint64_t batch = 1000);

@@ -276,7 +276,7 @@ std::string owned_row_condition(const TableRule& rule, const std::string& qualif
   return "NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced WHERE sw_fenced.bucket = "
          "shardwire.bucket_of(" +
          qualifier + "." + quoted(rule.key) + "::" + key_type_name(rule.key_type) + ", " +
-         std::to_string(bucket_count) + "))";
+         std::to_string(bucket_count) + ") AND sw_fenced.holds_rows)";
 }
 
 std::vector<parser::TableSplice> owned_rows_splices(const parser::StatementFacts& statement,

@@ -232,9 +232,11 @@ std::vector<parser::TableSplice> owned_rows_splices(
     const parser::StatementFacts& statement, const RoutingRules& rules,
     uint32_t bucket_count);  // "shard", "default", "scatter", ...
 
-// The condition that keeps only a shard's own rows of a sharded table (its bucket is not in
-// shardwire.fenced_buckets there), the table referred to as `qualifier` (SQL: quoted if need be): the
-// owned-rows splice's, and what a write without a key ANDs to its WHERE on every shard.
+// The condition that keeps only a shard's own rows of a sharded table (its bucket is not among
+// the fences there that may hold rows: `holds_rows`, false only for a fence whose bucket has no
+// rows on the shard, so leaving those out changes no answer and lets PostgreSQL keep an index
+// order), the table referred to as `qualifier` (SQL: quoted if need be): the owned-rows splice's,
+// and what a write without a key ANDs to its WHERE on every shard.
 std::string owned_row_condition(const TableRule& rule, const std::string& qualifier, uint32_t bucket_count);
 
 // One stable line: "shard s1 buckets 5,9 migrating", "default s0", "scatter s0,s1",

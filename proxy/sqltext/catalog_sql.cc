@@ -161,8 +161,21 @@ CREATE SCHEMA IF NOT EXISTS shardwire;
 CREATE TABLE IF NOT EXISTS shardwire.fenced_buckets (
   bucket integer PRIMARY KEY CHECK (bucket >= 0),
   version bigint NOT NULL DEFAULT 0,
-  fenced_at timestamptz NOT NULL DEFAULT now()
+  fenced_at timestamptz NOT NULL DEFAULT now(),
+  holds_rows boolean NOT NULL DEFAULT true
 );
+-- holds_rows: false only while the bucket's rows are known to be absent from this shard (scatter
+-- reads then skip the fence in their owned-rows filter). A shard set up by an older version gets
+-- it as true on every fence: its fences' rows are not known. Checked first so a re-run takes no
+-- lock on the table (every write's fence trigger reads it).
+DO $upgrade$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'shardwire.fenced_buckets'::regclass
+                 AND attname = 'holds_rows' AND NOT attisdropped) THEN
+    ALTER TABLE shardwire.fenced_buckets ADD COLUMN holds_rows boolean NOT NULL DEFAULT true;
+  END IF;
+END
+$upgrade$;
 
 CREATE OR REPLACE FUNCTION shardwire.install_fence(tbl regclass, key_column text, key_type text, buckets integer)
 RETURNS text LANGUAGE plpgsql AS $install$
@@ -321,6 +334,15 @@ std::string bucket_index_statement(const config::ShardedTable& table, int bucket
   if (name.size() > 63) name.resize(63);
   return "CREATE INDEX IF NOT EXISTS " + quote_identifier(name) + " ON " + table.name + " ((" + *expression +
          "))";
+}
+
+Result<std::string> mark_fences_holding_rows_sql(const config::ShardedTable& table, uint32_t bucket_count) {
+  auto expression = bucket_expression(table, bucket_count);
+  if (!expression) return expression.status();
+  return "LOCK TABLE " + table.name +
+         " IN SHARE MODE; UPDATE shardwire.fenced_buckets sw_fenced SET holds_rows = true "
+         "WHERE NOT sw_fenced.holds_rows AND EXISTS (SELECT 1 FROM " +
+         table.name + " WHERE " + *expression + " = sw_fenced.bucket)";
 }
 
 std::string install_fence_statement(const config::ShardedTable& table, int buckets) {

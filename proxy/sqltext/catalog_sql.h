@@ -44,15 +44,18 @@ inline constexpr const char* kInitLockSql = "SELECT pg_advisory_xact_lock(hashte
 std::string catalog_schema_sql();
 
 // Per shard, schema `shardwire`: bucket_function_sql() (bucket_of), fenced_buckets(bucket,
-// version, fenced_at), and install_fence(tbl regclass, key_column text, key_type text, buckets int)
-// returning 'created' | 'updated' | 'unchanged'. install_fence generates a per-table trigger
-// function shardwire."fence_<schema>_<table>"() with the key column, type and bucket count baked
-// in, and a BEFORE INSERT OR UPDATE OR DELETE row trigger `shardwire_fence` calling it. The
-// trigger raises SQLSTATE SW001 "bucket N is not owned by this shard; directory version V" (V is
-// fenced_buckets.version; TABLE/SCHEMA error fields set) when the row's bucket -- for UPDATE the
-// old row's and, when the key changed, the new row's -- is in fenced_buckets. Per row it costs one
-// bucket_of call and one primary-key probe. Like every ordinary trigger it does not fire under
-// session_replication_role = replica.
+// version, fenced_at, holds_rows), and install_fence(tbl regclass, key_column text, key_type
+// text, buckets int) returning 'created' | 'updated' | 'unchanged'. install_fence generates a
+// per-table trigger function shardwire."fence_<schema>_<table>"() with the key column, type and
+// bucket count baked in, and a BEFORE INSERT OR UPDATE OR DELETE row trigger `shardwire_fence`
+// calling it. The trigger raises SQLSTATE SW001 "bucket N is not owned by this shard; directory
+// version V" (V is fenced_buckets.version; TABLE/SCHEMA error fields set) when the row's bucket
+// -- for UPDATE the old row's and, when the key changed, the new row's -- is in fenced_buckets.
+// Per row it costs one bucket_of call and one primary-key probe. Like every ordinary trigger it
+// does not fire under session_replication_role = replica. fenced_buckets.holds_rows (default
+// true) is false only while the bucket's rows are known to be absent from the shard: the scatter
+// reads' owned-rows filter joins only the fences that say true (docs/architecture.md §5.6). A
+// shard schema from an older version gets the column with true on every fence.
 std::string shard_schema_sql();
 
 // Parameterized statement ($1 table, $2 key column, $3 key type, $4 buckets) that installs the fence.
@@ -81,10 +84,20 @@ inline constexpr const char* kInitialDirectorySql =
     "FROM generate_series(0, $1::int - 1) AS g "
     "WHERE NOT EXISTS (SELECT 1 FROM shardwire.buckets)";
 
-// Fences $1 int[] buckets at directory version $2 (ON CONFLICT DO NOTHING).
+// Fences $1 int[] buckets at directory version $2 (ON CONFLICT DO NOTHING), as holding no rows:
+// init runs it in the transaction that creates the shard's fence table, and in that transaction
+// mark_fences_holding_rows_sql() then marks the fences whose buckets do hold rows.
 inline constexpr const char* kFenceBucketsSql =
-    "INSERT INTO shardwire.fenced_buckets (bucket, version) SELECT unnest($1::int[]), $2::bigint "
-    "ON CONFLICT (bucket) DO NOTHING";
+    "INSERT INTO shardwire.fenced_buckets (bucket, version, holds_rows) "
+    "SELECT unnest($1::int[]), $2::bigint, false ON CONFLICT (bucket) DO NOTHING";
+
+// For one configured sharded table that exists on the shard: LOCK TABLE in SHARE mode, then
+// holds_rows = true on every fence whose bucket has a row in the table. The lock, held to the
+// end of the transaction, keeps writers out until the fences commit, so no row lands in a
+// bucket after it was looked at. The bucket expression is spelled as the bucket index's
+// (bucket_index_statement), which answers each fence's probe when the table has it; without it
+// PostgreSQL scans the table once. 22023 for a key type bucket_of has no overload for.
+Result<std::string> mark_fences_holding_rows_sql(const config::ShardedTable& table, uint32_t bucket_count);
 
 // The whole directory in one statement (one snapshot): version, bucket, shard, state, bucket
 // version. One row with NULL bucket columns when there are no buckets.

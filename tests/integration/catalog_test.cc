@@ -121,6 +121,15 @@ struct Published {
 TEST_SUITE("catalog") {
   TEST_CASE("init creates the catalog, the directory and the shard schemas; a second run changes nothing") {
     Setup s;
+    // Rows already there before init: on s0 one of a bucket it owns and one of a bucket s1 owns;
+    // on s1 an account of a bucket s2 owns. Only those two fences may say they hold rows.
+    const int64_t own = key_where([](uint32_t b) { return b % 3 == 0; });
+    const int64_t foreign = key_where([](uint32_t b) { return b % 3 == 1; });
+    std::string account = "acme";
+    while (text_bucket(account) % 3 != 2) account += "x";
+    REQUIRE_OK(s.shard(0).exec("INSERT INTO orders (tenant_id, note) VALUES (" + std::to_string(own) +
+                               ", 'a'), (" + std::to_string(foreign) + ", 'b')"));
+    REQUIRE_OK(s.shard(1).exec("INSERT INTO accounts VALUES ('" + account + "', 1)"));
     auto first = sw::catalog::initialize(s.cfg);
     REQUIRE_MESSAGE(first.is_ok(), first.status().message);
     CHECK(first->catalog_created);
@@ -150,6 +159,13 @@ TEST_SUITE("catalog") {
       CHECK(sh.value("SELECT count(*) FROM shardwire.fenced_buckets WHERE bucket % 3 = " + std::to_string(i) +
                      " OR version <> 1") == "0");
     }
+    // holds_rows: true only where a sharded table there held a row of the fenced bucket.
+    const std::string holding =
+        "SELECT coalesce(string_agg(bucket::text, ','), '') FROM shardwire.fenced_buckets "
+        "WHERE holds_rows";
+    CHECK(s.shard(0).value(holding) == std::to_string(bucket_of(foreign)));
+    CHECK(s.shard(1).value(holding) == std::to_string(text_bucket(account)));
+    CHECK(s.shard(2).value(holding) == "");
 
     // The state a second run must leave untouched.
     const std::string fingerprint_catalog =
@@ -186,6 +202,18 @@ TEST_SUITE("catalog") {
     int mismatches = 0;
     for (uint32_t b = 0; b < kBuckets; ++b) mismatches += (*dir)->bucket(b).shard != initial->bucket(b).shard;
     CHECK(mismatches == 0);
+
+    // A shard schema from before holds_rows: init adds the column, true on every fence (their
+    // rows are not known), and a run after that changes nothing.
+    REQUIRE_OK(s.shard(2).exec("ALTER TABLE shardwire.fenced_buckets DROP COLUMN holds_rows"));
+    s.init();
+    const std::string all_true =
+        "SELECT count(*) FILTER (WHERE holds_rows) || '/' || count(*) FROM "
+        "shardwire.fenced_buckets";
+    CHECK(s.shard(2).value(all_true) == "2731/2731");
+    const std::string upgraded = s.shard(2).value(fingerprint_shard);
+    s.init();
+    CHECK(s.shard(2).value(fingerprint_shard) == upgraded);
   }
 
   TEST_CASE("init refuses a catalog whose directory does not fit the config") {

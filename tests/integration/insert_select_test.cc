@@ -215,6 +215,7 @@ TEST_SUITE("insert_select") {
     // role: the fence trigger does not fire); shard 1 fences that bucket.
     const std::string moved = std::to_string(d.tenants[0]);
     PgConn target = d.f.setup.shard(1);
+    REQUIRE_OK(mark_fences_holding_rows(target));
     REQUIRE_OK(target.exec("SET session_replication_role = replica"));
     REQUIRE_OK(target.exec("INSERT INTO orders (id, tenant_id, note) VALUES (900001, " + moved +
                            ", 'copy'), (900002, " + moved + ", 'copy')"));

@@ -50,6 +50,7 @@ std::vector<std::string> rows_on(const ShardedFixture& f, int shard) {
 // Shard 1 gets a copy of `tenant`'s rows (owned by shard 0), as a move's copy phase writes them.
 void copy_onto_shard1(const ShardedFixture& f, int64_t tenant) {
   PgConn target = f.setup.shard(1);
+  REQUIRE_OK(mark_fences_holding_rows(target));
   REQUIRE_OK(target.exec("SET session_replication_role = replica"));
   REQUIRE_OK(target.exec("INSERT INTO orders (id, tenant_id, note, qty) SELECT 900000 + g, " + k(tenant) +
                          ", 'copy' || g, 100 FROM generate_series(1, 3) g"));

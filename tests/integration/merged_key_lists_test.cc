@@ -194,6 +194,7 @@ TEST_SUITE("merged_key_lists") {
     // The fault: shard 1 gets a copy of tenant owned_by_0's rows, as a move's copy phase writes
     // them (replication role replica: the fence does not fire) before the cutover.
     PgConn target = f.setup.shard(1);
+    REQUIRE_OK(mark_fences_holding_rows(target));
     REQUIRE_OK(target.exec("SET session_replication_role = replica"));
     REQUIRE_OK(target.exec("INSERT INTO orders (id, tenant_id, note) VALUES (100001, " +
                            std::to_string(owned_by_0) + ", 'copy'), (100002, " + std::to_string(owned_by_0) +

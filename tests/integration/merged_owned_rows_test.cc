@@ -62,6 +62,11 @@ TEST_SUITE("merged_owned_rows") {
   TEST_CASE("keyless reads do not count the rows a shard holds of buckets it does not own") {
     PROXY_ONLY();
     ShardedFixture f;
+    // A fresh init of empty shards: every fence says its bucket holds no rows there, so the
+    // owned-rows filter joins no fence at all.
+    for (int s = 0; s < f.setup.shards(); ++s)
+      CHECK(f.setup.shard(s).value("SELECT count(*) FILTER (WHERE holds_rows) || '/' || (count(*) > 0) "
+                                   "FROM shardwire.fenced_buckets") == "0/true");
     PgConn c = f.client();
     const int64_t moved = tenant_on(0, kShards, 1);  // owned by shard 0; its rows copied onto shard 1
     std::vector<int64_t> tenants = {moved, tenant_on(0, kShards, moved + 1), tenant_on(1, kShards, 1),
@@ -97,8 +102,12 @@ TEST_SUITE("merged_owned_rows") {
     CHECK(expected_copies[1].size() == 21);  // 20 rows and the tag
 
     // The fault: shard 1 gets a copy of the moved tenant's rows, as a move's copy phase writes
-    // them (replication role replica: the fence trigger does not fire). Shard 1 fences that bucket.
+    // them (replication role replica: the fence trigger does not fire). Shard 1 fences that
+    // bucket, and as the mover does before its copy, its fence now says it holds rows.
     PgConn target = f.setup.shard(1);
+    const std::string moved_bucket = std::to_string(bucket_of_key(moved));
+    REQUIRE(target.value("UPDATE shardwire.fenced_buckets SET holds_rows = true WHERE bucket = " +
+                         moved_bucket + " RETURNING version") != "");
     REQUIRE_OK(target.exec("SET session_replication_role = replica"));
     REQUIRE_OK(
         target.exec("INSERT INTO orders (id, tenant_id, note) SELECT id, tenant_id, note FROM (VALUES "
@@ -162,6 +171,8 @@ TEST_SUITE("merged_owned_rows") {
         }
       }
     });
+    // And every shard is watched: no fence says "no rows" while its bucket has rows there.
+    FenceInvariantWatch watch(f);
     PgConn admin = admin_console(f);
     const std::string id = start_move(admin, moving.buckets);
     std::string last;
@@ -169,16 +180,20 @@ TEST_SUITE("merged_owned_rows") {
     sleep_ms(200);
     stop = true;
     reader.join();
+    const std::string hidden = watch.stop();
     REQUIRE_MESSAGE(cut, "migration " << id << " is " << last);
     CHECK(reads > 0);
     CHECK_MESSAGE(wrong == 0, wrong.load()
                                   << " of " << reads.load() << " counts wrong, first " << first_wrong);
+    CHECK_MESSAGE(hidden == "", "a fence said no rows over rows (" << hidden << "), polls " << watch.polls());
 
     // The source still holds the moved rows (the rollback window), fenced; the target owns them.
     const std::string in_moved = "SELECT count(*) FROM orders WHERE " + in_buckets(moving.buckets);
     CHECK(f.setup.shard(0).value(in_moved) == "600");
     CHECK(f.setup.shard(1).value(in_moved) == "600");
     CHECK(fenced_on(f, 0, moving.buckets).size() == moving.buckets.size());
+    CHECK(holds_rows_on(f, 0, moving.buckets) == repeated("t", moving.buckets.size()));
+    CHECK(holds_rows_on(f, 1, moving.buckets) == repeated("-", moving.buckets.size()));
     CHECK(app.value("SELECT count(*) FROM orders") == total);
     PgResult rows = app.exec("SELECT tenant_id, note FROM orders");
     REQUIRE_OK(rows);

@@ -107,11 +107,13 @@ TEST_SUITE("mover_cutover") {
                             std::to_string(i) + "', " + std::to_string(i) + ")"));
 
     PgConn admin = admin_console(f);
+    FenceInvariantWatch watch(f);  // through the move, the rollback and the move again
     const std::string id = start_move(admin, m.buckets);
     std::string last;
     REQUIRE_MESSAGE(wait_for_state(admin, id, "rollback_window", 30s, &last),
                     "migration " << id << ": " << last);
     REQUIRE(directory_of(f, m.buckets) == repeated("s1/ACTIVE", m.buckets.size()));
+    CHECK(holds_rows_on(f, 0, m.buckets) == repeated("t", m.buckets.size()));  // fenced with its rows
 
     // Writes of the window, through shardwire: inserts, updates, deletes; they land on s1.
     for (int64_t k : m.keys) {
@@ -138,6 +140,8 @@ TEST_SUITE("mover_cutover") {
     REQUIRE_MESSAGE(rolled_back, "migration " << id << ": " << last);
 
     check_owned_by_s0(f, m);
+    // The target's copy is gone, and its fences say so.
+    CHECK(holds_rows_on(f, 1, m.buckets) == repeated("f", m.buckets.size()));
     for (uint32_t b : m.buckets) {  // every write of the window, exactly
       CAPTURE(b);
       CHECK(bucket_rows(f, 0, {b}) == window_rows_of[b]);
@@ -173,7 +177,10 @@ TEST_SUITE("mover_cutover") {
     MESSAGE("ROLLBACK MIGRATION after the window: " << refused.error());
     CHECK(directory_of(f, m.buckets) == repeated("s1/ACTIVE", m.buckets.size()));
     CHECK(bucket_rows(f, 0, m.buckets).empty());
+    CHECK(holds_rows_on(f, 0, m.buckets) == repeated("f", m.buckets.size()));
     check_no_slots_or_publications(f);
+    const std::string hidden = watch.stop();
+    CHECK_MESSAGE(hidden == "", "a fence said no rows over rows (" << hidden << "), polls " << watch.polls());
   }
 
   // CANCEL MIGRATION before the flip: nothing of the migration stays behind.

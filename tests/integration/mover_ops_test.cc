@@ -34,6 +34,8 @@ TEST_SUITE("mover_ops") {
     const std::string id = start_move(admin, m.buckets);
     wait_for_copy_start(f, admin, id);
     sleep_ms(600);  // some rows are copied
+    // Marked before the copy's first row, on the target that fences the buckets till the cutover.
+    CHECK(holds_rows_on(f, 1, m.buckets) == repeated("t", m.buckets.size()));
     auto cancel_asked = Clock::now();
     REQUIRE_OK(admin.exec("CANCEL MIGRATION " + id));
     CHECK(migration(admin, id)["state"] == "copying");  // asked during the copy
@@ -45,6 +47,7 @@ TEST_SUITE("mover_ops") {
     check_no_slots_or_publications(f);
     CHECK(bucket_rows(f, 1, m.buckets).empty());
     check_owned_by_s0(f, m);
+    CHECK(holds_rows_on(f, 1, m.buckets) == repeated("f", m.buckets.size()));  // the copy deleted
     CHECK(bucket_rows(f, 0, m.buckets) == before);
     PgConn s1 = f.setup.shard(1);
     // The applier's progress row goes too (the table exists once a stream applied something).
@@ -92,6 +95,8 @@ TEST_SUITE("mover_ops") {
     CHECK(row["state"] == "copying");
     CHECK_MESSAGE(row["rows_copied"] == paused_at,
                   "rows_copied went from " << paused_at << " to " << row["rows_copied"] << " while paused");
+    // The copy has written rows of the buckets on the target, which still fences them.
+    CHECK(holds_rows_on(f, 1, m.buckets) == repeated("t", m.buckets.size()));
     auto cancel_asked = Clock::now();
     REQUIRE_OK(admin.exec("CANCEL MIGRATION " + id));
     std::string last;
@@ -104,6 +109,7 @@ TEST_SUITE("mover_ops") {
     CHECK(bucket_rows(f, 1, m.buckets).empty());
     CHECK(directory_of(f, m.buckets) == repeated("s0/ACTIVE", m.buckets.size()));
     CHECK(fenced_on(f, 0, m.buckets).empty());
+    CHECK(holds_rows_on(f, 1, m.buckets) == repeated("f", m.buckets.size()));  // the copy deleted
     // Writes to the buckets are not blocked: they go through shardwire to the source.
     PgConn app = f.client();
     for (int64_t k : m.keys)

@@ -34,6 +34,7 @@ void copy_rows(const ShardedFixture& f, int64_t key, int from, int to) {
   PgResult rows = src.exec("SELECT note, qty FROM orders WHERE tenant_id = " + k(key) + " ORDER BY id");
   REQUIRE_OK(rows);
   PgConn dst = f.setup.shard(to);
+  REQUIRE_OK(mark_fences_holding_rows(dst));
   REQUIRE_OK(dst.exec("SET session_replication_role = replica"));
   for (const auto& row : rows.data())
     REQUIRE_OK(dst.exec_params("INSERT INTO orders (tenant_id, note, qty) VALUES ($1, $2, $3)",

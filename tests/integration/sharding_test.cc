@@ -204,6 +204,7 @@ TEST_SUITE("sharding") {
     for (size_t i = 0; i < keys.size(); i += 3) {
       int wrong = (shard_of_key(keys[i]) + 1) % kShards;
       PgConn s = f.setup.shard(wrong);
+      REQUIRE_OK(mark_fences_holding_rows(s));
       REQUIRE_OK(s.exec("SET session_replication_role = replica"));
       REQUIRE_OK(s.exec("INSERT INTO orders (tenant_id, note) VALUES (" + k(keys[i]) + ", 'decoy')"));
       decoys[wrong].push_back(row_of(keys[i], "decoy"));

@@ -6,11 +6,13 @@
 // catalog's directory.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness/process.h"
@@ -182,6 +184,74 @@ inline std::set<uint32_t> fenced_on(const ShardedFixture& f, int shard,
   return out;
 }
 
+// holds_rows of each of `buckets` on shard i, in the order given: "t" or "f" where it is fenced,
+// "-" where it is not.
+inline std::vector<std::string> holds_rows_on(const ShardedFixture& f, int shard,
+                                              const std::vector<uint32_t>& buckets) {
+  PgConn c = f.setup.shard(shard);
+  std::vector<std::string> out;
+  for (uint32_t b : buckets) {
+    PgResult r =
+        c.exec("SELECT coalesce((SELECT holds_rows::text FROM shardwire.fenced_buckets WHERE bucket = " +
+               std::to_string(b) + "), '-')");
+    if (!r.ok())
+      throw std::runtime_error("holds_rows on shard " + std::to_string(shard) + ": " + r.describe());
+    out.push_back(r.value() == "true" ? "t" : r.value() == "false" ? "f" : r.value());
+  }
+  return out;
+}
+
+// The buckets whose fence on shard i says holds_rows = false while `table` there holds rows of
+// them, in one snapshot ("" when none). Never any, at any moment of any move: scatter reads would
+// count those rows (docs/architecture.md §5.6, "Owned rows only").
+inline std::string empty_fences_with_rows(PgConn& shard, const std::string& table = "orders") {
+  PgResult r = shard.exec(
+      "SELECT coalesce(string_agg(f.bucket::text, ','), '') FROM shardwire.fenced_buckets f "
+      "WHERE NOT f.holds_rows AND EXISTS (SELECT 1 FROM " +
+      table + " t WHERE shardwire.bucket_of(t.tenant_id, " + std::to_string(kBuckets) + ") = f.bucket)");
+  return r.ok() ? r.value() : "error: " + r.describe();
+}
+inline std::string empty_fences_with_rows(const ShardedFixture& f, int shard) {
+  PgConn c = f.setup.shard(shard);
+  return empty_fences_with_rows(c);
+}
+
+// Polls empty_fences_with_rows on every shard, every few ms, until stop(): a move's steps are
+// looked at while they happen.
+class FenceInvariantWatch {
+ public:
+  explicit FenceInvariantWatch(const ShardedFixture& f) {
+    for (int s = 0; s < f.setup.shards(); ++s) shards_.push_back(f.setup.shard(s));
+    thread_ = std::thread([this] {
+      while (!stopping_) {
+        for (size_t s = 0; s < shards_.size() && first_.empty(); ++s) {
+          std::string found = empty_fences_with_rows(shards_[s]);
+          if (!found.empty()) first_ = "s" + std::to_string(s) + ": " + found;
+        }
+        ++polls_;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+  }
+  FenceInvariantWatch(const FenceInvariantWatch&) = delete;
+  FenceInvariantWatch& operator=(const FenceInvariantWatch&) = delete;
+  ~FenceInvariantWatch() { stop(); }
+  // Ends the polling; the first violation seen ("s<i>: <buckets>"), "" when none.
+  std::string stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+    return first_;
+  }
+  int polls() const { return polls_; }
+
+ private:
+  std::vector<PgConn> shards_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> polls_{0};
+  std::string first_;  // written by the thread only, read after join
+  std::thread thread_;
+};
+
 // "shard/STATE" of each of `buckets` in the catalog's directory, e.g. {"s0/ACTIVE", ...}.
 inline std::vector<std::string> directory_of(const ShardedFixture& f, const std::vector<uint32_t>& buckets) {
   PgConn c = f.setup.catalog();
@@ -272,6 +342,7 @@ inline void check_owned_by_s0(const ShardedFixture& f, const Moving& m) {
   CHECK(directory_of(f, m.buckets) == repeated("s0/ACTIVE", m.buckets.size()));
   CHECK(fenced_on(f, 0, m.buckets).empty());
   CHECK(fenced_on(f, 1, m.buckets) == std::set<uint32_t>(m.buckets.begin(), m.buckets.end()));
+  CHECK(empty_fences_with_rows(f, 1) == "");
 }
 
 // The move is done: the buckets ACTIVE on s1, which holds `expected` (their rows on s0 before),
@@ -281,6 +352,8 @@ inline void check_moved_to_s1(const ShardedFixture& f, const Moving& m,
   CHECK(directory_of(f, m.buckets) == repeated("s1/ACTIVE", m.buckets.size()));
   CHECK(bucket_rows(f, 1, m.buckets) == expected);
   CHECK(bucket_rows(f, 0, m.buckets).empty());
+  // The source's fences say so once its rows are deleted: scatter reads skip them.
+  CHECK(holds_rows_on(f, 0, m.buckets) == repeated("f", m.buckets.size()));
 }
 
 }  // namespace it

@@ -161,6 +161,15 @@ void check_leftovers(const Deployment& d, const std::map<uint32_t, int>& moved_f
     if (slots != "0" || pubs != "0")
       problem(report, report.leftovers,
               "s" + std::to_string(s) + ": " + slots + " slots, " + pubs + " publications left");
+    // A fence saying "no rows" over rows of its bucket: scatter reads would count them there.
+    std::string hidden = c.value(
+        "SELECT count(*) FROM shardwire.fenced_buckets f WHERE NOT f.holds_rows AND EXISTS (SELECT 1 "
+        "FROM orders o WHERE shardwire.bucket_of(o.tenant_id, " +
+        std::to_string(d.buckets()) + ") = f.bucket)");
+    if (hidden != "0")
+      problem(report, report.leftovers,
+              "s" + std::to_string(s) + ": " + hidden +
+                  " fences say holds_rows = false over rows of their bucket");
     const std::string list = moved_from_shard(moved_from, s);
     if (list.empty()) continue;
     std::string unfenced = c.value("SELECT count(*) FROM unnest('{" + list +

@@ -102,6 +102,10 @@ PgResult fence_bucket(PgConn& shard, int bucket, long long version) {
                     ") ON CONFLICT (bucket) DO NOTHING");
 }
 
+PgResult mark_fences_holding_rows(PgConn& shard) {
+  return shard.exec("UPDATE shardwire.fenced_buckets SET holds_rows = true WHERE NOT holds_rows");
+}
+
 PgResult unfence_bucket(PgConn& shard, int bucket) {
   return shard.exec("DELETE FROM shardwire.fenced_buckets WHERE bucket = " + std::to_string(bucket));
 }

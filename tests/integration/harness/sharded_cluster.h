@@ -90,6 +90,10 @@ class ShardedSetup {
 PgResult fence_bucket(PgConn& shard, int bucket, long long version = 0);
 // DELETE FROM shardwire.fenced_buckets WHERE bucket = b.
 PgResult unfence_bucket(PgConn& shard, int bucket);
+// holds_rows = true on every fence of the shard, as the mover sets a bucket's fence before it
+// writes rows of it there (docs/architecture.md §7.4). A test that plants rows of fenced buckets
+// by hand calls it first; scatter reads would count them otherwise.
+PgResult mark_fences_holding_rows(PgConn& shard);
 // UPDATE shardwire.buckets SET shard = name WHERE bucket = b (the catalog trigger bumps the
 // version and NOTIFYs); returns the new directory version, -1 on failure.
 long long move_bucket_in_catalog(PgConn& catalog, int bucket, const std::string& shard_name);

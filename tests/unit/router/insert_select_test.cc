@@ -33,7 +33,8 @@ Route routed(const std::string& sql, const Directory& dir, const RoutingRules& w
 
 const std::string kOwnedOrders =
     "(SELECT * FROM orders sw_owned WHERE NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced "
-    "WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16)))";
+    "WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16) AND "
+    "sw_fenced.holds_rows))";
 
 }  // namespace
 

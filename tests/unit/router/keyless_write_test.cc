@@ -34,7 +34,7 @@ Route routed(const std::string& sql, const Directory& dir) {
 
 const std::string kOwned =
     "NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced WHERE sw_fenced.bucket = "
-    "shardwire.bucket_of(\"orders\".\"tenant_id\"::bigint, 16))";
+    "shardwire.bucket_of(\"orders\".\"tenant_id\"::bigint, 16) AND sw_fenced.holds_rows)";
 
 // The SQL every shard runs (the same on each: checked).
 std::string shard_sql(const std::string& sql) {
@@ -75,7 +75,7 @@ TEST_CASE("a keyless UPDATE or DELETE: every shard, its WHERE restricted to the 
   CHECK(shard_sql("UPDATE orders AS o SET total = o.total + 1 WHERE o.id IN (SELECT 1 WHERE true)") ==
         "UPDATE orders AS o SET total = o.total + 1 WHERE ( o.id IN (SELECT 1 WHERE true)\n) AND NOT EXISTS "
         "(SELECT 1 FROM shardwire.fenced_buckets sw_fenced WHERE sw_fenced.bucket = "
-        "shardwire.bucket_of(\"o\".\"tenant_id\"::bigint, 16)) ");
+        "shardwire.bucket_of(\"o\".\"tenant_id\"::bigint, 16) AND sw_fenced.holds_rows) ");
   CHECK(shard_sql("WITH x AS (SELECT 1 AS v WHERE false) DELETE FROM orders USING x WHERE total = x.v") ==
         "WITH x AS (SELECT 1 AS v WHERE false) DELETE FROM orders USING x WHERE ( total = x.v\n) AND " +
             kOwned + " ");

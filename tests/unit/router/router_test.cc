@@ -96,7 +96,8 @@ TEST_CASE("route kinds render for people") {
       text("SELECT * FROM orders") ==
       "scatter s0,s1 concat; orders has no key value: every shard, rows concatenated; each shard runs: "
       "SELECT * FROM (SELECT * FROM orders sw_owned WHERE NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets "
-      "sw_fenced WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16))) AS "
+      "sw_fenced WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16) AND "
+      "sw_fenced.holds_rows)) AS "
       "orders; directory version 1");
   CHECK(text("SELECT 1") == "default s0; no sharded table; directory version 1");
   CHECK(text("BEGIN") ==
@@ -207,7 +208,8 @@ TEST_CASE("scatter plans: the SQL each shard runs is the client's, with LIMIT, O
   // Each shard reads only the rows of the buckets it owns (not fenced there).
   const std::string owned =
       "(SELECT * FROM orders sw_owned WHERE NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced "
-      "WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16))) AS orders";
+      "WHERE sw_fenced.bucket = shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16) AND "
+      "sw_fenced.holds_rows)) AS orders";
   CHECK(shard_sql("SELECT id FROM orders ORDER BY id LIMIT 10 OFFSET 20") ==
         "SELECT id FROM " + owned + " ORDER BY id LIMIT 30 OFFSET 0");
   CHECK(shard_sql("SELECT id FROM orders ORDER BY id OFFSET 7 ROWS FETCH FIRST 3 ROWS ONLY") ==
@@ -257,7 +259,7 @@ TEST_CASE("scatter reads: every sharded table reference reads only the shard's o
     return "(SELECT * FROM " + written +
            " sw_owned WHERE NOT EXISTS (SELECT 1 FROM shardwire.fenced_buckets sw_fenced WHERE "
            "sw_fenced.bucket = "
-           "shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16)))" +
+           "shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16) AND sw_fenced.holds_rows))" +
            alias;
   };
   auto planned = [&](const std::string& sql) {

@@ -214,7 +214,8 @@ TEST_CASE("ORDER BY a column not in the select list: selected first as a hidden 
   CHECK(planned.merge->shard_sql ==
         "SELECT \"qty\" AS sw_order_1, tenant_id, id FROM (SELECT * FROM orders sw_owned WHERE NOT EXISTS "
         "(SELECT 1 FROM shardwire.fenced_buckets sw_fenced WHERE sw_fenced.bucket = "
-        "shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16))) AS orders ORDER BY qty DESC, 3 LIMIT 5");
+        "shardwire.bucket_of(sw_owned.\"tenant_id\"::bigint, 16) AND sw_fenced.holds_rows)) AS orders "
+        "ORDER BY qty DESC, 3 LIMIT 5");
   CHECK(planned.merge->hidden == 1);
   REQUIRE(planned.merge->order_by.size() == 2);
   CHECK(planned.merge->order_by[0].column == 0);

@@ -48,6 +48,43 @@ TEST_CASE("shard schema: bucket_of first, then fenced_buckets and install_fence"
   CHECK(std::string(kFenceSqlstate) == "SW001");
 }
 
+TEST_CASE("shard schema: holds_rows on a new fence table and added to an old one as true") {
+  const std::string sql = shard_schema_sql();
+  CHECK(has(sql, "  holds_rows boolean NOT NULL DEFAULT true\n);"));
+  // An upgrade adds it only when missing (ALTER TABLE alone would lock the fence table on every
+  // run), with true on every fence an older version made.
+  CHECK(has(sql,
+            "AND attname = 'holds_rows' AND NOT attisdropped) THEN\n"
+            "    ALTER TABLE shardwire.fenced_buckets ADD COLUMN holds_rows boolean NOT NULL DEFAULT true;"));
+  // init's fences of a new shard say "no rows"; the marking statement then corrects those that do.
+  CHECK(std::string(kFenceBucketsSql) ==
+        "INSERT INTO shardwire.fenced_buckets (bucket, version, holds_rows) SELECT unnest($1::int[]), "
+        "$2::bigint, false ON CONFLICT (bucket) DO NOTHING");
+}
+
+TEST_CASE("mark_fences_holding_rows_sql locks out writers, then probes by the bucket index's expression") {
+  sw::config::ShardedTable t;
+  t.name = "public.orders";
+  t.key = "tenant_id";
+  t.type = "int8";
+  auto sql = mark_fences_holding_rows_sql(t, 4096);
+  REQUIRE(sql);
+  CHECK(*sql ==
+        "LOCK TABLE public.orders IN SHARE MODE; "
+        "UPDATE shardwire.fenced_buckets sw_fenced SET holds_rows = true WHERE NOT sw_fenced.holds_rows "
+        "AND EXISTS (SELECT 1 FROM public.orders WHERE "
+        "shardwire.bucket_of(\"tenant_id\"::bigint, 4096) = sw_fenced.bucket)");
+  // The same expression the bucket index is built on, so the index serves the probe.
+  auto expression = bucket_expression(t, 4096);
+  REQUIRE(expression);
+  CHECK(has(bucket_index_statement(t, 4096), "((" + *expression + "))"));
+  CHECK(has(*sql, *expression + " = sw_fenced.bucket"));
+  t.type = "numeric";
+  auto refused = mark_fences_holding_rows_sql(t, 4096);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.status().sqlstate == "22023");
+}
+
 TEST_CASE("quote_literal doubles quotes and switches to E'' for backslashes") {
   CHECK(quote_literal("orders") == "'orders'");
   CHECK(quote_literal("") == "''");
