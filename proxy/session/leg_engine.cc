@@ -217,6 +217,7 @@ void LegEngine::mark_answered(size_t leg) {
 }
 
 void LegEngine::violation(size_t leg, const pool::Backend& backend, const Status& why) {
+  legs_[leg]->violated = true;
   LOG_WARN("server=s%llu shard=%s protocol violation by server, dropping it: %s (during %s)",
            (unsigned long long)backend.id(), shard(leg).c_str(), why.message.c_str(), what_.c_str());
   runner_.on_leg_violation(
@@ -324,7 +325,7 @@ void LegEngine::release(size_t leg, bool clean) {
   each.wait.cancel();
   each.waiting = false;
   end_watch_once_started();
-  if (each.target.lent != nullptr) return;  // the session's: hand_over gives it back
+  if (each.target.lent != nullptr && !each.violated) return;  // the session's: hand_over gives it back
   if (pool::Backend* backend = std::exchange(each.backend, nullptr)) {
     backend->detach();
     if (each.held) backend->connection().resume_reading();
@@ -350,7 +351,11 @@ std::vector<LegEngine::Handed> LegEngine::hand_over() {
     if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
       backend->detach();
       if (leg.held) backend->connection().resume_reading();
-      out[i].backend = backend;
+      if (leg.violated) {
+        backend->pool().release(backend, false);  // its unread bytes are not the session's to read
+      } else {
+        out[i].backend = backend;
+      }
     }
     leg.held = false;
   }

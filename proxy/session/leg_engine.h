@@ -18,7 +18,8 @@
 // resumes it later: the one backpressure path.
 // A lent server (a leg of the client's transaction, or a session pooling server) is used at once
 // and never goes back to a pool from here (hand_over returns it), except when the engine is
-// destroyed without handing it over (the session is closing).
+// destroyed without handing it over (the session is closing) or the server broke the protocol
+// (closed at release or hand_over: the session finds that leg lost).
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
 // transaction back); end() does that outside the client's transaction and hands the rest to the
 // session.
@@ -265,12 +266,13 @@ class LegEngine : private pool::BackendUser {
   }
   bool has_answered(size_t leg) const { return legs_[leg]->answered; }
   // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
-  // one is kept.
+  // one is kept, unless it broke the protocol (then it is closed: the session finds it lost).
   void release(size_t leg, bool clean);
   // Stops waiting and hands every server back; servers arriving later go back to their pools.
   void release_all(bool clean);
   // Stops waiting and detaches every server still held (lent ones, or all of a run inside the
-  // client's transaction), by leg, for the session to take back; held legs read again.
+  // client's transaction), by leg, for the session to take back; held legs read again. A server
+  // that broke the protocol is closed instead, and handed over as none (lost).
   std::vector<Handed> hand_over();
   // The run's end: outside the client's transaction every new server goes back to its pool
   // (closed unless `clean`); what is left (lent servers, or every server inside the transaction)
@@ -307,6 +309,7 @@ class LegEngine : private pool::BackendUser {
     bool cancelled = false;  // a CancelRequest went to its server
     bool held = false;       // hold(): not read until resume()
     bool answered = false;   // answered(): the runner's statement was answered
+    bool violated = false;   // its server broke the protocol: never kept, handed over or pooled
     int ready_owed = 0;      // ReadyForQuery messages still due
     int injected = 0;        // of those, the next ones that end injected statements
     char status = 'I';

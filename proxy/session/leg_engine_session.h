@@ -36,7 +36,7 @@ inline size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
   Leg& leg = *legs_[index];
   if (leg.target.pool != &pool) retarget(leg, pool);
   leg.target.index = shard;
-  leg.cancelled = leg.held = leg.answered = false;
+  leg.cancelled = leg.held = leg.answered = leg.violated = false;
   leg.ready_owed = leg.injected = 0;
   leg.status = 'I';
   leg.check.reset();
