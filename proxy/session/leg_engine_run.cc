@@ -9,13 +9,15 @@ namespace sw::session {
 
 // A target whose shard has a server of the owner's is that leg, borrowed; any other takes a free
 // leg of the owner (a bare target, its state reset), which waits for its server on the owner's
-// ServerWait when the run starts.
+// ServerWait when the run starts. The owner's hold of a borrowed leg (its client's backpressure)
+// ends: the run reads it.
 void LegEngine::join_legs(std::vector<Target> targets) {
   for (size_t i = 0; i < targets.size(); ++i) {
     size_t slot = owner_->leg_on_shard(targets[i].index);
     const bool borrowed = slot < owner_->legs_.size();
     if (!borrowed) slot = owner_->free_leg(*targets[i].pool, targets[i].index);
     Leg& leg = *owner_->legs_[slot];
+    if (borrowed && std::exchange(leg.held, false)) leg.backend->connection().resume_reading();
     leg.run = this;
     leg.run_index = i;
     leg.borrowed = borrowed;
