@@ -534,7 +534,8 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   Status transaction_targets(const std::vector<int>& shards, bool in_transaction,
                              std::vector<LegEngine::Target>* targets);
   Leg* transaction_leg(int shard);
-  Status end_run_on_legs(std::vector<LegEngine::Handed> handed, const Status& error, bool in_transaction);
+  Status end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
+                         bool in_transaction);
   void end_borrowed_leg(const LegEngine::Handed& server, bool failed, bool in_transaction);
   void note_run_statement(Leg& leg, const LegEngine::Handed& server, bool in_transaction);
   void post_run_end(bool failed, bool lost);

@@ -305,7 +305,7 @@ Leg* Session::transaction_leg(int shard) {
 // (settled on failure); a new leg becomes one of the transaction's (the active one when there is
 // none), or is closed on failure; a borrowed leg left without a server was lost (its record went
 // with on_run_leg_lost) and ends the session. Returns why a successful run is refused after all.
-Status Session::end_run_on_legs(std::vector<LegEngine::Handed> handed, const Status& error,
+Status Session::end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
                                 bool in_transaction) {
   Status verdict = error.is_ok() && in_transaction ? refuse_writes_in_transaction(handed) : Status::ok();
   const bool failed = !error.is_ok() || !verdict.is_ok();

@@ -363,7 +363,7 @@ void Session::start_cursor_round(const std::vector<int>& shards, std::vector<std
         const bool settled = !in_transaction && std::all_of(handed.begin(), handed.end(), [](const auto& h) {
           return h.backend != nullptr && h.ready_owed == 0;
         });
-        return end_run_on_legs(std::move(handed), settled ? Status::ok() : error, in_transaction);
+        return end_run_on_legs(handed, settled ? Status::ok() : error, in_transaction);
       },
       [this, after = std::move(after)](const Status& error) {
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_), after, error] {
