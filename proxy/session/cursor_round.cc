@@ -7,20 +7,22 @@
 
 namespace sw::session {
 
-CursorRound::CursorRound(std::vector<LegEngine::Target> targets, std::vector<std::string> messages, int ready,
-                         ServerState session_state, std::function<void(std::string_view)> write_client,
-                         Take take, LegEngine::HandBack hand_back, std::function<void(const Status&)> done)
+CursorRound::CursorRound(LegEngine& legs, std::vector<LegEngine::Target> targets,
+                         std::vector<std::string> messages, int ready, ServerState session_state,
+                         std::function<void(std::string_view)> write_client, Take take,
+                         LegEngine::HandBack hand_back, std::function<void(const Status&)> done)
     : messages_(std::move(messages)),
       ready_(ready),
       write_client_(std::move(write_client)),
       take_(std::move(take)),
       hand_back_(std::move(hand_back)),
       done_(std::move(done)) {
-  engine_ = std::make_unique<LegEngine>(std::move(targets), std::move(session_state), "a merged cursor",
-                                        static_cast<LegEngine::Runner&>(*this));
+  engine_ = std::make_unique<LegEngine>(&legs, std::move(targets), std::move(session_state),
+                                        "a merged cursor", static_cast<LegEngine::Runner&>(*this));
 }
 
-// Destroyed before its end only when the session closes: the engine closes the servers.
+// Destroyed before its end only when the session closes: the engine closes the servers of the
+// legs it added; the transaction's are the session's to close.
 CursorRound::~CursorRound() = default;
 
 void CursorRound::start() {
@@ -102,7 +104,7 @@ void CursorRound::finish_if_done() {
 }
 
 // Every server goes back to the session with what it still owes; a failed round fails the
-// transaction there (Session::take_back_servers).
+// transaction there (Session::end_run_on_legs).
 void CursorRound::finish() {
   if (finished_) return;
   finished_ = true;

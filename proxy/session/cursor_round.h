@@ -1,10 +1,11 @@
 // One round of a cursor merged across shards (docs/architecture.md §5.6, "Cursors merged across
 // shards"): what each leg is sent (simple Queries, or an extended batch ending in Sync), on the
-// session's servers, each leg read to its last ReadyForQuery. The round's answers are not the client's: every
-// message of a leg's answer but ReadyForQuery, ErrorResponse and NoticeResponse goes to the owner's `take`
-// (the merged cursor state), notices go to the client, and a shard's first ErrorResponse goes to the client
-// once, the other legs still read to their end (no leg of the client's transaction is cancelled). At the end
-// every server goes back to the session (`hand_back`, with the round's error: a failed round fails
+// legs of the session's engine (a run on its legs: the transaction's servers, and new legs for
+// shards it has none on), each leg read to its last ReadyForQuery. The round's answers are not the client's:
+// every message of a leg's answer but ReadyForQuery, ErrorResponse and NoticeResponse goes to the owner's
+// `take` (the merged cursor state), notices go to the client, and a shard's first ErrorResponse goes to the
+// client once, the other legs still read to their end (no leg of the client's transaction is cancelled). At
+// the end every server goes back to the session (`hand_back`, with the round's error: a failed round fails
 // the client's transaction on every leg), then `done` is called with that error.
 // An answer policy on the leg engine (session/leg_engine.h).
 #pragma once
@@ -25,11 +26,12 @@ class CursorRound : public LegEngine::Runner {
   // A message of leg `leg`'s answer (type, body); an error fails the round (it reaches the client).
   using Take = std::function<Status(size_t leg, char type, std::string_view body)>;
 
-  // `targets` are the session's (Session::hold_read_servers), `messages[i]` what leg i is sent
-  // (wire messages), answered by `ready` ReadyForQuery messages.
-  CursorRound(std::vector<LegEngine::Target> targets, std::vector<std::string> messages, int ready,
-              ServerState session_state, std::function<void(std::string_view)> write_client, Take take,
-              LegEngine::HandBack hand_back, std::function<void(const Status&)> done);
+  // A run on `legs`, the session's engine (the transaction's legs; Session::transaction_targets
+  // makes the `targets`), `messages[i]` what leg i is sent (wire messages), answered by `ready`
+  // ReadyForQuery messages.
+  CursorRound(LegEngine& legs, std::vector<LegEngine::Target> targets, std::vector<std::string> messages,
+              int ready, ServerState session_state, std::function<void(std::string_view)> write_client,
+              Take take, LegEngine::HandBack hand_back, std::function<void(const Status&)> done);
   ~CursorRound() override;
   CursorRound(const CursorRound&) = delete;
   CursorRound& operator=(const CursorRound&) = delete;

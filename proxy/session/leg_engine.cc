@@ -22,23 +22,42 @@ inline wire::FrameResult LegEngine::read_checked(pool::Backend& backend, wire::S
 }
 
 LegEngine::LegEngine(std::vector<Target> targets, ServerState session_state, std::string what, Runner& runner)
-    : session_state_(std::move(session_state)), what_(std::move(what)), runner_(runner) {
+    : LegEngine(nullptr, std::move(targets), std::move(session_state), std::move(what), runner) {}
+
+LegEngine::LegEngine(LegEngine* on, std::vector<Target> targets, ServerState session_state, std::string what,
+                     Runner& runner)
+    : owner_(on != nullptr ? on : this),
+      view_(on != nullptr ? this : nullptr),
+      session_state_(std::move(session_state)),
+      what_(std::move(what)),
+      runner_(runner) {
   runner_.engine_ = this;
+  if (on != nullptr) {
+    join_legs(std::move(targets));
+    return;
+  }
   for (size_t i = 0; i < targets.size(); ++i) {
-    legs_.push_back(std::make_unique<Leg>(
+    owned_.push_back(std::make_unique<Leg>(
         std::move(targets[i]), [this, i](pool::Backend* backend) { on_server(i, backend); },
         [this](const Status& why) { runner_.on_no_server(why); }));
+    owned_.back()->slot = i;
+    legs_.push_back(owned_.back().get());
   }
 }
 
 // Destroyed while holding lent servers (the session closes mid-run): they are closed too, as
-// their transactions are in an unknown state.
+// their transactions are in an unknown state. A run on an owner's legs closes its new legs'
+// servers and leaves the borrowed ones to the owner.
 LegEngine::~LegEngine() {
   for (Reading* reading = reading_; reading != nullptr; reading = reading->outer) reading->ended = true;
   if (runner_.engine_ == this) runner_.engine_ = nullptr;
   release_all(false);
-  for (const auto& slot : legs_) {
-    Leg& leg = *slot;
+  for (Leg* each : legs_) {
+    Leg& leg = *each;
+    if (view_ != nullptr) {
+      if (leg.run == this) end_run(leg);
+      continue;
+    }
     if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
       backend->detach();
       backend->pool().release(backend, false);
@@ -49,14 +68,13 @@ LegEngine::~LegEngine() {
 std::vector<std::string> LegEngine::shard_names() const {
   std::vector<std::string> names;
   names.reserve(legs_.size());
-  for (const auto& leg : legs_) names.push_back(leg->target.shard);
+  for (size_t i = 0; i < legs_.size(); ++i) names.push_back(target(i).shard);
   return names;
 }
 
 bool LegEngine::any_waiting() const {
-  for (const auto& slot : legs_) {
-    const Leg& leg = *slot;
-    if (leg.waiting) return true;
+  for (const Leg* leg : legs_) {
+    if (leg->waiting && in_view(*leg)) return true;
   }
   return false;
 }
@@ -82,23 +100,24 @@ void LegEngine::end_watch_once_started() {
   start_watch_.end();
 }
 
+// A lent or borrowed leg has its server already: it starts at once, before any leg waits.
 void LegEngine::start() {
   for (size_t i = 0; i < legs_.size(); ++i) {
     Leg& leg = *legs_[i];
-    leg.waiting = leg.target.lent == nullptr;
-    if (leg.target.lent != nullptr) {
-      leg.backend = leg.target.lent;
-      leg.backend->attach(this, i);
+    if (target(i).lent != nullptr) {
+      leg.backend = target(i).lent;
+      leg.backend->attach(owner_, leg.slot);
     }
+    leg.waiting = leg.backend == nullptr;
   }
   for (size_t i = 0; i < legs_.size() && !stopped_; ++i) {
-    if (legs_[i]->target.lent != nullptr && legs_[i]->backend != nullptr) arrived(i, legs_[i]->backend);
+    if (!legs_[i]->waiting && legs_[i]->backend != nullptr) arrived(i, legs_[i]->backend);
   }
   for (size_t i = 0; i < legs_.size(); ++i) {
     if (stopped_) return;
     Leg& leg = *legs_[i];
     if (!leg.waiting) continue;
-    if (pool::Backend* backend = leg.wait.acquire(*leg.target.pool, session_state_.client))
+    if (pool::Backend* backend = leg.wait.acquire(*target(i).pool, session_state_.client))
       on_server(i, backend);
   }
   end_watch_once_started();
@@ -106,19 +125,26 @@ void LegEngine::start() {
 
 void LegEngine::start_leg(size_t index) {
   Leg& leg = *legs_[index];
-  if (leg.target.lent != nullptr) {
-    leg.backend = leg.target.lent;
-    leg.backend->attach(this, index);
+  if (target(index).lent != nullptr) {
+    leg.backend = target(index).lent;
+    leg.backend->attach(owner_, leg.slot);
+  }
+  if (leg.backend != nullptr) {
     arrived(index, leg.backend);
     return;
   }
   leg.waiting = true;
-  if (pool::Backend* backend = leg.wait.acquire(*leg.target.pool, session_state_.client))
+  if (pool::Backend* backend = leg.wait.acquire(*target(index).pool, session_state_.client))
     on_server(index, backend);
 }
 
+// The owner forwards the answer of a run's leg's wait to the run.
 void LegEngine::on_server(size_t index, pool::Backend* backend) {
   Leg& leg = *legs_[index];
+  if (!in_view(leg) && leg.run != nullptr) {
+    leg.run->on_server(leg.run_index, backend);
+    return;
+  }
   if (stopped_ || !leg.waiting || leg.backend != nullptr) {
     backend->pool().release(backend, true);  // nobody waits for it any more
     return;
@@ -128,18 +154,22 @@ void LegEngine::on_server(size_t index, pool::Backend* backend) {
   end_watch_once_started();
 }
 
+// The server attaches to the leg's owner with the owner's index (a run's leg too).
 void LegEngine::arrived(size_t index, pool::Backend* backend) {
   Leg& leg = *legs_[index];
-  leg.backend = backend;
-  backend->attach(this, index);
-  if (leg.target.bare) {
+  if (leg.backend != backend || backend->user() != owner_) {
+    leg.backend = backend;
+    backend->attach(owner_, leg.slot);
+  }
+  const Target& to = target(index);
+  if (to.bare) {
     runner_.on_leg_server(index, {});
     return;
   }
   std::string prologue;
   int owed = bring_server_to(*backend, session_state_, prologue);
-  if (!leg.target.begin.empty()) {
-    wire::encode_query(prologue, leg.target.begin);
+  if (!to.begin.empty()) {
+    wire::encode_query(prologue, to.begin);
     ++owed;
   }
   leg.ready_owed += owed;
@@ -147,8 +177,16 @@ void LegEngine::arrived(size_t index, pool::Backend* backend) {
   runner_.on_leg_server(index, std::move(prologue));
 }
 
+// A leg in a run is the run's to read.
 void LegEngine::on_backend_readable(pool::Backend& backend) {
-  if (size_t leg = leg_of(backend); leg < legs_.size()) read(leg);
+  const size_t index = leg_of(backend);
+  if (index == legs_.size()) return;
+  const Leg& leg = *legs_[index];
+  if (leg.run != nullptr) {
+    leg.run->read(leg.run_index);
+  } else {
+    read(index);
+  }
 }
 
 // ParameterStatus is the server's own (the pool keeps it for the session settings); a
@@ -164,10 +202,12 @@ bool LegEngine::kept_from_runner(pool::Backend& backend, const wire::Frame& fram
 
 // A message is consumed only after the runner saw it (its views point into the input), and only
 // while the leg still holds the server and is not held: a runner that released or handed it over
-// ended the leg. The limits are the pool's, as for a server of the session's own.
+// ended the leg. The limits are the pool's, as for a server of the session's own. Only a leg in
+// view: the owner's legs in a run are the run's to read, and a run's legs given back the owner's.
 void LegEngine::read(size_t index) {
   Reading reading(reading_, index);  // ended: a runner destroyed the engine
   Leg& leg = *legs_[index];
+  if (!in_view(leg)) return;
   while (pool::Backend* backend = leg.backend) {
     if (leg.held) {
       backend->connection().pause_reading();
@@ -217,6 +257,7 @@ void LegEngine::mark_answered(size_t leg) {
 }
 
 void LegEngine::violation(size_t leg, const pool::Backend& backend, const Status& why) {
+  legs_[leg]->violated = true;
   LOG_WARN("server=s%llu shard=%s protocol violation by server, dropping it: %s (during %s)",
            (unsigned long long)backend.id(), shard(leg).c_str(), why.message.c_str(), what_.c_str());
   runner_.on_leg_violation(
@@ -231,7 +272,7 @@ void LegEngine::hold(size_t index) {
 
 void LegEngine::resume(size_t index) {
   Leg& leg = *legs_[index];
-  if (!leg.held) return;
+  if (!leg.held || !in_view(leg)) return;  // a run resumes its own holds
   leg.held = false;
   if (leg.backend == nullptr) return;
   leg.backend->connection().resume_reading();
@@ -265,17 +306,6 @@ void LegEngine::adopt_session_legs(std::vector<Target>& targets, std::vector<Tar
   }
 }
 
-void LegEngine::on_backend_lost(pool::Backend& backend, const Status& why) {
-  const size_t leg = leg_of(backend);
-  if (leg == legs_.size()) return;
-  legs_[leg]->backend = nullptr;  // the pool deletes it
-  runner_.on_leg_lost(leg, why);
-}
-
-void LegEngine::on_backend_drained(pool::Backend& backend) {
-  if (size_t leg = leg_of(backend); leg < legs_.size()) runner_.on_leg_drained(leg);
-}
-
 void LegEngine::write(size_t leg, std::string_view bytes) {
   if (legs_[leg]->backend != nullptr) legs_[leg]->backend->connection().write(bytes);
 }
@@ -289,7 +319,7 @@ void LegEngine::send_query(size_t leg, const std::string& sql) {
 void LegEngine::cancel(size_t leg, CancelJoin* join) {
   Leg& each = *legs_[leg];
   if (each.backend == nullptr) return;
-  each.target.pool->send_cancel(*each.backend, join != nullptr ? join->add() : std::function<void()>());
+  each.backend->pool().send_cancel(*each.backend, join != nullptr ? join->add() : std::function<void()>());
   each.cancelled = true;
 }
 
@@ -321,41 +351,25 @@ size_t LegEngine::cancel_client_statement(CancelJoin& join) {
 
 void LegEngine::release(size_t leg, bool clean) {
   Leg& each = *legs_[leg];
+  if (!in_view(each)) return;  // a run's leg it gave back already
   each.wait.cancel();
   each.waiting = false;
   end_watch_once_started();
-  if (each.target.lent != nullptr) return;  // the session's: hand_over gives it back
+  if (each.violated) {
+    close_violating(each);
+    return;
+  }
+  if (target(leg).lent != nullptr || each.borrowed) return;  // the session's: hand_over gives it back
   if (pool::Backend* backend = std::exchange(each.backend, nullptr)) {
     backend->detach();
     if (each.held) backend->connection().resume_reading();
-    each.target.pool->release(backend, clean && !each.cancelled);
+    backend->pool().release(backend, clean && !each.cancelled);
   }
 }
 
 void LegEngine::release_all(bool clean) {
   stopped_ = true;
   for (size_t i = 0; i < legs_.size(); ++i) release(i, clean);
-}
-
-std::vector<LegEngine::Handed> LegEngine::hand_over() {
-  stopped_ = true;
-  std::vector<Handed> out(legs_.size());
-  for (size_t i = 0; i < legs_.size(); ++i) {
-    Leg& leg = *legs_[i];
-    leg.wait.cancel();
-    leg.waiting = false;
-    out[i].shard = leg.target.index;
-    out[i].lent = leg.target.lent != nullptr;
-    out[i].ready_owed = leg.ready_owed;
-    if (pool::Backend* backend = std::exchange(leg.backend, nullptr)) {
-      backend->detach();
-      if (leg.held) backend->connection().resume_reading();
-      out[i].backend = backend;
-    }
-    leg.held = false;
-  }
-  start_watch_.end();
-  return out;
 }
 
 }  // namespace sw::session

@@ -18,13 +18,22 @@
 // resumes it later: the one backpressure path.
 // A lent server (a leg of the client's transaction, or a session pooling server) is used at once
 // and never goes back to a pool from here (hand_over returns it), except when the engine is
-// destroyed without handing it over (the session is closing).
+// destroyed without handing it over (the session is closing) or the server broke the protocol
+// (closed at release or hand_over: the session finds that leg lost).
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
 // transaction back); end() does that outside the client's transaction and hands the rest to the
 // session.
 // The session reads its own servers (its transaction's legs) with an engine of its own, with no
 // targets: each server it takes joins as a leg (adopt) and leaves when the session gives it back
 // or lends it (detach); the session is that engine's runner.
+// A run on an engine's legs (the constructor with `on`) needs no lending: its legs are the owner's
+// Leg objects, seen through the run's own leg indices and targets. A target whose shard has an
+// owner's leg holding a server is that leg (borrowed: it starts at once); any other is a free leg
+// of the owner, waiting on the owner's ServerWait. Servers stay attached to the owner with the
+// owner's index the whole time, and the owner forwards what concerns a leg in a run (readable,
+// lost, drained, its wait's answer) to the run. The run's end (hand_over) leaves the servers where
+// they are, moves the run's ReadyForQuery counts out and gives the legs back to the owner as they
+// were (bare targets). A run ends before its owner is destroyed.
 #pragma once
 
 #include <cstddef>
@@ -62,12 +71,13 @@ class LegEngine : private pool::BackendUser {
   };
   // A leg's server given back to the session at the runner's end (HandBack).
   struct Handed {
-    int shard = -1;                    // the target's shard index
-    pool::Backend* backend = nullptr;  // null: none (lost, never arrived, or released)
-    bool lent = false;                 // the session lent it
-    int ready_owed = 0;                // ReadyForQuery still due for what was sent (expect_ready)
-    bool copy_open = false;            // its COPY FROM was sent and not ended: it needs CopyFail
-    bool wrote = false;                // the runner's statement wrote there
+    int shard = -1;                        // the target's shard index
+    size_t leg = static_cast<size_t>(-1);  // the owner's leg (a run on an engine's legs)
+    pool::Backend* backend = nullptr;      // null: none (lost, never arrived, or released)
+    bool lent = false;                     // the session lent it
+    int ready_owed = 0;                    // ReadyForQuery still due for what was sent (expect_ready)
+    bool copy_open = false;                // its COPY FROM was sent and not ended: it needs CopyFail
+    bool wrote = false;                    // the runner's statement wrote there
   };
   // The runner's end, called once: the servers it gives back (by leg), and its error (ok when it
   // succeeded). The session answers ok, or why the outcome is refused after all (then the
@@ -122,6 +132,9 @@ class LegEngine : private pool::BackendUser {
     virtual void on_leg_violation(size_t leg, const Status& why) = 0;
     // The leg's server is gone (already detached and released).
     virtual void on_leg_lost(size_t leg, const Status& why) = 0;
+    // The owner's runner: its leg `leg`, in a run, lost its server: gone (told before the run's
+    // runner gets on_leg_lost), or closed by the run for breaking the protocol.
+    virtual void on_run_leg_lost(size_t /*leg*/) {}
     virtual void on_leg_drained(size_t /*leg*/) {}
     // No server could be had for some leg.
     virtual void on_no_server(const Status& why) = 0;
@@ -158,6 +171,11 @@ class LegEngine : private pool::BackendUser {
 
   // `what` names the runner's statement in log lines ("COPY into t").
   LegEngine(std::vector<Target> targets, ServerState session_state, std::string what, Runner& runner);
+  // A run on `on`'s legs (null: legs of its own): target i is `on`'s leg on shard
+  // `targets[i].index` holding a server when there is one (borrowed), else a free leg of `on`
+  // (new). The run's targets say how its legs start; the owner's legs keep their own.
+  LegEngine(LegEngine* on, std::vector<Target> targets, ServerState session_state, std::string what,
+            Runner& runner);
   ~LegEngine() override;
   LegEngine(const LegEngine&) = delete;
   LegEngine& operator=(const LegEngine&) = delete;
@@ -201,8 +219,10 @@ class LegEngine : private pool::BackendUser {
   // The pool a leg waits for; null when none waits.
   pool::Pool* waiting_pool() const;
   size_t size() const { return legs_.size(); }
-  const std::string& shard(size_t leg) const { return legs_[leg]->target.shard; }
-  const Target& target(size_t leg) const { return legs_[leg]->target; }
+  const std::string& shard(size_t leg) const { return target(leg).shard; }
+  const Target& target(size_t leg) const {
+    return run_targets_.empty() ? legs_[leg]->target : run_targets_[leg];
+  }
   std::vector<std::string> shard_names() const;
   // The leg's server, null before it arrived and after it was released or lost.
   pool::Backend* backend(size_t leg) const { return legs_[leg]->backend; }
@@ -211,7 +231,7 @@ class LegEngine : private pool::BackendUser {
   // The status byte of the leg's last ReadyForQuery ('I' before any).
   char status(size_t leg) const { return legs_[leg]->status; }
   // The leg whose server is `backend`, size() for none: a leg attaches its server with the leg's
-  // index (Backend::user_slot).
+  // index (Backend::user_slot) in the engine that owns it (not a run on another engine's legs).
   size_t leg_of(const pool::Backend& backend) const {
     const size_t leg = backend.user_slot();
     return leg < legs_.size() && legs_[leg]->backend == &backend ? leg : legs_.size();
@@ -232,6 +252,9 @@ class LegEngine : private pool::BackendUser {
       consume_presented(*legs_[leg], *reading_);
   }
   bool held(size_t leg) const { return legs_[leg]->held; }
+  // The owner's view of its leg: lent to a run now; busy (in a run, owing ReadyForQuery, or held).
+  bool in_run(size_t leg) const { return legs_[leg]->run != nullptr; }
+  bool busy(size_t leg) const { return in_run(leg) || legs_[leg]->ready_owed > 0 || legs_[leg]->held; }
   // Sends the client's CancelRequest to the leg's server, if it has one. A cancelled server is
   // closed when released, never pooled: a cancel arriving late would hit another client's query.
   // The cancel joins `join` (the client's CancelRequest), when there is one.
@@ -265,12 +288,16 @@ class LegEngine : private pool::BackendUser {
   }
   bool has_answered(size_t leg) const { return legs_[leg]->answered; }
   // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
-  // one is kept.
+  // or borrowed one is kept, unless it broke the protocol (then it is closed: the session finds
+  // it lost). A run's new leg becomes a free leg of the owner.
   void release(size_t leg, bool clean);
   // Stops waiting and hands every server back; servers arriving later go back to their pools.
   void release_all(bool clean);
   // Stops waiting and detaches every server still held (lent ones, or all of a run inside the
-  // client's transaction), by leg, for the session to take back; held legs read again.
+  // client's transaction), by leg, for the session to take back; held legs read again. A server
+  // that broke the protocol is closed instead, and handed over as none (lost). A run on an
+  // engine's legs detaches nothing: it ends the run on every leg (the servers stay the owner's
+  // legs', read by the owner again), and its ReadyForQuery counts go into the Handed only.
   std::vector<Handed> hand_over();
   // The run's end: outside the client's transaction every new server goes back to its pool
   // (closed unless `clean`); what is left (lent servers, or every server inside the transaction)
@@ -303,12 +330,17 @@ class LegEngine : private pool::BackendUser {
     Target target;
     ServerWait wait;  // for a server of the target's pool
     pool::Backend* backend = nullptr;
-    bool waiting = false;    // it wants a server (asked of its pool, or about to be) and has none
-    bool cancelled = false;  // a CancelRequest went to its server
-    bool held = false;       // hold(): not read until resume()
-    bool answered = false;   // answered(): the runner's statement was answered
-    int ready_owed = 0;      // ReadyForQuery messages still due
-    int injected = 0;        // of those, the next ones that end injected statements
+    bool waiting = false;      // it wants a server (asked of its pool, or about to be) and has none
+    bool cancelled = false;    // a CancelRequest went to its server
+    bool held = false;         // hold(): not read until resume()
+    bool answered = false;     // answered(): the runner's statement was answered
+    bool violated = false;     // its server broke the protocol: never kept, handed over or pooled
+    bool borrowed = false;     // in a run: the owner's leg had its server before the run
+    LegEngine* run = nullptr;  // an owner's leg: the run using it now
+    size_t run_index = 0;      // its index in that run
+    size_t slot = 0;           // its index in its owner (its server is attached with it)
+    int ready_owed = 0;        // ReadyForQuery messages still due
+    int injected = 0;          // of those, the next ones that end injected statements
     char status = 'I';
     wire::ServerMessageCheck check;
     Status refusal;  // why on_leg_message refused its message (Runner::refuse)
@@ -318,6 +350,15 @@ class LegEngine : private pool::BackendUser {
   size_t free_leg(pool::Pool& pool, int shard);
   // A new bare leg (free_leg found none free): its index.
   size_t add_bare_leg();
+  // The owner's leg on directory shard `shard` holding a server and in no run; size() for none.
+  size_t leg_on_shard(int shard) const;
+  // A run on the owner's legs (leg_engine_run.cc): takes its legs; ends the run on one leg.
+  void join_legs(std::vector<Target> targets);
+  void end_run(Leg& leg);
+  // A server that broke the protocol: closed; the owner's runner is told when it was borrowed.
+  void close_violating(Leg& leg);
+  // A leg this engine reads: an owner's leg in no run, or a run's leg while the run lasts.
+  bool in_view(const Leg& leg) const { return leg.run == view_; }
   // The leg's target becomes `pool`'s shard.
   static void retarget(Leg& leg, pool::Pool& pool);
   // adopt() of a server no leg holds: it takes a free leg.
@@ -342,7 +383,11 @@ class LegEngine : private pool::BackendUser {
   void on_backend_lost(pool::Backend& backend, const Status& why) override;
   void on_backend_drained(pool::Backend& backend) override;
 
-  std::vector<std::unique_ptr<Leg>> legs_;  // a leg's ServerWait stays where the pool knows it
+  std::vector<std::unique_ptr<Leg>> owned_;  // a leg's ServerWait stays where the pool knows it
+  std::vector<Leg*> legs_;                   // by leg index: owned_, or the owner's (a run)
+  LegEngine* owner_ = this;                  // whose legs these are (their servers' BackendUser)
+  LegEngine* view_ = nullptr;                // the `run` of the legs it reads: null, or this run
+  std::vector<Target> run_targets_;          // a run on the owner's legs: its targets
   ServerState session_state_;
   std::string what_;
   Runner& runner_;

@@ -15,20 +15,25 @@
 
 namespace sw::session {
 
+// A leg in a run waits for the run, not for this engine.
 inline void LegEngine::stop_waiting() {
-  for (const auto& slot : legs_) {
-    if (std::exchange(slot->waiting, false)) slot->wait.cancel();
+  for (Leg* leg : legs_) {
+    if (leg->waiting && in_view(*leg)) {
+      leg->waiting = false;
+      leg->wait.cancel();
+    }
   }
 }
 
 // The session's legs are bare targets, one per shard it used: a server of that shard takes the
 // shard's leg again when it is free (its target as it was); else any free leg is retargeted, else
-// a new one is made. A failed wait leaves its leg free (a run's failed wait ends the run).
+// a new one is made. A failed wait leaves its leg free (a run's failed wait ends the run). A leg
+// in a run is not free.
 inline size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
   size_t index = legs_.size();
   for (size_t i = 0; i < legs_.size(); ++i) {
     const Leg& leg = *legs_[i];
-    if (leg.backend != nullptr || leg.waiting) continue;
+    if (leg.backend != nullptr || leg.waiting || leg.run != nullptr) continue;
     index = i;
     if (leg.target.index == shard) break;
   }
@@ -36,7 +41,7 @@ inline size_t LegEngine::free_leg(pool::Pool& pool, int shard) {
   Leg& leg = *legs_[index];
   if (leg.target.pool != &pool) retarget(leg, pool);
   leg.target.index = shard;
-  leg.cancelled = leg.held = leg.answered = false;
+  leg.cancelled = leg.held = leg.answered = leg.violated = false;
   leg.ready_owed = leg.injected = 0;
   leg.status = 'I';
   leg.check.reset();
@@ -68,8 +73,8 @@ inline void LegEngine::detach(const pool::Backend& backend) {
 }
 
 inline pool::Pool* LegEngine::waiting_pool() const {
-  for (const auto& slot : legs_) {
-    if (slot->waiting) return slot->target.pool;
+  for (size_t i = 0; i < legs_.size(); ++i) {
+    if (legs_[i]->waiting && in_view(*legs_[i])) return target(i).pool;
   }
   return nullptr;
 }
@@ -87,12 +92,15 @@ inline size_t LegEngine::add_bare_leg() {
   Target bare;
   bare.begin.clear();
   bare.bare = true;
-  legs_.push_back(std::make_unique<Leg>(
+  owned_.push_back(std::make_unique<Leg>(
       std::move(bare), [this, index](pool::Backend* server) { on_server(index, server); },
       [this, index](const Status& why) {
-        legs_[index]->waiting = false;
-        runner_.on_no_server(why);
+        Leg& leg = *legs_[index];
+        leg.waiting = false;
+        (leg.run != nullptr ? leg.run->runner_ : runner_).on_no_server(why);  // a run's wait: the run's
       }));
+  owned_.back()->slot = index;
+  legs_.push_back(owned_.back().get());
   return index;
 }
 

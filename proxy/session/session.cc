@@ -140,7 +140,9 @@ void Session::close(const char* reason) {
   end_cutover_wait();
   legs_.stop_waiting();
   if (request_.state == RequestState::WaitingForServer) set_request_state(RequestState::Routing);
-  if (txn_.leg.attached()) {
+  if (in_run(txn_.leg)) {
+    release_backend(false);  // a run reads it: in the middle of the run's statements
+  } else if (txn_.leg.attached()) {
     // A server in the middle of something is not reusable: stop its query and close it. In
     // session pooling, one at a boundary is reset (pool.server_reset_query) and reused; in
     // transaction pooling, one idle in the transaction is rolled back and reused.

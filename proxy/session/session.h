@@ -229,6 +229,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   void on_leg_caught_up(size_t leg) override;
   void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;
+  void on_run_leg_lost(size_t leg) override;
   void on_leg_drained(size_t leg) override;
   void on_no_server(const Status& why) override;
   bool takes_async_messages() const override { return true; }
@@ -528,6 +529,21 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   void settle_lent_leg(Leg leg, const LegEngine::Handed& handed, bool in_transaction);
   void fail_legs_not_lent();
   void read_settling_legs();
+  // A run on the transaction's legs (session_every_shard_write.cc): its targets, and its end in
+  // place (the verdict as take_back_servers gives it).
+  Status transaction_targets(const std::vector<int>& shards, bool in_transaction,
+                             std::vector<LegEngine::Target>* targets);
+  Leg* transaction_leg(int shard);
+  Status end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
+                         bool in_transaction);
+  void end_borrowed_leg(const LegEngine::Handed& server, bool failed, bool in_transaction);
+  void note_run_statement(Leg& leg, const LegEngine::Handed& server, bool in_transaction);
+  void post_run_end(bool failed, bool lost);
+  // The leg's server is one a run reads now: never at a boundary, never pooled.
+  bool in_run(const Leg& leg) const {
+    const size_t index = leg.attached() ? legs_.leg_of(*leg.backend) : legs_.size();
+    return index < legs_.size() && legs_.in_run(index);
+  }
   void write_session_ready(bool in_transaction);
   Next write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                             const router::Route& route);

@@ -7,6 +7,8 @@
 // On failure the lent legs are failed as PostgreSQL fails a transaction (later statements get
 // 25P02 until ROLLBACK) and new servers are closed. In session pooling outside a transaction the
 // session's servers are lent to a runner that begins and commits on its own, as with new ones.
+// A cursor round runs on the transaction's legs instead, with no lending: transaction_targets
+// and end_run_on_legs (the same start and end, in place).
 #include <algorithm>
 #include <utility>
 
@@ -142,12 +144,7 @@ Status Session::take_back_servers(std::vector<LegEngine::Handed> handed, const S
       if (found != lent.end()) settle_lent_leg(std::move(leg), server, in_transaction);
       continue;
     }
-    if (in_transaction) {
-      leg.server_status = 'T';
-      const std::string name = host_.directory()->shard_name(static_cast<uint16_t>(shard));
-      if (Status noted = txn_.shards.on_statement(shard, server.wrote, name); !noted.is_ok())
-        LOG_WARN("client=c%llu %s", (unsigned long long)id(), noted.message.c_str());  // checked above
-    }
+    note_run_statement(leg, server, in_transaction);
     if (shard == active || (active < 0 && !txn_.leg.attached())) {
       txn_.leg = std::move(leg);
     } else {
@@ -158,18 +155,7 @@ Status Session::take_back_servers(std::vector<LegEngine::Handed> handed, const S
     if (failed && deferred) txn_.control.abort_if_deferred();
     txn_.control.on_server_status(failed ? 'E' : 'T');
   }
-  if (failed) {
-    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
-      if (alive.lock()) read_settling_legs();
-    });
-  }
-  if (lost) {
-    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
-      if (alive.lock())
-        terminate(
-            Status::server("08006", "lost a server of the transaction; it was rolled back on every shard"));
-    });
-  }
+  post_run_end(failed, lost);
   return verdict;
 }
 
@@ -277,6 +263,133 @@ Session::Next Session::write_in_open_batch(const wire::Frame& query) {
   router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
   if (!route.copy_in && !route.reference_write) return Next::Forward;
   return write_on_every_shard(query, facts->statements.front(), route);
+}
+
+// A run's targets on the transaction's legs (a run on legs_): one per shard of `shards`, in that
+// order. A shard with a leg of the transaction starts as its server stands: in the transaction
+// already, nothing; else the prologue that joins it (settings only when the leg is behind the
+// session's). A shard without one gets a new leg of legs_, which joins the transaction. Outside a
+// transaction nothing begins (a read).
+Status Session::transaction_targets(const std::vector<int>& shards, bool in_transaction,
+                                    std::vector<LegEngine::Target>* targets) {
+  const router::Directory& directory = *host_.directory();
+  std::string joining;
+  if (in_transaction) joining = txn_.control.deferred() ? txn_.control.deferred_begin() : joining_prologue();
+  for (int shard : shards) {
+    LegEngine::Target target;
+    Status error;
+    target.pool = pool_for_shard(shard, &error);
+    if (target.pool == nullptr) return error;
+    target.shard = directory.shard_name(static_cast<uint16_t>(shard));
+    target.index = shard;
+    target.begin = joining;
+    if (Leg* leg = transaction_leg(shard)) {
+      const bool joined = in_transaction && leg->server_status != 'I';
+      if (joined) target.begin.clear();
+      const bool behind = std::exchange(leg->settings_behind, false);
+      leg->backend->applied_state = behind && !joined ? std::string() : profile_.settings.signature();
+    }
+    targets->push_back(std::move(target));
+  }
+  return Status::ok();
+}
+
+Leg* Session::transaction_leg(int shard) {
+  if (txn_.leg.attached() && txn_.leg.shard == shard) return &txn_.leg;
+  auto found = std::find_if(txn_.parked.begin(), txn_.parked.end(),
+                            [shard](const Leg& other) { return other.shard == shard; });
+  return found != txn_.parked.end() ? &*found : nullptr;
+}
+
+// The end of a run on the transaction's legs, in place: a borrowed leg's record stays where it is
+// (settled on failure); a new leg becomes one of the transaction's (the active one when there is
+// none), or is closed on failure; a borrowed leg left without a server was lost (its record went
+// with on_run_leg_lost) and ends the session. Returns why a successful run is refused after all.
+Status Session::end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
+                                bool in_transaction) {
+  Status verdict = error.is_ok() && in_transaction ? refuse_writes_in_transaction(handed) : Status::ok();
+  const bool failed = !error.is_ok() || !verdict.is_ok();
+  const bool deferred = in_transaction && txn_.control.deferred();
+  if (in_transaction && !failed) {
+    if (deferred) txn_.shards.begin(txn_.control.take_begin(/*may_move=*/false));
+    txn_.control.pin();
+    txn_.shards.set_cross_shard_writes(cross_shard_writes());
+  }
+  bool lost = false;
+  for (const LegEngine::Handed& server : handed) {
+    if (server.lent || server.backend == nullptr) {
+      lost = lost || (server.lent && server.backend == nullptr);
+      if (server.backend != nullptr) end_borrowed_leg(server, failed, in_transaction);
+      continue;
+    }
+    if (failed) {
+      legs_.detach(*server.backend);
+      server.backend->pool().release(server.backend, false);  // closed: its transaction rolls back
+      continue;
+    }
+    Leg leg;
+    leg.shard = server.shard;
+    leg.backend = server.backend;
+    note_run_statement(leg, server, in_transaction);
+    if (txn_.leg.attached()) {
+      txn_.parked.push_back(std::move(leg));
+    } else {
+      txn_.leg = std::move(leg);
+    }
+  }
+  if (in_transaction && failed) fail_legs_not_lent();  // the borrowed ones are settled already
+  if (in_transaction) {
+    if (failed && deferred) txn_.control.abort_if_deferred();
+    txn_.control.on_server_status(failed ? 'E' : 'T');
+  }
+  post_run_end(failed, lost);
+  return verdict;
+}
+
+// A borrowed leg after the run: in the transaction now (on success), or parked until it answered
+// what the run sent it, then its transaction failed (inside the client's) or rolled back.
+void Session::end_borrowed_leg(const LegEngine::Handed& server, bool failed, bool in_transaction) {
+  Leg* leg = txn_.leg.backend == server.backend ? &txn_.leg : parked_leg(*server.backend);
+  if (leg == nullptr) return;
+  if (!failed) {
+    note_run_statement(*leg, server, in_transaction);
+    return;
+  }
+  if (leg == &txn_.leg) {
+    txn_.parked.push_back(std::exchange(txn_.leg, Leg{}));
+    leg = &txn_.parked.back();
+  }
+  std::string out;
+  std::vector<Owed> owed(static_cast<size_t>(server.ready_owed), Owed::Query);
+  wire::encode_query(out, in_transaction ? kFailTransaction : "ROLLBACK");
+  owed.push_back(Owed::Query);
+  leg->server_status = in_transaction ? 'E' : 'I';
+  send_unseen(*leg, out, owed);
+}
+
+void Session::note_run_statement(Leg& leg, const LegEngine::Handed& server, bool in_transaction) {
+  if (!in_transaction) return;
+  leg.server_status = 'T';
+  const std::string name = host_.directory()->shard_name(static_cast<uint16_t>(server.shard));
+  if (Status noted = txn_.shards.on_statement(server.shard, server.wrote, name); !noted.is_ok())
+    LOG_WARN("client=c%llu %s", (unsigned long long)id(), noted.message.c_str());  // checked before
+}
+
+// After a failed run the settling legs are read (answers may be there already); a lost server of
+// the transaction ends the session.
+void Session::post_run_end(bool failed, bool lost) {
+  if (failed) {
+    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+      if (alive.lock()) read_settling_legs();
+    });
+  }
+  if (lost) {
+    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
+      if (alive.lock())
+        terminate(
+            Status::server("08006", "lost a server of the transaction; it was rolled back on every shard"));
+    });
+  }
 }
 
 }  // namespace sw::session

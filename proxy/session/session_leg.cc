@@ -134,6 +134,7 @@ void Session::on_backend_failed(const Status& why) {
 }
 
 void Session::release_at_boundary() {
+  if (in_run(txn_.leg)) return;  // a run reads it: never at a boundary
   if (pools_.session_pooling && unpin_if_no_held_cursor()) release_idle_parked();
   if (pools_.session_pooling) {
     keep_pinned_leg();

@@ -336,7 +336,7 @@ void Session::release_idle_parked() {
   }
   for (size_t i = 0; i < txn_.parked.size();) {
     Leg& other = txn_.parked[i];
-    if (!other.tracker.idle() || other.server_status != 'I') {
+    if (!other.tracker.idle() || other.server_status != 'I' || in_run(other)) {
       ++i;
       continue;
     }
@@ -374,7 +374,13 @@ void Session::release_parked_legs() {
   std::vector<Leg> legs = std::exchange(txn_.parked, {});
   for (Leg& other : legs) {
     pool::Backend* backend = other.backend;
+    const bool running = in_run(other);  // a run reads it: in the middle of the run's statements
     legs_.detach(*backend);
+    if (running) {
+      backend->connection().resume_reading();
+      backend->pool().release(backend, false);
+      continue;
+    }
     bool at_boundary = other.tracker.idle() && other.server_status == 'I';
     if (!other.tracker.idle()) backend->pool().send_cancel(*backend);
     backend->connection().resume_reading();

@@ -340,18 +340,18 @@ void Session::start_cursor_round(const std::vector<int>& shards, const std::vect
   start_cursor_round(shards, std::move(messages), 1, std::move(take), std::move(after));
 }
 
-// A round on `shards` with the session's servers, each sent its `messages` and answering `ready`
-// ReadyForQuery messages; `after` runs once every server is a leg again.
+// A round on `shards`, run on the transaction's legs, each sent its `messages` and answering
+// `ready` ReadyForQuery messages; `after` runs once the round ended (every leg the session's).
 void Session::start_cursor_round(const std::vector<int>& shards, std::vector<std::string> messages, int ready,
                                  CursorRound::Take take, std::function<void(const Status&)> after) {
   std::vector<LegEngine::Target> targets;
   const bool in_transaction = writes_in_transaction();
-  if (Status error = hold_read_servers(&shards, &targets); !error) {
+  if (Status error = transaction_targets(shards, in_transaction, &targets); !error) {
     fail_cursor(error);
     return;
   }
   txn_.runner.emplace<CursorRound>(
-      std::move(targets), std::move(messages), ready, server_state(),
+      legs_, std::move(targets), std::move(messages), ready, server_state(),
       [this](std::string_view bytes) { client_->write(bytes); }, std::move(take),
       [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
         if (!error.is_ok()) {  // the transaction failed: only held cursors of earlier ones survive
@@ -361,9 +361,9 @@ void Session::start_cursor_round(const std::vector<int>& shards, std::vector<std
         // Outside a transaction block each shard's own transaction ended with its answer: servers
         // read to their last ReadyForQuery are the session's again as they are.
         const bool settled = !in_transaction && std::all_of(handed.begin(), handed.end(), [](const auto& h) {
-          return h.backend != nullptr && h.ready_owed == 0 && !h.copy_open;
+          return h.backend != nullptr && h.ready_owed == 0;
         });
-        return take_back_servers(std::move(handed), settled ? Status::ok() : error, in_transaction);
+        return end_run_on_legs(handed, settled ? Status::ok() : error, in_transaction);
       },
       [this, after = std::move(after)](const Status& error) {
         host_.loop().post([this, alive = std::weak_ptr<int>(alive_), after, error] {

@@ -80,6 +80,16 @@ void Session::drop_violating_server(const Status& why) {
   terminate(Status::server("08P01", why.message + "; the server connection was closed"));
 }
 
+// A leg a run reads lost its server (the run hears of it next): the transaction's record of it
+// goes, as nothing may use that server any more; the run's end then ends the session.
+void Session::on_run_leg_lost(size_t leg) {
+  const int shard = legs_.target(leg).index;
+  if (txn_.leg.attached() && txn_.leg.shard == shard) txn_.leg = Leg{};
+  txn_.parked.erase(std::remove_if(txn_.parked.begin(), txn_.parked.end(),
+                                   [shard](const Leg& other) { return other.shard == shard; }),
+                    txn_.parked.end());
+}
+
 // The leg's server is gone (the pool deletes it): the transaction is lost there; the other legs
 // are closed with the session (their servers roll back), none is left in a transaction.
 void Session::on_leg_lost(size_t leg, const Status& why) {
