@@ -12,11 +12,13 @@
 #            build's test binary) driving the sanitized shardwire (SHARDWIRE_BIN). The suites
 #            run once, here: each assertion is checked, and every path they drive is checked
 #            for memory errors and undefined behaviour too. Any sanitizer report fails the run.
+#            With the tsan stage, the mover's suites (mover*, reshard*) run there instead.
 #   lint     scripts/lint.sh --tidy: clang-format, module boundaries and clang-tidy (over the
 #            asan stage's clang compile_commands.json in build-asan/; only configured, nothing
 #            built, when that stage did not run).
 #   tsan     TSan build (gcc) of shardwire and the mover's unit tests in build-tsan/: unit_mover,
-#            then the integration suites that run the mover's threads (mover*, reshard*).
+#            then the integration suites that run the mover's threads (mover*, reshard*): each
+#            suite runs under one sanitizer, these under the one that checks their threads.
 #   fuzz     scripts/fuzz.sh: every libFuzzer target over its seed corpus, then a short run.
 #
 # IT_JOBS (default 4) integration suites run at once. STAGES picks stages (default: all, in
@@ -61,6 +63,8 @@ integration_tests() {  # CTEST-ARGUMENTS...
   ctest --output-on-failure --rerun-failed -j1
 }
 has_stage() { [[ " $STAGES " == *" $1 "* ]]; }
+# The suites that run the mover's threads: the tsan stage's, or the asan stage's without it.
+MOVER_SUITES='^integration\.(mover|reshard)'
 
 # Sanitized builds: -O1 with line tables (readable reports, a fraction of -O2 -g's build time).
 sanitized_configure() {  # DIR OPTION COMPILER
@@ -110,8 +114,10 @@ if has_stage asan; then
   stage "asan unit tests"
   (cd "$ROOT/build-asan" && ctest --output-on-failure -j2 -L unit)
   stage "asan integration tests (sanitized shardwire)"
+  asan_suites=(-L integration)
+  has_stage tsan && asan_suites+=(-E "$MOVER_SUITES")
   (cd "$BUILD_DIR" && SHARDWIRE_BIN="$ROOT/build-asan/proxy/app/shardwire" SHARDWIRE_IT_SANITIZED=1 \
-    integration_tests -L integration)
+    integration_tests "${asan_suites[@]}")
 fi
 
 if has_stage lint; then
@@ -128,7 +134,7 @@ if has_stage tsan; then
   stage "tsan tests"
   (cd "$ROOT/build-tsan" && ctest --output-on-failure -R '^unit_mover$')
   (cd "$BUILD_DIR" && SHARDWIRE_BIN="$ROOT/build-tsan/proxy/app/shardwire" SHARDWIRE_IT_SANITIZED=1 \
-    integration_tests -R '^integration\.(mover|reshard)')
+    integration_tests -R "$MOVER_SUITES")
 fi
 
 if has_stage fuzz; then
