@@ -131,15 +131,27 @@ sw::pool::Backend* owner_server(Deployment& d, LegEngine& owner, sw::pool::Pool&
   return owner.backend(leg);
 }
 
-}  // namespace
-
-TEST_CASE("leg engine: a run on the owner's legs reads the owner's server, then the owner reads it again") {
-  FakeServer server(select_one());
+// One server, one pool, and an owner engine with no legs yet: what most cases start from.
+struct OneShard {
+  explicit OneShard(sw::session::ServerState state = {})
+      : owner({}, std::move(state), "a test transaction", owner_runner) {}
+  FakeServer server{select_one()};
   Deployment d;
   sw::pool::Pool& pool = *d.add_pool(server, 1 << 20);
   std::vector<std::string> log;
-  Owner owner_runner(log);
-  LegEngine owner({}, {}, "a test transaction", owner_runner);
+  Owner owner_runner{log};
+  LegEngine owner;
+};
+// The same, the owner's session state carrying settings (a prologue for a non-bare target).
+struct OneShardWithSettings : OneShard {
+  OneShardWithSettings() : OneShard({"SET b = '2';", 7}) {}
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(
+    OneShard,
+    "leg engine: a run on the owner's legs reads the owner's server, then the owner reads it again") {
   sw::pool::Backend* held = owner_server(d, owner, pool, 4);
   {
     Run runner(log, "SELECT 1");
@@ -170,13 +182,8 @@ TEST_CASE("leg engine: a run on the owner's legs reads the owner's server, then 
   pool.release(held, true);
 }
 
-TEST_CASE("leg engine: a run's new leg is the owner's: released to its pool, or kept by hand_over") {
-  FakeServer server(select_one());
-  Deployment d;
-  sw::pool::Pool& pool = *d.add_pool(server, 1 << 20);
-  std::vector<std::string> log;
-  Owner owner_runner(log);
-  LegEngine owner({}, {}, "a test transaction", owner_runner);
+TEST_CASE_FIXTURE(OneShard,
+                  "leg engine: a run's new leg is the owner's: released to its pool, or kept by hand_over") {
   {
     Run runner(log, "SELECT 1");
     runner.release_at_ready = true;
@@ -215,13 +222,8 @@ TEST_CASE("leg engine: a run's new leg is the owner's: released to its pool, or 
   CHECK(second.backend(0) == handed[0].backend);
 }
 
-TEST_CASE("leg engine: a borrowed leg's loss goes to the owner's runner, then to the run's") {
-  FakeServer server(select_one());
-  Deployment d;
-  sw::pool::Pool& pool = *d.add_pool(server, 1 << 20);
-  std::vector<std::string> log;
-  Owner owner_runner(log);
-  LegEngine owner({}, {}, "a test transaction", owner_runner);
+TEST_CASE_FIXTURE(OneShard,
+                  "leg engine: a borrowed leg's loss goes to the owner's runner, then to the run's") {
   owner_server(d, owner, pool, 0);
   Run runner(log, "HANG UP");
   LegEngine run(&owner, {target_on(pool, 0)}, {}, "a test read", runner);
@@ -233,13 +235,8 @@ TEST_CASE("leg engine: a borrowed leg's loss goes to the owner's runner, then to
   CHECK(owner.backend(0) == nullptr);
 }
 
-TEST_CASE("leg engine: the owner's resume leaves a run's held leg held; the run's resumes it") {
-  FakeServer server(select_one());
-  Deployment d;
-  sw::pool::Pool& pool = *d.add_pool(server, 1 << 20);
-  std::vector<std::string> log;
-  Owner owner_runner(log);
-  LegEngine owner({}, {}, "a test transaction", owner_runner);
+TEST_CASE_FIXTURE(OneShard,
+                  "leg engine: the owner's resume leaves a run's held leg held; the run's resumes it") {
   sw::pool::Backend* held = owner_server(d, owner, pool, 0);
   Run runner(log, "SELECT 1");
   runner.hold_first = true;
@@ -259,13 +256,9 @@ TEST_CASE("leg engine: the owner's resume leaves a run's held leg held; the run'
   pool.release(held, true);
 }
 
-TEST_CASE("leg engine: a free leg a run used is bare again: the owner's next server comes with no prologue") {
-  FakeServer server(select_one());
-  Deployment d;
-  sw::pool::Pool& pool = *d.add_pool(server, 1 << 20);
-  std::vector<std::string> log;
-  Owner owner_runner(log);
-  LegEngine owner({}, {"SET b = '2';", 7}, "a test transaction", owner_runner);
+TEST_CASE_FIXTURE(
+    OneShardWithSettings,
+    "leg engine: a free leg a run used is bare again: the owner's next server comes with no prologue") {
   {
     Run runner(log, "SELECT 1");
     LegEngine run(&owner, {target_on(pool, 1, "BEGIN")}, {"SET a = '1';", 7}, "a test read", runner);
