@@ -28,6 +28,11 @@ Fanout::Fanout(Mode mode, std::vector<Target> targets, std::string query_message
 
 Fanout::~Fanout() = default;
 
+void Fanout::keep_servers(std::vector<LegEngine::Target> targets, bool in_transaction,
+                          LegEngine::HandBack hand_back, LegEngine& legs) {
+  held_.keep(engine_targets_, std::move(targets), in_transaction, std::move(hand_back), legs);
+}
+
 void Fanout::watch_start(StartingReads& reads, uint64_t version) {
   watch_reads_ = &reads;
   watch_version_ = version;
@@ -37,8 +42,8 @@ void Fanout::start() {
   const char* what = mode_ == Mode::ConcatenateRows   ? "a scatter read"
                      : mode_ == Mode::OneAfterAnother ? "DDL"
                                                       : "COMMIT/ROLLBACK PREPARED";
-  engine_ = std::make_unique<LegEngine>(std::move(engine_targets_), session_state_, what,
-                                        static_cast<LegEngine::Runner&>(*this));
+  engine_ =
+      held_.engine(std::move(engine_targets_), session_state_, what, static_cast<LegEngine::Runner&>(*this));
   if (watch_reads_ != nullptr)
     engine_->watch_start(*watch_reads_, watch_version_,
                          [this](size_t leg) { return engine_->has_answered(leg) || leg < current_; });
@@ -212,10 +217,11 @@ void Fanout::try_answer(char type, std::string_view frame, std::string_view body
   error_ = Status::server("XX000", "shard " + engine_->shard(current_) + " reported an error");
 }
 
-// A held leg keeps its server until the end (hand_back_held). The next leg's answers, held until
-// now, are read.
+// A leg read to its end goes back to its pool, unless it is the session's (borrowed, or any leg
+// inside the client's transaction: kept to the end). The next leg's answers, held until now, are
+// read.
 void Fanout::finish_leg(size_t index) {
-  if (!held_) engine_->release(index, engine_->status(index) == 'I');
+  if (!held_.in_transaction) engine_->release(index, engine_->status(index) == 'I');
   ++current_;
   epilogue_sent_ = false;
   if (mode_ == Mode::FirstToSucceed && !attempt_.empty()) {
@@ -233,11 +239,11 @@ void Fanout::finish_leg(size_t index) {
   }
 }
 
-// A held server goes back to the session (complete), owing the answers it did not give yet.
+// A kept leg goes back to the session (complete), owing the answers it did not give yet.
 void Fanout::fail(const Status& why) {
   if (finished_) return;
   if (error_.is_ok()) error_ = why;
-  if (!held_) engine_->release_all(false);
+  if (!held_.kept()) engine_->release_all(false);
   if (!errored_) {
     std::string out;
     wire::encode_error(out, "ERROR", why.sqlstate, why.message,
@@ -262,9 +268,12 @@ void Fanout::complete() {
         mode_ == Mode::ConcatenateRows ? command_tag_ + " " + std::to_string(rows_) : command_tag_;
     wire::encode_command_complete(out, tag);
   }
-  if (!in_transaction_) wire::encode_ready_for_query(out, 'I');
+  if (!held_.in_transaction) wire::encode_ready_for_query(out, 'I');
   if (!out.empty()) write_client_(out);
-  if (held_) hand_back_held();
+  if (held_.kept()) {
+    current_ = targets_.size();  // every leg is done
+    held_.end(*engine_, errored_ ? error_ : Status::ok());
+  }
   done_();
 }
 

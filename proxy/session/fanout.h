@@ -11,9 +11,9 @@
 //    or 0A000 (the gid is another database's of the same cluster) sends it to the next shard; the
 //    client gets the answer of the shard that finished it, byte for byte, or the first miss.
 // The client sees exactly one answer ending in ReadyForQuery.
-// With the session's servers (keep_servers, ConcatenateRows only: a COPY ... TO STDOUT inside the
-// client's transaction block, or in session pooling; docs/architecture.md §5.6) no server goes back
-// to a pool: each leg is read to its end even after another failed, and at the end every server is
+// On the session's engine (keep_servers, ConcatenateRows only: a COPY ... TO STDOUT inside the
+// client's transaction block, or in session pooling; docs/architecture.md §5.6) the run borrows the
+// transaction's legs: no leg is cancelled or closed by the run, and at the end every leg it kept is
 // handed back to the session, with what it still owes when the run failed.
 // An answer policy on the leg engine (session/leg_engine.h): relay shard after shard.
 #pragma once
@@ -63,14 +63,16 @@ class Fanout : public LegEngine::Runner {
   // shards get one anyway), so the shards' ParseComplete is not for the client.
   void hide_parse_complete() { parse_complete_sent_ = true; }
 
-  // Runs on the session's servers (ConcatenateRows, before start()), as MergeFanout::keep_servers:
-  // `targets` by leg, each with the server the session lends (used at once; nothing sent before
-  // the statement but the session's settings when it lacks them) or none (a new server from the
-  // pool, sent the target's `begin` first, which joins it to the client's transaction). At the end
-  // `hand_back` gets every server and the run's error. Inside the client's transaction
-  // (`in_transaction`) the client's ReadyForQuery is the session's, not written here.
+  // Runs on the legs of `legs`, the session's engine (ConcatenateRows, before start()), as
+  // MergeFanout::keep_servers: `targets` by leg (Session::transaction_targets). A shard the
+  // transaction holds a leg on reads on that leg's server (nothing sent before the statement but
+  // the session's settings when it lacks them); another gets a new leg of `legs`, sent the target's
+  // `begin` first (which joins it to the client's transaction). At the end `hand_back` gets every
+  // leg and the run's error. Inside the client's transaction (`in_transaction`) the client's
+  // ReadyForQuery is the session's, not written here, and every leg stays; outside it (session
+  // pooling) a new leg goes back to its pool once read to its end.
   void keep_servers(std::vector<LegEngine::Target> targets, bool in_transaction,
-                    LegEngine::HandBack hand_back);
+                    LegEngine::HandBack hand_back, LegEngine& legs);
 
   // A read through the owned-rows filter routed with directory `version` (before start()): it
   // stays in `reads` until every leg's server answered the statement itself (so it took its
@@ -101,7 +103,6 @@ class Fanout : public LegEngine::Runner {
   void finish_leg(size_t index);
   void fail(const Status& why);
   void complete();
-  void hand_back_held();
   std::string applied_summary(size_t failed_index) const;
 
   Mode mode_;
@@ -126,9 +127,7 @@ class Fanout : public LegEngine::Runner {
   bool errored_ = false;  // an ErrorResponse went to the client already
   bool finished_ = false;
   Status error_ = Status::ok();  // the run's first error (keep_servers hands it back)
-  bool held_ = false;            // keep_servers: the session's servers, handed back at the end
-  bool in_transaction_ = false;  // keep_servers: inside the client's transaction block
-  LegEngine::HandBack hand_back_;
+  HeldLegs held_;                // keep_servers: on the session's engine, handed back at the end
   // FirstToSucceed: the current leg's answer so far; the answer of the first shard that did not
   // know the gid (relayed when none knew it; a 42704 preferred to a 0A000).
   std::string attempt_;

@@ -202,8 +202,9 @@ bool LegEngine::kept_from_runner(pool::Backend& backend, const wire::Frame& fram
 
 // A message is consumed only after the runner saw it (its views point into the input), and only
 // while the leg still holds the server and is not held: a runner that released or handed it over
-// ended the leg. The limits are the pool's, as for a server of the session's own. Only a leg in
-// view: the owner's legs in a run are the run's to read, and a run's legs given back the owner's.
+// ended the leg, and a run's leg no longer once the run ended. The limits are the pool's, as for a
+// server of the session's own. Only a leg in view: the owner's legs in a run are the run's to
+// read, and a run's legs given back the owner's.
 void LegEngine::read(size_t index) {
   Reading reading(reading_, index);  // ended: a runner destroyed the engine
   Leg& leg = *legs_[index];
@@ -246,7 +247,7 @@ void LegEngine::read(size_t index) {
     }
     if (frame.type == 'Z') {
       runner_.on_leg_ready(index);
-      if (reading.ended) return;
+      if (reading.ended || !in_view(leg)) return;  // the run ended there: the leg is its owner's
     }
   }
 }
@@ -296,14 +297,6 @@ Status LegEngine::error_of(std::string_view body) {
   auto fields = wire::decode_error_fields(body);
   return fields ? Status::client(std::string(fields->sqlstate), std::string(fields->message))
                 : Status::server("08P01", "a malformed ErrorResponse");
-}
-
-void LegEngine::adopt_session_legs(std::vector<Target>& targets, std::vector<Target> session_legs) {
-  for (size_t i = 0; i < targets.size() && i < session_legs.size(); ++i) {
-    targets[i].index = session_legs[i].index;
-    targets[i].lent = session_legs[i].lent;
-    targets[i].begin = std::move(session_legs[i].begin);
-  }
 }
 
 void LegEngine::write(size_t leg, std::string_view bytes) {

@@ -67,8 +67,8 @@ void MergeFanout::watch_start(StartingReads& reads, uint64_t version) {
 }
 
 void MergeFanout::start() {
-  engine_ = std::make_unique<LegEngine>(std::move(engine_targets_), session_state_, "a merged read",
-                                        static_cast<LegEngine::Runner&>(*this));
+  engine_ = held_.engine(std::move(engine_targets_), session_state_, "a merged read",
+                         static_cast<LegEngine::Runner&>(*this));
   if (watch_reads_ != nullptr)
     engine_->watch_start(*watch_reads_, watch_version_,
                          [this](size_t leg) { return engine_->has_answered(leg) || done(leg); });
@@ -93,7 +93,7 @@ bool MergeFanout::on_leg_refused(size_t /*leg*/, const Status& why) {
 
 bool MergeFanout::waits(size_t index) const {
   if (parked_) return true;  // a parked merge's legs wait for the portal's next Execute
-  if (held_ && done(index)) return true;
+  if (held_.kept() && done(index)) return true;
   return !draining_ && merger_.buffered(index) >= max_rows_buffered_;
 }
 
@@ -106,9 +106,10 @@ bool MergeFanout::on_leg_message(size_t index, const LegEngine::Message& message
   return took(index, handle_message(index, message.type, message.frame, message.body));
 }
 
-// A leg that ended its statement goes back to its pool (held: it stays for the hand-back).
+// A leg that ended its statement goes back to its pool, unless it is the session's (borrowed, or
+// any leg inside the client's transaction: it stays for the hand-back).
 void MergeFanout::on_leg_ready(size_t index) {
-  if (!done(index) || held_ || engine_->backend(index) == nullptr) return;
+  if (!done(index) || held_.in_transaction || engine_->backend(index) == nullptr) return;
   engine_->release(index, engine_->status(index) == 'I');
   pump();
 }
@@ -255,7 +256,7 @@ void MergeFanout::pump() {
     return;
   }
   if (suspended_ || merger_.done()) {
-    if (held_) {
+    if (held_.kept()) {
       pumping_ = true;
       const bool drained = drain_held_legs();
       pumping_ = false;
@@ -288,7 +289,7 @@ void MergeFanout::stop_leg(size_t index, bool clean) {
 void MergeFanout::fail(const Status& why) {
   if (finished_) return;
   if (error_.is_ok()) error_ = why;
-  if (!held_) {  // a held server goes back to the session, owing its answers
+  if (!held_.kept()) {  // a kept leg goes back to the session, owing its answers
     for (size_t i = 0; i < answers_.size(); ++i) stop_leg(i, false);
   }
   if (!errored_) {
@@ -314,9 +315,9 @@ void MergeFanout::finish() {
       wire::encode_command_complete(out, "SELECT " + std::to_string(rows_out_ - rows_before_execute_));
     }
   }
-  if (!in_transaction_) wire::encode_ready_for_query(out, 'I');
+  if (!held_.in_transaction) wire::encode_ready_for_query(out, 'I');
   if (!out.empty()) write_client_(out);
-  if (held_) hand_back_held();
+  if (held_.kept()) hand_back_held();
   done_(Counters{merger_.rows_in(), rows_out_});
 }
 

@@ -18,10 +18,11 @@
 //    cancelled and their servers closed (a cancelled server is never reused: a late
 //    CancelRequest must not hit another client's query). So are legs whose rows are no longer
 //    needed once LIMIT is reached.
-// With the session's servers (keep_servers: inside the client's transaction block, or in session
-// pooling; docs/architecture.md §5.6) no leg is cancelled or closed: a leg whose rows are no longer
-// needed is read to its end and its rows dropped, and at the end every server is handed back to
-// the session, with what it still owes when the read failed.
+// On the session's engine (keep_servers: inside the client's transaction block, or in session
+// pooling; docs/architecture.md §5.6) the read borrows the transaction's legs, and no leg is
+// cancelled or closed: a leg whose rows are no longer needed is read to its end and its rows
+// dropped, and at the end every leg it kept is handed back to the session, with what it still owes
+// when the read failed.
 // An answer policy on the leg engine (session/leg_engine.h): k-way merge.
 #pragma once
 
@@ -83,15 +84,17 @@ class MergeFanout : public LegEngine::Runner {
   void set_dates(merge::DateReading dates) { merger_.set_dates(dates); }
   void use_extended(Extended extended);
 
-  // Runs on the session's servers (before start()): `targets` by leg, each with the server the
-  // session lends (used at once, nothing sent before the read but the session's settings when it
-  // lacks them) or none (a new server from the pool, sent the target's `begin` first, which joins
-  // it to the client's transaction). No leg is stopped early; at the end `hand_back` gets every
-  // server (the read's error, if any, decides what the session does with them). Inside the
-  // client's transaction (`in_transaction`) the client's ReadyForQuery is the session's, not
-  // written here.
+  // Runs on the legs of `legs`, the session's engine (before start()): `targets` by leg
+  // (Session::transaction_targets). A shard the transaction holds a leg on reads on that leg's
+  // server (nothing sent before the read but the session's settings when it lacks them); another
+  // gets a new leg of `legs`, sent the target's `begin` first (which joins it to the client's
+  // transaction). No leg is stopped early; at the end `hand_back` gets every leg it kept (the
+  // read's error, if any, decides what the session does with them). Inside the client's
+  // transaction (`in_transaction`) the client's ReadyForQuery is the session's, not written here,
+  // and every leg stays; outside it (session pooling) a new leg goes back to its pool once read to
+  // its end.
   void keep_servers(std::vector<LegEngine::Target> targets, bool in_transaction,
-                    LegEngine::HandBack hand_back);
+                    LegEngine::HandBack hand_back, LegEngine& legs);
 
   // Inside the client's transaction (after use_extended and keep_servers, before start();
   // docs/architecture.md §5.6): at the Execute's row limit the merge writes PortalSuspended and
@@ -184,11 +187,9 @@ class MergeFanout : public LegEngine::Runner {
   bool errored_ = false;
   bool finished_ = false;
   bool pumping_ = false;
-  bool suspended_ = false;       // the Execute's row limit was reached
-  bool held_ = false;            // keep_servers: the session's servers, handed back at the end
-  bool in_transaction_ = false;  // keep_servers: inside the client's transaction block
-  LegEngine::HandBack hand_back_;
-  bool draining_ = false;  // every row went out; held legs are read to their end, rows dropped
+  bool suspended_ = false;  // the Execute's row limit was reached
+  HeldLegs held_;           // keep_servers: on the session's engine, handed back at the end
+  bool draining_ = false;   // every row went out; held legs are read to their end, rows dropped
   Status error_ = Status::ok();
   std::function<void(bool)> on_parked_;  // keep_portal's
   bool parked_ = false;                  // suspended, waiting for the portal's next Execute

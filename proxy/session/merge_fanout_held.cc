@@ -1,4 +1,4 @@
-// MergeFanout on the session's servers (keep_servers; docs/architecture.md §5.6): inside the
+// MergeFanout on the session's engine (keep_servers; docs/architecture.md §5.6): inside the
 // client's transaction block a read runs on the transaction's legs and joins the shards it lacks,
 // so it sees the transaction's own writes and snapshot. No leg may be cancelled there (a cancel
 // aborts the client's transaction on that shard) nor closed (the transaction lives on it): a leg
@@ -13,15 +13,12 @@
 namespace sw::session {
 
 void MergeFanout::keep_servers(std::vector<LegEngine::Target> targets, bool in_transaction,
-                               LegEngine::HandBack hand_back) {
-  held_ = true;
-  in_transaction_ = in_transaction;
-  hand_back_ = std::move(hand_back);
-  LegEngine::adopt_session_legs(engine_targets_, std::move(targets));
+                               LegEngine::HandBack hand_back, LegEngine& legs) {
+  held_.keep(engine_targets_, std::move(targets), in_transaction, std::move(hand_back), legs);
 }
 
-// The leg's server arrived (or was lent): the session's settings when it lacks them, the
-// target's `begin` (held legs), then the read.
+// The leg's server arrived (or was borrowed): the session's settings when it lacks them, the
+// target's `begin` (kept legs), then the read.
 void MergeFanout::on_leg_server(size_t index, std::string prologue) {
   prologue += messages_[index];
   engine_->expect_ready(index, extended_ ? 2 : 1);  // the collation query's own ReadyForQuery too
@@ -41,9 +38,7 @@ bool MergeFanout::drain_held_legs() {
   return true;
 }
 
-// Every held server goes back to the session, reading again (a held leg), with the
-// ReadyForQuery it still owes. The session's answer (a refusal of the outcome) concerns writes
-// only: a read wrote nothing, so it is not read.
+// Every kept leg goes back to the session (HeldLegs::end).
 void MergeFanout::hand_back_held() {
   if (closing_ && errored_)  // the client sees the transaction failed at its next statement (25P02)
     LOG_WARN(
@@ -51,7 +46,7 @@ void MergeFanout::hand_back_held() {
         "client's transaction fails",
         error_.message.c_str());
   answers_.assign(answers_.size(), Answer::Done);
-  (void)hand_back_(engine_->hand_over(), errored_ ? error_ : Status::ok());
+  held_.end(*engine_, errored_ ? error_ : Status::ok());
 }
 
 void MergeFanout::keep_portal(std::function<void(bool answers_sync)> parked) {

@@ -525,20 +525,30 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   }
   void lend_session_servers(std::vector<LegEngine::Target>* targets, bool in_transaction);
   Status take_back_servers(std::vector<LegEngine::Handed> handed, const Status& error, bool in_transaction);
-  Status refuse_writes_in_transaction(const std::vector<LegEngine::Handed>& handed) const;
-  void settle_lent_leg(Leg leg, const LegEngine::Handed& handed, bool in_transaction);
-  void fail_legs_not_lent();
-  void read_settling_legs();
-  // A run on the transaction's legs (session_every_shard_write.cc): its targets, and its end in
-  // place (the verdict as take_back_servers gives it).
+  // A run on the transaction's legs (session_run_legs.cc): its targets, its end in place (the
+  // verdict as take_back_servers gives it), and what both ends share.
+  std::vector<int> every_shard() const;
   Status transaction_targets(const std::vector<int>& shards, bool in_transaction,
                              std::vector<LegEngine::Target>* targets);
   Leg* transaction_leg(int shard);
   Status end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
                          bool in_transaction);
+  LegEngine::HandBack hand_back_to_legs(bool in_transaction);  // end_run_on_legs
   void end_borrowed_leg(const LegEngine::Handed& server, bool failed, bool in_transaction);
+  void settle_run_leg(Leg& leg, const LegEngine::Handed& server, bool in_transaction);
+  struct RunEnd {
+    Status verdict = Status::ok();  // why a successful run is refused after all
+    bool failed = false;            // the run failed, or was refused
+    bool deferred = false;          // inside a transaction whose BEGIN was deferred
+  };
+  RunEnd begin_run_end(const std::vector<LegEngine::Handed>& handed, const Status& error,
+                       bool in_transaction);
+  Status finish_run_end(const RunEnd& end, bool in_transaction, bool lost);
   void note_run_statement(Leg& leg, const LegEngine::Handed& server, bool in_transaction);
   void post_run_end(bool failed, bool lost);
+  Status refuse_writes_in_transaction(const std::vector<LegEngine::Handed>& handed) const;
+  void fail_legs_not_lent();
+  void read_settling_legs();
   // The leg's server is one a run reads now: never at a boundary, never pooled.
   bool in_run(const Leg& leg) const {
     const size_t index = leg.attached() ? legs_.leg_of(*leg.backend) : legs_.size();
@@ -629,7 +639,6 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   Next continue_scatter_portal(const wire::Frame& frame);
   Status hold_merge_servers(MergeFanout& merge, const router::Route& route);
   merge::DateReading date_reading() const;
-  Status hold_read_servers(const std::vector<int>* shards, std::vector<LegEngine::Target>* targets);
   Status hold_copy_servers(Fanout& fanout);
   Start start_extended_scatter(const ExtendedBatch& batch, const router::Route& route);
   Start start_extended_merge(const ExtendedBatch& bound, const router::Route& route, size_t consumed,

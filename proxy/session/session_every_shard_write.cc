@@ -7,8 +7,8 @@
 // On failure the lent legs are failed as PostgreSQL fails a transaction (later statements get
 // 25P02 until ROLLBACK) and new servers are closed. In session pooling outside a transaction the
 // session's servers are lent to a runner that begins and commits on its own, as with new ones.
-// A cursor round runs on the transaction's legs instead, with no lending: transaction_targets
-// and end_run_on_legs (the same start and end, in place).
+// A cursor round, a merged read and a COPY TO run on the transaction's legs instead, with no
+// lending (session_run_legs.cc, which holds the ends both share).
 #include <algorithm>
 #include <utility>
 
@@ -19,14 +19,6 @@
 #include "wire/messages.h"
 
 namespace sw::session {
-namespace {
-
-// Fails a lent leg's transaction, as the statement's error fails it on a server that ran it.
-constexpr const char* kFailTransaction =
-    "DO $sw_abort$ BEGIN RAISE EXCEPTION USING ERRCODE = '25P02', MESSAGE = 'a statement of this "
-    "transaction failed on another shard'; END $sw_abort$";
-
-}  // namespace
 
 // The one way a runner gets the session's servers (docs/architecture.md §5.10 step 6): a target
 // per shard of `shards` (every shard of the directory when null), in that order, with its pool;
@@ -35,12 +27,8 @@ Status Session::targets_with_session_servers(const std::vector<int>* shards, boo
                                              std::vector<LegEngine::Target>* targets,
                                              std::vector<pool::Pool*>* pools) {
   const router::Directory& directory = *host_.directory();
-  std::vector<int> every;
-  if (shards == nullptr) {
-    for (size_t i = 0; i < directory.shards().size(); ++i) every.push_back(static_cast<int>(i));
-    shards = &every;
-  }
-  for (int shard : *shards) {
+  const std::vector<int> every = shards == nullptr ? every_shard() : std::vector<int>();
+  for (int shard : shards == nullptr ? every : *shards) {
     LegEngine::Target target;
     Status error;
     target.pool = pool_for_shard(shard, &error);
@@ -89,24 +77,6 @@ void Session::lend_session_servers(std::vector<LegEngine::Target>* targets, bool
                     txn_.parked.end());
 }
 
-// A second written shard with two-phase commit off: the same refusal a statement gets.
-Status Session::refuse_writes_in_transaction(const std::vector<LegEngine::Handed>& handed) const {
-  std::vector<int> writers = txn_.shards.writers();
-  const CrossShardWrites policy = cross_shard_writes();
-  const router::Directory& directory = *host_.directory();
-  for (const LegEngine::Handed& server : handed) {
-    const int shard = server.shard;
-    if (!server.wrote || std::find(writers.begin(), writers.end(), shard) != writers.end()) continue;
-    writers.push_back(shard);
-    if (writers.size() > 1 && policy != CrossShardWrites::TwoPhase) {
-      return TransactionShards::cross_shard_write(
-          directory.shard_name(static_cast<uint16_t>(writers.front())),
-          directory.shard_name(static_cast<uint16_t>(shard)), policy);
-    }
-  }
-  return Status::ok();
-}
-
 // The runner's end: its servers become the session's legs again (new ones too, inside a
 // transaction); on failure the lent ones are settled and their transaction failed (or, outside
 // one, rolled back) and new ones closed. Returns why a successful run is refused after all.
@@ -114,21 +84,14 @@ Status Session::take_back_servers(std::vector<LegEngine::Handed> handed, const S
                                   bool in_transaction) {
   std::vector<Leg> lent = std::exchange(txn_.lent, {});
   const int active = std::exchange(txn_.lent_active, -1);
-  Status verdict = error.is_ok() && in_transaction ? refuse_writes_in_transaction(handed) : Status::ok();
-  const bool failed = !error.is_ok() || !verdict.is_ok();
-  const bool deferred = in_transaction && txn_.control.deferred();
-  if (in_transaction && !failed) {
-    if (deferred) txn_.shards.begin(txn_.control.take_begin(/*may_move=*/false));
-    txn_.control.pin();
-    txn_.shards.set_cross_shard_writes(cross_shard_writes());
-  }
-  if (in_transaction && failed) fail_legs_not_lent();
+  const RunEnd end = begin_run_end(handed, error, in_transaction);
+  if (in_transaction && end.failed) fail_legs_not_lent();
   bool lost = false;
   for (LegEngine::Handed& server : handed) {
     const int shard = server.shard;
     auto found = std::find_if(lent.begin(), lent.end(), [shard](const Leg& l) { return l.shard == shard; });
     if (found == lent.end() && server.backend == nullptr) continue;
-    if (found == lent.end() && failed) {
+    if (found == lent.end() && end.failed) {
       server.backend->pool().release(server.backend, false);  // closed: its transaction rolls back
       continue;
     }
@@ -140,8 +103,11 @@ Status Session::take_back_servers(std::vector<LegEngine::Handed> handed, const S
     leg.shard = shard;
     leg.backend = server.backend;
     legs_.adopt(*leg.backend, shard);
-    if (failed) {
-      if (found != lent.end()) settle_lent_leg(std::move(leg), server, in_transaction);
+    if (end.failed) {
+      if (found != lent.end()) {
+        txn_.parked.push_back(std::move(leg));
+        settle_run_leg(txn_.parked.back(), server, in_transaction);
+      }
       continue;
     }
     note_run_statement(leg, server, in_transaction);
@@ -151,53 +117,7 @@ Status Session::take_back_servers(std::vector<LegEngine::Handed> handed, const S
       txn_.parked.push_back(std::move(leg));
     }
   }
-  if (in_transaction) {
-    if (failed && deferred) txn_.control.abort_if_deferred();
-    txn_.control.on_server_status(failed ? 'E' : 'T');
-  }
-  post_run_end(failed, lost);
-  return verdict;
-}
-
-// A lent leg after a failed run: parked until it answered what the runner sent it (a COPY still
-// open gets CopyFail), then its transaction is failed (inside the client's) or rolled back.
-void Session::settle_lent_leg(Leg leg, const LegEngine::Handed& handed, bool in_transaction) {
-  std::string out;
-  std::vector<Owed> owed(static_cast<size_t>(handed.ready_owed), Owed::Query);
-  if (handed.copy_open) {
-    wire::MessageWriter(out).begin('f').cstr("a statement of this transaction failed on another shard").end();
-    owed.push_back(Owed::Query);
-  }
-  wire::encode_query(out, in_transaction ? kFailTransaction : "ROLLBACK");
-  owed.push_back(Owed::Query);
-  leg.server_status = in_transaction ? 'E' : 'I';
-  txn_.parked.push_back(std::move(leg));
-  send_unseen(txn_.parked.back(), out, owed);
-}
-
-// A failed run on some of the shards (a split INSERT's): the transaction's legs on the others
-// (the active one parked too) get their transaction failed as well, so its COMMIT commits nowhere.
-void Session::fail_legs_not_lent() {
-  if (txn_.leg.attached()) {
-    txn_.parked.push_back(std::move(txn_.leg));
-    txn_.leg = Leg{};
-  }
-  std::string out;
-  wire::encode_query(out, kFailTransaction);
-  for (Leg& other : txn_.parked) {
-    if (other.server_status != 'T') continue;  // not in the transaction, or failed already
-    other.server_status = 'E';
-    send_unseen(other, out, {Owed::Query});
-  }
-}
-
-// Answers a settling leg may hold already (the runner stopped reading mid-way).
-void Session::read_settling_legs() {
-  std::vector<pool::Backend*> servers;
-  for (const Leg& other : txn_.parked) servers.push_back(other.backend);
-  for (pool::Backend* backend : servers) {
-    if (parked_leg(*backend) != nullptr) legs_.read_pending(legs_.leg_of(*backend));
-  }
+  return finish_run_end(end, in_transaction, lost);
 }
 
 // Inside the client's transaction the runner's answer ends with the session's ReadyForQuery.
@@ -263,133 +183,6 @@ Session::Next Session::write_in_open_batch(const wire::Frame& query) {
   router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
   if (!route.copy_in && !route.reference_write) return Next::Forward;
   return write_on_every_shard(query, facts->statements.front(), route);
-}
-
-// A run's targets on the transaction's legs (a run on legs_): one per shard of `shards`, in that
-// order. A shard with a leg of the transaction starts as its server stands: in the transaction
-// already, nothing; else the prologue that joins it (settings only when the leg is behind the
-// session's). A shard without one gets a new leg of legs_, which joins the transaction. Outside a
-// transaction nothing begins (a read).
-Status Session::transaction_targets(const std::vector<int>& shards, bool in_transaction,
-                                    std::vector<LegEngine::Target>* targets) {
-  const router::Directory& directory = *host_.directory();
-  std::string joining;
-  if (in_transaction) joining = txn_.control.deferred() ? txn_.control.deferred_begin() : joining_prologue();
-  for (int shard : shards) {
-    LegEngine::Target target;
-    Status error;
-    target.pool = pool_for_shard(shard, &error);
-    if (target.pool == nullptr) return error;
-    target.shard = directory.shard_name(static_cast<uint16_t>(shard));
-    target.index = shard;
-    target.begin = joining;
-    if (Leg* leg = transaction_leg(shard)) {
-      const bool joined = in_transaction && leg->server_status != 'I';
-      if (joined) target.begin.clear();
-      const bool behind = std::exchange(leg->settings_behind, false);
-      leg->backend->applied_state = behind && !joined ? std::string() : profile_.settings.signature();
-    }
-    targets->push_back(std::move(target));
-  }
-  return Status::ok();
-}
-
-Leg* Session::transaction_leg(int shard) {
-  if (txn_.leg.attached() && txn_.leg.shard == shard) return &txn_.leg;
-  auto found = std::find_if(txn_.parked.begin(), txn_.parked.end(),
-                            [shard](const Leg& other) { return other.shard == shard; });
-  return found != txn_.parked.end() ? &*found : nullptr;
-}
-
-// The end of a run on the transaction's legs, in place: a borrowed leg's record stays where it is
-// (settled on failure); a new leg becomes one of the transaction's (the active one when there is
-// none), or is closed on failure; a borrowed leg left without a server was lost (its record went
-// with on_run_leg_lost) and ends the session. Returns why a successful run is refused after all.
-Status Session::end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
-                                bool in_transaction) {
-  Status verdict = error.is_ok() && in_transaction ? refuse_writes_in_transaction(handed) : Status::ok();
-  const bool failed = !error.is_ok() || !verdict.is_ok();
-  const bool deferred = in_transaction && txn_.control.deferred();
-  if (in_transaction && !failed) {
-    if (deferred) txn_.shards.begin(txn_.control.take_begin(/*may_move=*/false));
-    txn_.control.pin();
-    txn_.shards.set_cross_shard_writes(cross_shard_writes());
-  }
-  bool lost = false;
-  for (const LegEngine::Handed& server : handed) {
-    if (server.lent || server.backend == nullptr) {
-      lost = lost || (server.lent && server.backend == nullptr);
-      if (server.backend != nullptr) end_borrowed_leg(server, failed, in_transaction);
-      continue;
-    }
-    if (failed) {
-      legs_.detach(*server.backend);
-      server.backend->pool().release(server.backend, false);  // closed: its transaction rolls back
-      continue;
-    }
-    Leg leg;
-    leg.shard = server.shard;
-    leg.backend = server.backend;
-    note_run_statement(leg, server, in_transaction);
-    if (txn_.leg.attached()) {
-      txn_.parked.push_back(std::move(leg));
-    } else {
-      txn_.leg = std::move(leg);
-    }
-  }
-  if (in_transaction && failed) fail_legs_not_lent();  // the borrowed ones are settled already
-  if (in_transaction) {
-    if (failed && deferred) txn_.control.abort_if_deferred();
-    txn_.control.on_server_status(failed ? 'E' : 'T');
-  }
-  post_run_end(failed, lost);
-  return verdict;
-}
-
-// A borrowed leg after the run: in the transaction now (on success), or parked until it answered
-// what the run sent it, then its transaction failed (inside the client's) or rolled back.
-void Session::end_borrowed_leg(const LegEngine::Handed& server, bool failed, bool in_transaction) {
-  Leg* leg = txn_.leg.backend == server.backend ? &txn_.leg : parked_leg(*server.backend);
-  if (leg == nullptr) return;
-  if (!failed) {
-    note_run_statement(*leg, server, in_transaction);
-    return;
-  }
-  if (leg == &txn_.leg) {
-    txn_.parked.push_back(std::exchange(txn_.leg, Leg{}));
-    leg = &txn_.parked.back();
-  }
-  std::string out;
-  std::vector<Owed> owed(static_cast<size_t>(server.ready_owed), Owed::Query);
-  wire::encode_query(out, in_transaction ? kFailTransaction : "ROLLBACK");
-  owed.push_back(Owed::Query);
-  leg->server_status = in_transaction ? 'E' : 'I';
-  send_unseen(*leg, out, owed);
-}
-
-void Session::note_run_statement(Leg& leg, const LegEngine::Handed& server, bool in_transaction) {
-  if (!in_transaction) return;
-  leg.server_status = 'T';
-  const std::string name = host_.directory()->shard_name(static_cast<uint16_t>(server.shard));
-  if (Status noted = txn_.shards.on_statement(server.shard, server.wrote, name); !noted.is_ok())
-    LOG_WARN("client=c%llu %s", (unsigned long long)id(), noted.message.c_str());  // checked before
-}
-
-// After a failed run the settling legs are read (answers may be there already); a lost server of
-// the transaction ends the session.
-void Session::post_run_end(bool failed, bool lost) {
-  if (failed) {
-    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
-      if (alive.lock()) read_settling_legs();
-    });
-  }
-  if (lost) {
-    host_.loop().post([this, alive = std::weak_ptr<int>(alive_)] {
-      if (alive.lock())
-        terminate(
-            Status::server("08006", "lost a server of the transaction; it was rolled back on every shard"));
-    });
-  }
 }
 
 }  // namespace sw::session

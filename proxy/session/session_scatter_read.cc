@@ -1,12 +1,14 @@
 // Session: a read whose rows the proxy merges (MergeFanout), and a read that needs every shard (a
 // keyless scatter read, merged or not) inside the client's transaction block, or in session
-// pooling while the session holds servers (docs/architecture.md §5.6). The latter runs as a MergeFanout on
-// the session's servers: a shard the session holds a leg on lends that leg's server (nothing sent before the
-// read: RESET ALL would undo SET LOCAL, a BEGIN would end nothing but warn), another shard's new server joins
-// the transaction with what a joining leg replays; at the end every server is a leg again. So the read sees
-// the transaction's own writes and its snapshot on each shard. A read marks no shard written: a read-only
-// transaction on several shards commits with plain COMMITs. A failed read fails the transaction on every leg
-// as PostgreSQL fails it (take_back_servers).
+// pooling while the session holds servers (docs/architecture.md §5.6). The latter runs as a
+// MergeFanout (a COPY ... TO STDOUT as a Fanout) on the transaction's legs, a run on legs_: a shard
+// the session holds a leg on reads on that leg's server (nothing sent before the read: RESET ALL
+// would undo SET LOCAL, a BEGIN would end nothing but warn), another shard gets a new leg, which
+// joins the transaction with what a joining leg replays and stays one of its legs (outside a
+// transaction it goes back to its pool). So the read sees the transaction's own writes and its
+// snapshot on each shard. A read marks no shard written: a read-only transaction on several shards
+// commits with plain COMMITs. A failed read fails the transaction on every leg as PostgreSQL fails
+// it (end_run_on_legs).
 #include "common/log.h"
 #include "merge/value.h"
 #include "net/loop.h"
@@ -222,28 +224,12 @@ Session::Next Session::refuse_scatter_portal_execute() {
   return Next::Continue;
 }
 
-// The targets of a read on the session's servers, on `shards` (every shard when null), in that
-// order: each shard lends its leg's server or gets a new one, which joins the client's transaction
-// (outside one, in session pooling, nothing begins).
-Status Session::hold_read_servers(const std::vector<int>* shards, std::vector<LegEngine::Target>* targets) {
-  const bool in_transaction = writes_in_transaction();
-  std::vector<pool::Pool*> pools;
-  if (Status error = targets_with_session_servers(shards, in_transaction, targets, &pools); !error)
-    return error;
-  if (!in_transaction) {
-    for (LegEngine::Target& target : *targets) target.begin.clear();  // a read needs none
-  }
-  LOG_DEBUG("client=c%llu scatter read on %zu shards with the session's servers%s", (unsigned long long)id(),
-            targets->size(), in_transaction ? " in the client's transaction" : "");
-  return Status::ok();
-}
-
-// Runs the merge on the session's servers (`targets` are the plan's, by leg); every server comes
-// back as a leg.
+// Runs the merge on the transaction's legs (`targets` are the plan's, by leg), as a run on legs_:
+// the legs it kept end in place (end_run_on_legs).
 Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& route) {
   std::vector<int> shards;
   if (route.merge->shard_statements.empty()) {
-    for (size_t i = 0; i < host_.directory()->shards().size(); ++i) shards.push_back(static_cast<int>(i));
+    shards = every_shard();
   } else {
     for (const merge::ShardStatement& statement : route.merge->shard_statements) {
       if (statement.shard >= 0 && static_cast<size_t>(statement.shard) < host_.directory()->shards().size())
@@ -252,24 +238,18 @@ Status Session::hold_merge_servers(MergeFanout& merge, const router::Route& rout
   }
   const bool in_transaction = writes_in_transaction();
   std::vector<LegEngine::Target> targets;
-  if (Status error = hold_read_servers(&shards, &targets); !error) return error;
-  merge.keep_servers(std::move(targets), in_transaction,
-                     [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
-                       return take_back_servers(std::move(handed), error, in_transaction);
-                     });
+  if (Status error = transaction_targets(shards, in_transaction, &targets); !error) return error;
+  merge.keep_servers(std::move(targets), in_transaction, hand_back_to_legs(in_transaction), legs_);
   return Status::ok();
 }
 
-// Runs a COPY ... TO STDOUT's Fanout on the session's servers (every shard, the fanout's targets
-// in shard order); every server comes back as a leg.
+// Runs a COPY ... TO STDOUT's Fanout on the transaction's legs (every shard, the fanout's targets
+// in shard order), as hold_merge_servers does.
 Status Session::hold_copy_servers(Fanout& fanout) {
   const bool in_transaction = writes_in_transaction();
   std::vector<LegEngine::Target> targets;
-  if (Status error = hold_read_servers(nullptr, &targets); !error) return error;
-  fanout.keep_servers(std::move(targets), in_transaction,
-                      [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
-                        return take_back_servers(std::move(handed), error, in_transaction);
-                      });
+  if (Status error = transaction_targets(every_shard(), in_transaction, &targets); !error) return error;
+  fanout.keep_servers(std::move(targets), in_transaction, hand_back_to_legs(in_transaction), legs_);
   return Status::ok();
 }
 
