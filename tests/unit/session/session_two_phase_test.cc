@@ -1,0 +1,168 @@
+// The client's COMMIT of a transaction written on two shards, by two-phase commit on the
+// transaction's own servers (session_two_phase.cc, docs/architecture.md §5.9), driven by message
+// scripts (session_host.h): what each shard is sent, what the client gets, and where the servers
+// are afterwards. The test host decides every commit as the test says (no catalog is reached).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "fake_server.h"
+#include "router/bucket_hash.h"
+#include "script_client.h"
+#include "session_host.h"
+#include "wire/messages.h"
+
+using namespace sw::test;
+
+namespace {
+
+// A catalog DSN lets the session run two-phase commit; the test host never connects to it.
+constexpr const char* kCatalog = "catalog: { dsn: 'host=127.0.0.1 port=1 dbname=catalog' }\n";
+
+// The first tenant_id whose bucket is on shard `shard` of 2 (bucket b on shard b mod 2).
+std::string key_on(int shard) {
+  int key = 1;
+  while (static_cast<int>(*sw::router::bucket_of_text_value(sw::router::KeyType::Int8, std::to_string(key), 8) %
+                          2) != shard)
+    ++key;
+  return std::to_string(key);
+}
+
+std::string insert_on(int shard) { return "INSERT INTO orders (tenant_id) VALUES (" + key_on(shard) + ")"; }
+
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+// A shard as PostgreSQL answers a transaction and its two-phase commit (one connection at a time):
+// BEGIN and writes leave it in a transaction, PREPARE TRANSACTION and the ends out of one.
+// `prepare`, when set, answers PREPARE TRANSACTION instead.
+struct Shard {
+  std::atomic<char> status{'I'};
+  std::function<std::string()> prepare;
+  FakeServer server{[this](const std::string& sql) { return answer(sql); }};
+
+  std::string answer(const std::string& sql) {
+    if (starts_with(sql, "PREPARE TRANSACTION") && prepare) return prepare();
+    if (sql == "BEGIN") status = 'T';
+    if (starts_with(sql, "INSERT")) return FakeServer::command("INSERT 0 1", status);
+    if (starts_with(sql, "PREPARE TRANSACTION") || starts_with(sql, "COMMIT") || starts_with(sql, "ROLLBACK"))
+      status = 'I';
+    if (starts_with(sql, "PREPARE TRANSACTION")) return FakeServer::command("PREPARE TRANSACTION", status);
+    if (starts_with(sql, "COMMIT PREPARED")) return FakeServer::command("COMMIT PREPARED", status);
+    if (starts_with(sql, "ROLLBACK PREPARED")) return FakeServer::command("ROLLBACK PREPARED", status);
+    return FakeServer::command(sql == "BEGIN" || sql == "COMMIT" || sql == "ROLLBACK" ? sql : "SET", status);
+  }
+  std::vector<std::string> queries() const { return server.queries(); }
+  bool got(const std::string& prefix) const {
+    const std::vector<std::string> all = queries();
+    return std::any_of(all.begin(), all.end(), [&](const std::string& q) { return starts_with(q, prefix); });
+  }
+};
+
+// BEGIN, then a write on s0 and one on s1: the transaction is written on both shards.
+void write_on_both(ScriptClient& client) {
+  client.query("BEGIN");
+  CHECK(bytes_of(client.read_until_ready()) == FakeServer::command("BEGIN", 'T'));
+  client.query(insert_on(0));
+  CHECK(bytes_of(client.read_until_ready()) == FakeServer::command("INSERT 0 1", 'T'));
+  client.query(insert_on(1));
+  CHECK(bytes_of(client.read_until_ready()) == FakeServer::command("INSERT 0 1", 'T'));
+}
+
+// What a shard got for the transaction, from its BEGIN: gids replaced by "<gid>".
+std::vector<std::string> transaction_statements(const Shard& shard) {
+  std::vector<std::string> out;
+  for (std::string q : shard.queries()) {
+    if (q == "BEGIN") out.clear();
+    const size_t quote = q.find('\'');
+    if (quote != std::string::npos) q = q.substr(0, quote) + "<gid>";
+    out.push_back(q);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("two-phase COMMIT: PREPARE TRANSACTION on both shards, COMMIT PREPARED after the decision") {
+  for (const bool session_pooling : {false, true}) {
+    CAPTURE(session_pooling);
+    Shard s0;
+    Shard s1;
+    SessionDeployment d({&s0.server, &s1.server},
+                        std::string(kCatalog) + (session_pooling ? "pool: { mode: session }\n" : ""));
+    d.decide_commits(sw::twopc::Decision::Commit);
+    ScriptClient client(d.port());
+    log_in(client);
+    write_on_both(client);
+    client.query("COMMIT");
+    CHECK(bytes_of(client.read_until_ready()) == FakeServer::command("COMMIT", 'I'));
+    CHECK(d.decisions() == 1);
+    for (const Shard* shard : {&s0, &s1}) {
+      const std::vector<std::string> expected{"BEGIN", shard == &s0 ? insert_on(0) : insert_on(1),
+                                              "PREPARE TRANSACTION <gid>", "COMMIT PREPARED <gid>"};
+      CHECK(transaction_statements(*shard) == expected);  // no prologue, no second BEGIN
+    }
+    // Transaction pooling: both servers back in their pools; session pooling: both the session's.
+    for (const char* name : {"s0", "s1"}) {
+      CAPTURE(name);
+      const auto counts = d.counts(name);
+      CHECK(counts.idle == (session_pooling ? 0 : 1));
+      CHECK(counts.active == (session_pooling ? 1 : 0));
+    }
+    client.query(insert_on(1));  // the session goes on, outside a transaction
+    CHECK(bytes_of(client.read_until_ready()) == FakeServer::command("INSERT 0 1", 'I'));
+  }
+}
+
+TEST_CASE("two-phase COMMIT: a shard's FATAL answer to PREPARE ends the client's session with it") {
+  Shard s0;
+  Shard s1;
+  std::string fatal;
+  sw::wire::encode_error(fatal, "FATAL", "57P01", "terminating connection due to administrator command");
+  s1.prepare = [&fatal] { return fatal + std::string(FakeServer::kHangUp); };
+  SessionDeployment d({&s0.server, &s1.server}, kCatalog);
+  d.decide_commits(sw::twopc::Decision::Commit);
+  ScriptClient client(d.port());
+  log_in(client);
+  write_on_both(client);
+  client.query("COMMIT");
+  const ClientFrame first = client.read();
+  CHECK(first.bytes == fatal);  // the shard's ErrorResponse, as sent
+  CHECK(client.closed_by_peer());
+  CHECK(d.decisions() == 0);
+  // No server of the transaction goes back to a pool: s0's is prepared and undecided.
+  CHECK(eventually([&] { return d.sessions() == 0; }));
+  CHECK(d.counts("s0").idle == 0);
+  CHECK(d.counts("s1").idle == 0);
+}
+
+TEST_CASE("two-phase COMMIT: a client gone after PREPARE went out leaves no server idle in a pool") {
+  Shard s0;
+  Shard s1;
+  std::atomic<bool> answer_prepare{false};
+  s1.prepare = [&answer_prepare] {  // answers once the client is gone
+    eventually([&] { return answer_prepare.load(); });
+    return FakeServer::command("PREPARE TRANSACTION", 'I');
+  };
+  SessionDeployment d({&s0.server, &s1.server}, kCatalog);
+  d.decide_commits(sw::twopc::Decision::Commit);
+  {
+    ScriptClient client(d.port());
+    log_in(client);
+    write_on_both(client);
+    client.query("COMMIT");
+    CHECK(eventually([&] { return s0.got("PREPARE TRANSACTION") && s1.got("PREPARE TRANSACTION"); }));
+  }
+  CHECK(eventually([&] { return d.sessions() == 0; }));
+  answer_prepare = true;
+  CHECK(d.decisions() == 0);
+  for (const char* name : {"s0", "s1"}) {
+    CAPTURE(name);
+    const auto counts = d.counts(name);
+    CHECK(counts.idle == 0);
+    CHECK(counts.active == 0);
+  }
+  CHECK_FALSE(s0.got("COMMIT PREPARED"));
+}
