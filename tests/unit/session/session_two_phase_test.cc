@@ -25,10 +25,17 @@ constexpr const char* kCatalog = "catalog: { dsn: 'host=127.0.0.1 port=1 dbname=
 // The first tenant_id whose bucket is on shard `shard` of 2 (bucket b on shard b mod 2).
 std::string key_on(int shard) {
   int key = 1;
-  while (static_cast<int>(*sw::router::bucket_of_text_value(sw::router::KeyType::Int8, std::to_string(key), 8) %
-                          2) != shard)
+  while (static_cast<int>(
+             *sw::router::bucket_of_text_value(sw::router::KeyType::Int8, std::to_string(key), 8) % 2) !=
+         shard)
     ++key;
   return std::to_string(key);
+}
+
+std::string ready_for_query(char status) {
+  std::string out;
+  sw::wire::encode_ready_for_query(out, status);
+  return out;
 }
 
 std::string insert_on(int shard) { return "INSERT INTO orders (tenant_id) VALUES (" + key_on(shard) + ")"; }
@@ -37,14 +44,17 @@ bool starts_with(const std::string& text, const std::string& prefix) { return te
 
 // A shard as PostgreSQL answers a transaction and its two-phase commit (one connection at a time):
 // BEGIN and writes leave it in a transaction, PREPARE TRANSACTION and the ends out of one.
-// `prepare`, when set, answers PREPARE TRANSACTION instead.
+// `prepare` and `commit_prepared`, when set, answer PREPARE TRANSACTION and COMMIT PREPARED
+// instead (set before the transaction's COMMIT: the server's thread reads them).
 struct Shard {
   std::atomic<char> status{'I'};
   std::function<std::string()> prepare;
+  std::function<std::string()> commit_prepared;
   FakeServer server{[this](const std::string& sql) { return answer(sql); }};
 
   std::string answer(const std::string& sql) {
     if (starts_with(sql, "PREPARE TRANSACTION") && prepare) return prepare();
+    if (starts_with(sql, "COMMIT PREPARED") && commit_prepared) return commit_prepared();
     if (sql == "BEGIN") status = 'T';
     if (starts_with(sql, "INSERT")) return FakeServer::command("INSERT 0 1", status);
     if (starts_with(sql, "PREPARE TRANSACTION") || starts_with(sql, "COMMIT") || starts_with(sql, "ROLLBACK"))
@@ -165,4 +175,53 @@ TEST_CASE("two-phase COMMIT: a client gone after PREPARE went out leaves no serv
     CHECK(counts.active == 0);
   }
   CHECK_FALSE(s0.got("COMMIT PREPARED"));
+}
+
+TEST_CASE("two-phase COMMIT: a shard lost mid-commit is dropped; the other's server goes back idle") {
+  for (const bool at_prepare : {true, false}) {
+    CAPTURE(at_prepare);
+    Shard s0;
+    Shard s1;
+    std::atomic<bool> hung_up{false};
+    s1.prepare = [&] {  // s1 dies at its PREPARE, or prepares and dies at COMMIT PREPARED
+      if (at_prepare && !hung_up.exchange(true)) {
+        s1.status = 'I';  // its transaction died with it: the next connection starts outside one
+        return std::string(FakeServer::kHangUp);
+      }
+      return FakeServer::command("PREPARE TRANSACTION", s1.status = 'I');
+    };
+    SessionDeployment d({&s0.server, &s1.server}, kCatalog);
+    d.decide_commits(sw::twopc::Decision::Commit);
+    ScriptClient client(d.port());
+    log_in(client);
+    write_on_both(client);
+    if (!at_prepare) {  // the next COMMIT PREPARED on s1 loses its server
+      s1.commit_prepared = [&] {
+        hung_up = true;
+        s1.status = 'I';
+        return std::string(FakeServer::kHangUp);
+      };
+    }
+    client.query("COMMIT");
+    const std::vector<ClientFrame> frames = client.read_until_ready();
+    REQUIRE(frames.size() >= 2);
+    if (at_prepare) {  // rolled back everywhere: s0 prepared, then ROLLBACK PREPARED
+      CHECK(
+          error_line(frames.front()).rfind("ERROR 08006 COMMIT failed: PREPARE TRANSACTION on shard s1", 0) ==
+          0);
+      CHECK(s0.got("ROLLBACK PREPARED"));
+      CHECK(d.decisions() == 0);
+    } else {  // decided: recovery commits s1's part
+      CHECK(bytes_of(frames) == FakeServer::command("COMMIT", 'I'));
+      CHECK(s0.got("COMMIT PREPARED"));
+      CHECK(d.decisions() == 1);
+    }
+    CHECK(frames.back().bytes == ready_for_query('I'));
+    CHECK(hung_up.load());
+    CHECK(d.counts("s0").idle == 1);  // s0's server, out of the transaction, back in its pool
+    CHECK(d.counts("s0").active == 0);
+    CHECK(d.counts("s1").active == 0);  // s1's is gone
+    client.query(insert_on(1));         // the session goes on: s1 gets a new server
+    CHECK(bytes_of(client.read_until_ready()) == FakeServer::command("INSERT 0 1", 'I'));
+  }
 }
