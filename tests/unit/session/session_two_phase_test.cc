@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fake_server.h"
@@ -44,17 +46,21 @@ bool starts_with(const std::string& text, const std::string& prefix) { return te
 
 // A shard as PostgreSQL answers a transaction and its two-phase commit (one connection at a time):
 // BEGIN and writes leave it in a transaction, PREPARE TRANSACTION and the ends out of one.
-// `prepare` and `commit_prepared`, when set, answer PREPARE TRANSACTION and COMMIT PREPARED
-// instead (set before the transaction's COMMIT: the server's thread reads them).
+// `prepare` and `commit_prepared`, when given, answer PREPARE TRANSACTION and COMMIT PREPARED
+// instead (set before the server starts: its threads read them).
 struct Shard {
+  using Answer = std::function<std::string(Shard&)>;
+  explicit Shard(Answer on_prepare = nullptr, Answer on_commit_prepared = nullptr)
+      : prepare(std::move(on_prepare)), commit_prepared(std::move(on_commit_prepared)) {}
+
   std::atomic<char> status{'I'};
-  std::function<std::string()> prepare;
-  std::function<std::string()> commit_prepared;
+  const Answer prepare;
+  const Answer commit_prepared;
   FakeServer server{[this](const std::string& sql) { return answer(sql); }};
 
   std::string answer(const std::string& sql) {
-    if (starts_with(sql, "PREPARE TRANSACTION") && prepare) return prepare();
-    if (starts_with(sql, "COMMIT PREPARED") && commit_prepared) return commit_prepared();
+    if (starts_with(sql, "PREPARE TRANSACTION") && prepare) return prepare(*this);
+    if (starts_with(sql, "COMMIT PREPARED") && commit_prepared) return commit_prepared(*this);
     if (sql == "BEGIN") status = 'T';
     if (starts_with(sql, "INSERT")) return FakeServer::command("INSERT 0 1", status);
     if (starts_with(sql, "PREPARE TRANSACTION") || starts_with(sql, "COMMIT") || starts_with(sql, "ROLLBACK"))
@@ -127,11 +133,10 @@ TEST_CASE("two-phase COMMIT: PREPARE TRANSACTION on both shards, COMMIT PREPARED
 }
 
 TEST_CASE("two-phase COMMIT: a shard's FATAL answer to PREPARE ends the client's session with it") {
-  Shard s0;
-  Shard s1;
-  std::string fatal;
+  std::string fatal;  // before the shards: their threads read it until they are gone
   sw::wire::encode_error(fatal, "FATAL", "57P01", "terminating connection due to administrator command");
-  s1.prepare = [&fatal] { return fatal + std::string(FakeServer::kHangUp); };
+  Shard s0;
+  Shard s1([&fatal](Shard&) { return fatal + std::string(FakeServer::kHangUp); });
   SessionDeployment d({&s0.server, &s1.server}, kCatalog);
   d.decide_commits(sw::twopc::Decision::Commit);
   ScriptClient client(d.port());
@@ -149,13 +154,12 @@ TEST_CASE("two-phase COMMIT: a shard's FATAL answer to PREPARE ends the client's
 }
 
 TEST_CASE("two-phase COMMIT: a client gone after PREPARE went out leaves no server idle in a pool") {
+  std::atomic<bool> answer_prepare{false};  // before the shards: their threads read it
   Shard s0;
-  Shard s1;
-  std::atomic<bool> answer_prepare{false};
-  s1.prepare = [&answer_prepare] {  // answers once the client is gone
+  Shard s1([&answer_prepare](Shard&) {  // answers once the client is gone
     eventually([&] { return answer_prepare.load(); });
     return FakeServer::command("PREPARE TRANSACTION", 'I');
-  };
+  });
   SessionDeployment d({&s0.server, &s1.server}, kCatalog);
   d.decide_commits(sw::twopc::Decision::Commit);
   {
@@ -180,28 +184,21 @@ TEST_CASE("two-phase COMMIT: a client gone after PREPARE went out leaves no serv
 TEST_CASE("two-phase COMMIT: a shard lost mid-commit is dropped; the other's server goes back idle") {
   for (const bool at_prepare : {true, false}) {
     CAPTURE(at_prepare);
-    Shard s0;
-    Shard s1;
-    std::atomic<bool> hung_up{false};
-    s1.prepare = [&] {  // s1 dies at its PREPARE, or prepares and dies at COMMIT PREPARED
-      if (at_prepare && !hung_up.exchange(true)) {
-        s1.status = 'I';  // its transaction died with it: the next connection starts outside one
-        return std::string(FakeServer::kHangUp);
-      }
-      return FakeServer::command("PREPARE TRANSACTION", s1.status = 'I');
+    std::atomic<bool> hung_up{false};  // before the shards: their threads read it
+    // s1 dies at its PREPARE, or prepares and dies at its COMMIT PREPARED; its transaction dies
+    // with it (the next connection starts outside one).
+    auto hang_up = [&hung_up](Shard& self) {
+      hung_up = true;
+      self.status = 'I';
+      return std::string(FakeServer::kHangUp);
     };
+    Shard s0;
+    Shard s1(at_prepare ? Shard::Answer(hang_up) : nullptr, at_prepare ? nullptr : Shard::Answer(hang_up));
     SessionDeployment d({&s0.server, &s1.server}, kCatalog);
     d.decide_commits(sw::twopc::Decision::Commit);
     ScriptClient client(d.port());
     log_in(client);
     write_on_both(client);
-    if (!at_prepare) {  // the next COMMIT PREPARED on s1 loses its server
-      s1.commit_prepared = [&] {
-        hung_up = true;
-        s1.status = 'I';
-        return std::string(FakeServer::kHangUp);
-      };
-    }
     client.query("COMMIT");
     const std::vector<ClientFrame> frames = client.read_until_ready();
     REQUIRE(frames.size() >= 2);
