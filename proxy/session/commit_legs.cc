@@ -9,9 +9,9 @@
 
 namespace sw::session {
 
-CommitLegs::CommitLegs(std::string what, std::vector<LegEngine::Target> targets, ServerState session_state,
-                       Calls calls)
-    : engine_(std::move(targets), std::move(session_state), what, *this),
+CommitLegs::CommitLegs(LegEngine& legs, std::string what, std::vector<LegEngine::Target> targets,
+                       ServerState session_state, Calls calls)
+    : engine_(&legs, std::move(targets), std::move(session_state), what, *this),
       calls_(std::move(calls)),
       driver_(
           std::move(what), calls_.two_phase,
@@ -21,24 +21,20 @@ CommitLegs::CommitLegs(std::string what, std::vector<LegEngine::Target> targets,
             engine_.send_query(leg, sql);
           },
           calls_.finished),
-      prologue_owed_(engine_.size(), 0),
       ready_seen_(engine_.size(), false) {}
 
 CommitLegs::~CommitLegs() = default;
 
 void CommitLegs::start(const std::vector<size_t>& written) {
-  engine_.start();  // lent servers: every leg has its server when it returns
+  engine_.start();  // borrowed legs: every leg has its server when it returns
   driver_.start(engine_.shard_names(), written);
 }
 
-// A lent server lacking the session's settings gets them first (its answers are not the driver's).
-void CommitLegs::on_leg_server(size_t leg, std::string prologue) {
-  prologue_owed_[leg] = engine_.ready_owed(leg);
-  if (!prologue.empty()) engine_.write(leg, prologue);
-}
+// Bare targets: no prologue; the driver sends the first statement.
+void CommitLegs::on_leg_server(size_t /*leg*/, std::string /*prologue*/) {}
 
 bool CommitLegs::on_leg_message(size_t leg, const LegEngine::Message& message) {
-  if (message.type != 'E' || prologue_owed_[leg] > 0) return true;
+  if (message.type != 'E') return true;
   if (auto fields = wire::decode_error_fields(message.body);
       fields && (fields->severity == "FATAL" || fields->severity == "PANIC")) {
     const auto fatal = calls_.fatal;  // the call may destroy this, and calls_ with it
@@ -49,10 +45,6 @@ bool CommitLegs::on_leg_message(size_t leg, const LegEngine::Message& message) {
 }
 
 void CommitLegs::on_leg_ready(size_t leg) {
-  if (prologue_owed_[leg] > 0) {
-    --prologue_owed_[leg];
-    return;
-  }
   ready_seen_[leg] = true;
   driver_.on_ready(leg);
   after_event();
@@ -74,7 +66,8 @@ void CommitLegs::after_event() {
   after();
 }
 
-// Every leg's server is lent: none is asked of a pool.
+// Unreachable: every target's shard has a server of the transaction (the session builds the
+// targets so), so no leg waits for a pool's. Logged should that ever change.
 void CommitLegs::on_no_server(const Status& why) {
   LOG_WARN("%s: unexpected wait for a server: %s", engine_.what().c_str(), why.message.c_str());
 }

@@ -2,9 +2,10 @@
 // §5.9, §5.6): an answer policy on the leg engine. The one driver (TwoPhaseLegs) sends its
 // statements through the engine's legs, as a JointWrite's does through its own, and the engine's
 // one frame-reading loop reads their answers: each leg's first error and its ReadyForQuery go to
-// the driver, everything else is swallowed (no leg's answer is the client's). The legs' servers
-// are the transaction's, lent by the session for the commit (every one a target's `lent`, never a
-// pool's) and handed back at the end (hand_over).
+// the driver, everything else is swallowed (no leg's answer is the client's). The engine is a run
+// on the session's engine (its legs are the transaction's, each with its server already: no
+// server is asked of a pool, none changes engine); its end (hand_over) leaves every server where
+// it is, with what it still owes.
 //
 // What the session keeps of its own: after every event of the driver it is told (`after_event`),
 // and answers the client once the driver finished; a FATAL or PANIC ErrorResponse of a leg ends
@@ -37,17 +38,22 @@ class CommitLegs final : public LegEngine::Runner {
     std::function<void(size_t leg)> violation;  // the leg broke the protocol: the session ends
   };
 
-  // `targets` by driver leg, each with the transaction's server lent and no `begin`.
-  CommitLegs(std::string what, std::vector<LegEngine::Target> targets, ServerState session_state,
-             Calls calls);
+  // A run on `legs`, the session's engine: `targets` by driver leg, each a shard on which the
+  // transaction holds a server, and `bare` (the server is in the transaction with the session's
+  // settings: nothing is sent before the driver's statements).
+  CommitLegs(LegEngine& legs, std::string what, std::vector<LegEngine::Target> targets,
+             ServerState session_state, Calls calls);
   ~CommitLegs() override;
   CommitLegs(const CommitLegs&) = delete;
   CommitLegs& operator=(const CommitLegs&) = delete;
 
-  // Every leg gets its lent server; the driver starts (`written`: the legs that PREPARE).
+  // Every leg starts on its server at once; the driver starts (`written`: the legs that PREPARE).
   void start(const std::vector<size_t>& written);
-  // The servers back to the session, by leg (null: lost), each with what it still owes.
+  // The run ends: the servers are the session's legs' again, by leg (null: lost), each with what
+  // it still owes.
   std::vector<LegEngine::Handed> hand_over() { return engine_.hand_over(); }
+  // The directory shard of driver leg `leg`.
+  int shard_index(size_t leg) const { return engine_.target(leg).index; }
   // The transaction status of the leg's last ReadyForQuery to a statement of the driver; 0 when
   // it answered none.
   char status(size_t leg) const { return ready_seen_[leg] ? engine_.status(leg) : '\0'; }
@@ -66,8 +72,7 @@ class CommitLegs final : public LegEngine::Runner {
   LegEngine engine_;
   Calls calls_;
   TwoPhaseLegs driver_;
-  std::vector<int> prologue_owed_;  // per leg: ReadyForQuery messages of the engine's prologue
-  std::vector<bool> ready_seen_;    // per leg: it answered a statement of the driver
+  std::vector<bool> ready_seen_;  // per leg: it answered a statement of the driver
 };
 
 }  // namespace sw::session

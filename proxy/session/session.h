@@ -347,6 +347,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   Status refuse_commit_among_statements(const parser::QueryFacts& facts) const;
   Next start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered, bool extended);
   Next start_two_phase(const CommitPlan& plan, const ExtendedBatch& batch);
+  std::vector<LegEngine::Target> commit_targets(const CommitPlan& plan, std::vector<size_t>* written);
   CommitLegs::Calls commit_calls();
   void after_commit_event();
   bool end_session_by_commit_leg(size_t leg, std::string_view frame);

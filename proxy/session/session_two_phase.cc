@@ -40,8 +40,9 @@ Status Session::refuse_commit_among_statements(const parser::QueryFacts& facts) 
 
 // The client's COMMIT (its `consumed` bytes; for an extended batch, `answered` is what the proxy
 // owes before CommandComplete and the batch's Sync gets the ReadyForQuery) starts a two-phase
-// commit over every leg: the one driver on the leg engine (CommitLegs), with the servers of the
-// legs it commits lent. The active leg owes nothing.
+// commit over every leg: the one driver on the leg engine (CommitLegs), a run on the
+// transaction's legs. The active leg owes nothing; it is parked first, so that no leg's answer
+// reaches the client.
 Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, std::string answered,
                                        bool extended) {
   // A written shard whose server is gone has rolled its part back: nothing may commit.
@@ -51,52 +52,53 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, 
                                   [shard](const Leg& l) { return l.shard == shard && l.attached(); });
     if (!live) return lost_written_shard(shard);
   }
-  auto state = std::make_unique<TwoPhaseState>();
-  std::vector<LegEngine::Target> targets;
-  std::vector<size_t> written;
-  // Each server's applied settings, kept as they were: the commit sends no settings before it.
-  std::vector<std::pair<pool::Backend*, std::string>> applied;
   txn_.parked.push_back(std::move(txn_.leg));
   txn_.leg = Leg{};
-  auto lend = [&](int shard) {
-    auto leg = std::find_if(txn_.parked.begin(), txn_.parked.end(),
-                            [shard](const Leg& l) { return l.shard == shard && l.attached(); });
-    if (leg == txn_.parked.end()) return false;
-    LegEngine::Target target;
-    target.pool = &leg->backend->pool();
-    target.shard = host_.directory()->shard_name(static_cast<uint16_t>(shard));
-    target.index = shard;
-    target.begin.clear();  // in the transaction already: nothing starts it, no settings
-    target.lent = leg->backend;
-    applied.emplace_back(leg->backend,
-                         std::exchange(leg->backend->applied_state, profile_.settings.signature()));
-    legs_.detach(*leg->backend);
-    targets.push_back(std::move(target));
-    state->lent.push_back(std::move(*leg));
-    txn_.parked.erase(leg);
-    return true;
-  };
-  for (int shard : plan.written) {
-    if (lend(shard)) written.push_back(targets.size() - 1);
-  }
-  // Session pooling: the session's servers on shards the transaction did not touch are out of it.
-  std::vector<int> read_only;
-  for (const Leg& leg : txn_.parked)
-    if (leg.server_status != 'I' &&
-        std::find(plan.first.begin(), plan.first.end(), leg.shard) != plan.first.end())
-      read_only.push_back(leg.shard);
-  for (int shard : read_only) lend(shard);
+  std::vector<size_t> written;
+  std::vector<LegEngine::Target> targets = commit_targets(plan, &written);
   if (clock_.request_started_us == 0) note_request_start();
   consume_client(consumed);
+  auto state = std::make_unique<TwoPhaseState>();
   state->answered = std::move(answered);
   state->extended = extended;
   state->legs =
-      std::make_unique<CommitLegs>("client=c" + std::to_string(id()) + " COMMIT", std::move(targets),
+      std::make_unique<CommitLegs>(legs_, "client=c" + std::to_string(id()) + " COMMIT", std::move(targets),
                                    ServerState{profile_.settings.signature(), id(), nullptr}, commit_calls());
   txn_.two_phase = std::move(state);
   txn_.two_phase->legs->start(written);
-  for (auto& [backend, settings] : applied) backend->applied_state = std::move(settings);
   return Next::Stop;
+}
+
+// The commit's legs, in the driver's order: a target per written shard of `plan` (its index in
+// `written`), then per shard the transaction read there and did not write (session pooling: the
+// session's servers on shards the transaction did not touch are out of it). Each is a parked leg
+// with its server, as it stands: bare (in the transaction already, with the session's settings).
+std::vector<LegEngine::Target> Session::commit_targets(const CommitPlan& plan, std::vector<size_t>* written) {
+  std::vector<LegEngine::Target> targets;
+  auto add = [this, &targets](const Leg& leg) {
+    LegEngine::Target target;
+    target.pool = &leg.backend->pool();
+    target.shard = host_.directory()->shard_name(static_cast<uint16_t>(leg.shard));
+    target.index = leg.shard;
+    target.begin.clear();
+    target.bare = true;
+    targets.push_back(std::move(target));
+  };
+  auto is_written = [&plan](int shard) {
+    return std::find(plan.written.begin(), plan.written.end(), shard) != plan.written.end();
+  };
+  for (int shard : plan.written) {
+    auto leg = std::find_if(txn_.parked.begin(), txn_.parked.end(),
+                            [shard](const Leg& l) { return l.shard == shard && l.attached(); });
+    if (leg == txn_.parked.end()) continue;
+    add(*leg);
+    written->push_back(targets.size() - 1);
+  }
+  for (const Leg& leg : txn_.parked)
+    if (leg.attached() && leg.server_status != 'I' && !is_written(leg.shard) &&
+        std::find(plan.first.begin(), plan.first.end(), leg.shard) != plan.first.end())
+      add(leg);
+  return targets;
 }
 
 // An extended COMMIT batch ([Parse] Bind [Describe portal] Execute) consumed by the proxy: no
@@ -146,16 +148,17 @@ void Session::after_commit_event() {
 // A FATAL or PANIC ErrorResponse of a committing leg ends the client's session as any server's
 // (ends_session): the client gets it as sent, and the connection closes.
 bool Session::end_session_by_commit_leg(size_t leg, std::string_view frame) {
-  const Leg& lent = txn_.two_phase->lent[leg];
   LOG_WARN("client=c%llu shard %d ended the session during two-phase commit", (unsigned long long)id(),
-           lent.shard);
+           txn_.two_phase->legs->shard_index(leg));
   to_client(frame);
   close("its server ended the session");
   return true;
 }
 
 // A committing leg broke the protocol: as a parked leg that does (on_parked_frame).
-void Session::terminate_by_commit_leg(size_t leg) { lost_written_shard(txn_.two_phase->lent[leg].shard); }
+void Session::terminate_by_commit_leg(size_t leg) {
+  lost_written_shard(txn_.two_phase->legs->shard_index(leg));
+}
 
 // The server of `shard`, written in the transaction, failed or is gone: the session ends, every
 // other leg's part of the transaction rolls back with it.
@@ -166,21 +169,19 @@ Session::Next Session::lost_written_shard(int shard) {
   return Next::Stop;
 }
 
-// The commit's servers become parked legs again (a lost one is gone), each with the status its
-// last answer to the driver said.
+// The commit's run ends: each of its legs is a parked leg of the session's as before (a lost one
+// is gone already, on_run_leg_lost), with the status its last answer to the driver said; what it
+// still owes the driver is read and dropped.
 void Session::take_back_commit_legs(TwoPhaseState& state) {
-  std::vector<LegEngine::Handed> handed = state.legs->hand_over();
-  for (size_t i = 0; i < handed.size() && i < state.lent.size(); ++i) {
+  const std::vector<LegEngine::Handed> handed = state.legs->hand_over();
+  for (size_t i = 0; i < handed.size(); ++i) {
     if (handed[i].backend == nullptr) continue;
-    Leg leg = std::move(state.lent[i]);
-    leg.backend = handed[i].backend;
-    legs_.adopt(*leg.backend, leg.shard);
-    leg.tracker.reset();
-    if (const char status = state.legs->status(i)) leg.server_status = status;
-    txn_.parked.push_back(std::move(leg));
+    Leg* leg = parked_leg(*handed[i].backend);
+    if (leg == nullptr) continue;
+    leg->tracker.reset();
+    if (const char status = state.legs->status(i)) leg->server_status = status;
     if (handed[i].ready_owed > 0)
-      send_unseen(txn_.parked.back(), {},
-                  std::vector<Owed>(static_cast<size_t>(handed[i].ready_owed), Owed::Query));
+      send_unseen(*leg, {}, std::vector<Owed>(static_cast<size_t>(handed[i].ready_owed), Owed::Query));
   }
 }
 

@@ -71,10 +71,10 @@ enum class SpreadBatch : uint8_t {
 };
 
 // A two-phase commit of the client's transaction in progress (session_two_phase.cc), run by the
-// one driver on the leg engine (CommitLegs) with the servers of the transaction's legs.
+// one driver on the leg engine (CommitLegs), a run on the transaction's legs: they stay parked
+// meanwhile (every one, the active one too), their servers read by the run.
 struct TwoPhaseState {
   std::unique_ptr<CommitLegs> legs;
-  std::vector<Leg> lent;  // by the driver's leg: the transaction's legs whose servers it uses
   std::string answered;   // extended COMMIT: what the proxy owes before CommandComplete
   bool extended = false;  // the batch's Sync gets the ReadyForQuery
   // It commits a spread batch at its Sync: no CommandComplete, only ReadyForQuery 'I'.
@@ -98,7 +98,9 @@ struct Transaction {
   // a CopyIn (COPY FROM STDIN into a sharded table, split by key), a ReferenceWrite (a write of a
   // reference table on every shard) or a SplitInsert (a multi-row INSERT split by shard).
   RunnerSlot runner;
-  std::unique_ptr<TwoPhaseState> two_phase;  // COMMIT runs two-phase commit: every leg is parked
+  // COMMIT runs two-phase commit: every leg is parked and in its run (a lost one gone); the
+  // session counts as holding servers until it ends (holds_server), every leg lost or not.
+  std::unique_ptr<TwoPhaseState> two_phase;
   // The legs whose servers a CopyIn or ReferenceWrite uses meanwhile (lend_session_servers); the
   // active one was on shard `lent_active` (-1: none).
   std::vector<Leg> lent;

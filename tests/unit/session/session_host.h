@@ -35,7 +35,8 @@ namespace sw::test {
 // A worker as a session sees it (app::Worker), without what needs a catalog or other workers:
 // pools by shard as the worker makes them (pool.* and max_message_size from the config), a
 // directory whose lease never lapses, cancels for this host's sessions only, PAUSE and cutover
-// queues that never hold, two-phase commit decisions Unknown, no console. Loop thread only.
+// queues that never hold, two-phase commit decisions as `decision` says (Unknown unless a test
+// sets it), no console. Loop thread only.
 class FakeSessionHost : public session::SessionHost {
  public:
   FakeSessionHost(net::Loop& loop, std::shared_ptr<const config::Config> config)
@@ -129,8 +130,11 @@ class FakeSessionHost : public session::SessionHost {
   std::string next_two_phase_gid() override { return "shardwire_test_" + std::to_string(++gids_); }
   void decide_commit(const std::string&, const std::vector<std::string>&,
                      std::function<void(twopc::Decision, std::string)> done) override {
-    done(twopc::Decision::Unknown, "the test host has no catalog");
+    ++decisions;
+    done(decision, decision == twopc::Decision::Unknown ? "the test host has no catalog" : "");
   }
+  twopc::Decision decision = twopc::Decision::Unknown;  // what every decide_commit answers
+  int decisions = 0;                                    // decide_commit calls
 
  private:
   net::Loop& loop_;
@@ -197,6 +201,13 @@ class SessionDeployment {
   }
   size_t sessions() {
     return on_loop([this] { return host_->session_count(); });
+  }
+  // Every two-phase commit's decision is `decision` from now on.
+  void decide_commits(twopc::Decision decision) {
+    on_loop([this, decision] { host_->decision = decision; });
+  }
+  int decisions() {
+    return on_loop([this] { return host_->decisions; });
   }
 
  private:
