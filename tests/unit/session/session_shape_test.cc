@@ -3,8 +3,11 @@
 // the session goes on (docs/architecture.md §5.6, "Same columns on every shard").
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_server.h"
@@ -131,13 +134,32 @@ TEST_CASE("session shape: a merged read whose shards return a column of differen
       return out + read;
     };
   };
-  FakeServer s0(merged(result({column("v", kInt4, 100)}, {{"1"}, {"3"}})));
-  FakeServer s1(merged(result({column("v", kText, 200)}, {{"2"}})));
+  // The first RowDescription to arrive is the reference: s1 answers the read only well after s0
+  // did, so that it is s0's (declared before the servers, whose threads read it).
+  std::atomic<bool> s0_answered{false};
+  auto first = merged(result({column("v", kInt4, 100)}, {{"1"}, {"3"}}));
+  auto second = merged(result({column("v", kText, 200)}, {{"2"}}));
+  auto is_read = [sql](const std::string& text) {
+    return text.size() > sql.size() && text.compare(text.size() - sql.size(), sql.size(), sql) == 0;
+  };
+  FakeServer s0([&](const std::string& text) {
+    std::string answer = first(text);
+    if (is_read(text)) s0_answered = true;
+    return answer;
+  });
+  FakeServer s1([&](const std::string& text) {
+    if (is_read(text)) {
+      for (int i = 0; i < 500 && !s0_answered; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return second(text);
+  });
   SessionDeployment d({&s0, &s1});
   ScriptClient client(d.port());
   log_in(client);
   client.query(sql);
   std::vector<ClientFrame> frames = client.read_until_ready();
+  REQUIRE(s0_answered);
   REQUIRE(types_of(frames) == "TEZ");  // the first shard's description; no row of either
   CHECK(error_line(frames[1]) ==
         "ERROR 42804 the shards answered with different result columns: column 1 \"v\" is text on shard s1 "
