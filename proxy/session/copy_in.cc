@@ -20,7 +20,8 @@ CopyIn::CopyIn(std::vector<Target> targets, Setup setup, Callbacks callbacks)
       lines_(targets.size()),
       setup_(std::move(setup)),
       position_query_(!setup_.plan.key_known && !setup_.every_shard),
-      servers_(std::move(targets), setup_.session_state, "COPY into " + setup_.rule.config_name, *this),
+      servers_(callbacks.on, std::move(targets), setup_.session_state, "COPY into " + setup_.rule.config_name,
+               *this),
       callbacks_(std::move(callbacks)),
       splitter_(setup_.plan.options) {}
 

@@ -55,7 +55,7 @@ class CopyIn : public LegEngine::Runner {
     std::function<void()> resume_client;  // streaming began, or a shard's output drained
   };
 
-  // One target per shard of the directory, in its order.
+  // One target per shard of the directory, in its order (a run on `callbacks.on`'s legs when set).
   CopyIn(std::vector<Target> targets, Setup setup, Callbacks callbacks);
   ~CopyIn() override;
   CopyIn(const CopyIn&) = delete;

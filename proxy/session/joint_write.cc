@@ -11,7 +11,7 @@ namespace sw::session {
 
 JointWrite::JointWrite(std::vector<Target> targets, ServerState session_state, std::string what,
                        bool in_transaction, Callbacks callbacks)
-    : servers_(std::move(targets), std::move(session_state), what, *this),
+    : servers_(callbacks.on, std::move(targets), std::move(session_state), what, *this),
       what_(std::move(what)),
       in_transaction_(in_transaction),
       callbacks_(std::move(callbacks)) {}

@@ -37,9 +37,10 @@ class JointWrite : public LegEngine::Runner {
   enum class Phase { Statement, Committing, TwoPhase, Done };
   using Message = LegEngine::Message;
 
-  // One leg per target, in its order. `what` names the statement in messages; inside the client's
-  // transaction (`in_transaction`) the shards' transactions are left open for the client's COMMIT
-  // or ROLLBACK (hand_back gets every server), and the client's ReadyForQuery is the session's.
+  // One leg per target, in its order (a run on `callbacks.on`'s legs when set). `what` names the
+  // statement in messages; inside the client's transaction (`in_transaction`) the shards'
+  // transactions are left open for the client's COMMIT or ROLLBACK (hand_back gets every server),
+  // and the client's ReadyForQuery is the session's.
   JointWrite(std::vector<Target> targets, ServerState session_state, std::string what, bool in_transaction,
              Callbacks callbacks);
 
@@ -68,7 +69,7 @@ class JointWrite : public LegEngine::Runner {
   // session, which may still refuse the outcome (the client then gets its error).
   void finish_in_transaction();
   // Before the commit: new servers are closed, which rolls their transactions back; the session
-  // settles its lent ones (rolled back, or the client's transaction failed). Once only.
+  // settles its borrowed legs (rolled back, or the client's transaction failed). Once only.
   void fail(const Status& why);
   // What a failure did to the shards, for messages.
   const char* undone() const;

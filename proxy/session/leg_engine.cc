@@ -45,8 +45,8 @@ LegEngine::LegEngine(LegEngine* on, std::vector<Target> targets, ServerState ses
   }
 }
 
-// Destroyed while holding lent servers (the session closes mid-run): they are closed too, as
-// their transactions are in an unknown state. A run on an owner's legs closes its new legs'
+// Destroyed while holding servers (the session closes mid-run): they are closed, as their
+// transactions are in an unknown state. A run on an owner's legs closes its new legs'
 // servers and leaves the borrowed ones to the owner.
 LegEngine::~LegEngine() {
   for (Reading* reading = reading_; reading != nullptr; reading = reading->outer) reading->ended = true;
@@ -100,14 +100,10 @@ void LegEngine::end_watch_once_started() {
   start_watch_.end();
 }
 
-// A lent or borrowed leg has its server already: it starts at once, before any leg waits.
+// A borrowed leg has its server already: it starts at once, before any leg waits.
 void LegEngine::start() {
   for (size_t i = 0; i < legs_.size(); ++i) {
     Leg& leg = *legs_[i];
-    if (target(i).lent != nullptr) {
-      leg.backend = target(i).lent;
-      leg.backend->attach(owner_, leg.slot);
-    }
     leg.waiting = leg.backend == nullptr;
   }
   for (size_t i = 0; i < legs_.size() && !stopped_; ++i) {
@@ -125,10 +121,6 @@ void LegEngine::start() {
 
 void LegEngine::start_leg(size_t index) {
   Leg& leg = *legs_[index];
-  if (target(index).lent != nullptr) {
-    leg.backend = target(index).lent;
-    leg.backend->attach(owner_, leg.slot);
-  }
   if (leg.backend != nullptr) {
     arrived(index, leg.backend);
     return;
@@ -232,7 +224,9 @@ void LegEngine::read(size_t index) {
     const Message message{frame.type, whole, frame.body, frame};
     reading.presented = &message;
     const bool took = runner_.on_leg_message(index, message);
-    if (reading.ended || leg.backend != backend) return;
+    // The runner ended the leg (released or handed over its server) or, in a run, the run: the
+    // message stays unread, for whoever reads the server next.
+    if (reading.ended || leg.backend != backend || (view_ != nullptr && leg.run != view_)) return;
     if (reading.presented == nullptr) continue;  // the runner consumed it
     if (leg.held) {
       runner_.on_leg_caught_up(index);
@@ -352,7 +346,7 @@ void LegEngine::release(size_t leg, bool clean) {
     close_violating(each);
     return;
   }
-  if (target(leg).lent != nullptr || each.borrowed) return;  // the session's: hand_over gives it back
+  if (each.borrowed) return;  // the session's: hand_over gives it back
   if (pool::Backend* backend = std::exchange(each.backend, nullptr)) {
     backend->detach();
     if (each.held) backend->connection().resume_reading();

@@ -3,9 +3,9 @@
 // cancelled and given back. What differs between runs (relay, concatenate, merge, split answers,
 // sum row counts, same answer everywhere, commit) is the Runner's answer policy on top of it.
 //
-// For every leg it takes a server (one per target, up front or one leg at a time, or the server
-// the session lends), brings it to the client's state (bring_server_to: its settings, no other
-// client's sequence values) and begins the target's `begin` SQL; the runner appends its own
+// For every leg it takes a server (one per target, up front or one leg at a time, or the one its
+// owner's leg holds already), brings it to the client's state (bring_server_to: its settings, no
+// other client's sequence values) and begins the target's `begin` SQL; the runner appends its own
 // statements to that prologue. It reads every leg's answers in one loop: each frame is checked
 // against the pool's configured wire::Limits and by the leg's wire::ServerMessageCheck before the
 // runner sees it; ParameterStatus and NotificationResponse are kept from the runner; a malformed,
@@ -16,17 +16,16 @@
 // (Handed::ready_owed). A runner that cannot take a message yet holds the leg
 // (hold(): the message stays unread, the server's socket is not read, TCP holds the rest) and
 // resumes it later: the one backpressure path.
-// A lent server (a leg of the client's transaction, or a session pooling server) is used at once
-// and never goes back to a pool from here (hand_over returns it), except when the engine is
-// destroyed without handing it over (the session is closing) or the server broke the protocol
-// (closed at release or hand_over: the session finds that leg lost).
+// A borrowed leg (a leg of the client's transaction, or a session pooling server) is used at once
+// and never goes back to a pool from a run (hand_over gives it back), except when the server broke
+// the protocol (closed at release or hand_over: the session finds that leg lost).
 // Ending: release() hands each server back to its pool, closed unless `clean` (closing rolls its
 // transaction back); end() does that outside the client's transaction and hands the rest to the
 // session.
 // The session reads its own servers (its transaction's legs) with an engine of its own, with no
 // targets: each server it takes joins as a leg (adopt) and leaves when the session gives it back
-// or lends it (detach); the session is that engine's runner.
-// A run on an engine's legs (the constructor with `on`) needs no lending: its legs are the owner's
+// (detach); the session is that engine's runner.
+// A run on an engine's legs (the constructor with `on`) moves no server: its legs are the owner's
 // Leg objects, seen through the run's own leg indices and targets. A target whose shard has an
 // owner's leg holding a server is that leg (borrowed: it starts at once); any other is a free leg
 // of the owner, waiting on the owner's ServerWait. Servers stay attached to the owner with the
@@ -61,10 +60,9 @@ class LegEngine : private pool::BackendUser {
  public:
   struct Target {
     pool::Pool* pool = nullptr;
-    std::string shard;              // the shard's name, for messages
-    int index = -1;                 // the shard's index in the directory (the session's legs use it)
-    std::string begin = "BEGIN";    // what starts the transaction ("": none, or it is in one already)
-    pool::Backend* lent = nullptr;  // the session's server for this shard, used instead of a new one
+    std::string shard;            // the shard's name, for messages
+    int index = -1;               // the shard's index in the directory (the session's legs use it)
+    std::string begin = "BEGIN";  // what starts the transaction ("": none, or it is in one already)
     // The runner brings the server to the client's state itself (the session's own waits): its
     // server arrives with no prologue.
     bool bare = false;
@@ -74,7 +72,7 @@ class LegEngine : private pool::BackendUser {
     int shard = -1;                        // the target's shard index
     size_t leg = static_cast<size_t>(-1);  // the owner's leg (a run on an engine's legs)
     pool::Backend* backend = nullptr;      // null: none (lost, never arrived, or released)
-    bool lent = false;                     // the session lent it
+    bool borrowed = false;                 // the owner's leg before the run (not a new one)
     int ready_owed = 0;                    // ReadyForQuery still due for what was sent (expect_ready)
     bool copy_open = false;                // its COPY FROM was sent and not ended: it needs CopyFail
     bool wrote = false;                    // the runner's statement wrote there
@@ -88,7 +86,8 @@ class LegEngine : private pool::BackendUser {
     std::function<void(std::string_view)> write_client;
     std::function<void()> done;  // the answer was written (called from a callback)
     TwoPhaseHooks two_phase;     // the session's two-phase commit
-    HandBack hand_back;          // lent servers, or every one in a transaction
+    HandBack hand_back;          // every leg the run did not release, at its end
+    LegEngine* on = nullptr;     // the session's engine, whose legs the run is on (null: its own)
   };
   // One message of a leg's server that passed its checks: `frame` whole (header and body, to
   // relay as is), `body` after the header; `read`, the same message as the frame reader gave it
@@ -123,7 +122,7 @@ class LegEngine : private pool::BackendUser {
   void end_watch_once_started();
   // Ends the watch now (the run ended).
   void end_watch() { start_watch_.end(); }
-  // Every leg gets its server: a lent one at once, else asked of its pool; a pool with one idle
+  // Every leg gets its server: a borrowed one at once, else asked of its pool; a pool with one idle
   // answers at once (on_leg_server may run inside start()).
   void start();
   // Only leg `leg` (a run that goes shard after shard).
@@ -186,7 +185,7 @@ class LegEngine : private pool::BackendUser {
       consume_presented(*legs_[leg], *reading_);
   }
   bool held(size_t leg) const { return legs_[leg]->held; }
-  // The owner's view of its leg: lent to a run now; busy (in a run, owing ReadyForQuery, or held).
+  // The owner's view of its leg: in a run now; busy (in a run, owing ReadyForQuery, or held).
   bool in_run(size_t leg) const { return legs_[leg]->run != nullptr; }
   bool busy(size_t leg) const { return in_run(leg) || legs_[leg]->ready_owed > 0 || legs_[leg]->held; }
   // Sends the client's CancelRequest to the leg's server, if it has one. A cancelled server is
@@ -221,20 +220,20 @@ class LegEngine : private pool::BackendUser {
     if (!legs_[leg]->answered) mark_answered(leg);
   }
   bool has_answered(size_t leg) const { return legs_[leg]->answered; }
-  // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a lent
-  // or borrowed one is kept, unless it broke the protocol (then it is closed: the session finds
+  // Hands one leg's server back to its pool (closed unless `clean` and never cancelled); a
+  // borrowed one is kept, unless it broke the protocol (then it is closed: the session finds
   // it lost). A run's new leg becomes a free leg of the owner.
   void release(size_t leg, bool clean);
   // Stops waiting and hands every server back; servers arriving later go back to their pools.
   void release_all(bool clean);
-  // Stops waiting and detaches every server still held (lent ones, or all of a run inside the
-  // client's transaction), by leg, for the session to take back; held legs read again. A server
-  // that broke the protocol is closed instead, and handed over as none (lost). A run on an
-  // engine's legs detaches nothing: it ends the run on every leg (the servers stay the owner's
-  // legs', read by the owner again), and its ReadyForQuery counts go into the Handed only.
+  // Stops waiting and detaches every server still held, by leg, for the session to take back;
+  // held legs read again. A server that broke the protocol is closed instead, and handed over as
+  // none (lost). A run on an engine's legs detaches nothing: it ends the run on every leg (the
+  // servers stay the owner's legs', read by the owner again), and its ReadyForQuery counts go into
+  // the Handed only.
   std::vector<Handed> hand_over();
   // The run's end: outside the client's transaction every new server goes back to its pool
-  // (closed unless `clean`); what is left (lent servers, or every server inside the transaction)
+  // (closed unless `clean`); what is left (borrowed legs, or every leg inside the transaction)
   // goes to `hand_back` by leg, completed by Runner::on_leg_handed, with the run's `error` (ok:
   // it succeeded). Returns the session's verdict.
   Status end(bool in_transaction, bool clean, const Status& error, const HandBack& hand_back);

@@ -91,7 +91,7 @@ std::vector<LegEngine::Handed> LegEngine::hand_over() {
     leg.waiting = false;
     out[i].shard = target(i).index;
     out[i].leg = leg.slot;
-    out[i].lent = target(i).lent != nullptr || leg.borrowed;
+    out[i].borrowed = leg.borrowed;
     out[i].ready_owed = leg.ready_owed;
     if (leg.violated) close_violating(leg);
     if (view_ != nullptr) {

@@ -512,22 +512,19 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   Next finish_prepared_batch_beside_leg(const ExtendedBatch& batch);
   bool fanout_targets(const router::Route& route, std::vector<Fanout::Target>* targets, Status* error);
   bool every_shard_targets(std::vector<Fanout::Target>* targets);
-  // A runner's targets with the session's servers lent (session_every_shard_write.cc): one per
-  // shard of `shards` (every shard of the directory when null), in that order, and their pools.
-  Status targets_with_session_servers(const std::vector<int>* shards, bool in_transaction,
-                                      std::vector<LegEngine::Target>* targets,
-                                      std::vector<pool::Pool*>* pools);
-  // COPY FROM STDIN or a reference write with the session's servers (session_every_shard_write.cc)
+  // A writing run's targets on the transaction's legs (session_run_legs.cc): one per shard of
+  // `shards` (every shard of the directory when null), in that order, and their pools.
+  Status write_targets(const std::vector<int>* shards, bool in_transaction,
+                       std::vector<LegEngine::Target>* targets, std::vector<pool::Pool*>* pools);
+  // COPY FROM STDIN or a reference write on the transaction's legs (session_reference_write.cc)
   bool writes_in_transaction() const { return txn_.shards.open() || txn_.control.deferred(); }
   // A COPY FROM into a sharded table (split by key) or a reference table (whole to every shard).
   static bool copies_in(const router::Route& route, const parser::StatementFacts* only) {
     return route.copy_in ||
            (route.reference_write && only != nullptr && only->kind == parser::StatementKind::Copy);
   }
-  void lend_session_servers(std::vector<LegEngine::Target>* targets, bool in_transaction);
-  Status take_back_servers(std::vector<LegEngine::Handed> handed, const Status& error, bool in_transaction);
   // A run on the transaction's legs (session_run_legs.cc): its targets, its end in place (the
-  // verdict as take_back_servers gives it), and what both ends share.
+  // verdict, the settling of a failed run), and what it is made of.
   std::vector<int> every_shard() const;
   Status transaction_targets(const std::vector<int>& shards, bool in_transaction,
                              std::vector<LegEngine::Target>* targets);
@@ -548,8 +545,14 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   void note_run_statement(Leg& leg, const LegEngine::Handed& server, bool in_transaction);
   void post_run_end(bool failed, bool lost);
   Status refuse_writes_in_transaction(const std::vector<LegEngine::Handed>& handed) const;
-  void fail_legs_not_lent();
+  void fail_legs_outside_run();
   void read_settling_legs();
+  // A run's CancelRequest reached the server (a borrowed leg): it is never pooled clean, as a
+  // late cancel would hit another client's query.
+  bool cancelled_by_run(const pool::Backend& backend) const {
+    const size_t index = legs_.leg_of(backend);
+    return index < legs_.size() && legs_.cancelled(index);
+  }
   // The leg's server is one a run reads now: never at a boundary, never pooled.
   bool in_run(const Leg& leg) const {
     const size_t index = leg.attached() ? legs_.leg_of(*leg.backend) : legs_.size();

@@ -23,7 +23,7 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
   const bool in_transaction = writes_in_transaction();
   std::vector<LegEngine::Target> targets;
   std::vector<pool::Pool*> pools;
-  if (Status error = targets_with_session_servers(nullptr, in_transaction, &targets, &pools); !error) {
+  if (Status error = write_targets(nullptr, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
     return Start::Answered;
   }
@@ -57,9 +57,8 @@ Session::Start Session::start_copy_in(const wire::Frame& frame, const parser::St
       read_client_messages();
     });
   };
-  callbacks.hand_back = [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
-    return take_back_servers(std::move(handed), error, in_transaction);
-  };
+  callbacks.hand_back = hand_back_to_legs(in_transaction);
+  callbacks.on = &legs_;
   callbacks.done = [this, in_transaction, pools = std::move(pools), started = stats::monotonic_us()] {
     write_session_ready(in_transaction);
     count_fanout(pools, stats::RouteLabel::Scatter, started);

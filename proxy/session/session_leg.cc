@@ -189,6 +189,7 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
   } else {
     txn_.control.pin();
   }
+  const bool cancelled = cancelled_by_run(*backend);
   if (!clean) {
     leg.tracker.reset();
     request_.queries.clear();
@@ -201,12 +202,12 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
   }
   legs_.detach(*backend);
   backend->connection().resume_reading();
-  if (reset_query != nullptr && clean) {
+  if (reset_query != nullptr && clean && !cancelled) {
     backend->detach();
     backend->pool().release_after_reset(backend, *reset_query);
     return;
   }
-  backend->pool().release(backend, clean);
+  backend->pool().release(backend, clean && !cancelled);
 }
 
 // Session pooling: the session's server on this shard becomes the active one outside any

@@ -343,8 +343,9 @@ void Session::release_idle_parked() {
     pool::Backend* backend = other.backend;
     backend->applied_state = profile_.settings.signature();
     txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(i));
+    const bool cancelled = cancelled_by_run(*backend);
     legs_.detach(*backend);
-    backend->pool().release(backend, true);
+    backend->pool().release(backend, !cancelled);
   }
 }
 
@@ -369,14 +370,16 @@ void Session::on_active_status() {
 }
 
 // The session ends: every parked leg goes back (reset, in session pooling, at a boundary; rolled
-// back, in transaction pooling, idle in the transaction) or is closed, which rolls it back.
+// back, in transaction pooling, idle in the transaction) or is closed (a run reads it, or a run
+// cancelled it), which rolls it back.
 void Session::release_parked_legs() {
   std::vector<Leg> legs = std::exchange(txn_.parked, {});
   for (Leg& other : legs) {
     pool::Backend* backend = other.backend;
     const bool running = in_run(other);  // a run reads it: in the middle of the run's statements
+    const bool cancelled = cancelled_by_run(*backend);
     legs_.detach(*backend);
-    if (running) {
+    if (running || cancelled) {
       backend->connection().resume_reading();
       backend->pool().release(backend, false);
       continue;

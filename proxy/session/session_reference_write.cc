@@ -1,13 +1,15 @@
 // Session: a write of a reference table on every shard (ReferenceWrite, docs/architecture.md
-// §6.4): outside a transaction block committed by the runners' two-phase commit; inside one left
-// in the transaction's legs (session_every_shard_write.cc). Scatter writes (§6.3,
-// session_scatter_write.cc) run through the same runner. The session reads no client input until
-// it is answered.
+// §6.4), run on the transaction's legs (a run on legs_, session_run_legs.cc): outside a transaction
+// block committed by the runners' two-phase commit; inside one left in the transaction's legs.
+// Scatter writes (§6.3, session_scatter_write.cc) run through the same runner. The session reads
+// no client input until it is answered. Also the hook that starts a COPY FROM, a reference, scatter
+// or split write while the session holds a server (write_on_every_shard, from route_across_legs).
 #include "common/log.h"
 #include "net/loop.h"
 #include "session/key_move_request.h"
 #include "session/session.h"
 #include "session/split_bind.h"
+#include "wire/messages.h"
 
 namespace sw::session {
 
@@ -143,7 +145,7 @@ Session::Start Session::start_reference_write(std::string message, size_t consum
   const bool in_transaction = writes_in_transaction();
   std::vector<LegEngine::Target> targets;
   std::vector<pool::Pool*> pools;
-  if (Status error = targets_with_session_servers(nullptr, in_transaction, &targets, &pools); !error) {
+  if (Status error = write_targets(nullptr, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
     return Start::Answered;
   }
@@ -166,9 +168,8 @@ Session::Start Session::start_write_runner(size_t consumed, std::vector<LegEngin
   setup.in_transaction = in_transaction;
   ReferenceWrite::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
-  callbacks.hand_back = [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
-    return take_back_servers(std::move(handed), error, in_transaction);
-  };
+  callbacks.hand_back = hand_back_to_legs(in_transaction);
+  callbacks.on = &legs_;
   callbacks.done = [this, in_transaction, label, pools = std::move(pools), started = stats::monotonic_us()] {
     key_move_rest_ = txn_.runner.get<ReferenceWrite>()->take_key_move_rest();
     write_session_ready(in_transaction);
@@ -189,6 +190,71 @@ Session::Start Session::start_write_runner(size_t consumed, std::vector<LegEngin
   consume_client(consumed);
   txn_.runner.get<ReferenceWrite>()->start();
   return Start::Wait;
+}
+
+// Inside the client's transaction the runner's answer ends with the session's ReadyForQuery.
+void Session::write_session_ready(bool in_transaction) {
+  if (!in_transaction) return;
+  std::string out;
+  wire::encode_ready_for_query(out, txn_.control.status());
+  client_->write(out);
+}
+
+// A COPY FROM STDIN, a reference write, a multi-shard INSERT ... SELECT or a split INSERT sent
+// alone while the session holds a server (inside a transaction, or in session pooling): a runner on
+// the transaction's legs.
+Session::Next Session::write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
+                                            const router::Route& route) {
+  Leg& leg = txn_.leg;
+  if (!leg.tracker.idle()) {
+    return wait_for_active_leg();
+  }
+  if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
+  if (Status refused = every_shard_write_refusal(only, route); !refused.is_ok()) {
+    if (clock_.request_started_us == 0) note_request_start();
+    inject_abort(refused, false);  // fails the transaction, as a statement's error does
+    consume_client(query.size);
+    return Next::Continue;
+  }
+  if (clock_.request_started_us == 0) note_request_start();
+  const Start start = copies_in(route, &only)                  ? start_copy_in(query, only, route)
+                      : route.kind == router::RouteKind::Split ? start_split_insert(&only, route, query.size)
+                      : route.scatter_write()
+                          ? start_scatter_write(query, route)
+                          : start_reference_write(std::string(whole(query)), query.size, &only, route);
+  return start == Start::Wait ? Next::Stop : Next::Continue;
+}
+
+// A reference write's (a multi-shard INSERT ... SELECT's, a split INSERT's) extended batch while
+// the session holds a server: the same, with the batch rebuilt for every shard (extended_reference_write).
+Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route) {
+  Leg& leg = txn_.leg;
+  if (!leg.tracker.idle()) {
+    return wait_for_active_leg();
+  }
+  if (txn_.combined_status(leg.server_status) == 'E') return Next::Forward;  // the server answers 25P02
+  if (clock_.request_started_us == 0) note_request_start();
+  const bool split = route.kind == router::RouteKind::Split;  // remembers its own Parse
+  const Start start = split                   ? start_extended_split(batch, route)
+                      : route.scatter_write() ? start_extended_scatter_write(batch, route)
+                                              : start_extended_reference_write(batch, route);
+  if (start == Start::Wait) return Next::Stop;
+  if (!split)
+    remember_parsed(batch.parsed);  // the legs ran it as the unnamed statement: its name reached none
+  return Next::Continue;
+}
+
+// A Query inside an extended batch not yet synced (asyncpg's COPY after its introspection, in
+// session pooling): a COPY FROM or reference write still runs on every shard.
+Session::Next Session::write_in_open_batch(const wire::Frame& query) {
+  if (!request_.batch_open || server_lent() || txn_.leg.outside_transaction || txn_.control.moving() ||
+      txn_.ending != Ending::None || !host_.directory())
+    return Next::Forward;
+  auto facts = facts_of_query(query);
+  if (!facts || facts->statements.size() != 1) return Next::Forward;
+  router::Route route = router::route_query(*facts, nullptr, *host_.directory(), host_.routing_rules());
+  if (!route.copy_in && !route.reference_write) return Next::Forward;
+  return write_on_every_shard(query, facts->statements.front(), route);
 }
 
 }  // namespace sw::session

@@ -1,10 +1,10 @@
-// Session: a run on the transaction's legs (a cursor round, a merged read, a COPY TO; docs/
-// architecture.md §5.6), its start and its end. A run is a LegEngine on legs_: a shard the
-// transaction holds a leg on lends it no server, the run reads that leg (borrowed) and gives it
-// back in place; a shard it has none on gets a new leg of legs_. The end a lending runner's
-// take-back shares with it is here too: the verdict and the deferred BEGIN first
-// (begin_run_end), the transaction's status last (finish_run_end), and on failure the settling of
-// a leg the run used (settle_run_leg) and of the legs it did not (fail_legs_not_lent).
+// Session: a run on the transaction's legs (a cursor round, a merged read, a COPY TO, a COPY FROM,
+// a write on several shards; docs/architecture.md §5.6), its start and its end. A run is a
+// LegEngine on legs_: a shard the transaction holds a leg on moves no server, the run reads that
+// leg (borrowed) and gives it back in place; a shard it has none on gets a new leg of legs_. The
+// end: the verdict and the deferred BEGIN first (begin_run_end), the transaction's status last
+// (finish_run_end), and on failure the settling of a leg the run used (settle_run_leg) and of the
+// legs it did not (fail_legs_outside_run).
 #include <algorithm>
 #include <utility>
 
@@ -61,6 +61,21 @@ Status Session::transaction_targets(const std::vector<int>& shards, bool in_tran
   return Status::ok();
 }
 
+// A write's targets: those of transaction_targets, and outside a transaction (session pooling,
+// or none held) each leg begins a transaction of its own, which the runner commits.
+Status Session::write_targets(const std::vector<int>* shards, bool in_transaction,
+                              std::vector<LegEngine::Target>* targets, std::vector<pool::Pool*>* pools) {
+  if (Status error =
+          transaction_targets(shards == nullptr ? every_shard() : *shards, in_transaction, targets);
+      !error)
+    return error;
+  for (LegEngine::Target& target : *targets) {
+    if (!in_transaction) target.begin = "BEGIN";
+    pools->push_back(target.pool);
+  }
+  return Status::ok();
+}
+
 Leg* Session::transaction_leg(int shard) {
   if (txn_.leg.attached() && txn_.leg.shard == shard) return &txn_.leg;
   auto found = std::find_if(txn_.parked.begin(), txn_.parked.end(),
@@ -78,8 +93,8 @@ Status Session::end_run_on_legs(const std::vector<LegEngine::Handed>& handed, co
   const RunEnd end = begin_run_end(handed, error, in_transaction);
   bool lost = false;
   for (const LegEngine::Handed& server : handed) {
-    if (server.lent || server.backend == nullptr) {
-      lost = lost || (server.lent && server.backend == nullptr);
+    if (server.borrowed || server.backend == nullptr) {
+      lost = lost || (server.borrowed && server.backend == nullptr);
       if (server.backend != nullptr) end_borrowed_leg(server, end.failed, in_transaction);
       continue;
     }
@@ -98,7 +113,7 @@ Status Session::end_run_on_legs(const std::vector<LegEngine::Handed>& handed, co
       txn_.leg = std::move(leg);
     }
   }
-  if (in_transaction && end.failed) fail_legs_not_lent();  // the borrowed ones are settled already
+  if (in_transaction && end.failed) fail_legs_outside_run();  // the borrowed ones are settled already
   return finish_run_end(end, in_transaction, lost);
 }
 
@@ -212,7 +227,7 @@ Status Session::refuse_writes_in_transaction(const std::vector<LegEngine::Handed
 
 // A failed run on some of the shards (a split INSERT's): the transaction's legs on the others
 // (the active one parked too) get their transaction failed as well, so its COMMIT commits nowhere.
-void Session::fail_legs_not_lent() {
+void Session::fail_legs_outside_run() {
   if (txn_.leg.attached()) {
     txn_.parked.push_back(std::move(txn_.leg));
     txn_.leg = Leg{};

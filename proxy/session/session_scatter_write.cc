@@ -158,7 +158,7 @@ Session::Start Session::run_scatter_write(std::vector<std::string> messages, siz
   std::vector<LegEngine::Target> targets;
   std::vector<pool::Pool*> pools;
   // A shard outside route.shards owns none of the rows written.
-  if (Status error = targets_with_session_servers(&route.shards, in_transaction, &targets, &pools); !error) {
+  if (Status error = write_targets(&route.shards, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
     return Start::Answered;
   }

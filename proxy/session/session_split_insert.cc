@@ -1,7 +1,7 @@
 // Session: a multi-row INSERT whose rows fall on several shards (SplitInsert, docs/architecture.md
 // §5.11): each shard's part on a server of its own (or the session's server on that shard),
 // outside a transaction block committed together by the runners' two-phase commit, inside one
-// left in the transaction's legs (session_every_shard_write.cc). The session reads no client
+// left in the transaction's legs (session_run_legs.cc). The session reads no client
 // input until it is answered.
 #include "common/log.h"
 #include "net/loop.h"
@@ -50,7 +50,7 @@ Session::Start Session::start_split_insert(const parser::StatementFacts* only, c
   const bool in_transaction = writes_in_transaction();
   std::vector<LegEngine::Target> targets;
   std::vector<pool::Pool*> pools;
-  if (Status error = targets_with_session_servers(&shards, in_transaction, &targets, &pools); !error) {
+  if (Status error = write_targets(&shards, in_transaction, &targets, &pools); !error) {
     refuse_request(error);
     return Start::Answered;
   }
@@ -83,9 +83,8 @@ Session::Start Session::run_split_insert(std::vector<SplitInsert::Part> parts, S
   const bool in_transaction = setup.in_transaction;
   SplitInsert::Callbacks callbacks;
   callbacks.write_client = [this](std::string_view bytes) { client_->write(bytes); };
-  callbacks.hand_back = [this, in_transaction](std::vector<LegEngine::Handed> handed, const Status& error) {
-    return take_back_servers(std::move(handed), error, in_transaction);
-  };
+  callbacks.hand_back = hand_back_to_legs(in_transaction);
+  callbacks.on = &legs_;
   callbacks.done = [this, in_transaction, pools = std::move(pools), started = stats::monotonic_us()] {
     write_session_ready(in_transaction);
     count_fanout(pools, stats::RouteLabel::Shard, started);

@@ -1,7 +1,7 @@
 // A multi-row INSERT whose VALUES rows fall on several shards (Route::split, docs/architecture.md
 // §5.11), or (outside a transaction block) an extended batch whose Binds go to several shards
 // before its Sync, for one client: a server per shard of the split (LegEngine: new
-// ones, or the session's servers it lends), each running its part (the INSERT with only that
+// legs, or the transaction's legs on those shards), each running its part (the INSERT with only that
 // shard's rows) in a transaction. The parts' answers are combined (SplitAnswer: RowDescription
 // once, RETURNING rows in VALUES order, the summed `INSERT 0 n`). Outside the client's
 // transaction the shards' transactions then commit together, by two-phase commit (TwoPhaseLegs)
@@ -9,7 +9,7 @@
 // RETURNING rows that cannot be put in order closes every new server (its transaction rolls
 // back), so no row is inserted anywhere. Inside the client's transaction every server stays in
 // it, the shards that inserted recorded as written, for the client's COMMIT or ROLLBACK; a
-// failure fails the transaction (the session settles the lent servers).
+// failure fails the transaction (the session settles its borrowed legs).
 #pragma once
 
 #include <memory>
@@ -29,7 +29,7 @@ namespace sw::session {
 class SplitInsert : public JointWrite {
  public:
   struct Part {
-    LegEngine::Target target;  // its shard's server (a new one, or lent)
+    LegEngine::Target target;  // its shard's server (a new leg, or borrowed)
     // After the prologue: the INSERT with this shard's rows as a Query, or (extended protocol) as
     // Parse/Bind/[Describe portal]/Execute/Sync with only its own parameters; row by row, one
     // INSERT per row in the Query, or one Parse/Bind/[Describe]/Execute per row before the Sync.

@@ -101,10 +101,6 @@ struct Transaction {
   // COMMIT runs two-phase commit: every leg is parked and in its run (a lost one gone); the
   // session counts as holding servers until it ends (holds_server), every leg lost or not.
   std::unique_ptr<TwoPhaseState> two_phase;
-  // The legs whose servers a CopyIn or ReferenceWrite uses meanwhile (lend_session_servers); the
-  // active one was on shard `lent_active` (-1: none).
-  std::vector<Leg> lent;
-  int lent_active = -1;
   // The client's portal of a read on every shard run on the legs with an Execute row limit: its
   // next Executes continue the merge while it waits (MergeFanout::keep_portal); once it ended
   // otherwise no shard holds it, so a later Execute of it is refused.

@@ -71,6 +71,7 @@ class Run : public LegEngine::Runner {
   LegEngine* engine = nullptr;
   bool hold_first = false;                 // hold the first message of leg 0
   bool release_at_ready = false;           // release a leg at its ReadyForQuery (clean)
+  bool release_at_violation = false;       // release a violating leg (closed), as a two-phase commit does
   std::function<void()> at_first_message;  // e.g. destroys the run
   void on_leg_server(size_t leg, std::string prologue) override {
     log_.push_back("run server " + std::to_string(leg) + " prologue " + std::to_string(prologue.size()));
@@ -95,6 +96,7 @@ class Run : public LegEngine::Runner {
   }
   void on_leg_violation(size_t leg, const Status&) override {
     log_.push_back("run violation " + std::to_string(leg));
+    if (release_at_violation) engine->release(leg, false);
   }
   void on_leg_lost(size_t leg, const Status&) override { log_.push_back("run lost " + std::to_string(leg)); }
   void on_no_server(const Status&) override { log_.push_back("run no server"); }
@@ -110,6 +112,14 @@ FakeServer::Script select_one(int slow_ms = 200) {
     if (sql == "HANG UP") return std::string(FakeServer::kHangUp);
     if (sql == "SLOW") std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
     return FakeServer::command("SELECT 1");
+  };
+}
+
+// A row of `bytes` bytes for a SELECT (over a small max_message_size: a violation).
+FakeServer::Script big_row(size_t bytes) {
+  return [bytes](const std::string& sql) {
+    return sql.rfind("SELECT", 0) == 0 ? FakeServer::rows({std::string(bytes, 'x')})
+                                       : FakeServer::command("SET");
   };
 }
 
@@ -169,7 +179,7 @@ TEST_CASE_FIXTURE(
     CHECK(handed[0].backend == held);
     CHECK(handed[0].leg == 0);
     CHECK(handed[0].shard == 4);
-    CHECK(handed[0].lent);
+    CHECK(handed[0].borrowed);
   }
   CHECK_FALSE(owner.in_run(0));
   CHECK(owner.backend(0) == held);
@@ -209,7 +219,7 @@ TEST_CASE_FIXTURE(OneShard,
   run.inject_ready(0, 1);
   const std::vector<LegEngine::Handed> handed = run.hand_over();
   CHECK(handed[0].backend != nullptr);
-  CHECK_FALSE(handed[0].lent);
+  CHECK_FALSE(handed[0].borrowed);
   CHECK(handed[0].ready_owed == 2);
   CHECK(owner.backend(0) == handed[0].backend);
   CHECK(owner.ready_owed(0) == 0);
@@ -233,6 +243,27 @@ TEST_CASE_FIXTURE(OneShard,
   CHECK(log == std::vector<std::string>{"owner server 0 prologue 0", "run server 0 prologue 0",
                                         "owner run lost 0", "run lost 0"});
   CHECK(owner.backend(0) == nullptr);
+}
+
+TEST_CASE_FIXTURE(OneShard,
+                  "leg engine: a run ended inside on_leg_message leaves that message and the rest unread") {
+  sw::pool::Backend* held = owner_server(d, owner, pool, 0);
+  Run runner(log, "SELECT 1");
+  LegEngine run(&owner, {target_on(pool, 0)}, {}, "a test write", runner);
+  runner.engine = &run;
+  std::vector<LegEngine::Handed> handed;
+  runner.at_first_message = [&] { handed = run.hand_over(); };  // as a write that failed ends
+  run.start();
+  REQUIRE(run_until(d.loop, [&] { return has(log, "run message 0 C"); }));
+  REQUIRE(handed.size() == 1);
+  CHECK(handed[0].ready_owed == 1);
+  CHECK_FALSE(has(log, "run message 0 Z"));  // the run reads no further
+  owner.read_pending(0);                     // the session reads what the leg still owes
+  REQUIRE(run_until(d.loop, [&] { return has(log, "owner message 0 Z"); }));
+  CHECK(log == std::vector<std::string>{"owner server 0 prologue 0", "run server 0 prologue 0",
+                                        "run message 0 C", "owner message 0 C", "owner message 0 Z"});
+  owner.detach(*held);
+  pool.release(held, true);
 }
 
 TEST_CASE_FIXTURE(OneShard,
@@ -309,4 +340,31 @@ TEST_CASE("leg engine: a run destroyed mid-read stops; borrowed legs stay the ow
   CHECK(pool1.counts().idle == 0);  // closed, never pooled
   owner.detach(*held);
   pool0.release(held, false);
+}
+
+TEST_CASE("leg engine: a borrowed leg that broke the protocol is closed at release, never handed back") {
+  FakeServer server(big_row(2000));
+  Deployment d;
+  sw::pool::Pool& pool = *d.add_pool(server, 1000);
+  std::vector<std::string> log;
+  Owner owner_runner(log);
+  LegEngine owner({}, {}, "a test transaction", owner_runner);
+  owner_server(d, owner, pool, 0);
+  // The runner drops the violating leg with release(leg, false), as a runner does during its
+  // two-phase commit.
+  Run runner(log, "SELECT big");
+  runner.release_at_violation = true;
+  LegEngine run(&owner, {target_on(pool, 0)}, {}, "a test write", runner);
+  runner.engine = &run;
+  run.start();
+  REQUIRE(run_until(d.loop, [&] { return has(log, "run violation 0"); }));
+  CHECK(has(log, "owner run lost 0"));  // the session drops its record of the server
+  CHECK(run.backend(0) == nullptr);
+  const std::vector<LegEngine::Handed> handed = run.hand_over();
+  REQUIRE(handed.size() == 1);
+  CHECK(handed[0].borrowed);
+  CHECK(handed[0].backend == nullptr);  // the session finds it lost
+  CHECK(owner.backend(0) == nullptr);
+  CHECK(pool.counts().idle == 0);
+  CHECK(pool.counts().active == 0);
 }

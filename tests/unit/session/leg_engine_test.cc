@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -15,7 +14,6 @@
 
 #include "fake_server.h"
 #include "session/cancel_join.h"
-#include "session/server_wait.h"
 #include "session/session_state.h"
 #include "wire/message_writer.h"
 #include "wire/messages.h"
@@ -329,37 +327,4 @@ TEST_CASE(
   CHECK(second.queries().empty());
   CHECK(d.pools[0]->counts().idle == 1);
   CHECK(d.pools[1]->counts().idle == 1);
-}
-
-TEST_CASE("leg engine: a lent server that broke the protocol is closed at release, never handed back") {
-  FakeServer server(big_row(2000));
-  Deployment d;
-  sw::pool::Pool& pool = *d.add_pool(server, 1000);
-  LegEngine::Target target;
-  target.pool = &pool;
-  target.shard = "s0";
-  target.index = 0;
-  target.begin.clear();
-  // The runner drops the violating leg with release(leg, false), as a runner does during its
-  // two-phase commit; the run goes on with the other legs.
-  Recorder runner(d.loop, "SELECT big");
-  std::optional<LegEngine> engine;
-  auto run_on = [&](sw::pool::Backend* lent) {
-    target.lent = lent;
-    engine.emplace(std::vector<LegEngine::Target>{target}, sw::session::ServerState{}, "a test write",
-                   runner);
-    runner.engine = &*engine;
-    engine->start();
-  };
-  sw::session::ServerWait wait(run_on, [&](const Status&) { d.loop.stop(); });
-  if (sw::pool::Backend* idle = wait.acquire(pool, 1)) run_on(idle);
-  CHECK(d.run());  // every leg released: the Recorder stops the loop
-  REQUIRE(engine.has_value());
-  REQUIRE(has(runner.events, "violation 0 08P01"));
-  CHECK(engine->backend(0) == nullptr);
-  const std::vector<LegEngine::Handed> handed = engine->hand_over();
-  REQUIRE(handed.size() == 1);
-  CHECK(handed[0].backend == nullptr);  // the session finds it lost, keeps no record of it
-  CHECK(pool.counts().idle == 0);
-  CHECK(pool.counts().active == 0);
 }
