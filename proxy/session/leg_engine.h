@@ -135,7 +135,7 @@ class LegEngine : private pool::BackendUser {
     const size_t held = leg_of(backend);  // a server wait_for handed to its leg is that leg's
     return held < legs_.size() ? held : adopt_free(backend, shard);
   }
-  // The session gives `backend` back, or lends it to another run: the leg lets go of it (reading
+  // The session gives `backend` back (to its pool, or closes it): the leg lets go of it (reading
   // resumes if the leg was held). Nothing when no leg holds it.
   void detach(const pool::Backend& backend);
   // Reads what the leg's server sent already (a server adopted with answers in its input).

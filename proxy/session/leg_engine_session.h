@@ -1,9 +1,9 @@
 // LegEngine: the session's own legs (docs/architecture.md §5.1, §5.6). The session reads the
 // servers of its client's transaction with an engine of its own, with no targets: a server it
 // takes joins as a leg (adopt), a server it waits for waits on a leg (wait_for, a bare target: no
-// prologue, the session brings it to the client's state itself), and a server it gives back or
-// lends to a run leaves (detach). Inline: wait_for and detach run for every transaction of every
-// session. Included by leg_engine.h only.
+// prologue, the session brings it to the client's state itself), and a server it gives back
+// leaves (detach); a run reads the session's legs in place (leg_engine_run.cc). Inline: wait_for
+// and detach run for every transaction of every session. Included by leg_engine.h only.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // Session: SQL cursors over several shards (docs/architecture.md §5.6, "Cursors merged across
 // shards"). Inside a transaction block (or WITH HOLD, in or outside one), a DECLARE of a keyless
-// read declares a cursor of the same name on every shard the read reaches (the session's servers:
-// lent legs, new ones joining the transaction, as for a merged read), with the merge plan's
+// read declares a cursor of the same name on every shard the read reaches (the transaction's legs:
+// its own, new ones joining the transaction, as for a merged read), with the merge plan's
 // per-shard SQL; the merge's state (MergedCursor) stays until CLOSE or the transaction's end
 // (session_merged_cursor_end.cc). FETCH and MOVE of it pull merged rows, refilling only the shards
 // whose rows ran out (a round of `FETCH n` on those); CLOSE closes it on its shards. Each round is
