@@ -149,7 +149,8 @@ TEST_CASE("session shape: a merged read whose shards return a column of differen
   });
   FakeServer s1([&](const std::string& text) {
     if (is_read(text)) {
-      for (int i = 0; i < 500 && !s0_answered; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      for (int i = 0; i < 500 && !s0_answered; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     return second(text);
