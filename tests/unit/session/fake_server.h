@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,6 +89,19 @@ class FakeServer {
   static std::string rows(const std::vector<std::string>& values, char status = 'I') {
     std::string out = row_description() + data_rows(values);
     wire::encode_ready_for_query(out, status);
+    return out;
+  }
+  // A merged read's collation query answered as a shard with the database collation C and no
+  // nondeterministic collations (RowDescription, one DataRow, CommandComplete; no ReadyForQuery:
+  // the read's answer follows in the same Query).
+  static std::string collations_c() {
+    std::string out;
+    wire::encode_row_description(out,
+                                 {wire::computed_column("database", 25), wire::computed_column("columns", 25),
+                                  wire::computed_column("nondeterministic", 25)});
+    wire::encode_data_row(out, {std::optional<std::string>("C"), std::optional<std::string>(""),
+                                std::optional<std::string>("")});
+    wire::encode_command_complete(out, "SELECT 1");
     return out;
   }
   static std::string row_description() {

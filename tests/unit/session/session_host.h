@@ -24,6 +24,7 @@
 #include "net/loop.h"
 #include "pool/budget.h"
 #include "pool/pool.h"
+#include "router/bucket_hash.h"
 #include "router/directory.h"
 #include "router/router.h"
 #include "session/session.h"
@@ -231,5 +232,17 @@ class SessionDeployment {
   int port_ = 0;
   std::thread thread_;
 };
+
+// A catalog DSN lets the session run two-phase commit; the test host never connects to it.
+inline constexpr const char* kCatalog = "catalog: { dsn: 'host=127.0.0.1 port=1 dbname=catalog' }\n";
+
+// The first tenant_id whose bucket is on shard `shard` of 2 (bucket b on shard b mod 2).
+inline std::string key_on(int shard) {
+  int key = 1;
+  while (static_cast<int>(*router::bucket_of_text_value(router::KeyType::Int8, std::to_string(key), 8) % 2) !=
+         shard)
+    ++key;
+  return std::to_string(key);
+}
 
 }  // namespace sw::test

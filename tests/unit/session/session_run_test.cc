@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "fake_server.h"
-#include "router/bucket_hash.h"
 #include "script_client.h"
 #include "session_host.h"
 #include "wire/message_writer.h"
@@ -22,16 +21,6 @@
 using namespace sw::test;
 
 namespace {
-
-// A key whose bucket is on shard `shard` of 2 (bucket b on shard b mod 2).
-int key_on(int shard) {
-  int key = 1;
-  while (static_cast<int>(
-             *sw::router::bucket_of_text_value(sw::router::KeyType::Int8, std::to_string(key), 8) % 2) !=
-         shard)
-    ++key;
-  return key;
-}
 
 // A server that answers `keyed` with one row, a COPY ... TO STDOUT with its one line `line`, and
 // anything else with SET.
@@ -59,13 +48,7 @@ FakeServer::Script merging(const std::string& keyed, const std::string& sql,
   return [keyed, sql, values = std::move(values)](const std::string& text) {
     if (text == keyed) return FakeServer::rows({"mine"});
     if (text.find(sql) == std::string::npos) return FakeServer::command("SET");
-    std::string out;
-    sw::wire::encode_row_description(
-        out, {sw::wire::computed_column("database", kText), sw::wire::computed_column("columns", kText),
-              sw::wire::computed_column("nondeterministic", kText)});
-    sw::wire::encode_data_row(out, {std::optional<std::string>("C"), std::optional<std::string>(""),
-                                    std::optional<std::string>("")});
-    sw::wire::encode_command_complete(out, "SELECT 1");
+    std::string out = FakeServer::collations_c();
     sw::wire::encode_row_description(
         out, {sw::wire::computed_column("sw_order_1", kText), sw::wire::computed_column("v", kText)});
     for (const std::string& value : values)
@@ -79,7 +62,7 @@ FakeServer::Script merging(const std::string& keyed, const std::string& sql,
 }  // namespace
 
 TEST_CASE("session run: session pooling, a COPY TO after a keyed read borrows s0 and adds s1 for the run") {
-  const std::string keyed = "SELECT note FROM orders WHERE tenant_id = " + std::to_string(key_on(0));
+  const std::string keyed = "SELECT note FROM orders WHERE tenant_id = " + key_on(0);
   const std::string copy = "COPY orders TO STDOUT";
   FakeServer s0(copying(keyed, "a\n"));
   FakeServer s1(copying(keyed, "b\n"));
@@ -113,7 +96,7 @@ TEST_CASE("session run: session pooling, a merged read held by its merger and a 
   // Rows of 1 kB, 3000 per shard, interleaved by value: the merger holds 100 per shard (a leg ahead
   // of the merge is held), and the client reads only after its output went over the high-water
   // mark (the merge stops; the client draining goes on with it, not with the session's own reads).
-  const std::string keyed = "SELECT note FROM orders WHERE tenant_id = " + std::to_string(key_on(0));
+  const std::string keyed = "SELECT note FROM orders WHERE tenant_id = " + key_on(0);
   const std::string sql = "SELECT v FROM orders ORDER BY v COLLATE \"C\"";
   const std::string pad(1000, 'x');
   std::vector<std::string> even, odd;

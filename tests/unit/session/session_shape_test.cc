@@ -124,14 +124,7 @@ TEST_CASE("session shape: a merged read whose shards return a column of differen
       if (text == "SELECT v FROM t") return FakeServer::rows({"after"});
       if (text.size() <= sql.size() || text.compare(text.size() - sql.size(), sql.size(), sql) != 0)
         return FakeServer::command("SET");
-      std::string out;
-      sw::wire::encode_row_description(
-          out, {sw::wire::computed_column("database", kText), sw::wire::computed_column("columns", kText),
-                sw::wire::computed_column("nondeterministic", kText)});
-      sw::wire::encode_data_row(out, {std::optional<std::string>("C"), std::optional<std::string>(""),
-                                      std::optional<std::string>("")});
-      sw::wire::encode_command_complete(out, "SELECT 1");
-      return out + read;
+      return FakeServer::collations_c() + read;
     };
   };
   // The first RowDescription to arrive is the reference: s1 answers the read only well after s0

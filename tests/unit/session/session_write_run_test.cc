@@ -12,26 +12,12 @@
 #include <vector>
 
 #include "fake_server.h"
-#include "router/bucket_hash.h"
 #include "script_client.h"
 #include "session_host.h"
 
 using namespace sw::test;
 
 namespace {
-
-// A catalog DSN lets the session run two-phase commit; the test host never connects to it.
-constexpr const char* kCatalog = "catalog: { dsn: 'host=127.0.0.1 port=1 dbname=catalog' }\n";
-
-// The first tenant_id whose bucket is on shard `shard` of 2 (bucket b on shard b mod 2).
-std::string key_on(int shard) {
-  int key = 1;
-  while (static_cast<int>(
-             *sw::router::bucket_of_text_value(sw::router::KeyType::Int8, std::to_string(key), 8) % 2) !=
-         shard)
-    ++key;
-  return std::to_string(key);
-}
 
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
