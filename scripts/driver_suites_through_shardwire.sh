@@ -336,16 +336,30 @@ prepare_pgjdbc() {
 # pooler that pid is the pooler's, so pg_terminate_backend misses it and they loop. A batch that
 # times out runs again one class per launcher, each bounded by PGJDBC_CLASS_TIMEOUT: the class
 # that hangs is reported failed and the others' results are kept.
+# One of them (CopyTest's testLockReleaseOnCancelFailure) writes a COPY FROM STDIN until its
+# server dies: over 100 MB a second into the cluster. The launcher is killed, as by its timeout,
+# once the cluster's data directory grows past PGJDBC_DATA_LIMIT_MB (default 4096); the COPY's
+# transaction then aborts and its space is freed.
 pgjdbc_launch() {  # TARGET PORT DB REPORTS TIMEOUT CLASS...: the launcher's exit status
-  local port=$2 db=$3 reports=$4 limit=$5 properties
+  local port=$2 db=$3 reports=$4 limit=$5 properties launcher
   shift 5
   properties=$(dirname "$(find "$WORK/pgjdbc" -maxdepth 2 -name build.properties | head -1)")
-  (cd "$WORK/pgjdbc" && timeout -s KILL "$limit" nice -n 10 java \
+  (cd "$WORK/pgjdbc" && exec timeout -s KILL "$limit" nice -n 10 java \
     -Dbuild.properties.relative.path="$properties/" -Dserver=127.0.0.1 "-Dport=$port" "-Ddatabase=$db" \
     -Dusername=postgres -Dpassword= -DprivilegedUser=postgres -DprivilegedPassword= \
     -jar /usr/share/java/junit-platform-console-standalone.jar --disable-banner --details=none \
     --class-path "$WORK/pgjdbc/classes:$PGJDBC_JARS" "${@/#/--select-class=}" \
-    --reports-dir "$reports" </dev/null >>"$(dirname "$reports")/../junit.log" 2>&1)
+    --reports-dir "$reports" </dev/null >>"$(dirname "$reports")/../junit.log" 2>&1) &
+  launcher=$!
+  while kill -0 "$launcher" 2>/dev/null; do
+    if [ "$(du -sm "$DATA" | cut -f1)" -gt "${PGJDBC_DATA_LIMIT_MB:-4096}" ]; then
+      log "pgjdbc: the cluster grew past ${PGJDBC_DATA_LIMIT_MB:-4096} MB: the launcher is stopped"
+      pkill -KILL -P "$launcher" 2>/dev/null
+      kill -KILL "$launcher" 2>/dev/null
+    fi
+    sleep 2
+  done
+  wait "$launcher"
 }
 
 run_pgjdbc() {  # TARGET PORT DB OUT
