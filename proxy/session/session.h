@@ -229,7 +229,6 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   void on_leg_caught_up(size_t leg) override;
   void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;
-  void on_run_leg_lost(size_t leg) override;
   void on_leg_drained(size_t leg) override;
   void on_no_server(const Status& why) override;
   bool takes_async_messages() const override { return true; }
@@ -284,6 +283,13 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   }
   bool server_lent() const { return request_.state == RequestState::LentUntilSync; }
   // Leg (session_leg.cc): the transaction's server.
+  // A leg's server, held by its leg of legs_: null with no leg, or when the leg lost it in a run.
+  pool::Backend* server_of(const Leg& leg) const {
+    return leg.attached() ? legs_.backend(leg.slot) : nullptr;
+  }
+  // The active leg's server, where the session relays to it (attached, in no run). Inline: it
+  // runs for every message the client sends.
+  pool::Backend& active_server() const { return *legs_.backend(txn_.leg.slot); }
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
   // At a transaction boundary the leg's server goes back to its pool, or stays (session pooling):
@@ -316,8 +322,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   std::vector<std::string> every_leg_sql(const parser::StatementFacts& statement) const;
   void send_to_every_leg(const parser::StatementFacts& statement);
   void send_to_parked(std::string_view sql);
-  static void send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed);
-  Leg* parked_leg(const pool::Backend& backend);
+  void send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed);
   bool on_parked_frame(Leg& leg, const wire::Frame& frame);
   void fail_parked_leg(const Leg& leg);
   void on_parked_message(Leg& leg, const wire::Frame& frame);
@@ -529,6 +534,12 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   Status transaction_targets(const std::vector<int>& shards, bool in_transaction,
                              std::vector<LegEngine::Target>* targets);
   Leg* transaction_leg(int shard);
+  // The transaction's records of its servers by their leg of legs_ (`slot`).
+  Leg* parked_leg(size_t slot);
+  void drop_leg(size_t slot);
+  // Some record of the transaction names leg `slot` of legs_. A leg legs_ gives the transaction
+  // is named by none: a record never outlives its leg (checked where a leg is recorded).
+  bool leg_recorded(size_t slot) const;
   Status end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
                          bool in_transaction);
   LegEngine::HandBack hand_back_to_legs(bool in_transaction);  // end_run_on_legs
@@ -554,10 +565,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
     return index < legs_.size() && legs_.cancelled(index);
   }
   // The leg's server is one a run reads now: never at a boundary, never pooled.
-  bool in_run(const Leg& leg) const {
-    const size_t index = leg.attached() ? legs_.leg_of(*leg.backend) : legs_.size();
-    return index < legs_.size() && legs_.in_run(index);
-  }
+  bool in_run(const Leg& leg) const { return leg.attached() && legs_.in_run(leg.slot); }
   void write_session_ready(bool in_transaction);
   Next write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                             const router::Route& route);

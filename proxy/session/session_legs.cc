@@ -243,7 +243,7 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
   std::string rollback;
   wire::encode_query(rollback, "ROLLBACK");
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  txn_.leg.backend->connection().write(rollback);
+  active_server().connection().write(rollback);
   wire::encode_ready_for_query(failure, 'I');
   answer_in_place(failure);
   return Next::Continue;
@@ -270,20 +270,14 @@ void Session::send_unseen(Leg& leg, std::string_view messages, const std::vector
     e.relay_errors = false;
     leg.tracker.expect(std::move(e), nullptr);
   }
-  leg.backend->connection().write(messages);
-}
-
-Leg* Session::parked_leg(const pool::Backend& backend) {
-  for (Leg& other : txn_.parked)
-    if (other.backend == &backend) return &other;
-  return nullptr;
+  server_of(leg)->connection().write(messages);
 }
 
 // What a parked leg sends: the answers to what send_to_parked sent it (swallowed; a failure is
 // remembered for the transaction's end), or a message nobody asked for, which ends the session.
 // False: reading stops.
 bool Session::on_parked_frame(Leg& leg, const wire::Frame& frame) {
-  if (frame.type == 'E' && ends_session(frame, *leg.backend)) return false;
+  if (frame.type == 'E' && ends_session(frame, *server_of(leg))) return false;
   std::string due;
   if (leg.tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {
     fail_parked_leg(leg);
@@ -297,7 +291,7 @@ bool Session::on_parked_frame(Leg& leg, const wire::Frame& frame) {
 // transaction rolling back on every shard.
 void Session::fail_parked_leg(const Leg& leg) {
   LOG_WARN("client=c%llu server=s%llu of shard %d sent an unexpected message while parked",
-           (unsigned long long)id(), (unsigned long long)leg.backend->id(), leg.shard);
+           (unsigned long long)id(), (unsigned long long)server_of(leg)->id(), leg.shard);
   terminate(Status::server("08P01", "a server of the transaction (shard " +
                                         host_.directory()->shard_name(static_cast<uint16_t>(leg.shard)) +
                                         ") failed; the transaction was rolled back on every shard"));
@@ -319,7 +313,7 @@ void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {
       break;
     case 'S':
       if (auto status = wire::decode_parameter_status(frame.body))
-        leg.backend->set_parameter(status->name, status->value);
+        server_of(leg)->set_parameter(status->name, status->value);
       break;
     default: break;
   }
@@ -340,7 +334,7 @@ void Session::release_idle_parked() {
       ++i;
       continue;
     }
-    pool::Backend* backend = other.backend;
+    pool::Backend* backend = server_of(other);
     backend->applied_state = profile_.settings.signature();
     txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(i));
     const bool cancelled = cancelled_by_run(*backend);
@@ -375,7 +369,8 @@ void Session::on_active_status() {
 void Session::release_parked_legs() {
   std::vector<Leg> legs = std::exchange(txn_.parked, {});
   for (Leg& other : legs) {
-    pool::Backend* backend = other.backend;
+    pool::Backend* backend = server_of(other);
+    if (backend == nullptr) continue;    // its leg lost it in a run
     const bool running = in_run(other);  // a run reads it: in the middle of the run's statements
     const bool cancelled = cancelled_by_run(*backend);
     legs_.detach(*backend);

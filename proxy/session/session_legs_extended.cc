@@ -81,7 +81,7 @@ Session::Next Session::close_batch_for_another_leg() {
   std::string sync;
   wire::encode_sync(sync);
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
-  leg.backend->connection().write(sync);
+  active_server().connection().write(sync);
   request_.batch_open = false;
   return wait_for_active_leg();
 }
@@ -100,7 +100,7 @@ Session::Next Session::finish_batch_ending() {
   wire::encode_query(abort,
                      "DO $sw_abort$ BEGIN RAISE EXCEPTION 'commit failed on another shard'; END $sw_abort$");
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  txn_.leg.backend->connection().write(abort);
+  active_server().connection().write(abort);
   return Next::Forward;
 }
 
@@ -122,7 +122,7 @@ void Session::ensure_session_statement(std::string_view name) {
   if (statement == nullptr) return;  // the server reports the unknown statement
   std::string parse;
   wire::encode_parse(parse, name, statement->query, statement->param_types);
-  leg.backend->connection().write(parse);
+  active_server().connection().write(parse);
   expect(Owed::Parse, /*relay=*/false, 0, /*relay_errors=*/true);
   leg.client_statements.emplace(name);
 }

@@ -69,7 +69,7 @@ Session::Next Session::spread_batch_to_another_leg() {
   int target = statement_shard(*batch.facts, route);
   if (target < 0 || target == leg.shard) return Next::Forward;
   if (!leg.tracker.idle()) {
-    leg.backend->connection().write(flush_message());
+    active_server().connection().write(flush_message());
     return wait_for_active_leg();
   }
   if (request_.batch_failed) {
@@ -90,7 +90,7 @@ void Session::begin_spread_batch() {
             (unsigned long long)id(), leg.shard);
   for (Owed owed : {Owed::Parse, Owed::Bind, Owed::Execute, Owed::Close})
     expect(owed, /*relay=*/false, 0, /*relay_errors=*/false);
-  leg.backend->connection().write(begin_messages());
+  active_server().connection().write(begin_messages());
   leg.server_status = 'T';
   txn_.spread = SpreadBatch::Open;
   txn_.spread_failed = false;
@@ -109,7 +109,7 @@ Session::Next Session::end_spread_batch(const wire::Frame& sync) {
     std::string out;
     wire::encode_sync(out);
     expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
-    txn_.leg.backend->connection().write(out);
+    active_server().connection().write(out);
     for (Leg& other : txn_.parked) send_unseen(other, out, {Owed::Sync});
   }
   if (!txn_.leg.tracker.idle() || txn_.parked_busy()) {
@@ -148,7 +148,7 @@ void Session::commit_spread_batch() {
   std::string out;
   wire::encode_query(out, end);
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/!failed);
-  txn_.leg.backend->connection().write(out);
+  active_server().connection().write(out);
   std::string ready;
   wire::encode_ready_for_query(ready, 'I');
   answer_in_place(ready);

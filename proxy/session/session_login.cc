@@ -244,9 +244,9 @@ std::string Session::startup_key() const {
 }
 
 void Session::end_startup_probe() {
-  std::map<std::string, std::string> reported = txn_.leg.backend->parameters();
+  std::map<std::string, std::string> reported = active_server().parameters();
   pools_.login->remember_probed_parameters(startup_key(), reported);
-  txn_.leg.backend->applied_state = profile_.settings.signature();
+  active_server().applied_state = profile_.settings.signature();
   release_backend(true);
   finish_login(&reported);
 }

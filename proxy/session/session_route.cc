@@ -206,7 +206,7 @@ void Session::move_transaction() {
   std::string out;
   wire::encode_query(out, "ROLLBACK");
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  leg.backend->connection().write(out);
+  active_server().connection().write(out);
   set_request_state(RequestState::WaitingForServer);
 }
 
@@ -419,7 +419,7 @@ void Session::inject_abort(const Status& error, bool extended) {
     for (Owed owed : {Owed::Parse, Owed::Bind, Owed::Execute}) expect(owed, /*relay=*/false);
     request_.skip_until_sync = true;
   }
-  txn_.leg.backend->connection().write(out);
+  active_server().connection().write(out);
 }
 
 }  // namespace sw::session

@@ -4,8 +4,10 @@
 // leg (borrowed) and gives it back in place; a shard it has none on gets a new leg of legs_. The
 // end: the verdict and the deferred BEGIN first (begin_run_end), the transaction's status last
 // (finish_run_end), and on failure the settling of a leg the run used (settle_run_leg) and of the
-// legs it did not (fail_legs_outside_run).
+// legs it did not (fail_legs_outside_run). Also the transaction's records of its servers by their
+// leg of legs_ (parked_leg, drop_leg).
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "common/log.h"
@@ -52,7 +54,7 @@ Status Session::transaction_targets(const std::vector<int>& shards, bool in_tran
       const bool joined = in_transaction && leg->server_status != 'I';
       if (joined) target.begin.clear();
       const bool behind = std::exchange(leg->settings_behind, false);
-      leg->backend->applied_state = behind && !joined ? std::string() : profile_.settings.signature();
+      server_of(*leg)->applied_state = behind && !joined ? std::string() : profile_.settings.signature();
     }
     targets->push_back(std::move(target));
   }
@@ -83,19 +85,46 @@ Leg* Session::transaction_leg(int shard) {
   return found != txn_.parked.end() ? &*found : nullptr;
 }
 
+Leg* Session::parked_leg(size_t slot) {
+  for (Leg& other : txn_.parked)
+    if (other.slot == slot) return &other;
+  return nullptr;
+}
+
+bool Session::leg_recorded(size_t slot) const {
+  return txn_.leg.slot == slot || std::any_of(txn_.parked.begin(), txn_.parked.end(),
+                                              [slot](const Leg& other) { return other.slot == slot; });
+}
+
+// The transaction's record of leg `slot` goes: its server was lost, or is given back by the
+// caller (before legs_ may hand the leg to another server).
+void Session::drop_leg(size_t slot) {
+  if (txn_.leg.slot == slot) {
+    txn_.leg = Leg{};
+    return;
+  }
+  txn_.parked.erase(std::remove_if(txn_.parked.begin(), txn_.parked.end(),
+                                   [slot](const Leg& other) { return other.slot == slot; }),
+                    txn_.parked.end());
+}
+
 // The end of a run on the transaction's legs, in place: a borrowed leg's record stays where it is
 // (settled on failure); a new leg becomes one of the transaction's (the active one when there is
-// none), or is closed on failure; a borrowed leg left without a server was lost (its record went
-// with on_run_leg_lost) and ends the session. A new leg the run released (outside a transaction)
-// comes back as none. Returns why a successful run is refused after all.
+// none), or is closed on failure; a borrowed leg left without a server was lost: its record goes
+// (legs_ may reuse the leg) and the session ends. A new leg the run released (outside a
+// transaction) comes back as none. Returns why a successful run is refused after all.
 Status Session::end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
                                 bool in_transaction) {
   const RunEnd end = begin_run_end(handed, error, in_transaction);
   bool lost = false;
   for (const LegEngine::Handed& server : handed) {
     if (server.borrowed || server.backend == nullptr) {
-      lost = lost || (server.borrowed && server.backend == nullptr);
-      if (server.backend != nullptr) end_borrowed_leg(server, end.failed, in_transaction);
+      if (server.backend != nullptr) {
+        end_borrowed_leg(server, end.failed, in_transaction);
+      } else if (server.borrowed) {
+        drop_leg(server.leg);
+        lost = true;
+      }
       continue;
     }
     if (end.failed) {
@@ -103,9 +132,10 @@ Status Session::end_run_on_legs(const std::vector<LegEngine::Handed>& handed, co
       server.backend->pool().release(server.backend, false);  // closed: its transaction rolls back
       continue;
     }
+    assert(!leg_recorded(server.leg));
     Leg leg;
     leg.shard = server.shard;
-    leg.backend = server.backend;
+    leg.slot = server.leg;
     note_run_statement(leg, server, in_transaction);
     if (txn_.leg.attached()) {
       txn_.parked.push_back(std::move(leg));
@@ -126,7 +156,7 @@ LegEngine::HandBack Session::hand_back_to_legs(bool in_transaction) {
 // A borrowed leg after the run: in the transaction now (on success), or parked until it answered
 // what the run sent it, then its transaction failed (inside the client's) or rolled back.
 void Session::end_borrowed_leg(const LegEngine::Handed& server, bool failed, bool in_transaction) {
-  Leg* leg = txn_.leg.backend == server.backend ? &txn_.leg : parked_leg(*server.backend);
+  Leg* leg = txn_.leg.slot == server.leg ? &txn_.leg : parked_leg(server.leg);
   if (leg == nullptr) return;
   if (!failed) {
     note_run_statement(*leg, server, in_transaction);
@@ -243,10 +273,10 @@ void Session::fail_legs_outside_run() {
 
 // Answers a settling leg may hold already (the runner stopped reading mid-way).
 void Session::read_settling_legs() {
-  std::vector<pool::Backend*> servers;
-  for (const Leg& other : txn_.parked) servers.push_back(other.backend);
-  for (pool::Backend* backend : servers) {
-    if (parked_leg(*backend) != nullptr) legs_.read_pending(legs_.leg_of(*backend));
+  std::vector<size_t> slots;
+  for (const Leg& other : txn_.parked) slots.push_back(other.slot);
+  for (size_t slot : slots) {
+    if (parked_leg(slot) != nullptr && legs_.backend(slot) != nullptr) legs_.read_pending(slot);
   }
 }
 

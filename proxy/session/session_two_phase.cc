@@ -77,7 +77,7 @@ std::vector<LegEngine::Target> Session::commit_targets(const CommitPlan& plan, s
   std::vector<LegEngine::Target> targets;
   auto add = [this, &targets](const Leg& leg) {
     LegEngine::Target target;
-    target.pool = &leg.backend->pool();
+    target.pool = &server_of(leg)->pool();
     target.shard = host_.directory()->shard_name(static_cast<uint16_t>(leg.shard));
     target.index = leg.shard;
     target.begin.clear();
@@ -169,14 +169,17 @@ Session::Next Session::lost_written_shard(int shard) {
   return Next::Stop;
 }
 
-// The commit's run ends: each of its legs is a parked leg of the session's as before (a lost one
-// is gone already, on_run_leg_lost), with the status its last answer to the driver said; what it
-// still owes the driver is read and dropped.
+// The commit's run ends: each of its legs is a parked leg of the session's as before (a lost one's
+// record goes: legs_ may reuse the leg), with the status its last answer to the driver said; what
+// it still owes the driver is read and dropped.
 void Session::take_back_commit_legs(TwoPhaseState& state) {
   const std::vector<LegEngine::Handed> handed = state.legs->hand_over();
   for (size_t i = 0; i < handed.size(); ++i) {
-    if (handed[i].backend == nullptr) continue;
-    Leg* leg = parked_leg(*handed[i].backend);
+    if (handed[i].backend == nullptr) {
+      drop_leg(handed[i].leg);
+      continue;
+    }
+    Leg* leg = parked_leg(handed[i].leg);
     if (leg == nullptr) continue;
     leg->tracker.reset();
     if (const char status = state.legs->status(i)) leg->server_status = status;

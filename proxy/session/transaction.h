@@ -5,6 +5,7 @@
 // sharded table.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <set>
@@ -31,12 +32,16 @@ namespace sw::session {
 
 using RunnerSlot = RunnerSlotOf<Fanout, MergeFanout, CopyIn, ReferenceWrite, SplitInsert, CursorRound>;
 
-// One server borrowed for the transaction, on one shard.
+// One server borrowed for the transaction, on one shard: the leg of the session's engine that
+// holds it (Session::legs_, its `slot`), and what the session expects of it. The server is the
+// engine's (LegEngine::backend(slot)): null when that leg lost it in a run, until the run's end
+// drops this record. A record never outlives its leg: it is dropped when the server is detached.
 struct Leg {
-  pool::Backend* backend = nullptr;  // null: no leg
-  int shard = -1;                    // index into the directory's shards
-  ResponseTracker tracker;           // what the server still owes
-  char server_status = 'I';          // as the server's last ReadyForQuery said
+  static constexpr size_t kNoSlot = static_cast<size_t>(-1);
+  size_t slot = kNoSlot;     // the engine leg holding the server; kNoSlot: no leg
+  int shard = -1;            // index into the directory's shards (set before the server arrives)
+  ResponseTracker tracker;   // what the server still owes
+  char server_status = 'I';  // as the server's last ReadyForQuery said
   // The server runs a Parse/Describe batch outside the client's transaction, which has no shard
   // yet (a deferred BEGIN): that batch must not pick the transaction's shard.
   bool outside_transaction = false;
@@ -53,7 +58,7 @@ struct Leg {
   // to the session's settings (SessionState::signature) before it runs the client's next request.
   bool settings_behind = false;
 
-  bool attached() const { return backend != nullptr; }
+  bool attached() const { return slot != kNoSlot; }
   // Back at a transaction boundary: nothing owed, no transaction, no extended batch open.
   bool at_boundary(bool batch_open) const { return tracker.idle() && server_status == 'I' && !batch_open; }
 };
