@@ -146,7 +146,7 @@ void Session::close(const char* reason) {
     // A server in the middle of something is not reusable: stop its query and close it. In
     // session pooling, one at a boundary is reset (pool.server_reset_query) and reused; in
     // transaction pooling, one idle in the transaction is rolled back and reused.
-    Leg& leg = txn_.leg;
+    LegAnswers& leg = txn_.leg;
     bool at_boundary = leg.at_boundary(request_.batch_open);
     bool idle_in_transaction = !pools_.session_pooling && leg.tracker.idle() && !request_.batch_open;
     const std::string rollback = "ROLLBACK";

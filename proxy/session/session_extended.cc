@@ -174,7 +174,7 @@ void Session::expect_parse(std::string_view client_name, uint64_t statement, boo
 // is no duplicate). A name is forgotten only while it names that statement still: a Close and a
 // new Parse of it sent meanwhile (pipelined) stand.
 void Session::forget_failed_parses() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   for (const FailedParse& failed : leg.tracker.failed_parses()) {
     if (failed.on_server) active_server().prepared.erase(failed.statement);
     if (failed.statement != 0) host_.statements().forget_failed(failed.statement);

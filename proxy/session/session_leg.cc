@@ -19,7 +19,6 @@ bool Session::acquire_backend(int shard) {
     set_request_state(RequestState::Answered);
     return false;
   }
-  txn_.leg.shard = shard;
   pool::Backend* backend = legs_.wait_for(*pool, shard, id());
   if (backend == nullptr) {
     set_request_state(RequestState::WaitingForServer);
@@ -30,8 +29,9 @@ bool Session::acquire_backend(int shard) {
 }
 
 void Session::attach(pool::Backend* backend) {
-  Leg& leg = txn_.leg;
-  const size_t slot = legs_.adopt(*backend, leg.shard);
+  LegAnswers& leg = txn_.leg;
+  // The server came to the leg that waited for it (LegEngine::wait_for): that leg, on its shard.
+  const size_t slot = legs_.adopt(*backend, -1);
   assert(!leg_recorded(slot));
   leg.slot = slot;
   clock_.xact_started_us = stats::monotonic_us();
@@ -155,7 +155,7 @@ void Session::release_at_boundary() {
 // proxy answered BEGIN for starts on it before anything else of the client's runs there. (Until
 // the lent server was given back the client's input was not read: it would never be.)
 void Session::keep_pinned_leg() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   const bool lent = server_lent();
   if (lent) set_request_state(RequestState::Running);  // input is read again
   if (!lent && !leg.outside_transaction) return;
@@ -171,9 +171,9 @@ void Session::keep_pinned_leg() {
 }
 
 void Session::release_backend(bool clean, const std::string* reset_query) {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   pool::Backend* backend = server_of(leg);
-  leg.slot = Leg::kNoSlot;
+  leg.slot = LegAnswers::kNoSlot;
   leg.outside_transaction = false;
   leg.outside_begun = false;
   leg.client_ready_owed = false;
@@ -216,7 +216,7 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
 // Session pooling: the session's server on this shard becomes the active one outside any
 // transaction of its own: it gets the settings it missed, then joins a transaction begun elsewhere.
 void Session::catch_up_parked_leg() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   std::string out;
   if (std::exchange(leg.settings_behind, false)) {
     wire::encode_query(out, profile_.settings.reset_and_replay());

@@ -228,7 +228,6 @@ bool Session::startup_needs_probe() const {
 // A server of the login pool runs the client's startup settings (attach's prologue); what it
 // reports then is what the client is told.
 void Session::probe_startup_settings(pool::Backend* backend) {
-  txn_.leg.shard = -1;
   attach(backend);
   if (txn_.leg.tracker.idle()) end_startup_probe();  // it had them applied already
 }

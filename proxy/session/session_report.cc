@@ -12,7 +12,7 @@ void Session::note_request_start() {
 // transaction.
 void Session::count_request_done() {
   int64_t now = stats::monotonic_us();
-  const Leg& leg = txn_.leg;
+  const LegAnswers& leg = txn_.leg;
   stats::PoolTraffic& traffic = active_server().pool().traffic();
   auto label = static_cast<size_t>(clock_.route_label);
   if (clock_.request_started_us != 0) {

@@ -21,7 +21,7 @@ namespace sw::session {
 bool Session::on_leg_message(size_t leg, const LegEngine::Message& message) {
   const wire::Frame& frame = message.read;
   if (leg != txn_.leg.slot) {
-    Leg* parked = parked_leg(leg);
+    LegAnswers* parked = parked_leg(leg);
     return (parked != nullptr && on_parked_frame(*parked, frame)) || stop_reading_leg(leg);
   }
   if (client_->over_high_water()) {
@@ -67,7 +67,7 @@ void Session::on_leg_caught_up(size_t leg) {
 void Session::on_leg_violation(size_t leg, const Status& why) {
   if (leg == txn_.leg.slot) {
     drop_violating_server(why);
-  } else if (const Leg* parked = parked_leg(leg)) {
+  } else if (const LegAnswers* parked = parked_leg(leg)) {
     fail_parked_leg(*parked);
   }
 }
@@ -125,7 +125,7 @@ void Session::after_server_frame(RequestState before) {
 
 Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
   if (frame.type == 'E' && ends_session(frame, active_server())) return AfterMessage::Dropped;
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   std::string due;
   auto outcome = leg.tracker.on_server_message(frame.type, &due);
   if (outcome.verdict == ResponseTracker::Verdict::Desync) {
@@ -270,7 +270,7 @@ bool Session::on_server_error(const wire::Frame& frame, bool relay, bool complet
 // Returns whether the ReadyForQuery goes on to the client as the server sent it. `answered`: it
 // ends a client request (not one the proxy injected).
 bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answered) {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (const char status = wire::ready_for_query_status(frame.body)) leg.server_status = status;
   request_.batch_failed = false;
   if (leg.outside_transaction) {
@@ -304,7 +304,7 @@ bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answ
 // for a message that completed an expectation or left failed Parses (the caller tests that: it
 // runs for every server message).
 void Session::after_server_message(char type, const ResponseTracker::Outcome& outcome) {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (!leg.tracker.failed_parses().empty()) forget_failed_parses();
   if (outcome.completed && outcome.finished.owed == Owed::Parse && type == '1' &&
       outcome.finished.statement != 0)
