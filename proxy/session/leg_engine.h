@@ -285,7 +285,7 @@ class LegEngine : private pool::BackendUser {
   // A run on the owner's legs (leg_engine_run.cc): takes its legs; ends the run on one leg.
   void join_legs(std::vector<Target> targets);
   void end_run(Leg& leg);
-  // A server that broke the protocol: closed; the owner's runner is told when it was borrowed.
+  // A server that broke the protocol: closed (a borrowed leg's owner finds it lost at the run's end).
   void close_violating(Leg& leg);
   // A leg this engine reads: an owner's leg in no run, or a run's leg while the run lasts.
   bool in_view(const Leg& leg) const { return leg.run == view_; }

@@ -52,11 +52,10 @@ void LegEngine::close_violating(Leg& leg) {
   if (backend == nullptr) return;
   backend->detach();
   backend->pool().release(backend, false);  // its unread bytes are nobody's to read
-  if (leg.borrowed) owner_->runner_.on_run_leg_lost(leg.slot);
 }
 
-// A leg in a run: the owner's runner first (its record of the server goes), then the run's (the
-// owner's runner may have ended the run).
+// A leg in a run: the run's runner only (the owner finds the leg without a server at the run's
+// end).
 void LegEngine::on_backend_lost(pool::Backend& backend, const Status& why) {
   const size_t index = leg_of(backend);
   if (index == legs_.size()) return;
@@ -66,8 +65,7 @@ void LegEngine::on_backend_lost(pool::Backend& backend, const Status& why) {
     runner_.on_leg_lost(index, why);
     return;
   }
-  runner_.on_run_leg_lost(index);
-  if (leg.run != nullptr) leg.run->runner_.on_leg_lost(leg.run_index, why);
+  leg.run->runner_.on_leg_lost(leg.run_index, why);
 }
 
 void LegEngine::on_backend_drained(pool::Backend& backend) {

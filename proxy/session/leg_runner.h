@@ -49,9 +49,6 @@ class LegEngine::Runner {
   virtual void on_leg_violation(size_t leg, const Status& why) = 0;
   // The leg's server is gone (already detached and released).
   virtual void on_leg_lost(size_t leg, const Status& why) = 0;
-  // The owner's runner: its leg `leg`, in a run, lost its server: gone (told before the run's
-  // runner gets on_leg_lost), or closed by the run for breaking the protocol.
-  virtual void on_run_leg_lost(size_t /*leg*/) {}
   virtual void on_leg_drained(size_t /*leg*/) {}
   // No server could be had for some leg.
   virtual void on_no_server(const Status& why) = 0;

@@ -66,11 +66,11 @@ void Session::on_drained(net::Connection&) {
 
 void Session::cancel_running_query(std::function<void()> delivered) {
   // `delivered` runs once every server's cancel was delivered (cancel_join.h).
-  Leg& leg = txn_.leg;
-  if (txn_.runner.empty() && !txn_.two_phase && leg.attached() && !leg.tracker.idle()) {
+  pool::Backend* server = server_of(txn_.leg);
+  if (txn_.runner.empty() && !txn_.two_phase && server != nullptr && !txn_.leg.tracker.idle()) {
     LOG_INFO("client=c%llu cancel request forwarded to server=s%llu", (unsigned long long)id(),
-             (unsigned long long)leg.backend->id());
-    leg.backend->pool().send_cancel(*leg.backend, std::move(delivered));
+             (unsigned long long)server->id());
+    server->pool().send_cancel(*server, std::move(delivered));
     return;
   }
   CancelJoin join(std::move(delivered));
@@ -146,11 +146,11 @@ void Session::close(const char* reason) {
     // A server in the middle of something is not reusable: stop its query and close it. In
     // session pooling, one at a boundary is reset (pool.server_reset_query) and reused; in
     // transaction pooling, one idle in the transaction is rolled back and reused.
-    Leg& leg = txn_.leg;
+    LegAnswers& leg = txn_.leg;
     bool at_boundary = leg.at_boundary(request_.batch_open);
     bool idle_in_transaction = !pools_.session_pooling && leg.tracker.idle() && !request_.batch_open;
     const std::string rollback = "ROLLBACK";
-    if (!leg.tracker.idle()) leg.backend->pool().send_cancel(*leg.backend);
+    if (!leg.tracker.idle()) active_server().pool().send_cancel(active_server());
     if (pools_.session_pooling && at_boundary)
       release_backend(true, &host_.config().pool.server_reset_query);
     else if (idle_in_transaction && !at_boundary)

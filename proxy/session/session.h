@@ -229,7 +229,6 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   void on_leg_caught_up(size_t leg) override;
   void on_leg_violation(size_t leg, const Status& why) override;
   void on_leg_lost(size_t leg, const Status& why) override;
-  void on_run_leg_lost(size_t leg) override;
   void on_leg_drained(size_t leg) override;
   void on_no_server(const Status& why) override;
   bool takes_async_messages() const override { return true; }
@@ -284,6 +283,15 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   }
   bool server_lent() const { return request_.state == RequestState::LentUntilSync; }
   // Leg (session_leg.cc): the transaction's server.
+  // A leg's server, held by its leg of legs_: null with no leg, or when the leg lost it in a run.
+  pool::Backend* server_of(const LegAnswers& leg) const {
+    return leg.attached() ? legs_.backend(leg.slot) : nullptr;
+  }
+  // The active leg's server, where the session relays to it (attached, in no run). Inline: it
+  // runs for every message the client sends.
+  pool::Backend& active_server() const { return *legs_.backend(txn_.leg.slot); }
+  // The directory shard of a leg's server: its engine leg's target (-1 with no leg).
+  int shard_of(const LegAnswers& leg) const { return leg.attached() ? legs_.target(leg.slot).index : -1; }
   bool acquire_backend(int shard);
   void attach(pool::Backend* backend);
   // At a transaction boundary the leg's server goes back to its pool, or stays (session pooling):
@@ -316,11 +324,10 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   std::vector<std::string> every_leg_sql(const parser::StatementFacts& statement) const;
   void send_to_every_leg(const parser::StatementFacts& statement);
   void send_to_parked(std::string_view sql);
-  static void send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed);
-  Leg* parked_leg(const pool::Backend& backend);
-  bool on_parked_frame(Leg& leg, const wire::Frame& frame);
-  void fail_parked_leg(const Leg& leg);
-  void on_parked_message(Leg& leg, const wire::Frame& frame);
+  void send_unseen(LegAnswers& leg, std::string_view messages, const std::vector<Owed>& owed);
+  bool on_parked_frame(LegAnswers& leg, const wire::Frame& frame);
+  void fail_parked_leg(const LegAnswers& leg);
+  void on_parked_message(LegAnswers& leg, const wire::Frame& frame);
   void release_idle_parked();
   void end_parked_like_active(bool committed);
   void on_active_status();
@@ -528,12 +535,18 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   std::vector<int> every_shard() const;
   Status transaction_targets(const std::vector<int>& shards, bool in_transaction,
                              std::vector<LegEngine::Target>* targets);
-  Leg* transaction_leg(int shard);
+  LegAnswers* transaction_leg(int shard);
+  // The transaction's legs' answers by their leg of legs_ (`slot`).
+  LegAnswers* parked_leg(size_t slot);
+  void drop_leg(size_t slot);
+  // Some LegAnswers of the transaction name leg `slot` of legs_. A leg legs_ gives the
+  // transaction is named by none: they never outlive their leg (checked where a leg joins).
+  bool leg_recorded(size_t slot) const;
   Status end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
                          bool in_transaction);
   LegEngine::HandBack hand_back_to_legs(bool in_transaction);  // end_run_on_legs
   void end_borrowed_leg(const LegEngine::Handed& server, bool failed, bool in_transaction);
-  void settle_run_leg(Leg& leg, const LegEngine::Handed& server, bool in_transaction);
+  void settle_run_leg(LegAnswers& leg, const LegEngine::Handed& server, bool in_transaction);
   struct RunEnd {
     Status verdict = Status::ok();  // why a successful run is refused after all
     bool failed = false;            // the run failed, or was refused
@@ -542,7 +555,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
   RunEnd begin_run_end(const std::vector<LegEngine::Handed>& handed, const Status& error,
                        bool in_transaction);
   Status finish_run_end(const RunEnd& end, bool in_transaction, bool lost);
-  void note_run_statement(Leg& leg, const LegEngine::Handed& server, bool in_transaction);
+  void note_run_statement(LegAnswers& leg, const LegEngine::Handed& server, bool in_transaction);
   void post_run_end(bool failed, bool lost);
   Status refuse_writes_in_transaction(const std::vector<LegEngine::Handed>& handed) const;
   void fail_legs_outside_run();
@@ -554,10 +567,7 @@ class Session : private net::Connection::Handler, private LegEngine::Runner {
     return index < legs_.size() && legs_.cancelled(index);
   }
   // The leg's server is one a run reads now: never at a boundary, never pooled.
-  bool in_run(const Leg& leg) const {
-    const size_t index = leg.attached() ? legs_.leg_of(*leg.backend) : legs_.size();
-    return index < legs_.size() && legs_.in_run(index);
-  }
+  bool in_run(const LegAnswers& leg) const { return leg.attached() && legs_.in_run(leg.slot); }
   void write_session_ready(bool in_transaction);
   Next write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                             const router::Route& route);

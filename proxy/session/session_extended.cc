@@ -11,12 +11,12 @@
 namespace sw::session {
 
 void Session::ensure_prepared(const PreparedStatement& statement, bool relay_errors) {
-  if (txn_.leg.backend->prepared.count(statement.id) != 0) return;
+  if (active_server().prepared.count(statement.id) != 0) return;
   if (statement.runs) ensure_prepared(*statement.runs);  // the statement its EXECUTE names
   std::string parse;
   wire::encode_parse(parse, statement.server_name, statement.query, statement.param_types);
-  txn_.leg.backend->connection().write(parse);
-  txn_.leg.backend->prepared.insert(statement.id);
+  active_server().connection().write(parse);
+  active_server().prepared.insert(statement.id);
   // The client never sent this Parse; but if it fails, the client's Bind/Describe fails with it.
   expect(Owed::Parse, /*relay=*/false, statement.id, relay_errors);
 }
@@ -28,7 +28,7 @@ void Session::ensure_unnamed_parsed() {
   if (profile_.unnamed_runs) ensure_prepared(*profile_.unnamed_runs);  // the statement it EXECUTEs
   std::string parse;
   wire::encode_parse(parse, "", profile_.unnamed.query, profile_.unnamed.types);
-  txn_.leg.backend->connection().write(parse);
+  active_server().connection().write(parse);
   expect(Owed::Parse, /*relay=*/false, 0, /*relay_errors=*/true);
 }
 
@@ -118,9 +118,9 @@ void Session::forward_parse_as_sent(const wire::Frame& frame, const wire::ParseM
   if (rewrite) {
     std::string rewritten;
     wire::encode_parse(rewritten, parse.statement, query, parse.param_types);
-    txn_.leg.backend->connection().write(rewritten);
+    active_server().connection().write(rewritten);
   } else {
-    txn_.leg.backend->connection().write(whole(frame));
+    active_server().connection().write(whole(frame));
   }
 }
 
@@ -143,14 +143,14 @@ void Session::forward_pooled_parse(const wire::ParseMessage& parse, std::string_
     parse_view_reader_for(parse.statement, *statement);
     return;
   }
-  if (txn_.leg.backend->prepared.count(statement->id) != 0) {
+  if (active_server().prepared.count(statement->id) != 0) {
     expect_parse(parse.statement, statement->id, /*answered=*/true);
     return;
   }
   std::string rewritten;
   wire::encode_parse(rewritten, statement->server_name, statement->query, statement->param_types);
-  txn_.leg.backend->connection().write(rewritten);
-  txn_.leg.backend->prepared.insert(statement->id);
+  active_server().connection().write(rewritten);
+  active_server().prepared.insert(statement->id);
   expect_parse(parse.statement, statement->id, /*answered=*/false, rewrite);
 }
 
@@ -174,9 +174,9 @@ void Session::expect_parse(std::string_view client_name, uint64_t statement, boo
 // is no duplicate). A name is forgotten only while it names that statement still: a Close and a
 // new Parse of it sent meanwhile (pipelined) stand.
 void Session::forget_failed_parses() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   for (const FailedParse& failed : leg.tracker.failed_parses()) {
-    if (failed.on_server) leg.backend->prepared.erase(failed.statement);
+    if (failed.on_server) active_server().prepared.erase(failed.statement);
     if (failed.statement != 0) host_.statements().forget_failed(failed.statement);
     if (failed.client_name.empty()) continue;
     const PreparedStatement* named = profile_.statements.find(failed.client_name);
@@ -266,7 +266,7 @@ Status Session::forward_bind(const wire::Frame& frame) {
     if (bind->statement.empty()) ensure_unnamed_parsed();
     if (pools_.session_pooling) ensure_session_statement(bind->statement);
     expect(Owed::Bind);
-    txn_.leg.backend->connection().write(whole(frame));
+    active_server().connection().write(whole(frame));
     return Status::ok();
   }
   const PreparedStatement* statement = profile_.statements.find(bind->statement);
@@ -283,7 +283,7 @@ Status Session::forward_bind(const wire::Frame& frame) {
   std::string& rewritten = request_.rewritten;
   rewritten.clear();
   wire::encode_bind_renamed(rewritten, *bind, statement->server_name);
-  txn_.leg.backend->connection().write(rewritten);
+  active_server().connection().write(rewritten);
   expect(Owed::Bind, true, statement->id);
   return Status::ok();
 }
@@ -299,7 +299,7 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
     if (pools_.session_pooling && target->kind == 'S')
       describe ? ensure_session_statement(target->name) : close_session_statement(target->name);
     expect(owed);
-    txn_.leg.backend->connection().write(whole(frame));
+    active_server().connection().write(whole(frame));
     return Status::ok();
   }
   const PreparedStatement* statement = profile_.statements.find(target->name);
@@ -323,7 +323,7 @@ Status Session::forward_describe_or_close(const wire::Frame& frame) {
   ensure_prepared(*statement);
   std::string rewritten;
   wire::encode_target(rewritten, 'D', 'S', statement->server_name);
-  txn_.leg.backend->connection().write(rewritten);
+  active_server().connection().write(rewritten);
   expect(owed, true, statement->id);
   return Status::ok();
 }

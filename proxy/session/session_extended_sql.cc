@@ -163,7 +163,7 @@ void Session::after_sql_command_sync() {
   wire::encode_query(out, commands.to_forget);
   commands.to_forget.clear();
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  txn_.leg.backend->connection().write(out);
+  active_server().connection().write(out);
   request_.restore_owed = true;
 }
 
@@ -180,13 +180,13 @@ void Session::on_sql_command_complete(std::string_view tag) {
     const std::string name = done.prepare->name;
     const uint64_t version = profile_.sql_statements.add(std::move(*done.prepare),
                                                          std::move(done.prepare_sql), std::move(done.source));
-    if (servers_hold_sql_prepared() && txn_.leg.attached()) txn_.leg.backend->sql_prepared[name] = version;
+    if (servers_hold_sql_prepared() && txn_.leg.attached()) active_server().sql_prepared[name] = version;
     return;
   }
   forget_deallocated(done.deallocate);
   if (servers_hold_sql_prepared() && txn_.leg.attached()) {
     // The server ran it: it holds that statement no more (none of them, nor the shared ones, for ALL).
-    pool::Backend& backend = *txn_.leg.backend;
+    pool::Backend& backend = active_server();
     if (!done.deallocate.empty()) {
       backend.sql_prepared.erase(done.deallocate);
     } else {

@@ -1,5 +1,6 @@
 // Session: the transaction's leg, a server borrowed from a shard's pool for one transaction (or
 // for the whole session in session pooling), and when it goes back.
+#include <cassert>
 #include <utility>
 
 #include "common/log.h"
@@ -18,7 +19,6 @@ bool Session::acquire_backend(int shard) {
     set_request_state(RequestState::Answered);
     return false;
   }
-  txn_.leg.shard = shard;
   pool::Backend* backend = legs_.wait_for(*pool, shard, id());
   if (backend == nullptr) {
     set_request_state(RequestState::WaitingForServer);
@@ -29,9 +29,11 @@ bool Session::acquire_backend(int shard) {
 }
 
 void Session::attach(pool::Backend* backend) {
-  Leg& leg = txn_.leg;
-  leg.backend = backend;
-  legs_.adopt(*backend, leg.shard);
+  LegAnswers& leg = txn_.leg;
+  // The server came to the leg that waited for it (LegEngine::wait_for): that leg, on its shard.
+  const size_t slot = legs_.adopt(*backend, -1);
+  assert(!leg_recorded(slot));
+  leg.slot = slot;
   clock_.xact_started_us = stats::monotonic_us();
   set_request_state(RequestState::Running);
   std::string prologue;
@@ -142,7 +144,7 @@ void Session::release_at_boundary() {
       terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
     return;
   }
-  txn_.leg.backend->applied_state = profile_.settings.signature();
+  active_server().applied_state = profile_.settings.signature();
   release_backend(true);
   if (mode_.shutdown_pending)
     terminate(Status::proxy("57P01", "terminating connection due to administrator command"));
@@ -153,7 +155,7 @@ void Session::release_at_boundary() {
 // proxy answered BEGIN for starts on it before anything else of the client's runs there. (Until
 // the lent server was given back the client's input was not read: it would never be.)
 void Session::keep_pinned_leg() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   const bool lent = server_lent();
   if (lent) set_request_state(RequestState::Running);  // input is read again
   if (!lent && !leg.outside_transaction) return;
@@ -165,13 +167,13 @@ void Session::keep_pinned_leg() {
   std::string out;
   wire::encode_query(out, begin);
   expect(Owed::Query, /*relay=*/false);
-  leg.backend->connection().write(out);
+  active_server().connection().write(out);
 }
 
 void Session::release_backend(bool clean, const std::string* reset_query) {
-  Leg& leg = txn_.leg;
-  pool::Backend* backend = leg.backend;
-  leg.backend = nullptr;
+  LegAnswers& leg = txn_.leg;
+  pool::Backend* backend = server_of(leg);
+  leg.slot = LegAnswers::kNoSlot;
   leg.outside_transaction = false;
   leg.outside_begun = false;
   leg.client_ready_owed = false;
@@ -189,7 +191,6 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
   } else {
     txn_.control.pin();
   }
-  const bool cancelled = cancelled_by_run(*backend);
   if (!clean) {
     leg.tracker.reset();
     request_.queries.clear();
@@ -200,6 +201,8 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
     leg.server_status = 'I';
     txn_.control.on_server_dropped();
   }
+  if (backend == nullptr) return;  // its leg lost it in a run
+  const bool cancelled = cancelled_by_run(*backend);
   legs_.detach(*backend);
   backend->connection().resume_reading();
   if (reset_query != nullptr && clean && !cancelled) {
@@ -213,7 +216,7 @@ void Session::release_backend(bool clean, const std::string* reset_query) {
 // Session pooling: the session's server on this shard becomes the active one outside any
 // transaction of its own: it gets the settings it missed, then joins a transaction begun elsewhere.
 void Session::catch_up_parked_leg() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   std::string out;
   if (std::exchange(leg.settings_behind, false)) {
     wire::encode_query(out, profile_.settings.reset_and_replay());
@@ -223,7 +226,7 @@ void Session::catch_up_parked_leg() {
     wire::encode_query(out, replay);
     expect(Owed::Query, /*relay=*/false);
   }
-  if (!out.empty()) leg.backend->connection().write(out);
+  if (!out.empty()) active_server().connection().write(out);
 }
 
 // What a server joining the transaction runs before the Query that needs it.

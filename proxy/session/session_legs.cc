@@ -81,14 +81,14 @@ void Session::send_to_every_leg(const parser::StatementFacts& statement) {
                        statement.kind != StatementKind::Savepoint &&
                        statement.kind != StatementKind::ReleaseSavepoint &&
                        statement.kind != StatementKind::RollbackToSavepoint;
-  for (Leg& other : txn_.parked)
+  for (LegAnswers& other : txn_.parked)
     if (setting && txn_.shards.open() && other.server_status == 'I') other.settings_behind = true;
   for (const std::string& each : sql) send_to_parked(each);
   // ROLLBACK TO SAVEPOINT recovers a leg the transaction's failure failed (every leg ran the
   // savepoint): its swallowed answer may come after the active leg's ReadyForQuery, whose status
   // the client gets (combined_status), so it counts as recovered until its own answer says not.
   if (statement.kind == StatementKind::RollbackToSavepoint) {
-    for (Leg& other : txn_.parked)
+    for (LegAnswers& other : txn_.parked)
       if (other.server_status == 'E') other.server_status = 'T';
   }
 }
@@ -108,7 +108,7 @@ Status Session::check_write(const parser::QueryFacts& facts, const router::Route
   if (facts.statements.size() == 1 && facts.statements.front().kind == StatementKind::Begin)
     return Status::ok();
   int shard = statement_shard(facts, route);
-  if (shard < 0) shard = txn_.leg.shard;
+  if (shard < 0) shard = shard_of(txn_.leg);
   if (shard < 0) return Status::ok();
   txn_.shards.set_cross_shard_writes(cross_shard_writes());
   return txn_.shards.on_statement(shard, writes_any(facts),
@@ -118,7 +118,7 @@ Status Session::check_write(const parser::QueryFacts& facts, const router::Route
 // A Query while a server is attached: does it need another leg of the transaction (or, in
 // session pooling, another of the session's servers), or the transaction's end on every leg?
 Session::Next Session::route_across_legs(const wire::Frame& query) {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (Next next = write_in_open_batch(query); next != Next::Forward) return next;
   if (Next next = finish_prepared_beside_leg(query); next != Next::Forward) return next;
   if (server_lent() || leg.outside_transaction || txn_.control.moving() || request_.batch_open ||
@@ -144,7 +144,7 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
   }
   int target = statement_shard(*facts, *request_.front.route);
   if (target < 0 && only != nullptr) target = shard_holding_deallocated(*only);
-  if (target < 0 || target == leg.shard) return Next::Forward;
+  if (target < 0 || target == shard_of(leg)) return Next::Forward;
   txn_.shards.set_cross_shard_writes(cross_shard_writes());
   if (writes_any(*facts) && txn_.shards.open() && !txn_.shards.may_write(target))
     return Next::Forward;  // refused there
@@ -160,11 +160,11 @@ Session::Next Session::route_across_legs(const wire::Frame& query) {
 // The active leg owes nothing: it is parked, and the leg on `shard` (parked, or a new server that
 // joins the transaction) becomes the active one.
 Session::Next Session::switch_to_leg(int shard) {
-  auto found =
-      std::find_if(txn_.parked.begin(), txn_.parked.end(), [&](const Leg& l) { return l.shard == shard; });
+  auto found = std::find_if(txn_.parked.begin(), txn_.parked.end(),
+                            [&](const LegAnswers& l) { return shard_of(l) == shard; });
   size_t index = static_cast<size_t>(found - txn_.parked.begin());
   txn_.parked.push_back(std::move(txn_.leg));
-  txn_.leg = Leg{};
+  txn_.leg = LegAnswers{};
   LOG_DEBUG("client=c%llu requests go to shard %d now (%s leg)", (unsigned long long)id(), shard,
             index < txn_.parked.size() - 1 ? "a parked" : "a new");
   if (index < txn_.parked.size() - 1) {
@@ -194,7 +194,7 @@ void Session::restore_parked_leg() {
 Session::Next Session::end_across_legs(bool commit, size_t consumed, const ExtendedBatch* batch) {
   // Session pooling: the session's servers the transaction did not touch have nothing to end.
   if (std::all_of(txn_.parked.begin(), txn_.parked.end(),
-                  [](const Leg& other) { return other.server_status == 'I'; }))
+                  [](const LegAnswers& other) { return other.server_status == 'I'; }))
     return Next::Forward;
   if (!txn_.leg.tracker.idle()) {
     return wait_for_active_leg();
@@ -206,8 +206,8 @@ Session::Next Session::end_across_legs(bool commit, size_t consumed, const Exten
     txn_.end_failure = std::move(tag);
   }
   if (commit && !failed) {
-    std::vector<int> legs{txn_.leg.shard};
-    for (const Leg& other : txn_.parked) legs.push_back(other.shard);
+    std::vector<int> legs{shard_of(txn_.leg)};
+    for (const LegAnswers& other : txn_.parked) legs.push_back(shard_of(other));
     CommitPlan plan = txn_.shards.commit_plan(legs);
     if (plan.kind == CommitPlan::Kind::TwoPhase) {
       if (batch == nullptr) return start_two_phase(plan, consumed, {}, false);
@@ -219,7 +219,7 @@ Session::Next Session::end_across_legs(bool commit, size_t consumed, const Exten
                          "Execute; the transaction is still open"));
       return Next::Continue;
     }
-    if (plan.last != txn_.leg.shard) switch_to_leg(plan.last);  // parked: no server is acquired
+    if (plan.last != shard_of(txn_.leg)) switch_to_leg(plan.last);  // parked: no server is acquired
   }
   txn_.ending = commit && !failed ? Ending::Commit : Ending::Rollback;
   send_to_parked(txn_.ending == Ending::Commit ? "COMMIT" : "ROLLBACK");
@@ -236,14 +236,14 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
   if (failure.empty()) return Next::Forward;
   if (ending == Ending::Commit)
     LOG_INFO("client=c%llu COMMIT failed on a read-only leg; rolling back shard %d", (unsigned long long)id(),
-             txn_.leg.shard);
+             shard_of(txn_.leg));
   consume_client(query.size);
   profile_.settings.end_transaction(false);
   profile_.schema_changes.end_transaction();
   std::string rollback;
   wire::encode_query(rollback, "ROLLBACK");
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  txn_.leg.backend->connection().write(rollback);
+  active_server().connection().write(rollback);
   wire::encode_ready_for_query(failure, 'I');
   answer_in_place(failure);
   return Next::Continue;
@@ -255,14 +255,14 @@ Session::Next Session::finish_ending(const wire::Frame& query) {
 void Session::send_to_parked(std::string_view sql) {
   std::string out;
   wire::encode_query(out, sql);
-  for (Leg& other : txn_.parked) {
+  for (LegAnswers& other : txn_.parked) {
     if (txn_.shards.open() && other.server_status == 'I') continue;
     send_unseen(other, out, {Owed::Query});
   }
 }
 
 // Writes `messages` to a leg's server; what they owe (`owed`, in order) is swallowed, errors too.
-void Session::send_unseen(Leg& leg, std::string_view messages, const std::vector<Owed>& owed) {
+void Session::send_unseen(LegAnswers& leg, std::string_view messages, const std::vector<Owed>& owed) {
   for (Owed each : owed) {
     Expectation e;
     e.owed = each;
@@ -270,20 +270,14 @@ void Session::send_unseen(Leg& leg, std::string_view messages, const std::vector
     e.relay_errors = false;
     leg.tracker.expect(std::move(e), nullptr);
   }
-  leg.backend->connection().write(messages);
-}
-
-Leg* Session::parked_leg(const pool::Backend& backend) {
-  for (Leg& other : txn_.parked)
-    if (other.backend == &backend) return &other;
-  return nullptr;
+  server_of(leg)->connection().write(messages);
 }
 
 // What a parked leg sends: the answers to what send_to_parked sent it (swallowed; a failure is
 // remembered for the transaction's end), or a message nobody asked for, which ends the session.
 // False: reading stops.
-bool Session::on_parked_frame(Leg& leg, const wire::Frame& frame) {
-  if (frame.type == 'E' && ends_session(frame, *leg.backend)) return false;
+bool Session::on_parked_frame(LegAnswers& leg, const wire::Frame& frame) {
+  if (frame.type == 'E' && ends_session(frame, *server_of(leg))) return false;
   std::string due;
   if (leg.tracker.on_server_message(frame.type, &due).verdict == ResponseTracker::Verdict::Desync) {
     fail_parked_leg(leg);
@@ -295,15 +289,15 @@ bool Session::on_parked_frame(Leg& leg, const wire::Frame& frame) {
 
 // A parked leg's server sent what nobody asked for, or broke the protocol: the session ends, the
 // transaction rolling back on every shard.
-void Session::fail_parked_leg(const Leg& leg) {
+void Session::fail_parked_leg(const LegAnswers& leg) {
   LOG_WARN("client=c%llu server=s%llu of shard %d sent an unexpected message while parked",
-           (unsigned long long)id(), (unsigned long long)leg.backend->id(), leg.shard);
+           (unsigned long long)id(), (unsigned long long)server_of(leg)->id(), shard_of(leg));
   terminate(Status::server("08P01", "a server of the transaction (shard " +
-                                        host_.directory()->shard_name(static_cast<uint16_t>(leg.shard)) +
+                                        host_.directory()->shard_name(static_cast<uint16_t>(shard_of(leg))) +
                                         ") failed; the transaction was rolled back on every shard"));
 }
 
-void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {
+void Session::on_parked_message(LegAnswers& leg, const wire::Frame& frame) {
   switch (frame.type) {
     case 'E':
       if (txn_.ending == Ending::Commit && txn_.end_failure.empty())
@@ -319,7 +313,7 @@ void Session::on_parked_message(Leg& leg, const wire::Frame& frame) {
       break;
     case 'S':
       if (auto status = wire::decode_parameter_status(frame.body))
-        leg.backend->set_parameter(status->name, status->value);
+        server_of(leg)->set_parameter(status->name, status->value);
       break;
     default: break;
   }
@@ -335,12 +329,12 @@ void Session::release_idle_parked() {
     maybe_release_backend();
   }
   for (size_t i = 0; i < txn_.parked.size();) {
-    Leg& other = txn_.parked[i];
+    LegAnswers& other = txn_.parked[i];
     if (!other.tracker.idle() || other.server_status != 'I' || in_run(other)) {
       ++i;
       continue;
     }
-    pool::Backend* backend = other.backend;
+    pool::Backend* backend = server_of(other);
     backend->applied_state = profile_.settings.signature();
     txn_.parked.erase(txn_.parked.begin() + static_cast<std::ptrdiff_t>(i));
     const bool cancelled = cancelled_by_run(*backend);
@@ -352,7 +346,7 @@ void Session::release_idle_parked() {
 // The active leg's transaction ended by a statement the proxy did not run on the parked legs
 // (an extended-protocol COMMIT, a multi-statement Query): they end it the same way.
 void Session::end_parked_like_active(bool committed) {
-  bool open = std::any_of(txn_.parked.begin(), txn_.parked.end(), [](const Leg& other) {
+  bool open = std::any_of(txn_.parked.begin(), txn_.parked.end(), [](const LegAnswers& other) {
     return other.server_status != 'I' && other.tracker.idle();
   });
   if (!open || txn_.ending != Ending::None) return;
@@ -362,7 +356,7 @@ void Session::end_parked_like_active(bool committed) {
 // The active leg reported its transaction status; once it owes nothing and is out of the
 // transaction, so is every other leg.
 void Session::on_active_status() {
-  const Leg& leg = txn_.leg;
+  const LegAnswers& leg = txn_.leg;
   txn_.shards.on_server_status(leg.server_status);
   if (leg.server_status != 'I' || !leg.tracker.idle()) return;
   end_parked_like_active(txn_.active_committed);
@@ -373,9 +367,10 @@ void Session::on_active_status() {
 // back, in transaction pooling, idle in the transaction) or is closed (a run reads it, or a run
 // cancelled it), which rolls it back.
 void Session::release_parked_legs() {
-  std::vector<Leg> legs = std::exchange(txn_.parked, {});
-  for (Leg& other : legs) {
-    pool::Backend* backend = other.backend;
+  std::vector<LegAnswers> legs = std::exchange(txn_.parked, {});
+  for (LegAnswers& other : legs) {
+    pool::Backend* backend = server_of(other);
+    if (backend == nullptr) continue;    // its leg lost it in a run
     const bool running = in_run(other);  // a run reads it: in the middle of the run's statements
     const bool cancelled = cancelled_by_run(*backend);
     legs_.detach(*backend);

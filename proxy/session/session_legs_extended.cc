@@ -15,7 +15,7 @@ using parser::StatementKind;
 
 // The first message of an extended batch while a server is attached.
 Session::Next Session::route_batch_across_legs() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (server_lent() || leg.outside_transaction || txn_.control.moving() || !host_.directory())
     return Next::Forward;
   if (txn_.ending != Ending::None) return finish_batch_ending();
@@ -41,7 +41,7 @@ Session::Next Session::route_batch_across_legs() {
   }
   int target = statement_shard(*batch.facts, route);
   if (target < 0) target = shard_holding_deallocated(only);
-  if (target < 0 || target == leg.shard) return Next::Forward;
+  if (target < 0 || target == shard_of(leg)) return Next::Forward;
   txn_.shards.set_cross_shard_writes(cross_shard_writes());
   if (only.writes && txn_.shards.open() && !txn_.shards.may_write(target))
     return Next::Forward;  // refused there
@@ -61,7 +61,7 @@ Session::Next Session::route_batch_across_legs() {
 // statement ran in it), and once that leg owes nothing the Bind starts a batch of its own, routed
 // like any (route_batch_across_legs), its statement parsed again on the leg that runs it.
 Session::Next Session::close_batch_for_another_leg() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (server_lent() || leg.outside_transaction || txn_.control.moving() || !host_.directory() ||
       (txn_.parked.empty() && !pools_.session_pooling && leg.server_status == 'I'))
     return Next::Forward;
@@ -77,11 +77,11 @@ Session::Next Session::close_batch_for_another_leg() {
   // (read_batch_on_every_shard) run on every shard as a batch of their own.
   const bool every_shard = route.reference_write || (scatter_read(route) && reads_on_session_servers() &&
                                                      held_read_refusal(route).is_ok());
-  if (!every_shard && (target < 0 || target == leg.shard)) return Next::Forward;
+  if (!every_shard && (target < 0 || target == shard_of(leg))) return Next::Forward;
   std::string sync;
   wire::encode_sync(sync);
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
-  leg.backend->connection().write(sync);
+  active_server().connection().write(sync);
   request_.batch_open = false;
   return wait_for_active_leg();
 }
@@ -95,12 +95,12 @@ Session::Next Session::finish_batch_ending() {
   release_idle_parked();
   if (failure.empty()) return Next::Forward;
   LOG_INFO("client=c%llu COMMIT failed on a read-only leg; shard %d answers ROLLBACK",
-           (unsigned long long)id(), txn_.leg.shard);
+           (unsigned long long)id(), shard_of(txn_.leg));
   std::string abort;
   wire::encode_query(abort,
                      "DO $sw_abort$ BEGIN RAISE EXCEPTION 'commit failed on another shard'; END $sw_abort$");
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  txn_.leg.backend->connection().write(abort);
+  active_server().connection().write(abort);
   return Next::Forward;
 }
 
@@ -116,13 +116,13 @@ void Session::note_session_parse(std::string_view name, std::string_view query,
 // Before a Bind or Describe of a named statement on a server that has not parsed it (session
 // pooling, another shard's leg): its Parse, answer swallowed, errors to the client in its place.
 void Session::ensure_session_statement(std::string_view name) {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (name.empty() || leg.client_statements.count(name) != 0) return;
   const PreparedStatement* statement = profile_.statements.find(name);
   if (statement == nullptr) return;  // the server reports the unknown statement
   std::string parse;
   wire::encode_parse(parse, name, statement->query, statement->param_types);
-  leg.backend->connection().write(parse);
+  active_server().connection().write(parse);
   expect(Owed::Parse, /*relay=*/false, 0, /*relay_errors=*/true);
   leg.client_statements.emplace(name);
 }

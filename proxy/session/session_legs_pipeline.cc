@@ -46,7 +46,7 @@ std::string flush_message() {
 bool Session::may_spread_batch() const {
   if (server_lent() || pools_.session_pooling || txn_.control.moving() || !host_.directory()) return false;
   if (txn_.spread == SpreadBatch::Open) return true;
-  const Leg& leg = txn_.leg;
+  const LegAnswers& leg = txn_.leg;
   return txn_.spread == SpreadBatch::None && !leg.outside_transaction && leg.server_status == 'I' &&
          txn_.parked.empty() && !txn_.shards.open() && txn_.control.status() == 'I' &&
          cross_shard_writes() == CrossShardWrites::TwoPhase;
@@ -57,7 +57,7 @@ bool Session::may_spread_batch() const {
 // answer), and nothing failed, that shard's leg becomes the active one.
 Session::Next Session::spread_batch_to_another_leg() {
   if (!may_spread_batch()) return Next::Forward;
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   ExtendedBatch batch = scan_extended_batch(client_input(), limits_, profile_.unnamed, profile_.statements);
   if (batch.kind == ExtendedBatch::Kind::NeedMore) return Next::Stop;
   if (batch.kind != ExtendedBatch::Kind::Bound) return Next::Forward;
@@ -67,9 +67,9 @@ Session::Next Session::spread_batch_to_another_leg() {
       router::route(batch.only(), &request_.bind_values, *host_.directory(), host_.routing_rules());
   if (route.reference_write || route.scatter_write()) return Next::Forward;  // refused there
   int target = statement_shard(*batch.facts, route);
-  if (target < 0 || target == leg.shard) return Next::Forward;
+  if (target < 0 || target == shard_of(leg)) return Next::Forward;
   if (!leg.tracker.idle()) {
-    leg.backend->connection().write(flush_message());
+    active_server().connection().write(flush_message());
     return wait_for_active_leg();
   }
   if (request_.batch_failed) {
@@ -85,19 +85,19 @@ Session::Next Session::spread_batch_to_another_leg() {
 // The batch's open implicit transaction on the active leg becomes a transaction block keeping what
 // ran (BEGIN in PostgreSQL's TBLOCK_STARTED); that leg counts as written.
 void Session::begin_spread_batch() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   LOG_DEBUG("client=c%llu an unsynced batch on shard %d needs another shard: it runs as a transaction",
-            (unsigned long long)id(), leg.shard);
+            (unsigned long long)id(), shard_of(leg));
   for (Owed owed : {Owed::Parse, Owed::Bind, Owed::Execute, Owed::Close})
     expect(owed, /*relay=*/false, 0, /*relay_errors=*/false);
-  leg.backend->connection().write(begin_messages());
+  active_server().connection().write(begin_messages());
   leg.server_status = 'T';
   txn_.spread = SpreadBatch::Open;
   txn_.spread_failed = false;
   txn_.shards.set_cross_shard_writes(cross_shard_writes());
   txn_.shards.begin("BEGIN");
-  (void)txn_.shards.on_statement(leg.shard, /*writes=*/true,
-                                 host_.directory()->shard_name(static_cast<uint16_t>(leg.shard)));
+  (void)txn_.shards.on_statement(shard_of(leg), /*writes=*/true,
+                                 host_.directory()->shard_name(static_cast<uint16_t>(shard_of(leg))));
 }
 
 // The client's Sync of a spread batch: every leg gets a Sync (answers swallowed), and once all
@@ -109,8 +109,8 @@ Session::Next Session::end_spread_batch(const wire::Frame& sync) {
     std::string out;
     wire::encode_sync(out);
     expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
-    txn_.leg.backend->connection().write(out);
-    for (Leg& other : txn_.parked) send_unseen(other, out, {Owed::Sync});
+    active_server().connection().write(out);
+    for (LegAnswers& other : txn_.parked) send_unseen(other, out, {Owed::Sync});
   }
   if (!txn_.leg.tracker.idle() || txn_.parked_busy()) {
     return wait_for_active_leg();
@@ -132,15 +132,15 @@ void Session::commit_spread_batch() {
   const bool failed =
       std::exchange(txn_.spread_failed, false) || txn_.combined_status(txn_.leg.server_status) == 'E';
   if (!failed) {
-    std::vector<int> legs{txn_.leg.shard};
-    for (const Leg& other : txn_.parked) legs.push_back(other.shard);
+    std::vector<int> legs{shard_of(txn_.leg)};
+    for (const LegAnswers& other : txn_.parked) legs.push_back(shard_of(other));
     CommitPlan plan = txn_.shards.commit_plan(legs);
     if (plan.kind == CommitPlan::Kind::TwoPhase) {
       start_two_phase(plan, 0, {}, /*extended=*/false);
       txn_.two_phase->ends_batch = true;
       return;
     }
-    if (plan.last != txn_.leg.shard) switch_to_leg(plan.last);  // parked: no server is acquired
+    if (plan.last != shard_of(txn_.leg)) switch_to_leg(plan.last);  // parked: no server is acquired
   }
   txn_.active_committed = !failed;
   const char* end = failed ? "ROLLBACK" : "COMMIT";
@@ -148,7 +148,7 @@ void Session::commit_spread_batch() {
   std::string out;
   wire::encode_query(out, end);
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/!failed);
-  txn_.leg.backend->connection().write(out);
+  active_server().connection().write(out);
   std::string ready;
   wire::encode_ready_for_query(ready, 'I');
   answer_in_place(ready);

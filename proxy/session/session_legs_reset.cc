@@ -48,7 +48,7 @@ void Session::reset_other_legs(const parser::StatementFacts& statement) {
     wire::encode_query(out, restore);
     owed.push_back(Owed::Query);
   }
-  for (Leg& other : txn_.parked) send_unseen(other, out, owed);
+  for (LegAnswers& other : txn_.parked) send_unseen(other, out, owed);
 }
 
 // A Query of several statements that succeeded on the active leg reached no other leg: a SET or
@@ -61,7 +61,7 @@ void Session::note_settings_of_query(const parser::QueryFacts& facts) {
                statement.kind == StatementKind::ResetAll;
       });
   if (!settings) return;
-  for (Leg& other : txn_.parked) other.settings_behind = true;
+  for (LegAnswers& other : txn_.parked) other.settings_behind = true;
 }
 
 // The client's statement `name` (every one when nullopt) is gone from the active leg's server: the
@@ -75,7 +75,7 @@ void Session::drop_session_statements(const std::optional<std::string>& name) {
     profile_.statements.clear();
     txn_.leg.client_statements.clear();
   }
-  for (Leg& other : txn_.parked) {
+  for (LegAnswers& other : txn_.parked) {
     std::string closes;
     std::vector<Owed> owed;
     for (const std::string& held : other.client_statements) {
@@ -106,8 +106,8 @@ int Session::shard_holding_deallocated(const parser::StatementFacts& statement) 
   if (!pools_.session_pooling || statement.kind != StatementKind::Deallocate) return -1;
   auto name = parser::sql_deallocate(statement.text);
   if (!name || name->empty() || txn_.leg.client_statements.count(*name) != 0) return -1;
-  for (const Leg& other : txn_.parked)
-    if (other.client_statements.count(*name) != 0) return other.shard;
+  for (const LegAnswers& other : txn_.parked)
+    if (other.client_statements.count(*name) != 0) return shard_of(other);
   return -1;
 }
 

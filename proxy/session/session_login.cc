@@ -228,7 +228,6 @@ bool Session::startup_needs_probe() const {
 // A server of the login pool runs the client's startup settings (attach's prologue); what it
 // reports then is what the client is told.
 void Session::probe_startup_settings(pool::Backend* backend) {
-  txn_.leg.shard = -1;
   attach(backend);
   if (txn_.leg.tracker.idle()) end_startup_probe();  // it had them applied already
 }
@@ -244,9 +243,9 @@ std::string Session::startup_key() const {
 }
 
 void Session::end_startup_probe() {
-  std::map<std::string, std::string> reported = txn_.leg.backend->parameters();
+  std::map<std::string, std::string> reported = active_server().parameters();
   pools_.login->remember_probed_parameters(startup_key(), reported);
-  txn_.leg.backend->applied_state = profile_.settings.signature();
+  active_server().applied_state = profile_.settings.signature();
   release_backend(true);
   finish_login(&reported);
 }

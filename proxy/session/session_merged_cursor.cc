@@ -303,8 +303,8 @@ void Session::close_merged_cursors(const CursorStatement& statement, std::string
   } else {
     for (const auto& [name, cursor] : txn_.cursors)
       for (int shard : cursor->shards()) add(shard);
-    add(txn_.leg.shard);
-    for (const Leg& parked : txn_.parked) add(parked.shard);
+    add(shard_of(txn_.leg));
+    for (const LegAnswers& parked : txn_.parked) add(shard_of(parked));
   }
   const std::string sql = statement.kind == CursorStatement::Kind::Close
                               ? "CLOSE " + quoted_name(statement.name)

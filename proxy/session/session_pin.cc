@@ -79,7 +79,7 @@ bool Session::unpin_if_no_held_cursor() {
   for (const auto& [name, cursor] : txn_.cursors) {
     if (cursor->hold()) return false;
   }
-  for (const Leg& leg : txn_.parked) {
+  for (const LegAnswers& leg : txn_.parked) {
     if (!leg.client_statements.empty() || leg.server_status != 'I' || !leg.tracker.idle()) return false;
   }
   LOG_INFO("client=c%llu no longer pinned: its last cursor WITH HOLD is closed", (unsigned long long)id());

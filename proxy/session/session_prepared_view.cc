@@ -85,7 +85,7 @@ void Session::describe_unresolved_statements(bool sync) {
     ensure_prepared(statement, /*relay_errors=*/!sync);
     std::string describe;
     wire::encode_target(describe, 'D', 'S', statement.server_name);
-    txn_.leg.backend->connection().write(describe);
+    active_server().connection().write(describe);
     expect(Owed::DescribeStatement, /*relay=*/false, statement.id, /*relay_errors=*/!sync);
     sent = true;
   }
@@ -93,7 +93,7 @@ void Session::describe_unresolved_statements(bool sync) {
   std::string out;
   wire::encode_sync(out);
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
-  txn_.leg.backend->connection().write(out);
+  active_server().connection().write(out);
 }
 
 // A protocol-level statement that reads the view, in transaction pooling: the proxy keeps it and
@@ -115,7 +115,7 @@ std::shared_ptr<const RewrittenText> Session::parse_view_reader(const PreparedSt
   std::string parse;
   wire::encode_parse(parse, "", rewrite ? std::string_view(rewrite->server_sql.sql) : statement.query,
                      statement.param_types);
-  txn_.leg.backend->connection().write(parse);
+  active_server().connection().write(parse);
   if (!profile_.unnamed.query.empty() || profile_.unnamed.facts != nullptr) profile_.unnamed_elsewhere = true;
   return rewrite;
 }
@@ -129,7 +129,7 @@ void Session::parse_view_reader_for(std::string_view client_name, const Prepared
   if (!statement.own || statement.resolved_types) return;
   std::string describe;
   wire::encode_target(describe, 'D', 'S', "");
-  txn_.leg.backend->connection().write(describe);
+  active_server().connection().write(describe);
   expect(Owed::DescribeStatement, /*relay=*/false, statement.id, /*relay_errors=*/false);
 }
 
@@ -150,7 +150,7 @@ void Session::bind_view_reader(const wire::BindMessage& bind, const PreparedStat
   std::string& rewritten = request_.rewritten;
   rewritten.clear();
   wire::encode_bind_renamed(rewritten, bind, "");
-  txn_.leg.backend->connection().write(rewritten);
+  active_server().connection().write(rewritten);
   expect(Owed::Bind);
 }
 
@@ -160,7 +160,7 @@ void Session::describe_view_reader(const PreparedStatement& statement) {
   expect_view_reader_parse(parse_view_reader(statement));
   std::string describe;
   wire::encode_target(describe, 'D', 'S', "");
-  txn_.leg.backend->connection().write(describe);
+  active_server().connection().write(describe);
   expect(Owed::DescribeStatement);
 }
 

@@ -101,13 +101,13 @@ void Session::ensure_prepared_before_query(const FrontQuery& front) {
     if (txn_.leg.client_statements.count(front.runs_name) != 0) return;
     ensure_session_statement(front.runs_name);
   } else {
-    if (txn_.leg.backend->prepared.count(front.runs->id) != 0) return;
+    if (active_server().prepared.count(front.runs->id) != 0) return;
     ensure_prepared(*front.runs);
   }
   std::string sync;
   wire::encode_sync(sync);
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
-  txn_.leg.backend->connection().write(sync);
+  active_server().connection().write(sync);
 }
 
 // A Parse of `query` that EXECUTEs a protocol-level statement (`*runs`): its text with the

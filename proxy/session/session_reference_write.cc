@@ -205,7 +205,7 @@ void Session::write_session_ready(bool in_transaction) {
 // the transaction's legs.
 Session::Next Session::write_on_every_shard(const wire::Frame& query, const parser::StatementFacts& only,
                                             const router::Route& route) {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (!leg.tracker.idle()) {
     return wait_for_active_leg();
   }
@@ -228,7 +228,7 @@ Session::Next Session::write_on_every_shard(const wire::Frame& query, const pars
 // A reference write's (a multi-shard INSERT ... SELECT's, a split INSERT's) extended batch while
 // the session holds a server: the same, with the batch rebuilt for every shard (extended_reference_write).
 Session::Next Session::write_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route) {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (!leg.tracker.idle()) {
     return wait_for_active_leg();
   }

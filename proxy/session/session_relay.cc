@@ -123,7 +123,7 @@ void Session::read_client_messages() {
       if (next == Next::Continue) continue;
       if (next == Next::Stop) return;
     }
-    if (txn_.leg.backend->connection().over_high_water()) {
+    if (active_server().connection().over_high_water()) {
       client_->pause_reading();  // resumed by on_leg_drained
       return;
     }
@@ -296,7 +296,7 @@ Status Session::forward(const wire::Frame& frame) {
     case 'f': break;
     default: return Status::client("08P01", std::string("unexpected message type '") + frame.type + "'");
   }
-  txn_.leg.backend->connection().write(whole(frame));
+  active_server().connection().write(whole(frame));
   if (frame.type == 'S') after_sql_command_sync();
   return Status::ok();
 }
@@ -309,7 +309,7 @@ void Session::lend_until_sync(const wire::Frame& flush) {
   expect(Owed::Sync, /*relay=*/false, 0, /*relay_errors=*/false);
   request_.batch_open = false;
   set_request_state(RequestState::LentUntilSync);
-  txn_.leg.backend->connection().write(out);
+  active_server().connection().write(out);
 }
 
 // A Query refused before it reached the server: inside a transaction block it fails the block,
@@ -390,9 +390,9 @@ Status Session::forward_query(const wire::Frame& frame) {
           {{std::string(*sql), parser::ExpandedSql{front.expanded, front.expanded_pieces}}, known});
     std::string statement;
     wire::encode_query(statement, front.expanded);
-    txn_.leg.backend->connection().write(statement);
+    active_server().connection().write(statement);
   } else {
-    txn_.leg.backend->connection().write(whole(frame));
+    active_server().connection().write(whole(frame));
   }
   if (known) forget_sql_prepares(*known);
   if (!restore.empty()) {
@@ -400,7 +400,7 @@ Status Session::forward_query(const wire::Frame& frame) {
     std::string out;
     wire::encode_query(out, restore);
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-    txn_.leg.backend->connection().write(out);
+    active_server().connection().write(out);
     request_.restore_owed = true;
     request_.restore_settings = true;
   }

@@ -12,8 +12,8 @@ void Session::note_request_start() {
 // transaction.
 void Session::count_request_done() {
   int64_t now = stats::monotonic_us();
-  const Leg& leg = txn_.leg;
-  stats::PoolTraffic& traffic = leg.backend->pool().traffic();
+  const LegAnswers& leg = txn_.leg;
+  stats::PoolTraffic& traffic = active_server().pool().traffic();
   auto label = static_cast<size_t>(clock_.route_label);
   if (clock_.request_started_us != 0) {
     auto took = static_cast<uint64_t>(now - clock_.request_started_us);
@@ -64,9 +64,9 @@ stats::ClientInfo Session::report(int worker, const pool::Pool** pool) const {
     info.state = stats::ClientState::Login;
   } else if (txn_.holds_server()) {
     info.state = stats::ClientState::Active;
-    if (txn_.leg.attached()) {
-      info.server = txn_.leg.backend->id();
-      *pool = &txn_.leg.backend->pool();
+    if (pool::Backend* server = server_of(txn_.leg)) {  // none: its leg lost it in a run
+      info.server = server->id();
+      *pool = &server->pool();
     }
   } else if (request_.state == RequestState::WaitingForServer) {
     info.state = stats::ClientState::Waiting;

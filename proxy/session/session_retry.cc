@@ -14,7 +14,7 @@ bool Session::on_fence_error(std::string_view body) {
   host_.request_directory_refresh();
   if (fence_.on_fence_error()) {
     LOG_INFO("client=c%llu shard %d refused a write (bucket moved); retrying on the new owner",
-             (unsigned long long)id(), txn_.leg.shard);
+             (unsigned long long)id(), shard_of(txn_.leg));
     set_request_state(RequestState::RetryingAfterFence);
     return true;
   }

@@ -198,15 +198,15 @@ bool Session::needs_move(const wire::Frame& query) {
 // stays in the input and is routed again once the server is gone, the BEGIN and the riders
 // deferred again (TransactionControl::finish_move, in release_backend).
 void Session::move_transaction() {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   LOG_DEBUG("client=c%llu transaction leaves shard %d: only statements naming no table ran there",
-            (unsigned long long)id(), leg.shard);
+            (unsigned long long)id(), shard_of(leg));
   txn_.control.start_move();
   leg.outside_transaction = true;  // what the server answers from here on is not the client's
   std::string out;
   wire::encode_query(out, "ROLLBACK");
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  leg.backend->connection().write(out);
+  active_server().connection().write(out);
   set_request_state(RequestState::WaitingForServer);
 }
 
@@ -359,7 +359,7 @@ Status Session::check_query_route(const parser::QueryFacts& facts, const router:
 // Inside a transaction on the leg's shard: may this statement run here?
 Status Session::check_pinned(const parser::QueryFacts& facts, const router::Route& route) const {
   const router::Directory& directory = *host_.directory();
-  int shard = txn_.leg.shard;
+  int shard = shard_of(txn_.leg);
   auto cross = [&](const std::string& other) {
     return Status::client(
         "0A000", "the transaction is on shard " + directory.shard_name(static_cast<uint16_t>(shard)) +
@@ -419,7 +419,7 @@ void Session::inject_abort(const Status& error, bool extended) {
     for (Owed owed : {Owed::Parse, Owed::Bind, Owed::Execute}) expect(owed, /*relay=*/false);
     request_.skip_until_sync = true;
   }
-  txn_.leg.backend->connection().write(out);
+  active_server().connection().write(out);
 }
 
 }  // namespace sw::session

@@ -4,8 +4,10 @@
 // leg (borrowed) and gives it back in place; a shard it has none on gets a new leg of legs_. The
 // end: the verdict and the deferred BEGIN first (begin_run_end), the transaction's status last
 // (finish_run_end), and on failure the settling of a leg the run used (settle_run_leg) and of the
-// legs it did not (fail_legs_outside_run).
+// legs it did not (fail_legs_outside_run). Also the transaction's legs' answers by their leg
+// of legs_ (parked_leg, drop_leg).
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "common/log.h"
@@ -48,11 +50,11 @@ Status Session::transaction_targets(const std::vector<int>& shards, bool in_tran
     target.shard = directory.shard_name(static_cast<uint16_t>(shard));
     target.index = shard;
     target.begin = joining;
-    if (Leg* leg = transaction_leg(shard)) {
+    if (LegAnswers* leg = transaction_leg(shard)) {
       const bool joined = in_transaction && leg->server_status != 'I';
       if (joined) target.begin.clear();
       const bool behind = std::exchange(leg->settings_behind, false);
-      leg->backend->applied_state = behind && !joined ? std::string() : profile_.settings.signature();
+      server_of(*leg)->applied_state = behind && !joined ? std::string() : profile_.settings.signature();
     }
     targets->push_back(std::move(target));
   }
@@ -76,26 +78,53 @@ Status Session::write_targets(const std::vector<int>* shards, bool in_transactio
   return Status::ok();
 }
 
-Leg* Session::transaction_leg(int shard) {
-  if (txn_.leg.attached() && txn_.leg.shard == shard) return &txn_.leg;
+LegAnswers* Session::transaction_leg(int shard) {
+  if (txn_.leg.attached() && shard_of(txn_.leg) == shard) return &txn_.leg;
   auto found = std::find_if(txn_.parked.begin(), txn_.parked.end(),
-                            [shard](const Leg& other) { return other.shard == shard; });
+                            [this, shard](const LegAnswers& other) { return shard_of(other) == shard; });
   return found != txn_.parked.end() ? &*found : nullptr;
 }
 
-// The end of a run on the transaction's legs, in place: a borrowed leg's record stays where it is
-// (settled on failure); a new leg becomes one of the transaction's (the active one when there is
-// none), or is closed on failure; a borrowed leg left without a server was lost (its record went
-// with on_run_leg_lost) and ends the session. A new leg the run released (outside a transaction)
-// comes back as none. Returns why a successful run is refused after all.
+LegAnswers* Session::parked_leg(size_t slot) {
+  for (LegAnswers& other : txn_.parked)
+    if (other.slot == slot) return &other;
+  return nullptr;
+}
+
+bool Session::leg_recorded(size_t slot) const {
+  return txn_.leg.slot == slot || std::any_of(txn_.parked.begin(), txn_.parked.end(),
+                                              [slot](const LegAnswers& other) { return other.slot == slot; });
+}
+
+// The transaction's answers of leg `slot` go: its server was lost, or is given back by the
+// caller (before legs_ may hand the leg to another server).
+void Session::drop_leg(size_t slot) {
+  if (txn_.leg.slot == slot) {
+    txn_.leg = LegAnswers{};
+    return;
+  }
+  txn_.parked.erase(std::remove_if(txn_.parked.begin(), txn_.parked.end(),
+                                   [slot](const LegAnswers& other) { return other.slot == slot; }),
+                    txn_.parked.end());
+}
+
+// The end of a run on the transaction's legs, in place: a borrowed leg's answers stay where they
+// are (settled on failure); a new leg becomes one of the transaction's (the active one when there
+// is none), or is closed on failure; a borrowed leg left without a server was lost: its answers go
+// (legs_ may reuse the leg) and the session ends. A new leg the run released (outside a
+// transaction) comes back as none. Returns why a successful run is refused after all.
 Status Session::end_run_on_legs(const std::vector<LegEngine::Handed>& handed, const Status& error,
                                 bool in_transaction) {
   const RunEnd end = begin_run_end(handed, error, in_transaction);
   bool lost = false;
   for (const LegEngine::Handed& server : handed) {
     if (server.borrowed || server.backend == nullptr) {
-      lost = lost || (server.borrowed && server.backend == nullptr);
-      if (server.backend != nullptr) end_borrowed_leg(server, end.failed, in_transaction);
+      if (server.backend != nullptr) {
+        end_borrowed_leg(server, end.failed, in_transaction);
+      } else if (server.borrowed) {
+        drop_leg(server.leg);
+        lost = true;
+      }
       continue;
     }
     if (end.failed) {
@@ -103,9 +132,9 @@ Status Session::end_run_on_legs(const std::vector<LegEngine::Handed>& handed, co
       server.backend->pool().release(server.backend, false);  // closed: its transaction rolls back
       continue;
     }
-    Leg leg;
-    leg.shard = server.shard;
-    leg.backend = server.backend;
+    assert(!leg_recorded(server.leg));
+    LegAnswers leg;
+    leg.slot = server.leg;
     note_run_statement(leg, server, in_transaction);
     if (txn_.leg.attached()) {
       txn_.parked.push_back(std::move(leg));
@@ -126,14 +155,14 @@ LegEngine::HandBack Session::hand_back_to_legs(bool in_transaction) {
 // A borrowed leg after the run: in the transaction now (on success), or parked until it answered
 // what the run sent it, then its transaction failed (inside the client's) or rolled back.
 void Session::end_borrowed_leg(const LegEngine::Handed& server, bool failed, bool in_transaction) {
-  Leg* leg = txn_.leg.backend == server.backend ? &txn_.leg : parked_leg(*server.backend);
+  LegAnswers* leg = txn_.leg.slot == server.leg ? &txn_.leg : parked_leg(server.leg);
   if (leg == nullptr) return;
   if (!failed) {
     note_run_statement(*leg, server, in_transaction);
     return;
   }
   if (leg == &txn_.leg) {
-    txn_.parked.push_back(std::exchange(txn_.leg, Leg{}));
+    txn_.parked.push_back(std::exchange(txn_.leg, LegAnswers{}));
     leg = &txn_.parked.back();
   }
   settle_run_leg(*leg, server, in_transaction);
@@ -142,7 +171,7 @@ void Session::end_borrowed_leg(const LegEngine::Handed& server, bool failed, boo
 // A parked leg a failed run used: what the run sent it is answered first (a COPY still open gets
 // CopyFail, then each ReadyForQuery still owed), then its transaction is failed (inside the
 // client's) or rolled back, every answer swallowed.
-void Session::settle_run_leg(Leg& leg, const LegEngine::Handed& server, bool in_transaction) {
+void Session::settle_run_leg(LegAnswers& leg, const LegEngine::Handed& server, bool in_transaction) {
   std::string out;
   std::vector<Owed> owed(static_cast<size_t>(server.ready_owed), Owed::Query);
   if (server.copy_open) {
@@ -182,7 +211,7 @@ Status Session::finish_run_end(const RunEnd& end, bool in_transaction, bool lost
   return end.verdict;
 }
 
-void Session::note_run_statement(Leg& leg, const LegEngine::Handed& server, bool in_transaction) {
+void Session::note_run_statement(LegAnswers& leg, const LegEngine::Handed& server, bool in_transaction) {
   if (!in_transaction) return;
   leg.server_status = 'T';
   const std::string name = host_.directory()->shard_name(static_cast<uint16_t>(server.shard));
@@ -230,11 +259,11 @@ Status Session::refuse_writes_in_transaction(const std::vector<LegEngine::Handed
 void Session::fail_legs_outside_run() {
   if (txn_.leg.attached()) {
     txn_.parked.push_back(std::move(txn_.leg));
-    txn_.leg = Leg{};
+    txn_.leg = LegAnswers{};
   }
   std::string out;
   wire::encode_query(out, kFailTransaction);
-  for (Leg& other : txn_.parked) {
+  for (LegAnswers& other : txn_.parked) {
     if (other.server_status != 'T') continue;  // not in the transaction, or failed already
     other.server_status = 'E';
     send_unseen(other, out, {Owed::Query});
@@ -243,10 +272,10 @@ void Session::fail_legs_outside_run() {
 
 // Answers a settling leg may hold already (the runner stopped reading mid-way).
 void Session::read_settling_legs() {
-  std::vector<pool::Backend*> servers;
-  for (const Leg& other : txn_.parked) servers.push_back(other.backend);
-  for (pool::Backend* backend : servers) {
-    if (parked_leg(*backend) != nullptr) legs_.read_pending(legs_.leg_of(*backend));
+  std::vector<size_t> slots;
+  for (const LegAnswers& other : txn_.parked) slots.push_back(other.slot);
+  for (size_t slot : slots) {
+    if (parked_leg(slot) != nullptr && legs_.backend(slot) != nullptr) legs_.read_pending(slot);
   }
 }
 

@@ -130,7 +130,7 @@ Status Session::held_read_refusal(const router::Route& route) const {
 // the session's servers cannot run goes on as before: check_pinned refuses it in a transaction.
 Session::Next Session::read_on_every_shard(const wire::Frame& query, const router::Route& route) {
   if (!reads_on_session_servers() || !held_read_refusal(route).is_ok()) return Next::Forward;
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (!leg.tracker.idle()) {
     return wait_for_active_leg();
   }
@@ -143,7 +143,7 @@ Session::Next Session::read_on_every_shard(const wire::Frame& query, const route
 // The same for an extended batch's first Bind (route_batch_across_legs).
 Session::Next Session::read_batch_on_every_shard(const ExtendedBatch& batch, const router::Route& route) {
   if (!reads_on_session_servers() || !held_read_refusal(route).is_ok()) return Next::Forward;
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (!leg.tracker.idle()) {
     return wait_for_active_leg();
   }

@@ -19,10 +19,9 @@ namespace sw::session {
 // retry, the end of its transaction) or refused the message (on_leg_refused: it already ended
 // the session).
 bool Session::on_leg_message(size_t leg, const LegEngine::Message& message) {
-  pool::Backend& backend = *legs_.backend(leg);
   const wire::Frame& frame = message.read;
-  if (&backend != txn_.leg.backend) {
-    Leg* parked = parked_leg(backend);
+  if (leg != txn_.leg.slot) {
+    LegAnswers* parked = parked_leg(leg);
     return (parked != nullptr && on_parked_frame(*parked, frame)) || stop_reading_leg(leg);
   }
   if (client_->over_high_water()) {
@@ -58,8 +57,7 @@ void Session::after_active_message() {
 // Every answer a parked leg had was read: legs whose transaction ended go back, and the client's
 // input is read once no parked leg owes anything.
 void Session::on_leg_caught_up(size_t leg) {
-  const pool::Backend* backend = legs_.backend(leg);
-  if (backend == nullptr || backend == txn_.leg.backend || parked_leg(*backend) == nullptr) return;
+  if (leg == txn_.leg.slot || parked_leg(leg) == nullptr) return;
   release_idle_parked();
   if (!txn_.parked_busy() && phase_ == Phase::Ready) read_client_messages();
 }
@@ -67,10 +65,9 @@ void Session::on_leg_caught_up(size_t leg) {
 // A broken or hostile server (the engine logged it): never reused. The active one's client is
 // not left to parse its bytes; a parked one fails the transaction.
 void Session::on_leg_violation(size_t leg, const Status& why) {
-  pool::Backend* backend = legs_.backend(leg);
-  if (backend == txn_.leg.backend) {
+  if (leg == txn_.leg.slot) {
     drop_violating_server(why);
-  } else if (const Leg* parked = parked_leg(*backend)) {
+  } else if (const LegAnswers* parked = parked_leg(leg)) {
     fail_parked_leg(*parked);
   }
 }
@@ -80,28 +77,10 @@ void Session::drop_violating_server(const Status& why) {
   terminate(Status::server("08P01", why.message + "; the server connection was closed"));
 }
 
-// A leg a run reads lost its server (the run hears of it next): the transaction's record of it
-// goes, as nothing may use that server any more; the run's end then ends the session.
-void Session::on_run_leg_lost(size_t leg) {
-  const int shard = legs_.target(leg).index;
-  if (txn_.leg.attached() && txn_.leg.shard == shard) txn_.leg = Leg{};
-  txn_.parked.erase(std::remove_if(txn_.parked.begin(), txn_.parked.end(),
-                                   [shard](const Leg& other) { return other.shard == shard; }),
-                    txn_.parked.end());
-}
-
 // The leg's server is gone (the pool deletes it): the transaction is lost there; the other legs
 // are closed with the session (their servers roll back), none is left in a transaction.
 void Session::on_leg_lost(size_t leg, const Status& why) {
-  const int shard = legs_.target(leg).index;
-  auto parked = std::find_if(txn_.parked.begin(), txn_.parked.end(),
-                             [shard](const Leg& other) { return other.shard == shard; });
-  if (parked != txn_.parked.end() && !(txn_.leg.attached() && txn_.leg.shard == shard)) {
-    txn_.parked.erase(parked);
-  } else {
-    txn_.leg.backend = nullptr;
-    txn_.leg.tracker.reset();
-  }
+  drop_leg(leg);
   request_.queries.clear();
   LOG_WARN("client=c%llu user=%s lost its server: %s", (unsigned long long)id(), profile_.user.c_str(),
            why.message.c_str());
@@ -145,13 +124,13 @@ void Session::after_server_frame(RequestState before) {
 }
 
 Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
-  if (frame.type == 'E' && ends_session(frame, *txn_.leg.backend)) return AfterMessage::Dropped;
-  Leg& leg = txn_.leg;
+  if (frame.type == 'E' && ends_session(frame, active_server())) return AfterMessage::Dropped;
+  LegAnswers& leg = txn_.leg;
   std::string due;
   auto outcome = leg.tracker.on_server_message(frame.type, &due);
   if (outcome.verdict == ResponseTracker::Verdict::Desync) {
     LOG_WARN("client=c%llu server=s%llu sent unexpected message '%c'; closing it", (unsigned long long)id(),
-             (unsigned long long)leg.backend->id(), frame.type);
+             (unsigned long long)active_server().id(), frame.type);
     release_backend(false);
     terminate(Status::server("08P01", "server sent an unexpected message; connection closed"));
     return AfterMessage::Dropped;
@@ -173,7 +152,7 @@ Session::AfterMessage Session::handle_server_message(const wire::Frame& frame) {
     case 'C': {
       auto tag = wire::decode_command_complete(frame.body);
       if (tag && *tag == "LOAD")
-        leg.backend->library_loaded = true;  // whoever sent it: the server is closed when released
+        active_server().library_loaded = true;  // whoever sent it: the server is closed when released
       if (relay && tag) {
         on_sql_command_complete(*tag);
         if (*tag == "ROLLBACK") profile_.settings.end_transaction(false);
@@ -235,10 +214,11 @@ bool Session::ends_session(const wire::Frame& frame, pool::Backend& backend) {
            (unsigned long long)backend.id(), static_cast<int>(fields->sqlstate.size()),
            fields->sqlstate.data(), static_cast<int>(fields->message.size()), fields->message.data());
   to_client(whole(frame));
-  if (&backend == txn_.leg.backend) {
+  const size_t slot = legs_.leg_of(backend);
+  if (slot == txn_.leg.slot) {
     release_backend(false);
-  } else if (Leg* parked = parked_leg(backend)) {
-    txn_.parked.erase(txn_.parked.begin() + (parked - txn_.parked.data()));
+  } else if (parked_leg(slot) != nullptr) {
+    drop_leg(slot);
     legs_.detach(backend);
     backend.pool().release(&backend, false);
   }
@@ -290,7 +270,7 @@ bool Session::on_server_error(const wire::Frame& frame, bool relay, bool complet
 // Returns whether the ReadyForQuery goes on to the client as the server sent it. `answered`: it
 // ends a client request (not one the proxy injected).
 bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answered) {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (const char status = wire::ready_for_query_status(frame.body)) leg.server_status = status;
   request_.batch_failed = false;
   if (leg.outside_transaction) {
@@ -302,7 +282,7 @@ bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answ
       std::string rollback;
       wire::encode_query(rollback, "ROLLBACK");
       expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-      leg.backend->connection().write(rollback);
+      active_server().connection().write(rollback);
       relay = false;
     } else if (relay || std::exchange(leg.client_ready_owed, false)) {
       std::string ready;
@@ -324,7 +304,7 @@ bool Session::on_ready_for_query(const wire::Frame& frame, bool relay, bool answ
 // for a message that completed an expectation or left failed Parses (the caller tests that: it
 // runs for every server message).
 void Session::after_server_message(char type, const ResponseTracker::Outcome& outcome) {
-  Leg& leg = txn_.leg;
+  LegAnswers& leg = txn_.leg;
   if (!leg.tracker.failed_parses().empty()) forget_failed_parses();
   if (outcome.completed && outcome.finished.owed == Owed::Parse && type == '1' &&
       outcome.finished.statement != 0)
@@ -336,7 +316,7 @@ void Session::after_server_message(char type, const ResponseTracker::Outcome& ou
 void Session::relay_parameter_status(std::string_view body) {
   auto status = wire::decode_parameter_status(body);
   if (!status) return;
-  txn_.leg.backend->set_parameter(status->name, status->value);
+  active_server().set_parameter(status->name, status->value);
   // Also after the proxy's own statements (the settings replayed before a transaction, the startup
   // values restored after a RESET): they report the values the client's session now has.
   auto it = profile_.parameters.find(std::string(status->name));
@@ -363,7 +343,7 @@ void Session::on_query_finished(bool failed) {
     std::string out;
     wire::encode_query(out, profile_.settings.reset_and_replay());
     expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-    txn_.leg.backend->connection().write(out);
+    active_server().connection().write(out);
   }
   if (request_.queries.empty()) return;
   auto facts = std::move(request_.queries.front());

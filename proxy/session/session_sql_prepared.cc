@@ -194,7 +194,7 @@ void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
   std::string out;
   wire::encode_query(out, deallocate);
   expect(Owed::Query, /*relay=*/false, 0, /*relay_errors=*/false);
-  txn_.leg.backend->connection().write(out);
+  active_server().connection().write(out);
   // The client's ReadyForQuery waits for this one: until then the server is not back in its pool,
   // and the client's next statement must not find it still attached (hold_until_restored).
   request_.restore_owed = true;
@@ -203,7 +203,7 @@ void Session::forget_sql_prepares(const parser::QueryFacts& facts) {
 // A statement of a Query that succeeded: the client's prepared statements as the server has them.
 // `source`: that Query's text.
 void Session::note_sql_prepared(const parser::StatementFacts& statement, std::string_view source) {
-  pool::Backend* backend = txn_.leg.attached() ? txn_.leg.backend : nullptr;
+  pool::Backend* backend = server_of(txn_.leg);
   if (statement.kind == parser::StatementKind::Prepare) {
     auto prepare = parser::sql_prepare(statement.text);
     if (!prepare) return;

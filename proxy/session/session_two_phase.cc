@@ -47,13 +47,14 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, 
                                        bool extended) {
   // A written shard whose server is gone has rolled its part back: nothing may commit.
   for (int shard : plan.written) {
-    const bool live = (txn_.leg.shard == shard && txn_.leg.attached()) ||
-                      std::any_of(txn_.parked.begin(), txn_.parked.end(),
-                                  [shard](const Leg& l) { return l.shard == shard && l.attached(); });
+    const bool live = (shard_of(txn_.leg) == shard && txn_.leg.attached()) ||
+                      std::any_of(txn_.parked.begin(), txn_.parked.end(), [this, shard](const LegAnswers& l) {
+                        return shard_of(l) == shard && l.attached();
+                      });
     if (!live) return lost_written_shard(shard);
   }
   txn_.parked.push_back(std::move(txn_.leg));
-  txn_.leg = Leg{};
+  txn_.leg = LegAnswers{};
   std::vector<size_t> written;
   std::vector<LegEngine::Target> targets = commit_targets(plan, &written);
   if (clock_.request_started_us == 0) note_request_start();
@@ -75,11 +76,11 @@ Session::Next Session::start_two_phase(const CommitPlan& plan, size_t consumed, 
 // with its server, as it stands: bare (in the transaction already, with the session's settings).
 std::vector<LegEngine::Target> Session::commit_targets(const CommitPlan& plan, std::vector<size_t>* written) {
   std::vector<LegEngine::Target> targets;
-  auto add = [this, &targets](const Leg& leg) {
+  auto add = [this, &targets](const LegAnswers& leg) {
     LegEngine::Target target;
-    target.pool = &leg.backend->pool();
-    target.shard = host_.directory()->shard_name(static_cast<uint16_t>(leg.shard));
-    target.index = leg.shard;
+    target.pool = &server_of(leg)->pool();
+    target.shard = host_.directory()->shard_name(static_cast<uint16_t>(shard_of(leg)));
+    target.index = shard_of(leg);
     target.begin.clear();
     target.bare = true;
     targets.push_back(std::move(target));
@@ -88,15 +89,16 @@ std::vector<LegEngine::Target> Session::commit_targets(const CommitPlan& plan, s
     return std::find(plan.written.begin(), plan.written.end(), shard) != plan.written.end();
   };
   for (int shard : plan.written) {
-    auto leg = std::find_if(txn_.parked.begin(), txn_.parked.end(),
-                            [shard](const Leg& l) { return l.shard == shard && l.attached(); });
+    auto leg = std::find_if(txn_.parked.begin(), txn_.parked.end(), [this, shard](const LegAnswers& l) {
+      return shard_of(l) == shard && l.attached();
+    });
     if (leg == txn_.parked.end()) continue;
     add(*leg);
     written->push_back(targets.size() - 1);
   }
-  for (const Leg& leg : txn_.parked)
-    if (leg.attached() && leg.server_status != 'I' && !is_written(leg.shard) &&
-        std::find(plan.first.begin(), plan.first.end(), leg.shard) != plan.first.end())
+  for (const LegAnswers& leg : txn_.parked)
+    if (leg.attached() && leg.server_status != 'I' && !is_written(shard_of(leg)) &&
+        std::find(plan.first.begin(), plan.first.end(), shard_of(leg)) != plan.first.end())
       add(leg);
   return targets;
 }
@@ -169,14 +171,17 @@ Session::Next Session::lost_written_shard(int shard) {
   return Next::Stop;
 }
 
-// The commit's run ends: each of its legs is a parked leg of the session's as before (a lost one
-// is gone already, on_run_leg_lost), with the status its last answer to the driver said; what it
-// still owes the driver is read and dropped.
+// The commit's run ends: each of its legs is a parked leg of the session's as before (a lost one's
+// answers go: legs_ may reuse the leg), with the status its last answer to the driver said; what
+// it still owes the driver is read and dropped.
 void Session::take_back_commit_legs(TwoPhaseState& state) {
   const std::vector<LegEngine::Handed> handed = state.legs->hand_over();
   for (size_t i = 0; i < handed.size(); ++i) {
-    if (handed[i].backend == nullptr) continue;
-    Leg* leg = parked_leg(*handed[i].backend);
+    if (handed[i].backend == nullptr) {
+      drop_leg(handed[i].leg);
+      continue;
+    }
+    LegAnswers* leg = parked_leg(handed[i].leg);
     if (leg == nullptr) continue;
     leg->tracker.reset();
     if (const char status = state.legs->status(i)) leg->server_status = status;

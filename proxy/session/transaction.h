@@ -5,6 +5,7 @@
 // sharded table.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <set>
@@ -31,12 +32,16 @@ namespace sw::session {
 
 using RunnerSlot = RunnerSlotOf<Fanout, MergeFanout, CopyIn, ReferenceWrite, SplitInsert, CursorRound>;
 
-// One server borrowed for the transaction, on one shard.
-struct Leg {
-  pool::Backend* backend = nullptr;  // null: no leg
-  int shard = -1;                    // index into the directory's shards
-  ResponseTracker tracker;           // what the server still owes
-  char server_status = 'I';          // as the server's last ReadyForQuery said
+// The session runner's answer state of one leg of its engine (Session::legs_, leg `slot`), a
+// server of the transaction: what the session expects of it. The server and its shard are the
+// engine leg's (LegEngine::backend, target); the server is null when that leg lost it in a run,
+// until the run's end drops this state. It never outlives its leg: it is dropped when the server
+// is given back or lost.
+struct LegAnswers {
+  static constexpr size_t kNoSlot = static_cast<size_t>(-1);
+  size_t slot = kNoSlot;     // the engine leg; kNoSlot: none
+  ResponseTracker tracker;   // what the server still owes
+  char server_status = 'I';  // as the server's last ReadyForQuery said
   // The server runs a Parse/Describe batch outside the client's transaction, which has no shard
   // yet (a deferred BEGIN): that batch must not pick the transaction's shard.
   bool outside_transaction = false;
@@ -53,7 +58,7 @@ struct Leg {
   // to the session's settings (SessionState::signature) before it runs the client's next request.
   bool settings_behind = false;
 
-  bool attached() const { return backend != nullptr; }
+  bool attached() const { return slot != kNoSlot; }
   // Back at a transaction boundary: nothing owed, no transaction, no extended batch open.
   bool at_boundary(bool batch_open) const { return tracker.idle() && server_status == 'I' && !batch_open; }
 };
@@ -86,13 +91,13 @@ struct TwoPhaseState {
 };
 
 struct Transaction {
-  TransactionControl control;     // deferred BEGIN, the status the client sees
-  TransactionShards shards;       // the shards it read and wrote, what a joining shard replays
-  Leg leg;                        // the active leg: runs the client's requests
-  std::vector<Leg> parked;        // its other legs, each on another shard
-  Ending ending = Ending::None;   // COMMIT/ROLLBACK runs on the parked legs first
-  std::string end_failure;        // what a parked leg answered that fails the COMMIT
-  bool active_committed = false;  // the active leg's last transaction end was a COMMIT
+  TransactionControl control;      // deferred BEGIN, the status the client sees
+  TransactionShards shards;        // the shards it read and wrote, what a joining shard replays
+  LegAnswers leg;                  // the active leg: runs the client's requests
+  std::vector<LegAnswers> parked;  // its other legs, each on another shard
+  Ending ending = Ending::None;    // COMMIT/ROLLBACK runs on the parked legs first
+  std::string end_failure;         // what a parked leg answered that fails the COMMIT
+  bool active_committed = false;   // the active leg's last transaction end was a COMMIT
   // The multi-shard runner of the request in progress, if any: a Fanout (a statement on every
   // shard, outside any transaction), a MergeFanout (a read on every shard whose rows are merged),
   // a CopyIn (COPY FROM STDIN into a sharded table, split by key), a ReferenceWrite (a write of a
@@ -117,13 +122,13 @@ struct Transaction {
   bool holds_server() const { return leg.attached() || !parked.empty() || !runner.empty() || two_phase; }
   // Some parked leg still owes answers to what the proxy sent it.
   bool parked_busy() const {
-    for (const Leg& other : parked)
+    for (const LegAnswers& other : parked)
       if (!other.tracker.idle()) return true;
     return false;
   }
   // The status the client sees when the active leg reports `active`: failed if any leg failed.
   char combined_status(char active) const {
-    for (const Leg& other : parked)
+    for (const LegAnswers& other : parked)
       if (other.server_status == 'E') return 'E';
     return active;
   }

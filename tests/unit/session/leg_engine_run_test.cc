@@ -57,7 +57,6 @@ class Owner : public LegEngine::Runner {
   void on_leg_lost(size_t leg, const Status&) override {
     log_.push_back("owner lost " + std::to_string(leg));
   }
-  void on_run_leg_lost(size_t leg) override { log_.push_back("owner run lost " + std::to_string(leg)); }
   void on_no_server(const Status&) override { log_.push_back("owner no server"); }
 
  private:
@@ -233,16 +232,21 @@ TEST_CASE_FIXTURE(OneShard,
 }
 
 TEST_CASE_FIXTURE(OneShard,
-                  "leg engine: a borrowed leg's loss goes to the owner's runner, then to the run's") {
+                  "leg engine: a borrowed leg's loss goes to the run's runner; the run hands it over lost") {
   owner_server(d, owner, pool, 0);
   Run runner(log, "HANG UP");
   LegEngine run(&owner, {target_on(pool, 0)}, {}, "a test read", runner);
   runner.engine = &run;
   run.start();
   REQUIRE(run_until(d.loop, [&] { return has(log, "run lost 0"); }));
-  CHECK(log == std::vector<std::string>{"owner server 0 prologue 0", "run server 0 prologue 0",
-                                        "owner run lost 0", "run lost 0"});
+  CHECK(log ==
+        std::vector<std::string>{"owner server 0 prologue 0", "run server 0 prologue 0", "run lost 0"});
   CHECK(owner.backend(0) == nullptr);
+  const std::vector<LegEngine::Handed> handed = run.hand_over();
+  REQUIRE(handed.size() == 1);
+  CHECK(handed[0].borrowed);
+  CHECK(handed[0].leg == 0);
+  CHECK(handed[0].backend == nullptr);  // the session finds it lost
 }
 
 TEST_CASE_FIXTURE(OneShard,
@@ -358,7 +362,7 @@ TEST_CASE("leg engine: a borrowed leg that broke the protocol is closed at relea
   runner.engine = &run;
   run.start();
   REQUIRE(run_until(d.loop, [&] { return has(log, "run violation 0"); }));
-  CHECK(has(log, "owner run lost 0"));  // the session drops its record of the server
+  CHECK_FALSE(has(log, "owner lost 0"));  // the owner finds it lost at the run's end
   CHECK(run.backend(0) == nullptr);
   const std::vector<LegEngine::Handed> handed = run.hand_over();
   REQUIRE(handed.size() == 1);

@@ -11,6 +11,7 @@
 #include "fake_server.h"
 #include "script_client.h"
 #include "session_host.h"
+#include "wire/message_writer.h"
 #include "wire/messages.h"
 
 using namespace sw::test;
@@ -168,4 +169,46 @@ TEST_CASE("session script: a shard lost during a keyless read fails the read, no
   // Outside a transaction nothing was lost with it: the session goes on (on a new s0 server).
   client.query("SELECT v FROM t");
   CHECK(bytes_of(client.read_until_ready()) == FakeServer::rows({"after"}));
+}
+
+TEST_CASE("session script: a transaction's server lost in a run on its legs ends the session with 08006") {
+  const std::string keyed = "SELECT note FROM orders WHERE tenant_id = " + key_on(0);
+  const std::string copy = "COPY orders TO STDOUT";
+  FakeServer s0([keyed, copy](const std::string& sql) {  // its leg is borrowed by the COPY, then ends
+    if (sql == keyed) return FakeServer::rows({"mine"}, 'T');
+    return sql == copy ? std::string(FakeServer::kHangUp) : FakeServer::command("SET", 'T');
+  });
+  FakeServer s1([copy](const std::string& sql) {  // a new leg of the COPY
+    if (sql != copy) return FakeServer::command("SET", 'T');
+    std::string out;
+    sw::wire::MessageWriter(out).begin('H').int8(0).int16(1).int16(0).end();
+    sw::wire::MessageWriter(out).begin('c').end();
+    sw::wire::encode_command_complete(out, "COPY 0");
+    sw::wire::encode_ready_for_query(out, 'T');
+    return out;
+  });
+  SessionDeployment d({&s0, &s1}, kCatalog);  // a transaction on several shards needs it
+  ScriptClient client(d.port());
+  log_in(client);
+  client.query("BEGIN");
+  CHECK(types_of(client.read_until_ready()) == "CZ");
+  client.query(keyed);
+  CHECK(bytes_of(client.read_until_ready()) == FakeServer::rows({"mine"}, 'T'));
+  client.query(copy);
+  std::vector<ClientFrame> frames = client.read_until_ready();
+  if (frames.back().type == 'Z') {
+    const std::vector<ClientFrame> rest = client.read_until_ready();
+    frames.insert(frames.end(), rest.begin(), rest.end());
+  }
+  INFO(types_of(frames));
+  REQUIRE(frames.size() >= 2);
+  CHECK(error_line(frames[frames.size() - 2]) ==
+        "FATAL 08006 lost a server of the transaction; it was rolled back on every shard");
+  CHECK(frames.back().type == 0);
+  CHECK(s0.hang_ups() == 1);
+  // The session is gone, s0's server with it; s1's new leg was closed (or, still logging in when
+  // the COPY failed, went idle without joining the transaction): none stays with the session.
+  CHECK(eventually([&] { return d.sessions() == 0; }));
+  CHECK(d.counts("s0").idle + d.counts("s0").active == 0);
+  CHECK(eventually([&] { return d.counts("s1").active == 0; }));
 }
