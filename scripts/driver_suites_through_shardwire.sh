@@ -352,7 +352,7 @@ pgjdbc_launch() {  # TARGET PORT DB REPORTS TIMEOUT CLASS...: the launcher's exi
     --reports-dir "$reports" </dev/null >>"$(dirname "$reports")/../junit.log" 2>&1) &
   launcher=$!
   while kill -0 "$launcher" 2>/dev/null; do
-    if [ "$(du -sm "$DATA" | cut -f1)" -gt "${PGJDBC_DATA_LIMIT_MB:-4096}" ]; then
+    if [ "$(du -sm "$DATA" 2>/dev/null | cut -f1)" -gt "${PGJDBC_DATA_LIMIT_MB:-4096}" ]; then
       log "pgjdbc: the cluster grew past ${PGJDBC_DATA_LIMIT_MB:-4096} MB: the launcher is stopped"
       pkill -KILL -P "$launcher" 2>/dev/null
       kill -KILL "$launcher" 2>/dev/null
