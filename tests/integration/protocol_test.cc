@@ -406,10 +406,10 @@ TEST_SUITE("protocol") {
     });
   }
 
-  // A table recreated with another column type: a statement prepared before fails with 0A000
-  // "cached plan must not change result type", as in PostgreSQL; a Parse of the same text after
-  // that (another client's) plans it anew and runs (shardwire answered that Parse with the shared
-  // server statement of the old plan, and its Bind failed the same way).
+  // node-postgres's pg-cursor after an error in a stream: it sent the Sync already, then closes
+  // its portal with Close and no Sync; the next query follows. PostgreSQL answers CloseComplete
+  // (no portal is no error) and runs the query; shardwire waited for the rest of a batch that
+  // never came (a hang).
   TEST_CASE("Close of a portal without Sync between transactions, then a Query") {
     for_each_pool_mode([&](Target& t) {
       PgConn conn = t.connect_or_throw();

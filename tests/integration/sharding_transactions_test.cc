@@ -203,7 +203,7 @@ TEST_SUITE("sharding_transactions") {
     CHECK(f.rows_on(2) == std::vector<std::string>{row_of(b, "later")});
   }
 
-  TEST_CASE("unroutable writes and a key moved across shards are refused with 0A000 naming the table") {
+  TEST_CASE("keyless writes and key moves that cannot run exactly are refused with 0A000") {
     PROXY_ONLY();
     ShardedFixture f;
     PgConn c = f.client();
