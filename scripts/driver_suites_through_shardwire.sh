@@ -334,13 +334,14 @@ prepare_pgjdbc() {
 # The test classes run PGJDBC_BATCH at a time in one launcher, bounded by PGJDBC_BATCH_TIMEOUT
 # seconds. Some tests end only when the backend whose pid the driver was told dies: through a
 # pooler that pid is the pooler's, so pg_terminate_backend misses it and they loop. A batch that
-# times out runs again one class per launcher, each bounded by PGJDBC_CLASS_TIMEOUT: the class
-# that hangs is reported failed and the others' results are kept.
+# times out runs again one class per launcher, each bounded by PGJDBC_CLASS_TIMEOUT; a class that
+# times out alone runs one test method per launcher (the methods the direct run passed), so only
+# the test that hangs is reported failed and the others' results are kept.
 # One of them (CopyTest's testLockReleaseOnCancelFailure) writes a COPY FROM STDIN until its
 # server dies: over 100 MB a second into the cluster. The launcher is killed, as by its timeout,
 # once the cluster's data directory grows past PGJDBC_DATA_LIMIT_MB (default 4096); the COPY's
 # transaction then aborts and its space is freed.
-pgjdbc_launch() {  # TARGET PORT DB REPORTS TIMEOUT CLASS...: the launcher's exit status
+pgjdbc_launch() {  # TARGET PORT DB REPORTS TIMEOUT SELECTOR...: the launcher's exit status
   local port=$2 db=$3 reports=$4 limit=$5 properties launcher
   shift 5
   properties=$(dirname "$(find "$WORK/pgjdbc" -maxdepth 2 -name build.properties | head -1)")
@@ -348,7 +349,7 @@ pgjdbc_launch() {  # TARGET PORT DB REPORTS TIMEOUT CLASS...: the launcher's exi
     -Dbuild.properties.relative.path="$properties/" -Dserver=127.0.0.1 "-Dport=$port" "-Ddatabase=$db" \
     -Dusername=postgres -Dpassword= -DprivilegedUser=postgres -DprivilegedPassword= \
     -jar /usr/share/java/junit-platform-console-standalone.jar --disable-banner --details=none \
-    --class-path "$WORK/pgjdbc/classes:$PGJDBC_JARS" "${@/#/--select-class=}" \
+    --class-path "$WORK/pgjdbc/classes:$PGJDBC_JARS" "$@" \
     --reports-dir "$reports" </dev/null >>"$(dirname "$reports")/../junit.log" 2>&1) &
   launcher=$!
   while kill -0 "$launcher" 2>/dev/null; do
@@ -370,20 +371,45 @@ run_pgjdbc() {  # TARGET PORT DB OUT
   while mapfile -t -n "${PGJDBC_BATCH:-25}" classes && [ ${#classes[@]} -gt 0 ]; do
     [ $SECONDS -lt $deadline ] || break
     batch=$((batch + 1))
-    if pgjdbc_launch "$1" "$2" "$3" "$out/reports/batch$batch" "${PGJDBC_BATCH_TIMEOUT:-900}" "${classes[@]}" ||
-       [ $? -ne 137 ]; then
+    if pgjdbc_launch "$1" "$2" "$3" "$out/reports/batch$batch" "${PGJDBC_BATCH_TIMEOUT:-900}" \
+       "${classes[@]/#/--select-class=}" || [ $? -ne 137 ]; then
       junit_results "$out/reports/batch$batch"/*.xml >>"$out/results.txt"
       continue
     fi
     log "pgjdbc batch $batch timed out: its classes one at a time"
     for class in "${classes[@]}"; do
-      if pgjdbc_launch "$1" "$2" "$3" "$out/reports/$class" "$class_limit" "$class" || [ $? -ne 137 ]; then
+      if pgjdbc_launch "$1" "$2" "$3" "$out/reports/$class" "$class_limit" "--select-class=$class" ||
+         [ $? -ne 137 ]; then
         junit_results "$out/reports/$class"/*.xml >>"$out/results.txt"
       else
-        echo -e "failed\t$class::(timed out after $class_limit s)" >>"$out/results.txt"
+        run_pgjdbc_methods "$@" "$class" "$class_limit"
       fi
     done
   done <"$WORK/pgjdbc/test-classes"
+}
+
+# TARGET PORT DB OUT CLASS LIMIT: the class's test methods one per launcher, each bounded by
+# LIMIT: those the direct run passed, named plainly (a parameterized one cannot be selected
+# alone). Without such a list the class is reported timed out.
+run_pgjdbc_methods() {
+  local out=$4 class=$5 limit=$6 method
+  local -a methods=()
+  [ "$1" = direct ] ||
+    mapfile -t methods < <(sed -nE "s/^passed\t${class//./\\.}::([A-Za-z_][A-Za-z0-9_]*)\$/\1/p" \
+      "$WORK/pgjdbc/direct/results.txt" 2>/dev/null | sort -u)
+  if [ ${#methods[@]} -eq 0 ]; then
+    echo -e "failed\t$class::(timed out after $limit s)" >>"$out/results.txt"
+    return
+  fi
+  log "pgjdbc $class timed out: its ${#methods[@]} methods one at a time"
+  for method in "${methods[@]}"; do
+    if pgjdbc_launch "$1" "$2" "$3" "$out/reports/$class#$method" "$limit" "--select-method=$class#$method" ||
+       [ $? -ne 137 ]; then
+      junit_results "$out/reports/$class#$method"/*.xml >>"$out/results.txt"
+    else
+      echo -e "failed\t$class::$method" >>"$out/results.txt"
+    fi
+  done
 }
 
 # ---- main --------------------------------------------------------------------------------------
