@@ -1,5 +1,7 @@
 #include "session/response_tracker.h"
 
+#include <utility>
+
 #include "wire/messages.h"
 
 namespace sw::session {
@@ -31,7 +33,19 @@ void ExpectationQueue::push_back(Expectation&& expectation, std::string_view tex
   ++size_;
 }
 
+void ExpectationQueue::erase(size_t index) {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = index; i + 1 < size_; ++i) {
+    const size_t to = (head_ + i) & mask;
+    const size_t from = (head_ + i + 1) & mask;
+    slots_[to] = std::move(slots_[from]);
+    texts_[to].swap(texts_[from]);  // push_back assigns the text left behind
+  }
+  --size_;
+}
+
 void ResponseTracker::expect(Expectation&& expectation, std::string_view text, std::string* emit_now) {
+  if (client_copy_ && expectation.owed == Owed::Sync) return;
   if (skipping_ && expectation.owed != Owed::Sync) {
     std::string dropped(text);
     note_if_parse(expectation, dropped);
@@ -42,8 +56,20 @@ void ResponseTracker::expect(Expectation&& expectation, std::string_view text, s
     emit_synthetic(expectation, text, emit_now);
     return;
   }
-  if (owes_ready(expectation.owed)) ++ready_owed_;
+  if (owes_ready(expectation.owed)) {
+    ++ready_owed_;
+    sync_due_ = false;  // its ReadyForQuery ends the batch the copy left open
+  }
   queue_.push_back(std::move(expectation), text);
+}
+
+void ResponseTracker::on_client_copy_end() {
+  if (std::exchange(client_copy_, false)) return;
+  if (queue_.empty() || skipping_) return;  // no Execute or Query owed that could start a copy
+  Expectation marker;
+  marker.owed = Owed::CopyEnd;
+  marker.relay = false;
+  queue_.push_back(std::move(marker), std::string_view());
 }
 
 void ResponseTracker::emit_synthetic(const Expectation& e, std::string_view text, std::string* emit) {
@@ -58,6 +84,8 @@ void ResponseTracker::reset() {
   skipping_ = false;
   ready_owed_ = 0;
   copy_ = false;
+  client_copy_ = false;
+  sync_due_ = false;
   failed_parses_.clear();
 }
 
@@ -89,11 +117,39 @@ void ResponseTracker::skip_to_sync() {
   skipping_ = queue_.empty();
 }
 
+// What owes nothing from the server goes once it reaches the head: a Synthetic's bytes are sent,
+// a CopyEnd whose copy never began (or ended already) is dropped.
 void ResponseTracker::emit_due_synthetics(std::string* emit) {
-  while (!queue_.empty() && queue_.front().owed == Owed::Synthetic) {
-    emit_synthetic(queue_.front(), queue_.front_text(), emit);
+  while (!queue_.empty() &&
+         (queue_.front().owed == Owed::Synthetic || queue_.front().owed == Owed::CopyEnd)) {
+    if (queue_.front().owed == Owed::Synthetic) emit_synthetic(queue_.front(), queue_.front_text(), emit);
     queue_.pop_front();
   }
+}
+
+// A CopyInResponse answered the head (an Execute or a Query): the server now ignores Sync up to
+// the client's copy end, so the Syncs forwarded since are owed nothing. When that end was
+// forwarded already (a CopyEnd after them), the copy is over for the client; else the Syncs it
+// sends are owed nothing until it ends (or an error ends the copy: anything but CopyData, CopyDone,
+// CopyFail, Sync and Flush does). An Execute's batch then ends at a Sync sent after the copy.
+void ResponseTracker::enter_copy_in() {
+  const bool execute = queue_.front().owed == Owed::Execute;
+  while (queue_.size() > 1 && queue_.at(1).owed == Owed::Sync) {
+    queue_.erase(1);
+    --ready_owed_;
+  }
+  if (queue_.size() > 1 && queue_.at(1).owed == Owed::CopyEnd)
+    queue_.erase(1);
+  else
+    client_copy_ = true;
+  sync_due_ = execute && !ready_owed_after_head();
+}
+
+// A ReadyForQuery owed after the head (a Sync's, or a Query's: either ends an open batch).
+bool ResponseTracker::ready_owed_after_head() const {
+  for (size_t i = 1; i < queue_.size(); ++i)
+    if (owes_ready(queue_.at(i).owed)) return true;
+  return false;
 }
 
 ResponseTracker::Outcome ResponseTracker::on_server_message(char type, std::string* emit) {
@@ -110,6 +166,7 @@ ResponseTracker::Outcome ResponseTracker::on_server_message(char type, std::stri
 
   if (type == 'E') {
     copy_ = false;
+    client_copy_ = false;  // an error ends a copy-in: the server answers the next Sync
     bool relay = head.relay || head.relay_errors;
     if (owes_ready(head.owed)) {
       // A simple Query, or the implicit commit at Sync, still ends with ReadyForQuery.
@@ -141,6 +198,7 @@ ResponseTracker::Outcome ResponseTracker::on_server_message(char type, std::stri
     case Owed::Execute:
       if (type == 'D' || type == 'd' || type == 'c' || type == 'G' || type == 'H' || type == 'W') {
         copy_ = type == 'G' || type == 'H' || type == 'W' || (copy_ && type == 'd');
+        if (type == 'G') enter_copy_in();
         outcome.verdict = head.relay ? Verdict::Relay : Verdict::Swallow;
         return outcome;
       }
@@ -150,13 +208,15 @@ ResponseTracker::Outcome ResponseTracker::on_server_message(char type, std::stri
     case Owed::Query:
       if (type != 'Z') {
         if (type == 'G' || type == 'H' || type == 'W') copy_ = true;
+        if (type == 'G') enter_copy_in();
         if (type == 'C') copy_ = false;
         outcome.verdict = head.relay ? Verdict::Relay : Verdict::Swallow;
         return outcome;
       }
       done = true;
       break;
-    case Owed::Synthetic: break;
+    case Owed::Synthetic:
+    case Owed::CopyEnd: break;  // never at the head (emit_due_synthetics)
   }
   if (!done) {
     outcome.verdict = Verdict::Desync;

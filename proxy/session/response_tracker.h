@@ -27,6 +27,7 @@ enum class Owed : uint8_t {
   Sync,               // 'Z'
   Query,              // anything, ends at 'Z' (also FunctionCall)
   Synthetic,          // bytes the proxy sends itself when their turn comes
+  CopyEnd,            // nothing: where the client ended a COPY FROM STDIN before its 'G' came
 };
 
 // Small on purpose: every forwarded message queues one and every answer completes one. The text
@@ -67,10 +68,15 @@ struct FailedParse {
 class ExpectationQueue {
  public:
   bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
   Expectation& front() { return slots_[head_]; }
   const Expectation& front() const { return slots_[head_]; }
+  // The index-th from the front.
+  const Expectation& at(size_t index) const { return slots_[(head_ + index) & (slots_.size() - 1)]; }
   std::string& front_text() { return texts_[head_]; }
   void push_back(Expectation&& expectation, std::string_view text);
+  // Removes the index-th from the front; the ones after it move up (a few: the queue is short).
+  void erase(size_t index);
   void pop_front() {
     head_ = (head_ + 1) & (slots_.size() - 1);
     --size_;
@@ -100,17 +106,24 @@ class ResponseTracker {
   // Appends an expectation with its text (text_is_client_name; a Synthetic's bytes). A Synthetic
   // with nothing owed before it is returned in `emit_now` instead of being queued (`emit_now` may
   // be null for anything else). After an error whose batch's Sync is not expected yet, everything
-  // but that Sync is dropped (the server skips it; a Parse counts as failed).
+  // but that Sync is dropped (the server skips it; a Parse counts as failed). A Sync sent while
+  // the server copies in is owed nothing (it ignores it).
   void expect(Expectation&& expectation, std::string_view text, std::string* emit_now);
   void expect(Expectation&& expectation, std::string* emit_now) {
     expect(std::move(expectation), std::string_view(), emit_now);
   }
 
+  // The client's CopyDone or CopyFail was forwarded: a copy-in the server is in ends (its Syncs
+  // are answered again), or, its CopyInResponse not come yet, a CopyEnd marks where it ended.
+  void on_client_copy_end();
+
   // Classifies one server message. Synthetic expectations that become due afterwards are
   // appended to `emit`. Asynchronous messages ('N', 'A', 'S') never consume an expectation.
   Outcome on_server_message(char type, std::string* emit);
 
-  bool idle() const { return queue_.empty(); }
+  // Nothing owed, and no batch left waiting for the Sync that ends an Execute's COPY FROM STDIN
+  // (the server ignored the Syncs sent while it copied in: its batch is still open).
+  bool idle() const { return queue_.empty() && !sync_due_; }
   // What the server owes first (a message that does not complete it leaves it there); null: nothing.
   const Expectation* head() const { return queue_.empty() ? nullptr : &queue_.front(); }
   int owed_ready_for_query() const { return ready_owed_; }
@@ -124,6 +137,8 @@ class ResponseTracker {
   Outcome complete_head();
   void skip_to_sync();
   void emit_due_synthetics(std::string* emit);
+  void enter_copy_in();
+  bool ready_owed_after_head() const;
   void emit_synthetic(const Expectation& e, std::string_view text, std::string* emit);
   void note_if_parse(const Expectation& dropped, std::string& text);
 
@@ -133,6 +148,12 @@ class ResponseTracker {
   bool skipping_ = false;
   int ready_owed_ = 0;
   bool copy_ = false;
+  // A CopyInResponse answered the head (an Execute or a Query) and the client has not ended its
+  // copy: the server ignores Sync meanwhile, so the client's Syncs are owed nothing.
+  bool client_copy_ = false;
+  // That head was an Execute and no Sync after the copy's end is expected yet: the server waits
+  // for one (its batch is open) though nothing is owed.
+  bool sync_due_ = false;
   std::vector<FailedParse> failed_parses_;
 };
 

@@ -291,9 +291,9 @@ Status Session::forward(const wire::Frame& frame) {
         return Status::ok();
       }
       break;
-    case 'd':
+    case 'd': break;
     case 'c':
-    case 'f': break;
+    case 'f': txn_.leg.tracker.on_client_copy_end(); break;
     default: return Status::client("08P01", std::string("unexpected message type '") + frame.type + "'");
   }
   active_server().connection().write(whole(frame));

@@ -37,6 +37,13 @@ std::string feed(ResponseTracker& tracker, const std::string& types, std::string
   return verdicts;
 }
 
+// What libpq sends for a COPY in the extended protocol before its CopyInResponse comes.
+void expect_copy_batch(ResponseTracker& tracker) {
+  std::string now;
+  for (Owed kind : {Owed::Parse, Owed::Bind, Owed::DescribePortal, Owed::Execute, Owed::Sync})
+    tracker.expect(owed(kind), &now);
+}
+
 }  // namespace
 
 TEST_CASE("a simple query is owed everything up to ReadyForQuery") {
@@ -194,8 +201,109 @@ TEST_CASE("COPY sub-protocol inside a query and inside Execute") {
   CHECK_FALSE(tracker.in_copy());
   CHECK(feed(tracker, "Z") == "R");
   tracker.expect(owed(Owed::Execute), &now);
+  tracker.expect(owed(Owed::Sync), &now);  // ignored by the server once it copies in
+  CHECK(feed(tracker, "G") == "R");
+  CHECK(tracker.in_copy());
+  tracker.on_client_copy_end();
   tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "CZ") == "RR");
+  CHECK(tracker.idle());
+}
+
+// libpq and pgjdbc send Parse, Bind, Describe, Execute, Sync, then, once copying in, CopyData,
+// CopyDone (or CopyFail) and another Sync. The server ignores the Sync it reads while it copies
+// in, so both Syncs get one ReadyForQuery (it was a desync: the next request met a Sync owed).
+TEST_CASE("an Execute's COPY FROM STDIN: the Sync sent while it copies in is owed nothing") {
+  ResponseTracker tracker;
+  std::string now;
+  expect_copy_batch(tracker);
+  CHECK(feed(tracker, "12nG") == "RRRR");
+  CHECK(tracker.owed_ready_for_query() == 0);
+  tracker.expect(owed(Owed::Sync), &now);  // one sent while copying in: ignored too
+  tracker.on_client_copy_end();
+  CHECK(feed(tracker, "C") == "R");
+  CHECK_FALSE(tracker.idle());  // the batch waits for the Sync after the copy
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(tracker.owed_ready_for_query() == 1);
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(tracker.idle());
+  CHECK(tracker.owed_ready_for_query() == 0);
+  tracker.expect(owed(Owed::Query), &now);  // the next request is answered as usual
+  CHECK(feed(tracker, "TDCZ") == "RRRR");
+  CHECK(tracker.idle());
+}
+
+TEST_CASE("an Execute's COPY FROM STDIN failed by the client's CopyFail: one ReadyForQuery") {
+  ResponseTracker tracker;
+  std::string now;
+  expect_copy_batch(tracker);
+  CHECK(feed(tracker, "12nG") == "RRRR");
+  tracker.on_client_copy_end();
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "E") == "R");
+  CHECK_FALSE(tracker.idle());
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(tracker.idle());
+  CHECK(tracker.owed_ready_for_query() == 0);
+}
+
+TEST_CASE("an Execute's COPY FROM STDIN failed by the server while copying in, then the client's end") {
+  ResponseTracker tracker;
+  std::string now;
+  expect_copy_batch(tracker);
+  CHECK(feed(tracker, "12nGE") == "RRRRR");  // bad data: the copy is over on the server
+  CHECK_FALSE(tracker.idle());
+  tracker.on_client_copy_end();  // ignored by the server
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(tracker.idle());
+  CHECK(tracker.owed_ready_for_query() == 0);
+}
+
+TEST_CASE("a pipelined Execute's COPY FROM STDIN: its end and Sync forwarded before its CopyInResponse") {
+  ResponseTracker tracker;
+  std::string now;
+  expect_copy_batch(tracker);
+  tracker.on_client_copy_end();
+  tracker.expect(owed(Owed::Sync), &now);
+  tracker.expect(owed(Owed::Parse), &now);  // the next batch, pipelined too
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(tracker.owed_ready_for_query() == 3);
+  CHECK(feed(tracker, "12nGCZ") == "RRRRRR");
+  CHECK(tracker.owed_ready_for_query() == 1);
+  CHECK(feed(tracker, "1Z") == "RR");
+  CHECK(tracker.idle());
+  CHECK(tracker.owed_ready_for_query() == 0);
+}
+
+TEST_CASE("a CopyDone forwarded with no copy begun leaves what is owed as it was") {
+  ResponseTracker tracker;
+  std::string now;
+  for (Owed kind : {Owed::Parse, Owed::Bind, Owed::Execute, Owed::Sync}) tracker.expect(owed(kind), &now);
+  tracker.on_client_copy_end();  // not a COPY: the server ignores the CopyDone
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "12CZ") == "RRRR");
+  CHECK_FALSE(tracker.idle());
+  CHECK(feed(tracker, "Z") == "R");
+  CHECK(tracker.idle());
+}
+
+TEST_CASE("a Query's COPY FROM STDIN ends at its ReadyForQuery, its end forwarded before or after") {
+  ResponseTracker tracker;
+  std::string now;
+  tracker.expect(owed(Owed::Query), &now);
+  CHECK(feed(tracker, "G") == "R");
+  tracker.on_client_copy_end();
+  CHECK(feed(tracker, "CZ") == "RR");
+  CHECK(tracker.idle());
+  tracker.expect(owed(Owed::Query), &now);
+  tracker.on_client_copy_end();  // pipelined: before the CopyInResponse
   CHECK(feed(tracker, "GCZ") == "RRR");
+  CHECK(tracker.idle());
+  CHECK(tracker.owed_ready_for_query() == 0);
+  tracker.expect(owed(Owed::Parse), &now);
+  tracker.expect(owed(Owed::Sync), &now);
+  CHECK(feed(tracker, "1Z") == "RR");
   CHECK(tracker.idle());
 }
 
@@ -253,4 +361,25 @@ TEST_CASE("expectation queue: first in first out across the ring's wrap and whil
   queue.push_back(synthetic(), "x");
   queue.clear();
   CHECK(queue.empty());
+}
+
+TEST_CASE("expectation queue: erasing in the middle of a wrapped ring keeps the order and the texts") {
+  sw::session::ExpectationQueue queue;
+  for (uint64_t i = 1; i <= 8; ++i) queue.push_back(owed(Owed::Parse, true, i), std::to_string(i));
+  for (int i = 0; i < 6; ++i) queue.pop_front();
+  for (uint64_t i = 9; i <= 13; ++i) queue.push_back(owed(Owed::Parse, true, i), std::to_string(i));
+  REQUIRE(queue.size() == 7);  // 7 8 | 9 10 11 12 13, across the ring's end
+  queue.erase(1);              // 8
+  queue.erase(4);              // 12
+  queue.erase(4);              // 13, the last
+  queue.push_back(owed(Owed::Sync), "");
+  std::vector<uint64_t> order;
+  std::vector<std::string> texts;
+  while (!queue.empty()) {
+    order.push_back(queue.front().statement);
+    texts.push_back(queue.front_text());
+    queue.pop_front();
+  }
+  CHECK(order == std::vector<uint64_t>{7, 9, 10, 11, 0});
+  CHECK(texts == std::vector<std::string>{"7", "9", "10", "11", ""});
 }
