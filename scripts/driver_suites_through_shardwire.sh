@@ -363,6 +363,14 @@ pgjdbc_launch() {  # TARGET PORT DB REPORTS TIMEOUT SELECTOR...: the launcher's 
   wait "$launcher"
 }
 
+# TARGET PORT DB OUT NAME LIMIT SELECTOR...: one launcher; its results go to OUT/results.txt.
+# False when it timed out (nothing recorded).
+pgjdbc_run() {
+  local reports=$4/reports/$5
+  pgjdbc_launch "$1" "$2" "$3" "$reports" "$6" "${@:7}" || [ $? -ne 137 ] || return 1
+  junit_results "$reports"/*.xml >>"$4/results.txt"
+}
+
 run_pgjdbc() {  # TARGET PORT DB OUT
   local out=$4 deadline=$((SECONDS + RUN_TIMEOUT)) batch=0 class
   local class_limit=${PGJDBC_CLASS_TIMEOUT:-180}
@@ -371,19 +379,11 @@ run_pgjdbc() {  # TARGET PORT DB OUT
   while mapfile -t -n "${PGJDBC_BATCH:-25}" classes && [ ${#classes[@]} -gt 0 ]; do
     [ $SECONDS -lt $deadline ] || break
     batch=$((batch + 1))
-    if pgjdbc_launch "$1" "$2" "$3" "$out/reports/batch$batch" "${PGJDBC_BATCH_TIMEOUT:-900}" \
-       "${classes[@]/#/--select-class=}" || [ $? -ne 137 ]; then
-      junit_results "$out/reports/batch$batch"/*.xml >>"$out/results.txt"
-      continue
-    fi
+    pgjdbc_run "$@" "batch$batch" "${PGJDBC_BATCH_TIMEOUT:-900}" "${classes[@]/#/--select-class=}" && continue
     log "pgjdbc batch $batch timed out: its classes one at a time"
     for class in "${classes[@]}"; do
-      if pgjdbc_launch "$1" "$2" "$3" "$out/reports/$class" "$class_limit" "--select-class=$class" ||
-         [ $? -ne 137 ]; then
-        junit_results "$out/reports/$class"/*.xml >>"$out/results.txt"
-      else
+      pgjdbc_run "$@" "$class" "$class_limit" "--select-class=$class" ||
         run_pgjdbc_methods "$@" "$class" "$class_limit"
-      fi
     done
   done <"$WORK/pgjdbc/test-classes"
 }
@@ -403,12 +403,8 @@ run_pgjdbc_methods() {
   fi
   log "pgjdbc $class timed out: its ${#methods[@]} methods one at a time"
   for method in "${methods[@]}"; do
-    if pgjdbc_launch "$1" "$2" "$3" "$out/reports/$class#$method" "$limit" "--select-method=$class#$method" ||
-       [ $? -ne 137 ]; then
-      junit_results "$out/reports/$class#$method"/*.xml >>"$out/results.txt"
-    else
+    pgjdbc_run "${@:1:4}" "$class#$method" "$limit" "--select-method=$class#$method" ||
       echo -e "failed\t$class::$method" >>"$out/results.txt"
-    fi
   done
 }
 
